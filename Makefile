@@ -1,0 +1,104 @@
+# ncclscope — build, test, demo. `make` builds everything; `make test` runs the suite and ends
+# with "N passed, N failed"; `make demo` traces the bundled example job and prints the report.
+# Every source file in a folder is picked up by wildcard: adding a module needs no edit here.
+BUILD ?= build
+CC ?= cc
+OPT ?= -O2
+SAN ?=
+CFLAGS_COMMON = -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude $(SAN)
+CUDA_HOME ?= /usr/local/cuda
+
+SHIM_SRC := $(sort $(wildcard shim/*.c))
+DEC_SRC := $(sort $(filter-out decoder/main.c,$(wildcard decoder/*.c)))
+NCCLD_SRC := $(sort $(wildcard tests/doubles/nccl/*.c))
+CUDAD_SRC := $(sort $(wildcard tests/doubles/cuda/*.c))
+NVMLD_SRC := $(sort $(wildcard tests/doubles/nvml/*.c))
+JOB_SRC := $(sort $(wildcard tests/jobs/*.c))
+UNIT_SRC := $(sort $(wildcard tests/test_*.c))
+
+SHIM_OBJ := $(SHIM_SRC:%.c=$(BUILD)/obj/%.o)
+DEC_OBJ := $(DEC_SRC:%.c=$(BUILD)/obj/%.o)
+
+SHIM := $(BUILD)/libncclscope.so
+DECODER := $(BUILD)/ncclscope
+DECLIB := $(BUILD)/libncsdecoder.a
+DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2) \
+           $(if $(CUDAD_SRC),$(BUILD)/doubles/libcudart.so.13) \
+           $(if $(NVMLD_SRC),$(BUILD)/doubles/libnvidia-ml.so.1)
+JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%)
+UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+
+# zstd is linked statically with its symbols hidden; only nccl* leave the shim (exports.map).
+SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
+SHIM_LDFLAGS = -shared -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-z,nodelete
+
+.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz
+all: shim decoder doubles jobs units
+
+shim: $(SHIM)
+decoder: $(DECODER)
+doubles: $(DOUBLES)
+jobs: $(JOBS)
+units: $(UNITS)
+
+$(BUILD)/obj/shim/%.o: shim/%.c $(wildcard shim/*.h) $(wildcard include/ncclscope/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/obj/decoder/%.o: decoder/%.c $(wildcard decoder/*.h) $(wildcard include/ncclscope/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -c $< -o $@
+
+$(SHIM): $(SHIM_OBJ) shim/exports.map
+	$(CC) $(SAN) $(SHIM_LDFLAGS) -o $@ $(SHIM_OBJ) $(SHIM_LIBS)
+
+$(DECLIB): $(DEC_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(DEC_OBJ)
+
+$(DECODER): $(BUILD)/obj/decoder/main.o $(DECLIB)
+	$(CC) $(SAN) -o $@ $^ -lzstd -lm -lpthread
+
+# CPU test doubles of libnccl.so.2, libcudart.so.13 and libnvidia-ml.so.1
+$(BUILD)/doubles/libcudart.so.13: $(CUDAD_SRC) $(wildcard tests/doubles/cuda/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcudart.so.13 -o $@ $(CUDAD_SRC) -lpthread -lrt
+
+$(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $(BUILD)/doubles/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnccl.so.2 -o $@ $(NCCLD_SRC) \
+	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread -lrt
+
+$(BUILD)/doubles/libnvidia-ml.so.1: $(NVMLD_SRC) $(wildcard tests/doubles/nvml/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $(NVMLD_SRC) -lpthread
+
+# Test jobs link the doubles by soname, exactly as a real job links NCCL and CUDA.
+$(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< -L$(BUILD)/doubles -l:libnccl.so.2 -l:libcudart.so.13 \
+	  -Wl,-rpath,'$$ORIGIN/../doubles' -lpthread -lm
+
+# Unit tests link the decoder's library.
+$(BUILD)/tests/test_%: tests/test_%.c $(DECLIB) tests/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -I$(CUDA_HOME)/include -DNCCLSCOPE_CUDA_HOME='"$(CUDA_HOME)"' \
+	  -o $@ $< $(DECLIB) -lzstd -lm -lpthread -ldl
+
+test: all
+	@bash tests/run.sh $(BUILD)
+
+demo: all
+	@bash scripts/demo.sh $(BUILD)
+
+bench: all
+	@bash scripts/bench.sh $(BUILD)
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" test
+
+tsan:
+	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" test
+
+clean:
+	rm -rf build build-asan build-tsan

@@ -1,0 +1,131 @@
+/* format.h — constants and byte-level helpers of the ncclscope trace format (docs/FORMAT.md).
+ *
+ * Contract: this header is the single definition of the on-disk layout shared by the shim
+ * (writer) and the decoder (reader). docs/FORMAT.md is the prose specification; a change
+ * here that changes bytes on disk bumps NCS_FORMAT_MINOR (compatible: new record types, new
+ * trailing fields) or NCS_FORMAT_MAJOR (anything else). All integers little-endian. */
+#ifndef NCCLSCOPE_FORMAT_H
+#define NCCLSCOPE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define NCS_FORMAT_MAJOR 1
+#define NCS_FORMAT_MINOR 0
+
+/* File header: 64 bytes at offset 0. */
+#define NCS_FILE_MAGIC "NCSTRACE" /* 8 bytes, no NUL */
+#define NCS_FILE_HEADER_SIZE 64
+/* offsets inside the file header */
+#define NCS_FH_MAGIC 0        /* char[8] */
+#define NCS_FH_MAJOR 8        /* u16 */
+#define NCS_FH_MINOR 10       /* u16 */
+#define NCS_FH_SIZE 12        /* u32 header size (64) */
+#define NCS_FH_REALTIME 16    /* u64 CLOCK_REALTIME ns at creation */
+#define NCS_FH_PID 24         /* u32 */
+#define NCS_FH_FLAGS 28       /* u32, 0 */
+
+/* Chunk header: 40 bytes, followed by payload_size bytes holding one zstd frame. */
+#define NCS_CHUNK_MAGIC 0x4B43534Eu /* bytes "NSCK" */
+#define NCS_CHUNK_HEADER_SIZE 40
+#define NCS_CH_MAGIC 0         /* u32 */
+#define NCS_CH_PAYLOAD 4       /* u32 compressed bytes after the header */
+#define NCS_CH_RAW 8           /* u32 decompressed bytes */
+#define NCS_CH_RECORDS 12      /* u32 records in the chunk */
+#define NCS_CH_INDEX 16        /* u64 chunk number in this file, from 0 */
+#define NCS_CH_DROPPED 24      /* u64 records dropped by the process so far (cumulative) */
+#define NCS_CH_CHECKSUM 32     /* u32 FNV-1a 32 over header bytes 0..31, then the payload */
+#define NCS_CH_FLAGS 36        /* u32 NCS_CHUNK_F_* */
+#define NCS_CHUNK_F_FINAL 1u   /* written by a clean shutdown: nothing follows */
+#define NCS_CHUNK_MAX_RAW (64u << 20)      /* readers reject larger chunks as corrupt */
+#define NCS_CHUNK_MAX_PAYLOAD (64u << 20)
+
+/* Record types. A record is: varint type, varint body length, body. Readers skip types they
+ * do not know. Fields are appended over time: a reader ignores body bytes after the fields
+ * it knows, and a field missing at the end of a body reads as 0 / empty. */
+enum ncs_rec {
+  NCS_REC_PROCESS = 1,   /* key/value pairs describing the process */
+  NCS_REC_THREAD = 2,    /* a thread index and its OS tid and name */
+  NCS_REC_COMM = 3,      /* a communicator created (or a failed attempt) */
+  NCS_REC_COMM_END = 4,  /* finalize / destroy / abort / revoke of a communicator */
+  NCS_REC_CALL = 5,      /* one NCCL call, delta-encoded against the previous CALL */
+  NCS_REC_CALLSITE = 6,  /* a call-site id and its frames */
+  NCS_REC_MODULE = 7,    /* a loaded object referenced by call-site frames */
+  NCS_REC_DROP = 8,      /* records the process had to drop, by reason */
+  NCS_REC_CLOCK = 9,     /* a (realtime, monotonic) clock pair */
+  NCS_REC_GPU_TIME = 10, /* GPU start/end of a call or of a group */
+  NCS_REC_NCCL_LOG = 11, /* one line of NCCL's debug log, captured */
+  NCS_REC_TOPO_GPU = 12, /* one GPU seen through NVML */
+  NCS_REC_TOPO_LINK = 13,/* the link between two GPUs */
+  NCS_REC_PROFILE = 14   /* per-collective algorithm/protocol from NCCL's profiler plugin */
+};
+
+/* CALL flags */
+#define NCS_CALL_F_CAPTURED 1u    /* stream was capturing a CUDA graph */
+#define NCS_CALL_F_INPROGRESS 2u  /* returned ncclInProgress (non-blocking communicator) */
+
+/* DROP reasons */
+enum ncs_drop_reason {
+  NCS_DROP_BUFFER_FULL = 1,  /* a thread's buffer was full */
+  NCS_DROP_NO_THREAD_SLOT = 2, /* more threads than the shim keeps buffers for */
+  NCS_DROP_WRITE_FAILED = 3, /* a chunk could not be written (EIO, ENOSPC, EFBIG, ...) */
+  NCS_DROP_NO_MEMORY = 4,    /* an allocation failed */
+  NCS_DROP_EVENT_POOL = 5    /* no GPU event free: call recorded without GPU time */
+};
+
+/* GPU_TIME kinds and sources */
+#define NCS_GPU_KIND_CALL 0
+#define NCS_GPU_KIND_GROUP 1
+#define NCS_GPU_F_FAILED 1u    /* event query failed: no GPU time */
+#define NCS_GPU_F_CAPTURED 2u  /* in a captured graph: no GPU time */
+
+/* ---- byte helpers (both sides) ---- */
+static inline void ncs_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void ncs_put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void ncs_put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t ncs_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t ncs_get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t ncs_get_u64(const uint8_t *p) {
+  return (uint64_t)ncs_get_u32(p) | ((uint64_t)ncs_get_u32(p + 4) << 32);
+}
+
+/* FNV-1a 32-bit, continued from `h` (start with NCS_FNV_INIT). */
+#define NCS_FNV_INIT 0x811c9dc5u
+static inline uint32_t ncs_fnv1a(uint32_t h, const void *data, size_t n) {
+  const uint8_t *p = (const uint8_t *)data;
+  for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x01000193u; }
+  return h;
+}
+
+/* Unsigned LEB128. Writes at most 10 bytes; returns bytes written. */
+static inline size_t ncs_put_varint(uint8_t *p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) { p[n++] = (uint8_t)(v | 0x80); v >>= 7; }
+  p[n++] = (uint8_t)v;
+  return n;
+}
+static inline uint64_t ncs_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t ncs_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Reads a varint from [*pp, end). Returns 0 and advances *pp, or -1 when the bytes end first
+ * or the value runs past 10 bytes. */
+static inline int ncs_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+  const uint8_t *p = *pp;
+  uint64_t v = 0;
+  for (unsigned shift = 0; shift < 70; shift += 7) {
+    if (p >= end) return -1;
+    uint8_t b = *p++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) { *pp = p; *out = v; return 0; }
+  }
+  return -1;
+}
+
+#endif
