@@ -1,0 +1,94 @@
+/* trace.h — reading ncclscope trace files (docs/FORMAT.md) as a stream of decoded records.
+ *
+ * Contract: ncs_trace_read() reads one file start to end, decoding each chunk and handing
+ * every record to the visitor's callbacks in file order; memory stays bounded by one chunk,
+ * whatever the file's length. Damage (bad magic, size, checksum, compression, record framing)
+ * stops the read of that file: the status names the file and byte offset, and every record
+ * before the damaged chunk has already been delivered. Never aborts, never exits. */
+#ifndef NCS_TRACE_H
+#define NCS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ncs_kv { const char *key, *value; size_t value_len; };
+
+/* The PROCESS record plus the file header. Strings live until the read returns. */
+struct ncs_process {
+  const char *path;         /* file being read */
+  unsigned major, minor;    /* format version */
+  uint64_t created_realtime_ns;
+  uint32_t pid;
+  const struct ncs_kv *kv;  /* every key/value pair of the PROCESS record */
+  size_t nkv;
+};
+/* Value of key `key` in p, or NULL. */
+const char *ncs_process_get(const struct ncs_process *p, const char *key);
+
+struct ncs_call {
+  uint32_t op, thread, comm, datatype, redop, depth, callsite, flags;
+  int32_t root, rc;
+  uint64_t tcall, seq, count, stream, t_enter, t_exit, group;
+};
+
+struct ncs_comm {
+  uint32_t comm, init_op, flags, thread;
+  uint64_t comm_id, handle, parent_id, t_enter, t_exit;
+  int32_t rank, nranks, device, rc;
+};
+
+struct ncs_comm_end { uint32_t comm, op, thread; int32_t rc; uint64_t t_enter, t_exit; };
+struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; };
+struct ncs_frame { uint32_t module; uint64_t offset, symbol_offset; const char *symbol; };
+struct ncs_callsite { uint32_t id, nframes; const struct ncs_frame *frames; };
+struct ncs_module { uint32_t module; uint64_t base; const char *path; };
+struct ncs_drop { uint32_t reason, thread; uint64_t records; };
+struct ncs_clock { uint64_t realtime_ns, monotonic_ns, uncertainty_ns; };
+struct ncs_gpu_time { uint32_t kind, thread, flags; uint64_t ref, gpu_start, gpu_end; };
+struct ncs_log_line { uint64_t t; const char *line; size_t len; };
+/* A record type this reader does not decode (TOPO_*, PROFILE and future types): raw body. */
+struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
+
+/* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).
+ * Pointers inside a record are valid only during the callback. */
+struct ncs_visitor {
+  void *ctx;
+  int (*process)(void *ctx, const struct ncs_process *);
+  int (*thread)(void *ctx, const struct ncs_thread *);
+  int (*comm)(void *ctx, const struct ncs_comm *);
+  int (*comm_end)(void *ctx, const struct ncs_comm_end *);
+  int (*call)(void *ctx, const struct ncs_call *);
+  int (*callsite)(void *ctx, const struct ncs_callsite *);
+  int (*module)(void *ctx, const struct ncs_module *);
+  int (*drop)(void *ctx, const struct ncs_drop *);
+  int (*clock)(void *ctx, const struct ncs_clock *);
+  int (*gpu_time)(void *ctx, const struct ncs_gpu_time *);
+  int (*log_line)(void *ctx, const struct ncs_log_line *);
+  int (*raw)(void *ctx, const struct ncs_raw *); /* every record of a type not decoded above */
+  /* Called after each chunk's records, with its header values. */
+  int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
+};
+
+struct ncs_read_status {
+  uint64_t chunks, records, bytes;   /* good chunks and records read, bytes consumed */
+  uint64_t dropped_total;            /* from the last good chunk header */
+  int final_seen;                    /* a chunk had the FINAL flag (clean shutdown) */
+  int truncated;                     /* the file ends inside a chunk or lacks a FINAL chunk */
+  int damaged;                       /* damage found (see error) */
+  int stopped;                       /* a callback asked to stop */
+  uint64_t error_offset;             /* byte offset of the damage */
+  char error[256];                   /* "FILE: offset N: what is wrong", empty when none */
+};
+
+/* Reads `path`. Returns 0 when the whole file was read (it may still be truncated: see
+ * status), 1 on damage, 2 when the file cannot be opened or is not a trace (bad file header
+ * or unknown major version); status->error then says why. */
+int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_read_status *status);
+
+/* Expands PATH arguments (files, or directories scanned for *.ncs, sorted) into a list of
+ * files. Returns the count, or -1 with a message on stderr for a path that does not exist.
+ * *out is malloc'ed; free with ncs_paths_free. */
+int ncs_paths_expand(int npaths, char **paths, char ***out);
+void ncs_paths_free(char **files, int n);
+
+#endif
