@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# gpu-check.sh — validation on a machine with NVIDIA GPUs (issue 3). Builds the shim and the
+# decoder, runs a small PyTorch DDP job under torchrun (as many ranks as GPUs) without and with
+# the shim, and prints: step time with/without (overhead %), NCCL call counts recorded by the
+# shim against the counts the job made itself, the compute-to-communication ratio and the busbw
+# table. Record its output in docs/GPU-VALIDATION.md with the machine and versions.
+# Usage: bash scripts/gpu-check.sh [STEPS]      (needs python3 with torch, and nvidia-smi)
+set -u
+cd "$(dirname "$0")/.."
+STEPS=${1:-60}
+OUTDIR=${OUT:-/tmp}/gpu-check
+rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || { echo "no nvidia-smi: not a GPU machine"; exit 2; }
+nvidia-smi topo -m || true
+python3 - <<'PY' || { echo "no torch"; exit 2; }
+import torch
+print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())), "gpus", torch.cuda.device_count())
+PY
+NGPU=$(python3 -c 'import torch; print(torch.cuda.device_count())')
+[ "$NGPU" -ge 1 ] || { echo "no GPU visible"; exit 2; }
+
+echo "== build"
+make -s shim decoder 2>&1 | tail -5 || exit 1
+
+cat > "$OUTDIR/ddp.py" <<'PY'
+# A small DDP training loop that counts its own collectives.
+import os, sys, time, json, torch, torch.distributed as dist
+steps = int(sys.argv[1]); out = sys.argv[2]
+dist.init_process_group("nccl")
+rank = dist.get_rank(); world = dist.get_world_size()
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+model = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096) for _ in range(8)]).cuda()
+ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
+opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+x = torch.randn(64, 4096, device="cuda")
+times = []
+for i in range(steps):
+    torch.cuda.synchronize(); t = time.perf_counter()
+    opt.zero_grad(set_to_none=True)
+    ddp(x).sum().backward()
+    opt.step()
+    torch.cuda.synchronize(); times.append(time.perf_counter() - t)
+extra = torch.ones(1 << 20, device="cuda")
+for _ in range(10):
+    dist.all_reduce(extra)
+torch.cuda.synchronize()
+steady = sorted(times[steps // 4:])
+json.dump({"rank": rank, "world": world, "step_s_median": steady[len(steady) // 2],
+           "explicit_allreduce": 10}, open(f"{out}/job-{rank}.json", "w"))
+dist.destroy_process_group()
+PY
+
+run_job() { # $1 = label, rest = prefix command
+  local label=$1; shift
+  mkdir -p "$OUTDIR/$label"
+  "$@" torchrun --standalone --nproc-per-node "$NGPU" "$OUTDIR/ddp.py" "$STEPS" "$OUTDIR/$label" \
+    > "$OUTDIR/$label.log" 2>&1
+  echo "$label: exit $?"
+}
+echo "== runs (A B A B)"
+run_job base1 env
+run_job shim1 build/ncclscope run -o "$OUTDIR/trace1" --
+run_job base2 env
+run_job shim2 build/ncclscope run -o "$OUTDIR/trace2" --
+
+echo "== step time"
+python3 - "$OUTDIR" <<'PY'
+import json, sys, glob, statistics as st
+d = sys.argv[1]
+def med(label): return st.median(json.load(open(f))["step_s_median"] for f in glob.glob(f"{d}/{label}/job-*.json"))
+b = st.median([med("base1"), med("base2")]); s = st.median([med("shim1"), med("shim2")])
+print(f"step time without shim {b*1e3:.3f} ms, with shim {s*1e3:.3f} ms, overhead {100*(s-b)/b:+.2f} %")
+PY
+echo "== report (trace2)"
+build/ncclscope report "$OUTDIR/trace2"
+echo "== report --json calls per rank"
+build/ncclscope report --json "$OUTDIR/trace2" > "$OUTDIR/report.json"
+python3 - "$OUTDIR/report.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for rk in r.get("ranks", []):
+    ops = {k: v.get("calls") for k, v in rk.get("ops", {}).items()}
+    print("rank", rk.get("rank"), "timing", rk.get("timing"), "comm_s", rk.get("comm_s"),
+          "wall_s", rk.get("wall_s"), "compute_to_comm", rk.get("compute_to_comm"), "calls", ops)
+PY
+echo "== doctor"
+build/ncclscope doctor "$OUTDIR/trace2"; echo "doctor exit $?"
