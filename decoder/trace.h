@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "ncclscope/encode.h"
 
-struct ncs_kv { const char *key, *value; size_t value_len; };
 
 /* The PROCESS record plus the file header. Strings live until the read returns. */
 struct ncs_process {
@@ -25,27 +25,9 @@ struct ncs_process {
 /* Value of key `key` in p, or NULL. */
 const char *ncs_process_get(const struct ncs_process *p, const char *key);
 
-struct ncs_call {
-  uint32_t op, thread, comm, datatype, redop, depth, callsite, flags;
-  int32_t root, rc;
-  uint64_t tcall, seq, count, stream, t_enter, t_exit, group;
-};
+/* Record structs (ncs_call, ncs_comm, ncs_thread, ...) are in ncclscope/encode.h, shared with
+ * the writers. */
 
-struct ncs_comm {
-  uint32_t comm, init_op, flags, thread;
-  uint64_t comm_id, handle, parent_id, t_enter, t_exit;
-  int32_t rank, nranks, device, rc;
-};
-
-struct ncs_comm_end { uint32_t comm, op, thread; int32_t rc; uint64_t t_enter, t_exit; };
-struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; };
-struct ncs_frame { uint32_t module; uint64_t offset, symbol_offset; const char *symbol; };
-struct ncs_callsite { uint32_t id, nframes; const struct ncs_frame *frames; };
-struct ncs_module { uint32_t module; uint64_t base; const char *path; };
-struct ncs_drop { uint32_t reason, thread; uint64_t records; };
-struct ncs_clock { uint64_t realtime_ns, monotonic_ns, uncertainty_ns; };
-struct ncs_gpu_time { uint32_t kind, thread, flags; uint64_t ref, gpu_start, gpu_end; };
-struct ncs_log_line { uint64_t t; const char *line; size_t len; };
 /* A record type this reader does not decode (TOPO_*, PROFILE and future types): raw body. */
 struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
 
