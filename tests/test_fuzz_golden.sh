@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# test_fuzz_golden.sh — the golden corrupt inputs (tests/corrupt-golden/, MANIFEST) against
+# the trace reader (ncs_trace_read via tests/fuzz/golden_check.c) and `ncclscope report`:
+# each must give the outcome in MANIFEST (ok / truncated / damaged at the stated offset /
+# not a trace), with a message naming the file and offset, within 10 s and 1 GiB.
+source "$(dirname "$0")/lib.sh"
+G=$ROOT/tests/corrupt-golden
+DECLIB=$BUILD/libncsdecoder.a
+LIMIT_KB=1048576
+
+if [ ! -f "$DECLIB" ]; then
+  skip "golden corrupt inputs: $DECLIB not built"
+else
+  if ! cc -std=c11 -O1 -g -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/decoder" -o "$T/golden_check" \
+      "$ROOT/tests/fuzz/golden_check.c" "$DECLIB" -lzstd -lm -lpthread 2>"$T/cc.err"; then
+    fail "golden_check builds"; sed 's/^/    /' "$T/cc.err" | head
+  else
+    while read -r file outcome off; do
+      case $file in ''|\#*) continue ;; esac
+      line=$( (ulimit -v $LIMIT_KB; timeout -k 2 10 "$T/golden_check" "$G/$file") 2>&1)
+      rc=$?
+      name="reader $file: $outcome"
+      if [ $rc -ne 0 ]; then fail "$name: checker exited $rc (crash, hang or memory): $line"; continue; fi
+      get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
+      err=${line#*error=}
+      case $outcome in
+        ok) [ "$(get rc)" = 0 ] && [ "$(get truncated)" = 0 ] && [ "$(get damaged)" = 0 ] && [ "$(get final)" = 1 ] \
+              && pass "$name" || fail "$name: $line" ;;
+        truncated) [ "$(get rc)" = 0 ] && [ "$(get truncated)" = 1 ] && [ "$(get damaged)" = 0 ] \
+              && [[ $err == *"$file"*offset* ]] && pass "$name" || fail "$name: $line" ;;
+        damaged) [ "$(get rc)" = 1 ] && [ "$(get damaged)" = 1 ] && [ "$(get offset)" = "$off" ] \
+              && [[ $err == *"$file: offset $off"* ]] && pass "$name at offset $off" || fail "$name (offset $off): $line" ;;
+        notrace) [ "$(get rc)" = 2 ] && [[ $err == *"$file"* ]] && pass "$name" || fail "$name: $line" ;;
+        *) fail "$name: unknown outcome in MANIFEST" ;;
+      esac
+    done <"$G/MANIFEST"
+  fi
+fi
+
+# The command line: exit code (commands.h: 1 damaged input, 2 unreadable), a message naming
+# the file and offset on stderr, bounded time and memory.
+if [ ! -x "$NCS" ]; then
+  skip "golden corrupt inputs via ncclscope report: $NCS not built"
+  exit 0
+fi
+while read -r file outcome off; do
+  case $file in ''|\#*) continue ;; esac
+  (ulimit -v $LIMIT_KB; timeout -k 2 10 "$NCS" report "$G/$file") >"$T/out" 2>"$T/err"
+  rc=$?
+  name="report $file: $outcome"
+  all=$(cat "$T/out" "$T/err")
+  case $outcome in
+    ok) [ $rc -eq 0 ] && pass "$name" || fail "$name: exit $rc: $(head -c 300 "$T/err")" ;;
+    truncated) [ $rc -eq 0 ] && grep -qi 'truncated' <<<"$all" && pass "$name (exit 0, says truncated)" \
+        || fail "$name: exit $rc, output: $(head -c 300 <<<"$all")" ;;
+    damaged) [ $rc -eq 1 ] && grep -q "$file.*offset $off" "$T/err" && pass "$name (exit 1, offset $off)" \
+        || fail "$name: exit $rc, stderr: $(head -c 300 "$T/err")" ;;
+    notrace) [ $rc -eq 2 ] && grep -q "$file" "$T/err" && pass "$name (exit 2)" \
+        || fail "$name: exit $rc, stderr: $(head -c 300 "$T/err")" ;;
+  esac
+done <"$G/MANIFEST"
