@@ -37,7 +37,8 @@ else
   fi
 fi
 
-# The command line: exit code (commands.h: 1 damaged input, 2 unreadable), a message naming
+# The command line: exit code (decoder/main.c usage: 0 ok, 1 damaged or truncated, 2 unreadable
+# or not a trace), a message naming
 # the file and offset on stderr, bounded time and memory.
 if [ ! -x "$NCS" ]; then
   skip "golden corrupt inputs via ncclscope report: $NCS not built"
@@ -51,7 +52,7 @@ while read -r file outcome off; do
   all=$(cat "$T/out" "$T/err")
   case $outcome in
     ok) [ $rc -eq 0 ] && pass "$name" || fail "$name: exit $rc: $(head -c 300 "$T/err")" ;;
-    truncated) [ $rc -eq 0 ] && grep -qi 'truncated' <<<"$all" && pass "$name (exit 0, says truncated)" \
+    truncated) [ $rc -eq 1 ] && grep -qi "$file.*truncated" <<<"$all" && pass "$name (exit 1, says truncated)" \
         || fail "$name: exit $rc, output: $(head -c 300 <<<"$all")" ;;
     damaged) [ $rc -eq 1 ] && grep -q "$file.*offset $off" "$T/err" && pass "$name (exit 1, offset $off)" \
         || fail "$name: exit $rc, stderr: $(head -c 300 "$T/err")" ;;
