@@ -100,5 +100,9 @@ asan:
 tsan:
 	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" test
 
+# libFuzzer run of tests/fuzz/fuzz_*.c, FUZZ_SECONDS (default 60) per target (clang needed).
+fuzz:
+	bash scripts/fuzz.sh $(or $(FUZZ_SECONDS),60) $(BUILD)
+
 clean:
 	rm -rf build build-asan build-tsan

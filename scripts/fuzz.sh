@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# fuzz.sh [SECONDS] [BUILD] — a short libFuzzer run of every fuzz target (tests/fuzz/fuzz_*.c):
+# the trace reader (decoder/trace.c) and the NCCL log parser (decoder/nccllog.c).
+#
+# Builds each target with clang -fsanitize=fuzzer,address,undefined into BUILD/fuzz/, starts
+# from a copy of its regression corpus (tests/fuzz/corpus/TARGET/; the copy grows, the
+# repository's corpus does not), runs SECONDS (default 60) per target on one core, and prints
+# one line per target: "fuzz TARGET: N executions in S s, C crashes, corpus K files". Crash
+# inputs are left in BUILD/fuzz/crash-TARGET-*; add them (after the fix) to the regression
+# corpus, which tests/test_fuzz_replay.sh replays in `make test`. Exit 1 when any crashed,
+# 2 when clang or libFuzzer is missing.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SECS=${1:-60}
+BUILD=${2:-${BUILD:-$ROOT/build}}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+CLANG=${CLANG:-clang}
+OUT=$BUILD/fuzz
+mkdir -p "$OUT"
+command -v "$CLANG" >/dev/null || { echo "fuzz.sh: $CLANG not found (apt-get install clang)" >&2; exit 2; }
+
+declare -A SRC=([trace]="decoder/trace.c" [nccllog]="decoder/nccllog.c")
+flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$ROOT/include -I$ROOT/decoder"
+status=0
+for target in trace nccllog; do
+  bin=$OUT/fuzz_$target
+  srcs=""
+  for s in ${SRC[$target]}; do srcs="$srcs $ROOT/$s"; done
+  if ! $CLANG $flags -o "$bin" "$ROOT/tests/fuzz/fuzz_$target.c" $srcs -lzstd -lm 2>"$OUT/build-$target.log"; then
+    echo "fuzz $target: build failed (see $OUT/build-$target.log)"; status=2; continue
+  fi
+  corpus=$OUT/corpus-$target
+  mkdir -p "$corpus"
+  cp -n "$ROOT/tests/fuzz/corpus/$target"/* "$corpus"/ 2>/dev/null
+  before=$(ls "$OUT" | grep -c "^crash-$target-")
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$bin" "$corpus" -max_total_time="$SECS" \
+    -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$OUT/crash-$target-" >"$OUT/run-$target.log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/run-$target.log" | tail -1)
+  secs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$OUT/run-$target.log" | tail -1)
+  after=$(ls "$OUT" | grep -c "^crash-$target-\|^timeout-$target-\|^oom-$target-")
+  crashes=$((after - before))
+  [ $rc -ne 0 ] && [ $crashes -eq 0 ] && crashes=1
+  echo "fuzz $target: ${execs:-0} executions in $SECS s (${secs:-0}/s), $crashes crashes, corpus $(ls "$corpus" | wc -l) files"
+  if [ $crashes -ne 0 ]; then
+    status=1
+    grep -m5 -E 'ERROR|SUMMARY|decoder/' "$OUT/run-$target.log" | sed 's/^/    /'
+    ls "$OUT" | grep "^crash-$target-" | tail -3 | sed "s|^|    $OUT/|"
+  fi
+done
+exit $status
