@@ -1,0 +1,338 @@
+/* test_trace_roundtrip.c — varint, CALL and record round trips through encode.h, real files
+ * and the reader (decoder/trace.c); JSON escaping. With `--write DIR` it instead writes the
+ * golden fixture traces used by tests/test_decoder_cli.sh (rank0.ncs, rank1.ncs final;
+ * cut.ncs without a final chunk; hostile.ncs with control bytes in its strings). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "json.h"
+#include "test_trace_writer.h"
+#include "trace.h"
+
+static uint64_t rng_state;
+static uint64_t rnd(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/* values with every byte length, extremes included */
+static uint64_t rnd_val(void) {
+  uint64_t r = rnd();
+  switch (r % 5) {
+  case 0: return r >> (r % 64);
+  case 1: return UINT64_MAX - (r % 3);
+  case 2: return r % 300;
+  default: return r;
+  }
+}
+
+static void random_call(struct ncs_call *c) {
+  c->op = (uint32_t)rnd_val(); c->thread = (uint32_t)rnd_val(); c->comm = (uint32_t)rnd_val();
+  c->datatype = (uint32_t)rnd_val(); c->redop = (uint32_t)rnd_val(); c->depth = (uint32_t)rnd_val();
+  c->callsite = (uint32_t)rnd_val(); c->flags = (uint32_t)rnd_val();
+  c->root = (int32_t)rnd_val(); c->rc = (int32_t)rnd_val();
+  c->tcall = rnd_val(); c->seq = rnd_val(); c->count = rnd_val(); c->stream = rnd_val();
+  c->t_enter = rnd_val(); c->t_exit = rnd_val(); c->group = rnd_val();
+}
+
+static void test_varint(void) {
+  uint8_t b[16];
+  int ok = 1;
+  static const uint64_t v[] = {0, 1, 127, 128, 16383, 16384, (1ull << 35) - 1, 1ull << 63, UINT64_MAX};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+    size_t n = ncs_put_varint(b, v[i]);
+    const uint8_t *p = b;
+    uint64_t out;
+    if (ncs_get_varint(&p, b + n, &out) || out != v[i] || p != b + n) ok = 0;
+    p = b;
+    if (n > 1 && ncs_get_varint(&p, b + n - 1, &out) == 0) ok = 0; /* cut short */
+  }
+  CHECK(ok, "varint round trip and cut-short detection");
+  CHECK(ncs_put_varint(b, UINT64_MAX) == 10, "varint of 2^64-1 takes 10 bytes");
+  memset(b, 0x80, 11); b[10] = 0;
+  const uint8_t *p = b; uint64_t out;
+  CHECK(ncs_get_varint(&p, b + 11, &out) == -1, "an 11-byte varint is refused");
+  ok = 1;
+  static const int64_t z[] = {0, -1, 1, INT64_MIN, INT64_MAX, -123456789};
+  for (size_t i = 0; i < sizeof z / sizeof *z; i++) if (ncs_unzigzag(ncs_zigzag(z[i])) != z[i]) ok = 0;
+  CHECK(ok && ncs_zigzag(-1) == 1 && ncs_zigzag(1) == 2, "zigzag round trip");
+}
+
+static void test_call_codec(void) {
+  uint8_t buf[NCS_CALL_MAX];
+  struct ncs_call_delta de, dd;
+  ncs_call_delta_reset(&de); ncs_call_delta_reset(&dd);
+  int ok = 1; size_t maxn = 0;
+  for (int i = 0; i < 200000; i++) {
+    struct ncs_call c, o;
+    random_call(&c);
+    size_t n = ncs_encode_call(buf, &de, &c);
+    if (n > maxn) maxn = n;
+    if (buf[0] != NCS_REC_CALL || buf[1] != n - 2 || ncs_decode_call(buf + 2, buf[1], &dd, &o) ||
+        memcmp(&o, &c, sizeof c) != 0) { ok = 0; break; }
+  }
+  CHECK(ok, "200000 random CALL records encode and decode identically (delta state kept)");
+  CHECK(maxn <= NCS_CALL_MAX, "CALL record at most NCS_CALL_MAX bytes (largest seen %zu)", maxn);
+  /* a steady loop: deltas make each call small */
+  ncs_call_delta_reset(&de);
+  struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .comm = 1, .datatype = 7, .redop = 0,
+                       .root = -1, .count = 1 << 20, .stream = 0x7f00deadbeef, .t_enter = 5000000000ull};
+  size_t n = 0;
+  for (int i = 0; i < 100; i++) {
+    c.tcall++; c.seq++; c.t_enter += 1000000; c.t_exit = c.t_enter + 5000;
+    n = ncs_encode_call(buf, &de, &c);
+  }
+  CHECK(n <= 24, "steady-loop CALL record is small (%zu bytes before compression)", n);
+  /* a short body: missing trailing fields read as 0 */
+  uint8_t body[3] = {NCS_OP_Send, 2, ncs_zigzag(5)};
+  struct ncs_call o;
+  ncs_call_delta_reset(&dd);
+  CHECK(ncs_decode_call(body, 3, &dd, &o) == 0 && o.op == NCS_OP_Send && o.thread == 2 && o.tcall == 5 &&
+        o.count == 0 && o.root == 0 && o.flags == 0, "CALL body cut after 3 fields: the rest read as 0");
+  uint8_t bad[2] = {5, 0x80};
+  CHECK(ncs_decode_call(bad, 2, &dd, &o) == -1, "CALL body whose varint runs past the end is refused");
+}
+
+/* ---- file round trip: every record type, several chunks ---- */
+enum { NREC = 5000 };
+struct expect { int n, bad; uint64_t seed; char kind[16]; int chunks; };
+
+static void gen_thread(struct ncs_thread *t, char *name) {
+  t->thread = (uint32_t)rnd(); t->tid = rnd_val();
+  size_t l = rnd() % 20;
+  for (size_t i = 0; i < l; i++) name[i] = (char)(1 + rnd() % 255);
+  name[l] = 0; t->name = name;
+}
+/* Record i of the sequence: its type, filled in the matching struct. */
+struct any { int type; struct ncs_call call; struct ncs_thread th; struct ncs_comm cm; struct ncs_comm_end ce;
+             struct ncs_drop dr; struct ncs_clock ck; struct ncs_gpu_time gt; struct ncs_log_line ll;
+             struct ncs_module md; struct ncs_callsite cs; struct ncs_frame fr[4]; char s[4][32]; };
+static void gen_any(struct any *a) {
+  static const int types[] = {NCS_REC_CALL, NCS_REC_CALL, NCS_REC_CALL, NCS_REC_THREAD, NCS_REC_COMM,
+                              NCS_REC_COMM_END, NCS_REC_DROP, NCS_REC_CLOCK, NCS_REC_GPU_TIME,
+                              NCS_REC_NCCL_LOG, NCS_REC_MODULE, NCS_REC_CALLSITE};
+  memset(a, 0, sizeof *a);
+  a->type = types[rnd() % (sizeof types / sizeof *types)];
+  switch (a->type) {
+  case NCS_REC_CALL: random_call(&a->call); break;
+  case NCS_REC_THREAD: gen_thread(&a->th, a->s[0]); break;
+  case NCS_REC_COMM:
+    a->cm.comm = (uint32_t)rnd(); a->cm.init_op = (uint32_t)rnd_val(); a->cm.flags = (uint32_t)rnd();
+    a->cm.thread = (uint32_t)rnd(); a->cm.comm_id = rnd(); a->cm.handle = rnd_val(); a->cm.parent_id = rnd();
+    a->cm.t_enter = rnd_val(); a->cm.t_exit = rnd_val(); a->cm.rank = (int32_t)rnd();
+    a->cm.nranks = (int32_t)rnd(); a->cm.device = (int32_t)rnd(); a->cm.rc = (int32_t)rnd();
+    break;
+  case NCS_REC_COMM_END:
+    a->ce.comm = (uint32_t)rnd(); a->ce.op = (uint32_t)rnd(); a->ce.thread = (uint32_t)rnd();
+    a->ce.rc = (int32_t)rnd(); a->ce.t_enter = rnd_val(); a->ce.t_exit = rnd_val();
+    break;
+  case NCS_REC_DROP: a->dr.reason = (uint32_t)rnd(); a->dr.thread = (uint32_t)rnd(); a->dr.records = rnd_val(); break;
+  case NCS_REC_CLOCK: a->ck.realtime_ns = rnd_val(); a->ck.monotonic_ns = rnd_val(); a->ck.uncertainty_ns = rnd_val(); break;
+  case NCS_REC_GPU_TIME:
+    a->gt.kind = (uint32_t)rnd(); a->gt.thread = (uint32_t)rnd(); a->gt.flags = (uint32_t)rnd();
+    a->gt.ref = rnd_val(); a->gt.gpu_start = rnd_val(); a->gt.gpu_end = rnd_val();
+    break;
+  case NCS_REC_NCCL_LOG: {
+    size_t l = rnd() % 31;
+    for (size_t i = 0; i < l; i++) a->s[0][i] = (char)(rnd() % 256); /* NULs included */
+    a->ll.t = rnd_val(); a->ll.line = a->s[0]; a->ll.len = l;
+    break;
+  }
+  case NCS_REC_MODULE: { struct ncs_thread t; gen_thread(&t, a->s[0]); a->md.module = t.thread; a->md.base = t.tid; a->md.path = a->s[0]; break; }
+  case NCS_REC_CALLSITE: {
+    a->cs.id = (uint32_t)rnd(); a->cs.nframes = (uint32_t)(rnd() % 5);
+    for (uint32_t i = 0; i < a->cs.nframes; i++) {
+      struct ncs_thread t; gen_thread(&t, a->s[i]);
+      a->fr[i].module = t.thread; a->fr[i].offset = t.tid; a->fr[i].symbol = a->s[i]; a->fr[i].symbol_offset = rnd_val();
+    }
+    a->cs.frames = a->fr;
+    break;
+  }
+  }
+}
+
+struct rt { int i, bad, chunks, process_ok, raw_seen; };
+static struct any cur;
+static int next_is(struct rt *r, int type) {
+  gen_any(&cur);
+  r->i++;
+  if (cur.type != type) { r->bad++; return 0; }
+  return 1;
+}
+static int streq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+static int v_call(void *c, const struct ncs_call *x) { struct rt *r = c; if (next_is(r, NCS_REC_CALL) && memcmp(x, &cur.call, sizeof *x)) r->bad++; return 0; }
+static int v_thread(void *c, const struct ncs_thread *x) { struct rt *r = c; if (next_is(r, NCS_REC_THREAD) && (x->thread != cur.th.thread || x->tid != cur.th.tid || !streq(x->name, cur.th.name))) r->bad++; return 0; }
+static int v_comm(void *c, const struct ncs_comm *x) { struct rt *r = c; if (next_is(r, NCS_REC_COMM) && memcmp(x, &cur.cm, sizeof *x)) r->bad++; return 0; }
+static int v_comm_end(void *c, const struct ncs_comm_end *x) { struct rt *r = c; if (next_is(r, NCS_REC_COMM_END) && memcmp(x, &cur.ce, sizeof *x)) r->bad++; return 0; }
+static int v_drop(void *c, const struct ncs_drop *x) { struct rt *r = c; if (next_is(r, NCS_REC_DROP) && memcmp(x, &cur.dr, sizeof *x)) r->bad++; return 0; }
+static int v_clock(void *c, const struct ncs_clock *x) { struct rt *r = c; if (next_is(r, NCS_REC_CLOCK) && memcmp(x, &cur.ck, sizeof *x)) r->bad++; return 0; }
+static int v_gpu(void *c, const struct ncs_gpu_time *x) { struct rt *r = c; if (next_is(r, NCS_REC_GPU_TIME) && (x->kind != cur.gt.kind || x->thread != cur.gt.thread || x->flags != cur.gt.flags || x->ref != cur.gt.ref || x->gpu_start != cur.gt.gpu_start || x->gpu_end != cur.gt.gpu_end)) r->bad++; return 0; }
+static int v_log(void *c, const struct ncs_log_line *x) { struct rt *r = c; if (next_is(r, NCS_REC_NCCL_LOG) && (x->t != cur.ll.t || x->len != cur.ll.len || memcmp(x->line, cur.ll.line, x->len) || x->line[x->len])) r->bad++; return 0; }
+static int v_module(void *c, const struct ncs_module *x) { struct rt *r = c; if (next_is(r, NCS_REC_MODULE) && (x->module != cur.md.module || x->base != cur.md.base || !streq(x->path, cur.md.path))) r->bad++; return 0; }
+static int v_callsite(void *c, const struct ncs_callsite *x) {
+  struct rt *r = c;
+  if (!next_is(r, NCS_REC_CALLSITE)) return 0;
+  if (x->id != cur.cs.id || x->nframes != cur.cs.nframes) { r->bad++; return 0; }
+  for (uint32_t i = 0; i < x->nframes; i++)
+    if (x->frames[i].module != cur.fr[i].module || x->frames[i].offset != cur.fr[i].offset ||
+        x->frames[i].symbol_offset != cur.fr[i].symbol_offset || !streq(x->frames[i].symbol, cur.fr[i].symbol)) r->bad++;
+  return 0;
+}
+static int v_process(void *c, const struct ncs_process *p) {
+  struct rt *r = c;
+  const char *cmd = ncs_process_get(p, "cmdline");
+  r->process_ok = p->pid == 4321 && p->major == 1 && p->nkv == 2 && streq(ncs_process_get(p, "host"), "h") &&
+                  cmd && p->kv[1].value_len == 5 && memcmp(cmd, "a\0b\0c", 6) == 0 && !ncs_process_get(p, "nope");
+  return 0;
+}
+static int v_raw(void *c, const struct ncs_raw *x) { struct rt *r = c; r->raw_seen += (x->type == 99 && x->len == 3 && memcmp(x->body, "xyz", 3) == 0); return 0; }
+static int v_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) { struct rt *r = c; if (index != (uint64_t)r->chunks) r->bad++; r->chunks++; return 0; }
+
+static void test_file_roundtrip(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/rt.ncs", dir);
+  struct tw t;
+  CHECK(tw_open(&t, path, 4321, 42) == 0, "open round-trip file");
+  struct ncs_kv kv[2] = {{"host", "h", 1}, {"cmdline", "a\0b\0c", 5}};
+  tw_kv(&t, kv, 2);
+  uint8_t unk[16]; struct ncs_wbuf w; ncs_wbuf_init(&w, unk, sizeof unk);
+  ncs_enc_record(&w, 99, "xyz", 3);
+  ncs_w_bytes(&t.w, unk, w.len); t.nrec++; /* an unknown record type: skipped by length */
+  rng_state = 7;
+  int chunks = 1;
+  for (int i = 0; i < NREC; i++) {
+    struct any a; gen_any(&a);
+    switch (a.type) {
+    case NCS_REC_CALL: tw_call(&t, &a.call); break;
+    case NCS_REC_THREAD: tw_thread(&t, &a.th); break;
+    case NCS_REC_COMM: tw_comm(&t, &a.cm); break;
+    case NCS_REC_COMM_END: tw_comm_end(&t, &a.ce); break;
+    case NCS_REC_DROP: tw_drop(&t, &a.dr); break;
+    case NCS_REC_CLOCK: tw_clock(&t, &a.ck); break;
+    case NCS_REC_GPU_TIME: tw_gpu_time(&t, &a.gt); break;
+    case NCS_REC_NCCL_LOG: tw_log_line(&t, &a.ll); break;
+    case NCS_REC_MODULE: tw_module(&t, &a.md); break;
+    case NCS_REC_CALLSITE: tw_callsite(&t, &a.cs); break;
+    }
+    if (i % 700 == 699) { tw_flush(&t, 0); chunks++; }
+  }
+  CHECK(!t.w.overflow && tw_close(&t, 1) == 0, "write %d random records of every type", NREC);
+  struct rt r = {0};
+  struct ncs_visitor v = {&r, v_process, v_thread, v_comm, v_comm_end, v_call, v_callsite, v_module,
+                          v_drop, v_clock, v_gpu, v_log, v_raw, v_chunk};
+  struct ncs_read_status st;
+  rng_state = 7;
+  int rc = ncs_trace_read(path, &v, &st);
+  CHECK(rc == 0 && !st.truncated && !st.damaged && st.final_seen && !st.error[0], "round-trip file reads whole (rc %d: %s)", rc, st.error);
+  CHECK(r.i == NREC && r.bad == 0, "every record read back identical, in order (%d read, %d differ)", r.i, r.bad);
+  CHECK(r.chunks == chunks && st.chunks == (uint64_t)chunks && st.records == NREC + 2, "chunk callbacks in index order (%d chunks)", r.chunks);
+  CHECK(r.process_ok, "PROCESS pairs and file header (cmdline with NULs, missing key -> NULL)");
+  CHECK(r.raw_seen == 1, "an unknown record type reaches the raw callback and is skipped by length");
+}
+
+struct trail_ctx { struct ncs_comm_end *ce; struct ncs_drop *dr; };
+static int trail_ce(void *c, const struct ncs_comm_end *x) { *((struct trail_ctx *)c)->ce = *x; return 0; }
+static int trail_dr(void *c, const struct ncs_drop *x) { *((struct trail_ctx *)c)->dr = *x; return 0; }
+
+static void test_trailing_fields(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/trail.ncs", dir);
+  struct tw t;
+  tw_open(&t, path, 1, 1);
+  /* a COMM_END with two extra trailing fields (a newer writer), and a DROP with one field */
+  size_t m = ncs_rec_begin(&t.w, NCS_REC_COMM_END);
+  struct ncs_comm_end ce = {3, NCS_OP_CommAbort, 2, -1, 10, 20};
+  ncs_enc_comm_end_body(&t.w, &ce);
+  ncs_w_varint(&t.w, 12345); ncs_w_str(&t.w, "future");
+  ncs_rec_end(&t.w, m); t.nrec++;
+  m = ncs_rec_begin(&t.w, NCS_REC_DROP); ncs_w_varint(&t.w, 4); ncs_rec_end(&t.w, m); t.nrec++;
+  tw_close(&t, 1);
+  struct ncs_comm_end got_ce; struct ncs_drop got_dr;
+  memset(&got_ce, 0xff, sizeof got_ce); memset(&got_dr, 0xff, sizeof got_dr);
+  struct trail_ctx ctx = {&got_ce, &got_dr};
+  struct ncs_visitor v = {0};
+  v.ctx = &ctx;
+  v.comm_end = trail_ce;
+  v.drop = trail_dr;
+  struct ncs_read_status st;
+  int rc = ncs_trace_read(path, &v, &st);
+  CHECK(rc == 0 && memcmp(&got_ce, &ce, sizeof ce) == 0, "trailing fields of a newer writer are ignored");
+  CHECK(got_dr.reason == 4 && got_dr.records == 0 && got_dr.thread == 0, "missing trailing fields read as 0");
+}
+static void test_json(void) {
+  char *buf = NULL; size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  struct ncs_json j;
+  ncs_json_init(&j, f, 0);
+  ncs_json_obj_begin(&j, NULL);
+  ncs_json_strn(&j, "s\"k", "a\"\\\n\x01\x1b[31m\xff\xc3\xa9\xed\xa0\x80\xf0\x9f\x98\x80z", 21);
+  ncs_json_num(&j, "nan", 0.0 / 0.0);
+  ncs_json_num(&j, "x", 1.5);
+  ncs_json_int(&j, "i", -3);
+  ncs_json_arr_begin(&j, "a");
+  for (int i = 0; i < 70; i++) ncs_json_arr_begin(&j, NULL);
+  ncs_json_uint(&j, NULL, 5);
+  for (int i = 0; i < 70; i++) ncs_json_arr_end(&j);
+  ncs_json_null(&j, NULL);
+  ncs_json_arr_end(&j);
+  ncs_json_obj_end(&j);
+  ncs_json_done(&j);
+  fclose(f);
+  const char *want_prefix = "{\"s\\\"k\":\"a\\\"\\\\\\n\\u0001\\u001b[31m\\u00ff\xc3\xa9\\u00ed\\u00a0\\u0080\xf0\x9f\x98\x80z\",\"nan\":null,\"x\":1.5,\"i\":-3,\"a\":[[";
+  CHECK(strncmp(buf, want_prefix, strlen(want_prefix)) == 0, "JSON escapes quotes, controls, ESC, invalid UTF-8 and surrogates; keeps valid UTF-8; NaN -> null (%s)", buf);
+  int depth = 0, maxd = 0, balanced = 1;
+  for (char *p = buf; *p; p++) {
+    if (*p == '"') { for (p++; *p && *p != '"'; p++) if (*p == '\\') p++; continue; }
+    if (*p == '[' || *p == '{') { if (++depth > maxd) maxd = depth; }
+    if (*p == ']' || *p == '}') { if (--depth < 0) balanced = 0; }
+  }
+  CHECK(balanced && depth == 0 && maxd <= 64 && strstr(buf, ",null]}"), "JSON deeper than 64 levels stays balanced (max depth %d)", maxd);
+  free(buf);
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  ncs_text_escape(f, "ok \x1b]0;x\x07 \xc2\x9b \xc3\xa9\n", 16);
+  fclose(f);
+  CHECK(strcmp(buf, "ok \\x1b]0;x\\x07 \\xc2\\x9b \xc3\xa9\\x0a") == 0, "text escape neutralises ESC, BEL, C1 and newline (%s)", buf);
+  free(buf);
+}
+
+static int write_fixtures(const char *dir) {
+  char p[512];
+  int rc = 0;
+  snprintf(p, sizeof p, "%s/rank0.ncs", dir); rc |= tw_golden_rank(p, 0, 1);
+  snprintf(p, sizeof p, "%s/rank1.ncs", dir); rc |= tw_golden_rank(p, 1, 1);
+  snprintf(p, sizeof p, "%s/cut.ncs", dir); rc |= tw_golden_rank(p, 1, 0);
+  struct tw t;
+  snprintf(p, sizeof p, "%s/hostile.ncs", dir);
+  rc |= tw_open(&t, p, 66, 1);
+  struct ncs_kv kv[] = {{"host", "ev\x1b[2Jil\"<b>\n", 13}, {"env.RANK", "0", 1}};
+  tw_kv(&t, kv, 2);
+  struct ncs_thread th = {1, 1, "th\x1b]0;pwn\x07"};
+  tw_thread(&t, &th);
+  struct ncs_log_line ll = {1, "log \xff\x1b[31m</script>", 21};
+  tw_log_line(&t, &ll);
+  struct ncs_call c = {.op = 200, .thread = 1, .tcall = 1, .datatype = 99, .root = -1};
+  tw_call(&t, &c);
+  rc |= tw_close(&t, 1);
+  return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--write") == 0) return write_fixtures(argv[2]);
+  char dir[] = "/tmp/ncs-rt.XXXXXX";
+  if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
+  test_varint();
+  test_call_codec();
+  test_file_roundtrip(dir);
+  test_trailing_fields(dir);
+  test_json();
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd)) {}
+  return check_done();
+}
