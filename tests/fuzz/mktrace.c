@@ -51,7 +51,13 @@ static void rec_process(struct buf *out) {
     {"env.WORLD_SIZE", "1"}, {"env.NCCL_DEBUG", "INFO"}};
   size_t n = sizeof keys / sizeof keys[0];
   vu(&b, is("process-huge-count") ? (1ull << 60) : n + 1);
-  for (size_t i = 0; i < n; i++) kv(&b, keys[i][0], keys[i][1]);
+  for (size_t i = 0; i < n; i++) {
+    if (is("hostile-strings") && !strcmp(keys[i][0], "host"))
+      kv(&b, "host", "evil\x1b[2J\x1b]0;pwned\x07<b>host</b>\"'&\xc3\x28");
+    else if (is("hostile-strings") && !strcmp(keys[i][0], "env.NCCL_DEBUG"))
+      kv(&b, "env.NCCL_DEBUG", "</script><script>alert('env')</script>\r\n\\u0000");
+    else kv(&b, keys[i][0], keys[i][1]);
+  }
   cstr(&b, "cmdline");
   if (is("process-huge-string")) vu(&b, 1ull << 40); else str(&b, "fault_job\0" "10", 12);
   rec(out, NCS_REC_PROCESS, &b);
