@@ -1,0 +1,366 @@
+/* jobload.c — the parallel whole-job loader (contract in jobload.h). */
+#include "jobload.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ncclscope/format.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+#include "nccllog.h"
+#include "progress.h"
+
+int ncs_bucket_of(uint64_t bytes) {
+  int b = 0;
+  while (bytes > 1 && b < NCS_NBUCKETS - 1) { bytes >>= 1; b++; }
+  return b;
+}
+
+double ncs_busbytes(uint32_t op, uint64_t count, uint32_t datatype, int n) {
+  double S = (double)count * (double)ncclscope_datatype_size((int)datatype);
+  if (n < 1) n = 1;
+  switch (ncs_op_bw(op)) {
+  case NCS_BW_ALLREDUCE: return S * 2.0 * (n - 1) / n;
+  case NCS_BW_ONE: return S;
+  case NCS_BW_NTIMES: return S * n * (double)(n - 1) / n;
+  default: return 0;
+  }
+}
+
+void ncs_tmask_name(unsigned mask, char *buf, size_t len) {
+  if (!len) return;
+  buf[0] = 0;
+  if (!mask) { snprintf(buf, len, "?"); return; }
+  static const int order[] = {NCS_TC_NET, NCS_TC_COLLNET, NCS_TC_NVLS, NCS_TC_P2P, NCS_TC_SHM, NCS_TC_UNKNOWN};
+  size_t used = 0;
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    if (!(mask & (1u << order[i]))) continue;
+    int n = snprintf(buf + used, len - used, "%s%s", used ? "+" : "", ncs_tclass_name(order[i]));
+    if (n < 0 || (size_t)n >= len - used) break;
+    used += (size_t)n;
+  }
+}
+
+struct lcomm { uint64_t comm_id; int rank, nranks; unsigned mask; char tname[24]; };
+
+struct loader;
+struct fctx {
+  struct loader *L;
+  int file;
+  struct ncs_jrank *r;
+  struct ncs_aligner al;
+  struct lcomm *comms;
+  size_t ncomms;
+  uint32_t last_comm;
+  int64_t cur_s, cur_e;
+  int have_cur;
+  long double union_ns;
+  uint64_t last_off;
+  int have_first;
+  uint64_t coll_calls;
+};
+
+struct loader {
+  int n;
+  char **files;
+  const struct ncs_load_opts *o;
+  struct ncs_jobdata *job;
+  pthread_mutex_t mu;         /* next file; serialises callbacks */
+  int next;
+};
+
+static struct lcomm *lc_get(struct fctx *f, uint32_t comm) {
+  return comm && comm < f->ncomms && f->comms[comm].nranks ? &f->comms[comm] : NULL;
+}
+
+static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, const char *t) {
+  for (int i = r->nops - 1; i >= 0; i--)
+    if (r->ops[i].op == op && r->ops[i].bucket == bucket && !strcmp(r->ops[i].transport, t)) return &r->ops[i];
+  if (r->nops == r->capops) {
+    int nc = r->capops ? r->capops * 2 : 16;
+    struct ncs_opstat *p = realloc(r->ops, (size_t)nc * sizeof *p);
+    if (!p) return NULL;
+    r->ops = p; r->capops = nc;
+  }
+  struct ncs_opstat *s = &r->ops[r->nops++];
+  memset(s, 0, sizeof *s);
+  s->op = op; s->bucket = bucket;
+  snprintf(s->transport, sizeof s->transport, "%s", t);
+  return s;
+}
+
+static void on_aligned(void *ctx, const struct ncs_aligned *a) {
+  struct fctx *f = ctx;
+  struct ncs_jrank *r = f->r;
+  const struct ncs_call *c = a->call;
+  r->calls++;
+  int kind = ncs_op_kind(c->op);
+  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
+  struct lcomm *lc = lc_get(f, c->comm);
+  int nranks = lc ? lc->nranks : 0;
+  const char *tname = lc ? lc->tname : "?";
+  int64_t s = a->has_gpu ? a->gpu_start : a->enter, e = a->has_gpu ? a->gpu_end : a->exit;
+  if (e < s) e = s;
+  if (a->has_gpu) r->gpu_calls++;
+  f->coll_calls++;
+  uint64_t bytes = c->count * ncclscope_datatype_size((int)c->datatype);
+  double bb = ncs_busbytes(c->op, c->count, c->datatype, nranks);
+  double dt = (double)(e - s) / 1e9;
+  struct ncs_opstat *st = opstat(r, c->op, ncs_bucket_of(bytes), tname);
+  if (st) {
+    st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb;
+    if (dt > st->max_s) st->max_s = dt;
+  }
+  if (!f->have_first || a->enter < r->t_first) r->t_first = a->enter;
+  if (!f->have_first || e > r->t_last) r->t_last = e;
+  f->have_first = 1;
+  if (!f->have_cur) { f->cur_s = s; f->cur_e = e; f->have_cur = 1; }
+  else if (s > f->cur_e) { f->union_ns += f->cur_e - f->cur_s; f->cur_s = s; f->cur_e = e; }
+  else if (e > f->cur_e) f->cur_e = e;
+  if (kind == NCS_KIND_COLL) ncs_strag_arrive(f->L->job->strag, f->file, c, a->enter);
+  if (f->L->o->on_call) {
+    struct ncs_jev ev = {.c = c, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
+                         .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = dt > 0 ? bb / dt / 1e9 : 0,
+                         .rank = lc ? lc->rank : -1, .nranks = nranks, .transport = tname};
+    pthread_mutex_lock(&f->L->mu);
+    f->L->o->on_call(f->L->o->ctx, f->file, r, &ev);
+    pthread_mutex_unlock(&f->L->mu);
+  }
+}
+
+static int v_process(void *ctx, const struct ncs_process *p) {
+  struct fctx *f = ctx;
+  const char *v;
+  snprintf(f->r->host, sizeof f->r->host, "%s", (v = ncs_process_get(p, "host")) ? v : "");
+  snprintf(f->r->nccl_version, sizeof f->r->nccl_version, "%s", (v = ncs_process_get(p, "nccl_version")) ? v : "");
+  for (size_t i = 0; i < p->nkv; i++)
+    if (!strcmp(p->kv[i].key, "cmdline")) {
+      size_t n = p->kv[i].value_len < sizeof f->r->cmdline - 1 ? p->kv[i].value_len : sizeof f->r->cmdline - 1;
+      for (size_t k = 0; k < n; k++) f->r->cmdline[k] = p->kv[i].value[k] ? p->kv[i].value[k] : ' ';
+      f->r->cmdline[n] = 0;
+    }
+  f->r->pid = p->pid;
+  const char *rt = ncs_process_get(p, "clock_realtime_ns"), *mo = ncs_process_get(p, "clock_monotonic_ns");
+  if (rt && mo) {
+    struct ncs_clock c = {strtoull(rt, NULL, 10), strtoull(mo, NULL, 10), 0};
+    if (c.realtime_ns && c.monotonic_ns) ncs_aligner_clock(&f->al, &c);
+  }
+  if (f->r->rank < 0 && (v = ncs_process_get(p, "env.RANK"))) f->r->rank = atoi(v);
+  ncs_strag_file_info(f->L->job->strag, f->file, f->r->host, p->pid);
+  return 0;
+}
+
+static void comm_event(struct fctx *f, int is_end, uint32_t op, const struct lcomm *lc, uint64_t t) {
+  if (!f->L->o->on_comm || !lc) return;
+  struct ncs_jcomm_ev e = {.is_end = is_end, .op = op, .comm_id = lc->comm_id, .rank = lc->rank,
+                           .nranks = lc->nranks, .t = ncs_aligner_time(&f->al, t)};
+  pthread_mutex_lock(&f->L->mu);
+  f->L->o->on_comm(f->L->o->ctx, f->file, f->r, &e);
+  pthread_mutex_unlock(&f->L->mu);
+}
+
+static int v_comm(void *ctx, const struct ncs_comm *c) {
+  struct fctx *f = ctx;
+  if (c->comm >= 1u << 20) return 0;
+  if (c->comm >= f->ncomms) {
+    size_t n = c->comm + 8;
+    struct lcomm *p = realloc(f->comms, n * sizeof *p);
+    if (!p) return 0;
+    memset(p + f->ncomms, 0, (n - f->ncomms) * sizeof *p);
+    f->comms = p; f->ncomms = n;
+  }
+  struct lcomm *lc = &f->comms[c->comm];
+  if (c->nranks < 1) return 0;
+  lc->comm_id = c->comm_id; lc->rank = c->rank; lc->nranks = c->nranks;
+  snprintf(lc->tname, sizeof lc->tname, "?");
+  f->last_comm = c->comm;
+  if (c->rc == 0 && c->nranks > f->r->nranks) {
+    f->r->rank = c->rank; f->r->nranks = c->nranks;
+    free(f->r->tmat);
+    f->r->tmat = NULL; f->r->tmat_n = 0;
+    if (c->nranks <= 64 && (f->r->tmat = calloc((size_t)c->nranks, 1))) f->r->tmat_n = c->nranks;
+  }
+  ncs_strag_comm(f->L->job->strag, f->file, c);
+  comm_event(f, 0, c->init_op, lc, c->t_enter);
+  return 0;
+}
+
+static int v_comm_end(void *ctx, const struct ncs_comm_end *e) {
+  struct fctx *f = ctx;
+  comm_event(f, 1, e->op, lc_get(f, e->comm), e->t_enter);
+  return 0;
+}
+static int v_call(void *ctx, const struct ncs_call *c) { ncs_aligner_call(&((struct fctx *)ctx)->al, c); return 0; }
+static int v_gpu(void *ctx, const struct ncs_gpu_time *g) { ncs_aligner_gpu(&((struct fctx *)ctx)->al, g); return 0; }
+static int v_clock(void *ctx, const struct ncs_clock *c) { ncs_aligner_clock(&((struct fctx *)ctx)->al, c); return 0; }
+
+static int v_log(void *ctx, const struct ncs_log_line *l) {
+  struct fctx *f = ctx;
+  struct ncs_nl_rec rec;
+  if (ncs_nl_parse(l->line, l->len, &rec) != NCS_NL_TRANSPORT) return 0;
+  int tc = rec.u.t.tclass;
+  if (tc < 0 || tc > 7) return 0;
+  f->r->tclass_mask |= 1u << tc;
+  struct lcomm *lc = lc_get(f, f->last_comm);
+  if (lc) {
+    lc->mask |= 1u << tc;
+    ncs_tmask_name(lc->mask, lc->tname, sizeof lc->tname);
+    if (lc->nranks == f->r->nranks && lc->rank == f->r->rank && f->r->tmat && rec.u.t.to >= 0 &&
+        rec.u.t.to < f->r->tmat_n)
+      f->r->tmat[rec.u.t.to] = (unsigned char)tc;
+  }
+  return 0;
+}
+
+static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
+  struct fctx *f = ctx;
+  if (offset > f->last_off) { ncs_progress_bytes(offset - f->last_off); f->last_off = offset; }
+  return 0;
+}
+
+static void load_one(struct loader *L, int i) {
+  struct fctx f;
+  memset(&f, 0, sizeof f);
+  f.L = L; f.file = i; f.r = &L->job->r[i];
+  f.r->rank = -1;
+  ncs_aligner_init(&f.al, L->job->origin, on_aligned, &f);
+  struct ncs_visitor v = {.ctx = &f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
+                          .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
+                          .chunk = v_chunk};
+  struct ncs_read_status st;
+  memset(&st, 0, sizeof st);
+  f.r->read_rc = ncs_trace_read(L->files[i], &v, &st);
+  ncs_aligner_flush(&f.al);
+  if (f.have_cur) f.union_ns += f.cur_e - f.cur_s;
+  f.r->comm_s = (double)(f.union_ns / 1e9L);
+  f.r->truncated = st.truncated;
+  f.r->dropped = st.dropped_total;
+  f.r->gpu_unmatched = f.al.gpu_unmatched;
+  snprintf(f.r->error, sizeof f.r->error, "%s", st.error);
+  f.r->clock_pairs = f.al.map.npairs;
+  f.r->clock_unc_ns = f.al.map.unc_max;
+  f.r->clock_offset_ns = f.al.map.off_first;
+  f.r->clock_drift_ppm = ncs_clockmap_drift_ppm(&f.al.map);
+  ncs_strag_file_done(L->job->strag, i, st.truncated);
+  ncs_aligner_free(&f.al);
+  free(f.comms);
+  ncs_progress_file_done();
+}
+
+static void *worker(void *arg) {
+  struct loader *L = arg;
+  for (;;) {
+    pthread_mutex_lock(&L->mu);
+    int i = L->next < L->n ? L->next++ : -1;
+    pthread_mutex_unlock(&L->mu);
+    if (i < 0) return NULL;
+    load_one(L, i);
+  }
+}
+
+/* Realtime at file creation from the 64-byte file header; 0 when unreadable. */
+static uint64_t header_realtime(const char *path, uint64_t *size) {
+  FILE *fp = fopen(path, "rb");
+  uint8_t h[NCS_FILE_HEADER_SIZE];
+  uint64_t rt = 0;
+  if (!fp) return 0;
+  if (fread(h, 1, sizeof h, fp) == sizeof h && !memcmp(h, NCS_FILE_MAGIC, 8)) rt = ncs_get_u64(h + NCS_FH_REALTIME);
+  struct stat sb;
+  if (fstat(fileno(fp), &sb) == 0) *size = (uint64_t)sb.st_size;
+  fclose(fp);
+  return rt;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct ncs_jobdata **out) {
+  static const struct ncs_load_opts none;
+  if (!o) o = &none;
+  *out = NULL;
+  struct ncs_jobdata *J = calloc(1, sizeof *J);
+  if (!J) return 2;
+  J->n = nfiles;
+  J->r = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *J->r);
+  J->strag = ncs_strag_new(nfiles);
+  if (!J->r || !J->strag) { ncs_job_free(J); return 2; }
+  double t0 = now_s();
+  uint64_t total = 0;
+  for (int i = 0; i < nfiles; i++) {
+    uint64_t sz = 0, rt = header_realtime(files[i], &sz);
+    total += sz;
+    if (rt && (!J->origin || (int64_t)rt < J->origin)) J->origin = (int64_t)rt;
+    J->r[i].path = files[i];
+    J->r[i].rank = -1;
+  }
+  struct loader L = {.n = nfiles, .files = files, .o = o, .job = J};
+  pthread_mutex_init(&L.mu, NULL);
+  int nt = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (nt < 1) nt = 1;
+  if (nt > nfiles) nt = nfiles;
+  if (nt > 256) nt = 256;
+  if (o->progress_label) ncs_progress_begin(o->progress_label, total, nfiles);
+  pthread_t th[256];
+  int started = 0;
+  for (int i = 1; i < nt; i++)
+    if (pthread_create(&th[started], NULL, worker, &L) == 0) started++;
+  worker(&L);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  if (o->progress_label) ncs_progress_end();
+  pthread_mutex_destroy(&L.mu);
+  ncs_strag_finish(J->strag);
+
+  /* job-level figures */
+  int readable = 0;
+  uint64_t calls = 0, gpu = 0;
+  uint64_t unc = 0;
+  for (int i = 0; i < nfiles; i++) {
+    struct ncs_jrank *r = &J->r[i];
+    if (r->read_rc != 2) readable++;
+    gpu += r->gpu_calls;
+    if (r->clock_unc_ns > unc) unc = r->clock_unc_ns;
+    int dup = 0;
+    for (int k = 0; k < i && !dup; k++) dup = !strcmp(J->r[k].host, r->host);
+    if (!dup) J->hosts++;
+    for (int k = 0; k < r->nops; k++) {
+      const struct ncs_opstat *s = &r->ops[k];
+      calls += s->calls;
+      struct ncs_opstat *d = NULL;
+      for (int m = 0; m < J->nops && !d; m++)
+        if (J->ops[m].op == s->op && J->ops[m].bucket == s->bucket && !strcmp(J->ops[m].transport, s->transport)) d = &J->ops[m];
+      if (!d) {
+        struct ncs_opstat *p = realloc(J->ops, (size_t)(J->nops + 1) * sizeof *p);
+        if (!p) continue;
+        J->ops = p;
+        d = &J->ops[J->nops++];
+        *d = *s;
+        continue;
+      }
+      d->calls += s->calls; d->bytes += s->bytes; d->time_s += s->time_s; d->busbytes += s->busbytes;
+      if (s->max_s > d->max_s) d->max_s = s->max_s;
+    }
+  }
+  J->gpu_timing = calls && gpu * 2 > calls;
+  J->clock_err_us = (double)unc / 1e3;
+  J->decode_s = now_s() - t0;
+  *out = J;
+  return readable ? 0 : 2;
+}
+
+void ncs_job_free(struct ncs_jobdata *J) {
+  if (!J) return;
+  if (J->r)
+    for (int i = 0; i < J->n; i++) { free(J->r[i].ops); free(J->r[i].tmat); }
+  free(J->r);
+  free(J->ops);
+  ncs_strag_free(J->strag);
+  free(J);
+}

@@ -1,0 +1,101 @@
+/* jobload.h — reads every trace of a job in parallel and summarises it on one clock: per rank,
+ * per (operation, size bucket, transport) calls, bytes, time and bus bandwidth; communication
+ * time; clock alignment figures; and the cross-rank straggler analysis (straggler.h).
+ *
+ * Contract: ncs_job_load() expands nothing (give it files), reads them with up to `threads`
+ * threads (0: one per online CPU), each file streamed through an aligner (align.h), so memory
+ * is bounded by ranks x communicators plus what straggler.h keeps, not by trace length.
+ * Optional callbacks see every call and communicator event on the job clock, serialised (one
+ * at a time, from any thread). Damaged or truncated files are reported in their rank's entry
+ * and everything before the damage is used. Returns 0, or 2 when no file could be read. */
+#ifndef NCS_JOBLOAD_H
+#define NCS_JOBLOAD_H
+#include <stdint.h>
+#include "align.h"
+#include "straggler.h"
+#include "trace.h"
+
+#define NCS_NBUCKETS 48
+/* Size bucket of a message of `bytes` bytes: floor(log2(bytes)), 0 for 0 or 1 byte. */
+int ncs_bucket_of(uint64_t bytes);
+/* Bus bytes moved by a call (nccl-tests: S x factor, ../shared/reference/FIGURES.md). */
+double ncs_busbytes(uint32_t op, uint64_t count, uint32_t datatype, int nranks);
+
+struct ncs_opstat {
+  uint32_t op;
+  int bucket;
+  char transport[24];         /* "P2P", "NET+P2P", "?" ... */
+  uint64_t calls, bytes;      /* bytes: count x datatype size, as passed */
+  double time_s, busbytes;    /* busbw = busbytes / time_s */
+  double max_s;
+};
+
+struct ncs_jrank {
+  const char *path;
+  char host[128];
+  char cmdline[256];          /* NULs turned to spaces; escape on output */
+  char nccl_version[16];
+  uint32_t pid;
+  int rank, nranks;           /* in the largest communicator; -1 / 0 unknown */
+  int read_rc, truncated;
+  char error[256];
+  uint64_t dropped, calls, gpu_calls, gpu_unmatched;
+  /* clock */
+  uint64_t clock_pairs, clock_unc_ns;
+  int64_t clock_offset_ns;    /* realtime - monotonic at the first pair */
+  double clock_drift_ppm;
+  /* window and communication (job clock, ns) */
+  int64_t t_first, t_last;
+  double comm_s;              /* union of the operations' intervals (GPU when timed) */
+  struct ncs_opstat *ops;
+  int nops, capops;
+  unsigned tclass_mask;       /* 1 << NCS_TC_* seen in its transport lines */
+  int tmat_n;                 /* transport matrix of its largest communicator: classes (NCS_TC_*) */
+  unsigned char *tmat;        /* [tmat_n*tmat_n] from->to, 0 unknown; only for nranks <= 64 */
+};
+
+struct ncs_jobdata {
+  int n;
+  struct ncs_jrank *r;        /* in file order */
+  struct ncs_strag *strag;
+  int64_t origin;             /* realtime ns of job time 0 (earliest file creation) */
+  struct ncs_opstat *ops;     /* summed over ranks */
+  int nops;
+  int gpu_timing;             /* 1 when most collectives had GPU times */
+  int hosts;
+  double clock_err_us;        /* stated alignment error bound (docs/CLOCKS.md) */
+  double decode_s;
+};
+
+/* Per-call event for callbacks. start/end: GPU interval when has_gpu, else host. */
+struct ncs_jev {
+  const struct ncs_call *c;
+  const struct ncs_aligned *a;
+  int64_t start, end;
+  int has_gpu;
+  uint64_t bytes, comm_id;
+  double busbw_gbps;          /* 0 when the op moves no data or time is 0 */
+  int rank, nranks;           /* in the call's communicator, -1/0 when none */
+  const char *transport;
+};
+struct ncs_jcomm_ev {
+  int is_end;                 /* 0 init, 1 finalize/destroy/abort/revoke */
+  uint32_t op;
+  uint64_t comm_id;
+  int rank, nranks;
+  int64_t t;                  /* job clock ns */
+};
+
+struct ncs_load_opts {
+  int threads;                /* 0: online CPUs */
+  const char *progress_label; /* NULL: no progress bar */
+  void *ctx;
+  void (*on_call)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e);
+  void (*on_comm)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e);
+};
+
+int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct ncs_jobdata **out);
+void ncs_job_free(struct ncs_jobdata *j);
+/* Transport string of a class mask: "P2P", "NET+P2P", "?" when empty. */
+void ncs_tmask_name(unsigned mask, char *buf, size_t len);
+#endif

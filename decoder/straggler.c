@@ -1,0 +1,450 @@
+/* straggler.c — collectives lined up across ranks (contract in straggler.h).
+ *
+ * Per communicator (comm_id): a ring of open slots indexed by seq - base. A slot keeps the
+ * earliest and latest entry, the sum of entries, how many ranks entered, who was last, and up
+ * to two call signatures (op, datatype, count, root) with their counts: enough to close the
+ * collective without remembering each rank's time. Per rank of the communicator: last seq
+ * seen, sum of entry times, times last, wait caused. Mean lateness of rank r is computed at
+ * the end as sum(t_r) - sum(first entry) over the collectives r entered. */
+#include "straggler.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclscope/ops.h"
+
+struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
+struct slot {
+  int64_t tmin, tmax, tsum;
+  uint32_t n, na, nb;
+  int32_t last_rank, b_rank;
+  struct sig a, b;
+  uint8_t odd3;             /* a third signature was seen */
+};
+
+#define MAX_LIST 32
+struct mismatch { uint64_t comm_id, seq; int rank; struct sig got, want; uint32_t nodd; };
+
+struct comm {
+  uint64_t comm_id;
+  int nranks;
+  pthread_mutex_t mu;
+  int *file;                /* [nranks] file of each rank, -1 none */
+  uint64_t *last_seq;       /* [nranks] */
+  long double *sum_t;       /* [nranks] sum of entry times (ns) */
+  uint64_t *arrivals;       /* [nranks] */
+  uint64_t *last_count;     /* [nranks] */
+  long double *wait;        /* [nranks] ns */
+  long double sum_min;      /* sum of first entries over complete collectives */
+  struct slot *ring;
+  size_t cap, head, open;   /* ring capacity, index of seq `base`, open slots */
+  uint64_t base;            /* seq of ring[head] */
+  uint64_t complete, stray;
+  struct comm *next;
+};
+
+struct file {
+  char *host;
+  uint32_t pid;
+  int rank, rank_nranks;
+  int truncated;
+  struct lc { struct comm *c; int rank; } *local; /* trace comm index -> communicator, rank */
+  size_t nlocal;
+};
+
+struct ncs_strag {
+  int nfiles;
+  struct file *files;
+  pthread_mutex_t mu;       /* the communicator list, the mismatch list and the totals */
+  struct comm *comms;
+  struct mismatch mm[MAX_LIST];
+  uint64_t nmm, incomplete, oom;
+  uint64_t skew_n;
+  long double skew_sum;
+  int64_t skew_max;
+  uint64_t skew_max_comm, skew_max_seq;
+  int skew_max_rank;
+  size_t peak_open;
+  struct ncs_strag_rank *res;
+  int nres;
+  /* the hang point per communicator, filled by finish */
+  struct missing { uint64_t comm_id, seq; uint32_t entered; int nranks; int ranks[16]; int nmissing; } miss[MAX_LIST];
+  int nmiss;
+};
+
+struct ncs_strag *ncs_strag_new(int nfiles) {
+  struct ncs_strag *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->nfiles = nfiles;
+  s->files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *s->files);
+  if (!s->files) { free(s); return NULL; }
+  for (int i = 0; i < nfiles; i++) s->files[i].rank = -1;
+  pthread_mutex_init(&s->mu, NULL);
+  return s;
+}
+
+static void comm_free(struct comm *c) {
+  pthread_mutex_destroy(&c->mu);
+  free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals);
+  free(c->last_count); free(c->wait); free(c->ring); free(c);
+}
+
+void ncs_strag_free(struct ncs_strag *s) {
+  if (!s) return;
+  for (struct comm *c = s->comms, *n; c; c = n) { n = c->next; comm_free(c); }
+  for (int i = 0; i < s->nfiles; i++) { free(s->files[i].host); free(s->files[i].local); }
+  free(s->files);
+  free(s->res);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+void ncs_strag_file_info(struct ncs_strag *s, int file, const char *host, uint32_t pid) {
+  if (!s || file < 0 || file >= s->nfiles) return;
+  free(s->files[file].host);
+  s->files[file].host = strdup(host ? host : "");
+  s->files[file].pid = pid;
+}
+
+static struct comm *comm_get(struct ncs_strag *s, uint64_t id, int nranks) {
+  pthread_mutex_lock(&s->mu);
+  struct comm *c = s->comms;
+  while (c && c->comm_id != id) c = c->next;
+  if (!c && nranks > 0 && nranks <= (1 << 24)) {
+    c = calloc(1, sizeof *c);
+    size_t n = (size_t)nranks;
+    if (c) {
+      c->file = malloc(n * sizeof *c->file);
+      c->last_seq = calloc(n, sizeof *c->last_seq);
+      c->sum_t = calloc(n, sizeof *c->sum_t);
+      c->arrivals = calloc(n, sizeof *c->arrivals);
+      c->last_count = calloc(n, sizeof *c->last_count);
+      c->wait = calloc(n, sizeof *c->wait);
+    }
+    if (!c || !c->file || !c->last_seq || !c->sum_t || !c->arrivals || !c->last_count || !c->wait) {
+      if (c) { free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals); free(c->last_count); free(c->wait); free(c); }
+      c = NULL;
+      s->oom++;
+    } else {
+      for (size_t i = 0; i < n; i++) c->file[i] = -1;
+      c->comm_id = id;
+      c->nranks = nranks;
+      c->base = 1;
+      pthread_mutex_init(&c->mu, NULL);
+      c->next = s->comms;
+      s->comms = c;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return c;
+}
+
+void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
+  if (!s || file < 0 || file >= s->nfiles || cm->rc != 0 || cm->nranks < 1) return;
+  if (cm->rank < 0 || cm->rank >= cm->nranks) return;
+  struct comm *c = comm_get(s, cm->comm_id, cm->nranks);
+  if (!c || c->nranks != cm->nranks) return;
+  struct file *f = &s->files[file];
+  if (cm->comm >= f->nlocal) {
+    size_t n = cm->comm + 8;
+    struct lc *l = realloc(f->local, n * sizeof *l);
+    if (!l) { s->oom++; return; }
+    for (size_t i = f->nlocal; i < n; i++) l[i].c = NULL;
+    f->local = l; f->nlocal = n;
+  }
+  f->local[cm->comm].c = c;
+  f->local[cm->comm].rank = cm->rank;
+  pthread_mutex_lock(&c->mu);
+  c->file[cm->rank] = file;
+  pthread_mutex_unlock(&c->mu);
+  if (cm->nranks > f->rank_nranks) { f->rank = cm->rank; f->rank_nranks = cm->nranks; }
+}
+
+static int sig_eq(const struct sig *a, const struct sig *b) {
+  return a->op == b->op && a->dtype == b->dtype && a->count == b->count && a->root == b->root;
+}
+
+static void note_mismatch(struct ncs_strag *s, struct comm *c, uint64_t seq, const struct slot *sl) {
+  /* the odd ones are the minority signature */
+  int odd_is_b = sl->nb <= sl->na;
+  struct mismatch m = {.comm_id = c->comm_id, .seq = seq, .rank = odd_is_b ? sl->b_rank : -1,
+                       .got = odd_is_b ? sl->b : sl->a, .want = odd_is_b ? sl->a : sl->b,
+                       .nodd = odd_is_b ? sl->nb : sl->na};
+  if (!odd_is_b) m.rank = -1; /* the first rank to enter was the odd one; name unknown */
+  pthread_mutex_lock(&s->mu);
+  if (s->nmm < MAX_LIST) s->mm[s->nmm] = m;
+  s->nmm++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Closes the slot of `seq`, complete (all ranks entered). Caller holds c->mu. */
+static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct slot *sl) {
+  int n = c->nranks;
+  int64_t skew = sl->tmax - sl->tmin;
+  if (sl->last_rank >= 0) {
+    c->last_count[sl->last_rank]++;
+    c->wait[sl->last_rank] += (long double)n * (long double)sl->tmax - (long double)sl->tsum;
+  }
+  c->sum_min += (long double)sl->tmin;
+  c->complete++;
+  if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+  pthread_mutex_lock(&s->mu);
+  s->skew_n++;
+  s->skew_sum += (long double)skew;
+  if (s->skew_n == 1 || skew > s->skew_max) {
+    s->skew_max = skew; s->skew_max_comm = c->comm_id; s->skew_max_seq = seq;
+    s->skew_max_rank = sl->last_rank;
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
+  uint64_t need = seq - c->base + 1;
+  if (need <= c->cap) return 0;
+  if (need > (1u << 26)) return -1; /* a bogus sequence number; do not allocate for it */
+  size_t nc = c->cap ? c->cap : 64;
+  while (nc < need) nc *= 2;
+  struct slot *r = calloc(nc, sizeof *r);
+  if (!r) { pthread_mutex_lock(&s->mu); s->oom++; pthread_mutex_unlock(&s->mu); return -1; }
+  for (size_t i = 0; i < c->cap; i++) r[i] = c->ring[(c->head + i) % c->cap];
+  free(c->ring);
+  c->ring = r; c->cap = nc; c->head = 0;
+  return 0;
+}
+
+void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call, int64_t t) {
+  if (!s || file < 0 || file >= s->nfiles || ncs_op_kind(call->op) != NCS_KIND_COLL || !call->seq) return;
+  struct file *f = &s->files[file];
+  if (call->comm >= f->nlocal || !f->local[call->comm].c) return;
+  struct comm *c = f->local[call->comm].c;
+  int r = f->local[call->comm].rank;
+  pthread_mutex_lock(&c->mu);
+  if (call->seq < c->base || ring_fit(s, c, call->seq) ||
+      c->ring[(c->head + (call->seq - c->base)) % c->cap].n == (uint32_t)-1) {
+    c->stray++;
+    pthread_mutex_unlock(&c->mu);
+    return;
+  }
+  struct slot *sl = &c->ring[(c->head + (call->seq - c->base)) % c->cap];
+  struct sig g = {call->op, call->datatype, call->count, call->root};
+  if (!sl->n) {
+    memset(sl, 0, sizeof *sl);
+    sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1; sl->b_rank = -1;
+    c->open++;
+  } else {
+    if (t < sl->tmin) sl->tmin = t;
+    if (t >= sl->tmax) { sl->tmax = t; sl->last_rank = r; }
+    if (sig_eq(&g, &sl->a)) sl->na++;
+    else if (!sl->nb) { sl->b = g; sl->nb = 1; sl->b_rank = r; }
+    else if (sig_eq(&g, &sl->b)) sl->nb++;
+    else sl->odd3 = 1;
+  }
+  sl->n++;
+  sl->tsum += t;
+  c->sum_t[r] += (long double)t;
+  c->arrivals[r]++;
+  if (call->seq > c->last_seq[r]) c->last_seq[r] = call->seq;
+  if (c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
+  if ((int)sl->n == c->nranks) {
+    close_slot(s, c, call->seq, sl);
+    sl->n = (uint32_t)-1; /* closed */
+    c->open--;
+    while (c->cap && c->ring[c->head].n == (uint32_t)-1) {
+      memset(&c->ring[c->head], 0, sizeof c->ring[0]);
+      c->head = (c->head + 1) % c->cap;
+      c->base++;
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated) {
+  if (s && file >= 0 && file < s->nfiles) s->files[file].truncated = truncated;
+}
+
+static int cmp_rank(const void *a, const void *b) {
+  const struct ncs_strag_rank *x = a, *y = b;
+  if (x->wait_caused_s != y->wait_caused_s) return x->wait_caused_s < y->wait_caused_s ? 1 : -1;
+  if (x->last_count != y->last_count) return x->last_count < y->last_count ? 1 : -1;
+  return x->file - y->file;
+}
+
+void ncs_strag_finish(struct ncs_strag *s) {
+  if (!s) return;
+  long double *late = calloc((size_t)s->nfiles + 1, sizeof *late);
+  struct ncs_strag_rank *res = calloc((size_t)s->nfiles + 1, sizeof *res);
+  if (!late || !res) { free(late); free(res); s->oom++; return; }
+  for (int i = 0; i < s->nfiles; i++) {
+    res[i].file = i; res[i].rank = s->files[i].rank;
+    res[i].host = s->files[i].host ? s->files[i].host : "";
+    res[i].pid = s->files[i].pid;
+  }
+  for (struct comm *c = s->comms; c; c = c->next) {
+    /* open slots: collectives some ranks never entered */
+    long double *extra_min = calloc((size_t)c->nranks, sizeof *extra_min);
+    uint64_t *extra_sum_n = calloc((size_t)c->nranks, sizeof *extra_sum_n);
+    int first = 1;
+    for (size_t i = 0; i < c->cap; i++) {
+      struct slot *sl = &c->ring[(c->head + i) % c->cap];
+      if (!sl->n || sl->n == (uint32_t)-1) continue;
+      uint64_t seq = c->base + i;
+      s->incomplete++;
+      if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+      /* ranks that entered it are those that got this far (sequence numbers are consecutive) */
+      for (int r = 0; r < c->nranks && extra_min; r++)
+        if (c->last_seq[r] >= seq) { extra_min[r] += (long double)sl->tmin; extra_sum_n[r]++; }
+      if (first && s->nmiss < MAX_LIST) {
+        struct missing *m = &s->miss[s->nmiss++];
+        memset(m, 0, sizeof *m);
+        m->comm_id = c->comm_id; m->seq = seq; m->entered = sl->n; m->nranks = c->nranks;
+        for (int r = 0; r < c->nranks; r++)
+          if (c->last_seq[r] < seq) { if (m->nmissing < 16) m->ranks[m->nmissing] = r; m->nmissing++; }
+      }
+      first = 0;
+    }
+    for (int r = 0; r < c->nranks; r++) {
+      int fi = c->file[r];
+      if (fi < 0) continue;
+      long double mins = c->sum_min + (extra_min ? extra_min[r] : 0);
+      late[fi] += c->sum_t[r] - mins;
+      res[fi].arrivals += c->arrivals[r];
+      res[fi].last_count += c->last_count[r];
+      res[fi].wait_caused_s += (double)(c->wait[r] / 1e9L);
+    }
+    free(extra_min); free(extra_sum_n);
+  }
+  for (int i = 0; i < s->nfiles; i++)
+    res[i].mean_late_us = res[i].arrivals ? (double)(late[i] / (long double)res[i].arrivals / 1e3L) : 0;
+  free(late);
+  qsort(res, (size_t)s->nfiles, sizeof *res, cmp_rank);
+  free(s->res);
+  s->res = res;
+  s->nres = s->nfiles;
+}
+
+int ncs_strag_ranks(const struct ncs_strag *s, const struct ncs_strag_rank **out) {
+  *out = s ? s->res : NULL;
+  return s ? s->nres : 0;
+}
+uint64_t ncs_strag_collectives(const struct ncs_strag *s) { return s->skew_n; }
+uint64_t ncs_strag_incomplete(const struct ncs_strag *s) { return s->incomplete; }
+uint64_t ncs_strag_mismatches(const struct ncs_strag *s) { return s->nmm; }
+double ncs_strag_skew_mean_us(const struct ncs_strag *s) {
+  return s->skew_n ? (double)(s->skew_sum / (long double)s->skew_n / 1e3L) : 0;
+}
+double ncs_strag_skew_max_us(const struct ncs_strag *s) { return s->skew_n ? (double)s->skew_max / 1e3 : 0; }
+size_t ncs_strag_peak_window(const struct ncs_strag *s) { return s->peak_open; }
+
+static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
+
+void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
+  fprintf(f, "Who is slow (collectives lined up by communicator and sequence number)\n");
+  int ncomm = 0;
+  for (const struct comm *c = s->comms; c; c = c->next) ncomm++;
+  fprintf(f, "  %llu collectives on %d communicator(s) complete; arrival skew mean %.1f us, max %.1f us",
+          (unsigned long long)s->skew_n, ncomm, ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s));
+  if (s->skew_n) fprintf(f, " (comm %016llx seq %llu)", (unsigned long long)s->skew_max_comm, (unsigned long long)s->skew_max_seq);
+  fprintf(f, "\n");
+  if (s->skew_n && s->nres) {
+    fprintf(f, "  %5s  %-20s %9s %7s %14s %12s\n", "rank", "host", "last", "last%", "wait caused s", "mean late us");
+    for (int i = 0; i < s->nres && i < top; i++) {
+      const struct ncs_strag_rank *r = &s->res[i];
+      fprintf(f, "  %5d  ", r->rank);
+      size_t hl = strlen(r->host);
+      ncs_text_escape(f, r->host, hl > 20 ? 20 : hl);
+      fprintf(f, "%*s %9llu %6.1f%% %14.6f %12.1f\n", (int)(21 - (hl > 20 ? 20 : hl)), "",
+              (unsigned long long)r->last_count, r->arrivals ? 100.0 * (double)r->last_count / (double)r->arrivals : 0.0,
+              r->wait_caused_s, r->mean_late_us);
+    }
+  }
+  for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
+    const struct mismatch *m = &s->mm[i];
+    fprintf(f, "  MISMATCH comm %016llx seq %llu: ", (unsigned long long)m->comm_id, (unsigned long long)m->seq);
+    if (m->rank >= 0) fprintf(f, "rank %d", m->rank); else fprintf(f, "%u rank(s)", m->nodd);
+    fprintf(f, " called %s count %llu dtype %u, the others %s count %llu dtype %u\n", opname(m->got.op),
+            (unsigned long long)m->got.count, m->got.dtype, opname(m->want.op), (unsigned long long)m->want.count, m->want.dtype);
+  }
+  if (s->nmm > MAX_LIST) fprintf(f, "  ... %llu mismatches in all\n", (unsigned long long)s->nmm);
+  for (int i = 0; i < s->nmiss; i++) {
+    const struct missing *m = &s->miss[i];
+    fprintf(f, "  MISSING comm %016llx seq %llu: %u of %d ranks entered; never entered:", (unsigned long long)m->comm_id,
+            (unsigned long long)m->seq, m->entered, m->nranks);
+    for (int k = 0; k < m->nmissing && k < 16; k++) fprintf(f, " %d", m->ranks[k]);
+    if (m->nmissing > 16) fprintf(f, " ... (%d)", m->nmissing);
+    fprintf(f, "  (a hang looks like this)\n");
+  }
+  if (s->incomplete) fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
+  if (s->oom) fprintf(f, "  warning: out of memory %llu time(s): figures incomplete\n", (unsigned long long)s->oom);
+}
+
+static void json_sig(struct ncs_json *j, const char *key, const struct sig *g) {
+  ncs_json_obj_begin(j, key);
+  ncs_json_str(j, "op", opname(g->op));
+  ncs_json_uint(j, "count", g->count);
+  ncs_json_uint(j, "datatype", g->dtype);
+  ncs_json_int(j, "root", g->root);
+  ncs_json_obj_end(j);
+}
+
+void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
+  char id[24];
+  ncs_json_arr_begin(j, "stragglers");
+  for (int i = 0; i < s->nres; i++) {
+    const struct ncs_strag_rank *r = &s->res[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_int(j, "rank", r->rank);
+    ncs_json_str(j, "host", r->host);
+    ncs_json_uint(j, "pid", r->pid);
+    ncs_json_uint(j, "last_count", r->last_count);
+    ncs_json_num(j, "wait_caused_s", r->wait_caused_s);
+    ncs_json_uint(j, "collectives", r->arrivals);
+    ncs_json_num(j, "last_share", r->arrivals ? (double)r->last_count / (double)r->arrivals : 0);
+    ncs_json_num(j, "mean_late_us", r->mean_late_us);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_obj_begin(j, "collectives");
+  ncs_json_uint(j, "complete", s->skew_n);
+  ncs_json_uint(j, "incomplete", s->incomplete);
+  ncs_json_num(j, "skew_mean_us", ncs_strag_skew_mean_us(s));
+  ncs_json_num(j, "skew_max_us", ncs_strag_skew_max_us(s));
+  if (s->skew_n) {
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)s->skew_max_comm);
+    ncs_json_str(j, "skew_max_comm", id);
+    ncs_json_uint(j, "skew_max_seq", s->skew_max_seq);
+  }
+  ncs_json_uint(j, "peak_open", s->peak_open);
+  ncs_json_obj_end(j);
+  ncs_json_arr_begin(j, "mismatches");
+  for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
+    const struct mismatch *m = &s->mm[i];
+    ncs_json_obj_begin(j, NULL);
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
+    ncs_json_str(j, "comm_id", id);
+    ncs_json_uint(j, "seq", m->seq);
+    if (m->rank >= 0) ncs_json_int(j, "rank", m->rank); else ncs_json_null(j, "rank");
+    ncs_json_uint(j, "ranks_odd", m->nodd);
+    json_sig(j, "got", &m->got);
+    json_sig(j, "others", &m->want);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_arr_begin(j, "missing");
+  for (int i = 0; i < s->nmiss; i++) {
+    const struct missing *m = &s->miss[i];
+    ncs_json_obj_begin(j, NULL);
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
+    ncs_json_str(j, "comm_id", id);
+    ncs_json_uint(j, "seq", m->seq);
+    ncs_json_uint(j, "entered", m->entered);
+    ncs_json_int(j, "nranks", m->nranks);
+    ncs_json_arr_begin(j, "never_entered");
+    for (int k = 0; k < m->nmissing && k < 16; k++) ncs_json_int(j, NULL, m->ranks[k]);
+    ncs_json_arr_end(j);
+    ncs_json_int(j, "never_entered_count", m->nmissing);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+}
