@@ -366,7 +366,12 @@ static int read_chunk(struct reader *r) {
     set_error(r, r->chunk_off, "out of memory for a chunk of %u bytes", rsz);
     return -1;
   }
-  if (read_full(r->f, r->payload, psz) < psz) return 4;
+  size_t have = read_full(r->f, r->payload, psz);
+  if (have < psz) {
+    set_error(r, r->chunk_off, "truncated: the file ends inside chunk %llu (%zu of its %u payload bytes present)",
+              (unsigned long long)index, have, psz);
+    return 4;
+  }
   uint32_t hsum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, NCS_CH_CHECKSUM), r->payload, psz);
   if (hsum != sum) {
     set_error(r, r->chunk_off, "chunk %llu: bad checksum 0x%08x (computed 0x%08x)",
@@ -459,8 +464,9 @@ int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_rea
     }
     if (rc == 4) {
       st->truncated = 1;
-      set_error(&r, r.chunk_off, "truncated: the file ends inside chunk %llu",
-                (unsigned long long)st->chunks);
+      if (!st->error[0])
+        set_error(&r, r.chunk_off, "truncated: the file ends inside the header of chunk %llu",
+                  (unsigned long long)st->chunks);
       break;
     }
     st->damaged = 1;
