@@ -454,7 +454,7 @@ static int classify(struct cur m, struct ncs_nl_rec *r) {
     copy_str(r->u.netuse.name, sizeof r->u.netuse.name, m.p, (size_t)(m.e - m.p));
     return r->kind = NCS_NL_NETUSE;
   }
-  if (starts(&m, "NET/IB : No device found")) {
+  if (starts(&m, "NET/IB : No device found") || starts(&m, "Failed to open libibverbs")) {
     memset(&r->u.netuse, 0, sizeof r->u.netuse);
     r->u.netuse.ib_missing = 1;
     return r->kind = NCS_NL_NETUSE;
