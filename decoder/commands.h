@@ -7,7 +7,11 @@
 #define NCS_COMMANDS(X) \
   X(report, cmd_report, "per-rank and per-operation summary of traces (--json)") \
   X(dump, cmd_dump, "every record of a trace, one line each") \
-  X(run, cmd_run, "run a command with the shim preloaded: run [-o DIR] -- CMD...")
+  X(run, cmd_run, "run a command with the shim preloaded: run [-o DIR] -- CMD...") \
+  X(nccl-log, cmd_nccl_log, "transports, versions and rings from NCCL debug logs: nccl-log [--json] FILE...") \
+  X(doctor, cmd_doctor, "verdicts on transports vs topology, versions, bandwidth: doctor [--json] PATH...") \
+  X(timeline, cmd_timeline, "Chrome/Perfetto trace of every call on one clock: timeline PATH... -o FILE.json") \
+  X(synth, cmd_synth, "write synthetic traces (tests, benchmarks): synth -o DIR [--ranks N --calls M ...]")
 
 #define NCS_DECLARE_CMD_(name, fn, help) int fn(int argc, char **argv);
 NCS_COMMANDS(NCS_DECLARE_CMD_)
