@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# test_decoder_cli.sh — the ncclscope CLI against golden outputs and exit codes.
+# Fixture traces come from a deterministic writer (tests/test_trace_writer.h via
+# `test_trace_roundtrip --write DIR`), not from the shim. NCS_UPDATE_GOLDEN=1 rewrites
+# tests/golden/ from the current output (review the diff before committing).
+. "$(dirname "$0")/lib.sh"
+GOLD=$ROOT/tests/golden
+GEN=$BUILD/tests/test_trace_roundtrip
+if [ ! -x "$NCS" ] || [ ! -x "$GEN" ]; then fail "decoder_cli: $NCS or $GEN not built"; exit 1; fi
+mkdir -p "$T/fx" && "$GEN" --write "$T/fx" || { fail "decoder_cli: writing fixtures"; exit 1; }
+cd "$T/fx"
+
+golden() { # golden NAME EXPECTED_RC CMD...
+  local name=$1 want=$2; shift 2
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  if [ "${NCS_UPDATE_GOLDEN:-}" = 1 ]; then cp "$T/out" "$GOLD/$name"; fi
+  if [ "$rc" != "$want" ]; then fail "golden $name: exit $rc, expected $want"; sed 's/^/    /' "$T/err" | head -5; return; fi
+  if cmp -s "$T/out" "$GOLD/$name"; then pass "golden $name (exit $rc)"
+  else fail "golden $name differs"; diff "$GOLD/$name" "$T/out" | head -20 | sed 's/^/    /'; fi
+}
+
+golden report.txt 0 "$NCS" report rank0.ncs rank1.ncs
+golden report.json 0 "$NCS" report --json rank0.ncs rank1.ncs
+golden dump-rank0.txt 0 "$NCS" dump rank0.ncs
+golden report-cut.txt 1 "$NCS" report rank0.ncs cut.ncs
+golden hostile.txt 0 "$NCS" report hostile.ncs
+head -c 800 rank1.ncs >mid.ncs # inside chunk 2 (offset 766): chunks 0 and 1 still count
+golden report-mid.json 1 "$NCS" report --json mid.ncs
+
+# truncation is stated on stderr with file and offset, and in the JSON
+"$NCS" report --json cut.ncs >"$T/cut.json" 2>"$T/cut.err"; rc=$?
+check_eq "truncated trace: exit 1" 1 "$rc"
+check "truncated trace: stderr names file and offset" grep -q '^ncclscope: cut.ncs: offset 934: truncated: no final chunk' "$T/cut.err"
+check "truncated trace: JSON says truncated" grep -q '"truncated": true' "$T/cut.json"
+
+# hostile strings: no raw control bytes on a terminal, valid JSON
+"$NCS" report hostile.ncs >"$T/h.txt" 2>&1
+check "hostile trace: text output holds no ESC or BEL byte" bash -c "! grep -q \$'[\\x1b\\x07]' '$T/h.txt'"
+"$NCS" report --json hostile.ncs >"$T/h.json"
+if command -v jq >/dev/null; then
+  check "hostile trace: JSON parses (jq)" jq -e '.ranks[0].host == "ev\u001b[2Jil\"<b>\n"' "$T/h.json"
+elif command -v python3 >/dev/null; then
+  check "hostile trace: JSON parses (python3)" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"][0]["host"]=="ev\x1b[2Jil\"<b>\n"' "$T/h.json"
+else skip "hostile trace: JSON parse: neither jq nor python3"; fi
+
+# directories expand to their *.ncs files, sorted
+mkdir -p "$T/dir" && cp rank0.ncs rank1.ncs "$T/dir/" && : >"$T/dir/notes.txt"
+"$NCS" report --json "$T/dir" >"$T/dir.json" 2>&1; rc=$?
+check_eq "directory of traces: exit 0" 0 "$rc"
+check_eq "directory of traces: 2 files read" 2 "$(grep -c '"file":' "$T/dir.json")"
+
+# exit codes and usage
+"$NCS" >/dev/null 2>"$T/e"; check_eq "no command: exit 2" 2 $?
+check "no command: usage on stderr" grep -q '^usage: ncclscope COMMAND' "$T/e"
+"$NCS" frobnicate >"$T/o" 2>"$T/e"; check_eq "unknown command: exit 2" 2 $?
+check "unknown command: usage on stderr, nothing on stdout" bash -c "grep -q 'unknown command' '$T/e' && [ ! -s '$T/o' ]"
+"$NCS" help >"$T/o" 2>&1; check_eq "help: exit 0" 0 $?
+check "help lists report, dump and run" bash -c "grep -q '^  report ' '$T/o' && grep -q '^  dump ' '$T/o' && grep -q '^  run ' '$T/o'"
+"$NCS" --version >"$T/o"; check_eq "--version: exit 0" 0 $?
+check "--version names the format" grep -q '^ncclscope .* (trace format 1\.0)$' "$T/o"
+"$NCS" report >/dev/null 2>&1; check_eq "report without PATH: exit 2" 2 $?
+"$NCS" report --bogus=1 rank0.ncs >/dev/null 2>&1; check_eq "report with an unknown option: exit 2" 2 $?
+"$NCS" report "$T/none.ncs" >/dev/null 2>"$T/e"; check_eq "report of a missing path: exit 2" 2 $?
+check "missing path: stderr names it" grep -q "none.ncs: No such file" "$T/e"
+printf 'not a trace' >"$T/x.ncs"
+"$NCS" report "$T/x.ncs" rank0.ncs >"$T/o" 2>"$T/e"; check_eq "report of a non-trace: exit 2" 2 $?
+check "non-trace: the good file is still reported" grep -q 'AllReduce' "$T/o"
+"$NCS" dump cut.ncs >/dev/null 2>&1; check_eq "dump of a truncated trace: exit 1" 1 $?
+mkdir -p "$T/empty"; "$NCS" report "$T/empty" >/dev/null 2>&1; check_eq "report of a directory without traces: exit 2" 2 $?
+
+# run: preloads the shim (prepended), sets NCCLSCOPE_DIR, exit status is the command's
+: >"$T/fake-shim.so"
+out=$(NCCLSCOPE_SHIM=$T/fake-shim.so LD_PRELOAD= "$NCS" run -o "$T/tr" -- sh -c 'echo "$LD_PRELOAD|$NCCLSCOPE_DIR"; exit 3' 2>/dev/null); rc=$?
+check_eq "run: LD_PRELOAD and NCCLSCOPE_DIR set" "$T/fake-shim.so|$T/tr" "$out"
+check_eq "run: exit status is the command's" 3 "$rc"
+out=$(NCCLSCOPE_SHIM=$T/fake-shim.so LD_PRELOAD=/lib/other.so "$NCS" run -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+check_eq "run: shim prepended to an existing LD_PRELOAD" "$T/fake-shim.so:/lib/other.so" "$out"
+NCCLSCOPE_SHIM=$T/missing.so "$NCS" run -- true 2>/dev/null; check_eq "run: missing shim: exit 2" 2 $?
+NCCLSCOPE_SHIM=$T/fake-shim.so LD_PRELOAD= "$NCS" run -- /nonexistent/cmd 2>/dev/null; check_eq "run: command not found: exit 127" 127 $?
+"$NCS" run 2>/dev/null; check_eq "run without a command: exit 2" 2 $?
+if [ -f "$BUILD/libncclscope.so" ]; then
+  out=$(env -u NCCLSCOPE_SHIM LD_PRELOAD= "$NCS" run -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+  check_eq "run: finds the shim next to the ncclscope binary" "$BUILD/libncclscope.so" "$out"
+else skip "run: shim next to the binary: $BUILD/libncclscope.so not built"; fi
