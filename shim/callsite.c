@@ -1,0 +1,150 @@
+/* callsite.c — call-site ids: a short stack of return addresses hashed into an id.
+ *
+ * Contract:
+ *   - The unwinder is libunwind's unw_backtrace, loaded privately at activation with
+ *     dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY): its _Unwind_* exports never enter the
+ *     process's global scope (a C++ program keeps libgcc_s's unwinder). Without libunwind,
+ *     glibc's backtrace() is used.
+ *   - ncs_callsite_capture() runs on the hot path: unwinds up to NCCLSCOPE_CALLSITE_DEPTH
+ *     frames starting at the wrapper's caller, hashes them (FNV-1a 64 over the addresses,
+ *     folded to 32 bits, never 0) and looks the id up in a fixed, lock-free open-addressing
+ *     table. The first thread to see an id stores its frames there (claim by CAS, then a
+ *     release store of `ready`). No allocation, no lock. A full table gives id 0.
+ *   - The writer thread defines each id once per file (ncs_callsite_define): a MODULE record
+ *     for every object not yet named, then the CALLSITE record with module index, offset and
+ *     nearest dynamic symbol (dladdr), before the first CALL that uses the id.
+ * Ids are only meaningful within one file; two stacks with the same 32-bit hash share an id. */
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <sched.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define SLOTS 2048
+#define MAXF 32
+struct site {
+  _Atomic uint32_t id;
+  _Atomic int ready;
+  uint32_t nframes;
+  int emitted;              /* writer only: defined in the current file */
+  uintptr_t frames[MAXF];
+};
+static struct site sites[SLOTS];
+
+typedef int (*bt_fn)(void **, int);
+static bt_fn unwinder;
+
+static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
+
+int ncs_callsite_init(void) {
+  if (unwinder) return 0;
+  void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
+  bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
+  if (!f) {
+    ncs_debug("libunwind.so.8 not available: call sites use glibc backtrace()");
+    f = glibc_bt;
+  }
+  void *warm[4];
+  f(warm, 4); /* first call may allocate (glibc loads libgcc_s, libunwind sets up caches) */
+  unwinder = f;
+  return 0;
+}
+
+uint32_t ncs_callsite_capture(void *ra) {
+  unsigned depth = ncs_cfg.callsite_depth;
+  bt_fn bt = unwinder;
+  if (!depth || !bt) return 0;
+  if (depth > MAXF) depth = MAXF;
+  void *buf[MAXF + 6];
+  int n = bt(buf, (int)depth + 6);
+  int start = 0;
+  while (start < n && buf[start] != ra) start++;
+  if (start == n) start = n > 2 ? 2 : 0; /* the caller's address was not seen: best effort */
+  int nf = n - start;
+  if (nf > (int)depth) nf = (int)depth;
+  if (nf <= 0) return 0;
+  uint64_t h = ncs_hash64(NCS_FNV64_INIT, &buf[start], (size_t)nf * sizeof(void *));
+  uint32_t id = (uint32_t)(h ^ (h >> 32));
+  if (!id) id = 1;
+  for (uint32_t i = id & (SLOTS - 1), k = 0; k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {
+    uint32_t cur = atomic_load_explicit(&sites[i].id, memory_order_acquire);
+    if (cur == id) return id;
+    if (cur != 0) continue;
+    uint32_t expect = 0;
+    if (atomic_compare_exchange_strong(&sites[i].id, &expect, id)) {
+      for (int f = 0; f < nf; f++) sites[i].frames[f] = (uintptr_t)buf[start + f];
+      sites[i].nframes = (uint32_t)nf;
+      atomic_store_explicit(&sites[i].ready, 1, memory_order_release);
+      return id;
+    }
+    if (expect == id) return id;
+  }
+  return 0;
+}
+
+/* ---- writer side ---- */
+
+#define MAXMOD 512
+/* Module indexes are stable for the life of a file; `emitted` is cleared when a chunk that
+ * held MODULE records could not be written, so they are written again. */
+static struct { uintptr_t base; int emitted; } mods[MAXMOD];
+static uint32_t nmods;
+
+static uint32_t module_of(struct ncs_wbuf *w, const Dl_info *di, uint32_t *records) {
+  uintptr_t base = (uintptr_t)di->dli_fbase;
+  uint32_t i = 0;
+  while (i < nmods && mods[i].base != base) i++;
+  if (i == MAXMOD) return 0;
+  if (i < nmods && mods[i].emitted) return i + 1;
+  struct ncs_module m = {.module = i + 1, .base = base, .path = di->dli_fname};
+  size_t before = w->len;
+  ncs_enc_module(w, &m);
+  if (w->overflow || w->len == before) return 0;
+  (*records)++;
+  if (i == nmods) { mods[i].base = base; nmods++; }
+  mods[i].emitted = 1;
+  return i + 1;
+}
+
+void ncs_callsite_define(struct ncs_wbuf *w, uint32_t id, uint32_t *records) {
+  if (!id) return;
+  struct site *s = NULL;
+  for (uint32_t i = id & (SLOTS - 1), k = 0; k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {
+    uint32_t cur = atomic_load_explicit(&sites[i].id, memory_order_acquire);
+    if (cur == id) { s = &sites[i]; break; }
+    if (cur == 0) return;
+  }
+  if (!s || s->emitted) return;
+  /* the claiming thread is copying a handful of addresses: wait for it, briefly */
+  for (int spin = 0; !atomic_load_explicit(&s->ready, memory_order_acquire) && spin < 10000; spin++)
+    sched_yield();
+  uint32_t nf = atomic_load_explicit(&s->ready, memory_order_acquire) ? s->nframes : 0;
+  struct ncs_frame fr[MAXF];
+  for (uint32_t f = 0; f < nf; f++) {
+    Dl_info di;
+    memset(&fr[f], 0, sizeof fr[f]);
+    uintptr_t a = s->frames[f];
+    /* a return address may point one past a call at the end of a function: look up a - 1 */
+    if (dladdr((void *)(a - 1), &di) && di.dli_fbase) {
+      fr[f].module = module_of(w, &di, records);
+      fr[f].offset = a - (uintptr_t)di.dli_fbase;
+      fr[f].symbol = di.dli_sname;
+      fr[f].symbol_offset = di.dli_saddr ? a - (uintptr_t)di.dli_saddr : 0;
+    } else {
+      fr[f].offset = a;
+    }
+  }
+  struct ncs_callsite cs = {.id = id, .nframes = nf, .frames = fr};
+  size_t before = w->len;
+  ncs_enc_callsite(w, &cs);
+  if (w->overflow || w->len == before) return;
+  (*records)++;
+  s->emitted = 1;
+}
+
+void ncs_callsite_forget_emitted(int new_file) {
+  for (int i = 0; i < SLOTS; i++) sites[i].emitted = 0;
+  for (uint32_t i = 0; i < nmods; i++) mods[i].emitted = 0;
+  if (new_file) nmods = 0;
+}

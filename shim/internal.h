@@ -1,0 +1,179 @@
+/* internal.h — what the shim's core modules share (never installed, never exported).
+ *
+ * Modules and their one job each:
+ *   resolve.c   finds the real NCCL entry points (pnccl*, RTLD_NEXT, a privately loaded libnccl)
+ *   state.c     configuration, activation at the first NCCL call, per-thread rings,
+ *               the communicator table, fork and exit handling
+ *   wrappers.c  the exported nccl* functions: time, call the real one, record
+ *   callsite.c  call-site stacks (libunwind loaded privately), their lock-free id table
+ *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
+ *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
+ * Everything here has hidden visibility (the Makefile builds with -fvisibility=hidden). */
+#ifndef NCS_SHIM_INTERNAL_H
+#define NCS_SHIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ncclscope/encode.h"
+#include "ncclscope/format.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+
+#define NCS_SHIM_VERSION "0.1.0"
+#define NCS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NCS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- resolve.c ---- */
+enum ncs_fn {
+#define NCS_FN_ENUM_(ret, name, params, args) NCS_FN_##name,
+  NCCLSCOPE_PROTOTYPES(NCS_FN_ENUM_)
+#undef NCS_FN_ENUM_
+  NCS_FN_COUNT
+};
+#define NCS_FN_TYPE_(ret, name, params, args) typedef ret(*ncs_fn_##name##_t) params;
+NCCLSCOPE_PROTOTYPES(NCS_FN_TYPE_)
+#undef NCS_FN_TYPE_
+
+extern _Atomic(void *) ncs_real_fn[NCS_FN_COUNT];
+extern pthread_once_t ncs_resolve_once;
+void ncs_resolve_all(void);           /* pthread_once body: fills ncs_real_fn */
+void *ncs_resolve_late(enum ncs_fn f); /* retry for an entry still missing (slow path) */
+/* The real function `f`, or NULL when no NCCL could be found. Safe from any thread, any time. */
+static inline void *ncs_real(enum ncs_fn f) {
+  pthread_once(&ncs_resolve_once, ncs_resolve_all);
+  void *p = atomic_load_explicit(&ncs_real_fn[f], memory_order_acquire);
+  return NCS_LIKELY(p != NULL) ? p : ncs_resolve_late(f);
+}
+#define NCS_REAL(name) ((ncs_fn_##name##_t)ncs_real(NCS_FN_##name))
+
+/* ---- state.c ---- */
+struct ncs_config {
+  char dir[512];
+  unsigned flush_ms;        /* chunk period */
+  unsigned callsite_depth;  /* 0 = off */
+  unsigned ring_records;    /* power of two */
+  int debug;                /* NCCLSCOPE_DEBUG=1: diagnostics to stderr */
+  int gpu_timing;           /* NCCLSCOPE_GPU_TIMING (default 1) */
+};
+extern struct ncs_config ncs_cfg;
+
+/* One thread's single-producer ring of raw CALL records. The owning thread writes `head`,
+ * the writer thread writes `tail`; the owner counts what it had to drop. */
+enum { NCS_SLOT_FREE = 0, NCS_SLOT_LIVE = 1, NCS_SLOT_DEAD = 2 };
+#define NCS_MAX_THREADS 128
+struct ncs_ring {
+  _Atomic uint64_t head;
+  char pad0[56];
+  _Atomic uint64_t tail;
+  char pad1[56];
+  _Atomic uint64_t dropped;       /* owner: calls not recorded (ring full) */
+  uint64_t dropped_reported;      /* writer: part of `dropped` already in a DROP record */
+  _Atomic int state;              /* NCS_SLOT_* */
+  uint32_t thread;                /* trace thread index of the owner */
+  uint32_t announced;             /* writer: THREAD record written for `thread` */
+  uint32_t mask;                  /* records - 1 */
+  pid_t tid;
+  char name[16];
+  struct ncs_call rec[];
+};
+extern struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
+
+/* Per-thread state. `gen` differs from ncs_gen after a fork: the thread registers again. */
+struct ncs_tls {
+  struct ncs_ring *ring;
+  uint32_t gen, thread, busy, depth;
+  uint64_t tcall, group;
+  uint64_t slot_drops;            /* calls lost because no ring slot was free */
+  struct ncs_gpu_group *gpu;      /* gputime.c: streams of the open group */
+};
+extern __thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
+extern _Atomic uint32_t ncs_gen;
+extern _Atomic int ncs_active;
+
+/* Activates the shim (config, writer thread, file) at the first recorded call; 0 when
+ * recording is possible, -1 when not (then calls are only forwarded). */
+int ncs_activate(void);
+/* Registers the calling thread (ring, thread index) if not done in this generation.
+ * Returns the ring or NULL (no slot: the call is counted as dropped). */
+struct ncs_ring *ncs_thread_ring(void);
+static inline struct ncs_ring *ncs_ring_get(void) {
+  struct ncs_tls *t = &ncs_tls;
+  if (NCS_LIKELY(t->ring != NULL && t->gen == atomic_load_explicit(&ncs_gen, memory_order_relaxed)))
+    return t->ring;
+  return ncs_thread_ring();
+}
+/* Appends one record to the ring, or counts it as dropped when the ring is full. */
+static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+  if (NCS_UNLIKELY(h - t > r->mask)) {
+    atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return;
+  }
+  r->rec[h & r->mask] = *c;
+  atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+/* Communicator table: ncclComm_t → trace index, lock-free for readers. */
+struct ncs_comm_info {
+  uint64_t handle, comm_id;
+  _Atomic uint64_t coll_seq, p2p_seq, split_count;
+  int32_t device;
+};
+#define NCS_MAX_COMMS 4096
+uint32_t ncs_comm_lookup(ncclComm_t comm);             /* 0 when unknown */
+struct ncs_comm_info *ncs_comm_info(uint32_t index);   /* NULL for 0 / out of range */
+/* Allocates the next index for a new communicator (inserted in the table when handle != 0). */
+uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device);
+uint64_t ncs_hash64(uint64_t h, const void *p, size_t n); /* FNV-1a 64, continued from h */
+#define NCS_FNV64_INIT 0xcbf29ce484222325ull
+
+void ncs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t ncs_now_ns(void);
+
+/* ---- callsite.c ---- */
+int ncs_callsite_init(void);          /* loads the unwinder; called at activation */
+/* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */
+uint32_t ncs_callsite_capture(void *ra);
+/* Writer: emits CALLSITE (and new MODULE) records for `id` if not yet in this file. */
+void ncs_callsite_define(struct ncs_wbuf *w, uint32_t id, uint32_t *records);
+/* Forget which ids/modules were written: new_file=1 for a fork child's new file (module
+ * indexes restart), 0 after a chunk was lost (same indexes, written again). */
+void ncs_callsite_forget_emitted(int new_file);
+
+/* ---- writer.c ---- */
+int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
+void ncs_writer_kick(void);          /* drain and collect GPU times now (not a flush) */
+void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (exit path) */
+void ncs_writer_atfork_prepare(void);
+void ncs_writer_atfork_parent(void);
+void ncs_writer_atfork_child(void);
+/* Queues an internally built record (COMM, COMM_END, ...); same as ncs_emit. */
+int ncs_emit(uint32_t type, const void *body, size_t len);
+void ncs_writer_count_drop(unsigned reason, uint64_t n); /* drops with no ring (e.g. no slot) */
+/* The PROCESS record's key/value pairs, built at activation (state.c). */
+void ncs_process_record(struct ncs_wbuf *w);
+
+/* ---- gputime.c ---- */
+struct ncs_call;
+int ncs_gpu_init(void);                /* finds a loaded CUDA runtime; 1 = GPU timing on */
+extern int ncs_gpu_on;
+/* Around one launch outside a group: returns a token for ncs_gpu_after, or -1. Sets
+ * NCS_CALL_F_CAPTURED in *flags when the stream is capturing. */
+int ncs_gpu_before(cudaStream_t stream, uint32_t *flags);
+void ncs_gpu_after(int token, uint32_t thread, uint64_t ref, int failed);
+/* Inside a group: notes the stream; marks capture. */
+void ncs_gpu_group_member(cudaStream_t stream, uint32_t *flags);
+/* Outermost GroupEnd: before / after the real GroupEnd. */
+void ncs_gpu_group_before(void);
+void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
+/* Writer: query pending events, emit GPU_TIME for completed ones. drain_ms > 0 waits for
+ * pending events up to that long (CommDestroy/Abort, exit). */
+void ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms);
+void ncs_gpu_atfork_child(void);
+
+#endif

@@ -1,0 +1,105 @@
+/* resolve.c — finds the real NCCL entry points behind the shim's wrappers.
+ *
+ * Contract: ncs_real_fn[f] holds the real function for every entry point that could be found,
+ * never one of the shim's own wrappers. Order per entry point: `pncclX` through RTLD_NEXT
+ * (NCCL >= 2.16 exports the strong pncclX behind a weak ncclX), then `ncclX` through
+ * RTLD_NEXT, then a libnccl.so* already loaded privately (RTLD_LOCAL, e.g. by a Python
+ * extension) found with dl_iterate_phdr and reopened with RTLD_NOLOAD. ncs_resolve_all runs
+ * once (constructor or first wrapper, whichever comes first); an entry still missing is
+ * looked up again at its next call (a private NCCL may be loaded later), under a mutex, off
+ * the hot path. No I/O, no allocation of our own, no recursion into the wrappers. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Atomic(void *) ncs_real_fn[NCS_FN_COUNT];
+pthread_once_t ncs_resolve_once = PTHREAD_ONCE_INIT;
+
+static const char *const fn_names[NCS_FN_COUNT] = {
+#define NCS_FN_NAME_(ret, name, params, args) #name,
+  NCCLSCOPE_PROTOTYPES(NCS_FN_NAME_)
+#undef NCS_FN_NAME_
+};
+
+static pthread_mutex_t late_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 when p lies inside this shared object (one of our own wrappers). */
+static int is_ours(void *p) {
+  Dl_info self, other;
+  if (!p) return 0;
+  if (!dladdr((void *)ncs_resolve_all, &self) || !dladdr(p, &other)) return 0;
+  return self.dli_fbase == other.dli_fbase;
+}
+
+static void *lookup_next(const char *name) {
+  char sym[96];
+  snprintf(sym, sizeof sym, "pnccl%s", name);
+  void *p = dlsym(RTLD_NEXT, sym);
+  if (p && !is_ours(p)) return p;
+  snprintf(sym, sizeof sym, "nccl%s", name);
+  p = dlsym(RTLD_NEXT, sym);
+  if (p && !is_ours(p)) return p;
+  return NULL;
+}
+
+/* dl_iterate_phdr: remembers the first loaded object named libnccl.so* that is not us. */
+struct find_ctx { char path[512]; };
+static int find_libnccl(struct dl_phdr_info *info, size_t size, void *arg) {
+  struct find_ctx *fc = arg;
+  const char *name = info->dlpi_name;
+  if (!name || !*name) return 0;
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (strncmp(base, "libnccl.so", 10) != 0) return 0;
+  snprintf(fc->path, sizeof fc->path, "%s", name);
+  return 1;
+}
+
+static void *private_handle(void) {
+  static void *handle;  /* guarded by late_mu or by the once-init */
+  if (handle) return handle;
+  struct find_ctx fc = {{0}};
+  if (dl_iterate_phdr(find_libnccl, &fc) == 0) return NULL;
+  handle = dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
+  return handle;
+}
+
+static void *lookup_private(const char *name) {
+  void *h = private_handle();
+  if (!h) return NULL;
+  char sym[96];
+  snprintf(sym, sizeof sym, "pnccl%s", name);
+  void *p = dlsym(h, sym);
+  if (!p || is_ours(p)) {
+    snprintf(sym, sizeof sym, "nccl%s", name);
+    p = dlsym(h, sym);
+  }
+  return (p && !is_ours(p)) ? p : NULL;
+}
+
+void ncs_resolve_all(void) {
+  pthread_mutex_lock(&late_mu);
+  for (int i = 0; i < NCS_FN_COUNT; i++) {
+    void *p = lookup_next(fn_names[i]);
+    if (!p) p = lookup_private(fn_names[i]);
+    atomic_store_explicit(&ncs_real_fn[i], p, memory_order_release);
+  }
+  pthread_mutex_unlock(&late_mu);
+}
+
+void *ncs_resolve_late(enum ncs_fn f) {
+  if ((unsigned)f >= NCS_FN_COUNT) return NULL;
+  pthread_mutex_lock(&late_mu);
+  void *p = atomic_load_explicit(&ncs_real_fn[f], memory_order_acquire);
+  if (!p) {
+    p = lookup_next(fn_names[f]);
+    if (!p) p = lookup_private(fn_names[f]);
+    if (p) atomic_store_explicit(&ncs_real_fn[f], p, memory_order_release);
+  }
+  pthread_mutex_unlock(&late_mu);
+  if (!p) ncs_debug("no real nccl%s found", fn_names[f]);
+  return p;
+}

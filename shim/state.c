@@ -1,0 +1,376 @@
+/* state.c — the shim's process-wide state: configuration, activation, thread rings, the
+ * communicator table, the PROCESS record, fork and exit.
+ *
+ * Contract:
+ *   - The constructor only resolves NCCL's entry points and registers fork handlers: no I/O,
+ *     no thread, no file. A process that never makes a recorded NCCL call stays that way.
+ *   - ncs_activate() runs once per process (again in a forked child that uses NCCL): reads
+ *     NCCLSCOPE_* settings, starts log capture and GPU timing, and the writer thread, which
+ *     creates the file.
+ *   - A thread's first recorded call takes a ring slot (malloc of its ring happens only then,
+ *     or is reused from an exited thread); later calls allocate nothing and take no lock.
+ *   - Communicator lookups are lock-free; inserts happen at init calls under a mutex.
+ *   - fork: the parent carries on; the child forgets the parent's buffered records, rings,
+ *     threads and communicators, and activates again (new file, new pid) only if it calls
+ *     NCCL. Locks are taken before fork and released on both sides.
+ *   - exit: a destructor asks the writer for a final flush and waits a bounded time. */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "internal.h"
+
+/* The collectors (shim/logcap.c) are optional at link time. */
+extern __typeof(ncs_logcap_start) ncs_logcap_start __attribute__((weak));
+extern __typeof(ncs_logcap_atfork_child) ncs_logcap_atfork_child __attribute__((weak));
+
+struct ncs_config ncs_cfg;
+__thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
+_Atomic uint32_t ncs_gen = 1;
+_Atomic int ncs_active;
+struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
+
+static pthread_mutex_t act_mu = PTHREAD_MUTEX_INITIALIZER;
+static int act_failed;              /* activation failed in this process: forward only */
+static _Atomic uint32_t next_thread; /* trace thread indexes, from 1 */
+static pthread_key_t thread_key;
+static int thread_key_ok;
+
+/* ---- small helpers ---- */
+
+uint64_t ncs_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ncs_debug(const char *fmt, ...) {
+  if (!ncs_cfg.debug) return;
+  int saved = errno;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = snprintf(line, sizeof line, "ncclscope[%d]: ", (int)getpid());
+  if (n > 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  size_t len = strnlen(line, sizeof line - 2);
+  line[len++] = '\n';
+  ssize_t w = write(2, line, len);
+  (void)w;
+  errno = saved;
+}
+
+uint64_t ncs_hash64(uint64_t h, const void *p, size_t n) {
+  const uint8_t *b = p;
+  for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ull; }
+  return h;
+}
+
+int ncs_hooks_ready(void) { return atomic_load_explicit(&ncs_active, memory_order_acquire) == 1; }
+
+static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi) {
+  const char *s = getenv(name);
+  if (!s || !*s) return def;
+  char *end;
+  unsigned long v = strtoul(s, &end, 10);
+  if (*end) return def;
+  if (v < lo) v = lo;
+  if (v > hi) v = hi;
+  return (unsigned)v;
+}
+
+static void read_config(void) {
+  const char *d = getenv("NCCLSCOPE_DIR");
+  snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s", d && *d ? d : "ncclscope-trace");
+  const char *dbg = getenv("NCCLSCOPE_DEBUG");
+  ncs_cfg.debug = dbg && *dbg == '1';
+  ncs_cfg.flush_ms = env_uint("NCCLSCOPE_FLUSH_MS", 500, 10, 1000);
+  ncs_cfg.callsite_depth = env_uint("NCCLSCOPE_CALLSITE_DEPTH", 8, 0, 32);
+  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 1536, 16, 65536);
+  unsigned recs = (unsigned)(((size_t)kb << 10) / sizeof(struct ncs_call));
+  unsigned p2 = 1;
+  while (p2 * 2 <= recs) p2 *= 2;
+  ncs_cfg.ring_records = p2;
+  ncs_cfg.gpu_timing = env_uint("NCCLSCOPE_GPU_TIMING", 1, 0, 1);
+}
+
+/* ---- the PROCESS record ---- */
+
+static const char *const rank_vars[] = {
+  "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
+  "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_JOB_ID",
+  "SLURM_NODEID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+  "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "JAX_PROCESS_ID",
+  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", NULL};
+
+static int env_allowed(const char *entry, size_t namelen) {
+  if (namelen > 5 && strncmp(entry, "NCCL_", 5) == 0) return 1;
+  if (namelen > 10 && strncmp(entry, "NCCLSCOPE_", 10) == 0) return 1;
+  for (int i = 0; rank_vars[i]; i++)
+    if (strlen(rank_vars[i]) == namelen && strncmp(entry, rank_vars[i], namelen) == 0) return 1;
+  return 0;
+}
+
+/* Snapshot taken at activation, encoded later by the writer (chunk 0). */
+static struct {
+  char host[256];
+  char cmdline[4096];
+  size_t cmdline_len;
+  int nccl_version;     /* -1: unknown */
+  uint64_t rt, mono;
+  char **env;           /* allowed "NAME=value" strings, malloc'ed, NULL-terminated */
+} proc;
+
+static void snapshot_process(void) {
+  if (gethostname(proc.host, sizeof proc.host - 1) != 0) snprintf(proc.host, sizeof proc.host, "unknown");
+  proc.cmdline_len = 0;
+  FILE *f = fopen("/proc/self/cmdline", "re");
+  if (f) {
+    proc.cmdline_len = fread(proc.cmdline, 1, sizeof proc.cmdline, f);
+    fclose(f);
+    while (proc.cmdline_len > 0 && proc.cmdline[proc.cmdline_len - 1] == '\0') proc.cmdline_len--;
+  }
+  struct timespec r, m;
+  clock_gettime(CLOCK_REALTIME, &r);
+  clock_gettime(CLOCK_MONOTONIC, &m);
+  proc.rt = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
+  proc.mono = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+  extern char **environ;
+  size_t n = 0;
+  for (char **e = environ; e && *e; e++) n++;
+  free(proc.env);
+  proc.env = calloc(n + 1, sizeof *proc.env);
+  if (!proc.env) return;
+  size_t k = 0;
+  for (char **e = environ; e && *e && k < n; e++) {
+    const char *eq = strchr(*e, '=');
+    if (eq && env_allowed(*e, (size_t)(eq - *e))) proc.env[k++] = *e;
+  }
+}
+
+const char *ncs_host_name(void) { return proc.host; }
+
+void ncs_process_record(struct ncs_wbuf *w) {
+  enum { MAXKV = 256 };
+  struct ncs_kv kv[MAXKV];
+  char num[8][32], keys[MAXKV][128];
+  size_t n = 0, nn = 0;
+#define KV(k, v) do { kv[n].key = (k); kv[n].value = (v); kv[n].value_len = strlen(kv[n].value); n++; } while (0)
+#define KVNUM(k, fmt, x) do { snprintf(num[nn], sizeof num[nn], fmt, x); KV(k, num[nn]); nn++; } while (0)
+  KV("host", proc.host);
+  KVNUM("pid", "%d", (int)getpid());
+  KVNUM("ppid", "%d", (int)getppid());
+  kv[n].key = "cmdline"; kv[n].value = proc.cmdline; kv[n].value_len = proc.cmdline_len; n++;
+  KV("shim_version", NCS_SHIM_VERSION);
+  KV("format_version", "1.0");
+  if (proc.nccl_version >= 0) KVNUM("nccl_version", "%d", proc.nccl_version);
+  KVNUM("clock_realtime_ns", "%llu", (unsigned long long)proc.rt);
+  KVNUM("clock_monotonic_ns", "%llu", (unsigned long long)proc.mono);
+  KVNUM("callsite_depth", "%u", ncs_cfg.callsite_depth);
+  KVNUM("buffer_bytes", "%zu", (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
+  KV("timing", ncs_gpu_on ? "gpu" : "host");
+#undef KVNUM
+#undef KV
+  for (size_t i = 0; proc.env && proc.env[i] && n < MAXKV; i++) {
+    const char *e = proc.env[i], *eq = strchr(e, '=');
+    snprintf(keys[n], sizeof keys[n], "env.%.*s", (int)(eq - e), e);
+    kv[n].key = keys[n];
+    kv[n].value = eq + 1;
+    kv[n].value_len = strlen(eq + 1);
+    n++;
+  }
+  ncs_enc_process(w, kv, n);
+}
+
+/* ---- activation ---- */
+
+static void thread_exit(void *arg) {
+  struct ncs_ring *r = arg;
+  if (r) atomic_store_explicit(&r->state, NCS_SLOT_DEAD, memory_order_release);
+}
+
+int ncs_activate(void) {
+  int rc = 0;
+  int saved = errno;
+  pthread_mutex_lock(&act_mu);
+  if (atomic_load_explicit(&ncs_active, memory_order_acquire)) goto out;
+  if (act_failed) { rc = -1; goto out; }
+  read_config();
+  if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
+  snapshot_process();
+  if (ncs_logcap_start) ncs_logcap_start();
+  proc.nccl_version = -1;
+  ncs_fn_GetVersion_t gv = NCS_REAL(GetVersion);
+  int v = 0;
+  if (gv && gv(&v) == ncclSuccess) proc.nccl_version = v;
+  if (ncs_cfg.callsite_depth) ncs_callsite_init();
+  if (ncs_cfg.gpu_timing) ncs_gpu_init();
+  if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
+  atomic_store_explicit(&ncs_active, 1, memory_order_release);
+out:
+  pthread_mutex_unlock(&act_mu);
+  errno = saved;
+  return rc;
+}
+
+/* ---- thread rings ---- */
+
+struct ncs_ring *ncs_thread_ring(void) {
+  struct ncs_tls *t = &ncs_tls;
+  uint32_t gen = atomic_load_explicit(&ncs_gen, memory_order_acquire);
+  if (t->gen != gen) {  /* new thread, or first call in a forked child */
+    uint32_t keep_busy = t->busy;
+    memset(t, 0, sizeof *t);
+    t->busy = keep_busy;
+    t->gen = gen;
+  }
+  if (t->ring) return t->ring;
+  if (t->slot_drops) return NULL; /* already failed: do not search on every call */
+  size_t bytes = sizeof(struct ncs_ring) + (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call);
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (r) {
+      int expect = NCS_SLOT_FREE;
+      if (r->mask + 1 != ncs_cfg.ring_records) continue;
+      if (!atomic_compare_exchange_strong(&r->state, &expect, NCS_SLOT_LIVE)) continue;
+    } else {
+      r = calloc(1, bytes);
+      if (!r) break;
+      r->mask = ncs_cfg.ring_records - 1;
+      atomic_store(&r->state, NCS_SLOT_LIVE);
+      struct ncs_ring *expect = NULL;
+      if (!atomic_compare_exchange_strong(&ncs_rings[i], &expect, r)) { free(r); continue; }
+    }
+    /* fresh identity; the writer reads these only after it sees records past `head` */
+    r->thread = atomic_fetch_add(&next_thread, 1) + 1;
+    r->tid = (pid_t)syscall(SYS_gettid);
+    r->name[0] = 0;
+    pthread_getname_np(pthread_self(), r->name, sizeof r->name);
+    r->announced = 0;
+    t->ring = r;
+    t->thread = r->thread;
+    if (thread_key_ok) pthread_setspecific(thread_key, r);
+    return r;
+  }
+  t->slot_drops = 1;
+  t->thread = atomic_fetch_add(&next_thread, 1) + 1;
+  return NULL;
+}
+
+/* ---- communicators ---- */
+
+#define COMM_HASH 8192
+static struct { _Atomic uint64_t key; _Atomic uint32_t index; } comm_hash[COMM_HASH];
+static struct ncs_comm_info comm_tab[NCS_MAX_COMMS + 1];
+static _Atomic uint32_t comm_next;
+static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static inline uint32_t ptr_slot(uint64_t p) { return (uint32_t)((p * 0x9E3779B97F4A7C15ull) >> 51) & (COMM_HASH - 1); }
+
+uint32_t ncs_comm_lookup(ncclComm_t comm) {
+  uint64_t key = (uint64_t)(uintptr_t)comm;
+  if (!key) return 0;
+  for (uint32_t i = ptr_slot(key), n = 0; n < COMM_HASH; n++, i = (i + 1) & (COMM_HASH - 1)) {
+    uint64_t k = atomic_load_explicit(&comm_hash[i].key, memory_order_acquire);
+    if (k == key) return atomic_load_explicit(&comm_hash[i].index, memory_order_acquire);
+    if (k == 0) return 0;
+  }
+  return 0;
+}
+
+struct ncs_comm_info *ncs_comm_info(uint32_t index) {
+  if (index == 0 || index > atomic_load_explicit(&comm_next, memory_order_acquire)) return NULL;
+  return &comm_tab[index];
+}
+
+uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device) {
+  pthread_mutex_lock(&comm_mu);
+  uint32_t idx = atomic_load(&comm_next) + 1;
+  if (idx > NCS_MAX_COMMS) { pthread_mutex_unlock(&comm_mu); return 0; }
+  struct ncs_comm_info *c = &comm_tab[idx];
+  c->handle = (uint64_t)(uintptr_t)handle;
+  c->comm_id = comm_id;
+  c->device = device;
+  atomic_store(&c->coll_seq, 0);
+  atomic_store(&c->p2p_seq, 0);
+  atomic_store(&c->split_count, 0);
+  atomic_store_explicit(&comm_next, idx, memory_order_release);
+  uint64_t key = c->handle;
+  if (key) {
+    for (uint32_t i = ptr_slot(key), n = 0; n < COMM_HASH; n++, i = (i + 1) & (COMM_HASH - 1)) {
+      uint64_t k = atomic_load(&comm_hash[i].key);
+      if (k == key) { atomic_store_explicit(&comm_hash[i].index, idx, memory_order_release); break; }
+      if (k == 0) {
+        atomic_store_explicit(&comm_hash[i].index, idx, memory_order_release);
+        atomic_store_explicit(&comm_hash[i].key, key, memory_order_release);
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&comm_mu);
+  return idx;
+}
+
+static void comm_reset(void) {
+  memset(comm_hash, 0, sizeof comm_hash);
+  atomic_store(&comm_next, 0);
+}
+
+/* ---- fork and exit ---- */
+
+static void atfork_prepare(void) {
+  pthread_mutex_lock(&act_mu);
+  pthread_mutex_lock(&comm_mu);
+  ncs_writer_atfork_prepare();
+}
+static void atfork_parent(void) {
+  ncs_writer_atfork_parent();
+  pthread_mutex_unlock(&comm_mu);
+  pthread_mutex_unlock(&act_mu);
+}
+static void atfork_child(void) {
+  int was_active = atomic_load(&ncs_active);
+  ncs_writer_atfork_child();  /* forgets the parent's file, queue and writer thread */
+  atomic_store(&ncs_active, 0);
+  act_failed = 0;
+  atomic_fetch_add(&ncs_gen, 1);
+  atomic_store(&next_thread, 0);
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load(&ncs_rings[i]);
+    if (!r) continue;
+    atomic_store(&r->tail, atomic_load(&r->head));
+    atomic_store(&r->dropped, 0);
+    r->dropped_reported = 0;
+    atomic_store(&r->state, NCS_SLOT_FREE);
+  }
+  comm_reset();
+  if (was_active) {
+    ncs_callsite_forget_emitted(1);
+    ncs_gpu_atfork_child();
+  }
+  if (ncs_logcap_atfork_child && was_active) ncs_logcap_atfork_child();
+  pthread_mutex_init(&comm_mu, NULL);
+  pthread_mutex_init(&act_mu, NULL);
+}
+
+__attribute__((constructor)) static void ncs_constructor(void) {
+  int saved = errno;
+  pthread_once(&ncs_resolve_once, ncs_resolve_all);
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  errno = saved;
+}
+
+__attribute__((destructor)) static void ncs_destructor(void) {
+  int saved = errno;
+  if (atomic_load(&ncs_active) == 1) ncs_writer_stop(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+  errno = saved;
+}

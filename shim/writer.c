@@ -1,0 +1,464 @@
+/* writer.c — the writer thread: drains the per-thread rings and the record queue, encodes
+ * (ncclscope/encode.h), compresses and appends one chunk per flush to the process's file.
+ *
+ * Contract:
+ *   - Started at activation (the first recorded NCCL call), never by the constructor. Runs
+ *     with every signal blocked (so a SIGXFSZ from write(2) stays pending on it and write
+ *     returns EFBIG). Creates `<dir>/<host>-<pid>.ncs` with O_CREAT|O_EXCL|O_NOFOLLOW, mode
+ *     0600 (suffix -1, -2, ... when the name exists); the directory, if created, 0700.
+ *   - Every 10 ms it moves ring records into the chunk being built; every flush period
+ *     (NCCLSCOPE_FLUSH_MS, default 500 ms) or when the chunk passes 4 MiB raw, it writes the
+ *     chunk: one independent zstd frame (one reused ZSTD_CCtx, level 3) behind its header,
+ *     appended with pwrite at the end of the last good chunk, so a failed or short write is
+ *     overwritten by the next chunk and the file stays a sequence of whole chunks.
+ *   - A chunk that cannot be written (EIO, ENOSPC, EFBIG, no file) counts its records as
+ *     dropped (reason 3); the job never sees the error.
+ *   - ncs_emit() copies a record into a mutex-protected queue (capped at 4 MiB; beyond that it
+ *     drops and counts, reason 4). Queue records go before the ring records of the same drain.
+ *   - ncs_writer_stop() (exit) asks for a final chunk with the FINAL flag and waits at most
+ *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "hooks.h"
+#include "internal.h"
+
+extern __typeof(ncs_logcap_poll) ncs_logcap_poll __attribute__((weak));
+extern __typeof(ncs_logcap_stop) ncs_logcap_stop __attribute__((weak));
+extern __typeof(ncs_topo_collect) ncs_topo_collect __attribute__((weak));
+const char *ncs_host_name(void);
+
+#define RAW_CAP (6u << 20)
+#define RAW_FLUSH (4u << 20)
+#define QUEUE_CAP (4u << 20)
+#define DRAIN_MS 10
+#define ZSTD_LEVEL 3
+
+/* ---- the record queue (ncs_emit) ---- */
+static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *q_buf;
+static size_t q_len, q_cap;
+static uint32_t q_records;
+
+/* drops that belong to no ring, by reason (index = enum ncs_drop_reason) */
+static _Atomic uint64_t loose_drops[6];
+static uint64_t loose_reported[6];
+
+void ncs_writer_count_drop(unsigned reason, uint64_t n) {
+  if (reason < 6) atomic_fetch_add_explicit(&loose_drops[reason], n, memory_order_relaxed);
+}
+
+int ncs_emit(uint32_t type, const void *body, size_t len) {
+  uint8_t hdr[20];
+  size_t h = ncs_put_varint(hdr, type);
+  h += ncs_put_varint(hdr + h, len);
+  int rc = -1;
+  pthread_mutex_lock(&q_mu);
+  size_t need = q_len + h + len;
+  if (need <= QUEUE_CAP) {
+    if (need > q_cap) {
+      size_t nc = q_cap ? q_cap : 65536;
+      while (nc < need) nc *= 2;
+      if (nc > QUEUE_CAP) nc = QUEUE_CAP;
+      uint8_t *nb = realloc(q_buf, nc);
+      if (nb) { q_buf = nb; q_cap = nc; }
+    }
+    if (need <= q_cap) {
+      memcpy(q_buf + q_len, hdr, h);
+      if (len) memcpy(q_buf + q_len + h, body, len);
+      q_len = need;
+      q_records++;
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&q_mu);
+  if (rc) ncs_writer_count_drop(NCS_DROP_NO_MEMORY, 1);
+  return rc;
+}
+
+/* ---- the writer's state ---- */
+struct writer {
+  pthread_t th;
+  int started;
+  int fd;
+  off_t good_off;          /* end of the last whole chunk */
+  uint64_t chunk_index, dropped_total, lost_pending;
+  int process_written;
+  struct ncs_wbuf raw;
+  uint32_t records;
+  struct ncs_call_delta delta;
+  uint8_t *cbuf;
+  size_t ccap;
+  ZSTD_CCtx *cctx;
+  uint8_t *qspare;          /* swapped with q_buf at each drain */
+  size_t qspare_cap;
+};
+static struct writer *W;
+static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t w_done_cv = PTHREAD_COND_INITIALIZER;
+static int w_stop, w_done, w_kick;
+
+static void ms_from_now(struct timespec *ts, unsigned ms) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += ms / 1000;
+  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) { ts->tv_sec++; ts->tv_nsec -= 1000000000L; }
+}
+
+/* ---- the file ---- */
+
+static void mkdir_p(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s", dir);
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    mkdir(path, 0700);
+    *p = '/';
+  }
+  mkdir(path, 0700);
+}
+
+static int open_file(struct writer *w) {
+  char host[128], path[768];
+  const char *h = ncs_host_name();
+  size_t i = 0;
+  for (; h[i] && i < sizeof host - 1; i++) {
+    char c = h[i];
+    host[i] = (c == '/' || c == '\\' || (unsigned char)c < 32) ? '_' : c;
+  }
+  host[i] = 0;
+  mkdir_p(ncs_cfg.dir);
+  for (int n = 0; n < 1000; n++) {
+    if (n == 0) snprintf(path, sizeof path, "%s/%s-%d.ncs", ncs_cfg.dir, host, (int)getpid());
+    else snprintf(path, sizeof path, "%s/%s-%d-%d.ncs", ncs_cfg.dir, host, (int)getpid(), n);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      uint8_t hdr[NCS_FILE_HEADER_SIZE];
+      struct timespec rt;
+      clock_gettime(CLOCK_REALTIME, &rt);
+      ncs_encode_file_header(hdr, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
+                             (uint32_t)getpid());
+      if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
+        close(fd);
+        unlink(path);
+        return -1;
+      }
+      w->fd = fd;
+      w->good_off = sizeof hdr;
+      ncs_debug("writing %s", path);
+      return 0;
+    }
+    if (errno != EEXIST) break;
+  }
+  ncs_debug("cannot create a trace file in %s: %s", ncs_cfg.dir, strerror(errno));
+  return -1;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n, off_t off) {
+  while (n) {
+    ssize_t k = pwrite(fd, p, n, off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k; n -= (size_t)k; off += k;
+  }
+  return 0;
+}
+
+/* ---- building chunks ---- */
+
+static void add_clock(struct writer *w) {
+  struct timespec a, r, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  clock_gettime(CLOCK_REALTIME, &r);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  uint64_t ma = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+  uint64_t mb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+  struct ncs_clock c = {.realtime_ns = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec,
+                        .monotonic_ns = ma + (mb - ma) / 2, .uncertainty_ns = mb - ma};
+  size_t before = w->raw.len;
+  ncs_enc_clock(&w->raw, &c);
+  if (w->raw.len != before) w->records++;
+}
+
+static void add_drop(struct writer *w, unsigned reason, uint64_t n, uint32_t thread) {
+  struct ncs_drop d = {.reason = reason, .records = n, .thread = thread};
+  size_t before = w->raw.len;
+  ncs_enc_drop(&w->raw, &d);
+  if (w->raw.len != before) w->records++;
+}
+
+static void begin_chunk(struct writer *w) {
+  ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
+  w->records = 0;
+  ncs_call_delta_reset(&w->delta);
+  if (!w->process_written) {
+    ncs_process_record(&w->raw);
+    w->records++;
+    add_clock(w);
+    w->process_written = 1;
+  }
+  if (w->lost_pending) { add_drop(w, NCS_DROP_WRITE_FAILED, w->lost_pending, 0); w->lost_pending = 0; }
+}
+
+static void flush_chunk(struct writer *w, int final) {
+  int only_preamble = w->records == 0;
+  if (only_preamble && !final) return;
+  add_clock(w);
+  uint32_t flags = final ? NCS_CHUNK_F_FINAL : 0;
+  int ok = 0;
+  if (w->fd < 0 && w->cbuf) open_file(w);
+  if (w->fd >= 0 && w->cbuf && w->cctx) {
+    size_t c = ZSTD_compressCCtx(w->cctx, w->cbuf + NCS_CHUNK_HEADER_SIZE, w->ccap - NCS_CHUNK_HEADER_SIZE,
+                                 w->raw.buf, w->raw.len, ZSTD_LEVEL);
+    if (!ZSTD_isError(c)) {
+      ncs_frame_chunk(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)c, (uint32_t)w->raw.len,
+                      w->records, w->chunk_index, w->dropped_total, flags);
+      if (write_all(w->fd, w->cbuf, c + NCS_CHUNK_HEADER_SIZE, w->good_off) == 0) {
+        w->good_off += (off_t)(c + NCS_CHUNK_HEADER_SIZE);
+        w->chunk_index++;
+        ok = 1;
+      }
+    }
+  }
+  if (!ok) {
+    /* the records are lost: count them; what the file must define again is written again */
+    w->dropped_total += w->records;
+    w->lost_pending += w->records;
+    if (w->chunk_index == 0) w->process_written = 0;
+    ncs_callsite_forget_emitted(0);
+    for (int i = 0; i < NCS_MAX_THREADS; i++) {
+      struct ncs_ring *r = atomic_load(&ncs_rings[i]);
+      if (r) r->announced = 0;
+    }
+  }
+  begin_chunk(w);
+}
+
+/* Makes room for `need` bytes in the chunk, writing it out first when needed. */
+static void ensure_room(struct writer *w, size_t need) {
+  if (w->raw.len + need > RAW_FLUSH || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
+}
+
+static void report_drops(struct writer *w, struct ncs_ring *r) {
+  uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+  if (d == r->dropped_reported) return;
+  ensure_room(w, 64);
+  add_drop(w, NCS_DROP_BUFFER_FULL, d - r->dropped_reported, r->thread);
+  w->dropped_total += d - r->dropped_reported;
+  r->dropped_reported = d;
+}
+
+static void drain(struct writer *w) {
+  uint64_t heads[NCS_MAX_THREADS];
+  struct ncs_ring *rings[NCS_MAX_THREADS];
+  int states[NCS_MAX_THREADS];
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    rings[i] = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (!rings[i]) continue;
+    states[i] = atomic_load_explicit(&rings[i]->state, memory_order_acquire);
+    heads[i] = atomic_load_explicit(&rings[i]->head, memory_order_acquire);
+  }
+  /* queue records: anything queued before a ring record we are about to write is taken */
+  pthread_mutex_lock(&q_mu);
+  uint8_t *qb = q_buf;
+  size_t ql = q_len, qcap = q_cap;
+  uint32_t qr = q_records;
+  q_buf = w->qspare; q_cap = w->qspare_cap; q_len = 0; q_records = 0;
+  pthread_mutex_unlock(&q_mu);
+  w->qspare = qb;
+  w->qspare_cap = qcap;
+  if (ql) {
+    ensure_room(w, ql);
+    if (w->raw.len + ql <= RAW_CAP) {
+      memcpy(w->raw.buf + w->raw.len, qb, ql);
+      w->raw.len += ql;
+      w->records += qr;
+    } else {
+      w->dropped_total += qr;
+      add_drop(w, NCS_DROP_NO_MEMORY, qr, 0);
+    }
+  }
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = rings[i];
+    if (!r) continue;
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    for (; t != heads[i]; t++) {
+      const struct ncs_call *c = &r->rec[t & r->mask];
+      ensure_room(w, NCS_CALL_MAX + 2048);
+      if (!r->announced) {
+        struct ncs_thread th = {.thread = r->thread, .tid = (uint64_t)r->tid, .name = r->name};
+        ncs_enc_thread(&w->raw, &th);
+        w->records++;
+        r->announced = 1;
+      }
+      if (c->callsite) ncs_callsite_define(&w->raw, c->callsite, &w->records);
+      w->raw.len += ncs_encode_call(w->raw.buf + w->raw.len, &w->delta, c);
+      w->records++;
+      if (((t + 1) & 1023) == 0) atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+    }
+    atomic_store_explicit(&r->tail, t, memory_order_release);
+    report_drops(w, r);
+    if (states[i] == NCS_SLOT_DEAD && atomic_load(&r->head) == t) {
+      atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
+      r->dropped_reported = 0;
+      atomic_store_explicit(&r->state, NCS_SLOT_FREE, memory_order_release);
+    }
+  }
+  for (unsigned reason = 1; reason < 6; reason++) {
+    uint64_t d = atomic_load_explicit(&loose_drops[reason], memory_order_relaxed);
+    if (d == loose_reported[reason]) continue;
+    ensure_room(w, 64);
+    add_drop(w, reason, d - loose_reported[reason], 0);
+    w->dropped_total += d - loose_reported[reason];
+    loose_reported[reason] = d;
+  }
+}
+
+static void *writer_main(void *arg) {
+  struct writer *w = arg;
+  pthread_setname_np(pthread_self(), "ncclscope-wr");
+  open_file(w);
+  begin_chunk(w);
+  if (ncs_topo_collect) ncs_topo_collect();
+  uint64_t next_flush = ncs_now_ns() + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
+  for (;;) {
+    pthread_mutex_lock(&w_mu);
+    if (!w_stop && !w_kick) {
+      struct timespec ts;
+      ms_from_now(&ts, DRAIN_MS);
+      pthread_cond_timedwait(&w_cv, &w_mu, &ts);
+    }
+    int stop = w_stop;
+    w_kick = 0;
+    pthread_mutex_unlock(&w_mu);
+    drain(w);
+    ensure_room(w, 65536);
+    ncs_gpu_poll(&w->raw, &w->records, stop ? 500 : 0);
+    uint64_t now = ncs_now_ns();
+    if (stop || now >= next_flush) {
+      if (stop && ncs_logcap_stop) ncs_logcap_stop();
+      else if (ncs_logcap_poll) ncs_logcap_poll();
+      drain(w);
+      flush_chunk(w, stop);
+      next_flush = now + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
+    }
+    if (stop) break;
+  }
+  pthread_mutex_lock(&w_mu);
+  w_done = 1;
+  pthread_cond_broadcast(&w_done_cv);
+  pthread_mutex_unlock(&w_mu);
+  return NULL;
+}
+
+static void writer_free(struct writer *w) {
+  if (!w) return;
+  free(w->raw.buf);
+  free(w->cbuf);
+  free(w->qspare);
+  if (w->cctx) ZSTD_freeCCtx(w->cctx);
+  free(w);
+}
+
+int ncs_writer_start(void) {
+  struct writer *w = calloc(1, sizeof *w);
+  if (!w) return -1;
+  w->fd = -1;
+  w->raw.buf = malloc(RAW_CAP);
+  w->ccap = ZSTD_compressBound(RAW_CAP) + NCS_CHUNK_HEADER_SIZE;
+  w->cbuf = malloc(w->ccap);
+  w->cctx = ZSTD_createCCtx();
+  if (!w->raw.buf || !w->cbuf || !w->cctx) goto fail;
+  pthread_mutex_lock(&w_mu);
+  w_stop = w_done = w_kick = 0;
+  pthread_mutex_unlock(&w_mu);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&w_cv, &ca);
+  pthread_cond_init(&w_done_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&w->th, NULL, writer_main, w);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) goto fail;
+  w->started = 1;
+  W = w;
+  return 0;
+fail:
+  ncs_debug("cannot start the writer thread");
+  writer_free(w);
+  return -1;
+}
+
+void ncs_writer_kick(void) {
+  pthread_mutex_lock(&w_mu);
+  w_kick = 1;
+  pthread_cond_signal(&w_cv);
+  pthread_mutex_unlock(&w_mu);
+}
+
+void ncs_writer_stop(unsigned timeout_ms) {
+  struct writer *w = W;
+  if (!w || !w->started) return;
+  struct timespec deadline;
+  ms_from_now(&deadline, timeout_ms);
+  pthread_mutex_lock(&w_mu);
+  w_stop = 1;
+  pthread_cond_signal(&w_cv);
+  while (!w_done) {
+    if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
+  }
+  int done = w_done;
+  pthread_mutex_unlock(&w_mu);
+  if (done) {
+    pthread_join(w->th, NULL);
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    w->started = 0;
+  }
+}
+
+/* ---- fork ---- */
+void ncs_writer_atfork_prepare(void) {
+  pthread_mutex_lock(&q_mu);
+  pthread_mutex_lock(&w_mu);
+}
+void ncs_writer_atfork_parent(void) {
+  pthread_mutex_unlock(&w_mu);
+  pthread_mutex_unlock(&q_mu);
+}
+void ncs_writer_atfork_child(void) {
+  /* no writer thread exists here: its buffers are ours to free, its file is the parent's */
+  struct writer *w = W;
+  W = NULL;
+  if (w) {
+    if (w->fd >= 0) close(w->fd);
+    writer_free(w);
+  }
+  q_len = 0;
+  q_records = 0;
+  for (int i = 0; i < 6; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
+  w_stop = w_done = w_kick = 0;
+  pthread_mutex_init(&w_mu, NULL);
+  pthread_mutex_init(&q_mu, NULL);
+}
+
+/* zstd's optional tracing hooks are weak references in libzstd.a; defining them here (hidden)
+ * keeps them from becoming dynamic imports of the shim. */
+unsigned long long ZSTD_trace_compress_begin(const void *cctx);
+void ZSTD_trace_compress_end(unsigned long long ctx, const void *trace);
+unsigned long long ZSTD_trace_compress_begin(const void *cctx) { (void)cctx; return 0; }
+void ZSTD_trace_compress_end(unsigned long long ctx, const void *trace) { (void)ctx; (void)trace; }
