@@ -25,21 +25,39 @@ fault_build() {
   (
     flock 9
     local cflags="-std=c11 -O1 -g -Wall -D_GNU_SOURCE -I$ROOT/include ${FAULT_CFLAGS:-}"
-    if [ ! -f "$FAULTLIB" ] || [ "$FAULTS_SRC/libfault.c" -nt "$FAULTLIB" ]; then
-      $CC $cflags -fPIC -shared -o "$FAULTLIB.tmp" "$FAULTS_SRC/libfault.c" -ldl && mv "$FAULTLIB.tmp" "$FAULTLIB" || exit 1
+    # stale OUT SRC...: OUT missing or older than any SRC
+    stale() { local o=$1 s; shift; [ -e "$o" ] || return 0; for s; do [ "$s" -nt "$o" ] && return 0; done; return 1; }
+    mk() { local o=$1; shift; "$CC" "$@" -o "$o.tmp" && mv "$o.tmp" "$o"; }
+    local S=$FAULTS_SRC
+    if stale "$FAULTLIB" "$S/libfault.c"; then mk "$FAULTLIB" $cflags -fPIC -shared "$S/libfault.c" -ldl || exit 1; fi
+    if stale "$FB/ncs_raw" "$S/ncs_raw.c"; then mk "$FB/ncs_raw" $cflags "$S/ncs_raw.c" -lzstd || exit 1; fi
+    if [ -f "$BUILD/libncsdecoder.a" ] && stale "$FB/trace_stats" "$S/trace_stats.c" "$BUILD/libncsdecoder.a"; then
+      mk "$FB/trace_stats" $cflags -I"$ROOT/decoder" "$S/trace_stats.c" "$BUILD/libncsdecoder.a" -lzstd -lm -lpthread || exit 1
     fi
+    if stale "$FB/dlopen_job" "$S/dlopen_job.c"; then mk "$FB/dlopen_job" $cflags "$S/dlopen_job.c" -ldl || exit 1; fi
     if [ -f "$NCCL_DOUBLE" ]; then
       local p
       for p in fault_job spawn_job; do
-        [ -f "$FAULTS_SRC/$p.c" ] || continue
-        if [ ! -x "$FB/$p" ] || [ "$FAULTS_SRC/$p.c" -nt "$FB/$p" ] || [ "$NCCL_DOUBLE" -nt "$FB/$p" ]; then
-          $CC $cflags -o "$FB/$p.tmp" "$FAULTS_SRC/$p.c" -L"$DOUBLES" -l:libnccl.so.2 \
-            -Wl,-rpath,"$DOUBLES" -lpthread && mv "$FB/$p.tmp" "$FB/$p" || exit 1
+        if stale "$FB/$p" "$S/$p.c" "$NCCL_DOUBLE"; then
+          mk "$FB/$p" $cflags "$S/$p.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" -lpthread || exit 1
         fi
       done
+      # libext.so: DT_NEEDED libnccl.so.2 found through its own rpath (not the program's)
+      if stale "$FB/libext.so" "$S/ext.c" "$NCCL_DOUBLE"; then
+        mk "$FB/libext.so" $cflags -fPIC -shared "$S/ext.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" || exit 1
+      fi
+    fi
+    local real=${NCCLSCOPE_CUDA_HOME:-/usr/local/cuda}/lib/libnccl.so.2
+    if [ -f "$real" ] && stale "$FB/real_job" "$S/real_job.c"; then
+      mk "$FB/real_job" $cflags "$S/real_job.c" "$real" -Wl,-rpath,"$(dirname "$real")" || exit 1
     fi
   ) 9>"$FB/.lock"
 }
+
+# stats FILE...: tests/faults/trace_stats.c output for the files.
+stats() { "$FB/trace_stats" "$@"; }
+# field NAME LINE: the value of NAME=... in a trace_stats line.
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 # run_job OUTPREFIX ENV... -- CMD...: runs CMD with ENV set, stdout to OUTPREFIX.out, stderr
 # to OUTPREFIX.err, exit status to OUTPREFIX.rc, under a 60 s timeout.
@@ -52,9 +70,9 @@ run_job() {
   echo $? >"$out.rc"
 }
 
-# decode_status FILE: prints "rc=<report exit code>" plus the report's first stderr line;
-# used to tell "readable" (0) from "damaged" (1) and "unreadable" (2) traces.
-decode_rc() { timeout -k 5 60 "$NCS" dump "$1" >/dev/null 2>&1; echo $?; }
+# readable FILE: 0 when the reader takes the whole file (ncs_trace_read returns 0: complete or
+# cut short after whole chunks), 1 when it finds damage or no trace. Sets STATS to the line.
+readable() { STATS=$("$FB/trace_stats" "$1" | head -1); [ "$(field rc "$STATS")" = 0 ]; }
 
 # traces DIR: the trace files under DIR, one a line.
 traces() { find "$1" -name '*.ncs' -type f 2>/dev/null | sort; }

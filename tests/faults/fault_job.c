@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ncclscope/nccl_abi.h"
+#include "nccl_decl.h"
 
 #define NELEM 1024
 static long calls, failures;
