@@ -9,9 +9,12 @@
  *   file_done(state, file, status)    after that file's read (status may say damaged/truncated)
  *   finish(state, job)                once, after all files; job->rank[] now complete
  *   print_text(state, f, job)         its text section (escape trace strings: ncs_text_escape)
- *   print_json(state, j, job)         its members, written into the top-level JSON object, or
- *                                     per rank via print_rank_json (inside each rank's object)
+ *   print_json(state, j, job)         its members, written into the top-level JSON object;
+ *   print_rank_json(state, j, file)   members inside each rank's object (after the core's);
+ *   print_op_json(state, j, file, op) members inside each rank's "ops": {"<Op>": {...}} entry
  *   destroy(state)
+ * Text sections follow the per-rank sections, in registry order; start yours with a blank
+ * line and a title line. Define the analysis with designated initializers (fields get added).
  * Every callback but name may be NULL. An analysis never exits and never prints outside its
  * print_* calls. Memory should not grow with trace length (ranks x communicators is fine).
  * Adding one: write decoder/<name>.c defining `const struct ncs_analysis ncs_analysis_<name>`
@@ -53,6 +56,7 @@ struct ncs_analysis {
   void (*print_json)(void *state, struct ncs_json *j, const struct ncs_job *job);
   void (*print_rank_json)(void *state, struct ncs_json *j, int file);
   void (*destroy)(void *state);
+  void (*print_op_json)(void *state, struct ncs_json *j, int file, unsigned op);
 };
 
 /* The registry: one line per analysis. */

@@ -1,3 +1,3 @@
 /* metrics.c — placeholder; the ratio analysis (issue 3) lands here. */
 #include "analysis.h"
-const struct ncs_analysis ncs_analysis_metrics = {"metrics", 0, 0, 0, 0, 0, 0, 0, 0};
+const struct ncs_analysis ncs_analysis_metrics = {.name = "metrics"};

@@ -170,12 +170,6 @@ static void mux_build(struct mux *m, struct ncs_visitor *out) {
   if (m->n == 1) *out = m->v[0]; /* nothing to fan out */
 }
 
-/* ---- the analyses ---- */
-#define NCS_ANALYSIS_PTR_(name) &ncs_analysis_##name,
-static const struct ncs_analysis *const analyses[] = {NCS_ANALYSES(NCS_ANALYSIS_PTR_)};
-#undef NCS_ANALYSIS_PTR_
-enum { NANALYSES = sizeof analyses / sizeof *analyses };
-
 const char *ncs_job_option(const struct ncs_job *job, const char *name) {
   size_t n = strlen(name);
   for (const char *const *o = job->options; o && *o; o++)
@@ -183,6 +177,12 @@ const char *ncs_job_option(const struct ncs_job *job, const char *name) {
       return *o + 3 + n;
   return NULL;
 }
+
+/* ---- the analyses ---- */
+#define NCS_ANALYSIS_PTR_(name) &ncs_analysis_##name,
+static const struct ncs_analysis *const analyses[] = {NCS_ANALYSES(NCS_ANALYSIS_PTR_)};
+#undef NCS_ANALYSIS_PTR_
+enum { NANALYSES = sizeof analyses / sizeof *analyses };
 
 /* ---- output ---- */
 static const char *drop_reason(unsigned r) {
@@ -241,7 +241,7 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
   }
 }
 
-static void print_rank_json(struct ncs_json *j, const struct file_sum *s) {
+static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state) {
   const struct ncs_rank_info *r = &s->info;
   if (r->rank >= 0) ncs_json_int(j, "rank", r->rank); else ncs_json_null(j, "rank");
   ncs_json_int(j, "nranks", r->nranks);
@@ -267,6 +267,8 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s) {
     ncs_json_uint(j, "bytes", o->bytes);
     ncs_json_num(j, "host_s", o->host_ns / 1e9);
     ncs_json_uint(j, "errors", o->errors);
+    for (int a = 0; a < NANALYSES; a++)
+      if (analyses[a]->print_op_json) analyses[a]->print_op_json(state[a], j, file, op);
     ncs_json_obj_end(j);
   }
   ncs_json_obj_end(j);
@@ -422,7 +424,7 @@ int cmd_report(int argc, char **argv) {
     for (int k = 0; k < nfiles; k++) {
       int i = order[k];
       ncs_json_obj_begin(&j, NULL);
-      print_rank_json(&j, &sums[i]);
+      print_rank_json(&j, &sums[i], i, state);
       for (int a = 0; a < NANALYSES; a++)
         if (analyses[a]->print_rank_json) analyses[a]->print_rank_json(state[a], &j, i);
       ncs_json_obj_end(&j);
