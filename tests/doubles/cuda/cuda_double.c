@@ -1,0 +1,819 @@
+/* cuda_double.c — CPU double of the CUDA runtime: devices, host "device" memory, streams that
+ * run their work asynchronously on one worker thread each, events, stream capture into
+ * graphs and graph replay.
+ *
+ * Contract: the exported cuda* functions keep the real runtime's prototypes and error codes
+ * (include/cuda_double.h); the behaviour modelled, and where it departs from CUDA, is listed
+ * in docs/DOUBLES.md. A stream is a fixed ring of work items drained in order by its worker;
+ * an event completes when a worker reaches it and is time-stamped then (CLOCK_MONOTONIC), so
+ * cudaEventElapsedTime is the real time between the two moments. Thread-safe. */
+#include "../include/cuda_double.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define STREAM_MAGIC 0x5354524du
+#define EVENT_MAGIC 0x4556454eu
+#define RING_CAP 4096u
+
+enum item_kind { IT_FN, IT_EVENT, IT_WAIT, IT_COMPUTE, IT_GRAPH, IT_STOP };
+
+struct item {
+  enum item_kind kind;
+  void (*fn)(void *);
+  void *arg;
+  void (*release)(void *);
+  uint64_t aux; /* event generation, compute ns */
+};
+
+struct graph_body { /* the nodes a capture recorded, shared by the graph and its execs */
+  atomic_int refs;
+  size_t n, cap;
+  struct item *items;
+};
+struct CUgraph_st { struct graph_body *body; };
+struct CUgraphExec_st { struct graph_body *body; };
+
+struct CUstream_st {
+  unsigned magic;
+  pid_t pid;
+  int dev;
+  unsigned flags;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work, cv_done;
+  struct item ring[RING_CAP];
+  uint64_t head, tail; /* next to run, next free; done == head once an item retired */
+  uint64_t done;
+  int worker_idle, waiters;
+  pthread_t thr;
+  /* capture state, protected by g_cap_mu */
+  struct CUgraph_st *capture;
+  int capture_origin, capture_invalid;
+  struct CUstream_st *next_all;
+};
+
+struct CUevent_st {
+  unsigned magic;
+  unsigned flags;
+  atomic_int refs;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t rec_gen, done_gen;
+  uint64_t t_ns;
+  int captured;
+  struct CUgraph_st *cap_graph;
+};
+
+static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct CUstream_st *g_streams;     /* every live stream, for cudaDeviceSynchronize */
+static struct CUstream_st *g_legacy;      /* the NULL stream, created on first use */
+static int g_active_captures;
+static _Thread_local int t_device;
+static _Thread_local cudaError_t t_last_error;
+static _Thread_local int t_on_worker;
+
+static cudaError_t ret(cudaError_t e) {
+  if (e != cudaSuccess && e != cudaErrorNotReady) t_last_error = e;
+  return e;
+}
+
+EXPORT uint64_t cudaDoubleNowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+EXPORT void cudaDoubleSleepUntil(uint64_t deadline_ns) {
+  struct timespec ts = {(time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+}
+
+EXPORT int cudaDoubleOnWorker(void) { return t_on_worker; }
+
+/* ---- devices ---- */
+
+static int device_count(void) {
+  const char *v = getenv("CUDA_VISIBLE_DEVICES");
+  if (v) {
+    int n = 0, in = 0;
+    for (const char *p = v; *p; p++) {
+      if (*p == ',') in = 0;
+      else if (*p != ' ' && !in) { in = 1; n++; }
+    }
+    return n;
+  }
+  v = getenv("NCCLDOUBLE_NGPUS");
+  if (v && *v) return atoi(v) > 0 ? atoi(v) : 0;
+  return 8;
+}
+
+EXPORT cudaError_t cudaGetDeviceCount(int *count) {
+  if (!count) return ret(cudaErrorInvalidValue);
+  *count = device_count();
+  return *count ? cudaSuccess : ret(cudaErrorNoDevice);
+}
+
+EXPORT cudaError_t cudaSetDevice(int device) {
+  int n = device_count();
+  if (n == 0) return ret(cudaErrorNoDevice);
+  if (device < 0 || device >= n) return ret(cudaErrorInvalidDevice);
+  t_device = device;
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetDevice(int *device) {
+  if (!device) return ret(cudaErrorInvalidValue);
+  *device = t_device;
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaRuntimeGetVersion(int *v) {
+  if (!v) return ret(cudaErrorInvalidValue);
+  *v = 13000;
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDriverGetVersion(int *v) {
+  if (!v) return ret(cudaErrorInvalidValue);
+  *v = 13000;
+  return cudaSuccess;
+}
+
+/* ---- memory ("device" memory is host memory) ---- */
+
+EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
+  if (!p) return ret(cudaErrorInvalidValue);
+  *p = NULL;
+  if (size == 0) return cudaSuccess;
+  void *m = NULL;
+  if (posix_memalign(&m, 256, size) != 0) return ret(cudaErrorMemoryAllocation);
+  *p = m;
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaFree(void *p) {
+  free(p);
+  return cudaSuccess;
+}
+
+/* ---- streams ---- */
+
+static void graph_body_unref(struct graph_body *b);
+static void run_item(struct CUstream_st *s, struct item *it);
+
+static void *worker_main(void *arg) {
+  struct CUstream_st *s = arg;
+  t_on_worker = 1;
+  t_device = s->dev;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (s->head == s->tail) {
+      s->worker_idle = 1;
+      pthread_cond_wait(&s->cv_work, &s->mu);
+      s->worker_idle = 0;
+    }
+    struct item it = s->ring[s->head % RING_CAP];
+    pthread_mutex_unlock(&s->mu);
+    if (it.kind == IT_STOP) {
+      pthread_mutex_lock(&s->mu);
+      s->head++;
+      s->done = s->head;
+      pthread_cond_broadcast(&s->cv_done);
+      pthread_mutex_unlock(&s->mu);
+      return NULL;
+    }
+    run_item(s, &it);
+    pthread_mutex_lock(&s->mu);
+    s->head++;
+    s->done = s->head;
+    if (s->waiters) pthread_cond_broadcast(&s->cv_done);
+  }
+}
+
+static struct CUstream_st *stream_new(unsigned flags) {
+  struct CUstream_st *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->magic = STREAM_MAGIC;
+  s->pid = getpid();
+  s->dev = t_device;
+  s->flags = flags;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv_work, NULL);
+  pthread_cond_init(&s->cv_done, NULL);
+  if (pthread_create(&s->thr, NULL, worker_main, s) != 0) {
+    free(s);
+    return NULL;
+  }
+  pthread_mutex_lock(&g_reg_mu);
+  s->next_all = g_streams;
+  g_streams = s;
+  pthread_mutex_unlock(&g_reg_mu);
+  return s;
+}
+
+static void atfork_child(void) {
+  /* The parent's workers do not exist in the child: forget its streams (their handles now
+   * fail with cudaErrorInitializationError, as CUDA fails in a forked child). */
+  pthread_mutex_init(&g_reg_mu, NULL);
+  pthread_mutex_init(&g_cap_mu, NULL);
+  g_streams = NULL;
+  g_legacy = NULL;
+  g_active_captures = 0;
+}
+
+__attribute__((constructor)) static void cuda_double_init(void) {
+  pthread_atfork(NULL, NULL, atfork_child);
+}
+
+/* Resolves a stream handle: NULL, cudaStreamLegacy and cudaStreamPerThread mean the legacy
+ * default stream. Returns NULL with *err set for a bad handle. */
+static struct CUstream_st *resolve(cudaStream_t h, cudaError_t *err) {
+  *err = cudaSuccess;
+  if (h == NULL || h == cudaStreamLegacy || h == cudaStreamPerThread) {
+    pthread_mutex_lock(&g_reg_mu);
+    struct CUstream_st *s = g_legacy;
+    pthread_mutex_unlock(&g_reg_mu);
+    if (s) return s;
+    s = stream_new(0);
+    if (!s) { *err = cudaErrorMemoryAllocation; return NULL; }
+    pthread_mutex_lock(&g_reg_mu);
+    if (!g_legacy) g_legacy = s;
+    struct CUstream_st *won = g_legacy;
+    pthread_mutex_unlock(&g_reg_mu);
+    return won; /* a losing racer's extra stream stays idle in the registry */
+  }
+  if (h->magic != STREAM_MAGIC) { *err = cudaErrorInvalidResourceHandle; return NULL; }
+  if (h->pid != getpid()) { *err = cudaErrorInitializationError; return NULL; }
+  return h;
+}
+
+static void push(struct CUstream_st *s, const struct item *it) {
+  pthread_mutex_lock(&s->mu);
+  while (s->tail - s->head >= RING_CAP) {
+    s->waiters++;
+    pthread_cond_wait(&s->cv_done, &s->mu);
+    s->waiters--;
+  }
+  s->ring[s->tail % RING_CAP] = *it;
+  s->tail++;
+  if (s->worker_idle) pthread_cond_signal(&s->cv_work);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void graph_append(struct CUgraph_st *g, const struct item *it) {
+  struct graph_body *b = g->body;
+  if (b->n == b->cap) {
+    size_t nc = b->cap ? b->cap * 2 : 16;
+    struct item *ni = realloc(b->items, nc * sizeof *ni);
+    if (!ni) return;
+    b->items = ni;
+    b->cap = nc;
+  }
+  b->items[b->n++] = *it;
+}
+
+/* Enqueues an item, or records it into the stream's capture. Takes ownership of the item's
+ * release either way. */
+static cudaError_t submit(cudaStream_t h, const struct item *it) {
+  cudaError_t e;
+  struct CUstream_st *s = resolve(h, &e);
+  if (!s) return ret(e);
+  if (g_active_captures) {
+    pthread_mutex_lock(&g_cap_mu);
+    if (s->capture) {
+      if (!s->capture_invalid) graph_append(s->capture, it);
+      pthread_mutex_unlock(&g_cap_mu);
+      return s->capture_invalid ? ret(cudaErrorStreamCaptureInvalidated) : cudaSuccess;
+    }
+    pthread_mutex_unlock(&g_cap_mu);
+  }
+  push(s, it);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *p, unsigned flags, int prio) {
+  if (!p) return ret(cudaErrorInvalidValue);
+  if (flags & ~1u) return ret(cudaErrorInvalidValue);
+  struct CUstream_st *s = stream_new(flags);
+  if (!s) return ret(cudaErrorMemoryAllocation);
+  *p = s;
+  return cudaSuccess;
+}
+EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *p, unsigned flags) {
+  return cudaStreamCreateWithPriority(p, flags, 0);
+}
+EXPORT cudaError_t cudaStreamCreate(cudaStream_t *p) { return cudaStreamCreateWithPriority(p, 0, 0); }
+
+/* Marks the capture that `s` takes part in as invalidated (a forbidden call was made). */
+static int capture_check_invalidate(struct CUstream_st *s) {
+  if (!g_active_captures) return 0;
+  pthread_mutex_lock(&g_cap_mu);
+  int cap = s->capture != NULL;
+  if (cap) s->capture_invalid = 1;
+  pthread_mutex_unlock(&g_cap_mu);
+  return cap;
+}
+
+static void stream_wait_done(struct CUstream_st *s) {
+  pthread_mutex_lock(&s->mu);
+  uint64_t target = s->tail;
+  s->waiters++;
+  while (s->done < target) pthread_cond_wait(&s->cv_done, &s->mu);
+  s->waiters--;
+  pthread_mutex_unlock(&s->mu);
+}
+
+EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
+  cudaError_t e;
+  struct CUstream_st *s = resolve(h, &e);
+  if (!s) return ret(e);
+  if (capture_check_invalidate(s)) return ret(cudaErrorStreamCaptureUnsupported);
+  stream_wait_done(s);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
+  cudaError_t e;
+  struct CUstream_st *s = resolve(h, &e);
+  if (!s) return ret(e);
+  if (capture_check_invalidate(s)) return ret(cudaErrorStreamCaptureUnsupported);
+  pthread_mutex_lock(&s->mu);
+  int idle = s->done == s->tail;
+  pthread_mutex_unlock(&s->mu);
+  return idle ? cudaSuccess : cudaErrorNotReady;
+}
+
+EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
+  if (h == NULL || h == cudaStreamLegacy || h == cudaStreamPerThread)
+    return ret(cudaErrorInvalidResourceHandle);
+  cudaError_t e;
+  struct CUstream_st *s = resolve(h, &e);
+  if (!s) return ret(e);
+  struct item stop = {.kind = IT_STOP};
+  push(s, &stop);
+  pthread_join(s->thr, NULL);
+  pthread_mutex_lock(&g_reg_mu);
+  for (struct CUstream_st **pp = &g_streams; *pp; pp = &(*pp)->next_all)
+    if (*pp == s) { *pp = s->next_all; break; }
+  pthread_mutex_unlock(&g_reg_mu);
+  for (;;) { /* let synchronizers that already hold a waiter slot leave */
+    pthread_mutex_lock(&s->mu);
+    int w = s->waiters;
+    pthread_mutex_unlock(&s->mu);
+    if (!w) break;
+    sched_yield();
+  }
+  s->magic = 0;
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv_work);
+  pthread_cond_destroy(&s->cv_done);
+  free(s);
+  return cudaSuccess;
+}
+
+/* Waits for the work enqueued so far on every live stream (only blocking ones when
+ * only_blocking). The registry is snapshotted, then each stream is waited for without the
+ * registry lock held (stream work may itself create streams); a stream destroyed meanwhile
+ * was drained by its destroyer. */
+static void sync_streams(int only_blocking) {
+  struct CUstream_st *list[256];
+  size_t n = 0;
+  pthread_mutex_lock(&g_reg_mu);
+  for (struct CUstream_st *s = g_streams; s && n < 256; s = s->next_all)
+    if (!only_blocking || !(s->flags & cudaStreamNonBlocking)) list[n++] = s;
+  pthread_mutex_unlock(&g_reg_mu);
+  for (size_t i = 0; i < n; i++) {
+    pthread_mutex_lock(&g_reg_mu);
+    int live = 0;
+    for (struct CUstream_st *s = g_streams; s; s = s->next_all) live |= s == list[i];
+    if (!live) { pthread_mutex_unlock(&g_reg_mu); continue; }
+    struct CUstream_st *s = list[i];
+    pthread_mutex_lock(&s->mu); /* taken under the registry lock: destroy cannot free it */
+    pthread_mutex_unlock(&g_reg_mu);
+    uint64_t target = s->tail;
+    s->waiters++;
+    while (s->done < target) pthread_cond_wait(&s->cv_done, &s->mu);
+    s->waiters--;
+    pthread_mutex_unlock(&s->mu);
+  }
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void) {
+  if (g_active_captures) return ret(cudaErrorStreamCaptureUnsupported);
+  sync_streams(0);
+  return cudaSuccess;
+}
+
+/* Synchronous copy/set: ordered after the work of the legacy stream and every blocking
+ * stream, like the legacy default stream. */
+static void sync_blocking_streams(void) { sync_streams(1); }
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind) {
+  if (n && (!dst || !src)) return ret(cudaErrorInvalidValue);
+  if ((unsigned)kind > cudaMemcpyDefault) return ret(cudaErrorInvalidValue);
+  if (!t_on_worker) sync_blocking_streams();
+  if (n) memmove(dst, src, n);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemset(void *p, int v, size_t n) {
+  if (n && !p) return ret(cudaErrorInvalidValue);
+  if (!t_on_worker) sync_blocking_streams();
+  if (n) memset(p, v, n);
+  return cudaSuccess;
+}
+
+struct copy_args { void *dst; const void *src; size_t n; int value, is_set; };
+static void copy_run(void *a_) {
+  struct copy_args *a = a_;
+  if (a->is_set) memset(a->dst, a->value, a->n);
+  else memmove(a->dst, a->src, a->n);
+}
+
+EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
+                                   cudaStream_t st) {
+  if (n && (!dst || !src)) return ret(cudaErrorInvalidValue);
+  if ((unsigned)kind > cudaMemcpyDefault) return ret(cudaErrorInvalidValue);
+  struct copy_args *a = malloc(sizeof *a);
+  if (!a) return ret(cudaErrorMemoryAllocation);
+  *a = (struct copy_args){dst, src, n, 0, 0};
+  struct item it = {.kind = IT_FN, .fn = copy_run, .arg = a, .release = free};
+  return submit(st, &it);
+}
+
+EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st) {
+  if (n && !p) return ret(cudaErrorInvalidValue);
+  struct copy_args *a = malloc(sizeof *a);
+  if (!a) return ret(cudaErrorMemoryAllocation);
+  *a = (struct copy_args){p, NULL, n, v, 1};
+  struct item it = {.kind = IT_FN, .fn = copy_run, .arg = a, .release = free};
+  return submit(st, &it);
+}
+
+EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t st, cudaHostFn_t fn, void *user) {
+  if (!fn) return ret(cudaErrorInvalidValue);
+  struct item it = {.kind = IT_FN, .fn = fn, .arg = user};
+  return submit(st, &it);
+}
+
+EXPORT cudaError_t cudaDoubleEnqueue(cudaStream_t st, void (*fn)(void *), void *arg,
+                                     void (*release)(void *)) {
+  if (!fn) return ret(cudaErrorInvalidValue);
+  struct item it = {.kind = IT_FN, .fn = fn, .arg = arg, .release = release};
+  return submit(st, &it);
+}
+
+EXPORT cudaError_t cudaDoubleCompute(cudaStream_t st, uint64_t ns) {
+  struct item it = {.kind = IT_COMPUTE, .aux = ns};
+  return submit(st, &it);
+}
+
+/* ---- events ---- */
+
+static void event_unref(struct CUevent_st *e) {
+  if (atomic_fetch_sub(&e->refs, 1) == 1) {
+    e->magic = 0;
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
+    free(e);
+  }
+}
+
+static int event_ok(cudaEvent_t e) { return e && e->magic == EVENT_MAGIC; }
+
+EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *pe, unsigned flags) {
+  if (!pe) return ret(cudaErrorInvalidValue);
+  if (flags & ~7u) return ret(cudaErrorInvalidValue);
+  if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
+    return ret(cudaErrorInvalidValue);
+  struct CUevent_st *e = calloc(1, sizeof *e);
+  if (!e) return ret(cudaErrorMemoryAllocation);
+  e->magic = EVENT_MAGIC;
+  e->flags = flags;
+  atomic_init(&e->refs, 1);
+  pthread_mutex_init(&e->mu, NULL);
+  pthread_cond_init(&e->cv, NULL);
+  *pe = e;
+  return cudaSuccess;
+}
+EXPORT cudaError_t cudaEventCreate(cudaEvent_t *pe) { return cudaEventCreateWithFlags(pe, 0); }
+
+EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  if (!event_ok(e)) return ret(cudaErrorInvalidResourceHandle);
+  event_unref(e);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t h, unsigned flags) {
+  if (!event_ok(e)) return ret(cudaErrorInvalidResourceHandle);
+  cudaError_t err;
+  struct CUstream_st *s = resolve(h, &err);
+  if (!s) return ret(err);
+  if (g_active_captures) {
+    pthread_mutex_lock(&g_cap_mu);
+    if (s->capture) {
+      /* Recorded into a capture: the event becomes a dependency marker of that capture (for
+       * cudaStreamWaitEvent joins); host queries of it now fail with cudaErrorCapturedEvent. */
+      pthread_mutex_lock(&e->mu);
+      e->captured = 1;
+      e->cap_graph = s->capture;
+      pthread_mutex_unlock(&e->mu);
+      pthread_mutex_unlock(&g_cap_mu);
+      return cudaSuccess;
+    }
+    pthread_mutex_unlock(&g_cap_mu);
+  }
+  pthread_mutex_lock(&e->mu);
+  uint64_t gen = ++e->rec_gen;
+  e->captured = 0;
+  e->cap_graph = NULL;
+  pthread_mutex_unlock(&e->mu);
+  atomic_fetch_add(&e->refs, 1);
+  struct item it = {.kind = IT_EVENT, .arg = e, .aux = gen};
+  push(s, &it);
+  return cudaSuccess;
+}
+EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
+  return cudaEventRecordWithFlags(e, h, 0);
+}
+
+EXPORT cudaError_t cudaEventQuery(cudaEvent_t e) {
+  if (!event_ok(e)) return ret(cudaErrorInvalidResourceHandle);
+  pthread_mutex_lock(&e->mu);
+  cudaError_t r = e->captured ? cudaErrorCapturedEvent
+                  : e->done_gen >= e->rec_gen ? cudaSuccess : cudaErrorNotReady;
+  pthread_mutex_unlock(&e->mu);
+  return ret(r);
+}
+
+EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (!event_ok(e)) return ret(cudaErrorInvalidResourceHandle);
+  pthread_mutex_lock(&e->mu);
+  if (e->captured) { pthread_mutex_unlock(&e->mu); return ret(cudaErrorCapturedEvent); }
+  uint64_t gen = e->rec_gen;
+  while (e->done_gen < gen) pthread_cond_wait(&e->cv, &e->mu);
+  pthread_mutex_unlock(&e->mu);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) {
+  if (!ms) return ret(cudaErrorInvalidValue);
+  if (!event_ok(a) || !event_ok(b)) return ret(cudaErrorInvalidResourceHandle);
+  if ((a->flags | b->flags) & cudaEventDisableTiming) return ret(cudaErrorInvalidResourceHandle);
+  pthread_mutex_lock(&a->mu);
+  int ca = a->captured, ra = a->rec_gen != 0, da = a->done_gen >= a->rec_gen;
+  uint64_t ta = a->t_ns;
+  pthread_mutex_unlock(&a->mu);
+  pthread_mutex_lock(&b->mu);
+  int cb = b->captured, rb = b->rec_gen != 0, db = b->done_gen >= b->rec_gen;
+  uint64_t tb = b->t_ns;
+  pthread_mutex_unlock(&b->mu);
+  if (ca || cb) return ret(cudaErrorCapturedEvent);
+  if (!ra || !rb) return ret(cudaErrorInvalidResourceHandle);
+  if (!da || !db) return ret(cudaErrorNotReady);
+  *ms = (float)((double)((int64_t)(tb - ta)) / 1e6);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned flags) {
+  if (!event_ok(e)) return ret(cudaErrorInvalidResourceHandle);
+  cudaError_t err;
+  struct CUstream_st *s = resolve(h, &err);
+  if (!s) return ret(err);
+  pthread_mutex_lock(&g_cap_mu);
+  pthread_mutex_lock(&e->mu);
+  int captured = e->captured;
+  struct CUgraph_st *g = e->cap_graph;
+  uint64_t gen = e->rec_gen;
+  pthread_mutex_unlock(&e->mu);
+  if (captured) {
+    /* Waiting on an event recorded in a capture joins this stream to that capture. */
+    if (!s->capture) {
+      s->capture = g;
+      s->capture_origin = 0;
+      s->capture_invalid = 0;
+    } else if (s->capture != g) {
+      pthread_mutex_unlock(&g_cap_mu);
+      return ret(cudaErrorStreamCaptureMerge);
+    }
+    pthread_mutex_unlock(&g_cap_mu);
+    return cudaSuccess;
+  }
+  int capturing = s->capture != NULL;
+  pthread_mutex_unlock(&g_cap_mu);
+  if (capturing) return ret(cudaErrorStreamCaptureIsolation); /* external event in capture */
+  if (gen == 0) return cudaSuccess; /* never recorded: nothing to wait for */
+  atomic_fetch_add(&e->refs, 1);
+  struct item it = {.kind = IT_WAIT, .arg = e, .aux = gen};
+  push(s, &it);
+  return cudaSuccess;
+}
+
+/* ---- capture and graphs ---- */
+
+EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t h, enum cudaStreamCaptureStatus *st) {
+  if (!st) return ret(cudaErrorInvalidValue);
+  cudaError_t err;
+  struct CUstream_st *s = resolve(h, &err);
+  if (!s) return ret(err);
+  pthread_mutex_lock(&g_cap_mu);
+  *st = !s->capture ? cudaStreamCaptureStatusNone
+        : s->capture_invalid ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+  pthread_mutex_unlock(&g_cap_mu);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t h, enum cudaStreamCaptureMode mode) {
+  if (h == NULL || h == cudaStreamLegacy) return ret(cudaErrorStreamCaptureUnsupported);
+  if ((unsigned)mode > cudaStreamCaptureModeRelaxed) return ret(cudaErrorInvalidValue);
+  cudaError_t err;
+  struct CUstream_st *s = resolve(h, &err);
+  if (!s) return ret(err);
+  struct CUgraph_st *g = calloc(1, sizeof *g);
+  struct graph_body *b = calloc(1, sizeof *b);
+  if (!g || !b) { free(g); free(b); return ret(cudaErrorMemoryAllocation); }
+  atomic_init(&b->refs, 1);
+  g->body = b;
+  pthread_mutex_lock(&g_cap_mu);
+  if (s->capture) {
+    pthread_mutex_unlock(&g_cap_mu);
+    free(g); free(b);
+    return ret(cudaErrorIllegalState);
+  }
+  s->capture = g;
+  s->capture_origin = 1;
+  s->capture_invalid = 0;
+  g_active_captures++;
+  pthread_mutex_unlock(&g_cap_mu);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t h, cudaGraph_t *pg) {
+  if (!pg) return ret(cudaErrorInvalidValue);
+  cudaError_t err;
+  struct CUstream_st *s = resolve(h, &err);
+  if (!s) return ret(err);
+  pthread_mutex_lock(&g_cap_mu);
+  struct CUgraph_st *g = s->capture;
+  if (!g || !s->capture_origin) {
+    pthread_mutex_unlock(&g_cap_mu);
+    return ret(cudaErrorStreamCaptureUnmatched);
+  }
+  int invalid = s->capture_invalid;
+  pthread_mutex_lock(&g_reg_mu);
+  for (struct CUstream_st *o = g_streams; o; o = o->next_all)
+    if (o->capture == g) { o->capture = NULL; o->capture_origin = 0; o->capture_invalid = 0; }
+  pthread_mutex_unlock(&g_reg_mu);
+  g_active_captures--;
+  pthread_mutex_unlock(&g_cap_mu);
+  if (invalid) {
+    *pg = NULL;
+    cudaGraphDestroy(g);
+    return ret(cudaErrorStreamCaptureInvalidated);
+  }
+  *pg = g;
+  return cudaSuccess;
+}
+
+static void graph_body_unref(struct graph_body *b) {
+  if (atomic_fetch_sub(&b->refs, 1) != 1) return;
+  for (size_t i = 0; i < b->n; i++) {
+    struct item *it = &b->items[i];
+    if (it->kind == IT_FN && it->release) it->release(it->arg);
+    if (it->kind == IT_GRAPH) graph_body_unref(it->arg);
+  }
+  free(b->items);
+  free(b);
+}
+
+EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  if (!g) return ret(cudaErrorInvalidValue);
+  graph_body_unref(g->body);
+  free(g);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pe, cudaGraph_t g, unsigned long long fl) {
+  if (!pe || !g) return ret(cudaErrorInvalidValue);
+  struct CUgraphExec_st *x = calloc(1, sizeof *x);
+  if (!x) return ret(cudaErrorMemoryAllocation);
+  atomic_fetch_add(&g->body->refs, 1);
+  x->body = g->body;
+  *pe = x;
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
+  if (!x) return ret(cudaErrorInvalidValue);
+  graph_body_unref(x->body);
+  free(x);
+  return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t st) {
+  if (!x) return ret(cudaErrorInvalidValue);
+  atomic_fetch_add(&x->body->refs, 1);
+  struct item it = {.kind = IT_GRAPH, .arg = x->body};
+  cudaError_t e = submit(st, &it);
+  if (e != cudaSuccess) graph_body_unref(x->body);
+  return e;
+}
+
+/* ---- the worker's side ---- */
+
+static void run_graph(struct CUstream_st *s, struct graph_body *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    struct item it = b->items[i];
+    it.release = NULL; /* the graph keeps owning its nodes */
+    if (it.kind == IT_GRAPH) {
+      atomic_fetch_add(&((struct graph_body *)it.arg)->refs, 1);
+    }
+    run_item(s, &it);
+  }
+}
+
+static void run_item(struct CUstream_st *s, struct item *it) {
+  switch (it->kind) {
+  case IT_FN:
+    it->fn(it->arg);
+    if (it->release) it->release(it->arg);
+    break;
+  case IT_COMPUTE:
+    cudaDoubleSleepUntil(cudaDoubleNowNs() + it->aux);
+    break;
+  case IT_EVENT: {
+    struct CUevent_st *e = it->arg;
+    uint64_t t = cudaDoubleNowNs();
+    pthread_mutex_lock(&e->mu);
+    if (it->aux > e->done_gen) { e->done_gen = it->aux; e->t_ns = t; }
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    event_unref(e);
+    break;
+  }
+  case IT_WAIT: {
+    struct CUevent_st *e = it->arg;
+    pthread_mutex_lock(&e->mu);
+    while (e->done_gen < it->aux) pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+    event_unref(e);
+    break;
+  }
+  case IT_GRAPH:
+    run_graph(s, it->arg);
+    graph_body_unref(it->arg);
+    break;
+  case IT_STOP:
+    break;
+  }
+}
+
+/* ---- errors ---- */
+
+EXPORT cudaError_t cudaGetLastError(void) {
+  cudaError_t e = t_last_error;
+  t_last_error = cudaSuccess;
+  return e;
+}
+EXPORT cudaError_t cudaPeekAtLastError(void) { return t_last_error; }
+
+static const struct { cudaError_t e; const char *name, *str; } k_errors[] = {
+  {cudaSuccess, "cudaSuccess", "no error"},
+  {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+  {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+  {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+  {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+  {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+  {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+  {cudaErrorIllegalState, "cudaErrorIllegalState", "the operation cannot be performed in the present state"},
+  {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+  {cudaErrorStreamCaptureUnsupported, "cudaErrorStreamCaptureUnsupported", "operation not permitted when stream is capturing"},
+  {cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated", "operation failed due to a previous error during capture"},
+  {cudaErrorStreamCaptureMerge, "cudaErrorStreamCaptureMerge", "operation would result in a merge of separate capture sequences"},
+  {cudaErrorStreamCaptureUnmatched, "cudaErrorStreamCaptureUnmatched", "capture was not ended in the same stream as it began"},
+  {cudaErrorStreamCaptureUnjoined, "cudaErrorStreamCaptureUnjoined", "capturing stream has unjoined work"},
+  {cudaErrorStreamCaptureIsolation, "cudaErrorStreamCaptureIsolation", "dependency created on uncaptured work in another stream"},
+  {cudaErrorStreamCaptureImplicit, "cudaErrorStreamCaptureImplicit", "operation would make the legacy stream depend on a capturing blocking stream"},
+  {cudaErrorCapturedEvent, "cudaErrorCapturedEvent", "operation not permitted on an event last recorded in a capturing stream"},
+  {cudaErrorStreamCaptureWrongThread, "cudaErrorStreamCaptureWrongThread", "attempt to terminate a thread-local capture sequence from another thread"},
+};
+
+EXPORT const char *cudaGetErrorString(cudaError_t e) {
+  for (size_t i = 0; i < sizeof k_errors / sizeof k_errors[0]; i++)
+    if (k_errors[i].e == e) return k_errors[i].str;
+  return "unrecognized error code";
+}
+EXPORT const char *cudaGetErrorName(cudaError_t e) {
+  for (size_t i = 0; i < sizeof k_errors / sizeof k_errors[0]; i++)
+    if (k_errors[i].e == e) return k_errors[i].name;
+  return "cudaErrorUnknown";
+}

@@ -1,0 +1,110 @@
+/* cuda_double.h — the subset of the CUDA runtime API (libcudart.so.13) that the CPU double
+ * implements, with CUDA 13.0's types, values and prototypes, plus a few double-only extras.
+ *
+ * Contract: every cuda* declaration here has the same name, prototype and enum values as
+ * /usr/local/cuda/include/cuda_runtime_api.h and driver_types.h, so code compiled against
+ * this header runs against the real runtime and vice versa. Extras are named cudaDouble*
+ * and exist only in the double. What is modelled is described in docs/DOUBLES.md. */
+#ifndef NCCL_DOUBLE_CUDA_DOUBLE_H
+#define NCCL_DOUBLE_CUDA_DOUBLE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef __DRIVER_TYPES_H__  /* the real driver_types.h include guard */
+typedef enum cudaError {
+  cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3, cudaErrorNoDevice = 100, cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400, cudaErrorIllegalState = 401, cudaErrorNotReady = 600,
+  cudaErrorStreamCaptureUnsupported = 900, cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureMerge = 902, cudaErrorStreamCaptureUnmatched = 903,
+  cudaErrorStreamCaptureUnjoined = 904, cudaErrorStreamCaptureIsolation = 905,
+  cudaErrorStreamCaptureImplicit = 906, cudaErrorCapturedEvent = 907,
+  cudaErrorStreamCaptureWrongThread = 908
+} cudaError_t;
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+typedef struct CUgraph_st *cudaGraph_t;
+typedef struct CUgraphExec_st *cudaGraphExec_t;
+typedef void (*cudaHostFn_t)(void *userData);
+enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1,
+                      cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3,
+                      cudaMemcpyDefault = 4 };
+enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1,
+                               cudaStreamCaptureStatusInvalidated = 2 };
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1,
+                             cudaStreamCaptureModeRelaxed = 2 };
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
+#define cudaEventInterprocess 0x04
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaMalloc(void **devPtr, size_t size);
+cudaError_t cudaFree(void *devPtr);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream);
+cudaError_t cudaMemset(void *devPtr, int value, size_t count);
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream);
+cudaError_t cudaStreamCreate(cudaStream_t *pStream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamQuery(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaEventCreate(cudaEvent_t *event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus);
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t error);
+const char *cudaGetErrorName(cudaError_t error);
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
+cudaError_t cudaDriverGetVersion(int *driverVersion);
+
+/* ---- Double-only extras (not in the real runtime) ---- */
+
+/* Runs fn(arg) on the stream's worker, in order with the stream's other work; when the item
+ * is retired (after it ran, or when a graph holding it is destroyed) release(arg) is called
+ * if release is non-NULL. Under capture the item is recorded into the graph and runs at each
+ * replay. Returns cudaSuccess, or the error the real runtime would give for a bad stream. */
+cudaError_t cudaDoubleEnqueue(cudaStream_t stream, void (*fn)(void *arg), void *arg,
+                              void (*release)(void *arg));
+/* Models a compute kernel of `ns` nanoseconds: the stream's worker sleeps that long (against
+ * an absolute deadline taken when the worker reaches it). Captured like any kernel. */
+cudaError_t cudaDoubleCompute(cudaStream_t stream, uint64_t ns);
+/* CLOCK_MONOTONIC nanoseconds, the clock the workers time-stamp events with. */
+uint64_t cudaDoubleNowNs(void);
+/* Sleeps the calling thread until CLOCK_MONOTONIC reaches deadline_ns. */
+void cudaDoubleSleepUntil(uint64_t deadline_ns);
+/* 1 while the calling thread is a stream worker (work runs "on the GPU"), else 0. */
+int cudaDoubleOnWorker(void);
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,663 @@
+/* nd_api.c — the NCCL double's entry points: argument checks with NCCL's result codes,
+ * communicator life cycle (unique id, init, split, shrink, finalize, destroy, abort, revoke),
+ * groups, registration, memory, user reduction ops, and the enqueueing of operations on the
+ * CUDA double's streams.
+ *
+ * Contract: every entry point of NCCLSCOPE_PROTOTYPES is defined as a strong `pncclX` with a
+ * weak `ncclX` alias, as NCCL >= 2.16 exports them. Operations return before their data
+ * moved: they are enqueued as tasks (nd_exec.c) on the given stream; inside
+ * ncclGroupStart/End they are deferred to the outermost GroupEnd, one task per stream. */
+#include "nd_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "../include/cuda_double.h"
+
+#define API(ret, Name, params) \
+  __attribute__((visibility("default"))) ret pnccl##Name params; \
+  __attribute__((visibility("default"), weak, alias("pnccl" #Name))) ret nccl##Name params; \
+  ret pnccl##Name params
+
+#define ND_VERSION_DEFAULT 22809
+#define CONFIG_MAGIC 0xcafebeefu
+#define SIMINFO_MAGIC 0x74685283u
+
+static _Thread_local char t_last_error[256];
+
+static void warn(int dev, const char *fmt, const char *arg) {
+  snprintf(t_last_error, sizeof t_last_error, fmt, arg);
+  ncclD_warn("nccl_double.cc", __LINE__, dev, "%s", t_last_error);
+}
+
+static int version_code(void) {
+  const char *v = getenv("NCCLDOUBLE_VERSION");
+  return v && *v ? atoi(v) : ND_VERSION_DEFAULT;
+}
+
+static int comm_ok(const struct ncclComm *c) { return c && c->magic == ND_COMM_MAGIC; }
+
+/* ---- version, ids, errors ---- */
+
+API(ncclResult_t, GetVersion, (int *version)) {
+  if (!version) return ncclInvalidArgument;
+  *version = version_code();
+  return ncclSuccess;
+}
+
+API(ncclResult_t, GetUniqueId, (ncclUniqueId *id)) {
+  static _Atomic unsigned counter;
+  if (!id) return ncclInvalidArgument;
+  unsigned long long rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = cudaDoubleNowNs();
+  memset(id, 0, sizeof *id);
+  memcpy(id->internal, ND_ID_MAGIC, 8);
+  snprintf(id->internal + 8, ND_NAME_LEN, "/ncclD.%d.%u.%016llx", (int)getpid(),
+           atomic_fetch_add(&counter, 1), rnd);
+  return ncclSuccess;
+}
+
+API(const char *, GetErrorString, (ncclResult_t r)) {
+  switch (r) {
+  case ncclSuccess: return "no error";
+  case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+  case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+  case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+  case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+  case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+  case ncclRemoteError: return "remote process exited or there was a network error";
+  case ncclInProgress: return "NCCL operation in progress";
+  default: return "unknown result code";
+  }
+}
+
+API(const char *, GetLastError, (ncclComm_t comm)) { return t_last_error; }
+
+API(void, ResetDebugInit, (void)) {}
+
+/* ---- communicator life cycle ---- */
+
+static struct ncclComm *comm_alloc(int nranks, int rank, const ncclConfig_t *cfg) {
+  struct ncclComm *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->magic = ND_COMM_MAGIC;
+  c->nranks = nranks;
+  c->rank = rank;
+  c->pid = getpid();
+  cudaGetDevice(&c->dev);
+  const char *node = getenv("NCCLDOUBLE_NODE");
+  c->node = node && *node ? atoi(node) : 0;
+  c->blocking = !(cfg && cfg->blocking == 0);
+  atomic_init(&c->async_err, ncclInProgress);
+  pthread_mutex_init(&c->exec_mu, NULL);
+  pthread_mutex_init(&c->host_mu, NULL);
+  return c;
+}
+
+static void comm_free(struct ncclComm *c) {
+  nd_seg_leave(c);
+  free(c->peers);
+  pthread_mutex_destroy(&c->exec_mu);
+  pthread_mutex_destroy(&c->host_mu);
+  c->magic = 0;
+  free(c);
+}
+
+static int nchannels(void) {
+  const char *v = getenv("NCCLDOUBLE_NCHANNELS");
+  int n = v && *v ? atoi(v) : 2;
+  return n > 0 ? n : 1;
+}
+
+static struct ncclD_comm_view view_of(struct ncclComm *c) {
+  struct ncclD_comm_view v = {c->nranks, c->rank, nchannels(), (uint64_t)(uintptr_t)c, c->hash, c->peers};
+  return v;
+}
+
+static pthread_once_t g_banner_once = PTHREAD_ONCE_INIT;
+static void banner(void) { ncclD_version_banner(version_code()); }
+
+/* Joins the segment `name` as `rank` of `nranks`; sets async_err; logs the init. */
+static ncclResult_t comm_join(struct ncclComm *c, const char *name) {
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->hash = nd_hash(name, strlen(name), 0);
+  if (c->rank == 0) pthread_once(&g_banner_once, banner);
+  int r = nd_seg_join(c, name, c->nranks, c->rank);
+  if (r == ncclSuccess) {
+    c->peers = calloc((size_t)c->nranks, sizeof *c->peers);
+    if (!c->peers) r = ncclSystemError;
+  }
+  if (r != ncclSuccess) {
+    warn(c->dev, "%s", r == ncclInvalidUsage ? "bootstrap: ranks disagree on nranks or rank"
+                                             : "bootstrap: could not join the communicator");
+    atomic_store(&c->async_err, r);
+    return r;
+  }
+  for (int i = 0; i < c->nranks; i++)
+    c->peers[i] = (struct ncclD_peer){i, c->seg->ranks[i].dev, c->seg->ranks[i].node};
+  struct ncclD_comm_view v = view_of(c);
+  ncclD_log_init(&v);
+  atomic_store(&c->async_err, ncclSuccess);
+  return ncclSuccess;
+}
+
+struct init_job { struct ncclComm *c; char name[ND_NAME_LEN]; };
+static void *init_thread(void *arg) {
+  struct init_job *j = arg;
+  cudaSetDevice(j->c->dev);
+  comm_join(j->c, j->name);
+  free(j);
+  return NULL;
+}
+
+static int config_ok(const ncclConfig_t *cfg) {
+  return !cfg || (cfg->magic == CONFIG_MAGIC && cfg->size >= offsetof(ncclConfig_t, cgaClusterSize));
+}
+
+/* Shared by every init flavour: blocking joins now; non-blocking returns ncclInProgress and
+ * joins on a thread. */
+static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const char *name,
+                                const ncclConfig_t *cfg) {
+  if (!out) return ncclInvalidArgument;
+  *out = NULL;
+  if (nranks < 1 || nranks > ND_MAX_RANKS || rank < 0 || rank >= nranks || !config_ok(cfg)) {
+    warn(-1, "%s", "Invalid rank, nranks or config");
+    return ncclInvalidArgument;
+  }
+  struct ncclComm *c = comm_alloc(nranks, rank, cfg);
+  if (!c) return ncclSystemError;
+  if (!c->blocking) {
+    struct init_job *j = malloc(sizeof *j);
+    if (!j) { comm_free(c); return ncclSystemError; }
+    j->c = c;
+    snprintf(j->name, sizeof j->name, "%s", name);
+    if (pthread_create(&c->init_thread, NULL, init_thread, j) != 0) {
+      free(j);
+      comm_free(c);
+      return ncclSystemError;
+    }
+    c->has_init_thread = 1;
+    *out = c;
+    return ncclInProgress;
+  }
+  ncclResult_t r = comm_join(c, name);
+  if (r != ncclSuccess) { comm_free(c); return r; }
+  *out = c;
+  return ncclSuccess;
+}
+
+static const char *id_name(const ncclUniqueId *id) {
+  if (memcmp(id->internal, ND_ID_MAGIC, 8) != 0) return NULL;
+  if (!memchr(id->internal + 8, 0, ND_NAME_LEN)) return NULL;
+  return id->internal + 8;
+}
+
+API(ncclResult_t, CommInitRankConfig, (ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                       ncclConfig_t *config)) {
+  const char *name = id_name(&commId);
+  if (!name) {
+    if (comm) *comm = NULL;
+    warn(-1, "%s", "Invalid unique id (not made by ncclGetUniqueId)");
+    return ncclInvalidArgument;
+  }
+  return init_common(comm, nranks, rank, name, config);
+}
+
+API(ncclResult_t, CommInitRank, (ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)) {
+  return pncclCommInitRankConfig(comm, nranks, commId, rank, NULL);
+}
+
+API(ncclResult_t, CommInitRankScalable, (ncclComm_t *newcomm, int nranks, int myrank, int nId,
+                                         ncclUniqueId *commIds, ncclConfig_t *config)) {
+  if (nId < 1 || !commIds) return ncclInvalidArgument;
+  return pncclCommInitRankConfig(newcomm, nranks, commIds[0], myrank, config);
+}
+
+struct all_job { ncclComm_t *slot; int n, rank, dev; ncclUniqueId id; ncclResult_t r; };
+static void *init_all_thread(void *arg) {
+  struct all_job *j = arg;
+  cudaSetDevice(j->dev);
+  j->r = init_common(j->slot, j->n, j->rank, id_name(&j->id), NULL);
+  return NULL;
+}
+
+API(ncclResult_t, CommInitAll, (ncclComm_t *comms, int ndev, const int *devlist)) {
+  if (!comms || ndev < 1 || ndev > ND_MAX_RANKS) return ncclInvalidArgument;
+  int ndevs = 0;
+  if (cudaGetDeviceCount(&ndevs) != cudaSuccess) return ncclUnhandledCudaError;
+  for (int i = 0; i < ndev; i++) {
+    int d = devlist ? devlist[i] : i;
+    if (d < 0 || d >= ndevs) return ncclInvalidArgument;
+  }
+  ncclUniqueId id;
+  pncclGetUniqueId(&id);
+  struct all_job *jobs = calloc((size_t)ndev, sizeof *jobs);
+  pthread_t *th = calloc((size_t)ndev, sizeof *th);
+  ncclResult_t r = ncclSuccess;
+  if (!jobs || !th) { r = ncclSystemError; goto fail; }
+  int started = 0;
+  for (int i = 0; i < ndev; i++) {
+    jobs[i] = (struct all_job){&comms[i], ndev, i, devlist ? devlist[i] : i, id, ncclSuccess};
+    if (pthread_create(&th[i], NULL, init_all_thread, &jobs[i]) != 0) { r = ncclSystemError; break; }
+    started++;
+  }
+  for (int i = 0; i < started; i++) {
+    pthread_join(th[i], NULL);
+    if (jobs[i].r != ncclSuccess) r = jobs[i].r;
+  }
+fail:
+  free(jobs);
+  free(th);
+  return r;
+}
+
+/* Waits until every task enqueued on the communicator retired. */
+static void drain(struct ncclComm *c) {
+  while (atomic_load(&c->done) < atomic_load(&c->enq)) usleep(200);
+}
+
+static void join_init_thread(struct ncclComm *c) {
+  if (c->has_init_thread) { pthread_join(c->init_thread, NULL); c->has_init_thread = 0; }
+}
+
+static int ready(struct ncclComm *c) {
+  if (!comm_ok(c)) return ncclInvalidArgument;
+  int e = atomic_load(&c->async_err);
+  if (e == ncclInProgress) {
+    warn(c->dev, "%s", "Attempt to use communicator before the previous operation returned ncclSuccess");
+    return ncclInvalidArgument;
+  }
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                              ncclConfig_t *config)) {
+  if (!newcomm) return ncclInvalidArgument;
+  *newcomm = NULL;
+  int rr = ready(comm);
+  if (rr != ncclSuccess) return rr;
+  if ((color < 0 && color != -1 /* NCCL_SPLIT_NOCOLOR */) || !config_ok(config)) return ncclInvalidArgument;
+  struct ncclComm *p = comm;
+  pthread_mutex_lock(&p->host_mu);
+  int seq = p->split_seq++;
+  struct nd_rank_info *ri = p->seg->ranks;
+  ri[p->rank].xchg[0] = color;
+  ri[p->rank].xchg[1] = key;
+  int n = 0, me = 0, ok = nd_barrier_wait(p, &p->seg->host_bar) == 0;
+  if (ok && color >= 0) {
+    for (int r = 0; r < p->nranks; r++) {
+      if (ri[r].xchg[0] != color) continue;
+      n++;
+      if (ri[r].xchg[1] < key || (ri[r].xchg[1] == key && r < p->rank)) me++;
+    }
+  }
+  ok = ok && nd_barrier_wait(p, &p->seg->host_bar) == 0; /* everyone read before reuse */
+  pthread_mutex_unlock(&p->host_mu);
+  if (!ok) return ncclRemoteError;
+  if (color < 0) return ncclSuccess;
+  char name[ND_NAME_LEN];
+  int tag[2] = {seq, color};
+  snprintf(name, sizeof name, "/ncclD.s%016llx",
+           (unsigned long long)nd_hash(tag, sizeof tag, p->hash));
+  int saved_dev;
+  cudaGetDevice(&saved_dev);
+  cudaSetDevice(p->dev);
+  ncclResult_t r = init_common(newcomm, n, me, name, config);
+  cudaSetDevice(saved_dev);
+  return r;
+}
+
+API(ncclResult_t, CommShrink, (ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+                               ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)) {
+  if (!newcomm) return ncclInvalidArgument;
+  *newcomm = NULL;
+  if (!comm_ok(comm) || excludeRanksCount < 0 || (excludeRanksCount && !excludeRanksList) ||
+      (shrinkFlags & ~1) || !config_ok(config))
+    return ncclInvalidArgument;
+  struct ncclComm *p = comm;
+  int n = 0, me = -1;
+  for (int r = 0; r < p->nranks; r++) {
+    int excluded = 0;
+    for (int i = 0; i < excludeRanksCount; i++) excluded |= excludeRanksList[i] == r;
+    if (excluded) continue;
+    if (r == p->rank) me = n;
+    n++;
+  }
+  if (me < 0 || n == 0) return ncclInvalidArgument; /* excluded ranks must not call shrink */
+  if (shrinkFlags & 1 /* NCCL_SHRINK_ABORT */) {
+    atomic_store(&p->aborted, 1);
+    atomic_store(&p->seg->aborted, 1);
+    drain(p);
+  }
+  pthread_mutex_lock(&p->host_mu);
+  int seq = p->shrink_seq++;
+  pthread_mutex_unlock(&p->host_mu);
+  char name[ND_NAME_LEN];
+  int tag[2] = {seq, -7};
+  snprintf(name, sizeof name, "/ncclD.k%016llx", (unsigned long long)nd_hash(tag, sizeof tag, p->hash));
+  int saved_dev;
+  cudaGetDevice(&saved_dev);
+  cudaSetDevice(p->dev);
+  ncclResult_t r = init_common(newcomm, n, me, name, config);
+  cudaSetDevice(saved_dev);
+  return r;
+}
+
+API(ncclResult_t, CommFinalize, (ncclComm_t comm)) {
+  if (!comm_ok(comm)) return ncclInvalidArgument;
+  if (atomic_load(&comm->revoked)) return ncclInvalidUsage;
+  join_init_thread(comm);
+  drain(comm);
+  atomic_store(&comm->finalized, 1);
+  return comm->blocking ? ncclSuccess : ncclInProgress;
+}
+
+API(ncclResult_t, CommDestroy, (ncclComm_t comm)) {
+  if (!comm) return ncclSuccess; /* NCCL: destroying NULL is a no-op */
+  if (!comm_ok(comm)) return ncclInvalidArgument;
+  join_init_thread(comm);
+  drain(comm);
+  comm_free(comm);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommAbort, (ncclComm_t comm)) {
+  if (!comm) return ncclSuccess;
+  if (!comm_ok(comm)) return ncclInvalidArgument;
+  atomic_store(&comm->aborted, 1);
+  if (comm->seg) atomic_store(&comm->seg->aborted, 1);
+  join_init_thread(comm);
+  drain(comm);
+  comm_free(comm);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommRevoke, (ncclComm_t comm, int revokeFlags)) {
+  if (!comm_ok(comm) || revokeFlags != 0) return ncclInvalidArgument;
+  atomic_store(&comm->revoked, 1);
+  atomic_store(&comm->async_err, ncclInProgress);
+  if (comm->seg) atomic_store(&comm->seg->aborted, 1);
+  drain(comm);
+  atomic_store(&comm->async_err, ncclSuccess);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommGetAsyncError, (ncclComm_t comm, ncclResult_t *asyncError)) {
+  if (!comm_ok(comm) || !asyncError) return ncclInvalidArgument;
+  *asyncError = (ncclResult_t)atomic_load(&comm->async_err);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommCount, (const ncclComm_t comm, int *count)) {
+  if (!comm_ok(comm) || !count) return ncclInvalidArgument;
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommCuDevice, (const ncclComm_t comm, int *device)) {
+  if (!comm_ok(comm) || !device) return ncclInvalidArgument;
+  *device = comm->dev;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommUserRank, (const ncclComm_t comm, int *rank)) {
+  if (!comm_ok(comm) || !rank) return ncclInvalidArgument;
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+
+/* ---- registration, memory, user ops ---- */
+
+struct nd_reg { void *buff; size_t size; };
+
+API(ncclResult_t, CommRegister, (const ncclComm_t comm, void *buff, size_t size, void **handle)) {
+  if (!comm_ok(comm) || !buff || !size || !handle) return ncclInvalidArgument;
+  struct nd_reg *h = malloc(sizeof *h);
+  if (!h) return ncclSystemError;
+  *h = (struct nd_reg){buff, size};
+  *handle = h;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommDeregister, (const ncclComm_t comm, void *handle)) {
+  if (!comm_ok(comm) || !handle) return ncclInvalidArgument;
+  free(handle);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommWindowRegister, (ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
+                                       int winFlags)) {
+  if (!comm_ok(comm) || !buff || !size || !win) return ncclInvalidArgument;
+  struct nd_reg *h = malloc(sizeof *h);
+  if (!h) return ncclSystemError;
+  *h = (struct nd_reg){buff, size};
+  *win = (ncclWindow_t)(void *)h;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, CommWindowDeregister, (ncclComm_t comm, ncclWindow_t win)) {
+  if (!comm_ok(comm) || !win) return ncclInvalidArgument;
+  free((void *)win);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, MemAlloc, (void **ptr, size_t size)) {
+  if (!ptr || !size) return ncclInvalidArgument;
+  void *m = NULL;
+  if (posix_memalign(&m, 4096, size) != 0) return ncclSystemError;
+  *ptr = m;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, MemFree, (void *ptr)) {
+  free(ptr);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, RedOpCreatePreMulSum, (ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
+                                         ncclScalarResidence_t residence, ncclComm_t comm)) {
+  if (!op || !scalar || !comm_ok(comm) || (unsigned)datatype >= ncclNumTypes ||
+      (residence != ncclScalarDevice && residence != ncclScalarHostImmediate))
+    return ncclInvalidArgument;
+  pthread_mutex_lock(&comm->host_mu);
+  int i = 0;
+  while (i < ND_MAX_USER_OPS && comm->user_ops[i].used) i++;
+  if (i == ND_MAX_USER_OPS) { pthread_mutex_unlock(&comm->host_mu); return ncclInternalError; }
+  struct nd_user_op *u = &comm->user_ops[i];
+  u->used = 1;
+  u->dt = datatype;
+  u->residence = residence;
+  u->ptr = scalar;
+  memcpy(u->value, scalar, ncclscope_datatype_size(datatype));
+  pthread_mutex_unlock(&comm->host_mu);
+  *op = (ncclRedOp_t)(ncclNumOps + i);
+  return ncclSuccess;
+}
+
+API(ncclResult_t, RedOpDestroy, (ncclRedOp_t op, ncclComm_t comm)) {
+  if (!comm_ok(comm)) return ncclInvalidArgument;
+  int i = (int)op - ncclNumOps;
+  if (i < 0 || i >= ND_MAX_USER_OPS || !comm->user_ops[i].used) return ncclInvalidArgument;
+  comm->user_ops[i].used = 0;
+  return ncclSuccess;
+}
+
+/* ---- operations and groups ---- */
+
+static _Thread_local int t_group_depth;
+static _Thread_local struct nd_op *t_ops;
+static _Thread_local int t_nops, t_capops;
+static _Thread_local ncclResult_t t_group_err;
+
+static const char *const k_kind_names[] = {"AllReduce", "Broadcast", "Reduce", "AllGather",
+  "ReduceScatter", "AlltoAll", "Gather", "Scatter", "Send", "Recv"};
+
+static int stream_capturing(cudaStream_t s) {
+  enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(s, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone;
+}
+
+/* Enqueues ops[0..n) (all on one stream) as one task. */
+static ncclResult_t launch(struct nd_op *ops, int n) {
+  struct nd_task *t = malloc(sizeof *t + (size_t)n * sizeof *ops);
+  if (!t) return ncclSystemError;
+  t->nops = n;
+  memcpy(t->ops, ops, (size_t)n * sizeof *ops);
+  t->counted = !stream_capturing(ops[0].stream);
+  if (t->counted)
+    for (int i = 0; i < n; i++) atomic_fetch_add(&ops[i].comm->enq, 1);
+  if (cudaDoubleEnqueue(ops[0].stream, nd_task_run, t, nd_task_free) != cudaSuccess) {
+    if (t->counted)
+      for (int i = 0; i < n; i++) atomic_fetch_sub(&ops[i].comm->enq, 1);
+    free(t);
+    return ncclUnhandledCudaError;
+  }
+  return ncclSuccess;
+}
+
+static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size_t count,
+                           ncclDataType_t dt, int redop, int root, ncclComm_t comm,
+                           cudaStream_t stream) {
+  int rr = ready(comm);
+  if (rr != ncclSuccess) return rr;
+  if (atomic_load(&comm->revoked) || atomic_load(&comm->aborted)) return ncclInvalidUsage;
+  if ((unsigned)dt >= ncclNumTypes) { warn(comm->dev, "%s", "Invalid datatype"); return ncclInvalidArgument; }
+  int reduces = kind == ND_ALLREDUCE || kind == ND_REDUCE || kind == ND_REDUCESCATTER;
+  if (reduces && (redop < 0 || (redop >= ncclNumOps && (redop - ncclNumOps >= ND_MAX_USER_OPS ||
+                                                         !comm->user_ops[redop - ncclNumOps].used)))) {
+    warn(comm->dev, "%s", "Invalid reduction operation");
+    return ncclInvalidArgument;
+  }
+  int rooted = kind == ND_BROADCAST || kind == ND_REDUCE || kind == ND_GATHER || kind == ND_SCATTER ||
+               kind == ND_SEND || kind == ND_RECV;
+  if (rooted && (root < 0 || root >= comm->nranks)) {
+    warn(comm->dev, "%s", "Invalid root/peer");
+    return ncclInvalidArgument;
+  }
+  if (count) {
+    int me = comm->rank;
+    int needs_s = kind != ND_RECV && !(kind == ND_BROADCAST && me != root) && !(kind == ND_SCATTER && me != root);
+    int needs_r = kind != ND_SEND && !(kind == ND_REDUCE && me != root) && !(kind == ND_GATHER && me != root);
+    if ((needs_s && !sbuf) || (needs_r && !rbuf)) {
+      warn(comm->dev, "%s", "Invalid buffer pointer");
+      return ncclInvalidArgument;
+    }
+  }
+  comm->opcount++;
+  ncclD_info(NCCLD_COLL, comm->dev,
+             "%s: opCount %lx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p",
+             k_kind_names[kind], (unsigned long)(comm->opcount - 1), sbuf, (void *)rbuf, count, (int)dt,
+             reduces ? redop : 0, root, (void *)comm, comm->nranks, (void *)stream);
+  if (!atomic_exchange(&comm->connected, 1)) {
+    struct ncclD_comm_view v = view_of(comm);
+    ncclD_log_connect(&v);
+  }
+  struct nd_op op = {kind, sbuf, rbuf, count, (int)dt, root, redop, comm, stream};
+  if (t_group_depth == 0) return launch(&op, 1);
+  if (t_nops == t_capops) {
+    int nc = t_capops ? t_capops * 2 : 16;
+    struct nd_op *n = realloc(t_ops, (size_t)nc * sizeof *n);
+    if (!n) { t_group_err = ncclSystemError; return ncclSystemError; }
+    t_ops = n;
+    t_capops = nc;
+  }
+  t_ops[t_nops++] = op;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, GroupStart, (void)) {
+  if (t_group_depth == 0) { t_nops = 0; t_group_err = ncclSuccess; }
+  t_group_depth++;
+  return ncclSuccess;
+}
+
+API(ncclResult_t, GroupEnd, (void)) {
+  if (t_group_depth == 0) { warn(-1, "%s", "ncclGroupEnd: not in a group call."); return ncclInvalidUsage; }
+  if (--t_group_depth > 0) return ncclSuccess;
+  ncclResult_t r = t_group_err;
+  /* one task per stream, in the order the streams first appear; ops keep their call order */
+  int n = t_nops;
+  t_nops = 0;
+  char *taken = calloc((size_t)n + 1, 1);
+  struct nd_op *batch = malloc(((size_t)n + 1) * sizeof *batch);
+  if (!taken || !batch) { free(taken); free(batch); return ncclSystemError; }
+  for (int i = 0; i < n && r == ncclSuccess; i++) {
+    if (taken[i]) continue;
+    int m = 0;
+    for (int j = i; j < n; j++)
+      if (!taken[j] && t_ops[j].stream == t_ops[i].stream) { taken[j] = 1; batch[m++] = t_ops[j]; }
+    r = launch(batch, m);
+  }
+  free(taken);
+  free(batch);
+  return r;
+}
+
+API(ncclResult_t, GroupSimulateEnd, (ncclSimInfo_t *simInfo)) {
+  if (!simInfo || simInfo->magic != SIMINFO_MAGIC) return ncclInvalidArgument;
+  if (t_group_depth == 0) return ncclInvalidUsage;
+  if (--t_group_depth > 0) return ncclSuccess;
+  double us = 0;
+  for (int i = 0; i < t_nops; i++) us += (double)nd_op_model_ns(&t_ops[i]) / 1e3;
+  simInfo->estimatedTime = (float)us;
+  t_nops = 0; /* simulated, not launched */
+  return ncclSuccess;
+}
+
+API(ncclResult_t, AllReduce, (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                              ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_ALLREDUCE, sendbuff, recvbuff, count, datatype, op, 0, comm, stream);
+}
+
+API(ncclResult_t, Broadcast, (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                              int root, ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_BROADCAST, sendbuff, recvbuff, count, datatype, 0, root, comm, stream);
+}
+
+API(ncclResult_t, Bcast, (void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                          cudaStream_t stream)) {
+  return submit(ND_BROADCAST, buff, buff, count, datatype, 0, root, comm, stream);
+}
+
+API(ncclResult_t, Reduce, (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                           ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_REDUCE, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+API(ncclResult_t, AllGather, (const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
+                              ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_ALLGATHER, sendbuff, recvbuff, sendcount, datatype, 0, 0, comm, stream);
+}
+
+API(ncclResult_t, ReduceScatter, (const void *sendbuff, void *recvbuff, size_t recvcount,
+                                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_REDUCESCATTER, sendbuff, recvbuff, recvcount, datatype, op, 0, comm, stream);
+}
+
+API(ncclResult_t, AlltoAll, (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                             ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_ALLTOALL, sendbuff, recvbuff, count, datatype, 0, 0, comm, stream);
+}
+
+API(ncclResult_t, Gather, (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                           int root, ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_GATHER, sendbuff, recvbuff, count, datatype, 0, root, comm, stream);
+}
+
+API(ncclResult_t, Scatter, (const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                            int root, ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_SCATTER, sendbuff, recvbuff, count, datatype, 0, root, comm, stream);
+}
+
+API(ncclResult_t, Send, (const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                         ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_SEND, sendbuff, NULL, count, datatype, 0, peer, comm, stream);
+}
+
+API(ncclResult_t, Recv, (void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                         ncclComm_t comm, cudaStream_t stream)) {
+  return submit(ND_RECV, NULL, recvbuff, count, datatype, 0, peer, comm, stream);
+}

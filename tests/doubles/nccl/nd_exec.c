@@ -1,0 +1,239 @@
+/* nd_exec.c — runs NCCL operations on a CUDA double stream worker ("the GPU side"): moves
+ * and reduces the data through the communicator's segment and applies the link model.
+ *
+ * Contract: nd_task_run() executes a task's collectives in order (each in chunks that fit
+ * the staging slots: post, barrier, read, barrier), then progresses all its Send/Recv
+ * together until done, so send/recv pairs grouped in one task never deadlock. Each
+ * collective lasts at least its modelled time from the moment all ranks arrived; the
+ * point-to-point part lasts lat + max(bytes sent, bytes received)/bw. After an abort or a
+ * dead peer the task stops early and the communicator's async error is set. */
+#include "nd_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../include/cuda_double.h"
+#include "../include/nccl_double.h"
+
+static double g_lat_us, g_bw_gbps;
+static pthread_once_t g_model_once = PTHREAD_ONCE_INIT;
+static void model_read(void) { ndbl_model_env(&g_lat_us, &g_bw_gbps); }
+void nd_model_init(void) { pthread_once(&g_model_once, model_read); }
+
+static enum ndbl_rule rule_of(enum nd_kind k) {
+  switch (k) {
+  case ND_ALLREDUCE: return NDBL_RULE_ALLREDUCE;
+  case ND_BROADCAST: case ND_REDUCE: case ND_SEND: case ND_RECV: return NDBL_RULE_ONE;
+  default: return NDBL_RULE_NTIMES;
+  }
+}
+
+uint64_t nd_op_model_ns(const struct nd_op *op) {
+  nd_model_init();
+  return ndbl_model_ns(rule_of(op->kind), op->count, ncclscope_datatype_size(op->dt),
+                       op->comm->nranks, g_lat_us, g_bw_gbps);
+}
+
+static struct nd_redop redop_of(struct ncclComm *c, int id) {
+  struct nd_redop r = {.base = id, .fscale = 1.0, .iscale = 1};
+  if (id < ncclNumOps) return r;
+  struct nd_user_op *u = &c->user_ops[id - ncclNumOps];
+  r.base = ND_PREMULSUM;
+  const void *p = u->residence == ncclScalarHostImmediate ? (const void *)u->value : u->ptr;
+  switch (u->dt) {
+  case ncclInt8: r.iscale = *(const int8_t *)p; break;
+  case ncclUint8: r.iscale = *(const uint8_t *)p; break;
+  case ncclInt32: r.iscale = *(const int32_t *)p; break;
+  case ncclUint32: r.iscale = *(const uint32_t *)p; break;
+  case ncclInt64: case ncclUint64: r.iscale = *(const int64_t *)p; break;
+  case ncclFloat16: r.fscale = nd_half_to_float(*(const uint16_t *)p); break;
+  case ncclBfloat16: { uint32_t u32 = (uint32_t)*(const uint16_t *)p << 16; float f;
+                       memcpy(&f, &u32, 4); r.fscale = f; break; }
+  case ncclFloat32: r.fscale = *(const float *)p; break;
+  case ncclFloat64: r.fscale = *(const double *)p; break;
+  default: r.fscale = 1.0; break;
+  }
+  return r;
+}
+
+/* One collective, chunked through the slots. Returns 0, or -1 when aborted. */
+static int run_coll(const struct nd_op *op, uint64_t *t_all_arrived) {
+  struct ncclComm *c = op->comm;
+  const int n = c->nranks, me = c->rank;
+  const size_t sz = ncclscope_datatype_size(op->dt), slot = c->seg->slot_bytes;
+  const unsigned char *sb = op->sbuf;
+  unsigned char *rb = op->rbuf;
+  struct nd_redop rop = {0};
+  if (op->kind == ND_ALLREDUCE || op->kind == ND_REDUCE || op->kind == ND_REDUCESCATTER)
+    rop = redop_of(c, op->redop_id);
+  /* per-chunk element count: the slot holds one block, or n blocks for the all-to-all kinds */
+  int nblocks = (op->kind == ND_REDUCESCATTER || op->kind == ND_ALLTOALL || op->kind == ND_SCATTER) ? n : 1;
+  size_t chunk = slot / (sz * (size_t)nblocks);
+  int first = 1;
+  for (size_t off = 0; off < op->count; off += chunk) {
+    size_t m = op->count - off < chunk ? op->count - off : chunk, bytes = m * sz;
+    unsigned char *mine = nd_slot(c, me);
+    /* post */
+    switch (op->kind) {
+    case ND_ALLREDUCE: case ND_REDUCE: case ND_ALLGATHER: case ND_GATHER:
+      memcpy(mine, sb + off * sz, bytes);
+      break;
+    case ND_BROADCAST:
+      if (me == op->root) memcpy(mine, sb + off * sz, bytes);
+      break;
+    case ND_SCATTER:
+      if (me != op->root) break;
+      /* fall through */
+    case ND_REDUCESCATTER: case ND_ALLTOALL:
+      for (int j = 0; j < n; j++) memcpy(mine + (size_t)j * bytes, sb + ((size_t)j * op->count + off) * sz, bytes);
+      break;
+    default: break;
+    }
+    if (nd_barrier_wait(c, &c->seg->dev_bar) != 0) return -1;
+    if (first) { *t_all_arrived = cudaDoubleNowNs(); first = 0; }
+    /* read */
+    switch (op->kind) {
+    case ND_ALLREDUCE:
+    case ND_REDUCE:
+      if (op->kind == ND_REDUCE && me != op->root) break;
+      nd_reduce_first(rb + off * sz, nd_slot(c, 0), m, op->dt, &rop);
+      for (int k = 1; k < n; k++) nd_reduce_acc(rb + off * sz, nd_slot(c, k), m, op->dt, &rop);
+      nd_reduce_fini(rb + off * sz, m, op->dt, &rop, n);
+      break;
+    case ND_REDUCESCATTER:
+      nd_reduce_first(rb + off * sz, nd_slot(c, 0) + (size_t)me * bytes, m, op->dt, &rop);
+      for (int k = 1; k < n; k++)
+        nd_reduce_acc(rb + off * sz, nd_slot(c, k) + (size_t)me * bytes, m, op->dt, &rop);
+      nd_reduce_fini(rb + off * sz, m, op->dt, &rop, n);
+      break;
+    case ND_BROADCAST:
+      memmove(rb + off * sz, nd_slot(c, op->root), bytes);
+      break;
+    case ND_ALLGATHER:
+      for (int k = 0; k < n; k++) memcpy(rb + ((size_t)k * op->count + off) * sz, nd_slot(c, k), bytes);
+      break;
+    case ND_GATHER:
+      if (me == op->root)
+        for (int k = 0; k < n; k++) memcpy(rb + ((size_t)k * op->count + off) * sz, nd_slot(c, k), bytes);
+      break;
+    case ND_ALLTOALL:
+      for (int k = 0; k < n; k++)
+        memcpy(rb + ((size_t)k * op->count + off) * sz, nd_slot(c, k) + (size_t)me * bytes, bytes);
+      break;
+    case ND_SCATTER:
+      memcpy(rb + off * sz, nd_slot(c, op->root) + (size_t)me * bytes, bytes);
+      break;
+    default: break;
+    }
+    if (nd_barrier_wait(c, &c->seg->dev_bar) != 0) return -1;
+  }
+  return 0;
+}
+
+struct p2p_state { const struct nd_op *op; size_t done; };
+
+/* Moves what the rings allow for one Send or Recv; returns bytes moved. */
+static size_t p2p_step(struct p2p_state *st) {
+  const struct nd_op *op = st->op;
+  struct ncclComm *c = op->comm;
+  size_t total = op->count * ncclscope_datatype_size(op->dt);
+  if (st->done >= total) return 0;
+  int send = op->kind == ND_SEND;
+  struct nd_chan *ch = send ? nd_chan_at(c, c->rank, op->root) : nd_chan_at(c, op->root, c->rank);
+  unsigned char *buf = nd_chan_buf(c, ch);
+  uint64_t cap = c->seg->chan_bytes;
+  uint64_t head = atomic_load(&ch->head), tail = atomic_load(&ch->tail);
+  size_t room = send ? (size_t)(cap - (tail - head)) : (size_t)(tail - head);
+  size_t m = total - st->done < room ? total - st->done : room;
+  if (!m) return 0;
+  uint64_t pos = send ? tail : head;
+  size_t at = (size_t)(pos % cap), first = cap - at < m ? cap - at : m;
+  if (send) {
+    memcpy(buf + at, (const unsigned char *)op->sbuf + st->done, first);
+    memcpy(buf, (const unsigned char *)op->sbuf + st->done + first, m - first);
+    atomic_store(&ch->tail, tail + m);
+  } else {
+    memcpy((unsigned char *)op->rbuf + st->done, buf + at, first);
+    memcpy((unsigned char *)op->rbuf + st->done + first, buf, m - first);
+    atomic_store(&ch->head, head + m);
+  }
+  st->done += m;
+  nd_doorbell_ring(c, op->root);
+  return m;
+}
+
+static int run_p2p(const struct nd_task *t, struct p2p_state *st, int np) {
+  for (;;) {
+    /* snapshot every doorbell first, so a peer's move during the pass wakes us */
+    uint32_t seen[8] = {0};
+    struct ncclComm *cs[8];
+    int nc = 0, pending = 0;
+    for (int i = 0; i < np && nc < 8; i++) {
+      struct ncclComm *c = st[i].op->comm;
+      int dup = 0;
+      for (int j = 0; j < nc; j++) dup |= cs[j] == c;
+      if (!dup) { cs[nc] = c; seen[nc] = atomic_load(&c->seg->ranks[c->rank].doorbell); nc++; }
+    }
+    size_t moved = 0;
+    for (int i = 0; i < np; i++) {
+      moved += p2p_step(&st[i]);
+      pending |= st[i].done < st[i].op->count * ncclscope_datatype_size(st[i].op->dt);
+    }
+    if (!pending) return 0;
+    if (moved) continue;
+    if (nd_doorbell_wait(cs[0], seen[0]) != 0) return -1;
+    for (int j = 1; j < nc; j++) if (nd_is_aborted(cs[j])) return -1;
+  }
+  (void)t;
+}
+
+static void task_fail(struct nd_task *t) {
+  for (int i = 0; i < t->nops; i++) {
+    struct ncclComm *c = t->ops[i].comm;
+    int ok = ncclSuccess;
+    atomic_compare_exchange_strong(&c->async_err, &ok, ncclRemoteError);
+  }
+}
+
+void nd_task_run(void *arg) {
+  struct nd_task *t = arg;
+  int np = 0, failed = 0;
+  for (int i = 0; i < t->nops; i++) {
+    const struct nd_op *op = &t->ops[i];
+    if (op->kind == ND_SEND || op->kind == ND_RECV) { np++; continue; }
+    if (failed || nd_is_aborted(op->comm)) { failed = 1; continue; }
+    if (op->count == 0) continue;
+    pthread_mutex_lock(&op->comm->exec_mu);
+    uint64_t t0 = cudaDoubleNowNs();
+    if (run_coll(op, &t0) != 0) failed = 1;
+    pthread_mutex_unlock(&op->comm->exec_mu);
+    uint64_t model = nd_op_model_ns(op);
+    if (!failed && model) cudaDoubleSleepUntil(t0 + model);
+  }
+  if (np && !failed) {
+    struct p2p_state stbuf[64], *st = np <= 64 ? stbuf : malloc(sizeof *st * (size_t)np);
+    size_t sent = 0, recvd = 0;
+    int k = 0;
+    uint64_t t0 = cudaDoubleNowNs();
+    for (int i = 0; i < t->nops && st; i++) {
+      const struct nd_op *op = &t->ops[i];
+      if (op->kind != ND_SEND && op->kind != ND_RECV) continue;
+      if (nd_is_aborted(op->comm)) failed = 1;
+      st[k++] = (struct p2p_state){op, 0};
+      size_t b = op->count * ncclscope_datatype_size(op->dt);
+      if (op->kind == ND_SEND) sent += b; else recvd += b;
+    }
+    if (!st || failed || run_p2p(t, st, k) != 0) failed = 1;
+    if (st != stbuf) free(st);
+    nd_model_init();
+    uint64_t model = ndbl_model_ns(NDBL_RULE_ONE, sent > recvd ? sent : recvd, 1, 2, g_lat_us, g_bw_gbps);
+    if (!failed && model) cudaDoubleSleepUntil(t0 + model);
+  }
+  if (failed) task_fail(t);
+  if (t->counted) { /* the first run of an enqueued (not captured) task retires it */
+    t->counted = 0;
+    for (int i = 0; i < t->nops; i++) atomic_fetch_add(&t->ops[i].comm->done, 1);
+  }
+}
+
+void nd_task_free(void *arg) { free(arg); }

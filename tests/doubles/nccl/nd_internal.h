@@ -1,0 +1,130 @@
+/* nd_internal.h — shared internals of the NCCL double's core (nd_*.c): the shared-memory
+ * segment that the ranks of one communicator meet in, the process-local communicator, the
+ * operation descriptors executed on the CUDA double's stream workers, and reductions.
+ *
+ * Contract: one segment per communicator, named by the unique id (or derived from the parent
+ * for split/shrink); layout: header, per-rank info, per-rank staging slots (collectives),
+ * then one single-producer/single-consumer byte ring per ordered pair of ranks (Send/Recv).
+ * Every rank executes the same sequence of collectives per communicator, so the device
+ * barrier (dev_bar) stays in step; host-side exchanges (split) use their own barrier. */
+#ifndef NCCL_DOUBLE_INTERNAL_H
+#define NCCL_DOUBLE_INTERNAL_H
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ncclscope/nccl_abi.h"
+#include "double_log.h"
+
+#define ND_HIDDEN __attribute__((visibility("hidden")))
+#define ND_ID_MAGIC "NCCLDBL1"
+#define ND_SEG_MAGIC 0x4e43434c44424c31ull
+#define ND_COMM_MAGIC 0x636f6d6du
+#define ND_MAX_RANKS 1024
+#define ND_MAX_USER_OPS 64
+#define ND_NAME_LEN 64
+
+struct nd_barrier { _Atomic uint32_t count, gen; };
+
+struct nd_rank_info {
+  _Atomic int32_t claimed;
+  int32_t pid, dev, node;
+  _Atomic uint32_t doorbell; /* bumped (and futex-woken) when a peer moved bytes for us */
+  int32_t xchg[4];           /* host exchange area (split colour/key) */
+};
+
+struct nd_chan { _Atomic uint64_t head, tail; char pad[48]; };
+
+struct nd_seg {
+  uint64_t magic;
+  _Atomic uint32_t state; /* 0 fresh, 1 being initialised, 2 ready */
+  uint32_t nranks;
+  _Atomic uint32_t joined;
+  _Atomic uint32_t aborted; /* a rank aborted or revoked: in-flight waits give up */
+  uint64_t slot_bytes, chan_bytes, slots_off, chans_off, size;
+  struct nd_barrier dev_bar, host_bar;
+  struct nd_rank_info ranks[]; /* nranks entries */
+};
+
+struct nd_user_op { int used, base, dt, residence; const void *ptr; unsigned char value[8]; };
+
+struct ncclComm {
+  uint32_t magic;
+  int rank, nranks, dev, node, blocking;
+  pid_t pid;
+  char name[ND_NAME_LEN];
+  struct nd_seg *seg;
+  size_t map_len;
+  uint64_t hash;
+  _Atomic int async_err;
+  _Atomic int aborted, revoked, finalized;
+  _Atomic uint64_t enq, done; /* tasks enqueued / retired, for finalize and destroy */
+  _Atomic int connected;      /* the connection log was printed */
+  uint64_t opcount;
+  int split_seq, shrink_seq;
+  pthread_mutex_t exec_mu; /* one task at a time uses this rank's slots and barrier */
+  pthread_mutex_t host_mu;
+  pthread_t init_thread;      /* non-blocking init runs here; joined by destroy/abort */
+  int has_init_thread;
+  struct ncclD_peer *peers;   /* for the log side, filled at the end of init */
+  struct nd_user_op user_ops[ND_MAX_USER_OPS];
+};
+
+enum nd_kind {
+  ND_ALLREDUCE, ND_BROADCAST, ND_REDUCE, ND_ALLGATHER, ND_REDUCESCATTER, ND_ALLTOALL,
+  ND_GATHER, ND_SCATTER, ND_SEND, ND_RECV
+};
+
+/* A reduction as the executor applies it: base op plus the PreMulSum scalar. */
+struct nd_redop {
+  int base; /* ncclSum..ncclAvg, or ND_PREMULSUM */
+  double fscale;
+  int64_t iscale;
+};
+#define ND_PREMULSUM 100
+
+struct nd_op {
+  enum nd_kind kind;
+  const void *sbuf;
+  void *rbuf;
+  size_t count;
+  int dt;
+  int root; /* root or peer */
+  int redop_id;
+  struct ncclComm *comm;
+  cudaStream_t stream;
+};
+
+struct nd_task {
+  int nops;
+  int counted; /* 1: counted in each op's comm->enq, retired at the end of the first run */
+  struct nd_op ops[];
+};
+
+/* nd_shm.c */
+ND_HIDDEN int nd_seg_join(struct ncclComm *c, const char *name, int nranks, int rank);
+ND_HIDDEN void nd_seg_leave(struct ncclComm *c);
+ND_HIDDEN int nd_barrier_wait(struct ncclComm *c, struct nd_barrier *b);
+ND_HIDDEN unsigned char *nd_slot(struct ncclComm *c, int rank);
+ND_HIDDEN struct nd_chan *nd_chan_at(struct ncclComm *c, int src, int dst);
+ND_HIDDEN unsigned char *nd_chan_buf(struct ncclComm *c, struct nd_chan *ch);
+ND_HIDDEN void nd_doorbell_ring(struct ncclComm *c, int rank);
+ND_HIDDEN int nd_doorbell_wait(struct ncclComm *c, uint32_t seen);
+ND_HIDDEN int nd_is_aborted(struct ncclComm *c);
+ND_HIDDEN uint64_t nd_hash(const void *p, size_t n, uint64_t h);
+
+/* nd_reduce.c: dst = pre(src); dst = dst (op) pre(src); final scaling for Avg. */
+ND_HIDDEN void nd_reduce_first(void *dst, const void *src, size_t n, int dt, const struct nd_redop *op);
+ND_HIDDEN void nd_reduce_acc(void *dst, const void *src, size_t n, int dt, const struct nd_redop *op);
+ND_HIDDEN void nd_reduce_fini(void *dst, size_t n, int dt, const struct nd_redop *op, int nranks);
+ND_HIDDEN float nd_half_to_float(uint16_t h);
+ND_HIDDEN uint16_t nd_float_to_half(float f);
+
+/* nd_exec.c */
+ND_HIDDEN void nd_task_run(void *task);
+ND_HIDDEN void nd_task_free(void *task);
+ND_HIDDEN void nd_model_init(void);
+ND_HIDDEN uint64_t nd_op_model_ns(const struct nd_op *op);
+#endif
