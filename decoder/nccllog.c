@@ -167,6 +167,13 @@ static int strip_pdsh(struct cur *c, struct ncs_nl_rec *r) {
 
 /* ---- message classifiers ---- */
 
+/* Decimal digits in [p, e) (stops at the first non-digit), bounded. */
+static int num_in(const char *p, const char *e) {
+  struct cur c = { p, e };
+  int v = -1;
+  return get_int(&c, &v) ? v : -1;
+}
+
 static int parse_rank_tag(struct cur *c, int *rank, char *tag, size_t cap) {
   if (!get_int(c, rank)) return 0;
   tag[0] = 0;
@@ -224,7 +231,7 @@ static void parse_via(const char *p, const char *e, struct ncs_nl_transport *t) 
       const char *o = q - 1;
       while (o > d && o[-1] != '(') o--;
       if (o > d && o[-1] == '(') {
-        t->proxy = atoi(o);
+        t->proxy = num_in(o, q);
         t->flags |= NCS_TF_PXN;
         q = o - 1;
       }
@@ -232,7 +239,7 @@ static void parse_via(const char *p, const char *e, struct ncs_nl_transport *t) 
     const char *ds = q;
     while (ds > d && isdigit((unsigned char)ds[-1])) ds--;
     if (ds < q && ds > d && ds[-1] == '/') {
-      t->net_dev = atoi(ds);
+      t->net_dev = num_in(ds, q);
       copy_str(t->mode, sizeof t->mode, d, (size_t)(ds - 1 - d));
     } else {
       const char *s = memchr(d, '/', (size_t)(q - d));
