@@ -39,7 +39,7 @@ fault_build() {
       local p
       for p in fault_job spawn_job; do
         if stale "$FB/$p" "$S/$p.c" "$NCCL_DOUBLE"; then
-          mk "$FB/$p" $cflags "$S/$p.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" -lpthread || exit 1
+          mk "$FB/$p" $cflags "$S/$p.c" -L"$DOUBLES" -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,"$DOUBLES" -lpthread || exit 1
         fi
       done
       # libext.so: DT_NEEDED libnccl.so.2 found through its own rpath (not the program's)

@@ -26,6 +26,9 @@
 
 #include "nccl_decl.h"
 
+/* from the CUDA runtime (the CPU double in the tests): results are complete after it */
+int cudaDeviceSynchronize(void);
+
 #define NELEM 1024
 static long calls, failures;
 static int quiet;
@@ -56,6 +59,7 @@ static void run_steps(ncclComm_t comm, int from, int to, useconds_t sleep_us, co
     NCALL(ncclGroupStart());
     NCALL(ncclReduceScatter(gath, recv, NELEM, ncclFloat32, ncclSum, comm, NULL));
     NCALL(ncclGroupEnd());
+    cudaDeviceSynchronize();
     if (!quiet) printf("%sstep %d sum %.1f %.1f\n", who, it, checksum(recv, NELEM), checksum(gath, NELEM));
     if (sleep_us) usleep(sleep_us);
   }
