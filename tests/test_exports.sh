@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# test_exports.sh — libncclscope.so exports only NCCL's entry points (nccl*), and neither
+# zstd (linked statically, hidden) nor libunwind (loaded privately at run time) shows in its
+# dynamic symbol table, defined or imported.
+. "$(dirname "$0")/lib.sh"
+if ! command -v nm >/dev/null; then skip "exports: nm not installed"; exit 0; fi
+[ -f "$SHIM" ] || { fail "exports: $SHIM missing"; exit 1; }
+nm -D --defined-only "$SHIM" | awk 'NF >= 3 {print $3}' | sort >"$T/defined"
+nm -D --undefined-only "$SHIM" | awk '{print $NF}' | sort >"$T/undefined"
+bad=$(grep -v '^nccl' "$T/defined" | tr '\n' ' ')
+check_eq "exports: every defined dynamic symbol starts with nccl" "" "$bad"
+pn=$(grep -c '^pnccl' "$T/defined")
+check_eq "exports: no pnccl* exported (dlsym(RTLD_DEFAULT, pncclX) must reach NCCL)" "0" "$pn"
+n=$(wc -l <"$T/defined")
+check_eq "exports: the 41 entry points of NCCLSCOPE_PROTOTYPES are exported" "41" "$n"
+z=$(grep -i -E 'zstd|^ZDICT|^HUF_|^FSE_' "$T/defined" "$T/undefined" | tr '\n' ' ')
+check_eq "exports: no zstd symbol, defined or imported" "" "$z"
+u=$(grep -E '^_?[Uu]nw|_Unwind_|^_U' "$T/defined" "$T/undefined" | tr '\n' ' ')
+check_eq "exports: no libunwind/_Unwind symbol, defined or imported" "" "$u"
+needed=$(readelf -d "$SHIM" 2>/dev/null | grep NEEDED | grep -i -E 'unwind|zstd|nccl|cuda' | tr '\n' ' ')
+check_eq "exports: no DT_NEEDED on libunwind, libzstd, libnccl or CUDA" "" "$needed"
