@@ -217,6 +217,17 @@ static int v_log(void *ctx, const struct ncs_log_line *l) {
   return 0;
 }
 
+static int v_raw(void *ctx, const struct ncs_raw *raw) {
+  struct fctx *f = ctx;
+  if (raw->type != NCS_REC_TOPO_GPU && raw->type != NCS_REC_TOPO_LINK) return 0;
+  if (!f->r->topo) {
+    if (!(f->r->topo = malloc(sizeof *f->r->topo))) return 0;
+    ncs_topo_init(f->r->topo, f->r->host);
+  }
+  ncs_topo_add_raw(f->r->topo, raw->type, raw->body, raw->len);
+  return 0;
+}
+
 static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
   struct fctx *f = ctx;
   if (offset > f->last_off) { ncs_progress_bytes(offset - f->last_off); f->last_off = offset; }
@@ -231,7 +242,7 @@ static void load_one(struct loader *L, int i) {
   ncs_aligner_init(&f.al, L->job->origin, on_aligned, &f);
   struct ncs_visitor v = {.ctx = &f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
                           .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
-                          .chunk = v_chunk};
+                          .raw = v_raw, .chunk = v_chunk};
   struct ncs_read_status st;
   memset(&st, 0, sizeof st);
   f.r->read_rc = ncs_trace_read(L->files[i], &v, &st);
@@ -358,7 +369,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
 void ncs_job_free(struct ncs_jobdata *J) {
   if (!J) return;
   if (J->r)
-    for (int i = 0; i < J->n; i++) { free(J->r[i].ops); free(J->r[i].tmat); }
+    for (int i = 0; i < J->n; i++) { free(J->r[i].ops); free(J->r[i].tmat); free(J->r[i].topo); }
   free(J->r);
   free(J->ops);
   ncs_strag_free(J->strag);

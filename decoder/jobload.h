@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "align.h"
 #include "straggler.h"
+#include "topo.h"
 #include "trace.h"
 
 #define NCS_NBUCKETS 48
@@ -50,8 +51,9 @@ struct ncs_jrank {
   struct ncs_opstat *ops;
   int nops, capops;
   unsigned tclass_mask;       /* 1 << NCS_TC_* seen in its transport lines */
-  int tmat_n;                 /* transport matrix of its largest communicator: classes (NCS_TC_*) */
-  unsigned char *tmat;        /* [tmat_n*tmat_n] from->to, 0 unknown; only for nranks <= 64 */
+  int tmat_n;                 /* transport row of its largest communicator (NCS_TC_* per peer) */
+  unsigned char *tmat;        /* [tmat_n] its row: class to each peer, 0 unknown; nranks <= 64 */
+  struct ncs_topo *topo;      /* its host's GPUs and links (TOPO records), NULL when none */
 };
 
 struct ncs_jobdata {

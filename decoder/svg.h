@@ -1,0 +1,22 @@
+/* svg.h — small inline SVG charts for the HTML report: horizontal bars and an x/y line chart
+ * with a log2 x axis. Every label is HTML-escaped (ncs_html_escape); numbers are formatted
+ * here. No script, no external reference: the output stands alone inside an HTML page. */
+#ifndef NCS_SVG_H
+#define NCS_SVG_H
+#include <stdio.h>
+
+/* Horizontal bar chart: n bars, label[i] and value[i] (>= 0), values printed with `unit`.
+ * `mark` (may be NULL) highlights bars where mark[i] != 0. */
+void ncs_svg_bars(FILE *f, const char *const *label, const double *value, const int *mark, int n,
+                  const char *unit);
+
+struct ncs_svg_series {
+  const char *name;
+  const double *x, *y;   /* x: log2 of the message size in bytes; y: value */
+  int n;
+};
+struct ncs_svg_ref { const char *name; double y; }; /* a dashed horizontal reference line */
+/* Line chart of several series against log2 x (labelled as sizes: 1K, 1M, ...). */
+void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct ncs_svg_ref *ref,
+                   int nref, const char *yunit);
+#endif
