@@ -1,0 +1,199 @@
+/* ddp_job — a DDP-shaped training loop on the doubles, with its own ground truth.
+ *
+ * Usage (one process per rank, e.g. tests/jobs/launch.sh 4 ddp_job ...):
+ *   ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G]
+ *           [--truth DIR] [--scale K]
+ * Per step: a compute phase (cudaDoubleCompute, COMPUTE-US in total), gradient buckets
+ * all-reduced (three fp32 sizes and one bf16), then an all-gather, a broadcast (root = step
+ * mod n), a reduce-scatter and a send/recv ring inside ncclGroupStart/End. With --overlap the
+ * compute is split per bucket on a compute stream and each bucket's all-reduce runs on a
+ * communication stream as soon as its piece of compute is done (as DDP overlaps backward and
+ * gradient reduction); without it everything runs in order on one stream. --lat-us/--bw-gbps
+ * set the NCCL double's link model (NCCLDOUBLE_LAT_US / NCCLDOUBLE_BW_GBPS). --scale
+ * multiplies every message size.
+ *
+ * Every result is checked; a wrong value exits 1. Ground truth (env DDP_TRUTH_DIR or --truth):
+ * DIR/truth-rank<R>.json with, per NCCL operation this rank called (names as in
+ * include/ncclscope/ops.h), calls, the sum of count arguments and of count × datatype size;
+ * and the modelled compute and communication time per step (docs/DOUBLES.md). stdout is
+ * deterministic (rank 0 prints a fixed summary); diagnostics go to stderr. */
+#include <getopt.h>
+
+#include "job_util.h"
+#include "ncclscope/ops.h"
+#include "include/nccl_double.h"
+
+static struct { long calls; unsigned long long count, bytes; } g_truth[NCS_OP_LIMIT];
+static double g_lat_us, g_bw_gbps;
+static uint64_t g_comm_ns_step; /* modelled communication time of one step (this rank) */
+static int g_counting_model = 1; /* only step 0 adds to g_comm_ns_step */
+
+static void tally(enum ncs_op op, size_t count, ncclDataType_t dt) {
+  g_truth[op].calls++;
+  g_truth[op].count += count;
+  g_truth[op].bytes += (unsigned long long)count * ncclscope_datatype_size(dt);
+}
+static void model(enum ndbl_rule rule, size_t count, ncclDataType_t dt, int n) {
+  if (g_counting_model) g_comm_ns_step += ndbl_model_ns(rule, count, ncclscope_datatype_size(dt), n, g_lat_us, g_bw_gbps);
+}
+
+/* small exact values: sums over up to 64 ranks stay exact in fp32 and bf16 */
+static float gval(int rank, size_t i, int step, int b) { return (float)((rank % 5) + (int)(i % 4) + ((step + b) % 3)); }
+
+static uint16_t to_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)(u >> 16); } /* exact for small ints */
+static float from_bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+
+int main(int argc, char **argv) {
+  int steps = 5, overlap = 0, scale = 1;
+  double compute_us = 2000;
+  const char *truth = getenv("DDP_TRUTH_DIR");
+  static const struct option opts[] = {
+    {"steps", 1, 0, 's'}, {"compute-us", 1, 0, 'c'}, {"overlap", 0, 0, 'o'}, {"lat-us", 1, 0, 'l'},
+    {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {0, 0, 0, 0}};
+  int o;
+  while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (o) {
+    case 's': steps = atoi(optarg); break;
+    case 'c': compute_us = atof(optarg); break;
+    case 'o': overlap = 1; break;
+    case 'l': setenv("NCCLDOUBLE_LAT_US", optarg, 1); break;
+    case 'b': setenv("NCCLDOUBLE_BW_GBPS", optarg, 1); break;
+    case 't': truth = optarg; break;
+    case 'k': scale = atoi(optarg); break;
+    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K]\n"); return 2;
+    }
+  }
+  if (steps < 1 || scale < 1 || compute_us < 0) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
+  ndbl_model_env(&g_lat_us, &g_bw_gbps);
+  int rank = job_env_int("RANK", 0), n = job_env_int("WORLD_SIZE", 1), ndev = 1;
+  CUCHK(cudaGetDeviceCount(&ndev));
+  CUCHK(cudaSetDevice(job_env_int("LOCAL_RANK", 0) % ndev));
+
+  ncclUniqueId id;
+  if (rank == 0) tally(NCS_OP_GetUniqueId, 0, ncclInt8);
+  job_unique_id(rank, n, "ddp", &id);
+  ncclComm_t comm;
+  tally(NCS_OP_CommInitRank, 0, ncclInt8);
+  NCCHK(ncclCommInitRank(&comm, n, id, rank));
+
+  cudaStream_t cs, ms; /* compute stream, communication stream (the same one without overlap) */
+  CUCHK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+  if (overlap) CUCHK(cudaStreamCreateWithFlags(&ms, cudaStreamNonBlocking));
+  else ms = cs;
+
+  enum { NB = 4 };
+  const size_t bucket[NB] = {65536u * scale, 16384u * scale, 4096u * scale, 32768u * scale};
+  const ncclDataType_t btype[NB] = {ncclFloat32, ncclFloat32, ncclFloat32, ncclBfloat16};
+  const size_t ag = 4096u * scale, bc = 4096u * scale, rs = 4096u * scale, ring = 8192u * scale;
+  void *bbuf[NB];
+  for (int b = 0; b < NB; b++) CUCHK(cudaMalloc(&bbuf[b], bucket[b] * ncclscope_datatype_size(btype[b])));
+  float *ag_s, *ag_r, *bc_b, *rs_s, *rs_r, *ring_s, *ring_r;
+  CUCHK(cudaMalloc((void **)&ag_s, ag * 4));
+  CUCHK(cudaMalloc((void **)&ag_r, ag * 4 * n));
+  CUCHK(cudaMalloc((void **)&bc_b, bc * 4));
+  CUCHK(cudaMalloc((void **)&rs_s, rs * 4 * n));
+  CUCHK(cudaMalloc((void **)&rs_r, rs * 4));
+  CUCHK(cudaMalloc((void **)&ring_s, ring * 4));
+  CUCHK(cudaMalloc((void **)&ring_r, ring * 4));
+  cudaEvent_t piece_done[NB];
+  for (int b = 0; b < NB; b++) CUCHK(cudaEventCreateWithFlags(&piece_done[b], cudaEventDisableTiming));
+  const uint64_t piece_ns = (uint64_t)(compute_us * 1000.0) / NB, compute_ns = piece_ns * NB;
+  const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+
+  for (int step = 0; step < steps; step++) {
+    /* gradients, as the backward pass would leave them */
+    for (int b = 0; b < NB; b++)
+      for (size_t i = 0; i < bucket[b]; i++) {
+        float v = gval(rank, i, step, b);
+        if (btype[b] == ncclBfloat16) ((uint16_t *)bbuf[b])[i] = to_bf16(v);
+        else ((float *)bbuf[b])[i] = v;
+      }
+    for (size_t i = 0; i < ag; i++) ag_s[i] = (float)(rank * 100 + (int)(i % 97));
+    int root = step % n;
+    for (size_t i = 0; i < bc; i++) bc_b[i] = rank == root ? (float)(step + (int)(i % 13)) : -1.0f;
+    for (size_t i = 0; i < rs * n; i++) rs_s[i] = (float)((rank % 7) + (int)(i % 5));
+    for (size_t i = 0; i < ring; i++) ring_s[i] = (float)(rank * 3 + (int)(i % 11));
+
+    /* backward + gradient all-reduce per bucket */
+    for (int b = 0; b < NB; b++) {
+      CUCHK(cudaDoubleCompute(cs, piece_ns));
+      if (overlap) {
+        CUCHK(cudaEventRecord(piece_done[b], cs));
+        CUCHK(cudaStreamWaitEvent(ms, piece_done[b], 0));
+      }
+      tally(NCS_OP_AllReduce, bucket[b], btype[b]);
+      model(NDBL_RULE_ALLREDUCE, bucket[b], btype[b], n);
+      NCCHK(ncclAllReduce(bbuf[b], bbuf[b], bucket[b], btype[b], ncclSum, comm, ms));
+    }
+    tally(NCS_OP_AllGather, ag, ncclFloat32);
+    model(NDBL_RULE_NTIMES, ag, ncclFloat32, n);
+    NCCHK(ncclAllGather(ag_s, ag_r, ag, ncclFloat32, comm, ms));
+    tally(NCS_OP_Broadcast, bc, ncclFloat32);
+    model(NDBL_RULE_ONE, bc, ncclFloat32, n);
+    NCCHK(ncclBroadcast(bc_b, bc_b, bc, ncclFloat32, root, comm, ms));
+    tally(NCS_OP_ReduceScatter, rs, ncclFloat32);
+    model(NDBL_RULE_NTIMES, rs, ncclFloat32, n);
+    NCCHK(ncclReduceScatter(rs_s, rs_r, rs, ncclFloat32, ncclSum, comm, ms));
+    tally(NCS_OP_GroupStart, 0, ncclInt8);
+    NCCHK(ncclGroupStart());
+    tally(NCS_OP_Send, ring, ncclFloat32);
+    NCCHK(ncclSend(ring_s, ring, ncclFloat32, next, comm, ms));
+    tally(NCS_OP_Recv, ring, ncclFloat32);
+    NCCHK(ncclRecv(ring_r, ring, ncclFloat32, prev, comm, ms));
+    tally(NCS_OP_GroupEnd, 0, ncclInt8);
+    model(NDBL_RULE_ONE, ring, ncclFloat32, n); /* a p2p group: max(sent, received) bytes */
+    NCCHK(ncclGroupEnd());
+    CUCHK(cudaStreamSynchronize(ms));
+    if (overlap) CUCHK(cudaStreamSynchronize(cs));
+    g_counting_model = 0;
+
+    /* check everything */
+    for (int b = 0; b < NB; b++)
+      for (size_t i = 0; i < bucket[b]; i++) {
+        float want = 0;
+        for (int r = 0; r < n; r++) want += gval(r, i, step, b);
+        float got = btype[b] == ncclBfloat16 ? from_bf16(((uint16_t *)bbuf[b])[i]) : ((float *)bbuf[b])[i];
+        JOBCHK(got == want, "rank %d step %d bucket %d [%zu]: got %g want %g", rank, step, b, i, got, want);
+      }
+    for (int r = 0; r < n; r++)
+      for (size_t i = 0; i < ag; i++)
+        JOBCHK(ag_r[(size_t)r * ag + i] == (float)(r * 100 + (int)(i % 97)), "allgather [%d][%zu]", r, i);
+    for (size_t i = 0; i < bc; i++) JOBCHK(bc_b[i] == (float)(step + (int)(i % 13)), "broadcast [%zu]", i);
+    for (size_t i = 0; i < rs; i++) {
+      float want = 0;
+      for (int r = 0; r < n; r++) want += (float)((r % 7) + (int)(((size_t)rank * rs + i) % 5));
+      JOBCHK(rs_r[i] == want, "reducescatter [%zu]: got %g want %g", i, rs_r[i], want);
+    }
+    for (size_t i = 0; i < ring; i++) JOBCHK(ring_r[i] == (float)(prev * 3 + (int)(i % 11)), "ring [%zu]", i);
+    if (rank == 0) printf("step %d: %d ranks, results correct\n", step, n);
+  }
+
+  tally(NCS_OP_CommDestroy, 0, ncclInt8);
+  NCCHK(ncclCommDestroy(comm));
+  if (rank == 0) printf("ddp_job: %d steps on %d ranks%s, all results correct\n", steps, n, overlap ? " (overlapped)" : "");
+
+  if (truth && *truth) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/truth-rank%d.json", truth, rank);
+    FILE *f = fopen(path, "w");
+    JOBCHK(f, "cannot write %s", path);
+    fprintf(f, "{\"rank\": %d, \"nranks\": %d, \"steps\": %d, \"overlap\": %s, \"lat_us\": %g, \"bw_gbps\": %g,\n",
+            rank, n, steps, overlap ? "true" : "false", g_lat_us, g_bw_gbps);
+    fprintf(f, " \"compute_ns_per_step\": %llu, \"comm_ns_per_step\": %llu,\n",
+            (unsigned long long)compute_ns, (unsigned long long)g_comm_ns_step);
+    fprintf(f, " \"ops\": {");
+    int first = 1;
+    for (int op = 1; op < NCS_OP_LIMIT; op++) {
+      if (!g_truth[op].calls) continue;
+      fprintf(f, "%s\n  \"%s\": {\"calls\": %ld, \"count\": %llu, \"bytes\": %llu}", first ? "" : ",",
+              ncs_op_name((unsigned)op), g_truth[op].calls, g_truth[op].count, g_truth[op].bytes);
+      first = 0;
+    }
+    fprintf(f, "\n }\n}\n");
+    JOBCHK(fclose(f) == 0, "cannot write %s", path);
+  }
+  for (int b = 0; b < NB; b++) { CUCHK(cudaFree(bbuf[b])); CUCHK(cudaEventDestroy(piece_done[b])); }
+  CUCHK(cudaStreamDestroy(cs));
+  if (overlap) CUCHK(cudaStreamDestroy(ms));
+  return 0;
+}
