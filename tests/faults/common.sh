@@ -47,6 +47,11 @@ fault_build() {
         mk "$FB/libext.so" $cflags -fPIC -shared "$S/ext.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" || exit 1
       fi
     fi
+    mkdir -p "$FB/mini"
+    if stale "$FB/mini/libnccl.so.2" "$S/mini_nccl.c"; then
+      mk "$FB/mini/libnccl.so.2" $cflags -fPIC -shared -Wl,-soname,libnccl.so.2 "$S/mini_nccl.c" || exit 1
+      mk "$FB/mini/libcudart.so.13" $cflags -DMINI_CUDART -fPIC -shared -Wl,-soname,libcudart.so.13 "$S/mini_nccl.c" || exit 1
+    fi
     local real=${NCCLSCOPE_CUDA_HOME:-/usr/local/cuda}/lib/libnccl.so.2
     if [ -f "$real" ] && stale "$FB/real_job" "$S/real_job.c"; then
       mk "$FB/real_job" $cflags "$S/real_job.c" "$real" -Wl,-rpath,"$(dirname "$real")" || exit 1
@@ -76,3 +81,6 @@ readable() { STATS=$("$FB/trace_stats" "$1" | head -1); [ "$(field rc "$STATS")"
 
 # traces DIR: the trace files under DIR, one a line.
 traces() { find "$1" -name '*.ncs' -type f 2>/dev/null | sort; }
+
+# Jobs run in the scratch directory, so a default ./ncclscope-trace never lands in the tree.
+cd "$T" || exit 1
