@@ -100,6 +100,7 @@ static int model_build(struct model *m, const struct ncs_synth_cfg *c) {
     if (p->op == NCS_OP_AllReduce) busbytes *= 2.0 * (n - 1) / n;
     else if (p->op == NCS_OP_AllGather) busbytes *= (n - 1);
     double xfer = 8000.0 + busbytes / bw; /* ns: 8 us latency + bytes / (GB/s) */
+    xfer *= 1.0 + (urand(c->seed, 23, 0, (uint64_t)k) * 2 - 1) * c->noise_pct / 100.0;
     double late = c->jitter_us * 1e3 + (straggles(c, k) ? c->straggler_us * 1e3 : 0);
     m->base[k] = t;
     m->end[k] = t + (uint64_t)(late + xfer);
@@ -398,6 +399,7 @@ int cmd_synth(int argc, char **argv) {
     "usage: ncclscope synth -o DIR [--ranks N] [--hosts H] [--calls M] [--seed S]\n"
     "  [--gap-us U] [--jitter-us U] [--drift-ppm P] [--ntp-us U] [--straggler R:US[:FRAC]]\n"
     "  [--missing R:SEQ] [--mismatch R:SEQ] [--no-gpu] [--transport P2P|SHM|NET] [--slow PCT]\n"
+    "  [--noise PCT]"
     "  [--host-prefix S] [--cmdline S] [--chunk-calls N] [--threads N]\n";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -412,6 +414,7 @@ int cmd_synth(int argc, char **argv) {
     else if (!strcmp(a, "--drift-ppm")) { NEEDV(); c.drift_ppm = atof(v); }
     else if (!strcmp(a, "--ntp-us")) { NEEDV(); c.ntp_us = atof(v); }
     else if (!strcmp(a, "--slow")) { NEEDV(); c.slow_pct = atof(v); }
+    else if (!strcmp(a, "--noise")) { NEEDV(); c.noise_pct = atof(v); }
     else if (!strcmp(a, "--transport")) { NEEDV(); c.transport = v; }
     else if (!strcmp(a, "--host-prefix")) { NEEDV(); c.host_prefix = v; }
     else if (!strcmp(a, "--cmdline")) { NEEDV(); c.cmdline = v; }

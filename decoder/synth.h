@@ -29,6 +29,7 @@ struct ncs_synth_cfg {
   int gpu;                    /* write GPU_TIME records */
   const char *transport;      /* intra-host transport for NCCL_LOG lines: P2P, SHM or NET */
   double slow_pct;            /* bandwidth reduced by this percentage (a regression) */
+  double noise_pct;           /* each collective's transfer time varies by +-this percentage */
   const char *host_prefix;    /* host names are <prefix><index>; may be hostile on purpose */
   const char *cmdline;        /* recorded command line */
   int chunk_calls;            /* calls per chunk (a CLOCK pair ends every chunk) */
