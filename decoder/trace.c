@@ -289,7 +289,11 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
   while (p < end) {
     const uint8_t *rec = p;
     uint64_t type, len;
-    if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &len)) {
+    if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) { /* one-byte type and length */
+      type = p[0];
+      len = p[1];
+      p += 2;
+    } else if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &len)) {
       set_error(r, r->chunk_off, "chunk %llu: record %u at raw byte %zu: bad record header",
                 (unsigned long long)index, k, (size_t)(rec - raw));
       return -1;

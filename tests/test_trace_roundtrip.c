@@ -1,7 +1,11 @@
 /* test_trace_roundtrip.c — varint, CALL and record round trips through encode.h, real files
  * and the reader (decoder/trace.c); JSON escaping. With `--write DIR` it instead writes the
  * golden fixture traces used by tests/test_decoder_cli.sh (rank0.ncs, rank1.ncs final;
- * cut.ncs without a final chunk; hostile.ncs with control bytes in its strings). */
+ * cut.ncs without a final chunk; hostile.ncs with control bytes in its strings). For
+ * scripts/bench-decoder.sh: `--bench-write FILE N` writes a steady DDP-like trace of N CALL
+ * records (65536 per chunk) and `--bench-read FILE` reads it, printing records/s and peak RSS. */
+#include <sys/resource.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,8 +326,50 @@ static int write_fixtures(const char *dir) {
   return rc ? 1 : 0;
 }
 
+static int bench_write(const char *path, long n) {
+  struct tw t;
+  rng_state = 1;
+  if (tw_open(&t, path, 1, 1)) return 1;
+  struct ncs_kv kv[] = {{"host", "bench", 5}};
+  tw_kv(&t, kv, 1);
+  static const uint64_t counts[] = {1 << 22, 1 << 22, 1 << 20, 1 << 18, 6815744, 1 << 22, 65536, 1 << 22};
+  uint64_t now = 1000000000ull;
+  for (long i = 0; i < n; i++) {
+    struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = (uint64_t)i + 1, .comm = 1,
+                         .seq = (uint64_t)i + 1, .count = counts[i % 8], .datatype = 9, .redop = 0,
+                         .root = -1, .stream = 0x7f1234500000ull, .callsite = 0x1234 + (uint32_t)(i % 8)};
+    now += 250000 + (uint64_t)(i % 8) * 1000 + rnd() % 20000; /* host jitter: real entropy */
+    c.t_enter = now;
+    c.t_exit = now + 4000 + rnd() % 2000;
+    tw_call(&t, &c);
+    if (t.nrec == 65536) tw_flush(&t, 0);
+  }
+  return tw_close(&t, 1) ? 1 : 0;
+}
+static int bench_count(void *c, const struct ncs_call *x) { (*(uint64_t *)c) += x->count; return 0; }
+static int bench_read(const char *path) {
+  uint64_t sum = 0;
+  struct ncs_visitor v = {0};
+  v.ctx = &sum;
+  v.call = bench_count;
+  struct ncs_read_status st;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int rc = ncs_trace_read(path, &v, &st);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("records %llu  bytes %llu  seconds %.3f  records/s %.1f M  bytes/record %.2f  peak_rss %ld KiB  (rc %d)\n",
+         (unsigned long long)st.records, (unsigned long long)st.bytes, s, st.records / s / 1e6,
+         (double)st.bytes / (double)(st.records ? st.records : 1), ru.ru_maxrss, rc);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write") == 0) return write_fixtures(argv[2]);
+  if (argc == 4 && strcmp(argv[1], "--bench-write") == 0) return bench_write(argv[2], atol(argv[3]));
+  if (argc == 3 && strcmp(argv[1], "--bench-read") == 0) return bench_read(argv[2]);
   char dir[] = "/tmp/ncs-rt.XXXXXX";
   if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
   test_varint();

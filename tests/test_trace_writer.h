@@ -23,7 +23,7 @@ struct tw {
   uint32_t nrec;
   uint64_t index, dropped;
 };
-#define TW_RAW_CAP (1u << 20)
+#define TW_RAW_CAP (8u << 20)
 
 static int tw_open(struct tw *t, const char *path, uint32_t pid, uint64_t realtime) {
   memset(t, 0, sizeof *t);
@@ -63,9 +63,12 @@ static int tw_close(struct tw *t, int final) {
   return rc;
 }
 
-static void tw_call(struct tw *t, const struct ncs_call *c) { ncs_enc_call(&t->w, &t->d, c); t->nrec++; }
+static int tw_flush(struct tw *t, uint32_t flags);
+/* Starts a new chunk when the current one cannot take `need` more bytes. */
+static void tw_room(struct tw *t, size_t need) { if (t->w.cap - t->w.len < need) tw_flush(t, 0); }
+static void tw_call(struct tw *t, const struct ncs_call *c) { tw_room(t, NCS_CALL_MAX); ncs_enc_call(&t->w, &t->d, c); t->nrec++; }
 static void tw_kv(struct tw *t, const struct ncs_kv *kv, size_t n) { ncs_enc_process(&t->w, kv, n); t->nrec++; }
-#define TW_REC(name, T) static void tw_##name(struct tw *t, const T *x) { ncs_enc_##name(&t->w, x); t->nrec++; }
+#define TW_REC(name, T) static void tw_##name(struct tw *t, const T *x) { tw_room(t, 1 << 16); ncs_enc_##name(&t->w, x); t->nrec++; }
 TW_REC(thread, struct ncs_thread)
 TW_REC(comm, struct ncs_comm)
 TW_REC(comm_end, struct ncs_comm_end)

@@ -111,6 +111,7 @@ static inline int ncs_decode_call(const uint8_t *body, size_t len, struct ncs_ca
   uint64_t f[17];
   int n = 0;
   while (n < 17 && p < end) {
+    if (*p < 0x80) { f[n++] = *p++; continue; } /* most fields fit one byte */
     if (ncs_get_varint(&p, end, &f[n]) != 0) return -1;
     n++;
   }
