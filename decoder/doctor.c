@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "doctor_facts.h"
@@ -150,6 +151,8 @@ static void check_nvlink_unused(struct doctor *d) {
                                       "NCCL_CUMEM_ENABLE", "NCCL_NET", "CUDA_VISIBLE_DEVICES", NULL };
   char envtxt[400] = "";
   int p2p_disabled = 0, p2p_level = 0, ipc_warn = 0;
+  static int seen[256][4];
+  int nseen = 0;
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
     const struct ncs_topo *t = topo_of_host(d, f->host);
@@ -166,8 +169,14 @@ static void check_nvlink_unused(struct doctor *d) {
       if (!v) v = add_verdict(d, "nvlink-unused", "NVLink between these GPUs, but NCCL did not use it", 1);
       if (!v) return;
       char label[160];
-      evidence(v, "host %s: rank %d (GPU%d) -> rank %d (GPU%d) are joined by NV%u, but channel %d went via %s",
-               f->host, c->from, ga, c->to, gb, t->nv[ga][gb], c->channel, ncs_tconn_label(c, label, sizeof label));
+      int dup = 0;
+      for (int q = 0; q < nseen; q++)
+        dup |= seen[q][0] == i && seen[q][1] == ga && seen[q][2] == gb && seen[q][3] == c->tclass;
+      if (dup) continue;
+      if (nseen < 256) { seen[nseen][0] = i; seen[nseen][1] = ga; seen[nseen][2] = gb; seen[nseen][3] = c->tclass; nseen++; }
+      if (v->nevidence >= MAX_EVIDENCE - 2) { v->more++; continue; }
+      evidence(v, "host %s: rank %d (GPU%d) -> rank %d (GPU%d) are joined by NV%u, but NCCL connected them via %s (channel %d)",
+               f->host, c->from, ga, c->to, gb, t->nv[ga][gb], ncs_tconn_label(c, label, sizeof label), c->channel);
       if (!envtxt[0]) env_summary(f, envtxt, sizeof envtxt, envs);
       const char *pd = ncs_dfacts_env(f, "NCCL_P2P_DISABLE");
       if (pd && strcmp(pd, "0")) p2p_disabled = 1;
@@ -298,6 +307,10 @@ static void check_busbw(struct doctor *d) {
     double peak = 0;
     const char *why = "";
     int pa = -1, pb = -1;
+    int has_net = 0;
+    for (size_t k = 0; k < f->log.nconns; k++)
+      has_net |= f->log.conns[k].tclass == NCS_TC_NET || f->log.conns[k].tclass == NCS_TC_COLLNET;
+    if (has_net) continue; /* the network bounds busbw; its peak is not known from the trace */
     for (size_t k = 0; k < f->log.nconns; k++) {
       const struct ncs_tconn *c = &f->log.conns[k];
       if (c->tclass != NCS_TC_P2P || c->from != me) continue;
@@ -317,23 +330,31 @@ static void check_busbw(struct doctor *d) {
   }
 }
 
-/* 6. Communication-bound: communication covers more than half of the traced window. */
+/* 6. Communication-bound: communication covers more than half of a rank's traced window
+ * (first call entered to last call or GPU interval ended), for ranks with >= 10 calls over
+ * >= 1 ms. One verdict for the job, one evidence line per such rank. */
 static void check_comm_bound(struct doctor *d) {
+  struct verdict *v = NULL;
+  int nbound = 0, nchecked = 0;
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
     uint64_t s = f->timing_gpu && f->gpu_first ? (f->gpu_first < f->t_first ? f->gpu_first : f->t_first) : f->t_first;
     uint64_t e = f->timing_gpu && f->gpu_last > f->t_last ? f->gpu_last : f->t_last;
     if (f->ncalls < 10 || e <= s || e - s < 1000000) continue;
+    nchecked++;
     double share = f->comm_ns / (double)(e - s);
     if (share <= 0.5) continue;
-    struct verdict *v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
+    nbound++;
+    if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
     if (!v) return;
     int nr;
     uint64_t id;
     evidence(v, "host %s rank %d: communication %.3f s of %.3f s traced (%.0f%%, %s timing)", f->host,
              ncs_dfacts_rank(f, &nr, &id), f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share, f->timing_gpu ? "GPU" : "host");
-    snprintf(v->next, sizeof v->next, "Overlap communication with compute (DDP bucket_cap_mb, gradient accumulation, FSDP prefetch), check the transports above use NVLink/IB, and compare busbw with nccl-tests.");
   }
+  if (!v) return;
+  evidence(v, "%d of %d ranks with enough calls spend more than 50%% of their window in communication", nbound, nchecked);
+  snprintf(v->next, sizeof v->next, "Overlap communication with compute (DDP bucket_cap_mb, gradient accumulation, FSDP prefetch), check the transports above use NVLink/IB, and compare busbw with nccl-tests.");
 }
 
 /* ---- output ---- */
@@ -392,7 +413,11 @@ static void print_json(const struct doctor *d, FILE *out) {
   ncs_json_done(&j);
 }
 
+/* 1 trace (or a directory of traces), 0 a text file, -1 missing. */
 static int is_trace_file(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return -1;
+  if (S_ISDIR(sb.st_mode)) return 1;
   FILE *fp = fopen(path, "rb");
   if (!fp) return -1;
   char magic[8];
