@@ -76,7 +76,7 @@ static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_cap_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct CUstream_st *g_streams;     /* every live stream, for cudaDeviceSynchronize */
 static struct CUstream_st *g_legacy;      /* the NULL stream, created on first use */
-static int g_active_captures;
+static _Atomic int g_active_captures;
 static _Thread_local int t_device;
 static _Thread_local cudaError_t t_last_error;
 static _Thread_local int t_on_worker;

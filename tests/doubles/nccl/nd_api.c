@@ -500,22 +500,31 @@ static int stream_capturing(cudaStream_t s) {
   return cudaStreamIsCapturing(s, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone;
 }
 
-/* Enqueues ops[0..n) (all on one stream) as one task. */
-static ncclResult_t launch(struct nd_op *ops, int n) {
+/* Enqueues ops[0..n) as one task on `stream`. */
+static ncclResult_t launch(struct nd_op *ops, int n, cudaStream_t stream) {
   struct nd_task *t = malloc(sizeof *t + (size_t)n * sizeof *ops);
   if (!t) return ncclSystemError;
   t->nops = n;
   memcpy(t->ops, ops, (size_t)n * sizeof *ops);
-  t->counted = !stream_capturing(ops[0].stream);
+  t->counted = !stream_capturing(stream);
   if (t->counted)
     for (int i = 0; i < n; i++) atomic_fetch_add(&ops[i].comm->enq, 1);
-  if (cudaDoubleEnqueue(ops[0].stream, nd_task_run, t, nd_task_free) != cudaSuccess) {
+  if (cudaDoubleEnqueue(stream, nd_task_run, t, nd_task_free) != cudaSuccess) {
     if (t->counted)
       for (int i = 0; i < n; i++) atomic_fetch_sub(&ops[i].comm->enq, 1);
     free(t);
     return ncclUnhandledCudaError;
   }
   return ncclSuccess;
+}
+
+/* Makes `to` wait for the work enqueued so far on `from`. */
+static void stream_join(cudaStream_t to, cudaStream_t from) {
+  cudaEvent_t ev;
+  if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) return;
+  cudaEventRecord(ev, from);
+  cudaStreamWaitEvent(to, ev, 0);
+  cudaEventDestroy(ev);
 }
 
 static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size_t count,
@@ -556,7 +565,7 @@ static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size
     ncclD_log_connect(&v);
   }
   struct nd_op op = {kind, sbuf, rbuf, count, (int)dt, root, redop, comm, stream};
-  if (t_group_depth == 0) return launch(&op, 1);
+  if (t_group_depth == 0) return launch(&op, 1, stream);
   if (t_nops == t_capops) {
     int nc = t_capops ? t_capops * 2 : 16;
     struct nd_op *n = realloc(t_ops, (size_t)nc * sizeof *n);
@@ -578,20 +587,44 @@ API(ncclResult_t, GroupEnd, (void)) {
   if (t_group_depth == 0) { warn(-1, "%s", "ncclGroupEnd: not in a group call."); return ncclInvalidUsage; }
   if (--t_group_depth > 0) return ncclSuccess;
   ncclResult_t r = t_group_err;
-  /* one task per stream, in the order the streams first appear; ops keep their call order */
   int n = t_nops;
   t_nops = 0;
-  char *taken = calloc((size_t)n + 1, 1);
-  struct nd_op *batch = malloc(((size_t)n + 1) * sizeof *batch);
-  if (!taken || !batch) { free(taken); free(batch); return ncclSystemError; }
-  for (int i = 0; i < n && r == ncclSuccess; i++) {
-    if (taken[i]) continue;
-    int m = 0;
-    for (int j = i; j < n; j++)
-      if (!taken[j] && t_ops[j].stream == t_ops[i].stream) { taken[j] = 1; batch[m++] = t_ops[j]; }
-    r = launch(batch, m);
+  if (r != ncclSuccess || n == 0) return r;
+  /* Streams of the group, in order of first use. Streams used by one communicator object (one
+   * rank) are merged into one class: its ops run as one task on the class's first stream,
+   * which waits for the other streams' earlier work, and they wait for the task (as NCCL
+   * joins the streams of a group). Different ranks of one process (ncclCommInitAll) keep
+   * separate tasks on their own streams, so they run concurrently. */
+  cudaStream_t *st = malloc((size_t)n * sizeof *st);
+  int *cls = malloc((size_t)n * sizeof *cls), *opst = malloc((size_t)n * sizeof *opst);
+  struct nd_op *batch = malloc((size_t)n * sizeof *batch);
+  if (!st || !cls || !opst || !batch) { r = ncclSystemError; goto out; }
+  int ns = 0;
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    while (k < ns && st[k] != t_ops[i].stream) k++;
+    if (k == ns) { st[ns] = t_ops[i].stream; cls[ns] = ns; ns++; }
+    opst[i] = k;
   }
-  free(taken);
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (t_ops[j].comm == t_ops[i].comm && cls[opst[j]] != cls[opst[i]]) {
+        int from = cls[opst[j]], to = cls[opst[i]];
+        if (from < to) { int x = from; from = to; to = x; }
+        for (int k = 0; k < ns; k++) if (cls[k] == from) cls[k] = to;
+      }
+  for (int c = 0; c < ns && r == ncclSuccess; c++) {
+    if (cls[c] != c) continue;
+    int m = 0;
+    for (int i = 0; i < n; i++) if (cls[opst[i]] == c) batch[m++] = t_ops[i];
+    for (int k = c + 1; k < ns; k++) if (cls[k] == c) stream_join(st[c], st[k]);
+    r = launch(batch, m, st[c]);
+    for (int k = c + 1; k < ns; k++) if (cls[k] == c) stream_join(st[k], st[c]);
+  }
+out:
+  free(st);
+  free(cls);
+  free(opst);
   free(batch);
   return r;
 }
