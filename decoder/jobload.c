@@ -246,6 +246,7 @@ static void load_one(struct loader *L, int i) {
   struct ncs_read_status st;
   memset(&st, 0, sizeof st);
   f.r->read_rc = ncs_trace_read(L->files[i], &v, &st);
+  if (st.bytes > f.last_off) ncs_progress_bytes(st.bytes - f.last_off);
   ncs_aligner_flush(&f.al);
   if (f.have_cur) f.union_ns += f.cur_e - f.cur_s;
   f.r->comm_s = (double)(f.union_ns / 1e9L);

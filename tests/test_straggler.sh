@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# test_straggler.sh — collectives lined up across ranks (decoder/straggler.c) in `report`:
+# a chosen straggler is found first with the right lateness, a size mismatch and a rank that
+# never joined (a hang) are reported, and a clean job has neither. Traces from `synth`, whose
+# ground truth is known: rank 5 enters 300 us late on half the collectives.
+source "$(dirname "$0")/lib.sh"
+if [ ! -x "$NCS" ]; then skip "straggler: $NCS not built"; exit 0; fi
+py() { python3 -c "$1" "$T/r.json" 2>&1; }
+"$NCS" synth -o "$T/s" --ranks 16 --hosts 2 --calls 800 --straggler 5:300:0.5 --jitter-us 5 --ntp-us 5 >/dev/null 2>&1
+"$NCS" report --json "$T/s" >"$T/r.json" 2>/dev/null
+check_eq "straggler: report --json exits 0" 0 "$?"
+check_eq "straggler: worst rank first is the straggler" 5 "$(py 'import json,sys; print(json.load(open(sys.argv[1]))["stragglers"][0]["rank"])')"
+check_eq "straggler: it was last on about half the collectives" ok "$(py '
+import json,sys; s=json.load(open(sys.argv[1]))["stragglers"][0]
+print("ok" if 0.4 < s["last_count"]/800 < 0.6 else s)')"
+check_eq "straggler: its mean lateness is ~150 us (0.5 x 300, +-15%)" ok "$(py '
+import json,sys; s=json.load(open(sys.argv[1]))["stragglers"][0]
+print("ok" if 127 < s["mean_late_us"] < 173 else s)')"
+check_eq "straggler: the others are late by the jitter and clock error only (< 20 us)" ok "$(py '
+import json,sys; s=json.load(open(sys.argv[1]))["stragglers"][1:]
+print("ok" if max(x["mean_late_us"] for x in s) < 20 else [x["mean_late_us"] for x in s])')"
+check_eq "straggler: wait caused ~ 400 x 300 us x 15 others = 1.8 s (+-10%)" ok "$(py '
+import json,sys; s=json.load(open(sys.argv[1]))["stragglers"][0]
+print("ok" if 1.62 < s["wait_caused_s"] < 1.98 else s)')"
+check_eq "straggler: all 800 collectives complete, none mismatched or missing" "800 0 0" "$(py '
+import json,sys; d=json.load(open(sys.argv[1]))
+print(d["collectives"]["complete"], len(d["mismatches"]), len(d["missing"]))')"
+"$NCS" report "$T/s" >"$T/r.txt" 2>&1
+check "straggler: text report has the 'Who is slow' section" grep -q '^Who is slow' "$T/r.txt"
+check "straggler: ... naming rank 5 first" sh -c "grep -A3 '^Who is slow' '$T/r.txt' | tail -1 | grep -qE '^ +5 '"
+
+# Size mismatch at seq 100 by rank 3, and a hang: rank 6 never enters seq 300.
+"$NCS" synth -o "$T/m" --ranks 8 --hosts 1 --calls 400 --mismatch 3:100 --missing 6:300 >/dev/null 2>&1
+"$NCS" report --json "$T/m" >"$T/r.json" 2>/dev/null
+check_eq "straggler: a hung job's report exits 1 (traces cut short)" 1 "$?"
+check_eq "straggler: mismatch names rank 3 at seq 100 with both counts" "3 100 524288 262144" "$(py '
+import json,sys; m=json.load(open(sys.argv[1]))["mismatches"][0]
+print(m["rank"], m["seq"], m["got"]["count"], m["others"]["count"])')"
+check_eq "straggler: missing names seq 300, entered by 7 of 8, rank 6 never" "300 7 [6]" "$(py '
+import json,sys; m=json.load(open(sys.argv[1]))["missing"][0]
+print(m["seq"], m["entered"], m["never_entered"])')"
+"$NCS" report "$T/m" >"$T/m.txt" 2>&1
+check "straggler: text says MISMATCH and MISSING" sh -c "grep -q 'MISMATCH .*seq 100: rank 3' '$T/m.txt' && grep -q 'MISSING .*seq 300: 7 of 8 .* 6' '$T/m.txt'"
