@@ -63,6 +63,8 @@ static int add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c) {
   return 0;
 }
 
+int ncs_tmodel_add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c) { return add_conn(m, c); }
+
 int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
   struct ncs_nl_rec r;
   int k = ncs_nl_parse(line, len, &r);

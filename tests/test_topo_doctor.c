@@ -173,12 +173,35 @@ static int write_rank(const char *dir, const struct scen *s, int r) {
 }
 
 static char tmpdir[256];
-static char outbuf[65536];
+static char outbuf[1 << 18];
+
+static int last_seq;
+
+/* Runs a command function in-process with stdout captured into outbuf. */
+static int capture(int (*fn)(int, char **), int argc, char **argv) {
+  char outpath[600];
+  snprintf(outpath, sizeof outpath, "%s/capture.out", tmpdir);
+  fflush(stdout);
+  int saved = dup(1);
+  FILE *o = fopen(outpath, "w");
+  dup2(fileno(o), 1);
+  int rc = fn(argc, argv);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  fclose(o);
+  FILE *in = fopen(outpath, "r");
+  size_t n = fread(outbuf, 1, sizeof outbuf - 1, in);
+  outbuf[n] = 0;
+  fclose(in);
+  return rc;
+}
 
 /* Writes the scenario into a fresh directory, runs doctor on it, captures stdout. */
 static int run_doctor(const struct scen *s, int json) {
   char dir[512];
   static int seq;
+  last_seq = seq;
   snprintf(dir, sizeof dir, "%s/s%d", tmpdir, seq++);
   mkdir(dir, 0700);
   for (int r = 0; r < s->ranks; r++)
@@ -286,6 +309,21 @@ static void verdicts(void) {
         strstr(outbuf, "\"next_step\""), "--json: verdict objects with id and next_step");
   rc = run_doctor(&healthy, 1);
   CHECK(rc == 0 && strstr(outbuf, "\"healthy\": true") && strstr(outbuf, "\"verdicts\": []"), "--json healthy");
+
+  /* report: the same traces through the analysis extension point */
+  s = healthy; s.intra = "SHM/direct/direct"; s.env = "NCCL_P2P_DISABLE=1";
+  run_doctor(&s, 0);
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/s%d", tmpdir, last_seq);
+  char *ra[] = { "report", dir, NULL };
+  rc = capture(cmd_report, 2, ra);
+  CHECK(rc == 0 && strstr(outbuf, "NV18>SHM") && strstr(outbuf, "8 ranks): 16 connections (P2P 0, SHM 16"),
+        "report text: transport matrix and topology with NV18>SHM overlay");
+  char *rj[] = { "report", "--json", dir, NULL };
+  rc = capture(cmd_report, 3, rj);
+  CHECK(rc == 0 && strstr(outbuf, "\"transports\": [") && strstr(outbuf, "\"transport\": \"SHM\"") &&
+        strstr(outbuf, "\"topology\": [") && strstr(outbuf, "\"cell\": \"NV18\""),
+        "report --json: ranks[].transports[] and topology[]");
 }
 
 static void bad_input(void) {
@@ -355,6 +393,7 @@ int main(void) {
   bad_input();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (getenv("NCS_KEEP")) { printf("kept %s\n", tmpdir); return check_done(); }
   if (system(cmd) != 0) printf("note: could not remove %s\n", tmpdir);
   return check_done();
 }
