@@ -62,7 +62,8 @@ struct ncs_analysis {
 /* The registry: one line per analysis. */
 #define NCS_ANALYSES(X) \
   X(metrics) \
-  X(stragglers)
+  X(stragglers) \
+  X(transport)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
 NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)
