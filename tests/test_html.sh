@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test_html.sh — `ncclscope html` (decoder/html.c, decoder/svg.c): one self-contained page (no
+# script, no network reference) with every section, rendered by headless Chromium without
+# errors and not blank; and a hostile trace (host name and command line holding <script>,
+# markup, quotes and terminal escapes) cannot inject anything. Chromium checks SKIP when
+# Debian's `chromium` is not installed (.ci/run installs it).
+source "$(dirname "$0")/lib.sh"
+if [ ! -x "$NCS" ]; then skip "html: $NCS not built"; exit 0; fi
+"$NCS" synth -o "$T/s" --ranks 8 --hosts 2 --calls 300 --straggler 2:200:0.5 --mismatch 1:50 >/dev/null 2>&1
+"$NCS" html "$T/s" -o "$T/r.html" 2>"$T/err"
+check_eq "html: exits 0" 0 "$?"
+miss=""
+for id in summary time-per-op busbw comm-share skew stragglers findings transports topology ranks; do
+  grep -q "<section id=\"$id\"" "$T/r.html" || miss="$miss $id"
+done
+check_eq "html: every section present" "" "$miss"
+check_eq "html: no script element" 0 "$(grep -ci '<script' "$T/r.html")"
+check_eq "html: no network reference (http:, https:, //host, url())" 0 "$(grep -ciE 'https?:|src=\"//|href=\"//|url\(' "$T/r.html")"
+check "html: charts are inline SVG" grep -q '<svg class="chart"' "$T/r.html"
+check "html: expected-peak line drawn for the transports used" grep -q 'stroke-dasharray' "$T/r.html"
+check "html: the size mismatch is a finding" grep -q 'MISMATCH' "$T/r.html"
+
+CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+render() { # render FILE OUTPREFIX: DOM, screenshot and chromium's log
+  timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --enable-logging=stderr --v=0 --dump-dom "file://$1" >"$2.dom" 2>"$2.log"
+  timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+    --window-size=1100,2400 --screenshot="$2.png" "file://$1" >/dev/null 2>>"$2.log"
+}
+if [ -z "$CHROME" ]; then
+  skip "html: chromium not installed (apt-get install chromium): render checks not run"
+else
+  render "$T/r.html" "$T/r"
+  miss=""
+  for id in summary time-per-op busbw comm-share skew stragglers findings transports topology ranks; do
+    grep -q "id=\"$id\"" "$T/r.dom" || miss="$miss $id"
+  done
+  check_eq "html: Chromium loaded it and its DOM has every section" "" "$miss"
+  check_eq "html: Chromium logged no script or console error" 0 "$(grep -ciE 'Uncaught|CONSOLE.*error|SyntaxError' "$T/r.log")"
+  check_eq "html: Chromium's DOM has no script element" 0 "$(grep -ci '<script' "$T/r.dom")"
+  nonblank=$(python3 - "$T/r.png" <<'PY' 2>&1
+import sys, zlib, struct
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n"
+p, idat = 8, b""
+while p < len(b):
+    n, t = struct.unpack(">I4s", b[p:p + 8]); d = b[p + 8:p + 8 + n]; p += 12 + n
+    if t == b"IHDR": w, h, depth, ctype = struct.unpack(">IIBB", d[:10])
+    if t == b"IDAT": idat += d
+raw = zlib.decompress(idat)
+bpp = {2: 3, 6: 4}.get(ctype, 1)
+stride = 1 + w * bpp
+# colours present in the unfiltered first byte of each pixel is not enough (filters); count
+# distinct rows instead: a blank page has identical rows
+rows = {raw[i * stride + 1:(i + 1) * stride] for i in range(h)}
+print("ok" if len(rows) > 50 else "blank: %d distinct rows" % len(rows))
+PY
+)
+  check_eq "html: the screenshot is not blank (many distinct pixel rows)" ok "$nonblank"
+fi
+
+# hostile trace: markup, quotes and escapes in the host name and the command line
+H=$'<script>alert(1)</script><img src=x onerror=alert(2)>"\'\x1b[31m'
+"$NCS" synth -o "$T/h" --ranks 2 --hosts 1 --calls 20 --host-prefix "$H" --cmdline '<b>host</b> --x="y" <script>alert(3)</script>' >/dev/null 2>&1
+"$NCS" html "$T/h" -o "$T/h.html" 2>/dev/null
+check_eq "html: hostile trace: exits 0" 0 "$?"
+check_eq "html: hostile trace: no injected markup" 0 "$(grep -cE '<script>alert|<img src=x|<b>host</b>' "$T/h.html")"
+check_eq "html: hostile trace: no raw ESC byte" 0 "$(LC_ALL=C tr -dc '\033' <"$T/h.html" | wc -c)"
+check "html: hostile trace: the host name is shown, escaped" grep -q '&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x' "$T/h.html"
+if [ -n "$CHROME" ]; then
+  render "$T/h.html" "$T/h"
+  check_eq "html: hostile trace: Chromium's DOM has no script or img element" 0 "$(grep -ciE '<script|<img' "$T/h.dom")"
+  check "html: hostile trace: Chromium shows the text, not markup" grep -q '&lt;script&gt;alert(1)' "$T/h.dom"
+fi
