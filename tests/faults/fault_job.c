@@ -12,6 +12,7 @@
  *   selfkill=SIG   raise SIG after the last step (before destroy)
  *   fork           fork after step 1: the child runs the remaining steps on its own
  *                  communicator and _exit()s; the parent waits and continues
+ *   forkexit       the same, but the child ends with exit() (atexit handlers run)
  *   threads=T,K    T threads each call ncclGetVersion K times; prints "thread_calls T*K"
  *   quiet          print only the final lines */
 #include <errno.h>
@@ -84,6 +85,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "handler")) { signal(SIGTERM, on_signal); signal(SIGINT, on_signal); }
     else if (!strncmp(argv[i], "selfkill=", 9)) selfkill = atoi(argv[i] + 9);
     else if (!strcmp(argv[i], "fork")) do_fork = 1;
+    else if (!strcmp(argv[i], "forkexit")) do_fork = 2;
     else if (!strncmp(argv[i], "threads=", 8)) {
       nthreads = atoi(argv[i] + 8);
       const char *c = strchr(argv[i], ',');
@@ -115,6 +117,7 @@ int main(int argc, char **argv) {
       if (c2) { run_steps(c2, 1, iters, sleep_us, "child "); NCALL(ncclCommDestroy(c2)); }
       printf("child calls %ld failures %ld\n", calls, failures);
       fflush(stdout);
+      if (do_fork == 2) exit(failures ? 3 : 0);
       _exit(failures ? 3 : 0);
     }
     int st = 0;
