@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bench-scale.sh [BUILD] — decode time and peak memory of the whole-job view at scale.
+# For each rank count in SIZES (default "8 128 1024") it writes CALLS (default 100000)
+# collectives per rank with `ncclscope synth` into BENCH_DIR (default /tmp/ncs-bench-scale,
+# removed after each size), then times, side by side on the same files:
+#   html   — decoder/jobload.c: files decoded in parallel (one thread per CPU), clock
+#            alignment, per-op statistics and the cross-rank straggler analysis;
+#   report — `ncclscope report --json`: the report core reading files one after another,
+#            with every analysis (metrics, stragglers) attached.
+# Peak memory is the maximum resident set size (/usr/bin/time). The last line projects the
+# largest size to 16384 ranks (time and per-rank memory scale with ranks; see BENCHMARKS.md).
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-${BUILD:-$ROOT/build}}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+NCS=$BUILD/ncclscope
+SIZES=${SIZES:-"8 128 1024"}
+CALLS=${CALLS:-100000}
+DIR=${BENCH_DIR:-/tmp/ncs-bench-scale}
+[ -x "$NCS" ] || { echo "bench-scale: build first ($NCS missing)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench-scale: needs /usr/bin/time (Debian package 'time')" >&2; exit 2; }
+echo "# ncclscope bench-scale: $(nproc) CPUs, CALLS=$CALLS per rank, $(date -u +%Y-%m-%dT%H:%MZ)"
+printf '%6s %9s %11s %8s %7s | %8s %8s %10s | %8s %8s %10s\n' ranks calls/rank total_calls trace_MB gen_s \
+  html_s html_MB Mcalls/s report_s rep_MB Mcalls/s
+last=""
+for n in $SIZES; do
+  rm -rf "$DIR"; mkdir -p "$DIR"
+  hosts=$(( n >= 8 ? n / 8 : 1 ))
+  t0=$(date +%s.%N)
+  "$NCS" synth -o "$DIR/t" --ranks "$n" --hosts "$hosts" --calls "$CALLS" --threads "$(nproc)" \
+    --straggler 3:50:0.1 --chunk-calls 8192 >/dev/null
+  gen=$(echo "$(date +%s.%N) - $t0" | bc)
+  mb=$(du -sm "$DIR/t" | cut -f1)
+  /usr/bin/time -f '%e %M' -o "$DIR/h.time" "$NCS" html "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
+  /usr/bin/time -f '%e %M' -o "$DIR/r.time" "$NCS" report --json "$DIR/t" >"$DIR/r.json" 2>/dev/null || true
+  read -r hs hk <"$DIR/h.time"; read -r rs rk <"$DIR/r.time"
+  total=$(( n * CALLS ))
+  complete=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"]["complete"])' "$DIR/r.json" 2>/dev/null || echo "?")
+  printf '%6d %9d %11d %8d %7.1f | %8.2f %8.0f %10.1f | %8.2f %8.0f %10.1f   (collectives lined up: %s)\n' \
+    "$n" "$CALLS" "$total" "$mb" "$gen" "$hs" "$((hk / 1024))" "$(echo "$total / $hs / 1000000" | bc -l)" \
+    "$rs" "$((rk / 1024))" "$(echo "$total / $rs / 1000000" | bc -l)" "$complete"
+  last="$n $hs $hk $rs $rk $mb"
+  rm -rf "$DIR"
+done
+set -- $last
+if [ $# -eq 6 ]; then
+  f=$(echo "16384 / $1" | bc -l)
+  printf 'projection to 16384 ranks x %d calls (x%.0f the %d-rank run): trace %.0f GB; html %.0f s on %d CPUs; report %.0f s; memory: see BENCHMARKS.md\n' \
+    "$CALLS" "$f" "$1" "$(echo "$6 * $f / 1024" | bc -l)" "$(echo "$2 * $f" | bc -l)" "$(nproc)" "$(echo "$4 * $f" | bc -l)"
+fi
