@@ -95,7 +95,7 @@ static void read_config(void) {
   ncs_cfg.debug = dbg && *dbg == '1';
   ncs_cfg.flush_ms = env_uint("NCCLSCOPE_FLUSH_MS", 500, 10, 1000);
   ncs_cfg.callsite_depth = env_uint("NCCLSCOPE_CALLSITE_DEPTH", 8, 0, 32);
-  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 1536, 16, 65536);
+  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 1024, 16, 65536);
   unsigned recs = (unsigned)(((size_t)kb << 10) / sizeof(struct ncs_call));
   unsigned p2 = 1;
   while (p2 * 2 <= recs) p2 *= 2;

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench.sh [BUILD] — the shim's host overhead and trace size, measured side by side in one run.
+#
+# Workload: tests/jobs/bench_loop (a tight loop of small all-reduces, 8 floats, a 1-rank
+# communicator on the CPU NCCL double, a stream sync every 100 calls). Variants, interleaved
+# round by round (A B C D A B C D ...) because the machine is shared and noisy; medians:
+#   plain       no shim
+#   shim-cs0    shim, call sites off (NCCLSCOPE_CALLSITE_DEPTH=0)
+#   shim-cs8    shim, 8-frame call sites (the default)
+#   shim-host   shim, 8-frame call sites, GPU timing off (NCCLSCOPE_GPU_TIMING=0): shows what
+#               the CUDA events add when the process has a CUDA runtime
+# then the same loop (fewer iterations) plain vs `ltrace -e ncclAllReduce`, and the trace
+# size per recorded call of the shim runs. Env: BENCH_ITERS (200000), BENCH_ROUNDS (5),
+# BENCH_LTRACE_ITERS (20000).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SHIM=$BUILD/libncclscope.so
+NCS=$BUILD/ncclscope
+JOB=$BUILD/tests/bench_loop
+N=${BENCH_ITERS:-200000}
+ROUNDS=${BENCH_ROUNDS:-5}
+NL=${BENCH_LTRACE_ITERS:-20000}
+for f in "$SHIM" "$NCS" "$JOB"; do
+  [ -e "$f" ] || { echo "bench: $f missing (run make first)" >&2; exit 2; }
+done
+W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-bench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+export NCCL_DEBUG=
+
+ns_of() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
+median() { sort -g | awk '{a[NR]=$1} END{if(NR==0){print "nan"; exit} if(NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# run VARIANT ROUND: one bench_loop run, appends ns/call to $W/VARIANT.ns and keeps its trace
+run() {
+  local v=$1 r=$2 d=$W/tr-$1-$2
+  case $v in
+    plain) "$JOB" -n "$N" ;;
+    shim-cs0) NCCLSCOPE_DIR=$d NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD=$SHIM "$JOB" -n "$N" ;;
+    shim-cs8) NCCLSCOPE_DIR=$d NCCLSCOPE_CALLSITE_DEPTH=8 LD_PRELOAD=$SHIM "$JOB" -n "$N" ;;
+    shim-host) NCCLSCOPE_DIR=$d NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD=$SHIM "$JOB" -n "$N" ;;
+  esac | ns_of >>"$W/$v.ns"
+}
+VARIANTS="plain shim-cs0 shim-cs8 shim-host"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for v in $VARIANTS; do run "$v" "$r"; done
+done
+
+echo "bench: $(uname -m), $(nproc) cores, bench_loop -n $N (1 rank, 8 x fp32, sync every 100), $ROUNDS interleaved rounds, medians"
+echo "timing source in the traces: $("$NCS" dump "$W"/tr-shim-cs8-1/*.ncs 2>/dev/null | sed -n 's/^  timing=//p' | head -1)"
+base=$(median <"$W/plain.ns")
+printf '%-10s %12s %12s   %s\n' variant "ns/call" "added ns" "runs (ns/call)"
+for v in $VARIANTS; do
+  m=$(median <"$W/$v.ns")
+  printf '%-10s %12.1f %12.1f   %s\n' "$v" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN{print a-b}')" "$(tr '\n' ' ' <"$W/$v.ns")"
+done
+
+# trace size: bytes on disk per CALL record, and drops, for each shim variant (all rounds)
+echo
+printf '%-10s %14s %12s %12s %14s\n' variant "calls traced" dropped "bytes" "bytes/call"
+for v in shim-cs0 shim-cs8 shim-host; do
+  calls=0 dropped=0 bytes=0
+  for d in "$W"/tr-$v-*; do
+    for f in "$d"/*.ncs; do
+      [ -f "$f" ] || continue
+      s=$("$NCS" dump "$f" 2>/dev/null | awk '/^CALL /{c++} /^== end:/{for(i=1;i<=NF;i++) if($i=="dropped") d=$(i+1)} END{print c+0, d+0}')
+      calls=$((calls + ${s% *})); dropped=$((dropped + ${s#* }))
+      bytes=$((bytes + $(stat -c %s "$f")))
+    done
+  done
+  printf '%-10s %14d %12d %12d %14.2f\n' "$v" "$calls" "$dropped" "$bytes" "$(awk -v b="$bytes" -v c="$calls" 'BEGIN{print c ? b/c : 0}')"
+done
+
+# ltrace, the generic tool, on the same loop
+echo
+if command -v ltrace >/dev/null; then
+  for ((r = 1; r <= 3; r++)); do
+    "$JOB" -n "$NL" | ns_of >>"$W/lt-plain.ns"
+    ltrace -e ncclAllReduce -o "$W/ltrace.out" "$JOB" -n "$NL" | ns_of >>"$W/lt.ns"
+    NCCLSCOPE_DIR=$W/tr-lt-$r LD_PRELOAD=$SHIM "$JOB" -n "$NL" | ns_of >>"$W/lt-shim.ns"
+  done
+  lp=$(median <"$W/lt-plain.ns"); lt=$(median <"$W/lt.ns"); ls=$(median <"$W/lt-shim.ns")
+  echo "ltrace -e ncclAllReduce, bench_loop -n $NL, 3 interleaved rounds, medians:"
+  printf '  plain %.1f ns/call, ltrace %.1f ns/call (%.1fx plain), shim (cs8) %.1f ns/call (%.2fx plain)\n' \
+    "$lp" "$lt" "$(awk -v a="$lt" -v b="$lp" 'BEGIN{print a/b}')" "$ls" "$(awk -v a="$ls" -v b="$lp" 'BEGIN{print a/b}')"
+  printf '  ltrace adds %.0f ns per call, the shim %.0f ns: ltrace/shim added-time ratio %.0fx\n' \
+    "$(awk -v a="$lt" -v b="$lp" 'BEGIN{print a-b}')" "$(awk -v a="$ls" -v b="$lp" 'BEGIN{print a-b}')" \
+    "$(awk -v a="$lt" -v b="$lp" -v s="$ls" 'BEGIN{d=s-b; if (d<1) d=1; print (a-b)/d}')"
+else
+  echo "ltrace not installed: ltrace comparison skipped"
+fi
