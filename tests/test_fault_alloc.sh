@@ -7,7 +7,7 @@
 # stdout and exit code equal the run without the shim, and every trace left is readable.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/faults/common.sh"
-need_shim "fault alloc"; need_decoder "fault alloc"; need_double "fault alloc"
+need_plain_malloc "fault alloc"; need_shim "fault alloc"; need_decoder "fault alloc"; need_double "fault alloc"
 fault_build || { fail "fault alloc: test programs build"; exit 0; }
 
 ITERS=30

@@ -18,18 +18,30 @@ need_shim() { [ -f "$SHIM" ] || { skip "$1: $SHIM not built"; exit 0; }; }
 need_decoder() { [ -x "$NCS" ] || { skip "$1: $NCS not built"; exit 0; }; }
 need_double() { [ -f "$NCCL_DOUBLE" ] || { skip "$1: $NCCL_DOUBLE not built"; exit 0; }; }
 
+# Sanitizer builds (make asan / make tsan): the test programs must carry the same runtime as
+# the shim and doubles, and that runtime must come first in LD_PRELOAD.
+FAULT_SAN=
+if readelf -d "$SHIM" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
+  FAULT_SAN="-fsanitize=address,undefined -fno-omit-frame-pointer"
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}:verify_asan_link_order=0
+elif readelf -d "$SHIM" 2>/dev/null | grep -q 'NEEDED.*libtsan'; then
+  FAULT_SAN="-fsanitize=thread"
+fi
+# need_plain_malloc TESTNAME: allocation injection replaces malloc, which a sanitizer owns.
+need_plain_malloc() { [ -z "$FAULT_SAN" ] || { skip "$1: allocation injection cannot run under a sanitizer build"; exit 0; }; }
+
 # fault_build: builds what the tests need. Returns non-zero (with the compiler's output on
 # stderr) when something does not compile.
 fault_build() {
   mkdir -p "$FB"
   (
     flock 9
-    local cflags="-std=c11 -O1 -g -Wall -D_GNU_SOURCE -I$ROOT/include ${FAULT_CFLAGS:-}"
+    local cflags="-std=c11 -O1 -g -Wall -D_GNU_SOURCE -I$ROOT/include $FAULT_SAN ${FAULT_CFLAGS:-}"
     # stale OUT SRC...: OUT missing or older than any SRC
     stale() { local o=$1 s; shift; [ -e "$o" ] || return 0; for s; do [ "$s" -nt "$o" ] && return 0; done; return 1; }
     mk() { local o=$1; shift; "$CC" "$@" -o "$o.tmp" && mv "$o.tmp" "$o"; }
     local S=$FAULTS_SRC
-    if stale "$FAULTLIB" "$S/libfault.c"; then mk "$FAULTLIB" $cflags -fPIC -shared "$S/libfault.c" -ldl || exit 1; fi
+    if stale "$FAULTLIB" "$S/libfault.c"; then mk "$FAULTLIB" ${cflags/$FAULT_SAN/} ${FAULT_SAN:+-DNCS_FAULT_NO_ALLOC} -fPIC -shared "$S/libfault.c" -ldl || exit 1; fi
     if stale "$FB/ncs_raw" "$S/ncs_raw.c"; then mk "$FB/ncs_raw" $cflags "$S/ncs_raw.c" -lzstd || exit 1; fi
     if [ -f "$BUILD/libncsdecoder.a" ] && stale "$FB/trace_stats" "$S/trace_stats.c" "$BUILD/libncsdecoder.a"; then
       mk "$FB/trace_stats" $cflags -I"$ROOT/decoder" "$S/trace_stats.c" "$BUILD/libncsdecoder.a" -lzstd -lm -lpthread || exit 1

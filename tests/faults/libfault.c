@@ -15,7 +15,8 @@
  * mkdirat fsync fdatasync ftruncate rename (I/O) and malloc calloc realloc posix_memalign
  * aligned_alloc memalign (allocation). Names may be given as classes: "io", "alloc". The real
  * calls are made with syscall() and glibc's __libc_* allocators, so this library never calls
- * dlsym and never allocates. */
+ * dlsym and never allocates. Built with -DNCS_FAULT_NO_ALLOC (sanitizer builds) it leaves the
+ * allocator alone. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -237,6 +238,7 @@ int rename(const char *a, const char *b) {
   return (int)syscall(SYS_renameat, AT_FDCWD, a, AT_FDCWD, b);
 }
 
+#ifndef NCS_FAULT_NO_ALLOC /* sanitizer builds: the sanitizer owns malloc */
 void *malloc(size_t n) {
   ALLOC_FAIL(F_MALLOC);
   return __libc_malloc(n);
@@ -265,3 +267,4 @@ void *memalign(size_t align, size_t n) {
   ALLOC_FAIL(F_MEMALIGN);
   return __libc_memalign(align, n);
 }
+#endif
