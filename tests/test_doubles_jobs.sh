@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test_doubles_jobs.sh — the launcher and the jobs other tests build on: launch.sh's variables
+# and failure handling, ddp_job's checked results, deterministic stdout and ground truth,
+# bench_loop on 1 and 2 ranks.
+source "$(dirname "$0")/lib.sh"
+J=$BUILD/tests
+L=$ROOT/tests/jobs/launch.sh
+
+# launcher: variables per rank
+bash "$L" 3 sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $([ -d "$NCCLDOUBLE_RDZV" ] && echo rdzv)"' >"$T/vars"
+check_eq "launch.sh sets RANK/LOCAL_RANK/WORLD_SIZE/LOCAL_WORLD_SIZE and a rendezvous dir" \
+  "0 0 3 3 rdzv|1 1 3 3 rdzv|2 2 3 3 rdzv" "$(sort "$T/vars" | paste -sd'|')"
+LAUNCH_NODES=2 bash "$L" 4 sh -c 'echo "$RANK $LOCAL_RANK $NCCLDOUBLE_NODE"' >"$T/nodes"
+check_eq "LAUNCH_NODES=2 spreads 4 ranks over 2 simulated hosts" "0 0 0|1 1 0|2 0 1|3 1 1" "$(sort "$T/nodes" | paste -sd'|')"
+start=$SECONDS
+bash "$L" 3 sh -c 'if [ "$RANK" = 1 ]; then exit 7; fi; sleep 30'
+rc=$?
+check_eq "one rank failing: launch.sh exits with its status and kills the others" "7 fast" \
+  "$rc $([ $((SECONDS - start)) -lt 10 ] && echo fast || echo slow)"
+
+# ddp_job: results checked by the job; stdout deterministic; ground truth per rank
+mkdir -p "$T/gt"
+bash "$L" 4 "$J/ddp_job" --steps 3 --truth "$T/gt" --lat-us 20 --bw-gbps 2 >"$T/ddp1" 2>"$T/ddp1.err"
+check_eq "ddp_job on 4 ranks succeeds" 0 "$?"
+bash "$L" 4 "$J/ddp_job" --steps 3 --overlap >"$T/ddp2" 2>"$T/ddp2.err"
+check_eq "ddp_job --overlap on 4 ranks succeeds" 0 "$?"
+check_eq "ddp_job stdout" "step 0: 4 ranks, results correct|step 1: 4 ranks, results correct|step 2: 4 ranks, results correct|ddp_job: 3 steps on 4 ranks, all results correct" \
+  "$(paste -sd'|' "$T/ddp1")"
+bash "$L" 4 "$J/ddp_job" --steps 3 >"$T/ddp3" 2>&1
+check "ddp_job stdout identical across runs" cmp "$T/ddp1" "$T/ddp3"
+check_eq "ground truth: one file per rank" 4 "$(ls "$T/gt" | grep -c '^truth-rank[0-3]\.json$')"
+g=$T/gt/truth-rank2.json
+# per step: 4 bucket all-reduces (65536+16384+4096 fp32, 32768 bf16), 4096-float all-gather,
+# broadcast and reduce-scatter, 8192-float send and recv in one group; 3 steps
+check "ground truth AllReduce: 12 calls, count 356352, bytes 1228800" \
+  grep -q '"AllReduce": {"calls": 12, "count": 356352, "bytes": 1228800}' "$g"
+check "ground truth Send: 3 calls, 24576 floats" grep -q '"Send": {"calls": 3, "count": 24576, "bytes": 98304}' "$g"
+check "ground truth GroupStart/GroupEnd counted" grep -q '"GroupEnd": {"calls": 3, "count": 0, "bytes": 0}' "$g"
+check "ground truth: only rank 0 called GetUniqueId" \
+  sh -c "grep -q GetUniqueId '$T/gt/truth-rank0.json' && ! grep -q GetUniqueId '$g'"
+# modelled comm per step at 20 us + 2 GB/s on 4 ranks, from the busbw factors of FIGURES.md:
+# all-reduce 1.5*(262144+65536+16384+65536) B = 307200 ns, all-gather and reduce-scatter
+# 0.75*65536 B = 24576 ns each, broadcast 16384 B = 8192 ns, p2p 32768 B = 16384 ns,
+# plus 8 latencies of 20 us  ->  380928 + 160000 = 540928 ns
+check "ground truth: modelled comm time per step (540928 ns)" grep -q '"comm_ns_per_step": 540928' "$g"
+check "ground truth: compute time per step" grep -q '"compute_ns_per_step": 2000000' "$g"
+
+# bench_loop
+"$J/bench_loop" -n 2000 >"$T/b1" 2>&1
+check "bench_loop on a 1-rank communicator" grep -q '^bench_loop ranks=1 iters=2000 count=8 sync_every=100 ns_per_call=' "$T/b1"
+bash "$L" 2 "$J/bench_loop" -n 500 -k 50 >"$T/b2" 2>&1
+check "bench_loop on a 2-rank communicator" grep -q '^bench_loop ranks=2 iters=500 count=8 sync_every=50 ns_per_call=' "$T/b2"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# test_doubles_nccl.sh — the NCCL double: every operation's results on 4 ranks (and 3 and 1),
+# API semantics and error codes (against real NCCL 2.28.9 where it loads), asynchrony, and
+# the link model's timing (jobs in tests/jobs/ print the individual PASS/FAIL lines).
+source "$(dirname "$0")/lib.sh"
+J=$BUILD/tests
+L=$ROOT/tests/jobs/launch.sh
+run_job() { # NAME CMD...: pass the job's PASS/FAIL/SKIP lines through; fail if it exits non-zero
+  local name=$1; shift
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  grep -E '^(PASS|FAIL|SKIP): ' "$T/out"
+  if [ "$rc" -ne 0 ] && ! grep -q '^FAIL: ' "$T/out"; then
+    fail "$name exited with status $rc"; sed 's/^/    /' "$T/err" | tail -20
+  fi
+}
+run_job "coll_check on 4 ranks" bash "$L" 4 "$J/coll_check"
+"$J/coll_check" >"$T/one" 2>&1
+check_eq "coll_check on 1 rank: all checks pass" "0 0" "$? $(grep -c '^FAIL' "$T/one")"
+bash "$L" 3 "$J/coll_check" >"$T/three" 2>&1
+check_eq "coll_check on 3 ranks: all checks pass" "0 0" "$? $(grep -c '^FAIL' "$T/three")"
+run_job api_check "$J/api_check"
+NCCLDOUBLE_VERSION=22703 "$J/api_check" >"$T/v" 2>&1
+check_eq "NCCLDOUBLE_VERSION=22703 changes ncclGetVersion" 1 \
+  "$(grep -c '^PASS: nccl double: ncclGetVersion: 22809, or NCCLDOUBLE_VERSION' "$T/v")"
+# link model: 1 MiB fp32 messages at 0.25 GB/s + 300 us: 4-8 ms per operation on 2 ranks
+NCCLDOUBLE_LAT_US=300 NCCLDOUBLE_BW_GBPS=0.25 run_job link_check bash "$L" 2 "$J/link_check" -c 262144

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test_doubles_symbols.sh — the doubles export what the real libraries export, the same way:
+# every NCCL entry point of include/ncclscope/nccl_abi.h as a strong pncclX and a weak ncclX
+# (as /usr/local/cuda/lib/libnccl.so.2, NCCL 2.28.9, does), the right sonames, and every
+# CUDA function the CUDA double implements exists under that name in the real libcudart.so.13.
+source "$(dirname "$0")/lib.sh"
+NCCLD=$DOUBLES/libnccl.so.2
+CUDAD=$DOUBLES/libcudart.so.13
+REAL_NCCL=${CUDA_HOME:-/usr/local/cuda}/lib/libnccl.so.2
+REAL_CUDART=${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13
+names=$(sed -n 's/^ *X([^,]*, *\([A-Za-z]*\),.*/\1/p' "$ROOT/include/ncclscope/nccl_abi.h")
+check "entry point list parsed from nccl_abi.h ($(echo "$names" | wc -w) names)" test "$(echo "$names" | wc -w)" -ge 41
+# binding LIB SYMBOL: nm's type letter for SYMBOL (version suffix ignored), empty if absent
+binding() { nm -D --defined-only "$1" | awk -v s="$2" '{ sub(/@.*/, "", $3) } $3 == s { print $2 }'; }
+bad=""
+for n in $names; do
+  [ "$(binding "$NCCLD" "pnccl$n")" = T ] || bad="$bad pnccl$n"
+  [ "$(binding "$NCCLD" "nccl$n")" = W ] || bad="$bad nccl$n"
+done
+check_eq "double: pncclX strong (T), ncclX weak (W) for every entry point" "" "$bad"
+if [ -r "$REAL_NCCL" ]; then
+  bad=""
+  for n in $names; do
+    [ "$(binding "$REAL_NCCL" "pnccl$n")" = T ] && [ "$(binding "$REAL_NCCL" "nccl$n")" = W ] || bad="$bad $n"
+  done
+  check_eq "real NCCL 2.28.9 binds them the same way" "" "$bad"
+else
+  skip "real NCCL binding comparison: $REAL_NCCL not present"
+fi
+check_eq "libnccl.so.2 double soname" "libnccl.so.2" \
+  "$(readelf -d "$NCCLD" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
+check_eq "libcudart.so.13 double soname" "libcudart.so.13" \
+  "$(readelf -d "$CUDAD" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
+cuda_names=$(sed -n 's/^cudaError_t \(cuda[A-Za-z]*\)(.*/\1/p; s/^const char \*\(cuda[A-Za-z]*\)(.*/\1/p' \
+  "$ROOT/tests/doubles/include/cuda_double.h" | grep -v '^cudaDouble')
+bad=""
+for n in $cuda_names; do [ "$(binding "$CUDAD" "$n")" = T ] || bad="$bad $n"; done
+check_eq "CUDA double exports all $(echo "$cuda_names" | wc -l) runtime functions it declares" "" "$bad"
+if [ -r "$REAL_CUDART" ]; then
+  bad=""
+  for n in $cuda_names; do [ -n "$(binding "$REAL_CUDART" "$n")" ] || bad="$bad $n"; done
+  check_eq "each of them exists in the real libcudart.so.13" "" "$bad"
+else
+  skip "real libcudart comparison: $REAL_CUDART not present"
+fi
