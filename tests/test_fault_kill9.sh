@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test_fault_kill9.sh — kill -9 at 100 random moments (from before the first NCCL call to
-# after the last) of a short job, two at a time. Every trace left must be readable up to its
+# after the last) of the DDP job (tests/jobs/ddp_job.c, 2 ranks under tests/jobs/launch.sh,
+# the whole process group killed at once, as when a node dies), two jobs at a time; then 20
+# more kills of tests/faults/fault_job, whose printed steps show which calls had been made. Every trace left must be readable up to its
 # last flush: ncs_trace_read takes it without damage, and `ncclscope report` says it was cut
 # (exit 1, "truncated", as decoder/main.c documents) unless the job had finished. Also
 # counts how many of the calls the job printed before dying reached the trace.
@@ -9,64 +11,75 @@ source "$ROOT/tests/faults/common.sh"
 need_shim "kill9"; need_decoder "kill9"; need_double "kill9"
 fault_build || { fail "kill9: test programs build"; exit 0; }
 
+DDP=$BUILD/tests/ddp_job
+[ -x "$DDP" ] || { skip "kill9: $DDP not built"; exit 0; }
 RUNS=${NCS_KILL9_RUNS:-100}
-# one I: run I, killed after a random delay of 0..200 ms; writes $T/k$I.res
+FRUNS=20
+# one I: run I (DDP for I <= RUNS, else fault_job), killed after a random delay of 0..250 ms;
+# writes $T/k$I.res
 one() {
   local i=$1 d=$T/k$1
   mkdir -p "$d"
-  NCCLSCOPE_DIR="$d/tr" NCCLSCOPE_FLUSH_MS=10 LD_PRELOAD="$SHIM" "$FJOB" 60 sleep=3000 >"$d/out" 2>&1 &
+  if [ "$i" -le "$RUNS" ]; then
+    NCCLSCOPE_DIR="$d/tr" NCCLSCOPE_FLUSH_MS=10 LD_PRELOAD="$SHIM" \
+      setsid bash "$ROOT/tests/jobs/launch.sh" 2 "$DDP" --steps 40 --compute-us 2000 >"$d/out" 2>&1 &
+  else
+    NCCLSCOPE_DIR="$d/tr" NCCLSCOPE_FLUSH_MS=10 LD_PRELOAD="$SHIM" setsid "$FJOB" 60 sleep=3000 >"$d/out" 2>&1 &
+  fi
   local pid=$!
-  local ms=$(( (RANDOM * 7 + i * 13) % 200 ))
+  local ms=$(( (RANDOM * 7 + i * 13) % 250 ))
   sleep "$(printf '0.%03d' $ms)"
-  kill -9 $pid 2>/dev/null
+  kill -9 -- -$pid 2>/dev/null
   { wait $pid; } 2>/dev/null
   local rc=$?
-  local f res="rc=$rc ms=$ms"
-  local files=($(traces "$d/tr"))
-  res="$res files=${#files[@]}"
-  for f in "${files[@]}"; do
-    local size line rep rrc
-    size=$(stat -c %s "$f")
+  local f
+  echo "job rc=$rc ms=$ms steps=$(grep -c '^step [0-9]* sum' "$d/out")" >"$d.res"
+  for f in $(traces "$d/tr"); do
+    local line rep rrc
     line=$("$FB/trace_stats" "$f" | head -1)
     rep=$(timeout 20 "$NCS" report "$f" 2>&1)
     rrc=$?
-    res="$res size=$size reader=$(field rc "$line") truncated=$(field truncated "$line") damaged=$(field damaged "$line") calls=$(field calls "$line") report=$rrc"
-    grep -qi "truncated" <<<"$rep" && res="$res says_truncated=1" || res="$res says_truncated=0"
-    grep -q "$(basename "$f")" <<<"$rep" && res="$res names_file=1" || res="$res names_file=0"
+    echo "file size=$(stat -c %s "$f") reader=$(field rc "$line") truncated=$(field truncated "$line") damaged=$(field damaged "$line") calls=$(field calls "$line") report=$rrc says_truncated=$(grep -qi truncated <<<"$rep" && echo 1 || echo 0) names_file=$(grep -q "$(basename "$f")" <<<"$rep" && echo 1 || echo 0)" >>"$d.res"
   done
-  res="$res steps=$(grep -c '^step ' "$d/out")"
-  echo "$res" >"$d.res"
   rm -rf "$d"
 }
-for i in $(seq 1 2 "$RUNS"); do
+for i in $(seq 1 2 $((RUNS + FRUNS))); do
   one "$i" & one $((i + 1)) &
   wait
 done
 
-killed=0 finished=0 unreadable=0 notcut=0 empty=0 nofile=0 lost=0 traces=0
-for i in $(seq 1 "$RUNS"); do
+killed=0 finished=0 unreadable=0 notcut=0 empty=0 nofile=0 lost=0 traces=0 cut=0
+for i in $(seq 1 $((RUNS + FRUNS))); do
   [ -f "$T/k$i.res" ] || { fail "kill9 run $i: no result recorded"; continue; }
-  r=$(cat "$T/k$i.res")
-  g() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $r"; }
-  if [ "$(g rc)" = 0 ]; then finished=$((finished + 1)); else killed=$((killed + 1)); fi
-  [ "$(g files)" = 0 ] && { nofile=$((nofile + 1)); continue; }
-  traces=$((traces + 1))
-  if [ "$(g size)" = 0 ]; then empty=$((empty + 1)); continue; fi
-  if [ "$(g reader)" != 0 ] || [ "$(g damaged)" != 0 ]; then
-    unreadable=$((unreadable + 1)); fail "kill9 run $i: trace unreadable: $r"; continue
-  fi
-  if [ "$(g rc)" != 0 ]; then
-    if [ "$(g truncated)" != 1 ] || [ "$(g report)" != 1 ] || [ "$(g says_truncated)" != 1 ] || [ "$(g names_file)" != 1 ]; then
-      notcut=$((notcut + 1)); fail "kill9 run $i: killed, but the trace/report does not say it was cut: $r"
+  job=$(head -1 "$T/k$i.res")
+  g() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+  [ "$(g rc "$job")" = 0 ] && finished=$((finished + 1)) || killed=$((killed + 1))
+  [ "$(wc -l <"$T/k$i.res")" -gt 1 ] || nofile=$((nofile + 1))
+  while read -r _ r; do
+    traces=$((traces + 1))
+    if [ "$(g size "$r")" = 0 ]; then empty=$((empty + 1)); continue; fi
+    if [ "$(g reader "$r")" != 0 ] || [ "$(g damaged "$r")" != 0 ]; then
+      unreadable=$((unreadable + 1)); fail "kill9 run $i: trace unreadable: $r"; continue
     fi
-    steps=$(g steps); calls=$(g calls)
-    # calls printed as done (3 before the steps, 6 per step) but missing from the trace
-    made=$((steps * 6 + 3)); [ "$steps" = 0 ] && made=0
-    [ "$calls" -lt "$made" ] && lost=$((lost + made - calls))
-  fi
+    if [ "$(g truncated "$r")" = 1 ]; then
+      cut=$((cut + 1))
+      # cut short: the report must say so, name the file and exit 1 (decoder/main.c)
+      if [ "$(g report "$r")" != 1 ] || [ "$(g says_truncated "$r")" != 1 ] || [ "$(g names_file "$r")" != 1 ]; then
+        notcut=$((notcut + 1)); fail "kill9 run $i: cut trace not reported as truncated: $r"
+      fi
+    elif [ "$(g report "$r")" != 0 ]; then
+      fail "kill9 run $i: complete trace, report exit $(g report "$r")"
+    fi
+    if [ "$i" -gt "$RUNS" ]; then
+      steps=$(g steps "$job"); calls=$(g calls "$r")
+      # fault_job: 3 calls before the steps, 6 per printed step
+      made=0; [ "$steps" -gt 0 ] && made=$((steps * 6 + 3))
+      [ "$calls" -lt "$made" ] && lost=$((lost + made - calls))
+    fi
+  done < <(tail -n +2 "$T/k$i.res")
 done
-echo "# figures: kill9 runs=$RUNS killed=$killed finished_first=$finished traces=$traces no_file=$nofile empty_files=$empty unreadable=$unreadable not_marked_cut=$notcut calls_printed_not_in_trace=$lost"
+echo "# figures: kill9 runs=$((RUNS + FRUNS)) (ddp 2 ranks: $RUNS, fault_job: $FRUNS) killed=$killed finished_first=$finished traces=$traces cut=$cut no_file=$nofile empty_files=$empty unreadable=$unreadable cut_not_reported=$notcut fault_job_calls_printed_not_in_trace=$lost"
 check_eq "kill9: traces unreadable beyond their damage" 0 "$unreadable"
-check_eq "kill9: killed jobs whose trace or report does not say truncated" 0 "$notcut"
-[ $killed -ge $((RUNS / 2)) ] && pass "kill9: $killed of $RUNS jobs killed in flight" || fail "kill9: only $killed of $RUNS killed in flight (timing off)"
+check_eq "kill9: cut traces not reported as truncated" 0 "$notcut"
+[ $killed -ge $(( (RUNS + FRUNS) / 2 )) ] && pass "kill9: $killed of $((RUNS + FRUNS)) jobs killed in flight" || fail "kill9: only $killed killed in flight (timing off)"
 check_eq "kill9: empty trace files (killed between create and header)" 0 "$empty"
