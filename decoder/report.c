@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "commands.h"
 #include "json.h"
+#include "metrics.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "report.h"
@@ -374,8 +375,11 @@ int cmd_report(int argc, char **argv) {
   order = calloc((size_t)nfiles, sizeof *order);
   if (!sums || !infos || !order) { ret = 2; goto out; }
   struct ncs_job job = {nfiles, infos, order, opts};
-  for (int a = 0; a < NANALYSES; a++)
+  for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
+  for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
+    if (analyses[a] == &ncs_analysis_metrics && ncs_metrics_bad_option(state[a])) { ret = usage(); goto out; }
+  }
 
   for (int i = 0; i < nfiles; i++) {
     struct file_sum *s = &sums[i];

@@ -1,0 +1,22 @@
+/* hist.h — a bounded log histogram of durations (ns) for percentiles without stored samples.
+ *
+ * Contract: 8 sub-buckets per power of two, so a reported percentile is the midpoint of a
+ * bucket whose width is at most 1/8 of its lower bound: relative error under 6.25%. Values
+ * below 16 ns are exact. Fixed size (NCS_HIST_BUCKETS counters), no allocation. */
+#ifndef NCS_HIST_H
+#define NCS_HIST_H
+#include <stdint.h>
+
+#define NCS_HIST_SUB 8
+#define NCS_HIST_BUCKETS (64 * NCS_HIST_SUB)
+
+struct ncs_hist { uint64_t n; uint32_t c[NCS_HIST_BUCKETS]; };
+
+void ncs_hist_add(struct ncs_hist *h, uint64_t v);
+/* The p-quantile (0 < p <= 1): the midpoint of the bucket holding the ceil(p*n)-th smallest
+ * value; 0 when empty. */
+double ncs_hist_quantile(const struct ncs_hist *h, double p);
+/* Bucket index of v, and the [lo, hi) range of bucket i (for tests). */
+unsigned ncs_hist_index(uint64_t v);
+void ncs_hist_range(unsigned i, double *lo, double *hi);
+#endif
