@@ -29,10 +29,10 @@ int64_t ncs_clockmap_map(const struct ncs_clockmap *m, uint64_t mono) {
   int i = 0; /* segment p[i]..p[i+1] that holds mono, or the nearest one */
   while (i < m->n - 2 && mono > m->p[i + 1].monotonic_ns) i++;
   const struct ncs_clock *a = &m->p[i], *b = &m->p[i + 1];
-  long double span = (long double)(b->monotonic_ns - a->monotonic_ns);
-  long double x = ((long double)mono - (long double)a->monotonic_ns) / span;
-  long double off = (long double)off_of(a) + x * (long double)(off_of(b) - off_of(a));
-  return (int64_t)mono + (int64_t)(off < 0 ? off - 0.5L : off + 0.5L);
+  /* offsets change by ppm: the product stays far inside a double's exact range */
+  double slope = (double)(off_of(b) - off_of(a)) / (double)(b->monotonic_ns - a->monotonic_ns);
+  double d = (double)(int64_t)(mono - a->monotonic_ns) * slope;
+  return (int64_t)mono + off_of(a) + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 
 double ncs_clockmap_drift_ppm(const struct ncs_clockmap *m) {

@@ -63,6 +63,8 @@ struct fctx {
   uint64_t last_off;
   int have_first;
   uint64_t coll_calls;
+  struct ncs_strag_arrival batch[512]; /* arrivals handed to the straggler engine together */
+  size_t nbatch;
 };
 
 struct loader {
@@ -122,7 +124,15 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   if (!f->have_cur) { f->cur_s = s; f->cur_e = e; f->have_cur = 1; }
   else if (s > f->cur_e) { f->union_ns += f->cur_e - f->cur_s; f->cur_s = s; f->cur_e = e; }
   else if (e > f->cur_e) f->cur_e = e;
-  if (kind == NCS_KIND_COLL) ncs_strag_arrive(f->L->job->strag, f->file, c, a->enter);
+  if (kind == NCS_KIND_COLL) {
+    struct ncs_strag_arrival *x = &f->batch[f->nbatch++];
+    x->comm = c->comm; x->op = c->op; x->datatype = c->datatype; x->root = c->root;
+    x->seq = c->seq; x->count = c->count; x->t = a->enter;
+    if (f->nbatch == sizeof f->batch / sizeof f->batch[0]) {
+      ncs_strag_arrive_batch(f->L->job->strag, f->file, f->batch, f->nbatch);
+      f->nbatch = 0;
+    }
+  }
   if (f->L->o->on_call) {
     struct ncs_jev ev = {.c = c, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
                          .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = dt > 0 ? bb / dt / 1e9 : 0,
@@ -235,7 +245,7 @@ static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, 
 }
 
 static void load_one(struct loader *L, int i) {
-  struct fctx f;
+  static __thread struct fctx f; /* ~20 KiB: kept off the worker's stack */
   memset(&f, 0, sizeof f);
   f.L = L; f.file = i; f.r = &L->job->r[i];
   f.r->rank = -1;
@@ -248,6 +258,7 @@ static void load_one(struct loader *L, int i) {
   f.r->read_rc = ncs_trace_read(L->files[i], &v, &st);
   if (st.bytes > f.last_off) ncs_progress_bytes(st.bytes - f.last_off);
   ncs_aligner_flush(&f.al);
+  ncs_strag_arrive_batch(L->job->strag, i, f.batch, f.nbatch);
   if (f.have_cur) f.union_ns += f.cur_e - f.cur_s;
   f.r->comm_s = (double)(f.union_ns / 1e9L);
   f.r->truncated = st.truncated;
@@ -315,7 +326,8 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   }
   struct loader L = {.n = nfiles, .files = files, .o = o, .job = J};
   pthread_mutex_init(&L.mu, NULL);
-  int nt = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  const char *env = getenv("NCCLSCOPE_THREADS");
+  int nt = o->threads > 0 ? o->threads : env && atoi(env) > 0 ? atoi(env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (nt < 1) nt = 1;
   if (nt > nfiles) nt = nfiles;
   if (nt > 256) nt = 256;

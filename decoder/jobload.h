@@ -3,7 +3,7 @@
  * time; clock alignment figures; and the cross-rank straggler analysis (straggler.h).
  *
  * Contract: ncs_job_load() expands nothing (give it files), reads them with up to `threads`
- * threads (0: one per online CPU), each file streamed through an aligner (align.h), so memory
+ * threads (0: NCCLSCOPE_THREADS, else one per online CPU), each file streamed through an aligner (align.h), so memory
  * is bounded by ranks x communicators plus what straggler.h keeps, not by trace length.
  * Optional callbacks see every call and communicator event on the job clock, serialised (one
  * at a time, from any thread). Damaged or truncated files are reported in their rank's entry
@@ -89,7 +89,7 @@ struct ncs_jcomm_ev {
 };
 
 struct ncs_load_opts {
-  int threads;                /* 0: online CPUs */
+  int threads;                /* 0: NCCLSCOPE_THREADS or online CPUs */
   const char *progress_label; /* NULL: no progress bar */
   void *ctx;
   void (*on_call)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e);

@@ -214,21 +214,16 @@ static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   return 0;
 }
 
-void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call, int64_t t) {
-  if (!s || file < 0 || file >= s->nfiles || ncs_op_kind(call->op) != NCS_KIND_COLL || !call->seq) return;
-  struct file *f = &s->files[file];
-  if (call->comm >= f->nlocal || !f->local[call->comm].c) return;
-  struct comm *c = f->local[call->comm].c;
-  int r = f->local[call->comm].rank;
-  pthread_mutex_lock(&c->mu);
-  if (call->seq < c->base || ring_fit(s, c, call->seq) ||
-      c->ring[(c->head + (call->seq - c->base)) % c->cap].n == (uint32_t)-1) {
+/* One arrival into communicator c (caller holds c->mu). */
+static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x) {
+  if (x->seq < c->base || ring_fit(s, c, x->seq) ||
+      c->ring[(c->head + (x->seq - c->base)) % c->cap].n == (uint32_t)-1) {
     c->stray++;
-    pthread_mutex_unlock(&c->mu);
     return;
   }
-  struct slot *sl = &c->ring[(c->head + (call->seq - c->base)) % c->cap];
-  struct sig g = {call->op, call->datatype, call->count, call->root};
+  struct slot *sl = &c->ring[(c->head + (x->seq - c->base)) % c->cap];
+  struct sig g = {x->op, x->datatype, x->count, x->root};
+  int64_t t = x->t;
   if (!sl->n) {
     memset(sl, 0, sizeof *sl);
     sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1; sl->b_rank = -1;
@@ -245,10 +240,10 @@ void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call
   sl->tsum += t;
   c->sum_t[r] += (long double)t;
   c->arrivals[r]++;
-  if (call->seq > c->last_seq[r]) c->last_seq[r] = call->seq;
+  if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
   if (c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
   if ((int)sl->n == c->nranks) {
-    close_slot(s, c, call->seq, sl);
+    close_slot(s, c, x->seq, sl);
     sl->n = (uint32_t)-1; /* closed */
     c->open--;
     while (c->cap && c->ring[c->head].n == (uint32_t)-1) {
@@ -257,7 +252,30 @@ void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call
       c->base++;
     }
   }
-  pthread_mutex_unlock(&c->mu);
+}
+
+void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *x, size_t n) {
+  if (!s || file < 0 || file >= s->nfiles) return;
+  struct file *f = &s->files[file];
+  struct comm *held = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (ncs_op_kind(x[i].op) != NCS_KIND_COLL || !x[i].seq) continue;
+    if (x[i].comm >= f->nlocal || !f->local[x[i].comm].c) continue;
+    struct comm *c = f->local[x[i].comm].c;
+    if (c != held) { /* one lock per run of arrivals on the same communicator */
+      if (held) pthread_mutex_unlock(&held->mu);
+      pthread_mutex_lock(&c->mu);
+      held = c;
+    }
+    arrive_locked(s, c, f->local[x[i].comm].rank, &x[i]);
+  }
+  if (held) pthread_mutex_unlock(&held->mu);
+}
+
+void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call, int64_t t) {
+  struct ncs_strag_arrival x = {.comm = call->comm, .op = call->op, .datatype = call->datatype,
+                                .root = call->root, .seq = call->seq, .count = call->count, .t = t};
+  ncs_strag_arrive_batch(s, file, &x, 1);
 }
 
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated) {

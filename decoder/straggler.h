@@ -36,6 +36,9 @@ void ncs_strag_file_info(struct ncs_strag *s, int file, const char *host, uint32
 void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *c);
 /* A collective call of `file` entered at job time `t_enter` (ns). Non-collectives ignored. */
 void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *c, int64_t t_enter);
+/* The same for n arrivals of one file at once (one lock per run on the same communicator). */
+struct ncs_strag_arrival { uint32_t comm, op, datatype; int32_t root; uint64_t seq, count; int64_t t; };
+void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *a, size_t n);
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated);
 void ncs_strag_finish(struct ncs_strag *s);
 
