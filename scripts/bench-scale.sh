@@ -5,6 +5,7 @@
 # removed after each size), then times, side by side on the same files:
 #   html   — decoder/jobload.c: files decoded in parallel (one thread per CPU), clock
 #            alignment, per-op statistics and the cross-rank straggler analysis;
+#   html1  — the same with NCCLSCOPE_THREADS=1 (the parallel speed-up is html1 / html);
 #   report — `ncclscope report --json`: the report core reading files one after another,
 #            with every analysis (metrics, stragglers) attached.
 # Peak memory is the maximum resident set size (/usr/bin/time). The last line projects the
@@ -19,9 +20,9 @@ CALLS=${CALLS:-100000}
 DIR=${BENCH_DIR:-/tmp/ncs-bench-scale}
 [ -x "$NCS" ] || { echo "bench-scale: build first ($NCS missing)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-scale: needs /usr/bin/time (Debian package 'time')" >&2; exit 2; }
-echo "# ncclscope bench-scale: $(nproc) CPUs, CALLS=$CALLS per rank, $(date -u +%Y-%m-%dT%H:%MZ)"
-printf '%6s %9s %11s %8s %7s | %8s %8s %10s | %8s %8s %10s\n' ranks calls/rank total_calls trace_MB gen_s \
-  html_s html_MB Mcalls/s report_s rep_MB Mcalls/s
+echo "# ncclscope bench-scale: $(nproc) CPUs, CALLS=$CALLS per rank, $(date -u +%Y-%m-%dT%H:%MZ), load average at start: $(cut -d' ' -f1 /proc/loadavg)"
+printf '%6s %9s %11s %8s %7s | %8s %8s %10s %8s | %8s %8s %10s\n' ranks calls/rank total_calls trace_MB gen_s \
+  html_s html_MB Mcalls/s html1_s report_s rep_MB Mcalls/s
 last=""
 for n in $SIZES; do
   rm -rf "$DIR"; mkdir -p "$DIR"
@@ -32,12 +33,13 @@ for n in $SIZES; do
   gen=$(echo "$(date +%s.%N) - $t0" | bc)
   mb=$(du -sm "$DIR/t" | cut -f1)
   /usr/bin/time -f '%e %M' -o "$DIR/h.time" "$NCS" html "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
+  NCCLSCOPE_THREADS=1 /usr/bin/time -f '%e %M' -o "$DIR/h1.time" "$NCS" html "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
   /usr/bin/time -f '%e %M' -o "$DIR/r.time" "$NCS" report --json "$DIR/t" >"$DIR/r.json" 2>/dev/null || true
-  read -r hs hk <"$DIR/h.time"; read -r rs rk <"$DIR/r.time"
+  read -r hs hk <"$DIR/h.time"; read -r h1s h1k <"$DIR/h1.time"; read -r rs rk <"$DIR/r.time"
   total=$(( n * CALLS ))
   complete=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"]["complete"])' "$DIR/r.json" 2>/dev/null || echo "?")
-  printf '%6d %9d %11d %8d %7.1f | %8.2f %8.0f %10.1f | %8.2f %8.0f %10.1f   (collectives lined up: %s)\n' \
-    "$n" "$CALLS" "$total" "$mb" "$gen" "$hs" "$((hk / 1024))" "$(echo "$total / $hs / 1000000" | bc -l)" \
+  printf '%6d %9d %11d %8d %7.1f | %8.2f %8.0f %10.1f %8.2f | %8.2f %8.0f %10.1f   (collectives lined up: %s)\n' \
+    "$n" "$CALLS" "$total" "$mb" "$gen" "$hs" "$((hk / 1024))" "$(echo "$total / $hs / 1000000" | bc -l)" "$h1s" \
     "$rs" "$((rk / 1024))" "$(echo "$total / $rs / 1000000" | bc -l)" "$complete"
   last="$n $hs $hk $rs $rk $mb"
   rm -rf "$DIR"
