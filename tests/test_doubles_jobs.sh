@@ -50,3 +50,19 @@ check "ground truth: compute time per step" grep -q '"compute_ns_per_step": 2000
 check "bench_loop on a 1-rank communicator" grep -q '^bench_loop ranks=1 iters=2000 count=8 sync_every=100 ns_per_call=' "$T/b1"
 bash "$L" 2 "$J/bench_loop" -n 500 -k 50 >"$T/b2" 2>&1
 check "bench_loop on a 2-rank communicator" grep -q '^bench_loop ranks=2 iters=500 count=8 sync_every=50 ns_per_call=' "$T/b2"
+
+# threads_job: 16 threads with their own communicators; 8 ranks of one ncclCommInitAll
+"$J/threads_job" -n 30 --truth "$T/threads.json" >"$T/th1" 2>&1
+check_eq "threads_job: 16 threads, own communicators" "0|threads_job: 16 threads, 30 calls each|  GetUniqueId 16|  CommInitRank 16|  CommDestroy 16|  AllReduce 160|  Broadcast 160|  AllGather 160" \
+  "$?|$(paste -sd'|' "$T/th1")"
+check "threads_job ground truth" grep -q '"AllGather": {"calls": 160, "count": 10240, "bytes": 40960}' "$T/threads.json"
+"$J/threads_job" --all -t 8 -n 30 >"$T/th2" 2>&1
+check_eq "threads_job --all: 8 ranks of one communicator, one per thread" "0|  CommInitAll 1|  AllReduce 80" \
+  "$?|$(grep -E 'CommInitAll|AllReduce' "$T/th2" | paste -sd'|')"
+
+# fork_job: parent, fork child with its own communicator, exec child, idle child
+mkdir -p "$T/fork"
+"$J/fork_job" --truth "$T/fork" -n 40 >"$T/fork.out" 2>&1
+check_eq "fork_job" "0 fork_job: parent 80 all-reduces, fork child 20, exec child 10, idle child 0: all ok" "$? $(cat "$T/fork.out")"
+check_eq "fork_job ground truth: parent, fork child, exec child, idle child" "4" "$(ls "$T/fork" | grep -cE '^(truth-(parent|fork-child|exec-child)|idle)-[0-9]+\.json$')"
+check "fork_job ground truth of the fork child" grep -q '"AllReduce": {"calls": 20, "count": 5120, "bytes": 20480}' "$T"/fork/truth-fork-child-*.json
