@@ -51,8 +51,8 @@ struct ncs_topo_link {
   uint32_t p2p_nvlink;       /* nvmlGpuP2PStatus_t for P2P over NVLink (0 = OK), 255 unknown */
 };
 
-static inline void ncs_enc_topo_gpu(struct ncs_wbuf *w, const struct ncs_topo_gpu *g) {
-  size_t s = ncs_rec_begin(w, NCS_REC_TOPO_GPU);
+/* Bodies only (for ncs_emit, which frames the record itself). */
+static inline void ncs_enc_topo_gpu_body(struct ncs_wbuf *w, const struct ncs_topo_gpu *g) {
   ncs_w_varint(w, g->index);
   ncs_w_str(w, g->name);
   ncs_w_str(w, g->bus_id);
@@ -62,16 +62,24 @@ static inline void ncs_enc_topo_gpu(struct ncs_wbuf *w, const struct ncs_topo_gp
   ncs_w_varint(w, g->pcie_gen_max);
   ncs_w_varint(w, g->pcie_width_max);
   ncs_w_varint(w, g->nvlinks);
-  ncs_rec_end(w, s);
 }
-static inline void ncs_enc_topo_link(struct ncs_wbuf *w, const struct ncs_topo_link *l) {
-  size_t s = ncs_rec_begin(w, NCS_REC_TOPO_LINK);
+static inline void ncs_enc_topo_link_body(struct ncs_wbuf *w, const struct ncs_topo_link *l) {
   ncs_w_varint(w, l->a);
   ncs_w_varint(w, l->b);
   ncs_w_varint(w, l->nvlinks);
   ncs_w_varint(w, l->pcie);
   ncs_w_varint(w, l->p2p_read);
   ncs_w_varint(w, l->p2p_nvlink);
+}
+/* Whole records (type, length, body). */
+static inline void ncs_enc_topo_gpu(struct ncs_wbuf *w, const struct ncs_topo_gpu *g) {
+  size_t s = ncs_rec_begin(w, NCS_REC_TOPO_GPU);
+  ncs_enc_topo_gpu_body(w, g);
+  ncs_rec_end(w, s);
+}
+static inline void ncs_enc_topo_link(struct ncs_wbuf *w, const struct ncs_topo_link *l) {
+  size_t s = ncs_rec_begin(w, NCS_REC_TOPO_LINK);
+  ncs_enc_topo_link_body(w, l);
   ncs_rec_end(w, s);
 }
 

@@ -1,0 +1,259 @@
+/* transport.c — what real NCCL 2.28 would choose per connection, and the lines it prints
+ * (double_log.h: ncclD_log_init, ncclD_log_connect).
+ *
+ * Contract: the topology comes from NVML, loaded with dlopen like real NCCL (the NVML double
+ * when NVMLDOUBLE_TOPO names a topology; without NVML every pair is PHB and no GPU has
+ * NVLink). Per ordered pair (me -> next on the ring), in NCCL's order of preference:
+ *   different node                      NET: "NET/IB/0/GDRDMA", or "NET/Socket/0" when
+ *                                       NCCL_IB_DISABLE=1, NCCL_NET=Socket or the node has no
+ *                                       IB (NCCLDOUBLE_IB=0; then "NET/IB : No device found.")
+ *   NVLink between the GPUs             P2P (unless NCCL_P2P_DISABLE=1 or NCCL_P2P_LEVEL=LOC):
+ *                                       "P2P/CUMEM" on Hopper-like GPUs, else "P2P/CUMEM/read"
+ *   PCIe path <= P2P level              P2P: "P2P/CUMEM" (level: NCCL_P2P_LEVEL, default PXB)
+ *   otherwise                           "SHM/direct/direct", or NET when NCCL_SHM_DISABLE=1
+ * GPUs are named by nvmlDev in brackets (NCCL >= 2.18.3): the CUDA device mapped through
+ * CUDA_VISIBLE_DEVICES. Rings: channel c visits ranks 0..n-1 in order. NVLS is available when
+ * every local GPU pair is NVLinked, there are more than 2 local GPUs, the GPUs are Hopper or
+ * newer and NCCL_NVLS_ENABLE is not 0. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "double_log.h"
+
+#define MAXG 64
+enum { REL_PIX = 10, REL_PXB = 20, REL_PHB = 30, REL_NODE = 40, REL_SYS = 50 };
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_ngpus;
+static int g_nv[MAXG][MAXG], g_rel[MAXG][MAXG];
+static char g_name[MAXG][96];
+static char g_bus[MAXG][32];
+
+typedef int (*fn_v)(void);
+typedef int (*fn_u)(unsigned *);
+typedef int (*fn_h)(unsigned, void **);
+typedef int (*fn_s)(void *, char *, unsigned);
+typedef int (*fn_anc)(void *, void *, int *);
+typedef int (*fn_p2p)(void *, void *, int, int *);
+typedef struct { char legacy[16]; unsigned domain, bus, device, id, sub; char busId[32]; } pci_t;
+typedef int (*fn_pci)(void *, pci_t *);
+
+static void load_topology(void) {
+  for (int a = 0; a < MAXG; a++)
+    for (int b = 0; b < MAXG; b++) g_rel[a][b] = REL_PHB;
+  void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return;
+  fn_v init = (fn_v)dlsym(h, "nvmlInit_v2"), shut = (fn_v)dlsym(h, "nvmlShutdown");
+  fn_u count = (fn_u)dlsym(h, "nvmlDeviceGetCount_v2");
+  fn_h handle = (fn_h)dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+  fn_s name = (fn_s)dlsym(h, "nvmlDeviceGetName");
+  fn_anc anc = (fn_anc)dlsym(h, "nvmlDeviceGetTopologyCommonAncestor");
+  fn_p2p p2p = (fn_p2p)dlsym(h, "nvmlDeviceGetP2PStatus");
+  fn_pci pci = (fn_pci)dlsym(h, "nvmlDeviceGetPciInfo_v3");
+  typedef int (*fn_ls)(void *, unsigned, int *);
+  typedef int (*fn_lr)(void *, unsigned, pci_t *);
+  fn_ls lstate = (fn_ls)dlsym(h, "nvmlDeviceGetNvLinkState");
+  fn_lr lremote = (fn_lr)dlsym(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  if (!init || !shut || !count || !handle || init() != 0) return;
+  unsigned n = 0;
+  void *dev[MAXG];
+  int nlinks[MAXG] = {0};
+  if (count(&n) == 0) {
+    if (n > MAXG) n = MAXG;
+    for (unsigned i = 0; i < n; i++) {
+      if (handle(i, &dev[i]) != 0) { n = i; break; }
+      if (name) name(dev[i], g_name[i], sizeof g_name[i]);
+      pci_t p;
+      if (pci && pci(dev[i], &p) == 0) snprintf(g_bus[i], sizeof g_bus[i], "%s", p.busId);
+    }
+    for (unsigned i = 0; i < n; i++)
+      for (unsigned l = 0; lstate && l < 18; l++) {
+        int act = 0;
+        if (lstate(dev[i], l, &act) != 0) break;
+        if (!act) continue;
+        nlinks[i]++;
+        pci_t r;
+        if (lremote && lremote(dev[i], l, &r) == 0)
+          for (unsigned j = 0; j < n; j++)
+            if (j != i && !strcasecmp(r.busId, g_bus[j])) g_nv[i][j]++;
+      }
+    for (unsigned a = 0; a < n; a++)
+      for (unsigned b = 0; b < n; b++) {
+        if (a == b) continue;
+        int lvl;
+        if (anc && anc(dev[a], dev[b], &lvl) == 0) g_rel[a][b] = lvl;
+        int st;
+        if (!g_nv[a][b] && p2p && p2p(dev[a], dev[b], 2, &st) == 0 && st == 0) /* NVSwitch */
+          g_nv[a][b] = nlinks[a] < nlinks[b] ? nlinks[a] : nlinks[b];
+      }
+    g_ngpus = (int)n;
+  }
+  shut();
+}
+
+/* nvmlDev of a CUDA device index (CUDA_VISIBLE_DEVICES lists NVML indexes). */
+static int nvml_dev(int cuda_dev) {
+  const char *v = getenv("CUDA_VISIBLE_DEVICES");
+  if (!v || !*v) return cuda_dev;
+  int idx = 0;
+  for (const char *p = v; *p;) {
+    int val = atoi(p);
+    if (idx++ == cuda_dev) return val;
+    while (*p && *p != ',') p++;
+    if (*p) p++;
+  }
+  return cuda_dev;
+}
+
+static int env_is(const char *name, const char *val) {
+  const char *v = getenv(name);
+  return v && !strcasecmp(v, val);
+}
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0");
+}
+
+/* NCCL_P2P_LEVEL as a path level; default PXB. -1 = P2P disabled (LOC). */
+static int p2p_level(void) {
+  const char *v = getenv("NCCL_P2P_LEVEL");
+  if (!v || !*v) return REL_PXB;
+  if (!strcasecmp(v, "LOC")) return -1;
+  if (!strcasecmp(v, "NVL")) return 0;
+  if (!strcasecmp(v, "PIX")) return REL_PIX;
+  if (!strcasecmp(v, "PXB")) return REL_PXB;
+  if (!strcasecmp(v, "PHB")) return REL_PHB;
+  if (!strcasecmp(v, "NODE")) return REL_NODE;
+  if (!strcasecmp(v, "SYS")) return REL_SYS;
+  return REL_PXB;
+}
+
+static int hopper_like(int g) {
+  const char *n = g >= 0 && g < g_ngpus ? g_name[g] : "";
+  return strstr(n, "H100") || strstr(n, "H200") || strstr(n, "H20") || strstr(n, "H800") || strstr(n, "B200") ||
+         strstr(n, "GB200");
+}
+
+static int ib_present(void) {
+  const char *v = getenv("NCCLDOUBLE_IB");
+  return !(v && !strcmp(v, "0"));
+}
+
+static const char *net_choice(void) {
+  if (env_on("NCCL_IB_DISABLE") || env_is("NCCL_NET", "Socket") || !ib_present()) return "Socket/0";
+  return "IB/0/GDRDMA";
+}
+
+/* Writes the transport for me -> peer into buf; returns 1 when it is NET. */
+static int choose(const struct ncclD_comm_view *v, int me, int peer, char *buf, size_t cap) {
+  const struct ncclD_peer *a = &v->peers[me], *b = &v->peers[peer];
+  if (a->node != b->node) { snprintf(buf, cap, "NET/%s", net_choice()); return 1; }
+  int ga = nvml_dev(a->dev), gb = nvml_dev(b->dev);
+  int nv = ga >= 0 && gb >= 0 && ga < MAXG && gb < MAXG ? g_nv[ga][gb] : 0;
+  int rel = ga >= 0 && gb >= 0 && ga < MAXG && gb < MAXG ? g_rel[ga][gb] : REL_PHB;
+  int lvl = p2p_level();
+  int p2p_ok = !env_on("NCCL_P2P_DISABLE") && lvl >= 0 && (nv > 0 || (lvl > 0 && rel <= lvl));
+  if (ga == gb) p2p_ok = !env_on("NCCL_P2P_DISABLE"); /* same GPU: P2P within the device */
+  if (p2p_ok) {
+    snprintf(buf, cap, "%s", nv > 0 && !hopper_like(ga) ? "P2P/CUMEM/read" : "P2P/CUMEM");
+    return 0;
+  }
+  if (!env_on("NCCL_SHM_DISABLE")) { snprintf(buf, cap, "SHM/direct/direct"); return 0; }
+  snprintf(buf, cap, "NET/%s", net_choice());
+  return 1;
+}
+
+static int local_gpus_all_nvlinked(const struct ncclD_comm_view *v, int *nlocal) {
+  int me = v->rank, n = 0, ok = 1;
+  for (int i = 0; i < v->nranks; i++) {
+    if (v->peers[i].node != v->peers[me].node) continue;
+    n++;
+    for (int j = 0; j < v->nranks; j++) {
+      if (i == j || v->peers[j].node != v->peers[me].node) continue;
+      int gi = nvml_dev(v->peers[i].dev), gj = nvml_dev(v->peers[j].dev);
+      if (gi == gj) continue;
+      if (gi < 0 || gj < 0 || gi >= MAXG || gj >= MAXG || !g_nv[gi][gj]) ok = 0;
+    }
+  }
+  *nlocal = n;
+  return ok;
+}
+
+static unsigned long bus_int(int g) {
+  if (g < 0 || g >= g_ngpus || !g_bus[g][0]) return 0x1000ul * (unsigned long)(g + 1);
+  unsigned d = 0, b = 0, s = 0, f = 0;
+  sscanf(g_bus[g], "%x:%x:%x.%x", &d, &b, &s, &f);
+  return ((unsigned long)b << 12) | ((unsigned long)s << 4) | f;
+}
+
+void ncclD_log_init(const struct ncclD_comm_view *v) {
+  pthread_once(&g_once, load_topology);
+  const struct ncclD_peer *me = &v->peers[v->rank];
+  int g = nvml_dev(me->dev);
+  int nnodes = 0, nlocal = 0, localrank = 0;
+  for (int i = 0; i < v->nranks; i++) {
+    int first = 1;
+    for (int k = 0; k < i; k++) first &= v->peers[k].node != v->peers[i].node;
+    nnodes += first;
+    if (v->peers[i].node == me->node) { if (i < v->rank) localrank++; nlocal++; }
+  }
+  if (!ib_present() && nnodes > 1) ncclD_info(NCCLD_INIT | NCCLD_NET, me->dev, "NET/IB : No device found.");
+  ncclD_info(NCCLD_INIT | NCCLD_NET, me->dev, "Using network %s",
+             env_on("NCCL_IB_DISABLE") || env_is("NCCL_NET", "Socket") || !ib_present() ? "Socket" : "IB");
+  ncclD_info(NCCLD_INIT, me->dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START",
+             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, me->dev, g, bus_int(g), (unsigned long long)v->comm_hash);
+  ncclD_info(NCCLD_INIT, me->dev, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0",
+             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, nnodes, nlocal, localrank);
+  int nl;
+  int nvls = local_gpus_all_nvlinked(v, &nl) && nl > 2 && hopper_like(g) && !env_is("NCCL_NVLS_ENABLE", "0");
+  if (nvls) ncclD_info(NCCLD_INIT | NCCLD_NVLS, me->dev, "NVLS multicast support is available on dev %d (NVLS_NCHANNELS 16)", me->dev);
+  else ncclD_info(NCCLD_INIT | NCCLD_NVLS, me->dev, "NVLS multicast support is not available on dev %d (NVLS_NCHANNELS 0)", me->dev);
+  if (v->rank == 0) {
+    int width = 1;
+    for (int x = v->nranks - 1; x >= 10; x /= 10) width++;
+    for (int c = 0; c < v->nchannels; c++) {
+      char line[4096];
+      int o = snprintf(line, sizeof line, "Channel %02d/%02d :", c, v->nchannels);
+      for (int r = 0; r < v->nranks && o < (int)sizeof line - 16; r++) o += snprintf(line + o, sizeof line - (size_t)o, " %*d", width, r);
+      ncclD_info(NCCLD_INIT, me->dev, "%s", line);
+    }
+  }
+  {
+    char line[1024];
+    int o = snprintf(line, sizeof line, "Trees");
+    int up = v->rank == 0 ? -1 : v->rank - 1, down = v->rank + 1 < v->nranks ? v->rank + 1 : -1;
+    for (int c = 0; c < v->nchannels && o < (int)sizeof line - 40; c++)
+      o += snprintf(line + o, sizeof line - (size_t)o, " [%d] %d/-1/-1->%d->%d", c, down, v->rank, up);
+    ncclD_info(NCCLD_INIT, me->dev, "%s", line);
+  }
+  ncclD_info(NCCLD_INIT, me->dev, "%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels, %d p2p channels per peer",
+             v->nchannels, 0, nvls ? 16 : 0, v->nchannels, v->nchannels);
+  ncclD_info(NCCLD_INIT, me->dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE",
+             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, me->dev, g, bus_int(g), (unsigned long long)v->comm_hash);
+}
+
+void ncclD_log_connect(const struct ncclD_comm_view *v) {
+  pthread_once(&g_once, load_topology);
+  if (v->nranks < 2) return;
+  int me = v->rank, next = (me + 1) % v->nranks, prev = (me + v->nranks - 1) % v->nranks;
+  const struct ncclD_peer *pm = &v->peers[me], *pn = &v->peers[next], *pp = &v->peers[prev];
+  int gm = nvml_dev(pm->dev), gn = nvml_dev(pn->dev), gp = nvml_dev(pp->dev);
+  char via[64];
+  for (int c = 0; c < v->nchannels; c++) {
+    /* receive side first, as NCCL connects recv then send */
+    char rvia[64];
+    if (choose(v, prev, me, rvia, sizeof rvia))
+      ncclD_info(NCCLD_INIT | NCCLD_NET, pm->dev, "Channel %02d/0 : %d[%d] -> %d[%d] [receive] via %s", c, prev, gp, me, gm, rvia);
+    if (choose(v, me, next, via, sizeof via))
+      ncclD_info(NCCLD_INIT | NCCLD_NET, pm->dev, "Channel %02d/0 : %d[%d] -> %d[%d] [send] via %s", c, me, gm, next, gn, via);
+    else
+      ncclD_info(NCCLD_INIT | (via[0] == 'S' ? NCCLD_SHM : NCCLD_P2P), pm->dev, "Channel %02d/0 : %d[%d] -> %d[%d] via %s",
+                 c, me, gm, next, gn, via);
+  }
+  ncclD_info(NCCLD_INIT, pm->dev, "Connected all rings, use ring PXN 0 GDR %d", strstr(net_choice(), "GDRDMA") ? 1 : 0);
+  ncclD_info(NCCLD_INIT, pm->dev, "Connected all trees");
+}
