@@ -8,6 +8,9 @@
  * NCS_FAULT_N fails (0: none fails, the run only counts), and with NCS_FAULT_PERSIST=1 every
  * eligible call from N on fails. I/O calls fail with -1 and errno NCS_FAULT_ERRNO (EIO,
  * ENOSPC, EFBIG or a number; default EIO); allocations return NULL with errno ENOMEM.
+ * NCS_FAULT_SHORT=1 turns the injected write/pwrite into a short one (half the bytes written,
+ * that count returned), and the next eligible call after it fails: what a disk that fills up
+ * in the middle of a write does; later calls succeed again (space was freed).
  * NCS_FAULT_STATS names a file that holds two u64 counters (eligible calls, injections),
  * shared through mmap so they survive kill -9 and add up over forked children.
  *
@@ -53,6 +56,8 @@ static uint64_t nth;        /* call number to fail, 0 none */
 static int persist;
 static int err_no = EIO;
 static int scope_all;
+static int short_mode;
+static int short_pending; /* a short write was injected: the next eligible call fails */
 static uint64_t local_counters[2];
 static uint64_t *counters = local_counters; /* [0] eligible calls, [1] injections */
 static uintptr_t shim_lo, shim_hi;          /* executable range of libncclscope.so */
@@ -108,6 +113,8 @@ static void configure(void) {
     else if (!strcmp(s, "EACCES")) err_no = EACCES;
     else err_no = atoi(s) > 0 ? atoi(s) : EIO;
   }
+  s = env("NCS_FAULT_SHORT");
+  short_mode = s && *s == '1';
   s = env("NCS_FAULT_SCOPE");
   scope_all = s && !strcmp(s, "all");
   s = env("NCS_FAULT_STATS");
@@ -148,6 +155,10 @@ static int inject(int f, const void *ret) {
   if (!enabled[f]) return 0;
   if (!scope_all && !from_shim(ret)) return 0;
   uint64_t n = __atomic_add_fetch(&counters[0], 1, __ATOMIC_RELAXED);
+  if (__atomic_exchange_n(&short_pending, 0, __ATOMIC_ACQ_REL)) {
+    __atomic_add_fetch(&counters[1], 1, __ATOMIC_RELAXED);
+    return 1;
+  }
   if (!nth || n < nth || (n > nth && !persist)) return 0;
   __atomic_add_fetch(&counters[1], 1, __ATOMIC_RELAXED);
   return 1;
@@ -157,16 +168,22 @@ static int inject(int f, const void *ret) {
 #define IO_FAIL(f) do { if (inject(f, RET_ADDR)) { errno = err_no; return -1; } } while (0)
 #define ALLOC_FAIL(f) do { if (inject(f, RET_ADDR)) { errno = ENOMEM; return NULL; } } while (0)
 
+/* In short mode, an injected write writes half of its bytes (at least 1) and arms a failure. */
+#define SHORT_OR_FAIL(f, call_half) do { \
+    int pending_ = __atomic_load_n(&short_pending, __ATOMIC_ACQUIRE); \
+    if (inject(f, RET_ADDR)) { \
+      if (short_mode && !pending_ && n > 1) { n /= 2; __atomic_store_n(&short_pending, 1, __ATOMIC_RELEASE); return call_half; } \
+      errno = err_no; return -1; } } while (0)
 ssize_t write(int fd, const void *b, size_t n) {
-  IO_FAIL(F_WRITE);
+  SHORT_OR_FAIL(F_WRITE, syscall(SYS_write, fd, b, n));
   return syscall(SYS_write, fd, b, n);
 }
 ssize_t pwrite(int fd, const void *b, size_t n, off_t off) {
-  IO_FAIL(F_PWRITE);
+  SHORT_OR_FAIL(F_PWRITE, syscall(SYS_pwrite64, fd, b, n, off));
   return syscall(SYS_pwrite64, fd, b, n, off);
 }
 ssize_t pwrite64(int fd, const void *b, size_t n, off_t off) {
-  IO_FAIL(F_PWRITE);
+  SHORT_OR_FAIL(F_PWRITE, syscall(SYS_pwrite64, fd, b, n, off));
   return syscall(SYS_pwrite64, fd, b, n, off);
 }
 ssize_t writev(int fd, const struct iovec *iov, int cnt) {
