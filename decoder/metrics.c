@@ -513,7 +513,9 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
 
 static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b) {
   ncs_json_obj_begin(j, NULL);
-  if (b == 0) ncs_json_uint(j, "bytes_min", 0); else ncs_json_num(j, "bytes_min", ldexp(1.0, b - 1));
+  if (b == 0) ncs_json_uint(j, "bytes_min", 0);
+  else if (b - 1 < 64) ncs_json_uint(j, "bytes_min", 1ull << (b - 1));
+  else ncs_json_num(j, "bytes_min", ldexp(1.0, b - 1));
   ncs_json_uint(j, "calls", z->calls);
   ncs_json_num(j, "time_s", z->time_ns / 1e9);
   ncs_json_num(j, "mean_s", z->calls ? z->time_ns / 1e9 / z->calls : NAN);
@@ -564,7 +566,7 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
 
 static void m_op_json(void *state, struct ncs_json *j, int file, unsigned op) {
   struct metrics *m = state;
-  if (!m || m->bad_option || !m->rank[file].used) return;
+  if (!m || m->bad_option || !m->rank[file].used || !timed_op(op)) return;
   const struct rank_m *r = &m->rank[file];
   const struct mstat *t = &r->op[op];
   ncs_json_num(j, "time_s", t->time_ns / 1e9);
