@@ -4,10 +4,11 @@
  * Contract: feed each file's COMM records and its collective calls with their host entry time
  * already on the job clock (align.h); files may be fed from several threads at once, but each
  * file from one thread at a time. A collective is identified by (comm_id, seq). Memory: per
- * communicator, a few counters per rank plus a sliding window of open collectives (about 48
- * bytes each, whatever the number of ranks) that closes each collective as soon as all its
- * ranks have entered it; it never grows with the number of calls a rank makes, only with how
- * far apart in sequence the ranks being read are. Never exits; allocation failures are
+ * communicator, a few counters per rank plus a sliding window of open collectives (96 bytes
+ * each, whatever the number of ranks) that closes each collective as soon as all its ranks
+ * have entered it. The window spans how far apart in sequence the ranks being read are: with
+ * files read one after another that is the longest trace's collectives on that communicator
+ * (about 10 MB per 100k collectives), never ranks x calls. Never exits; allocation failures are
  * counted and reported. */
 #ifndef NCS_STRAGGLER_H
 #define NCS_STRAGGLER_H

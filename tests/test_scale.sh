@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# test_scale.sh — the whole-job loader at scale (decoder/jobload.c, decoder/straggler.c):
+# 256 ranks line up, the result does not depend on the number of decoding threads, and peak
+# memory does not grow with ranks x calls (8x the ranks, same calls: per-rank counters only). The figures for
+# 8/128/1024 ranks x 100k calls are scripts/bench-scale.sh's (BENCHMARKS.md).
+source "$(dirname "$0")/lib.sh"
+if [ ! -x "$NCS" ]; then skip "scale: $NCS not built"; exit 0; fi
+"$NCS" synth -o "$T/w" --ranks 256 --hosts 32 --calls 200 --straggler 77:100:0.5 >/dev/null 2>&1
+NCCLSCOPE_THREADS=1 "$NCS" html "$T/w" -o "$T/1.html" 2>/dev/null
+NCCLSCOPE_THREADS=2 "$NCS" html "$T/w" -o "$T/2.html" 2>/dev/null
+sect() { sed -n '/<section id="stragglers">/,/<\/section>/p' "$1"; }
+check_eq "scale: 256 ranks, the straggler (rank 77) is first" "<tr><td>77</td>" "$(sect "$T/2.html" | grep -m1 -o '<tr><td>[0-9]*</td>')"
+check "scale: same straggler table with 1 and 2 decoding threads" diff <(sect "$T/1.html") <(sect "$T/2.html")
+check "scale: all 200 collectives lined up across 256 ranks" grep -q '200 collectives lined up' "$T/2.html"
+if [ -x /usr/bin/time ]; then
+  # Keeping every arrival (16 bytes at least) would cost 112 ranks x 5000 calls x 16 B = 9 MB
+  # more for 8x the ranks; the engine keeps per-rank counters and one slot per open collective.
+  "$NCS" synth -o "$T/s" --ranks 16 --hosts 2 --calls 5000 >/dev/null 2>&1
+  "$NCS" synth -o "$T/l" --ranks 128 --hosts 16 --calls 5000 >/dev/null 2>&1
+  /usr/bin/time -f '%M' -o "$T/s.kb" "$NCS" html "$T/s" -o "$T/s.html" >/dev/null 2>&1
+  /usr/bin/time -f '%M' -o "$T/l.kb" "$NCS" html "$T/l" -o "$T/l.html" >/dev/null 2>&1
+  s=$(tail -1 "$T/s.kb"); l=$(tail -1 "$T/l.kb")
+  if [ $(( l - s )) -lt 3072 ]; then pass "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows < 3 MiB)"
+  else fail "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows >= 3 MiB)"; fi
+else
+  skip "scale: /usr/bin/time not installed: memory check not run"
+fi
