@@ -1,11 +1,357 @@
-/* gputime.c — GPU timing (placeholder until phase 2): host timing only. */
+/* gputime.c — GPU timing of collectives and point-to-point calls with CUDA events.
+ *
+ * Contract:
+ *   - Uses only the CUDA runtime the application already loaded: a libcudart.so* found with
+ *     dl_iterate_phdr and reopened with RTLD_NOLOAD (never a second runtime: PyTorch ships its
+ *     own), else cuda* symbols already in the global scope. None, or no device: host timing
+ *     only (PROCESS key `timing` = host), and nothing here ever runs.
+ *   - Per NCCL call outside a group: cudaStreamIsCapturing, then one event recorded on the
+ *     call's stream before the launch and one after (at most 2 event records, 3 CUDA calls,
+ *     no synchronisation). A capturing stream gets the CALL's captured flag and no event.
+ *     Inside ncclGroupStart/End a member costs one cudaStreamIsCapturing; at the outermost
+ *     GroupEnd one event pair per stream used by the group (up to 8) times the group.
+ *   - Events come from a per-thread pool of slots (start/end pair, created once per device
+ *     and reused). The thread claims slots in order; a slot still pending (its events not yet
+ *     complete) means the pool is full: the call is recorded without GPU time and counted
+ *     (DROP reason 5). No allocation after the thread's first timed call, no lock.
+ *   - The writer thread collects completions with cudaEventQuery (ncs_gpu_poll), never
+ *     waiting on an application stream, and emits GPU_TIME records. At exit it waits at most
+ *     the given time for pending events; the rest are reported with the failed flag.
+ *   - Clock: the writer keeps, per device, an anchor event recorded on its own stream and
+ *     synchronised (only the writer waits), with the host monotonic time read just before the
+ *     record and just after the sync. A GPU time is anchor_host + elapsed(anchor, event),
+ *     the anchor being renewed every second. anchor_host is the host time just before the
+ *     anchor's record, an underestimate by at most the record-to-sync bracket; it is lifted
+ *     when a start event would otherwise precede the host time of its own record (causality).
+ *     Error bound: the bracket (kept under 50 us, usually a few us) plus the event timer's
+ *     resolution (about 0.5 us on NVIDIA GPUs); see docs/SHIM.md.
+ *   - If an application error was pending (cudaPeekAtLastError) the call is not timed, and an
+ *     error caused by the shim's own CUDA call is cleared, so cudaGetLastError is unchanged.
+ *   - A forked child does not use CUDA (a CUDA context does not survive fork): timing off. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "internal.h"
+
+typedef int cuda_err;
+typedef struct CUevent_st *cuda_event;
+#define CUDA_SUCCESS 0
+#define CUDA_NOT_READY 600
+#define CAPTURE_NONE 0
+
+static struct {
+  cuda_err (*event_create)(cuda_event *, unsigned);
+  cuda_err (*event_record)(cuda_event, cudaStream_t);
+  cuda_err (*event_query)(cuda_event);
+  cuda_err (*event_sync)(cuda_event);
+  cuda_err (*elapsed)(float *, cuda_event, cuda_event);
+  cuda_err (*event_destroy)(cuda_event);
+  cuda_err (*is_capturing)(cudaStream_t, int *);
+  cuda_err (*get_device)(int *);
+  cuda_err (*set_device)(int);
+  cuda_err (*stream_create)(cudaStream_t *, unsigned);
+  cuda_err (*peek_error)(void);
+  cuda_err (*get_error)(void);
+} cu;
+
 int ncs_gpu_on;
-int ncs_gpu_init(void) { return 0; }
-int ncs_gpu_before(cudaStream_t stream, uint32_t *flags) { return -1; }
-void ncs_gpu_after(int token, uint32_t thread, uint64_t ref, int failed) {}
-void ncs_gpu_group_member(cudaStream_t stream, uint32_t *flags) {}
-void ncs_gpu_group_before(void) {}
-void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed) {}
-void ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms) {}
-void ncs_gpu_atfork_child(void) {}
+
+/* ---- per-thread event pools ---- */
+#define POOL_SLOTS 1024
+#define GROUP_STREAMS 8
+enum { SLOT_FREE = 0, SLOT_RECORDING = 1, SLOT_PENDING = 2 };
+struct slot {
+  _Atomic int state;
+  int dev;                /* device the events were created on, -1 none yet */
+  cuda_event start, end;
+  cudaStream_t stream;
+  uint32_t kind, thread, flags;
+  uint64_t ref;
+  struct ncs_ring *ring;  /* the CALL's ring and its position: GPU_TIME waits for the CALL */
+  uint64_t ring_pos;
+  uint64_t host_before;   /* host time just before the start event was recorded */
+};
+struct ncs_gpu_group {   /* one per thread that made a timed call */
+  uint64_t next;
+  int group_n, group_tokens[GROUP_STREAMS];
+  cudaStream_t group_streams[GROUP_STREAMS];
+  int group_devs[GROUP_STREAMS];
+  struct slot slots[POOL_SLOTS];
+};
+#define MAX_POOLS NCS_MAX_THREADS
+static struct ncs_gpu_group *_Atomic pools[MAX_POOLS];
+static _Atomic int npools;
+
+/* ---- finding the runtime ---- */
+struct find_ctx { char path[512]; };
+static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg) {
+  struct find_ctx *fc = arg;
+  const char *name = info->dlpi_name;
+  if (!name || !*name) return 0;
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (strncmp(base, "libcudart.so", 12) != 0) return 0;
+  strncpy(fc->path, name, sizeof fc->path - 1);
+  return 1;
+}
+
+int ncs_gpu_init(void) {
+  if (ncs_gpu_on) return 1;
+  struct find_ctx fc = {{0}};
+  void *h = NULL;
+  if (dl_iterate_phdr(find_cudart, &fc)) h = dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY);
+  if (!h) h = RTLD_DEFAULT;
+#define SYM(field, name) (*(void **)&cu.field = dlsym(h, name))
+  int ok = SYM(event_create, "cudaEventCreateWithFlags") && SYM(event_record, "cudaEventRecord") &&
+           SYM(event_query, "cudaEventQuery") && SYM(event_sync, "cudaEventSynchronize") &&
+           SYM(elapsed, "cudaEventElapsedTime") && SYM(event_destroy, "cudaEventDestroy") &&
+           SYM(is_capturing, "cudaStreamIsCapturing") && SYM(get_device, "cudaGetDevice") &&
+           SYM(set_device, "cudaSetDevice") && SYM(stream_create, "cudaStreamCreateWithFlags") &&
+           SYM(peek_error, "cudaPeekAtLastError") && SYM(get_error, "cudaGetLastError");
+#undef SYM
+  if (!ok) {
+    ncs_debug("no CUDA runtime loaded: host timing only");
+    return 0;
+  }
+  int dev = -1;
+  if (cu.peek_error() != CUDA_SUCCESS || cu.get_device(&dev) != CUDA_SUCCESS || dev < 0) {
+    cu.get_error(); /* the probe's own error, if any; the app had none pending (peek) */
+    ncs_debug("CUDA runtime present but no usable device: host timing only");
+    return 0;
+  }
+  ncs_gpu_on = 1;
+  return 1;
+}
+
+/* The calling thread's pool, created at its first timed call. */
+static struct ncs_gpu_group *pool_get(void) {
+  struct ncs_gpu_group *p = ncs_tls.gpu;
+  if (NCS_LIKELY(p != NULL)) return p;
+  int i = atomic_fetch_add(&npools, 1);
+  if (i >= MAX_POOLS) return NULL; /* later calls of this thread retry; counted as pool drops */
+  p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  for (int k = 0; k < POOL_SLOTS; k++) p->slots[k].dev = -1;
+  atomic_store_explicit(&pools[i], p, memory_order_release);
+  ncs_tls.gpu = p;
+  return p;
+}
+
+static int current_device(void) {
+  int d = -1;
+  if (cu.get_device(&d) != CUDA_SUCCESS) { cu.get_error(); return -1; }
+  return d;
+}
+
+/* (Re)creates a slot's events on `dev` (events belong to the device current at creation;
+ * recording them later needs no particular current device). Rare: once per slot and device. */
+static int create_pair(struct slot *s, int dev) {
+  if (s->dev >= 0) { cu.event_destroy(s->start); cu.event_destroy(s->end); }
+  s->dev = -1;
+  int cur = current_device(), rc = -1;
+  if (dev >= 0 && cur != dev && cu.set_device(dev) != CUDA_SUCCESS) { cu.get_error(); return -1; }
+  if (cu.event_create(&s->start, 0) == CUDA_SUCCESS) {
+    if (cu.event_create(&s->end, 0) == CUDA_SUCCESS) rc = 0;
+    else cu.event_destroy(s->start);
+  }
+  if (rc) cu.get_error();
+  if (dev >= 0 && cur >= 0 && cur != dev) cu.set_device(cur);
+  if (rc == 0) s->dev = dev;
+  return rc;
+}
+
+/* Claims the next slot and records its start event on `stream`; returns the slot index. */
+static int slot_start(struct ncs_gpu_group *p, cudaStream_t stream, int dev) {
+  struct slot *s = &p->slots[p->next % POOL_SLOTS];
+  if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_FREE) {
+    ncs_writer_count_drop(NCS_DROP_EVENT_POOL, 1);
+    return -1;
+  }
+  if (dev < 0) dev = current_device();
+  if (s->dev != dev && create_pair(s, dev) != 0) return -1;
+  s->host_before = ncs_now_ns();
+  if (cu.event_record(s->start, stream) != CUDA_SUCCESS) { cu.get_error(); return -1; }
+  s->stream = stream;
+  atomic_store_explicit(&s->state, SLOT_RECORDING, memory_order_relaxed);
+  int idx = (int)(p->next % POOL_SLOTS);
+  p->next++;
+  return idx;
+}
+
+static void slot_finish(struct ncs_gpu_group *p, int idx, uint32_t kind, uint32_t thread, uint64_t ref,
+                        int failed) {
+  struct slot *s = &p->slots[idx];
+  s->kind = kind;
+  s->thread = thread;
+  s->ref = ref;
+  s->flags = failed ? NCS_GPU_F_FAILED : 0;
+  s->ring = ncs_tls.ring;
+  s->ring_pos = s->ring ? atomic_load_explicit(&s->ring->head, memory_order_relaxed) : 0;
+  if (cu.event_record(s->end, s->stream) != CUDA_SUCCESS) { cu.get_error(); s->flags = NCS_GPU_F_FAILED; }
+  atomic_store_explicit(&s->state, SLOT_PENDING, memory_order_release);
+}
+
+/* 1 when the stream is capturing (flag set), 0 when it can be timed, -1 when not timeable. */
+static int capture_check(cudaStream_t stream, uint32_t *flags) {
+  if (cu.peek_error() != CUDA_SUCCESS) return -1; /* the app has an error pending: hands off */
+  int st = CAPTURE_NONE;
+  if (cu.is_capturing(stream, &st) != CUDA_SUCCESS) { cu.get_error(); return -1; }
+  if (st != CAPTURE_NONE) { *flags |= NCS_CALL_F_CAPTURED; return 1; }
+  return 0;
+}
+
+int ncs_gpu_before(cudaStream_t stream, int dev, uint32_t *flags) {
+  if (capture_check(stream, flags) != 0) return -1;
+  struct ncs_gpu_group *p = pool_get();
+  if (!p) { ncs_writer_count_drop(NCS_DROP_EVENT_POOL, 1); return -1; }
+  return slot_start(p, stream, dev);
+}
+
+void ncs_gpu_after(int token, uint32_t thread, uint64_t ref, int failed) {
+  struct ncs_gpu_group *p = ncs_tls.gpu;
+  if (p && token >= 0) slot_finish(p, token, NCS_GPU_KIND_CALL, thread, ref, failed);
+}
+
+void ncs_gpu_group_member(cudaStream_t stream, int dev, uint32_t *flags) {
+  if (capture_check(stream, flags) != 0) return;
+  struct ncs_gpu_group *p = pool_get();
+  if (!p) return;
+  for (int i = 0; i < p->group_n; i++)
+    if (p->group_streams[i] == stream) return;
+  if (p->group_n == GROUP_STREAMS) { ncs_writer_count_drop(NCS_DROP_EVENT_POOL, 1); return; }
+  p->group_streams[p->group_n] = stream;
+  p->group_devs[p->group_n] = dev;
+  p->group_n++;
+}
+
+void ncs_gpu_group_before(void) {
+  struct ncs_gpu_group *p = ncs_tls.gpu;
+  if (!p) return;
+  for (int i = 0; i < p->group_n; i++) p->group_tokens[i] = slot_start(p, p->group_streams[i], p->group_devs[i]);
+}
+
+void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed) {
+  struct ncs_gpu_group *p = ncs_tls.gpu;
+  if (!p) return;
+  for (int i = 0; i < p->group_n; i++)
+    if (p->group_tokens[i] >= 0) slot_finish(p, p->group_tokens[i], NCS_GPU_KIND_GROUP, thread, group, failed);
+  p->group_n = 0;
+}
+
+/* ---- writer side ---- */
+#define MAX_DEVS 64
+static struct anchor {
+  int ready;
+  cudaStream_t stream;
+  cuda_event ev;
+  uint64_t host_ns, renewed_ns, bracket_ns;
+  uint64_t lift;  /* causality correction: no GPU start before the host recorded its event */
+} anchors[MAX_DEVS];
+
+static struct anchor *anchor_for(int dev, uint64_t now) {
+  /* renewed every second, which keeps elapsed times short (float ms stays ns-precise) */
+  if (dev < 0 || dev >= MAX_DEVS) return NULL;
+  struct anchor *a = &anchors[dev];
+  if (a->ready && now - a->renewed_ns < 1000000000ull) return a;
+  if (!a->stream) {
+    if (cu.set_device(dev) != CUDA_SUCCESS) return NULL;
+    if (cu.stream_create(&a->stream, 1 /* non-blocking */) != CUDA_SUCCESS) { a->stream = NULL; return NULL; }
+    if (cu.event_create(&a->ev, 0) != CUDA_SUCCESS) return NULL;
+  }
+  /* The event cannot complete before its record call began and, on an idle stream, completes
+   * right after it: t0 is the estimate, the bracket t1 - t0 bounds the error. Up to 5 tries
+   * until the bracket is under 50 us (a busy host can delay the sync's wake-up). */
+  uint64_t t0 = 0, t1 = 0;
+  for (int k = 0; k < 5; k++) {
+    t0 = ncs_now_ns();
+    if (cu.event_record(a->ev, a->stream) != CUDA_SUCCESS) return NULL;
+    if (cu.event_sync(a->ev) != CUDA_SUCCESS) return NULL;
+    t1 = ncs_now_ns();
+    if (t1 - t0 < 50000) break;
+  }
+  a->host_ns = t0;
+  a->bracket_ns = t1 - t0;
+  a->lift = 0;
+  a->renewed_ns = t1;
+  a->ready = 1;
+  return a;
+}
+
+static uint64_t to_host(const struct anchor *a, cuda_event e, int *ok) {
+  float ms = 0;
+  if (cu.elapsed(&ms, a->ev, e) != CUDA_SUCCESS) { *ok = 0; return 0; }
+  double ns = (double)a->host_ns + (double)ms * 1e6;
+  return ns > 0 ? (uint64_t)ns : 0;
+}
+
+static void emit_slot(struct ncs_wbuf *w, uint32_t *records, struct slot *s, int failed) {
+  struct ncs_gpu_time g = {.kind = s->kind, .thread = s->thread, .ref = s->ref, .flags = s->flags};
+  if (failed) g.flags |= NCS_GPU_F_FAILED;
+  if (!(g.flags & NCS_GPU_F_FAILED)) {
+    struct anchor *a = anchor_for(s->dev, ncs_now_ns());
+    int ok = a != NULL;
+    if (ok) g.gpu_start = to_host(a, s->start, &ok);
+    if (ok) g.gpu_end = to_host(a, s->end, &ok);
+    if (ok) {
+      /* t0 underestimates the anchor's completion by up to its bracket; a start that lands
+       * before the host even recorded the event shows by how much: lift by the worst seen */
+      if (g.gpu_start + a->lift < s->host_before && s->host_before - g.gpu_start <= a->bracket_ns)
+        a->lift = s->host_before - g.gpu_start;
+      g.gpu_start += a->lift;
+      g.gpu_end += a->lift;
+      if (g.gpu_end < g.gpu_start) g.gpu_end = g.gpu_start;
+    }
+    if (!ok) { g.flags |= NCS_GPU_F_FAILED; g.gpu_start = g.gpu_end = 0; }
+  }
+  size_t before = w->len;
+  ncs_enc_gpu_time(w, &g);
+  if (w->len != before) (*records)++;
+}
+
+/* One pass over every pool; returns how many slots are still pending. */
+static int poll_once(struct ncs_wbuf *w, uint32_t *records, int give_up) {
+  int pending = 0, n = atomic_load(&npools);
+  if (n > MAX_POOLS) n = MAX_POOLS;
+  for (int i = 0; i < n; i++) {
+    struct ncs_gpu_group *p = atomic_load_explicit(&pools[i], memory_order_acquire);
+    if (!p) continue;
+    for (int k = 0; k < POOL_SLOTS; k++) {
+      struct slot *s = &p->slots[k];
+      if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_PENDING) continue;
+      if (w->cap - w->len < 64) return pending + 1; /* the chunk is full: next time */
+      if (s->ring && !give_up && atomic_load_explicit(&s->ring->tail, memory_order_acquire) < s->ring_pos) {
+        pending++; /* its CALL is not written yet */
+        continue;
+      }
+      cuda_err e = cu.event_query(s->end);
+      if (e == CUDA_NOT_READY && !give_up) { pending++; continue; }
+      emit_slot(w, records, s, e != CUDA_SUCCESS);
+      atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
+    }
+  }
+  return pending;
+}
+
+int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms) {
+  if (!ncs_gpu_on) return 0;
+  int pending = poll_once(w, records, 0);
+  if (!drain_ms || !pending) return pending;
+  uint64_t deadline = ncs_now_ns() + (uint64_t)drain_ms * 1000000ull;
+  while (pending && ncs_now_ns() < deadline) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+    pending = poll_once(w, records, 0);
+  }
+  if (pending) poll_once(w, records, 1); /* report what never completed as failed */
+  return 0;
+}
+
+void ncs_gpu_atfork_child(void) {
+  ncs_gpu_on = 0;
+  atomic_store(&npools, 0);
+  for (int i = 0; i < MAX_POOLS; i++) atomic_store(&pools[i], NULL);
+  memset(anchors, 0, sizeof anchors);
+}

@@ -148,7 +148,8 @@ void ncs_callsite_forget_emitted(int new_file);
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
 void ncs_writer_kick(void);          /* drain and collect GPU times now (not a flush) */
-void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (exit path) */
+void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
+void ncs_writer_sync(unsigned timeout_ms); /* GPU drain + flush, writer keeps going (atexit) */
 void ncs_writer_atfork_prepare(void);
 void ncs_writer_atfork_parent(void);
 void ncs_writer_atfork_child(void);
@@ -162,18 +163,19 @@ void ncs_process_record(struct ncs_wbuf *w);
 struct ncs_call;
 int ncs_gpu_init(void);                /* finds a loaded CUDA runtime; 1 = GPU timing on */
 extern int ncs_gpu_on;
-/* Around one launch outside a group: returns a token for ncs_gpu_after, or -1. Sets
+/* Around one launch outside a group (dev: the communicator's device, -1 unknown): returns a
+ * token for ncs_gpu_after, or -1. Sets
  * NCS_CALL_F_CAPTURED in *flags when the stream is capturing. */
-int ncs_gpu_before(cudaStream_t stream, uint32_t *flags);
+int ncs_gpu_before(cudaStream_t stream, int dev, uint32_t *flags);
 void ncs_gpu_after(int token, uint32_t thread, uint64_t ref, int failed);
 /* Inside a group: notes the stream; marks capture. */
-void ncs_gpu_group_member(cudaStream_t stream, uint32_t *flags);
+void ncs_gpu_group_member(cudaStream_t stream, int dev, uint32_t *flags);
 /* Outermost GroupEnd: before / after the real GroupEnd. */
 void ncs_gpu_group_before(void);
 void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
-/* Writer: query pending events, emit GPU_TIME for completed ones. drain_ms > 0 waits for
- * pending events up to that long (CommDestroy/Abort, exit). */
-void ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms);
+/* Writer: query pending events, emit GPU_TIME for completed ones; returns how many are still
+ * pending. drain_ms > 0 waits for pending events up to that long (exit). */
+int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms);
 void ncs_gpu_atfork_child(void);
 
 #endif

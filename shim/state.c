@@ -193,6 +193,21 @@ void ncs_process_record(struct ncs_wbuf *w) {
 
 /* ---- activation ---- */
 
+/* exit(): the atexit handler runs before any library's destructor, while CUDA is still up:
+ * collect pending GPU times and write them. The destructor (last) writes the final chunk,
+ * which also holds calls made by other libraries' destructors (e.g. communicator teardown). */
+static int atexit_done;
+static void exit_sync(void) {
+  int saved = errno;
+  if (atomic_load(&ncs_active) == 1) ncs_writer_sync(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+  errno = saved;
+}
+static void exit_flush(void) {
+  int saved = errno;
+  if (atomic_load(&ncs_active) == 1) ncs_writer_stop(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+  errno = saved;
+}
+
 static void thread_exit(void *arg) {
   struct ncs_ring *r = arg;
   if (r) atomic_store_explicit(&r->state, NCS_SLOT_DEAD, memory_order_release);
@@ -215,6 +230,7 @@ int ncs_activate(void) {
   if (ncs_cfg.callsite_depth) ncs_callsite_init();
   if (ncs_cfg.gpu_timing) ncs_gpu_init();
   if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
+  if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
   atomic_store_explicit(&ncs_active, 1, memory_order_release);
 out:
   pthread_mutex_unlock(&act_mu);
@@ -369,8 +385,4 @@ __attribute__((constructor)) static void ncs_constructor(void) {
   errno = saved;
 }
 
-__attribute__((destructor)) static void ncs_destructor(void) {
-  int saved = errno;
-  if (atomic_load(&ncs_active) == 1) ncs_writer_stop(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
-  errno = saved;
-}
+__attribute__((destructor)) static void ncs_destructor(void) { exit_flush(); }

@@ -25,6 +25,7 @@ struct rec {
   struct ncs_call c;
   int on;         /* recording this call */
   int gpu_token;  /* gputime.c token, -1 when none */
+  int gpu_group;  /* outermost GroupEnd: finish the group's GPU timing after the push */
   int err;        /* errno to hand back */
 };
 
@@ -36,6 +37,7 @@ static inline int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *r
   r->err = errno;
   r->on = 0;
   r->gpu_token = -1;
+  r->gpu_group = 0;
   r->c.op = op;
   r->c.comm = 0;
   r->c.seq = 0;
@@ -69,8 +71,9 @@ static inline void rec_coll(struct rec *r, cudaStream_t stream, int p2p) {
   struct ncs_comm_info *ci = ncs_comm_info(r->c.comm);
   if (ci) r->c.seq = atomic_fetch_add_explicit(p2p ? &ci->p2p_seq : &ci->coll_seq, 1, memory_order_relaxed) + 1;
   if (ncs_gpu_on) {
-    if (r->c.depth == 0) r->gpu_token = ncs_gpu_before(stream, &r->c.flags);
-    else ncs_gpu_group_member(stream, &r->c.flags);
+    int dev = ci ? ci->device : -1;
+    if (r->c.depth == 0) r->gpu_token = ncs_gpu_before(stream, dev, &r->c.flags);
+    else ncs_gpu_group_member(stream, dev, &r->c.flags);
   }
 }
 
@@ -89,13 +92,16 @@ static inline void rec_ret(struct rec *r, ncclResult_t rc) {
   if (rc == ncclInProgress) r->c.flags |= NCS_CALL_F_INPROGRESS;
 }
 
-/* Pushes the record; restores errno. */
+/* Pushes the record, then hands its GPU timing to the writer (which writes a GPU_TIME only
+ * once the CALL is written: readers find the call first); restores errno. */
 static inline void rec_end(struct rec *r) {
   if (r->on) {
-    if (r->gpu_token >= 0) ncs_gpu_after(r->gpu_token, r->c.thread, r->c.tcall, result_failed(r->c.rc));
     struct ncs_ring *ring = ncs_tls.ring;
     if (NCS_LIKELY(ring != NULL)) ncs_ring_push(ring, &r->c);
     else ncs_writer_count_drop(NCS_DROP_NO_THREAD_SLOT, 1);
+    if (r->gpu_token >= 0)
+      ncs_gpu_after(r->gpu_token, r->c.thread, r->c.tcall, r->c.rc == ncclSuccess ? 0 : 1);
+    if (r->gpu_group) ncs_gpu_group_after(r->c.thread, r->c.group, r->c.rc == ncclSuccess ? 0 : 1);
     ncs_tls.busy = 0;
   }
   errno = r->err;
@@ -306,7 +312,7 @@ static inline void group_close_end(struct rec *r, ncclResult_t rc, int launches)
   if (ncs_tls.depth > 0) ncs_tls.depth--;
   r->c.depth = ncs_tls.depth;
   if (ncs_tls.depth == 0) {
-    if (launches && ncs_gpu_on) ncs_gpu_group_after(r->c.thread, ncs_tls.group, result_failed(rc));
+    r->gpu_group = launches && ncs_gpu_on;  /* finished in rec_end, after the push */
     ncs_tls.group = 0;
   }
 }

@@ -15,7 +15,9 @@
  *     dropped (reason 3); the job never sees the error.
  *   - ncs_emit() copies a record into a mutex-protected queue (capped at 4 MiB; beyond that it
  *     drops and counts, reason 4). Queue records go before the ring records of the same drain.
- *   - ncs_writer_stop() (exit) asks for a final chunk with the FINAL flag and waits at most
+ *   - ncs_writer_sync() (atexit, while CUDA is still up) collects the GPU times still pending
+ *     (waiting at most 500 ms), turns GPU timing off and writes a chunk; the writer carries on.
+ *   - ncs_writer_stop() (the destructor) asks for a final chunk with the FINAL flag and waits at most
  *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound. */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +108,7 @@ static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t w_done_cv = PTHREAD_COND_INITIALIZER;
 static int w_stop, w_done, w_kick;
+static unsigned w_sync_req, w_sync_done; /* ncs_writer_sync() requests and completions */
 
 static void ms_from_now(struct timespec *ts, unsigned ms) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -345,19 +348,28 @@ static void *writer_main(void *arg) {
       pthread_cond_timedwait(&w_cv, &w_mu, &ts);
     }
     int stop = w_stop;
+    unsigned sync = w_sync_req;
     w_kick = 0;
     pthread_mutex_unlock(&w_mu);
     /* a ring found over a quarter full: come back sooner (tight loops), else every 10 ms */
     wait_ms = drain(w) > 64 ? 1 : DRAIN_MS;
     ensure_room(w, 65536);
-    ncs_gpu_poll(&w->raw, &w->records, stop ? 500 : 0);
+    int syncing = sync != w_sync_done;
+    if (ncs_gpu_poll(&w->raw, &w->records, stop || syncing ? 500 : 0) > 256) wait_ms = 1;
+    if (syncing) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
-    if (stop || now >= next_flush) {
+    if (stop || syncing || now >= next_flush) {
       if (stop && ncs_logcap_stop) ncs_logcap_stop();
       else if (ncs_logcap_poll) ncs_logcap_poll();
       drain(w);
       flush_chunk(w, stop);
       next_flush = now + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
+    }
+    if (syncing) {
+      pthread_mutex_lock(&w_mu);
+      w_sync_done = sync;
+      pthread_cond_broadcast(&w_done_cv);
+      pthread_mutex_unlock(&w_mu);
     }
     if (stop) break;
   }
@@ -438,6 +450,20 @@ void ncs_writer_stop(unsigned timeout_ms) {
   }
 }
 
+void ncs_writer_sync(unsigned timeout_ms) {
+  struct writer *w = W;
+  if (!w || !w->started) return;
+  struct timespec deadline;
+  ms_from_now(&deadline, timeout_ms);
+  pthread_mutex_lock(&w_mu);
+  unsigned want = ++w_sync_req;
+  pthread_cond_signal(&w_cv);
+  while (w_sync_done != want && !w_done) {
+    if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
+  }
+  pthread_mutex_unlock(&w_mu);
+}
+
 /* ---- fork ---- */
 void ncs_writer_atfork_prepare(void) {
   pthread_mutex_lock(&q_mu);
@@ -459,6 +485,7 @@ void ncs_writer_atfork_child(void) {
   q_records = 0;
   for (int i = 0; i < 6; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
+  w_sync_req = w_sync_done = 0;
   pthread_mutex_init(&w_mu, NULL);
   pthread_mutex_init(&q_mu, NULL);
 }
