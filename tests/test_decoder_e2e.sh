@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# test_decoder_e2e.sh — the shim, the CPU doubles and the decoder together: the DDP-shaped job
+# (tests/jobs/ddp_job.c) on 4 ranks under the shim, then `ncclscope report --json` against the
+# job's own ground truth (truth-rank<R>.json): exact calls/count/bytes per rank and op (issue 2),
+# GPU timing used, busbw = nccl-tests' formula on the reported sums, and communication time
+# against the modelled one (issue 3; the tolerance and why are in BENCHMARKS.md "Decoder").
+. "$(dirname "$0")/lib.sh"
+JOB=$BUILD/tests/ddp_job
+LAUNCH=$ROOT/tests/jobs/launch.sh
+for f in "$NCS" "$SHIM" "$JOB" "$LAUNCH" "$DOUBLES/libnccl.so.2"; do
+  [ -e "$f" ] || { skip "decoder e2e: $f not built"; exit 0; }
+done
+command -v jq >/dev/null || { skip "decoder e2e: jq not installed (apt-get install jq)"; exit 0; }
+
+run_job() { # run_job NAME ARGS...
+  local name=$1; shift
+  mkdir -p "$T/$name/truth"
+  NCCLSCOPE_DIR=$T/$name/tr LD_PRELOAD=$SHIM timeout 120 bash "$LAUNCH" 4 "$JOB" --truth "$T/$name/truth" "$@" \
+    >"$T/$name/out" 2>"$T/$name/err"
+}
+
+# 1. exact counts
+if ! run_job counts --steps 7 --compute-us 500; then
+  fail "decoder e2e: ddp_job failed under the shim"; sed 's/^/    /' "$T/counts/err" | head; exit 1
+fi
+"$NCS" report --json "$T/counts/tr" >"$T/counts.json" 2>"$T/counts.rerr"; rc=$?
+check_eq "e2e: report of 4 clean traces exits 0" 0 "$rc"
+check_eq "e2e: 4 ranks reported (0..3)" "0 1 2 3" "$(jq -r '[.ranks[].rank] | map(tostring) | join(" ")' "$T/counts.json")"
+bad=0
+for r in 0 1 2 3; do
+  want=$(jq -S -c '.ops' "$T/counts/truth/truth-rank$r.json")
+  got=$(jq -S -c --argjson r "$r" '.ranks[] | select(.rank == $r) | .ops | map_values({calls, count, bytes})' "$T/counts.json")
+  if [ "$want" != "$got" ]; then bad=1; echo "    rank $r: truth $want"; echo "    rank $r: report $got"; fi
+done
+[ $bad = 0 ] && pass "e2e: per-rank calls/count/bytes of every op equal the job's ground truth (4 ranks)" \
+             || fail "e2e: per-rank calls/count/bytes differ from the ground truth"
+
+# 2. timing and bandwidth formulas on real traces
+check_eq "e2e: every rank timed on the (CPU double's) GPU" "gpu gpu gpu gpu" "$(jq -r '[.ranks[].timing] | join(" ")' "$T/counts.json")"
+# busbw = S x factor / time, S from the core's bytes (x n for AllGather/ReduceScatter), n = 4
+viol=$(jq -r '[.ranks[] | .ops | to_entries[] | select(.value.timed_calls != null and .value.timed_calls > 0)
+  | .key as $op | .value as $v
+  | (if ($op == "AllGather" or $op == "ReduceScatter") then $v.bytes * 4 else $v.bytes end) as $S
+  | (if $op == "AllReduce" then 1.5 elif ($op == "AllGather" or $op == "ReduceScatter") then 0.75 else 1 end) as $f
+  | select((($v.busbw_gbps - $S * $f / $v.time_s / 1e9) | fabs) > 1e-6 * ($v.busbw_gbps | fabs) or $v.timed_calls != $v.calls)
+  | "\($op)"] | length' "$T/counts.json")
+check_eq "e2e: every op's busbw = S x nccl-tests factor / time, all calls timed" 0 "$viol"
+
+# 3. communication time against the job's model: compute 30 ms, comm ~27 ms per step (no overlap)
+if run_job ratio --steps 5 --compute-us 30000 --lat-us 3000 --bw-gbps 0.5; then
+  "$NCS" report --json "$T/ratio/tr" >"$T/ratio.json" 2>/dev/null
+  worst=0; line=""; below=0
+  for r in 0 1 2 3; do
+    truth_comm=$(jq '.comm_ns_per_step * .steps / 1e9' "$T/ratio/truth/truth-rank$r.json")
+    read -r wall comm steps < <(jq -r --argjson r "$r" '.ranks[] | select(.rank == $r) | "\(.wall_s) \(.comm_s) \(.steps.count)"' "$T/ratio.json")
+    err=$(awk -v c="$comm" -v t="$truth_comm" -v w="$wall" 'BEGIN { e = (c - t) / w; if (e < 0) e = -e; printf "%.4f", e }')
+    line="$line rank$r: comm $comm s vs model $truth_comm s, error $(awk -v e="$err" 'BEGIN{printf "%.1f", e*100}')% of $wall s;"
+    worst=$(awk -v a="$worst" -v b="$err" 'BEGIN { print (b > a) ? b : a }')
+    awk -v c="$comm" -v t="$truth_comm" 'BEGIN { exit !(c < 0.99 * t) }' && below=1
+    [ "$steps" = 5 ] || fail "e2e: rank $r: $steps steps found, expected 5"
+  done
+  echo "    $line"
+  # Each operation on the double lasts at least its modelled time (nccl_double.h), and without
+  # overlap the operations do not overlap: comm can only exceed the model, by the time a rank
+  # waits for later peers (its GPU interval includes it, as on real GPUs) plus the double's
+  # own overhead. Goal 2% of wall; measured 8-11% on 2 shared cores (BENCHMARKS.md), so the
+  # check holds comm >= model and the excess under 15% of wall.
+  check_eq "e2e: communication time never below the job's modelled time" 0 "$below"
+  if awk -v w="$worst" 'BEGIN { exit !(w <= 0.15) }'; then
+    pass "e2e: communication time within 15% of wall of the job's model on every rank (worst $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')%; goal 2%)"
+  else fail "e2e: communication time off the model by $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')% of wall"; fi
+else
+  fail "e2e: ddp_job (ratio run) failed"; sed 's/^/    /' "$T/ratio/err" | head
+fi
