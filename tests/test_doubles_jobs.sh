@@ -66,3 +66,17 @@ mkdir -p "$T/fork"
 check_eq "fork_job" "0 fork_job: parent 80 all-reduces, fork child 20, exec child 10, idle child 0: all ok" "$? $(cat "$T/fork.out")"
 check_eq "fork_job ground truth: parent, fork child, exec child, idle child" "4" "$(ls "$T/fork" | grep -cE '^(truth-(parent|fork-child|exec-child)|idle)-[0-9]+\.json$')"
 check "fork_job ground truth of the fork child" grep -q '"AllReduce": {"calls": 20, "count": 5120, "bytes": 20480}' "$T"/fork/truth-fork-child-*.json
+
+# capture_job: captured NCCL calls do not run; each graph replay runs them
+mkdir -p "$T/cap"
+bash "$L" 3 "$J/capture_job" -r 3 --truth "$T/cap" >"$T/cap.out" 2>&1
+check_eq "capture_job on 3 ranks" "0 capture_job: 3 ranks, 1 plain + 2 captured all-reduces, 3 replays: all ok" "$? $(cat "$T/cap.out")"
+check "capture_job ground truth" grep -q '"captured": {"AllReduce": 2}, "replays": 3' "$T/cap/truth-rank1.json"
+
+# lifecycle_job: non-blocking init, split, shrink, revoke and abort with operations in flight
+mkdir -p "$T/life"
+bash "$L" 4 "$J/lifecycle_job" --truth "$T/life" >"$T/life.out" 2>&1
+check_eq "lifecycle_job on 4 ranks" "0 lifecycle_job: 4 ranks: non-blocking init, split, shrink, revoke and abort in flight: all ok" \
+  "$? $(cat "$T/life.out")"
+check "lifecycle_job ground truth: the last rank never called CommShrink" \
+  sh -c "! grep -q CommShrink '$T/life/truth-rank3.json' && grep -q '\"CommShrink\": {\"calls\": 1' '$T/life/truth-rank0.json'"
