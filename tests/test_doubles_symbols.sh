@@ -10,8 +10,13 @@ REAL_NCCL=${CUDA_HOME:-/usr/local/cuda}/lib/libnccl.so.2
 REAL_CUDART=${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13
 names=$(sed -n 's/^ *X([^,]*, *\([A-Za-z]*\),.*/\1/p' "$ROOT/include/ncclscope/nccl_abi.h")
 check "entry point list parsed from nccl_abi.h ($(echo "$names" | wc -w) names)" test "$(echo "$names" | wc -w)" -ge 41
-# binding LIB SYMBOL: nm's type letter for SYMBOL (version suffix ignored), empty if absent
-binding() { nm -D --defined-only "$1" | awk -v s="$2" '{ sub(/@.*/, "", $3) } $3 == s { print $2 }'; }
+# binding LIB SYMBOL: nm's type letter for SYMBOL (version suffix ignored), empty if absent;
+# each library's symbol table is read once
+binding() {
+  local cache=$T/nm.$(echo "$1" | tr '/' '_')
+  [ -f "$cache" ] || nm -D --defined-only "$1" 2>/dev/null | awk '{ sub(/@.*/, "", $3); print $3, $2 }' >"$cache"
+  awk -v s="$2" '$1 == s { print $2 }' "$cache"
+}
 bad=""
 for n in $names; do
   [ "$(binding "$NCCLD" "pnccl$n")" = T ] || bad="$bad pnccl$n"
