@@ -56,7 +56,7 @@ fault_build() {
       done
       # libext.so: DT_NEEDED libnccl.so.2 found through its own rpath (not the program's)
       if stale "$FB/libext.so" "$S/ext.c" "$NCCL_DOUBLE"; then
-        mk "$FB/libext.so" $cflags -fPIC -shared "$S/ext.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" || exit 1
+        mk "$FB/libext.so" $cflags -fPIC -shared "$S/ext.c" -L"$DOUBLES" -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,"$DOUBLES" || exit 1
       fi
     fi
     mkdir -p "$FB/mini"
