@@ -1,0 +1,391 @@
+/* logcap.c — capture of NCCL's debug log (hooks.h: ncs_logcap_*), for every communicator,
+ * at init and later (NCCL >= 2.22 connects at the first collective).
+ *
+ * Contract:
+ * - ncs_logcap_start(), before the process's first NCCL call: remembers the user's
+ *   NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE, creates a pipe (1 MiB where the kernel
+ *   allows), points NCCL_DEBUG_FILE at its write end (/proc/self/fd/N), raises NCCL_DEBUG to
+ *   INFO and adds INIT to the user's subsystems, and starts one reader thread.
+ * - The reader thread reads whole lines. The first line proves NCCL has read its debug
+ *   environment: the user's three variables are then restored exactly (set or unset), and
+ *   NCCL's own descriptor of the pipe is made non-blocking, so NCCL's logging never waits on
+ *   the shim (a line that does not fit in a full pipe is lost, NCCL carries on).
+ * - Each line is forwarded to the user's destination (their NCCL_DEBUG_FILE with %h/%p, or
+ *   stdout) when their settings would have printed it: nothing when NCCL_DEBUG was unset,
+ *   only WARN lines (and the blank line before each) at WARN, the banner at VERSION, and at
+ *   INFO/TRACE every line except INIT-only lines the shim's added INIT subsystem caused.
+ * - Lines about transports, versions, init, rings, trees, NVLS, channels, networks, tuning
+ *   and WARNs become NCCL_LOG records (ncs_emit), others are not kept. Lines read before the
+ *   core is ready wait in a small buffer (the first 64 lines).
+ * - NCCLSCOPE_NCCL_LOG=0 turns all of this off: NCCL's environment is left untouched.
+ * Limits (docs/FORMAT-TOPO.md and DOCTOR.md say so too): forwarded stdout lines are written by
+ * the reader thread, so their order against the application's own stdout can differ; child
+ * processes started before NCCL's first log line inherit the modified variables; a forked
+ * child's NCCL keeps writing into the parent's pipe (its lines land in the parent's trace). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "ncclscope/encode.h"
+
+#define LINE_MAX_BYTES 4096
+#define EARLY_LINES 64
+
+enum { LV_NONE = 0, LV_VERSION = 1, LV_WARN = 2, LV_INFO = 3, LV_TRACE = 4 };
+
+struct saved_var { int set; char *value; };
+
+static struct {
+  int active;
+  int rfd, wfd;
+  pthread_t thread;
+  atomic_int stop;
+  atomic_int restored;
+  struct saved_var debug, subsys, file;
+  int user_level;
+  int user_has_init;     /* the user's mask already had INIT (or they asked for ALL) */
+  unsigned user_mask;    /* the user's NCCL_DEBUG_SUBSYS as NCCL computes it */
+  int out_fd;            /* user's destination, -1 until opened; 1 = stdout */
+  int out_failed;
+  ino_t pipe_ino;
+  char early[EARLY_LINES][256];
+  size_t early_len[EARLY_LINES];
+  int nearly;
+  pthread_mutex_t mu;
+} lc = { .rfd = -1, .wfd = -1, .out_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void save(struct saved_var *s, const char *name) {
+  const char *v = getenv(name);
+  s->set = v != NULL;
+  s->value = v ? strdup(v) : NULL;
+}
+static void restore(struct saved_var *s, const char *name) {
+  if (s->set && s->value) setenv(name, s->value, 1);
+  else unsetenv(name);
+}
+
+static int level_of(const char *v) {
+  if (!v) return LV_NONE;
+  if (!strcasecmp(v, "VERSION")) return LV_VERSION;
+  if (!strcasecmp(v, "WARN")) return LV_WARN;
+  if (!strcasecmp(v, "INFO")) return LV_INFO;
+  if (!strcasecmp(v, "TRACE")) return LV_TRACE;
+  return LV_NONE;
+}
+
+/* The user's subsystem list plus INIT, as NCCL_DEBUG_SUBSYS text. */
+static void subsys_with_init(const char *user, char *out, size_t cap, int *had_init) {
+  if (!user || !*user) { /* NCCL's default is INIT,BOOTSTRAP,ENV: INIT is in it */
+    *had_init = 1;
+    snprintf(out, cap, "INIT,BOOTSTRAP,ENV");
+    return;
+  }
+  if (user[0] == '^') { /* everything but a list: keep the list minus INIT */
+    char buf[512], res[512] = "^";
+    snprintf(buf, sizeof buf, "%s", user + 1);
+    *had_init = 1;
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+      if (!strcasecmp(t, "INIT")) { *had_init = 0; continue; }
+      if (res[1]) strncat(res, ",", sizeof res - strlen(res) - 1);
+      strncat(res, t, sizeof res - strlen(res) - 1);
+    }
+    snprintf(out, cap, "%s", res[1] ? res : "ALL");
+    return;
+  }
+  *had_init = 0;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", user);
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+    if (!strcasecmp(t, "INIT") || !strcasecmp(t, "ALL")) *had_init = 1;
+  snprintf(out, cap, "%s%s", user, *had_init ? "" : ",INIT");
+}
+
+/* ---- forwarding ---- */
+
+static void open_user_dest(void) {
+  if (lc.out_fd >= 0 || lc.out_failed) return;
+  if (lc.user_level == LV_NONE) { lc.out_failed = 1; return; }
+  if (!lc.file.set || !lc.file.value || !*lc.file.value) { lc.out_fd = 1; return; }
+  char path[PATH_MAX], host[256] = "";
+  gethostname(host, sizeof host - 1);
+  char *dot = strchr(host, '.');
+  if (dot) *dot = 0;
+  size_t o = 0;
+  for (const char *p = lc.file.value; *p && o < sizeof path - 32; p++) {
+    if (p[0] == '%' && p[1] == 'h') { o += (size_t)snprintf(path + o, sizeof path - o, "%s", host); p++; }
+    else if (p[0] == '%' && p[1] == 'p') { o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid()); p++; }
+    else path[o++] = *p;
+  }
+  path[o] = 0;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); /* NCCL: fopen(path, "w") */
+  lc.out_fd = fd >= 0 ? fd : 1; /* NCCL falls back to stdout too */
+}
+
+static void write_all(int fd, const char *s, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, s, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+static int has(const char *s, size_t n, const char *needle) { return memmem(s, n, needle, strlen(needle)) != NULL; }
+
+/* NCCL's subsystem bits (src/include/nccl_common.h) and names. */
+enum { SS_INIT = 0x1, SS_COLL = 0x2, SS_P2P = 0x4, SS_SHM = 0x8, SS_NET = 0x10, SS_NVLS = 0x800, SS_ALL = ~0 };
+static const struct { const char *name; unsigned bit; } k_subsys[] = {
+  {"INIT", 0x1}, {"COLL", 0x2}, {"P2P", 0x4}, {"SHM", 0x8}, {"NET", 0x10}, {"GRAPH", 0x20}, {"TUNING", 0x40},
+  {"ENV", 0x80}, {"ALLOC", 0x100}, {"CALL", 0x200}, {"PROXY", 0x400}, {"NVLS", 0x800}, {"BOOTSTRAP", 0x1000},
+  {"REG", 0x2000}, {"PROFILE", 0x4000}, {"RAS", 0x8000}, {"ALL", ~0u},
+};
+/* The mask NCCL computes from NCCL_DEBUG_SUBSYS (default INIT,BOOTSTRAP,ENV). */
+static unsigned mask_of(const char *v) {
+  if (!v || !*v) return 0x1 | 0x1000 | 0x80;
+  int invert = v[0] == '^';
+  unsigned m = invert ? ~0u : 0;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", v + invert);
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+    for (size_t i = 0; i < sizeof k_subsys / sizeof *k_subsys; i++)
+      if (!strcasecmp(t, k_subsys[i].name)) m = invert ? m & ~k_subsys[i].bit : m | k_subsys[i].bit;
+  return m;
+}
+/* The subsystems NCCL logs a line under, from its wording; unknown lines count as any. */
+static unsigned line_subsys(const char *s, size_t n) {
+  if (has(s, n, "NCCL INFO NCCL version ")) return SS_ALL;
+  if (has(s, n, ": opCount ")) return SS_COLL;
+  if (has(s, n, " via P2P/")) return SS_INIT | SS_P2P;
+  if (has(s, n, " via SHM/") || has(s, n, " via direct shared")) return SS_INIT | SS_SHM;
+  if (has(s, n, " via NET/") || has(s, n, "NCCL INFO NET/") || has(s, n, "NCCL INFO Using network")) return SS_INIT | SS_NET;
+  if (has(s, n, "NVLS multicast")) return SS_INIT | SS_NVLS;
+  static const char *const init_only[] = { "Init START", "Init COMPLETE", "NCCL INFO Channel ", "NCCL INFO Trees",
+                                           " coll channels", " nRanks ", "Connected all", NULL };
+  for (int i = 0; init_only[i]; i++) if (has(s, n, init_only[i])) return SS_INIT;
+  return SS_ALL;
+}
+
+/* Forwards one line (without newline) the way the user's settings would have printed it. */
+static void forward(const char *s, size_t n, int blank_before) {
+  int warn = has(s, n, " NCCL WARN ");
+  int info = !warn && has(s, n, " NCCL INFO ");
+  int show = 0;
+  switch (lc.user_level) {
+  case LV_NONE: return;
+  case LV_VERSION:
+  case LV_WARN:
+    if (info && has(s, n, "NCCL INFO NCCL version ")) { /* bare banner, as NCCL 2.22+ prints it then */
+      const char *b = memmem(s, n, "NCCL version ", 13);
+      open_user_dest();
+      if (lc.out_fd >= 0) { write_all(lc.out_fd, b, n - (size_t)(b - s)); write_all(lc.out_fd, "\n", 1); }
+      return;
+    }
+    show = lc.user_level == LV_WARN && (warn || (!info && has(s, n, "NCCL version ")));
+    break;
+  default:
+    show = warn || !info || (line_subsys(s, n) & lc.user_mask) != 0;
+    break;
+  }
+  if (!show) return;
+  open_user_dest();
+  if (lc.out_fd < 0) return;
+  if (blank_before) write_all(lc.out_fd, "\n", 1);
+  write_all(lc.out_fd, s, n);
+  write_all(lc.out_fd, "\n", 1);
+}
+
+/* ---- records ---- */
+
+static int keep_line(const char *s, size_t n) {
+  static const char *const pat[] = { " via ", "NCCL version", "Init START", "Init COMPLETE", "nRanks ", "Channel ",
+                                     "Trees", "NVLS", " channels", "Using network", "NET/IB", "NET/Socket", "Bytes -> Algo",
+                                     " NCCL WARN ", "Connected all", NULL };
+  if (has(s, n, ": opCount ")) return 0; /* COLL lines: the shim records calls itself */
+  for (int i = 0; pat[i]; i++) if (has(s, n, pat[i])) return 1;
+  return 0;
+}
+
+static void emit_line(const char *s, size_t n) {
+  uint8_t buf[LINE_MAX_BYTES + 32];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, buf, sizeof buf);
+  struct ncs_log_line l = { ncs_now_ns(), s, n };
+  ncs_enc_log_line_body(&w, &l);
+  if (!w.overflow) ncs_emit(NCS_REC_NCCL_LOG, w.buf, w.len);
+}
+
+static void record(const char *s, size_t n) {
+  if (!keep_line(s, n)) return;
+  if (ncs_hooks_ready()) {
+    pthread_mutex_lock(&lc.mu);
+    for (int i = 0; i < lc.nearly; i++) emit_line(lc.early[i], lc.early_len[i]);
+    lc.nearly = 0;
+    pthread_mutex_unlock(&lc.mu);
+    emit_line(s, n);
+    return;
+  }
+  pthread_mutex_lock(&lc.mu);
+  if (lc.nearly < EARLY_LINES) {
+    size_t k = n < sizeof lc.early[0] ? n : sizeof lc.early[0];
+    memcpy(lc.early[lc.nearly], s, k);
+    lc.early_len[lc.nearly++] = k;
+  }
+  pthread_mutex_unlock(&lc.mu);
+}
+
+/* Makes every other descriptor of our pipe's write side non-blocking (NCCL's fopen). */
+static void nonblock_nccl_fd(void) {
+  for (int fd = 0; fd < 1024; fd++) {
+    if (fd == lc.rfd || fd == lc.wfd) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_ino != lc.pipe_ino) continue;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+  }
+}
+
+static void after_first_line(void) {
+  if (atomic_exchange(&lc.restored, 1)) return;
+  restore(&lc.debug, "NCCL_DEBUG");
+  restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
+  restore(&lc.file, "NCCL_DEBUG_FILE");
+  nonblock_nccl_fd();
+}
+
+/* Splits buffered bytes into lines; keeps a partial tail. */
+static void consume(char *buf, size_t *len, int *blank_pending) {
+  size_t start = 0;
+  for (size_t i = 0; i < *len; i++) {
+    if (buf[i] != '\n') continue;
+    size_t n = i - start;
+    const char *s = buf + start;
+    if (n && s[n - 1] == '\r') n--;
+    if (n == 0) *blank_pending = 1; /* NCCL's newline before a WARN */
+    else {
+      after_first_line();
+      forward(s, n, *blank_pending && has(s, n, " NCCL WARN "));
+      *blank_pending = 0;
+      record(s, n);
+    }
+    start = i + 1;
+  }
+  if (start > 0) {
+    memmove(buf, buf + start, *len - start);
+    *len -= start;
+  }
+  if (*len >= LINE_MAX_BYTES) { /* an over-long line: pass it on in pieces */
+    forward(buf, *len, 0);
+    record(buf, *len);
+    *len = 0;
+  }
+}
+
+static char rbuf[LINE_MAX_BYTES + 1];
+static size_t rlen;
+static int blank_pending;
+
+static void drain(int timeout_ms) {
+  for (;;) {
+    struct pollfd p = { lc.rfd, POLLIN, 0 };
+    int r = poll(&p, 1, timeout_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return;
+    ssize_t n = read(lc.rfd, rbuf + rlen, LINE_MAX_BYTES - rlen);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return;
+    rlen += (size_t)n;
+    consume(rbuf, &rlen, &blank_pending);
+    timeout_ms = 0;
+  }
+}
+
+static void *reader(void *arg) {
+  (void)arg;
+  while (!atomic_load(&lc.stop)) drain(100);
+  return NULL;
+}
+
+void ncs_logcap_start(void) {
+  const char *off = getenv("NCCLSCOPE_NCCL_LOG");
+  if (lc.active || (off && !strcmp(off, "0"))) return;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  lc.rfd = fds[0];
+  lc.wfd = fds[1];
+  fcntl(lc.wfd, F_SETPIPE_SZ, 1 << 20);
+  fcntl(lc.rfd, F_SETFL, fcntl(lc.rfd, F_GETFL) | O_NONBLOCK);
+  fcntl(lc.wfd, F_SETFL, fcntl(lc.wfd, F_GETFL) | O_NONBLOCK);
+  struct stat st;
+  if (fstat(lc.wfd, &st) == 0) lc.pipe_ino = st.st_ino;
+  save(&lc.debug, "NCCL_DEBUG");
+  save(&lc.subsys, "NCCL_DEBUG_SUBSYS");
+  save(&lc.file, "NCCL_DEBUG_FILE");
+  lc.user_level = level_of(lc.debug.value);
+  lc.user_mask = mask_of(lc.subsys.value);
+  char subsys[600], path[64];
+  subsys_with_init(lc.subsys.value, subsys, sizeof subsys, &lc.user_has_init);
+  snprintf(path, sizeof path, "/proc/self/fd/%d", lc.wfd);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int rc = pthread_create(&lc.thread, NULL, reader, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    close(lc.rfd);
+    close(lc.wfd);
+    lc.rfd = lc.wfd = -1;
+    return;
+  }
+  if (lc.user_level < LV_TRACE) setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("NCCL_DEBUG_SUBSYS", subsys, 1);
+  setenv("NCCL_DEBUG_FILE", path, 1);
+  lc.active = 1;
+}
+
+void ncs_logcap_poll(void) {
+  if (!lc.active || !ncs_hooks_ready()) return;
+  pthread_mutex_lock(&lc.mu);
+  for (int i = 0; i < lc.nearly; i++) emit_line(lc.early[i], lc.early_len[i]);
+  lc.nearly = 0;
+  pthread_mutex_unlock(&lc.mu);
+}
+
+void ncs_logcap_stop(void) {
+  if (!lc.active) return;
+  atomic_store(&lc.stop, 1);
+  pthread_join(lc.thread, NULL);
+  drain(0);                     /* lines written after the reader's last look */
+  if (rlen) { forward(rbuf, rlen, 0); record(rbuf, rlen); rlen = 0; }
+  ncs_logcap_poll();
+  if (!atomic_load(&lc.restored)) { /* NCCL never logged: give the user their variables back */
+    atomic_store(&lc.restored, 1);
+    restore(&lc.debug, "NCCL_DEBUG");
+    restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
+    restore(&lc.file, "NCCL_DEBUG_FILE");
+  }
+  if (lc.out_fd > 2) close(lc.out_fd);
+  lc.out_fd = -1;
+  lc.active = 0;
+}
+
+void ncs_logcap_atfork_child(void) {
+  /* The reader thread does not exist in the child; the pipe belongs to the parent. */
+  lc.active = 0;
+  lc.nearly = 0;
+  if (lc.rfd >= 0) close(lc.rfd);
+  lc.rfd = -1;
+  lc.out_fd = -1;
+  rlen = 0;
+}
