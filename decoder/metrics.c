@@ -27,7 +27,7 @@
 #define SIG_CAP 4096
 #define IV_CAP 4096
 #define MAX_MEMBERS 8
-#define MAX_STEPS (1u << 22)
+#define STEP_RING 4096      /* recent steps kept; older ones are folded into totals */
 
 /* ---- per (op, size) and per op ---- */
 struct mstat {
@@ -64,9 +64,11 @@ struct rank_m {
   uint64_t step_key;
   int have_steps;
   const char *step_how;       /* "detected", "--step-op", "NCCLSCOPE_STEP_MARK" */
-  uint64_t *step_t;           /* start of each counted step */
-  double *step_comm;
-  uint32_t nsteps, cap_steps;
+  uint64_t *step_t;           /* [STEP_RING] start of step g at g % STEP_RING, g in [base, nsteps) */
+  double *step_comm;          /* [STEP_RING] its communication time so far */
+  uint64_t nsteps, base;
+  double done_ns, done_comm;  /* complete steps folded out of the ring */
+  uint64_t done_n;
   uint64_t boundary_seen;     /* occurrences of the boundary, counted or not */
   int warm_set;
   uint64_t warm_t;            /* calls entering before this are warm-up */
@@ -86,6 +88,7 @@ struct file_state {
   uint32_t ncomm;
   uint64_t iv[IV_CAP][2];
   uint32_t niv;
+  int iv_unsorted;
   uint64_t frontier;          /* union committed up to here */
   struct rank_m *r;
   struct metrics *m;
@@ -211,30 +214,40 @@ static void choose_boundary(struct metrics *m, struct file_state *f, struct rank
 }
 
 /* ---- pass 2 ---- */
-static void ensure_steps(struct rank_m *r) {
-  if (r->nsteps < r->cap_steps) return;
-  uint32_t n = r->cap_steps ? r->cap_steps * 2 : 64;
-  uint64_t *t = realloc(r->step_t, n * sizeof *t);
-  if (t) r->step_t = t;
-  double *c = realloc(r->step_comm, n * sizeof *c);
-  if (c) r->step_comm = c;
-  if (t && c) r->cap_steps = n;
+/* Starts step nsteps at t, folding the oldest step out of the ring when it is full. */
+static void add_step(struct rank_m *r, uint64_t t) {
+  if (!r->step_t) {
+    r->step_t = calloc(STEP_RING, sizeof *r->step_t);
+    r->step_comm = calloc(STEP_RING, sizeof *r->step_comm);
+    if (!r->step_t || !r->step_comm) { free(r->step_t); free(r->step_comm); r->step_t = NULL; r->step_comm = NULL; return; }
+  }
+  if (r->nsteps - r->base == STEP_RING) {
+    uint64_t g = r->base;
+    r->done_ns += (double)(r->step_t[(g + 1) % STEP_RING] - r->step_t[g % STEP_RING]);
+    r->done_comm += r->step_comm[g % STEP_RING];
+    r->done_n++;
+    r->base++;
+  }
+  r->step_t[r->nsteps % STEP_RING] = t;
+  r->step_comm[r->nsteps % STEP_RING] = 0;
+  r->nsteps++;
 }
+#define STEP_T(r, g) ((r)->step_t[(g) % STEP_RING])
 
 /* Adds [s, e) of communication, disjoint from everything added before, to the rank and to
- * the steps it overlaps. */
+ * the steps in the ring it overlaps (parts in steps already folded out are not attributed). */
 static void add_comm(struct rank_m *r, uint64_t s, uint64_t e) {
   if (e <= s) return;
   r->comm_ns += (double)(e - s);
-  if (!r->nsteps || e <= r->step_t[0]) return;
+  if (r->nsteps == r->base || e <= STEP_T(r, r->base)) return;
   /* the last step starting before e, walking back while the interval spans boundaries */
-  uint32_t lo = 0, hi = r->nsteps;
-  while (hi - lo > 1) { uint32_t mid = (lo + hi) / 2; if (r->step_t[mid] < e) lo = mid; else hi = mid; }
-  for (int64_t i = lo; i >= 0 && e > s; i--) {
-    uint64_t b = r->step_t[i] > s ? r->step_t[i] : s;
-    if (e > b) r->step_comm[i] += (double)(e - b);
+  uint64_t lo = r->base, hi = r->nsteps;
+  while (hi - lo > 1) { uint64_t mid = lo + (hi - lo) / 2; if (STEP_T(r, mid) < e) lo = mid; else hi = mid; }
+  for (uint64_t i = lo + 1; i-- > r->base && e > s;) {
+    uint64_t b = STEP_T(r, i) > s ? STEP_T(r, i) : s;
+    if (e > b) r->step_comm[i % STEP_RING] += (double)(e - b);
     e = b;
-    if (r->step_t[i] <= s) break;
+    if (STEP_T(r, i) <= s) break;
   }
 }
 
@@ -246,7 +259,8 @@ static int cmp_iv(const void *a, const void *b) {
  * end). Parts before the committed frontier are not counted again. */
 static void flush_iv(struct file_state *f, int all) {
   if (!f->niv) return;
-  qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
+  if (f->iv_unsorted) qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
+  f->iv_unsorted = 0;
   uint64_t cs = f->iv[0][0], ce = f->iv[0][1];
   uint32_t out = 0;
   for (uint32_t i = 1; i <= f->niv; i++) {
@@ -261,6 +275,7 @@ static void flush_iv(struct file_state *f, int all) {
 static void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
   if (e <= s) return;
   if (f->niv == IV_CAP) flush_iv(f, 0);
+  if (f->niv && s < f->iv[f->niv - 1][0]) f->iv_unsorted = 1;
   f->iv[f->niv][0] = s;
   f->iv[f->niv][1] = e;
   f->niv++;
@@ -357,10 +372,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
     r->warm_set = 1;
   }
   int counted = r->warm_set && c->t_enter >= r->warm_t;
-  if (boundary && counted && r->nsteps < MAX_STEPS) {
-    ensure_steps(r);
-    if (r->nsteps < r->cap_steps) { r->step_t[r->nsteps] = c->t_enter; r->step_comm[r->nsteps] = 0; r->nsteps++; }
-  }
+  if (boundary && counted) add_step(r, c->t_enter);
   if (counted) {
     if (!r->have_window || c->t_enter < r->w0) r->w0 = c->t_enter;
     if (!r->have_window || c->t_exit > r->w1) r->w1 = c->t_exit;
@@ -456,6 +468,7 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   f->npend = 0;
   f->gpu_mode = f->gpu_records > 0;
   f->niv = 0;
+  f->iv_unsorted = 0;
   f->frontier = 0;
   f->r = r;
   f->m = m;
@@ -495,21 +508,24 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
   out->comm_s = r->comm_ns / 1e9;
   out->compute_to_comm = out->comm_s > 0 ? (out->wall_s - out->comm_s) / out->comm_s : NAN;
   out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : "host";
-  out->steps = r->nsteps;
-  if (r->nsteps >= 1) {
+  out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);
+  if (r->nsteps >= 1 && r->step_t) {
     /* complete steps run from one boundary to the next; with a single boundary, the one
      * partial step to the end of the window stands in */
-    uint32_t last = r->nsteps > 1 ? r->nsteps - 1 : 1;
-    double tot = 0, comm = 0;
-    for (uint32_t i = 0; i < last; i++) {
-      uint64_t end = i + 1 < r->nsteps ? r->step_t[i + 1] : r->w1;
-      if (end <= r->step_t[i]) continue;
-      tot += (double)(end - r->step_t[i]);
-      comm += r->step_comm[i];
+    double tot = r->done_ns, comm = r->done_comm;
+    uint64_t n = r->done_n;
+    uint64_t last = r->nsteps > 1 ? r->nsteps - 1 : 1;
+    for (uint64_t g = r->base; g < last; g++) {
+      uint64_t end = g + 1 < r->nsteps ? STEP_T(r, g + 1) : r->w1;
+      n++;
+      if (end <= STEP_T(r, g)) continue;
+      tot += (double)(end - STEP_T(r, g));
+      comm += r->step_comm[g % STEP_RING];
     }
-    out->step_s = tot / last / 1e9;
+    out->step_s = n ? tot / (double)n / 1e9 : 0;
     out->step_comm_share = tot > 0 ? comm / tot : 0;
-  }}
+  }
+}
 
 static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b) {
   ncs_json_obj_begin(j, NULL);

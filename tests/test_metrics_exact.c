@@ -231,6 +231,13 @@ static void test_steps(void) {
   CHECK(x.steps == 20 && strstr(js, "\"boundary_op\":\"AllGather\"") && strstr(js, "\"found_by\":\"--step-op\""), "--step-op AllGather names the boundary (%s)", js);
   free(js);
   ncs_analysis_metrics.destroy(r.st);
+  snprintf(path, sizeof path, "%s/s3.ncs", dir);
+  write_steps(path, 10000, NULL);
+  run_metrics(&r, path, NULL, NULL);
+  ncs_metrics_rank(r.st, 0, &x);
+  CHECK(x.steps == 10000 && close_rel(x.step_s, 0.013, 1e-9) && close_rel(x.step_comm_share, 3.0 / 13, 1e-9),
+        "10000 steps (more than the 4096 kept in the ring): 13 ms each, 3/13 communication (%u, %.9f, %.9f)", x.steps, x.step_s, x.step_comm_share);
+  ncs_analysis_metrics.destroy(r.st);
   snprintf(path, sizeof path, "%s/s2.ncs", dir);
   write_steps(path, 8, "ncclAllGather");
   run_metrics(&r, path, NULL, NULL);
