@@ -76,6 +76,7 @@ struct slot {
 };
 struct ncs_gpu_group {   /* one per thread that made a timed call */
   uint64_t next;
+  uint64_t cuda_calls, timed_calls; /* CUDA calls the shim made on this thread, NCCL calls timed */
   int group_n, group_tokens[GROUP_STREAMS];
   cudaStream_t group_streams[GROUP_STREAMS];
   int group_devs[GROUP_STREAMS];
@@ -84,6 +85,12 @@ struct ncs_gpu_group {   /* one per thread that made a timed call */
 #define MAX_POOLS NCS_MAX_THREADS
 static struct ncs_gpu_group *_Atomic pools[MAX_POOLS];
 static _Atomic int npools;
+
+/* Counts n CUDA calls made by the shim on the calling (application) thread. */
+static inline void app_cuda(int n) {
+  struct ncs_gpu_group *p = ncs_tls.gpu;
+  if (p) p->cuda_calls += (uint64_t)n;
+}
 
 /* ---- finding the runtime ---- */
 struct find_ctx { char path[512]; };
@@ -142,9 +149,11 @@ static struct ncs_gpu_group *pool_get(void) {
 
 static int current_device(void) {
   int d = -1;
+  app_cuda(1);
   if (cu.get_device(&d) != CUDA_SUCCESS) { cu.get_error(); return -1; }
   return d;
 }
+int ncs_gpu_current_device(void) { return ncs_gpu_on ? current_device() : -1; }
 
 /* (Re)creates a slot's events on `dev` (events belong to the device current at creation;
  * recording them later needs no particular current device). Rare: once per slot and device. */
@@ -153,6 +162,7 @@ static int create_pair(struct slot *s, int dev) {
   s->dev = -1;
   int cur = current_device(), rc = -1;
   if (dev >= 0 && cur != dev && cu.set_device(dev) != CUDA_SUCCESS) { cu.get_error(); return -1; }
+  app_cuda(2);
   if (cu.event_create(&s->start, 0) == CUDA_SUCCESS) {
     if (cu.event_create(&s->end, 0) == CUDA_SUCCESS) rc = 0;
     else cu.event_destroy(s->start);
@@ -173,6 +183,7 @@ static int slot_start(struct ncs_gpu_group *p, cudaStream_t stream, int dev) {
   if (dev < 0) dev = current_device();
   if (s->dev != dev && create_pair(s, dev) != 0) return -1;
   s->host_before = ncs_now_ns();
+  app_cuda(1);
   if (cu.event_record(s->start, stream) != CUDA_SUCCESS) { cu.get_error(); return -1; }
   s->stream = stream;
   atomic_store_explicit(&s->state, SLOT_RECORDING, memory_order_relaxed);
@@ -190,12 +201,16 @@ static void slot_finish(struct ncs_gpu_group *p, int idx, uint32_t kind, uint32_
   s->flags = failed ? NCS_GPU_F_FAILED : 0;
   s->ring = ncs_tls.ring;
   s->ring_pos = s->ring ? atomic_load_explicit(&s->ring->head, memory_order_relaxed) : 0;
+  app_cuda(1);
   if (cu.event_record(s->end, s->stream) != CUDA_SUCCESS) { cu.get_error(); s->flags = NCS_GPU_F_FAILED; }
   atomic_store_explicit(&s->state, SLOT_PENDING, memory_order_release);
 }
 
 /* 1 when the stream is capturing (flag set), 0 when it can be timed, -1 when not timeable. */
 static int capture_check(cudaStream_t stream, uint32_t *flags) {
+  struct ncs_gpu_group *p = pool_get();
+  if (p) p->timed_calls++;
+  app_cuda(2);
   if (cu.peek_error() != CUDA_SUCCESS) return -1; /* the app has an error pending: hands off */
   int st = CAPTURE_NONE;
   if (cu.is_capturing(stream, &st) != CUDA_SUCCESS) { cu.get_error(); return -1; }
@@ -205,7 +220,7 @@ static int capture_check(cudaStream_t stream, uint32_t *flags) {
 
 int ncs_gpu_before(cudaStream_t stream, int dev, uint32_t *flags) {
   if (capture_check(stream, flags) != 0) return -1;
-  struct ncs_gpu_group *p = pool_get();
+  struct ncs_gpu_group *p = ncs_tls.gpu;
   if (!p) { ncs_writer_count_drop(NCS_DROP_EVENT_POOL, 1); return -1; }
   return slot_start(p, stream, dev);
 }
@@ -217,7 +232,7 @@ void ncs_gpu_after(int token, uint32_t thread, uint64_t ref, int failed) {
 
 void ncs_gpu_group_member(cudaStream_t stream, int dev, uint32_t *flags) {
   if (capture_check(stream, flags) != 0) return;
-  struct ncs_gpu_group *p = pool_get();
+  struct ncs_gpu_group *p = ncs_tls.gpu;
   if (!p) return;
   for (int i = 0; i < p->group_n; i++)
     if (p->group_streams[i] == stream) return;
@@ -347,6 +362,15 @@ int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms) {
   }
   if (pending) poll_once(w, records, 1); /* report what never completed as failed */
   return 0;
+}
+
+void ncs_gpu_counts(uint64_t *cuda_calls, uint64_t *timed_calls) {
+  *cuda_calls = *timed_calls = 0;
+  int n = atomic_load(&npools);
+  for (int i = 0; i < n && i < MAX_POOLS; i++) {
+    struct ncs_gpu_group *p = atomic_load(&pools[i]);
+    if (p) { *cuda_calls += p->cuda_calls; *timed_calls += p->timed_calls; }
+  }
 }
 
 void ncs_gpu_atfork_child(void) {

@@ -177,5 +177,8 @@ void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
  * pending. drain_ms > 0 waits for pending events up to that long (exit). */
 int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms);
 void ncs_gpu_atfork_child(void);
+int ncs_gpu_current_device(void);     /* cudaGetDevice, -1 without GPU timing */
+/* CUDA calls the shim made on application threads, and NCCL calls it timed (NCCLSCOPE_DEBUG). */
+void ncs_gpu_counts(uint64_t *cuda_calls, uint64_t *timed_calls);
 
 #endif

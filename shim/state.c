@@ -204,7 +204,13 @@ static void exit_sync(void) {
 }
 static void exit_flush(void) {
   int saved = errno;
-  if (atomic_load(&ncs_active) == 1) ncs_writer_stop(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+  if (atomic_load(&ncs_active) == 1) {
+    ncs_writer_stop(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+    uint64_t cuda_calls, timed;
+    ncs_gpu_counts(&cuda_calls, &timed);
+    if (timed) ncs_debug("GPU timing: %llu CUDA calls on application threads for %llu NCCL calls (%.2f per call)",
+                         (unsigned long long)cuda_calls, (unsigned long long)timed, (double)cuda_calls / (double)timed);
+  }
   errno = saved;
 }
 

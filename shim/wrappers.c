@@ -371,6 +371,8 @@ static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t co
     if (nranks < 0) nranks = query_int(NCS_REAL(CommCount), handle);
     errno = saved;
   }
+  /* not ready yet (ncclInProgress): NCCL builds a communicator on the current device */
+  if (ok && device < 0 && ncs_gpu_on) device = ncs_gpu_current_device();
   uint32_t idx = ncs_comm_add(ok ? handle : NULL, comm_id, device);
   struct ncs_comm c = {.comm = idx, .comm_id = comm_id, .handle = ok ? (uint64_t)(uintptr_t)handle : 0,
                        .rank = rank, .nranks = nranks, .device = device, .init_op = r->c.op,
