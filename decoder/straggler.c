@@ -42,6 +42,8 @@ struct comm {
   size_t cap, head, open;   /* ring capacity, index of seq `base`, open slots */
   uint64_t base;            /* seq of ring[head] */
   uint64_t complete, stray;
+  uint64_t evicted;         /* open collectives pushed out of a full window */
+  int partial;              /* more ranks than files: its collectives cannot be lined up */
   struct comm *next;
 };
 
@@ -60,7 +62,8 @@ struct ncs_strag {
   pthread_mutex_t mu;       /* the communicator list, the mismatch list and the totals */
   struct comm *comms;
   struct mismatch mm[MAX_LIST];
-  uint64_t nmm, incomplete, oom;
+  uint64_t nmm, incomplete, oom, evicted, untraced_arrivals;
+  int npartial;
   uint64_t skew_n;
   long double skew_sum;
   int64_t skew_max;
@@ -146,6 +149,12 @@ void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
   if (cm->rank < 0 || cm->rank >= cm->nranks) return;
   struct comm *c = comm_get(s, cm->comm_id, cm->nranks);
   if (!c || c->nranks != cm->nranks) return;
+  if (cm->nranks > s->nfiles && !c->partial) { /* some ranks were not traced: nothing can line up */
+    pthread_mutex_lock(&s->mu);
+    c->partial = 1;
+    s->npartial++;
+    pthread_mutex_unlock(&s->mu);
+  }
   struct file *f = &s->files[file];
   if (cm->comm >= f->nlocal) {
     size_t n = cm->comm + 8;
@@ -200,10 +209,22 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   pthread_mutex_unlock(&s->mu);
 }
 
+/* Most open collectives kept per communicator (96 MB): beyond it the oldest are given up. */
+#define WINDOW_MAX (1u << 20)
+
 static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   uint64_t need = seq - c->base + 1;
   if (need <= c->cap) return 0;
   if (need > (1u << 26)) return -1; /* a bogus sequence number; do not allocate for it */
+  while (need > WINDOW_MAX) { /* give up the oldest open collective: memory stays bounded */
+    struct slot *sl = &c->ring[c->head];
+    if (sl->n && sl->n != (uint32_t)-1) { c->evicted++; c->open--; }
+    memset(sl, 0, sizeof *sl);
+    c->head = (c->head + 1) % c->cap;
+    c->base++;
+    need--;
+  }
+  if (need <= c->cap) return 0;
   size_t nc = c->cap ? c->cap : 64;
   while (nc < need) nc *= 2;
   struct slot *r = calloc(nc, sizeof *r);
@@ -267,6 +288,7 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       pthread_mutex_lock(&c->mu);
       held = c;
     }
+    if (c->partial) { c->stray++; continue; }
     arrive_locked(s, c, f->local[x[i].comm].rank, &x[i]);
   }
   if (held) pthread_mutex_unlock(&held->mu);
@@ -300,6 +322,8 @@ void ncs_strag_finish(struct ncs_strag *s) {
     res[i].pid = s->files[i].pid;
   }
   for (struct comm *c = s->comms; c; c = c->next) {
+    s->evicted += c->evicted;
+    if (c->partial) s->untraced_arrivals += c->stray;
     /* open slots: collectives some ranks never entered */
     long double *extra_min = calloc((size_t)c->nranks, sizeof *extra_min);
     uint64_t *extra_sum_n = calloc((size_t)c->nranks, sizeof *extra_sum_n);
@@ -354,6 +378,7 @@ double ncs_strag_skew_mean_us(const struct ncs_strag *s) {
 }
 double ncs_strag_skew_max_us(const struct ncs_strag *s) { return s->skew_n ? (double)s->skew_max / 1e3 : 0; }
 size_t ncs_strag_peak_window(const struct ncs_strag *s) { return s->peak_open; }
+int ncs_strag_partial(const struct ncs_strag *s) { return s->npartial; }
 
 static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
 
@@ -394,6 +419,13 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
     fprintf(f, "  (a hang looks like this)\n");
   }
   if (s->incomplete) fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
+  for (const struct comm *c = s->comms; c; c = c->next)
+    if (c->partial)
+      fprintf(f, "  communicator %016llx has %d ranks but only %d trace file(s) were given: its collectives are not lined up\n",
+              (unsigned long long)c->comm_id, c->nranks, s->nfiles);
+  if (s->evicted)
+    fprintf(f, "  %llu open collective(s) given up: ranks were read more than %u collectives apart\n",
+            (unsigned long long)s->evicted, WINDOW_MAX);
   if (s->oom) fprintf(f, "  warning: out of memory %llu time(s): figures incomplete\n", (unsigned long long)s->oom);
 }
 
@@ -434,6 +466,8 @@ void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
     ncs_json_uint(j, "skew_max_seq", s->skew_max_seq);
   }
   ncs_json_uint(j, "peak_open", s->peak_open);
+  ncs_json_uint(j, "given_up", s->evicted);
+  ncs_json_int(j, "communicators_partly_traced", s->npartial);
   ncs_json_obj_end(j);
   ncs_json_arr_begin(j, "mismatches");
   for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {

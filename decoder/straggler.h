@@ -8,7 +8,9 @@
  * each, whatever the number of ranks) that closes each collective as soon as all its ranks
  * have entered it. The window spans how far apart in sequence the ranks being read are: with
  * files read one after another that is the longest trace's collectives on that communicator
- * (about 10 MB per 100k collectives), never ranks x calls. Never exits; allocation failures are
+ * (about 10 MB per 100k collectives), never ranks x calls, and at most 2^20 open collectives
+ * per communicator (older ones are given up and counted). A communicator with more ranks
+ * than files given is not lined up at all (said in the output). Never exits; failures are
  * counted and reported. */
 #ifndef NCS_STRAGGLER_H
 #define NCS_STRAGGLER_H
@@ -51,6 +53,7 @@ uint64_t ncs_strag_mismatches(const struct ncs_strag *s);
 double ncs_strag_skew_mean_us(const struct ncs_strag *s);
 double ncs_strag_skew_max_us(const struct ncs_strag *s);
 size_t ncs_strag_peak_window(const struct ncs_strag *s);   /* most open collectives at once */
+int ncs_strag_partial(const struct ncs_strag *s);  /* communicators with more ranks than files */
 /* Text "Who is slow" section (trace strings escaped) and JSON members "stragglers",
  * "collectives", "mismatches" and "missing", written into the current JSON object. */
 void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top);

@@ -41,3 +41,14 @@ import json,sys; m=json.load(open(sys.argv[1]))["missing"][0]
 print(m["seq"], m["entered"], m["never_entered"])')"
 "$NCS" report "$T/m" >"$T/m.txt" 2>&1
 check "straggler: text says MISMATCH and MISSING" sh -c "grep -q 'MISMATCH .*seq 100: rank 3' '$T/m.txt' && grep -q 'MISSING .*seq 300: 7 of 8 .* 6' '$T/m.txt'"
+
+# Only one rank's trace of an 8-rank job: nothing can line up; said, and memory stays small
+# (the engine does not keep a window for a communicator with more ranks than files).
+"$NCS" synth -o "$T/o" --ranks 8 --hosts 1 --calls 20000 >/dev/null 2>&1
+mkdir -p "$T/one" && cp "$T/o"/*r00000* "$T/one/"
+"$NCS" report --json "$T/one" >"$T/r.json" 2>/dev/null
+check_eq "straggler: one file of an 8-rank communicator: partly traced, nothing lined up" "1 0 0" "$(py '
+import json,sys; d=json.load(open(sys.argv[1]))["collectives"]
+print(d["communicators_partly_traced"], d["complete"], d["peak_open"])')"
+"$NCS" report "$T/one" >"$T/one.txt" 2>&1
+check "straggler: ... and the text says so" grep -q 'has 8 ranks but only 1 trace file' "$T/one.txt"
