@@ -60,6 +60,8 @@ if "$NCS" help 2>&1 | grep -q '^  html '; then
     ! grep -q -E "<script>alert|<img src=x|<b>host</b>" "$T/r.html" && pass "escaping: html has no injected markup" \
       || fail "escaping: html contains markup from the trace: $(grep -o -m1 -E "<script>alert.{0,20}|<img src=x.{0,20}|<b>host</b>" "$T/r.html")"
     check_eq "escaping: html has no raw control bytes" 0 "$(ctl "$T/r.html")"
+    grep -q '&lt;b&gt;host&lt;/b&gt;' "$T/r.html" && pass "escaping: html shows the host name, markup escaped" \
+      || fail "escaping: html does not show the escaped host name"
   else
     fail "escaping: html wrote nothing for the hostile trace"
   fi
