@@ -189,7 +189,11 @@ static void forward(const char *s, size_t n, int blank_before) {
     if (info && has(s, n, "NCCL INFO NCCL version ")) { /* bare banner, as NCCL 2.22+ prints it then */
       const char *b = memmem(s, n, "NCCL version ", 13);
       open_user_dest();
-      if (lc.out_fd >= 0) { write_all(lc.out_fd, b, n - (size_t)(b - s)); write_all(lc.out_fd, "\n", 1); }
+      char buf[LINE_MAX_BYTES + 1];
+      size_t m = n - (size_t)(b - s) < LINE_MAX_BYTES ? n - (size_t)(b - s) : LINE_MAX_BYTES;
+      memcpy(buf, b, m);
+      buf[m++] = '\n';
+      if (lc.out_fd >= 0) write_all(lc.out_fd, buf, m);
       return;
     }
     show = lc.user_level == LV_WARN && (warn || (!info && has(s, n, "NCCL version ")));
@@ -201,9 +205,15 @@ static void forward(const char *s, size_t n, int blank_before) {
   if (!show) return;
   open_user_dest();
   if (lc.out_fd < 0) return;
-  if (blank_before) write_all(lc.out_fd, "\n", 1);
-  write_all(lc.out_fd, s, n);
-  write_all(lc.out_fd, "\n", 1);
+  /* one write per line, as NCCL's fwrite+fflush: lines of other processes never cut into it */
+  char buf[LINE_MAX_BYTES + 2];
+  size_t k = 0;
+  if (blank_before) buf[k++] = '\n';
+  size_t m = n < LINE_MAX_BYTES ? n : LINE_MAX_BYTES;
+  memcpy(buf + k, s, m);
+  k += m;
+  buf[k++] = '\n';
+  write_all(lc.out_fd, buf, k);
 }
 
 /* ---- records ---- */
