@@ -64,6 +64,7 @@ int main(int argc, char **argv) {
   CUCHK(cudaGraphDestroy(g));
   NCCHK(ncclCommDestroy(comm));
   CUCHK(cudaStreamDestroy(s));
+  CUCHK(cudaFree(x));
   if (rank == 0) printf("capture_job: %d ranks, 1 plain + 2 captured all-reduces, %d replays: all ok\n", n, replays);
   if (truth) {
     char path[4096];

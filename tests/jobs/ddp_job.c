@@ -193,6 +193,8 @@ int main(int argc, char **argv) {
     JOBCHK(fclose(f) == 0, "cannot write %s", path);
   }
   for (int b = 0; b < NB; b++) { CUCHK(cudaFree(bbuf[b])); CUCHK(cudaEventDestroy(piece_done[b])); }
+  float *bufs[] = {ag_s, ag_r, bc_b, rs_s, rs_r, ring_s, ring_r};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) CUCHK(cudaFree(bufs[i]));
   CUCHK(cudaStreamDestroy(cs));
   if (overlap) CUCHK(cudaStreamDestroy(ms));
   return 0;

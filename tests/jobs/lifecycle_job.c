@@ -158,5 +158,6 @@ int main(int argc, char **argv) {
     JOBCHK(fclose(f) == 0, "cannot write %s", path);
   }
   CUCHK(cudaStreamDestroy(s));
+  CUCHK(cudaFree(x));
   return 0;
 }

@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
   CUCHK(cudaMalloc((void **)&b, count * 4 * (size_t)n));
   CUCHK(cudaMalloc((void **)&flag, 8));
   memset(a, 0, count * 4 * (size_t)n);
+  flag[0] = flag[1] = 0;
   cudaEvent_t e0, e1;
   CUCHK(cudaEventCreate(&e0));
   CUCHK(cudaEventCreate(&e1));
@@ -81,5 +82,11 @@ int main(int argc, char **argv) {
     }
   }
   NCCHK(ncclCommDestroy(comm));
+  CUCHK(cudaEventDestroy(e0));
+  CUCHK(cudaEventDestroy(e1));
+  CUCHK(cudaStreamDestroy(s));
+  CUCHK(cudaFree(a));
+  CUCHK(cudaFree(b));
+  CUCHK(cudaFree(flag));
   return failed;
 }

@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < g_threads; i++) NCCHK(ncclCommDestroy(g_comms[i]));
     g_truth[NCS_OP_CommDestroy].calls += g_threads;
   }
+  free(g_comms);
+  free(th);
   printf("threads_job: %d threads%s, %d calls each\n", g_threads, g_all ? " (ncclCommInitAll)" : "", g_calls);
   for (int op = 1; op < NCS_OP_LIMIT; op++)
     if (g_truth[op].calls) printf("  %s %ld\n", ncs_op_name((unsigned)op), g_truth[op].calls);

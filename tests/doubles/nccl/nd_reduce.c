@@ -94,31 +94,33 @@ static void store_small(void *p, size_t i, int dt, float v) {
   ((base) == ncclProd ? (a) * (b) : (base) == ncclMax ? ((a) > (b) ? (a) : (b)) \
    : (base) == ncclMin ? ((a) < (b) ? (a) : (b)) : (a) + (b))
 
-#define NATIVE_LOOPS(T, SCALE) \
+/* T: element type; U: the type arithmetic is done in (unsigned for integers, so sums and
+ * products wrap as two's complement without undefined behaviour). */
+#define NATIVE_LOOPS(T, U, SCALE) \
   static void first_##T(T *d, const T *s, size_t n, const struct nd_redop *op) { \
-    if (op->base == ND_PREMULSUM) { T k = (T)(SCALE); for (size_t i = 0; i < n; i++) d[i] = (T)(s[i] * k); } \
+    if (op->base == ND_PREMULSUM) { U k = (U)(SCALE); for (size_t i = 0; i < n; i++) d[i] = (T)((U)s[i] * k); } \
     else memcpy(d, s, n * sizeof(T)); \
   } \
   static void acc_##T(T *d, const T *s, size_t n, const struct nd_redop *op) { \
     switch (op->base) { \
-    case ncclProd: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] * s[i]); break; \
+    case ncclProd: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] * (U)s[i]); break; \
     case ncclMax: for (size_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i]; break; \
     case ncclMin: for (size_t i = 0; i < n; i++) d[i] = s[i] < d[i] ? s[i] : d[i]; break; \
-    case ND_PREMULSUM: { T k = (T)(SCALE); for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] + (T)(s[i] * k)); break; } \
-    default: for (size_t i = 0; i < n; i++) d[i] = (T)(d[i] + s[i]); break; \
+    case ND_PREMULSUM: { U k = (U)(SCALE); for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] + (U)s[i] * k); break; } \
+    default: for (size_t i = 0; i < n; i++) d[i] = (T)((U)d[i] + (U)s[i]); break; \
     } \
   }
 
 typedef float f32;
 typedef double f64;
-NATIVE_LOOPS(int8_t, op->iscale)
-NATIVE_LOOPS(uint8_t, op->iscale)
-NATIVE_LOOPS(int32_t, op->iscale)
-NATIVE_LOOPS(uint32_t, op->iscale)
-NATIVE_LOOPS(int64_t, op->iscale)
-NATIVE_LOOPS(uint64_t, op->iscale)
-NATIVE_LOOPS(f32, op->fscale)
-NATIVE_LOOPS(f64, op->fscale)
+NATIVE_LOOPS(int8_t, uint32_t, op->iscale)
+NATIVE_LOOPS(uint8_t, uint32_t, op->iscale)
+NATIVE_LOOPS(int32_t, uint32_t, op->iscale)
+NATIVE_LOOPS(uint32_t, uint32_t, op->iscale)
+NATIVE_LOOPS(int64_t, uint64_t, op->iscale)
+NATIVE_LOOPS(uint64_t, uint64_t, op->iscale)
+NATIVE_LOOPS(f32, f32, op->fscale)
+NATIVE_LOOPS(f64, f64, op->fscale)
 
 #define DISPATCH(fn, d, s, n, dt, op) \
   switch (dt) { \
