@@ -91,7 +91,18 @@ void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
   if (prev) release_upto(a, prev, 0);
 }
 
+/* Most calls held: a trace without CLOCK records (or with flushes far apart) must not make
+ * the aligner keep the whole file; past this the oldest call is released with the pairs
+ * known so far (extrapolated). */
+#define HOLD_MAX 65536
+
 void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
+  if (a->n >= HOLD_MAX) {
+    release_one(a, at(a, 0));
+    a->head = (a->head + 1) % a->cap;
+    a->n--;
+    a->early++;
+  }
   if (a->n == a->cap) {
     size_t nc = a->cap ? a->cap * 2 : 1024;
     struct ncs_pending_call_ *q = malloc(nc * sizeof *q);

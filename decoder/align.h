@@ -6,7 +6,8 @@
  * aligner sits in front of a trace's CALL and GPU_TIME records: it holds each call until a
  * CLOCK pair later than the call has arrived, plus one more flush interval so that GPU times
  * written after the call can be attached, then releases it with every time already mapped to
- * job time (ns relative to the job's origin). Memory: calls of about two flush intervals.
+ * job time (ns relative to the job's origin). Memory: calls of about two flush intervals, at
+ * most 65536 calls (then the oldest is released with the pairs known so far).
  * Not thread-safe; one aligner per file. */
 #ifndef NCS_ALIGN_H
 #define NCS_ALIGN_H
@@ -50,6 +51,7 @@ struct ncs_aligner {
   size_t head, n, cap;        /* ring of pending calls */
   uint64_t hold_until;        /* calls entering before this monotonic time may be released */
   uint64_t gpu_unmatched;     /* GPU_TIME records whose call was already released or unknown */
+  uint64_t early;             /* calls released before a later pair arrived (too many held) */
   int oom;
 };
 void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn release, void *ctx);

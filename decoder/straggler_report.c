@@ -8,6 +8,7 @@
 #include "align.h"
 #include "analysis.h"
 #include "straggler.h"
+#include "ncclscope/ops.h"
 
 struct sr_file;
 struct sr {
@@ -60,7 +61,13 @@ static int f_comm(void *ctx, const struct ncs_comm *c) {
   ncs_strag_comm(f->sr->s, f->file, c);
   return 0;
 }
-static int f_call(void *ctx, const struct ncs_call *c) { struct sr_file *f = ctx; ensure(f); ncs_aligner_call(&f->al, c); return 0; }
+static int f_call(void *ctx, const struct ncs_call *c) {
+  struct sr_file *f = ctx;
+  if (ncs_op_kind(c->op) != NCS_KIND_COLL || !c->seq) return 0; /* only collectives line up */
+  ensure(f);
+  ncs_aligner_call(&f->al, c);
+  return 0;
+}
 static int f_clock(void *ctx, const struct ncs_clock *c) { struct sr_file *f = ctx; ensure(f); ncs_aligner_clock(&f->al, c); return 0; }
 
 static void sr_visitor(void *state, int file, struct ncs_visitor *v) {

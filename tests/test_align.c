@@ -74,6 +74,24 @@ static void test_aligner(void) {
 }
 
 static int64_t test_origin; /* realtime of job time 0, as the loader computes it */
+/* A trace without CLOCK records must not make the aligner hold the whole file. */
+static void test_no_clock(void) {
+  struct rel r = {0, 0, 0, 1};
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, 0, on_rel, &r);
+  size_t most = 0;
+  for (int i = 1; i <= 200000; i++) {
+    struct ncs_call call = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = (uint64_t)i, .seq = (uint64_t)i,
+                            .t_enter = (uint64_t)i * 1000, .t_exit = (uint64_t)i * 1000 + 10};
+    ncs_aligner_call(&a, &call);
+    if (a.n > most) most = a.n;
+  }
+  ncs_aligner_flush(&a);
+  CHECK(most <= 65536, "align: no CLOCK records: at most 65536 calls held (%zu)", most);
+  CHECK(r.n == 200000 && r.ordered, "align: ... and every call released once, in order (%d)", r.n);
+  ncs_aligner_free(&a);
+}
+
 struct truth { const struct ncs_synth_cfg *c; int64_t origin_set; double max_err_ns; long n; int rank_of_file[64]; };
 static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   struct truth *t = ctx;
@@ -131,6 +149,7 @@ static double run_synth(double ntp_us, long *ncalls) {
 int main(void) {
   test_clockmap();
   test_aligner();
+  test_no_clock();
   long n = 0;
   double e0 = run_synth(0, &n);
   CHECK(n == 6 * 600, "align: synthetic job, every collective seen (%ld)", n);
