@@ -118,7 +118,7 @@ static int gpu_of(const struct doctor *d, const struct ncs_dfacts *f, const stru
     if (vc && vc < 2500 && all_digits(tag)) return nvml_of_cuda(f, atoi(tag)); /* 2.3/2.4: cudaDev */
   }
   const struct ncs_dfacts *o = file_of_rank(d, rank);
-  if (!o || strcmp(o->host, f->host)) return -1;
+  if (!o || strcmp(o->node, f->node)) return -1;
   int nr;
   uint64_t id;
   int r = ncs_dfacts_rank(o, &nr, &id);
@@ -127,9 +127,10 @@ static int gpu_of(const struct doctor *d, const struct ncs_dfacts *f, const stru
   return -1;
 }
 
-static int rank_on_host(const struct doctor *d, int rank, const char *host) {
+/* 1 when `rank`'s process runs on the same node as f's. */
+static int rank_on_node(const struct doctor *d, int rank, const struct ncs_dfacts *f) {
   const struct ncs_dfacts *o = file_of_rank(d, rank);
-  return o && !strcmp(o->host, host);
+  return o && !strcmp(o->node, f->node);
 }
 
 static void env_summary(const struct ncs_dfacts *f, char *buf, size_t cap, const char *const *names) {
@@ -161,7 +162,7 @@ static void check_nvlink_unused(struct doctor *d) {
       const struct ncs_tconn *c = &f->log.conns[k];
       if (c->tclass != NCS_TC_SHM && c->tclass != NCS_TC_NET) continue;
       if (c->from < 0 || c->to < 0) continue;
-      if (c->tclass == NCS_TC_NET && !(rank_on_host(d, c->from, f->host) && rank_on_host(d, c->to, f->host)))
+      if (c->tclass == NCS_TC_NET && !(rank_on_node(d, c->from, f) && rank_on_node(d, c->to, f)))
         continue; /* inter-node traffic: NET is right */
       int ga = gpu_of(d, f, t, c->from, c->tclass == NCS_TC_NET ? "" : c->from_tag);
       int gb = gpu_of(d, f, t, c->to, c->tclass == NCS_TC_NET ? "" : c->to_tag);

@@ -25,12 +25,15 @@ void ncs_dfacts_free(struct ncs_dfacts *f) {
 
 static int on_process(void *ctx, const struct ncs_process *p) {
   struct ncs_dfacts *f = ctx;
+  char nodeidx[32] = "";
   f->have_process = 1;
   f->pid = (long)p->pid;
   for (size_t i = 0; i < p->nkv; i++) {
     const char *k = p->kv[i].key, *v = p->kv[i].value;
     if (!strcmp(k, "host")) snprintf(f->host, sizeof f->host, "%s", v);
     else if (!strcmp(k, "nccl_version")) snprintf(f->version_code, sizeof f->version_code, "%s", v);
+    else if (!strcmp(k, "env.GROUP_RANK") || !strcmp(k, "env.NODE_RANK") || !strcmp(k, "env.SLURM_NODEID"))
+      snprintf(nodeidx, sizeof nodeidx, "%s", v);
     else if (!strncmp(k, "env.", 4) && f->nenv < NCS_DF_MAX_ENV &&
              (!strncmp(k + 4, "NCCL_", 5) || strstr(k + 4, "VISIBLE_DEVICES"))) {
       snprintf(f->env[f->nenv][0], sizeof f->env[0][0], "%s", k + 4);
@@ -38,6 +41,7 @@ static int on_process(void *ctx, const struct ncs_process *p) {
       f->nenv++;
     }
   }
+  snprintf(f->node, sizeof f->node, "%s%s%s", f->host, nodeidx[0] ? "#" : "", nodeidx);
   return 0;
 }
 

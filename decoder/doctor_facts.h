@@ -26,6 +26,8 @@ struct ncs_dpending { uint32_t thread; uint64_t tcall; double bytes_bus; int use
 struct ncs_dfacts {
   char path[512];
   char host[64];
+  char node[96];                          /* host, plus the launcher's node index when set
+                                             (GROUP_RANK, NODE_RANK, SLURM_NODEID): one per node */
   long pid;
   int have_process;
   char version_code[16];                  /* PROCESS nccl_version, "" when absent */
