@@ -3,7 +3,8 @@
 # side in one run: the trace reader alone (decoder/trace.c with a visitor that sums counts) and
 # the whole `ncclscope report` (core summary plus every registered analysis). Traces are a
 # steady DDP-like loop of AllReduce CALL records written by the test writer (65536 per chunk).
-# Peak RSS comes from getrusage (reader) and /usr/bin/time (report) when present.
+# Rates are per CPU-second of the process (one core; the machine may be shared). Peak RSS
+# comes from getrusage (reader) and /usr/bin/time (report) when present.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build}
