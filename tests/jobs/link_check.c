@@ -4,7 +4,8 @@
  * For AllReduce, AllGather, Broadcast, ReduceScatter and a grouped Send/Recv ring, times the
  * operation with CUDA events on its stream and compares with ndbl_model_ns()
  * (tests/doubles/include/nccl_double.h): the measured time must be at least the model and at
- * most model + 20% + 3 ms (scheduling on a shared CPU). Also checks the call returned before
+ * most model + 50% + 10 ms (scheduling on a shared, possibly loaded CPU). A warm-up of each
+ * operation (not timed) touches the buffers and segment pages first. Also checks the call returned before
  * the operation completed. Rank 0 prints the verdicts, combined over ranks (all-reduce min),
  * and, on stderr, the measured busbw against the configured bandwidth. */
 #include "job_util.h"
@@ -41,21 +42,26 @@ int main(int argc, char **argv) {
   static const char *names[] = {"AllReduce", "AllGather", "Broadcast", "ReduceScatter", "SendRecv"};
   static const enum ndbl_rule rules[] = {NDBL_RULE_ALLREDUCE, NDBL_RULE_NTIMES, NDBL_RULE_ONE, NDBL_RULE_NTIMES, NDBL_RULE_ONE};
   for (int k = 0; k < 5; k++) {
-    /* line the ranks up first, so the measured time is the operation's */
-    NCCHK(ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, comm, s));
-    CUCHK(cudaStreamSynchronize(s));
-    CUCHK(cudaEventRecord(e0, s));
-    uint64_t h0 = job_now_ns();
-    switch (k) {
-    case 0: NCCHK(ncclAllReduce(a, b, count, ncclFloat32, ncclSum, comm, s)); break;
-    case 1: NCCHK(ncclAllGather(a, b, count, ncclFloat32, comm, s)); break;
-    case 2: NCCHK(ncclBroadcast(a, b, count, ncclFloat32, 0, comm, s)); break;
-    case 3: NCCHK(ncclReduceScatter(a, b, count, ncclFloat32, ncclSum, comm, s)); break;
-    default:
-      NCCHK(ncclGroupStart());
-      NCCHK(ncclSend(a, count, ncclFloat32, (rank + 1) % n, comm, s));
-      NCCHK(ncclRecv(b, count, ncclFloat32, (rank + n - 1) % n, comm, s));
-      NCCHK(ncclGroupEnd());
+    /* warm-up (untimed, model included), then line the ranks up, so the measured time is the
+     * operation's own */
+    uint64_t h0 = 0;
+    for (int w = 0; w < 2; w++) {
+      NCCHK(ncclAllReduce(flag, flag, 1, ncclInt32, ncclSum, comm, s));
+      CUCHK(cudaStreamSynchronize(s));
+      CUCHK(cudaEventRecord(e0, s));
+      h0 = job_now_ns();
+      switch (k) {
+      case 0: NCCHK(ncclAllReduce(a, b, count, ncclFloat32, ncclSum, comm, s)); break;
+      case 1: NCCHK(ncclAllGather(a, b, count, ncclFloat32, comm, s)); break;
+      case 2: NCCHK(ncclBroadcast(a, b, count, ncclFloat32, 0, comm, s)); break;
+      case 3: NCCHK(ncclReduceScatter(a, b, count, ncclFloat32, ncclSum, comm, s)); break;
+      default:
+        NCCHK(ncclGroupStart());
+        NCCHK(ncclSend(a, count, ncclFloat32, (rank + 1) % n, comm, s));
+        NCCHK(ncclRecv(b, count, ncclFloat32, (rank + n - 1) % n, comm, s));
+        NCCHK(ncclGroupEnd());
+      }
+      if (w == 0) CUCHK(cudaStreamSynchronize(s));
     }
     uint64_t host_ns = job_now_ns() - h0;
     CUCHK(cudaEventRecord(e1, s));
@@ -65,7 +71,7 @@ int main(int argc, char **argv) {
     CUCHK(cudaEventElapsedTime(&ms, e0, e1));
     uint64_t model = ndbl_model_ns(rules[k], count, 4, n, lat, bw);
     double meas = ms * 1e6;
-    int ok = meas >= (double)model * 0.999 && meas <= (double)model * 1.2 + 3e6;
+    int ok = meas >= (double)model * 0.999 && meas <= (double)model * 1.5 + 10e6;
     int async_ok = model < 5000000 || (pending && host_ns < model / 2);
     flag[0] = ok;
     flag[1] = async_ok;
