@@ -80,6 +80,22 @@ API(void, ResetDebugInit, (void)) {}
 
 /* ---- communicator life cycle ---- */
 
+/* The physical (NVML) index of CUDA device `dev`: the dev-th entry of CUDA_VISIBLE_DEVICES
+ * when that entry is a number, else dev itself. */
+static int nvml_index(int dev) {
+  const char *v = getenv("CUDA_VISIBLE_DEVICES");
+  if (!v) return dev;
+  for (int i = 0; *v; i++) {
+    while (*v == ' ' || *v == ',') v++;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (i == dev) return end != v && x >= 0 ? (int)x : dev;
+    v = strchr(v, ',');
+    if (!v) break;
+  }
+  return dev;
+}
+
 static struct ncclComm *comm_alloc(int nranks, int rank, const ncclConfig_t *cfg) {
   struct ncclComm *c = calloc(1, sizeof *c);
   if (!c) return NULL;
@@ -88,6 +104,7 @@ static struct ncclComm *comm_alloc(int nranks, int rank, const ncclConfig_t *cfg
   c->rank = rank;
   c->pid = getpid();
   cudaGetDevice(&c->dev);
+  c->nvml_dev = nvml_index(c->dev);
   const char *node = getenv("NCCLDOUBLE_NODE");
   c->node = node && *node ? atoi(node) : 0;
   c->blocking = !(cfg && cfg->blocking == 0);

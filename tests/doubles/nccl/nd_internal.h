@@ -30,7 +30,7 @@ struct nd_barrier { _Atomic uint32_t count, gen; };
 
 struct nd_rank_info {
   _Atomic int32_t claimed;
-  int32_t pid, dev, node;
+  int32_t pid, dev, node; /* dev: the NVML (physical) index */
   _Atomic uint32_t doorbell; /* bumped (and futex-woken) when a peer moved bytes for us */
   int32_t xchg[4];           /* host exchange area (split colour/key) */
 };
@@ -53,6 +53,7 @@ struct nd_user_op { int used, base, dt, residence; const void *ptr; unsigned cha
 struct ncclComm {
   uint32_t magic;
   int rank, nranks, dev, node, blocking;
+  int nvml_dev; /* physical index of dev (through CUDA_VISIBLE_DEVICES), as NCCL's nvmlDev */
   pid_t pid;
   char name[ND_NAME_LEN];
   struct nd_seg *seg;

@@ -168,7 +168,7 @@ int nd_seg_join(struct ncclComm *c, const char *name, int nranks, int rank) {
   c->seg = s;
   c->map_len = size;
   s->ranks[rank].pid = c->pid;
-  s->ranks[rank].dev = c->dev;
+  s->ranks[rank].dev = c->nvml_dev;
   s->ranks[rank].node = c->node;
   uint32_t j = atomic_fetch_add(&s->joined, 1) + 1;
   if (j == (uint32_t)nranks) {
