@@ -12,7 +12,7 @@
   X(doctor, cmd_doctor, "verdicts on transports vs topology, versions, bandwidth: doctor [--json] PATH...") \
   X(timeline, cmd_timeline, "Chrome/Perfetto trace of every call on one clock: timeline PATH... -o FILE.json") \
   X(html, cmd_html, "one self-contained HTML report with charts: html PATH... -o report.html") \
-  X(compare, cmd_compare, "CI gate between two runs, exit 1 on regression: compare [--json|--markdown] BASE NEW") \
+  X(compare, cmd_compare, "CI gate between runs, exit 1 on regression: compare [--json|--markdown] BASE... NEW") \
   X(synth, cmd_synth, "write synthetic traces (tests, benchmarks): synth -o DIR [--ranks N --calls M ...]")
 
 #define NCS_DECLARE_CMD_(name, fn, help) int fn(int argc, char **argv);

@@ -1,6 +1,8 @@
-/* compare.c — `ncclscope compare [options] BASE NEW`: a CI regression gate between two runs.
+/* compare.c — `ncclscope compare [options] BASE... NEW`: a CI regression gate between runs.
  *
- * Contract: BASE and NEW are each a trace directory or file (one job each). Rows are
+ * Contract: each BASE and NEW is a trace directory or file (one job each); with several BASE
+ * runs the base is their median and each row's tolerance is the larger of the threshold and
+ * twice the base runs' own spread around that median (a noisy machine sets its own bar). Rows are
  * (operation, size bucket) with the transports each run used; per row: calls, bus bandwidth
  * and mean time per call in both runs and their change. A row is a regression when its
  * busbw drops by more than --busbw-drop percent or its time per call rises by more than
@@ -25,11 +27,14 @@
 struct thresholds { double busbw_drop, time_rise, share_rise, min_share; long min_calls; };
 static const struct thresholds DEFAULTS = {10.0, 10.0, 5.0, 1.0, 10};
 
+#define MAX_RUNS 16
 struct side { uint64_t calls; double time_s, busbytes; unsigned tmask; char tnames[48]; };
 struct row {
   uint32_t op; int bucket;
-  struct side s[2];
-  double bw[2], tpc[2];   /* busbw GB/s, time per call us */
+  struct side run[MAX_RUNS + 1]; /* base runs 0..K-1, then the new run */
+  struct side s[2];        /* [0] the base (median run, transports of all base runs), [1] new */
+  double bw[2], tpc[2];    /* busbw GB/s, time per call us */
+  double tol_bw, tol_t;    /* thresholds used: the flags, or twice the base runs' spread */
   double dbw, dt;          /* percent changes */
   int above_floor;
   int regress_bw, regress_t, tchange, tregress;
@@ -61,6 +66,17 @@ static struct row *row_get(struct row **rows, int *n, int *cap, uint32_t op, int
   memset(r, 0, sizeof *r);
   r->op = op; r->bucket = bucket;
   return r;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+/* Median of n values (sorts them); 0 when n is 0. */
+static double median(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static int cmp_row(const void *a, const void *b) {
@@ -102,7 +118,8 @@ static const char *bucket_label(int b, char *buf, size_t n) {
 static void usage(void) {
   fprintf(stderr,
           "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
-          "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE NEW\n"
+          "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
+          "  several BASE runs: their median is the base, twice their spread widens the tolerance\n"
           "  defaults: --busbw-drop %.0f --time-rise %.0f --share-rise %.0f --min-calls %ld --min-share %.0f\n"
           "  exit 1 on a regression, 0 otherwise, 2 on bad input\n",
           DEFAULTS.busbw_drop, DEFAULTS.time_rise, DEFAULTS.share_rise, DEFAULTS.min_calls, DEFAULTS.min_share);
@@ -111,7 +128,7 @@ static void usage(void) {
 int cmd_compare(int argc, char **argv) {
   struct thresholds th = DEFAULTS;
   int json = 0, md = 0;
-  const char *side[2] = {NULL, NULL};
+  const char *side[MAX_RUNS + 1];
   int ns = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -124,49 +141,71 @@ int cmd_compare(int argc, char **argv) {
     else if (v && !strcmp(a, "--min-share")) { th.min_share = strtod(v, &end); i++; }
     else if (v && !strcmp(a, "--min-calls")) { th.min_calls = strtol(v, &end, 10); i++; }
     else if (a[0] == '-' && a[1]) { usage(); return 2; }
-    else if (ns < 2) side[ns++] = a;
+    else if (ns < MAX_RUNS + 1) side[ns++] = a;
     else { usage(); return 2; }
     if (end && (*end || end == v)) { usage(); return 2; }
   }
-  if (ns != 2 || (json && md)) { usage(); return 2; }
+  if (ns < 2 || (json && md)) { usage(); return 2; }
+  const int K = ns - 1; /* base runs; the last path is the new run */
 
-  struct ncs_jobdata *J[2] = {NULL, NULL};
-  char **files[2] = {NULL, NULL};
-  int nf[2] = {0, 0};
+  struct ncs_jobdata *J[MAX_RUNS + 1] = {NULL};
+  char **files[MAX_RUNS + 1] = {NULL};
+  int nf[MAX_RUNS + 1] = {0};
   int rc = 2;
   struct row *rows = NULL;
   int nrows = 0, cap = 0;
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < ns; k++)
     if (load_side(side[k], &J[k], &nf[k], &files[k])) goto done;
 
   double total_t[2] = {0, 0};
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < ns; k++)
     for (int i = 0; i < J[k]->nops; i++) {
       const struct ncs_opstat *o = &J[k]->ops[i];
       if (ncs_op_bw(o->op) == NCS_BW_NONE) continue;
       struct row *r = row_get(&rows, &nrows, &cap, o->op, o->bucket);
       if (!r) goto done;
-      r->s[k].calls += o->calls; r->s[k].time_s += o->time_s; r->s[k].busbytes += o->busbytes;
-      r->s[k].tmask |= mask_of(o->transport);
-      total_t[k] += o->time_s;
+      struct side *d = &r->run[k];
+      d->calls += o->calls; d->time_s += o->time_s; d->busbytes += o->busbytes;
+      d->tmask |= mask_of(o->transport);
+      total_t[k == K] += o->time_s / (k == K ? 1 : K);
     }
   if (nrows) qsort(rows, (size_t)nrows, sizeof *rows, cmp_row);
   int regressions = 0, changes = 0;
   const unsigned NVL = (1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS);
   for (int i = 0; i < nrows; i++) {
     struct row *r = &rows[i];
-    for (int k = 0; k < 2; k++) {
-      r->bw[k] = r->s[k].time_s > 0 ? r->s[k].busbytes / r->s[k].time_s / 1e9 : 0;
-      r->tpc[k] = r->s[k].calls ? r->s[k].time_s / (double)r->s[k].calls * 1e6 : 0;
-      ncs_tmask_name(r->s[k].tmask, r->s[k].tnames, sizeof r->s[k].tnames);
+    /* the base: the median of the base runs that have this row; its spread sets the tolerance */
+    double bws[MAX_RUNS], tps[MAX_RUNS];
+    int nb = 0;
+    for (int k = 0; k < K; k++) {
+      const struct side *d = &r->run[k];
+      r->s[0].tmask |= d->tmask;
+      if (!d->calls || d->time_s <= 0) continue;
+      bws[nb] = d->busbytes / d->time_s / 1e9;
+      tps[nb] = d->time_s / (double)d->calls * 1e6;
+      if (!r->s[0].calls || d->calls < r->s[0].calls) r->s[0].calls = d->calls; /* fewest calls: the floor */
+      r->s[0].time_s += d->time_s / K;
+      nb++;
     }
+    r->bw[0] = median(bws, nb);
+    r->tpc[0] = median(tps, nb);
+    r->tol_bw = th.busbw_drop;
+    r->tol_t = th.time_rise;
+    for (int k = 0; k < nb; k++) {
+      if (r->bw[0] > 0 && 200.0 * fabs(bws[k] - r->bw[0]) / r->bw[0] > r->tol_bw) r->tol_bw = 200.0 * fabs(bws[k] - r->bw[0]) / r->bw[0];
+      if (r->tpc[0] > 0 && 200.0 * fabs(tps[k] - r->tpc[0]) / r->tpc[0] > r->tol_t) r->tol_t = 200.0 * fabs(tps[k] - r->tpc[0]) / r->tpc[0];
+    }
+    r->s[1] = r->run[K];
+    r->bw[1] = r->s[1].time_s > 0 ? r->s[1].busbytes / r->s[1].time_s / 1e9 : 0;
+    r->tpc[1] = r->s[1].calls ? r->s[1].time_s / (double)r->s[1].calls * 1e6 : 0;
+    for (int k = 0; k < 2; k++) ncs_tmask_name(r->s[k].tmask, r->s[k].tnames, sizeof r->s[k].tnames);
     r->dbw = r->bw[0] > 0 ? 100.0 * (r->bw[1] - r->bw[0]) / r->bw[0] : 0;
     r->dt = r->tpc[0] > 0 ? 100.0 * (r->tpc[1] - r->tpc[0]) / r->tpc[0] : 0;
     r->above_floor = r->s[0].calls >= (uint64_t)th.min_calls && r->s[1].calls >= (uint64_t)th.min_calls &&
                      total_t[0] > 0 && total_t[1] > 0 &&
                      100.0 * r->s[0].time_s / total_t[0] >= th.min_share; /* the base's weight decides */
-    r->regress_bw = r->above_floor && r->bw[0] > 0 && -r->dbw > th.busbw_drop;
-    r->regress_t = r->above_floor && r->tpc[0] > 0 && r->dt > th.time_rise;
+    r->regress_bw = r->above_floor && r->bw[0] > 0 && -r->dbw > r->tol_bw;
+    r->regress_t = r->above_floor && r->tpc[0] > 0 && r->dt > r->tol_t;
     if (r->s[0].calls && r->s[1].calls && r->s[0].tmask && r->s[1].tmask && r->s[0].tmask != r->s[1].tmask) {
       r->tchange = 1;
       changes++;
@@ -175,8 +214,12 @@ int cmd_compare(int argc, char **argv) {
     }
     regressions += r->regress_bw || r->regress_t || r->tregress;
   }
-  double sh[2] = {share_of(J[0]), share_of(J[1])};
-  int share_regress = sh[1] - sh[0] > th.share_rise;
+  double shs[MAX_RUNS];
+  for (int k = 0; k < K; k++) shs[k] = share_of(J[k]);
+  double sh[2] = {median(shs, K), share_of(J[K])};
+  double tol_share = th.share_rise;
+  for (int k = 0; k < K; k++) if (2 * fabs(shs[k] - sh[0]) > tol_share) tol_share = 2 * fabs(shs[k] - sh[0]);
+  int share_regress = sh[1] - sh[0] > tol_share;
   regressions += share_regress;
   rc = regressions ? 1 : 0;
 
@@ -185,8 +228,10 @@ int cmd_compare(int argc, char **argv) {
     struct ncs_json j;
     ncs_json_init(&j, stdout, 1);
     ncs_json_obj_begin(&j, NULL);
-    ncs_json_str(&j, "base", side[0]);
-    ncs_json_str(&j, "new", side[1]);
+    ncs_json_arr_begin(&j, "base");
+    for (int k = 0; k < K; k++) ncs_json_str(&j, NULL, side[k]);
+    ncs_json_arr_end(&j);
+    ncs_json_str(&j, "new", side[K]);
     ncs_json_obj_begin(&j, "thresholds");
     ncs_json_num(&j, "busbw_drop_pct", th.busbw_drop);
     ncs_json_num(&j, "time_rise_pct", th.time_rise);
@@ -210,6 +255,8 @@ int cmd_compare(int argc, char **argv) {
       ncs_json_num(&j, "time_per_call_base_us", r->tpc[0]);
       ncs_json_num(&j, "time_per_call_new_us", r->tpc[1]);
       ncs_json_num(&j, "time_change_pct", r->dt);
+      ncs_json_num(&j, "busbw_tolerance_pct", r->tol_bw);
+      ncs_json_num(&j, "time_tolerance_pct", r->tol_t);
       ncs_json_bool(&j, "above_noise_floor", r->above_floor);
       ncs_json_bool(&j, "transport_changed", r->tchange);
       ncs_json_bool(&j, "regression", r->regress_bw || r->regress_t || r->tregress);
@@ -220,6 +267,7 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_num(&j, "base_pct", sh[0]);
     ncs_json_num(&j, "new_pct", sh[1]);
     ncs_json_num(&j, "change_points", sh[1] - sh[0]);
+    ncs_json_num(&j, "tolerance_points", tol_share);
     ncs_json_bool(&j, "regression", share_regress);
     ncs_json_obj_end(&j);
     ncs_json_int(&j, "transport_changes", changes);
@@ -235,10 +283,14 @@ int cmd_compare(int argc, char **argv) {
     printf("|---|---:|---|---:|---:|---:|---:|---:|---|\n");
   } else {
     printf("ncclscope compare: base ");
-    ncs_text_escape(stdout, side[0], strlen(side[0]));
-    printf(" (%d files), new ", nf[0]);
-    ncs_text_escape(stdout, side[1], strlen(side[1]));
-    printf(" (%d files)\n", nf[1]);
+    for (int k = 0; k < K; k++) {
+      ncs_text_escape(stdout, side[k], strlen(side[k]));
+      printf(" (%d files)%s", nf[k], k + 1 < K ? ", " : "");
+    }
+    printf("; new ");
+    ncs_text_escape(stdout, side[K], strlen(side[K]));
+    printf(" (%d files)\n", nf[K]);
+    if (K > 1) printf("  %d base runs: the base is their median; a row's tolerance is the larger of the threshold and twice their spread\n", K);
     printf("  %-14s %8s  %-17s %13s %21s %8s %21s %8s\n", "operation", "size", "transport", "calls", "busbw GB/s", "change",
            "time/call us", "change");
   }
@@ -266,12 +318,12 @@ int cmd_compare(int argc, char **argv) {
            ">= %.0f%% of communication time. NVLink-class (P2P, NVLS) to another transport is always a regression.\n",
            th.busbw_drop, th.time_rise, th.share_rise, th.min_calls, th.min_share);
   } else {
-    printf("  communication share: %.1f%% -> %.1f%% (%+.1f points)%s\n", sh[0], sh[1], sh[1] - sh[0],
-           share_regress ? "  REGRESSION" : "");
+    printf("  communication share: %.1f%% -> %.1f%% (%+.1f points, tolerance %.1f)%s\n", sh[0], sh[1], sh[1] - sh[0],
+           tol_share, share_regress ? "  REGRESSION" : "");
     printf("%s: %d regression(s), %d transport change(s)\n", regressions ? "REGRESSION" : "OK", regressions, changes);
   }
 done:
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < ns; k++) {
     ncs_job_free(J[k]);
     if (files[k]) ncs_paths_free(files[k], nf[k]);
   }

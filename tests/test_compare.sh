@@ -38,3 +38,12 @@ printf 'not a trace' >"$T/junk.ncs"
 check_eq "compare: an unreadable trace exits 2" 2 "$?"
 "$NCS" compare "$T/r1" >/dev/null 2>&1
 check_eq "compare: one argument is bad usage (2)" 2 "$?"
+# Several base runs: the median is the base, their spread widens each row's tolerance.
+"$NCS" compare "$T/r1" "$T/r2" "$T/r3" "$T/r4" >"$T/m.txt" 2>&1
+check_eq "compare: three base runs and a fourth same-configuration run pass" 0 "$?"
+"$NCS" compare "$T/r1" "$T/r2" "$T/r3" "$T/slow" >/dev/null 2>&1
+check_eq "compare: three base runs, a 30% slower run fails" 1 "$?"
+gen s20 11 --slow 20
+"$NCS" compare "$T/r1" "$T/s20" "$T/slow" >"$T/w.txt" 2>&1
+check_eq "compare: base runs that themselves differ by ~20% tolerate the 30% run (tolerance = 2 x spread)" 0 "$?"
+check "compare: ... and say how the base was formed" grep -q '2 base runs: the base is their median' "$T/w.txt"
