@@ -57,6 +57,7 @@ struct ncs_config {
   unsigned ring_records;    /* power of two */
   int debug;                /* NCCLSCOPE_DEBUG=1: diagnostics to stderr */
   int gpu_timing;           /* NCCLSCOPE_GPU_TIMING (default 1) */
+  unsigned exit_ms;         /* NCCLSCOPE_EXIT_MS: longest wait for the last flush (default 3000) */
 };
 extern struct ncs_config ncs_cfg;
 
@@ -147,7 +148,9 @@ void ncs_callsite_forget_emitted(int new_file);
 
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
-void ncs_writer_kick(void);          /* drain and collect GPU times now (not a flush) */
+void ncs_writer_kick(void);
+/* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
+extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;          /* drain and collect GPU times now (not a flush) */
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
 void ncs_writer_sync(unsigned timeout_ms); /* GPU drain + flush, writer keeps going (atexit) */
 void ncs_writer_atfork_prepare(void);

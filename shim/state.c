@@ -101,6 +101,7 @@ static void read_config(void) {
   while (p2 * 2 <= recs) p2 *= 2;
   ncs_cfg.ring_records = p2;
   ncs_cfg.gpu_timing = env_uint("NCCLSCOPE_GPU_TIMING", 1, 0, 1);
+  ncs_cfg.exit_ms = env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000);
 }
 
 /* ---- the PROCESS record ---- */
@@ -199,19 +200,56 @@ void ncs_process_record(struct ncs_wbuf *w) {
 static int atexit_done;
 static void exit_sync(void) {
   int saved = errno;
-  if (atomic_load(&ncs_active) == 1) ncs_writer_sync(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+  if (atomic_load(&ncs_active) == 1) ncs_writer_sync(ncs_cfg.exit_ms);
   errno = saved;
 }
 static void exit_flush(void) {
   int saved = errno;
   if (atomic_load(&ncs_active) == 1) {
-    ncs_writer_stop(env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000));
+    ncs_writer_stop(ncs_cfg.exit_ms);
     uint64_t cuda_calls, timed;
     ncs_gpu_counts(&cuda_calls, &timed);
     if (timed) ncs_debug("GPU timing: %llu CUDA calls on application threads for %llu NCCL calls (%.2f per call)",
                          (unsigned long long)cuda_calls, (unsigned long long)timed, (double)cuda_calls / (double)timed);
   }
   errno = saved;
+}
+
+/* SIGTERM / SIGINT with no handler of the application's kill the process without exit():
+ * while their disposition is the default, the shim catches them, lets the writer write what
+ * is buffered (waiting at most NCCLSCOPE_EXIT_MS, polling an atomic flag: async-signal-safe),
+ * then restores the default and re-raises, so the process dies of the same signal. An
+ * application that installs its own handler replaces this one; one that had a handler, or
+ * ignores the signal, is left alone. */
+_Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
+static void on_fatal_signal(int sig) {
+  int saved = errno;
+  if (atomic_load(&ncs_active) == 1) {
+    atomic_store(&ncs_sig_flush_req, 1);
+    struct timespec ms = {0, 1000000};
+    for (unsigned i = 0; i < ncs_cfg.exit_ms && !atomic_load(&ncs_sig_flush_done); i++) nanosleep(&ms, NULL);
+  }
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, NULL);
+  errno = saved;
+  raise(sig); /* blocked until this handler returns, then the default action */
+}
+
+static void catch_fatal_signals(void) {
+  static const int sigs[] = {SIGTERM, SIGINT};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old, sa;
+    if (sigaction(sigs[i], NULL, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sigs[i], &sa, NULL);
+  }
 }
 
 static void thread_exit(void *arg) {
@@ -237,6 +275,9 @@ int ncs_activate(void) {
   if (ncs_cfg.gpu_timing) ncs_gpu_init();
   if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
+  atomic_store(&ncs_sig_flush_req, 0);
+  atomic_store(&ncs_sig_flush_done, 0);
+  catch_fatal_signals();
   atomic_store_explicit(&ncs_active, 1, memory_order_release);
 out:
   pthread_mutex_unlock(&act_mu);

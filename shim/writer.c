@@ -92,6 +92,7 @@ struct writer {
   int started;
   int fd;
   off_t good_off;          /* end of the last whole chunk */
+  off_t high_off;          /* end of the furthest bytes ever written (a partial chunk) */
   uint64_t chunk_index, dropped_total, lost_pending;
   int process_written;
   struct ncs_wbuf raw;
@@ -131,6 +132,33 @@ static void mkdir_p(const char *dir) {
   mkdir(path, 0700);
 }
 
+/* Writes the file header into a new, still unnamed file (O_TMPFILE) and only then gives it
+ * its name with linkat, which, like O_EXCL, never follows or replaces an existing name: a
+ * trace file never exists without its header. Where O_TMPFILE is not supported, the file is
+ * created with O_CREAT|O_EXCL|O_NOFOLLOW and the header written right after. */
+static int create_named(const char *dir, const char *path, const uint8_t *hdr, size_t n) {
+  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (pwrite(fd, hdr, n, 0) != (ssize_t)n) { close(fd); return -2; }
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return fd;
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (e == EEXIST) return -1;
+    /* no /proc, or the filesystem refuses: fall through to the plain way */
+  }
+  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  if (pwrite(fd, hdr, n, 0) != (ssize_t)n) {
+    close(fd);
+    unlink(path);
+    return -2;
+  }
+  return fd;
+}
+
 static int open_file(struct writer *w) {
   char host[128], path[768];
   const char *h = ncs_host_name();
@@ -141,38 +169,34 @@ static int open_file(struct writer *w) {
   }
   host[i] = 0;
   mkdir_p(ncs_cfg.dir);
+  uint8_t hdr[NCS_FILE_HEADER_SIZE];
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  ncs_encode_file_header(hdr, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)getpid());
   for (int n = 0; n < 1000; n++) {
     if (n == 0) snprintf(path, sizeof path, "%s/%s-%d.ncs", ncs_cfg.dir, host, (int)getpid());
     else snprintf(path, sizeof path, "%s/%s-%d-%d.ncs", ncs_cfg.dir, host, (int)getpid(), n);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = create_named(ncs_cfg.dir, path, hdr, sizeof hdr);
     if (fd >= 0) {
-      uint8_t hdr[NCS_FILE_HEADER_SIZE];
-      struct timespec rt;
-      clock_gettime(CLOCK_REALTIME, &rt);
-      ncs_encode_file_header(hdr, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec,
-                             (uint32_t)getpid());
-      if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
-        close(fd);
-        unlink(path);
-        return -1;
-      }
       w->fd = fd;
-      w->good_off = sizeof hdr;
+      w->good_off = w->high_off = sizeof hdr;
       ncs_debug("writing %s", path);
       return 0;
     }
-    if (errno != EEXIST) break;
+    if (fd == -2 || errno != EEXIST) break;
   }
   ncs_debug("cannot create a trace file in %s: %s", ncs_cfg.dir, strerror(errno));
   return -1;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n, off_t off) {
+/* Writes a whole chunk at `off`; *high tracks the furthest byte written, even on failure. */
+static int write_all(int fd, const uint8_t *p, size_t n, off_t off, off_t *high) {
   while (n) {
     ssize_t k = pwrite(fd, p, n, off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
     p += k; n -= (size_t)k; off += k;
+    if (off > *high) *high = off;
   }
   return 0;
 }
@@ -226,10 +250,15 @@ static void flush_chunk(struct writer *w, int final) {
     if (!ZSTD_isError(c)) {
       ncs_frame_chunk(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)c, (uint32_t)w->raw.len,
                       w->records, w->chunk_index, w->dropped_total, flags);
-      if (write_all(w->fd, w->cbuf, c + NCS_CHUNK_HEADER_SIZE, w->good_off) == 0) {
-        w->good_off += (off_t)(c + NCS_CHUNK_HEADER_SIZE);
-        w->chunk_index++;
-        ok = 1;
+      /* a failed write is tried once more (a disk may have freed space); bytes of a partial
+       * chunk beyond the good end would read as damage: they are cut */
+      for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+        if (write_all(w->fd, w->cbuf, c + NCS_CHUNK_HEADER_SIZE, w->good_off, &w->high_off) == 0) {
+          w->good_off += (off_t)(c + NCS_CHUNK_HEADER_SIZE);
+          w->chunk_index++;
+          ok = 1;
+        }
+        if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
       }
     }
   }
@@ -355,16 +384,18 @@ static void *writer_main(void *arg) {
     wait_ms = drain(w) > 64 ? 1 : DRAIN_MS;
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
+    int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
     if (ncs_gpu_poll(&w->raw, &w->records, stop || syncing ? 500 : 0) > 256) wait_ms = 1;
     if (syncing) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
-    if (stop || syncing || now >= next_flush) {
+    if (stop || syncing || sig_flush || now >= next_flush) {
       if (stop && ncs_logcap_stop) ncs_logcap_stop();
       else if (ncs_logcap_poll) ncs_logcap_poll();
       drain(w);
       flush_chunk(w, stop);
       next_flush = now + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
     }
+    if (sig_flush) atomic_store(&ncs_sig_flush_done, 1);
     if (syncing) {
       pthread_mutex_lock(&w_mu);
       w_sync_done = sync;
