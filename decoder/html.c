@@ -3,7 +3,7 @@
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
  * tests and readers can find them): summary, time-per-op, busbw, comm-share, skew, stragglers,
- * findings, transports, topology, ranks. Every string that came from a trace (host, command
+ * findings, doctor (`ncclscope doctor`'s verdicts), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
  * Exit 0, 1 when some input was damaged or truncated (the page says which), 2 on bad usage or
  * when nothing could be read. */
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "jobload.h"
@@ -225,8 +226,41 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
     }
   }
   if (!any) fprintf(f, "<p class=\"ok\">No mismatched or missing collectives.</p>\n");
-  fprintf(f, "<p class=\"note\">Transport and topology verdicts: run <code>ncclscope doctor</code> on the same traces.</p>"
-             "</section>\n");
+  fprintf(f, "</section>\n");
+}
+
+/* The doctor's verdicts: `ncclscope doctor PATH...` run in this process with its stdout sent
+ * to a temporary file, shown as text (already escaped for a terminal by the doctor, escaped
+ * again for HTML here). */
+static void sec_doctor(FILE *f, int npaths, char **paths) {
+  fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2>\n");
+  FILE *tmp = tmpfile();
+  int saved = -1, rc = -1;
+  char **argv = calloc((size_t)npaths + 2, sizeof *argv);
+  fflush(stdout);
+  fflush(f);
+  if (tmp && argv && (saved = dup(1)) >= 0 && dup2(fileno(tmp), 1) >= 0) {
+    argv[0] = (char *)"doctor";
+    for (int i = 0; i < npaths; i++) argv[i + 1] = paths[i];
+    rc = cmd_doctor(npaths + 1, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+  }
+  if (saved >= 0) close(saved);
+  if (rc < 0 || rc > 1 || !tmp) {
+    fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit %d).</p>", rc);
+  } else {
+    char buf[4096];
+    size_t n;
+    rewind(tmp);
+    fprintf(f, "<p class=\"%s\">%s</p><pre>", rc ? "bad" : "ok", rc ? "Problems found:" : "Healthy:");
+    size_t total = 0;
+    while ((n = fread(buf, 1, sizeof buf, tmp)) > 0 && total < (1u << 20)) { ncs_html_escape(f, buf, n); total += n; }
+    fprintf(f, "</pre>");
+  }
+  fprintf(f, "</section>\n");
+  if (tmp) fclose(tmp);
+  free(argv);
 }
 
 static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
@@ -348,6 +382,7 @@ int cmd_html(int argc, char **argv) {
   sec_skew(f, J);
   sec_stragglers(f, J);
   sec_findings(f, J);
+  sec_doctor(f, np, paths);
   sec_transports(f, J);
   sec_topology(f, J);
   sec_ranks(f, J);

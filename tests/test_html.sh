@@ -10,7 +10,7 @@ if [ ! -x "$NCS" ]; then skip "html: $NCS not built"; exit 0; fi
 "$NCS" html "$T/s" -o "$T/r.html" 2>"$T/err"
 check_eq "html: exits 0" 0 "$?"
 miss=""
-for id in summary time-per-op busbw comm-share skew stragglers findings transports topology ranks; do
+for id in summary time-per-op busbw comm-share skew stragglers findings doctor transports topology ranks; do
   grep -q "<section id=\"$id\"" "$T/r.html" || miss="$miss $id"
 done
 check_eq "html: every section present" "" "$miss"
@@ -32,7 +32,7 @@ if [ -z "$CHROME" ]; then
 else
   render "$T/r.html" "$T/r"
   miss=""
-  for id in summary time-per-op busbw comm-share skew stragglers findings transports topology ranks; do
+  for id in summary time-per-op busbw comm-share skew stragglers findings doctor transports topology ranks; do
     grep -q "id=\"$id\"" "$T/r.dom" || miss="$miss $id"
   done
   check_eq "html: Chromium loaded it and its DOM has every section" "" "$miss"
