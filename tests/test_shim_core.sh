@@ -174,6 +174,19 @@ int ext_run(long n) {
   return rc;
 }
 C
+# a library whose constructor calls NCCL (may run before the shim's own constructor)
+cat >"$T/early.c" <<'C'
+#include <stdio.h>
+#include "ncclscope/nccl_abi.h"
+ncclResult_t ncclGetVersion(int *);
+int early_version = -1, early_rc = -1;
+__attribute__((constructor)) static void early(void) { early_rc = ncclGetVersion(&early_version); }
+C
+cat >"$T/earlymain.c" <<'C'
+#include <stdio.h>
+extern int early_version, early_rc;
+int main(void) { printf("early rc=%d version=%d\n", early_rc, early_version); return 0; }
+C
 cat >"$T/nonccl.c" <<'C'
 #include <dlfcn.h>
 #include <stdio.h>
@@ -191,6 +204,8 @@ if ! { $CC -O1 -shared -fPIC $INC -o "$T/lib/libnccl.so.2" "$T/fake.c" &&
        $CC -O1 -shared -fPIC $INC -o "$T/priv/libnccl.so.2" "$T/fake.c" &&
        $CC -O1 -g $INC -o "$T/job" "$T/job.c" -L"$T/lib" -l:libnccl.so.2 -Wl,-rpath,"$T/lib" -ldl -lpthread &&
        $CC -O1 -shared -fPIC $INC -o "$T/priv/ext.so" "$T/ext.c" -L"$T/priv" -l:libnccl.so.2 -Wl,-rpath,"$T/priv" &&
+       $CC -O1 -shared -fPIC $INC -o "$T/lib/libearly.so" "$T/early.c" -L"$T/lib" -l:libnccl.so.2 &&
+       $CC -O1 -o "$T/earlymain" "$T/earlymain.c" -L"$T/lib" -learly -Wl,-rpath,"$T/lib" &&
        $CC -O1 -o "$T/nonccl" "$T/nonccl.c" -ldl; } 2>"$T/cc.err"; then
   fail "shim_core: cannot build the test programs"; sed 's/^/    /' "$T/cc.err" | head; exit 1
 fi
@@ -244,6 +259,8 @@ check "shim_core: NCCL_* and rank variables recorded" \
            '$NCS' dump '$T'/tr1b/*.ncs | grep -q '^  env.NCCL_FOO=bar' && '$NCS' dump '$T'/tr1b/*.ncs | grep -q '^  env.RANK=5' &&
            ! '$NCS' dump '$T'/tr1b/*.ncs | grep -q SECRET_TOKEN"
 check "shim_core: final chunk has the FINAL flag" grep -q '^-- chunk .* final$' d1
+check "shim_core: no CUDA in the process: PROCESS says timing=host, no GPU_TIME" \
+  bash -c "grep -q '^  timing=host\$' d1 && ! grep -q '^GPU_TIME' d1"
 check "shim_core: THREAD record before the first CALL" \
   bash -c "awk '/^THREAD thread=1 /{t=NR} /^CALL /{if(!c)c=NR} END{exit !(t && t<c)}' d1"
 
@@ -266,6 +283,10 @@ check "shim_core: _Unwind_Backtrace (if any) is not libunwind's" \
 NCCLSCOPE_DIR="$T/tr4" LD_PRELOAD="$SHIM" ./job private 25 "$T/priv/ext.so" >priv.out 2>&1
 check "shim_core: NCCL loaded privately (RTLD_LOCAL) is found: call succeeds" grep -q 'ext_run rc=0' priv.out
 check_eq "shim_core: ... and its 25 AllReduce calls are recorded" "25" "$(dump tr4/*.ncs | grep -c '^CALL op=AllReduce ')"
+NCCLSCOPE_DIR="$T/tr12" LD_PRELOAD="$SHIM" ./earlymain >early.out 2>&1
+check_eq "shim_core: NCCL called from another library's constructor: forwarded" "early rc=0 version=22809" "$(cat early.out)"
+check "shim_core: ... and recorded as the process's first call" \
+  bash -c "'$NCS' dump tr12/*.ncs | grep -q '^CALL op=GetVersion thread=1 tcall=1 .* rc=0 '"
 NCCLSCOPE_DIR="$T/tr5" LD_PRELOAD="$SHIM" ./nonccl >non.out 2>&1
 check_eq "shim_core: no NCCL anywhere: ncclGetVersion returns ncclSystemError, no crash" "found=yes rc=2 v=-1" "$(cat non.out)"
 check_eq "shim_core: ... and records nothing (no file)" "" "$(ls -A tr5 2>/dev/null)"

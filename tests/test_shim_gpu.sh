@@ -159,3 +159,20 @@ check_eq "shim_gpu: ddp_job 4 ranks: the same comm_id on every rank" "1" \
   "$(for f in tr4/*.ncs; do "$NCS" dump "$f" | sed -n 's/^COMM comm=1 comm_id=\([0-9a-f]*\) .*/\1/p'; done | sort -u | wc -l)"
 check_eq "shim_gpu: ddp_job 4 ranks: identical collective sequence (op, seq, count) on every rank" "1" \
   "$(for f in tr4/*.ncs; do "$NCS" dump "$f" | awk '/^CALL / && / seq=[1-9]/ && !/op=(Send|Recv)/ {print $2, $6, $7}' | md5sum; done | sort -u | wc -l)"
+
+# ---- every operation of the NCCL double (coll_check: all collectives, PreMulSum, groups over
+# two streams, zero counts, CommSplit by parity, then with one rank out) on 4 ranks: output
+# identical; every split communicator has one comm_id shared by exactly its nranks ranks ----
+CC2=$BUILD/tests/coll_check
+if [ ! -x "$CC2" ]; then skip "shim_gpu: coll_check not built"; exit 0; fi
+bash "$ROOT/tests/jobs/launch.sh" 4 "$CC2" >cc-plain.out 2>&1; c0=$?
+NCCLSCOPE_DIR="$T/trc" LD_PRELOAD="$SHIM" bash "$ROOT/tests/jobs/launch.sh" 4 "$CC2" >cc-shim.out 2>&1; c1=$?
+check_eq "shim_gpu: coll_check 4 ranks: exit status unchanged" "$c0" "$c1"
+check "shim_gpu: coll_check 4 ranks: output identical with and without the shim" cmp cc-plain.out cc-shim.out
+for f in trc/*.ncs; do "$NCS" dump "$f" >"$f.d" 2>&1; done
+split=$(cat trc/*.d | sed -n 's/^COMM comm=[0-9]* comm_id=\([0-9a-f]*\) .* nranks=\([0-9]*\) .*init_op=CommSplit .*/\1 \2/p' | sort | uniq -c | awk '{print $3 "x" $1}' | sort | tr '\n' ' ')
+check_eq "shim_gpu: coll_check: 3 split communicators (2, 2 and 3 ranks), each comm_id on exactly its nranks ranks" "2x2 2x2 3x3 " "$split"
+check "shim_gpu: coll_check: split communicators' parent is the first communicator" \
+  bash -c "p=\$(sed -n 's/^COMM comm=1 comm_id=\([0-9a-f]*\) .*/\1/p' trc/*.d | head -1); grep -q \"init_op=CommSplit parent_id=\$p \" trc/*.d"
+check_eq "shim_gpu: coll_check: no GPU_TIME failed, no drop" "0 0" \
+  "$(cat trc/*.d | grep -c '^GPU_TIME .*flags=[1-9]') $(cat trc/*.d | grep '^== end' | grep -vc 'dropped 0')"
