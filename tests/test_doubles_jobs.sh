@@ -80,3 +80,11 @@ check_eq "lifecycle_job on 4 ranks" "0 lifecycle_job: 4 ranks: non-blocking init
   "$? $(cat "$T/life.out")"
 check "lifecycle_job ground truth: the last rank never called CommShrink" \
   sh -c "! grep -q CommShrink '$T/life/truth-rank3.json' && grep -q '\"CommShrink\": {\"calls\": 1' '$T/life/truth-rank0.json'"
+
+# ddp_job --measure: the job times its own communication calls with events
+mkdir -p "$T/meas"
+bash "$L" 2 "$J/ddp_job" --steps 2 --measure --lat-us 100 --bw-gbps 0.5 --truth "$T/meas" >/dev/null 2>&1
+m=$(sed -n 's/.*"measured": {"comm_ns": \([0-9]*\), "wall_ns": \([0-9]*\)}.*/\1 \2/p' "$T/meas/truth-rank1.json")
+model=$(sed -n 's/.*"comm_ns_per_step": \([0-9]*\).*/\1/p' "$T/meas/truth-rank1.json")
+check "ddp_job --measure: model x steps <= measured comm <= wall ($model x 2, $m)" \
+  awk -v m="$m" -v model="$model" 'BEGIN { split(m, a, " "); exit !(a[1] >= 2 * model * 0.999 && a[1] <= a[2]) }'

@@ -2,7 +2,7 @@
  *
  * Usage (one process per rank, e.g. tests/jobs/launch.sh 4 ddp_job ...):
  *   ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G]
- *           [--truth DIR] [--scale K]
+ *           [--truth DIR] [--scale K] [--measure]
  * Per step: a compute phase (cudaDoubleCompute, COMPUTE-US in total), gradient buckets
  * all-reduced (three fp32 sizes and one bf16), then an all-gather, a broadcast (root = step
  * mod n), a reduce-scatter and a send/recv ring inside ncclGroupStart/End. With --overlap the
@@ -10,7 +10,11 @@
  * communication stream as soon as its piece of compute is done (as DDP overlaps backward and
  * gradient reduction); without it everything runs in order on one stream. --lat-us/--bw-gbps
  * set the NCCL double's link model (NCCLDOUBLE_LAT_US / NCCLDOUBLE_BW_GBPS). --scale
- * multiplies every message size.
+ * multiplies every message size. --measure times each communication call with CUDA events on
+ * its stream (extra event records: off by default) and adds to the ground truth
+ * "measured": {"comm_ns": sum over all steps of the calls' GPU intervals (they are sequential
+ * on one stream, so the sum is their union), "wall_ns": host time from the start of step 0 to
+ * the end of the last step}.
  *
  * Every result is checked; a wrong value exits 1. Ground truth (env DDP_TRUTH_DIR or --truth):
  * DIR/truth-rank<R>.json with, per NCCL operation this rank called (names as in
@@ -44,12 +48,12 @@ static uint16_t to_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16
 static float from_bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 
 int main(int argc, char **argv) {
-  int steps = 5, overlap = 0, scale = 1;
+  int steps = 5, overlap = 0, scale = 1, measure = 0;
   double compute_us = 2000;
   const char *truth = getenv("DDP_TRUTH_DIR");
   static const struct option opts[] = {
     {"steps", 1, 0, 's'}, {"compute-us", 1, 0, 'c'}, {"overlap", 0, 0, 'o'}, {"lat-us", 1, 0, 'l'},
-    {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {0, 0, 0, 0}};
+    {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {"measure", 0, 0, 'm'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
@@ -60,7 +64,8 @@ int main(int argc, char **argv) {
     case 'b': setenv("NCCLDOUBLE_BW_GBPS", optarg, 1); break;
     case 't': truth = optarg; break;
     case 'k': scale = atoi(optarg); break;
-    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K]\n"); return 2;
+    case 'm': measure = 1; break;
+    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure]\n"); return 2;
     }
   }
   if (steps < 1 || scale < 1 || compute_us < 0) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
@@ -99,6 +104,12 @@ int main(int argc, char **argv) {
   for (int b = 0; b < NB; b++) CUCHK(cudaEventCreateWithFlags(&piece_done[b], cudaEventDisableTiming));
   const uint64_t piece_ns = (uint64_t)(compute_us * 1000.0) / NB, compute_ns = piece_ns * NB;
   const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  enum { NT = NB + 4 }; /* timed communication calls per step */
+  cudaEvent_t tb[NT], te[NT];
+  for (int k = 0; k < NT && measure; k++) { CUCHK(cudaEventCreate(&tb[k])); CUCHK(cudaEventCreate(&te[k])); }
+#define TIMED(k, stmt) do { if (measure) CUCHK(cudaEventRecord(tb[k], ms)); stmt; \
+                            if (measure) CUCHK(cudaEventRecord(te[k], ms)); } while (0)
+  uint64_t comm_measured_ns = 0, wall_t0 = job_now_ns();
 
   for (int step = 0; step < steps; step++) {
     /* gradients, as the backward pass would leave them */
@@ -123,18 +134,19 @@ int main(int argc, char **argv) {
       }
       tally(NCS_OP_AllReduce, bucket[b], btype[b]);
       model(NDBL_RULE_ALLREDUCE, bucket[b], btype[b], n);
-      NCCHK(ncclAllReduce(bbuf[b], bbuf[b], bucket[b], btype[b], ncclSum, comm, ms));
+      TIMED(b, NCCHK(ncclAllReduce(bbuf[b], bbuf[b], bucket[b], btype[b], ncclSum, comm, ms)));
     }
     tally(NCS_OP_AllGather, ag, ncclFloat32);
     model(NDBL_RULE_NTIMES, ag, ncclFloat32, n);
-    NCCHK(ncclAllGather(ag_s, ag_r, ag, ncclFloat32, comm, ms));
+    TIMED(NB, NCCHK(ncclAllGather(ag_s, ag_r, ag, ncclFloat32, comm, ms)));
     tally(NCS_OP_Broadcast, bc, ncclFloat32);
     model(NDBL_RULE_ONE, bc, ncclFloat32, n);
-    NCCHK(ncclBroadcast(bc_b, bc_b, bc, ncclFloat32, root, comm, ms));
+    TIMED(NB + 1, NCCHK(ncclBroadcast(bc_b, bc_b, bc, ncclFloat32, root, comm, ms)));
     tally(NCS_OP_ReduceScatter, rs, ncclFloat32);
     model(NDBL_RULE_NTIMES, rs, ncclFloat32, n);
-    NCCHK(ncclReduceScatter(rs_s, rs_r, rs, ncclFloat32, ncclSum, comm, ms));
+    TIMED(NB + 2, NCCHK(ncclReduceScatter(rs_s, rs_r, rs, ncclFloat32, ncclSum, comm, ms)));
     tally(NCS_OP_GroupStart, 0, ncclInt8);
+    if (measure) CUCHK(cudaEventRecord(tb[NB + 3], ms));
     NCCHK(ncclGroupStart());
     tally(NCS_OP_Send, ring, ncclFloat32);
     NCCHK(ncclSend(ring_s, ring, ncclFloat32, next, comm, ms));
@@ -143,8 +155,14 @@ int main(int argc, char **argv) {
     tally(NCS_OP_GroupEnd, 0, ncclInt8);
     model(NDBL_RULE_ONE, ring, ncclFloat32, n); /* a p2p group: max(sent, received) bytes */
     NCCHK(ncclGroupEnd());
+    if (measure) CUCHK(cudaEventRecord(te[NB + 3], ms));
     CUCHK(cudaStreamSynchronize(ms));
     if (overlap) CUCHK(cudaStreamSynchronize(cs));
+    for (int k = 0; k < NT && measure; k++) {
+      float t_ms = 0;
+      CUCHK(cudaEventElapsedTime(&t_ms, tb[k], te[k]));
+      comm_measured_ns += (uint64_t)((double)t_ms * 1e6);
+    }
     g_counting_model = 0;
 
     /* check everything */
@@ -168,6 +186,7 @@ int main(int argc, char **argv) {
     if (rank == 0) printf("step %d: %d ranks, results correct\n", step, n);
   }
 
+  uint64_t wall_ns = job_now_ns() - wall_t0;
   tally(NCS_OP_CommDestroy, 0, ncclInt8);
   NCCHK(ncclCommDestroy(comm));
   if (rank == 0) printf("ddp_job: %d steps on %d ranks%s, all results correct\n", steps, n, overlap ? " (overlapped)" : "");
@@ -181,6 +200,9 @@ int main(int argc, char **argv) {
             rank, n, steps, overlap ? "true" : "false", g_lat_us, g_bw_gbps);
     fprintf(f, " \"compute_ns_per_step\": %llu, \"comm_ns_per_step\": %llu,\n",
             (unsigned long long)compute_ns, (unsigned long long)g_comm_ns_step);
+    if (measure)
+      fprintf(f, " \"measured\": {\"comm_ns\": %llu, \"wall_ns\": %llu},\n",
+              (unsigned long long)comm_measured_ns, (unsigned long long)wall_ns);
     fprintf(f, " \"ops\": {");
     int first = 1;
     for (int op = 1; op < NCS_OP_LIMIT; op++) {
@@ -193,6 +215,7 @@ int main(int argc, char **argv) {
     JOBCHK(fclose(f) == 0, "cannot write %s", path);
   }
   for (int b = 0; b < NB; b++) { CUCHK(cudaFree(bbuf[b])); CUCHK(cudaEventDestroy(piece_done[b])); }
+  for (int k = 0; k < NT && measure; k++) { CUCHK(cudaEventDestroy(tb[k])); CUCHK(cudaEventDestroy(te[k])); }
   float *bufs[] = {ag_s, ag_r, bc_b, rs_s, rs_r, ring_s, ring_r};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) CUCHK(cudaFree(bufs[i]));
   CUCHK(cudaStreamDestroy(cs));
