@@ -102,3 +102,21 @@ if [ -f "$BUILD/libncclscope.so" ]; then
   out=$(env -u NCCLSCOPE_SHIM LD_PRELOAD= "$NCS" run -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
   check_eq "run: finds the shim next to the ncclscope binary" "$BUILD/libncclscope.so" "$out"
 else skip "run: shim next to the binary: $BUILD/libncclscope.so not built"; fi
+
+# damaged traces through the whole CLI (report with every analysis, dump): exit 1 or 2 with a
+# located message, never a crash (a signal gives an exit status >= 128)
+size=$(stat -c %s rank0.ncs); crashes=0; unlocated=0; tried=0
+for ((i = 1; i < size; i += 9)); do
+  head -c "$i" rank0.ncs >"$T/d.ncs"
+  cp rank0.ncs "$T/f.ncs"; printf '\x5a' | dd of="$T/f.ncs" bs=1 seek=$((i + 3)) conv=notrunc status=none
+  for f in "$T/d.ncs" "$T/f.ncs"; do
+    for cmd in "report --json" "report" "dump"; do
+      tried=$((tried + 1))
+      "$NCS" $cmd "$f" >/dev/null 2>"$T/d.err"; rc=$?
+      [ "$rc" -ge 3 ] && { crashes=$((crashes + 1)); echo "    $cmd $(basename "$f") ($i): exit $rc"; }
+      [ "$rc" -ne 0 ] && ! grep -q "offset [0-9]*:\|cannot open" "$T/d.err" && unlocated=$((unlocated + 1))
+    done
+  done
+done
+check_eq "$tried CLI runs on cut and flipped traces: no crash (exit >= 3)" 0 "$crashes"
+check_eq "cut and flipped traces: every non-zero exit names an offset" 0 "$unlocated"

@@ -318,7 +318,7 @@ static int write_fixtures(const char *dir) {
   tw_kv(&t, kv, 2);
   struct ncs_thread th = {1, 1, "th\x1b]0;pwn\x07"};
   tw_thread(&t, &th);
-  struct ncs_log_line ll = {1, "log \xff\x1b[31m</script>", 21};
+  struct ncs_log_line ll = {1, "log \xff\x1b[31m</script>", 19};
   tw_log_line(&t, &ll);
   struct ncs_call c = {.op = 200, .thread = 1, .tcall = 1, .datatype = 99, .root = -1};
   tw_call(&t, &c);
