@@ -3,7 +3,8 @@
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
  * tests and readers can find them): summary, time-per-op, busbw, comm-share, skew, stragglers,
- * findings, doctor (`ncclscope doctor`'s verdicts), transports, topology, ranks. Every string that came from a trace (host, command
+ * findings, doctor (`ncclscope doctor`'s verdicts: a second pass over the files, skipped with
+ * --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
  * Exit 0, 1 when some input was damaged or truncated (the page says which), 2 on bad usage or
  * when nothing could be read. */
@@ -353,14 +354,15 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
 int cmd_html(int argc, char **argv) {
   const char *out = NULL;
   char *paths[4096];
-  int np = 0;
+  int np = 0, doctor = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--no-doctor")) doctor = 0; /* skip the doctor's second pass */
     else if (argv[i][0] == '-' && argv[i][1]) { np = -1; break; }
     else if (np < 4096) paths[np++] = argv[i];
   }
   if (np <= 0 || !out) {
-    fprintf(stderr, "usage: ncclscope html PATH... -o report.html\n");
+    fprintf(stderr, "usage: ncclscope html [--no-doctor] PATH... -o report.html\n");
     return 2;
   }
   char **files;
@@ -382,7 +384,8 @@ int cmd_html(int argc, char **argv) {
   sec_skew(f, J);
   sec_stragglers(f, J);
   sec_findings(f, J);
-  sec_doctor(f, np, paths);
+  if (doctor) sec_doctor(f, np, paths);
+  else fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2><p class=\"note\">Not run (--no-doctor).</p></section>\n");
   sec_transports(f, J);
   sec_topology(f, J);
   sec_ranks(f, J);

@@ -3,8 +3,9 @@
 # For each rank count in SIZES (default "8 128 1024") it writes CALLS (default 100000)
 # collectives per rank with `ncclscope synth` into BENCH_DIR (default /tmp/ncs-bench-scale,
 # removed after each size), then times, side by side on the same files:
-#   html   — decoder/jobload.c: files decoded in parallel (one thread per CPU), clock
-#            alignment, per-op statistics and the cross-rank straggler analysis;
+#   html   — `ncclscope html --no-doctor`, i.e. decoder/jobload.c: files decoded in parallel
+#            (one thread per CPU), clock alignment, per-op statistics and the cross-rank
+#            straggler analysis (the doctor's own second pass is left out);
 #   html1  — the same with NCCLSCOPE_THREADS=1 (the parallel speed-up is html1 / html);
 #   report — `ncclscope report --json`: the report core reading files one after another,
 #            with every analysis (metrics, stragglers) attached.
@@ -32,8 +33,8 @@ for n in $SIZES; do
     --straggler 3:50:0.1 --chunk-calls 8192 >/dev/null
   gen=$(echo "$(date +%s.%N) - $t0" | bc)
   mb=$(du -sm "$DIR/t" | cut -f1)
-  /usr/bin/time -f '%e %M' -o "$DIR/h.time" "$NCS" html "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
-  NCCLSCOPE_THREADS=1 /usr/bin/time -f '%e %M' -o "$DIR/h1.time" "$NCS" html "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
+  /usr/bin/time -f '%e %M' -o "$DIR/h.time" "$NCS" html --no-doctor "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
+  NCCLSCOPE_THREADS=1 /usr/bin/time -f '%e %M' -o "$DIR/h1.time" "$NCS" html --no-doctor "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
   /usr/bin/time -f '%e %M' -o "$DIR/r.time" "$NCS" report --json "$DIR/t" >"$DIR/r.json" 2>/dev/null || true
   read -r hs hk <"$DIR/h.time"; read -r h1s h1k <"$DIR/h1.time"; read -r rs rk <"$DIR/r.time"
   total=$(( n * CALLS ))
@@ -47,6 +48,7 @@ done
 set -- $last
 if [ $# -eq 6 ]; then
   f=$(echo "16384 / $1" | bc -l)
+  [ "$(echo "$2 > 0" | bc)" = 1 ] || exit 0
   printf 'projection to 16384 ranks x %d calls (x%.0f the %d-rank run): trace %.0f GB; html %.0f s on %d CPUs; report %.0f s; memory: see BENCHMARKS.md\n' \
     "$CALLS" "$f" "$1" "$(echo "$6 * $f / 1024" | bc -l)" "$(echo "$2 * $f" | bc -l)" "$(nproc)" "$(echo "$4 * $f" | bc -l)"
 fi
