@@ -2,7 +2,7 @@
  * and reduces the data through the communicator's segment and applies the link model.
  *
  * Contract: nd_task_run() executes a task's collectives in order (each in chunks that fit
- * the staging slots: post, barrier, read, barrier), then progresses all its Send/Recv
+ * the staging slots: post, barrier, read; consecutive chunks alternate slot sets), then progresses all its Send/Recv
  * together until done, so send/recv pairs grouped in one task never deadlock. Each
  * collective lasts at least its modelled time from the moment all ranks arrived; the
  * point-to-point part lasts lat + max(bytes sent, bytes received)/bw. After an abort or a
@@ -72,6 +72,7 @@ static int run_coll(const struct nd_op *op, uint64_t *t_all_arrived) {
   int first = 1;
   for (size_t off = 0; off < op->count; off += chunk) {
     size_t m = op->count - off < chunk ? op->count - off : chunk, bytes = m * sz;
+    c->parity = (int)(c->chunk_seq++ & 1);
     unsigned char *mine = nd_slot(c, me);
     /* post */
     switch (op->kind) {
@@ -125,7 +126,6 @@ static int run_coll(const struct nd_op *op, uint64_t *t_all_arrived) {
       break;
     default: break;
     }
-    if (nd_barrier_wait(c, &c->seg->dev_bar) != 0) return -1;
   }
   return 0;
 }

@@ -3,7 +3,9 @@
  * operation descriptors executed on the CUDA double's stream workers, and reductions.
  *
  * Contract: one segment per communicator, named by the unique id (or derived from the parent
- * for split/shrink); layout: header, per-rank info, per-rank staging slots (collectives),
+ * for split/shrink); layout: header, per-rank info, two staging slots per rank (collectives
+ * alternate between them chunk by chunk, so one barrier per chunk suffices: a slot is
+ * rewritten only after everyone passed the next chunk's barrier, i.e. finished reading it),
  * then one single-producer/single-consumer byte ring per ordered pair of ranks (Send/Recv).
  * Every rank executes the same sequence of collectives per communicator, so the device
  * barrier (dev_bar) stays in step; host-side exchanges (split) use their own barrier. */
@@ -64,6 +66,8 @@ struct ncclComm {
   _Atomic uint64_t enq, done; /* tasks enqueued / retired, for finalize and destroy */
   _Atomic int connected;      /* the connection log was printed */
   uint64_t opcount;
+  uint64_t chunk_seq; /* collective chunks run so far (worker side, under exec_mu) */
+  int parity;         /* which of the two staging slot sets the current chunk uses */
   int split_seq, shrink_seq;
   pthread_mutex_t exec_mu; /* one task at a time uses this rank's slots and barrier */
   pthread_mutex_t host_mu;

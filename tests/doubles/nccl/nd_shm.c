@@ -85,7 +85,7 @@ int nd_barrier_wait(struct ncclComm *c, struct nd_barrier *b) {
 }
 
 unsigned char *nd_slot(struct ncclComm *c, int rank) {
-  return (unsigned char *)c->seg + c->seg->slots_off + (size_t)rank * c->seg->slot_bytes;
+  return (unsigned char *)c->seg + c->seg->slots_off + ((size_t)rank * 2 + (size_t)c->parity) * c->seg->slot_bytes;
 }
 
 struct nd_chan *nd_chan_at(struct ncclComm *c, int src, int dst) {
@@ -116,7 +116,7 @@ static void layout(int n, uint64_t *slot, uint64_t *chan, uint64_t *slots_off,
   if (cb < (16u << 10)) cb = 16u << 10;
   *chan = round_up(cb, 4096);
   *slots_off = round_up(sizeof(struct nd_seg) + (size_t)n * sizeof(struct nd_rank_info), 4096);
-  *chans_off = *slots_off + (uint64_t)n * *slot;
+  *chans_off = *slots_off + (uint64_t)n * 2 * *slot;
   *size = *chans_off + (uint64_t)n * n * (sizeof(struct nd_chan) + *chan);
 }
 
