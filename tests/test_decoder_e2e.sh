@@ -46,30 +46,39 @@ viol=$(jq -r '[.ranks[] | .ops | to_entries[] | select(.value.timed_calls != nul
   | "\($op)"] | length' "$T/counts.json")
 check_eq "e2e: every op's busbw = S x nccl-tests factor / time, all calls timed" 0 "$viol"
 
-# 3. communication time against the job's model: compute 30 ms, comm ~27 ms per step (no overlap)
-if run_job ratio --steps 5 --compute-us 30000 --lat-us 3000 --bw-gbps 0.5; then
-  "$NCS" report --json "$T/ratio/tr" >"$T/ratio.json" 2>/dev/null
-  worst=0; line=""; below=0
+# 3. communication time against the job's model: compute 30 ms, comm ~25.5 ms per step, in
+# order on one stream, then overlapped (DDP-style buckets on a communication stream)
+for mode in serial overlap; do
+  extra=; [ $mode = overlap ] && extra=--overlap
+  if ! run_job ratio-$mode --steps 5 --compute-us 30000 --lat-us 3000 --bw-gbps 0.5 $extra; then
+    fail "e2e: ddp_job ($mode ratio run) failed"; sed 's/^/    /' "$T/ratio-$mode/err" | head; continue
+  fi
+  "$NCS" report --json "$T/ratio-$mode/tr" >"$T/ratio.json" 2>/dev/null
+  worst=0; line=""; below=0; over=0
   for r in 0 1 2 3; do
-    truth_comm=$(jq '.comm_ns_per_step * .steps / 1e9' "$T/ratio/truth/truth-rank$r.json")
+    truth_comm=$(jq '.comm_ns_per_step * .steps / 1e9' "$T/ratio-$mode/truth/truth-rank$r.json")
     read -r wall comm steps < <(jq -r --argjson r "$r" '.ranks[] | select(.rank == $r) | "\(.wall_s) \(.comm_s) \(.steps.count)"' "$T/ratio.json")
     err=$(awk -v c="$comm" -v t="$truth_comm" -v w="$wall" 'BEGIN { e = (c - t) / w; if (e < 0) e = -e; printf "%.4f", e }')
     line="$line rank$r: comm $comm s vs model $truth_comm s, error $(awk -v e="$err" 'BEGIN{printf "%.1f", e*100}')% of $wall s;"
     worst=$(awk -v a="$worst" -v b="$err" 'BEGIN { print (b > a) ? b : a }')
     awk -v c="$comm" -v t="$truth_comm" 'BEGIN { exit !(c < 0.99 * t) }' && below=1
-    [ "$steps" = 5 ] || fail "e2e: rank $r: $steps steps found, expected 5"
+    awk -v c="$comm" -v w="$wall" 'BEGIN { exit !(c > w) }' && over=1
+    [ "$steps" = 5 ] || fail "e2e ($mode): rank $r: $steps steps found, expected 5"
   done
-  echo "    $line"
-  # Each operation on the double lasts at least its modelled time (nccl_double.h), and without
-  # overlap the operations do not overlap: comm can only exceed the model, by the time a rank
-  # waits for later peers (its GPU interval includes it, as on real GPUs) plus the double's
-  # own overhead. Goal 2% of wall; measured 5-10% on 2 shared cores, 17% under a load average
-  # of 8 (BENCHMARKS.md), so the check holds comm >= model and the excess under 35% of wall:
-  # it catches host timing (comm far below) and double counting (far above), not the goal.
-  check_eq "e2e: communication time never below the job's modelled time" 0 "$below"
+  echo "    $mode:$line"
+  # Each operation on the double lasts at least its modelled time (nccl_double.h), and one
+  # rank's operations do not overlap each other: comm can only exceed the model, by the time
+  # a rank waits for later peers (its GPU interval includes it, as on real GPUs) plus the
+  # double's own overhead. Goal 2% of wall; measured 5-10% on 2 shared cores, 17% under a load
+  # average of 8 (BENCHMARKS.md), so the check holds comm >= model and the excess under 35% of
+  # wall: it catches host timing (far below) and double counting (far above), not the goal.
+  # Overlapped, an all-reduce on the communication stream also waits for the peers' compute
+  # piece it depends on, so its interval can cover much of the compute: only the lower bound
+  # and comm <= wall hold there.
+  check_eq "e2e ($mode): communication time never below the job's modelled time" 0 "$below"
+  check_eq "e2e ($mode): communication time never above the window" 0 "$over"
+  [ $mode = overlap ] && { echo "    overlap: worst excess $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')% of wall (no bound: see above)"; continue; }
   if awk -v w="$worst" 'BEGIN { exit !(w <= 0.35) }'; then
-    pass "e2e: communication time within 35% of wall of the job's model on every rank (worst $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')%; goal 2%)"
-  else fail "e2e: communication time off the model by $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')% of wall"; fi
-else
-  fail "e2e: ddp_job (ratio run) failed"; sed 's/^/    /' "$T/ratio/err" | head
-fi
+    pass "e2e ($mode): communication time within 35% of wall of the job's model on every rank (worst $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')%; goal 2%)"
+  else fail "e2e ($mode): communication time off the model by $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')% of wall"; fi
+done
