@@ -62,23 +62,24 @@ for mode in serial overlap; do
     line="$line rank$r: comm $comm s vs model $truth_comm s, error $(awk -v e="$err" 'BEGIN{printf "%.1f", e*100}')% of $wall s;"
     worst=$(awk -v a="$worst" -v b="$err" 'BEGIN { print (b > a) ? b : a }')
     awk -v c="$comm" -v t="$truth_comm" 'BEGIN { exit !(c < 0.99 * t) }' && below=1
-    awk -v c="$comm" -v w="$wall" 'BEGIN { exit !(c > w) }' && over=1
+    compute=$(jq '.compute_ns_per_step * .steps / 1e9' "$T/ratio-$mode/truth/truth-rank$r.json")
+    # serial: compute and communication take turns on one stream, so comm <= wall - compute
+    if [ $mode = serial ]; then lim=$(awk -v w="$wall" -v k="$compute" 'BEGIN { print w - 0.99 * k }'); else lim=$wall; fi
+    awk -v c="$comm" -v l="$lim" 'BEGIN { exit !(c > l) }' && over=1
     [ "$steps" = 5 ] || fail "e2e ($mode): rank $r: $steps steps found, expected 5"
   done
   echo "    $mode:$line"
-  # Each operation on the double lasts at least its modelled time (nccl_double.h), and one
-  # rank's operations do not overlap each other: comm can only exceed the model, by the time
-  # a rank waits for later peers (its GPU interval includes it, as on real GPUs) plus the
-  # double's own overhead. Goal 2% of wall; measured 5-10% on 2 shared cores, 17% under a load
-  # average of 8 (BENCHMARKS.md), so the check holds comm >= model and the excess under 35% of
-  # wall: it catches host timing (far below) and double counting (far above), not the goal.
-  # Overlapped, an all-reduce on the communication stream also waits for the peers' compute
-  # piece it depends on, so its interval can cover much of the compute: only the lower bound
-  # and comm <= wall hold there.
+  # Each operation on the double lasts at least its modelled time (nccl_double.h) and one
+  # rank's operations do not overlap each other, so comm >= model. Serially, the compute
+  # (at least its modelled time) and the operations take turns on one stream, so
+  # comm <= wall - compute; overlapped, only comm <= wall. Both bounds hold whatever the
+  # machine's load. The distance to the model (printed above; goal 2% of wall) is not bounded
+  # here: it is the time ranks wait for later peers, which the model leaves out and which
+  # grows with the load of the 2 shared cores (5-15% serial, BENCHMARKS.md "Decoder").
   check_eq "e2e ($mode): communication time never below the job's modelled time" 0 "$below"
-  check_eq "e2e ($mode): communication time never above the window" 0 "$over"
-  [ $mode = overlap ] && { echo "    overlap: worst excess $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')% of wall (no bound: see above)"; continue; }
-  if awk -v w="$worst" 'BEGIN { exit !(w <= 0.35) }'; then
-    pass "e2e ($mode): communication time within 35% of wall of the job's model on every rank (worst $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')%; goal 2%)"
-  else fail "e2e ($mode): communication time off the model by $(awk -v e="$worst" 'BEGIN{printf "%.1f", e*100}')% of wall"; fi
+  if [ $mode = serial ]; then
+    check_eq "e2e ($mode): communication time never above the window minus the modelled compute" 0 "$over"
+  else
+    check_eq "e2e ($mode): communication time never above the window" 0 "$over"
+  fi
 done
