@@ -39,7 +39,8 @@ struct ncs_rank_info {
 };
 struct ncs_job {
   int n;                           /* files */
-  const struct ncs_rank_info *rank;/* [n], in file order (filled by finish time) */
+  const struct ncs_rank_info *rank;/* [n], in file order: path set from create on (an analysis
+                                      may read a file itself); the rest filled by finish time */
   const int *order;                /* [n] file indices sorted by (rank, host, pid) */
   const char *const *options;      /* report's NULL-terminated "--name=value" analysis options */
 };

@@ -360,7 +360,7 @@ int cmd_report(int argc, char **argv) {
     } else paths[npaths++] = argv[i];
   }
   for (int i = 0; i < nopt; i++) {
-    static const char *known[] = {"--skip-warmup=", "--step-op=", "--no-steps="};
+    static const char *known[] = {"--skip-warmup=", "--step-op="};
     int ok = 0;
     for (size_t k = 0; k < sizeof known / sizeof *known; k++)
       if (strncmp(opts[i], known[k], strlen(known[k])) == 0) ok = 1;
