@@ -163,6 +163,15 @@ int main(void) {
   NCCHK(ncclGroupSimulateEnd(&si));
   CUCHK(cudaStreamSynchronize(s));
   CHECK(out[0] == 0 && si.estimatedTime >= 0, "ncclGroupSimulateEnd launches nothing and estimates a time");
+  /* an invalid call inside a group fails the group: ncclGroupEnd returns it, nothing runs */
+  out[0] = 0;
+  NCCHK(ncclGroupStart());
+  NCCHK(ncclAllReduce(buf, out, 4, ncclFloat32, ncclSum, c1, s));
+  ncclResult_t inner = ncclBroadcast(buf, out, 4, ncclFloat32, 5, c1, s);
+  ncclResult_t end = ncclGroupEnd();
+  CUCHK(cudaStreamSynchronize(s));
+  CHECK(inner == ncclInvalidArgument && end == ncclInvalidArgument && out[0] == 0,
+        "an invalid call in a group: ncclGroupEnd returns its error and launches nothing");
   NCCHK(ncclCommFinalize(c1));
   NCCHK(ncclCommDestroy(c1));
 

@@ -544,9 +544,9 @@ static void stream_join(cudaStream_t to, cudaStream_t from) {
   cudaEventDestroy(ev);
 }
 
-static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size_t count,
-                           ncclDataType_t dt, int redop, int root, ncclComm_t comm,
-                           cudaStream_t stream) {
+/* NCCL's argument checks for an operation; ncclSuccess when it may be enqueued. */
+static ncclResult_t check_op(enum nd_kind kind, const void *sbuf, void *rbuf, size_t count,
+                             ncclDataType_t dt, int redop, int root, ncclComm_t comm) {
   int rr = ready(comm);
   if (rr != ncclSuccess) return rr;
   if (atomic_load(&comm->revoked) || atomic_load(&comm->aborted)) return ncclInvalidUsage;
@@ -572,6 +572,19 @@ static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size
       return ncclInvalidArgument;
     }
   }
+  return ncclSuccess;
+}
+
+static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size_t count,
+                           ncclDataType_t dt, int redop, int root, ncclComm_t comm,
+                           cudaStream_t stream) {
+  ncclResult_t rc = check_op(kind, sbuf, rbuf, count, dt, redop, root, comm);
+  if (rc != ncclSuccess) {
+    /* as NCCL: an error inside a group also fails the group's ncclGroupEnd, which drops it */
+    if (t_group_depth > 0 && t_group_err == ncclSuccess) t_group_err = rc;
+    return rc;
+  }
+  int reduces = kind == ND_ALLREDUCE || kind == ND_REDUCE || kind == ND_REDUCESCATTER;
   comm->opcount++;
   ncclD_info(NCCLD_COLL, comm->dev,
              "%s: opCount %lx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p",
