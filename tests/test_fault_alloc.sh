@@ -10,8 +10,8 @@ source "$ROOT/tests/faults/common.sh"
 need_plain_malloc "fault alloc"; need_shim "fault alloc"; need_decoder "fault alloc"; need_double "fault alloc"
 fault_build || { fail "fault alloc: test programs build"; exit 0; }
 
-ITERS=30
-run_job "$T/base" -- "$FJOB" $ITERS sleep=2000
+JOBARGS="30 sleep=2000"
+run_job "$T/base" -- "$FJOB" $JOBARGS
 [ "$(cat "$T/base.rc")" = 0 ] || { fail "fault alloc: baseline job fails: $(head -3 "$T/base.out")"; exit 0; }
 
 # run_fault NAME ENV...: one job with the fault library and the shim; checks and counts.
@@ -20,7 +20,7 @@ run_fault() {
   local name=$1; shift
   local d=$T/run; rm -rf "$d" "$T/stats"; mkdir -p "$d"
   run_job "$T/f" NCCLSCOPE_DIR="$d/traces" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$T/stats" \
-    LD_PRELOAD="$FAULTLIB $SHIM" "$@" -- "$FJOB" $ITERS sleep=2000
+    LD_PRELOAD="$FAULTLIB $SHIM" "$@" -- "$FJOB" $JOBARGS
   runs=$((runs + 1))
   local inj=0
   [ -f "$T/stats" ] && inj=$(od -An -t u8 -j 8 -N 8 "$T/stats" | tr -d ' ')
@@ -45,7 +45,7 @@ run_fault() {
 # Counting run: how many eligible I/O calls the shim makes.
 rm -f "$T/stats"
 run_job "$T/count" NCCLSCOPE_DIR="$T/count-traces" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$T/stats" \
-  NCS_FAULT_FN=alloc NCS_FAULT_N=0 LD_PRELOAD="$FAULTLIB $SHIM" -- "$FJOB" $ITERS sleep=2000
+  NCS_FAULT_FN=alloc NCS_FAULT_N=0 LD_PRELOAD="$FAULTLIB $SHIM" -- "$FJOB" $JOBARGS
 K=$(od -An -t u8 -N 8 "$T/stats" 2>/dev/null | tr -d ' ')
 K=${K:-0}
 if [ "$K" -lt 1 ]; then
@@ -62,5 +62,22 @@ for n in $(seq 1 "$K"); do
   run_fault "alloc $n" NCS_FAULT_FN=alloc NCS_FAULT_N=$n
   run_fault "allocs $n.." NCS_FAULT_FN=alloc NCS_FAULT_N=$n NCS_FAULT_PERSIST=1
 done
+# The same with 8 threads calling NCCL: their per-thread buffers are allocated on the job's
+# threads, from inside the shim.
+JOBARGS="2 threads=8,2000"
+run_job "$T/base" -- "$FJOB" $JOBARGS
+rm -f "$T/stats"
+run_job "$T/count" NCCLSCOPE_DIR="$T/count-traces2" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$T/stats" \
+  NCS_FAULT_FN=alloc NCS_FAULT_N=0 LD_PRELOAD="$FAULTLIB $SHIM" -- "$FJOB" $JOBARGS
+K2=$(od -An -t u8 -N 8 "$T/stats" 2>/dev/null | tr -d ' ')
+K2=${K2:-0}
+[ "$K2" -gt "$K" ] && pass "fault alloc: threaded job: $K2 allocations from the shim" \
+  || fail "fault alloc: threaded job makes no more shim allocations ($K2) than the single-threaded one ($K)"
+[ "$K2" -gt "$MAXN" ] && K2=$MAXN
+for n in $(seq 1 "$K2"); do
+  run_fault "threads alloc $n" NCS_FAULT_FN=alloc NCS_FAULT_N=$n
+  run_fault "threads allocs $n.." NCS_FAULT_FN=alloc NCS_FAULT_N=$n NCS_FAULT_PERSIST=1
+done
+K="$K+$K2"
 echo "# figures: alloc fault runs=$runs injections=$injected jobs_changed=$changed traces_unreadable=$unreadable traces_with_drops=$dropped_seen eligible_calls=$K"
 [ $injected -gt 0 ] && pass "fault alloc: $injected failures injected over $runs runs" || fail "fault alloc: nothing was injected"
