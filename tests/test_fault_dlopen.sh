@@ -30,6 +30,12 @@ else
   fail "dlopen ext RTLD_LOCAL: no readable trace (${STATS:-no file})"
 fi
 
+# 1b. The NCCL double itself dlopen'ed RTLD_LOCAL and called through dlsym handles: those calls
+# bypass any interposer by design; the job must simply behave the same.
+run_job "$T/dlsym.0" NCS_X=1 -- "$DJ" nccl "$NCCL_DOUBLE"
+run_job "$T/dlsym.1" NCCLSCOPE_DIR="$T/dlsym" LD_PRELOAD="$SHIM" -- "$DJ" nccl "$NCCL_DOUBLE"
+same dlsym
+
 # 2. The shim preloaded twice: the same path, then two copies under different names.
 cp "$SHIM" "$T/libncclscope-copy.so"
 run_job "$T/twice.0" NCS_X=1 -- "$FJOB" 4
