@@ -106,7 +106,7 @@ else skip "run: shim next to the binary: $BUILD/libncclscope.so not built"; fi
 # damaged traces through the whole CLI (report with every analysis, dump): exit 1 or 2 with a
 # located message, never a crash (a signal gives an exit status >= 128)
 size=$(stat -c %s rank0.ncs); crashes=0; unlocated=0; tried=0
-for ((i = 1; i < size; i += 9)); do
+for ((i = 1; i < size; i += 17)); do
   head -c "$i" rank0.ncs >"$T/d.ncs"
   cp rank0.ncs "$T/f.ncs"; printf '\x5a' | dd of="$T/f.ncs" bs=1 seek=$((i + 3)) conv=notrunc status=none
   for f in "$T/d.ncs" "$T/f.ncs"; do

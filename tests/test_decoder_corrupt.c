@@ -239,7 +239,7 @@ int main(void) {
     tw_close(&t, 0);
   }
   uint8_t *mut = malloc(rawn + 64);
-  for (int it = 0; it < 4000; it++) {
+  for (int it = 0; it < 1500; it++) {
     memcpy(mut, raw, rawn);
     size_t mn = rawn;
     int edits = 1 + (int)((seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 61);
@@ -263,7 +263,7 @@ int main(void) {
     if (rc == 1 && !names(&st, 64)) wrong++;
     crashes_avoided++;
   }
-  CHECK(wrong == 0 && crashes_avoided == 4000, "4000 random record mutations behind valid checksums: rc 0 or 1 with a located message (%d wrong)", wrong);
+  CHECK(wrong == 0 && crashes_avoided == 1500, "1500 random record mutations behind valid checksums: rc 0 or 1 with a located message (%d wrong)", wrong);
   free(mut); free(raw); free(b); free(orig);
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
