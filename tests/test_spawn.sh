@@ -85,5 +85,7 @@ done
 check_eq "spawn daemon: parent output unchanged" "$(cat "$T/d0.out") $(cat "$T/d0.rc")" "$(cat "$T/d1.out") $(cat "$T/d1.rc")"
 [ "$(cut -d' ' -f3 "$T/marker1" 2>/dev/null)" = 0 ] && pass "spawn daemon: grandchild's NCCL calls succeed" \
   || fail "spawn daemon: grandchild marker: $(cat "$T/marker1" 2>/dev/null)"
-sleep 0.2
+# the grandchild writes the marker before it exits: wait until it is gone (its final flush)
+gpid=$(cut -d' ' -f2 "$T/marker1" 2>/dev/null)
+for _ in $(seq 1 100); do [ -n "$gpid" ] && kill -0 "$gpid" 2>/dev/null || break; sleep 0.05; done
 expect_traces daemon 2
