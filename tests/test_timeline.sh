@@ -56,3 +56,16 @@ if command -v script >/dev/null 2>&1; then
 else
   skip "progress: no 'script' command to make a terminal"
 fi
+
+# Every golden corrupt trace (tests/corrupt-golden/): timeline, html and compare exit 0, 1 or 2
+# (a clear error), never crash.
+crashed=""
+for f in "$ROOT"/tests/corrupt-golden/*.ncs; do
+  for c in timeline html; do
+    timeout 20 "$NCS" $c "$f" -o "$T/cg.out" >/dev/null 2>&1; rc=$?
+    [ $rc -le 2 ] || crashed="$crashed $c:$(basename "$f"):$rc"
+  done
+  timeout 20 "$NCS" compare "$f" "$f" >/dev/null 2>&1; rc=$?
+  [ $rc -le 2 ] || crashed="$crashed compare:$(basename "$f"):$rc"
+done
+check_eq "whole-job commands on every golden corrupt trace: no crash" "" "$crashed"
