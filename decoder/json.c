@@ -120,7 +120,7 @@ void ncs_json_num(struct ncs_json *j, const char *key, double v) {
   if (!member(j, key)) return;
   if (!isfinite(v)) fputs("null", j->f);
   else if (v == floor(v) && fabs(v) < 1e15) fprintf(j->f, "%.1f", v);
-  else fprintf(j->f, "%.9g", v);
+  else fprintf(j->f, "%.12g", v);
 }
 void ncs_json_bool(struct ncs_json *j, const char *key, int v) {
   if (member(j, key)) fputs(v ? "true" : "false", j->f);

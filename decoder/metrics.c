@@ -556,6 +556,20 @@ static unsigned top_op(const struct rank_m *r) {
   return best;
 }
 
+/* The verdict's evidence, one sentence (empty when there is nothing to say). */
+static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, char *buf, size_t n) {
+  buf[0] = 0;
+  unsigned op = top_op(r);
+  if (!op || x->wall_s <= 0) return;
+  const struct mstat *t = &r->op[op];
+  const char *name = ncs_op_name(op);
+  int k = snprintf(buf, n, "%.1f%% of the window in communication (%s timing), %s %.1f%% of it",
+                   100 * x->comm_s / x->wall_s, x->timing, name ? name : "?",
+                   x->comm_s > 0 ? 100 * (t->time_ns / 1e9) / x->comm_s : 0);
+  if (k > 0 && (size_t)k < n && ncs_op_bw(op) != NCS_BW_NONE)
+    snprintf(buf + k, n - (size_t)k, " at %.2f GB/s busbw", gbps(t->busS_f, t->time_ns));
+}
+
 static void m_rank_json(void *state, struct ncs_json *j, int file) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
@@ -571,6 +585,9 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_uint(j, "timed_host", r->timed_host);
   ncs_json_uint(j, "captured", r->captured);
   ncs_json_str(j, "verdict", verdict(&x));
+  char ev[256];
+  evidence(r, &x, ev, sizeof ev);
+  ncs_json_str(j, "evidence", ev);
   ncs_json_obj_begin(j, "steps");
   ncs_json_uint(j, "count", x.steps);
   ncs_json_str(j, "boundary_op", r->have_steps ? ncs_op_name(r->step_op) : NULL);
@@ -608,7 +625,6 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
   int any = 0;
-  (void)0;
   for (int i = 0; i < m->n; i++) any |= m->rank[i].have_window;
   if (!any) return;
   fprintf(out, "\nCommunication time (docs/METRICS.md; comm = union of operation intervals)\n");
@@ -624,15 +640,9 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     if (job->rank[i].rank >= 0) snprintf(rk, sizeof rk, "%d", job->rank[i].rank); else snprintf(rk, sizeof rk, "?");
     fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12.3f %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
             100 * x.comm_s / x.wall_s, x.compute_to_comm, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x));
-    unsigned op = top_op(r);
-    if (op) {
-      const struct mstat *t = &r->op[op];
-      const char *name = ncs_op_name(op);
-      fprintf(out, ": %.1f%% of the window in communication, %s %.1f%% of it", 100 * x.comm_s / x.wall_s,
-              name ? name : "?", x.comm_s > 0 ? 100 * (t->time_ns / 1e9) / x.comm_s : 0);
-      if (ncs_op_bw(op) != NCS_BW_NONE) fprintf(out, " at %.2f GB/s busbw", gbps(t->busS_f, t->time_ns));
-    }
-    fprintf(out, "\n");
+    char ev[256];
+    evidence(r, &x, ev, sizeof ev);
+    fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
   int shown = 0;
   for (int k = 0; k < m->n && shown < 4; k++) {
