@@ -45,14 +45,14 @@ static int rehash(struct ncs_tmodel *m, size_t ncap) {
   return 0;
 }
 static int add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c) {
-  if ((m->nconns + 1) * 2 > m->hcap && rehash(m, m->hcap ? m->hcap * 2 : 256) != 0) return -1;
+  if ((m->nconns + 1) * 2 > m->hcap && rehash(m, m->hcap ? m->hcap * 2 : 32) != 0) return -1;
   size_t s = (size_t)conn_hash(c) & (m->hcap - 1);
   while (m->hash[s]) {
     if (conn_eq(&m->conns[m->hash[s] - 1], c)) return 0;
     s = (s + 1) & (m->hcap - 1);
   }
   if (m->nconns == m->cap) {
-    size_t nc = m->cap ? m->cap * 2 : 64;
+    size_t nc = m->cap ? m->cap * 2 : 8;
     struct ncs_tconn *n = realloc(m->conns, nc * sizeof *n);
     if (!n) return -1;
     m->conns = n;

@@ -3,7 +3,7 @@
  *
  * Contract: feed lines (from log files or from NCCL_LOG trace records) one at a time with
  * ncs_tmodel_line(); the model dedupes connections (the same connection printed twice counts
- * once) and keeps bounded lists elsewhere (warnings are counted beyond the first 32). Memory
+ * once) and keeps bounded lists elsewhere (warnings are counted beyond the first 8, versions kept for 16 processes). Memory
  * grows only with distinct connections. Output: JSON members into an open object, or a text
  * summary with a rank x rank transport matrix. Ownership: the model owns its arrays; call
  * ncs_tmodel_free(). */
@@ -24,8 +24,8 @@ struct ncs_tconn {
 struct ncs_tver { char text[32]; int code; char host[64]; long pid; };
 struct ncs_tinit { struct ncs_nl_init in; char host[64]; long pid; };
 
-#define NCS_TM_MAX_VERS 64
-#define NCS_TM_MAX_WARN 32
+#define NCS_TM_MAX_VERS 16
+#define NCS_TM_MAX_WARN 8
 #define NCS_TM_MAX_NETS 8
 struct ncs_tmodel {
   struct ncs_tconn *conns; size_t nconns, cap;
