@@ -72,6 +72,73 @@ for v in shim-cs0 shim-cs8 shim-host; do
   printf '%-10s %14d %12d %12d %14.2f\n' "$v" "$calls" "$dropped" "$bytes" "$(awk -v b="$bytes" -v c="$calls" 'BEGIN{print c ? b/c : 0}')"
 done
 
+# the shim's own hot path, without the double: a stub libnccl whose AllReduce returns at once
+# (weak ncclAllReduce, strong pncclAllReduce, like NCCL), 2 M calls, plain / cs0 / cs8 interleaved
+echo
+cat >"$W/stub.c" <<'C'
+#include "ncclscope/nccl_abi.h"
+struct ncclComm { int x; };
+static struct ncclComm the_comm;
+ncclResult_t pncclGetUniqueId(ncclUniqueId *id) { id->internal[0] = 1; return ncclSuccess; }
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) __attribute__((weak, alias("pncclGetUniqueId")));
+ncclResult_t pncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) { *c = &the_comm; return ncclSuccess; }
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) __attribute__((weak, alias("pncclCommInitRank")));
+ncclResult_t pncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) { return ncclSuccess; }
+ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) __attribute__((weak, alias("pncclAllReduce")));
+C
+cat >"$W/loop.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "ncclscope/nccl_abi.h"
+ncclResult_t ncclGetUniqueId(ncclUniqueId *);
+ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+int main(int argc, char **argv) {
+  long n = atol(argv[1]);
+  ncclUniqueId id; ncclComm_t c; float a[8] = {0}, b[8];
+  ncclGetUniqueId(&id); ncclCommInitRank(&c, 1, id, 0);
+  struct timespec t0, t1, c0, c1, p0, p1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p0);
+  for (long i = 0; i < n; i++) ncclAllReduce(a, b, 8, ncclFloat32, ncclSum, c, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+#define NS(a, b) (((b).tv_sec - (a).tv_sec) * 1e9 + ((b).tv_nsec - (a).tv_nsec))
+  printf("ns_per_call=%.1f cpu_ns_per_call=%.1f proc_cpu_ns_per_call=%.1f\n", NS(t0, t1) / n,
+         NS(c0, c1) / n, NS(p0, p1) / n);
+  return 0;
+}
+C
+if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/libnccl.so.2" "$W/stub.c" &&
+   cc -O2 -I"$ROOT/include" -o "$W/loop" "$W/loop.c" -L"$W" -l:libnccl.so.2 -Wl,-rpath,"$W"; then
+  SN=${BENCH_STUB_ITERS:-2000000}
+  stub() { # VARIANT ENV...: one run, appends "wall cpu proc" (ns per call) to $W/VARIANT.st
+    local v=$1; shift
+    env "$@" "$W/loop" "$SN" |
+      sed -n 's/ns_per_call=\([0-9.]*\) cpu_ns_per_call=\([0-9.]*\) proc_cpu_ns_per_call=\([0-9.]*\)/\1 \2 \3/p' >>"$W/$v.st"
+  }
+  for ((r = 1; r <= ROUNDS; r++)); do
+    stub stub-plain NCS_X=1
+    stub stub-cs0 NCCLSCOPE_DIR="$W/tr-stub" NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$SHIM"
+    stub stub-cs8 NCCLSCOPE_DIR="$W/tr-stub" NCCLSCOPE_CALLSITE_DEPTH=8 LD_PRELOAD="$SHIM"
+  done
+  col() { awk -v k="$1" '{print $k}' "$2" | median; }
+  echo "stub NCCL (the shim's own cost, no double), $SN calls, $ROUNDS interleaved rounds, medians."
+  echo "ns per call: wall; CPU of the calling thread; CPU of the whole process (writer included):"
+  printf '  %-10s %9s %9s %9s %16s %16s\n' variant wall cpu proc "added wall" "added cpu"
+  sbw=$(col 1 "$W/stub-plain.st"); sbc=$(col 2 "$W/stub-plain.st")
+  for v in stub-plain stub-cs0 stub-cs8; do
+    w=$(col 1 "$W/$v.st"); c=$(col 2 "$W/$v.st")
+    printf '  %-10s %9.1f %9.1f %9.1f %16.1f %16.1f\n' "$v" "$w" "$c" "$(col 3 "$W/$v.st")" \
+      "$(awk -v a="$w" -v b="$sbw" 'BEGIN{print a-b}')" "$(awk -v a="$c" -v b="$sbc" 'BEGIN{print a-b}')"
+  done
+else
+  echo "stub NCCL loop: could not build"
+fi
+
 # ltrace, the generic tool, on the same loop
 echo
 if command -v ltrace >/dev/null; then

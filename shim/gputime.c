@@ -60,7 +60,7 @@ static struct {
 int ncs_gpu_on;
 
 /* ---- per-thread event pools ---- */
-#define POOL_SLOTS 1024
+#define POOL_SLOTS 4096
 #define GROUP_STREAMS 8
 enum { SLOT_FREE = 0, SLOT_RECORDING = 1, SLOT_PENDING = 2 };
 struct slot {
