@@ -64,7 +64,8 @@ struct rank_m {
   uint64_t step_key;
   int have_steps;
   const char *step_how;       /* "detected", "--step-op", "NCCLSCOPE_STEP_MARK" */
-  uint64_t *step_t;           /* [STEP_RING] start of step g at g % STEP_RING, g in [base, nsteps) */
+  uint64_t *step_t;           /* [STEP_RING] start of step g at g % STEP_RING, g in [base, nsteps);
+                                 freed once the rank's file is read (folded into done_*) */
   double *step_comm;          /* [STEP_RING] its communication time so far */
   uint64_t nsteps, base;
   double done_ns, done_comm;  /* complete steps folded out of the ring */
@@ -233,6 +234,26 @@ static void add_step(struct rank_m *r, uint64_t t) {
   r->nsteps++;
 }
 #define STEP_T(r, g) ((r)->step_t[(g) % STEP_RING])
+
+/* At the end of a file: folds the steps still in the ring into the totals and frees it.
+ * Complete steps run from one boundary to the next (the last, partial one is left out);
+ * with a single boundary, the partial step to the end of the window stands in. */
+static void fold_steps(struct rank_m *r) {
+  if (!r->step_t) return;
+  uint64_t last = r->nsteps > 1 ? r->nsteps - 1 : r->nsteps;
+  for (uint64_t g = r->base; g < last; g++) {
+    uint64_t end = g + 1 < r->nsteps ? STEP_T(r, g + 1) : r->w1;
+    r->done_n++;
+    if (end <= STEP_T(r, g)) continue;
+    r->done_ns += (double)(end - STEP_T(r, g));
+    r->done_comm += r->step_comm[g % STEP_RING];
+  }
+  free(r->step_t);
+  free(r->step_comm);
+  r->step_t = NULL;
+  r->step_comm = NULL;
+  r->base = r->nsteps;
+}
 
 /* Adds [s, e) of communication, disjoint from everything added before, to the rank and to
  * the steps in the ring it overlaps (parts in steps already folded out are not attributed). */
@@ -493,6 +514,7 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   }
   f->npend = 0;
   flush_iv(f, 1);
+  fold_steps(f->r);
 }
 
 /* ---- results ---- */
@@ -509,23 +531,10 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
   out->compute_to_comm = out->comm_s > 0 ? (out->wall_s - out->comm_s) / out->comm_s : NAN;
   out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : "host";
   out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);
-  if (r->nsteps >= 1 && r->step_t) {
-    /* complete steps run from one boundary to the next; with a single boundary, the one
-     * partial step to the end of the window stands in */
-    double tot = r->done_ns, comm = r->done_comm;
-    uint64_t n = r->done_n;
-    uint64_t last = r->nsteps > 1 ? r->nsteps - 1 : 1;
-    for (uint64_t g = r->base; g < last; g++) {
-      uint64_t end = g + 1 < r->nsteps ? STEP_T(r, g + 1) : r->w1;
-      n++;
-      if (end <= STEP_T(r, g)) continue;
-      tot += (double)(end - STEP_T(r, g));
-      comm += r->step_comm[g % STEP_RING];
-    }
-    out->step_s = n ? tot / (double)n / 1e9 : 0;
-    out->step_comm_share = tot > 0 ? comm / tot : 0;
-  }
-}
+  if (r->done_n) {
+    out->step_s = r->done_ns / (double)r->done_n / 1e9;
+    out->step_comm_share = r->done_ns > 0 ? r->done_comm / r->done_ns : 0;
+  }}
 
 static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b) {
   ncs_json_obj_begin(j, NULL);
