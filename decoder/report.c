@@ -312,9 +312,9 @@ static void settle_rank(struct file_sum *s) {
   s->info.host = s->host ? s->host : "";
 }
 
-static struct file_sum *sort_base;
-static int cmp_rank(const void *a, const void *b) {
-  const struct ncs_rank_info *x = &sort_base[*(const int *)a].info, *y = &sort_base[*(const int *)b].info;
+static int cmp_rank(const void *a, const void *b, void *base) {
+  const struct file_sum *sums = base;
+  const struct ncs_rank_info *x = &sums[*(const int *)a].info, *y = &sums[*(const int *)b].info;
   unsigned rx = (unsigned)x->rank, ry = (unsigned)y->rank; /* -1 sorts last */
   if (rx != ry) return rx < ry ? -1 : 1;
   int c = strcmp(x->host, y->host);
@@ -413,8 +413,7 @@ int cmd_report(int argc, char **argv) {
     infos[i] = sums[i].info;
     order[i] = i;
   }
-  sort_base = sums;
-  qsort(order, (size_t)nfiles, sizeof *order, cmp_rank);
+  qsort_r(order, (size_t)nfiles, sizeof *order, cmp_rank, sums);
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->finish) analyses[a]->finish(state[a], &job);
 
