@@ -5,9 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ncs_tmodel_init(struct ncs_tmodel *m) { memset(m, 0, sizeof *m); }
+void ncs_tmodel_init(struct ncs_tmodel *m) {
+  memset(m, 0, sizeof *m);
+  m->chan_coll = m->chan_nvls = m->chan_p2p = m->chan_collnet = -1;
+}
 
 void ncs_tmodel_free(struct ncs_tmodel *m) {
+  for (size_t i = 0; i < m->nring_list; i++) free(m->ring_list[i].ranks);
+  free(m->ring_list);
+  free(m->algo_list);
   free(m->conns);
   free(m->hash);
   free(m->inits);
@@ -115,14 +121,55 @@ int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
       t->pid = r.pid;
     }
     break;
-  case NCS_NL_RING: m->rings++; break;
-  case NCS_NL_TREE: m->trees++; break;
+  case NCS_NL_RING: {
+    m->rings++;
+    const struct ncs_nl_ring *g = &r.u.ring;
+    int seen = 0;
+    for (size_t i = 0; i < m->nring_list && !seen; i++)
+      seen = m->ring_list[i].channel == g->channel && m->ring_list[i].n == g->nranks_listed &&
+             !memcmp(m->ring_list[i].ranks, g->ranks, (size_t)g->nranks_listed * sizeof(int));
+    if (seen || m->nring_list >= 64) break;
+    if (m->nring_list == m->ring_cap) {
+      size_t nc = m->ring_cap ? m->ring_cap * 2 : 4;
+      struct ncs_tring *n = realloc(m->ring_list, nc * sizeof *n);
+      if (!n) return -1;
+      m->ring_list = n;
+      m->ring_cap = nc;
+    }
+    int *rk = malloc((size_t)g->nranks_listed * sizeof(int));
+    if (!rk) return -1;
+    memcpy(rk, g->ranks, (size_t)g->nranks_listed * sizeof(int));
+    m->ring_list[m->nring_list++] = (struct ncs_tring){ g->channel, g->nchannels, g->nranks_listed, rk };
+    break;
+  }
+  case NCS_NL_TREE:
+    if (!m->trees) memcpy(m->tree_text, r.u.tree.text, sizeof m->tree_text);
+    m->trees++;
+    break;
   case NCS_NL_NVLS:
     if (r.u.nvls.available) m->nvls_available++;
     else m->nvls_unavailable++;
     break;
-  case NCS_NL_CHANNELS: m->channel_lines++; break;
-  case NCS_NL_ALGO: m->algos++; break;
+  case NCS_NL_CHANNELS:
+    m->channel_lines++;
+    m->chan_coll = r.u.channels.coll;
+    m->chan_nvls = r.u.channels.nvls;
+    m->chan_p2p = r.u.channels.p2p;
+    m->chan_collnet = r.u.channels.collnet;
+    break;
+  case NCS_NL_ALGO:
+    m->algos++;
+    if (m->nalgo_list < 64) {
+      if (m->nalgo_list == m->algo_cap) {
+        size_t nc = m->algo_cap ? m->algo_cap * 2 : 8;
+        struct ncs_talgo *n = realloc(m->algo_list, nc * sizeof *n);
+        if (!n) return -1;
+        m->algo_list = n;
+        m->algo_cap = nc;
+      }
+      m->algo_list[m->nalgo_list++] = (struct ncs_talgo){ r.u.algo.bytes, r.u.algo.algo, r.u.algo.proto, r.u.algo.time_us };
+    }
+    break;
   case NCS_NL_COLL: m->colls++; break;
   case NCS_NL_NETUSE:
     if (r.u.netuse.ib_missing) m->ib_missing = 1;
@@ -265,6 +312,39 @@ void ncs_tmodel_json(const struct ncs_tmodel *m, struct ncs_json *j) {
     ncs_json_obj_end(j);
   }
   ncs_json_arr_end(j);
+  ncs_json_arr_begin(j, "rings");
+  for (size_t i = 0; i < m->nring_list; i++) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_int(j, "channel", m->ring_list[i].channel);
+    ncs_json_int(j, "nchannels", m->ring_list[i].nchannels);
+    ncs_json_arr_begin(j, "ranks");
+    for (int k = 0; k < m->ring_list[i].n; k++) ncs_json_int(j, NULL, m->ring_list[i].ranks[k]);
+    ncs_json_arr_end(j);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_str(j, "trees", m->trees ? m->tree_text : NULL);
+  ncs_json_obj_begin(j, "channels");
+  if (m->chan_coll >= 0) ncs_json_int(j, "coll", m->chan_coll);
+  if (m->chan_collnet >= 0) ncs_json_int(j, "collnet", m->chan_collnet);
+  if (m->chan_nvls >= 0) ncs_json_int(j, "nvls", m->chan_nvls);
+  if (m->chan_p2p >= 0) ncs_json_int(j, "p2p", m->chan_p2p);
+  ncs_json_obj_end(j);
+  ncs_json_arr_begin(j, "algorithms");
+  static const char *const algos[] = { "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT" };
+  static const char *const protos[] = { "LL", "LL128", "Simple" };
+  for (size_t i = 0; i < m->nalgo_list; i++) {
+    const struct ncs_talgo *a = &m->algo_list[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_int(j, "bytes", a->bytes);
+    ncs_json_int(j, "algo", a->algo);
+    if (a->algo >= 0 && a->algo < 7) ncs_json_str(j, "algo_name", algos[a->algo]);
+    ncs_json_int(j, "proto", a->proto);
+    if (a->proto >= 0 && a->proto < 3) ncs_json_str(j, "proto_name", protos[a->proto]);
+    ncs_json_num(j, "time_us", a->time_us);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
   ncs_json_obj_begin(j, "nvls");
   ncs_json_int(j, "available", m->nvls_available);
   ncs_json_int(j, "not_available", m->nvls_unavailable);
@@ -366,6 +446,14 @@ void ncs_tmodel_text(const struct ncs_tmodel *m, FILE *f) {
     fputc('\n', f);
   }
   if (m->ninits) fprintf(f, "communicator init lines: %zu\n", m->ninits);
+  if (m->chan_coll >= 0)
+    fprintf(f, "channels: %d coll, %d p2p, %d nvls\n", m->chan_coll, m->chan_p2p, m->chan_nvls > 0 ? m->chan_nvls : 0);
+  for (size_t i = 0; i < m->nring_list && i < 4; i++) {
+    fprintf(f, "ring channel %d/%d:", m->ring_list[i].channel, m->ring_list[i].nchannels);
+    for (int k = 0; k < m->ring_list[i].n && k < 32; k++) fprintf(f, " %d", m->ring_list[i].ranks[k]);
+    fprintf(f, "%s\n", m->ring_list[i].n > 32 ? " ..." : "");
+  }
+  if (m->nring_list > 4) fprintf(f, "(%zu distinct ring orders)\n", m->nring_list);
   fprintf(f, "transport matrix (rank x rank):\n");
   ncs_tmodel_matrix(m, f, "  ");
   if (m->warns_total) {

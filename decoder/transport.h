@@ -23,6 +23,8 @@ struct ncs_tconn {
 };
 struct ncs_tver { char text[32]; int code; char host[64]; long pid; };
 struct ncs_tinit { struct ncs_nl_init in; char host[64]; long pid; };
+struct ncs_tring { int channel, nchannels, n; int *ranks; };       /* a distinct ring order */
+struct ncs_talgo { long long bytes; int algo, proto; double time_us; };
 
 #define NCS_TM_MAX_VERS 16
 #define NCS_TM_MAX_WARN 8
@@ -37,6 +39,10 @@ struct ncs_tmodel {
   struct { char where[64], text[200]; char host[64]; long pid; } warns[NCS_TM_MAX_WARN];
   int nwarns; long warns_total;
   long rings, trees, algos, colls, channel_lines;
+  struct ncs_tring *ring_list; size_t nring_list, ring_cap;          /* at most 64 distinct */
+  struct ncs_talgo *algo_list; size_t nalgo_list, algo_cap;          /* the first 64 */
+  int chan_coll, chan_nvls, chan_p2p, chan_collnet;                  /* last channel summary, -1 none */
+  char tree_text[200];                                               /* first "Trees" line */
   long lines, lines_used;
 };
 
@@ -56,8 +62,8 @@ int ncs_tmodel_nversions(const struct ncs_tmodel *m);
 /* Counts connections of class `tclass` (-1 = all). */
 size_t ncs_tmodel_count(const struct ncs_tmodel *m, int tclass);
 
-/* JSON members: "nccl_version", "nccl_versions", "transports", "summary", "inits", "nvls",
- * "networks", "warnings". */
+/* JSON members: "nccl_version", "nccl_versions", "transports", "summary", "inits", "rings",
+ * "trees", "channels", "algorithms", "nvls", "networks", "warnings". */
 void ncs_tmodel_json(const struct ncs_tmodel *m, struct ncs_json *j);
 /* JSON array `key` of this model's connections only (used per rank by report). */
 void ncs_tmodel_json_transports(const struct ncs_tmodel *m, struct ncs_json *j, const char *key);

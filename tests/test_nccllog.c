@@ -280,6 +280,22 @@ static void model_checks(void) {
   CHECK(ncs_tmodel_nversions(&m) == 1 && m.nvers == 4 && ncs_tmodel_version(&m) &&
         !strncmp(ncs_tmodel_version(&m), "2.27.3", 6), "42: 4 processes print NCCL 2.27.3 (one distinct version)");
   ncs_tmodel_free(&m);
+  ncs_tmodel_init(&m);
+  snprintf(p, sizeof p, "%s/%s", logdir, "31-2.20-2.22-2node-ib-without-gdr-direct-pointer-read.log");
+  ncs_tmodel_file(&m, p);
+  static const int ring1[16] = { 0, 5, 4, 7, 6, 3, 10, 9, 8, 13, 12, 15, 14, 11, 2, 1 };
+  CHECK(m.rings == 5 && m.nring_list == 5 && m.ring_list[1].channel == 1 && m.ring_list[1].nchannels == 8 &&
+        m.ring_list[1].n == 16 && !memcmp(m.ring_list[1].ranks, ring1, sizeof ring1),
+        "31: 5 ring orders kept, channel 01/08 = 0 5 4 7 6 3 10 9 8 13 12 15 14 11 2 1");
+  ncs_tmodel_free(&m);
+  ncs_tmodel_init(&m);
+  const char *algo = "h:1:2 [0] NCCL INFO 1048576 Bytes -> Algo 1 proto 2 time 31.500000";
+  const char *chan = "h:1:2 [0] NCCL INFO 16 coll channels, 0 nvls channels, 16 p2p channels, 16 p2p channels per peer";
+  ncs_tmodel_line(&m, algo, strlen(algo));
+  ncs_tmodel_line(&m, chan, strlen(chan));
+  CHECK(m.nalgo_list == 1 && m.algo_list[0].bytes == 1048576 && m.algo_list[0].algo == 1 && m.algo_list[0].proto == 2 &&
+        m.chan_coll == 16 && m.chan_p2p == 16 && m.chan_nvls == 0, "model keeps algorithm/protocol and channel lines");
+  ncs_tmodel_free(&m);
 }
 
 int main(void) {
