@@ -64,11 +64,11 @@ check_eq "threads_job --all: 8 ranks of one communicator, one per thread" "0|  C
 if ldd "$J/fork_job" 2>/dev/null | grep -q libtsan; then
   skip "fork_job: ThreadSanitizer cannot run a forked child that starts threads (its stream worker)"
 else
-mkdir -p "$T/fork"
-"$J/fork_job" --truth "$T/fork" -n 40 >"$T/fork.out" 2>&1
-check_eq "fork_job" "0 fork_job: parent 80 all-reduces, fork child 20, exec child 10, idle child 0: all ok" "$? $(cat "$T/fork.out")"
-check_eq "fork_job ground truth: parent, fork child, exec child, idle child" "4" "$(ls "$T/fork" | grep -cE '^(truth-(parent|fork-child|exec-child)|idle)-[0-9]+\.json$')"
-check "fork_job ground truth of the fork child" grep -q '"AllReduce": {"calls": 20, "count": 5120, "bytes": 20480}' "$T"/fork/truth-fork-child-*.json
+  mkdir -p "$T/fork"
+  "$J/fork_job" --truth "$T/fork" -n 40 >"$T/fork.out" 2>&1
+  check_eq "fork_job" "0 fork_job: parent 80 all-reduces, fork child 20, exec child 10, idle child 0: all ok" "$? $(cat "$T/fork.out")"
+  check_eq "fork_job ground truth: parent, fork child, exec child, idle child" "4" "$(ls "$T/fork" | grep -cE '^(truth-(parent|fork-child|exec-child)|idle)-[0-9]+\.json$')"
+  check "fork_job ground truth of the fork child" grep -q '"AllReduce": {"calls": 20, "count": 5120, "bytes": 20480}' "$T"/fork/truth-fork-child-*.json
 fi
 
 # capture_job: captured NCCL calls do not run; each graph replay runs them
