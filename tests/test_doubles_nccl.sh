@@ -24,3 +24,9 @@ check_eq "NCCLDOUBLE_VERSION=22703 changes ncclGetVersion" 1 \
   "$(grep -c '^PASS: nccl double: ncclGetVersion: 22809, or NCCLDOUBLE_VERSION' "$T/v")"
 # link model: 1 MiB fp32 messages at 0.05 GB/s + 300 us: about 21 ms per operation on 2 ranks
 NCCLDOUBLE_LAT_US=300 NCCLDOUBLE_BW_GBPS=0.05 run_job link_check bash "$L" 2 "$J/link_check" -c 262144
+# the double reports each operation to NCCL's debug log in NCCL's COLL layout (debug.c prints)
+NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=COLL bash "$L" 2 "$J/ddp_job" --steps 2 >"$T/coll.log" 2>&1
+check_eq "NCCL_DEBUG_SUBSYS=COLL: one line per operation (2 ranks x 2 steps x 4 all-reduces)" 16 \
+  "$(grep -cE 'NCCL INFO AllReduce: opCount [0-9a-f]+ sendbuff 0x[0-9a-f]+ recvbuff 0x[0-9a-f]+ count [0-9]+ datatype (7|9) op 0 root 0 comm 0x[0-9a-f]+ \[nranks=2\] stream 0x[0-9a-f]+$' "$T/coll.log")"
+check_eq "COLL lines for Send and Recv (2 ranks x 2 steps x 2) carry the peer as root" 8 \
+  "$(grep -cE 'NCCL INFO (Send|Recv): opCount [0-9a-f]+ .* count 8192 datatype 7 op 0 root [01] comm' "$T/coll.log")"
