@@ -473,6 +473,7 @@ void ncs_writer_stop(unsigned timeout_ms) {
   }
   int done = w_done;
   pthread_mutex_unlock(&w_mu);
+  if (!done) ncs_debug("the final flush did not finish within %u ms: exiting without it", timeout_ms);
   if (done) {
     pthread_join(w->th, NULL);
     if (w->fd >= 0) close(w->fd);
