@@ -256,6 +256,11 @@ void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed) {
   p->group_n = 0;
 }
 
+void ncs_gpu_group_forget(void) {
+  struct ncs_gpu_group *p = ncs_tls.gpu;
+  if (p) p->group_n = 0;
+}
+
 /* ---- writer side ---- */
 #define MAX_DEVS 64
 static struct anchor {

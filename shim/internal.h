@@ -176,6 +176,7 @@ void ncs_gpu_group_member(cudaStream_t stream, int dev, uint32_t *flags);
 /* Outermost GroupEnd: before / after the real GroupEnd. */
 void ncs_gpu_group_before(void);
 void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
+void ncs_gpu_group_forget(void);      /* a group closed without launching (GroupSimulateEnd) */
 /* Writer: query pending events, emit GPU_TIME for completed ones; returns how many are still
  * pending. drain_ms > 0 waits for pending events up to that long (exit). */
 int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms);

@@ -313,6 +313,7 @@ static inline void group_close_end(struct rec *r, ncclResult_t rc, int launches)
   r->c.depth = ncs_tls.depth;
   if (ncs_tls.depth == 0) {
     r->gpu_group = launches && ncs_gpu_on;  /* finished in rec_end, after the push */
+    if (!launches && ncs_gpu_on) ncs_gpu_group_forget(); /* GroupSimulateEnd: nothing ran */
     ncs_tls.group = 0;
   }
 }
