@@ -30,3 +30,14 @@ check_eq "NCCL_DEBUG_SUBSYS=COLL: one line per operation (2 ranks x 2 steps x 4 
   "$(grep -cE 'NCCL INFO AllReduce: opCount [0-9a-f]+ sendbuff 0x[0-9a-f]+ recvbuff 0x[0-9a-f]+ count [0-9]+ datatype (7|9) op 0 root 0 comm 0x[0-9a-f]+ \[nranks=2\] stream 0x[0-9a-f]+$' "$T/coll.log")"
 check_eq "COLL lines for Send and Recv (2 ranks x 2 steps x 2) carry the peer as root" 8 \
   "$(grep -cE 'NCCL INFO (Send|Recv): opCount [0-9a-f]+ .* count 8192 datatype 7 op 0 root [01] comm' "$T/coll.log")"
+# api_check calls both the real NCCL 2.28.9 and the double with a NULL communicator and outside
+# a group: with NCCL_DEBUG=WARN both must print the same WARN line (file:line and text)
+if grep -q '^PASS: nccl double: ncclAllReduce on a NULL communicator: same code as NCCL' "$T/v"; then
+  NCCL_DEBUG=WARN "$J/api_check" >"$T/warn" 2>&1
+  for pat in 'AllReduce : comm argument is NULL' 'ncclGroupEnd: not in a group call.'; do
+    lines=$(grep -F "NCCL WARN $pat" "$T/warn" | sed 's/^.*\] //' | sort | uniq -c | awk '{print $1}')
+    check_eq "WARN line as real NCCL prints it: $pat" 2 "$lines"
+  done
+else
+  skip "WARN lines against real NCCL: real NCCL not loadable here"
+fi

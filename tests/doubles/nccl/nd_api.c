@@ -28,9 +28,12 @@
 
 static _Thread_local char t_last_error[256];
 
-static void warn(int dev, const char *fmt, const char *arg) {
-  snprintf(t_last_error, sizeof t_last_error, fmt, arg);
-  ncclD_warn("nccl_double.cc", __LINE__, dev, "%s", t_last_error);
+/* A WARN line naming this file and the calling line (as NCCL's WARN names its source), also
+ * kept as the thread's ncclGetLastError text. */
+#define warn(dev, msg) warn_at("nd_api.c", __LINE__, dev, msg)
+static void warn_at(const char *file, int line, int dev, const char *msg) {
+  snprintf(t_last_error, sizeof t_last_error, "%s", msg);
+  ncclD_warn(file, line, dev, "%s", t_last_error);
 }
 
 static int version_code(void) {
@@ -148,7 +151,7 @@ static ncclResult_t comm_join(struct ncclComm *c, const char *name) {
     if (!c->peers) r = ncclSystemError;
   }
   if (r != ncclSuccess) {
-    warn(c->dev, "%s", r == ncclInvalidUsage ? "bootstrap: ranks disagree on nranks or rank"
+    warn(c->dev, r == ncclInvalidUsage ? "bootstrap: ranks disagree on nranks or rank"
                                              : "bootstrap: could not join the communicator");
     atomic_store(&c->async_err, r);
     return r;
@@ -181,7 +184,7 @@ static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const cha
   if (!out) return ncclInvalidArgument;
   *out = NULL;
   if (nranks < 1 || nranks > ND_MAX_RANKS || rank < 0 || rank >= nranks || !config_ok(cfg)) {
-    warn(-1, "%s", "Invalid rank, nranks or config");
+    warn(-1, "Invalid rank, nranks or config");
     return ncclInvalidArgument;
   }
   struct ncclComm *c = comm_alloc(nranks, rank, cfg);
@@ -217,7 +220,7 @@ API(ncclResult_t, CommInitRankConfig, (ncclComm_t *comm, int nranks, ncclUniqueI
   const char *name = id_name(&commId);
   if (!name) {
     if (comm) *comm = NULL;
-    warn(-1, "%s", "Invalid unique id (not made by ncclGetUniqueId)");
+    warn(-1, "Invalid unique id (not made by ncclGetUniqueId)");
     return ncclInvalidArgument;
   }
   return init_common(comm, nranks, rank, name, config);
@@ -284,7 +287,7 @@ static int ready(struct ncclComm *c) {
   if (!comm_ok(c)) return ncclInvalidArgument;
   int e = atomic_load(&c->async_err);
   if (e == ncclInProgress) {
-    warn(c->dev, "%s", "Attempt to use communicator before the previous operation returned ncclSuccess");
+    warn(c->dev, "Attempt to use communicator before the previous operation returned ncclSuccess");
     return ncclInvalidArgument;
   }
   return ncclSuccess;
@@ -509,8 +512,7 @@ static _Thread_local struct nd_op *t_ops;
 static _Thread_local int t_nops, t_capops;
 static _Thread_local ncclResult_t t_group_err;
 
-static const char *const k_kind_names[] = {"AllReduce", "Broadcast", "Reduce", "AllGather",
-  "ReduceScatter", "AlltoAll", "Gather", "Scatter", "Send", "Recv"};
+
 
 static int stream_capturing(cudaStream_t s) {
   enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -544,23 +546,32 @@ static void stream_join(cudaStream_t to, cudaStream_t from) {
   cudaEventDestroy(ev);
 }
 
+static const char *const k_kind_names[] = {"AllReduce", "Broadcast", "Reduce", "AllGather",
+  "ReduceScatter", "AlltoAll", "Gather", "Scatter", "Send", "Recv"};
+
 /* NCCL's argument checks for an operation; ncclSuccess when it may be enqueued. */
 static ncclResult_t check_op(enum nd_kind kind, const void *sbuf, void *rbuf, size_t count,
                              ncclDataType_t dt, int redop, int root, ncclComm_t comm) {
+  if (!comm) { /* text, file and line as NCCL 2.28.9 prints them */
+    char msg[64];
+    snprintf(msg, sizeof msg, "%s : comm argument is NULL", k_kind_names[kind]);
+    warn_at("misc/argcheck.cc", 30, -1, msg);
+    return ncclInvalidArgument;
+  }
   int rr = ready(comm);
   if (rr != ncclSuccess) return rr;
   if (atomic_load(&comm->revoked) || atomic_load(&comm->aborted)) return ncclInvalidUsage;
-  if ((unsigned)dt >= ncclNumTypes) { warn(comm->dev, "%s", "Invalid datatype"); return ncclInvalidArgument; }
+  if ((unsigned)dt >= ncclNumTypes) { warn(comm->dev, "Invalid datatype"); return ncclInvalidArgument; }
   int reduces = kind == ND_ALLREDUCE || kind == ND_REDUCE || kind == ND_REDUCESCATTER;
   if (reduces && (redop < 0 || (redop >= ncclNumOps && (redop - ncclNumOps >= ND_MAX_USER_OPS ||
                                                          !comm->user_ops[redop - ncclNumOps].used)))) {
-    warn(comm->dev, "%s", "Invalid reduction operation");
+    warn(comm->dev, "Invalid reduction operation");
     return ncclInvalidArgument;
   }
   int rooted = kind == ND_BROADCAST || kind == ND_REDUCE || kind == ND_GATHER || kind == ND_SCATTER ||
                kind == ND_SEND || kind == ND_RECV;
   if (rooted && (root < 0 || root >= comm->nranks)) {
-    warn(comm->dev, "%s", "Invalid root/peer");
+    warn(comm->dev, "Invalid root/peer");
     return ncclInvalidArgument;
   }
   if (count) {
@@ -568,7 +579,7 @@ static ncclResult_t check_op(enum nd_kind kind, const void *sbuf, void *rbuf, si
     int needs_s = kind != ND_RECV && !(kind == ND_BROADCAST && me != root) && !(kind == ND_SCATTER && me != root);
     int needs_r = kind != ND_SEND && !(kind == ND_REDUCE && me != root) && !(kind == ND_GATHER && me != root);
     if ((needs_s && !sbuf) || (needs_r && !rbuf)) {
-      warn(comm->dev, "%s", "Invalid buffer pointer");
+      warn(comm->dev, "Invalid buffer pointer");
       return ncclInvalidArgument;
     }
   }
@@ -614,7 +625,10 @@ API(ncclResult_t, GroupStart, (void)) {
 }
 
 API(ncclResult_t, GroupEnd, (void)) {
-  if (t_group_depth == 0) { warn(-1, "%s", "ncclGroupEnd: not in a group call."); return ncclInvalidUsage; }
+  if (t_group_depth == 0) { /* file and line as NCCL 2.28.9 prints them */
+    warn_at("group.cc", 657, -1, "ncclGroupEnd: not in a group call.");
+    return ncclInvalidUsage;
+  }
   if (--t_group_depth > 0) return ncclSuccess;
   ncclResult_t r = t_group_err;
   int n = t_nops;

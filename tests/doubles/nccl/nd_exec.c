@@ -162,7 +162,7 @@ static size_t p2p_step(struct p2p_state *st) {
   return m;
 }
 
-static int run_p2p(const struct nd_task *t, struct p2p_state *st, int np) {
+static int run_p2p(struct p2p_state *st, int np) {
   for (;;) {
     /* snapshot every doorbell first, so a peer's move during the pass wakes us */
     uint32_t seen[8] = {0};
@@ -184,7 +184,6 @@ static int run_p2p(const struct nd_task *t, struct p2p_state *st, int np) {
     if (nd_doorbell_wait(cs[0], seen[0]) != 0) return -1;
     for (int j = 1; j < nc; j++) if (nd_is_aborted(cs[j])) return -1;
   }
-  (void)t;
 }
 
 static void task_fail(struct nd_task *t) {
@@ -223,7 +222,7 @@ void nd_task_run(void *arg) {
       size_t b = op->count * ncclscope_datatype_size(op->dt);
       if (op->kind == ND_SEND) sent += b; else recvd += b;
     }
-    if (!st || failed || run_p2p(t, st, k) != 0) failed = 1;
+    if (!st || failed || run_p2p(st, k) != 0) failed = 1;
     if (st != stbuf) free(st);
     nd_model_init();
     uint64_t model = ndbl_model_ns(NDBL_RULE_ONE, sent > recvd ? sent : recvd, 1, 2, g_lat_us, g_bw_gbps);
