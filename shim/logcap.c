@@ -59,20 +59,43 @@ static struct {
   int out_fd;            /* user's destination, -1 until opened; 1 = stdout */
   int out_failed;
   ino_t pipe_ino;
+  int have_orig;         /* saved originals are valid (kept across fork) */
+  int inherited;         /* forked child: NCCL's descriptor still points at the parent's pipe */
   char early[EARLY_LINES][256];
   size_t early_len[EARLY_LINES];
   int nearly;
   pthread_mutex_t mu;
 } lc = { .rfd = -1, .wfd = -1, .out_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/* While NCCL's variables are the shim's, the user's are also kept in NCCLSCOPE_SAVED_<name>
+ * ("1:value" or "0:"), so that a program exec'ed in that window (same environment, new image)
+ * still knows the user's values. */
+static void saved_name(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "NCCLSCOPE_SAVED_%s", name); }
 static void save(struct saved_var *s, const char *name) {
-  const char *v = getenv(name);
-  s->set = v != NULL;
-  s->value = v ? strdup(v) : NULL;
+  char sn[64];
+  saved_name(sn, sizeof sn, name);
+  const char *prev = getenv(sn);
+  if (prev && (prev[0] == '0' || prev[0] == '1') && prev[1] == ':') {
+    s->set = prev[0] == '1';
+    s->value = s->set ? strdup(prev + 2) : NULL;
+  } else {
+    const char *v = getenv(name);
+    s->set = v != NULL;
+    s->value = v ? strdup(v) : NULL;
+  }
+  char *enc = malloc((s->value ? strlen(s->value) : 0) + 3);
+  if (enc) {
+    sprintf(enc, "%c:%s", s->set ? '1' : '0', s->value ? s->value : "");
+    setenv(sn, enc, 1);
+    free(enc);
+  }
 }
 static void restore(struct saved_var *s, const char *name) {
+  char sn[64];
+  saved_name(sn, sizeof sn, name);
   if (s->set && s->value) setenv(name, s->value, 1);
   else unsetenv(name);
+  unsetenv(sn);
 }
 
 static int level_of(const char *v) {
@@ -327,9 +350,24 @@ static void *reader(void *arg) {
   return NULL;
 }
 
+/* Forked child: NCCL's descriptors of the parent's pipe now point at our new pipe, so the
+ * child's lines reach the child's reader (and never a pipe whose reader has exited). */
+static void adopt_inherited(ino_t old_ino, int old_r, int old_w) {
+  for (int fd = 0; fd < 1024; fd++) {
+    if (fd == old_r || fd == old_w || fd == lc.rfd || fd == lc.wfd) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_ino != old_ino) continue;
+    dup2(lc.wfd, fd);
+  }
+  if (old_r >= 0) close(old_r);
+  if (old_w >= 0) close(old_w);
+}
+
 void ncs_logcap_start(void) {
   const char *off = getenv("NCCLSCOPE_NCCL_LOG");
   if (lc.active || (off && !strcmp(off, "0"))) return;
+  int old_r = lc.rfd, old_w = lc.wfd, inherited = lc.inherited;
+  ino_t old_ino = lc.pipe_ino;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;
   lc.rfd = fds[0];
@@ -339,14 +377,20 @@ void ncs_logcap_start(void) {
   fcntl(lc.wfd, F_SETFL, fcntl(lc.wfd, F_GETFL) | O_NONBLOCK);
   struct stat st;
   if (fstat(lc.wfd, &st) == 0) lc.pipe_ino = st.st_ino;
-  save(&lc.debug, "NCCL_DEBUG");
-  save(&lc.subsys, "NCCL_DEBUG_SUBSYS");
-  save(&lc.file, "NCCL_DEBUG_FILE");
+  if (inherited) adopt_inherited(old_ino, old_r, old_w);
+  lc.inherited = 0;
+  if (!lc.have_orig) {
+    save(&lc.debug, "NCCL_DEBUG");
+    save(&lc.subsys, "NCCL_DEBUG_SUBSYS");
+    save(&lc.file, "NCCL_DEBUG_FILE");
+    lc.have_orig = 1;
+  }
   lc.user_level = level_of(lc.debug.value);
   lc.user_mask = mask_of(lc.subsys.value);
   char subsys[600], path[64];
   subsys_with_init(lc.subsys.value, subsys, sizeof subsys, &lc.user_has_init);
   snprintf(path, sizeof path, "/proc/self/fd/%d", lc.wfd);
+  int env_is_ours = !atomic_load(&lc.restored);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -358,9 +402,12 @@ void ncs_logcap_start(void) {
     lc.rfd = lc.wfd = -1;
     return;
   }
-  if (lc.user_level < LV_TRACE) setenv("NCCL_DEBUG", "INFO", 1);
-  setenv("NCCL_DEBUG_SUBSYS", subsys, 1);
-  setenv("NCCL_DEBUG_FILE", path, 1);
+  if (!inherited || env_is_ours) { /* a child whose parent already gave the variables back keeps them */
+    atomic_store(&lc.restored, 0);
+    if (lc.user_level < LV_TRACE) setenv("NCCL_DEBUG", "INFO", 1);
+    setenv("NCCL_DEBUG_SUBSYS", subsys, 1);
+    setenv("NCCL_DEBUG_FILE", path, 1);
+  }
   lc.active = 1;
 }
 
@@ -385,17 +432,22 @@ void ncs_logcap_stop(void) {
     restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
     restore(&lc.file, "NCCL_DEBUG_FILE");
   }
-  if (lc.out_fd > 2) close(lc.out_fd);
-  lc.out_fd = -1;
+  /* rfd and wfd stay open: NCCL may log during the rest of the exit, and an open read end keeps
+   * those writes from raising SIGPIPE (a full pipe just drops them: NCCL's descriptor is
+   * non-blocking). out_fd stays open for the lines forwarded by a later drain. */
   lc.active = 0;
 }
 
 void ncs_logcap_atfork_child(void) {
-  /* The reader thread does not exist in the child; the pipe belongs to the parent. */
+  /* The reader thread does not exist in the child. Keep the user's saved variables and the
+   * destination; the next ncs_logcap_start (the child's first NCCL call) makes a new pipe,
+   * moves NCCL's inherited descriptor onto it and starts a reader. */
+  if (!lc.active) return;
   lc.active = 0;
+  lc.inherited = 1;
   lc.nearly = 0;
-  if (lc.rfd >= 0) close(lc.rfd);
-  lc.rfd = -1;
-  lc.out_fd = -1;
   rlen = 0;
+  blank_pending = 0;
+  atomic_store(&lc.stop, 0);
+  pthread_mutex_init(&lc.mu, NULL);
 }

@@ -62,3 +62,22 @@ check "env of the traced process unchanged in its trace (NCCL_DEBUG_SUBSYS=COLL 
 # off switch
 NCCLSCOPE_NCCL_LOG=0 NCCLSCOPE_DIR="$T/tr-off" LD_PRELOAD="$SHIM" bash "$L" 2 "$J" --steps 1 >/dev/null 2>&1
 check_eq "NCCLSCOPE_NCCL_LOG=0: no NCCL_LOG record" 0 "$("$NCS" dump "$T/tr-off" 2>/dev/null | grep -c '^NCCL_LOG')"
+
+# fork and exec (tests/jobs/fork_job: a forked child and an exec'ed child make their own
+# communicators): every process's NCCL lines still reach the user exactly as without the shim,
+# and the exec'ed image records its own lines
+F=$BUILD/tests/fork_job
+if [ -x "$F" ]; then
+  for setting in "NCCL_DEBUG=INFO" "NCCL_DEBUG=WARN" "NCCLSCOPE_X=1"; do
+    # shellcheck disable=SC2086
+    env $setting "$F" -n 4 >"$T/fork.plain" 2>&1; rc0=$?
+    # shellcheck disable=SC2086
+    env $setting NCCLSCOPE_DIR="$T/tr-fork-$rc0${setting%%=*}" LD_PRELOAD="$SHIM" "$F" -n 4 >"$T/fork.shim" 2>&1; rc1=$?
+    check_eq "fork_job, $setting: exit status and NCCL lines of parent and children unchanged" \
+      "$rc0 $(norm <"$T/fork.plain")" "$rc1 $(norm <"$T/fork.shim")"
+  done
+  check "fork_job: the exec'ed image's trace holds its own Init COMPLETE line" \
+    sh -c "for f in '$T'/tr-fork-0NCCLSCOPE_X/*; do \"$NCS\" dump \"\$f\" 2>/dev/null | grep -q 'exec-child' && \"$NCS\" dump \"\$f\" 2>/dev/null | grep -q '^NCCL_LOG.*Init COMPLETE' && exit 0; done; exit 1"
+else
+  skip "fork_job not built"
+fi
