@@ -18,10 +18,15 @@
  *   and WARNs become NCCL_LOG records (ncs_emit), others are not kept. Lines read before the
  *   core is ready wait in a small buffer (the first 64 lines).
  * - NCCLSCOPE_NCCL_LOG=0 turns all of this off: NCCL's environment is left untouched.
- * Limits (docs/FORMAT-TOPO.md and DOCTOR.md say so too): forwarded stdout lines are written by
- * the reader thread, so their order against the application's own stdout can differ; child
- * processes started before NCCL's first log line inherit the modified variables; a forked
- * child's NCCL keeps writing into the parent's pipe (its lines land in the parent's trace). */
+ * - fork: the child's first NCCL call (ncs_logcap_start again) makes the child its own pipe and
+ *   reader and moves NCCL's inherited descriptor onto it, so the child's lines are the child's
+ *   and never go to a pipe whose reader has exited (no SIGPIPE). The read end stays open until
+ *   the process ends, for the same reason.
+ * - exec in the window before NCCL's first line: the user's values travel in
+ *   NCCLSCOPE_SAVED_NCCL_DEBUG{,_SUBSYS,_FILE} and the new image restores from those.
+ * Limits (docs/DOCTOR.md): forwarded stdout lines are written by the reader thread, so their
+ * order against the application's own stdout can differ; a child started in that window
+ * without the shim sees the shim's values. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
