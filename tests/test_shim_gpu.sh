@@ -48,6 +48,28 @@ int main(int argc, char **argv) {
   float *b;
   CK(cudaMalloc((void **)&b, 4096));
   for (int i = 0; i < 8; i++) b[i] = 1.0f;
+  if (argc > 1 && !strcmp(argv[1], "multi")) {
+    /* one process, two devices: CommInitAll, then a group with one AllReduce per device */
+    ncclComm_t cs[2];
+    int devs[2] = {0, 1};
+    CK(ncclCommInitAll(cs, 2, devs));
+    cudaStream_t ss[2];
+    float *bb[2];
+    for (int d = 0; d < 2; d++) {
+      CK(cudaSetDevice(d)); CK(cudaStreamCreate(&ss[d])); CK(cudaMalloc((void **)&bb[d], 64));
+      for (int i = 0; i < 8; i++) bb[d][i] = (float)(d + 1);
+    }
+    CK(cudaSetDevice(0));
+    for (int k = 0; k < 3; k++) {
+      CK(ncclGroupStart());
+      for (int d = 0; d < 2; d++) CK(ncclAllReduce(bb[d], bb[d], 8, ncclFloat32, ncclSum, cs[d], ss[d]));
+      CK(ncclGroupEnd());
+    }
+    for (int d = 0; d < 2; d++) CK(cudaStreamSynchronize(ss[d]));
+    printf("multi values %g %g\n", bb[0][0], bb[1][0]);
+    for (int d = 0; d < 2; d++) CK(ncclCommDestroy(cs[d]));
+    return 0;
+  }
   if (abort_mode) {
     CK(ncclAllReduce(b, b, 8, ncclFloat32, ncclSum, c, s1));
     printf("abort rc=%d\n", ncclCommAbort(c));
@@ -124,6 +146,16 @@ NCCLSCOPE_DIR="$T/tra" LD_PRELOAD="$SHIM" timeout 20 ./gjob abort >abort.out 2>&
 check_eq "shim_gpu: CommAbort with an operation in flight: job ends normally" "0" "$arc"
 check "shim_gpu: ... trace decodes, COMM_END by CommAbort, the call's GPU_TIME present (done or failed)" \
   bash -c "'$NCS' dump tra/*.ncs >da 2>&1 && grep -q '^COMM_END .*op=CommAbort' da && grep -q '^GPU_TIME kind=call' da"
+
+# several devices in one process
+NCCLDOUBLE_NGPUS=2 ./gjob multi >multi-plain.out 2>&1
+NCCLDOUBLE_NGPUS=2 NCCLSCOPE_DIR="$T/trm" LD_PRELOAD="$SHIM" ./gjob multi >multi.out 2>&1
+check "shim_gpu: two devices in one process (CommInitAll): output identical" cmp multi-plain.out multi.out
+"$NCS" dump trm/*.ncs >dm 2>&1
+check_eq "shim_gpu: CommInitAll: two COMM records, one comm_id, ranks 0/1 on devices 0/1" "1 0:0 1:1" \
+  "$(sed -n 's/^COMM comm=[0-9]* comm_id=\([0-9a-f]*\) .*init_op=CommInitAll .*/\1/p' dm | sort -u | wc -l) $(sed -n 's/^COMM .* rank=\([0-9]*\) nranks=2 device=\([0-9]*\) init_op=CommInitAll .*/\1:\2/p' dm | sort | tr '\n' ' ' | sed 's/ $//')"
+check_eq "shim_gpu: 3 groups over two devices: 2 GPU_TIMEs each (one per stream), none failed" "6 0" \
+  "$(grep -c '^GPU_TIME kind=group' dm) $(grep -c '^GPU_TIME .*flags=[1-9]' dm)"
 
 # host fallback
 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/trh" LD_PRELOAD="$SHIM" ./gjob >/dev/null 2>&1
