@@ -27,6 +27,7 @@
  * Limits (docs/DOCTOR.md): forwarded stdout lines are written by the reader thread, so their
  * order against the application's own stdout can differ; a child started in that window
  * without the shim sees the shim's values. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -283,16 +284,35 @@ static void record(const char *s, size_t n) {
   pthread_mutex_unlock(&lc.mu);
 }
 
-/* Makes every other descriptor of our pipe's write side non-blocking (NCCL's fopen). */
-static void nonblock_nccl_fd(void) {
-  for (int fd = 0; fd < 1024; fd++) {
-    if (fd == lc.rfd || fd == lc.wfd) continue;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_ino != lc.pipe_ino) continue;
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+/* Calls fn(fd) for every descriptor of the process that is our pipe (inode ino), except the
+ * shim's own ends. Reads /proc/self/fd links ("pipe:[ino]") rather than probing descriptors. */
+static void for_pipe_fds(ino_t ino, int skip1, int skip2, void (*fn)(int fd)) {
+  char want[48];
+  snprintf(want, sizeof want, "pipe:[%lu]", (unsigned long)ino);
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return;
+  int dfd = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    int fd = atoi(e->d_name);
+    if (fd == dfd || fd == skip1 || fd == skip2) continue;
+    char link[64];
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) continue;
+    link[n] = 0;
+    if (!strcmp(link, want)) fn(fd);
   }
+  closedir(d);
 }
+static void set_nonblock(int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+/* Makes NCCL's descriptor of our pipe (from its fopen) non-blocking. */
+static void nonblock_nccl_fd(void) { for_pipe_fds(lc.pipe_ino, lc.rfd, lc.wfd, set_nonblock); }
 
 static void after_first_line(void) {
   if (atomic_exchange(&lc.restored, 1)) return;
@@ -357,13 +377,9 @@ static void *reader(void *arg) {
 
 /* Forked child: NCCL's descriptors of the parent's pipe now point at our new pipe, so the
  * child's lines reach the child's reader (and never a pipe whose reader has exited). */
+static void onto_new_pipe(int fd) { if (fd != lc.rfd && fd != lc.wfd) dup2(lc.wfd, fd); }
 static void adopt_inherited(ino_t old_ino, int old_r, int old_w) {
-  for (int fd = 0; fd < 1024; fd++) {
-    if (fd == old_r || fd == old_w || fd == lc.rfd || fd == lc.wfd) continue;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || st.st_ino != old_ino) continue;
-    dup2(lc.wfd, fd);
-  }
+  for_pipe_fds(old_ino, old_r, old_w, onto_new_pipe);
   if (old_r >= 0) close(old_r);
   if (old_w >= 0) close(old_w);
 }

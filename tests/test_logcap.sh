@@ -81,3 +81,48 @@ if [ -x "$F" ]; then
 else
   skip "fork_job not built"
 fi
+
+# NCCL's own descriptor of the capture pipe is non-blocking once NCCL logged: a reader that falls
+# behind makes NCCL drop lines, never wait. (A tiny program inspects its own descriptors.)
+cat >"$T/nb.c" <<'C'
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+typedef struct { char internal[128]; } ncclUniqueId;
+typedef void *ncclComm_t;
+int ncclGetUniqueId(ncclUniqueId *); int ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+int ncclCommDestroy(ncclComm_t);
+int main(void) {
+  ncclUniqueId id; ncclComm_t c;
+  ncclGetUniqueId(&id);
+  if (ncclCommInitRank(&c, 1, id, 0)) return 1;
+  usleep(300000);
+  /* per pipe inode: read ends, write ends, blocking write ends; the capture pipe is the one
+   * this process both reads (the shim) and writes twice (the shim's end and NCCL's fopen) */
+  unsigned long ino[64]; int r[64] = {0}, w[64] = {0}, b[64] = {0}, np = 0;
+  DIR *d = opendir("/proc/self/fd"); struct dirent *e;
+  while ((e = readdir(d))) {
+    char p[300], l[64]; snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(p, l, 63); if (n <= 0) continue; l[n] = 0;
+    if (strncmp(l, "pipe:[", 6)) continue;
+    unsigned long i = strtoul(l + 6, NULL, 10); int k = 0;
+    while (k < np && ino[k] != i) k++;
+    if (k == np) { if (np == 64) continue; ino[np++] = i; }
+    int fd = atoi(e->d_name), fl = fcntl(fd, F_GETFL);
+    if ((fl & O_ACCMODE) == O_RDONLY) r[k]++; else { w[k]++; if (!(fl & O_NONBLOCK)) b[k]++; }
+  }
+  for (int k = 0; k < np; k++) if (r[k] && w[k] >= 2) printf("%d %d\n", w[k], b[k]);
+  ncclCommDestroy(c);
+  return 0;
+}
+C
+if ${CC:-cc} -o "$T/nb" "$T/nb.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" 2>"$T/nb.err"; then
+  out=$(NCCLSCOPE_DIR="$T/tr-nb" LD_PRELOAD="$SHIM" "$T/nb" </dev/null 2>/dev/null | tail -1)
+  # write ends: the shim's own and NCCL's; none of them blocking
+  check_eq "NCCL's descriptor of the capture pipe is non-blocking (write ends, blocking ones)" "2 0" "$out"
+else
+  fail "non-blocking check: test program did not build: $(head -3 "$T/nb.err")"
+fi

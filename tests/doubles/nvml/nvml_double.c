@@ -76,7 +76,7 @@ static void build_links(void) {
 EXPORT nvmlReturn_t nvmlInit_v2(void) {
   pthread_mutex_lock(&lock);
   nvmlReturn_t rc = NVML_SUCCESS;
-  if (refcount == 0) {
+  if (__atomic_load_n(&refcount, __ATOMIC_ACQUIRE) == 0) {
     const char *path = getenv("NVMLDOUBLE_TOPO");
     char why[256];
     if (!path || !*path) rc = NVML_ERROR_DRIVER_NOT_LOADED;
@@ -88,7 +88,7 @@ EXPORT nvmlReturn_t nvmlInit_v2(void) {
       build_links();
     }
   }
-  if (rc == NVML_SUCCESS) refcount++;
+  if (rc == NVML_SUCCESS) __atomic_add_fetch(&refcount, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
   return rc;
 }
@@ -97,8 +97,9 @@ EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) { (void)flags; return 
 
 EXPORT nvmlReturn_t nvmlShutdown(void) {
   pthread_mutex_lock(&lock);
-  nvmlReturn_t rc = refcount ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
-  if (refcount) refcount--;
+  int cur = __atomic_load_n(&refcount, __ATOMIC_ACQUIRE);
+  nvmlReturn_t rc = cur ? NVML_SUCCESS : NVML_ERROR_UNINITIALIZED;
+  if (cur) __atomic_sub_fetch(&refcount, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&lock);
   return rc;
 }
