@@ -6,8 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 if [ ! -x "$NCS" ]; then skip "scale: $NCS not built"; exit 0; fi
 "$NCS" synth -o "$T/w" --ranks 256 --hosts 32 --calls 200 --straggler 77:100:0.5 >/dev/null 2>&1
-NCCLSCOPE_THREADS=1 "$NCS" html "$T/w" -o "$T/1.html" 2>/dev/null
-NCCLSCOPE_THREADS=2 "$NCS" html "$T/w" -o "$T/2.html" 2>/dev/null
+NCCLSCOPE_THREADS=1 "$NCS" html --no-doctor "$T/w" -o "$T/1.html" 2>/dev/null
+NCCLSCOPE_THREADS=2 "$NCS" html --no-doctor "$T/w" -o "$T/2.html" 2>/dev/null
 sect() { sed -n '/<section id="stragglers">/,/<\/section>/p' "$1"; }
 check_eq "scale: 256 ranks, the straggler (rank 77) is first" "<tr><td>77</td>" "$(sect "$T/2.html" | grep -m1 -o '<tr><td>[0-9]*</td>')"
 check "scale: same straggler table with 1 and 2 decoding threads" diff <(sect "$T/1.html") <(sect "$T/2.html")
