@@ -22,6 +22,7 @@
 #include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
+#include "topo_format.h"
 
 #define SYN_EPOCH_NS 1764000000000000000ull /* 2025-11-24, a plausible run date */
 
@@ -257,6 +258,34 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
     put(&w, &b);
   }
   rec_clock(&w, &hc, g0);
+  /* the host's GPUs as NVML shows them: an NVSwitch box (NV18 between every pair) when the
+   * intra-host transport is P2P, else PCIe only (two sockets: NODE within, SYS across) */
+  {
+    int ngpu = m->per_host, nv = !strcmp(c->transport, "P2P");
+    for (int gi = 0; gi < ngpu && gi < 64; gi++) {
+      struct ncs_topo_gpu g;
+      memset(&g, 0, sizeof g);
+      g.index = (uint32_t)gi;
+      snprintf(g.name, sizeof g.name, "%s", nv ? "NVIDIA H100 80GB HBM3" : "NVIDIA L40S");
+      snprintf(g.bus_id, sizeof g.bus_id, "00000000:%02X:00.0", 0x18 + 0x10 * gi);
+      snprintf(g.uuid, sizeof g.uuid, "GPU-synth-%d-%d", h, gi);
+      g.pcie_gen = g.pcie_gen_max = nv ? 5 : 4;
+      g.pcie_width = g.pcie_width_max = 16;
+      g.nvlinks = nv ? 18 : 0;
+      WBUF(b);
+      ncs_enc_topo_gpu(&b, &g);
+      put(&w, &b);
+    }
+    for (int a = 0; a < ngpu && a < 64; a++)
+      for (int bb = a + 1; bb < ngpu && bb < 64; bb++) {
+        struct ncs_topo_link l = {.a = (uint32_t)a, .b = (uint32_t)bb, .nvlinks = nv ? 18 : 0,
+                                  .pcie = (a < ngpu / 2) == (bb < ngpu / 2) ? NCS_REL_NODE : NCS_REL_SYS,
+                                  .p2p_read = 0, .p2p_nvlink = nv ? 0 : 255};
+        WBUF(b);
+        ncs_enc_topo_link(&b, &l);
+        put(&w, &b);
+      }
+  }
   uint64_t comm_id = mix64(c->seed ^ 0x636f6d6dull);
   uint64_t tinit = g0 + 1000000ull + (uint64_t)r * 1000ull;
   {

@@ -2,7 +2,7 @@
  *
  * Contract: ncs_synth_write() writes one trace file per rank into a directory, in the real
  * format (file header, zstd chunks, PROCESS/THREAD/CLOCK/COMM/CALL/GPU_TIME/NCCL_LOG/COMM_END
- * records), for N ranks spread over H hosts, each host with its own monotonic clock (boot time,
+ * TOPO_GPU/TOPO_LINK records), for N ranks spread over H hosts, each host with its own monotonic clock (boot time,
  * drift) and its own realtime error (the NTP error between hosts). Everything is a pure
  * function of the configuration and the seed: the same configuration writes the same bytes.
  * The true (global) times are known to the generator, so tests can check what the decoder

@@ -19,6 +19,9 @@ check_eq "html: no network reference (http:, https:, //host, url())" 0 "$(grep -
 check "html: charts are inline SVG" grep -q '<svg class="chart"' "$T/r.html"
 check "html: expected-peak line drawn for the transports used" grep -q 'stroke-dasharray' "$T/r.html"
 check "html: the size mismatch is a finding" grep -q 'MISMATCH' "$T/r.html"
+check "html: topology matrix from the traces' TOPO records (NV18 between GPUs)" sh -c "sed -n '/id=\"topology\"/,/<\/section>/p' '$T/r.html' | grep -q '<td>NV18</td>'"
+check "html: transport matrix shows P2P within a host and NET across" sh -c "sed -n '/id=\"transports\"/,/<\/section>/p' '$T/r.html' | grep -q 'class=\"P2P\"' && sed -n '/id=\"transports\"/,/<\/section>/p' '$T/r.html' | grep -q 'class=\"NET\"'"
+check "html: the doctor's verdicts are included" sh -c "sed -n '/id=\"doctor\"/,/<\/section>/p' '$T/r.html' | grep -q 'ncclscope doctor: 8 process'"
 
 CHROME=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 render() { # render FILE OUTPREFIX: DOM, screenshot and chromium's log
