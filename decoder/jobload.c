@@ -72,17 +72,36 @@ struct loader {
   char **files;
   const struct ncs_load_opts *o;
   struct ncs_jobdata *job;
-  pthread_mutex_t mu;         /* next file; serialises callbacks */
+  pthread_mutex_t mu;         /* next file; serialises callbacks; the comm masks */
   int next;
+  struct cmask { uint64_t comm_id; unsigned mask; } *cm; /* transports seen per communicator */
+  int ncm, capcm;
 };
+
+/* Adds a file's transport classes of communicator comm_id (caller holds L->mu). */
+static void cmask_add(struct loader *L, uint64_t id, unsigned mask) {
+  for (int i = 0; i < L->ncm; i++) if (L->cm[i].comm_id == id) { L->cm[i].mask |= mask; return; }
+  if (L->ncm == L->capcm) {
+    int nc = L->capcm ? L->capcm * 2 : 16;
+    struct cmask *p = realloc(L->cm, (size_t)nc * sizeof *p);
+    if (!p) return;
+    L->cm = p; L->capcm = nc;
+  }
+  L->cm[L->ncm].comm_id = id;
+  L->cm[L->ncm++].mask = mask;
+}
+static unsigned cmask_of(const struct loader *L, uint64_t id) {
+  for (int i = 0; i < L->ncm; i++) if (L->cm[i].comm_id == id) return L->cm[i].mask;
+  return 0;
+}
 
 static struct lcomm *lc_get(struct fctx *f, uint32_t comm) {
   return comm && comm < f->ncomms && f->comms[comm].nranks ? &f->comms[comm] : NULL;
 }
 
-static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, const char *t) {
+static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, uint64_t comm_id) {
   for (int i = r->nops - 1; i >= 0; i--)
-    if (r->ops[i].op == op && r->ops[i].bucket == bucket && !strcmp(r->ops[i].transport, t)) return &r->ops[i];
+    if (r->ops[i].op == op && r->ops[i].bucket == bucket && r->ops[i].comm_id == comm_id) return &r->ops[i];
   if (r->nops == r->capops) {
     int nc = r->capops ? r->capops * 2 : 16;
     struct ncs_opstat *p = realloc(r->ops, (size_t)nc * sizeof *p);
@@ -91,8 +110,8 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, c
   }
   struct ncs_opstat *s = &r->ops[r->nops++];
   memset(s, 0, sizeof *s);
-  s->op = op; s->bucket = bucket;
-  snprintf(s->transport, sizeof s->transport, "%s", t);
+  s->op = op; s->bucket = bucket; s->comm_id = comm_id;
+  snprintf(s->transport, sizeof s->transport, "?"); /* set when every file is read */
   return s;
 }
 
@@ -113,7 +132,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   uint64_t bytes = c->count * ncclscope_datatype_size((int)c->datatype);
   double bb = ncs_busbytes(c->op, c->count, c->datatype, nranks);
   double dt = (double)(e - s) / 1e9;
-  struct ncs_opstat *st = opstat(r, c->op, ncs_bucket_of(bytes), tname);
+  struct ncs_opstat *st = opstat(r, c->op, ncs_bucket_of(bytes), lc ? lc->comm_id : 0);
   if (st) {
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb;
     if (dt > st->max_s) st->max_s = dt;
@@ -270,6 +289,9 @@ static void load_one(struct loader *L, int i) {
   f.r->clock_offset_ns = f.al.map.off_first;
   f.r->clock_drift_ppm = ncs_clockmap_drift_ppm(&f.al.map);
   ncs_strag_file_done(L->job->strag, i, st.truncated);
+  pthread_mutex_lock(&L->mu);
+  for (size_t k = 0; k < f.ncomms; k++) if (f.comms[k].nranks) cmask_add(L, f.comms[k].comm_id, f.comms[k].mask);
+  pthread_mutex_unlock(&L->mu);
   ncs_aligner_free(&f.al);
   free(f.comms);
   ncs_progress_file_done();
@@ -297,6 +319,13 @@ static uint64_t header_realtime(const char *path, uint64_t *size) {
   if (fstat(fileno(fp), &sb) == 0) *size = (uint64_t)sb.st_size;
   fclose(fp);
   return rt;
+}
+
+static int cmp_opstat(const void *a, const void *b) {
+  const struct ncs_opstat *x = a, *y = b;
+  if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  if (x->bucket != y->bucket) return x->bucket - y->bucket;
+  return strcmp(x->transport, y->transport);
 }
 
 static double now_s(void) {
@@ -341,6 +370,14 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   if (o->progress_label) ncs_progress_end();
   pthread_mutex_destroy(&L.mu);
   ncs_strag_finish(J->strag);
+  /* a collective is as fast as the slowest link of its communicator: each row gets the
+   * transports every rank of its communicator reported */
+  for (int i = 0; i < nfiles; i++)
+    for (int k = 0; k < J->r[i].nops; k++) {
+      struct ncs_opstat *st = &J->r[i].ops[k];
+      ncs_tmask_name(st->comm_id ? cmask_of(&L, st->comm_id) : 0, st->transport, sizeof st->transport);
+    }
+  free(L.cm);
 
   /* job-level figures */
   int readable = 0;
@@ -372,6 +409,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
       if (s->max_s > d->max_s) d->max_s = s->max_s;
     }
   }
+  if (J->nops > 1) qsort(J->ops, (size_t)J->nops, sizeof *J->ops, cmp_opstat);
   J->gpu_timing = calls && gpu * 2 > calls;
   J->clock_err_us = (double)unc / 1e3;
   J->decode_s = now_s() - t0;

@@ -1,6 +1,7 @@
 /* jobload.h — reads every trace of a job in parallel and summarises it on one clock: per rank,
  * per (operation, size bucket, transport) calls, bytes, time and bus bandwidth; communication
- * time; clock alignment figures; and the cross-rank straggler analysis (straggler.h).
+ * time; clock alignment figures; and the cross-rank straggler analysis (straggler.h). A row's
+ * transport is the set of transports all ranks of its communicator reported.
  *
  * Contract: ncs_job_load() expands nothing (give it files), reads them with up to `threads`
  * threads (0: NCCLSCOPE_THREADS, else one per online CPU), each file streamed through an aligner (align.h), so memory
@@ -25,7 +26,8 @@ double ncs_busbytes(uint32_t op, uint64_t count, uint32_t datatype, int nranks);
 struct ncs_opstat {
   uint32_t op;
   int bucket;
-  char transport[24];         /* "P2P", "NET+P2P", "?" ... */
+  uint64_t comm_id;           /* the communicator (0 none) */
+  char transport[24];         /* its transports, all ranks together: "P2P", "NET+P2P", "?" */
   uint64_t calls, bytes;      /* bytes: count x datatype size, as passed */
   double time_s, busbytes;    /* busbw = busbytes / time_s */
   double max_s;
