@@ -62,6 +62,7 @@ struct fctx {
   long double union_ns;
   uint64_t last_off;
   int have_first;
+  int topo_state;             /* 0 undecided, 1 keeps its host's topology, -1 another file does */
   uint64_t coll_calls;
   struct ncs_strag_arrival batch[512]; /* arrivals handed to the straggler engine together */
   size_t nbatch;
@@ -76,7 +77,27 @@ struct loader {
   int next;
   struct cmask { uint64_t comm_id; unsigned mask; } *cm; /* transports seen per communicator */
   int ncm, capcm;
+  char **topo_hosts;          /* hosts whose topology a file already keeps (one per host) */
+  int ntopo, captopo;
 };
+
+/* 1 when this file should keep its host's topology: the first file of that host to ask. */
+static int topo_claim(struct loader *L, const char *host) {
+  int mine = 1;
+  pthread_mutex_lock(&L->mu);
+  for (int i = 0; i < L->ntopo && mine; i++) mine = strcmp(L->topo_hosts[i], host) != 0;
+  if (mine) {
+    if (L->ntopo == L->captopo) {
+      int nc = L->captopo ? L->captopo * 2 : 16;
+      char **p = realloc(L->topo_hosts, (size_t)nc * sizeof *p);
+      if (p) { L->topo_hosts = p; L->captopo = nc; }
+    }
+    char *h = L->ntopo < L->captopo ? strdup(host) : NULL;
+    if (h) L->topo_hosts[L->ntopo++] = h; else mine = 0;
+  }
+  pthread_mutex_unlock(&L->mu);
+  return mine;
+}
 
 /* Adds a file's transport classes of communicator comm_id (caller holds L->mu). */
 static void cmask_add(struct loader *L, uint64_t id, unsigned mask) {
@@ -249,6 +270,8 @@ static int v_log(void *ctx, const struct ncs_log_line *l) {
 static int v_raw(void *ctx, const struct ncs_raw *raw) {
   struct fctx *f = ctx;
   if (raw->type != NCS_REC_TOPO_GPU && raw->type != NCS_REC_TOPO_LINK) return 0;
+  if (!f->topo_state) f->topo_state = topo_claim(f->L, f->r->host) ? 1 : -1;
+  if (f->topo_state < 0) return 0;
   if (!f->r->topo) {
     if (!(f->r->topo = malloc(sizeof *f->r->topo))) return 0;
     ncs_topo_init(f->r->topo, f->r->host);
@@ -378,6 +401,8 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
       ncs_tmask_name(st->comm_id ? cmask_of(&L, st->comm_id) : 0, st->transport, sizeof st->transport);
     }
   free(L.cm);
+  for (int i = 0; i < L.ntopo; i++) free(L.topo_hosts[i]);
+  free(L.topo_hosts);
 
   /* job-level figures */
   int readable = 0;

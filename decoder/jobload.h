@@ -55,7 +55,8 @@ struct ncs_jrank {
   unsigned tclass_mask;       /* 1 << NCS_TC_* seen in its transport lines */
   int tmat_n;                 /* transport row of its largest communicator (NCS_TC_* per peer) */
   unsigned char *tmat;        /* [tmat_n] its row: class to each peer, 0 unknown; nranks <= 64 */
-  struct ncs_topo *topo;      /* its host's GPUs and links (TOPO records), NULL when none */
+  struct ncs_topo *topo;      /* its host's GPUs and links (TOPO records); kept by one file
+                                 per host, NULL in the others and when there is none */
 };
 
 struct ncs_jobdata {
