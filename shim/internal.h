@@ -152,7 +152,9 @@ void ncs_writer_kick(void);
 /* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
 extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;          /* drain and collect GPU times now (not a flush) */
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
-void ncs_writer_sync(unsigned timeout_ms); /* GPU drain + flush, writer keeps going (atexit) */
+/* Writes a chunk now (after collecting GPU times for up to gpu_drain_ms; gpu_off: then ends GPU
+ * timing) and waits for it, at most timeout_ms. The writer keeps going. */
+void ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off);
 void ncs_writer_atfork_prepare(void);
 void ncs_writer_atfork_parent(void);
 void ncs_writer_atfork_child(void);

@@ -200,7 +200,7 @@ void ncs_process_record(struct ncs_wbuf *w) {
 static int atexit_done;
 static void exit_sync(void) {
   int saved = errno;
-  if (atomic_load(&ncs_active) == 1) ncs_writer_sync(ncs_cfg.exit_ms);
+  if (atomic_load(&ncs_active) == 1) ncs_writer_sync(ncs_cfg.exit_ms, 500, 1);
   errno = saved;
 }
 static void exit_flush(void) {

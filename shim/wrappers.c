@@ -529,8 +529,11 @@ NCS_EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, i
   return rc;
 }
 
-/* Finalize / Destroy / Abort / Revoke: record, COMM_END, and for the last two ask the writer
- * to collect the communicator's outstanding GPU times now. */
+/* Finalize / Destroy / Abort / Revoke: record and COMM_END. After Destroy and Abort the trace
+ * is written out before returning (GPU times collected for up to 100 ms, the whole wait at
+ * most 500 ms): a process often leaves with _exit() right after (multiprocessing workers,
+ * forked children), which runs no exit handler. Not a hot path: destroying a communicator
+ * takes NCCL milliseconds. */
 static ncclResult_t comm_end_call(unsigned op, ncclComm_t comm, void *ra, ncclResult_t (*real1)(ncclComm_t),
                                   ncs_fn_CommRevoke_t revoke, int flags) {
   struct rec r;
@@ -538,11 +541,13 @@ static ncclResult_t comm_end_call(unsigned op, ncclComm_t comm, void *ra, ncclRe
   rec_go(&r);
   ncclResult_t rc = revoke ? revoke(comm, flags) : real1(comm);
   rec_ret(&r, rc);
-  if (r.on) {
-    comm_ended(&r);
-    if (op == NCS_OP_CommDestroy || op == NCS_OP_CommAbort) ncs_writer_kick();
-  }
+  if (r.on) comm_ended(&r);
   rec_end(&r);
+  if (r.on && (op == NCS_OP_CommDestroy || op == NCS_OP_CommAbort)) {
+    int saved = errno;
+    ncs_writer_sync(500, 100, 0);
+    errno = saved;
+  }
   return rc;
 }
 

@@ -15,8 +15,10 @@
  *     dropped (reason 3); the job never sees the error.
  *   - ncs_emit() copies a record into a mutex-protected queue (capped at 4 MiB; beyond that it
  *     drops and counts, reason 4). Queue records go before the ring records of the same drain.
- *   - ncs_writer_sync() (atexit, while CUDA is still up) collects the GPU times still pending
- *     (waiting at most 500 ms), turns GPU timing off and writes a chunk; the writer carries on.
+ *   - ncs_writer_sync() writes a chunk now and returns when it is written (bounded wait); the
+ *     writer carries on. At CommDestroy/CommAbort (a process may leave with _exit() right
+ *     after) it first collects GPU times (waiting at most 100 ms); at exit (atexit, while CUDA
+ *     is still up) at most 500 ms, and then turns GPU timing off.
  *   - ncs_writer_stop() (the destructor) asks for a final chunk with the FINAL flag and waits at most
  *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound. */
 #include <errno.h>
@@ -110,6 +112,8 @@ static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t w_done_cv = PTHREAD_COND_INITIALIZER;
 static int w_stop, w_done, w_kick;
 static unsigned w_sync_req, w_sync_done; /* ncs_writer_sync() requests and completions */
+static unsigned w_sync_drain_ms;         /* the longest GPU drain a pending request asked for */
+static int w_sync_gpu_off;                /* a pending request ends GPU timing (exit) */
 
 static void ms_from_now(struct timespec *ts, unsigned ms) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -377,7 +381,8 @@ static void *writer_main(void *arg) {
       pthread_cond_timedwait(&w_cv, &w_mu, &ts);
     }
     int stop = w_stop;
-    unsigned sync = w_sync_req;
+    unsigned sync = w_sync_req, sync_drain = w_sync_drain_ms;
+    int sync_gpu_off = w_sync_gpu_off;
     w_kick = 0;
     pthread_mutex_unlock(&w_mu);
     /* a ring found over a quarter full: come back sooner (tight loops), else every 10 ms */
@@ -385,8 +390,8 @@ static void *writer_main(void *arg) {
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
-    if (ncs_gpu_poll(&w->raw, &w->records, stop || syncing ? 500 : 0) > 256) wait_ms = 1;
-    if (syncing) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
+    if (ncs_gpu_poll(&w->raw, &w->records, stop ? 500 : syncing ? sync_drain : 0) > 256) wait_ms = 1;
+    if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
     if (stop || syncing || sig_flush || now >= next_flush) {
       if (stop && ncs_logcap_stop) ncs_logcap_stop();
@@ -399,6 +404,7 @@ static void *writer_main(void *arg) {
     if (syncing) {
       pthread_mutex_lock(&w_mu);
       w_sync_done = sync;
+      if (sync == w_sync_req) { w_sync_drain_ms = 0; w_sync_gpu_off = 0; }
       pthread_cond_broadcast(&w_done_cv);
       pthread_mutex_unlock(&w_mu);
     }
@@ -482,15 +488,17 @@ void ncs_writer_stop(unsigned timeout_ms) {
   }
 }
 
-void ncs_writer_sync(unsigned timeout_ms) {
+void ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
   struct writer *w = W;
   if (!w || !w->started) return;
   struct timespec deadline;
   ms_from_now(&deadline, timeout_ms);
   pthread_mutex_lock(&w_mu);
+  if (gpu_drain_ms > w_sync_drain_ms) w_sync_drain_ms = gpu_drain_ms;
+  if (gpu_off) w_sync_gpu_off = 1;
   unsigned want = ++w_sync_req;
   pthread_cond_signal(&w_cv);
-  while (w_sync_done != want && !w_done) {
+  while ((int)(w_sync_done - want) < 0 && !w_done) { /* a later request may finish first */
     if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
   }
   pthread_mutex_unlock(&w_mu);
@@ -518,6 +526,8 @@ void ncs_writer_atfork_child(void) {
   for (int i = 0; i < 6; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
   w_sync_req = w_sync_done = 0;
+  w_sync_drain_ms = 0;
+  w_sync_gpu_off = 0;
   pthread_mutex_init(&w_mu, NULL);
   pthread_mutex_init(&q_mu, NULL);
 }
