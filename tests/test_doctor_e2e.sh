@@ -82,3 +82,9 @@ if [ -f "$P4D" ]; then
 else
   skip "p4d topology: $P4D not found"
 fi
+
+# CUDA_VISIBLE_DEVICES=2,3: NCCL prints cudaDev 0/1 but nvmlDev 2/3 in brackets; the doctor maps
+# ranks to the right physical GPUs (the NV4-bridged pair GPU2-GPU3 of the mixed box)
+job cvd 2 "$TOPOS/mixed-4x-bridged-pairs.txt" CUDA_VISIBLE_DEVICES=2,3 NCCL_P2P_LEVEL=LOC; doctor cvd
+check "CUDA_VISIBLE_DEVICES=2,3: nvlink-unused names GPU2 -> GPU3 (NV4), not GPU0/GPU1" \
+  sh -c "grep -q 'rank 0 (GPU2) -> rank 1 (GPU3) are joined by NV4' '$T/cvd.doc' && \"$NCS\" dump '$T/cvd' | grep -q 'cudaDev 0 nvmlDev 2'"

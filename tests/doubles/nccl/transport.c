@@ -11,8 +11,7 @@
  *                                       "P2P/CUMEM" on Hopper-like GPUs, else "P2P/CUMEM/read"
  *   PCIe path <= P2P level              P2P: "P2P/CUMEM" (level: NCCL_P2P_LEVEL, default PXB)
  *   otherwise                           "SHM/direct/direct", or NET when NCCL_SHM_DISABLE=1
- * GPUs are named by nvmlDev in brackets (NCCL >= 2.18.3): the CUDA device mapped through
- * CUDA_VISIBLE_DEVICES. Rings: channel c visits ranks 0..n-1 in order. NVLS is available when
+ * GPUs are named by nvmlDev in brackets (NCCL >= 2.18.3): the peers' NVML indexes. Rings: channel c visits ranks 0..n-1 in order. NVLS is available when
  * every local GPU pair is NVLinked, there are more than 2 local GPUs, the GPUs are Hopper or
  * newer and NCCL_NVLS_ENABLE is not 0. */
 #include <dlfcn.h>
@@ -95,19 +94,15 @@ static void load_topology(void) {
   shut();
 }
 
-/* nvmlDev of a CUDA device index (CUDA_VISIBLE_DEVICES lists NVML indexes). */
-static int nvml_dev(int cuda_dev) {
-  const char *v = getenv("CUDA_VISIBLE_DEVICES");
-  if (!v || !*v) return cuda_dev;
-  int idx = 0;
-  for (const char *p = v; *p;) {
-    int val = atoi(p);
-    if (idx++ == cuda_dev) return val;
-    while (*p && *p != ',') p++;
-    if (*p) p++;
-  }
-  return cuda_dev;
+/* The NCCL double's core gives each peer its NVML (physical) index (nd_api.c), as NCCL's
+ * nvmlDev; the CUDA index, printed as cudaDev and in the line prefix, is the current device. */
+int cudaGetDevice(int *device);
+static int cuda_dev(void) {
+  int d = 0;
+  if (cudaGetDevice(&d) != 0) d = 0;
+  return d;
 }
+#define nvml_dev(d) (d)
 
 static int env_is(const char *name, const char *val) {
   const char *v = getenv(name);
@@ -201,17 +196,17 @@ void ncclD_log_init(const struct ncclD_comm_view *v) {
     nnodes += first;
     if (v->peers[i].node == me->node) { if (i < v->rank) localrank++; nlocal++; }
   }
-  if (!ib_present() && nnodes > 1) ncclD_info(NCCLD_INIT | NCCLD_NET, me->dev, "NET/IB : No device found.");
-  ncclD_info(NCCLD_INIT | NCCLD_NET, me->dev, "Using network %s",
+  if (!ib_present() && nnodes > 1) ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "NET/IB : No device found.");
+  ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "Using network %s",
              env_on("NCCL_IB_DISABLE") || env_is("NCCL_NET", "Socket") || !ib_present() ? "Socket" : "IB");
-  ncclD_info(NCCLD_INIT, me->dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START",
-             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, me->dev, g, bus_int(g), (unsigned long long)v->comm_hash);
-  ncclD_info(NCCLD_INIT, me->dev, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0",
+  ncclD_info(NCCLD_INIT, -1, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START",
+             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (unsigned long long)v->comm_hash);
+  ncclD_info(NCCLD_INIT, -1, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0",
              (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, nnodes, nlocal, localrank);
   int nl;
   int nvls = local_gpus_all_nvlinked(v, &nl) && nl > 2 && hopper_like(g) && !env_is("NCCL_NVLS_ENABLE", "0");
-  if (nvls) ncclD_info(NCCLD_INIT | NCCLD_NVLS, me->dev, "NVLS multicast support is available on dev %d (NVLS_NCHANNELS 16)", me->dev);
-  else ncclD_info(NCCLD_INIT | NCCLD_NVLS, me->dev, "NVLS multicast support is not available on dev %d (NVLS_NCHANNELS 0)", me->dev);
+  if (nvls) ncclD_info(NCCLD_INIT | NCCLD_NVLS, -1, "NVLS multicast support is available on dev %d (NVLS_NCHANNELS 16)", cuda_dev());
+  else ncclD_info(NCCLD_INIT | NCCLD_NVLS, -1, "NVLS multicast support is not available on dev %d (NVLS_NCHANNELS 0)", cuda_dev());
   if (v->rank == 0) {
     int width = 1;
     for (int x = v->nranks - 1; x >= 10; x /= 10) width++;
@@ -219,7 +214,7 @@ void ncclD_log_init(const struct ncclD_comm_view *v) {
       char line[4096];
       int o = snprintf(line, sizeof line, "Channel %02d/%02d :", c, v->nchannels);
       for (int r = 0; r < v->nranks && o < (int)sizeof line - 16; r++) o += snprintf(line + o, sizeof line - (size_t)o, " %*d", width, r);
-      ncclD_info(NCCLD_INIT, me->dev, "%s", line);
+      ncclD_info(NCCLD_INIT, -1, "%s", line);
     }
   }
   {
@@ -228,12 +223,12 @@ void ncclD_log_init(const struct ncclD_comm_view *v) {
     int up = v->rank == 0 ? -1 : v->rank - 1, down = v->rank + 1 < v->nranks ? v->rank + 1 : -1;
     for (int c = 0; c < v->nchannels && o < (int)sizeof line - 40; c++)
       o += snprintf(line + o, sizeof line - (size_t)o, " [%d] %d/-1/-1->%d->%d", c, down, v->rank, up);
-    ncclD_info(NCCLD_INIT, me->dev, "%s", line);
+    ncclD_info(NCCLD_INIT, -1, "%s", line);
   }
-  ncclD_info(NCCLD_INIT, me->dev, "%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels, %d p2p channels per peer",
+  ncclD_info(NCCLD_INIT, -1, "%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels, %d p2p channels per peer",
              v->nchannels, 0, nvls ? 16 : 0, v->nchannels, v->nchannels);
-  ncclD_info(NCCLD_INIT, me->dev, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE",
-             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, me->dev, g, bus_int(g), (unsigned long long)v->comm_hash);
+  ncclD_info(NCCLD_INIT, -1, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE",
+             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (unsigned long long)v->comm_hash);
 }
 
 void ncclD_log_connect(const struct ncclD_comm_view *v) {
@@ -247,13 +242,13 @@ void ncclD_log_connect(const struct ncclD_comm_view *v) {
     /* receive side first, as NCCL connects recv then send */
     char rvia[64];
     if (choose(v, prev, me, rvia, sizeof rvia))
-      ncclD_info(NCCLD_INIT | NCCLD_NET, pm->dev, "Channel %02d/0 : %d[%d] -> %d[%d] [receive] via %s", c, prev, gp, me, gm, rvia);
+      ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "Channel %02d/0 : %d[%d] -> %d[%d] [receive] via %s", c, prev, gp, me, gm, rvia);
     if (choose(v, me, next, via, sizeof via))
-      ncclD_info(NCCLD_INIT | NCCLD_NET, pm->dev, "Channel %02d/0 : %d[%d] -> %d[%d] [send] via %s", c, me, gm, next, gn, via);
+      ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "Channel %02d/0 : %d[%d] -> %d[%d] [send] via %s", c, me, gm, next, gn, via);
     else
-      ncclD_info(NCCLD_INIT | (via[0] == 'S' ? NCCLD_SHM : NCCLD_P2P), pm->dev, "Channel %02d/0 : %d[%d] -> %d[%d] via %s",
+      ncclD_info(NCCLD_INIT | (via[0] == 'S' ? NCCLD_SHM : NCCLD_P2P), -1, "Channel %02d/0 : %d[%d] -> %d[%d] via %s",
                  c, me, gm, next, gn, via);
   }
-  ncclD_info(NCCLD_INIT, pm->dev, "Connected all rings, use ring PXN 0 GDR %d", strstr(net_choice(), "GDRDMA") ? 1 : 0);
-  ncclD_info(NCCLD_INIT, pm->dev, "Connected all trees");
+  ncclD_info(NCCLD_INIT, -1, "Connected all rings, use ring PXN 0 GDR %d", strstr(net_choice(), "GDRDMA") ? 1 : 0);
+  ncclD_info(NCCLD_INIT, -1, "Connected all trees");
 }
