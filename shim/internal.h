@@ -41,6 +41,7 @@ extern _Atomic(void *) ncs_real_fn[NCS_FN_COUNT];
 extern pthread_once_t ncs_resolve_once;
 void ncs_resolve_all(void);           /* pthread_once body: fills ncs_real_fn */
 void *ncs_resolve_late(enum ncs_fn f); /* retry for an entry still missing (slow path) */
+void ncs_resolve_atfork(int phase);    /* 0 before fork, 1 parent after, 2 child after */
 /* The real function `f`, or NULL when no NCCL could be found. Safe from any thread, any time. */
 static inline void *ncs_real(enum ncs_fn f) {
   pthread_once(&ncs_resolve_once, ncs_resolve_all);

@@ -67,8 +67,7 @@ static void *private_handle(void) {
   return handle;
 }
 
-static void *lookup_private(const char *name) {
-  void *h = private_handle();
+static void *lookup_in(void *h, const char *name) {
   if (!h) return NULL;
   char sym[96];
   snprintf(sym, sizeof sym, "pnccl%s", name);
@@ -82,12 +81,22 @@ static void *lookup_private(const char *name) {
 
 void ncs_resolve_all(void) {
   pthread_mutex_lock(&late_mu);
+  void *priv = NULL;
+  int priv_looked = 0; /* the loaded objects are walked at most once here */
   for (int i = 0; i < NCS_FN_COUNT; i++) {
     void *p = lookup_next(fn_names[i]);
-    if (!p) p = lookup_private(fn_names[i]);
+    if (!p && !priv_looked) { priv = private_handle(); priv_looked = 1; }
+    if (!p) p = lookup_in(priv, fn_names[i]);
     atomic_store_explicit(&ncs_real_fn[i], p, memory_order_release);
   }
   pthread_mutex_unlock(&late_mu);
+}
+
+/* fork: no resolution may be half done in the child */
+void ncs_resolve_atfork(int phase) {
+  if (phase == 0) pthread_mutex_lock(&late_mu);
+  else if (phase == 1) pthread_mutex_unlock(&late_mu);
+  else pthread_mutex_init(&late_mu, NULL);
 }
 
 void *ncs_resolve_late(enum ncs_fn f) {
@@ -96,7 +105,7 @@ void *ncs_resolve_late(enum ncs_fn f) {
   void *p = atomic_load_explicit(&ncs_real_fn[f], memory_order_acquire);
   if (!p) {
     p = lookup_next(fn_names[f]);
-    if (!p) p = lookup_private(fn_names[f]);
+    if (!p) p = lookup_in(private_handle(), fn_names[f]);
     if (p) atomic_store_explicit(&ncs_real_fn[f], p, memory_order_release);
   }
   pthread_mutex_unlock(&late_mu);

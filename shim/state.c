@@ -393,10 +393,12 @@ static void comm_reset(void) {
 static void atfork_prepare(void) {
   pthread_mutex_lock(&act_mu);
   pthread_mutex_lock(&comm_mu);
+  ncs_resolve_atfork(0);
   ncs_writer_atfork_prepare();
 }
 static void atfork_parent(void) {
   ncs_writer_atfork_parent();
+  ncs_resolve_atfork(1);
   pthread_mutex_unlock(&comm_mu);
   pthread_mutex_unlock(&act_mu);
 }
@@ -421,6 +423,7 @@ static void atfork_child(void) {
     ncs_gpu_atfork_child();
   }
   if (ncs_logcap_atfork_child && was_active) ncs_logcap_atfork_child();
+  ncs_resolve_atfork(2);
   pthread_mutex_init(&comm_mu, NULL);
   pthread_mutex_init(&act_mu, NULL);
 }
