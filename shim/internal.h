@@ -154,8 +154,8 @@ void ncs_writer_kick(void);
 extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;          /* drain and collect GPU times now (not a flush) */
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
 /* Writes a chunk now (after collecting GPU times for up to gpu_drain_ms; gpu_off: then ends GPU
- * timing) and waits for it, at most timeout_ms. The writer keeps going. */
-void ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off);
+ * timing) and waits for it, at most timeout_ms. The writer keeps going. -1 on timeout. */
+int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off);
 void ncs_writer_atfork_prepare(void);
 void ncs_writer_atfork_parent(void);
 void ncs_writer_atfork_child(void);

@@ -197,16 +197,17 @@ void ncs_process_record(struct ncs_wbuf *w) {
 /* exit(): the atexit handler runs before any library's destructor, while CUDA is still up:
  * collect pending GPU times and write them. The destructor (last) writes the final chunk,
  * which also holds calls made by other libraries' destructors (e.g. communicator teardown). */
-static int atexit_done;
+static int atexit_done, exit_stuck; /* exit_stuck: the writer missed the atexit deadline */
 static void exit_sync(void) {
   int saved = errno;
-  if (atomic_load(&ncs_active) == 1) ncs_writer_sync(ncs_cfg.exit_ms, 500, 1);
+  if (atomic_load(&ncs_active) == 1) exit_stuck = ncs_writer_sync(ncs_cfg.exit_ms, 500, 1) != 0;
   errno = saved;
 }
 static void exit_flush(void) {
   int saved = errno;
   if (atomic_load(&ncs_active) == 1) {
-    ncs_writer_stop(ncs_cfg.exit_ms);
+    /* a writer already stuck (a disk that does not answer) gets 100 ms more, not the whole wait */
+    ncs_writer_stop(exit_stuck ? 100 : ncs_cfg.exit_ms);
     uint64_t cuda_calls, timed;
     ncs_gpu_counts(&cuda_calls, &timed);
     if (timed) ncs_debug("GPU timing: %llu CUDA calls on application threads for %llu NCCL calls (%.2f per call)",

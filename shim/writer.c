@@ -488,9 +488,9 @@ void ncs_writer_stop(unsigned timeout_ms) {
   }
 }
 
-void ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
+int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
   struct writer *w = W;
-  if (!w || !w->started) return;
+  if (!w || !w->started) return 0;
   struct timespec deadline;
   ms_from_now(&deadline, timeout_ms);
   pthread_mutex_lock(&w_mu);
@@ -501,7 +501,9 @@ void ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
   while ((int)(w_sync_done - want) < 0 && !w_done) { /* a later request may finish first */
     if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
   }
+  int done = (int)(w_sync_done - want) >= 0 || w_done;
   pthread_mutex_unlock(&w_mu);
+  return done ? 0 : -1;
 }
 
 /* ---- fork ---- */
