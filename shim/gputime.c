@@ -17,10 +17,10 @@
  *   - The writer thread collects completions with cudaEventQuery (ncs_gpu_poll), never
  *     waiting on an application stream, and emits GPU_TIME records. At exit it waits at most
  *     the given time for pending events; the rest are reported with the failed flag.
- *   - Clock: the writer keeps, per device, an anchor event recorded on its own stream and
+ *   - Clock: the writer keeps, per device, anchor events recorded on its own stream and
  *     synchronised (only the writer waits), with the host monotonic time read just before the
- *     record and just after the sync. A GPU time is anchor_host + elapsed(anchor, event),
- *     the anchor being renewed every second. anchor_host is the host time just before the
+ *     record and just after the sync, a new one every 500 ms while collecting. A GPU time is
+ *     anchor_host + elapsed(anchor, event), against the newest anchor recorded before it. anchor_host is the host time just before the
  *     anchor's record, an underestimate by at most the record-to-sync bracket; it is lifted
  *     when a start event would otherwise precede the host time of its own record (causality).
  *     Error bound: the bracket (kept under 50 us, usually a few us) plus the event timer's
@@ -262,42 +262,88 @@ void ncs_gpu_group_forget(void) {
 }
 
 /* ---- writer side ---- */
+/* Anchors: per device, the last ANCHORS (host time, event) pairs, a new one every 500 ms while
+ * GPU times are being collected. An event is converted against the newest anchor recorded
+ * before it (a positive elapsed time, under a second or so: float milliseconds stay precise
+ * to well under a microsecond); an event older than every anchor kept uses the oldest. */
 #define MAX_DEVS 64
-static struct anchor {
-  int ready;
-  cudaStream_t stream;
+#define ANCHORS 4
+#define ANCHOR_EVERY_NS 500000000ull
+struct anchor {
+  int ok;
   cuda_event ev;
-  uint64_t host_ns, renewed_ns, bracket_ns;
+  uint64_t host_ns, bracket_ns;
   uint64_t lift;  /* causality correction: no GPU start before the host recorded its event */
+};
+static struct anchor_set {
+  cudaStream_t stream;
+  unsigned n;                 /* anchors made so far; a[(n - 1) % ANCHORS] is the newest */
+  int broken;                 /* the device refused: no anchors, its GPU times fail */
+  struct anchor a[ANCHORS];
 } anchors[MAX_DEVS];
 
-static struct anchor *anchor_for(int dev, uint64_t now) {
-  /* renewed every second, which keeps elapsed times short (float ms stays ns-precise) */
-  if (dev < 0 || dev >= MAX_DEVS) return NULL;
-  struct anchor *a = &anchors[dev];
-  if (a->ready && now - a->renewed_ns < 1000000000ull) return a;
-  if (!a->stream) {
-    if (cu.set_device(dev) != CUDA_SUCCESS) return NULL;
-    if (cu.stream_create(&a->stream, 1 /* non-blocking */) != CUDA_SUCCESS) { a->stream = NULL; return NULL; }
-    if (cu.event_create(&a->ev, 0) != CUDA_SUCCESS) return NULL;
+/* Records a new anchor on `dev`. 0, or -1 when the device cannot give one. */
+static int anchor_new(int dev) {
+  struct anchor_set *as = &anchors[dev];
+  if (as->broken) return -1;
+  if (!as->stream) {
+    if (cu.set_device(dev) != CUDA_SUCCESS ||
+        cu.stream_create(&as->stream, 1 /* non-blocking */) != CUDA_SUCCESS) {
+      as->stream = NULL;
+      as->broken = 1;
+      return -1;
+    }
+  }
+  struct anchor *a = &as->a[as->n % ANCHORS];
+  if (!a->ev) {
+    if (cu.set_device(dev) != CUDA_SUCCESS || cu.event_create(&a->ev, 0) != CUDA_SUCCESS) {
+      a->ev = NULL;
+      return -1;
+    }
   }
   /* The event cannot complete before its record call began and, on an idle stream, completes
    * right after it: t0 is the estimate, the bracket t1 - t0 bounds the error. Up to 5 tries
    * until the bracket is under 50 us (a busy host can delay the sync's wake-up). */
   uint64_t t0 = 0, t1 = 0;
+  a->ok = 0;
   for (int k = 0; k < 5; k++) {
     t0 = ncs_now_ns();
-    if (cu.event_record(a->ev, a->stream) != CUDA_SUCCESS) return NULL;
-    if (cu.event_sync(a->ev) != CUDA_SUCCESS) return NULL;
+    if (cu.event_record(a->ev, as->stream) != CUDA_SUCCESS) return -1;
+    if (cu.event_sync(a->ev) != CUDA_SUCCESS) return -1;
     t1 = ncs_now_ns();
     if (t1 - t0 < 50000) break;
   }
   a->host_ns = t0;
   a->bracket_ns = t1 - t0;
   a->lift = 0;
-  a->renewed_ns = t1;
-  a->ready = 1;
-  return a;
+  a->ok = 1;
+  as->n++;
+  return 0;
+}
+
+/* The anchor for an event whose start was recorded at host time `host_before`. */
+static struct anchor *anchor_for(int dev, uint64_t host_before) {
+  if (dev < 0 || dev >= MAX_DEVS) return NULL;
+  struct anchor_set *as = &anchors[dev];
+  if (as->n == 0 && anchor_new(dev) != 0) return NULL;
+  struct anchor *best = NULL, *oldest = NULL;
+  for (int k = 0; k < ANCHORS; k++) {
+    struct anchor *a = &as->a[k];
+    if (!a->ok) continue;
+    if (!oldest || a->host_ns < oldest->host_ns) oldest = a;
+    if (a->host_ns <= host_before && (!best || a->host_ns > best->host_ns)) best = a;
+  }
+  return best ? best : oldest;
+}
+
+/* Keeps an anchor at most ANCHOR_EVERY_NS old on every device in use (writer, each poll). */
+static void anchors_renew(uint64_t now) {
+  for (int d = 0; d < MAX_DEVS; d++) {
+    struct anchor_set *as = &anchors[d];
+    if (as->n == 0 || as->broken) continue;
+    struct anchor *newest = &as->a[(as->n - 1) % ANCHORS];
+    if (!newest->ok || now - newest->host_ns >= ANCHOR_EVERY_NS) anchor_new(d);
+  }
 }
 
 static uint64_t to_host(const struct anchor *a, cuda_event e, int *ok) {
@@ -311,7 +357,7 @@ static void emit_slot(struct ncs_wbuf *w, uint32_t *records, struct slot *s, int
   struct ncs_gpu_time g = {.kind = s->kind, .thread = s->thread, .ref = s->ref, .flags = s->flags};
   if (failed) g.flags |= NCS_GPU_F_FAILED;
   if (!(g.flags & NCS_GPU_F_FAILED)) {
-    struct anchor *a = anchor_for(s->dev, ncs_now_ns());
+    struct anchor *a = anchor_for(s->dev, s->host_before);
     int ok = a != NULL;
     if (ok) g.gpu_start = to_host(a, s->start, &ok);
     if (ok) g.gpu_end = to_host(a, s->end, &ok);
@@ -357,6 +403,7 @@ static int poll_once(struct ncs_wbuf *w, uint32_t *records, int give_up) {
 
 int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms) {
   if (!ncs_gpu_on) return 0;
+  anchors_renew(ncs_now_ns());
   int pending = poll_once(w, records, 0);
   if (!drain_ms || !pending) return pending;
   uint64_t deadline = ncs_now_ns() + (uint64_t)drain_ms * 1000000ull;

@@ -25,6 +25,7 @@ cat >"$T/gjob.c" <<'C'
 #define P(ret, name, params, args) ret nccl##name params;
 NCCLSCOPE_PROTOTYPES(P)
 #define CK(x) do { int e_ = (int)(x); if (e_) { printf("error %d at line %d\n", e_, __LINE__); exit(1); } } while (0)
+static void stamp(void *p) { *(uint64_t *)p = cudaDoubleNowNs(); }
 int main(int argc, char **argv) {
   int abort_mode = argc > 1 && !strcmp(argv[1], "abort");
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -48,6 +49,24 @@ int main(int argc, char **argv) {
   float *b;
   CK(cudaMalloc((void **)&b, 4096));
   for (int i = 0; i < 8; i++) b[i] = 1.0f;
+  if (argc > 1 && !strcmp(argv[1], "clock")) {
+    /* the stream's own clock around each call: a host function stamps the double's monotonic
+     * time when the stream reaches it, just before and just after the call's work */
+    static uint64_t tb[20], ta[20];
+    for (int i = 0; i < 20; i++) {
+      CK(cudaLaunchHostFunc(s1, stamp, &tb[i]));
+      CK(ncclAllReduce(b, b, 8, ncclFloat32, ncclSum, c, s1));
+      CK(cudaLaunchHostFunc(s1, stamp, &ta[i]));
+      if (i % 5 == 4) { CK(cudaStreamSynchronize(s1)); usleep(3000); }
+    }
+    CK(cudaStreamSynchronize(s1));
+    const char *path = getenv("CLOCK_TRUTH");
+    FILE *tf = path ? fopen(path, "w") : NULL;
+    for (int i = 0; tf && i < 20; i++) fprintf(tf, "%llu %llu\n", (unsigned long long)tb[i], (unsigned long long)ta[i]);
+    if (tf) fclose(tf);
+    printf("clock done\n");
+    return 0;
+  }
   if (argc > 1 && !strcmp(argv[1], "multi")) {
     /* one process, two devices: CommInitAll, then a group with one AllReduce per device */
     ncclComm_t cs[2];
@@ -146,6 +165,25 @@ NCCLSCOPE_DIR="$T/tra" LD_PRELOAD="$SHIM" timeout 20 ./gjob abort >abort.out 2>&
 check_eq "shim_gpu: CommAbort with an operation in flight: job ends normally" "0" "$arc"
 check "shim_gpu: ... trace decodes, COMM_END by CommAbort, the call's GPU_TIME present (done or failed)" \
   bash -c "'$NCS' dump tra/*.ncs >da 2>&1 && grep -q '^COMM_END .*op=CommAbort' da && grep -q '^GPU_TIME kind=call' da"
+
+# accuracy of the clock conversion: the stream's own time just before / after each call's work
+NCCLDOUBLE_LAT_US=1000 CLOCK_TRUTH="$T/clock.truth" NCCLSCOPE_DIR="$T/trk" LD_PRELOAD="$SHIM" ./gjob clock >/dev/null 2>&1
+"$NCS" dump trk/*.ncs >dk 2>&1
+grep '^CALL op=AllReduce .* depth=0 ' dk | sed 's/.* tcall=\([0-9]*\) .*/\1/' >k.tcalls
+errs=$(awk 'FNR == NR { tc[++n] = $1; next }
+            FILENAME ~ /truth/ { tb[++m] = $1; ta[m] = $2; next }
+            /^GPU_TIME kind=call/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); g[kv[1]] = kv[2] } s[g["ref"]] = g["gpu_start"]; e[g["ref"]] = g["gpu_end"] }
+            END { if (m != 20 || n != 20) exit
+                  for (i = 1; i <= 20; i++) { r = tc[i]; if (!(r in s)) exit
+                    d = s[r] - tb[i]; print (d < 0 ? -d : d); d = e[r] - ta[i]; print (d < 0 ? -d : d) } }' k.tcalls "$T/clock.truth" dk | sort -n)
+n=$(echo "$errs" | grep -c .)
+med=$(echo "$errs" | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)] + 0}')
+worst=$(echo "$errs" | tail -1)
+echo "# figures: GPU clock conversion on the CPU double, 40 times (20 calls, start and end): median error $med ns, worst $worst ns"
+# the error bound is the anchor's record-to-sync bracket: a few us on an idle machine, hundreds
+# of us when the double's stream thread waits for a core (2 shared cores)
+check "shim_gpu: GPU_TIME start/end vs the stream's own time around each call: median <= 100 us, worst <= 1 ms ($med / $worst ns)" \
+  bash -c "[ '$n' = 40 ] && [ '$med' -le 100000 ] && [ '${worst:-999999999}' -le 1000000 ]"
 
 # several devices in one process
 NCCLDOUBLE_NGPUS=2 ./gjob multi >multi-plain.out 2>&1
