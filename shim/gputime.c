@@ -19,7 +19,7 @@
  *     the given time for pending events; the rest are reported with the failed flag.
  *   - Clock: the writer keeps, per device, anchor events recorded on its own stream and
  *     synchronised (only the writer waits), with the host monotonic time read just before the
- *     record and just after the sync, a new one every 500 ms while collecting. A GPU time is
+ *     record and just after the sync, a new one every 500 ms. A GPU time is
  *     anchor_host + elapsed(anchor, event), against the newest anchor recorded before it. anchor_host is the host time just before the
  *     anchor's record, an underestimate by at most the record-to-sync bracket; it is lifted
  *     when a start event would otherwise precede the host time of its own record (causality).
@@ -263,7 +263,7 @@ void ncs_gpu_group_forget(void) {
 
 /* ---- writer side ---- */
 /* Anchors: per device, the last ANCHORS (host time, event) pairs, a new one every 500 ms while
- * GPU times are being collected. An event is converted against the newest anchor recorded
+ * a device has been used. An event is converted against the newest anchor recorded
  * before it (a positive elapsed time, under a second or so: float milliseconds stay precise
  * to well under a microsecond); an event older than every anchor kept uses the oldest. */
 #define MAX_DEVS 64
