@@ -262,8 +262,8 @@ void ncs_gpu_group_forget(void) {
 }
 
 /* ---- writer side ---- */
-/* Anchors: per device, the last ANCHORS (host time, event) pairs, a new one every 500 ms while
- * a device has been used. An event is converted against the newest anchor recorded
+/* Anchors: per device, the last ANCHORS (host time, event) pairs, a new one every 500 ms once
+ * the device has been used. An event is converted against the newest anchor recorded
  * before it (a positive elapsed time, under a second or so: float milliseconds stay precise
  * to well under a microsecond); an event older than every anchor kept uses the oldest. */
 #define MAX_DEVS 64
