@@ -653,6 +653,16 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     evidence(r, &x, ev, sizeof ev);
     fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
+  /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
+  for (int k = 0; k < m->n; k++) {
+    int i = job->order[k];
+    const struct rank_m *r = &m->rank[i];
+    if (!r->have_window || !r->captured) continue;
+    fprintf(out, "  rank ");
+    if (job->rank[i].rank >= 0) fprintf(out, "%d", job->rank[i].rank); else fprintf(out, "?");
+    fprintf(out, ": %llu call%s captured into CUDA graphs, not timed and not in comm_s (a graph's replays "
+            "make no NCCL call: no interposer sees them)\n", (unsigned long long)r->captured, r->captured == 1 ? "" : "s");
+  }
   int shown = 0;
   for (int k = 0; k < m->n && shown < 4; k++) {
     int i = job->order[k];

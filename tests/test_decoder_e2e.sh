@@ -2,8 +2,11 @@
 # test_decoder_e2e.sh — the shim, the CPU doubles and the decoder together: the DDP-shaped job
 # (tests/jobs/ddp_job.c) on 4 ranks under the shim, then `ncclscope report --json` against the
 # job's own ground truth (truth-rank<R>.json): exact calls/count/bytes per rank and op (issue 2),
-# GPU timing used, busbw = nccl-tests' formula on the reported sums, and communication time
-# against the modelled one (issue 3; the tolerance and why are in BENCHMARKS.md "Decoder").
+# GPU timing used, algbw/busbw = nccl-tests' formulas on the reported sums, the size-bucket
+# table, NCCLSCOPE_STEP_MARK set in the traced job; communication time against the job's own
+# CUDA-event measurement (ddp_job --measure, within 2% of wall) and against its model (bounds),
+# serial and overlapped, with steps, ratio and verdict; host-timing fallback labelled; captured
+# calls (tests/jobs/capture_job.c) reported apart. Issue 3; figures in BENCHMARKS.md "Decoder".
 . "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/ddp_job
 LAUNCH=$ROOT/tests/jobs/launch.sh
@@ -19,8 +22,9 @@ run_job() { # run_job NAME ARGS...
     >"$T/$name/out" 2>"$T/$name/err"
 }
 
-# 1. exact counts
-if ! run_job counts --steps 7 --compute-us 500; then
+# 1. exact counts; the step boundary named in the traced job's environment (recorded in its
+# PROCESS record; ncclscope's own environment does not have it)
+if ! NCCLSCOPE_STEP_MARK=ncclAllGather run_job counts --steps 7 --compute-us 500; then
   fail "decoder e2e: ddp_job failed under the shim"; sed 's/^/    /' "$T/counts/err" | head; exit 1
 fi
 "$NCS" report --json "$T/counts/tr" >"$T/counts.json" 2>"$T/counts.rerr"; rc=$?
@@ -50,41 +54,128 @@ viol=$(jq -r '[.ranks[] | .ops | to_entries[] | select(.value.timed_calls != nul
   | select((($v.busbw_gbps - $S * $f / $v.time_s / 1e9) | fabs) > 1e-6 * ($v.busbw_gbps | fabs) or $v.timed_calls != $v.calls)
   | "\($op)"] | length' "$T/counts.json")
 check_eq "e2e: every op's busbw = S x nccl-tests factor / time, all calls timed" 0 "$viol"
+check_eq "e2e: NCCLSCOPE_STEP_MARK=ncclAllGather in the job's environment: 7 steps at AllGather, found_by says so (every rank)" \
+  "7 AllGather NCCLSCOPE_STEP_MARK" \
+  "$(jq -r '[.ranks[].steps | "\(.count) \(.boundary_op) \(.found_by)"] | unique | join(",")' "$T/counts.json")"
+# size buckets: every message of this job has S = a power of two (ddp_job.c), so each row is
+# one size: AllReduce 16/64(fp32 and bf16)/256 KiB, AllGather and ReduceScatter S = 16 KiB x 4,
+# Broadcast 16 KiB, Send/Recv 32 KiB; 7 steps
+want='AllGather:65536x7 AllReduce:16384x7,65536x14,262144x7 Broadcast:16384x7 Recv:32768x7 ReduceScatter:65536x7 Send:32768x7'
+check_eq "e2e: size-bucket table (bytes_min x calls) of every op, rank 0..3 alike" "$want $want $want $want" \
+  "$(jq -r '[.ranks[] | [.ops | to_entries | sort_by(.key) | .[] | select(.value.sizes != null and (.value.sizes | length) > 0)
+     | "\(.key):" + ([.value.sizes[] | "\(.bytes_min)x\(.calls)"] | join(","))] | join(" ")] | join(" ")' "$T/counts.json")"
+# each row: algbw = S x calls / time (one S per row here), busbw = algbw x factor, rows sum to the op
+viol=$(jq -r '[.ranks[] | .ops | to_entries[] | select(.value.sizes != null and (.value.sizes | length) > 0)
+  | .key as $op | .value as $v
+  | (if $op == "AllReduce" then 1.5 elif ($op == "AllGather" or $op == "ReduceScatter") then 0.75 else 1 end) as $f
+  | ([$v.sizes[].calls] | add) as $nc | ([$v.sizes[].time_s] | add) as $ts
+  | (if $nc != $v.timed_calls or (($ts - $v.time_s) | fabs) > 1e-9 * $v.time_s then ["\($op) rows do not sum"] else [] end)
+    + [$v.sizes[] | select(((.algbw_gbps - .bytes_min * .calls / .time_s / 1e9) | fabs) > 1e-6 * .algbw_gbps
+        or ((.busbw_gbps - .algbw_gbps * $f) | fabs) > 1e-6 * .busbw_gbps
+        or .p50_s <= 0 or .p99_s < .p50_s or .mean_s <= 0) | "\($op) \(.bytes_min)"]
+  | .[]] | join("; ")' "$T/counts.json")
+check_eq "e2e: every size row: algbw = S x calls / time, busbw = algbw x factor, 0 < p50 <= p99; rows sum to the op" "" "$viol"
 
-# 3. communication time against the job's model: compute 30 ms, comm ~25.5 ms per step, in
-# order on one stream, then overlapped (DDP-style buckets on a communication stream)
+# 3. communication time, serial and overlapped: compute 30 ms, ~25.5 ms of modelled
+# communication per step, in order on one stream, then overlapped (DDP-style buckets on a
+# communication stream). --measure: the job brackets each of its communication calls (the
+# group as one) with its own CUDA events on the call's stream and sums those intervals. They
+# follow each other on that one stream (overlapped too: the stream waits for its piece of
+# compute before the bracket opens), so the job's sum is their union, the same definition as
+# comm_s; every communication call lies inside both windows (the decoder's also holds
+# CommInitRank/Destroy, the job's only the step loop), so the window difference does not
+# enter comm. The shim's events are recorded inside the job's brackets on the same stream:
+# comm_s can only be below the job's figure (by the stream's time between the two events, and
+# by anything the GPU-to-trace clock conversion shifts), never above it beyond float rounding.
 for mode in serial overlap; do
   extra=; [ $mode = overlap ] && extra=--overlap
-  if ! run_job ratio-$mode --steps 5 --compute-us 30000 --lat-us 3000 --bw-gbps 0.5 $extra; then
+  if ! run_job ratio-$mode --steps 5 --compute-us 30000 --lat-us 3000 --bw-gbps 0.5 --measure $extra; then
     fail "e2e: ddp_job ($mode ratio run) failed"; sed 's/^/    /' "$T/ratio-$mode/err" | head; continue
   fi
-  "$NCS" report --json "$T/ratio-$mode/tr" >"$T/ratio.json" 2>/dev/null
-  worst=0; line=""; below=0; over=0
+  "$NCS" report --json "$T/ratio-$mode/tr" >"$T/ratio-$mode.json" 2>/dev/null
+  "$NCS" report "$T/ratio-$mode/tr" >"$T/ratio-$mode.txt" 2>/dev/null
+  line=""; mline=""; below=0; over=0; meas_bad=0; above_meas=0; ratio_bad=0; verdict_bad=0; steps_bad=""
   for r in 0 1 2 3; do
-    truth_comm=$(jq '.comm_ns_per_step * .steps / 1e9' "$T/ratio-$mode/truth/truth-rank$r.json")
-    read -r wall comm steps < <(jq -r --argjson r "$r" '.ranks[] | select(.rank == $r) | "\(.wall_s) \(.comm_s) \(.steps.count)"' "$T/ratio.json")
+    tf=$T/ratio-$mode/truth/truth-rank$r.json
+    read -r truth_comm compute mcomm mwall < <(jq -r '"\(.comm_ns_per_step * .steps / 1e9) \(.compute_ns_per_step * .steps / 1e9) \(.measured.comm_ns / 1e9) \(.measured.wall_ns / 1e9)"' "$tf")
+    read -r wall comm steps c2c share verdict < <(jq -r --argjson r "$r" '.ranks[] | select(.rank == $r)
+      | "\(.wall_s) \(.comm_s) \(.steps.count) \(.compute_to_comm) \(.comm_share) \(.verdict | gsub(" "; "_"))"' "$T/ratio-$mode.json")
+    ev=$(jq -r --argjson r "$r" '.ranks[] | select(.rank == $r) | .evidence' "$T/ratio-$mode.json")
     err=$(awk -v c="$comm" -v t="$truth_comm" -v w="$wall" 'BEGIN { e = (c - t) / w; if (e < 0) e = -e; printf "%.4f", e }')
-    line="$line rank$r: comm $comm s vs model $truth_comm s, error $(awk -v e="$err" 'BEGIN{printf "%.1f", e*100}')% of $wall s;"
-    worst=$(awk -v a="$worst" -v b="$err" 'BEGIN { print (b > a) ? b : a }')
+    line="$line rank$r: comm $comm s vs model $truth_comm s, $(awk -v e="$err" 'BEGIN{printf "%.1f", e*100}')% of $wall s;"
+    # against the job's measurement: |comm - measured| <= 2% of the smaller of the two windows
+    read -r merr ok above < <(awk -v c="$comm" -v m="$mcomm" -v w="$wall" -v mw="$mwall" 'BEGIN {
+      d = (mw > 0 && mw < w) ? mw : w; e = (c - m) / d;
+      printf "%.3f %d %d\n", 100 * e, (e <= 0.02 && e >= -0.02), (c > m + 1e-4) }')
+    mline="$mline rank$r: comm $comm vs measured $mcomm s = ${merr}%;"
+    [ "$ok" = 1 ] || meas_bad=1
+    [ "$above" = 1 ] && above_meas=1
     awk -v c="$comm" -v t="$truth_comm" 'BEGIN { exit !(c < 0.99 * t) }' && below=1
-    compute=$(jq '.compute_ns_per_step * .steps / 1e9' "$T/ratio-$mode/truth/truth-rank$r.json")
     # serial: compute and communication take turns on one stream, so comm <= wall - compute
     if [ $mode = serial ]; then lim=$(awk -v w="$wall" -v k="$compute" 'BEGIN { print w - 0.99 * k }'); else lim=$wall; fi
     awk -v c="$comm" -v l="$lim" 'BEGIN { exit !(c > l) }' && over=1
-    [ "$steps" = 5 ] || fail "e2e ($mode): rank $r: $steps steps found, expected 5"
+    [ "$steps" = 5 ] || steps_bad="$steps_bad rank $r: $steps;"
+    # compute_to_comm and comm_share by their definitions (docs/METRICS.md)
+    awk -v w="$wall" -v c="$comm" -v x="$c2c" -v s="$share" 'BEGIN { e = (w - c) / c; f = c / w;
+      exit !((x - e) > 1e-6 * e || (e - x) > 1e-6 * e || (s - f) > 1e-6 || (f - s) > 1e-6) }' && ratio_bad=1
+    # verdict by the share's thresholds, with the share as evidence
+    want_v=$(awk -v s="$share" 'BEGIN { print (s >= 0.5) ? "communication-bound" : (s >= 0.25) ? "communication-heavy" : "not_communication-bound" }')
+    want_v=${want_v//_/ }; want_v=${want_v// /_}
+    pct=$(awk -v s="$share" 'BEGIN { printf "%.1f%%", 100 * s }')
+    if [ "$verdict" != "$want_v" ] || [[ "$ev" != "$pct of the window in communication (gpu timing), "* ]] || [[ "$ev" != *"GB/s busbw" ]]; then
+      verdict_bad=1; echo "    rank $r: verdict $verdict (want $want_v), evidence: $ev"
+    fi
   done
-  echo "    $mode:$line"
-  # Each operation on the double lasts at least its modelled time (nccl_double.h) and one
-  # rank's operations do not overlap each other, so comm >= model. Serially, the compute
-  # (at least its modelled time) and the operations take turns on one stream, so
-  # comm <= wall - compute; overlapped, only comm <= wall. Both bounds hold whatever the
-  # machine's load. The distance to the model (printed above; goal 2% of wall) is not bounded
-  # here: it is the time ranks wait for later peers, which the model leaves out and which
-  # grows with the load of the 2 shared cores (5-15% serial, BENCHMARKS.md "Decoder").
+  echo "    $mode, model:$line"
+  echo "    $mode, measured by the job:$mline"
+  check_eq "e2e ($mode): comm_s within 2% of wall of the job's own CUDA-event measurement of its communication, every rank" 0 "$meas_bad"
+  check_eq "e2e ($mode): comm_s never above the job's measurement (the shim's events lie inside the job's brackets)" 0 "$above_meas"
+  # The model leaves out the time ranks wait for later peers (BENCHMARKS.md "Decoder"), so
+  # only bounds that hold at any load are asserted against it: each operation on the double
+  # lasts at least its modelled time and one rank's operations do not overlap, so comm >=
+  # model; serially compute (at least its modelled time) and operations take turns on one
+  # stream, so comm <= wall - compute; overlapped, only comm <= wall.
   check_eq "e2e ($mode): communication time never below the job's modelled time" 0 "$below"
   if [ $mode = serial ]; then
     check_eq "e2e ($mode): communication time never above the window minus the modelled compute" 0 "$over"
   else
     check_eq "e2e ($mode): communication time never above the window" 0 "$over"
   fi
+  check_eq "e2e ($mode): the 5 steps detected on every rank" "" "$steps_bad"
+  check_eq "e2e ($mode): compute_to_comm = (wall - comm) / comm and comm_share = comm / wall, every rank" 0 "$ratio_bad"
+  check_eq "e2e ($mode): a verdict per rank by the share's thresholds, with the share, the top op and its busbw as evidence" 0 "$verdict_bad"
+  check_eq "e2e ($mode): the text report has a verdict line for each of the 4 ranks" 4 \
+    "$(grep -cE '^ +[0-3] .*(communication-bound|communication-heavy|not communication-bound): [0-9.]+% of the window' "$T/ratio-$mode.txt")"
 done
+
+# 4. host-timing fallback: NCCLSCOPE_GPU_TIMING=0 leaves only host intervals, labelled as such
+if NCCLSCOPE_GPU_TIMING=0 run_job host --steps 3 --compute-us 2000; then
+  "$NCS" report --json "$T/host/tr" >"$T/host.json" 2>/dev/null
+  "$NCS" report "$T/host/tr" >"$T/host.txt" 2>/dev/null
+  check_eq "e2e: NCCLSCOPE_GPU_TIMING=0: every rank labelled timing host, no call GPU-timed, evidence says host timing" \
+    "host 0 1,host 0 1,host 0 1,host 0 1" \
+    "$(jq -r '[.ranks[] | "\(.timing) \(.timed_gpu) \(.evidence | test("\\(host timing\\)") | if . then 1 else 0 end)"] | join(",")' "$T/host.json")"
+  check_eq "e2e: NCCLSCOPE_GPU_TIMING=0: the text table says host for each of the 4 ranks" 4 \
+    "$(grep -cE '^ +[0-3] +[0-9.]+ +[0-9.]+ +[0-9.]+% +[0-9.]+ +host ' "$T/host.txt")"
+else
+  fail "e2e: ddp_job with NCCLSCOPE_GPU_TIMING=0 failed"; sed 's/^/    /' "$T/host/err" | head
+fi
+
+# 5. CUDA graph capture: capture_job (2 of its 3 all-reduces captured, replayed 3 times) on 2
+# ranks: the captured calls are counted apart, never timed; the replays make no NCCL call
+CAP=$BUILD/tests/capture_job
+if [ -x "$CAP" ]; then
+  mkdir -p "$T/cap/truth"
+  if NCCLSCOPE_DIR=$T/cap/tr LD_PRELOAD=$SHIM timeout 60 bash "$LAUNCH" 2 "$CAP" -r 3 --truth "$T/cap/truth" >/dev/null 2>"$T/cap/err"; then
+    "$NCS" report --json "$T/cap/tr" >"$T/cap.json" 2>/dev/null
+    "$NCS" report "$T/cap/tr" >"$T/cap.txt" 2>/dev/null
+    check_eq "e2e: capture_job (truth: 2 captured per rank): report counts 3 AllReduce calls, 2 captured, 1 timed, per rank" \
+      "3 2 1,3 2 1" "$(jq -r '[.ranks[] | "\(.ops.AllReduce.calls) \(.captured) \(.ops.AllReduce.timed_calls)"] | join(",")' "$T/cap.json")"
+    check_eq "e2e: capture_job: the text report lists each rank's captured calls and says replays are invisible" 2 \
+      "$(grep -c 'rank [01]: 2 calls captured into CUDA graphs, not timed .*no interposer sees them' "$T/cap.txt")"
+  else
+    fail "e2e: capture_job under the shim failed"; sed 's/^/    /' "$T/cap/err" | head
+  fi
+else
+  skip "e2e: capture_job not built"
+fi
