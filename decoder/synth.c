@@ -296,6 +296,18 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
     ncs_enc_comm(&b, &cm);
     put(&w, &b);
   }
+  /* optional second communicator: the ranks of this host (a CommSplit by host) */
+  int host_n = c->ranks - h * m->per_host < m->per_host ? c->ranks - h * m->per_host : m->per_host;
+  uint64_t host_comm_id = mix64(c->seed ^ 0x686f7374ull ^ mix64((uint64_t)h + 1));
+  if (c->host_comms) {
+    WBUF(b);
+    struct ncs_comm cm = {.comm = 2, .comm_id = host_comm_id, .handle = 0x7f0000002000ull + (uint64_t)r * 64,
+                          .rank = local, .nranks = host_n, .device = local, .init_op = NCS_OP_CommSplit,
+                          .parent_id = comm_id, .t_enter = mono(&hc, tinit + 31000000ull),
+                          .t_exit = mono(&hc, tinit + 32000000ull), .thread = 1};
+    ncs_enc_comm(&b, &cm);
+    put(&w, &b);
+  }
   /* transport lines, as NCCL prints them (ring neighbour; another host via the network) */
   if (c->ranks > 1) {
     int peer = (r + 1) % c->ranks, ph = peer / m->per_host;
@@ -321,6 +333,7 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
   }
   int inchunk = 0;
   uint64_t stream = 0x7f00a0000000ull + (uint64_t)local * 0x1000;
+  uint64_t tcall = 0, seq2 = 0;
   for (long k = 0; k < stop && !w.err; k++) {
     const struct pat *p = &PATTERN[k % NPAT];
     uint64_t e = enter_at(m, r, k);
@@ -328,7 +341,7 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
     struct ncs_call call = {
       .op = (uint32_t)p->op, .thread = 1, .comm = 1, .datatype = (uint32_t)p->dtype,
       .redop = p->op == NCS_OP_AllReduce ? ncclSum : 255, .root = p->op == NCS_OP_Broadcast ? 0 : -1,
-      .tcall = (uint64_t)k + 1, .seq = (uint64_t)k + 1, .count = p->count, .stream = stream,
+      .tcall = ++tcall, .seq = (uint64_t)k + 1, .count = p->count, .stream = stream,
       .t_enter = mono(&hc, e)};
     call.t_exit = mono(&hc, e + dur);
     if (r == c->mismatch_rank && k + 1 == c->mismatch_seq) call.count *= 2;
@@ -343,6 +356,20 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
       ncs_enc_gpu_time(&b, &gt);
       put(&w, &b);
     }
+    if (c->host_comms && done && k % NPAT == NPAT - 1) { /* a small all-reduce among the host's ranks */
+      uint64_t base = m->end[k] + 10000, he = base + (uint64_t)(urand(c->seed, 29, (uint64_t)r, (uint64_t)k) * 5000);
+      struct ncs_call hc2 = {.op = NCS_OP_AllReduce, .thread = 1, .comm = 2, .datatype = ncclFloat32, .redop = ncclSum,
+                             .root = -1, .tcall = ++tcall, .seq = ++seq2, .count = 16384, .stream = stream,
+                             .t_enter = mono(&hc, he), .t_exit = mono(&hc, he + 3000)};
+      rec_call(&w, &hc2);
+      if (c->gpu) {
+        WBUF(b);
+        struct ncs_gpu_time gt = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = hc2.tcall,
+                                  .gpu_start = mono(&hc, he + 5000), .gpu_end = mono(&hc, base + 30000)};
+        ncs_enc_gpu_time(&b, &gt);
+        put(&w, &b);
+      }
+    }
     if (++inchunk >= c->chunk_calls) {
       rec_clock(&w, &hc, m->end[k] + 5000);
       flush(&w, 0);
@@ -356,6 +383,13 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
                               .t_enter = mono(&hc, gend), .t_exit = mono(&hc, gend + 200000)};
     ncs_enc_comm_end(&b, &ce);
     put(&w, &b);
+    if (c->host_comms) {
+      WBUF(b2);
+      struct ncs_comm_end ce2 = {.comm = 2, .op = NCS_OP_CommDestroy, .thread = 1,
+                                 .t_enter = mono(&hc, gend - 50000), .t_exit = mono(&hc, gend - 40000)};
+      ncs_enc_comm_end(&b2, &ce2);
+      put(&w, &b2);
+    }
   }
   rec_clock(&w, &hc, gend + 300000);
   flush(&w, !hang); /* a hung job was killed: its last chunk lacks the FINAL flag */
@@ -428,7 +462,7 @@ int cmd_synth(int argc, char **argv) {
     "usage: ncclscope synth -o DIR [--ranks N] [--hosts H] [--calls M] [--seed S]\n"
     "  [--gap-us U] [--jitter-us U] [--drift-ppm P] [--ntp-us U] [--straggler R:US[:FRAC]]\n"
     "  [--missing R:SEQ] [--mismatch R:SEQ] [--no-gpu] [--transport P2P|SHM|NET] [--slow PCT]\n"
-    "  [--noise PCT]"
+    "  [--noise PCT] [--host-comms]"
     "  [--host-prefix S] [--cmdline S] [--chunk-calls N] [--threads N]\n";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -450,6 +484,7 @@ int cmd_synth(int argc, char **argv) {
     else if (!strcmp(a, "--chunk-calls")) { NEEDV(); c.chunk_calls = atoi(v); }
     else if (!strcmp(a, "--threads")) { NEEDV(); c.threads = atoi(v); }
     else if (!strcmp(a, "--no-gpu")) c.gpu = 0;
+    else if (!strcmp(a, "--host-comms")) c.host_comms = 1;
     else if (!strcmp(a, "--straggler")) {
       NEEDV();
       char *e; c.straggler = (int)strtol(v, &e, 10);

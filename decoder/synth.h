@@ -27,6 +27,8 @@ struct ncs_synth_cfg {
   int mismatch_rank;          /* rank that passes a different count at seq mismatch_seq, -1 none */
   long mismatch_seq;
   int gpu;                    /* write GPU_TIME records */
+  int host_comms;             /* also a per-host communicator (CommSplit) with a small
+                                 all-reduce after every 8 world collectives */
   const char *transport;      /* intra-host transport for NCCL_LOG lines: P2P, SHM or NET */
   double slow_pct;            /* bandwidth reduced by this percentage (a regression) */
   double noise_pct;           /* each collective's transfer time varies by +-this percentage */

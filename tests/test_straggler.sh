@@ -42,6 +42,14 @@ print(m["seq"], m["entered"], m["never_entered"])')"
 "$NCS" report "$T/m" >"$T/m.txt" 2>&1
 check "straggler: text says MISMATCH and MISSING" sh -c "grep -q 'MISMATCH .*seq 100: rank 3' '$T/m.txt' && grep -q 'MISSING .*seq 300: 7 of 8 .* 6' '$T/m.txt'"
 
+# Two communicators: the world and one per host (a CommSplit), 12 ranks on 2 hosts of 6.
+"$NCS" synth -o "$T/hc" --ranks 12 --hosts 2 --calls 800 --host-comms --straggler 4:100:0.5 >/dev/null 2>&1
+"$NCS" report --json "$T/hc" >"$T/r.json" 2>/dev/null
+check_eq "straggler: two communicators: 800 world + 2 hosts x 100 per-host collectives line up, straggler 4 first" \
+  "1000 0 0 4" "$(py '
+import json,sys; d=json.load(open(sys.argv[1]))
+print(d["collectives"]["complete"], d["collectives"]["incomplete"], len(d["mismatches"]), d["stragglers"][0]["rank"])')"
+
 # Only one rank's trace of an 8-rank job: nothing can line up; said, and memory stays small
 # (the engine does not keep a window for a communicator with more ranks than files).
 "$NCS" synth -o "$T/o" --ranks 8 --hosts 1 --calls 20000 >/dev/null 2>&1
