@@ -529,7 +529,7 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
   out->wall_s = r->have_window ? (double)(r->w1 - r->w0) / 1e9 : 0;
   out->comm_s = r->comm_ns / 1e9;
   out->compute_to_comm = out->comm_s > 0 ? (out->wall_s - out->comm_s) / out->comm_s : NAN;
-  out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : "host";
+  out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : r->timed_host ? "host" : "none";
   out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);
   if (r->done_n) {
     out->step_s = r->done_ns / (double)r->done_n / 1e9;

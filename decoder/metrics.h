@@ -16,7 +16,7 @@ int ncs_metrics_bucket(double S);
 struct ncs_metrics_rank {
   int valid;               /* the rank had traced calls in the window */
   double wall_s, comm_s, compute_to_comm; /* compute_to_comm NaN when comm_s is 0 */
-  const char *timing;      /* "gpu", "host" or "mixed" */
+  const char *timing;      /* "gpu", "host", "mixed", or "none" (no call timed) */
   uint32_t steps;
   double step_s, step_comm_share;
 };

@@ -148,6 +148,21 @@ for mode in serial overlap; do
     "$(grep -cE '^ +[0-3] .*(communication-bound|communication-heavy|not communication-bound): [0-9.]+% of the window' "$T/ratio-$mode.txt")"
 done
 
+# --skip-warmup through the command line, on the serial run: 2 steps (or 50 ms) skipped
+if [ -s "$T/ratio-serial.json" ]; then
+  "$NCS" report --json --skip-warmup 2 "$T/ratio-serial/tr" >"$T/warm.json" 2>/dev/null
+  check_eq "e2e: --skip-warmup 2: 3 steps left on every rank, window and comm_s shorter, comm_s >= 3 steps of the model" 0 \
+    "$(jq -s '[.[0].ranks[] as $f | .[1].ranks[] | select(.rank == $f.rank)
+      | select(.steps.count != 3 or .wall_s >= $f.wall_s or .comm_s >= $f.comm_s or .comm_s < 0.6 * 0.12761856)] | length' \
+      "$T/ratio-serial.json" "$T/warm.json")"
+  "$NCS" report --json --skip-warmup 1000s "$T/ratio-serial/tr" >"$T/warm2.json" 2>/dev/null
+  check_eq "e2e: --skip-warmup 1000s (seconds): every call skipped: 0 steps, comm_s 0, timing none, no verdict (every rank)" \
+    "0 0 none no timed communication" \
+    "$(jq -r '[.ranks[] | "\(.steps.count) \(.comm_s) \(.timing) \(.verdict)"] | unique | join(",")' "$T/warm2.json")"
+  "$NCS" report --json --skip-warmup 2x "$T/ratio-serial/tr" >/dev/null 2>&1
+  check_eq "e2e: --skip-warmup 2x is bad usage (exit 2)" 2 "$?"
+fi
+
 # 4. host-timing fallback: NCCLSCOPE_GPU_TIMING=0 leaves only host intervals, labelled as such
 if NCCLSCOPE_GPU_TIMING=0 run_job host --steps 3 --compute-us 2000; then
   "$NCS" report --json "$T/host/tr" >"$T/host.json" 2>/dev/null
