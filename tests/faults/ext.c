@@ -15,6 +15,7 @@ __attribute__((visibility("default"))) int ext_run(int n) {
   for (int i = 0; i < n; i++) {
     for (int k = 0; k < 64; k++) a[k] = (float)(k * i);
     bad |= ncclAllReduce(a, b, 64, ncclFloat32, ncclSum, c, NULL) != ncclSuccess;
+    cudaDeviceSynchronize(); /* the collective reads `a` asynchronously */
   }
   cudaDeviceSynchronize();
   printf("ext sum %.1f\n", (double)b[63]);

@@ -39,6 +39,7 @@ static void reduce(ncclComm_t c, int n) {
   for (int i = 0; i < n; i++) {
     for (int k = 0; k < 256; k++) a[k] = (float)(k + i);
     NCALL(ncclAllReduce(a, b, 256, ncclFloat32, ncclSum, c, NULL));
+    cudaDeviceSynchronize(); /* the collective reads `a` asynchronously */
   }
   cudaDeviceSynchronize();
   printf("sum %.1f\n", (double)b[255]);
