@@ -459,13 +459,6 @@ fail:
   return -1;
 }
 
-void ncs_writer_kick(void) {
-  pthread_mutex_lock(&w_mu);
-  w_kick = 1;
-  pthread_cond_signal(&w_cv);
-  pthread_mutex_unlock(&w_mu);
-}
-
 void ncs_writer_stop(unsigned timeout_ms) {
   struct writer *w = W;
   if (!w || !w->started) return;
@@ -497,6 +490,7 @@ int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
   if (gpu_drain_ms > w_sync_drain_ms) w_sync_drain_ms = gpu_drain_ms;
   if (gpu_off) w_sync_gpu_off = 1;
   unsigned want = ++w_sync_req;
+  w_kick = 1; /* seen even if the writer is not waiting right now */
   pthread_cond_signal(&w_cv);
   while ((int)(w_sync_done - want) < 0 && !w_done) { /* a later request may finish first */
     if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
