@@ -149,7 +149,6 @@ void ncs_callsite_forget_emitted(int new_file);
 
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
-void ncs_writer_kick(void);
 /* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
 extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;          /* drain and collect GPU times now (not a flush) */
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
