@@ -150,7 +150,7 @@ void ncs_callsite_forget_emitted(int new_file);
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
 /* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
-extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;          /* drain and collect GPU times now (not a flush) */
+extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
 /* Writes a chunk now (after collecting GPU times for up to gpu_drain_ms; gpu_off: then ends GPU
  * timing) and waits for it, at most timeout_ms. The writer keeps going. -1 on timeout. */
