@@ -1,7 +1,8 @@
 /* test_metrics_exact.c — the metrics analysis (decoder/metrics.c) on synthetic traces with
  * known answers: busbw exactly by nccl-tests' formulas (../shared/reference/FIGURES.md),
  * communication time as the union of GPU intervals, host-timing fallback and its label,
- * groups timed as their group, step detection, --step-op and --skip-warmup. */
+ * groups timed as their group, step detection, --step-op, NCCLSCOPE_STEP_MARK (trace's and own
+ * environment), --skip-warmup, verdicts and their evidence. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,18 @@ static char *op_json(struct run *r, unsigned op) {
   ncs_json_init(&j, f, 0);
   ncs_json_obj_begin(&j, NULL);
   ncs_analysis_metrics.print_op_json(r->st, &j, 0, op);
+  ncs_json_obj_end(&j);
+  fclose(f);
+  return buf;
+}
+/* The per-rank JSON members, as text. */
+static char *rank_json(struct run *r) {
+  char *buf = NULL; size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  struct ncs_json j;
+  ncs_json_init(&j, f, 0);
+  ncs_json_obj_begin(&j, NULL);
+  ncs_analysis_metrics.print_rank_json(r->st, &j, 0);
   ncs_json_obj_end(&j);
   fclose(f);
   return buf;
@@ -243,9 +256,63 @@ static void test_steps(void) {
   run_metrics(&r, path, NULL, NULL);
   ncs_metrics_rank(r.st, 0, &x);
   js = op_json(&r, NCS_OP_AllGather);
-  CHECK(x.steps == 8, "NCCLSCOPE_STEP_MARK from the trace's environment names the boundary (%u steps)", x.steps);
+  free(js);
+  js = rank_json(&r);
+  /* detection alone would pick the step's first AllReduce: the mark must win */
+  CHECK(x.steps == 8 && strstr(js, "\"boundary_op\":\"AllGather\"") && strstr(js, "\"found_by\":\"NCCLSCOPE_STEP_MARK\""),
+        "NCCLSCOPE_STEP_MARK=ncclAllGather from the trace's environment names the boundary (%u steps, %s)", x.steps, js);
   free(js);
   ncs_analysis_metrics.destroy(r.st);
+  /* the same variable in ncclscope's own environment, for a trace that has none */
+  snprintf(path, sizeof path, "%s/s.ncs", dir);
+  setenv("NCCLSCOPE_STEP_MARK", "AllGather", 1);
+  run_metrics(&r, path, NULL, NULL);
+  unsetenv("NCCLSCOPE_STEP_MARK");
+  ncs_metrics_rank(r.st, 0, &x);
+  js = rank_json(&r);
+  CHECK(x.steps == 20 && strstr(js, "\"boundary_op\":\"AllGather\"") && strstr(js, "\"found_by\":\"NCCLSCOPE_STEP_MARK\""),
+        "NCCLSCOPE_STEP_MARK=AllGather in ncclscope's own environment names the boundary (%u steps, %s)", x.steps, js);
+  free(js);
+  ncs_analysis_metrics.destroy(r.st);
+  run_metrics(&r, path, NULL, NULL);
+  js = rank_json(&r);
+  CHECK(strstr(js, "\"boundary_op\":\"AllReduce\"") && strstr(js, "\"found_by\":\"detected\"") && strstr(js, "\"count\":20"),
+        "without a mark the boundary is detected: the step's first AllReduce, 20 steps (%s)", js);
+  free(js);
+  ncs_analysis_metrics.destroy(r.st);
+}
+
+/* Verdict thresholds (comm_share >= 0.5 bound, >= 0.25 heavy) and the evidence sentence: a
+ * 100 ms window with C ms of AllReduce (4 MiB on 8 ranks: busbw = 4 MiB x 7/4 / C) and 1 ms of Broadcast. */
+static void test_verdicts(void) {
+  static const struct { int comm_ms; const char *verdict, *evidence; } cases[] = {
+    {59, "communication-bound", "60.0% of the window in communication (gpu timing), AllReduce 98.3% of it at 0.12 GB/s busbw"},
+    {29, "communication-heavy", "30.0% of the window in communication (gpu timing), AllReduce 96.7% of it at 0.25 GB/s busbw"},
+    {9, "not communication-bound", "10.0% of the window in communication (gpu timing), AllReduce 90.0% of it at 0.82 GB/s busbw"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/v%zu.ncs", dir, i);
+    struct tw t;
+    tw_open(&t, path, 1, 1);
+    comm8(&t, 8);
+    struct ncs_call c = {0};
+    call(&t, &c, NCS_OP_AllReduce, 1 << 20, 7, T0, 1000);
+    gpu(&t, 0, c.tcall, T0 + 1000000, T0 + 1000000 + (uint64_t)cases[i].comm_ms * 1000000);
+    call(&t, &c, NCS_OP_Broadcast, 1 << 10, 7, T0 + 80000000, 1000);
+    gpu(&t, 0, c.tcall, T0 + 90000000, T0 + 91000000);
+    c.op = NCS_OP_GetVersion; c.tcall++; c.comm = 0; c.t_enter = T0 + 99000000; c.t_exit = T0 + 100000000;
+    tw_call(&t, &c);
+    tw_close(&t, 1);
+    struct run r;
+    run_metrics(&r, path, NULL, NULL);
+    char *js = rank_json(&r), want_v[96], want_e[200];
+    snprintf(want_v, sizeof want_v, "\"verdict\":\"%s\"", cases[i].verdict);
+    snprintf(want_e, sizeof want_e, "\"evidence\":\"%s\"", cases[i].evidence);
+    CHECK(strstr(js, want_v) && strstr(js, want_e), "%d ms of 100: verdict %s with its evidence (%s)", cases[i].comm_ms + 1, cases[i].verdict, js);
+    free(js);
+    ncs_analysis_metrics.destroy(r.st);
+  }
 }
 
 static void test_hist(void) {
@@ -271,6 +338,7 @@ int main(void) {
   test_union_and_fallback();
   test_groups_and_host();
   test_steps();
+  test_verdicts();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd)) {}
