@@ -53,7 +53,20 @@ static void sec_summary(FILE *f, const struct ncs_jobdata *J) {
   fprintf(f, "</p><p class=\"note\">All ranks are put on one clock through each host's realtime/monotonic clock pairs, "
              "interpolated linearly between pairs (docs/CLOCKS.md). Within a host the error is at most %.3f us (pair "
              "uncertainty); between hosts it is bounded by how well their realtime clocks agree (NTP: typically 0.1-10 ms, "
-             "PTP: about 1 us), which a trace cannot measure.</p></section>\n", J->clock_err_us);
+             "PTP: about 1 us).</p>\n", J->clock_err_us);
+  struct ncs_strag_host_offset off[16];
+  int nh = ncs_strag_clock_check(J->strag, off, 16);
+  if (nh) {
+    fprintf(f, "<p class=\"note\">Clock check (GPU ends of sampled collectives, which finish together on every rank): "
+               "residual offset per host after alignment:");
+    for (int i = 0; i < nh; i++) {
+      fprintf(f, " ");
+      esc(f, off[i].host);
+      fprintf(f, " %+.1f us%s", off[i].offset_us, i + 1 < nh ? ";" : ".");
+    }
+    fprintf(f, " Arrival differences between hosts below these are clock error.</p>\n");
+  }
+  fprintf(f, "</section>\n");
 }
 
 static void sec_time_per_op(FILE *f, const struct ncs_jobdata *J) {

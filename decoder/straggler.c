@@ -27,7 +27,13 @@ struct slot {
 #define MAX_LIST 32
 struct mismatch { uint64_t comm_id, seq; int rank; struct sig got, want; uint32_t nodd; };
 
+#define MAX_HOSTS 256      /* hosts the clock check follows */
+#define SAMPLE_EVERY 64
+#define MAX_SAMPLES 1024
+struct sample { int n; double sum; double hsum[MAX_HOSTS]; int hcnt[MAX_HOSTS]; };
+
 struct comm {
+  struct sample **samples;  /* [MAX_SAMPLES], allocated on first use */
   uint64_t comm_id;
   int nranks;
   pthread_mutex_t mu;
@@ -49,6 +55,7 @@ struct comm {
 
 struct file {
   char *host;
+  int host_idx;             /* index in the engine's host list, -1 none */
   uint32_t pid;
   int rank, rank_nranks;
   int truncated;
@@ -64,6 +71,11 @@ struct ncs_strag {
   struct mismatch mm[MAX_LIST];
   uint64_t nmm, incomplete, oom, evicted, untraced_arrivals;
   int npartial;
+  char *hosts[MAX_HOSTS];   /* distinct host names, for the clock check */
+  int nhosts;
+  struct ncs_strag_host_offset offsets[MAX_HOSTS];
+  int noffsets;
+  int nsamples_all;
   uint64_t skew_n;
   long double skew_sum;
   int64_t skew_max;
@@ -83,13 +95,15 @@ struct ncs_strag *ncs_strag_new(int nfiles) {
   s->nfiles = nfiles;
   s->files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *s->files);
   if (!s->files) { free(s); return NULL; }
-  for (int i = 0; i < nfiles; i++) s->files[i].rank = -1;
+  for (int i = 0; i < nfiles; i++) { s->files[i].rank = -1; s->files[i].host_idx = -1; }
   pthread_mutex_init(&s->mu, NULL);
   return s;
 }
 
 static void comm_free(struct comm *c) {
   pthread_mutex_destroy(&c->mu);
+  if (c->samples) for (int i = 0; i < MAX_SAMPLES; i++) free(c->samples[i]);
+  free(c->samples);
   free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals);
   free(c->last_count); free(c->wait); free(c->ring); free(c);
 }
@@ -100,6 +114,7 @@ void ncs_strag_free(struct ncs_strag *s) {
   for (int i = 0; i < s->nfiles; i++) { free(s->files[i].host); free(s->files[i].local); }
   free(s->files);
   free(s->res);
+  for (int i = 0; i < s->nhosts; i++) free(s->hosts[i]);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
@@ -109,6 +124,12 @@ void ncs_strag_file_info(struct ncs_strag *s, int file, const char *host, uint32
   free(s->files[file].host);
   s->files[file].host = strdup(host ? host : "");
   s->files[file].pid = pid;
+  pthread_mutex_lock(&s->mu);
+  int h = 0;
+  while (h < s->nhosts && strcmp(s->hosts[h], host ? host : "")) h++;
+  if (h == s->nhosts && h < MAX_HOSTS && (s->hosts[h] = strdup(host ? host : ""))) s->nhosts++;
+  s->files[file].host_idx = h < s->nhosts ? h : -1;
+  pthread_mutex_unlock(&s->mu);
 }
 
 static struct comm *comm_get(struct ncs_strag *s, uint64_t id, int nranks) {
@@ -236,7 +257,26 @@ static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
 }
 
 /* One arrival into communicator c (caller holds c->mu). */
-static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x) {
+/* Samples kept in all (3 KiB each): bounds the clock check's memory whatever the communicators. */
+#define MAX_SAMPLES_ALL 4096
+
+static void sample_gpu_end(struct ncs_strag *s, struct comm *c, int hidx, const struct ncs_strag_arrival *x) {
+  if (!x->has_gpu || hidx < 0 || x->seq % SAMPLE_EVERY || x->seq / SAMPLE_EVERY >= MAX_SAMPLES) return;
+  if (!c->samples && !(c->samples = calloc(MAX_SAMPLES, sizeof *c->samples))) return;
+  struct sample **sp = &c->samples[x->seq / SAMPLE_EVERY];
+  if (!*sp) {
+    if (__atomic_fetch_add(&s->nsamples_all, 1, __ATOMIC_RELAXED) >= MAX_SAMPLES_ALL) return;
+    if (!(*sp = calloc(1, sizeof **sp))) return;
+  }
+  double t = (double)x->gpu_end;
+  (*sp)->n++;
+  (*sp)->sum += t;
+  (*sp)->hsum[hidx] += t;
+  (*sp)->hcnt[hidx]++;
+}
+
+static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
+  sample_gpu_end(s, c, hidx, x);
   if (x->seq < c->base || ring_fit(s, c, x->seq) ||
       c->ring[(c->head + (x->seq - c->base)) % c->cap].n == (uint32_t)-1) {
     c->stray++;
@@ -289,7 +329,7 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       held = c;
     }
     if (c->partial) { c->stray++; continue; }
-    arrive_locked(s, c, f->local[x[i].comm].rank, &x[i]);
+    arrive_locked(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
   }
   if (held) pthread_mutex_unlock(&held->mu);
 }
@@ -357,6 +397,29 @@ void ncs_strag_finish(struct ncs_strag *s) {
     }
     free(extra_min); free(extra_sum_n);
   }
+  /* clock check: per host, the median over complete samples of (its mean GPU end - all ranks' mean) */
+  {
+    int cap = 0;
+    for (struct comm *c = s->comms; c; c = c->next) cap += c->samples ? MAX_SAMPLES : 0;
+    double *d = cap ? malloc(sizeof *d * (size_t)cap) : NULL;
+    s->noffsets = 0;
+    for (int h = 0; d && h < s->nhosts; h++) {
+      int nd = 0;
+      for (struct comm *c = s->comms; c; c = c->next)
+        for (int k = 0; c->samples && k < MAX_SAMPLES; k++) {
+          const struct sample *sm = c->samples[k];
+          if (!sm || sm->n != c->nranks || !sm->hcnt[h] || sm->hcnt[h] == sm->n) continue; /* complete, multi-host */
+          d[nd++] = sm->hsum[h] / sm->hcnt[h] - sm->sum / sm->n;
+        }
+      if (!nd) continue;
+      /* median */
+      for (int a = 1; a < nd; a++) { double v = d[a]; int b = a - 1; while (b >= 0 && d[b] > v) { d[b + 1] = d[b]; b--; } d[b + 1] = v; }
+      double med = nd % 2 ? d[nd / 2] : (d[nd / 2 - 1] + d[nd / 2]) / 2;
+      s->offsets[s->noffsets++] = (struct ncs_strag_host_offset){s->hosts[h], med / 1e3, nd};
+    }
+    if (s->noffsets < 2) s->noffsets = 0;
+    free(d);
+  }
   for (int i = 0; i < s->nfiles; i++)
     res[i].mean_late_us = res[i].arrivals ? (double)(late[i] / (long double)res[i].arrivals / 1e3L) : 0;
   free(late);
@@ -379,6 +442,12 @@ double ncs_strag_skew_mean_us(const struct ncs_strag *s) {
 double ncs_strag_skew_max_us(const struct ncs_strag *s) { return s->skew_n ? (double)s->skew_max / 1e3 : 0; }
 size_t ncs_strag_peak_window(const struct ncs_strag *s) { return s->peak_open; }
 int ncs_strag_partial(const struct ncs_strag *s) { return s->npartial; }
+
+int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max) {
+  int n = 0;
+  for (; s && n < s->noffsets && n < max; n++) out[n] = s->offsets[n];
+  return n;
+}
 
 static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
 
@@ -419,6 +488,12 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
     fprintf(f, "  (a hang looks like this)\n");
   }
   if (s->incomplete) fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
+  if (s->noffsets) {
+    double worst = 0;
+    for (int i = 0; i < s->noffsets; i++) if (fabs(s->offsets[i].offset_us) > worst) worst = fabs(s->offsets[i].offset_us);
+    fprintf(f, "  clock check (GPU ends of sampled collectives): hosts disagree by up to %.1f us after alignment;"
+               " cross-host lateness below that is clock error\n", worst);
+  }
   for (const struct comm *c = s->comms; c; c = c->next)
     if (c->partial)
       fprintf(f, "  communicator %016llx has %d ranks but only %d trace file(s) were given: its collectives are not lined up\n",
@@ -469,6 +544,15 @@ void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
   ncs_json_uint(j, "given_up", s->evicted);
   ncs_json_int(j, "communicators_partly_traced", s->npartial);
   ncs_json_obj_end(j);
+  ncs_json_arr_begin(j, "clock_check");
+  for (int i = 0; i < s->noffsets; i++) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "host", s->offsets[i].host);
+    ncs_json_num(j, "offset_us", s->offsets[i].offset_us);
+    ncs_json_int(j, "samples", s->offsets[i].samples);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
   ncs_json_arr_begin(j, "mismatches");
   for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
     const struct mismatch *m = &s->mm[i];

@@ -40,7 +40,12 @@ void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *c);
 /* A collective call of `file` entered at job time `t_enter` (ns). Non-collectives ignored. */
 void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *c, int64_t t_enter);
 /* The same for n arrivals of one file at once (one lock per run on the same communicator). */
-struct ncs_strag_arrival { uint32_t comm, op, datatype; int32_t root; uint64_t seq, count; int64_t t; };
+struct ncs_strag_arrival {
+  uint32_t comm, op, datatype; int32_t root; uint64_t seq, count;
+  int64_t t;                /* host entry, job clock */
+  int64_t gpu_end;          /* GPU end, job clock, when has_gpu (feeds the clock check) */
+  int has_gpu;
+};
 void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *a, size_t n);
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated);
 void ncs_strag_finish(struct ncs_strag *s);
@@ -54,6 +59,13 @@ double ncs_strag_skew_mean_us(const struct ncs_strag *s);
 double ncs_strag_skew_max_us(const struct ncs_strag *s);
 size_t ncs_strag_peak_window(const struct ncs_strag *s);   /* most open collectives at once */
 int ncs_strag_partial(const struct ncs_strag *s);  /* communicators with more ranks than files */
+/* Clock check: a collective's GPU work ends at nearly the same moment on every rank, so on
+ * sampled collectives (every 64th seq, the first 1024 per communicator) each host's mean GPU
+ * end minus the mean of all ranks measures that host's residual clock offset after alignment.
+ * Fills up to `max` hosts (name, median offset in us over the samples); returns the number of
+ * hosts, 0 when fewer than two hosts shared sampled collectives. */
+struct ncs_strag_host_offset { const char *host; double offset_us; int samples; };
+int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max);
 /* Text "Who is slow" section (trace strings escaped) and JSON members "stragglers",
  * "collectives", "mismatches" and "missing", written into the current JSON object. */
 void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top);

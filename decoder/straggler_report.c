@@ -27,7 +27,11 @@ struct sr_file {
 
 static void released(void *ctx, const struct ncs_aligned *a) {
   struct sr_file *f = ctx;
-  ncs_strag_arrive(f->sr->s, f->file, a->call, a->enter);
+  const struct ncs_call *c = a->call;
+  struct ncs_strag_arrival x = {.comm = c->comm, .op = c->op, .datatype = c->datatype, .root = c->root,
+                                .seq = c->seq, .count = c->count, .t = a->enter, .gpu_end = a->gpu_end,
+                                .has_gpu = a->has_gpu};
+  ncs_strag_arrive_batch(f->sr->s, f->file, &x, 1);
 }
 
 static void *sr_create(const struct ncs_job *job) {
@@ -69,6 +73,7 @@ static int f_call(void *ctx, const struct ncs_call *c) {
   return 0;
 }
 static int f_clock(void *ctx, const struct ncs_clock *c) { struct sr_file *f = ctx; ensure(f); ncs_aligner_clock(&f->al, c); return 0; }
+static int f_gpu(void *ctx, const struct ncs_gpu_time *g) { struct sr_file *f = ctx; ensure(f); ncs_aligner_gpu(&f->al, g); return 0; }
 
 static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   struct sr *s = state;
@@ -82,6 +87,7 @@ static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   v->comm = f_comm;
   v->call = f_call;
   v->clock = f_clock;
+  v->gpu_time = f_gpu;
 }
 
 static void sr_file_done(void *state, int file, const struct ncs_read_status *st) {

@@ -129,6 +129,8 @@ static struct hclock host_clock(const struct ncs_synth_cfg *c, int h) {
   hc.ntp = (int64_t)((urand(c->seed, 13, (uint64_t)h, 0) * 2 - 1) * c->ntp_us * 1e3);
   return hc;
 }
+int64_t ncs_synth_host_ntp_ns(const struct ncs_synth_cfg *c, int host) { return host_clock(c, host).ntp; }
+
 static uint64_t mono(const struct hclock *hc, uint64_t g) {
   long double d = (long double)(g - hc->boot);
   return (uint64_t)llroundl(d * (1.0L + hc->drift));

@@ -46,6 +46,8 @@ int ncs_synth_write(const struct ncs_synth_cfg *c, const char *dir, char *err, i
 /* The generator's ground truth, for tests: global entry time (ns since the epoch, no clock
  * error) of `rank` into collective `k` (0-based), and the host clock model. */
 uint64_t ncs_synth_true_enter(const struct ncs_synth_cfg *c, int rank, long k);
+/* Host `host`'s realtime error (ns): what its CLOCK pairs say minus true time. */
+int64_t ncs_synth_host_ntp_ns(const struct ncs_synth_cfg *c, int host);
 
 int cmd_synth(int argc, char **argv);
 #endif

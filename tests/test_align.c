@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <math.h>
 
 #include "align.h"
 #include "check.h"
@@ -146,10 +147,47 @@ static double run_synth(double ntp_us, long *ncalls) {
   return t.max_err_ns;
 }
 
+/* The clock check (straggler.h) recovers each host's residual realtime error from the GPU ends
+ * of sampled collectives: compare with the generator's per-host errors, relative to their mean
+ * over ranks. */
+static void test_clock_check(void) {
+  char dir[] = "/tmp/ncs-test-align.XXXXXX";
+  if (!mkdtemp(dir)) return;
+  struct ncs_synth_cfg c;
+  ncs_synth_defaults(&c);
+  c.ranks = 16; c.hosts = 4; c.calls = 2000; c.ntp_us = 50; c.drift_ppm = 30; c.seed = 11;
+  char err[512];
+  if (ncs_synth_write(&c, dir, err, sizeof err)) { printf("  %s\n", err); return; }
+  char *p[1] = {dir};
+  char **files;
+  int n = ncs_paths_expand(1, p, &files);
+  struct ncs_jobdata *J = NULL;
+  struct ncs_load_opts o = {.threads = 2};
+  ncs_job_load(n, files, &o, &J);
+  struct ncs_strag_host_offset off[8];
+  int nh = J ? ncs_strag_clock_check(J->strag, off, 8) : 0;
+  CHECK(nh == 4, "align: clock check measured 4 hosts (%d)", nh);
+  double mean = 0;
+  for (int h = 0; h < 4; h++) mean += (double)ncs_synth_host_ntp_ns(&c, h) / 4; /* 4 ranks per host */
+  double worst = 0, spread = 0;
+  for (int i = 0; i < nh; i++) {
+    int h = atoi(off[i].host + 4); /* "node00H" */
+    double want = ((double)ncs_synth_host_ntp_ns(&c, h) - mean) / 1e3;
+    if (fabs(off[i].offset_us - want) > worst) worst = fabs(off[i].offset_us - want);
+    if (fabs(want) > spread) spread = fabs(want);
+  }
+  CHECK(nh == 4 && worst < 1.5 && spread > 5, "align: clock check recovers each host's realtime error within 1.5 us (worst %.2f us, errors up to %.1f us)", worst, spread);
+  ncs_job_free(J);
+  for (int i = 0; i < n; i++) unlink(files[i]);
+  ncs_paths_free(files, n);
+  rmdir(dir);
+}
+
 int main(void) {
   test_clockmap();
   test_aligner();
   test_no_clock();
+  test_clock_check();
   long n = 0;
   double e0 = run_synth(0, &n);
   CHECK(n == 6 * 600, "align: synthetic job, every collective seen (%ld)", n);
