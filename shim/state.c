@@ -261,6 +261,8 @@ static void thread_exit(void *arg) {
 int ncs_activate(void) {
   int rc = 0;
   int saved = errno;
+  uint32_t busy = ncs_tls.busy;
+  ncs_tls.busy = 1; /* an NCCL call made by what activation runs is forwarded, not recorded */
   pthread_mutex_lock(&act_mu);
   if (atomic_load_explicit(&ncs_active, memory_order_acquire)) goto out;
   if (act_failed) { rc = -1; goto out; }
@@ -282,6 +284,7 @@ int ncs_activate(void) {
   atomic_store_explicit(&ncs_active, 1, memory_order_release);
 out:
   pthread_mutex_unlock(&act_mu);
+  ncs_tls.busy = busy;
   errno = saved;
   return rc;
 }
