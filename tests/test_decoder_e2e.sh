@@ -130,6 +130,11 @@ for mode in serial overlap; do
   echo "    $mode, measured by the job:$mline"
   check_eq "e2e ($mode): comm_s within 2% of wall of the job's own CUDA-event measurement of its communication, every rank" 0 "$meas_bad"
   check_eq "e2e ($mode): comm_s never above the job's measurement (the shim's events lie inside the job's brackets)" 0 "$above_meas"
+  # all communication runs on one stream, one operation after the other, so the union must be
+  # the sum of the operations' times (Recv shares its group's interval with Send): a GPU-to-trace
+  # clock conversion that shifted one interval into its neighbour would show here
+  check_eq "e2e ($mode): comm_s (union) = the sum of the sequential operations' times, every rank (within 1e-4 of wall)" 0 \
+    "$(jq '[.ranks[] | select((.comm_s - ([.ops | to_entries[] | select(.key != "Recv") | .value.time_s // 0] | add) | fabs) > 1e-4 * .wall_s)] | length' "$T/ratio-$mode.json")"
   # The model leaves out the time ranks wait for later peers (BENCHMARKS.md "Decoder"), so
   # only bounds that hold at any load are asserted against it: each operation on the double
   # lasts at least its modelled time and one rank's operations do not overlap, so comm >=
