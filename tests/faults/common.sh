@@ -27,6 +27,8 @@ if readelf -d "$SHIM" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:verify_asan_link_order=0
 elif readelf -d "$SHIM" 2>/dev/null | grep -q 'NEEDED.*libtsan'; then
   FAULT_SAN="-fsanitize=thread"
+  # the shim starts its writer thread again in a forked child, which TSan refuses by default
+  export TSAN_OPTIONS=${TSAN_OPTIONS:+$TSAN_OPTIONS:}die_after_fork=0
 fi
 # need_plain_malloc TESTNAME: allocation injection replaces malloc, which a sanitizer owns.
 need_plain_malloc() { [ -z "$FAULT_SAN" ] || { skip "$1: allocation injection cannot run under a sanitizer build"; exit 0; }; }
