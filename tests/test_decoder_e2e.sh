@@ -208,3 +208,19 @@ if [ -x "$CAP" ]; then
 else
   skip "e2e: capture_job not built"
 fi
+
+# 6. the shim's event pool (4096 slots per thread, shim/gputime.c) is reused: 10000 all-reduces
+# on one thread (bench_loop, synchronised every 100) get GPU times well past one pool's worth.
+# Calls that find the pool full are host-timed and counted (drop reason 5), so only "more
+# than 4096 GPU-timed, every call timed one way or the other" is asserted.
+BL=$BUILD/tests/bench_loop
+if [ -x "$BL" ]; then
+  if NCCLSCOPE_DIR=$T/bl LD_PRELOAD=$SHIM timeout 60 "$BL" -n 10000 -k 100 >/dev/null 2>"$T/bl.err"; then
+    "$NCS" report --json "$T/bl" >"$T/bl.json" 2>/dev/null
+    read -r tg th calls < <(jq -r '.ranks[0] | "\(.timed_gpu) \(.timed_host) \(.ops.AllReduce.calls)"' "$T/bl.json")
+    check "e2e: 10000 calls on one thread: more than one event pool (4096) GPU-timed ($tg GPU, $th host of $calls)" \
+      test "$tg" -gt 4096 -a "$((tg + th))" = "$calls" -a "$calls" -ge 10000
+  else
+    fail "e2e: bench_loop under the shim failed"; sed 's/^/    /' "$T/bl.err" | head
+  fi
+fi
