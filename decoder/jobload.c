@@ -136,16 +136,31 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, u
   return s;
 }
 
+/* Hands a call to the caller's callback (every call: collectives, point-to-point, groups,
+ * registration, ...), serialised. */
+static void emit_call(struct fctx *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
+                      uint64_t bytes, double busbw) {
+  if (!f->L->o->on_call) return;
+  struct ncs_jev ev = {.c = a->call, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
+                       .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = busbw, .rank = lc ? lc->rank : -1,
+                       .nranks = lc ? lc->nranks : 0, .transport = lc ? lc->tname : "?"};
+  pthread_mutex_lock(&f->L->mu);
+  f->L->o->on_call(f->L->o->ctx, f->file, f->r, &ev);
+  pthread_mutex_unlock(&f->L->mu);
+}
+
 static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   struct fctx *f = ctx;
   struct ncs_jrank *r = f->r;
   const struct ncs_call *c = a->call;
   r->calls++;
   int kind = ncs_op_kind(c->op);
-  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
   struct lcomm *lc = lc_get(f, c->comm);
+  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) { /* host interval only, no statistics */
+    emit_call(f, a, lc, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0);
+    return;
+  }
   int nranks = lc ? lc->nranks : 0;
-  const char *tname = lc ? lc->tname : "?";
   int64_t s = a->has_gpu ? a->gpu_start : a->enter, e = a->has_gpu ? a->gpu_end : a->exit;
   if (e < s) e = s;
   if (a->has_gpu) r->gpu_calls++;
@@ -174,14 +189,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
       f->nbatch = 0;
     }
   }
-  if (f->L->o->on_call) {
-    struct ncs_jev ev = {.c = c, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
-                         .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = dt > 0 ? bb / dt / 1e9 : 0,
-                         .rank = lc ? lc->rank : -1, .nranks = nranks, .transport = tname};
-    pthread_mutex_lock(&f->L->mu);
-    f->L->o->on_call(f->L->o->ctx, f->file, r, &ev);
-    pthread_mutex_unlock(&f->L->mu);
-  }
+  emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0);
 }
 
 static int v_process(void *ctx, const struct ncs_process *p) {

@@ -72,7 +72,8 @@ struct ncs_jobdata {
   double decode_s;
 };
 
-/* Per-call event for callbacks. start/end: GPU interval when has_gpu, else host. */
+/* Per-call event for callbacks (every call). start/end: GPU interval when has_gpu, else host;
+ * calls that move no data (groups, registration, ...) have their host interval, bytes 0. */
 struct ncs_jev {
   const struct ncs_call *c;
   const struct ncs_aligned *a;

@@ -2,8 +2,9 @@
  *
  * Contract: one process track per traced process (named "rank R host pid", sorted by rank),
  * one thread track per CUDA stream it used (the host thread track "host" for calls without a
- * stream), every traced collective and point-to-point call a complete ("X") event spanning its
- * GPU interval when the trace has one, else its host interval, with size, bytes, bus
+ * stream), every traced call a complete ("X") event: collectives and point-to-point spanning
+ * their GPU interval when the trace has one, else their host interval, other calls (groups,
+ * registration, ...) their host interval, with size, bytes, bus
  * bandwidth, transport and timing source as args; communicator init and finalize/destroy/abort
  * as instant events. All times are on the job clock (align.h) in microseconds from the
  * earliest trace start. Output is always valid JSON: strings go through the JSON writer.
@@ -69,8 +70,10 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   int tid = stream_tid(t, file, e->c->stream);
   const char *name = ncs_op_name(e->c->op);
   int kind = ncs_op_kind(e->c->op);
+  const char *cat = kind == NCS_KIND_P2P ? "p2p" : kind == NCS_KIND_COLL ? "coll" : kind == NCS_KIND_GROUP ? "group"
+                    : kind == NCS_KIND_COMM ? "comm" : "other";
   fprintf(t->f, ",\n{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",
-          name ? name : "?", kind == NCS_KIND_P2P ? "p2p" : "coll", file + 1, tid, (double)e->start / 1e3,
+          name ? name : "?", cat, file + 1, tid, (double)e->start / 1e3,
           (double)(e->end - e->start) / 1e3);
   fprintf(t->f, ",\"args\":{\"seq\":%llu,\"count\":%llu,\"bytes\":%llu,\"busbw_gbps\":%.3f,\"timing\":\"%s\"",
           (unsigned long long)e->c->seq, (unsigned long long)e->c->count, (unsigned long long)e->bytes,

@@ -69,3 +69,25 @@ for f in "$ROOT"/tests/corrupt-golden/*.ncs; do
   [ $rc -le 2 ] || crashed="$crashed compare:$(basename "$f"):$rc"
 done
 check_eq "whole-job commands on every golden corrupt trace: no crash" "" "$crashed"
+
+# End to end: the DDP-shaped job on the doubles, traced by the shim: one duration event per
+# traced call of every kind (collectives, send/recv, groups, communicator calls), as many as
+# `report` counts.
+DDP=$BUILD/tests/ddp_job
+if [ -x "$DDP" ] && [ -f "$SHIM" ]; then
+  mkdir -p "$T/ddp"
+  NCCLSCOPE_DIR="$T/ddp" LD_PRELOAD="$SHIM" timeout 60 bash "$ROOT/tests/jobs/launch.sh" 4 "$DDP" --steps 5 >/dev/null 2>&1
+  "$NCS" timeline "$T/ddp" -o "$T/ddp.json" 2>/dev/null
+  "$NCS" report --json "$T/ddp" >"$T/ddp.r.json" 2>/dev/null
+  check_eq "timeline e2e: one event per call report counts, groups and send/recv included" "ok" "$(python3 - "$T/ddp.json" "$T/ddp.r.json" <<'PY' 2>&1
+import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+r = json.load(open(sys.argv[2]))
+calls = sum(sum(o["calls"] for o in x["ops"].values()) for x in r["ranks"])
+cats = {e["cat"] for e in ev}
+print("ok" if len(ev) == calls and {"coll", "p2p", "group"} <= cats else (len(ev), calls, cats))
+PY
+)"
+else
+  skip "timeline e2e: shim or ddp_job not built"
+fi
