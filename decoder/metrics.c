@@ -32,6 +32,7 @@
 /* ---- per (op, size) and per op ---- */
 struct mstat {
   uint64_t calls, time_ns, S;
+  uint64_t gpu_calls;               /* of calls, timed on the GPU (the rest on the host) */
   double busS_f;                    /* sum of S x busbw factor, for busbw */
   struct ncs_hist *h;               /* per size bucket only */
 };
@@ -312,12 +313,12 @@ static void account(struct file_state *f, uint32_t op, uint32_t n, double S, uin
   add_iv(f, s, e);
   double fac = ncs_metrics_busbw_factor(op, (int)n);
   struct mstat *t = &r->op[op];
-  t->calls++; t->time_ns += d; t->S += (uint64_t)S; t->busS_f += S * fac;
+  t->calls++; t->time_ns += d; t->S += (uint64_t)S; t->busS_f += S * fac; t->gpu_calls += gpu != 0;
   int b = ncs_metrics_bucket(S);
   if (!r->size[op] && !(r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) return;
   struct mstat *z = &r->size[op][b];
   if (!z->h) z->h = calloc(1, sizeof *z->h);
-  z->calls++; z->time_ns += d; z->S += (uint64_t)S; z->busS_f += S * fac;
+  z->calls++; z->time_ns += d; z->S += (uint64_t)S; z->busS_f += S * fac; z->gpu_calls += gpu != 0;
   if (z->h) ncs_hist_add(z->h, d);
 }
 
@@ -536,6 +537,11 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
     out->step_comm_share = r->done_ns > 0 ? r->done_comm / r->done_ns : 0;
   }}
 
+/* Timing source of a row's figures: gpu, host or mixed. */
+static const char *row_timing(const struct mstat *z) {
+  return z->gpu_calls == z->calls ? "gpu" : z->gpu_calls ? "mixed" : "host";
+}
+
 static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b) {
   ncs_json_obj_begin(j, NULL);
   if (b == 0) ncs_json_uint(j, "bytes_min", 0);
@@ -548,6 +554,7 @@ static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b
   ncs_json_num(j, "p99_s", z->h ? ncs_hist_quantile(z->h, 0.99) / 1e9 : NAN);
   ncs_json_num(j, "algbw_gbps", gbps((double)z->S, z->time_ns));
   ncs_json_num(j, "busbw_gbps", gbps(z->busS_f, z->time_ns));
+  ncs_json_str(j, "timing", row_timing(z));
   ncs_json_obj_end(j);
 }
 
@@ -615,6 +622,7 @@ static void m_op_json(void *state, struct ncs_json *j, int file, unsigned op) {
   ncs_json_uint(j, "timed_calls", t->calls);
   ncs_json_num(j, "algbw_gbps", t->calls ? gbps((double)t->S, t->time_ns) : NAN);
   ncs_json_num(j, "busbw_gbps", t->calls ? gbps(t->busS_f, t->time_ns) : NAN);
+  ncs_json_str(j, "timing", t->calls ? row_timing(t) : NULL);
   ncs_json_arr_begin(j, "sizes");
   for (int b = 0; b < NBUCKET && r->size[op]; b++)
     if (r->size[op][b].calls) print_size_row_json(j, &r->size[op][b], b);

@@ -75,6 +75,8 @@ viol=$(jq -r '[.ranks[] | .ops | to_entries[] | select(.value.sizes != null and 
         or .p50_s <= 0 or .p99_s < .p50_s or .mean_s <= 0) | "\($op) \(.bytes_min)"]
   | .[]] | join("; ")' "$T/counts.json")
 check_eq "e2e: every size row: algbw = S x calls / time, busbw = algbw x factor, 0 < p50 <= p99; rows sum to the op" "" "$viol"
+check_eq "e2e: every op and size row of the GPU-timed run labelled timing gpu" 0 \
+  "$(jq '[.ranks[].ops[] | select(.timed_calls != null) | .timing, .sizes[].timing | select(. != "gpu")] | length' "$T/counts.json")"
 
 # 3. communication time, serial and overlapped: compute 30 ms, ~25.5 ms of modelled
 # communication per step, in order on one stream, then overlapped (DDP-style buckets on a
@@ -184,6 +186,8 @@ if NCCLSCOPE_GPU_TIMING=0 run_job host --steps 3 --compute-us 2000; then
   check_eq "e2e: NCCLSCOPE_GPU_TIMING=0: every rank labelled timing host, no call GPU-timed, evidence says host timing" \
     "host 0 1,host 0 1,host 0 1,host 0 1" \
     "$(jq -r '[.ranks[] | "\(.timing) \(.timed_gpu) \(.evidence | test("\\(host timing\\)") | if . then 1 else 0 end)"] | join(",")' "$T/host.json")"
+  check_eq "e2e: NCCLSCOPE_GPU_TIMING=0: every op and size row labelled timing host" \
+    "host" "$(jq -r '[.ranks[].ops[] | select(.timed_calls != null) | .timing, .sizes[].timing] | unique | join(",")' "$T/host.json")"
   check_eq "e2e: NCCLSCOPE_GPU_TIMING=0: the text table says host for each of the 4 ranks" 4 \
     "$(grep -cE '^ +[0-3] +[0-9.]+ +[0-9.]+ +[0-9.]+% +[0-9.]+ +host ' "$T/host.txt")"
 else

@@ -146,6 +146,11 @@ static void test_union_and_fallback(void) {
   ncs_metrics_rank(r.st, 0, &x);
   CHECK(close_rel(x.comm_s, 0.027, 1e-12) && close_rel(x.wall_s, 0.060, 1e-12), "union of overlapping GPU intervals + host fallback: comm 27 ms of a 60 ms window (%.9f of %.9f)", x.comm_s, x.wall_s);
   CHECK(strcmp(x.timing, "mixed") == 0 && close_rel(x.compute_to_comm, 33.0 / 27.0, 1e-12), "a call without GPU time makes timing 'mixed'; compute_to_comm = (wall-comm)/comm (%g)", x.compute_to_comm);
+  char *js = op_json(&r, NCS_OP_AllReduce);
+  CHECK(strstr(js, "\"timed_calls\":4,") && strstr(js, "\"busbw_gbps\":") && strstr(strstr(js, "\"busbw_gbps\":"), "\"timing\":\"mixed\"") &&
+        strstr(js, "\"bytes_min\":256,") && strstr(strstr(js, "\"bytes_min\":256,"), "\"timing\":\"mixed\""),
+        "the op and its size row labelled timing mixed (3 GPU-timed calls, 1 host-timed): %s", js);
+  free(js);
   ncs_analysis_metrics.destroy(r.st);
 }
 
