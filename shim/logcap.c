@@ -14,6 +14,20 @@
  *   stdout) when their settings would have printed it: nothing when NCCL_DEBUG was unset,
  *   only WARN lines (and the blank line before each) at WARN, the banner at VERSION, and at
  *   INFO/TRACE every line except INIT-only lines the shim's added INIT subsystem caused.
+ * - Forwarding never holds up reading: the reader records each line, then queues its forwarded
+ *   copy (1 MiB, one write per line) for a second thread, the forwarder (started only when the
+ *   user's NCCL_DEBUG prints something), which opens the destination and writes it. A
+ *   destination that would have blocked NCCL itself (a full FIFO or pipe nobody reads, a FIFO
+ *   with no reader yet) blocks only the forwarder: the reader keeps emptying the pipe, so
+ *   NCCL's non-blocking writes keep landing and every line still reaches the trace. Lines
+ *   that find the queue full are not forwarded (counted); times the reader found the pipe
+ *   full (NCCL may then have lost a line) are counted too; NCCLSCOPE_DEBUG=1 prints both.
+ * - ncs_logcap_stop is bounded: at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms in all. It wakes
+ *   the reader and waits for it (half of that); a reader that did not finish is left alone
+ *   (its lines are lost, nothing else touches its buffer). Then it waits for the forwarder to
+ *   write what is queued until the deadline, and gives up on a destination that blocks. A
+ *   thread left blocked in write() or open() ends with the process (exit_group); the kernel
+ *   closes the descriptors.
  * - Lines about transports, versions, init, rings, trees, NVLS, channels, networks, tuning
  *   and WARNs become NCCL_LOG records (ncs_emit), others are not kept. Lines read before the
  *   core is ready wait in a small buffer (the first 64 lines).
@@ -39,14 +53,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hooks.h"
+#include "internal.h" /* ncs_debug */
 #include "ncclscope/encode.h"
 
 #define LINE_MAX_BYTES 4096
 #define EARLY_LINES 64
+#define FWD_CAP (1u << 20) /* forward queue, bytes (power of two) */
 
 enum { LV_NONE = 0, LV_VERSION = 1, LV_WARN = 2, LV_INFO = 3, LV_TRACE = 4 };
 
@@ -55,8 +73,12 @@ struct saved_var { int set; char *value; };
 static struct {
   int active;
   int rfd, wfd;
+  int wake_r, wake_w;    /* ncs_logcap_stop wakes the reader's poll through this pipe */
+  int pipe_cap;          /* the capture pipe's size (F_GETPIPE_SZ) */
   pthread_t thread;
   atomic_int stop;
+  atomic_int reader_done;
+  atomic_ullong pipe_full; /* reads that found the pipe full: NCCL may have lost a line */
   atomic_int restored;
   struct saved_var debug, subsys, file;
   int user_level;
@@ -71,7 +93,7 @@ static struct {
   size_t early_len[EARLY_LINES];
   int nearly;
   pthread_mutex_t mu;
-} lc = { .rfd = -1, .wfd = -1, .out_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER };
+} lc = { .rfd = -1, .wfd = -1, .wake_r = -1, .wake_w = -1, .out_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* While NCCL's variables are the shim's, the user's are also kept in NCCLSCOPE_SAVED_<name>
  * ("1:value" or "0:"), so that a program exec'ed in that window (same environment, new image)
@@ -171,6 +193,101 @@ static void write_all(int fd, const char *s, size_t n) {
   }
 }
 
+/* The forward queue: lines as (u16 length, bytes) in a byte ring, filled by the reader (and by
+ * ncs_logcap_stop's last drain), emptied by the forwarder thread, which alone opens and writes
+ * the user's destination. Nobody holds fq.mu across a write or an open. */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;       /* data queued, or quit */
+  char buf[FWD_CAP];
+  uint64_t head, tail;     /* bytes pushed / popped, ever */
+  int quit;                /* ncs_logcap_stop: exit once the queue is empty */
+  int started;
+  atomic_int done;         /* the forwarder returned */
+  uint64_t dropped;        /* lines not forwarded: queue full or no forwarder */
+  pthread_t th;
+} fq = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void ring_put(uint64_t at, const void *p, size_t n) {
+  for (size_t i = 0; i < n; i++) fq.buf[(at + i) & (FWD_CAP - 1)] = ((const char *)p)[i];
+}
+static void ring_get(uint64_t at, void *p, size_t n) {
+  for (size_t i = 0; i < n; i++) ((char *)p)[i] = fq.buf[(at + i) & (FWD_CAP - 1)];
+}
+
+/* Queues one line for the destination; never waits for the destination. */
+static void fwd_push(const char *s, size_t n) {
+  uint16_t len = (uint16_t)n; /* n <= LINE_MAX_BYTES + 2 */
+  pthread_mutex_lock(&fq.mu);
+  if (!fq.started || FWD_CAP - (fq.head - fq.tail) < sizeof len + n) {
+    fq.dropped++;
+  } else {
+    ring_put(fq.head, &len, sizeof len);
+    ring_put(fq.head + sizeof len, s, n);
+    fq.head += sizeof len + n;
+    pthread_cond_signal(&fq.cv);
+  }
+  pthread_mutex_unlock(&fq.mu);
+}
+
+static void open_user_dest(void);
+static void *forwarder(void *arg) {
+  (void)arg;
+  char line[LINE_MAX_BYTES + 2];
+  pthread_mutex_lock(&fq.mu);
+  for (;;) {
+    while (fq.head == fq.tail && !fq.quit) pthread_cond_wait(&fq.cv, &fq.mu);
+    if (fq.head == fq.tail) break; /* quit and nothing left */
+    uint16_t len;
+    ring_get(fq.tail, &len, sizeof len);
+    ring_get(fq.tail + sizeof len, line, len);
+    fq.tail += sizeof len + len;
+    pthread_mutex_unlock(&fq.mu);
+    open_user_dest();                           /* may block (a FIFO without a reader): only here */
+    if (lc.out_fd >= 0) write_all(lc.out_fd, line, len); /* may block: only here */
+    pthread_mutex_lock(&fq.mu);
+  }
+  pthread_mutex_unlock(&fq.mu);
+  atomic_store(&fq.done, 1);
+  return NULL;
+}
+
+static void fwd_start(void) {
+  pthread_mutex_lock(&fq.mu);
+  fq.head = fq.tail = 0;
+  fq.quit = 0;
+  atomic_store(&fq.done, 0);
+  pthread_mutex_unlock(&fq.mu);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* SIGPIPE of a closed destination: EPIPE, not death */
+  int rc = pthread_create(&fq.th, NULL, forwarder, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_mutex_lock(&fq.mu);
+  fq.started = rc == 0;
+  pthread_mutex_unlock(&fq.mu);
+}
+
+static void sleep_ms(void) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }
+
+/* Lets the forwarder write what is queued, until deadline_ns; 1 when it did. A forwarder
+ * blocked on its destination is left as it is (it ends with the process). */
+static int fwd_finish(uint64_t deadline_ns) {
+  pthread_mutex_lock(&fq.mu);
+  int started = fq.started;
+  fq.quit = 1;
+  pthread_cond_signal(&fq.cv);
+  pthread_mutex_unlock(&fq.mu);
+  if (!started) return 1;
+  while (!atomic_load(&fq.done) && ncs_now_ns() < deadline_ns) sleep_ms();
+  if (!atomic_load(&fq.done)) return 0;
+  pthread_join(fq.th, NULL);
+  pthread_mutex_lock(&fq.mu);
+  fq.started = 0;
+  pthread_mutex_unlock(&fq.mu);
+  return 1;
+}
+
 static int has(const char *s, size_t n, const char *needle) { return memmem(s, n, needle, strlen(needle)) != NULL; }
 
 /* NCCL's subsystem bits (src/include/nccl_common.h) and names. */
@@ -217,12 +334,11 @@ static void forward(const char *s, size_t n, int blank_before) {
   case LV_WARN:
     if (info && has(s, n, "NCCL INFO NCCL version ")) { /* bare banner, as NCCL 2.22+ prints it then */
       const char *b = memmem(s, n, "NCCL version ", 13);
-      open_user_dest();
       char buf[LINE_MAX_BYTES + 1];
       size_t m = n - (size_t)(b - s) < LINE_MAX_BYTES ? n - (size_t)(b - s) : LINE_MAX_BYTES;
       memcpy(buf, b, m);
       buf[m++] = '\n';
-      if (lc.out_fd >= 0) write_all(lc.out_fd, buf, m);
+      fwd_push(buf, m);
       return;
     }
     show = lc.user_level == LV_WARN && (warn || (!info && has(s, n, "NCCL version ")));
@@ -232,8 +348,6 @@ static void forward(const char *s, size_t n, int blank_before) {
     break;
   }
   if (!show) return;
-  open_user_dest();
-  if (lc.out_fd < 0) return;
   /* one write per line, as NCCL's fwrite+fflush: lines of other processes never cut into it */
   char buf[LINE_MAX_BYTES + 2];
   size_t k = 0;
@@ -242,7 +356,7 @@ static void forward(const char *s, size_t n, int blank_before) {
   memcpy(buf + k, s, m);
   k += m;
   buf[k++] = '\n';
-  write_all(lc.out_fd, buf, k);
+  fwd_push(buf, k);
 }
 
 /* ---- records ---- */
@@ -333,9 +447,9 @@ static void consume(char *buf, size_t *len, int *blank_pending) {
     if (n == 0) *blank_pending = 1; /* NCCL's newline before a WARN */
     else {
       after_first_line();
+      record(s, n);
       forward(s, n, *blank_pending && has(s, n, " NCCL WARN "));
       *blank_pending = 0;
-      record(s, n);
     }
     start = i + 1;
   }
@@ -344,8 +458,8 @@ static void consume(char *buf, size_t *len, int *blank_pending) {
     *len -= start;
   }
   if (*len >= LINE_MAX_BYTES) { /* an over-long line: pass it on in pieces */
-    forward(buf, *len, 0);
     record(buf, *len);
+    forward(buf, *len, 0);
     *len = 0;
   }
 }
@@ -356,10 +470,13 @@ static int blank_pending;
 
 static void drain(int timeout_ms) {
   for (;;) {
-    struct pollfd p = { lc.rfd, POLLIN, 0 };
-    int r = poll(&p, 1, timeout_ms);
+    struct pollfd p[2] = { { lc.rfd, POLLIN, 0 }, { lc.wake_r, POLLIN, 0 } };
+    int r = poll(p, lc.wake_r >= 0 ? 2 : 1, timeout_ms);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return;
+    if (r <= 0 || !(p[0].revents & POLLIN)) return; /* timeout, or woken by ncs_logcap_stop */
+    int queued = 0;
+    if (lc.pipe_cap > 0 && ioctl(lc.rfd, FIONREAD, &queued) == 0 && queued >= lc.pipe_cap)
+      atomic_fetch_add(&lc.pipe_full, 1);
     ssize_t n = read(lc.rfd, rbuf + rlen, LINE_MAX_BYTES - rlen);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return;
@@ -371,7 +488,8 @@ static void drain(int timeout_ms) {
 
 static void *reader(void *arg) {
   (void)arg;
-  while (!atomic_load(&lc.stop)) drain(100);
+  while (!atomic_load(&lc.stop)) drain(lc.wake_r >= 0 ? 1000 : 100);
+  atomic_store(&lc.reader_done, 1);
   return NULL;
 }
 
@@ -394,6 +512,7 @@ void ncs_logcap_start(void) {
   lc.rfd = fds[0];
   lc.wfd = fds[1];
   fcntl(lc.wfd, F_SETPIPE_SZ, 1 << 20);
+  lc.pipe_cap = fcntl(lc.wfd, F_GETPIPE_SZ);
   fcntl(lc.rfd, F_SETFL, fcntl(lc.rfd, F_GETFL) | O_NONBLOCK);
   fcntl(lc.wfd, F_SETFL, fcntl(lc.wfd, F_GETFL) | O_NONBLOCK);
   struct stat st;
@@ -412,12 +531,21 @@ void ncs_logcap_start(void) {
   subsys_with_init(lc.subsys.value, subsys, sizeof subsys, &lc.user_has_init);
   snprintf(path, sizeof path, "/proc/self/fd/%d", lc.wfd);
   int env_is_ours = !atomic_load(&lc.restored);
+  if (lc.wake_r >= 0) close(lc.wake_r); /* a forked child: the parent's wake pipe */
+  if (lc.wake_w >= 0) close(lc.wake_w);
+  lc.wake_r = lc.wake_w = -1;
+  int wk[2];
+  if (pipe2(wk, O_CLOEXEC | O_NONBLOCK) == 0) { lc.wake_r = wk[0]; lc.wake_w = wk[1]; }
+  atomic_store(&lc.stop, 0);
+  atomic_store(&lc.reader_done, 0);
+  if (lc.user_level != LV_NONE) fwd_start(); /* without it, nothing is forwarded (counted) */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   int rc = pthread_create(&lc.thread, NULL, reader, NULL);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
+    fwd_finish(0);
     close(lc.rfd);
     close(lc.wfd);
     lc.rfd = lc.wfd = -1;
@@ -440,22 +568,52 @@ void ncs_logcap_poll(void) {
   pthread_mutex_unlock(&lc.mu);
 }
 
+/* The whole of ncs_logcap_stop: min(1000, NCCLSCOPE_EXIT_MS / 3) ms, so that the writer keeps
+ * most of its exit budget for the final chunk. */
+static uint64_t stop_budget_ms(void) {
+  const char *v = getenv("NCCLSCOPE_EXIT_MS");
+  unsigned long ms = 3000;
+  if (v && *v) {
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (!*end) ms = x < 10 ? 10 : x > 60000 ? 60000 : x;
+  }
+  ms /= 3;
+  return ms > 1000 ? 1000 : ms;
+}
+
 void ncs_logcap_stop(void) {
   if (!lc.active) return;
+  uint64_t t0 = ncs_now_ns(), budget = stop_budget_ms() * 1000000ull;
   atomic_store(&lc.stop, 1);
-  pthread_join(lc.thread, NULL);
-  drain(0);                     /* lines written after the reader's last look */
-  if (rlen) { forward(rbuf, rlen, 0); record(rbuf, rlen); rlen = 0; }
+  if (lc.wake_w >= 0) { ssize_t w = write(lc.wake_w, "x", 1); (void)w; }
+  /* the reader never waits for the destination, so it finishes at once; but whatever it is
+   * doing, wait for it at most half the budget, never with an unbounded join */
+  while (!atomic_load(&lc.reader_done) && ncs_now_ns() - t0 < budget / 2) sleep_ms();
+  if (atomic_load(&lc.reader_done)) {
+    pthread_join(lc.thread, NULL);
+    drain(0);                   /* lines written after the reader's last look */
+    if (rlen) { record(rbuf, rlen); forward(rbuf, rlen, 0); rlen = 0; }
+  } else {
+    ncs_debug("NCCL log reader did not stop within %llu ms: its last lines are not in the trace",
+              (unsigned long long)(budget / 2000000));
+  }
   ncs_logcap_poll();
-  if (!atomic_load(&lc.restored)) { /* NCCL never logged: give the user their variables back */
-    atomic_store(&lc.restored, 1);
+  if (!atomic_exchange(&lc.restored, 1)) { /* NCCL never logged: give the user their variables back */
     restore(&lc.debug, "NCCL_DEBUG");
     restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
     restore(&lc.file, "NCCL_DEBUG_FILE");
   }
+  if (!fwd_finish(t0 + budget))
+    ncs_debug("NCCL_DEBUG destination blocks: %llu bytes of NCCL lines not forwarded at exit",
+              (unsigned long long)(fq.head - fq.tail));
+  if (fq.dropped) ncs_debug("%llu NCCL lines not forwarded (forward queue full)", (unsigned long long)fq.dropped);
+  if (atomic_load(&lc.pipe_full))
+    ncs_debug("the NCCL log pipe was found full %llu times: NCCL may have lost lines",
+              (unsigned long long)atomic_load(&lc.pipe_full));
   /* rfd and wfd stay open: NCCL may log during the rest of the exit, and an open read end keeps
    * those writes from raising SIGPIPE (a full pipe just drops them: NCCL's descriptor is
-   * non-blocking). out_fd stays open for the lines forwarded by a later drain. */
+   * non-blocking). out_fd stays open: a forwarder still blocked on it may finish its write. */
   lc.active = 0;
 }
 
@@ -470,5 +628,14 @@ void ncs_logcap_atfork_child(void) {
   rlen = 0;
   blank_pending = 0;
   atomic_store(&lc.stop, 0);
+  atomic_store(&lc.reader_done, 0);
+  atomic_store(&lc.pipe_full, 0);
   pthread_mutex_init(&lc.mu, NULL);
+  /* nor does the forwarder: the parent's queued lines are the parent's to write */
+  pthread_mutex_init(&fq.mu, NULL);
+  pthread_cond_init(&fq.cv, NULL);
+  fq.head = fq.tail = 0;
+  fq.quit = fq.started = 0;
+  fq.dropped = 0;
+  atomic_store(&fq.done, 0);
 }
