@@ -100,7 +100,7 @@ for mode in serial overlap; do
     fi
     "$NCS" report --json "$T/ratio-$mode/tr" >"$T/ratio-$mode.json" 2>/dev/null
     "$NCS" report "$T/ratio-$mode/tr" >"$T/ratio-$mode.txt" 2>/dev/null
-    line=""; mline=""; below=0; over=0; meas_bad=0; above_meas=0; ratio_bad=0; verdict_bad=0; steps_bad=""
+    line=""; mline=""; below=0; over=0; meas_bad=0; above_meas=0; ratio_bad=0; verdict_bad=0; steps_bad=""; step_bad=""
     for r in 0 1 2 3; do
       tf=$T/ratio-$mode/truth/truth-rank$r.json
       read -r truth_comm compute mcomm mwall < <(jq -r '"\(.comm_ns_per_step * .steps / 1e9) \(.compute_ns_per_step * .steps / 1e9) \(.measured.comm_ns / 1e9) \(.measured.wall_ns / 1e9)"' "$tf")
@@ -121,6 +121,12 @@ for mode in serial overlap; do
       if [ $mode = serial ]; then lim=$(awk -v w="$wall" -v k="$compute" 'BEGIN { print w - 0.99 * k }'); else lim=$wall; fi
       awk -v c="$comm" -v l="$lim" 'BEGIN { exit !(c > l) }' && over=1
       [ "$steps" = 5 ] || steps_bad="$steps_bad rank $r: $steps;"
+      # per step: step_s (boundary to boundary, the first 4 steps) against the job's mean step
+      # (its measured window / 5), the steps' communication share against the job's measured
+      # share; loose bounds (steps differ under load), exact arithmetic is test_metrics_exact's
+      read -r step_s step_share < <(jq -r --argjson r "$r" '.ranks[] | select(.rank == $r) | "\(.steps.step_s) \(.steps.comm_share)"' "$T/ratio-$mode.json")
+      awk -v s="$step_s" -v q="$step_share" -v mw="$mwall" -v mc="$mcomm" 'BEGIN { t = mw / 5; sh = mc / mw;
+        exit !(s < 0.85 * t || s > 1.15 * t || q < sh - 0.06 || q > sh + 0.06) }' && step_bad="$step_bad rank $r: step_s $step_s share $step_share vs job $mwall/5 s, $(awk -v a="$mcomm" -v b="$mwall" 'BEGIN{print a/b}');"
       # compute_to_comm and comm_share by their definitions (docs/METRICS.md)
       awk -v w="$wall" -v c="$comm" -v x="$c2c" -v s="$share" 'BEGIN { e = (w - c) / c; f = c / w;
         exit !((x - e) > 1e-6 * e || (e - x) > 1e-6 * e || (s - f) > 1e-6 || (f - s) > 1e-6) }' && ratio_bad=1
@@ -158,6 +164,7 @@ for mode in serial overlap; do
     check_eq "e2e ($mode): communication time never above the window" 0 "$over"
   fi
   check_eq "e2e ($mode): the 5 steps detected on every rank" "" "$steps_bad"
+  check_eq "e2e ($mode): step_s within 15% of the job's mean step, the steps' communication share within 0.06 of the job's measured share" "" "$step_bad"
   check_eq "e2e ($mode): compute_to_comm = (wall - comm) / comm and comm_share = comm / wall, every rank" 0 "$ratio_bad"
   check_eq "e2e ($mode): a verdict per rank by the share's thresholds, with the share, the top op and its busbw as evidence" 0 "$verdict_bad"
   check_eq "e2e ($mode): the text report has a verdict line for each of the 4 ranks" 4 \
