@@ -5,8 +5,10 @@
 # GPU timing used, algbw/busbw = nccl-tests' formulas on the reported sums, the size-bucket
 # table, NCCLSCOPE_STEP_MARK set in the traced job; communication time against the job's own
 # CUDA-event measurement (ddp_job --measure, within 2% of wall) and against its model (bounds),
-# serial and overlapped, with steps, ratio and verdict; host-timing fallback labelled; captured
-# calls (tests/jobs/capture_job.c) reported apart. Issue 3; figures in BENCHMARKS.md "Decoder".
+# serial and overlapped, with steps, ratio and verdict; --skip-warmup from the command line;
+# host-timing fallback labelled (rank, op and size rows); captured calls
+# (tests/jobs/capture_job.c) reported apart; the shim's event pool reused past 4096 calls.
+# Issue 3; figures in BENCHMARKS.md "Decoder".
 . "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/ddp_job
 LAUNCH=$ROOT/tests/jobs/launch.sh
