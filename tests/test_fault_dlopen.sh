@@ -58,6 +58,24 @@ run_job "$T/absent.1" LD_LIBRARY_PATH=/nonexistent NCCLSCOPE_DIR="$T/absent" LD_
 same absent
 check_eq "dlopen absent: no trace file" 0 "$(traces "$T/absent" | wc -l)"
 
+# 3b. A job linked against libnccl.so.2 that the loader cannot find: the loader's own error
+# (stderr) and exit status are unchanged. (/usr/local/cuda/lib is in this machine's loader
+# cache, so the loader is run directly with --inhibit-cache to make NCCL truly absent.)
+LDSO=$(readelf -l "$FJOB" | sed -n 's/.*interpreter: \(.*\)]/\1/p')
+if cc -std=c11 -D_GNU_SOURCE -I"$ROOT/include" $FAULT_SAN -o "$T/nolib_job" "$ROOT/tests/faults/fault_job.c" \
+    -L"$DOUBLES" -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,/nonexistent -lpthread 2>"$T/cc.err"; then
+  run_job "$T/nolib.0" NCS_X=1 -- "$LDSO" --inhibit-cache "$T/nolib_job" 2
+  run_job "$T/nolib.1" NCCLSCOPE_DIR="$T/nolib" LD_PRELOAD="$SHIM" -- "$LDSO" --inhibit-cache "$T/nolib_job" 2
+  grep -q "libnccl.so.2: cannot open" "$T/nolib.0.err" && pass "dlopen linked NCCL missing: the loader refuses the job ($(cat "$T/nolib.0.rc"))" \
+    || fail "dlopen linked NCCL missing: the job found an NCCL anyway: $(head -2 "$T/nolib.0.out")"
+  cmp -s "$T/nolib.0.err" "$T/nolib.1.err" && pass "dlopen linked NCCL missing: loader error unchanged" \
+    || fail "dlopen linked NCCL missing: stderr differs: $(diff "$T/nolib.0.err" "$T/nolib.1.err" | head -3 | tr '\n' ' ')"
+  same nolib
+  check_eq "dlopen linked NCCL missing: no trace file" 0 "$(traces "$T/nolib" | wc -l)"
+else
+  fail "dlopen: the job without its NCCL does not build: $(head -3 "$T/cc.err")"
+fi
+
 # 4. Real NCCL 2.28.9, linked normally and loaded by dlopen: errors pass through.
 if [ -x "$FB/real_job" ]; then
   run_job "$T/real.0" NCS_X=1 -- "$FB/real_job"
