@@ -2,7 +2,7 @@
 # test_spawn*.sh, test_stress*.sh, test_security*.sh), sourced after tests/lib.sh.
 #
 # Contract: builds the fault library and the test programs of tests/faults/ into
-# $BUILD/faults/ with plain cc (rebuilt when a source is newer; a lock keeps parallel runs
+# $BUILD/faults/ with cc (and the shim's sanitizer, if any; rebuilt when a source is newer; a lock keeps parallel runs
 # apart) and defines helpers. need_* print one SKIP line naming what is missing and exit 0,
 # so a tree where the shim, decoder or NCCL double has not been built yet reports skips, not
 # passes.
@@ -18,8 +18,9 @@ need_shim() { [ -f "$SHIM" ] || { skip "$1: $SHIM not built"; exit 0; }; }
 need_decoder() { [ -x "$NCS" ] || { skip "$1: $NCS not built"; exit 0; }; }
 need_double() { [ -f "$NCCL_DOUBLE" ] || { skip "$1: $NCCL_DOUBLE not built"; exit 0; }; }
 
-# Sanitizer builds (make asan / make tsan): the test programs must carry the same runtime as
-# the shim and doubles, and that runtime must come first in LD_PRELOAD.
+# Sanitizer builds (make asan / make tsan): the test programs carry the same runtime as the
+# shim and doubles, and the sanitizer is told not to insist on coming first in LD_PRELOAD
+# (libfault.so is preloaded before the shim).
 FAULT_SAN=
 if readelf -d "$SHIM" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
   FAULT_SAN="-fsanitize=address,undefined -fno-omit-frame-pointer"
