@@ -126,3 +126,56 @@ if ${CC:-cc} -o "$T/nb" "$T/nb.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUB
 else
   fail "non-blocking check: test program did not build: $(head -3 "$T/nb.err")"
 fi
+
+# A destination that would block NCCL itself (a FIFO whose buffer is full and that nobody reads,
+# a FIFO nobody has opened for reading) blocks only the shim's forwarder thread: the job ends
+# promptly with its own exit status and output, and its trace is complete (FINAL chunk) with the
+# NCCL lines recorded up to the end. (Without the shim such a job would hang in NCCL's own
+# fwrite/fopen, so the reference run writes NCCL_DEBUG_FILE to a regular file.)
+# ms_now: CLOCK_REALTIME in ms
+ms_now() { echo $(( $(date +%s%N) / 1000000 )); }
+NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/blk-ref.log" bash "$L" 2 "$J" --steps 1 >"$T/blk.plain" 2>&1; rc_ref=$?
+mkfifo "$T/full" "$T/noreader"
+exec 8<>"$T/full" # holds the FIFO open (reader and writer) without ever reading it
+dd if=/dev/zero of="$T/full" bs=4096 count=64 oflag=nonblock 2>/dev/null # fill it up to EAGAIN
+for dest in full noreader; do
+  t0=$(ms_now)
+  # logcap gives up on the destination after min(1 s, NCCLSCOPE_EXIT_MS / 3); a reader stuck in
+  # the forwarding write (the old code) held the writer until the whole 6 s exit deadline
+  NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/$dest" NCCLSCOPE_DIR="$T/tr-blk-$dest" LD_PRELOAD="$SHIM" NCCLSCOPE_EXIT_MS=6000 \
+    timeout -k 2 20 bash "$L" 2 "$J" --steps 1 >"$T/blk-$dest.shim" 2>&1; rc=$?
+  ms=$(( $(ms_now) - t0 ))
+  check "NCCL_DEBUG_FILE=$dest FIFO: the job ends promptly (${ms} ms < 4000; exit deadline 6000 ms)" \
+    test "$rc" != 124 -a "$rc" != 137 -a "$ms" -lt 4000
+  check_eq "NCCL_DEBUG_FILE=$dest FIFO: exit status and job output unchanged" \
+    "$rc_ref $(grep -v NCCL "$T/blk.plain" | norm)" "$rc $(grep -v NCCL "$T/blk-$dest.shim" | norm)"
+  n=0 nfinal=0 ninit=0
+  for f in "$T/tr-blk-$dest"/*.ncs; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    "$NCS" dump "$f" >"$T/blk-dump" 2>&1
+    grep -q '^-- chunk .* final$' "$T/blk-dump" && nfinal=$((nfinal + 1))
+    grep -q '^NCCL_LOG.*Init COMPLETE' "$T/blk-dump" && ninit=$((ninit + 1))
+  done
+  check_eq "NCCL_DEBUG_FILE=$dest FIFO: 2 traces, each with a FINAL chunk and its Init COMPLETE line" "2 2 2" "$n $nfinal $ninit"
+  check "NCCL_DEBUG_FILE=$dest FIFO: ncclscope report reads the traces (exit 0)" "$NCS" report "$T/tr-blk-$dest"
+done
+exec 8<&-
+
+# A healthy but slow FIFO reader gets every line it would have got without the shim, and the
+# trace still ends with a FINAL chunk holding the lines.
+mkfifo "$T/slow"
+slow_run() { # OUT ENV...: runs the job with NCCL_DEBUG_FILE=$T/slow read by a slow reader into OUT
+  local out=$1; shift
+  (sleep 0.3; cat "$T/slow" >"$out") &
+  local rd=$!
+  env NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/slow" "$@" bash "$L" 2 "$J" --steps 1 >/dev/null 2>&1
+  local rc=$?
+  wait "$rd"
+  return $rc
+}
+slow_run "$T/slow.plain"; rc0=$?
+slow_run "$T/slow.shim" NCCLSCOPE_DIR="$T/tr-slow" LD_PRELOAD="$SHIM"; rc1=$?
+check_eq "slow FIFO reader: exit status and the NCCL lines it reads unchanged ($(grep -c NCCL "$T/slow.plain") lines)" \
+  "$rc0 $(norm <"$T/slow.plain")" "$rc1 $(norm <"$T/slow.shim")"
+check "slow FIFO reader: traces end with a FINAL chunk (ncclscope report exit 0)" "$NCS" report "$T/tr-slow"
