@@ -594,6 +594,7 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   const struct rank_m *r = &m->rank[file];
   ncs_json_num(j, "wall_s", x.wall_s);
   ncs_json_num(j, "comm_s", x.comm_s);
+  ncs_json_num(j, "noncomm_s", x.wall_s - x.comm_s);
   ncs_json_num(j, "comm_share", x.wall_s > 0 ? x.comm_s / x.wall_s : NAN);
   ncs_json_num(j, "compute_to_comm", x.compute_to_comm);
   ncs_json_str(j, "timing", x.timing);
