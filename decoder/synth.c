@@ -355,7 +355,7 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
       WBUF(b);
       struct ncs_gpu_time gt = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = call.tcall,
                                 .gpu_start = mono(&hc, gs), .gpu_end = mono(&hc, ge)};
-      ncs_enc_gpu_time(&b, &gt);
+      ncs_enc_gpu_time(&b, &w.delta, &gt);
       put(&w, &b);
     }
     if (c->host_comms && done && k % NPAT == NPAT - 1) { /* a small all-reduce among the host's ranks */
@@ -368,7 +368,7 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
         WBUF(b);
         struct ncs_gpu_time gt = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = hc2.tcall,
                                   .gpu_start = mono(&hc, he + 5000), .gpu_end = mono(&hc, base + 30000)};
-        ncs_enc_gpu_time(&b, &gt);
+        ncs_enc_gpu_time(&b, &w.delta, &gt);
         put(&w, &b);
       }
     }

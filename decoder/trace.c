@@ -153,13 +153,7 @@ static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t
   }
   case NCS_REC_GPU_TIME: {
     struct ncs_gpu_time g;
-    g.kind = (uint32_t)get_v(&c);
-    g.thread = (uint32_t)get_v(&c);
-    g.ref = get_v(&c);
-    g.gpu_start = get_v(&c);
-    g.gpu_end = get_v(&c);
-    g.flags = (uint32_t)get_v(&c);
-    if (c.bad) return -1;
+    if (ncs_decode_gpu_time(body, len, delta, &g)) return -1;
     return v->gpu_time ? (v->gpu_time(v->ctx, &g) != 0) : 0;
   }
   case NCS_REC_COMM: {

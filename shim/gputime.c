@@ -353,7 +353,8 @@ static uint64_t to_host(const struct anchor *a, cuda_event e, int *ok) {
   return ns > 0 ? (uint64_t)ns : 0;
 }
 
-static void emit_slot(struct ncs_wbuf *w, uint32_t *records, struct slot *s, int failed) {
+static void emit_slot(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, struct slot *s,
+                      int failed) {
   struct ncs_gpu_time g = {.kind = s->kind, .thread = s->thread, .ref = s->ref, .flags = s->flags};
   if (failed) g.flags |= NCS_GPU_F_FAILED;
   if (!(g.flags & NCS_GPU_F_FAILED)) {
@@ -373,12 +374,12 @@ static void emit_slot(struct ncs_wbuf *w, uint32_t *records, struct slot *s, int
     if (!ok) { g.flags |= NCS_GPU_F_FAILED; g.gpu_start = g.gpu_end = 0; }
   }
   size_t before = w->len;
-  ncs_enc_gpu_time(w, &g);
+  ncs_enc_gpu_time(w, delta, &g);
   if (w->len != before) (*records)++;
 }
 
 /* One pass over every pool; returns how many slots are still pending. */
-static int poll_once(struct ncs_wbuf *w, uint32_t *records, int give_up) {
+static int poll_once(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, int give_up) {
   int pending = 0, n = atomic_load(&npools);
   if (n > MAX_POOLS) n = MAX_POOLS;
   for (int i = 0; i < n; i++) {
@@ -394,25 +395,25 @@ static int poll_once(struct ncs_wbuf *w, uint32_t *records, int give_up) {
       }
       cuda_err e = cu.event_query(s->end);
       if (e == CUDA_NOT_READY && !give_up) { pending++; continue; }
-      emit_slot(w, records, s, e != CUDA_SUCCESS);
+      emit_slot(w, delta, records, s, e != CUDA_SUCCESS);
       atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
     }
   }
   return pending;
 }
 
-int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms) {
+int ncs_gpu_poll(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, unsigned drain_ms) {
   if (!ncs_gpu_on) return 0;
   anchors_renew(ncs_now_ns());
-  int pending = poll_once(w, records, 0);
+  int pending = poll_once(w, delta, records, 0);
   if (!drain_ms || !pending) return pending;
   uint64_t deadline = ncs_now_ns() + (uint64_t)drain_ms * 1000000ull;
   while (pending && ncs_now_ns() < deadline) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
-    pending = poll_once(w, records, 0);
+    pending = poll_once(w, delta, records, 0);
   }
-  if (pending) poll_once(w, records, 1); /* report what never completed as failed */
+  if (pending) poll_once(w, delta, records, 1); /* report what never completed as failed */
   return 0;
 }
 

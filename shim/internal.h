@@ -181,7 +181,7 @@ void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
 void ncs_gpu_group_forget(void);      /* a group closed without launching (GroupSimulateEnd) */
 /* Writer: query pending events, emit GPU_TIME for completed ones; returns how many are still
  * pending. drain_ms > 0 waits for pending events up to that long (exit). */
-int ncs_gpu_poll(struct ncs_wbuf *w, uint32_t *records, unsigned drain_ms);
+int ncs_gpu_poll(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, unsigned drain_ms);
 void ncs_gpu_atfork_child(void);
 int ncs_gpu_current_device(void);     /* cudaGetDevice, -1 without GPU timing */
 /* CUDA calls the shim made on application threads, and NCCL calls it timed (NCCLSCOPE_DEBUG). */

@@ -390,7 +390,7 @@ static void *writer_main(void *arg) {
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
-    if (ncs_gpu_poll(&w->raw, &w->records, stop ? 500 : syncing ? sync_drain : 0) > 256) wait_ms = 1;
+    if (ncs_gpu_poll(&w->raw, &w->delta, &w->records, stop ? 500 : syncing ? sync_drain : 0) > 256) wait_ms = 1;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
     if (stop || syncing || sig_flush || now >= next_flush) {

@@ -50,7 +50,7 @@ golden report-mid.json 1 "$NCS" report --json mid.ncs
 # truncation is stated on stderr with file and offset, and in the JSON
 "$NCS" report --json cut.ncs >"$T/cut.json" 2>"$T/cut.err"; rc=$?
 check_eq "truncated trace: exit 1" 1 "$rc"
-check "truncated trace: stderr names file and offset" grep -q '^ncclscope: cut.ncs: offset 934: truncated: no final chunk' "$T/cut.err"
+check "truncated trace: stderr names file and offset" grep -q '^ncclscope: cut.ncs: offset 822: truncated: no final chunk' "$T/cut.err"
 check "truncated trace: JSON says truncated" grep -q '"truncated": true' "$T/cut.json"
 
 # hostile strings: no raw control bytes on a terminal, valid JSON

@@ -146,7 +146,7 @@ static int write_rank(const char *dir, const struct scen *s, int r) {
     call.t_enter = t; call.t_exit = t + 5000;
     ncs_enc_call(&w, &d, &call);
     struct ncs_gpu_time g = { NCS_GPU_KIND_CALL, 1, 0, (uint64_t)i, t + 6000, t + 6000 + (uint64_t)dur };
-    ncs_enc_gpu_time(&w, &g);
+    ncs_enc_gpu_time(&w, &d, &g);
     t += (uint64_t)(dur + gap);
   }
   if (w.overflow) return -1;

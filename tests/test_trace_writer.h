@@ -76,9 +76,9 @@ TW_REC(callsite, struct ncs_callsite)
 TW_REC(module, struct ncs_module)
 TW_REC(drop, struct ncs_drop)
 TW_REC(clock, struct ncs_clock)
-TW_REC(gpu_time, struct ncs_gpu_time)
 TW_REC(log_line, struct ncs_log_line)
 #undef TW_REC
+static void tw_gpu_time(struct tw *t, const struct ncs_gpu_time *x) { tw_room(t, 1 << 16); ncs_enc_gpu_time(&t->w, &t->d, x); t->nrec++; }
 
 /* The golden job: rank `rank` of 2 on host "node-a", a DDP-like loop with known totals. Per
  * rank: 12 AllReduce (fp32, 1 Mi elements then 256 Ki), 1 Broadcast (8 Mi fp16), 2 AllGather

@@ -65,8 +65,12 @@ struct ncs_log_line { uint64_t t; const char *line; size_t len; };
 #define NCS_CALL_BODY_MAX 120
 #define NCS_CALL_MAX 128
 
-/* Previous values of the Δ fields (FORMAT.md, CALL). Zero it at the start of every chunk. */
-struct ncs_call_delta { uint64_t tcall, seq, count, stream, t_enter, duration, group; };
+/* Previous values of the Δ fields of CALL and GPU_TIME records (FORMAT.md): the per-chunk
+ * delta state. Zero it at the start of every chunk. */
+struct ncs_call_delta {
+  uint64_t tcall, seq, count, stream, t_enter, duration, group; /* CALL */
+  uint64_t gpu_ref, gpu_start, gpu_duration;                    /* GPU_TIME */
+};
 static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0, sizeof *d); }
 
 static inline size_t ncs_put_svarint(uint8_t *p, int64_t v) { return ncs_put_varint(p, ncs_zigzag(v)); }
@@ -259,13 +263,36 @@ static inline void ncs_enc_clock_body(struct ncs_wbuf *w, const struct ncs_clock
   ncs_w_varint(w, c->monotonic_ns);
   ncs_w_varint(w, c->uncertainty_ns);
 }
-static inline void ncs_enc_gpu_time_body(struct ncs_wbuf *w, const struct ncs_gpu_time *g) {
+/* GPU_TIME: ref, start and duration are Δ fields of the chunk's delta state, which moves only
+ * when the record was written whole. */
+static inline void ncs_enc_gpu_time_body(struct ncs_wbuf *w, struct ncs_call_delta *d,
+                                         const struct ncs_gpu_time *g) {
+  uint64_t dur = g->gpu_end - g->gpu_start;
   ncs_w_varint(w, g->kind);
   ncs_w_varint(w, g->thread);
-  ncs_w_varint(w, g->ref);
-  ncs_w_varint(w, g->gpu_start);
-  ncs_w_varint(w, g->gpu_end);
+  ncs_w_svarint(w, (int64_t)(g->ref - d->gpu_ref));
+  ncs_w_svarint(w, (int64_t)(g->gpu_start - d->gpu_start));
+  ncs_w_svarint(w, (int64_t)(dur - d->gpu_duration));
   ncs_w_varint(w, g->flags);
+  if (!w->overflow) { d->gpu_ref = g->ref; d->gpu_start = g->gpu_start; d->gpu_duration = dur; }
+}
+/* Decodes a GPU_TIME body against the chunk's delta state. Returns 0, or -1 when the body
+ * ends inside a field. Missing trailing fields (flags) read as 0. */
+static inline int ncs_decode_gpu_time(const uint8_t *body, size_t len, struct ncs_call_delta *d,
+                                      struct ncs_gpu_time *g) {
+  const uint8_t *p = body, *end = body + len;
+  uint64_t f[6] = {0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 6 && p < end; i++)
+    if (ncs_get_varint(&p, end, &f[i]) != 0) return -1;
+  g->kind = (uint32_t)f[0];
+  g->thread = (uint32_t)f[1];
+  g->ref = d->gpu_ref + (uint64_t)ncs_unzigzag(f[2]);
+  g->gpu_start = d->gpu_start + (uint64_t)ncs_unzigzag(f[3]);
+  uint64_t dur = d->gpu_duration + (uint64_t)ncs_unzigzag(f[4]);
+  g->gpu_end = g->gpu_start + dur;
+  g->flags = (uint32_t)f[5];
+  d->gpu_ref = g->ref; d->gpu_start = g->gpu_start; d->gpu_duration = dur;
+  return 0;
 }
 static inline void ncs_enc_log_line_body(struct ncs_wbuf *w, const struct ncs_log_line *l) {
   ncs_w_varint(w, l->t);
@@ -286,9 +313,13 @@ NCS_ENC_WHOLE_(callsite, NCS_REC_CALLSITE, struct ncs_callsite)
 NCS_ENC_WHOLE_(module, NCS_REC_MODULE, struct ncs_module)
 NCS_ENC_WHOLE_(drop, NCS_REC_DROP, struct ncs_drop)
 NCS_ENC_WHOLE_(clock, NCS_REC_CLOCK, struct ncs_clock)
-NCS_ENC_WHOLE_(gpu_time, NCS_REC_GPU_TIME, struct ncs_gpu_time)
 NCS_ENC_WHOLE_(log_line, NCS_REC_NCCL_LOG, struct ncs_log_line)
 #undef NCS_ENC_WHOLE_
+static inline void ncs_enc_gpu_time(struct ncs_wbuf *w, struct ncs_call_delta *d, const struct ncs_gpu_time *g) {
+  size_t m = ncs_rec_begin(w, NCS_REC_GPU_TIME);
+  ncs_enc_gpu_time_body(w, d, g);
+  ncs_rec_end(w, m);
+}
 static inline void ncs_enc_process(struct ncs_wbuf *w, const struct ncs_kv *kv, size_t n) {
   size_t m = ncs_rec_begin(w, NCS_REC_PROCESS);
   ncs_enc_process_body(w, kv, n);
