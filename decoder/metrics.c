@@ -1,8 +1,9 @@
 /* metrics.c — the `metrics` analysis of `ncclscope report` (issue 3): per rank the measured
  * window, communication time (union of the operations' GPU intervals, host intervals where a
- * call has none), compute-to-communication ratio, steps, a verdict; per operation and per
- * power-of-two message size: calls, time, mean, p50, p99, algbw and busbw (nccl-tests'
- * definitions). Every number is defined in docs/METRICS.md.
+ * call has none), the rest, compute-to-communication ratio, steps, a verdict with evidence,
+ * calls captured into CUDA graphs (counted, never timed); per operation and per power-of-two
+ * message size: calls, time, mean, p50, p99, algbw and busbw (nccl-tests' definitions), each
+ * labelled with its timing source. Every number is defined in docs/METRICS.md.
  *
  * Contract: two passes per file. Pass 1 (its own read, in visitor()) counts call signatures
  * to find the step boundary and whether the trace has GPU times. Pass 2 rides the report's
