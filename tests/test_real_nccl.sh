@@ -26,6 +26,13 @@ int main(void) {
   errno = 0;
   rc = ncclCommInitRank(&comm, 1, id, 0);
   printf("CommInitRank rc=%d (%s)\n", (int)rc, ncclGetErrorString(rc));
+  /* to stderr: is a CUDA runtime mapped into this process? (real NCCL links its own statically) */
+  FILE *m = fopen("/proc/self/maps", "r");
+  char line[512];
+  int cudart = 0;
+  while (m && fgets(line, sizeof line, m)) cudart += strstr(line, "libcudart") != NULL;
+  if (m) fclose(m);
+  fprintf(stderr, "cudart_mappings=%d\n", cudart);
   return rc == ncclSuccess ? 0 : 3;
 }
 C
@@ -36,9 +43,13 @@ fi
 cd "$T"
 export NCCL_DEBUG= NCCLSCOPE_DIR="$T/tr"
 ./real >"$T/plain.out" 2>"$T/plain.err"; plain_rc=$?
-LD_PRELOAD="$SHIM" ./real >"$T/shim.out" 2>"$T/shim.err"; shim_rc=$?
+# LD_LIBRARY_PATH offers the toolkit's libcudart.so.13: a shim that loaded a CUDA runtime by
+# name would find it. It must not: it only uses a runtime the application already loaded.
+LD_LIBRARY_PATH="$CUDA_HOME/lib" LD_PRELOAD="$SHIM" ./real >"$T/shim.out" 2>"$T/shim.err"; shim_rc=$?
 check_eq "real_nccl: same exit status with and without the shim" "$plain_rc" "$shim_rc"
 check "real_nccl: same stdout with and without the shim" cmp "$T/plain.out" "$T/shim.out"
+check_eq "real_nccl: the shim loads no CUDA runtime of its own (libcudart mappings, without/with)" \
+  "$(grep cudart_mappings "$T/plain.err")" "$(grep cudart_mappings "$T/shim.err")"
 grep -q '^CommInitRank rc=[1-9]' "$T/plain.out" && pass "real_nccl: ncclCommInitRank fails without a GPU ($(grep CommInitRank "$T/plain.out"))" \
   || fail "real_nccl: expected ncclCommInitRank to fail here: $(cat "$T/plain.out")"
 f=$(ls "$T"/tr/*.ncs 2>/dev/null | head -1)
@@ -49,6 +60,7 @@ check "real_nccl: trace records CommInitRank with NCCL's return code $init_rc" \
   grep -q "^CALL op=CommInitRank .* rc=$init_rc " "$T/dump"
 check "real_nccl: trace records the failed init as a COMM record with that rc" \
   grep -q "^COMM .*rc=$init_rc " "$T/dump"
+check "real_nccl: with no CUDA runtime in the process, the trace says timing=host" grep -q "timing=host\$" "$T/dump"
 ver=$(sed -n 's/.*version=\([0-9]*\)$/\1/p' "$T/plain.out")
 check "real_nccl: PROCESS record carries nccl_version=$ver" grep -q "nccl_version=$ver\$" "$T/dump"
 check "real_nccl: GetVersion and GetUniqueId recorded with rc=0" \
