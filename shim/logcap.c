@@ -180,6 +180,15 @@ static void open_user_dest(void) {
   }
   path[o] = 0;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); /* NCCL: fopen(path, "w") */
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == lc.pipe_ino) {
+    /* the "user's" file is our own capture pipe (/proc/self/fd/N of the shim's values, seen by
+     * a child that got the parent's environment half restored): forwarding into it would feed
+     * every line back to the reader forever (and, once full, block it). Forward nothing. */
+    close(fd);
+    lc.out_failed = 1;
+    return;
+  }
   lc.out_fd = fd >= 0 ? fd : 1; /* NCCL falls back to stdout too */
 }
 

@@ -179,3 +179,23 @@ slow_run "$T/slow.shim" NCCLSCOPE_DIR="$T/tr-slow" LD_PRELOAD="$SHIM"; rc1=$?
 check_eq "slow FIFO reader: exit status and the NCCL lines it reads unchanged ($(grep -c NCCL "$T/slow.plain") lines)" \
   "$rc0 $(norm <"$T/slow.plain")" "$rc1 $(norm <"$T/slow.shim")"
 check "slow FIFO reader: traces end with a FINAL chunk (ncclscope report exit 0)" "$NCS" report "$T/tr-slow"
+
+# The shim's own values seen as the user's (NCCL_DEBUG=INFO, NCCL_DEBUG_FILE=/proc/self/fd/N
+# without NCCLSCOPE_SAVED_*: what a posix_spawn'ed child can inherit while its parent's reader
+# restores the environment): when /proc/self/fd/N is the child's own capture pipe (or NCCL's
+# descriptor of it), forwarding must not feed the lines back to the reader (the old code looped
+# until the pipe was full, then blocked the reader in write() and lost the final chunk).
+NCCLSCOPE_DIR="$T/tr-selfref" LD_PRELOAD="$SHIM" "$J" --steps 1 >/dev/null 2>&1
+ref=$("$NCS" dump "$T/tr-selfref" 2>/dev/null | grep -c '^NCCL_LOG') # one rank, NCCL_DEBUG unset
+ok=0 bad=""
+for n in 3 4 5 6 7 8; do
+  t0=$(ms_now)
+  env -u NCCLSCOPE_SAVED_NCCL_DEBUG -u NCCLSCOPE_SAVED_NCCL_DEBUG_FILE NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/proc/self/fd/$n \
+    NCCLSCOPE_DIR="$T/tr-self$n" NCCLSCOPE_EXIT_MS=6000 LD_PRELOAD="$SHIM" timeout -k 2 20 "$J" --steps 1 >"$T/self$n.out" 2>&1
+  rc=$? ms=$(( $(ms_now) - t0 ))
+  "$NCS" dump "$T/tr-self$n" >"$T/self$n.dump" 2>&1
+  logs=$(grep -c '^NCCL_LOG' "$T/self$n.dump") final=$(grep -c '^-- chunk .* final$' "$T/self$n.dump")
+  if [ "$rc" = 0 ] && [ "$ms" -lt 4000 ] && [ "$final" = 1 ] && [ "$logs" = "$ref" ] && [ "$ref" -gt 0 ]; then ok=$((ok + 1))
+  else bad="$bad fd$n(rc=$rc ${ms}ms final=$final logs=$logs)"; fi
+done
+check_eq "NCCL_DEBUG_FILE=/proc/self/fd/3..8 (the shim's own values): prompt exit, FINAL chunk, each line recorded once ($ref lines)${bad:+:$bad}" 6 "$ok"
