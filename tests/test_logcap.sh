@@ -160,6 +160,11 @@ for dest in full noreader; do
   check_eq "NCCL_DEBUG_FILE=$dest FIFO: 2 traces, each with a FINAL chunk and its Init COMPLETE line" "2 2 2" "$n $nfinal $ninit"
   check "NCCL_DEBUG_FILE=$dest FIFO: ncclscope report reads the traces (exit 0)" "$NCS" report "$T/tr-blk-$dest"
 done
+# NCCLSCOPE_DEBUG=1 says what the blocked destination did not get
+NCCL_DEBUG=INFO NCCL_DEBUG_FILE="$T/full" NCCLSCOPE_DIR="$T/tr-blk-dbg" NCCLSCOPE_DEBUG=1 LD_PRELOAD="$SHIM" \
+  timeout -k 2 20 "$J" --steps 1 >/dev/null 2>"$T/blk-dbg.err"
+check "NCCL_DEBUG_FILE=full FIFO, NCCLSCOPE_DEBUG=1: the lines not forwarded are reported" \
+  grep -q 'NCCL_DEBUG destination blocks: [1-9][0-9]* bytes of NCCL lines not forwarded' "$T/blk-dbg.err"
 exec 8<&-
 
 # A healthy but slow FIFO reader gets every line it would have got without the shim, and the
