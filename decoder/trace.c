@@ -1,9 +1,10 @@
 /* trace.c — the trace reader (trace.h): one file, chunk by chunk, every check of FORMAT.md.
  *
- * Contract: see trace.h. Memory is two buffers sized to the largest chunk seen (at most
- * 64 MiB each by the format's limits), one scratch area for NUL-terminated strings, and the
- * PROCESS record's copy; nothing grows with the number of chunks or records. One zstd DCtx
- * per read. Every length and varint is checked against the bytes that hold it. */
+ * Contract: see trace.h. Per open trace: its position, status and the PROCESS record's copy
+ * (and a FILE while not parked). Per set of buffers (one per thread): two buffers sized to
+ * the largest chunk seen (at most 64 MiB each by the format's limits), one scratch area for
+ * NUL-terminated strings and one zstd DCtx. Nothing grows with the number of chunks or
+ * records. Every length and varint is checked against the bytes that hold it. */
 #include "trace.h"
 
 #include <dirent.h>
@@ -18,20 +19,28 @@
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 
-struct reader {
-  const char *path;
-  FILE *f;
-  const struct ncs_visitor *v;
-  struct ncs_read_status *st;
+/* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
+struct ncs_trace_bufs {
   ZSTD_DCtx *dctx;
   uint8_t *payload, *raw, *scratch;
   size_t payload_cap, raw_cap, scratch_cap;
+};
+
+/* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
+struct reader {
+  const char *path;
+  FILE *f;                /* NULL while parked */
+  const struct ncs_visitor *v;
+  struct ncs_read_status *st;
+  struct ncs_trace_bufs *b; /* the buffers of the ncs_trace_next call in progress */
   struct ncs_process proc;
   struct ncs_kv *kv;      /* the PROCESS record's pairs, kept for the whole read */
   char *kv_store;
   uint64_t chunk_off;     /* byte offset of the chunk being read */
   int have_process;
+  int done, ret;          /* the read is over; its result (ncs_trace_read's) */
 };
+struct ncs_trace { struct reader r; };
 
 static void set_error(struct reader *r, uint64_t off, const char *fmt, ...) {
   char what[200];
@@ -205,8 +214,8 @@ static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t
   }
   /* records holding strings: reserve scratch for the whole body (+ terminators, frames) */
   size_t need = 2 * len + 16 + (len / 4 + 1) * sizeof(struct ncs_frame) + 16;
-  if (grow(&r->scratch, &r->scratch_cap, need)) return -2;
-  struct scratch s = {r->scratch, 0, r->scratch_cap};
+  if (grow(&r->b->scratch, &r->b->scratch_cap, need)) return -2;
+  struct scratch s = {r->b->scratch, 0, r->b->scratch_cap};
   size_t sl;
   const uint8_t *sp;
   switch (type) {
@@ -360,24 +369,25 @@ static int read_chunk(struct reader *r) {
     set_error(r, r->chunk_off, "chunk sizes out of limits (payload %u, raw %u bytes)", psz, rsz);
     return -1;
   }
-  if (grow(&r->payload, &r->payload_cap, psz) || grow(&r->raw, &r->raw_cap, rsz ? rsz : 1)) {
+  struct ncs_trace_bufs *b = r->b;
+  if (grow(&b->payload, &b->payload_cap, psz) || grow(&b->raw, &b->raw_cap, rsz ? rsz : 1)) {
     set_error(r, r->chunk_off, "out of memory for a chunk of %u bytes", rsz);
     return -1;
   }
-  size_t have = read_full(r->f, r->payload, psz);
+  size_t have = read_full(r->f, b->payload, psz);
   if (have < psz) {
     set_error(r, r->chunk_off, "truncated: the file ends inside chunk %llu (%zu of its %u payload bytes present)",
               (unsigned long long)index, have, psz);
     return 4;
   }
-  uint32_t hsum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, NCS_CH_CHECKSUM), r->payload, psz);
+  uint32_t hsum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, NCS_CH_CHECKSUM), b->payload, psz);
   if (hsum != sum) {
     set_error(r, r->chunk_off, "chunk %llu: bad checksum 0x%08x (computed 0x%08x)",
               (unsigned long long)index, sum, hsum);
     return -1;
   }
-  size_t fsz = ZSTD_findFrameCompressedSize(r->payload, psz);
-  unsigned long long csz = ZSTD_getFrameContentSize(r->payload, psz);
+  size_t fsz = ZSTD_findFrameCompressedSize(b->payload, psz);
+  unsigned long long csz = ZSTD_getFrameContentSize(b->payload, psz);
   if (ZSTD_isError(fsz) || fsz != psz) {
     set_error(r, r->chunk_off, "chunk %llu: payload is not one complete zstd frame",
               (unsigned long long)index);
@@ -388,13 +398,13 @@ static int read_chunk(struct reader *r) {
               (unsigned long long)index, csz == ZSTD_CONTENTSIZE_ERROR ? 0ull : csz, rsz);
     return -1;
   }
-  size_t n = ZSTD_decompressDCtx(r->dctx, r->raw, rsz, r->payload, psz);
+  size_t n = ZSTD_decompressDCtx(b->dctx, b->raw, rsz, b->payload, psz);
   if (ZSTD_isError(n) || n != rsz) {
     set_error(r, r->chunk_off, "chunk %llu: decompression failed (%s)", (unsigned long long)index,
               ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
     return -1;
   }
-  int rc = walk_records(r, r->raw, n, nrec, index);
+  int rc = walk_records(r, b->raw, n, nrec, index);
   if (rc < 0) return -1;
   /* the chunk is good (or a callback stopped inside it) */
   r->st->chunks++;
@@ -407,78 +417,146 @@ static int read_chunk(struct reader *r) {
   return 0;
 }
 
-int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_read_status *st) {
+struct ncs_trace_bufs *ncs_trace_bufs_new(void) {
+  struct ncs_trace_bufs *b = calloc(1, sizeof *b);
+  if (b && !(b->dctx = ZSTD_createDCtx())) { free(b); b = NULL; }
+  return b;
+}
+
+void ncs_trace_bufs_free(struct ncs_trace_bufs *b) {
+  if (!b) return;
+  ZSTD_freeDCtx(b->dctx);
+  free(b->payload);
+  free(b->raw);
+  free(b->scratch);
+  free(b);
+}
+
+int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_read_status *st,
+                   struct ncs_trace **out) {
   static const struct ncs_visitor none;
-  struct reader r;
-  int ret = 2;
   memset(st, 0, sizeof *st);
-  memset(&r, 0, sizeof r);
-  r.path = path;
-  r.v = v ? v : &none;
-  r.st = st;
-  r.proc.path = path;
-  r.f = fopen(path, "rb");
-  if (!r.f) {
+  *out = NULL;
+  struct ncs_trace *t = calloc(1, sizeof *t);
+  if (!t) {
+    snprintf(st->error, sizeof st->error, "%s: offset 0: out of memory", path);
+    return 2;
+  }
+  struct reader *r = &t->r;
+  r->path = path;
+  r->v = v ? v : &none;
+  r->st = st;
+  r->proc.path = path;
+  r->done = 1;
+  r->ret = 2;
+  r->f = fopen(path, "rb");
+  if (!r->f) {
     snprintf(st->error, sizeof st->error, "%s: cannot open: %s", path, strerror(errno));
-    goto done;
+    goto fail;
   }
   uint8_t fh[NCS_FILE_HEADER_SIZE];
-  if (read_full(r.f, fh, sizeof fh) < sizeof fh || memcmp(fh, NCS_FILE_MAGIC, 8) != 0) {
-    set_error(&r, 0, "not an ncclscope trace (no NCSTRACE file header)");
-    goto done;
+  if (read_full(r->f, fh, sizeof fh) < sizeof fh || memcmp(fh, NCS_FILE_MAGIC, 8) != 0) {
+    set_error(r, 0, "not an ncclscope trace (no NCSTRACE file header)");
+    goto fail;
   }
-  r.proc.major = ncs_get_u16(fh + NCS_FH_MAJOR);
-  r.proc.minor = ncs_get_u16(fh + NCS_FH_MINOR);
-  r.proc.created_realtime_ns = ncs_get_u64(fh + NCS_FH_REALTIME);
-  r.proc.pid = ncs_get_u32(fh + NCS_FH_PID);
+  r->proc.major = ncs_get_u16(fh + NCS_FH_MAJOR);
+  r->proc.minor = ncs_get_u16(fh + NCS_FH_MINOR);
+  r->proc.created_realtime_ns = ncs_get_u64(fh + NCS_FH_REALTIME);
+  r->proc.pid = ncs_get_u32(fh + NCS_FH_PID);
   uint32_t hsize = ncs_get_u32(fh + NCS_FH_SIZE);
-  if (r.proc.major != NCS_FORMAT_MAJOR) {
-    set_error(&r, NCS_FH_MAJOR, "format version %u.%u; this reader reads %u.x", r.proc.major,
-              r.proc.minor, NCS_FORMAT_MAJOR);
-    goto done;
+  if (r->proc.major != NCS_FORMAT_MAJOR) {
+    set_error(r, NCS_FH_MAJOR, "format version %u.%u; this reader reads %u.x", r->proc.major,
+              r->proc.minor, NCS_FORMAT_MAJOR);
+    goto fail;
   }
-  if (hsize < NCS_FILE_HEADER_SIZE || hsize > (1u << 20) || fseeko(r.f, hsize, SEEK_SET) != 0) {
-    set_error(&r, NCS_FH_SIZE, "bad file header size %u", hsize);
-    goto done;
+  if (hsize < NCS_FILE_HEADER_SIZE || hsize > (1u << 20) || fseeko(r->f, hsize, SEEK_SET) != 0) {
+    set_error(r, NCS_FH_SIZE, "bad file header size %u", hsize);
+    goto fail;
   }
-  r.dctx = ZSTD_createDCtx();
-  if (!r.dctx) {
-    set_error(&r, 0, "out of memory");
-    goto done;
-  }
-  r.chunk_off = hsize;
+  r->chunk_off = hsize;
   st->bytes = hsize;
-  ret = 0;
-  for (;;) {
-    int rc = read_chunk(&r);
-    if (rc == 0) continue;
-    if (rc == 1) { st->stopped = 1; break; }
-    if (rc == 3) { /* clean end of file */
-      if (!st->final_seen) {
-        st->truncated = 1;
-        set_error(&r, r.chunk_off, "truncated: no final chunk (the process did not shut down cleanly)");
-      }
-      break;
-    }
-    if (rc == 4) {
-      st->truncated = 1;
-      if (!st->error[0])
-        set_error(&r, r.chunk_off, "truncated: the file ends inside the header of chunk %llu",
-                  (unsigned long long)st->chunks);
-      break;
-    }
+  r->done = 0;
+  r->ret = 0;
+  *out = t;
+  return 0;
+fail:
+  ncs_trace_close(t);
+  return 2;
+}
+
+void ncs_trace_park(struct ncs_trace *t) {
+  if (t && t->r.f) { fclose(t->r.f); t->r.f = NULL; }
+}
+
+int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
+  if (!t || t->r.done) return 0;
+  struct reader *r = &t->r;
+  struct ncs_read_status *st = r->st;
+  if (!b) {
+    set_error(r, r->chunk_off, "out of memory");
     st->damaged = 1;
-    ret = 1;
-    break;
+    r->ret = 1;
+    r->done = 1;
+    return 0;
   }
-done:
-  if (r.f) fclose(r.f);
-  ZSTD_freeDCtx(r.dctx);
-  free(r.payload);
-  free(r.raw);
-  free(r.scratch);
-  free(r.kv);
-  free(r.kv_store);
+  if (!r->f) { /* parked: reopen where the next chunk starts */
+    r->f = fopen(r->path, "rb");
+    if (!r->f || fseeko(r->f, (off_t)r->chunk_off, SEEK_SET) != 0) {
+      set_error(r, r->chunk_off, "cannot reopen: %s", strerror(errno));
+      st->damaged = 1;
+      r->ret = 1;
+      r->done = 1;
+      return 0;
+    }
+  }
+  r->b = b;
+  int rc = read_chunk(r);
+  r->b = NULL;
+  if (rc == 0) return 1;
+  r->done = 1;
+  if (rc == 1) {
+    st->stopped = 1;
+  } else if (rc == 3) { /* clean end of file */
+    if (!st->final_seen) {
+      st->truncated = 1;
+      set_error(r, r->chunk_off, "truncated: no final chunk (the process did not shut down cleanly)");
+    }
+  } else if (rc == 4) {
+    st->truncated = 1;
+    if (!st->error[0])
+      set_error(r, r->chunk_off, "truncated: the file ends inside the header of chunk %llu",
+                (unsigned long long)st->chunks);
+  } else {
+    st->damaged = 1;
+    r->ret = 1;
+  }
+  ncs_trace_park(t);
+  return 0;
+}
+
+int ncs_trace_close(struct ncs_trace *t) {
+  if (!t) return 2;
+  int ret = t->r.ret;
+  ncs_trace_park(t);
+  free(t->r.kv);
+  free(t->r.kv_store);
+  free(t);
+  return ret;
+}
+
+int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_read_status *st) {
+  struct ncs_trace *t;
+  int ret = ncs_trace_open(path, v, st, &t);
+  if (ret) return ret;
+  struct ncs_trace_bufs *b = ncs_trace_bufs_new();
+  if (!b) {
+    set_error(&t->r, 0, "out of memory");
+    ncs_trace_close(t);
+    return 2;
+  }
+  while (ncs_trace_next(t, b)) {}
+  ret = ncs_trace_close(t);
+  ncs_trace_bufs_free(b);
   return ret;
 }
 

@@ -4,7 +4,11 @@
  * every record to the visitor's callbacks in file order; memory stays bounded by one chunk,
  * whatever the file's length. Damage (bad magic, size, checksum, compression, record framing)
  * stops the read of that file: the status names the file and byte offset, and every record
- * before the damaged chunk has already been delivered. Never aborts, never exits. */
+ * before the damaged chunk has already been delivered. Never aborts, never exits.
+ * ncs_trace_open/next/close read the same way one chunk per call, so that many files can be
+ * read side by side (decoder/jobload.c advances a whole job's files in lockstep): an open
+ * trace keeps only its position, status and PROCESS record; the decoding buffers and the zstd
+ * context are a separate set (ncs_trace_bufs), one per thread, shared by the files it reads. */
 #ifndef NCS_TRACE_H
 #define NCS_TRACE_H
 
@@ -66,6 +70,26 @@ struct ncs_read_status {
  * status), 1 on damage, 2 when the file cannot be opened or is not a trace (bad file header
  * or unknown major version); status->error then says why. */
 int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_read_status *status);
+
+/* Chunk at a time. ncs_trace_read(path, v, st) is exactly: open; while (next) {}; close.
+ * ncs_trace_open checks the file header: returns 0 with *out set, or 2 (status->error says
+ * why, *out NULL) as ncs_trace_read would. `v` and `st` must live until ncs_trace_close;
+ * PROCESS strings live until then too. ncs_trace_next reads the next chunk with buffers `b`
+ * (any set, e.g. the calling thread's; a set serves one call at a time) and delivers its
+ * records: returns 1 when a chunk was delivered and more may follow, 0 when the read is over
+ * (end of file, truncation, damage or a stop; status final; further calls return 0).
+ * ncs_trace_park closes the file descriptor between calls (reopened by the next call), so
+ * thousands of files can be open at once. ncs_trace_close frees the trace and returns
+ * ncs_trace_read's result (0 read to the end, 1 damaged, 2 not readable). */
+struct ncs_trace;
+struct ncs_trace_bufs;
+struct ncs_trace_bufs *ncs_trace_bufs_new(void); /* NULL when out of memory */
+void ncs_trace_bufs_free(struct ncs_trace_bufs *b);
+int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_read_status *status,
+                   struct ncs_trace **out);
+int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b);
+void ncs_trace_park(struct ncs_trace *t);
+int ncs_trace_close(struct ncs_trace *t);
 
 /* Expands PATH arguments (files, or directories scanned for *.ncs, sorted) into a list of
  * files. Returns the count, or -1 with a message on stderr for a path that does not exist.
