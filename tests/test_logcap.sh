@@ -102,7 +102,7 @@ int main(void) {
   usleep(300000);
   /* per pipe inode: read ends, write ends, blocking write ends; the capture pipe is the one
    * this process both reads (the shim) and writes twice (the shim's end and NCCL's fopen) */
-  unsigned long ino[64]; int r[64] = {0}, w[64] = {0}, b[64] = {0}, np = 0;
+  unsigned long ino[64]; int r[64] = {0}, w[64] = {0}, b[64] = {0}, x[64] = {0}, np = 0;
   DIR *d = opendir("/proc/self/fd"); struct dirent *e;
   while ((e = readdir(d))) {
     char p[300], l[64]; snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
@@ -112,17 +112,19 @@ int main(void) {
     while (k < np && ino[k] != i) k++;
     if (k == np) { if (np == 64) continue; ino[np++] = i; }
     int fd = atoi(e->d_name), fl = fcntl(fd, F_GETFL);
-    if ((fl & O_ACCMODE) == O_RDONLY) r[k]++; else { w[k]++; if (!(fl & O_NONBLOCK)) b[k]++; }
+    if ((fl & O_ACCMODE) == O_RDONLY) r[k]++;
+    else { w[k]++; if (!(fl & O_NONBLOCK)) b[k]++; if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC)) x[k]++; }
   }
-  for (int k = 0; k < np; k++) if (r[k] && w[k] >= 2) printf("%d %d\n", w[k], b[k]);
+  for (int k = 0; k < np; k++) if (r[k] && w[k] >= 2) printf("%d %d %d\n", w[k], b[k], x[k]);
   ncclCommDestroy(c);
   return 0;
 }
 C
 if ${CC:-cc} -o "$T/nb" "$T/nb.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" 2>"$T/nb.err"; then
   out=$(NCCLSCOPE_DIR="$T/tr-nb" LD_PRELOAD="$SHIM" "$T/nb" </dev/null 2>/dev/null | tail -1)
-  # write ends: the shim's own and NCCL's; none of them blocking
-  check_eq "NCCL's descriptor of the capture pipe is non-blocking (write ends, blocking ones)" "2 0" "$out"
+  # write ends: the shim's own and NCCL's; none of them blocking, none inherited across exec
+  # (a posix_spawn'ed child holding the parent's capture pipe is how the old hang began)
+  check_eq "NCCL's descriptor of the capture pipe is non-blocking and close-on-exec (write ends, blocking ones, inheritable ones)" "2 0 0" "$out"
 else
   fail "non-blocking check: test program did not build: $(head -3 "$T/nb.err")"
 fi
