@@ -64,17 +64,30 @@ struct fctx {
   int have_first;
   int topo_state;             /* 0 undecided, 1 keeps its host's topology, -1 another file does */
   uint64_t coll_calls;
-  struct ncs_strag_arrival batch[512]; /* arrivals handed to the straggler engine together */
+  struct ncs_strag_arrival *batch; /* the advancing thread's batch of arrivals for the straggler
+                                      engine, handed over at the end of each step */
   size_t nbatch;
+  /* lockstep (see ncs_job_load) */
+  struct ncs_trace *t;
+  struct ncs_read_status st;
+  struct ncs_visitor v;
+  int live;                   /* opened and not read to the end */
+  int have_t;                 /* a call was released: t_rel is known */
+  int64_t t_rel;              /* host entry (job clock) of the latest call released */
+  int64_t span;               /* how far t_rel moved in this file's latest step */
 };
+#define BATCH 512
 
 struct loader {
   int n;
   char **files;
   const struct ncs_load_opts *o;
   struct ncs_jobdata *job;
-  pthread_mutex_t mu;         /* next file; serialises callbacks; the comm masks */
-  int next;
+  pthread_mutex_t mu;         /* next file of the round; serialises callbacks; the comm masks */
+  struct fctx *f;             /* [n] every file's reading state */
+  int *step;                  /* [n] files advancing in this round */
+  int nstep, next;
+  int lockstep;               /* 1: files advance a chunk at a time in lockstep; 0: whole files */
   struct cmask { uint64_t comm_id; unsigned mask; } *cm; /* transports seen per communicator */
   int ncm, capcm;
   char **topo_hosts;          /* hosts whose topology a file already keeps (one per host) */
@@ -154,6 +167,8 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   struct ncs_jrank *r = f->r;
   const struct ncs_call *c = a->call;
   r->calls++;
+  if (!f->have_t || a->enter > f->t_rel) f->t_rel = a->enter;
+  f->have_t = 1;
   int kind = ncs_op_kind(c->op);
   struct lcomm *lc = lc_get(f, c->comm);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) { /* host interval only, no statistics */
@@ -184,7 +199,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
     x->comm = c->comm; x->op = c->op; x->datatype = c->datatype; x->root = c->root;
     x->seq = c->seq; x->count = c->count; x->t = a->enter;
     x->has_gpu = a->has_gpu; x->gpu_end = a->gpu_end;
-    if (f->nbatch == sizeof f->batch / sizeof f->batch[0]) {
+    if (f->nbatch == BATCH) {
       ncs_strag_arrive_batch(f->L->job->strag, f->file, f->batch, f->nbatch);
       f->nbatch = 0;
     }
@@ -295,62 +310,143 @@ static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, 
   return 0;
 }
 
-static void load_one(struct loader *L, int i) {
-  static __thread struct fctx f; /* ~20 KiB: kept off the worker's stack */
-  memset(&f, 0, sizeof f);
-  f.L = L; f.file = i; f.r = &L->job->r[i];
-  f.r->rank = -1;
-  ncs_aligner_init(&f.al, L->job->origin, on_aligned, &f);
-  struct ncs_visitor v = {.ctx = &f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
-                          .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
-                          .raw = v_raw, .chunk = v_chunk};
-  struct ncs_read_status st;
-  memset(&st, 0, sizeof st);
-  f.r->read_rc = ncs_trace_read(L->files[i], &v, &st);
-  if (st.bytes > f.last_off) ncs_progress_bytes(st.bytes - f.last_off);
-  ncs_aligner_flush(&f.al);
-  ncs_strag_arrive_batch(L->job->strag, i, f.batch, f.nbatch);
-  if (f.have_cur) f.union_ns += f.cur_e - f.cur_s;
-  f.r->comm_s = (double)(f.union_ns / 1e9L);
-  f.r->truncated = st.truncated;
-  f.r->dropped = st.dropped_total;
-  f.r->gpu_unmatched = f.al.gpu_unmatched;
-  snprintf(f.r->error, sizeof f.r->error, "%s", st.error);
-  f.r->clock_pairs = f.al.map.npairs;
-  f.r->clock_unc_ns = f.al.map.unc_max;
-  f.r->clock_offset_ns = f.al.map.off_first;
-  f.r->clock_drift_ppm = ncs_clockmap_drift_ppm(&f.al.map);
-  ncs_strag_file_done(L->job->strag, i, st.truncated);
+/* Opens file i (its PROCESS record etc. follow with its first step). */
+static void file_open(struct loader *L, int i) {
+  struct fctx *f = &L->f[i];
+  memset(f, 0, sizeof *f);
+  f->L = L; f->file = i; f->r = &L->job->r[i];
+  f->r->rank = -1;
+  ncs_aligner_init(&f->al, L->job->origin, on_aligned, f);
+  f->v = (struct ncs_visitor){.ctx = f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
+                              .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
+                              .raw = v_raw, .chunk = v_chunk};
+  f->r->read_rc = ncs_trace_open(L->files[i], &f->v, &f->st, &f->t);
+  f->live = f->t != NULL;
+}
+
+/* The end of file i's read: what remains held is released and its figures are settled. */
+static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch) {
+  struct fctx *f = &L->f[i];
+  if (f->t) f->r->read_rc = ncs_trace_close(f->t);
+  f->t = NULL;
+  f->live = 0;
+  f->batch = batch;
+  if (f->st.bytes > f->last_off) ncs_progress_bytes(f->st.bytes - f->last_off);
+  ncs_aligner_flush(&f->al);
+  ncs_strag_arrive_batch(L->job->strag, i, f->batch, f->nbatch);
+  f->nbatch = 0;
+  f->batch = NULL;
+  if (f->have_cur) f->union_ns += f->cur_e - f->cur_s;
+  f->r->comm_s = (double)(f->union_ns / 1e9L);
+  f->r->truncated = f->st.truncated;
+  f->r->dropped = f->st.dropped_total;
+  f->r->gpu_unmatched = f->al.gpu_unmatched;
+  snprintf(f->r->error, sizeof f->r->error, "%s", f->st.error);
+  f->r->clock_pairs = f->al.map.npairs;
+  f->r->clock_unc_ns = f->al.map.unc_max;
+  f->r->clock_offset_ns = f->al.map.off_first;
+  f->r->clock_drift_ppm = ncs_clockmap_drift_ppm(&f->al.map);
+  ncs_strag_file_done(L->job->strag, i, f->st.truncated);
   pthread_mutex_lock(&L->mu);
-  for (size_t k = 0; k < f.ncomms; k++) if (f.comms[k].nranks) cmask_add(L, f.comms[k].comm_id, f.comms[k].mask);
+  for (size_t k = 0; k < f->ncomms; k++) if (f->comms[k].nranks) cmask_add(L, f->comms[k].comm_id, f->comms[k].mask);
   pthread_mutex_unlock(&L->mu);
-  ncs_aligner_free(&f.al);
-  free(f.comms);
+  ncs_aligner_free(&f->al);
+  free(f->comms);
+  f->comms = NULL; f->ncomms = 0;
   ncs_progress_file_done();
 }
 
+/* One step of file i: its next chunk is decoded and its records handed on; the straggler
+ * arrivals it released go to the engine before the step ends. */
+static void file_step(struct loader *L, int i, struct ncs_trace_bufs *b, struct ncs_strag_arrival *batch) {
+  struct fctx *f = &L->f[i];
+  int64_t before = f->t_rel, had = f->have_t;
+  f->batch = batch;
+  int more = ncs_trace_next(f->t, b);
+  ncs_trace_park(f->t); /* no descriptor held between steps: thousands of files stay open */
+  ncs_strag_arrive_batch(L->job->strag, i, f->batch, f->nbatch);
+  f->nbatch = 0;
+  f->batch = NULL;
+  f->span = had && f->have_t ? f->t_rel - before : 0;
+  if (!more) file_close(L, i, batch);
+}
+
+#define HELD_CALL_BYTES 128   /* an aligner's held call (align.c), rounded up */
+#define FILE_STATE_BYTES 8192 /* a file's reading state besides its held calls */
+
+/* A worker's share of a round: the files in L->step[] not taken yet. */
+struct wctx { struct loader *L; struct ncs_trace_bufs *b; struct ncs_strag_arrival batch[BATCH]; };
+
 static void *worker(void *arg) {
-  struct loader *L = arg;
+  struct wctx *w = arg;
+  struct loader *L = w->L;
   for (;;) {
     pthread_mutex_lock(&L->mu);
-    int i = L->next < L->n ? L->next++ : -1;
+    int i = L->next < L->nstep ? L->step[L->next++] : -1;
     pthread_mutex_unlock(&L->mu);
     if (i < 0) return NULL;
-    load_one(L, i);
+    if (!L->f[i].live) { file_close(L, i, w->batch); continue; }
+    file_step(L, i, w->b, w->batch);
+    while (!L->lockstep && L->f[i].live) file_step(L, i, w->b, w->batch); /* whole file */
   }
 }
 
-/* Realtime at file creation from the 64-byte file header; 0 when unreadable. */
-static uint64_t header_realtime(const char *path, uint64_t *size) {
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Chooses the files that advance in the next round (L->step), as described at ncs_job_load.
+ * Returns how many; 0 when every file has been read. */
+static int plan_round(struct loader *L, int64_t *spans) {
+  int64_t tmin = 0;
+  int known = 0, nspan = 0;
+  for (int i = 0; i < L->n; i++) {
+    const struct fctx *f = &L->f[i];
+    if (!f->live || !f->have_t) continue;
+    if (!known || f->t_rel < tmin) tmin = f->t_rel;
+    known = 1;
+    spans[nspan++] = f->span;
+  }
+  int64_t horizon = 0;
+  if (known) {
+    qsort(spans, (size_t)nspan, sizeof *spans, cmp_i64);
+    horizon = tmin + spans[nspan / 2];
+  }
+  L->nstep = 0;
+  L->next = 0;
+  for (int i = 0; i < L->n; i++) {
+    const struct fctx *f = &L->f[i];
+    if (f->live && (!L->lockstep || !f->have_t || f->t_rel <= horizon)) L->step[L->nstep++] = i;
+  }
+  return L->nstep;
+}
+
+/* What the file header and the first chunk header tell before decoding: realtime at file
+ * creation (0 when unreadable), file size, and the first chunk's records and payload bytes
+ * (0 when there is none). */
+struct probe { uint64_t rt, size; uint32_t nrec, psz; };
+static struct probe probe_file(const char *path) {
+  struct probe p = {0, 0, 0, 0};
   FILE *fp = fopen(path, "rb");
-  uint8_t h[NCS_FILE_HEADER_SIZE];
-  uint64_t rt = 0;
-  if (!fp) return 0;
-  if (fread(h, 1, sizeof h, fp) == sizeof h && !memcmp(h, NCS_FILE_MAGIC, 8)) rt = ncs_get_u64(h + NCS_FH_REALTIME);
+  uint8_t h[NCS_FILE_HEADER_SIZE], ch[NCS_CHUNK_HEADER_SIZE];
+  if (!fp) return p;
+  if (fread(h, 1, sizeof h, fp) == sizeof h && !memcmp(h, NCS_FILE_MAGIC, 8)) {
+    p.rt = ncs_get_u64(h + NCS_FH_REALTIME);
+    uint32_t hs = ncs_get_u32(h + NCS_FH_SIZE);
+    /* the larger of the first two chunks (the first may be cut short by the first flush) */
+    off_t at = (off_t)hs;
+    for (int k = 0; k < 2 && hs >= NCS_FILE_HEADER_SIZE && hs <= (1u << 20) && fseeko(fp, at, SEEK_SET) == 0 &&
+                    fread(ch, 1, sizeof ch, fp) == sizeof ch && ncs_get_u32(ch + NCS_CH_MAGIC) == NCS_CHUNK_MAGIC; k++) {
+      uint32_t n = ncs_get_u32(ch + NCS_CH_RECORDS), ps = ncs_get_u32(ch + NCS_CH_PAYLOAD);
+      if (n >= p.nrec && ps) { p.nrec = n; p.psz = ps; }
+      at += NCS_CHUNK_HEADER_SIZE + (off_t)ps;
+    }
+  }
   struct stat sb;
-  if (fstat(fileno(fp), &sb) == 0) *size = (uint64_t)sb.st_size;
+  if (fstat(fileno(fp), &sb) == 0) p.size = (uint64_t)sb.st_size;
   fclose(fp);
-  return rt;
+  return p;
 }
 
 static int cmp_opstat(const void *a, const void *b) {
@@ -377,28 +473,68 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   J->strag = ncs_strag_new(nfiles);
   if (!J->r || !J->strag) { ncs_job_free(J); return 2; }
   double t0 = now_s();
-  uint64_t total = 0;
+  uint64_t total = 0, most_recs = 0, held = 0;
   for (int i = 0; i < nfiles; i++) {
-    uint64_t sz = 0, rt = header_realtime(files[i], &sz);
+    struct probe pr = probe_file(files[i]);
+    uint64_t sz = pr.size, rt = pr.rt;
     total += sz;
+    /* the two ways of reading (see ncs_job_load in jobload.h): what each would keep */
+    uint64_t recs = pr.psz ? (uint64_t)((double)sz * pr.nrec / pr.psz) : 0; /* records in the file */
+    if (recs > most_recs) most_recs = recs;
+    held += 2 * (uint64_t)(pr.nrec ? pr.nrec : 1) * HELD_CALL_BYTES + FILE_STATE_BYTES;
     if (rt && (!J->origin || (int64_t)rt < J->origin)) J->origin = (int64_t)rt;
     J->r[i].path = files[i];
     J->r[i].rank = -1;
   }
   struct loader L = {.n = nfiles, .files = files, .o = o, .job = J};
+  /* Lockstep keeps every file's aligner hold (two chunks of calls) at once; whole files keep
+   * a straggler window as long as the longest trace (96 B per collective, records of a file
+   * being at most one collective each; past 2^20 collectives the window gives up the oldest,
+   * so such traces are always read in lockstep). Pick whichever keeps less. */
+  const char *ls = getenv("NCCLSCOPE_LOCKSTEP");
+  if (ls && (*ls == '0' || *ls == '1')) L.lockstep = *ls == '1';
+  else L.lockstep = most_recs > (1u << 20) || held < most_recs * 96;
+  J->lockstep = L.lockstep;
   pthread_mutex_init(&L.mu, NULL);
   const char *env = getenv("NCCLSCOPE_THREADS");
   int nt = o->threads > 0 ? o->threads : env && atoi(env) > 0 ? atoi(env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (nt < 1) nt = 1;
   if (nt > nfiles) nt = nfiles;
   if (nt > 256) nt = 256;
+  if (nt < 1) nt = 1;
   if (o->progress_label) ncs_progress_begin(o->progress_label, total, nfiles);
-  pthread_t th[256];
-  int started = 0;
-  for (int i = 1; i < nt; i++)
-    if (pthread_create(&th[started], NULL, worker, &L) == 0) started++;
-  worker(&L);
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  L.f = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *L.f);
+  L.step = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *L.step);
+  int64_t *spans = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *spans);
+  struct wctx *w = calloc((size_t)nt, sizeof *w);
+  int ok = L.f && L.step && spans && w;
+  for (int k = 0; ok && k < nt; k++) { w[k].L = &L; ok = (w[k].b = ncs_trace_bufs_new()) != NULL; }
+  if (!ok) {
+    for (int k = 0; w && k < nt; k++) ncs_trace_bufs_free(w[k].b);
+    free(L.f); free(L.step); free(spans); free(w);
+    if (o->progress_label) ncs_progress_end();
+    pthread_mutex_destroy(&L.mu);
+    ncs_job_free(J);
+    return 2;
+  }
+  for (int i = 0; i < nfiles; i++) {
+    file_open(&L, i);
+    if (!L.f[i].live) file_close(&L, i, w[0].batch);
+  }
+  while (plan_round(&L, spans)) {
+    pthread_t th[256];
+    int started = 0;
+    int want = nt < L.nstep ? nt : L.nstep;
+    for (int k = 1; k < want; k++)
+      if (pthread_create(&th[started], NULL, worker, &w[k]) == 0) started++;
+    worker(&w[0]);
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+  }
+  for (int k = 0; k < nt; k++) ncs_trace_bufs_free(w[k].b);
+  free(w);
+  free(spans);
+  free(L.step);
+  free(L.f);
   if (o->progress_label) ncs_progress_end();
   pthread_mutex_destroy(&L.mu);
   ncs_strag_finish(J->strag);

@@ -4,8 +4,21 @@
  * transport is the set of transports all ranks of its communicator reported.
  *
  * Contract: ncs_job_load() expands nothing (give it files), reads them with up to `threads`
- * threads (0: NCCLSCOPE_THREADS, else one per online CPU), each file streamed through an aligner (align.h), so memory
- * is bounded by ranks x communicators plus what straggler.h keeps, not by trace length.
+ * threads (0: NCCLSCOPE_THREADS, else one per online CPU), each file streamed through an
+ * aligner (align.h) into the straggler engine (straggler.h), in one of two ways:
+ *  - lockstep: every file is open at once and files advance one chunk per round (rounds in
+ *    parallel, one file per thread at a time); a round advances the files whose latest call
+ *    released (job clock) is within the median chunk's time span of the slowest file, so the
+ *    ranks stay about one chunk apart and straggler.h's window holds a chunk or two of
+ *    collectives per communicator. Memory: per file its aligner hold (about two chunks of
+ *    calls, 120 B each) and ~1 KiB of state, per thread one chunk's buffers: bounded by
+ *    ranks x communicators x chunk size, independent of trace length;
+ *  - whole files: each thread reads one file to its end, then the next; per thread one
+ *    aligner hold, but straggler.h's window grows with the longest trace (96 B per collective
+ *    per communicator, capped at 2^20).
+ * The choice is made from the file sizes and the first chunk headers, before decoding: the way
+ * that keeps less (lockstep always past 2^20 collectives per file, where the window would give
+ * collectives up); NCCLSCOPE_LOCKSTEP=1 or 0 forces it. Results are the same either way.
  * Optional callbacks see every call and communicator event on the job clock, serialised (one
  * at a time, from any thread). Damaged or truncated files are reported in their rank's entry
  * and everything before the damage is used. Returns 0, or 2 when no file could be read. */
@@ -70,6 +83,7 @@ struct ncs_jobdata {
   int hosts;
   double clock_err_us;        /* stated alignment error bound (docs/CLOCKS.md) */
   double decode_s;
+  int lockstep;               /* 1 when the files were read in lockstep (see ncs_job_load) */
 };
 
 /* Per-call event for callbacks (every call). start/end: GPU interval when has_gpu, else host;

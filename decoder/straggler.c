@@ -291,7 +291,8 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
     c->open++;
   } else {
     if (t < sl->tmin) sl->tmin = t;
-    if (t >= sl->tmax) { sl->tmax = t; sl->last_rank = r; }
+    /* equal entries: the higher rank counts as last, whatever order the files are read in */
+    if (t > sl->tmax || (t == sl->tmax && r > sl->last_rank)) { sl->tmax = t; sl->last_rank = r; }
     if (sig_eq(&g, &sl->a)) sl->na++;
     else if (!sl->nb) { sl->b = g; sl->nb = 1; sl->b_rank = r; }
     else if (sig_eq(&g, &sl->b)) sl->nb++;

@@ -6,7 +6,12 @@
 #   html   — `ncclscope html --no-doctor`, i.e. decoder/jobload.c: files decoded in parallel
 #            (one thread per CPU), clock alignment, per-op statistics and the cross-rank
 #            straggler analysis (the doctor's own second pass is left out);
+#            The loader picks lockstep or whole-file reading, whichever keeps less (jobload.h);
 #   html1  — the same with NCCLSCOPE_THREADS=1 (the parallel speed-up is html1 / html);
+#   lock   — html with NCCLSCOPE_LOCKSTEP=1: files advanced a chunk at a time in lockstep
+#            (memory bounded by ranks x chunk size, flat in trace length);
+#   whole  — html with NCCLSCOPE_LOCKSTEP=0: each file read to its end before the next
+#            (the straggler window grows with trace length);
 #   report — `ncclscope report --json`: the report core reading files one after another,
 #            with every analysis (metrics, stragglers) attached.
 # Peak memory is the maximum resident set size (/usr/bin/time). The last line projects the
@@ -18,29 +23,34 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 NCS=$BUILD/ncclscope
 SIZES=${SIZES:-"8 128 1024"}
 CALLS=${CALLS:-100000}
+CHUNK=${CHUNK:-8192}   # calls per chunk (the real shim cuts a chunk every 500 ms)
 DIR=${BENCH_DIR:-/tmp/ncs-bench-scale}
 [ -x "$NCS" ] || { echo "bench-scale: build first ($NCS missing)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-scale: needs /usr/bin/time (Debian package 'time')" >&2; exit 2; }
-echo "# ncclscope bench-scale: $(nproc) CPUs, CALLS=$CALLS per rank, $(date -u +%Y-%m-%dT%H:%MZ), load average at start: $(cut -d' ' -f1 /proc/loadavg)"
-printf '%6s %9s %11s %8s %7s | %8s %8s %10s %8s | %8s %8s %10s\n' ranks calls/rank total_calls trace_MB gen_s \
-  html_s html_MB Mcalls/s html1_s report_s rep_MB Mcalls/s
+echo "# ncclscope bench-scale: $(nproc) CPUs, CALLS=$CALLS per rank, CHUNK=$CHUNK calls, $(date -u +%Y-%m-%dT%H:%MZ), load average at start: $(cut -d' ' -f1 /proc/loadavg)"
+printf '%6s %9s %11s %8s %7s | %8s %8s %10s %8s | %7s %7s | %7s %8s | %8s %8s %10s\n' ranks calls/rank total_calls trace_MB gen_s \
+  html_s html_MB Mcalls/s html1_s lock_s lock_MB whole_s whole_MB report_s rep_MB Mcalls/s
 last=""
 for n in $SIZES; do
   rm -rf "$DIR"; mkdir -p "$DIR"
   hosts=$(( n >= 8 ? n / 8 : 1 ))
   t0=$(date +%s.%N)
   "$NCS" synth -o "$DIR/t" --ranks "$n" --hosts "$hosts" --calls "$CALLS" --threads "$(nproc)" \
-    --straggler 3:50:0.1 --chunk-calls 8192 >/dev/null
+    --straggler 3:50:0.1 --chunk-calls "$CHUNK" >/dev/null
   gen=$(echo "$(date +%s.%N) - $t0" | bc)
   mb=$(du -sm "$DIR/t" | cut -f1)
   /usr/bin/time -f '%e %M' -o "$DIR/h.time" "$NCS" html --no-doctor "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
   NCCLSCOPE_THREADS=1 /usr/bin/time -f '%e %M' -o "$DIR/h1.time" "$NCS" html --no-doctor "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
+  NCCLSCOPE_LOCKSTEP=1 /usr/bin/time -f '%e %M' -o "$DIR/hl.time" "$NCS" html --no-doctor "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
+  NCCLSCOPE_LOCKSTEP=0 /usr/bin/time -f '%e %M' -o "$DIR/hw.time" "$NCS" html --no-doctor "$DIR/t" -o "$DIR/r.html" >/dev/null 2>&1
   /usr/bin/time -f '%e %M' -o "$DIR/r.time" "$NCS" report --json "$DIR/t" >"$DIR/r.json" 2>/dev/null || true
   read -r hs hk <"$DIR/h.time"; read -r h1s h1k <"$DIR/h1.time"; read -r rs rk <"$DIR/r.time"
+  read -r hls hlk <"$DIR/hl.time"; read -r hws hwk <"$DIR/hw.time"
   total=$(( n * CALLS ))
   complete=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["collectives"]["complete"])' "$DIR/r.json" 2>/dev/null || echo "?")
-  printf '%6d %9d %11d %8d %7.1f | %8.2f %8.0f %10.1f %8.2f | %8.2f %8.0f %10.1f   (collectives lined up: %s)\n' \
+  printf '%6d %9d %11d %8d %7.1f | %8.2f %8.0f %10.1f %8.2f | %7.2f %7.0f | %7.2f %8.0f | %8.2f %8.0f %10.1f   (collectives lined up: %s)\n' \
     "$n" "$CALLS" "$total" "$mb" "$gen" "$hs" "$((hk / 1024))" "$(echo "$total / $hs / 1000000" | bc -l)" "$h1s" \
+    "$hls" "$((hlk / 1024))" "$hws" "$((hwk / 1024))" \
     "$rs" "$((rk / 1024))" "$(echo "$total / $rs / 1000000" | bc -l)" "$complete"
   last="$n $hs $hk $rs $rk $mb"
   rm -rf "$DIR"
