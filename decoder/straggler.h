@@ -7,9 +7,11 @@
  * communicator, a few counters per rank plus a sliding window of open collectives (96 bytes
  * each, whatever the number of ranks) that closes each collective as soon as all its ranks
  * have entered it. The window spans how far apart in sequence the ranks being read are: with
- * files read one after another that is the longest trace's collectives on that communicator
- * (about 10 MB per 100k collectives), never ranks x calls, and at most 2^20 open collectives
- * per communicator (older ones are given up and counted). A communicator with more ranks
+ * files read in lockstep (jobload.h) about a chunk or two of collectives; with files read one
+ * after another the longest trace's collectives on that communicator (about 10 MB per 100k
+ * collectives), never ranks x calls, and at most 2^20 open collectives per communicator
+ * (older ones are given up and counted). Results do not depend on the order of arrivals
+ * (equal entry times: the higher rank counts as last). A communicator with more ranks
  * than files given is not lined up at all (said in the output). Never exits; failures are
  * counted and reported. */
 #ifndef NCS_STRAGGLER_H

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # test_scale.sh — the whole-job loader at scale (decoder/jobload.c, decoder/straggler.c):
 # 256 ranks line up, the result does not depend on the number of decoding threads, and peak
-# memory does not grow with ranks x calls (8x the ranks, same calls: per-rank counters only). The figures for
-# 8/128/1024 ranks x 100k calls are scripts/bench-scale.sh's (BENCHMARKS.md).
+# memory does not grow with ranks x calls (8x the ranks, same calls: per-rank counters only), and
+# files read in lockstep (NCCLSCOPE_LOCKSTEP=1, decoder/jobload.h) keep peak memory flat in
+# trace length (4x the calls), where whole files one after another grow with it. The figures
+# for 8/128/1024 ranks x 100k calls are scripts/bench-scale.sh's (BENCHMARKS.md); the
+# straggler window itself is checked exactly by tests/test_lockstep.c.
 source "$(dirname "$0")/lib.sh"
 if [ ! -x "$NCS" ]; then skip "scale: $NCS not built"; exit 0; fi
 "$NCS" synth -o "$T/w" --ranks 256 --hosts 32 --calls 200 --straggler 77:100:0.5 >/dev/null 2>&1
@@ -24,6 +27,22 @@ elif [ -x /usr/bin/time ]; then
   s=$(tail -1 "$T/s.kb"); l=$(tail -1 "$T/l.kb")
   if [ $(( l - s )) -lt 3072 ]; then pass "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows < 3 MiB)"
   else fail "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows >= 3 MiB)"; fi
+  # 4x the calls, read in lockstep: every file's aligner hold (two chunks of 256 calls) and a
+  # window of about a chunk per communicator, not the trace. Both lengths are past the clock
+  # check's sample cap (65536 collectives per communicator, straggler.c), which is bounded too.
+  "$NCS" synth -o "$T/c1" --ranks 8 --hosts 2 --calls 70000 --chunk-calls 256 >/dev/null 2>&1
+  "$NCS" synth -o "$T/c4" --ranks 8 --hosts 2 --calls 280000 --chunk-calls 256 >/dev/null 2>&1
+  NCCLSCOPE_LOCKSTEP=1 /usr/bin/time -f '%M' -o "$T/c1.kb" "$NCS" html --no-doctor "$T/c1" -o "$T/c1.html" >/dev/null 2>&1
+  NCCLSCOPE_LOCKSTEP=1 /usr/bin/time -f '%M' -o "$T/c4.kb" "$NCS" html --no-doctor "$T/c4" -o "$T/c4.html" >/dev/null 2>&1
+  NCCLSCOPE_LOCKSTEP=0 /usr/bin/time -f '%M' -o "$T/w4.kb" "$NCS" html --no-doctor "$T/c4" -o "$T/w4.html" >/dev/null 2>&1
+  a=$(tail -1 "$T/c1.kb"); b=$(tail -1 "$T/c4.kb"); w=$(tail -1 "$T/w4.kb")
+  if [ "$b" -le $(( a + a / 5 )) ] || [ $(( b - a )) -lt 2048 ]; then
+    pass "scale: lockstep, 4x the calls (70k -> 280k per rank), peak memory ${a} -> ${b} KiB (within +20% or 2 MiB)"
+  else fail "scale: lockstep, 4x the calls (70k -> 280k per rank), peak memory ${a} -> ${b} KiB (grows more than 20% and 2 MiB)"; fi
+  # the same measurement sees whole-file reading grow (its window holds the whole trace)
+  if [ $(( w - b )) -gt 8192 ]; then pass "scale: whole files at 280k calls peak at ${w} KiB, lockstep at ${b} KiB"
+  else fail "scale: whole files at 280k calls peak at ${w} KiB, lockstep at ${b} KiB (expected > 8 MiB more)"; fi
+  check_eq "scale: lockstep and whole files give the same straggler table" "$(sect "$T/w4.html")" "$(sect "$T/c4.html")"
 else
   skip "scale: /usr/bin/time not installed: memory check not run"
 fi
