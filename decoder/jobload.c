@@ -322,6 +322,7 @@ static void file_open(struct loader *L, int i) {
                               .raw = v_raw, .chunk = v_chunk};
   f->r->read_rc = ncs_trace_open(L->files[i], &f->v, &f->st, &f->t);
   f->live = f->t != NULL;
+  ncs_trace_park(f->t); /* thousands of files: no descriptor held until the file's turn */
 }
 
 /* The end of file i's read: what remains held is released and its figures are settled. */

@@ -2,10 +2,12 @@
  * the straggler window (most open collectives at once) stays about a chunk wide whatever the
  * trace length, where reading whole files one after another opens every collective of the
  * trace; both ways give the same results; a missing rank (hang) and a truncated file are still
- * found. Traces come from the generator (decoder/synth.c). */
+ * found; more files than file descriptors can be read in lockstep. Traces come from the
+ * generator (decoder/synth.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -94,6 +96,22 @@ int main(void) {
         jm ? (unsigned long long)ncs_strag_incomplete(jm->strag) : 0ull);
   CHECK(jm && ncs_strag_peak_window(jm->strag) <= 4 * (size_t)chunk + 8000 / 2,
         "lockstep: the hang's window stays bounded (%zu)", jm ? ncs_strag_peak_window(jm->strag) : 0);
+
+  /* 96 files in lockstep with 40 file descriptors: files are parked between their steps */
+  char **fd = NULL;
+  int nd = gen("fds", 96, 600, 64, -1, &fd);
+  struct rlimit old, lim;
+  int lowered = nd == 96 && getrlimit(RLIMIT_NOFILE, &old) == 0;
+  if (lowered) { lim = old; lim.rlim_cur = 40; lowered = setrlimit(RLIMIT_NOFILE, &lim) == 0; }
+  struct ncs_jobdata *jd = lowered ? load(nd, fd, "1", 2) : NULL;
+  if (lowered) setrlimit(RLIMIT_NOFILE, &old);
+  int allread = jd != NULL;
+  for (int i = 0; jd && i < nd; i++) allread &= jd->r[i].read_rc == 0 && jd->r[i].calls > 0;
+  CHECK(allread && ncs_strag_collectives(jd->strag) == 600,
+        "lockstep: 96 files read side by side with 40 file descriptors (%llu collectives lined up)",
+        jd ? (unsigned long long)ncs_strag_collectives(jd->strag) : 0ull);
+  ncs_job_free(jd);
+  if (nd > 0) ncs_paths_free(fd, nd);
 
   ncs_job_free(ls); ncs_job_free(ll); ncs_job_free(wl); ncs_job_free(l1); ncs_job_free(jm);
   ncs_paths_free(fs, ns); ncs_paths_free(fl, nl); if (nm > 0) ncs_paths_free(fm, nm);
