@@ -64,7 +64,8 @@ struct ncs_analysis {
 #define NCS_ANALYSES(X) \
   X(metrics) \
   X(stragglers) \
-  X(transport)
+  X(transport) \
+  X(profile)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
 NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)

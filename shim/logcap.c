@@ -332,6 +332,11 @@ static unsigned line_subsys(const char *s, size_t n) {
   return SS_ALL;
 }
 
+/* shim/profiler.c steers NCCL_PROFILER_PLUGIN at the same moment (docs/PROFILER.md); NCCL's
+ * INFO lines about loading the shim as its profiler are not forwarded. */
+void ncs_profiler_start(void), ncs_profiler_poll(void), ncs_profiler_stop(void), ncs_profiler_atfork_child(void);
+int ncs_profiler_own_line(const char *s, size_t n);
+
 /* Forwards one line (without newline) the way the user's settings would have printed it. */
 static void forward(const char *s, size_t n, int blank_before) {
   int warn = has(s, n, " NCCL WARN ");
@@ -353,6 +358,7 @@ static void forward(const char *s, size_t n, int blank_before) {
     show = lc.user_level == LV_WARN && (warn || (!info && has(s, n, "NCCL version ")));
     break;
   default:
+    if (info && ncs_profiler_own_line(s, n)) return;
     show = warn || !info || (line_subsys(s, n) & lc.user_mask) != 0;
     break;
   }
@@ -514,6 +520,7 @@ static void adopt_inherited(ino_t old_ino, int old_r, int old_w) {
 }
 
 void ncs_logcap_start(void) {
+  ncs_profiler_start();
   const char *off = getenv("NCCLSCOPE_NCCL_LOG");
   if (lc.active || (off && !strcmp(off, "0"))) return;
   int old_r = lc.rfd, old_w = lc.wfd, inherited = lc.inherited;
@@ -572,6 +579,7 @@ void ncs_logcap_start(void) {
 }
 
 void ncs_logcap_poll(void) {
+  ncs_profiler_poll();
   if (!lc.active || !ncs_hooks_ready()) return;
   pthread_mutex_lock(&lc.mu);
   for (int i = 0; i < lc.nearly; i++) emit_line(lc.early[i], lc.early_len[i]);
@@ -594,6 +602,7 @@ static uint64_t stop_budget_ms(void) {
 }
 
 void ncs_logcap_stop(void) {
+  ncs_profiler_stop();
   if (!lc.active) return;
   uint64_t t0 = ncs_now_ns(), budget = stop_budget_ms() * 1000000ull;
   atomic_store(&lc.stop, 1);
@@ -629,6 +638,7 @@ void ncs_logcap_stop(void) {
 }
 
 void ncs_logcap_atfork_child(void) {
+  ncs_profiler_atfork_child();
   /* The reader thread does not exist in the child. Keep the user's saved variables and the
    * destination; the next ncs_logcap_start (the child's first NCCL call) makes a new pipe,
    * moves NCCL's inherited descriptor onto it and starts a reader. */

@@ -11,8 +11,10 @@ bad=$(grep -v '^nccl' "$T/defined" | tr '\n' ' ')
 check_eq "exports: every defined dynamic symbol starts with nccl" "" "$bad"
 pn=$(grep -c '^pnccl' "$T/defined")
 check_eq "exports: no pnccl* exported (dlsym(RTLD_DEFAULT, pncclX) must reach NCCL)" "0" "$pn"
-n=$(wc -l <"$T/defined")
+n=$(grep -v -c '^ncclProfiler_v[0-9]*$' "$T/defined")
 check_eq "exports: the 41 entry points of NCCLSCOPE_PROTOTYPES are exported" "41" "$n"
+check_eq "exports: and the profiler plugin interfaces (docs/PROFILER.md)" "ncclProfiler_v4 ncclProfiler_v5" \
+  "$(grep '^ncclProfiler_v' "$T/defined" | tr '\n' ' ' | sed 's/ $//')"
 z=$(grep -i -E 'zstd|^ZDICT|^HUF_|^FSE_' "$T/defined" "$T/undefined" | tr '\n' ' ')
 check_eq "exports: no zstd symbol, defined or imported" "" "$z"
 u=$(grep -E '^_?[Uu]nw|_Unwind_|^_U' "$T/defined" "$T/undefined" | tr '\n' ' ')

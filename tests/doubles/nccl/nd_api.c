@@ -117,7 +117,9 @@ static struct ncclComm *comm_alloc(int nranks, int rank, const ncclConfig_t *cfg
   return c;
 }
 
+ND_HIDDEN void nd_prof_comm_init(struct ncclComm *c), nd_prof_comm_fini(struct ncclComm *c);
 static void comm_free(struct ncclComm *c) {
+  nd_prof_comm_fini(c);
   nd_seg_leave(c);
   free(c->peers);
   pthread_mutex_destroy(&c->exec_mu);
@@ -160,6 +162,7 @@ static ncclResult_t comm_join(struct ncclComm *c, const char *name) {
     c->peers[i] = (struct ncclD_peer){i, c->seg->ranks[i].dev, c->seg->ranks[i].node};
   struct ncclD_comm_view v = view_of(c);
   ncclD_log_init(&v);
+  nd_prof_comm_init(c); /* nd_profiler.c: NCCL_PROFILER_PLUGIN, as NCCL loads it at init */
   atomic_store(&c->async_err, ncclSuccess);
   return ncclSuccess;
 }

@@ -194,6 +194,8 @@ static void task_fail(struct nd_task *t) {
   }
 }
 
+ND_HIDDEN void nd_prof_coll(const struct nd_op *op);
+
 void nd_task_run(void *arg) {
   struct nd_task *t = arg;
   int np = 0, failed = 0;
@@ -202,6 +204,7 @@ void nd_task_run(void *arg) {
     if (op->kind == ND_SEND || op->kind == ND_RECV) { np++; continue; }
     if (failed || nd_is_aborted(op->comm)) { failed = 1; continue; }
     if (op->count == 0) continue;
+    nd_prof_coll(op); /* nd_profiler.c: the profiler plugin's collective event */
     pthread_mutex_lock(&op->comm->exec_mu);
     uint64_t t0 = cudaDoubleNowNs();
     if (run_coll(op, &t0) != 0) failed = 1;

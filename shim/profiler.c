@@ -1,0 +1,288 @@
+/* profiler.c — the shim as NCCL's profiler plugin: per collective, the algorithm, protocol and
+ * channel count NCCL chose, as PROFILE records (decoder/profile_format.h, docs/PROFILER.md).
+ *
+ * Contract:
+ * - ncs_profiler_start(), called by ncs_logcap_start before the process's first NCCL call:
+ *   when the user set no NCCL_PROFILER_PLUGIN and no libnccl-profiler.so lies on the library
+ *   search path (NCCL's default name), points NCCL_PROFILER_PLUGIN at this library's own path
+ *   (dladdr). NCCL (2.23 and later) dlopens that path, which returns the already loaded shim,
+ *   and looks up ncclProfiler_v5 (2.28), ncclProfiler_v4 (2.26/2.27) newest first. A user
+ *   plugin, or NCCLSCOPE_PROFILER=0, leaves everything alone. The variable is given back
+ *   (unset) at the plugin's first init (NCCL has read it) or at ncs_profiler_stop.
+ * - init asks NCCL for collective events only (ncclProfileColl). startEvent of a collective
+ *   is NCCL's hot path (the user's thread, inside the collective call): it copies the
+ *   descriptor into a fixed lock-free ring (1024 slots, multi-producer, one consumer) and
+ *   returns; no malloc, lock or I/O. A full ring drops the event and counts it (each record
+ *   carries the count so far). No event handle is kept: stopEvent/recordEventState do nothing.
+ * - ncs_profiler_poll(), on the writer thread (through ncs_logcap_poll), moves the ring into
+ *   PROFILE records with ncs_emit once the core is ready.
+ * - fork: the child forgets the parent's queued events. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../decoder/profile_format.h"
+#include "hooks.h"
+#include "internal.h" /* ncs_debug */
+
+#define NCS_EXPORT __attribute__((visibility("default")))
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- NCCL's profiler interface, declared from NCCL's published headers ---- */
+enum { PROF_COLL = 1 << 1 }; /* ncclProfileColl */
+
+/* The collective member of the descriptor union; v4 and v5 lay it out identically. */
+struct prof_coll {
+  uint64_t seq;
+  const char *func;
+  const void *sendbuf;
+  void *recvbuf;
+  size_t count;
+  int root;
+  const char *datatype;
+  uint8_t nchannels, nwarps;
+  const char *algo, *proto;
+};
+struct prof_descr_v5 { uint64_t type; void *parent; int rank; union { struct prof_coll coll; } u; };
+struct prof_descr_v4 { uint8_t type; void *parent; int rank; union { struct prof_coll coll; } u; };
+
+typedef void (*prof_logger_t)(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
+struct prof_v5 {
+  const char *name;
+  int (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes, int nranks,
+              int rank, prof_logger_t log);
+  int (*start)(void *ctx, void **handle, struct prof_descr_v5 *d);
+  int (*stop)(void *handle);
+  int (*record)(void *handle, int state, void *args);
+  int (*finalize)(void *ctx);
+};
+struct prof_v4 {
+  const char *name;
+  int (*init)(void **ctx, int *mask, const char *comm_name, uint64_t comm_hash, int nnodes, int nranks,
+              int rank, prof_logger_t log);
+  int (*start)(void *ctx, void **handle, struct prof_descr_v4 *d);
+  int (*stop)(void *handle);
+  int (*record)(void *handle, int state, void *args);
+  int (*finalize)(void *ctx);
+};
+
+/* ---- per-communicator contexts (init/finalize: not the hot path) ---- */
+#define NCTX 256
+struct prof_ctx { _Atomic int used; uint64_t hash; int rank, nranks; uint32_t version; };
+static struct prof_ctx ctxs[NCTX + 1]; /* the last one is shared when the table is full */
+
+/* ---- the event ring ---- */
+#define RING 1024u
+struct slot { _Atomic uint64_t seq; struct ncs_profile rec; };
+static struct slot ring[RING];
+static _Atomic uint64_t r_head; /* next ticket for producers */
+static uint64_t r_tail;         /* consumer (writer thread) only */
+static _Atomic uint64_t r_dropped;
+static atomic_flag ring_init_done = ATOMIC_FLAG_INIT;
+static _Atomic int ring_ready;
+
+static struct {
+  int set_by_us;         /* NCCL_PROFILER_PLUGIN is ours, to be given back */
+  char self[1024];       /* this library's path */
+  _Atomic int restored;
+  _Atomic uint64_t events;
+} pf;
+
+static void ring_reset(void) {
+  for (uint32_t i = 0; i < RING; i++) atomic_store_explicit(&ring[i].seq, i, memory_order_relaxed);
+  atomic_store(&r_head, 0);
+  r_tail = 0;
+  atomic_store(&r_dropped, 0);
+  atomic_store(&ring_ready, 1);
+}
+
+static void copy_name(char *dst, const char *src) {
+  size_t i = 0;
+  if (src)
+    for (; i < NCS_PROF_STR - 1 && src[i]; i++) dst[i] = src[i];
+  dst[i] = 0;
+}
+
+/* The hot path: claim a slot, fill it, publish it. */
+static void enqueue(const struct prof_ctx *c, const struct prof_coll *e, int rank) {
+  if (!atomic_load_explicit(&ring_ready, memory_order_acquire)) return;
+  uint64_t pos = atomic_load_explicit(&r_head, memory_order_relaxed);
+  struct slot *s;
+  for (;;) {
+    s = &ring[pos & (RING - 1)];
+    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+    if (seq == pos) {
+      if (atomic_compare_exchange_weak_explicit(&r_head, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
+        break;
+    } else if (seq < pos) { /* full: the writer has not taken this slot's previous event */
+      atomic_fetch_add_explicit(&r_dropped, 1, memory_order_relaxed);
+      return;
+    } else {
+      pos = atomic_load_explicit(&r_head, memory_order_relaxed);
+    }
+  }
+  struct ncs_profile *p = &s->rec;
+  p->comm_hash = c->hash;
+  p->rank = rank;
+  p->nranks = (uint32_t)c->nranks;
+  p->seq = e->seq;
+  copy_name(p->func, e->func);
+  copy_name(p->algo, e->algo);
+  copy_name(p->proto, e->proto);
+  p->nchannels = e->nchannels;
+  p->nwarps = e->nwarps;
+  p->count = e->count;
+  copy_name(p->datatype, e->datatype);
+  p->root = e->root;
+  p->t = ncs_now_ns();
+  p->dropped = atomic_load_explicit(&r_dropped, memory_order_relaxed);
+  p->version = c->version;
+  atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+}
+
+static void give_back_env(void) {
+  if (pf.set_by_us && !atomic_exchange(&pf.restored, 1)) unsetenv("NCCL_PROFILER_PLUGIN");
+}
+
+static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, uint32_t version) {
+  give_back_env(); /* NCCL has read NCCL_PROFILER_PLUGIN: it is the user's again */
+  if (!atomic_flag_test_and_set(&ring_init_done)) ring_reset();
+  struct prof_ctx *c = &ctxs[NCTX];
+  for (int i = 0; i < NCTX; i++) {
+    int z = 0;
+    if (atomic_compare_exchange_strong(&ctxs[i].used, &z, 1)) { c = &ctxs[i]; break; }
+  }
+  c->hash = hash;
+  c->rank = rank;
+  c->nranks = nranks;
+  c->version = version;
+  *ctx = c;
+  if (mask) *mask = PROF_COLL;
+  return 0; /* never fail: NCCL would print a warning the user did not ask for */
+}
+static int ctx_finalize(void *ctx) {
+  struct prof_ctx *c = ctx;
+  if (c && c != &ctxs[NCTX]) atomic_store(&c->used, 0);
+  return 0;
+}
+static int v5_init(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
+                   prof_logger_t log) {
+  return ctx_init(ctx, comm_id, mask, nranks, rank, 5);
+}
+static int v4_init(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks, int rank,
+                   prof_logger_t log) {
+  return ctx_init(ctx, hash, mask, nranks, rank, 4);
+}
+static int v5_start(void *ctx, void **handle, struct prof_descr_v5 *d) {
+  if (handle) *handle = NULL;
+  if (ctx && d && d->type == PROF_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  return 0;
+}
+static int v4_start(void *ctx, void **handle, struct prof_descr_v4 *d) {
+  if (handle) *handle = NULL;
+  if (ctx && d && d->type == PROF_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  return 0;
+}
+static int ev_stop(void *handle) { return 0; }
+static int ev_record(void *handle, int state, void *args) { return 0; }
+
+NCS_EXPORT const struct prof_v5 ncclProfiler_v5 = {"ncclscope", v5_init, v5_start, ev_stop, ev_record, ctx_finalize};
+NCS_EXPORT const struct prof_v4 ncclProfiler_v4 = {"ncclscope", v4_init, v4_start, ev_stop, ev_record, ctx_finalize};
+
+/* ---- the collector side (hooks called from logcap.c) ---- */
+
+/* 1 when NAME (e.g. libnccl-profiler.so) is a file in LD_LIBRARY_PATH or a standard library
+ * directory: NCCL would load it by default. (rpath, runpath and ld.so.cache are not read.) */
+static int on_search_path(const char *name) {
+  char path[4096];
+  const char *std = "/lib:/usr/lib:/lib64:/usr/lib64:/usr/local/lib:/usr/lib/x86_64-linux-gnu:/usr/lib/aarch64-linux-gnu";
+  const char *lists[2] = { getenv("LD_LIBRARY_PATH"), std };
+  for (int l = 0; l < 2; l++) {
+    const char *p = lists[l];
+    while (p && *p) {
+      const char *e = strchr(p, ':');
+      size_t n = e ? (size_t)(e - p) : strlen(p);
+      if (n && n < sizeof path - strlen(name) - 2) {
+        snprintf(path, sizeof path, "%.*s/%s", (int)n, p, name);
+        if (access(path, F_OK) == 0) return 1;
+      }
+      p = e ? e + 1 : NULL;
+    }
+  }
+  return 0;
+}
+
+HIDDEN void ncs_profiler_start(void) {
+  const char *off = getenv("NCCLSCOPE_PROFILER");
+  if (off && !strcmp(off, "0")) return;
+  if (pf.set_by_us) return; /* once per process image */
+  Dl_info di;
+  if (!dladdr((void *)&ncclProfiler_v5, &di) || !di.dli_fname || di.dli_fname[0] != '/') return;
+  const char *dbg = getenv("NCCL_DEBUG"), *cap = getenv("NCCLSCOPE_NCCL_LOG");
+  if (cap && !strcmp(cap, "0") && dbg && (!strcasecmp(dbg, "INFO") || !strcasecmp(dbg, "TRACE"))) {
+    /* no log capture to hide NCCL's "loaded profiler plugin" lines from the user's INFO log */
+    ncs_debug("NCCLSCOPE_NCCL_LOG=0 with NCCL_DEBUG=%s: the shim does not register as NCCL's profiler", dbg);
+    return;
+  }
+  const char *user = getenv("NCCL_PROFILER_PLUGIN");
+  if (user && strcmp(user, di.dli_fname)) { /* the user's own (or "none"): leave it */
+    ncs_debug("NCCL_PROFILER_PLUGIN=%s set by the user: the shim does not register as NCCL's profiler", user);
+    return;
+  }
+  /* (equal to our own path: a program exec'ed in the window inherited our setting) */
+  if (!user && on_search_path("libnccl-profiler.so")) {
+    ncs_debug("libnccl-profiler.so is on the library path: the shim does not register as NCCL's profiler");
+    return;
+  }
+  if (!atomic_flag_test_and_set(&ring_init_done)) ring_reset();
+  snprintf(pf.self, sizeof pf.self, "%s", di.dli_fname);
+  if (setenv("NCCL_PROFILER_PLUGIN", di.dli_fname, 1) != 0) return;
+  pf.set_by_us = 1;
+  atomic_store(&pf.restored, 0);
+}
+
+/* 1 for an NCCL INFO line about the shim as NCCL's profiler ("NCCL_PROFILER_PLUGIN set by
+ * environment to <shim>", "Successfully loaded external profiler plugin <shim>", "Profiler
+ * event mask ...", "PROFILER/Plugin: Loaded/Closing ... ncclscope"): lines the user would not
+ * have seen without the shim. */
+HIDDEN int ncs_profiler_own_line(const char *s, size_t n) {
+  if (!pf.set_by_us) return 0;
+  if (!memmem(s, n, "rofiler", 7) && !memmem(s, n, "PROFILER", 8)) return 0;
+  return memmem(s, n, pf.self, strlen(pf.self)) || memmem(s, n, "ncclscope", 9) ||
+         memmem(s, n, "Profiler event mask", 19);
+}
+
+HIDDEN void ncs_profiler_poll(void) {
+  if (!atomic_load(&ring_ready) || !ncs_hooks_ready()) return;
+  uint8_t buf[256];
+  for (;;) {
+    struct slot *s = &ring[r_tail & (RING - 1)];
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != r_tail + 1) break;
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, buf, sizeof buf);
+    ncs_enc_profile_body(&w, &s->rec);
+    if (!w.overflow) ncs_emit(NCS_REC_PROFILE, buf, w.len);
+    atomic_store_explicit(&s->seq, r_tail + RING, memory_order_release);
+    r_tail++;
+    atomic_fetch_add_explicit(&pf.events, 1, memory_order_relaxed);
+  }
+}
+
+HIDDEN void ncs_profiler_stop(void) {
+  give_back_env();
+  ncs_profiler_poll();
+  uint64_t d = atomic_load(&r_dropped);
+  if (pf.set_by_us)
+    ncs_debug("NCCL profiler plugin: %llu collective events recorded, %llu dropped (ring full)",
+              (unsigned long long)atomic_load(&pf.events), (unsigned long long)d);
+}
+
+HIDDEN void ncs_profiler_atfork_child(void) {
+  if (atomic_load(&ring_ready)) ring_reset(); /* the parent's queued events are the parent's */
+  atomic_store(&pf.events, 0);
+}
