@@ -61,9 +61,10 @@ static int pf_raw(void *ctx, const struct ncs_raw *r) {
   if (r->type != NCS_REC_PROFILE) return 0;
   struct ncs_profile p;
   if (ncs_dec_profile(r->body, r->len, &p) != 0) { pf->bad++; return 0; }
-  pf->events++;
   if (p.dropped > pf->dropped) pf->dropped = p.dropped;
-  struct pf_func *x = func_slot(pf->f, &pf->nfuncs, p.func[0] ? p.func : "?");
+  if (!p.func[0]) return 0; /* only tells events lost at the end (docs/FORMAT-TOPO.md) */
+  pf->events++;
+  struct pf_func *x = func_slot(pf->f, &pf->nfuncs, p.func);
   if (!x) { pf->other_funcs++; return 0; }
   x->events++;
   x->count += p.count;

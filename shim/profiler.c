@@ -11,19 +11,28 @@
  *   (unset) at the plugin's first init (NCCL has read it) or at ncs_profiler_stop.
  * - init asks NCCL for collective events only (ncclProfileColl). startEvent of a collective
  *   is NCCL's hot path (the user's thread, inside the collective call): it copies the
- *   descriptor into a fixed lock-free ring (1024 slots, multi-producer, one consumer) and
- *   returns; no malloc, lock or I/O. A full ring drops the event and counts it (each record
- *   carries the count so far). No event handle is kept: stopEvent/recordEventState do nothing.
- * - ncs_profiler_poll(), on the writer thread (through ncs_logcap_poll), moves the ring into
- *   PROFILE records with ncs_emit once the core is ready.
- * - fork: the child forgets the parent's queued events. */
+ *   descriptor into a fixed lock-free ring (4096 slots, multi-producer, one consumer at a time)
+ *   and returns; no malloc, lock or I/O. A full ring drops the event and counts it (each
+ *   record carries the count so far; drops after the last record are told at exit by a
+ *   record with an empty func). No event handle is kept: stopEvent/recordEventState do
+ *   nothing.
+ * - The ring is moved into PROFILE records (ncs_emit, once the core is ready) by a drain
+ *   thread the first init starts (every 10 ms, every 1 ms while busy), and by
+ *   ncs_profiler_poll() on the writer thread before each flush (through ncs_logcap_poll);
+ *   a mutex keeps them from draining at the same time. ncs_profiler_stop drains last and
+ *   stops the thread's draining.
+ * - fork: the child forgets the parent's queued events and starts its own drain thread at its
+ *   next init. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../decoder/profile_format.h"
@@ -77,7 +86,7 @@ struct prof_ctx { _Atomic int used; uint64_t hash; int rank, nranks; uint32_t ve
 static struct prof_ctx ctxs[NCTX + 1]; /* the last one is shared when the table is full */
 
 /* ---- the event ring ---- */
-#define RING 1024u
+#define RING 4096u
 struct slot { _Atomic uint64_t seq; struct ncs_profile rec; };
 static struct slot ring[RING];
 static _Atomic uint64_t r_head; /* next ticket for producers */
@@ -85,6 +94,10 @@ static uint64_t r_tail;         /* consumer (writer thread) only */
 static _Atomic uint64_t r_dropped;
 static atomic_flag ring_init_done = ATOMIC_FLAG_INIT;
 static _Atomic int ring_ready;
+
+static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER; /* one consumer at a time */
+static _Atomic int drainer_started, drainer_stop;
+static uint64_t dropped_told; /* the largest `dropped` written so far (under drain_mu) */
 
 static struct {
   int set_by_us;         /* NCCL_PROFILER_PLUGIN is ours, to be given back */
@@ -149,9 +162,26 @@ static void give_back_env(void) {
   if (pf.set_by_us && !atomic_exchange(&pf.restored, 1)) unsetenv("NCCL_PROFILER_PLUGIN");
 }
 
+static void *drainer(void *arg);
+static void start_drainer(void) {
+  if (atomic_exchange(&drainer_started, 1)) return;
+  pthread_t th;
+  pthread_attr_t a;
+  sigset_t all, old;
+  if (pthread_attr_init(&a) != 0) { atomic_store(&drainer_started, 0); return; }
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 64 * 1024);
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old); /* the job's signals stay the job's threads' */
+  if (pthread_create(&th, &a, drainer, NULL) != 0) atomic_store(&drainer_started, 0); /* the writer still drains */
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&a);
+}
+
 static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, uint32_t version) {
   give_back_env(); /* NCCL has read NCCL_PROFILER_PLUGIN: it is the user's again */
   if (!atomic_flag_test_and_set(&ring_init_done)) ring_reset();
+  start_drainer();
   struct prof_ctx *c = &ctxs[NCTX];
   for (int i = 0; i < NCTX; i++) {
     int z = 0;
@@ -257,8 +287,11 @@ HIDDEN int ncs_profiler_own_line(const char *s, size_t n) {
          memmem(s, n, "Profiler event mask", 19);
 }
 
-HIDDEN void ncs_profiler_poll(void) {
-  if (!atomic_load(&ring_ready) || !ncs_hooks_ready()) return;
+/* Moves what the ring holds into records; returns how many. Consumer side only. */
+static unsigned drain(void) {
+  unsigned n = 0;
+  if (!atomic_load(&ring_ready) || !ncs_hooks_ready()) return 0;
+  pthread_mutex_lock(&drain_mu);
   uint8_t buf[256];
   for (;;) {
     struct slot *s = &ring[r_tail & (RING - 1)];
@@ -266,23 +299,53 @@ HIDDEN void ncs_profiler_poll(void) {
     struct ncs_wbuf w;
     ncs_wbuf_init(&w, buf, sizeof buf);
     ncs_enc_profile_body(&w, &s->rec);
-    if (!w.overflow) ncs_emit(NCS_REC_PROFILE, buf, w.len);
+    if (!w.overflow && ncs_emit(NCS_REC_PROFILE, buf, w.len) == 0 && s->rec.dropped > dropped_told)
+      dropped_told = s->rec.dropped;
     atomic_store_explicit(&s->seq, r_tail + RING, memory_order_release);
     r_tail++;
+    n++;
     atomic_fetch_add_explicit(&pf.events, 1, memory_order_relaxed);
   }
+  pthread_mutex_unlock(&drain_mu);
+  return n;
 }
+
+static void *drainer(void *arg) {
+  long wait_ns = 10000000;
+  while (!atomic_load(&drainer_stop)) {
+    struct timespec t = {0, wait_ns};
+    nanosleep(&t, NULL);
+    if (atomic_load(&drainer_stop)) break;
+    wait_ns = drain() > RING / 8 ? 1000000 : 10000000; /* busy: come back sooner */
+  }
+  return NULL;
+}
+
+HIDDEN void ncs_profiler_poll(void) { drain(); }
 
 HIDDEN void ncs_profiler_stop(void) {
   give_back_env();
-  ncs_profiler_poll();
+  atomic_store(&drainer_stop, 1);
+  drain();
   uint64_t d = atomic_load(&r_dropped);
+  if (d > dropped_told && ncs_hooks_ready()) { /* events lost after the last record: say so */
+    struct ncs_profile tail = { .dropped = d };
+    uint8_t buf[64];
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, buf, sizeof buf);
+    ncs_enc_profile_body(&w, &tail);
+    if (!w.overflow) ncs_emit(NCS_REC_PROFILE, buf, w.len);
+  }
   if (pf.set_by_us)
     ncs_debug("NCCL profiler plugin: %llu collective events recorded, %llu dropped (ring full)",
               (unsigned long long)atomic_load(&pf.events), (unsigned long long)d);
 }
 
 HIDDEN void ncs_profiler_atfork_child(void) {
+  pthread_mutex_init(&drain_mu, NULL);
+  atomic_store(&drainer_started, 0); /* no drain thread in the child until its next init */
+  atomic_store(&drainer_stop, 0);
+  dropped_told = 0;
   if (atomic_load(&ring_ready)) ring_reset(); /* the parent's queued events are the parent's */
   atomic_store(&pf.events, 0);
 }

@@ -123,3 +123,19 @@ run off NCCLSCOPE_PROFILER=0
 "$NCS" report --json "$T/off" >"$T/off.json" 2>/dev/null
 check_eq "NCCLSCOPE_PROFILER=0: no PROFILE record" 0 "$(events "$T/off.json")"
 check "NCCLSCOPE_PROFILER=0: the job still runs" grep -q "all results correct" "$T/off.out"
+
+# a tight loop of small all-reduces: every collective is either recorded or counted as dropped
+B=$BUILD/tests/bench_loop
+if [ -x "$B" ]; then
+  NCCLSCOPE_DIR="$T/loop" LD_PRELOAD="$SHIM" "$B" -n 20000 -k 100 >"$T/loop.out" 2>&1
+  "$NCS" report --json "$T/loop" >"$T/loop.json" 2>/dev/null
+  acc=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][0]
+p = r["profile"]; calls = r["ops"]["AllReduce"]["calls"]
+print("ok" if calls > 20000 and p["events"] + p["dropped"] == calls else "calls %d events %d dropped %d" % (calls, p["events"], p["dropped"]))
+' "$T/loop.json" 2>&1)
+  check_eq "bench_loop 20000 all-reduces: PROFILE events + dropped = AllReduce calls" ok "$acc"
+else
+  skip "profiler: bench_loop not built"
+fi
