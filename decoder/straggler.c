@@ -223,7 +223,9 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   pthread_mutex_lock(&s->mu);
   s->skew_n++;
   s->skew_sum += (long double)skew;
-  if (s->skew_n == 1 || skew > s->skew_max) {
+  if (s->skew_n == 1 || skew > s->skew_max ||
+      (skew == s->skew_max && (c->comm_id < s->skew_max_comm || (c->comm_id == s->skew_max_comm && seq < s->skew_max_seq)))) {
+    /* equal skews: the lowest (comm, seq), whatever order the collectives close in */
     s->skew_max = skew; s->skew_max_comm = c->comm_id; s->skew_max_seq = seq;
     s->skew_max_rank = sl->last_rank;
   }
