@@ -12,10 +12,10 @@
  * - init asks NCCL for collective events only (ncclProfileColl). startEvent of a collective
  *   is NCCL's hot path (the user's thread, inside the collective call): it copies the
  *   descriptor into a fixed lock-free ring (4096 slots, multi-producer, one consumer at a time)
- *   and returns; no malloc, lock or I/O. A full ring drops the event and counts it (each
- *   record carries the count so far; drops after the last record are told at exit by a
- *   record with an empty func). No event handle is kept: stopEvent/recordEventState do
- *   nothing.
+ *   and returns; no malloc, lock or I/O. A full ring drops the event and counts it, as are
+ *   records ncs_emit refused; each record carries the count so far, and drops after the last
+ *   record are told at exit by a record with an empty func. No event handle is kept:
+ *   stopEvent/recordEventState do nothing.
  * - The ring is moved into PROFILE records (ncs_emit, once the core is ready) by a drain
  *   thread the first init starts (every 10 ms, every 1 ms while busy), and by
  *   ncs_profiler_poll() on the writer thread before each flush (through ncs_logcap_poll);
@@ -299,7 +299,9 @@ static unsigned drain(void) {
     struct ncs_wbuf w;
     ncs_wbuf_init(&w, buf, sizeof buf);
     ncs_enc_profile_body(&w, &s->rec);
-    if (!w.overflow && ncs_emit(NCS_REC_PROFILE, buf, w.len) == 0 && s->rec.dropped > dropped_told)
+    if (w.overflow || ncs_emit(NCS_REC_PROFILE, buf, w.len) != 0) /* lost after all: count it */
+      atomic_fetch_add_explicit(&r_dropped, 1, memory_order_relaxed);
+    else if (s->rec.dropped > dropped_told)
       dropped_told = s->rec.dropped;
     atomic_store_explicit(&s->seq, r_tail + RING, memory_order_release);
     r_tail++;

@@ -124,7 +124,9 @@ run off NCCLSCOPE_PROFILER=0
 check_eq "NCCLSCOPE_PROFILER=0: no PROFILE record" 0 "$(events "$T/off.json")"
 check "NCCLSCOPE_PROFILER=0: the job still runs" grep -q "all results correct" "$T/off.out"
 
-# a tight loop of small all-reduces: every collective is either recorded or counted as dropped
+# a tight loop of small all-reduces (100 warm-up + 20000, tests/jobs/bench_loop.c): every
+# collective is either recorded or counted as dropped (the CALL records are not the reference:
+# the core may drop some of those under load, counted separately)
 B=$BUILD/tests/bench_loop
 if [ -x "$B" ]; then
   NCCLSCOPE_DIR="$T/loop" LD_PRELOAD="$SHIM" "$B" -n 20000 -k 100 >"$T/loop.out" 2>&1
@@ -132,10 +134,10 @@ if [ -x "$B" ]; then
   acc=$(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["ranks"][0]
-p = r["profile"]; calls = r["ops"]["AllReduce"]["calls"]
-print("ok" if calls > 20000 and p["events"] + p["dropped"] == calls else "calls %d events %d dropped %d" % (calls, p["events"], p["dropped"]))
+p = r["profile"]
+print("ok" if p["events"] + p["dropped"] == 20100 else "events %d dropped %d" % (p["events"], p["dropped"]))
 ' "$T/loop.json" 2>&1)
-  check_eq "bench_loop 20000 all-reduces: PROFILE events + dropped = AllReduce calls" ok "$acc"
+  check_eq "bench_loop 20100 all-reduces: PROFILE events + dropped = 20100" ok "$acc"
 else
   skip "profiler: bench_loop not built"
 fi
