@@ -94,12 +94,36 @@ demo: all
 bench: all
 	@bash scripts/bench.sh $(BUILD)
 
-# The ASan shim is preloaded into programs built without ASan: skip the link-order check.
+# Sanitizer runs of the whole suite (docs/RELIABILITY.md). Every ASan/TSan report of every
+# process goes to BUILD/sanitizer-reports/ (log_path), also from programs whose stderr a test
+# discards; the target fails when any report was written, whatever the tests said. UBSan
+# ignores log_path next to ASan (gcc 12): its first report ends the process instead
+# (halt_on_error), which the test sees. NCS_SANITIZER tells the tests which sanitizer runs
+# (they skip or relax only what it cannot do, and say so).
+# ASan: the ASan shim is preloaded into programs built without ASan: skip the link-order check.
+SANREP = $(CURDIR)/$(BUILD_SAN)/sanitizer-reports
+san_check = n=$$(ls $(SANREP) | wc -l); if [ $$n -gt 0 ]; then echo "FAIL: $$n sanitizer report(s) in $(SANREP):"; \
+  grep -h -A8 -E 'runtime error|ERROR:|WARNING: ThreadSanitizer' $(SANREP)/* | head -120; rc=1; \
+  else echo "sanitizer reports: none"; fi; exit $$rc
+asan: BUILD_SAN = build-asan
 asan:
-	ASAN_OPTIONS=verify_asan_link_order=0 $(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" test
+	rm -rf $(SANREP) && mkdir -p $(SANREP)
+	NCS_SANITIZER=asan ASAN_OPTIONS=verify_asan_link_order=0:log_path=$(SANREP)/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" test; rc=$$?; \
+	  $(san_check)
 
+# TSan: call sites off. gcc 12's TSan runtime crashes (SIGSEGV in its pthread_mutex_lock
+# interceptor) when libunwind's per-thread cache destructor runs at thread exit, with or without
+# the shim (docs/RELIABILITY.md); test_shim_core turns call sites back on in one-thread jobs.
+# tests/tsan.supp: two known thread leaks (no race), each explained there.
+tsan: BUILD_SAN = build-tsan
 tsan:
-	$(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" test
+	rm -rf $(SANREP) && mkdir -p $(SANREP)
+	NCS_SANITIZER=tsan NCCLSCOPE_CALLSITE_DEPTH=0 \
+	  TSAN_OPTIONS=log_path=$(SANREP)/tsan:suppressions=$(CURDIR)/tests/tsan.supp \
+	  $(MAKE) BUILD=build-tsan OPT=-O1 SAN="-fsanitize=thread" test; rc=$$?; \
+	  $(san_check)
 
 # libFuzzer run of tests/fuzz/fuzz_*.c, FUZZ_SECONDS (default 60) per target (clang needed).
 fuzz:

@@ -322,7 +322,7 @@ struct ncs_ring *ncs_thread_ring(void) {
     r->tid = (pid_t)syscall(SYS_gettid);
     r->name[0] = 0;
     pthread_getname_np(pthread_self(), r->name, sizeof r->name);
-    r->announced = 0;
+    /* `announced` is the writer's: it clears it when it frees the slot (no race with it here) */
     t->ring = r;
     t->thread = r->thread;
     if (thread_key_ok) pthread_setspecific(thread_key, r);
@@ -419,6 +419,7 @@ static void atfork_child(void) {
     atomic_store(&r->tail, atomic_load(&r->head));
     atomic_store(&r->dropped, 0);
     r->dropped_reported = 0;
+    r->announced = 0;
     atomic_store(&r->state, NCS_SLOT_FREE);
   }
   comm_reset();

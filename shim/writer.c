@@ -351,6 +351,7 @@ static unsigned drain(struct writer *w) {
     if (states[i] == NCS_SLOT_DEAD && atomic_load(&r->head) == t) {
       atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
       r->dropped_reported = 0;
+      r->announced = 0; /* the next owner of the slot is a new thread */
       atomic_store_explicit(&r->state, NCS_SLOT_FREE, memory_order_release);
     }
   }

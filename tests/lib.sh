@@ -17,3 +17,26 @@ skip() { echo "SKIP: $*"; }
 check() { local n=$1; shift; if "$@" >"$T/.check.out" 2>&1; then pass "$n"; else fail "$n"; sed 's/^/    /' "$T/.check.out" | head -20; fi; }
 # check_eq NAME EXPECTED ACTUAL
 check_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected [$2] got [$3]"; fi; }
+# Sanitizer builds (make asan / make tsan, docs/RELIABILITY.md). NCS_SANITIZER is asan or tsan
+# (set by those targets, else read from the shim's DT_NEEDED), empty in a normal build.
+# SAN_PRELOAD is the sanitizer runtime the shim needs, followed by a space: put it first in
+# LD_PRELOAD (LD_PRELOAD="$SAN_PRELOAD$SHIM") when the program is not built with the sanitizer,
+# else libc's pthread_create/malloc come before the runtime's interceptors (TSan: the shim's
+# threads crash). Empty in a normal build.
+SAN_PRELOAD=
+if [ -z "${NCS_SANITIZER:-}" ]; then
+  case $(readelf -d "$SHIM" 2>/dev/null | grep NEEDED) in
+    *libasan*) NCS_SANITIZER=asan ;; *libtsan*) NCS_SANITIZER=tsan ;; *) NCS_SANITIZER= ;;
+  esac
+fi
+if [ -n "$NCS_SANITIZER" ] && [ -f "$SHIM" ]; then
+  SAN_PRELOAD=$(ldd "$SHIM" 2>/dev/null | awk -v l="lib$NCS_SANITIZER.so" 'index($1, l) == 1 {print $3; exit}')
+  [ -n "$SAN_PRELOAD" ] && SAN_PRELOAD="$SAN_PRELOAD "
+fi
+# tsan_fork_skip NAME: under TSan, prints "SKIP: NAME: ..." and returns 0 (the caller skips the
+# check): TSan cannot run a forked child of a threaded process that starts threads again (it
+# kills it, or with die_after_fork=0 exits it with 66). Returns 1 otherwise.
+tsan_fork_skip() {
+  [ "$NCS_SANITIZER" = tsan ] || return 1
+  skip "$1: ThreadSanitizer cannot run a forked child that starts threads (make tsan)"
+}

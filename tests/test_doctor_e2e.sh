@@ -12,10 +12,16 @@ export LD_LIBRARY_PATH=$DOUBLES${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 if [ ! -x "$J" ] || [ ! -f "$SHIM" ]; then skip "doctor e2e: ddp_job or shim not built"; exit 0; fi
 
 # job NAME NRANKS TOPO [ENV...]: traces in $T/NAME; compute time keeps it from being comm-bound
+CUS=20000
+if [ -n "${NCS_SANITIZER:-}" ]; then
+  # the sanitizer slows the NCCL double's collectives (TSan: 57% of the window in NCCL with
+  # 20 ms of compute per step); 10x the compute keeps the healthy job compute-bound
+  CUS=200000; echo "# $NCS_SANITIZER build: compute per step raised from 20 to 200 ms (comm-bound bound relaxed)"
+fi
 job() {
   local name=$1 n=$2 topo=$3; shift 3
   env "$@" NVMLDOUBLE_TOPO="$topo" NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SHIM" \
-    bash "$L" "$n" "$J" --steps 2 --compute-us 20000 >"$T/$name.out" 2>&1 || echo "job $name failed" >&2
+    bash "$L" "$n" "$J" --steps 2 --compute-us "$CUS" >"$T/$name.out" 2>&1 || echo "job $name failed" >&2
 }
 doctor() { "$NCS" doctor "$T/$1" >"$T/$1.doc" 2>&1; echo $? >"$T/$1.rc"; }
 fired() { grep -q "^PROBLEM $2:" "$T/$1.doc"; }

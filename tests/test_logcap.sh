@@ -67,7 +67,8 @@ check_eq "NCCLSCOPE_NCCL_LOG=0: no NCCL_LOG record" 0 "$("$NCS" dump "$T/tr-off"
 # communicators): every process's NCCL lines still reach the user exactly as without the shim,
 # and the exec'ed image records its own lines
 F=$BUILD/tests/fork_job
-if [ -x "$F" ]; then
+if tsan_fork_skip "logcap: fork_job"; then :
+elif [ -x "$F" ]; then
   for setting in "NCCL_DEBUG=INFO" "NCCL_DEBUG=WARN" "NCCLSCOPE_X=1"; do
     # shellcheck disable=SC2086
     env $setting "$F" -n 4 >"$T/fork.plain" 2>&1; rc0=$?
@@ -121,7 +122,7 @@ int main(void) {
 }
 C
 if ${CC:-cc} -o "$T/nb" "$T/nb.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" 2>"$T/nb.err"; then
-  out=$(NCCLSCOPE_DIR="$T/tr-nb" LD_PRELOAD="$SHIM" "$T/nb" </dev/null 2>/dev/null | tail -1)
+  out=$(NCCLSCOPE_DIR="$T/tr-nb" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$T/nb" </dev/null 2>/dev/null | tail -1)
   # write ends: the shim's own and NCCL's; none of them blocking, none inherited across exec
   # (a posix_spawn'ed child holding the parent's capture pipe is how the old hang began)
   check_eq "NCCL's descriptor of the capture pipe is non-blocking and close-on-exec (write ends, blocking ones, inheritable ones)" "2 0 0" "$out"

@@ -216,7 +216,7 @@ calls() { grep -c "^CALL op=$2 " "$1"; }
 
 # ---- basic: output identical, exact records ----
 ./job basic 10 >plain.out 2>&1
-NCCLSCOPE_DIR="$T/tr1" LD_PRELOAD="$SHIM" ./job basic 10 >shim.out 2>&1
+NCCLSCOPE_DIR="$T/tr1" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job basic 10 >shim.out 2>&1
 check "shim_core: job output identical with and without the shim (values, return codes, errno)" cmp plain.out shim.out
 check "shim_core: errno set by NCCL reaches the caller (42 and 7)" grep -q "errno=42" shim.out
 f=$(ls tr1/*.ncs 2>/dev/null)
@@ -255,7 +255,7 @@ check "shim_core: the failed init is recorded (rc=4, no handle)" grep -q '^COMM 
 check "shim_core: PROCESS has host, pid, cmdline, versions, no arbitrary environment" \
   bash -c "grep -q '^  shim_version=' d1 && grep -q '^  nccl_version=22809' d1 && grep -q '^  cmdline=./job' d1 && ! grep -q '^  env.PATH=' d1 && ! grep -q '^  env.HOME=' d1"
 check "shim_core: NCCL_* and rank variables recorded" \
-  bash -c "NCCL_FOO=bar RANK=5 SECRET_TOKEN=x NCCLSCOPE_DIR='$T/tr1b' LD_PRELOAD='$SHIM' ./job basic 3 >/dev/null &&
+  bash -c "NCCL_FOO=bar RANK=5 SECRET_TOKEN=x NCCLSCOPE_DIR='$T/tr1b' LD_PRELOAD='$SAN_PRELOAD$SHIM' ./job basic 3 >/dev/null &&
            '$NCS' dump '$T'/tr1b/*.ncs | grep -q '^  env.NCCL_FOO=bar' && '$NCS' dump '$T'/tr1b/*.ncs | grep -q '^  env.RANK=5' &&
            ! '$NCS' dump '$T'/tr1b/*.ncs | grep -q SECRET_TOKEN"
 check "shim_core: final chunk has the FINAL flag" grep -q '^-- chunk .* final$' d1
@@ -269,30 +269,34 @@ check "shim_core: call sites on by default (8 frames max), defined before use" \
   bash -c "awk '/^CALLSITE id=/{split(\$2,a,\"=\"); def[a[2]]=1} /^CALL /{for(i=1;i<=NF;i++) if(\$i ~ /^callsite=/){split(\$i,b,\"=\"); if(b[2]==0 || !def[b[2]]) bad=1}} END{exit bad}' d1"
 check "shim_core: frames point into the job, with modules" \
   bash -c "grep -A1 '^CALLSITE' d1 | grep -q '#0 module=' && grep -q '^MODULE module=1 .*path=.*job' d1"
-NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/tr2" LD_PRELOAD="$SHIM" ./job basic 10 >/dev/null 2>&1
+NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/tr2" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job basic 10 >/dev/null 2>&1
 dump tr2/*.ncs >d2
 check_eq "shim_core: NCCLSCOPE_CALLSITE_DEPTH=0: no CALLSITE, every callsite=0" "0 0" \
   "$(grep -c '^CALLSITE' d2) $(grep '^CALL ' d2 | grep -vc ' callsite=0 ')"
-LD_PRELOAD="$SHIM" NCCLSCOPE_DIR="$T/tr3" ./job unwind 5 >unw.out 2>&1
+LD_PRELOAD="$SAN_PRELOAD$SHIM" NCCLSCOPE_DIR="$T/tr3" ./job unwind 5 >unw.out 2>&1
 check "shim_core: libunwind is loaded (call sites use it)" grep -q 'libunwind mapped: yes' unw.out
 check "shim_core: unw_backtrace not in the global scope" grep -q 'unw_backtrace global: no' unw.out
 check "shim_core: _Unwind_Backtrace (if any) is not libunwind's" \
   bash -c "grep '_Unwind_Backtrace from:' unw.out | grep -v -q libunwind"
 
 # ---- resolution ----
-NCCLSCOPE_DIR="$T/tr4" LD_PRELOAD="$SHIM" ./job private 25 "$T/priv/ext.so" >priv.out 2>&1
+NCCLSCOPE_DIR="$T/tr4" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job private 25 "$T/priv/ext.so" >priv.out 2>&1
 check "shim_core: NCCL loaded privately (RTLD_LOCAL) is found: call succeeds" grep -q 'ext_run rc=0' priv.out
 check_eq "shim_core: ... and its 25 AllReduce calls are recorded" "25" "$(dump tr4/*.ncs | grep -c '^CALL op=AllReduce ')"
-NCCLSCOPE_DIR="$T/tr12" LD_PRELOAD="$SHIM" ./earlymain >early.out 2>&1
+NCCLSCOPE_DIR="$T/tr12" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./earlymain >early.out 2>&1
 check_eq "shim_core: NCCL called from another library's constructor: forwarded" "early rc=0 version=22809" "$(cat early.out)"
 check "shim_core: ... and recorded as the process's first call" \
   bash -c "'$NCS' dump tr12/*.ncs | grep -q '^CALL op=GetVersion thread=1 tcall=1 .* rc=0 '"
-NCCLSCOPE_DIR="$T/tr5" LD_PRELOAD="$SHIM" ./nonccl >non.out 2>&1
+NCCLSCOPE_DIR="$T/tr5" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./nonccl >non.out 2>&1
 check_eq "shim_core: no NCCL anywhere: ncclGetVersion returns ncclSystemError, no crash" "found=yes rc=2 v=-1" "$(cat non.out)"
 check_eq "shim_core: ... and records nothing (no file)" "" "$(ls -A tr5 2>/dev/null)"
 
 # ---- threads ----
-NCCLSCOPE_DIR="$T/tr6" LD_PRELOAD="$SHIM" ./job threads 5000 >thr.out 2>&1
+# make tsan: call sites off in the multi-threaded jobs (gcc 12's TSan runtime crashes in
+# libunwind's thread-exit destructor, without the shim too: docs/RELIABILITY.md); the
+# one-thread jobs above keep them on.
+MT=(); [ "$NCS_SANITIZER" = tsan ] && { MT=(NCCLSCOPE_CALLSITE_DEPTH=0); echo "# tsan: call sites off in the threaded jobs"; }
+env "${MT[@]}" NCCLSCOPE_DIR="$T/tr6" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 5000 >thr.out 2>&1
 dump tr6/*.ncs >d6
 rec=$(calls d6 AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d6)
 check_eq "shim_core: 16 threads x 5000 AllReduce: recorded + dropped = 80000" "80000" "$((rec + dropped))"
@@ -301,7 +305,7 @@ check "shim_core: each thread's tcall runs 1..5000 with no gap beyond drops" \
   bash -c "awk '/^CALL op=AllReduce/{for(i=1;i<=NF;i++){if(\$i~/^thread=/)t=substr(\$i,8); if(\$i~/^tcall=/)c=substr(\$i,7)+0} n[t]++; if(c>m[t])m[t]=c} END{for(t in n) if(t>1 && (m[t]!=5000 || n[t]>5000)) exit 1}' d6"
 check_eq "shim_core: seq on the shared communicator is a permutation of 1..80000 (no dup)" "80000 80000" \
   "$(grep '^CALL op=AllReduce' d6 | sed 's/.* seq=\([0-9]*\) .*/\1/' | sort -un | wc -l) $(grep '^CALL op=AllReduce' d6 | sed 's/.* seq=\([0-9]*\) .*/\1/' | sort -n | tail -1)"
-NCCLSCOPE_BUFFER_KB=16 NCCLSCOPE_DIR="$T/tr7" LD_PRELOAD="$SHIM" ./job threads 20000 >/dev/null 2>&1
+env "${MT[@]}" NCCLSCOPE_BUFFER_KB=16 NCCLSCOPE_DIR="$T/tr7" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 20000 >/dev/null 2>&1
 dump tr7/*.ncs >d7
 rec=$(calls d7 AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d7)
 dsum=$(awk '/^DROP /{for(i=1;i<=NF;i++) if($i~/^records=/) s+=substr($i,9)} END{print s+0}' d7)
@@ -309,7 +313,8 @@ check_eq "shim_core: tiny buffers (16 KiB): recorded + dropped = 320000" "320000
 check_eq "shim_core: DROP records add up to the chunk header's total ($dropped)" "$dropped" "$dsum"
 
 # ---- fork ----
-NCCLSCOPE_DIR="$T/tr8" LD_PRELOAD="$SHIM" ./job fork 100 >fork.out 2>&1
+if ! tsan_fork_skip "shim_core: fork"; then
+NCCLSCOPE_DIR="$T/tr8" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job fork 100 >fork.out 2>&1
 child=$(sed -n 's/.*child=\([0-9]*\).*/\1/p' fork.out)
 check_eq "shim_core: fork: two files (parent, NCCL-using child); the child without NCCL writes none" "2" "$(ls tr8/*.ncs | wc -l)"
 cf=$(ls tr8/*-"$child".ncs 2>/dev/null)
@@ -320,9 +325,10 @@ check "shim_core: fork: child's file decodes cleanly and names its parent" \
   bash -c "'$NCS' dump '$cf' >/dev/null && '$NCS' dump '$cf' | grep -q '^  ppid=$(sed -n 's/^  pid=//p' <("$NCS" dump "$pf"))\$'"
 check "shim_core: fork: child numbers its own calls from tcall 1" \
   bash -c "'$NCS' dump '$cf' | grep -m1 '^CALL op=AllReduce' | grep -q ' tcall=1 '"
+fi
 
 # ---- kill -9 ----
-NCCLSCOPE_FLUSH_MS=100 NCCLSCOPE_DIR="$T/tr9" LD_PRELOAD="$SHIM" ./job forever >/dev/null 2>&1 &
+NCCLSCOPE_FLUSH_MS=100 NCCLSCOPE_DIR="$T/tr9" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job forever >/dev/null 2>&1 &
 pid=$!
 sleep 1.2
 kill -9 $pid; wait $pid 2>/dev/null
@@ -333,7 +339,7 @@ check "shim_core: kill -9: the chunks written before the kill decode (>= 5 chunk
   bash -c "[ \$(grep -c '^-- chunk' d9) -ge 5 ] && [ \$(grep -c '^CALL op=AllReduce' d9) -ge 1000 ]"
 
 # ---- a file size limit: EFBIG, SIGXFSZ must not kill the job ----
-(ulimit -f 4; NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/tr10" LD_PRELOAD="$SHIM" ./job threads 3000 >big.out 2>&1; echo "rc=$?" >>big.out)
+(ulimit -f 4; env "${MT[@]}" NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/tr10" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 3000 >big.out 2>&1; echo "rc=$?" >>big.out)
 check "shim_core: write errors (4 KiB file limit) never reach the job" grep -q '^threads done' big.out
 check "shim_core: ... which exits normally" grep -q '^rc=0$' big.out
 check "shim_core: ... and the file holds whole chunks only (no damage)" \
@@ -342,6 +348,6 @@ check "shim_core: ... and the file holds whole chunks only (no damage)" \
 # ---- file creation ----
 mkdir -p tr11
 host=$(hostname)
-( touch tr11/dummy; exec env NCCLSCOPE_DIR="$T/tr11" LD_PRELOAD="$SHIM" bash -c 'touch "$NCCLSCOPE_DIR/'"$host"'-$$.ncs"; ln -s "'"$T"'/target" "$NCCLSCOPE_DIR/'"$host"'-$$-1.ncs"; exec ./job basic 3' >/dev/null 2>&1 )
+( touch tr11/dummy; exec env NCCLSCOPE_DIR="$T/tr11" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash -c 'touch "$NCCLSCOPE_DIR/'"$host"'-$$.ncs"; ln -s "'"$T"'/target" "$NCCLSCOPE_DIR/'"$host"'-$$-1.ncs"; exec ./job basic 3' >/dev/null 2>&1 )
 check "shim_core: existing name and a symlink are never written through: -2 suffix used" \
   bash -c "ls tr11 | grep -q -- '-2.ncs\$' && [ ! -e '$T/target' ] && [ ! -s \$(ls tr11/*.ncs | grep -v -- '-[12].ncs\$' | head -1) ]"

@@ -119,8 +119,8 @@ if ! $CC -std=c11 -D_GNU_SOURCE -I"$ROOT/tests/doubles" -I"$ROOT/include" -o "$T
 fi
 cd "$T"
 export NCCLDOUBLE_LAT_US=3000 NCCL_DEBUG=
-./gjob >plain.out 2>&1; prc=$?
-NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SHIM" ./gjob >shim.out 2>shim.err; src=$?
+LD_PRELOAD="$SAN_PRELOAD" ./gjob >plain.out 2>&1; prc=$?
+NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob >shim.out 2>shim.err; src=$?
 check_eq "shim_gpu: job exit status unchanged" "$prc" "$src"
 check "shim_gpu: job output identical with and without the shim (values, cudaGetLastError)" cmp plain.out shim.out
 "$NCS" dump tr/*.ncs >d 2>&1
@@ -161,13 +161,13 @@ calls=$(sed -n 's/.*GPU timing: \([0-9]*\) CUDA calls on application threads for
 check_eq "shim_gpu: CUDA calls made by the shim on the application thread / NCCL calls timed" "37 6" "$calls"
 
 # abort with an operation in flight: no hang, a readable trace
-NCCLSCOPE_DIR="$T/tra" LD_PRELOAD="$SHIM" timeout 20 ./gjob abort >abort.out 2>&1; arc=$?
+NCCLSCOPE_DIR="$T/tra" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 20 ./gjob abort >abort.out 2>&1; arc=$?
 check_eq "shim_gpu: CommAbort with an operation in flight: job ends normally" "0" "$arc"
 check "shim_gpu: ... trace decodes, COMM_END by CommAbort, the call's GPU_TIME present (done or failed)" \
   bash -c "'$NCS' dump tra/*.ncs >da 2>&1 && grep -q '^COMM_END .*op=CommAbort' da && grep -q '^GPU_TIME kind=call' da"
 
 # accuracy of the clock conversion: the stream's own time just before / after each call's work
-NCCLDOUBLE_LAT_US=1000 CLOCK_TRUTH="$T/clock.truth" NCCLSCOPE_DIR="$T/trk" LD_PRELOAD="$SHIM" ./gjob clock >/dev/null 2>&1
+NCCLDOUBLE_LAT_US=1000 CLOCK_TRUTH="$T/clock.truth" NCCLSCOPE_DIR="$T/trk" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob clock >/dev/null 2>&1
 "$NCS" dump trk/*.ncs >dk 2>&1
 grep '^CALL op=AllReduce .* depth=0 ' dk | sed 's/.* tcall=\([0-9]*\) .*/\1/' >k.tcalls
 errs=$(awk 'FNR == NR { tc[++n] = $1; next }
@@ -182,12 +182,15 @@ worst=$(echo "$errs" | tail -1)
 echo "# figures: GPU clock conversion on the CPU double, 40 times (20 calls, start and end): median error $med ns, worst $worst ns"
 # the error bound is the anchor's record-to-sync bracket: a few us on an idle machine, hundreds
 # of us when the double's stream thread waits for a core (2 shared cores)
-check "shim_gpu: GPU_TIME start/end vs the stream's own time around each call: median <= 100 us, worst <= 1 ms ($med / $worst ns)" \
-  bash -c "[ '$n' = 40 ] && [ '$med' -le 100000 ] && [ '${worst:-999999999}' -le 1000000 ]"
+# make asan/tsan: instrumented threads wait longer for a core; the bounds are 10x, and say so
+MED=100000 WORST=1000000
+[ -n "${NCS_SANITIZER:-}" ] && { MED=1000000 WORST=10000000; echo "# $NCS_SANITIZER build: GPU_TIME bounds relaxed 10x (median 1 ms, worst 10 ms)"; }
+check "shim_gpu: GPU_TIME start/end vs the stream's own time around each call: median <= $((MED / 1000)) us, worst <= $((WORST / 1000000)) ms ($med / $worst ns)" \
+  bash -c "[ '$n' = 40 ] && [ '$med' -le $MED ] && [ '${worst:-999999999}' -le $WORST ]"
 
 # several devices in one process
-NCCLDOUBLE_NGPUS=2 ./gjob multi >multi-plain.out 2>&1
-NCCLDOUBLE_NGPUS=2 NCCLSCOPE_DIR="$T/trm" LD_PRELOAD="$SHIM" ./gjob multi >multi.out 2>&1
+NCCLDOUBLE_NGPUS=2 LD_PRELOAD="$SAN_PRELOAD" ./gjob multi >multi-plain.out 2>&1
+NCCLDOUBLE_NGPUS=2 NCCLSCOPE_DIR="$T/trm" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob multi >multi.out 2>&1
 check "shim_gpu: two devices in one process (CommInitAll): output identical" cmp multi-plain.out multi.out
 "$NCS" dump trm/*.ncs >dm 2>&1
 check_eq "shim_gpu: CommInitAll: two COMM records, one comm_id, ranks 0/1 on devices 0/1" "1 0:0 1:1" \
@@ -196,7 +199,7 @@ check_eq "shim_gpu: 3 groups over two devices: 2 GPU_TIMEs each (one per stream)
   "$(grep -c '^GPU_TIME kind=group' dm) $(grep -c '^GPU_TIME .*flags=[1-9]' dm)"
 
 # host fallback
-NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/trh" LD_PRELOAD="$SHIM" ./gjob >/dev/null 2>&1
+NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/trh" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob >/dev/null 2>&1
 "$NCS" dump trh/*.ncs >dh 2>&1
 check_eq "shim_gpu: NCCLSCOPE_GPU_TIMING=0: timing=host, no GPU_TIME" "1 0" \
   "$(grep -c '^  timing=host$' dh) $(grep -c '^GPU_TIME' dh)"

@@ -55,6 +55,7 @@ check_eq "shim_jobs: threads_job --all: 16 COMM records, one comm_id, ranks 0..1
   "$(grep -c '^COMM ' threadsall/*.ncs.d) $(sed -n 's/^COMM comm=[0-9]* comm_id=\([0-9a-f]*\) .*/\1/p' threadsall/*.ncs.d | sort -u | wc -l) $(sed -n 's/^COMM .* rank=\([0-9]*\) nranks=16 .*/\1/p' threadsall/*.ncs.d | sort -un | wc -l)"
 
 # ---- fork_job: parent, forked child, exec'd child, idle child ----
+if ! tsan_fork_skip "shim_jobs: fork_job"; then
 both fork "$J/fork_job" -n 40
 rm -rf fork fork.truth; mkdir -p fork.truth
 NCCLSCOPE_DIR="$T/fork" LD_PRELOAD="$SHIM" "$J/fork_job" -n 40 --truth "$T/fork.truth" >/dev/null 2>&1
@@ -73,6 +74,7 @@ done
 check_eq "shim_jobs: fork_job: each process's trace (by pid) equals its own truth" "3" "$ok"
 idle=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' fork.truth/idle-*.json 2>/dev/null | head -1)
 check_eq "shim_jobs: fork_job: the idle child (pid $idle) left no file" "" "$(ls fork/*-"$idle".ncs 2>/dev/null)"
+fi
 
 # ---- capture_job: 2 ranks, two of three all-reduces captured into a graph ----
 both capture bash "$LAUNCH" 2 "$J/capture_job" -r 3

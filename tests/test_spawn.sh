@@ -37,11 +37,13 @@ expect_traces() {
 
 # fork without exec: parent 1 step, child 4 steps on its own communicator, parent 4 more.
 # The child ends with exit(): its trace must be complete.
+if ! tsan_fork_skip "spawn forkexit"; then
 both forkexit "$FJOB" 5 forkexit
 expect_traces forkexit 2
 calls=$(for f in $(traces "$T/forkexit"); do field calls "$(stats "$f" | head -1)"; done | sort -n | tr '\n' ' ')
 # child: GetUniqueId, CommInitRank, 4 steps x 6, CommDestroy = 27; parent: 3 + 5x6 + 1 = 34
 check_eq "spawn forkexit: calls per trace (child, parent)" "27 34 " "$calls"
+fi
 # The child ends with _exit() (as Python's multiprocessing children do): no exit handler runs,
 # so the child's trace may end at its last periodic flush; it must still be readable.
 both fork "$FJOB" 5 fork
@@ -83,6 +85,7 @@ both spawn-nccl "$SJ" spawn "$FJOB" 2
 expect_traces spawn-nccl 2
 
 # daemon: the grandchild outlives its parent
+if ! tsan_fork_skip "spawn daemon"; then
 for m in 0 1; do
   rm -f "$T/marker$m"
   if [ $m = 0 ]; then "$SJ" daemon "$T/marker$m" >"$T/d$m.out" 2>&1
@@ -97,3 +100,4 @@ check_eq "spawn daemon: parent output unchanged" "$(cat "$T/d0.out") $(cat "$T/d
 gpid=$(cut -d' ' -f2 "$T/marker1" 2>/dev/null)
 for _ in $(seq 1 300); do [ -n "$gpid" ] && kill -0 "$gpid" 2>/dev/null || break; sleep 0.05; done
 expect_traces daemon 2
+fi

@@ -62,6 +62,8 @@ static uint64_t local_counters[2];
 static uint64_t *counters = local_counters; /* [0] eligible calls, [1] injections */
 static uintptr_t shim_lo, shim_hi;          /* executable range of libncclscope.so */
 
+extern char **environ;
+
 static const char *env(const char *name) {
   /* getenv does not allocate; safe this early */
   return getenv(name);
@@ -151,6 +153,9 @@ static int from_shim(const void *ret) {
 
 /* 1 when this call (function f, called from ret) must fail. */
 static int inject(int f, const void *ret) {
+  /* Before libc has its environment (a sanitizer runtime starting up: log_path's mkdir) nothing
+   * can be configured yet, and the call is never the shim's: let it through, configure later. */
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2 && !environ) return 0;
   configure();
   if (!enabled[f]) return 0;
   if (!scope_all && !from_shim(ret)) return 0;

@@ -12,7 +12,9 @@ static int g_fail;
 #define CHECK(cond, name) do { int ok_ = !!(cond); if (!ok_) g_fail = 1; \
   printf("%s: cuda double: %s\n", ok_ ? "PASS" : "FAIL", name); fflush(stdout); } while (0)
 
-static void bump(void *p) { (*(int *)p)++; }
+/* atomic: the double runs launches of one graph exec on different streams at the same time
+ * (CUDA orders them; the double does not), so the replayed bumps may run concurrently */
+static void bump(void *p) { __atomic_fetch_add((int *)p, 1, __ATOMIC_RELAXED); }
 static void append(void *p) { int *v = p; v[1 + v[0]] = v[0]; v[0]++; }
 
 int main(void) {

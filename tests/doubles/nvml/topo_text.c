@@ -73,7 +73,10 @@ int ncsd_topo_parse(const char *text, struct ncsd_machine *m, char *why, int why
   if (!copy) { snprintf(why, (size_t)whylen, "out of memory"); return -1; }
   struct { int gpu; char name[96], bus[32]; unsigned gen, width; } over[NCSD_MAX_GPUS];
   int nover = 0;
-  for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+  /* strtok_r: the shim calls nvmlInit from its writer thread while the job's thread may be in
+   * another library's strtok (the NCCL double's debug.c): strtok's hidden state is shared */
+  char *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char *nl = strchr(line, '\r');
     if (nl) *nl = 0;
     const char *d = strstr(line, "nvmldouble:");
