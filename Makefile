@@ -32,7 +32,7 @@ UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
 SHIM_LDFLAGS = -shared -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-z,nodelete
 
-.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz
+.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps
 all: shim decoder doubles jobs units
 
 shim: $(SHIM)
@@ -85,10 +85,16 @@ $(BUILD)/tests/test_%: tests/test_%.c $(DECLIB) tests/check.h
 	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -I$(CUDA_HOME)/include -DNCCLSCOPE_CUDA_HOME='"$(CUDA_HOME)"' \
 	  -o $@ $< $(DECLIB) -lzstd -lm -lpthread -ldl
 
-test: all
+# Installs missing Debian packages first (as root; otherwise says what to install).
+deps:
+	@bash scripts/deps.sh $(if $(filter test,$(MAKECMDGOALS)),--all)
+
+test: deps
+	@$(MAKE) --no-print-directory all
 	@bash tests/run.sh $(BUILD)
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh $(BUILD)
 
 bench: all
