@@ -112,8 +112,9 @@ static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
   if (NCS_UNLIKELY(h - t > r->mask)) {
+    /* release: the writer reads `thread` (set when this slot was claimed) after seeing it */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+                          memory_order_release);
     return;
   }
   r->rec[h & r->mask] = *c;

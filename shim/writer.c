@@ -286,7 +286,7 @@ static void ensure_room(struct writer *w, size_t need) {
 }
 
 static void report_drops(struct writer *w, struct ncs_ring *r) {
-  uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+  uint64_t d = atomic_load_explicit(&r->dropped, memory_order_acquire); /* then r->thread */
   if (d == r->dropped_reported) return;
   ensure_room(w, 64);
   add_drop(w, NCS_DROP_BUFFER_FULL, d - r->dropped_reported, r->thread);
