@@ -17,7 +17,8 @@
 
 struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
 struct slot {
-  int64_t tmin, tmax, tsum;
+  int64_t tmin, tmax;
+  uint64_t tsum;            /* sum of entry times, modulo 2^64: n*tmax - tsum is exact */
   uint32_t n, na, nb;
   int32_t last_rank, b_rank;
   struct sig a, b;
@@ -215,7 +216,9 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   int64_t skew = sl->tmax - sl->tmin;
   if (sl->last_rank >= 0) {
     c->last_count[sl->last_rank]++;
-    c->wait[sl->last_rank] += (long double)n * (long double)sl->tmax - (long double)sl->tsum;
+    /* the wait the last rank caused, sum of (tmax - t_i): exact in modular arithmetic, no
+     * signed overflow whatever times a (hostile) trace holds */
+    c->wait[sl->last_rank] += (long double)((uint64_t)n * (uint64_t)sl->tmax - sl->tsum);
   }
   c->sum_min += (long double)sl->tmin;
   c->complete++;
@@ -301,7 +304,7 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
     else sl->odd3 = 1;
   }
   sl->n++;
-  sl->tsum += t;
+  sl->tsum += (uint64_t)t;
   c->sum_t[r] += (long double)t;
   c->arrivals[r]++;
   if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;

@@ -610,7 +610,7 @@ int ncs_paths_expand(int npaths, char **paths, char ***out) {
       if (push(&v, &n, &cap, s)) { closedir(d); goto fail; }
     }
     closedir(d);
-    qsort(v + first, (size_t)(n - first), sizeof *v, cmp_str);
+    if (n > first) qsort(v + first, (size_t)(n - first), sizeof *v, cmp_str);
   }
   *out = v;
   return n;

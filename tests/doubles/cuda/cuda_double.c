@@ -169,6 +169,7 @@ EXPORT cudaError_t cudaFree(void *p) {
 
 static void graph_body_unref(struct graph_body *b);
 static void run_item(struct CUstream_st *s, struct item *it);
+static void event_unref(struct CUevent_st *e);
 
 static void *worker_main(void *arg) {
   struct CUstream_st *s = arg;
@@ -190,6 +191,26 @@ static void *worker_main(void *arg) {
       pthread_cond_broadcast(&s->cv_done);
       pthread_mutex_unlock(&s->mu);
       return NULL;
+    }
+    if (it.kind == IT_EVENT) {
+      /* as on a GPU, the stream passing an event and the event completing are one moment:
+       * stream and event are updated together (lock order: stream, then event), so
+       * cudaStreamQuery after cudaEventSynchronize, and cudaEventQuery after
+       * cudaStreamSynchronize, both say ready */
+      struct CUevent_st *e = it.arg;
+      uint64_t t = cudaDoubleNowNs();
+      pthread_mutex_lock(&s->mu);
+      pthread_mutex_lock(&e->mu);
+      if (it.aux > e->done_gen) { e->done_gen = it.aux; e->t_ns = t; }
+      s->head++;
+      s->done = s->head;
+      pthread_cond_broadcast(&e->cv);
+      pthread_mutex_unlock(&e->mu);
+      if (s->waiters) pthread_cond_broadcast(&s->cv_done);
+      pthread_mutex_unlock(&s->mu);
+      event_unref(e);
+      pthread_mutex_lock(&s->mu);
+      continue;
     }
     run_item(s, &it);
     pthread_mutex_lock(&s->mu);
