@@ -54,48 +54,25 @@ static inline void ncs_enc_profile(struct ncs_wbuf *w, const struct ncs_profile 
   ncs_rec_end(w, s);
 }
 
-struct ncs_prof_rd_ { const uint8_t *p, *e; int bad; };
-static inline uint64_t ncs_prof_rd_u_(struct ncs_prof_rd_ *r) {
-  uint64_t v = 0;
-  if (r->p >= r->e) return 0;
-  if (ncs_get_varint(&r->p, r->e, &v) != 0) { r->bad = 1; r->p = r->e; return 0; }
-  return v;
-}
-static inline int64_t ncs_prof_rd_s_(struct ncs_prof_rd_ *r) {
-  uint64_t v = ncs_prof_rd_u_(r);
-  return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-static inline void ncs_prof_rd_str_(struct ncs_prof_rd_ *r, char *out, size_t cap) {
-  uint64_t n = 0;
-  out[0] = 0;
-  if (r->p >= r->e) return;
-  if (ncs_get_varint(&r->p, r->e, &n) != 0 || n > (uint64_t)(r->e - r->p)) { r->bad = 1; r->p = r->e; return; }
-  size_t k = n < cap - 1 ? (size_t)n : cap - 1;
-  memcpy(out, r->p, k);
-  out[k] = 0;
-  r->p += n;
-}
-static inline uint32_t ncs_prof_u32_(uint64_t v) { return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v; }
-static inline int32_t ncs_prof_i32_(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
-
 static inline int ncs_dec_profile(const uint8_t *body, size_t len, struct ncs_profile *p) {
-  struct ncs_prof_rd_ r = { body, body + len, 0 };
+  struct ncs_rbuf r;
+  ncs_rbuf_init(&r, body, len);
   memset(p, 0, sizeof *p);
-  p->comm_hash = ncs_prof_rd_u_(&r);
-  p->rank = ncs_prof_i32_(ncs_prof_rd_s_(&r));
-  p->nranks = ncs_prof_u32_(ncs_prof_rd_u_(&r));
-  p->seq = ncs_prof_rd_u_(&r);
-  ncs_prof_rd_str_(&r, p->func, sizeof p->func);
-  ncs_prof_rd_str_(&r, p->algo, sizeof p->algo);
-  ncs_prof_rd_str_(&r, p->proto, sizeof p->proto);
-  p->nchannels = ncs_prof_u32_(ncs_prof_rd_u_(&r));
-  p->nwarps = ncs_prof_u32_(ncs_prof_rd_u_(&r));
-  p->count = ncs_prof_rd_u_(&r);
-  ncs_prof_rd_str_(&r, p->datatype, sizeof p->datatype);
-  p->root = ncs_prof_i32_(ncs_prof_rd_s_(&r));
-  p->t = ncs_prof_rd_u_(&r);
-  p->dropped = ncs_prof_rd_u_(&r);
-  p->version = ncs_prof_u32_(ncs_prof_rd_u_(&r));
+  p->comm_hash = ncs_r_varint(&r);
+  p->rank = ncs_r_i32(&r);
+  p->nranks = ncs_r_u32(&r);
+  p->seq = ncs_r_varint(&r);
+  ncs_r_str(&r, p->func, sizeof p->func);
+  ncs_r_str(&r, p->algo, sizeof p->algo);
+  ncs_r_str(&r, p->proto, sizeof p->proto);
+  p->nchannels = ncs_r_u32(&r);
+  p->nwarps = ncs_r_u32(&r);
+  p->count = ncs_r_varint(&r);
+  ncs_r_str(&r, p->datatype, sizeof p->datatype);
+  p->root = ncs_r_i32(&r);
+  p->t = ncs_r_varint(&r);
+  p->dropped = ncs_r_varint(&r);
+  p->version = ncs_r_u32(&r);
   return r.bad ? -1 : 0;
 }
 #endif

@@ -84,46 +84,31 @@ static inline void ncs_enc_topo_link(struct ncs_wbuf *w, const struct ncs_topo_l
 }
 
 /* ---- decoding ---- */
-struct ncs_topo_rd_ { const uint8_t *p, *e; int bad; };
-static inline uint32_t ncs_topo_rd_u_(struct ncs_topo_rd_ *r) {
-  uint64_t v = 0;
-  if (r->p >= r->e) return 0;
-  if (ncs_get_varint(&r->p, r->e, &v) != 0) { r->bad = 1; r->p = r->e; return 0; }
-  return (uint32_t)(v > 0xffffffffu ? 0xffffffffu : v);
-}
-static inline void ncs_topo_rd_s_(struct ncs_topo_rd_ *r, char *out, size_t cap) {
-  uint64_t n = 0;
-  out[0] = 0;
-  if (r->p >= r->e) return;
-  if (ncs_get_varint(&r->p, r->e, &n) != 0 || n > (uint64_t)(r->e - r->p)) { r->bad = 1; r->p = r->e; return; }
-  size_t k = n < cap - 1 ? (size_t)n : cap - 1;
-  memcpy(out, r->p, k);
-  out[k] = 0;
-  r->p += n;
-}
 static inline int ncs_dec_topo_gpu(const uint8_t *body, size_t len, struct ncs_topo_gpu *g) {
-  struct ncs_topo_rd_ r = { body, body + len, 0 };
+  struct ncs_rbuf r;
+  ncs_rbuf_init(&r, body, len);
   memset(g, 0, sizeof *g);
-  g->index = ncs_topo_rd_u_(&r);
-  ncs_topo_rd_s_(&r, g->name, sizeof g->name);
-  ncs_topo_rd_s_(&r, g->bus_id, sizeof g->bus_id);
-  ncs_topo_rd_s_(&r, g->uuid, sizeof g->uuid);
-  g->pcie_gen = ncs_topo_rd_u_(&r);
-  g->pcie_width = ncs_topo_rd_u_(&r);
-  g->pcie_gen_max = ncs_topo_rd_u_(&r);
-  g->pcie_width_max = ncs_topo_rd_u_(&r);
-  g->nvlinks = ncs_topo_rd_u_(&r);
+  g->index = ncs_r_u32(&r);
+  ncs_r_str(&r, g->name, sizeof g->name);
+  ncs_r_str(&r, g->bus_id, sizeof g->bus_id);
+  ncs_r_str(&r, g->uuid, sizeof g->uuid);
+  g->pcie_gen = ncs_r_u32(&r);
+  g->pcie_width = ncs_r_u32(&r);
+  g->pcie_gen_max = ncs_r_u32(&r);
+  g->pcie_width_max = ncs_r_u32(&r);
+  g->nvlinks = ncs_r_u32(&r);
   return r.bad ? -1 : 0;
 }
 static inline int ncs_dec_topo_link(const uint8_t *body, size_t len, struct ncs_topo_link *l) {
-  struct ncs_topo_rd_ r = { body, body + len, 0 };
+  struct ncs_rbuf r;
+  ncs_rbuf_init(&r, body, len);
   memset(l, 0, sizeof *l);
-  l->a = ncs_topo_rd_u_(&r);
-  l->b = ncs_topo_rd_u_(&r);
-  l->nvlinks = ncs_topo_rd_u_(&r);
-  l->pcie = r.p < r.e ? ncs_topo_rd_u_(&r) : NCS_REL_UNKNOWN;
-  l->p2p_read = r.p < r.e ? ncs_topo_rd_u_(&r) : 255;
-  l->p2p_nvlink = r.p < r.e ? ncs_topo_rd_u_(&r) : 255;
+  l->a = ncs_r_u32(&r);
+  l->b = ncs_r_u32(&r);
+  l->nvlinks = ncs_r_u32(&r);
+  l->pcie = ncs_r_more(&r) ? ncs_r_u32(&r) : NCS_REL_UNKNOWN;
+  l->p2p_read = ncs_r_more(&r) ? ncs_r_u32(&r) : 255;
+  l->p2p_nvlink = ncs_r_more(&r) ? ncs_r_u32(&r) : 255;
   return r.bad ? -1 : 0;
 }
 #endif

@@ -331,6 +331,41 @@ static inline void ncs_enc_call(struct ncs_wbuf *w, struct ncs_call_delta *d, co
   w->len += ncs_encode_call(w->buf + w->len, d, c);
 }
 
+/* ---- a bounded reader of record bodies (decoders of TOPO_*, PROFILE, ...) ----
+ * Fields missing at the end of a body read as 0 / "" (FORMAT.md); a field cut short or a
+ * varint over 10 bytes sets `bad` and ends the body. */
+struct ncs_rbuf { const uint8_t *p, *e; int bad; };
+static inline void ncs_rbuf_init(struct ncs_rbuf *r, const uint8_t *body, size_t len) {
+  r->p = body; r->e = body + len; r->bad = 0;
+}
+static inline int ncs_r_more(const struct ncs_rbuf *r) { return r->p < r->e; }
+static inline uint64_t ncs_r_varint(struct ncs_rbuf *r) {
+  uint64_t v = 0;
+  if (r->p >= r->e) return 0;
+  if (ncs_get_varint(&r->p, r->e, &v) != 0) { r->bad = 1; r->p = r->e; return 0; }
+  return v;
+}
+static inline uint32_t ncs_r_u32(struct ncs_rbuf *r) { /* saturating */
+  uint64_t v = ncs_r_varint(r);
+  return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+}
+static inline int64_t ncs_r_svarint(struct ncs_rbuf *r) { return ncs_unzigzag(ncs_r_varint(r)); }
+static inline int32_t ncs_r_i32(struct ncs_rbuf *r) { /* saturating */
+  int64_t v = ncs_r_svarint(r);
+  return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+/* A string into out[cap] (cap >= 1), cut to fit and NUL-terminated. */
+static inline void ncs_r_str(struct ncs_rbuf *r, char *out, size_t cap) {
+  uint64_t n = 0;
+  out[0] = 0;
+  if (r->p >= r->e) return;
+  if (ncs_get_varint(&r->p, r->e, &n) != 0 || n > (uint64_t)(r->e - r->p)) { r->bad = 1; r->p = r->e; return; }
+  size_t k = n < cap - 1 ? (size_t)n : cap - 1;
+  memcpy(out, r->p, k);
+  out[k] = 0;
+  r->p += n;
+}
+
 /* ---- file and chunk framing ---- */
 
 /* The 64-byte file header (format NCS_FORMAT_MAJOR.NCS_FORMAT_MINOR). */
