@@ -14,33 +14,7 @@ JOBARGS="30 sleep=2000"
 run_job "$T/base" -- "$FJOB" $JOBARGS
 [ "$(cat "$T/base.rc")" = 0 ] || { fail "fault alloc: baseline job fails: $(head -3 "$T/base.out")"; exit 0; }
 
-# run_fault NAME ENV...: one job with the fault library and the shim; checks and counts.
-runs=0 injected=0 changed=0 unreadable=0 dropped_seen=0
-run_fault() {
-  local name=$1; shift
-  local d=$T/run; rm -rf "$d" "$T/stats"; mkdir -p "$d"
-  run_job "$T/f" NCCLSCOPE_DIR="$d/traces" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$T/stats" \
-    LD_PRELOAD="$FAULTLIB $SHIM" "$@" -- "$FJOB" $JOBARGS
-  runs=$((runs + 1))
-  local inj=0
-  [ -f "$T/stats" ] && inj=$(od -An -t u8 -j 8 -N 8 "$T/stats" | tr -d ' ')
-  injected=$((injected + ${inj:-0}))
-  if [ "$(cat "$T/f.rc")" != 0 ] || ! cmp -s "$T/base.out" "$T/f.out"; then
-    changed=$((changed + 1))
-    fail "fault alloc $name: job changed (exit $(cat "$T/f.rc")): $(diff "$T/base.out" "$T/f.out" | head -3 | tr '\n' ' ') $(head -c 200 "$T/f.err")"
-    return
-  fi
-  local f ok=1
-  for f in $(traces "$d"); do
-    if ! readable "$f"; then
-      unreadable=$((unreadable + 1)); ok=0
-      fail "fault alloc $name: trace unreadable beyond its damage: $STATS"
-    elif [ "$(field dropped "$STATS")" != 0 ]; then
-      dropped_seen=$((dropped_seen + 1))
-    fi
-  done
-  [ $ok = 1 ] && pass "fault alloc $name (injected ${inj:-0})"
-}
+FAULT_CLASS="fault alloc"
 
 # Counting run: how many eligible I/O calls the shim makes.
 rm -f "$T/stats"

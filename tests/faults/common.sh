@@ -100,3 +100,37 @@ traces() { find "$1" -name '*.ncs' -type f 2>/dev/null | sort; }
 
 # Jobs run in the scratch directory, so a default ./ncclscope-trace never lands in the tree.
 cd "$T" || exit 1
+
+# run_fault NAME ENV...: one run of fault_job ($FJOB $JOBARGS) with the fault library and the
+# shim; compares it with the baseline run ($T/base.out), reads every trace it left, and counts
+# into runs, injected, changed, unreadable, dropped_seen. Labels start with $FAULT_CLASS.
+# EXPECT_FINAL=1: a trace without its final chunk counts as unreadable too.
+runs=0 injected=0 changed=0 unreadable=0 dropped_seen=0
+run_fault() {
+  local name=$1; shift
+  local d=$T/run; rm -rf "$d" "$T/stats"; mkdir -p "$d"
+  run_job "$T/f" NCCLSCOPE_DIR="$d/traces" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$T/stats" \
+    LD_PRELOAD="$FAULTLIB $SHIM" "$@" -- "$FJOB" $JOBARGS
+  runs=$((runs + 1))
+  local inj=0
+  [ -f "$T/stats" ] && inj=$(od -An -t u8 -j 8 -N 8 "$T/stats" | tr -d ' ')
+  injected=$((injected + ${inj:-0}))
+  if [ "$(cat "$T/f.rc")" != 0 ] || ! cmp -s "$T/base.out" "$T/f.out"; then
+    changed=$((changed + 1))
+    fail "$FAULT_CLASS $name: job changed (exit $(cat "$T/f.rc")): $(diff "$T/base.out" "$T/f.out" | head -3 | tr '\n' ' ') $(head -c 200 "$T/f.err")"
+    return
+  fi
+  local f ok=1
+  for f in $(traces "$d"); do
+    if ! readable "$f"; then
+      unreadable=$((unreadable + 1)); ok=0
+      fail "$FAULT_CLASS $name: trace unreadable beyond its damage: $STATS"
+    elif [ "${EXPECT_FINAL:-0}" = 1 ] && [ "$(field final "$STATS")" != 1 ]; then
+      unreadable=$((unreadable + 1)); ok=0
+      fail "$FAULT_CLASS $name: the job ended cleanly and later writes succeeded, but the trace is not complete: $STATS"
+    elif [ "$(field dropped "$STATS")" != 0 ]; then
+      dropped_seen=$((dropped_seen + 1))
+    fi
+  done
+  [ $ok = 1 ] && pass "$FAULT_CLASS $name (injected ${inj:-0})"
+}
