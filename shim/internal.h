@@ -182,6 +182,9 @@ void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
 void ncs_gpu_group_forget(void);      /* a group closed without launching (GroupSimulateEnd) */
 /* Writer: query pending events, emit GPU_TIME for completed ones; returns how many are still
  * pending. drain_ms > 0 waits for pending events up to that long (exit). */
+/* 1 when st (from stat/fstat) is this process's trace file: never write or truncate it. */
+struct stat;
+int ncs_is_trace_file(const struct stat *st);
 int ncs_gpu_poll(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, unsigned drain_ms);
 void ncs_gpu_atfork_child(void);
 int ncs_gpu_current_device(void);     /* cudaGetDevice, -1 without GPU timing */

@@ -179,8 +179,15 @@ static void open_user_dest(void) {
     else path[o++] = *p;
   }
   path[o] = 0;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); /* NCCL: fopen(path, "w") */
   struct stat st;
+  if (stat(path, &st) == 0 && ncs_is_trace_file(&st)) {
+    /* the "user's" file is our own trace file (/proc/self/fd/N of the shim's values, N being
+     * the trace's descriptor in this process): opening it "w" would truncate the trace.
+     * Forward nothing. */
+    lc.out_failed = 1;
+    return;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); /* NCCL: fopen(path, "w") */
   if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == lc.pipe_ino) {
     /* the "user's" file is our own capture pipe (/proc/self/fd/N of the shim's values, seen by
      * a child that got the parent's environment half restored): forwarding into it would feed

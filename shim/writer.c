@@ -107,6 +107,13 @@ struct writer {
   size_t qspare_cap;
 };
 static struct writer *W;
+
+/* The trace file's identity, for other threads (ncs_is_trace_file); 0 before it exists. */
+static _Atomic uint64_t trace_dev, trace_ino;
+int ncs_is_trace_file(const struct stat *st) {
+  uint64_t ino = atomic_load(&trace_ino);
+  return ino && (uint64_t)st->st_ino == ino && (uint64_t)st->st_dev == atomic_load(&trace_dev);
+}
 static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t w_done_cv = PTHREAD_COND_INITIALIZER;
@@ -183,6 +190,11 @@ static int open_file(struct writer *w) {
     int fd = create_named(ncs_cfg.dir, path, hdr, sizeof hdr);
     if (fd >= 0) {
       w->fd = fd;
+      struct stat st;
+      if (fstat(fd, &st) == 0) {
+        atomic_store(&trace_dev, (uint64_t)st.st_dev);
+        atomic_store(&trace_ino, (uint64_t)st.st_ino);
+      }
       w->good_off = w->high_off = sizeof hdr;
       ncs_debug("writing %s", path);
       return 0;
