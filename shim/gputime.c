@@ -92,24 +92,9 @@ static inline void app_cuda(int n) {
   if (p) p->cuda_calls += (uint64_t)n;
 }
 
-/* ---- finding the runtime ---- */
-struct find_ctx { char path[512]; };
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *arg) {
-  struct find_ctx *fc = arg;
-  const char *name = info->dlpi_name;
-  if (!name || !*name) return 0;
-  const char *base = strrchr(name, '/');
-  base = base ? base + 1 : name;
-  if (strncmp(base, "libcudart.so", 12) != 0) return 0;
-  strncpy(fc->path, name, sizeof fc->path - 1);
-  return 1;
-}
-
 int ncs_gpu_init(void) {
   if (ncs_gpu_on) return 1;
-  struct find_ctx fc = {{0}};
-  void *h = NULL;
-  if (dl_iterate_phdr(find_cudart, &fc)) h = dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY);
+  void *h = ncs_loaded_handle("libcudart.so"); /* the application's runtime, never a new one */
   if (!h) h = RTLD_DEFAULT;
 #define SYM(field, name) (*(void **)&cu.field = dlsym(h, name))
   int ok = SYM(event_create, "cudaEventCreateWithFlags") && SYM(event_record, "cudaEventRecord") &&

@@ -182,6 +182,9 @@ void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
 void ncs_gpu_group_forget(void);      /* a group closed without launching (GroupSimulateEnd) */
 /* Writer: query pending events, emit GPU_TIME for completed ones; returns how many are still
  * pending. drain_ms > 0 waits for pending events up to that long (exit). */
+/* A handle on an object already loaded whose file name starts with prefix (e.g.
+ * "libcudart.so"), without loading anything; NULL when none is. */
+void *ncs_loaded_handle(const char *prefix);
 /* 1 when st (from stat/fstat) is this process's trace file: never write or truncate it. */
 struct stat;
 int ncs_is_trace_file(const struct stat *st);

@@ -45,25 +45,29 @@ static void *lookup_next(const char *name) {
   return NULL;
 }
 
-/* dl_iterate_phdr: remembers the first loaded object named libnccl.so* that is not us. */
-struct find_ctx { char path[512]; };
-static int find_libnccl(struct dl_phdr_info *info, size_t size, void *arg) {
+/* dl_iterate_phdr: remembers the first loaded object whose file name starts with prefix. */
+struct find_ctx { const char *prefix; char path[512]; };
+static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg) {
   struct find_ctx *fc = arg;
   const char *name = info->dlpi_name;
   if (!name || !*name) return 0;
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
-  if (strncmp(base, "libnccl.so", 10) != 0) return 0;
+  if (strncmp(base, fc->prefix, strlen(fc->prefix)) != 0) return 0;
   snprintf(fc->path, sizeof fc->path, "%s", name);
   return 1;
+}
+
+void *ncs_loaded_handle(const char *prefix) {
+  struct find_ctx fc = {prefix, {0}};
+  if (dl_iterate_phdr(find_loaded, &fc) == 0) return NULL;
+  return dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
 }
 
 static void *private_handle(void) {
   static void *handle;  /* guarded by late_mu or by the once-init */
   if (handle) return handle;
-  struct find_ctx fc = {{0}};
-  if (dl_iterate_phdr(find_libnccl, &fc) == 0) return NULL;
-  handle = dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
+  handle = ncs_loaded_handle("libnccl.so");
   return handle;
 }
 
