@@ -9,7 +9,9 @@ CFLAGS_COMMON = -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SO
 CUDA_HOME ?= /usr/local/cuda
 
 SHIM_SRC := $(sort $(wildcard shim/*.c))
-DEC_SRC := $(sort $(filter-out decoder/main.c,$(wildcard decoder/*.c)))
+DEC_ROOMS := io model analysis render cmd
+DEC_SRC := $(sort $(filter-out decoder/cmd/main.c,$(foreach r,$(DEC_ROOMS),$(wildcard decoder/$(r)/*.c))))
+DEC_HDR := $(wildcard decoder/*.h) $(foreach r,$(DEC_ROOMS),$(wildcard decoder/$(r)/*.h))
 NCCLD_SRC := $(sort $(wildcard tests/doubles/nccl/*.c))
 CUDAD_SRC := $(sort $(wildcard tests/doubles/cuda/*.c))
 NVMLD_SRC := $(sort $(wildcard tests/doubles/nvml/*.c))
@@ -45,9 +47,9 @@ $(BUILD)/obj/shim/%.o: shim/%.c $(wildcard shim/*.h) $(wildcard include/ncclscop
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/obj/decoder/%.o: decoder/%.c $(wildcard decoder/*.h) $(wildcard include/ncclscope/*.h)
+$(BUILD)/obj/decoder/%.o: decoder/%.c $(DEC_HDR) $(wildcard include/ncclscope/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -c $< -o $@
+	$(CC) $(CFLAGS_COMMON) -Idecoder -c $< -o $@
 
 $(SHIM): $(SHIM_OBJ) shim/exports.map
 	$(CC) $(SAN) $(SHIM_LDFLAGS) -o $@ $(SHIM_OBJ) $(SHIM_LIBS)
@@ -56,7 +58,7 @@ $(DECLIB): $(DEC_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $(DEC_OBJ)
 
-$(DECODER): $(BUILD)/obj/decoder/main.o $(DECLIB)
+$(DECODER): $(BUILD)/obj/decoder/cmd/main.o $(DECLIB)
 	$(CC) $(SAN) -o $@ $^ -lzstd -lm -lpthread
 
 # CPU test doubles of libnccl.so.2, libcudart.so.13 and libnvidia-ml.so.1

@@ -1,6 +1,6 @@
 /* profile_format.h — the PROFILE (14) record body (docs/FORMAT-TOPO.md): one collective as
  * NCCL described it to its profiler plugin (shim/profiler.c). Header-only: the encoder is used
- * by the shim and by tests that write traces, the decoder by decoder/profile.c.
+ * by the shim and by tests that write traces, the decoder by decoder/analysis/profile.c.
  *
  * Contract: the encoder appends a body through the bounded writer of ncclscope/encode.h; the
  * decoder reads a body of `len` bytes, treats missing trailing fields as 0 / empty, ignores

@@ -1,6 +1,6 @@
 /* topo_format.h — TOPO_GPU (12) and TOPO_LINK (13) record bodies (docs/FORMAT-TOPO.md):
  * header-only encoders (used by shim/topo.c and by tests that write traces) and decoders
- * (used by decoder/topo.c).
+ * (used by decoder/model/topo.c).
  *
  * Contract: encoders append one whole record through the bounded writer of
  * ncclscope/encode.h; decoders read a body of `len` bytes, treat missing trailing fields as

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-decoder.sh [BUILD] — decoder throughput and peak memory for two trace lengths, side by
-# side in one run: the trace reader alone (decoder/trace.c with a visitor that sums counts) and
+# side in one run: the trace reader alone (decoder/io/trace.c with a visitor that sums counts) and
 # the whole `ncclscope report` (core summary plus every registered analysis). Traces are a
 # steady DDP-like loop of AllReduce CALL records written by the test writer (65536 per chunk).
 # Rates are per CPU-second of the process (one core; the machine may be shared). Peak RSS

@@ -3,7 +3,7 @@
 # For each rank count in SIZES (default "8 128 1024") it writes CALLS (default 100000)
 # collectives per rank with `ncclscope synth` into BENCH_DIR (default /tmp/ncs-bench-scale,
 # removed after each size), then times, side by side on the same files:
-#   html   — `ncclscope html --no-doctor`, i.e. decoder/jobload.c: files decoded in parallel
+#   html   — `ncclscope html --no-doctor`, i.e. decoder/io/jobload.c: files decoded in parallel
 #            (one thread per CPU), clock alignment, per-op statistics and the cross-rank
 #            straggler analysis (the doctor's own second pass is left out);
 #            The loader picks lockstep or whole-file reading, whichever keeps less (jobload.h);

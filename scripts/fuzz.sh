@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS] [BUILD] — a short libFuzzer run of every fuzz target (tests/fuzz/fuzz_*.c):
-# the trace reader (decoder/trace.c) and the NCCL log parser (decoder/nccllog.c).
+# the trace reader (decoder/io/trace.c) and the NCCL log parser (decoder/io/nccllog.c).
 #
 # Builds each target with clang -fsanitize=fuzzer,address,undefined into BUILD/fuzz/, starts
 # from a copy of its regression corpus (tests/fuzz/corpus/TARGET/; the copy grows, the
@@ -19,7 +19,7 @@ OUT=$BUILD/fuzz
 mkdir -p "$OUT"
 command -v "$CLANG" >/dev/null || { echo "fuzz.sh: $CLANG not found (apt-get install clang)" >&2; exit 2; }
 
-declare -A SRC=([trace]="decoder/trace.c" [nccllog]="decoder/nccllog.c")
+declare -A SRC=([trace]="decoder/io/trace.c" [nccllog]="decoder/io/nccllog.c")
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$ROOT/include -I$ROOT/decoder"
 status=0
 for target in trace nccllog; do

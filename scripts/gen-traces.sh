@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gen-traces.sh OUTDIR [RANKS] [CALLS] [SYNTH OPTIONS...] — writes synthetic traces in the real
 # format for RANKS ranks x CALLS collectives (defaults 8 x 10000) into OUTDIR, through
-# `ncclscope synth` (decoder/synth.c): 8 ranks per host, per-host clock offsets and drift,
+# `ncclscope synth` (decoder/io/synth.c): 8 ranks per host, per-host clock offsets and drift,
 # GPU times, deterministic for a seed. Extra options go to synth, e.g.
 #   scripts/gen-traces.sh /tmp/t 64 100000 --straggler 5:300:0.2 --missing 7:5000 --seed 3
 # BUILD (default build) names the build directory holding ncclscope.

@@ -1,4 +1,4 @@
-/* test_align.c — clock alignment (decoder/align.c, docs/CLOCKS.md): the clock map interpolates
+/* test_align.c — clock alignment (decoder/model/align.c, docs/CLOCKS.md): the clock map interpolates
  * exactly on a drifting clock; the aligner attaches GPU times written after their call and
  * releases everything; and on synthetic traces from hosts with different boot times, drift and
  * no realtime error, every rank's recovered entry time matches the generator's true time
@@ -9,10 +9,10 @@
 #include <unistd.h>
 #include <math.h>
 
-#include "align.h"
+#include "model/align.h"
 #include "check.h"
-#include "jobload.h"
-#include "synth.h"
+#include "io/jobload.h"
+#include "io/synth.h"
 #include "ncclscope/ops.h"
 
 static void test_clockmap(void) {

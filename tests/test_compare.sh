@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_compare.sh — `ncclscope compare BASE NEW` (decoder/compare.c), the CI gate: runs of the
+# test_compare.sh — `ncclscope compare BASE NEW` (decoder/cmd/compare.c), the CI gate: runs of the
 # same configuration with run-to-run noise are not flagged (exit 0), a 30% bandwidth loss is
 # (exit 1), losing NVLink-class P2P for SHM always is, bad input exits 2, and --json /
 # --markdown are well formed. Traces from `synth` with 10% per-collective noise and 20 us

@@ -1,4 +1,4 @@
-/* test_decoder_corrupt.c — damaged and truncated traces through the reader (decoder/trace.c):
+/* test_decoder_corrupt.c — damaged and truncated traces through the reader (decoder/io/trace.c):
  * cut at every byte (chunk boundaries and mid-chunk), every byte flipped, crafted bad sizes,
  * bad compression, bad record framing, huge counts, and randomly mutated record bytes behind a
  * valid checksum. Each must give the right return code, a message "FILE: offset N: ..." with
@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "test_trace_writer.h"
-#include "trace.h"
+#include "io/trace.h"
 
 static char dir[] = "/tmp/ncs-corrupt.XXXXXX";
 static char path[600];

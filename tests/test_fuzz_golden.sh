@@ -43,7 +43,7 @@ else
   fi
 fi
 
-# The command line: exit code (decoder/main.c usage: 0 ok, 1 damaged or truncated, 2 unreadable
+# The command line: exit code (decoder/cmd/main.c usage: 0 ok, 1 damaged or truncated, 2 unreadable
 # or not a trace), a message naming
 # the file and offset on stderr, bounded time and memory.
 if [ ! -x "$NCS" ]; then

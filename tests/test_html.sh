@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_html.sh — `ncclscope html` (decoder/html.c, decoder/svg.c): one self-contained page (no
+# test_html.sh — `ncclscope html` (decoder/render/html.c, decoder/render/svg.c): one self-contained page (no
 # script, no network reference) with every section, rendered by headless Chromium without
 # errors and not blank; and a hostile trace (host name and command line holding <script>,
 # markup, quotes and terminal escapes) cannot inject anything. Chromium checks SKIP when

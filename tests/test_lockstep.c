@@ -1,9 +1,9 @@
-/* test_lockstep.c — the whole-job loader reading files in lockstep (decoder/jobload.c):
+/* test_lockstep.c — the whole-job loader reading files in lockstep (decoder/io/jobload.c):
  * the straggler window (most open collectives at once) stays about a chunk wide whatever the
  * trace length, where reading whole files one after another opens every collective of the
  * trace; both ways give the same results; a missing rank (hang) and a truncated file are still
  * found; more files than file descriptors can be read in lockstep. Traces come from the
- * generator (decoder/synth.c). */
+ * generator (decoder/io/synth.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "jobload.h"
-#include "synth.h"
-#include "trace.h"
+#include "io/jobload.h"
+#include "io/synth.h"
+#include "io/trace.h"
 
 static char *base;
 

@@ -1,4 +1,4 @@
-/* test_metrics_exact.c — the metrics analysis (decoder/metrics.c) on synthetic traces with
+/* test_metrics_exact.c — the metrics analysis (decoder/analysis/metrics.c) on synthetic traces with
  * known answers: busbw exactly by nccl-tests' formulas (../shared/reference/FIGURES.md),
  * communication time as the union of GPU intervals, host-timing fallback and its label,
  * groups timed as their group, step detection, --step-op, NCCLSCOPE_STEP_MARK (trace's and own
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 #include "check.h"
-#include "hist.h"
-#include "metrics.h"
+#include "model/hist.h"
+#include "analysis/metrics.h"
 #include "test_trace_writer.h"
 
 static char dir[] = "/tmp/ncs-metrics.XXXXXX";

@@ -1,4 +1,4 @@
-/* test_nccllog.c — the NCCL debug-log parser (decoder/nccllog.c) on every real log in
+/* test_nccllog.c — the NCCL debug-log parser (decoder/io/nccllog.c) on every real log in
  * ../shared/nccl-logs/ (see its INDEX.md for the source of each file) and on edge cases.
  *
  * Per file: the number of transport lines by class must equal what a plain `grep ' via P2P/'`
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "nccllog.h"
-#include "transport.h"
+#include "io/nccllog.h"
+#include "model/transport.h"
 
 struct expect { const char *file; int via, p2p, shm, net, versions, warns; };
 /* via/p2p/shm/net: grep -c ' via ', ' via P2P/', ' via (SHM/|direct shared)', ' via NET/';

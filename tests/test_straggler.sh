@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_straggler.sh — collectives lined up across ranks (decoder/straggler.c) in `report`:
+# test_straggler.sh — collectives lined up across ranks (decoder/analysis/straggler.c) in `report`:
 # a chosen straggler is found first with the right lateness, a size mismatch and a rank that
 # never joined (a hang) are reported, and a clean job has neither. Traces from `synth`, whose
 # ground truth is known: rank 5 enters 300 us late on half the collectives.

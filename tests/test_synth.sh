@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_synth.sh — `ncclscope synth` (decoder/synth.c): traces in the real format that the
+# test_synth.sh — `ncclscope synth` (decoder/io/synth.c): traces in the real format that the
 # reader accepts, deterministic for a seed, with the calls, hosts and hang it was asked for.
 source "$(dirname "$0")/lib.sh"
 if [ ! -x "$NCS" ]; then skip "synth: $NCS not built"; exit 0; fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test_timeline.sh — `ncclscope timeline` (decoder/timeline.c): valid Chrome-trace JSON with
+# test_timeline.sh — `ncclscope timeline` (decoder/render/timeline.c): valid Chrome-trace JSON with
 # one track per rank and stream, one duration event per traced call (GPU interval when the
 # trace has GPU times, host interval otherwise) with its args, communicator init/destroy as
-# instants, times on one clock; and the progress bar (decoder/progress.c) only on a terminal.
+# instants, times on one clock; and the progress bar (decoder/io/progress.c) only on a terminal.
 source "$(dirname "$0")/lib.sh"
 if [ ! -x "$NCS" ]; then skip "timeline: $NCS not built"; exit 0; fi
 "$NCS" synth -o "$T/s" --ranks 4 --hosts 2 --calls 200 --chunk-calls 50 >/dev/null 2>&1

@@ -17,10 +17,10 @@
 #include <zstd.h>
 
 #include "check.h"
-#include "commands.h"
+#include "cmd/commands.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/ops.h"
-#include "topo.h"
+#include "model/topo.h"
 #include "topo_format.h"
 
 struct scen {

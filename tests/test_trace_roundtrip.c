@@ -1,5 +1,5 @@
 /* test_trace_roundtrip.c — varint, CALL and record round trips through encode.h, real files
- * and the reader (decoder/trace.c); JSON escaping. With `--write DIR` it instead writes the
+ * and the reader (decoder/io/trace.c); JSON escaping. With `--write DIR` it instead writes the
  * golden fixture traces used by tests/test_decoder_cli.sh (rank0.ncs, rank1.ncs final;
  * cut.ncs without a final chunk; hostile.ncs with control bytes in its strings). For
  * scripts/bench-decoder.sh: `--bench-write FILE N` writes a steady DDP-like trace of N CALL
@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "json.h"
+#include "render/json.h"
 #include "test_trace_writer.h"
-#include "trace.h"
+#include "io/trace.h"
 
 static uint64_t rng_state;
 static uint64_t rnd(void) { /* splitmix64 */

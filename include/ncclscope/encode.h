@@ -2,7 +2,7 @@
  *
  * Contract: the one place that turns record structs into bytes. The shim's writer, the
  * synthetic trace generator and the tests all encode through here, and the decoder's reader
- * (decoder/trace.c) decodes into the same structs, so writer and reader cannot disagree.
+ * (decoder/io/trace.c) decodes into the same structs, so writer and reader cannot disagree.
  *   - ncs_encode_call() is the hot-path CALL encoder: no allocation, no bounds checks
  *     needed beyond the caller giving NCS_CALL_MAX bytes; it keeps the per-chunk delta state.
  *   - Every other record is appended to a bounded byte writer (struct ncs_wbuf) either as a
@@ -22,7 +22,7 @@
 #include <string.h>
 #include "format.h"
 
-/* ---- record structs (also what decoder/trace.h hands to its visitors) ---- */
+/* ---- record structs (also what decoder/io/trace.h hands to its visitors) ---- */
 
 /* 5 CALL. t_exit is stored as duration = t_exit - t_enter. */
 struct ncs_call {

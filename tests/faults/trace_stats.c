@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ncclscope/ops.h"
-#include "trace.h"
+#include "io/trace.h"
 
 #define MAXT 4096
 struct st {

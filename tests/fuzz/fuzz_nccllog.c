@@ -1,4 +1,4 @@
-/* fuzz_nccllog.c — libFuzzer entry point for the NCCL debug-log parser (decoder/nccllog.h).
+/* fuzz_nccllog.c — libFuzzer entry point for the NCCL debug-log parser (decoder/io/nccllog.h).
  *
  * Contract: splits the input into lines at '\n' and parses each with ncs_nl_parse(), passing
  * a heap copy of exactly the line's bytes (no NUL after it) so a read past the line shows up
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nccllog.h"
+#include "io/nccllog.h"
 
 #define REQUIRE(c) do { if (!(c)) { fprintf(stderr, "fuzz_nccllog: %s failed\n", #c); abort(); } } while (0)
 #define TERMINATED(a) (memchr((a), 0, sizeof(a)) != NULL)

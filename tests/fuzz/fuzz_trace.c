@@ -1,4 +1,4 @@
-/* fuzz_trace.c — libFuzzer entry point for the trace reader (decoder/trace.h).
+/* fuzz_trace.c — libFuzzer entry point for the trace reader (decoder/io/trace.h).
  *
  * Contract: feeds one input to ncs_trace_read() as a file (an in-memory memfd, no disk I/O)
  * with every visitor callback set; callbacks read every byte of every string and frame they
@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "ncclscope/format.h"
-#include "trace.h"
+#include "io/trace.h"
 
 static volatile unsigned sink;
 static void touch(const void *p, size_t n) {

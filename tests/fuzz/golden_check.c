@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace.h"
+#include "io/trace.h"
 
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {

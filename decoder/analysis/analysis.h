@@ -1,0 +1,73 @@
+/* analysis.h — the extension point of `ncclscope report`: analyses that read the same traces
+ * and add their own sections to the text and JSON output.
+ *
+ * Contract: report.c reads every file once and hands each record to its own summary and to
+ * every registered analysis (in NCS_ANALYSES order). For one report run an analysis sees:
+ *   create(job)                       once, before any file (job->n files, ranks not known yet)
+ *   visitor(state, file, &v)          once per file, in file order: fill the callbacks it wants
+ *                                     (v is zeroed; set v->ctx yourself); records follow
+ *   file_done(state, file, status)    after that file's read (status may say damaged/truncated)
+ *   finish(state, job)                once, after all files; job->rank[] now complete
+ *   print_text(state, f, job)         its text section (escape trace strings: ncs_text_escape)
+ *   print_json(state, j, job)         its members, written into the top-level JSON object;
+ *   print_rank_json(state, j, file)   members inside each rank's object (after the core's);
+ *   print_op_json(state, j, file, op) members inside each rank's "ops": {"<Op>": {...}} entry
+ *   destroy(state)
+ * Text sections follow the per-rank sections, in registry order; start yours with a blank
+ * line and a title line. Define the analysis with designated initializers (fields get added).
+ * Every callback but name may be NULL. An analysis never exits and never prints outside its
+ * print_* calls. Memory should not grow with trace length (ranks x communicators is fine).
+ * Adding one: write decoder/<name>.c defining `const struct ncs_analysis ncs_analysis_<name>`
+ * and add X(<name>) to NCS_ANALYSES below. */
+#ifndef NCS_ANALYSIS_H
+#define NCS_ANALYSIS_H
+#include <stdint.h>
+#include <stdio.h>
+#include "render/json.h"
+#include "io/trace.h"
+
+/* What the report core knows about one traced process (one file). */
+struct ncs_rank_info {
+  const char *path;
+  const char *host;      /* PROCESS host, "" when none */
+  uint32_t pid;
+  int rank;              /* rank in its largest communicator, else env RANK-like, else -1 */
+  int nranks;            /* ranks of that communicator (or WORLD_SIZE), 0 when unknown */
+  int read_rc;           /* ncs_trace_read's return: 0, 1 damaged, 2 unreadable */
+  int truncated;
+  const struct ncs_process *process; /* NULL after the file's read; use the fields above */
+};
+struct ncs_job {
+  int n;                           /* files */
+  const struct ncs_rank_info *rank;/* [n], in file order: path set from create on (an analysis
+                                      may read a file itself); the rest filled by finish time */
+  const int *order;                /* [n] file indices sorted by (rank, host, pid) */
+  const char *const *options;      /* report's NULL-terminated "--name=value" analysis options */
+};
+/* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
+const char *ncs_job_option(const struct ncs_job *job, const char *name);
+
+struct ncs_analysis {
+  const char *name;
+  void *(*create)(const struct ncs_job *job);
+  void (*visitor)(void *state, int file, struct ncs_visitor *v);
+  void (*file_done)(void *state, int file, const struct ncs_read_status *status);
+  void (*finish)(void *state, const struct ncs_job *job);
+  void (*print_text)(void *state, FILE *f, const struct ncs_job *job);
+  void (*print_json)(void *state, struct ncs_json *j, const struct ncs_job *job);
+  void (*print_rank_json)(void *state, struct ncs_json *j, int file);
+  void (*destroy)(void *state);
+  void (*print_op_json)(void *state, struct ncs_json *j, int file, unsigned op);
+};
+
+/* The registry: one line per analysis. */
+#define NCS_ANALYSES(X) \
+  X(metrics) \
+  X(stragglers) \
+  X(transport) \
+  X(profile)
+
+#define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
+NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)
+#undef NCS_DECLARE_ANALYSIS_
+#endif

@@ -1,0 +1,223 @@
+/* doctor_facts.c — one pass over a trace collecting what the doctor and the report's
+ * transport section need (doctor_facts.h). */
+#include "analysis/doctor_facts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclscope/ops.h"
+
+struct ncs_dfacts *ncs_dfacts_new(const char *path) {
+  struct ncs_dfacts *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  snprintf(f->path, sizeof f->path, "%s", path ? path : "");
+  f->pid = -1;
+  ncs_tmodel_init(&f->log);
+  return f;
+}
+
+void ncs_dfacts_free(struct ncs_dfacts *f) {
+  if (!f) return;
+  ncs_tmodel_free(&f->log);
+  free(f->topo);
+  free(f);
+}
+
+static int on_process(void *ctx, const struct ncs_process *p) {
+  struct ncs_dfacts *f = ctx;
+  char nodeidx[32] = "";
+  f->have_process = 1;
+  f->pid = (long)p->pid;
+  for (size_t i = 0; i < p->nkv; i++) {
+    const char *k = p->kv[i].key, *v = p->kv[i].value;
+    if (!strcmp(k, "host")) snprintf(f->host, sizeof f->host, "%s", v);
+    else if (!strcmp(k, "nccl_version")) snprintf(f->version_code, sizeof f->version_code, "%s", v);
+    else if (!strcmp(k, "env.GROUP_RANK") || !strcmp(k, "env.NODE_RANK") || !strcmp(k, "env.SLURM_NODEID"))
+      snprintf(nodeidx, sizeof nodeidx, "%s", v);
+    else if (!strncmp(k, "env.", 4) && f->nenv < NCS_DF_MAX_ENV &&
+             (!strncmp(k + 4, "NCCL_", 5) || strstr(k + 4, "VISIBLE_DEVICES"))) {
+      snprintf(f->env[f->nenv][0], sizeof f->env[0][0], "%s", k + 4);
+      snprintf(f->env[f->nenv][1], sizeof f->env[0][1], "%s", v);
+      f->nenv++;
+    }
+  }
+  snprintf(f->node, sizeof f->node, "%s%s%s", f->host, nodeidx[0] ? "#" : "", nodeidx);
+  return 0;
+}
+
+static int on_comm(void *ctx, const struct ncs_comm *c) {
+  struct ncs_dfacts *f = ctx;
+  if (c->rc != 0 || f->ncomms >= NCS_DF_MAX_COMMS) return 0;
+  struct ncs_dcomm *d = &f->comms[f->ncomms++];
+  d->comm_id = c->comm_id;
+  d->comm = c->comm;
+  d->rank = c->rank;
+  d->nranks = c->nranks;
+  d->device = c->device;
+  return 0;
+}
+
+static const struct ncs_dcomm *find_comm(const struct ncs_dfacts *f, uint32_t comm) {
+  for (int i = 0; i < f->ncomms; i++)
+    if (f->comms[i].comm == comm) return &f->comms[i];
+  return NULL;
+}
+
+static size_t dtype_size(uint32_t dt) {
+  switch (dt) {
+  case 0: case 1: case 10: case 11: return 1;
+  case 6: case 9: return 2;
+  case 2: case 3: case 7: return 4;
+  case 4: case 5: case 8: return 8;
+  default: return 0;
+  }
+}
+
+/* busbw numerator: bytes x factor (FIGURES.md, nccl-tests' definitions). */
+static double bus_bytes(uint32_t op, uint64_t count, uint32_t dt, int n) {
+  double sz = (double)count * (double)dtype_size(dt);
+  if (n <= 0) return 0;
+  switch (ncs_op_bw(op)) {
+  case NCS_BW_ALLREDUCE: return sz * 2.0 * (n - 1) / n;
+  case NCS_BW_ONE: return sz;
+  case NCS_BW_NTIMES: return sz * n * (double)(n - 1) / n;
+  default: return 0;
+  }
+}
+
+static void sweep(uint64_t s, uint64_t e, uint64_t *cs, uint64_t *ce, double *acc) {
+  if (e <= s) return;
+  if (*ce == 0 && *cs == 0) { *cs = s; *ce = e; return; }
+  if (s > *ce) { *acc += (double)(*ce - *cs); *cs = s; *ce = e; return; }
+  if (e > *ce) *ce = e;
+  if (s < *cs) *cs = s;
+}
+
+static int on_call(void *ctx, const struct ncs_call *c) {
+  struct ncs_dfacts *f = ctx;
+  int kind = ncs_op_kind(c->op);
+  f->ncalls++;
+  if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
+  if (c->t_exit > f->t_last) f->t_last = c->t_exit;
+  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
+  sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
+  if (kind != NCS_KIND_COLL || c->rc != 0) return 0;
+  const struct ncs_dcomm *cm = find_comm(f, c->comm);
+  if (!cm) return 0;
+  double bb = bus_bytes(c->op, c->count, c->datatype, cm->nranks);
+  double raw = (double)c->count * (double)dtype_size(c->datatype);
+  if (raw < (double)NCS_DF_BIG_BYTES || bb <= 0) return 0;
+  if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
+    f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
+  struct ncs_dpending *p = &f->pending[f->npending_next++ % NCS_DF_PENDING];
+  p->thread = c->thread;
+  p->tcall = c->tcall;
+  p->bytes_bus = bb;
+  p->used = 0;
+  return 0;
+}
+
+static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
+  struct ncs_dfacts *f = ctx;
+  if (g->flags || g->gpu_end <= g->gpu_start) return 0;
+  f->timing_gpu = 1;
+  if (!f->gpu_first || g->gpu_start < f->gpu_first) f->gpu_first = g->gpu_start;
+  if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;
+  sweep(g->gpu_start, g->gpu_end, &f->gpu_cur_s, &f->gpu_cur_e, &f->gpu_comm_ns);
+  if (g->kind != NCS_GPU_KIND_CALL) return 0;
+  for (unsigned i = 0; i < NCS_DF_PENDING; i++) {
+    struct ncs_dpending *p = &f->pending[i];
+    if (p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
+      p->used = 1;
+      if (f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = p->bytes_bus / (double)(g->gpu_end - g->gpu_start);
+      break;
+    }
+  }
+  return 0;
+}
+
+static int on_log(void *ctx, const struct ncs_log_line *l) {
+  struct ncs_dfacts *f = ctx;
+  ncs_tmodel_line(&f->log, l->line, l->len);
+  return 0;
+}
+
+static int on_raw(void *ctx, const struct ncs_raw *r) {
+  struct ncs_dfacts *f = ctx;
+  if (r->type != NCS_REC_TOPO_GPU && r->type != NCS_REC_TOPO_LINK) return 0;
+  if (!f->topo) {
+    f->topo = malloc(sizeof *f->topo);
+    if (!f->topo) return 0;
+    ncs_topo_init(f->topo, f->host);
+  }
+  if (ncs_topo_add_raw(f->topo, r->type, r->body, r->len) < 0) f->topo_damaged = 1;
+  return 0;
+}
+
+void ncs_dfacts_visitor(struct ncs_dfacts *f, struct ncs_visitor *v) {
+  v->ctx = f;
+  v->process = on_process;
+  v->comm = on_comm;
+  v->call = on_call;
+  v->gpu_time = on_gpu;
+  v->log_line = on_log;
+  v->raw = on_raw;
+}
+
+void ncs_dfacts_done(struct ncs_dfacts *f) {
+  if (f->host_cur_e > f->host_cur_s) f->host_comm_ns += (double)(f->host_cur_e - f->host_cur_s);
+  if (f->gpu_cur_e > f->gpu_cur_s) f->gpu_comm_ns += (double)(f->gpu_cur_e - f->gpu_cur_s);
+  f->host_cur_s = f->host_cur_e = f->gpu_cur_s = f->gpu_cur_e = 0;
+  f->comm_ns = f->timing_gpu ? f->gpu_comm_ns : f->host_comm_ns;
+  if (f->topo && !f->topo->host[0]) snprintf(f->topo->host, sizeof f->topo->host, "%s", f->host);
+}
+
+struct ncs_dfacts *ncs_dfacts_read(const char *path) {
+  struct ncs_dfacts *f = ncs_dfacts_new(path);
+  if (!f) return NULL;
+  struct ncs_visitor v;
+  memset(&v, 0, sizeof v);
+  ncs_dfacts_visitor(f, &v);
+  struct ncs_read_status st;
+  memset(&st, 0, sizeof st);
+  f->read_rc = ncs_trace_read(path, &v, &st);
+  snprintf(f->error, sizeof f->error, "%s", st.error);
+  ncs_dfacts_done(f);
+  return f;
+}
+
+const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name) {
+  for (int i = 0; i < f->nenv; i++)
+    if (!strcmp(f->env[i][0], name)) return f->env[i][1];
+  return NULL;
+}
+
+int ncs_dfacts_rank(const struct ncs_dfacts *f, int *nranks, uint64_t *comm_id) {
+  int best = -1;
+  for (int i = 0; i < f->ncomms; i++)
+    if (best < 0 || f->comms[i].nranks > f->comms[best].nranks) best = i;
+  if (best < 0) { if (nranks) *nranks = 0; if (comm_id) *comm_id = 0; return -1; }
+  if (nranks) *nranks = f->comms[best].nranks;
+  if (comm_id) *comm_id = f->comms[best].comm_id;
+  return f->comms[best].rank;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *n, int *gpu) {
+  const double *src = f->nsamples ? f->samples : f->host_samples;
+  int k = f->nsamples ? f->nsamples : f->nhost_samples;
+  if (gpu) *gpu = f->nsamples > 0;
+  if (n) *n = k;
+  if (!k) return 0;
+  double *tmp = malloc((size_t)k * sizeof *tmp);
+  if (!tmp) return 0;
+  memcpy(tmp, src, (size_t)k * sizeof *tmp);
+  qsort(tmp, (size_t)k, sizeof *tmp, cmp_d);
+  double med = tmp[k / 2];
+  free(tmp);
+  return med; /* bytes per ns == GB/s */
+}

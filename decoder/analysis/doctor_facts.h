@@ -1,0 +1,75 @@
+/* doctor_facts.h — per-process facts the transport/topology checks need, gathered from one
+ * trace file in one pass: host, NCCL_* environment, NCCL version, communicators, the NCCL log
+ * lines (transport model), the NVML topology, and the calls' communication share and bus
+ * bandwidth of large collectives.
+ *
+ * Contract: ncs_dfacts_visitor() fills a visitor whose callbacks feed `f`; ncs_dfacts_done()
+ * finishes the sums after the read. Memory is bounded: the transport model grows with distinct
+ * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file, pending calls waiting
+ * for their GPU time at NCS_DF_PENDING. ncs_dfacts_free() releases everything. */
+#ifndef NCS_DOCTOR_FACTS_H
+#define NCS_DOCTOR_FACTS_H
+#include <stdint.h>
+#include "model/topo.h"
+#include "io/trace.h"
+#include "model/transport.h"
+
+#define NCS_DF_MAX_ENV 48
+#define NCS_DF_MAX_COMMS 32
+#define NCS_DF_MAX_SAMPLES 4096
+#define NCS_DF_PENDING 1024
+#define NCS_DF_BIG_BYTES (8ull << 20) /* collectives at least this large are bandwidth samples */
+
+struct ncs_dcomm { uint64_t comm_id; uint32_t comm; int rank, nranks, device; };
+struct ncs_dpending { uint32_t thread; uint64_t tcall; double bytes_bus; int used; };
+
+struct ncs_dfacts {
+  char path[512];
+  char host[64];
+  char node[96];                          /* host, plus the launcher's node index when set
+                                             (GROUP_RANK, NODE_RANK, SLURM_NODEID): one per node */
+  long pid;
+  int have_process;
+  char version_code[16];                  /* PROCESS nccl_version, "" when absent */
+  char env[NCS_DF_MAX_ENV][2][128];       /* NCCL_* and *_VISIBLE_DEVICES (name, value) */
+  int nenv;
+  struct ncs_tmodel log;
+  struct ncs_dcomm comms[NCS_DF_MAX_COMMS];
+  int ncomms;
+  struct ncs_topo *topo;                  /* NULL when the trace has no TOPO records */
+  int topo_damaged;
+  /* calls */
+  uint64_t t_first, t_last;               /* host window of traced calls */
+  double comm_ns;                         /* union of communication intervals (host or GPU) */
+  int timing_gpu;                         /* 1 when GPU_TIME records gave the intervals */
+  uint64_t ncalls;
+  /* internal sweep state */
+  uint64_t host_cur_s, host_cur_e, gpu_cur_s, gpu_cur_e;
+  double host_comm_ns, gpu_comm_ns;
+  uint64_t gpu_first, gpu_last;
+  struct ncs_dpending pending[NCS_DF_PENDING];
+  unsigned npending_next;
+  double samples[NCS_DF_MAX_SAMPLES];     /* busbw GB/s of large collectives */
+  int nsamples;
+  double host_samples[NCS_DF_MAX_SAMPLES];
+  int nhost_samples;
+  /* read outcome */
+  int read_rc;
+  char error[256];
+};
+
+/* Allocates zeroed facts for `path`; NULL when out of memory. */
+struct ncs_dfacts *ncs_dfacts_new(const char *path);
+void ncs_dfacts_free(struct ncs_dfacts *f);
+/* Sets the callbacks of v (v->ctx = f); callbacks left NULL stay NULL. */
+void ncs_dfacts_visitor(struct ncs_dfacts *f, struct ncs_visitor *v);
+void ncs_dfacts_done(struct ncs_dfacts *f);
+/* Reads a trace into new facts (read outcome in f->read_rc / f->error). NULL when out of memory. */
+struct ncs_dfacts *ncs_dfacts_read(const char *path);
+
+const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name);
+/* This process's rank and ranks in its largest communicator; -1 / 0 when none. */
+int ncs_dfacts_rank(const struct ncs_dfacts *f, int *nranks, uint64_t *comm_id);
+/* Median busbw of large collectives (GPU timing when present, else host), 0 when none. */
+double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *nsamples, int *gpu);
+#endif

@@ -1,0 +1,734 @@
+/* metrics.c — the `metrics` analysis of `ncclscope report` (issue 3): per rank the measured
+ * window, communication time (union of the operations' GPU intervals, host intervals where a
+ * call has none), the rest, compute-to-communication ratio, steps, a verdict with evidence,
+ * calls captured into CUDA graphs (counted, never timed); per operation and per power-of-two
+ * message size: calls, time, mean, p50, p99, algbw and busbw (nccl-tests' definitions), each
+ * labelled with its timing source. Every number is defined in docs/METRICS.md.
+ *
+ * Contract: two passes per file. Pass 1 (its own read, in visitor()) counts call signatures
+ * to find the step boundary and whether the trace has GPU times. Pass 2 rides the report's
+ * read. Memory per file read: a pending table of calls awaiting their GPU_TIME (fixed size;
+ * a call that cannot wait is timed on the host) and an interval buffer for the union; kept
+ * per rank: per-op and per-(op, size) totals with a fixed histogram, and one entry per step.
+ * Options (analysis.h): --skip-warmup N (steps) or Ns (seconds), --step-op OP; the trace's
+ * or the environment's NCCLSCOPE_STEP_MARK=OP names the boundary op too. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "model/hist.h"
+#include "analysis/metrics.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+
+#define NBUCKET 66          /* size buckets: 0 bytes, then 2^0 .. 2^64 */
+#define PENDING_CAP (1u << 15)
+#define SIG_CAP 4096
+#define IV_CAP 4096
+#define MAX_MEMBERS 8
+#define STEP_RING 4096      /* recent steps kept; older ones are folded into totals */
+
+/* ---- per (op, size) and per op ---- */
+struct mstat {
+  uint64_t calls, time_ns, S;
+  uint64_t gpu_calls;               /* of calls, timed on the GPU (the rest on the host) */
+  double busS_f;                    /* sum of S x busbw factor, for busbw */
+  struct ncs_hist *h;               /* per size bucket only */
+};
+
+/* ---- pending calls (pass 2), keyed by (kind, thread, ref) ---- */
+struct member { uint32_t op, n; double S; uint32_t count; };
+struct pend {
+  uint64_t key;          /* 0 = empty */
+  uint64_t t_enter, t_exit;
+  uint32_t op, nranks;
+  double S;
+  int counted;
+  int nmem;              /* group entries: members */
+  struct member mem[MAX_MEMBERS];
+  uint32_t extra;        /* members past MAX_MEMBERS (host-timed at the group's interval) */
+};
+
+struct sig { uint64_t key; uint64_t count; uint64_t first; uint32_t op; };
+
+struct rank_m {
+  int used;
+  struct mstat op[NCS_OP_LIMIT];
+  struct mstat *size[NCS_OP_LIMIT]; /* [NBUCKET] each, allocated at the op's first call */
+  uint64_t w0, w1;            /* window */
+  int have_window;
+  double comm_ns;
+  uint64_t timed_gpu, timed_host, captured, failed_gpu;
+  /* steps */
+  uint32_t step_op;
+  uint64_t step_key;
+  int have_steps;
+  const char *step_how;       /* "detected", "--step-op", "NCCLSCOPE_STEP_MARK" */
+  uint64_t *step_t;           /* [STEP_RING] start of step g at g % STEP_RING, g in [base, nsteps);
+                                 freed once the rank's file is read (folded into done_*) */
+  double *step_comm;          /* [STEP_RING] its communication time so far */
+  uint64_t nsteps, base;
+  double done_ns, done_comm;  /* complete steps folded out of the ring */
+  uint64_t done_n;
+  uint64_t boundary_seen;     /* occurrences of the boundary, counted or not */
+  int warm_set;
+  uint64_t warm_t;            /* calls entering before this are warm-up */
+};
+
+struct file_state {
+  /* pass 1 */
+  struct sig *sig;
+  uint32_t nsig;
+  uint64_t ncalls1, gpu_records;
+  char mark[64];
+  /* pass 2 */
+  struct pend *pend;
+  uint32_t npend;
+  int gpu_mode;
+  int32_t *nranks;            /* comm index -> nranks */
+  uint32_t ncomm;
+  uint64_t iv[IV_CAP][2];
+  uint32_t niv;
+  int iv_unsorted;
+  uint64_t frontier;          /* union committed up to here */
+  struct rank_m *r;
+  struct metrics *m;
+};
+
+struct metrics {
+  const struct ncs_job *job;
+  struct rank_m *rank;
+  int n;
+  long skip_steps;
+  double skip_s;
+  uint32_t step_op_opt;
+  int bad_option;
+  struct file_state fs;
+};
+
+/* ---- sizes and bandwidth (docs/METRICS.md, ../shared/reference/FIGURES.md) ---- */
+double ncs_metrics_S(unsigned op, uint64_t count, unsigned datatype, int nranks) {
+  double b = (double)count * (double)ncclscope_datatype_size((int)datatype);
+  return ncs_op_bw(op) == NCS_BW_NTIMES ? b * (nranks > 0 ? nranks : 1) : b;
+}
+double ncs_metrics_busbw_factor(unsigned op, int n) {
+  if (n <= 0) return 1.0;
+  switch (ncs_op_bw(op)) {
+  case NCS_BW_ALLREDUCE: return 2.0 * (n - 1) / n;
+  case NCS_BW_NTIMES: return (double)(n - 1) / n;
+  case NCS_BW_ONE: return 1.0;
+  default: return 0.0;
+  }
+}
+int ncs_metrics_bucket(double S) {
+  if (S < 1) return 0;
+  int e = (int)floor(log2(S));
+  return e + 1 < NBUCKET ? e + 1 : NBUCKET - 1;
+}
+
+static int timed_op(unsigned op) {
+  int k = ncs_op_kind(op);
+  return k == NCS_KIND_COLL || k == NCS_KIND_P2P;
+}
+static uint64_t sig_key(const struct ncs_call *c) {
+  uint64_t h = 1469598103934665603ull;
+  uint64_t v[4] = {c->op, c->callsite, c->count, c->comm};
+  for (int i = 0; i < 4; i++) { h ^= v[i]; h *= 1099511628211ull; h ^= h >> 29; }
+  return h ? h : 1;
+}
+
+/* ---- pass 1: signatures ---- */
+static struct sig *sig_slot(struct file_state *f, uint64_t key) {
+  uint32_t i = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 52) & (SIG_CAP - 1);
+  for (uint32_t k = 0; k < SIG_CAP; k++, i = (i + 1) & (SIG_CAP - 1)) {
+    if (f->sig[i].key == key) return &f->sig[i];
+    if (!f->sig[i].key) {
+      if (f->nsig >= SIG_CAP * 3 / 4) return NULL; /* full: later signatures not counted */
+      f->nsig++;
+      f->sig[i].key = key;
+      return &f->sig[i];
+    }
+  }
+  return NULL;
+}
+static int p1_call(void *ctx, const struct ncs_call *c) {
+  struct file_state *f = ctx;
+  if (!timed_op(c->op)) return 0;
+  f->ncalls1++;
+  struct sig *s = sig_slot(f, sig_key(c));
+  if (s) {
+    if (!s->count) { s->first = f->ncalls1; s->op = c->op; }
+    s->count++;
+  }
+  return 0;
+}
+static int p1_gpu(void *ctx, const struct ncs_gpu_time *g) {
+  ((struct file_state *)ctx)->gpu_records++;
+  return 0;
+}
+static int p1_process(void *ctx, const struct ncs_process *p) {
+  struct file_state *f = ctx;
+  const char *v = ncs_process_get(p, "env.NCCLSCOPE_STEP_MARK");
+  if (v) snprintf(f->mark, sizeof f->mark, "%s", v);
+  return 0;
+}
+
+static uint32_t op_by_name(const char *s) {
+  if (!s) return 0;
+  if (strncmp(s, "nccl", 4) == 0) s += 4;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
+    if (ncs_op_name(op) && strcmp(ncs_op_name(op), s) == 0) return op;
+  return 0;
+}
+
+/* The step boundary: with a named op, its signature seen first; otherwise, the step count is
+ * the occurrence count shared by the most signatures (ties: the larger count), and the
+ * boundary is the earliest signature with that count. Needs >= 2 steps. */
+static void choose_boundary(struct metrics *m, struct file_state *f, struct rank_m *r) {
+  uint32_t op = m->step_op_opt;
+  r->step_how = "--step-op";
+  if (!op && f->mark[0]) { op = op_by_name(f->mark); r->step_how = "NCCLSCOPE_STEP_MARK"; }
+  if (!op && getenv("NCCLSCOPE_STEP_MARK")) { op = op_by_name(getenv("NCCLSCOPE_STEP_MARK")); r->step_how = "NCCLSCOPE_STEP_MARK"; }
+  const struct sig *best = NULL;
+  if (op) {
+    for (uint32_t i = 0; i < SIG_CAP; i++)
+      if (f->sig[i].key && f->sig[i].op == op && (!best || f->sig[i].first < best->first)) best = &f->sig[i];
+  } else {
+    r->step_how = "detected";
+    /* mode of the counts (>= 2) over signatures */
+    uint64_t mode = 0, mode_n = 0;
+    for (uint32_t i = 0; i < SIG_CAP; i++) {
+      uint64_t c = f->sig[i].count;
+      if (!f->sig[i].key || c < 2) continue;
+      uint64_t n = 0;
+      for (uint32_t k = 0; k < SIG_CAP; k++) if (f->sig[k].key && f->sig[k].count == c) n++;
+      if (n > mode_n || (n == mode_n && c > mode)) { mode = c; mode_n = n; }
+    }
+    for (uint32_t i = 0; mode && i < SIG_CAP; i++)
+      if (f->sig[i].key && f->sig[i].count == mode && (!best || f->sig[i].first < best->first)) best = &f->sig[i];
+  }
+  if (best && best->count >= 2) {
+    r->have_steps = 1;
+    r->step_key = best->key;
+    r->step_op = best->op;
+  }
+}
+
+/* ---- pass 2 ---- */
+/* Starts step nsteps at t, folding the oldest step out of the ring when it is full. */
+static void add_step(struct rank_m *r, uint64_t t) {
+  if (!r->step_t) {
+    r->step_t = calloc(STEP_RING, sizeof *r->step_t);
+    r->step_comm = calloc(STEP_RING, sizeof *r->step_comm);
+    if (!r->step_t || !r->step_comm) { free(r->step_t); free(r->step_comm); r->step_t = NULL; r->step_comm = NULL; return; }
+  }
+  if (r->nsteps - r->base == STEP_RING) {
+    uint64_t g = r->base;
+    r->done_ns += (double)(r->step_t[(g + 1) % STEP_RING] - r->step_t[g % STEP_RING]);
+    r->done_comm += r->step_comm[g % STEP_RING];
+    r->done_n++;
+    r->base++;
+  }
+  r->step_t[r->nsteps % STEP_RING] = t;
+  r->step_comm[r->nsteps % STEP_RING] = 0;
+  r->nsteps++;
+}
+#define STEP_T(r, g) ((r)->step_t[(g) % STEP_RING])
+
+/* At the end of a file: folds the steps still in the ring into the totals and frees it.
+ * Complete steps run from one boundary to the next (the last, partial one is left out);
+ * with a single boundary, the partial step to the end of the window stands in. */
+static void fold_steps(struct rank_m *r) {
+  if (!r->step_t) return;
+  uint64_t last = r->nsteps > 1 ? r->nsteps - 1 : r->nsteps;
+  for (uint64_t g = r->base; g < last; g++) {
+    uint64_t end = g + 1 < r->nsteps ? STEP_T(r, g + 1) : r->w1;
+    r->done_n++;
+    if (end <= STEP_T(r, g)) continue;
+    r->done_ns += (double)(end - STEP_T(r, g));
+    r->done_comm += r->step_comm[g % STEP_RING];
+  }
+  free(r->step_t);
+  free(r->step_comm);
+  r->step_t = NULL;
+  r->step_comm = NULL;
+  r->base = r->nsteps;
+}
+
+/* Adds [s, e) of communication, disjoint from everything added before, to the rank and to
+ * the steps in the ring it overlaps (parts in steps already folded out are not attributed). */
+static void add_comm(struct rank_m *r, uint64_t s, uint64_t e) {
+  if (e <= s) return;
+  r->comm_ns += (double)(e - s);
+  if (r->nsteps == r->base || e <= STEP_T(r, r->base)) return;
+  /* the last step starting before e, walking back while the interval spans boundaries */
+  uint64_t lo = r->base, hi = r->nsteps;
+  while (hi - lo > 1) { uint64_t mid = lo + (hi - lo) / 2; if (STEP_T(r, mid) < e) lo = mid; else hi = mid; }
+  for (uint64_t i = lo + 1; i-- > r->base && e > s;) {
+    uint64_t b = STEP_T(r, i) > s ? STEP_T(r, i) : s;
+    if (e > b) r->step_comm[i % STEP_RING] += (double)(e - b);
+    e = b;
+    if (STEP_T(r, i) <= s) break;
+  }
+}
+
+static int cmp_iv(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+/* Merges the buffered intervals and commits all but the latest merged one (or all, at the
+ * end). Parts before the committed frontier are not counted again. */
+static void flush_iv(struct file_state *f, int all) {
+  if (!f->niv) return;
+  if (f->iv_unsorted) qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
+  f->iv_unsorted = 0;
+  uint64_t cs = f->iv[0][0], ce = f->iv[0][1];
+  uint32_t out = 0;
+  for (uint32_t i = 1; i <= f->niv; i++) {
+    if (i < f->niv && f->iv[i][0] <= ce) { if (f->iv[i][1] > ce) ce = f->iv[i][1]; continue; }
+    if (i == f->niv && !all) { f->iv[0][0] = cs; f->iv[0][1] = ce; out = 1; break; }
+    uint64_t s = cs > f->frontier ? cs : f->frontier;
+    if (ce > s) { add_comm(f->r, s, ce); f->frontier = ce; }
+    if (i < f->niv) { cs = f->iv[i][0]; ce = f->iv[i][1]; }
+  }
+  f->niv = out;
+}
+static void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
+  if (e <= s) return;
+  if (f->niv == IV_CAP) flush_iv(f, 0);
+  if (f->niv && s < f->iv[f->niv - 1][0]) f->iv_unsorted = 1;
+  f->iv[f->niv][0] = s;
+  f->iv[f->niv][1] = e;
+  f->niv++;
+}
+
+/* One timed operation of S bytes on n ranks, [s, e) on the given clock. */
+static void account(struct file_state *f, uint32_t op, uint32_t n, double S, uint64_t s, uint64_t e, int gpu) {
+  struct rank_m *r = f->r;
+  uint64_t d = e > s ? e - s : 0;
+  if (gpu) r->timed_gpu++; else r->timed_host++;
+  if (s < r->w0) r->w0 = s; /* GPU times extend the window of the calls */
+  if (e > r->w1) r->w1 = e;
+  add_iv(f, s, e);
+  double fac = ncs_metrics_busbw_factor(op, (int)n);
+  struct mstat *t = &r->op[op];
+  t->calls++; t->time_ns += d; t->S += (uint64_t)S; t->busS_f += S * fac; t->gpu_calls += gpu != 0;
+  int b = ncs_metrics_bucket(S);
+  if (!r->size[op] && !(r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) return;
+  struct mstat *z = &r->size[op][b];
+  if (!z->h) z->h = calloc(1, sizeof *z->h);
+  z->calls++; z->time_ns += d; z->S += (uint64_t)S; z->busS_f += S * fac; z->gpu_calls += gpu != 0;
+  if (z->h) ncs_hist_add(z->h, d);
+}
+
+static uint64_t pkey(uint32_t kind, uint32_t thread, uint64_t ref) {
+  uint64_t k = (ref << 21) ^ ((uint64_t)thread << 1) ^ kind;
+  k *= 0x9e3779b97f4a7c15ull;
+  return k ? k : 1;
+}
+static struct pend *pend_find(struct file_state *f, uint64_t key, int create) {
+  uint32_t i = (uint32_t)(key >> 40) & (PENDING_CAP - 1);
+  for (uint32_t k = 0; k < PENDING_CAP; k++, i = (i + 1) & (PENDING_CAP - 1)) {
+    if (f->pend[i].key == key) return &f->pend[i];
+    if (!f->pend[i].key) {
+      if (!create || f->npend >= PENDING_CAP * 3 / 4) return NULL;
+      memset(&f->pend[i], 0, sizeof f->pend[i]);
+      f->pend[i].key = key;
+      f->npend++;
+      return &f->pend[i];
+    }
+  }
+  return NULL;
+}
+/* Removes entry p, keeping linear probing intact (backward-shift deletion). */
+static void pend_del(struct file_state *f, struct pend *p) {
+  uint32_t i = (uint32_t)(p - f->pend);
+  f->pend[i].key = 0;
+  f->npend--;
+  for (uint32_t j = (i + 1) & (PENDING_CAP - 1); f->pend[j].key; j = (j + 1) & (PENDING_CAP - 1)) {
+    uint32_t home = (uint32_t)(f->pend[j].key >> 40) & (PENDING_CAP - 1);
+    /* move j to i if home is not in (i, j] cyclically */
+    if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+      f->pend[i] = f->pend[j];
+      f->pend[j].key = 0;
+      i = j;
+    }
+  }
+}
+
+static void finish_group(struct file_state *f, struct pend *p, uint64_t s, uint64_t e, int gpu) {
+  for (int k = 0; k < p->nmem; k++)
+    for (uint32_t c = 0; c < p->mem[k].count; c++) account(f, p->mem[k].op, p->mem[k].n, p->mem[k].S, s, e, gpu);
+}
+
+static int p2_comm(void *ctx, const struct ncs_comm *c) {
+  struct file_state *f = ctx;
+  if (c->comm >= 65536) return 0;
+  if (c->comm >= f->ncomm) {
+    uint32_t n = f->ncomm ? f->ncomm : 8;
+    while (n <= c->comm) n *= 2;
+    int32_t *p = realloc(f->nranks, n * sizeof *p);
+    if (!p) return 0;
+    memset(p + f->ncomm, 0, (n - f->ncomm) * sizeof *p);
+    f->nranks = p;
+    f->ncomm = n;
+  }
+  f->nranks[c->comm] = c->nranks;
+  return 0;
+}
+
+static int p2_call(void *ctx, const struct ncs_call *c) {
+  struct file_state *f = ctx;
+  struct rank_m *r = f->r;
+  struct metrics *m = f->m;
+  int boundary = r->have_steps && timed_op(c->op) && sig_key(c) == r->step_key;
+  if (boundary && m->skip_steps > 0 && r->boundary_seen == (uint64_t)m->skip_steps) {
+    r->warm_t = c->t_enter; /* the first step after the warm-up starts here */
+    r->warm_set = 1;
+  }
+  r->boundary_seen += boundary;
+  if (!r->warm_set && !(m->skip_steps > 0 && r->have_steps)) {
+    /* warm-up in seconds from the first traced call (none by default) */
+    r->warm_t = c->t_enter + (uint64_t)(m->skip_s * 1e9);
+    r->warm_set = 1;
+  }
+  int counted = r->warm_set && c->t_enter >= r->warm_t;
+  if (boundary && counted) add_step(r, c->t_enter);
+  if (counted) {
+    if (!r->have_window || c->t_enter < r->w0) r->w0 = c->t_enter;
+    if (!r->have_window || c->t_exit > r->w1) r->w1 = c->t_exit;
+    r->have_window = 1;
+  }
+  uint32_t n = c->comm < f->ncomm ? (uint32_t)(f->nranks[c->comm] > 0 ? f->nranks[c->comm] : 1) : 1;
+  if (c->op == NCS_OP_GroupEnd && c->depth == 0 && c->group) {
+    /* host mode: the group's members run at its outermost GroupEnd */
+    struct pend *p = pend_find(f, pkey(1, c->thread, c->group), 0);
+    if (p && !f->gpu_mode) { finish_group(f, p, c->t_enter, c->t_exit, 0); pend_del(f, p); }
+    else if (p) { p->t_enter = c->t_enter; p->t_exit = c->t_exit; }
+    return 0;
+  }
+  if (!timed_op(c->op) || (c->rc != 0 && c->rc != ncclInProgress) || !counted) return 0;
+  if (c->flags & NCS_CALL_F_CAPTURED) { r->captured++; return 0; }
+  double S = ncs_metrics_S(c->op, c->count, c->datatype, (int)n);
+  if (c->group && c->depth > 0) {
+    struct pend *p = pend_find(f, pkey(1, c->thread, c->group), 1);
+    if (!p) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
+    int k = 0;
+    while (k < p->nmem && !(p->mem[k].op == c->op && p->mem[k].n == n && p->mem[k].S == S)) k++;
+    if (k == p->nmem && k < MAX_MEMBERS) { p->mem[k] = (struct member){c->op, n, S, 0}; p->nmem++; }
+    if (k < MAX_MEMBERS) p->mem[k].count++;
+    else account(f, c->op, n, S, c->t_enter, c->t_exit, 0);
+    return 0;
+  }
+  if (!f->gpu_mode) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
+  struct pend *p = pend_find(f, pkey(0, c->thread, c->tcall), 1);
+  if (!p) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
+  p->op = c->op; p->nranks = n; p->S = S; p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
+  return 0;
+}
+
+static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
+  struct file_state *f = ctx;
+  struct pend *p = pend_find(f, pkey(g->kind == NCS_GPU_KIND_GROUP, g->thread, g->ref), 0);
+  if (!p) return 0; /* a call not counted (warm-up, failed) or unknown */
+  int ok = !(g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && g->gpu_end >= g->gpu_start;
+  if (!ok) f->r->failed_gpu++;
+  if (g->kind == NCS_GPU_KIND_GROUP)
+    finish_group(f, p, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
+  else
+    account(f, p->op, p->nranks, p->S, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
+  pend_del(f, p);
+  return 0;
+}
+
+/* ---- analysis hooks ---- */
+static void *m_create(const struct ncs_job *job) {
+  struct metrics *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->job = job;
+  m->n = job->n;
+  m->rank = calloc((size_t)job->n, sizeof *m->rank);
+  m->fs.sig = calloc(SIG_CAP, sizeof *m->fs.sig);
+  m->fs.pend = calloc(PENDING_CAP, sizeof *m->fs.pend);
+  if (!m->rank || !m->fs.sig || !m->fs.pend) { free(m->rank); free(m->fs.sig); free(m->fs.pend); free(m); return NULL; }
+  const char *w = ncs_job_option(job, "skip-warmup");
+  if (w) {
+    char *e;
+    double v = strtod(w, &e);
+    if (e != w && *e == 's' && !e[1] && v >= 0) m->skip_s = v;
+    else if (e != w && !*e && v >= 0 && v == floor(v)) m->skip_steps = (long)v;
+    else { fprintf(stderr, "ncclscope report: --skip-warmup wants N (steps) or Ns (seconds): %s\n", w); m->bad_option = 1; }
+  }
+  const char *so = ncs_job_option(job, "step-op");
+  if (so && !(m->step_op_opt = op_by_name(so))) {
+    fprintf(stderr, "ncclscope report: --step-op: unknown operation %s\n", so);
+    m->bad_option = 1;
+  }
+  return m;
+}
+
+static void m_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct metrics *m = state;
+  if (!m || m->bad_option) return;
+  struct file_state *f = &m->fs;
+  struct rank_m *r = &m->rank[file];
+  memset(f->sig, 0, SIG_CAP * sizeof *f->sig);
+  f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
+  /* pass 1 */
+  struct ncs_visitor p1 = {0};
+  p1.ctx = f;
+  p1.call = p1_call;
+  p1.gpu_time = p1_gpu;
+  p1.process = p1_process;
+  struct ncs_read_status st;
+  ncs_trace_read(m->job->rank[file].path, &p1, &st);
+  r->used = 1;
+  choose_boundary(m, f, r);
+  /* pass 2 state */
+  memset(f->pend, 0, PENDING_CAP * sizeof *f->pend);
+  f->npend = 0;
+  f->gpu_mode = f->gpu_records > 0;
+  f->niv = 0;
+  f->iv_unsorted = 0;
+  f->frontier = 0;
+  f->r = r;
+  f->m = m;
+  if (f->nranks) memset(f->nranks, 0, f->ncomm * sizeof *f->nranks);
+  v->ctx = f;
+  v->comm = p2_comm;
+  v->call = p2_call;
+  v->gpu_time = p2_gpu;
+}
+
+static void m_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct metrics *m = state;
+  if (!m || m->bad_option) return;
+  struct file_state *f = &m->fs;
+  /* calls still waiting for a GPU time: timed on the host */
+  for (uint32_t i = 0; i < PENDING_CAP; i++) {
+    struct pend *p = &f->pend[i];
+    if (!p->key) continue;
+    if (p->nmem && p->t_exit) finish_group(f, p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
+    else if (p->counted) account(f, p->op, p->nranks, p->S, p->t_enter, p->t_exit, 0);
+    p->key = 0;
+  }
+  f->npend = 0;
+  flush_iv(f, 1);
+  fold_steps(f->r);
+}
+
+/* ---- results ---- */
+static double gbps(double bytes, uint64_t ns) { return ns ? bytes / (double)ns : NAN; } /* bytes/ns = GB/s */
+
+void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out) {
+  const struct metrics *m = state;
+  memset(out, 0, sizeof *out);
+  if (!m || file < 0 || file >= m->n || !m->rank[file].used) return;
+  const struct rank_m *r = &m->rank[file];
+  out->valid = r->have_window;
+  out->wall_s = r->have_window ? (double)(r->w1 - r->w0) / 1e9 : 0;
+  out->comm_s = r->comm_ns / 1e9;
+  out->compute_to_comm = out->comm_s > 0 ? (out->wall_s - out->comm_s) / out->comm_s : NAN;
+  out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : r->timed_host ? "host" : "none";
+  out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);
+  if (r->done_n) {
+    out->step_s = r->done_ns / (double)r->done_n / 1e9;
+    out->step_comm_share = r->done_ns > 0 ? r->done_comm / r->done_ns : 0;
+  }}
+
+/* Timing source of a row's figures: gpu, host or mixed. */
+static const char *row_timing(const struct mstat *z) {
+  return z->gpu_calls == z->calls ? "gpu" : z->gpu_calls ? "mixed" : "host";
+}
+
+static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b) {
+  ncs_json_obj_begin(j, NULL);
+  if (b == 0) ncs_json_uint(j, "bytes_min", 0);
+  else if (b - 1 < 64) ncs_json_uint(j, "bytes_min", 1ull << (b - 1));
+  else ncs_json_num(j, "bytes_min", ldexp(1.0, b - 1));
+  ncs_json_uint(j, "calls", z->calls);
+  ncs_json_num(j, "time_s", z->time_ns / 1e9);
+  ncs_json_num(j, "mean_s", z->calls ? z->time_ns / 1e9 / z->calls : NAN);
+  ncs_json_num(j, "p50_s", z->h ? ncs_hist_quantile(z->h, 0.5) / 1e9 : NAN);
+  ncs_json_num(j, "p99_s", z->h ? ncs_hist_quantile(z->h, 0.99) / 1e9 : NAN);
+  ncs_json_num(j, "algbw_gbps", gbps((double)z->S, z->time_ns));
+  ncs_json_num(j, "busbw_gbps", gbps(z->busS_f, z->time_ns));
+  ncs_json_str(j, "timing", row_timing(z));
+  ncs_json_obj_end(j);
+}
+
+static const char *verdict(const struct ncs_metrics_rank *x) {
+  if (!x->valid || x->wall_s <= 0) return "no timed communication";
+  double share = x->comm_s / x->wall_s;
+  return share >= 0.5 ? "communication-bound" : share >= 0.25 ? "communication-heavy" : "not communication-bound";
+}
+
+/* The op taking most time on a rank. */
+static unsigned top_op(const struct rank_m *r) {
+  unsigned best = 0;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
+    if (r->op[op].calls && (!best || r->op[op].time_ns > r->op[best].time_ns)) best = op;
+  return best;
+}
+
+/* The verdict's evidence, one sentence (empty when there is nothing to say). */
+static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, char *buf, size_t n) {
+  buf[0] = 0;
+  unsigned op = top_op(r);
+  if (!op || x->wall_s <= 0) return;
+  const struct mstat *t = &r->op[op];
+  const char *name = ncs_op_name(op);
+  int k = snprintf(buf, n, "%.1f%% of the window in communication (%s timing), %s %.1f%% of it",
+                   100 * x->comm_s / x->wall_s, x->timing, name ? name : "?",
+                   x->comm_s > 0 ? 100 * (t->time_ns / 1e9) / x->comm_s : 0);
+  if (k > 0 && (size_t)k < n && ncs_op_bw(op) != NCS_BW_NONE)
+    snprintf(buf + k, n - (size_t)k, " at %.2f GB/s busbw", gbps(t->busS_f, t->time_ns));
+}
+
+static void m_rank_json(void *state, struct ncs_json *j, int file) {
+  struct metrics *m = state;
+  if (!m || m->bad_option) return;
+  struct ncs_metrics_rank x;
+  ncs_metrics_rank(m, file, &x);
+  const struct rank_m *r = &m->rank[file];
+  ncs_json_num(j, "wall_s", x.wall_s);
+  ncs_json_num(j, "comm_s", x.comm_s);
+  ncs_json_num(j, "noncomm_s", x.wall_s - x.comm_s);
+  ncs_json_num(j, "comm_share", x.wall_s > 0 ? x.comm_s / x.wall_s : NAN);
+  ncs_json_num(j, "compute_to_comm", x.compute_to_comm);
+  ncs_json_str(j, "timing", x.timing);
+  ncs_json_uint(j, "timed_gpu", r->timed_gpu);
+  ncs_json_uint(j, "timed_host", r->timed_host);
+  ncs_json_uint(j, "captured", r->captured);
+  ncs_json_str(j, "verdict", verdict(&x));
+  char ev[256];
+  evidence(r, &x, ev, sizeof ev);
+  ncs_json_str(j, "evidence", ev);
+  ncs_json_obj_begin(j, "steps");
+  ncs_json_uint(j, "count", x.steps);
+  ncs_json_str(j, "boundary_op", r->have_steps ? ncs_op_name(r->step_op) : NULL);
+  ncs_json_str(j, "found_by", r->have_steps ? r->step_how : NULL);
+  ncs_json_num(j, "step_s", x.steps ? x.step_s : NAN);
+  ncs_json_num(j, "comm_share", x.steps ? x.step_comm_share : NAN);
+  ncs_json_obj_end(j);
+}
+
+static void m_op_json(void *state, struct ncs_json *j, int file, unsigned op) {
+  struct metrics *m = state;
+  if (!m || m->bad_option || !m->rank[file].used || !timed_op(op)) return;
+  const struct rank_m *r = &m->rank[file];
+  const struct mstat *t = &r->op[op];
+  ncs_json_num(j, "time_s", t->time_ns / 1e9);
+  ncs_json_uint(j, "timed_calls", t->calls);
+  ncs_json_num(j, "algbw_gbps", t->calls ? gbps((double)t->S, t->time_ns) : NAN);
+  ncs_json_num(j, "busbw_gbps", t->calls ? gbps(t->busS_f, t->time_ns) : NAN);
+  ncs_json_str(j, "timing", t->calls ? row_timing(t) : NULL);
+  ncs_json_arr_begin(j, "sizes");
+  for (int b = 0; b < NBUCKET && r->size[op]; b++)
+    if (r->size[op][b].calls) print_size_row_json(j, &r->size[op][b], b);
+  ncs_json_arr_end(j);
+}
+
+static void fmt_bytes(char *buf, size_t n, int b) {
+  if (b == 0) { snprintf(buf, n, "0"); return; }
+  double v = ldexp(1.0, b - 1);
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int k = 0;
+  while (v >= 1024 && k < 6) { v /= 1024; k++; }
+  snprintf(buf, n, "%g%s", v, u[k]);
+}
+
+static void m_text(void *state, FILE *out, const struct ncs_job *job) {
+  struct metrics *m = state;
+  if (!m || m->bad_option) return;
+  int any = 0;
+  for (int i = 0; i < m->n; i++) any |= m->rank[i].have_window;
+  if (!any) return;
+  fprintf(out, "\nCommunication time (docs/METRICS.md; comm = union of operation intervals)\n");
+  fprintf(out, "  %6s %10s %10s %6s %12s %6s %7s %10s %6s  %s\n", "rank", "wall_s", "comm_s", "comm%",
+          "compute/comm", "timing", "steps", "step_s", "step%", "verdict");
+  for (int k = 0; k < m->n; k++) {
+    int i = job->order[k];
+    struct ncs_metrics_rank x;
+    ncs_metrics_rank(m, i, &x);
+    if (!x.valid) continue;
+    const struct rank_m *r = &m->rank[i];
+    char rk[16];
+    if (job->rank[i].rank >= 0) snprintf(rk, sizeof rk, "%d", job->rank[i].rank); else snprintf(rk, sizeof rk, "?");
+    fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12.3f %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
+            100 * x.comm_s / x.wall_s, x.compute_to_comm, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x));
+    char ev[256];
+    evidence(r, &x, ev, sizeof ev);
+    fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
+  }
+  /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
+  for (int k = 0; k < m->n; k++) {
+    int i = job->order[k];
+    const struct rank_m *r = &m->rank[i];
+    if (!r->have_window || !r->captured) continue;
+    fprintf(out, "  rank ");
+    if (job->rank[i].rank >= 0) fprintf(out, "%d", job->rank[i].rank); else fprintf(out, "?");
+    fprintf(out, ": %llu call%s captured into CUDA graphs, not timed and not in comm_s (a graph's replays "
+            "make no NCCL call: no interposer sees them)\n", (unsigned long long)r->captured, r->captured == 1 ? "" : "s");
+  }
+  int shown = 0;
+  for (int k = 0; k < m->n && shown < 4; k++) {
+    int i = job->order[k];
+    const struct rank_m *r = &m->rank[i];
+    if (!r->have_window) continue;
+    shown++;
+    fprintf(out, "\n  per operation and message size, rank ");
+    if (job->rank[i].rank >= 0) fprintf(out, "%d", job->rank[i].rank); else fprintf(out, "?");
+    fprintf(out, " (size = nccl-tests' S; bw in GB/s):\n");
+    fprintf(out, "  %-14s %10s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size>=", "calls", "time_s",
+            "mean_us", "p50_us", "p99_us", "algbw", "busbw");
+    for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
+      for (int b = 0; b < NBUCKET; b++) {
+        const struct mstat *z = r->size[op] ? &r->size[op][b] : NULL;
+        if (!z || !z->calls) continue;
+        char sz[32];
+        fmt_bytes(sz, sizeof sz, b);
+        fprintf(out, "  %-14s %10s %8llu %10.6f %10.1f %10.1f %10.1f %9.2f %9.2f\n", ncs_op_name(op), sz,
+                (unsigned long long)z->calls, z->time_ns / 1e9, z->time_ns / 1e3 / z->calls,
+                z->h ? ncs_hist_quantile(z->h, 0.5) / 1e3 : 0, z->h ? ncs_hist_quantile(z->h, 0.99) / 1e3 : 0,
+                gbps((double)z->S, z->time_ns), gbps(z->busS_f, z->time_ns));
+      }
+  }
+  int more = 0;
+  for (int i = 0; i < m->n; i++) more += m->rank[i].have_window;
+  if (more > shown) fprintf(out, "  (%d more ranks: see --json)\n", more - shown);
+}
+
+static void m_destroy(void *state) {
+  struct metrics *m = state;
+  if (!m) return;
+  for (int i = 0; i < m->n; i++) {
+    struct rank_m *r = &m->rank[i];
+    for (unsigned op = 0; op < NCS_OP_LIMIT; op++) {
+      for (int b = 0; b < NBUCKET && r->size[op]; b++) free(r->size[op][b].h);
+      free(r->size[op]);
+    }
+    free(r->step_t);
+    free(r->step_comm);
+  }
+  free(m->rank);
+  free(m->fs.sig);
+  free(m->fs.pend);
+  free(m->fs.nranks);
+  free(m);
+}
+
+int ncs_metrics_bad_option(const void *state) { return state && ((const struct metrics *)state)->bad_option; }
+
+const struct ncs_analysis ncs_analysis_metrics = {
+  .name = "metrics",
+  .create = m_create,
+  .visitor = m_visitor,
+  .file_done = m_file_done,
+  .print_text = m_text,
+  .print_rank_json = m_rank_json,
+  .print_op_json = m_op_json,
+  .destroy = m_destroy,
+};

@@ -1,0 +1,592 @@
+/* straggler.c — collectives lined up across ranks (contract in straggler.h).
+ *
+ * Per communicator (comm_id): a ring of open slots indexed by seq - base. A slot keeps the
+ * earliest and latest entry, the sum of entries, how many ranks entered, who was last, and up
+ * to two call signatures (op, datatype, count, root) with their counts: enough to close the
+ * collective without remembering each rank's time. Per rank of the communicator: last seq
+ * seen, sum of entry times, times last, wait caused. Mean lateness of rank r is computed at
+ * the end as sum(t_r) - sum(first entry) over the collectives r entered. */
+#include "analysis/straggler.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclscope/ops.h"
+
+struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
+struct slot {
+  int64_t tmin, tmax;
+  uint64_t tsum;            /* sum of entry times, modulo 2^64: n*tmax - tsum is exact */
+  uint32_t n, na, nb;
+  int32_t last_rank, b_rank;
+  struct sig a, b;
+  uint8_t odd3;             /* a third signature was seen */
+};
+
+#define MAX_LIST 32
+struct mismatch { uint64_t comm_id, seq; int rank; struct sig got, want; uint32_t nodd; };
+
+#define MAX_HOSTS 256      /* hosts the clock check follows */
+#define SAMPLE_EVERY 64
+#define MAX_SAMPLES 1024
+struct sample { int n; double sum; double hsum[MAX_HOSTS]; int hcnt[MAX_HOSTS]; };
+
+struct comm {
+  struct sample **samples;  /* [MAX_SAMPLES], allocated on first use */
+  uint64_t comm_id;
+  int nranks;
+  pthread_mutex_t mu;
+  int *file;                /* [nranks] file of each rank, -1 none */
+  uint64_t *last_seq;       /* [nranks] */
+  long double *sum_t;       /* [nranks] sum of entry times (ns) */
+  uint64_t *arrivals;       /* [nranks] */
+  uint64_t *last_count;     /* [nranks] */
+  long double *wait;        /* [nranks] ns */
+  long double sum_min;      /* sum of first entries over complete collectives */
+  struct slot *ring;
+  size_t cap, head, open;   /* ring capacity, index of seq `base`, open slots */
+  uint64_t base;            /* seq of ring[head] */
+  uint64_t complete, stray;
+  uint64_t evicted;         /* open collectives pushed out of a full window */
+  int partial;              /* more ranks than files: its collectives cannot be lined up */
+  struct comm *next;
+};
+
+struct file {
+  char *host;
+  int host_idx;             /* index in the engine's host list, -1 none */
+  uint32_t pid;
+  int rank, rank_nranks;
+  int truncated;
+  struct lc { struct comm *c; int rank; } *local; /* trace comm index -> communicator, rank */
+  size_t nlocal;
+};
+
+struct ncs_strag {
+  int nfiles;
+  struct file *files;
+  pthread_mutex_t mu;       /* the communicator list, the mismatch list and the totals */
+  struct comm *comms;
+  struct mismatch mm[MAX_LIST];
+  uint64_t nmm, incomplete, oom, evicted, untraced_arrivals;
+  int npartial;
+  char *hosts[MAX_HOSTS];   /* distinct host names, for the clock check */
+  int nhosts;
+  struct ncs_strag_host_offset offsets[MAX_HOSTS];
+  int noffsets;
+  int nsamples_all;
+  uint64_t skew_n;
+  long double skew_sum;
+  int64_t skew_max;
+  uint64_t skew_max_comm, skew_max_seq;
+  int skew_max_rank;
+  size_t peak_open;
+  struct ncs_strag_rank *res;
+  int nres;
+  /* the hang point per communicator, filled by finish */
+  struct missing { uint64_t comm_id, seq; uint32_t entered; int nranks; int ranks[16]; int nmissing; } miss[MAX_LIST];
+  int nmiss;
+};
+
+struct ncs_strag *ncs_strag_new(int nfiles) {
+  struct ncs_strag *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->nfiles = nfiles;
+  s->files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *s->files);
+  if (!s->files) { free(s); return NULL; }
+  for (int i = 0; i < nfiles; i++) { s->files[i].rank = -1; s->files[i].host_idx = -1; }
+  pthread_mutex_init(&s->mu, NULL);
+  return s;
+}
+
+static void comm_free(struct comm *c) {
+  pthread_mutex_destroy(&c->mu);
+  if (c->samples) for (int i = 0; i < MAX_SAMPLES; i++) free(c->samples[i]);
+  free(c->samples);
+  free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals);
+  free(c->last_count); free(c->wait); free(c->ring); free(c);
+}
+
+void ncs_strag_free(struct ncs_strag *s) {
+  if (!s) return;
+  for (struct comm *c = s->comms, *n; c; c = n) { n = c->next; comm_free(c); }
+  for (int i = 0; i < s->nfiles; i++) { free(s->files[i].host); free(s->files[i].local); }
+  free(s->files);
+  free(s->res);
+  for (int i = 0; i < s->nhosts; i++) free(s->hosts[i]);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+void ncs_strag_file_info(struct ncs_strag *s, int file, const char *host, uint32_t pid) {
+  if (!s || file < 0 || file >= s->nfiles) return;
+  free(s->files[file].host);
+  s->files[file].host = strdup(host ? host : "");
+  s->files[file].pid = pid;
+  pthread_mutex_lock(&s->mu);
+  int h = 0;
+  while (h < s->nhosts && strcmp(s->hosts[h], host ? host : "")) h++;
+  if (h == s->nhosts && h < MAX_HOSTS && (s->hosts[h] = strdup(host ? host : ""))) s->nhosts++;
+  s->files[file].host_idx = h < s->nhosts ? h : -1;
+  pthread_mutex_unlock(&s->mu);
+}
+
+static struct comm *comm_get(struct ncs_strag *s, uint64_t id, int nranks) {
+  pthread_mutex_lock(&s->mu);
+  struct comm *c = s->comms;
+  while (c && c->comm_id != id) c = c->next;
+  if (!c && nranks > 0 && nranks <= (1 << 24)) {
+    c = calloc(1, sizeof *c);
+    size_t n = (size_t)nranks;
+    if (c) {
+      c->file = malloc(n * sizeof *c->file);
+      c->last_seq = calloc(n, sizeof *c->last_seq);
+      c->sum_t = calloc(n, sizeof *c->sum_t);
+      c->arrivals = calloc(n, sizeof *c->arrivals);
+      c->last_count = calloc(n, sizeof *c->last_count);
+      c->wait = calloc(n, sizeof *c->wait);
+    }
+    if (!c || !c->file || !c->last_seq || !c->sum_t || !c->arrivals || !c->last_count || !c->wait) {
+      if (c) { free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals); free(c->last_count); free(c->wait); free(c); }
+      c = NULL;
+      s->oom++;
+    } else {
+      for (size_t i = 0; i < n; i++) c->file[i] = -1;
+      c->comm_id = id;
+      c->nranks = nranks;
+      c->base = 1;
+      pthread_mutex_init(&c->mu, NULL);
+      c->next = s->comms;
+      s->comms = c;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return c;
+}
+
+void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
+  if (!s || file < 0 || file >= s->nfiles || cm->rc != 0 || cm->nranks < 1) return;
+  if (cm->rank < 0 || cm->rank >= cm->nranks) return;
+  struct comm *c = comm_get(s, cm->comm_id, cm->nranks);
+  if (!c || c->nranks != cm->nranks) return;
+  if (cm->nranks > s->nfiles && !c->partial) { /* some ranks were not traced: nothing can line up */
+    pthread_mutex_lock(&s->mu);
+    c->partial = 1;
+    s->npartial++;
+    pthread_mutex_unlock(&s->mu);
+  }
+  struct file *f = &s->files[file];
+  if (cm->comm >= f->nlocal) {
+    size_t n = cm->comm + 8;
+    struct lc *l = realloc(f->local, n * sizeof *l);
+    if (!l) { s->oom++; return; }
+    for (size_t i = f->nlocal; i < n; i++) l[i].c = NULL;
+    f->local = l; f->nlocal = n;
+  }
+  f->local[cm->comm].c = c;
+  f->local[cm->comm].rank = cm->rank;
+  pthread_mutex_lock(&c->mu);
+  c->file[cm->rank] = file;
+  pthread_mutex_unlock(&c->mu);
+  if (cm->nranks > f->rank_nranks) { f->rank = cm->rank; f->rank_nranks = cm->nranks; }
+}
+
+static int sig_eq(const struct sig *a, const struct sig *b) {
+  return a->op == b->op && a->dtype == b->dtype && a->count == b->count && a->root == b->root;
+}
+
+static void note_mismatch(struct ncs_strag *s, struct comm *c, uint64_t seq, const struct slot *sl) {
+  /* the odd ones are the minority signature */
+  int odd_is_b = sl->nb <= sl->na;
+  struct mismatch m = {.comm_id = c->comm_id, .seq = seq, .rank = odd_is_b ? sl->b_rank : -1,
+                       .got = odd_is_b ? sl->b : sl->a, .want = odd_is_b ? sl->a : sl->b,
+                       .nodd = odd_is_b ? sl->nb : sl->na};
+  if (!odd_is_b) m.rank = -1; /* the first rank to enter was the odd one; name unknown */
+  pthread_mutex_lock(&s->mu);
+  if (s->nmm < MAX_LIST) s->mm[s->nmm] = m;
+  s->nmm++;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Closes the slot of `seq`, complete (all ranks entered). Caller holds c->mu. */
+static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct slot *sl) {
+  int n = c->nranks;
+  int64_t skew = sl->tmax - sl->tmin;
+  if (sl->last_rank >= 0) {
+    c->last_count[sl->last_rank]++;
+    /* the wait the last rank caused, sum of (tmax - t_i): exact in modular arithmetic, no
+     * signed overflow whatever times a (hostile) trace holds */
+    c->wait[sl->last_rank] += (long double)((uint64_t)n * (uint64_t)sl->tmax - sl->tsum);
+  }
+  c->sum_min += (long double)sl->tmin;
+  c->complete++;
+  if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+  pthread_mutex_lock(&s->mu);
+  s->skew_n++;
+  s->skew_sum += (long double)skew;
+  if (s->skew_n == 1 || skew > s->skew_max ||
+      (skew == s->skew_max && (c->comm_id < s->skew_max_comm || (c->comm_id == s->skew_max_comm && seq < s->skew_max_seq)))) {
+    /* equal skews: the lowest (comm, seq), whatever order the collectives close in */
+    s->skew_max = skew; s->skew_max_comm = c->comm_id; s->skew_max_seq = seq;
+    s->skew_max_rank = sl->last_rank;
+  }
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Most open collectives kept per communicator (96 MB): beyond it the oldest are given up. */
+#define WINDOW_MAX (1u << 20)
+
+static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
+  uint64_t need = seq - c->base + 1;
+  if (need <= c->cap) return 0;
+  if (need > (1u << 26)) return -1; /* a bogus sequence number; do not allocate for it */
+  while (need > WINDOW_MAX) { /* give up the oldest open collective: memory stays bounded */
+    struct slot *sl = &c->ring[c->head];
+    if (sl->n && sl->n != (uint32_t)-1) { c->evicted++; c->open--; }
+    memset(sl, 0, sizeof *sl);
+    c->head = (c->head + 1) % c->cap;
+    c->base++;
+    need--;
+  }
+  if (need <= c->cap) return 0;
+  size_t nc = c->cap ? c->cap : 64;
+  while (nc < need) nc *= 2;
+  struct slot *r = calloc(nc, sizeof *r);
+  if (!r) { pthread_mutex_lock(&s->mu); s->oom++; pthread_mutex_unlock(&s->mu); return -1; }
+  for (size_t i = 0; i < c->cap; i++) r[i] = c->ring[(c->head + i) % c->cap];
+  free(c->ring);
+  c->ring = r; c->cap = nc; c->head = 0;
+  return 0;
+}
+
+/* One arrival into communicator c (caller holds c->mu). */
+/* Samples kept in all (3 KiB each): bounds the clock check's memory whatever the communicators. */
+#define MAX_SAMPLES_ALL 4096
+
+static void sample_gpu_end(struct ncs_strag *s, struct comm *c, int hidx, const struct ncs_strag_arrival *x) {
+  if (!x->has_gpu || hidx < 0 || x->seq % SAMPLE_EVERY || x->seq / SAMPLE_EVERY >= MAX_SAMPLES) return;
+  if (!c->samples && !(c->samples = calloc(MAX_SAMPLES, sizeof *c->samples))) return;
+  struct sample **sp = &c->samples[x->seq / SAMPLE_EVERY];
+  if (!*sp) {
+    if (__atomic_fetch_add(&s->nsamples_all, 1, __ATOMIC_RELAXED) >= MAX_SAMPLES_ALL) return;
+    if (!(*sp = calloc(1, sizeof **sp))) return;
+  }
+  double t = (double)x->gpu_end;
+  (*sp)->n++;
+  (*sp)->sum += t;
+  (*sp)->hsum[hidx] += t;
+  (*sp)->hcnt[hidx]++;
+}
+
+static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
+  sample_gpu_end(s, c, hidx, x);
+  if (x->seq < c->base || ring_fit(s, c, x->seq) ||
+      c->ring[(c->head + (x->seq - c->base)) % c->cap].n == (uint32_t)-1) {
+    c->stray++;
+    return;
+  }
+  struct slot *sl = &c->ring[(c->head + (x->seq - c->base)) % c->cap];
+  struct sig g = {x->op, x->datatype, x->count, x->root};
+  int64_t t = x->t;
+  if (!sl->n) {
+    memset(sl, 0, sizeof *sl);
+    sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1; sl->b_rank = -1;
+    c->open++;
+  } else {
+    if (t < sl->tmin) sl->tmin = t;
+    /* equal entries: the higher rank counts as last, whatever order the files are read in */
+    if (t > sl->tmax || (t == sl->tmax && r > sl->last_rank)) { sl->tmax = t; sl->last_rank = r; }
+    if (sig_eq(&g, &sl->a)) sl->na++;
+    else if (!sl->nb) { sl->b = g; sl->nb = 1; sl->b_rank = r; }
+    else if (sig_eq(&g, &sl->b)) sl->nb++;
+    else sl->odd3 = 1;
+  }
+  sl->n++;
+  sl->tsum += (uint64_t)t;
+  c->sum_t[r] += (long double)t;
+  c->arrivals[r]++;
+  if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
+  if (c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
+  if ((int)sl->n == c->nranks) {
+    close_slot(s, c, x->seq, sl);
+    sl->n = (uint32_t)-1; /* closed */
+    c->open--;
+    while (c->cap && c->ring[c->head].n == (uint32_t)-1) {
+      memset(&c->ring[c->head], 0, sizeof c->ring[0]);
+      c->head = (c->head + 1) % c->cap;
+      c->base++;
+    }
+  }
+}
+
+void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *x, size_t n) {
+  if (!s || file < 0 || file >= s->nfiles) return;
+  struct file *f = &s->files[file];
+  struct comm *held = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (ncs_op_kind(x[i].op) != NCS_KIND_COLL || !x[i].seq) continue;
+    if (x[i].comm >= f->nlocal || !f->local[x[i].comm].c) continue;
+    struct comm *c = f->local[x[i].comm].c;
+    if (c != held) { /* one lock per run of arrivals on the same communicator */
+      if (held) pthread_mutex_unlock(&held->mu);
+      pthread_mutex_lock(&c->mu);
+      held = c;
+    }
+    if (c->partial) { c->stray++; continue; }
+    arrive_locked(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
+  }
+  if (held) pthread_mutex_unlock(&held->mu);
+}
+
+void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call, int64_t t) {
+  struct ncs_strag_arrival x = {.comm = call->comm, .op = call->op, .datatype = call->datatype,
+                                .root = call->root, .seq = call->seq, .count = call->count, .t = t};
+  ncs_strag_arrive_batch(s, file, &x, 1);
+}
+
+void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated) {
+  if (s && file >= 0 && file < s->nfiles) s->files[file].truncated = truncated;
+}
+
+static int cmp_rank(const void *a, const void *b) {
+  const struct ncs_strag_rank *x = a, *y = b;
+  if (x->wait_caused_s != y->wait_caused_s) return x->wait_caused_s < y->wait_caused_s ? 1 : -1;
+  if (x->last_count != y->last_count) return x->last_count < y->last_count ? 1 : -1;
+  return x->file - y->file;
+}
+
+void ncs_strag_finish(struct ncs_strag *s) {
+  if (!s) return;
+  long double *late = calloc((size_t)s->nfiles + 1, sizeof *late);
+  struct ncs_strag_rank *res = calloc((size_t)s->nfiles + 1, sizeof *res);
+  if (!late || !res) { free(late); free(res); s->oom++; return; }
+  for (int i = 0; i < s->nfiles; i++) {
+    res[i].file = i; res[i].rank = s->files[i].rank;
+    res[i].host = s->files[i].host ? s->files[i].host : "";
+    res[i].pid = s->files[i].pid;
+  }
+  for (struct comm *c = s->comms; c; c = c->next) {
+    s->evicted += c->evicted;
+    if (c->partial) s->untraced_arrivals += c->stray;
+    /* open slots: collectives some ranks never entered */
+    long double *extra_min = calloc((size_t)c->nranks, sizeof *extra_min);
+    uint64_t *extra_sum_n = calloc((size_t)c->nranks, sizeof *extra_sum_n);
+    int first = 1;
+    for (size_t i = 0; i < c->cap; i++) {
+      struct slot *sl = &c->ring[(c->head + i) % c->cap];
+      if (!sl->n || sl->n == (uint32_t)-1) continue;
+      uint64_t seq = c->base + i;
+      s->incomplete++;
+      if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+      /* ranks that entered it are those that got this far (sequence numbers are consecutive) */
+      for (int r = 0; r < c->nranks && extra_min; r++)
+        if (c->last_seq[r] >= seq) { extra_min[r] += (long double)sl->tmin; extra_sum_n[r]++; }
+      if (first && s->nmiss < MAX_LIST) {
+        struct missing *m = &s->miss[s->nmiss++];
+        memset(m, 0, sizeof *m);
+        m->comm_id = c->comm_id; m->seq = seq; m->entered = sl->n; m->nranks = c->nranks;
+        for (int r = 0; r < c->nranks; r++)
+          if (c->last_seq[r] < seq) { if (m->nmissing < 16) m->ranks[m->nmissing] = r; m->nmissing++; }
+      }
+      first = 0;
+    }
+    for (int r = 0; r < c->nranks; r++) {
+      int fi = c->file[r];
+      if (fi < 0) continue;
+      long double mins = c->sum_min + (extra_min ? extra_min[r] : 0);
+      late[fi] += c->sum_t[r] - mins;
+      res[fi].arrivals += c->arrivals[r];
+      res[fi].last_count += c->last_count[r];
+      res[fi].wait_caused_s += (double)(c->wait[r] / 1e9L);
+    }
+    free(extra_min); free(extra_sum_n);
+  }
+  /* clock check: per host, the median over complete samples of (its mean GPU end - all ranks' mean) */
+  {
+    int cap = 0;
+    for (struct comm *c = s->comms; c; c = c->next) cap += c->samples ? MAX_SAMPLES : 0;
+    double *d = cap ? malloc(sizeof *d * (size_t)cap) : NULL;
+    s->noffsets = 0;
+    for (int h = 0; d && h < s->nhosts; h++) {
+      int nd = 0;
+      for (struct comm *c = s->comms; c; c = c->next)
+        for (int k = 0; c->samples && k < MAX_SAMPLES; k++) {
+          const struct sample *sm = c->samples[k];
+          if (!sm || sm->n != c->nranks || !sm->hcnt[h] || sm->hcnt[h] == sm->n) continue; /* complete, multi-host */
+          d[nd++] = sm->hsum[h] / sm->hcnt[h] - sm->sum / sm->n;
+        }
+      if (!nd) continue;
+      /* median */
+      for (int a = 1; a < nd; a++) { double v = d[a]; int b = a - 1; while (b >= 0 && d[b] > v) { d[b + 1] = d[b]; b--; } d[b + 1] = v; }
+      double med = nd % 2 ? d[nd / 2] : (d[nd / 2 - 1] + d[nd / 2]) / 2;
+      s->offsets[s->noffsets++] = (struct ncs_strag_host_offset){s->hosts[h], med / 1e3, nd};
+    }
+    if (s->noffsets < 2) s->noffsets = 0;
+    free(d);
+  }
+  for (int i = 0; i < s->nfiles; i++)
+    res[i].mean_late_us = res[i].arrivals ? (double)(late[i] / (long double)res[i].arrivals / 1e3L) : 0;
+  free(late);
+  qsort(res, (size_t)s->nfiles, sizeof *res, cmp_rank);
+  free(s->res);
+  s->res = res;
+  s->nres = s->nfiles;
+}
+
+int ncs_strag_ranks(const struct ncs_strag *s, const struct ncs_strag_rank **out) {
+  *out = s ? s->res : NULL;
+  return s ? s->nres : 0;
+}
+uint64_t ncs_strag_collectives(const struct ncs_strag *s) { return s->skew_n; }
+uint64_t ncs_strag_incomplete(const struct ncs_strag *s) { return s->incomplete; }
+uint64_t ncs_strag_mismatches(const struct ncs_strag *s) { return s->nmm; }
+double ncs_strag_skew_mean_us(const struct ncs_strag *s) {
+  return s->skew_n ? (double)(s->skew_sum / (long double)s->skew_n / 1e3L) : 0;
+}
+double ncs_strag_skew_max_us(const struct ncs_strag *s) { return s->skew_n ? (double)s->skew_max / 1e3 : 0; }
+size_t ncs_strag_peak_window(const struct ncs_strag *s) { return s->peak_open; }
+int ncs_strag_partial(const struct ncs_strag *s) { return s->npartial; }
+
+int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max) {
+  int n = 0;
+  for (; s && n < s->noffsets && n < max; n++) out[n] = s->offsets[n];
+  return n;
+}
+
+static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
+
+void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
+  fprintf(f, "Who is slow (collectives lined up by communicator and sequence number)\n");
+  int ncomm = 0;
+  for (const struct comm *c = s->comms; c; c = c->next) ncomm++;
+  fprintf(f, "  %llu collectives on %d communicator(s) complete; arrival skew mean %.1f us, max %.1f us",
+          (unsigned long long)s->skew_n, ncomm, ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s));
+  if (s->skew_n) fprintf(f, " (comm %016llx seq %llu)", (unsigned long long)s->skew_max_comm, (unsigned long long)s->skew_max_seq);
+  fprintf(f, "\n");
+  if (s->skew_n && s->nres) {
+    fprintf(f, "  %5s  %-20s %9s %7s %14s %12s\n", "rank", "host", "last", "last%", "wait caused s", "mean late us");
+    for (int i = 0; i < s->nres && i < top; i++) {
+      const struct ncs_strag_rank *r = &s->res[i];
+      fprintf(f, "  %5d  ", r->rank);
+      size_t hl = strlen(r->host);
+      ncs_text_escape(f, r->host, hl > 20 ? 20 : hl);
+      fprintf(f, "%*s %9llu %6.1f%% %14.6f %12.1f\n", (int)(21 - (hl > 20 ? 20 : hl)), "",
+              (unsigned long long)r->last_count, r->arrivals ? 100.0 * (double)r->last_count / (double)r->arrivals : 0.0,
+              r->wait_caused_s, r->mean_late_us);
+    }
+  }
+  for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
+    const struct mismatch *m = &s->mm[i];
+    fprintf(f, "  MISMATCH comm %016llx seq %llu: ", (unsigned long long)m->comm_id, (unsigned long long)m->seq);
+    if (m->rank >= 0) fprintf(f, "rank %d", m->rank); else fprintf(f, "%u rank(s)", m->nodd);
+    fprintf(f, " called %s count %llu dtype %u, the others %s count %llu dtype %u\n", opname(m->got.op),
+            (unsigned long long)m->got.count, m->got.dtype, opname(m->want.op), (unsigned long long)m->want.count, m->want.dtype);
+  }
+  if (s->nmm > MAX_LIST) fprintf(f, "  ... %llu mismatches in all\n", (unsigned long long)s->nmm);
+  for (int i = 0; i < s->nmiss; i++) {
+    const struct missing *m = &s->miss[i];
+    fprintf(f, "  MISSING comm %016llx seq %llu: %u of %d ranks entered; never entered:", (unsigned long long)m->comm_id,
+            (unsigned long long)m->seq, m->entered, m->nranks);
+    for (int k = 0; k < m->nmissing && k < 16; k++) fprintf(f, " %d", m->ranks[k]);
+    if (m->nmissing > 16) fprintf(f, " ... (%d)", m->nmissing);
+    fprintf(f, "  (a hang looks like this)\n");
+  }
+  if (s->incomplete) fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
+  if (s->noffsets) {
+    double worst = 0;
+    for (int i = 0; i < s->noffsets; i++) if (fabs(s->offsets[i].offset_us) > worst) worst = fabs(s->offsets[i].offset_us);
+    fprintf(f, "  clock check (GPU ends of sampled collectives): hosts disagree by up to %.1f us after alignment;"
+               " cross-host lateness below that is clock error\n", worst);
+  }
+  for (const struct comm *c = s->comms; c; c = c->next)
+    if (c->partial)
+      fprintf(f, "  communicator %016llx has %d ranks but only %d trace file(s) were given: its collectives are not lined up\n",
+              (unsigned long long)c->comm_id, c->nranks, s->nfiles);
+  if (s->evicted)
+    fprintf(f, "  %llu open collective(s) given up: ranks were read more than %u collectives apart\n",
+            (unsigned long long)s->evicted, WINDOW_MAX);
+  if (s->oom) fprintf(f, "  warning: out of memory %llu time(s): figures incomplete\n", (unsigned long long)s->oom);
+}
+
+static void json_sig(struct ncs_json *j, const char *key, const struct sig *g) {
+  ncs_json_obj_begin(j, key);
+  ncs_json_str(j, "op", opname(g->op));
+  ncs_json_uint(j, "count", g->count);
+  ncs_json_uint(j, "datatype", g->dtype);
+  ncs_json_int(j, "root", g->root);
+  ncs_json_obj_end(j);
+}
+
+void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
+  char id[24];
+  ncs_json_arr_begin(j, "stragglers");
+  for (int i = 0; i < s->nres; i++) {
+    const struct ncs_strag_rank *r = &s->res[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_int(j, "rank", r->rank);
+    ncs_json_str(j, "host", r->host);
+    ncs_json_uint(j, "pid", r->pid);
+    ncs_json_uint(j, "last_count", r->last_count);
+    ncs_json_num(j, "wait_caused_s", r->wait_caused_s);
+    ncs_json_uint(j, "collectives", r->arrivals);
+    ncs_json_num(j, "last_share", r->arrivals ? (double)r->last_count / (double)r->arrivals : 0);
+    ncs_json_num(j, "mean_late_us", r->mean_late_us);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_obj_begin(j, "collectives");
+  ncs_json_uint(j, "complete", s->skew_n);
+  ncs_json_uint(j, "incomplete", s->incomplete);
+  ncs_json_num(j, "skew_mean_us", ncs_strag_skew_mean_us(s));
+  ncs_json_num(j, "skew_max_us", ncs_strag_skew_max_us(s));
+  if (s->skew_n) {
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)s->skew_max_comm);
+    ncs_json_str(j, "skew_max_comm", id);
+    ncs_json_uint(j, "skew_max_seq", s->skew_max_seq);
+  }
+  ncs_json_uint(j, "peak_open", s->peak_open);
+  ncs_json_uint(j, "given_up", s->evicted);
+  ncs_json_int(j, "communicators_partly_traced", s->npartial);
+  ncs_json_obj_end(j);
+  ncs_json_arr_begin(j, "clock_check");
+  for (int i = 0; i < s->noffsets; i++) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "host", s->offsets[i].host);
+    ncs_json_num(j, "offset_us", s->offsets[i].offset_us);
+    ncs_json_int(j, "samples", s->offsets[i].samples);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_arr_begin(j, "mismatches");
+  for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
+    const struct mismatch *m = &s->mm[i];
+    ncs_json_obj_begin(j, NULL);
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
+    ncs_json_str(j, "comm_id", id);
+    ncs_json_uint(j, "seq", m->seq);
+    if (m->rank >= 0) ncs_json_int(j, "rank", m->rank); else ncs_json_null(j, "rank");
+    ncs_json_uint(j, "ranks_odd", m->nodd);
+    json_sig(j, "got", &m->got);
+    json_sig(j, "others", &m->want);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_arr_begin(j, "missing");
+  for (int i = 0; i < s->nmiss; i++) {
+    const struct missing *m = &s->miss[i];
+    ncs_json_obj_begin(j, NULL);
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
+    ncs_json_str(j, "comm_id", id);
+    ncs_json_uint(j, "seq", m->seq);
+    ncs_json_uint(j, "entered", m->entered);
+    ncs_json_int(j, "nranks", m->nranks);
+    ncs_json_arr_begin(j, "never_entered");
+    for (int k = 0; k < m->nmissing && k < 16; k++) ncs_json_int(j, NULL, m->ranks[k]);
+    ncs_json_arr_end(j);
+    ncs_json_int(j, "never_entered_count", m->nmissing);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+}

@@ -1,0 +1,75 @@
+/* straggler.h — lining up collectives across ranks: arrival skew, who arrived last, the wait
+ * each rank caused, and collectives that do not line up (mismatched or missing: a hang).
+ *
+ * Contract: feed each file's COMM records and its collective calls with their host entry time
+ * already on the job clock (align.h); files may be fed from several threads at once, but each
+ * file from one thread at a time. A collective is identified by (comm_id, seq). Memory: per
+ * communicator, a few counters per rank plus a sliding window of open collectives (96 bytes
+ * each, whatever the number of ranks) that closes each collective as soon as all its ranks
+ * have entered it. The window spans how far apart in sequence the ranks being read are: with
+ * files read in lockstep (jobload.h) about a chunk or two of collectives; with files read one
+ * after another the longest trace's collectives on that communicator (about 10 MB per 100k
+ * collectives), never ranks x calls, and at most 2^20 open collectives per communicator
+ * (older ones are given up and counted). Results do not depend on the order of arrivals
+ * (equal entry times: the higher rank counts as last). A communicator with more ranks
+ * than files given is not lined up at all (said in the output). Never exits; failures are
+ * counted and reported. */
+#ifndef NCS_STRAGGLER_H
+#define NCS_STRAGGLER_H
+#include <stdint.h>
+#include <stdio.h>
+#include "render/json.h"
+#include "io/trace.h"
+
+struct ncs_strag;
+
+/* Per traced process (file), after ncs_strag_finish, worst first. */
+struct ncs_strag_rank {
+  int file;
+  int rank;                 /* rank in its largest communicator, -1 unknown */
+  const char *host;
+  uint32_t pid;
+  uint64_t arrivals;        /* collectives it entered that all ranks entered */
+  uint64_t last_count;      /* times it was the last to enter */
+  double wait_caused_s;     /* sum over those collectives of (last entry - each other rank's entry) */
+  double mean_late_us;      /* mean of (its entry - first entry) over its collectives */
+};
+
+struct ncs_strag *ncs_strag_new(int nfiles);
+void ncs_strag_free(struct ncs_strag *s);
+void ncs_strag_file_info(struct ncs_strag *s, int file, const char *host, uint32_t pid);
+void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *c);
+/* A collective call of `file` entered at job time `t_enter` (ns). Non-collectives ignored. */
+void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *c, int64_t t_enter);
+/* The same for n arrivals of one file at once (one lock per run on the same communicator). */
+struct ncs_strag_arrival {
+  uint32_t comm, op, datatype; int32_t root; uint64_t seq, count;
+  int64_t t;                /* host entry, job clock */
+  int64_t gpu_end;          /* GPU end, job clock, when has_gpu (feeds the clock check) */
+  int has_gpu;
+};
+void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *a, size_t n);
+void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated);
+void ncs_strag_finish(struct ncs_strag *s);
+
+/* Results (after finish). */
+int ncs_strag_ranks(const struct ncs_strag *s, const struct ncs_strag_rank **out);
+uint64_t ncs_strag_collectives(const struct ncs_strag *s);  /* complete collectives */
+uint64_t ncs_strag_incomplete(const struct ncs_strag *s);   /* entered by some ranks only */
+uint64_t ncs_strag_mismatches(const struct ncs_strag *s);
+double ncs_strag_skew_mean_us(const struct ncs_strag *s);
+double ncs_strag_skew_max_us(const struct ncs_strag *s);
+size_t ncs_strag_peak_window(const struct ncs_strag *s);   /* most open collectives at once */
+int ncs_strag_partial(const struct ncs_strag *s);  /* communicators with more ranks than files */
+/* Clock check: a collective's GPU work ends at nearly the same moment on every rank, so on
+ * sampled collectives (every 64th seq, the first 1024 per communicator) each host's mean GPU
+ * end minus the mean of all ranks measures that host's residual clock offset after alignment.
+ * Fills up to `max` hosts (name, median offset in us over the samples); returns the number of
+ * hosts, 0 when fewer than two hosts shared sampled collectives. */
+struct ncs_strag_host_offset { const char *host; double offset_us; int samples; };
+int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max);
+/* Text "Who is slow" section (trace strings escaped) and JSON members "stragglers",
+ * "collectives", "mismatches" and "missing", written into the current JSON object. */
+void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top);
+void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j);
+#endif

@@ -1,0 +1,131 @@
+/* straggler_report.c — the "who is slow" analysis of `ncclscope report` (analysis.h): puts
+ * each file's collective entries on the job clock (align.h) and lines them up across ranks
+ * (straggler.h). Text: a short "Who is slow" section; JSON: top-level "stragglers" (worst
+ * first), "collectives", "mismatches" and "missing". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/align.h"
+#include "analysis/analysis.h"
+#include "analysis/straggler.h"
+#include "ncclscope/ops.h"
+
+struct sr_file;
+struct sr {
+  struct ncs_strag *s;
+  int n;
+  int64_t origin;
+  int have_origin;
+  struct sr_file *cur;
+};
+struct sr_file {
+  struct sr *sr;
+  int file;
+  struct ncs_aligner al;
+  int started;
+};
+
+static void released(void *ctx, const struct ncs_aligned *a) {
+  struct sr_file *f = ctx;
+  const struct ncs_call *c = a->call;
+  struct ncs_strag_arrival x = {.comm = c->comm, .op = c->op, .datatype = c->datatype, .root = c->root,
+                                .seq = c->seq, .count = c->count, .t = a->enter, .gpu_end = a->gpu_end,
+                                .has_gpu = a->has_gpu};
+  ncs_strag_arrive_batch(f->sr->s, f->file, &x, 1);
+}
+
+static void *sr_create(const struct ncs_job *job) {
+  struct sr *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n = job->n;
+  s->s = ncs_strag_new(job->n);
+  s->cur = calloc(1, sizeof *s->cur);
+  if (!s->s || !s->cur) { ncs_strag_free(s->s); free(s->cur); free(s); return NULL; }
+  return s;
+}
+
+static int f_process(void *ctx, const struct ncs_process *p) {
+  struct sr_file *f = ctx;
+  struct sr *s = f->sr;
+  if (!s->have_origin) { s->origin = (int64_t)p->created_realtime_ns; s->have_origin = 1; }
+  if (!f->started) { ncs_aligner_init(&f->al, s->origin, released, f); f->started = 1; }
+  const char *rt = ncs_process_get(p, "clock_realtime_ns"), *mo = ncs_process_get(p, "clock_monotonic_ns");
+  if (rt && mo) {
+    struct ncs_clock c = {strtoull(rt, NULL, 10), strtoull(mo, NULL, 10), 0};
+    if (c.realtime_ns && c.monotonic_ns) ncs_aligner_clock(&f->al, &c);
+  }
+  ncs_strag_file_info(s->s, f->file, ncs_process_get(p, "host"), p->pid);
+  return 0;
+}
+static void ensure(struct sr_file *f) {
+  if (!f->started) { ncs_aligner_init(&f->al, f->sr->origin, released, f); f->started = 1; }
+}
+static int f_comm(void *ctx, const struct ncs_comm *c) {
+  struct sr_file *f = ctx;
+  ncs_strag_comm(f->sr->s, f->file, c);
+  return 0;
+}
+static int f_call(void *ctx, const struct ncs_call *c) {
+  struct sr_file *f = ctx;
+  if (ncs_op_kind(c->op) != NCS_KIND_COLL || !c->seq) return 0; /* only collectives line up */
+  ensure(f);
+  ncs_aligner_call(&f->al, c);
+  return 0;
+}
+static int f_clock(void *ctx, const struct ncs_clock *c) { struct sr_file *f = ctx; ensure(f); ncs_aligner_clock(&f->al, c); return 0; }
+static int f_gpu(void *ctx, const struct ncs_gpu_time *g) { struct sr_file *f = ctx; ensure(f); ncs_aligner_gpu(&f->al, g); return 0; }
+
+static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct sr *s = state;
+  if (!s) return;
+  struct sr_file *f = s->cur;
+  memset(f, 0, sizeof *f);
+  f->sr = s;
+  f->file = file;
+  v->ctx = f;
+  v->process = f_process;
+  v->comm = f_comm;
+  v->call = f_call;
+  v->clock = f_clock;
+  v->gpu_time = f_gpu;
+}
+
+static void sr_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct sr *s = state;
+  if (!s) return;
+  struct sr_file *f = s->cur;
+  if (f->started) { ncs_aligner_flush(&f->al); ncs_aligner_free(&f->al); f->started = 0; }
+  ncs_strag_file_done(s->s, file, st ? st->truncated : 0);
+}
+
+static void sr_finish(void *state, const struct ncs_job *job) { if (state) ncs_strag_finish(((struct sr *)state)->s); }
+
+static void sr_text(void *state, FILE *f, const struct ncs_job *job) {
+  struct sr *s = state;
+  if (!s || (!ncs_strag_collectives(s->s) && !ncs_strag_incomplete(s->s) && !ncs_strag_partial(s->s))) return;
+  fputc('\n', f);
+  ncs_strag_print_text(s->s, f, 8);
+}
+static void sr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
+  struct sr *s = state;
+  if (s) ncs_strag_print_json(s->s, j);
+}
+static void sr_destroy(void *state) {
+  struct sr *s = state;
+  if (!s) return;
+  if (s->cur && s->cur->started) ncs_aligner_free(&s->cur->al);
+  ncs_strag_free(s->s);
+  free(s->cur);
+  free(s);
+}
+
+const struct ncs_analysis ncs_analysis_stragglers = {
+  .name = "stragglers",
+  .create = sr_create,
+  .visitor = sr_visitor,
+  .file_done = sr_file_done,
+  .finish = sr_finish,
+  .print_text = sr_text,
+  .print_json = sr_json,
+  .destroy = sr_destroy,
+};

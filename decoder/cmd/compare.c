@@ -1,0 +1,332 @@
+/* compare.c — `ncclscope compare [options] BASE... NEW`: a CI regression gate between runs.
+ *
+ * Contract: each BASE and NEW is a trace directory or file (one job each); with several BASE
+ * runs the base is their median and each row's tolerance is the larger of the threshold and
+ * twice the base runs' own spread around that median (a noisy machine sets its own bar). Rows are
+ * (operation, size bucket) with the transports each run used; per row: calls, bus bandwidth
+ * and mean time per call in both runs and their change. A row is a regression when its
+ * busbw drops by more than --busbw-drop percent or its time per call rises by more than
+ * --time-rise percent, counted only for rows above the noise floor (at least --min-calls calls
+ * in both runs and at least --min-share percent of the run's communication time); a transport
+ * change that loses NVLink-class transports (P2P, NVLS) is always a regression, other
+ * transport changes are reported; the job's communication share rising by more than
+ * --share-rise points is a regression. Default thresholds come from measured run-to-run
+ * spread (docs/COMPARE.md). Output: text, --markdown (CI job summaries) or --json.
+ * Exit 1 on regression, 0 otherwise, 2 on bad usage or unreadable input. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "io/jobload.h"
+#include "render/json.h"
+#include "io/nccllog.h"
+#include "ncclscope/ops.h"
+
+struct thresholds { double busbw_drop, time_rise, share_rise, min_share; long min_calls; };
+static const struct thresholds DEFAULTS = {10.0, 10.0, 5.0, 1.0, 10};
+
+#define MAX_RUNS 16
+struct side { uint64_t calls; double time_s, busbytes; unsigned tmask; char tnames[48]; };
+struct row {
+  uint32_t op; int bucket;
+  struct side run[MAX_RUNS + 1]; /* base runs 0..K-1, then the new run */
+  struct side s[2];        /* [0] the base (median run, transports of all base runs), [1] new */
+  double bw[2], tpc[2];    /* busbw GB/s, time per call us */
+  double tol_bw, tol_t;    /* thresholds used: the flags, or twice the base runs' spread */
+  double dbw, dt;          /* percent changes */
+  int above_floor;
+  int regress_bw, regress_t, tchange, tregress;
+};
+
+static unsigned mask_of(const char *t) {
+  unsigned m = 0;
+  for (int c = NCS_TC_UNKNOWN + 1; c <= NCS_TC_NVLS; c++) {
+    const char *n = ncs_tclass_name(c);
+    const char *p = t;
+    size_t ln = strlen(n);
+    while ((p = strstr(p, n))) {
+      if ((p == t || p[-1] == '+') && (p[ln] == 0 || p[ln] == '+')) { m |= 1u << c; break; }
+      p += ln;
+    }
+  }
+  return m;
+}
+
+static struct row *row_get(struct row **rows, int *n, int *cap, uint32_t op, int bucket) {
+  for (int i = 0; i < *n; i++) if ((*rows)[i].op == op && (*rows)[i].bucket == bucket) return &(*rows)[i];
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 32;
+    struct row *p = realloc(*rows, (size_t)nc * sizeof *p);
+    if (!p) return NULL;
+    *rows = p; *cap = nc;
+  }
+  struct row *r = &(*rows)[(*n)++];
+  memset(r, 0, sizeof *r);
+  r->op = op; r->bucket = bucket;
+  return r;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+/* Median of n values (sorts them); 0 when n is 0. */
+static double median(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int cmp_row(const void *a, const void *b) {
+  const struct row *x = a, *y = b;
+  if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  return x->bucket - y->bucket;
+}
+
+static double share_of(const struct ncs_jobdata *J) {
+  double c = 0, w = 0;
+  for (int i = 0; i < J->n; i++) {
+    const struct ncs_jrank *r = &J->r[i];
+    if (r->t_last > r->t_first) { c += r->comm_s; w += (double)(r->t_last - r->t_first) / 1e9; }
+  }
+  return w > 0 ? 100.0 * c / w : 0;
+}
+
+static int load_side(const char *path, struct ncs_jobdata **J, int *nfiles, char ***files) {
+  char *p[1] = {(char *)path};
+  int n = ncs_paths_expand(1, p, files);
+  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return -1; }
+  *nfiles = n;
+  struct ncs_load_opts o = {.progress_label = "compare"};
+  if (ncs_job_load(n, *files, &o, J) || !*J) {
+    fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+static const char *bucket_label(int b, char *buf, size_t n) {
+  static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int k = b / 10;
+  if (k > 4) k = 4;
+  snprintf(buf, n, "%d %s", 1 << (b - 10 * k), u[k]);
+  return buf;
+}
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
+          "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
+          "  several BASE runs: their median is the base, twice their spread widens the tolerance\n"
+          "  defaults: --busbw-drop %.0f --time-rise %.0f --share-rise %.0f --min-calls %ld --min-share %.0f\n"
+          "  exit 1 on a regression, 0 otherwise, 2 on bad input\n",
+          DEFAULTS.busbw_drop, DEFAULTS.time_rise, DEFAULTS.share_rise, DEFAULTS.min_calls, DEFAULTS.min_share);
+}
+
+int cmd_compare(int argc, char **argv) {
+  struct thresholds th = DEFAULTS;
+  int json = 0, md = 0;
+  const char *side[MAX_RUNS + 1];
+  int ns = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--markdown")) md = 1;
+    else if (v && !strcmp(a, "--busbw-drop")) { th.busbw_drop = strtod(v, &end); i++; }
+    else if (v && !strcmp(a, "--time-rise")) { th.time_rise = strtod(v, &end); i++; }
+    else if (v && !strcmp(a, "--share-rise")) { th.share_rise = strtod(v, &end); i++; }
+    else if (v && !strcmp(a, "--min-share")) { th.min_share = strtod(v, &end); i++; }
+    else if (v && !strcmp(a, "--min-calls")) { th.min_calls = strtol(v, &end, 10); i++; }
+    else if (a[0] == '-' && a[1]) { usage(); return 2; }
+    else if (ns < MAX_RUNS + 1) side[ns++] = a;
+    else { usage(); return 2; }
+    if (end && (*end || end == v)) { usage(); return 2; }
+  }
+  if (ns < 2 || (json && md)) { usage(); return 2; }
+  const int K = ns - 1; /* base runs; the last path is the new run */
+
+  struct ncs_jobdata *J[MAX_RUNS + 1] = {NULL};
+  char **files[MAX_RUNS + 1] = {NULL};
+  int nf[MAX_RUNS + 1] = {0};
+  int rc = 2;
+  struct row *rows = NULL;
+  int nrows = 0, cap = 0;
+  for (int k = 0; k < ns; k++)
+    if (load_side(side[k], &J[k], &nf[k], &files[k])) goto done;
+
+  double total_t[2] = {0, 0};
+  for (int k = 0; k < ns; k++)
+    for (int i = 0; i < J[k]->nops; i++) {
+      const struct ncs_opstat *o = &J[k]->ops[i];
+      if (ncs_op_bw(o->op) == NCS_BW_NONE) continue;
+      struct row *r = row_get(&rows, &nrows, &cap, o->op, o->bucket);
+      if (!r) goto done;
+      struct side *d = &r->run[k];
+      d->calls += o->calls; d->time_s += o->time_s; d->busbytes += o->busbytes;
+      d->tmask |= mask_of(o->transport);
+      total_t[k == K] += o->time_s / (k == K ? 1 : K);
+    }
+  if (nrows) qsort(rows, (size_t)nrows, sizeof *rows, cmp_row);
+  int regressions = 0, changes = 0;
+  const unsigned NVL = (1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS);
+  for (int i = 0; i < nrows; i++) {
+    struct row *r = &rows[i];
+    /* the base: the median of the base runs that have this row; its spread sets the tolerance */
+    double bws[MAX_RUNS], tps[MAX_RUNS];
+    int nb = 0;
+    for (int k = 0; k < K; k++) {
+      const struct side *d = &r->run[k];
+      r->s[0].tmask |= d->tmask;
+      if (!d->calls || d->time_s <= 0) continue;
+      bws[nb] = d->busbytes / d->time_s / 1e9;
+      tps[nb] = d->time_s / (double)d->calls * 1e6;
+      if (!r->s[0].calls || d->calls < r->s[0].calls) r->s[0].calls = d->calls; /* fewest calls: the floor */
+      r->s[0].time_s += d->time_s / K;
+      nb++;
+    }
+    r->bw[0] = median(bws, nb);
+    r->tpc[0] = median(tps, nb);
+    r->tol_bw = th.busbw_drop;
+    r->tol_t = th.time_rise;
+    for (int k = 0; k < nb; k++) {
+      if (r->bw[0] > 0 && 200.0 * fabs(bws[k] - r->bw[0]) / r->bw[0] > r->tol_bw) r->tol_bw = 200.0 * fabs(bws[k] - r->bw[0]) / r->bw[0];
+      if (r->tpc[0] > 0 && 200.0 * fabs(tps[k] - r->tpc[0]) / r->tpc[0] > r->tol_t) r->tol_t = 200.0 * fabs(tps[k] - r->tpc[0]) / r->tpc[0];
+    }
+    r->s[1] = r->run[K];
+    r->bw[1] = r->s[1].time_s > 0 ? r->s[1].busbytes / r->s[1].time_s / 1e9 : 0;
+    r->tpc[1] = r->s[1].calls ? r->s[1].time_s / (double)r->s[1].calls * 1e6 : 0;
+    for (int k = 0; k < 2; k++) ncs_tmask_name(r->s[k].tmask, r->s[k].tnames, sizeof r->s[k].tnames);
+    r->dbw = r->bw[0] > 0 ? 100.0 * (r->bw[1] - r->bw[0]) / r->bw[0] : 0;
+    r->dt = r->tpc[0] > 0 ? 100.0 * (r->tpc[1] - r->tpc[0]) / r->tpc[0] : 0;
+    r->above_floor = r->s[0].calls >= (uint64_t)th.min_calls && r->s[1].calls >= (uint64_t)th.min_calls &&
+                     total_t[0] > 0 && total_t[1] > 0 &&
+                     100.0 * r->s[0].time_s / total_t[0] >= th.min_share; /* the base's weight decides */
+    r->regress_bw = r->above_floor && r->bw[0] > 0 && -r->dbw > r->tol_bw;
+    r->regress_t = r->above_floor && r->tpc[0] > 0 && r->dt > r->tol_t;
+    if (r->s[0].calls && r->s[1].calls && r->s[0].tmask && r->s[1].tmask && r->s[0].tmask != r->s[1].tmask) {
+      r->tchange = 1;
+      changes++;
+      /* NVLink-class transport in the base that the new run no longer uses */
+      r->tregress = (r->s[0].tmask & NVL) && !(r->s[1].tmask & NVL & r->s[0].tmask);
+    }
+    regressions += r->regress_bw || r->regress_t || r->tregress;
+  }
+  double shs[MAX_RUNS];
+  for (int k = 0; k < K; k++) shs[k] = share_of(J[k]);
+  double sh[2] = {median(shs, K), share_of(J[K])};
+  double tol_share = th.share_rise;
+  for (int k = 0; k < K; k++) if (2 * fabs(shs[k] - sh[0]) > tol_share) tol_share = 2 * fabs(shs[k] - sh[0]);
+  int share_regress = sh[1] - sh[0] > tol_share;
+  regressions += share_regress;
+  rc = regressions ? 1 : 0;
+
+  char b[32];
+  if (json) {
+    struct ncs_json j;
+    ncs_json_init(&j, stdout, 1);
+    ncs_json_obj_begin(&j, NULL);
+    ncs_json_arr_begin(&j, "base");
+    for (int k = 0; k < K; k++) ncs_json_str(&j, NULL, side[k]);
+    ncs_json_arr_end(&j);
+    ncs_json_str(&j, "new", side[K]);
+    ncs_json_obj_begin(&j, "thresholds");
+    ncs_json_num(&j, "busbw_drop_pct", th.busbw_drop);
+    ncs_json_num(&j, "time_rise_pct", th.time_rise);
+    ncs_json_num(&j, "share_rise_points", th.share_rise);
+    ncs_json_int(&j, "min_calls", th.min_calls);
+    ncs_json_num(&j, "min_share_pct", th.min_share);
+    ncs_json_obj_end(&j);
+    ncs_json_arr_begin(&j, "rows");
+    for (int i = 0; i < nrows; i++) {
+      const struct row *r = &rows[i];
+      ncs_json_obj_begin(&j, NULL);
+      ncs_json_str(&j, "op", ncs_op_name(r->op));
+      ncs_json_uint(&j, "bucket_bytes", r->bucket ? 1ull << r->bucket : 0);
+      ncs_json_str(&j, "transport_base", r->s[0].tnames);
+      ncs_json_str(&j, "transport_new", r->s[1].tnames);
+      ncs_json_uint(&j, "calls_base", r->s[0].calls);
+      ncs_json_uint(&j, "calls_new", r->s[1].calls);
+      ncs_json_num(&j, "busbw_base_gbps", r->bw[0]);
+      ncs_json_num(&j, "busbw_new_gbps", r->bw[1]);
+      ncs_json_num(&j, "busbw_change_pct", r->dbw);
+      ncs_json_num(&j, "time_per_call_base_us", r->tpc[0]);
+      ncs_json_num(&j, "time_per_call_new_us", r->tpc[1]);
+      ncs_json_num(&j, "time_change_pct", r->dt);
+      ncs_json_num(&j, "busbw_tolerance_pct", r->tol_bw);
+      ncs_json_num(&j, "time_tolerance_pct", r->tol_t);
+      ncs_json_bool(&j, "above_noise_floor", r->above_floor);
+      ncs_json_bool(&j, "transport_changed", r->tchange);
+      ncs_json_bool(&j, "regression", r->regress_bw || r->regress_t || r->tregress);
+      ncs_json_obj_end(&j);
+    }
+    ncs_json_arr_end(&j);
+    ncs_json_obj_begin(&j, "comm_share");
+    ncs_json_num(&j, "base_pct", sh[0]);
+    ncs_json_num(&j, "new_pct", sh[1]);
+    ncs_json_num(&j, "change_points", sh[1] - sh[0]);
+    ncs_json_num(&j, "tolerance_points", tol_share);
+    ncs_json_bool(&j, "regression", share_regress);
+    ncs_json_obj_end(&j);
+    ncs_json_int(&j, "transport_changes", changes);
+    ncs_json_int(&j, "regressions", regressions);
+    ncs_json_str(&j, "verdict", regressions ? "regression" : "ok");
+    ncs_json_obj_end(&j);
+    ncs_json_done(&j);
+    goto done;
+  }
+  if (md) {
+    printf("### ncclscope compare: %s\n\n", regressions ? "**regression**" : "no regression");
+    printf("| operation | size | transport | calls | busbw GB/s | change | time/call us | change | |\n");
+    printf("|---|---:|---|---:|---:|---:|---:|---:|---|\n");
+  } else {
+    printf("ncclscope compare: base ");
+    for (int k = 0; k < K; k++) {
+      ncs_text_escape(stdout, side[k], strlen(side[k]));
+      printf(" (%d files)%s", nf[k], k + 1 < K ? ", " : "");
+    }
+    printf("; new ");
+    ncs_text_escape(stdout, side[K], strlen(side[K]));
+    printf(" (%d files)\n", nf[K]);
+    if (K > 1) printf("  %d base runs: the base is their median; a row's tolerance is the larger of the threshold and twice their spread\n", K);
+    printf("  %-14s %8s  %-17s %13s %21s %8s %21s %8s\n", "operation", "size", "transport", "calls", "busbw GB/s", "change",
+           "time/call us", "change");
+  }
+  for (int i = 0; i < nrows; i++) {
+    const struct row *r = &rows[i];
+    char tr[100];
+    if (r->tchange || !r->s[0].calls || !r->s[1].calls) snprintf(tr, sizeof tr, "%s -> %s", r->s[0].calls ? r->s[0].tnames : "-", r->s[1].calls ? r->s[1].tnames : "-");
+    else snprintf(tr, sizeof tr, "%s", r->s[0].tnames);
+    const char *verdict = r->tregress ? "REGRESSION (lost NVLink-class transport)"
+                          : (r->regress_bw || r->regress_t) ? "REGRESSION"
+                          : r->tchange ? "transport changed" : !r->above_floor ? "(below noise floor)" : "";
+    if (md)
+      printf("| %s | %s | %s | %llu / %llu | %.2f / %.2f | %+.1f%% | %.1f / %.1f | %+.1f%% | %s |\n", ncs_op_name(r->op),
+             bucket_label(r->bucket, b, sizeof b), tr, (unsigned long long)r->s[0].calls, (unsigned long long)r->s[1].calls,
+             r->bw[0], r->bw[1], r->dbw, r->tpc[0], r->tpc[1], r->dt, verdict);
+    else
+      printf("  %-14s %8s  %-17s %6llu/%-6llu %9.2f -> %-9.2f %+7.1f%% %9.1f -> %-9.1f %+7.1f%% %s\n", ncs_op_name(r->op),
+             bucket_label(r->bucket, b, sizeof b), tr, (unsigned long long)r->s[0].calls, (unsigned long long)r->s[1].calls,
+             r->bw[0], r->bw[1], r->dbw, r->tpc[0], r->tpc[1], r->dt, verdict);
+  }
+  if (md) {
+    printf("\nCommunication share: %.1f%% -> %.1f%% (%+.1f points)%s\n\n", sh[0], sh[1], sh[1] - sh[0],
+           share_regress ? " **regression**" : "");
+    printf("Thresholds: busbw drop > %.0f%%, time/call rise > %.0f%%, share rise > %.0f points; rows with >= %ld calls and "
+           ">= %.0f%% of communication time. NVLink-class (P2P, NVLS) to another transport is always a regression.\n",
+           th.busbw_drop, th.time_rise, th.share_rise, th.min_calls, th.min_share);
+  } else {
+    printf("  communication share: %.1f%% -> %.1f%% (%+.1f points, tolerance %.1f)%s\n", sh[0], sh[1], sh[1] - sh[0],
+           tol_share, share_regress ? "  REGRESSION" : "");
+    printf("%s: %d regression(s), %d transport change(s)\n", regressions ? "REGRESSION" : "OK", regressions, changes);
+  }
+done:
+  for (int k = 0; k < ns; k++) {
+    ncs_job_free(J[k]);
+    if (files[k]) ncs_paths_free(files[k], nf[k]);
+  }
+  free(rows);
+  return rc;
+}

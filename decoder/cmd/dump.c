@@ -1,0 +1,135 @@
+/* dump.c — `ncclscope dump PATH...`: every record of each trace, one line each, in file order,
+ * with decoded fields, op names and bytes; a line per chunk after its records. Strings from
+ * the trace are escaped (ncs_text_escape). Exit: 0, 1 damaged/truncated, 2 usage/unreadable. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "render/json.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+#include "io/trace.h"
+
+static FILE *out;
+
+static void esc(const char *s, size_t n) { ncs_text_escape(out, s, n); }
+static void escz(const char *s) { esc(s ? s : "", s ? strlen(s) : 0); }
+static const char *opname(unsigned op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
+
+static int d_process(void *c, const struct ncs_process *p) {
+  fprintf(out, "PROCESS format=%u.%u pid=%u created_realtime_ns=%" PRIu64 " pairs=%zu\n", p->major,
+          p->minor, p->pid, p->created_realtime_ns, p->nkv);
+  for (size_t i = 0; i < p->nkv; i++) {
+    fputs("  ", out);
+    escz(p->kv[i].key);
+    fputc('=', out);
+    esc(p->kv[i].value, p->kv[i].value_len);
+    fputc('\n', out);
+  }
+  return 0;
+}
+static int d_thread(void *c, const struct ncs_thread *t) {
+  fprintf(out, "THREAD thread=%u tid=%" PRIu64 " name=", t->thread, t->tid);
+  escz(t->name);
+  fputc('\n', out);
+  return 0;
+}
+static int d_comm(void *c, const struct ncs_comm *m) {
+  fprintf(out, "COMM comm=%u comm_id=%016" PRIx64 " handle=0x%" PRIx64 " rank=%d nranks=%d device=%d "
+          "init_op=%s parent_id=%016" PRIx64 " flags=%u rc=%d t_enter=%" PRIu64 " t_exit=%" PRIu64 " thread=%u\n",
+          m->comm, m->comm_id, m->handle, m->rank, m->nranks, m->device, opname(m->init_op), m->parent_id,
+          m->flags, m->rc, m->t_enter, m->t_exit, m->thread);
+  return 0;
+}
+static int d_comm_end(void *c, const struct ncs_comm_end *e) {
+  fprintf(out, "COMM_END comm=%u op=%s rc=%d t_enter=%" PRIu64 " t_exit=%" PRIu64 " thread=%u\n", e->comm,
+          opname(e->op), e->rc, e->t_enter, e->t_exit, e->thread);
+  return 0;
+}
+static int d_call(void *c, const struct ncs_call *k) {
+  fprintf(out, "CALL op=%s thread=%u tcall=%" PRIu64 " comm=%u seq=%" PRIu64 " count=%" PRIu64
+          " datatype=%u bytes=%" PRIu64 " redop=%u root=%d stream=0x%" PRIx64 " t_enter=%" PRIu64
+          " duration=%" PRIu64 " rc=%d depth=%u group=%" PRIu64 " callsite=%u flags=%u\n",
+          opname(k->op), k->thread, k->tcall, k->comm, k->seq, k->count, k->datatype,
+          k->count * ncclscope_datatype_size((int)k->datatype), k->redop, k->root, k->stream,
+          k->t_enter, k->t_exit - k->t_enter, k->rc, k->depth, k->group, k->callsite, k->flags);
+  return 0;
+}
+static int d_callsite(void *c, const struct ncs_callsite *s) {
+  fprintf(out, "CALLSITE id=%u frames=%u\n", s->id, s->nframes);
+  for (uint32_t i = 0; i < s->nframes; i++) {
+    fprintf(out, "  #%u module=%u offset=0x%" PRIx64 " symbol=", i, s->frames[i].module, s->frames[i].offset);
+    escz(s->frames[i].symbol);
+    fprintf(out, "+0x%" PRIx64 "\n", s->frames[i].symbol_offset);
+  }
+  return 0;
+}
+static int d_module(void *c, const struct ncs_module *m) {
+  fprintf(out, "MODULE module=%u base=0x%" PRIx64 " path=", m->module, m->base);
+  escz(m->path);
+  fputc('\n', out);
+  return 0;
+}
+static int d_drop(void *c, const struct ncs_drop *d) {
+  fprintf(out, "DROP reason=%u records=%" PRIu64 " thread=%u\n", d->reason, d->records, d->thread);
+  return 0;
+}
+static int d_clock(void *c, const struct ncs_clock *k) {
+  fprintf(out, "CLOCK realtime_ns=%" PRIu64 " monotonic_ns=%" PRIu64 " uncertainty_ns=%" PRIu64 "\n",
+          k->realtime_ns, k->monotonic_ns, k->uncertainty_ns);
+  return 0;
+}
+static int d_gpu(void *c, const struct ncs_gpu_time *g) {
+  fprintf(out, "GPU_TIME kind=%s thread=%u ref=%" PRIu64 " gpu_start=%" PRIu64 " gpu_end=%" PRIu64
+          " duration=%" PRId64 " flags=%u\n", g->kind == 0 ? "call" : g->kind == 1 ? "group" : "?",
+          g->thread, g->ref, g->gpu_start, g->gpu_end, (int64_t)(g->gpu_end - g->gpu_start), g->flags);
+  return 0;
+}
+static int d_log(void *c, const struct ncs_log_line *l) {
+  fprintf(out, "NCCL_LOG t=%" PRIu64 " line=", l->t);
+  esc(l->line, l->len);
+  fputc('\n', out);
+  return 0;
+}
+static int d_raw(void *c, const struct ncs_raw *r) {
+  fprintf(out, "RECORD type=%u length=%zu\n", r->type, r->len);
+  return 0;
+}
+static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
+  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s\n", index, off,
+          dropped, (flags & 1) ? " final" : "");
+  return 0;
+}
+
+int cmd_dump(int argc, char **argv) {
+  int start = 1;
+  if (argc > 1 && strcmp(argv[1], "--") == 0) start = 2;
+  if (argc <= start || (start == 1 && argv[1][0] == '-' && argv[1][1])) {
+    fprintf(stderr, "usage: ncclscope dump PATH...\n");
+    return 2;
+  }
+  char **files;
+  int n = ncs_paths_expand(argc - start, argv + start, &files);
+  if (n < 0) return 2;
+  if (n == 0) { fprintf(stderr, "ncclscope dump: no trace files (*.ncs) found\n"); ncs_paths_free(files, n); return 2; }
+  out = stdout;
+  struct ncs_visitor v = {NULL, d_process, d_thread, d_comm, d_comm_end, d_call, d_callsite, d_module,
+                          d_drop, d_clock, d_gpu, d_log, d_raw, d_chunk};
+  int ret = 0;
+  for (int i = 0; i < n; i++) {
+    struct ncs_read_status st;
+    fputs("== ", out);
+    escz(files[i]);
+    fputc('\n', out);
+    int rc = ncs_trace_read(files[i], &v, &st);
+    fprintf(out, "== end: %" PRIu64 " chunks, %" PRIu64 " records, dropped %" PRIu64 "%s%s\n", st.chunks,
+            st.records, st.dropped_total, st.truncated ? ", TRUNCATED" : "", rc == 1 ? ", DAMAGED" : "");
+    fflush(out);
+    if (st.error[0]) fprintf(stderr, "ncclscope: %s\n", st.error);
+    if (rc == 2) ret = 2;
+    else if ((rc == 1 || st.truncated) && ret == 0) ret = 1;
+  }
+  ncs_paths_free(files, n);
+  return ret;
+}

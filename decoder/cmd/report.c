@@ -1,0 +1,460 @@
+/* report.c — `ncclscope report [--json] [options] PATH...`: per rank (one traced process per
+ * file) and per operation: calls, count, bytes, host time; per communicator; drops and
+ * truncation; then the sections of every registered analysis (analysis.h).
+ *
+ * Contract: each file is read once, streaming (memory: one summary per file, bounded by its
+ * communicators); records fan out to the summary and to each analysis. Output: text (trace
+ * strings escaped) or JSON (docs/JSON.md). Exit: 0 all files whole, 1 a file damaged or
+ * truncated (everything before the damage is still reported), 2 bad usage or a file that is
+ * not a readable trace. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cmd/commands.h"
+#include "render/json.h"
+#include "analysis/metrics.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+#include "cmd/report.h"
+#include "io/trace.h"
+
+#define MAX_COMMS 65536 /* communicator indexes past this are counted as "other" */
+
+struct op_sum { uint64_t calls, count, bytes, host_ns, errors; };
+struct comm_sum {
+  uint64_t comm_id, calls;
+  int32_t rank, nranks;
+  uint32_t init_op, end_op;
+  int32_t rc;
+  int seen;
+};
+
+struct file_sum {
+  struct ncs_rank_info info;
+  char *host;
+  int env_rank, env_world;
+  struct op_sum ops[NCS_OP_LIMIT];
+  struct op_sum unknown_op;
+  struct comm_sum *comms;
+  uint32_t ncomms;      /* allocated entries (index = comm) */
+  uint64_t other_comm_calls;
+  uint64_t drops[8];    /* by reason (0: unknown reason) */
+  uint64_t calls, first_t, last_t;
+  struct ncs_read_status st;
+};
+
+static int comm_slot(struct file_sum *s, uint32_t comm) {
+  if (comm >= MAX_COMMS) return -1;
+  if (comm >= s->ncomms) {
+    uint32_t n = s->ncomms ? s->ncomms : 8;
+    while (n <= comm) n *= 2;
+    struct comm_sum *p = realloc(s->comms, n * sizeof *p);
+    if (!p) return -1;
+    memset(p + s->ncomms, 0, (n - s->ncomms) * sizeof *p);
+    s->comms = p;
+    s->ncomms = n;
+  }
+  return (int)comm;
+}
+
+static int on_process(void *ctx, const struct ncs_process *p) {
+  struct file_sum *s = ctx;
+  const char *h = ncs_process_get(p, "host");
+  s->info.pid = p->pid;
+  free(s->host);
+  s->host = strdup(h ? h : "");
+  static const char *rank_keys[] = {"env.RANK", "env.OMPI_COMM_WORLD_RANK", "env.SLURM_PROCID",
+                                    "env.PMI_RANK", "env.PMIX_RANK", "env.MV2_COMM_WORLD_RANK",
+                                    "env.JAX_PROCESS_ID"};
+  static const char *size_keys[] = {"env.WORLD_SIZE", "env.OMPI_COMM_WORLD_SIZE",
+                                    "env.SLURM_NTASKS", "env.PMI_SIZE"};
+  for (size_t i = 0; i < sizeof rank_keys / sizeof *rank_keys && s->env_rank < 0; i++) {
+    const char *v = ncs_process_get(p, rank_keys[i]);
+    char *e;
+    if (v && *v) { long r = strtol(v, &e, 10); if (!*e && r >= 0 && r < (1L << 30)) s->env_rank = (int)r; }
+  }
+  for (size_t i = 0; i < sizeof size_keys / sizeof *size_keys && s->env_world <= 0; i++) {
+    const char *v = ncs_process_get(p, size_keys[i]);
+    char *e;
+    if (v && *v) { long r = strtol(v, &e, 10); if (!*e && r > 0 && r < (1L << 30)) s->env_world = (int)r; }
+  }
+  return 0;
+}
+
+static int on_comm(void *ctx, const struct ncs_comm *c) {
+  struct file_sum *s = ctx;
+  int k = comm_slot(s, c->comm);
+  if (k < 0) return 0;
+  struct comm_sum *m = &s->comms[k];
+  m->seen = 1;
+  m->comm_id = c->comm_id;
+  m->rank = c->rank;
+  m->nranks = c->nranks;
+  m->init_op = c->init_op;
+  m->rc = c->rc;
+  return 0;
+}
+
+static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
+  struct file_sum *s = ctx;
+  int k = comm_slot(s, e->comm);
+  if (k >= 0) s->comms[k].end_op = e->op;
+  return 0;
+}
+
+static int on_call(void *ctx, const struct ncs_call *c) {
+  struct file_sum *s = ctx;
+  struct op_sum *o = (c->op > 0 && c->op < NCS_OP_LIMIT && ncs_op_name(c->op)) ? &s->ops[c->op] : &s->unknown_op;
+  o->calls++;
+  o->count += c->count;
+  o->bytes += c->count * ncclscope_datatype_size((int)c->datatype);
+  o->host_ns += c->t_exit - c->t_enter;
+  if (c->rc != 0 && c->rc != 7 /* ncclInProgress */) o->errors++;
+  if (c->comm) {
+    if (c->comm < s->ncomms || comm_slot(s, c->comm) >= 0) s->comms[c->comm].calls++;
+    else s->other_comm_calls++;
+  }
+  if (!s->calls || c->t_enter < s->first_t) s->first_t = c->t_enter;
+  if (c->t_exit > s->last_t) s->last_t = c->t_exit;
+  s->calls++;
+  return 0;
+}
+
+static int on_drop(void *ctx, const struct ncs_drop *d) {
+  struct file_sum *s = ctx;
+  s->drops[d->reason < 8 ? d->reason : 0] += d->records;
+  return 0;
+}
+
+/* ---- fan-out of one read to the summary and the analyses ---- */
+enum { NA_MAX = 16 };
+struct mux { struct ncs_visitor v[NA_MAX + 1]; int n; };
+
+#define MUX_CB(field, T) \
+  static int mux_##field(void *ctx, const T *x) { \
+    struct mux *m = ctx; int stop = 0; \
+    for (int i = 0; i < m->n; i++) \
+      if (m->v[i].field && m->v[i].field(m->v[i].ctx, x)) stop = 1; \
+    return stop; \
+  }
+MUX_CB(process, struct ncs_process)
+MUX_CB(thread, struct ncs_thread)
+MUX_CB(comm, struct ncs_comm)
+MUX_CB(comm_end, struct ncs_comm_end)
+MUX_CB(call, struct ncs_call)
+MUX_CB(callsite, struct ncs_callsite)
+MUX_CB(module, struct ncs_module)
+MUX_CB(drop, struct ncs_drop)
+MUX_CB(clock, struct ncs_clock)
+MUX_CB(gpu_time, struct ncs_gpu_time)
+MUX_CB(log_line, struct ncs_log_line)
+MUX_CB(raw, struct ncs_raw)
+#undef MUX_CB
+static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
+  struct mux *m = ctx;
+  int stop = 0;
+  for (int i = 0; i < m->n; i++)
+    if (m->v[i].chunk && m->v[i].chunk(m->v[i].ctx, index, dropped, flags, off)) stop = 1;
+  return stop;
+}
+
+/* A visitor that calls every sub-visitor having that callback (NULL when none does). */
+static void mux_build(struct mux *m, struct ncs_visitor *out) {
+  memset(out, 0, sizeof *out);
+  out->ctx = m;
+#define SET(field) for (int i = 0; i < m->n; i++) if (m->v[i].field) { out->field = mux_##field; break; }
+  SET(process) SET(thread) SET(comm) SET(comm_end) SET(call) SET(callsite) SET(module)
+  SET(drop) SET(clock) SET(gpu_time) SET(log_line) SET(raw) SET(chunk)
+#undef SET
+  if (m->n == 1) *out = m->v[0]; /* nothing to fan out */
+}
+
+const char *ncs_job_option(const struct ncs_job *job, const char *name) {
+  size_t n = strlen(name);
+  for (const char *const *o = job->options; o && *o; o++)
+    if (strncmp(*o, "--", 2) == 0 && strncmp(*o + 2, name, n) == 0 && (*o)[2 + n] == '=')
+      return *o + 3 + n;
+  return NULL;
+}
+
+/* ---- the analyses ---- */
+#define NCS_ANALYSIS_PTR_(name) &ncs_analysis_##name,
+static const struct ncs_analysis *const analyses[] = {NCS_ANALYSES(NCS_ANALYSIS_PTR_)};
+#undef NCS_ANALYSIS_PTR_
+enum { NANALYSES = sizeof analyses / sizeof *analyses };
+
+/* ---- output ---- */
+static const char *drop_reason(unsigned r) {
+  static const char *names[] = {"unknown", "buffer_full", "no_thread_slot", "write_failed",
+                                "no_memory", "event_pool"};
+  return r < 6 ? names[r] : "unknown";
+}
+
+static void text_str(FILE *f, const char *s) { ncs_text_escape(f, s, strlen(s)); }
+
+static void print_rank_text(FILE *f, const struct file_sum *s) {
+  const struct ncs_rank_info *r = &s->info;
+  fprintf(f, "\nrank ");
+  if (r->rank >= 0) fprintf(f, "%d", r->rank); else fprintf(f, "?");
+  if (r->nranks > 0) fprintf(f, "/%d", r->nranks);
+  fprintf(f, "  host ");
+  text_str(f, r->host);
+  fprintf(f, "  pid %u  file ", r->pid);
+  text_str(f, r->path);
+  fprintf(f, "\n");
+  if (s->st.error[0]) {
+    fprintf(f, "  %s: ", r->read_rc == 1 ? "DAMAGED" : r->truncated ? "TRUNCATED" : "ERROR");
+    text_str(f, s->st.error);
+    fprintf(f, "\n");
+  }
+  if (r->read_rc == 2) return;
+  if (s->st.dropped_total) {
+    fprintf(f, "  DROPPED %llu records (", (unsigned long long)s->st.dropped_total);
+    int any = 0;
+    for (unsigned i = 0; i < 8; i++)
+      if (s->drops[i]) { fprintf(f, "%s%s %llu", any ? ", " : "", drop_reason(i), (unsigned long long)s->drops[i]); any = 1; }
+    fprintf(f, "%s)\n", any ? "" : "reasons not recorded");
+  }
+  fprintf(f, "  %-22s %10s %16s %18s %12s\n", "op", "calls", "count", "bytes", "host_s");
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    const struct op_sum *o = &s->ops[op];
+    if (!o->calls) continue;
+    fprintf(f, "  %-22s %10llu %16llu %18llu %12.6f", ncs_op_name(op), (unsigned long long)o->calls,
+            (unsigned long long)o->count, (unsigned long long)o->bytes, o->host_ns / 1e9);
+    if (o->errors) fprintf(f, "  (%llu errors)", (unsigned long long)o->errors);
+    fprintf(f, "\n");
+  }
+  if (s->unknown_op.calls)
+    fprintf(f, "  %-22s %10llu\n", "(unknown op)", (unsigned long long)s->unknown_op.calls);
+  int header = 0;
+  for (uint32_t k = 0; k < s->ncomms; k++) {
+    const struct comm_sum *c = &s->comms[k];
+    if (!c->seen && !c->calls) continue;
+    if (!header) { fprintf(f, "  communicators:\n"); header = 1; }
+    fprintf(f, "    #%u id %016llx  rank %d/%d  %llu calls", k, (unsigned long long)c->comm_id,
+            c->rank, c->nranks, (unsigned long long)c->calls);
+    if (!c->seen) fprintf(f, "  (no COMM record)");
+    if (c->seen && c->rc) fprintf(f, "  (init returned %d)", c->rc);
+    if (c->end_op) fprintf(f, "  ended by %s", ncs_op_name(c->end_op) ? ncs_op_name(c->end_op) : "?");
+    fprintf(f, "\n");
+  }
+}
+
+static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state) {
+  const struct ncs_rank_info *r = &s->info;
+  if (r->rank >= 0) ncs_json_int(j, "rank", r->rank); else ncs_json_null(j, "rank");
+  ncs_json_int(j, "nranks", r->nranks);
+  ncs_json_str(j, "host", r->host);
+  ncs_json_uint(j, "pid", r->pid);
+  ncs_json_str(j, "file", r->path);
+  ncs_json_bool(j, "truncated", r->truncated);
+  ncs_json_bool(j, "damaged", r->read_rc != 0);
+  if (s->st.error[0]) ncs_json_str(j, "error", s->st.error); else ncs_json_null(j, "error");
+  ncs_json_uint(j, "dropped", s->st.dropped_total);
+  ncs_json_obj_begin(j, "drops");
+  for (unsigned i = 0; i < 8; i++)
+    if (s->drops[i]) ncs_json_uint(j, drop_reason(i), s->drops[i]);
+  ncs_json_obj_end(j);
+  ncs_json_uint(j, "calls", s->calls);
+  ncs_json_obj_begin(j, "ops");
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    const struct op_sum *o = &s->ops[op];
+    if (!o->calls) continue;
+    ncs_json_obj_begin(j, ncs_op_name(op));
+    ncs_json_uint(j, "calls", o->calls);
+    ncs_json_uint(j, "count", o->count);
+    ncs_json_uint(j, "bytes", o->bytes);
+    ncs_json_num(j, "host_s", o->host_ns / 1e9);
+    ncs_json_uint(j, "errors", o->errors);
+    for (int a = 0; a < NANALYSES; a++)
+      if (analyses[a]->print_op_json) analyses[a]->print_op_json(state[a], j, file, op);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_obj_end(j);
+  ncs_json_arr_begin(j, "comms");
+  for (uint32_t k = 0; k < s->ncomms; k++) {
+    const struct comm_sum *c = &s->comms[k];
+    if (!c->seen && !c->calls) continue;
+    char id[20];
+    snprintf(id, sizeof id, "%016llx", (unsigned long long)c->comm_id);
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_uint(j, "index", k);
+    ncs_json_str(j, "comm_id", id);
+    ncs_json_int(j, "rank", c->rank);
+    ncs_json_int(j, "nranks", c->nranks);
+    ncs_json_uint(j, "calls", c->calls);
+    ncs_json_str(j, "init_op", ncs_op_name(c->init_op));
+    ncs_json_int(j, "init_rc", c->rc);
+    ncs_json_str(j, "end_op", c->end_op ? ncs_op_name(c->end_op) : NULL);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+}
+
+/* Rank of a file: its rank in its largest successfully made communicator, else the
+ * launcher's rank variable, else -1. */
+static void settle_rank(struct file_sum *s) {
+  int best = -1;
+  for (uint32_t k = 0; k < s->ncomms; k++) {
+    const struct comm_sum *c = &s->comms[k];
+    if (!c->seen || c->rc != 0 || c->nranks <= 0) continue;
+    if (best < 0 || c->nranks > s->comms[best].nranks) best = (int)k;
+  }
+  if (best >= 0) {
+    s->info.rank = s->comms[best].rank;
+    s->info.nranks = s->comms[best].nranks;
+  } else {
+    s->info.rank = s->env_rank;
+    s->info.nranks = s->env_world > 0 ? s->env_world : 0;
+  }
+  s->info.host = s->host ? s->host : "";
+}
+
+static int cmp_rank(const void *a, const void *b, void *base) {
+  const struct file_sum *sums = base;
+  const struct ncs_rank_info *x = &sums[*(const int *)a].info, *y = &sums[*(const int *)b].info;
+  unsigned rx = (unsigned)x->rank, ry = (unsigned)y->rank; /* -1 sorts last */
+  if (rx != ry) return rx < ry ? -1 : 1;
+  int c = strcmp(x->host, y->host);
+  if (c) return c;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  return *(const int *)a - *(const int *)b;
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: ncclscope report [--json] [--skip-warmup N|Ns] [--step-op OP] PATH...\n"
+                  "  PATH: trace files (*.ncs) or directories holding them\n");
+  return 2;
+}
+
+int cmd_report(int argc, char **argv) {
+  int json = 0, ret = 0, nfiles = 0, nopt = 0;
+  char **files = NULL, **paths = calloc((size_t)argc + 1, sizeof *paths);
+  const char **opts = calloc((size_t)argc + 1, sizeof *opts);
+  struct file_sum *sums = NULL;
+  struct ncs_rank_info *infos = NULL;
+  int *order = NULL;
+  void *state[NANALYSES ? NANALYSES : 1] = {0};
+  char *optbuf[64];
+  int noptbuf = 0;
+  int npaths = 0;
+  if (!paths || !opts) { ret = 2; goto out; }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--json") == 0) json = 1;
+    else if (strcmp(a, "--") == 0) { while (++i < argc) paths[npaths++] = argv[i]; }
+    else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { ret = usage(); goto out; }
+    else if (strncmp(a, "--", 2) == 0 && strlen(a) > 2) {
+      /* analysis options: --name=value or --name value */
+      if (strchr(a, '=')) opts[nopt++] = a;
+      else if (i + 1 < argc && noptbuf < 64) {
+        size_t l = strlen(a) + strlen(argv[i + 1]) + 2;
+        char *o = malloc(l);
+        if (!o) { ret = 2; goto out; }
+        snprintf(o, l, "%s=%s", a, argv[++i]);
+        optbuf[noptbuf++] = o;
+        opts[nopt++] = o;
+      } else { fprintf(stderr, "ncclscope report: option %s needs a value\n", a); ret = usage(); goto out; }
+    } else paths[npaths++] = argv[i];
+  }
+  for (int i = 0; i < nopt; i++) {
+    static const char *known[] = {"--skip-warmup=", "--step-op="};
+    int ok = 0;
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+      if (strncmp(opts[i], known[k], strlen(known[k])) == 0) ok = 1;
+    if (!ok) { fprintf(stderr, "ncclscope report: unknown option %s\n", opts[i]); ret = usage(); goto out; }
+  }
+  if (npaths == 0) { ret = usage(); goto out; }
+  nfiles = ncs_paths_expand(npaths, paths, &files);
+  if (nfiles < 0) { ret = 2; goto out; }
+  if (nfiles == 0) { fprintf(stderr, "ncclscope report: no trace files (*.ncs) found\n"); ret = 2; goto out; }
+  sums = calloc((size_t)nfiles, sizeof *sums);
+  infos = calloc((size_t)nfiles, sizeof *infos);
+  order = calloc((size_t)nfiles, sizeof *order);
+  if (!sums || !infos || !order) { ret = 2; goto out; }
+  struct ncs_job job = {nfiles, infos, order, opts};
+  for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
+  for (int a = 0; a < NANALYSES; a++) {
+    state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
+    if (analyses[a] == &ncs_analysis_metrics && ncs_metrics_bad_option(state[a])) { ret = usage(); goto out; }
+  }
+
+  for (int i = 0; i < nfiles; i++) {
+    struct file_sum *s = &sums[i];
+    s->env_rank = -1;
+    s->info.path = files[i];
+    s->info.host = "";
+    struct mux m;
+    memset(&m, 0, sizeof m);
+    struct ncs_visitor *core = &m.v[m.n++];
+    core->ctx = s;
+    core->process = on_process;
+    core->comm = on_comm;
+    core->comm_end = on_comm_end;
+    core->call = on_call;
+    core->drop = on_drop;
+    for (int a = 0; a < NANALYSES && m.n <= NA_MAX; a++)
+      if (analyses[a]->visitor) analyses[a]->visitor(state[a], i, &m.v[m.n++]);
+    struct ncs_visitor v;
+    mux_build(&m, &v);
+    int rc = ncs_trace_read(files[i], &v, &s->st);
+    s->info.read_rc = rc;
+    s->info.truncated = s->st.truncated;
+    if (rc == 2) ret = 2;
+    else if ((rc == 1 || s->st.truncated) && ret == 0) ret = 1;
+    if (s->st.error[0]) fprintf(stderr, "ncclscope: %s\n", s->st.error);
+    for (int a = 0; a < NANALYSES; a++)
+      if (analyses[a]->file_done) analyses[a]->file_done(state[a], i, &s->st);
+  }
+  for (int i = 0; i < nfiles; i++) {
+    settle_rank(&sums[i]);
+    infos[i] = sums[i].info;
+    order[i] = i;
+  }
+  qsort_r(order, (size_t)nfiles, sizeof *order, cmp_rank, sums);
+  for (int a = 0; a < NANALYSES; a++)
+    if (analyses[a]->finish) analyses[a]->finish(state[a], &job);
+
+  if (json) {
+    struct ncs_json j;
+    ncs_json_init(&j, stdout, 1);
+    ncs_json_obj_begin(&j, NULL);
+    ncs_json_int(&j, "version", NCS_REPORT_JSON_VERSION);
+    ncs_json_int(&j, "files", nfiles);
+    ncs_json_arr_begin(&j, "ranks");
+    for (int k = 0; k < nfiles; k++) {
+      int i = order[k];
+      ncs_json_obj_begin(&j, NULL);
+      print_rank_json(&j, &sums[i], i, state);
+      for (int a = 0; a < NANALYSES; a++)
+        if (analyses[a]->print_rank_json) analyses[a]->print_rank_json(state[a], &j, i);
+      ncs_json_obj_end(&j);
+    }
+    ncs_json_arr_end(&j);
+    for (int a = 0; a < NANALYSES; a++)
+      if (analyses[a]->print_json) analyses[a]->print_json(state[a], &j, &job);
+    ncs_json_obj_end(&j);
+    ncs_json_done(&j);
+  } else {
+    printf("ncclscope report: %d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
+    for (int k = 0; k < nfiles; k++) print_rank_text(stdout, &sums[order[k]]);
+    for (int a = 0; a < NANALYSES; a++)
+      if (analyses[a]->print_text) analyses[a]->print_text(state[a], stdout, &job);
+  }
+  fflush(stdout);
+out:
+  for (int a = 0; a < NANALYSES; a++)
+    if (state[a] && analyses[a]->destroy) analyses[a]->destroy(state[a]);
+  if (sums)
+    for (int i = 0; i < nfiles; i++) { free(sums[i].comms); free(sums[i].host); }
+  free(sums);
+  free(infos);
+  free(order);
+  for (int i = 0; i < noptbuf; i++) free(optbuf[i]);
+  if (files) ncs_paths_free(files, nfiles);
+  free(paths);
+  free(opts);
+  return ret;
+}

@@ -1,0 +1,625 @@
+/* trace.c — the trace reader (trace.h): one file, chunk by chunk, every check of FORMAT.md.
+ *
+ * Contract: see trace.h. Per open trace: its position, status and the PROCESS record's copy
+ * (and a FILE while not parked). Per set of buffers (one per thread): two buffers sized to
+ * the largest chunk seen (at most 64 MiB each by the format's limits), one scratch area for
+ * NUL-terminated strings and one zstd DCtx. Nothing grows with the number of chunks or
+ * records. Every length and varint is checked against the bytes that hold it. */
+#include "io/trace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+#include "ncclscope/encode.h"
+#include "ncclscope/format.h"
+
+/* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
+struct ncs_trace_bufs {
+  ZSTD_DCtx *dctx;
+  uint8_t *payload, *raw, *scratch;
+  size_t payload_cap, raw_cap, scratch_cap;
+};
+
+/* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
+struct reader {
+  const char *path;
+  FILE *f;                /* NULL while parked */
+  const struct ncs_visitor *v;
+  struct ncs_read_status *st;
+  struct ncs_trace_bufs *b; /* the buffers of the ncs_trace_next call in progress */
+  struct ncs_process proc;
+  struct ncs_kv *kv;      /* the PROCESS record's pairs, kept for the whole read */
+  char *kv_store;
+  uint64_t chunk_off;     /* byte offset of the chunk being read */
+  int have_process;
+  int done, ret;          /* the read is over; its result (ncs_trace_read's) */
+};
+struct ncs_trace { struct reader r; };
+
+static void set_error(struct reader *r, uint64_t off, const char *fmt, ...) {
+  char what[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  r->st->error_offset = off;
+  snprintf(r->st->error, sizeof r->st->error, "%s: offset %llu: %s", r->path,
+           (unsigned long long)off, what);
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 4096;
+  while (n < need) n *= 2;
+  uint8_t *p = realloc(*buf, n);
+  if (!p) return -1;
+  *buf = p;
+  *cap = n;
+  return 0;
+}
+
+/* Reads exactly n bytes; returns the count actually read (short at end of file). */
+static size_t read_full(FILE *f, void *buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    size_t k = fread((uint8_t *)buf + got, 1, n - got, f);
+    if (k == 0) break;
+    got += k;
+  }
+  return got;
+}
+
+/* ---- field readers over one record body ---- */
+struct cur { const uint8_t *p, *end; int bad; };
+
+static uint64_t get_v(struct cur *c) {
+  uint64_t v = 0;
+  if (c->p >= c->end) return 0; /* missing trailing field reads as 0 */
+  if (ncs_get_varint(&c->p, c->end, &v)) { c->bad = 1; c->p = c->end; return 0; }
+  return v;
+}
+static int64_t get_sv(struct cur *c) { return ncs_unzigzag(get_v(c)); }
+static uint64_t get_u64(struct cur *c) {
+  if (c->p >= c->end) return 0;
+  if (c->end - c->p < 8) { c->bad = 1; c->p = c->end; return 0; }
+  uint64_t v = ncs_get_u64(c->p);
+  c->p += 8;
+  return v;
+}
+/* A string: returns its bytes (not terminated) and length, or NULL/0 when missing or bad. */
+static const uint8_t *get_s(struct cur *c, size_t *len) {
+  *len = 0;
+  if (c->p >= c->end) return NULL;
+  uint64_t n = get_v(c);
+  if (c->bad) return NULL;
+  if (n > (uint64_t)(c->end - c->p)) { c->bad = 1; c->p = c->end; return NULL; }
+  const uint8_t *s = c->p;
+  c->p += n;
+  *len = (size_t)n;
+  return s;
+}
+
+/* Scratch area for terminated strings of one record; reset per record. */
+struct scratch { uint8_t *base; size_t used, cap; };
+static char *sdup(struct scratch *s, const uint8_t *p, size_t n) {
+  /* capacity was reserved for the whole body, so this cannot overflow */
+  char *d = (char *)s->base + s->used;
+  if (n) memcpy(d, p, n);
+  d[n] = 0;
+  s->used += n + 1;
+  return d;
+}
+
+static int decode_process(struct reader *r, struct cur *c) {
+  uint64_t n = get_v(c);
+  size_t body = (size_t)(c->end - c->p);
+  if (c->bad || n > body / 2 + 1) return -1; /* each pair takes at least 2 bytes */
+  free(r->kv);
+  free(r->kv_store);
+  r->kv = calloc(n ? n : 1, sizeof *r->kv);
+  r->kv_store = malloc(body + 2 * n + 1);
+  if (!r->kv || !r->kv_store) return -2;
+  struct scratch s = {(uint8_t *)r->kv_store, 0, body + 2 * n + 1};
+  size_t k = 0;
+  for (; k < n; k++) {
+    size_t kl, vl;
+    const uint8_t *kp = get_s(c, &kl);
+    const uint8_t *vp = get_s(c, &vl);
+    if (c->bad) return -1;
+    r->kv[k].key = sdup(&s, kp, kl);
+    r->kv[k].value = sdup(&s, vp, vl);
+    r->kv[k].value_len = vl;
+  }
+  r->proc.kv = r->kv;
+  r->proc.nkv = k;
+  r->have_process = 1;
+  return 0;
+}
+
+/* Decodes one record and calls its visitor. Returns 0, 1 to stop, -1 on a malformed body,
+ * -2 when out of memory. */
+static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t len,
+                    struct ncs_call_delta *delta) {
+  const struct ncs_visitor *v = r->v;
+  struct cur c = {body, body + len, 0};
+  int rc = 0;
+  switch (type) {
+  case NCS_REC_CALL: {
+    struct ncs_call call;
+    if (ncs_decode_call(body, len, delta, &call)) return -1;
+    return v->call ? (v->call(v->ctx, &call) != 0) : 0;
+  }
+  case NCS_REC_PROCESS: {
+    int e = decode_process(r, &c);
+    if (e) return e;
+    return v->process ? (v->process(v->ctx, &r->proc) != 0) : 0;
+  }
+  case NCS_REC_GPU_TIME: {
+    struct ncs_gpu_time g;
+    if (ncs_decode_gpu_time(body, len, delta, &g)) return -1;
+    return v->gpu_time ? (v->gpu_time(v->ctx, &g) != 0) : 0;
+  }
+  case NCS_REC_COMM: {
+    struct ncs_comm m;
+    m.comm = (uint32_t)get_v(&c);
+    m.comm_id = get_u64(&c);
+    m.handle = get_v(&c);
+    m.rank = (int32_t)get_sv(&c);
+    m.nranks = (int32_t)get_sv(&c);
+    m.device = (int32_t)get_sv(&c);
+    m.init_op = (uint32_t)get_v(&c);
+    m.parent_id = get_u64(&c);
+    m.flags = (uint32_t)get_v(&c);
+    m.rc = (int32_t)get_sv(&c);
+    m.t_enter = get_v(&c);
+    m.t_exit = get_v(&c);
+    m.thread = (uint32_t)get_v(&c);
+    if (c.bad) return -1;
+    return v->comm ? (v->comm(v->ctx, &m) != 0) : 0;
+  }
+  case NCS_REC_COMM_END: {
+    struct ncs_comm_end e;
+    e.comm = (uint32_t)get_v(&c);
+    e.op = (uint32_t)get_v(&c);
+    e.rc = (int32_t)get_sv(&c);
+    e.t_enter = get_v(&c);
+    e.t_exit = get_v(&c);
+    e.thread = (uint32_t)get_v(&c);
+    if (c.bad) return -1;
+    return v->comm_end ? (v->comm_end(v->ctx, &e) != 0) : 0;
+  }
+  case NCS_REC_DROP: {
+    struct ncs_drop d;
+    d.reason = (uint32_t)get_v(&c);
+    d.records = get_v(&c);
+    d.thread = (uint32_t)get_v(&c);
+    if (c.bad) return -1;
+    return v->drop ? (v->drop(v->ctx, &d) != 0) : 0;
+  }
+  case NCS_REC_CLOCK: {
+    struct ncs_clock k;
+    k.realtime_ns = get_v(&c);
+    k.monotonic_ns = get_v(&c);
+    k.uncertainty_ns = get_v(&c);
+    if (c.bad) return -1;
+    return v->clock ? (v->clock(v->ctx, &k) != 0) : 0;
+  }
+  default: break;
+  }
+  /* records holding strings: reserve scratch for the whole body (+ terminators, frames) */
+  size_t need = 2 * len + 16 + (len / 4 + 1) * sizeof(struct ncs_frame) + 16;
+  if (grow(&r->b->scratch, &r->b->scratch_cap, need)) return -2;
+  struct scratch s = {r->b->scratch, 0, r->b->scratch_cap};
+  size_t sl;
+  const uint8_t *sp;
+  switch (type) {
+  case NCS_REC_THREAD: {
+    struct ncs_thread t;
+    t.thread = (uint32_t)get_v(&c);
+    t.tid = get_v(&c);
+    sp = get_s(&c, &sl);
+    if (c.bad) return -1;
+    t.name = sdup(&s, sp, sl);
+    rc = v->thread ? (v->thread(v->ctx, &t) != 0) : 0;
+    break;
+  }
+  case NCS_REC_MODULE: {
+    struct ncs_module m;
+    m.module = (uint32_t)get_v(&c);
+    m.base = get_v(&c);
+    sp = get_s(&c, &sl);
+    if (c.bad) return -1;
+    m.path = sdup(&s, sp, sl);
+    rc = v->module ? (v->module(v->ctx, &m) != 0) : 0;
+    break;
+  }
+  case NCS_REC_NCCL_LOG: {
+    struct ncs_log_line l;
+    l.t = get_v(&c);
+    sp = get_s(&c, &sl);
+    if (c.bad) return -1;
+    l.line = sdup(&s, sp, sl);
+    l.len = sl;
+    rc = v->log_line ? (v->log_line(v->ctx, &l) != 0) : 0;
+    break;
+  }
+  case NCS_REC_CALLSITE: {
+    struct ncs_callsite cs;
+    cs.id = (uint32_t)get_v(&c);
+    uint64_t nf = get_v(&c);
+    if (c.bad || nf > len / 4 + 1) return -1; /* a frame takes at least 4 bytes */
+    /* frames array first, aligned, then the symbol strings */
+    size_t fbytes = (size_t)nf * sizeof(struct ncs_frame);
+    struct ncs_frame *fr = (struct ncs_frame *)(void *)s.base;
+    s.used = (fbytes + 15) & ~(size_t)15;
+    uint32_t k = 0;
+    for (; k < nf && c.p < c.end; k++) {
+      fr[k].module = (uint32_t)get_v(&c);
+      fr[k].offset = get_v(&c);
+      sp = get_s(&c, &sl);
+      fr[k].symbol = sdup(&s, sp, sl);
+      fr[k].symbol_offset = get_v(&c);
+    }
+    if (c.bad || k < nf) return -1;
+    cs.nframes = k;
+    cs.frames = fr;
+    rc = v->callsite ? (v->callsite(v->ctx, &cs) != 0) : 0;
+    break;
+  }
+  default: {
+    struct ncs_raw raw = {type, body, len};
+    rc = v->raw ? (v->raw(v->ctx, &raw) != 0) : 0;
+    break;
+  }
+  }
+  return rc;
+}
+
+/* Walks the records of one decompressed chunk. Returns 0, 1 stopped, -1 damage (error set). */
+static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t nrec,
+                        uint64_t index) {
+  const uint8_t *p = raw, *end = raw + n;
+  struct ncs_call_delta delta;
+  ncs_call_delta_reset(&delta);
+  uint32_t k = 0;
+  const struct ncs_visitor *v = r->v;
+  while (p < end) {
+    const uint8_t *rec = p;
+    uint64_t type, len;
+    if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) { /* one-byte type and length */
+      type = p[0];
+      len = p[1];
+      p += 2;
+    } else if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &len)) {
+      set_error(r, r->chunk_off, "chunk %llu: record %u at raw byte %zu: bad record header",
+                (unsigned long long)index, k, (size_t)(rec - raw));
+      return -1;
+    }
+    if (len > (uint64_t)(end - p)) {
+      set_error(r, r->chunk_off,
+                "chunk %llu: record %u at raw byte %zu: length %llu runs past the chunk end",
+                (unsigned long long)index, k, (size_t)(rec - raw), (unsigned long long)len);
+      return -1;
+    }
+    if (k >= nrec) {
+      set_error(r, r->chunk_off, "chunk %llu: more records than the %u its header states",
+                (unsigned long long)index, nrec);
+      return -1;
+    }
+    int rc;
+    if (type == NCS_REC_CALL && v->call) { /* fast path */
+      struct ncs_call call;
+      rc = ncs_decode_call(p, (size_t)len, &delta, &call) ? -1 : (v->call(v->ctx, &call) != 0);
+    } else if (type == NCS_REC_CALL) {
+      struct ncs_call call;
+      rc = ncs_decode_call(p, (size_t)len, &delta, &call) ? -1 : 0;
+    } else {
+      rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, p, (size_t)len, &delta);
+    }
+    if (rc < 0) {
+      if (rc == -2)
+        set_error(r, r->chunk_off, "chunk %llu: out of memory", (unsigned long long)index);
+      else
+        set_error(r, r->chunk_off, "chunk %llu: record %u (type %llu) at raw byte %zu: malformed body",
+                  (unsigned long long)index, k, (unsigned long long)type, (size_t)(rec - raw));
+      return -1;
+    }
+    p += len;
+    k++;
+    r->st->records++;
+    if (rc) return 1;
+  }
+  if (k != nrec) {
+    set_error(r, r->chunk_off, "chunk %llu: %u records, its header states %u",
+              (unsigned long long)index, k, nrec);
+    return -1;
+  }
+  return 0;
+}
+
+const char *ncs_process_get(const struct ncs_process *p, const char *key) {
+  if (!p || !key) return NULL;
+  for (size_t i = 0; i < p->nkv; i++)
+    if (p->kv[i].key && strcmp(p->kv[i].key, key) == 0) return p->kv[i].value;
+  return NULL;
+}
+
+/* Reads and checks one chunk at r->chunk_off. Returns 0 ok, 3 clean end of file, 4 file ends
+ * inside the chunk (truncated), 1 stopped by a callback, -1 damage. */
+static int read_chunk(struct reader *r) {
+  uint8_t h[NCS_CHUNK_HEADER_SIZE];
+  size_t got = read_full(r->f, h, sizeof h);
+  if (got == 0) return 3;
+  if (got < sizeof h) return 4;
+  uint32_t magic = ncs_get_u32(h + NCS_CH_MAGIC), psz = ncs_get_u32(h + NCS_CH_PAYLOAD);
+  uint32_t rsz = ncs_get_u32(h + NCS_CH_RAW), nrec = ncs_get_u32(h + NCS_CH_RECORDS);
+  uint64_t index = ncs_get_u64(h + NCS_CH_INDEX), dropped = ncs_get_u64(h + NCS_CH_DROPPED);
+  uint32_t sum = ncs_get_u32(h + NCS_CH_CHECKSUM), flags = ncs_get_u32(h + NCS_CH_FLAGS);
+  if (magic != NCS_CHUNK_MAGIC) {
+    set_error(r, r->chunk_off, "bad chunk magic 0x%08x (expected 0x%08x)", magic, NCS_CHUNK_MAGIC);
+    return -1;
+  }
+  if (psz > NCS_CHUNK_MAX_PAYLOAD || rsz > NCS_CHUNK_MAX_RAW || psz == 0) {
+    set_error(r, r->chunk_off, "chunk sizes out of limits (payload %u, raw %u bytes)", psz, rsz);
+    return -1;
+  }
+  struct ncs_trace_bufs *b = r->b;
+  if (grow(&b->payload, &b->payload_cap, psz) || grow(&b->raw, &b->raw_cap, rsz ? rsz : 1)) {
+    set_error(r, r->chunk_off, "out of memory for a chunk of %u bytes", rsz);
+    return -1;
+  }
+  size_t have = read_full(r->f, b->payload, psz);
+  if (have < psz) {
+    set_error(r, r->chunk_off, "truncated: the file ends inside chunk %llu (%zu of its %u payload bytes present)",
+              (unsigned long long)index, have, psz);
+    return 4;
+  }
+  uint32_t hsum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, NCS_CH_CHECKSUM), b->payload, psz);
+  if (hsum != sum) {
+    set_error(r, r->chunk_off, "chunk %llu: bad checksum 0x%08x (computed 0x%08x)",
+              (unsigned long long)index, sum, hsum);
+    return -1;
+  }
+  size_t fsz = ZSTD_findFrameCompressedSize(b->payload, psz);
+  unsigned long long csz = ZSTD_getFrameContentSize(b->payload, psz);
+  if (ZSTD_isError(fsz) || fsz != psz) {
+    set_error(r, r->chunk_off, "chunk %llu: payload is not one complete zstd frame",
+              (unsigned long long)index);
+    return -1;
+  }
+  if (csz != ZSTD_CONTENTSIZE_UNKNOWN && csz != rsz) {
+    set_error(r, r->chunk_off, "chunk %llu: zstd frame holds %llu bytes, header states %u",
+              (unsigned long long)index, csz == ZSTD_CONTENTSIZE_ERROR ? 0ull : csz, rsz);
+    return -1;
+  }
+  size_t n = ZSTD_decompressDCtx(b->dctx, b->raw, rsz, b->payload, psz);
+  if (ZSTD_isError(n) || n != rsz) {
+    set_error(r, r->chunk_off, "chunk %llu: decompression failed (%s)", (unsigned long long)index,
+              ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
+    return -1;
+  }
+  int rc = walk_records(r, b->raw, n, nrec, index);
+  if (rc < 0) return -1;
+  /* the chunk is good (or a callback stopped inside it) */
+  r->st->chunks++;
+  r->st->dropped_total = dropped;
+  r->st->bytes = r->chunk_off + NCS_CHUNK_HEADER_SIZE + psz;
+  r->st->final_seen = (flags & NCS_CHUNK_F_FINAL) != 0;
+  if (rc == 1) return 1;
+  if (r->v->chunk && r->v->chunk(r->v->ctx, index, dropped, flags, r->chunk_off)) return 1;
+  r->chunk_off += NCS_CHUNK_HEADER_SIZE + psz;
+  return 0;
+}
+
+struct ncs_trace_bufs *ncs_trace_bufs_new(void) {
+  struct ncs_trace_bufs *b = calloc(1, sizeof *b);
+  if (b && !(b->dctx = ZSTD_createDCtx())) { free(b); b = NULL; }
+  return b;
+}
+
+void ncs_trace_bufs_free(struct ncs_trace_bufs *b) {
+  if (!b) return;
+  ZSTD_freeDCtx(b->dctx);
+  free(b->payload);
+  free(b->raw);
+  free(b->scratch);
+  free(b);
+}
+
+int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_read_status *st,
+                   struct ncs_trace **out) {
+  static const struct ncs_visitor none;
+  memset(st, 0, sizeof *st);
+  *out = NULL;
+  struct ncs_trace *t = calloc(1, sizeof *t);
+  if (!t) {
+    snprintf(st->error, sizeof st->error, "%s: offset 0: out of memory", path);
+    return 2;
+  }
+  struct reader *r = &t->r;
+  r->path = path;
+  r->v = v ? v : &none;
+  r->st = st;
+  r->proc.path = path;
+  r->done = 1;
+  r->ret = 2;
+  r->f = fopen(path, "rb");
+  if (!r->f) {
+    snprintf(st->error, sizeof st->error, "%s: cannot open: %s", path, strerror(errno));
+    goto fail;
+  }
+  uint8_t fh[NCS_FILE_HEADER_SIZE];
+  if (read_full(r->f, fh, sizeof fh) < sizeof fh || memcmp(fh, NCS_FILE_MAGIC, 8) != 0) {
+    set_error(r, 0, "not an ncclscope trace (no NCSTRACE file header)");
+    goto fail;
+  }
+  r->proc.major = ncs_get_u16(fh + NCS_FH_MAJOR);
+  r->proc.minor = ncs_get_u16(fh + NCS_FH_MINOR);
+  r->proc.created_realtime_ns = ncs_get_u64(fh + NCS_FH_REALTIME);
+  r->proc.pid = ncs_get_u32(fh + NCS_FH_PID);
+  uint32_t hsize = ncs_get_u32(fh + NCS_FH_SIZE);
+  if (r->proc.major != NCS_FORMAT_MAJOR) {
+    set_error(r, NCS_FH_MAJOR, "format version %u.%u; this reader reads %u.x", r->proc.major,
+              r->proc.minor, NCS_FORMAT_MAJOR);
+    goto fail;
+  }
+  if (hsize < NCS_FILE_HEADER_SIZE || hsize > (1u << 20) || fseeko(r->f, hsize, SEEK_SET) != 0) {
+    set_error(r, NCS_FH_SIZE, "bad file header size %u", hsize);
+    goto fail;
+  }
+  r->chunk_off = hsize;
+  st->bytes = hsize;
+  r->done = 0;
+  r->ret = 0;
+  *out = t;
+  return 0;
+fail:
+  ncs_trace_close(t);
+  return 2;
+}
+
+void ncs_trace_park(struct ncs_trace *t) {
+  if (t && t->r.f) { fclose(t->r.f); t->r.f = NULL; }
+}
+
+int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
+  if (!t || t->r.done) return 0;
+  struct reader *r = &t->r;
+  struct ncs_read_status *st = r->st;
+  if (!b) {
+    set_error(r, r->chunk_off, "out of memory");
+    st->damaged = 1;
+    r->ret = 1;
+    r->done = 1;
+    return 0;
+  }
+  if (!r->f) { /* parked: reopen where the next chunk starts */
+    r->f = fopen(r->path, "rb");
+    if (!r->f || fseeko(r->f, (off_t)r->chunk_off, SEEK_SET) != 0) {
+      set_error(r, r->chunk_off, "cannot reopen: %s", strerror(errno));
+      st->damaged = 1;
+      r->ret = 1;
+      r->done = 1;
+      return 0;
+    }
+  }
+  r->b = b;
+  int rc = read_chunk(r);
+  r->b = NULL;
+  if (rc == 0) return 1;
+  r->done = 1;
+  if (rc == 1) {
+    st->stopped = 1;
+  } else if (rc == 3) { /* clean end of file */
+    if (!st->final_seen) {
+      st->truncated = 1;
+      set_error(r, r->chunk_off, "truncated: no final chunk (the process did not shut down cleanly)");
+    }
+  } else if (rc == 4) {
+    st->truncated = 1;
+    if (!st->error[0])
+      set_error(r, r->chunk_off, "truncated: the file ends inside the header of chunk %llu",
+                (unsigned long long)st->chunks);
+  } else {
+    st->damaged = 1;
+    r->ret = 1;
+  }
+  ncs_trace_park(t);
+  return 0;
+}
+
+int ncs_trace_close(struct ncs_trace *t) {
+  if (!t) return 2;
+  int ret = t->r.ret;
+  ncs_trace_park(t);
+  free(t->r.kv);
+  free(t->r.kv_store);
+  free(t);
+  return ret;
+}
+
+int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_read_status *st) {
+  struct ncs_trace *t;
+  int ret = ncs_trace_open(path, v, st, &t);
+  if (ret) return ret;
+  struct ncs_trace_bufs *b = ncs_trace_bufs_new();
+  if (!b) {
+    set_error(&t->r, 0, "out of memory");
+    ncs_trace_close(t);
+    return 2;
+  }
+  while (ncs_trace_next(t, b)) {}
+  ret = ncs_trace_close(t);
+  ncs_trace_bufs_free(b);
+  return ret;
+}
+
+/* ---- path expansion ---- */
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int push(char ***v, int *n, int *cap, char *s) {
+  if (!s) return -1;
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 16;
+    char **p = realloc(*v, (size_t)nc * sizeof *p);
+    if (!p) { free(s); return -1; }
+    *v = p;
+    *cap = nc;
+  }
+  (*v)[(*n)++] = s;
+  return 0;
+}
+
+int ncs_paths_expand(int npaths, char **paths, char ***out) {
+  char **v = NULL;
+  int n = 0, cap = 0;
+  *out = NULL;
+  for (int i = 0; i < npaths; i++) {
+    struct stat sb;
+    if (stat(paths[i], &sb) != 0) {
+      fprintf(stderr, "ncclscope: %s: %s\n", paths[i], strerror(errno));
+      goto fail;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+      if (push(&v, &n, &cap, strdup(paths[i]))) goto fail;
+      continue;
+    }
+    DIR *d = opendir(paths[i]);
+    if (!d) {
+      fprintf(stderr, "ncclscope: %s: %s\n", paths[i], strerror(errno));
+      goto fail;
+    }
+    int first = n;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      size_t l = strlen(e->d_name);
+      if (l < 5 || strcmp(e->d_name + l - 4, ".ncs") != 0) continue;
+      size_t pl = strlen(paths[i]);
+      char *s = malloc(pl + l + 2);
+      if (!s) { closedir(d); goto fail; }
+      snprintf(s, pl + l + 2, "%s%s%s", paths[i], (pl && paths[i][pl - 1] == '/') ? "" : "/", e->d_name);
+      if (push(&v, &n, &cap, s)) { closedir(d); goto fail; }
+    }
+    closedir(d);
+    if (n > first) qsort(v + first, (size_t)(n - first), sizeof *v, cmp_str);
+  }
+  *out = v;
+  return n;
+fail:
+  ncs_paths_free(v, n);
+  return -1;
+}
+
+void ncs_paths_free(char **files, int n) {
+  for (int i = 0; i < n; i++) free(files[i]);
+  free(files);
+}

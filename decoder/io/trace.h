@@ -1,0 +1,100 @@
+/* trace.h — reading ncclscope trace files (docs/FORMAT.md) as a stream of decoded records.
+ *
+ * Contract: ncs_trace_read() reads one file start to end, decoding each chunk and handing
+ * every record to the visitor's callbacks in file order; memory stays bounded by one chunk,
+ * whatever the file's length. Damage (bad magic, size, checksum, compression, record framing)
+ * stops the read of that file: the status names the file and byte offset, and every record
+ * before the damaged chunk has already been delivered. Never aborts, never exits.
+ * ncs_trace_open/next/close read the same way one chunk per call, so that many files can be
+ * read side by side (decoder/io/jobload.c advances a whole job's files in lockstep): an open
+ * trace keeps only its position, status and PROCESS record; the decoding buffers and the zstd
+ * context are a separate set (ncs_trace_bufs), one per thread, shared by the files it reads. */
+#ifndef NCS_TRACE_H
+#define NCS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ncclscope/encode.h"
+
+
+/* The PROCESS record plus the file header. Strings live until the read returns. */
+struct ncs_process {
+  const char *path;         /* file being read */
+  unsigned major, minor;    /* format version */
+  uint64_t created_realtime_ns;
+  uint32_t pid;
+  const struct ncs_kv *kv;  /* every key/value pair of the PROCESS record */
+  size_t nkv;
+};
+/* Value of key `key` in p, or NULL. */
+const char *ncs_process_get(const struct ncs_process *p, const char *key);
+
+/* Record structs (ncs_call, ncs_comm, ncs_thread, ...) are in ncclscope/encode.h, shared with
+ * the writers. */
+
+/* A record type this reader does not decode (TOPO_*, PROFILE and future types): raw body. */
+struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
+
+/* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).
+ * Pointers inside a record are valid only during the callback. */
+struct ncs_visitor {
+  void *ctx;
+  int (*process)(void *ctx, const struct ncs_process *);
+  int (*thread)(void *ctx, const struct ncs_thread *);
+  int (*comm)(void *ctx, const struct ncs_comm *);
+  int (*comm_end)(void *ctx, const struct ncs_comm_end *);
+  int (*call)(void *ctx, const struct ncs_call *);
+  int (*callsite)(void *ctx, const struct ncs_callsite *);
+  int (*module)(void *ctx, const struct ncs_module *);
+  int (*drop)(void *ctx, const struct ncs_drop *);
+  int (*clock)(void *ctx, const struct ncs_clock *);
+  int (*gpu_time)(void *ctx, const struct ncs_gpu_time *);
+  int (*log_line)(void *ctx, const struct ncs_log_line *);
+  int (*raw)(void *ctx, const struct ncs_raw *); /* every record of a type not decoded above */
+  /* Called after each chunk's records, with its header values. */
+  int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
+};
+
+struct ncs_read_status {
+  uint64_t chunks, records, bytes;   /* good chunks and records read, bytes consumed */
+  uint64_t dropped_total;            /* from the last good chunk header */
+  int final_seen;                    /* a chunk had the FINAL flag (clean shutdown) */
+  int truncated;                     /* the file ends inside a chunk or lacks a FINAL chunk */
+  int damaged;                       /* damage found (see error) */
+  int stopped;                       /* a callback asked to stop */
+  uint64_t error_offset;             /* byte offset of the damage */
+  char error[256];                   /* "FILE: offset N: what is wrong", empty when none */
+};
+
+/* Reads `path`. Returns 0 when the whole file was read (it may still be truncated: see
+ * status), 1 on damage, 2 when the file cannot be opened or is not a trace (bad file header
+ * or unknown major version); status->error then says why. */
+int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_read_status *status);
+
+/* Chunk at a time. ncs_trace_read(path, v, st) is exactly: open; while (next) {}; close.
+ * ncs_trace_open checks the file header: returns 0 with *out set, or 2 (status->error says
+ * why, *out NULL) as ncs_trace_read would. `v` and `st` must live until ncs_trace_close;
+ * PROCESS strings live until then too. ncs_trace_next reads the next chunk with buffers `b`
+ * (any set, e.g. the calling thread's; a set serves one call at a time) and delivers its
+ * records: returns 1 when a chunk was delivered and more may follow, 0 when the read is over
+ * (end of file, truncation, damage or a stop; status final; further calls return 0).
+ * ncs_trace_park closes the file descriptor between calls (reopened by the next call), so
+ * thousands of files can be open at once. ncs_trace_close frees the trace and returns
+ * ncs_trace_read's result (0 read to the end, 1 damaged, 2 not readable). */
+struct ncs_trace;
+struct ncs_trace_bufs;
+struct ncs_trace_bufs *ncs_trace_bufs_new(void); /* NULL when out of memory */
+void ncs_trace_bufs_free(struct ncs_trace_bufs *b);
+int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_read_status *status,
+                   struct ncs_trace **out);
+int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b);
+void ncs_trace_park(struct ncs_trace *t);
+int ncs_trace_close(struct ncs_trace *t);
+
+/* Expands PATH arguments (files, or directories scanned for *.ncs, sorted) into a list of
+ * files. Returns the count, or -1 with a message on stderr for a path that does not exist.
+ * *out is malloc'ed; free with ncs_paths_free. */
+int ncs_paths_expand(int npaths, char **paths, char ***out);
+void ncs_paths_free(char **files, int n);
+
+#endif

@@ -1,0 +1,152 @@
+/* align.c — clock maps and the per-file aligner (contract in align.h, method in docs/CLOCKS.md). */
+#include "model/align.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ncs_clockmap_init(struct ncs_clockmap *m) { memset(m, 0, sizeof *m); }
+
+void ncs_clockmap_add(struct ncs_clockmap *m, const struct ncs_clock *c) {
+  if (m->n && c->monotonic_ns <= m->p[m->n - 1].monotonic_ns) return;
+  if (m->n == NCS_CLOCKMAP_KEEP) {
+    memmove(m->p, m->p + 1, sizeof m->p[0] * (NCS_CLOCKMAP_KEEP - 1));
+    m->n--;
+  }
+  m->p[m->n++] = *c;
+  int64_t off = (int64_t)(c->realtime_ns - c->monotonic_ns);
+  if (!m->npairs) { m->off_first = off; m->mono_first = c->monotonic_ns; }
+  m->off_last = off;
+  m->mono_last = c->monotonic_ns;
+  if (c->uncertainty_ns > m->unc_max) m->unc_max = c->uncertainty_ns;
+  m->npairs++;
+}
+
+static int64_t off_of(const struct ncs_clock *c) { return (int64_t)(c->realtime_ns - c->monotonic_ns); }
+
+int64_t ncs_clockmap_map(const struct ncs_clockmap *m, uint64_t mono) {
+  if (!m->n) return (int64_t)mono;
+  if (m->n == 1) return (int64_t)mono + off_of(&m->p[0]);
+  int i = 0; /* segment p[i]..p[i+1] that holds mono, or the nearest one */
+  while (i < m->n - 2 && mono > m->p[i + 1].monotonic_ns) i++;
+  const struct ncs_clock *a = &m->p[i], *b = &m->p[i + 1];
+  /* offsets change by ppm: the product stays far inside a double's exact range */
+  double slope = (double)(off_of(b) - off_of(a)) / (double)(b->monotonic_ns - a->monotonic_ns);
+  double d = (double)(int64_t)(mono - a->monotonic_ns) * slope;
+  return (int64_t)mono + off_of(a) + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
+double ncs_clockmap_drift_ppm(const struct ncs_clockmap *m) {
+  if (m->npairs < 2 || m->mono_last <= m->mono_first) return 0;
+  return (double)(m->off_last - m->off_first) / (double)(m->mono_last - m->mono_first) * 1e6;
+}
+
+/* ---- the aligner ---- */
+struct ncs_pending_call_ {
+  struct ncs_call c;
+  uint64_t gs, ge;
+  int has_gpu;
+};
+
+void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn release, void *ctx) {
+  memset(a, 0, sizeof *a);
+  ncs_clockmap_init(&a->map);
+  a->origin = origin;
+  a->release = release;
+  a->ctx = ctx;
+}
+
+int64_t ncs_aligner_time(const struct ncs_aligner *a, uint64_t mono) {
+  return ncs_clockmap_map(&a->map, mono) - a->origin;
+}
+
+static struct ncs_pending_call_ *at(struct ncs_aligner *a, size_t i) { return &a->q[(a->head + i) % a->cap]; }
+
+static void release_one(struct ncs_aligner *a, struct ncs_pending_call_ *p) {
+  struct ncs_aligned x;
+  x.call = &p->c;
+  x.enter = ncs_aligner_time(a, p->c.t_enter);
+  x.exit = ncs_aligner_time(a, p->c.t_exit);
+  x.has_gpu = p->has_gpu;
+  x.gpu_start = p->has_gpu ? ncs_aligner_time(a, p->gs) : 0;
+  x.gpu_end = p->has_gpu ? ncs_aligner_time(a, p->ge) : 0;
+  if (a->release) a->release(a->ctx, &x);
+}
+
+static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
+  while (a->n) {
+    struct ncs_pending_call_ *p = at(a, 0);
+    if (!all && p->c.t_enter >= mono) break;
+    release_one(a, p);
+    a->head = (a->head + 1) % a->cap;
+    a->n--;
+  }
+}
+
+void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
+  ncs_clockmap_add(&a->map, c);
+  /* calls before the previous pair are bracketed by pairs and had a whole flush interval
+   * for their GPU times to arrive */
+  uint64_t prev = a->hold_until;
+  a->hold_until = c->monotonic_ns;
+  if (prev) release_upto(a, prev, 0);
+}
+
+/* Most calls held: a trace without CLOCK records (or with flushes far apart) must not make
+ * the aligner keep the whole file; past this the oldest call is released with the pairs
+ * known so far (extrapolated). */
+#define HOLD_MAX 65536
+
+void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
+  if (a->n >= HOLD_MAX) {
+    release_one(a, at(a, 0));
+    a->head = (a->head + 1) % a->cap;
+    a->n--;
+    a->early++;
+  }
+  if (a->n == a->cap) {
+    size_t nc = a->cap ? a->cap * 2 : 1024;
+    struct ncs_pending_call_ *q = malloc(nc * sizeof *q);
+    if (!q && !a->cap) { a->oom = 1; return; }
+    if (!q) { /* out of memory: release the oldest call early rather than lose it */
+      a->oom = 1;
+      release_one(a, at(a, 0));
+      a->head = (a->head + 1) % a->cap;
+      a->n--;
+    } else {
+      for (size_t i = 0; i < a->n; i++) q[i] = *at(a, i);
+      free(a->q);
+      a->q = q; a->cap = nc; a->head = 0;
+    }
+  }
+  struct ncs_pending_call_ *p = &a->q[(a->head + a->n) % a->cap];
+  p->c = *c;
+  p->has_gpu = 0;
+  a->n++;
+}
+
+void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
+  if (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) return;
+  int found = 0;
+  size_t lim = a->n < 4096 ? a->n : 4096; /* GPU times follow their call closely */
+  for (size_t k = 0; k < lim; k++) {
+    struct ncs_pending_call_ *p = at(a, a->n - 1 - k);
+    if (p->c.thread != g->thread) continue;
+    int match = g->kind == NCS_GPU_KIND_CALL ? p->c.tcall == g->ref : p->c.group == g->ref;
+    if (match) {
+      if (!p->has_gpu) { p->gs = g->gpu_start; p->ge = g->gpu_end; p->has_gpu = 1; }
+      found = 1;
+      if (g->kind == NCS_GPU_KIND_CALL) break;
+    } else if (g->kind == NCS_GPU_KIND_CALL && p->c.tcall < g->ref) {
+      break;
+    }
+  }
+  if (!found) a->gpu_unmatched++;
+}
+
+void ncs_aligner_flush(struct ncs_aligner *a) { release_upto(a, 0, 1); }
+
+void ncs_aligner_free(struct ncs_aligner *a) {
+  free(a->q);
+  a->q = NULL;
+  a->n = a->cap = a->head = 0;
+}

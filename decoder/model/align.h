@@ -1,0 +1,66 @@
+/* align.h — putting every host's monotonic timestamps on one job clock (docs/CLOCKS.md).
+ *
+ * Contract: a clock map holds the latest CLOCK pairs (realtime, monotonic) of one trace and
+ * maps that trace's monotonic times to realtime by linear interpolation between the two pairs
+ * that bracket the time (extrapolating with the nearest segment's slope outside them). An
+ * aligner sits in front of a trace's CALL and GPU_TIME records: it holds each call until a
+ * CLOCK pair later than the call has arrived, plus one more flush interval so that GPU times
+ * written after the call can be attached, then releases it with every time already mapped to
+ * job time (ns relative to the job's origin). Memory: calls of about two flush intervals, at
+ * most 65536 calls (then the oldest is released with the pairs known so far).
+ * Not thread-safe; one aligner per file. */
+#ifndef NCS_ALIGN_H
+#define NCS_ALIGN_H
+#include <stddef.h>
+#include <stdint.h>
+#include "io/trace.h"
+
+#define NCS_CLOCKMAP_KEEP 4
+struct ncs_clockmap {
+  struct ncs_clock p[NCS_CLOCKMAP_KEEP]; /* the latest pairs, oldest first */
+  int n;
+  uint64_t npairs;            /* pairs seen in total */
+  uint64_t unc_max;           /* largest uncertainty of a pair, ns */
+  int64_t off_first, off_last;/* realtime - monotonic at the first and the latest pair */
+  uint64_t mono_first, mono_last;
+};
+void ncs_clockmap_init(struct ncs_clockmap *m);
+/* Adds a pair; pairs whose monotonic time does not increase are ignored. */
+void ncs_clockmap_add(struct ncs_clockmap *m, const struct ncs_clock *c);
+/* realtime ns for monotonic `mono`; `mono` itself when the map has no pair. */
+int64_t ncs_clockmap_map(const struct ncs_clockmap *m, uint64_t mono);
+/* Drift of realtime against this host's monotonic clock over the pairs seen, in ppm. */
+double ncs_clockmap_drift_ppm(const struct ncs_clockmap *m);
+
+/* A call with its times on the job clock (ns relative to the job origin). */
+struct ncs_aligned {
+  const struct ncs_call *call;
+  int64_t enter, exit;        /* host times */
+  int64_t gpu_start, gpu_end; /* valid when has_gpu */
+  int has_gpu;
+};
+typedef void (*ncs_aligned_fn)(void *ctx, const struct ncs_aligned *a);
+
+struct ncs_pending_call_;
+struct ncs_aligner {
+  struct ncs_clockmap map;
+  int64_t origin;             /* job origin, realtime ns */
+  ncs_aligned_fn release;
+  void *ctx;
+  struct ncs_pending_call_ *q;
+  size_t head, n, cap;        /* ring of pending calls */
+  uint64_t hold_until;        /* calls entering before this monotonic time may be released */
+  uint64_t gpu_unmatched;     /* GPU_TIME records whose call was already released or unknown */
+  uint64_t early;             /* calls released before a later pair arrived (too many held) */
+  int oom;
+};
+void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn release, void *ctx);
+void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c);
+void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c);
+void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g);
+/* Releases everything still held (end of file). */
+void ncs_aligner_flush(struct ncs_aligner *a);
+void ncs_aligner_free(struct ncs_aligner *a);
+/* Job time of a monotonic time of this trace. */
+int64_t ncs_aligner_time(const struct ncs_aligner *a, uint64_t mono);
+#endif

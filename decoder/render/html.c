@@ -1,0 +1,414 @@
+/* html.c — `ncclscope html PATH... -o report.html`: one self-contained page about the job.
+ *
+ * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
+ * reference (fonts, images, links to the network). Sections (each an element with an id, so
+ * tests and readers can find them): summary, time-per-op, busbw, comm-share, skew, stragglers,
+ * findings, doctor (`ncclscope doctor`'s verdicts: a second pass over the files, skipped with
+ * --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
+ * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
+ * Exit 0, 1 when some input was damaged or truncated (the page says which), 2 on bad usage or
+ * when nothing could be read. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "io/jobload.h"
+#include "render/json.h"
+#include "io/nccllog.h"
+#include "ncclscope/ops.h"
+#include "analysis/straggler.h"
+#include "render/svg.h"
+#include "model/topo.h"
+
+static void esc(FILE *f, const char *s) { if (s) ncs_html_escape(f, s, strlen(s)); }
+
+/* Expected per-transport bus bandwidth, GB/s (../shared/reference/FIGURES.md). */
+struct expect { int tclass; double gbps; const char *why; };
+static const struct expect EXPECT[] = {
+  {NCS_TC_P2P, 370, "P2P/NVLink: ~370 GB/s (8x H100 ring all-reduce, FIGURES.md)"},
+  {NCS_TC_NVLS, 475, "NVLS: ~475 GB/s (8x H100 NVLS, FIGURES.md)"},
+  {NCS_TC_SHM, 31.5, "SHM: 31.5 GB/s (PCIe Gen4 x16 peak, FIGURES.md)"},
+  {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (FIGURES.md)"},
+};
+
+static const char CSS[] =
+  "body{font-family:sans-serif;margin:20px;color:#222;max-width:1100px}"
+  "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}"
+  "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+  "th{background:#eee}td.l{text-align:left}.lbl{font-size:12px}.val{font-size:11px;fill:#333}"
+  ".bad{color:#b00;font-weight:bold}.ok{color:#070}.note{color:#555;font-size:13px}"
+  ".P2P{background:#9d9}.NVLS{background:#7c7}.SHM{background:#fd8}.NET{background:#f99}.COLLNET{background:#f9c}";
+
+static double wall_s(const struct ncs_jrank *r) { return r->t_last > r->t_first ? (double)(r->t_last - r->t_first) / 1e9 : 0; }
+
+static void sec_summary(FILE *f, const struct ncs_jobdata *J) {
+  int bad = 0;
+  for (int i = 0; i < J->n; i++) bad += J->r[i].read_rc != 0 || J->r[i].truncated;
+  fprintf(f, "<section id=\"summary\"><h2>Summary</h2><p>%d trace file(s) on %d host(s); timing: %s; decoded in %.2f s.",
+          J->n, J->hosts, J->gpu_timing ? "GPU (CUDA events)" : "host (no GPU times in the traces)", J->decode_s);
+  if (bad) fprintf(f, " <span class=\"bad\">%d file(s) damaged or cut short: see Ranks.</span>", bad);
+  fprintf(f, "</p><p class=\"note\">All ranks are put on one clock through each host's realtime/monotonic clock pairs, "
+             "interpolated linearly between pairs (docs/CLOCKS.md). Within a host the error is at most %.3f us (pair "
+             "uncertainty); between hosts it is bounded by how well their realtime clocks agree (NTP: typically 0.1-10 ms, "
+             "PTP: about 1 us).</p>\n", J->clock_err_us);
+  struct ncs_strag_host_offset off[16];
+  int nh = ncs_strag_clock_check(J->strag, off, 16);
+  if (nh) {
+    fprintf(f, "<p class=\"note\">Clock check (GPU ends of sampled collectives, which finish together on every rank): "
+               "residual offset per host after alignment:");
+    for (int i = 0; i < nh; i++) {
+      fprintf(f, " ");
+      esc(f, off[i].host);
+      fprintf(f, " %+.1f us%s", off[i].offset_us, i + 1 < nh ? ";" : ".");
+    }
+    fprintf(f, " Arrival differences between hosts below these are clock error.</p>\n");
+  }
+  fprintf(f, "</section>\n");
+}
+
+static void sec_time_per_op(FILE *f, const struct ncs_jobdata *J) {
+  double t[NCS_OP_LIMIT] = {0};
+  for (int i = 0; i < J->nops; i++) if (J->ops[i].op < NCS_OP_LIMIT) t[J->ops[i].op] += J->ops[i].time_s;
+  const char *lab[NCS_OP_LIMIT];
+  double val[NCS_OP_LIMIT];
+  int n = 0;
+  for (int op = 0; op < NCS_OP_LIMIT; op++)
+    if (t[op] > 0) { lab[n] = ncs_op_name((unsigned)op); val[n] = t[op]; n++; }
+  fprintf(f, "<section id=\"time-per-op\"><h2>Time per operation</h2><p class=\"note\">Sum over ranks of each "
+             "operation's %s time.</p>\n", J->gpu_timing ? "GPU" : "host");
+  if (n) ncs_svg_bars(f, lab, val, NULL, n, "s"); else fprintf(f, "<p>No collective or point-to-point calls.</p>");
+  fprintf(f, "</section>\n");
+}
+
+static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
+  fprintf(f, "<section id=\"busbw\"><h2>Bus bandwidth against message size</h2><p class=\"note\">busbw as nccl-tests "
+             "defines it (FIGURES.md), per operation and transport, all ranks together; dashed: the transport's "
+             "expected figure.</p>\n");
+  struct ncs_svg_series s[16];
+  double xs[16][NCS_NBUCKETS], ys[16][NCS_NBUCKETS];
+  char names[16][64];
+  int ns = 0;
+  unsigned seen = 0;
+  for (int i = 0; i < J->nops && ns < 16; i++) {
+    const struct ncs_opstat *o = &J->ops[i];
+    if (ncs_op_bw(o->op) == NCS_BW_NONE) continue;
+    char name[64];
+    snprintf(name, sizeof name, "%s %s", ncs_op_name(o->op), o->transport);
+    int k = 0;
+    while (k < ns && strcmp(names[k], name)) k++;
+    if (k == ns) { snprintf(names[ns], sizeof names[ns], "%s", name); s[ns].n = 0; ns++; }
+    (void)k;
+  }
+  for (int k = 0; k < ns; k++) {
+    for (int b = 0; b < NCS_NBUCKETS; b++) {
+      double bb = 0, tt = 0;
+      for (int i = 0; i < J->nops; i++) {
+        const struct ncs_opstat *o = &J->ops[i];
+        char name[64];
+        snprintf(name, sizeof name, "%s %s", ncs_op_name(o->op) ? ncs_op_name(o->op) : "?", o->transport);
+        if (o->bucket == b && !strcmp(name, names[k])) { bb += o->busbytes; tt += o->time_s; }
+      }
+      if (tt > 0) { xs[k][s[k].n] = b; ys[k][s[k].n] = bb / tt / 1e9; s[k].n++; }
+    }
+    s[k].name = names[k]; s[k].x = xs[k]; s[k].y = ys[k];
+  }
+  for (int i = 0; i < J->nops; i++) {
+    const char *t = J->ops[i].transport;
+    for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
+      if (strstr(t, ncs_tclass_name(EXPECT[e].tclass))) seen |= 1u << e;
+  }
+  struct ncs_svg_ref ref[8];
+  int nref = 0;
+  for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
+    if (seen & (1u << e)) { ref[nref].name = ncs_tclass_name(EXPECT[e].tclass); ref[nref].y = EXPECT[e].gbps; nref++; }
+  if (ns) ncs_svg_lines(f, s, ns, ref, nref, "busbw GB/s");
+  else fprintf(f, "<p>No data-moving calls.</p>");
+  for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
+    if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, EXPECT[e].why); fprintf(f, "</p>\n"); }
+  fprintf(f, "<table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
+  for (int i = 0; i < J->nops; i++) {
+    const struct ncs_opstat *o = &J->ops[i];
+    fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td class=\"l\">", ncs_op_name(o->op) ? ncs_op_name(o->op) : "?",
+            o->bucket ? 1ull << o->bucket : 0ull);
+    esc(f, o->transport);
+    fprintf(f, "</td><td>%llu</td><td>%.6f</td><td>%.3f</td></tr>\n", (unsigned long long)o->calls, o->time_s,
+            o->time_s > 0 ? o->busbytes / o->time_s / 1e9 : 0.0);
+  }
+  fprintf(f, "</table></section>\n");
+}
+
+static void rank_label(char *b, size_t n, const struct ncs_jrank *r, int i) {
+  if (r->rank >= 0) snprintf(b, n, "rank %d", r->rank); else snprintf(b, n, "file %d", i);
+}
+
+static void sec_share(FILE *f, const struct ncs_jobdata *J) {
+  int n = J->n < 512 ? J->n : 512;
+  const char **lab = calloc((size_t)n + 1, sizeof *lab);
+  char (*buf)[48] = calloc((size_t)n + 1, sizeof *buf);
+  double *v = calloc((size_t)n + 1, sizeof *v);
+  if (!lab || !buf || !v) { free(lab); free(buf); free(v); return; }
+  for (int i = 0; i < n; i++) {
+    rank_label(buf[i], sizeof buf[i], &J->r[i], i);
+    lab[i] = buf[i];
+    double w = wall_s(&J->r[i]);
+    v[i] = w > 0 ? 100.0 * J->r[i].comm_s / w : 0;
+  }
+  fprintf(f, "<section id=\"comm-share\"><h2>Communication share per rank</h2><p class=\"note\">Union of the "
+             "operations' intervals over the window from the first to the last traced call.</p>\n");
+  ncs_svg_bars(f, lab, v, NULL, n, "%");
+  if (n < J->n) fprintf(f, "<p class=\"note\">First %d of %d ranks shown.</p>", n, J->n);
+  fprintf(f, "</section>\n");
+  free(lab); free(buf); free(v);
+}
+
+static void sec_skew(FILE *f, const struct ncs_jobdata *J) {
+  const struct ncs_strag_rank *sr;
+  int n = ncs_strag_ranks(J->strag, &sr);
+  fprintf(f, "<section id=\"skew\"><h2>Arrival skew per rank</h2><p class=\"note\">Mean time each rank entered "
+             "collectives after the first rank did (job clock). %llu collectives lined up; skew mean %.1f us, max %.1f us.</p>\n",
+          (unsigned long long)ncs_strag_collectives(J->strag), ncs_strag_skew_mean_us(J->strag), ncs_strag_skew_max_us(J->strag));
+  int m = n < 512 ? n : 512;
+  const char **lab = calloc((size_t)m + 1, sizeof *lab);
+  char (*buf)[48] = calloc((size_t)m + 1, sizeof *buf);
+  double *v = calloc((size_t)m + 1, sizeof *v);
+  int *mark = calloc((size_t)m + 1, sizeof *mark);
+  if (lab && buf && v && mark) {
+    /* in rank order for this chart */
+    int k = 0;
+    for (int want = 0; k < m && want < J->n; want++)
+      for (int i = 0; i < n && k < m; i++)
+        if (sr[i].file == want) {
+          rank_label(buf[k], sizeof buf[k], &J->r[want], want);
+          lab[k] = buf[k]; v[k] = sr[i].mean_late_us; mark[k] = i == 0 && sr[i].wait_caused_s > 0; k++;
+        }
+    if (k && ncs_strag_collectives(J->strag)) ncs_svg_bars(f, lab, v, mark, k, "us");
+    else fprintf(f, "<p>No collective was entered by every rank of its communicator.</p>");
+  }
+  fprintf(f, "</section>\n");
+  free(lab); free(buf); free(v); free(mark);
+}
+
+static void sec_stragglers(FILE *f, const struct ncs_jobdata *J) {
+  const struct ncs_strag_rank *sr;
+  int n = ncs_strag_ranks(J->strag, &sr);
+  fprintf(f, "<section id=\"stragglers\"><h2>Who is slow</h2><table><tr><th>rank</th><th>host</th><th>pid</th>"
+             "<th>last</th><th>last share</th><th>wait caused s</th><th>mean late us</th></tr>\n");
+  for (int i = 0; i < n && i < 16; i++) {
+    fprintf(f, "<tr><td>%d</td><td class=\"l\">", sr[i].rank);
+    esc(f, sr[i].host);
+    fprintf(f, "</td><td>%u</td><td>%llu</td><td>%.1f%%</td><td>%.6f</td><td>%.1f</td></tr>\n", sr[i].pid,
+            (unsigned long long)sr[i].last_count, sr[i].arrivals ? 100.0 * (double)sr[i].last_count / (double)sr[i].arrivals : 0.0,
+            sr[i].wait_caused_s, sr[i].mean_late_us);
+  }
+  fprintf(f, "</table></section>\n");
+}
+
+static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
+  fprintf(f, "<section id=\"findings\"><h2>Findings</h2>\n");
+  /* the straggler engine's mismatches and hangs, as text (escaped through a memory stream) */
+  char *txt = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&txt, &len);
+  int any = 0;
+  if (m) {
+    ncs_strag_print_text(J->strag, m, 0);
+    fclose(m);
+    char *line = txt;
+    while (line && *line) {
+      char *nl = strchr(line, '\n');
+      if (nl) *nl = 0;
+      if (strstr(line, "MISMATCH") || strstr(line, "MISSING") || strstr(line, "entered by only")) {
+        fprintf(f, "<p class=\"bad\">");
+        esc(f, line);
+        fprintf(f, "</p>\n");
+        any = 1;
+      }
+      line = nl ? nl + 1 : NULL;
+    }
+    free(txt);
+  }
+  for (int i = 0; i < J->n; i++) {
+    const struct ncs_jrank *r = &J->r[i];
+    if (r->tclass_mask & (1u << NCS_TC_NET) && J->hosts == 1) {
+      fprintf(f, "<p class=\"bad\">rank %d uses the network transport on a single host: look at NCCL_P2P_DISABLE / "
+                 "NCCL_SHM_DISABLE / NCCL_P2P_LEVEL and the container's IPC settings.</p>\n", r->rank);
+      any = 1;
+      break;
+    }
+  }
+  if (!any) fprintf(f, "<p class=\"ok\">No mismatched or missing collectives.</p>\n");
+  fprintf(f, "</section>\n");
+}
+
+/* The doctor's verdicts: `ncclscope doctor PATH...` run in this process with its stdout sent
+ * to a temporary file, shown as text (already escaped for a terminal by the doctor, escaped
+ * again for HTML here). */
+static void sec_doctor(FILE *f, int npaths, char **paths) {
+  fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2>\n");
+  FILE *tmp = tmpfile();
+  int saved = -1, rc = -1;
+  char **argv = calloc((size_t)npaths + 2, sizeof *argv);
+  fflush(stdout);
+  fflush(f);
+  if (tmp && argv && (saved = dup(1)) >= 0 && dup2(fileno(tmp), 1) >= 0) {
+    argv[0] = (char *)"doctor";
+    for (int i = 0; i < npaths; i++) argv[i + 1] = paths[i];
+    rc = cmd_doctor(npaths + 1, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+  }
+  if (saved >= 0) close(saved);
+  if (rc < 0 || rc > 1 || !tmp) {
+    fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit %d).</p>", rc);
+  } else {
+    char buf[4096];
+    size_t n;
+    rewind(tmp);
+    fprintf(f, "<p class=\"%s\">%s</p><pre>", rc ? "bad" : "ok", rc ? "Problems found:" : "Healthy:");
+    size_t total = 0;
+    while ((n = fread(buf, 1, sizeof buf, tmp)) > 0 && total < (1u << 20)) { ncs_html_escape(f, buf, n); total += n; }
+    fprintf(f, "</pre>");
+  }
+  fprintf(f, "</section>\n");
+  if (tmp) fclose(tmp);
+  free(argv);
+}
+
+static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
+  fprintf(f, "<section id=\"transports\"><h2>Transport matrix</h2>\n");
+  int n = 0;
+  for (int i = 0; i < J->n; i++) if (J->r[i].tmat_n > n) n = J->r[i].tmat_n;
+  int have = 0;
+  for (int i = 0; i < J->n; i++) for (int k = 0; J->r[i].tmat && k < J->r[i].tmat_n; k++) have |= J->r[i].tmat[k] != 0;
+  if (!n || !have) {
+    fprintf(f, "<p>No transport lines in the traces (NCCL prints them with NCCL_DEBUG=INFO; the shim captures them).</p></section>\n");
+    return;
+  }
+  fprintf(f, "<p class=\"note\">Largest communicator: the transport NCCL chose from each rank (row) to each peer (column).</p>"
+             "<table><tr><th></th>");
+  for (int c = 0; c < n; c++) fprintf(f, "<th>%d</th>", c);
+  fprintf(f, "</tr>\n");
+  for (int row = 0; row < n; row++) {
+    const struct ncs_jrank *r = NULL;
+    for (int i = 0; i < J->n && !r; i++) if (J->r[i].tmat_n == n && J->r[i].rank == row) r = &J->r[i];
+    fprintf(f, "<tr><th>%d</th>", row);
+    for (int c = 0; c < n; c++) {
+      int tc = r && r->tmat ? r->tmat[c] : 0;
+      if (row == c) fprintf(f, "<td>X</td>");
+      else if (tc) fprintf(f, "<td class=\"%s\">%s</td>", ncs_tclass_name(tc), ncs_tclass_name(tc));
+      else fprintf(f, "<td></td>");
+    }
+    fprintf(f, "</tr>\n");
+  }
+  fprintf(f, "</table></section>\n");
+}
+
+static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
+  fprintf(f, "<section id=\"topology\"><h2>Topology</h2>\n");
+  int shown = 0;
+  for (int i = 0; i < J->n && shown < 16; i++) {
+    const struct ncs_topo *t = J->r[i].topo;
+    if (!t || !t->ngpus) continue;
+    int dup = 0;
+    for (int k = 0; k < i && !dup; k++) dup = J->r[k].topo && !strcmp(J->r[k].host, J->r[i].host);
+    if (dup) continue;
+    fprintf(f, "<h3>");
+    esc(f, J->r[i].host);
+    fprintf(f, "</h3><table><tr><th></th>");
+    for (int c = 0; c < t->ngpus; c++) fprintf(f, "<th>GPU%d</th>", c);
+    fprintf(f, "</tr>\n");
+    for (int a = 0; a < t->ngpus; a++) {
+      fprintf(f, "<tr><th>GPU%d</th>", a);
+      for (int b = 0; b < t->ngpus; b++) {
+        char cell[32];
+        fprintf(f, "<td>");
+        esc(f, ncs_topo_cell(t, a, b, cell, sizeof cell));
+        fprintf(f, "</td>");
+      }
+      fprintf(f, "</tr>\n");
+    }
+    fprintf(f, "</table>\n");
+    shown++;
+  }
+  if (!shown) fprintf(f, "<p>No GPU topology in the traces (recorded by the shim through NVML when present).</p>\n");
+  fprintf(f, "</section>\n");
+}
+
+static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
+  fprintf(f, "<section id=\"ranks\"><h2>Ranks</h2><table><tr><th>rank</th><th>host</th><th>pid</th><th>NCCL</th>"
+             "<th>calls</th><th>window s</th><th>comm s</th><th>clock drift ppm</th><th>clock pairs</th><th>state</th>"
+             "<th>command</th></tr>\n");
+  int n = J->n < 4096 ? J->n : 4096;
+  for (int i = 0; i < n; i++) {
+    const struct ncs_jrank *r = &J->r[i];
+    fprintf(f, "<tr><td>%d</td><td class=\"l\">", r->rank);
+    esc(f, r->host);
+    fprintf(f, "</td><td>%u</td><td>", r->pid);
+    esc(f, r->nccl_version);
+    fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td>%llu</td><td class=\"l\">",
+            (unsigned long long)r->calls, wall_s(r), r->comm_s, r->clock_drift_ppm, (unsigned long long)r->clock_pairs);
+    if (r->read_rc == 2) { fprintf(f, "<span class=\"bad\">unreadable: "); esc(f, r->error); fprintf(f, "</span>"); }
+    else if (r->read_rc == 1) { fprintf(f, "<span class=\"bad\">damaged: "); esc(f, r->error); fprintf(f, "</span>"); }
+    else if (r->truncated) fprintf(f, "<span class=\"bad\">cut short (no final chunk)</span>");
+    else fprintf(f, "ok");
+    if (r->dropped) fprintf(f, " (%llu records dropped)", (unsigned long long)r->dropped);
+    fprintf(f, "</td><td class=\"l\">");
+    esc(f, r->cmdline);
+    fprintf(f, "</td></tr>\n");
+  }
+  fprintf(f, "</table>");
+  if (n < J->n) fprintf(f, "<p class=\"note\">First %d of %d shown.</p>", n, J->n);
+  fprintf(f, "</section>\n");
+}
+
+int cmd_html(int argc, char **argv) {
+  const char *out = NULL;
+  char *paths[4096];
+  int np = 0, doctor = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--no-doctor")) doctor = 0; /* skip the doctor's second pass */
+    else if (argv[i][0] == '-' && argv[i][1]) { np = -1; break; }
+    else if (np < 4096) paths[np++] = argv[i];
+  }
+  if (np <= 0 || !out) {
+    fprintf(stderr, "usage: ncclscope html [--no-doctor] PATH... -o report.html\n");
+    return 2;
+  }
+  char **files;
+  int n = ncs_paths_expand(np, paths, &files);
+  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return 2; }
+  struct ncs_load_opts o = {.progress_label = "html"};
+  struct ncs_jobdata *J = NULL;
+  int rc = ncs_job_load(n, files, &o, &J);
+  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_paths_free(files, n); return 2; }
+  FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+  if (!f) { perror(out); ncs_job_free(J); ncs_paths_free(files, n); return 2; }
+  fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+             "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
+  sec_summary(f, J);
+  sec_time_per_op(f, J);
+  sec_busbw(f, J);
+  sec_share(f, J);
+  sec_skew(f, J);
+  sec_stragglers(f, J);
+  sec_findings(f, J);
+  if (doctor) sec_doctor(f, np, paths);
+  else fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2><p class=\"note\">Not run (--no-doctor).</p></section>\n");
+  sec_transports(f, J);
+  sec_topology(f, J);
+  sec_ranks(f, J);
+  fprintf(f, "<footer class=\"note\">Generated by ncclscope html.</footer></body></html>\n");
+  int bad = 0;
+  for (int i = 0; i < J->n; i++) bad |= J->r[i].read_rc != 0 || J->r[i].truncated;
+  int werr = ferror(f);
+  if (f != stdout && fclose(f) != 0) werr = 1;
+  ncs_job_free(J);
+  ncs_paths_free(files, n);
+  if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return 2; }
+  return bad ? 1 : 0;
+}
