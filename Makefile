@@ -34,7 +34,7 @@ UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
 SHIM_LDFLAGS = -shared -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-z,nodelete
 
-.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps
+.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps install uninstall
 all: shim decoder doubles jobs units
 
 shim: $(SHIM)
@@ -136,6 +136,21 @@ tsan:
 # libFuzzer run of tests/fuzz/fuzz_*.c, FUZZ_SECONDS (default 60) per target (clang needed).
 fuzz:
 	bash scripts/fuzz.sh $(or $(FUZZ_SECONDS),60) $(BUILD)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the CLI, the shim (where `ncclscope run` finds it:
+# PREFIX/lib/ncclscope/), the man page and bash completion. Only built files and docs/ are used.
+PREFIX ?= /usr/local
+INSTALL_FILES = $(DESTDIR)$(PREFIX)/bin/ncclscope $(DESTDIR)$(PREFIX)/lib/ncclscope/libncclscope.so \
+  $(DESTDIR)$(PREFIX)/share/man/man1/ncclscope.1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ncclscope
+install: $(SHIM) $(DECODER)
+	install -D -m 0755 $(DECODER) $(DESTDIR)$(PREFIX)/bin/ncclscope
+	install -D -m 0755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ncclscope/libncclscope.so
+	install -D -m 0644 docs/man/ncclscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/ncclscope.1
+	install -D -m 0644 scripts/completion/ncclscope.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ncclscope
+
+uninstall:
+	rm -f $(INSTALL_FILES)
+	-rmdir $(DESTDIR)$(PREFIX)/lib/ncclscope 2>/dev/null
 
 clean:
 	rm -rf build build-asan build-tsan

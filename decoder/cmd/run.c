@@ -1,5 +1,6 @@
 /* run.c — `ncclscope run [-o DIR] -- CMD...`: executes CMD with the shim preloaded.
- * The shim is $NCCLSCOPE_SHIM, else libncclscope.so next to this executable. It is prepended
+ * The shim is $NCCLSCOPE_SHIM, else libncclscope.so next to this executable (a build tree), else
+ * ../lib/ncclscope/libncclscope.so from it (`make install`). It is prepended
  * to any existing LD_PRELOAD; -o DIR sets NCCLSCOPE_DIR. The process is replaced by CMD, so
  * the exit status is CMD's; 2 for bad usage or a missing shim, 127 when CMD cannot run. */
 #include <errno.h>
@@ -35,7 +36,9 @@ int cmd_run(int argc, char **argv) {
     if (n <= 0) { fprintf(stderr, "ncclscope run: cannot find my own executable; set NCCLSCOPE_SHIM\n"); return 2; }
     shim[n] = 0;
     char *slash = strrchr(shim, '/');
-    strcpy(slash ? slash + 1 : shim, "libncclscope.so");
+    char *base = slash ? slash + 1 : shim;
+    strcpy(base, "libncclscope.so");
+    if (access(shim, R_OK) != 0) strcpy(base, "../lib/ncclscope/libncclscope.so");
   }
   if (access(shim, R_OK) != 0) {
     fprintf(stderr, "ncclscope run: shim %s: %s (set NCCLSCOPE_SHIM)\n", shim, strerror(errno));
