@@ -75,6 +75,12 @@ $(BUILD)/doubles/libnvidia-ml.so.1: $(NVMLD_SRC) $(wildcard tests/doubles/nvml/*
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $(NVMLD_SRC) -lpthread
 
+# Jobs that reach NCCL only through dlopen + dlsym (tests/jobs/dl_*.c) must not link it.
+$(BUILD)/tests/dl_%: tests/jobs/dl_%.c $(DOUBLES)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< -L$(BUILD)/doubles -l:libcudart.so.13 \
+	  -Wl,-rpath,'$$ORIGIN/../doubles' -ldl -lpthread -lm
+
 # Test jobs link the doubles by soname, exactly as a real job links NCCL and CUDA.
 $(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES)
 	@mkdir -p $(dir $@)
