@@ -2,7 +2,8 @@
  * communicator table, the PROCESS record, fork and exit.
  *
  * Contract:
- *   - The constructor only resolves NCCL's entry points and registers fork handlers: no I/O,
+ *   - The constructor only resolves NCCL's entry points, notes the working directory (a
+ *     relative NCCLSCOPE_DIR is resolved against it) and registers fork handlers: no I/O,
  *     no thread, no file. A process that never makes a recorded NCCL call stays that way.
  *   - ncs_activate() runs once per process (again in a forked child that uses NCCL): reads
  *     NCCLSCOPE_* settings, starts log capture and GPU timing, and the writer thread, which
@@ -88,9 +89,18 @@ static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned h
   return (unsigned)v;
 }
 
+/* The working directory when the process started (constructor): a relative NCCLSCOPE_DIR is
+ * resolved against it, not against wherever the job chdir'ed before its first NCCL call. */
+static char start_cwd[4096];
+
 static void read_config(void) {
   const char *d = getenv("NCCLSCOPE_DIR");
-  snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s", d && *d ? d : "ncclscope-trace");
+  d = d && *d ? d : "ncclscope-trace";
+  int n = -1;
+  if (d[0] != '/' && start_cwd[0] == '/')
+    n = snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s/%s", start_cwd[1] ? start_cwd : "", d);
+  if (n < 0 || (size_t)n >= sizeof ncs_cfg.dir) /* absolute, or too long: as given */
+    snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s", d);
   const char *dbg = getenv("NCCLSCOPE_DEBUG");
   ncs_cfg.debug = dbg && *dbg == '1';
   ncs_cfg.flush_ms = env_uint("NCCLSCOPE_FLUSH_MS", 500, 10, 1000);
@@ -436,6 +446,7 @@ static void atfork_child(void) {
 __attribute__((constructor)) static void ncs_constructor(void) {
   int saved = errno;
   pthread_once(&ncs_resolve_once, ncs_resolve_all);
+  if (!getcwd(start_cwd, sizeof start_cwd)) start_cwd[0] = 0;
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   errno = saved;
 }

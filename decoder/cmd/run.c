@@ -1,7 +1,8 @@
 /* run.c — `ncclscope run [-o DIR] -- CMD...`: executes CMD with the shim preloaded.
  * The shim is $NCCLSCOPE_SHIM, else libncclscope.so next to this executable (a build tree), else
  * ../lib/ncclscope/libncclscope.so from it (`make install`). It is prepended
- * to any existing LD_PRELOAD; -o DIR sets NCCLSCOPE_DIR. The process is replaced by CMD, so
+ * to any existing LD_PRELOAD; -o DIR sets NCCLSCOPE_DIR, made absolute (processes of the job that
+ * start in another directory write to the same place). The process is replaced by CMD, so
  * the exit status is CMD's; 2 for bad usage or a missing shim, 127 when CMD cannot run. */
 #include <errno.h>
 #include <limits.h>
@@ -50,6 +51,11 @@ int cmd_run(int argc, char **argv) {
   if (!pre) return 2;
   if (old && *old) snprintf(pre, len, "%s:%s", shim, old);
   else snprintf(pre, len, "%s", shim);
+  char absdir[PATH_MAX], cwd[PATH_MAX];
+  if (dir && dir[0] != '/' && getcwd(cwd, sizeof cwd)) {
+    int n = snprintf(absdir, sizeof absdir, "%s/%s", strcmp(cwd, "/") ? cwd : "", dir);
+    if (n > 0 && (size_t)n < sizeof absdir) dir = absdir;
+  }
   if (setenv("LD_PRELOAD", pre, 1) != 0 || (dir && setenv("NCCLSCOPE_DIR", dir, 1) != 0)) {
     fprintf(stderr, "ncclscope run: setenv: %s\n", strerror(errno));
     free(pre);

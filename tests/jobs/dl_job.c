@@ -1,12 +1,13 @@
 /* dl_job — reaches NCCL only through dlopen + dlsym, as Python's ctypes, vLLM's pynccl and
  * plugins do. It is not linked against NCCL (the Makefile builds dl_* jobs without it).
  *
- * Usage: [tests/jobs/launch.sh N] dl_job [-g] [-n CALLS] [--truth DIR] LIBNCCL
- * LIBNCCL is dlopen'ed with RTLD_LOCAL (-g: RTLD_GLOBAL). Each rank: ncclGetVersion,
- * ncclGetUniqueId (rank 0, published as in job_util.h), ncclCommInitRank, CALLS all-reduces of
- * 1024 floats and CALLS/2 broadcasts of 256 floats from rank 0 (each result checked),
- * ncclCommDestroy. --truth DIR writes DIR/truth-rank<R>.json: {"rank", "nranks", "ops": {"Op": {"calls", "count",
- * "bytes"}}} with what this rank called. Exit 1 on a wrong result or a failed call. */
+ * Usage: [tests/jobs/launch.sh N] dl_job [-g] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL
+ * LIBNCCL is dlopen'ed with RTLD_LOCAL (-g: RTLD_GLOBAL), after a chdir to DIR with -C. Each
+ * rank: ncclGetVersion, ncclGetUniqueId (rank 0, published as in job_util.h),
+ * ncclCommInitRank, CALLS all-reduces of 1024 floats and CALLS/2 broadcasts of 256 floats
+ * from rank 0 (each result checked), ncclCommDestroy. --truth DIR writes
+ * DIR/truth-rank<R>.json: {"rank", "nranks", "ops": {"Op": {"calls", "count", "bytes"}}}
+ * with what this rank called. Exit 1 on a wrong result or a failed call. */
 #include <dlfcn.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -57,15 +58,18 @@ int main(int argc, char **argv) {
   int global = 0, calls = 20, o;
   const char *truth = NULL;
   static const struct option opts[] = {{"truth", 1, 0, 't'}, {0, 0, 0, 0}};
-  while ((o = getopt_long(argc, argv, "gn:", opts, NULL)) != -1) {
+  const char *chdir_to = NULL;
+  while ((o = getopt_long(argc, argv, "gn:C:", opts, NULL)) != -1) {
     if (o == 'g') global = 1;
+    else if (o == 'C') chdir_to = optarg;
     else if (o == 'n') calls = atoi(optarg);
     else if (o == 't') truth = optarg;
-    else { fprintf(stderr, "usage: dl_job [-g] [-n CALLS] [--truth DIR] LIBNCCL\n"); return 2; }
+    else { fprintf(stderr, "usage: dl_job [-g] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL\n"); return 2; }
   }
-  if (optind != argc - 1 || calls < 0) { fprintf(stderr, "usage: dl_job [-g] [-n CALLS] [--truth DIR] LIBNCCL\n"); return 2; }
+  if (optind != argc - 1 || calls < 0) { fprintf(stderr, "usage: dl_job [-g] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL\n"); return 2; }
   const char *rs = getenv("RANK"), *ws = getenv("WORLD_SIZE");
   int rank = rs ? atoi(rs) : 0, n = ws ? atoi(ws) : 1;
+  if (chdir_to && chdir(chdir_to) != 0) DIE("chdir %s", chdir_to);
   void *h = dlopen(argv[optind], RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
   if (!h) DIE("dlopen %s: %s", argv[optind], dlerror());
   dlerror();
