@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "render/json.h"
@@ -115,37 +116,47 @@ static const char *bucket_label(int b, char *buf, size_t n) {
   return buf;
 }
 
-static void usage(void) {
-  fprintf(stderr,
-          "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
-          "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
-          "  several BASE runs: their median is the base, twice their spread widens the tolerance\n"
-          "  defaults: --busbw-drop %.0f --time-rise %.0f --share-rise %.0f --min-calls %ld --min-share %.0f\n"
-          "  exit 1 on a regression, 0 otherwise, 2 on bad input\n",
-          DEFAULTS.busbw_drop, DEFAULTS.time_rise, DEFAULTS.share_rise, DEFAULTS.min_calls, DEFAULTS.min_share);
-}
+static const struct option compare_opts[] = {
+  {"json", no_argument, NULL, 'j'}, {"markdown", no_argument, NULL, 'm'},
+  {"busbw-drop", required_argument, NULL, 'B'}, {"time-rise", required_argument, NULL, 'T'},
+  {"share-rise", required_argument, NULL, 'S'}, {"min-calls", required_argument, NULL, 'C'},
+  {"min-share", required_argument, NULL, 'M'}, {0}};
 
 int cmd_compare(int argc, char **argv) {
+  static char help[1024];
+  snprintf(help, sizeof help,
+           "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
+           "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
+           "The CI gate (docs/COMPARE.md). Each BASE and NEW is a run: a trace directory or file.\n"
+           "Several BASE runs: their median is the base, twice their spread widens the tolerance.\n"
+           "  -j, --json, -m, --markdown   output format (markdown for CI job summaries)\n"
+           "  --busbw-drop PCT   (default %.0f)   --time-rise PCT   (default %.0f)\n"
+           "  --share-rise POINTS (default %.0f)  --min-calls N     (default %ld)\n"
+           "  --min-share PCT    (default %.0f)   -h, --help        this text\n"
+           "Exit: 0 no regression, 1 a regression, 2 bad usage or unreadable input.\n",
+           DEFAULTS.busbw_drop, DEFAULTS.time_rise, DEFAULTS.share_rise, DEFAULTS.min_calls, DEFAULTS.min_share);
+  const struct ncs_cli cli = {"compare", help, compare_opts, 0};
   struct thresholds th = DEFAULTS;
-  int json = 0, md = 0;
+  int json = 0, md = 0, r, bad = 0;
   const char *side[MAX_RUNS + 1];
-  int ns = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char *end = NULL;
-    if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--markdown")) md = 1;
-    else if (v && !strcmp(a, "--busbw-drop")) { th.busbw_drop = strtod(v, &end); i++; }
-    else if (v && !strcmp(a, "--time-rise")) { th.time_rise = strtod(v, &end); i++; }
-    else if (v && !strcmp(a, "--share-rise")) { th.share_rise = strtod(v, &end); i++; }
-    else if (v && !strcmp(a, "--min-share")) { th.min_share = strtod(v, &end); i++; }
-    else if (v && !strcmp(a, "--min-calls")) { th.min_calls = strtol(v, &end, 10); i++; }
-    else if (a[0] == '-' && a[1]) { usage(); return 2; }
-    else if (ns < MAX_RUNS + 1) side[ns++] = a;
-    else { usage(); return 2; }
-    if (end && (*end || end == v)) { usage(); return 2; }
+  while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
+    switch (r) {
+    case 'j': json = 1; break;
+    case 'm': md = 1; break;
+    case 'B': bad |= ncs_cli_double(&cli, "--busbw-drop", optarg, &th.busbw_drop); break;
+    case 'T': bad |= ncs_cli_double(&cli, "--time-rise", optarg, &th.time_rise); break;
+    case 'S': bad |= ncs_cli_double(&cli, "--share-rise", optarg, &th.share_rise); break;
+    case 'M': bad |= ncs_cli_double(&cli, "--min-share", optarg, &th.min_share); break;
+    case 'C': bad |= ncs_cli_long(&cli, "--min-calls", optarg, &th.min_calls); break;
+    default: return ncs_cli_exit(r);
+    }
+    if (bad) return 2;
   }
-  if (ns < 2 || (json && md)) { usage(); return 2; }
+  int ns = argc - optind;
+  if (ns < 2) return ncs_cli_fail(&cli, "needs at least two runs: BASE [BASE...] NEW");
+  if (ns > MAX_RUNS + 1) return ncs_cli_fail(&cli, "at most %d runs", MAX_RUNS + 1);
+  if (json && md) return ncs_cli_fail(&cli, "--json and --markdown exclude each other");
+  for (int i = 0; i < ns; i++) side[i] = argv[optind + i];
   const int K = ns - 1; /* base runs; the last path is the new run */
 
   struct ncs_jobdata *J[MAX_RUNS + 1] = {NULL};

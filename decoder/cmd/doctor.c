@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "analysis/doctor_facts.h"
 #include "render/json.h"
@@ -427,20 +428,28 @@ static int is_trace_file(const char *path) {
   return n == 8 && !memcmp(magic, NCS_FILE_MAGIC, 8);
 }
 
+static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'}, {0}};
+static const struct ncs_cli doctor_cli = {
+  "doctor",
+  "usage: ncclscope doctor [--json] PATH...\n"
+  "Verdicts with their evidence and a next step (docs/DOCTOR.md). PATH: trace files, trace\n"
+  "directories, or plain NCCL debug logs.\n"
+  "  -j, --json   the verdicts as JSON\n"
+  "  -h, --help   this text\n"
+  "Exit: 0 healthy, 1 a problem found, 2 bad usage or unreadable input.\n",
+  doctor_opts, 0};
+
 int cmd_doctor(int argc, char **argv) {
-  int json = 0, rc = 0;
-  char **paths = calloc((size_t)argc + 1, sizeof *paths);
-  int np = 0;
-  if (!paths) return 2;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "ncclscope doctor: unknown option %s\nusage: ncclscope doctor [--json] PATH...\n", argv[i]);
-      free(paths);
-      return 2;
-    } else paths[np++] = argv[i];
+  int json = 0, rc = 0, r;
+  while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'j') json = 1;
+    else return ncs_cli_exit(r);
   }
-  if (!np) { fprintf(stderr, "usage: ncclscope doctor [--json] PATH...\n"); free(paths); return 2; }
+  int np = argc - optind;
+  if (np <= 0) return ncs_cli_fail(&doctor_cli, "no PATH given");
+  char **paths = calloc((size_t)np + 1, sizeof *paths);
+  if (!paths) return 2;
+  for (int i = 0; i < np; i++) paths[i] = argv[optind + i];
   struct doctor d;
   memset(&d, 0, sizeof d);
   d.f = calloc((size_t)np * 4 + 64, sizeof *d.f);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
 #include "ncclscope/nccl_abi.h"
@@ -102,15 +103,22 @@ static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, ui
   return 0;
 }
 
+static const struct ncs_cli dump_cli = {
+  "dump",
+  "usage: ncclscope dump PATH...\n"
+  "Every record of each trace in file order, one line each, a line after each chunk and a\n"
+  "summary per file. PATH: trace files or directories.\n"
+  "  -h, --help   this text\n"
+  "Exit: 0, 1 damaged or truncated input (records before the damage are shown), 2 bad usage or\n"
+  "unreadable input.\n",
+  NULL, 0};
+
 int cmd_dump(int argc, char **argv) {
-  int start = 1;
-  if (argc > 1 && strcmp(argv[1], "--") == 0) start = 2;
-  if (argc <= start || (start == 1 && argv[1][0] == '-' && argv[1][1])) {
-    fprintf(stderr, "usage: ncclscope dump PATH...\n");
-    return 2;
-  }
+  int r = ncs_cli_next(&dump_cli, argc, argv);
+  if (r != NCS_CLI_DONE) return ncs_cli_exit(r);
+  if (optind >= argc) return ncs_cli_fail(&dump_cli, "no PATH given");
   char **files;
-  int n = ncs_paths_expand(argc - start, argv + start, &files);
+  int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n < 0) return 2;
   if (n == 0) { fprintf(stderr, "ncclscope dump: no trace files (*.ncs) found\n"); ncs_paths_free(files, n); return 2; }
   out = stdout;

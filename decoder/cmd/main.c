@@ -1,8 +1,10 @@
 /* main.c — the `ncclscope` command: dispatches to the subcommands of commands.h.
+ * `ncclscope help CMD` is `ncclscope CMD --help`; a mistyped command gets the nearest one.
  * Exit codes: those of the subcommand; 2 for an unknown command or no command. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "ncclscope/format.h"
 
@@ -17,25 +19,48 @@ static void usage(FILE *f) {
   fprintf(f, "usage: ncclscope COMMAND [ARGS...]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-  fprintf(f, "  %-10s %s\n", "help", "this list");
+  fprintf(f, "  %-10s %s\n", "help", "this list; help COMMAND: that command's options");
   fprintf(f, "\n`ncclscope --version` prints the version. Exit codes: 0 ok, 1 damaged or truncated\n"
              "input (or a finding), 2 bad usage or unreadable input.\n");
+}
+
+static const struct command *find(const char *name) {
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (strcmp(name, commands[i].name) == 0) return &commands[i];
+  return NULL;
+}
+
+static int unknown(const char *name) {
+  const char *names[sizeof commands / sizeof *commands + 1];
+  size_t n = 0;
+  for (; n < sizeof commands / sizeof *commands; n++) names[n] = commands[n].name;
+  names[n++] = "help";
+  const char *near = ncs_cli_nearest(name, names, (int)n);
+  if (near) fprintf(stderr, "ncclscope: unknown command '%s'; did you mean '%s'?\n", name, near);
+  else fprintf(stderr, "ncclscope: unknown command '%s'\n", name);
+  fprintf(stderr, "Try 'ncclscope help'.\n");
+  return 2;
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) { usage(stderr); return 2; }
   const char *cmd = argv[1];
   if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-    usage(stdout);
-    return 0;
+    if (argc < 3) { usage(stdout); return 0; }
+    const struct command *c = find(argv[2]);
+    if (!c) return unknown(argv[2]);
+    char *hargv[] = {(char *)c->name, (char *)"--help", NULL};
+    return c->fn(2, hargv);
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
     printf("ncclscope %s (trace format %d.%d)\n", NCS_VERSION, NCS_FORMAT_MAJOR, NCS_FORMAT_MINOR);
     return 0;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "ncclscope: unknown command '%s'\n\n", cmd);
-  usage(stderr);
-  return 2;
+  const struct command *c = find(cmd);
+  if (c) return c->fn(argc - 1, argv + 1);
+  if (cmd[0] == '-') {
+    fprintf(stderr, "ncclscope: unknown option '%s' (options follow the command)\nTry 'ncclscope help'.\n", cmd);
+    return 2;
+  }
+  return unknown(cmd);
 }

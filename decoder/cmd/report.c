@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
 #include "analysis/metrics.h"
@@ -323,11 +324,22 @@ static int cmp_rank(const void *a, const void *b, void *base) {
   return *(const int *)a - *(const int *)b;
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: ncclscope report [--json] [--skip-warmup N|Ns] [--step-op OP] PATH...\n"
-                  "  PATH: trace files (*.ncs) or directories holding them\n");
-  return 2;
-}
+static const struct option report_opts[] = {
+  {"json", no_argument, NULL, 'j'}, {"skip-warmup", required_argument, NULL, 'w'},
+  {"step-op", required_argument, NULL, 's'}, {0}};
+static const struct ncs_cli report_cli = {
+  "report",
+  "usage: ncclscope report [--json] [--skip-warmup N|Xs] [--step-op OP] PATH...\n"
+  "Per-rank and per-operation summary of traces. PATH: trace files (*.ncs) or directories.\n"
+  "  -j, --json             the document of docs/JSON.md\n"
+  "  --skip-warmup N|Xs     leave out the first N steps (or X seconds) of each rank\n"
+  "  --step-op OP           the operation that ends a training step (docs/METRICS.md)\n"
+  "  -h, --help             this text\n"
+  "Exit: 0 reported, 1 damaged or truncated input (what came before is reported), 2 bad usage\n"
+  "or unreadable input.\n",
+  report_opts, 0};
+
+static int usage(void) { return ncs_cli_fail(&report_cli, "bad option value"); }
 
 int cmd_report(int argc, char **argv) {
   int json = 0, ret = 0, nfiles = 0, nopt = 0;
@@ -339,34 +351,22 @@ int cmd_report(int argc, char **argv) {
   void *state[NANALYSES ? NANALYSES : 1] = {0};
   char *optbuf[64];
   int noptbuf = 0;
-  int npaths = 0;
+  int npaths = 0, r;
   if (!paths || !opts) { ret = 2; goto out; }
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--json") == 0) json = 1;
-    else if (strcmp(a, "--") == 0) { while (++i < argc) paths[npaths++] = argv[i]; }
-    else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { ret = usage(); goto out; }
-    else if (strncmp(a, "--", 2) == 0 && strlen(a) > 2) {
-      /* analysis options: --name=value or --name value */
-      if (strchr(a, '=')) opts[nopt++] = a;
-      else if (i + 1 < argc && noptbuf < 64) {
-        size_t l = strlen(a) + strlen(argv[i + 1]) + 2;
-        char *o = malloc(l);
-        if (!o) { ret = 2; goto out; }
-        snprintf(o, l, "%s=%s", a, argv[++i]);
-        optbuf[noptbuf++] = o;
-        opts[nopt++] = o;
-      } else { fprintf(stderr, "ncclscope report: option %s needs a value\n", a); ret = usage(); goto out; }
-    } else paths[npaths++] = argv[i];
+  /* --skip-warmup and --step-op go on to the analyses as "--name=value" */
+  while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'j') { json = 1; continue; }
+    if ((r != 'w' && r != 's') || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
+    const char *name = r == 'w' ? "--skip-warmup" : "--step-op";
+    size_t l = strlen(name) + strlen(optarg) + 2;
+    char *o = malloc(l);
+    if (!o) { ret = 2; goto out; }
+    snprintf(o, l, "%s=%s", name, optarg);
+    optbuf[noptbuf++] = o;
+    opts[nopt++] = o;
   }
-  for (int i = 0; i < nopt; i++) {
-    static const char *known[] = {"--skip-warmup=", "--step-op="};
-    int ok = 0;
-    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
-      if (strncmp(opts[i], known[k], strlen(known[k])) == 0) ok = 1;
-    if (!ok) { fprintf(stderr, "ncclscope report: unknown option %s\n", opts[i]); ret = usage(); goto out; }
-  }
-  if (npaths == 0) { ret = usage(); goto out; }
+  while (optind < argc) paths[npaths++] = argv[optind++];
+  if (npaths == 0) { ret = ncs_cli_fail(&report_cli, "no PATH given"); goto out; }
   nfiles = ncs_paths_expand(npaths, paths, &files);
   if (nfiles < 0) { ret = 2; goto out; }
   if (nfiles == 0) { fprintf(stderr, "ncclscope report: no trace files (*.ncs) found\n"); ret = 2; goto out; }

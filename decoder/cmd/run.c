@@ -11,23 +11,29 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 
-static int usage(void) {
-  fprintf(stderr, "usage: ncclscope run [-o DIR] -- CMD [ARGS...]\n");
-  return 2;
-}
+static const struct option run_opts[] = {{"output", required_argument, NULL, 'o'}, {0}};
+static const struct ncs_cli run_cli = {
+  "run",
+  "usage: ncclscope run [-o DIR] [--] CMD [ARGS...]\n"
+  "Runs CMD with the shim preloaded (first in LD_PRELOAD); every process of CMD that calls NCCL\n"
+  "writes its trace into DIR.\n"
+  "  -o, --output DIR   trace directory (NCCLSCOPE_DIR; default ./ncclscope-trace)\n"
+  "  -h, --help         this text\n"
+  "Exit: CMD's own status; 2 bad usage or the shim not found, 127 CMD cannot be run.\n",
+  run_opts, 1};
 
 int cmd_run(int argc, char **argv) {
   const char *dir = NULL;
-  int i = 1;
-  for (; i < argc; i++) {
-    if (strcmp(argv[i], "--") == 0) { i++; break; }
-    if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) { dir = argv[++i]; continue; }
-    if (argv[i][0] == '-') return usage();
-    break; /* CMD without "--" */
+  int r;
+  while ((r = ncs_cli_next(&run_cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'o') dir = optarg;
+    else return ncs_cli_exit(r);
   }
-  if (i >= argc) return usage();
+  int i = optind;
+  if (i >= argc) return ncs_cli_fail(&run_cli, "no CMD given");
   char shim[PATH_MAX];
   const char *env = getenv("NCCLSCOPE_SHIM");
   if (env && *env) {

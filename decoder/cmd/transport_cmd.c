@@ -5,32 +5,40 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
 #include "model/transport.h"
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: ncclscope nccl-log [--json] FILE...   (FILE may be - for stdin)\n");
-}
+static const struct option nccl_log_opts[] = {{"json", no_argument, NULL, 'j'}, {0}};
+static const struct ncs_cli nccl_log_cli = {
+  "nccl-log",
+  "usage: ncclscope nccl-log [--json] FILE...\n"
+  "Transports, versions and rings from plain NCCL debug logs (NCCL_DEBUG=INFO) of jobs that ran\n"
+  "without the shim. FILE may be - for standard input.\n"
+  "  -j, --json   JSON instead of the rank x rank transport matrix\n"
+  "  -h, --help   this text\n"
+  "Exit: 0, 2 bad usage or a file that cannot be read (nothing is printed then).\n",
+  nccl_log_opts, 0};
 
 int cmd_nccl_log(int argc, char **argv) {
-  int json = 0, nfiles = 0, rc = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
-    else if (argv[i][0] == '-' && argv[i][1]) { fprintf(stderr, "ncclscope nccl-log: unknown option %s\n", argv[i]); usage(stderr); return 2; }
-    else nfiles++;
+  int json = 0, r;
+  while ((r = ncs_cli_next(&nccl_log_cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'j') json = 1;
+    else return ncs_cli_exit(r);
   }
-  if (!nfiles) { usage(stderr); return 2; }
+  if (optind >= argc) return ncs_cli_fail(&nccl_log_cli, "no FILE given");
+  /* every file is read before anything is printed: an error leaves no half report */
   struct ncs_tmodel m;
   ncs_tmodel_init(&m);
-  for (int i = 1; i < argc; i++) {
-    if (argv[i][0] == '-' && argv[i][1]) continue;
+  for (int i = optind; i < argc; i++) {
     if (ncs_tmodel_file(&m, argv[i]) != 0) {
       fprintf(stderr, "ncclscope nccl-log: %s: %s\n", argv[i], strerror(errno));
-      rc = 2;
+      ncs_tmodel_free(&m);
+      return 2;
     }
   }
+  int rc = 0;
   if (json) {
     struct ncs_json j;
     ncs_json_init(&j, stdout, 1);

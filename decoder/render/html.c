@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "render/json.h"
@@ -365,19 +366,29 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
 }
 
 int cmd_html(int argc, char **argv) {
+  static const struct option opts[] = {
+    {"output", required_argument, NULL, 'o'}, {"no-doctor", no_argument, NULL, 'D'}, {0}};
+  static const struct ncs_cli cli = {
+    "html",
+    "usage: ncclscope html [--no-doctor] PATH... -o report.html\n"
+    "One self-contained HTML page (no script, no network) with the job's verdict first, charts\n"
+    "and tables after.\n"
+    "  -o, --output FILE   where to write it (- for standard output)\n"
+    "  --no-doctor         leave out the doctor's verdicts\n"
+    "  -h, --help          this text\n"
+    "Exit: 0, 1 damaged or truncated input (the page says which), 2 bad usage or unreadable input.\n",
+    opts, 0};
   const char *out = NULL;
-  char *paths[4096];
-  int np = 0, doctor = 1;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-    else if (!strcmp(argv[i], "--no-doctor")) doctor = 0; /* skip the doctor's second pass */
-    else if (argv[i][0] == '-' && argv[i][1]) { np = -1; break; }
-    else if (np < 4096) paths[np++] = argv[i];
+  int doctor = 1, r;
+  while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'o') out = optarg;
+    else if (r == 'D') doctor = 0;
+    else return ncs_cli_exit(r);
   }
-  if (np <= 0 || !out) {
-    fprintf(stderr, "usage: ncclscope html [--no-doctor] PATH... -o report.html\n");
-    return 2;
-  }
+  if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
+  if (!out) return ncs_cli_fail(&cli, "no output file: -o report.html");
+  char **paths = argv + optind;
+  int np = argc - optind;
   char **files;
   int n = ncs_paths_expand(np, paths, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return 2; }

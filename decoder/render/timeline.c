@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "render/json.h"
@@ -99,20 +100,26 @@ static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct
 }
 
 int cmd_timeline(int argc, char **argv) {
+  static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {0}};
+  static const struct ncs_cli cli = {
+    "timeline",
+    "usage: ncclscope timeline PATH... -o FILE.json\n"
+    "A Chrome trace / Perfetto JSON file of every traced call, all hosts on one clock (open it in\n"
+    "ui.perfetto.dev or chrome://tracing).\n"
+    "  -o, --output FILE   where to write it (- for standard output)\n"
+    "  -h, --help          this text\n"
+    "Exit: 0, 1 damaged or truncated input (still written), 2 bad usage or unreadable input.\n",
+    opts, 0};
   const char *out = NULL;
-  char *paths[4096];
-  int np = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-    else if (argv[i][0] == '-' && argv[i][1]) { np = -1; break; }
-    else if (np < 4096) paths[np++] = argv[i];
+  int r;
+  while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'o') out = optarg;
+    else return ncs_cli_exit(r);
   }
-  if (np <= 0 || !out) {
-    fprintf(stderr, "usage: ncclscope timeline PATH... -o FILE.json\n");
-    return 2;
-  }
+  if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
+  if (!out) return ncs_cli_fail(&cli, "no output file: -o FILE.json");
   char **files;
-  int n = ncs_paths_expand(np, paths, &files);
+  int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return 2; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
   if (!f) { perror(out); ncs_paths_free(files, n); return 2; }
