@@ -15,6 +15,7 @@ DEC_HDR := $(wildcard decoder/*.h) $(foreach r,$(DEC_ROOMS),$(wildcard decoder/$
 NCCLD_SRC := $(sort $(wildcard tests/doubles/nccl/*.c))
 CUDAD_SRC := $(sort $(wildcard tests/doubles/cuda/*.c))
 NVMLD_SRC := $(sort $(wildcard tests/doubles/nvml/*.c))
+CUPTID_SRC := $(sort $(wildcard tests/doubles/cupti/*.c))
 JOB_SRC := $(sort $(wildcard tests/jobs/*.c))
 UNIT_SRC := $(sort $(wildcard tests/test_*.c))
 
@@ -26,7 +27,8 @@ DECODER := $(BUILD)/ncclscope
 DECLIB := $(BUILD)/libncsdecoder.a
 DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2) \
            $(if $(CUDAD_SRC),$(BUILD)/doubles/libcudart.so.13) \
-           $(if $(NVMLD_SRC),$(BUILD)/doubles/libnvidia-ml.so.1)
+           $(if $(NVMLD_SRC),$(BUILD)/doubles/libnvidia-ml.so.1) \
+           $(if $(CUPTID_SRC),$(BUILD)/doubles/libcupti.so.13)
 JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%)
 UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -61,7 +63,7 @@ $(DECLIB): $(DEC_OBJ)
 $(DECODER): $(BUILD)/obj/decoder/cmd/main.o $(DECLIB)
 	$(CC) $(SAN) -o $@ $^ -lzstd -lm -lpthread
 
-# CPU test doubles of libnccl.so.2, libcudart.so.13 and libnvidia-ml.so.1
+# CPU test doubles of libnccl.so.2, libcudart.so.13, libnvidia-ml.so.1 and libcupti.so.13
 $(BUILD)/doubles/libcudart.so.13: $(CUDAD_SRC) $(wildcard tests/doubles/cuda/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcudart.so.13 -o $@ $(CUDAD_SRC) -lpthread -lrt
@@ -70,6 +72,11 @@ $(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnccl.so.2 -o $@ $(NCCLD_SRC) \
 	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread -lrt
+
+$(BUILD)/doubles/libcupti.so.13: $(CUPTID_SRC) include/ncclscope/cupti_abi.h $(BUILD)/doubles/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $(CUPTID_SRC) \
+	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread
 
 $(BUILD)/doubles/libnvidia-ml.so.1: $(NVMLD_SRC) $(wildcard tests/doubles/nvml/*.h)
 	@mkdir -p $(dir $@)

@@ -32,6 +32,11 @@ struct item {
   void *arg;
   void (*release)(void *);
   uint64_t aux; /* event generation, compute ns */
+  /* what the item is to an activity observer (cudaDoubleSetActivityHook) */
+  enum cudaDoubleActivityKind act;
+  const char *name; /* kernel name (static storage) */
+  uint64_t bytes;   /* memcpy / memset size */
+  int copy_kind;
 };
 
 struct graph_body { /* the nodes a capture recorded, shared by the graph and its execs */
@@ -53,6 +58,7 @@ struct CUstream_st {
   uint64_t head, tail; /* next to run, next free; done == head once an item retired */
   uint64_t done;
   int worker_idle, waiters;
+  uint32_t id;      /* unique in the process, as CUPTI's streamId */
   pthread_t thr;
   /* capture state, protected by g_cap_mu */
   struct CUgraph_st *capture;
@@ -77,6 +83,9 @@ static pthread_mutex_t g_cap_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct CUstream_st *g_streams;     /* every live stream, for cudaDeviceSynchronize */
 static struct CUstream_st *g_legacy;      /* the NULL stream, created on first use */
 static _Atomic int g_active_captures;
+static _Atomic uint32_t g_next_stream_id = 7;
+static _Atomic uint32_t g_next_correlation = 1;
+static void (*_Atomic g_activity_hook)(const struct cudaDoubleActivity *);
 static _Thread_local int t_device;
 static _Thread_local cudaError_t t_last_error;
 static _Thread_local int t_on_worker;
@@ -227,6 +236,7 @@ static struct CUstream_st *stream_new(unsigned flags) {
   s->pid = getpid();
   s->dev = t_device;
   s->flags = flags;
+  s->id = atomic_fetch_add(&g_next_stream_id, 1);
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv_work, NULL);
   pthread_cond_init(&s->cv_done, NULL);
@@ -467,7 +477,8 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cu
   struct copy_args *a = malloc(sizeof *a);
   if (!a) return ret(cudaErrorMemoryAllocation);
   *a = (struct copy_args){dst, src, n, 0, 0};
-  struct item it = {.kind = IT_FN, .fn = copy_run, .arg = a, .release = free};
+  struct item it = {.kind = IT_FN, .fn = copy_run, .arg = a, .release = free,
+                    .act = cudaDoubleActivityMemcpy, .bytes = n, .copy_kind = (int)kind};
   return submit(st, &it);
 }
 
@@ -476,7 +487,8 @@ EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st) {
   struct copy_args *a = malloc(sizeof *a);
   if (!a) return ret(cudaErrorMemoryAllocation);
   *a = (struct copy_args){p, NULL, n, v, 1};
-  struct item it = {.kind = IT_FN, .fn = copy_run, .arg = a, .release = free};
+  struct item it = {.kind = IT_FN, .fn = copy_run, .arg = a, .release = free,
+                    .act = cudaDoubleActivityMemset, .bytes = n};
   return submit(st, &it);
 }
 
@@ -494,8 +506,25 @@ EXPORT cudaError_t cudaDoubleEnqueue(cudaStream_t st, void (*fn)(void *), void *
 }
 
 EXPORT cudaError_t cudaDoubleCompute(cudaStream_t st, uint64_t ns) {
-  struct item it = {.kind = IT_COMPUTE, .aux = ns};
+  return cudaDoubleLaunchKernel(st, "cudaDoubleCompute_kernel", ns);
+}
+
+EXPORT cudaError_t cudaDoubleLaunchKernel(cudaStream_t st, const char *name, uint64_t ns) {
+  if (!name) return ret(cudaErrorInvalidValue);
+  struct item it = {.kind = IT_COMPUTE, .aux = ns, .act = cudaDoubleActivityKernel, .name = name};
   return submit(st, &it);
+}
+
+EXPORT cudaError_t cudaDoubleEnqueueKernel(cudaStream_t st, const char *name, void (*fn)(void *),
+                                           void *arg, void (*release)(void *)) {
+  if (!fn || !name) return ret(cudaErrorInvalidValue);
+  struct item it = {.kind = IT_FN, .fn = fn, .arg = arg, .release = release,
+                    .act = cudaDoubleActivityKernel, .name = name};
+  return submit(st, &it);
+}
+
+EXPORT void cudaDoubleSetActivityHook(void (*hook)(const struct cudaDoubleActivity *)) {
+  atomic_store(&g_activity_hook, hook);
 }
 
 /* ---- events ---- */
@@ -762,7 +791,23 @@ static void run_graph(struct CUstream_st *s, struct graph_body *b) {
   }
 }
 
+static void run_item_timed(struct CUstream_st *s, struct item *it);
+
+/* Runs one item; a kernel, copy or set is reported to the activity hook (if one is set) with
+ * its start and end on the worker, as the GPU time-stamps it. */
 static void run_item(struct CUstream_st *s, struct item *it) {
+  void (*hook)(const struct cudaDoubleActivity *) = it->act ? atomic_load(&g_activity_hook) : NULL;
+  if (!hook) { run_item_timed(s, it); return; }
+  struct cudaDoubleActivity a = {.kind = it->act, .name = it->name, .device = s->dev,
+                                 .stream_id = s->id, .bytes = it->bytes, .copy_kind = it->copy_kind,
+                                 .correlation_id = atomic_fetch_add(&g_next_correlation, 1)};
+  a.start_ns = cudaDoubleNowNs();
+  run_item_timed(s, it);
+  a.end_ns = cudaDoubleNowNs();
+  hook(&a);
+}
+
+static void run_item_timed(struct CUstream_st *s, struct item *it) {
   switch (it->kind) {
   case IT_FN:
     it->fn(it->arg);

@@ -98,6 +98,29 @@ cudaError_t cudaDoubleEnqueue(cudaStream_t stream, void (*fn)(void *arg), void *
 /* Models a compute kernel of `ns` nanoseconds: the stream's worker sleeps that long (against
  * an absolute deadline taken when the worker reaches it). Captured like any kernel. */
 cudaError_t cudaDoubleCompute(cudaStream_t stream, uint64_t ns);
+/* Models a named compute kernel of `ns` nanoseconds (a cudaLaunchKernel stand-in: the double
+ * cannot run device code). `name` must stay valid for the process (a string literal): it is
+ * what kernel activity reports. cudaDoubleCompute is this with "cudaDoubleCompute_kernel". */
+cudaError_t cudaDoubleLaunchKernel(cudaStream_t stream, const char *name, uint64_t ns);
+/* cudaDoubleEnqueue for work that is a kernel on a real GPU (the NCCL double's collectives):
+ * reported to the activity hook under `name` (static storage). */
+cudaError_t cudaDoubleEnqueueKernel(cudaStream_t stream, const char *name, void (*fn)(void *arg),
+                                    void *arg, void (*release)(void *arg));
+/* Activity of the double's "GPU": one report per kernel, async copy and async set, made on the
+ * stream's worker right after the item ran, with its CLOCK_MONOTONIC start and end. The CUPTI
+ * double (tests/doubles/cupti/) sets the hook; NULL turns reports off. One hook per process. */
+enum cudaDoubleActivityKind { cudaDoubleActivityNone = 0, cudaDoubleActivityMemcpy = 1,
+                              cudaDoubleActivityMemset = 2, cudaDoubleActivityKernel = 3 };
+struct cudaDoubleActivity {
+  enum cudaDoubleActivityKind kind;
+  const char *name;          /* kernels */
+  uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+  int device;
+  uint32_t stream_id, correlation_id;
+  uint64_t bytes;            /* copies and sets */
+  int copy_kind;             /* enum cudaMemcpyKind of a copy */
+};
+void cudaDoubleSetActivityHook(void (*hook)(const struct cudaDoubleActivity *));
 /* CLOCK_MONOTONIC nanoseconds, the clock the workers time-stamp events with. */
 uint64_t cudaDoubleNowNs(void);
 /* Sleeps the calling thread until CLOCK_MONOTONIC reaches deadline_ns. */

@@ -522,7 +522,20 @@ static int stream_capturing(cudaStream_t s) {
   return cudaStreamIsCapturing(s, &st) == cudaSuccess && st != cudaStreamCaptureStatusNone;
 }
 
-/* Enqueues ops[0..n) as one task on `stream`. */
+/* The device kernel a real NCCL (2.19 on) launches for a task whose first op is `k`; the
+ * reduction and type parts of the name are fixed (the double has one kernel per operation). */
+static const char *kernel_name(enum nd_kind k) {
+  switch (k) {
+  case ND_ALLREDUCE: return "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+  case ND_BROADCAST: return "ncclDevKernel_Broadcast_RING_LL";
+  case ND_REDUCE: return "ncclDevKernel_Reduce_Sum_f32_RING_LL";
+  case ND_ALLGATHER: return "ncclDevKernel_AllGather_RING_LL";
+  case ND_REDUCESCATTER: return "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL";
+  default: return "ncclDevKernel_SendRecv";
+  }
+}
+
+/* Enqueues ops[0..n) as one task (one kernel) on `stream`. */
 static ncclResult_t launch(struct nd_op *ops, int n, cudaStream_t stream) {
   struct nd_task *t = malloc(sizeof *t + (size_t)n * sizeof *ops);
   if (!t) return ncclSystemError;
@@ -531,7 +544,7 @@ static ncclResult_t launch(struct nd_op *ops, int n, cudaStream_t stream) {
   t->counted = !stream_capturing(stream);
   if (t->counted)
     for (int i = 0; i < n; i++) atomic_fetch_add(&ops[i].comm->enq, 1);
-  if (cudaDoubleEnqueue(stream, nd_task_run, t, nd_task_free) != cudaSuccess) {
+  if (cudaDoubleEnqueueKernel(stream, kernel_name(ops[0].kind), nd_task_run, t, nd_task_free) != cudaSuccess) {
     if (t->counted)
       for (int i = 0; i < n; i++) atomic_fetch_sub(&ops[i].comm->enq, 1);
     free(t);
