@@ -11,7 +11,8 @@
 #               the CUDA events add when the process has a CUDA runtime
 # then the same loop (fewer iterations) plain vs `ltrace -e ncclAllReduce`, and the trace
 # size per recorded call of the shim runs. Env: BENCH_ITERS (200000), BENCH_ROUNDS (5),
-# BENCH_LTRACE_ITERS (20000).
+# BENCH_LTRACE_ITERS (20000), BENCH_BASE (another build folder: its shim joins the stub loop
+# as base-cs0 / base-cs8, interleaved with this one, for a before/after in one run).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
@@ -124,16 +125,21 @@ if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/libnccl.so.2" "$W/stub.c" &&
     stub stub-plain NCS_X=1
     stub stub-cs0 NCCLSCOPE_DIR="$W/tr-stub" NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$SHIM"
     stub stub-cs8 NCCLSCOPE_DIR="$W/tr-stub" NCCLSCOPE_CALLSITE_DEPTH=8 LD_PRELOAD="$SHIM"
+    if [ -n "${BENCH_BASE:-}" ]; then
+      stub base-cs0 NCCLSCOPE_DIR="$W/tr-stub" NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$BENCH_BASE/libncclscope.so"
+      stub base-cs8 NCCLSCOPE_DIR="$W/tr-stub" NCCLSCOPE_CALLSITE_DEPTH=8 LD_PRELOAD="$BENCH_BASE/libncclscope.so"
+    fi
   done
   col() { awk -v k="$1" '{print $k}' "$2" | median; }
   echo "stub NCCL (the shim's own cost, no double), $SN calls, $ROUNDS interleaved rounds, medians."
   echo "ns per call: wall; CPU of the calling thread; CPU of the whole process (writer included):"
-  printf '  %-10s %9s %9s %9s %16s %16s\n' variant wall cpu proc "added wall" "added cpu"
+  printf '  %-10s %9s %9s %9s %16s %16s %16s\n' variant wall cpu proc "added wall" "added cpu" "cpu min..max"
   sbw=$(col 1 "$W/stub-plain.st"); sbc=$(col 2 "$W/stub-plain.st")
-  for v in stub-plain stub-cs0 stub-cs8; do
+  for v in stub-plain stub-cs0 stub-cs8 ${BENCH_BASE:+base-cs0 base-cs8}; do
     w=$(col 1 "$W/$v.st"); c=$(col 2 "$W/$v.st")
-    printf '  %-10s %9.1f %9.1f %9.1f %16.1f %16.1f\n' "$v" "$w" "$c" "$(col 3 "$W/$v.st")" \
-      "$(awk -v a="$w" -v b="$sbw" 'BEGIN{print a-b}')" "$(awk -v a="$c" -v b="$sbc" 'BEGIN{print a-b}')"
+    printf '  %-10s %9.1f %9.1f %9.1f %16.1f %16.1f %16s\n' "$v" "$w" "$c" "$(col 3 "$W/$v.st")" \
+      "$(awk -v a="$w" -v b="$sbw" 'BEGIN{print a-b}')" "$(awk -v a="$c" -v b="$sbc" 'BEGIN{print a-b}')" \
+      "$(awk '{print $2}' "$W/$v.st" | sort -g | awk 'NR == 1 {a = $1} {b = $1} END {printf "%.1f..%.1f", a, b}')"
   done
 else
   echo "stub NCCL loop: could not build"

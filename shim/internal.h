@@ -4,7 +4,9 @@
  *   resolve.c   finds the real NCCL entry points (pnccl*, RTLD_NEXT, a privately loaded libnccl)
  *   state.c     configuration, activation at the first NCCL call, per-thread rings,
  *               the communicator table, fork and exit handling
- *   wrappers.c  the exported nccl* functions: time, call the real one, record
+ *   wrappers.c  the exported nccl* functions, generated per shape: time, call the real one, record
+ *   call.h      the steps of one recorded call, shared by wrappers.c and comms.c
+ *   comms.c     the communicator shapes (creation, split, teardown) and their COMM records
  *   callsite.c  call-site stacks (libunwind loaded privately), their lock-free id table
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
@@ -135,6 +137,7 @@ uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device);
 uint64_t ncs_hash64(uint64_t h, const void *p, size_t n); /* FNV-1a 64, continued from h */
 #define NCS_FNV64_INIT 0xcbf29ce484222325ull
 
+const char *ncs_host_name(void);                       /* this host's name, set at activation */
 void ncs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t ncs_now_ns(void);
 

@@ -1,0 +1,150 @@
+/* comms.c — the communicator shapes of the wrappers: creation (init), split and teardown
+ * (end), and the COMM / COMM_END records they emit.
+ *
+ * Contract: called by the generated entry points in wrappers.c around the real call (see
+ * call.h); a COMM record is emitted for every creation attempt (a failed one too), a
+ * COMM_END for every teardown call. Off the hot path: these calls take NCCL milliseconds. */
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "call.h"
+
+static inline int result_failed(ncclResult_t rc) { return rc != ncclSuccess && rc != ncclInProgress; }
+
+static int query_int(ncclResult_t (*q)(const ncclComm_t, int *), ncclComm_t comm) {
+  int v = -1;
+  if (q && comm && q(comm, &v) != ncclSuccess) v = -1;
+  return v;
+}
+
+static int config_nonblocking(const ncclConfig_t *config) {
+  if (!config) return 0;
+  if (config->size < offsetof(ncclConfig_t, blocking) + sizeof(int)) return 0;
+  return config->blocking == 0;
+}
+
+/* Adds the communicator to the table and emits its COMM record. `handle` NULL: a failed
+ * attempt (recorded, not looked up). Returns its index. */
+static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t comm_id, int rank,
+                             int nranks, uint64_t parent_id, int nonblocking) {
+  int ok = handle && (r->c.rc == ncclSuccess || r->c.rc == ncclInProgress);
+  int device = -1;
+  if (ok && r->c.rc == ncclSuccess) {
+    int saved = errno;
+    device = query_int(NCS_REAL(CommCuDevice), handle);
+    if (rank < 0) rank = query_int(NCS_REAL(CommUserRank), handle);
+    if (nranks < 0) nranks = query_int(NCS_REAL(CommCount), handle);
+    errno = saved;
+  }
+  /* not ready yet (ncclInProgress): NCCL builds a communicator on the current device */
+  if (ok && device < 0 && ncs_gpu_on) device = ncs_gpu_current_device();
+  uint32_t idx = ncs_comm_add(ok ? handle : NULL, comm_id, device);
+  struct ncs_comm c = {.comm = idx, .comm_id = comm_id, .handle = ok ? (uint64_t)(uintptr_t)handle : 0,
+                       .rank = rank, .nranks = nranks, .device = device, .init_op = r->c.op,
+                       .parent_id = parent_id, .flags = nonblocking ? 1u : 0u, .rc = r->c.rc,
+                       .t_enter = r->c.t_enter, .t_exit = r->c.t_exit, .thread = r->c.thread};
+  uint8_t body[160];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, body, sizeof body);
+  ncs_enc_comm_body(&w, &c);
+  if (idx) ncs_emit(NCS_REC_COMM, w.buf, w.len);
+  return idx;
+}
+
+static void comm_ended(const struct rec *r) {
+  struct ncs_comm_end e = {.comm = r->c.comm, .op = r->c.op, .rc = r->c.rc, .t_enter = r->c.t_enter,
+                           .t_exit = r->c.t_exit, .thread = r->c.thread};
+  uint8_t body[64];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, body, sizeof body);
+  ncs_enc_comm_end_body(&w, &e);
+  ncs_emit(NCS_REC_COMM_END, w.buf, w.len);
+}
+
+static uint64_t unique_id_hash(const ncclUniqueId *ids, int n) {
+  uint64_t h = NCS_FNV64_INIT;
+  for (int i = 0; i < n; i++) h = ncs_hash64(h, ids[i].internal, sizeof ids[i].internal);
+  return h;
+}
+
+/* CommInitAll's id (one communicator of ndev ranks, all in this process): hash of
+ * (host, pid, a counter). */
+static uint64_t local_comm_id(void) {
+  static _Atomic uint64_t initall_counter;
+  uint8_t b[16];
+  ncs_put_u64(b, (uint64_t)getpid());
+  ncs_put_u64(b + 8, atomic_fetch_add(&initall_counter, 1));
+  const char *host = ncs_host_name();
+  return ncs_hash64(ncs_hash64(NCS_FNV64_INIT, host, strlen(host)), b, sizeof b);
+}
+
+void init_before(struct rec *r, unsigned op, const struct init_args *a, void *ra) {
+  if (rec_begin(r, op, NULL, ra)) {
+    r->comm.id = (a->ids && a->nids > 0) ? unique_id_hash(a->ids, a->nids) : 0;
+    r->comm.nonblocking = config_nonblocking(a->config);
+  }
+  rec_go(r);
+}
+
+void init_after(struct rec *r, const struct init_args *a, ncclResult_t rc) {
+  rec_ret(r, rc);
+  if (r->on && r->c.op == NCS_OP_CommInitAll) {
+    uint64_t id = local_comm_id();
+    if (rc == ncclSuccess && a->newcomm && a->ncomms > 0) {
+      for (int i = 0; i < a->ncomms; i++) {
+        uint32_t idx = comm_created(r, a->newcomm[i], id, i, a->ncomms, 0, 0);
+        if (i == 0) r->c.comm = idx;
+      }
+    } else {
+      r->c.comm = comm_created(r, NULL, id, -1, a->ncomms, 0, 0);
+    }
+  } else if (r->on) {
+    r->c.comm = comm_created(r, a->newcomm ? *a->newcomm : NULL, r->comm.id, a->rank, a->nranks, 0,
+                             r->comm.nonblocking);
+  }
+  rec_end(r);
+}
+
+/* The child's id: hash of (parent comm_id, the parent's split counter, color or "shrink"). */
+void split_before(struct rec *r, unsigned op, const struct split_args *a, void *ra) {
+  r->comm.nonblocking = config_nonblocking(a->config);
+  if (rec_begin(r, op, a->parent, ra)) {
+    struct ncs_comm_info *pi = ncs_comm_info(r->c.comm);
+    uint64_t counter = pi ? atomic_fetch_add(&pi->split_count, 1) : 0;
+    uint8_t b[16], color[8];
+    r->comm.parent_id = pi ? pi->comm_id : 0;
+    ncs_put_u64(b, r->comm.parent_id);
+    ncs_put_u64(b + 8, counter);
+    ncs_put_u64(color, (uint64_t)(int64_t)a->color);
+    uint64_t h = ncs_hash64(NCS_FNV64_INIT, b, sizeof b);
+    r->comm.id = op == NCS_OP_CommShrink ? ncs_hash64(h, "shrink", 6) : ncs_hash64(h, color, sizeof color);
+  }
+  rec_go(r);
+}
+
+void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
+  rec_ret(r, rc);
+  if (r->on && a->newcomm && (*a->newcomm || result_failed(rc)))
+    comm_created(r, *a->newcomm, r->comm.id, -1, -1, r->comm.parent_id, r->comm.nonblocking);
+  rec_end(r);
+}
+
+void end_before(struct rec *r, unsigned op, const struct end_args *a, void *ra) {
+  rec_begin(r, op, a->comm, ra);
+  rec_go(r);
+}
+
+/* After Destroy and Abort the trace is written out before returning (GPU times collected for
+ * up to 100 ms, the whole wait at most 500 ms): a process often leaves with _exit() right
+ * after (multiprocessing workers, forked children), which runs no exit handler. */
+void end_after(struct rec *r, const struct end_args *a, ncclResult_t rc) {
+  rec_ret(r, rc);
+  if (r->on) comm_ended(r);
+  rec_end(r);
+  if (r->on && (r->c.op == NCS_OP_CommDestroy || r->c.op == NCS_OP_CommAbort)) {
+    int saved = errno;
+    ncs_writer_sync(500, 100, 0);
+    errno = saved;
+  }
+}
