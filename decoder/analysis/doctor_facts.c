@@ -73,7 +73,7 @@ static size_t dtype_size(uint32_t dt) {
   }
 }
 
-/* busbw numerator: bytes x factor (FIGURES.md, nccl-tests' definitions). */
+/* busbw numerator: bytes x factor (docs/REFERENCE-FIGURES.md, nccl-tests' definitions). */
 static double bus_bytes(uint32_t op, uint64_t count, uint32_t dt, int n) {
   double sz = (double)count * (double)dtype_size(dt);
   if (n <= 0) return 0;

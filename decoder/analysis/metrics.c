@@ -108,7 +108,7 @@ struct metrics {
   struct file_state fs;
 };
 
-/* ---- sizes and bandwidth (docs/METRICS.md, ../shared/reference/FIGURES.md) ---- */
+/* ---- sizes and bandwidth (docs/METRICS.md, docs/REFERENCE-FIGURES.md) ---- */
 double ncs_metrics_S(unsigned op, uint64_t count, unsigned datatype, int nranks) {
   double b = (double)count * (double)ncclscope_datatype_size((int)datatype);
   return ncs_op_bw(op) == NCS_BW_NTIMES ? b * (nranks > 0 ? nranks : 1) : b;

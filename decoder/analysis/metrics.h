@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /* nccl-tests' S for one call (bytes): count x size(datatype), times nranks for AllGather,
- * ReduceScatter, AlltoAll, Gather, Scatter (../shared/reference/FIGURES.md). */
+ * ReduceScatter, AlltoAll, Gather, Scatter (docs/REFERENCE-FIGURES.md). */
 double ncs_metrics_S(unsigned op, uint64_t count, unsigned datatype, int nranks);
 /* busbw = algbw x this factor: 2(n-1)/n AllReduce, (n-1)/n the S x n ops, 1 Broadcast,
  * Reduce, Send, Recv; 0 for ops that move no data. */

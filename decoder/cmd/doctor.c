@@ -326,7 +326,7 @@ static void check_busbw(struct doctor *d) {
     if (!v) return;
     char cell[16];
     evidence(v, "host %s rank %d: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing)", f->host, me, bw, ns, gpu ? "GPU" : "host");
-    evidence(v, "its P2P link GPU%d-GPU%d is %s: peak %.1f GB/s per direction (%s; ../shared/reference/FIGURES.md), busbw is %.0f%% of it",
+    evidence(v, "its P2P link GPU%d-GPU%d is %s: peak %.1f GB/s per direction (%s; docs/REFERENCE-FIGURES.md), busbw is %.0f%% of it",
              pa, pb, ncs_topo_cell(t, pa, pb, cell, sizeof cell), peak, why, 100.0 * bw / peak);
     snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
   }

@@ -148,7 +148,7 @@ void ncs_topo_json(const struct ncs_topo *t, struct ncs_json *j, const char *key
   ncs_json_obj_end(j);
 }
 
-/* Per-link NVLink rate (GB/s per direction) by GPU name; FIGURES.md: A100 12 links = 300 GB/s,
+/* Per-link NVLink rate (GB/s per direction) by GPU name; docs/REFERENCE-FIGURES.md: A100 12 links = 300 GB/s,
  * H100/H200 18 links = 450 GB/s (25 GB/s per link), B200 900 GB/s over 18 links (50 per link),
  * GA102 bridge (3090/A6000) 56.25 GB/s over 4 links (14.0625 per link). */
 static double nvlink_rate(const char *name, const char **why) {

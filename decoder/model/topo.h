@@ -44,6 +44,6 @@ void ncs_topo_print(const struct ncs_topo *t, FILE *f, const char *indent,
 void ncs_topo_json(const struct ncs_topo *t, struct ncs_json *j, const char *key);
 /* Peak per-direction bandwidth in GB/s of the link between a and b as the GPUs describe it
  * (NVLink count x per-link rate for the GPU's generation, else PCIe gen x width), 0 unknown.
- * Figures from ../shared/reference/FIGURES.md. */
+ * Figures from docs/REFERENCE-FIGURES.md. */
 double ncs_topo_peak_gbps(const struct ncs_topo *t, int a, int b, const char **why);
 #endif

@@ -26,13 +26,13 @@
 
 static void esc(FILE *f, const char *s) { if (s) ncs_html_escape(f, s, strlen(s)); }
 
-/* Expected per-transport bus bandwidth, GB/s (../shared/reference/FIGURES.md). */
+/* Expected per-transport bus bandwidth, GB/s (docs/REFERENCE-FIGURES.md). */
 struct expect { int tclass; double gbps; const char *why; };
 static const struct expect EXPECT[] = {
-  {NCS_TC_P2P, 370, "P2P/NVLink: ~370 GB/s (8x H100 ring all-reduce, FIGURES.md)"},
-  {NCS_TC_NVLS, 475, "NVLS: ~475 GB/s (8x H100 NVLS, FIGURES.md)"},
-  {NCS_TC_SHM, 31.5, "SHM: 31.5 GB/s (PCIe Gen4 x16 peak, FIGURES.md)"},
-  {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (FIGURES.md)"},
+  {NCS_TC_P2P, 370, "P2P/NVLink: ~370 GB/s (8x H100 ring all-reduce, docs/REFERENCE-FIGURES.md)"},
+  {NCS_TC_NVLS, 475, "NVLS: ~475 GB/s (8x H100 NVLS, docs/REFERENCE-FIGURES.md)"},
+  {NCS_TC_SHM, 31.5, "SHM: 31.5 GB/s (PCIe Gen4 x16 peak, docs/REFERENCE-FIGURES.md)"},
+  {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (docs/REFERENCE-FIGURES.md)"},
 };
 
 static const char CSS[] =
@@ -86,7 +86,7 @@ static void sec_time_per_op(FILE *f, const struct ncs_jobdata *J) {
 
 static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
   fprintf(f, "<section id=\"busbw\"><h2>Bus bandwidth against message size</h2><p class=\"note\">busbw as nccl-tests "
-             "defines it (FIGURES.md), per operation and transport, all ranks together; dashed: the transport's "
+             "defines it (docs/REFERENCE-FIGURES.md), per operation and transport, all ranks together; dashed: the transport's "
              "expected figure.</p>\n");
   struct ncs_svg_series s[16];
   double xs[16][NCS_NBUCKETS], ys[16][NCS_NBUCKETS];

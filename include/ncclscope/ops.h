@@ -4,7 +4,7 @@
  *   id    stable number written into traces (never renumber; append only)
  *   Name  NCCL's name without the `nccl` prefix (also the name used in JSON and reports)
  *   kind  NCS_KIND_*: what sort of call it is
- *   bw    NCS_BW_*: nccl-tests bus-bandwidth rule (../shared/reference/FIGURES.md);
+ *   bw    NCS_BW_*: nccl-tests bus-bandwidth rule (docs/REFERENCE-FIGURES.md);
  *         NCS_BW_NONE for calls that move no data.
  * Entry points that are pure queries (CommCount, CommUserRank, CommCuDevice,
  * CommGetAsyncError, GetErrorString, GetLastError, ResetDebugInit) are forwarded by the shim

@@ -3,7 +3,7 @@
  * Contract: an operation on the double takes at least ndbl_model_ns() on its stream when
  * NCCLDOUBLE_LAT_US / NCCLDOUBLE_BW_GBPS are set (docs/DOUBLES.md). The time is
  * lat + S·factor/bw, with S and factor as nccl-tests defines them
- * (../shared/reference/FIGURES.md), so busbw measured over the operation gives bw back when
+ * (docs/REFERENCE-FIGURES.md), so busbw measured over the operation gives bw back when
  * lat is 0. A group of point-to-point operations on one stream takes
  * lat + max(bytes sent, bytes received)/bw in total. No libm needed. */
 #ifndef NCCL_DOUBLE_MODEL_H
