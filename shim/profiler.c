@@ -1,5 +1,5 @@
 /* profiler.c — the shim as NCCL's profiler plugin: per collective, the algorithm, protocol and
- * channel count NCCL chose, as PROFILE records (decoder/profile_format.h, docs/PROFILER.md).
+ * channel count NCCL chose, as PROFILE records (ncclscope/records.h, docs/PROFILER.md).
  *
  * Contract:
  * - ncs_profiler_start(), called by ncs_logcap_start before the process's first NCCL call:
@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../decoder/profile_format.h"
+#include "ncclscope/encode.h"
 #include "hooks.h"
 #include "internal.h" /* ncs_debug */
 

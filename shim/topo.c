@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../decoder/topo_format.h"
+#include "ncclscope/encode.h"
 #include "hooks.h"
 
 #define NCS_TOPO_MAX_GPUS 64

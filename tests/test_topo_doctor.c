@@ -1,5 +1,5 @@
 /* test_topo_doctor.c — `ncclscope doctor` on traces written with include/ncclscope/encode.h
- * and decoder/topo_format.h: every verdict has a scenario that makes it fire and one where it
+ * and ncclscope/records.h: every verdict has a scenario that makes it fire and one where it
  * must stay silent; exit codes 0 / 1 / 2 checked. Also the TOPO record round trip and the
  * topology matrix. Link peaks and thresholds: ../shared/reference/FIGURES.md, docs/DOCTOR.md.
  *
@@ -21,7 +21,6 @@
 #include "ncclscope/encode.h"
 #include "ncclscope/ops.h"
 #include "model/topo.h"
-#include "topo_format.h"
 
 struct scen {
   const char *name;
@@ -376,12 +375,13 @@ static void topo_roundtrip(void) {
   double pk = ncs_topo_peak_gbps(&t, 1, 3, &why);
   CHECK(pk == 300.0, "NV12 peak is 300 GB/s (A100, FIGURES.md) got %.1f", pk);
   /* a body cut in the middle of a string is damage, not a crash; a short body reads as defaults */
+  struct ncs_rbuf r;
   struct ncs_topo_gpu g2;
   uint8_t cut[] = { 1, 10, 'a' };
-  CHECK(ncs_dec_topo_gpu(cut, sizeof cut, &g2) == -1, "cut string is reported");
+  CHECK(ncs_dec_topo_gpu(ncs_rbuf_on(&r, cut, sizeof cut), &g2) == -1, "cut string is reported");
   struct ncs_topo_link l2;
   uint8_t shortb[] = { 0, 1, 4 };
-  CHECK(ncs_dec_topo_link(shortb, sizeof shortb, &l2) == 0 && l2.nvlinks == 4 && l2.pcie == NCS_REL_UNKNOWN,
+  CHECK(ncs_dec_topo_link(ncs_rbuf_on(&r, shortb, sizeof shortb), &l2) == 0 && l2.nvlinks == 4 && l2.pcie == NCS_REL_UNKNOWN,
         "short TOPO_LINK body: missing pcie reads as unknown");
 }
 

@@ -70,6 +70,7 @@ static void test_varint(void) {
 static void test_call_codec(void) {
   uint8_t buf[NCS_CALL_MAX];
   struct ncs_call_delta de, dd;
+  struct ncs_rbuf r;
   ncs_call_delta_reset(&de); ncs_call_delta_reset(&dd);
   int ok = 1; size_t maxn = 0;
   for (int i = 0; i < 200000; i++) {
@@ -77,7 +78,7 @@ static void test_call_codec(void) {
     random_call(&c);
     size_t n = ncs_encode_call(buf, &de, &c);
     if (n > maxn) maxn = n;
-    if (buf[0] != NCS_REC_CALL || buf[1] != n - 2 || ncs_decode_call(buf + 2, buf[1], &dd, &o) ||
+    if (buf[0] != NCS_REC_CALL || buf[1] != n - 2 || ncs_dec_call(ncs_rbuf_on(&r, buf + 2, buf[1]), &dd, &o) ||
         memcmp(&o, &c, sizeof c) != 0) { ok = 0; break; }
   }
   CHECK(ok, "200000 random CALL records encode and decode identically (delta state kept)");
@@ -96,10 +97,10 @@ static void test_call_codec(void) {
   uint8_t body[3] = {NCS_OP_Send, 2, ncs_zigzag(5)};
   struct ncs_call o;
   ncs_call_delta_reset(&dd);
-  CHECK(ncs_decode_call(body, 3, &dd, &o) == 0 && o.op == NCS_OP_Send && o.thread == 2 && o.tcall == 5 &&
+  CHECK(ncs_dec_call(ncs_rbuf_on(&r, body, 3), &dd, &o) == 0 && o.op == NCS_OP_Send && o.thread == 2 && o.tcall == 5 &&
         o.count == 0 && o.root == 0 && o.flags == 0, "CALL body cut after 3 fields: the rest read as 0");
   uint8_t bad[2] = {5, 0x80};
-  CHECK(ncs_decode_call(bad, 2, &dd, &o) == -1, "CALL body whose varint runs past the end is refused");
+  CHECK(ncs_dec_call(ncs_rbuf_on(&r, bad, 2), &dd, &o) == -1, "CALL body whose varint runs past the end is refused");
 }
 
 /* ---- file round trip: every record type, several chunks ---- */

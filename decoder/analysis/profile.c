@@ -1,6 +1,6 @@
 /* profile.c — the "NCCL profiler" section of `ncclscope report`, plugged in through
  * decoder/analysis/analysis.h: per collective function, the algorithms, protocols and channel counts
- * NCCL chose, from PROFILE records (decoder/profile_format.h, docs/PROFILER.md).
+ * NCCL chose, from PROFILE records (ncclscope/records.h, docs/PROFILER.md).
  * Text: one line per function over all ranks. JSON: top-level "profile": [...] and per rank
  * "profile": {...} (docs/JSON.md). Memory: per file at most PF_FUNCS functions with
  * PF_COMBOS algorithm/protocol pairs each (more are counted as "other"); no growth with
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "profile_format.h"
+#include "ncclscope/encode.h"
 
 #define PF_FUNCS 16
 #define PF_COMBOS 12
@@ -60,7 +60,8 @@ static int pf_raw(void *ctx, const struct ncs_raw *r) {
   struct pf_file *pf = ctx;
   if (r->type != NCS_REC_PROFILE) return 0;
   struct ncs_profile p;
-  if (ncs_dec_profile(r->body, r->len, &p) != 0) { pf->bad++; return 0; }
+  struct ncs_rbuf rb;
+  if (ncs_dec_profile(ncs_rbuf_on(&rb, r->body, r->len), &p) != 0) { pf->bad++; return 0; }
   if (p.dropped > pf->dropped) pf->dropped = p.dropped;
   if (!p.func[0]) return 0; /* only tells events lost at the end (docs/FORMAT-TOPO.md) */
   pf->events++;

@@ -23,7 +23,6 @@
 #include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
-#include "topo_format.h"
 
 #define SYN_EPOCH_NS 1764000000000000000ull /* 2025-11-24, a plausible run date */
 

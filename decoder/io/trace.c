@@ -34,8 +34,8 @@ struct reader {
   struct ncs_read_status *st;
   struct ncs_trace_bufs *b; /* the buffers of the ncs_trace_next call in progress */
   struct ncs_process proc;
-  struct ncs_kv *kv;      /* the PROCESS record's pairs, kept for the whole read */
-  char *kv_store;
+  uint8_t *kv_store;      /* the PROCESS record's pairs and strings, kept for the whole read */
+  size_t kv_cap;
   uint64_t chunk_off;     /* byte offset of the chunk being read */
   int have_process;
   int done, ret;          /* the read is over; its result (ncs_trace_read's) */
@@ -75,69 +75,25 @@ static size_t read_full(FILE *f, void *buf, size_t n) {
   return got;
 }
 
-/* ---- field readers over one record body ---- */
-struct cur { const uint8_t *p, *end; int bad; };
-
-static uint64_t get_v(struct cur *c) {
-  uint64_t v = 0;
-  if (c->p >= c->end) return 0; /* missing trailing field reads as 0 */
-  if (ncs_get_varint(&c->p, c->end, &v)) { c->bad = 1; c->p = c->end; return 0; }
-  return v;
-}
-static int64_t get_sv(struct cur *c) { return ncs_unzigzag(get_v(c)); }
-static uint64_t get_u64(struct cur *c) {
-  if (c->p >= c->end) return 0;
-  if (c->end - c->p < 8) { c->bad = 1; c->p = c->end; return 0; }
-  uint64_t v = ncs_get_u64(c->p);
-  c->p += 8;
-  return v;
-}
-/* A string: returns its bytes (not terminated) and length, or NULL/0 when missing or bad. */
-static const uint8_t *get_s(struct cur *c, size_t *len) {
-  *len = 0;
-  if (c->p >= c->end) return NULL;
-  uint64_t n = get_v(c);
-  if (c->bad) return NULL;
-  if (n > (uint64_t)(c->end - c->p)) { c->bad = 1; c->p = c->end; return NULL; }
-  const uint8_t *s = c->p;
-  c->p += n;
-  *len = (size_t)n;
-  return s;
-}
-
-/* Scratch area for terminated strings of one record; reset per record. */
-struct scratch { uint8_t *base; size_t used, cap; };
-static char *sdup(struct scratch *s, const uint8_t *p, size_t n) {
-  /* capacity was reserved for the whole body, so this cannot overflow */
-  char *d = (char *)s->base + s->used;
-  if (n) memcpy(d, p, n);
-  d[n] = 0;
-  s->used += n + 1;
-  return d;
-}
-
-static int decode_process(struct reader *r, struct cur *c) {
-  uint64_t n = get_v(c);
-  size_t body = (size_t)(c->end - c->p);
-  if (c->bad || n > body / 2 + 1) return -1; /* each pair takes at least 2 bytes */
-  free(r->kv);
-  free(r->kv_store);
-  r->kv = calloc(n ? n : 1, sizeof *r->kv);
-  r->kv_store = malloc(body + 2 * n + 1);
-  if (!r->kv || !r->kv_store) return -2;
-  struct scratch s = {(uint8_t *)r->kv_store, 0, body + 2 * n + 1};
-  size_t k = 0;
-  for (; k < n; k++) {
-    size_t kl, vl;
-    const uint8_t *kp = get_s(c, &kl);
-    const uint8_t *vp = get_s(c, &vl);
-    if (c->bad) return -1;
-    r->kv[k].key = sdup(&s, kp, kl);
-    r->kv[k].value = sdup(&s, vp, vl);
-    r->kv[k].value_len = vl;
+/* Decodes a body with strings or arrays into the scratch area *buf (grown as needed). */
+#define DECODE_WITH_SCRATCH_(rb, buf, cap, body, len, call) \
+  for (;;) { \
+    if (grow(buf, cap, 2 * (len) + 16)) return -2; \
+    ncs_rbuf_init(&rb, body, len, *(buf), *(cap)); \
+    if ((call) == 0) break; \
+    if (!rb.full) return -1; \
+    if (*(cap) > 64 * (size_t)(len) + 4096 || grow(buf, cap, 2 * *(cap))) return -2; \
   }
-  r->proc.kv = r->kv;
-  r->proc.nkv = k;
+
+static int decode_process(struct reader *r, const uint8_t *body, size_t len) {
+  struct ncs_rbuf rb;
+  struct ncs_process_kv pk;
+  r->have_process = 0;
+  r->proc.kv = NULL; /* the store may move */
+  r->proc.nkv = 0;
+  DECODE_WITH_SCRATCH_(rb, &r->kv_store, &r->kv_cap, body, len, ncs_dec_process_kv(&rb, &pk))
+  r->proc.kv = pk.kv;
+  r->proc.nkv = pk.nkv;
   r->have_process = 1;
   return 0;
 }
@@ -147,138 +103,46 @@ static int decode_process(struct reader *r, struct cur *c) {
 static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t len,
                     struct ncs_call_delta *delta) {
   const struct ncs_visitor *v = r->v;
-  struct cur c = {body, body + len, 0};
-  int rc = 0;
+  struct ncs_trace_bufs *b = r->b;
+  struct ncs_rbuf rb;
   switch (type) {
   case NCS_REC_CALL: {
-    struct ncs_call call;
-    if (ncs_decode_call(body, len, delta, &call)) return -1;
-    return v->call ? (v->call(v->ctx, &call) != 0) : 0;
+    struct ncs_call x;
+    ncs_rbuf_init(&rb, body, len, NULL, 0);
+    if (ncs_dec_call(&rb, delta, &x)) return -1;
+    return v->call ? (v->call(v->ctx, &x) != 0) : 0;
+  }
+  case NCS_REC_GPU_TIME: {
+    struct ncs_gpu_time x;
+    ncs_rbuf_init(&rb, body, len, NULL, 0);
+    if (ncs_dec_gpu_time(&rb, delta, &x)) return -1;
+    return v->gpu_time ? (v->gpu_time(v->ctx, &x) != 0) : 0;
   }
   case NCS_REC_PROCESS: {
-    int e = decode_process(r, &c);
+    int e = decode_process(r, body, len);
     if (e) return e;
     return v->process ? (v->process(v->ctx, &r->proc) != 0) : 0;
   }
-  case NCS_REC_GPU_TIME: {
-    struct ncs_gpu_time g;
-    if (ncs_decode_gpu_time(body, len, delta, &g)) return -1;
-    return v->gpu_time ? (v->gpu_time(v->ctx, &g) != 0) : 0;
+#define VISIT_(TYPE, name) \
+  case NCS_REC_##TYPE: { \
+    struct ncs_##name x; \
+    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_##name(&rb, &x)) \
+    return v->name ? (v->name(v->ctx, &x) != 0) : 0; \
   }
-  case NCS_REC_COMM: {
-    struct ncs_comm m;
-    m.comm = (uint32_t)get_v(&c);
-    m.comm_id = get_u64(&c);
-    m.handle = get_v(&c);
-    m.rank = (int32_t)get_sv(&c);
-    m.nranks = (int32_t)get_sv(&c);
-    m.device = (int32_t)get_sv(&c);
-    m.init_op = (uint32_t)get_v(&c);
-    m.parent_id = get_u64(&c);
-    m.flags = (uint32_t)get_v(&c);
-    m.rc = (int32_t)get_sv(&c);
-    m.t_enter = get_v(&c);
-    m.t_exit = get_v(&c);
-    m.thread = (uint32_t)get_v(&c);
-    if (c.bad) return -1;
-    return v->comm ? (v->comm(v->ctx, &m) != 0) : 0;
-  }
-  case NCS_REC_COMM_END: {
-    struct ncs_comm_end e;
-    e.comm = (uint32_t)get_v(&c);
-    e.op = (uint32_t)get_v(&c);
-    e.rc = (int32_t)get_sv(&c);
-    e.t_enter = get_v(&c);
-    e.t_exit = get_v(&c);
-    e.thread = (uint32_t)get_v(&c);
-    if (c.bad) return -1;
-    return v->comm_end ? (v->comm_end(v->ctx, &e) != 0) : 0;
-  }
-  case NCS_REC_DROP: {
-    struct ncs_drop d;
-    d.reason = (uint32_t)get_v(&c);
-    d.records = get_v(&c);
-    d.thread = (uint32_t)get_v(&c);
-    if (c.bad) return -1;
-    return v->drop ? (v->drop(v->ctx, &d) != 0) : 0;
-  }
-  case NCS_REC_CLOCK: {
-    struct ncs_clock k;
-    k.realtime_ns = get_v(&c);
-    k.monotonic_ns = get_v(&c);
-    k.uncertainty_ns = get_v(&c);
-    if (c.bad) return -1;
-    return v->clock ? (v->clock(v->ctx, &k) != 0) : 0;
-  }
-  default: break;
-  }
-  /* records holding strings: reserve scratch for the whole body (+ terminators, frames) */
-  size_t need = 2 * len + 16 + (len / 4 + 1) * sizeof(struct ncs_frame) + 16;
-  if (grow(&r->b->scratch, &r->b->scratch_cap, need)) return -2;
-  struct scratch s = {r->b->scratch, 0, r->b->scratch_cap};
-  size_t sl;
-  const uint8_t *sp;
-  switch (type) {
-  case NCS_REC_THREAD: {
-    struct ncs_thread t;
-    t.thread = (uint32_t)get_v(&c);
-    t.tid = get_v(&c);
-    sp = get_s(&c, &sl);
-    if (c.bad) return -1;
-    t.name = sdup(&s, sp, sl);
-    rc = v->thread ? (v->thread(v->ctx, &t) != 0) : 0;
-    break;
-  }
-  case NCS_REC_MODULE: {
-    struct ncs_module m;
-    m.module = (uint32_t)get_v(&c);
-    m.base = get_v(&c);
-    sp = get_s(&c, &sl);
-    if (c.bad) return -1;
-    m.path = sdup(&s, sp, sl);
-    rc = v->module ? (v->module(v->ctx, &m) != 0) : 0;
-    break;
-  }
-  case NCS_REC_NCCL_LOG: {
-    struct ncs_log_line l;
-    l.t = get_v(&c);
-    sp = get_s(&c, &sl);
-    if (c.bad) return -1;
-    l.line = sdup(&s, sp, sl);
-    l.len = sl;
-    rc = v->log_line ? (v->log_line(v->ctx, &l) != 0) : 0;
-    break;
-  }
-  case NCS_REC_CALLSITE: {
-    struct ncs_callsite cs;
-    cs.id = (uint32_t)get_v(&c);
-    uint64_t nf = get_v(&c);
-    if (c.bad || nf > len / 4 + 1) return -1; /* a frame takes at least 4 bytes */
-    /* frames array first, aligned, then the symbol strings */
-    size_t fbytes = (size_t)nf * sizeof(struct ncs_frame);
-    struct ncs_frame *fr = (struct ncs_frame *)(void *)s.base;
-    s.used = (fbytes + 15) & ~(size_t)15;
-    uint32_t k = 0;
-    for (; k < nf && c.p < c.end; k++) {
-      fr[k].module = (uint32_t)get_v(&c);
-      fr[k].offset = get_v(&c);
-      sp = get_s(&c, &sl);
-      fr[k].symbol = sdup(&s, sp, sl);
-      fr[k].symbol_offset = get_v(&c);
-    }
-    if (c.bad || k < nf) return -1;
-    cs.nframes = k;
-    cs.frames = fr;
-    rc = v->callsite ? (v->callsite(v->ctx, &cs) != 0) : 0;
-    break;
-  }
+  VISIT_(THREAD, thread)
+  VISIT_(COMM, comm)
+  VISIT_(COMM_END, comm_end)
+  VISIT_(CALLSITE, callsite)
+  VISIT_(MODULE, module)
+  VISIT_(DROP, drop)
+  VISIT_(CLOCK, clock)
+  VISIT_(NCCL_LOG, log_line)
+#undef VISIT_
   default: {
     struct ncs_raw raw = {type, body, len};
-    rc = v->raw ? (v->raw(v->ctx, &raw) != 0) : 0;
-    break;
+    return v->raw ? (v->raw(v->ctx, &raw) != 0) : 0;
   }
   }
-  return rc;
 }
 
 /* Walks the records of one decompressed chunk. Returns 0, 1 stopped, -1 damage (error set). */
@@ -288,7 +152,6 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
   struct ncs_call_delta delta;
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
-  const struct ncs_visitor *v = r->v;
   while (p < end) {
     const uint8_t *rec = p;
     uint64_t type, len;
@@ -312,16 +175,7 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
                 (unsigned long long)index, nrec);
       return -1;
     }
-    int rc;
-    if (type == NCS_REC_CALL && v->call) { /* fast path */
-      struct ncs_call call;
-      rc = ncs_decode_call(p, (size_t)len, &delta, &call) ? -1 : (v->call(v->ctx, &call) != 0);
-    } else if (type == NCS_REC_CALL) {
-      struct ncs_call call;
-      rc = ncs_decode_call(p, (size_t)len, &delta, &call) ? -1 : 0;
-    } else {
-      rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, p, (size_t)len, &delta);
-    }
+    int rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, p, (size_t)len, &delta);
     if (rc < 0) {
       if (rc == -2)
         set_error(r, r->chunk_off, "chunk %llu: out of memory", (unsigned long long)index);
@@ -538,7 +392,6 @@ int ncs_trace_close(struct ncs_trace *t) {
   if (!t) return 2;
   int ret = t->r.ret;
   ncs_trace_park(t);
-  free(t->r.kv);
   free(t->r.kv_store);
   free(t);
   return ret;

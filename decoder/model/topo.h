@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "render/json.h"
-#include "topo_format.h"
+#include "ncclscope/encode.h"
 
 #define NCS_TOPO_MAX 64
 struct ncs_topo {

@@ -1,19 +1,23 @@
-/* encode.h — encoders for every record of the trace format (docs/FORMAT.md), header-only.
+/* encode.h — the coders of every trace record (docs/FORMAT.md), header-only, expanded from
+ * the declarations in ncclscope/records.h.
  *
- * Contract: the one place that turns record structs into bytes. The shim's writer, the
- * synthetic trace generator and the tests all encode through here, and the decoder's reader
- * (decoder/io/trace.c) decodes into the same structs, so writer and reader cannot disagree.
+ * Contract: the one place that turns record structs into bytes and back. The shim's writer,
+ * the synthetic trace generator, the tests and the fuzzers encode through here, and the
+ * decoder (decoder/io/trace.c, model/topo.c, analysis/profile.c) decodes through here, so writer and reader
+ * cannot disagree: neither writes a field order of its own.
  *   - ncs_encode_call() is the hot-path CALL encoder: no allocation, no bounds checks
  *     needed beyond the caller giving NCS_CALL_MAX bytes; it keeps the per-chunk delta state.
- *   - Every other record is appended to a bounded byte writer (struct ncs_wbuf) either as a
- *     body only (ncs_enc_*_body, for ncs_emit() in shim/hooks.h) or as a whole record with
- *     type and length (ncs_enc_*). A writer that runs out of room sets `overflow`, stops
+ *   - Every record is appended to a bounded byte writer (struct ncs_wbuf) either as a body
+ *     only (ncs_enc_<name>_body, for ncs_emit() in shim/hooks.h) or as a whole record with
+ *     type and length (ncs_enc_<name>). A writer that runs out of room sets `overflow`, stops
  *     writing and takes the unfinished record back out; nothing is written past `cap`.
  *     Reset with ncs_wbuf_init (e.g. after compressing the buffer into a chunk).
+ *   - Every body is read by ncs_dec_<name> through a bounded reader (struct ncs_rbuf) that
+ *     never reads past the body and copies strings into a scratch area the caller sizes.
  *   - ncs_encode_file_header() and ncs_frame_chunk() produce the file header and a chunk
  *     header (with its checksum) for an already compressed payload.
  * Strings: `const char *` fields are NUL-terminated (NULL reads as empty) except where a
- * length travels with them (kv values, log lines). All functions are static inline. */
+ * length travels with them (STRN: kv values, log lines). All functions are static inline. */
 #ifndef NCCLSCOPE_ENCODE_H
 #define NCCLSCOPE_ENCODE_H
 
@@ -21,127 +25,9 @@
 #include <stdint.h>
 #include <string.h>
 #include "format.h"
+#include "records.h"
 
-/* ---- record structs (also what decoder/io/trace.h hands to its visitors) ---- */
-
-/* 5 CALL. t_exit is stored as duration = t_exit - t_enter. */
-struct ncs_call {
-  uint32_t op, thread, comm, datatype, redop, depth, callsite, flags;
-  int32_t root, rc;
-  uint64_t tcall, seq, count, stream, t_enter, t_exit, group;
-};
-/* 1 PROCESS: one key/value pair. key is NUL-terminated; value has value_len bytes (may hold
- * NULs, e.g. cmdline) and, from the reader, is also NUL-terminated after value_len. */
-struct ncs_kv { const char *key, *value; size_t value_len; };
-/* 3 COMM */
-struct ncs_comm {
-  uint32_t comm, init_op, flags, thread;
-  uint64_t comm_id, handle, parent_id, t_enter, t_exit;
-  int32_t rank, nranks, device, rc;
-};
-/* 4 COMM_END */
-struct ncs_comm_end { uint32_t comm, op, thread; int32_t rc; uint64_t t_enter, t_exit; };
-/* 2 THREAD */
-struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; };
-/* 6 CALLSITE and its frames */
-struct ncs_frame { uint32_t module; uint64_t offset, symbol_offset; const char *symbol; };
-struct ncs_callsite { uint32_t id, nframes; const struct ncs_frame *frames; };
-/* 7 MODULE */
-struct ncs_module { uint32_t module; uint64_t base; const char *path; };
-/* 8 DROP */
-struct ncs_drop { uint32_t reason, thread; uint64_t records; };
-/* 9 CLOCK */
-struct ncs_clock { uint64_t realtime_ns, monotonic_ns, uncertainty_ns; };
-/* 10 GPU_TIME */
-struct ncs_gpu_time { uint32_t kind, thread, flags; uint64_t ref, gpu_start, gpu_end; };
-/* 11 NCCL_LOG: line has len bytes (no newline). */
-struct ncs_log_line { uint64_t t; const char *line; size_t len; };
-
-/* ---- CALL: the hot path ---- */
-
-/* Largest CALL record: type (1) + length (1) + body (at most 120 bytes: ten 32-bit fields of
- * at most 5 bytes and seven 64-bit Δ fields of at most 10). The body is under 128 bytes, so
- * its length varint is always one byte. */
-#define NCS_CALL_BODY_MAX 120
-#define NCS_CALL_MAX 128
-
-/* Previous values of the Δ fields of CALL and GPU_TIME records (FORMAT.md): the per-chunk
- * delta state. Zero it at the start of every chunk. */
-struct ncs_call_delta {
-  uint64_t tcall, seq, count, stream, t_enter, duration, group; /* CALL */
-  uint64_t gpu_ref, gpu_start, gpu_duration;                    /* GPU_TIME */
-};
-static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0, sizeof *d); }
-
-static inline size_t ncs_put_svarint(uint8_t *p, int64_t v) { return ncs_put_varint(p, ncs_zigzag(v)); }
-static inline size_t ncs_put_delta_(uint8_t *p, uint64_t *prev, uint64_t v) {
-  size_t n = ncs_put_svarint(p, (int64_t)(v - *prev));
-  *prev = v;
-  return n;
-}
-
-/* Writes the whole CALL record (type, length, body) of `c` at `out` (room for NCS_CALL_MAX
- * bytes) and updates the delta state. Returns the bytes written (at most NCS_CALL_MAX). */
-static inline size_t ncs_encode_call(uint8_t *out, struct ncs_call_delta *d, const struct ncs_call *c) {
-  uint8_t *p = out + 2; /* type and one-byte length go first */
-  p += ncs_put_varint(p, c->op);
-  p += ncs_put_varint(p, c->thread);
-  p += ncs_put_delta_(p, &d->tcall, c->tcall);
-  p += ncs_put_varint(p, c->comm);
-  p += ncs_put_delta_(p, &d->seq, c->seq);
-  p += ncs_put_delta_(p, &d->count, c->count);
-  p += ncs_put_varint(p, c->datatype);
-  p += ncs_put_varint(p, c->redop);
-  p += ncs_put_svarint(p, c->root);
-  p += ncs_put_delta_(p, &d->stream, c->stream);
-  p += ncs_put_delta_(p, &d->t_enter, c->t_enter);
-  p += ncs_put_delta_(p, &d->duration, c->t_exit - c->t_enter);
-  p += ncs_put_svarint(p, c->rc);
-  p += ncs_put_varint(p, c->depth);
-  p += ncs_put_delta_(p, &d->group, c->group);
-  p += ncs_put_varint(p, c->callsite);
-  p += ncs_put_varint(p, c->flags);
-  out[0] = NCS_REC_CALL;
-  out[1] = (uint8_t)(p - out - 2);
-  return (size_t)(p - out);
-}
-
-/* Decodes a CALL body of `len` bytes into *c, updating the delta state. A body that ends
- * early leaves the remaining fields at 0 (Δ fields: delta 0); bytes after the known fields
- * are ignored. Returns 0, or -1 when a varint runs past the body (damage). */
-static inline int ncs_decode_call(const uint8_t *body, size_t len, struct ncs_call_delta *d,
-                                  struct ncs_call *c) {
-  const uint8_t *p = body, *end = body + len;
-  uint64_t f[17];
-  int n = 0;
-  while (n < 17 && p < end) {
-    if (*p < 0x80) { f[n++] = *p++; continue; } /* most fields fit one byte */
-    if (ncs_get_varint(&p, end, &f[n]) != 0) return -1;
-    n++;
-  }
-  while (n < 17) f[n++] = 0;
-  c->op = (uint32_t)f[0];
-  c->thread = (uint32_t)f[1];
-  c->tcall = d->tcall += (uint64_t)ncs_unzigzag(f[2]);
-  c->comm = (uint32_t)f[3];
-  c->seq = d->seq += (uint64_t)ncs_unzigzag(f[4]);
-  c->count = d->count += (uint64_t)ncs_unzigzag(f[5]);
-  c->datatype = (uint32_t)f[6];
-  c->redop = (uint32_t)f[7];
-  c->root = (int32_t)ncs_unzigzag(f[8]);
-  c->stream = d->stream += (uint64_t)ncs_unzigzag(f[9]);
-  c->t_enter = d->t_enter += (uint64_t)ncs_unzigzag(f[10]);
-  d->duration += (uint64_t)ncs_unzigzag(f[11]);
-  c->t_exit = c->t_enter + d->duration;
-  c->rc = (int32_t)ncs_unzigzag(f[12]);
-  c->depth = (uint32_t)f[13];
-  c->group = d->group += (uint64_t)ncs_unzigzag(f[14]);
-  c->callsite = (uint32_t)f[15];
-  c->flags = (uint32_t)f[16];
-  return 0;
-}
-
-/* ---- bounded writer for the other records ---- */
+/* ---- bounded writer ---- */
 
 struct ncs_wbuf { uint8_t *buf; size_t len, cap; int overflow; };
 
@@ -200,170 +86,248 @@ static inline void ncs_enc_record(struct ncs_wbuf *w, uint32_t type, const void 
   ncs_w_bytes(w, body, len);
 }
 
-/* ---- bodies, field order exactly as in docs/FORMAT.md ---- */
-
-static inline void ncs_enc_process_body(struct ncs_wbuf *w, const struct ncs_kv *kv, size_t n) {
-  ncs_w_varint(w, n);
-  for (size_t i = 0; i < n; i++) {
-    ncs_w_str(w, kv[i].key);
-    ncs_w_strn(w, kv[i].value, kv[i].value ? kv[i].value_len : 0);
-  }
+/* ---- bounded reader of record bodies ----
+ * A field absent at the end of a body reads as its default (records.h); a field cut short,
+ * a varint over 10 bytes, or an array longer than its body can hold sets `bad` and ends the
+ * body. Strings and arrays are copied into the scratch area given to ncs_rbuf_init: 2 * len
+ * + 16 bytes hold every string of a body of len bytes; arrays may need more, and a scratch
+ * area too small sets `bad` and `full` (grow it, decode again). Records of numbers and CHARS
+ * need none (NULL, 0). */
+struct ncs_rbuf { const uint8_t *p, *e; int bad, full; uint8_t *s, *se; };
+static inline void ncs_rbuf_init(struct ncs_rbuf *r, const void *body, size_t len, void *scratch,
+                                 size_t cap) {
+  r->p = r->e = (const uint8_t *)body;
+  if (len) r->e += len;
+  r->bad = 0; r->full = 0;
+  r->s = r->se = (uint8_t *)scratch;
+  if (scratch) r->se += cap;
 }
-static inline void ncs_enc_thread_body(struct ncs_wbuf *w, const struct ncs_thread *t) {
-  ncs_w_varint(w, t->thread);
-  ncs_w_varint(w, t->tid);
-  ncs_w_str(w, t->name);
-}
-static inline void ncs_enc_comm_body(struct ncs_wbuf *w, const struct ncs_comm *c) {
-  ncs_w_varint(w, c->comm);
-  ncs_w_u64(w, c->comm_id);
-  ncs_w_varint(w, c->handle);
-  ncs_w_svarint(w, c->rank);
-  ncs_w_svarint(w, c->nranks);
-  ncs_w_svarint(w, c->device);
-  ncs_w_varint(w, c->init_op);
-  ncs_w_u64(w, c->parent_id);
-  ncs_w_varint(w, c->flags);
-  ncs_w_svarint(w, c->rc);
-  ncs_w_varint(w, c->t_enter);
-  ncs_w_varint(w, c->t_exit);
-  ncs_w_varint(w, c->thread);
-}
-static inline void ncs_enc_comm_end_body(struct ncs_wbuf *w, const struct ncs_comm_end *e) {
-  ncs_w_varint(w, e->comm);
-  ncs_w_varint(w, e->op);
-  ncs_w_svarint(w, e->rc);
-  ncs_w_varint(w, e->t_enter);
-  ncs_w_varint(w, e->t_exit);
-  ncs_w_varint(w, e->thread);
-}
-static inline void ncs_enc_callsite_body(struct ncs_wbuf *w, const struct ncs_callsite *cs) {
-  ncs_w_varint(w, cs->id);
-  ncs_w_varint(w, cs->nframes);
-  for (uint32_t i = 0; i < cs->nframes; i++) {
-    const struct ncs_frame *f = &cs->frames[i];
-    ncs_w_varint(w, f->module);
-    ncs_w_varint(w, f->offset);
-    ncs_w_str(w, f->symbol);
-    ncs_w_varint(w, f->symbol_offset);
-  }
-}
-static inline void ncs_enc_module_body(struct ncs_wbuf *w, const struct ncs_module *m) {
-  ncs_w_varint(w, m->module);
-  ncs_w_varint(w, m->base);
-  ncs_w_str(w, m->path);
-}
-static inline void ncs_enc_drop_body(struct ncs_wbuf *w, const struct ncs_drop *d) {
-  ncs_w_varint(w, d->reason);
-  ncs_w_varint(w, d->records);
-  ncs_w_varint(w, d->thread);
-}
-static inline void ncs_enc_clock_body(struct ncs_wbuf *w, const struct ncs_clock *c) {
-  ncs_w_varint(w, c->realtime_ns);
-  ncs_w_varint(w, c->monotonic_ns);
-  ncs_w_varint(w, c->uncertainty_ns);
-}
-/* GPU_TIME: ref, start and duration are Δ fields of the chunk's delta state, which moves only
- * when the record was written whole. */
-static inline void ncs_enc_gpu_time_body(struct ncs_wbuf *w, struct ncs_call_delta *d,
-                                         const struct ncs_gpu_time *g) {
-  uint64_t dur = g->gpu_end - g->gpu_start;
-  ncs_w_varint(w, g->kind);
-  ncs_w_varint(w, g->thread);
-  ncs_w_svarint(w, (int64_t)(g->ref - d->gpu_ref));
-  ncs_w_svarint(w, (int64_t)(g->gpu_start - d->gpu_start));
-  ncs_w_svarint(w, (int64_t)(dur - d->gpu_duration));
-  ncs_w_varint(w, g->flags);
-  if (!w->overflow) { d->gpu_ref = g->ref; d->gpu_start = g->gpu_start; d->gpu_duration = dur; }
-}
-/* Decodes a GPU_TIME body against the chunk's delta state. Returns 0, or -1 when the body
- * ends inside a field. Missing trailing fields (flags) read as 0. */
-static inline int ncs_decode_gpu_time(const uint8_t *body, size_t len, struct ncs_call_delta *d,
-                                      struct ncs_gpu_time *g) {
-  const uint8_t *p = body, *end = body + len;
-  uint64_t f[6] = {0, 0, 0, 0, 0, 0};
-  for (int i = 0; i < 6 && p < end; i++)
-    if (ncs_get_varint(&p, end, &f[i]) != 0) return -1;
-  g->kind = (uint32_t)f[0];
-  g->thread = (uint32_t)f[1];
-  g->ref = d->gpu_ref + (uint64_t)ncs_unzigzag(f[2]);
-  g->gpu_start = d->gpu_start + (uint64_t)ncs_unzigzag(f[3]);
-  uint64_t dur = d->gpu_duration + (uint64_t)ncs_unzigzag(f[4]);
-  g->gpu_end = g->gpu_start + dur;
-  g->flags = (uint32_t)f[5];
-  d->gpu_ref = g->ref; d->gpu_start = g->gpu_start; d->gpu_duration = dur;
-  return 0;
-}
-static inline void ncs_enc_log_line_body(struct ncs_wbuf *w, const struct ncs_log_line *l) {
-  ncs_w_varint(w, l->t);
-  ncs_w_strn(w, l->line, l->line ? l->len : 0);
-}
-
-/* ---- whole records (type + length + body) ---- */
-#define NCS_ENC_WHOLE_(name, TYPE, T) \
-  static inline void ncs_enc_##name(struct ncs_wbuf *w, const T *x) { \
-    size_t m_ = ncs_rec_begin(w, TYPE); \
-    ncs_enc_##name##_body(w, x); \
-    ncs_rec_end(w, m_); \
-  }
-NCS_ENC_WHOLE_(thread, NCS_REC_THREAD, struct ncs_thread)
-NCS_ENC_WHOLE_(comm, NCS_REC_COMM, struct ncs_comm)
-NCS_ENC_WHOLE_(comm_end, NCS_REC_COMM_END, struct ncs_comm_end)
-NCS_ENC_WHOLE_(callsite, NCS_REC_CALLSITE, struct ncs_callsite)
-NCS_ENC_WHOLE_(module, NCS_REC_MODULE, struct ncs_module)
-NCS_ENC_WHOLE_(drop, NCS_REC_DROP, struct ncs_drop)
-NCS_ENC_WHOLE_(clock, NCS_REC_CLOCK, struct ncs_clock)
-NCS_ENC_WHOLE_(log_line, NCS_REC_NCCL_LOG, struct ncs_log_line)
-#undef NCS_ENC_WHOLE_
-static inline void ncs_enc_gpu_time(struct ncs_wbuf *w, struct ncs_call_delta *d, const struct ncs_gpu_time *g) {
-  size_t m = ncs_rec_begin(w, NCS_REC_GPU_TIME);
-  ncs_enc_gpu_time_body(w, d, g);
-  ncs_rec_end(w, m);
-}
-static inline void ncs_enc_process(struct ncs_wbuf *w, const struct ncs_kv *kv, size_t n) {
-  size_t m = ncs_rec_begin(w, NCS_REC_PROCESS);
-  ncs_enc_process_body(w, kv, n);
-  ncs_rec_end(w, m);
-}
-/* A CALL through the bounded writer (generators, tests). */
-static inline void ncs_enc_call(struct ncs_wbuf *w, struct ncs_call_delta *d, const struct ncs_call *c) {
-  if (w->overflow || w->cap - w->len < NCS_CALL_MAX) { w->overflow = 1; return; }
-  w->len += ncs_encode_call(w->buf + w->len, d, c);
-}
-
-/* ---- a bounded reader of record bodies (decoders of TOPO_*, PROFILE, ...) ----
- * Fields missing at the end of a body read as 0 / "" (FORMAT.md); a field cut short or a
- * varint over 10 bytes sets `bad` and ends the body. */
-struct ncs_rbuf { const uint8_t *p, *e; int bad; };
-static inline void ncs_rbuf_init(struct ncs_rbuf *r, const uint8_t *body, size_t len) {
-  r->p = body; r->e = body + len; r->bad = 0;
+/* The same without scratch, for one call: ncs_dec_topo_link(ncs_rbuf_on(&r, body, len), &l). */
+static inline struct ncs_rbuf *ncs_rbuf_on(struct ncs_rbuf *r, const void *body, size_t len) {
+  ncs_rbuf_init(r, body, len, NULL, 0);
+  return r;
 }
 static inline int ncs_r_more(const struct ncs_rbuf *r) { return r->p < r->e; }
+static inline void ncs_r_fail(struct ncs_rbuf *r) { r->bad = 1; r->p = r->e; }
 static inline uint64_t ncs_r_varint(struct ncs_rbuf *r) {
   uint64_t v = 0;
   if (r->p >= r->e) return 0;
-  if (ncs_get_varint(&r->p, r->e, &v) != 0) { r->bad = 1; r->p = r->e; return 0; }
+  if (*r->p < 0x80) return *r->p++; /* most fields fit one byte */
+  if (ncs_get_varint(&r->p, r->e, &v) != 0) { ncs_r_fail(r); return 0; }
   return v;
 }
-static inline uint32_t ncs_r_u32(struct ncs_rbuf *r) { /* saturating */
-  uint64_t v = ncs_r_varint(r);
-  return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
-}
 static inline int64_t ncs_r_svarint(struct ncs_rbuf *r) { return ncs_unzigzag(ncs_r_varint(r)); }
-static inline int32_t ncs_r_i32(struct ncs_rbuf *r) { /* saturating */
-  int64_t v = ncs_r_svarint(r);
-  return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+static inline uint64_t ncs_r_fix64(struct ncs_rbuf *r) {
+  if (r->p >= r->e) return 0;
+  if (r->e - r->p < 8) { ncs_r_fail(r); return 0; }
+  uint64_t v = ncs_get_u64(r->p);
+  r->p += 8;
+  return v;
 }
-/* A string into out[cap] (cap >= 1), cut to fit and NUL-terminated. */
+/* The bytes of a string field (not terminated) and their count; NULL when absent or bad. */
+static inline const uint8_t *ncs_r_bytes(struct ncs_rbuf *r, size_t *n) {
+  uint64_t k = 0;
+  *n = 0;
+  if (r->p >= r->e) return NULL;
+  if (ncs_get_varint(&r->p, r->e, &k) != 0 || k > (uint64_t)(r->e - r->p)) { ncs_r_fail(r); return NULL; }
+  const uint8_t *s = r->p;
+  r->p += k;
+  *n = (size_t)k;
+  return s;
+}
+/* A string into out[cap] (cap >= 1), cut to fit; the rest of out is zeroed. */
 static inline void ncs_r_str(struct ncs_rbuf *r, char *out, size_t cap) {
-  uint64_t n = 0;
-  out[0] = 0;
-  if (r->p >= r->e) return;
-  if (ncs_get_varint(&r->p, r->e, &n) != 0 || n > (uint64_t)(r->e - r->p)) { r->bad = 1; r->p = r->e; return; }
-  size_t k = n < cap - 1 ? (size_t)n : cap - 1;
-  memcpy(out, r->p, k);
-  out[k] = 0;
-  r->p += n;
+  size_t n;
+  const uint8_t *s = ncs_r_bytes(r, &n);
+  size_t k = n < cap - 1 ? n : cap - 1;
+  memset(out, 0, cap);
+  if (k) memcpy(out, s, k);
+}
+/* `n` bytes from the scratch area, aligned for any struct; NULL (and bad) when it is full. */
+static inline void *ncs_r_alloc(struct ncs_rbuf *r, size_t n) {
+  size_t pad = (16 - ((uintptr_t)r->s & 15)) & 15;
+  if (!r->s || pad > (size_t)(r->se - r->s) || n > (size_t)(r->se - r->s) - pad) {
+    ncs_r_fail(r);
+    r->full = 1;
+    return NULL;
+  }
+  uint8_t *p = r->s + pad;
+  r->s = p + n;
+  return p;
+}
+/* A string copied into the scratch area and NUL-terminated ("" when absent); its length in
+ * *len when len is not NULL. */
+static inline const char *ncs_r_strdup(struct ncs_rbuf *r, size_t *len) {
+  size_t n;
+  const uint8_t *s = ncs_r_bytes(r, &n);
+  if (len) *len = n;
+  if (!r->s || n >= (size_t)(r->se - r->s)) { ncs_r_fail(r); r->full = 1; return ""; }
+  char *d = (char *)r->s;
+  if (n) memcpy(d, s, n);
+  d[n] = 0;
+  r->s += n + 1;
+  return d;
+}
+/* Room for an array of `count` elements of `size` bytes, each taking at least `min_bytes` of
+ * the body: NULL (and bad) when the body cannot hold that many. */
+static inline void *ncs_r_array(struct ncs_rbuf *r, uint64_t count, size_t min_bytes, size_t size) {
+  if (r->bad || count > (uint64_t)(r->e - r->p) / min_bytes + 1) { ncs_r_fail(r); return NULL; }
+  return ncs_r_alloc(r, (size_t)count * size);
+}
+
+/* ---- the coders, expanded from ncclscope/records.h ----
+ * For each record R(TYPE, name, STATE) of NCS_RECORDS (and each element of NCS_ELEMENTS):
+ *   void ncs_enc_<name>_body(struct ncs_wbuf *w, [struct ncs_call_delta *d,] const T *x)
+ *       its body through the bounded writer (for ncs_emit in shim/hooks.h, which frames it);
+ *   void ncs_enc_<name>(w, [d,] x)  the whole record: type, length, body;
+ *   int ncs_dec_<name>(struct ncs_rbuf *r, [d,] T *x)  reads a body: 0, or -1 when damaged
+ *       or when the scratch area was too small (r->full: grow it and decode again).
+ * [d] is the chunk's delta state, taken by records whose STATE is DELTA; it moves only when
+ * the record was written whole. T is struct ncs_<name>. */
+
+/* The chunk's delta state: the previous value of every DELTA and SPAN field (a SPAN keeps its
+ * length), per record. Zero it at the start of every chunk. */
+#define NCS_DM_(K, f, a) NCS_DM_##K(f)
+#define NCS_DM_U32(f)
+#define NCS_DM_I32(f)
+#define NCS_DM_U64(f)
+#define NCS_DM_FIX64(f)
+#define NCS_DM_DELTA(f) uint64_t f;
+#define NCS_DM_SPAN(f) uint64_t f;
+#define NCS_DM_STR(f)
+#define NCS_DM_STRN(f)
+#define NCS_DM_CHARS(f)
+#define NCS_DM_ARRAY(f)
+#define NCS_DSTRUCT_(T, name, st) NCS_DSTRUCT_##st(name)
+#define NCS_DSTRUCT_PLAIN(name)
+#define NCS_DSTRUCT_DELTA(name) struct ncs_delta_##name { NCS_FIELDS_##name(NCS_DM_) };
+NCS_RECORDS(NCS_DSTRUCT_)
+#define NCS_DMEMBER_(T, name, st) NCS_DMEMBER_##st(name)
+#define NCS_DMEMBER_PLAIN(name)
+#define NCS_DMEMBER_DELTA(name) struct ncs_delta_##name name;
+struct ncs_call_delta { NCS_RECORDS(NCS_DMEMBER_) };
+static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0, sizeof *d); }
+#define NCS_DPARAM_PLAIN
+#define NCS_DPARAM_DELTA struct ncs_call_delta *d,
+#define NCS_DARG_PLAIN
+#define NCS_DARG_DELTA d,
+#define NCS_DLOCAL_PLAIN(name)
+#define NCS_DLOCAL_DELTA(name) struct ncs_delta_##name *s = &d->name;
+
+/* number of fields, and the most bytes a body of numbers takes */
+#define NCS_ONE_(K, f, a) + 1
+#define NCS_MAXB_(K, f, a) + NCS_MAXB_##K
+#define NCS_MAXB_U32 5
+#define NCS_MAXB_I32 5
+#define NCS_MAXB_U64 10
+#define NCS_MAXB_FIX64 8
+#define NCS_MAXB_DELTA 10
+#define NCS_MAXB_SPAN 10
+
+/* encoding one field through the bounded writer */
+#define NCS_W_(K, f, a) NCS_W_##K(f, a)
+#define NCS_W_U32(f, a) ncs_w_varint(w, x->f);
+#define NCS_W_I32(f, a) ncs_w_svarint(w, x->f);
+#define NCS_W_U64(f, a) ncs_w_varint(w, x->f);
+#define NCS_W_FIX64(f, a) ncs_w_u64(w, x->f);
+#define NCS_W_DELTA(f, a) ncs_w_svarint(w, (int64_t)(x->f - s->f));
+#define NCS_W_SPAN(f, a) ncs_w_svarint(w, (int64_t)((x->f - x->a) - s->f));
+#define NCS_W_STR(f, a) ncs_w_str(w, x->f);
+#define NCS_W_STRN(f, a) ncs_w_strn(w, x->f, x->f ? x->a : 0);
+#define NCS_W_CHARS(f, a) ncs_w_str(w, x->f);
+#define NCS_W_ARRAY(f, a) \
+  ncs_w_varint(w, x->n##f); \
+  for (uint32_t i_ = 0; i_ < x->n##f; i_++) ncs_enc_##a##_body(w, &x->f[i_]);
+/* moving the delta state once the record is written */
+#define NCS_WC_(K, f, a) NCS_WC_##K(f, a)
+#define NCS_WC_U32(f, a)
+#define NCS_WC_I32(f, a)
+#define NCS_WC_U64(f, a)
+#define NCS_WC_FIX64(f, a)
+#define NCS_WC_DELTA(f, a) s->f = x->f;
+#define NCS_WC_SPAN(f, a) s->f = x->f - x->a;
+#define NCS_WC_STR(f, a)
+#define NCS_WC_STRN(f, a)
+#define NCS_WC_CHARS(f, a)
+#define NCS_WC_ARRAY(f, a)
+/* encoding one field at a raw pointer (the hot path: numbers only) */
+#define NCS_P_(K, f, a) NCS_P_##K(f, a)
+#define NCS_P_U32(f, a) p += ncs_put_varint(p, x->f);
+#define NCS_P_I32(f, a) p += ncs_put_svarint(p, x->f);
+#define NCS_P_U64(f, a) p += ncs_put_varint(p, x->f);
+#define NCS_P_DELTA(f, a) p += ncs_put_svarint(p, (int64_t)(x->f - s->f)); s->f = x->f;
+#define NCS_P_SPAN(f, a) p += ncs_put_svarint(p, (int64_t)((x->f - x->a) - s->f)); s->f = x->f - x->a;
+/* decoding one field */
+#define NCS_R_(K, f, a) NCS_R_##K(f, a)
+#define NCS_R_U32(f, a) x->f = ncs_r_more(r) ? (uint32_t)ncs_r_varint(r) : (uint32_t)(a);
+#define NCS_R_I32(f, a) x->f = ncs_r_more(r) ? (int32_t)ncs_r_svarint(r) : (int32_t)(a);
+#define NCS_R_U64(f, a) x->f = ncs_r_more(r) ? ncs_r_varint(r) : (uint64_t)(a);
+#define NCS_R_FIX64(f, a) x->f = ncs_r_more(r) ? ncs_r_fix64(r) : (uint64_t)(a);
+#define NCS_R_DELTA(f, a) x->f = s->f += (uint64_t)ncs_r_svarint(r);
+#define NCS_R_SPAN(f, a) s->f += (uint64_t)ncs_r_svarint(r); x->f = x->a + s->f;
+#define NCS_R_STR(f, a) x->f = ncs_r_strdup(r, NULL);
+#define NCS_R_STRN(f, a) x->f = ncs_r_strdup(r, &x->a);
+#define NCS_R_CHARS(f, a) ncs_r_str(r, x->f, sizeof x->f);
+#define NCS_R_ARRAY(f, a) { \
+    uint64_t n_ = ncs_r_varint(r); \
+    struct ncs_##a *e_ = (struct ncs_##a *)ncs_r_array(r, n_, NCS_NF_##a, sizeof *e_); \
+    uint32_t k_ = 0; \
+    for (; e_ && k_ < n_ && !r->bad; k_++) { \
+      if (!ncs_r_more(r)) { ncs_r_fail(r); break; } /* an element starts inside the body */ \
+      ncs_dec_##a(r, &e_[k_]); \
+    } \
+    x->n##f = k_; \
+    x->f = e_; }
+#define NCS_CODERS_(T, name, st) \
+  enum { NCS_NF_##name = 0 NCS_FIELDS_##name(NCS_ONE_) }; \
+  static inline void ncs_enc_##name##_body(struct ncs_wbuf *w, NCS_DPARAM_##st const struct ncs_##name *x) { \
+    NCS_DLOCAL_##st(name) \
+    NCS_FIELDS_##name(NCS_W_) \
+    if (!w->overflow) { NCS_FIELDS_##name(NCS_WC_) } \
+  } \
+  static inline int ncs_dec_##name(struct ncs_rbuf *r, NCS_DPARAM_##st struct ncs_##name *x) { \
+    NCS_DLOCAL_##st(name) \
+    NCS_FIELDS_##name(NCS_R_) \
+    return r->bad ? -1 : 0; \
+  }
+#define NCS_WHOLE_(T, name, st) \
+  static inline void ncs_enc_##name(struct ncs_wbuf *w, NCS_DPARAM_##st const struct ncs_##name *x) { \
+    size_t m_ = ncs_rec_begin(w, NCS_REC_##T); \
+    ncs_enc_##name##_body(w, NCS_DARG_##st x); \
+    ncs_rec_end(w, m_); \
+  }
+#define NCS_ELEMENT_(name) NCS_CODERS_(-, name, PLAIN)
+NCS_ELEMENTS(NCS_ELEMENT_)
+NCS_RECORDS(NCS_CODERS_)
+NCS_RECORDS(NCS_WHOLE_)
+
+/* A PROCESS record from n pairs. */
+static inline void ncs_enc_process(struct ncs_wbuf *w, const struct ncs_kv *kv, size_t n) {
+  struct ncs_process_kv pk = {(uint32_t)n, kv};
+  ncs_enc_process_kv(w, &pk);
+}
+
+/* ---- CALL on the hot path ---- */
+
+static inline size_t ncs_put_svarint(uint8_t *p, int64_t v) { return ncs_put_varint(p, ncs_zigzag(v)); }
+
+/* Largest CALL record: type (1) + length (1) + body. The body is under 128 bytes, so its
+ * length varint is always one byte. */
+enum { NCS_CALL_BODY_MAX = 0 NCS_FIELDS_call(NCS_MAXB_) };
+#define NCS_CALL_MAX 128
+_Static_assert(NCS_CALL_BODY_MAX + 2 <= NCS_CALL_MAX && NCS_CALL_BODY_MAX < 128,
+               "a CALL record fits NCS_CALL_MAX bytes with a one-byte length");
+
+/* Writes the whole CALL record (type, length, body) of `x` at `out` (room for NCS_CALL_MAX
+ * bytes) and updates the delta state; no bounds checks, no allocation. Returns the bytes
+ * written (at most NCS_CALL_MAX). */
+static inline size_t ncs_encode_call(uint8_t *out, struct ncs_call_delta *d, const struct ncs_call *x) {
+  struct ncs_delta_call *s = &d->call;
+  uint8_t *p = out + 2; /* type and one-byte length go first */
+  NCS_FIELDS_call(NCS_P_)
+  out[0] = NCS_REC_CALL;
+  out[1] = (uint8_t)(p - out - 2);
+  return (size_t)(p - out);
 }
 
 /* ---- file and chunk framing ---- */

@@ -1,0 +1,272 @@
+/* records.h — every trace record, declared once: its struct, and the list of its fields in
+ * on-disk order with their encoding (docs/FORMAT.md, docs/FORMAT-TOPO.md).
+ *
+ * Contract: this is the only place that says what a record holds and how its body is laid
+ * out. ncclscope/encode.h expands the lists below into the encoders (shim, synth, tests,
+ * fuzzers) and the decoders (decoder/io/trace.c, model/topo.c, analysis/profile.c); nobody writes a field
+ * order by hand. The structs are the in-memory shape shared by the shim's ring, the writers
+ * and the decoder's visitors; a member that is not in the record's list is not written.
+ *
+ * A field list is  NCS_FIELDS_<name>(F)  with one  F(KIND, member, arg)  per field:
+ *   KIND   member type       on disk                                      arg
+ *   U32    uint32_t          varint (a decoded value keeps its low 32 bits) value when absent
+ *   I32    int32_t           zigzag varint                                value when absent
+ *   U64    uint64_t          varint                                       value when absent
+ *   FIX64  uint64_t          8 bytes little-endian                        value when absent
+ *   DELTA  uint64_t          zigzag varint of the change since the same   0
+ *                            field of the previous record in the chunk
+ *   SPAN   uint64_t (end)    DELTA of (member - arg): an interval's end   the start member
+ *   STR    const char *      varint length + bytes (NULL writes "")       0
+ *   STRN   const char *      as STR; its length is member `arg`           the length member
+ *                            (may hold NULs)
+ *   CHARS  char[N]           as STR; decoded cut to N-1 bytes, NUL-ended  0
+ *   ARRAY  const struct      varint count (member n<member>) then each    the element's name
+ *          ncs_<arg> *       element's fields
+ * A body ending before a field reads it as `arg` (numbers) / "" (strings) / 0 (the rest);
+ * bytes after the last known field are ignored. So fields are only ever appended.
+ *
+ * NCS_RECORDS(R) lists the records: R(TYPE, name, STATE) for NCS_REC_<TYPE> (format.h),
+ * struct ncs_<name>, NCS_FIELDS_<name>; STATE is DELTA when the record has DELTA or SPAN
+ * fields (its coders take the chunk's struct ncs_call_delta), else PLAIN.
+ *
+ * Adding a record: a type number in format.h's enum, a struct and a field list here, a line
+ * in NCS_RECORDS, its prose in docs/FORMAT.md. Adding a field: append it to the end of the
+ * list (and of the struct). */
+#ifndef NCCLSCOPE_RECORDS_H
+#define NCCLSCOPE_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 PROCESS: key/value pairs describing the process. */
+struct ncs_kv { const char *key, *value; size_t value_len; }; /* key NUL-terminated */
+#define NCS_FIELDS_kv(F) \
+  F(STR, key, 0) \
+  F(STRN, value, value_len) /* may hold NULs (cmdline); decoded also NUL-terminated */
+struct ncs_process_kv { uint32_t nkv; const struct ncs_kv *kv; };
+#define NCS_FIELDS_process_kv(F) \
+  F(ARRAY, kv, kv)
+
+/* 2 THREAD: a thread index and its OS tid and name. */
+struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; };
+#define NCS_FIELDS_thread(F) \
+  F(U32, thread, 0) \
+  F(U64, tid, 0) \
+  F(STR, name, 0)
+
+/* 3 COMM: a communicator created (or a failed attempt). */
+struct ncs_comm {
+  uint32_t comm, init_op, flags, thread;
+  uint64_t comm_id, handle, parent_id, t_enter, t_exit;
+  int32_t rank, nranks, device, rc;
+};
+#define NCS_FIELDS_comm(F) \
+  F(U32, comm, 0)        /* the shim's index of the communicator in this process */ \
+  F(FIX64, comm_id, 0)   /* hash of the ncclUniqueId: the same on every rank */ \
+  F(U64, handle, 0)      /* the ncclComm_t pointer */ \
+  F(I32, rank, 0) \
+  F(I32, nranks, 0) \
+  F(I32, device, 0) \
+  F(U32, init_op, 0)     /* enum ncs_op that created it */ \
+  F(FIX64, parent_id, 0) /* comm_id of the parent (split, shrink), else 0 */ \
+  F(U32, flags, 0) \
+  F(I32, rc, 0) \
+  F(U64, t_enter, 0) \
+  F(U64, t_exit, 0) \
+  F(U32, thread, 0)
+
+/* 4 COMM_END: finalize / destroy / abort / revoke of a communicator. */
+struct ncs_comm_end { uint32_t comm, op, thread; int32_t rc; uint64_t t_enter, t_exit; };
+#define NCS_FIELDS_comm_end(F) \
+  F(U32, comm, 0) \
+  F(U32, op, 0) \
+  F(I32, rc, 0) \
+  F(U64, t_enter, 0) \
+  F(U64, t_exit, 0) \
+  F(U32, thread, 0)
+
+/* 5 CALL: one NCCL call. Most fields are DELTA: the chunk's previous CALL is the base. */
+struct ncs_call {
+  uint32_t op, thread, comm, datatype, redop, depth, callsite, flags;
+  int32_t root, rc;
+  uint64_t tcall, seq, count, stream, t_enter, t_exit, group;
+};
+#define NCS_FIELDS_call(F) \
+  F(U32, op, 0) \
+  F(U32, thread, 0) \
+  F(DELTA, tcall, 0)     /* the thread's call counter */ \
+  F(U32, comm, 0) \
+  F(DELTA, seq, 0)       /* the communicator's call counter */ \
+  F(DELTA, count, 0) \
+  F(U32, datatype, 0) \
+  F(U32, redop, 0) \
+  F(I32, root, 0) \
+  F(DELTA, stream, 0) \
+  F(DELTA, t_enter, 0) \
+  F(SPAN, t_exit, t_enter) /* stored as the duration */ \
+  F(I32, rc, 0) \
+  F(U32, depth, 0)       /* group nesting depth */ \
+  F(DELTA, group, 0) \
+  F(U32, callsite, 0) \
+  F(U32, flags, 0)       /* NCS_CALL_F_* */
+
+/* 6 CALLSITE: a call-site id and its frames. */
+struct ncs_frame { uint32_t module; uint64_t offset, symbol_offset; const char *symbol; };
+#define NCS_FIELDS_frame(F) \
+  F(U32, module, 0) \
+  F(U64, offset, 0) \
+  F(STR, symbol, 0) \
+  F(U64, symbol_offset, 0)
+struct ncs_callsite { uint32_t id, nframes; const struct ncs_frame *frames; };
+#define NCS_FIELDS_callsite(F) \
+  F(U32, id, 0) \
+  F(ARRAY, frames, frame)
+
+/* 7 MODULE: a loaded object referenced by call-site frames. */
+struct ncs_module { uint32_t module; uint64_t base; const char *path; };
+#define NCS_FIELDS_module(F) \
+  F(U32, module, 0) \
+  F(U64, base, 0) \
+  F(STR, path, 0)
+
+/* 8 DROP: records the process had to drop, by reason. */
+struct ncs_drop { uint32_t reason, thread; uint64_t records; };
+#define NCS_FIELDS_drop(F) \
+  F(U32, reason, 0)      /* enum ncs_drop_reason */ \
+  F(U64, records, 0) \
+  F(U32, thread, 0)
+
+/* 9 CLOCK: a (realtime, monotonic) clock pair. */
+struct ncs_clock { uint64_t realtime_ns, monotonic_ns, uncertainty_ns; };
+#define NCS_FIELDS_clock(F) \
+  F(U64, realtime_ns, 0) \
+  F(U64, monotonic_ns, 0) \
+  F(U64, uncertainty_ns, 0)
+
+/* 10 GPU_TIME: GPU start/end of a call or of a group. */
+struct ncs_gpu_time { uint32_t kind, thread, flags; uint64_t ref, gpu_start, gpu_end; };
+#define NCS_FIELDS_gpu_time(F) \
+  F(U32, kind, 0)        /* NCS_GPU_KIND_* */ \
+  F(U32, thread, 0) \
+  F(DELTA, ref, 0)       /* the call's tcall (kind call) or group id (kind group) */ \
+  F(DELTA, gpu_start, 0) \
+  F(SPAN, gpu_end, gpu_start) \
+  F(U32, flags, 0)       /* NCS_GPU_F_* */
+
+/* 11 NCCL_LOG: one line of NCCL's debug log (no newline). */
+struct ncs_log_line { uint64_t t; const char *line; size_t len; };
+#define NCS_FIELDS_log_line(F) \
+  F(U64, t, 0) \
+  F(STRN, line, len)
+
+/* 12 TOPO_GPU, 13 TOPO_LINK (docs/FORMAT-TOPO.md). PCIe relationship between two GPUs:
+ * NVML's nvmlGpuTopologyLevel_t values. */
+enum ncs_pcie_rel {
+  NCS_REL_X = 0,      /* NVML_TOPOLOGY_INTERNAL: the same GPU */
+  NCS_REL_PIX = 10,   /* NVML_TOPOLOGY_SINGLE: one PCIe switch */
+  NCS_REL_PXB = 20,   /* NVML_TOPOLOGY_MULTIPLE: several PCIe switches, no host bridge */
+  NCS_REL_PHB = 30,   /* NVML_TOPOLOGY_HOSTBRIDGE: through a PCIe host bridge */
+  NCS_REL_NODE = 40,  /* NVML_TOPOLOGY_NODE: host bridges of one NUMA node */
+  NCS_REL_SYS = 50,   /* NVML_TOPOLOGY_SYSTEM: across NUMA nodes (SMP interconnect) */
+  NCS_REL_UNKNOWN = 255
+};
+static inline const char *ncs_pcie_rel_name(unsigned rel) {
+  switch (rel) {
+  case NCS_REL_X: return "X";
+  case NCS_REL_PIX: return "PIX";
+  case NCS_REL_PXB: return "PXB";
+  case NCS_REL_PHB: return "PHB";
+  case NCS_REL_NODE: return "NODE";
+  case NCS_REL_SYS: return "SYS";
+  default: return "?";
+  }
+}
+struct ncs_topo_gpu {
+  uint32_t index;            /* NVML index */
+  char name[64];
+  char bus_id[32];           /* NVML's busId, "00000000:1A:00.0" */
+  char uuid[64];
+  uint32_t pcie_gen, pcie_width;          /* current link */
+  uint32_t pcie_gen_max, pcie_width_max;  /* maximum of the link */
+  uint32_t nvlinks;          /* NVLinks in state active */
+};
+#define NCS_FIELDS_topo_gpu(F) \
+  F(U32, index, 0) \
+  F(CHARS, name, 0) \
+  F(CHARS, bus_id, 0) \
+  F(CHARS, uuid, 0) \
+  F(U32, pcie_gen, 0) \
+  F(U32, pcie_width, 0) \
+  F(U32, pcie_gen_max, 0) \
+  F(U32, pcie_width_max, 0) \
+  F(U32, nvlinks, 0)
+struct ncs_topo_link {
+  uint32_t a, b;             /* NVML indexes, a < b */
+  uint32_t nvlinks;          /* active NVLinks of a whose remote end is b (nvidia-smi's NV#) */
+  uint32_t pcie;             /* enum ncs_pcie_rel */
+  uint32_t p2p_read;         /* nvmlGpuP2PStatus_t for P2P read (0 = OK), 255 unknown */
+  uint32_t p2p_nvlink;       /* nvmlGpuP2PStatus_t for P2P over NVLink (0 = OK), 255 unknown */
+};
+#define NCS_FIELDS_topo_link(F) \
+  F(U32, a, 0) \
+  F(U32, b, 0) \
+  F(U32, nvlinks, 0) \
+  F(U32, pcie, NCS_REL_UNKNOWN) \
+  F(U32, p2p_read, 255) \
+  F(U32, p2p_nvlink, 255)
+
+/* 14 PROFILE: one collective as NCCL described it to its profiler plugin (shim/profiler.c). */
+#define NCS_PROF_STR 24 /* func, algo, proto, datatype: NCCL's names are short ("ReduceScatter") */
+struct ncs_profile {
+  uint64_t comm_hash;      /* NCCL's commHash as handed to the plugin's init (not COMM's comm_id) */
+  int32_t rank;            /* rank in that communicator */
+  uint32_t nranks;
+  uint64_t seq;            /* NCCL's per-communicator, per-function sequence number */
+  char func[NCS_PROF_STR]; /* "AllReduce", "Broadcast", ... as NCCL names it */
+  char algo[NCS_PROF_STR]; /* "Ring", "Tree", "CollNetDirect", "NVLS", "PAT", ... */
+  char proto[NCS_PROF_STR];/* "LL", "LL128", "Simple" */
+  uint32_t nchannels, nwarps;
+  uint64_t count;          /* elements */
+  char datatype[NCS_PROF_STR]; /* NCCL's name, e.g. "ncclFloat32" */
+  int32_t root;
+  uint64_t t;              /* CLOCK_MONOTONIC ns at startEvent */
+  uint64_t dropped;        /* collective events this process lost before this one (ring full) */
+  uint32_t version;        /* profiler interface version NCCL used: 5 or 4 */
+};
+#define NCS_FIELDS_profile(F) \
+  F(U64, comm_hash, 0) \
+  F(I32, rank, 0) \
+  F(U32, nranks, 0) \
+  F(U64, seq, 0) \
+  F(CHARS, func, 0) \
+  F(CHARS, algo, 0) \
+  F(CHARS, proto, 0) \
+  F(U32, nchannels, 0) \
+  F(U32, nwarps, 0) \
+  F(U64, count, 0) \
+  F(CHARS, datatype, 0) \
+  F(I32, root, 0) \
+  F(U64, t, 0) \
+  F(U64, dropped, 0) \
+  F(U32, version, 0)
+
+/* Every record: R(TYPE, name, STATE). Elements of ARRAY fields (kv, frame) are listed in
+ * NCS_ELEMENTS(E) as E(name). */
+#define NCS_RECORDS(R) \
+  R(PROCESS, process_kv, PLAIN) \
+  R(THREAD, thread, PLAIN) \
+  R(COMM, comm, PLAIN) \
+  R(COMM_END, comm_end, PLAIN) \
+  R(CALL, call, DELTA) \
+  R(CALLSITE, callsite, PLAIN) \
+  R(MODULE, module, PLAIN) \
+  R(DROP, drop, PLAIN) \
+  R(CLOCK, clock, PLAIN) \
+  R(GPU_TIME, gpu_time, DELTA) \
+  R(NCCL_LOG, log_line, PLAIN) \
+  R(TOPO_GPU, topo_gpu, PLAIN) \
+  R(TOPO_LINK, topo_link, PLAIN) \
+  R(PROFILE, profile, PLAIN)
+#define NCS_ELEMENTS(E) E(kv) E(frame)
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# test_golden_traces.sh — the committed traces decode to exactly the committed output: every
+# golden corrupt input (tests/corrupt-golden/*.ncs, `dump` one by one) and a 2-rank ddp_job
+# traced by the shim with every collector on (tests/golden/traces/job/: PROCESS, THREAD, COMM,
+# COMM_END, CALL, CALLSITE, MODULE, CLOCK, GPU_TIME, NCCL_LOG, TOPO_GPU, TOPO_LINK, PROFILE;
+# `dump`, and the record-fed members of `report --json`: ranks' core, topology, profile).
+# It holds the decoder to what it read before a change that restructures code (records,
+# loader): such a change leaves these files alone. A change meant to alter what is printed
+# rewrites them with NCS_UPDATE_GOLDEN=1 (review the diff before committing).
+. "$(dirname "$0")/lib.sh"
+G=$ROOT/tests/golden/traces
+if [ ! -x "$NCS" ]; then fail "golden traces: $NCS not built"; exit 1; fi
+if ! command -v python3 >/dev/null; then skip "golden traces: python3 needed to filter report --json"; exit 0; fi
+
+# The members of report --json that come straight from records (analyses add others).
+record_fed() {
+  python3 -c 'import json,sys
+d=json.load(sys.stdin); K=["rank","nranks","host","pid","file","truncated","damaged","error","dropped","drops","calls","ops","comms","profile"]
+print(json.dumps({"ranks":[{k:x.get(k) for k in K} for x in d["ranks"]],"topology":d.get("topology"),"profile":d.get("profile")},indent=1,sort_keys=True))'
+}
+# compare NAME CMD... : output (stdout, stderr, exit code) of CMD against $G/NAME
+compare() {
+  local name=$1; shift
+  { "$@" 2>&1; echo "exit $?"; } >"$T/out"
+  if [ "${NCS_UPDATE_GOLDEN:-}" = 1 ]; then cp "$T/out" "$G/$name"; pass "golden trace $name: rewritten"; return; fi
+  if cmp -s "$T/out" "$G/$name"; then pass "golden trace $name: same output"
+  else fail "golden trace $name differs"; diff "$G/$name" "$T/out" | head -20 | sed 's/^/    /'; fi
+}
+cd "$ROOT/tests/corrupt-golden" || exit 1
+for f in *.ncs; do compare "corrupt-${f%.ncs}.dump" "$NCS" dump "$f"; done
+cd "$G" || exit 1
+compare job.dump "$NCS" dump job
+report_json() { "$NCS" report --json job >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
+compare job-report.out report_json
