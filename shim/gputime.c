@@ -14,8 +14,9 @@
  *     and reused). The thread claims slots in order; a slot still pending (its events not yet
  *     complete) means the pool is full: the call is recorded without GPU time and counted
  *     (DROP reason 5). No allocation after the thread's first timed call, no lock.
- *   - The writer thread collects completions with cudaEventQuery (ncs_gpu_poll), never
- *     waiting on an application stream, and emits GPU_TIME records. At exit it waits at most
+ *   - The writer thread collects completions with cudaEventQuery (the "gputime" collector's
+ *     poll, hooks.h), never waiting on an application stream, and hands GPU_TIME records to
+ *     the writer (ncs_writer_put_gpu_time). At exit it waits at most
  *     the given time for pending events; the rest are reported with the failed flag.
  *   - Clock: the writer keeps, per device, anchor events recorded on its own stream and
  *     synchronised (only the writer waits), with the host monotonic time read just before the
@@ -34,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hooks.h"
 #include "internal.h"
 
 typedef int cuda_err;
@@ -57,7 +59,6 @@ static struct {
   cuda_err (*get_error)(void);
 } cu;
 
-int ncs_gpu_on;
 
 /* ---- per-thread event pools ---- */
 #define POOL_SLOTS 4096
@@ -92,7 +93,7 @@ static inline void app_cuda(int n) {
   if (p) p->cuda_calls += (uint64_t)n;
 }
 
-int ncs_gpu_init(void) {
+static int gpu_init(void) {
   if (ncs_gpu_on) return 1;
   void *h = ncs_loaded_handle("libcudart.so"); /* the application's runtime, never a new one */
   if (!h) h = RTLD_DEFAULT;
@@ -338,8 +339,8 @@ static uint64_t to_host(const struct anchor *a, cuda_event e, int *ok) {
   return ns > 0 ? (uint64_t)ns : 0;
 }
 
-static void emit_slot(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, struct slot *s,
-                      int failed) {
+/* Hands the slot's GPU_TIME to the writer; -1 when the chunk has no room (next poll). */
+static int emit_slot(struct slot *s, int failed) {
   struct ncs_gpu_time g = {.kind = s->kind, .thread = s->thread, .ref = s->ref, .flags = s->flags};
   if (failed) g.flags |= NCS_GPU_F_FAILED;
   if (!(g.flags & NCS_GPU_F_FAILED)) {
@@ -358,13 +359,11 @@ static void emit_slot(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t
     }
     if (!ok) { g.flags |= NCS_GPU_F_FAILED; g.gpu_start = g.gpu_end = 0; }
   }
-  size_t before = w->len;
-  ncs_enc_gpu_time(w, delta, &g);
-  if (w->len != before) (*records)++;
+  return ncs_writer_put_gpu_time(&g);
 }
 
 /* One pass over every pool; returns how many slots are still pending. */
-static int poll_once(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, int give_up) {
+static int poll_once(int give_up) {
   int pending = 0, n = atomic_load(&npools);
   if (n > MAX_POOLS) n = MAX_POOLS;
   for (int i = 0; i < n; i++) {
@@ -373,32 +372,32 @@ static int poll_once(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t 
     for (int k = 0; k < POOL_SLOTS; k++) {
       struct slot *s = &p->slots[k];
       if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_PENDING) continue;
-      if (w->cap - w->len < 64) return pending + 1; /* the chunk is full: next time */
       if (s->ring && !give_up && atomic_load_explicit(&s->ring->tail, memory_order_acquire) < s->ring_pos) {
         pending++; /* its CALL is not written yet */
         continue;
       }
       cuda_err e = cu.event_query(s->end);
       if (e == CUDA_NOT_READY && !give_up) { pending++; continue; }
-      emit_slot(w, delta, records, s, e != CUDA_SUCCESS);
+      if (emit_slot(s, e != CUDA_SUCCESS) != 0) return pending + 1; /* the chunk is full: next time */
       atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
     }
   }
   return pending;
 }
 
-int ncs_gpu_poll(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, unsigned drain_ms) {
+/* Returns how many calls are still pending. */
+static int gpu_poll(unsigned drain_ms) {
   if (!ncs_gpu_on) return 0;
   anchors_renew(ncs_now_ns());
-  int pending = poll_once(w, delta, records, 0);
+  int pending = poll_once(0);
   if (!drain_ms || !pending) return pending;
   uint64_t deadline = ncs_now_ns() + (uint64_t)drain_ms * 1000000ull;
   while (pending && ncs_now_ns() < deadline) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
-    pending = poll_once(w, delta, records, 0);
+    pending = poll_once(0);
   }
-  if (pending) poll_once(w, delta, records, 1); /* report what never completed as failed */
+  if (pending) poll_once(1); /* report what never completed as failed */
   return 0;
 }
 
@@ -411,9 +410,17 @@ void ncs_gpu_counts(uint64_t *cuda_calls, uint64_t *timed_calls) {
   }
 }
 
-void ncs_gpu_atfork_child(void) {
+static void gpu_atfork_child(void) {
   ncs_gpu_on = 0;
   atomic_store(&npools, 0);
   for (int i = 0; i < MAX_POOLS; i++) atomic_store(&pools[i], NULL);
   memset(anchors, 0, sizeof anchors);
 }
+
+static void gpu_start(void) {
+  if (ncs_cfg.gpu_timing) gpu_init();
+}
+/* many calls still pending: the writer comes back in 1 ms */
+static int gpu_poll_hook(unsigned wait_ms) { return gpu_poll(wait_ms) > 256; }
+
+NCS_COLLECTOR ncs_gputime_collector = {"gputime", gpu_start, gpu_poll_hook, NULL, gpu_atfork_child};

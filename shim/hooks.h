@@ -19,17 +19,34 @@ __attribute__((visibility("hidden"))) uint64_t ncs_now_ns(void);
 /* 1 once the core is initialised and writing (the process has used NCCL), else 0. */
 __attribute__((visibility("hidden"))) int ncs_hooks_ready(void);
 
-/* ---- provided by collectors; the core calls them ---- */
-/* NCCL log capture (shim/logcap.c). Called once, before the process's first call into the
- * real NCCL, while the environment can still steer NCCL's debug output. */
-__attribute__((visibility("hidden"))) void ncs_logcap_start(void);
-/* Called by the writer thread before each flush: moves captured lines into records. */
-__attribute__((visibility("hidden"))) void ncs_logcap_poll(void);
-/* Called once at exit (after the last NCCL call), before the final flush. */
-__attribute__((visibility("hidden"))) void ncs_logcap_stop(void);
-/* Called in a forked child before it uses NCCL again: forget the parent's capture state. */
-__attribute__((visibility("hidden"))) void ncs_logcap_atfork_child(void);
+/* ---- provided by collectors; the core walks them (collectors.c) ----
+ * One struct per collector; a NULL hook is skipped. Each collector module defines its struct
+ * (hidden); the table in collectors.c lists them in the order they are walked. */
+struct ncs_collector {
+  const char *name;
+  /* At activation, on the thread making the process's first recorded NCCL call, before that
+   * call reaches the real NCCL (the environment can still steer NCCL). */
+  void (*start)(void);
+  /* Writer thread: once right after the trace file is open, then at every drain (about every
+   * 10 ms). May wait up to wait_ms for outstanding work (exit). Hands records to the writer
+   * (ncs_emit; GPU_TIME through ncs_writer_put_gpu_time). Returns nonzero when it still holds
+   * much work: the writer comes back sooner. */
+  int (*poll)(unsigned wait_ms);
+  /* Writer thread, once, before the final chunk (after the last NCCL call). */
+  void (*stop)(void);
+  /* In a forked child of a process that was recording, before it uses NCCL again: forget the
+   * parent's state (threads, descriptors, queued data). */
+  void (*atfork_child)(void);
+};
+#define NCS_COLLECTOR __attribute__((visibility("hidden"))) const struct ncs_collector
+extern NCS_COLLECTOR ncs_profiler_collector; /* profiler.c: NCCL's profiler plugin (PROFILE) */
+extern NCS_COLLECTOR ncs_logcap_collector;   /* logcap.c: NCCL's log lines (NCCL_LOG) */
+extern NCS_COLLECTOR ncs_topo_collector;     /* topo.c: NVML topology (TOPO_GPU, TOPO_LINK) */
+extern NCS_COLLECTOR ncs_gputime_collector;  /* gputime.c: CUDA-event timing (GPU_TIME) */
 
-/* NVML topology (shim/topo.c). Called once by the writer thread after the file is open. */
-__attribute__((visibility("hidden"))) void ncs_topo_collect(void);
+/* The walks (collectors.c): every collector of the table, in order. */
+__attribute__((visibility("hidden"))) void ncs_collectors_start(void);
+__attribute__((visibility("hidden"))) int ncs_collectors_poll(unsigned wait_ms);
+__attribute__((visibility("hidden"))) void ncs_collectors_stop(void);
+__attribute__((visibility("hidden"))) void ncs_collectors_atfork_child(void);
 #endif

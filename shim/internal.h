@@ -10,6 +10,7 @@
  *   callsite.c  call-site stacks (libunwind loaded privately), their lock-free id table
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
+ *   collectors.c the table of collectors (hooks.h): profiler, log capture, topology, GPU timing
  * Everything here has hidden visibility (the Makefile builds with -fvisibility=hidden). */
 #ifndef NCS_SHIM_INTERNAL_H
 #define NCS_SHIM_INTERNAL_H
@@ -165,13 +166,15 @@ void ncs_writer_atfork_child(void);
 /* Queues an internally built record (COMM, COMM_END, ...); same as ncs_emit. */
 int ncs_emit(uint32_t type, const void *body, size_t len);
 void ncs_writer_count_drop(unsigned reason, uint64_t n); /* drops with no ring (e.g. no slot) */
+/* Writer thread only (a collector's poll): encodes a GPU_TIME into the chunk being built,
+ * after every CALL drained so far. -1 when the chunk has no room for it (try again later). */
+int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
 /* The PROCESS record's key/value pairs, built at activation (state.c). */
 void ncs_process_record(struct ncs_wbuf *w);
 
 /* ---- gputime.c ---- */
 struct ncs_call;
-int ncs_gpu_init(void);                /* finds a loaded CUDA runtime; 1 = GPU timing on */
-extern int ncs_gpu_on;
+extern int ncs_gpu_on;                /* GPU timing on (state.c; set by gputime.c's start) */
 /* Around one launch outside a group (dev: the communicator's device, -1 unknown): returns a
  * token for ncs_gpu_after, or -1. Sets
  * NCS_CALL_F_CAPTURED in *flags when the stream is capturing. */
@@ -183,16 +186,12 @@ void ncs_gpu_group_member(cudaStream_t stream, int dev, uint32_t *flags);
 void ncs_gpu_group_before(void);
 void ncs_gpu_group_after(uint32_t thread, uint64_t group, int failed);
 void ncs_gpu_group_forget(void);      /* a group closed without launching (GroupSimulateEnd) */
-/* Writer: query pending events, emit GPU_TIME for completed ones; returns how many are still
- * pending. drain_ms > 0 waits for pending events up to that long (exit). */
 /* A handle on an object already loaded whose file name starts with prefix (e.g.
  * "libcudart.so"), without loading anything; NULL when none is. */
 void *ncs_loaded_handle(const char *prefix);
 /* 1 when st (from stat/fstat) is this process's trace file: never write or truncate it. */
 struct stat;
 int ncs_is_trace_file(const struct stat *st);
-int ncs_gpu_poll(struct ncs_wbuf *w, struct ncs_call_delta *delta, uint32_t *records, unsigned drain_ms);
-void ncs_gpu_atfork_child(void);
 int ncs_gpu_current_device(void);     /* cudaGetDevice, -1 without GPU timing */
 /* CUDA calls the shim made on application threads, and NCCL calls it timed (NCCLSCOPE_DEBUG). */
 void ncs_gpu_counts(uint64_t *cuda_calls, uint64_t *timed_calls);

@@ -1,8 +1,8 @@
-/* logcap.c — capture of NCCL's debug log (hooks.h: ncs_logcap_*), for every communicator,
+/* logcap.c — capture of NCCL's debug log (the "logcap" collector of hooks.h), for every communicator,
  * at init and later (NCCL >= 2.22 connects at the first collective).
  *
  * Contract:
- * - ncs_logcap_start(), before the process's first NCCL call: remembers the user's
+ * - logcap_start(), before the process's first NCCL call: remembers the user's
  *   NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE, creates a pipe (1 MiB where the kernel
  *   allows), points NCCL_DEBUG_FILE at its write end (/proc/self/fd/N), raises NCCL_DEBUG to
  *   INFO and adds INIT to the user's subsystems, and starts one reader thread.
@@ -22,7 +22,7 @@
  *   NCCL's non-blocking writes keep landing and every line still reaches the trace. Lines
  *   that find the queue full are not forwarded (counted); times the reader found the pipe
  *   full (NCCL may then have lost a line) are counted too; NCCLSCOPE_DEBUG=1 prints both.
- * - ncs_logcap_stop is bounded: at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms in all. It wakes
+ * - logcap_stop is bounded: at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms in all. It wakes
  *   the reader and waits for it (half of that); a reader that did not finish is left alone
  *   (its lines are lost, nothing else touches its buffer). Then it waits for the forwarder to
  *   write what is queued until the deadline, and gives up on a destination that blocks. A
@@ -32,7 +32,7 @@
  *   and WARNs become NCCL_LOG records (ncs_emit), others are not kept. Lines read before the
  *   core is ready wait in a small buffer (the first 64 lines).
  * - NCCLSCOPE_NCCL_LOG=0 turns all of this off: NCCL's environment is left untouched.
- * - fork: the child's first NCCL call (ncs_logcap_start again) makes the child its own pipe and
+ * - fork: the child's first NCCL call (logcap_start again) makes the child its own pipe and
  *   reader and moves NCCL's inherited descriptor onto it, so the child's lines are the child's
  *   and never go to a pipe whose reader has exited (no SIGPIPE). The read end stays open until
  *   the process ends, for the same reason.
@@ -73,7 +73,7 @@ struct saved_var { int set; char *value; };
 static struct {
   int active;
   int rfd, wfd;
-  int wake_r, wake_w;    /* ncs_logcap_stop wakes the reader's poll through this pipe */
+  int wake_r, wake_w;    /* logcap_stop wakes the reader's poll through this pipe */
   int pipe_cap;          /* the capture pipe's size (F_GETPIPE_SZ) */
   pthread_t thread;
   atomic_int stop;
@@ -210,14 +210,14 @@ static void write_all(int fd, const char *s, size_t n) {
 }
 
 /* The forward queue: lines as (u16 length, bytes) in a byte ring, filled by the reader (and by
- * ncs_logcap_stop's last drain), emptied by the forwarder thread, which alone opens and writes
+ * logcap_stop's last drain), emptied by the forwarder thread, which alone opens and writes
  * the user's destination. Nobody holds fq.mu across a write or an open. */
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;       /* data queued, or quit */
   char buf[FWD_CAP];
   uint64_t head, tail;     /* bytes pushed / popped, ever */
-  int quit;                /* ncs_logcap_stop: exit once the queue is empty */
+  int quit;                /* logcap_stop: exit once the queue is empty */
   int started;
   atomic_int done;         /* the forwarder returned */
   uint64_t dropped;        /* lines not forwarded: queue full or no forwarder */
@@ -341,7 +341,6 @@ static unsigned line_subsys(const char *s, size_t n) {
 
 /* shim/profiler.c steers NCCL_PROFILER_PLUGIN at the same moment (docs/PROFILER.md); NCCL's
  * INFO lines about loading the shim as its profiler are not forwarded. */
-void ncs_profiler_start(void), ncs_profiler_poll(void), ncs_profiler_stop(void), ncs_profiler_atfork_child(void);
 int ncs_profiler_own_line(const char *s, size_t n);
 
 /* Forwards one line (without newline) the way the user's settings would have printed it. */
@@ -497,7 +496,7 @@ static void drain(int timeout_ms) {
     struct pollfd p[2] = { { lc.rfd, POLLIN, 0 }, { lc.wake_r, POLLIN, 0 } };
     int r = poll(p, lc.wake_r >= 0 ? 2 : 1, timeout_ms);
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0 || !(p[0].revents & POLLIN)) return; /* timeout, or woken by ncs_logcap_stop */
+    if (r <= 0 || !(p[0].revents & POLLIN)) return; /* timeout, or woken by logcap_stop */
     int queued = 0;
     if (lc.pipe_cap > 0 && ioctl(lc.rfd, FIONREAD, &queued) == 0 && queued >= lc.pipe_cap)
       atomic_fetch_add(&lc.pipe_full, 1);
@@ -526,8 +525,7 @@ static void adopt_inherited(ino_t old_ino, int old_r, int old_w) {
   if (old_w >= 0) close(old_w);
 }
 
-void ncs_logcap_start(void) {
-  ncs_profiler_start();
+static void logcap_start(void) {
   const char *off = getenv("NCCLSCOPE_NCCL_LOG");
   if (lc.active || (off && !strcmp(off, "0"))) return;
   int old_r = lc.rfd, old_w = lc.wfd, inherited = lc.inherited;
@@ -585,8 +583,7 @@ void ncs_logcap_start(void) {
   lc.active = 1;
 }
 
-void ncs_logcap_poll(void) {
-  ncs_profiler_poll();
+static void logcap_poll(void) {
   if (!lc.active || !ncs_hooks_ready()) return;
   pthread_mutex_lock(&lc.mu);
   for (int i = 0; i < lc.nearly; i++) emit_line(lc.early[i], lc.early_len[i]);
@@ -594,7 +591,7 @@ void ncs_logcap_poll(void) {
   pthread_mutex_unlock(&lc.mu);
 }
 
-/* The whole of ncs_logcap_stop: min(1000, NCCLSCOPE_EXIT_MS / 3) ms, so that the writer keeps
+/* The whole of logcap_stop: min(1000, NCCLSCOPE_EXIT_MS / 3) ms, so that the writer keeps
  * most of its exit budget for the final chunk. */
 static uint64_t stop_budget_ms(void) {
   const char *v = getenv("NCCLSCOPE_EXIT_MS");
@@ -608,8 +605,7 @@ static uint64_t stop_budget_ms(void) {
   return ms > 1000 ? 1000 : ms;
 }
 
-void ncs_logcap_stop(void) {
-  ncs_profiler_stop();
+static void logcap_stop(void) {
   if (!lc.active) return;
   uint64_t t0 = ncs_now_ns(), budget = stop_budget_ms() * 1000000ull;
   atomic_store(&lc.stop, 1);
@@ -625,7 +621,7 @@ void ncs_logcap_stop(void) {
     ncs_debug("NCCL log reader did not stop within %llu ms: its last lines are not in the trace",
               (unsigned long long)(budget / 2000000));
   }
-  ncs_logcap_poll();
+  logcap_poll();
   if (!atomic_exchange(&lc.restored, 1)) { /* NCCL never logged: give the user their variables back */
     restore(&lc.debug, "NCCL_DEBUG");
     restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
@@ -644,10 +640,9 @@ void ncs_logcap_stop(void) {
   lc.active = 0;
 }
 
-void ncs_logcap_atfork_child(void) {
-  ncs_profiler_atfork_child();
+static void logcap_atfork_child(void) {
   /* The reader thread does not exist in the child. Keep the user's saved variables and the
-   * destination; the next ncs_logcap_start (the child's first NCCL call) makes a new pipe,
+   * destination; the next logcap_start (the child's first NCCL call) makes a new pipe,
    * moves NCCL's inherited descriptor onto it and starts a reader. */
   if (!lc.active) return;
   lc.active = 0;
@@ -667,3 +662,10 @@ void ncs_logcap_atfork_child(void) {
   fq.dropped = 0;
   atomic_store(&fq.done, 0);
 }
+
+static int logcap_poll_hook(unsigned wait_ms) {
+  logcap_poll();
+  return 0;
+}
+
+NCS_COLLECTOR ncs_logcap_collector = {"logcap", logcap_start, logcap_poll_hook, logcap_stop, logcap_atfork_child};

@@ -2,13 +2,13 @@
  * channel count NCCL chose, as PROFILE records (ncclscope/records.h, docs/PROFILER.md).
  *
  * Contract:
- * - ncs_profiler_start(), called by ncs_logcap_start before the process's first NCCL call:
+ * - profiler_start() (the "profiler" collector's start, hooks.h) before the process's first NCCL call:
  *   when the user set no NCCL_PROFILER_PLUGIN and no libnccl-profiler.so lies on the library
  *   search path (NCCL's default name), points NCCL_PROFILER_PLUGIN at this library's own path
  *   (dladdr). NCCL (2.23 and later) dlopens that path, which returns the already loaded shim,
  *   and looks up ncclProfiler_v5 (2.28), ncclProfiler_v4 (2.26/2.27) newest first. A user
  *   plugin, or NCCLSCOPE_PROFILER=0, leaves everything alone. The variable is given back
- *   (unset) at the plugin's first init (NCCL has read it) or at ncs_profiler_stop.
+ *   (unset) at the plugin's first init (NCCL has read it) or at profiler_stop.
  * - init asks NCCL for collective events only (ncclProfileColl). startEvent of a collective
  *   is NCCL's hot path (the user's thread, inside the collective call): it copies the
  *   descriptor into a fixed lock-free ring (4096 slots, multi-producer, one consumer at a time)
@@ -18,8 +18,8 @@
  *   stopEvent/recordEventState do nothing.
  * - The ring is moved into PROFILE records (ncs_emit, once the core is ready) by a drain
  *   thread the first init starts (every 10 ms, every 1 ms while busy), and by
- *   ncs_profiler_poll() on the writer thread before each flush (through ncs_logcap_poll);
- *   a mutex keeps them from draining at the same time. ncs_profiler_stop drains last and
+ *   the collector's poll on the writer thread;
+ *   a mutex keeps them from draining at the same time. profiler_stop drains last and
  *   stops the thread's draining.
  * - fork: the child forgets the parent's queued events and starts its own drain thread at its
  *   next init. */
@@ -224,7 +224,7 @@ static int ev_record(void *handle, int state, void *args) { return 0; }
 NCS_EXPORT const struct prof_v5 ncclProfiler_v5 = {"ncclscope", v5_init, v5_start, ev_stop, ev_record, ctx_finalize};
 NCS_EXPORT const struct prof_v4 ncclProfiler_v4 = {"ncclscope", v4_init, v4_start, ev_stop, ev_record, ctx_finalize};
 
-/* ---- the collector side (hooks called from logcap.c) ---- */
+/* ---- the collector side (hooks.h) ---- */
 
 /* 1 when NAME (e.g. libnccl-profiler.so) is a file in LD_LIBRARY_PATH or a standard library
  * directory: NCCL would load it by default. (rpath, runpath and ld.so.cache are not read.) */
@@ -247,7 +247,7 @@ static int on_search_path(const char *name) {
   return 0;
 }
 
-HIDDEN void ncs_profiler_start(void) {
+static void profiler_start(void) {
   const char *off = getenv("NCCLSCOPE_PROFILER");
   if (off && !strcmp(off, "0")) return;
   if (pf.set_by_us) return; /* once per process image */
@@ -323,9 +323,12 @@ static void *drainer(void *arg) {
   return NULL;
 }
 
-HIDDEN void ncs_profiler_poll(void) { drain(); }
+static int profiler_poll(unsigned wait_ms) {
+  drain();
+  return 0;
+}
 
-HIDDEN void ncs_profiler_stop(void) {
+static void profiler_stop(void) {
   give_back_env();
   atomic_store(&drainer_stop, 1);
   drain();
@@ -343,7 +346,7 @@ HIDDEN void ncs_profiler_stop(void) {
               (unsigned long long)atomic_load(&pf.events), (unsigned long long)d);
 }
 
-HIDDEN void ncs_profiler_atfork_child(void) {
+static void profiler_atfork_child(void) {
   pthread_mutex_init(&drain_mu, NULL);
   atomic_store(&drainer_started, 0); /* no drain thread in the child until its next init */
   atomic_store(&drainer_stop, 0);
@@ -351,3 +354,5 @@ HIDDEN void ncs_profiler_atfork_child(void) {
   if (atomic_load(&ring_ready)) ring_reset(); /* the parent's queued events are the parent's */
   atomic_store(&pf.events, 0);
 }
+
+NCS_COLLECTOR ncs_profiler_collector = {"profiler", profiler_start, profiler_poll, profiler_stop, profiler_atfork_child};

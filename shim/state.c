@@ -30,14 +30,11 @@
 #include "hooks.h"
 #include "internal.h"
 
-/* The collectors (shim/logcap.c) are optional at link time. */
-extern __typeof(ncs_logcap_start) ncs_logcap_start __attribute__((weak));
-extern __typeof(ncs_logcap_atfork_child) ncs_logcap_atfork_child __attribute__((weak));
-
 struct ncs_config ncs_cfg;
 __thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t ncs_gen = 1;
 _Atomic int ncs_active;
+int ncs_gpu_on;
 struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
 
 static pthread_mutex_t act_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -279,13 +276,12 @@ int ncs_activate(void) {
   read_config();
   if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
   snapshot_process();
-  if (ncs_logcap_start) ncs_logcap_start();
+  ncs_collectors_start(); /* log capture and the profiler first: before NCCL's first call */
   proc.nccl_version = -1;
   ncs_fn_GetVersion_t gv = NCS_REAL(GetVersion);
   int v = 0;
   if (gv && gv(&v) == ncclSuccess) proc.nccl_version = v;
   if (ncs_cfg.callsite_depth) ncs_callsite_init();
-  if (ncs_cfg.gpu_timing) ncs_gpu_init();
   if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
   atomic_store(&ncs_sig_flush_req, 0);
@@ -435,9 +431,8 @@ static void atfork_child(void) {
   comm_reset();
   if (was_active) {
     ncs_callsite_forget_emitted(1);
-    ncs_gpu_atfork_child();
+    ncs_collectors_atfork_child();
   }
-  if (ncs_logcap_atfork_child && was_active) ncs_logcap_atfork_child();
   ncs_resolve_atfork(2);
   pthread_mutex_init(&comm_mu, NULL);
   pthread_mutex_init(&act_mu, NULL);

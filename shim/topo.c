@@ -1,6 +1,6 @@
-/* topo.c — the shim's NVML topology collector (hooks.h: ncs_topo_collect).
+/* topo.c — the shim's NVML topology collector (the "topo" collector of hooks.h).
  *
- * Contract: called once by the writer thread after the trace file is open, never on the
+ * Contract: runs once per trace file on the writer thread (its first poll, right after the file is open), never on the
  * per-call hot path. Loads libnvidia-ml.so.1 privately (dlopen RTLD_LOCAL|RTLD_NOW, so its
  * symbols never reach the process's global scope), reads every GPU NVML reports (name, bus id,
  * UUID, PCIe generation and width, active NVLinks) and every pair's link (NVLink count, PCIe
@@ -87,7 +87,7 @@ static void emit_body(uint32_t type, struct ncs_wbuf *w) {
   if (!w->overflow) ncs_emit(type, w->buf, w->len);
 }
 
-void ncs_topo_collect(void) {
+static void collect(void) {
   static struct gpu_info gpus[NCS_TOPO_MAX_GPUS]; /* writer thread only, called once */
   void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h) return;
@@ -153,3 +153,16 @@ void ncs_topo_collect(void) {
 done:
   n.shutdown();
 }
+
+/* Collected once per trace file, at the writer's first poll (right after the file is open). */
+static int collected;
+static int topo_poll(unsigned wait_ms) {
+  if (!collected) {
+    collected = 1;
+    collect();
+  }
+  return 0;
+}
+static void topo_atfork_child(void) { collected = 0; } /* the child writes its own file */
+
+NCS_COLLECTOR ncs_topo_collector = {"topo", NULL, topo_poll, NULL, topo_atfork_child};

@@ -35,9 +35,6 @@
 #include "hooks.h"
 #include "internal.h"
 
-extern __typeof(ncs_logcap_poll) ncs_logcap_poll __attribute__((weak));
-extern __typeof(ncs_logcap_stop) ncs_logcap_stop __attribute__((weak));
-extern __typeof(ncs_topo_collect) ncs_topo_collect __attribute__((weak));
 const char *ncs_host_name(void);
 
 #define RAW_CAP (6u << 20)
@@ -107,6 +104,7 @@ struct writer {
   size_t qspare_cap;
 };
 static struct writer *W;
+static struct writer *self; /* the writer thread's own (ncs_writer_put_gpu_time) */
 
 /* The trace file's identity, for other threads (ncs_is_trace_file); 0 before it exists. */
 static _Atomic uint64_t trace_dev, trace_ino;
@@ -292,6 +290,15 @@ static void flush_chunk(struct writer *w, int final) {
   begin_chunk(w);
 }
 
+int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
+  struct writer *w = self;
+  if (!w || w->raw.cap - w->raw.len < 64) return -1;
+  size_t before = w->raw.len;
+  ncs_enc_gpu_time(&w->raw, &w->delta, g);
+  if (w->raw.len != before) w->records++;
+  return 0;
+}
+
 /* Makes room for `need` bytes in the chunk, writing it out first when needed. */
 static void ensure_room(struct writer *w, size_t need) {
   if (w->raw.len + need > RAW_FLUSH || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
@@ -381,9 +388,10 @@ static unsigned drain(struct writer *w) {
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   pthread_setname_np(pthread_self(), "ncclscope-wr");
+  self = w;
   open_file(w);
   begin_chunk(w);
-  if (ncs_topo_collect) ncs_topo_collect();
+  ncs_collectors_poll(0);
   uint64_t next_flush = ncs_now_ns() + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
   unsigned wait_ms = DRAIN_MS;
   for (;;) {
@@ -403,12 +411,11 @@ static void *writer_main(void *arg) {
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
-    if (ncs_gpu_poll(&w->raw, &w->delta, &w->records, stop ? 500 : syncing ? sync_drain : 0) > 256) wait_ms = 1;
+    if (ncs_collectors_poll(stop ? 500 : syncing ? sync_drain : 0)) wait_ms = 1;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
     if (stop || syncing || sig_flush || now >= next_flush) {
-      if (stop && ncs_logcap_stop) ncs_logcap_stop();
-      else if (ncs_logcap_poll) ncs_logcap_poll();
+      if (stop) ncs_collectors_stop();
       drain(w);
       flush_chunk(w, stop);
       next_flush = now + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
