@@ -91,3 +91,28 @@ PY
 else
   skip "timeline e2e: shim or ddp_job not built"
 fi
+# Conventions Perfetto and chrome://tracing expect: no negative time (the first call of a job
+# comes before its trace's start), only the standard metadata events, no stray members, and
+# flow arrows chaining each collective across its ranks (every arrow one start, one end).
+export LD_LIBRARY_PATH=$DOUBLES NVMLDOUBLE_TOPO=$ROOT/tests/doubles/topos/nvswitch-8x-h100-nv18.txt
+"$NCS" run -o "$T/ddp" -- bash "$ROOT/tests/jobs/launch.sh" 4 "$BUILD/tests/ddp_job" --steps 4 >/dev/null 2>&1
+"$NCS" timeline "$T/ddp" -o "$T/ddp.json" 2>/dev/null
+out=$(python3 - "$T/ddp.json" <<'PY' 2>&1
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+neg = [e for e in ev if e.get("ts", 0) < 0]
+meta = {e["name"] for e in ev if e["ph"] == "M"}
+stray = [e for e in ev if e["ph"] == "M" and e["name"] == "process_name" and set(e["args"]) != {"name"}]
+s = collections.Counter(e["id"] for e in ev if e["ph"] == "s")
+f = collections.Counter(e["id"] for e in ev if e["ph"] == "f")
+colls = [e for e in ev if e["ph"] == "X" and e["cat"] == "coll" and e["args"]["nranks"] > 1]
+want = sum(1 for e in colls if e["args"]["rank"] < e["args"]["nranks"] - 1)
+paired = set(s) == set(f) and all(v == 1 for v in s.values()) and all(v == 1 for v in f.values())
+bound = all(e.get("bp") == "e" for e in ev if e["ph"] == "f")
+print(len(neg), sorted(meta - {"process_name", "process_sort_index", "thread_name"}), len(stray),
+      paired, len(s) == want and want > 0, bound, d["otherData"].get("version"))
+PY
+)
+check_eq "timeline: no negative time, standard metadata only, no stray args, flows paired and one per rank link, version" \
+  "0 [] 0 True True True 2" "$out"

@@ -239,6 +239,7 @@ int cmd_compare(int argc, char **argv) {
     struct ncs_json j;
     ncs_json_init(&j, stdout, 1);
     ncs_json_obj_begin(&j, NULL);
+    ncs_json_int(&j, "version", 1);
     ncs_json_arr_begin(&j, "base");
     for (int k = 0; k < K; k++) ncs_json_str(&j, NULL, side[k]);
     ncs_json_arr_end(&j);

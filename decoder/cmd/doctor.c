@@ -385,6 +385,7 @@ static void print_json(const struct doctor *d, FILE *out) {
   for (int i = 0; i < d->nv; i++) problems += d->v[i].problem;
   ncs_json_init(&j, out, 1);
   ncs_json_obj_begin(&j, NULL);
+  ncs_json_int(&j, "version", 1);
   ncs_json_bool(&j, "healthy", problems == 0);
   ncs_json_int(&j, "processes", d->n);
   ncs_json_arr_begin(&j, "verdicts");

@@ -43,6 +43,7 @@ int cmd_nccl_log(int argc, char **argv) {
     struct ncs_json j;
     ncs_json_init(&j, stdout, 1);
     ncs_json_obj_begin(&j, NULL);
+    ncs_json_int(&j, "version", 1);
     ncs_tmodel_json(&m, &j);
     ncs_json_obj_end(&j);
     ncs_json_done(&j);
