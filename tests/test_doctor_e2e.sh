@@ -25,9 +25,18 @@ job() {
 }
 doctor() { "$NCS" doctor "$T/$1" >"$T/$1.doc" 2>&1; echo $? >"$T/$1.rc"; }
 fired() { grep -q "^PROBLEM $2:" "$T/$1.doc"; }
+# healthy NAME: no verdict fired except the two that judge measured times (comm-bound, low-busbw:
+# on 2 shared cores a loaded run of the doubles can be slow enough for either; they are printed,
+# and tested where they must fire or stay silent on synthetic traces, test_topo_doctor)
+healthy() {
+  local timed; timed=$(grep -oE '^PROBLEM (comm-bound|low-busbw)' "$T/$1.doc" | tr '\n' ' ')
+  [ -n "$timed" ] && echo "# $1: timing verdicts under this load: $timed"
+  ! grep '^PROBLEM ' "$T/$1.doc" | grep -qvE '^PROBLEM (comm-bound|low-busbw)'
+}
 
 job nv18 4 "$TOPOS/nvswitch-8x-h100-nv18.txt"; doctor nv18
-check_eq "NVSwitch H100 box, defaults: healthy, exit 0" 0 "$(cat "$T/nv18.rc")"
+ok=no; healthy nv18 && case $(cat "$T/nv18.rc") in 0|1) ok=yes ;; esac
+check_eq "NVSwitch H100 box, defaults: healthy (no verdict but the timing ones; exit 0, or 1 for those)" yes "$ok"
 "$NCS" dump "$T/nv18" >"$T/nv18.dump" 2>&1
 check "NVSwitch box: the trace holds NCCL's 'via P2P/CUMEM' lines (Hopper: no /read) and NVLS available" \
   sh -c "grep -q 'NCCL_LOG.*via P2P/CUMEM\$' '$T/nv18.dump' && grep -q 'NCCL_LOG.*NVLS multicast support is available' '$T/nv18.dump'"
@@ -73,8 +82,8 @@ LAUNCH_NODES=2 job ib 4 "$TOPOS/nvswitch-8x-h100-nv18.txt"; doctor ib
 check "2 nodes over NET/IB: socket-not-ib silent, nvlink-unused silent (NET is inter-node)" \
   sh -c "! grep -q -E '^PROBLEM (socket-not-ib|nvlink-unused)' '$T/ib.doc'"
 
-job ver 2 "$TOPOS/bridge-2x-a6000-nv4.txt"
-check_eq "bridged pair, one NCCL version: healthy" 0 "$("$NCS" doctor "$T/ver" >/dev/null 2>&1; echo $?)"
+job ver 2 "$TOPOS/bridge-2x-a6000-nv4.txt"; doctor ver
+check "bridged pair, one NCCL version: healthy (no verdict but the timing ones)" healthy ver
 NCCLDOUBLE_VERSION=22703 job ver 2 "$TOPOS/bridge-2x-a6000-nv4.txt"; doctor ver
 check "a second run on NCCL 2.27.3 in the same job directory: nccl-version-mismatch fires" \
   sh -c "grep -q '^PROBLEM nccl-version-mismatch' '$T/ver.doc' && grep -q '2.27.3' '$T/ver.doc' && grep -q '2.28.9' '$T/ver.doc'"

@@ -330,7 +330,12 @@ fi
 # ---- kill -9 ----
 NCCLSCOPE_FLUSH_MS=100 NCCLSCOPE_DIR="$T/tr9" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job forever >/dev/null 2>&1 &
 pid=$!
-sleep 1.2
+# kill once the file holds 5 chunks and 1000 calls (polled, so a slow machine only waits longer)
+for _ in $(seq 1 600); do
+  dump tr9/*.ncs >d9 2>/dev/null
+  [ "$(grep -c '^-- chunk' d9)" -ge 5 ] && [ "$(grep -c '^CALL op=AllReduce' d9)" -ge 1000 ] && break
+  sleep 0.1
+done
 kill -9 $pid; wait $pid 2>/dev/null
 dump tr9/*.ncs >d9; rc9=$?
 check_eq "shim_core: kill -9: decoder reports truncation (exit 1), not damage" "1 0" \

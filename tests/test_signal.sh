@@ -15,8 +15,8 @@ job_kill() {
   # background jobs of a non-interactive shell start with SIGINT ignored: restore the default
   env --default-signal=INT,TERM "$@" "$FJOB" 200 sleep=20000 ${HANDLER:-} >"$out.out" 2>"$out.err" &
   local pid=$!
-  # the handler is installed before the first step: wait for it (up to 20 s under load)
-  for _ in $(seq 1 400); do grep -q '^step 0 ' "$out.out" 2>/dev/null && break; sleep 0.05; done
+  # the handler is installed before the first step: wait for it (up to 120 s under load)
+  for _ in $(seq 1 2400); do grep -q '^step 0 ' "$out.out" 2>/dev/null && break; sleep 0.05; done
   sleep "$delay"
   kill -s "$sig" $pid
   wait $pid

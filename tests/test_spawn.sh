@@ -91,13 +91,13 @@ for m in 0 1; do
   if [ $m = 0 ]; then "$SJ" daemon "$T/marker$m" >"$T/d$m.out" 2>&1
   else NCCLSCOPE_DIR="$T/daemon" LD_PRELOAD="$SHIM" "$SJ" daemon "$T/marker$m" >"$T/d$m.out" 2>&1; fi
   echo $? >"$T/d$m.rc"
-  for _ in $(seq 1 300); do [ -s "$T/marker$m" ] && break; sleep 0.05; done
+  for _ in $(seq 1 1200); do [ -s "$T/marker$m" ] && break; sleep 0.05; done
 done
 check_eq "spawn daemon: parent output unchanged" "$(cat "$T/d0.out") $(cat "$T/d0.rc")" "$(cat "$T/d1.out") $(cat "$T/d1.rc")"
 [ "$(cut -d' ' -f3 "$T/marker1" 2>/dev/null)" = 0 ] && pass "spawn daemon: grandchild's NCCL calls succeed" \
   || fail "spawn daemon: grandchild marker: $(cat "$T/marker1" 2>/dev/null)"
 # the grandchild writes the marker before it exits: wait until it is gone (its final flush)
 gpid=$(cut -d' ' -f2 "$T/marker1" 2>/dev/null)
-for _ in $(seq 1 300); do [ -n "$gpid" ] && kill -0 "$gpid" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -n "$gpid" ] && kill -0 "$gpid" 2>/dev/null || break; sleep 0.05; done
 expect_traces daemon 2
 fi
