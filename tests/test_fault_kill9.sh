@@ -30,6 +30,10 @@ one() {
     NCCLSCOPE_DIR="$d/tr" NCCLSCOPE_FLUSH_MS=10 LD_PRELOAD="$SHIM" setsid "$FJOB" 60 sleep=3000 >"$d/out" 2>&1 &
   fi
   local pid=$!
+  # the kill goes to the job's process group: wait until setsid made it (a kill sent before would
+  # miss the job, and an endless one would then run for ever)
+  local w=0
+  while kill -0 "$pid" 2>/dev/null && ! kill -0 -- -"$pid" 2>/dev/null && [ $w -lt 6000 ]; do sleep 0.01; w=$((w + 1)); done
   local ms=$(( (RANDOM * 7 + i * 13) % 250 ))
   sleep "$(printf '0.%03d' $ms)"
   kill -9 -- -$pid 2>/dev/null
