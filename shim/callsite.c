@@ -10,15 +10,19 @@
  *     folded to 32 bits, never 0) and looks the id up in a fixed, lock-free open-addressing
  *     table. The first thread to see an id stores its frames there (claim by CAS, then a
  *     release store of `ready`). No allocation, no lock. A full table gives id 0.
- *   - The writer thread defines each id once per file (ncs_callsite_define): a MODULE record
- *     for every object not yet named, then the CALLSITE record with module index, offset and
- *     nearest dynamic symbol (dladdr), before the first CALL that uses the id.
+ *   - The "callsites" collector (hooks.h) defines each id once per file, on the writer thread:
+ *     its prepare hook runs after the writer has seen the rings' heads and before it writes
+ *     those calls, and hands the writer (ncs_writer_put_definition) a MODULE record for every
+ *     object not yet named, then the CALLSITE record with module index, offset and nearest
+ *     dynamic symbol (dladdr) of every id claimed so far: each id is defined before the first
+ *     CALL that uses it. The writer writes definitions again when a chunk holding them is lost.
  * Ids are only meaningful within one file; two stacks with the same 32-bit hash share an id. */
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <sched.h>
 #include <string.h>
 
+#include "hooks.h"
 #include "internal.h"
 
 #define SLOTS 2048
@@ -31,14 +35,16 @@ struct site {
   uintptr_t frames[MAXF];
 };
 static struct site sites[SLOTS];
+static _Atomic uint32_t claimed; /* ids claimed so far (capture) */
+static uint32_t defined;          /* writer only: ids defined in the current file */
 
 typedef int (*bt_fn)(void **, int);
 static bt_fn unwinder;
 
 static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
 
-int ncs_callsite_init(void) {
-  if (unwinder) return 0;
+static void callsite_start(void) {
+  if (!ncs_cfg.callsite_depth || unwinder) return;
   void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
   bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
   if (!f) {
@@ -48,7 +54,6 @@ int ncs_callsite_init(void) {
   void *warm[4];
   f(warm, 4); /* first call may allocate (glibc loads libgcc_s, libunwind sets up caches) */
   unwinder = f;
-  return 0;
 }
 
 uint32_t ncs_callsite_capture(void *ra) {
@@ -76,6 +81,7 @@ uint32_t ncs_callsite_capture(void *ra) {
       for (int f = 0; f < nf; f++) sites[i].frames[f] = (uintptr_t)buf[start + f];
       sites[i].nframes = (uint32_t)nf;
       atomic_store_explicit(&sites[i].ready, 1, memory_order_release);
+      atomic_fetch_add_explicit(&claimed, 1, memory_order_release);
       return id;
     }
     if (expect == id) return id;
@@ -86,9 +92,8 @@ uint32_t ncs_callsite_capture(void *ra) {
 /* ---- writer side ---- */
 
 #define MAXMOD 512
-/* Module indexes are stable for the life of a file; `emitted` is cleared when a chunk that
- * held MODULE records could not be written, so they are written again. */
-static struct { uintptr_t base; int emitted; } mods[MAXMOD];
+/* Module indexes are stable for the life of a file. */
+static struct { uintptr_t base; } mods[MAXMOD];
 static uint32_t nmods;
 
 static uint32_t module_of(struct ncs_wbuf *w, const Dl_info *di, uint32_t *records) {
@@ -96,26 +101,19 @@ static uint32_t module_of(struct ncs_wbuf *w, const Dl_info *di, uint32_t *recor
   uint32_t i = 0;
   while (i < nmods && mods[i].base != base) i++;
   if (i == MAXMOD) return 0;
-  if (i < nmods && mods[i].emitted) return i + 1;
+  if (i < nmods) return i + 1;
   struct ncs_module m = {.module = i + 1, .base = base, .path = di->dli_fname};
   size_t before = w->len;
   ncs_enc_module(w, &m);
   if (w->overflow || w->len == before) return 0;
   (*records)++;
-  if (i == nmods) { mods[i].base = base; nmods++; }
-  mods[i].emitted = 1;
+  mods[i].base = base;
+  nmods++;
   return i + 1;
 }
 
-void ncs_callsite_define(struct ncs_wbuf *w, uint32_t id, uint32_t *records) {
-  if (!id) return;
-  struct site *s = NULL;
-  for (uint32_t i = id & (SLOTS - 1), k = 0; k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {
-    uint32_t cur = atomic_load_explicit(&sites[i].id, memory_order_acquire);
-    if (cur == id) { s = &sites[i]; break; }
-    if (cur == 0) return;
-  }
-  if (!s || s->emitted) return;
+/* Encodes the MODULE records the site still needs and its CALLSITE record into w. */
+static void define(struct site *s, struct ncs_wbuf *w, uint32_t *records) {
   /* the claiming thread is copying a handful of addresses: wait for it, briefly */
   for (int spin = 0; !atomic_load_explicit(&s->ready, memory_order_acquire) && spin < 10000; spin++)
     sched_yield();
@@ -135,16 +133,39 @@ void ncs_callsite_define(struct ncs_wbuf *w, uint32_t id, uint32_t *records) {
       fr[f].offset = a;
     }
   }
-  struct ncs_callsite cs = {.id = id, .nframes = nf, .frames = fr};
+  struct ncs_callsite cs = {.id = atomic_load_explicit(&s->id, memory_order_relaxed), .nframes = nf, .frames = fr};
   size_t before = w->len;
   ncs_enc_callsite(w, &cs);
-  if (w->overflow || w->len == before) return;
-  (*records)++;
-  s->emitted = 1;
+  if (!w->overflow && w->len != before) (*records)++;
 }
 
-void ncs_callsite_forget_emitted(int new_file) {
-  for (int i = 0; i < SLOTS; i++) sites[i].emitted = 0;
-  for (uint32_t i = 0; i < nmods; i++) mods[i].emitted = 0;
-  if (new_file) nmods = 0;
+/* prepare: defines every id claimed since the last time (the writer has already seen the
+ * heads of the rings whose calls it is about to write, so their ids are among these). */
+static void callsite_prepare(void) {
+  uint32_t now = atomic_load_explicit(&claimed, memory_order_acquire);
+  if (now == defined) return;
+  static uint8_t buf[65536]; /* writer thread only */
+  for (int i = 0; i < SLOTS; i++) {
+    struct site *s = &sites[i];
+    if (s->emitted || !atomic_load_explicit(&s->id, memory_order_acquire)) continue;
+    struct ncs_wbuf w;
+    uint32_t records = 0;
+    ncs_wbuf_init(&w, buf, sizeof buf);
+    define(s, &w, &records);
+    if (w.overflow) continue;
+    ncs_writer_put_definition(w.buf, w.len, records);
+    s->emitted = 1;
+    defined++;
+  }
 }
+
+/* A forked child writes a new file: every id and module is defined again there. */
+static void callsite_atfork_child(void) {
+  for (int i = 0; i < SLOTS; i++) sites[i].emitted = 0;
+  nmods = 0;
+  defined = 0;
+}
+
+NCS_COLLECTOR ncs_callsite_collector = {
+  .name = "callsites", .start = callsite_start, .prepare = callsite_prepare,
+  .atfork_child = callsite_atfork_child};

@@ -423,4 +423,5 @@ static void gpu_start(void) {
 /* many calls still pending: the writer comes back in 1 ms */
 static int gpu_poll_hook(unsigned wait_ms) { return gpu_poll(wait_ms) > 256; }
 
-NCS_COLLECTOR ncs_gputime_collector = {"gputime", gpu_start, gpu_poll_hook, NULL, gpu_atfork_child};
+NCS_COLLECTOR ncs_gputime_collector = {
+  .name = "gputime", .start = gpu_start, .poll = gpu_poll_hook, .atfork_child = gpu_atfork_child};

@@ -14,6 +14,10 @@
 /* Queues one record (type from format.h, body already encoded) for the next chunk.
  * Returns 0, or -1 when it had to be dropped (counted as NCS_DROP_NO_MEMORY). */
 __attribute__((visibility("hidden"))) int ncs_emit(uint32_t type, const void *body, size_t len);
+/* Writer thread only (a collector's prepare): puts whole records (`records` of them, type and
+ * length included) that later records refer to into the chunk being built, and keeps them to
+ * write again if that chunk is lost. */
+__attribute__((visibility("hidden"))) void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records);
 /* CLOCK_MONOTONIC in ns. */
 __attribute__((visibility("hidden"))) uint64_t ncs_now_ns(void);
 /* 1 once the core is initialised and writing (the process has used NCCL), else 0. */
@@ -27,6 +31,10 @@ struct ncs_collector {
   /* At activation, on the thread making the process's first recorded NCCL call, before that
    * call reaches the real NCCL (the environment can still steer NCCL). */
   void (*start)(void);
+  /* Writer thread, at every drain, after it has seen how far the threads' rings reach and
+   * before it writes those calls: definitions they refer to (call sites), handed to the
+   * writer with ncs_writer_put_definition. */
+  void (*prepare)(void);
   /* Writer thread: once right after the trace file is open, then at every drain (about every
    * 10 ms). May wait up to wait_ms for outstanding work (exit). Hands records to the writer
    * (ncs_emit; GPU_TIME through ncs_writer_put_gpu_time). Returns nonzero when it still holds
@@ -43,9 +51,11 @@ extern NCS_COLLECTOR ncs_profiler_collector; /* profiler.c: NCCL's profiler plug
 extern NCS_COLLECTOR ncs_logcap_collector;   /* logcap.c: NCCL's log lines (NCCL_LOG) */
 extern NCS_COLLECTOR ncs_topo_collector;     /* topo.c: NVML topology (TOPO_GPU, TOPO_LINK) */
 extern NCS_COLLECTOR ncs_gputime_collector;  /* gputime.c: CUDA-event timing (GPU_TIME) */
+extern NCS_COLLECTOR ncs_callsite_collector; /* callsite.c: call-site definitions (MODULE, CALLSITE) */
 
 /* The walks (collectors.c): every collector of the table, in order. */
 __attribute__((visibility("hidden"))) void ncs_collectors_start(void);
+__attribute__((visibility("hidden"))) void ncs_collectors_prepare(void);
 __attribute__((visibility("hidden"))) int ncs_collectors_poll(unsigned wait_ms);
 __attribute__((visibility("hidden"))) void ncs_collectors_stop(void);
 __attribute__((visibility("hidden"))) void ncs_collectors_atfork_child(void);

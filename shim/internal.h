@@ -142,15 +142,9 @@ const char *ncs_host_name(void);                       /* this host's name, set 
 void ncs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t ncs_now_ns(void);
 
-/* ---- callsite.c ---- */
-int ncs_callsite_init(void);          /* loads the unwinder; called at activation */
+/* ---- callsite.c (also the "callsites" collector, hooks.h) ---- */
 /* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */
 uint32_t ncs_callsite_capture(void *ra);
-/* Writer: emits CALLSITE (and new MODULE) records for `id` if not yet in this file. */
-void ncs_callsite_define(struct ncs_wbuf *w, uint32_t id, uint32_t *records);
-/* Forget which ids/modules were written: new_file=1 for a fork child's new file (module
- * indexes restart), 0 after a chunk was lost (same indexes, written again). */
-void ncs_callsite_forget_emitted(int new_file);
 
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
@@ -169,8 +163,9 @@ void ncs_writer_count_drop(unsigned reason, uint64_t n); /* drops with no ring (
 /* Writer thread only (a collector's poll): encodes a GPU_TIME into the chunk being built,
  * after every CALL drained so far. -1 when the chunk has no room for it (try again later). */
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
-/* The PROCESS record's key/value pairs, built at activation (state.c). */
-void ncs_process_record(struct ncs_wbuf *w);
+/* The PROCESS record (whole record), handed over at activation before ncs_writer_start: the
+ * writer copies it and writes it first in the file. */
+void ncs_writer_set_process(const void *rec, size_t len);
 
 /* ---- gputime.c ---- */
 struct ncs_call;

@@ -668,4 +668,6 @@ static int logcap_poll_hook(unsigned wait_ms) {
   return 0;
 }
 
-NCS_COLLECTOR ncs_logcap_collector = {"logcap", logcap_start, logcap_poll_hook, logcap_stop, logcap_atfork_child};
+NCS_COLLECTOR ncs_logcap_collector = {
+  .name = "logcap", .start = logcap_start, .poll = logcap_poll_hook, .stop = logcap_stop,
+  .atfork_child = logcap_atfork_child};

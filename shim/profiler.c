@@ -355,4 +355,6 @@ static void profiler_atfork_child(void) {
   atomic_store(&pf.events, 0);
 }
 
-NCS_COLLECTOR ncs_profiler_collector = {"profiler", profiler_start, profiler_poll, profiler_stop, profiler_atfork_child};
+NCS_COLLECTOR ncs_profiler_collector = {
+  .name = "profiler", .start = profiler_start, .poll = profiler_poll, .stop = profiler_stop,
+  .atfork_child = profiler_atfork_child};

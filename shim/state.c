@@ -128,7 +128,8 @@ static int env_allowed(const char *entry, size_t namelen) {
   return 0;
 }
 
-/* Snapshot taken at activation, encoded later by the writer (chunk 0). */
+/* Snapshot taken at activation; the PROCESS record is encoded from it and handed to the
+ * writer (which writes it first in the file). */
 static struct {
   char host[256];
   char cmdline[4096];
@@ -167,7 +168,7 @@ static void snapshot_process(void) {
 
 const char *ncs_host_name(void) { return proc.host; }
 
-void ncs_process_record(struct ncs_wbuf *w) {
+static void process_record(struct ncs_wbuf *w) {
   enum { MAXKV = 256 };
   struct ncs_kv kv[MAXKV];
   char num[8][32], keys[MAXKV][128];
@@ -276,12 +277,20 @@ int ncs_activate(void) {
   read_config();
   if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
   snapshot_process();
-  ncs_collectors_start(); /* log capture and the profiler first: before NCCL's first call */
+  ncs_collectors_start(); /* log capture and the profiler: before NCCL's first call */
   proc.nccl_version = -1;
   ncs_fn_GetVersion_t gv = NCS_REAL(GetVersion);
   int v = 0;
   if (gv && gv(&v) == ncclSuccess) proc.nccl_version = v;
-  if (ncs_cfg.callsite_depth) ncs_callsite_init();
+  size_t cap = 1u << 20;
+  uint8_t *rec = malloc(cap);
+  if (rec) {
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, rec, cap);
+    process_record(&w);
+    if (!w.overflow) ncs_writer_set_process(w.buf, w.len);
+    free(rec);
+  }
   if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
   atomic_store(&ncs_sig_flush_req, 0);
@@ -429,10 +438,7 @@ static void atfork_child(void) {
     atomic_store(&r->state, NCS_SLOT_FREE);
   }
   comm_reset();
-  if (was_active) {
-    ncs_callsite_forget_emitted(1);
-    ncs_collectors_atfork_child();
-  }
+  if (was_active) ncs_collectors_atfork_child();
   ncs_resolve_atfork(2);
   pthread_mutex_init(&comm_mu, NULL);
   pthread_mutex_init(&act_mu, NULL);

@@ -165,4 +165,4 @@ static int topo_poll(unsigned wait_ms) {
 }
 static void topo_atfork_child(void) { collected = 0; } /* the child writes its own file */
 
-NCS_COLLECTOR ncs_topo_collector = {"topo", NULL, topo_poll, NULL, topo_atfork_child};
+NCS_COLLECTOR ncs_topo_collector = {.name = "topo", .poll = topo_poll, .atfork_child = topo_atfork_child};

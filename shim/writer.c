@@ -42,6 +42,7 @@ const char *ncs_host_name(void);
 #define QUEUE_CAP (4u << 20)
 #define DRAIN_MS 10
 #define ZSTD_LEVEL 3
+#define DEFS_CAP (2u << 20)
 
 /* ---- the record queue (ncs_emit) ---- */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -94,6 +95,7 @@ struct writer {
   off_t high_off;          /* end of the furthest bytes ever written (a partial chunk) */
   uint64_t chunk_index, dropped_total, lost_pending;
   int process_written;
+  int defs_lost;           /* a lost chunk held definitions: write them all again */
   struct ncs_wbuf raw;
   uint32_t records;
   struct ncs_call_delta delta;
@@ -104,7 +106,23 @@ struct writer {
   size_t qspare_cap;
 };
 static struct writer *W;
-static struct writer *self; /* the writer thread's own (ncs_writer_put_gpu_time) */
+static struct writer *self; /* the writer thread's own (ncs_writer_put_*) */
+
+/* What producers hand over for the file as a whole: the PROCESS record (state.c, at
+ * activation, before the writer starts) and the definitions later records refer to (writer
+ * thread only), kept to be written again after a lost chunk. */
+static uint8_t *process_rec;
+static size_t process_len;
+static struct { uint8_t *buf; size_t len, cap; uint32_t records; } defs;
+
+void ncs_writer_set_process(const void *rec, size_t len) {
+  uint8_t *p = malloc(len ? len : 1);
+  if (!p) return;
+  memcpy(p, rec, len);
+  free(process_rec);
+  process_rec = p;
+  process_len = len;
+}
 
 /* The trace file's identity, for other threads (ncs_is_trace_file); 0 before it exists. */
 static _Atomic uint64_t trace_dev, trace_ino;
@@ -243,10 +261,21 @@ static void begin_chunk(struct writer *w) {
   w->records = 0;
   ncs_call_delta_reset(&w->delta);
   if (!w->process_written) {
-    ncs_process_record(&w->raw);
-    w->records++;
+    if (process_rec && process_len <= RAW_CAP / 2) {
+      memcpy(w->raw.buf, process_rec, process_len);
+      w->raw.len = process_len;
+      w->records++;
+    }
     add_clock(w);
     w->process_written = 1;
+  }
+  if (w->defs_lost) {
+    if (defs.len && w->raw.len + defs.len <= RAW_FLUSH) {
+      memcpy(w->raw.buf + w->raw.len, defs.buf, defs.len);
+      w->raw.len += defs.len;
+      w->records += defs.records;
+    }
+    w->defs_lost = 0;
   }
   if (w->lost_pending) { add_drop(w, NCS_DROP_WRITE_FAILED, w->lost_pending, 0); w->lost_pending = 0; }
 }
@@ -281,13 +310,38 @@ static void flush_chunk(struct writer *w, int final) {
     w->dropped_total += w->records;
     w->lost_pending += w->records;
     if (w->chunk_index == 0) w->process_written = 0;
-    ncs_callsite_forget_emitted(0);
+    w->defs_lost = 1;
     for (int i = 0; i < NCS_MAX_THREADS; i++) {
       struct ncs_ring *r = atomic_load(&ncs_rings[i]);
       if (r) r->announced = 0;
     }
   }
   begin_chunk(w);
+}
+
+/* Makes room for `need` bytes in the chunk, writing it out first when needed. */
+static void ensure_room(struct writer *w, size_t need) {
+  if (w->raw.len + need > RAW_FLUSH || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
+}
+
+void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records) {
+  struct writer *w = self;
+  if (!w || len > RAW_FLUSH / 4) return;
+  ensure_room(w, len);
+  memcpy(w->raw.buf + w->raw.len, recs, len);
+  w->raw.len += len;
+  w->records += records;
+  if (defs.len + len > defs.cap && defs.len + len <= DEFS_CAP) {
+    size_t nc = defs.cap ? defs.cap : 65536;
+    while (nc < defs.len + len) nc *= 2;
+    uint8_t *nb = realloc(defs.buf, nc);
+    if (nb) { defs.buf = nb; defs.cap = nc; }
+  }
+  if (defs.len + len <= defs.cap) { /* else: not written again after a lost chunk */
+    memcpy(defs.buf + defs.len, recs, len);
+    defs.len += len;
+    defs.records += records;
+  }
 }
 
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
@@ -297,11 +351,6 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
   ncs_enc_gpu_time(&w->raw, &w->delta, g);
   if (w->raw.len != before) w->records++;
   return 0;
-}
-
-/* Makes room for `need` bytes in the chunk, writing it out first when needed. */
-static void ensure_room(struct writer *w, size_t need) {
-  if (w->raw.len + need > RAW_FLUSH || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
 }
 
 static void report_drops(struct writer *w, struct ncs_ring *r) {
@@ -325,6 +374,7 @@ static unsigned drain(struct writer *w) {
     states[i] = atomic_load_explicit(&rings[i]->state, memory_order_acquire);
     heads[i] = atomic_load_explicit(&rings[i]->head, memory_order_acquire);
   }
+  ncs_collectors_prepare(); /* definitions the calls up to these heads refer to */
   /* queue records: anything queued before a ring record we are about to write is taken */
   pthread_mutex_lock(&q_mu);
   uint8_t *qb = q_buf;
@@ -360,7 +410,6 @@ static unsigned drain(struct writer *w) {
         w->records++;
         r->announced = 1;
       }
-      if (c->callsite) ncs_callsite_define(&w->raw, c->callsite, &w->records);
       w->raw.len += ncs_encode_call(w->raw.buf + w->raw.len, &w->delta, c);
       w->records++;
       if (((t + 1) & 1023) == 0) atomic_store_explicit(&r->tail, t + 1, memory_order_release);
@@ -539,6 +588,8 @@ void ncs_writer_atfork_child(void) {
   }
   q_len = 0;
   q_records = 0;
+  defs.len = 0; /* the child's file defines again what it uses */
+  defs.records = 0;
   for (int i = 0; i < 6; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
   w_sync_req = w_sync_done = 0;
