@@ -109,7 +109,7 @@ test: deps
 	@bash tests/run.sh $(BUILD)
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@echo "building (make all)..."; $(MAKE) -s --no-print-directory all
 	@bash scripts/demo.sh $(BUILD)
 
 bench: all
