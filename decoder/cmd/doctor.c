@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "analysis/doctor_facts.h"
 #include "render/json.h"
+#include "io/regfile.h"
 #include "io/trace.h"
 
 #define MAX_EVIDENCE 12
@@ -416,12 +417,12 @@ static void print_json(const struct doctor *d, FILE *out) {
   ncs_json_done(&j);
 }
 
-/* 1 trace (or a directory of traces), 0 a text file, -1 missing. */
+/* 1 trace (or a directory of traces), 0 a text file, -1 missing or not a regular file. */
 static int is_trace_file(const char *path) {
   struct stat sb;
   if (stat(path, &sb) != 0) return -1;
   if (S_ISDIR(sb.st_mode)) return 1;
-  FILE *fp = fopen(path, "rb");
+  FILE *fp = ncs_fopen_regular(path, NULL, 0); /* never blocks; ncs_paths_expand says why */
   if (!fp) return -1;
   char magic[8];
   size_t n = fread(magic, 1, 8, fp);

@@ -14,6 +14,7 @@
 #include "ncclscope/ops.h"
 #include "io/nccllog.h"
 #include "io/progress.h"
+#include "io/regfile.h"
 
 int ncs_bucket_of(uint64_t bytes) {
   int b = 0;
@@ -429,7 +430,7 @@ static int plan_round(struct loader *L, int64_t *spans) {
 struct probe { uint64_t rt, size; uint32_t nrec, psz; };
 static struct probe probe_file(const char *path) {
   struct probe p = {0, 0, 0, 0};
-  FILE *fp = fopen(path, "rb");
+  FILE *fp = ncs_fopen_regular(path, NULL, 0);
   uint8_t h[NCS_FILE_HEADER_SIZE], ch[NCS_CHUNK_HEADER_SIZE];
   if (!fp) return p;
   if (fread(h, 1, sizeof h, fp) == sizeof h && !memcmp(h, NCS_FILE_MAGIC, 8)) {

@@ -18,6 +18,7 @@
 
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
+#include "io/regfile.h"
 
 /* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
 struct ncs_trace_bufs {
@@ -303,11 +304,8 @@ int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_rea
   r->proc.path = path;
   r->done = 1;
   r->ret = 2;
-  r->f = fopen(path, "rb");
-  if (!r->f) {
-    snprintf(st->error, sizeof st->error, "%s: cannot open: %s", path, strerror(errno));
-    goto fail;
-  }
+  r->f = ncs_fopen_regular(path, st->error, sizeof st->error);
+  if (!r->f) goto fail;
   uint8_t fh[NCS_FILE_HEADER_SIZE];
   if (read_full(r->f, fh, sizeof fh) < sizeof fh || memcmp(fh, NCS_FILE_MAGIC, 8) != 0) {
     set_error(r, 0, "not an ncclscope trace (no NCSTRACE file header)");
@@ -354,7 +352,7 @@ int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
     return 0;
   }
   if (!r->f) { /* parked: reopen where the next chunk starts */
-    r->f = fopen(r->path, "rb");
+    r->f = ncs_fopen_regular(r->path, NULL, 0);
     if (!r->f || fseeko(r->f, (off_t)r->chunk_off, SEEK_SET) != 0) {
       set_error(r, r->chunk_off, "cannot reopen: %s", strerror(errno));
       st->damaged = 1;
@@ -443,6 +441,10 @@ int ncs_paths_expand(int npaths, char **paths, char ***out) {
       goto fail;
     }
     if (!S_ISDIR(sb.st_mode)) {
+      if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "ncclscope: %s: not a regular file (a %s): not read\n", paths[i], ncs_regular_kind(sb.st_mode));
+        goto fail;
+      }
       if (push(&v, &n, &cap, strdup(paths[i]))) goto fail;
       continue;
     }
@@ -460,6 +462,12 @@ int ncs_paths_expand(int npaths, char **paths, char ***out) {
       char *s = malloc(pl + l + 2);
       if (!s) { closedir(d); goto fail; }
       snprintf(s, pl + l + 2, "%s%s%s", paths[i], (pl && paths[i][pl - 1] == '/') ? "" : "/", e->d_name);
+      struct stat es;
+      if (stat(s, &es) == 0 && !S_ISREG(es.st_mode)) { /* a FIFO named x.ncs would block a read */
+        fprintf(stderr, "ncclscope: %s: not a regular file (a %s): skipped\n", s, ncs_regular_kind(es.st_mode));
+        free(s);
+        continue;
+      }
       if (push(&v, &n, &cap, s)) { closedir(d); goto fail; }
     }
     closedir(d);

@@ -92,7 +92,10 @@ void ncs_trace_park(struct ncs_trace *t);
 int ncs_trace_close(struct ncs_trace *t);
 
 /* Expands PATH arguments (files, or directories scanned for *.ncs, sorted) into a list of
- * files. Returns the count, or -1 with a message on stderr for a path that does not exist.
+ * files. Returns the count, or -1 with a message on stderr for a path that does not exist or
+ * is neither a directory nor a regular file (a FIFO would block the read). A *.ncs entry of a
+ * directory that is not a regular file is skipped with a message naming it. Opening a trace
+ * (ncs_trace_open) refuses non-regular files too, without blocking (io/regfile.h).
  * *out is malloc'ed; free with ncs_paths_free. */
 int ncs_paths_expand(int npaths, char **paths, char ***out);
 void ncs_paths_free(char **files, int n);
