@@ -1,6 +1,5 @@
 /* transport.c — aggregation of parsed NCCL log lines into connections and facts (transport.h). */
 #include "model/transport.h"
-#include "io/regfile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -196,7 +195,7 @@ int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
 }
 
 int ncs_tmodel_file(struct ncs_tmodel *m, const char *path) {
-  FILE *f = strcmp(path, "-") ? ncs_fopen_regular(path, NULL, 0) : stdin; /* EINVAL: not a regular file */
+  FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
   if (!f) return -1;
   char *line = NULL;
   size_t cap = 0;

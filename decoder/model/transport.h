@@ -52,8 +52,7 @@ void ncs_tmodel_free(struct ncs_tmodel *m);
 int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len);
 /* Adds one connection (deduplicated). Returns 0, -1 when out of memory. */
 int ncs_tmodel_add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c);
-/* Reads a whole log file ("-" = stdin). Returns 0, or -1 with errno set when it cannot be read
- * (EINVAL: not a regular file; a FIFO is refused without blocking, io/regfile.h). */
+/* Reads a whole log file ("-" = stdin). Returns 0, or -1 with errno set when it cannot be read. */
 int ncs_tmodel_file(struct ncs_tmodel *m, const char *path);
 
 /* The first version seen ("2.28.9+cuda13.0"), or NULL. */
