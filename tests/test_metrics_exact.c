@@ -12,6 +12,7 @@
 #include "check.h"
 #include "model/hist.h"
 #include "analysis/metrics.h"
+#include "model/rules.h"
 #include "test_trace_writer.h"
 
 static char dir[] = "/tmp/ncs-metrics.XXXXXX";
@@ -110,8 +111,9 @@ static void test_busbw(void) {
           "%s on 8 ranks: algbw %.9g (want %.9g), busbw %.9g (want S/t x factor = %.9g)", ncs_op_name(want[i].op), alg, ealg, bus, ealg * want[i].fac);
     free(js);
   }
-  CHECK(ncs_metrics_busbw_factor(NCS_OP_Send, 8) == 1.0 && ncs_metrics_busbw_factor(NCS_OP_AlltoAll, 4) == 0.75 &&
-        ncs_metrics_busbw_factor(NCS_OP_AllReduce, 1) == 0.0 && ncs_metrics_S(NCS_OP_Gather, 10, 8, 4) == 320.0,
+  CHECK(ncs_rule_busbw_factor(NCS_OP_Send, 8) == 1.0 && ncs_rule_busbw_factor(NCS_OP_AlltoAll, 4) == 0.75 &&
+        ncs_rule_busbw_factor(NCS_OP_AllReduce, 1) == 0.0 && ncs_rule_S(NCS_OP_Gather, 10, 8, 4) == 320.0 &&
+        ncs_rule_log2(0) == -1 && ncs_rule_log2(1) == 0 && ncs_rule_log2((double)(1ull << 50) - 1) == 49,
         "busbw factors and S: Send 1, AlltoAll(4) 3/4, AllReduce(1) 0, Gather S = count x sz x n");
   char *js = op_json(&r, NCS_OP_AllReduce);
   CHECK(strstr(js, "\"bytes_min\":4194304,") && json_num(js, "p50_s") > 0.94e-3 && json_num(js, "p50_s") < 1.07e-3,

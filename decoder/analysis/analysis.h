@@ -15,7 +15,9 @@
  *   destroy(state)
  * Text sections follow the per-rank sections, in registry order; start yours with a blank
  * line and a title line. Define the analysis with designated initializers (fields get added).
- * Every callback but name may be NULL. An analysis never exits and never prints outside its
+ * Every callback but name may be NULL. Options: an analysis lists the ones it takes in
+ * `options` (report accepts exactly the union, and lists them in its --help), reads
+ * them in create() with ncs_job_option(), and reports invalid values through bad_options. An analysis never exits and never prints outside its
  * print_* calls. Memory should not grow with trace length (ranks x communicators is fine).
  * Adding one: write decoder/<name>.c defining `const struct ncs_analysis ncs_analysis_<name>`
  * and add X(<name>) to NCS_ANALYSES below. */
@@ -47,8 +49,15 @@ struct ncs_job {
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);
 
+/* An option an analysis takes on report's command line: --name ARG (or --name=ARG), with
+ * its line of help. */
+struct ncs_analysis_option { const char *name, *arg, *help; };
+
 struct ncs_analysis {
   const char *name;
+  const struct ncs_analysis_option *options; /* {NULL}-terminated; NULL when none */
+  /* Non-zero when the options given (ncs_job_option) are invalid; it has said why on stderr. */
+  int (*bad_options)(void *state);
   void *(*create)(const struct ncs_job *job);
   void (*visitor)(void *state, int file, struct ncs_visitor *v);
   void (*file_done)(void *state, int file, const struct ncs_read_status *status);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/rules.h"
 #include "ncclscope/ops.h"
 
 struct ncs_dfacts *ncs_dfacts_new(const char *path) {
@@ -19,6 +20,7 @@ struct ncs_dfacts *ncs_dfacts_new(const char *path) {
 void ncs_dfacts_free(struct ncs_dfacts *f) {
   if (!f) return;
   ncs_tmodel_free(&f->log);
+  free(f->pending);
   free(f->topo);
   free(f);
 }
@@ -63,27 +65,6 @@ static const struct ncs_dcomm *find_comm(const struct ncs_dfacts *f, uint32_t co
   return NULL;
 }
 
-static size_t dtype_size(uint32_t dt) {
-  switch (dt) {
-  case 0: case 1: case 10: case 11: return 1;
-  case 6: case 9: return 2;
-  case 2: case 3: case 7: return 4;
-  case 4: case 5: case 8: return 8;
-  default: return 0;
-  }
-}
-
-/* busbw numerator: bytes x factor (docs/REFERENCE-FIGURES.md, nccl-tests' definitions). */
-static double bus_bytes(uint32_t op, uint64_t count, uint32_t dt, int n) {
-  double sz = (double)count * (double)dtype_size(dt);
-  if (n <= 0) return 0;
-  switch (ncs_op_bw(op)) {
-  case NCS_BW_ALLREDUCE: return sz * 2.0 * (n - 1) / n;
-  case NCS_BW_ONE: return sz;
-  case NCS_BW_NTIMES: return sz * n * (double)(n - 1) / n;
-  default: return 0;
-  }
-}
 
 static void sweep(uint64_t s, uint64_t e, uint64_t *cs, uint64_t *ce, double *acc) {
   if (e <= s) return;
@@ -104,12 +85,13 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   if (kind != NCS_KIND_COLL || c->rc != 0) return 0;
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return 0;
-  double bb = bus_bytes(c->op, c->count, c->datatype, cm->nranks);
-  double raw = (double)c->count * (double)dtype_size(c->datatype);
+  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);
+  double raw = (double)ncs_rule_bytes(c->count, c->datatype);
   if (raw < (double)NCS_DF_BIG_BYTES || bb <= 0) return 0;
   if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
     f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
-  struct ncs_dpending *p = &f->pending[f->npending_next++ % NCS_DF_PENDING];
+  if (!f->pending && !(f->pending = calloc(NCS_DF_PENDING, sizeof *f->pending))) return 0;
+  struct ncs_dpending *p = &f->pending[NCS_DF_SLOT(c->thread, c->tcall)];
   p->thread = c->thread;
   p->tcall = c->tcall;
   p->bytes_bus = bb;
@@ -125,13 +107,10 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;
   sweep(g->gpu_start, g->gpu_end, &f->gpu_cur_s, &f->gpu_cur_e, &f->gpu_comm_ns);
   if (g->kind != NCS_GPU_KIND_CALL) return 0;
-  for (unsigned i = 0; i < NCS_DF_PENDING; i++) {
-    struct ncs_dpending *p = &f->pending[i];
-    if (p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
-      p->used = 1;
-      if (f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = p->bytes_bus / (double)(g->gpu_end - g->gpu_start);
-      break;
-    }
+  struct ncs_dpending *p = f->pending ? &f->pending[NCS_DF_SLOT(g->thread, g->ref)] : NULL;
+  if (p && p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
+    p->used = 1;
+    if (f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = p->bytes_bus / (double)(g->gpu_end - g->gpu_start);
   }
   return 0;
 }
@@ -169,6 +148,8 @@ void ncs_dfacts_done(struct ncs_dfacts *f) {
   if (f->gpu_cur_e > f->gpu_cur_s) f->gpu_comm_ns += (double)(f->gpu_cur_e - f->gpu_cur_s);
   f->host_cur_s = f->host_cur_e = f->gpu_cur_s = f->gpu_cur_e = 0;
   f->comm_ns = f->timing_gpu ? f->gpu_comm_ns : f->host_comm_ns;
+  free(f->pending);
+  f->pending = NULL;
   if (f->topo && !f->topo->host[0]) snprintf(f->topo->host, sizeof f->topo->host, "%s", f->host);
 }
 

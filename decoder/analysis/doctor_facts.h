@@ -6,7 +6,9 @@
  * Contract: ncs_dfacts_visitor() fills a visitor whose callbacks feed `f`; ncs_dfacts_done()
  * finishes the sums after the read. Memory is bounded: the transport model grows with distinct
  * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file, pending calls waiting
- * for their GPU time at NCS_DF_PENDING. ncs_dfacts_free() releases everything. */
+ * for their GPU time at NCS_DF_PENDING direct-mapped slots (a call whose GPU time comes after
+ * a later call took its slot gives no GPU sample; its host sample stays). ncs_dfacts_free()
+ * releases everything. */
 #ifndef NCS_DOCTOR_FACTS_H
 #define NCS_DOCTOR_FACTS_H
 #include <stdint.h>
@@ -17,11 +19,14 @@
 #define NCS_DF_MAX_ENV 48
 #define NCS_DF_MAX_COMMS 32
 #define NCS_DF_MAX_SAMPLES 4096
-#define NCS_DF_PENDING 1024
+#define NCS_DF_PENDING 4096 /* slots of large collectives awaiting their GPU time (power of 2) */
 #define NCS_DF_BIG_BYTES (8ull << 20) /* collectives at least this large are bandwidth samples */
 
 struct ncs_dcomm { uint64_t comm_id; uint32_t comm; int rank, nranks, device; };
 struct ncs_dpending { uint32_t thread; uint64_t tcall; double bytes_bus; int used; };
+/* Slot of a call (thread, per-thread call number): direct-mapped, so a GPU_TIME record finds
+ * its call in one probe; consecutive calls of a thread take consecutive slots. */
+#define NCS_DF_SLOT(thread, tcall) ((unsigned)((tcall) + (uint64_t)(thread) * 2654435761u) & (NCS_DF_PENDING - 1))
 
 struct ncs_dfacts {
   char path[512];
@@ -47,8 +52,7 @@ struct ncs_dfacts {
   uint64_t host_cur_s, host_cur_e, gpu_cur_s, gpu_cur_e;
   double host_comm_ns, gpu_comm_ns;
   uint64_t gpu_first, gpu_last;
-  struct ncs_dpending pending[NCS_DF_PENDING];
-  unsigned npending_next;
+  struct ncs_dpending *pending;           /* [NCS_DF_PENDING] while reading; freed by done */
   double samples[NCS_DF_MAX_SAMPLES];     /* busbw GB/s of large collectives */
   int nsamples;
   double host_samples[NCS_DF_MAX_SAMPLES];

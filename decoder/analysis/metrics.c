@@ -20,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "model/hist.h"
 #include "analysis/metrics.h"
+#include "model/rules.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
@@ -108,23 +109,9 @@ struct metrics {
   struct file_state fs;
 };
 
-/* ---- sizes and bandwidth (docs/METRICS.md, docs/REFERENCE-FIGURES.md) ---- */
-double ncs_metrics_S(unsigned op, uint64_t count, unsigned datatype, int nranks) {
-  double b = (double)count * (double)ncclscope_datatype_size((int)datatype);
-  return ncs_op_bw(op) == NCS_BW_NTIMES ? b * (nranks > 0 ? nranks : 1) : b;
-}
-double ncs_metrics_busbw_factor(unsigned op, int n) {
-  if (n <= 0) return 1.0;
-  switch (ncs_op_bw(op)) {
-  case NCS_BW_ALLREDUCE: return 2.0 * (n - 1) / n;
-  case NCS_BW_NTIMES: return (double)(n - 1) / n;
-  case NCS_BW_ONE: return 1.0;
-  default: return 0.0;
-  }
-}
-int ncs_metrics_bucket(double S) {
-  if (S < 1) return 0;
-  int e = (int)floor(log2(S));
+/* Size bucket of S: 0 for S < 1, else 1 + floor(log2 S) (bucket b holds [2^(b-1), 2^b)). */
+static int bucket_of(double S) {
+  int e = ncs_rule_log2(S);
   return e + 1 < NBUCKET ? e + 1 : NBUCKET - 1;
 }
 
@@ -312,10 +299,10 @@ static void account(struct file_state *f, uint32_t op, uint32_t n, double S, uin
   if (s < r->w0) r->w0 = s; /* GPU times extend the window of the calls */
   if (e > r->w1) r->w1 = e;
   add_iv(f, s, e);
-  double fac = ncs_metrics_busbw_factor(op, (int)n);
+  double fac = ncs_rule_busbw_factor(op, (int)n);
   struct mstat *t = &r->op[op];
   t->calls++; t->time_ns += d; t->S += (uint64_t)S; t->busS_f += S * fac; t->gpu_calls += gpu != 0;
-  int b = ncs_metrics_bucket(S);
+  int b = bucket_of(S);
   if (!r->size[op] && !(r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) return;
   struct mstat *z = &r->size[op][b];
   if (!z->h) z->h = calloc(1, sizeof *z->h);
@@ -411,7 +398,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
   }
   if (!timed_op(c->op) || (c->rc != 0 && c->rc != ncclInProgress) || !counted) return 0;
   if (c->flags & NCS_CALL_F_CAPTURED) { r->captured++; return 0; }
-  double S = ncs_metrics_S(c->op, c->count, c->datatype, (int)n);
+  double S = ncs_rule_S(c->op, c->count, c->datatype, (int)n);
   if (c->group && c->depth > 0) {
     struct pend *p = pend_find(f, pkey(1, c->thread, c->group), 1);
     if (!p) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
@@ -720,10 +707,17 @@ static void m_destroy(void *state) {
   free(m);
 }
 
-int ncs_metrics_bad_option(const void *state) { return state && ((const struct metrics *)state)->bad_option; }
+static int m_bad_options(void *state) { return state && ((const struct metrics *)state)->bad_option; }
+
+static const struct ncs_analysis_option m_options[] = {
+  {"skip-warmup", "N|Xs", "leave out the first N steps (or X seconds) of each rank"},
+  {"step-op", "OP", "the operation that ends a training step (docs/METRICS.md)"},
+  {NULL, NULL, NULL}};
 
 const struct ncs_analysis ncs_analysis_metrics = {
   .name = "metrics",
+  .options = m_options,
+  .bad_options = m_bad_options,
   .create = m_create,
   .visitor = m_visitor,
   .file_done = m_file_done,

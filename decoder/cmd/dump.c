@@ -11,6 +11,7 @@
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "io/trace.h"
+#include "model/rules.h"
 
 static FILE *out;
 
@@ -53,7 +54,7 @@ static int d_call(void *c, const struct ncs_call *k) {
           " datatype=%u bytes=%" PRIu64 " redop=%u root=%d stream=0x%" PRIx64 " t_enter=%" PRIu64
           " duration=%" PRIu64 " rc=%d depth=%u group=%" PRIu64 " callsite=%u flags=%u\n",
           opname(k->op), k->thread, k->tcall, k->comm, k->seq, k->count, k->datatype,
-          k->count * ncclscope_datatype_size((int)k->datatype), k->redop, k->root, k->stream,
+          ncs_rule_bytes(k->count, k->datatype), k->redop, k->root, k->stream,
           k->t_enter, k->t_exit - k->t_enter, k->rc, k->depth, k->group, k->callsite, k->flags);
   return 0;
 }

@@ -15,10 +15,10 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
-#include "analysis/metrics.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "cmd/report.h"
+#include "model/rules.h"
 #include "io/trace.h"
 
 #define MAX_COMMS 65536 /* communicator indexes past this are counted as "other" */
@@ -110,7 +110,7 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   struct op_sum *o = (c->op > 0 && c->op < NCS_OP_LIMIT && ncs_op_name(c->op)) ? &s->ops[c->op] : &s->unknown_op;
   o->calls++;
   o->count += c->count;
-  o->bytes += c->count * ncclscope_datatype_size((int)c->datatype);
+  o->bytes += ncs_rule_bytes(c->count, c->datatype);
   o->host_ns += c->t_exit - c->t_enter;
   if (c->rc != 0 && c->rc != 7 /* ncclInProgress */) o->errors++;
   if (c->comm) {
@@ -324,20 +324,40 @@ static int cmp_rank(const void *a, const void *b, void *base) {
   return *(const int *)a - *(const int *)b;
 }
 
-static const struct option report_opts[] = {
-  {"json", no_argument, NULL, 'j'}, {"skip-warmup", required_argument, NULL, 'w'},
-  {"step-op", required_argument, NULL, 's'}, {0}};
-static const struct ncs_cli report_cli = {
-  "report",
-  "usage: ncclscope report [--json] [--skip-warmup N|Xs] [--step-op OP] PATH...\n"
-  "Per-rank and per-operation summary of traces. PATH: trace files (*.ncs) or directories.\n"
-  "  -j, --json             the document of docs/JSON.md\n"
-  "  --skip-warmup N|Xs     leave out the first N steps (or X seconds) of each rank\n"
-  "  --step-op OP           the operation that ends a training step (docs/METRICS.md)\n"
-  "  -h, --help             this text\n"
-  "Exit: 0 reported, 1 damaged or truncated input (what came before is reported), 2 bad usage\n"
-  "or unreadable input.\n",
-  report_opts, 0};
+/* The command line: --json, then every option the analyses declare (analysis.h), each
+ * handed on to them as "--name=value". */
+enum { MAX_OPTS = 32, OPT_ANALYSIS = 256 };
+static struct option report_opts[MAX_OPTS + 2];
+static const struct ncs_analysis_option *opt_of[MAX_OPTS];
+static char report_help[4096];
+static struct ncs_cli report_cli = {"report", report_help, report_opts, 0};
+
+static void build_cli(void) {
+  int n = 0;
+  size_t k = 0;
+  report_opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json]");
+  for (int a = 0; a < NANALYSES; a++)
+    for (const struct ncs_analysis_option *o = analyses[a]->options; o && o->name && n <= MAX_OPTS; o++) {
+      opt_of[n - 1] = o;
+      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - 1};
+      n++;
+      k += (size_t)snprintf(report_help + k, sizeof report_help - k, " [--%s %s]", o->name, o->arg);
+    }
+  report_opts[n] = (struct option){0};
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, " PATH...\n"
+       "Per-rank and per-operation summary of traces. PATH: trace files (*.ncs) or directories.\n"
+       "  %-23s%s\n", "-j, --json", "the document of docs/JSON.md");
+  for (int i = 1; i < n && k < sizeof report_help; i++) {
+    char name[96];
+    snprintf(name, sizeof name, "--%s %s", opt_of[i - 1]->name, opt_of[i - 1]->arg);
+    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - 1]->help);
+  }
+  if (k < sizeof report_help)
+    snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n%s", "-h, --help", "this text",
+             "Exit: 0 reported, 1 damaged or truncated input (what came before is reported), 2 bad usage\n"
+             "or unreadable input.\n");
+}
 
 static int usage(void) { return ncs_cli_fail(&report_cli, "bad option value"); }
 
@@ -353,15 +373,15 @@ int cmd_report(int argc, char **argv) {
   int noptbuf = 0;
   int npaths = 0, r;
   if (!paths || !opts) { ret = 2; goto out; }
-  /* --skip-warmup and --step-op go on to the analyses as "--name=value" */
+  build_cli();
   while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') { json = 1; continue; }
-    if ((r != 'w' && r != 's') || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
-    const char *name = r == 'w' ? "--skip-warmup" : "--step-op";
-    size_t l = strlen(name) + strlen(optarg) + 2;
+    if (r < OPT_ANALYSIS || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
+    const char *name = opt_of[r - OPT_ANALYSIS]->name;
+    size_t l = strlen(name) + strlen(optarg) + 4;
     char *o = malloc(l);
     if (!o) { ret = 2; goto out; }
-    snprintf(o, l, "%s=%s", name, optarg);
+    snprintf(o, l, "--%s=%s", name, optarg);
     optbuf[noptbuf++] = o;
     opts[nopt++] = o;
   }
@@ -378,7 +398,7 @@ int cmd_report(int argc, char **argv) {
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
-    if (analyses[a] == &ncs_analysis_metrics && ncs_metrics_bad_option(state[a])) { ret = usage(); goto out; }
+    if (analyses[a]->bad_options && analyses[a]->bad_options(state[a])) { ret = usage(); goto out; }
   }
 
   for (int i = 0; i < nfiles; i++) {

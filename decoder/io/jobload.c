@@ -15,22 +15,12 @@
 #include "io/nccllog.h"
 #include "io/progress.h"
 #include "io/regfile.h"
+#include "model/rules.h"
 
-int ncs_bucket_of(uint64_t bytes) {
-  int b = 0;
-  while (bytes > 1 && b < NCS_NBUCKETS - 1) { bytes >>= 1; b++; }
-  return b;
-}
-
-double ncs_busbytes(uint32_t op, uint64_t count, uint32_t datatype, int n) {
-  double S = (double)count * (double)ncclscope_datatype_size((int)datatype);
-  if (n < 1) n = 1;
-  switch (ncs_op_bw(op)) {
-  case NCS_BW_ALLREDUCE: return S * 2.0 * (n - 1) / n;
-  case NCS_BW_ONE: return S;
-  case NCS_BW_NTIMES: return S * n * (double)(n - 1) / n;
-  default: return 0;
-  }
+/* Row bucket of a call's bytes as passed: floor(log2), 0 for 0 or 1 byte (model/rules.h). */
+static int bucket_of(uint64_t bytes) {
+  int b = ncs_rule_log2((double)bytes);
+  return b < 0 ? 0 : b < NCS_NBUCKETS - 1 ? b : NCS_NBUCKETS - 1;
 }
 
 void ncs_tmask_name(unsigned mask, char *buf, size_t len) {
@@ -181,10 +171,10 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   if (e < s) e = s;
   if (a->has_gpu) r->gpu_calls++;
   f->coll_calls++;
-  uint64_t bytes = c->count * ncclscope_datatype_size((int)c->datatype);
-  double bb = ncs_busbytes(c->op, c->count, c->datatype, nranks);
+  uint64_t bytes = ncs_rule_bytes(c->count, c->datatype);
+  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, nranks);
   double dt = (double)(e - s) / 1e9;
-  struct ncs_opstat *st = opstat(r, c->op, ncs_bucket_of(bytes), lc ? lc->comm_id : 0);
+  struct ncs_opstat *st = opstat(r, c->op, bucket_of(bytes), lc ? lc->comm_id : 0);
   if (st) {
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb;
     if (dt > st->max_s) st->max_s = dt;

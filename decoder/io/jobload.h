@@ -31,10 +31,7 @@
 #include "io/trace.h"
 
 #define NCS_NBUCKETS 48
-/* Size bucket of a message of `bytes` bytes: floor(log2(bytes)), 0 for 0 or 1 byte. */
-int ncs_bucket_of(uint64_t bytes);
-/* Bus bytes moved by a call (nccl-tests: S x factor, docs/REFERENCE-FIGURES.md). */
-double ncs_busbytes(uint32_t op, uint64_t count, uint32_t datatype, int nranks);
+/* Rows are per size bucket: floor(log2(bytes as passed)), 0 for 0 or 1 byte, at most 47. */
 
 struct ncs_opstat {
   uint32_t op;

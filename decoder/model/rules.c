@@ -1,0 +1,37 @@
+/* rules.c — the shared definitions of sizes and bandwidth (rules.h). */
+#include "model/rules.h"
+
+#include <math.h>
+
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+
+size_t ncs_rule_dtype_size(uint32_t datatype) { return ncclscope_datatype_size((int)datatype); }
+
+uint64_t ncs_rule_bytes(uint64_t count, uint32_t datatype) { return count * ncs_rule_dtype_size(datatype); }
+
+double ncs_rule_S(unsigned op, uint64_t count, uint32_t datatype, int nranks) {
+  double b = (double)ncs_rule_bytes(count, datatype);
+  return ncs_op_bw(op) == NCS_BW_NTIMES ? b * (nranks > 0 ? nranks : 1) : b;
+}
+
+double ncs_rule_busbw_factor(unsigned op, int n) {
+  if (n < 1) n = 1;
+  switch (ncs_op_bw(op)) {
+  case NCS_BW_ALLREDUCE: return 2.0 * (n - 1) / n;
+  case NCS_BW_NTIMES: return (double)(n - 1) / n;
+  case NCS_BW_ONE: return 1.0;
+  default: return 0.0;
+  }
+}
+
+double ncs_rule_busbytes(unsigned op, uint64_t count, uint32_t datatype, int nranks) {
+  double f = ncs_rule_busbw_factor(op, nranks);
+  return f > 0 ? ncs_rule_S(op, count, datatype, nranks) * f : 0;
+}
+
+int ncs_rule_log2(double bytes) {
+  if (!(bytes >= 1)) return -1;
+  if (bytes < 9223372036854775808.0) return 63 - __builtin_clzll((unsigned long long)bytes);
+  return (int)floor(log2(bytes));
+}

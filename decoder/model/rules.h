@@ -1,0 +1,26 @@
+/* rules.h — the definitions every analysis shares, written once: the size of a datatype, the
+ * bytes a call moves (nccl-tests' S), the bus-bandwidth factor, and the power-of-two size
+ * bucket. docs/METRICS.md defines them (docs/REFERENCE-FIGURES.md, nccl-tests' definitions).
+ *
+ * Contract: pure functions, no state. An unknown communicator size (nranks < 1) counts as 1.
+ * An unknown datatype has size 0 (its calls move 0 bytes). */
+#ifndef NCS_RULES_H
+#define NCS_RULES_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bytes of one element of an NCCL datatype; 0 when unknown. */
+size_t ncs_rule_dtype_size(uint32_t datatype);
+/* Bytes the caller passed: count x size(datatype). */
+uint64_t ncs_rule_bytes(uint64_t count, uint32_t datatype);
+/* nccl-tests' S for one call (bytes): count x size(datatype), times nranks for AllGather,
+ * ReduceScatter, AlltoAll, Gather, Scatter. */
+double ncs_rule_S(unsigned op, uint64_t count, uint32_t datatype, int nranks);
+/* busbw = algbw x this factor: 2(n-1)/n AllReduce, (n-1)/n the S x n ops, 1 Broadcast,
+ * Reduce, Send, Recv; 0 for ops that move no data. */
+double ncs_rule_busbw_factor(unsigned op, int nranks);
+/* Bus bytes of one call: S x factor (busbw = bus bytes / time). */
+double ncs_rule_busbytes(unsigned op, uint64_t count, uint32_t datatype, int nranks);
+/* floor(log2 bytes): the power-of-two size class of a message; -1 for bytes < 1. */
+int ncs_rule_log2(double bytes);
+#endif
