@@ -17,7 +17,8 @@
 
 static char dir[] = "/tmp/ncs-metrics.XXXXXX";
 
-/* Runs the metrics analysis on one file; returns its state (destroy with the analysis). */
+/* Runs the metrics analysis on one file as the loader does (prepass, then the read); returns
+ * its state (destroy with the analysis). */
 struct run { void *st; struct ncs_rank_info info; int order; const char *opts[4]; struct ncs_job job; };
 static void run_metrics(struct run *r, const char *path, const char *opt1, const char *opt2) {
   memset(r, 0, sizeof *r);
@@ -29,8 +30,9 @@ static void run_metrics(struct run *r, const char *path, const char *opt1, const
   const struct ncs_analysis *a = &ncs_analysis_metrics;
   r->st = a->create(&r->job);
   struct ncs_visitor v = {0};
-  a->visitor(r->st, 0, &v);
   struct ncs_read_status s;
+  if (a->prepass) { a->prepass(r->st, 0, &v); ncs_trace_read(path, &v, &s); memset(&v, 0, sizeof v); }
+  a->visitor(r->st, 0, &v);
   ncs_trace_read(path, &v, &s);
   a->file_done(r->st, 0, &s);
   if (a->finish) a->finish(r->st, &r->job);

@@ -133,7 +133,10 @@ static int on_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 
-void ncs_dfacts_visitor(struct ncs_dfacts *f, struct ncs_visitor *v) {
+void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
+  if (m->n >= NCS_MUX_MAX) return;
+  struct ncs_visitor *v = &m->v[m->n++];
+  memset(v, 0, sizeof *v);
   v->ctx = f;
   v->process = on_process;
   v->comm = on_comm;
@@ -143,7 +146,9 @@ void ncs_dfacts_visitor(struct ncs_dfacts *f, struct ncs_visitor *v) {
   v->raw = on_raw;
 }
 
-void ncs_dfacts_done(struct ncs_dfacts *f) {
+void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_status *st) {
+  f->read_rc = read_rc;
+  snprintf(f->error, sizeof f->error, "%s", st ? st->error : "");
   if (f->host_cur_e > f->host_cur_s) f->host_comm_ns += (double)(f->host_cur_e - f->host_cur_s);
   if (f->gpu_cur_e > f->gpu_cur_s) f->gpu_comm_ns += (double)(f->gpu_cur_e - f->gpu_cur_s);
   f->host_cur_s = f->host_cur_e = f->gpu_cur_s = f->gpu_cur_e = 0;
@@ -151,20 +156,6 @@ void ncs_dfacts_done(struct ncs_dfacts *f) {
   free(f->pending);
   f->pending = NULL;
   if (f->topo && !f->topo->host[0]) snprintf(f->topo->host, sizeof f->topo->host, "%s", f->host);
-}
-
-struct ncs_dfacts *ncs_dfacts_read(const char *path) {
-  struct ncs_dfacts *f = ncs_dfacts_new(path);
-  if (!f) return NULL;
-  struct ncs_visitor v;
-  memset(&v, 0, sizeof v);
-  ncs_dfacts_visitor(f, &v);
-  struct ncs_read_status st;
-  memset(&st, 0, sizeof st);
-  f->read_rc = ncs_trace_read(path, &v, &st);
-  snprintf(f->error, sizeof f->error, "%s", st.error);
-  ncs_dfacts_done(f);
-  return f;
 }
 
 const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name) {

@@ -3,8 +3,8 @@
  * lines (transport model), the NVML topology, and the calls' communication share and bus
  * bandwidth of large collectives.
  *
- * Contract: ncs_dfacts_visitor() fills a visitor whose callbacks feed `f`; ncs_dfacts_done()
- * finishes the sums after the read. Memory is bounded: the transport model grows with distinct
+ * Contract: ncs_dfacts_attach() adds a visitor whose callbacks feed `f` to one file's read;
+ * ncs_dfacts_finish() finishes the sums after the read. Memory is bounded: the transport model grows with distinct
  * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file, pending calls waiting
  * for their GPU time at NCS_DF_PENDING direct-mapped slots (a call whose GPU time comes after
  * a later call took its slot gives no GPU sample; its host sample stays). ncs_dfacts_free()
@@ -13,6 +13,7 @@
 #define NCS_DOCTOR_FACTS_H
 #include <stdint.h>
 #include "model/topo.h"
+#include "io/mux.h"
 #include "io/trace.h"
 #include "model/transport.h"
 
@@ -65,11 +66,11 @@ struct ncs_dfacts {
 /* Allocates zeroed facts for `path`; NULL when out of memory. */
 struct ncs_dfacts *ncs_dfacts_new(const char *path);
 void ncs_dfacts_free(struct ncs_dfacts *f);
-/* Sets the callbacks of v (v->ctx = f); callbacks left NULL stay NULL. */
-void ncs_dfacts_visitor(struct ncs_dfacts *f, struct ncs_visitor *v);
-void ncs_dfacts_done(struct ncs_dfacts *f);
-/* Reads a trace into new facts (read outcome in f->read_rc / f->error). NULL when out of memory. */
-struct ncs_dfacts *ncs_dfacts_read(const char *path);
+/* A plug-in of the loader (io/jobload.h): ncs_dfacts_attach() appends f's visitor to the
+ * file's visitors; ncs_dfacts_finish() settles f after the read (outcome in f->read_rc and
+ * f->error). Facts of different files are independent: files may be read in parallel. */
+void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m);
+void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_status *st);
 
 const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name);
 /* This process's rank and ranks in its largest communicator; -1 / 0 when none. */

@@ -5,7 +5,7 @@
  * message size: calls, time, mean, p50, p99, algbw and busbw (nccl-tests' definitions), each
  * labelled with its timing source. Every number is defined in docs/METRICS.md.
  *
- * Contract: two passes per file. Pass 1 (its own read, in visitor()) counts call signatures
+ * Contract: two passes per file. Pass 1 (the loader's prepass, analysis.h) counts call signatures
  * to find the step boundary and whether the trace has GPU times. Pass 2 rides the report's
  * read. Memory per file read: a pending table of calls awaiting their GPU_TIME (fixed size;
  * a call that cannot wait is timed on the host) and an interval buffer for the union; kept
@@ -456,21 +456,24 @@ static void *m_create(const struct ncs_job *job) {
   return m;
 }
 
+/* Pass 1: the loader's explicit first read of the file (analysis.h prepass). */
+static void m_prepass(void *state, int file, struct ncs_visitor *v) {
+  struct metrics *m = state;
+  if (!m || m->bad_option) return;
+  struct file_state *f = &m->fs;
+  memset(f->sig, 0, SIG_CAP * sizeof *f->sig);
+  f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
+  v->ctx = f;
+  v->call = p1_call;
+  v->gpu_time = p1_gpu;
+  v->process = p1_process;
+}
+
 static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
   struct file_state *f = &m->fs;
   struct rank_m *r = &m->rank[file];
-  memset(f->sig, 0, SIG_CAP * sizeof *f->sig);
-  f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
-  /* pass 1 */
-  struct ncs_visitor p1 = {0};
-  p1.ctx = f;
-  p1.call = p1_call;
-  p1.gpu_time = p1_gpu;
-  p1.process = p1_process;
-  struct ncs_read_status st;
-  ncs_trace_read(m->job->rank[file].path, &p1, &st);
   r->used = 1;
   choose_boundary(m, f, r);
   /* pass 2 state */
@@ -719,6 +722,7 @@ const struct ncs_analysis ncs_analysis_metrics = {
   .options = m_options,
   .bad_options = m_bad_options,
   .create = m_create,
+  .prepass = m_prepass,
   .visitor = m_visitor,
   .file_done = m_file_done,
   .print_text = m_text,

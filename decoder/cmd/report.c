@@ -19,6 +19,7 @@
 #include "ncclscope/ops.h"
 #include "cmd/report.h"
 #include "model/rules.h"
+#include "io/jobload.h"
 #include "io/trace.h"
 
 #define MAX_COMMS 65536 /* communicator indexes past this are counted as "other" */
@@ -127,49 +128,6 @@ static int on_drop(void *ctx, const struct ncs_drop *d) {
   struct file_sum *s = ctx;
   s->drops[d->reason < 8 ? d->reason : 0] += d->records;
   return 0;
-}
-
-/* ---- fan-out of one read to the summary and the analyses ---- */
-enum { NA_MAX = 16 };
-struct mux { struct ncs_visitor v[NA_MAX + 1]; int n; };
-
-#define MUX_CB(field, T) \
-  static int mux_##field(void *ctx, const T *x) { \
-    struct mux *m = ctx; int stop = 0; \
-    for (int i = 0; i < m->n; i++) \
-      if (m->v[i].field && m->v[i].field(m->v[i].ctx, x)) stop = 1; \
-    return stop; \
-  }
-MUX_CB(process, struct ncs_process)
-MUX_CB(thread, struct ncs_thread)
-MUX_CB(comm, struct ncs_comm)
-MUX_CB(comm_end, struct ncs_comm_end)
-MUX_CB(call, struct ncs_call)
-MUX_CB(callsite, struct ncs_callsite)
-MUX_CB(module, struct ncs_module)
-MUX_CB(drop, struct ncs_drop)
-MUX_CB(clock, struct ncs_clock)
-MUX_CB(gpu_time, struct ncs_gpu_time)
-MUX_CB(log_line, struct ncs_log_line)
-MUX_CB(raw, struct ncs_raw)
-#undef MUX_CB
-static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
-  struct mux *m = ctx;
-  int stop = 0;
-  for (int i = 0; i < m->n; i++)
-    if (m->v[i].chunk && m->v[i].chunk(m->v[i].ctx, index, dropped, flags, off)) stop = 1;
-  return stop;
-}
-
-/* A visitor that calls every sub-visitor having that callback (NULL when none does). */
-static void mux_build(struct mux *m, struct ncs_visitor *out) {
-  memset(out, 0, sizeof *out);
-  out->ctx = m;
-#define SET(field) for (int i = 0; i < m->n; i++) if (m->v[i].field) { out->field = mux_##field; break; }
-  SET(process) SET(thread) SET(comm) SET(comm_end) SET(call) SET(callsite) SET(module)
-  SET(drop) SET(clock) SET(gpu_time) SET(log_line) SET(raw) SET(chunk)
-#undef SET
-  if (m->n == 1) *out = m->v[0]; /* nothing to fan out */
 }
 
 const char *ncs_job_option(const struct ncs_job *job, const char *name) {
@@ -324,6 +282,47 @@ static int cmp_rank(const void *a, const void *b, void *base) {
   return *(const int *)a - *(const int *)b;
 }
 
+/* ---- reading: the loader (io/jobload.h) reads each file once, in file order, and hands its
+ * records to the core summary and to every analysis ---- */
+struct report_run {
+  struct file_sum *sums;
+  void **state;
+  int ret;
+};
+
+static void run_prepass(void *ctx, int file, struct ncs_mux *m) {
+  struct report_run *R = ctx;
+  for (int a = 0; a < NANALYSES && m->n < NCS_MUX_MAX; a++)
+    if (analyses[a]->prepass) analyses[a]->prepass(R->state[a], file, &m->v[m->n++]);
+}
+
+static void run_visitor(void *ctx, int file, struct ncs_mux *m) {
+  struct report_run *R = ctx;
+  struct file_sum *s = &R->sums[file];
+  struct ncs_visitor *core = &m->v[m->n++];
+  core->ctx = s;
+  core->process = on_process;
+  core->comm = on_comm;
+  core->comm_end = on_comm_end;
+  core->call = on_call;
+  core->drop = on_drop;
+  for (int a = 0; a < NANALYSES && m->n < NCS_MUX_MAX; a++)
+    if (analyses[a]->visitor) analyses[a]->visitor(R->state[a], file, &m->v[m->n++]);
+}
+
+static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
+  struct report_run *R = ctx;
+  struct file_sum *s = &R->sums[file];
+  s->st = *st;
+  s->info.read_rc = rc;
+  s->info.truncated = s->st.truncated;
+  if (rc == 2) R->ret = 2;
+  else if ((rc == 1 || s->st.truncated) && R->ret == 0) R->ret = 1;
+  if (s->st.error[0]) fprintf(stderr, "ncclscope: %s\n", s->st.error);
+  for (int a = 0; a < NANALYSES; a++)
+    if (analyses[a]->file_done) analyses[a]->file_done(R->state[a], file, &s->st);
+}
+
 /* The command line: --json, then every option the analyses declare (analysis.h), each
  * handed on to them as "--name=value". */
 enum { MAX_OPTS = 32, OPT_ANALYSIS = 256 };
@@ -402,32 +401,17 @@ int cmd_report(int argc, char **argv) {
   }
 
   for (int i = 0; i < nfiles; i++) {
-    struct file_sum *s = &sums[i];
-    s->env_rank = -1;
-    s->info.path = files[i];
-    s->info.host = "";
-    struct mux m;
-    memset(&m, 0, sizeof m);
-    struct ncs_visitor *core = &m.v[m.n++];
-    core->ctx = s;
-    core->process = on_process;
-    core->comm = on_comm;
-    core->comm_end = on_comm_end;
-    core->call = on_call;
-    core->drop = on_drop;
-    for (int a = 0; a < NANALYSES && m.n <= NA_MAX; a++)
-      if (analyses[a]->visitor) analyses[a]->visitor(state[a], i, &m.v[m.n++]);
-    struct ncs_visitor v;
-    mux_build(&m, &v);
-    int rc = ncs_trace_read(files[i], &v, &s->st);
-    s->info.read_rc = rc;
-    s->info.truncated = s->st.truncated;
-    if (rc == 2) ret = 2;
-    else if ((rc == 1 || s->st.truncated) && ret == 0) ret = 1;
-    if (s->st.error[0]) fprintf(stderr, "ncclscope: %s\n", s->st.error);
-    for (int a = 0; a < NANALYSES; a++)
-      if (analyses[a]->file_done) analyses[a]->file_done(state[a], i, &s->st);
+    sums[i].env_rank = -1;
+    sums[i].info.path = files[i];
+    sums[i].info.host = "";
   }
+  struct report_run run = {sums, state, 0};
+  struct ncs_load_opts lo = {.ctx = &run, .in_order = 1, .plugins_only = 1, .file_visitor = run_visitor,
+                             .file_done = run_file_done, .prepass = run_prepass};
+  struct ncs_jobdata *jd = NULL;
+  ncs_job_load(nfiles, files, &lo, &jd);
+  ncs_job_free(jd);
+  ret = run.ret;
   for (int i = 0; i < nfiles; i++) {
     settle_rank(&sums[i]);
     infos[i] = sums[i].info;

@@ -58,6 +58,7 @@ struct fctx {
   struct ncs_strag_arrival *batch; /* the advancing thread's batch of arrivals for the straggler
                                       engine, handed over at the end of each step */
   size_t nbatch;
+  struct ncs_mux mux;         /* the summary's visitor and the plug-ins' (ncs_load_opts) */
   /* lockstep (see ncs_job_load) */
   struct ncs_trace *t;
   struct ncs_read_status st;
@@ -301,6 +302,33 @@ static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, 
   return 0;
 }
 
+/* The visitors of file i: the summary's (unless plugins_only) and the plug-ins', after the
+ * plug-ins' explicit first pass when they asked for one. */
+static void file_attach(struct loader *L, int i) {
+  struct fctx *f = &L->f[i];
+  const struct ncs_load_opts *o = L->o;
+  struct ncs_mux *m = &f->mux;
+  if (o->prepass) {
+    m->n = 0;
+    o->prepass(o->ctx, i, m);
+    if (m->n) {
+      struct ncs_visitor pv;
+      struct ncs_read_status pst;
+      ncs_mux_build(m, &pv);
+      ncs_trace_read(L->files[i], &pv, &pst);
+    }
+  }
+  memset(m, 0, sizeof *m);
+  if (!o->plugins_only)
+    m->v[m->n++] = (struct ncs_visitor){.ctx = f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
+                                        .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
+                                        .raw = v_raw, .chunk = v_chunk};
+  else if (o->progress_label)
+    m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
+  if (o->file_visitor) o->file_visitor(o->ctx, i, m);
+  ncs_mux_build(m, &f->v);
+}
+
 /* Opens file i (its PROCESS record etc. follow with its first step). */
 static void file_open(struct loader *L, int i) {
   struct fctx *f = &L->f[i];
@@ -308,9 +336,7 @@ static void file_open(struct loader *L, int i) {
   f->L = L; f->file = i; f->r = &L->job->r[i];
   f->r->rank = -1;
   ncs_aligner_init(&f->al, L->job->origin, on_aligned, f);
-  f->v = (struct ncs_visitor){.ctx = f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
-                              .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
-                              .raw = v_raw, .chunk = v_chunk};
+  file_attach(L, i);
   f->r->read_rc = ncs_trace_open(L->files[i], &f->v, &f->st, &f->t);
   f->live = f->t != NULL;
   ncs_trace_park(f->t); /* thousands of files: no descriptor held until the file's turn */
@@ -346,6 +372,7 @@ static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch)
   free(f->comms);
   f->comms = NULL; f->ncomms = 0;
   ncs_progress_file_done();
+  if (L->o->file_done) L->o->file_done(L->o->ctx, i, f->r->read_rc, &f->st);
 }
 
 /* One step of file i: its next chunk is decoded and its records handed on; the straggler
@@ -355,7 +382,7 @@ static void file_step(struct loader *L, int i, struct ncs_trace_bufs *b, struct 
   int64_t before = f->t_rel, had = f->have_t;
   f->batch = batch;
   int more = ncs_trace_next(f->t, b);
-  ncs_trace_park(f->t); /* no descriptor held between steps: thousands of files stay open */
+  if (L->lockstep) ncs_trace_park(f->t); /* no descriptor held between steps: thousands of files stay open */
   ncs_strag_arrive_batch(L->job->strag, i, f->batch, f->nbatch);
   f->nbatch = 0;
   f->batch = NULL;
@@ -484,7 +511,8 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
    * being at most one collective each; past 2^20 collectives the window gives up the oldest,
    * so such traces are always read in lockstep). Pick whichever keeps less. */
   const char *ls = getenv("NCCLSCOPE_LOCKSTEP");
-  if (ls && (*ls == '0' || *ls == '1')) L.lockstep = *ls == '1';
+  if (o->in_order) L.lockstep = 0;
+  else if (ls && (*ls == '0' || *ls == '1')) L.lockstep = *ls == '1';
   else L.lockstep = most_recs > (1u << 20) || held < most_recs * 96;
   J->lockstep = L.lockstep;
   pthread_mutex_init(&L.mu, NULL);
@@ -493,7 +521,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   if (nt < 1) nt = 1;
   if (nt > nfiles) nt = nfiles;
   if (nt > 256) nt = 256;
-  if (nt < 1) nt = 1;
+  if (nt < 1 || o->in_order) nt = 1;
   if (o->progress_label) ncs_progress_begin(o->progress_label, total, nfiles);
   L.f = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *L.f);
   L.step = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *L.step);
@@ -509,7 +537,12 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
     ncs_job_free(J);
     return 2;
   }
-  for (int i = 0; i < nfiles; i++) {
+  for (int i = 0; i < nfiles && o->in_order; i++) { /* one file after another, in order */
+    file_open(&L, i);
+    if (!L.f[i].live) file_close(&L, i, w[0].batch);
+    while (L.f[i].live) file_step(&L, i, w[0].b, w[0].batch);
+  }
+  for (int i = 0; i < nfiles && !o->in_order; i++) {
     file_open(&L, i);
     if (!L.f[i].live) file_close(&L, i, w[0].batch);
   }

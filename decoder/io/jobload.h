@@ -28,6 +28,7 @@
 #include "model/align.h"
 #include "analysis/straggler.h"
 #include "model/topo.h"
+#include "io/mux.h"
 #include "io/trace.h"
 
 #define NCS_NBUCKETS 48
@@ -109,6 +110,24 @@ struct ncs_load_opts {
   void *ctx;
   void (*on_call)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e);
   void (*on_comm)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e);
+  /* Plug-ins: analyses that read the same records in the same single read of each file
+   * (docs/ARCHITECTURE.md, "Adding an analysis"). file_visitor appends the visitors that want
+   * file `file`'s records to m (each with its own ctx) before its first record; file_done
+   * follows the file's read with its status and ncs_trace_read's result (0 read, 1 damaged,
+ * 2 not readable; also for a file that could not be opened).
+   * Without in_order, files are read by several threads: callbacks of one file come one at a
+   * time, those of different files may run at once (keep per-file state apart). */
+  void (*file_visitor)(void *ctx, int file, struct ncs_mux *m);
+  void (*file_done)(void *ctx, int file, int read_rc, const struct ncs_read_status *st);
+  /* in_order: files read one after another, in file order, on the calling thread: for
+   * plug-ins with state shared across files. */
+  int in_order;
+  /* plugins_only: skip the job summary (clock alignment, rows, stragglers; ncs_jrank then
+   * holds only path, read_rc, truncated, error and dropped): the plug-ins are the analysis. */
+  int plugins_only;
+  /* prepass (in_order only): an explicit first read of each file, just before its main read,
+   * for a plug-in that must see the whole file first; it costs a second decode of the file. */
+  void (*prepass)(void *ctx, int file, struct ncs_mux *m);
 };
 
 int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct ncs_jobdata **out);

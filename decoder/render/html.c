@@ -3,8 +3,8 @@
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
  * tests and readers can find them): summary, time-per-op, busbw, comm-share, skew, stragglers,
- * findings, doctor (`ncclscope doctor`'s verdicts: a second pass over the files, skipped with
- * --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
+ * findings, doctor (`ncclscope doctor`'s verdicts, from facts gathered in the same single read
+ * of each file; left out with --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
  * Exit 0, 1 when some input was damaged or truncated (the page says which), 2 on bad usage or
  * when nothing could be read. */
@@ -20,7 +20,9 @@
 #include "render/json.h"
 #include "io/nccllog.h"
 #include "ncclscope/ops.h"
+#include "analysis/doctor.h"
 #include "analysis/straggler.h"
+#include "render/doctor_render.h"
 #include "render/svg.h"
 #include "model/topo.h"
 
@@ -244,38 +246,27 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
   fprintf(f, "</section>\n");
 }
 
-/* The doctor's verdicts: `ncclscope doctor PATH...` run in this process with its stdout sent
- * to a temporary file, shown as text (already escaped for a terminal by the doctor, escaped
- * again for HTML here). */
-static void sec_doctor(FILE *f, int npaths, char **paths) {
+/* The doctor's verdicts (analysis/doctor.h) on the facts gathered in the same read of the
+ * files as everything else; none when a file could not be read (as `ncclscope doctor` exits 2). */
+static void sec_doctor(FILE *f, struct ncs_doctor *d) {
   fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2>\n");
-  FILE *tmp = tmpfile();
-  int saved = -1, rc = -1;
-  char **argv = calloc((size_t)npaths + 2, sizeof *argv);
-  fflush(stdout);
-  fflush(f);
-  if (tmp && argv && (saved = dup(1)) >= 0 && dup2(fileno(tmp), 1) >= 0) {
-    argv[0] = (char *)"doctor";
-    for (int i = 0; i < npaths; i++) argv[i + 1] = paths[i];
-    rc = cmd_doctor(npaths + 1, argv);
-    fflush(stdout);
-    dup2(saved, 1);
-  }
-  if (saved >= 0) close(saved);
-  if (rc < 0 || rc > 1 || !tmp) {
-    fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit %d).</p>", rc);
+  int unreadable = 0;
+  for (int i = 0; i < d->n; i++) unreadable |= d->f[i]->read_rc == 2;
+  if (unreadable) {
+    fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit 2).</p>");
   } else {
-    char buf[4096];
-    size_t n;
-    rewind(tmp);
-    fprintf(f, "<p class=\"%s\">%s</p><pre>", rc ? "bad" : "ok", rc ? "Problems found:" : "Healthy:");
-    size_t total = 0;
-    while ((n = fread(buf, 1, sizeof buf, tmp)) > 0 && total < (1u << 20)) { ncs_html_escape(f, buf, n); total += n; }
-    fprintf(f, "</pre>");
+    ncs_doctor_run(d);
+    ncs_doctor_print_html(d, f);
   }
   fprintf(f, "</section>\n");
-  if (tmp) fclose(tmp);
-  free(argv);
+}
+
+/* The loader's plug-in for the doctor: file i feeds facts d->f[i]. */
+static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
+  ncs_dfacts_attach(((struct ncs_doctor *)ctx)->f[file], m);
+}
+static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
+  ncs_dfacts_finish(((struct ncs_doctor *)ctx)->f[file], rc, st);
 }
 
 static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
@@ -393,11 +384,19 @@ int cmd_html(int argc, char **argv) {
   int n = ncs_paths_expand(np, paths, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return 2; }
   struct ncs_load_opts o = {.progress_label = "html"};
+  struct ncs_doctor doc;
+  memset(&doc, 0, sizeof doc);
+  if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
+    for (doc.n = 0; doc.n < n; doc.n++)
+      if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
+    if (doc.n == n) { o.ctx = &doc; o.file_visitor = facts_visitor; o.file_done = facts_done; }
+  }
+  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
   struct ncs_jobdata *J = NULL;
   int rc = ncs_job_load(n, files, &o, &J);
-  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_paths_free(files, n); return 2; }
+  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_paths_free(files, n); return 2; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_job_free(J); ncs_paths_free(files, n); return 2; }
+  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_paths_free(files, n); return 2; }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
@@ -408,7 +407,7 @@ int cmd_html(int argc, char **argv) {
   sec_skew(f, J);
   sec_stragglers(f, J);
   sec_findings(f, J);
-  if (doctor) sec_doctor(f, np, paths);
+  if (doctor) sec_doctor(f, &doc);
   else fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2><p class=\"note\">Not run (--no-doctor).</p></section>\n");
   sec_transports(f, J);
   sec_topology(f, J);
@@ -419,6 +418,7 @@ int cmd_html(int argc, char **argv) {
   int werr = ferror(f);
   if (f != stdout && fclose(f) != 0) werr = 1;
   ncs_job_free(J);
+  ncs_doctor_free(&doc);
   ncs_paths_free(files, n);
   if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return 2; }
   return bad ? 1 : 0;

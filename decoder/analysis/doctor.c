@@ -1,0 +1,356 @@
+/* doctor.c — the doctor's checks (doctor.h, docs/DOCTOR.md lists them with their thresholds):
+ * each looks at the facts of every process of the job and adds a verdict with its evidence
+ * and a next step. No output here: render/doctor_render.c prints verdicts as text, JSON or
+ * HTML. Never exits from inside a check. */
+#include "analysis/doctor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static struct ncs_verdict *add_verdict(struct ncs_doctor *d, const char *id, const char *title, int problem) {
+  if (d->nv == d->cap) {
+    int nc = d->cap ? d->cap * 2 : 8;
+    struct ncs_verdict *n = realloc(d->v, (size_t)nc * sizeof *n);
+    if (!n) return NULL;
+    d->v = n;
+    d->cap = nc;
+  }
+  struct ncs_verdict *v = &d->v[d->nv++];
+  memset(v, 0, sizeof *v);
+  v->id = id;
+  v->title = title;
+  v->problem = problem;
+  return v;
+}
+
+static void evidence(struct ncs_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void evidence(struct ncs_verdict *v, const char *fmt, ...) {
+  if (v->nevidence >= NCS_VERDICT_EVIDENCE) { v->more++; return; }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->evidence[v->nevidence++], sizeof v->evidence[0], fmt, ap);
+  va_end(ap);
+}
+
+/* ---- job-level lookups ---- */
+
+static int version_code_of(const struct ncs_dfacts *f) {
+  if (f->version_code[0]) return atoi(f->version_code);
+  for (int i = 0; i < f->log.nvers; i++) if (f->log.vers[i].code) return f->log.vers[i].code;
+  return 0;
+}
+
+/* The topology of host h (the first process of that host that recorded one). */
+static const struct ncs_topo *topo_of_host(const struct ncs_doctor *d, const char *host) {
+  for (int i = 0; i < d->n; i++)
+    if (d->f[i]->topo && !strcmp(d->f[i]->host, host)) return d->f[i]->topo;
+  return NULL;
+}
+
+/* The file whose process is `rank` of communicator `comm_id` (0: any communicator). */
+static const struct ncs_dfacts *file_of_rank(const struct ncs_doctor *d, int rank) {
+  for (int i = 0; i < d->n; i++) {
+    int nr;
+    uint64_t id;
+    if (ncs_dfacts_rank(d->f[i], &nr, &id) == rank) return d->f[i];
+  }
+  return NULL;
+}
+
+static int all_digits(const char *s) {
+  if (!*s) return 0;
+  for (; *s; s++) if (*s < '0' || *s > '9') return 0;
+  return 1;
+}
+
+/* NVML index of a process's CUDA device, through CUDA_VISIBLE_DEVICES when it lists indexes. */
+static int nvml_of_cuda(const struct ncs_dfacts *f, int cuda_dev) {
+  const char *cvd = ncs_dfacts_env(f, "CUDA_VISIBLE_DEVICES");
+  if (cuda_dev < 0) return -1;
+  if (!cvd || !*cvd) return cuda_dev;
+  int idx = 0;
+  for (const char *p = cvd; *p;) {
+    char tok[32];
+    size_t k = 0;
+    while (*p && *p != ',' && k < sizeof tok - 1) tok[k++] = *p++;
+    tok[k] = 0;
+    if (*p == ',') p++;
+    if (idx++ == cuda_dev) return all_digits(tok) ? atoi(tok) : -1;
+  }
+  return -1;
+}
+
+/* NVML index on the printing host of rank `rank` printed with bracket text `tag` by process f. */
+static int gpu_of(const struct ncs_doctor *d, const struct ncs_dfacts *f, const struct ncs_topo *t, int rank, const char *tag) {
+  if (tag && tag[0]) {
+    int vc = version_code_of(f);
+    if (vc >= 21803 && all_digits(tag)) return atoi(tag); /* nvmlDev since 2.18.3 */
+    int g = ncs_topo_find_bus(t, tag);
+    if (g >= 0) return g;
+    if (vc && vc < 2500 && all_digits(tag)) return nvml_of_cuda(f, atoi(tag)); /* 2.3/2.4: cudaDev */
+  }
+  const struct ncs_dfacts *o = file_of_rank(d, rank);
+  if (!o || strcmp(o->node, f->node)) return -1;
+  int nr;
+  uint64_t id;
+  int r = ncs_dfacts_rank(o, &nr, &id);
+  for (int i = 0; i < o->ncomms; i++)
+    if (o->comms[i].rank == r && o->comms[i].comm_id == id) return nvml_of_cuda(o, o->comms[i].device);
+  return -1;
+}
+
+/* 1 when `rank`'s process runs on the same node as f's. */
+static int rank_on_node(const struct ncs_doctor *d, int rank, const struct ncs_dfacts *f) {
+  const struct ncs_dfacts *o = file_of_rank(d, rank);
+  return o && !strcmp(o->node, f->node);
+}
+
+static void env_summary(const struct ncs_dfacts *f, char *buf, size_t cap, const char *const *names) {
+  buf[0] = 0;
+  for (int i = 0; names[i]; i++) {
+    const char *v = ncs_dfacts_env(f, names[i]);
+    if (!v) continue;
+    size_t l = strlen(buf);
+    snprintf(buf + l, cap - l, "%s%s=%s", l ? " " : "", names[i], v);
+  }
+}
+
+/* ---- checks ---- */
+
+/* 1. NVLink between two GPUs, but NCCL connected them through SHM or NET. */
+static void check_nvlink_unused(struct ncs_doctor *d) {
+  struct ncs_verdict *v = NULL;
+  static const char *const envs[] = { "NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL", "NCCL_SHM_DISABLE",
+                                      "NCCL_CUMEM_ENABLE", "NCCL_NET", "CUDA_VISIBLE_DEVICES", NULL };
+  char envtxt[400] = "";
+  int p2p_disabled = 0, p2p_level = 0, ipc_warn = 0;
+  static int seen[256][4];
+  int nseen = 0;
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    const struct ncs_topo *t = topo_of_host(d, f->host);
+    if (!t) continue;
+    for (size_t k = 0; k < f->log.nconns; k++) {
+      const struct ncs_tconn *c = &f->log.conns[k];
+      if (c->tclass != NCS_TC_SHM && c->tclass != NCS_TC_NET) continue;
+      if (c->from < 0 || c->to < 0) continue;
+      if (c->tclass == NCS_TC_NET && !(rank_on_node(d, c->from, f) && rank_on_node(d, c->to, f)))
+        continue; /* inter-node traffic: NET is right */
+      int ga = gpu_of(d, f, t, c->from, c->tclass == NCS_TC_NET ? "" : c->from_tag);
+      int gb = gpu_of(d, f, t, c->to, c->tclass == NCS_TC_NET ? "" : c->to_tag);
+      if (ga < 0 || gb < 0 || ga >= t->ngpus || gb >= t->ngpus || ga == gb || !t->nv[ga][gb]) continue;
+      if (!v) v = add_verdict(d, "nvlink-unused", "NVLink between these GPUs, but NCCL did not use it", 1);
+      if (!v) return;
+      char label[160];
+      int dup = 0;
+      for (int q = 0; q < nseen; q++)
+        dup |= seen[q][0] == i && seen[q][1] == ga && seen[q][2] == gb && seen[q][3] == c->tclass;
+      if (dup) continue;
+      if (nseen < 256) { seen[nseen][0] = i; seen[nseen][1] = ga; seen[nseen][2] = gb; seen[nseen][3] = c->tclass; nseen++; }
+      if (v->nevidence >= NCS_VERDICT_EVIDENCE - 2) { v->more++; continue; }
+      evidence(v, "host %s: rank %d (GPU%d) -> rank %d (GPU%d) are joined by NV%u, but NCCL connected them via %s (channel %d)",
+               f->host, c->from, ga, c->to, gb, t->nv[ga][gb], ncs_tconn_label(c, label, sizeof label), c->channel);
+      if (!envtxt[0]) env_summary(f, envtxt, sizeof envtxt, envs);
+      const char *pd = ncs_dfacts_env(f, "NCCL_P2P_DISABLE");
+      if (pd && strcmp(pd, "0")) p2p_disabled = 1;
+      if (ncs_dfacts_env(f, "NCCL_P2P_LEVEL")) p2p_level = 1;
+    }
+    for (int w = 0; w < f->log.nwarns; w++)
+      if (strstr(f->log.warns[w].text, "IPC") || strstr(f->log.warns[w].text, "peer access")) ipc_warn = 1;
+  }
+  if (!v) return;
+  if (envtxt[0]) evidence(v, "environment recorded by the trace: %s", envtxt);
+  else evidence(v, "environment recorded by the trace: no NCCL_P2P_* / NCCL_SHM_* variable set");
+  if (p2p_disabled)
+    snprintf(v->next, sizeof v->next, "NCCL_P2P_DISABLE is set: unset it (or set 0) so NCCL uses P2P over NVLink.");
+  else if (p2p_level)
+    snprintf(v->next, sizeof v->next, "NCCL_P2P_LEVEL limits P2P by distance: unset it or set NCCL_P2P_LEVEL=NVL.");
+  else if (ipc_warn)
+    snprintf(v->next, sizeof v->next, "NCCL warned that CUDA IPC failed: in containers run with --ipc=host (and a shared PID namespace), check `nvidia-smi topo -p2p r`, try NCCL_CUMEM_ENABLE=1.");
+  else
+    snprintf(v->next, sizeof v->next, "Check P2P between these GPUs (`nvidia-smi topo -p2p r`, `nvidia-smi nvlink --status`); in containers run with --ipc=host; rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P to see why P2P was refused.");
+}
+
+static int nvlink_capable_name(const char *name) {
+  static const char *const names[] = { "SXM", "A100", "H100", "H200", "H20", "H800", "A800", "B200", "GB200", "V100", NULL };
+  if (strstr(name, "PCIe")) return 0;
+  for (int i = 0; names[i]; i++) if (strstr(name, names[i])) return 1;
+  return 0;
+}
+
+/* 2. A host with several NVLink-class GPUs but no NVLink at all. */
+static void check_no_nvlink(struct ncs_doctor *d) {
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_topo *t = d->f[i]->topo;
+    if (!t || topo_of_host(d, d->f[i]->host) != t) continue; /* once per host */
+    int ngpu = 0, capable = 0;
+    for (int g = 0; g < t->ngpus; g++) {
+      if (!t->have_gpu[g]) continue;
+      ngpu++;
+      capable |= nvlink_capable_name(t->gpu[g].name);
+    }
+    if (ngpu < 2 || !capable || ncs_topo_nvlink_pairs(t) > 0) continue;
+    struct ncs_verdict *v = add_verdict(d, "no-nvlink", "No NVLink detected between the GPUs of a host built for it", 1);
+    if (!v) return;
+    char c[16];
+    evidence(v, "host %s: %d GPUs (%s), NVML reports 0 active NVLinks; GPU0-GPU1 link: %s", t->host, ngpu,
+             t->gpu[0].name, ncs_topo_cell(t, 0, 1, c, sizeof c));
+    snprintf(v->next, sizeof v->next, "Run `nvidia-smi nvlink --status` and `nvidia-smi topo -m` on %s: on NVSwitch systems start nvidia-fabricmanager (its version must match the driver); on PCIe cards check the NVLink bridges are seated.", t->host);
+  }
+}
+
+/* 3. NET/Socket where InfiniBand/RoCE was expected. */
+static void check_socket(struct ncs_doctor *d) {
+  static const char *const envs[] = { "NCCL_IB_DISABLE", "NCCL_NET", "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", NULL };
+  int socket = 0, ib_hint = 0, ib_disabled = 0;
+  char envtxt[400] = "", where[160] = "";
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    size_t ns = 0;
+    for (size_t k = 0; k < f->log.nconns; k++)
+      ns += f->log.conns[k].tclass == NCS_TC_NET && !strcmp(f->log.conns[k].mode, "Socket");
+    if (!ns) continue;
+    if (!socket) snprintf(where, sizeof where, "host %s pid %ld: %zu connections via NET/Socket", f->host, f->pid, ns);
+    socket += (int)ns;
+    const char *dis = ncs_dfacts_env(f, "NCCL_IB_DISABLE");
+    if (dis && strcmp(dis, "0")) ib_disabled = 1;
+    const char *net = ncs_dfacts_env(f, "NCCL_NET");
+    if (ncs_dfacts_env(f, "NCCL_IB_HCA") || (net && !strncmp(net, "IB", 2)) || f->log.ib_missing) ib_hint = 1;
+    for (int w = 0; w < f->log.nwarns; w++) if (strstr(f->log.warns[w].text, "ibverbs")) ib_hint = 1;
+    if (!envtxt[0]) env_summary(f, envtxt, sizeof envtxt, envs);
+  }
+  if (!socket || !(ib_hint || ib_disabled)) return;
+  struct ncs_verdict *v = add_verdict(d, "socket-not-ib", "Inter-node traffic over NET/Socket (TCP) where InfiniBand/RoCE was expected", 1);
+  if (!v) return;
+  evidence(v, "%s", where);
+  if (envtxt[0]) evidence(v, "environment recorded by the trace: %s", envtxt);
+  for (int i = 0; i < d->n; i++)
+    if (d->f[i]->log.ib_missing) { evidence(v, "NCCL's log on host %s: NET/IB found no device (or libibverbs missing)", d->f[i]->host); break; }
+  if (ib_disabled)
+    snprintf(v->next, sizeof v->next, "NCCL_IB_DISABLE is set: unset it so NCCL can use the IB/RoCE NICs.");
+  else
+    snprintf(v->next, sizeof v->next, "NCCL found no usable IB device: install rdma-core/libibverbs in the image, expose /dev/infiniband to the container, check `ibv_devinfo`, and that NCCL_IB_HCA names existing HCAs.");
+}
+
+/* 4. Ranks on different NCCL versions. */
+static void check_versions(struct ncs_doctor *d) {
+  int codes[64], nc = 0;
+  for (int i = 0; i < d->n; i++) {
+    int c = version_code_of(d->f[i]);
+    if (!c) continue;
+    int seen = 0;
+    for (int k = 0; k < nc; k++) seen |= codes[k] == c;
+    if (!seen && nc < 64) codes[nc++] = c;
+    for (int k = 0; k < d->f[i]->log.nvers; k++) {
+      int lc = d->f[i]->log.vers[k].code;
+      seen = 0;
+      for (int j = 0; j < nc; j++) seen |= codes[j] == lc;
+      if (!seen && nc < 64) codes[nc++] = lc;
+    }
+  }
+  if (nc < 2) return;
+  struct ncs_verdict *v = add_verdict(d, "nccl-version-mismatch", "Ranks run different NCCL versions", 1);
+  if (!v) return;
+  for (int k = 0; k < nc; k++) {
+    int n = 0;
+    const struct ncs_dfacts *ex = NULL;
+    for (int i = 0; i < d->n; i++)
+      if (version_code_of(d->f[i]) == codes[k]) { n++; if (!ex) ex = d->f[i]; }
+    int c = codes[k];
+    int x = c >= 10000 ? c / 10000 : c / 1000, y = c >= 10000 ? (c % 10000) / 100 : (c % 1000) / 100;
+    evidence(v, "NCCL %d.%d.%d (code %d): %d process(es)%s%s", x, y, c % 100, c, n, ex ? ", e.g. " : "",
+             ex ? (ex->host[0] ? ex->host : ex->path) : "");
+  }
+  snprintf(v->next, sizeof v->next, "Install one NCCL version on every node (check the wheel/container: `python -c \"import torch; print(torch.cuda.nccl.version())\"`); mixed versions can hang or corrupt collectives.");
+}
+
+/* 5. busbw far below the chosen link's peak. Threshold 25% of peak, >= 3 samples of >= 8 MiB. */
+static void check_busbw(struct ncs_doctor *d) {
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    const struct ncs_topo *t = topo_of_host(d, f->host);
+    int ns, gpu;
+    double bw = ncs_dfacts_busbw(f, &ns, &gpu);
+    if (!t || ns < 3 || bw <= 0) continue;
+    int nr;
+    uint64_t id;
+    int me = ncs_dfacts_rank(f, &nr, &id);
+    if (me < 0) continue;
+    /* the slowest intra-node P2P link this rank sends on */
+    double peak = 0;
+    const char *why = "";
+    int pa = -1, pb = -1;
+    int has_net = 0;
+    for (size_t k = 0; k < f->log.nconns; k++)
+      has_net |= f->log.conns[k].tclass == NCS_TC_NET || f->log.conns[k].tclass == NCS_TC_COLLNET;
+    if (has_net) continue; /* the network bounds busbw; its peak is not known from the trace */
+    for (size_t k = 0; k < f->log.nconns; k++) {
+      const struct ncs_tconn *c = &f->log.conns[k];
+      if (c->tclass != NCS_TC_P2P || c->from != me) continue;
+      int ga = gpu_of(d, f, t, c->from, c->from_tag), gb = gpu_of(d, f, t, c->to, c->to_tag);
+      const char *w;
+      double p = ncs_topo_peak_gbps(t, ga, gb, &w);
+      if (p > 0 && (peak == 0 || p < peak)) { peak = p; why = w; pa = ga; pb = gb; }
+    }
+    if (peak <= 0 || bw >= 0.25 * peak) continue;
+    struct ncs_verdict *v = add_verdict(d, "low-busbw", "Bus bandwidth far below what the chosen transport should give", 1);
+    if (!v) return;
+    char cell[16];
+    evidence(v, "host %s rank %d: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing)", f->host, me, bw, ns, gpu ? "GPU" : "host");
+    evidence(v, "its P2P link GPU%d-GPU%d is %s: peak %.1f GB/s per direction (%s; docs/REFERENCE-FIGURES.md), busbw is %.0f%% of it",
+             pa, pb, ncs_topo_cell(t, pa, pb, cell, sizeof cell), peak, why, 100.0 * bw / peak);
+    snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
+  }
+}
+
+/* 6. Communication-bound: communication covers more than half of a rank's traced window
+ * (first call entered to last call or GPU interval ended), for ranks with >= 10 calls over
+ * >= 1 ms. One verdict for the job, one evidence line per such rank. */
+static void check_comm_bound(struct ncs_doctor *d) {
+  struct ncs_verdict *v = NULL;
+  int nbound = 0, nchecked = 0;
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    uint64_t s = f->timing_gpu && f->gpu_first ? (f->gpu_first < f->t_first ? f->gpu_first : f->t_first) : f->t_first;
+    uint64_t e = f->timing_gpu && f->gpu_last > f->t_last ? f->gpu_last : f->t_last;
+    if (f->ncalls < 10 || e <= s || e - s < 1000000) continue;
+    nchecked++;
+    double share = f->comm_ns / (double)(e - s);
+    if (share <= 0.5) continue;
+    nbound++;
+    if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
+    if (!v) return;
+    int nr;
+    uint64_t id;
+    evidence(v, "host %s rank %d: communication %.3f s of %.3f s traced (%.0f%%, %s timing)", f->host,
+             ncs_dfacts_rank(f, &nr, &id), f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share, f->timing_gpu ? "GPU" : "host");
+  }
+  if (!v) return;
+  evidence(v, "%d of %d ranks with enough calls spend more than 50%% of their window in communication", nbound, nchecked);
+  snprintf(v->next, sizeof v->next, "Overlap communication with compute (DDP bucket_cap_mb, gradient accumulation, FSDP prefetch), check the transports above use NVLink/IB, and compare busbw with nccl-tests.");
+}
+
+void ncs_doctor_run(struct ncs_doctor *d) {
+  check_nvlink_unused(d);
+  check_no_nvlink(d);
+  check_socket(d);
+  check_versions(d);
+  check_busbw(d);
+  check_comm_bound(d);
+}
+
+int ncs_doctor_problems(const struct ncs_doctor *d) {
+  int n = 0;
+  for (int i = 0; i < d->nv; i++) n += d->v[i].problem;
+  return n;
+}
+
+void ncs_doctor_free(struct ncs_doctor *d) {
+  for (int i = 0; i < d->n; i++) ncs_dfacts_free(d->f[i]);
+  free(d->f);
+  free(d->v);
+  memset(d, 0, sizeof *d);
+}

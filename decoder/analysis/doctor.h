@@ -1,0 +1,35 @@
+/* doctor.h — verdicts on a traced job, as data: the checks of `ncclscope doctor` over the
+ * per-process facts (doctor_facts.h), each verdict with its evidence and a concrete next step
+ * (docs/DOCTOR.md). render/doctor_render.h prints them as text, JSON or HTML.
+ *
+ * Contract: fill d->f[0..n-1] with facts (d owns them), call ncs_doctor_run() once; d->v then
+ * holds the verdicts in check order (problems and notes). ncs_doctor_free() releases the
+ * facts and the verdicts. Evidence lines past NCS_VERDICT_EVIDENCE are counted in `more`. */
+#ifndef NCS_DOCTOR_H
+#define NCS_DOCTOR_H
+#include "analysis/doctor_facts.h"
+
+#define NCS_VERDICT_EVIDENCE 12
+
+struct ncs_verdict {
+  const char *id, *title;
+  int problem;                       /* 1 problem (exit 1), 0 note */
+  char evidence[NCS_VERDICT_EVIDENCE][320];
+  int nevidence, more;
+  char next[640];
+};
+
+struct ncs_doctor {
+  struct ncs_dfacts **f;             /* [n] one per process (trace) or text log */
+  int n;
+  struct ncs_verdict *v;             /* [nv] */
+  int nv, cap;
+};
+
+void ncs_doctor_run(struct ncs_doctor *d);
+/* Verdicts that are problems (not notes). */
+int ncs_doctor_problems(const struct ncs_doctor *d);
+void ncs_doctor_free(struct ncs_doctor *d);
+/* The names of every check, in order, for "no check fired" messages. */
+#define NCS_DOCTOR_CHECKS "nvlink-unused, no-nvlink, socket-not-ib, nccl-version-mismatch, low-busbw, comm-bound"
+#endif

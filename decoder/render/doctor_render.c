@@ -1,0 +1,78 @@
+/* doctor_render.c — the doctor's verdicts as text, JSON and HTML (doctor_render.h). */
+#include "render/doctor_render.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/json.h"
+
+
+void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out) {
+  int problems = 0;
+  for (int i = 0; i < d->nv; i++) problems += d->v[i].problem;
+  fprintf(out, "ncclscope doctor: %d process(es), %d finding(s)\n", d->n, d->nv);
+  for (int i = 0; i < d->nv; i++) {
+    const struct ncs_verdict *v = &d->v[i];
+    fprintf(out, "\n%s %s: %s\n", v->problem ? "PROBLEM" : "NOTE", v->id, v->title);
+    for (int k = 0; k < v->nevidence; k++) {
+      fprintf(out, "  - ");
+      ncs_text_escape(out, v->evidence[k], strlen(v->evidence[k]));
+      fputc('\n', out);
+    }
+    if (v->more) fprintf(out, "  - ... and %d more\n", v->more);
+    fprintf(out, "  next step: %s\n", v->next);
+  }
+  if (!problems) fprintf(out, "\nhealthy: no check fired (checks: " NCS_DOCTOR_CHECKS ")\n");
+}
+
+void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
+  struct ncs_json j;
+  int problems = 0;
+  for (int i = 0; i < d->nv; i++) problems += d->v[i].problem;
+  ncs_json_init(&j, out, 1);
+  ncs_json_obj_begin(&j, NULL);
+  ncs_json_int(&j, "version", 1);
+  ncs_json_bool(&j, "healthy", problems == 0);
+  ncs_json_int(&j, "processes", d->n);
+  ncs_json_arr_begin(&j, "verdicts");
+  for (int i = 0; i < d->nv; i++) {
+    const struct ncs_verdict *v = &d->v[i];
+    ncs_json_obj_begin(&j, NULL);
+    ncs_json_str(&j, "id", v->id);
+    ncs_json_str(&j, "severity", v->problem ? "problem" : "note");
+    ncs_json_str(&j, "title", v->title);
+    ncs_json_arr_begin(&j, "evidence");
+    for (int k = 0; k < v->nevidence; k++) ncs_json_str(&j, NULL, v->evidence[k]);
+    ncs_json_arr_end(&j);
+    if (v->more) ncs_json_int(&j, "evidence_more", v->more);
+    ncs_json_str(&j, "next_step", v->next);
+    ncs_json_obj_end(&j);
+  }
+  ncs_json_arr_end(&j);
+  ncs_json_arr_begin(&j, "inputs");
+  for (int i = 0; i < d->n; i++) {
+    ncs_json_obj_begin(&j, NULL);
+    ncs_json_str(&j, "path", d->f[i]->path);
+    ncs_json_str(&j, "host", d->f[i]->host);
+    if (d->f[i]->read_rc) ncs_json_str(&j, "error", d->f[i]->error);
+    ncs_json_obj_end(&j);
+  }
+  ncs_json_arr_end(&j);
+  ncs_json_obj_end(&j);
+  ncs_json_done(&j);
+}
+
+void ncs_doctor_print_html(const struct ncs_doctor *d, FILE *f) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&text, &len);
+  if (!m) { fprintf(f, "<p class=\"note\">The doctor's verdicts could not be written (out of memory).</p>"); return; }
+  ncs_doctor_print_text(d, m);
+  fclose(m);
+  int problems = ncs_doctor_problems(d);
+  fprintf(f, "<p class=\"%s\">%s</p><pre>", problems ? "bad" : "ok", problems ? "Problems found:" : "Healthy:");
+  ncs_html_escape(f, text, len < (1u << 20) ? len : (1u << 20));
+  fprintf(f, "</pre>");
+  free(text);
+}
