@@ -62,6 +62,8 @@ struct ncs_config {
   int debug;                /* NCCLSCOPE_DEBUG=1: diagnostics to stderr */
   int gpu_timing;           /* NCCLSCOPE_GPU_TIMING (default 1) */
   unsigned exit_ms;         /* NCCLSCOPE_EXIT_MS: longest wait for the last flush (default 3000) */
+  int nccl_log;             /* NCCLSCOPE_NCCL_LOG (default 1): capture NCCL's log (logcap.c) */
+  int profiler;             /* NCCLSCOPE_PROFILER (default 1): be NCCL's profiler plugin (profiler.c) */
 };
 extern struct ncs_config ncs_cfg;
 

@@ -526,8 +526,7 @@ static void adopt_inherited(ino_t old_ino, int old_r, int old_w) {
 }
 
 static void logcap_start(void) {
-  const char *off = getenv("NCCLSCOPE_NCCL_LOG");
-  if (lc.active || (off && !strcmp(off, "0"))) return;
+  if (lc.active || !ncs_cfg.nccl_log) return;
   int old_r = lc.rfd, old_w = lc.wfd, inherited = lc.inherited;
   ino_t old_ino = lc.pipe_ino;
   int fds[2];
@@ -594,14 +593,7 @@ static void logcap_poll(void) {
 /* The whole of logcap_stop: min(1000, NCCLSCOPE_EXIT_MS / 3) ms, so that the writer keeps
  * most of its exit budget for the final chunk. */
 static uint64_t stop_budget_ms(void) {
-  const char *v = getenv("NCCLSCOPE_EXIT_MS");
-  unsigned long ms = 3000;
-  if (v && *v) {
-    char *end;
-    unsigned long x = strtoul(v, &end, 10);
-    if (!*end) ms = x < 10 ? 10 : x > 60000 ? 60000 : x;
-  }
-  ms /= 3;
+  unsigned ms = ncs_cfg.exit_ms / 3;
   return ms > 1000 ? 1000 : ms;
 }
 

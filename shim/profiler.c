@@ -248,13 +248,12 @@ static int on_search_path(const char *name) {
 }
 
 static void profiler_start(void) {
-  const char *off = getenv("NCCLSCOPE_PROFILER");
-  if (off && !strcmp(off, "0")) return;
+  if (!ncs_cfg.profiler) return;
   if (pf.set_by_us) return; /* once per process image */
   Dl_info di;
   if (!dladdr((void *)&ncclProfiler_v5, &di) || !di.dli_fname || di.dli_fname[0] != '/') return;
-  const char *dbg = getenv("NCCL_DEBUG"), *cap = getenv("NCCLSCOPE_NCCL_LOG");
-  if (cap && !strcmp(cap, "0") && dbg && (!strcasecmp(dbg, "INFO") || !strcasecmp(dbg, "TRACE"))) {
+  const char *dbg = getenv("NCCL_DEBUG");
+  if (!ncs_cfg.nccl_log && dbg && (!strcasecmp(dbg, "INFO") || !strcasecmp(dbg, "TRACE"))) {
     /* no log capture to hide NCCL's "loaded profiler plugin" lines from the user's INFO log */
     ncs_debug("NCCLSCOPE_NCCL_LOG=0 with NCCL_DEBUG=%s: the shim does not register as NCCL's profiler", dbg);
     return;

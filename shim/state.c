@@ -109,6 +109,9 @@ static void read_config(void) {
   ncs_cfg.ring_records = p2;
   ncs_cfg.gpu_timing = env_uint("NCCLSCOPE_GPU_TIMING", 1, 0, 1);
   ncs_cfg.exit_ms = env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000);
+  const char *log = getenv("NCCLSCOPE_NCCL_LOG"), *prof = getenv("NCCLSCOPE_PROFILER");
+  ncs_cfg.nccl_log = !(log && !strcmp(log, "0"));
+  ncs_cfg.profiler = !(prof && !strcmp(prof, "0"));
 }
 
 /* ---- the PROCESS record ---- */
