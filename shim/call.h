@@ -57,7 +57,7 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   r->c.tcall = ++t->tcall;
   r->c.depth = t->depth;
   r->c.group = t->group;
-  if (comm) r->c.comm = ncs_comm_lookup(comm);
+  if (comm && !(r->c.comm = ncs_comm_lookup(comm))) r->c.comm = ncs_nb_adopt(comm); /* nonblocking.c */
   if (ncs_cfg.callsite_depth) r->c.callsite = ncs_callsite_capture(ra);
   return 1;
 }

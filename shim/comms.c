@@ -49,6 +49,7 @@ static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t co
   ncs_wbuf_init(&w, body, sizeof body);
   ncs_enc_comm_body(&w, &c);
   if (idx) ncs_emit(NCS_REC_COMM, w.buf, w.len);
+  if (idx && ok && r->c.rc == ncclInProgress) ncs_nb_init_pending(handle, &c); /* nonblocking.c */
   return idx;
 }
 
@@ -123,10 +124,21 @@ void split_before(struct rec *r, unsigned op, const struct split_args *a, void *
   rec_go(r);
 }
 
+/* A non-blocking split / shrink returns ncclSuccess before its child exists (NCCL 2.28 stores
+ * *newcomm once the child is ready): nonblocking.c follows it. */
+static void child_pending(const struct rec *r, ncclComm_t *newcomm) {
+  struct ncs_comm c = {.comm_id = r->comm.id, .rank = -1, .nranks = -1, .device = -1, .init_op = r->c.op,
+                       .parent_id = r->comm.parent_id, .flags = 1u, .rc = 0, .t_enter = r->c.t_enter,
+                       .t_exit = r->c.t_exit, .thread = r->c.thread};
+  ncs_nb_split_pending(newcomm, &c);
+}
+
 void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
   rec_ret(r, rc);
   if (r->on && a->newcomm && (*a->newcomm || result_failed(rc)))
     comm_created(r, *a->newcomm, r->comm.id, -1, -1, r->comm.parent_id, r->comm.nonblocking);
+  else if (r->on && a->newcomm && rc == ncclSuccess && (r->c.op == NCS_OP_CommShrink || a->color != -1 /* NOCOLOR */))
+    child_pending(r, a->newcomm);
   rec_end(r);
 }
 

@@ -11,6 +11,8 @@
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
  *   collectors.c the table of collectors (hooks.h): profiler, log capture, topology, GPU timing
+ *   nonblocking.c  non-blocking inits and splits completed after their call returned
+ *   dlsym.c     ncclX looked up by handle (dlopen + dlsym, ctypes) reaches the wrappers
  * Everything here has hidden visibility (the Makefile builds with -fvisibility=hidden). */
 #ifndef NCS_SHIM_INTERNAL_H
 #define NCS_SHIM_INTERNAL_H
@@ -143,6 +145,14 @@ uint64_t ncs_hash64(uint64_t h, const void *p, size_t n); /* FNV-1a 64, continue
 const char *ncs_host_name(void);                       /* this host's name, set at activation */
 void ncs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t ncs_now_ns(void);
+
+/* ---- nonblocking.c: communicators completed after their creating call returned ---- */
+struct ncs_comm;
+void ncs_nb_init_pending(ncclComm_t handle, const struct ncs_comm *c); /* init returned ncclInProgress */
+void ncs_nb_split_pending(ncclComm_t *where, const struct ncs_comm *c); /* split: *where set later */
+uint32_t ncs_nb_adopt(ncclComm_t handle);   /* unknown handle: a pending split's child? its index or 0 */
+void ncs_nb_polled(ncclComm_t handle, ncclResult_t rc, const ncclResult_t *async); /* after GetAsyncError */
+void ncs_nb_atfork_child(void);
 
 /* ---- callsite.c (also the "callsites" collector, hooks.h) ---- */
 /* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */

@@ -443,6 +443,7 @@ static void atfork_child(void) {
   comm_reset();
   if (was_active) ncs_collectors_atfork_child();
   ncs_resolve_atfork(2);
+  ncs_nb_atfork_child();
   pthread_mutex_init(&comm_mu, NULL);
   pthread_mutex_init(&act_mu, NULL);
 }

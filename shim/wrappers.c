@@ -126,7 +126,8 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
  *               config)
  *   SPLIT      (parent, where the handle goes, config, color)
  *   END        (comm)
- *   FORWARD    (what to return when no NCCL was found): forwarded, not recorded */
+ *   FORWARD    (what to return when no NCCL was found): forwarded, not recorded
+ *   POLL       CommGetAsyncError: FORWARD, and what it saw is told to nonblocking.c */
 #define SHIM_GetVersion           PLAIN, (NULL, 0, NO_VALUE, NO_VALUE, NULL)
 #define SHIM_GetUniqueId          PLAIN, (NULL, 0, NO_VALUE, NO_VALUE, NULL)
 #define SHIM_CommInitRank         INIT, (comm, 1, &commId, 1, rank, nranks, NULL)
@@ -139,7 +140,7 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
 #define SHIM_CommDestroy          END, (comm)
 #define SHIM_CommAbort            END, (comm)
 #define SHIM_CommRevoke           END, (comm)
-#define SHIM_CommGetAsyncError    FORWARD, (MISSING_RC)
+#define SHIM_CommGetAsyncError    POLL, (MISSING_RC)
 #define SHIM_CommCount            FORWARD, (MISSING_RC)
 #define SHIM_CommCuDevice         FORWARD, (MISSING_RC)
 #define SHIM_CommUserRank         FORWARD, (MISSING_RC)
@@ -193,6 +194,16 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
   NCS_EXPORT ret nccl##name params {                                     \
     ncs_fn_##name##_t real = NCS_REAL(name);                             \
     return real ? real args : UNPAREN missing;                           \
+  }
+#define GEN_POLL(ret, name, params, args, missing)                       \
+  NCS_EXPORT ret nccl##name params {                                     \
+    ncs_fn_##name##_t real = NCS_REAL(name);                             \
+    if (!real) return UNPAREN missing;                                   \
+    ret rc = real args;                                                  \
+    int err = errno;                                                     \
+    ncs_nb_polled(comm, rc, asyncError);                                 \
+    errno = err;                                                         \
+    return rc;                                                           \
   }
 #define GEN_FORWARD_VOID(ret, name, params, args, none)                  \
   NCS_EXPORT ret nccl##name params {                                     \

@@ -32,18 +32,22 @@ int main(int argc, char **argv) {
   CK(cudaSetDevice(0));
   ncclUniqueId id;
   CK(ncclGetUniqueId(&id));
-  ncclComm_t c;
+  ncclComm_t c, nb;
   ncclConfig_t cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.size = sizeof cfg; cfg.magic = 0xcafebeef; cfg.version = 22809; cfg.blocking = 0;
   cfg.cgaClusterSize = cfg.minCTAs = cfg.maxCTAs = cfg.splitShare = cfg.trafficClass = NCCL_CONFIG_UNDEF_INT;
   cfg.collnetEnable = cfg.CTAPolicy = cfg.shrinkShare = cfg.nvlsCTAs = NCCL_CONFIG_UNDEF_INT;
   cfg.nChannelsPerNetPeer = cfg.nvlinkCentricSched = NCCL_CONFIG_UNDEF_INT;
-  int rc = ncclCommInitRankConfig(&c, 1, id, 0, &cfg);
+  int rc = ncclCommInitRankConfig(&nb, 1, id, 0, &cfg);
   printf("init rc=%d\n", rc);
   ncclResult_t st = ncclInProgress;
-  while (st == ncclInProgress) { CK(ncclCommGetAsyncError(c, &st)); if (st == ncclInProgress) usleep(1000); }
+  while (st == ncclInProgress) { CK(ncclCommGetAsyncError(nb, &st)); if (st == ncclInProgress) usleep(1000); }
   printf("ready %d\n", (int)st);
+  /* NCCL 2.28 launches a non-blocking communicator's operations from a thread (they return
+   * ncclInProgress and are not timed): the timed calls below use a blocking communicator */
+  CK(ncclGetUniqueId(&id));
+  CK(ncclCommInitRank(&c, 1, id, 0));
   cudaStream_t s1, s2;
   CK(cudaStreamCreate(&s1)); CK(cudaStreamCreate(&s2));
   float *b;
@@ -110,6 +114,7 @@ int main(int argc, char **argv) {
   printf("last error %d\n", (int)cudaGetLastError());
   printf("values %g %g\n", b[0], b[16]);
   printf("destroy rc=%d\n", ncclCommDestroy(c));
+  printf("destroy rc=%d\n", ncclCommDestroy(nb));
   return 0;
 }
 C

@@ -49,8 +49,12 @@ static int on_process(void *ctx, const struct ncs_process *p) {
 
 static int on_comm(void *ctx, const struct ncs_comm *c) {
   struct ncs_dfacts *f = ctx;
-  if (c->rc != 0 || f->ncomms >= NCS_DF_MAX_COMMS) return 0;
-  struct ncs_dcomm *d = &f->comms[f->ncomms++];
+  if (!ncs_rc_ok(c->rc)) return 0;
+  struct ncs_dcomm *d = NULL;
+  for (int i = 0; i < f->ncomms && !d; i++) /* a second COMM record completes a non-blocking init */
+    if (f->comms[i].comm == c->comm) d = &f->comms[i];
+  if (!d && f->ncomms >= NCS_DF_MAX_COMMS) return 0;
+  if (!d) d = &f->comms[f->ncomms++];
   d->comm_id = c->comm_id;
   d->comm = c->comm;
   d->rank = c->rank;
@@ -82,7 +86,7 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
   sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
-  if (kind != NCS_KIND_COLL || c->rc != 0) return 0;
+  if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return 0;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);

@@ -167,7 +167,7 @@ static struct comm *comm_get(struct ncs_strag *s, uint64_t id, int nranks) {
 }
 
 void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
-  if (!s || file < 0 || file >= s->nfiles || cm->rc != 0 || cm->nranks < 1) return;
+  if (!s || file < 0 || file >= s->nfiles || !ncs_rc_ok(cm->rc) || cm->nranks < 1) return;
   if (cm->rank < 0 || cm->rank >= cm->nranks) return;
   struct comm *c = comm_get(s, cm->comm_id, cm->nranks);
   if (!c || c->nranks != cm->nranks) return;

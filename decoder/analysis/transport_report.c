@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclscope/ops.h"
 #include "analysis/analysis.h"
 #include "model/topo.h"
 #include "model/transport.h"
@@ -40,7 +41,7 @@ static int tr_process(void *ctx, const struct ncs_process *p) {
 }
 static int tr_comm(void *ctx, const struct ncs_comm *c) {
   struct tr_file *f = ctx;
-  if (c->rc == 0 && c->nranks > f->nranks) {
+  if (ncs_rc_ok(c->rc) && c->nranks > f->nranks) {
     f->nranks = c->nranks; f->rank = c->rank; f->device = c->device; f->comm_id = c->comm_id;
   }
   return 0;

@@ -113,7 +113,7 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   o->count += c->count;
   o->bytes += ncs_rule_bytes(c->count, c->datatype);
   o->host_ns += c->t_exit - c->t_enter;
-  if (c->rc != 0 && c->rc != 7 /* ncclInProgress */) o->errors++;
+  if (!ncs_rc_ok(c->rc)) o->errors++;
   if (c->comm) {
     if (c->comm < s->ncomms || comm_slot(s, c->comm) >= 0) s->comms[c->comm].calls++;
     else s->other_comm_calls++;
@@ -195,7 +195,8 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
     fprintf(f, "    #%u id %016llx  rank %d/%d  %llu calls", k, (unsigned long long)c->comm_id,
             c->rank, c->nranks, (unsigned long long)c->calls);
     if (!c->seen) fprintf(f, "  (no COMM record)");
-    if (c->seen && c->rc) fprintf(f, "  (init returned %d)", c->rc);
+    if (c->seen && c->rc == 7) fprintf(f, "  (non-blocking init: not seen complete, ncclInProgress)");
+    else if (c->seen && c->rc) fprintf(f, "  (init returned %d)", c->rc);
     if (c->end_op) fprintf(f, "  ended by %s", ncs_op_name(c->end_op) ? ncs_op_name(c->end_op) : "?");
     fprintf(f, "\n");
   }
@@ -246,6 +247,7 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
     ncs_json_uint(j, "calls", c->calls);
     ncs_json_str(j, "init_op", ncs_op_name(c->init_op));
     ncs_json_int(j, "init_rc", c->rc);
+    ncs_json_str(j, "init_state", c->rc == 0 ? "complete" : c->rc == 7 ? "in_progress" : "failed");
     ncs_json_str(j, "end_op", c->end_op ? ncs_op_name(c->end_op) : NULL);
     ncs_json_obj_end(j);
   }
@@ -258,7 +260,7 @@ static void settle_rank(struct file_sum *s) {
   int best = -1;
   for (uint32_t k = 0; k < s->ncomms; k++) {
     const struct comm_sum *c = &s->comms[k];
-    if (!c->seen || c->rc != 0 || c->nranks <= 0) continue;
+    if (!c->seen || !ncs_rc_ok(c->rc) || c->nranks <= 0) continue;
     if (best < 0 || c->nranks > s->comms[best].nranks) best = (int)k;
   }
   if (best >= 0) {

@@ -242,17 +242,19 @@ static int v_comm(void *ctx, const struct ncs_comm *c) {
   }
   struct lcomm *lc = &f->comms[c->comm];
   if (c->nranks < 1) return 0;
+  /* a second COMM record for the index completes a non-blocking init (FORMAT.md) */
+  int update = lc->nranks > 0 && lc->comm_id == c->comm_id;
   lc->comm_id = c->comm_id; lc->rank = c->rank; lc->nranks = c->nranks;
-  snprintf(lc->tname, sizeof lc->tname, "?");
+  if (!update) snprintf(lc->tname, sizeof lc->tname, "?");
   f->last_comm = c->comm;
-  if (c->rc == 0 && c->nranks > f->r->nranks) {
+  if (ncs_rc_ok(c->rc) && c->nranks > f->r->nranks) {
     f->r->rank = c->rank; f->r->nranks = c->nranks;
     free(f->r->tmat);
     f->r->tmat = NULL; f->r->tmat_n = 0;
     if (c->nranks <= 64 && (f->r->tmat = calloc((size_t)c->nranks, 1))) f->r->tmat_n = c->nranks;
   }
   ncs_strag_comm(f->L->job->strag, f->file, c);
-  comm_event(f, 0, c->init_op, lc, c->t_enter);
+  if (!update) comm_event(f, 0, c->init_op, lc, c->t_enter);
   return 0;
 }
 

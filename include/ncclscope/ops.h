@@ -92,6 +92,11 @@ static inline int ncs_op_kind(unsigned id) {
   }
 }
 
+/* 1 when a call (or a communicator's init) returned ncclSuccess or ncclInProgress (7): the
+ * normal answer of a non-blocking communicator, not an error. A COMM record with rc 7 is a
+ * communicator being created (its rank and size are the init's arguments). */
+static inline int ncs_rc_ok(int rc) { return rc == 0 || rc == 7; }
+
 /* Bus-bandwidth rule (enum ncs_bw) of an op id; NCS_BW_NONE when unknown. */
 static inline int ncs_op_bw(unsigned id) {
   switch (id) {

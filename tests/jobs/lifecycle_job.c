@@ -3,11 +3,14 @@
  * Usage: tests/jobs/launch.sh N lifecycle_job [--truth DIR]
  * In order, on every rank (checking each result):
  *  1. non-blocking ncclCommInitRankConfig (blocking = 0): ncclInProgress, polled with
- *     ncclCommGetAsyncError until ncclSuccess; an all-reduce on it;
- *  2. ncclCommSplit by parity (key = rank); an all-reduce in the half; CommFinalize + Destroy;
+ *     ncclCommGetAsyncError until ncclSuccess; an all-reduce on it (ncclInProgress, as NCCL
+ *     2.28 returns for a non-blocking communicator, then polled);
+ *  2. ncclCommSplit by parity (key = rank) with a blocking config (without one, the children
+ *     would inherit the world's non-blocking mode); an all-reduce in the half; CommFinalize +
+ *     Destroy;
  *  3. ncclCommShrink excluding the last rank (which does not call it); an all-reduce on the
  *     shrunk communicator; Destroy;
- *  4. ncclCommSplit of everyone (colour 0), then an all-reduce that the last rank never joins,
+ *  4. ncclCommSplit of everyone (colour 0, blocking), then an all-reduce that the last rank never joins,
  *     so it is in flight on the others; every rank calls ncclCommRevoke, then CommDestroy;
  *  5. on the world communicator, again an all-reduce the last rank never joins; every rank
  *     calls ncclCommAbort (with that operation in flight on all but the last rank).
@@ -45,9 +48,25 @@ static void wait_marks(const char *tag, int count) {
   JOBCHK(0, "timed out waiting for %s marks", tag);
 }
 
+/* Polls a non-blocking communicator until its last operation is launched (or failed). */
+static void nb_wait(ncclComm_t c, const char *what) {
+  ncclResult_t ae = ncclInProgress;
+  for (int i = 0; i < 60000 && ae == ncclInProgress; i++) {
+    NCCHK(ncclCommGetAsyncError(c, &ae));
+    if (ae == ncclInProgress) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  JOBCHK(ae == ncclSuccess, "%s ended with %d", what, (int)ae);
+}
+
+/* An operation's result: ncclSuccess, or ncclInProgress on a non-blocking communicator. */
+static void op_ok(ncclResult_t r, ncclComm_t c, const char *what) {
+  JOBCHK(r == ncclSuccess || r == ncclInProgress, "%s returned %d", what, (int)r);
+  if (r == ncclInProgress) nb_wait(c, what);
+}
+
 static void allreduce_check(ncclComm_t c, cudaStream_t s, int32_t *x, int value, int want, const char *what) {
   for (int i = 0; i < 16; i++) x[i] = value;
-  NCCHK(CALL(AllReduce, 16, ncclAllReduce(x, x, 16, ncclInt32, ncclSum, c, s)));
+  op_ok(CALL(AllReduce, 16, ncclAllReduce(x, x, 16, ncclInt32, ncclSum, c, s)), c, what);
   CUCHK(cudaStreamSynchronize(s));
   for (int i = 0; i < 16; i++) JOBCHK(x[i] == want, "%s: got %d want %d", what, x[i], want);
 }
@@ -82,17 +101,15 @@ int main(int argc, char **argv) {
   ncclComm_t world = NULL;
   ncclResult_t r = CALL(CommInitRankConfig, 0, ncclCommInitRankConfig(&world, n, id, rank, &cfg));
   JOBCHK(r == ncclInProgress || r == ncclSuccess, "non-blocking init returned %d", (int)r);
-  ncclResult_t ae = ncclInProgress;
-  for (int i = 0; i < 60000 && ae == ncclInProgress; i++) {
-    NCCHK(ncclCommGetAsyncError(world, &ae));
-    if (ae == ncclInProgress) nanosleep(&(struct timespec){0, 1000000}, NULL);
-  }
-  JOBCHK(ae == ncclSuccess, "non-blocking init ended with %d", (int)ae);
+  nb_wait(world, "non-blocking init");
   allreduce_check(world, s, x, rank, n * (n - 1) / 2, "world all-reduce");
+  ncclResult_t ae;
+  ncclConfig_t bcfg = cfg;
+  bcfg.blocking = 1;
 
   /* 2 */
   ncclComm_t half;
-  NCCHK(CALL(CommSplit, 0, ncclCommSplit(world, rank % 2, rank, &half, NULL)));
+  NCCHK(CALL(CommSplit, 0, ncclCommSplit(world, rank % 2, rank, &half, &bcfg)));
   int want = 0;
   for (int q = rank % 2; q < n; q += 2) want += q;
   allreduce_check(half, s, x, rank, want, "split all-reduce");
@@ -103,14 +120,14 @@ int main(int argc, char **argv) {
   if (rank != last) {
     ncclComm_t shrunk;
     int excl[1] = {last};
-    NCCHK(CALL(CommShrink, 0, ncclCommShrink(world, excl, 1, &shrunk, NULL, 0 /* NCCL_SHRINK_DEFAULT */)));
+    NCCHK(CALL(CommShrink, 0, ncclCommShrink(world, excl, 1, &shrunk, &bcfg, 0 /* NCCL_SHRINK_DEFAULT */)));
     allreduce_check(shrunk, s, x, 1, n - 1, "shrunk all-reduce");
     NCCHK(CALL(CommDestroy, 0, ncclCommDestroy(shrunk)));
   }
 
   /* 4: revoke with an operation in flight */
   ncclComm_t all;
-  NCCHK(CALL(CommSplit, 0, ncclCommSplit(world, 0, rank, &all, NULL)));
+  NCCHK(CALL(CommSplit, 0, ncclCommSplit(world, 0, rank, &all, &bcfg)));
   int in_flight = 0;
   if (rank != last) {
     NCCHK(CALL(AllReduce, 16, ncclAllReduce(x, x, 16, ncclInt32, ncclSum, all, s)));
@@ -129,7 +146,8 @@ int main(int argc, char **argv) {
 
   /* 5: abort with an operation in flight */
   if (rank != last) {
-    NCCHK(CALL(AllReduce, 16, ncclAllReduce(x, x, 16, ncclInt32, ncclSum, world, s)));
+    ncclResult_t r5 = CALL(AllReduce, 16, ncclAllReduce(x, x, 16, ncclInt32, ncclSum, world, s));
+    JOBCHK(r5 == ncclInProgress, "an all-reduce on the non-blocking world returned %d", (int)r5);
     in_flight++;
     nanosleep(&(struct timespec){0, 20000000}, NULL);
     JOBCHK(cudaStreamQuery(s) == cudaErrorNotReady, "the all-reduce without its last rank should be in flight");

@@ -170,9 +170,14 @@ static ncclResult_t comm_join(struct ncclComm *c, const char *name) {
 struct init_job { struct ncclComm *c; char name[ND_NAME_LEN]; };
 static void *init_thread(void *arg) {
   struct init_job *j = arg;
-  cudaSetDevice(j->c->dev);
-  comm_join(j->c, j->name);
+  struct ncclComm *c = j->c;
+  cudaSetDevice(c->dev);
+  ncclResult_t r = comm_join(c, j->name);
   free(j);
+  if (c->publish) { /* NCCL 2.28: a non-blocking split's *newcomm is set once the child is ready */
+    if (r == ncclSuccess) __atomic_store_n(c->publish, c, __ATOMIC_RELEASE);
+    atomic_store(&c->split_parent->async_err, r);
+  }
   return NULL;
 }
 
@@ -183,7 +188,7 @@ static int config_ok(const ncclConfig_t *cfg) {
 /* Shared by every init flavour: blocking joins now; non-blocking returns ncclInProgress and
  * joins on a thread. */
 static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const char *name,
-                                const ncclConfig_t *cfg) {
+                                const ncclConfig_t *cfg, struct ncclComm *parent) {
   if (!out) return ncclInvalidArgument;
   *out = NULL;
   if (nranks < 1 || nranks > ND_MAX_RANKS || rank < 0 || rank >= nranks || !config_ok(cfg)) {
@@ -192,6 +197,12 @@ static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const cha
   }
   struct ncclComm *c = comm_alloc(nranks, rank, cfg);
   if (!c) return ncclSystemError;
+  if (parent && !cfg) c->blocking = parent->blocking; /* NCCL: no config, the parent's */
+  if (!c->blocking && parent) { /* split / shrink: returns ncclSuccess, child published later */
+    c->split_parent = parent;
+    c->publish = out;
+    atomic_store(&parent->async_err, ncclInProgress);
+  }
   if (!c->blocking) {
     struct init_job *j = malloc(sizeof *j);
     if (!j) { comm_free(c); return ncclSystemError; }
@@ -199,10 +210,12 @@ static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const cha
     snprintf(j->name, sizeof j->name, "%s", name);
     if (pthread_create(&c->init_thread, NULL, init_thread, j) != 0) {
       free(j);
+      if (parent) atomic_store(&parent->async_err, ncclSuccess);
       comm_free(c);
       return ncclSystemError;
     }
     c->has_init_thread = 1;
+    if (parent) return ncclSuccess;
     *out = c;
     return ncclInProgress;
   }
@@ -226,7 +239,7 @@ API(ncclResult_t, CommInitRankConfig, (ncclComm_t *comm, int nranks, ncclUniqueI
     warn(-1, "Invalid unique id (not made by ncclGetUniqueId)");
     return ncclInvalidArgument;
   }
-  return init_common(comm, nranks, rank, name, config);
+  return init_common(comm, nranks, rank, name, config, NULL);
 }
 
 API(ncclResult_t, CommInitRank, (ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)) {
@@ -243,7 +256,7 @@ struct all_job { ncclComm_t *slot; int n, rank, dev; ncclUniqueId id; ncclResult
 static void *init_all_thread(void *arg) {
   struct all_job *j = arg;
   cudaSetDevice(j->dev);
-  j->r = init_common(j->slot, j->n, j->rank, id_name(&j->id), NULL);
+  j->r = init_common(j->slot, j->n, j->rank, id_name(&j->id), NULL, NULL);
   return NULL;
 }
 
@@ -286,8 +299,25 @@ static void join_init_thread(struct ncclComm *c) {
   if (c->has_init_thread) { pthread_join(c->init_thread, NULL); c->has_init_thread = 0; }
 }
 
+/* A non-blocking operation's launch is done by the time anyone asks (NCCL's launch thread
+ * finished right after the call returned ncclInProgress). */
+static void settle(struct ncclComm *c) {
+  int e = ncclInProgress;
+  if (atomic_exchange(&c->launch_pending, 0)) atomic_compare_exchange_strong(&c->async_err, &e, ncclSuccess);
+}
+
+/* Non-blocking: the operation just enqueued returns ncclInProgress, as NCCL 2.28's
+ * ncclGroupEnd (implicit for a call outside a group) does for a non-blocking communicator. */
+static ncclResult_t launched_nonblocking(struct ncclComm *c) {
+  atomic_store(&c->async_err, ncclInProgress);
+  atomic_store(&c->launch_pending, 1);
+  return ncclInProgress;
+}
+
+/* NCCL's ncclCommEnsureReady. */
 static int ready(struct ncclComm *c) {
   if (!comm_ok(c)) return ncclInvalidArgument;
+  settle(c);
   int e = atomic_load(&c->async_err);
   if (e == ncclInProgress) {
     warn(c->dev, "Attempt to use communicator before the previous operation returned ncclSuccess");
@@ -328,7 +358,7 @@ API(ncclResult_t, CommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *n
   int saved_dev;
   cudaGetDevice(&saved_dev);
   cudaSetDevice(p->dev);
-  ncclResult_t r = init_common(newcomm, n, me, name, config);
+  ncclResult_t r = init_common(newcomm, n, me, name, config, p);
   cudaSetDevice(saved_dev);
   return r;
 }
@@ -364,7 +394,7 @@ API(ncclResult_t, CommShrink, (ncclComm_t comm, int *excludeRanksList, int exclu
   int saved_dev;
   cudaGetDevice(&saved_dev);
   cudaSetDevice(p->dev);
-  ncclResult_t r = init_common(newcomm, n, me, name, config);
+  ncclResult_t r = init_common(newcomm, n, me, name, config, p);
   cudaSetDevice(saved_dev);
   return r;
 }
@@ -410,24 +440,31 @@ API(ncclResult_t, CommRevoke, (ncclComm_t comm, int revokeFlags)) {
 
 API(ncclResult_t, CommGetAsyncError, (ncclComm_t comm, ncclResult_t *asyncError)) {
   if (!comm_ok(comm) || !asyncError) return ncclInvalidArgument;
+  settle(comm);
   *asyncError = (ncclResult_t)atomic_load(&comm->async_err);
   return ncclSuccess;
 }
 
 API(ncclResult_t, CommCount, (const ncclComm_t comm, int *count)) {
   if (!comm_ok(comm) || !count) return ncclInvalidArgument;
+  int rr = ready(comm); /* NCCL: ncclCommEnsureReady, a WARN while init is in progress */
+  if (rr != ncclSuccess) return rr;
   *count = comm->nranks;
   return ncclSuccess;
 }
 
 API(ncclResult_t, CommCuDevice, (const ncclComm_t comm, int *device)) {
   if (!comm_ok(comm) || !device) return ncclInvalidArgument;
+  int rr = ready(comm); /* NCCL: ncclCommEnsureReady, a WARN while init is in progress */
+  if (rr != ncclSuccess) return rr;
   *device = comm->dev;
   return ncclSuccess;
 }
 
 API(ncclResult_t, CommUserRank, (const ncclComm_t comm, int *rank)) {
   if (!comm_ok(comm) || !rank) return ncclInvalidArgument;
+  int rr = ready(comm); /* NCCL: ncclCommEnsureReady, a WARN while init is in progress */
+  if (rr != ncclSuccess) return rr;
   *rank = comm->rank;
   return ncclSuccess;
 }
@@ -622,7 +659,10 @@ static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size
     ncclD_log_connect(&v);
   }
   struct nd_op op = {kind, sbuf, rbuf, count, (int)dt, root, redop, comm, stream};
-  if (t_group_depth == 0) return launch(&op, 1, stream);
+  if (t_group_depth == 0) {
+    ncclResult_t lr = launch(&op, 1, stream);
+    return lr == ncclSuccess && !comm->blocking ? launched_nonblocking(comm) : lr;
+  }
   if (t_nops == t_capops) {
     int nc = t_capops ? t_capops * 2 : 16;
     struct nd_op *n = realloc(t_ops, (size_t)nc * sizeof *n);
@@ -680,6 +720,12 @@ API(ncclResult_t, GroupEnd, (void)) {
     for (int k = c + 1; k < ns; k++) if (cls[k] == c) stream_join(st[c], st[k]);
     r = launch(batch, m, st[c]);
     for (int k = c + 1; k < ns; k++) if (cls[k] == c) stream_join(st[k], st[c]);
+  }
+  if (r == ncclSuccess) { /* a group of non-blocking communicators returns ncclInProgress */
+    int nb = 0;
+    for (int i = 0; i < n; i++)
+      if (!t_ops[i].comm->blocking) { launched_nonblocking(t_ops[i].comm); nb = 1; }
+    if (nb) r = ncclInProgress;
   }
 out:
   free(st);

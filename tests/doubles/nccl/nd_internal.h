@@ -71,6 +71,12 @@ struct ncclComm {
   int split_seq, shrink_seq;
   pthread_mutex_t exec_mu; /* one task at a time uses this rank's slots and barrier */
   pthread_mutex_t host_mu;
+  _Atomic int launch_pending; /* non-blocking: an operation returned ncclInProgress; its launch
+                                 counts as done at the next readiness check (NCCL's launch thread
+                                 finishing right after the call returned) */
+  struct ncclComm *split_parent; /* non-blocking split: parent whose async error is ncclInProgress
+                                    until this child's init ends; NULL otherwise */
+  struct ncclComm **publish;  /* non-blocking split: where the child is stored once ready */
   pthread_t init_thread;      /* non-blocking init runs here; joined by destroy/abort */
   int has_init_thread;
   struct ncclD_peer *peers;   /* for the log side, filled at the end of init */
