@@ -33,6 +33,7 @@
 #include <zstd.h>
 
 #include "hooks.h"
+#include "ncclscope/chunk.h"
 #include "internal.h"
 
 const char *ncs_host_name(void);
@@ -288,16 +289,14 @@ static void flush_chunk(struct writer *w, int final) {
   int ok = 0;
   if (w->fd < 0 && w->cbuf) open_file(w);
   if (w->fd >= 0 && w->cbuf && w->cctx) {
-    size_t c = ZSTD_compressCCtx(w->cctx, w->cbuf + NCS_CHUNK_HEADER_SIZE, w->ccap - NCS_CHUNK_HEADER_SIZE,
-                                 w->raw.buf, w->raw.len, ZSTD_LEVEL);
-    if (!ZSTD_isError(c)) {
-      ncs_frame_chunk(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)c, (uint32_t)w->raw.len,
-                      w->records, w->chunk_index, w->dropped_total, flags);
+    size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
+                              w->chunk_index, w->dropped_total, flags);
+    if (c) {
       /* a failed write is tried once more (a disk may have freed space); bytes of a partial
        * chunk beyond the good end would read as damage: they are cut */
       for (int attempt = 0; attempt < 2 && !ok; attempt++) {
-        if (write_all(w->fd, w->cbuf, c + NCS_CHUNK_HEADER_SIZE, w->good_off, &w->high_off) == 0) {
-          w->good_off += (off_t)(c + NCS_CHUNK_HEADER_SIZE);
+        if (write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) == 0) {
+          w->good_off += (off_t)c;
           w->chunk_index++;
           ok = 1;
         }
@@ -500,7 +499,7 @@ int ncs_writer_start(void) {
   if (!w) return -1;
   w->fd = -1;
   w->raw.buf = malloc(RAW_CAP);
-  w->ccap = ZSTD_compressBound(RAW_CAP) + NCS_CHUNK_HEADER_SIZE;
+  w->ccap = NCS_CHUNK_BOUND(RAW_CAP);
   w->cbuf = malloc(w->ccap);
   w->cctx = ZSTD_createCCtx();
   if (!w->raw.buf || !w->cbuf || !w->cctx) goto fail;

@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "cmd/commands.h"
+#include "ncclscope/chunk.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/ops.h"
 #include "model/topo.h"
@@ -149,22 +150,21 @@ static int write_rank(const char *dir, const struct scen *s, int r) {
     t += (uint64_t)(dur + gap);
   }
   if (w.overflow) return -1;
-  size_t bound = ZSTD_compressBound(w.len);
-  uint8_t *z = malloc(bound);
-  size_t zn = ZSTD_compress(z, bound, raw, w.len, 3);
-  if (ZSTD_isError(zn)) { free(z); return -1; }
-  uint8_t fh[NCS_FILE_HEADER_SIZE], chh[NCS_CHUNK_HEADER_SIZE];
+  uint8_t fh[NCS_FILE_HEADER_SIZE];
   ncs_encode_file_header(fh, 1700000000000000000ull, (uint32_t)(1000 + r));
   uint32_t nrec = 0;
   { /* count records */
     const uint8_t *p = raw, *e = raw + w.len;
     while (p < e) { uint64_t ty = 0, ln = 0; ncs_get_varint(&p, e, &ty); ncs_get_varint(&p, e, &ln); p += ln; nrec++; }
   }
-  ncs_frame_chunk(chh, z, (uint32_t)zn, (uint32_t)w.len, nrec, 0, 0, NCS_CHUNK_F_FINAL);
-  FILE *f = fopen(path, "wb");
+  size_t cap = NCS_CHUNK_BOUND(w.len);
+  uint8_t *z = malloc(cap);
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  size_t zn = z ? ncs_chunk_pack(cctx, 3, z, cap, raw, w.len, nrec, 0, 0, NCS_CHUNK_F_FINAL) : 0;
+  ZSTD_freeCCtx(cctx);
+  FILE *f = zn ? fopen(path, "wb") : NULL;
   if (!f) { free(z); return -1; }
   fwrite(fh, 1, sizeof fh, f);
-  fwrite(chh, 1, sizeof chh, f);
   fwrite(z, 1, zn, f);
   fclose(f);
   free(z);

@@ -1,5 +1,5 @@
 /* test_trace_writer.h — a small deterministic trace writer for the decoder's tests, built only
- * on include/ncclscope/encode.h and zstd (independent of the shim).
+ * on include/ncclscope/encode.h and chunk.h (independent of the shim).
  *
  * Contract: tw_open() writes the file header; records are appended to the current chunk with
  * the tw_* helpers (or ncs_enc_* on tw->w followed by tw->nrec++); tw_flush() compresses the
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "ncclscope/chunk.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/ops.h"
 
@@ -39,14 +40,12 @@ static int tw_open(struct tw *t, const char *path, uint32_t pid, uint64_t realti
 
 /* Writes the current chunk (even an empty one when force is set). */
 static int tw_flush(struct tw *t, uint32_t flags) {
-  size_t cap = ZSTD_compressBound(t->w.len);
+  size_t cap = NCS_CHUNK_BOUND(t->w.len);
   uint8_t *z = malloc(cap);
-  if (!z) return -1;
-  size_t n = ZSTD_compress(z, cap, t->raw, t->w.len, 3);
-  if (ZSTD_isError(n)) { free(z); return -1; }
-  uint8_t h[NCS_CHUNK_HEADER_SIZE];
-  ncs_frame_chunk(h, z, (uint32_t)n, (uint32_t)t->w.len, t->nrec, t->index++, t->dropped, flags);
-  fwrite(h, 1, sizeof h, t->f);
+  ZSTD_CCtx *cctx = ZSTD_createCCtx();
+  size_t n = z ? ncs_chunk_pack(cctx, 3, z, cap, t->raw, t->w.len, t->nrec, t->index++, t->dropped, flags) : 0;
+  ZSTD_freeCCtx(cctx);
+  if (!n) { free(z); return -1; }
   fwrite(z, 1, n, t->f);
   free(z);
   ncs_wbuf_init(&t->w, t->raw, TW_RAW_CAP);

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include "ncclscope/chunk.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
@@ -171,18 +172,15 @@ static void put(struct wr *w, const struct ncs_wbuf *b) {
 
 static void flush(struct wr *w, int final) {
   if (w->err || (!w->nrec && !final)) return;
-  size_t bound = ZSTD_compressBound(w->len);
+  size_t bound = NCS_CHUNK_BOUND(w->len);
   if (bound > w->zcap) {
     free(w->zbuf);
     w->zbuf = malloc(bound); w->zcap = bound;
     if (!w->zbuf) { w->err = 1; return; }
   }
-  size_t z = ZSTD_compressCCtx(w->cctx, w->zbuf, w->zcap, w->raw, w->len, 1);
-  if (ZSTD_isError(z)) { w->err = 1; return; }
-  uint8_t h[NCS_CHUNK_HEADER_SIZE];
-  ncs_frame_chunk(h, w->zbuf, (uint32_t)z, (uint32_t)w->len, w->nrec, w->chunk++, 0,
-                  final ? NCS_CHUNK_F_FINAL : 0);
-  if (fwrite(h, 1, sizeof h, w->f) != sizeof h || fwrite(w->zbuf, 1, z, w->f) != z) w->err = 1;
+  size_t z = ncs_chunk_pack(w->cctx, 1, w->zbuf, w->zcap, w->raw, w->len, w->nrec, w->chunk++, 0,
+                            final ? NCS_CHUNK_F_FINAL : 0);
+  if (!z || fwrite(w->zbuf, 1, z, w->f) != z) w->err = 1;
   w->len = 0; w->nrec = 0;
   ncs_call_delta_reset(&w->delta);
 }

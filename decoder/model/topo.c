@@ -32,21 +32,14 @@ void ncs_topo_add_link(struct ncs_topo *t, const struct ncs_topo_link *l) {
 }
 
 int ncs_topo_add_raw(struct ncs_topo *t, uint32_t type, const uint8_t *body, size_t len) {
-  if (type == NCS_REC_TOPO_GPU) {
-    struct ncs_topo_gpu g;
-    struct ncs_rbuf r;
-    if (ncs_dec_topo_gpu(ncs_rbuf_on(&r, body, len), &g) != 0) return -1;
-    ncs_topo_add_gpu(t, &g);
-    return 0;
-  }
-  if (type == NCS_REC_TOPO_LINK) {
-    struct ncs_topo_link l;
-    struct ncs_rbuf r;
-    if (ncs_dec_topo_link(ncs_rbuf_on(&r, body, len), &l) != 0) return -1;
-    ncs_topo_add_link(t, &l);
-    return 0;
-  }
-  return 1;
+  struct ncs_rbuf r;
+  struct ncs_topo_gpu g;
+  struct ncs_topo_link l;
+  ncs_rbuf_init(&r, body, len, NULL, 0);
+  if (type == NCS_REC_TOPO_GPU && ncs_dec_topo_gpu(&r, &g) == 0) ncs_topo_add_gpu(t, &g);
+  else if (type == NCS_REC_TOPO_LINK && ncs_dec_topo_link(&r, &l) == 0) ncs_topo_add_link(t, &l);
+  else return type == NCS_REC_TOPO_GPU || type == NCS_REC_TOPO_LINK ? -1 : 1;
+  return 0;
 }
 
 /* Bus id text to NCCL's integer form: the hex digits of domain, bus, device and function

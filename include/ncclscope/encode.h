@@ -14,8 +14,6 @@
  *     Reset with ncs_wbuf_init (e.g. after compressing the buffer into a chunk).
  *   - Every body is read by ncs_dec_<name> through a bounded reader (struct ncs_rbuf) that
  *     never reads past the body and copies strings into a scratch area the caller sizes.
- *   - ncs_encode_file_header() and ncs_frame_chunk() produce the file header and a chunk
- *     header (with its checksum) for an already compressed payload.
  * Strings: `const char *` fields are NUL-terminated (NULL reads as empty) except where a
  * length travels with them (STRN: kv values, log lines). All functions are static inline. */
 #ifndef NCCLSCOPE_ENCODE_H
@@ -328,37 +326,6 @@ static inline size_t ncs_encode_call(uint8_t *out, struct ncs_call_delta *d, con
   out[0] = NCS_REC_CALL;
   out[1] = (uint8_t)(p - out - 2);
   return (size_t)(p - out);
-}
-
-/* ---- file and chunk framing ---- */
-
-/* The 64-byte file header (format NCS_FORMAT_MAJOR.NCS_FORMAT_MINOR). */
-static inline void ncs_encode_file_header(uint8_t out[NCS_FILE_HEADER_SIZE], uint64_t realtime_ns,
-                                          uint32_t pid) {
-  memset(out, 0, NCS_FILE_HEADER_SIZE);
-  memcpy(out + NCS_FH_MAGIC, NCS_FILE_MAGIC, 8);
-  ncs_put_u16(out + NCS_FH_MAJOR, NCS_FORMAT_MAJOR);
-  ncs_put_u16(out + NCS_FH_MINOR, NCS_FORMAT_MINOR);
-  ncs_put_u32(out + NCS_FH_SIZE, NCS_FILE_HEADER_SIZE);
-  ncs_put_u64(out + NCS_FH_REALTIME, realtime_ns);
-  ncs_put_u32(out + NCS_FH_PID, pid);
-}
-
-/* The 40-byte chunk header for `payload` (one complete zstd frame of payload_size bytes that
- * decompresses to raw_size bytes holding `records` records), checksum included. */
-static inline void ncs_frame_chunk(uint8_t out[NCS_CHUNK_HEADER_SIZE], const void *payload,
-                                   uint32_t payload_size, uint32_t raw_size, uint32_t records,
-                                   uint64_t index, uint64_t dropped_total, uint32_t flags) {
-  ncs_put_u32(out + NCS_CH_MAGIC, NCS_CHUNK_MAGIC);
-  ncs_put_u32(out + NCS_CH_PAYLOAD, payload_size);
-  ncs_put_u32(out + NCS_CH_RAW, raw_size);
-  ncs_put_u32(out + NCS_CH_RECORDS, records);
-  ncs_put_u64(out + NCS_CH_INDEX, index);
-  ncs_put_u64(out + NCS_CH_DROPPED, dropped_total);
-  uint32_t h = ncs_fnv1a(NCS_FNV_INIT, out, NCS_CH_CHECKSUM);
-  h = ncs_fnv1a(h, payload, payload_size);
-  ncs_put_u32(out + NCS_CH_CHECKSUM, h);
-  ncs_put_u32(out + NCS_CH_FLAGS, flags);
 }
 
 #endif

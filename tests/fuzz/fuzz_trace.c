@@ -10,7 +10,8 @@
  *               of headers and payloads are not all stopped by the checksum);
  *   0x80..0xbf  the rest is a whole file, read as it is;
  *   0xc0..0xff  the rest is the decompressed payload of one chunk: a valid file header and a
- *               FINAL chunk (zstd level 1, right sizes and checksum) are built around it.
+ *               FINAL chunk (zstd level 1, right sizes, record count and checksum; built by
+ *               ncclscope/chunk.h) are built around it.
  * Built with clang -fsanitize=fuzzer,address (scripts/fuzz.sh) or with plain
  * cc and tests/fuzz/replay.c (the regression replay in make test). */
 #include <stdint.h>
@@ -22,6 +23,8 @@
 
 #include <zstd.h>
 
+#include "ncclscope/chunk.h"
+#include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "io/trace.h"
 
@@ -51,7 +54,16 @@ static int on_drop(void *c, const struct ncs_drop *d) { sink += (unsigned)d->rec
 static int on_clock(void *c, const struct ncs_clock *k) { sink += (unsigned)k->uncertainty_ns; return 0; }
 static int on_gpu(void *c, const struct ncs_gpu_time *g) { sink += (unsigned)g->gpu_end; return 0; }
 static int on_log(void *c, const struct ncs_log_line *l) { touch(l->line, l->len); return 0; }
-static int on_raw(void *c, const struct ncs_raw *r) { touch(r->body, r->len); return 0; }
+/* TOPO_* and PROFILE bodies are decoded by their analyses, through the same shared reader */
+static int on_raw(void *c, const struct ncs_raw *r) {
+  struct ncs_rbuf rb;
+  union { struct ncs_topo_gpu g; struct ncs_topo_link l; struct ncs_profile p; } u;
+  touch(r->body, r->len);
+  if (r->type == NCS_REC_TOPO_GPU && ncs_dec_topo_gpu(ncs_rbuf_on(&rb, r->body, r->len), &u.g) == 0) touch_str(u.g.uuid);
+  if (r->type == NCS_REC_TOPO_LINK && ncs_dec_topo_link(ncs_rbuf_on(&rb, r->body, r->len), &u.l) == 0) sink += u.l.pcie;
+  if (r->type == NCS_REC_PROFILE && ncs_dec_profile(ncs_rbuf_on(&rb, r->body, r->len), &u.p) == 0) touch_str(u.p.datatype);
+  return 0;
+}
 static int on_chunk(void *c, uint64_t i, uint64_t d, uint32_t f, uint64_t o) { sink += (unsigned)i; return 0; }
 
 /* Recomputes the checksum of every chunk whose header and payload lie inside buf. */
@@ -68,26 +80,32 @@ static void fix_checksums(uint8_t *buf, size_t n) {
   }
 }
 
+/* Records in a decompressed payload, as far as their framing reads (the rest is the reader's
+ * to judge): the chunk header states this many, so the reader reaches the record bodies. */
+static uint32_t count_records(const uint8_t *p, size_t n) {
+  const uint8_t *e = p + n;
+  uint32_t k = 0;
+  uint64_t type, len;
+  while (p < e && ncs_get_varint(&p, e, &type) == 0 && ncs_get_varint(&p, e, &len) == 0 &&
+         len <= (uint64_t)(e - p)) {
+    p += len;
+    k++;
+  }
+  return k;
+}
+
 /* A file holding `raw` as the payload of one FINAL chunk; *n gets its size. */
+static ZSTD_CCtx *cctx;
 static uint8_t *wrap_payload(const uint8_t *raw, size_t rn, size_t *n) {
-  size_t cap = NCS_FILE_HEADER_SIZE + NCS_CHUNK_HEADER_SIZE + ZSTD_compressBound(rn);
+  size_t cap = NCS_FILE_HEADER_SIZE + NCS_CHUNK_BOUND(rn);
   uint8_t *f = calloc(1, cap);
   if (!f) return NULL;
-  memcpy(f, NCS_FILE_MAGIC, 8);
-  ncs_put_u16(f + NCS_FH_MAJOR, NCS_FORMAT_MAJOR);
-  ncs_put_u16(f + NCS_FH_MINOR, NCS_FORMAT_MINOR);
-  ncs_put_u32(f + NCS_FH_SIZE, NCS_FILE_HEADER_SIZE);
-  ncs_put_u32(f + NCS_FH_PID, 1);
-  uint8_t *h = f + NCS_FILE_HEADER_SIZE, *z = h + NCS_CHUNK_HEADER_SIZE;
-  size_t zn = ZSTD_compress(z, ZSTD_compressBound(rn), raw, rn, 1);
-  if (ZSTD_isError(zn)) { free(f); return NULL; }
-  ncs_put_u32(h + NCS_CH_MAGIC, NCS_CHUNK_MAGIC);
-  ncs_put_u32(h + NCS_CH_PAYLOAD, (uint32_t)zn);
-  ncs_put_u32(h + NCS_CH_RAW, (uint32_t)rn);
-  ncs_put_u32(h + NCS_CH_RECORDS, 0);
-  ncs_put_u32(h + NCS_CH_FLAGS, NCS_CHUNK_F_FINAL);
-  ncs_put_u32(h + NCS_CH_CHECKSUM, ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, 32), z, zn));
-  *n = NCS_FILE_HEADER_SIZE + NCS_CHUNK_HEADER_SIZE + zn;
+  ncs_encode_file_header(f, 0, 1);
+  if (!cctx) cctx = ZSTD_createCCtx(); /* kept for the whole run */
+  size_t zn = ncs_chunk_pack(cctx, 1, f + NCS_FILE_HEADER_SIZE, cap - NCS_FILE_HEADER_SIZE, raw, rn,
+                             count_records(raw, rn), 0, 0, NCS_CHUNK_F_FINAL);
+  if (!zn) { free(f); return NULL; }
+  *n = NCS_FILE_HEADER_SIZE + zn;
   return f;
 }
 

@@ -1,0 +1,66 @@
+/* chunk.h — the one chunk writer: the file header, and whole records in, one framed chunk
+ * out (docs/FORMAT.md: file header, chunk header, one zstd frame per chunk). Header-only.
+ *
+ * Contract: ncs_chunk_pack() is the only place a chunk is compressed and framed; the shim's
+ * writer, `ncclscope synth`, the tests' trace writers and the trace fuzzer all call it. It
+ * compresses `raw` (n bytes of whole records, `records` of them) with the caller's reused
+ * zstd context into one complete frame at out + NCS_CHUNK_HEADER_SIZE, writes the chunk
+ * header (checksum included) at out, and returns the chunk's size (header + payload), or 0
+ * when it could not (no room: NCS_CHUNK_BOUND(n) bytes always suffice; zstd error). It
+ * allocates nothing itself (zstd may, once, inside a fresh context), writes nothing outside
+ * out[0, cap), and does no I/O: the caller writes the chunk where it wants. Same input, same
+ * level, same bytes. */
+#ifndef NCCLSCOPE_CHUNK_H
+#define NCCLSCOPE_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <zstd.h>
+#include "format.h"
+
+/* Room for the chunk of n raw bytes. */
+#define NCS_CHUNK_BOUND(n) (NCS_CHUNK_HEADER_SIZE + ZSTD_COMPRESSBOUND(n))
+
+/* The 64-byte file header (format NCS_FORMAT_MAJOR.NCS_FORMAT_MINOR). */
+static inline void ncs_encode_file_header(uint8_t out[NCS_FILE_HEADER_SIZE], uint64_t realtime_ns,
+                                          uint32_t pid) {
+  memset(out, 0, NCS_FILE_HEADER_SIZE);
+  memcpy(out + NCS_FH_MAGIC, NCS_FILE_MAGIC, 8);
+  ncs_put_u16(out + NCS_FH_MAJOR, NCS_FORMAT_MAJOR);
+  ncs_put_u16(out + NCS_FH_MINOR, NCS_FORMAT_MINOR);
+  ncs_put_u32(out + NCS_FH_SIZE, NCS_FILE_HEADER_SIZE);
+  ncs_put_u64(out + NCS_FH_REALTIME, realtime_ns);
+  ncs_put_u32(out + NCS_FH_PID, pid);
+}
+
+/* The 40-byte chunk header for `payload` (one complete zstd frame of payload_size bytes that
+ * decompresses to raw_size bytes holding `records` records), checksum included. (Use
+ * ncs_chunk_pack, which compresses too; this is its second half.) */
+static inline void ncs_chunk_header(uint8_t out[NCS_CHUNK_HEADER_SIZE], const void *payload,
+                                   uint32_t payload_size, uint32_t raw_size, uint32_t records,
+                                   uint64_t index, uint64_t dropped_total, uint32_t flags) {
+  ncs_put_u32(out + NCS_CH_MAGIC, NCS_CHUNK_MAGIC);
+  ncs_put_u32(out + NCS_CH_PAYLOAD, payload_size);
+  ncs_put_u32(out + NCS_CH_RAW, raw_size);
+  ncs_put_u32(out + NCS_CH_RECORDS, records);
+  ncs_put_u64(out + NCS_CH_INDEX, index);
+  ncs_put_u64(out + NCS_CH_DROPPED, dropped_total);
+  uint32_t h = ncs_fnv1a(NCS_FNV_INIT, out, NCS_CH_CHECKSUM);
+  h = ncs_fnv1a(h, payload, payload_size);
+  ncs_put_u32(out + NCS_CH_CHECKSUM, h);
+  ncs_put_u32(out + NCS_CH_FLAGS, flags);
+}
+
+static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+                                    size_t n, uint32_t records, uint64_t index, uint64_t dropped_total,
+                                    uint32_t flags) {
+  if (!cctx || cap < NCS_CHUNK_HEADER_SIZE || n > NCS_CHUNK_MAX_RAW) return 0;
+  uint8_t *payload = out + NCS_CHUNK_HEADER_SIZE;
+  size_t z = ZSTD_compressCCtx(cctx, payload, cap - NCS_CHUNK_HEADER_SIZE, raw, n, level);
+  if (ZSTD_isError(z) || z > NCS_CHUNK_MAX_PAYLOAD) return 0;
+  ncs_chunk_header(out, payload, (uint32_t)z, (uint32_t)n, records, index, dropped_total, flags);
+  return NCS_CHUNK_HEADER_SIZE + z;
+}
+
+#endif
