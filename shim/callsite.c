@@ -45,14 +45,14 @@ static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
 
 static void callsite_start(void) {
   if (!ncs_cfg.callsite_depth || unwinder) return;
+  ncs_gate_enter();
   void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
   bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
-  if (!f) {
-    ncs_debug("libunwind.so.8 not available: call sites use glibc backtrace()");
-    f = glibc_bt;
-  }
+  if (!f) f = glibc_bt;
   void *warm[4];
   f(warm, 4); /* first call may allocate (glibc loads libgcc_s, libunwind sets up caches) */
+  ncs_gate_leave();
+  if (f == glibc_bt) ncs_debug("libunwind.so.8 not available: call sites use glibc backtrace()");
   unwinder = f;
 }
 
@@ -62,7 +62,9 @@ uint32_t ncs_callsite_capture(void *ra) {
   if (!depth || !bt) return 0;
   if (depth > MAXF) depth = MAXF;
   void *buf[MAXF + 6];
+  ncs_gate_enter(); /* the unwinder reads the loader's lists under its lock (dl_iterate_phdr) */
   int n = bt(buf, (int)depth + 6);
+  ncs_gate_leave();
   int start = 0;
   while (start < n && buf[start] != ra) start++;
   if (start == n) start = n > 2 ? 2 : 0; /* the caller's address was not seen: best effort */
@@ -119,6 +121,7 @@ static void define(struct site *s, struct ncs_wbuf *w, uint32_t *records) {
     sched_yield();
   uint32_t nf = atomic_load_explicit(&s->ready, memory_order_acquire) ? s->nframes : 0;
   struct ncs_frame fr[MAXF];
+  ncs_gate_enter(); /* dladdr takes the loader's lock */
   for (uint32_t f = 0; f < nf; f++) {
     Dl_info di;
     memset(&fr[f], 0, sizeof fr[f]);
@@ -133,6 +136,7 @@ static void define(struct site *s, struct ncs_wbuf *w, uint32_t *records) {
       fr[f].offset = a;
     }
   }
+  ncs_gate_leave();
   struct ncs_callsite cs = {.id = atomic_load_explicit(&s->id, memory_order_relaxed), .nframes = nf, .frames = fr};
   size_t before = w->len;
   ncs_enc_callsite(w, &cs);

@@ -97,6 +97,7 @@ static int gpu_init(void) {
   if (ncs_gpu_on) return 1;
   void *h = ncs_loaded_handle("libcudart.so"); /* the application's runtime, never a new one */
   if (!h) h = RTLD_DEFAULT;
+  ncs_gate_enter();
 #define SYM(field, name) (*(void **)&cu.field = dlsym(h, name))
   int ok = SYM(event_create, "cudaEventCreateWithFlags") && SYM(event_record, "cudaEventRecord") &&
            SYM(event_query, "cudaEventQuery") && SYM(event_sync, "cudaEventSynchronize") &&
@@ -105,6 +106,7 @@ static int gpu_init(void) {
            SYM(set_device, "cudaSetDevice") && SYM(stream_create, "cudaStreamCreateWithFlags") &&
            SYM(peek_error, "cudaPeekAtLastError") && SYM(get_error, "cudaGetLastError");
 #undef SYM
+  ncs_gate_leave();
   if (!ok) {
     ncs_debug("no CUDA runtime loaded: host timing only");
     return 0;
@@ -362,8 +364,9 @@ static int emit_slot(struct slot *s, int failed) {
   return ncs_writer_put_gpu_time(&g);
 }
 
-/* One pass over every pool; returns how many slots are still pending. */
-static int poll_once(int give_up) {
+/* One pass over every pool; returns how many slots are still pending. The writer's CUDA calls
+ * are inside the fork gate (the runtime's locks; anchors_renew too), its sleeps outside. */
+static int poll_once_gated(int give_up) {
   int pending = 0, n = atomic_load(&npools);
   if (n > MAX_POOLS) n = MAX_POOLS;
   for (int i = 0; i < n; i++) {
@@ -384,11 +387,19 @@ static int poll_once(int give_up) {
   }
   return pending;
 }
+static int poll_once(int give_up) {
+  ncs_gate_enter();
+  int pending = poll_once_gated(give_up);
+  ncs_gate_leave();
+  return pending;
+}
 
 /* Returns how many calls are still pending. */
 static int gpu_poll(unsigned drain_ms) {
   if (!ncs_gpu_on) return 0;
+  ncs_gate_enter();
   anchors_renew(ncs_now_ns());
+  ncs_gate_leave();
   int pending = poll_once(0);
   if (!drain_ms || !pending) return pending;
   uint64_t deadline = ncs_now_ns() + (uint64_t)drain_ms * 1000000ull;

@@ -22,6 +22,16 @@ __attribute__((visibility("hidden"))) void ncs_writer_put_definition(const void 
 __attribute__((visibility("hidden"))) uint64_t ncs_now_ns(void);
 /* 1 once the core is initialised and writing (the process has used NCCL), else 0. */
 __attribute__((visibility("hidden"))) int ncs_hooks_ready(void);
+/* The fork gate (forkgate.c, docs/SHIM.md "Fork"): any shim code, on any thread, that enters
+ * the dynamic loader (dlopen, dlsym, dladdr, dl_iterate_phdr), the unwinder, CUDA or NVML does
+ * it between ncs_gate_enter() and ncs_gate_leave(), and takes no shim lock in between. A fork
+ * waits (at most 2 s) until no thread is inside; a thread entering during a fork waits for it. */
+__attribute__((visibility("hidden"))) void ncs_gate_enter(void);
+__attribute__((visibility("hidden"))) void ncs_gate_leave(void);
+__attribute__((visibility("hidden"))) void ncs_gate_close(void);       /* atfork prepare, last */
+__attribute__((visibility("hidden"))) void ncs_gate_open(void);        /* atfork parent, first */
+__attribute__((visibility("hidden"))) void ncs_gate_reset_child(void); /* atfork child, first */
+__attribute__((visibility("hidden"))) unsigned long ncs_gate_timeouts(void); /* forks that did not wait to the end */
 
 /* ---- provided by collectors; the core walks them (collectors.c) ----
  * One struct per collector; a NULL hook is skipped. Each collector module defines its struct

@@ -10,6 +10,7 @@
  *   callsite.c  call-site stacks (libunwind loaded privately), their lock-free id table
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
+ *   forkgate.c  fork waits until no shim code is inside the loader, the unwinder, CUDA or NVML
  *   collectors.c the table of collectors (hooks.h): profiler, log capture, topology, GPU timing
  *   nonblocking.c  non-blocking inits and splits completed after their call returned
  *   dlsym.c     ncclX looked up by handle (dlopen + dlsym, ctypes) reaches the wrappers
@@ -26,6 +27,7 @@
 #include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
+#include "hooks.h" /* ncs_emit, ncs_now_ns, the fork gate (forkgate.c) */
 
 #define NCS_SHIM_VERSION "0.1.0"
 #define NCS_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -251,7 +251,10 @@ static void profiler_start(void) {
   if (!ncs_cfg.profiler) return;
   if (pf.set_by_us) return; /* once per process image */
   Dl_info di;
-  if (!dladdr((void *)&ncclProfiler_v5, &di) || !di.dli_fname || di.dli_fname[0] != '/') return;
+  ncs_gate_enter();
+  int found = dladdr((void *)&ncclProfiler_v5, &di);
+  ncs_gate_leave();
+  if (!found || !di.dli_fname || di.dli_fname[0] != '/') return;
   const char *dbg = getenv("NCCL_DEBUG");
   if (!ncs_cfg.nccl_log && dbg && (!strcasecmp(dbg, "INFO") || !strcasecmp(dbg, "TRACE"))) {
     /* no log capture to hide NCCL's "loaded profiler plugin" lines from the user's INFO log */

@@ -60,8 +60,11 @@ static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg) {
 
 void *ncs_loaded_handle(const char *prefix) {
   struct find_ctx fc = {prefix, {0}};
-  if (dl_iterate_phdr(find_loaded, &fc) == 0) return NULL;
-  return dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
+  void *h = NULL;
+  ncs_gate_enter();
+  if (dl_iterate_phdr(find_loaded, &fc) != 0) h = dlopen(fc.path, RTLD_NOLOAD | RTLD_LAZY | RTLD_LOCAL);
+  ncs_gate_leave();
+  return h;
 }
 
 static void *private_handle(void) {
@@ -85,6 +88,7 @@ static void *lookup_in(void *h, const char *name) {
 
 void ncs_resolve_all(void) {
   pthread_mutex_lock(&late_mu);
+  ncs_gate_enter(); /* (nests with ncs_loaded_handle's) */
   void *priv = NULL;
   int priv_looked = 0; /* the loaded objects are walked at most once here */
   for (int i = 0; i < NCS_FN_COUNT; i++) {
@@ -93,6 +97,7 @@ void ncs_resolve_all(void) {
     if (!p) p = lookup_in(priv, fn_names[i]);
     atomic_store_explicit(&ncs_real_fn[i], p, memory_order_release);
   }
+  ncs_gate_leave();
   pthread_mutex_unlock(&late_mu);
 }
 
@@ -108,8 +113,10 @@ void *ncs_resolve_late(enum ncs_fn f) {
   pthread_mutex_lock(&late_mu);
   void *p = atomic_load_explicit(&ncs_real_fn[f], memory_order_acquire);
   if (!p) {
+    ncs_gate_enter();
     p = lookup_next(fn_names[f]);
     if (!p) p = lookup_in(private_handle(), fn_names[f]);
+    ncs_gate_leave();
     if (p) atomic_store_explicit(&ncs_real_fn[f], p, memory_order_release);
   }
   pthread_mutex_unlock(&late_mu);

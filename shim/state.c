@@ -223,6 +223,9 @@ static void exit_flush(void) {
     ncs_gpu_counts(&cuda_calls, &timed);
     if (timed) ncs_debug("GPU timing: %llu CUDA calls on application threads for %llu NCCL calls (%.2f per call)",
                          (unsigned long long)cuda_calls, (unsigned long long)timed, (double)cuda_calls / (double)timed);
+    if (ncs_gate_timeouts())
+      ncs_debug("%lu fork(s) proceeded after 2 s with shim code still inside the loader, CUDA or NVML",
+                ncs_gate_timeouts());
   }
   errno = saved;
 }
@@ -417,14 +420,17 @@ static void atfork_prepare(void) {
   pthread_mutex_lock(&comm_mu);
   ncs_resolve_atfork(0);
   ncs_writer_atfork_prepare();
+  ncs_gate_close(); /* last: a thread inside a bracket takes none of the locks above */
 }
 static void atfork_parent(void) {
+  ncs_gate_open();
   ncs_writer_atfork_parent();
   ncs_resolve_atfork(1);
   pthread_mutex_unlock(&comm_mu);
   pthread_mutex_unlock(&act_mu);
 }
 static void atfork_child(void) {
+  ncs_gate_reset_child();
   int was_active = atomic_load(&ncs_active);
   ncs_writer_atfork_child();  /* forgets the parent's file, queue and writer thread */
   atomic_store(&ncs_active, 0);

@@ -87,17 +87,33 @@ static void emit_body(uint32_t type, struct ncs_wbuf *w) {
   if (!w->overflow) ncs_emit(type, w->buf, w->len);
 }
 
-static void collect(void) {
-  static struct gpu_info gpus[NCS_TOPO_MAX_GPUS]; /* writer thread only, called once */
+/* NVML, loaded by the activating thread (topo_start): the writer thread never enters the
+ * dynamic loader to load it (shim/forkgate.c, docs/SHIM.md "Fork"). */
+static struct nvml nv;
+static int nv_state; /* 0 not tried, 1 loaded, -1 unavailable */
+
+static void topo_start(void) {
+  if (nv_state) return;
+  nv_state = -1;
+  ncs_gate_enter();
   void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return;
-  struct nvml n;
-  memset(&n, 0, sizeof n);
-  if (load(h, &n) != 0 || n.init() != 0) return;
-  unsigned count = 0;
+  if (h && load(h, &nv) == 0) nv_state = 1;
+  ncs_gate_leave();
+}
+
+static struct gpu_info gpus[NCS_TOPO_MAX_GPUS];                            /* writer thread only */
+static struct ncs_topo_link links[NCS_TOPO_MAX_GPUS * (NCS_TOPO_MAX_GPUS - 1) / 2];
+
+/* Reads the topology through NVML; every NVML call inside one fork-gate bracket (NVML's own
+ * locks must not be held by this thread when the application forks). Returns the GPU count,
+ * the links in links[0 .. *nlinks). */
+static unsigned read_nvml(unsigned *nlinks) {
+  struct nvml n = nv;
+  unsigned ng = 0, count = 0;
+  *nlinks = 0;
+  if (n.init() != 0) return 0;
   if (n.count(&count) != 0) goto done;
   if (count > NCS_TOPO_MAX_GPUS) count = NCS_TOPO_MAX_GPUS;
-  unsigned ng = 0;
   for (unsigned i = 0; i < count; i++) {
     struct gpu_info *gi = &gpus[ng];
     memset(gi, 0, sizeof *gi);
@@ -120,11 +136,6 @@ static void collect(void) {
       nvmlPciInfo_t r;
       if (n.link_remote && n.link_remote(gi->dev, l, &r) == 0) snprintf(gi->remote[l], sizeof gi->remote[l], "%s", r.busId);
     }
-    uint8_t buf[512];
-    struct ncs_wbuf w;
-    ncs_wbuf_init(&w, buf, sizeof buf);
-    ncs_enc_topo_gpu_body(&w, &gi->g);
-    emit_body(NCS_REC_TOPO_GPU, &w);
     ng++;
   }
   for (unsigned a = 0; a < ng; a++)
@@ -144,14 +155,35 @@ static void collect(void) {
         lk.nvlinks = gpus[a].g.nvlinks < gpus[b].g.nvlinks ? gpus[a].g.nvlinks : gpus[b].g.nvlinks;
       int lvl;
       if (n.ancestor && n.ancestor(gpus[a].dev, gpus[b].dev, &lvl) == 0) lk.pcie = (uint32_t)lvl;
-      uint8_t buf[64];
-      struct ncs_wbuf w;
-      ncs_wbuf_init(&w, buf, sizeof buf);
-      ncs_enc_topo_link_body(&w, &lk);
-      emit_body(NCS_REC_TOPO_LINK, &w);
+      links[(*nlinks)++] = lk;
     }
 done:
   n.shutdown();
+  return ng;
+}
+
+/* Reads the topology (gated), then hands the records to the writer outside the bracket (ncs_emit
+ * takes the writer's queue lock, which a fork's prepare handler holds while it waits). */
+static void collect(void) {
+  if (nv_state != 1) return;
+  unsigned nlinks;
+  ncs_gate_enter();
+  unsigned ng = read_nvml(&nlinks);
+  ncs_gate_leave();
+  for (unsigned i = 0; i < ng; i++) {
+    uint8_t buf[512];
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, buf, sizeof buf);
+    ncs_enc_topo_gpu_body(&w, &gpus[i].g);
+    emit_body(NCS_REC_TOPO_GPU, &w);
+  }
+  for (unsigned k = 0; k < nlinks; k++) {
+    uint8_t buf[64];
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, buf, sizeof buf);
+    ncs_enc_topo_link_body(&w, &links[k]);
+    emit_body(NCS_REC_TOPO_LINK, &w);
+  }
 }
 
 /* Collected once per trace file, at the writer's first poll (right after the file is open). */
@@ -165,4 +197,4 @@ static int topo_poll(unsigned wait_ms) {
 }
 static void topo_atfork_child(void) { collected = 0; } /* the child writes its own file */
 
-NCS_COLLECTOR ncs_topo_collector = {.name = "topo", .poll = topo_poll, .atfork_child = topo_atfork_child};
+NCS_COLLECTOR ncs_topo_collector = {.name = "topo", .start = topo_start, .poll = topo_poll, .atfork_child = topo_atfork_child};
