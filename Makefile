@@ -45,11 +45,11 @@ doubles: $(DOUBLES)
 jobs: $(JOBS)
 units: $(UNITS)
 
-$(BUILD)/obj/shim/%.o: shim/%.c $(wildcard shim/*.h) $(wildcard include/ncclscope/*.h)
+$(BUILD)/obj/shim/%.o: shim/%.c $(wildcard shim/*.h) $(wildcard include/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/obj/decoder/%.o: decoder/%.c $(DEC_HDR) $(wildcard include/ncclscope/*.h)
+$(BUILD)/obj/decoder/%.o: decoder/%.c $(DEC_HDR) $(wildcard include/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Idecoder -c $< -o $@
 
@@ -68,7 +68,7 @@ $(BUILD)/doubles/libcudart.so.13: $(CUDAD_SRC) $(wildcard tests/doubles/cuda/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcudart.so.13 -o $@ $(CUDAD_SRC) -lpthread -lrt
 
-$(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $(BUILD)/doubles/libcudart.so.13
+$(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $(wildcard include/nccl_profiler/*.h) $(BUILD)/doubles/libcudart.so.13
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnccl.so.2 -o $@ $(NCCLD_SRC) \
 	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread -lrt

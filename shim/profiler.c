@@ -36,49 +36,12 @@
 #include <unistd.h>
 
 #include "ncclscope/encode.h"
+#include "nccl_profiler/profiler.h"
 #include "hooks.h"
 #include "internal.h" /* ncs_debug */
 
 #define NCS_EXPORT __attribute__((visibility("default")))
 #define HIDDEN __attribute__((visibility("hidden")))
-
-/* ---- NCCL's profiler interface, declared from NCCL's published headers ---- */
-enum { PROF_COLL = 1 << 1 }; /* ncclProfileColl */
-
-/* The collective member of the descriptor union; v4 and v5 lay it out identically. */
-struct prof_coll {
-  uint64_t seq;
-  const char *func;
-  const void *sendbuf;
-  void *recvbuf;
-  size_t count;
-  int root;
-  const char *datatype;
-  uint8_t nchannels, nwarps;
-  const char *algo, *proto;
-};
-struct prof_descr_v5 { uint64_t type; void *parent; int rank; union { struct prof_coll coll; } u; };
-struct prof_descr_v4 { uint8_t type; void *parent; int rank; union { struct prof_coll coll; } u; };
-
-typedef void (*prof_logger_t)(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
-struct prof_v5 {
-  const char *name;
-  int (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes, int nranks,
-              int rank, prof_logger_t log);
-  int (*start)(void *ctx, void **handle, struct prof_descr_v5 *d);
-  int (*stop)(void *handle);
-  int (*record)(void *handle, int state, void *args);
-  int (*finalize)(void *ctx);
-};
-struct prof_v4 {
-  const char *name;
-  int (*init)(void **ctx, int *mask, const char *comm_name, uint64_t comm_hash, int nnodes, int nranks,
-              int rank, prof_logger_t log);
-  int (*start)(void *ctx, void **handle, struct prof_descr_v4 *d);
-  int (*stop)(void *handle);
-  int (*record)(void *handle, int state, void *args);
-  int (*finalize)(void *ctx);
-};
 
 /* ---- per-communicator contexts (init/finalize: not the hot path) ---- */
 #define NCTX 256
@@ -122,7 +85,7 @@ static void copy_name(char *dst, const char *src) {
 }
 
 /* The hot path: claim a slot, fill it, publish it. */
-static void enqueue(const struct prof_ctx *c, const struct prof_coll *e, int rank) {
+static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, int rank) {
   if (!atomic_load_explicit(&ring_ready, memory_order_acquire)) return;
   uint64_t pos = atomic_load_explicit(&r_head, memory_order_relaxed);
   struct slot *s;
@@ -192,7 +155,7 @@ static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, 
   c->nranks = nranks;
   c->version = version;
   *ctx = c;
-  if (mask) *mask = PROF_COLL;
+  if (mask) *mask = NCCL_PROFILE_COLL;
   return 0; /* never fail: NCCL would print a warning the user did not ask for */
 }
 static int ctx_finalize(void *ctx) {
@@ -201,28 +164,28 @@ static int ctx_finalize(void *ctx) {
   return 0;
 }
 static int v5_init(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes, int nranks, int rank,
-                   prof_logger_t log) {
+                   nccl_prof_logger_t log) {
   return ctx_init(ctx, comm_id, mask, nranks, rank, 5);
 }
 static int v4_init(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks, int rank,
-                   prof_logger_t log) {
+                   nccl_prof_logger_t log) {
   return ctx_init(ctx, hash, mask, nranks, rank, 4);
 }
-static int v5_start(void *ctx, void **handle, struct prof_descr_v5 *d) {
+static int v5_start(void *ctx, void **handle, struct nccl_prof_descr_v5 *d) {
   if (handle) *handle = NULL;
-  if (ctx && d && d->type == PROF_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  if (ctx && d && d->type == NCCL_PROFILE_COLL) enqueue(ctx, &d->u.coll, d->rank);
   return 0;
 }
-static int v4_start(void *ctx, void **handle, struct prof_descr_v4 *d) {
+static int v4_start(void *ctx, void **handle, struct nccl_prof_descr_v4 *d) {
   if (handle) *handle = NULL;
-  if (ctx && d && d->type == PROF_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  if (ctx && d && d->type == NCCL_PROFILE_COLL) enqueue(ctx, &d->u.coll, d->rank);
   return 0;
 }
 static int ev_stop(void *handle) { return 0; }
 static int ev_record(void *handle, int state, void *args) { return 0; }
 
-NCS_EXPORT const struct prof_v5 ncclProfiler_v5 = {"ncclscope", v5_init, v5_start, ev_stop, ev_record, ctx_finalize};
-NCS_EXPORT const struct prof_v4 ncclProfiler_v4 = {"ncclscope", v4_init, v4_start, ev_stop, ev_record, ctx_finalize};
+NCS_EXPORT const struct nccl_profiler_v5 ncclProfiler_v5 = {"ncclscope", v5_init, v5_start, ev_stop, ev_record, ctx_finalize};
+NCS_EXPORT const struct nccl_profiler_v4 ncclProfiler_v4 = {"ncclscope", v4_init, v4_start, ev_stop, ev_record, ctx_finalize};
 
 /* ---- the collector side (hooks.h) ---- */
 

@@ -26,41 +26,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "nccl_profiler/profiler.h"
 #include "nd_internal.h"
-
-/* NCCL's profiler interface (its published headers), as the double calls it. */
-enum { PROF_COLL = 1 << 1 };
-struct prof_coll {
-  uint64_t seq;
-  const char *func;
-  const void *sendbuf;
-  void *recvbuf;
-  size_t count;
-  int root;
-  const char *datatype;
-  uint8_t nchannels, nwarps;
-  const char *algo, *proto;
-  void *parent_group;
-};
-struct descr_v5 { uint64_t type; void *parent; int rank; union { struct prof_coll coll; char pad[96]; } u; };
-struct descr_v4 { uint8_t type; void *parent; int rank; union { struct prof_coll coll; char pad[96]; } u; };
-typedef void (*logger_t)(int level, unsigned long flags, const char *file, int line, const char *fmt, ...);
-struct plugin_v5 {
-  const char *name;
-  int (*init)(void **ctx, uint64_t id, int *mask, const char *name, int nnodes, int nranks, int rank, logger_t l);
-  int (*start)(void *ctx, void **h, struct descr_v5 *d);
-  int (*stop)(void *h);
-  int (*record)(void *h, int state, void *args);
-  int (*finalize)(void *ctx);
-};
-struct plugin_v4 {
-  const char *name;
-  int (*init)(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks, int rank, logger_t l);
-  int (*start)(void *ctx, void **h, struct descr_v4 *d);
-  int (*stop)(void *h);
-  int (*record)(void *h, int state, void *args);
-  int (*finalize)(void *ctx);
-};
 
 #define NCOMMS 64
 #define NKINDS 5 /* the collectives: ND_ALLREDUCE .. ND_REDUCESCATTER */
@@ -69,8 +36,8 @@ struct pcomm { struct ncclComm *comm; void *ctx; uint64_t seq[NKINDS]; };
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static void *lib;
 static int refs, version, tried_and_failed;
-static const struct plugin_v5 *p5;
-static const struct plugin_v4 *p4;
+static const struct nccl_profiler_v5 *p5;
+static const struct nccl_profiler_v4 *p4;
 static int mask;
 static struct pcomm comms[NCOMMS];
 
@@ -188,8 +155,8 @@ ND_HIDDEN void nd_prof_coll(const struct nd_op *op) {
   struct pcomm *pc = NULL;
   for (int i = 0; i < NCOMMS && !pc; i++)
     if (comms[i].comm == op->comm) pc = &comms[i];
-  if (!pc || !(mask & PROF_COLL)) { pthread_mutex_unlock(&mu); return; }
-  struct prof_coll e = {0};
+  if (!pc || !(mask & NCCL_PROFILE_COLL)) { pthread_mutex_unlock(&mu); return; }
+  struct nccl_prof_coll e = {0};
   e.seq = pc->seq[op->kind]++;
   e.func = funcs[op->kind];
   e.sendbuf = op->sbuf;
@@ -202,11 +169,11 @@ ND_HIDDEN void nd_prof_coll(const struct nd_op *op) {
   nd_prof_choice(op->kind, op->count * dt_size(op->dt), &e.algo, &e.proto);
   void *h = NULL;
   if (p5) {
-    struct descr_v5 d = { .type = PROF_COLL, .rank = op->comm->rank };
+    struct nccl_prof_descr_v5 d = { .type = NCCL_PROFILE_COLL, .rank = op->comm->rank };
     d.u.coll = e;
     if (p5->start(pc->ctx, &h, &d) == 0 && h) p5->stop(h);
   } else if (p4) {
-    struct descr_v4 d = { .type = PROF_COLL, .rank = op->comm->rank };
+    struct nccl_prof_descr_v4 d = { .type = NCCL_PROFILE_COLL, .rank = op->comm->rank };
     d.u.coll = e;
     if (p4->start(pc->ctx, &h, &d) == 0 && h) p4->stop(h);
   }
