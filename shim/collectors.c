@@ -13,6 +13,7 @@ extern NCS_COLLECTOR ncs_logcap_collector __attribute__((weak));
 extern NCS_COLLECTOR ncs_topo_collector __attribute__((weak));
 extern NCS_COLLECTOR ncs_gputime_collector __attribute__((weak));
 extern NCS_COLLECTOR ncs_callsite_collector __attribute__((weak));
+extern NCS_COLLECTOR ncs_kernels_collector __attribute__((weak));
 
 static const struct ncs_collector *const table[] = {
   &ncs_profiler_collector,
@@ -20,6 +21,7 @@ static const struct ncs_collector *const table[] = {
   &ncs_topo_collector,
   &ncs_gputime_collector,
   &ncs_callsite_collector,
+  &ncs_kernels_collector,
 };
 #define N_COLLECTORS (sizeof table / sizeof table[0])
 

@@ -62,6 +62,7 @@ extern NCS_COLLECTOR ncs_logcap_collector;   /* logcap.c: NCCL's log lines (NCCL
 extern NCS_COLLECTOR ncs_topo_collector;     /* topo.c: NVML topology (TOPO_GPU, TOPO_LINK) */
 extern NCS_COLLECTOR ncs_gputime_collector;  /* gputime.c: CUDA-event timing (GPU_TIME) */
 extern NCS_COLLECTOR ncs_callsite_collector; /* callsite.c: call-site definitions (MODULE, CALLSITE) */
+extern NCS_COLLECTOR ncs_kernels_collector;  /* kernels.c: kernel activity (KERNEL*) */
 
 /* The walks (collectors.c): every collector of the table, in order. */
 __attribute__((visibility("hidden"))) void ncs_collectors_start(void);

@@ -65,6 +65,7 @@ struct ncs_config {
   unsigned ring_records;    /* power of two */
   int debug;                /* NCCLSCOPE_DEBUG=1: diagnostics to stderr */
   int gpu_timing;           /* NCCLSCOPE_GPU_TIMING (default 1) */
+  int kernels;              /* NCCLSCOPE_KERNELS (default 1): kernel activity through CUPTI */
   unsigned exit_ms;         /* NCCLSCOPE_EXIT_MS: longest wait for the last flush (default 3000) */
   int nccl_log;             /* NCCLSCOPE_NCCL_LOG (default 1): capture NCCL's log (logcap.c) */
   int profiler;             /* NCCLSCOPE_PROFILER (default 1): be NCCL's profiler plugin (profiler.c) */
@@ -180,6 +181,9 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
 /* The PROCESS record (whole record), handed over at activation before ncs_writer_start: the
  * writer copies it and writes it first in the file. */
 void ncs_writer_set_process(const void *rec, size_t len);
+
+/* ---- kernels.c (a collector, hooks.h) ---- */
+void ncs_kernels_exit(void);     /* atexit, before the last sync: the next poll is the final one */
 
 /* ---- gputime.c ---- */
 struct ncs_call;

@@ -108,6 +108,7 @@ static void read_config(void) {
   while (p2 * 2 <= recs) p2 *= 2;
   ncs_cfg.ring_records = p2;
   ncs_cfg.gpu_timing = env_uint("NCCLSCOPE_GPU_TIMING", 1, 0, 1);
+  ncs_cfg.kernels = env_uint("NCCLSCOPE_KERNELS", 1, 0, 1);
   ncs_cfg.exit_ms = env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000);
   const char *log = getenv("NCCLSCOPE_NCCL_LOG"), *prof = getenv("NCCLSCOPE_PROFILER");
   ncs_cfg.nccl_log = !(log && !strcmp(log, "0"));
@@ -174,7 +175,7 @@ const char *ncs_host_name(void) { return proc.host; }
 static void process_record(struct ncs_wbuf *w) {
   enum { MAXKV = 256 };
   struct ncs_kv kv[MAXKV];
-  char num[8][32], keys[MAXKV][128];
+  char num[12][32], keys[MAXKV][128];
   size_t n = 0, nn = 0;
 #define KV(k, v) do { kv[n].key = (k); kv[n].value = (v); kv[n].value_len = strlen(kv[n].value); n++; } while (0)
 #define KVNUM(k, fmt, x) do { snprintf(num[nn], sizeof num[nn], fmt, x); KV(k, num[nn]); nn++; } while (0)
@@ -183,7 +184,7 @@ static void process_record(struct ncs_wbuf *w) {
   KVNUM("ppid", "%d", (int)getppid());
   kv[n].key = "cmdline"; kv[n].value = proc.cmdline; kv[n].value_len = proc.cmdline_len; n++;
   KV("shim_version", NCS_SHIM_VERSION);
-  KV("format_version", "1.0");
+  KVNUM("format_version", "1.%d", NCS_FORMAT_MINOR);
   if (proc.nccl_version >= 0) KVNUM("nccl_version", "%d", proc.nccl_version);
   KVNUM("clock_realtime_ns", "%llu", (unsigned long long)proc.rt);
   KVNUM("clock_monotonic_ns", "%llu", (unsigned long long)proc.mono);
@@ -211,7 +212,10 @@ static void process_record(struct ncs_wbuf *w) {
 static int atexit_done, exit_stuck; /* exit_stuck: the writer missed the atexit deadline */
 static void exit_sync(void) {
   int saved = errno;
-  if (atomic_load(&ncs_active) == 1) exit_stuck = ncs_writer_sync(ncs_cfg.exit_ms, 500, 1) != 0;
+  if (atomic_load(&ncs_active) == 1) {
+    ncs_kernels_exit(); /* CUDA is still up: the sync's poll is CUPTI's last (forced) flush */
+    exit_stuck = ncs_writer_sync(ncs_cfg.exit_ms, 500, 1) != 0;
+  }
   errno = saved;
 }
 static void exit_flush(void) {

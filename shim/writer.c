@@ -52,11 +52,11 @@ static size_t q_len, q_cap;
 static uint32_t q_records;
 
 /* drops that belong to no ring, by reason (index = enum ncs_drop_reason) */
-static _Atomic uint64_t loose_drops[6];
-static uint64_t loose_reported[6];
+static _Atomic uint64_t loose_drops[NCS_DROP_REASON_LIMIT];
+static uint64_t loose_reported[NCS_DROP_REASON_LIMIT];
 
 void ncs_writer_count_drop(unsigned reason, uint64_t n) {
-  if (reason < 6) atomic_fetch_add_explicit(&loose_drops[reason], n, memory_order_relaxed);
+  if (reason < NCS_DROP_REASON_LIMIT) atomic_fetch_add_explicit(&loose_drops[reason], n, memory_order_relaxed);
 }
 
 int ncs_emit(uint32_t type, const void *body, size_t len) {
@@ -422,7 +422,7 @@ static unsigned drain(struct writer *w) {
       atomic_store_explicit(&r->state, NCS_SLOT_FREE, memory_order_release);
     }
   }
-  for (unsigned reason = 1; reason < 6; reason++) {
+  for (unsigned reason = 1; reason < NCS_DROP_REASON_LIMIT; reason++) {
     uint64_t d = atomic_load_explicit(&loose_drops[reason], memory_order_relaxed);
     if (d == loose_reported[reason]) continue;
     ensure_room(w, 64);
@@ -589,7 +589,7 @@ void ncs_writer_atfork_child(void) {
   q_records = 0;
   defs.len = 0; /* the child's file defines again what it uses */
   defs.records = 0;
-  for (int i = 0; i < 6; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
+  for (int i = 0; i < NCS_DROP_REASON_LIMIT; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
   w_sync_req = w_sync_done = 0;
   w_sync_drain_ms = 0;

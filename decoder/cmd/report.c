@@ -147,8 +147,8 @@ enum { NANALYSES = sizeof analyses / sizeof *analyses };
 /* ---- output ---- */
 static const char *drop_reason(unsigned r) {
   static const char *names[] = {"unknown", "buffer_full", "no_thread_slot", "write_failed",
-                                "no_memory", "event_pool"};
-  return r < 6 ? names[r] : "unknown";
+                                "no_memory", "event_pool", "kernel_records"};
+  return r < sizeof names / sizeof names[0] ? names[r] : "unknown";
 }
 
 static void text_str(FILE *f, const char *s) { ncs_text_escape(f, s, strlen(s)); }

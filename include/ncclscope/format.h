@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 1
-#define NCS_FORMAT_MINOR 0
+#define NCS_FORMAT_MINOR 1
 
 /* File header: 64 bytes at offset 0. */
 #define NCS_FILE_MAGIC "NCSTRACE" /* 8 bytes, no NUL */
@@ -58,7 +58,10 @@ enum ncs_rec {
   NCS_REC_NCCL_LOG = 11, /* one line of NCCL's debug log, captured */
   NCS_REC_TOPO_GPU = 12, /* one GPU seen through NVML */
   NCS_REC_TOPO_LINK = 13,/* the link between two GPUs */
-  NCS_REC_PROFILE = 14   /* per-collective algorithm/protocol from NCCL's profiler plugin */
+  NCS_REC_PROFILE = 14,  /* per-collective algorithm/protocol from NCCL's profiler plugin */
+  NCS_REC_KERNEL = 15,   /* a kernel, copy or set the GPU ran (CUPTI activity), since 1.1 */
+  NCS_REC_KERNEL_NAME = 16, /* a kernel name id and its class, since 1.1 */
+  NCS_REC_KERNEL_STATUS = 17 /* kernel activity on / off / stood aside, and why, since 1.1 */
 };
 
 /* CALL flags */
@@ -71,7 +74,9 @@ enum ncs_drop_reason {
   NCS_DROP_NO_THREAD_SLOT = 2, /* more threads than the shim keeps buffers for */
   NCS_DROP_WRITE_FAILED = 3, /* a chunk could not be written (EIO, ENOSPC, EFBIG, ...) */
   NCS_DROP_NO_MEMORY = 4,    /* an allocation failed */
-  NCS_DROP_EVENT_POOL = 5    /* no GPU event free: call recorded without GPU time */
+  NCS_DROP_EVENT_POOL = 5,   /* no GPU event free: call recorded without GPU time */
+  NCS_DROP_KERNEL_RECORDS = 6, /* kernel activity records CUPTI dropped (no buffer free) */
+  NCS_DROP_REASON_LIMIT       /* one past the last reason */
 };
 
 /* GPU_TIME kinds and sources */

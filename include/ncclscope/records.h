@@ -250,6 +250,49 @@ struct ncs_profile {
   F(U64, dropped, 0) \
   F(U32, version, 0)
 
+/* 15 KERNEL: a kernel, copy or set the GPU ran, from CUPTI's activity API (shim/kernels.c),
+ * since 1.1. Times are the trace's monotonic ns (the shim converts CUPTI's clock). */
+enum ncs_kernel_class {
+  NCS_KCLASS_COMPUTE = 0, /* any kernel that is not NCCL's */
+  NCS_KCLASS_NCCL = 1,    /* ncclKernel_* / ncclDevKernel_* (ncs_is_nccl_kernel, cupti_abi.h) */
+  NCS_KCLASS_MEMCPY = 2,  /* an asynchronous copy */
+  NCS_KCLASS_MEMSET = 3,  /* an asynchronous set */
+  NCS_KCLASS_COUNT
+};
+struct ncs_kernel {
+  uint32_t kclass, device, stream; /* stream: CUPTI's stream id, not CALL's cudaStream_t */
+  uint64_t start, duration;
+  uint32_t name;                   /* KERNEL_NAME id, 0 = none */
+  uint64_t bytes;                  /* copies and sets */
+  uint32_t correlation;            /* CUPTI's correlation id */
+};
+#define NCS_FIELDS_kernel(F) \
+  F(U32, kclass, 0) \
+  F(U32, device, 0) \
+  F(U32, stream, 0) \
+  F(U64, start, 0) \
+  F(U64, duration, 0) \
+  F(U32, name, 0) \
+  F(U64, bytes, 0) \
+  F(U32, correlation, 0)
+
+/* 16 KERNEL_NAME: a kernel name id, once per file before its first use. */
+#define NCS_KERNEL_NAME_MAX 256 /* longer names are cut (C++ names can be kilobytes) */
+struct ncs_kernel_name { uint32_t id, kclass; char name[NCS_KERNEL_NAME_MAX]; };
+#define NCS_FIELDS_kernel_name(F) \
+  F(U32, id, 0) \
+  F(U32, kclass, 0) \
+  F(CHARS, name, 0)
+
+/* 17 KERNEL_STATUS: kernel activity on, off or stood aside (another CUPTI client), and why. */
+enum ncs_kernel_state { NCS_KSTATE_OFF = 0, NCS_KSTATE_ON = 1, NCS_KSTATE_STOOD_ASIDE = 2 };
+struct ncs_kernel_status { uint64_t t; uint32_t state; uint64_t lost; char reason[160]; };
+#define NCS_FIELDS_kernel_status(F) \
+  F(U64, t, 0) \
+  F(U32, state, 0) \
+  F(U64, lost, 0) /* reserved */ \
+  F(CHARS, reason, 0)
+
 /* Every record: R(TYPE, name, STATE). Elements of ARRAY fields (kv, frame) are listed in
  * NCS_ELEMENTS(E) as E(name). */
 #define NCS_RECORDS(R) \
@@ -266,7 +309,10 @@ struct ncs_profile {
   R(NCCL_LOG, log_line, PLAIN) \
   R(TOPO_GPU, topo_gpu, PLAIN) \
   R(TOPO_LINK, topo_link, PLAIN) \
-  R(PROFILE, profile, PLAIN)
+  R(PROFILE, profile, PLAIN) \
+  R(KERNEL, kernel, PLAIN) \
+  R(KERNEL_NAME, kernel_name, PLAIN) \
+  R(KERNEL_STATUS, kernel_status, PLAIN)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif
