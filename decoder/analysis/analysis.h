@@ -80,7 +80,8 @@ struct ncs_analysis {
   X(metrics) \
   X(stragglers) \
   X(transport) \
-  X(profile)
+  X(profile) \
+  X(gputime)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
 NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)

@@ -306,14 +306,32 @@ static void check_busbw(struct ncs_doctor *d) {
   }
 }
 
-/* 6. Communication-bound: communication covers more than half of a rank's traced window
- * (first call entered to last call or GPU interval ended), for ranks with >= 10 calls over
- * >= 1 ms. One verdict for the job, one evidence line per such rank. */
+/* 6. Communication-bound. With kernel activity (docs/METRICS.md "GPU time"): exposed
+ * communication (NCCL kernels running with no compute beside them) covers at least half of the
+ * rank's GPU span; hidden communication does not count. Without it, the estimate: communication
+ * covers more than half of the rank's traced window (first call entered to last call or GPU
+ * interval ended), for ranks with >= 10 calls over >= 1 ms. One verdict for the job, one
+ * evidence line per such rank. */
 static void check_comm_bound(struct ncs_doctor *d) {
   struct ncs_verdict *v = NULL;
   int nbound = 0, nchecked = 0;
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
+    const struct ncs_kact_fig *g = &f->gpu;
+    if (g->have && g->span_ns >= 1000000) {
+      nchecked++;
+      double share = (double)g->exposed_ns / (double)g->span_ns;
+      if (share < 0.5) continue;
+      nbound++;
+      if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
+      if (!v) return;
+      int nr;
+      uint64_t id;
+      evidence(v, "host %s rank %d: exposed communication %.3f s of %.3f s of GPU time (%.0f%%; %.0f%% of NCCL kernel time hidden under compute; kernel activity)",
+               f->host, ncs_dfacts_rank(f, &nr, &id), g->exposed_ns / 1e9, g->span_ns / 1e9, 100.0 * share,
+               g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0.0);
+      continue;
+    }
     uint64_t s = f->timing_gpu && f->gpu_first ? (f->gpu_first < f->t_first ? f->gpu_first : f->t_first) : f->t_first;
     uint64_t e = f->timing_gpu && f->gpu_last > f->t_last ? f->gpu_last : f->t_last;
     if (f->ncalls < 10 || e <= s || e - s < 1000000) continue;
@@ -333,6 +351,32 @@ static void check_comm_bound(struct ncs_doctor *d) {
   snprintf(v->next, sizeof v->next, "Overlap communication with compute (DDP bucket_cap_mb, gradient accumulation, FSDP prefetch), check the transports above use NVLink/IB, and compare busbw with nccl-tests.");
 }
 
+/* 7. GPU idle: with kernel activity, the GPU ran nothing for at least a quarter of its span
+ * (input pipeline, host stalls, synchronisation between steps); its own verdict, whatever the
+ * communication does. */
+static void check_gpu_idle(struct ncs_doctor *d) {
+  struct ncs_verdict *v = NULL;
+  int nidle = 0, nchecked = 0;
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    const struct ncs_kact_fig *g = &f->gpu;
+    if (!g->have || g->span_ns < 1000000) continue;
+    nchecked++;
+    double share = (double)g->idle_ns / (double)g->span_ns;
+    if (share < 0.25) continue;
+    nidle++;
+    if (!v) v = add_verdict(d, "gpu-idle", "GPU idle: the GPU ran nothing for a large part of the run", 1);
+    if (!v) return;
+    int nr;
+    uint64_t id;
+    evidence(v, "host %s rank %d: GPU idle %.3f s of %.3f s (%.0f%%) between its first and last kernel",
+             f->host, ncs_dfacts_rank(f, &nr, &id), g->idle_ns / 1e9, g->span_ns / 1e9, 100.0 * share);
+  }
+  if (!v) return;
+  evidence(v, "%d of %d ranks with kernel activity leave their GPU idle for at least 25%% of their GPU span", nidle, nchecked);
+  snprintf(v->next, sizeof v->next, "Look at what the host does between steps: data loading (DataLoader num_workers, pin_memory), host-side synchronisation (.item(), .cpu(), cudaDeviceSynchronize), logging and checkpointing; profile the host with py-spy or perf.");
+}
+
 void ncs_doctor_run(struct ncs_doctor *d) {
   check_nvlink_unused(d);
   check_no_nvlink(d);
@@ -340,6 +384,7 @@ void ncs_doctor_run(struct ncs_doctor *d) {
   check_versions(d);
   check_busbw(d);
   check_comm_bound(d);
+  check_gpu_idle(d);
 }
 
 int ncs_doctor_problems(const struct ncs_doctor *d) {

@@ -21,6 +21,7 @@ void ncs_dfacts_free(struct ncs_dfacts *f) {
   if (!f) return;
   ncs_tmodel_free(&f->log);
   free(f->pending);
+  ncs_kact_free(f->kact);
   free(f->topo);
   free(f);
 }
@@ -81,6 +82,7 @@ static void sweep(uint64_t s, uint64_t e, uint64_t *cs, uint64_t *ce, double *ac
 static int on_call(void *ctx, const struct ncs_call *c) {
   struct ncs_dfacts *f = ctx;
   int kind = ncs_op_kind(c->op);
+  if (f->kact) ncs_kact_add_call(f->kact, c);
   f->ncalls++;
   if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;
@@ -127,6 +129,7 @@ static int on_log(void *ctx, const struct ncs_log_line *l) {
 
 static int on_raw(void *ctx, const struct ncs_raw *r) {
   struct ncs_dfacts *f = ctx;
+  if (f->kact && ncs_kact_add_raw(f->kact, r->type, r->body, r->len)) return 0;
   if (r->type != NCS_REC_TOPO_GPU && r->type != NCS_REC_TOPO_LINK) return 0;
   if (!f->topo) {
     f->topo = malloc(sizeof *f->topo);
@@ -142,6 +145,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   struct ncs_visitor *v = &m->v[m->n++];
   memset(v, 0, sizeof *v);
   v->ctx = f;
+  if (!f->kact) f->kact = ncs_kact_new(); /* NULL: no GPU-time figures, the rest still works */
   v->process = on_process;
   v->comm = on_comm;
   v->call = on_call;
@@ -159,6 +163,9 @@ void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_
   f->comm_ns = f->timing_gpu ? f->gpu_comm_ns : f->host_comm_ns;
   free(f->pending);
   f->pending = NULL;
+  if (f->kact && ncs_kact_figures(f->kact, &f->gpu) != 0) f->gpu.have = 0;
+  ncs_kact_free(f->kact);
+  f->kact = NULL;
   if (f->topo && !f->topo->host[0]) snprintf(f->topo->host, sizeof f->topo->host, "%s", f->host);
 }
 

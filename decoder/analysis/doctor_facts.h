@@ -16,6 +16,7 @@
 #include "io/mux.h"
 #include "io/trace.h"
 #include "model/transport.h"
+#include "model/kact.h"
 
 #define NCS_DF_MAX_ENV 48
 #define NCS_DF_MAX_COMMS 32
@@ -58,6 +59,9 @@ struct ncs_dfacts {
   int nsamples;
   double host_samples[NCS_DF_MAX_SAMPLES];
   int nhost_samples;
+  /* kernel activity (GPU time), figures after ncs_dfacts_done */
+  struct ncs_kact *kact;
+  struct ncs_kact_fig gpu;
   /* read outcome */
   int read_rc;
   char error[256];

@@ -21,6 +21,7 @@
 #include "model/hist.h"
 #include "analysis/metrics.h"
 #include "model/rules.h"
+#include "analysis/gputime.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
@@ -549,7 +550,12 @@ static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b
   ncs_json_obj_end(j);
 }
 
-static const char *verdict(const struct ncs_metrics_rank *x) {
+/* With kernel activity the verdict is on exposed communication (GPU time: a job whose
+ * communication is hidden under compute is not communication-bound); without it, on the share
+ * of the window spent in NCCL calls, an estimate (docs/METRICS.md). */
+static const char *verdict(const struct ncs_metrics_rank *x, int file) {
+  const struct ncs_kact_fig *g = ncs_gputime_fig(file);
+  if (g && g->have && g->span_ns) return ncs_kact_verdict(g);
   if (!x->valid || x->wall_s <= 0) return "no timed communication";
   double share = x->comm_s / x->wall_s;
   return share >= 0.5 ? "communication-bound" : share >= 0.25 ? "communication-heavy" : "not communication-bound";
@@ -564,8 +570,16 @@ static unsigned top_op(const struct rank_m *r) {
 }
 
 /* The verdict's evidence, one sentence (empty when there is nothing to say). */
-static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, char *buf, size_t n) {
+static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, int file, char *buf, size_t n) {
   buf[0] = 0;
+  const struct ncs_kact_fig *g = ncs_gputime_fig(file);
+  if (g && g->have && g->span_ns) {
+    snprintf(buf, n, "GPU time: %.1f%% exposed communication, %.1f%% of NCCL kernel time hidden under compute, %.1f%% idle",
+             100.0 * (double)g->exposed_ns / (double)g->span_ns,
+             g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0.0,
+             100.0 * (double)g->idle_ns / (double)g->span_ns);
+    return;
+  }
   unsigned op = top_op(r);
   if (!op || x->wall_s <= 0) return;
   const struct mstat *t = &r->op[op];
@@ -592,9 +606,11 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_uint(j, "timed_gpu", r->timed_gpu);
   ncs_json_uint(j, "timed_host", r->timed_host);
   ncs_json_uint(j, "captured", r->captured);
-  ncs_json_str(j, "verdict", verdict(&x));
+  ncs_json_str(j, "verdict", verdict(&x, file));
+  const struct ncs_kact_fig *g = ncs_gputime_fig(file);
+  ncs_json_str(j, "verdict_basis", g && g->have && g->span_ns ? "exposed_gpu_time" : "comm_share_estimate");
   char ev[256];
-  evidence(r, &x, ev, sizeof ev);
+  evidence(r, &x, file, ev, sizeof ev);
   ncs_json_str(j, "evidence", ev);
   ncs_json_obj_begin(j, "steps");
   ncs_json_uint(j, "count", x.steps);
@@ -648,9 +664,9 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     char rk[16];
     if (job->rank[i].rank >= 0) snprintf(rk, sizeof rk, "%d", job->rank[i].rank); else snprintf(rk, sizeof rk, "?");
     fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12.3f %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
-            100 * x.comm_s / x.wall_s, x.compute_to_comm, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x));
+            100 * x.comm_s / x.wall_s, x.compute_to_comm, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x, i));
     char ev[256];
-    evidence(r, &x, ev, sizeof ev);
+    evidence(r, &x, i, ev, sizeof ev);
     fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
   /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */

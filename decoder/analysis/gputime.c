@@ -1,0 +1,217 @@
+/* gputime.c — the `gpu_time` analysis of `ncclscope report`: per rank, what its GPU did
+ * (docs/METRICS.md, "GPU time"): busy, compute-only, overlapped, exposed communication and
+ * idle time, the compute-to-communication ratio on GPU time, exposed communication per NCCL
+ * operation and size, and a verdict on exposed communication; without kernel activity it says
+ * why, and that the communication figures of the report are estimates.
+ *
+ * Contract: an analysis (analysis.h). Reads KERNEL*, and CALL records for sizes, into a
+ * model/kact.h accumulator per file; figures are computed when the file is done and the
+ * accumulator freed. ncs_gputime_fig() hands them to metrics and doctor during printing. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/gputime.h"
+#include "ncclscope/encode.h"
+
+struct gt_file { struct ncs_kact *acc; struct ncs_kact_fig fig; };
+struct gt { int n; struct gt_file *f; };
+static struct gt *g_current; /* the running report's state, for ncs_gputime_fig */
+
+const struct ncs_kact_fig *ncs_gputime_fig(int file) {
+  return g_current && file >= 0 && file < g_current->n ? &g_current->f[file].fig : NULL;
+}
+
+static void *gt_create(const struct ncs_job *job) {
+  struct gt *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n = job->n;
+  s->f = calloc(job->n ? (size_t)job->n : 1, sizeof *s->f);
+  if (!s->f) { free(s); return NULL; }
+  for (int i = 0; i < s->n; i++) s->f[i].fig.state = -1;
+  g_current = s;
+  return s;
+}
+
+static int gt_raw(void *ctx, const struct ncs_raw *r) {
+  struct gt_file *f = ctx;
+  if (r->type < NCS_REC_KERNEL || r->type > NCS_REC_KERNEL_STATUS) return 0;
+  if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  ncs_kact_add_raw(f->acc, r->type, r->body, r->len);
+  return 0;
+}
+
+static int gt_call(void *ctx, const struct ncs_call *c) {
+  struct gt_file *f = ctx;
+  if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  ncs_kact_add_call(f->acc, c);
+  return 0;
+}
+
+static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct gt *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  v->ctx = &s->f[file];
+  v->raw = gt_raw;
+  v->call = gt_call;
+}
+
+static void gt_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct gt *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  struct gt_file *f = &s->f[file];
+  if (f->acc && ncs_kact_figures(f->acc, &f->fig) != 0) f->fig.have = 0;
+  ncs_kact_free(f->acc);
+  f->acc = NULL;
+}
+
+/* Why a file has no kernel activity, in words. */
+static const char *why_none(const struct ncs_kact_fig *g) {
+  if (g->state >= 0 && g->reason[0]) return g->reason;
+  return "the trace has no KERNEL records (written before format 1.1, or the shim saw no CUDA)";
+}
+
+static void rank_label(char *buf, size_t n, const struct ncs_job *job, int i) {
+  if (job->rank[i].rank >= 0) snprintf(buf, n, "%d", job->rank[i].rank);
+  else snprintf(buf, n, "?");
+}
+
+static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
+  struct gt *s = state;
+  if (!s || !s->n) return;
+  int have = 0;
+  for (int i = 0; i < s->n; i++) have += s->f[i].fig.have;
+  fprintf(out, "\nGPU time (kernel activity; docs/METRICS.md \"GPU time\")\n");
+  if (have) {
+    fprintf(out, "  %6s %10s %7s %9s %9s %9s %7s %12s  %s\n", "rank", "span_s", "busy%", "compute%",
+            "overlap%", "exposed%", "idle%", "compute/comm", "verdict");
+    for (int k = 0; k < s->n; k++) {
+      int i = job->order[k];
+      const struct ncs_kact_fig *g = &s->f[i].fig;
+      if (!g->have || !g->span_ns) continue;
+      char rk[16];
+      rank_label(rk, sizeof rk, job, i);
+      double sp = (double)g->span_ns;
+      fprintf(out, "  %6s %10.6f %6.1f%% %8.1f%% %8.1f%% %8.1f%% %6.1f%% %12.3f  %s: exposed communication %.6f s of %.6f s in NCCL kernels (%.0f%% hidden under compute)\n",
+              rk, sp / 1e9, 100 * g->busy_ns / sp, 100 * g->compute_only_ns / sp, 100 * g->overlapped_ns / sp,
+              100 * g->exposed_ns / sp, 100 * g->idle_ns / sp, g->comm_ns ? (double)g->compute_ns / (double)g->comm_ns : 0,
+              ncs_kact_verdict(g), g->exposed_ns / 1e9, g->comm_ns / 1e9,
+              g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0);
+    }
+    int shown = 0;
+    for (int k = 0; k < s->n && shown < 4; k++) {
+      int i = job->order[k];
+      const struct ncs_kact_fig *g = &s->f[i].fig;
+      if (!g->have || !g->nccl_kernels) continue;
+      shown++;
+      char rk[16];
+      rank_label(rk, sizeof rk, job, i);
+      fprintf(out, "\n  exposed communication per operation and size, rank %s (size = bytes per call):\n", rk);
+      fprintf(out, "  %-14s %10s %8s %12s %12s %8s\n", "op", "size>=", "kernels", "time_s", "exposed_s", "exposed%");
+      for (int o = 0; o < g->nops; o++) {
+        const struct ncs_kact_op *op = &g->op[o];
+        if (!op->kernels) continue;
+        fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%\n", op->name, "all", (unsigned long long)op->kernels,
+                op->time_ns / 1e9, op->exposed_ns / 1e9, op->time_ns ? 100.0 * op->exposed_ns / op->time_ns : 0);
+        if (!op->sized) { fprintf(out, "  %-14s %10s (kernels and calls do not pair one to one: no sizes)\n", "", ""); continue; }
+        for (int b = 0; b < NCS_KACT_BUCKETS; b++) {
+          if (!op->size_kernels[b]) continue;
+          char sz[32];
+          snprintf(sz, sizeof sz, "%llu", b ? 1ull << (b - 1) : 0ull);
+          fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%\n", "", sz, (unsigned long long)op->size_kernels[b],
+                  op->size_time_ns[b] / 1e9, op->size_exposed_ns[b] / 1e9,
+                  op->size_time_ns[b] ? 100.0 * op->size_exposed_ns[b] / op->size_time_ns[b] : 0);
+        }
+      }
+    }
+  }
+  for (int k = 0; k < s->n; k++) {
+    int i = job->order[k];
+    const struct ncs_kact_fig *g = &s->f[i].fig;
+    if (g->have) continue;
+    char rk[16];
+    rank_label(rk, sizeof rk, job, i);
+    fprintf(out, "  rank %s: no kernel activity (", rk);
+    ncs_text_escape(out, why_none(g), strlen(why_none(g)));
+    fprintf(out, "): compute/comm and the verdict above are estimates (compute = traced window minus NCCL intervals; overlap unknown)\n");
+  }
+}
+
+static void gt_rank_json(void *state, struct ncs_json *j, int file) {
+  struct gt *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  const struct ncs_kact_fig *g = &s->f[file].fig;
+  ncs_json_obj_begin(j, "gpu_time");
+  ncs_json_str(j, "source", g->have ? "kernels" : "none");
+  ncs_json_str(j, "state", g->state == NCS_KSTATE_ON ? "on" : g->state == NCS_KSTATE_STOOD_ASIDE ? "stood_aside"
+                            : g->state == NCS_KSTATE_OFF ? "off" : NULL);
+  ncs_json_str(j, "reason", g->have ? (g->reason[0] ? g->reason : NULL) : why_none(g));
+  if (!g->have) {
+    ncs_json_arr_begin(j, "estimates");
+    ncs_json_str(j, NULL, "compute_to_comm");
+    ncs_json_str(j, NULL, "verdict");
+    ncs_json_arr_end(j);
+    ncs_json_obj_end(j);
+    return;
+  }
+  ncs_json_uint(j, "kernels", g->kernels);
+  ncs_json_uint(j, "nccl_kernels", g->nccl_kernels);
+  ncs_json_uint(j, "copies", g->copies);
+  ncs_json_num(j, "span_s", g->span_ns / 1e9);
+  ncs_json_num(j, "busy_s", g->busy_ns / 1e9);
+  ncs_json_num(j, "compute_s", g->compute_ns / 1e9);
+  ncs_json_num(j, "comm_s", g->comm_ns / 1e9);
+  ncs_json_num(j, "compute_only_s", g->compute_only_ns / 1e9);
+  ncs_json_num(j, "overlapped_s", g->overlapped_ns / 1e9);
+  ncs_json_num(j, "exposed_comm_s", g->exposed_ns / 1e9);
+  ncs_json_num(j, "idle_s", g->idle_ns / 1e9);
+  ncs_json_num(j, "compute_to_comm", g->comm_ns ? (double)g->compute_ns / (double)g->comm_ns : NAN);
+  ncs_json_num(j, "exposed_share", g->span_ns ? (double)g->exposed_ns / (double)g->span_ns : NAN);
+  ncs_json_num(j, "hidden_share", g->comm_ns ? (double)g->overlapped_ns / (double)g->comm_ns : NAN);
+  ncs_json_str(j, "verdict", ncs_kact_verdict(g));
+  ncs_json_uint(j, "bad_records", g->bad_records);
+  ncs_json_obj_begin(j, "ops");
+  for (int o = 0; o < g->nops; o++) {
+    const struct ncs_kact_op *op = &g->op[o];
+    if (!op->kernels) continue;
+    ncs_json_obj_begin(j, op->name);
+    ncs_json_uint(j, "kernels", op->kernels);
+    ncs_json_num(j, "time_s", op->time_ns / 1e9);
+    ncs_json_num(j, "exposed_s", op->exposed_ns / 1e9);
+    ncs_json_bool(j, "sized", op->sized);
+    ncs_json_arr_begin(j, "sizes");
+    for (int b = 0; op->sized && b < NCS_KACT_BUCKETS; b++) {
+      if (!op->size_kernels[b]) continue;
+      ncs_json_obj_begin(j, NULL);
+      ncs_json_uint(j, "bytes_min", b ? 1ull << (b - 1) : 0);
+      ncs_json_uint(j, "kernels", op->size_kernels[b]);
+      ncs_json_num(j, "time_s", op->size_time_ns[b] / 1e9);
+      ncs_json_num(j, "exposed_s", op->size_exposed_ns[b] / 1e9);
+      ncs_json_obj_end(j);
+    }
+    ncs_json_arr_end(j);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_obj_end(j);
+  ncs_json_obj_end(j);
+}
+
+static void gt_destroy(void *state) {
+  struct gt *s = state;
+  if (!s) return;
+  if (g_current == s) g_current = NULL;
+  for (int i = 0; i < s->n; i++) ncs_kact_free(s->f[i].acc);
+  free(s->f);
+  free(s);
+}
+
+const struct ncs_analysis ncs_analysis_gputime = {
+  .name = "gputime",
+  .create = gt_create,
+  .visitor = gt_visitor,
+  .file_done = gt_file_done,
+  .print_text = gt_text,
+  .print_rank_json = gt_rank_json,
+  .destroy = gt_destroy,
+};

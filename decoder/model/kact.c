@@ -1,0 +1,246 @@
+/* kact.c — GPU-time figures of one process from its kernel activity (kact.h, docs/METRICS.md).
+ *
+ * Contract: see kact.h. Method: every kernel, copy and set is an interval on the GPU; the
+ * compute set is the union of the non-NCCL ones, the communication set the union of NCCL's
+ * kernels. One sweep over the sorted interval ends partitions [first start, last end] into
+ * compute-only, overlapped (both), exposed (communication only) and idle (neither). Each NCCL
+ * kernel's exposed part is its length minus its overlap with the merged compute set; it is
+ * charged to the operation its name carries and, when that operation's kernels and calls
+ * match one to one in order (one kernel per call, as outside groups), to the call's size. */
+#include "model/kact.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclscope/encode.h"
+#include "ncclscope/format.h"
+
+struct kint { uint64_t s, e; uint32_t cls, name; };
+struct kname { uint32_t id; int op; };  /* op: index into fig.op, -1 not NCCL */
+struct ncs_kact {
+  struct kint *k; size_t n, cap;
+  struct kname *names; size_t nnames, capnames;
+  struct ncs_kact_fig f;
+  /* collective / p2p calls in order, by fig.op index: S in bytes */
+  uint64_t *calls[NCS_KACT_MAX_OPS]; size_t ncalls[NCS_KACT_MAX_OPS], capcalls[NCS_KACT_MAX_OPS];
+};
+
+struct ncs_kact *ncs_kact_new(void) {
+  struct ncs_kact *k = calloc(1, sizeof *k);
+  if (k) k->f.state = -1;
+  return k;
+}
+
+void ncs_kact_free(struct ncs_kact *k) {
+  if (!k) return;
+  free(k->k);
+  free(k->names);
+  for (int i = 0; i < NCS_KACT_MAX_OPS; i++) free(k->calls[i]);
+  free(k);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 256;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, c * elem);
+  if (!q) return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+/* The fig.op slot of an operation name (created when new); -1 when the table is full. */
+static int op_slot(struct ncs_kact *k, const char *name, size_t len) {
+  if (len >= sizeof k->f.op[0].name) len = sizeof k->f.op[0].name - 1;
+  for (int i = 0; i < k->f.nops; i++)
+    if (strlen(k->f.op[i].name) == len && !memcmp(k->f.op[i].name, name, len)) return i;
+  if (k->f.nops == NCS_KACT_MAX_OPS) return -1;
+  struct ncs_kact_op *o = &k->f.op[k->f.nops];
+  memcpy(o->name, name, len);
+  o->name[len] = 0;
+  o->sized = 1;
+  return k->f.nops++;
+}
+
+/* "ncclDevKernel_AllReduce_Sum_f32_RING_LL" -> "AllReduce"; "ncclKernel_SendRecv..." -> "SendRecv" */
+static int op_of_kernel(struct ncs_kact *k, const char *name) {
+  const char *p = strchr(name, '_');
+  if (!p) return -1;
+  p++;
+  size_t len = strcspn(p, "_(<");
+  return len ? op_slot(k, p, len) : -1;
+}
+
+/* The kernel-name operation a call launches (NCCL 2.19+ names). */
+static const char *kernel_op_of_call(unsigned op) {
+  switch (op) {
+  case NCS_OP_AllReduce: return "AllReduce";
+  case NCS_OP_Broadcast: case NCS_OP_Bcast: return "Broadcast";
+  case NCS_OP_Reduce: return "Reduce";
+  case NCS_OP_AllGather: return "AllGather";
+  case NCS_OP_ReduceScatter: return "ReduceScatter";
+  case NCS_OP_Send: case NCS_OP_Recv: case NCS_OP_AlltoAll: case NCS_OP_Gather: case NCS_OP_Scatter:
+    return "SendRecv";
+  default: return NULL;
+  }
+}
+
+int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len) {
+  if (type == NCS_REC_KERNEL) {
+    struct ncs_kernel x;
+    struct ncs_rbuf r;
+    if (ncs_dec_kernel(ncs_rbuf_on(&r, body, len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) { k->f.bad_records++; return 1; }
+    if (grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return 1; }
+    uint64_t end = x.start + x.duration < x.start ? UINT64_MAX : x.start + x.duration;
+    k->k[k->n++] = (struct kint){x.start, end, x.kclass, x.name};
+    return 1;
+  }
+  if (type == NCS_REC_KERNEL_NAME) {
+    struct ncs_kernel_name x;
+    struct ncs_rbuf r;
+    if (ncs_dec_kernel_name(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
+    if (grow((void **)&k->names, &k->capnames, k->nnames + 1, sizeof *k->names) != 0) return 1;
+    k->names[k->nnames++] = (struct kname){x.id, x.kclass == NCS_KCLASS_NCCL ? op_of_kernel(k, x.name) : -1};
+    return 1;
+  }
+  if (type == NCS_REC_KERNEL_STATUS) {
+    struct ncs_kernel_status x;
+    struct ncs_rbuf r;
+    if (ncs_dec_kernel_status(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
+    k->f.state = (int)x.state;
+    snprintf(k->f.reason, sizeof k->f.reason, "%s", x.reason);
+    return 1;
+  }
+  return 0;
+}
+
+static uint64_t dtype_bytes(unsigned dt) {
+  static const uint8_t size[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1}; /* ncclInt8 .. ncclFloat8e5m2 */
+  return dt < sizeof size ? size[dt] : 0;
+}
+
+void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
+  const char *name = kernel_op_of_call(c->op);
+  if (!name || c->rc != 0) return;
+  int slot = op_slot(k, name, strlen(name));
+  if (slot < 0) return;
+  if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { k->f.op[slot].sized = 0; return; } /* one kernel per group / graph */
+  if (grow((void **)&k->calls[slot], &k->capcalls[slot], k->ncalls[slot] + 1, sizeof **k->calls) != 0) {
+    k->f.op[slot].sized = 0;
+    return;
+  }
+  k->calls[slot][k->ncalls[slot]++] = c->count * dtype_bytes(c->datatype);
+}
+
+static int bucket(uint64_t S) {
+  int b = 0;
+  while (S) { b++; S >>= 1; }
+  return b < NCS_KACT_BUCKETS ? b : NCS_KACT_BUCKETS - 1;
+}
+
+static int cmp_start(const void *a, const void *b) {
+  const struct kint *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s ? 1 : x->e < y->e ? -1 : x->e > y->e;
+}
+
+struct edge { uint64_t t; int d; int comm; };
+static int cmp_edge(const void *a, const void *b) {
+  const struct edge *x = a, *y = b;
+  return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
+}
+
+int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out) {
+  struct ncs_kact_fig *f = &k->f;
+  f->have = k->n > 0;
+  if (!k->n) { *out = *f; return 0; }
+  qsort(k->k, k->n, sizeof *k->k, cmp_start);
+  struct edge *ev = malloc(2 * k->n * sizeof *ev);
+  struct kint *cm = malloc(k->n * sizeof *cm); /* merged compute intervals */
+  if (!ev || !cm) { free(ev); free(cm); return -1; }
+  uint64_t first = k->k[0].s, last = 0;
+  size_t ne = 0, ncm = 0;
+  for (size_t i = 0; i < k->n; i++) {
+    const struct kint *x = &k->k[i];
+    int comm = x->cls == NCS_KCLASS_NCCL;
+    if (x->e > last) last = x->e;
+    if (comm) f->nccl_kernels++;
+    else if (x->cls == NCS_KCLASS_COMPUTE) f->kernels++;
+    else f->copies++;
+    if (x->e <= x->s) continue;
+    ev[ne++] = (struct edge){x->s, +1, comm};
+    ev[ne++] = (struct edge){x->e, -1, comm};
+    if (!comm) { /* k->k is sorted by start: merge as we go */
+      if (ncm && x->s <= cm[ncm - 1].e) { if (x->e > cm[ncm - 1].e) cm[ncm - 1].e = x->e; }
+      else cm[ncm++] = *x;
+    }
+  }
+  f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
+  qsort(ev, ne, sizeof *ev, cmp_edge);
+  long ncomp = 0, ncomm = 0;
+  uint64_t t = first;
+  for (size_t i = 0; i < ne; i++) {
+    uint64_t dt = ev[i].t - t;
+    if (ncomp && ncomm) f->overlapped_ns += dt;
+    else if (ncomp) f->compute_only_ns += dt;
+    else if (ncomm) f->exposed_ns += dt;
+    else f->idle_ns += dt;
+    t = ev[i].t;
+    if (ev[i].comm) ncomm += ev[i].d; else ncomp += ev[i].d;
+  }
+  f->first_ns = first;
+  f->span_ns = last - first;
+  f->busy_ns = f->compute_only_ns + f->overlapped_ns + f->exposed_ns;
+  f->compute_ns = f->compute_only_ns + f->overlapped_ns;
+  f->comm_ns = f->exposed_ns + f->overlapped_ns;
+  /* per NCCL kernel: its exposed part, charged to its operation and size */
+  size_t seen[NCS_KACT_MAX_OPS] = {0};
+  size_t nk_op[NCS_KACT_MAX_OPS] = {0};
+  for (size_t i = 0; i < k->n; i++) {
+    if (k->k[i].cls != NCS_KCLASS_NCCL) continue;
+    for (size_t j = 0; j < k->nnames; j++)
+      if (k->names[j].id == k->k[i].name && k->names[j].op >= 0) { nk_op[k->names[j].op]++; break; }
+  }
+  for (int o = 0; o < f->nops; o++)
+    if (nk_op[o] != k->ncalls[o]) f->op[o].sized = 0;
+  size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */
+  for (size_t i = 0; i < k->n; i++) {
+    const struct kint *x = &k->k[i];
+    if (x->cls != NCS_KCLASS_NCCL) continue;
+    uint64_t len = x->e > x->s ? x->e - x->s : 0, covered = 0;
+    while (lo < ncm && cm[lo].e <= x->s) lo++;
+    for (size_t j = lo; j < ncm && cm[j].s < x->e; j++) {
+      uint64_t a = cm[j].s > x->s ? cm[j].s : x->s, b = cm[j].e < x->e ? cm[j].e : x->e;
+      if (b > a) covered += b - a;
+    }
+    int o = -1;
+    for (size_t j = 0; j < k->nnames; j++)
+      if (k->names[j].id == x->name) { o = k->names[j].op; break; }
+    if (o < 0) o = op_slot(k, "unnamed", 7);
+    if (o < 0) continue;
+    struct ncs_kact_op *op = &f->op[o];
+    op->kernels++;
+    op->time_ns += len;
+    op->exposed_ns += len - covered;
+    if (op->sized && seen[o] < k->ncalls[o]) {
+      int b = bucket(k->calls[o][seen[o]++]);
+      op->size_kernels[b]++;
+      op->size_time_ns[b] += len;
+      op->size_exposed_ns[b] += len - covered;
+    }
+  }
+  free(ev);
+  free(cm);
+  *out = *f;
+  return 0;
+}
+
+const char *ncs_kact_verdict(const struct ncs_kact_fig *f) {
+  if (!f->have || !f->span_ns) return "no kernel activity";
+  double span = (double)f->span_ns, exposed = (double)f->exposed_ns / span, idle = (double)f->idle_ns / span;
+  if (exposed >= 0.5) return "communication-bound";
+  if (idle >= 0.25) return "gpu-idle";
+  if (exposed >= 0.25) return "communication-heavy";
+  return "compute-bound";
+}

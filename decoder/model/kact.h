@@ -1,0 +1,52 @@
+/* kact.h — kernel activity of one traced process (KERNEL, KERNEL_NAME, KERNEL_STATUS records,
+ * include/ncclscope/records.h) turned into GPU-time figures: busy, compute-only,
+ * overlapped, exposed communication and idle, and exposed communication per NCCL operation and
+ * message size (docs/METRICS.md, "GPU time").
+ *
+ * Contract: feed records with ncs_kact_add_raw (any record: others are ignored) and CALL
+ * records with ncs_kact_add_call, in file order, then ncs_kact_figures once. Memory grows with
+ * the kernels in the file (24 bytes each) and the collective calls (8 bytes each). All times
+ * are the trace's CLOCK_MONOTONIC ns. A damaged body is counted (bad_records), never fatal. */
+#ifndef NCS_KACT_H
+#define NCS_KACT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "ncclscope/ops.h"
+
+#define NCS_KACT_BUCKETS 48 /* size buckets: b holds S in [2^(b-1), 2^b) bytes, 0 for S < 1 */
+struct ncs_kact_op {        /* one NCCL operation, as the kernels' names say (AllReduce, SendRecv, ...) */
+  char name[24];
+  uint64_t kernels, time_ns, exposed_ns;
+  int sized;                /* its kernels matched its calls one to one: by_size below is valid */
+  uint64_t size_kernels[NCS_KACT_BUCKETS], size_time_ns[NCS_KACT_BUCKETS], size_exposed_ns[NCS_KACT_BUCKETS];
+};
+#define NCS_KACT_MAX_OPS 12
+struct ncs_kact_fig {
+  int have;                 /* 1 when the file had kernel activity (KERNEL records) */
+  int state;                /* last KERNEL_STATUS state (enum ncs_kernel_state), -1 when none */
+  char reason[160];         /* its reason */
+  uint64_t kernels, nccl_kernels, copies, bad_records;
+  uint64_t first_ns, span_ns; /* first kernel start; span: first start to last end */
+  uint64_t busy_ns;         /* union of every kernel, copy and set */
+  uint64_t compute_ns;      /* union of non-NCCL work (kernels, copies, sets) */
+  uint64_t comm_ns;         /* union of NCCL kernels */
+  uint64_t compute_only_ns, overlapped_ns, exposed_ns, idle_ns; /* partition of span_ns */
+  int nops;
+  struct ncs_kact_op op[NCS_KACT_MAX_OPS];
+};
+
+struct ncs_kact;
+struct ncs_kact *ncs_kact_new(void);             /* NULL when out of memory */
+void ncs_kact_free(struct ncs_kact *k);
+/* Takes a record of type 15, 16 or 17; returns 1 when taken, 0 for other types. */
+int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
+/* Takes a CALL: collective and point-to-point calls are matched to NCCL kernels for sizes. */
+struct ncs_call;
+void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c);
+/* Computes the figures (after the last record). Returns 0, or -1 when out of memory. */
+int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out);
+/* The verdict on GPU time: "communication-bound" (exposed >= 50% of the span),
+ * "gpu-idle" (idle >= 25% of the span), "communication-heavy" (exposed >= 25%), else
+ * "compute-bound"; first that applies. */
+const char *ncs_kact_verdict(const struct ncs_kact_fig *f);
+#endif

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# test_overlap.sh — kernel activity end to end (issue 15): overlap_job (tests/jobs/overlap_job.c)
+# on 2 ranks under the shim with the CUPTI double, in four shapes with known overlap; `report
+# --json` gpu_time figures against the job's own truth of the same run, the verdicts on exposed
+# communication, doctor, and the shim standing aside for another CUPTI client.
+# Tolerance: |ncclscope's exposed - the job's exposed| <= 10% of the job's measured communication
+# time, both measured in the same run (the job brackets every kernel with CUDA events), so the
+# bound scales with what the machine actually did, not a wall-clock constant. The brackets can
+# only be wider than the kernels, by the stream worker's step between items (microseconds).
+source "$(dirname "$0")/lib.sh"
+J=$BUILD/tests
+L=$ROOT/tests/jobs/launch.sh
+command -v jq >/dev/null || { skip "overlap: jq not installed"; exit 0; }
+
+# run NAME LAT_US ARGS...: traces in $T/NAME, truth in $T/NAME/truth-rank<R>.json, report JSON
+run() {
+  local name=$1 lat=$2; shift 2
+  mkdir -p "$T/$name"
+  NCCLSCOPE_DIR=$T/$name NCCLDOUBLE_LAT_US=$lat LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+    bash "$L" 2 "$J/overlap_job" --truth "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err" || {
+    fail "overlap $name: job failed"; sed 's/^/    /' "$T/$name.err" | head; return 1; }
+  "$NCS" report --json "$T/$name" >"$T/$name.json" 2>"$T/$name.rerr" || { fail "overlap $name: report failed"; return 1; }
+}
+# within NAME FIELD TRUTHFIELD: every rank's gpu_time.FIELD (s) against truth TRUTHFIELD (ns)
+within() {
+  local name=$1 field=$2 tfield=$3 bad=0 r got want comm
+  for r in 0 1; do
+    got=$(jq -r --argjson r $r ".ranks[] | select(.rank == \$r) | .gpu_time.$field * 1e9 | floor" "$T/$name.json")
+    want=$(jq -r ".$tfield" "$T/$name/truth-rank$r.json")
+    comm=$(jq -r ".comm_ns" "$T/$name/truth-rank$r.json")
+    if ! awk -v g="$got" -v w="$want" -v c="$comm" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 0.10 * c) }'; then
+      bad=1; echo "    rank $r: $field ${got} ns, job's truth $tfield ${want} ns, tolerance 10% of ${comm} ns"
+    fi
+  done
+  return $bad
+}
+counts() { jq -r '[.ranks[] | .gpu_time | "\(.kernels)/\(.nccl_kernels)"] | join(" ")' "$T/$1.json"; }
+verdicts() { jq -r '[.ranks[] | .gpu_time.verdict] | join(" ")' "$T/$1.json"; }
+
+S=6
+if run serial 8000 --mode serial --steps $S --compute-us 2000; then
+  check_eq "overlap serial: one compute and one NCCL kernel per step recorded per rank" "12/6 12/6" "$(counts serial)"
+  check "overlap serial: exposed communication = the job's (all of it) within 10% of its comm time" within serial exposed_comm_s exposed_ns
+  check "overlap serial: overlapped = the job's (none) within 10%" within serial overlapped_s overlapped_ns
+  check_eq "overlap serial: AllReduce exposed per size (4096 B bucket, 6 kernels per rank)" "6 6" \
+    "$(jq -r '[.ranks[] | .gpu_time.ops.AllReduce.sizes[] | select(.bytes_min == 4096) | .kernels] | join(" ")' "$T/serial.json")"
+  check_eq "overlap serial: communication-bound on exposed GPU time (8 ms exposed per 2 ms compute)" \
+    "communication-bound communication-bound" "$(verdicts serial)"
+  "$NCS" doctor "$T/serial" >"$T/serial.doc" 2>&1
+  check_eq "overlap serial: doctor comm-bound on exposed communication (kernel activity named)" 2 \
+    "$(grep -c 'exposed communication .* of GPU time .*kernel activity' "$T/serial.doc")"
+fi
+if run half 4000 --mode half --steps $S --compute-us 4000; then
+  check_eq "overlap half: 3 kernels per step (two compute halves, one NCCL)" "18/6 18/6" "$(counts half)"
+  check "overlap half: exposed = the job's within 10% of its comm time" within half exposed_comm_s exposed_ns
+  check "overlap half: overlapped = the job's within 10%" within half overlapped_s overlapped_ns
+  check "overlap half: NCCL kernel time = the job's within 10%" within half comm_s comm_ns
+fi
+if run hidden 1500 --mode hidden --steps $S --compute-us 4000; then
+  check "overlap hidden: exposed = the job's (almost none) within 10% of its comm time" within hidden exposed_comm_s exposed_ns
+  check "overlap hidden: overlapped = the job's within 10%" within hidden overlapped_s overlapped_ns
+  check_eq "overlap hidden: not communication-bound, nor communication-heavy: compute-bound" \
+    "compute-bound compute-bound" "$(verdicts hidden)"
+  check_eq "overlap hidden: the report's verdict is on exposed GPU time, not the window's NCCL share" \
+    "exposed_gpu_time:compute-bound exposed_gpu_time:compute-bound" \
+    "$(jq -r '[.ranks[] | "\(.verdict_basis):\(.verdict)"] | join(" ")' "$T/hidden.json")"
+  "$NCS" doctor "$T/hidden" >"$T/hidden.doc" 2>&1
+  check_eq "overlap hidden: doctor does not call hidden communication comm-bound" 0 "$(grep -c '^PROBLEM comm-bound' "$T/hidden.doc")"
+fi
+if run idle 1000 --mode idle --steps $S --compute-us 4000; then
+  check "overlap idle: exposed = the job's within 10% of its comm time" within idle exposed_comm_s exposed_ns
+  check_eq "overlap idle: an idle GPU between steps is its own verdict" "gpu-idle gpu-idle" "$(verdicts idle)"
+  "$NCS" doctor "$T/idle" >"$T/idle.doc" 2>&1
+  check_eq "overlap idle: doctor gpu-idle, one evidence line per rank" 2 "$(grep -c 'GPU idle .* between its first and last kernel' "$T/idle.doc")"
+  "$NCS" report "$T/idle" >"$T/idle.txt" 2>&1
+  check_eq "overlap idle: text report has the GPU time section with both ranks" 2 \
+    "$(sed -n '/^GPU time/,/^$/p' "$T/idle.txt" | grep -c 'gpu-idle: exposed communication')"
+fi
+
+# the shim stands aside for another CUPTI client, and says so
+state() { jq -r '[.ranks[] | "\(.gpu_time.source):\(.gpu_time.state)"] | join(" ")' "$T/$1.json"; }
+if run ownprof 500 --mode half --steps 3 --compute-us 1000 --other-profiler; then
+  check_eq "overlap: the job's own CUPTI profiler got every kernel record while the shim stood aside" 2 \
+    "$(grep -c '^other-profiler kernels: 9 (nccl 3) of 9 launched$' "$T/ownprof.err")"
+  check_eq "overlap: stood aside for the job's own CUPTI client (no kernels, state stood_aside)" \
+    "none:stood_aside none:stood_aside" "$(state ownprof)"
+  check_eq "overlap: without kernel activity the report labels its figures estimates and says why" 2 \
+    "$(jq -r '.ranks[] | select(.gpu_time.estimates == ["compute_to_comm", "verdict"]) | .gpu_time.reason' "$T/ownprof.json" | grep -c 'another CUPTI client')"
+fi
+mkdir -p "$T/inj"
+if CUDA_INJECTION64_PATH=/nonexistent/libinjection.so run inj 500 --mode serial --steps 2 --compute-us 500; then
+  check_eq "overlap: stood aside for an injected CUDA tool (CUDA_INJECTION64_PATH)" 2 \
+    "$(jq -r '.ranks[] | select(.gpu_time.state == "stood_aside") | .gpu_time.reason' "$T/inj.json" | grep -c CUDA_INJECTION64_PATH)"
+fi
+if NCCLSCOPE_KERNELS=0 run off 500 --mode serial --steps 2 --compute-us 500; then
+  check_eq "overlap: NCCLSCOPE_KERNELS=0 turns kernel activity off, and says so" "none:off none:off" "$(state off)"
+  "$NCS" report "$T/off" >"$T/off.txt" 2>&1
+  check_eq "overlap: text report says the figures are estimates without kernel activity" 2 \
+    "$(grep -c 'no kernel activity (NCCLSCOPE_KERNELS=0): compute/comm and the verdict above are estimates' "$T/off.txt")"
+fi
+# a CUDA runtime with no libcupti beside it: the shim falls back to the soname (on a machine
+# with CUDA 13 installed that is the real libcupti, which fails without a driver) or finds none;
+# either way kernel activity is off with its reason, and the job is unharmed
+mkdir -p "$T/nocupti/tests" "$T/nocupti/doubles"
+cp "$J/overlap_job" "$T/nocupti/tests/"
+cp "$DOUBLES/libcudart.so.13" "$DOUBLES/libnccl.so.2" "$T/nocupti/doubles/"
+J=$T/nocupti/tests
+if run nocupti 500 --mode serial --steps 2 --compute-us 500; then
+  check_eq "overlap: no libcupti beside the job's CUDA runtime (real CUPTI by soname, or none): off, with the reason" 2 \
+    "$(jq -r '.ranks[] | select(.gpu_time.state == "off") | .gpu_time.reason' "$T/nocupti.json" | grep -cE '^(no libcupti beside the CUDA runtime|cupti[A-Za-z]+(\(CONCURRENT_KERNEL\))? failed \([0-9]+\))$')"
+fi
