@@ -108,7 +108,7 @@ static void read_config(void) {
   while (p2 * 2 <= recs) p2 *= 2;
   ncs_cfg.ring_records = p2;
   ncs_cfg.gpu_timing = env_uint("NCCLSCOPE_GPU_TIMING", 1, 0, 1);
-  ncs_cfg.kernels = env_uint("NCCLSCOPE_KERNELS", 1, 0, 1);
+  ncs_cfg.kernels = env_uint("NCCLSCOPE_KERNELS", ncs_cfg.gpu_timing, 0, 1); /* GPU_TIMING=0: nothing from the GPU */
   ncs_cfg.exit_ms = env_uint("NCCLSCOPE_EXIT_MS", 3000, 10, 60000);
   const char *log = getenv("NCCLSCOPE_NCCL_LOG"), *prof = getenv("NCCLSCOPE_PROFILER");
   ncs_cfg.nccl_log = !(log && !strcmp(log, "0"));

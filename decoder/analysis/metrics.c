@@ -555,8 +555,8 @@ static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b
  * of the window spent in NCCL calls, an estimate (docs/METRICS.md). */
 static const char *verdict(const struct ncs_metrics_rank *x, int file) {
   const struct ncs_kact_fig *g = ncs_gputime_fig(file);
-  if (g && g->have && g->span_ns) return ncs_kact_verdict(g);
   if (!x->valid || x->wall_s <= 0) return "no timed communication";
+  if (g && g->have && g->span_ns) return ncs_kact_verdict(g);
   double share = x->comm_s / x->wall_s;
   return share >= 0.5 ? "communication-bound" : share >= 0.25 ? "communication-heavy" : "not communication-bound";
 }
@@ -608,7 +608,7 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_uint(j, "captured", r->captured);
   ncs_json_str(j, "verdict", verdict(&x, file));
   const struct ncs_kact_fig *g = ncs_gputime_fig(file);
-  ncs_json_str(j, "verdict_basis", g && g->have && g->span_ns ? "exposed_gpu_time" : "comm_share_estimate");
+  ncs_json_str(j, "verdict_basis", !x.valid || x.wall_s <= 0 ? NULL : g && g->have && g->span_ns ? "exposed_gpu_time" : "comm_share_estimate");
   char ev[256];
   evidence(r, &x, file, ev, sizeof ev);
   ncs_json_str(j, "evidence", ev);
