@@ -9,6 +9,8 @@
  *     layout, zero where the double has nothing to say), time-stamped in CLOCK_REALTIME ns
  *     as CUPTI does on Linux (cuptiGetTimestamp reads the same clock). Other kinds are accepted
  *     and produce nothing.
+ *   - Kernel names belong to the library (copied once, kept for the process): a record's name
+ *     stays valid after the module that launched the kernel is unloaded.
  *   - Records go into the buffer the client's request callback gave; a full buffer is handed to
  *     the completion callback on the thread that filled it (a stream worker: as CUPTI's own
  *     thread does, never the application's); cuptiActivityFlushAll hands over the partly
@@ -120,6 +122,24 @@ static void append(const void *rec, size_t size) {
   if (have_full) deliver();
 }
 
+/* CUPTI owns the names its records point to (they outlive the module that launched the
+ * kernel, e.g. a dlclose'd NCCL): interned here, never freed. */
+struct name_ent { struct name_ent *next; char s[]; };
+static struct name_ent *g_names;
+static const char *intern(const char *name) {
+  if (!name) return NULL;
+  pthread_mutex_lock(&g_mu);
+  struct name_ent *e = g_names;
+  while (e && strcmp(e->s, name)) e = e->next;
+  if (!e && (e = malloc(sizeof *e + strlen(name) + 1)) != NULL) {
+    strcpy(e->s, name);
+    e->next = g_names;
+    g_names = e;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return e ? e->s : NULL;
+}
+
 static void on_activity(const struct cudaDoubleActivity *a) {
   uint64_t off = realtime_ns() - cudaDoubleNowNs(); /* CLOCK_MONOTONIC -> CLOCK_REALTIME */
   union { uint8_t bytes[NCS_CUPTI_KERNEL10_SIZE]; struct ncs_cupti_kernel k; struct ncs_cupti_memcpy c;
@@ -140,7 +160,7 @@ static void on_activity(const struct cudaDoubleActivity *a) {
                                     .context_id = (uint32_t)a->device + 1, .stream_id = a->stream_id,
                                     .grid_x = 1, .grid_y = 1, .grid_z = 1, .block_x = 1, .block_y = 1,
                                     .block_z = 1, .correlation_id = a->correlation_id,
-                                    .grid_id = a->correlation_id, .name = a->name};
+                                    .grid_id = a->correlation_id, .name = intern(a->name)};
     break;
   case cudaDoubleActivityMemcpy:
     if (!cpy) return;
