@@ -69,7 +69,7 @@ static void gt_file_done(void *state, int file, const struct ncs_read_status *st
 /* Why a file has no kernel activity, in words. */
 static const char *why_none(const struct ncs_kact_fig *g) {
   if (g->state >= 0 && g->reason[0]) return g->reason;
-  return "the trace has no KERNEL records (written before format 1.1, or the shim saw no CUDA)";
+  return "no KERNEL records in the trace: written before format 1.1, or by a process with no CUDA runtime";
 }
 
 static void rank_label(char *buf, size_t n, const struct ncs_job *job, int i) {
