@@ -3,7 +3,7 @@
  *
  * Usage (one process per rank, e.g. tests/jobs/launch.sh 2 overlap_job ...):
  *   overlap_job --mode serial|half|hidden|idle [--steps N] [--compute-us US] [--truth DIR]
- *               [--other-profiler]
+ *               [--idle-us US] [--other-profiler]
  * Per step, one all-reduce of 1024 floats (its duration is the NCCL double's link model: set
  * NCCLDOUBLE_LAT_US) and COMPUTE-US of compute kernels (cudaDoubleLaunchKernel):
  *   serial  compute, then the all-reduce, on one stream: all communication exposed
@@ -12,7 +12,8 @@
  *           about COMPUTE-US) runs beside the second half
  *   hidden  the all-reduce starts with the compute on its own stream (keep it shorter than
  *           COMPUTE-US): all of it hidden
- *   idle    serial, then the host sleeps COMPUTE-US before the next step (GPU idle)
+ *   idle    serial, then the host sleeps IDLE-US (default COMPUTE-US) before the next step
+ *           (GPU idle)
  * Truth: every kernel is bracketed by CUDA events on its stream; after the run the job writes
  * DIR/truth-rank<R>.json with, summed over steps, the communication kernels' time (comm_ns),
  * its part outside any compute bracket (exposed_ns), inside one (overlapped_ns), the compute
@@ -75,10 +76,11 @@ static uint64_t ev_ns(cudaEvent_t base, cudaEvent_t e) {
 
 int main(int argc, char **argv) {
   int steps = 10, other_prof = 0;
-  double compute_us = 4000;
+  double compute_us = 4000, idle_us = -1;
   const char *mode = "serial", *truth = NULL;
   static const struct option opts[] = {{"mode", 1, 0, 'm'}, {"steps", 1, 0, 's'}, {"compute-us", 1, 0, 'c'},
-                                        {"truth", 1, 0, 't'}, {"other-profiler", 0, 0, 'p'}, {0, 0, 0, 0}};
+                                        {"truth", 1, 0, 't'}, {"other-profiler", 0, 0, 'p'},
+                                        {"idle-us", 1, 0, 'i'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
@@ -87,6 +89,7 @@ int main(int argc, char **argv) {
     case 'c': compute_us = atof(optarg); break;
     case 't': truth = optarg; break;
     case 'p': other_prof = 1; break;
+    case 'i': idle_us = atof(optarg); break;
     default: return 2;
     }
   }
@@ -156,7 +159,7 @@ int main(int argc, char **argv) {
     }
     if (idle) {
       uint64_t t0 = job_now_ns();
-      cudaDoubleSleepUntil(t0 + cns);
+      cudaDoubleSleepUntil(t0 + (uint64_t)((idle_us >= 0 ? idle_us : compute_us) * 1e3));
       idle_ns += job_now_ns() - t0;
     }
   }
