@@ -341,7 +341,7 @@ static void file_open(struct loader *L, int i) {
   file_attach(L, i);
   f->r->read_rc = ncs_trace_open(L->files[i], &f->v, &f->st, &f->t);
   f->live = f->t != NULL;
-  ncs_trace_park(f->t); /* thousands of files: no descriptor held until the file's turn */
+  if (!L->o->in_order) ncs_trace_park(f->t); /* thousands of files: no descriptor held until the file's turn */
 }
 
 /* The end of file i's read: what remains held is released and its figures are settled. */
@@ -496,7 +496,10 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   double t0 = now_s();
   uint64_t total = 0, most_recs = 0, held = 0;
   for (int i = 0; i < nfiles; i++) {
-    struct probe pr = probe_file(files[i]);
+    struct probe pr = {0, 0, 0, 0};
+    struct stat sb;
+    if (!o->plugins_only) pr = probe_file(files[i]); /* the summary's clock origin, lockstep or not */
+    else if (o->progress_label && stat(files[i], &sb) == 0) pr.size = (uint64_t)sb.st_size;
     uint64_t sz = pr.size, rt = pr.rt;
     total += sz;
     /* the two ways of reading (see ncs_job_load in jobload.h): what each would keep */
