@@ -24,6 +24,7 @@
  *     measured at each poll), names each kernel once per file (KERNEL_NAME, a writer
  *     definition: written again after a lost chunk), hands them to the
  *     writer (ncs_emit) and reports CUPTI's dropped count (DROP reason 6).
+ *   - Every loader and CUPTI call is inside the fork gate (ncs_gate_enter/leave, forkgate.c).
  *   - The final poll (the atexit sync, ncs_kernels_exit, while CUDA is still up) forces a
  *     flush; nothing calls CUPTI after it. A forked child records no kernel activity (CUDA does not survive fork). */
 #include <dlfcn.h>
@@ -126,7 +127,14 @@ static int other_client(void) {
   return r == NCS_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 }
 
+static void start_gated(void);
 static void kernels_start(void) {
+  ncs_gate_enter(); /* loader and CUPTI work: no fork meanwhile (forkgate.c) */
+  start_gated();
+  ncs_gate_leave();
+}
+
+static void start_gated(void) {
   char why[160];
   const char *inj = getenv("CUDA_INJECTION64_PATH");
   if (!ncs_cfg.kernels) { set_status(NCS_KSTATE_OFF, "NCCLSCOPE_KERNELS=0"); return; }
@@ -216,7 +224,11 @@ static uint64_t span(uint64_t s, uint64_t e) { return e > s ? e - s : 0; } /* in
 /* Records of one completed buffer into KERNEL records; off: CUPTI time minus monotonic. */
 static void decode_buffer(uint8_t *buf, size_t valid, int64_t off) {
   ncs_cupti_activity_t *rec = NULL;
-  while (cu.cuptiActivityGetNextRecord(buf, valid, &rec) == NCS_CUPTI_SUCCESS) {
+  for (;;) {
+    ncs_gate_enter();
+    ncs_cupti_result r = cu.cuptiActivityGetNextRecord(buf, valid, &rec);
+    ncs_gate_leave();
+    if (r != NCS_CUPTI_SUCCESS) break;
     struct ncs_kernel k = {0};
     switch (rec->kind) {
     case NCS_CUPTI_KIND_KERNEL: case NCS_CUPTI_KIND_CONCURRENT_KERNEL: {
@@ -254,17 +266,22 @@ static int kernels_poll(unsigned wait_ms) {
   uint64_t now = ncs_now_ns();
   if (!final && now < next_poll) return 0;
   next_poll = now + POLL_NS;
-  if (other_client()) {
+  ncs_gate_enter();
+  int other = other_client();
+  ncs_gate_leave();
+  if (other) {
     set_status(NCS_KSTATE_STOOD_ASIDE, "another CUPTI client subscribed during the run; kernel activity stopped");
     emit_status();
     return 0;
   }
   /* CUPTI's clock against CLOCK_MONOTONIC, bracketed by two monotonic reads */
+  ncs_gate_enter(); /* buffer_completed may run inside: it takes only pool_mu, never a core lock */
   uint64_t t0 = ncs_now_ns(), c = 0;
   cu.cuptiGetTimestamp(&c);
   uint64_t t1 = ncs_now_ns();
   int64_t off = (int64_t)(c - (t0 + (t1 - t0) / 2));
   cu.cuptiActivityFlushAll(final ? NCS_CUPTI_FLUSH_FORCED : 0);
+  ncs_gate_leave();
   if (final) atomic_store(&k_final, 1); /* CUDA goes away after the exit sync: no more CUPTI */
   for (;;) {
     pthread_mutex_lock(&pool_mu);
@@ -278,7 +295,10 @@ static int kernels_poll(unsigned wait_ms) {
     pthread_mutex_unlock(&pool_mu);
   }
   size_t dropped = 0;
-  if (cu.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == NCS_CUPTI_SUCCESS && dropped)
+  ncs_gate_enter();
+  ncs_cupti_result dr = cu.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped);
+  ncs_gate_leave();
+  if (dr == NCS_CUPTI_SUCCESS && dropped)
     ncs_writer_count_drop(NCS_DROP_KERNEL_RECORDS, dropped);
   return 0;
 }
