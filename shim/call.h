@@ -27,7 +27,15 @@ struct rec {
     uint64_t id, parent_id;
     int nonblocking;
   } comm;
+  struct {        /* in-flight identity across ranks (INFLIGHT record) of an init or a split */
+    uint64_t key;         /* init: the unique-id hash; split/shrink: the parent's comm_id */
+    uint64_t split;       /* split/shrink: the parent's split number (1, 2, ...); else 0 */
+    int32_t rank, nranks; /* init: as passed (nranks 0: not an init) */
+  } fl;
 };
+
+/* Publishes an init's or a split's call as in flight with its identity (comms.c). */
+void rec_go_identity(struct rec *r);
 
 /* Everything a record needs before the real call. Returns r->on. */
 NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
@@ -46,6 +54,8 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   r->c.stream = 0;
   r->c.flags = 0;
   r->c.callsite = 0;
+  r->fl.nranks = 0;
+  r->fl.split = 0;
   if (NCS_UNLIKELY(t->busy)) return 0;
   if (NCS_UNLIKELY(!atomic_load_explicit(&ncs_active, memory_order_acquire)) && ncs_activate() != 0)
     return 0;
@@ -62,17 +72,24 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   return 1;
 }
 
-/* Last thing before the real call. */
+/* Last thing before the real call: clock, the call published as in flight, errno. */
 NCS_HOT void rec_go(struct rec *r) {
-  if (r->on) r->c.t_enter = ncs_now_ns();
+  if (r->on) {
+    r->c.t_enter = ncs_now_ns();
+    if (NCS_LIKELY(ncs_tls.ring != NULL)) {
+      if (NCS_UNLIKELY(r->fl.nranks || r->fl.split)) rec_go_identity(r);
+      else ncs_current_enter(ncs_tls.ring, &r->c, 0, 0);
+    }
+  }
   errno = r->err;
 }
 
-/* First thing after the real call: clock, errno. */
+/* First thing after the real call: clock, no longer in flight, errno. */
 NCS_HOT void rec_ret(struct rec *r, ncclResult_t rc) {
   r->err = errno;
   if (!r->on) return;
   r->c.t_exit = ncs_now_ns();
+  if (NCS_LIKELY(ncs_tls.ring != NULL)) ncs_current_exit(ncs_tls.ring);
   r->c.rc = (int32_t)rc;
   if (rc == ncclInProgress) r->c.flags |= NCS_CALL_F_INPROGRESS;
 }

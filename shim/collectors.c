@@ -51,3 +51,8 @@ void ncs_collectors_atfork_child(void) {
   for (unsigned i = 0; i < N_COLLECTORS; i++)
     if (table[i] && table[i]->atfork_child) table[i]->atfork_child();
 }
+
+void ncs_collectors_inflight(uint64_t now) {
+  for (unsigned i = 0; i < N_COLLECTORS; i++)
+    if (table[i] && table[i]->inflight) table[i]->inflight(now);
+}

@@ -80,10 +80,18 @@ static uint64_t local_comm_id(void) {
   return ncs_hash64(ncs_hash64(NCS_FNV64_INIT, host, strlen(host)), b, sizeof b);
 }
 
+void rec_go_identity(struct rec *r) {
+  struct ncs_call c = r->c;
+  if (r->fl.nranks) c.root = r->fl.rank;
+  if (r->fl.split) c.seq = r->fl.split;
+  ncs_current_enter(ncs_tls.ring, &c, r->fl.key, r->fl.nranks);
+}
+
 void init_before(struct rec *r, unsigned op, const struct init_args *a, void *ra) {
   if (rec_begin(r, op, NULL, ra)) {
     r->comm.id = (a->ids && a->nids > 0) ? unique_id_hash(a->ids, a->nids) : 0;
     r->comm.nonblocking = config_nonblocking(a->config);
+    if (r->comm.id && a->nranks > 0) { r->fl.key = r->comm.id; r->fl.rank = a->rank; r->fl.nranks = a->nranks; }
   }
   rec_go(r);
 }
@@ -120,6 +128,8 @@ void split_before(struct rec *r, unsigned op, const struct split_args *a, void *
     ncs_put_u64(color, (uint64_t)(int64_t)a->color);
     uint64_t h = ncs_hash64(NCS_FNV64_INIT, b, sizeof b);
     r->comm.id = op == NCS_OP_CommShrink ? ncs_hash64(h, "shrink", 6) : ncs_hash64(h, color, sizeof color);
+    r->fl.key = r->comm.parent_id; /* in flight: the parent's split number counter + 1 */
+    r->fl.split = counter + 1;
   }
   rec_go(r);
 }

@@ -364,6 +364,8 @@ static int emit_slot(struct slot *s, int failed) {
   return ncs_writer_put_gpu_time(&g);
 }
 
+static void emit_inflight(struct slot *s, uint64_t now);
+
 /* One pass over every pool; returns how many slots are still pending. The writer's CUDA calls
  * are inside the fork gate (the runtime's locks; anchors_renew too), its sleeps outside. */
 static int poll_once_gated(int give_up) {
@@ -381,6 +383,7 @@ static int poll_once_gated(int give_up) {
       }
       cuda_err e = cu.event_query(s->end);
       if (e == CUDA_NOT_READY && !give_up) { pending++; continue; }
+      if (e == CUDA_NOT_READY) emit_inflight(s, ncs_now_ns()); /* never finished */
       if (emit_slot(s, e != CUDA_SUCCESS) != 0) return pending + 1; /* the chunk is full: next time */
       atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
     }
@@ -412,6 +415,47 @@ static int gpu_poll(unsigned drain_ms) {
   return 0;
 }
 
+/* A pending slot as an INFLIGHT record: since when its work runs on the GPU (its start event
+ * completed), 0 when it has not started yet. */
+static void emit_inflight(struct slot *s, uint64_t now) {
+  struct ncs_inflight f = {.kind = NCS_INFLIGHT_GPU, .thread = s->thread, .tcall = s->ref, .key = s->kind,
+                           .datatype = 255, .root = -1, .t_enter = s->host_before, .t_seen = now};
+  if (!(s->flags & NCS_GPU_F_FAILED) && cu.event_query(s->start) == CUDA_SUCCESS) {
+    struct anchor *a = anchor_for(s->dev, s->host_before);
+    int ok = a != NULL;
+    uint64_t t = ok ? to_host(a, s->start, &ok) : 0;
+    if (ok) f.gpu_since = t + a->lift;
+  }
+  ncs_writer_put_inflight(&f);
+}
+
+/* Writer, at the end of every chunk: every timed call already written whose GPU work has not
+ * finished, at most INFLIGHT_PER_POOL per thread (the first slots of its pool). */
+#define INFLIGHT_PER_POOL 32
+static void gpu_inflight_gated(uint64_t now);
+static void gpu_inflight(uint64_t now) {
+  if (!ncs_gpu_on) return;
+  ncs_gate_enter(); /* CUDA calls (event query, elapsed time): inside the fork gate */
+  gpu_inflight_gated(now);
+  ncs_gate_leave();
+}
+static void gpu_inflight_gated(uint64_t now) {
+  int n = atomic_load(&npools);
+  if (n > MAX_POOLS) n = MAX_POOLS;
+  for (int i = 0; i < n; i++) {
+    struct ncs_gpu_group *p = atomic_load_explicit(&pools[i], memory_order_acquire);
+    if (!p) continue;
+    int listed = 0;
+    for (int k = 0; k < POOL_SLOTS && listed < INFLIGHT_PER_POOL; k++) {
+      struct slot *s = &p->slots[k];
+      if (atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_PENDING) continue;
+      if (s->ring && atomic_load_explicit(&s->ring->tail, memory_order_acquire) < s->ring_pos) continue;
+      emit_inflight(s, now);
+      listed++;
+    }
+  }
+}
+
 void ncs_gpu_counts(uint64_t *cuda_calls, uint64_t *timed_calls) {
   *cuda_calls = *timed_calls = 0;
   int n = atomic_load(&npools);
@@ -435,4 +479,5 @@ static void gpu_start(void) {
 static int gpu_poll_hook(unsigned wait_ms) { return gpu_poll(wait_ms) > 256; }
 
 NCS_COLLECTOR ncs_gputime_collector = {
-  .name = "gputime", .start = gpu_start, .poll = gpu_poll_hook, .atfork_child = gpu_atfork_child};
+  .name = "gputime", .start = gpu_start, .poll = gpu_poll_hook, .atfork_child = gpu_atfork_child,
+  .inflight = gpu_inflight};

@@ -55,6 +55,9 @@ struct ncs_collector {
   /* In a forked child of a process that was recording, before it uses NCCL again: forget the
    * parent's state (threads, descriptors, queued data). */
   void (*atfork_child)(void);
+  /* Writer thread, at the end of every chunk: hand the writer what is still in flight
+   * (ncs_writer_put_inflight), as seen at `now`. */
+  void (*inflight)(uint64_t now);
 };
 #define NCS_COLLECTOR __attribute__((visibility("hidden"))) const struct ncs_collector
 extern NCS_COLLECTOR ncs_profiler_collector; /* profiler.c: NCCL's profiler plugin (PROFILE) */
@@ -70,4 +73,5 @@ __attribute__((visibility("hidden"))) void ncs_collectors_prepare(void);
 __attribute__((visibility("hidden"))) int ncs_collectors_poll(unsigned wait_ms);
 __attribute__((visibility("hidden"))) void ncs_collectors_stop(void);
 __attribute__((visibility("hidden"))) void ncs_collectors_atfork_child(void);
+__attribute__((visibility("hidden"))) void ncs_collectors_inflight(uint64_t now);
 #endif

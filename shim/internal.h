@@ -76,9 +76,20 @@ extern struct ncs_config ncs_cfg;
  * the writer thread writes `tail`; the owner counts what it had to drop. */
 enum { NCS_SLOT_FREE = 0, NCS_SLOT_LIVE = 1, NCS_SLOT_DEAD = 2 };
 #define NCS_MAX_THREADS 128
+/* The recorded call the owner thread is inside (shares the owner's cache line with `head`).
+ * The owner fills the fields, then publishes `tcall` with release; at return it stores 0 and a
+ * release fence, so the fields of its next call are ordered after that 0. The writer reads
+ * `tcall` (acquire), the fields, an acquire fence, `tcall` again: equal and non-zero means a
+ * consistent copy of a call still in flight (ncs_current_read). */
+struct ncs_current {
+  _Atomic uint64_t tcall;           /* 0: not inside a recorded call */
+  _Atomic uint64_t t_enter, seq, count, key;
+  _Atomic uint64_t op_dtype_comm;   /* op | datatype << 8 | comm << 32 */
+  _Atomic uint64_t root_nranks;     /* (uint32)root | (uint32)nranks << 32 */
+};
 struct ncs_ring {
   _Atomic uint64_t head;
-  char pad0[56];
+  struct ncs_current cur;
   _Atomic uint64_t tail;
   char pad1[56];
   _Atomic uint64_t dropped;       /* owner: calls not recorded (ring full) */
@@ -131,6 +142,25 @@ static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
 
+/* Publishes the call `c` (t_enter set) as in flight on ring r; key/nranks: see INFLIGHT. */
+static inline void ncs_current_enter(struct ncs_ring *r, const struct ncs_call *c, uint64_t key,
+                                     int32_t nranks) {
+  struct ncs_current *k = &r->cur;
+  atomic_store_explicit(&k->t_enter, c->t_enter, memory_order_relaxed);
+  atomic_store_explicit(&k->seq, c->seq, memory_order_relaxed);
+  atomic_store_explicit(&k->count, c->count, memory_order_relaxed);
+  atomic_store_explicit(&k->key, key, memory_order_relaxed);
+  atomic_store_explicit(&k->op_dtype_comm, (uint64_t)(c->op & 0xff) | (uint64_t)(c->datatype & 0xff) << 8 |
+                        (uint64_t)c->comm << 32, memory_order_relaxed);
+  atomic_store_explicit(&k->root_nranks, (uint64_t)(uint32_t)c->root | (uint64_t)(uint32_t)nranks << 32,
+                        memory_order_relaxed);
+  atomic_store_explicit(&k->tcall, c->tcall, memory_order_release);
+}
+static inline void ncs_current_exit(struct ncs_ring *r) {
+  atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+}
+
 /* Communicator table: ncclComm_t → trace index, lock-free for readers. */
 struct ncs_comm_info {
   uint64_t handle, comm_id;
@@ -181,6 +211,8 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
 /* The PROCESS record (whole record), handed over at activation before ncs_writer_start: the
  * writer copies it and writes it first in the file. */
 void ncs_writer_set_process(const void *rec, size_t len);
+/* Writer thread (collectors' inflight hook): one INFLIGHT record into the chunk; -1 when full. */
+int ncs_writer_put_inflight(const struct ncs_inflight *f);
 
 /* ---- kernels.c (a collector, hooks.h) ---- */
 void ncs_kernels_exit(void);     /* atexit, before the last sync: the next poll is the final one */

@@ -342,7 +342,9 @@ struct ncs_ring *ncs_thread_ring(void) {
       struct ncs_ring *expect = NULL;
       if (!atomic_compare_exchange_strong(&ncs_rings[i], &expect, r)) { free(r); continue; }
     }
-    /* fresh identity; the writer reads these only after it sees records past `head` */
+    atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed); /* nothing in flight yet */
+    /* fresh identity; the writer reads these only after it sees records past `head` or a
+     * call in flight (`cur.tcall`, published with release) */
     r->thread = atomic_fetch_add(&next_thread, 1) + 1;
     r->tid = (pid_t)syscall(SYS_gettid);
     r->name[0] = 0;
@@ -445,6 +447,7 @@ static void atfork_child(void) {
     struct ncs_ring *r = atomic_load(&ncs_rings[i]);
     if (!r) continue;
     atomic_store(&r->tail, atomic_load(&r->head));
+    atomic_store(&r->cur.tcall, 0); /* a parent thread's call in flight is not the child's */
     atomic_store(&r->dropped, 0);
     r->dropped_reported = 0;
     r->announced = 0;

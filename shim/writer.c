@@ -257,6 +257,43 @@ static void add_drop(struct writer *w, unsigned reason, uint64_t n, uint32_t thr
   if (w->raw.len != before) w->records++;
 }
 
+/* The ring owner's call in flight, if any, as an INFLIGHT record (see struct ncs_current). */
+static int current_read(struct ncs_ring *r, struct ncs_inflight *f) {
+  struct ncs_current *k = &r->cur;
+  uint64_t t = atomic_load_explicit(&k->tcall, memory_order_acquire);
+  if (!t) return 0;
+  uint64_t t_enter = atomic_load_explicit(&k->t_enter, memory_order_relaxed);
+  uint64_t seq = atomic_load_explicit(&k->seq, memory_order_relaxed);
+  uint64_t count = atomic_load_explicit(&k->count, memory_order_relaxed);
+  uint64_t key = atomic_load_explicit(&k->key, memory_order_relaxed);
+  uint64_t odc = atomic_load_explicit(&k->op_dtype_comm, memory_order_relaxed);
+  uint64_t rn = atomic_load_explicit(&k->root_nranks, memory_order_relaxed);
+  atomic_thread_fence(memory_order_acquire);
+  if (atomic_load_explicit(&k->tcall, memory_order_relaxed) != t) return 0; /* it returned meanwhile */
+  *f = (struct ncs_inflight){.kind = NCS_INFLIGHT_HOST, .thread = r->thread, .tcall = t,
+                             .op = (uint32_t)(odc & 0xff), .datatype = (uint32_t)(odc >> 8 & 0xff),
+                             .comm = (uint32_t)(odc >> 32), .seq = seq, .count = count, .key = key,
+                             .root = (int32_t)(uint32_t)rn, .nranks = (int32_t)(uint32_t)(rn >> 32),
+                             .t_enter = t_enter};
+  return 1;
+}
+
+/* Every chunk ends with the calls in flight when it was written: one INFLIGHT record per
+ * thread inside an NCCL call, and per call whose GPU work has not finished. */
+static void add_inflight(struct writer *w) {
+  uint64_t now = ncs_now_ns();
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    struct ncs_inflight f;
+    if (!r || !current_read(r, &f)) continue;
+    f.t_seen = now;
+    size_t before = w->raw.len;
+    ncs_enc_inflight(&w->raw, &f);
+    if (w->raw.len != before) w->records++;
+  }
+  ncs_collectors_inflight(now); /* GPU work not finished (gputime.c) */
+}
+
 static void begin_chunk(struct writer *w) {
   ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
   w->records = 0;
@@ -281,9 +318,10 @@ static void begin_chunk(struct writer *w) {
   if (w->lost_pending) { add_drop(w, NCS_DROP_WRITE_FAILED, w->lost_pending, 0); w->lost_pending = 0; }
 }
 
+/* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
+ * heartbeat (a reader tells a stuck rank from one whose calls are not flushed yet). */
 static void flush_chunk(struct writer *w, int final) {
-  int only_preamble = w->records == 0;
-  if (only_preamble && !final) return;
+  add_inflight(w);
   add_clock(w);
   uint32_t flags = final ? NCS_CHUNK_F_FINAL : 0;
   int ok = 0;
@@ -341,6 +379,15 @@ void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records) {
     defs.len += len;
     defs.records += records;
   }
+}
+
+int ncs_writer_put_inflight(const struct ncs_inflight *f) {
+  struct writer *w = self;
+  if (!w || w->raw.cap - w->raw.len < 128) return -1;
+  size_t before = w->raw.len;
+  ncs_enc_inflight(&w->raw, f);
+  if (w->raw.len != before) w->records++;
+  return 0;
 }
 
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {

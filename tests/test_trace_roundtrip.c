@@ -229,7 +229,7 @@ static void test_file_roundtrip(const char *dir) {
   CHECK(!t.w.overflow && tw_close(&t, 1) == 0, "write %d random records of every type", NREC);
   struct rt r = {0};
   struct ncs_visitor v = {&r, v_process, v_thread, v_comm, v_comm_end, v_call, v_callsite, v_module,
-                          v_drop, v_clock, v_gpu, v_log, v_raw, v_chunk};
+                          v_drop, v_clock, v_gpu, v_log, v_raw, v_chunk, NULL};
   struct ncs_read_status st;
   rng_state = 7;
   int rc = ncs_trace_read(path, &v, &st);

@@ -98,6 +98,14 @@ static int d_raw(void *c, const struct ncs_raw *r) {
   fprintf(out, "RECORD type=%u length=%zu\n", r->type, r->len);
   return 0;
 }
+static int d_inflight(void *c, const struct ncs_inflight *f) {
+  fprintf(out, "INFLIGHT kind=%s thread=%u tcall=%" PRIu64 " op=%s comm=%u seq=%" PRIu64 " count=%" PRIu64
+          " datatype=%u root=%d nranks=%d key=0x%016" PRIx64 " t_enter=%" PRIu64 " t_seen=%" PRIu64
+          " gpu_since=%" PRIu64 "\n", f->kind == NCS_INFLIGHT_HOST ? "host" : f->kind == NCS_INFLIGHT_GPU ? "gpu" : "?",
+          f->thread, f->tcall, f->kind == NCS_INFLIGHT_HOST ? opname(f->op) : "-", f->comm, f->seq, f->count,
+          f->datatype, f->root, f->nranks, f->key, f->t_enter, f->t_seen, f->gpu_since);
+  return 0;
+}
 static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
   fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s\n", index, off,
           dropped, (flags & 1) ? " final" : "");
@@ -124,7 +132,7 @@ int cmd_dump(int argc, char **argv) {
   if (n == 0) { fprintf(stderr, "ncclscope dump: no trace files (*.ncs) found\n"); ncs_paths_free(files, n); return 2; }
   out = stdout;
   struct ncs_visitor v = {NULL, d_process, d_thread, d_comm, d_comm_end, d_call, d_callsite, d_module,
-                          d_drop, d_clock, d_gpu, d_log, d_raw, d_chunk};
+                          d_drop, d_clock, d_gpu, d_log, d_raw, d_chunk, d_inflight};
   int ret = 0;
   for (int i = 0; i < n; i++) {
     struct ncs_read_status st;

@@ -138,6 +138,7 @@ static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t
   VISIT_(DROP, drop)
   VISIT_(CLOCK, clock)
   VISIT_(NCCL_LOG, log_line)
+  VISIT_(INFLIGHT, inflight)
 #undef VISIT_
   default: {
     struct ncs_raw raw = {type, body, len};

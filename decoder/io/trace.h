@@ -53,6 +53,8 @@ struct ncs_visitor {
   int (*raw)(void *ctx, const struct ncs_raw *); /* every record of a type not decoded above */
   /* Called after each chunk's records, with its header values. */
   int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
+  /* INFLIGHT: the calls in flight when the chunk was written (after its other records) */
+  int (*inflight)(void *ctx, const struct ncs_inflight *);
 };
 
 struct ncs_read_status {

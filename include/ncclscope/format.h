@@ -61,12 +61,16 @@ enum ncs_rec {
   NCS_REC_PROFILE = 14,  /* per-collective algorithm/protocol from NCCL's profiler plugin */
   NCS_REC_KERNEL = 15,   /* a kernel, copy or set the GPU ran (CUPTI activity), since 1.1 */
   NCS_REC_KERNEL_NAME = 16, /* a kernel name id and its class, since 1.1 */
-  NCS_REC_KERNEL_STATUS = 17 /* kernel activity on / off / stood aside, and why, since 1.1 */
+  NCS_REC_KERNEL_STATUS = 17, /* kernel activity on / off / stood aside, and why, since 1.1 */
+  NCS_REC_INFLIGHT = 18  /* a call in flight when its chunk was written, since 1.1 */
 };
 
 /* CALL flags */
 #define NCS_CALL_F_CAPTURED 1u    /* stream was capturing a CUDA graph */
 #define NCS_CALL_F_INPROGRESS 2u  /* returned ncclInProgress (non-blocking communicator) */
+/* INFLIGHT kinds */
+#define NCS_INFLIGHT_HOST 0u      /* inside the NCCL function on the host */
+#define NCS_INFLIGHT_GPU 1u       /* returned, its GPU work not finished */
 
 /* DROP reasons */
 enum ncs_drop_reason {

@@ -295,6 +295,31 @@ struct ncs_kernel_status { uint64_t t; uint32_t state; uint64_t lost; char reaso
 
 /* Every record: R(TYPE, name, STATE). Elements of ARRAY fields (kv, frame) are listed in
  * NCS_ELEMENTS(E) as E(name). */
+/* 15 INFLIGHT: a call not finished when its chunk was written (docs/FORMAT.md). Every chunk
+ * ends with them, then its CLOCK. Kind NCS_INFLIGHT_HOST: inside the NCCL function; kind
+ * NCS_INFLIGHT_GPU: returned, its GPU work not finished (tcall = the GPU_TIME ref, key = the
+ * GPU_TIME kind). */
+struct ncs_inflight {
+  uint32_t kind, thread, op, comm, datatype;
+  int32_t root, nranks;
+  uint64_t tcall, seq, count, key, t_enter, t_seen, gpu_since;
+};
+#define NCS_FIELDS_inflight(F) \
+  F(U32, kind, 0)        /* NCS_INFLIGHT_* */ \
+  F(U32, thread, 0) \
+  F(U64, tcall, 0)       /* host: the call's tcall; GPU: the GPU_TIME ref it waits for */ \
+  F(U32, op, 0)          /* host: enum ncs_op */ \
+  F(U32, comm, 0)        /* host: the communicator index (split: the parent; init: 0) */ \
+  F(U64, seq, 0)         /* host: sequence number; split/shrink: the parent's split number */ \
+  F(U64, count, 0) \
+  F(U32, datatype, 255) \
+  F(I32, root, -1)       /* root or peer; init: the rank passed */ \
+  F(I32, nranks, 0)      /* init: the nranks passed */ \
+  F(U64, key, 0)         /* init: unique-id hash; split: the parent's comm_id; GPU: GPU_TIME kind */ \
+  F(U64, t_enter, 0)     /* monotonic ns: entered (GPU: just before its start event) */ \
+  F(U64, t_seen, 0)      /* monotonic ns of the snapshot */ \
+  F(U64, gpu_since, 0)   /* GPU: when its work started on the GPU, 0 not started */
+
 #define NCS_RECORDS(R) \
   R(PROCESS, process_kv, PLAIN) \
   R(THREAD, thread, PLAIN) \
@@ -312,7 +337,8 @@ struct ncs_kernel_status { uint64_t t; uint32_t state; uint64_t lost; char reaso
   R(PROFILE, profile, PLAIN) \
   R(KERNEL, kernel, PLAIN) \
   R(KERNEL_NAME, kernel_name, PLAIN) \
-  R(KERNEL_STATUS, kernel_status, PLAIN)
+  R(KERNEL_STATUS, kernel_status, PLAIN) \
+  R(INFLIGHT, inflight, PLAIN)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif
