@@ -8,12 +8,14 @@
 #ifndef NCS_DOCTOR_H
 #define NCS_DOCTOR_H
 #include "analysis/doctor_facts.h"
+#include "analysis/hang.h"
 
-#define NCS_VERDICT_EVIDENCE 12
+#define NCS_VERDICT_EVIDENCE NCS_HANG_EVIDENCE
 
 struct ncs_verdict {
   const char *id, *title;
   int problem;                       /* 1 problem (exit 1), 0 note */
+  const struct ncs_hang_verdict *hang; /* a hang check's data (analysis/hang.h), else NULL */
   char evidence[NCS_VERDICT_EVIDENCE][320];
   int nevidence, more;
   char next[640];
@@ -31,5 +33,5 @@ void ncs_doctor_run(struct ncs_doctor *d);
 int ncs_doctor_problems(const struct ncs_doctor *d);
 void ncs_doctor_free(struct ncs_doctor *d);
 /* The names of every check, in order, for "no check fired" messages. */
-#define NCS_DOCTOR_CHECKS "nvlink-unused, no-nvlink, socket-not-ib, nccl-version-mismatch, low-busbw, comm-bound, gpu-idle"
+#define NCS_DOCTOR_CHECKS "desync, dead-rank, init-hang, hang, nvlink-unused, no-nvlink, socket-not-ib, nccl-version-mismatch, low-busbw, comm-bound, gpu-idle"
 #endif

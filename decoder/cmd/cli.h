@@ -9,9 +9,8 @@
 #define NCS_CLI_H
 #include <getopt.h>
 
-/* Exit codes shared by every command (docs/CLI.md). */
-#define NCS_EXIT_OK 0
-#define NCS_EXIT_USAGE 2
+/* Exit codes shared by every command: enum ncs_exit (docs/CLI.md). */
+#include "cmd/commands.h"
 
 struct ncs_cli {
   const char *cmd;            /* "doctor" */

@@ -5,8 +5,10 @@
  * log is read as a log. Every trace is read once, by the loader (io/jobload.h, files in
  * parallel), into per-process facts (analysis/doctor_facts.h); the checks
  * (analysis/doctor.h) run over the whole job and their verdicts are printed as text or JSON
- * (render/doctor_render.h). Exit 0 when no check fired, 1 when at least one problem was
- * found, 2 when an input could not be read or nothing was given. */
+ * (render/doctor_render.h). The hang checks (analysis/hang.h: desync, dead rank, init hang,
+ * hang) read the same files in the same pass, as a second plug-in, and come first. Exit codes
+ * (cmd/commands.h): 0 no check fired, 1 a problem found, 2 bad usage, 3 a damaged trace (used
+ * up to the damage; verdicts still printed), 4 an input that cannot be read or no trace. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "analysis/doctor.h"
+#include "analysis/hang.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
@@ -47,33 +50,67 @@ static int add_facts(struct ncs_doctor *d, int *cap, struct ncs_dfacts *f) {
   return 0;
 }
 
-/* The loader's plug-in: trace file i feeds facts d->f[slot[i]]. */
-struct facts_load { struct ncs_doctor *d; const int *slot; };
+/* The loader's plug-ins: trace file i feeds facts d->f[slot[i]], and the hang checks. */
+struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct facts_load *L = ctx;
   ncs_dfacts_attach(L->d->f[L->slot[file]], m);
+  if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct facts_load *L = ctx;
   ncs_dfacts_finish(L->d->f[L->slot[file]], rc, st);
+  if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
 }
 
-static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'}, {0}};
+/* The hang checks' verdicts, first (what stops a job is what to read first). */
+static void add_hang_verdicts(struct ncs_doctor *d, const struct ncs_hang *h) {
+  int k = ncs_hang_nverdicts(h);
+  if (!k) return;
+  struct ncs_verdict *v = realloc(d->v, (size_t)(d->nv + k) * sizeof *v);
+  if (!v) return;
+  memmove(v + k, v, (size_t)d->nv * sizeof *v);
+  for (int i = 0; i < k; i++) {
+    const struct ncs_hang_verdict *hv = ncs_hang_verdict_at(h, i);
+    memset(&v[i], 0, sizeof v[i]);
+    v[i].id = hv->id;
+    v[i].title = hv->title;
+    v[i].problem = 1;
+    v[i].hang = hv;
+    v[i].nevidence = hv->nevidence < NCS_VERDICT_EVIDENCE ? hv->nevidence : NCS_VERDICT_EVIDENCE;
+    for (int e = 0; e < v[i].nevidence; e++) snprintf(v[i].evidence[e], sizeof v[i].evidence[e], "%s", hv->evidence[e]);
+    v[i].more = hv->more + hv->nevidence - v[i].nevidence;
+    snprintf(v[i].next, sizeof v[i].next, "%s", hv->next);
+  }
+  d->v = v;
+  d->nv += k;
+  d->cap = d->nv;
+}
+
+static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'},
+                                            {"hang-after", required_argument, NULL, 'a'}, {0}};
 static const struct ncs_cli doctor_cli = {
   "doctor",
-  "usage: ncclscope doctor [--json] PATH...\n"
+  "usage: ncclscope doctor [--json] [--hang-after SECONDS] PATH...\n"
   "Verdicts with their evidence and a next step (docs/DOCTOR.md). PATH: trace files, trace\n"
   "directories, or plain NCCL debug logs.\n"
-  "  -j, --json   the verdicts as JSON\n"
-  "  -h, --help   this text\n"
-  "Exit: 0 healthy, 1 a problem found, 2 bad usage or unreadable input.\n",
+  "  -j, --json                the verdicts as JSON\n"
+  "  -a, --hang-after SECONDS  a rank is blamed for not arriving once it was seen alive that\n"
+  "                            long after a peer arrived (default 2)\n"
+  "  -h, --help                this text\n"
+  "Exit: 0 healthy, 1 a problem found, 2 bad usage, 3 damaged input, 4 unreadable input.\n",
   doctor_opts, 0};
 
 int cmd_doctor(int argc, char **argv) {
   int json = 0, rc = 0, cap = 0, nt = 0, r;
+  double hang_after = NCS_HANG_DEFAULT_S;
+  struct ncs_hang *hang = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
-    else return ncs_cli_exit(r);
+    else if (r == 'a') {
+      if (ncs_cli_double(&doctor_cli, "--hang-after", optarg, &hang_after) != 0) return NCS_EXIT_USAGE;
+      if (!(hang_after >= 0 && hang_after < 1e6)) return ncs_cli_fail(&doctor_cli, "--hang-after wants seconds >= 0");
+    } else return ncs_cli_exit(r);
   }
   int np = argc - optind;
   if (np <= 0) return ncs_cli_fail(&doctor_cli, "no PATH given");
@@ -116,7 +153,8 @@ int cmd_doctor(int argc, char **argv) {
     free(files);
   }
   if (rc == 0 && nt) {
-    struct facts_load fl = {&d, slot};
+    hang = ncs_hang_new(nt, tfiles, hang_after);
+    struct facts_load fl = {&d, slot, hang};
     struct ncs_load_opts lo = {.ctx = &fl, .plugins_only = 1, .file_visitor = facts_visitor, .file_done = facts_done};
     struct ncs_jobdata *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
@@ -133,11 +171,17 @@ int cmd_doctor(int argc, char **argv) {
   }
   if (rc == 0) {
     ncs_doctor_run(&d);
+    if (hang) { ncs_hang_finish(hang); add_hang_verdicts(&d, hang); }
     if (json) ncs_doctor_print_json(&d, stdout);
     else ncs_doctor_print_text(&d, stdout);
-    if (ncs_doctor_problems(&d)) rc = 1;
+    rc = ncs_doctor_problems(&d) ? NCS_EXIT_FINDING : NCS_EXIT_OK;
+    for (int i = 0; i < d.n; i++)
+      if (d.f[i]->read_rc == 1) rc = ncs_exit_worse(rc, NCS_EXIT_DAMAGED);
+  } else {
+    rc = NCS_EXIT_UNREADABLE; /* bad usage returned earlier: what is left is input */
   }
   ncs_doctor_free(&d);
+  ncs_hang_free(hang);
   for (int k = 0; k < nt; k++) free(tfiles[k]);
   free(tfiles);
   free(slot);

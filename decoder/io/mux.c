@@ -22,6 +22,7 @@ MUX_CB(clock, struct ncs_clock)
 MUX_CB(gpu_time, struct ncs_gpu_time)
 MUX_CB(log_line, struct ncs_log_line)
 MUX_CB(raw, struct ncs_raw)
+MUX_CB(inflight, struct ncs_inflight)
 #undef MUX_CB
 static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
   struct ncs_mux *m = ctx;
@@ -36,7 +37,7 @@ void ncs_mux_build(struct ncs_mux *m, struct ncs_visitor *out) {
   out->ctx = m;
 #define SET(field) for (int i = 0; i < m->n; i++) if (m->v[i].field) { out->field = mux_##field; break; }
   SET(process) SET(thread) SET(comm) SET(comm_end) SET(call) SET(callsite) SET(module)
-  SET(drop) SET(clock) SET(gpu_time) SET(log_line) SET(raw) SET(chunk)
+  SET(drop) SET(clock) SET(gpu_time) SET(log_line) SET(raw) SET(chunk) SET(inflight)
 #undef SET
   if (m->n == 1) *out = m->v[0]; /* nothing to fan out */
 }

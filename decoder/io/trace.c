@@ -40,7 +40,28 @@ struct reader {
   uint64_t chunk_off;     /* byte offset of the chunk being read */
   int have_process;
   int done, ret;          /* the read is over; its result (ncs_trace_read's) */
+  uint8_t *open_comm;     /* [open_cap] 1 while communicator index i is created and not ended */
+  size_t open_cap;
+  uint32_t comms_seen;    /* communicators created */
 };
+#define OPEN_COMM_MAX (1u << 20) /* indexes beyond are not tracked (the shim makes at most 4096) */
+
+/* Completeness: which communicators are open (COMM with a handle, until its COMM_END). */
+static void track_comm(struct reader *r, uint32_t idx, int open) {
+  if (idx >= OPEN_COMM_MAX) return;
+  if (idx >= r->open_cap) {
+    if (!open) return;
+    size_t nc = r->open_cap ? r->open_cap : 64;
+    while (nc <= idx) nc *= 2;
+    uint8_t *n = realloc(r->open_comm, nc);
+    if (!n) return;
+    memset(n + r->open_cap, 0, nc - r->open_cap);
+    r->open_comm = n;
+    r->open_cap = nc;
+  }
+  if (open && !r->open_comm[idx]) { r->open_comm[idx] = 1; r->st->comms_open++; r->comms_seen++; }
+  else if (!open && r->open_comm[idx]) { r->open_comm[idx] = 0; r->st->comms_open--; }
+}
 struct ncs_trace { struct reader r; };
 
 static void set_error(struct reader *r, uint64_t off, const char *fmt, ...) {
@@ -130,13 +151,29 @@ static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t
     DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_##name(&rb, &x)) \
     return v->name ? (v->name(v->ctx, &x) != 0) : 0; \
   }
+  case NCS_REC_COMM: { /* completeness: which communicators are open */
+    struct ncs_comm x;
+    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_comm(&rb, &x))
+    if (x.handle) track_comm(r, x.comm, 1);
+    return v->comm ? (v->comm(v->ctx, &x) != 0) : 0;
+  }
+  case NCS_REC_COMM_END: {
+    struct ncs_comm_end x;
+    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_comm_end(&rb, &x))
+    track_comm(r, x.comm, 0);
+    return v->comm_end ? (v->comm_end(v->ctx, &x) != 0) : 0;
+  }
+  case NCS_REC_CLOCK: { /* the last one is the process's last sign of life */
+    struct ncs_clock x;
+    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_clock(&rb, &x))
+    r->st->last_realtime_ns = x.realtime_ns;
+    r->st->last_monotonic_ns = x.monotonic_ns;
+    return v->clock ? (v->clock(v->ctx, &x) != 0) : 0;
+  }
   VISIT_(THREAD, thread)
-  VISIT_(COMM, comm)
-  VISIT_(COMM_END, comm_end)
   VISIT_(CALLSITE, callsite)
   VISIT_(MODULE, module)
   VISIT_(DROP, drop)
-  VISIT_(CLOCK, clock)
   VISIT_(NCCL_LOG, log_line)
   VISIT_(INFLIGHT, inflight)
 #undef VISIT_
@@ -370,9 +407,12 @@ int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
   if (rc == 1) {
     st->stopped = 1;
   } else if (rc == 3) { /* clean end of file */
-    if (!st->final_seen) {
+    if (!st->final_seen && r->comms_seen && !st->comms_open) {
+      st->comms_closed = 1; /* every communicator ended, then _exit: complete */
+    } else if (!st->final_seen) {
       st->truncated = 1;
-      set_error(r, r->chunk_off, "truncated: no final chunk (the process did not shut down cleanly)");
+      set_error(r, r->chunk_off, "cut: no final chunk and %u communicator(s) still open (the process was killed "
+                "or left without its exit handlers)", st->comms_open);
     }
   } else if (rc == 4) {
     st->truncated = 1;
@@ -392,6 +432,7 @@ int ncs_trace_close(struct ncs_trace *t) {
   int ret = t->r.ret;
   ncs_trace_park(t);
   free(t->r.kv_store);
+  free(t->r.open_comm);
   free(t);
   return ret;
 }

@@ -61,7 +61,16 @@ struct ncs_read_status {
   uint64_t chunks, records, bytes;   /* good chunks and records read, bytes consumed */
   uint64_t dropped_total;            /* from the last good chunk header */
   int final_seen;                    /* a chunk had the FINAL flag (clean shutdown) */
-  int truncated;                     /* the file ends inside a chunk or lacks a FINAL chunk */
+  int truncated;                     /* cut: the file ends inside a chunk, or lacks a FINAL
+                                        chunk while a communicator was still open (a kill);
+                                        a cut trace is normal input (everything before the
+                                        cut is there), not damage */
+  int comms_closed;                  /* no FINAL chunk, but every communicator the process
+                                        created was destroyed/finalized/aborted (it left by
+                                        _exit): complete, not cut */
+  uint32_t comms_open;               /* communicators created and not ended */
+  uint64_t last_realtime_ns,         /* the last CLOCK pair: the process's last sign of life */
+           last_monotonic_ns;        /* (0 when the trace has none) */
   int damaged;                       /* damage found (see error) */
   int stopped;                       /* a callback asked to stop */
   uint64_t error_offset;             /* byte offset of the damage */

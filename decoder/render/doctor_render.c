@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclscope/ops.h"
 #include "render/json.h"
 
 
@@ -24,6 +25,29 @@ void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out) {
     fprintf(out, "  next step: %s\n", v->next);
   }
   if (!problems) fprintf(out, "\nhealthy: no check fired (checks: " NCS_DOCTOR_CHECKS ")\n");
+}
+
+/* The data of a hang-check verdict (docs/JSON.md): what a dashboard or the HTML headline shows. */
+static void print_hang_data(struct ncs_json *j, const struct ncs_hang_verdict *h) {
+  char id[24];
+  ncs_json_obj_begin(j, "data");
+  snprintf(id, sizeof id, "%016llx", (unsigned long long)h->comm_id);
+  ncs_json_str(j, "comm_id", id);
+  ncs_json_int(j, "seq", (long long)h->seq);
+  const char *op = ncs_op_name(h->op);
+  ncs_json_str(j, "op", op ? op : "");
+  ncs_json_int(j, "nranks", h->nranks);
+  ncs_json_arr_begin(j, "entered");
+  for (int k = 0; k < h->nentered && k < NCS_HANG_RANKS; k++) ncs_json_int(j, NULL, h->entered[k]);
+  ncs_json_arr_end(j);
+  ncs_json_int(j, "entered_count", h->nentered);
+  ncs_json_arr_begin(j, "missing");
+  for (int k = 0; k < h->nmissing && k < NCS_HANG_RANKS; k++) ncs_json_int(j, NULL, h->missing[k]);
+  ncs_json_arr_end(j);
+  ncs_json_int(j, "missing_count", h->nmissing);
+  ncs_json_int(j, "since_realtime_ns", (long long)h->since_rt);
+  ncs_json_num(j, "waited_s", h->waited_s);
+  ncs_json_obj_end(j);
 }
 
 void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
@@ -47,6 +71,7 @@ void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
     ncs_json_arr_end(&j);
     if (v->more) ncs_json_int(&j, "evidence_more", v->more);
     ncs_json_str(&j, "next_step", v->next);
+    if (v->hang) print_hang_data(&j, v->hang);
     ncs_json_obj_end(&j);
   }
   ncs_json_arr_end(&j);

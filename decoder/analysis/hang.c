@@ -1,0 +1,804 @@
+/* hang.c — the end state of every rank and the hang / dead-rank / init-hang / desync verdicts
+ * (contract in hang.h; rules in docs/DOCTOR.md). */
+#include "analysis/hang.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/align.h"
+#include "ncclscope/ops.h"
+
+#define RECENT 64             /* collectives remembered per (file, communicator) */
+#define BYTCALL 128           /* recent calls of a file, for GPU in-flight lookups */
+#define SIG_MAX (1u << 22)    /* signatures kept per communicator */
+#define MM_MAX 16             /* mismatches listed */
+#define SNAP_MAX 64           /* INFLIGHT records kept per chunk */
+
+struct hcall {
+  uint64_t seq, tcall, count, group;
+  uint64_t t_enter, t_exit;   /* monotonic */
+  uint32_t op, datatype, thread, comm;
+  int32_t root, rc;
+};
+struct hcomm {
+  uint32_t idx;
+  uint64_t comm_id, parent_id;
+  int rank, nranks, ended, end_op;
+  uint64_t children;          /* COMM records made from it (split/shrink) */
+  uint64_t last_seq, ncoll;
+  struct hcall recent[RECENT];
+};
+struct hfile {
+  const char *path;
+  char host[64];
+  uint32_t pid;
+  int env_rank;
+  int64_t created_rt;
+  struct ncs_clockmap map;
+  struct hcomm *comms;
+  int ncomms, capcomms;
+  struct hcall last;          /* last CALL of any operation */
+  int has_last;
+  uint64_t calls;
+  struct hcall byt[BYTCALL];  /* recent calls, by tcall % BYTCALL */
+  struct ncs_inflight pend[SNAP_MAX], snap[SNAP_MAX];
+  int npend, nsnap;
+  uint64_t clock_prev, gaps[8];
+  int ngaps;
+  int read_rc, complete, cut;
+  int64_t alive_rt;
+  struct psig *ps;            /* signatures waiting for the shared table's lock */
+  int nps;
+};
+struct gsig { uint64_t count; int32_t root; uint8_t op, dtype, set, pad; int32_t rank; };
+struct psig { uint64_t comm_id, seq; int nranks; struct gsig s; }; /* one file's, not yet applied */
+#define PSIG_BATCH 1024
+struct gcomm { uint64_t comm_id; int nranks; struct gsig *sig; size_t cap; };
+struct mismatch { uint64_t comm_id, seq; int rank_a, rank_b; struct gsig a, b; };
+
+struct vctx { struct ncs_hang *h; struct hfile *f; };
+struct ncs_hang {
+  pthread_mutex_t mu;         /* the signature table and the mismatches (files read in parallel) */
+  int n;
+  char *const *paths;
+  int64_t hang_ns;
+  struct hfile *f;
+  struct gcomm *gc;
+  int ngc, capgc;
+  struct mismatch mm[MM_MAX];
+  uint64_t nmm;
+  struct ncs_hang_verdict *v;
+  int nv, capv;
+  struct ncs_hang_rank *ranks;
+  struct vctx *vx;            /* per file: the visitor's context */
+  int64_t origin;
+};
+
+/* ---- helpers ---- */
+
+static int is_init_op(uint32_t op) {
+  return op == NCS_OP_CommInitRank || op == NCS_OP_CommInitRankConfig || op == NCS_OP_CommInitRankScalable;
+}
+static int is_split_op(uint32_t op) { return op == NCS_OP_CommSplit || op == NCS_OP_CommShrink; }
+static uint32_t norm_op(uint32_t op) { return op == NCS_OP_Bcast ? NCS_OP_Broadcast : op; }
+static const char *opname(uint32_t op) {
+  const char *s = ncs_op_name(op);
+  return s ? s : "?";
+}
+static const char *dtname(uint32_t dt) {
+  static const char *n[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32",
+                            "float64", "bfloat16", "fp8e4m3", "fp8e5m2"};
+  return dt < sizeof n / sizeof *n ? n[dt] : "?";
+}
+static int64_t rt_of(const struct hfile *f, uint64_t mono) { return mono ? ncs_clockmap_map(&f->map, mono) : 0; }
+
+static struct hcomm *comm_of(struct hfile *f, uint32_t idx) {
+  for (int i = 0; i < f->ncomms; i++) if (f->comms[i].idx == idx) return &f->comms[i];
+  return NULL;
+}
+static struct hcomm *comm_by_id(struct hfile *f, uint64_t id) {
+  for (int i = 0; i < f->ncomms; i++) if (f->comms[i].comm_id == id) return &f->comms[i];
+  return NULL;
+}
+
+static struct gcomm *gcomm_get(struct ncs_hang *h, uint64_t id, int nranks) {
+  for (int i = 0; i < h->ngc; i++) if (h->gc[i].comm_id == id) return &h->gc[i];
+  if (h->ngc == h->capgc) {
+    int nc = h->capgc ? h->capgc * 2 : 16;
+    struct gcomm *g = realloc(h->gc, (size_t)nc * sizeof *g);
+    if (!g) return NULL;
+    h->gc = g;
+    h->capgc = nc;
+  }
+  struct gcomm *g = &h->gc[h->ngc++];
+  memset(g, 0, sizeof *g);
+  g->comm_id = id;
+  g->nranks = nranks;
+  return g;
+}
+
+/* The first rank applied sets the signature of (communicator, seq); the others are compared.
+ * Under h->mu. */
+static void sig_apply(struct ncs_hang *h, const struct psig *p) {
+  struct gcomm *g = gcomm_get(h, p->comm_id, p->nranks);
+  if (!g) return;
+  if (p->seq >= g->cap) {
+    size_t nc = g->cap ? g->cap : 1024;
+    while (nc <= p->seq) nc *= 2;
+    struct gsig *s = realloc(g->sig, nc * sizeof *s);
+    if (!s) return;
+    memset(s + g->cap, 0, (nc - g->cap) * sizeof *s);
+    g->sig = s;
+    g->cap = nc;
+  }
+  const struct gsig *me = &p->s;
+  struct gsig *ref = &g->sig[p->seq];
+  if (!ref->set) { *ref = *me; return; }
+  if (ref->op == me->op && ref->count == me->count && ref->dtype == me->dtype && ref->root == me->root) return;
+  if (h->nmm < MM_MAX) { /* the lower rank first, whichever file was read first */
+    const struct gsig *a = ref->rank <= me->rank ? ref : me, *b = ref->rank <= me->rank ? me : ref;
+    h->mm[h->nmm] = (struct mismatch){.comm_id = p->comm_id, .seq = p->seq, .rank_a = a->rank,
+                                      .rank_b = b->rank, .a = *a, .b = *b};
+  }
+  h->nmm++;
+}
+static void sig_flush(struct ncs_hang *h, struct hfile *f) {
+  if (!f->nps) return;
+  pthread_mutex_lock(&h->mu);
+  for (int i = 0; i < f->nps; i++) sig_apply(h, &f->ps[i]);
+  pthread_mutex_unlock(&h->mu);
+  f->nps = 0;
+}
+static void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
+  if (!c->comm_id || k->seq == 0 || k->seq >= SIG_MAX) return;
+  if (!f->ps && !(f->ps = malloc(PSIG_BATCH * sizeof *f->ps))) return;
+  f->ps[f->nps++] = (struct psig){.comm_id = c->comm_id, .seq = k->seq, .nranks = c->nranks,
+                                  .s = {.count = k->count, .root = k->root, .op = (uint8_t)norm_op(k->op),
+                                        .dtype = (uint8_t)k->datatype, .set = 1, .rank = c->rank}};
+  if (f->nps == PSIG_BATCH) sig_flush(h, f);
+}
+
+/* ---- visitor ---- */
+
+static int on_process(void *ctx, const struct ncs_process *p) {
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  f->pid = p->pid;
+  f->created_rt = (int64_t)p->created_realtime_ns;
+  const char *host = ncs_process_get(p, "host");
+  snprintf(f->host, sizeof f->host, "%s", host ? host : "");
+  static const char *keys[] = {"env.RANK", "env.OMPI_COMM_WORLD_RANK", "env.SLURM_PROCID", "env.PMI_RANK", NULL};
+  for (int i = 0; keys[i] && f->env_rank < 0; i++) {
+    const char *v = ncs_process_get(p, keys[i]);
+    char *e;
+    if (v && *v) { long r = strtol(v, &e, 10); if (!*e && r >= 0 && r < (1L << 30)) f->env_rank = (int)r; }
+  }
+  return 0;
+}
+
+static int on_comm(void *ctx, const struct ncs_comm *m) {
+  struct vctx *x = ctx;
+  struct hfile *f = x->f;
+  if (!m->handle || !m->comm) return 0; /* a failed init */
+  struct hcomm *c = comm_of(f, m->comm);
+  if (!c) {
+    if (f->ncomms == f->capcomms) {
+      int nc = f->capcomms ? f->capcomms * 2 : 4;
+      struct hcomm *n = realloc(f->comms, (size_t)nc * sizeof *n);
+      if (!n) return 0;
+      f->comms = n;
+      f->capcomms = nc;
+    }
+    c = &f->comms[f->ncomms++];
+  }
+  memset(c, 0, sizeof *c);
+  c->idx = m->comm;
+  c->comm_id = m->comm_id;
+  c->parent_id = m->parent_id;
+  c->rank = m->rank;
+  c->nranks = m->nranks;
+  if (m->parent_id) {
+    struct hcomm *p = comm_by_id(f, m->parent_id);
+    if (p) p->children++;
+  }
+  return 0;
+}
+
+static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
+  struct hcomm *c = comm_of(((struct vctx *)ctx)->f, e->comm);
+  if (c) { c->ended = 1; c->end_op = (int)e->op; }
+  return 0;
+}
+
+static int on_call(void *ctx, const struct ncs_call *k) {
+  struct vctx *x = ctx;
+  struct hfile *f = x->f;
+  struct hcall hc = {.seq = k->seq, .tcall = k->tcall, .count = k->count, .group = k->group,
+                     .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
+                     .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
+  f->calls++;
+  f->last = hc;
+  f->has_last = 1;
+  f->byt[k->tcall % BYTCALL] = hc;
+  if (ncs_op_kind(k->op) != NCS_KIND_COLL || !k->comm || !k->seq) return 0;
+  struct hcomm *c = comm_of(f, k->comm);
+  if (!c) return 0;
+  c->recent[c->ncoll % RECENT] = hc;
+  c->ncoll++;
+  if (k->seq > c->last_seq) c->last_seq = k->seq;
+  sig_check(x->h, f, c, k);
+  return 0;
+}
+
+static int on_clock(void *ctx, const struct ncs_clock *k) {
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  ncs_clockmap_add(&f->map, k);
+  if (f->clock_prev && k->monotonic_ns > f->clock_prev)
+    f->gaps[f->ngaps++ % 8] = k->monotonic_ns - f->clock_prev;
+  f->clock_prev = k->monotonic_ns;
+  return 0;
+}
+
+static int on_inflight(void *ctx, const struct ncs_inflight *r) {
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  if (f->npend < SNAP_MAX) f->pend[f->npend++] = *r;
+  return 0;
+}
+
+/* A chunk ends: its INFLIGHT records are the calls in flight when it was written. */
+static int on_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
+  (void)index; (void)dropped; (void)flags; (void)off;
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  memcpy(f->snap, f->pend, (size_t)f->npend * sizeof *f->pend);
+  f->nsnap = f->npend;
+  f->npend = 0;
+  return 0;
+}
+
+struct ncs_hang *ncs_hang_new(int n, char *const *paths, double hang_after_s) {
+  struct ncs_hang *h = calloc(1, sizeof *h);
+  if (!h) return NULL;
+  pthread_mutex_init(&h->mu, NULL);
+  h->n = n;
+  h->paths = paths;
+  h->hang_ns = (int64_t)(hang_after_s * 1e9);
+  h->f = calloc((size_t)(n ? n : 1), sizeof *h->f);
+  struct vctx *x = calloc((size_t)(n ? n : 1), sizeof *x);
+  if (!h->f || !x) { free(x); ncs_hang_free(h); return NULL; }
+  h->vx = x;
+  for (int i = 0; i < n; i++) {
+    h->f[i].path = paths[i];
+    h->f[i].env_rank = -1;
+    ncs_clockmap_init(&h->f[i].map);
+    x[i].h = h;
+    x[i].f = &h->f[i];
+  }
+  h->vx = x;
+  return h;
+}
+
+void ncs_hang_visitor(struct ncs_hang *h, int file, struct ncs_visitor *v) {
+  memset(v, 0, sizeof *v);
+  v->ctx = &h->vx[file];
+  v->process = on_process;
+  v->comm = on_comm;
+  v->comm_end = on_comm_end;
+  v->call = on_call;
+  v->clock = on_clock;
+  v->inflight = on_inflight;
+  v->chunk = on_chunk;
+}
+
+void ncs_hang_file_done(struct ncs_hang *h, int file, int read_rc, const struct ncs_read_status *st) {
+  struct hfile *f = &h->f[file];
+  f->read_rc = read_rc;
+  f->complete = read_rc == 0 && (st->final_seen || st->comms_closed) && !st->truncated;
+  f->cut = !f->complete;
+  f->alive_rt = st->last_realtime_ns ? (int64_t)st->last_realtime_ns : f->created_rt;
+  sig_flush(h, f);
+  free(f->ps);
+  f->ps = NULL;
+}
+
+int ncs_hang_read_all(struct ncs_hang *h) {
+  int worst = 0;
+  for (int i = 0; i < h->n; i++) {
+    struct ncs_visitor v;
+    struct ncs_read_status st;
+    ncs_hang_visitor(h, i, &v);
+    int rc = ncs_trace_read(h->paths[i], &v, &st);
+    ncs_hang_file_done(h, i, rc, &st);
+    if (rc > worst) worst = rc;
+  }
+  return worst;
+}
+
+/* ---- verdicts ---- */
+
+static struct ncs_hang_verdict *add_verdict(struct ncs_hang *h, int kind) {
+  if (h->nv == h->capv) {
+    int nc = h->capv ? h->capv * 2 : 8;
+    struct ncs_hang_verdict *v = realloc(h->v, (size_t)nc * sizeof *v);
+    if (!v) return NULL;
+    h->v = v;
+    h->capv = nc;
+  }
+  struct ncs_hang_verdict *v = &h->v[h->nv++];
+  memset(v, 0, sizeof *v);
+  v->kind = kind;
+  static const char *ids[] = {"", "desync", "dead-rank", "init-hang", "hang"};
+  static const char *titles[] = {"",
+                                 "Desync: ranks called different collectives at the same sequence number",
+                                 "Dead rank: a rank's trace was cut while its peers waited on it",
+                                 "Init hang: ranks never arrived in communicator creation",
+                                 "Hang: a collective some ranks entered and others never did"};
+  v->id = ids[kind];
+  v->title = titles[kind];
+  return v;
+}
+
+static void ev(struct ncs_hang_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ev(struct ncs_hang_verdict *v, const char *fmt, ...) {
+  if (v->nevidence >= NCS_HANG_EVIDENCE) { v->more++; return; }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->evidence[v->nevidence++], sizeof v->evidence[0], fmt, ap);
+  va_end(ap);
+}
+static void add_rank(int *list, int *n, int r) {
+  if (*n < NCS_HANG_RANKS) list[*n] = r;
+  (*n)++;
+}
+
+void ncs_hang_time(const struct ncs_hang *h, int64_t t, char *buf, size_t len) {
+  if (!t) { snprintf(buf, len, "unknown time"); return; }
+  time_t s = (time_t)(t / 1000000000);
+  struct tm tm;
+  gmtime_r(&s, &tm);
+  double rel = (double)(t - h->origin) / 1e9;
+  if (rel > -0.0005 && rel < 0.0005) rel = 0;
+  snprintf(buf, len, "%02d:%02d:%02d.%03d UTC (%+.3f s)", tm.tm_hour, tm.tm_min, tm.tm_sec,
+           (int)(t % 1000000000 / 1000000), rel);
+}
+
+/* The heartbeat period of a file: the median of its last chunk intervals (0 unknown). */
+static int64_t beat_ns(const struct hfile *f) {
+  int n = f->ngaps < 8 ? f->ngaps : 8;
+  if (!n) return 0;
+  uint64_t g[8];
+  memcpy(g, f->gaps, sizeof g);
+  for (int i = 1; i < n; i++)
+    for (int k = i; k > 0 && g[k - 1] > g[k]; k--) { uint64_t t = g[k]; g[k] = g[k - 1]; g[k - 1] = t; }
+  return (int64_t)g[n / 2];
+}
+
+/* "host H pid P" of a file, for evidence. */
+static void who(const struct hfile *f, char *b, size_t n) { snprintf(b, n, "host %s pid %u", f->host, f->pid); }
+
+/* What file f was doing last, as seen in its trace: its call in flight, or its last call. */
+static void doing(const struct ncs_hang *h, const struct hfile *f, char *b, size_t n) {
+  char t[64];
+  for (int i = 0; i < f->nsnap; i++) {
+    const struct ncs_inflight *r = &f->snap[i];
+    if (r->kind != NCS_INFLIGHT_HOST) continue;
+    const struct hcomm *c = NULL;
+    for (int k = 0; k < f->ncomms; k++) if (f->comms[k].idx == r->comm) c = &f->comms[k];
+    ncs_hang_time(h, rt_of(f, r->t_enter), t, sizeof t);
+    snprintf(b, n, "inside %s since %s (comm %016" PRIx64 " seq %" PRIu64 ")", opname(r->op), t,
+             c ? c->comm_id : r->key, r->seq);
+    return;
+  }
+  if (!f->has_last) { snprintf(b, n, "no NCCL call recorded"); return; }
+  const struct hcall *l = &f->last;
+  const struct hcomm *c = comm_of((struct hfile *)f, l->comm);
+  ncs_hang_time(h, rt_of(f, l->t_exit), t, sizeof t);
+  if (c && l->seq)
+    snprintf(b, n, "outside NCCL since %s; last call %s comm %016" PRIx64 " seq %" PRIu64 " returned %d", t,
+             opname(l->op), c->comm_id, l->seq, l->rc);
+  else
+    snprintf(b, n, "outside NCCL since %s; last call %s returned %d", t, opname(l->op), l->rc);
+}
+
+/* Collective `seq` of communicator c in file f, if still remembered. */
+static const struct hcall *recent_seq(const struct hcomm *c, uint64_t seq) {
+  uint64_t n = c->ncoll < RECENT ? c->ncoll : RECENT;
+  for (uint64_t i = 0; i < n; i++) {
+    const struct hcall *k = &c->recent[(c->ncoll - 1 - i) % RECENT];
+    if (k->seq == seq) return k;
+  }
+  return NULL;
+}
+
+/* GPU in-flight state of a call (thread, tcall) or of its group: since when (realtime), or 0. */
+static int gpu_inflight(const struct hfile *f, const struct hcall *k, int64_t *since) {
+  for (int i = 0; i < f->nsnap; i++) {
+    const struct ncs_inflight *r = &f->snap[i];
+    if (r->kind != NCS_INFLIGHT_GPU || r->thread != k->thread) continue;
+    if ((r->key == 0 && r->tcall == k->tcall) || (r->key == 1 && k->group && r->tcall == k->group)) {
+      *since = r->gpu_since ? rt_of(f, r->gpu_since) : 0;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The host in-flight collective of file f on communicator c (NULL none). */
+static const struct ncs_inflight *host_inflight_on(const struct hfile *f, const struct hcomm *c) {
+  for (int i = 0; i < f->nsnap; i++)
+    if (f->snap[i].kind == NCS_INFLIGHT_HOST && f->snap[i].comm == c->idx && f->snap[i].seq &&
+        ncs_op_kind(f->snap[i].op) == NCS_KIND_COLL)
+      return &f->snap[i];
+  return NULL;
+}
+
+static void desync_verdicts(struct ncs_hang *h) {
+  if (!h->nmm) return;
+  struct ncs_hang_verdict *v = add_verdict(h, NCS_HANG_DESYNC);
+  if (!v) return;
+  const struct mismatch *m0 = &h->mm[0];
+  v->comm_id = m0->comm_id;
+  v->seq = m0->seq;
+  v->op = m0->a.op;
+  for (uint64_t i = 0; i < h->nmm && i < MM_MAX; i++) {
+    const struct mismatch *m = &h->mm[i];
+    ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": rank %d called %s count %" PRIu64 " %s root %d; rank %d called %s count %" PRIu64 " %s root %d",
+       m->comm_id, m->seq, m->rank_a, opname(m->a.op), m->a.count, dtname(m->a.dtype), m->a.root, m->rank_b,
+       opname(m->b.op), m->b.count, dtname(m->b.dtype), m->b.root);
+  }
+  if (h->nmm > MM_MAX) ev(v, "%" PRIu64 " mismatches in all", h->nmm);
+  snprintf(v->next, sizeof v->next,
+           "The ranks' programs diverged at the first mismatch: compare the code paths that issue collectives on "
+           "that communicator (a rank-dependent branch, a different model or bucket layout, a skipped step); "
+           "`ncclscope report` shows each call's call site, and PyTorch's TORCH_DISTRIBUTED_DEBUG=DETAIL checks "
+           "collective shapes across ranks.");
+}
+
+/* Init hangs: ranks in flight in CommInitRank* with the same unique id, waiting for the rest. */
+static void init_verdicts(struct ncs_hang *h) {
+  for (int i = 0; i < h->n; i++) {
+    for (int s = 0; s < h->f[i].nsnap; s++) {
+      const struct ncs_inflight *r0 = &h->f[i].snap[s];
+      if (r0->kind != NCS_INFLIGHT_HOST || !(is_init_op(r0->op) || is_split_op(r0->op))) continue;
+      /* handled by an earlier file with the same init */
+      int seen = 0;
+      for (int j = 0; j < i && !seen; j++)
+        for (int t = 0; t < h->f[j].nsnap; t++)
+          if (h->f[j].snap[t].kind == NCS_INFLIGHT_HOST && h->f[j].snap[t].key == r0->key &&
+              h->f[j].snap[t].op == r0->op && h->f[j].snap[t].seq == r0->seq) seen = 1;
+      if (seen) continue;
+      int split = is_split_op(r0->op);
+      /* who arrived, since when, seen waiting until when */
+      int64_t first = 0, last_seen = 0;
+      int nranks = split ? 0 : r0->nranks;
+      char arrived[4096] = "";
+      unsigned char *in = calloc((size_t)h->n, 1);
+      if (!in) return;
+      int narr = 0;
+      struct ncs_hang_verdict tmp;
+      memset(&tmp, 0, sizeof tmp);
+      for (int j = 0; j < h->n; j++) {
+        const struct hfile *f = &h->f[j];
+        for (int t = 0; t < f->nsnap; t++) {
+          const struct ncs_inflight *r = &f->snap[t];
+          if (r->kind != NCS_INFLIGHT_HOST || r->key != r0->key || r->op != r0->op || r->seq != r0->seq) continue;
+          int64_t te = rt_of(f, r->t_enter), ts = rt_of(f, r->t_seen);
+          if (!first || te < first) first = te;
+          if (ts > last_seen) last_seen = ts;
+          int rk = r->root;
+          if (split) { const struct hcomm *pc = comm_of((struct hfile *)f, r->comm); rk = pc ? pc->rank : -1;
+                       if (pc && pc->nranks > nranks) nranks = pc->nranks; }
+          add_rank(tmp.entered, &tmp.nentered, rk);
+          in[j] = 1;
+          narr++;
+          size_t l = strlen(arrived);
+          if (l < sizeof arrived - 64) snprintf(arrived + l, sizeof arrived - l, "%s%d", l ? " " : "", rk);
+        }
+      }
+      if (last_seen - first < h->hang_ns) { free(in); continue; }
+      struct ncs_hang_verdict *v = add_verdict(h, NCS_HANG_INIT);
+      if (!v) { free(in); return; }
+      memcpy(v->entered, tmp.entered, sizeof v->entered);
+      v->nentered = tmp.nentered;
+      v->comm_id = r0->key;
+      v->seq = r0->seq;
+      v->op = r0->op;
+      v->nranks = nranks;
+      v->since_rt = first;
+      v->waited_s = (double)(last_seen - first) / 1e9;
+      char t[64];
+      ncs_hang_time(h, first, t, sizeof t);
+      if (split)
+        ev(v, "%s of communicator %016" PRIx64 " (its split #%" PRIu64 "): %d of %d ranks arrived (ranks %s), the first at %s, seen waiting %.3f s",
+           opname(r0->op), r0->key, r0->seq, narr, nranks, arrived, t, v->waited_s);
+      else
+        ev(v, "%s with unique id %016" PRIx64 " (%d ranks): %d arrived (ranks %s), the first at %s, seen waiting %.3f s",
+           opname(r0->op), r0->key, nranks, narr, arrived, t, v->waited_s);
+      /* who never arrived, and what each was doing */
+      for (int rk = 0; rk < nranks && rk < 1 << 20; rk++) {
+        int here = 0;
+        for (int k = 0; k < tmp.nentered && k < NCS_HANG_RANKS; k++) if (tmp.entered[k] == rk) here = 1;
+        if (here) continue;
+        add_rank(v->missing, &v->nmissing, rk);
+        /* its trace: by rank in the parent (split), else by the launcher's rank */
+        const struct hfile *g = NULL;
+        for (int j = 0; j < h->n && !g; j++) {
+          if (in[j]) continue;
+          const struct hfile *f = &h->f[j];
+          if (split) { const struct hcomm *pc = comm_by_id((struct hfile *)f, r0->key);
+                       if (pc && pc->rank == rk && pc->children < r0->seq) g = f; }
+          else if (f->env_rank == rk) g = f;
+        }
+        char b[400], w[96];
+        if (g) {
+          doing(h, g, b, sizeof b);
+          who(g, w, sizeof w);
+          ev(v, "rank %d never arrived (%s): %s", rk, w, b);
+        } else {
+          ev(v, "rank %d never arrived: no trace of it among the inputs (its process never called NCCL, or its trace is elsewhere)", rk);
+        }
+      }
+      free(in);
+      snprintf(v->next, sizeof v->next,
+               "Find the missing ranks: were they started at all (launcher log, scheduler), are they stuck before "
+               "NCCL (data loading, an earlier barrier) — `py-spy dump --pid` on them; check that every rank got the "
+               "same unique id / MASTER_ADDR:MASTER_PORT and can reach rank 0 (firewall, NCCL_SOCKET_IFNAME), then "
+               "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP.");
+    }
+  }
+}
+
+/* The entered sequence of file f on communicator c: its last collective, or the one in flight. */
+static uint64_t entered_seq(const struct hfile *f, const struct hcomm *c) {
+  uint64_t s = c->last_seq;
+  const struct ncs_inflight *r = host_inflight_on(f, c);
+  if (r && r->seq > s) s = r->seq;
+  return s;
+}
+
+/* Hangs and dead ranks, communicator by communicator. */
+static void comm_verdicts(struct ncs_hang *h) {
+  for (int i = 0; i < h->n; i++) {
+    for (int ci = 0; ci < h->f[i].ncomms; ci++) {
+      const struct hcomm *c0 = &h->f[i].comms[ci];
+      uint64_t id = c0->comm_id;
+      int dup = 0;
+      for (int j = 0; j < i && !dup; j++) if (comm_by_id(&h->f[j], id)) dup = 1;
+      if (dup || !id) continue;
+      /* members */
+      int nm = 0;
+      int *mf = malloc((size_t)h->n * sizeof *mf);
+      if (!mf) return;
+      for (int j = 0; j < h->n; j++) if (comm_by_id(&h->f[j], id)) mf[nm++] = j;
+      uint64_t smin = UINT64_MAX, smax = 0;
+      for (int k = 0; k < nm; k++) {
+        uint64_t s = entered_seq(&h->f[mf[k]], comm_by_id(&h->f[mf[k]], id));
+        if (s < smin) smin = s;
+        if (s > smax) smax = s;
+      }
+      int nranks = c0->nranks;
+      if (nm < 2 || smax == 0) { free(mf); continue; }
+      uint64_t seq = smin + 1;
+      int all_in = smin == smax;
+      if (all_in) seq = smax;
+      /* the stuck collective as the arrived ranks see it */
+      int64_t first = 0, seen_until = 0, gpu_since = 0;
+      const struct hcall *k0 = NULL;
+      int any_unfinished = 0;
+      for (int k = 0; k < nm; k++) {
+        const struct hfile *f = &h->f[mf[k]];
+        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        if (entered_seq(f, c) < seq) continue;
+        const struct ncs_inflight *r = host_inflight_on(f, c);
+        int64_t te = 0;
+        if (r && r->seq == seq) { te = rt_of(f, r->t_enter); any_unfinished = 1; }
+        else {
+          const struct hcall *k1 = recent_seq(c, seq);
+          if (k1) {
+            te = rt_of(f, k1->t_enter);
+            if (!k0) k0 = k1;
+            int64_t gs;
+            if (gpu_inflight(f, k1, &gs)) { any_unfinished = 1; if (gs && (!gpu_since || gs < gpu_since)) gpu_since = gs; }
+          }
+        }
+        if (te && (!first || te < first)) first = te;
+        if (f->alive_rt > seen_until) seen_until = f->alive_rt;
+      }
+      if (!first) { free(mf); continue; }
+      /* classify the ranks that never entered `seq` */
+      struct ncs_hang_verdict *v = NULL;
+      int ndead = 0, nlate = 0;
+      int dead[64], late[64];
+      for (int k = 0; k < nm; k++) {
+        const struct hfile *f = &h->f[mf[k]];
+        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        int lag = entered_seq(f, c) < seq;
+        int64_t grace = 2 * beat_ns(f) + 100000000;
+        if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { if (ndead < 64) dead[ndead] = mf[k]; ndead++; }
+        else if (lag && f->alive_rt - first >= h->hang_ns) { if (nlate < 64) late[nlate] = mf[k]; nlate++; }
+      }
+      if (all_in && !ndead) {
+        /* everyone entered: stuck only if the arrived ranks were seen waiting inside it long */
+        if (!any_unfinished || seen_until - first < h->hang_ns) { free(mf); continue; }
+      } else if (!ndead && !nlate) { free(mf); continue; }
+      v = add_verdict(h, ndead ? NCS_HANG_DEAD : NCS_HANG_STUCK);
+      if (!v) { free(mf); return; }
+      v->comm_id = id;
+      v->seq = seq;
+      v->nranks = nranks;
+      v->since_rt = first;
+      v->waited_s = (double)(seen_until - first) / 1e9;
+      v->op = k0 ? k0->op : 0;
+      char t[64], t2[64], w[96], b[400];
+      ncs_hang_time(h, first, t, sizeof t);
+      for (int k = 0; k < ndead && k < 64; k++) {
+        const struct hfile *f = &h->f[dead[k]];
+        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
+        who(f, w, sizeof w);
+        doing(h, f, b, sizeof b);
+        ev(v, "rank %d (%s): trace cut at %s (its last sign of life), %.3f s before its peers' last; it had %s seq %" PRIu64 "; last seen %s",
+           c->rank, w, t2, (double)(seen_until - f->alive_rt) / 1e9, entered_seq(f, c) >= seq ? "entered" : "not entered",
+           seq, b);
+        add_rank(v->missing, &v->nmissing, c->rank);
+      }
+      ev(v, "communicator %016" PRIx64 " (%d ranks), collective seq %" PRIu64 "%s%s: first entered at %s, ranks seen waiting %.3f s",
+         id, nranks, seq, k0 ? " " : "", k0 ? opname(k0->op) : "", t, v->waited_s);
+      for (int k = 0; k < nm; k++) {
+        const struct hfile *f = &h->f[mf[k]];
+        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        if (entered_seq(f, c) < seq) continue;
+        int is_dead = 0;
+        for (int d = 0; d < ndead && d < 64; d++) if (dead[d] == mf[k]) is_dead = 1;
+        if (is_dead) continue;
+        add_rank(v->entered, &v->nentered, c->rank);
+        const struct ncs_inflight *r = host_inflight_on(f, c);
+        const struct hcall *k1 = recent_seq(c, seq);
+        int64_t gs = 0;
+        who(f, w, sizeof w);
+        if (r && r->seq == seq) {
+          ncs_hang_time(h, rt_of(f, r->t_enter), t2, sizeof t2);
+          ev(v, "rank %d (%s) entered at %s and is still inside %s on the host", c->rank, w, t2, opname(r->op));
+        } else if (k1 && gpu_inflight(f, k1, &gs)) {
+          char t3[64];
+          ncs_hang_time(h, rt_of(f, k1->t_enter), t2, sizeof t2);
+          ncs_hang_time(h, gs, t3, sizeof t3);
+          ev(v, "rank %d (%s) entered %s at %s; in flight on the GPU %s%s", c->rank, w, opname(k1->op), t2,
+             gs ? "since " : "(not started)", gs ? t3 : "");
+        } else if (k1) {
+          ncs_hang_time(h, rt_of(f, k1->t_enter), t2, sizeof t2);
+          ev(v, "rank %d (%s) entered %s at %s (returned on the host; %s)", c->rank, w, opname(k1->op), t2,
+             f->cut ? "trace cut" : "no GPU completion recorded");
+        } else {
+          ev(v, "rank %d (%s) entered it (seq %" PRIu64 " is older than the last %d collectives kept)", c->rank, w, seq, RECENT);
+        }
+      }
+      for (int k = 0; k < nlate && k < 64; k++) {
+        const struct hfile *f = &h->f[late[k]];
+        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        who(f, w, sizeof w);
+        doing(h, f, b, sizeof b);
+        ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
+        ev(v, "rank %d (%s) never entered seq %" PRIu64 " (its last: seq %" PRIu64 "), alive until %s: %s", c->rank, w, seq,
+           entered_seq(f, c), t2, b);
+        add_rank(v->missing, &v->nmissing, c->rank);
+      }
+      if (nranks > nm) ev(v, "%d of the communicator's %d ranks have no trace among the inputs", nranks - nm, nranks);
+      if (ndead)
+        snprintf(v->next, sizeof v->next,
+                 "Find why the rank died at its last sign of life: its exit status in the launcher's log, the kernel log "
+                 "(`dmesg`: OOM killer, segfault, Xid), the node's health; its peers wait until NCCL's or the framework's "
+                 "timeout (TORCH_NCCL_ASYNC_ERROR_HANDLING, NCCL_TIMEOUT) unless the job is restarted.");
+      else if (nlate)
+        snprintf(v->next, sizeof v->next,
+                 "Look at the ranks that never entered: `py-spy dump --pid` (or gdb) on them shows where the program "
+                 "is — a rank-dependent branch, an exception swallowed, a data loader or checkpoint stall, a different "
+                 "communicator it waits in (a cross-communicator deadlock). The ranks that entered wait until the "
+                 "framework's timeout.");
+      else
+        snprintf(v->next, sizeof v->next,
+                 "Every rank entered the collective and none finished: check for a desync at or before this sequence "
+                 "number, then the network (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=NET, IB counters, `dmesg` Xid errors).");
+      free(mf);
+    }
+  }
+}
+
+static int cmp_rank(const void *a, const void *b) {
+  const struct ncs_hang_rank *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  int c = strcmp(x->host, y->host);
+  if (c) return c;
+  return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+static int cmp_verdict(const void *a, const void *b) {
+  const struct ncs_hang_verdict *x = a, *y = b;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  return x->since_rt < y->since_rt ? -1 : x->since_rt > y->since_rt;
+}
+
+static void build_ranks(struct ncs_hang *h) {
+  h->ranks = calloc((size_t)(h->n ? h->n : 1), sizeof *h->ranks);
+  if (!h->ranks) return;
+  for (int i = 0; i < h->n; i++) {
+    const struct hfile *f = &h->f[i];
+    struct ncs_hang_rank *r = &h->ranks[i];
+    r->path = f->path;
+    snprintf(r->host, sizeof r->host, "%s", f->host);
+    r->pid = f->pid;
+    r->rank = f->env_rank;
+    int best = 0;
+    for (int k = 0; k < f->ncomms; k++)
+      if (f->comms[k].nranks > best) { best = f->comms[k].nranks; r->rank = f->comms[k].rank; r->nranks = best; }
+    r->complete = f->complete;
+    r->cut = f->cut && f->read_rc != 1;
+    r->damaged = f->read_rc == 1;
+    r->alive_rt = f->alive_rt;
+    r->calls = f->calls;
+    /* last collective that returned */
+    int64_t lt = 0;
+    for (int k = 0; k < f->ncomms; k++) {
+      const struct hcomm *c = &f->comms[k];
+      if (!c->ncoll) continue;
+      const struct hcall *l = &c->recent[(c->ncoll - 1) % RECENT];
+      int64_t t = rt_of(f, l->t_exit);
+      if (t >= lt) { lt = t; r->has_last = 1; r->last_op = l->op; r->last_seq = l->seq; r->last_comm_id = c->comm_id; r->last_exit_rt = t; }
+    }
+    /* in flight: the host call first, else the oldest unfinished GPU work */
+    for (int k = 0; k < f->nsnap; k++) {
+      const struct ncs_inflight *q = &f->snap[k];
+      if (q->kind == NCS_INFLIGHT_HOST) {
+        const struct hcomm *c = comm_of((struct hfile *)f, q->comm);
+        r->inflight = 1; r->in_op = q->op; r->in_seq = q->seq; r->in_comm_id = c ? c->comm_id : q->key;
+        r->in_since_rt = rt_of(f, q->t_enter);
+        break;
+      }
+      if (q->kind == NCS_INFLIGHT_GPU && (!r->inflight || rt_of(f, q->t_enter) < r->in_since_rt)) {
+        const struct hcall *k1 = &f->byt[q->tcall % BYTCALL];
+        r->inflight = 2;
+        r->in_since_rt = q->gpu_since ? rt_of(f, q->gpu_since) : rt_of(f, q->t_enter);
+        if (q->key == 0 && k1->tcall == q->tcall && k1->thread == q->thread) {
+          const struct hcomm *c = comm_of((struct hfile *)f, k1->comm);
+          r->in_op = k1->op; r->in_seq = k1->seq; r->in_comm_id = c ? c->comm_id : 0;
+        } else { r->in_op = NCS_OP_GroupEnd; r->in_seq = 0; r->in_comm_id = 0; }
+      }
+    }
+  }
+  qsort(h->ranks, (size_t)h->n, sizeof *h->ranks, cmp_rank);
+}
+
+void ncs_hang_finish(struct ncs_hang *h) {
+  free(h->ranks);
+  h->ranks = NULL;
+  h->nv = 0;
+  h->origin = 0;
+  for (int i = 0; i < h->n; i++)
+    if (h->f[i].created_rt && (!h->origin || h->f[i].created_rt < h->origin)) h->origin = h->f[i].created_rt;
+  desync_verdicts(h);
+  init_verdicts(h);
+  comm_verdicts(h);
+  qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
+  build_ranks(h);
+}
+
+int ncs_hang_nverdicts(const struct ncs_hang *h) { return h->nv; }
+const struct ncs_hang_verdict *ncs_hang_verdict_at(const struct ncs_hang *h, int i) { return &h->v[i]; }
+int ncs_hang_nranks(const struct ncs_hang *h) { return h->ranks ? h->n : 0; }
+const struct ncs_hang_rank *ncs_hang_rank_at(const struct ncs_hang *h, int i) { return &h->ranks[i]; }
+int64_t ncs_hang_origin(const struct ncs_hang *h) { return h->origin; }
+
+void ncs_hang_free(struct ncs_hang *h) {
+  if (!h) return;
+  if (h->f) for (int i = 0; i < h->n; i++) { free(h->f[i].comms); free(h->f[i].ps); }
+  pthread_mutex_destroy(&h->mu);
+  free(h->f);
+  for (int i = 0; i < h->ngc; i++) free(h->gc[i].sig);
+  free(h->gc);
+  free(h->v);
+  free(h->ranks);
+  free(h->vx);
+  free(h);
+}

@@ -1,0 +1,203 @@
+/* watch.c — `ncclscope watch [--hang-after S] [--interval S] [--once] DIR`: a running job's
+ * ranks, live.
+ *
+ * Contract: every interval (default 1 s) reads every trace in DIR (analysis/hang.h; the files
+ * are being written, so the last chunk may be partial: that is a cut, not damage) and shows
+ * one line per rank: state, heartbeat age (the last chunk's CLOCK: the writer writes one every
+ * flush period even when the job makes no call), the last collective that returned, the call
+ * in flight and for how long, calls per second since the previous refresh. On a terminal the
+ * table is redrawn in place; otherwise each refresh prints plain lines, a block per refresh.
+ * Exit codes (cmd/commands.h): 1 as soon as a verdict fires (hang, dead rank, init hang,
+ * desync; printed with its evidence), 0 when every trace is complete (the job ended cleanly),
+ * 1 when every trace is cut and silent for longer than the hang threshold (the job was
+ * killed), 2 bad usage, 4 when DIR cannot be read. --once: one refresh, then 1 on a verdict,
+ * else 0. Waits for DIR to get traces. Never writes anything but stdout/stderr. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/hang.h"
+#include "cmd/commands.h"
+#include "ncclscope/ops.h"
+#include "render/json.h"
+
+struct prev { char *path; uint64_t calls; int64_t at; };
+
+static int64_t now_rt(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const char *opn(uint32_t op) {
+  const char *s = ncs_op_name(op);
+  return s ? s : "?";
+}
+
+static double rate_of(struct prev **pv, int *npv, const struct ncs_hang_rank *r, int64_t now) {
+  for (int i = 0; i < *npv; i++) {
+    struct prev *p = &(*pv)[i];
+    if (strcmp(p->path, r->path)) continue;
+    double dt = (double)(now - p->at) / 1e9;
+    double rate = dt > 0 && r->calls >= p->calls ? (double)(r->calls - p->calls) / dt : 0;
+    p->calls = r->calls;
+    p->at = now;
+    return rate;
+  }
+  struct prev *n = realloc(*pv, (size_t)(*npv + 1) * sizeof *n);
+  if (!n) return 0;
+  *pv = n;
+  n[*npv].path = strdup(r->path);
+  if (!n[*npv].path) return 0;
+  n[*npv].calls = r->calls;
+  n[*npv].at = now;
+  (*npv)++;
+  return 0;
+}
+
+static void print_table(const struct ncs_hang *h, int tty, int64_t now, struct prev **pv, int *npv) {
+  char ts[64];
+  ncs_hang_time(h, now, ts, sizeof ts);
+  if (tty) fputs("\033[H\033[2J", stdout);
+  printf("ncclscope watch  %s  %d rank(s)\n", ts, ncs_hang_nranks(h));
+  printf("%-6s %-24s %-9s %9s  %-34s %-40s %9s\n", "rank", "host:pid", "state", "heartbeat", "last collective",
+         "in flight", "calls/s");
+  for (int i = 0; i < ncs_hang_nranks(h); i++) {
+    const struct ncs_hang_rank *r = ncs_hang_rank_at(h, i);
+    char rk[16], hp[96], beat[32], last[80], infl[96];
+    if (r->rank >= 0) snprintf(rk, sizeof rk, "%d", r->rank); else snprintf(rk, sizeof rk, "?");
+    snprintf(hp, sizeof hp, "%.60s:%u", r->host, r->pid);
+    const char *state = r->complete ? "done" : r->damaged ? "damaged" : "running";
+    if (r->alive_rt) snprintf(beat, sizeof beat, "%.1fs ago", (double)(now - r->alive_rt) / 1e9);
+    else snprintf(beat, sizeof beat, "-");
+    if (r->has_last)
+      snprintf(last, sizeof last, "%s seq %" PRIu64 " (%.1fs ago)", opn(r->last_op), r->last_seq,
+               (double)(now - r->last_exit_rt) / 1e9);
+    else snprintf(last, sizeof last, "-");
+    if (r->inflight)
+      snprintf(infl, sizeof infl, "%s%s%s seq %" PRIu64 " for %.1fs", r->inflight == 2 ? "GPU " : "", opn(r->in_op),
+               "", r->in_seq, r->in_since_rt ? (double)(now - r->in_since_rt) / 1e9 : 0.0);
+    else snprintf(infl, sizeof infl, "-");
+    double rate = rate_of(pv, npv, r, now);
+    printf("%-6s ", rk);
+    ncs_text_escape(stdout, hp, strlen(hp));
+    printf("%*s %-9s %9s  %-34s %-40s %9.1f\n", (int)(strlen(hp) < 24 ? 24 - strlen(hp) : 0), "", state, beat,
+           last, infl, rate);
+  }
+  if (!tty) printf("\n");
+  fflush(stdout);
+}
+
+static void print_verdicts(const struct ncs_hang *h) {
+  for (int i = 0; i < ncs_hang_nverdicts(h); i++) {
+    const struct ncs_hang_verdict *v = ncs_hang_verdict_at(h, i);
+    printf("\nPROBLEM %s: %s\n", v->id, v->title);
+    for (int k = 0; k < v->nevidence; k++) {
+      printf("  - ");
+      ncs_text_escape(stdout, v->evidence[k], strlen(v->evidence[k]));
+      printf("\n");
+    }
+    if (v->more) printf("  - ... and %d more\n", v->more);
+    printf("  next step: %s\n", v->next);
+  }
+  fflush(stdout);
+}
+
+/* The *.ncs files of dir (sorted), or -1 when dir cannot be read. */
+static int list_traces(const char *dir, char ***out) {
+  *out = NULL;
+  struct stat sb;
+  if (stat(dir, &sb) != 0) return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR(sb.st_mode)) return -1;
+  char *p = (char *)dir;
+  return ncs_paths_expand(1, &p, out);
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: ncclscope watch [--hang-after SECONDS] [--interval SECONDS] [--once] DIR\n");
+  return NCS_EXIT_USAGE;
+}
+
+static int parse_s(const char *v, double *out) {
+  char *end;
+  double d = strtod(v, &end);
+  if (end == v || *end || !(d >= 0 && d < 1e6)) return -1;
+  *out = d;
+  return 0;
+}
+
+int cmd_watch(int argc, char **argv) {
+  double hang_after = NCS_HANG_DEFAULT_S, interval = 1.0;
+  int once = 0;
+  const char *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    double *dst = NULL;
+    const char *val = NULL;
+    if (!strcmp(a, "--once")) { once = 1; continue; }
+    if (!strncmp(a, "--hang-after=", 13)) { dst = &hang_after; val = a + 13; }
+    else if (!strncmp(a, "--interval=", 11)) { dst = &interval; val = a + 11; }
+    else if ((!strcmp(a, "--hang-after") || !strcmp(a, "--interval")) && i + 1 < argc) {
+      dst = a[2] == 'h' ? &hang_after : &interval;
+      val = argv[++i];
+    } else if (a[0] == '-' && a[1]) { fprintf(stderr, "ncclscope watch: unknown option %s\n", a); return usage(); }
+    else if (dir) return usage();
+    else { dir = a; continue; }
+    if (parse_s(val, dst) != 0) { fprintf(stderr, "ncclscope watch: %s wants seconds\n", a); return usage(); }
+  }
+  if (!dir) return usage();
+  if (interval < 0.05) interval = 0.05;
+  int tty = isatty(1);
+  struct prev *pv = NULL;
+  int npv = 0, rc = -1;
+  while (rc < 0) {
+    char **files;
+    int n = list_traces(dir, &files);
+    if (n < 0) { fprintf(stderr, "ncclscope watch: %s: cannot read the directory\n", dir); rc = NCS_EXIT_UNREADABLE; break; }
+    int64_t now = now_rt();
+    if (n > 0) {
+      struct ncs_hang *h = ncs_hang_new(n, files, hang_after);
+      if (!h) { ncs_paths_free(files, n); rc = NCS_EXIT_UNREADABLE; break; }
+      ncs_hang_read_all(h);
+      ncs_hang_finish(h);
+      print_table(h, tty, now, &pv, &npv);
+      int complete = 0, cut = 0;
+      int64_t alive = 0;
+      for (int i = 0; i < ncs_hang_nranks(h); i++) {
+        const struct ncs_hang_rank *r = ncs_hang_rank_at(h, i);
+        complete += r->complete;
+        cut += !r->complete;
+        if (r->alive_rt > alive) alive = r->alive_rt;
+      }
+      if (ncs_hang_nverdicts(h)) {
+        print_verdicts(h);
+        rc = NCS_EXIT_FINDING;
+      } else if (complete == n) {
+        printf("every rank finished (%d complete trace(s))\n", n);
+        rc = NCS_EXIT_OK;
+      } else if (cut == n && complete == 0 && alive && now - alive > (int64_t)(hang_after * 1e9) + 1000000000) {
+        char t[64];
+        ncs_hang_time(h, alive, t, sizeof t);
+        printf("every rank's trace is cut and silent since %s: the job was killed or stopped\n", t);
+        rc = NCS_EXIT_FINDING;
+      } else if (once) rc = NCS_EXIT_OK;
+      ncs_hang_free(h);
+    } else if (once) {
+      fprintf(stderr, "ncclscope watch: no trace files (*.ncs) in %s\n", dir);
+      rc = NCS_EXIT_UNREADABLE;
+    }
+    ncs_paths_free(files, n);
+    if (rc >= 0) break;
+    struct timespec ts = {(time_t)interval, (long)((interval - (double)(time_t)interval) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+  for (int i = 0; i < npv; i++) free(pv[i].path);
+  free(pv);
+  return rc;
+}
