@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_compare.sh — `ncclscope compare BASE NEW` (decoder/cmd/compare.c), the CI gate: runs of the
 # same configuration with run-to-run noise are not flagged (exit 0), a 30% bandwidth loss is
-# (exit 1), losing NVLink-class P2P for SHM always is, bad input exits 2, and --json /
+# (exit 1), losing NVLink-class P2P for SHM always is, bad usage exits 2, unreadable input 4, and --json /
 # --markdown are well formed. Traces from `synth` with 10% per-collective noise and 20 us
 # arrival jitter (docs/COMPARE.md).
 source "$(dirname "$0")/lib.sh"
@@ -32,10 +32,10 @@ check_eq "compare: --json is valid, says regression" "regression" \
 "$NCS" compare --markdown "$T/r1" "$T/r2" >"$T/c.md" 2>/dev/null
 check "compare: --markdown has a table" grep -q '^|---|' "$T/c.md"
 "$NCS" compare "$T/r1" "$T/nonexistent" >/dev/null 2>&1
-check_eq "compare: a missing run exits 2" 2 "$?"
+check_eq "compare: a missing run exits 4 (unreadable)" 4 "$?"
 printf 'not a trace' >"$T/junk.ncs"
 "$NCS" compare "$T/r1" "$T/junk.ncs" >/dev/null 2>&1
-check_eq "compare: an unreadable trace exits 2" 2 "$?"
+check_eq "compare: an unreadable trace exits 4" 4 "$?"
 "$NCS" compare "$T/r1" >/dev/null 2>&1
 check_eq "compare: one argument is bad usage (2)" 2 "$?"
 # Several base runs: the median is the base, their spread widens each row's tolerance.

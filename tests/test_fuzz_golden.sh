@@ -32,6 +32,8 @@ else
       case $outcome in
         ok) [ "$(get rc)" = 0 ] && [ "$(get truncated)" = 0 ] && [ "$(get damaged)" = 0 ] && [ "$(get final)" = 1 ] \
               && pass "$name" || fail "$name: $line" ;;
+        closed) [ "$(get rc)" = 0 ] && [ "$(get truncated)" = 0 ] && [ "$(get damaged)" = 0 ] && [ "$(get final)" = 0 ] \
+              && pass "$name (complete: no final chunk, every communicator closed)" || fail "$name: $line" ;;
         truncated) [ "$(get rc)" = 0 ] && [ "$(get truncated)" = 1 ] && [ "$(get damaged)" = 0 ] \
               && [[ $err == *"$file"*offset* ]] && pass "$name" || fail "$name: $line" ;;
         damaged) [ "$(get rc)" = 1 ] && [ "$(get damaged)" = 1 ] && [ "$(get offset)" = "$off" ] \
@@ -43,8 +45,8 @@ else
   fi
 fi
 
-# The command line: exit code (decoder/cmd/main.c usage: 0 ok, 1 damaged or truncated, 2 unreadable
-# or not a trace), a message naming
+# The command line: exit code (decoder/cmd/commands.h: 0 ok, a cut trace included with its
+# warning; 3 damaged; 4 unreadable or not a trace), a message naming
 # the file and offset on stderr, bounded time and memory.
 if [ ! -x "$NCS" ]; then
   skip "golden corrupt inputs via ncclscope report: $NCS not built"
@@ -57,12 +59,12 @@ while read -r file outcome off; do
   name="report $file: $outcome"
   all=$(cat "$T/out" "$T/err")
   case $outcome in
-    ok) [ $rc -eq 0 ] && pass "$name" || fail "$name: exit $rc: $(head -c 300 "$T/err")" ;;
-    truncated) [ $rc -eq 1 ] && grep -qi "$file.*truncated" <<<"$all" && pass "$name (exit 1, says truncated)" \
+    ok|closed) [ $rc -eq 0 ] && pass "$name" || fail "$name: exit $rc: $(head -c 300 "$T/err")" ;;
+    truncated) [ $rc -eq 0 ] && grep -qi "$file.*truncated" <<<"$all" && pass "$name (exit 0, says truncated)" \
         || fail "$name: exit $rc, output: $(head -c 300 <<<"$all")" ;;
-    damaged) [ $rc -eq 1 ] && grep -q "$file.*offset $off" "$T/err" && pass "$name (exit 1, offset $off)" \
+    damaged) [ $rc -eq 3 ] && grep -q "$file.*offset $off" "$T/err" && pass "$name (exit 3, offset $off)" \
         || fail "$name: exit $rc, stderr: $(head -c 300 "$T/err")" ;;
-    notrace) [ $rc -eq 2 ] && grep -q "$file" "$T/err" && pass "$name (exit 2)" \
+    notrace) [ $rc -eq 4 ] && grep -q "$file" "$T/err" && pass "$name (exit 4)" \
         || fail "$name: exit $rc, stderr: $(head -c 300 "$T/err")" ;;
   esac
 done <"$G/MANIFEST"

@@ -34,7 +34,7 @@ check "two files at once: one model, Socket and P2P counted together" grep -q 'c
 check "stdin (-), Ray prefix: the P2P/IPC connection and the WARN" \
   sh -c "grep -q 'P2P/IPC' '$T/stdin.txt' && grep -q 'transport/p2p.cc:238: failed to open CUDA IPC handle' '$T/stdin.txt'"
 "$NCS" nccl-log "$T/does-not-exist.log" >/dev/null 2>"$T/err"
-check_eq "missing file: exit 2 with the name in the message" "2 yes" "$? $(grep -q does-not-exist "$T/err" && echo yes)"
+check_eq "missing file: exit 4 with the name in the message" "4 yes" "$? $(grep -q does-not-exist "$T/err" && echo yes)"
 "$NCS" nccl-log >/dev/null 2>&1
 check_eq "no file: usage, exit 2" 2 "$?"
 printf '\x1b[31mhost:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/\x1b]0;pwn\x07CUMEM\n' >"$T/hostile.log"

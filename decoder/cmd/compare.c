@@ -133,7 +133,7 @@ int cmd_compare(int argc, char **argv) {
            "  --busbw-drop PCT   (default %.0f)   --time-rise PCT   (default %.0f)\n"
            "  --share-rise POINTS (default %.0f)  --min-calls N     (default %ld)\n"
            "  --min-share PCT    (default %.0f)   -h, --help        this text\n"
-           "Exit: 0 no regression, 1 a regression, 2 bad usage or unreadable input.\n",
+           "Exit: 0 no regression, 1 a regression, 2 bad usage, 3 damaged, 4 unreadable input.\n",
            DEFAULTS.busbw_drop, DEFAULTS.time_rise, DEFAULTS.share_rise, DEFAULTS.min_calls, DEFAULTS.min_share);
   const struct ncs_cli cli = {"compare", help, compare_opts, 0};
   struct thresholds th = DEFAULTS;
@@ -162,7 +162,7 @@ int cmd_compare(int argc, char **argv) {
   struct ncs_jobdata *J[MAX_RUNS + 1] = {NULL};
   char **files[MAX_RUNS + 1] = {NULL};
   int nf[MAX_RUNS + 1] = {0};
-  int rc = 2;
+  int rc = NCS_EXIT_UNREADABLE; /* until both sides are loaded */
   struct row *rows = NULL;
   int nrows = 0, cap = 0;
   for (int k = 0; k < ns; k++)
@@ -232,7 +232,9 @@ int cmd_compare(int argc, char **argv) {
   for (int k = 0; k < K; k++) if (2 * fabs(shs[k] - sh[0]) > tol_share) tol_share = 2 * fabs(shs[k] - sh[0]);
   int share_regress = sh[1] - sh[0] > tol_share;
   regressions += share_regress;
-  rc = regressions ? 1 : 0;
+  rc = regressions ? NCS_EXIT_FINDING : NCS_EXIT_OK;
+  for (int k = 0; k < ns; k++) /* a damaged input outranks the finding; a cut trace does not */
+    for (int i = 0; i < J[k]->n; i++) rc = ncs_exit_worse(rc, ncs_exit_of_read(J[k]->r[i].read_rc));
 
   char b[32];
   if (json) {

@@ -1,6 +1,6 @@
 /* dump.c — `ncclscope dump PATH...`: every record of each trace, one line each, in file order,
  * with decoded fields, op names and bytes; a line per chunk after its records. Strings from
- * the trace are escaped (ncs_text_escape). Exit: 0, 1 damaged/truncated, 2 usage/unreadable. */
+ * the trace are escaped (ncs_text_escape). Exit (cmd/commands.h): 0 (cut too), 2 usage, 3 damaged, 4 unreadable. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,8 +118,8 @@ static const struct ncs_cli dump_cli = {
   "Every record of each trace in file order, one line each, a line after each chunk and a\n"
   "summary per file. PATH: trace files or directories.\n"
   "  -h, --help   this text\n"
-  "Exit: 0, 1 damaged or truncated input (records before the damage are shown), 2 bad usage or\n"
-  "unreadable input.\n",
+  "Exit: 0 (a cut trace too), 2 bad usage, 3 damaged input (records before the damage are\n"
+  "shown), 4 unreadable input.\n",
   NULL, 0};
 
 int cmd_dump(int argc, char **argv) {
@@ -128,8 +128,8 @@ int cmd_dump(int argc, char **argv) {
   if (optind >= argc) return ncs_cli_fail(&dump_cli, "no PATH given");
   char **files;
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
-  if (n < 0) return 2;
-  if (n == 0) { fprintf(stderr, "ncclscope dump: no trace files (*.ncs) found\n"); ncs_paths_free(files, n); return 2; }
+  if (n < 0) return NCS_EXIT_UNREADABLE;
+  if (n == 0) { fprintf(stderr, "ncclscope dump: no trace files (*.ncs) found\n"); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   out = stdout;
   struct ncs_visitor v = {NULL, d_process, d_thread, d_comm, d_comm_end, d_call, d_callsite, d_module,
                           d_drop, d_clock, d_gpu, d_log, d_raw, d_chunk, d_inflight};
@@ -141,11 +141,10 @@ int cmd_dump(int argc, char **argv) {
     fputc('\n', out);
     int rc = ncs_trace_read(files[i], &v, &st);
     fprintf(out, "== end: %" PRIu64 " chunks, %" PRIu64 " records, dropped %" PRIu64 "%s%s\n", st.chunks,
-            st.records, st.dropped_total, st.truncated ? ", TRUNCATED" : "", rc == 1 ? ", DAMAGED" : "");
+            st.records, st.dropped_total, st.truncated ? ", CUT" : st.comms_closed ? ", COMPLETE (communicators closed)" : "", rc == 1 ? ", DAMAGED" : "");
     fflush(out);
     if (st.error[0]) fprintf(stderr, "ncclscope: %s\n", st.error);
-    if (rc == 2) ret = 2;
-    else if ((rc == 1 || st.truncated) && ret == 0) ret = 1;
+    ret = ncs_exit_worse(ret, ncs_exit_of_read(rc));
   }
   ncs_paths_free(files, n);
   return ret;

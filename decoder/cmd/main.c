@@ -1,6 +1,6 @@
 /* main.c — the `ncclscope` command: dispatches to the subcommands of commands.h.
  * `ncclscope help CMD` is `ncclscope CMD --help`; a mistyped command gets the nearest one.
- * Exit codes: those of the subcommand; 2 for an unknown command or no command. */
+ * Exit codes: those of the subcommand (cmd/commands.h); 2 for an unknown command or no command. */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +20,9 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
   fprintf(f, "  %-10s %s\n", "help", "this list; help COMMAND: that command's options");
-  fprintf(f, "\n`ncclscope --version` prints the version. Exit codes: 0 ok, 1 damaged or truncated\n"
-             "input (or a finding), 2 bad usage or unreadable input.\n");
+  fprintf(f, "\n`ncclscope --version` prints the version. Exit codes, every command: 0 ok (a cut\n"
+             "trace is a warning), 1 a finding (doctor, compare, watch), 2 bad usage, 3 damaged input,\n"
+             "4 unreadable input.\n");
 }
 
 static const struct command *find(const char *name) {

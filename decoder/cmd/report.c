@@ -4,12 +4,13 @@
  *
  * Contract: each file is read once, streaming (memory: one summary per file, bounded by its
  * communicators); records fan out to the summary and to each analysis. Output: text (trace
- * strings escaped) or JSON (docs/JSON.md). Exit: 0 all files whole, 1 a file damaged or
- * truncated (everything before the damage is still reported), 2 bad usage or a file that is
- * not a readable trace. */
+ * strings escaped) or JSON (docs/JSON.md). Exit (cmd/commands.h): 0 when it could report (a
+ * cut trace is a warning, listed in the JSON's "warnings"), 2 bad usage, 3 a damaged file
+ * (everything before the damage is still reported), 4 a file that is not a readable trace. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/analysis.h"
 #include "cmd/cli.h"
@@ -153,6 +154,14 @@ static const char *drop_reason(unsigned r) {
 
 static void text_str(FILE *f, const char *s) { ncs_text_escape(f, s, strlen(s)); }
 
+static void utc_time(uint64_t ns, char *buf, size_t len) {
+  time_t sec = (time_t)(ns / 1000000000u);
+  struct tm tm;
+  gmtime_r(&sec, &tm);
+  snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ns % 1000000000u / 1000000u));
+}
+
 static void print_rank_text(FILE *f, const struct file_sum *s) {
   const struct ncs_rank_info *r = &s->info;
   fprintf(f, "\nrank ");
@@ -164,10 +173,16 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
   text_str(f, r->path);
   fprintf(f, "\n");
   if (s->st.error[0]) {
-    fprintf(f, "  %s: ", r->read_rc == 1 ? "DAMAGED" : r->truncated ? "TRUNCATED" : "ERROR");
+    fprintf(f, "  %s: ", r->read_rc == 1 ? "DAMAGED" : r->truncated ? "CUT" : "ERROR");
     text_str(f, s->st.error);
     fprintf(f, "\n");
   }
+  if (r->read_rc != 2 && (r->truncated || r->read_rc == 1) && s->st.last_realtime_ns) {
+    char t[64];
+    utc_time(s->st.last_realtime_ns, t, sizeof t);
+    fprintf(f, "  last sign of life: %s\n", t);
+  }
+  if (s->st.comms_closed) fprintf(f, "  complete: every communicator was closed (the process left without exit handlers)\n");
   if (r->read_rc == 2) return;
   if (s->st.dropped_total) {
     fprintf(f, "  DROPPED %llu records (", (unsigned long long)s->st.dropped_total);
@@ -210,6 +225,8 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
   ncs_json_uint(j, "pid", r->pid);
   ncs_json_str(j, "file", r->path);
   ncs_json_bool(j, "truncated", r->truncated);
+  ncs_json_bool(j, "complete", r->read_rc == 0 && !r->truncated);
+  ncs_json_uint(j, "last_sign_of_life_realtime_ns", s->st.last_realtime_ns);
   ncs_json_bool(j, "damaged", r->read_rc != 0);
   if (s->st.error[0]) ncs_json_str(j, "error", s->st.error); else ncs_json_null(j, "error");
   ncs_json_uint(j, "dropped", s->st.dropped_total);
@@ -318,8 +335,7 @@ static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_sta
   s->st = *st;
   s->info.read_rc = rc;
   s->info.truncated = s->st.truncated;
-  if (rc == 2) R->ret = 2;
-  else if ((rc == 1 || s->st.truncated) && R->ret == 0) R->ret = 1;
+  R->ret = ncs_exit_worse(R->ret, ncs_exit_of_read(rc)); /* a cut trace is a warning, not an error */
   if (s->st.error[0]) fprintf(stderr, "ncclscope: %s\n", s->st.error);
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->file_done) analyses[a]->file_done(R->state[a], file, &s->st);
@@ -356,8 +372,8 @@ static void build_cli(void) {
   }
   if (k < sizeof report_help)
     snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n%s", "-h, --help", "this text",
-             "Exit: 0 reported, 1 damaged or truncated input (what came before is reported), 2 bad usage\n"
-             "or unreadable input.\n");
+             "Exit: 0 reported (a cut trace is a warning), 2 bad usage, 3 damaged input (what came\n"
+             "before is reported), 4 unreadable input.\n");
 }
 
 static int usage(void) { return ncs_cli_fail(&report_cli, "bad option value"); }
@@ -389,12 +405,12 @@ int cmd_report(int argc, char **argv) {
   while (optind < argc) paths[npaths++] = argv[optind++];
   if (npaths == 0) { ret = ncs_cli_fail(&report_cli, "no PATH given"); goto out; }
   nfiles = ncs_paths_expand(npaths, paths, &files);
-  if (nfiles < 0) { ret = 2; goto out; }
-  if (nfiles == 0) { fprintf(stderr, "ncclscope report: no trace files (*.ncs) found\n"); ret = 2; goto out; }
+  if (nfiles < 0) { ret = NCS_EXIT_UNREADABLE; goto out; }
+  if (nfiles == 0) { fprintf(stderr, "ncclscope report: no trace files (*.ncs) found\n"); ret = NCS_EXIT_UNREADABLE; goto out; }
   sums = calloc((size_t)nfiles, sizeof *sums);
   infos = calloc((size_t)nfiles, sizeof *infos);
   order = calloc((size_t)nfiles, sizeof *order);
-  if (!sums || !infos || !order) { ret = 2; goto out; }
+  if (!sums || !infos || !order) { ret = NCS_EXIT_UNREADABLE; goto out; }
   struct ncs_job job = {nfiles, infos, order, opts};
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
@@ -436,6 +452,19 @@ int cmd_report(int argc, char **argv) {
       print_rank_json(&j, &sums[i], i, state);
       for (int a = 0; a < NANALYSES; a++)
         if (analyses[a]->print_rank_json) analyses[a]->print_rank_json(state[a], &j, i);
+      ncs_json_obj_end(&j);
+    }
+    ncs_json_arr_end(&j);
+    /* warnings: what a script should know although the report could be made (exit 0) */
+    ncs_json_arr_begin(&j, "warnings");
+    for (int k = 0; k < nfiles; k++) {
+      const struct file_sum *s = &sums[order[k]];
+      if (!s->info.truncated || s->info.read_rc) continue;
+      ncs_json_obj_begin(&j, NULL);
+      ncs_json_str(&j, "file", s->info.path);
+      ncs_json_str(&j, "what", "cut");
+      ncs_json_str(&j, "message", s->st.error);
+      ncs_json_uint(&j, "last_sign_of_life_realtime_ns", s->st.last_realtime_ns);
       ncs_json_obj_end(&j);
     }
     ncs_json_arr_end(&j);

@@ -1,6 +1,6 @@
 /* transport_cmd.c — `ncclscope nccl-log [--json] FILE...`: parses NCCL debug logs written
  * without the shim (any NCCL 2.x) into transport records and a rank x rank matrix.
- * Exit: 0 parsed, 2 bad usage or a file that cannot be read. All files feed one model. */
+ * Exit: 0 parsed, 2 bad usage, 4 a file that cannot be read. All files feed one model. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +18,7 @@ static const struct ncs_cli nccl_log_cli = {
   "without the shim. FILE may be - for standard input.\n"
   "  -j, --json   JSON instead of the rank x rank transport matrix\n"
   "  -h, --help   this text\n"
-  "Exit: 0, 2 bad usage or a file that cannot be read (nothing is printed then).\n",
+  "Exit: 0, 2 bad usage, 4 a file that cannot be read (nothing is printed then).\n",
   nccl_log_opts, 0};
 
 int cmd_nccl_log(int argc, char **argv) {
@@ -35,7 +35,7 @@ int cmd_nccl_log(int argc, char **argv) {
     if (ncs_tmodel_file(&m, argv[i]) != 0) {
       fprintf(stderr, "ncclscope nccl-log: %s: %s\n", argv[i], strerror(errno));
       ncs_tmodel_free(&m);
-      return 2;
+      return NCS_EXIT_UNREADABLE;
     }
   }
   int rc = 0;

@@ -13,7 +13,7 @@
  * negative. Only standard metadata events (process_name, process_sort_index, thread_name);
  * ncclscope's own facts and the format version go in "otherData". Output is always valid JSON:
  * strings go through the JSON writer.
- * Exit 0, 1 when some input was damaged or truncated (still written), 2 on bad usage. */
+ * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +143,7 @@ int cmd_timeline(int argc, char **argv) {
     "ui.perfetto.dev or chrome://tracing).\n"
     "  -o, --output FILE   where to write it (- for standard output)\n"
     "  -h, --help          this text\n"
-    "Exit: 0, 1 damaged or truncated input (still written), 2 bad usage or unreadable input.\n",
+    "Exit: 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable input.\n",
     opts, 0};
   const char *out = NULL;
   int r;
@@ -155,7 +155,7 @@ int cmd_timeline(int argc, char **argv) {
   if (!out) return ncs_cli_fail(&cli, "no output file: -o FILE.json");
   char **files;
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
-  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return 2; }
+  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return NCS_EXIT_UNREADABLE; }
   /* First pass (times only) to find the earliest event: the zero of the timeline. */
   struct ncs_load_opts o = {.on_call = on_call, .on_comm = on_comm, .progress_label = "timeline"};
   struct tl t = {.f = NULL, .earliest = 0};
@@ -165,11 +165,11 @@ int cmd_timeline(int argc, char **argv) {
   int readable = !rc && J;
   ncs_job_free(J);
   J = NULL;
-  if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); ncs_paths_free(files, n); return 2; }
+  if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_paths_free(files, n); return 2; }
+  if (!f) { perror(out); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   t = (struct tl){.f = f, .st = calloc((size_t)n, sizeof *t.st), .shift = -t.earliest};
-  if (!t.st) { ncs_paths_free(files, n); if (f != stdout) fclose(f); return 2; }
+  if (!t.st) { ncs_paths_free(files, n); if (f != stdout) fclose(f); return NCS_EXIT_UNREADABLE; }
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
   o.ctx = &t;
   rc = ncs_job_load(n, files, &o, &J);
@@ -177,19 +177,19 @@ int cmd_timeline(int argc, char **argv) {
   if (J) fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t.shift),
                  J->clock_err_us, J->hosts);
   fputs("}}\n", f);
-  int bad = 0;
+  int bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
   for (int i = 0; J && i < J->n; i++)
     if (J->r[i].read_rc || J->r[i].truncated) {
-      bad = 1;
+      bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
       if (J->r[i].error[0]) { ncs_text_escape(stderr, J->r[i].error, strlen(J->r[i].error)); fputc('\n', stderr); }
-      else if (J->r[i].truncated) { ncs_text_escape(stderr, J->r[i].path, strlen(J->r[i].path)); fputs(": truncated (no final chunk)\n", stderr); }
+      else if (J->r[i].truncated) { ncs_text_escape(stderr, J->r[i].path, strlen(J->r[i].path)); fputs(": cut (no final chunk)\n", stderr); }
     }
   int werr = ferror(f);
   if (f != stdout && fclose(f) != 0) werr = 1;
-  if (werr) { fprintf(stderr, "ncclscope timeline: write error on %s\n", out); rc = 2; }
+  if (werr) { fprintf(stderr, "ncclscope timeline: write error on %s\n", out); rc = NCS_EXIT_UNREADABLE; }
   for (int i = 0; i < n; i++) free(t.st[i].s);
   free(t.st);
   ncs_job_free(J);
   ncs_paths_free(files, n);
-  return rc ? 2 : bad ? 1 : 0;
+  return rc ? NCS_EXIT_UNREADABLE : bad;
 }
