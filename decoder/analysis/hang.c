@@ -580,7 +580,7 @@ static void comm_verdicts(struct ncs_hang *h) {
         if (s > smax) smax = s;
       }
       int nranks = c0->nranks;
-      if (nm < 2 || smax == 0) { free(mf); continue; }
+      if (smax == 0 || (nm < 2 && nranks < 2)) { free(mf); continue; }
       uint64_t seq = smin + 1;
       int all_in = smin == smax;
       if (all_in) seq = smax;
@@ -686,7 +686,25 @@ static void comm_verdicts(struct ncs_hang *h) {
            entered_seq(f, c), t2, b);
         add_rank(v->missing, &v->nmissing, c->rank);
       }
-      if (nranks > nm) ev(v, "%d of the communicator's %d ranks have no trace among the inputs", nranks - nm, nranks);
+      if (nranks > nm) {
+        /* ranks of the communicator with no trace: they never showed up at all */
+        unsigned char *here = calloc((size_t)nranks, 1);
+        char list[256] = "";
+        for (int k = 0; here && k < nm; k++) {
+          const struct hcomm *c = comm_by_id(&h->f[mf[k]], id);
+          if (c->rank >= 0 && c->rank < nranks) here[c->rank] = 1;
+        }
+        for (int r = 0; here && r < nranks; r++) {
+          if (here[r]) continue;
+          add_rank(v->missing, &v->nmissing, r);
+          size_t l = strlen(list);
+          if (l < sizeof list - 16) snprintf(list + l, sizeof list - l, "%s%d", l ? " " : "", r);
+          else if (l < sizeof list - 4) snprintf(list + l, sizeof list - l, " ...");
+        }
+        free(here);
+        ev(v, "%d of the communicator's %d ranks have no trace among the inputs (ranks %s): they never entered as far as the traces show",
+           nranks - nm, nranks, list);
+      }
       if (ndead)
         snprintf(v->next, sizeof v->next,
                  "Find why the rank died at its last sign of life: its exit status in the launcher's log, the kernel log "

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# test_hang.sh — the failures a stuck job shows, each a scenario job on the doubles
+# (tests/jobs/hang_job.c) with its expected verdict from `ncclscope doctor` (analysis/hang.c,
+# docs/DOCTOR.md), plus `ncclscope watch` on a job that hangs and on one that does not.
+#   healthy job, finished and live ........ no hang / dead-rank / init-hang / desync verdict
+#   rank 1 stops calling (blocking) ....... hang at seq 5: rank 0 entered, rank 1 never did
+#   rank 1 stops calling (asynchronous) ... the same, rank 0 in flight on the GPU
+#   SIGTERM, the job's own handler exits .. complete traces, the hang still shows
+#   rank 1 killed -9 mid-collective ....... dead-rank 1 (its trace cut while rank 0 waited)
+#   rank 1 never calls ncclCommInitRank ... init-hang: rank 0 arrived, rank 1 never did
+#   rank 1 calls AllGather / half the size  desync at seq 5
+# Hang verdicts use --hang-after 0.5: the test polls until the verdict is due (at most 30 s per
+# scenario, a failure cap, never an assertion on a duration).
+source "$(dirname "$0")/lib.sh"
+need_shim "hang"; need_decoder "hang"; need_double "hang"
+JOB=$BUILD/tests/hang_job
+[ -x "$JOB" ] || { skip "hang: $JOB not built"; exit 0; }
+LAUNCH=$ROOT/tests/jobs/launch.sh
+export NCCLSCOPE_FLUSH_MS=50
+
+# start NAME ARGS...: the job under the launcher (2 ranks), in its own process group
+start() {
+  local name=$1; shift
+  mkdir -p "$T/$name"
+  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid bash "$LAUNCH" 2 "$JOB" "$@" \
+    >"$T/$name.out" 2>"$T/$name.err" &
+  echo $! >"$T/$name.pid"
+}
+stop() { kill -9 -- -"$(cat "$T/$1.pid")" 2>/dev/null; wait "$(cat "$T/$1.pid")" 2>/dev/null; }
+# poll SECONDS CMD...: reruns CMD until it succeeds; 1 when it never did
+poll() {
+  local end=$((SECONDS + $1)); shift
+  until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $end ] && return 1; sleep 0.2; done
+}
+# doctor_json NAME [OPTIONS...]: the doctor's JSON on NAME's traces into $T/NAME.json
+doctor_json() { local n=$1; shift; "$NCS" doctor --json "$@" "$T/$n" >"$T/$n.json" 2>"$T/$n.derr"; echo $? >"$T/$n.rc"; }
+# has_verdict NAME ID: the last doctor_json of NAME has a verdict ID
+has_verdict() { python3 -c 'import json,sys; sys.exit(0 if any(v["id"]==sys.argv[2] for v in json.load(open(sys.argv[1]))["verdicts"]) else 1)' "$T/$1.json" "$2"; }
+poll_verdict() { local n=$1 id=$2; shift 2; poll 30 bash -c "'$NCS' doctor --json $* '$T/$n' >'$T/$n.json' 2>/dev/null; python3 -c 'import json,sys; sys.exit(0 if any(v[\"id\"]==\"$id\" for v in json.load(open(\"$T/$n.json\"))[\"verdicts\"]) else 1)'"; }
+# data NAME ID EXPR: a Python expression over the data of verdict ID (d) and the verdict (v)
+data() { python3 -c 'import json,sys; v=[v for v in json.load(open(sys.argv[1]))["verdicts"] if v["id"]==sys.argv[2]][0]; d=v.get("data",{}); print(eval(sys.argv[3]))' "$T/$1.json" "$2" "$3" 2>&1; }
+HANGS='["hang","dead-rank","init-hang","desync"]'
+no_hang_verdict() { python3 -c 'import json,sys; ids=[v["id"] for v in json.load(open(sys.argv[1]))["verdicts"]]; bad=[i for i in ids if i in json.loads(sys.argv[2])]; print(bad); sys.exit(1 if bad else 0)' "$T/$1.json" "$HANGS"; }
+
+# ---- a healthy job: finished, then live ----
+start healthy --steps 30
+wait "$(cat "$T/healthy.pid")"; rc=$?
+check_eq "hang: healthy job runs" 0 "$rc"
+doctor_json healthy --hang-after 0.5
+check "hang: healthy job: no hang, dead-rank, init-hang or desync verdict" no_hang_verdict healthy
+"$NCS" report "$T/healthy" >"$T/healthy.rep" 2>&1
+check_eq "hang: healthy job: report exits 0, no trace cut" "0 0" "$? $(grep -c 'CUT' "$T/healthy.rep")"
+
+start live --steps 100000 --step-ms 5
+poll 30 bash -c "[ \$(ls '$T/live' 2>/dev/null | wc -l) -eq 2 ] && '$NCS' report --json '$T/live' 2>/dev/null | grep -q '\"AllReduce\"'"
+doctor_json live
+check_eq "hang: live report of a healthy running job: doctor exit 0 (cut traces are normal input)" 0 "$(cat "$T/live.rc")"
+check "hang: live report of a healthy running job: no hang verdict" no_hang_verdict live
+"$NCS" watch --once "$T/live" >"$T/live.watch" 2>&1
+check_eq "hang: watch --once on a healthy running job: exit 0, one line per rank" "0 2" \
+  "$? $(grep -c '^[01] ' "$T/live.watch")"
+check_eq "hang: the job was still running during those checks" 0 "$(kill -0 "$(cat "$T/live.pid")" 2>/dev/null; echo $?)"
+stop live
+
+# watch on a healthy job until it ends: exit 0
+start wfine --steps 200 --step-ms 2
+timeout 60 "$NCS" watch --interval 0.2 "$T/wfine" >"$T/wfine.watch" 2>&1; rc=$?
+check_eq "hang: watch on a job that does not hang: exit 0 when every rank finished" "0 1" \
+  "$rc $(grep -c '^every rank finished' "$T/wfine.watch")"
+check "hang: watch prints plain table lines when not on a terminal" grep -q '^rank  *host:pid  *state' "$T/wfine.watch"
+wait "$(cat "$T/wfine.pid")"
+
+# ---- one rank stops calling: blocking (sync after every collective) ----
+start block --stop 1:5
+poll_verdict block hang --hang-after 0.5; rc=$?
+check_eq "hang: rank 1 stops calling (blocking): doctor finds the hang while the job runs" 0 "$rc"
+check_eq "hang: ... at seq 5, entered [0], never entered [1]" "5 [0] [1]" "$(data block hang 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
+check "hang: ... says what rank 1 was doing last" bash -c "grep -q 'rank 1 .*never entered seq 5.*outside NCCL since' '$T/block.json'"
+timeout 60 "$NCS" watch --hang-after 0.5 --interval 0.2 "$T/block" >"$T/block.watch" 2>&1; rc=$?
+check_eq "hang: watch on a running job that hangs: exit 1 with the hang" "1 1" "$rc $(grep -c '^PROBLEM hang' "$T/block.watch")"
+check "hang: watch shows rank 0's collective in flight" grep -q '^0 .*AllReduce seq 5 for' "$T/block.watch"
+stop block
+
+# ---- one rank stops calling: asynchronous (collectives queue up, one sync at the end) ----
+start async --stop 1:5 --sync-every 1000 --steps 12
+poll_verdict async hang --hang-after 0.5; rc=$?
+check_eq "hang: rank 1 stops calling (asynchronous): hang found" 0 "$rc"
+check_eq "hang: ... at seq 5, entered [0], never entered [1]" "5 [0] [1]" "$(data async hang 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
+check "hang: ... rank 0's AllReduce is in flight on the GPU" bash -c "grep -q 'rank 0 .*entered AllReduce at .*in flight on the GPU' '$T/async.json'"
+stop async
+
+# ---- SIGTERM, the job's own handler exits ----
+start term --stop 1:5 --term-exit
+poll_verdict term hang --hang-after 0.5
+kill -TERM "$(cat "$T/term.pid")"; wait "$(cat "$T/term.pid")" 2>/dev/null
+# the launcher is gone; its ranks finish their exit (the shim's last flush) on their own
+poll 30 bash -c "'$NCS' report --json '$T/term' 2>/dev/null | python3 -c 'import json,sys; sys.exit(len(json.load(sys.stdin)[\"warnings\"]))'"
+"$NCS" report --json "$T/term" >"$T/term.rep" 2>/dev/null; rc=$?
+check_eq "hang: SIGTERM with the job's handler (exit): report exits 0, no warning (both traces complete)" "0 0" \
+  "$rc $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["warnings"]))' "$T/term.rep" 2>&1)"
+doctor_json term --hang-after 0.5
+check "hang: ... the hang at seq 5 is still the verdict after the job ended" has_verdict term hang
+check_eq "hang: ... with rank 1 never entered" "5 [1]" "$(data term hang 'd["seq"], d["missing"]' | tr -d '(),')"
+
+# ---- rank 1 killed with -9 mid-collective (ranks started by hand: a launcher would kill rank
+# 0 at once; here rank 0 waits until the NCCL double notices the dead peer) ----
+mkdir -p "$T/kill" "$T/kill.rdzv"
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r NCCLDOUBLE_RDZV="$T/kill.rdzv" NCCLSCOPE_DIR="$T/kill" \
+    LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" --die 1:5 --step-ms 100 >/dev/null 2>&1 &
+  kp[$r]=$!
+done
+wait "${kp[0]}" "${kp[1]}" 2>/dev/null
+doctor_json kill --hang-after 0.5
+check "hang: rank killed -9 mid-collective: dead-rank verdict" has_verdict kill dead-rank
+check_eq "hang: ... names rank 1, and rank 0 as the one that entered seq 5" "5 [0] [1]" \
+  "$(data kill dead-rank 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
+check "hang: ... gives rank 1's last sign of life" bash -c "grep -q 'rank 1 .*trace cut at .*its last sign of life' '$T/kill.json'"
+"$NCS" report "$T/kill" >/dev/null 2>&1
+check_eq "hang: ... report of the cut trace exits 0" 0 "$?"
+
+# ---- rank 1 never arrives at init ----
+start init --no-init 1
+poll_verdict init init-hang --hang-after 0.5; rc=$?
+check_eq "hang: rank 1 never calls ncclCommInitRank: init-hang found" 0 "$rc"
+check_eq "hang: ... arrived [0], never arrived [1], of 2 ranks" "[0] [1] 2" "$(data init init-hang 'd["entered"], d["missing"], d["nranks"]' | tr -d '(),')"
+check_eq "hang: ... the operation is CommInitRank" "CommInitRank" "$(data init init-hang 'd["op"]')"
+stop init
+
+# ---- desync: a different collective, a different size, at the same sequence number ----
+for kind in op size; do
+  start "mm$kind" --mismatch "1:5:$kind"
+  poll_verdict "mm$kind" desync; rc=$?
+  check_eq "hang: rank 1 calls a different $kind at seq 5: desync found" 0 "$rc"
+  check_eq "hang: ... at seq 5" 5 "$(data "mm$kind" desync 'd["seq"]')"
+  stop "mm$kind"
+done
+check "hang: ... the different collective is named (AllGather)" grep -q 'rank 1 called AllGather count 1024' "$T/mmop.json"
+check "hang: ... the different size is named (count 512)" grep -q 'rank 1 called AllReduce count 512' "$T/mmsize.json"
