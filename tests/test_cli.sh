@@ -43,7 +43,7 @@ check "cli: a bad number is named" grep -q "'abc' is not a number" "$T/e"
 LOG=$ROOT/../shared/nccl-logs/10-2.6.4-2gpu-nvlink-graph-search-tuning-table.log
 if [ -f "$LOG" ]; then
   "$NCS" nccl-log "$LOG" /nonexistent >"$T/o" 2>"$T/e"
-  check_eq "cli: nccl-log with a missing file exits 2" 2 "$?"
+  check_eq "cli: nccl-log with a missing file exits 4 (unreadable input)" 4 "$?"
   check_eq "cli: nccl-log with a missing file prints no report first" "" "$(cat "$T/o")"
   check "cli: nccl-log names the missing file" grep -q "/nonexistent" "$T/e"
 else

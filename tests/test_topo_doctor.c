@@ -344,7 +344,7 @@ static void bad_input(void) {
   dup2(saved, 2);
   close(saved);
   fclose(null);
-  CHECK(rc1 == 2 && rc2 == 2 && rc3 == 2 && rc4 == 2, "bad input exits 2 (missing path %d, no path %d, bad option %d, empty dir %d)", rc1, rc2, rc3, rc4);
+  CHECK(rc1 == 4 && rc2 == 2 && rc3 == 2 && rc4 == 4, "bad usage exits 2, unreadable input 4 (missing path %d, no path %d, bad option %d, empty dir %d)", rc1, rc2, rc3, rc4);
 }
 
 static void topo_roundtrip(void) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "analysis/hang.h"
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "ncclscope/ops.h"
 #include "render/json.h"
@@ -119,39 +120,35 @@ static int list_traces(const char *dir, char ***out) {
   return ncs_paths_expand(1, &p, out);
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: ncclscope watch [--hang-after SECONDS] [--interval SECONDS] [--once] DIR\n");
-  return NCS_EXIT_USAGE;
-}
-
-static int parse_s(const char *v, double *out) {
-  char *end;
-  double d = strtod(v, &end);
-  if (end == v || *end || !(d >= 0 && d < 1e6)) return -1;
-  *out = d;
-  return 0;
-}
+static const struct option watch_opts[] = {{"hang-after", required_argument, NULL, 'a'},
+                                           {"interval", required_argument, NULL, 'i'},
+                                           {"once", no_argument, NULL, '1'}, {0}};
+static const struct ncs_cli watch_cli = {
+  "watch",
+  "usage: ncclscope watch [--hang-after SECONDS] [--interval SECONDS] [--once] DIR\n"
+  "A running job's ranks, live: state, heartbeat, last collective, call in flight, calls/s.\n"
+  "  -a, --hang-after SECONDS  raise a hang once a rank was seen alive that long after a peer\n"
+  "                            entered a collective it never entered (default 2)\n"
+  "  -i, --interval SECONDS    refresh period (default 1)\n"
+  "  -1, --once                one refresh, then exit\n"
+  "  -h, --help                this text\n"
+  "Exit: 0 every rank finished (or --once without a verdict), 1 a hang, dead rank, init hang or\n"
+  "desync (printed), or every trace cut and silent, 2 bad usage, 4 DIR cannot be read.\n",
+  watch_opts, 0};
 
 int cmd_watch(int argc, char **argv) {
   double hang_after = NCS_HANG_DEFAULT_S, interval = 1.0;
-  int once = 0;
-  const char *dir = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    double *dst = NULL;
-    const char *val = NULL;
-    if (!strcmp(a, "--once")) { once = 1; continue; }
-    if (!strncmp(a, "--hang-after=", 13)) { dst = &hang_after; val = a + 13; }
-    else if (!strncmp(a, "--interval=", 11)) { dst = &interval; val = a + 11; }
-    else if ((!strcmp(a, "--hang-after") || !strcmp(a, "--interval")) && i + 1 < argc) {
-      dst = a[2] == 'h' ? &hang_after : &interval;
-      val = argv[++i];
-    } else if (a[0] == '-' && a[1]) { fprintf(stderr, "ncclscope watch: unknown option %s\n", a); return usage(); }
-    else if (dir) return usage();
-    else { dir = a; continue; }
-    if (parse_s(val, dst) != 0) { fprintf(stderr, "ncclscope watch: %s wants seconds\n", a); return usage(); }
+  int once = 0, r;
+  while ((r = ncs_cli_next(&watch_cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == '1') once = 1;
+    else if (r == 'a' || r == 'i') {
+      double *dst = r == 'a' ? &hang_after : &interval;
+      if (ncs_cli_double(&watch_cli, r == 'a' ? "--hang-after" : "--interval", optarg, dst) != 0) return NCS_EXIT_USAGE;
+      if (!(*dst >= 0 && *dst < 1e6)) return ncs_cli_fail(&watch_cli, "%s wants seconds >= 0", r == 'a' ? "--hang-after" : "--interval");
+    } else return ncs_cli_exit(r);
   }
-  if (!dir) return usage();
+  if (argc - optind != 1) return ncs_cli_fail(&watch_cli, argc - optind ? "one DIR only" : "no DIR given");
+  const char *dir = argv[optind];
   if (interval < 0.05) interval = 0.05;
   int tty = isatty(1);
   struct prev *pv = NULL;
