@@ -411,8 +411,12 @@ int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
       st->comms_closed = 1; /* every communicator ended, then _exit: complete */
     } else if (!st->final_seen) {
       st->truncated = 1;
-      set_error(r, r->chunk_off, "cut short (truncated): no final chunk and %u communicator(s) still open (the process was killed "
-                "or left without its exit handlers)", st->comms_open);
+      if (st->comms_open)
+        set_error(r, r->chunk_off, "cut short (truncated): no final chunk, %u communicator(s) still open (the process was "
+                  "killed, or is still running)", st->comms_open);
+      else
+        set_error(r, r->chunk_off, "cut short (truncated): no final chunk and no communicator recorded (the process was "
+                  "killed, or is still running)");
     }
   } else if (rc == 4) {
     st->truncated = 1;
