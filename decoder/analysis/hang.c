@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/doctor.h"
 #include "model/align.h"
 #include "ncclscope/ops.h"
 
@@ -820,3 +821,28 @@ void ncs_hang_free(struct ncs_hang *h) {
   free(h->vx);
   free(h);
 }
+
+/* The hang checks' verdicts, first (what stops a job is what to read first). */
+void ncs_hang_to_doctor(const struct ncs_hang *h, struct ncs_doctor *d) {
+  int k = ncs_hang_nverdicts(h);
+  if (!k) return;
+  struct ncs_verdict *v = realloc(d->v, (size_t)(d->nv + k) * sizeof *v);
+  if (!v) return;
+  memmove(v + k, v, (size_t)d->nv * sizeof *v);
+  for (int i = 0; i < k; i++) {
+    const struct ncs_hang_verdict *hv = ncs_hang_verdict_at(h, i);
+    memset(&v[i], 0, sizeof v[i]);
+    v[i].id = hv->id;
+    v[i].title = hv->title;
+    v[i].problem = 1;
+    v[i].hang = hv;
+    v[i].nevidence = hv->nevidence < NCS_VERDICT_EVIDENCE ? hv->nevidence : NCS_VERDICT_EVIDENCE;
+    for (int e = 0; e < v[i].nevidence; e++) snprintf(v[i].evidence[e], sizeof v[i].evidence[e], "%s", hv->evidence[e]);
+    v[i].more = hv->more + hv->nevidence - v[i].nevidence;
+    snprintf(v[i].next, sizeof v[i].next, "%s", hv->next);
+  }
+  d->v = v;
+  d->nv += k;
+  d->cap = d->nv;
+}
+

@@ -77,4 +77,8 @@ int64_t ncs_hang_origin(const struct ncs_hang *h);  /* realtime ns of the earlie
 /* "13:59:19.123 UTC (+12.345 s)" for realtime t, relative to the job origin. */
 void ncs_hang_time(const struct ncs_hang *h, int64_t t, char *buf, size_t len);
 void ncs_hang_free(struct ncs_hang *h);
+/* Puts the verdicts (after ncs_hang_finish) first in the doctor's list (analysis/doctor.h),
+ * each pointing at its data (h must outlive d's use). */
+struct ncs_doctor;
+void ncs_hang_to_doctor(const struct ncs_hang *h, struct ncs_doctor *d);
 #endif

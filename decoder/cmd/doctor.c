@@ -63,30 +63,6 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
 }
 
-/* The hang checks' verdicts, first (what stops a job is what to read first). */
-static void add_hang_verdicts(struct ncs_doctor *d, const struct ncs_hang *h) {
-  int k = ncs_hang_nverdicts(h);
-  if (!k) return;
-  struct ncs_verdict *v = realloc(d->v, (size_t)(d->nv + k) * sizeof *v);
-  if (!v) return;
-  memmove(v + k, v, (size_t)d->nv * sizeof *v);
-  for (int i = 0; i < k; i++) {
-    const struct ncs_hang_verdict *hv = ncs_hang_verdict_at(h, i);
-    memset(&v[i], 0, sizeof v[i]);
-    v[i].id = hv->id;
-    v[i].title = hv->title;
-    v[i].problem = 1;
-    v[i].hang = hv;
-    v[i].nevidence = hv->nevidence < NCS_VERDICT_EVIDENCE ? hv->nevidence : NCS_VERDICT_EVIDENCE;
-    for (int e = 0; e < v[i].nevidence; e++) snprintf(v[i].evidence[e], sizeof v[i].evidence[e], "%s", hv->evidence[e]);
-    v[i].more = hv->more + hv->nevidence - v[i].nevidence;
-    snprintf(v[i].next, sizeof v[i].next, "%s", hv->next);
-  }
-  d->v = v;
-  d->nv += k;
-  d->cap = d->nv;
-}
-
 static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'},
                                             {"hang-after", required_argument, NULL, 'a'}, {0}};
 static const struct ncs_cli doctor_cli = {
@@ -171,7 +147,7 @@ int cmd_doctor(int argc, char **argv) {
   }
   if (rc == 0) {
     ncs_doctor_run(&d);
-    if (hang) { ncs_hang_finish(hang); add_hang_verdicts(&d, hang); }
+    if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, &d); }
     if (json) ncs_doctor_print_json(&d, stdout);
     else ncs_doctor_print_text(&d, stdout);
     rc = ncs_doctor_problems(&d) ? NCS_EXIT_FINDING : NCS_EXIT_OK;

@@ -246,27 +246,34 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
   fprintf(f, "</section>\n");
 }
 
-/* The doctor's verdicts (analysis/doctor.h) on the facts gathered in the same read of the
- * files as everything else; none when a file could not be read (as `ncclscope doctor` exits 2). */
-static void sec_doctor(FILE *f, struct ncs_doctor *d) {
+/* The doctor's verdicts (analysis/doctor.h, the hang checks of analysis/hang.h first) on the
+ * facts gathered in the same read of the files as everything else; none when a file could not
+ * be read (as `ncclscope doctor` exits 4). */
+struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; };
+static void sec_doctor(FILE *f, struct ncs_doctor *d, struct ncs_hang *hang) {
   fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2>\n");
   int unreadable = 0;
   for (int i = 0; i < d->n; i++) unreadable |= d->f[i]->read_rc == 2;
   if (unreadable) {
-    fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit 2).</p>");
+    fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit 4).</p>");
   } else {
     ncs_doctor_run(d);
+    if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, d); }
     ncs_doctor_print_html(d, f);
   }
   fprintf(f, "</section>\n");
 }
 
-/* The loader's plug-in for the doctor: file i feeds facts d->f[i]. */
+/* The loader's plug-ins for the doctor: file i feeds facts d->f[i] and the hang checks. */
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
-  ncs_dfacts_attach(((struct ncs_doctor *)ctx)->f[file], m);
+  const struct doc_load *L = ctx;
+  ncs_dfacts_attach(L->d->f[file], m);
+  if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
-  ncs_dfacts_finish(((struct ncs_doctor *)ctx)->f[file], rc, st);
+  const struct doc_load *L = ctx;
+  ncs_dfacts_finish(L->d->f[file], rc, st);
+  if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
 }
 
 static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
@@ -386,17 +393,18 @@ int cmd_html(int argc, char **argv) {
   struct ncs_load_opts o = {.progress_label = "html"};
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
+  struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL};
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
-    if (doc.n == n) { o.ctx = &doc; o.file_visitor = facts_visitor; o.file_done = facts_done; }
+    if (doc.n == n) { o.ctx = &dl; o.file_visitor = facts_visitor; o.file_done = facts_done; }
   }
-  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
+  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
   struct ncs_jobdata *J = NULL;
   int rc = ncs_job_load(n, files, &o, &J);
-  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
@@ -407,7 +415,7 @@ int cmd_html(int argc, char **argv) {
   sec_skew(f, J);
   sec_stragglers(f, J);
   sec_findings(f, J);
-  if (doctor) sec_doctor(f, &doc);
+  if (doctor) sec_doctor(f, &doc, dl.hang);
   else fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2><p class=\"note\">Not run (--no-doctor).</p></section>\n");
   sec_transports(f, J);
   sec_topology(f, J);
@@ -418,7 +426,7 @@ int cmd_html(int argc, char **argv) {
   int werr = ferror(f);
   if (f != stdout && fclose(f) != 0) werr = 1;
   ncs_job_free(J);
-  ncs_doctor_free(&doc);
+  ncs_doctor_free(&doc); ncs_hang_free(dl.hang);
   ncs_paths_free(files, n);
   if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return NCS_EXIT_UNREADABLE; }
   return bad;
