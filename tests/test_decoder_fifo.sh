@@ -18,15 +18,15 @@ run() {
 }
 named="x.ncs: not a regular file (a FIFO)"
 indir="dir/x.ncs: not a regular file (a FIFO): skipped"
-run "report: FIFO by name refused" 2 "$named" "$NCS" report x.ncs
+run "report: FIFO by name refused (exit 4, unreadable input)" 4 "$named" "$NCS" report x.ncs
 run "report --json: FIFO in a directory skipped, traces read" 0 "$indir" "$NCS" report --json dir
-run "doctor: FIFO by name refused" 2 "$named" "$NCS" doctor x.ncs
+run "doctor: FIFO by name refused (exit 4, unreadable input)" 4 "$named" "$NCS" doctor x.ncs
 run "doctor: FIFO in a directory skipped (exit 0 or 1: verdicts on the traces)" "0|1" "$indir" "$NCS" doctor dir
-run "dump: FIFO by name refused" 2 "$named" "$NCS" dump x.ncs
+run "dump: FIFO by name refused (exit 4, unreadable input)" 4 "$named" "$NCS" dump x.ncs
 run "dump: FIFO in a directory skipped" 0 "$indir" "$NCS" dump dir
-run "timeline: FIFO by name refused" 2 "$named" "$NCS" timeline x.ncs -o "$T/t.json"
+run "timeline: FIFO by name refused (exit 4, unreadable input)" 4 "$named" "$NCS" timeline x.ncs -o "$T/t.json"
 run "timeline: FIFO in a directory skipped" 0 "$indir" "$NCS" timeline dir -o "$T/t.json"
-run "html: FIFO by name refused" 2 "$named" "$NCS" html x.ncs -o "$T/h.html"
+run "html: FIFO by name refused (exit 4, unreadable input)" 4 "$named" "$NCS" html x.ncs -o "$T/h.html"
 run "html: FIFO in a directory skipped" 0 "$indir" "$NCS" html dir -o "$T/h.html"
-run "compare: FIFO by name refused" 2 "$named" "$NCS" compare x.ncs dir
+run "compare: FIFO by name refused (exit 4, unreadable input)" 4 "$named" "$NCS" compare x.ncs dir
 run "compare: FIFO in a directory skipped" 0 "$indir" "$NCS" compare dir dir
