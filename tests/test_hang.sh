@@ -54,7 +54,10 @@ check_eq "hang: healthy job: report exits 0, no trace cut" "0 0" "$? $(grep -c '
 start live --steps 100000 --step-ms 5
 poll 30 bash -c "[ \$(ls '$T/live' 2>/dev/null | wc -l) -eq 2 ] && '$NCS' report --json '$T/live' 2>/dev/null | grep -q '\"AllReduce\"'"
 doctor_json live
-check_eq "hang: live report of a healthy running job: doctor exit 0 (cut traces are normal input)" 0 "$(cat "$T/live.rc")"
+# exit 0 or 1: cut traces are normal input (not 3 or 4); other checks (comm-bound, gpu-idle) may
+# fire on the doubles, the hang checks must not
+check "hang: live report of a healthy running job: doctor reads the cut traces as normal input (exit 0 or 1)" \
+  test "$(cat "$T/live.rc")" -le 1
 check "hang: live report of a healthy running job: no hang verdict" no_hang_verdict live
 "$NCS" watch --once "$T/live" >"$T/live.watch" 2>&1
 check_eq "hang: watch --once on a healthy running job: exit 0, one line per rank" "0 2" \
