@@ -22,6 +22,11 @@ __attribute__((visibility("hidden"))) void ncs_writer_put_definition(const void 
 __attribute__((visibility("hidden"))) uint64_t ncs_now_ns(void);
 /* 1 once the core is initialised and writing (the process has used NCCL), else 0. */
 __attribute__((visibility("hidden"))) int ncs_hooks_ready(void);
+/* Moves a descriptor the shim opened to a high number (F_DUPFD_CLOEXEC at or above half the
+ * soft RLIMIT_NOFILE, at most 4096), closing the original; returns the new one, or fd itself when
+ * it cannot. An application opening files gets the lowest free numbers, never these; and every
+ * write the shim makes is preceded by a check that the descriptor is still the shim's. */
+__attribute__((visibility("hidden"))) int ncs_fd_move_high(int fd);
 /* The fork gate (forkgate.c, docs/SHIM.md "Fork"): any shim code, on any thread, that enters
  * the dynamic loader (dlopen, dlsym, dladdr, dl_iterate_phdr), the unwinder, CUDA or NVML does
  * it between ncs_gate_enter() and ncs_gate_leave(), and takes no shim lock in between. A fork

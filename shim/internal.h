@@ -193,6 +193,10 @@ uint32_t ncs_callsite_capture(void *ra);
 
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */
+/* Waits until the writer has created its file (or failed to), at most timeout_ms; 0 when it has.
+ * Activation waits for it, so the descriptors the shim holds exist before the first NCCL call
+ * returns: a job that closes every descriptor after init never races the file's creation. */
+int ncs_writer_wait_file(unsigned timeout_ms);
 /* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
 extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */

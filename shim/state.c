@@ -18,11 +18,13 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +73,19 @@ uint64_t ncs_hash64(uint64_t h, const void *p, size_t n) {
   const uint8_t *b = p;
   for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ull; }
   return h;
+}
+
+int ncs_fd_move_high(int fd) {
+  if (fd < 0) return fd;
+  struct rlimit rl;
+  long base = 512;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) base = (long)(rl.rlim_cur / 2);
+  if (base > 4096) base = 4096;
+  if (base <= fd) return fd;
+  int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+  if (hi < 0) return fd;
+  close(fd);
+  return hi;
 }
 
 int ncs_hooks_ready(void) { return atomic_load_explicit(&ncs_active, memory_order_acquire) == 1; }
@@ -302,6 +317,7 @@ int ncs_activate(void) {
     free(rec);
   }
   if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
+  if (ncs_writer_wait_file(1000) != 0) ncs_debug("the trace file was not created within 1 s: the job goes on");
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
   atomic_store(&ncs_sig_flush_req, 0);
   atomic_store(&ncs_sig_flush_done, 0);

@@ -91,7 +91,10 @@ int ncs_emit(uint32_t type, const void *body, size_t len) {
 struct writer {
   pthread_t th;
   int started;
-  int fd;
+  int fd;                  /* the trace file, moved high; -1: none (or no longer ours: never touched) */
+  char path[768];          /* its name, to reopen it when the descriptor is taken from us */
+  int reopened;            /* the next chunk goes through a reopened descriptor: flag it */
+  unsigned fd_lost;        /* times the descriptor stopped being the trace's */
   off_t good_off;          /* end of the last whole chunk */
   off_t high_off;          /* end of the furthest bytes ever written (a partial chunk) */
   uint64_t chunk_index, dropped_total, lost_pending;
@@ -135,6 +138,7 @@ static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t w_done_cv = PTHREAD_COND_INITIALIZER;
 static int w_stop, w_done, w_kick;
+static int w_file_tried;                  /* the writer's first attempt at its file is over */
 static unsigned w_sync_req, w_sync_done; /* ncs_writer_sync() requests and completions */
 static unsigned w_sync_drain_ms;         /* the longest GPU drain a pending request asked for */
 static int w_sync_gpu_off;                /* a pending request ends GPU timing (exit) */
@@ -165,7 +169,16 @@ static void mkdir_p(const char *dir) {
  * trace file never exists without its header. Where O_TMPFILE is not supported, the file is
  * created with O_CREAT|O_EXCL|O_NOFOLLOW and the header written right after. */
 static int create_named(const char *dir, const char *path, const uint8_t *hdr, size_t n) {
-  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  /* Each descriptor goes high the moment open returns, and everything after works on the high
+   * one, so a number the application closes and reuses meanwhile is never written. A new
+   * unnamed file has no link and no byte: anything else behind the number is not ours. */
+  struct stat st;
+  int fd = ncs_fd_move_high(open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0)) {
+    close(fd); /* our duplicate of someone else's file */
+    errno = EBADF;
+    return -2;
+  }
   if (fd >= 0) {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
@@ -177,14 +190,58 @@ static int create_named(const char *dir, const char *path, const uint8_t *hdr, s
     if (e == EEXIST) return -1;
     /* no /proc, or the filesystem refuses: fall through to the plain way */
   }
-  fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  fd = ncs_fd_move_high(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd < 0) return -1;
+  struct stat by_name;
+  if (fstat(fd, &st) != 0 || stat(path, &by_name) != 0 || st.st_ino != by_name.st_ino || st.st_dev != by_name.st_dev ||
+      st.st_size != 0) {
+    close(fd); /* our duplicate of what is behind the number now: leave that, and the name, alone */
+    errno = EBADF;
+    return -2;
+  }
   if (pwrite(fd, hdr, n, 0) != (ssize_t)n) {
     close(fd);
     unlink(path);
     return -2;
   }
   return fd;
+}
+
+/* The trace file's identity as created: device, inode and birth time (statx; a file system
+ * reuses the inode number of a deleted file at once, the birth time tells them apart). */
+static struct { uint64_t dev, ino; int64_t btime_s; uint32_t btime_ns; int has_btime; } ident;
+
+static int identify(int fd, uint64_t *dev, uint64_t *ino, int64_t *bs, uint32_t *bns, int *has_b, uint64_t *size) {
+  struct statx sx;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE | STATX_BTIME, &sx) != 0) return -1;
+  if (!(sx.stx_mask & STATX_INO) || !(sx.stx_mask & STATX_TYPE) || !S_ISREG(sx.stx_mode)) return -1;
+  *dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
+  *ino = sx.stx_ino;
+  *has_b = (sx.stx_mask & STATX_BTIME) != 0;
+  *bs = *has_b ? sx.stx_btime.tv_sec : 0;
+  *bns = *has_b ? sx.stx_btime.tv_nsec : 0;
+  *size = sx.stx_size;
+  return 0;
+}
+
+static void remember_identity(int fd) {
+  uint64_t size;
+  if (identify(fd, &ident.dev, &ident.ino, &ident.btime_s, &ident.btime_ns, &ident.has_btime, &size) != 0)
+    ident.ino = 0;
+}
+
+/* 1 when fd is still the trace file: same device, inode and birth time (where the file system
+ * keeps one), and exactly the bytes the writer put there (size). An application that closes
+ * every descriptor (daemonising code) and opens its own files may get the number back, even
+ * the inode number of a trace it deleted. */
+static int fd_is_ours(int fd, uint64_t want_size) {
+  uint64_t dev, ino, size;
+  int64_t bs;
+  uint32_t bns;
+  int hb;
+  if (fd < 0 || !ident.ino || identify(fd, &dev, &ino, &bs, &bns, &hb, &size) != 0) return 0;
+  if (dev != ident.dev || ino != ident.ino || size != want_size) return 0;
+  return !ident.has_btime || (hb && bs == ident.btime_s && bns == ident.btime_ns);
 }
 
 static int open_file(struct writer *w) {
@@ -207,6 +264,8 @@ static int open_file(struct writer *w) {
     int fd = create_named(ncs_cfg.dir, path, hdr, sizeof hdr);
     if (fd >= 0) {
       w->fd = fd;
+      snprintf(w->path, sizeof w->path, "%s", path);
+      remember_identity(fd);
       struct stat st;
       if (fstat(fd, &st) == 0) {
         atomic_store(&trace_dev, (uint64_t)st.st_dev);
@@ -219,6 +278,29 @@ static int open_file(struct writer *w) {
     if (fd == -2 || errno != EEXIST) break;
   }
   ncs_debug("cannot create a trace file in %s: %s", ncs_cfg.dir, strerror(errno));
+  return -1;
+}
+
+/* Checked before every chunk: a descriptor that is no longer the trace's is dropped (never
+ * written, truncated or closed again). The trace is reopened by its name when that still names
+ * the same file, unchanged since our last write; else the next chunk starts a new file (suffix
+ * -1, -2, ...) with everything defined again, and this chunk's records count as dropped. Either
+ * way the next chunk written carries NCS_CHUNK_F_REOPENED. Returns 0 when w->fd may be written. */
+static int keep_own_fd(struct writer *w) {
+  if (w->fd < 0 || fd_is_ours(w->fd, (uint64_t)w->high_off)) return 0;
+  w->fd = -1;
+  w->fd_lost++;
+  w->reopened = 1;
+  int fd = ncs_fd_move_high(open(w->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (fd_is_ours(fd, (uint64_t)w->high_off)) {
+    w->fd = fd;
+    ncs_debug("the trace's descriptor was closed or reused by the application: %s reopened", w->path);
+    return 0;
+  }
+  if (fd >= 0) close(fd); /* ours (just opened, moved high), and not the trace */
+  ncs_debug("the trace's descriptor was closed or reused by the application and %s cannot be reopened: a new file follows", w->path);
+  w->chunk_index = 0;    /* a new file: PROCESS, THREAD, CALLSITE, MODULE again */
+  w->process_written = 0;
   return -1;
 }
 
@@ -323,10 +405,12 @@ static void begin_chunk(struct writer *w) {
 static void flush_chunk(struct writer *w, int final) {
   add_inflight(w);
   add_clock(w);
-  uint32_t flags = final ? NCS_CHUNK_F_FINAL : 0;
   int ok = 0;
-  if (w->fd < 0 && w->cbuf) open_file(w);
-  if (w->fd >= 0 && w->cbuf && w->cctx) {
+  int fresh = w->fd < 0 && w->cbuf && open_file(w) == 0; /* this chunk starts a file */
+  if (!fresh && keep_own_fd(w) != 0) {
+    /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
+  } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
+    uint32_t flags = (final ? NCS_CHUNK_F_FINAL : 0) | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
     size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
                               w->chunk_index, w->dropped_total, flags);
     if (c) {
@@ -336,6 +420,7 @@ static void flush_chunk(struct writer *w, int final) {
         if (write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) == 0) {
           w->good_off += (off_t)c;
           w->chunk_index++;
+          w->reopened = 0;
           ok = 1;
         }
         if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
@@ -485,6 +570,10 @@ static void *writer_main(void *arg) {
   pthread_setname_np(pthread_self(), "ncclscope-wr");
   self = w;
   open_file(w);
+  pthread_mutex_lock(&w_mu);
+  w_file_tried = 1;
+  pthread_cond_broadcast(&w_done_cv);
+  pthread_mutex_unlock(&w_mu);
   begin_chunk(w);
   ncs_collectors_poll(0);
   uint64_t next_flush = ncs_now_ns() + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
@@ -551,7 +640,7 @@ int ncs_writer_start(void) {
   w->cctx = ZSTD_createCCtx();
   if (!w->raw.buf || !w->cbuf || !w->cctx) goto fail;
   pthread_mutex_lock(&w_mu);
-  w_stop = w_done = w_kick = 0;
+  w_stop = w_done = w_kick = w_file_tried = 0;
   pthread_mutex_unlock(&w_mu);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -590,10 +679,22 @@ void ncs_writer_stop(unsigned timeout_ms) {
   if (!done) ncs_debug("the final flush did not finish within %u ms: exiting without it", timeout_ms);
   if (done) {
     pthread_join(w->th, NULL);
-    if (w->fd >= 0) close(w->fd);
+    if (fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd);
+    if (w->fd_lost) ncs_debug("the trace's descriptor was taken by the application %u time(s)", w->fd_lost);
     w->fd = -1;
     w->started = 0;
   }
+}
+
+int ncs_writer_wait_file(unsigned timeout_ms) {
+  struct timespec deadline;
+  ms_from_now(&deadline, timeout_ms);
+  pthread_mutex_lock(&w_mu);
+  while (!w_file_tried && !w_done)
+    if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
+  int tried = w_file_tried;
+  pthread_mutex_unlock(&w_mu);
+  return tried ? 0 : -1;
 }
 
 int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
@@ -629,7 +730,7 @@ void ncs_writer_atfork_child(void) {
   struct writer *w = W;
   W = NULL;
   if (w) {
-    if (w->fd >= 0) close(w->fd);
+    if (fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd); /* the parent's trace, not a number it reused */
     writer_free(w);
   }
   q_len = 0;
@@ -638,6 +739,7 @@ void ncs_writer_atfork_child(void) {
   defs.records = 0;
   for (int i = 0; i < NCS_DROP_REASON_LIMIT; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
+  w_file_tried = 0;
   w_sync_req = w_sync_done = 0;
   w_sync_drain_ms = 0;
   w_sync_gpu_off = 0;

@@ -107,8 +107,8 @@ static int d_inflight(void *c, const struct ncs_inflight *f) {
   return 0;
 }
 static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
-  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s\n", index, off,
-          dropped, (flags & 1) ? " final" : "");
+  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s%s\n", index, off,
+          dropped, (flags & NCS_CHUNK_F_FINAL) ? " final" : "", (flags & NCS_CHUNK_F_REOPENED) ? " reopened" : "");
   return 0;
 }
 

@@ -38,6 +38,8 @@
 #define NCS_CH_CHECKSUM 32     /* u32 FNV-1a 32 over header bytes 0..31, then the payload */
 #define NCS_CH_FLAGS 36        /* u32 NCS_CHUNK_F_* */
 #define NCS_CHUNK_F_FINAL 1u   /* written by a clean shutdown: nothing follows */
+#define NCS_CHUNK_F_REOPENED 2u /* the writer's descriptor stopped being the trace's (the application
+                                  * closed or reused it) and this chunk went through a new one */
 #define NCS_CHUNK_MAX_RAW (64u << 20)      /* readers reject larger chunks as corrupt */
 #define NCS_CHUNK_MAX_PAYLOAD (64u << 20)
 
