@@ -36,7 +36,8 @@ both() {
   mkdir -p "$name.truth"
   NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SHIM" "$@" >"$name.shim" 2>"$name.shim.err"; local s=$?
   if [ "$p" = "$s" ] && cmp -s "$name.plain" "$name.shim"; then pass "shim_jobs: $name: output and exit status ($p) identical with and without the shim"
-  else fail "shim_jobs: $name: differs (exit $p vs $s)"; diff "$name.plain" "$name.shim" | head -4 | sed 's/^/    /'; fi
+  else fail "shim_jobs: $name: differs (exit $p vs $s)"; diff "$name.plain" "$name.shim" | head -4 | sed 's/^/    /'
+    tail -3 "$name.plain.err" "$name.shim.err" | sed 's/^/    /'; fi
 }
 dumpall() { for f in "$T/$1"/*.ncs; do "$NCS" dump "$f" >"$f.d" 2>&1; done; }
 
