@@ -32,13 +32,15 @@ run() {
     files=$(ls "$d/tr" | wc -l)
     reopened=$(grep -c '^-- chunk .* reopened' "$d/dump")
     drops=$(grep -c '^DROP reason=3 ' "$d/dump")
+    # one loss at least (the writer may also meet the number between the close and the dup2,
+    # reopen onto it, and lose it a second time: how many is a race, that there is one is not)
+    local seen=$((reopened > 0)) lost=$((drops > 0)) want
     case $mode in
       wait) want="0 1 1 0" ;;
-      unlink) want="0 1 1 1" ;;
-      *) want="0 1 $reopened $drops" ;;
+      *) want="0 1 1 1" ;;
     esac
-    if [ "$rrc $files $reopened $drops" = "$want" ]; then good=$((good + 1))
-    else echo "    $mode run $i: report exit, files, reopened chunks, DROP reason 3: $rrc $files $reopened $drops (want $want)" >&2; fi
+    if [ "$rrc $files $seen $lost" = "$want" ]; then good=$((good + 1))
+    else echo "    $mode run $i: report exit, files, reopened chunks, DROP reason 3: $rrc $files $reopened $drops (want $want, counts >= 1)" >&2; fi
   done
   echo "$intact $good"
 }
