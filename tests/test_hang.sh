@@ -8,6 +8,7 @@
 #   SIGTERM, the job's own handler exits .. complete traces, the hang still shows
 #   rank 1 killed -9 mid-collective ....... dead-rank 1 (its trace cut while rank 0 waited)
 #   rank 1 never calls ncclCommInitRank ... init-hang: rank 0 arrived, rank 1 never did
+#   rank 1 never calls ncclCommSplit ...... init-hang of the split
 #   rank 1 calls AllGather / half the size  desync at seq 5
 # Hang verdicts use --hang-after 0.5: the test polls until the verdict is due (at most 30 s per
 # scenario, a failure cap, never an assertion on a duration).
@@ -129,6 +130,16 @@ check_eq "hang: rank 1 never calls ncclCommInitRank: init-hang found" 0 "$rc"
 check_eq "hang: ... arrived [0], never arrived [1], of 2 ranks" "[0] [1] 2" "$(data init init-hang 'd["entered"], d["missing"], d["nranks"]' | tr -d '(),')"
 check_eq "hang: ... the operation is CommInitRank" "CommInitRank" "$(data init init-hang 'd["op"]')"
 stop init
+
+# ---- rank 1 never arrives at a split of the communicator ----
+start split --split-stop 1
+poll_verdict split init-hang --hang-after 0.5; rc=$?
+check_eq "hang: rank 1 never calls ncclCommSplit: init-hang found" 0 "$rc"
+check_eq "hang: ... CommSplit, split #1, arrived [0], never arrived [1]" "CommSplit 1 [0] [1]" \
+  "$(data split init-hang 'd["op"], d["seq"], d["entered"], d["missing"]' | tr -d "(),'")"
+check "hang: ... says what rank 1 was doing (its trace: outside NCCL since its init)" \
+  bash -c "grep -q 'rank 1 never arrived (host .*outside NCCL since' '$T/split.json'"
+stop split
 
 # ---- desync: a different collective, a different size, at the same sequence number ----
 for kind in op size; do

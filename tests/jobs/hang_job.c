@@ -8,6 +8,7 @@
  *   --stop R:S      rank R stops calling NCCL before step S (sleeps until killed): a hang
  *   --die R:S       rank R enqueues step S's collective, then kills itself with SIGKILL
  *   --no-init R     rank R never calls ncclCommInitRank (sleeps until killed): an init hang
+ *   --split-stop R  after init every rank calls ncclCommSplit but rank R (sleeps until killed)
  *   --mismatch R:S:op|size  at step S rank R calls AllGather instead of AllReduce (op) or
  *                   AllReduce with half the count (size): a desync
  *   --term-exit     install a SIGTERM handler that calls exit(143) (as a job's own cleanup
@@ -23,7 +24,7 @@ static int parse_rs(const char *a, int *r, int *s) { return sscanf(a, "%d:%d", r
 
 int main(int argc, char **argv) {
   int steps = 20, step_ms = 0, every = 1, stop_r = -1, stop_s = -1, die_r = -1, die_s = -1;
-  int noinit_r = -1, mm_r = -1, mm_s = -1, mm_size = 0, term_exit = 0;
+  int noinit_r = -1, split_r = -1, mm_r = -1, mm_s = -1, mm_size = 0, term_exit = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--steps")) { steps = atoi(v); i++; }
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--stop") && !parse_rs(v, &stop_r, &stop_s)) i++;
     else if (!strcmp(a, "--die") && !parse_rs(v, &die_r, &die_s)) i++;
     else if (!strcmp(a, "--no-init")) { noinit_r = atoi(v); i++; }
+    else if (!strcmp(a, "--split-stop")) { split_r = atoi(v); i++; }
     else if (!strcmp(a, "--mismatch") && !parse_rs(v, &mm_r, &mm_s)) { mm_size = strstr(v, ":size") != NULL; i++; }
     else if (!strcmp(a, "--term-exit")) term_exit = 1;
     else { fprintf(stderr, "hang_job: bad argument %s\n", a); return 2; }
@@ -47,6 +49,11 @@ int main(int argc, char **argv) {
   if (rank == noinit_r) for (;;) pause();
   ncclComm_t comm;
   NCCHK(ncclCommInitRank(&comm, world, id, rank));
+  if (split_r >= 0) {
+    if (rank == split_r) for (;;) pause();
+    ncclComm_t sub;
+    NCCHK(ncclCommSplit(comm, 0, rank, &sub, NULL));
+  }
   cudaStream_t s;
   CUCHK(cudaStreamCreate(&s));
   size_t count = 1024;
