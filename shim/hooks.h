@@ -9,6 +9,7 @@
 #define NCS_SHIM_HOOKS_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ---- provided by the core (shim/) ---- */
 /* Queues one record (type from format.h, body already encoded) for the next chunk.
@@ -72,11 +73,38 @@ extern NCS_COLLECTOR ncs_gputime_collector;  /* gputime.c: CUDA-event timing (GP
 extern NCS_COLLECTOR ncs_callsite_collector; /* callsite.c: call-site definitions (MODULE, CALLSITE) */
 extern NCS_COLLECTOR ncs_kernels_collector;  /* kernels.c: kernel activity (KERNEL*) */
 
-/* The walks (collectors.c): every collector of the table, in order. */
-__attribute__((visibility("hidden"))) void ncs_collectors_start(void);
-__attribute__((visibility("hidden"))) void ncs_collectors_prepare(void);
-__attribute__((visibility("hidden"))) int ncs_collectors_poll(unsigned wait_ms);
-__attribute__((visibility("hidden"))) void ncs_collectors_stop(void);
-__attribute__((visibility("hidden"))) void ncs_collectors_atfork_child(void);
-__attribute__((visibility("hidden"))) void ncs_collectors_inflight(uint64_t now);
+/* The table (collectors.c), in walk order; an entry is NULL when that collector is not linked
+ * in. state.c walks start and atfork_child and hands the table to the writer
+ * (ncs_writer_set_collectors), which walks prepare, poll and stop: the writer itself names no
+ * collector. */
+struct ncs_collector_table {
+  const struct ncs_collector *const *at;
+  unsigned n;
+};
+extern __attribute__((visibility("hidden"))) const struct ncs_collector_table ncs_collectors;
+
+/* Calls one void hook of every collector: hook = offsetof(struct ncs_collector, start),
+ * ..., prepare, stop or atfork_child. */
+static inline void ncs_collectors_walk(const struct ncs_collector_table *t, size_t hook) {
+  for (unsigned i = 0; t && i < t->n; i++) {
+    if (!t->at[i]) continue;
+    void (*fn)(void);
+    memcpy(&fn, (const char *)t->at[i] + hook, sizeof fn);
+    if (fn) fn();
+  }
+}
+/* Every collector's poll; returns the largest answer. */
+static inline int ncs_collectors_poll(const struct ncs_collector_table *t, unsigned wait_ms) {
+  int busy = 0;
+  for (unsigned i = 0; t && i < t->n; i++) {
+    int b = t->at[i] && t->at[i]->poll ? t->at[i]->poll(wait_ms) : 0;
+    if (b > busy) busy = b;
+  }
+  return busy;
+}
+/* Every collector's inflight hook (the writer, for an INFLIGHT snapshot as seen at `now`). */
+static inline void ncs_collectors_inflight(const struct ncs_collector_table *t, uint64_t now) {
+  for (unsigned i = 0; t && i < t->n; i++)
+    if (t->at[i] && t->at[i]->inflight) t->at[i]->inflight(now);
+}
 #endif

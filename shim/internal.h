@@ -2,8 +2,10 @@
  *
  * Modules and their one job each:
  *   resolve.c   finds the real NCCL entry points (pnccl*, RTLD_NEXT, a privately loaded libnccl)
- *   state.c     configuration, activation at the first NCCL call, per-thread rings,
- *               the communicator table, fork and exit handling
+ *   base.c      what all read: settings struct, flags, ring table, host name, clock, debug (a leaf)
+ *   state.c     reads the settings, activation at the first NCCL call, thread registration,
+ *               the PROCESS record, fork, exit and fatal signals
+ *   commtab.c   the communicator table (handle -> index, ids, sequence counters)
  *   wrappers.c  the exported nccl* functions, generated per shape: time, call the real one, record
  *   call.h      the steps of one recorded call, shared by wrappers.c and comms.c
  *   comms.c     the communicator shapes (creation, split, teardown) and their COMM records
@@ -11,7 +13,8 @@
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
  *   forkgate.c  fork waits until no shim code is inside the loader, the unwinder, CUDA or NVML
- *   collectors.c the table of collectors (hooks.h): profiler, log capture, topology, GPU timing
+ *   collectors.c the table of collectors (hooks.h): profiler, log capture, topology, GPU timing,
+ *               call sites; state.c walks it and hands it to the writer
  *   nonblocking.c  non-blocking inits and splits completed after their call returned
  *   dlsym.c     ncclX looked up by handle (dlopen + dlsym, ctypes) reaches the wrappers
  * Everything here has hidden visibility (the Makefile builds with -fvisibility=hidden). */
@@ -57,7 +60,7 @@ static inline void *ncs_real(enum ncs_fn f) {
 }
 #define NCS_REAL(name) ((ncs_fn_##name##_t)ncs_real(NCS_FN_##name))
 
-/* ---- state.c ---- */
+/* ---- base.c (what all read) and state.c (activation, threads) ---- */
 struct ncs_config {
   char dir[512];
   unsigned flush_ms;        /* chunk period */
@@ -172,10 +175,12 @@ uint32_t ncs_comm_lookup(ncclComm_t comm);             /* 0 when unknown */
 struct ncs_comm_info *ncs_comm_info(uint32_t index);   /* NULL for 0 / out of range */
 /* Allocates the next index for a new communicator (inserted in the table when handle != 0). */
 uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device);
+void ncs_comm_atfork(int phase);       /* 0 before fork, 1 parent after, 2 child after */
 uint64_t ncs_hash64(uint64_t h, const void *p, size_t n); /* FNV-1a 64, continued from h */
 #define NCS_FNV64_INIT 0xcbf29ce484222325ull
 
-const char *ncs_host_name(void);                       /* this host's name, set at activation */
+extern char ncs_host[256];                              /* this host's name, set at activation */
+const char *ncs_host_name(void);
 void ncs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t ncs_now_ns(void);
 
@@ -197,6 +202,9 @@ int ncs_writer_start(void);            /* starts the writer thread (from ncs_act
  * Activation waits for it, so the descriptors the shim holds exist before the first NCCL call
  * returns: a job that closes every descriptor after init never races the file's creation. */
 int ncs_writer_wait_file(unsigned timeout_ms);
+struct ncs_collector_table;
+/* The collectors the writer walks (prepare, poll, stop), handed over before ncs_writer_start. */
+void ncs_writer_set_collectors(const struct ncs_collector_table *t);
 /* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
 extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,63 +33,11 @@
 #include "hooks.h"
 #include "internal.h"
 
-struct ncs_config ncs_cfg;
-__thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
-_Atomic uint32_t ncs_gen = 1;
-_Atomic int ncs_active;
-int ncs_gpu_on;
-struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
-
 static pthread_mutex_t act_mu = PTHREAD_MUTEX_INITIALIZER;
 static int act_failed;              /* activation failed in this process: forward only */
 static _Atomic uint32_t next_thread; /* trace thread indexes, from 1 */
 static pthread_key_t thread_key;
 static int thread_key_ok;
-
-/* ---- small helpers ---- */
-
-uint64_t ncs_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void ncs_debug(const char *fmt, ...) {
-  if (!ncs_cfg.debug) return;
-  int saved = errno;
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = snprintf(line, sizeof line, "ncclscope[%d]: ", (int)getpid());
-  if (n > 0 && (size_t)n < sizeof line) vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-  va_end(ap);
-  size_t len = strnlen(line, sizeof line - 2);
-  line[len++] = '\n';
-  ssize_t w = write(2, line, len);
-  (void)w;
-  errno = saved;
-}
-
-uint64_t ncs_hash64(uint64_t h, const void *p, size_t n) {
-  const uint8_t *b = p;
-  for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ull; }
-  return h;
-}
-
-int ncs_fd_move_high(int fd) {
-  if (fd < 0) return fd;
-  struct rlimit rl;
-  long base = 512;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) base = (long)(rl.rlim_cur / 2);
-  if (base > 4096) base = 4096;
-  if (base <= fd) return fd;
-  int hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
-  if (hi < 0) return fd;
-  close(fd);
-  return hi;
-}
-
-int ncs_hooks_ready(void) { return atomic_load_explicit(&ncs_active, memory_order_acquire) == 1; }
 
 static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi) {
   const char *s = getenv(name);
@@ -150,7 +99,6 @@ static int env_allowed(const char *entry, size_t namelen) {
 /* Snapshot taken at activation; the PROCESS record is encoded from it and handed to the
  * writer (which writes it first in the file). */
 static struct {
-  char host[256];
   char cmdline[4096];
   size_t cmdline_len;
   int nccl_version;     /* -1: unknown */
@@ -159,7 +107,7 @@ static struct {
 } proc;
 
 static void snapshot_process(void) {
-  if (gethostname(proc.host, sizeof proc.host - 1) != 0) snprintf(proc.host, sizeof proc.host, "unknown");
+  if (gethostname(ncs_host, sizeof ncs_host - 1) != 0) snprintf(ncs_host, sizeof ncs_host, "unknown");
   proc.cmdline_len = 0;
   FILE *f = fopen("/proc/self/cmdline", "re");
   if (f) {
@@ -185,8 +133,6 @@ static void snapshot_process(void) {
   }
 }
 
-const char *ncs_host_name(void) { return proc.host; }
-
 static void process_record(struct ncs_wbuf *w) {
   enum { MAXKV = 256 };
   struct ncs_kv kv[MAXKV];
@@ -194,7 +140,7 @@ static void process_record(struct ncs_wbuf *w) {
   size_t n = 0, nn = 0;
 #define KV(k, v) do { kv[n].key = (k); kv[n].value = (v); kv[n].value_len = strlen(kv[n].value); n++; } while (0)
 #define KVNUM(k, fmt, x) do { snprintf(num[nn], sizeof num[nn], fmt, x); KV(k, num[nn]); nn++; } while (0)
-  KV("host", proc.host);
+  KV("host", ncs_host);
   KVNUM("pid", "%d", (int)getpid());
   KVNUM("ppid", "%d", (int)getppid());
   kv[n].key = "cmdline"; kv[n].value = proc.cmdline; kv[n].value_len = proc.cmdline_len; n++;
@@ -255,7 +201,6 @@ static void exit_flush(void) {
  * then restores the default and re-raises, so the process dies of the same signal. An
  * application that installs its own handler replaces this one; one that had a handler, or
  * ignores the signal, is left alone. */
-_Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
 static void on_fatal_signal(int sig) {
   int saved = errno;
   if (atomic_load(&ncs_active) == 1) {
@@ -302,7 +247,8 @@ int ncs_activate(void) {
   read_config();
   if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
   snapshot_process();
-  ncs_collectors_start(); /* log capture and the profiler: before NCCL's first call */
+  /* log capture and the profiler: before NCCL's first call */
+  ncs_collectors_walk(&ncs_collectors, offsetof(struct ncs_collector, start));
   proc.nccl_version = -1;
   ncs_fn_GetVersion_t gv = NCS_REAL(GetVersion);
   int v = 0;
@@ -316,6 +262,7 @@ int ncs_activate(void) {
     if (!w.overflow) ncs_writer_set_process(w.buf, w.len);
     free(rec);
   }
+  ncs_writer_set_collectors(&ncs_collectors);
   if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
   if (ncs_writer_wait_file(1000) != 0) ncs_debug("the trace file was not created within 1 s: the job goes on");
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
@@ -376,70 +323,11 @@ struct ncs_ring *ncs_thread_ring(void) {
   return NULL;
 }
 
-/* ---- communicators ---- */
-
-#define COMM_HASH 8192
-static struct { _Atomic uint64_t key; _Atomic uint32_t index; } comm_hash[COMM_HASH];
-static struct ncs_comm_info comm_tab[NCS_MAX_COMMS + 1];
-static _Atomic uint32_t comm_next;
-static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static inline uint32_t ptr_slot(uint64_t p) { return (uint32_t)((p * 0x9E3779B97F4A7C15ull) >> 51) & (COMM_HASH - 1); }
-
-uint32_t ncs_comm_lookup(ncclComm_t comm) {
-  uint64_t key = (uint64_t)(uintptr_t)comm;
-  if (!key) return 0;
-  for (uint32_t i = ptr_slot(key), n = 0; n < COMM_HASH; n++, i = (i + 1) & (COMM_HASH - 1)) {
-    uint64_t k = atomic_load_explicit(&comm_hash[i].key, memory_order_acquire);
-    if (k == key) return atomic_load_explicit(&comm_hash[i].index, memory_order_acquire);
-    if (k == 0) return 0;
-  }
-  return 0;
-}
-
-struct ncs_comm_info *ncs_comm_info(uint32_t index) {
-  if (index == 0 || index > atomic_load_explicit(&comm_next, memory_order_acquire)) return NULL;
-  return &comm_tab[index];
-}
-
-uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device) {
-  pthread_mutex_lock(&comm_mu);
-  uint32_t idx = atomic_load(&comm_next) + 1;
-  if (idx > NCS_MAX_COMMS) { pthread_mutex_unlock(&comm_mu); return 0; }
-  struct ncs_comm_info *c = &comm_tab[idx];
-  c->handle = (uint64_t)(uintptr_t)handle;
-  c->comm_id = comm_id;
-  c->device = device;
-  atomic_store(&c->coll_seq, 0);
-  atomic_store(&c->p2p_seq, 0);
-  atomic_store(&c->split_count, 0);
-  atomic_store_explicit(&comm_next, idx, memory_order_release);
-  uint64_t key = c->handle;
-  if (key) {
-    for (uint32_t i = ptr_slot(key), n = 0; n < COMM_HASH; n++, i = (i + 1) & (COMM_HASH - 1)) {
-      uint64_t k = atomic_load(&comm_hash[i].key);
-      if (k == key) { atomic_store_explicit(&comm_hash[i].index, idx, memory_order_release); break; }
-      if (k == 0) {
-        atomic_store_explicit(&comm_hash[i].index, idx, memory_order_release);
-        atomic_store_explicit(&comm_hash[i].key, key, memory_order_release);
-        break;
-      }
-    }
-  }
-  pthread_mutex_unlock(&comm_mu);
-  return idx;
-}
-
-static void comm_reset(void) {
-  memset(comm_hash, 0, sizeof comm_hash);
-  atomic_store(&comm_next, 0);
-}
-
 /* ---- fork and exit ---- */
 
 static void atfork_prepare(void) {
   pthread_mutex_lock(&act_mu);
-  pthread_mutex_lock(&comm_mu);
+  ncs_comm_atfork(0);
   ncs_resolve_atfork(0);
   ncs_writer_atfork_prepare();
   ncs_gate_close(); /* last: a thread inside a bracket takes none of the locks above */
@@ -448,7 +336,7 @@ static void atfork_parent(void) {
   ncs_gate_open();
   ncs_writer_atfork_parent();
   ncs_resolve_atfork(1);
-  pthread_mutex_unlock(&comm_mu);
+  ncs_comm_atfork(1);
   pthread_mutex_unlock(&act_mu);
 }
 static void atfork_child(void) {
@@ -469,11 +357,10 @@ static void atfork_child(void) {
     r->announced = 0;
     atomic_store(&r->state, NCS_SLOT_FREE);
   }
-  comm_reset();
-  if (was_active) ncs_collectors_atfork_child();
+  ncs_comm_atfork(2);
+  if (was_active) ncs_collectors_walk(&ncs_collectors, offsetof(struct ncs_collector, atfork_child));
   ncs_resolve_atfork(2);
   ncs_nb_atfork_child();
-  pthread_mutex_init(&comm_mu, NULL);
   pthread_mutex_init(&act_mu, NULL);
 }
 

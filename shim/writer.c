@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,9 @@ struct writer {
 };
 static struct writer *W;
 static struct writer *self; /* the writer thread's own (ncs_writer_put_*) */
+static const struct ncs_collector_table *collectors; /* handed over by state.c before start */
+
+void ncs_writer_set_collectors(const struct ncs_collector_table *t) { collectors = t; }
 
 /* What producers hand over for the file as a whole: the PROCESS record (state.c, at
  * activation, before the writer starts) and the definitions later records refer to (writer
@@ -373,7 +377,7 @@ static void add_inflight(struct writer *w) {
     ncs_enc_inflight(&w->raw, &f);
     if (w->raw.len != before) w->records++;
   }
-  ncs_collectors_inflight(now); /* GPU work not finished (gputime.c) */
+  ncs_collectors_inflight(collectors, now); /* GPU work not finished (gputime.c) */
 }
 
 static void begin_chunk(struct writer *w) {
@@ -505,7 +509,8 @@ static unsigned drain(struct writer *w) {
     states[i] = atomic_load_explicit(&rings[i]->state, memory_order_acquire);
     heads[i] = atomic_load_explicit(&rings[i]->head, memory_order_acquire);
   }
-  ncs_collectors_prepare(); /* definitions the calls up to these heads refer to */
+  /* definitions the calls up to these heads refer to (call sites) */
+  ncs_collectors_walk(collectors, offsetof(struct ncs_collector, prepare));
   /* queue records: anything queued before a ring record we are about to write is taken */
   pthread_mutex_lock(&q_mu);
   uint8_t *qb = q_buf;
@@ -575,7 +580,7 @@ static void *writer_main(void *arg) {
   pthread_cond_broadcast(&w_done_cv);
   pthread_mutex_unlock(&w_mu);
   begin_chunk(w);
-  ncs_collectors_poll(0);
+  ncs_collectors_poll(collectors, 0);
   uint64_t next_flush = ncs_now_ns() + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
   unsigned wait_ms = DRAIN_MS;
   for (;;) {
@@ -595,11 +600,11 @@ static void *writer_main(void *arg) {
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
-    if (ncs_collectors_poll(stop ? 500 : syncing ? sync_drain : 0)) wait_ms = 1;
+    if (ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : 0)) wait_ms = 1;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
     if (stop || syncing || sig_flush || now >= next_flush) {
-      if (stop) ncs_collectors_stop();
+      if (stop) ncs_collectors_walk(collectors, offsetof(struct ncs_collector, stop));
       drain(w);
       flush_chunk(w, stop);
       next_flush = now + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
