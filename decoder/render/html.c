@@ -37,12 +37,23 @@ static const struct expect EXPECT[] = {
   {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (docs/REFERENCE-FIGURES.md)"},
 };
 
+/* Reads at 800 to 1600 px without a horizontal scroll of the page: charts shrink to the
+ * width, preformatted text wraps, wide tables scroll inside their own box (div.scroll). */
 static const char CSS[] =
-  "body{font-family:sans-serif;margin:20px;color:#222;max-width:1100px}"
+  "body{font-family:sans-serif;margin:20px auto;padding:0 16px;color:#222;max-width:1100px}"
   "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}"
+  "svg.chart{max-width:100%;height:auto;display:block}"
+  "pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;background:#f6f6f6;padding:8px}"
+  ".scroll{max-width:100%;overflow-x:auto}"
   "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-  "th{background:#eee}td.l{text-align:left}.lbl{font-size:12px}.val{font-size:11px;fill:#333}"
+  "td.l{text-align:left;overflow-wrap:anywhere}"
+  "th{background:#eee}.lbl{font-size:12px}.val{font-size:11px;fill:#333}"
   ".bad{color:#b00;font-weight:bold}.ok{color:#070}.note{color:#555;font-size:13px}"
+  "#headline{font-size:17px;line-height:1.4;padding:10px 16px;margin:12px 0 20px;border:3px solid #888;"
+  "border-left-width:10px;border-radius:4px;background:#fcfcfc;overflow-wrap:anywhere}"
+  "#headline.good,#headline .good{border-color:#2a8a2a;color:inherit;font-weight:normal}"
+  "#headline.bad,#headline .bad{border-color:#c0392b;color:inherit;font-weight:normal}"
+  "#headline h2{border:0;margin:0 0 6px;font-size:20px}#headline .fig{font-size:30px;font-weight:bold}"
   ".P2P{background:#9d9}.NVLS{background:#7c7}.SHM{background:#fd8}.NET{background:#f99}.COLLNET{background:#f9c}";
 
 static double wall_s(const struct ncs_jrank *r) { return r->t_last > r->t_first ? (double)(r->t_last - r->t_first) / 1e9 : 0; }
@@ -131,7 +142,7 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
   else fprintf(f, "<p>No data-moving calls.</p>");
   for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
     if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, EXPECT[e].why); fprintf(f, "</p>\n"); }
-  fprintf(f, "<table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
+  fprintf(f, "<div class=\"scroll\"><table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
   for (int i = 0; i < J->nops; i++) {
     const struct ncs_opstat *o = &J->ops[i];
     fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td class=\"l\">", ncs_op_name(o->op) ? ncs_op_name(o->op) : "?",
@@ -140,7 +151,7 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
     fprintf(f, "</td><td>%llu</td><td>%.6f</td><td>%.3f</td></tr>\n", (unsigned long long)o->calls, o->time_s,
             o->time_s > 0 ? o->busbytes / o->time_s / 1e9 : 0.0);
   }
-  fprintf(f, "</table></section>\n");
+  fprintf(f, "</table></div></section>\n");
 }
 
 static void rank_label(char *b, size_t n, const struct ncs_jrank *r, int i) {
@@ -197,7 +208,7 @@ static void sec_skew(FILE *f, const struct ncs_jobdata *J) {
 static void sec_stragglers(FILE *f, const struct ncs_jobdata *J) {
   const struct ncs_strag_rank *sr;
   int n = ncs_strag_ranks(J->strag, &sr);
-  fprintf(f, "<section id=\"stragglers\"><h2>Who is slow</h2><table><tr><th>rank</th><th>host</th><th>pid</th>"
+  fprintf(f, "<section id=\"stragglers\"><h2>Who is slow</h2><div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>pid</th>"
              "<th>last</th><th>last share</th><th>wait caused s</th><th>mean late us</th></tr>\n");
   for (int i = 0; i < n && i < 16; i++) {
     fprintf(f, "<tr><td>%d</td><td class=\"l\">", sr[i].rank);
@@ -206,7 +217,7 @@ static void sec_stragglers(FILE *f, const struct ncs_jobdata *J) {
             (unsigned long long)sr[i].last_count, sr[i].arrivals ? 100.0 * (double)sr[i].last_count / (double)sr[i].arrivals : 0.0,
             sr[i].wait_caused_s, sr[i].mean_late_us);
   }
-  fprintf(f, "</table></section>\n");
+  fprintf(f, "</table></div></section>\n");
 }
 
 static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
@@ -287,7 +298,7 @@ static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
     return;
   }
   fprintf(f, "<p class=\"note\">Largest communicator: the transport NCCL chose from each rank (row) to each peer (column).</p>"
-             "<table><tr><th></th>");
+             "<div class=\"scroll\"><table><tr><th></th>");
   for (int c = 0; c < n; c++) fprintf(f, "<th>%d</th>", c);
   fprintf(f, "</tr>\n");
   for (int row = 0; row < n; row++) {
@@ -302,7 +313,7 @@ static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
     }
     fprintf(f, "</tr>\n");
   }
-  fprintf(f, "</table></section>\n");
+  fprintf(f, "</table></div></section>\n");
 }
 
 static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
@@ -316,7 +327,7 @@ static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
     if (dup) continue;
     fprintf(f, "<h3>");
     esc(f, J->r[i].host);
-    fprintf(f, "</h3><table><tr><th></th>");
+    fprintf(f, "</h3><div class=\"scroll\"><table><tr><th></th>");
     for (int c = 0; c < t->ngpus; c++) fprintf(f, "<th>GPU%d</th>", c);
     fprintf(f, "</tr>\n");
     for (int a = 0; a < t->ngpus; a++) {
@@ -329,7 +340,7 @@ static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
       }
       fprintf(f, "</tr>\n");
     }
-    fprintf(f, "</table>\n");
+    fprintf(f, "</table></div>\n");
     shown++;
   }
   if (!shown) fprintf(f, "<p>No GPU topology in the traces (recorded by the shim through NVML when present).</p>\n");
@@ -337,7 +348,7 @@ static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
 }
 
 static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
-  fprintf(f, "<section id=\"ranks\"><h2>Ranks</h2><table><tr><th>rank</th><th>host</th><th>pid</th><th>NCCL</th>"
+  fprintf(f, "<section id=\"ranks\"><h2>Ranks</h2><div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>pid</th><th>NCCL</th>"
              "<th>calls</th><th>window s</th><th>comm s</th><th>clock drift ppm</th><th>clock pairs</th><th>state</th>"
              "<th>command</th></tr>\n");
   int n = J->n < 4096 ? J->n : 4096;
@@ -358,7 +369,7 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
     esc(f, r->cmdline);
     fprintf(f, "</td></tr>\n");
   }
-  fprintf(f, "</table>");
+  fprintf(f, "</table></div>");
   if (n < J->n) fprintf(f, "<p class=\"note\">First %d of %d shown.</p>", n, J->n);
   fprintf(f, "</section>\n");
 }

@@ -41,57 +41,98 @@ static void size_label(char *b, size_t n, double lg) {
   snprintf(b, n, "%d%s", 1 << (e - 10 * k), u[k]);
 }
 
+/* A reference line is drawn when it lies within this factor of the data's range; otherwise it
+ * is named in a note above the plot ("off the scale") and never stretches the axis. */
+#define REF_NEAR 3.0
+
 void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct ncs_svg_ref *ref,
                    int nref, const char *yunit) {
-  const int W = 760, H = 340, L = 60, R = 170, T = 15, B = 40;
-  double xmin = 1e9, xmax = -1e9, ymax = 0;
+  const int W = 760, L = 60, R = 190, B = 40;
+  double xmin = 1e9, xmax = -1e9, ymin = INFINITY, ymax = 0;
   for (int k = 0; k < ns; k++)
     for (int i = 0; i < s[k].n; i++) {
       if (s[k].x[i] < xmin) xmin = s[k].x[i];
       if (s[k].x[i] > xmax) xmax = s[k].x[i];
-      if (isfinite(s[k].y[i]) && s[k].y[i] > ymax) ymax = s[k].y[i];
+      if (isfinite(s[k].y[i]) && s[k].y[i] > 0) {
+        if (s[k].y[i] > ymax) ymax = s[k].y[i];
+        if (s[k].y[i] < ymin) ymin = s[k].y[i];
+      }
     }
-  for (int k = 0; k < nref; k++) if (ref[k].y > ymax) ymax = ref[k].y;
+  if (ymax <= 0) { ymin = 0.1; ymax = 1; }
+  /* which references are near the data: those are drawn and widen the range a little */
+  int near[16], noff = 0;
+  double dlo = ymin, dhi = ymax;
+  for (int k = 0; k < nref && k < 16; k++) {
+    near[k] = ref[k].y > 0 && ref[k].y <= dhi * REF_NEAR && ref[k].y >= dlo / REF_NEAR;
+    if (near[k]) { if (ref[k].y > ymax) ymax = ref[k].y; if (ref[k].y < ymin) ymin = ref[k].y; }
+    else noff++;
+  }
   if (xmin > xmax) { xmin = 0; xmax = 20; }
   if (xmax - xmin < 2) { xmin -= 1; xmax += 1; }
-  if (ymax <= 0) ymax = 1;
-  ymax *= 1.1;
+  xmin -= 0.5; xmax += 0.5;
+  /* log10 y range: at least a factor of 4, padded by 10% of the span on each side */
+  double lo = log10(ymin), hi = log10(ymax);
+  if (hi - lo < log10(4.0)) { double c = (hi + lo) / 2; lo = c - log10(2.0); hi = c + log10(2.0); }
+  double pad = (hi - lo) * 0.1;
+  lo -= pad; hi += pad;
+  const int T = 15 + 14 * noff, H = 300 + T + B;
   double pw = W - L - R, ph = H - T - B;
 #define PX(x) (L + ((x) - xmin) / (xmax - xmin) * pw)
-#define PY(y) (T + ph - (y) / ymax * ph)
+#define PY(y) (T + ph - (log10(y) - lo) / (hi - lo) * ph)
   fprintf(f, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
-  fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" stroke=\"#999\"/>\n", L, T, pw, ph);
-  for (int g = 0; g <= 4; g++) {
-    double y = ymax * g / 4;
-    fprintf(f, "<line x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"val\">%.3g</text>\n",
-            L, L + pw, PY(y), PY(y), L - 4, PY(y) + 4, y);
-  }
+  fprintf(f, "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" stroke=\"#999\"/>\n", L, T, pw, ph);
+  /* y grid: 1-2-5 per decade when the range is short, decades only when it is long */
+  static const double STEP[] = {1, 2, 5};
+  int dense = hi - lo < 2.5;
+  for (int e = (int)floor(lo); e <= (int)ceil(hi); e++)
+    for (int m = 0; m < 3; m++) {
+      if (m && !dense) continue;
+      double y = STEP[m] * pow(10, e), ly = log10(y);
+      if (ly < lo || ly > hi) continue;
+      fprintf(f, "<line x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"val\">%g</text>\n",
+              L, L + pw, PY(y), PY(y), L - 4, PY(y) + 4, y);
+    }
   for (int e = (int)ceil(xmin); e <= (int)floor(xmax); e++) {
     if ((e % 2) && xmax - xmin > 12) continue;
     char b[16];
     size_label(b, sizeof b, e);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" class=\"val\">%s</text>\n", PX(e), T + (int)ph + 16, b);
   }
-  fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">message size (bytes per rank, log scale); y: ", L, H - 6);
+  fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"val\">x: message size S (bytes, log2 scale); y: ", L, H - 6);
   esc(f, yunit);
-  fprintf(f, "</text>\n");
-  for (int k = 0; k < nref; k++) {
-    fprintf(f, "<line x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-dasharray=\"6,4\"/>", L, L + pw,
+  fprintf(f, " (log scale)</text>\n");
+  int row = 0;
+  for (int k = 0; k < nref && k < 16; k++) {
+    if (!near[k]) { /* named above the plot, pointing up: it would flatten the data */
+      fprintf(f, "<text class=\"val offscale\" x=\"%d\" y=\"%d\">&#8593; expected ", L + 4, 12 + 14 * row++);
+      esc(f, ref[k].name);
+      fprintf(f, " ~%.3g ", ref[k].y);
+      esc(f, yunit);
+      fprintf(f, ", off the scale</text>\n");
+      continue;
+    }
+    fprintf(f, "<line class=\"ref\" x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-dasharray=\"6,4\"/>", L, L + pw,
             PY(ref[k].y), PY(ref[k].y));
-    fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" class=\"val\">", L + pw + 4, PY(ref[k].y) + 4);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" class=\"val\">expected ", L + pw - 4, PY(ref[k].y) - 3);
     esc(f, ref[k].name);
-    fprintf(f, "</text>\n");
+    fprintf(f, " %.3g</text>\n", ref[k].y);
   }
+  /* the legend: its own column right of the plot, one row per series */
   for (int k = 0; k < ns; k++) {
     const char *col = PALETTE[k % NPAL];
     if (s[k].n > 1) {
       fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
-      for (int i = 0; i < s[k].n; i++) fprintf(f, "%.1f,%.1f ", PX(s[k].x[i]), PY(isfinite(s[k].y[i]) ? s[k].y[i] : 0));
+      for (int i = 0; i < s[k].n; i++)
+        if (isfinite(s[k].y[i]) && s[k].y[i] > 0) fprintf(f, "%.1f,%.1f ", PX(s[k].x[i]), PY(s[k].y[i]));
       fprintf(f, "\"/>\n");
     }
     for (int i = 0; i < s[k].n; i++)
-      fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", PX(s[k].x[i]), PY(isfinite(s[k].y[i]) ? s[k].y[i] : 0), col);
-    fprintf(f, "<text x=\"%.0f\" y=\"%d\" class=\"lbl\" fill=\"%s\">", L + pw + 4, T + 14 + 16 * k + (nref ? 16 * nref : 0), col);
+      if (isfinite(s[k].y[i]) && s[k].y[i] > 0)
+        fprintf(f, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", PX(s[k].x[i]), PY(s[k].y[i]), col);
+    int ly = T + 12 + 16 * k;
+    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>", L + pw + 8, L + pw + 22,
+            ly - 4, ly - 4, col);
+    fprintf(f, "<text class=\"legend lbl\" x=\"%.0f\" y=\"%d\" fill=\"%s\">", L + pw + 26, ly, col);
     esc(f, s[k].name);
     fprintf(f, "</text>\n");
   }

@@ -16,7 +16,10 @@ struct ncs_svg_series {
   int n;
 };
 struct ncs_svg_ref { const char *name; double y; }; /* a dashed horizontal reference line */
-/* Line chart of several series against log2 x (labelled as sizes: 1K, 1M, ...). */
+/* Line chart of several series: log2 x (labelled as sizes: 1K, 1M, ...), log10 y scaled to the
+ * data (points with y <= 0 are left out). A reference is drawn dashed when it lies within 3x of
+ * the data's range; otherwise a note above the plot names it "off the scale": it never sets the
+ * scale. The legend sits in its own column right of the plot. */
 void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct ncs_svg_ref *ref,
                    int nref, const char *yunit);
 #endif
