@@ -23,6 +23,16 @@ __attribute__((visibility("hidden"))) void ncs_writer_put_definition(const void 
 __attribute__((visibility("hidden"))) uint64_t ncs_now_ns(void);
 /* 1 once the core is initialised and writing (the process has used NCCL), else 0. */
 __attribute__((visibility("hidden"))) int ncs_hooks_ready(void);
+/* What NCCL alone sees of its environment (envview.c, docs/SHIM.md "Environment"): getenv(name)
+ * made from NCCL's own code returns value(the user's value or NULL); everyone else gets libc's
+ * answer. Register at activation (a collector's start), before NCCL's first call. */
+#include <stdio.h>
+__attribute__((visibility("hidden"))) void ncs_env_override(const char *name, const char *(*value)(const char *user));
+/* NCCL's fopen(ncs_env_marker, "w...") returns open_capture()'s stream (NCCL_DEBUG_FILE). */
+__attribute__((visibility("hidden"))) void ncs_env_file_hook(FILE *(*open_capture)(void));
+extern __attribute__((visibility("hidden"))) const char *const ncs_env_marker;
+/* Finds NCCL's text from one of its functions (activation); 0 when found. */
+__attribute__((visibility("hidden"))) int ncs_env_arm(void *nccl_function);
 /* Moves a descriptor the shim opened to a high number (F_DUPFD_CLOEXEC at or above half the
  * soft RLIMIT_NOFILE, at most 4096), closing the original; returns the new one, or fd itself when
  * it cannot. An application opening files gets the lowest free numbers, never these; and every

@@ -2,45 +2,36 @@
  * at init and later (NCCL >= 2.22 connects at the first collective).
  *
  * Contract:
- * - logcap_start(), before the process's first NCCL call: remembers the user's
- *   NCCL_DEBUG / NCCL_DEBUG_SUBSYS / NCCL_DEBUG_FILE, creates a pipe (1 MiB where the kernel
- *   allows), points NCCL_DEBUG_FILE at its write end (/proc/self/fd/N), raises NCCL_DEBUG to
- *   INFO and adds INIT to the user's subsystems, and starts one reader thread.
- * - The reader thread reads whole lines. The first line proves NCCL has read its debug
- *   environment: the user's three variables are then restored exactly (set or unset), and
- *   NCCL's own descriptor of the pipe is made non-blocking, so NCCL's logging never waits on
- *   the shim (a line that does not fit in a full pipe is lost, NCCL carries on).
+ * - logcap_start(), before the process's first NCCL call, registers with envview.c what NCCL
+ *   alone will see: NCCL_DEBUG=INFO (TRACE stays TRACE), the user's NCCL_DEBUG_SUBSYS plus INIT,
+ *   NCCL_DEBUG_FILE=ncs_env_marker. The environment is never written: the application and its
+ *   children see the user's values only. Each answer notes the user's value at the moment
+ *   NCCL reads it (so an nccl.conf NCCL applied itself counts as the user's).
+ * - NCCL's fopen of the marker returns a stream of our own (fopencookie): NCCL's log lines come
+ *   straight into cookie_write on NCCL's thread, under NCCL's debug lock. No pipe, no reader
+ *   thread, no descriptor handed to NCCL; a line is never lost for a slow reader.
  * - Each line is forwarded to the user's destination (their NCCL_DEBUG_FILE with %h/%p, or
  *   stdout) when their settings would have printed it: nothing when NCCL_DEBUG was unset,
  *   only WARN lines (and the blank line before each) at WARN, the banner at VERSION, and at
  *   INFO/TRACE every line except INIT-only lines the shim's added INIT subsystem caused.
- * - Forwarding never holds up reading: the reader records each line, then queues its forwarded
- *   copy (1 MiB, one write per line) for a second thread, the forwarder (started only when the
- *   user's NCCL_DEBUG prints something), which opens the destination and writes it. A
- *   destination that would have blocked NCCL itself (a full FIFO or pipe nobody reads, a FIFO
- *   with no reader yet) blocks only the forwarder: the reader keeps emptying the pipe, so
- *   NCCL's non-blocking writes keep landing and every line still reaches the trace. Lines
- *   that find the queue full are not forwarded (counted); times the reader found the pipe
- *   full (NCCL may then have lost a line) are counted too; NCCLSCOPE_DEBUG=1 prints both.
- * - logcap_stop is bounded: at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms in all. It wakes
- *   the reader and waits for it (half of that); a reader that did not finish is left alone
- *   (its lines are lost, nothing else touches its buffer). Then it waits for the forwarder to
- *   write what is queued until the deadline, and gives up on a destination that blocks. A
- *   thread left blocked in write() or open() ends with the process (exit_group); the kernel
- *   closes the descriptors.
+ * - Forwarding never holds NCCL up: the line is queued (1 MiB, one write per line) for the
+ *   forwarder thread (started at the first line to forward), which opens the destination and
+ *   writes it. A destination that would block (a full FIFO, a FIFO with no reader) blocks only
+ *   the forwarder. Its descriptor is moved high and checked (device, inode) before each write:
+ *   one the application closed or reused is never written again (lines counted). Lines that
+ *   find the queue full are not forwarded (counted); NCCLSCOPE_DEBUG=1 prints the counts.
+ * - logcap_stop is bounded: the forwarder gets at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms to
+ *   write what is queued; a forwarder left blocked ends with the process.
  * - Lines about transports, versions, init, rings, trees, NVLS, channels, networks, tuning
- *   and WARNs become NCCL_LOG records (ncs_emit), others are not kept. Lines read before the
- *   core is ready wait in a small buffer (the first 64 lines).
- * - NCCLSCOPE_NCCL_LOG=0 turns all of this off: NCCL's environment is left untouched.
- * - fork: the child's first NCCL call (logcap_start again) makes the child its own pipe and
- *   reader and moves NCCL's inherited descriptor onto it, so the child's lines are the child's
- *   and never go to a pipe whose reader has exited (no SIGPIPE). The read end stays open until
- *   the process ends, for the same reason.
- * - exec in the window before NCCL's first line: the user's values travel in
- *   NCCLSCOPE_SAVED_NCCL_DEBUG{,_SUBSYS,_FILE} and the new image restores from those.
- * Limits (docs/DOCTOR.md): forwarded stdout lines are written by the reader thread, so their
- * order against the application's own stdout can differ; a child started in that window
- * without the shim sees the shim's values. */
+ *   and WARNs become NCCL_LOG records (ncs_emit), others are not kept. Lines that arrive before
+ *   the core is ready wait in a small buffer (the first 64 lines).
+ * - NCCLSCOPE_NCCL_LOG=0 turns all of this off: NCCL reads the user's values.
+ * - fork: NCCL's stream lives on in the child; the child's lines are the child's (recorded once
+ *   its shim activates), forwarded by a forwarder the child starts. exec: nothing to carry,
+ *   the environment was never changed.
+ * Limits: forwarded stdout lines are written by the forwarder thread, so their order against
+ *   the application's own stdout can differ; an NCCL reading its environment through an
+ *   external env plugin (NCCL_ENV_PLUGIN) is not captured (docs/SHIM.md "Environment"). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -68,62 +59,27 @@
 
 enum { LV_NONE = 0, LV_VERSION = 1, LV_WARN = 2, LV_INFO = 3, LV_TRACE = 4 };
 
-struct saved_var { int set; char *value; };
-
 static struct {
   int active;
-  int rfd, wfd;
-  int wake_r, wake_w;    /* logcap_stop wakes the reader's poll through this pipe */
-  int pipe_cap;          /* the capture pipe's size (F_GETPIPE_SZ) */
-  pthread_t thread;
-  atomic_int stop;
-  atomic_int reader_done;
-  atomic_ullong pipe_full; /* reads that found the pipe full: NCCL may have lost a line */
-  atomic_int restored;
-  struct saved_var debug, subsys, file;
+  char *debug, *subsys, *file; /* the user's values as NCCL read them (NULL: unset) */
   int user_level;
   int user_has_init;     /* the user's mask already had INIT (or they asked for ALL) */
   unsigned user_mask;    /* the user's NCCL_DEBUG_SUBSYS as NCCL computes it */
   int out_fd;            /* user's destination, -1 until opened; 1 = stdout */
   int out_failed;
-  ino_t pipe_ino;
-  int have_orig;         /* saved originals are valid (kept across fork) */
-  int inherited;         /* forked child: NCCL's descriptor still points at the parent's pipe */
+  dev_t out_dev;         /* the destination's identity, checked before each write */
+  ino_t out_ino;
   char early[EARLY_LINES][256];
   size_t early_len[EARLY_LINES];
   int nearly;
-  pthread_mutex_t mu;
-} lc = { .rfd = -1, .wfd = -1, .wake_r = -1, .wake_w = -1, .out_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER };
+  pthread_mutex_t mu;    /* early lines */
+  pthread_mutex_t in_mu; /* the stream's partial line */
+} lc = { .out_fd = -1, .mu = PTHREAD_MUTEX_INITIALIZER, .in_mu = PTHREAD_MUTEX_INITIALIZER };
 
-/* While NCCL's variables are the shim's, the user's are also kept in NCCLSCOPE_SAVED_<name>
- * ("1:value" or "0:"), so that a program exec'ed in that window (same environment, new image)
- * still knows the user's values. */
-static void saved_name(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "NCCLSCOPE_SAVED_%s", name); }
-static void save(struct saved_var *s, const char *name) {
-  char sn[64];
-  saved_name(sn, sizeof sn, name);
-  const char *prev = getenv(sn);
-  if (prev && (prev[0] == '0' || prev[0] == '1') && prev[1] == ':') {
-    s->set = prev[0] == '1';
-    s->value = s->set ? strdup(prev + 2) : NULL;
-  } else {
-    const char *v = getenv(name);
-    s->set = v != NULL;
-    s->value = v ? strdup(v) : NULL;
-  }
-  char *enc = malloc((s->value ? strlen(s->value) : 0) + 3);
-  if (enc) {
-    sprintf(enc, "%c:%s", s->set ? '1' : '0', s->value ? s->value : "");
-    setenv(sn, enc, 1);
-    free(enc);
-  }
-}
-static void restore(struct saved_var *s, const char *name) {
-  char sn[64];
-  saved_name(sn, sizeof sn, name);
-  if (s->set && s->value) setenv(name, s->value, 1);
-  else unsetenv(name);
-  unsetenv(sn);
+static void note(char **slot, const char *user) {
+  char *copy = user ? strdup(user) : NULL;
+  free(*slot);
+  *slot = copy;
 }
 
 static int level_of(const char *v) {
@@ -167,13 +123,13 @@ static void subsys_with_init(const char *user, char *out, size_t cap, int *had_i
 static void open_user_dest(void) {
   if (lc.out_fd >= 0 || lc.out_failed) return;
   if (lc.user_level == LV_NONE) { lc.out_failed = 1; return; }
-  if (!lc.file.set || !lc.file.value || !*lc.file.value) { lc.out_fd = 1; return; }
+  if (!lc.file || !*lc.file) { lc.out_fd = 1; return; }
   char path[PATH_MAX], host[256] = "";
   gethostname(host, sizeof host - 1);
   char *dot = strchr(host, '.');
   if (dot) *dot = 0;
   size_t o = 0;
-  for (const char *p = lc.file.value; *p && o < sizeof path - 32; p++) {
+  for (const char *p = lc.file; *p && o < sizeof path - 32; p++) {
     if (p[0] == '%' && p[1] == 'h') { o += (size_t)snprintf(path + o, sizeof path - o, "%s", host); p++; }
     else if (p[0] == '%' && p[1] == 'p') { o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid()); p++; }
     else path[o++] = *p;
@@ -187,16 +143,17 @@ static void open_user_dest(void) {
     lc.out_failed = 1;
     return;
   }
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); /* NCCL: fopen(path, "w") */
-  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_ino == lc.pipe_ino) {
-    /* the "user's" file is our own capture pipe (/proc/self/fd/N of the shim's values, seen by
-     * a child that got the parent's environment half restored): forwarding into it would feed
-     * every line back to the reader forever (and, once full, block it). Forward nothing. */
-    close(fd);
-    lc.out_failed = 1;
-    return;
-  }
+  int fd = ncs_fd_move_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)); /* NCCL: fopen(path, "w") */
+  if (fd >= 0 && fstat(fd, &st) == 0) { lc.out_dev = st.st_dev; lc.out_ino = st.st_ino; }
   lc.out_fd = fd >= 0 ? fd : 1; /* NCCL falls back to stdout too */
+}
+
+/* 1 while the destination descriptor is still the file the forwarder opened (stdout is the
+ * application's own, where NCCL itself would have written) */
+static int out_is_ours(void) {
+  struct stat st;
+  if (lc.out_fd == 1) return 1;
+  return lc.out_fd >= 0 && fstat(lc.out_fd, &st) == 0 && st.st_dev == lc.out_dev && st.st_ino == lc.out_ino;
 }
 
 static void write_all(int fd, const char *s, size_t n) {
@@ -219,6 +176,7 @@ static struct {
   uint64_t head, tail;     /* bytes pushed / popped, ever */
   int quit;                /* logcap_stop: exit once the queue is empty */
   int started;
+  int tried;               /* fwd_start was called in this process */
   atomic_int done;         /* the forwarder returned */
   uint64_t dropped;        /* lines not forwarded: queue full or no forwarder */
   pthread_t th;
@@ -232,8 +190,14 @@ static void ring_get(uint64_t at, void *p, size_t n) {
 }
 
 /* Queues one line for the destination; never waits for the destination. */
+static void fwd_start(void);
 static void fwd_push(const char *s, size_t n) {
   uint16_t len = (uint16_t)n; /* n <= LINE_MAX_BYTES + 2 */
+  pthread_mutex_lock(&fq.mu);
+  int start = !fq.started && !fq.quit && !fq.tried;
+  fq.tried |= start;
+  pthread_mutex_unlock(&fq.mu);
+  if (start) fwd_start(); /* the first line to forward (in a forked child too) */
   pthread_mutex_lock(&fq.mu);
   if (!fq.started || FWD_CAP - (fq.head - fq.tail) < sizeof len + n) {
     fq.dropped++;
@@ -260,7 +224,9 @@ static void *forwarder(void *arg) {
     fq.tail += sizeof len + len;
     pthread_mutex_unlock(&fq.mu);
     open_user_dest();                           /* may block (a FIFO without a reader): only here */
+    if (lc.out_fd >= 0 && !out_is_ours()) { lc.out_fd = -1; lc.out_failed = 1; } /* taken: never again */
     if (lc.out_fd >= 0) write_all(lc.out_fd, line, len); /* may block: only here */
+    else fq.dropped++;
     pthread_mutex_lock(&fq.mu);
   }
   pthread_mutex_unlock(&fq.mu);
@@ -419,46 +385,6 @@ static void record(const char *s, size_t n) {
   pthread_mutex_unlock(&lc.mu);
 }
 
-/* Calls fn(fd) for every descriptor of the process that is our pipe (inode ino), except the
- * shim's own ends. Reads /proc/self/fd links ("pipe:[ino]") rather than probing descriptors. */
-static void for_pipe_fds(ino_t ino, int skip1, int skip2, void (*fn)(int fd)) {
-  char want[48];
-  snprintf(want, sizeof want, "pipe:[%lu]", (unsigned long)ino);
-  DIR *d = opendir("/proc/self/fd");
-  if (!d) return;
-  int dfd = dirfd(d);
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    int fd = atoi(e->d_name);
-    if (fd == dfd || fd == skip1 || fd == skip2) continue;
-    char link[64];
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(path, link, sizeof link - 1);
-    if (n <= 0) continue;
-    link[n] = 0;
-    if (!strcmp(link, want)) fn(fd);
-  }
-  closedir(d);
-}
-static void set_nonblock(int fd) {
-  int fl = fcntl(fd, F_GETFL);
-  if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-  int fdfl = fcntl(fd, F_GETFD);
-  if (fdfl >= 0) fcntl(fd, F_SETFD, fdfl | FD_CLOEXEC); /* an exec'ed or spawned program never holds it */
-}
-/* Makes NCCL's descriptor of our pipe (from its fopen) non-blocking and close-on-exec. */
-static void nonblock_nccl_fd(void) { for_pipe_fds(lc.pipe_ino, lc.rfd, lc.wfd, set_nonblock); }
-
-static void after_first_line(void) {
-  if (atomic_exchange(&lc.restored, 1)) return;
-  restore(&lc.debug, "NCCL_DEBUG");
-  restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
-  restore(&lc.file, "NCCL_DEBUG_FILE");
-  nonblock_nccl_fd();
-}
-
 /* Splits buffered bytes into lines; keeps a partial tail. */
 static void consume(char *buf, size_t *len, int *blank_pending) {
   size_t start = 0;
@@ -469,7 +395,6 @@ static void consume(char *buf, size_t *len, int *blank_pending) {
     if (n && s[n - 1] == '\r') n--;
     if (n == 0) *blank_pending = 1; /* NCCL's newline before a WARN */
     else {
-      after_first_line();
       record(s, n);
       forward(s, n, *blank_pending && has(s, n, " NCCL WARN "));
       *blank_pending = 0;
@@ -491,94 +416,51 @@ static char rbuf[LINE_MAX_BYTES + 1];
 static size_t rlen;
 static int blank_pending;
 
-static void drain(int timeout_ms) {
-  for (;;) {
-    struct pollfd p[2] = { { lc.rfd, POLLIN, 0 }, { lc.wake_r, POLLIN, 0 } };
-    int r = poll(p, lc.wake_r >= 0 ? 2 : 1, timeout_ms);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0 || !(p[0].revents & POLLIN)) return; /* timeout, or woken by logcap_stop */
-    int queued = 0;
-    if (lc.pipe_cap > 0 && ioctl(lc.rfd, FIONREAD, &queued) == 0 && queued >= lc.pipe_cap)
-      atomic_fetch_add(&lc.pipe_full, 1);
-    ssize_t n = read(lc.rfd, rbuf + rlen, LINE_MAX_BYTES - rlen);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return;
-    rlen += (size_t)n;
+/* NCCL's stream (fopencookie): every byte NCCL writes, on NCCL's thread; never fails */
+static ssize_t cookie_write(void *c, const char *buf, size_t size) {
+  (void)c;
+  pthread_mutex_lock(&lc.in_mu);
+  for (size_t done = 0; done < size;) {
+    size_t k = size - done < LINE_MAX_BYTES - rlen ? size - done : LINE_MAX_BYTES - rlen;
+    memcpy(rbuf + rlen, buf + done, k);
+    rlen += k;
+    done += k;
     consume(rbuf, &rlen, &blank_pending);
-    timeout_ms = 0;
   }
+  pthread_mutex_unlock(&lc.in_mu);
+  return (ssize_t)size;
+}
+static int cookie_close(void *c) { (void)c; return 0; }
+
+static FILE *open_capture(void) {
+  cookie_io_functions_t io = { .read = NULL, .write = cookie_write, .seek = NULL, .close = cookie_close };
+  return fopencookie(NULL, "w", io);
 }
 
-static void *reader(void *arg) {
-  (void)arg;
-  while (!atomic_load(&lc.stop)) drain(lc.wake_r >= 0 ? 1000 : 100);
-  atomic_store(&lc.reader_done, 1);
-  return NULL;
+/* What NCCL alone reads (envview.c); each notes the user's value first */
+static char subsys_for_nccl[600];
+static const char *debug_value(const char *user) {
+  note(&lc.debug, user);
+  lc.user_level = level_of(user);
+  return lc.user_level == LV_TRACE ? user : "INFO";
 }
-
-/* Forked child: NCCL's descriptors of the parent's pipe now point at our new pipe, so the
- * child's lines reach the child's reader (and never a pipe whose reader has exited). */
-static void onto_new_pipe(int fd) { if (fd != lc.rfd && fd != lc.wfd) dup2(lc.wfd, fd); }
-static void adopt_inherited(ino_t old_ino, int old_r, int old_w) {
-  for_pipe_fds(old_ino, old_r, old_w, onto_new_pipe);
-  if (old_r >= 0) close(old_r);
-  if (old_w >= 0) close(old_w);
+static const char *subsys_value(const char *user) {
+  note(&lc.subsys, user);
+  lc.user_mask = mask_of(user);
+  subsys_with_init(user, subsys_for_nccl, sizeof subsys_for_nccl, &lc.user_has_init);
+  return subsys_for_nccl;
+}
+static const char *file_value(const char *user) {
+  note(&lc.file, user);
+  return ncs_env_marker;
 }
 
 static void logcap_start(void) {
   if (lc.active || !ncs_cfg.nccl_log) return;
-  int old_r = lc.rfd, old_w = lc.wfd, inherited = lc.inherited;
-  ino_t old_ino = lc.pipe_ino;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return;
-  lc.rfd = fds[0];
-  lc.wfd = fds[1];
-  fcntl(lc.wfd, F_SETPIPE_SZ, 1 << 20);
-  lc.pipe_cap = fcntl(lc.wfd, F_GETPIPE_SZ);
-  fcntl(lc.rfd, F_SETFL, fcntl(lc.rfd, F_GETFL) | O_NONBLOCK);
-  fcntl(lc.wfd, F_SETFL, fcntl(lc.wfd, F_GETFL) | O_NONBLOCK);
-  struct stat st;
-  if (fstat(lc.wfd, &st) == 0) lc.pipe_ino = st.st_ino;
-  if (inherited) adopt_inherited(old_ino, old_r, old_w);
-  lc.inherited = 0;
-  if (!lc.have_orig) {
-    save(&lc.debug, "NCCL_DEBUG");
-    save(&lc.subsys, "NCCL_DEBUG_SUBSYS");
-    save(&lc.file, "NCCL_DEBUG_FILE");
-    lc.have_orig = 1;
-  }
-  lc.user_level = level_of(lc.debug.value);
-  lc.user_mask = mask_of(lc.subsys.value);
-  char subsys[600], path[64];
-  subsys_with_init(lc.subsys.value, subsys, sizeof subsys, &lc.user_has_init);
-  snprintf(path, sizeof path, "/proc/self/fd/%d", lc.wfd);
-  int env_is_ours = !atomic_load(&lc.restored);
-  if (lc.wake_r >= 0) close(lc.wake_r); /* a forked child: the parent's wake pipe */
-  if (lc.wake_w >= 0) close(lc.wake_w);
-  lc.wake_r = lc.wake_w = -1;
-  int wk[2];
-  if (pipe2(wk, O_CLOEXEC | O_NONBLOCK) == 0) { lc.wake_r = wk[0]; lc.wake_w = wk[1]; }
-  atomic_store(&lc.stop, 0);
-  atomic_store(&lc.reader_done, 0);
-  if (lc.user_level != LV_NONE) fwd_start(); /* without it, nothing is forwarded (counted) */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  int rc = pthread_create(&lc.thread, NULL, reader, NULL);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (rc != 0) {
-    fwd_finish(0);
-    close(lc.rfd);
-    close(lc.wfd);
-    lc.rfd = lc.wfd = -1;
-    return;
-  }
-  if (!inherited || env_is_ours) { /* a child whose parent already gave the variables back keeps them */
-    atomic_store(&lc.restored, 0);
-    if (lc.user_level < LV_TRACE) setenv("NCCL_DEBUG", "INFO", 1);
-    setenv("NCCL_DEBUG_SUBSYS", subsys, 1);
-    setenv("NCCL_DEBUG_FILE", path, 1);
-  }
+  ncs_env_override("NCCL_DEBUG", debug_value);
+  ncs_env_override("NCCL_DEBUG_SUBSYS", subsys_value);
+  ncs_env_override("NCCL_DEBUG_FILE", file_value);
+  ncs_env_file_hook(open_capture);
   lc.active = 1;
 }
 
@@ -600,57 +482,30 @@ static uint64_t stop_budget_ms(void) {
 static void logcap_stop(void) {
   if (!lc.active) return;
   uint64_t t0 = ncs_now_ns(), budget = stop_budget_ms() * 1000000ull;
-  atomic_store(&lc.stop, 1);
-  if (lc.wake_w >= 0) { ssize_t w = write(lc.wake_w, "x", 1); (void)w; }
-  /* the reader never waits for the destination, so it finishes at once; but whatever it is
-   * doing, wait for it at most half the budget, never with an unbounded join */
-  while (!atomic_load(&lc.reader_done) && ncs_now_ns() - t0 < budget / 2) sleep_ms();
-  if (atomic_load(&lc.reader_done)) {
-    pthread_join(lc.thread, NULL);
-    drain(0);                   /* lines written after the reader's last look */
-    if (rlen) { record(rbuf, rlen); forward(rbuf, rlen, 0); rlen = 0; }
-  } else {
-    ncs_debug("NCCL log reader did not stop within %llu ms: its last lines are not in the trace",
-              (unsigned long long)(budget / 2000000));
-  }
+  pthread_mutex_lock(&lc.in_mu);
+  if (rlen) { record(rbuf, rlen); forward(rbuf, rlen, 0); rlen = 0; } /* a last line without newline */
+  pthread_mutex_unlock(&lc.in_mu);
   logcap_poll();
-  if (!atomic_exchange(&lc.restored, 1)) { /* NCCL never logged: give the user their variables back */
-    restore(&lc.debug, "NCCL_DEBUG");
-    restore(&lc.subsys, "NCCL_DEBUG_SUBSYS");
-    restore(&lc.file, "NCCL_DEBUG_FILE");
-  }
   if (!fwd_finish(t0 + budget))
     ncs_debug("NCCL_DEBUG destination blocks: %llu bytes of NCCL lines not forwarded at exit",
               (unsigned long long)(fq.head - fq.tail));
-  if (fq.dropped) ncs_debug("%llu NCCL lines not forwarded (forward queue full)", (unsigned long long)fq.dropped);
-  if (atomic_load(&lc.pipe_full))
-    ncs_debug("the NCCL log pipe was found full %llu times: NCCL may have lost lines",
-              (unsigned long long)atomic_load(&lc.pipe_full));
-  /* rfd and wfd stay open: NCCL may log during the rest of the exit, and an open read end keeps
-   * those writes from raising SIGPIPE (a full pipe just drops them: NCCL's descriptor is
-   * non-blocking). out_fd stays open: a forwarder still blocked on it may finish its write. */
-  lc.active = 0;
+  if (fq.dropped) ncs_debug("%llu NCCL lines not forwarded (queue full or destination taken)", (unsigned long long)fq.dropped);
+  /* the stream stays: NCCL may log during the rest of the exit (recorded no more, forwarded
+   * while a forwarder runs). out_fd stays open: a forwarder still blocked on it may finish. */
 }
 
 static void logcap_atfork_child(void) {
-  /* The reader thread does not exist in the child. Keep the user's saved variables and the
-   * destination; the next logcap_start (the child's first NCCL call) makes a new pipe,
-   * moves NCCL's inherited descriptor onto it and starts a reader. */
-  if (!lc.active) return;
-  lc.active = 0;
-  lc.inherited = 1;
+  /* NCCL's stream and the user's values live on; the forwarder does not exist here: the
+   * parent's queued lines are the parent's to write, the child starts its own when needed */
   lc.nearly = 0;
   rlen = 0;
   blank_pending = 0;
-  atomic_store(&lc.stop, 0);
-  atomic_store(&lc.reader_done, 0);
-  atomic_store(&lc.pipe_full, 0);
   pthread_mutex_init(&lc.mu, NULL);
-  /* nor does the forwarder: the parent's queued lines are the parent's to write */
+  pthread_mutex_init(&lc.in_mu, NULL);
   pthread_mutex_init(&fq.mu, NULL);
   pthread_cond_init(&fq.cv, NULL);
   fq.head = fq.tail = 0;
-  fq.quit = fq.started = 0;
+  fq.quit = fq.started = fq.tried = 0;
   fq.dropped = 0;
   atomic_store(&fq.done, 0);
 }

@@ -121,9 +121,10 @@ static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, in
   atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
 }
 
-static void give_back_env(void) {
-  if (pf.set_by_us && !atomic_exchange(&pf.restored, 1)) unsetenv("NCCL_PROFILER_PLUGIN");
-}
+static void give_back_env(void) {} /* nothing to give back: environ is never written (envview.c) */
+
+/* NCCL_PROFILER_PLUGIN as NCCL alone sees it (envview.c): this library, when the user set none */
+static const char *plugin_for_nccl(const char *user) { return user ? user : pf.self; }
 
 static void *drainer(void *arg);
 static void start_drainer(void) {
@@ -236,7 +237,7 @@ static void profiler_start(void) {
   }
   if (!atomic_flag_test_and_set(&ring_init_done)) ring_reset();
   snprintf(pf.self, sizeof pf.self, "%s", di.dli_fname);
-  if (setenv("NCCL_PROFILER_PLUGIN", di.dli_fname, 1) != 0) return;
+  ncs_env_override("NCCL_PROFILER_PLUGIN", plugin_for_nccl);
   pf.set_by_us = 1;
   atomic_store(&pf.restored, 0);
 }

@@ -247,6 +247,7 @@ int ncs_activate(void) {
   read_config();
   if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
   snapshot_process();
+  if (ncs_env_arm((void *)NCS_REAL(GetVersion)) != 0) ncs_debug("NCCL's code not found: NCCL sees the user's environment only");
   /* log capture and the profiler: before NCCL's first call */
   ncs_collectors_walk(&ncs_collectors, offsetof(struct ncs_collector, start));
   proc.nccl_version = -1;

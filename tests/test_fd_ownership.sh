@@ -22,7 +22,8 @@ run() {
   local mode=$1; shift
   local intact=0 good=0 i
   for i in $(seq 1 "$RUNS"); do
-    local d=$T/$mode-$i
+    local d
+    d=$(mktemp -d "$T/$mode-$i.XXXX")
     mkdir -p "$d/own"
     env "$@" NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$FJ" "$d/own" 60 $mode >"$d/out" 2>"$d/err"
     if [ $? = 0 ] && grep -q 'all intact$' "$d/out"; then intact=$((intact + 1)); else sed 's/^/    /' "$d/out" "$d/err" | head -5 >&2; fi
@@ -49,6 +50,10 @@ run() {
 # behind its descriptor, leaves it alone, reopens the trace by name and goes on
 check_eq "fd ownership: trace's number handed back ($RUNS runs, log capture off): files intact, trace reopened, nothing lost" \
   "$RUNS $RUNS" "$(run wait NCCLSCOPE_NCCL_LOG=0)"
+# log capture on: NCCL logs a second communicator's init after the close; its stream is the
+# shim's own (no descriptor), so nothing lands in the job's files
+check_eq "fd ownership: trace's number handed back ($RUNS runs, log capture on): files intact, trace reopened, nothing lost" \
+  "$RUNS $RUNS" "$(run wait)"
 # and the trace deleted too: it cannot be reopened, a new file follows, the lost chunk counted
 check_eq "fd ownership: trace closed and deleted ($RUNS runs, log capture off): files intact, a new trace flagged reopened with the lost chunk counted" \
   "$RUNS $RUNS" "$(run unlink NCCLSCOPE_NCCL_LOG=0)"
