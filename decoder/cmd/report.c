@@ -25,7 +25,9 @@
 
 #define MAX_COMMS 65536 /* communicator indexes past this are counted as "other" */
 
-struct op_sum { uint64_t calls, count, bytes, host_ns, errors; };
+struct op_sum { uint64_t calls, count, bytes, host_ns, errors;
+                uint64_t ends;          /* COMM_END records of this op (communicator-ending calls) */
+                uint64_t from_ends; };  /* calls counted from COMM_END: their CALL record was dropped */
 struct comm_sum {
   uint64_t comm_id, calls;
   int32_t rank, nranks;
@@ -104,7 +106,19 @@ static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
   struct file_sum *s = ctx;
   int k = comm_slot(s, e->comm);
   if (k >= 0) s->comms[k].end_op = e->op;
+  if (e->op > 0 && e->op < NCS_OP_LIMIT) s->ops[e->op].ends++;
   return 0;
+}
+
+/* A communicator-ending call has both a CALL record (ring) and a COMM_END record (queue); when
+ * the process dropped records and a CALL is missing, the COMM_END still says the call
+ * happened: count it. */
+static void count_dropped_ends(struct file_sum *s) {
+  if (!s->st.dropped_total) return;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    struct op_sum *o = &s->ops[op];
+    if (o->ends > o->calls) { o->from_ends = o->ends - o->calls; o->calls = o->ends; }
+  }
 }
 
 static int on_call(void *ctx, const struct ncs_call *c) {
@@ -198,6 +212,7 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
     fprintf(f, "  %-22s %10llu %16llu %18llu %12.6f", ncs_op_name(op), (unsigned long long)o->calls,
             (unsigned long long)o->count, (unsigned long long)o->bytes, o->host_ns / 1e9);
     if (o->errors) fprintf(f, "  (%llu errors)", (unsigned long long)o->errors);
+    if (o->from_ends) fprintf(f, "  (%llu known only from COMM_END: CALL record dropped)", (unsigned long long)o->from_ends);
     fprintf(f, "\n");
   }
   if (s->unknown_op.calls)
@@ -245,6 +260,7 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
     ncs_json_uint(j, "bytes", o->bytes);
     ncs_json_num(j, "host_s", o->host_ns / 1e9);
     ncs_json_uint(j, "errors", o->errors);
+    if (o->from_ends) ncs_json_uint(j, "from_comm_end", o->from_ends);
     for (int a = 0; a < NANALYSES; a++)
       if (analyses[a]->print_op_json) analyses[a]->print_op_json(state[a], j, file, op);
     ncs_json_obj_end(j);
@@ -333,6 +349,7 @@ static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_sta
   struct report_run *R = ctx;
   struct file_sum *s = &R->sums[file];
   s->st = *st;
+  count_dropped_ends(s);
   s->info.read_rc = rc;
   s->info.truncated = s->st.truncated;
   R->ret = ncs_exit_worse(R->ret, ncs_exit_of_read(rc)); /* a cut trace is a warning, not an error */
