@@ -57,8 +57,9 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   r->fl.nranks = 0;
   r->fl.split = 0;
   if (NCS_UNLIKELY(t->busy)) return 0;
-  if (NCS_UNLIKELY(!atomic_load_explicit(&ncs_active, memory_order_acquire)) && ncs_activate() != 0)
-    return 0;
+  /* ncs_active: 0 not yet, 1 recording, 2 forward only (NCCLSCOPE_DISABLE=1, or no writer) */
+  int active = atomic_load_explicit(&ncs_active, memory_order_acquire);
+  if (NCS_UNLIKELY(active != 1) && (active == 2 || ncs_activate() != 0)) return 0;
   if (NCS_UNLIKELY(t->gen != atomic_load_explicit(&ncs_gen, memory_order_relaxed))) ncs_thread_ring();
   t = &ncs_tls;
   r->on = 1;

@@ -177,6 +177,10 @@ static int slot_start(struct ncs_gpu_group *p, cudaStream_t stream, int dev) {
   atomic_store_explicit(&s->state, SLOT_RECORDING, memory_order_relaxed);
   int idx = (int)(p->next % POOL_SLOTS);
   p->next++;
+  if ((p->next & (POOL_SLOTS / 4 - 1)) == 0) { /* the writer frees slots: a sleeping one is woken */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
+  }
   return idx;
 }
 
@@ -475,8 +479,11 @@ static void gpu_atfork_child(void) {
 static void gpu_start(void) {
   if (ncs_cfg.gpu_timing) gpu_init();
 }
-/* many calls still pending: the writer comes back in 1 ms */
-static int gpu_poll_hook(unsigned wait_ms) { return gpu_poll(wait_ms) > 256; }
+/* calls pending: the writer comes back within 10 ms; many: in 1 ms */
+static int gpu_poll_hook(unsigned wait_ms) {
+  int pending = gpu_poll(wait_ms);
+  return pending > 256 ? 2 : pending > 0;
+}
 
 NCS_COLLECTOR ncs_gputime_collector = {
   .name = "gputime", .start = gpu_start, .poll = gpu_poll_hook, .atfork_child = gpu_atfork_child,

@@ -61,10 +61,11 @@ struct ncs_collector {
    * before it writes those calls: definitions they refer to (call sites), handed to the
    * writer with ncs_writer_put_definition. */
   void (*prepare)(void);
-  /* Writer thread: once right after the trace file is open, then at every drain (about every
-   * 10 ms). May wait up to wait_ms for outstanding work (exit). Hands records to the writer
-   * (ncs_emit; GPU_TIME through ncs_writer_put_gpu_time). Returns nonzero when it still holds
-   * much work: the writer comes back sooner. */
+  /* Writer thread: once right after the trace file is open, then every time the writer wakes
+   * (at least twice a second; it sleeps while nothing happens: docs/SHIM.md). May wait up to
+   * wait_ms for outstanding work (exit). Hands records to the writer (ncs_emit; GPU_TIME
+   * through ncs_writer_put_gpu_time). Returns 0 when it holds no work that needs polling, 1
+   * when it does (the writer comes back within 10 ms), 2 when it holds much (1 ms). */
   int (*poll)(unsigned wait_ms);
   /* Writer thread, once, before the final chunk (after the last NCCL call). */
   void (*stop)(void);

@@ -31,6 +31,7 @@
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "hooks.h" /* ncs_emit, ncs_now_ns, the fork gate (forkgate.c) */
+#include "ncclscope/rings.h"
 
 #define NCS_SHIM_VERSION "0.1.0"
 #define NCS_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -75,36 +76,10 @@ struct ncs_config {
 };
 extern struct ncs_config ncs_cfg;
 
-/* One thread's single-producer ring of raw CALL records. The owning thread writes `head`,
- * the writer thread writes `tail`; the owner counts what it had to drop. */
-enum { NCS_SLOT_FREE = 0, NCS_SLOT_LIVE = 1, NCS_SLOT_DEAD = 2 };
+/* One thread's single-producer ring of raw CALL records (layout: ncclscope/rings.h). The
+ * owning thread writes `head`, the writer thread writes `tail`; the owner counts what it had
+ * to drop. */
 #define NCS_MAX_THREADS 128
-/* The recorded call the owner thread is inside (shares the owner's cache line with `head`).
- * The owner fills the fields, then publishes `tcall` with release; at return it stores 0 and a
- * release fence, so the fields of its next call are ordered after that 0. The writer reads
- * `tcall` (acquire), the fields, an acquire fence, `tcall` again: equal and non-zero means a
- * consistent copy of a call still in flight (ncs_current_read). */
-struct ncs_current {
-  _Atomic uint64_t tcall;           /* 0: not inside a recorded call */
-  _Atomic uint64_t t_enter, seq, count, key;
-  _Atomic uint64_t op_dtype_comm;   /* op | datatype << 8 | comm << 32 */
-  _Atomic uint64_t root_nranks;     /* (uint32)root | (uint32)nranks << 32 */
-};
-struct ncs_ring {
-  _Atomic uint64_t head;
-  struct ncs_current cur;
-  _Atomic uint64_t tail;
-  char pad1[56];
-  _Atomic uint64_t dropped;       /* owner: calls not recorded (ring full) */
-  uint64_t dropped_reported;      /* writer: part of `dropped` already in a DROP record */
-  _Atomic int state;              /* NCS_SLOT_* */
-  uint32_t thread;                /* trace thread index of the owner */
-  uint32_t announced;             /* writer: THREAD record written for `thread` */
-  uint32_t mask;                  /* records - 1 */
-  pid_t tid;
-  char name[16];
-  struct ncs_call rec[];
-};
 extern struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
 
 /* Per-thread state. `gen` differs from ncs_gen after a fork: the thread registers again. */
@@ -117,7 +92,7 @@ struct ncs_tls {
 };
 extern __thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
 extern _Atomic uint32_t ncs_gen;
-extern _Atomic int ncs_active;
+extern _Atomic int ncs_active; /* 0 not yet, 1 recording, 2 forward only (NCCLSCOPE_DISABLE=1 or no writer) */
 
 /* Activates the shim (config, writer thread, file) at the first recorded call; 0 when
  * recording is possible, -1 when not (then calls are only forwarded). */
@@ -131,6 +106,12 @@ static inline struct ncs_ring *ncs_ring_get(void) {
     return t->ring;
   return ncs_thread_ring();
 }
+/* The writer sleeps until a ring reaches 1/NCS_WAKE_FRACTION of its size (or the flush
+ * period ends): the push that makes a ring exactly that full wakes it, one futex call per
+ * (records / NCS_WAKE_FRACTION) pushes at most, and none while the writer is awake. */
+#define NCS_WAKE_FRACTION 8
+extern _Atomic int ncs_writer_sleeping;
+void ncs_writer_wake(void);
 /* Appends one record to the ring, or counts it as dropped when the ring is full. */
 static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -143,6 +124,10 @@ static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   }
   r->rec[h & r->mask] = *c;
   atomic_store_explicit(&r->head, h + 1, memory_order_release);
+  if (NCS_UNLIKELY(h - t == (r->mask + 1) / NCS_WAKE_FRACTION)) {
+    atomic_thread_fence(memory_order_seq_cst); /* head stored before `sleeping` is read */
+    if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
+  }
 }
 
 /* Publishes the call `c` (t_enter set) as in flight on ring r; key/nranks: see INFLIGHT. */
@@ -163,6 +148,21 @@ static inline void ncs_current_exit(struct ncs_ring *r) {
   atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
 }
+/* ---- rings.c: the shared, file-backed mapping the rings live in ---- */
+/* Writer thread, after creating trace file `trace_path`: creates `<trace_path>.rings` and maps
+ * its header and a chunk buffer of at least buf_cap bytes (or, for a later trace file, renames
+ * the rings file after it); 0, or -1 (rings then live in process memory). */
+int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns, size_t buf_cap);
+/* The writer's chunk buffer inside the mapping (capacity in *cap), or NULL without one. */
+uint8_t *ncs_rings_buf(size_t *cap);
+void ncs_rings_buf_reset(uint64_t chunk);  /* the buffer now builds chunk `chunk`, empty */
+void ncs_rings_buf_publish(size_t len);    /* its first len bytes are whole records */
+/* A zeroed ring with ncs_cfg.ring_records slots (mask set): in the file, else process memory
+ * (flags NCS_RING_F_MEMORY); NULL when neither can be had. */
+struct ncs_ring *ncs_rings_new_ring(void);
+uint64_t ncs_rings_in_memory(void);        /* rings that could not be in the file */
+void ncs_rings_remove(void);               /* clean shutdown: unlink the file */
+void ncs_rings_atfork_child(void);
 
 /* Communicator table: ncclComm_t → trace index, lock-free for readers. */
 struct ncs_comm_info {

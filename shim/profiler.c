@@ -17,7 +17,9 @@
  *   record are told at exit by a record with an empty func. No event handle is kept:
  *   stopEvent/recordEventState do nothing.
  * - The ring is moved into PROFILE records (ncs_emit, once the core is ready) by a drain
- *   thread the first init starts (every 10 ms, every 1 ms while busy), and by
+ *   thread the first init starts (every 10 ms, every 1 ms while busy; when it finds nothing
+ *   it waits twice as long each time, up to 320 ms, and the event that fills a quarter of the
+ *   ring wakes it: an idle process is not woken 100 times a second), and by
  *   the collector's poll on the writer thread;
  *   a mutex keeps them from draining at the same time. profiler_stop drains last and
  *   stops the thread's draining.
@@ -32,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +64,8 @@ static _Atomic int ring_ready;
 
 static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER; /* one consumer at a time */
 static _Atomic int drainer_started, drainer_stop;
+static _Atomic int drainer_idle;      /* the drainer is in a long wait: the quarter-full event wakes it */
+static _Atomic uint32_t drainer_wake; /* futex word */
 static uint64_t dropped_told; /* the largest `dropped` written so far (under drain_mu) */
 
 static struct {
@@ -119,6 +125,10 @@ static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, in
   p->dropped = atomic_load_explicit(&r_dropped, memory_order_relaxed);
   p->version = c->version;
   atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+  if (((pos + 1) & (RING / 4 - 1)) == 0 && atomic_load_explicit(&drainer_idle, memory_order_relaxed)) {
+    atomic_fetch_add(&drainer_wake, 1);
+    syscall(SYS_futex, &drainer_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  }
 }
 
 static void give_back_env(void) {} /* nothing to give back: environ is never written (envview.c) */
@@ -281,10 +291,15 @@ static unsigned drain(void) {
 static void *drainer(void *arg) {
   long wait_ns = 10000000;
   while (!atomic_load(&drainer_stop)) {
+    uint32_t seq = atomic_load(&drainer_wake);
+    atomic_store(&drainer_idle, wait_ns > 10000000);
     struct timespec t = {0, wait_ns};
-    nanosleep(&t, NULL);
+    syscall(SYS_futex, &drainer_wake, FUTEX_WAIT_PRIVATE, seq, &t, NULL, 0);
+    atomic_store(&drainer_idle, 0);
     if (atomic_load(&drainer_stop)) break;
-    wait_ns = drain() > RING / 8 ? 1000000 : 10000000; /* busy: come back sooner */
+    unsigned n = drain();
+    /* busy: come back sooner; nothing: back off (the quarter-full event wakes it) */
+    wait_ns = n > RING / 8 ? 1000000 : n ? 10000000 : (wait_ns < 320000000 ? wait_ns * 2 : 320000000);
   }
   return NULL;
 }

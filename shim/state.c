@@ -66,7 +66,9 @@ static void read_config(void) {
   ncs_cfg.debug = dbg && *dbg == '1';
   ncs_cfg.flush_ms = env_uint("NCCLSCOPE_FLUSH_MS", 500, 10, 1000);
   ncs_cfg.callsite_depth = env_uint("NCCLSCOPE_CALLSITE_DEPTH", 8, 0, 32);
-  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 1024, 16, 65536);
+  /* the largest power of two of records that fits the buffer (default 8 MiB: 87381 records
+   * fit, 65536 are used = 6 MiB per thread) */
+  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 8192, 64, 262144);
   unsigned recs = (unsigned)(((size_t)kb << 10) / sizeof(struct ncs_call));
   unsigned p2 = 1;
   while (p2 * 2 <= recs) p2 *= 2;
@@ -205,6 +207,7 @@ static void on_fatal_signal(int sig) {
   int saved = errno;
   if (atomic_load(&ncs_active) == 1) {
     atomic_store(&ncs_sig_flush_req, 1);
+    ncs_writer_wake();
     struct timespec ms = {0, 1000000};
     for (unsigned i = 0; i < ncs_cfg.exit_ms && !atomic_load(&ncs_sig_flush_done); i++) nanosleep(&ms, NULL);
   }
@@ -242,8 +245,15 @@ int ncs_activate(void) {
   uint32_t busy = ncs_tls.busy;
   ncs_tls.busy = 1; /* an NCCL call made by what activation runs is forwarded, not recorded */
   pthread_mutex_lock(&act_mu);
-  if (atomic_load_explicit(&ncs_active, memory_order_acquire)) goto out;
+  int was = atomic_load_explicit(&ncs_active, memory_order_acquire);
+  if (was) { rc = was == 1 ? 0 : -1; goto out; }
   if (act_failed) { rc = -1; goto out; }
+  const char *off = getenv("NCCLSCOPE_DISABLE");
+  if (off && off[0] == '1' && off[1] == 0) { /* the off switch: forward only, no file */
+    atomic_store_explicit(&ncs_active, 2, memory_order_release);
+    rc = -1;
+    goto out;
+  }
   read_config();
   if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
   snapshot_process();
@@ -264,7 +274,12 @@ int ncs_activate(void) {
     free(rec);
   }
   ncs_writer_set_collectors(&ncs_collectors);
-  if (ncs_writer_start() != 0) { act_failed = 1; rc = -1; goto out; }
+  if (ncs_writer_start() != 0) {
+    act_failed = 1;
+    atomic_store_explicit(&ncs_active, 2, memory_order_release); /* forward only from now */
+    rc = -1;
+    goto out;
+  }
   if (ncs_writer_wait_file(1000) != 0) ncs_debug("the trace file was not created within 1 s: the job goes on");
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
   atomic_store(&ncs_sig_flush_req, 0);
@@ -291,7 +306,6 @@ struct ncs_ring *ncs_thread_ring(void) {
   }
   if (t->ring) return t->ring;
   if (t->slot_drops) return NULL; /* already failed: do not search on every call */
-  size_t bytes = sizeof(struct ncs_ring) + (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call);
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
     if (r) {
@@ -299,18 +313,19 @@ struct ncs_ring *ncs_thread_ring(void) {
       if (r->mask + 1 != ncs_cfg.ring_records) continue;
       if (!atomic_compare_exchange_strong(&r->state, &expect, NCS_SLOT_LIVE)) continue;
     } else {
-      r = calloc(1, bytes);
+      r = ncs_rings_new_ring();
       if (!r) break;
-      r->mask = ncs_cfg.ring_records - 1;
       atomic_store(&r->state, NCS_SLOT_LIVE);
       struct ncs_ring *expect = NULL;
-      if (!atomic_compare_exchange_strong(&ncs_rings[i], &expect, r)) { free(r); continue; }
+      /* a slot taken meanwhile: this ring (in the file or not) becomes the next slot's */
+      while (i < NCS_MAX_THREADS && !atomic_compare_exchange_strong(&ncs_rings[i], &expect, r)) { expect = NULL; i++; }
+      if (i == NCS_MAX_THREADS) break;
     }
     atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed); /* nothing in flight yet */
     /* fresh identity; the writer reads these only after it sees records past `head` or a
      * call in flight (`cur.tcall`, published with release) */
     r->thread = atomic_fetch_add(&next_thread, 1) + 1;
-    r->tid = (pid_t)syscall(SYS_gettid);
+    r->tid = (int32_t)syscall(SYS_gettid);
     r->name[0] = 0;
     pthread_getname_np(pthread_self(), r->name, sizeof r->name);
     /* `announced` is the writer's: it clears it when it frees the slot (no race with it here) */
@@ -342,22 +357,15 @@ static void atfork_parent(void) {
 }
 static void atfork_child(void) {
   ncs_gate_reset_child();
-  int was_active = atomic_load(&ncs_active);
+  int was_active = atomic_load(&ncs_active) == 1;
   ncs_writer_atfork_child();  /* forgets the parent's file, queue and writer thread */
   atomic_store(&ncs_active, 0);
   act_failed = 0;
   atomic_fetch_add(&ncs_gen, 1);
   atomic_store(&next_thread, 0);
-  for (int i = 0; i < NCS_MAX_THREADS; i++) {
-    struct ncs_ring *r = atomic_load(&ncs_rings[i]);
-    if (!r) continue;
-    atomic_store(&r->tail, atomic_load(&r->head));
-    atomic_store(&r->cur.tcall, 0); /* a parent thread's call in flight is not the child's */
-    atomic_store(&r->dropped, 0);
-    r->dropped_reported = 0;
-    r->announced = 0;
-    atomic_store(&r->state, NCS_SLOT_FREE);
-  }
+  /* the rings are MADV_DONTFORK mappings: not in this process; it makes its own */
+  for (int i = 0; i < NCS_MAX_THREADS; i++) atomic_store(&ncs_rings[i], NULL);
+  ncs_rings_atfork_child();
   ncs_comm_atfork(2);
   if (was_active) ncs_collectors_walk(&ncs_collectors, offsetof(struct ncs_collector, atfork_child));
   ncs_resolve_atfork(2);

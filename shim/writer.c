@@ -28,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -42,7 +45,7 @@ const char *ncs_host_name(void);
 #define RAW_CAP (6u << 20)
 #define RAW_FLUSH (4u << 20)
 #define QUEUE_CAP (4u << 20)
-#define DRAIN_MS 10
+#define GPU_POLL_MS 10 /* while GPU events are pending */
 #define ZSTD_LEVEL 3
 #define DEFS_CAP (2u << 20)
 
@@ -51,6 +54,7 @@ static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *q_buf;
 static size_t q_len, q_cap;
 static uint32_t q_records;
+static int q_urgent;      /* the queue holds a COMM/COMM_END record or is 1/8 full */
 
 /* drops that belong to no ring, by reason (index = enum ncs_drop_reason) */
 static _Atomic uint64_t loose_drops[NCS_DROP_REASON_LIMIT];
@@ -64,9 +68,12 @@ int ncs_emit(uint32_t type, const void *body, size_t len) {
   uint8_t hdr[20];
   size_t h = ncs_put_varint(hdr, type);
   h += ncs_put_varint(hdr + h, len);
-  int rc = -1;
+  int rc = -1, wake = 0;
   pthread_mutex_lock(&q_mu);
   size_t need = q_len + h + len;
+  /* wake the writer for a busy producer (PROFILE) and for the records that give calls their
+   * meaning (not left in process memory for long) */
+  wake = (q_len < QUEUE_CAP / 8 && need >= QUEUE_CAP / 8) || type == NCS_REC_COMM || type == NCS_REC_COMM_END;
   if (need <= QUEUE_CAP) {
     if (need > q_cap) {
       size_t nc = q_cap ? q_cap : 65536;
@@ -80,11 +87,14 @@ int ncs_emit(uint32_t type, const void *body, size_t len) {
       if (len) memcpy(q_buf + q_len + h, body, len);
       q_len = need;
       q_records++;
+      q_urgent |= wake;
       rc = 0;
     }
   }
   pthread_mutex_unlock(&q_mu);
   if (rc) ncs_writer_count_drop(NCS_DROP_NO_MEMORY, 1);
+  if (rc == 0 && wake && atomic_load_explicit(&ncs_writer_sleeping, memory_order_seq_cst))
+    ncs_writer_wake();
   return rc;
 }
 
@@ -107,6 +117,7 @@ struct writer {
   uint8_t *cbuf;
   size_t ccap;
   ZSTD_CCtx *cctx;
+  int raw_mapped;           /* raw.buf is the rings file's chunk buffer (not malloc'ed) */
   uint8_t *qspare;          /* swapped with q_buf at each drain */
   size_t qspare_cap;
 };
@@ -139,13 +150,22 @@ int ncs_is_trace_file(const struct stat *st) {
   return ino && (uint64_t)st->st_ino == ino && (uint64_t)st->st_dev == atomic_load(&trace_dev);
 }
 static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t w_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t w_done_cv = PTHREAD_COND_INITIALIZER;
 static int w_stop, w_done, w_kick;
 static int w_file_tried;                  /* the writer's first attempt at its file is over */
 static unsigned w_sync_req, w_sync_done; /* ncs_writer_sync() requests and completions */
 static unsigned w_sync_drain_ms;         /* the longest GPU drain a pending request asked for */
 static int w_sync_gpu_off;                /* a pending request ends GPU timing (exit) */
+
+/* Waking the writer: a futex word bumped by every waker. The writer reads it, checks for
+ * work, and sleeps on it only if it has not changed (no lost wake-up); `sleeping` lets a
+ * waker skip the system call while the writer is awake. Async-signal-safe. */
+static _Atomic uint32_t w_wake_seq;
+_Atomic int ncs_writer_sleeping;
+void ncs_writer_wake(void) {
+  atomic_fetch_add(&w_wake_seq, 1);
+  syscall(SYS_futex, &w_wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 static void ms_from_now(struct timespec *ts, unsigned ms) {
   clock_gettime(CLOCK_MONOTONIC, ts);
@@ -277,6 +297,8 @@ static int open_file(struct writer *w) {
       }
       w->good_off = w->high_off = sizeof hdr;
       ncs_debug("writing %s", path);
+      /* the rings file follows the trace's name (a new file after a lost descriptor: renamed) */
+      ncs_rings_attach(path, (uint32_t)getpid(), (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, RAW_CAP);
       return 0;
     }
     if (fd == -2 || errno != EEXIST) break;
@@ -379,8 +401,11 @@ static void add_inflight(struct writer *w) {
   }
   ncs_collectors_inflight(collectors, now); /* GPU work not finished (gputime.c) */
 }
+/* The chunk buffer's length as the rings file shows it (the decoder recovers that much). */
+static void publish(struct writer *w) { ncs_rings_buf_publish(w->raw.len); }
 
 static void begin_chunk(struct writer *w) {
+  ncs_rings_buf_reset(w->chunk_index);
   ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
   w->records = 0;
   ncs_call_delta_reset(&w->delta);
@@ -402,6 +427,7 @@ static void begin_chunk(struct writer *w) {
     w->defs_lost = 0;
   }
   if (w->lost_pending) { add_drop(w, NCS_DROP_WRITE_FAILED, w->lost_pending, 0); w->lost_pending = 0; }
+  publish(w);
 }
 
 /* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
@@ -426,6 +452,7 @@ static void flush_chunk(struct writer *w, int final) {
           w->chunk_index++;
           w->reopened = 0;
           ok = 1;
+          if (final) ncs_rings_remove(); /* a complete trace: nothing left to recover */
         }
         if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
       }
@@ -497,6 +524,13 @@ static void report_drops(struct writer *w, struct ncs_ring *r) {
   r->dropped_reported = d;
 }
 
+/* Frees the ring's slots before t for its owner, once the rings file shows the chunk buffer
+ * holding them (the order that makes a kill -9 lose nothing: rings.h). */
+static void publish_tail(struct writer *w, struct ncs_ring *r, uint64_t t) {
+  publish(w);
+  atomic_store_explicit(&r->tail, t, memory_order_release);
+}
+
 /* Returns the fullest ring's fill before the drain, in 1/256ths of its size. */
 static unsigned drain(struct writer *w) {
   unsigned fullest = 0;
@@ -516,7 +550,7 @@ static unsigned drain(struct writer *w) {
   uint8_t *qb = q_buf;
   size_t ql = q_len, qcap = q_cap;
   uint32_t qr = q_records;
-  q_buf = w->qspare; q_cap = w->qspare_cap; q_len = 0; q_records = 0;
+  q_buf = w->qspare; q_cap = w->qspare_cap; q_len = 0; q_records = 0; q_urgent = 0;
   pthread_mutex_unlock(&q_mu);
   w->qspare = qb;
   w->qspare_cap = qcap;
@@ -539,18 +573,22 @@ static unsigned drain(struct writer *w) {
     if (fill > fullest) fullest = fill;
     for (; t != heads[i]; t++) {
       const struct ncs_call *c = &r->rec[t & r->mask];
-      ensure_room(w, NCS_CALL_MAX + 2048);
+      if (w->raw.len + NCS_CALL_MAX + 2048 > RAW_FLUSH) { /* the chunk is full: write it */
+        publish_tail(w, r, t); /* the records before t are in the chunk, not only the ring */
+        flush_chunk(w, 0);
+      }
       if (!r->announced) {
-        struct ncs_thread th = {.thread = r->thread, .tid = (uint64_t)r->tid, .name = r->name};
+        struct ncs_thread th = {.thread = r->thread, .tid = (uint64_t)r->tid, .name = r->name,
+                                .flags = r->flags & NCS_RING_F_MEMORY ? NCS_THREAD_F_NOT_CRASH_SAFE : 0};
         ncs_enc_thread(&w->raw, &th);
         w->records++;
         r->announced = 1;
       }
       w->raw.len += ncs_encode_call(w->raw.buf + w->raw.len, &w->delta, c);
       w->records++;
-      if (((t + 1) & 1023) == 0) atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+      if (((t + 1) & 1023) == 0) publish_tail(w, r, t + 1);
     }
-    atomic_store_explicit(&r->tail, t, memory_order_release);
+    publish_tail(w, r, t);
     report_drops(w, r);
     if (states[i] == NCS_SLOT_DEAD && atomic_load(&r->head) == t) {
       atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
@@ -567,7 +605,39 @@ static unsigned drain(struct writer *w) {
     w->dropped_total += d - loose_reported[reason];
     loose_reported[reason] = d;
   }
+  publish(w);
   return fullest;
+}
+
+/* 1 when a ring is at least 1/NCS_WAKE_FRACTION full (its owner will not wake the writer). */
+static int ring_needs_drain(void) {
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (r && atomic_load_explicit(&r->head, memory_order_seq_cst) - atomic_load_explicit(&r->tail, memory_order_relaxed) >=
+                 ((uint64_t)r->mask + 1) / NCS_WAKE_FRACTION)
+      return 1;
+  }
+  return 0;
+}
+
+/* Sleeps until woken (a ring reached its wake fill, a sync/stop/signal request, a COMM
+ * record) or for wait_ns at most. Nothing else wakes an idle writer. */
+static void writer_sleep(uint64_t wait_ns) {
+  uint32_t seq = atomic_load(&w_wake_seq);
+  atomic_store(&ncs_writer_sleeping, 1);
+  atomic_thread_fence(memory_order_seq_cst); /* `sleeping` set before the rings are looked at */
+  pthread_mutex_lock(&w_mu);
+  int asked = w_stop || w_kick || w_sync_req != w_sync_done;
+  pthread_mutex_unlock(&w_mu);
+  pthread_mutex_lock(&q_mu);
+  asked |= q_urgent;
+  pthread_mutex_unlock(&q_mu);
+  asked |= atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
+  if (!asked && !ring_needs_drain()) {
+    struct timespec ts = {(time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull)};
+    syscall(SYS_futex, &w_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+  }
+  atomic_store(&ncs_writer_sleeping, 0);
 }
 
 static void *writer_main(void *arg) {
@@ -575,39 +645,46 @@ static void *writer_main(void *arg) {
   pthread_setname_np(pthread_self(), "ncclscope-wr");
   self = w;
   open_file(w);
+  /* the chunk being built lives in the rings file from now on (nothing is in it yet) */
+  size_t mcap = 0;
+  uint8_t *mapped = ncs_rings_buf(&mcap);
+  if (mapped && mcap >= RAW_CAP) {
+    free(w->raw.buf);
+    w->raw.buf = mapped;
+    w->raw_mapped = 1;
+  }
   pthread_mutex_lock(&w_mu);
   w_file_tried = 1;
   pthread_cond_broadcast(&w_done_cv);
   pthread_mutex_unlock(&w_mu);
   begin_chunk(w);
   ncs_collectors_poll(collectors, 0);
-  uint64_t next_flush = ncs_now_ns() + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
-  unsigned wait_ms = DRAIN_MS;
+  uint64_t flush_ns = (uint64_t)ncs_cfg.flush_ms * 1000000ull;
+  uint64_t next_flush = ncs_now_ns() + flush_ns;
   for (;;) {
     pthread_mutex_lock(&w_mu);
-    if (!w_stop && !w_kick) {
-      struct timespec ts;
-      ms_from_now(&ts, wait_ms);
-      pthread_cond_timedwait(&w_cv, &w_mu, &ts);
-    }
     int stop = w_stop;
     unsigned sync = w_sync_req, sync_drain = w_sync_drain_ms;
     int sync_gpu_off = w_sync_gpu_off;
     w_kick = 0;
     pthread_mutex_unlock(&w_mu);
-    /* a ring found over a quarter full: come back sooner (tight loops), else every 10 ms */
-    wait_ms = drain(w) > 64 ? 1 : DRAIN_MS;
+    /* a ring found over a quarter full: come back in 1 ms (a tight loop is filling it) */
+    uint64_t wait_ns = drain(w) > 64 ? 1000000ull : UINT64_MAX;
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
-    if (ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : 0)) wait_ms = 1;
+    /* collectors holding work (GPU events pending): back within 10 ms, 1 ms when much */
+    int busy = ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : 0);
+    publish(w);
+    if (busy > 1) wait_ns = 1000000ull;
+    else if (busy && wait_ns > GPU_POLL_MS * 1000000ull) wait_ns = GPU_POLL_MS * 1000000ull;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
     if (stop || syncing || sig_flush || now >= next_flush) {
       if (stop) ncs_collectors_walk(collectors, offsetof(struct ncs_collector, stop));
       drain(w);
       flush_chunk(w, stop);
-      next_flush = now + (uint64_t)ncs_cfg.flush_ms * 1000000ull;
+      next_flush = now + flush_ns;
     }
     if (sig_flush) atomic_store(&ncs_sig_flush_done, 1);
     if (syncing) {
@@ -618,6 +695,9 @@ static void *writer_main(void *arg) {
       pthread_mutex_unlock(&w_mu);
     }
     if (stop) break;
+    now = ncs_now_ns();
+    uint64_t to_flush = next_flush > now ? next_flush - now : 0;
+    writer_sleep(wait_ns < to_flush ? wait_ns : to_flush);
   }
   pthread_mutex_lock(&w_mu);
   w_done = 1;
@@ -628,7 +708,7 @@ static void *writer_main(void *arg) {
 
 static void writer_free(struct writer *w) {
   if (!w) return;
-  free(w->raw.buf);
+  if (!w->raw_mapped) free(w->raw.buf);
   free(w->cbuf);
   free(w->qspare);
   if (w->cctx) ZSTD_freeCCtx(w->cctx);
@@ -639,7 +719,7 @@ int ncs_writer_start(void) {
   struct writer *w = calloc(1, sizeof *w);
   if (!w) return -1;
   w->fd = -1;
-  w->raw.buf = malloc(RAW_CAP);
+  w->raw.buf = malloc(RAW_CAP); /* replaced by the rings file's chunk buffer once it exists */
   w->ccap = NCS_CHUNK_BOUND(RAW_CAP);
   w->cbuf = malloc(w->ccap);
   w->cctx = ZSTD_createCCtx();
@@ -650,7 +730,6 @@ int ncs_writer_start(void) {
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&w_cv, &ca);
   pthread_cond_init(&w_done_cv, &ca);
   pthread_condattr_destroy(&ca);
   sigset_t all, old;
@@ -675,7 +754,7 @@ void ncs_writer_stop(unsigned timeout_ms) {
   ms_from_now(&deadline, timeout_ms);
   pthread_mutex_lock(&w_mu);
   w_stop = 1;
-  pthread_cond_signal(&w_cv);
+  ncs_writer_wake();
   while (!w_done) {
     if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
   }
@@ -712,7 +791,7 @@ int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
   if (gpu_off) w_sync_gpu_off = 1;
   unsigned want = ++w_sync_req;
   w_kick = 1; /* seen even if the writer is not waiting right now */
-  pthread_cond_signal(&w_cv);
+  ncs_writer_wake();
   while ((int)(w_sync_done - want) < 0 && !w_done) { /* a later request may finish first */
     if (pthread_cond_timedwait(&w_done_cv, &w_mu, &deadline) == ETIMEDOUT) break;
   }
@@ -742,6 +821,7 @@ void ncs_writer_atfork_child(void) {
   q_records = 0;
   defs.len = 0; /* the child's file defines again what it uses */
   defs.records = 0;
+  q_urgent = 0;
   for (int i = 0; i < NCS_DROP_REASON_LIMIT; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
   w_file_tried = 0;

@@ -226,7 +226,7 @@ int main(void) {
     struct ncs_frame fr[2] = {{1, 2, 3, "f"}, {4, 5, 6, "g"}};
     struct ncs_callsite cs = {9, 2, fr};
     tw_callsite(&t, &cs);
-    struct ncs_thread th = {1, 2, "t"};
+    struct ncs_thread th = {1, 2, "t", 0};
     tw_thread(&t, &th);
     for (int i = 0; i < 20; i++) {
       struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = (uint64_t)i, .count = 1000u * (unsigned)i, .datatype = 7};

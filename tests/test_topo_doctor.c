@@ -88,7 +88,7 @@ static int write_rank(const char *dir, const struct scen *s, int r) {
     ne++;
   }
   ncs_enc_process(&w, kv, (size_t)n);
-  struct ncs_thread th = { 1, 4242, "main" };
+  struct ncs_thread th = { 1, 4242, "main", 0 };
   ncs_enc_thread(&w, &th);
   struct ncs_comm c;
   memset(&c, 0, sizeof c);

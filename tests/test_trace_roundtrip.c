@@ -317,7 +317,7 @@ static int write_fixtures(const char *dir) {
   rc |= tw_open(&t, p, 66, 1);
   struct ncs_kv kv[] = {{"host", "ev\x1b[2Jil\"<b>\n", 13}, {"env.RANK", "0", 1}};
   tw_kv(&t, kv, 2);
-  struct ncs_thread th = {1, 1, "th\x1b]0;pwn\x07"};
+  struct ncs_thread th = {1, 1, "th\x1b]0;pwn\x07", 0};
   tw_thread(&t, &th);
   struct ncs_log_line ll = {1, "log \xff\x1b[31m</script>", 19};
   tw_log_line(&t, &ll);

@@ -94,7 +94,7 @@ static int tw_golden_rank(const char *path, int rank, int final) {
   tw_kv(&t, kv, sizeof kv / sizeof *kv);
   struct ncs_clock ck = {1700000000000000000ull, 1000000000ull, 40};
   tw_clock(&t, &ck);
-  struct ncs_thread th = {1, 4242u + (unsigned)rank, "MainThread"};
+  struct ncs_thread th = {1, 4242u + (unsigned)rank, "MainThread", 0};
   tw_thread(&t, &th);
   struct ncs_module mod = {1, 0x400000, "/usr/bin/python3"};
   tw_module(&t, &mod);

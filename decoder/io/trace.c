@@ -18,6 +18,7 @@
 
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
+#include "io/recover.h"
 #include "io/regfile.h"
 
 /* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
@@ -378,6 +379,25 @@ void ncs_trace_park(struct ncs_trace *t) {
   if (t && t->r.f) { fclose(t->r.f); t->r.f = NULL; }
 }
 
+/* A cut trace: deliver what its rings file holds (recover.h) as if it were its next chunk. */
+static void recover_cut(struct reader *r) {
+  struct ncs_read_status *st = r->st;
+  struct ncs_recovered rec;
+  int rc = ncs_rings_recover(r->path, r->proc.pid, r->proc.created_realtime_ns, st->chunks, &rec);
+  if (rc > 0) {
+    int w = 0;
+    if (rec.chunk_records) w = walk_records(r, rec.chunk, rec.chunk_len, rec.chunk_records, st->chunks);
+    if (w == 0 && rec.rings_records) w = walk_records(r, rec.rings, rec.rings_len, rec.rings_records, st->chunks);
+    if (w == 1) st->stopped = 1;
+    if (w >= 0) st->recovered = rec.calls;
+  }
+  if (rec.note[0]) {
+    size_t n = strlen(st->error);
+    snprintf(st->error + n, sizeof st->error - n, "%s%s", n ? "; " : "", rec.note);
+  }
+  ncs_recovered_free(&rec);
+}
+
 int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
   if (!t || t->r.done) return 0;
   struct reader *r = &t->r;
@@ -426,6 +446,11 @@ int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
   } else {
     st->damaged = 1;
     r->ret = 1;
+  }
+  if (st->truncated) {
+    r->b = b;
+    recover_cut(r);
+    r->b = NULL;
   }
   ncs_trace_park(t);
   return 0;

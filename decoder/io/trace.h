@@ -71,6 +71,8 @@ struct ncs_read_status {
   uint32_t comms_open;               /* communicators created and not ended */
   uint64_t last_realtime_ns,         /* the last CLOCK pair: the process's last sign of life */
            last_monotonic_ns;        /* (0 when the trace has none) */
+  uint64_t recovered;                /* of a cut file: calls read back from its rings file
+                                      * (`<file>.rings`, delivered after the last chunk) */
   int damaged;                       /* damage found (see error) */
   int stopped;                       /* a callback asked to stop */
   uint64_t error_offset;             /* byte offset of the damage */

@@ -48,11 +48,13 @@ struct ncs_process_kv { uint32_t nkv; const struct ncs_kv *kv; };
   F(ARRAY, kv, kv)
 
 /* 2 THREAD: a thread index and its OS tid and name. */
-struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; };
+struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; uint32_t flags; };
 #define NCS_FIELDS_thread(F) \
   F(U32, thread, 0) \
   F(U64, tid, 0) \
-  F(STR, name, 0)
+  F(STR, name, 0) \
+  F(U32, flags, 0)       /* NCS_THREAD_F_* */
+#define NCS_THREAD_F_NOT_CRASH_SAFE 1u /* its ring is in process memory: lost on kill -9 */
 
 /* 3 COMM: a communicator created (or a failed attempt). */
 struct ncs_comm {

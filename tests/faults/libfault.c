@@ -15,8 +15,8 @@
  * shared through mmap so they survive kill -9 and add up over forked children.
  *
  * Functions: write pwrite pwrite64 writev pwritev open open64 openat openat64 creat mkdir
- * mkdirat fsync fdatasync ftruncate rename (I/O) and malloc calloc realloc posix_memalign
- * aligned_alloc memalign (allocation). Names may be given as classes: "io", "alloc". The real
+ * mkdirat fsync fdatasync ftruncate rename posix_fallocate (I/O) and malloc calloc realloc
+ * posix_memalign aligned_alloc memalign mmap (allocation: the shim's rings are mmap'ed). Names may be given as classes: "io", "alloc". The real
  * calls are made with syscall() and glibc's __libc_* allocators, so this library never calls
  * dlsym and never allocates. Built with -DNCS_FAULT_NO_ALLOC (sanitizer builds) it leaves the
  * allocator alone. */
@@ -43,11 +43,12 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
 enum { F_WRITE, F_PWRITE, F_WRITEV, F_PWRITEV, F_OPEN, F_OPENAT, F_CREAT, F_MKDIR, F_MKDIRAT,
-       F_FSYNC, F_FDATASYNC, F_FTRUNCATE, F_RENAME, F_MALLOC, F_CALLOC, F_REALLOC, F_MEMALIGN,
-       F_COUNT };
+       F_FSYNC, F_FDATASYNC, F_FTRUNCATE, F_RENAME, F_FALLOCATE, F_MALLOC, F_CALLOC, F_REALLOC,
+       F_MEMALIGN, F_MMAP, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
   "write", "pwrite", "writev", "pwritev", "open", "openat", "creat", "mkdir", "mkdirat",
-  "fsync", "fdatasync", "ftruncate", "rename", "malloc", "calloc", "realloc", "memalign"};
+  "fsync", "fdatasync", "ftruncate", "rename", "posix_fallocate", "malloc", "calloc", "realloc",
+  "memalign", "mmap"};
 
 /* 0 = not configured yet, 1 = configuring, 2 = ready */
 static int state;
@@ -74,9 +75,9 @@ static void enable_list(const char *s) {
     const char *e = strchr(s, ',');
     size_t n = e ? (size_t)(e - s) : strlen(s);
     if (n == 2 && !strncmp(s, "io", 2)) {
-      for (int i = F_WRITE; i <= F_RENAME; i++) enabled[i] = 1;
+      for (int i = F_WRITE; i <= F_FALLOCATE; i++) enabled[i] = 1;
     } else if (n == 5 && !strncmp(s, "alloc", 5)) {
-      for (int i = F_MALLOC; i <= F_MEMALIGN; i++) enabled[i] = 1;
+      for (int i = F_MALLOC; i <= F_MMAP; i++) enabled[i] = 1;
     } else {
       for (int i = 0; i < F_COUNT; i++)
         if (strlen(fn_names[i]) == n && !strncmp(s, fn_names[i], n)) enabled[i] = 1;
@@ -179,6 +180,26 @@ static int inject(int f, const void *ret) {
     if (inject(f, RET_ADDR)) { \
       if (short_mode && !pending_ && n > 1) { n /= 2; __atomic_store_n(&short_pending, 1, __ATOMIC_RELEASE); return call_half; } \
       errno = err_no; return -1; } } while (0)
+/* posix_fallocate returns the error number; mmap fails with MAP_FAILED / ENOMEM. */
+int posix_fallocate(int fd, off_t off, off_t len) {
+  if (inject(F_FALLOCATE, RET_ADDR)) return err_no;
+  if (syscall(SYS_fallocate, fd, 0, off, len) == 0) return 0;
+  return errno;
+}
+int posix_fallocate64(int fd, off_t off, off_t len) {
+  if (inject(F_FALLOCATE, RET_ADDR)) return err_no;
+  if (syscall(SYS_fallocate, fd, 0, off, len) == 0) return 0;
+  return errno;
+}
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (inject(F_MMAP, RET_ADDR)) { errno = ENOMEM; return MAP_FAILED; }
+  return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (inject(F_MMAP, RET_ADDR)) { errno = ENOMEM; return MAP_FAILED; }
+  return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
 ssize_t write(int fd, const void *b, size_t n) {
   SHORT_OR_FAIL(F_WRITE, syscall(SYS_write, fd, b, n));
   return syscall(SYS_write, fd, b, n);

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# bench-throughput.sh [BUILD] — the shim's rows of issue 14, side by side in one run
+# (BENCHMARKS.md "Shim throughput"): plain (no shim) vs `after` (BUILD's shim) vs `before` (a
+# shim built from git revision $BENCH_BEFORE_REV, when set) vs `off` (after, NCCLSCOPE_DISABLE=1).
+#
+# Workload: tests/jobs/rate_job.c on a stub libnccl whose calls return at once (built here; it
+# replaces the NCCL double through LD_LIBRARY_PATH), host timing (NCCLSCOPE_GPU_TIMING=0:
+# there is no GPU), call sites off (NCCLSCOPE_CALLSITE_DEPTH=0) unless said. Variants are
+# interleaved round by round; every figure is min / median / max over the rounds, and every
+# per-call figure has the run's drop rate beside it.
+# Rows:
+#   tight-1     1 thread, BENCH_TIGHT calls as fast as possible: wall ns/call, process CPU
+#               ns/call, drops
+#   tight-4     4 threads, the same per thread
+#   paced-1     1 thread at 1 M calls/s for BENCH_PACED_S seconds: drops, achieved rate
+#   paced-4     4 threads at 1 M calls/s each, the same
+#   onset       1 thread, 2 s at 1, 2, 4, 8 M calls/s: the first rate with drops
+#   writer      the writer thread's CPU per recorded call (tight-1 and paced-1 runs)
+#   idle        process CPU per second while the traced process sits idle (5 s)
+#   fixed       process CPU of a whole traced run of 10 calls, minus the plain run's
+#   ddp-bytes   trace bytes per call in steady state, DDP-shaped job (tests/jobs/ddp_job.c, 2
+#               ranks on the doubles), host and GPU timing: (size at 300 steps - size at 100
+#               steps) / (calls at 300 - calls at 100)
+# Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_BEFORE_REV (unset).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+SHIM=$BUILD/libncclscope.so JOB=$BUILD/tests/rate_job DDP=$BUILD/tests/ddp_job
+STATS=$BUILD/faults/trace_stats
+ROUNDS=${BENCH_ROUNDS:-3}
+TIGHT=${BENCH_TIGHT:-2000000}
+PACED_S=${BENCH_PACED_S:-10}
+for f in "$SHIM" "$JOB" "$DDP" "$BUILD/libncsdecoder.a"; do
+  [ -e "$f" ] || { echo "bench-throughput: $f missing (run make first)" >&2; exit 2; }
+done
+W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-thr.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+export NCCL_DEBUG=
+
+cc -O2 -I"$ROOT/include" -I"$ROOT/decoder" -o "$W/trace_stats" "$ROOT/tests/faults/trace_stats.c" \
+  "$BUILD/libncsdecoder.a" -lzstd -lm -lpthread || { echo "bench-throughput: trace_stats does not build" >&2; exit 2; }
+STATS=$W/trace_stats
+mkdir -p "$W/stub"
+cat >"$W/stub.c" <<'C'
+#include "ncclscope/nccl_abi.h"
+struct ncclComm { int x; };
+static struct ncclComm the_comm;
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { id->internal[0] = 1; return ncclSuccess; }
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) { *c = &the_comm; return ncclSuccess; }
+ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) { return ncclSuccess; }
+ncclResult_t ncclCommDestroy(ncclComm_t c) { return ncclSuccess; }
+const char *ncclGetErrorString(ncclResult_t r) { return "stub"; }
+C
+cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stub/libnccl.so.2" "$W/stub.c" || { echo "stub does not build" >&2; exit 2; }
+
+VARIANTS="plain after off"
+if [ -n "${BENCH_BEFORE_REV:-}" ]; then
+  mkdir -p "$W/before"
+  if git -C "$ROOT" archive "$BENCH_BEFORE_REV" | tar -x -C "$W/before" &&
+     make -s -C "$W/before" BUILD="$W/before/build" "$W/before/build/libncclscope.so" >"$W/before.log" 2>&1; then
+    VARIANTS="plain before after off"
+  else
+    echo "bench-throughput: could not build $BENCH_BEFORE_REV (see $W/before.log); no 'before' column" >&2
+  fi
+fi
+shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; *) echo "$SHIM" ;; esac; }
+
+# one VARIANT TAG ARGS...: one rate_job run on the stub; appends
+# "wall_ns cpu_ns calls dropped writer_ns idle_us" to $W/TAG.VARIANT
+one() {
+  local v=$1 tag=$2; shift 2
+  local d=$W/tr-$tag-$v out
+  rm -rf "$d"
+  local env=(LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0)
+  [ "$v" = off ] && env+=(NCCLSCOPE_DISABLE=1)
+  [ "$v" != plain ] && env+=(LD_PRELOAD="$(shim_of "$v")")
+  out=$(env "${env[@]}" "$JOB" "$@" 2>&1)
+  local calls=0 dropped=0 f
+  for f in "$d"/*.ncs; do
+    [ -f "$f" ] || continue
+    local s
+    s=$("$STATS" "$f" | head -1)
+    calls=$((calls + $(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$s")))
+    dropped=$((dropped + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
+  done
+  g() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$out" | head -1; }
+  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us)" >>"$W/$tag.$v"
+  rm -rf "$d"
+}
+# stat TAG VARIANT COL: "min / median / max" of column COL
+stat() {
+  [ -s "$W/$1.$2" ] || { echo "-"; return; }
+  awk -v k="$3" '$k != "" {print $k}' "$W/$1.$2" | sort -g |
+    awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}'
+}
+# droprate TAG VARIANT: "min / median / max" of dropped/(calls+dropped) in %
+droprate() {
+  [ -s "$W/$1.$2" ] || { echo "-"; return; }
+  awk '{t = $3 + $4; print t ? 100 * $4 / t : 0}' "$W/$1.$2" | sort -g |
+    awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f / %.2f / %.2f %%", a[1], m, a[NR]}'
+}
+
+PACED=$((PACED_S * 1000000))
+for ((r = 1; r <= ROUNDS; r++)); do
+  for v in $VARIANTS; do
+    one "$v" tight1 -n "$TIGHT" -i 100
+    one "$v" tight4 -n "$((TIGHT / 4))" -t 4
+    one "$v" paced1 -n "$PACED" -r 1000000 -i 100
+    one "$v" paced4 -n "$PACED" -t 4 -r 1000000
+    one "$v" idle -n 1000 -i 5000
+  done
+done
+for v in $VARIANTS; do
+  [ "$v" = plain ] || [ "$v" = off ] && continue
+  for rate in 1000000 2000000 4000000 8000000; do one "$v" "onset$rate" -n $((rate * 2)) -r "$rate"; done
+done
+
+echo "bench-throughput: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "stub NCCL (calls return at once), host timing, call sites off; $ROUNDS interleaved rounds; min / median / max"
+echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}"
+row() { # TITLE TAG: wall, cpu, drops per variant
+  echo
+  echo "$1"
+  printf '  %-7s %-28s %-28s %s\n' variant "wall ns/call" "process CPU ns/call" "dropped"
+  for v in $VARIANTS; do
+    printf '  %-7s %-28s %-28s %s\n' "$v" "$(stat "$2" "$v" 1)" "$(stat "$2" "$v" 2)" "$(droprate "$2" "$v")"
+  done
+}
+row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
+row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
+row "paced-1: 1 thread at 1 M calls/s for ${PACED_S} s (wall ns/call 1000 = the pace was held)" paced1
+row "paced-4: 4 threads at 1 M calls/s each for ${PACED_S} s" paced4
+echo
+echo "onset: 1 thread, 2 s per rate; dropped (single run)"
+for v in $VARIANTS; do
+  [ "$v" = plain ] || [ "$v" = off ] && continue
+  line="  $v:"
+  for rate in 1000000 2000000 4000000 8000000; do
+    line="$line $((rate / 1000000)) M/s ($(stat "onset$rate" "$v" 1) ns/call achieved) $(droprate "onset$rate" "$v");"
+  done
+  echo "$line"
+done
+echo
+echo "writer thread CPU per recorded call, ns (writer_cpu_ns / calls recorded)"
+for v in $VARIANTS; do
+  [ "$v" = plain ] || [ "$v" = off ] && continue
+  for tag in tight1 paced1; do
+    w=$(awk '$5 != "" && $3 > 0 {print $5 / $3}' "$W/$tag.$v" | sort -g |
+      awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}')
+    printf '  %-7s %-8s %s   dropped %s\n' "$v" "$tag" "$w" "$(droprate "$tag" "$v")"
+  done
+done
+echo
+echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s"
+for v in $VARIANTS; do
+  printf '  %-7s %s\n' "$v" "$(awk '$6 != "" {print $6 / 5000}' "$W/idle.$v" | sort -g |
+    awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
+done
+
+# fixed CPU per traced process: rusage of a 10-call run, default settings (call sites on)
+echo
+echo "fixed: process CPU (user+sys) of a whole 10-call run, ms; 'added' = minus plain's median"
+fixed() { # VARIANT: prints CPU ms of one run
+  local v=$1 d=$W/tr-fixed-$1
+  python3 - "$v" "$(shim_of "$v")" "$W/stub" "$d" "$JOB" <<'PY'
+import os, resource, subprocess, sys
+v, shim, stub, d, job = sys.argv[1:]
+env = dict(os.environ, LD_LIBRARY_PATH=stub, NCCLSCOPE_DIR=d, NCCLSCOPE_GPU_TIMING="0")
+if v != "plain": env["LD_PRELOAD"] = shim
+if v == "off": env["NCCLSCOPE_DISABLE"] = "1"
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+subprocess.run([job, "-n", "10"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.2f" % (1000 * ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))))
+PY
+  rm -rf "$d"
+}
+for ((r = 1; r <= 5 * ROUNDS; r++)); do for v in $VARIANTS; do fixed "$v" >>"$W/fixed.$v"; done; done
+pm=$(sort -g "$W/fixed.plain" | awk '{a[NR]=$1} END {print NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
+for v in $VARIANTS; do
+  printf '  %-7s %s   added (median) %s\n' "$v" "$(sort -g "$W/fixed.$v" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f / %.2f / %.2f", a[1], m, a[NR]}')" \
+    "$(sort -g "$W/fixed.$v" | awk -v p="$pm" '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f", m - p}')"
+done
+
+# bytes per call, DDP-shaped job, steady state
+echo
+echo "ddp-bytes: trace bytes per call in steady state, tests/jobs/ddp_job.c on 2 ranks (doubles), call sites on (default)"
+ddp() { # VARIANT TIMING STEPS: prints "bytes calls dropped" summed over the ranks
+  local v=$1 gt=$2 steps=$3 d=$W/tr-ddp
+  rm -rf "$d"
+  local env=(NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING="$gt" LD_PRELOAD="$(shim_of "$v")")
+  env "${env[@]}" bash "$ROOT/tests/jobs/launch.sh" 2 "$DDP" --steps "$steps" --compute-us 100 >/dev/null 2>&1
+  local b=0 c=0 x=0 f s
+  for f in "$d"/*.ncs; do
+    b=$((b + $(stat -c %s "$f")))
+    s=$("$STATS" "$f" | head -1)
+    c=$((c + $(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$s")))
+    x=$((x + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
+  done
+  echo "$b $c $x"
+}
+for v in $VARIANTS; do
+  [ "$v" = plain ] || [ "$v" = off ] && continue
+  for gt in 0 1; do
+    for ((r = 1; r <= ROUNDS; r++)); do
+      read -r b1 c1 x1 <<<"$(ddp "$v" "$gt" 100)"
+      read -r b3 c3 x3 <<<"$(ddp "$v" "$gt" 300)"
+      echo "$(awk -v a="$b1" -v b="$b3" -v c="$c1" -v d="$c3" 'BEGIN {print (d > c) ? (b - a) / (d - c) : 0}') $x1 $x3" >>"$W/ddp$gt.$v"
+    done
+    printf '  %-7s %-5s %s bytes/call   dropped (100/300 steps, per round): %s\n' "$v" "$([ "$gt" = 1 ] && echo gpu || echo host)" \
+      "$(awk '{print $1}' "$W/ddp$gt.$v" | sort -g | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f / %.2f / %.2f", a[1], m, a[NR]}')" \
+      "$(awk '{printf "%s/%s ", $2, $3}' "$W/ddp$gt.$v")"
+  done
+done

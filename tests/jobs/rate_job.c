@@ -1,0 +1,134 @@
+/* rate_job — many small all-reduces from one or more threads at a chosen rate, for the shim's
+ * buffering tests and benchmarks (scripts/bench-throughput.sh, tests/test_rings.sh).
+ *
+ * Usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c COUNTERFILE] [-p] [-i IDLE_MS]
+ *   -n calls per thread (default 100000); -t threads, each with its own 1-rank communicator
+ *   (default 1); -r calls per second per thread, paced by the clock (0 = as fast as possible);
+ *   -c a file whose u64 slot i (i = thread) holds thread i's completed calls, updated after
+ *   every call through a shared mapping (it survives kill -9: a killer can read how many
+ *   calls had returned); -p after the calls, print "done" and sleep until killed;
+ *   -i after the calls, sleep 1 s (the shim finishes writing what the calls left), then sleep
+ *   IDLE_MS more (the process idle, communicators alive) and print the process CPU time spent
+ *   during that second sleep.
+ * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
+ * (wall and process CPU time of the calling phase, per call), and, when a thread named
+ * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far
+ * (/proc/self/task/TID/schedstat), printed after the idle sleep when -i is given. Uses only NCCL calls with host
+ * buffers and stream 0, so it also runs on a stub NCCL that returns at once. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <dirent.h>
+#include <sys/mman.h>
+
+#include "job_util.h"
+
+static long calls = 100000, rate = 0;
+static volatile uint64_t *counters;
+
+static uint64_t now_ns(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU ns of the shim's writer thread, -1 when there is none. */
+static long long writer_cpu_ns(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return -1;
+  long long ns = -1;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char path[320], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+    fclose(f);
+    if (strncmp(comm, "ncclscope-wr", 12) != 0 || ns >= 0) continue; /* the first: threads it
+                                                    * starts (a CUDA stream's) inherit its name */
+    snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
+    f = fopen(path, "r");
+    if (f) {
+      if (fscanf(f, "%lld", &ns) != 1) ns = -1;
+      fclose(f);
+    }
+  }
+  closedir(d);
+  return ns;
+}
+
+static void *worker(void *arg) {
+  long idx = (long)arg;
+  ncclUniqueId id;
+  ncclComm_t comm;
+  NCCHK(ncclGetUniqueId(&id));
+  NCCHK(ncclCommInitRank(&comm, 1, id, 0));
+  float buf[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  uint64_t t0 = now_ns(CLOCK_MONOTONIC), period = rate > 0 ? 1000000000ull / (uint64_t)rate : 0;
+  for (long i = 0; i < calls; i++) {
+    if (period) /* paced: call i is due at t0 + i * period */
+      while (now_ns(CLOCK_MONOTONIC) < t0 + (uint64_t)i * period) {}
+    NCCHK(ncclAllReduce(buf, buf, 8, ncclFloat32, ncclMax, comm, 0));
+    if (counters) counters[idx] = (uint64_t)i + 1;
+  }
+  return comm;
+}
+
+int main(int argc, char **argv) {
+  long threads = 1, idle_ms = 0;
+  const char *counter_file = NULL;
+  int pause_at_end = 0, opt;
+  while ((opt = getopt(argc, argv, "n:t:r:c:pi:")) != -1) {
+    if (opt == 'n') calls = atol(optarg);
+    else if (opt == 't') threads = atol(optarg);
+    else if (opt == 'r') rate = atol(optarg);
+    else if (opt == 'c') counter_file = optarg;
+    else if (opt == 'p') pause_at_end = 1;
+    else if (opt == 'i') idle_ms = atol(optarg);
+    else { fprintf(stderr, "usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c FILE] [-p] [-i IDLE_MS]\n"); return 2; }
+  }
+  JOBCHK(calls >= 0 && threads >= 1 && threads <= 64 && rate >= 0, "bad arguments");
+  if (counter_file) {
+    int fd = open(counter_file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    JOBCHK(fd >= 0 && ftruncate(fd, 64 * 8) == 0, "cannot create %s", counter_file);
+    void *p = mmap(NULL, 64 * 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    JOBCHK(p != MAP_FAILED, "cannot map %s", counter_file);
+    counters = p;
+    close(fd);
+  }
+  pthread_t th[64];
+  ncclComm_t comms[64];
+  uint64_t w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+  for (long i = 0; i < threads; i++) JOBCHK(pthread_create(&th[i], NULL, worker, (void *)i) == 0, "pthread_create");
+  for (long i = 0; i < threads; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    comms[i] = r;
+  }
+  uint64_t w1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+  double n = (double)calls * (double)threads;
+  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f\n", threads, calls, rate,
+         n > 0 ? (double)(w1 - w0) / n : 0.0, n > 0 ? (double)(c1 - c0) / n : 0.0);
+  if (idle_ms <= 0 && writer_cpu_ns() >= 0) printf("rate_job writer_cpu_ns=%lld\n", writer_cpu_ns());
+  fflush(stdout);
+  if (idle_ms > 0) {
+    struct timespec settle = {1, 0};
+    while (nanosleep(&settle, &settle) != 0) {}
+    uint64_t i0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+    struct timespec ts = {idle_ms / 1000, (idle_ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {}
+    uint64_t i1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+    printf("rate_job idle_ms=%ld idle_cpu_us=%.1f\n", idle_ms, (double)(i1 - i0) / 1000.0);
+    if (writer_cpu_ns() >= 0) printf("rate_job writer_cpu_ns=%lld\n", writer_cpu_ns());
+    fflush(stdout);
+  }
+  if (pause_at_end) {
+    printf("done\n");
+    fflush(stdout);
+    for (;;) pause();
+  }
+  for (long i = 0; i < threads; i++) NCCHK(ncclCommDestroy(comms[i]));
+  return 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test_rings.sh — the shim's buffering (docs/SHIM.md "Buffering"), exact counts, no timing:
+#   - kill -9 after N calls had returned: the trace holds exactly N calls of that thread, read
+#     back from the rings file (`<trace>.rings`) when the writer had not written them yet;
+#     one thread with few calls (all still in its ring) and two threads with many (the
+#     writer's chunk buffer and the rings both hold some). Each thread makes fewer calls than
+#     its ring holds (65536), so no call can be dropped whatever the scheduling;
+#   - a clean exit leaves no rings file; the rings file is mode 0600;
+#   - a paced run well under the measured capacity (BENCHMARKS.md) drops nothing;
+#   - NCCLSCOPE_DISABLE=1 writes no file (not even the directory) and forwards every call (a
+#     stub NCCL counts what reaches it).
+source "$(dirname "$0")/lib.sh"
+JOB=$BUILD/tests/rate_job
+for f in "$SHIM" "$NCS" "$JOB"; do [ -e "$f" ] || { fail "rings: $f not built"; exit 0; }; done
+
+# calls FILE OP: CALL records of op OP in FILE (ncclscope dump)
+calls() { "$NCS" dump "$1" 2>/dev/null | awk -v op="$2" '$1 == "CALL" && $0 ~ ("op=" op " ") {n++} END {print n + 0}'; }
+dropped() { "$NCS" dump "$1" 2>/dev/null | sed -n 's/^== end:.* dropped \([0-9]*\).*/\1/p'; }
+
+# run_killed NAME CALLS THREADS: the job makes CALLS per thread, says "done", is killed -9
+run_killed() {
+  local name=$1 n=$2 t=$3 d=$T/$1
+  mkdir -p "$d"
+  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n "$n" -t "$t" -p >"$d/out" 2>&1 &
+  local pid=$! i
+  for ((i = 0; i < 600; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  grep -q '^done' "$d/out" || { fail "rings $name: the job never finished its calls: $(head -3 "$d/out")"; return; }
+  local f
+  f=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
+  [ -n "$f" ] || { fail "rings $name: no trace"; return; }
+  [ -f "$f.rings" ] && pass "rings $name: the rings file outlived the kill" || fail "rings $name: no rings file next to $f"
+  check_eq "rings $name: every returned call is in the trace" "$((n * t))" "$(calls "$f" AllReduce)"
+  check_eq "rings $name: init calls too" "$t" "$(calls "$f" CommInitRank)"
+  "$NCS" report "$f" >"$d/rep" 2>&1
+  grep -q "recovered from $(basename "$f").rings" "$d/rep" && pass "rings $name: report says what it recovered" \
+    || fail "rings $name: report does not mention the recovery: $(grep -i trunc "$d/rep" | head -2)"
+}
+run_killed one-thread 3000 1
+run_killed two-threads 60000 2
+
+# a clean exit: complete trace, no rings file left
+d=$T/clean
+NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 20000 >/dev/null 2>&1
+f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
+check_eq "rings clean exit: all calls" 20000 "$(calls "$f" AllReduce)"
+left=$(ls "$d" | grep -c '\.rings$')
+check_eq "rings clean exit: no rings file left" 0 "$left"
+
+# paced well under capacity: 100 k calls/s per thread for 0.5 s, 2 threads, nothing dropped
+# (host timing: GPU timing on the CUDA double adds its own event-pool limit, counted apart)
+d=$T/paced
+NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 50000 -t 2 -r 100000 >/dev/null 2>&1
+f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
+check_eq "rings paced 100k/s x 2 threads: calls" 100000 "$(calls "$f" AllReduce)"
+check_eq "rings paced 100k/s x 2 threads: nothing dropped" 0 "$(dropped "$f")"
+
+# NCCLSCOPE_DISABLE=1 against a stub NCCL that counts the calls reaching it
+cat >"$T/stub.c" <<'C'
+#include <stdio.h>
+#include "ncclscope/nccl_abi.h"
+struct ncclComm { int x; };
+static struct ncclComm the_comm;
+static long n_calls;
+__attribute__((destructor)) static void report(void) { fprintf(stderr, "stub calls=%ld\n", n_calls); }
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { n_calls++; id->internal[0] = 1; return ncclSuccess; }
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) { n_calls++; *c = &the_comm; return ncclSuccess; }
+ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) { n_calls++; return ncclSuccess; }
+ncclResult_t ncclCommDestroy(ncclComm_t c) { n_calls++; return ncclSuccess; }
+const char *ncclGetErrorString(ncclResult_t r) { return "stub"; }
+C
+mkdir -p "$T/stub"
+if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$T/stub.c" 2>"$T/stub.err"; then
+  d=$T/disabled
+  out=$(cd "$T" && NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR=$d LD_LIBRARY_PATH=$T/stub LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 10000 2>&1)
+  check_eq "rings DISABLE=1: every call forwarded (stub count)" "stub calls=10003" "$(grep -o 'stub calls=[0-9]*' <<<"$out")"
+  [ ! -e "$d" ] && [ ! -e "$T/ncclscope-trace" ] && pass "rings DISABLE=1: no file, no directory" \
+    || fail "rings DISABLE=1: something was created: $(ls -R "$d" "$T/ncclscope-trace" 2>&1 | head -3)"
+  out=$(cd "$T" && NCCLSCOPE_DIR=$T/enabled LD_LIBRARY_PATH=$T/stub LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 10000 2>&1)
+  check_eq "rings stub, tracing on: every call forwarded" "stub calls=10003" "$(grep -o 'stub calls=[0-9]*' <<<"$out")"
+  f=$(ls "$T"/enabled/*.ncs 2>/dev/null | head -1)
+  check_eq "rings stub, tracing on: every call recorded" 10000 "$(calls "$f" AllReduce)"
+else
+  fail "rings: stub NCCL builds: $(head -3 "$T/stub.err")"
+fi
