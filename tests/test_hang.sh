@@ -117,7 +117,9 @@ done
 wait "${kp[0]}" "${kp[1]}" 2>/dev/null
 doctor_json kill --hang-after 0.5
 check "hang: rank killed -9 mid-collective: dead-rank verdict" has_verdict kill dead-rank
-check_eq "hang: ... names rank 1, and rank 0 as the one that entered seq 5" "5 [0] [1]" \
+# rank 1's step-5 all-reduce (seq 5) returned before its SIGKILL: its trace holds it (read back
+# from its rings file, docs/FORMAT.md), so the first collective it never entered is seq 6
+check_eq "hang: ... names rank 1, and rank 0 as the one that entered seq 6" "6 [0] [1]" \
   "$(data kill dead-rank 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
 check "hang: ... gives rank 1's last sign of life" bash -c "grep -q 'rank 1 .*trace cut at .*its last sign of life' '$T/kill.json'"
 "$NCS" report "$T/kill" >/dev/null 2>&1
