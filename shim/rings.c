@@ -74,8 +74,9 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   struct ncs_rings_header *old = atomic_load(&R.hdr);
   if (old) { /* a new trace file: the rings follow its name, or stop being recoverable */
     char np[sizeof R.path];
+    struct stat st;
     if (snprintf(np, sizeof np, "%s%s", trace_path, NCS_RINGS_SUFFIX) < (int)sizeof np && R.path[0] &&
-        fd_still_ours() && rename(R.path, np) == 0) {
+        lstat(R.path, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino && rename(R.path, np) == 0) {
       snprintf(R.path, sizeof R.path, "%s", np);
       old->trace_realtime_ns = realtime_ns;
       return 0;
@@ -168,7 +169,9 @@ uint64_t ncs_rings_in_memory(void) { return atomic_load(&memory_rings); }
 
 void ncs_rings_remove(void) {
   struct stat st;
-  if (R.path[0] && fd_still_ours() && lstat(R.path, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino)
+  /* by name: the name must still lead to the file this process created (the application may
+   * have closed our descriptor; the mapping keeps the file alive either way) */
+  if (R.path[0] && lstat(R.path, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino)
     unlink(R.path);
   R.path[0] = 0;
 }
