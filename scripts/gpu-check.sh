@@ -3,7 +3,9 @@
 # decoder, runs a small PyTorch DDP job under torchrun (as many ranks as GPUs) without and with
 # the shim, and prints: step time with/without (overhead %), NCCL call counts recorded by the
 # shim against the counts the job made itself, the compute-to-communication ratio and the busbw
-# table. Record its output in docs/GPU-VALIDATION.md with the machine and versions.
+# table; then (issue 15) DDP with and without overlap under the shim: exposed communication
+# from kernel activity against the step-time change. Record its output in
+# docs/GPU-VALIDATION.md with the machine and versions.
 # Usage: bash scripts/gpu-check.sh [STEPS]      (needs python3 with torch, and nvidia-smi)
 set -u
 cd "$(dirname "$0")/.."
@@ -86,3 +88,71 @@ for rk in r.get("ranks", []):
 PY
 echo "== doctor"
 build/ncclscope doctor "$OUTDIR/trace2"; echo "doctor exit $?"
+
+# ---- issue 15: exposed communication against the step-time change of overlap ----
+# The same model twice under the shim: DDP as it runs (all-reduces of gradient buckets overlap
+# the backward pass) and DDP made serial (backward under no_sync(), then every gradient
+# all-reduced after it: all communication exposed). The step time saved by overlap should
+# match the exposed communication it removed: (exposed_serial - exposed_overlap) per step
+# against (step_serial - step_overlap). Also prints each run's GPU-time verdict (a hidden run
+# must not be called communication-bound) and whether kernel activity was on.
+echo "== overlap (issue 15): exposed communication vs step time"
+cat > "$OUTDIR/ddp_overlap.py" <<'PY'
+import os, sys, time, json, torch, torch.distributed as dist
+steps, out, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+model = torch.nn.Sequential(*[torch.nn.Linear(4096, 4096) for _ in range(16)]).cuda()
+ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
+opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+x = torch.randn(256, 4096, device="cuda")
+times = []
+for i in range(steps):
+    torch.cuda.synchronize(); t = time.perf_counter()
+    opt.zero_grad(set_to_none=True)
+    if mode == "serial":
+        with ddp.no_sync():
+            ddp(x).sum().backward()
+        for p in ddp.parameters():
+            dist.all_reduce(p.grad)
+    else:
+        ddp(x).sum().backward()
+    opt.step()
+    torch.cuda.synchronize(); times.append(time.perf_counter() - t)
+steady = sorted(times[steps // 4:])
+json.dump({"rank": rank, "mode": mode, "steps": steps, "step_s_median": steady[len(steady) // 2],
+           "step_s_sum": sum(times)}, open(f"{out}/job-{rank}.json", "w"))
+dist.destroy_process_group()
+PY
+for mode in overlap serial; do
+  mkdir -p "$OUTDIR/ov-$mode"
+  build/ncclscope run -o "$OUTDIR/ov-trace-$mode" -- torchrun --standalone --nproc-per-node "$NGPU" \
+    "$OUTDIR/ddp_overlap.py" "$STEPS" "$OUTDIR/ov-$mode" "$mode" > "$OUTDIR/ov-$mode.log" 2>&1
+  echo "ov-$mode: exit $?"
+  build/ncclscope report --json "$OUTDIR/ov-trace-$mode" > "$OUTDIR/ov-$mode.json"
+done
+python3 - "$OUTDIR" "$STEPS" <<'PY'
+import json, sys, glob, statistics as st
+d, steps = sys.argv[1], int(sys.argv[2])
+def job(mode):
+    js = [json.load(open(f)) for f in glob.glob(f"{d}/ov-{mode}/job-*.json")]
+    return st.median(j["step_s_median"] for j in js)
+def gpu(mode):
+    r = json.load(open(f"{d}/ov-{mode}.json"))
+    g = [rk.get("gpu_time", {}) for rk in r.get("ranks", [])]
+    return g, [rk.get("verdict") for rk in r.get("ranks", [])]
+rows = {}
+for mode in ("overlap", "serial"):
+    g, verdicts = gpu(mode)
+    src = sorted(set(x.get("source") for x in g))
+    exposed = st.median(x.get("exposed_comm_s", float("nan")) for x in g) if g else float("nan")
+    hidden = st.median(x.get("hidden_share", float("nan")) for x in g) if g else float("nan")
+    rows[mode] = (job(mode), exposed / steps, hidden, verdicts, src, [x.get("reason") for x in g][:1])
+    print(f"{mode:8s} step {rows[mode][0]*1e3:9.3f} ms  exposed comm per step {rows[mode][1]*1e3:9.3f} ms  "
+          f"hidden share {hidden:.2f}  kernel activity {src} {rows[mode][5]}  verdicts {verdicts}")
+dstep = rows["serial"][0] - rows["overlap"][0]
+dexp = rows["serial"][1] - rows["overlap"][1]
+print(f"step time saved by overlap {dstep*1e3:.3f} ms; exposed communication removed {dexp*1e3:.3f} ms per step; "
+      f"ratio {dexp/dstep if dstep else float('nan'):.2f} (1.00 = the exposed figure explains the step time change)")
+PY
