@@ -10,7 +10,7 @@ if [ ! -x "$NCS" ]; then skip "html: $NCS not built"; exit 0; fi
 "$NCS" html "$T/s" -o "$T/r.html" 2>"$T/err"
 check_eq "html: exits 0" 0 "$?"
 miss=""
-for id in summary time-per-op busbw comm-share skew stragglers findings doctor transports topology ranks; do
+for id in summary time-per-op busbw comm-share steps skew stragglers findings doctor transports topology ranks; do
   grep -q "<section id=\"$id\"" "$T/r.html" || miss="$miss $id"
 done
 check_eq "html: every section present" "" "$miss"
@@ -35,7 +35,7 @@ if [ -z "$CHROME" ]; then
 else
   render "$T/r.html" "$T/r"
   miss=""
-  for id in summary time-per-op busbw comm-share skew stragglers findings doctor transports topology ranks; do
+  for id in summary time-per-op busbw comm-share steps skew stragglers findings doctor transports topology ranks; do
     grep -q "id=\"$id\"" "$T/r.dom" || miss="$miss $id"
   done
   check_eq "html: Chromium loaded it and its DOM has every section" "" "$miss"
@@ -83,6 +83,16 @@ PY
 check_eq "html: busbw points spread over the plot (log scale fit to the data), none on an axis" ok "$squash"
 check "html: an expected figure far above the data is named off the scale, not drawn" grep -q 'expected P2P ~370.*off the scale' "$T/r.html"
 check "html: the legend has a column of its own (no label drawn over it)" grep -q 'class="legend lbl"' "$T/r.html"
+
+# a few steps per rank: one row per rank (8), each with communication bars inside the window
+lanes=$(sed -n '/id="steps"/,/<\/section>/p' "$T/r.html" | grep -c 'class="lane"')
+check_eq "html: steps picture has one row per rank" 8 "$lanes"
+rows_with_bars=$(sed -n '/id="steps"/,/<\/section>/p' "$T/r.html" | grep 'class="lane"' | grep -c 'class="call"')
+check_eq "html: steps picture: every rank's row has communication bars" 8 "$rows_with_bars"
+"$NCS" synth -o "$T/big" --ranks 20 --hosts 1 --calls 30 >/dev/null 2>&1
+"$NCS" html --no-doctor "$T/big" -o "$T/big.html" 2>/dev/null
+check_eq "html: steps picture: at most 16 rows" 16 "$(sed -n '/id="steps"/,/<\/section>/p' "$T/big.html" | grep -c 'class="lane"')"
+check "html: steps picture says when ranks are left out" grep -q 'First 16 of 20 trace files shown' "$T/big.html"
 
 # No horizontal scroll of the page at 800, 1100 and 1600 px. The shipped page has no script;
 # a test-only copy (kept as an artefact) drops the CSP and writes the page's scrollWidth into

@@ -2,7 +2,8 @@
  *
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
- * tests and readers can find them): summary, time-per-op, busbw, comm-share, skew, stragglers,
+ * tests and readers can find them): summary, time-per-op, busbw, comm-share, steps (a few steps per rank),
+ * skew, stragglers,
  * findings, doctor (`ncclscope doctor`'s verdicts, from facts gathered in the same single read
  * of each file; left out with --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
@@ -51,8 +52,8 @@ static const char CSS[] =
   ".bad{color:#b00;font-weight:bold}.ok{color:#070}.note{color:#555;font-size:13px}"
   "#headline{font-size:17px;line-height:1.4;padding:10px 16px;margin:12px 0 20px;border:3px solid #888;"
   "border-left-width:10px;border-radius:4px;background:#fcfcfc;overflow-wrap:anywhere}"
-  "#headline.good,#headline .good{border-color:#2a8a2a;color:inherit;font-weight:normal}"
-  "#headline.bad,#headline .bad{border-color:#c0392b;color:inherit;font-weight:normal}"
+  "#headline.good{border-color:#2a8a2a;color:inherit;font-weight:normal}"
+  "#headline.bad{border-color:#c0392b;color:inherit;font-weight:normal}"
   "#headline h2{border:0;margin:0 0 6px;font-size:20px}#headline .fig{font-size:30px;font-weight:bold}"
   ".P2P{background:#9d9}.NVLS{background:#7c7}.SHM{background:#fd8}.NET{background:#f99}.COLLNET{background:#f9c}";
 
@@ -178,6 +179,86 @@ static void sec_share(FILE *f, const struct ncs_jobdata *J) {
   free(lab); free(buf); free(v);
 }
 
+/* A few steps per rank: the communication intervals of the first STEP_ROWS files over a short
+ * window from the middle of the run. The run's end is known only after the read, so every file
+ * keeps, for each checkpoint c_k of the job clock (0, then 2^(k+19) ns: 0.5 ms, 1 ms, 2 ms, ...),
+ * its first STEP_CALLS data-moving calls starting at or after c_k: bounded memory (16 x 44 x 40
+ * intervals), one read. Afterwards the last checkpoint at or before half the run is shown. */
+#define STEP_ROWS 16
+#define STEP_CKPT 44
+#define STEP_CALLS 40
+struct step_span { int64_t s, e; uint32_t op; };
+struct stepcap {
+  int n[STEP_ROWS][STEP_CKPT];
+  struct step_span *sp; /* [STEP_ROWS][STEP_CKPT][STEP_CALLS] */
+};
+/* the loader's ctx for every plug-in of this page */
+struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; struct stepcap *steps; };
+static int64_t ckpt(int k) { return k ? (int64_t)1 << (k + 19) : 0; }
+
+static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
+  struct stepcap *sc = ((struct doc_load *)ctx)->steps;
+  (void)r;
+  if (file >= STEP_ROWS || !e->bytes || e->end < e->start) return;
+  for (int k = 0; k < STEP_CKPT && ckpt(k) <= e->start; k++) {
+    int *n = &sc->n[file][k];
+    if (*n >= STEP_CALLS) continue;
+    struct step_span *p = &sc->sp[((size_t)file * STEP_CKPT + (size_t)k) * STEP_CALLS + (size_t)*n];
+    p->s = e->start; p->e = e->end; p->op = e->c->op;
+    (*n)++;
+  }
+}
+
+static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap *sc) {
+  fprintf(f, "<section id=\"steps\"><h2>A few steps per rank</h2>\n");
+  int rows = J->n < STEP_ROWS ? J->n : STEP_ROWS;
+  int64_t end = INT64_MAX;
+  for (int i = 0; i < rows; i++) if (J->r[i].calls && J->r[i].t_last < end) end = J->r[i].t_last;
+  int k = 0;
+  while (k + 1 < STEP_CKPT && end != INT64_MAX && ckpt(k + 1) <= end / 2) k++;
+  /* window: from the earliest captured call to where every rank that filled its share still has calls */
+  int64_t t0 = INT64_MAX, t1 = INT64_MAX, tmax = INT64_MIN;
+  int any = 0;
+  for (int i = 0; i < rows; i++) {
+    int n = sc->n[i][k];
+    const struct step_span *p = &sc->sp[((size_t)i * STEP_CKPT + (size_t)k) * STEP_CALLS];
+    for (int c = 0; c < n; c++) { if (p[c].s < t0) t0 = p[c].s; if (p[c].e > tmax) tmax = p[c].e; }
+    if (n == STEP_CALLS && p[n - 1].s < t1) t1 = p[n - 1].s;
+    any |= n > 0;
+  }
+  if (!any) { fprintf(f, "<p>No data-moving calls to draw.</p></section>\n"); return; }
+  if (t1 == INT64_MAX || t1 <= t0) t1 = tmax;
+  if (t1 <= t0) t1 = t0 + 1;
+  struct ncs_svg_lane lane[STEP_ROWS];
+  double (*a)[STEP_CALLS] = calloc(STEP_ROWS, sizeof *a), (*b)[STEP_CALLS] = calloc(STEP_ROWS, sizeof *b);
+  int (*kind)[STEP_CALLS] = calloc(STEP_ROWS, sizeof *kind);
+  char label[STEP_ROWS][48];
+  const char *kname[STEP_CALLS];
+  uint32_t kop[STEP_CALLS];
+  int nk = 0;
+  if (!a || !b || !kind) { free(a); free(b); free(kind); fprintf(f, "<p>Out of memory.</p></section>\n"); return; }
+  for (int i = 0; i < rows; i++) {
+    const struct step_span *p = &sc->sp[((size_t)i * STEP_CKPT + (size_t)k) * STEP_CALLS];
+    rank_label(label[i], sizeof label[i], &J->r[i], i);
+    lane[i].label = label[i]; lane[i].t0 = a[i]; lane[i].t1 = b[i]; lane[i].kind = kind[i]; lane[i].n = 0;
+    for (int c = 0; c < sc->n[i][k]; c++) {
+      if (p[c].s > t1) continue;
+      int q = 0;
+      while (q < nk && kop[q] != p[c].op) q++;
+      if (q == nk) { kop[nk] = p[c].op; kname[nk] = ncs_op_name(p[c].op) ? ncs_op_name(p[c].op) : "?"; nk++; }
+      a[i][lane[i].n] = (double)p[c].s; b[i][lane[i].n] = (double)p[c].e; kind[i][lane[i].n] = q; lane[i].n++;
+    }
+  }
+  fprintf(f, "<p class=\"note\">NCCL calls moving data, per rank, %.3f ms from %.3f ms into the job (job clock; %s "
+             "intervals): bars are communication, gaps are the rank computing or idle. A bar that starts late on one "
+             "rank is a straggler; the others wait for it.</p>\n",
+          (double)(t1 - t0) / 1e6, (double)t0 / 1e6, J->gpu_timing ? "GPU" : "host");
+  ncs_svg_lanes(f, lane, rows, (double)t0, (double)t1, kname, nk);
+  if (rows < J->n) fprintf(f, "<p class=\"note\">First %d of %d trace files shown.</p>\n", rows, J->n);
+  fprintf(f, "</section>\n");
+  free(a); free(b); free(kind);
+}
+
 static void sec_skew(FILE *f, const struct ncs_jobdata *J) {
   const struct ncs_strag_rank *sr;
   int n = ncs_strag_ranks(J->strag, &sr);
@@ -260,7 +341,6 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
 /* The doctor's verdicts (analysis/doctor.h, the hang checks of analysis/hang.h first) on the
  * facts gathered in the same read of the files as everything else; none when a file could not
  * be read (as `ncclscope doctor` exits 4). */
-struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; };
 static void sec_doctor(FILE *f, struct ncs_doctor *d, struct ncs_hang *hang) {
   fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2>\n");
   int unreadable = 0;
@@ -401,21 +481,23 @@ int cmd_html(int argc, char **argv) {
   char **files;
   int n = ncs_paths_expand(np, paths, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return NCS_EXIT_UNREADABLE; }
+  struct stepcap steps = {.sp = calloc((size_t)STEP_ROWS * STEP_CKPT * STEP_CALLS, sizeof *steps.sp)};
   struct ncs_load_opts o = {.progress_label = "html"};
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
-  struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL};
+  struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps};
+  if (steps.sp) { o.ctx = &dl; o.on_call = step_call; }
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
     if (doc.n == n) { o.ctx = &dl; o.file_visitor = facts_visitor; o.file_done = facts_done; }
   }
-  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
+  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); free(steps.sp); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
   struct ncs_jobdata *J = NULL;
   int rc = ncs_job_load(n, files, &o, &J);
-  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
@@ -423,6 +505,7 @@ int cmd_html(int argc, char **argv) {
   sec_time_per_op(f, J);
   sec_busbw(f, J);
   sec_share(f, J);
+  if (steps.sp) sec_steps(f, J, &steps);
   sec_skew(f, J);
   sec_stragglers(f, J);
   sec_findings(f, J);
@@ -438,6 +521,7 @@ int cmd_html(int argc, char **argv) {
   if (f != stdout && fclose(f) != 0) werr = 1;
   ncs_job_free(J);
   ncs_doctor_free(&doc); ncs_hang_free(dl.hang);
+  free(steps.sp);
   ncs_paths_free(files, n);
   if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return NCS_EXIT_UNREADABLE; }
   return bad;

@@ -140,3 +140,42 @@ void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct
 #undef PX
 #undef PY
 }
+
+void ncs_svg_lanes(FILE *f, const struct ncs_svg_lane *lane, int nl, double t0, double t1,
+                   const char *const *kind, int nkind) {
+  const int W = 760, LW = 70, RH = 14, GAP = 4, T = 6, B = 44;
+  int H = T + nl * (RH + GAP) + B;
+  double pw = W - LW - 10, span = t1 > t0 ? t1 - t0 : 1;
+#define TX(t) (LW + ((t) - t0) / span * pw)
+  fprintf(f, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
+  for (int i = 0; i < nl; i++) {
+    int y = T + i * (RH + GAP);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"lbl\">", LW - 6, y + RH - 3);
+    esc(f, lane[i].label);
+    fprintf(f, "</text><rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"#f3f3f3\"/>", LW, y, pw, RH);
+    for (int k = 0; k < lane[i].n; k++) {
+      double a = lane[i].t0[k] < t0 ? t0 : lane[i].t0[k], b = lane[i].t1[k] > t1 ? t1 : lane[i].t1[k];
+      if (b < a || a > t1 || b < t0) continue;
+      double w = TX(b) - TX(a);
+      fprintf(f, "<rect class=\"call\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", TX(a), y,
+              w < 0.5 ? 0.5 : w, RH, PALETTE[(unsigned)lane[i].kind[k] % NPAL]);
+    }
+    fprintf(f, "\n");
+  }
+  int ya = T + nl * (RH + GAP);
+  for (int g = 0; g <= 4; g++) {
+    double t = t0 + span * g / 4;
+    fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\" class=\"val\">%.3f ms</text>\n",
+            TX(t), TX(t), ya, ya + 4, TX(t), ya + 15, g == 0 ? "start" : g == 4 ? "end" : "middle", t / 1e6);
+  }
+  double x = LW;
+  for (int k = 0; k < nkind; k++) {
+    fprintf(f, "<rect x=\"%.0f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/><text class=\"lbl\" x=\"%.0f\" y=\"%d\">", x, ya + 24,
+            PALETTE[(unsigned)k % NPAL], x + 14, ya + 33);
+    esc(f, kind[k]);
+    fprintf(f, "</text>");
+    x += 24 + 7.0 * (double)strlen(kind[k]);
+  }
+  fprintf(f, "\n</svg>\n");
+#undef TX
+}

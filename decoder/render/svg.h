@@ -22,4 +22,14 @@ struct ncs_svg_ref { const char *name; double y; }; /* a dashed horizontal refer
  * scale. The legend sits in its own column right of the plot. */
 void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct ncs_svg_ref *ref,
                    int nref, const char *yunit);
+/* One row per lane (a rank) over the time window [t0, t1] (ns): each interval a bar coloured by
+ * its kind (an index into `kind`, named in the legend under the time axis, in ms). */
+struct ncs_svg_lane {
+  const char *label;
+  const double *t0, *t1;
+  const int *kind;
+  int n;
+};
+void ncs_svg_lanes(FILE *f, const struct ncs_svg_lane *lane, int nl, double t0, double t1,
+                   const char *const *kind, int nkind);
 #endif
