@@ -84,14 +84,14 @@ one() {
     calls=$((calls + $(sed -n 's/.* calls=\([0-9]*\).*/\1/p' <<<"$s")))
     dropped=$((dropped + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
   done
-  g() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$out" | head -1; }
+  g() { local x; x=$(sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $out" | head -1); echo "${x:--}"; }
   echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us)" >>"$W/$tag.$v"
   rm -rf "$d"
 }
-# stat TAG VARIANT COL: "min / median / max" of column COL
-stat() {
+# mmm TAG VARIANT COL: "min / median / max" of column COL
+mmm() {
   [ -s "$W/$1.$2" ] || { echo "-"; return; }
-  awk -v k="$3" '$k != "" {print $k}' "$W/$1.$2" | sort -g |
+  awk -v k="$3" '$k != "-" {print $k}' "$W/$1.$2" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}'
 }
 # droprate TAG VARIANT: "min / median / max" of dropped/(calls+dropped) in %
@@ -124,7 +124,7 @@ row() { # TITLE TAG: wall, cpu, drops per variant
   echo "$1"
   printf '  %-7s %-28s %-28s %s\n' variant "wall ns/call" "process CPU ns/call" "dropped"
   for v in $VARIANTS; do
-    printf '  %-7s %-28s %-28s %s\n' "$v" "$(stat "$2" "$v" 1)" "$(stat "$2" "$v" 2)" "$(droprate "$2" "$v")"
+    printf '  %-7s %-28s %-28s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(droprate "$2" "$v")"
   done
 }
 row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
@@ -137,7 +137,7 @@ for v in $VARIANTS; do
   [ "$v" = plain ] || [ "$v" = off ] && continue
   line="  $v:"
   for rate in 1000000 2000000 4000000 8000000; do
-    line="$line $((rate / 1000000)) M/s ($(stat "onset$rate" "$v" 1) ns/call achieved) $(droprate "onset$rate" "$v");"
+    line="$line $((rate / 1000000)) M/s ($(mmm "onset$rate" "$v" 1) ns/call achieved) $(droprate "onset$rate" "$v");"
   done
   echo "$line"
 done
@@ -146,7 +146,7 @@ echo "writer thread CPU per recorded call, ns (writer_cpu_ns / calls recorded)"
 for v in $VARIANTS; do
   [ "$v" = plain ] || [ "$v" = off ] && continue
   for tag in tight1 paced1; do
-    w=$(awk '$5 != "" && $3 > 0 {print $5 / $3}' "$W/$tag.$v" | sort -g |
+    w=$(awk '$5 != "-" && $3 > 0 {print $5 / $3}' "$W/$tag.$v" | sort -g |
       awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}')
     printf '  %-7s %-8s %s   dropped %s\n' "$v" "$tag" "$w" "$(droprate "$tag" "$v")"
   done
@@ -154,7 +154,7 @@ done
 echo
 echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s"
 for v in $VARIANTS; do
-  printf '  %-7s %s\n' "$v" "$(awk '$6 != "" {print $6 / 5000}' "$W/idle.$v" | sort -g |
+  printf '  %-7s %s\n' "$v" "$(awk '$6 != "-" {print $6 / 5000}' "$W/idle.$v" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
 done
 
