@@ -51,6 +51,6 @@ matches "nonblocking: nb_job 4 ranks (init, 5 all-reduces, split inheriting non-
 mkdir -p x.truth
 NCCLSCOPE_DIR="$T/x" LD_PRELOAD="$SHIM" "$LAUNCH" 2 "$J/nb_job" -x --truth "$T/x.truth" >x.out 2>&1
 matches "nonblocking: an init never polled (destroyed in progress): ranks attributed from the init's arguments, init_state in_progress" x x.truth in_progress
-"$NCS" report x >x.txt 2>&1
+"$NCS" report --detail x >x.txt 2>&1
 check "nonblocking: the text report says the init was not seen complete (ncclInProgress), not that it failed" \
   grep -q "non-blocking init: not seen complete, ncclInProgress" x.txt

@@ -2,7 +2,7 @@
 # test_overlap.sh — kernel activity end to end (issue 15): overlap_job (tests/jobs/overlap_job.c)
 # on 2 ranks under the shim with the CUPTI double, in four shapes with known overlap; `report
 # --json` gpu_time figures against the job's own truth of the same run, the verdicts on exposed
-# communication, doctor, and the shim standing aside for another CUPTI client.
+# communication, doctor (its verdicts, counted below its headline), and the shim standing aside for another CUPTI client.
 # Tolerance: |ncclscope's exposed - the job's exposed| <= 10% of the job's measured communication
 # time, both measured in the same run (the job brackets every kernel with CUDA events), so the
 # bound scales with what the machine actually did, not a wall-clock constant. The brackets can
@@ -64,7 +64,7 @@ if run1 serial1 8000 --mode serial --steps $S --compute-us 2000; then
     "communication-bound" "$(verdicts serial1)"
   "$NCS" doctor "$T/serial1" >"$T/serial1.doc" 2>&1
   check_eq "overlap serial (1 rank): doctor comm-bound on exposed communication (kernel activity named)" 1 \
-    "$(grep -c 'exposed communication .* of GPU time .*kernel activity' "$T/serial1.doc")"
+    "$(sed -n '/^ncclscope doctor:/,$p' "$T/serial1.doc" | grep -c 'exposed communication .* of GPU time .*kernel activity')"
 fi
 if run half 4000 --mode half --steps $S --compute-us 4000; then
   check_eq "overlap half: 3 kernels per step (two compute halves, one NCCL)" "18/6 18/6" "$(counts half)"
@@ -83,7 +83,7 @@ if run1 hidden1 1000 --mode hidden --steps $S --compute-us 20000; then
     "exposed_gpu_time:compute-bound" \
     "$(jq -r '[.ranks[] | "\(.verdict_basis):\(.verdict)"] | join(" ")' "$T/hidden1.json")"
   "$NCS" doctor "$T/hidden1" >"$T/hidden1.doc" 2>&1
-  check_eq "overlap hidden (1 rank): doctor does not call hidden communication comm-bound" 0 "$(grep -c '^PROBLEM comm-bound' "$T/hidden1.doc")"
+  check_eq "overlap hidden (1 rank): doctor does not call hidden communication comm-bound" 0 "$(sed -n '/^ncclscope doctor:/,$p' "$T/hidden1.doc" | grep -c '^PROBLEM comm-bound')"
 fi
 if run idle 1000 --mode idle --steps $S --compute-us 4000; then
   check "overlap idle: exposed = the job's within 10% of its comm time" within idle exposed_comm_s exposed_ns
@@ -94,7 +94,7 @@ fi
 if run1 idle1 1000 --mode idle --steps $S --compute-us 4000 --idle-us 16000; then
   check_eq "overlap idle (1 rank): an idle GPU between steps is its own verdict" "gpu-idle" "$(verdicts idle1)"
   "$NCS" doctor "$T/idle1" >"$T/idle1.doc" 2>&1
-  check_eq "overlap idle (1 rank): doctor gpu-idle, with the rank's evidence line" 1 "$(grep -c 'GPU idle .* between its first and last kernel' "$T/idle1.doc")"
+  check_eq "overlap idle (1 rank): doctor gpu-idle, with the rank's evidence line" 1 "$(sed -n '/^ncclscope doctor:/,$p' "$T/idle1.doc" | grep -c 'GPU idle .* between its first and last kernel')"
 fi
 
 # the shim stands aside for another CUPTI client, and says so
@@ -114,7 +114,7 @@ if CUDA_INJECTION64_PATH=/nonexistent/libinjection.so run inj 500 --mode serial 
 fi
 if NCCLSCOPE_KERNELS=0 run off 500 --mode serial --steps 2 --compute-us 500; then
   check_eq "overlap: NCCLSCOPE_KERNELS=0 turns kernel activity off, and says so" "none:off none:off" "$(state off)"
-  "$NCS" report "$T/off" >"$T/off.txt" 2>&1
+  "$NCS" report --detail "$T/off" >"$T/off.txt" 2>&1
   check_eq "overlap: text report says the figures are estimates without kernel activity" 2 \
     "$(grep -c 'no kernel activity (NCCLSCOPE_KERNELS=0): compute/comm and the verdict above are estimates' "$T/off.txt")"
 fi

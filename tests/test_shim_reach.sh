@@ -30,7 +30,7 @@ if [ -x "$GEN" ] && mkdir -p "$T/fx" && "$GEN" --write "$T/fx" >/dev/null 2>&1 &
   "$NCS" report --json "$T/fx/rank0.ncs" >"$T/fx.json" 2>/dev/null
   check_eq "shim_reach: dropped CommDestroy CALL, COMM_END present: report --json counts it (calls 1, from_comm_end 1) beside 'ended by CommDestroy'" \
     "1 1 CommDestroy" "$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["ranks"][0]; o=r["ops"]["CommDestroy"]; print(o["calls"], o["from_comm_end"], r["comms"][0]["end_op"])' "$T/fx.json" 2>&1)"
-  "$NCS" report "$T/fx/rank0.ncs" >"$T/fx.txt" 2>/dev/null
+  "$NCS" report --detail "$T/fx/rank0.ncs" >"$T/fx.txt" 2>/dev/null
   check "shim_reach: the text report says the call is known only from COMM_END" grep -q 'CommDestroy .*1 known only from COMM_END: CALL record dropped' "$T/fx.txt"
 else
   fail "shim_reach: cannot write the fixture traces ($GEN --write)"

@@ -26,7 +26,7 @@ check "synth: GPU_TIME records written" grep -q '^GPU_TIME' "$T/d.txt"
 check "synth: transport lines written as NCCL_LOG" grep -q 'NCCL_LOG.*via P2P/CUMEM/read' "$T/d.txt"
 # A hang: rank 2 never enters seq 100; its trace and the others' lack the final chunk.
 "$NCS" synth -o "$T/h" --ranks 4 --hosts 1 --calls 300 --missing 2:100 >/dev/null 2>&1
-"$NCS" report "$T/h" >"$T/h.txt" 2>&1
+"$NCS" report --detail "$T/h" >"$T/h.txt" 2>&1
 check_eq "synth: a hung job's traces read as cut short (report exits 0, says CUT for each)" "0 4" "$? $(grep -c '^  CUT: ' "$T/h.txt")"
 n2=$("$NCS" dump "$T/h"/*r00002* 2>/dev/null | grep -c '^CALL')
 check_eq "synth: the missing rank stops before seq 100" 99 "$n2"

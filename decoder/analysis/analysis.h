@@ -11,7 +11,10 @@
  *                                     (v is zeroed; set v->ctx yourself); records follow
  *   file_done(state, file, status)    after that file's read (status may say damaged/truncated)
  *   finish(state, job)                once, after all files; job->rank[] now complete
- *   print_text(state, f, job)         its text section (escape trace strings: ncs_text_escape)
+ *   print_head(state, f, job)         lines printed first, before any other section (the
+ *                                     job's answer: analysis/verdicts.c)
+ *   print_text(state, f, job)         its text section (escape trace strings: ncs_text_escape);
+ *                                     short unless job->detail (--detail): outliers, not every rank
  *   print_json(state, j, job)         its members, written into the top-level JSON object;
  *   print_rank_json(state, j, file)   members inside each rank's object (after the core's);
  *   print_op_json(state, j, file, op) members inside each rank's "ops": {"<Op>": {...}} entry
@@ -31,6 +34,8 @@
 #include "render/json.h"
 #include "io/trace.h"
 
+struct ncs_headline;
+
 /* What the report core knows about one traced process (one file). */
 struct ncs_rank_info {
   const char *path;
@@ -48,6 +53,9 @@ struct ncs_job {
                                       may read a file itself); the rest filled by finish time */
   const int *order;                /* [n] file indices sorted by (rank, host, pid) */
   const char *const *options;      /* report's NULL-terminated "--name=value" analysis options */
+  int detail;                      /* --detail: every rank's sections, not only outliers */
+  struct ncs_headline *headline;   /* the job's answer: built by `verdicts` in finish(), analyses
+                                      after it in the registry may add to it; NULL when none */
 };
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);
@@ -73,10 +81,12 @@ struct ncs_analysis {
   /* An explicit first read of file `file` just before its visitor() (a second decode of the
    * file: use only when the analysis must see the whole file before it can start). */
   void (*prepass)(void *state, int file, struct ncs_visitor *v);
+  void (*print_head)(void *state, FILE *f, const struct ncs_job *job);
 };
 
 /* The registry: one line per analysis. */
 #define NCS_ANALYSES(X) \
+  X(verdicts) \
   X(metrics) \
   X(stragglers) \
   X(transport) \

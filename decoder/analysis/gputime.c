@@ -86,10 +86,12 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
   if (have) {
     fprintf(out, "  %6s %10s %7s %9s %9s %9s %7s %12s  %s\n", "rank", "span_s", "busy%", "compute%",
             "overlap%", "exposed%", "idle%", "compute/comm", "verdict");
+    int rows = 0;
     for (int k = 0; k < s->n; k++) {
       int i = job->order[k];
       const struct ncs_kact_fig *g = &s->f[i].fig;
       if (!g->have || !g->span_ns) continue;
+      if (!job->detail && ++rows > 8) continue; /* short form: counted below */
       char rk[16];
       rank_label(rk, sizeof rk, job, i);
       double sp = (double)g->span_ns;
@@ -99,8 +101,9 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
               ncs_kact_verdict(g), g->exposed_ns / 1e9, g->comm_ns / 1e9,
               g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0);
     }
+    if (rows > 8) fprintf(out, "  (%d more ranks: --detail or --json)\n", rows - 8);
     int shown = 0;
-    for (int k = 0; k < s->n && shown < 4; k++) {
+    for (int k = 0; k < s->n && shown < (job->detail ? 4 : 1); k++) {
       int i = job->order[k];
       const struct ncs_kact_fig *g = &s->f[i].fig;
       if (!g->have || !g->nccl_kernels) continue;
@@ -126,13 +129,17 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
       }
     }
   }
-  for (int k = 0; k < s->n; k++) {
+  int without = 0;
+  for (int k = 0; k < s->n; k++) without += !s->f[job->order[k]].fig.have;
+  for (int k = 0, told = 0; k < s->n; k++) {
     int i = job->order[k];
     const struct ncs_kact_fig *g = &s->f[i].fig;
     if (g->have) continue;
+    if (!job->detail && told++) continue; /* short form: the first, and how many more */
     char rk[16];
     rank_label(rk, sizeof rk, job, i);
-    fprintf(out, "  rank %s: no kernel activity (", rk);
+    if (!job->detail && without > 1) fprintf(out, "  %d ranks without kernel activity, e.g. rank %s (", without, rk);
+    else fprintf(out, "  rank %s: no kernel activity (", rk);
     ncs_text_escape(out, why_none(g), strlen(why_none(g)));
     fprintf(out, "): compute/comm and the verdict above are estimates (compute = traced window minus NCCL intervals; overlap unknown)\n");
   }

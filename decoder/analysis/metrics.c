@@ -655,11 +655,31 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
   fprintf(out, "\nCommunication time (docs/METRICS.md; comm = union of operation intervals)\n");
   fprintf(out, "  %6s %10s %10s %6s %12s %6s %7s %10s %6s  %s\n", "rank", "wall_s", "comm_s", "comm%",
           "compute/comm", "timing", "steps", "step_s", "step%", "verdict");
+  /* short form (no --detail) past 8 ranks: the ranks at the lowest, median and highest share */
+  int keep[3] = {-1, -1, -1}, nvalid = 0, hidden = 0;
+  if (!job->detail) {
+    double *sh = calloc((size_t)m->n, sizeof *sh);
+    int *ix = calloc((size_t)m->n, sizeof *ix);
+    for (int k = 0; sh && ix && k < m->n; k++) {
+      struct ncs_metrics_rank x;
+      ncs_metrics_rank(m, job->order[k], &x);
+      if (!x.valid || x.wall_s <= 0) continue;
+      double v = x.comm_s / x.wall_s;
+      int at = nvalid++;
+      while (at > 0 && sh[at - 1] > v) { sh[at] = sh[at - 1]; ix[at] = ix[at - 1]; at--; }
+      sh[at] = v;
+      ix[at] = job->order[k];
+    }
+    if (nvalid > 8) { keep[0] = ix[0]; keep[1] = ix[(nvalid - 1) / 2]; keep[2] = ix[nvalid - 1]; }
+    free(sh);
+    free(ix);
+  }
   for (int k = 0; k < m->n; k++) {
     int i = job->order[k];
     struct ncs_metrics_rank x;
     ncs_metrics_rank(m, i, &x);
     if (!x.valid) continue;
+    if (keep[0] >= 0 && i != keep[0] && i != keep[1] && i != keep[2]) { hidden++; continue; }
     const struct rank_m *r = &m->rank[i];
     char rk[16];
     if (job->rank[i].rank >= 0) snprintf(rk, sizeof rk, "%d", job->rank[i].rank); else snprintf(rk, sizeof rk, "?");
@@ -669,6 +689,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     evidence(r, &x, i, ev, sizeof ev);
     fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
+  if (hidden) fprintf(out, "  (lowest, median and highest share shown; %d more ranks with --detail)\n", hidden);
   /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
   for (int k = 0; k < m->n; k++) {
     int i = job->order[k];
@@ -680,8 +701,8 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
             "make no NCCL call: no interposer sees them)\n", (unsigned long long)r->captured, r->captured == 1 ? "" : "s");
   }
   int shown = 0;
-  for (int k = 0; k < m->n && shown < 4; k++) {
-    int i = job->order[k];
+  for (int k = 0; k < m->n && shown < (job->detail ? m->n : 1); k++) {
+    int i = keep[1] >= 0 && !shown ? keep[1] : job->order[k];
     const struct rank_m *r = &m->rank[i];
     if (!r->have_window) continue;
     shown++;
@@ -704,7 +725,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
   }
   int more = 0;
   for (int i = 0; i < m->n; i++) more += m->rank[i].have_window;
-  if (more > shown) fprintf(out, "  (%d more ranks: see --json)\n", more - shown);
+  if (more > shown) fprintf(out, "  (%d more ranks: --detail or --json)\n", more - shown);
 }
 
 static void m_destroy(void *state) {

@@ -8,6 +8,7 @@
 #include "model/align.h"
 #include "analysis/analysis.h"
 #include "analysis/straggler.h"
+#include "analysis/headline.h"
 #include "ncclscope/ops.h"
 
 struct sr_file;
@@ -98,13 +99,29 @@ static void sr_file_done(void *state, int file, const struct ncs_read_status *st
   ncs_strag_file_done(s->s, file, st ? st->truncated : 0);
 }
 
-static void sr_finish(void *state, const struct ncs_job *job) { if (state) ncs_strag_finish(((struct sr *)state)->s); }
+static void sr_finish(void *state, const struct ncs_job *job) {
+  if (!state) return;
+  struct ncs_strag *s = ((struct sr *)state)->s;
+  ncs_strag_finish(s);
+  struct ncs_headline *h = job->headline;
+  const struct ncs_strag_rank *r;
+  if (!h) return;
+  h->mismatches = ncs_strag_mismatches(s);
+  h->incomplete = ncs_strag_incomplete(s);
+  if (ncs_strag_collectives(s) && ncs_strag_ranks(s, &r) > 0 && r[0].last_count) {
+    h->slowest_rank = r[0].rank;
+    snprintf(h->slowest_host, sizeof h->slowest_host, "%s", r[0].host);
+    h->slowest_last_pct = r[0].arrivals ? 100.0 * (double)r[0].last_count / (double)r[0].arrivals : 0;
+    h->slowest_wait_s = r[0].wait_caused_s;
+    h->skew_mean_us = ncs_strag_skew_mean_us(s);
+  }
+}
 
 static void sr_text(void *state, FILE *f, const struct ncs_job *job) {
   struct sr *s = state;
   if (!s || (!ncs_strag_collectives(s->s) && !ncs_strag_incomplete(s->s) && !ncs_strag_partial(s->s))) return;
   fputc('\n', f);
-  ncs_strag_print_text(s->s, f, 8);
+  ncs_strag_print_text(s->s, f, job->detail ? 1 << 20 : 5);
 }
 static void sr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
   struct sr *s = state;

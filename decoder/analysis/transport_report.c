@@ -133,19 +133,25 @@ static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
       fprintf(out, "  communicator 0x%016llx (%d ranks): %zu connections (P2P %zu, SHM %zu, NET %zu)\n",
               (unsigned long long)s->f[i].comm_id, s->f[i].nranks, m.nconns, ncs_tmodel_count(&m, NCS_TC_P2P),
               ncs_tmodel_count(&m, NCS_TC_SHM), ncs_tmodel_count(&m, NCS_TC_NET));
-      ncs_tmodel_matrix(&m, out, "    ");
+      if (job->detail || s->f[i].nranks <= 8) ncs_tmodel_matrix(&m, out, "    ");
+      else fprintf(out, "    (rank x rank matrix: --detail)\n");
     }
     ncs_tmodel_free(&m);
   }
+  int hosts = 0;
+  for (int i = 0; i < s->n; i++) hosts += host_topo_owner(s, i) == i;
   for (int i = 0; i < s->n; i++) {
     if (host_topo_owner(s, i) != i) continue;
+    if (!job->detail && hosts > 1) {
+      fprintf(out, "  topology: %d hosts recorded (matrices: --detail)\n", hosts);
+      break;
+    }
     fprintf(out, "  topology of host ");
     ncs_text_escape(out, s->f[i].host, strlen(s->f[i].host));
     fprintf(out, " (NVML, nvidia-smi topo -m form)\n");
     struct overlay_ctx o = { s, s->f[i].host, s->f[i].topo, "" };
     ncs_topo_print(s->f[i].topo, out, "    ", overlay, &o);
   }
-  (void)job;
 }
 
 static void tr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/doctor.h"
+#include "analysis/headline.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
@@ -86,25 +88,37 @@ static int cmp_row(const void *a, const void *b) {
   return x->bucket - y->bucket;
 }
 
-static double share_of(const struct ncs_jobdata *J) {
-  double c = 0, w = 0;
-  for (int i = 0; i < J->n; i++) {
-    const struct ncs_jrank *r = &J->r[i];
-    if (r->t_last > r->t_first) { c += r->comm_s; w += (double)(r->t_last - r->t_first) / 1e9; }
-  }
-  return w > 0 ? 100.0 * c / w : 0;
+/* The doctor's facts of each file, gathered in the same read: the run's communication share is
+ * the headline's (median rank; analysis/headline.h), as report, doctor and html state it. */
+static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
+  ncs_dfacts_attach(((struct ncs_doctor *)ctx)->f[file], m);
+}
+static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
+  ncs_dfacts_finish(((struct ncs_doctor *)ctx)->f[file], rc, st);
 }
 
-static int load_side(const char *path, struct ncs_jobdata **J, int *nfiles, char ***files) {
+/* Loads one run; *share is its communication share in percent (NaN when no rank can be judged). */
+static int load_side(const char *path, struct ncs_jobdata **J, int *nfiles, char ***files, double *share) {
   char *p[1] = {(char *)path};
   int n = ncs_paths_expand(1, p, files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return -1; }
   *nfiles = n;
-  struct ncs_load_opts o = {.progress_label = "compare"};
+  struct ncs_doctor d;
+  memset(&d, 0, sizeof d);
+  d.f = calloc((size_t)n, sizeof *d.f);
+  for (d.n = 0; d.f && d.n < n; d.n++)
+    if (!(d.f[d.n] = ncs_dfacts_new((*files)[d.n]))) break;
+  if (!d.f || d.n < n) { ncs_doctor_free(&d); fprintf(stderr, "ncclscope compare: out of memory\n"); return -1; }
+  struct ncs_load_opts o = {.progress_label = "compare", .ctx = &d, .file_visitor = facts_visitor, .file_done = facts_done};
   if (ncs_job_load(n, *files, &o, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
+    ncs_doctor_free(&d);
     return -1;
   }
+  struct ncs_headline h;
+  ncs_headline_build(&h, &d);
+  *share = 100.0 * h.share_med;
+  ncs_doctor_free(&d);
   return 0;
 }
 
@@ -165,8 +179,9 @@ int cmd_compare(int argc, char **argv) {
   int rc = NCS_EXIT_UNREADABLE; /* until both sides are loaded */
   struct row *rows = NULL;
   int nrows = 0, cap = 0;
+  double shs[MAX_RUNS + 1];
   for (int k = 0; k < ns; k++)
-    if (load_side(side[k], &J[k], &nf[k], &files[k])) goto done;
+    if (load_side(side[k], &J[k], &nf[k], &files[k], &shs[k])) goto done;
 
   double total_t[2] = {0, 0};
   for (int k = 0; k < ns; k++)
@@ -225,9 +240,7 @@ int cmd_compare(int argc, char **argv) {
     }
     regressions += r->regress_bw || r->regress_t || r->tregress;
   }
-  double shs[MAX_RUNS];
-  for (int k = 0; k < K; k++) shs[k] = share_of(J[k]);
-  double sh[2] = {median(shs, K), share_of(J[K])};
+  double sh[2] = {median(shs, K), shs[K]};
   double tol_share = th.share_rise;
   for (int k = 0; k < K; k++) if (2 * fabs(shs[k] - sh[0]) > tol_share) tol_share = 2 * fabs(shs[k] - sh[0]);
   int share_regress = sh[1] - sh[0] > tol_share;

@@ -17,6 +17,8 @@
 
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
+#include "analysis/headline.h"
+#include "render/headline_render.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
@@ -149,7 +151,13 @@ int cmd_doctor(int argc, char **argv) {
     ncs_doctor_run(&d);
     if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, &d); }
     if (json) ncs_doctor_print_json(&d, stdout);
-    else ncs_doctor_print_text(&d, stdout);
+    else {
+      struct ncs_headline h; /* the job's answer first, as `report` and `html` give it */
+      ncs_headline_build(&h, &d);
+      ncs_headline_print_text(&h, stdout);
+      fputc('\n', stdout);
+      ncs_doctor_print_text(&d, stdout);
+    }
     rc = ncs_doctor_problems(&d) ? NCS_EXIT_FINDING : NCS_EXIT_OK;
     for (int i = 0; i < d.n; i++)
       if (d.f[i]->read_rc == 1) rc = ncs_exit_worse(rc, NCS_EXIT_DAMAGED);

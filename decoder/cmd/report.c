@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "analysis/analysis.h"
+#include "analysis/headline.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
@@ -232,6 +233,52 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
   }
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The short form: one table of operations across ranks (host time min/median/max per rank),
+ * then only the ranks whose trace is cut, damaged or dropped records. */
+static void print_job_text(FILE *f, const struct file_sum *sums, const int *order, int n) {
+  uint64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  if (!v) return;
+  fprintf(f, "\noperations, all ranks (host time per rank: min / median / max; --detail: every rank)\n");
+  fprintf(f, "  %-22s %6s %12s %16s %11s %11s %11s\n", "op", "ranks", "calls", "bytes", "min_s", "median_s", "max_s");
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    uint64_t calls = 0, bytes = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+      const struct op_sum *o = &sums[order[i]].ops[op];
+      if (!o->calls) continue;
+      calls += o->calls;
+      bytes += o->bytes;
+      v[k++] = o->host_ns;
+    }
+    if (!k) continue;
+    qsort(v, (size_t)k, sizeof *v, cmp_u64);
+    fprintf(f, "  %-22s %6d %12llu %16llu %11.6f %11.6f %11.6f\n", ncs_op_name(op), k, (unsigned long long)calls,
+            (unsigned long long)bytes, v[0] / 1e9, v[(k - 1) / 2] / 1e9, v[k - 1] / 1e9);
+  }
+  free(v);
+  for (int i = 0; i < n; i++) {
+    const struct file_sum *s = &sums[order[i]];
+    if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0) continue;
+    const struct ncs_rank_info *r = &s->info;
+    fprintf(f, "  rank ");
+    if (r->rank >= 0) fprintf(f, "%d", r->rank); else fprintf(f, "?");
+    fprintf(f, " (");
+    text_str(f, r->host);
+    fprintf(f, " pid %u):", r->pid);
+    if (s->st.error[0]) {
+      fprintf(f, " %s ", r->read_rc == 1 ? "DAMAGED" : r->truncated ? "CUT" : "ERROR");
+      text_str(f, s->st.error);
+    }
+    if (s->st.dropped_total) fprintf(f, " DROPPED %llu records", (unsigned long long)s->st.dropped_total);
+    fprintf(f, "\n");
+  }
+}
+
 static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state) {
   const struct ncs_rank_info *r = &s->info;
   if (r->rank >= 0) ncs_json_int(j, "rank", r->rank); else ncs_json_null(j, "rank");
@@ -370,22 +417,24 @@ static void build_cli(void) {
   int n = 0;
   size_t k = 0;
   report_opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
-  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json]");
+  report_opts[n++] = (struct option){"detail", no_argument, NULL, 'd'};
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json] [--detail]");
   for (int a = 0; a < NANALYSES; a++)
     for (const struct ncs_analysis_option *o = analyses[a]->options; o && o->name && n <= MAX_OPTS; o++) {
-      opt_of[n - 1] = o;
-      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - 1};
+      opt_of[n - 2] = o;
+      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - 2};
       n++;
       k += (size_t)snprintf(report_help + k, sizeof report_help - k, " [--%s %s]", o->name, o->arg);
     }
   report_opts[n] = (struct option){0};
   k += (size_t)snprintf(report_help + k, sizeof report_help - k, " PATH...\n"
        "Per-rank and per-operation summary of traces. PATH: trace files (*.ncs) or directories.\n"
-       "  %-23s%s\n", "-j, --json", "the document of docs/JSON.md");
-  for (int i = 1; i < n && k < sizeof report_help; i++) {
+       "  %-23s%s\n  %-23s%s\n", "-j, --json", "the document of docs/JSON.md",
+       "-d, --detail", "every rank's own sections (default: the job, and outlier ranks only)");
+  for (int i = 2; i < n && k < sizeof report_help; i++) {
     char name[96];
-    snprintf(name, sizeof name, "--%s %s", opt_of[i - 1]->name, opt_of[i - 1]->arg);
-    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - 1]->help);
+    snprintf(name, sizeof name, "--%s %s", opt_of[i - 2]->name, opt_of[i - 2]->arg);
+    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - 2]->help);
   }
   if (k < sizeof report_help)
     snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n%s", "-h, --help", "this text",
@@ -396,7 +445,7 @@ static void build_cli(void) {
 static int usage(void) { return ncs_cli_fail(&report_cli, "bad option value"); }
 
 int cmd_report(int argc, char **argv) {
-  int json = 0, ret = 0, nfiles = 0, nopt = 0;
+  int json = 0, detail = 0, ret = 0, nfiles = 0, nopt = 0;
   char **files = NULL, **paths = calloc((size_t)argc + 1, sizeof *paths);
   const char **opts = calloc((size_t)argc + 1, sizeof *opts);
   struct file_sum *sums = NULL;
@@ -410,6 +459,7 @@ int cmd_report(int argc, char **argv) {
   build_cli();
   while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') { json = 1; continue; }
+    if (r == 'd') { detail = 1; continue; }
     if (r < OPT_ANALYSIS || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
     const char *name = opt_of[r - OPT_ANALYSIS]->name;
     size_t l = strlen(name) + strlen(optarg) + 4;
@@ -428,7 +478,10 @@ int cmd_report(int argc, char **argv) {
   infos = calloc((size_t)nfiles, sizeof *infos);
   order = calloc((size_t)nfiles, sizeof *order);
   if (!sums || !infos || !order) { ret = NCS_EXIT_UNREADABLE; goto out; }
-  struct ncs_job job = {nfiles, infos, order, opts};
+  struct ncs_headline headline;
+  memset(&headline, 0, sizeof headline);
+  headline.slowest_rank = -1;
+  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline};
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
@@ -490,8 +543,11 @@ int cmd_report(int argc, char **argv) {
     ncs_json_obj_end(&j);
     ncs_json_done(&j);
   } else {
-    printf("ncclscope report: %d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
-    for (int k = 0; k < nfiles; k++) print_rank_text(stdout, &sums[order[k]]);
+    for (int a = 0; a < NANALYSES; a++)
+      if (analyses[a]->print_head) analyses[a]->print_head(state[a], stdout, &job);
+    printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
+    if (detail) for (int k = 0; k < nfiles; k++) print_rank_text(stdout, &sums[order[k]]);
+    else print_job_text(stdout, sums, order, nfiles);
     for (int a = 0; a < NANALYSES; a++)
       if (analyses[a]->print_text) analyses[a]->print_text(state[a], stdout, &job);
   }

@@ -17,9 +17,10 @@
 #include "io/regfile.h"
 #include "model/rules.h"
 
-/* Row bucket of a call's bytes as passed: floor(log2), 0 for 0 or 1 byte (model/rules.h). */
-static int bucket_of(uint64_t bytes) {
-  int b = ncs_rule_log2((double)bytes);
+/* Row bucket of a call's message size S (nccl-tests' S, as in report: docs/METRICS.md):
+ * floor(log2), 0 for 0 or 1 byte (model/rules.h). */
+static int bucket_of(double S) {
+  int b = ncs_rule_log2(S);
   return b < 0 ? 0 : b < NCS_NBUCKETS - 1 ? b : NCS_NBUCKETS - 1;
 }
 
@@ -175,7 +176,8 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   uint64_t bytes = ncs_rule_bytes(c->count, c->datatype);
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, nranks);
   double dt = (double)(e - s) / 1e9;
-  struct ncs_opstat *st = opstat(r, c->op, bucket_of(bytes), lc ? lc->comm_id : 0);
+  struct ncs_opstat *st = opstat(r, c->op, bucket_of(ncs_rule_S(c->op, c->count, c->datatype, nranks)),
+                                 lc ? lc->comm_id : 0);
   if (st) {
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb;
     if (dt > st->max_s) st->max_s = dt;

@@ -22,6 +22,8 @@
 #include "io/nccllog.h"
 #include "ncclscope/ops.h"
 #include "analysis/doctor.h"
+#include "analysis/headline.h"
+#include "render/headline_render.h"
 #include "analysis/straggler.h"
 #include "render/doctor_render.h"
 #include "render/svg.h"
@@ -159,7 +161,9 @@ static void rank_label(char *b, size_t n, const struct ncs_jrank *r, int i) {
   if (r->rank >= 0) snprintf(b, n, "rank %d", r->rank); else snprintf(b, n, "file %d", i);
 }
 
-static void sec_share(FILE *f, const struct ncs_jobdata *J) {
+/* Communication share per rank: the doctor's facts when it ran (the one definition, shared with
+ * report and doctor: analysis/headline.h), else the loader's sums. */
+static void sec_share(FILE *f, const struct ncs_jobdata *J, const struct ncs_doctor *d) {
   int n = J->n < 512 ? J->n : 512;
   const char **lab = calloc((size_t)n + 1, sizeof *lab);
   char (*buf)[48] = calloc((size_t)n + 1, sizeof *buf);
@@ -170,9 +174,14 @@ static void sec_share(FILE *f, const struct ncs_jobdata *J) {
     lab[i] = buf[i];
     double w = wall_s(&J->r[i]);
     v[i] = w > 0 ? 100.0 * J->r[i].comm_s / w : 0;
+    if (d && d->n == J->n) {
+      double share = ncs_headline_share(d->f[i], NULL);
+      v[i] = share >= 0 ? 100.0 * share : 0;
+    }
   }
   fprintf(f, "<section id=\"comm-share\"><h2>Communication share per rank</h2><p class=\"note\">Union of the "
-             "operations' intervals over the window from the first to the last traced call.</p>\n");
+             "operations' intervals over the window from the first to the last traced call (docs/METRICS.md)%s.</p>\n",
+          d ? "" : "; without the doctor's facts (--no-doctor): the loader's own sums");
   ncs_svg_bars(f, lab, v, NULL, n, "%");
   if (n < J->n) fprintf(f, "<p class=\"note\">First %d of %d ranks shown.</p>", n, J->n);
   fprintf(f, "</section>\n");
@@ -348,8 +357,6 @@ static void sec_doctor(FILE *f, struct ncs_doctor *d, struct ncs_hang *hang) {
   if (unreadable) {
     fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit 4).</p>");
   } else {
-    ncs_doctor_run(d);
-    if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, d); }
     ncs_doctor_print_html(d, f);
   }
   fprintf(f, "</section>\n");
@@ -501,10 +508,35 @@ int cmd_html(int argc, char **argv) {
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
+  int doctor_ran = 0;
+  if (doctor) {
+    int unreadable = 0;
+    for (int i = 0; i < doc.n; i++) unreadable |= doc.f[i]->read_rc == 2;
+    if (!unreadable) {
+      ncs_doctor_run(&doc);
+      if (dl.hang) { ncs_hang_finish(dl.hang); ncs_hang_to_doctor(dl.hang, &doc); }
+      doctor_ran = 1;
+    }
+  }
+  if (doctor_ran) {
+    struct ncs_headline h;
+    ncs_headline_build(&h, &doc);
+    const struct ncs_strag_rank *sr;
+    h.mismatches = ncs_strag_mismatches(J->strag);
+    h.incomplete = ncs_strag_incomplete(J->strag);
+    if (ncs_strag_collectives(J->strag) && ncs_strag_ranks(J->strag, &sr) > 0 && sr[0].last_count) {
+      h.slowest_rank = sr[0].rank;
+      snprintf(h.slowest_host, sizeof h.slowest_host, "%s", sr[0].host);
+      h.slowest_last_pct = sr[0].arrivals ? 100.0 * (double)sr[0].last_count / (double)sr[0].arrivals : 0;
+      h.slowest_wait_s = sr[0].wait_caused_s;
+      h.skew_mean_us = ncs_strag_skew_mean_us(J->strag);
+    }
+    ncs_headline_print_html(&h, f);
+  }
   sec_summary(f, J);
   sec_time_per_op(f, J);
   sec_busbw(f, J);
-  sec_share(f, J);
+  sec_share(f, J, doctor_ran ? &doc : NULL);
   if (steps.sp) sec_steps(f, J, &steps);
   sec_skew(f, J);
   sec_stragglers(f, J);

@@ -1,0 +1,90 @@
+/* headline.c — the job's answer as data (headline.h). */
+#include "analysis/headline.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double ncs_headline_share(const struct ncs_dfacts *f, double *window_ns) {
+  uint64_t s = f->timing_gpu && f->gpu_first && f->gpu_first < f->t_first ? f->gpu_first : f->t_first;
+  uint64_t e = f->timing_gpu && f->gpu_last > f->t_last ? f->gpu_last : f->t_last;
+  if (f->ncalls < 10 || e <= s || e - s < 1000000) return -1;
+  if (window_ns) *window_ns = (double)(e - s);
+  return f->comm_ns / (double)(e - s);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
+  memset(h, 0, sizeof *h);
+  h->processes = d->n;
+  h->share_min = h->share_med = h->share_max = h->ratio_med = NAN;
+  h->rank_min = h->rank_max = -1;
+  h->nvlink_in_box = -1;
+  h->slowest_rank = -1;
+  h->exposed_med = h->hidden_med = h->gpu_ratio_med = NAN;
+  const struct ncs_kact_fig **kf = calloc((size_t)(d->n ? d->n : 1), sizeof *kf);
+  double *shares = calloc((size_t)(d->n ? d->n : 1), sizeof *shares);
+  double *bws = calloc((size_t)(d->n ? d->n : 1), sizeof *bws);
+  int nbw = 0;
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    for (size_t k = 0; k < f->log.nconns; k++) h->transports |= 1u << f->log.conns[k].tclass;
+    if (f->topo) {
+      if (h->nvlink_in_box < 0) h->nvlink_in_box = 0;
+      for (int a = 0; a < f->topo->ngpus; a++)
+        for (int b = a + 1; b < f->topo->ngpus; b++)
+          if (f->topo->nv[a][b]) h->nvlink_in_box = 1;
+    }
+    int nr, gpu, ns;
+    uint64_t id;
+    double bw = ncs_dfacts_busbw(f, &ns, &gpu);
+    if (bw > 0 && bws) bws[nbw++] = bw;
+    if (f->gpu.have && f->gpu.span_ns && kf) kf[h->kact_ranks++] = &f->gpu;
+    double share = ncs_headline_share(f, NULL);
+    if (share < 0 || !shares) continue;
+    int rank = ncs_dfacts_rank(f, &nr, &id);
+    if (isnan(h->share_min) || share < h->share_min) { h->share_min = share; h->rank_min = rank; }
+    if (isnan(h->share_max) || share > h->share_max) { h->share_max = share; h->rank_max = rank; }
+    shares[h->ranks++] = share;
+    h->gpu_timed += f->timing_gpu;
+  }
+  if (h->ranks) {
+    qsort(shares, (size_t)h->ranks, sizeof *shares, cmp_double);
+    h->share_med = shares[(h->ranks - 1) / 2];
+    if (h->share_med > 0) h->ratio_med = (1 - h->share_med) / h->share_med;
+  }
+  if (nbw) {
+    qsort(bws, (size_t)nbw, sizeof *bws, cmp_double);
+    h->busbw_med = bws[(nbw - 1) / 2];
+  }
+  if (h->kact_ranks) { /* the median rank by exposed share */
+    for (int a = 1; a < h->kact_ranks; a++)
+      for (int b = a; b > 0 && (double)kf[b]->exposed_ns / kf[b]->span_ns < (double)kf[b - 1]->exposed_ns / kf[b - 1]->span_ns; b--) {
+        const struct ncs_kact_fig *t = kf[b]; kf[b] = kf[b - 1]; kf[b - 1] = t;
+      }
+    const struct ncs_kact_fig *g = kf[(h->kact_ranks - 1) / 2];
+    h->exposed_med = (double)g->exposed_ns / (double)g->span_ns;
+    if (g->comm_ns) h->hidden_med = (double)g->overlapped_ns / (double)g->comm_ns;
+    if (g->comm_ns) h->gpu_ratio_med = (double)(g->compute_only_ns + g->overlapped_ns) / (double)g->comm_ns;
+  }
+  free(kf);
+  free(shares);
+  free(bws);
+  for (int i = 0; i < d->nv; i++) {
+    if (!d->v[i].problem) continue;
+    h->problems++;
+    int k = 0, seen = 0;
+    for (int j = 0; j < i; j++) seen |= d->v[j].problem && !strcmp(d->v[j].id, d->v[i].id);
+    if (seen) {
+      for (k = 0; k < h->nfirst && strcmp(h->first[k]->id, d->v[i].id); k++) {}
+      if (k < h->nfirst) h->count[k]++;
+      continue;
+    }
+    h->kinds++;
+    if (h->nfirst < NCS_HEADLINE_PROBLEMS) { h->count[h->nfirst] = 1; h->first[h->nfirst++] = &d->v[i]; }
+  }
+}

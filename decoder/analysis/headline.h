@@ -1,0 +1,45 @@
+/* headline.h — the job's answer in a few facts, as data: how much of each rank's traced time is
+ * communication (and the compute-to-communication ratio), the bus bandwidth of its large
+ * collectives, which transports NCCL used against what the box has, and the doctor's problems.
+ *
+ * Contract: ncs_headline_build() reads the doctor's facts and verdicts after ncs_doctor_run()
+ * (analysis/doctor.h) and keeps pointers into them (valid while the doctor lives). Because
+ * `report`, `doctor` and `html` all build it from the same facts, they state the same figures
+ * (docs/METRICS.md, "communication share"). render/headline_render.h prints it. */
+#ifndef NCS_HEADLINE_H
+#define NCS_HEADLINE_H
+#include "analysis/doctor.h"
+
+#define NCS_HEADLINE_PROBLEMS 4
+
+struct ncs_headline {
+  int processes;                /* traces (and logs) the doctor read */
+  int ranks;                    /* processes with a traced window long enough to judge */
+  int gpu_timed;                /* of those, with GPU intervals */
+  double share_min, share_med, share_max; /* communication share of a rank's window, 0..1; NaN: none */
+  int rank_min, rank_max;       /* ranks (-1 unknown) at the lowest and highest share */
+  double ratio_med;             /* (window - communication) / communication at the median share */
+  int kact_ranks;               /* ranks with kernel activity (exposed vs overlapped known) */
+  double exposed_med, hidden_med, gpu_ratio_med; /* at the median exposed share: exposed / span,
+                                                    overlapped / NCCL kernel time, compute / comm
+                                                    on GPU time (docs/METRICS.md "GPU time"); NaN none */
+  double busbw_med;             /* median over ranks of their median busbw of large collectives, GB/s; 0 none */
+  unsigned transports;          /* 1 << NCS_TC_* of every connection NCCL logged */
+  int nvlink_in_box;            /* the traced GPUs have NVLink between them: 1, 0, -1 unknown */
+  int problems;                 /* the doctor's problem verdicts */
+  int kinds;                    /* distinct checks among them */
+  const struct ncs_verdict *first[NCS_HEADLINE_PROBLEMS]; /* the first of each check, in check order */
+  int count[NCS_HEADLINE_PROBLEMS];                       /* verdicts of that check */
+  int nfirst;
+  /* who is slow (added by the straggler analysis when it ran; slowest_rank -1 otherwise) */
+  int slowest_rank;
+  char slowest_host[64];
+  double slowest_last_pct, slowest_wait_s, skew_mean_us;
+  uint64_t mismatches, incomplete;
+};
+
+void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d);
+/* A rank's communication share of its window (0..1), and the window in ns; -1 when too short
+ * to judge (fewer than 10 calls or under 1 ms). The one definition (docs/METRICS.md). */
+double ncs_headline_share(const struct ncs_dfacts *f, double *window_ns);
+#endif

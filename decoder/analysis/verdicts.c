@@ -1,0 +1,112 @@
+/* verdicts.c — the doctor inside `report`: its facts and the hang checks' (analysis/hang.h)
+ * gathered in report's single read of each file, its checks run once all files are read, and the job's answer (analysis/headline.h)
+ * printed before everything else, so report, doctor and html give the same verdicts and the
+ * same communication share. JSON: "headline" (docs/JSON.md) and "verdicts" (id, title,
+ * problem, evidence, next; as `doctor --json`). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/doctor.h"
+#include "analysis/hang.h"
+#include "analysis/headline.h"
+#include "render/headline_render.h"
+
+struct verdicts {
+  struct ncs_doctor d;
+  struct ncs_hang *hang;         /* the hang checks; NULL when out of memory (then left out) */
+  struct ncs_mux *mux;           /* [n] per file: facts + hang visitors, fanned out */
+  struct ncs_headline *h;        /* job->headline */
+  int ok;                        /* every file had its facts */
+};
+
+static void *v_create(const struct ncs_job *job) {
+  struct verdicts *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->d.f = calloc((size_t)(job->n > 0 ? job->n : 1), sizeof *s->d.f);
+  if (!s->d.f) { free(s); return NULL; }
+  for (s->d.n = 0; s->d.n < job->n; s->d.n++)
+    if (!(s->d.f[s->d.n] = ncs_dfacts_new(job->rank[s->d.n].path))) break;
+  s->ok = s->d.n == job->n;
+  s->mux = calloc((size_t)(job->n > 0 ? job->n : 1), sizeof *s->mux);
+  char **paths = calloc((size_t)(job->n > 0 ? job->n : 1), sizeof *paths);
+  for (int i = 0; paths && i < job->n; i++) paths[i] = (char *)job->rank[i].path;
+  if (paths) s->hang = ncs_hang_new(job->n, paths, NCS_HANG_DEFAULT_S);
+  free(paths);
+  s->ok = s->ok && s->mux;
+  return s;
+}
+
+static void v_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct verdicts *s = state;
+  if (!s || !s->ok) return;
+  struct ncs_mux *m = &s->mux[file];
+  memset(m, 0, sizeof *m);
+  ncs_dfacts_attach(s->d.f[file], m);
+  if (s->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(s->hang, file, &m->v[m->n++]);
+  ncs_mux_build(m, v);
+}
+
+static void v_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct verdicts *s = state;
+  if (!s || !s->ok) return;
+  int rc = st->damaged ? 1 : st->error[0] && !st->chunks && !st->truncated ? 2 : 0;
+  ncs_dfacts_finish(s->d.f[file], rc, st);
+  if (s->hang) ncs_hang_file_done(s->hang, file, rc, st);
+}
+
+static void v_finish(void *state, const struct ncs_job *job) {
+  struct verdicts *s = state;
+  if (!s || !s->ok) return;
+  ncs_doctor_run(&s->d);
+  if (s->hang) { ncs_hang_finish(s->hang); ncs_hang_to_doctor(s->hang, &s->d); }
+  s->h = job->headline;
+  if (s->h) ncs_headline_build(s->h, &s->d);
+}
+
+static void v_print_head(void *state, FILE *f, const struct ncs_job *job) {
+  struct verdicts *s = state;
+  if (!s || !s->ok || !s->h) return;
+  ncs_headline_print_text(s->h, f);
+  if (s->h->problems) fprintf(f, "  next steps and all the evidence: ncclscope doctor\n");
+}
+
+static void v_print_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
+  struct verdicts *s = state;
+  if (!s || !s->ok) return;
+  if (s->h) ncs_headline_print_json(s->h, j);
+  ncs_json_arr_begin(j, "verdicts");
+  for (int i = 0; i < s->d.nv; i++) {
+    const struct ncs_verdict *v = &s->d.v[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "id", v->id);
+    ncs_json_str(j, "title", v->title);
+    ncs_json_bool(j, "problem", v->problem);
+    ncs_json_arr_begin(j, "evidence");
+    for (int k = 0; k < v->nevidence; k++) ncs_json_str(j, NULL, v->evidence[k]);
+    ncs_json_arr_end(j);
+    ncs_json_str(j, "next", v->next);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+}
+
+static void v_destroy(void *state) {
+  struct verdicts *s = state;
+  if (!s) return;
+  ncs_doctor_free(&s->d);
+  ncs_hang_free(s->hang);
+  free(s->mux);
+  free(s);
+}
+
+const struct ncs_analysis ncs_analysis_verdicts = {
+  .name = "verdicts",
+  .create = v_create,
+  .visitor = v_visitor,
+  .file_done = v_file_done,
+  .finish = v_finish,
+  .print_head = v_print_head,
+  .print_json = v_print_json,
+  .destroy = v_destroy,
+};

@@ -1,0 +1,187 @@
+/* headline_render.c — the job's answer as text, JSON and HTML (headline_render.h). */
+#include "render/headline_render.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "io/nccllog.h"
+
+/* "P2P+SHM", or "none logged" */
+static void transport_names(unsigned mask, char *buf, size_t cap) {
+  static const int order[] = {NCS_TC_P2P, NCS_TC_NVLS, NCS_TC_SHM, NCS_TC_NET, NCS_TC_COLLNET};
+  size_t k = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < sizeof order / sizeof *order && k < cap; i++)
+    if (mask & (1u << order[i]))
+      k += (size_t)snprintf(buf + k, cap - k, "%s%s", k ? "+" : "", ncs_tclass_name(order[i]));
+  if (!buf[0]) snprintf(buf, cap, "none logged");
+}
+
+static const char *nvlink_word(const struct ncs_headline *h) {
+  int used = (h->transports & ((1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS))) != 0;
+  if (h->nvlink_in_box < 0) return used ? "P2P/NVLS used (topology not recorded)" : "topology not recorded";
+  if (!h->nvlink_in_box) return "no NVLink in this box";
+  if (!h->transports) return "NVLink in the box, NCCL's transport lines not seen";
+  return used ? "NVLink in the box and NCCL used it" : "NVLink in the box but NCCL did NOT use it";
+}
+
+static const char *state_word(const struct ncs_headline *h) {
+  if (h->problems) return h->kinds == 1 ? "1 problem" : "problems";
+  return "healthy";
+}
+
+void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
+  char tr[64];
+  transport_names(h->transports, tr, sizeof tr);
+  fprintf(f, "ncclscope: %d rank%s — %s", h->ranks, h->ranks == 1 ? "" : "s", state_word(h));
+  if (h->kinds > 1) fprintf(f, " (%d)", h->kinds);
+  fputc('\n', f);
+  if (!isnan(h->share_med)) {
+    fprintf(f, "  communication: %.0f%% of the median rank's time (%.0f%%-%.0f%% across ranks, %s timing)",
+            100 * h->share_med, 100 * h->share_min, 100 * h->share_max,
+            h->gpu_timed == h->ranks ? "GPU" : h->gpu_timed ? "GPU and host" : "host");
+    if (!isnan(h->ratio_med)) fprintf(f, "; compute/comm %.2f", h->ratio_med);
+    fputc('\n', f);
+    if (!isnan(h->exposed_med)) {
+      fprintf(f, "  exposed: %.0f%% of GPU time is communication not hidden under compute (median rank", 100 * h->exposed_med);
+      if (!isnan(h->hidden_med)) fprintf(f, "; %.0f%% of NCCL kernel time hidden", 100 * h->hidden_med);
+      if (!isnan(h->gpu_ratio_med)) fprintf(f, "; compute/comm %.2f on GPU time", h->gpu_ratio_med);
+      fprintf(f, ")\n");
+    } else {
+      fprintf(f, "  exposed: unknown without kernel activity: the share above counts hidden communication too\n");
+    }
+  } else {
+    fprintf(f, "  communication: no rank traced long enough to judge (10 calls over 1 ms)\n");
+  }
+  fprintf(f, "  transports: %s; %s", tr, nvlink_word(h));
+  if (h->busbw_med > 0) fprintf(f, "; large collectives at %.1f GB/s busbw (median rank)", h->busbw_med);
+  fputc('\n', f);
+  if (h->slowest_rank >= 0) {
+    fprintf(f, "  slowest: rank %d (", h->slowest_rank);
+    ncs_text_escape(f, h->slowest_host, strlen(h->slowest_host));
+    fprintf(f, ") last to arrive at %.0f%% of its collectives, %.3f s of others' waiting; arrival skew %.0f us mean\n",
+            h->slowest_last_pct, h->slowest_wait_s, h->skew_mean_us);
+  }
+  if (h->mismatches || h->incomplete)
+    fprintf(f, "  MISMATCH/MISSING: %llu collective(s) called differently by some rank, %llu entered by only some ranks\n",
+            (unsigned long long)h->mismatches, (unsigned long long)h->incomplete);
+  for (int i = 0; i < h->nfirst; i++) {
+    const struct ncs_verdict *v = h->first[i];
+    fprintf(f, "  PROBLEM %s: %s", v->id, v->title);
+    if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
+    fputc('\n', f);
+    if (v->nevidence) {
+      fprintf(f, "    ");
+      ncs_text_escape(f, v->evidence[0], strlen(v->evidence[0]));
+      fputc('\n', f);
+    }
+    if (!strcmp(v->id, "nvlink-unused")) fprintf(f, "    why: %s\n", v->next); /* the variable responsible */
+  }
+  if (h->kinds > h->nfirst) fprintf(f, "  ... %d more kinds of problem\n", h->kinds - h->nfirst);
+}
+
+static void num_or_null(struct ncs_json *j, const char *k, double v) {
+  if (isnan(v)) ncs_json_null(j, k); else ncs_json_num(j, k, v);
+}
+
+void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
+  char tr[64];
+  transport_names(h->transports, tr, sizeof tr);
+  ncs_json_obj_begin(j, "headline");
+  ncs_json_bool(j, "healthy", h->problems == 0);
+  ncs_json_int(j, "ranks", h->ranks);
+  ncs_json_int(j, "gpu_timed_ranks", h->gpu_timed);
+  num_or_null(j, "comm_share", h->share_med);
+  num_or_null(j, "comm_share_min", h->share_min);
+  num_or_null(j, "comm_share_max", h->share_max);
+  if (h->rank_min >= 0) ncs_json_int(j, "comm_share_min_rank", h->rank_min); else ncs_json_null(j, "comm_share_min_rank");
+  if (h->rank_max >= 0) ncs_json_int(j, "comm_share_max_rank", h->rank_max); else ncs_json_null(j, "comm_share_max_rank");
+  num_or_null(j, "compute_to_comm", h->ratio_med);
+  ncs_json_int(j, "kernel_activity_ranks", h->kact_ranks);
+  num_or_null(j, "exposed_share", h->exposed_med);
+  num_or_null(j, "hidden_share", h->hidden_med);
+  num_or_null(j, "compute_to_comm_gpu", h->gpu_ratio_med);
+  if (h->busbw_med > 0) ncs_json_num(j, "busbw_large_gbps", h->busbw_med); else ncs_json_null(j, "busbw_large_gbps");
+  ncs_json_str(j, "transports", h->transports ? tr : "");
+  if (h->nvlink_in_box < 0) ncs_json_null(j, "nvlink_in_box"); else ncs_json_bool(j, "nvlink_in_box", h->nvlink_in_box);
+  ncs_json_bool(j, "nvlink_used", (h->transports & ((1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS))) != 0);
+  if (h->slowest_rank >= 0) {
+    ncs_json_obj_begin(j, "slowest");
+    ncs_json_int(j, "rank", h->slowest_rank);
+    ncs_json_str(j, "host", h->slowest_host);
+    ncs_json_num(j, "last_pct", h->slowest_last_pct);
+    ncs_json_num(j, "wait_caused_s", h->slowest_wait_s);
+    ncs_json_num(j, "skew_mean_us", h->skew_mean_us);
+    ncs_json_obj_end(j);
+  } else {
+    ncs_json_null(j, "slowest");
+  }
+  ncs_json_uint(j, "mismatches", h->mismatches);
+  ncs_json_uint(j, "incomplete", h->incomplete);
+  ncs_json_int(j, "problems", h->problems);
+  ncs_json_int(j, "problem_kinds", h->kinds);
+  ncs_json_arr_begin(j, "first_problems");
+  for (int i = 0; i < h->nfirst; i++) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "id", h->first[i]->id);
+    ncs_json_str(j, "title", h->first[i]->title);
+    ncs_json_str(j, "evidence", h->first[i]->nevidence ? h->first[i]->evidence[0] : "");
+    ncs_json_str(j, "next", h->first[i]->next);
+    ncs_json_int(j, "verdicts", h->count[i]);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_obj_end(j);
+}
+
+void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
+  char tr[64];
+  transport_names(h->transports, tr, sizeof tr);
+  fprintf(f, "<section id=\"headline\" class=\"headline %s\"><h2>%d rank%s: %s</h2>\n",
+          h->problems ? "bad" : "good", h->ranks, h->ranks == 1 ? "" : "s", state_word(h));
+  if (!isnan(h->share_med)) {
+    fprintf(f, "<p class=\"big\"><b>%.0f%%</b> of the median rank's time is communication "
+               "(%.0f%%&ndash;%.0f%% across ranks, %s timing)",
+            100 * h->share_med, 100 * h->share_min, 100 * h->share_max,
+            h->gpu_timed == h->ranks ? "GPU" : h->gpu_timed ? "GPU and host" : "host");
+    if (!isnan(h->ratio_med)) fprintf(f, "; compute/communication <b>%.2f</b>", h->ratio_med);
+    fprintf(f, ".</p>\n");
+    if (!isnan(h->exposed_med))
+      fprintf(f, "<p class=\"big\"><b>%.0f%%</b> of GPU time is <i>exposed</i> communication (not hidden under compute; "
+                 "median rank)%s</p>\n", 100 * h->exposed_med, h->exposed_med >= 0.5 ? ": communication-bound." : ".");
+    else
+      fprintf(f, "<p class=\"note\">Exposed communication unknown (no kernel activity in the traces): the share above "
+                 "counts hidden communication too.</p>\n");
+  } else {
+    fprintf(f, "<p class=\"big\">No rank was traced long enough to judge its communication share.</p>\n");
+  }
+  fprintf(f, "<p>Transports: <b>%s</b>; %s", tr, nvlink_word(h));
+  if (h->busbw_med > 0) fprintf(f, "; large collectives at <b>%.1f GB/s</b> busbw (median rank)", h->busbw_med);
+  fprintf(f, ".</p>\n");
+  if (h->slowest_rank >= 0) {
+    fprintf(f, "<p>Slowest: rank <b>%d</b> (", h->slowest_rank);
+    ncs_html_escape(f, h->slowest_host, strlen(h->slowest_host));
+    fprintf(f, "), last to arrive at %.0f%% of its collectives (%.3f s of others' waiting).</p>\n",
+            h->slowest_last_pct, h->slowest_wait_s);
+  }
+  if (h->mismatches || h->incomplete)
+    fprintf(f, "<p class=\"bad\">%llu collective(s) called differently by some rank, %llu entered by only some ranks.</p>\n",
+            (unsigned long long)h->mismatches, (unsigned long long)h->incomplete);
+  if (h->nfirst) {
+    fprintf(f, "<ul class=\"problems\">");
+    for (int i = 0; i < h->nfirst; i++) {
+      fprintf(f, "<li><b>");
+      ncs_html_escape(f, h->first[i]->id, strlen(h->first[i]->id));
+      fprintf(f, "</b>: ");
+      ncs_html_escape(f, h->first[i]->title, strlen(h->first[i]->title));
+      if (h->first[i]->nevidence) {
+        fprintf(f, "<br><span class=\"note\">");
+        ncs_html_escape(f, h->first[i]->evidence[0], strlen(h->first[i]->evidence[0]));
+        fprintf(f, "</span>");
+      }
+      fprintf(f, "</li>");
+    }
+    fprintf(f, "</ul>\n");
+  }
+  fprintf(f, "</section>\n");
+}
