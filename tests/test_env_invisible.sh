@@ -33,3 +33,12 @@ check "env invisible: NCCL's init lines are captured all the same (NCCL_LOG Init
   sh -c "'$NCS' dump '$f' | grep -q '^NCCL_LOG.*Init COMPLETE'"
 check "env invisible: and the shim is NCCL's profiler all the same (PROFILE records)" \
   sh -c "'$NCS' dump '$f' | grep -q '^RECORD type=14\|^PROFILE'"
+# nccl.conf: NCCL itself sets what the file names (setenv(..., 0), as NCCL 2.28 does, and so does
+# the double); the shim notes the user's value as NCCL reads it, after that: the job sees the
+# same changes, prints the same lines (the WARN level's version banner) with and without it
+printf 'NCCL_DEBUG=WARN\n# a comment\n' >"$T/nccl.conf"
+NCCL_CONF_FILE="$T/nccl.conf" "$EJ" -n 3 "$T/kids" >"$T/conf.plain" 2>/dev/null
+NCCL_CONF_FILE="$T/nccl.conf" NCCLSCOPE_DIR="$T/tr-c" LD_PRELOAD="$SHIM" "$EJ" -n 3 "$T/kids" >"$T/conf.shim" 2>/dev/null
+check_eq "env invisible: NCCL_CONF_FILE naming NCCL_DEBUG=WARN: the same output (banner, the differences NCCL itself makes) with and without the shim" \
+  "$(cat "$T/conf.plain")" "$(cat "$T/conf.shim")"
+check "env invisible: ... and NCCL printed its banner (it read WARN from the file)" grep -q '^NCCL version' "$T/conf.shim"

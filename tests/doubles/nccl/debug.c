@@ -42,7 +42,36 @@ static const struct { const char *name; unsigned bit; } k_subsys[] = {
   {"BOOTSTRAP", NCCLD_BOOTSTRAP}, {"REG", NCCLD_REG}, {"ALL", (unsigned)NCCLD_ALL},
 };
 
+static void set_env_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[2100];
+  while (fgets(line, sizeof line, f)) {
+    size_t n = strlen(line);
+    if (n && line[n - 1] == '\n') line[--n] = 0;
+    if (line[0] == '#') continue;
+    char *eq = strchr(line, '=');
+    if (!eq || eq == line) continue;
+    *eq = 0;
+    setenv(line, eq + 1, 0);
+  }
+  fclose(f);
+}
+static void init_env_once(void) {
+  const char *user = getenv("NCCL_CONF_FILE");
+  if (user && *user) set_env_file(user);
+  else {
+    const char *home = getenv("HOME");
+    char p[4096];
+    if (home && *home) { snprintf(p, sizeof p, "%s/.nccl.conf", home); set_env_file(p); }
+  }
+  set_env_file("/etc/nccl.conf");
+}
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+void ncclD_init_env(void) { pthread_once(&g_env_once, init_env_once); }
+
 static void read_env(void) {
+  ncclD_init_env();
   const char *lvl = getenv("NCCL_DEBUG");
   if (lvl) {
     if (!strcasecmp(lvl, "VERSION")) g_level = LVL_VERSION;

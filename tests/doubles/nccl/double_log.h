@@ -20,6 +20,12 @@ enum {
   NCCLD_REG = 0x2000, NCCLD_ALL = ~0
 };
 
+/* NCCL's own environment setup, once per process before it reads any NCCL_* variable (as its
+ * ncclGetEnv does, src/misc/param.cc): the lines NAME=VALUE of $NCCL_CONF_FILE (else
+ * ~/.nccl.conf) and then /etc/nccl.conf are set with setenv(NAME, VALUE, 0) ('#' lines skipped):
+ * the process's environment wins over the files. Every NCCL_* read of the double calls it. */
+void ncclD_init_env(void);
+
 /* INFO line for subsystem mask `subsys` on CUDA device `dev` (-1 prints as the current one). */
 void ncclD_info(unsigned subsys, int dev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* WARN line as NCCL prints it, with the given source file and line. */

@@ -59,6 +59,7 @@ static void *open_named(const char *name) {
 static int load(void) {
   if (lib) { refs++; return 1; }
   if (tried_and_failed) return 0;
+  ncclD_init_env();
   const char *name = getenv("NCCL_PROFILER_PLUGIN");
   if (name && !strcasecmp(name, "none")) { tried_and_failed = 1; return 0; }
   void *h = open_named(name);

@@ -105,16 +105,19 @@ static int cuda_dev(void) {
 #define nvml_dev(d) (d)
 
 static int env_is(const char *name, const char *val) {
+  ncclD_init_env();
   const char *v = getenv(name);
   return v && !strcasecmp(v, val);
 }
 static int env_on(const char *name) {
+  ncclD_init_env();
   const char *v = getenv(name);
   return v && *v && strcmp(v, "0");
 }
 
 /* NCCL_P2P_LEVEL as a path level; default PXB. -1 = P2P disabled (LOC). */
 static int p2p_level(void) {
+  ncclD_init_env();
   const char *v = getenv("NCCL_P2P_LEVEL");
   if (!v || !*v) return REL_PXB;
   if (!strcasecmp(v, "LOC")) return -1;
