@@ -14,7 +14,8 @@
  *   stdout) when their settings would have printed it: nothing when NCCL_DEBUG was unset,
  *   only WARN lines (and the blank line before each) at WARN, the banner at VERSION, and at
  *   INFO/TRACE every line except INIT-only lines the shim's added INIT subsystem caused.
- * - Forwarding never holds NCCL up: the line is queued (1 MiB, one write per line) for the
+ * - To stdout a line is written at once, on NCCL's thread, as NCCL itself writes it. To a
+ *   file, forwarding never holds NCCL up: the line is queued (1 MiB, one write per line) for the
  *   forwarder thread (started at the first line to forward), which opens the destination and
  *   writes it. A destination that would block (a full FIFO, a FIFO with no reader) blocks only
  *   the forwarder. Its descriptor is moved high and checked (device, inode) before each write:
@@ -29,8 +30,7 @@
  * - fork: NCCL's stream lives on in the child; the child's lines are the child's (recorded once
  *   its shim activates), forwarded by a forwarder the child starts. exec: nothing to carry,
  *   the environment was never changed.
- * Limits: forwarded stdout lines are written by the forwarder thread, so their order against
- *   the application's own stdout can differ; an NCCL reading its environment through an
+ * Limits: an NCCL reading its environment through an
  *   external env plugin (NCCL_ENV_PLUGIN) is not captured (docs/SHIM.md "Environment"). */
 #include <dirent.h>
 #include <errno.h>
@@ -193,6 +193,12 @@ static void ring_get(uint64_t at, void *p, size_t n) {
 static void fwd_start(void);
 static void fwd_push(const char *s, size_t n) {
   uint16_t len = (uint16_t)n; /* n <= LINE_MAX_BYTES + 2 */
+  if (!lc.file || !*lc.file) {
+    /* stdout: written here, on NCCL's thread under NCCL's log lock, as NCCL itself writes it
+     * (same order against the job's own lines, nothing left queued at a child's _exit) */
+    write_all(1, s, n);
+    return;
+  }
   pthread_mutex_lock(&fq.mu);
   int start = !fq.started && !fq.quit && !fq.tried;
   fq.tried |= start;
