@@ -2,8 +2,8 @@
 # demo.sh BUILD — the main job on the bundled example, no GPU needed: a 4-rank DDP-shaped
 # training loop (tests/jobs/ddp_job.c) on the CPU doubles of CUDA, NCCL and NVML, on a
 # simulated 8x H100 NVSwitch box (tests/doubles/topos/nvswitch-8x-h100-nv18.txt).
-#  1. traced by the shim through `ncclscope run`, then `report`: ratio, busbw, stragglers,
-#     transports;
+#  1. traced by the shim through `ncclscope run`, then `report --summary` (the headline: share,
+#     exposed communication, transports against the topology, slowest rank) and `doctor`'s status;
 #  2. the same job with NCCL_P2P_DISABLE=1 left in the environment — the classic "is NCCL
 #     really using NVLink?" case — then `doctor` and `compare` (the CI gate) against run 1;
 #  3. an HTML report and a Perfetto timeline of run 2.
@@ -23,8 +23,10 @@ say() { printf '\n%s$ %s%s\n' "$B" "$*" "$N"; }
 
 say "ncclscope run -o demo-output/nvlink -- launch.sh 4 ddp_job ...   # 8x H100 NVSwitch box"
 "$NCS" run -o "$OUT/nvlink" -- "${JOB[@]}" | tail -1 || exit 1
-say "ncclscope report demo-output/nvlink"
-"$NCS" report "$OUT/nvlink" || exit 1
+say "ncclscope report --summary demo-output/nvlink   # the answer; drop --summary for the tables"
+"$NCS" report --summary "$OUT/nvlink"
+"$NCS" doctor "$OUT/nvlink" >"$OUT/nvlink-doctor.txt"
+echo "(ncclscope doctor: exit status $?: 0 healthy, 1 problem found; verdicts in demo-output/nvlink-doctor.txt)"
 
 say "NCCL_P2P_DISABLE=1 ncclscope run -o demo-output/p2p-off -- launch.sh 4 ddp_job ..."
 NCCL_P2P_DISABLE=1 "$NCS" run -o "$OUT/p2p-off" -- "${JOB[@]}" | tail -1 || exit 1

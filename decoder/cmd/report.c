@@ -418,11 +418,12 @@ static void build_cli(void) {
   size_t k = 0;
   report_opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
   report_opts[n++] = (struct option){"detail", no_argument, NULL, 'd'};
-  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json] [--detail]");
+  report_opts[n++] = (struct option){"summary", no_argument, NULL, 's'};
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json] [--summary|--detail]");
   for (int a = 0; a < NANALYSES; a++)
     for (const struct ncs_analysis_option *o = analyses[a]->options; o && o->name && n <= MAX_OPTS; o++) {
-      opt_of[n - 2] = o;
-      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - 2};
+      opt_of[n - 3] = o;
+      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - 3};
       n++;
       k += (size_t)snprintf(report_help + k, sizeof report_help - k, " [--%s %s]", o->name, o->arg);
     }
@@ -431,10 +432,12 @@ static void build_cli(void) {
        "Per-rank and per-operation summary of traces. PATH: trace files (*.ncs) or directories.\n"
        "  %-23s%s\n  %-23s%s\n", "-j, --json", "the document of docs/JSON.md",
        "-d, --detail", "every rank's own sections (default: the job, and outlier ranks only)");
-  for (int i = 2; i < n && k < sizeof report_help; i++) {
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", "-s, --summary",
+                        "only the job's answer (the headline; text only)");
+  for (int i = 3; i < n && k < sizeof report_help; i++) {
     char name[96];
-    snprintf(name, sizeof name, "--%s %s", opt_of[i - 2]->name, opt_of[i - 2]->arg);
-    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - 2]->help);
+    snprintf(name, sizeof name, "--%s %s", opt_of[i - 3]->name, opt_of[i - 3]->arg);
+    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - 3]->help);
   }
   if (k < sizeof report_help)
     snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n%s", "-h, --help", "this text",
@@ -445,7 +448,7 @@ static void build_cli(void) {
 static int usage(void) { return ncs_cli_fail(&report_cli, "bad option value"); }
 
 int cmd_report(int argc, char **argv) {
-  int json = 0, detail = 0, ret = 0, nfiles = 0, nopt = 0;
+  int json = 0, detail = 0, summary = 0, ret = 0, nfiles = 0, nopt = 0;
   char **files = NULL, **paths = calloc((size_t)argc + 1, sizeof *paths);
   const char **opts = calloc((size_t)argc + 1, sizeof *opts);
   struct file_sum *sums = NULL;
@@ -460,6 +463,7 @@ int cmd_report(int argc, char **argv) {
   while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') { json = 1; continue; }
     if (r == 'd') { detail = 1; continue; }
+    if (r == 's') { summary = 1; continue; }
     if (r < OPT_ANALYSIS || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
     const char *name = opt_of[r - OPT_ANALYSIS]->name;
     size_t l = strlen(name) + strlen(optarg) + 4;
@@ -545,6 +549,8 @@ int cmd_report(int argc, char **argv) {
   } else {
     for (int a = 0; a < NANALYSES; a++)
       if (analyses[a]->print_head) analyses[a]->print_head(state[a], stdout, &job);
+  }
+  if (!json && !summary) { /* --summary: the headline alone */
     printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
     if (detail) for (int k = 0; k < nfiles; k++) print_rank_text(stdout, &sums[order[k]]);
     else print_job_text(stdout, sums, order, nfiles);
