@@ -53,3 +53,10 @@ check "headline: compare's AllGather size row is S (report's per-size row: $ag, 
 check "headline: kernel activity gives an exposed share in the JSON" \
   jq -e '.headline.kernel_activity_ranks > 0 and (.headline.exposed_share | type == "number")' "$T/ok.json"
 check "headline: the text states the exposed share" grep -q '^  exposed: [0-9]*% of GPU time' "$T/off.txt"
+# The dominant operation and its busbw against the transport's expected figure: the same in
+# report (metrics' sums) and html (the loader's sums).
+dom=$(jq -r '"\(.headline.dominant.op) \(.headline.dominant.busbw_gbps * 100 | round) \(.headline.dominant.expected_busbw_gbps)"' "$T/off.json")
+hdom=$(sed -n 's/.*Dominant operation: <b>\([A-Za-z]*\)<\/b>.*at <b>\([0-9.]*\) GB\/s<\/b>.*/\1 \2/p' "$T/off.html" | awk '{printf "%s %d", $1, $2 * 100 + 0.5}')
+check "headline: report and html name the same dominant operation and busbw (within 0.01 GB/s: $dom / $hdom)" \
+  awk -v a="$dom" -v b="$hdom" 'BEGIN { split(a, x, " "); split(b, y, " "); d = x[2] - y[2]; exit !(x[1] == y[1] && x[1] != "" && d <= 1 && d >= -1) }'
+check "headline: the expected figure is the SHM one when NCCL fell back to SHM" test "$(echo "$dom" | cut -d' ' -f3)" = 31.5

@@ -1,5 +1,7 @@
 /* headline.c — the job's answer as data (headline.h). */
 #include "analysis/headline.h"
+#include "io/nccllog.h"
+#include "model/rules.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -87,4 +89,11 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     h->kinds++;
     if (h->nfirst < NCS_HEADLINE_PROBLEMS) { h->count[h->nfirst] = 1; h->first[h->nfirst++] = &d->v[i]; }
   }
+}
+
+const struct ncs_rule_expect *ncs_headline_expected(const struct ncs_headline *h) {
+  static const int bottleneck_first[] = {NCS_TC_NET, NCS_TC_SHM, NCS_TC_P2P, NCS_TC_NVLS};
+  for (size_t i = 0; i < sizeof bottleneck_first / sizeof *bottleneck_first; i++)
+    if (h->transports & (1u << bottleneck_first[i])) return ncs_rule_expected(bottleneck_first[i]);
+  return NULL;
 }

@@ -9,6 +9,7 @@
 #ifndef NCS_HEADLINE_H
 #define NCS_HEADLINE_H
 #include "analysis/doctor.h"
+#include "model/rules.h"
 
 #define NCS_HEADLINE_PROBLEMS 4
 
@@ -31,6 +32,11 @@ struct ncs_headline {
   const struct ncs_verdict *first[NCS_HEADLINE_PROBLEMS]; /* the first of each check, in check order */
   int count[NCS_HEADLINE_PROBLEMS];                       /* verdicts of that check */
   int nfirst;
+  /* the operation with the most communication time, all ranks together (added by the metrics
+   * analysis in report, from the loader's sums in html; top_op[0] == 0 when unknown) */
+  char top_op[32];
+  double top_op_share;          /* its share of all collective/p2p time, 0..1 */
+  double top_busbw;             /* its busbw, GB/s (0 when it moves no data) */
   /* who is slow (added by the straggler analysis when it ran; slowest_rank -1 otherwise) */
   int slowest_rank;
   char slowest_host[64];
@@ -39,6 +45,9 @@ struct ncs_headline {
 };
 
 void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d);
+/* The expected busbw to hold the dominant operation against: the slowest transport class NCCL
+ * used (NET, then SHM, then P2P/NVLS: the one that bounds a ring), NULL when none known. */
+const struct ncs_rule_expect *ncs_headline_expected(const struct ncs_headline *h);
 /* A rank's communication share of its window (0..1), and the window in ns; -1 when too short
  * to judge (fewer than 10 calls or under 1 ms). The one definition (docs/METRICS.md). */
 double ncs_headline_share(const struct ncs_dfacts *f, double *window_ns);

@@ -20,6 +20,7 @@
 #include "analysis/analysis.h"
 #include "model/hist.h"
 #include "analysis/metrics.h"
+#include "analysis/headline.h"
 #include "model/rules.h"
 #include "analysis/gputime.h"
 #include "ncclscope/nccl_abi.h"
@@ -591,6 +592,25 @@ static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, i
     snprintf(buf + k, n - (size_t)k, " at %.2f GB/s busbw", gbps(t->busS_f, t->time_ns));
 }
 
+/* The headline's dominant operation: the most communication time, all ranks together. */
+static void m_finish(void *state, const struct ncs_job *job) {
+  struct metrics *m = state;
+  struct ncs_headline *h = job->headline;
+  if (!m || m->bad_option || !h) return;
+  double total = 0, best = 0, bus = 0;
+  unsigned top = 0;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    double t = 0, b = 0;
+    for (int i = 0; i < m->n; i++) { t += (double)m->rank[i].op[op].time_ns; b += m->rank[i].op[op].busS_f; }
+    total += t;
+    if (t > best) { best = t; top = op; bus = b; }
+  }
+  if (!top || total <= 0) return;
+  snprintf(h->top_op, sizeof h->top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
+  h->top_op_share = best / total;
+  h->top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? gbps(bus, (uint64_t)best) : 0;
+}
+
 static void m_rank_json(void *state, struct ncs_json *j, int file) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
@@ -763,6 +783,7 @@ const struct ncs_analysis ncs_analysis_metrics = {
   .visitor = m_visitor,
   .file_done = m_file_done,
   .print_text = m_text,
+  .finish = m_finish,
   .print_rank_json = m_rank_json,
   .print_op_json = m_op_json,
   .destroy = m_destroy,

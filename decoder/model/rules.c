@@ -1,5 +1,6 @@
 /* rules.c — the shared definitions of sizes and bandwidth (rules.h). */
 #include "model/rules.h"
+#include "io/nccllog.h"
 
 #include <math.h>
 
@@ -34,4 +35,21 @@ int ncs_rule_log2(double bytes) {
   if (!(bytes >= 1)) return -1;
   if (bytes < 9223372036854775808.0) return 63 - __builtin_clzll((unsigned long long)bytes);
   return (int)floor(log2(bytes));
+}
+
+static const struct ncs_rule_expect EXPECTED[] = {
+  {NCS_TC_P2P, 370, "P2P/NVLink: ~370 GB/s (8x H100 ring all-reduce, docs/REFERENCE-FIGURES.md)"},
+  {NCS_TC_NVLS, 475, "NVLS: ~475 GB/s (8x H100 NVLS, docs/REFERENCE-FIGURES.md)"},
+  {NCS_TC_SHM, 31.5, "SHM: 31.5 GB/s (PCIe Gen4 x16 peak, docs/REFERENCE-FIGURES.md)"},
+  {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (docs/REFERENCE-FIGURES.md)"},
+};
+
+const struct ncs_rule_expect *ncs_rule_expected_at(int i) {
+  return i >= 0 && i < (int)(sizeof EXPECTED / sizeof *EXPECTED) ? &EXPECTED[i] : NULL;
+}
+
+const struct ncs_rule_expect *ncs_rule_expected(int tclass) {
+  for (int i = 0; ncs_rule_expected_at(i); i++)
+    if (EXPECTED[i].tclass == tclass) return &EXPECTED[i];
+  return NULL;
 }

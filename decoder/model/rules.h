@@ -23,4 +23,10 @@ double ncs_rule_busbw_factor(unsigned op, int nranks);
 double ncs_rule_busbytes(unsigned op, uint64_t count, uint32_t datatype, int nranks);
 /* floor(log2 bytes): the power-of-two size class of a message; -1 for bytes < 1. */
 int ncs_rule_log2(double bytes);
+/* Healthy large-message busbw of a transport class (NCS_TC_*, io/nccllog.h) on the system
+ * docs/REFERENCE-FIGURES.md names, GB/s, and that source in one line; NULL when none known.
+ * ncs_rule_expected_at(i) walks the table (NULL past its end). */
+struct ncs_rule_expect { int tclass; double gbps; const char *why; };
+const struct ncs_rule_expect *ncs_rule_expected(int tclass);
+const struct ncs_rule_expect *ncs_rule_expected_at(int i);
 #endif

@@ -53,6 +53,13 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
   } else {
     fprintf(f, "  communication: no rank traced long enough to judge (10 calls over 1 ms)\n");
   }
+  if (h->top_op[0]) {
+    const struct ncs_rule_expect *x = ncs_headline_expected(h);
+    fprintf(f, "  dominant: %s, %.0f%% of communication time", h->top_op, 100 * h->top_op_share);
+    if (h->top_busbw > 0) fprintf(f, ", at %.2f GB/s busbw", h->top_busbw);
+    if (h->top_busbw > 0 && x) fprintf(f, " (%.0f%% of the expected %s)", 100 * h->top_busbw / x->gbps, x->why);
+    fputc('\n', f);
+  }
   fprintf(f, "  transports: %s; %s", tr, nvlink_word(h));
   if (h->busbw_med > 0) fprintf(f, "; large collectives at %.1f GB/s busbw (median rank)", h->busbw_med);
   fputc('\n', f);
@@ -102,6 +109,17 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   num_or_null(j, "hidden_share", h->hidden_med);
   num_or_null(j, "compute_to_comm_gpu", h->gpu_ratio_med);
   if (h->busbw_med > 0) ncs_json_num(j, "busbw_large_gbps", h->busbw_med); else ncs_json_null(j, "busbw_large_gbps");
+  if (h->top_op[0]) {
+    const struct ncs_rule_expect *x = ncs_headline_expected(h);
+    ncs_json_obj_begin(j, "dominant");
+    ncs_json_str(j, "op", h->top_op);
+    ncs_json_num(j, "comm_time_share", h->top_op_share);
+    if (h->top_busbw > 0) ncs_json_num(j, "busbw_gbps", h->top_busbw); else ncs_json_null(j, "busbw_gbps");
+    if (x) ncs_json_num(j, "expected_busbw_gbps", x->gbps); else ncs_json_null(j, "expected_busbw_gbps");
+    ncs_json_obj_end(j);
+  } else {
+    ncs_json_null(j, "dominant");
+  }
   ncs_json_str(j, "transports", h->transports ? tr : "");
   if (h->nvlink_in_box < 0) ncs_json_null(j, "nvlink_in_box"); else ncs_json_bool(j, "nvlink_in_box", h->nvlink_in_box);
   ncs_json_bool(j, "nvlink_used", (h->transports & ((1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS))) != 0);
@@ -154,6 +172,17 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
                  "counts hidden communication too.</p>\n");
   } else {
     fprintf(f, "<p class=\"big\">No rank was traced long enough to judge its communication share.</p>\n");
+  }
+  if (h->top_op[0]) {
+    const struct ncs_rule_expect *x = ncs_headline_expected(h);
+    fprintf(f, "<p>Dominant operation: <b>%s</b>, %.0f%% of communication time", h->top_op, 100 * h->top_op_share);
+    if (h->top_busbw > 0) fprintf(f, ", at <b>%.2f GB/s</b> busbw", h->top_busbw);
+    if (h->top_busbw > 0 && x) {
+      fprintf(f, " (%.0f%% of the expected ", 100 * h->top_busbw / x->gbps);
+      ncs_html_escape(f, x->why, strlen(x->why));
+      fputc(')', f);
+    }
+    fprintf(f, ".</p>\n");
   }
   fprintf(f, "<p>Transports: <b>%s</b>; %s", tr, nvlink_word(h));
   if (h->busbw_med > 0) fprintf(f, "; large collectives at <b>%.1f GB/s</b> busbw (median rank)", h->busbw_med);

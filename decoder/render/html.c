@@ -28,17 +28,9 @@
 #include "render/doctor_render.h"
 #include "render/svg.h"
 #include "model/topo.h"
+#include "model/rules.h"
 
 static void esc(FILE *f, const char *s) { if (s) ncs_html_escape(f, s, strlen(s)); }
-
-/* Expected per-transport bus bandwidth, GB/s (docs/REFERENCE-FIGURES.md). */
-struct expect { int tclass; double gbps; const char *why; };
-static const struct expect EXPECT[] = {
-  {NCS_TC_P2P, 370, "P2P/NVLink: ~370 GB/s (8x H100 ring all-reduce, docs/REFERENCE-FIGURES.md)"},
-  {NCS_TC_NVLS, 475, "NVLS: ~475 GB/s (8x H100 NVLS, docs/REFERENCE-FIGURES.md)"},
-  {NCS_TC_SHM, 31.5, "SHM: 31.5 GB/s (PCIe Gen4 x16 peak, docs/REFERENCE-FIGURES.md)"},
-  {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (docs/REFERENCE-FIGURES.md)"},
-};
 
 /* Reads at 800 to 1600 px without a horizontal scroll of the page: charts shrink to the
  * width, preformatted text wraps, wide tables scroll inside their own box (div.scroll). */
@@ -134,17 +126,17 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
   }
   for (int i = 0; i < J->nops; i++) {
     const char *t = J->ops[i].transport;
-    for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
-      if (strstr(t, ncs_tclass_name(EXPECT[e].tclass))) seen |= 1u << e;
+    for (int e = 0; ncs_rule_expected_at(e); e++)
+      if (strstr(t, ncs_tclass_name(ncs_rule_expected_at(e)->tclass))) seen |= 1u << e;
   }
   struct ncs_svg_ref ref[8];
   int nref = 0;
-  for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
-    if (seen & (1u << e)) { ref[nref].name = ncs_tclass_name(EXPECT[e].tclass); ref[nref].y = EXPECT[e].gbps; nref++; }
+  for (int e = 0; ncs_rule_expected_at(e); e++)
+    if (seen & (1u << e)) { ref[nref].name = ncs_tclass_name(ncs_rule_expected_at(e)->tclass); ref[nref].y = ncs_rule_expected_at(e)->gbps; nref++; }
   if (ns) ncs_svg_lines(f, s, ns, ref, nref, "busbw GB/s");
   else fprintf(f, "<p>No data-moving calls.</p>");
-  for (size_t e = 0; e < sizeof EXPECT / sizeof EXPECT[0]; e++)
-    if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, EXPECT[e].why); fprintf(f, "</p>\n"); }
+  for (int e = 0; ncs_rule_expected_at(e); e++)
+    if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, ncs_rule_expected_at(e)->why); fprintf(f, "</p>\n"); }
   fprintf(f, "<div class=\"scroll\"><table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
   for (int i = 0; i < J->nops; i++) {
     const struct ncs_opstat *o = &J->ops[i];
@@ -530,6 +522,20 @@ int cmd_html(int argc, char **argv) {
       h.slowest_last_pct = sr[0].arrivals ? 100.0 * (double)sr[0].last_count / (double)sr[0].arrivals : 0;
       h.slowest_wait_s = sr[0].wait_caused_s;
       h.skew_mean_us = ncs_strag_skew_mean_us(J->strag);
+    }
+    double total = 0, best = 0, bus = 0;
+    unsigned top = 0;
+    for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+      double t = 0, b = 0;
+      for (int i = 0; i < J->nops; i++)
+        if (J->ops[i].op == op) { t += J->ops[i].time_s; b += J->ops[i].busbytes; }
+      total += t;
+      if (t > best) { best = t; top = op; bus = b; }
+    }
+    if (top && total > 0) { /* the dominant operation, as report's metrics finds it */
+      snprintf(h.top_op, sizeof h.top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
+      h.top_op_share = best / total;
+      h.top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? bus / best / 1e9 : 0;
     }
     ncs_headline_print_html(&h, f);
   }
