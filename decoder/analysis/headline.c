@@ -1,10 +1,12 @@
 /* headline.c — the job's answer as data (headline.h). */
 #include "analysis/headline.h"
+#include "analysis/straggler.h"
 #include "io/nccllog.h"
 #include "model/rules.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 double ncs_headline_share(const struct ncs_dfacts *f, double *window_ns) {
@@ -96,4 +98,16 @@ const struct ncs_rule_expect *ncs_headline_expected(const struct ncs_headline *h
   for (size_t i = 0; i < sizeof bottleneck_first / sizeof *bottleneck_first; i++)
     if (h->transports & (1u << bottleneck_first[i])) return ncs_rule_expected(bottleneck_first[i]);
   return NULL;
+}
+
+void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag *s) {
+  const struct ncs_strag_rank *r;
+  h->mismatches = ncs_strag_mismatches(s);
+  h->incomplete = ncs_strag_incomplete(s);
+  if (!ncs_strag_collectives(s) || ncs_strag_ranks(s, &r) <= 0 || !r[0].last_count) return;
+  h->slowest_rank = r[0].rank;
+  snprintf(h->slowest_host, sizeof h->slowest_host, "%s", r[0].host);
+  h->slowest_last_pct = r[0].arrivals ? 100.0 * (double)r[0].last_count / (double)r[0].arrivals : 0;
+  h->slowest_wait_s = r[0].wait_caused_s;
+  h->skew_mean_us = ncs_strag_skew_mean_us(s);
 }

@@ -45,6 +45,10 @@ struct ncs_headline {
 };
 
 void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d);
+/* Adds who is slow (the rank last to arrive most often) and the mismatched / incomplete
+ * collective counts from the straggler engine, after ncs_strag_finish. */
+struct ncs_strag;
+void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag *s);
 /* The expected busbw to hold the dominant operation against: the slowest transport class NCCL
  * used (NET, then SHM, then P2P/NVLS: the one that bounds a ring), NULL when none known. */
 const struct ncs_rule_expect *ncs_headline_expected(const struct ncs_headline *h);

@@ -103,18 +103,7 @@ static void sr_finish(void *state, const struct ncs_job *job) {
   if (!state) return;
   struct ncs_strag *s = ((struct sr *)state)->s;
   ncs_strag_finish(s);
-  struct ncs_headline *h = job->headline;
-  const struct ncs_strag_rank *r;
-  if (!h) return;
-  h->mismatches = ncs_strag_mismatches(s);
-  h->incomplete = ncs_strag_incomplete(s);
-  if (ncs_strag_collectives(s) && ncs_strag_ranks(s, &r) > 0 && r[0].last_count) {
-    h->slowest_rank = r[0].rank;
-    snprintf(h->slowest_host, sizeof h->slowest_host, "%s", r[0].host);
-    h->slowest_last_pct = r[0].arrivals ? 100.0 * (double)r[0].last_count / (double)r[0].arrivals : 0;
-    h->slowest_wait_s = r[0].wait_caused_s;
-    h->skew_mean_us = ncs_strag_skew_mean_us(s);
-  }
+  if (job->headline) ncs_headline_add_stragglers(job->headline, s);
 }
 
 static void sr_text(void *state, FILE *f, const struct ncs_job *job) {

@@ -513,16 +513,7 @@ int cmd_html(int argc, char **argv) {
   if (doctor_ran) {
     struct ncs_headline h;
     ncs_headline_build(&h, &doc);
-    const struct ncs_strag_rank *sr;
-    h.mismatches = ncs_strag_mismatches(J->strag);
-    h.incomplete = ncs_strag_incomplete(J->strag);
-    if (ncs_strag_collectives(J->strag) && ncs_strag_ranks(J->strag, &sr) > 0 && sr[0].last_count) {
-      h.slowest_rank = sr[0].rank;
-      snprintf(h.slowest_host, sizeof h.slowest_host, "%s", sr[0].host);
-      h.slowest_last_pct = sr[0].arrivals ? 100.0 * (double)sr[0].last_count / (double)sr[0].arrivals : 0;
-      h.slowest_wait_s = sr[0].wait_caused_s;
-      h.skew_mean_us = ncs_strag_skew_mean_us(J->strag);
-    }
+    ncs_headline_add_stragglers(&h, J->strag);
     double total = 0, best = 0, bus = 0;
     unsigned top = 0;
     for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
