@@ -66,9 +66,10 @@ static void read_config(void) {
   ncs_cfg.debug = dbg && *dbg == '1';
   ncs_cfg.flush_ms = env_uint("NCCLSCOPE_FLUSH_MS", 500, 10, 1000);
   ncs_cfg.callsite_depth = env_uint("NCCLSCOPE_CALLSITE_DEPTH", 8, 0, 32);
-  /* the largest power of two of records that fits the buffer (default 8 MiB: 87381 records
-   * fit, 65536 are used = 6 MiB per thread) */
-  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 8192, 64, 262144);
+  /* the largest power of two of records that fits the buffer (default 16 MiB: 174762 records
+   * fit, 131072 are used = 12 MiB per thread: 12 ms of a thread calling every 90 ns, the
+   * shim's own cost, which covers the writer's scheduling delays on a loaded machine) */
+  unsigned kb = env_uint("NCCLSCOPE_BUFFER_KB", 16384, 64, 262144);
   unsigned recs = (unsigned)(((size_t)kb << 10) / sizeof(struct ncs_call));
   unsigned p2 = 1;
   while (p2 * 2 <= recs) p2 *= 2;
@@ -320,6 +321,8 @@ struct ncs_ring *ncs_thread_ring(void) {
       /* a slot taken meanwhile: this ring (in the file or not) becomes the next slot's */
       while (i < NCS_MAX_THREADS && !atomic_compare_exchange_strong(&ncs_rings[i], &expect, r)) { expect = NULL; i++; }
       if (i == NCS_MAX_THREADS) break;
+      /* the writer pre-faults the new ring's pages ahead of its owner (rings.c) */
+      if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_seq_cst)) ncs_writer_wake();
     }
     atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed); /* nothing in flight yet */
     /* fresh identity; the writer reads these only after it sees records past `head` or a

@@ -4,7 +4,7 @@
 #     back from the rings file (`<trace>.rings`) when the writer had not written them yet;
 #     one thread with few calls (all still in its ring) and two threads with many (the
 #     writer's chunk buffer and the rings both hold some). Each thread makes fewer calls than
-#     its ring holds (65536), so no call can be dropped whatever the scheduling;
+#     its ring holds (131072 by default), so no call can be dropped whatever the scheduling;
 #   - a clean exit leaves no rings file; the rings file is mode 0600;
 #   - a paced run well under the measured capacity (BENCHMARKS.md) drops nothing;
 #   - NCCLSCOPE_DISABLE=1 writes no file (not even the directory) and forwards every call (a

@@ -11,12 +11,15 @@
  *   IDLE_MS more (the process idle, communicators alive) and print the process CPU time spent
  *   during that second sleep.
  * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
- * (wall and process CPU time of the calling phase, per call), and, when a thread named
+ * caller_cpu_ns_per_call=Z (wall and process CPU time of the calling phase, per call, and the
+ * calling threads' own CPU time per call: the shim's hot path without its writer; with -r it
+ * includes the pacing spin), and, when a thread named
  * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far
  * (/proc/self/task/TID/schedstat), printed after the idle sleep when -i is given. Uses only NCCL calls with host
  * buffers and stream 0, so it also runs on a stub NCCL that returns at once. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <dirent.h>
 #include <sys/mman.h>
@@ -25,6 +28,7 @@
 
 static long calls = 100000, rate = 0;
 static volatile uint64_t *counters;
+static _Atomic uint64_t caller_cpu_ns; /* the calling threads' CPU time in their call loops */
 
 static uint64_t now_ns(clockid_t c) {
   struct timespec ts;
@@ -66,6 +70,7 @@ static void *worker(void *arg) {
   NCCHK(ncclGetUniqueId(&id));
   NCCHK(ncclCommInitRank(&comm, 1, id, 0));
   float buf[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
   uint64_t t0 = now_ns(CLOCK_MONOTONIC), period = rate > 0 ? 1000000000ull / (uint64_t)rate : 0;
   for (long i = 0; i < calls; i++) {
     if (period) /* paced: call i is due at t0 + i * period */
@@ -73,6 +78,7 @@ static void *worker(void *arg) {
     NCCHK(ncclAllReduce(buf, buf, 8, ncclFloat32, ncclMax, comm, 0));
     if (counters) counters[idx] = (uint64_t)i + 1;
   }
+  atomic_fetch_add(&caller_cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
   return comm;
 }
 
@@ -109,8 +115,9 @@ int main(int argc, char **argv) {
   }
   uint64_t w1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   double n = (double)calls * (double)threads;
-  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f\n", threads, calls, rate,
-         n > 0 ? (double)(w1 - w0) / n : 0.0, n > 0 ? (double)(c1 - c0) / n : 0.0);
+  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f caller_cpu_ns_per_call=%.1f\n", threads,
+         calls, rate, n > 0 ? (double)(w1 - w0) / n : 0.0, n > 0 ? (double)(c1 - c0) / n : 0.0,
+         n > 0 ? (double)atomic_load(&caller_cpu_ns) / n : 0.0);
   if (idle_ms <= 0 && writer_cpu_ns() >= 0) printf("rate_job writer_cpu_ns=%lld\n", writer_cpu_ns());
   fflush(stdout);
   if (idle_ms > 0) {
