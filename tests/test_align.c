@@ -2,7 +2,8 @@
  * exactly on a drifting clock; the aligner attaches GPU times written after their call and
  * releases everything; and on synthetic traces from hosts with different boot times, drift and
  * no realtime error, every rank's recovered entry time matches the generator's true time
- * within a microsecond, while with a realtime error between hosts the error stays within it. */
+ * within a microsecond, while with a realtime error between hosts the error stays within it;
+ * kernels (KERNEL records) are held until the next pair and mapped by the same interpolation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,41 @@ static void test_aligner(void) {
   CHECK(r.gpu == 2999, "align: GPU times written after their call are attached (%d of 2999)", r.gpu);
   CHECK(r.ordered, "align: calls released in order");
   CHECK(a.gpu_unmatched == 0, "align: no GPU time left unmatched");
+  ncs_aligner_free(&a);
+}
+
+struct krel { int n; int64_t s[8], e[8]; };
+static void on_krel(void *ctx, const struct ncs_aligned_kernel *k) {
+  struct krel *r = ctx;
+  if (r->n < 8) { r->s[r->n] = k->start; r->e[r->n] = k->end; }
+  r->n++;
+}
+
+/* Kernels: held until the pair after them, then mapped by interpolation between the pairs that
+ * bracket them, relative to the origin; the rest released at the end. */
+static void test_aligner_kernels(void) {
+  struct krel r = {0};
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, 1000, NULL, &r);
+  a.release_kernel = on_krel;
+  struct ncs_clock c0 = {6000, 1000, 10}, c1 = {8002, 3000, 10}; /* offset 5000, then 5002: 1000 ppm */
+  ncs_aligner_clock(&a, &c0);
+  struct ncs_kernel k = {.kclass = NCS_KCLASS_NCCL, .stream = 7, .start = 2000, .duration = 500};
+  ncs_aligner_kernel(&a, &k);
+  CHECK(r.n == 0, "align: a kernel is held until a later clock pair (released %d)", r.n);
+  ncs_aligner_clock(&a, &c1);
+  CHECK(r.n == 1 && r.s[0] == 2000 + 5001 - 1000 && r.e[0] == 2500 + 5002 - 1000,
+        "align: a kernel's start and end are interpolated between the pairs around it, on the job clock (%lld..%lld)",
+        (long long)r.s[0], (long long)r.e[0]);
+  k.start = 3500; k.duration = 100;
+  ncs_aligner_kernel(&a, &k);
+  ncs_aligner_flush(&a);
+  CHECK(r.n == 2 && r.s[1] == 3500 + 5003 - 1000, "align: kernels after the last pair are released at the end, "
+        "extrapolated along the last slope (%lld)", (long long)r.s[1]);
+  for (int i = 0; i < 70000; i++) ncs_aligner_kernel(&a, &k);
+  CHECK(a.nk <= 65536 && a.kernels_early > 0, "align: no pair for a long time: at most 65536 kernels held (%zu)", a.nk);
+  ncs_aligner_flush(&a);
+  CHECK(r.n == 70002, "align: ... and every kernel released once (%d)", r.n);
   ncs_aligner_free(&a);
 }
 
@@ -187,6 +223,7 @@ int main(void) {
   test_clockmap();
   test_aligner();
   test_no_clock();
+  test_aligner_kernels();
   test_clock_check();
   long n = 0;
   double e0 = run_synth(0, &n);

@@ -287,8 +287,23 @@ static int v_log(void *ctx, const struct ncs_log_line *l) {
   return 0;
 }
 
+/* Hands a kernel released by the aligner to the caller's callback, serialised. */
+static void on_aligned_kernel(void *ctx, const struct ncs_aligned_kernel *k) {
+  struct fctx *f = ctx;
+  pthread_mutex_lock(&f->L->mu);
+  f->L->o->on_kernel(f->L->o->ctx, f->file, f->r, k);
+  pthread_mutex_unlock(&f->L->mu);
+}
+
 static int v_raw(void *ctx, const struct ncs_raw *raw) {
   struct fctx *f = ctx;
+  if (raw->type == NCS_REC_KERNEL) {
+    struct ncs_kernel k;
+    struct ncs_rbuf rb;
+    if (f->al.release_kernel && ncs_dec_kernel(ncs_rbuf_on(&rb, raw->body, raw->len), &k) == 0)
+      ncs_aligner_kernel(&f->al, &k);
+    return 0;
+  }
   if (raw->type != NCS_REC_TOPO_GPU && raw->type != NCS_REC_TOPO_LINK) return 0;
   if (!f->topo_state) f->topo_state = topo_claim(f->L, f->r->host) ? 1 : -1;
   if (f->topo_state < 0) return 0;
@@ -340,6 +355,7 @@ static void file_open(struct loader *L, int i) {
   f->L = L; f->file = i; f->r = &L->job->r[i];
   f->r->rank = -1;
   ncs_aligner_init(&f->al, L->job->origin, on_aligned, f);
+  if (L->o->on_kernel) f->al.release_kernel = on_aligned_kernel;
   file_attach(L, i);
   f->r->read_rc = ncs_trace_open(L->files[i], &f->v, &f->st, &f->t);
   f->live = f->t != NULL;

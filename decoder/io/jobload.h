@@ -19,8 +19,8 @@
  * The choice is made from the file sizes and the first chunk headers, before decoding: the way
  * that keeps less (lockstep always past 2^20 collectives per file, where the window would give
  * collectives up); NCCLSCOPE_LOCKSTEP=1 or 0 forces it. Results are the same either way.
- * Optional callbacks see every call and communicator event on the job clock, serialised (one
- * at a time, from any thread). Damaged or truncated files are reported in their rank's entry
+ * Optional callbacks see every call, communicator event and kernel on the job clock,
+ * serialised (one at a time, from any thread). Damaged or truncated files are reported in their rank's entry
  * and everything before the damage is used. Returns 0, or 2 when no file could be read. */
 #ifndef NCS_JOBLOAD_H
 #define NCS_JOBLOAD_H
@@ -110,6 +110,10 @@ struct ncs_load_opts {
   void *ctx;
   void (*on_call)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e);
   void (*on_comm)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e);
+  /* Every kernel, copy and set (KERNEL records) with its times on the job clock (align.h),
+   * serialised like on_call; a file's kernels come in file order, on the thread reading that
+   * file (its plug-in visitors' thread: their per-file state, e.g. KERNEL_NAME, is current). */
+  void (*on_kernel)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k);
   /* Plug-ins: analyses that read the same records in the same single read of each file
    * (docs/ARCHITECTURE.md, "Adding an analysis"). file_visitor appends the visitors that want
    * file `file`'s records to m (each with its own ctx) before its first record; file_done

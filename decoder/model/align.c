@@ -82,8 +82,40 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   }
 }
 
+/* Releases the held kernels with the pairs known now. */
+static void release_kernels(struct ncs_aligner *a) {
+  for (size_t i = 0; i < a->nk; i++) {
+    const struct ncs_kernel *k = &a->kq[i];
+    uint64_t end = k->start + k->duration < k->start ? UINT64_MAX : k->start + k->duration;
+    struct ncs_aligned_kernel x = {k, ncs_aligner_time(a, k->start), ncs_aligner_time(a, end)};
+    if (x.end < x.start) x.end = x.start;
+    a->release_kernel(a->ctx, &x);
+  }
+  a->nk = 0;
+}
+
+#define KHOLD_MAX 65536 /* kernels held between two pairs, at most */
+
+void ncs_aligner_kernel(struct ncs_aligner *a, const struct ncs_kernel *k) {
+  if (!a->release_kernel) return;
+  if (a->nk == a->capk) {
+    size_t nc = a->capk ? a->capk * 2 : 256;
+    struct ncs_kernel *q = a->nk < KHOLD_MAX ? realloc(a->kq, nc * sizeof *q) : NULL;
+    if (!q) { /* too many (or no memory): release what is held with the pairs known so far */
+      a->kernels_early += a->nk;
+      release_kernels(a);
+    } else {
+      a->kq = q; a->capk = nc;
+    }
+  }
+  if (a->nk < a->capk) a->kq[a->nk++] = *k;
+  else { struct ncs_aligned_kernel x = {k, ncs_aligner_time(a, k->start), ncs_aligner_time(a, k->start + k->duration)};
+         a->kernels_early++; a->release_kernel(a->ctx, &x); }
+}
+
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
   ncs_clockmap_add(&a->map, c);
+  if (a->nk) release_kernels(a); /* they ran before this pair was taken */
   /* calls before the previous pair are bracketed by pairs and had a whole flush interval
    * for their GPU times to arrive */
   uint64_t prev = a->hold_until;
@@ -143,10 +175,16 @@ void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
   if (!found) a->gpu_unmatched++;
 }
 
-void ncs_aligner_flush(struct ncs_aligner *a) { release_upto(a, 0, 1); }
+void ncs_aligner_flush(struct ncs_aligner *a) {
+  release_upto(a, 0, 1);
+  if (a->nk) release_kernels(a);
+}
 
 void ncs_aligner_free(struct ncs_aligner *a) {
   free(a->q);
   a->q = NULL;
   a->n = a->cap = a->head = 0;
+  free(a->kq);
+  a->kq = NULL;
+  a->nk = a->capk = 0;
 }

@@ -8,6 +8,12 @@
  * written after the call can be attached, then releases it with every time already mapped to
  * job time (ns relative to the job's origin). Memory: calls of about two flush intervals, at
  * most 65536 calls (then the oldest is released with the pairs known so far).
+ * KERNEL records (kernel activity, already on this trace's monotonic clock: the shim converts
+ * CUPTI's GPU clock) go through the same map: each is held until the next CLOCK pair (a
+ * kernel's record is written after the kernel ended, and every chunk ends with a pair later than
+ * its records), then released to the kernel callback with its start and end on the job clock.
+ * Memory: the kernels of one chunk, at most 65536 (then they are released with the pairs known
+ * so far, counted in kernels_early).
  * Not thread-safe; one aligner per file. */
 #ifndef NCS_ALIGN_H
 #define NCS_ALIGN_H
@@ -41,6 +47,13 @@ struct ncs_aligned {
 };
 typedef void (*ncs_aligned_fn)(void *ctx, const struct ncs_aligned *a);
 
+/* A kernel, copy or set (KERNEL record) with its times on the job clock. */
+struct ncs_aligned_kernel {
+  const struct ncs_kernel *k;
+  int64_t start, end;
+};
+typedef void (*ncs_aligned_kernel_fn)(void *ctx, const struct ncs_aligned_kernel *k);
+
 struct ncs_pending_call_;
 struct ncs_aligner {
   struct ncs_clockmap map;
@@ -53,11 +66,17 @@ struct ncs_aligner {
   uint64_t gpu_unmatched;     /* GPU_TIME records whose call was already released or unknown */
   uint64_t early;             /* calls released before a later pair arrived (too many held) */
   int oom;
+  ncs_aligned_kernel_fn release_kernel; /* NULL: ncs_aligner_kernel ignores kernels */
+  struct ncs_kernel *kq;      /* kernels waiting for the next pair */
+  size_t nk, capk;
+  uint64_t kernels_early;     /* kernels released before a later pair arrived */
 };
 void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn release, void *ctx);
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c);
 void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c);
 void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g);
+/* Kernels: set a->release_kernel (ctx is the aligner's ctx) before the first one. */
+void ncs_aligner_kernel(struct ncs_aligner *a, const struct ncs_kernel *k);
 /* Releases everything still held (end of file). */
 void ncs_aligner_flush(struct ncs_aligner *a);
 void ncs_aligner_free(struct ncs_aligner *a);
