@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_html.sh — `ncclscope html` (decoder/render/html.c, decoder/render/svg.c): one self-contained page (no
 # script, no network reference) with every section, rendered by headless Chromium without
-# errors and not blank; and a hostile trace (host name and command line holding <script>,
+# errors and not blank; each rank's GPU streams with its compute and NCCL kernels and its exposed
+# communication (decoder/render/gpu_lanes.c) on jobs with known streams; and a hostile trace (host name and command line holding <script>,
 # markup, quotes and terminal escapes) cannot inject anything. Chromium checks SKIP when
 # Debian's `chromium` is not installed (.ci/run installs it).
 source "$(dirname "$0")/lib.sh"
@@ -10,7 +11,7 @@ if [ ! -x "$NCS" ]; then skip "html: $NCS not built"; exit 0; fi
 "$NCS" html "$T/s" -o "$T/r.html" 2>"$T/err"
 check_eq "html: exits 0" 0 "$?"
 miss=""
-for id in summary time-per-op busbw comm-share steps skew stragglers findings doctor transports topology ranks; do
+for id in summary time-per-op busbw comm-share steps gpu-streams skew stragglers findings doctor transports topology ranks; do
   grep -q "<section id=\"$id\"" "$T/r.html" || miss="$miss $id"
 done
 check_eq "html: every section present" "" "$miss"
@@ -35,7 +36,7 @@ if [ -z "$CHROME" ]; then
 else
   render "$T/r.html" "$T/r"
   miss=""
-  for id in summary time-per-op busbw comm-share steps skew stragglers findings doctor transports topology ranks; do
+  for id in summary time-per-op busbw comm-share steps gpu-streams skew stragglers findings doctor transports topology ranks; do
     grep -q "id=\"$id\"" "$T/r.dom" || miss="$miss $id"
   done
   check_eq "html: Chromium loaded it and its DOM has every section" "" "$miss"
@@ -136,3 +137,59 @@ if [ -n "$CHROME" ]; then
   check_eq "html: hostile trace: Chromium's DOM has no script or img element" 0 "$(grep -ciE '<script|<img' "$T/h.dom")"
   check "html: hostile trace: Chromium shows the text, not markup" grep -q '&lt;script&gt;alert(1)' "$T/h.dom"
 fi
+
+# GPU streams (issue 15 part 4): overlap_job (tests/jobs/overlap_job.c) on 2 ranks under the shim
+# with the CUPTI double. Per rank one lane per GPU stream holding exactly the kernels the job
+# launched on it, compute (blue) and NCCL (orange) kernels told apart, on separate lanes when the
+# job used two streams, and a lane of exposed communication (red) with nothing else on it; on
+# one stream nothing can run beside an NCCL kernel, so all its time is exposed.
+S=4
+hjob() { # hjob MODE: traces in $T/k-MODE, page in $T/k-MODE.html
+  mkdir -p "$T/k-$1"
+  NCCLSCOPE_DIR=$T/k-$1 NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" LD_LIBRARY_PATH=$DOUBLES \
+    bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode "$1" --steps $S --compute-us 1000 \
+    >"$T/k-$1.out" 2>&1 || { fail "html kernels $1: job failed"; sed 's/^/    /' "$T/k-$1.out" | head; return 1; }
+  "$NCS" html "$T/k-$1" -o "$T/k-$1.html" 2>"$T/k-$1.err" || { fail "html kernels $1: html failed"; return 1; }
+}
+lanes() { # lanes PAGE: per lane "label:<blue>C<orange>N<red>X", then the table's exposed % per rank
+  python3 - "$1" <<'PY' 2>&1
+import re, sys
+h = open(sys.argv[1]).read()
+sec = h[h.index('<section id="gpu-streams"'):]
+sec = sec[:sec.index("</section>")]
+out = []
+for line in sec.split("\n"):
+    m = re.search(r'class="lbl">([^<]*)</text><rect class="lane"', line)
+    if not m: continue
+    lab = re.sub(r"stream \d+", "stream", m.group(1))
+    fills = re.findall(r'<rect class="call"[^>]*fill="(#[0-9a-f]+)"', line)
+    c, x, n = fills.count("#1f77b4"), fills.count("#d62728"), fills.count("#ff7f0e")
+    other = len(fills) - c - x - n
+    out.append("%s:%s" % (lab.replace(" ", "_"), "%dC%dN%s%s" % (c, n, "X" if x else "", "?%d" % other if other else "")))
+out += re.findall(r'<td>([\d.]+%)</td></tr>', sec)
+print(" ".join(out))
+PY
+}
+if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/dev/null; then
+  if hjob serial; then
+    check_eq "html kernels serial: per rank one stream lane with its $S compute and $S NCCL kernels, an exposed lane; all NCCL time exposed" \
+      "rank_0_stream:4C4N rank_0_exposed:0C0NX rank_1_stream:4C4N rank_1_exposed:0C0NX 100.0% 100.0%" "$(lanes "$T/k-serial.html")"
+  fi
+  if hjob half; then
+    got=$(lanes "$T/k-half.html")
+    check_eq "html kernels half: per rank $((2 * S)) compute kernels on one stream lane, $S NCCL kernels on another, an exposed lane" \
+      "rank_0_stream:8C0N rank_0_stream:0C4N rank_0_exposed:0C0N rank_1_stream:8C0N rank_1_stream:0C4N rank_1_exposed:0C0N" \
+      "$(echo "$got" | tr ' ' '\n' | grep -v '%$' | sed 's/\(exposed:0C0N\)X$/\1/' | tr '\n' ' ' | sed 's/ $//')"
+    check "html kernels half: the section says in words what exposed communication is" \
+      grep -q 'exposed communication</b>: NCCL kernel time with no compute kernel' "$T/k-half.html"
+    if [ -n "$CHROME" ]; then
+      render "$T/k-half.html" "$T/kh"
+      check_eq "html kernels half: Chromium renders the GPU-stream lanes (6 lanes in its DOM), no console error" "6 0" \
+        "$(sed -n '/id="gpu-streams"/,/<\/section>/p' "$T/kh.dom" | grep -o 'class="lane"' | wc -l) $(grep -ciE 'Uncaught|CONSOLE.*error' "$T/kh.log")"
+    fi
+  fi
+else
+  skip "html kernels: overlap_job, the shim or python3 missing"
+fi
+check "html: without kernel activity the GPU-stream section says so and why" \
+  grep -q 'No kernel activity in the traces: it needs traces of format 1.1' "$T/r.html"

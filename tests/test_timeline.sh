@@ -82,7 +82,8 @@ if [ -x "$DDP" ] && [ -f "$SHIM" ]; then
   "$NCS" report --json "$T/ddp" >"$T/ddp.r.json" 2>/dev/null
   check_eq "timeline e2e: one event per call report counts, groups and send/recv included" "ok" "$(python3 - "$T/ddp.json" "$T/ddp.r.json" <<'PY' 2>&1
 import json, sys
-ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X" and "kernel" not in e["cat"]
+      and e["cat"] not in ("memcpy", "memset")]
 r = json.load(open(sys.argv[2]))
 calls = sum(sum(o["calls"] for o in x["ops"].values()) for x in r["ranks"])
 cats = {e["cat"] for e in ev}
@@ -94,7 +95,8 @@ else
 fi
 # Conventions Perfetto and chrome://tracing expect: no negative time (the first call of a job
 # comes before its trace's start), only the standard metadata events, no stray members, and
-# flow arrows chaining each collective across its ranks (every arrow one start, one end).
+# flow arrows chaining each collective across its ranks (every arrow one start, one end; the
+# call-to-kernel arrows are checked below).
 export LD_LIBRARY_PATH=$DOUBLES NVMLDOUBLE_TOPO=$ROOT/tests/doubles/topos/nvswitch-8x-h100-nv18.txt
 "$NCS" run -o "$T/ddp" -- bash "$ROOT/tests/jobs/launch.sh" 4 "$BUILD/tests/ddp_job" --steps 4 >/dev/null 2>&1
 "$NCS" timeline "$T/ddp" -o "$T/ddp.json" 2>/dev/null
@@ -105,15 +107,101 @@ ev = d["traceEvents"]
 neg = [e for e in ev if e.get("ts", 0) < 0]
 meta = {e["name"] for e in ev if e["ph"] == "M"}
 stray = [e for e in ev if e["ph"] == "M" and e["name"] == "process_name" and set(e["args"]) != {"name"}]
-s = collections.Counter(e["id"] for e in ev if e["ph"] == "s")
-f = collections.Counter(e["id"] for e in ev if e["ph"] == "f")
+s = collections.Counter(e["id"] for e in ev if e["ph"] == "s" and e["cat"] == "coll-flow")
+f = collections.Counter(e["id"] for e in ev if e["ph"] == "f" and e["cat"] == "coll-flow")
 colls = [e for e in ev if e["ph"] == "X" and e["cat"] == "coll" and e["args"]["nranks"] > 1]
 want = sum(1 for e in colls if e["args"]["rank"] < e["args"]["nranks"] - 1)
 paired = set(s) == set(f) and all(v == 1 for v in s.values()) and all(v == 1 for v in f.values())
 bound = all(e.get("bp") == "e" for e in ev if e["ph"] == "f")
-print(len(neg), sorted(meta - {"process_name", "process_sort_index", "thread_name"}), len(stray),
+ks = {e["id"] for e in ev if e["ph"] == "s" and e["cat"] == "kernel-flow"}
+kf = {e["id"] for e in ev if e["ph"] == "f" and e["cat"] == "kernel-flow"}
+bound = bound and ks == kf
+print(len(neg), sorted(meta - {"process_name", "process_sort_index", "thread_name", "thread_sort_index"}), len(stray),
       paired, len(s) == want and want > 0, bound, d["otherData"].get("version"))
 PY
 )
-check_eq "timeline: no negative time, standard metadata only, no stray args, flows paired and one per rank link, version" \
+check_eq "timeline: no negative time, standard metadata only, no stray args, flows paired (collective and call-to-kernel) and one per rank link, version" \
   "0 [] 0 True True True 2" "$out"
+
+# Kernel activity (issue 15 part 4): overlap_job (tests/jobs/overlap_job.c) on 2 ranks under the
+# shim with the CUPTI double, in three shapes. Per rank, one track per GPU stream holding exactly
+# the kernels the job launched on it (S steps: serial 1 compute + 1 NCCL kernel per step on one
+# stream; half 2 compute kernels per step on the compute stream, 1 NCCL kernel on the other;
+# hidden 1 + 1 on two streams), compute and NCCL kernels apart by category and colour, on their
+# own tracks when the job used two streams; each kernel on the job clock inside its rank's
+# traced window (after the communicator's init call entered, before its destroy returned) and
+# each NCCL kernel after the host entered the call that launched it (causality, whatever the
+# load); every NCCL call linked to its kernel by one arrow.
+S=4
+kjob() { # kjob NAME MODE: traces in $T/k-NAME, timeline in $T/k-NAME.json
+  mkdir -p "$T/k-$1"
+  NCCLSCOPE_DIR=$T/k-$1 NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+    bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode "$2" --steps $S --compute-us 1000 \
+    >"$T/k-$1.out" 2>&1 || { fail "timeline kernels $1: job failed"; sed 's/^/    /' "$T/k-$1.out" | head; return 1; }
+  "$NCS" timeline "$T/k-$1" -o "$T/k-$1.json" 2>"$T/k-$1.err" || { fail "timeline kernels $1: timeline failed"; return 1; }
+}
+kcheck() { # kcheck NAME: per rank "<compute kernels per compute track>/<NCCL kernels per NCCL track>/<shared tracks>/<in window>/<flows>"
+  python3 - "$T/k-$1.json" <<'PY' 2>&1
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+out = []
+for pid in sorted({e["pid"] for e in ev if e["ph"] == "X"}):
+    mine = [e for e in ev if e.get("pid") == pid]
+    tracks = {e["tid"]: e["args"]["name"] for e in mine if e["ph"] == "M" and e["name"] == "thread_name"}
+    K = [e for e in mine if e["ph"] == "X" and e["cat"] in ("compute-kernel", "nccl-kernel")]
+    comp = collections.Counter(e["tid"] for e in K if e["cat"] == "compute-kernel")
+    nccl = collections.Counter(e["tid"] for e in K if e["cat"] == "nccl-kernel")
+    named = all(tracks.get(t, "").startswith("GPU stream ") for t in list(comp) + list(nccl))
+    colours = {e["cat"]: e["cname"] for e in K}
+    calls = [e for e in mine if e["ph"] == "X" and e["cat"] in ("coll", "comm", "other", "p2p", "group")]
+    init = min(e["args"]["host_enter_us"] for e in calls if e["name"] == "CommInitRank")
+    end = max(e["args"]["host_enter_us"] + e["args"]["host_us"] for e in calls if e["name"] == "CommDestroy")
+    inwin = all(init <= e["ts"] and e["ts"] + e["dur"] <= end for e in K)
+    # the i-th AllReduce call launched the i-th NCCL kernel: the kernel starts after the call entered
+    ar = sorted((e for e in calls if e["name"] == "AllReduce"), key=lambda e: e["args"]["seq"])
+    nk = sorted((e for e in K if e["cat"] == "nccl-kernel"), key=lambda e: e["ts"])
+    causal = len(ar) == len(nk) and all(k["ts"] >= c["args"]["host_enter_us"] for c, k in zip(ar, nk))
+    s = {e["id"]: e for e in mine if e["ph"] == "s" and e["cat"] == "kernel-flow"}
+    f = {e["id"]: e for e in mine if e["ph"] == "f" and e["cat"] == "kernel-flow"}
+    flows = len(s) if set(s) == set(f) and all(f[i]["tid"] in nccl for i in f) else "unpaired"
+    out.append("%s/%s/%s/%s/%s/%s" % ("+".join(str(v) for v in sorted(comp.values())),
+               "+".join(str(v) for v in sorted(nccl.values())), "shared" if set(comp) & set(nccl) else "apart",
+               "in" if inwin and causal and named else "OUT", flows,
+               "colours" if len(set(colours.values())) == 2 else colours))
+print(" ".join(out))
+PY
+}
+if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/dev/null; then
+  if kjob serial serial; then
+    check_eq "timeline kernels serial: per rank one GPU stream with the $S compute and $S NCCL kernels, in the window, $S call-to-kernel arrows" \
+      "4/4/shared/in/4/colours 4/4/shared/in/4/colours" "$(kcheck serial)"
+  fi
+  if kjob half half; then
+    check_eq "timeline kernels half: per rank $((2 * S)) compute kernels on one track, $S NCCL kernels on another, in the window, $S arrows" \
+      "8/4/apart/in/4/colours 8/4/apart/in/4/colours" "$(kcheck half)"
+    # --max-kernels: the first N per process are written; the rest counted on the timeline
+    "$NCS" timeline --max-kernels 5 "$T/k-half" -o "$T/k-cap.json" 2>/dev/null
+    check_eq "timeline kernels: --max-kernels 5 writes 5 per rank and counts the $((3 * S - 5)) left out, arrows still paired" \
+      "5 5 $((3 * S - 5)) $((3 * S - 5)) 14 10 paired" "$(python3 - "$T/k-cap.json" <<'PY' 2>&1
+import json, sys, collections
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+K = collections.Counter(e["pid"] for e in ev if e["ph"] == "X" and e["cat"].endswith("-kernel"))
+notes = [e["args"]["left_out"] for e in sorted(ev, key=lambda e: e.get("pid", 0)) if e.get("name") == "kernels left out"]
+s = {e["id"] for e in ev if e["ph"] == "s" and e["cat"] == "kernel-flow"}
+f = {e["id"] for e in ev if e["ph"] == "f" and e["cat"] == "kernel-flow"}
+print(K[1], K[2], *notes, d["otherData"]["kernels_left_out"], d["otherData"]["kernels_written"], "paired" if s == f else (s, f))
+PY
+)"
+    "$NCS" timeline --max-kernels 0 "$T/k-half" -o "$T/k-none.json" 2>/dev/null
+    check_eq "timeline kernels: --max-kernels 0 writes no kernel and no GPU stream track" "0" \
+      "$(grep -c 'GPU stream\|-kernel"' "$T/k-none.json")"
+  fi
+  if kjob hidden hidden; then
+    check_eq "timeline kernels hidden: per rank $S compute and $S NCCL kernels on two tracks, in the window, $S arrows" \
+      "4/4/apart/in/4/colours 4/4/apart/in/4/colours" "$(kcheck hidden)"
+  fi
+else
+  skip "timeline kernels: overlap_job, the shim or python3 missing"
+fi

@@ -3,7 +3,8 @@
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
  * tests and readers can find them): summary, time-per-op, busbw, comm-share, steps (a few steps per rank),
- * skew, stragglers,
+ * gpu-streams (each rank's compute and NCCL kernels on their GPU streams, exposed communication
+ * marked: render/gpu_lanes.h), skew, stragglers,
  * findings, doctor (`ncclscope doctor`'s verdicts, from facts gathered in the same single read
  * of each file; left out with --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
@@ -27,6 +28,7 @@
 #include "analysis/straggler.h"
 #include "render/doctor_render.h"
 #include "render/svg.h"
+#include "render/gpu_lanes.h"
 #include "model/topo.h"
 #include "model/rules.h"
 
@@ -194,7 +196,7 @@ struct stepcap {
   struct step_span *sp; /* [STEP_ROWS][STEP_CKPT][STEP_CALLS] */
 };
 /* the loader's ctx for every plug-in of this page */
-struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; struct stepcap *steps; };
+struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; struct stepcap *steps; struct ncs_gpulanes *lanes; };
 static int64_t ckpt(int k) { return k ? (int64_t)1 << (k + 19) : 0; }
 
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
@@ -208,6 +210,11 @@ static void step_call(void *ctx, int file, const struct ncs_jrank *r, const stru
     p->s = e->start; p->e = e->end; p->op = e->c->op;
     (*n)++;
   }
+}
+
+static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k) {
+  (void)r;
+  ncs_gpulanes_add(((struct doc_load *)ctx)->lanes, file, k);
 }
 
 static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap *sc) {
@@ -484,19 +491,21 @@ int cmd_html(int argc, char **argv) {
   struct ncs_load_opts o = {.progress_label = "html"};
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
-  struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps};
-  if (steps.sp) { o.ctx = &dl; o.on_call = step_call; }
+  struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new()};
+  o.ctx = &dl;
+  if (steps.sp) o.on_call = step_call;
+  if (dl.lanes) o.on_kernel = kernel_seen;
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
     if (doc.n == n) { o.ctx = &dl; o.file_visitor = facts_visitor; o.file_done = facts_done; }
   }
-  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); free(steps.sp); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
+  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
   struct ncs_jobdata *J = NULL;
   int rc = ncs_job_load(n, files, &o, &J);
-  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
@@ -535,6 +544,7 @@ int cmd_html(int argc, char **argv) {
   sec_busbw(f, J);
   sec_share(f, J, doctor_ran ? &doc : NULL);
   if (steps.sp) sec_steps(f, J, &steps);
+  ncs_gpulanes_html(f, dl.lanes, J);
   sec_skew(f, J);
   sec_stragglers(f, J);
   sec_findings(f, J);
@@ -550,6 +560,7 @@ int cmd_html(int argc, char **argv) {
   if (f != stdout && fclose(f) != 0) werr = 1;
   ncs_job_free(J);
   ncs_doctor_free(&doc); ncs_hang_free(dl.hang);
+  ncs_gpulanes_free(dl.lanes);
   free(steps.sp);
   ncs_paths_free(files, n);
   if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return NCS_EXIT_UNREADABLE; }

@@ -143,7 +143,12 @@ void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct
 
 void ncs_svg_lanes(FILE *f, const struct ncs_svg_lane *lane, int nl, double t0, double t1,
                    const char *const *kind, int nkind) {
-  const int W = 760, LW = 70, RH = 14, GAP = 4, T = 6, B = 44;
+  const int W = 760, RH = 14, GAP = 4, T = 6, B = 44;
+  int LW = 70; /* the label column: wider for long labels, at most 200 px */
+  for (int i = 0; i < nl; i++) {
+    int w = 10 + (int)(6.5 * (double)(lane[i].label ? strlen(lane[i].label) : 0));
+    if (w > LW) LW = w < 200 ? w : 200;
+  }
   int H = T + nl * (RH + GAP) + B;
   double pw = W - LW - 10, span = t1 > t0 ? t1 - t0 : 1;
 #define TX(t) (LW + ((t) - t0) / span * pw)

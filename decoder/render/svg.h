@@ -22,8 +22,10 @@ struct ncs_svg_ref { const char *name; double y; }; /* a dashed horizontal refer
  * scale. The legend sits in its own column right of the plot. */
 void ncs_svg_lines(FILE *f, const struct ncs_svg_series *s, int ns, const struct ncs_svg_ref *ref,
                    int nref, const char *yunit);
-/* One row per lane (a rank) over the time window [t0, t1] (ns): each interval a bar coloured by
- * its kind (an index into `kind`, named in the legend under the time axis, in ms). */
+/* One row per lane (a rank, a GPU stream) over the time window [t0, t1] (ns): each interval a
+ * bar coloured by its kind (an index into `kind`, named in the legend under the time axis, in
+ * ms; kind k has the k-th colour: blue, red, green, orange, ...). The label column widens for
+ * labels longer than about 9 characters. */
 struct ncs_svg_lane {
   const char *label;
   const double *t0, *t1;

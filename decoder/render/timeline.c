@@ -7,10 +7,20 @@
  * registration, ...) their host interval, with size, bytes, bus
  * bandwidth, transport and timing source as args; communicator init and finalize/destroy/abort
  * as instant events; each collective's events on its ranks are chained by flow arrows (rank r
- * to rank r+1 of its communicator, Chrome-trace "s"/"f" events). All times are on the job clock
+ * to rank r+1 of its communicator, Chrome-trace "s"/"f" events). Kernel activity (KERNEL
+ * records): per process one more thread track per GPU stream (CUPTI's stream id, named "GPU
+ * stream N", sorted after the host tracks) holding its kernels, copies and sets as "X" events
+ * named by kernel, category compute-kernel / nccl-kernel / memcpy / memset, each with its own
+ * colour (cname); an NCCL call is linked to the NCCL kernel it launched by a flow arrow
+ * ("kernel-flow") when the pairing is certain: for each operation, the calls outside groups and
+ * graphs on one stream and the kernels on one GPU stream, as many of each (then the i-th call
+ * launched the i-th kernel). At most --max-kernels kernels per process are written (default
+ * 50000, in file order); what is left out is counted in an instant event "kernels left out" on
+ * that process and in otherData. All times are on the job clock
  * (align.h) in microseconds from the earliest event (a first pass finds it when an event comes
- * before the earliest trace start, as the call that starts the shim does), so no time is
- * negative. Only standard metadata events (process_name, process_sort_index, thread_name);
+ * before the earliest trace start, as the call that starts the shim does; it also counts each
+ * process's kernels and the pairings above), so no time is negative. Only standard metadata
+ * events (process_name, process_sort_index, thread_name, thread_sort_index);
  * ncclscope's own facts and the format version go in "otherData". Output is always valid JSON:
  * strings go through the JSON writer.
  * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable. */
@@ -21,16 +31,39 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
+#include "model/knames.h"
 #include "render/json.h"
 #include "ncclscope/ops.h"
 
 struct streams { uint64_t *s; int n, cap; int named; };
 #define TIMELINE_JSON_VERSION 2
+#define KERNEL_TID0 2000          /* GPU stream tracks: tids 2001..2256, 2999 for the rest */
+#define MAX_KERNELS_DEFAULT 50000 /* kernels written per process unless --max-kernels says */
+
+/* Per file and kernel operation ("AllReduce"): can its calls be paired with its kernels? */
+#define LINK_OPS 8
+struct link {
+  char op[24];
+  uint64_t calls, kernels;      /* pass 1: calls outside groups and graphs; NCCL kernels */
+  uint64_t stream, kstream;     /* the one cudaStream_t of its calls, GPU stream of its kernels */
+  int bad;                      /* a grouped or captured call, or a second stream: not paired */
+  uint64_t shown;               /* pass 1: its kernels among those written (under the cap) */
+  uint64_t calls2, kernels2;    /* pass 2: ordinals so far */
+};
+struct kfile {
+  struct ncs_knames names;
+  struct streams ks;            /* GPU streams seen (pass 2) */
+  uint64_t kernels, written;    /* pass 1: kernels in the file; pass 2: written so far */
+  struct link link[LINK_OPS];
+  int nlink;
+};
 
 struct tl {
   FILE *f;              /* NULL in the pass that only finds the earliest time */
   struct streams *st;   /* per file */
-  uint64_t events;
+  struct kfile *kf;     /* per file, both passes */
+  int64_t max_kernels;  /* per file; -1 no cap */
+  uint64_t events, kernels, kernels_left;
   int64_t shift;        /* ns added to every job-clock time */
   int64_t earliest;     /* earliest job-clock time seen */
   int written;          /* events written so far (the first has no comma before it) */
@@ -98,9 +131,54 @@ static void flows(struct tl *t, int file, int tid, const struct ncs_jev *e, cons
                   "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank - 1, name, file + 1, tid, ts);
 }
 
+/* The pairing state of kernel operation op (len bytes) in file kf; NULL when the table is full. */
+static struct link *link_of(struct kfile *kf, const char *op, size_t len) {
+  if (len >= sizeof kf->link[0].op) len = sizeof kf->link[0].op - 1;
+  for (int i = 0; i < kf->nlink; i++)
+    if (strlen(kf->link[i].op) == len && !memcmp(kf->link[i].op, op, len)) return &kf->link[i];
+  if (kf->nlink == LINK_OPS) return NULL;
+  struct link *l = &kf->link[kf->nlink++];
+  memset(l, 0, sizeof *l);
+  memcpy(l->op, op, len);
+  return l;
+}
+
+/* Pass 1: a call that launches an NCCL kernel of its own counts towards its operation's pairing. */
+static void link_count_call(struct tl *t, int file, const struct ncs_call *c) {
+  const char *op = ncs_kernel_op_of_call(c->op);
+  if (!op || c->rc != 0) return;
+  struct link *l = link_of(&t->kf[file], op, strlen(op));
+  if (!l) return;
+  if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) l->bad = 1; /* one kernel per group or graph launch */
+  else if (l->calls && c->stream != l->stream) l->bad = 1;
+  l->stream = c->stream;
+  l->calls++;
+}
+
+/* The pairing of an NCCL kernel (its operation from its name), or NULL. */
+static struct link *link_of_kernel(struct tl *t, int file, const struct ncs_kernel *k) {
+  size_t len;
+  const char *op = k->kclass == NCS_KCLASS_NCCL ? ncs_kernel_op(ncs_knames_get(&t->kf[file].names, k->name), &len) : NULL;
+  return op ? link_of(&t->kf[file], op, len) : NULL;
+}
+
+static int linked(const struct link *l) { return l && !l->bad && l->calls == l->kernels && l->calls; }
+
+/* Pass 2: the flow's start on an NCCL call whose kernel was written. */
+static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_jev *e) {
+  const char *op = ncs_kernel_op_of_call(e->c->op);
+  if (!op || e->c->rc != 0) return;
+  struct link *l = link_of(&t->kf[file], op, strlen(op));
+  if (!linked(l)) return;
+  uint64_t i = l->calls2++;
+  if (i < l->shown)
+    fprintf(ev(t), "{\"ph\":\"s\",\"id\":\"k%d:%s:%llu\",\"name\":\"launch\",\"cat\":\"kernel-flow\","
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", file + 1, l->op, (unsigned long long)i, file + 1, tid, us(t, e->start));
+}
+
 static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   struct tl *t = ctx;
-  if (!t->f) { seen(t, e->start); seen(t, e->a->enter); return; }
+  if (!t->f) { seen(t, e->start); seen(t, e->a->enter); link_count_call(t, file, e->c); return; }
   if (!t->st[file].named) name_process(t, file, r);
   int tid = stream_tid(t, file, e->c->stream);
   const char *name = ncs_op_name(e->c->op);
@@ -121,6 +199,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   fputs("}}", t->f);
   t->events++;
   if (kind == NCS_KIND_COLL && name) flows(t, file, tid, e, name);
+  kernel_flow_call(t, file, tid, e);
 }
 
 static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
@@ -134,48 +213,151 @@ static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct
   t->events++;
 }
 
+/* A GPU stream's track: tid KERNEL_TID0 + 1.. in order of first use, named and sorted after
+ * the host tracks. */
+static int kernel_tid(struct tl *t, int file, uint32_t stream) {
+  struct streams *s = &t->kf[file].ks;
+  for (int i = 0; i < s->n; i++) if (s->s[i] == stream) return KERNEL_TID0 + i + 1;
+  int other = s->n >= 256;
+  if (!other && s->n == s->cap) {
+    int nc = s->cap ? s->cap * 2 : 8;
+    uint64_t *p = realloc(s->s, (size_t)nc * sizeof *p);
+    if (p) { s->s = p; s->cap = nc; } else other = 1;
+  }
+  int tid = KERNEL_TID0 + 999;
+  if (!other) { s->s[s->n++] = stream; tid = KERNEL_TID0 + s->n; }
+  else if (s->named) return tid; /* "other GPU streams" named once */
+  else s->named = 1;
+  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", file + 1, tid);
+  if (other) fputs("other GPU streams\"}}", t->f);
+  else fprintf(t->f, "GPU stream %u\"}}", stream);
+  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+          file + 1, tid, tid);
+  return tid;
+}
+
+static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
+  struct tl *t = ctx;
+  struct kfile *kf = &t->kf[file];
+  const struct ncs_kernel *k = a->k;
+  struct link *l = k->kclass == NCS_KCLASS_NCCL ? link_of_kernel(t, file, k) : NULL;
+  if (!t->f) { /* pass 1: the zero of the timeline, the counts and the pairing */
+    seen(t, a->start);
+    if (l) {
+      if (l->kernels && k->stream != l->kstream) l->bad = 1;
+      l->kstream = k->stream;
+      l->kernels++;
+      if (t->max_kernels < 0 || kf->kernels < (uint64_t)t->max_kernels) l->shown++;
+    }
+    kf->kernels++;
+    return;
+  }
+  if (t->max_kernels >= 0 && kf->written >= (uint64_t)t->max_kernels) {
+    if (kf->written++ == (uint64_t)t->max_kernels) { /* the first one left out: say how many */
+      if (!t->st[file].named) name_process(t, file, r);
+      uint64_t left = kf->kernels > (uint64_t)t->max_kernels ? kf->kernels - (uint64_t)t->max_kernels : 1;
+      t->kernels_left += left;
+      fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"kernels left out\",\"cat\":\"note\",\"pid\":%d,\"tid\":0,"
+                    "\"ts\":%.3f,\"args\":{\"left_out\":%llu,\"written\":%lld,\"option\":\"--max-kernels\"}}",
+              file + 1, us(t, a->start), (unsigned long long)left, (long long)t->max_kernels);
+    }
+    return;
+  }
+  kf->written++;
+  if (!t->st[file].named) name_process(t, file, r);
+  int tid = kernel_tid(t, file, k->stream);
+  static const char *const cat[] = {"compute-kernel", "nccl-kernel", "memcpy", "memset"};
+  static const char *const cname[] = {"thread_state_running", "thread_state_iowait", "generic_work", "generic_work"};
+  unsigned c = k->kclass < 4 ? k->kclass : 0;
+  const char *name = ncs_knames_get(&kf->names, k->name);
+  fputc('{', ev(t));
+  jstr(t->f, "name", name ? name : c == NCS_KCLASS_MEMCPY ? "memcpy" : c == NCS_KCLASS_MEMSET ? "memset" : "kernel", 1);
+  fprintf(t->f, ",\"ph\":\"X\",\"cat\":\"%s\",\"cname\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"stream\":%u,\"device\":%u,\"correlation\":%u",
+          cat[c], cname[c], file + 1, tid, us(t, a->start), (double)(a->end - a->start) / 1e3, k->stream, k->device,
+          k->correlation);
+  if (c >= NCS_KCLASS_MEMCPY) fprintf(t->f, ",\"bytes\":%llu", (unsigned long long)k->bytes);
+  fputs("}}", t->f);
+  t->kernels++;
+  if (linked(l)) {
+    uint64_t i = l->kernels2++;
+    fprintf(ev(t), "{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"k%d:%s:%llu\",\"name\":\"launch\",\"cat\":\"kernel-flow\","
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", file + 1, l->op, (unsigned long long)i, file + 1, tid, us(t, a->start));
+  }
+}
+
+/* Every file's KERNEL_NAME records, for the kernels' names (per-file state: files may be read
+ * at once). */
+static int names_raw(void *ctx, const struct ncs_raw *r) { ncs_knames_add_raw(ctx, r); return 0; }
+static void names_visitor(void *ctx, int file, struct ncs_mux *m) {
+  struct tl *t = ctx;
+  if (m->n < NCS_MUX_MAX) m->v[m->n++] = (struct ncs_visitor){.ctx = &t->kf[file].names, .raw = names_raw};
+}
+
+static void kfiles_free(struct kfile *kf, int n) {
+  for (int i = 0; kf && i < n; i++) { ncs_knames_free(&kf[i].names); free(kf[i].ks.s); }
+  free(kf);
+}
+
 int cmd_timeline(int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {0}};
+  static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                       {"max-kernels", required_argument, NULL, 'k'}, {0}};
   static const struct ncs_cli cli = {
     "timeline",
-    "usage: ncclscope timeline PATH... -o FILE.json\n"
-    "A Chrome trace / Perfetto JSON file of every traced call, all hosts on one clock (open it in\n"
-    "ui.perfetto.dev or chrome://tracing).\n"
-    "  -o, --output FILE   where to write it (- for standard output)\n"
-    "  -h, --help          this text\n"
+    "usage: ncclscope timeline [--max-kernels N|all] PATH... -o FILE.json\n"
+    "A Chrome trace / Perfetto JSON file of every traced call, and of the kernels each GPU stream\n"
+    "ran (compute and NCCL kernels apart, calls linked to their kernels), all hosts on one clock\n"
+    "(open it in ui.perfetto.dev or chrome://tracing).\n"
+    "  -o, --output FILE    where to write it (- for standard output)\n"
+    "  --max-kernels N|all  kernels written per process, the first in the trace (default 50000;\n"
+    "                       0: none); those left out are counted on the timeline\n"
+    "  -h, --help           this text\n"
     "Exit: 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable input.\n",
     opts, 0};
   const char *out = NULL;
+  int64_t max_kernels = MAX_KERNELS_DEFAULT;
   int r;
   while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'o') out = optarg;
-    else return ncs_cli_exit(r);
+    else if (r == 'k') {
+      long v;
+      if (!strcmp(optarg, "all")) max_kernels = -1;
+      else if (ncs_cli_long(&cli, "--max-kernels", optarg, &v) != 0) return NCS_EXIT_USAGE;
+      else if (v < 0) return ncs_cli_fail(&cli, "--max-kernels: a count >= 0 or 'all' (got %s)", optarg);
+      else max_kernels = v;
+    } else return ncs_cli_exit(r);
   }
   if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
   if (!out) return ncs_cli_fail(&cli, "no output file: -o FILE.json");
   char **files;
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return NCS_EXIT_UNREADABLE; }
-  /* First pass (times only) to find the earliest event: the zero of the timeline. */
+  /* First pass (times only) to find the earliest event, the zero of the timeline, and to count
+   * each file's kernels and which calls pair with them. */
   struct ncs_load_opts o = {.on_call = on_call, .on_comm = on_comm, .progress_label = "timeline"};
-  struct tl t = {.f = NULL, .earliest = 0};
+  struct tl t = {.f = NULL, .earliest = 0, .max_kernels = max_kernels, .kf = calloc((size_t)n, sizeof *t.kf)};
+  if (!t.kf) { ncs_paths_free(files, n); fprintf(stderr, "ncclscope timeline: out of memory\n"); return NCS_EXIT_UNREADABLE; }
+  if (max_kernels) { o.on_kernel = on_kernel; o.file_visitor = names_visitor; }
   struct ncs_jobdata *J = NULL;
   o.ctx = &t;
   int rc = ncs_job_load(n, files, &o, &J);
   int readable = !rc && J;
   ncs_job_free(J);
   J = NULL;
-  if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); kfiles_free(t.kf, n); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
-  t = (struct tl){.f = f, .st = calloc((size_t)n, sizeof *t.st), .shift = -t.earliest};
-  if (!t.st) { ncs_paths_free(files, n); if (f != stdout) fclose(f); return NCS_EXIT_UNREADABLE; }
+  if (!f) { perror(out); kfiles_free(t.kf, n); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  t = (struct tl){.f = f, .st = calloc((size_t)n, sizeof *t.st), .shift = -t.earliest, .kf = t.kf, .max_kernels = max_kernels};
+  if (!t.st) { kfiles_free(t.kf, n); ncs_paths_free(files, n); if (f != stdout) fclose(f); return NCS_EXIT_UNREADABLE; }
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
   o.ctx = &t;
   rc = ncs_job_load(n, files, &o, &J);
   fprintf(f, "\n],\"otherData\":{\"generator\":\"ncclscope timeline\",\"version\":%d", TIMELINE_JSON_VERSION);
   if (J) fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t.shift),
                  J->clock_err_us, J->hosts);
+  if (t.kernels || t.kernels_left)
+    fprintf(f, ",\"kernels_written\":%llu,\"kernels_left_out\":%llu,\"max_kernels_per_process\":%lld",
+            (unsigned long long)t.kernels, (unsigned long long)t.kernels_left, (long long)max_kernels);
   fputs("}}\n", f);
   int bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
   for (int i = 0; J && i < J->n; i++)
@@ -189,6 +371,7 @@ int cmd_timeline(int argc, char **argv) {
   if (werr) { fprintf(stderr, "ncclscope timeline: write error on %s\n", out); rc = NCS_EXIT_UNREADABLE; }
   for (int i = 0; i < n; i++) free(t.st[i].s);
   free(t.st);
+  kfiles_free(t.kf, n);
   ncs_job_free(J);
   ncs_paths_free(files, n);
   return rc ? NCS_EXIT_UNREADABLE : bad;
