@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/knames.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 
@@ -64,27 +65,11 @@ static int op_slot(struct ncs_kact *k, const char *name, size_t len) {
   return k->f.nops++;
 }
 
-/* "ncclDevKernel_AllReduce_Sum_f32_RING_LL" -> "AllReduce"; "ncclKernel_SendRecv..." -> "SendRecv" */
+/* "ncclDevKernel_AllReduce_Sum_f32_RING_LL" -> "AllReduce" (model/knames.h) */
 static int op_of_kernel(struct ncs_kact *k, const char *name) {
-  const char *p = strchr(name, '_');
-  if (!p) return -1;
-  p++;
-  size_t len = strcspn(p, "_(<");
-  return len ? op_slot(k, p, len) : -1;
-}
-
-/* The kernel-name operation a call launches (NCCL 2.19+ names). */
-static const char *kernel_op_of_call(unsigned op) {
-  switch (op) {
-  case NCS_OP_AllReduce: return "AllReduce";
-  case NCS_OP_Broadcast: case NCS_OP_Bcast: return "Broadcast";
-  case NCS_OP_Reduce: return "Reduce";
-  case NCS_OP_AllGather: return "AllGather";
-  case NCS_OP_ReduceScatter: return "ReduceScatter";
-  case NCS_OP_Send: case NCS_OP_Recv: case NCS_OP_AlltoAll: case NCS_OP_Gather: case NCS_OP_Scatter:
-    return "SendRecv";
-  default: return NULL;
-  }
+  size_t len;
+  const char *p = ncs_kernel_op(name, &len);
+  return p ? op_slot(k, p, len) : -1;
 }
 
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len) {
@@ -122,7 +107,7 @@ static uint64_t dtype_bytes(unsigned dt) {
 }
 
 void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
-  const char *name = kernel_op_of_call(c->op);
+  const char *name = ncs_kernel_op_of_call(c->op);
   if (!name || c->rc != 0) return;
   int slot = op_slot(k, name, strlen(name));
   if (slot < 0) return;
