@@ -10,18 +10,25 @@
 # per-call figure has the run's drop rate beside it.
 # Rows:
 #   tight-1     1 thread, BENCH_TIGHT calls as fast as possible: wall ns/call, process CPU
-#               ns/call, drops
-#   tight-4     4 threads, the same per thread
+#               ns/call (writer included), the calling thread's own CPU ns/call (the hot path),
+#               drops
+#   tight-4     4 threads, BENCH_TIGHT/4 calls each, the same
 #   paced-1     1 thread at 1 M calls/s for BENCH_PACED_S seconds: drops, achieved rate
 #   paced-4     4 threads at 1 M calls/s each, the same
-#   onset       1 thread, 2 s at 1, 2, 4, 8 M calls/s: the first rate with drops
+#   onset-1/4   1 and 4 threads, 1 s at 0.5, 1, 2, 4 M calls/s per thread: drops at each rate
 #   writer      the writer thread's CPU per recorded call (tight-1 and paced-1 runs)
 #   idle        process CPU per second while the traced process sits idle (5 s)
-#   fixed       process CPU of a whole traced run of 10 calls, minus the plain run's
+#   fixed       process CPU of a whole traced run of 10 calls, minus the plain run's (each run
+#               writes into its own directory, removed only at the end: deleting a file and
+#               creating the next one at once makes ext4's inode allocator skip the recently
+#               deleted inodes, a cost of the benchmark's churn, not of the shim)
 #   ddp-bytes   trace bytes per call in steady state, DDP-shaped job (tests/jobs/ddp_job.c, 2
 #               ranks on the doubles), host and GPU timing: (size at 300 steps - size at 100
 #               steps) / (calls at 300 - calls at 100)
-# Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_BEFORE_REV (unset).
+# Each row also gives the 1-minute load average seen at the end of its runs (min..max): on a
+# shared machine the figures are indications of that load.
+# Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_BEFORE_REV (unset),
+# BENCH_DDP (1; 0 skips the ddp-bytes row).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
@@ -67,7 +74,7 @@ fi
 shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; *) echo "$SHIM" ;; esac; }
 
 # one VARIANT TAG ARGS...: one rate_job run on the stub; appends
-# "wall_ns cpu_ns calls dropped writer_ns idle_us" to $W/TAG.VARIANT
+# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load" to $W/TAG.VARIANT
 one() {
   local v=$1 tag=$2; shift 2
   local d=$W/tr-$tag-$v out
@@ -85,7 +92,7 @@ one() {
     dropped=$((dropped + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
   done
   g() { local x; x=$(sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $out" | head -1); echo "${x:--}"; }
-  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us)" >>"$W/$tag.$v"
+  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg)" >>"$W/$tag.$v"
   rm -rf "$d"
 }
 # mmm TAG VARIANT COL: "min / median / max" of column COL
@@ -93,6 +100,12 @@ mmm() {
   [ -s "$W/$1.$2" ] || { echo "-"; return; }
   awk -v k="$3" '$k != "-" {print $k}' "$W/$1.$2" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}'
+}
+# load TAG...: "load a..b" over the runs of these tags (all variants)
+load() {
+  local t
+  for t in "$@"; do cat "$W/$t".* 2>/dev/null; done | awk '$8 != "" {print $8}' | sort -g |
+    awk 'NR == 1 {lo = $1} {hi = $1} END {if (NR) printf "load %s..%s", lo, hi; else printf "load -"}'
 }
 # droprate TAG VARIANT: "min / median / max" of dropped/(calls+dropped) in %
 droprate() {
@@ -102,6 +115,9 @@ droprate() {
 }
 
 PACED=$((PACED_S * 1000000))
+ONSET_RATES="500000 1000000 2000000 4000000"
+SHIMS=""
+for v in $VARIANTS; do [ "$v" = plain ] || [ "$v" = off ] || SHIMS="$SHIMS $v"; done
 for ((r = 1; r <= ROUNDS; r++)); do
   for v in $VARIANTS; do
     one "$v" tight1 -n "$TIGHT" -i 100
@@ -110,41 +126,41 @@ for ((r = 1; r <= ROUNDS; r++)); do
     one "$v" paced4 -n "$PACED" -t 4 -r 1000000
     one "$v" idle -n 1000 -i 5000
   done
-done
-for v in $VARIANTS; do
-  [ "$v" = plain ] || [ "$v" = off ] && continue
-  for rate in 1000000 2000000 4000000 8000000; do one "$v" "onset$rate" -n $((rate * 2)) -r "$rate"; done
+  for v in $SHIMS; do
+    for rate in $ONSET_RATES; do
+      one "$v" "onset1-$rate" -n "$rate" -r "$rate"
+      one "$v" "onset4-$rate" -n "$rate" -t 4 -r "$rate"
+    done
+  done
 done
 
 echo "bench-throughput: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "stub NCCL (calls return at once), host timing, call sites off; $ROUNDS interleaved rounds; min / median / max"
 echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}"
-row() { # TITLE TAG: wall, cpu, drops per variant
+row() { # TITLE TAG: wall, cpu, calling thread's cpu, drops per variant
   echo
-  echo "$1"
-  printf '  %-7s %-28s %-28s %s\n' variant "wall ns/call" "process CPU ns/call" "dropped"
+  echo "$1 ($(load "$2"))"
+  printf '  %-7s %-24s %-24s %-24s %s\n' variant "wall ns/call" "process CPU ns/call" "caller CPU ns/call" "dropped"
   for v in $VARIANTS; do
-    printf '  %-7s %-28s %-28s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(droprate "$2" "$v")"
+    printf '  %-7s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(droprate "$2" "$v")"
   done
 }
 row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
 row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
 row "paced-1: 1 thread at 1 M calls/s for ${PACED_S} s (wall ns/call 1000 = the pace was held)" paced1
 row "paced-4: 4 threads at 1 M calls/s each for ${PACED_S} s" paced4
-echo
-echo "onset: 1 thread, 2 s per rate; dropped (single run)"
-for v in $VARIANTS; do
-  [ "$v" = plain ] || [ "$v" = off ] && continue
-  line="  $v:"
-  for rate in 1000000 2000000 4000000 8000000; do
-    line="$line $((rate / 1000000)) M/s ($(mmm "onset$rate" "$v" 1) ns/call achieved) $(droprate "onset$rate" "$v");"
+for th in 1 4; do
+  echo
+  echo "onset-$th: $th thread(s), 1 s at each rate per thread; wall ns/call achieved (per thread), dropped ($(load $(for x in $ONSET_RATES; do echo "onset$th-$x"; done)))"
+  for v in $SHIMS; do
+    for rate in $ONSET_RATES; do
+      printf '  %-7s %-4s M/s  %-26s %s\n' "$v" "$(awk -v r="$rate" 'BEGIN {print r / 1000000}')" "$(mmm "onset$th-$rate" "$v" 1)" "$(droprate "onset$th-$rate" "$v")"
+    done
   done
-  echo "$line"
 done
 echo
 echo "writer thread CPU per recorded call, ns (writer_cpu_ns / calls recorded)"
-for v in $VARIANTS; do
-  [ "$v" = plain ] || [ "$v" = off ] && continue
+for v in $SHIMS; do
   for tag in tight1 paced1; do
     w=$(awk '$5 != "-" && $3 > 0 {print $5 / $3}' "$W/$tag.$v" | sort -g |
       awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}')
@@ -152,7 +168,7 @@ for v in $VARIANTS; do
   done
 done
 echo
-echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s"
+echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s ($(load idle))"
 for v in $VARIANTS; do
   printf '  %-7s %s\n' "$v" "$(awk '$6 != "-" {print $6 / 5000}' "$W/idle.$v" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
@@ -160,9 +176,9 @@ done
 
 # fixed CPU per traced process: rusage of a 10-call run, default settings (call sites on)
 echo
-echo "fixed: process CPU (user+sys) of a whole 10-call run, ms; 'added' = minus plain's median"
-fixed() { # VARIANT: prints CPU ms of one run
-  local v=$1 d=$W/tr-fixed-$1
+echo "fixed: process CPU (user+sys) of a whole 10-call run, ms; 'added' = minus plain's median; $((5 * ROUNDS)) runs each"
+fixed() { # VARIANT ROUND: prints CPU ms of one run (its directory is kept until the end)
+  local v=$1 d=$W/fixed-dirs/$1-$2
   python3 - "$v" "$(shim_of "$v")" "$W/stub" "$d" "$JOB" <<'PY'
 import os, resource, subprocess, sys
 v, shim, stub, d, job = sys.argv[1:]
@@ -174,9 +190,11 @@ subprocess.run([job, "-n", "10"], env=env, stdout=subprocess.DEVNULL, stderr=sub
 after = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%.2f" % (1000 * ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))))
 PY
-  rm -rf "$d"
 }
-for ((r = 1; r <= 5 * ROUNDS; r++)); do for v in $VARIANTS; do fixed "$v" >>"$W/fixed.$v"; done; done
+mkdir -p "$W/fixed-dirs"
+for ((r = 1; r <= 5 * ROUNDS; r++)); do for v in $VARIANTS; do fixed "$v" "$r" >>"$W/fixed.$v"; done; done
+rm -rf "$W/fixed-dirs"
+echo "  (fixed: $(cut -d' ' -f1 /proc/loadavg) load at the end)"
 pm=$(sort -g "$W/fixed.plain" | awk '{a[NR]=$1} END {print NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
 for v in $VARIANTS; do
   printf '  %-7s %s   added (median) %s\n' "$v" "$(sort -g "$W/fixed.$v" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f / %.2f / %.2f", a[1], m, a[NR]}')" \
@@ -200,8 +218,8 @@ ddp() { # VARIANT TIMING STEPS: prints "bytes calls dropped" summed over the ran
   done
   echo "$b $c $x"
 }
-for v in $VARIANTS; do
-  [ "$v" = plain ] || [ "$v" = off ] && continue
+[ "${BENCH_DDP:-1}" = 0 ] && exit 0
+for v in $SHIMS; do
   for gt in 0 1; do
     for ((r = 1; r <= ROUNDS; r++)); do
       read -r b1 c1 x1 <<<"$(ddp "$v" "$gt" 100)"

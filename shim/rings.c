@@ -17,7 +17,8 @@
  *     and carries NCS_RING_F_MEMORY (counted: the writer reports it in the THREAD record).
  *   - Every mapping is MADV_DONTFORK: a forked child never sees, let alone writes, its
  *     parent's rings; ncs_rings_atfork_child() forgets them (the child makes its own file).
- *   - ncs_rings_prefault() (writer thread, at every drain) makes the pages just ahead of a
+ *   - ncs_rings_prefault() (writer thread, at a drain that found the ring at most a quarter
+ *     full: a writer behind leaves the owner its own faults) makes the pages just ahead of a
  *     ring's head present and writable (MADV_POPULATE_WRITE; as many records ahead as the
  *     thread has recorded, 1024 to 1/8 of the ring), so the owner's first pass over its ring
  *     takes no page fault: a first write to a page of a file mapping costs microseconds (page

@@ -532,8 +532,8 @@ static void publish_tail(struct writer *w, struct ncs_ring *r, uint64_t t) {
   atomic_store_explicit(&r->tail, t, memory_order_release);
 }
 
-/* Returns the fullest ring's fill before the drain, in 1/256ths of its size (256 too when a
- * ring's pages ahead of its head are still to be pre-faulted: come back soon). */
+/* Returns the fullest ring's fill before the drain, in 1/256ths of its size (over 64 too when
+ * a ring's pages ahead of its head are still to be pre-faulted: come back in 1 ms). */
 static unsigned drain(struct writer *w) {
   unsigned fullest = 0;
   uint64_t heads[NCS_MAX_THREADS];
@@ -592,7 +592,10 @@ static unsigned drain(struct writer *w) {
     }
     publish_tail(w, r, t);
     report_drops(w, r);
-    if (ncs_rings_prefault((unsigned)i, r, atomic_load_explicit(&r->head, memory_order_relaxed))) fullest = 256;
+    /* pre-fault only while the writer keeps up: a writer behind (ring over a quarter full)
+     * leaves the owner its own page faults, which slow the owner, not the drain */
+    if (fill <= 64 && ncs_rings_prefault((unsigned)i, r, atomic_load_explicit(&r->head, memory_order_relaxed)))
+      fullest = fullest > 64 ? fullest : 64 + 1;
     if (states[i] == NCS_SLOT_DEAD && atomic_load(&r->head) == t) {
       atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
       r->dropped_reported = 0;
