@@ -84,12 +84,10 @@ static void read_config(void) {
 
 /* ---- the PROCESS record ---- */
 
-static const char *const rank_vars[] = {
-  "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK",
-  "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_JOB_ID",
-  "SLURM_NODEID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-  "PMI_RANK", "PMI_SIZE", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "JAX_PROCESS_ID",
-  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", NULL};
+/* The launcher's rank and job variables, declared once (ncclscope/records.h). */
+#define NCS_ENV_NAME_(name) #name,
+static const char *const rank_vars[] = {NCS_PROCESS_ENV(NCS_ENV_NAME_) NULL};
+#undef NCS_ENV_NAME_
 
 static int env_allowed(const char *entry, size_t namelen) {
   if (namelen > 5 && strncmp(entry, "NCCL_", 5) == 0) return 1;

@@ -47,6 +47,23 @@ struct ncs_process_kv { uint32_t nkv; const struct ncs_kv *kv; };
 #define NCS_FIELDS_process_kv(F) \
   F(ARRAY, kv, kv)
 
+/* The environment variables a PROCESS record carries as `env.NAME` keys besides every NCCL_*
+ * and NCCLSCOPE_* variable (docs/FORMAT.md): the launcher's rank variables, and the ids that
+ * say which job and which attempt of it a process belongs to (decoder/model/jobs.c). The shim
+ * only reads them, once, at activation (shim/state.c); nothing else from the environment is
+ * recorded. One X(name) per variable; append only. */
+#define NCS_PROCESS_ENV(X) \
+  X(RANK) X(LOCAL_RANK) X(WORLD_SIZE) X(LOCAL_WORLD_SIZE) X(GROUP_RANK) X(NODE_RANK) \
+  X(MASTER_ADDR) X(MASTER_PORT) X(SLURM_PROCID) X(SLURM_LOCALID) X(SLURM_NTASKS) X(SLURM_JOB_ID) \
+  X(SLURM_NODEID) X(OMPI_COMM_WORLD_RANK) X(OMPI_COMM_WORLD_SIZE) X(OMPI_COMM_WORLD_LOCAL_RANK) \
+  X(PMI_RANK) X(PMI_SIZE) X(PMIX_RANK) X(MV2_COMM_WORLD_RANK) X(JAX_PROCESS_ID) \
+  X(CUDA_VISIBLE_DEVICES) X(NVIDIA_VISIBLE_DEVICES) \
+  /* job and attempt ids: torchrun / torchelastic, Slurm steps and arrays, \
+   * Open MPI and PMIx, PBS, LSF, Flux, JAX's coordinator */ \
+  X(TORCHELASTIC_RUN_ID) X(TORCHELASTIC_RESTART_COUNT) X(TORCHELASTIC_MAX_RESTARTS) \
+  X(SLURM_STEP_ID) X(SLURM_ARRAY_JOB_ID) X(SLURM_ARRAY_TASK_ID) X(OMPI_MCA_ess_base_jobid) \
+  X(PMIX_NAMESPACE) X(PBS_JOBID) X(LSB_JOBID) X(FLUX_JOB_ID) X(JAX_COORDINATOR_ADDRESS)
+
 /* 2 THREAD: a thread index and its OS tid and name. */
 struct ncs_thread { uint32_t thread; uint64_t tid; const char *name; uint32_t flags; };
 #define NCS_FIELDS_thread(F) \
