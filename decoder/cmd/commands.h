@@ -25,6 +25,7 @@ static inline int ncs_exit_of_read(int read_rc) {
 }
 #define NCS_COMMANDS(X) \
   X(report, cmd_report, "per-rank and per-operation summary of traces (--json)") \
+  X(jobs, cmd_jobs, "the jobs and attempts (restarts) in a set of traces: jobs [--json] PATH...") \
   X(dump, cmd_dump, "every record of a trace, one line each") \
   X(run, cmd_run, "run a command with the shim preloaded: run [-o DIR] -- CMD...") \
   X(nccl-log, cmd_nccl_log, "transports, versions and rings from NCCL debug logs: nccl-log [--json] FILE...") \

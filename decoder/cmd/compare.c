@@ -21,6 +21,7 @@
 #include "analysis/doctor.h"
 #include "analysis/headline.h"
 #include "cmd/cli.h"
+#include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "render/json.h"
@@ -97,24 +98,29 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   ncs_dfacts_finish(((struct ncs_doctor *)ctx)->f[file], rc, st);
 }
 
-/* Loads one run; *share is its communication share in percent (NaN when no rank can be judged). */
-static int load_side(const char *path, struct ncs_jobdata **J, int *nfiles, char ***files, double *share) {
+/* Loads one run (job `want` of it when not NULL); *share is its communication share in percent
+ * (NaN when no rank can be judged). Returns 0, or the exit code after a message. */
+static int load_side(const char *path, const char *want, struct ncs_jobdata **J, int *nfiles, char ***files,
+                     double *share) {
   char *p[1] = {(char *)path};
-  int n = ncs_paths_expand(1, p, files);
-  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return -1; }
+  int n = ncs_paths_expand(1, p, files), e;
+  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return NCS_EXIT_UNREADABLE; }
   *nfiles = n;
+  if (want && (e = ncs_pick_job("compare", want, nfiles, files))) return e;
+  n = *nfiles;
   struct ncs_doctor d;
   memset(&d, 0, sizeof d);
   d.f = calloc((size_t)n, sizeof *d.f);
   for (d.n = 0; d.f && d.n < n; d.n++)
     if (!(d.f[d.n] = ncs_dfacts_new((*files)[d.n]))) break;
-  if (!d.f || d.n < n) { ncs_doctor_free(&d); fprintf(stderr, "ncclscope compare: out of memory\n"); return -1; }
+  if (!d.f || d.n < n) { ncs_doctor_free(&d); fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
   struct ncs_load_opts o = {.progress_label = "compare", .ctx = &d, .file_visitor = facts_visitor, .file_done = facts_done};
   if (ncs_job_load(n, *files, &o, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(&d);
-    return -1;
+    return NCS_EXIT_UNREADABLE;
   }
+  if ((e = ncs_one_job("compare", *J, *files))) { ncs_doctor_free(&d); return e; }
   struct ncs_headline h;
   ncs_headline_build(&h, &d);
   *share = 100.0 * h.share_med;
@@ -134,10 +140,10 @@ static const struct option compare_opts[] = {
   {"json", no_argument, NULL, 'j'}, {"markdown", no_argument, NULL, 'm'},
   {"busbw-drop", required_argument, NULL, 'B'}, {"time-rise", required_argument, NULL, 'T'},
   {"share-rise", required_argument, NULL, 'S'}, {"min-calls", required_argument, NULL, 'C'},
-  {"min-share", required_argument, NULL, 'M'}, {0}};
+  {"min-share", required_argument, NULL, 'M'}, NCS_JOB_OPTION, {"base-job", required_argument, NULL, 'b'}, {0}};
 
 int cmd_compare(int argc, char **argv) {
-  static char help[1024];
+  static char help[1536];
   snprintf(help, sizeof help,
            "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
            "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
@@ -147,12 +153,14 @@ int cmd_compare(int argc, char **argv) {
            "  --busbw-drop PCT   (default %.0f)   --time-rise PCT   (default %.0f)\n"
            "  --share-rise POINTS (default %.0f)  --min-calls N     (default %ld)\n"
            "  --min-share PCT    (default %.0f)   -h, --help        this text\n"
+           "  --job ID, --base-job ID   NEW's job, each BASE's job, where a path holds several\n"
+           "                     (`ncclscope jobs` lists them: compare --base-job 1 --job 2 DIR DIR)\n"
            "Exit: 0 no regression, 1 a regression, 2 bad usage, 3 damaged, 4 unreadable input.\n",
            DEFAULTS.busbw_drop, DEFAULTS.time_rise, DEFAULTS.share_rise, DEFAULTS.min_calls, DEFAULTS.min_share);
   const struct ncs_cli cli = {"compare", help, compare_opts, 0};
   struct thresholds th = DEFAULTS;
   int json = 0, md = 0, r, bad = 0;
-  const char *side[MAX_RUNS + 1];
+  const char *side[MAX_RUNS + 1], *new_job = NULL, *base_job = NULL;
   while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
     switch (r) {
     case 'j': json = 1; break;
@@ -162,6 +170,8 @@ int cmd_compare(int argc, char **argv) {
     case 'S': bad |= ncs_cli_double(&cli, "--share-rise", optarg, &th.share_rise); break;
     case 'M': bad |= ncs_cli_double(&cli, "--min-share", optarg, &th.min_share); break;
     case 'C': bad |= ncs_cli_long(&cli, "--min-calls", optarg, &th.min_calls); break;
+    case 'J': new_job = optarg; break;
+    case 'b': base_job = optarg; break;
     default: return ncs_cli_exit(r);
     }
     if (bad) return 2;
@@ -180,8 +190,10 @@ int cmd_compare(int argc, char **argv) {
   struct row *rows = NULL;
   int nrows = 0, cap = 0;
   double shs[MAX_RUNS + 1];
-  for (int k = 0; k < ns; k++)
-    if (load_side(side[k], &J[k], &nf[k], &files[k], &shs[k])) goto done;
+  for (int k = 0; k < ns; k++) {
+    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k]);
+    if (e) { rc = e; goto done; }
+  }
 
   double total_t[2] = {0, 0};
   for (int k = 0; k < ns; k++)

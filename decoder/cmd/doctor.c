@@ -20,6 +20,7 @@
 #include "analysis/headline.h"
 #include "render/headline_render.h"
 #include "cmd/cli.h"
+#include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "io/regfile.h"
@@ -66,15 +67,16 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
 }
 
 static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'},
-                                            {"hang-after", required_argument, NULL, 'a'}, {0}};
+                                            {"hang-after", required_argument, NULL, 'a'}, NCS_JOB_OPTION, {0}};
 static const struct ncs_cli doctor_cli = {
   "doctor",
-  "usage: ncclscope doctor [--json] [--hang-after SECONDS] PATH...\n"
+  "usage: ncclscope doctor [--json] [--hang-after SECONDS] [--job ID] PATH...\n"
   "Verdicts with their evidence and a next step (docs/DOCTOR.md). PATH: trace files, trace\n"
   "directories, or plain NCCL debug logs.\n"
   "  -j, --json                the verdicts as JSON\n"
   "  -a, --hang-after SECONDS  a rank is blamed for not arriving once it was seen alive that\n"
   "                            long after a peer arrived (default 2)\n"
+  "  --job ID                  one job of traces holding several (`ncclscope jobs` lists them)\n"
   "  -h, --help                this text\n"
   "Exit: 0 healthy, 1 a problem found, 2 bad usage, 3 damaged input, 4 unreadable input.\n",
   doctor_opts, 0};
@@ -83,8 +85,10 @@ int cmd_doctor(int argc, char **argv) {
   int json = 0, rc = 0, cap = 0, nt = 0, r;
   double hang_after = NCS_HANG_DEFAULT_S;
   struct ncs_hang *hang = NULL;
+  const char *want_job = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
+    else if (r == 'J') want_job = optarg;
     else if (r == 'a') {
       if (ncs_cli_double(&doctor_cli, "--hang-after", optarg, &hang_after) != 0) return NCS_EXIT_USAGE;
       if (!(hang_after >= 0 && hang_after < 1e6)) return ncs_cli_fail(&doctor_cli, "--hang-after wants seconds >= 0");
@@ -130,13 +134,39 @@ int cmd_doctor(int argc, char **argv) {
     }
     free(files);
   }
+  if (rc == 0 && nt && want_job) { /* --job: only that job's traces (and the logs) */
+    int *keep = NULL, nk = ncs_pick_job_index("doctor", want_job, nt, tfiles, &keep);
+    if (nk < 0) { rc = -nk; goto done; }
+    char *drop = calloc((size_t)d.n + 1, 1);
+    if (!drop) { free(keep); rc = 2; goto done; }
+    for (int k = 0, m = 0; k < nt; k++) {
+      if (m < nk && keep[m] == k) { m++; continue; }
+      drop[slot[k]] = 1;
+      free(tfiles[k]);
+      tfiles[k] = NULL;
+    }
+    int *remap = calloc((size_t)d.n + 1, sizeof *remap), w = 0;
+    for (int i = 0; remap && i < d.n; i++) {
+      remap[i] = w;
+      if (drop[i]) ncs_dfacts_free(d.f[i]); else d.f[w++] = d.f[i];
+    }
+    if (remap) d.n = w;
+    int m = 0;
+    for (int k = 0; remap && k < nt; k++)
+      if (tfiles[k]) { tfiles[m] = tfiles[k]; slot[m++] = remap[slot[k]]; }
+    if (remap) nt = m;
+    free(remap); free(drop); free(keep);
+    if (!remap) { rc = 2; goto done; }
+  }
   if (rc == 0 && nt) {
     hang = ncs_hang_new(nt, tfiles, hang_after);
     struct facts_load fl = {&d, slot, hang};
     struct ncs_load_opts lo = {.ctx = &fl, .plugins_only = 1, .file_visitor = facts_visitor, .file_done = facts_done};
     struct ncs_jobdata *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
+    int one = ncs_one_job("doctor", jd, tfiles);
     ncs_job_free(jd);
+    if (one) { rc = one; goto done; }
     for (int k = 0; k < nt; k++) {
       const struct ncs_dfacts *f = d.f[slot[k]];
       if (f->read_rc == 2) { fprintf(stderr, "ncclscope doctor: %s\n", f->error[0] ? f->error : tfiles[k]); rc = 2; }
@@ -164,6 +194,7 @@ int cmd_doctor(int argc, char **argv) {
   } else {
     rc = NCS_EXIT_UNREADABLE; /* bad usage returned earlier: what is left is input */
   }
+done:
   ncs_doctor_free(&d);
   ncs_hang_free(hang);
   for (int k = 0; k < nt; k++) free(tfiles[k]);

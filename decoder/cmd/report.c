@@ -22,6 +22,7 @@
 #include "cmd/report.h"
 #include "model/rules.h"
 #include "io/jobload.h"
+#include "cmd/jobpick.h"
 #include "io/trace.h"
 
 #define MAX_COMMS 65536 /* communicator indexes past this are counted as "other" */
@@ -240,6 +241,28 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* The short form: one table of operations across ranks (host time min/median/max per rank),
  * then only the ranks whose trace is cut, damaged or dropped records. */
+/* The job's attempts (model/jobs.h): "job" in JSON, null when the files hold no job. */
+static void print_attempts_json(struct ncs_json *j, const struct ncs_jobdata *jd) {
+  const struct ncs_job_info *jobs;
+  int n = jd ? ncs_jobset_jobs(jd->jobs, &jobs) : 0;
+  if (n != 1) { ncs_json_null(j, "job"); return; }
+  ncs_json_obj_begin(j, "job");
+  ncs_json_str(j, "launcher", jobs[0].launcher);
+  if (jobs[0].run_id[0]) ncs_json_str(j, "run_id", jobs[0].run_id); else ncs_json_null(j, "run_id");
+  ncs_jobset_json_attempts(jd->jobs, j, 0);
+  ncs_json_obj_end(j);
+}
+
+/* Text: the attempts, in order, when there are several (a torchrun restart). */
+static void print_attempts_text(FILE *f, const struct ncs_jobdata *jd, char **files) {
+  const struct ncs_job_info *jobs;
+  int n = jd ? ncs_jobset_jobs(jd->jobs, &jobs) : 0;
+  if (n != 1 || jobs[0].nattempts < 2) return;
+  fprintf(f, "%d attempts of one job (restarts; collectives are lined up within an attempt only, "
+             "--job 1.K reports attempt K alone):\n", jobs[0].nattempts);
+  ncs_jobset_print(jd->jobs, f, files);
+}
+
 static void print_job_text(FILE *f, const struct file_sum *sums, const int *order, int n) {
   uint64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
   if (!v) return;
@@ -279,8 +302,11 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
   }
 }
 
-static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state) {
+static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state,
+                            const struct ncs_jobdata *jd) {
   const struct ncs_rank_info *r = &s->info;
+  int att = jd ? ncs_jobset_attempt_of(jd->jobs, file) : 0;
+  if (att) ncs_json_int(j, "attempt", att); else ncs_json_null(j, "attempt");
   if (r->rank >= 0) ncs_json_int(j, "rank", r->rank); else ncs_json_null(j, "rank");
   ncs_json_int(j, "nranks", r->nranks);
   ncs_json_str(j, "host", r->host);
@@ -407,7 +433,7 @@ static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_sta
 
 /* The command line: --json, then every option the analyses declare (analysis.h), each
  * handed on to them as "--name=value". */
-enum { MAX_OPTS = 32, OPT_ANALYSIS = 256 };
+enum { MAX_OPTS = 32, OPT_ANALYSIS = 256, NFIXED = 4 /* json, detail, summary, job */ };
 static struct option report_opts[MAX_OPTS + 2];
 static const struct ncs_analysis_option *opt_of[MAX_OPTS];
 static char report_help[4096];
@@ -419,11 +445,12 @@ static void build_cli(void) {
   report_opts[n++] = (struct option){"json", no_argument, NULL, 'j'};
   report_opts[n++] = (struct option){"detail", no_argument, NULL, 'd'};
   report_opts[n++] = (struct option){"summary", no_argument, NULL, 's'};
-  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json] [--summary|--detail]");
+  report_opts[n++] = (struct option)NCS_JOB_OPTION;
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "usage: ncclscope report [--json] [--summary|--detail] [--job ID]");
   for (int a = 0; a < NANALYSES; a++)
     for (const struct ncs_analysis_option *o = analyses[a]->options; o && o->name && n <= MAX_OPTS; o++) {
-      opt_of[n - 3] = o;
-      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - 3};
+      opt_of[n - NFIXED] = o;
+      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - NFIXED};
       n++;
       k += (size_t)snprintf(report_help + k, sizeof report_help - k, " [--%s %s]", o->name, o->arg);
     }
@@ -434,10 +461,11 @@ static void build_cli(void) {
        "-d, --detail", "every rank's own sections (default: the job, and outlier ranks only)");
   k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", "-s, --summary",
                         "only the job's answer (the headline; text only)");
-  for (int i = 3; i < n && k < sizeof report_help; i++) {
+  k += (size_t)snprintf(report_help + k, sizeof report_help - k, "%s", NCS_JOB_HELP);
+  for (int i = NFIXED; i < n && k < sizeof report_help; i++) {
     char name[96];
-    snprintf(name, sizeof name, "--%s %s", opt_of[i - 3]->name, opt_of[i - 3]->arg);
-    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - 3]->help);
+    snprintf(name, sizeof name, "--%s %s", opt_of[i - NFIXED]->name, opt_of[i - NFIXED]->arg);
+    k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - NFIXED]->help);
   }
   if (k < sizeof report_help)
     snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n%s", "-h, --help", "this text",
@@ -458,12 +486,15 @@ int cmd_report(int argc, char **argv) {
   char *optbuf[64];
   int noptbuf = 0;
   int npaths = 0, r;
+  const char *want_job = NULL;
+  struct ncs_jobdata *jd = NULL;
   if (!paths || !opts) { ret = 2; goto out; }
   build_cli();
   while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') { json = 1; continue; }
     if (r == 'd') { detail = 1; continue; }
     if (r == 's') { summary = 1; continue; }
+    if (r == 'J') { want_job = optarg; continue; }
     if (r < OPT_ANALYSIS || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
     const char *name = opt_of[r - OPT_ANALYSIS]->name;
     size_t l = strlen(name) + strlen(optarg) + 4;
@@ -478,6 +509,7 @@ int cmd_report(int argc, char **argv) {
   nfiles = ncs_paths_expand(npaths, paths, &files);
   if (nfiles < 0) { ret = NCS_EXIT_UNREADABLE; goto out; }
   if (nfiles == 0) { fprintf(stderr, "ncclscope report: no trace files (*.ncs) found\n"); ret = NCS_EXIT_UNREADABLE; goto out; }
+  if (want_job && (ret = ncs_pick_job("report", want_job, &nfiles, &files))) goto out;
   sums = calloc((size_t)nfiles, sizeof *sums);
   infos = calloc((size_t)nfiles, sizeof *infos);
   order = calloc((size_t)nfiles, sizeof *order);
@@ -500,10 +532,9 @@ int cmd_report(int argc, char **argv) {
   struct report_run run = {sums, state, 0};
   struct ncs_load_opts lo = {.ctx = &run, .in_order = 1, .plugins_only = 1, .file_visitor = run_visitor,
                              .file_done = run_file_done, .prepass = run_prepass};
-  struct ncs_jobdata *jd = NULL;
   ncs_job_load(nfiles, files, &lo, &jd);
-  ncs_job_free(jd);
   ret = run.ret;
+  if ((r = ncs_one_job("report", jd, files))) { ret = r; goto out; }
   for (int i = 0; i < nfiles; i++) {
     settle_rank(&sums[i]);
     infos[i] = sums[i].info;
@@ -523,12 +554,13 @@ int cmd_report(int argc, char **argv) {
     for (int k = 0; k < nfiles; k++) {
       int i = order[k];
       ncs_json_obj_begin(&j, NULL);
-      print_rank_json(&j, &sums[i], i, state);
+      print_rank_json(&j, &sums[i], i, state, jd);
       for (int a = 0; a < NANALYSES; a++)
         if (analyses[a]->print_rank_json) analyses[a]->print_rank_json(state[a], &j, i);
       ncs_json_obj_end(&j);
     }
     ncs_json_arr_end(&j);
+    print_attempts_json(&j, jd);
     /* warnings: what a script should know although the report could be made (exit 0) */
     ncs_json_arr_begin(&j, "warnings");
     for (int k = 0; k < nfiles; k++) {
@@ -552,6 +584,7 @@ int cmd_report(int argc, char **argv) {
   }
   if (!json && !summary) { /* --summary: the headline alone */
     printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
+    print_attempts_text(stdout, jd, files);
     if (detail) for (int k = 0; k < nfiles; k++) print_rank_text(stdout, &sums[order[k]]);
     else print_job_text(stdout, sums, order, nfiles);
     for (int a = 0; a < NANALYSES; a++)
@@ -559,6 +592,7 @@ int cmd_report(int argc, char **argv) {
   }
   fflush(stdout);
 out:
+  ncs_job_free(jd);
   for (int a = 0; a < NANALYSES; a++)
     if (state[a] && analyses[a]->destroy) analyses[a]->destroy(state[a]);
   if (sums)

@@ -344,6 +344,7 @@ static void file_attach(struct loader *L, int i) {
                                         .raw = v_raw, .chunk = v_chunk};
   else if (o->progress_label)
     m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
+  if (L->job->jobs) m->v[m->n++] = ncs_jobset_visitor(L->job->jobs, i); /* which job: model/jobs.h */
   if (o->file_visitor) o->file_visitor(o->ctx, i, m);
   ncs_mux_build(m, &f->v);
 }
@@ -392,6 +393,7 @@ static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch)
   free(f->comms);
   f->comms = NULL; f->ncomms = 0;
   ncs_progress_file_done();
+  if (L->job->jobs) ncs_jobset_file_done(L->job->jobs, i, f->r->read_rc, &f->st);
   if (L->o->file_done) L->o->file_done(L->o->ctx, i, f->r->read_rc, &f->st);
 }
 
@@ -510,7 +512,8 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   J->n = nfiles;
   J->r = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *J->r);
   J->strag = ncs_strag_new(nfiles);
-  if (!J->r || !J->strag) { ncs_job_free(J); return 2; }
+  J->jobs = ncs_jobset_new(nfiles);
+  if (!J->r || !J->strag || !J->jobs) { ncs_job_free(J); return 2; }
   double t0 = now_s();
   uint64_t total = 0, most_recs = 0, held = 0;
   for (int i = 0; i < nfiles; i++) {
@@ -586,6 +589,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   if (o->progress_label) ncs_progress_end();
   pthread_mutex_destroy(&L.mu);
   ncs_strag_finish(J->strag);
+  ncs_jobset_finish(J->jobs);
   /* a collective is as fast as the slowest link of its communicator: each row gets the
    * transports every rank of its communicator reported */
   for (int i = 0; i < nfiles; i++)
@@ -642,5 +646,6 @@ void ncs_job_free(struct ncs_jobdata *J) {
   free(J->r);
   free(J->ops);
   ncs_strag_free(J->strag);
+  ncs_jobset_free(J->jobs);
   free(J);
 }

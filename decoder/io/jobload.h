@@ -30,6 +30,7 @@
 #include "model/topo.h"
 #include "io/mux.h"
 #include "io/trace.h"
+#include "model/jobs.h"
 
 #define NCS_NBUCKETS 48
 /* Rows are per size bucket: floor(log2(bytes as passed)), 0 for 0 or 1 byte, at most 47. */
@@ -82,6 +83,8 @@ struct ncs_jobdata {
   double clock_err_us;        /* stated alignment error bound (docs/CLOCKS.md) */
   double decode_s;
   int lockstep;               /* 1 when the files were read in lockstep (see ncs_job_load) */
+  struct ncs_jobset *jobs;    /* the files grouped into jobs and attempts (model/jobs.h), from
+                                 the same read; also with plugins_only */
 };
 
 /* Per-call event for callbacks (every call). start/end: GPU interval when has_gpu, else host;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd/cli.h"
+#include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "render/json.h"
@@ -462,22 +463,24 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
 
 int cmd_html(int argc, char **argv) {
   static const struct option opts[] = {
-    {"output", required_argument, NULL, 'o'}, {"no-doctor", no_argument, NULL, 'D'}, {0}};
+    {"output", required_argument, NULL, 'o'}, {"no-doctor", no_argument, NULL, 'D'}, NCS_JOB_OPTION, {0}};
   static const struct ncs_cli cli = {
     "html",
-    "usage: ncclscope html [--no-doctor] PATH... -o report.html\n"
+    "usage: ncclscope html [--no-doctor] [--job ID] PATH... -o report.html\n"
     "One self-contained HTML page (no script, no network) with the job's verdict first, charts\n"
     "and tables after.\n"
     "  -o, --output FILE   where to write it (- for standard output)\n"
     "  --no-doctor         leave out the doctor's verdicts\n"
+    NCS_JOB_HELP
     "  -h, --help          this text\n"
     "Exit: 0 (cut traces too: the page says which), 2 bad usage, 3 damaged, 4 unreadable input.\n",
     opts, 0};
-  const char *out = NULL;
+  const char *out = NULL, *want_job = NULL;
   int doctor = 1, r;
   while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'o') out = optarg;
     else if (r == 'D') doctor = 0;
+    else if (r == 'J') want_job = optarg;
     else return ncs_cli_exit(r);
   }
   if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
@@ -487,6 +490,7 @@ int cmd_html(int argc, char **argv) {
   char **files;
   int n = ncs_paths_expand(np, paths, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return NCS_EXIT_UNREADABLE; }
+  if (want_job && (r = ncs_pick_job("html", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
   struct stepcap steps = {.sp = calloc((size_t)STEP_ROWS * STEP_CKPT * STEP_CALLS, sizeof *steps.sp)};
   struct ncs_load_opts o = {.progress_label = "html"};
   struct ncs_doctor doc;
@@ -504,6 +508,7 @@ int cmd_html(int argc, char **argv) {
   struct ncs_jobdata *J = NULL;
   int rc = ncs_job_load(n, files, &o, &J);
   if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if ((r = ncs_one_job("html", J, files))) { ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return r; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
   if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

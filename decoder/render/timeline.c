@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "cmd/cli.h"
+#include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "model/knames.h"
@@ -301,24 +302,26 @@ static void kfiles_free(struct kfile *kf, int n) {
 
 int cmd_timeline(int argc, char **argv) {
   static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                       {"max-kernels", required_argument, NULL, 'k'}, {0}};
+                                       {"max-kernels", required_argument, NULL, 'k'}, NCS_JOB_OPTION, {0}};
   static const struct ncs_cli cli = {
     "timeline",
-    "usage: ncclscope timeline [--max-kernels N|all] PATH... -o FILE.json\n"
+    "usage: ncclscope timeline [--max-kernels N|all] [--job ID] PATH... -o FILE.json\n"
     "A Chrome trace / Perfetto JSON file of every traced call, and of the kernels each GPU stream\n"
     "ran (compute and NCCL kernels apart, calls linked to their kernels), all hosts on one clock\n"
     "(open it in ui.perfetto.dev or chrome://tracing).\n"
     "  -o, --output FILE    where to write it (- for standard output)\n"
     "  --max-kernels N|all  kernels written per process, the first in the trace (default 50000;\n"
     "                       0: none); those left out are counted on the timeline\n"
+    NCS_JOB_HELP
     "  -h, --help           this text\n"
     "Exit: 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable input.\n",
     opts, 0};
-  const char *out = NULL;
+  const char *out = NULL, *want_job = NULL;
   int64_t max_kernels = MAX_KERNELS_DEFAULT;
   int r;
   while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'o') out = optarg;
+    else if (r == 'J') want_job = optarg;
     else if (r == 'k') {
       long v;
       if (!strcmp(optarg, "all")) max_kernels = -1;
@@ -332,6 +335,7 @@ int cmd_timeline(int argc, char **argv) {
   char **files;
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return NCS_EXIT_UNREADABLE; }
+  if (want_job && (r = ncs_pick_job("timeline", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
   /* First pass (times only) to find the earliest event, the zero of the timeline, and to count
    * each file's kernels and which calls pair with them. */
   struct ncs_load_opts o = {.on_call = on_call, .on_comm = on_comm, .progress_label = "timeline"};
@@ -342,6 +346,7 @@ int cmd_timeline(int argc, char **argv) {
   o.ctx = &t;
   int rc = ncs_job_load(n, files, &o, &J);
   int readable = !rc && J;
+  if (readable && (r = ncs_one_job("timeline", J, files))) { ncs_job_free(J); ncs_paths_free(files, n); return r; }
   ncs_job_free(J);
   J = NULL;
   if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); kfiles_free(t.kf, n); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }

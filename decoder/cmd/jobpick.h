@@ -1,0 +1,23 @@
+/* jobpick.h — every reading command's answer to a directory holding several jobs (docs/CLI.md,
+ * "Several jobs in one directory"): `--job ID` keeps one job's (or attempt's) files, and a
+ * command given several jobs without it refuses, listing them.
+ *
+ * Contract: ncs_pick_job() replaces the file list by the files of job `want` (model/jobs.h
+ * names: N, N.K or a TORCHELASTIC_RUN_ID), after one grouping read of every file; a name that
+ * matches nothing is refused with the listing (NCS_EXIT_USAGE). ncs_one_job() checks a loaded
+ * job (its grouping came with the load: no read of its own): 0 when its files are one job,
+ * whatever its attempts; else the listing and NCS_EXIT_USAGE. Messages go to stderr. */
+#ifndef NCS_JOBPICK_H
+#define NCS_JOBPICK_H
+#include "io/jobload.h"
+
+/* `{"job", required_argument, NULL, 'J'}` and its help line, for every reading command. */
+#define NCS_JOB_OPTION {"job", required_argument, NULL, 'J'}
+#define NCS_JOB_HELP "  --job ID            one job of a directory holding several (`ncclscope jobs` lists them)\n"
+
+int ncs_pick_job(const char *cmd, const char *want, int *nfiles, char ***files);
+/* The same as indexes: how many files are kept (*keep: their indexes, malloc'ed), or minus the
+ * exit code after the message. */
+int ncs_pick_job_index(const char *cmd, const char *want, int nfiles, char **files, int **keep);
+int ncs_one_job(const char *cmd, const struct ncs_jobdata *J, char **files);
+#endif
