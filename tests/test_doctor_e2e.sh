@@ -85,9 +85,17 @@ check "2 nodes over NET/IB: socket-not-ib silent, nvlink-unused silent (NET is i
 
 job ver 2 "$TOPOS/bridge-2x-a6000-nv4.txt"; doctor ver
 check "bridged pair, one NCCL version: healthy (no verdict but the timing ones)" healthy ver
+# one job whose rank 1 loads NCCL 2.27.3 (the NCCL double reports NCCLDOUBLE_VERSION)
+env NVMLDOUBLE_TOPO="$TOPOS/bridge-2x-a6000-nv4.txt" NCCLSCOPE_DIR="$T/mix" LD_PRELOAD="$SHIM" bash "$L" 2 \
+  bash -c 'if [ "$RANK" = 1 ]; then export NCCLDOUBLE_VERSION=22703; fi; exec "$0" "$@"' "$J" --steps 2 \
+  --compute-us "$CUS" >"$T/mix.out" 2>&1 || echo "job mix failed" >&2
+doctor mix
+check "one job, rank 1 on NCCL 2.27.3: nccl-version-mismatch fires" \
+  sh -c "grep -q '^PROBLEM nccl-version-mismatch' '$T/mix.doc' && grep -q '2.27.3' '$T/mix.doc' && grep -q '2.28.9' '$T/mix.doc'"
+# a second run into the same directory is another job (docs/CLI.md): doctor lists them, exit 2
 NCCLDOUBLE_VERSION=22703 job ver 2 "$TOPOS/bridge-2x-a6000-nv4.txt"; doctor ver
-check "a second run on NCCL 2.27.3 in the same job directory: nccl-version-mismatch fires" \
-  sh -c "grep -q '^PROBLEM nccl-version-mismatch' '$T/ver.doc' && grep -q '2.27.3' '$T/ver.doc' && grep -q '2.28.9' '$T/ver.doc'"
+check "a second run in the same directory: doctor refuses two jobs (exit 2), listing them" \
+  sh -c "[ \$(cat '$T/ver.rc') = 2 ] && grep -q 'hold 2 jobs' '$T/ver.doc' && grep -q '^job 2:' '$T/ver.doc'"
 
 P4D=$ROOT/../shared/topo/07-p4d-24xlarge-8x-a100-nv12-tabs.txt
 if [ -f "$P4D" ]; then

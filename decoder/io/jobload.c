@@ -204,6 +204,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
 static int v_process(void *ctx, const struct ncs_process *p) {
   struct fctx *f = ctx;
   const char *v;
+  if (f->L->job->jobs) ncs_jobset_process(f->L->job->jobs, f->file, p);
   snprintf(f->r->host, sizeof f->r->host, "%s", (v = ncs_process_get(p, "host")) ? v : "");
   snprintf(f->r->nccl_version, sizeof f->r->nccl_version, "%s", (v = ncs_process_get(p, "nccl_version")) ? v : "");
   for (size_t i = 0; i < p->nkv; i++)
@@ -234,6 +235,7 @@ static void comm_event(struct fctx *f, int is_end, uint32_t op, const struct lco
 
 static int v_comm(void *ctx, const struct ncs_comm *c) {
   struct fctx *f = ctx;
+  if (f->L->job->jobs) ncs_jobset_comm(f->L->job->jobs, f->file, c);
   if (c->comm >= 1u << 20) return 0;
   if (c->comm >= f->ncomms) {
     size_t n = c->comm + 8;
@@ -344,7 +346,8 @@ static void file_attach(struct loader *L, int i) {
                                         .raw = v_raw, .chunk = v_chunk};
   else if (o->progress_label)
     m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
-  if (L->job->jobs) m->v[m->n++] = ncs_jobset_visitor(L->job->jobs, i); /* which job: model/jobs.h */
+  if (o->plugins_only && L->job->jobs) /* which job (model/jobs.h); else the summary's visitor feeds it */
+    m->v[m->n++] = ncs_jobset_visitor(L->job->jobs, i);
   if (o->file_visitor) o->file_visitor(o->ctx, i, m);
   ncs_mux_build(m, &f->v);
 }

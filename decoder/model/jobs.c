@@ -101,6 +101,9 @@ void ncs_jobset_free(struct ncs_jobset *s) {
   free(s);
 }
 
+void ncs_jobset_process(struct ncs_jobset *s, int file, const struct ncs_process *p) { v_process(&s->f[file], p); }
+void ncs_jobset_comm(struct ncs_jobset *s, int file, const struct ncs_comm *c) { v_comm(&s->f[file], c); }
+
 struct ncs_visitor ncs_jobset_visitor(struct ncs_jobset *s, int file) {
   return (struct ncs_visitor){.ctx = &s->f[file], .process = v_process, .comm = v_comm};
 }

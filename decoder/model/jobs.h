@@ -46,8 +46,10 @@ struct ncs_job_info {
 
 struct ncs_jobset *ncs_jobset_new(int nfiles);
 void ncs_jobset_free(struct ncs_jobset *s);
-/* The visitor (PROCESS, COMM) for file `file`'s records. */
+/* The visitor (PROCESS, COMM) for file `file`'s records; or the same records handed one by one. */
 struct ncs_visitor ncs_jobset_visitor(struct ncs_jobset *s, int file);
+void ncs_jobset_process(struct ncs_jobset *s, int file, const struct ncs_process *p);
+void ncs_jobset_comm(struct ncs_jobset *s, int file, const struct ncs_comm *c);
 /* File `file` was read: read_rc as ncs_trace_read's (0, 1 damaged, 2 unreadable). */
 void ncs_jobset_file_done(struct ncs_jobset *s, int file, int read_rc, const struct ncs_read_status *st);
 void ncs_jobset_finish(struct ncs_jobset *s);
