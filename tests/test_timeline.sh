@@ -180,6 +180,15 @@ if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/d
   if kjob half half; then
     check_eq "timeline kernels half: per rank $((2 * S)) compute kernels on one track, $S NCCL kernels on another, in the window, $S arrows" \
       "8/4/apart/in/4/colours 8/4/apart/in/4/colours" "$(kcheck half)"
+    check_eq "timeline kernels half: the NCCL kernels' track names the call track whose AllReduce calls it ran" "2" \
+      "$(python3 - "$T/k-half.json" <<'PY' 2>&1
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {(e["pid"], e["args"]["name"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+print(sum(1 for pid, n in names if n.startswith("GPU stream ") and " (AllReduce of " in n
+          and (pid, n.split(" of ", 1)[1].rstrip(")")) in names))
+PY
+)"
     # --max-kernels: the first N per process are written; the rest counted on the timeline
     "$NCS" timeline --max-kernels 5 "$T/k-half" -o "$T/k-cap.json" 2>/dev/null
     check_eq "timeline kernels: --max-kernels 5 writes 5 per rank and counts the $((3 * S - 5)) left out, arrows still paired" \

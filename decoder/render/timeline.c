@@ -9,7 +9,8 @@
  * as instant events; each collective's events on its ranks are chained by flow arrows (rank r
  * to rank r+1 of its communicator, Chrome-trace "s"/"f" events). Kernel activity (KERNEL
  * records): per process one more thread track per GPU stream (CUPTI's stream id, named "GPU
- * stream N", sorted after the host tracks) holding its kernels, copies and sets as "X" events
+ * stream N", with the calls' stream when an operation's calls are paired with its kernels,
+ * sorted after the host tracks) holding its kernels, copies and sets as "X" events
  * named by kernel, category compute-kernel / nccl-kernel / memcpy / memset, each with its own
  * colour (cname); an NCCL call is linked to the NCCL kernel it launched by a flow arrow
  * ("kernel-flow") when the pairing is certain: for each operation, the calls outside groups and
@@ -144,6 +145,8 @@ static struct link *link_of(struct kfile *kf, const char *op, size_t len) {
   return l;
 }
 
+static int linked(const struct link *l) { return l && !l->bad && l->calls == l->kernels && l->calls; }
+
 /* Pass 1: a call that launches an NCCL kernel of its own counts towards its operation's pairing. */
 static void link_count_call(struct tl *t, int file, const struct ncs_call *c) {
   const char *op = ncs_kernel_op_of_call(c->op);
@@ -163,7 +166,6 @@ static struct link *link_of_kernel(struct tl *t, int file, const struct ncs_kern
   return op ? link_of(&t->kf[file], op, len) : NULL;
 }
 
-static int linked(const struct link *l) { return l && !l->bad && l->calls == l->kernels && l->calls; }
 
 /* Pass 2: the flow's start on an NCCL call whose kernel was written. */
 static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_jev *e) {
@@ -230,7 +232,11 @@ static int kernel_tid(struct tl *t, int file, uint32_t stream) {
   else if (s->named) return tid; /* "other GPU streams" named once */
   else s->named = 1;
   fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", file + 1, tid);
+  const struct link *via = NULL; /* the calls' stream of an operation paired with this GPU stream */
+  for (int i = 0; !other && i < t->kf[file].nlink && !via; i++)
+    if (linked(&t->kf[file].link[i]) && t->kf[file].link[i].kstream == stream) via = &t->kf[file].link[i];
   if (other) fputs("other GPU streams\"}}", t->f);
+  else if (via) fprintf(t->f, "GPU stream %u (%s of stream 0x%llx)\"}}", stream, via->op, (unsigned long long)via->stream);
   else fprintf(t->f, "GPU stream %u\"}}", stream);
   fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
           file + 1, tid, tid);
