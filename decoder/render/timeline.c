@@ -352,7 +352,7 @@ int cmd_timeline(int argc, char **argv) {
   o.ctx = &t;
   int rc = ncs_job_load(n, files, &o, &J);
   int readable = !rc && J;
-  if (readable && (r = ncs_one_job("timeline", J, files))) { ncs_job_free(J); ncs_paths_free(files, n); return r; }
+  if (readable && (r = ncs_one_job("timeline", J, files))) { ncs_job_free(J); kfiles_free(t.kf, n); ncs_paths_free(files, n); return r; }
   ncs_job_free(J);
   J = NULL;
   if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); kfiles_free(t.kf, n); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
