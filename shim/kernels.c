@@ -21,7 +21,7 @@
  *     The writer thread (this collector's poll, every 100 ms) flushes CUPTI, turns each
  *     record into a KERNEL record (class by name: ncclKernel_* / ncclDevKernel_* are NCCL's,
  *     see cupti_abi.h; times moved from CUPTI's clock to CLOCK_MONOTONIC with an offset
- *     measured at each poll), names each kernel once per file (KERNEL_NAME, a writer
+ *     measured at each poll, the tightest of three bracketed reads), names each kernel once per file (KERNEL_NAME, a writer
  *     definition: written again after a lost chunk), hands them to the
  *     writer (ncs_emit) and reports CUPTI's dropped count (DROP reason 6).
  *   - Every loader and CUPTI call is inside the fork gate (ncs_gate_enter/leave, forkgate.c).
@@ -274,12 +274,16 @@ static int kernels_poll(unsigned wait_ms) {
     emit_status();
     return 0;
   }
-  /* CUPTI's clock against CLOCK_MONOTONIC, bracketed by two monotonic reads */
+  /* CUPTI's clock against CLOCK_MONOTONIC, bracketed by two monotonic reads; the tightest of
+   * three brackets, so a writer preempted inside one does not shift a whole buffer of records */
   ncs_gate_enter(); /* buffer_completed may run inside: it takes only pool_mu, never a core lock */
-  uint64_t t0 = ncs_now_ns(), c = 0;
-  cu.cuptiGetTimestamp(&c);
-  uint64_t t1 = ncs_now_ns();
-  int64_t off = (int64_t)(c - (t0 + (t1 - t0) / 2));
+  int64_t off = 0;
+  for (int i = 0, best = -1; i < 3; i++) {
+    uint64_t t0 = ncs_now_ns(), c = 0;
+    cu.cuptiGetTimestamp(&c);
+    uint64_t t1 = ncs_now_ns();
+    if (best < 0 || t1 - t0 < (uint64_t)best) { best = (int)(t1 - t0 < INT32_MAX ? t1 - t0 : INT32_MAX); off = (int64_t)(c - (t0 + (t1 - t0) / 2)); }
+  }
   cu.cuptiActivityFlushAll(final ? NCS_CUPTI_FLUSH_FORCED : 0);
   ncs_gate_leave();
   if (final) atomic_store(&k_final, 1); /* CUDA goes away after the exit sync: no more CUPTI */

@@ -14,13 +14,15 @@
  *           COMPUTE-US): all of it hidden
  *   idle    serial, then the host sleeps IDLE-US (default COMPUTE-US) before the next step
  *           (GPU idle)
- * Truth: every kernel is bracketed by CUDA events on its stream; after the run the job writes
- * DIR/truth-rank<R>.json with, summed over steps, the communication kernels' time (comm_ns),
- * its part outside any compute bracket (exposed_ns), inside one (overlapped_ns), the compute
- * brackets (compute_ns) and the host sleeps (idle_gap_ns). Brackets are measured on the run
- * itself (the double time-stamps an event when its worker reaches it, next to the kernel), so
- * they are the truth of this run whatever the machine's load; they can only be wider than the
- * kernel, by the worker's step between items.
+ * Truth: the job watches its own "GPU" (cudaDoubleSetTruthHook: the start and end each kernel,
+ * copy and set really ran, as the stream workers time-stamped them, the same moments the CUPTI
+ * double reports) and after the run writes DIR/truth-rank<R>.json with, over the whole run, the
+ * span (first start to last end), NCCL kernels' union (comm_ns), the union of everything else
+ * (compute_ns), their intersection (overlapped_ns), communication outside compute
+ * (exposed_ns), compute outside communication (compute_only_ns), the union of both (busy_ns),
+ * the span minus it (idle_ns), the kernels seen, and the host sleeps (idle_gap_ns). It is what
+ * happened in this run, whatever the machine's load; a tool reading kernel activity should get
+ * the same figures up to its clock conversion.
  * --other-profiler: the job is itself a CUPTI client, as a framework profiler is (cuptiSubscribe,
  * its own activity buffers, CONCURRENT_KERNEL); it checks it received a record for every kernel
  * it launched and prints "other-profiler kernels: N" (stderr). Every result is checked; a wrong
@@ -32,8 +34,82 @@
 #include "job_util.h"
 #include "ncclscope/cupti_abi.h"
 
-#define MAXK 8
-struct bracket { cudaEvent_t a, b; int comm; };
+/* ---- the truth: every interval the "GPU" ran ---- */
+struct iv { uint64_t s, e; };
+static pthread_mutex_t g_truth_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct iv *g_iv[2];      /* [0] compute, copies, sets; [1] NCCL kernels */
+static size_t g_niv[2], g_capiv[2];
+static int g_truth_oom;
+static void on_truth(const struct cudaDoubleActivity *a) {
+  int c = a->kind == cudaDoubleActivityKernel && a->name && ncs_is_nccl_kernel(a->name);
+  pthread_mutex_lock(&g_truth_mu);
+  if (g_niv[c] == g_capiv[c]) {
+    size_t cap = g_capiv[c] ? 2 * g_capiv[c] : 256;
+    struct iv *p = realloc(g_iv[c], cap * sizeof *p);
+    if (p) { g_iv[c] = p; g_capiv[c] = cap; }
+  }
+  if (g_niv[c] < g_capiv[c]) g_iv[c][g_niv[c]++] = (struct iv){a->start_ns, a->end_ns};
+  else g_truth_oom = 1;
+  pthread_mutex_unlock(&g_truth_mu);
+}
+static int cmp_iv(const void *x, const void *y) {
+  const struct iv *a = x, *b = y;
+  return a->s < b->s ? -1 : a->s > b->s;
+}
+/* Sorts and merges v[0..n) in place into disjoint intervals; returns their count. */
+static size_t merge(struct iv *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_iv);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (m && v[i].s <= v[m - 1].e) { if (v[i].e > v[m - 1].e) v[m - 1].e = v[i].e; }
+    else v[m++] = v[i];
+  }
+  return m;
+}
+static uint64_t total(const struct iv *v, size_t n) {
+  uint64_t t = 0;
+  for (size_t i = 0; i < n; i++) t += v[i].e - v[i].s;
+  return t;
+}
+/* Length of the intersection of two sets of disjoint sorted intervals. */
+static uint64_t meet(const struct iv *a, size_t na, const struct iv *b, size_t nb) {
+  uint64_t t = 0;
+  for (size_t i = 0, j = 0; i < na && j < nb;) {
+    uint64_t lo = a[i].s > b[j].s ? a[i].s : b[j].s, hi = a[i].e < b[j].e ? a[i].e : b[j].e;
+    if (hi > lo) t += hi - lo;
+    if (a[i].e < b[j].e) i++; else j++;
+  }
+  return t;
+}
+static void write_truth(const char *dir, int rank, const char *mode, int steps, uint64_t idle_gap_ns) {
+  pthread_mutex_lock(&g_truth_mu);
+  size_t nk = g_niv[0] + g_niv[1];
+  uint64_t first = UINT64_MAX, last = 0;
+  for (int c = 0; c < 2; c++)
+    for (size_t i = 0; i < g_niv[c]; i++) {
+      if (g_iv[c][i].s < first) first = g_iv[c][i].s;
+      if (g_iv[c][i].e > last) last = g_iv[c][i].e;
+    }
+  size_t nk1 = g_niv[1];
+  size_t m0 = merge(g_iv[0], g_niv[0]), m1 = merge(g_iv[1], g_niv[1]);
+  uint64_t compute = total(g_iv[0], m0), comm = total(g_iv[1], m1), both = meet(g_iv[0], m0, g_iv[1], m1);
+  uint64_t span = nk ? last - first : 0, busy = compute + comm - both;
+  int oom = g_truth_oom;
+  pthread_mutex_unlock(&g_truth_mu);
+  JOBCHK(!oom, "out of memory recording the truth");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/truth-rank%d.json", dir, rank);
+  FILE *f = fopen(path, "w");
+  JOBCHK(f, "cannot write %s", path);
+  fprintf(f, "{\"mode\": \"%s\", \"steps\": %d, \"kernels\": %zu, \"nccl_kernels\": %zu, \"span_ns\": %llu, "
+             "\"busy_ns\": %llu, \"compute_ns\": %llu, \"comm_ns\": %llu, \"overlapped_ns\": %llu, "
+             "\"exposed_ns\": %llu, \"compute_only_ns\": %llu, \"idle_ns\": %llu, \"idle_gap_ns\": %llu}\n",
+          mode, steps, nk, nk1, (unsigned long long)span, (unsigned long long)busy,
+          (unsigned long long)compute, (unsigned long long)comm, (unsigned long long)both,
+          (unsigned long long)(comm - both), (unsigned long long)(compute - both),
+          (unsigned long long)(span - busy), (unsigned long long)idle_gap_ns);
+  JOBCHK(fclose(f) == 0, "cannot write %s", path);
+}
 
 /* ---- --other-profiler: a CUPTI client of the job's own ---- */
 static _Atomic long g_prof_kernels, g_prof_nccl;
@@ -68,12 +144,6 @@ static void prof_start(void) {
   JOBCHK(en(NCS_CUPTI_KIND_CONCURRENT_KERNEL) == NCS_CUPTI_SUCCESS, "cuptiActivityEnable");
 }
 
-static uint64_t ev_ns(cudaEvent_t base, cudaEvent_t e) {
-  float ms = 0;
-  CUCHK(cudaEventElapsedTime(&ms, base, e));
-  return ms <= 0 ? 0 : (uint64_t)((double)ms * 1e6);
-}
-
 int main(int argc, char **argv) {
   int steps = 10, other_prof = 0;
   double compute_us = 4000, idle_us = -1;
@@ -97,6 +167,7 @@ int main(int argc, char **argv) {
       idle = !strcmp(mode, "idle");
   JOBCHK(serial + half + hidden + idle == 1 && steps > 0 && compute_us > 0, "bad arguments");
   if (other_prof) prof_start();
+  if (truth) cudaDoubleSetTruthHook(on_truth);
   int rank = job_env_int("RANK", 0), world = job_env_int("WORLD_SIZE", 1);
   CUCHK(cudaSetDevice(job_env_int("LOCAL_RANK", 0)));
   ncclUniqueId id;
@@ -110,53 +181,36 @@ int main(int argc, char **argv) {
   float *buf;
   CUCHK(cudaMalloc((void **)&buf, n * sizeof *buf));
   uint64_t cns = (uint64_t)(compute_us * 1e3);
-  uint64_t comm_ns = 0, exposed_ns = 0, overlapped_ns = 0, compute_ns = 0, idle_ns = 0;
+  uint64_t idle_ns = 0;
   long launched = 0;
   cudaEvent_t base, half_done;
-  CUCHK(cudaEventCreate(&base));
+  CUCHK(cudaEventCreateWithFlags(&base, cudaEventDisableTiming));
   CUCHK(cudaEventCreateWithFlags(&half_done, cudaEventDisableTiming));
-  struct bracket br[MAXK];
-  for (int i = 0; i < MAXK; i++) { CUCHK(cudaEventCreate(&br[i].a)); CUCHK(cudaEventCreate(&br[i].b)); }
   for (int step = 0; step < steps; step++) {
     for (size_t i = 0; i < n; i++) buf[i] = (float)(rank + 1);
-    int nb = 0;
     CUCHK(cudaEventRecord(base, sc));
     CUCHK(cudaStreamWaitEvent(sm, base, 0));
     cudaStream_t cs = serial || idle ? sm : sc; /* serial: everything on one stream */
-#define KERNEL(stream, is_comm, launch) do { br[nb].comm = (is_comm); \
-      CUCHK(cudaEventRecord(br[nb].a, stream)); launch; CUCHK(cudaEventRecord(br[nb].b, stream)); nb++; launched++; } while (0)
     if (half) {
-      KERNEL(cs, 0, CUCHK(cudaDoubleLaunchKernel(cs, "job_forward_kernel", cns / 2)));
+      CUCHK(cudaDoubleLaunchKernel(cs, "job_forward_kernel", cns / 2));
       CUCHK(cudaEventRecord(half_done, cs));
       CUCHK(cudaStreamWaitEvent(sm, half_done, 0));
-      KERNEL(cs, 0, CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns - cns / 2)));
-      KERNEL(sm, 1, NCCHK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, sm)));
+      CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns - cns / 2));
+      NCCHK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, sm));
+      launched += 3;
     } else if (hidden) {
-      KERNEL(sm, 1, NCCHK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, sm)));
-      KERNEL(cs, 0, CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns)));
+      NCCHK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, sm));
+      CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns));
+      launched += 2;
     } else {
-      KERNEL(cs, 0, CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns)));
-      KERNEL(cs, 1, NCCHK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, cs)));
+      CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns));
+      NCCHK(ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, cs));
+      launched += 2;
     }
-#undef KERNEL
     CUCHK(cudaStreamSynchronize(sc));
     CUCHK(cudaStreamSynchronize(sm));
     for (size_t i = 0; i < n; i++)
       JOBCHK(buf[i] == (float)(world * (world + 1) / 2), "step %d: all-reduce result %g", step, (double)buf[i]);
-    uint64_t a[MAXK], b[MAXK];
-    for (int i = 0; i < nb; i++) { a[i] = ev_ns(base, br[i].a); b[i] = ev_ns(base, br[i].b); }
-    for (int i = 0; i < nb; i++) {
-      if (!br[i].comm) { compute_ns += b[i] - a[i]; continue; }
-      uint64_t in = 0; /* compute brackets are on one stream: disjoint */
-      for (int j = 0; j < nb; j++) {
-        if (br[j].comm) continue;
-        uint64_t lo = a[i] > a[j] ? a[i] : a[j], hi = b[i] < b[j] ? b[i] : b[j];
-        if (hi > lo) in += hi - lo;
-      }
-      comm_ns += b[i] - a[i];
-      overlapped_ns += in;
-      exposed_ns += b[i] - a[i] - in;
-    }
     if (idle) {
       uint64_t t0 = job_now_ns();
       cudaDoubleSleepUntil(t0 + (uint64_t)((idle_us >= 0 ? idle_us : compute_us) * 1e3));
@@ -170,17 +224,7 @@ int main(int argc, char **argv) {
             (long)g_prof_nccl, launched);
     JOBCHK(g_prof_kernels == launched && g_prof_nccl == steps, "the job's own profiler lost kernel records");
   }
-  if (truth) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/truth-rank%d.json", truth, rank);
-    FILE *f = fopen(path, "w");
-    JOBCHK(f, "cannot write %s", path);
-    fprintf(f, "{\"mode\": \"%s\", \"steps\": %d, \"comm_ns\": %llu, \"exposed_ns\": %llu, \"overlapped_ns\": %llu, "
-               "\"compute_ns\": %llu, \"idle_gap_ns\": %llu}\n", mode, steps, (unsigned long long)comm_ns,
-            (unsigned long long)exposed_ns, (unsigned long long)overlapped_ns, (unsigned long long)compute_ns,
-            (unsigned long long)idle_ns);
-    JOBCHK(fclose(f) == 0, "cannot write %s", path);
-  }
+  if (truth) write_truth(truth, rank, mode, steps, idle_ns);
   if (rank == 0) printf("overlap_job %s: %d steps done\n", mode, steps);
   return 0;
 }

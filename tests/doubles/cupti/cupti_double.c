@@ -7,7 +7,7 @@
  *   - cuptiActivityEnable of a kernel, memcpy or memset kind makes every such item the CUDA
  *     double runs afterwards produce one record (CUpti_ActivityKernel10 / Memcpy6 / Memset4
  *     layout, zero where the double has nothing to say), time-stamped in CLOCK_REALTIME ns
- *     as CUPTI does on Linux (cuptiGetTimestamp reads the same clock). Other kinds are accepted
+ *     as CUPTI does on Linux (cuptiGetTimestamp reads the same clock; see clock_off). Other kinds are accepted
  *     and produce nothing.
  *   - Kernel names belong to the library (copied once, kept for the process): a record's name
  *     stays valid after the module that launched the kernel is unloaded.
@@ -55,6 +55,23 @@ static uint64_t realtime_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CUPTI's clock: CLOCK_MONOTONIC plus CLOCK_REALTIME's offset from it, taken once per process
+ * from the tightest of 8 bracketed reads, so records and cuptiGetTimestamp share one exact
+ * mapping (a per-record pair of reads would carry a preempted reader's error into a record). */
+static uint64_t g_clock_off;
+static pthread_once_t g_clock_once = PTHREAD_ONCE_INIT;
+static void clock_init(void) {
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 8; i++) {
+    uint64_t a = cudaDoubleNowNs(), r = realtime_ns(), b = cudaDoubleNowNs();
+    if (b - a < best) { best = b - a; g_clock_off = r - (a + (b - a) / 2); }
+  }
+}
+static uint64_t clock_off(void) {
+  pthread_once(&g_clock_once, clock_init);
+  return g_clock_off;
 }
 
 static size_t record_size(uint32_t kind) {
@@ -141,7 +158,7 @@ static const char *intern(const char *name) {
 }
 
 static void on_activity(const struct cudaDoubleActivity *a) {
-  uint64_t off = realtime_ns() - cudaDoubleNowNs(); /* CLOCK_MONOTONIC -> CLOCK_REALTIME */
+  uint64_t off = clock_off(); /* CLOCK_MONOTONIC -> CUPTI's clock */
   union { uint8_t bytes[NCS_CUPTI_KERNEL10_SIZE]; struct ncs_cupti_kernel k; struct ncs_cupti_memcpy c;
           struct ncs_cupti_memset m; uint64_t align; } r;
   memset(&r, 0, sizeof r);
@@ -255,7 +272,7 @@ EXPORT ncs_cupti_result cuptiActivityGetNumDroppedRecords(ncs_cupti_context ctx,
 
 EXPORT ncs_cupti_result cuptiGetTimestamp(uint64_t *t) {
   if (!t) return NCS_CUPTI_ERROR_INVALID_PARAMETER;
-  *t = realtime_ns();
+  *t = cudaDoubleNowNs() + clock_off();
   return NCS_CUPTI_SUCCESS;
 }
 

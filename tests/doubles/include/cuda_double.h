@@ -121,6 +121,10 @@ struct cudaDoubleActivity {
   int copy_kind;             /* enum cudaMemcpyKind of a copy */
 };
 void cudaDoubleSetActivityHook(void (*hook)(const struct cudaDoubleActivity *));
+/* A second observer of the same activity, for a test job's own truth: called on the worker with
+ * the very start and end the activity hook gets (so a job can compare what ran against what a
+ * tool made of it, whatever the load). Independent of the activity hook; NULL turns it off. */
+void cudaDoubleSetTruthHook(void (*hook)(const struct cudaDoubleActivity *));
 /* CLOCK_MONOTONIC nanoseconds, the clock the workers time-stamp events with. */
 uint64_t cudaDoubleNowNs(void);
 /* Sleeps the calling thread until CLOCK_MONOTONIC reaches deadline_ns. */
