@@ -163,7 +163,7 @@ void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_
   f->comm_ns = f->timing_gpu ? f->gpu_comm_ns : f->host_comm_ns;
   free(f->pending);
   f->pending = NULL;
-  if (f->kact && ncs_kact_figures(f->kact, &f->gpu) != 0) f->gpu.have = 0;
+  if (f->kact && ncs_kact_figures(f->kact, &f->gpu, NULL, 0, NULL, NULL) != 0) f->gpu.have = 0;
   ncs_kact_free(f->kact);
   f->kact = NULL;
   if (f->topo && !f->topo->host[0]) snprintf(f->topo->host, sizeof f->topo->host, "%s", f->host);

@@ -4,18 +4,36 @@
  * operation and size, and a verdict on exposed communication; without kernel activity it says
  * why, and that the communication figures of the report are estimates.
  *
- * Contract: an analysis (analysis.h). Reads KERNEL*, and CALL records for sizes, into a
- * model/kact.h accumulator per file; figures are computed when the file is done and the
- * accumulator freed. ncs_gputime_fig() hands them to metrics and doctor during printing. */
+ * Per step (the metrics' steps), the same figures in each step window: min / median / max per
+ * rank, the slowest step, and the first GT_ROWS steps' rows.
+ *
+ * Contract: an analysis (analysis.h), after metrics in the registry. Reads KERNEL*, and CALL
+ * records for sizes and positions, into a model/kact.h accumulator per file; figures are
+ * computed when the file is done, with metrics' step starts of that file
+ * (ncs_metrics_step_starts), and the accumulator freed. ncs_gputime_fig() hands them to
+ * metrics and doctor during printing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 #include "analysis/gputime.h"
+#include "analysis/metrics.h"
 #include "ncclscope/encode.h"
 
-struct gt_file { struct ncs_kact *acc; struct ncs_kact_fig fig; };
+/* per rank and step: min / median / max over its steps of each figure, the slowest step, and
+ * the first GT_ROWS steps' rows (memory stays bounded whatever the trace length) */
+#define GT_ROWS 1024
+enum { SF_LEN, SF_BUSY, SF_COMPUTE_ONLY, SF_OVERLAPPED, SF_EXPOSED, SF_IDLE, SF_N };
+static const char *const sf_json[SF_N] = {"step_s", "busy_s", "compute_only_s", "overlapped_s", "exposed_comm_s", "idle_s"};
+struct gt_steps {
+  size_t n;                       /* steps with GPU-time figures */
+  uint64_t min[SF_N], med[SF_N], max[SF_N];
+  size_t slowest;                 /* index of the longest step */
+  struct ncs_kact_step slow;
+  struct ncs_kact_step *rows;     /* [min(n, GT_ROWS)] */
+};
+struct gt_file { struct ncs_kact *acc; struct ncs_kact_fig fig; struct gt_steps st; };
 struct gt { int n; struct gt_file *f; };
 static struct gt *g_current; /* the running report's state, for ncs_gputime_fig */
 
@@ -57,11 +75,54 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
   v->call = gt_call;
 }
 
+static uint64_t sf_get(const struct ncs_kact_step *x, int k) {
+  switch (k) {
+  case SF_LEN: return x->len_ns;
+  case SF_BUSY: return x->len_ns - x->idle_ns;
+  case SF_COMPUTE_ONLY: return x->compute_only_ns;
+  case SF_OVERLAPPED: return x->overlapped_ns;
+  case SF_EXPOSED: return x->exposed_ns;
+  default: return x->idle_ns;
+  }
+}
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Per-step summary of a file's step windows (st[0..n)). */
+static void summarise_steps(struct gt_steps *o, const struct ncs_kact_step *st, size_t n) {
+  memset(o, 0, sizeof *o);
+  if (!n) return;
+  uint64_t *v = malloc(n * sizeof *v);
+  if (!v) return;
+  o->n = n;
+  for (int k = 0; k < SF_N; k++) {
+    for (size_t g = 0; g < n; g++) v[g] = sf_get(&st[g], k);
+    qsort(v, n, sizeof *v, cmp_u64);
+    o->min[k] = v[0];
+    o->med[k] = v[(n - 1) / 2];
+    o->max[k] = v[n - 1];
+  }
+  free(v);
+  for (size_t g = 1; g < n; g++)
+    if (st[g].len_ns > st[o->slowest].len_ns) o->slowest = g;
+  o->slow = st[o->slowest];
+  size_t keep = n < GT_ROWS ? n : GT_ROWS;
+  if ((o->rows = malloc(keep * sizeof *o->rows)) != NULL) memcpy(o->rows, st, keep * sizeof *o->rows);
+}
+
 static void gt_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct gt *s = state;
   if (!s || file < 0 || file >= s->n) return;
   struct gt_file *f = &s->f[file];
-  if (f->acc && ncs_kact_figures(f->acc, &f->fig) != 0) f->fig.have = 0;
+  const uint64_t *t = NULL;
+  size_t n = ncs_metrics_step_starts(file, &t), nst = 0;
+  struct ncs_kact_step *steps = n ? malloc(n * sizeof *steps) : NULL;
+  if (!steps) n = 0;
+  if (f->acc && ncs_kact_figures(f->acc, &f->fig, t, n, steps, &nst) != 0) f->fig.have = 0;
+  if (f->fig.have) summarise_steps(&f->st, steps, nst);
+  free(steps);
   ncs_kact_free(f->acc);
   f->acc = NULL;
 }
@@ -75,6 +136,54 @@ static const char *why_none(const struct ncs_kact_fig *g) {
 static void rank_label(char *buf, size_t n, const struct ncs_job *job, int i) {
   if (job->rank[i].rank >= 0) snprintf(buf, n, "%d", job->rank[i].rank);
   else snprintf(buf, n, "?");
+}
+
+/* Per-step GPU time: per rank, min / median / max over its steps and the slowest step's parts;
+ * with --detail every kept step. */
+static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job *job) {
+  int any = 0;
+  for (int i = 0; i < s->n; i++) any |= s->f[i].fig.have && s->f[i].st.n;
+  if (!any) {
+    fprintf(out, "  per step: no steps found (docs/METRICS.md \"Steps\"; --step-op OP names the boundary)\n");
+    return;
+  }
+  fprintf(out, "\n  per step (GPU time in each step, from one boundary call to the next as in \"steps\"; ms min / median / max):\n");
+  fprintf(out, "  %6s %6s %-22s %-22s %-22s  %s\n", "rank", "steps", "step_ms", "exposed_ms", "idle_ms",
+          "slowest step: compute-only + overlapped + exposed + idle (ms)");
+  int rows = 0;
+  for (int k = 0; k < s->n; k++) {
+    int i = job->order[k];
+    const struct gt_steps *st = &s->f[i].st;
+    if (!s->f[i].fig.have || !st->n) continue;
+    if (!job->detail && ++rows > 8) continue;
+    char rk[16], c[3][40];
+    rank_label(rk, sizeof rk, job, i);
+    const int col[3] = {SF_LEN, SF_EXPOSED, SF_IDLE};
+    for (int x = 0; x < 3; x++)
+      snprintf(c[x], sizeof c[x], "%.2f / %.2f / %.2f", st->min[col[x]] / 1e6, st->med[col[x]] / 1e6, st->max[col[x]] / 1e6);
+    fprintf(out, "  %6s %6zu %-22s %-22s %-22s  #%zu %.2f = %.2f + %.2f + %.2f + %.2f\n", rk, st->n, c[0], c[1], c[2],
+            st->slowest + 1, st->slow.len_ns / 1e6, st->slow.compute_only_ns / 1e6, st->slow.overlapped_ns / 1e6,
+            st->slow.exposed_ns / 1e6, st->slow.idle_ns / 1e6);
+  }
+  if (rows > 8) fprintf(out, "  (%d more ranks: --detail or --json)\n", rows - 8);
+  if (!job->detail) return;
+  for (int k = 0; k < s->n; k++) {
+    int i = job->order[k];
+    const struct gt_steps *st = &s->f[i].st;
+    if (!s->f[i].fig.have || !st->n || !st->rows) continue;
+    char rk[16];
+    rank_label(rk, sizeof rk, job, i);
+    fprintf(out, "\n  steps of rank %s (ms; start from its first kernel):\n  %6s %10s %9s %9s %12s %11s %9s %9s\n", rk,
+            "step", "start", "step", "busy", "compute-only", "overlapped", "exposed", "idle");
+    size_t keep = st->n < GT_ROWS ? st->n : GT_ROWS;
+    for (size_t g = 0; g < keep; g++) {
+      const struct ncs_kact_step *x = &st->rows[g];
+      fprintf(out, "  %6zu %10.3f %9.3f %9.3f %12.3f %11.3f %9.3f %9.3f\n", g + 1,
+              ((double)x->start_ns - (double)s->f[i].fig.first_ns) / 1e6, x->len_ns / 1e6, (x->len_ns - x->idle_ns) / 1e6,
+              x->compute_only_ns / 1e6, x->overlapped_ns / 1e6, x->exposed_ns / 1e6, x->idle_ns / 1e6);
+    }
+    if (st->n > keep) fprintf(out, "  (%zu more steps: their figures are in the min / median / max above)\n", st->n - keep);
+  }
 }
 
 static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
@@ -102,6 +211,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
               g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0);
     }
     if (rows > 8) fprintf(out, "  (%d more ranks: --detail or --json)\n", rows - 8);
+    print_steps_text(s, out, job);
     int shown = 0;
     for (int k = 0; k < s->n && shown < (job->detail ? 4 : 1); k++) {
       int i = job->order[k];
@@ -110,7 +220,8 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
       shown++;
       char rk[16];
       rank_label(rk, sizeof rk, job, i);
-      fprintf(out, "\n  exposed communication per operation and size, rank %s (size = bytes per call):\n", rk);
+      fprintf(out, "\n  exposed communication per operation, size and position in the step, rank %s (size = bytes per\n"
+                   "  call; #k = the operation's k-th call after the step's boundary, e.g. DDP's k-th gradient bucket):\n", rk);
       fprintf(out, "  %-14s %10s %8s %12s %12s %8s\n", "op", "size>=", "kernels", "time_s", "exposed_s", "exposed%");
       for (int o = 0; o < g->nops; o++) {
         const struct ncs_kact_op *op = &g->op[o];
@@ -118,6 +229,16 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
         fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%\n", op->name, "all", (unsigned long long)op->kernels,
                 op->time_ns / 1e9, op->exposed_ns / 1e9, op->time_ns ? 100.0 * op->exposed_ns / op->time_ns : 0);
         if (!op->sized) { fprintf(out, "  %-14s %10s (kernels and calls do not pair one to one: no sizes)\n", "", ""); continue; }
+        for (int p = 0; p < op->npos; p++) {
+          if (!op->pos_kernels[p]) continue;
+          char pos[32];
+          snprintf(pos, sizeof pos, "#%d%s", p + 1, p == NCS_KACT_POS - 1 ? "+" : "");
+          fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%  in step", "", pos, (unsigned long long)op->pos_kernels[p],
+                  op->pos_time_ns[p] / 1e9, op->pos_exposed_ns[p] / 1e9,
+                  op->pos_time_ns[p] ? 100.0 * op->pos_exposed_ns[p] / op->pos_time_ns[p] : 0);
+          if (op->pos_bytes_min[p] == op->pos_bytes_max[p]) fprintf(out, ", %llu B\n", (unsigned long long)op->pos_bytes_min[p]);
+          else fprintf(out, ", %llu-%llu B\n", (unsigned long long)op->pos_bytes_min[p], (unsigned long long)op->pos_bytes_max[p]);
+        }
         for (int b = 0; b < NCS_KACT_BUCKETS; b++) {
           if (!op->size_kernels[b]) continue;
           char sz[32];
@@ -143,6 +264,36 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     ncs_text_escape(out, why_none(g), strlen(why_none(g)));
     fprintf(out, "): compute/comm and the verdict above are estimates (compute = traced window minus NCCL intervals; overlap unknown)\n");
   }
+}
+
+static void step_row_json(struct ncs_json *j, const char *key, size_t index, const struct ncs_kact_step *x, uint64_t first) {
+  ncs_json_obj_begin(j, key);
+  ncs_json_uint(j, "step", index + 1);
+  ncs_json_num(j, "start_s", ((double)x->start_ns - (double)first) / 1e9);
+  for (int k = 0; k < SF_N; k++) ncs_json_num(j, sf_json[k], sf_get(x, k) / 1e9);
+  ncs_json_obj_end(j);
+}
+
+static void steps_json(struct ncs_json *j, const struct gt_file *f) {
+  const struct gt_steps *st = &f->st;
+  ncs_json_obj_begin(j, "steps");
+  ncs_json_uint(j, "count", st->n);
+  if (st->n) {
+    for (int k = 0; k < SF_N; k++) {
+      ncs_json_obj_begin(j, sf_json[k]);
+      ncs_json_num(j, "min", st->min[k] / 1e9);
+      ncs_json_num(j, "median", st->med[k] / 1e9);
+      ncs_json_num(j, "max", st->max[k] / 1e9);
+      ncs_json_obj_end(j);
+    }
+    step_row_json(j, "slowest", st->slowest, &st->slow, f->fig.first_ns);
+    size_t keep = st->rows ? (st->n < GT_ROWS ? st->n : GT_ROWS) : 0;
+    ncs_json_arr_begin(j, "rows");
+    for (size_t g = 0; g < keep; g++) step_row_json(j, NULL, g, &st->rows[g], f->fig.first_ns);
+    ncs_json_arr_end(j);
+    ncs_json_uint(j, "rows_omitted", st->n - keep);
+  }
+  ncs_json_obj_end(j);
 }
 
 static void gt_rank_json(void *state, struct ncs_json *j, int file) {
@@ -198,9 +349,24 @@ static void gt_rank_json(void *state, struct ncs_json *j, int file) {
       ncs_json_obj_end(j);
     }
     ncs_json_arr_end(j);
+    ncs_json_arr_begin(j, "positions");
+    for (int p = 0; op->sized && p < op->npos; p++) {
+      if (!op->pos_kernels[p]) continue;
+      ncs_json_obj_begin(j, NULL);
+      ncs_json_int(j, "position", p + 1);
+      ncs_json_bool(j, "and_later", p == NCS_KACT_POS - 1);
+      ncs_json_uint(j, "bytes_min", op->pos_bytes_min[p]);
+      ncs_json_uint(j, "bytes_max", op->pos_bytes_max[p]);
+      ncs_json_uint(j, "kernels", op->pos_kernels[p]);
+      ncs_json_num(j, "time_s", op->pos_time_ns[p] / 1e9);
+      ncs_json_num(j, "exposed_s", op->pos_exposed_ns[p] / 1e9);
+      ncs_json_obj_end(j);
+    }
+    ncs_json_arr_end(j);
     ncs_json_obj_end(j);
   }
   ncs_json_obj_end(j);
+  steps_json(j, &s->f[file]);
   ncs_json_obj_end(j);
 }
 
@@ -208,7 +374,7 @@ static void gt_destroy(void *state) {
   struct gt *s = state;
   if (!s) return;
   if (g_current == s) g_current = NULL;
-  for (int i = 0; i < s->n; i++) ncs_kact_free(s->f[i].acc);
+  for (int i = 0; i < s->n; i++) { ncs_kact_free(s->f[i].acc); free(s->f[i].st.rows); }
   free(s->f);
   free(s);
 }

@@ -98,6 +98,10 @@ struct file_state {
   uint64_t frontier;          /* union committed up to here */
   struct rank_m *r;
   struct metrics *m;
+  /* the file's counted step starts, for ncs_metrics_step_starts (kept until the next file) */
+  uint64_t *starts;
+  size_t nstarts, capstarts;
+  int starts_file;
 };
 
 struct metrics {
@@ -384,7 +388,15 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
     r->warm_set = 1;
   }
   int counted = r->warm_set && c->t_enter >= r->warm_t;
-  if (boundary && counted) add_step(r, c->t_enter);
+  if (boundary && counted) {
+    add_step(r, c->t_enter);
+    if (f->nstarts == f->capstarts) {
+      size_t cap = f->capstarts ? 2 * f->capstarts : 1024;
+      uint64_t *p = realloc(f->starts, cap * sizeof *p);
+      if (p) { f->starts = p; f->capstarts = cap; }
+    }
+    if (f->nstarts < f->capstarts) f->starts[f->nstarts++] = c->t_enter;
+  }
   if (counted) {
     if (!r->have_window || c->t_enter < r->w0) r->w0 = c->t_enter;
     if (!r->have_window || c->t_exit > r->w1) r->w1 = c->t_exit;
@@ -433,6 +445,15 @@ static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
 }
 
 /* ---- analysis hooks ---- */
+static struct metrics *g_metrics; /* the running report's state, for ncs_metrics_step_starts */
+
+size_t ncs_metrics_step_starts(int file, const uint64_t **t) {
+  *t = NULL;
+  if (!g_metrics || g_metrics->bad_option || g_metrics->fs.starts_file != file || file < 0) return 0;
+  *t = g_metrics->fs.starts;
+  return g_metrics->fs.nstarts;
+}
+
 static void *m_create(const struct ncs_job *job) {
   struct metrics *m = calloc(1, sizeof *m);
   if (!m) return NULL;
@@ -442,6 +463,8 @@ static void *m_create(const struct ncs_job *job) {
   m->fs.sig = calloc(SIG_CAP, sizeof *m->fs.sig);
   m->fs.pend = calloc(PENDING_CAP, sizeof *m->fs.pend);
   if (!m->rank || !m->fs.sig || !m->fs.pend) { free(m->rank); free(m->fs.sig); free(m->fs.pend); free(m); return NULL; }
+  m->fs.starts_file = -1;
+  g_metrics = m;
   const char *w = ncs_job_option(job, "skip-warmup");
   if (w) {
     char *e;
@@ -487,6 +510,8 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   f->frontier = 0;
   f->r = r;
   f->m = m;
+  f->nstarts = 0;
+  f->starts_file = file;
   if (f->nranks) memset(f->nranks, 0, f->ncomm * sizeof *f->nranks);
   v->ctx = f;
   v->comm = p2_comm;
@@ -761,6 +786,8 @@ static void m_destroy(void *state) {
     free(r->step_comm);
   }
   free(m->rank);
+  if (g_metrics == m) g_metrics = NULL;
+  free(m->fs.starts);
   free(m->fs.sig);
   free(m->fs.pend);
   free(m->fs.nranks);

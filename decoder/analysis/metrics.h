@@ -2,6 +2,7 @@
  * a rank's headline numbers (the formulas are model/rules.h). */
 #ifndef NCS_METRICS_H
 #define NCS_METRICS_H
+#include <stddef.h>
 #include <stdint.h>
 
 
@@ -12,6 +13,12 @@ struct ncs_metrics_rank {
   uint32_t steps;
   double step_s, step_comm_share;
 };
+/* The counted steps of file `file` in the running report: the entry time (trace clock, ns) of
+ * each step boundary call after the warm-up, in order (docs/METRICS.md "Steps"; step g runs
+ * from start g to start g+1). For analyses after metrics in the registry: valid from metrics'
+ * file_done of that file until the next file's read begins. Returns the count and sets *t;
+ * 0 (and *t NULL) when no steps were found or metrics is not running. */
+size_t ncs_metrics_step_starts(int file, const uint64_t **t);
 /* Headline numbers of file `file` from the metrics analysis' state (after the read). */
 void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out);
 #endif

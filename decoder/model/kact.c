@@ -23,8 +23,9 @@ struct ncs_kact {
   struct kint *k; size_t n, cap;
   struct kname *names; size_t nnames, capnames;
   struct ncs_kact_fig f;
-  /* collective / p2p calls in order, by fig.op index: S in bytes */
-  uint64_t *calls[NCS_KACT_MAX_OPS]; size_t ncalls[NCS_KACT_MAX_OPS], capcalls[NCS_KACT_MAX_OPS];
+  /* collective / p2p calls in order, by fig.op index: S in bytes, entry time */
+  struct kcall { uint64_t S, t; } *calls[NCS_KACT_MAX_OPS];
+  size_t ncalls[NCS_KACT_MAX_OPS], capcalls[NCS_KACT_MAX_OPS];
 };
 
 struct ncs_kact *ncs_kact_new(void) {
@@ -116,7 +117,7 @@ void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
     k->f.op[slot].sized = 0;
     return;
   }
-  k->calls[slot][k->ncalls[slot]++] = c->count * dtype_bytes(c->datatype);
+  k->calls[slot][k->ncalls[slot]++] = (struct kcall){c->count * dtype_bytes(c->datatype), c->t_enter};
 }
 
 static int bucket(uint64_t S) {
@@ -136,9 +137,36 @@ static int cmp_edge(const void *a, const void *b) {
   return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
 }
 
-int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out) {
+/* Adds the busy segment [a, b) in state (ncomp, ncomm) to the step windows it crosses;
+ * *w: the first window that can still take it (segments come in time order). */
+static void step_add(struct ncs_kact_step *st, size_t nst, size_t *w, uint64_t a, uint64_t b, long ncomp, long ncomm) {
+  while (a < b && *w < nst) {
+    struct ncs_kact_step *x = &st[*w];
+    uint64_t end = x->start_ns + x->len_ns;
+    if (a >= end) { ++*w; continue; }
+    if (a < x->start_ns) { a = x->start_ns < b ? x->start_ns : b; continue; }
+    uint64_t e = b < end ? b : end;
+    if (ncomp && ncomm) x->overlapped_ns += e - a;
+    else if (ncomp) x->compute_only_ns += e - a;
+    else x->exposed_ns += e - a;
+    a = e;
+  }
+}
+
+/* The step (index into t) a host time falls in, -1 before the first start or at/after the
+ * last one when it closes the last complete step. */
+static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x) {
+  if (!n || x < t[0]) return -1;
+  size_t lo = 0, hi = n; /* last start <= x */
+  while (hi - lo > 1) { size_t mid = (lo + hi) / 2; if (t[mid] <= x) lo = mid; else hi = mid; }
+  return lo < nst ? (long)lo : -1;
+}
+
+int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
+                     struct ncs_kact_step *steps, size_t *nsteps) {
   struct ncs_kact_fig *f = &k->f;
   f->have = k->n > 0;
+  if (nsteps) *nsteps = 0;
   if (!k->n) { *out = *f; return 0; }
   qsort(k->k, k->n, sizeof *k->k, cmp_start);
   struct edge *ev = malloc(2 * k->n * sizeof *ev);
@@ -163,17 +191,28 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out) {
   }
   f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
   qsort(ev, ne, sizeof *ev, cmp_edge);
+  /* step windows: [t[g], t[g+1]); one start: to the last kernel's end */
+  size_t nst = 0, w = 0;
+  if (steps && nsteps && t && n) {
+    nst = n > 1 ? n - 1 : (last > t[0] ? 1 : 0);
+    for (size_t g = 0; g < nst; g++)
+      steps[g] = (struct ncs_kact_step){.start_ns = t[g], .len_ns = (g + 1 < n ? t[g + 1] : last) - t[g]};
+  }
   long ncomp = 0, ncomm = 0;
-  uint64_t t = first;
+  uint64_t tt = first;
   for (size_t i = 0; i < ne; i++) {
-    uint64_t dt = ev[i].t - t;
+    uint64_t dt = ev[i].t - tt;
     if (ncomp && ncomm) f->overlapped_ns += dt;
     else if (ncomp) f->compute_only_ns += dt;
     else if (ncomm) f->exposed_ns += dt;
     else f->idle_ns += dt;
-    t = ev[i].t;
+    if (nst && dt && (ncomp || ncomm)) step_add(steps, nst, &w, tt, ev[i].t, ncomp, ncomm);
+    tt = ev[i].t;
     if (ev[i].comm) ncomm += ev[i].d; else ncomp += ev[i].d;
   }
+  for (size_t g = 0; g < nst; g++)
+    steps[g].idle_ns = steps[g].len_ns - steps[g].compute_only_ns - steps[g].overlapped_ns - steps[g].exposed_ns;
+  if (nsteps) *nsteps = nst;
   f->first_ns = first;
   f->span_ns = last - first;
   f->busy_ns = f->compute_only_ns + f->overlapped_ns + f->exposed_ns;
@@ -181,6 +220,8 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out) {
   f->comm_ns = f->exposed_ns + f->overlapped_ns;
   /* per NCCL kernel: its exposed part, charged to its operation and size */
   size_t seen[NCS_KACT_MAX_OPS] = {0};
+  long pos_step[NCS_KACT_MAX_OPS], pos_at[NCS_KACT_MAX_OPS]; /* per op: the step of its last sized call, its position */
+  for (int o = 0; o < NCS_KACT_MAX_OPS; o++) { pos_step[o] = -1; pos_at[o] = 0; }
   size_t nk_op[NCS_KACT_MAX_OPS] = {0};
   for (size_t i = 0; i < k->n; i++) {
     if (k->k[i].cls != NCS_KCLASS_NCCL) continue;
@@ -209,10 +250,23 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out) {
     op->time_ns += len;
     op->exposed_ns += len - covered;
     if (op->sized && seen[o] < k->ncalls[o]) {
-      int b = bucket(k->calls[o][seen[o]++]);
+      const struct kcall *c = &k->calls[o][seen[o]++];
+      int b = bucket(c->S);
       op->size_kernels[b]++;
       op->size_time_ns[b] += len;
       op->size_exposed_ns[b] += len - covered;
+      long g = step_of(t, n, nst, c->t);
+      if (g >= 0) {
+        if (g != pos_step[o]) { pos_step[o] = g; pos_at[o] = 0; }
+        int p = pos_at[o] < NCS_KACT_POS - 1 ? (int)pos_at[o] : NCS_KACT_POS - 1;
+        pos_at[o]++;
+        if (!op->pos_kernels[p] || c->S < op->pos_bytes_min[p]) op->pos_bytes_min[p] = c->S;
+        if (c->S > op->pos_bytes_max[p]) op->pos_bytes_max[p] = c->S;
+        op->pos_kernels[p]++;
+        op->pos_time_ns[p] += len;
+        op->pos_exposed_ns[p] += len - covered;
+        if (p + 1 > op->npos) op->npos = p + 1;
+      }
     }
   }
   free(ev);

@@ -6,7 +6,9 @@
  * Contract: feed records with ncs_kact_add_raw (any record: others are ignored) and CALL
  * records with ncs_kact_add_call, in file order, then ncs_kact_figures once. Memory grows with
  * the kernels in the file (24 bytes each) and the collective calls (8 bytes each). All times
- * are the trace's CLOCK_MONOTONIC ns. A damaged body is counted (bad_records), never fatal. */
+ * are the trace's CLOCK_MONOTONIC ns. Step windows are host times (the boundary calls' entries)
+ * applied to the GPU's timeline: a window holds one iteration's GPU work shifted by how far the
+ * GPU runs behind the host. A damaged body is counted (bad_records), never fatal. */
 #ifndef NCS_KACT_H
 #define NCS_KACT_H
 #include <stddef.h>
@@ -14,12 +16,20 @@
 #include "ncclscope/ops.h"
 
 #define NCS_KACT_BUCKETS 48 /* size buckets: b holds S in [2^(b-1), 2^b) bytes, 0 for S < 1 */
+#define NCS_KACT_POS 32     /* positions in a step: the op's 1st, 2nd, ... call of the step (last: that and later) */
 struct ncs_kact_op {        /* one NCCL operation, as the kernels' names say (AllReduce, SendRecv, ...) */
   char name[24];
   uint64_t kernels, time_ns, exposed_ns;
   int sized;                /* its kernels matched its calls one to one: by_size below is valid */
   uint64_t size_kernels[NCS_KACT_BUCKETS], size_time_ns[NCS_KACT_BUCKETS], size_exposed_ns[NCS_KACT_BUCKETS];
+  /* by position in the step (sized and steps given): the k-th call of this op after a step's
+   * boundary, e.g. DDP's k-th gradient bucket: which buckets are not hidden */
+  int npos;                 /* positions seen (0: none) */
+  uint64_t pos_kernels[NCS_KACT_POS], pos_time_ns[NCS_KACT_POS], pos_exposed_ns[NCS_KACT_POS];
+  uint64_t pos_bytes_min[NCS_KACT_POS], pos_bytes_max[NCS_KACT_POS];
 };
+/* GPU time in one step window [start, start + len): its four parts add up to len. */
+struct ncs_kact_step { uint64_t start_ns, len_ns, compute_only_ns, overlapped_ns, exposed_ns, idle_ns; };
 #define NCS_KACT_MAX_OPS 12
 struct ncs_kact_fig {
   int have;                 /* 1 when the file had kernel activity (KERNEL records) */
@@ -40,11 +50,18 @@ struct ncs_kact *ncs_kact_new(void);             /* NULL when out of memory */
 void ncs_kact_free(struct ncs_kact *k);
 /* Takes a record of type 15, 16 or 17; returns 1 when taken, 0 for other types. */
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
-/* Takes a CALL: collective and point-to-point calls are matched to NCCL kernels for sizes. */
+/* Takes a CALL: collective and point-to-point calls are matched to NCCL kernels for sizes and
+ * positions in the step. Memory: 16 bytes per such call. */
 struct ncs_call;
 void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c);
-/* Computes the figures (after the last record). Returns 0, or -1 when out of memory. */
-int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out);
+/* Computes the figures (after the last record). Returns 0, or -1 when out of memory.
+ * With step starts (t[0..n), increasing: the boundary calls' entries, analysis/metrics.h), also
+ * the GPU time of each step: step g is the window [t[g], t[g+1]) (the last start opens no
+ * complete step; with n == 1 the one step runs to the last kernel's end), written to
+ * steps[0..*nsteps) (steps must hold n entries), and each sized op's calls by position in
+ * their step. t may be NULL (n 0); steps/nsteps may be NULL then. */
+int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
+                     struct ncs_kact_step *steps, size_t *nsteps);
 /* The verdict on GPU time: "communication-bound" (exposed >= 50% of the span),
  * "gpu-idle" (idle >= 25% of the span), "communication-heavy" (exposed >= 25%), else
  * "compute-bound"; first that applies. */

@@ -20,7 +20,8 @@
  * span (first start to last end), NCCL kernels' union (comm_ns), the union of everything else
  * (compute_ns), their intersection (overlapped_ns), communication outside compute
  * (exposed_ns), compute outside communication (compute_only_ns), the union of both (busy_ns),
- * the span minus it (idle_ns), the kernels seen, and the host sleeps (idle_gap_ns). It is what
+ * the span minus it (idle_ns), the kernels seen, and the host sleeps (idle_gap_ns); and every
+ * interval in DIR/truth-rank<R>.iv ("start end nccl", one a line). It is what
  * happened in this run, whatever the machine's load; a tool reading kernel activity should get
  * the same figures up to its clock conversion.
  * --other-profiler: the job is itself a CUPTI client, as a framework profiler is (cuptiSubscribe,
@@ -91,15 +92,22 @@ static void write_truth(const char *dir, int rank, const char *mode, int steps, 
       if (g_iv[c][i].e > last) last = g_iv[c][i].e;
     }
   size_t nk1 = g_niv[1];
+  char path[4096];
+  snprintf(path, sizeof path, "%s/truth-rank%d.iv", dir, rank); /* every interval: start end nccl */
+  FILE *f = fopen(path, "w");
+  JOBCHK(f, "cannot write %s", path);
+  for (int c = 0; c < 2; c++)
+    for (size_t i = 0; i < g_niv[c]; i++)
+      fprintf(f, "%llu %llu %d\n", (unsigned long long)g_iv[c][i].s, (unsigned long long)g_iv[c][i].e, c);
+  JOBCHK(fclose(f) == 0, "cannot write %s", path);
   size_t m0 = merge(g_iv[0], g_niv[0]), m1 = merge(g_iv[1], g_niv[1]);
   uint64_t compute = total(g_iv[0], m0), comm = total(g_iv[1], m1), both = meet(g_iv[0], m0, g_iv[1], m1);
   uint64_t span = nk ? last - first : 0, busy = compute + comm - both;
   int oom = g_truth_oom;
   pthread_mutex_unlock(&g_truth_mu);
   JOBCHK(!oom, "out of memory recording the truth");
-  char path[4096];
   snprintf(path, sizeof path, "%s/truth-rank%d.json", dir, rank);
-  FILE *f = fopen(path, "w");
+  f = fopen(path, "w");
   JOBCHK(f, "cannot write %s", path);
   fprintf(f, "{\"mode\": \"%s\", \"steps\": %d, \"kernels\": %zu, \"nccl_kernels\": %zu, \"span_ns\": %llu, "
              "\"busy_ns\": %llu, \"compute_ns\": %llu, \"comm_ns\": %llu, \"overlapped_ns\": %llu, "

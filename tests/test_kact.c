@@ -1,0 +1,100 @@
+/* test_kact.c — GPU-time figures (decoder/model/kact.c, docs/METRICS.md "GPU time") on
+ * synthetic kernel activity with known answers, exactly: the run's partition (compute-only,
+ * overlapped, exposed, idle), the same per step window, exposed time per operation, size and
+ * position in the step, the single-start step, and records that do not pair with calls. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model/kact.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/nccl_abi.h"
+
+static void kname(struct ncs_kact *k, uint32_t id, uint32_t cls, const char *name) {
+  uint8_t b[512];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel_name x = {.id = id, .kclass = cls};
+  snprintf(x.name, sizeof x.name, "%s", name);
+  ncs_enc_kernel_name_body(&w, &x);
+  ncs_kact_add_raw(k, NCS_REC_KERNEL_NAME, b, w.len);
+}
+static void kern(struct ncs_kact *k, uint32_t cls, uint32_t name, uint64_t s, uint64_t e) {
+  uint8_t b[128];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel x = {.kclass = cls, .start = s, .duration = e - s, .name = name};
+  ncs_enc_kernel_body(&w, &x);
+  ncs_kact_add_raw(k, NCS_REC_KERNEL, b, w.len);
+}
+static void allreduce(struct ncs_kact *k, uint64_t t, uint64_t floats) {
+  struct ncs_call c = {.op = NCS_OP_AllReduce, .count = floats, .datatype = ncclFloat32, .t_enter = t, .t_exit = t + 1};
+  ncs_kact_add_call(k, &c);
+}
+
+/* Steps [100,200) and [200,300): compute [90,150) and [210,260); AllReduce kernels [140,170)
+ * (call at 120, 4096 B), [175,185) (call at 130, 1024 B) and [250,320) (call at 230, 8192 B). */
+static struct ncs_kact *scenario(void) {
+  struct ncs_kact *k = ncs_kact_new();
+  kname(k, 1, NCS_KCLASS_COMPUTE, "backward_kernel");
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  allreduce(k, 120, 1024);
+  allreduce(k, 130, 256);
+  allreduce(k, 230, 2048);
+  kern(k, NCS_KCLASS_COMPUTE, 1, 90, 150);
+  kern(k, NCS_KCLASS_NCCL, 2, 140, 170);
+  kern(k, NCS_KCLASS_NCCL, 2, 175, 185);
+  kern(k, NCS_KCLASS_COMPUTE, 1, 210, 260);
+  kern(k, NCS_KCLASS_NCCL, 2, 250, 320);
+  return k;
+}
+
+int main(void) {
+  struct ncs_kact_fig f;
+  struct ncs_kact_step st[3];
+  size_t nst = 99;
+  const uint64_t t[3] = {100, 200, 300};
+  struct ncs_kact *k = scenario();
+  CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0, "kact: figures computed");
+  CHECK(f.have && f.kernels == 5 && f.nccl_kernels == 3, "kact: 5 kernels, 3 NCCL");
+  CHECK(f.span_ns == 230 && f.compute_only_ns == 90 && f.overlapped_ns == 20 && f.exposed_ns == 90 && f.idle_ns == 30,
+        "kact: run partition exact (span 230 = compute-only 90 + overlapped 20 + exposed 90 + idle 30): %llu %llu %llu %llu %llu",
+        (unsigned long long)f.span_ns, (unsigned long long)f.compute_only_ns, (unsigned long long)f.overlapped_ns,
+        (unsigned long long)f.exposed_ns, (unsigned long long)f.idle_ns);
+  CHECK(nst == 2, "kact: 3 step starts make 2 complete steps (the last start opens none)");
+  CHECK(st[0].start_ns == 100 && st[0].len_ns == 100 && st[0].compute_only_ns == 40 && st[0].overlapped_ns == 10 &&
+        st[0].exposed_ns == 30 && st[0].idle_ns == 20,
+        "kact: step 1 [100,200): compute-only 40, overlapped 10, exposed 30, idle 20 (work before the step left out)");
+  CHECK(st[1].start_ns == 200 && st[1].len_ns == 100 && st[1].compute_only_ns == 40 && st[1].overlapped_ns == 10 &&
+        st[1].exposed_ns == 40 && st[1].idle_ns == 10,
+        "kact: step 2 [200,300): compute-only 40, overlapped 10, exposed 40 (cut at the window's end), idle 10");
+  const struct ncs_kact_op *op = &f.op[0];
+  CHECK(f.nops >= 1 && !strcmp(op->name, "AllReduce") && op->kernels == 3 && op->time_ns == 110 && op->exposed_ns == 90,
+        "kact: AllReduce 3 kernels, 110 ns, exposed 90 ns (each kernel's length minus its overlap with compute)");
+  CHECK(op->sized && op->size_kernels[13] == 1 && op->size_exposed_ns[13] == 20 && op->size_kernels[11] == 1 &&
+        op->size_exposed_ns[11] == 10 && op->size_kernels[14] == 1 && op->size_exposed_ns[14] == 60,
+        "kact: exposed per size: 4096 B 20 ns, 1024 B 10 ns, 8192 B 60 ns");
+  CHECK(op->npos == 2 && op->pos_kernels[0] == 2 && op->pos_exposed_ns[0] == 80 && op->pos_time_ns[0] == 100 &&
+        op->pos_bytes_min[0] == 4096 && op->pos_bytes_max[0] == 8192 && op->pos_kernels[1] == 1 &&
+        op->pos_exposed_ns[1] == 10 && op->pos_bytes_min[1] == 1024,
+        "kact: exposed per position in the step: #1 (4096-8192 B) 80 of 100 ns, #2 (1024 B) 10 ns");
+  ncs_kact_free(k);
+
+  k = scenario();
+  CHECK(ncs_kact_figures(k, &f, t, 1, st, &nst) == 0 && nst == 1 && st[0].start_ns == 100 && st[0].len_ns == 220 &&
+        st[0].compute_only_ns == 80 && st[0].overlapped_ns == 20 && st[0].exposed_ns == 90 && st[0].idle_ns == 30,
+        "kact: one step start: the step runs to the last kernel's end");
+  ncs_kact_free(k);
+
+  k = scenario();
+  CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.exposed_ns == 90 && f.op[0].npos == 0,
+        "kact: without steps the run's figures are the same and no positions are given");
+  ncs_kact_free(k);
+
+  k = scenario();
+  allreduce(k, 240, 16); /* a call with no kernel: calls and kernels no longer pair */
+  CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0 && !f.op[0].sized && f.op[0].npos == 0 && f.op[0].exposed_ns == 90,
+        "kact: calls that do not pair one to one with kernels give no sizes and no positions");
+  ncs_kact_free(k);
+  return check_done();
+}
