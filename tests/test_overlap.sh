@@ -210,26 +210,72 @@ if run1 idle1 1000 --mode idle --steps $S --compute-us 4000 --idle-us 16000; the
     "$([ "$idle_share" = true ] && echo 1 || echo 0)" "$(sed -n '/^ncclscope doctor:/,$p' "$T/idle1.doc" | grep -c 'GPU idle .* between its first and last kernel')"
 fi
 
+# labelled NAME WHY: without kernel activity every estimate the headline gives is labelled, with
+# the reason (ERE WHY), alike in report's text and JSON, doctor and html; each rank's gpu_time
+# says it too (runs of 12 steps: a rank needs 10 calls to be judged)
+labelled() {
+  local name=$1 why=$2
+  "$NCS" report "$T/$name" >"$T/$name.txt" 2>&1
+  "$NCS" doctor "$T/$name" >"$T/$name.doc" 2>&1
+  "$NCS" html "$T/$name" -o "$T/$name.html" >/dev/null 2>&1
+  local line="^  exposed: unknown, no kernel activity \($why\): the share and compute/comm above are estimates that count hidden communication as exposed$"
+  check_eq "overlap $name: report's headline: the share and compute/comm are estimates, and why" 1 "$(grep -cE "$line" "$T/$name.txt")"
+  check_eq "overlap $name: doctor's headline: the same label and reason" 1 "$(grep -cE "$line" "$T/$name.doc")"
+  check_eq "overlap $name: html headline: the same label and reason" 1 \
+    "$(grep -cE "<p class=\"note\">Estimate: exposed communication is unknown, no kernel activity \($why\): the share above counts hidden communication as exposed" "$T/$name.html")"
+  check_eq "overlap $name: JSON headline lists the estimated figures with the reason" 1 \
+    "$(jq -r '.headline.estimates[] | select(.basis == "no_kernel_activity" and .figures == ["comm_share", "compute_to_comm"]) | "\(.ranks) \(.why)"' "$T/$name.json" | grep -cE "^2 ($why)$")"
+  check_eq "overlap $name: every rank's gpu_time lists its estimates and why" 2 \
+    "$(jq -r '.ranks[] | .gpu_time | select(.estimates[-2:] == ["compute_to_comm", "verdict"]) | .estimates_why[-1]' "$T/$name.json" | grep -cE "^no kernel activity: ($why)$")"
+}
+
 # the shim stands aside for another CUPTI client, and says so
 state() { jq -r '[.ranks[] | "\(.gpu_time.source):\(.gpu_time.state)"] | join(" ")' "$T/$1.json"; }
-if run ownprof 500 --mode half --steps 3 --compute-us 1000 --other-profiler; then
+if run ownprof 500 --mode half --steps 12 --compute-us 500 --other-profiler; then
   check_eq "overlap: the job's own CUPTI profiler got every kernel record while the shim stood aside" 2 \
-    "$(grep -c '^other-profiler kernels: 9 (nccl 3) of 9 launched$' "$T/ownprof.err")"
+    "$(grep -c '^other-profiler kernels: 36 (nccl 12) of 36 launched$' "$T/ownprof.err")"
   check_eq "overlap: stood aside for the job's own CUPTI client (no kernels, state stood_aside)" \
     "none:stood_aside none:stood_aside" "$(state ownprof)"
   check_eq "overlap: without kernel activity the report labels its figures estimates and says why" 2 \
     "$(jq -r '.ranks[] | select(.gpu_time.estimates == ["compute_to_comm", "verdict"]) | .gpu_time.reason' "$T/ownprof.json" | grep -c 'another CUPTI client')"
+  labelled ownprof 'another CUPTI client holds CUPTI \(cuptiSubscribe: multiple subscribers\)'
 fi
 mkdir -p "$T/inj"
-if CUDA_INJECTION64_PATH=/nonexistent/libinjection.so run inj 500 --mode serial --steps 2 --compute-us 500; then
+if CUDA_INJECTION64_PATH=/nonexistent/libinjection.so run inj 500 --mode serial --steps 12 --compute-us 200; then
   check_eq "overlap: stood aside for an injected CUDA tool (CUDA_INJECTION64_PATH)" 2 \
     "$(jq -r '.ranks[] | select(.gpu_time.state == "stood_aside") | .gpu_time.reason' "$T/inj.json" | grep -c CUDA_INJECTION64_PATH)"
+  labelled inj 'another CUDA tool is injected \(CUDA_INJECTION64_PATH=/nonexistent/libinjection.so\)'
 fi
-if NCCLSCOPE_KERNELS=0 run off 500 --mode serial --steps 2 --compute-us 500; then
+if NCCLSCOPE_KERNELS=0 run off 4000 --mode serial --steps 12 --compute-us 200; then
   check_eq "overlap: NCCLSCOPE_KERNELS=0 turns kernel activity off, and says so" "none:off none:off" "$(state off)"
   "$NCS" report --detail "$T/off" >"$T/off.txt" 2>&1
   check_eq "overlap: text report says the figures are estimates without kernel activity" 2 \
     "$(grep -c 'no kernel activity (NCCLSCOPE_KERNELS=0): compute/comm and the verdict above are estimates' "$T/off.txt")"
+  labelled off 'NCCLSCOPE_KERNELS=0'
+  # doctor's comm-bound verdict without kernel activity (if the run is judged so: it depends on
+  # the run's own timing) labels each rank's evidence an estimate, with the reason
+  n=$(sed -n '/^ncclscope doctor:/,$p' "$T/off.doc" | grep -cE '^ +- host .* rank [01]: communication .* traced')
+  echo "# figures: overlap off: doctor comm-bound evidence lines: $n"
+  check_eq "overlap off: doctor's comm-bound evidence (estimate) is labelled with the reason on every rank line" "$n" \
+    "$(sed -n '/^ncclscope doctor:/,$p' "$T/off.doc" | grep -cE '^ +- host .* rank [01]: communication .* traced \([0-9]+%, GPU timing; estimate without kernel activity \(NCCLSCOPE_KERNELS=0\): hidden communication counted as exposed\)$')"
+fi
+# host timing only: NCCL calls timed from entry to return, and (by default with it) no kernel
+# activity; both estimates labelled, with their reasons
+if NCCLSCOPE_GPU_TIMING=0 run host 500 --mode serial --steps 12 --compute-us 200; then
+  "$NCS" report "$T/host" >"$T/host.txt" 2>&1
+  "$NCS" doctor "$T/host" >"$T/host.doc" 2>&1
+  "$NCS" html "$T/host" -o "$T/host.html" >/dev/null 2>&1
+  line='^  estimate: 2 of 2 ranks timed on the host \(NCCLSCOPE_GPU_TIMING=0\): their communication time is call entry to return, not the GPU.s$'
+  check_eq "overlap host: report's and doctor's headlines label host timing an estimate, with the reason" "1 1" \
+    "$(grep -cE "$line" "$T/host.txt") $(grep -cE "$line" "$T/host.doc")"
+  check_eq "overlap host: html headline labels host timing an estimate, with the reason" 1 \
+    "$(grep -c 'Estimate: 2 of 2 ranks timed on the host (NCCLSCOPE_GPU_TIMING=0)' "$T/host.html")"
+  check_eq "overlap host: JSON headline lists host timing's estimated figures with the reason" "2 NCCLSCOPE_GPU_TIMING=0" \
+    "$(jq -r '.headline.estimates[] | select(.basis == "host_timing" and .figures == ["comm_share", "compute_to_comm"]) | "\(.ranks) \(.why)"' "$T/host.json")"
+  check_eq "overlap host: every rank's gpu_time lists comm_s as an estimate (host timing) besides the kernel-activity ones" 2 \
+    "$(jq -r '.ranks[] | .gpu_time | select(.estimates == ["comm_s", "compute_to_comm", "verdict"]) | .estimates_why[0]' "$T/host.json" | grep -c '^host timing: NCCLSCOPE_GPU_TIMING=0$')"
+  check_eq "overlap host: text report's GPU time section says which ranks are timed on the host and why" 1 \
+    "$(grep -c '^  2 ranks timed on the host, e.g. rank 0 (NCCLSCOPE_GPU_TIMING=0): its communication time (comm_s) is an estimate' "$T/host.txt")"
 fi
 # a CUDA runtime with no libcupti beside it: the shim falls back to the soname (on a machine
 # with CUDA 13 installed that is the real libcupti, which fails without a driver) or finds none;
@@ -238,7 +284,8 @@ mkdir -p "$T/nocupti/tests" "$T/nocupti/doubles"
 cp "$J/overlap_job" "$T/nocupti/tests/"
 cp "$DOUBLES/libcudart.so.13" "$DOUBLES/libnccl.so.2" "$T/nocupti/doubles/"
 J=$T/nocupti/tests
-if run nocupti 500 --mode serial --steps 2 --compute-us 500; then
+if run nocupti 500 --mode serial --steps 12 --compute-us 200; then
   check_eq "overlap: no libcupti beside the job's CUDA runtime (real CUPTI by soname, or none): off, with the reason" 2 \
     "$(jq -r '.ranks[] | select(.gpu_time.state == "off") | .gpu_time.reason' "$T/nocupti.json" | grep -cE '^(no libcupti beside the CUDA runtime|cupti[A-Za-z]+(\(CONCURRENT_KERNEL\))? failed \([0-9]+\))$')"
+  labelled nocupti 'no libcupti beside the CUDA runtime|cupti[A-Za-z]+(\(CONCURRENT_KERNEL\))? failed \([0-9]+\)'
 fi

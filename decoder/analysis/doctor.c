@@ -3,6 +3,7 @@
  * and a next step. No output here: render/doctor_render.c prints verdicts as text, JSON or
  * HTML. Never exits from inside a check. */
 #include "analysis/doctor.h"
+#include "model/rules.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -343,8 +344,11 @@ static void check_comm_bound(struct ncs_doctor *d) {
     if (!v) return;
     int nr;
     uint64_t id;
-    evidence(v, "host %s rank %d: communication %.3f s of %.3f s traced (%.0f%%, %s timing)", f->host,
-             ncs_dfacts_rank(f, &nr, &id), f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share, f->timing_gpu ? "GPU" : "host");
+    evidence(v, "host %s rank %d: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed)",
+             f->host, ncs_dfacts_rank(f, &nr, &id), f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share,
+             f->timing_gpu ? "GPU" : "host", f->timing_gpu ? "" : ": ",
+             f->timing_gpu ? "" : ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL),
+             ncs_kact_why_none(g));
   }
   if (!v) return;
   evidence(v, "%d of %d ranks with enough calls spend more than 50%% of their window in communication", nbound, nchecked);

@@ -35,6 +35,8 @@ static int on_process(void *ctx, const struct ncs_process *p) {
     const char *k = p->kv[i].key, *v = p->kv[i].value;
     if (!strcmp(k, "host")) snprintf(f->host, sizeof f->host, "%s", v);
     else if (!strcmp(k, "nccl_version")) snprintf(f->version_code, sizeof f->version_code, "%s", v);
+    else if (!strcmp(k, "timing")) snprintf(f->timing, sizeof f->timing, "%s", v);
+    else if (!strcmp(k, "env.NCCLSCOPE_GPU_TIMING")) snprintf(f->gpu_timing_env, sizeof f->gpu_timing_env, "%s", v);
     else if (!strcmp(k, "env.GROUP_RANK") || !strcmp(k, "env.NODE_RANK") || !strcmp(k, "env.SLURM_NODEID"))
       snprintf(nodeidx, sizeof nodeidx, "%s", v);
     else if (!strncmp(k, "env.", 4) && f->nenv < NCS_DF_MAX_ENV &&

@@ -49,6 +49,7 @@ struct ncs_dfacts {
   uint64_t t_first, t_last;               /* host window of traced calls */
   double comm_ns;                         /* union of communication intervals (host or GPU) */
   int timing_gpu;                         /* 1 when GPU_TIME records gave the intervals */
+  char timing[8], gpu_timing_env[8];      /* PROCESS timing and env.NCCLSCOPE_GPU_TIMING, "" absent */
   uint64_t ncalls;
   /* internal sweep state */
   uint64_t host_cur_s, host_cur_e, gpu_cur_s, gpu_cur_e;

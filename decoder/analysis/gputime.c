@@ -19,6 +19,7 @@
 #include "analysis/analysis.h"
 #include "analysis/gputime.h"
 #include "analysis/metrics.h"
+#include "model/rules.h"
 #include "ncclscope/encode.h"
 
 /* per rank and step: min / median / max over its steps of each figure, the slowest step, and
@@ -33,7 +34,18 @@ struct gt_steps {
   struct ncs_kact_step slow;
   struct ncs_kact_step *rows;     /* [min(n, GT_ROWS)] */
 };
-struct gt_file { struct ncs_kact *acc; struct ncs_kact_fig fig; struct gt_steps st; };
+struct gt_file {
+  struct ncs_kact *acc;
+  struct ncs_kact_fig fig;
+  struct gt_steps st;
+  uint64_t calls, gpu_records;          /* host timing: calls but no GPU_TIME record */
+  char timing[8], gpu_timing_env[8];    /* PROCESS timing, env.NCCLSCOPE_GPU_TIMING */
+};
+/* Why file f's calls were timed on the host, or NULL when they were timed on the GPU. */
+static const char *host_timed_why(const struct gt_file *f) {
+  if (!f->calls || f->gpu_records) return NULL;
+  return ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL);
+}
 struct gt { int n; struct gt_file *f; };
 static struct gt *g_current; /* the running report's state, for ncs_gputime_fig */
 
@@ -60,8 +72,22 @@ static int gt_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 
+static int gt_gpu_time(void *ctx, const struct ncs_gpu_time *g) {
+  ((struct gt_file *)ctx)->gpu_records++;
+  return 0;
+}
+
+static int gt_process(void *ctx, const struct ncs_process *p) {
+  struct gt_file *f = ctx;
+  const char *v = ncs_process_get(p, "timing");
+  if (v) snprintf(f->timing, sizeof f->timing, "%s", v);
+  if ((v = ncs_process_get(p, "env.NCCLSCOPE_GPU_TIMING")) != NULL) snprintf(f->gpu_timing_env, sizeof f->gpu_timing_env, "%s", v);
+  return 0;
+}
+
 static int gt_call(void *ctx, const struct ncs_call *c) {
   struct gt_file *f = ctx;
+  f->calls++;
   if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
   ncs_kact_add_call(f->acc, c);
   return 0;
@@ -73,6 +99,8 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
   v->ctx = &s->f[file];
   v->raw = gt_raw;
   v->call = gt_call;
+  v->gpu_time = gt_gpu_time;
+  v->process = gt_process;
 }
 
 static uint64_t sf_get(const struct ncs_kact_step *x, int k) {
@@ -127,11 +155,6 @@ static void gt_file_done(void *state, int file, const struct ncs_read_status *st
   f->acc = NULL;
 }
 
-/* Why a file has no kernel activity, in words. */
-static const char *why_none(const struct ncs_kact_fig *g) {
-  if (g->state >= 0 && g->reason[0]) return g->reason;
-  return "no KERNEL records in the trace: written before format 1.1, or by a process with no CUDA runtime";
-}
 
 static void rank_label(char *buf, size_t n, const struct ncs_job *job, int i) {
   if (job->rank[i].rank >= 0) snprintf(buf, n, "%d", job->rank[i].rank);
@@ -261,8 +284,21 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     rank_label(rk, sizeof rk, job, i);
     if (!job->detail && without > 1) fprintf(out, "  %d ranks without kernel activity, e.g. rank %s (", without, rk);
     else fprintf(out, "  rank %s: no kernel activity (", rk);
-    ncs_text_escape(out, why_none(g), strlen(why_none(g)));
+    ncs_text_escape(out, ncs_kact_why_none(g), strlen(ncs_kact_why_none(g)));
     fprintf(out, "): compute/comm and the verdict above are estimates (compute = traced window minus NCCL intervals; overlap unknown)\n");
+  }
+  int host = 0;
+  for (int k = 0; k < s->n; k++) host += host_timed_why(&s->f[job->order[k]]) != NULL;
+  for (int k = 0, told = 0; k < s->n; k++) {
+    int i = job->order[k];
+    const char *why = host_timed_why(&s->f[i]);
+    if (!why || (!job->detail && told++)) continue;
+    char rk[16];
+    rank_label(rk, sizeof rk, job, i);
+    if (!job->detail && host > 1) fprintf(out, "  %d ranks timed on the host, e.g. rank %s (", host, rk);
+    else fprintf(out, "  rank %s: timed on the host (", rk);
+    ncs_text_escape(out, why, strlen(why));
+    fprintf(out, "): its communication time (comm_s) is an estimate, call entry to return, not the GPU's\n");
   }
 }
 
@@ -304,12 +340,25 @@ static void gt_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_str(j, "source", g->have ? "kernels" : "none");
   ncs_json_str(j, "state", g->state == NCS_KSTATE_ON ? "on" : g->state == NCS_KSTATE_STOOD_ASIDE ? "stood_aside"
                             : g->state == NCS_KSTATE_OFF ? "off" : NULL);
-  ncs_json_str(j, "reason", g->have ? (g->reason[0] ? g->reason : NULL) : why_none(g));
+  ncs_json_str(j, "reason", g->have ? (g->reason[0] ? g->reason : NULL) : ncs_kact_why_none(g));
+  const char *host = host_timed_why(&s->f[file]);
+  ncs_json_arr_begin(j, "estimates"); /* the rank's figures that are estimates */
+  if (host) ncs_json_str(j, NULL, "comm_s");
+  if (!g->have) { ncs_json_str(j, NULL, "compute_to_comm"); ncs_json_str(j, NULL, "verdict"); }
+  ncs_json_arr_end(j);
+  ncs_json_arr_begin(j, "estimates_why");
+  if (host) {
+    char why[160];
+    snprintf(why, sizeof why, "host timing: %s", host);
+    ncs_json_str(j, NULL, why);
+  }
   if (!g->have) {
-    ncs_json_arr_begin(j, "estimates");
-    ncs_json_str(j, NULL, "compute_to_comm");
-    ncs_json_str(j, NULL, "verdict");
-    ncs_json_arr_end(j);
+    char why[200];
+    snprintf(why, sizeof why, "no kernel activity: %s", ncs_kact_why_none(g));
+    ncs_json_str(j, NULL, why);
+  }
+  ncs_json_arr_end(j);
+  if (!g->have) {
     ncs_json_obj_end(j);
     return;
   }

@@ -55,6 +55,11 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     if (isnan(h->share_max) || share > h->share_max) { h->share_max = share; h->rank_max = rank; }
     shares[h->ranks++] = share;
     h->gpu_timed += f->timing_gpu;
+    if (!(f->gpu.have && f->gpu.span_ns) && !h->no_kact_ranks++)
+      snprintf(h->no_kact_why, sizeof h->no_kact_why, "%s", ncs_kact_why_none(&f->gpu));
+    if (!f->timing_gpu && !h->host_timed_ranks++)
+      snprintf(h->host_timed_why, sizeof h->host_timed_why, "%s",
+               ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL));
   }
   if (h->ranks) {
     qsort(shares, (size_t)h->ranks, sizeof *shares, cmp_double);

@@ -24,6 +24,11 @@ struct ncs_headline {
   double exposed_med, hidden_med, gpu_ratio_med; /* at the median exposed share: exposed / span,
                                                     overlapped / NCCL kernel time, compute / comm
                                                     on GPU time (docs/METRICS.md "GPU time"); NaN none */
+  /* estimates and why (docs/METRICS.md "Estimates"): of the judged ranks, those without kernel
+   * activity (their exposed time is unknown, their share counts hidden communication as
+   * exposed) and those timed on the host; each with the first such rank's reason */
+  int no_kact_ranks, host_timed_ranks;
+  char no_kact_why[160], host_timed_why[96];
   double busbw_med;             /* median over ranks of their median busbw of large collectives, GB/s; 0 none */
   unsigned transports;          /* 1 << NCS_TC_* of every connection NCCL logged */
   int nvlink_in_box;            /* the traced GPUs have NVLink between them: 1, 0, -1 unknown */

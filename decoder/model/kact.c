@@ -275,6 +275,11 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   return 0;
 }
 
+const char *ncs_kact_why_none(const struct ncs_kact_fig *f) {
+  if (f->state >= 0 && f->reason[0]) return f->reason;
+  return "no KERNEL records: a trace older than format 1.1, or no CUDA runtime in the job";
+}
+
 const char *ncs_kact_verdict(const struct ncs_kact_fig *f) {
   if (!f->have || !f->span_ns) return "no kernel activity";
   double span = (double)f->span_ns, exposed = (double)f->exposed_ns / span, idle = (double)f->idle_ns / span;

@@ -66,4 +66,7 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
  * "gpu-idle" (idle >= 25% of the span), "communication-heavy" (exposed >= 25%), else
  * "compute-bound"; first that applies. */
 const char *ncs_kact_verdict(const struct ncs_kact_fig *f);
+/* Why a process has no kernel activity, in words: the shim's KERNEL_STATUS reason, else why a
+ * trace can lack KERNEL records. The one wording for report, doctor and html. */
+const char *ncs_kact_why_none(const struct ncs_kact_fig *f);
 #endif

@@ -3,6 +3,7 @@
 #include "io/nccllog.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
@@ -52,4 +53,10 @@ const struct ncs_rule_expect *ncs_rule_expected(int tclass) {
   for (int i = 0; ncs_rule_expected_at(i); i++)
     if (EXPECTED[i].tclass == tclass) return &EXPECTED[i];
   return NULL;
+}
+
+const char *ncs_rule_why_host_timed(const char *timing, const char *gpu_timing_env) {
+  if (gpu_timing_env && !strcmp(gpu_timing_env, "0")) return "NCCLSCOPE_GPU_TIMING=0";
+  if (timing && !strcmp(timing, "host")) return "no CUDA runtime or device in the job";
+  return "no GPU_TIME records in the trace";
 }

@@ -21,6 +21,10 @@ double ncs_rule_S(unsigned op, uint64_t count, uint32_t datatype, int nranks);
 double ncs_rule_busbw_factor(unsigned op, int nranks);
 /* Bus bytes of one call: S x factor (busbw = bus bytes / time). */
 double ncs_rule_busbytes(unsigned op, uint64_t count, uint32_t datatype, int nranks);
+/* Why a process's NCCL calls were timed on the host (call entry to return) rather than on the
+ * GPU, in words, from its PROCESS record's `timing` value and env.NCCLSCOPE_GPU_TIMING (either
+ * NULL when absent). The one wording for report, doctor and html. */
+const char *ncs_rule_why_host_timed(const char *timing, const char *gpu_timing_env);
 /* floor(log2 bytes): the power-of-two size class of a message; -1 for bytes < 1. */
 int ncs_rule_log2(double bytes);
 /* Healthy large-message busbw of a transport class (NCS_TC_*, io/nccllog.h) on the system

@@ -42,13 +42,25 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
             h->gpu_timed == h->ranks ? "GPU" : h->gpu_timed ? "GPU and host" : "host");
     if (!isnan(h->ratio_med)) fprintf(f, "; compute/comm %.2f", h->ratio_med);
     fputc('\n', f);
+    if (h->host_timed_ranks) {
+      fprintf(f, "  estimate: %d of %d ranks timed on the host (", h->host_timed_ranks, h->ranks);
+      ncs_text_escape(f, h->host_timed_why, strlen(h->host_timed_why));
+      fprintf(f, "): their communication time is call entry to return, not the GPU's\n");
+    }
     if (!isnan(h->exposed_med)) {
       fprintf(f, "  exposed: %.0f%% of GPU time is communication not hidden under compute (median rank", 100 * h->exposed_med);
       if (!isnan(h->hidden_med)) fprintf(f, "; %.0f%% of NCCL kernel time hidden", 100 * h->hidden_med);
       if (!isnan(h->gpu_ratio_med)) fprintf(f, "; compute/comm %.2f on GPU time", h->gpu_ratio_med);
       fprintf(f, ")\n");
+      if (h->no_kact_ranks) {
+        fprintf(f, "  estimate: %d of %d ranks without kernel activity (", h->no_kact_ranks, h->ranks);
+        ncs_text_escape(f, h->no_kact_why, strlen(h->no_kact_why));
+        fprintf(f, "): their share counts hidden communication as exposed\n");
+      }
     } else {
-      fprintf(f, "  exposed: unknown without kernel activity: the share above counts hidden communication too\n");
+      fprintf(f, "  exposed: unknown, no kernel activity (");
+      ncs_text_escape(f, h->no_kact_why, strlen(h->no_kact_why));
+      fprintf(f, "): the share and compute/comm above are estimates that count hidden communication as exposed\n");
     }
   } else {
     fprintf(f, "  communication: no rank traced long enough to judge (10 calls over 1 ms)\n");
@@ -108,6 +120,31 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   num_or_null(j, "exposed_share", h->exposed_med);
   num_or_null(j, "hidden_share", h->hidden_med);
   num_or_null(j, "compute_to_comm_gpu", h->gpu_ratio_med);
+  /* which headline figures are estimates, and why (docs/JSON.md) */
+  ncs_json_arr_begin(j, "estimates");
+  if (h->ranks && h->host_timed_ranks) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_arr_begin(j, "figures");
+    ncs_json_str(j, NULL, "comm_share");
+    ncs_json_str(j, NULL, "compute_to_comm");
+    ncs_json_arr_end(j);
+    ncs_json_int(j, "ranks", h->host_timed_ranks);
+    ncs_json_str(j, "basis", "host_timing");
+    ncs_json_str(j, "why", h->host_timed_why);
+    ncs_json_obj_end(j);
+  }
+  if (h->ranks && h->no_kact_ranks) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_arr_begin(j, "figures");
+    ncs_json_str(j, NULL, isnan(h->exposed_med) ? "comm_share" : "comm_share_of_ranks_without_kernel_activity");
+    if (isnan(h->exposed_med)) ncs_json_str(j, NULL, "compute_to_comm");
+    ncs_json_arr_end(j);
+    ncs_json_int(j, "ranks", h->no_kact_ranks);
+    ncs_json_str(j, "basis", "no_kernel_activity");
+    ncs_json_str(j, "why", h->no_kact_why);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
   if (h->busbw_med > 0) ncs_json_num(j, "busbw_large_gbps", h->busbw_med); else ncs_json_null(j, "busbw_large_gbps");
   if (h->top_op[0]) {
     const struct ncs_rule_expect *x = ncs_headline_expected(h);
@@ -167,9 +204,21 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
     if (!isnan(h->exposed_med))
       fprintf(f, "<p class=\"big\"><b>%.0f%%</b> of GPU time is <i>exposed</i> communication (not hidden under compute; "
                  "median rank)%s</p>\n", 100 * h->exposed_med, h->exposed_med >= 0.5 ? ": communication-bound." : ".");
-    else
-      fprintf(f, "<p class=\"note\">Exposed communication unknown (no kernel activity in the traces): the share above "
-                 "counts hidden communication too.</p>\n");
+    else {
+      fprintf(f, "<p class=\"note\">Estimate: exposed communication is unknown, no kernel activity (");
+      ncs_html_escape(f, h->no_kact_why, strlen(h->no_kact_why));
+      fprintf(f, "): the share above counts hidden communication as exposed.</p>\n");
+    }
+    if (!isnan(h->exposed_med) && h->no_kact_ranks) {
+      fprintf(f, "<p class=\"note\">Estimate: %d of %d ranks without kernel activity (", h->no_kact_ranks, h->ranks);
+      ncs_html_escape(f, h->no_kact_why, strlen(h->no_kact_why));
+      fprintf(f, "): their share counts hidden communication as exposed.</p>\n");
+    }
+    if (h->host_timed_ranks) {
+      fprintf(f, "<p class=\"note\">Estimate: %d of %d ranks timed on the host (", h->host_timed_ranks, h->ranks);
+      ncs_html_escape(f, h->host_timed_why, strlen(h->host_timed_why));
+      fprintf(f, "): their communication time is call entry to return, not the GPU's.</p>\n");
+    }
   } else {
     fprintf(f, "<p class=\"big\">No rank was traced long enough to judge its communication share.</p>\n");
   }
