@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_shim_dlsym.sh — NCCL reached only through dlopen + dlsym is traced exactly like linked
-# NCCL (shim/dlsym.c): tests/jobs/dl_job (C, RTLD_LOCAL and RTLD_GLOBAL, 2 ranks) and
+# NCCL (shim/dlsym.c): tests/jobs/dl_job (C, RTLD_LOCAL, RTLD_GLOBAL and dlsym(RTLD_DEFAULT), 2 ranks) and
 # tests/jobs/ctypes_job.py (Python ctypes), each rank's `report --json` ops (calls, count,
 # bytes) equal to the job's own truth, output identical with and without the shim. Also: an
 # ncclX found in a second NCCL is left alone and named with NCCLSCOPE_DEBUG=1; dlsym(RTLD_NEXT)
@@ -35,8 +35,8 @@ PY
   then pass "$1"; else fail "$1"; cat "$T/r.err" "$T/cmp.out" | head -5 | sed 's/^/    /'; fi
 }
 
-for mode in local global; do
-  g=; [ $mode = global ] && g=-g
+for mode in local global default; do
+  g=; [ $mode = global ] && g=-g; [ $mode = default ] && g="-g -D" # default: dlsym(RTLD_DEFAULT, ...)
   "$LAUNCH" 2 "$J/dl_job" $g -n 12 "$LIB" >"$mode.plain" 2>&1; p=$?
   mkdir -p "$mode.truth"
   NCCLSCOPE_DIR="$T/$mode" LD_PRELOAD="$SHIM" "$LAUNCH" 2 "$J/dl_job" $g -n 12 --truth "$T/$mode.truth" "$LIB" >"$mode.shim" 2>&1; s=$?

@@ -1,8 +1,9 @@
 /* dl_job — reaches NCCL only through dlopen + dlsym, as Python's ctypes, vLLM's pynccl and
  * plugins do. It is not linked against NCCL (the Makefile builds dl_* jobs without it).
  *
- * Usage: [tests/jobs/launch.sh N] dl_job [-g] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL
- * LIBNCCL is dlopen'ed with RTLD_LOCAL (-g: RTLD_GLOBAL), after a chdir to DIR with -C. Each
+ * Usage: [tests/jobs/launch.sh N] dl_job [-g] [-D] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL
+ * LIBNCCL is dlopen'ed with RTLD_LOCAL (-g: RTLD_GLOBAL), after a chdir to DIR with -C; its
+ * entry points are looked up by handle (-D: with dlsym(RTLD_DEFAULT, ...), which needs -g). Each
  * rank: ncclGetVersion, ncclGetUniqueId (rank 0, published as in job_util.h),
  * ncclCommInitRank, CALLS all-reduces of 1024 floats and CALLS/2 broadcasts of 256 floats
  * from rank 0 (each result checked), ncclCommDestroy. --truth DIR writes
@@ -59,31 +60,34 @@ int main(int argc, char **argv) {
   const char *truth = NULL;
   static const struct option opts[] = {{"truth", 1, 0, 't'}, {0, 0, 0, 0}};
   const char *chdir_to = NULL;
-  while ((o = getopt_long(argc, argv, "gn:C:", opts, NULL)) != -1) {
+  int by_default = 0;
+  while ((o = getopt_long(argc, argv, "gDn:C:", opts, NULL)) != -1) {
     if (o == 'g') global = 1;
+    else if (o == 'D') by_default = 1;
     else if (o == 'C') chdir_to = optarg;
     else if (o == 'n') calls = atoi(optarg);
     else if (o == 't') truth = optarg;
-    else { fprintf(stderr, "usage: dl_job [-g] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL\n"); return 2; }
+    else { fprintf(stderr, "usage: dl_job [-g] [-D] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL\n"); return 2; }
   }
-  if (optind != argc - 1 || calls < 0) { fprintf(stderr, "usage: dl_job [-g] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL\n"); return 2; }
+  if (optind != argc - 1 || calls < 0) { fprintf(stderr, "usage: dl_job [-g] [-D] [-n CALLS] [-C DIR] [--truth DIR] LIBNCCL\n"); return 2; }
   const char *rs = getenv("RANK"), *ws = getenv("WORLD_SIZE");
   int rank = rs ? atoi(rs) : 0, n = ws ? atoi(ws) : 1;
   if (chdir_to && chdir(chdir_to) != 0) DIE("chdir %s", chdir_to);
   void *h = dlopen(argv[optind], RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
   if (!h) DIE("dlopen %s: %s", argv[optind], dlerror());
   dlerror();
-  ncclResult_t (*getVersion)(int *) = sym(h, "ncclGetVersion");
+  void *lk = by_default ? RTLD_DEFAULT : h; /* where the entry points are looked up */
+  ncclResult_t (*getVersion)(int *) = sym(lk, "ncclGetVersion");
   if (dlerror()) DIE("dlerror() reports an error after a successful dlsym");
-  ncclResult_t (*getUniqueId)(ncclUniqueId *) = sym(h, "ncclGetUniqueId");
-  ncclResult_t (*initRank)(ncclComm_t *, int, ncclUniqueId, int) = sym(h, "ncclCommInitRank");
+  ncclResult_t (*getUniqueId)(ncclUniqueId *) = sym(lk, "ncclGetUniqueId");
+  ncclResult_t (*initRank)(ncclComm_t *, int, ncclUniqueId, int) = sym(lk, "ncclCommInitRank");
   ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) =
-      sym(h, "ncclAllReduce");
+      sym(lk, "ncclAllReduce");
   ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) =
-      sym(h, "ncclBroadcast");
-  ncclResult_t (*destroy)(ncclComm_t) = sym(h, "ncclCommDestroy");
+      sym(lk, "ncclBroadcast");
+  ncclResult_t (*destroy)(ncclComm_t) = sym(lk, "ncclCommDestroy");
   /* a missing symbol fails as before, with the error set */
-  if (dlsym(h, "ncclNoSuchFunction") || !dlerror()) DIE("dlsym of a missing symbol did not fail");
+  if (dlsym(lk, "ncclNoSuchFunction") || !dlerror()) DIE("dlsym of a missing symbol did not fail");
 
   int version = 0;
   NCHK(getVersion(&version));
