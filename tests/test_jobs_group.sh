@@ -116,6 +116,8 @@ print(len(j), j[0]["run_id"], " ".join("%d:%s:%d:%s" % (x["attempt"], x["restart
 check_eq "jobs_group: report of the restarted job exits 0 (a cut attempt is a warning)" 0 $?
 check_eq "jobs_group: report --json: job.attempts in order, cut then complete" "cut complete" \
   "$(python3 -c 'import json; print(" ".join(a["ended"] for a in json.load(open("el.json"))["job"]["attempts"]))')"
+check_eq "jobs_group: report --json rank rows: attempt 1's ranks 0..3, then attempt 2's" "1:0 1:1 1:2 1:3 2:0 2:1 2:2 2:3" \
+  "$(python3 -c 'import json; print(" ".join("%s:%s" % (r["attempt"], r["rank"]) for r in json.load(open("el.json"))["ranks"]))')"
 check_eq "jobs_group: attempt 2's ranks in report --json equal its own truth" "$(truth_of a2.truth)" "$(ranks_of 2 <el.json)"
 per_step=$(python3 -c 'import json; print(json.load(open("a2.truth/truth-rank0.json"))["ops"]["AllReduce"]["calls"] // 3)')
 a1=$(python3 -c 'import json; print([r for r in json.load(open("el.json"))["ranks"] if r["attempt"] == 1 and r["rank"] == 0][0]["ops"]["AllReduce"]["calls"])')

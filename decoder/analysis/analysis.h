@@ -46,12 +46,13 @@ struct ncs_rank_info {
   int read_rc;           /* ncs_trace_read's return: 0, 1 damaged, 2 unreadable */
   int truncated;
   const struct ncs_process *process; /* NULL after the file's read; use the fields above */
+  int attempt;           /* of a job restarted (model/jobs.h): its attempt, 1, 2, ...; else 0 */
 };
 struct ncs_job {
   int n;                           /* files */
   const struct ncs_rank_info *rank;/* [n], in file order: path set from create on (an analysis
                                       may read a file itself); the rest filled by finish time */
-  const int *order;                /* [n] file indices sorted by (rank, host, pid) */
+  const int *order;                /* [n] file indices sorted by (attempt, rank, host, pid) */
   const char *const *options;      /* report's NULL-terminated "--name=value" analysis options */
   int detail;                      /* --detail: every rank's sections, not only outliers */
   struct ncs_headline *headline;   /* the job's answer: built by `verdicts` in finish(), analyses

@@ -258,8 +258,8 @@ static void print_attempts_text(FILE *f, const struct ncs_jobdata *jd, char **fi
   const struct ncs_job_info *jobs;
   int n = jd ? ncs_jobset_jobs(jd->jobs, &jobs) : 0;
   if (n != 1 || jobs[0].nattempts < 2) return;
-  fprintf(f, "%d attempts of one job (restarts; collectives are lined up within an attempt only, "
-             "--job 1.K reports attempt K alone):\n", jobs[0].nattempts);
+  fprintf(f, "%d attempts of one job (restarts; collectives are lined up within an attempt only; rank "
+             "rows are attempt 1's, then 2's ...; --job 1.K reports attempt K alone):\n", jobs[0].nattempts);
   ncs_jobset_print(jd->jobs, f, files);
 }
 
@@ -382,6 +382,8 @@ static void settle_rank(struct file_sum *s) {
 static int cmp_rank(const void *a, const void *b, void *base) {
   const struct file_sum *sums = base;
   const struct ncs_rank_info *x = &sums[*(const int *)a].info, *y = &sums[*(const int *)b].info;
+  unsigned ax = (unsigned)x->attempt - 1, ay = (unsigned)y->attempt - 1; /* a restarted job: by attempt, 0 last */
+  if (ax != ay) return ax < ay ? -1 : 1;
   unsigned rx = (unsigned)x->rank, ry = (unsigned)y->rank; /* -1 sorts last */
   if (rx != ry) return rx < ry ? -1 : 1;
   int c = strcmp(x->host, y->host);
@@ -535,8 +537,11 @@ int cmd_report(int argc, char **argv) {
   ncs_job_load(nfiles, files, &lo, &jd);
   ret = run.ret;
   if ((r = ncs_one_job("report", jd, files))) { ret = r; goto out; }
+  const struct ncs_job_info *jobs;
+  int restarted = jd && ncs_jobset_jobs(jd->jobs, &jobs) == 1 && jobs[0].nattempts > 1;
   for (int i = 0; i < nfiles; i++) {
     settle_rank(&sums[i]);
+    sums[i].info.attempt = restarted ? ncs_jobset_attempt_of(jd->jobs, i) : 0;
     infos[i] = sums[i].info;
     order[i] = i;
   }
