@@ -152,22 +152,29 @@ void ncs_gpulanes_html(FILE *f, const struct ncs_gpulanes *g, const struct ncs_j
     qsort(tmp, (size_t)n, sizeof *tmp, cmp_start);
     char who[32];
     rank_label(who, sizeof who, &J->r[i], i);
+    /* the rank's lanes: its STREAMS lowest stream ids in order, then one for the others */
     uint32_t st[STREAMS];
-    int ns = 0, first = nl, other = -1;
+    int ns = 0, more = 0;
     for (int c = 0; c < n; c++) {
       if (tmp[c].s > t1) continue;
       int q = 0;
       while (q < ns && st[q] != tmp[c].stream) q++;
-      int l;
-      if (q < ns) l = first + q;
-      else if (ns < STREAMS) {
-        st[ns++] = tmp[c].stream;
-        l = nl++;
-        snprintf(label[l], sizeof label[l], "%s stream %u", who, tmp[c].stream);
-      } else { /* lanes full: the rest share one */
-        if (other < 0) { other = nl++; snprintf(label[other], sizeof label[other], "%s other streams", who); }
-        l = other;
-      }
+      if (q < ns) continue;
+      if (ns == STREAMS && tmp[c].stream > st[ns - 1]) { more = 1; continue; }
+      if (ns == STREAMS) { ns--; more = 1; } /* the highest gives way */
+      int at = ns++;
+      while (at > 0 && st[at - 1] > tmp[c].stream) { st[at] = st[at - 1]; at--; }
+      st[at] = tmp[c].stream;
+    }
+    int first = nl, other = more ? nl + ns : -1;
+    for (int q = 0; q < ns; q++) snprintf(label[nl + q], sizeof label[nl + q], "%s stream %u", who, st[q]);
+    if (more) snprintf(label[other], sizeof label[other], "%s other streams", who);
+    nl += ns + more;
+    for (int c = 0; c < n; c++) {
+      if (tmp[c].s > t1) continue;
+      int q = 0;
+      while (q < ns && st[q] != tmp[c].stream) q++;
+      int l = q < ns ? first + q : other;
       struct ncs_svg_lane *L = &lane[l];
       if (!L->label) { L->label = label[l]; L->t0 = a + (size_t)l * NCS_GPULANES_KEEP; L->t1 = b + (size_t)l * NCS_GPULANES_KEEP;
                        L->kind = kind + (size_t)l * NCS_GPULANES_KEEP; }
@@ -197,6 +204,14 @@ void ncs_gpulanes_html(FILE *f, const struct ncs_gpulanes *g, const struct ncs_j
             fg[i].exposed / 1e6, fg[i].comm > 0 ? 100.0 * fg[i].exposed / fg[i].comm : 0.0);
   }
   fprintf(f, "</table></div>");
+  int quiet = 0; /* ranks shown without kernel activity */
+  for (int i = 0; i < rows; i++) {
+    if (g->have[i]) continue;
+    char who[32];
+    rank_label(who, sizeof who, &J->r[i], i);
+    fprintf(f, "%s%s", quiet++ ? ", " : "<p class=\"note\">No kernel activity from ", who);
+  }
+  if (quiet) fprintf(f, " (<code>ncclscope report</code> says why).</p>");
   if (rows < J->n) fprintf(f, "<p class=\"note\">First %d of %d trace files shown.</p>", rows, J->n);
   fprintf(f, "</section>\n");
 done:

@@ -1,6 +1,6 @@
 /* gpu_lanes.h — the HTML report's picture of overlap (`ncclscope html`, section "gpu-streams"):
- * per rank, one lane per GPU stream with its compute kernels, NCCL kernels and copies over a
- * short window of the run, and under them a lane of exposed communication (NCCL kernel time
+ * per rank, one lane per GPU stream (the six lowest stream ids in order, the rest on one "other
+ * streams" lane) with its compute kernels, NCCL kernels and copies over a short window of the run, and under them a lane of exposed communication (NCCL kernel time
  * with no compute beside it), with the window's figures in a table.
  *
  * Contract: ncs_gpulanes_add takes every kernel (the loader's on_kernel, times on the job
