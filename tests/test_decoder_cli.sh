@@ -55,14 +55,15 @@ check "cut trace: JSON warnings list it" python3 -c 'import json,sys; w=json.loa
 check "cut trace: stderr names file and offset" grep -q '^ncclscope: cut.ncs: offset 807: cut short (truncated): no final chunk' "$T/cut.err"
 check "cut trace: JSON says truncated" grep -q '"truncated": true' "$T/cut.json"
 
-# hostile strings: no raw control bytes on a terminal, valid JSON
+# hostile strings: no raw control bytes on a terminal, valid JSON (the trace makes no
+# communicator: its process is listed under no_communicator, not as a rank)
 "$NCS" report hostile.ncs >"$T/h.txt" 2>&1
 check "hostile trace: text output holds no ESC or BEL byte" bash -c "! grep -q \$'[\\x1b\\x07]' '$T/h.txt'"
 "$NCS" report --json hostile.ncs >"$T/h.json"
 if command -v jq >/dev/null; then
-  check "hostile trace: JSON parses (jq)" jq -e '.ranks[0].host == "ev\u001b[2Jil\"<b>\n"' "$T/h.json"
+  check "hostile trace: JSON parses (jq)" jq -e '.no_communicator[0].host == "ev\u001b[2Jil\"<b>\n"' "$T/h.json"
 elif command -v python3 >/dev/null; then
-  check "hostile trace: JSON parses (python3)" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ranks"][0]["host"]=="ev\x1b[2Jil\"<b>\n"' "$T/h.json"
+  check "hostile trace: JSON parses (python3)" python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["no_communicator"][0]["host"]=="ev\x1b[2Jil\"<b>\n"' "$T/h.json"
 else skip "hostile trace: JSON parse: neither jq nor python3"; fi
 
 # directories expand to their *.ncs files, sorted

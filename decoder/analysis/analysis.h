@@ -43,6 +43,11 @@ struct ncs_rank_info {
   uint32_t pid;
   int rank;              /* rank in its largest communicator, else env RANK-like, else -1 */
   int nranks;            /* ranks of that communicator (or WORLD_SIZE), 0 when unknown */
+  int held;              /* ranks of that communicator this process holds: 1, more with a rank
+                            per thread (ncclCommInitAll); `rank` is then the lowest of them */
+  char label[40];        /* how to name it: "3", "0-3" (held ranks), "?" unknown */
+  int no_comm;           /* it made no communicator and no call on one (a launcher or a version
+                            probe calling ncclGetVersion only): not a rank, listed apart */
   int read_rc;           /* ncs_trace_read's return: 0, 1 damaged, 2 unreadable */
   int truncated;
   const struct ncs_process *process; /* NULL after the file's read; use the fields above */

@@ -54,9 +54,7 @@ static const struct ncs_topo *topo_of_host(const struct ncs_doctor *d, const cha
 /* The file whose process is `rank` of communicator `comm_id` (0: any communicator). */
 static const struct ncs_dfacts *file_of_rank(const struct ncs_doctor *d, int rank) {
   for (int i = 0; i < d->n; i++) {
-    int nr;
-    uint64_t id;
-    if (ncs_dfacts_rank(d->f[i], &nr, &id) == rank) return d->f[i];
+    if (ncs_dfacts_holds(d->f[i], rank, NULL)) return d->f[i];
   }
   return NULL;
 }
@@ -95,12 +93,8 @@ static int gpu_of(const struct ncs_doctor *d, const struct ncs_dfacts *f, const 
   }
   const struct ncs_dfacts *o = file_of_rank(d, rank);
   if (!o || strcmp(o->node, f->node)) return -1;
-  int nr;
-  uint64_t id;
-  int r = ncs_dfacts_rank(o, &nr, &id);
-  for (int i = 0; i < o->ncomms; i++)
-    if (o->comms[i].rank == r && o->comms[i].comm_id == id) return nvml_of_cuda(o, o->comms[i].device);
-  return -1;
+  int dev = -1;
+  return ncs_dfacts_holds(o, rank, &dev) ? nvml_of_cuda(o, dev) : -1;
 }
 
 /* 1 when `rank`'s process runs on the same node as f's. */
@@ -300,7 +294,10 @@ static void check_busbw(struct ncs_doctor *d) {
     struct ncs_verdict *v = add_verdict(d, "low-busbw", "Bus bandwidth far below what the chosen transport should give", 1);
     if (!v) return;
     char cell[16];
-    evidence(v, "host %s rank %d: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing)", f->host, me, bw, ns, gpu ? "GPU" : "host");
+    char who[40];
+    int held = ncs_dfacts_label(f, who, sizeof who);
+    evidence(v, "host %s rank%s %s: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing)", f->host,
+             held > 1 ? "s" : "", who, bw, ns, gpu ? "GPU" : "host");
     evidence(v, "its P2P link GPU%d-GPU%d is %s: peak %.1f GB/s per direction (%s; docs/REFERENCE-FIGURES.md), busbw is %.0f%% of it",
              pa, pb, ncs_topo_cell(t, pa, pb, cell, sizeof cell), peak, why, 100.0 * bw / peak);
     snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
@@ -319,33 +316,31 @@ static void check_comm_bound(struct ncs_doctor *d) {
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
     const struct ncs_kact_fig *g = &f->gpu;
+    char who[40];
+    int held = ncs_dfacts_label(f, who, sizeof who), nheld = held > 1 ? held : 1; /* a rank per thread: all count */
     if (g->have && g->span_ns >= 1000000) {
-      nchecked++;
+      nchecked += nheld;
       double share = (double)g->exposed_ns / (double)g->span_ns;
       if (share < 0.5) continue;
-      nbound++;
+      nbound += nheld;
       if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
       if (!v) return;
-      int nr;
-      uint64_t id;
-      evidence(v, "host %s rank %d: exposed communication %.3f s of %.3f s of GPU time (%.0f%%; %.0f%% of NCCL kernel time hidden under compute; kernel activity)",
-               f->host, ncs_dfacts_rank(f, &nr, &id), g->exposed_ns / 1e9, g->span_ns / 1e9, 100.0 * share,
+      evidence(v, "host %s rank%s %s: exposed communication %.3f s of %.3f s of GPU time (%.0f%%; %.0f%% of NCCL kernel time hidden under compute; kernel activity)",
+               f->host, held > 1 ? "s" : "", who, g->exposed_ns / 1e9, g->span_ns / 1e9, 100.0 * share,
                g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0.0);
       continue;
     }
     uint64_t s = f->timing_gpu && f->gpu_first ? (f->gpu_first < f->t_first ? f->gpu_first : f->t_first) : f->t_first;
     uint64_t e = f->timing_gpu && f->gpu_last > f->t_last ? f->gpu_last : f->t_last;
     if (f->ncalls < 10 || e <= s || e - s < 1000000) continue;
-    nchecked++;
+    nchecked += nheld;
     double share = f->comm_ns / (double)(e - s);
     if (share <= 0.5) continue;
-    nbound++;
+    nbound += nheld;
     if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
     if (!v) return;
-    int nr;
-    uint64_t id;
-    evidence(v, "host %s rank %d: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed)",
-             f->host, ncs_dfacts_rank(f, &nr, &id), f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share,
+    evidence(v, "host %s rank%s %s: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed)",
+             f->host, held > 1 ? "s" : "", who, f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share,
              f->timing_gpu ? "GPU" : "host", f->timing_gpu ? "" : ": ",
              f->timing_gpu ? "" : ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL),
              ncs_kact_why_none(g));
@@ -371,10 +366,10 @@ static void check_gpu_idle(struct ncs_doctor *d) {
     nidle++;
     if (!v) v = add_verdict(d, "gpu-idle", "GPU idle: the GPU ran nothing for a large part of the run", 1);
     if (!v) return;
-    int nr;
-    uint64_t id;
-    evidence(v, "host %s rank %d: GPU idle %.3f s of %.3f s (%.0f%%) between its first and last kernel",
-             f->host, ncs_dfacts_rank(f, &nr, &id), g->idle_ns / 1e9, g->span_ns / 1e9, 100.0 * share);
+    char who[40];
+    int held = ncs_dfacts_label(f, who, sizeof who);
+    evidence(v, "host %s rank%s %s: GPU idle %.3f s of %.3f s (%.0f%%) between its first and last kernel",
+             f->host, held > 1 ? "s" : "", who, g->idle_ns / 1e9, g->span_ns / 1e9, 100.0 * share);
   }
   if (!v) return;
   evidence(v, "%d of %d ranks with kernel activity leave their GPU idle for at least 25%% of their GPU span", nidle, nchecked);

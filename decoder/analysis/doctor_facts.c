@@ -179,12 +179,42 @@ const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name) {
 
 int ncs_dfacts_rank(const struct ncs_dfacts *f, int *nranks, uint64_t *comm_id) {
   int best = -1;
-  for (int i = 0; i < f->ncomms; i++)
-    if (best < 0 || f->comms[i].nranks > f->comms[best].nranks) best = i;
+  for (int i = 0; i < f->ncomms; i++) {
+    const struct ncs_dcomm *c = &f->comms[i], *b = best >= 0 ? &f->comms[best] : NULL;
+    if (!b || c->nranks > b->nranks || (c->nranks == b->nranks && c->comm_id < b->comm_id) ||
+        (c->comm_id == b->comm_id && c->rank < b->rank)) best = i;
+  }
   if (best < 0) { if (nranks) *nranks = 0; if (comm_id) *comm_id = 0; return -1; }
   if (nranks) *nranks = f->comms[best].nranks;
   if (comm_id) *comm_id = f->comms[best].comm_id;
   return f->comms[best].rank;
+}
+
+int ncs_dfacts_label(const struct ncs_dfacts *f, char *buf, size_t n) {
+  int nr, held = 0, lo = -1, hi = -1;
+  uint64_t id;
+  int r = ncs_dfacts_rank(f, &nr, &id);
+  if (r < 0) { snprintf(buf, n, "?"); return 0; }
+  for (int i = 0; i < f->ncomms; i++) {
+    const struct ncs_dcomm *c = &f->comms[i];
+    if (c->comm_id != id || c->nranks != nr) continue;
+    held++;
+    if (lo < 0 || c->rank < lo) lo = c->rank;
+    if (c->rank > hi) hi = c->rank;
+  }
+  if (held > 1 && hi - lo + 1 == held) snprintf(buf, n, "%d-%d", lo, hi);
+  else if (held > 1) snprintf(buf, n, "%d..%d (%d ranks)", lo, hi, held);
+  else snprintf(buf, n, "%d", r);
+  return held;
+}
+
+int ncs_dfacts_holds(const struct ncs_dfacts *f, int rank, int *device) {
+  int nr;
+  uint64_t id;
+  if (ncs_dfacts_rank(f, &nr, &id) < 0) return 0;
+  for (int i = 0; i < f->ncomms; i++)
+    if (f->comms[i].comm_id == id && f->comms[i].rank == rank) { if (device) *device = f->comms[i].device; return 1; }
+  return 0;
 }
 
 static int cmp_d(const void *a, const void *b) {

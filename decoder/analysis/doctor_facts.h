@@ -78,8 +78,14 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m);
 void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_status *st);
 
 const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name);
-/* This process's rank and ranks in its largest communicator; -1 / 0 when none. */
+/* This process's rank and ranks in its primary communicator (the largest; ties: the lowest
+ * comm_id); -1 / 0 when none. A process holding several of its ranks (a rank per thread):
+ * the lowest. */
 int ncs_dfacts_rank(const struct ncs_dfacts *f, int *nranks, uint64_t *comm_id);
+/* The ranks it holds in that communicator as text ("3", "0-3", "?") into buf; returns how many. */
+int ncs_dfacts_label(const struct ncs_dfacts *f, char *buf, size_t n);
+/* 1 when it holds `rank` of that communicator (its CUDA device into *device), else 0. */
+int ncs_dfacts_holds(const struct ncs_dfacts *f, int rank, int *device);
 /* Median busbw of large collectives (GPU timing when present, else host), 0 when none. */
 double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *nsamples, int *gpu);
 #endif

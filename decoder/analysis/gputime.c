@@ -157,8 +157,7 @@ static void gt_file_done(void *state, int file, const struct ncs_read_status *st
 
 
 static void rank_label(char *buf, size_t n, const struct ncs_job *job, int i) {
-  if (job->rank[i].rank >= 0) snprintf(buf, n, "%d", job->rank[i].rank);
-  else snprintf(buf, n, "?");
+  snprintf(buf, n, "%s", job->rank[i].label[0] ? job->rank[i].label : "?"); /* "0-3": a rank per thread */
 }
 
 /* Per-step GPU time: per rank, min / median / max over its steps and the slowest step's parts;
@@ -179,7 +178,7 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
     const struct gt_steps *st = &s->f[i].st;
     if (!s->f[i].fig.have || !st->n) continue;
     if (!job->detail && ++rows > 8) continue;
-    char rk[16], c[3][40];
+    char rk[40], c[3][40];
     rank_label(rk, sizeof rk, job, i);
     const int col[3] = {SF_LEN, SF_EXPOSED, SF_IDLE};
     for (int x = 0; x < 3; x++)
@@ -194,7 +193,7 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
     int i = job->order[k];
     const struct gt_steps *st = &s->f[i].st;
     if (!s->f[i].fig.have || !st->n || !st->rows) continue;
-    char rk[16];
+    char rk[40];
     rank_label(rk, sizeof rk, job, i);
     fprintf(out, "\n  steps of rank %s (ms; start from its first kernel):\n  %6s %10s %9s %9s %12s %11s %9s %9s\n", rk,
             "step", "start", "step", "busy", "compute-only", "overlapped", "exposed", "idle");
@@ -224,7 +223,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
       const struct ncs_kact_fig *g = &s->f[i].fig;
       if (!g->have || !g->span_ns) continue;
       if (!job->detail && ++rows > 8) continue; /* short form: counted below */
-      char rk[16];
+      char rk[40];
       rank_label(rk, sizeof rk, job, i);
       double sp = (double)g->span_ns;
       fprintf(out, "  %6s %10.6f %6.1f%% %8.1f%% %8.1f%% %8.1f%% %6.1f%% %12.3f  %s: exposed communication %.6f s of %.6f s in NCCL kernels (%.0f%% hidden under compute)\n",
@@ -241,7 +240,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
       const struct ncs_kact_fig *g = &s->f[i].fig;
       if (!g->have || !g->nccl_kernels) continue;
       shown++;
-      char rk[16];
+      char rk[40];
       rank_label(rk, sizeof rk, job, i);
       fprintf(out, "\n  exposed communication per operation, size and position in the step, rank %s (size = bytes per\n"
                    "  call; #k = the operation's k-th call after the step's boundary, e.g. DDP's k-th gradient bucket):\n", rk);
@@ -273,14 +272,14 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
       }
     }
   }
-  int without = 0;
-  for (int k = 0; k < s->n; k++) without += !s->f[job->order[k]].fig.have;
+  int without = 0; /* processes that are not ranks (no communicator: a version probe) are not counted */
+  for (int k = 0; k < s->n; k++) without += !s->f[job->order[k]].fig.have && !job->rank[job->order[k]].no_comm;
   for (int k = 0, told = 0; k < s->n; k++) {
     int i = job->order[k];
     const struct ncs_kact_fig *g = &s->f[i].fig;
-    if (g->have) continue;
+    if (g->have || job->rank[i].no_comm) continue;
     if (!job->detail && told++) continue; /* short form: the first, and how many more */
-    char rk[16];
+    char rk[40];
     rank_label(rk, sizeof rk, job, i);
     if (!job->detail && without > 1) fprintf(out, "  %d ranks without kernel activity, e.g. rank %s (", without, rk);
     else fprintf(out, "  rank %s: no kernel activity (", rk);
@@ -288,12 +287,12 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     fprintf(out, "): compute/comm and the verdict above are estimates (compute = traced window minus NCCL intervals; overlap unknown)\n");
   }
   int host = 0;
-  for (int k = 0; k < s->n; k++) host += host_timed_why(&s->f[job->order[k]]) != NULL;
+  for (int k = 0; k < s->n; k++) host += host_timed_why(&s->f[job->order[k]]) != NULL && !job->rank[job->order[k]].no_comm;
   for (int k = 0, told = 0; k < s->n; k++) {
     int i = job->order[k];
     const char *why = host_timed_why(&s->f[i]);
-    if (!why || (!job->detail && told++)) continue;
-    char rk[16];
+    if (!why || job->rank[i].no_comm || (!job->detail && told++)) continue; /* not a rank: a version probe */
+    char rk[40];
     rank_label(rk, sizeof rk, job, i);
     if (!job->detail && host > 1) fprintf(out, "  %d ranks timed on the host, e.g. rank %s (", host, rk);
     else fprintf(out, "  rank %s: timed on the host (", rk);

@@ -560,6 +560,27 @@ static uint64_t entered_seq(const struct hfile *f, const struct hcomm *c) {
   return s;
 }
 
+/* What the thread of rank c in file f is doing, for a file holding several ranks of c's
+ * communicator (a rank per thread): the host call in flight on c, else its last collective on
+ * c; the whole process's state (doing()) would be another thread's. */
+static void doing_rank(const struct ncs_hang *h, const struct hfile *f, const struct hcomm *c, char *b, size_t n) {
+  char t[64];
+  const struct ncs_inflight *r = host_inflight_on(f, c);
+  if (r) {
+    ncs_hang_time(h, rt_of(f, r->t_enter), t, sizeof t);
+    snprintf(b, n, "its thread is inside %s since %s (seq %" PRIu64 ")", opname(r->op), t, r->seq);
+    return;
+  }
+  if (!c->ncoll) { snprintf(b, n, "its thread made no collective on this communicator"); return; }
+  const struct hcall *l = &c->recent[(c->ncoll - 1) % RECENT];
+  ncs_hang_time(h, rt_of(f, l->t_exit), t, sizeof t);
+  snprintf(b, n, "its thread's last collective on this communicator, %s seq %" PRIu64 ", returned at %s", opname(l->op), l->seq, t);
+}
+
+/* A rank of a communicator: the file it lives in and its communicator there. A file may hold
+ * several ranks of one communicator (a rank per thread, ncclCommInitAll): one member each. */
+struct member { int fi; const struct hcomm *c; int shared; /* its file holds other ranks of it */ };
+
 /* Hangs and dead ranks, communicator by communicator. */
 static void comm_verdicts(struct ncs_hang *h) {
   for (int i = 0; i < h->n; i++) {
@@ -568,15 +589,23 @@ static void comm_verdicts(struct ncs_hang *h) {
       uint64_t id = c0->comm_id;
       int dup = 0;
       for (int j = 0; j < i && !dup; j++) if (comm_by_id(&h->f[j], id)) dup = 1;
+      for (int k = 0; k < ci && !dup; k++) dup = h->f[i].comms[k].comm_id == id;
       if (dup || !id) continue;
       /* members */
-      int nm = 0;
-      int *mf = malloc((size_t)h->n * sizeof *mf);
+      int nm = 0, cap = 0;
+      for (int j = 0; j < h->n; j++)
+        for (int k = 0; k < h->f[j].ncomms; k++) cap += h->f[j].comms[k].comm_id == id;
+      struct member *mf = malloc((size_t)(cap ? cap : 1) * sizeof *mf);
       if (!mf) return;
-      for (int j = 0; j < h->n; j++) if (comm_by_id(&h->f[j], id)) mf[nm++] = j;
+      for (int j = 0; j < h->n; j++) {
+        int first = nm;
+        for (int k = 0; k < h->f[j].ncomms; k++)
+          if (h->f[j].comms[k].comm_id == id) mf[nm++] = (struct member){j, &h->f[j].comms[k], 0};
+        for (int k = first; k < nm; k++) mf[k].shared = nm - first > 1;
+      }
       uint64_t smin = UINT64_MAX, smax = 0;
       for (int k = 0; k < nm; k++) {
-        uint64_t s = entered_seq(&h->f[mf[k]], comm_by_id(&h->f[mf[k]], id));
+        uint64_t s = entered_seq(&h->f[mf[k].fi], mf[k].c);
         if (s < smin) smin = s;
         if (s > smax) smax = s;
       }
@@ -590,8 +619,8 @@ static void comm_verdicts(struct ncs_hang *h) {
       const struct hcall *k0 = NULL;
       int any_unfinished = 0;
       for (int k = 0; k < nm; k++) {
-        const struct hfile *f = &h->f[mf[k]];
-        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        const struct hfile *f = &h->f[mf[k].fi];
+        const struct hcomm *c = mf[k].c;
         if (entered_seq(f, c) < seq) continue;
         const struct ncs_inflight *r = host_inflight_on(f, c);
         int64_t te = 0;
@@ -614,12 +643,12 @@ static void comm_verdicts(struct ncs_hang *h) {
       int ndead = 0, nlate = 0;
       int dead[64], late[64];
       for (int k = 0; k < nm; k++) {
-        const struct hfile *f = &h->f[mf[k]];
-        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        const struct hfile *f = &h->f[mf[k].fi];
+        const struct hcomm *c = mf[k].c;
         int lag = entered_seq(f, c) < seq;
         int64_t grace = 2 * beat_ns(f) + 100000000;
-        if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { if (ndead < 64) dead[ndead] = mf[k]; ndead++; }
-        else if (lag && f->alive_rt - first >= h->hang_ns) { if (nlate < 64) late[nlate] = mf[k]; nlate++; }
+        if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { if (ndead < 64) dead[ndead] = k; ndead++; }
+        else if (lag && f->alive_rt - first >= h->hang_ns) { if (nlate < 64) late[nlate] = k; nlate++; }
       }
       if (all_in && !ndead) {
         /* everyone entered: stuck only if the arrived ranks were seen waiting inside it long */
@@ -636,11 +665,11 @@ static void comm_verdicts(struct ncs_hang *h) {
       char t[64], t2[64], w[96], b[400];
       ncs_hang_time(h, first, t, sizeof t);
       for (int k = 0; k < ndead && k < 64; k++) {
-        const struct hfile *f = &h->f[dead[k]];
-        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        const struct hfile *f = &h->f[mf[dead[k]].fi];
+        const struct hcomm *c = mf[dead[k]].c;
         ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
         who(f, w, sizeof w);
-        doing(h, f, b, sizeof b);
+        if (mf[dead[k]].shared) doing_rank(h, f, c, b, sizeof b); else doing(h, f, b, sizeof b);
         ev(v, "rank %d (%s): trace cut at %s (its last sign of life), %.3f s before its peers' last; it had %s seq %" PRIu64 "; last seen %s",
            c->rank, w, t2, (double)(seen_until - f->alive_rt) / 1e9, entered_seq(f, c) >= seq ? "entered" : "not entered",
            seq, b);
@@ -649,11 +678,11 @@ static void comm_verdicts(struct ncs_hang *h) {
       ev(v, "communicator %016" PRIx64 " (%d ranks), collective seq %" PRIu64 "%s%s: first entered at %s, ranks seen waiting %.3f s",
          id, nranks, seq, k0 ? " " : "", k0 ? opname(k0->op) : "", t, v->waited_s);
       for (int k = 0; k < nm; k++) {
-        const struct hfile *f = &h->f[mf[k]];
-        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        const struct hfile *f = &h->f[mf[k].fi];
+        const struct hcomm *c = mf[k].c;
         if (entered_seq(f, c) < seq) continue;
         int is_dead = 0;
-        for (int d = 0; d < ndead && d < 64; d++) if (dead[d] == mf[k]) is_dead = 1;
+        for (int d = 0; d < ndead && d < 64; d++) if (dead[d] == k) is_dead = 1;
         if (is_dead) continue;
         add_rank(v->entered, &v->nentered, c->rank);
         const struct ncs_inflight *r = host_inflight_on(f, c);
@@ -678,10 +707,10 @@ static void comm_verdicts(struct ncs_hang *h) {
         }
       }
       for (int k = 0; k < nlate && k < 64; k++) {
-        const struct hfile *f = &h->f[late[k]];
-        const struct hcomm *c = comm_by_id((struct hfile *)f, id);
+        const struct hfile *f = &h->f[mf[late[k]].fi];
+        const struct hcomm *c = mf[late[k]].c;
         who(f, w, sizeof w);
-        doing(h, f, b, sizeof b);
+        if (mf[late[k]].shared) doing_rank(h, f, c, b, sizeof b); else doing(h, f, b, sizeof b);
         ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
         ev(v, "rank %d (%s) never entered seq %" PRIu64 " (its last: seq %" PRIu64 "), alive until %s: %s", c->rank, w, seq,
            entered_seq(f, c), t2, b);
@@ -692,7 +721,7 @@ static void comm_verdicts(struct ncs_hang *h) {
         unsigned char *here = calloc((size_t)nranks, 1);
         char list[256] = "";
         for (int k = 0; here && k < nm; k++) {
-          const struct hcomm *c = comm_by_id(&h->f[mf[k]], id);
+          const struct hcomm *c = mf[k].c;
           if (c->rank >= 0 && c->rank < nranks) here[c->rank] = 1;
         }
         for (int r = 0; here && r < nranks; r++) {
@@ -749,9 +778,15 @@ static void build_ranks(struct ncs_hang *h) {
     snprintf(r->host, sizeof r->host, "%s", f->host);
     r->pid = f->pid;
     r->rank = f->env_rank;
-    int best = 0;
-    for (int k = 0; k < f->ncomms; k++)
-      if (f->comms[k].nranks > best) { best = f->comms[k].nranks; r->rank = f->comms[k].rank; r->nranks = best; }
+    /* the primary communicator: the largest, ties the lowest comm_id; a process holding several
+     * of its ranks (a rank per thread) is listed under the lowest */
+    const struct hcomm *best = NULL;
+    for (int k = 0; k < f->ncomms; k++) {
+      const struct hcomm *c = &f->comms[k];
+      if (!best || c->nranks > best->nranks || (c->nranks == best->nranks && c->comm_id < best->comm_id) ||
+          (c->comm_id == best->comm_id && c->rank < best->rank)) best = c;
+    }
+    if (best && best->nranks > 0) { r->rank = best->rank; r->nranks = best->nranks; }
     r->complete = f->complete;
     r->cut = f->cut && f->read_rc != 1;
     r->damaged = f->read_rc == 1;

@@ -51,19 +51,28 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     double share = ncs_headline_share(f, NULL);
     if (share < 0 || !shares) continue;
     int rank = ncs_dfacts_rank(f, &nr, &id);
+    char lab[40];
+    int held = ncs_dfacts_label(f, lab, sizeof lab);
     if (isnan(h->share_min) || share < h->share_min) { h->share_min = share; h->rank_min = rank; }
     if (isnan(h->share_max) || share > h->share_max) { h->share_max = share; h->rank_max = rank; }
-    shares[h->ranks++] = share;
-    h->gpu_timed += f->timing_gpu;
-    if (!(f->gpu.have && f->gpu.span_ns) && !h->no_kact_ranks++)
-      snprintf(h->no_kact_why, sizeof h->no_kact_why, "%s", ncs_kact_why_none(&f->gpu));
-    if (!f->timing_gpu && !h->host_timed_ranks++)
-      snprintf(h->host_timed_why, sizeof h->host_timed_why, "%s",
-               ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL));
+    int nh = held > 1 ? held : 1; /* a process with a rank per thread: each of its ranks counts */
+    shares[h->rank_procs++] = share;
+    h->ranks += nh;
+    h->gpu_timed += f->timing_gpu ? nh : 0;
+    if (!(f->gpu.have && f->gpu.span_ns)) {
+      if (!h->no_kact_ranks) snprintf(h->no_kact_why, sizeof h->no_kact_why, "%s", ncs_kact_why_none(&f->gpu));
+      h->no_kact_ranks += nh;
+    }
+    if (!f->timing_gpu) {
+      if (!h->host_timed_ranks)
+        snprintf(h->host_timed_why, sizeof h->host_timed_why, "%s",
+                 ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL));
+      h->host_timed_ranks += nh;
+    }
   }
-  if (h->ranks) {
-    qsort(shares, (size_t)h->ranks, sizeof *shares, cmp_double);
-    h->share_med = shares[(h->ranks - 1) / 2];
+  if (h->rank_procs) {
+    qsort(shares, (size_t)h->rank_procs, sizeof *shares, cmp_double);
+    h->share_med = shares[(h->rank_procs - 1) / 2];
     if (h->share_med > 0) h->ratio_med = (1 - h->share_med) / h->share_med;
   }
   if (nbw) {

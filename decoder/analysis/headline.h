@@ -15,9 +15,12 @@
 
 struct ncs_headline {
   int processes;                /* traces (and logs) the doctor read */
-  int ranks;                    /* processes with a traced window long enough to judge */
-  int gpu_timed;                /* of those, with GPU intervals */
-  double share_min, share_med, share_max; /* communication share of a rank's window, 0..1; NaN: none */
+  int ranks;                    /* ranks in processes with a traced window long enough to judge
+                                   (a process with a rank per thread counts each of its ranks) */
+  int rank_procs;               /* those processes */
+  int gpu_timed;                /* of those ranks, with GPU intervals */
+  double share_min, share_med, share_max; /* communication share of a process's window, 0..1
+                                   (several ranks: the union of their intervals); NaN: none */
   int rank_min, rank_max;       /* ranks (-1 unknown) at the lowest and highest share */
   double ratio_med;             /* (window - communication) / communication at the median share */
   int kact_ranks;               /* ranks with kernel activity (exposed vs overlapped known) */

@@ -610,9 +610,14 @@ static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, i
   if (!op || x->wall_s <= 0) return;
   const struct mstat *t = &r->op[op];
   const char *name = ncs_op_name(op);
+  /* the op's share of the time of all operations (a sum over calls, as the op's own time is):
+   * not of comm_s, a union, which calls overlapping in time (streams, a rank per thread) make
+   * smaller than the sum (docs/METRICS.md) */
+  double all = 0;
+  for (unsigned o = 1; o < NCS_OP_LIMIT; o++) all += (double)r->op[o].time_ns;
   int k = snprintf(buf, n, "%.1f%% of the window in communication (%s timing), %s %.1f%% of it",
                    100 * x->comm_s / x->wall_s, x->timing, name ? name : "?",
-                   x->comm_s > 0 ? 100 * (t->time_ns / 1e9) / x->comm_s : 0);
+                   all > 0 ? 100 * (double)t->time_ns / all : 0);
   if (k > 0 && (size_t)k < n && ncs_op_bw(op) != NCS_BW_NONE)
     snprintf(buf + k, n - (size_t)k, " at %.2f GB/s busbw", gbps(t->busS_f, t->time_ns));
 }
@@ -708,7 +713,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     for (int k = 0; sh && ix && k < m->n; k++) {
       struct ncs_metrics_rank x;
       ncs_metrics_rank(m, job->order[k], &x);
-      if (!x.valid || x.wall_s <= 0) continue;
+      if (!x.valid || x.wall_s <= 0 || job->rank[job->order[k]].no_comm) continue;
       double v = x.comm_s / x.wall_s;
       int at = nvalid++;
       while (at > 0 && sh[at - 1] > v) { sh[at] = sh[at - 1]; ix[at] = ix[at - 1]; at--; }
@@ -723,11 +728,10 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     int i = job->order[k];
     struct ncs_metrics_rank x;
     ncs_metrics_rank(m, i, &x);
-    if (!x.valid) continue;
+    if (!x.valid || job->rank[i].no_comm) continue; /* not a rank: a version probe */
     if (keep[0] >= 0 && i != keep[0] && i != keep[1] && i != keep[2]) { hidden++; continue; }
     const struct rank_m *r = &m->rank[i];
-    char rk[16];
-    if (job->rank[i].rank >= 0) snprintf(rk, sizeof rk, "%d", job->rank[i].rank); else snprintf(rk, sizeof rk, "?");
+    const char *rk = job->rank[i].label[0] ? job->rank[i].label : "?";
     fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12.3f %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
             100 * x.comm_s / x.wall_s, x.compute_to_comm, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x, i));
     char ev[256];
@@ -740,20 +744,18 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     int i = job->order[k];
     const struct rank_m *r = &m->rank[i];
     if (!r->have_window || !r->captured) continue;
-    fprintf(out, "  rank ");
-    if (job->rank[i].rank >= 0) fprintf(out, "%d", job->rank[i].rank); else fprintf(out, "?");
-    fprintf(out, ": %llu call%s captured into CUDA graphs, not timed and not in comm_s (a graph's replays "
-            "make no NCCL call: no interposer sees them)\n", (unsigned long long)r->captured, r->captured == 1 ? "" : "s");
+    fprintf(out, "  rank%s %s: %llu call%s captured into CUDA graphs, not timed and not in comm_s (a graph's replays "
+            "make no NCCL call: no interposer sees them)\n", job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?",
+            (unsigned long long)r->captured, r->captured == 1 ? "" : "s");
   }
   int shown = 0;
   for (int k = 0; k < m->n && shown < (job->detail ? m->n : 1); k++) {
     int i = keep[1] >= 0 && !shown ? keep[1] : job->order[k];
     const struct rank_m *r = &m->rank[i];
-    if (!r->have_window) continue;
+    if (!r->have_window || job->rank[i].no_comm) continue;
     shown++;
-    fprintf(out, "\n  per operation and message size, rank ");
-    if (job->rank[i].rank >= 0) fprintf(out, "%d", job->rank[i].rank); else fprintf(out, "?");
-    fprintf(out, " (size = nccl-tests' S; bw in GB/s):\n");
+    fprintf(out, "\n  per operation and message size, rank%s %s (size = nccl-tests' S; bw in GB/s):\n",
+            job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?");
     fprintf(out, "  %-14s %10s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size>=", "calls", "time_s",
             "mean_us", "p50_us", "p99_us", "algbw", "busbw");
     for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
@@ -769,7 +771,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
       }
   }
   int more = 0;
-  for (int i = 0; i < m->n; i++) more += m->rank[i].have_window;
+  for (int i = 0; i < m->n; i++) more += m->rank[i].have_window && !job->rank[i].no_comm;
   if (more > shown) fprintf(out, "  (%d more ranks: --detail or --json)\n", more - shown);
 }
 

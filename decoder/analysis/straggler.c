@@ -39,6 +39,9 @@ struct comm {
   int nranks;
   pthread_mutex_t mu;
   int *file;                /* [nranks] file of each rank, -1 none */
+  int *dev;                 /* [nranks] CUDA device of each rank (COMM record) */
+  int nreg, nfiles_reg;     /* ranks registered, distinct files they live in */
+  int max_held;             /* most of its ranks one file holds (a rank per thread: > 1) */
   uint64_t *last_seq;       /* [nranks] */
   long double *sum_t;       /* [nranks] sum of entry times (ns) */
   uint64_t *arrivals;       /* [nranks] */
@@ -50,7 +53,8 @@ struct comm {
   uint64_t base;            /* seq of ring[head] */
   uint64_t complete, stray;
   uint64_t evicted;         /* open collectives pushed out of a full window */
-  int partial;              /* more ranks than files: its collectives cannot be lined up */
+  uint64_t arrivals_all;    /* every arrival, lined up or not */
+  int partial;              /* set by finish: some rank has no trace, nothing lines up */
   struct comm *next;
 };
 
@@ -58,7 +62,6 @@ struct file {
   char *host;
   int host_idx;             /* index in the engine's host list, -1 none */
   uint32_t pid;
-  int rank, rank_nranks;
   int truncated;
   struct lc { struct comm *c; int rank; } *local; /* trace comm index -> communicator, rank */
   size_t nlocal;
@@ -96,7 +99,7 @@ struct ncs_strag *ncs_strag_new(int nfiles) {
   s->nfiles = nfiles;
   s->files = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *s->files);
   if (!s->files) { free(s); return NULL; }
-  for (int i = 0; i < nfiles; i++) { s->files[i].rank = -1; s->files[i].host_idx = -1; }
+  for (int i = 0; i < nfiles; i++) s->files[i].host_idx = -1;
   pthread_mutex_init(&s->mu, NULL);
   return s;
 }
@@ -105,7 +108,7 @@ static void comm_free(struct comm *c) {
   pthread_mutex_destroy(&c->mu);
   if (c->samples) for (int i = 0; i < MAX_SAMPLES; i++) free(c->samples[i]);
   free(c->samples);
-  free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals);
+  free(c->file); free(c->dev); free(c->last_seq); free(c->sum_t); free(c->arrivals);
   free(c->last_count); free(c->wait); free(c->ring); free(c);
 }
 
@@ -142,18 +145,19 @@ static struct comm *comm_get(struct ncs_strag *s, uint64_t id, int nranks) {
     size_t n = (size_t)nranks;
     if (c) {
       c->file = malloc(n * sizeof *c->file);
+      c->dev = malloc(n * sizeof *c->dev);
       c->last_seq = calloc(n, sizeof *c->last_seq);
       c->sum_t = calloc(n, sizeof *c->sum_t);
       c->arrivals = calloc(n, sizeof *c->arrivals);
       c->last_count = calloc(n, sizeof *c->last_count);
       c->wait = calloc(n, sizeof *c->wait);
     }
-    if (!c || !c->file || !c->last_seq || !c->sum_t || !c->arrivals || !c->last_count || !c->wait) {
-      if (c) { free(c->file); free(c->last_seq); free(c->sum_t); free(c->arrivals); free(c->last_count); free(c->wait); free(c); }
+    if (!c || !c->file || !c->dev || !c->last_seq || !c->sum_t || !c->arrivals || !c->last_count || !c->wait) {
+      if (c) { free(c->file); free(c->dev); free(c->last_seq); free(c->sum_t); free(c->arrivals); free(c->last_count); free(c->wait); free(c); }
       c = NULL;
       s->oom++;
     } else {
-      for (size_t i = 0; i < n; i++) c->file[i] = -1;
+      for (size_t i = 0; i < n; i++) { c->file[i] = -1; c->dev[i] = -1; }
       c->comm_id = id;
       c->nranks = nranks;
       c->base = 1;
@@ -171,13 +175,11 @@ void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
   if (cm->rank < 0 || cm->rank >= cm->nranks) return;
   struct comm *c = comm_get(s, cm->comm_id, cm->nranks);
   if (!c || c->nranks != cm->nranks) return;
-  if (cm->nranks > s->nfiles && !c->partial) { /* some ranks were not traced: nothing can line up */
-    pthread_mutex_lock(&s->mu);
-    c->partial = 1;
-    s->npartial++;
-    pthread_mutex_unlock(&s->mu);
-  }
   struct file *f = &s->files[file];
+  int held = 1; /* ranks of c this file holds with this one (a file may hold several: threads) */
+  for (size_t i = 0; i < f->nlocal; i++) held += f->local[i].c == c && i != cm->comm;
+  int again = cm->comm < f->nlocal && f->local[cm->comm].c == c; /* a second record of it */
+  int file_new = held == 1 && !again;
   if (cm->comm >= f->nlocal) {
     size_t n = cm->comm + 8;
     struct lc *l = realloc(f->local, n * sizeof *l);
@@ -188,9 +190,20 @@ void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
   f->local[cm->comm].c = c;
   f->local[cm->comm].rank = cm->rank;
   pthread_mutex_lock(&c->mu);
+  if (c->file[cm->rank] < 0) c->nreg++;
+  c->nfiles_reg += file_new;
+  if (held > c->max_held) c->max_held = held;
   c->file[cm->rank] = file;
+  c->dev[cm->rank] = cm->device;
   pthread_mutex_unlock(&c->mu);
-  if (cm->nranks > f->rank_nranks) { f->rank = cm->rank; f->rank_nranks = cm->nranks; }
+}
+
+/* A communicator that may not be fully traced: even if every file not yet seen on it held as
+ * many of its ranks as the most one file holds so far, some would be missing (one file of a
+ * multi-process job given alone). Its window is kept small until its ranks show up. Caller
+ * holds c->mu. */
+static int suspect(const struct ncs_strag *s, const struct comm *c) {
+  return c->nreg + (int64_t)(s->nfiles - c->nfiles_reg) * (c->max_held > 0 ? c->max_held : 1) < c->nranks;
 }
 
 static int sig_eq(const struct sig *a, const struct sig *b) {
@@ -235,14 +248,19 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   pthread_mutex_unlock(&s->mu);
 }
 
-/* Most open collectives kept per communicator (96 MB): beyond it the oldest are given up. */
+/* Most open collectives kept per communicator (96 MB): beyond it the oldest are given up.
+ * While a communicator is suspect (some of its ranks may have no trace) at most SUSPECT_MAX
+ * (400 KB): a communicator most of whose ranks were not given fills it and gives up the oldest,
+ * counted as untraced, not as lost. */
 #define WINDOW_MAX (1u << 20)
+#define SUSPECT_MAX 4096u
 
 static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   uint64_t need = seq - c->base + 1;
   if (need <= c->cap) return 0;
   if (need > (1u << 26)) return -1; /* a bogus sequence number; do not allocate for it */
-  while (need > WINDOW_MAX) { /* give up the oldest open collective: memory stays bounded */
+  uint64_t limit = suspect(s, c) ? SUSPECT_MAX : WINDOW_MAX;
+  while (need > limit) { /* give up the oldest open collective: memory stays bounded */
     struct slot *sl = &c->ring[c->head];
     if (sl->n && sl->n != (uint32_t)-1) { c->evicted++; c->open--; }
     memset(sl, 0, sizeof *sl);
@@ -282,6 +300,7 @@ static void sample_gpu_end(struct ncs_strag *s, struct comm *c, int hidx, const 
 
 static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
   sample_gpu_end(s, c, hidx, x);
+  c->arrivals_all++;
   if (x->seq < c->base || ring_fit(s, c, x->seq) ||
       c->ring[(c->head + (x->seq - c->base)) % c->cap].n == (uint32_t)-1) {
     c->stray++;
@@ -334,7 +353,6 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       pthread_mutex_lock(&c->mu);
       held = c;
     }
-    if (c->partial) { c->stray++; continue; }
     arrive_locked(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
   }
   if (held) pthread_mutex_unlock(&held->mu);
@@ -354,22 +372,85 @@ static int cmp_rank(const void *a, const void *b) {
   const struct ncs_strag_rank *x = a, *y = b;
   if (x->wait_caused_s != y->wait_caused_s) return x->wait_caused_s < y->wait_caused_s ? 1 : -1;
   if (x->last_count != y->last_count) return x->last_count < y->last_count ? 1 : -1;
-  return x->file - y->file;
+  if (x->file != y->file) return x->file - y->file;
+  return x->rank - y->rank;
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* The result rows: one per rank a file holds in its primary communicator (the largest it
+ * belongs to; ties: the lowest comm_id), so a process running a rank per thread has a row
+ * per rank; a file in no communicator has none. row0[i] is file i's first row, nrow[i] its
+ * count; rows of a file are in rank order. */
+struct rows { struct comm **prim; int *row0, *nrow; int n; };
+
+static int rows_build(struct ncs_strag *s, struct rows *w, struct ncs_strag_rank **out) {
+  size_t nf = (size_t)s->nfiles + 1;
+  w->prim = calloc(nf, sizeof *w->prim);
+  w->row0 = calloc(nf, sizeof *w->row0);
+  w->nrow = calloc(nf, sizeof *w->nrow);
+  w->n = 0;
+  *out = NULL;
+  if (!w->prim || !w->row0 || !w->nrow) return -1;
+  for (int i = 0; i < s->nfiles; i++) {
+    const struct file *f = &s->files[i];
+    for (size_t k = 0; k < f->nlocal; k++) {
+      struct comm *c = f->local[k].c, *p = w->prim[i];
+      if (c && (!p || c->nranks > p->nranks || (c->nranks == p->nranks && c->comm_id < p->comm_id))) w->prim[i] = c;
+    }
+    for (size_t k = 0; k < f->nlocal; k++) w->nrow[i] += f->local[k].c && f->local[k].c == w->prim[i];
+    w->row0[i] = w->n;
+    w->n += w->nrow[i];
+  }
+  struct ncs_strag_rank *res = calloc((size_t)w->n + 1, sizeof *res);
+  if (!res) return -1;
+  for (int i = 0; i < s->nfiles; i++) {
+    const struct file *f = &s->files[i];
+    int *rk = calloc((size_t)w->nrow[i] + 1, sizeof *rk), k = 0;
+    if (!rk) { free(res); return -1; }
+    for (size_t j = 0; j < f->nlocal; j++)
+      if (f->local[j].c && f->local[j].c == w->prim[i]) rk[k++] = f->local[j].rank;
+    qsort(rk, (size_t)k, sizeof *rk, cmp_int);
+    for (int j = 0; j < k; j++) {
+      struct ncs_strag_rank *r = &res[w->row0[i] + j];
+      r->file = i; r->rank = rk[j];
+      r->host = f->host ? f->host : "";
+      r->pid = f->pid;
+    }
+    free(rk);
+  }
+  *out = res;
+  return 0;
+}
+
+/* The row that rank r of communicator c counts in: the row of its file for that rank when c is
+ * the file's primary communicator; the file's only row; else the row whose primary rank sits on
+ * the same device, when exactly one does; -1 when none can be told. */
+static int row_of(const struct rows *w, const struct ncs_strag_rank *res, const struct comm *c, int r) {
+  int fi = c->file[r];
+  if (fi < 0 || !w->nrow[fi]) return -1;
+  const struct comm *p = w->prim[fi];
+  int found = -1, n = 0;
+  for (int k = w->row0[fi]; k < w->row0[fi] + w->nrow[fi]; k++) {
+    if (p == c) { if (res[k].rank == r) return k; continue; }
+    if (w->nrow[fi] == 1) return k;
+    if (c->dev[r] >= 0 && p->dev[res[k].rank] == c->dev[r]) { found = k; n++; }
+  }
+  return n == 1 ? found : -1;
 }
 
 void ncs_strag_finish(struct ncs_strag *s) {
   if (!s) return;
-  long double *late = calloc((size_t)s->nfiles + 1, sizeof *late);
-  struct ncs_strag_rank *res = calloc((size_t)s->nfiles + 1, sizeof *res);
-  if (!late || !res) { free(late); free(res); s->oom++; return; }
-  for (int i = 0; i < s->nfiles; i++) {
-    res[i].file = i; res[i].rank = s->files[i].rank;
-    res[i].host = s->files[i].host ? s->files[i].host : "";
-    res[i].pid = s->files[i].pid;
+  struct rows w;
+  struct ncs_strag_rank *res = NULL;
+  long double *late = NULL;
+  if (rows_build(s, &w, &res) != 0 || !(late = calloc((size_t)w.n + 1, sizeof *late))) {
+    free(w.prim); free(w.row0); free(w.nrow); free(res); free(late); s->oom++; return;
   }
   for (struct comm *c = s->comms; c; c = c->next) {
+    c->partial = c->nreg < c->nranks; /* some rank has no trace among the files given */
+    if (c->partial) { s->npartial++; s->untraced_arrivals += c->arrivals_all; continue; }
     s->evicted += c->evicted;
-    if (c->partial) s->untraced_arrivals += c->stray;
     /* open slots: collectives some ranks never entered */
     long double *extra_min = calloc((size_t)c->nranks, sizeof *extra_min);
     uint64_t *extra_sum_n = calloc((size_t)c->nranks, sizeof *extra_sum_n);
@@ -393,13 +474,13 @@ void ncs_strag_finish(struct ncs_strag *s) {
       first = 0;
     }
     for (int r = 0; r < c->nranks; r++) {
-      int fi = c->file[r];
-      if (fi < 0) continue;
+      int k = row_of(&w, res, c, r);
+      if (k < 0) continue;
       long double mins = c->sum_min + (extra_min ? extra_min[r] : 0);
-      late[fi] += c->sum_t[r] - mins;
-      res[fi].arrivals += c->arrivals[r];
-      res[fi].last_count += c->last_count[r];
-      res[fi].wait_caused_s += (double)(c->wait[r] / 1e9L);
+      late[k] += c->sum_t[r] - mins;
+      res[k].arrivals += c->arrivals[r];
+      res[k].last_count += c->last_count[r];
+      res[k].wait_caused_s += (double)(c->wait[r] / 1e9L);
     }
     free(extra_min); free(extra_sum_n);
   }
@@ -426,13 +507,14 @@ void ncs_strag_finish(struct ncs_strag *s) {
     if (s->noffsets < 2) s->noffsets = 0;
     free(d);
   }
-  for (int i = 0; i < s->nfiles; i++)
+  for (int i = 0; i < w.n; i++)
     res[i].mean_late_us = res[i].arrivals ? (double)(late[i] / (long double)res[i].arrivals / 1e3L) : 0;
   free(late);
-  qsort(res, (size_t)s->nfiles, sizeof *res, cmp_rank);
+  free(w.prim); free(w.row0); free(w.nrow);
+  qsort(res, (size_t)w.n, sizeof *res, cmp_rank);
   free(s->res);
   s->res = res;
-  s->nres = s->nfiles;
+  s->nres = w.n;
 }
 
 int ncs_strag_ranks(const struct ncs_strag *s, const struct ncs_strag_rank **out) {
@@ -502,8 +584,8 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
   }
   for (const struct comm *c = s->comms; c; c = c->next)
     if (c->partial)
-      fprintf(f, "  communicator %016llx has %d ranks but only %d trace file(s) were given: its collectives are not lined up\n",
-              (unsigned long long)c->comm_id, c->nranks, s->nfiles);
+      fprintf(f, "  communicator %016llx has %d ranks but only %d of them are in the %d trace file(s) given:"
+                 " its collectives are not lined up\n", (unsigned long long)c->comm_id, c->nranks, c->nreg, s->nfiles);
   if (s->evicted)
     fprintf(f, "  %llu open collective(s) given up: ranks were read more than %u collectives apart\n",
             (unsigned long long)s->evicted, WINDOW_MAX);

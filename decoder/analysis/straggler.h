@@ -11,9 +11,13 @@
  * after another the longest trace's collectives on that communicator (about 10 MB per 100k
  * collectives), never ranks x calls, and at most 2^20 open collectives per communicator
  * (older ones are given up and counted). Results do not depend on the order of arrivals
- * (equal entry times: the higher rank counts as last). A communicator with more ranks
- * than files given is not lined up at all (said in the output). Never exits; failures are
- * counted and reported. */
+ * (equal entry times: the higher rank counts as last). Ranks belong to communicators, not
+ * files: a file may hold several ranks of one communicator (a rank per thread, ncclCommInitAll)
+ * and each is lined up and attributed on its own. A communicator some of whose ranks are in
+ * none of the files given is not lined up (said in the output, its arrivals counted as
+ * untraced); until its ranks show up (a rank's COMM record), a communicator that cannot be
+ * complete even if every file not yet seen held as many of its ranks as the most one file
+ * holds keeps a window of at most 4096 open collectives. Never exits; failures are counted and reported. */
 #ifndef NCS_STRAGGLER_H
 #define NCS_STRAGGLER_H
 #include <stdint.h>
@@ -23,10 +27,14 @@
 
 struct ncs_strag;
 
-/* Per traced process (file), after ncs_strag_finish, worst first. */
+/* Per rank, after ncs_strag_finish, worst first: one row per rank a file holds in its
+ * primary communicator (the largest it belongs to; ties: the lowest comm_id). A process with a
+ * rank per thread has one row per rank; a file in no communicator has none. A rank's
+ * collectives on its other communicators count in its row (matched by CUDA device when its
+ * file holds several ranks; not counted when that cannot be told). */
 struct ncs_strag_rank {
   int file;
-  int rank;                 /* rank in its largest communicator, -1 unknown */
+  int rank;                 /* rank in its file's primary communicator */
   const char *host;
   uint32_t pid;
   uint64_t arrivals;        /* collectives it entered that all ranks entered */
@@ -60,7 +68,7 @@ uint64_t ncs_strag_mismatches(const struct ncs_strag *s);
 double ncs_strag_skew_mean_us(const struct ncs_strag *s);
 double ncs_strag_skew_max_us(const struct ncs_strag *s);
 size_t ncs_strag_peak_window(const struct ncs_strag *s);   /* most open collectives at once */
-int ncs_strag_partial(const struct ncs_strag *s);  /* communicators with more ranks than files */
+int ncs_strag_partial(const struct ncs_strag *s);  /* communicators some ranks of which have no trace */
 /* Clock check: a collective's GPU work ends at nearly the same moment on every rank, so on
  * sampled collectives (every 64th seq, the first 1024 per communicator) each host's mean GPU
  * end minus the mean of all ranks measures that host's residual clock offset after alignment.

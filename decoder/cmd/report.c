@@ -50,6 +50,7 @@ struct file_sum {
   uint64_t drops[8];    /* by reason (0: unknown reason) */
   uint64_t calls, first_t, last_t;
   struct ncs_read_status st;
+  int *held_ranks;      /* [info.held] the ranks of its primary communicator it holds, sorted */
 };
 
 static int comm_slot(struct file_sum *s, uint32_t comm) {
@@ -180,8 +181,7 @@ static void utc_time(uint64_t ns, char *buf, size_t len) {
 
 static void print_rank_text(FILE *f, const struct file_sum *s) {
   const struct ncs_rank_info *r = &s->info;
-  fprintf(f, "\nrank ");
-  if (r->rank >= 0) fprintf(f, "%d", r->rank); else fprintf(f, "?");
+  fprintf(f, "\nrank%s %s", r->held > 1 ? "s" : "", r->label);
   if (r->nranks > 0) fprintf(f, "/%d", r->nranks);
   fprintf(f, "  host ");
   text_str(f, r->host);
@@ -239,6 +239,28 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Processes that are not ranks (no communicator, no call on one: a launcher, a version probe):
+ * one line for all, then one per process with its calls. */
+static void print_no_comm_text(FILE *f, const struct file_sum *sums, const int *order, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += sums[order[i]].info.no_comm;
+  if (!k) return;
+  fprintf(f, "  %d process%s made no communicator (not ranks; left out of the rows above):\n", k, k == 1 ? "" : "es");
+  for (int i = 0; i < n; i++) {
+    const struct file_sum *s = &sums[order[i]];
+    if (!s->info.no_comm) continue;
+    fprintf(f, "    host ");
+    text_str(f, s->info.host);
+    fprintf(f, " pid %u:", s->info.pid);
+    int any = 0;
+    for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
+      if (s->ops[op].calls) { fprintf(f, "%s %s %llu", any ? "," : "", ncs_op_name(op), (unsigned long long)s->ops[op].calls); any = 1; }
+    fprintf(f, "%s  file ", any ? "" : " no NCCL call");
+    text_str(f, s->info.path);
+    fprintf(f, "\n");
+  }
+}
+
 /* The short form: one table of operations across ranks (host time min/median/max per rank),
  * then only the ranks whose trace is cut, damaged or dropped records. */
 /* The job's attempts (model/jobs.h): "job" in JSON, null when the files hold no job. */
@@ -270,27 +292,27 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
   fprintf(f, "  %-22s %6s %12s %16s %11s %11s %11s\n", "op", "ranks", "calls", "bytes", "min_s", "median_s", "max_s");
   for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
     uint64_t calls = 0, bytes = 0;
-    int k = 0;
+    int k = 0, nr = 0;
     for (int i = 0; i < n; i++) {
       const struct op_sum *o = &sums[order[i]].ops[op];
-      if (!o->calls) continue;
+      if (!o->calls || sums[order[i]].info.no_comm) continue;
+      nr += sums[order[i]].info.held > 1 ? sums[order[i]].info.held : 1; /* a rank per thread: each */
       calls += o->calls;
       bytes += o->bytes;
       v[k++] = o->host_ns;
     }
     if (!k) continue;
     qsort(v, (size_t)k, sizeof *v, cmp_u64);
-    fprintf(f, "  %-22s %6d %12llu %16llu %11.6f %11.6f %11.6f\n", ncs_op_name(op), k, (unsigned long long)calls,
+    fprintf(f, "  %-22s %6d %12llu %16llu %11.6f %11.6f %11.6f\n", ncs_op_name(op), nr, (unsigned long long)calls,
             (unsigned long long)bytes, v[0] / 1e9, v[(k - 1) / 2] / 1e9, v[k - 1] / 1e9);
   }
   free(v);
+  print_no_comm_text(f, sums, order, n);
   for (int i = 0; i < n; i++) {
     const struct file_sum *s = &sums[order[i]];
     if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0) continue;
     const struct ncs_rank_info *r = &s->info;
-    fprintf(f, "  rank ");
-    if (r->rank >= 0) fprintf(f, "%d", r->rank); else fprintf(f, "?");
-    fprintf(f, " (");
+    fprintf(f, "  rank%s %s (", r->held > 1 ? "s" : "", r->label);
     text_str(f, r->host);
     fprintf(f, " pid %u):", r->pid);
     if (s->st.error[0]) {
@@ -309,6 +331,11 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
   if (att) ncs_json_int(j, "attempt", att); else ncs_json_null(j, "attempt");
   if (r->rank >= 0) ncs_json_int(j, "rank", r->rank); else ncs_json_null(j, "rank");
   ncs_json_int(j, "nranks", r->nranks);
+  if (r->held > 1) { /* a rank per thread: every rank it holds, `rank` the lowest */
+    ncs_json_arr_begin(j, "ranks_held");
+    for (int k = 0; k < r->held && s->held_ranks; k++) ncs_json_int(j, NULL, s->held_ranks[k]);
+    ncs_json_arr_end(j);
+  }
   ncs_json_str(j, "host", r->host);
   ncs_json_uint(j, "pid", r->pid);
   ncs_json_str(j, "file", r->path);
@@ -360,21 +387,91 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
   ncs_json_arr_end(j);
 }
 
-/* Rank of a file: its rank in its largest successfully made communicator, else the
- * launcher's rank variable, else -1. */
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* "0-3", "0,2,5-7" for sorted distinct ranks, cut with "..." when it does not fit. */
+static void ranks_label(char *b, size_t n, const int *r, int k) {
+  size_t used = 0;
+  b[0] = 0;
+  for (int i = 0; i < k; ) {
+    int j = i;
+    while (j + 1 < k && r[j + 1] == r[j] + 1) j++;
+    char part[32];
+    if (j > i) snprintf(part, sizeof part, "%s%d-%d", i ? "," : "", r[i], r[j]);
+    else snprintf(part, sizeof part, "%s%d", i ? "," : "", r[i]);
+    if (used + strlen(part) + 4 >= n) { snprintf(b + used, n - used, ",..."); return; }
+    used += (size_t)snprintf(b + used, n - used, "%s", part);
+    i = j + 1;
+  }
+}
+
+/* "no_communicator": processes that are not ranks (only when there is one). */
+static void print_no_comm_json(struct ncs_json *j, const struct file_sum *sums, const int *order, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += sums[i].info.no_comm;
+  if (!k) return;
+  ncs_json_arr_begin(j, "no_communicator");
+  for (int i = 0; i < n; i++) {
+    const struct file_sum *s = &sums[order[i]];
+    if (!s->info.no_comm) continue;
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "host", s->info.host);
+    ncs_json_uint(j, "pid", s->info.pid);
+    ncs_json_str(j, "file", s->info.path);
+    ncs_json_uint(j, "calls", s->calls);
+    ncs_json_obj_begin(j, "ops");
+    for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
+      if (s->ops[op].calls) ncs_json_uint(j, ncs_op_name(op), s->ops[op].calls);
+    ncs_json_obj_end(j);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+}
+
+/* Rank of a file: its rank in its primary communicator (the largest it made successfully;
+ * ties: the lowest comm_id, so the choice does not depend on the order threads recorded them);
+ * a process holding several ranks of it (a rank per thread) is named by all of them and its
+ * `rank` is the lowest. Else the launcher's rank variable, else -1. A readable file with no
+ * communicator and no call on one is not a rank (no_comm). */
 static void settle_rank(struct file_sum *s) {
-  int best = -1;
+  int best = -1, any = 0;
   for (uint32_t k = 0; k < s->ncomms; k++) {
     const struct comm_sum *c = &s->comms[k];
+    any |= c->seen || c->calls;
     if (!c->seen || !ncs_rc_ok(c->rc) || c->nranks <= 0) continue;
-    if (best < 0 || c->nranks > s->comms[best].nranks) best = (int)k;
+    const struct comm_sum *b = best >= 0 ? &s->comms[best] : NULL;
+    if (!b || c->nranks > b->nranks || (c->nranks == b->nranks && c->comm_id < b->comm_id)) best = (int)k;
   }
+  s->info.held = 0;
+  s->info.no_comm = !any && !s->other_comm_calls && s->info.read_rc != 2;
   if (best >= 0) {
-    s->info.rank = s->comms[best].rank;
-    s->info.nranks = s->comms[best].nranks;
+    const struct comm_sum *b = &s->comms[best];
+    int *rk = malloc(s->ncomms * sizeof *rk), k = 0;
+    for (uint32_t i = 0; rk && i < s->ncomms; i++) {
+      const struct comm_sum *c = &s->comms[i];
+      if (c->seen && ncs_rc_ok(c->rc) && c->comm_id == b->comm_id && c->nranks == b->nranks) rk[k++] = c->rank;
+    }
+    if (rk) {
+      qsort(rk, (size_t)k, sizeof *rk, cmp_int);
+      int d = 0;
+      for (int i = 0; i < k; i++) if (!d || rk[d - 1] != rk[i]) rk[d++] = rk[i];
+      ranks_label(s->info.label, sizeof s->info.label, rk, d);
+      s->info.rank = rk[0];
+      s->info.held = d;
+      s->held_ranks = rk;
+      rk = NULL;
+    } else {
+      s->info.rank = b->rank;
+      s->info.held = 1;
+      snprintf(s->info.label, sizeof s->info.label, "%d", b->rank);
+    }
+    free(rk);
+    s->info.nranks = b->nranks;
   } else {
     s->info.rank = s->env_rank;
     s->info.nranks = s->env_world > 0 ? s->env_world : 0;
+    if (s->info.rank >= 0) snprintf(s->info.label, sizeof s->info.label, "%d", s->info.rank);
+    else snprintf(s->info.label, sizeof s->info.label, "?");
   }
   s->info.host = s->host ? s->host : "";
 }
@@ -558,6 +655,7 @@ int cmd_report(int argc, char **argv) {
     ncs_json_arr_begin(&j, "ranks");
     for (int k = 0; k < nfiles; k++) {
       int i = order[k];
+      if (sums[i].info.no_comm) continue;
       ncs_json_obj_begin(&j, NULL);
       print_rank_json(&j, &sums[i], i, state, jd);
       for (int a = 0; a < NANALYSES; a++)
@@ -566,6 +664,7 @@ int cmd_report(int argc, char **argv) {
     }
     ncs_json_arr_end(&j);
     print_attempts_json(&j, jd);
+    print_no_comm_json(&j, sums, order, nfiles);
     /* warnings: what a script should know although the report could be made (exit 0) */
     ncs_json_arr_begin(&j, "warnings");
     for (int k = 0; k < nfiles; k++) {
@@ -590,7 +689,11 @@ int cmd_report(int argc, char **argv) {
   if (!json && !summary) { /* --summary: the headline alone */
     printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
     print_attempts_text(stdout, jd, files);
-    if (detail) for (int k = 0; k < nfiles; k++) print_rank_text(stdout, &sums[order[k]]);
+    if (detail) {
+      for (int k = 0; k < nfiles; k++)
+        if (!sums[order[k]].info.no_comm) print_rank_text(stdout, &sums[order[k]]);
+      print_no_comm_text(stdout, sums, order, nfiles);
+    }
     else print_job_text(stdout, sums, order, nfiles);
     for (int a = 0; a < NANALYSES; a++)
       if (analyses[a]->print_text) analyses[a]->print_text(state[a], stdout, &job);
@@ -601,7 +704,7 @@ out:
   for (int a = 0; a < NANALYSES; a++)
     if (state[a] && analyses[a]->destroy) analyses[a]->destroy(state[a]);
   if (sums)
-    for (int i = 0; i < nfiles; i++) { free(sums[i].comms); free(sums[i].host); }
+    for (int i = 0; i < nfiles; i++) { free(sums[i].comms); free(sums[i].host); free(sums[i].held_ranks); }
   free(sums);
   free(infos);
   free(order);

@@ -251,11 +251,21 @@ static int v_comm(void *ctx, const struct ncs_comm *c) {
   lc->comm_id = c->comm_id; lc->rank = c->rank; lc->nranks = c->nranks;
   if (!update) snprintf(lc->tname, sizeof lc->tname, "?");
   f->last_comm = c->comm;
-  if (ncs_rc_ok(c->rc) && c->nranks > f->r->nranks) {
-    f->r->rank = c->rank; f->r->nranks = c->nranks;
-    free(f->r->tmat);
-    f->r->tmat = NULL; f->r->tmat_n = 0;
-    if (c->nranks <= 64 && (f->r->tmat = calloc((size_t)c->nranks, 1))) f->r->tmat_n = c->nranks;
+  /* the file's primary communicator: the largest, ties the lowest comm_id (not the order
+   * threads recorded them in); a file holding several of its ranks is named by the lowest */
+  struct ncs_jrank *r = f->r;
+  int same = r->nranks == c->nranks && r->comm_id == c->comm_id;
+  if (ncs_rc_ok(c->rc) && !update && same) {
+    r->held++;
+    if (c->rank > r->rank_hi) r->rank_hi = c->rank;
+  }
+  if (ncs_rc_ok(c->rc) && (c->nranks > r->nranks || (c->nranks == r->nranks && c->comm_id < r->comm_id) ||
+                           (same && c->rank < r->rank))) {
+    if (!same) { r->held = 1; r->rank_hi = c->rank; }
+    r->rank = c->rank; r->nranks = c->nranks; r->comm_id = c->comm_id;
+    free(r->tmat);
+    r->tmat = NULL; r->tmat_n = 0;
+    if (c->nranks <= 64 && (r->tmat = calloc((size_t)c->nranks, 1))) r->tmat_n = c->nranks;
   }
   ncs_strag_comm(f->L->job->strag, f->file, c);
   if (!update) comm_event(f, 0, c->init_op, lc, c->t_enter);

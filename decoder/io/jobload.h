@@ -51,7 +51,11 @@ struct ncs_jrank {
   char cmdline[256];          /* NULs turned to spaces; escape on output */
   char nccl_version[16];
   uint32_t pid;
-  int rank, nranks;           /* in the largest communicator; -1 / 0 unknown */
+  int rank, nranks;           /* in its primary communicator (the largest; ties: the lowest
+                                 comm_id); -1 / 0 unknown. Holding several of its ranks (a
+                                 rank per thread): the lowest, rank_hi the highest, held how many */
+  int rank_hi, held;
+  uint64_t comm_id;           /* that communicator, 0 none */
   int read_rc, truncated;
   char error[256];
   uint64_t dropped, calls, gpu_calls, gpu_unmatched;

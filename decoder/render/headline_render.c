@@ -33,7 +33,10 @@ static const char *state_word(const struct ncs_headline *h) {
 void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
   char tr[64];
   transport_names(h->transports, tr, sizeof tr);
-  fprintf(f, "ncclscope: %d rank%s — %s", h->ranks, h->ranks == 1 ? "" : "s", state_word(h));
+  fprintf(f, "ncclscope: %d rank%s", h->ranks, h->ranks == 1 ? "" : "s");
+  if (h->rank_procs && h->rank_procs != h->ranks)
+    fprintf(f, " in %d process%s", h->rank_procs, h->rank_procs == 1 ? "" : "es");
+  fprintf(f, " — %s", state_word(h));
   if (h->kinds > 1) fprintf(f, " (%d)", h->kinds);
   fputc('\n', f);
   if (!isnan(h->share_med)) {
@@ -109,6 +112,7 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   ncs_json_obj_begin(j, "headline");
   ncs_json_bool(j, "healthy", h->problems == 0);
   ncs_json_int(j, "ranks", h->ranks);
+  if (h->rank_procs != h->ranks) ncs_json_int(j, "rank_processes", h->rank_procs); /* a rank per thread */
   ncs_json_int(j, "gpu_timed_ranks", h->gpu_timed);
   num_or_null(j, "comm_share", h->share_med);
   num_or_null(j, "comm_share_min", h->share_min);
@@ -192,8 +196,11 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
 void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
   char tr[64];
   transport_names(h->transports, tr, sizeof tr);
-  fprintf(f, "<section id=\"headline\" class=\"headline %s\"><h2>%d rank%s: %s</h2>\n",
-          h->problems ? "bad" : "good", h->ranks, h->ranks == 1 ? "" : "s", state_word(h));
+  fprintf(f, "<section id=\"headline\" class=\"headline %s\"><h2>%d rank%s", h->problems ? "bad" : "good", h->ranks,
+          h->ranks == 1 ? "" : "s");
+  if (h->rank_procs && h->rank_procs != h->ranks)
+    fprintf(f, " in %d process%s", h->rank_procs, h->rank_procs == 1 ? "" : "es");
+  fprintf(f, ": %s</h2>\n", state_word(h));
   if (!isnan(h->share_med)) {
     fprintf(f, "<p class=\"big\"><b>%.0f%%</b> of the median rank's time is communication "
                "(%.0f%%&ndash;%.0f%% across ranks, %s timing)",

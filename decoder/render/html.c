@@ -153,7 +153,10 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
 }
 
 static void rank_label(char *b, size_t n, const struct ncs_jrank *r, int i) {
-  if (r->rank >= 0) snprintf(b, n, "rank %d", r->rank); else snprintf(b, n, "file %d", i);
+  if (r->rank >= 0 && r->held > 1 && r->rank_hi - r->rank + 1 == r->held) snprintf(b, n, "ranks %d-%d", r->rank, r->rank_hi);
+  else if (r->rank >= 0 && r->held > 1) snprintf(b, n, "ranks %d..%d (%d)", r->rank, r->rank_hi, r->held);
+  else if (r->rank >= 0) snprintf(b, n, "rank %d", r->rank);
+  else snprintf(b, n, "file %d", i);
 }
 
 /* Communication share per rank: the doctor's facts when it ran (the one definition, shared with
@@ -281,13 +284,17 @@ static void sec_skew(FILE *f, const struct ncs_jobdata *J) {
   int *mark = calloc((size_t)m + 1, sizeof *mark);
   if (lab && buf && v && mark) {
     /* in rank order for this chart */
-    int k = 0;
+    int k = 0; /* a row per rank (a process with a rank per thread has several), in file then rank order */
     for (int want = 0; k < m && want < J->n; want++)
-      for (int i = 0; i < n && k < m; i++)
-        if (sr[i].file == want) {
-          rank_label(buf[k], sizeof buf[k], &J->r[want], want);
-          lab[k] = buf[k]; v[k] = sr[i].mean_late_us; mark[k] = i == 0 && sr[i].wait_caused_s > 0; k++;
-        }
+      for (int rk = -1, done = 0; !done && k < m;) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+          if (sr[i].file == want && sr[i].rank > rk && (best < 0 || sr[i].rank < sr[best].rank)) best = i;
+        if (best < 0) { done = 1; continue; }
+        rk = sr[best].rank;
+        snprintf(buf[k], sizeof buf[k], "rank %d", sr[best].rank);
+        lab[k] = buf[k]; v[k] = sr[best].mean_late_us; mark[k] = best == 0 && sr[best].wait_caused_s > 0; k++;
+      }
     if (k && ncs_strag_collectives(J->strag)) ncs_svg_bars(f, lab, v, mark, k, "us");
     else fprintf(f, "<p>No collective was entered by every rank of its communicator.</p>");
   }

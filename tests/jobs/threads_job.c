@@ -1,32 +1,71 @@
 /* threads_job — T threads calling NCCL at the same time in one process.
  *
- * Usage: threads_job [-t THREADS] [-n CALLS] [--all] [--truth FILE]
+ * Usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--stall RANK]
+ *                    [--truth FILE]
  * Default: each thread makes its own 1-rank communicator (ncclGetUniqueId + ncclCommInitRank)
  * and stream, and issues CALLS operations (all-reduce, broadcast, all-gather in turn), checking
  * each result. With --all, one ncclCommInitAll(THREADS) communicator is shared: thread i is
- * rank i, and the operations are real THREADS-rank collectives. Prints (deterministically)
- * the calls per operation over all threads; --truth writes the same counts with count and
- * bytes as JSON (names as in include/ncclscope/ops.h). Exit 1 on a wrong result. */
+ * rank i, and the operations are real THREADS-rank collectives. With --procs, a rank per thread
+ * across the processes of tests/jobs/launch.sh: WORLD_SIZE processes of THREADS threads make one
+ * communicator of WORLD_SIZE x THREADS ranks, thread t of process RANK being rank
+ * RANK x THREADS + t, each thread calling ncclCommInitRank itself (--nonblocking: with
+ * ncclCommInitRankConfig, blocking = 0, polled with ncclCommGetAsyncError, as are its
+ * collectives). --stall RANK: that rank's thread never enters its last collective (it sleeps
+ * until killed): the others wait in it, a hang on a rank that lives on a thread. Prints
+ * (deterministically) the calls per operation over all threads; --truth writes the same counts
+ * with count and bytes as JSON (names as in include/ncclscope/ops.h), plus the ranks this
+ * process holds and the collectives each entered (--procs: FILE.RANK, one per process). Exit 1
+ * on a wrong result. */
 #include <getopt.h>
 #include <pthread.h>
 
 #include "job_util.h"
 #include "ncclscope/ops.h"
 
-static int g_threads = 16, g_calls = 200, g_all, g_ndev = 1;
+static int g_threads = 16, g_calls = 200, g_all, g_ndev = 1, g_procs, g_nb, g_stall = -1;
+static int g_prank, g_pworld = 1, g_plocal;  /* --procs: this process's RANK, WORLD_SIZE, LOCAL_RANK */
+static ncclUniqueId g_id;
+static long *g_coll;                     /* [threads] collectives each thread's rank entered */
 static ncclComm_t *g_comms;
 static struct { long calls; unsigned long long count, bytes; } g_truth[NCS_OP_LIMIT];
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_failed;
 
+/* A non-blocking communicator's call: ncclInProgress or done; polled until it is done. */
+static void nb_wait(ncclResult_t r, ncclComm_t c, const char *what) {
+  JOBCHK(r == ncclSuccess || r == ncclInProgress, "%s returned %d", what, (int)r);
+  ncclResult_t ae = ncclInProgress;
+  for (int i = 0; i < 60000 && ae == ncclInProgress; i++) {
+    NCCHK(ncclCommGetAsyncError(c, &ae));
+    if (ae == ncclInProgress) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  JOBCHK(ae == ncclSuccess, "%s ended with %d", what, (int)ae);
+}
+#define COLL(call, what) do { if (g_nb) nb_wait((call), comm, what); else NCCHK(call); } while (0)
+
 static void *worker(void *arg) {
-  int t = (int)(intptr_t)arg, n = g_all ? g_threads : 1, me = g_all ? t : 0;
+  int t = (int)(intptr_t)arg;
+  int n = g_all ? g_threads : g_procs ? g_pworld * g_threads : 1;
+  int me = g_all ? t : g_procs ? g_prank * g_threads + t : 0;
   long local[NCS_OP_LIMIT] = {0};
   unsigned long long lcount[NCS_OP_LIMIT] = {0};
-  CUCHK(cudaSetDevice(t % g_ndev));
+  CUCHK(cudaSetDevice((g_procs ? g_plocal * g_threads + t : t) % g_ndev));
   ncclComm_t comm;
   if (g_all) comm = g_comms[t];
-  else {
+  else if (g_procs && g_nb) {
+    ncclConfig_t cfg; /* as NCCL_CONFIG_INITIALIZER sets it, then blocking = 0 */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.size = sizeof cfg;
+    cfg.magic = 0xcafebeefu;
+    cfg.version = 22809;
+    cfg.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&comm, n, g_id, me, &cfg);
+    nb_wait(r, comm, "non-blocking init");
+    local[NCS_OP_CommInitRankConfig]++;
+  } else if (g_procs) {
+    NCCHK(ncclCommInitRank(&comm, n, g_id, me));
+    local[NCS_OP_CommInitRank]++;
+  } else {
     ncclUniqueId id;
     NCCHK(ncclGetUniqueId(&id));
     NCCHK(ncclCommInitRank(&comm, 1, id, 0));
@@ -40,11 +79,14 @@ static void *worker(void *arg) {
   CUCHK(cudaMalloc((void **)&a, cnt * 4));
   CUCHK(cudaMalloc((void **)&b, cnt * 4 * (size_t)n));
   for (int i = 0; i < g_calls; i++) {
+    if (me == g_stall && i == g_calls - 1 && n > 1) /* never enters its last collective */
+      for (;;) nanosleep(&(struct timespec){1, 0}, NULL);
     for (size_t k = 0; k < cnt; k++) a[k] = (float)(me + i % 5);
     int kind = i % 3;
-    if (kind == 0) NCCHK(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, comm, s));
-    else if (kind == 1) NCCHK(ncclBroadcast(a, b, cnt, ncclFloat32, 0, comm, s));
-    else NCCHK(ncclAllGather(a, b, cnt, ncclFloat32, comm, s));
+    if (kind == 0) COLL(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, comm, s), "all-reduce");
+    else if (kind == 1) COLL(ncclBroadcast(a, b, cnt, ncclFloat32, 0, comm, s), "broadcast");
+    else COLL(ncclAllGather(a, b, cnt, ncclFloat32, comm, s), "all-gather");
+    g_coll[t]++;
     int op = kind == 0 ? NCS_OP_AllReduce : kind == 1 ? NCS_OP_Broadcast : NCS_OP_AllGather;
     local[op]++;
     lcount[op] += cnt;
@@ -56,6 +98,7 @@ static void *worker(void *arg) {
     }
   }
   if (!g_all) { NCCHK(ncclCommDestroy(comm)); local[NCS_OP_CommDestroy]++; }
+  (void)me;
   CUCHK(cudaStreamDestroy(s));
   CUCHK(cudaFree(a));
   CUCHK(cudaFree(b));
@@ -71,17 +114,35 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   const char *truth = NULL;
-  static const struct option opts[] = {{"all", 0, 0, 'a'}, {"truth", 1, 0, 'g'}, {0, 0, 0, 0}};
+  static const struct option opts[] = {{"all", 0, 0, 'a'}, {"truth", 1, 0, 'g'}, {"procs", 0, 0, 'p'},
+                                       {"nonblocking", 0, 0, 'b'}, {"stall", 1, 0, 's'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "t:n:", opts, NULL)) != -1) {
     if (o == 't') g_threads = atoi(optarg);
     else if (o == 'n') g_calls = atoi(optarg);
     else if (o == 'a') g_all = 1;
+    else if (o == 'p') g_procs = 1;
+    else if (o == 'b') g_nb = 1;
+    else if (o == 's') g_stall = atoi(optarg);
     else if (o == 'g') truth = optarg;
-    else { fprintf(stderr, "usage: threads_job [-t THREADS] [-n CALLS] [--all] [--truth FILE]\n"); return 2; }
+    else {
+      fprintf(stderr, "usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--stall RANK] [--truth FILE]\n");
+      return 2;
+    }
   }
-  if (g_threads < 1 || g_threads > 256 || g_calls < 0) { fprintf(stderr, "threads_job: bad arguments\n"); return 2; }
+  if (g_threads < 1 || g_threads > 256 || g_calls < 0 || (g_all && g_procs) || (g_nb && !g_procs)) {
+    fprintf(stderr, "threads_job: bad arguments\n");
+    return 2;
+  }
   CUCHK(cudaGetDeviceCount(&g_ndev));
+  g_coll = calloc((size_t)g_threads, sizeof *g_coll);
+  if (g_procs) {
+    g_prank = job_env_int("RANK", 0);
+    g_pworld = job_env_int("WORLD_SIZE", 1);
+    g_plocal = job_env_int("LOCAL_RANK", 0);
+    job_unique_id(g_prank, g_pworld, "threads", &g_id);
+    if (g_prank == 0) g_truth[NCS_OP_GetUniqueId].calls = 1;
+  }
   if (g_all) {
     g_comms = calloc((size_t)g_threads, sizeof *g_comms);
     int *devs = calloc((size_t)g_threads, sizeof *devs);
@@ -99,13 +160,24 @@ int main(int argc, char **argv) {
   }
   free(g_comms);
   free(th);
-  printf("threads_job: %d threads%s, %d calls each\n", g_threads, g_all ? " (ncclCommInitAll)" : "", g_calls);
-  for (int op = 1; op < NCS_OP_LIMIT; op++)
+  if (!g_procs || g_prank == 0)
+    printf("threads_job: %d threads%s, %d calls each\n", g_threads,
+           g_all ? " (ncclCommInitAll)" : g_procs ? (g_nb ? " per process (a non-blocking rank per thread)" : " per process (a rank per thread)") : "",
+           g_calls);
+  for (int op = 1; op < NCS_OP_LIMIT && (!g_procs || g_prank == 0); op++)
     if (g_truth[op].calls) printf("  %s %ld\n", ncs_op_name((unsigned)op), g_truth[op].calls);
+  char tpath[4096];
+  if (truth && g_procs) { /* one file per process: FILE.RANK */
+    snprintf(tpath, sizeof tpath, "%s.%d", truth, g_prank);
+    truth = tpath;
+  }
   if (truth) {
     FILE *f = fopen(truth, "w");
     JOBCHK(f, "cannot write %s", truth);
-    fprintf(f, "{\"pid\": %d, \"threads\": %d, \"ops\": {", (int)getpid(), g_threads);
+    fprintf(f, "{\"pid\": %d, \"threads\": %d, \"ranks\": {", (int)getpid(), g_threads);
+    for (int t = 0; t < g_threads && (g_all || g_procs); t++)
+      fprintf(f, "%s\"%d\": %ld", t ? ", " : "", g_all ? t : g_prank * g_threads + t, g_coll[t]);
+    fprintf(f, "}, \"ops\": {");
     int first = 1;
     for (int op = 1; op < NCS_OP_LIMIT; op++) {
       if (!g_truth[op].calls) continue;
@@ -116,5 +188,6 @@ int main(int argc, char **argv) {
     fprintf(f, "\n }\n}\n");
     JOBCHK(fclose(f) == 0, "cannot write %s", truth);
   }
+  free(g_coll);
   return g_failed ? 1 : 0;
 }

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# test_threads.sh — ranks that live on threads (issue 11, part 3) and processes that are not
+# ranks (part 6b), each a job on the doubles whose own truth (tests/jobs/threads_job.c --truth:
+# the ranks each process holds and the collectives each entered) is compared with
+# `report --json` and `doctor --json`:
+#   one process, ncclCommInitAll(4) ........ one row holding ranks 0-3 (lowest first, the same
+#                                              every run); 4 straggler rows, one per rank, each
+#                                              with its collectives; the communicator fully
+#                                              traced and every collective lined up; host-timed
+#                                              shares of time never above 100%
+#   2 processes x 2 threads (InitRank per thread), blocking and non-blocking: ranks 0-1 and 2-3
+#   a rank's thread never enters its last collective (--stall): doctor's hang names that rank,
+#                                              the others as entered; report's MISSING too
+#   a process that only calls ncclGetVersion: not a rank row, listed under "no_communicator"
+# Exact counts only, never timings; the hang is polled (at most 30 s, a failure cap).
+source "$(dirname "$0")/lib.sh"
+J=$BUILD/tests/threads_job
+[ -f "$SHIM" ] && [ -x "$NCS" ] || { fail "threads: shim or decoder missing"; exit 1; }
+[ -x "$J" ] || { skip "threads: $J not built"; exit 0; }
+LAUNCH=$ROOT/tests/jobs/launch.sh
+export NCCL_DEBUG=
+cd "$T"
+
+# py EXPR FILES...: a Python expression over r (report --json of $T/r.json) and truth (the
+# merged truth files: {"ranks": {rank: collectives}, "pids": {pid: [ranks]}})
+py() {
+  python3 - "$@" <<'PY'
+import json, sys
+expr, files = sys.argv[1], sys.argv[2:]
+r = json.load(open("r.json"))
+truth = {"ranks": {}, "pids": {}}
+for f in files:
+    t = json.load(open(f))
+    truth["ranks"].update({int(k): v for k, v in t["ranks"].items()})
+    truth["pids"][t["pid"]] = sorted(int(k) for k in t["ranks"])
+print(eval(expr))
+PY
+}
+
+# ---- one process, ncclCommInitAll: 4 ranks on 4 threads ----
+NCCLSCOPE_DIR="$T/all" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all --truth "$T/all.truth" >all.out 2>all.err
+check_eq "threads: --all 4 threads runs" 0 "$?"
+"$NCS" report --json "$T/all" >r.json 2>r.err
+check_eq "threads: --all: one row, holding the ranks the job's threads were (rank = the lowest)" "True 0" \
+  "$(py 'str([x.get("ranks_held") for x in r["ranks"]] == list(truth["pids"].values())) + " " + str(r["ranks"][0]["rank"])' all.truth)"
+check_eq "threads: --all: a straggler row per rank, each with the collectives its thread entered" "True" \
+  "$(py 'sorted((s["rank"], s["collectives"]) for s in r["stragglers"]) == sorted(truth["ranks"].items())' all.truth)"
+check_eq "threads: --all: fully traced, every collective lined up (complete incomplete partly mismatches missing)" "60 0 0 0 0" \
+  "$(py '" ".join(str(x) for x in (r["collectives"]["complete"], r["collectives"]["incomplete"], r["collectives"]["communicators_partly_traced"], len(r["mismatches"]), len(r["missing"])))' all.truth)"
+check_eq "threads: --all: the headline counts 4 ranks in 1 process" "4 1" \
+  "$(py 'str(r["headline"]["ranks"]) + " " + str(r["headline"].get("rank_processes"))' all.truth)"
+"$NCS" report "$T/all" >all.txt 2>&1
+check "threads: --all: text names the row by all its ranks and does not say partly traced" \
+  sh -c "grep -q '^ *0-3 ' all.txt && ! grep -q 'are not lined up' all.txt"
+# stable from run to run: a second run gives the same label
+NCCLSCOPE_DIR="$T/all2" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all >/dev/null 2>&1
+"$NCS" report --json "$T/all2" >r.json 2>/dev/null
+check_eq "threads: --all, second run: the same rank label and held ranks" "0 [0, 1, 2, 3]" \
+  "$(py 'str(r["ranks"][0]["rank"]) + " " + str(r["ranks"][0]["ranks_held"])')"
+# host timing: the ranks' calls overlap in time; the op's share of communication stays <= 100%
+NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/host" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all >/dev/null 2>&1
+"$NCS" report --json "$T/host" >r.json 2>/dev/null
+check_eq "threads: --all, host timing: the evidence's op share of communication is at most 100%" "True" \
+  "$(py '(lambda e: float(e.split(", ")[1].split()[1].rstrip("%")) <= 100.0)(r["ranks"][0]["evidence"])')"
+
+# ---- 2 processes x 2 threads, a rank per thread (ncclCommInitRank in each thread) ----
+for mode in blocking nonblocking; do
+  opt=; [ $mode = nonblocking ] && opt=--nonblocking
+  NCCLSCOPE_DIR="$T/$mode" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$LAUNCH" 2 "$J" -t 2 -n 45 --procs $opt \
+    --truth "$T/$mode.truth" >$mode.out 2>$mode.err
+  check_eq "threads: 2 processes x 2 threads ($mode) run" 0 "$?"
+  "$NCS" report --json "$T/$mode" >r.json 2>/dev/null
+  check_eq "threads: 2x2 $mode: each process's row holds the ranks its threads were" "True" \
+    "$(py 'all(x.get("ranks_held") == truth["pids"][x["pid"]] for x in r["ranks"]) and len(r["ranks"]) == 2' $mode.truth.*)"
+  check_eq "threads: 2x2 $mode: a straggler row per rank with its collectives; all lined up, fully traced" "True 45 0 0" \
+    "$(py '" ".join(str(x) for x in (sorted((s["rank"], s["collectives"]) for s in r["stragglers"]) == sorted(truth["ranks"].items()), r["collectives"]["complete"], r["collectives"]["incomplete"], r["collectives"]["communicators_partly_traced"]))' $mode.truth.*)"
+done
+
+# ---- a rank on a thread never enters its last collective: the hang names that rank ----
+export NCCLSCOPE_FLUSH_MS=50
+mkdir -p "$T/stall"
+NCCLSCOPE_DIR="$T/stall" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid "$J" -t 4 -n 30 --all --stall 2 >stall.out 2>&1 &
+spid=$!
+hang_seen() {
+  "$NCS" doctor --json --hang-after 0.5 "$T/stall" >d.json 2>/dev/null
+  python3 -c 'import json,sys; sys.exit(0 if any(v["id"]=="hang" for v in json.load(open("d.json"))["verdicts"]) else 1)'  2>/dev/null
+}
+end=$((SECONDS + 30))
+until hang_seen; do [ $SECONDS -ge $end ] && break; sleep 0.2; done
+check_eq "threads: --stall 2: doctor's hang verdict: seq 30, rank 2 never entered, ranks 0 1 3 did" "30 [2] [0, 1, 3]" \
+  "$(python3 -c 'import json; v=[v for v in json.load(open("d.json"))["verdicts"] if v["id"]=="hang"]; d=v[0]["data"] if v else {}; print(d.get("seq"), d.get("missing"), sorted(d.get("entered", [])))' 2>&1)"
+"$NCS" report --json "$T/stall" >r.json 2>/dev/null
+check_eq "threads: --stall 2: report's missing collective names rank 2" "30 3 [2]" \
+  "$(py '" ".join(str(x) for x in (r["missing"][0]["seq"], r["missing"][0]["entered"], r["missing"][0]["never_entered"])) if r["missing"] else "none"')"
+kill -9 -- -"$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+unset NCCLSCOPE_FLUSH_MS
+
+# ---- a process that only calls ncclGetVersion is not a rank ----
+mkdir -p "$T/probe"
+NCCLSCOPE_DIR="$T/probe" LD_PRELOAD="$SAN_PRELOAD$SHIM" python3 -c '
+import ctypes, os, sys
+n = ctypes.CDLL(os.path.join(sys.argv[1], "libnccl.so.2")); v = ctypes.c_int()
+assert n.ncclGetVersion(ctypes.byref(v)) == 0; print("version", v.value, "calls 1")' "$DOUBLES" >probe.out 2>probe.err
+NCCLSCOPE_DIR="$T/probe" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 2 -n 30 --all --truth "$T/probe.truth" >/dev/null 2>&1
+check_eq "threads: the version probe ran and counted its one call; two trace files" "calls 1 2" \
+  "$(sed -n 's/^version [0-9]* //p' probe.out) $(ls "$T/probe" | grep -c '\.ncs$')"
+"$NCS" report --json "$T/probe" >r.json 2>/dev/null
+check_eq "threads: version probe: not a rank row; listed under no_communicator with its one GetVersion" "1 True 1 {'GetVersion': 1}" \
+  "$(py '" ".join(str(x) for x in (len(r["ranks"]), r["ranks"][0].get("ranks_held") == [0, 1], len(r["no_communicator"]), r["no_communicator"][0]["ops"]))')"
+"$NCS" report "$T/probe" >probe.txt 2>&1
+check "threads: version probe: text says 1 process made no communicator, and has no 'rank ?' row" \
+  sh -c "grep -q '1 process made no communicator' probe.txt && ! grep -q 'rank ?' probe.txt && ! grep -Eq '^ +\\? ' probe.txt"
+"$NCS" report --detail "$T/probe" >probe.txt 2>&1
+check "threads: version probe, --detail: no 'rank ?' section" sh -c "! grep -q '^rank ?' probe.txt && grep -q 'made no communicator' probe.txt"
