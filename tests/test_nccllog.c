@@ -233,6 +233,12 @@ static void edge_cases(void) {
   k = P("h:1:2 [0] NCCL INFO ncclCommInitRankConfig comm 0x57a7 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 1a000 commId 0xdf55 - Init START", &r);
   CHECK(k == NCS_NL_INIT && r.u.init.start && !strcmp(r.u.init.api, "ncclCommInitRankConfig") && r.u.init.comm_id == 0xdf55 &&
         r.u.init.nranks == 8, "2.23+ Init START with API name and commId");
+  /* NCCL 2.28 init.cc, a split child: parent/splitCount/color/key, no space before "- Init START" */
+  k = P("h:1:2 [0] NCCL INFO ncclCommSplit comm 0x7f01 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 2000 parent 0x7e00 splitCount 0 color 0 key 1- Init START", &r);
+  CHECK(k == NCS_NL_INIT && r.u.init.start && !strcmp(r.u.init.api, "ncclCommSplit") && r.u.init.comm_ptr == 0x7f01 &&
+        r.u.init.rank == 1 && r.u.init.nranks == 4 && r.tid == 2, "2.28 split Init START (no space before '-')");
+  k = P("h:1:2 [0] NCCL INFO ncclCommSplit comm 0x7f01 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 2000 parent 0x7e00 splitCount 0 color 0 key 1 - Init COMPLETE", &r);
+  CHECK(k == NCS_NL_INIT && !r.u.init.start && r.u.init.comm_ptr == 0x7f01 && r.tid == 2, "2.28 split Init COMPLETE");
   k = P("h:1:2 [0] NCCL INFO 24 coll channels, 24 collnet channels, 0 nvls channels, 32 p2p channels, 32 p2p channels per peer", &r);
   CHECK(k == NCS_NL_CHANNELS && r.u.channels.coll == 24 && r.u.channels.collnet == 24 && r.u.channels.nvls == 0 &&
         r.u.channels.p2p == 32 && r.u.channels.p2p_per_peer == 32, "channel summary 2.20+");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_threads.sh — ranks that live on threads (issue 11, part 3) and processes that are not
-# ranks (part 6b), each a job on the doubles whose own truth (tests/jobs/threads_job.c --truth:
+# test_threads.sh — ranks that live on threads (issue 11, part 3), a transport matrix per
+# communicator (part 4) and processes that are not ranks (part 6b), each a job on the doubles whose own truth (tests/jobs/threads_job.c --truth:
 # the ranks each process holds and the collectives each entered) is compared with
 # `report --json` and `doctor --json`:
 #   one process, ncclCommInitAll(4) ........ one row holding ranks 0-3 (lowest first, the same
@@ -11,6 +11,8 @@
 #   2 processes x 2 threads (InitRank per thread), blocking and non-blocking: ranks 0-1 and 2-3
 #   a rank's thread never enters its last collective (--stall): doctor's hang names that rank,
 #                                              the others as entered; report's MISSING too
+#   6 ranks split into 4 and 2 (ncclCommSplit), as processes, threads, non-blocking: each
+#                                              transport matrix holds its communicator's ring only
 #   a process that only calls ncclGetVersion: not a rank row, listed under "no_communicator"
 # Exact counts only, never timings; the hang is polled (at most 30 s, a failure cap).
 source "$(dirname "$0")/lib.sh"
@@ -75,6 +77,29 @@ for mode in blocking nonblocking; do
   check_eq "threads: 2x2 $mode: a straggler row per rank with its collectives; all lined up, fully traced" "True 45 0 0" \
     "$(py '" ".join(str(x) for x in (sorted((s["rank"], s["collectives"]) for s in r["stragglers"]) == sorted(truth["ranks"].items()), r["collectives"]["complete"], r["collectives"]["incomplete"], r["collectives"]["communicators_partly_traced"]))' $mode.truth.*)"
 done
+
+# ---- communicators of different sizes (ncclCommSplit): each transport matrix holds its own
+# communicator's connections only (the double connects each ring at the first collective, as
+# NCCL >= 2.22 does: rank r -> r+1 of that communicator). 6 ranks split into 4 and 2: as 6
+# processes, as 2 processes x 3 threads, and as 3 x 2 non-blocking ----
+# pairs_ok TRUTH...: every matrix equals the ring of its communicator's size, one per size
+pairs_ok() {
+  py '(lambda sizes: sorted((m["nranks"], sorted((p["from"], p["to"]) for p in m["pairs"])) for m in r["transport_matrices"]) == sorted((n, sorted((i, (i + 1) % n) for i in range(n))) for n in sizes) and r["transport_lines_unattributed"] == 0)(sorted(set([json.load(open(f))["world"] for f in files] + [z for f in files for z in json.load(open(f))["split_sizes"] if z > 1])))' "$@"
+}
+for cfg in "6 1" "2 3" "3 2 --nonblocking"; do
+  set -- $cfg
+  name=split-$1x$2${3:+-nb}
+  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$LAUNCH" "$1" "$J" -t "$2" -n 30 --procs --split ${3:-} \
+    --truth "$T/$name.truth" >$name.out 2>$name.err
+  check_eq "threads: split $1 processes x $2 threads${3:+ (non-blocking)}: runs, children of sizes 2 and 4" "0 [2, 4]" \
+    "$? $(python3 -c 'import json,sys; print(sorted({z for f in sys.argv[1:] for z in json.load(open(f))["split_sizes"] if z}))' "$T/$name".truth.*)"
+  "$NCS" report --json "$T/$name" >r.json 2>/dev/null
+  check_eq "threads: split $1x$2${3:+ non-blocking}: 3 matrices (6, 4, 2 ranks), each exactly its own ring, no line unplaced; 42 collectives lined up" \
+    "True 3 42" "$(pairs_ok $name.truth.*) $(py 'str(len(r["transport_matrices"])) + " " + str(r["collectives"]["complete"])')"
+done
+"$NCS" report "$T/split-2x3" >split.txt 2>&1
+check "threads: split, text: one matrix per communicator, none says lines were left out" \
+  sh -c "[ \$(grep -c '^  communicator 0x' split.txt) = 3 ] && grep -q '(2 ranks): 4 connections' split.txt && ! grep -q 'could not be given' split.txt"
 
 # ---- a rank on a thread never enters its last collective: the hang names that rank ----
 export NCCLSCOPE_FLUSH_MS=50

@@ -356,8 +356,8 @@ static int kv_word(const char *p, const char *e, const char *key, char *out, siz
 }
 
 static int parse_init(struct cur m, struct ncs_nl_rec *r) {
-  const char *start = find(m.p, m.e, " - Init START");
-  const char *done = find(m.p, m.e, " - Init COMPLETE");
+  const char *start = find(m.p, m.e, "- Init START"); /* a split's has no space: "key %d- Init START" */
+  const char *done = find(m.p, m.e, "- Init COMPLETE");
   const char *comm = find(m.p, m.e, "comm 0x");
   if (!comm) return 0;
   int info = !start && !done && find(m.p, m.e, " nNodes ") != NULL;

@@ -71,6 +71,19 @@ static int add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c) {
 
 int ncs_tmodel_add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c) { return add_conn(m, c); }
 
+void ncs_tconn_of(const struct ncs_nl_rec *r, struct ncs_tconn *c) {
+  memset(c, 0, sizeof *c);
+  memcpy(c->host, r->host, sizeof c->host);
+  c->pid = r->pid;
+  c->channel = r->u.t.channel; c->conn = r->u.t.conn; c->from = r->u.t.from; c->to = r->u.t.to;
+  c->dir = r->u.t.dir; c->tclass = r->u.t.tclass; c->net_dev = r->u.t.net_dev; c->proxy = r->u.t.proxy;
+  c->flags = r->u.t.flags;
+  memcpy(c->from_tag, r->u.t.from_tag, sizeof c->from_tag);
+  memcpy(c->to_tag, r->u.t.to_tag, sizeof c->to_tag);
+  memcpy(c->detail, r->u.t.detail, sizeof c->detail);
+  memcpy(c->mode, r->u.t.mode, sizeof c->mode);
+}
+
 int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
   struct ncs_nl_rec r;
   int k = ncs_nl_parse(line, len, &r);
@@ -79,16 +92,7 @@ int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
   switch (k) {
   case NCS_NL_TRANSPORT: {
     struct ncs_tconn c;
-    memset(&c, 0, sizeof c);
-    memcpy(c.host, r.host, sizeof c.host);
-    c.pid = r.pid;
-    c.channel = r.u.t.channel; c.conn = r.u.t.conn; c.from = r.u.t.from; c.to = r.u.t.to;
-    c.dir = r.u.t.dir; c.tclass = r.u.t.tclass; c.net_dev = r.u.t.net_dev; c.proxy = r.u.t.proxy;
-    c.flags = r.u.t.flags;
-    memcpy(c.from_tag, r.u.t.from_tag, sizeof c.from_tag);
-    memcpy(c.to_tag, r.u.t.to_tag, sizeof c.to_tag);
-    memcpy(c.detail, r.u.t.detail, sizeof c.detail);
-    memcpy(c.mode, r.u.t.mode, sizeof c.mode);
+    ncs_tconn_of(&r, &c);
     if (add_conn(m, &c) != 0) return -1;
     break;
   }

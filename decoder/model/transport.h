@@ -52,6 +52,8 @@ void ncs_tmodel_free(struct ncs_tmodel *m);
 int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len);
 /* Adds one connection (deduplicated). Returns 0, -1 when out of memory. */
 int ncs_tmodel_add_conn(struct ncs_tmodel *m, const struct ncs_tconn *c);
+/* The connection a parsed NCS_NL_TRANSPORT line describes. */
+void ncs_tconn_of(const struct ncs_nl_rec *r, struct ncs_tconn *c);
 /* Reads a whole log file ("-" = stdin). Returns 0, or -1 with errno set when it cannot be read. */
 int ncs_tmodel_file(struct ncs_tmodel *m, const char *path);
 

@@ -1,6 +1,6 @@
 /* threads_job — T threads calling NCCL at the same time in one process.
  *
- * Usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--stall RANK]
+ * Usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--split] [--stall RANK]
  *                    [--truth FILE]
  * Default: each thread makes its own 1-rank communicator (ncclGetUniqueId + ncclCommInitRank)
  * and stream, and issues CALLS operations (all-reduce, broadcast, all-gather in turn), checking
@@ -11,10 +11,14 @@
  * RANK x THREADS + t, each thread calling ncclCommInitRank itself (--nonblocking: with
  * ncclCommInitRankConfig, blocking = 0, polled with ncclCommGetAsyncError, as are its
  * collectives). --stall RANK: that rank's thread never enters its last collective (it sleeps
- * until killed): the others wait in it, a hang on a rank that lives on a thread. Prints
+ * until killed): the others wait in it, a hang on a rank that lives on a thread. --split: after
+ * its collectives each rank splits the shared communicator (ncclCommSplit, color 0 for ranks
+ * below 2n/3, else 1; key its rank) and runs 6 all-reduces on its child: communicators of
+ * three sizes (6 ranks: 6, 4 and 2), each with its own ring connections. Prints
  * (deterministically) the calls per operation over all threads; --truth writes the same counts
  * with count and bytes as JSON (names as in include/ncclscope/ops.h), plus the ranks this
- * process holds and the collectives each entered (--procs: FILE.RANK, one per process). Exit 1
+ * process holds and the collectives each entered (on the shared communicator), the world size and
+ * the sizes of the split children (0 when none) (--procs: FILE.RANK, one per process). Exit 1
  * on a wrong result. */
 #include <getopt.h>
 #include <pthread.h>
@@ -23,7 +27,8 @@
 #include "ncclscope/ops.h"
 
 static int g_threads = 16, g_calls = 200, g_all, g_ndev = 1, g_procs, g_nb, g_stall = -1;
-static int g_prank, g_pworld = 1, g_plocal;  /* --procs: this process's RANK, WORLD_SIZE, LOCAL_RANK */
+static int g_prank, g_pworld = 1, g_plocal;
+static int g_split, g_size0, g_size1;     /* --split: the sizes of the two children this process saw */  /* --procs: this process's RANK, WORLD_SIZE, LOCAL_RANK */
 static ncclUniqueId g_id;
 static long *g_coll;                     /* [threads] collectives each thread's rank entered */
 static ncclComm_t *g_comms;
@@ -97,6 +102,32 @@ static void *worker(void *arg) {
       g_failed = 1;
     }
   }
+  if (g_split && n > 1) { /* ranks below 2n/3 in one child, the rest in another: three sizes */
+    int color = me < (2 * n + 2) / 3 ? 0 : 1, hn = 0, hr = -1;
+    ncclComm_t half = NULL;
+    ncclResult_t r = ncclCommSplit(comm, color, me, &half, NULL);
+    if (g_nb) nb_wait(r, comm, "split"); /* the child inherits non-blocking: published when done */
+    else NCCHK(r);
+    local[NCS_OP_CommSplit]++;
+    half = __atomic_load_n(&half, __ATOMIC_ACQUIRE);
+    JOBCHK(half != NULL, "split: no child");
+    NCCHK(ncclCommCount(half, &hn));
+    NCCHK(ncclCommUserRank(half, &hr));
+    for (int i = 0; i < 6; i++) {
+      for (size_t k = 0; k < cnt; k++) a[k] = (float)hr;
+      if (g_nb) nb_wait(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, half, s), half, "split all-reduce");
+      else NCCHK(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, half, s));
+      CUCHK(cudaStreamSynchronize(s));
+      if (b[0] != (float)(hn * (hn - 1) / 2)) { fprintf(stderr, "rank %d split all-reduce %d: %g\n", me, i, b[0]); g_failed = 1; }
+      local[NCS_OP_AllReduce]++;
+      lcount[NCS_OP_AllReduce] += cnt;
+    }
+    pthread_mutex_lock(&g_mu);
+    if (color == 0) g_size0 = hn; else g_size1 = hn;
+    pthread_mutex_unlock(&g_mu);
+    NCCHK(ncclCommDestroy(half));
+    local[NCS_OP_CommDestroy]++;
+  }
   if (!g_all) { NCCHK(ncclCommDestroy(comm)); local[NCS_OP_CommDestroy]++; }
   (void)me;
   CUCHK(cudaStreamDestroy(s));
@@ -115,7 +146,8 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   const char *truth = NULL;
   static const struct option opts[] = {{"all", 0, 0, 'a'}, {"truth", 1, 0, 'g'}, {"procs", 0, 0, 'p'},
-                                       {"nonblocking", 0, 0, 'b'}, {"stall", 1, 0, 's'}, {0, 0, 0, 0}};
+                                       {"nonblocking", 0, 0, 'b'}, {"stall", 1, 0, 's'}, {"split", 0, 0, 'x'},
+                                       {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "t:n:", opts, NULL)) != -1) {
     if (o == 't') g_threads = atoi(optarg);
@@ -124,9 +156,10 @@ int main(int argc, char **argv) {
     else if (o == 'p') g_procs = 1;
     else if (o == 'b') g_nb = 1;
     else if (o == 's') g_stall = atoi(optarg);
+    else if (o == 'x') g_split = 1;
     else if (o == 'g') truth = optarg;
     else {
-      fprintf(stderr, "usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--stall RANK] [--truth FILE]\n");
+      fprintf(stderr, "usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--split] [--stall RANK] [--truth FILE]\n");
       return 2;
     }
   }
@@ -177,7 +210,8 @@ int main(int argc, char **argv) {
     fprintf(f, "{\"pid\": %d, \"threads\": %d, \"ranks\": {", (int)getpid(), g_threads);
     for (int t = 0; t < g_threads && (g_all || g_procs); t++)
       fprintf(f, "%s\"%d\": %ld", t ? ", " : "", g_all ? t : g_prank * g_threads + t, g_coll[t]);
-    fprintf(f, "}, \"ops\": {");
+    int world = g_all ? g_threads : g_procs ? g_pworld * g_threads : 1;
+    fprintf(f, "}, \"world\": %d, \"split_sizes\": [%d, %d], \"ops\": {", world, g_size0, g_size1);
     int first = 1;
     for (int op = 1; op < NCS_OP_LIMIT; op++) {
       if (!g_truth[op].calls) continue;

@@ -40,6 +40,9 @@ struct ncclD_comm_view {
   uint64_t comm_ptr;             /* this rank's ncclComm_t value, for "comm 0x..." */
   uint64_t comm_hash;            /* printed as commId */
   const struct ncclD_peer *peers; /* nranks entries, indexed by rank */
+  const char *api;               /* "ncclCommInitRank", "ncclCommSplit", ... as NCCL names the caller */
+  uint64_t parent_ptr;           /* split/shrink: the parent's ncclComm_t (init lines say "parent"), else 0 */
+  int split_count, color, key;
 };
 /* Called at the end of a successful init: prints the init lines (Init START/COMPLETE, ring
  * list, trees, channel summary, NVLS availability) the way NCCL 2.28 does. */

@@ -135,7 +135,8 @@ static int nchannels(void) {
 }
 
 static struct ncclD_comm_view view_of(struct ncclComm *c) {
-  struct ncclD_comm_view v = {c->nranks, c->rank, nchannels(), (uint64_t)(uintptr_t)c, c->hash, c->peers};
+  struct ncclD_comm_view v = {c->nranks, c->rank, nchannels(), (uint64_t)(uintptr_t)c, c->hash, c->peers,
+                              c->api, c->parent_ptr, c->split_count, c->color, c->key};
   return v;
 }
 
@@ -187,8 +188,12 @@ static int config_ok(const ncclConfig_t *cfg) {
 
 /* Shared by every init flavour: blocking joins now; non-blocking returns ncclInProgress and
  * joins on a thread. */
+/* How a communicator is made, for its init lines (NCCL's funcName; a split's parent, splitCount,
+ * color and key). */
+struct init_how { const char *api; int split_count, color, key; };
+
 static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const char *name,
-                                const ncclConfig_t *cfg, struct ncclComm *parent) {
+                                const ncclConfig_t *cfg, struct ncclComm *parent, const struct init_how *how) {
   if (!out) return ncclInvalidArgument;
   *out = NULL;
   if (nranks < 1 || nranks > ND_MAX_RANKS || rank < 0 || rank >= nranks || !config_ok(cfg)) {
@@ -197,6 +202,11 @@ static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const cha
   }
   struct ncclComm *c = comm_alloc(nranks, rank, cfg);
   if (!c) return ncclSystemError;
+  c->api = how->api;
+  if (parent) {
+    c->parent_ptr = (uint64_t)(uintptr_t)parent;
+    c->split_count = how->split_count; c->color = how->color; c->key = how->key;
+  }
   if (parent && !cfg) c->blocking = parent->blocking; /* NCCL: no config, the parent's */
   if (!c->blocking && parent) { /* split / shrink: returns ncclSuccess, child published later */
     c->split_parent = parent;
@@ -239,7 +249,8 @@ API(ncclResult_t, CommInitRankConfig, (ncclComm_t *comm, int nranks, ncclUniqueI
     warn(-1, "Invalid unique id (not made by ncclGetUniqueId)");
     return ncclInvalidArgument;
   }
-  return init_common(comm, nranks, rank, name, config, NULL);
+  struct init_how how = {config ? "ncclCommInitRankConfig" : "ncclCommInitRank", 0, 0, 0};
+  return init_common(comm, nranks, rank, name, config, NULL, &how);
 }
 
 API(ncclResult_t, CommInitRank, (ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)) {
@@ -256,7 +267,8 @@ struct all_job { ncclComm_t *slot; int n, rank, dev; ncclUniqueId id; ncclResult
 static void *init_all_thread(void *arg) {
   struct all_job *j = arg;
   cudaSetDevice(j->dev);
-  j->r = init_common(j->slot, j->n, j->rank, id_name(&j->id), NULL, NULL);
+  struct init_how how = {"ncclCommInitAll", 0, 0, 0};
+  j->r = init_common(j->slot, j->n, j->rank, id_name(&j->id), NULL, NULL, &how);
   return NULL;
 }
 
@@ -358,7 +370,8 @@ API(ncclResult_t, CommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *n
   int saved_dev;
   cudaGetDevice(&saved_dev);
   cudaSetDevice(p->dev);
-  ncclResult_t r = init_common(newcomm, n, me, name, config, p);
+  struct init_how how = {"ncclCommSplit", seq, color, key};
+  ncclResult_t r = init_common(newcomm, n, me, name, config, p, &how);
   cudaSetDevice(saved_dev);
   return r;
 }
@@ -394,7 +407,8 @@ API(ncclResult_t, CommShrink, (ncclComm_t comm, int *excludeRanksList, int exclu
   int saved_dev;
   cudaGetDevice(&saved_dev);
   cudaSetDevice(p->dev);
-  ncclResult_t r = init_common(newcomm, n, me, name, config, p);
+  struct init_how how = {"ncclCommShrink", seq, 0, me}; /* a child of the parent, as a split's */
+  ncclResult_t r = init_common(newcomm, n, me, name, config, p, &how);
   cudaSetDevice(saved_dev);
   return r;
 }

@@ -80,6 +80,11 @@ struct ncclComm {
   pthread_t init_thread;      /* non-blocking init runs here; joined by destroy/abort */
   int has_init_thread;
   struct ncclD_peer *peers;   /* for the log side, filled at the end of init */
+  /* how it was made, for its init lines: the API name NCCL prints ("ncclCommInitRank",
+   * "ncclCommSplit", ...) and, for a split or shrink, the parent and NCCL's splitCount, color, key */
+  const char *api;
+  uint64_t parent_ptr;
+  int split_count, color, key;
   struct nd_user_op user_ops[ND_MAX_USER_OPS];
 };
 

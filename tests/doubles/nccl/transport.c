@@ -202,8 +202,14 @@ void ncclD_log_init(const struct ncclD_comm_view *v) {
   if (!ib_present() && nnodes > 1) ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "NET/IB : No device found.");
   ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "Using network %s",
              env_on("NCCL_IB_DISABLE") || env_is("NCCL_NET", "Socket") || !ib_present() ? "Socket" : "IB");
-  ncclD_info(NCCLD_INIT, -1, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START",
-             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (unsigned long long)v->comm_hash);
+  const char *api = v->api ? v->api : "ncclCommInitRank";
+  if (v->parent_ptr) /* NCCL 2.28 init.cc: a split names its parent, not a commId (and has no space before "-") */
+    ncclD_info(NCCLD_INIT, -1, "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx parent %p splitCount %d color %d key %d- Init START",
+               api, (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (void *)(uintptr_t)v->parent_ptr,
+               v->split_count, v->color, v->key);
+  else
+    ncclD_info(NCCLD_INIT, -1, "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START",
+               api, (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (unsigned long long)v->comm_hash);
   ncclD_info(NCCLD_INIT, -1, "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0",
              (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, nnodes, nlocal, localrank);
   int nl;
@@ -230,8 +236,13 @@ void ncclD_log_init(const struct ncclD_comm_view *v) {
   }
   ncclD_info(NCCLD_INIT, -1, "%d coll channels, %d collnet channels, %d nvls channels, %d p2p channels, %d p2p channels per peer",
              v->nchannels, 0, nvls ? 16 : 0, v->nchannels, v->nchannels);
-  ncclD_info(NCCLD_INIT, -1, "ncclCommInitRank comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE",
-             (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (unsigned long long)v->comm_hash);
+  if (v->parent_ptr)
+    ncclD_info(NCCLD_INIT, -1, "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx parent %p splitCount %d color %d key %d - Init COMPLETE",
+               api, (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (void *)(uintptr_t)v->parent_ptr,
+               v->split_count, v->color, v->key);
+  else
+    ncclD_info(NCCLD_INIT, -1, "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init COMPLETE",
+               api, (void *)(uintptr_t)v->comm_ptr, v->rank, v->nranks, cuda_dev(), g, bus_int(g), (unsigned long long)v->comm_hash);
 }
 
 void ncclD_log_connect(const struct ncclD_comm_view *v) {
