@@ -362,6 +362,8 @@ static int emit_slot(struct slot *s, int failed) {
       g.gpu_start += a->lift;
       g.gpu_end += a->lift;
       if (g.gpu_end < g.gpu_start) g.gpu_end = g.gpu_start;
+      g.gpu_start = ncs_gpu_round(g.gpu_start); /* the stored resolution (format.h) */
+      g.gpu_end = ncs_gpu_round(g.gpu_end);
     }
     if (!ok) { g.flags |= NCS_GPU_F_FAILED; g.gpu_start = g.gpu_end = 0; }
   }

@@ -218,8 +218,11 @@ static uint32_t name_id(const char *name, uint32_t kclass) {
   return 0;
 }
 
-static uint64_t to_mono(uint64_t t, int64_t off) { return (uint64_t)((int64_t)t - off); }
-static uint64_t span(uint64_t s, uint64_t e) { return e > s ? e - s : 0; } /* incomplete: 0 */
+/* CUPTI times on the monotonic clock, at the stored resolution (format.h) */
+static uint64_t to_mono(uint64_t t, int64_t off) { return ncs_gpu_round((uint64_t)((int64_t)t - off)); }
+static uint64_t span(uint64_t s, uint64_t e, int64_t off) { /* incomplete: 0 */
+  return e > s ? to_mono(e, off) - to_mono(s, off) : 0;
+}
 
 /* Records of one completed buffer into KERNEL records; off: CUPTI time minus monotonic. */
 static void decode_buffer(uint8_t *buf, size_t valid, int64_t off) {
@@ -234,20 +237,20 @@ static void decode_buffer(uint8_t *buf, size_t valid, int64_t off) {
     case NCS_CUPTI_KIND_KERNEL: case NCS_CUPTI_KIND_CONCURRENT_KERNEL: {
       const struct ncs_cupti_kernel *c = (const void *)rec;
       k = (struct ncs_kernel){ncs_is_nccl_kernel(c->name) ? NCS_KCLASS_NCCL : NCS_KCLASS_COMPUTE, c->device_id,
-                              c->stream_id, to_mono(c->start, off), span(c->start, c->end), 0, 0, c->correlation_id};
+                              c->stream_id, to_mono(c->start, off), span(c->start, c->end, off), 0, 0, c->correlation_id};
       k.name = name_id(c->name, k.kclass);
       break;
     }
     case NCS_CUPTI_KIND_MEMCPY: {
       const struct ncs_cupti_memcpy *c = (const void *)rec;
       k = (struct ncs_kernel){NCS_KCLASS_MEMCPY, c->device_id, c->stream_id, to_mono(c->start, off),
-                              span(c->start, c->end), 0, c->bytes, c->correlation_id};
+                              span(c->start, c->end, off), 0, c->bytes, c->correlation_id};
       break;
     }
     case NCS_CUPTI_KIND_MEMSET: {
       const struct ncs_cupti_memset *c = (const void *)rec;
       k = (struct ncs_kernel){NCS_KCLASS_MEMSET, c->device_id, c->stream_id, to_mono(c->start, off),
-                              span(c->start, c->end), 0, c->bytes, c->correlation_id};
+                              span(c->start, c->end, off), 0, c->bytes, c->correlation_id};
       break;
     }
     default:

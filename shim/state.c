@@ -146,13 +146,14 @@ static void process_record(struct ncs_wbuf *w) {
   KVNUM("ppid", "%d", (int)getppid());
   kv[n].key = "cmdline"; kv[n].value = proc.cmdline; kv[n].value_len = proc.cmdline_len; n++;
   KV("shim_version", NCS_SHIM_VERSION);
-  KVNUM("format_version", "1.%d", NCS_FORMAT_MINOR);
+  KV("format_version", NCS_FORMAT_STRING);
   if (proc.nccl_version >= 0) KVNUM("nccl_version", "%d", proc.nccl_version);
   KVNUM("clock_realtime_ns", "%llu", (unsigned long long)proc.rt);
   KVNUM("clock_monotonic_ns", "%llu", (unsigned long long)proc.mono);
   KVNUM("callsite_depth", "%u", ncs_cfg.callsite_depth);
   KVNUM("buffer_bytes", "%zu", (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
   KV("timing", ncs_gpu_on ? "gpu" : "host");
+  KVNUM("gpu_resolution_ns", "%u", NCS_GPU_RESOLUTION_NS);
 #undef KVNUM
 #undef KV
   for (size_t i = 0; proc.env && proc.env[i] && n < MAXKV; i++) {

@@ -158,9 +158,9 @@ int main(void) {
         "bad chunk magic in chunk 2: damage, 15 calls before it delivered (%s)", st.error);
   /* unknown major version; not a trace */
   memcpy(b, orig, n);
-  ncs_put_u16(b + 8, 2);
+  ncs_put_u16(b + 8, NCS_FORMAT_MAJOR + 1);
   spit(b, n);
-  CHECK(read_it(&calls, &st) == 2 && strstr(st.error, "format version 2."), "major version 2 refused (%s)", st.error);
+  CHECK(read_it(&calls, &st) == 2 && strstr(st.error, "format version 3."), "major version 3 refused (%s)", st.error);
   spit((const uint8_t *)"hello world, not a trace at all. hello world, not a trace at all.", 64);
   CHECK(read_it(&calls, &st) == 2 && strstr(st.error, "not an ncclscope trace"), "non-trace refused (%s)", st.error);
   unlink(path);

@@ -4,13 +4,16 @@
  * sequence sharing one chunk's delta state; every prefix of a body decodes (a cut inside a
  * field is an error, nothing is read past the body: ASan builds check); a body cut at a field
  * boundary reads the missing fields as their declared defaults; bytes appended after the
- * known fields are ignored. */
+ * known fields are ignored. Then the column layout (columns.h): a chunk of every record type
+ * (random values, cut and lengthened bodies, long varints, unknown types) packs into columns
+ * and unpacks to exactly the same rows; damaged column payloads are refused, never overrun. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "ncclscope/columns.h"
 #include "ncclscope/encode.h"
 
 static uint64_t rng_state = 42;
@@ -127,6 +130,7 @@ NCS_RECORDS(HELPERS_)
       ncs_wbuf_init(&w, body, sizeof body - 8); \
       ncs_enc_##name##_body(&w, ARG_##st(&de) & x); \
       if (w.overflow) { rt = 0; break; } \
+      rows_add(NCS_REC_##T, body, w.len, i); \
       struct ncs_rbuf r; \
       ncs_rbuf_init(&r, body, w.len, scratch, sizeof scratch); \
       struct ncs_call_delta keep = dd; \
@@ -158,6 +162,87 @@ NCS_RECORDS(HELPERS_)
 static uint8_t body[1 << 14];
 static uint8_t scratch[1 << 16];
 
+/* A chunk's rows of every type: each record whole; every 7th with a body cut at a random
+ * length or lengthened by a byte, every 11th preceded by an unknown type, every 13th with
+ * a field written in a long (non-shortest) varint form. */
+static uint8_t rows[1 << 24];
+static size_t nrows;
+static void rows_add(uint32_t type, const uint8_t *b, size_t len, int i) {
+  if (nrows + len + 64 > sizeof rows) return;
+  if (i % 11 == 3) { rows[nrows++] = 60; rows[nrows++] = 2; rows[nrows++] = 0x81; rows[nrows++] = 0x01; }
+  if (i % 7 == 5 && len) len = rnd() % len;
+  int longer = i % 7 == 6;
+  int longform = i % 13 == 4 && len && b[0] < 0x80;
+  nrows += ncs_put_varint(rows + nrows, type);
+  nrows += ncs_put_varint(rows + nrows, len + (size_t)longer + (size_t)longform);
+  if (longform) { rows[nrows++] = (uint8_t)(b[0] | 0x80); rows[nrows++] = 0; b++; len--; }
+  memcpy(rows + nrows, b, len);
+  nrows += len;
+  if (longer) rows[nrows++] = 0x05;
+}
+
+static void test_columns(void) {
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  ZSTD_DCtx *dc = ZSTD_createDCtx();
+  size_t cap = NCS_COLUMNS_BOUND(nrows), need = 0, where = 0, got = 0;
+  uint8_t *pay = malloc(cap), *back = malloc(nrows + 1), *sc = NULL;
+  const char *why = "";
+  size_t psz = ncs_columns_pack(cc, 3, pay, cap, rows, nrows);
+  int rc = -2;
+  for (int k = 0; k < 2 && rc == -2; k++) {
+    rc = ncs_columns_unpack(dc, pay, psz, back, nrows, sc, got, &need, &why, &where);
+    if (rc == -2) { free(sc); sc = malloc(need); got = need; }
+  }
+  CHECK(psz > 0 && rc == 0 && !memcmp(back, rows, nrows),
+        "columns: %zu bytes of rows of every record type (cut, lengthened, unknown, long varints) pack (%zu bytes) and unpack to the same bytes (%s)",
+        nrows, psz, why);
+  /* a small chunk too, and one record alone */
+  size_t one = 0;
+  { const uint8_t *p = rows; uint64_t t = 0, l = 0; (void)ncs_get_varint(&p, rows + nrows, &t); (void)ncs_get_varint(&p, rows + nrows, &l); one = (size_t)(p - rows) + (size_t)l; }
+  size_t p1 = ncs_columns_pack(cc, 3, pay, cap, rows, one);
+  rc = ncs_columns_unpack(dc, pay, p1, back, one, sc, got, &need, &why, &where);
+  CHECK(p1 && rc == 0 && !memcmp(back, rows, one), "columns: one record alone round trips");
+  /* rows that do not parse are not packed (the chunk is then written as rows) */
+  CHECK(ncs_columns_pack(cc, 3, pay, cap, rows, one - 1) == 0, "columns: rows cut inside a record are refused");
+  CHECK(ncs_columns_pack(cc, 3, pay, 4096, rows, nrows) == 0, "columns: too little room: 0, nothing written past cap");
+  uint8_t longtype[] = {0x85, 0x00, 0x00}; /* type 5 in a two-byte varint, empty body */
+  CHECK(ncs_columns_pack(cc, 3, pay, cap, longtype, 3) == 0, "columns: a record type or length in a long varint form is refused (rows keep their bytes)");
+  /* damage: every answer 0 or -1 (with a reason) or -2, never a crash or an overrun */
+  size_t small = nrows < 20000 ? nrows : 20000; /* records boundary found below */
+  { const uint8_t *p = rows, *e = rows + nrows; uint64_t t = 0, l = 0;
+    while (p < e && (size_t)(p - rows) < 20000) { (void)ncs_get_varint(&p, e, &t); (void)ncs_get_varint(&p, e, &l); p += l; }
+    small = (size_t)(p - rows); }
+  size_t ps = ncs_columns_pack(cc, 3, pay, cap, rows, small);
+  uint8_t *mut = malloc(ps);
+  int bad = 0, refused = 0;
+  for (int it = 0; it < 3000; it++) {
+    memcpy(mut, pay, ps);
+    size_t mn = ps;
+    int edits = 1 + (int)(rnd() % 3);
+    for (int e = 0; e < edits; e++) {
+      size_t pos = rnd() % mn;
+      switch (rnd() % 4) {
+      case 0: mut[pos] ^= (uint8_t)(1u << (rnd() % 8)); break;
+      case 1: mut[pos] = 0xff; break;
+      case 2: mut[pos] = (uint8_t)rnd(); break;
+      default: mn = pos + 1; break;
+      }
+    }
+    for (int k = 0; k < 2; k++) {
+      rc = ncs_columns_unpack(dc, mut, mn, back, small, sc, got, &need, &why, &where);
+      if (rc != -2) break;
+      if (need > (64u << 20)) { rc = -3; break; }
+      free(sc); sc = malloc(need); got = need;
+    }
+    if (rc == -1) { refused++; bad |= !why[0] || where > mn; }
+    else if (rc != 0) bad = 1;
+  }
+  CHECK(!bad && refused > 0, "columns: 3000 damaged payloads: each unpacked or refused with a reason and an offset inside it (%d refused)", refused);
+  free(mut); free(pay); free(back); free(sc);
+  ZSTD_freeCCtx(cc);
+  ZSTD_freeDCtx(dc);
+}
+
 int main(void) {
   NCS_RECORDS(TEST_)
   /* the hot-path CALL encoder writes the same bytes as the bounded one */
@@ -176,5 +261,6 @@ int main(void) {
     same &= !w.overflow && w.len == n && !memcmp(hot, body, n) && n <= NCS_CALL_MAX;
   }
   CHECK(same, "CALL: ncs_encode_call (hot path) and ncs_enc_call write the same bytes, at most NCS_CALL_MAX");
+  test_columns();
   return check_done();
 }

@@ -191,7 +191,7 @@ static int v_callsite(void *c, const struct ncs_callsite *x) {
 static int v_process(void *c, const struct ncs_process *p) {
   struct rt *r = c;
   const char *cmd = ncs_process_get(p, "cmdline");
-  r->process_ok = p->pid == 4321 && p->major == 1 && p->nkv == 2 && streq(ncs_process_get(p, "host"), "h") &&
+  r->process_ok = p->pid == 4321 && p->major == NCS_FORMAT_MAJOR && p->nkv == 2 && streq(ncs_process_get(p, "host"), "h") &&
                   cmd && p->kv[1].value_len == 5 && memcmp(cmd, "a\0b\0c", 6) == 0 && !ncs_process_get(p, "nope");
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include "ncclscope/columns.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "io/recover.h"
@@ -24,8 +25,8 @@
 /* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
 struct ncs_trace_bufs {
   ZSTD_DCtx *dctx;
-  uint8_t *payload, *raw, *scratch;
-  size_t payload_cap, raw_cap, scratch_cap;
+  uint8_t *payload, *raw, *scratch, *cols;
+  size_t payload_cap, raw_cap, scratch_cap, cols_cap;
 };
 
 /* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
@@ -244,6 +245,26 @@ const char *ncs_process_get(const struct ncs_process *p, const char *key) {
   return NULL;
 }
 
+/* A column payload (columns.h) in b->payload back into rows in b->raw: 0, or -1 (damage,
+ * reported at the chunk's offset, with the payload byte where it was found). */
+static int unpack_columns(struct reader *r, uint64_t index, uint32_t psz, uint32_t rsz) {
+  struct ncs_trace_bufs *b = r->b;
+  for (int tries = 0; tries < 2; tries++) {
+    size_t need = 0, where = 0;
+    const char *why = "";
+    int rc = ncs_columns_unpack(b->dctx, b->payload, psz, b->raw, rsz, b->cols, b->cols_cap, &need, &why, &where);
+    if (rc == 0) return 0;
+    if (rc == -1) {
+      set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte %zu): %s",
+                (unsigned long long)index, where, why);
+      return -1;
+    }
+    if (grow(&b->cols, &b->cols_cap, need)) break;
+  }
+  set_error(r, r->chunk_off, "chunk %llu: out of memory for its columns", (unsigned long long)index);
+  return -1;
+}
+
 /* Reads and checks one chunk at r->chunk_off. Returns 0 ok, 3 clean end of file, 4 file ends
  * inside the chunk (truncated), 1 stopped by a callback, -1 damage. */
 static int read_chunk(struct reader *r) {
@@ -280,23 +301,29 @@ static int read_chunk(struct reader *r) {
               (unsigned long long)index, sum, hsum);
     return -1;
   }
-  size_t fsz = ZSTD_findFrameCompressedSize(b->payload, psz);
-  unsigned long long csz = ZSTD_getFrameContentSize(b->payload, psz);
-  if (ZSTD_isError(fsz) || fsz != psz) {
-    set_error(r, r->chunk_off, "chunk %llu: payload is not one complete zstd frame",
-              (unsigned long long)index);
-    return -1;
-  }
-  if (csz != ZSTD_CONTENTSIZE_UNKNOWN && csz != rsz) {
-    set_error(r, r->chunk_off, "chunk %llu: zstd frame holds %llu bytes, header states %u",
-              (unsigned long long)index, csz == ZSTD_CONTENTSIZE_ERROR ? 0ull : csz, rsz);
-    return -1;
-  }
-  size_t n = ZSTD_decompressDCtx(b->dctx, b->raw, rsz, b->payload, psz);
-  if (ZSTD_isError(n) || n != rsz) {
-    set_error(r, r->chunk_off, "chunk %llu: decompression failed (%s)", (unsigned long long)index,
-              ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
-    return -1;
+  size_t n;
+  if (flags & NCS_CHUNK_F_COLUMNS) {
+    if (unpack_columns(r, index, psz, rsz) != 0) return -1;
+    n = rsz;
+  } else {
+    size_t fsz = ZSTD_findFrameCompressedSize(b->payload, psz);
+    unsigned long long csz = ZSTD_getFrameContentSize(b->payload, psz);
+    if (ZSTD_isError(fsz) || fsz != psz) {
+      set_error(r, r->chunk_off, "chunk %llu: payload is not one complete zstd frame",
+                (unsigned long long)index);
+      return -1;
+    }
+    if (csz != ZSTD_CONTENTSIZE_UNKNOWN && csz != rsz) {
+      set_error(r, r->chunk_off, "chunk %llu: zstd frame holds %llu bytes, header states %u",
+                (unsigned long long)index, csz == ZSTD_CONTENTSIZE_ERROR ? 0ull : csz, rsz);
+      return -1;
+    }
+    n = ZSTD_decompressDCtx(b->dctx, b->raw, rsz, b->payload, psz);
+    if (ZSTD_isError(n) || n != rsz) {
+      set_error(r, r->chunk_off, "chunk %llu: decompression failed (%s)", (unsigned long long)index,
+                ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
+      return -1;
+    }
   }
   int rc = walk_records(r, b->raw, n, nrec, index);
   if (rc < 0) return -1;
@@ -323,6 +350,7 @@ void ncs_trace_bufs_free(struct ncs_trace_bufs *b) {
   free(b->payload);
   free(b->raw);
   free(b->scratch);
+  free(b->cols);
   free(b);
 }
 
@@ -355,9 +383,9 @@ int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_rea
   r->proc.created_realtime_ns = ncs_get_u64(fh + NCS_FH_REALTIME);
   r->proc.pid = ncs_get_u32(fh + NCS_FH_PID);
   uint32_t hsize = ncs_get_u32(fh + NCS_FH_SIZE);
-  if (r->proc.major != NCS_FORMAT_MAJOR) {
-    set_error(r, NCS_FH_MAJOR, "format version %u.%u; this reader reads %u.x", r->proc.major,
-              r->proc.minor, NCS_FORMAT_MAJOR);
+  if (r->proc.major < NCS_FORMAT_MAJOR_OLDEST || r->proc.major > NCS_FORMAT_MAJOR) {
+    set_error(r, NCS_FH_MAJOR, "format version %u.%u; this reader reads %u.x to %u.x", r->proc.major,
+              r->proc.minor, NCS_FORMAT_MAJOR_OLDEST, NCS_FORMAT_MAJOR);
     goto fail;
   }
   if (hsize < NCS_FILE_HEADER_SIZE || hsize > (1u << 20) || fseeko(r->f, hsize, SEEK_SET) != 0) {

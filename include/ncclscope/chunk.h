@@ -4,7 +4,9 @@
  * Contract: ncs_chunk_pack() is the only place a chunk is compressed and framed; the shim's
  * writer, `ncclscope synth`, the tests' trace writers and the trace fuzzer all call it. It
  * compresses `raw` (n bytes of whole records, `records` of them) with the caller's reused
- * zstd context into one complete frame at out + NCS_CHUNK_HEADER_SIZE, writes the chunk
+ * zstd context into a column payload (columns.h; flag NCS_CHUNK_F_COLUMNS) at
+ * out + NCS_CHUNK_HEADER_SIZE, or, when the rows do not split, into one zstd frame of the
+ * rows (flag clear), writes the chunk
  * header (checksum included) at out, and returns the chunk's size (header + payload), or 0
  * when it could not (no room: NCS_CHUNK_BOUND(n) bytes always suffice; zstd error). It
  * allocates nothing itself (zstd may, once, inside a fresh context), writes nothing outside
@@ -17,10 +19,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <zstd.h>
+#include "columns.h"
 #include "format.h"
 
 /* Room for the chunk of n raw bytes. */
-#define NCS_CHUNK_BOUND(n) (NCS_CHUNK_HEADER_SIZE + ZSTD_COMPRESSBOUND(n))
+#define NCS_CHUNK_BOUND(n) (NCS_CHUNK_HEADER_SIZE + ZSTD_COMPRESSBOUND(n) + NCS_COLUMNS_BOUND(n))
+/* Chunks of up to this many raw bytes are also compressed as rows; the smaller payload wins. */
+#define NCS_CHUNK_ROWS_TRIED 65536u
 
 /* The 64-byte file header (format NCS_FORMAT_MAJOR.NCS_FORMAT_MINOR). */
 static inline void ncs_encode_file_header(uint8_t out[NCS_FILE_HEADER_SIZE], uint64_t realtime_ns,
@@ -57,8 +62,25 @@ static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, si
                                     uint32_t flags) {
   if (!cctx || cap < NCS_CHUNK_HEADER_SIZE || n > NCS_CHUNK_MAX_RAW) return 0;
   uint8_t *payload = out + NCS_CHUNK_HEADER_SIZE;
-  size_t z = ZSTD_compressCCtx(cctx, payload, cap - NCS_CHUNK_HEADER_SIZE, raw, n, level);
-  if (ZSTD_isError(z) || z > NCS_CHUNK_MAX_PAYLOAD) return 0;
+  size_t room = cap - NCS_CHUNK_HEADER_SIZE, z = 0;
+  if (n <= NCS_CHUNK_ROWS_TRIED) { /* small: the rows' frame when it is smaller */
+    z = ZSTD_compressCCtx(cctx, payload, room, raw, n, level);
+    if (ZSTD_isError(z)) return 0;
+    if (room - z > NCS_COLUMNS_BOUND(n)) {
+      size_t c = ncs_columns_pack(cctx, level, payload + z, room - z, raw, n);
+      if (c && c < z) {
+        memmove(payload, payload + z, c);
+        z = c;
+        flags |= NCS_CHUNK_F_COLUMNS;
+      }
+    }
+  } else if ((z = ncs_columns_pack(cctx, level, payload, room, raw, n)) != 0) {
+    flags |= NCS_CHUNK_F_COLUMNS;
+  } else { /* rows that do not parse, or no room for the columns: one zstd frame of rows */
+    z = ZSTD_compressCCtx(cctx, payload, room, raw, n, level);
+    if (ZSTD_isError(z)) return 0;
+  }
+  if (z > NCS_CHUNK_MAX_PAYLOAD) return 0;
   ncs_chunk_header(out, payload, (uint32_t)z, (uint32_t)n, records, index, dropped_total, flags);
   return NCS_CHUNK_HEADER_SIZE + z;
 }

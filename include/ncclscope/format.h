@@ -11,8 +11,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NCS_FORMAT_MAJOR 1
-#define NCS_FORMAT_MINOR 1
+#define NCS_FORMAT_MAJOR 2
+#define NCS_FORMAT_MINOR 0
+#define NCS_FORMAT_STRING "2.0"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
 #define NCS_FILE_MAGIC "NCSTRACE" /* 8 bytes, no NUL */
@@ -40,6 +42,7 @@
 #define NCS_CHUNK_F_FINAL 1u   /* written by a clean shutdown: nothing follows */
 #define NCS_CHUNK_F_REOPENED 2u /* the writer's descriptor stopped being the trace's (the application
                                   * closed or reused it) and this chunk went through a new one */
+#define NCS_CHUNK_F_COLUMNS 4u /* the payload is columns (columns.h), not one zstd frame of rows; 2.0 */
 #define NCS_CHUNK_MAX_RAW (64u << 20)      /* readers reject larger chunks as corrupt */
 #define NCS_CHUNK_MAX_PAYLOAD (64u << 20)
 
@@ -90,6 +93,14 @@ enum ncs_drop_reason {
 #define NCS_GPU_KIND_GROUP 1
 #define NCS_GPU_F_FAILED 1u    /* event query failed: no GPU time */
 #define NCS_GPU_F_CAPTURED 2u  /* in a captured graph: no GPU time */
+
+/* The resolution the shim stores GPU times at (GPU_TIME and KERNEL, format 2.0; PROCESS key
+ * gpu_resolution_ns): times are rounded up to a multiple of it. CUDA events resolve about
+ * 0.5 us, so this loses nothing the events measured (docs/FORMAT.md, "Resolution"). */
+#define NCS_GPU_RESOLUTION_NS 256u
+static inline uint64_t ncs_gpu_round(uint64_t t) {
+  return t > UINT64_MAX - NCS_GPU_RESOLUTION_NS ? t : (t + NCS_GPU_RESOLUTION_NS - 1) & ~(uint64_t)(NCS_GPU_RESOLUTION_NS - 1);
+}
 
 /* ---- byte helpers (both sides) ---- */
 static inline void ncs_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }

@@ -6,7 +6,10 @@
  * outcome a reader must report: ok, truncated, damaged or notrace, and the byte offset where
  * the damage starts, or -1).
  * The valid trace has three chunks: chunk 0 (PROCESS, CLOCK, THREAD, COMM, 20 CALLs), chunk 1
- * (20 CALLs, DROP of 3), chunk 2 (COMM_END, CLOCK, FINAL flag). Build: cc -Iinclude ... -lzstd */
+ * (20 CALLs, DROP of 3), chunk 2 (COMM_END, CLOCK, FINAL flag). The columns* variants write
+ * chunk 1 as a column payload (FORMAT.md "Column payload", format 2.0): CALL and DROP records
+ * split into field columns (no delta, no shift; the CALL t_enter column zstd-compressed, the
+ * others stored), everything else whole. Build: cc -Iinclude ... -lzstd */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,13 +120,90 @@ static void rec_call(struct buf *out, struct prev *p, uint64_t tcall, uint64_t s
   free(b.p);
 }
 
-/* Appends one chunk (header + zstd frame of raw) to file; returns the chunk's offset. */
+/* A column payload of raw (whole rows), written from FORMAT.md. */
+static void columns(struct buf *out, const struct buf *raw) {
+  struct buf types = {0}, lens = {0}, bodies = {0};
+  uint64_t v[2][17][64]; /* [CALL, DROP][field][record] */
+  size_t nf[2] = {17, 3}, nr[2] = {0, 0};
+  const uint8_t *p = raw->p, *e = raw->p + raw->n;
+  while (p < e) {
+    uint64_t ty, len;
+    ncs_get_varint(&p, e, &ty); ncs_get_varint(&p, e, &len);
+    int k = ty == NCS_REC_CALL ? 0 : ty == NCS_REC_DROP ? 1 : -1;
+    const uint8_t *q = p, *qe = p + len;
+    size_t j = 0;
+    if (k >= 0 && nr[k] < 64)
+      for (; j < nf[k] && q < qe; j++) ncs_get_varint(&q, qe, &v[k][j][nr[k]]);
+    if (k >= 0 && nr[k] < 64 && j == nf[k] && q == qe) { /* our writer's varints are shortest */
+      vu(&types, ty * 2 + 1);
+      nr[k]++;
+    } else {
+      vu(&types, ty * 2); vu(&lens, len); put(&bodies, p, (size_t)len);
+    }
+    p += len;
+  }
+  size_t ncols = 3 + (nr[0] ? nf[0] : 0) + (nr[1] ? nf[1] : 0);
+  if (is("columns-bad-id")) ncols++; /* a column of id 5 */
+  struct buf dir = {0}, data = {0};
+  vu(&dir, ncols);
+  const struct buf *bs[3] = {&types, &lens, &bodies};
+  for (int i = 0; i < 3; i++) {
+    vu(&dir, (uint64_t)i); vu(&dir, 0); vu(&dir, bs[i]->n); vu(&dir, 0); vu(&dir, 0); vu(&dir, bs[i]->n);
+    put(&data, bs[i]->p, bs[i]->n);
+  }
+  for (int k = 0; k < 2; k++) {
+    if (!nr[k]) continue;
+    uint64_t type = k ? NCS_REC_DROP : NCS_REC_CALL;
+    for (size_t j = 0; j < nf[k]; j++) {
+      size_t count = nr[k] + (is("columns-value-left") && k == 0 && j == 3 ? 1 : 0);
+      /* codes: zigzag of the field as the row holds it (signed fields: unzigzag first) */
+      int sign = k == 0 && (j == 2 || j == 4 || j == 5 || j == 8 || j == 9 || j == 10 || j == 11 || j == 12 || j == 14);
+      uint64_t code[65];
+      for (size_t i = 0; i < count; i++) {
+        uint64_t x = v[k][j][i < nr[k] ? i : 0];
+        if (sign) x = (uint64_t)ncs_unzigzag(x);
+        code[i] = ncs_zigzag((int64_t)x);
+      }
+      unsigned width = 0;
+      for (size_t i = 1; i < count; i++) while (width < 8 && (code[i] >> (8 * width))) width++;
+      struct buf planes = {0};
+      for (unsigned b = 0; b < width; b++)
+        for (size_t i = 1; i < count; i++) { uint8_t x = (uint8_t)(code[i] >> (8 * b)); put(&planes, &x, 1); }
+      int z = k == 0 && j == 10 && planes.n;
+      struct buf st = {0};
+      if (z) {
+        st.cap = ZSTD_compressBound(planes.n); st.p = malloc(st.cap);
+        st.n = ZSTD_compress(st.p, st.cap, planes.p, planes.n, 3);
+      } else put(&st, planes.p ? planes.p : (const uint8_t *)"", planes.n);
+      vu(&dir, type * 64 + j); vu(&dir, (sign ? 1u : 0u) | (z ? 4u : 0u)); vu(&dir, count);
+      vu(&dir, count ? code[0] : 0); vu(&dir, width); vu(&dir, st.n);
+      put(&data, st.p ? st.p : (const uint8_t *)"", st.n);
+      free(planes.p); free(st.p);
+    }
+  }
+  if (is("columns-bad-id")) { vu(&dir, 5); vu(&dir, 0); vu(&dir, 0); vu(&dir, 0); vu(&dir, 0); vu(&dir, 0); }
+  put(out, dir.p, dir.n);
+  put(out, data.p, data.n);
+  free(dir.p); free(data.p); free(types.p); free(lens.p); free(bodies.p);
+}
+
+/* Appends one chunk (header + zstd frame of raw, or columns) to file; returns its offset. */
 static size_t chunk(struct buf *file, const struct buf *raw, uint32_t nrec, uint64_t index,
                     uint64_t dropped, uint32_t flags, int damage_compression) {
   size_t cap = ZSTD_compressBound(raw->n);
   uint8_t *z = malloc(cap + 1);
   size_t zn = ZSTD_compress(z, cap, raw->p, raw->n, 3);
   if (ZSTD_isError(zn)) { fprintf(stderr, "zstd: %s\n", ZSTD_getErrorName(zn)); exit(1); }
+  if (index == 1 && !strncmp(variant, "columns", 7)) {
+    struct buf c = {0};
+    columns(&c, raw);
+    free(z);
+    z = malloc(c.n);
+    memcpy(z, c.p, c.n);
+    zn = c.n;
+    free(c.p);
+    flags |= NCS_CHUNK_F_COLUMNS;
+  }
   if (damage_compression) for (size_t i = zn / 2; i < zn; i++) z[i] ^= 0x5a;
   uint8_t h[NCS_CHUNK_HEADER_SIZE] = {0};
   uint32_t raw_n = (uint32_t)raw->n;
@@ -177,6 +257,9 @@ static const struct { const char *name, *outcome; } variants[] = {
   {"process-huge-string", "damaged"}, /* a PROCESS string says 2^40 bytes */
   {"callsite-huge-frames", "damaged"},/* CALLSITE says 2^62 frames */
   {"trailing-garbage", "damaged"},    /* 100 bytes of garbage after the FINAL chunk */
+  {"columns", "ok"},                  /* chunk 1 as a column payload (format 2.0) */
+  {"columns-value-left", "damaged"},  /* chunk 1: a CALL field column holds one value too many */
+  {"columns-bad-id", "damaged"},      /* chunk 1: a column of id 5 (ids 3..63 do not exist) */
 };
 
 int main(int argc, char **argv) {

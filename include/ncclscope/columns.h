@@ -1,0 +1,402 @@
+/* columns.h — the column layout of a chunk payload (docs/FORMAT.md, "Column payload",
+ * format 2.0), both directions. Header-only.
+ *
+ * Contract: a chunk's records are built as rows (type, length, body: the same bytes as a 1.x
+ * payload, and the bytes the rings file keeps); ncs_columns_pack() turns those rows into a
+ * column payload and ncs_columns_unpack() turns a column payload back into exactly the same
+ * rows, so everything above the chunk (record coders, the reader's iterator, recovery) sees
+ * rows only. The transform is lossless for any row bytes: a record whose type's fields are
+ * all varints (records.h kinds U32, I32, U64, DELTA, SPAN) and whose body is exactly its
+ * field list is stored as one value per field in that field's column; every other record is
+ * stored whole. Columns are told apart by (type, field), so a reader needs no field list of
+ * its own: it learns a type's field count from the columns present.
+ *   - ncs_columns_pack: `raw` (n bytes of whole records) into out[0, cap); uses the end of
+ *     `out` as scratch (NCS_COLUMNS_BOUND(n) bytes always suffice for the common case);
+ *     returns the payload size, or 0 when the rows do not parse or do not fit (the caller
+ *     then writes a row chunk). Allocates nothing; `cctx` compresses each column.
+ *   - ncs_columns_unpack: a payload of psz bytes into exactly rsz bytes of rows at `out`;
+ *     `scratch` holds the decompressed columns (*need tells how many bytes it must have:
+ *     call again with at least that). Returns 0, -1 damaged (*why says what, *where the
+ *     payload offset), -2 scratch too small. Never reads or writes outside its buffers. */
+#ifndef NCCLSCOPE_COLUMNS_H
+#define NCCLSCOPE_COLUMNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <zstd.h>
+#include "format.h"
+#include "records.h"
+
+/* Column ids: 0 record types, 1 lengths of whole records, 2 their bodies; a field column is
+ * type * 64 + field index (type 1..63, field 0..63). */
+#define NCS_COL_TYPES 0u
+#define NCS_COL_LENGTHS 1u
+#define NCS_COL_BODIES 2u
+#define NCS_COL_FIELD(t, j) ((uint32_t)(t) * 64u + (uint32_t)(j))
+#define NCS_COL_MAX_TYPE 63u
+#define NCS_COL_MAX_FIELDS 64u
+#define NCS_COL_ID_LIMIT (64u * 64u)
+/* column flags */
+#define NCS_COLF_SIGNED 1u  /* the row stores the field as a zigzag varint */
+#define NCS_COLF_DELTA 2u   /* values are changes from the previous value of the column */
+#define NCS_COLF_ZSTD 4u    /* the column's bytes are one zstd frame (else stored as they are) */
+#define NCS_COLF_SHIFT(f) (((f) >> 3) & 63u) /* values were divided by 2^shift */
+#define NCS_COLF_KNOWN 511u
+/* Scratch the writer needs beyond the compressed payload, and the most a reader accepts for
+ * the decompressed columns: 4 bytes per row byte, plus 64 KiB. */
+#define NCS_COLUMNS_SCRATCH(n) (4 * (size_t)(n) + 65536)
+#define NCS_COLUMNS_BOUND(n) (ZSTD_COMPRESSBOUND(n) + NCS_COLUMNS_SCRATCH(n))
+
+/* Field kinds of a record type, from records.h: "u" unsigned varint, "s" zigzag varint, "x"
+ * anything else (such a record is never split into columns). NULL for unknown types. */
+#define NCS_CK_U32 "u"
+#define NCS_CK_I32 "s"
+#define NCS_CK_U64 "u"
+#define NCS_CK_DELTA "s"
+#define NCS_CK_SPAN "s"
+#define NCS_CK_FIX64 "x"
+#define NCS_CK_STR "x"
+#define NCS_CK_STRN "x"
+#define NCS_CK_CHARS "x"
+#define NCS_CK_ARRAY "x"
+#define NCS_CK_(K, f, a) NCS_CK_##K
+#define NCS_CKIND_(T, name, st) case NCS_REC_##T: return "" NCS_FIELDS_##name(NCS_CK_);
+static inline const char *ncs_col_kinds(uint64_t type) {
+  switch (type) {
+  NCS_RECORDS(NCS_CKIND_)
+  default: return NULL;
+  }
+}
+
+static inline unsigned ncs_col_varint_len(uint64_t v) {
+  unsigned n = 1;
+  while (v >= 0x80) { v >>= 7; n++; }
+  return n;
+}
+static inline unsigned ncs_col_bits(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
+static inline unsigned ncs_col_bytes(uint64_t v) { return (ncs_col_bits(v) + 7) / 8; }
+
+/* ---- writer ---- */
+
+/* What the writer knows of one column while packing. */
+struct ncs_colw {
+  uint32_t id, count, fill;
+  uint8_t sign, delta, shift, width;
+  uint64_t prev, first[2], or_[2], bits[2];
+  int64_t lo[2], hi[2];
+  size_t off, size; /* its bytes in the scratch area */
+};
+
+/* Parses a record at *pp: its type and body; -1 when the bytes end first or its type or
+ * length is not in the shortest varint form (unpacking writes the shortest form). */
+static inline int ncs_col_record(const uint8_t **pp, const uint8_t *e, uint64_t *type, const uint8_t **body,
+                                 uint64_t *len) {
+  const uint8_t *s = *pp;
+  if (ncs_get_varint(pp, e, type) != 0 || ncs_get_varint(pp, e, len) != 0) return -1;
+  if (*len > (uint64_t)(e - *pp)) return -1;
+  if ((size_t)(*pp - s) != ncs_col_varint_len(*type) + ncs_col_varint_len(*len)) return -1; /* long forms */
+  *body = *pp;
+  *pp += *len;
+  return 0;
+}
+/* The body as exactly nf shortest-form varints into v[]: 0, or -1 (then the record is
+ * stored whole, so that unpacking gives back the same bytes). */
+static inline int ncs_col_split(const uint8_t *b, uint64_t len, size_t nf, uint64_t *v) {
+  const uint8_t *e = b + len;
+  for (size_t j = 0; j < nf; j++) {
+    const uint8_t *s = b;
+    if (ncs_get_varint(&b, e, &v[j]) != 0 || (size_t)(b - s) != ncs_col_varint_len(v[j])) return -1;
+  }
+  return b == e ? 0 : -1;
+}
+static inline void ncs_col_see(struct ncs_colw *c, uint64_t x) {
+  uint64_t y[2] = {x, x - c->prev};
+  c->prev = x;
+  for (int m = 0; m < 2; m++) {
+    int64_t s = (int64_t)y[m];
+    c->or_[m] |= y[m];
+    if (c->count == 0) { c->first[m] = y[m]; c->lo[m] = c->hi[m] = s; continue; }
+    if (c->count == 1 || s < c->lo[m]) c->lo[m] = s;
+    if (c->count == 1 || s > c->hi[m]) c->hi[m] = s;
+    c->bits[m] += ncs_col_bits(ncs_zigzag(s));
+  }
+  c->count++;
+}
+/* zigzag of (y >> shift), y divisible by 2^shift */
+static inline uint64_t ncs_col_code(uint64_t y, unsigned shift) { return ncs_zigzag((int64_t)y >> shift); }
+
+static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+                                      size_t n) {
+  enum { MAXCOL = 3 + 64 * 8 }; /* at most 8 split types in one chunk: the rest are stored whole */
+  const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
+  uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
+  if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
+  /* scratch at the end of out: the column table, then the columns' bytes */
+  size_t tab_bytes = MAXCOL * sizeof(struct ncs_colw) + 16;
+  uint8_t *tab_at = out + cap - tab_bytes;
+  tab_at += (16 - ((uintptr_t)tab_at & 15)) & 15;
+  struct ncs_colw *col = (struct ncs_colw *)tab_at;
+  uint32_t ncol = 3;
+  uint16_t base[NCS_COL_MAX_TYPE + 1]; /* first column of a split type, 0 = none yet */
+  uint8_t nfield[NCS_COL_MAX_TYPE + 1];
+  memset(base, 0, sizeof base);
+  memset(col, 0, 3 * sizeof *col);
+  for (uint32_t i = 0; i < 3; i++) col[i].id = i;
+  /* pass 1: what every column holds */
+  for (p = (const uint8_t *)raw; p < e;) {
+    if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
+    int split = 0;
+    if (type >= 1 && type <= NCS_COL_MAX_TYPE) {
+      if (!base[type]) {
+        const char *k = ncs_col_kinds(type);
+        size_t nf = k ? strlen(k) : 0;
+        if (nf && nf <= NCS_COL_MAX_FIELDS && !strchr(k, 'x') && ncol + nf <= MAXCOL) {
+          base[type] = (uint16_t)ncol;
+          nfield[type] = (uint8_t)nf;
+          for (size_t j = 0; j < nf; j++) {
+            memset(&col[ncol + j], 0, sizeof *col);
+            col[ncol + j].id = NCS_COL_FIELD(type, j);
+            col[ncol + j].sign = k[j] == 's';
+          }
+          ncol += (uint32_t)nf;
+        } else {
+          base[type] = 0xffff; /* never split */
+        }
+      }
+      if (base[type] != 0xffff && ncs_col_split(body, len, nfield[type], v) == 0) {
+        split = 1;
+        for (size_t j = 0; j < nfield[type]; j++) {
+          struct ncs_colw *c = &col[base[type] + j];
+          ncs_col_see(c, c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j]);
+        }
+      }
+    }
+    col[0].size += ncs_col_varint_len(type << 1 | (uint64_t)split);
+    col[0].count++;
+    if (!split) {
+      col[1].size += ncs_col_varint_len(len);
+      col[2].size += len;
+    }
+  }
+  /* each field column: delta or not, shift, width */
+  size_t need = 0;
+  for (uint32_t i = 0; i < ncol; i++) {
+    struct ncs_colw *c = &col[i];
+    if (i >= 3) {
+      int m = c->bits[1] < c->bits[0];
+      c->delta = (uint8_t)m;
+      c->shift = c->or_[m] ? (uint8_t)__builtin_ctzll(c->or_[m]) : 0;
+      uint64_t a = c->count > 1 ? ncs_col_code((uint64_t)c->lo[m], c->shift) : 0;
+      uint64_t b = c->count > 1 ? ncs_col_code((uint64_t)c->hi[m], c->shift) : 0;
+      c->width = (uint8_t)ncs_col_bytes(a > b ? a : b);
+      c->size = c->count > 1 ? (size_t)(c->count - 1) * c->width : 0;
+      c->prev = 0;
+    }
+    c->off = need;
+    need += c->size;
+  }
+  size_t dir_max = 10 + (size_t)ncol * 60;
+  if (need > (size_t)(tab_at - out) || (size_t)(tab_at - out) - need < dir_max + 64) return 0;
+  uint8_t *data = tab_at - need; /* the columns' bytes, just below the table */
+  /* pass 2: fill the columns */
+  uint8_t *t0 = data + col[0].off, *t1 = data + col[1].off, *t2 = data + col[2].off;
+  for (p = (const uint8_t *)raw; p < e;) {
+    (void)ncs_col_record(&p, e, &type, &body, &len);
+    int split = type >= 1 && type <= NCS_COL_MAX_TYPE && base[type] && base[type] != 0xffff &&
+                ncs_col_split(body, len, nfield[type], v) == 0;
+    t0 += ncs_put_varint(t0, type << 1 | (uint64_t)split);
+    if (!split) {
+      t1 += ncs_put_varint(t1, len);
+      if (len) memcpy(t2, body, len);
+      t2 += len;
+      continue;
+    }
+    for (size_t j = 0; j < nfield[type]; j++) {
+      struct ncs_colw *c = &col[base[type] + j];
+      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      uint64_t y = c->delta ? x - c->prev : x;
+      c->prev = x;
+      if (c->fill++ == 0) continue; /* the first value goes in the directory */
+      uint64_t z = ncs_col_code(y, c->shift);
+      uint8_t *d = data + c->off + (c->fill - 2);
+      for (unsigned b = 0; b < c->width; b++) d[(size_t)b * (c->count - 1)] = (uint8_t)(z >> (8 * b));
+    }
+  }
+  /* compress each column after the room for the directory, then write the directory */
+  uint8_t *w = out + dir_max;
+  for (uint32_t i = 0; i < ncol; i++) {
+    struct ncs_colw *c = &col[i];
+    uint8_t *src = data + c->off;
+    size_t room = (size_t)(data - w), z = 0;
+    if (c->size >= 32) {
+      z = ZSTD_compressCCtx(cctx, w, room, src, c->size, level);
+      if (ZSTD_isError(z)) z = 0;
+    }
+    if (z && z < c->size) {
+      c->fill = (uint32_t)z; /* now: stored bytes */
+      c->delta |= 4;         /* compressed (NCS_COLF_ZSTD, kept with the delta bit) */
+    } else {
+      if (c->size > room) return 0;
+      memmove(w, src, c->size);
+      c->fill = (uint32_t)c->size;
+    }
+    w += c->fill;
+  }
+  size_t data_len = (size_t)(w - (out + dir_max));
+  uint8_t *d = out;
+  d += ncs_put_varint(d, ncol);
+  for (uint32_t i = 0; i < ncol; i++) {
+    struct ncs_colw *c = &col[i];
+    uint32_t fl = (c->delta & 4) ? NCS_COLF_ZSTD : 0;
+    uint64_t first = 0;
+    if (i >= 3) {
+      fl |= (c->sign ? NCS_COLF_SIGNED : 0) | ((c->delta & 1) ? NCS_COLF_DELTA : 0) | ((uint32_t)c->shift << 3);
+      first = c->count ? ncs_col_code(c->first[c->delta & 1], c->shift) : 0;
+    }
+    d += ncs_put_varint(d, c->id);
+    d += ncs_put_varint(d, fl);
+    d += ncs_put_varint(d, i < 3 ? c->size : c->count);
+    d += ncs_put_varint(d, first);
+    d += ncs_put_varint(d, c->width);
+    d += ncs_put_varint(d, c->fill);
+  }
+  memmove(d, out + dir_max, data_len);
+  return (size_t)(d - out) + data_len;
+}
+
+/* ---- reader ---- */
+
+struct ncs_colr {
+  uint32_t id, flags, count, width, pos;
+  uint64_t first, size, stored, prev;
+  const uint8_t *bytes; /* its decompressed bytes */
+};
+
+static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz, uint8_t *out, size_t rsz,
+                                     uint8_t *scratch, size_t scap, size_t *need, const char **why,
+                                     size_t *where) {
+  enum { MAXCOL = 3 + 64 * 64 };
+  const uint8_t *p = payload, *e = payload + psz;
+  uint64_t ncol;
+  *why = "";
+  *where = 0;
+  *need = 0;
+#define NCS_COLFAIL(msg) do { *why = (msg); *where = (size_t)(p - payload); return -1; } while (0)
+  if (ncs_get_varint(&p, e, &ncol) != 0 || ncol < 3 || ncol > MAXCOL) NCS_COLFAIL("bad column count");
+  /* the table lives at the start of scratch, then the decompressed columns */
+  size_t tab = (size_t)ncol * sizeof(struct ncs_colr) + 2 * NCS_COL_ID_LIMIT + 16;
+  struct ncs_colr *c = NULL;
+  uint16_t *slot = NULL;
+  int sized = scap >= tab;
+  if (sized) {
+    uint8_t *a = scratch + ((16 - ((uintptr_t)scratch & 15)) & 15);
+    sized = (size_t)(a - scratch) + tab <= scap;
+    c = (struct ncs_colr *)a;
+    slot = (uint16_t *)(a + (size_t)ncol * sizeof *c);
+    if (sized) memset(slot, 0xff, 2 * NCS_COL_ID_LIMIT);
+  }
+  uint64_t total = 0, stored = 0;
+  struct ncs_colr one;
+  for (uint64_t i = 0; i < ncol; i++) {
+    struct ncs_colr *k = sized ? &c[i] : &one;
+    uint64_t id, fl, count, first, width, st;
+    if (ncs_get_varint(&p, e, &id) || ncs_get_varint(&p, e, &fl) || ncs_get_varint(&p, e, &count) ||
+        ncs_get_varint(&p, e, &first) || ncs_get_varint(&p, e, &width) || ncs_get_varint(&p, e, &st))
+      NCS_COLFAIL("column directory cut short");
+    if (id >= NCS_COL_ID_LIMIT || (id >= 3 && id < 64) || (id >= 3 && id % 64 >= NCS_COL_MAX_FIELDS) ||
+        (i < 3) != (id < 3) || (i < 3 && id != i))
+      NCS_COLFAIL("bad column id");
+    if (fl & ~(uint64_t)NCS_COLF_KNOWN || count > rsz || width > 8 || st > psz || (id < 3 && (fl & ~4u || width)))
+      NCS_COLFAIL("bad column description");
+    k->id = (uint32_t)id; k->flags = (uint32_t)fl; k->count = (uint32_t)count; k->width = (uint32_t)width;
+    k->first = first; k->stored = st; k->pos = 0; k->prev = 0;
+    k->size = id < 3 ? count : (count ? (count - 1) * width : 0);
+    if (!(fl & NCS_COLF_ZSTD) && st != k->size) NCS_COLFAIL("stored column size disagrees");
+    if (sized) {
+      if (slot[id] != 0xffff) NCS_COLFAIL("column listed twice");
+      slot[id] = (uint16_t)i;
+    }
+    total += (fl & NCS_COLF_ZSTD) ? k->size : 0;
+    stored += st;
+  }
+  if (total > NCS_COLUMNS_SCRATCH(rsz)) NCS_COLFAIL("columns larger than the format allows");
+  if (stored != (uint64_t)(e - p)) NCS_COLFAIL("column bytes do not fill the payload");
+  *need = tab + 16 + (size_t)total;
+  if (!sized || scap < *need) return -2;
+  /* the columns' bytes */
+  uint8_t *dst = scratch + (scap - (size_t)total);
+  for (uint64_t i = 0; i < ncol; i++) {
+    struct ncs_colr *k = &c[i];
+    if (k->flags & NCS_COLF_ZSTD) {
+      size_t got = ZSTD_decompressDCtx(dctx, dst, (size_t)k->size, p, (size_t)k->stored);
+      if (ZSTD_isError(got) || got != k->size) NCS_COLFAIL("a column does not decompress to its size");
+      k->bytes = dst;
+      dst += k->size;
+    } else {
+      k->bytes = p;
+    }
+    p += k->stored;
+  }
+  p = payload; /* offsets of later errors: the payload's start */
+  /* field counts of split types: every field 0..n-1 present, with one count */
+  uint8_t nf[NCS_COL_MAX_TYPE + 1] = {0};
+  for (uint64_t i = 3; i < ncol; i++) {
+    uint32_t t = c[i].id / 64, j = c[i].id % 64;
+    if (j + 1 > nf[t]) nf[t] = (uint8_t)(j + 1);
+  }
+  for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++)
+    for (uint32_t j = 0; j < nf[t]; j++)
+      if (slot[NCS_COL_FIELD(t, j)] == 0xffff || c[slot[NCS_COL_FIELD(t, j)]].count != c[slot[NCS_COL_FIELD(t, 0)]].count)
+        NCS_COLFAIL("a split record type lacks a field column");
+  /* rebuild the rows */
+  const uint8_t *tp = c[0].bytes, *te = tp + c[0].size, *lp = c[1].bytes, *le = lp + c[1].size;
+  const uint8_t *bp = c[2].bytes, *be = bp + c[2].size;
+  size_t o = 0;
+  uint8_t body[NCS_COL_MAX_FIELDS * 10];
+  while (tp < te) {
+    uint64_t tc, len;
+    if (ncs_get_varint(&tp, te, &tc) != 0) NCS_COLFAIL("record types column cut short");
+    uint64_t type = tc >> 1;
+    uint8_t hdr[20];
+    size_t hn = ncs_put_varint(hdr, type);
+    const uint8_t *src;
+    if (!(tc & 1)) {
+      if (ncs_get_varint(&lp, le, &len) != 0 || len > (uint64_t)(be - bp)) NCS_COLFAIL("whole records column cut short");
+      src = bp;
+      bp += len;
+    } else {
+      if (type < 1 || type > NCS_COL_MAX_TYPE || !nf[type]) NCS_COLFAIL("a split record without its columns");
+      uint8_t *b = body;
+      for (uint32_t j = 0; j < nf[type]; j++) {
+        struct ncs_colr *k = &c[slot[NCS_COL_FIELD(type, j)]];
+        if (k->pos >= k->count) NCS_COLFAIL("a field column ends early");
+        uint64_t z = k->first;
+        if (k->pos) {
+          const uint8_t *d = k->bytes + (k->pos - 1);
+          z = 0;
+          for (uint32_t q = 0; q < k->width; q++) z |= (uint64_t)d[(size_t)q * (k->count - 1)] << (8 * q);
+        }
+        k->pos++;
+        uint64_t y = (uint64_t)ncs_unzigzag(z) << NCS_COLF_SHIFT(k->flags);
+        uint64_t x = (k->flags & NCS_COLF_DELTA) ? k->prev + y : y;
+        k->prev = x;
+        b += ncs_put_varint(b, (k->flags & NCS_COLF_SIGNED) ? ncs_zigzag((int64_t)x) : x);
+      }
+      len = (uint64_t)(b - body);
+      src = body;
+    }
+    hn += ncs_put_varint(hdr + hn, len);
+    if (hn + len > rsz - o) NCS_COLFAIL("rows longer than the chunk's raw size");
+    memcpy(out + o, hdr, hn);
+    if (len) memcpy(out + o + hn, src, (size_t)len);
+    o += hn + (size_t)len;
+  }
+  if (o != rsz || lp != le || bp != be) NCS_COLFAIL("rows do not fill the chunk's raw size");
+  for (uint64_t i = 3; i < ncol; i++)
+    if (c[i].pos != c[i].count) NCS_COLFAIL("a field column has values left over");
+#undef NCS_COLFAIL
+  return 0;
+}
+
+#endif
