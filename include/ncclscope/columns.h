@@ -83,9 +83,10 @@ static inline unsigned ncs_col_bytes(uint64_t v) { return (ncs_col_bits(v) + 7) 
 struct ncs_colw {
   uint32_t id, count, fill;
   uint8_t sign, delta, shift, width;
-  uint64_t prev, first[2], or_[2], bits[2];
-  int64_t lo[2], hi[2];
-  size_t off, size; /* its bytes in the scratch area */
+  uint64_t prev, first, or_y, or_z; /* first value; OR of the values and of their zigzags */
+  uint64_t bits[2];                 /* sample: bits of the values without / with delta */
+  uint64_t s_or_y[2], s_or_z[2];    /* sample: OR of the values and zigzags (no delta / delta) */
+  size_t off, size;                 /* its bytes in the scratch area */
 };
 
 /* Parses a record at *pp: its type and body; -1 when the bytes end first or its type or
@@ -93,9 +94,12 @@ struct ncs_colw {
 static inline int ncs_col_record(const uint8_t **pp, const uint8_t *e, uint64_t *type, const uint8_t **body,
                                  uint64_t *len) {
   const uint8_t *s = *pp;
-  if (ncs_get_varint(pp, e, type) != 0 || ncs_get_varint(pp, e, len) != 0) return -1;
+  if (ncs_get_varint(pp, e, type) != 0) return -1;
+  if (*pp - s > 1 && (*pp)[-1] == 0) return -1; /* long form */
+  s = *pp;
+  if (ncs_get_varint(pp, e, len) != 0) return -1;
+  if (*pp - s > 1 && (*pp)[-1] == 0) return -1;
   if (*len > (uint64_t)(e - *pp)) return -1;
-  if ((size_t)(*pp - s) != ncs_col_varint_len(*type) + ncs_col_varint_len(*len)) return -1; /* long forms */
   *body = *pp;
   *pp += *len;
   return 0;
@@ -105,30 +109,64 @@ static inline int ncs_col_record(const uint8_t **pp, const uint8_t *e, uint64_t 
 static inline int ncs_col_split(const uint8_t *b, uint64_t len, size_t nf, uint64_t *v) {
   const uint8_t *e = b + len;
   for (size_t j = 0; j < nf; j++) {
-    const uint8_t *s = b;
-    if (ncs_get_varint(&b, e, &v[j]) != 0 || (size_t)(b - s) != ncs_col_varint_len(v[j])) return -1;
+    if (b < e && *b < 0x80) { v[j] = *b++; continue; }
+    if (ncs_get_varint(&b, e, &v[j]) != 0 || b[-1] == 0) return -1; /* a last byte 0: long form */
   }
   return b == e ? 0 : -1;
-}
-static inline void ncs_col_see(struct ncs_colw *c, uint64_t x) {
-  uint64_t y[2] = {x, x - c->prev};
-  c->prev = x;
-  for (int m = 0; m < 2; m++) {
-    int64_t s = (int64_t)y[m];
-    c->or_[m] |= y[m];
-    if (c->count == 0) { c->first[m] = y[m]; c->lo[m] = c->hi[m] = s; continue; }
-    if (c->count == 1 || s < c->lo[m]) c->lo[m] = s;
-    if (c->count == 1 || s > c->hi[m]) c->hi[m] = s;
-    c->bits[m] += ncs_col_bits(ncs_zigzag(s));
-  }
-  c->count++;
 }
 /* zigzag of (y >> shift), y divisible by 2^shift */
 static inline uint64_t ncs_col_code(uint64_t y, unsigned shift) { return ncs_zigzag((int64_t)y >> shift); }
 
-static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+/* The end of packing: each column compressed (or stored) after room for the directory, then
+ * the directory written and the columns moved up against it. Returns the payload size or 0. */
+static inline size_t ncs_col_finish(ZSTD_CCtx *cctx, int level, uint8_t *out, struct ncs_colw *col, uint32_t ncol,
+                                    uint8_t *data, size_t dir_max) {
+  /* compress each column after the room for the directory, then write the directory */
+  uint8_t *w = out + dir_max;
+  for (uint32_t i = 0; i < ncol; i++) {
+    struct ncs_colw *c = &col[i];
+    uint8_t *src = data + c->off;
+    size_t room = (size_t)(data - w), z = 0;
+    if (c->size >= 32) {
+      z = ZSTD_compressCCtx(cctx, w, room, src, c->size, level);
+      if (ZSTD_isError(z)) z = 0;
+    }
+    if (z && z < c->size) {
+      c->fill = (uint32_t)z; /* now: stored bytes */
+      c->delta |= 4;         /* compressed (NCS_COLF_ZSTD, kept with the delta bit) */
+    } else {
+      if (c->size > room) return 0;
+      memmove(w, src, c->size);
+      c->fill = (uint32_t)c->size;
+    }
+    w += c->fill;
+  }
+  size_t data_len = (size_t)(w - (out + dir_max));
+  uint8_t *d = out;
+  d += ncs_put_varint(d, ncol);
+  for (uint32_t i = 0; i < ncol; i++) {
+    struct ncs_colw *c = &col[i];
+    uint32_t fl = (c->delta & 4) ? NCS_COLF_ZSTD : 0;
+    uint64_t first = 0;
+    if (i >= 3) {
+      fl |= (c->sign ? NCS_COLF_SIGNED : 0) | ((c->delta & 1) ? NCS_COLF_DELTA : 0) | ((uint32_t)c->shift << 3);
+      first = c->count ? ncs_col_code(c->first, c->shift) : 0;
+    }
+    d += ncs_put_varint(d, c->id);
+    d += ncs_put_varint(d, fl);
+    d += ncs_put_varint(d, i < 3 ? c->size : c->count);
+    d += ncs_put_varint(d, first);
+    d += ncs_put_varint(d, c->width);
+    d += ncs_put_varint(d, c->fill);
+  }
+  memmove(d, out + dir_max, data_len);
+  return (size_t)(d - out) + data_len;
+}
+
+/* The general packer: two passes over the rows (what each column holds, then its bytes). */
+static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
                                       size_t n) {
-  enum { MAXCOL = 3 + 64 * 8 }; /* at most 8 split types in one chunk: the rest are stored whole */
+  enum { MAXCOL = 3 + 64 * 8, SAMPLE = 512 }; /* at most 8 split types per chunk: the rest whole */
   const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
   uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
   if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
@@ -143,53 +181,72 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
   memset(base, 0, sizeof base);
   memset(col, 0, 3 * sizeof *col);
   for (uint32_t i = 0; i < 3; i++) col[i].id = i;
-  /* pass 1: what every column holds */
+  /* pass 0, the first SAMPLE records of each type: which columns are smaller as deltas */
   for (p = (const uint8_t *)raw; p < e;) {
     if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
-    int split = 0;
-    if (type >= 1 && type <= NCS_COL_MAX_TYPE) {
-      if (!base[type]) {
-        const char *k = ncs_col_kinds(type);
-        size_t nf = k ? strlen(k) : 0;
-        if (nf && nf <= NCS_COL_MAX_FIELDS && !strchr(k, 'x') && ncol + nf <= MAXCOL) {
-          base[type] = (uint16_t)ncol;
-          nfield[type] = (uint8_t)nf;
-          for (size_t j = 0; j < nf; j++) {
-            memset(&col[ncol + j], 0, sizeof *col);
-            col[ncol + j].id = NCS_COL_FIELD(type, j);
-            col[ncol + j].sign = k[j] == 's';
-          }
-          ncol += (uint32_t)nf;
-        } else {
-          base[type] = 0xffff; /* never split */
+    if (type < 1 || type > NCS_COL_MAX_TYPE) continue;
+    if (!base[type]) {
+      const char *k = ncs_col_kinds(type);
+      size_t nf = k ? strlen(k) : 0;
+      if (nf && nf <= NCS_COL_MAX_FIELDS && !strchr(k, 'x') && ncol + nf <= MAXCOL) {
+        base[type] = (uint16_t)ncol;
+        nfield[type] = (uint8_t)nf;
+        for (size_t j = 0; j < nf; j++) {
+          memset(&col[ncol + j], 0, sizeof *col);
+          col[ncol + j].id = NCS_COL_FIELD(type, j);
+          col[ncol + j].sign = k[j] == 's';
         }
-      }
-      if (base[type] != 0xffff && ncs_col_split(body, len, nfield[type], v) == 0) {
-        split = 1;
-        for (size_t j = 0; j < nfield[type]; j++) {
-          struct ncs_colw *c = &col[base[type] + j];
-          ncs_col_see(c, c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j]);
-        }
+        ncol += (uint32_t)nf;
+      } else {
+        base[type] = 0xffff; /* never split */
       }
     }
+    if (base[type] == 0xffff || col[base[type]].count >= SAMPLE || ncs_col_split(body, len, nfield[type], v) != 0)
+      continue;
+    for (size_t j = 0; j < nfield[type]; j++) {
+      struct ncs_colw *c = &col[base[type] + j];
+      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      if (c->count++) {
+        c->bits[0] += ncs_col_bits(ncs_zigzag((int64_t)x));
+        c->bits[1] += ncs_col_bits(ncs_zigzag((int64_t)(x - c->prev)));
+      }
+      c->prev = x;
+    }
+  }
+  for (uint32_t i = 3; i < ncol; i++) {
+    col[i].delta = col[i].bits[1] < col[i].bits[0];
+    col[i].count = 0;
+    col[i].prev = 0;
+  }
+  /* pass 1: what every column holds */
+  for (p = (const uint8_t *)raw; p < e;) {
+    (void)ncs_col_record(&p, e, &type, &body, &len);
+    int split = type >= 1 && type <= NCS_COL_MAX_TYPE && base[type] && base[type] != 0xffff &&
+                ncs_col_split(body, len, nfield[type], v) == 0;
     col[0].size += ncs_col_varint_len(type << 1 | (uint64_t)split);
     col[0].count++;
     if (!split) {
       col[1].size += ncs_col_varint_len(len);
       col[2].size += len;
+      continue;
+    }
+    for (size_t j = 0; j < nfield[type]; j++) {
+      struct ncs_colw *c = &col[base[type] + j];
+      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      uint64_t y = c->delta ? x - c->prev : x;
+      c->prev = x;
+      c->or_y |= y;
+      if (c->count++) c->or_z |= ncs_zigzag((int64_t)y);
+      else c->first = y;
     }
   }
-  /* each field column: delta or not, shift, width */
+  /* each field column: shift and width */
   size_t need = 0;
   for (uint32_t i = 0; i < ncol; i++) {
     struct ncs_colw *c = &col[i];
     if (i >= 3) {
-      int m = c->bits[1] < c->bits[0];
-      c->delta = (uint8_t)m;
-      c->shift = c->or_[m] ? (uint8_t)__builtin_ctzll(c->or_[m]) : 0;
-      uint64_t a = c->count > 1 ? ncs_col_code((uint64_t)c->lo[m], c->shift) : 0;
-      uint64_t b = c->count > 1 ? ncs_col_code((uint64_t)c->hi[m], c->shift) : 0;
-      c->width = (uint8_t)ncs_col_bytes(a > b ? a : b);
+      c->shift = c->or_y ? (uint8_t)__builtin_ctzll(c->or_y) : 0;
+      c->width = (uint8_t)ncs_col_bytes(c->or_z >> c->shift); /* checked while filling */
       c->size = c->count > 1 ? (size_t)(c->count - 1) * c->width : 0;
       c->prev = 0;
     }
@@ -220,49 +277,152 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
       if (c->fill++ == 0) continue; /* the first value goes in the directory */
       uint64_t z = ncs_col_code(y, c->shift);
       uint8_t *d = data + c->off + (c->fill - 2);
-      for (unsigned b = 0; b < c->width; b++) d[(size_t)b * (c->count - 1)] = (uint8_t)(z >> (8 * b));
+      size_t stride = c->count - 1;
+      switch (c->width) {
+      case 0: break;
+      case 1: d[0] = (uint8_t)z; break;
+      case 2: d[0] = (uint8_t)z; d[stride] = (uint8_t)(z >> 8); break;
+      default:
+        for (unsigned b = 0; b < c->width; b++) d[(size_t)b * stride] = (uint8_t)(z >> (8 * b));
+      }
+      if (c->width < 8 && (z >> (8 * c->width))) return 0; /* cannot happen: width holds every code */
     }
   }
-  /* compress each column after the room for the directory, then write the directory */
-  uint8_t *w = out + dir_max;
-  for (uint32_t i = 0; i < ncol; i++) {
-    struct ncs_colw *c = &col[i];
-    uint8_t *src = data + c->off;
-    size_t room = (size_t)(data - w), z = 0;
-    if (c->size >= 32) {
-      z = ZSTD_compressCCtx(cctx, w, room, src, c->size, level);
-      if (ZSTD_isError(z)) z = 0;
+  return ncs_col_finish(cctx, level, out, col, ncol, data, dir_max);
+}
+
+/* The common case in one pass over the values: each column's delta, shift and width are
+ * chosen from the first SAMPLE records of its type; a value they cannot hold, or a record of
+ * a split type that does not split, makes it return 0 (then the two-pass packer runs). */
+static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+                                           size_t n) {
+  enum { MAXCOL = 3 + 64 * 8, SAMPLE = 512 };
+  const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
+  uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
+  if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
+  size_t tab_bytes = MAXCOL * sizeof(struct ncs_colw) + 16;
+  uint8_t *tab_at = out + cap - tab_bytes;
+  tab_at += (16 - ((uintptr_t)tab_at & 15)) & 15;
+  struct ncs_colw *col = (struct ncs_colw *)tab_at;
+  uint32_t ncol = 3, nrec[NCS_COL_MAX_TYPE + 1];
+  uint16_t base[NCS_COL_MAX_TYPE + 1];
+  uint8_t nfield[NCS_COL_MAX_TYPE + 1];
+  memset(base, 0, sizeof base);
+  memset(nrec, 0, sizeof nrec);
+  memset(col, 0, 3 * sizeof *col);
+  for (uint32_t i = 0; i < 3; i++) col[i].id = i;
+  /* pass 0: records per type, sizes of the whole records, the sample */
+  for (p = (const uint8_t *)raw; p < e;) {
+    if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
+    col[0].size += ncs_col_varint_len(type << 1);
+    col[0].count++;
+    if (type >= 1 && type <= NCS_COL_MAX_TYPE && !base[type]) {
+      const char *k = ncs_col_kinds(type);
+      size_t nf = k ? strlen(k) : 0;
+      if (nf && nf <= NCS_COL_MAX_FIELDS && !strchr(k, 'x') && ncol + nf <= MAXCOL) {
+        base[type] = (uint16_t)ncol;
+        nfield[type] = (uint8_t)nf;
+        for (size_t j = 0; j < nf; j++) {
+          memset(&col[ncol + j], 0, sizeof *col);
+          col[ncol + j].id = NCS_COL_FIELD(type, j);
+          col[ncol + j].sign = k[j] == 's';
+        }
+        ncol += (uint32_t)nf;
+      } else {
+        base[type] = 0xffff;
+      }
     }
-    if (z && z < c->size) {
-      c->fill = (uint32_t)z; /* now: stored bytes */
-      c->delta |= 4;         /* compressed (NCS_COLF_ZSTD, kept with the delta bit) */
-    } else {
-      if (c->size > room) return 0;
-      memmove(w, src, c->size);
-      c->fill = (uint32_t)c->size;
+    if (type < 1 || type > NCS_COL_MAX_TYPE || base[type] == 0xffff) {
+      col[1].size += ncs_col_varint_len(len);
+      col[2].size += len;
+      continue;
     }
-    w += c->fill;
+    if (nrec[type]++ >= SAMPLE) continue;
+    if (ncs_col_split(body, len, nfield[type], v) != 0) return 0;
+    for (size_t j = 0; j < nfield[type]; j++) {
+      struct ncs_colw *c = &col[base[type] + j];
+      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      uint64_t y[2] = {x, x - c->prev};
+      c->prev = x;
+      for (int m = 0; m < 2; m++) {
+        c->s_or_y[m] |= y[m];
+        if (c->count) { uint64_t z = ncs_zigzag((int64_t)y[m]); c->s_or_z[m] |= z; c->bits[m] += ncs_col_bits(z); }
+      }
+      c->count++;
+    }
   }
-  size_t data_len = (size_t)(w - (out + dir_max));
-  uint8_t *d = out;
-  d += ncs_put_varint(d, ncol);
+  size_t need = 0, inter = 0;
   for (uint32_t i = 0; i < ncol; i++) {
     struct ncs_colw *c = &col[i];
-    uint32_t fl = (c->delta & 4) ? NCS_COLF_ZSTD : 0;
-    uint64_t first = 0;
     if (i >= 3) {
-      fl |= (c->sign ? NCS_COLF_SIGNED : 0) | ((c->delta & 1) ? NCS_COLF_DELTA : 0) | ((uint32_t)c->shift << 3);
-      first = c->count ? ncs_col_code(c->first[c->delta & 1], c->shift) : 0;
+      int m = c->bits[1] < c->bits[0];
+      c->delta = (uint8_t)m;
+      c->shift = c->s_or_y[m] ? (uint8_t)__builtin_ctzll(c->s_or_y[m]) : 0;
+      c->width = (uint8_t)ncs_col_bytes(c->s_or_z[m] >> c->shift);
+      c->count = nrec[c->id / 64];
+      c->size = c->count > 1 ? (size_t)(c->count - 1) * c->width : 0;
+      c->prev = 0;
+      /* while filling: bits[0] = the codes' mask of bits beyond width, bits[1] = delta mask */
+      c->bits[0] = c->width >= 8 ? 0 : ~0ull << (8 * c->width);
+      c->bits[1] = m ? ~0ull : 0;
+      inter += c->size + 8; /* 8: room for the last code's whole 8 bytes */
     }
-    d += ncs_put_varint(d, c->id);
-    d += ncs_put_varint(d, fl);
-    d += ncs_put_varint(d, i < 3 ? c->size : c->count);
-    d += ncs_put_varint(d, first);
-    d += ncs_put_varint(d, c->width);
-    d += ncs_put_varint(d, c->fill);
+    c->off = need;
+    need += c->size;
   }
-  memmove(d, out + dir_max, data_len);
-  return (size_t)(d - out) + data_len;
+  size_t dir_max = 10 + (size_t)ncol * 60;
+  /* the codes are first written whole (8 bytes each, width apart) after the columns' room, then
+   * split into byte planes in place of their column */
+  size_t room = (size_t)(tab_at - out);
+  if (need + inter > room || room - need - inter < dir_max + 64) return 0;
+  uint8_t *data = tab_at - need - inter, *codes = data + need;
+  for (uint32_t i = 3, at = 0; i < ncol; i++) { col[i].s_or_y[0] = at; at += (uint32_t)col[i].size + 8; }
+  /* the one pass over the values */
+  uint8_t *t0 = data + col[0].off, *t1 = data + col[1].off, *t2 = data + col[2].off;
+  for (p = (const uint8_t *)raw; p < e;) {
+    (void)ncs_col_record(&p, e, &type, &body, &len);
+    if (type < 1 || type > NCS_COL_MAX_TYPE || base[type] == 0xffff) {
+      t0 += ncs_put_varint(t0, type << 1);
+      t1 += ncs_put_varint(t1, len);
+      if (len) memcpy(t2, body, len);
+      t2 += len;
+      continue;
+    }
+    if (ncs_col_split(body, len, nfield[type], v) != 0) return 0;
+    t0 += ncs_put_varint(t0, type << 1 | 1);
+    struct ncs_colw *c = &col[base[type]];
+    for (size_t j = 0; j < nfield[type]; j++, c++) {
+      uint64_t x = (v[j] >> c->sign) ^ (0 - (v[j] & c->sign));
+      uint64_t y = x - (c->prev & c->bits[1]);
+      c->prev = x;
+      c->or_y |= y;
+      uint64_t z = ncs_col_code(y, c->shift);
+      if (c->fill++ == 0) { c->first = y; continue; }
+      if (z & c->bits[0]) return 0;
+      uint8_t *d = codes + c->s_or_y[0];
+      memcpy(d, &z, 8); /* little-endian hosts only (format.h: the shim's platforms) */
+      c->s_or_y[0] += c->width;
+    }
+  }
+  for (uint32_t i = 3; i < ncol; i++) {
+    struct ncs_colw *c = &col[i];
+    if (c->shift && (c->or_y & ((1ull << c->shift) - 1))) return 0; /* not a multiple */
+    /* byte planes: byte b of code k to data[off + b * (count - 1) + k] */
+    const uint8_t *src = codes + c->s_or_y[0] - c->size;
+    uint8_t *dst = data + c->off;
+    size_t cnt = c->count > 1 ? c->count - 1 : 0, w = c->width;
+    if (w == 1) { memcpy(dst, src, cnt); continue; }
+    for (size_t k = 0; k < cnt; k++, src += w)
+      for (size_t b = 0; b < w; b++) dst[b * cnt + k] = src[b];
+  }
+  return ncs_col_finish(cctx, level, out, col, ncol, data, dir_max);
+}
+
+/* Rows into a column payload: the one-pass packer, else the two-pass one. */
+static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+                                      size_t n) {
+  size_t z = ncs_columns_pack_fast(cctx, level, out, cap, raw, n);
+  return z ? z : ncs_columns_pack_exact(cctx, level, out, cap, raw, n);
 }
 
 /* ---- reader ---- */
