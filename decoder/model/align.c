@@ -82,15 +82,16 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   }
 }
 
-/* Releases the held kernels with the pairs known now. */
+/* Releases one kernel with the pairs known now. */
+static void release_kernel(struct ncs_aligner *a, const struct ncs_kernel *k) {
+  uint64_t end = k->start + k->duration < k->start ? UINT64_MAX : k->start + k->duration;
+  struct ncs_aligned_kernel x = {k, ncs_aligner_time(a, k->start), ncs_aligner_time(a, end)};
+  if (x.end < x.start) x.end = x.start;
+  a->release_kernel(a->ctx, &x);
+}
+
 static void release_kernels(struct ncs_aligner *a) {
-  for (size_t i = 0; i < a->nk; i++) {
-    const struct ncs_kernel *k = &a->kq[i];
-    uint64_t end = k->start + k->duration < k->start ? UINT64_MAX : k->start + k->duration;
-    struct ncs_aligned_kernel x = {k, ncs_aligner_time(a, k->start), ncs_aligner_time(a, end)};
-    if (x.end < x.start) x.end = x.start;
-    a->release_kernel(a->ctx, &x);
-  }
+  for (size_t i = 0; i < a->nk; i++) release_kernel(a, &a->kq[i]);
   a->nk = 0;
 }
 
@@ -101,16 +102,15 @@ void ncs_aligner_kernel(struct ncs_aligner *a, const struct ncs_kernel *k) {
   if (a->nk == a->capk) {
     size_t nc = a->capk ? a->capk * 2 : 256;
     struct ncs_kernel *q = a->nk < KHOLD_MAX ? realloc(a->kq, nc * sizeof *q) : NULL;
-    if (!q) { /* too many (or no memory): release what is held with the pairs known so far */
+    if (q) { a->kq = q; a->capk = nc; }
+    else { /* too many (or no memory): release what is held with the pairs known so far */
       a->kernels_early += a->nk;
       release_kernels(a);
-    } else {
-      a->kq = q; a->capk = nc;
     }
   }
-  if (a->nk < a->capk) a->kq[a->nk++] = *k;
-  else { struct ncs_aligned_kernel x = {k, ncs_aligner_time(a, k->start), ncs_aligner_time(a, k->start + k->duration)};
-         a->kernels_early++; a->release_kernel(a->ctx, &x); }
+  if (a->nk < a->capk) { a->kq[a->nk++] = *k; return; }
+  a->kernels_early++; /* nothing could be held (no memory) */
+  release_kernel(a, k);
 }
 
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
