@@ -160,9 +160,6 @@ void ncs_rings_buf_publish(size_t len);    /* its first len bytes are whole reco
 /* A zeroed ring with ncs_cfg.ring_records slots (mask set): in the file, else process memory
  * (flags NCS_RING_F_MEMORY); NULL when neither can be had. */
 struct ncs_ring *ncs_rings_new_ring(void);
-/* Writer thread: pre-faults the pages of ring r (in slot `slot`) a little ahead of `head`;
- * 1 when it stopped short of that window (bounded work per call). */
-int ncs_rings_prefault(unsigned slot, struct ncs_ring *r, uint64_t head);
 uint64_t ncs_rings_in_memory(void);        /* rings that could not be in the file */
 void ncs_rings_remove(void);               /* clean shutdown: unlink the file */
 void ncs_rings_atfork_child(void);

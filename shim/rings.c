@@ -17,15 +17,11 @@
  *     and carries NCS_RING_F_MEMORY (counted: the writer reports it in the THREAD record).
  *   - Every mapping is MADV_DONTFORK: a forked child never sees, let alone writes, its
  *     parent's rings; ncs_rings_atfork_child() forgets them (the child makes its own file).
- *   - ncs_rings_prefault() (writer thread, at a drain that found the ring at most a quarter
- *     full: a writer behind leaves the owner its own faults) makes the pages just ahead of a
- *     ring's head present and writable (MADV_POPULATE_WRITE; as many records ahead as the
- *     thread has recorded, 1024 to 1/8 of the ring, 256 KiB per drain at most), so the
- *     owner's first pass over its ring takes no page fault where the writer keeps ahead: a
- *     first write to a page of a file mapping costs microseconds (page cache page, zeroing,
- *     the file system's page_mkwrite), ~100 ns per 96-byte record. Pages are still touched
- *     only as the ring reaches them, and every mapping is MADV_RANDOM (no read-around: a
- *     first touch must not read the neighbouring pages into the page cache).
+ *   - Every mapping is MADV_RANDOM: a first touch must not read the neighbouring pages into
+ *     the page cache (that read-around, zeroing pages no ring had reached, was most of the
+ *     shim's fixed cost per process). Pages cost only as a ring reaches them; the owner takes
+ *     the page faults of its first pass over its ring (a few microseconds per 4 KiB page on a
+ *     file mapping: ~20 ms of one thread's CPU over its first 131072 calls, once).
  *   - ncs_rings_remove() (after the final chunk is written) unlinks the file: nothing is left
  *     to recover. A killed process leaves it for the decoder. No syscall per recorded call. */
 #include <errno.h>
@@ -52,18 +48,6 @@ static struct {
 } R = {.fd = -1};
 
 static _Atomic uint64_t memory_rings; /* rings that had to live in process memory */
-
-/* writer thread only: how far each ring slot's pages are known present (bytes from the ring's
- * start), for the ring it was measured on */
-static struct { const struct ncs_ring *ring; size_t ready; } prefaulted[NCS_MAX_THREADS];
-static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (before 5.14) */
-/* the most pre-faulted per drain (64 pages: a writer stall under 1 ms even at tens of
- * microseconds per page under load; with the writer back every 1 ms while it has more to do,
- * 256 MB/s, ahead of a thread recording 1 M calls/s = 96 MB/s of ring) */
-#define NCS_PREFAULT_STEP ((size_t)256 << 10)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
 
 static size_t page_round(size_t n) {
   long ps = sysconf(_SC_PAGESIZE);
@@ -189,31 +173,6 @@ struct ncs_ring *ncs_rings_new_ring(void) {
   return r;
 }
 
-int ncs_rings_prefault(unsigned slot, struct ncs_ring *r, uint64_t head) {
-  if (slot >= NCS_MAX_THREADS || !r || populate_unsupported) return 0;
-  uint64_t records = (uint64_t)r->mask + 1;
-  size_t end = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
-  if (prefaulted[slot].ring != r) { /* a new ring in this slot: its first page holds its header */
-    prefaulted[slot].ring = r;
-    prefaulted[slot].ready = page_round(offsetof(struct ncs_ring, rec) + sizeof(struct ncs_call));
-  }
-  size_t ready = prefaulted[slot].ready;
-  if (ready >= end) return 0; /* the whole ring is in place: the owner wraps over it */
-  /* ahead of the head by as many records as it has recorded (1024 to 1/8 of the ring): a
-   * thread that makes few calls touches few pages */
-  uint64_t ahead = head < 1024 ? 1024 : head > records / 8 ? records / 8 : head;
-  uint64_t upto = head + ahead;
-  size_t window = upto >= records ? end : page_round(offsetof(struct ncs_ring, rec) + (size_t)upto * sizeof(struct ncs_call));
-  if (window <= ready) return 0;
-  size_t want = window - ready > NCS_PREFAULT_STEP ? ready + NCS_PREFAULT_STEP : window; /* bounded work */
-  if (madvise((char *)r + ready, want - ready, MADV_POPULATE_WRITE) != 0) {
-    if (errno == EINVAL) populate_unsupported = 1; /* the owner takes its own page faults */
-    return 0;
-  }
-  prefaulted[slot].ready = want;
-  return want < window;
-}
-
 uint64_t ncs_rings_in_memory(void) { return atomic_load(&memory_rings); }
 
 void ncs_rings_remove(void) {
@@ -232,5 +191,4 @@ void ncs_rings_atfork_child(void) {
   atomic_store(&R.hdr, NULL);
   R.path[0] = 0;
   atomic_store(&memory_rings, 0);
-  memset(prefaulted, 0, sizeof prefaulted);
 }

@@ -6,8 +6,7 @@
  *     with every signal blocked (so a SIGXFSZ from write(2) stays pending on it and write
  *     returns EFBIG). Creates `<dir>/<host>-<pid>.ncs` with O_CREAT|O_EXCL|O_NOFOLLOW, mode
  *     0600 (suffix -1, -2, ... when the name exists); the directory, if created, 0700.
- *   - Every 10 ms (1 ms while a ring was found over a quarter full) it moves ring records into the chunk being built
- *     (and has the pages ahead of each ring's head pre-faulted: rings.c); every flush period
+ *   - Every 10 ms (1 ms while a ring was found over a quarter full) it moves ring records into the chunk being built; every flush period
  *     (NCCLSCOPE_FLUSH_MS, default 500 ms) or when the chunk passes 4 MiB raw, it writes the
  *     chunk: one independent zstd frame (one reused ZSTD_CCtx, level 3) behind its header,
  *     appended with pwrite at the end of the last good chunk, so a failed or short write is
@@ -532,8 +531,7 @@ static void publish_tail(struct writer *w, struct ncs_ring *r, uint64_t t) {
   atomic_store_explicit(&r->tail, t, memory_order_release);
 }
 
-/* Returns the fullest ring's fill before the drain, in 1/256ths of its size (over 64 too when
- * a ring's pages ahead of its head are still to be pre-faulted: come back in 1 ms). */
+/* Returns the fullest ring's fill before the drain, in 1/256ths of its size. */
 static unsigned drain(struct writer *w) {
   unsigned fullest = 0;
   uint64_t heads[NCS_MAX_THREADS];
@@ -592,10 +590,6 @@ static unsigned drain(struct writer *w) {
     }
     publish_tail(w, r, t);
     report_drops(w, r);
-    /* pre-fault only while the writer keeps up: a writer behind (ring over a quarter full)
-     * leaves the owner its own page faults, which slow the owner, not the drain */
-    if (fill <= 64 && ncs_rings_prefault((unsigned)i, r, atomic_load_explicit(&r->head, memory_order_relaxed)))
-      fullest = fullest > 64 ? fullest : 64 + 1;
     if (states[i] == NCS_SLOT_DEAD && atomic_load(&r->head) == t) {
       atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
       r->dropped_reported = 0;
