@@ -251,6 +251,14 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
         fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%\n", op->name, "all", (unsigned long long)op->kernels,
                 op->time_ns / 1e9, op->exposed_ns / 1e9, op->time_ns ? 100.0 * op->exposed_ns / op->time_ns : 0);
         if (!op->sized) { fprintf(out, "  %-14s %10s (kernels and calls do not pair one to one: no sizes)\n", "", ""); continue; }
+        for (int b = 0; b < NCS_KACT_BUCKETS; b++) {
+          if (!op->size_kernels[b]) continue;
+          char sz[32];
+          snprintf(sz, sizeof sz, "%llu", b ? 1ull << (b - 1) : 0ull);
+          fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%\n", "", sz, (unsigned long long)op->size_kernels[b],
+                  op->size_time_ns[b] / 1e9, op->size_exposed_ns[b] / 1e9,
+                  op->size_time_ns[b] ? 100.0 * op->size_exposed_ns[b] / op->size_time_ns[b] : 0);
+        }
         for (int p = 0; p < op->npos; p++) {
           if (!op->pos_kernels[p]) continue;
           char pos[32];
@@ -260,14 +268,6 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
                   op->pos_time_ns[p] ? 100.0 * op->pos_exposed_ns[p] / op->pos_time_ns[p] : 0);
           if (op->pos_bytes_min[p] == op->pos_bytes_max[p]) fprintf(out, ", %llu B\n", (unsigned long long)op->pos_bytes_min[p]);
           else fprintf(out, ", %llu-%llu B\n", (unsigned long long)op->pos_bytes_min[p], (unsigned long long)op->pos_bytes_max[p]);
-        }
-        for (int b = 0; b < NCS_KACT_BUCKETS; b++) {
-          if (!op->size_kernels[b]) continue;
-          char sz[32];
-          snprintf(sz, sizeof sz, "%llu", b ? 1ull << (b - 1) : 0ull);
-          fprintf(out, "  %-14s %10s %8llu %12.6f %12.6f %7.1f%%\n", "", sz, (unsigned long long)op->size_kernels[b],
-                  op->size_time_ns[b] / 1e9, op->size_exposed_ns[b] / 1e9,
-                  op->size_time_ns[b] ? 100.0 * op->size_exposed_ns[b] / op->size_time_ns[b] : 0);
         }
       }
     }

@@ -2,7 +2,7 @@
  * with its own measured truth, for the kernel-activity analysis (docs/METRICS.md, "GPU time").
  *
  * Usage (one process per rank, e.g. tests/jobs/launch.sh 2 overlap_job ...):
- *   overlap_job --mode serial|half|hidden|idle [--steps N] [--compute-us US] [--truth DIR]
+ *   overlap_job --mode serial|half|hidden|idle|ddp [--steps N] [--compute-us US] [--truth DIR]
  *               [--idle-us US] [--other-profiler]
  * Per step, one all-reduce of 1024 floats (its duration is the NCCL double's link model: set
  * NCCLDOUBLE_LAT_US) and COMPUTE-US of compute kernels (cudaDoubleLaunchKernel):
@@ -14,6 +14,11 @@
  *           COMPUTE-US): all of it hidden
  *   idle    serial, then the host sleeps IDLE-US (default COMPUTE-US) before the next step
  *           (GPU idle)
+ *   ddp     DDP's shape: the backward pass in BUCKETS (4) chunks on the compute stream; when
+ *           chunk k is done, bucket k's all-reduce (1024 floats each, all the same size, each
+ *           from its own call site as DDP's buckets are told apart) starts on the
+ *           communication stream: buckets 1-3 run beside the next chunk (hidden when the
+ *           all-reduce is shorter than a chunk), the last one after the backward pass (exposed)
  * Truth: the job watches its own "GPU" (cudaDoubleSetTruthHook: the start and end each kernel,
  * copy and set really ran, as the stream workers time-stamped them, the same moments the CUPTI
  * double reports) and after the run writes DIR/truth-rank<R>.json with, over the whole run, the
@@ -21,7 +26,10 @@
  * (compute_ns), their intersection (overlapped_ns), communication outside compute
  * (exposed_ns), compute outside communication (compute_only_ns), the union of both (busy_ns),
  * the span minus it (idle_ns), the kernels seen, and the host sleeps (idle_gap_ns); and every
- * interval in DIR/truth-rank<R>.iv ("start end nccl", one a line). It is what
+ * interval in DIR/truth-rank<R>.iv ("start end nccl", one a line); and per position in the step
+ * (the k-th all-reduce of a step; all steps but the last, whose boundary opens no complete
+ * step) the NCCL kernels' time and their part outside compute (positions_time_ns,
+ * positions_exposed_ns). It is what
  * happened in this run, whatever the machine's load; a tool reading kernel activity should get
  * the same figures up to its clock conversion.
  * --other-profiler: the job is itself a CUPTI client, as a framework profiler is (cuptiSubscribe,
@@ -82,7 +90,8 @@ static uint64_t meet(const struct iv *a, size_t na, const struct iv *b, size_t n
   }
   return t;
 }
-static void write_truth(const char *dir, int rank, const char *mode, int steps, uint64_t idle_gap_ns) {
+#define BUCKETS 4
+static void write_truth(const char *dir, int rank, const char *mode, int steps, int per_step, uint64_t idle_gap_ns) {
   pthread_mutex_lock(&g_truth_mu);
   size_t nk = g_niv[0] + g_niv[1];
   uint64_t first = UINT64_MAX, last = 0;
@@ -100,7 +109,17 @@ static void write_truth(const char *dir, int rank, const char *mode, int steps, 
     for (size_t i = 0; i < g_niv[c]; i++)
       fprintf(f, "%llu %llu %d\n", (unsigned long long)g_iv[c][i].s, (unsigned long long)g_iv[c][i].e, c);
   JOBCHK(fclose(f) == 0, "cannot write %s", path);
-  size_t m0 = merge(g_iv[0], g_niv[0]), m1 = merge(g_iv[1], g_niv[1]);
+  /* per position: NCCL kernels run one after another on one stream, so the i-th to start is
+   * the i-th called: step i / per_step, position i % per_step */
+  uint64_t pos_time[BUCKETS] = {0}, pos_exposed[BUCKETS] = {0};
+  qsort(g_iv[1], g_niv[1], sizeof *g_iv[1], cmp_iv);
+  size_t m0 = merge(g_iv[0], g_niv[0]);
+  for (size_t i = 0; i < g_niv[1] && i < (size_t)(steps - 1) * (size_t)per_step; i++) {
+    uint64_t len = g_iv[1][i].e - g_iv[1][i].s;
+    pos_time[i % per_step] += len;
+    pos_exposed[i % per_step] += len - meet(&g_iv[1][i], 1, g_iv[0], m0);
+  }
+  size_t m1 = merge(g_iv[1], g_niv[1]);
   uint64_t compute = total(g_iv[0], m0), comm = total(g_iv[1], m1), both = meet(g_iv[0], m0, g_iv[1], m1);
   uint64_t span = nk ? last - first : 0, busy = compute + comm - both;
   int oom = g_truth_oom;
@@ -111,13 +130,30 @@ static void write_truth(const char *dir, int rank, const char *mode, int steps, 
   JOBCHK(f, "cannot write %s", path);
   fprintf(f, "{\"mode\": \"%s\", \"steps\": %d, \"kernels\": %zu, \"nccl_kernels\": %zu, \"span_ns\": %llu, "
              "\"busy_ns\": %llu, \"compute_ns\": %llu, \"comm_ns\": %llu, \"overlapped_ns\": %llu, "
-             "\"exposed_ns\": %llu, \"compute_only_ns\": %llu, \"idle_ns\": %llu, \"idle_gap_ns\": %llu}\n",
+             "\"exposed_ns\": %llu, \"compute_only_ns\": %llu, \"idle_ns\": %llu, \"idle_gap_ns\": %llu",
           mode, steps, nk, nk1, (unsigned long long)span, (unsigned long long)busy,
           (unsigned long long)compute, (unsigned long long)comm, (unsigned long long)both,
           (unsigned long long)(comm - both), (unsigned long long)(compute - both),
           (unsigned long long)(span - busy), (unsigned long long)idle_gap_ns);
+  for (int a = 0; a < 2; a++) {
+    fprintf(f, ", \"positions_%s_ns\": [", a ? "exposed" : "time");
+    for (int k = 0; k < per_step; k++) fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)(a ? pos_exposed[k] : pos_time[k]));
+    fprintf(f, "]");
+  }
+  fprintf(f, "}\n");
   JOBCHK(fclose(f) == 0, "cannot write %s", path);
 }
+
+/* ---- ddp: one call site per bucket (not inlined, not a tail call), as DDP's reducer calls
+ * differ by bucket; the same size for all ---- */
+#define BUCKET_FN(k) \
+  __attribute__((noinline)) static ncclResult_t bucket##k(float *b, size_t n, ncclComm_t c, cudaStream_t s) { \
+    ncclResult_t r = ncclAllReduce(b, b, n, ncclFloat32, ncclSum, c, s); \
+    __asm__ volatile("" ::: "memory"); \
+    return r; \
+  }
+BUCKET_FN(0) BUCKET_FN(1) BUCKET_FN(2) BUCKET_FN(3)
+static ncclResult_t (*const bucket_allreduce[BUCKETS])(float *, size_t, ncclComm_t, cudaStream_t) = {bucket0, bucket1, bucket2, bucket3};
 
 /* ---- --other-profiler: a CUPTI client of the job's own ---- */
 static _Atomic long g_prof_kernels, g_prof_nccl;
@@ -172,8 +208,8 @@ int main(int argc, char **argv) {
     }
   }
   int serial = !strcmp(mode, "serial"), half = !strcmp(mode, "half"), hidden = !strcmp(mode, "hidden"),
-      idle = !strcmp(mode, "idle");
-  JOBCHK(serial + half + hidden + idle == 1 && steps > 0 && compute_us > 0, "bad arguments");
+      idle = !strcmp(mode, "idle"), ddp = !strcmp(mode, "ddp");
+  JOBCHK(serial + half + hidden + idle + ddp == 1 && steps > 0 && compute_us > 0, "bad arguments");
   if (other_prof) prof_start();
   if (truth) cudaDoubleSetTruthHook(on_truth);
   int rank = job_env_int("RANK", 0), world = job_env_int("WORLD_SIZE", 1);
@@ -185,9 +221,11 @@ int main(int argc, char **argv) {
   cudaStream_t sc, sm;
   CUCHK(cudaStreamCreateWithFlags(&sc, cudaStreamNonBlocking));
   CUCHK(cudaStreamCreateWithFlags(&sm, cudaStreamNonBlocking));
-  const size_t n = 1024;
+  const size_t n = 1024, nbuf = ddp ? BUCKETS * n : n;
   float *buf;
-  CUCHK(cudaMalloc((void **)&buf, n * sizeof *buf));
+  CUCHK(cudaMalloc((void **)&buf, nbuf * sizeof *buf));
+  cudaEvent_t chunk_done[BUCKETS];
+  for (int k = 0; k < BUCKETS; k++) CUCHK(cudaEventCreateWithFlags(&chunk_done[k], cudaEventDisableTiming));
   uint64_t cns = (uint64_t)(compute_us * 1e3);
   uint64_t idle_ns = 0;
   long launched = 0;
@@ -195,11 +233,19 @@ int main(int argc, char **argv) {
   CUCHK(cudaEventCreateWithFlags(&base, cudaEventDisableTiming));
   CUCHK(cudaEventCreateWithFlags(&half_done, cudaEventDisableTiming));
   for (int step = 0; step < steps; step++) {
-    for (size_t i = 0; i < n; i++) buf[i] = (float)(rank + 1);
+    for (size_t i = 0; i < nbuf; i++) buf[i] = (float)(rank + 1);
     CUCHK(cudaEventRecord(base, sc));
     CUCHK(cudaStreamWaitEvent(sm, base, 0));
     cudaStream_t cs = serial || idle ? sm : sc; /* serial: everything on one stream */
-    if (half) {
+    if (ddp) {
+      for (int k = 0; k < BUCKETS; k++) {
+        CUCHK(cudaDoubleLaunchKernel(cs, "job_backward_kernel", cns / BUCKETS));
+        CUCHK(cudaEventRecord(chunk_done[k], cs));
+        CUCHK(cudaStreamWaitEvent(sm, chunk_done[k], 0));
+        NCCHK(bucket_allreduce[k](buf + (size_t)k * n, n, comm, sm));
+      }
+      launched += 2 * BUCKETS;
+    } else if (half) {
       CUCHK(cudaDoubleLaunchKernel(cs, "job_forward_kernel", cns / 2));
       CUCHK(cudaEventRecord(half_done, cs));
       CUCHK(cudaStreamWaitEvent(sm, half_done, 0));
@@ -217,7 +263,7 @@ int main(int argc, char **argv) {
     }
     CUCHK(cudaStreamSynchronize(sc));
     CUCHK(cudaStreamSynchronize(sm));
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < nbuf; i++)
       JOBCHK(buf[i] == (float)(world * (world + 1) / 2), "step %d: all-reduce result %g", step, (double)buf[i]);
     if (idle) {
       uint64_t t0 = job_now_ns();
@@ -230,9 +276,9 @@ int main(int argc, char **argv) {
     JOBCHK(prof_flush(NCS_CUPTI_FLUSH_FORCED) == NCS_CUPTI_SUCCESS, "cuptiActivityFlushAll");
     fprintf(stderr, "other-profiler kernels: %ld (nccl %ld) of %ld launched\n", (long)g_prof_kernels,
             (long)g_prof_nccl, launched);
-    JOBCHK(g_prof_kernels == launched && g_prof_nccl == steps, "the job's own profiler lost kernel records");
+    JOBCHK(g_prof_kernels == launched && g_prof_nccl == steps * (ddp ? BUCKETS : 1), "the job's own profiler lost kernel records");
   }
-  if (truth) write_truth(truth, rank, mode, steps, idle_ns);
+  if (truth) write_truth(truth, rank, mode, steps, ddp ? BUCKETS : 1, idle_ns);
   if (rank == 0) printf("overlap_job %s: %d steps done\n", mode, steps);
   return 0;
 }
