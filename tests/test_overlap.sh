@@ -202,6 +202,20 @@ if run ddp 1000 --mode ddp --steps $S --compute-us 8000; then
     "$(grep -cE "^ +#[1-4] +$((S - 1)) +[0-9.]+ +[0-9.]+ +[0-9.]+%  in step, 4096 B$" "$T/ddp.txt")"
   echo "# figures: overlap ddp: exposed share per bucket position, rank 0: $(jq -r '[.ranks[0].gpu_time.ops.AllReduce.positions[] | "#\(.position) \(.exposed_s / .time_s * 100 | floor)%"] | join(", ")' "$T/ddp.json")"
 fi
+# the text's per-step summary past 8 ranks: the ranks at the lowest, median and highest median
+# step time and the one with the slowest step (3 or 4 rows), and how many more
+mkdir -p "$T/wide"
+if NCCLDOUBLE_NGPUS=16 NCCLSCOPE_DIR=$T/wide NCCLDOUBLE_LAT_US=300 LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+    bash "$L" 10 "$J/overlap_job" --mode serial --steps 4 --compute-us 200 >"$T/wide.out" 2>"$T/wide.err"; then
+  "$NCS" report "$T/wide" >"$T/wide.txt" 2>&1
+  sec=$(sed -n '/^  per step (GPU time/,/^$/p' "$T/wide.txt")
+  shown=$(echo "$sec" | grep -cE '^ +[0-9]+ +3 +[0-9.]+ / ')
+  more=$(echo "$sec" | sed -n 's/.*with the slowest step; \([0-9]*\) more: --detail or --json)$/\1/p')
+  check "overlap wide: 10 ranks: the per-step summary shows the lowest, median, highest and slowest ranks ($shown rows) and counts the rest ($more)" \
+    test "$shown" -ge 3 -a "$shown" -le 4 -a "$((shown + ${more:-99}))" = 10
+else
+  fail "overlap wide: 10-rank job failed"; sed 's/^/    /' "$T/wide.err" | head
+fi
 if run1 hidden1 1000 --mode hidden --steps $S --compute-us 20000; then
   shape hidden1 compute-bound
   want=$(want_verdict hidden1)

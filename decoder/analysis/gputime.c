@@ -172,12 +172,34 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
   fprintf(out, "\n  per step (GPU time in each step, from one boundary call to the next as in \"steps\"; ms min / median / max):\n");
   fprintf(out, "  %6s %6s %-22s %-22s %-22s  %s\n", "rank", "steps", "step_ms", "exposed_ms", "idle_ms",
           "slowest step: compute-only + overlapped + exposed + idle (ms)");
-  int rows = 0;
+  /* short form past 8 ranks: the ranks at the lowest, median and highest median step time, and
+   * the one whose slowest step is the job's slowest */
+  int rows = 0, *pick = NULL, npick = 0;
+  for (int k = 0; k < s->n; k++) rows += s->f[job->order[k]].fig.have && s->f[job->order[k]].st.n;
+  if (!job->detail && rows > 8 && (pick = malloc((size_t)rows * sizeof *pick)) != NULL) {
+    for (int k = 0; k < s->n; k++)
+      if (s->f[job->order[k]].fig.have && s->f[job->order[k]].st.n) pick[npick++] = job->order[k];
+    for (int a = 1; a < npick; a++) /* by median step time (insertion sort: stable, ranks in order) */
+      for (int b = a; b > 0 && s->f[pick[b]].st.med[SF_LEN] < s->f[pick[b - 1]].st.med[SF_LEN]; b--) {
+        int t = pick[b]; pick[b] = pick[b - 1]; pick[b - 1] = t;
+      }
+    int slow = pick[0];
+    for (int a = 1; a < npick; a++) if (s->f[pick[a]].st.slow.len_ns > s->f[slow].st.slow.len_ns) slow = pick[a];
+    int keep[4] = {pick[0], pick[(npick - 1) / 2], pick[npick - 1], slow};
+    memcpy(pick, keep, sizeof keep);
+    npick = 4;
+  }
+  int shown = 0;
   for (int k = 0; k < s->n; k++) {
     int i = job->order[k];
     const struct gt_steps *st = &s->f[i].st;
     if (!s->f[i].fig.have || !st->n) continue;
-    if (!job->detail && ++rows > 8) continue;
+    if (pick) {
+      int in = 0;
+      for (int a = 0; a < npick; a++) in |= pick[a] == i;
+      if (!in) continue;
+    } else if (!job->detail && shown >= 8) continue;
+    shown++;
     char rk[40], c[3][40];
     rank_label(rk, sizeof rk, job, i);
     const int col[3] = {SF_LEN, SF_EXPOSED, SF_IDLE};
@@ -187,7 +209,8 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
             st->slowest + 1, st->slow.len_ns / 1e6, st->slow.compute_only_ns / 1e6, st->slow.overlapped_ns / 1e6,
             st->slow.exposed_ns / 1e6, st->slow.idle_ns / 1e6);
   }
-  if (rows > 8) fprintf(out, "  (%d more ranks: --detail or --json)\n", rows - 8);
+  if (pick) fprintf(out, "  (the ranks at the lowest, median and highest median step time, and with the slowest step; %d more: --detail or --json)\n", rows - shown);
+  free(pick);
   if (!job->detail) return;
   for (int k = 0; k < s->n; k++) {
     int i = job->order[k];

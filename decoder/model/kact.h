@@ -5,7 +5,7 @@
  *
  * Contract: feed records with ncs_kact_add_raw (any record: others are ignored) and CALL
  * records with ncs_kact_add_call, in file order, then ncs_kact_figures once. Memory grows with
- * the kernels in the file (24 bytes each) and the collective calls (8 bytes each). All times
+ * the kernels in the file (24 bytes each) and the collective calls (16 bytes each). All times
  * are the trace's CLOCK_MONOTONIC ns. Step windows are host times (the boundary calls' entries)
  * applied to the GPU's timeline: a window holds one iteration's GPU work shifted by how far the
  * GPU runs behind the host. A damaged body is counted (bad_records), never fatal. */
