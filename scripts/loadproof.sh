@@ -7,7 +7,7 @@
 # second suite's count line. Exit 0 when every run passed.
 # Env: RUNS (20), TEST (test_overlap), GREP (an ERE of extra lines to show; default the
 # largest-difference lines of test_overlap). Clones go under a temporary directory beside a
-# `shared` link to this checkout's ../shared (the fixtures), removed at the end.
+# `shared` link to the fixtures directory beside this checkout, removed at the end.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 COMMIT=$(git -C "$ROOT" rev-parse "${1:-HEAD}") || exit 2
@@ -18,7 +18,8 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-loadproof.XXXXXX")
 bg=
 trap '[ -n "$bg" ] && kill -- -"$bg" 2>/dev/null; rm -rf "$W"' EXIT
 trap 'exit 130' INT TERM
-[ -d "$ROOT/../shared" ] && ln -s "$(cd "$ROOT/../shared" && pwd)" "$W/shared"
+FX=$(cd "$ROOT/.." && pwd)/shared
+[ -d "$FX" ] && ln -s "$FX" "$W/shared"
 for c in proof load; do
   git clone -q "$ROOT" "$W/$c" && git -C "$W/$c" checkout -q "$COMMIT" || exit 2
 done
