@@ -427,11 +427,53 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
 
 /* ---- reader ---- */
 
+/* code k of a column of byte planes (width w, `stride` codes per plane) */
+static inline uint64_t ncs_col_gather(const uint8_t *d, uint64_t stride, uint64_t k, uint32_t w) {
+  uint64_t z = 0;
+  for (uint32_t b = 0; b < w; b++) z |= (uint64_t)d[(size_t)b * stride + k] << (8 * b);
+  return z;
+}
+
 struct ncs_colr {
   uint32_t id, flags, count, width, pos;
   uint64_t first, size, stored, prev;
   const uint8_t *bytes; /* its decompressed bytes */
+  uint64_t *vals;       /* field columns: a block of values as the rows' varints hold them */
+  uint64_t q, vprev;    /* the next value to decode, and the last decoded */
 };
+
+enum { NCS_COLR_BLOCK = 1024 }; /* values decoded at a time per column (cache-sized) */
+/* Decodes values q .. q+n-1 of field column k into k->vals[0..n). */
+static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
+  uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q;
+  unsigned sh = NCS_COLF_SHIFT(k->flags);
+  uint64_t dm = (k->flags & NCS_COLF_DELTA) ? ~0ull : 0, sg = (k->flags & NCS_COLF_SIGNED) ? 1 : 0;
+  const uint8_t *d = k->bytes;
+  uint64_t *vals = k->vals - q0; /* vals[q] for q in [q0, q0 + n) */
+  uint32_t w = k->width;
+  uint64_t q = q0, end = q0 + n;
+  if (q == 0 && q < end) {
+    uint64_t x = (uint64_t)ncs_unzigzag(k->first) << sh;
+    prev = x;
+    vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
+    q = 1;
+  }
+#define NCS_COLR_LOOP(ZEXPR) \
+  for (; q < end; q++) { \
+    uint64_t z = (ZEXPR); \
+    uint64_t x = (prev & dm) + ((uint64_t)ncs_unzigzag(z) << sh); \
+    prev = x; \
+    vals[q] = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */ \
+  }
+  if (w == 0) { NCS_COLR_LOOP(0) }
+  else if (w == 1) { NCS_COLR_LOOP(d[q - 1]) }
+  else if (w == 2) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8) }
+  else if (w == 3) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16) }
+  else { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, w)) }
+#undef NCS_COLR_LOOP
+  k->vprev = prev;
+  k->q = end;
+}
 
 static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz, uint8_t *out, size_t rsz,
                                      uint8_t *scratch, size_t scap, size_t *need, const char **why,
@@ -456,7 +498,7 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
     slot = (uint16_t *)(a + (size_t)ncol * sizeof *c);
     if (sized) memset(slot, 0xff, 2 * NCS_COL_ID_LIMIT);
   }
-  uint64_t total = 0, stored = 0;
+  uint64_t total = 0, stored = 0, values = 0, blockvals = 0;
   struct ncs_colr one;
   for (uint64_t i = 0; i < ncol; i++) {
     struct ncs_colr *k = sized ? &c[i] : &one;
@@ -479,10 +521,13 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
     }
     total += (fl & NCS_COLF_ZSTD) ? k->size : 0;
     stored += st;
+    values += id >= 3 ? count : 0;
+    blockvals += id >= 3 ? (count < NCS_COLR_BLOCK ? count : NCS_COLR_BLOCK) : 0;
   }
   if (total > NCS_COLUMNS_SCRATCH(rsz)) NCS_COLFAIL("columns larger than the format allows");
   if (stored != (uint64_t)(e - p)) NCS_COLFAIL("column bytes do not fill the payload");
-  *need = tab + 16 + (size_t)total;
+  if (values > rsz) NCS_COLFAIL("more field values than the rows can hold"); /* a field is >= 1 byte */
+  *need = tab + 32 + 8 * (size_t)blockvals + (size_t)total;
   if (!sized || scap < *need) return -2;
   /* the columns' bytes */
   uint8_t *dst = scratch + (scap - (size_t)total);
@@ -509,6 +554,30 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
     for (uint32_t j = 0; j < nf[t]; j++)
       if (slot[NCS_COL_FIELD(t, j)] == 0xffff || c[slot[NCS_COL_FIELD(t, j)]].count != c[slot[NCS_COL_FIELD(t, 0)]].count)
         NCS_COLFAIL("a split record type lacks a field column");
+  /* a block of values per field column */
+  uint64_t *vals = (uint64_t *)(((uintptr_t)slot + 2 * NCS_COL_ID_LIMIT + 15) & ~(uintptr_t)15);
+  for (uint64_t i = 3; i < ncol; i++) {
+    c[i].vals = vals;
+    c[i].q = 0;
+    c[i].vprev = 0;
+    vals += c[i].count < NCS_COLR_BLOCK ? c[i].count : NCS_COLR_BLOCK;
+  }
+  /* each split type's columns in field order */
+  uint16_t first_col[NCS_COL_MAX_TYPE + 1];
+  uint64_t tpos[NCS_COL_MAX_TYPE + 1], tcount[NCS_COL_MAX_TYPE + 1], tlim[NCS_COL_MAX_TYPE + 1];
+  uint64_t tbase[NCS_COL_MAX_TYPE + 1];
+  const uint64_t *colvals[MAXCOL];
+  struct ncs_colr *colof[MAXCOL];
+  uint32_t no = 0;
+  for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++) {
+    first_col[t] = (uint16_t)no;
+    tpos[t] = tlim[t] = tbase[t] = 0;
+    tcount[t] = nf[t] ? c[slot[NCS_COL_FIELD(t, 0)]].count : 0;
+    for (uint32_t j = 0; j < nf[t]; j++, no++) {
+      colof[no] = &c[slot[NCS_COL_FIELD(t, j)]];
+      colvals[no] = colof[no]->vals;
+    }
+  }
   /* rebuild the rows */
   const uint8_t *tp = c[0].bytes, *te = tp + c[0].size, *lp = c[1].bytes, *le = lp + c[1].size;
   const uint8_t *bp = c[2].bytes, *be = bp + c[2].size;
@@ -516,7 +585,8 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
   uint8_t body[NCS_COL_MAX_FIELDS * 10];
   while (tp < te) {
     uint64_t tc, len;
-    if (ncs_get_varint(&tp, te, &tc) != 0) NCS_COLFAIL("record types column cut short");
+    if (*tp < 0x80) tc = *tp++;
+    else if (ncs_get_varint(&tp, te, &tc) != 0) NCS_COLFAIL("record types column cut short");
     uint64_t type = tc >> 1;
     uint8_t hdr[20];
     size_t hn = ncs_put_varint(hdr, type);
@@ -527,23 +597,35 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
       bp += len;
     } else {
       if (type < 1 || type > NCS_COL_MAX_TYPE || !nf[type]) NCS_COLFAIL("a split record without its columns");
-      uint8_t *b = body;
-      for (uint32_t j = 0; j < nf[type]; j++) {
-        struct ncs_colr *k = &c[slot[NCS_COL_FIELD(type, j)]];
-        if (k->pos >= k->count) NCS_COLFAIL("a field column ends early");
-        uint64_t z = k->first;
-        if (k->pos) {
-          const uint8_t *d = k->bytes + (k->pos - 1);
-          z = 0;
-          for (uint32_t q = 0; q < k->width; q++) z |= (uint64_t)d[(size_t)q * (k->count - 1)] << (8 * q);
-        }
-        k->pos++;
-        uint64_t y = (uint64_t)ncs_unzigzag(z) << NCS_COLF_SHIFT(k->flags);
-        uint64_t x = (k->flags & NCS_COLF_DELTA) ? k->prev + y : y;
-        k->prev = x;
-        b += ncs_put_varint(b, (k->flags & NCS_COLF_SIGNED) ? ncs_zigzag((int64_t)x) : x);
+      /* straight into the rows when there is room for the longest body: type byte, length
+       * byte, body (moved up one byte in the rare case its length needs two) */
+      uint32_t nft = nf[type];
+      int direct = rsz - o >= 3 + (size_t)nft * 10;
+      uint8_t *b = direct ? out + o + 2 : body, *b0 = b;
+      const uint64_t *const *vp = colvals + first_col[type];
+      uint64_t at = tpos[type]++;
+      if (at >= tcount[type]) NCS_COLFAIL("a field column ends early");
+      if (at >= tlim[type]) { /* the next block of this type's values */
+        uint64_t nb = tcount[type] - at < NCS_COLR_BLOCK ? tcount[type] - at : NCS_COLR_BLOCK;
+        for (uint32_t j = 0; j < nf[type]; j++) ncs_col_decode(colof[first_col[type] + j], nb);
+        tbase[type] = at;
+        tlim[type] = at + nb;
       }
-      len = (uint64_t)(b - body);
+      at -= tbase[type];
+      for (uint32_t j = 0; j < nft; j++) {
+        uint64_t x = vp[j][at];
+        if (x < 0x80) *b++ = (uint8_t)x;
+        else b += ncs_put_varint(b, x);
+      }
+      len = (uint64_t)(b - b0);
+      if (direct) { /* type < 64: one byte */
+        if (len >= 128) { memmove(b0 + 1, b0, (size_t)len); out[o + 1] = (uint8_t)(len | 0x80); out[o + 2] = (uint8_t)(len >> 7); }
+        else out[o + 1] = (uint8_t)len;
+        out[o] = (uint8_t)type;
+        o += 2 + (len >= 128) + (size_t)len;
+        if (o > rsz) NCS_COLFAIL("rows longer than the chunk's raw size");
+        continue;
+      }
       src = body;
     }
     hn += ncs_put_varint(hdr + hn, len);
@@ -553,8 +635,8 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
     o += hn + (size_t)len;
   }
   if (o != rsz || lp != le || bp != be) NCS_COLFAIL("rows do not fill the chunk's raw size");
-  for (uint64_t i = 3; i < ncol; i++)
-    if (c[i].pos != c[i].count) NCS_COLFAIL("a field column has values left over");
+  for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++)
+    if (tpos[t] != tcount[t]) NCS_COLFAIL("a field column has values left over");
 #undef NCS_COLFAIL
   return 0;
 }
