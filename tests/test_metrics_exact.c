@@ -17,7 +17,7 @@
 
 static char dir[] = "/tmp/ncs-metrics.XXXXXX";
 
-/* Runs the metrics analysis on one file as the loader does (prepass, then the read); returns
+/* Runs the metrics analysis on one file as the loader does (one read); returns
  * its state (destroy with the analysis). */
 struct run { void *st; struct ncs_rank_info info; int order; const char *opts[4]; struct ncs_job job; };
 static void run_metrics(struct run *r, const char *path, const char *opt1, const char *opt2) {
@@ -31,7 +31,6 @@ static void run_metrics(struct run *r, const char *path, const char *opt1, const
   r->st = a->create(&r->job);
   struct ncs_visitor v = {0};
   struct ncs_read_status s;
-  if (a->prepass) { a->prepass(r->st, 0, &v); ncs_trace_read(path, &v, &s); memset(&v, 0, sizeof v); }
   a->visitor(r->st, 0, &v);
   ncs_trace_read(path, &v, &s);
   a->file_done(r->st, 0, &s);
@@ -259,6 +258,16 @@ static void test_steps(void) {
   ncs_metrics_rank(r.st, 0, &x);
   CHECK(x.steps == 10000 && close_rel(x.step_s, 0.013, 1e-9) && close_rel(x.step_comm_share, 3.0 / 13, 1e-9),
         "10000 steps (more than the 4096 kept in the ring): 13 ms each, 3/13 communication (%u, %.9f, %.9f)", x.steps, x.step_s, x.step_comm_share);
+  ncs_analysis_metrics.destroy(r.st);
+  /* 300 003 CALL, GPU_TIME and COMM records: more than metrics holds (2^18) before it chooses
+   * the boundary, so it is chosen from the first 2^18; every step is still counted and timed */
+  write_steps(path, 50000, NULL);
+  run_metrics(&r, path, NULL, NULL);
+  ncs_metrics_rank(r.st, 0, &x);
+  CHECK(x.steps == 50000 && close_rel(x.step_s, 0.013, 1e-9) && close_rel(x.step_comm_share, 3.0 / 13, 1e-9) &&
+        close_rel(x.comm_s, 50000 * 0.003 + 0.000999, 1e-9),
+        "50000 steps, boundary chosen from the first 2^18 records: 13 ms each, 3/13 communication, every call timed (%u, %.9f, %.9f, %.6f)",
+        x.steps, x.step_s, x.step_comm_share, x.comm_s);
   ncs_analysis_metrics.destroy(r.st);
   snprintf(path, sizeof path, "%s/s2.ncs", dir);
   write_steps(path, 8, "ncclAllGather");

@@ -1,14 +1,16 @@
 /* analysis.h — the extension point of `ncclscope report`: analyses that read the same traces
  * and add their own sections to the text and JSON output.
  *
- * Contract: report.c reads every file once through the loader (io/jobload.h, in file order)
- * and hands each record to its own summary and to every registered analysis (in NCS_ANALYSES
- * order). For one report run an analysis sees:
+ * Contract: report.c reads every file once through the loader (io/jobload.h), several files at
+ * once on several threads, and hands each record to its own summary and to every registered
+ * analysis (in NCS_ANALYSES order). Records of one file come one at a time and in file order;
+ * those of different files may come at the same time: keep per-file state apart (state shared
+ * across files takes a lock), and make a file's large state at its first record and free it in
+ * file_done (visitor() is called for every file before the first is read, so only the files
+ * being read hold it). For one report run an analysis sees:
  *   create(job)                       once, before any file (job->n files, ranks not known yet)
- *   prepass(state, file, &v)          only when set: a first read of that file, just before
- *                                     visitor() (costs a second decode of every file)
- *   visitor(state, file, &v)          once per file, in file order: fill the callbacks it wants
- *                                     (v is zeroed; set v->ctx yourself); records follow
+ *   visitor(state, file, &v)          once per file, before its first record: fill the callbacks
+ *                                     it wants (v is zeroed; set v->ctx yourself); records follow
  *   file_done(state, file, status)    after that file's read (status may say damaged/truncated)
  *   finish(state, job)                once, after all files; job->rank[] now complete
  *   print_head(state, f, job)         lines printed first, before any other section (the
@@ -84,9 +86,6 @@ struct ncs_analysis {
   void (*print_rank_json)(void *state, struct ncs_json *j, int file);
   void (*destroy)(void *state);
   void (*print_op_json)(void *state, struct ncs_json *j, int file, unsigned op);
-  /* An explicit first read of file `file` just before its visitor() (a second decode of the
-   * file: use only when the analysis must see the whole file before it can start). */
-  void (*prepass)(void *state, int file, struct ncs_visitor *v);
   void (*print_head)(void *state, FILE *f, const struct ncs_job *job);
 };
 

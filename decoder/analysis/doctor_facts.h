@@ -60,6 +60,7 @@ struct ncs_dfacts {
   int nsamples;
   double host_samples[NCS_DF_MAX_SAMPLES];
   int nhost_samples;
+  double busbw_median;                    /* their median (ncs_dfacts_busbw), set by finish */
   /* kernel activity (GPU time), figures after ncs_dfacts_done */
   struct ncs_kact *kact;
   struct ncs_kact_fig gpu;
@@ -86,6 +87,7 @@ int ncs_dfacts_rank(const struct ncs_dfacts *f, int *nranks, uint64_t *comm_id);
 int ncs_dfacts_label(const struct ncs_dfacts *f, char *buf, size_t n);
 /* 1 when it holds `rank` of that communicator (its CUDA device into *device), else 0. */
 int ncs_dfacts_holds(const struct ncs_dfacts *f, int rank, int *device);
-/* Median busbw of large collectives (GPU timing when present, else host), 0 when none. */
+/* Median busbw of large collectives (GPU timing when present, else host), 0 when none;
+ * computed once, by ncs_dfacts_finish. */
 double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *nsamples, int *gpu);
 #endif

@@ -5,14 +5,17 @@
  * message size: calls, time, mean, p50, p99, algbw and busbw (nccl-tests' definitions), each
  * labelled with its timing source. Every number is defined in docs/METRICS.md.
  *
- * Contract: two passes per file. Pass 1 (the loader's prepass, analysis.h) counts call signatures
- * to find the step boundary and whether the trace has GPU times. Pass 2 rides the report's
- * read. Memory per file read: a pending table of calls awaiting their GPU_TIME (fixed size;
- * a call that cannot wait is timed on the host) and an interval buffer for the union; kept
- * per rank: per-op and per-(op, size) totals with a fixed histogram, and one entry per step.
+ * Contract: each file is read once (files in parallel: per-file state only). Pass 1 counts call
+ * signatures, to find the step boundary, and GPU times, while the file's records are held in a
+ * compact form (at most HOLD_MAX: "One read" below); pass 2 times the calls. Memory per file
+ * being read: the held records (64 B each, at most 16 MiB), a pending table of calls awaiting
+ * their GPU_TIME (bounded; a call that cannot wait is timed on the host) and an interval buffer
+ * for the union; kept per rank: per-op and per-(op, size) totals with a fixed histogram, and
+ * the step totals.
  * Options (analysis.h): --skip-warmup N (steps) or Ns (seconds), --step-op OP; the trace's
  * or the environment's NCCLSCOPE_STEP_MARK=OP names the boundary op too. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +53,9 @@ struct pend {
   double S;
   int counted;
   int nmem;              /* group entries: members */
-  struct member mem[MAX_MEMBERS];
-  uint32_t extra;        /* members past MAX_MEMBERS (host-timed at the group's interval) */
+  uint32_t gix;          /* group entries: their members, f->groups[gix - 1] (0: none yet) */
 };
+struct members { struct member mem[MAX_MEMBERS]; };
 
 struct sig { uint64_t key; uint64_t count; uint64_t first; uint32_t op; };
 
@@ -73,6 +76,8 @@ struct rank_m {
                                  freed once the rank's file is read (folded into done_*) */
   double *step_comm;          /* [STEP_RING] its communication time so far */
   uint64_t nsteps, base;
+  uint64_t unordered_at;      /* the latest step g starting before step g - 1 (0: none) */
+  uint64_t hint;              /* add_comm's latest step found */
   double done_ns, done_comm;  /* complete steps folded out of the ring */
   uint64_t done_n;
   uint64_t boundary_seen;     /* occurrences of the boundary, counted or not */
@@ -80,14 +85,39 @@ struct rank_m {
   uint64_t warm_t;            /* calls entering before this are warm-up */
 };
 
+/* A record kept while the file's step boundary is not chosen yet (see "One read" below). */
+enum { HELD_CALL, HELD_GPU, HELD_COMM };
+struct held {
+  uint64_t t0, t1;            /* call: t_enter, t_exit; GPU_TIME: gpu_start, gpu_end */
+  uint64_t count, ref, group; /* call: count, tcall, group; GPU_TIME: ref; COMM: nranks in count */
+  uint32_t thread, comm, flags, callsite;
+  uint16_t op;                /* call: op; GPU_TIME: kind */
+  uint8_t type, datatype, depth, rc_ok; /* datatype and depth saturate at 255 (no rule tells them apart) */
+};
+#define HOLD_MAX (1u << 18)  /* records held per file at most (16 MiB); past it the boundary is
+                                chosen from what was held */
+
+struct pslot { uint64_t key; uint32_t ix; }; /* the pending table: key, pool index + 1 */
+
+/* One file's reading state: made at its first record, given back when the file is done (kept
+ * for the next file in a small cache), so only the files being read hold one. */
 struct file_state {
-  /* pass 1 */
+  /* the first pass's figures, gathered while the boundary is not chosen */
   struct sig *sig;
   uint32_t nsig;
   uint64_t ncalls1, gpu_records;
   char mark[64];
-  /* pass 2 */
-  struct pend *pend;
+  int deciding;               /* 1 until the boundary is chosen; records are held meanwhile */
+  struct held *held;
+  uint32_t nheld, capheld;
+  /* the second pass */
+  struct pslot *pend;         /* [PENDING_CAP] */
+  struct pend *pool;          /* the pending entries, free ones listed in freeix */
+  uint32_t *freeix;
+  uint32_t npool, cappool, nfree;
+  struct members *groups;     /* the group entries' members, free ones listed in gfreeix */
+  uint32_t *gfreeix;
+  uint32_t ngroups, capgroups, ngfree;
   uint32_t npend;
   int gpu_mode;
   int32_t *nranks;            /* comm index -> nranks */
@@ -98,11 +128,12 @@ struct file_state {
   uint64_t frontier;          /* union committed up to here */
   struct rank_m *r;
   struct metrics *m;
-  /* the file's counted step starts, for ncs_metrics_step_starts (kept until the next file) */
+  /* the file's counted step starts (handed to ncs_metrics_step_starts when the file is done) */
   uint64_t *starts;
   size_t nstarts, capstarts;
-  int starts_file;
+  struct file_state *next_free;
 };
+struct mfile { struct metrics *m; int file; struct file_state *fs; };
 
 struct metrics {
   const struct ncs_job *job;
@@ -112,7 +143,9 @@ struct metrics {
   double skip_s;
   uint32_t step_op_opt;
   int bad_option;
-  struct file_state fs;
+  struct mfile *files;        /* [n] */
+  pthread_mutex_t mu;         /* the cache of file states (files are read in parallel) */
+  struct file_state *cache;
 };
 
 /* Size bucket of S: 0 for S < 1, else 1 + floor(log2 S) (bucket b holds [2^(b-1), 2^b)). */
@@ -125,10 +158,15 @@ static int timed_op(unsigned op) {
   int k = ncs_op_kind(op);
   return k == NCS_KIND_COLL || k == NCS_KIND_P2P;
 }
+/* The signature (op, call site, count, communicator) as one number: three independent
+ * multiplications, then a mix (a chain of four was a hot spot of report). */
 static uint64_t sig_key(const struct ncs_call *c) {
-  uint64_t h = 1469598103934665603ull;
-  uint64_t v[4] = {c->op, c->callsite, c->count, c->comm};
-  for (int i = 0; i < 4; i++) { h ^= v[i]; h *= 1099511628211ull; h ^= h >> 29; }
+  uint64_t h = (c->count ^ 0x243f6a8885a308d3ull) * 0x9e3779b97f4a7c15ull;
+  h ^= ((uint64_t)c->callsite << 32 | c->comm) * 0xc2b2ae3d27d4eb4full;
+  h ^= ((uint64_t)c->op + 1) * 0x165667b19e3779f9ull;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 32;
   return h ? h : 1;
 }
 
@@ -211,6 +249,7 @@ static void choose_boundary(struct metrics *m, struct file_state *f, struct rank
 
 /* ---- pass 2 ---- */
 /* Starts step nsteps at t, folding the oldest step out of the ring when it is full. */
+#define STEP_T(r, g) ((r)->step_t[(g) % STEP_RING])
 static void add_step(struct rank_m *r, uint64_t t) {
   if (!r->step_t) {
     r->step_t = calloc(STEP_RING, sizeof *r->step_t);
@@ -224,11 +263,11 @@ static void add_step(struct rank_m *r, uint64_t t) {
     r->done_n++;
     r->base++;
   }
+  if (r->nsteps > r->base && t < STEP_T(r, r->nsteps - 1)) r->unordered_at = r->nsteps;
   r->step_t[r->nsteps % STEP_RING] = t;
   r->step_comm[r->nsteps % STEP_RING] = 0;
   r->nsteps++;
 }
-#define STEP_T(r, g) ((r)->step_t[(g) % STEP_RING])
 
 /* At the end of a file: folds the steps still in the ring into the totals and frees it.
  * Complete steps run from one boundary to the next (the last, partial one is left out);
@@ -256,9 +295,19 @@ static void add_comm(struct rank_m *r, uint64_t s, uint64_t e) {
   if (e <= s) return;
   r->comm_ns += (double)(e - s);
   if (r->nsteps == r->base || e <= STEP_T(r, r->base)) return;
-  /* the last step starting before e, walking back while the interval spans boundaries */
-  uint64_t lo = r->base, hi = r->nsteps;
-  while (hi - lo > 1) { uint64_t mid = lo + (hi - lo) / 2; if (STEP_T(r, mid) < e) lo = mid; else hi = mid; }
+  /* the last step starting before e: intervals come in increasing order, so while the steps
+   * in the ring start in order a short walk on from the previous answer finds it (the same
+   * step the binary search finds, at a fraction of its cost); else the binary search */
+  uint64_t lo = r->hint > r->base ? r->hint : r->base, hi = r->nsteps;
+  int walked = 0;
+  if (r->unordered_at <= r->base && STEP_T(r, lo) < e)
+    while (lo + 1 < hi && STEP_T(r, lo + 1) < e && ++walked < 16) lo++;
+  if (walked >= 16 || r->unordered_at > r->base || STEP_T(r, lo) >= e) {
+    lo = r->base;
+    while (hi - lo > 1) { uint64_t mid = lo + (hi - lo) / 2; if (STEP_T(r, mid) < e) lo = mid; else hi = mid; }
+  }
+  r->hint = lo;
+  /* walking back while the interval spans boundaries */
   for (uint64_t i = lo + 1; i-- > r->base && e > s;) {
     uint64_t b = STEP_T(r, i) > s ? STEP_T(r, i) : s;
     if (e > b) r->step_comm[i % STEP_RING] += (double)(e - b);
@@ -324,20 +373,38 @@ static uint64_t pkey(uint32_t kind, uint32_t thread, uint64_t ref) {
 static struct pend *pend_find(struct file_state *f, uint64_t key, int create) {
   uint32_t i = (uint32_t)(key >> 40) & (PENDING_CAP - 1);
   for (uint32_t k = 0; k < PENDING_CAP; k++, i = (i + 1) & (PENDING_CAP - 1)) {
-    if (f->pend[i].key == key) return &f->pend[i];
+    if (f->pend[i].key == key) return &f->pool[f->pend[i].ix - 1];
     if (!f->pend[i].key) {
       if (!create || f->npend >= PENDING_CAP * 3 / 4) return NULL;
-      memset(&f->pend[i], 0, sizeof f->pend[i]);
-      f->pend[i].key = key;
+      uint32_t ix;
+      if (f->nfree) ix = f->freeix[--f->nfree];
+      else {
+        if (f->npool == f->cappool) {
+          uint32_t nc = f->cappool ? f->cappool * 2 : 64;
+          struct pend *p = realloc(f->pool, nc * sizeof *p);
+          uint32_t *q = p ? realloc(f->freeix, nc * sizeof *q) : NULL;
+          if (p) f->pool = p;
+          if (!q) return NULL;
+          f->freeix = q;
+          f->cappool = nc;
+        }
+        ix = f->npool++;
+      }
+      memset(&f->pool[ix], 0, sizeof f->pool[ix]);
+      f->pool[ix].key = key;
+      f->pend[i] = (struct pslot){key, ix + 1};
       f->npend++;
-      return &f->pend[i];
+      return &f->pool[ix];
     }
   }
   return NULL;
 }
 /* Removes entry p, keeping linear probing intact (backward-shift deletion). */
 static void pend_del(struct file_state *f, struct pend *p) {
-  uint32_t i = (uint32_t)(p - f->pend);
+  uint32_t i = (uint32_t)(p->key >> 40) & (PENDING_CAP - 1);
+  while (f->pend[i].key != p->key) i = (i + 1) & (PENDING_CAP - 1);
+  f->freeix[f->nfree++] = f->pend[i].ix - 1;
+  if (p->gix) f->gfreeix[f->ngfree++] = p->gix - 1;
   f->pend[i].key = 0;
   f->npend--;
   for (uint32_t j = (i + 1) & (PENDING_CAP - 1); f->pend[j].key; j = (j + 1) & (PENDING_CAP - 1)) {
@@ -351,9 +418,31 @@ static void pend_del(struct file_state *f, struct pend *p) {
   }
 }
 
+/* The members of group entry p, made on first use; NULL when out of memory. */
+static struct member *members_of(struct file_state *f, struct pend *p) {
+  if (p->gix) return f->groups[p->gix - 1].mem;
+  uint32_t ix;
+  if (f->ngfree) ix = f->gfreeix[--f->ngfree];
+  else {
+    if (f->ngroups == f->capgroups) {
+      uint32_t nc = f->capgroups ? f->capgroups * 2 : 16;
+      struct members *g = realloc(f->groups, nc * sizeof *g);
+      uint32_t *q = g ? realloc(f->gfreeix, nc * sizeof *q) : NULL;
+      if (g) f->groups = g;
+      if (!q) return NULL;
+      f->gfreeix = q;
+      f->capgroups = nc;
+    }
+    ix = f->ngroups++;
+  }
+  p->gix = ix + 1;
+  return f->groups[ix].mem;
+}
+
 static void finish_group(struct file_state *f, struct pend *p, uint64_t s, uint64_t e, int gpu) {
+  const struct member *mem = p->nmem ? f->groups[p->gix - 1].mem : NULL;
   for (int k = 0; k < p->nmem; k++)
-    for (uint32_t c = 0; c < p->mem[k].count; c++) account(f, p->mem[k].op, p->mem[k].n, p->mem[k].S, s, e, gpu);
+    for (uint32_t c = 0; c < mem[k].count; c++) account(f, mem[k].op, mem[k].n, mem[k].S, s, e, gpu);
 }
 
 static int p2_comm(void *ctx, const struct ncs_comm *c) {
@@ -376,7 +465,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
   struct file_state *f = ctx;
   struct rank_m *r = f->r;
   struct metrics *m = f->m;
-  int boundary = r->have_steps && timed_op(c->op) && sig_key(c) == r->step_key;
+  int boundary = r->have_steps && c->op == r->step_op && timed_op(c->op) && sig_key(c) == r->step_key;
   if (boundary && m->skip_steps > 0 && r->boundary_seen == (uint64_t)m->skip_steps) {
     r->warm_t = c->t_enter; /* the first step after the warm-up starts here */
     r->warm_set = 1;
@@ -415,11 +504,12 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
   double S = ncs_rule_S(c->op, c->count, c->datatype, (int)n);
   if (c->group && c->depth > 0) {
     struct pend *p = pend_find(f, pkey(1, c->thread, c->group), 1);
-    if (!p) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
+    struct member *mem = p ? members_of(f, p) : NULL;
+    if (!mem) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
     int k = 0;
-    while (k < p->nmem && !(p->mem[k].op == c->op && p->mem[k].n == n && p->mem[k].S == S)) k++;
-    if (k == p->nmem && k < MAX_MEMBERS) { p->mem[k] = (struct member){c->op, n, S, 0}; p->nmem++; }
-    if (k < MAX_MEMBERS) p->mem[k].count++;
+    while (k < p->nmem && !(mem[k].op == c->op && mem[k].n == n && mem[k].S == S)) k++;
+    if (k == p->nmem && k < MAX_MEMBERS) { mem[k] = (struct member){c->op, n, S, 0}; p->nmem++; }
+    if (k < MAX_MEMBERS) mem[k].count++;
     else account(f, c->op, n, S, c->t_enter, c->t_exit, 0);
     return 0;
   }
@@ -447,11 +537,44 @@ static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
 /* ---- analysis hooks ---- */
 static struct metrics *g_metrics; /* the running report's state, for ncs_metrics_step_starts */
 
+/* The step starts of the file done last on this thread: files are read in parallel, and the
+ * analyses after metrics ask for a file's starts in their file_done of it, on the same thread.
+ * Freed when the thread ends (the key's destructor) or by m_destroy (the calling thread). */
+struct handoff { const struct metrics *m; int file; uint64_t *t; size_t n, cap; };
+static pthread_key_t starts_key;
+static int starts_key_ready;
+static pthread_once_t starts_once = PTHREAD_ONCE_INIT;
+static void handoff_free(void *p) {
+  struct handoff *h = p;
+  if (h) free(h->t);
+  free(h);
+}
+static void starts_key_init(void) { starts_key_ready = pthread_key_create(&starts_key, handoff_free) == 0; }
+
+/* Hands file `file`'s step starts over (swapping buffers: no copy). */
+static void hand_over_starts(struct metrics *m, int file, struct file_state *f) {
+  pthread_once(&starts_once, starts_key_init);
+  struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
+  if (starts_key_ready && !h && (h = calloc(1, sizeof *h)) && pthread_setspecific(starts_key, h) != 0) {
+    free(h);
+    h = NULL;
+  }
+  if (h) {
+    uint64_t *t = h->t;
+    size_t cap = h->cap;
+    h->t = f->starts; h->cap = f->capstarts; h->n = f->nstarts;
+    f->starts = t; f->capstarts = cap;
+    h->m = m; h->file = file;
+  }
+  f->nstarts = 0;
+}
+
 size_t ncs_metrics_step_starts(int file, const uint64_t **t) {
   *t = NULL;
-  if (!g_metrics || g_metrics->bad_option || g_metrics->fs.starts_file != file || file < 0) return 0;
-  *t = g_metrics->fs.starts;
-  return g_metrics->fs.nstarts;
+  struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
+  if (!g_metrics || g_metrics->bad_option || !h || h->m != g_metrics || h->file != file || file < 0) return 0;
+  *t = h->t;
+  return h->n;
 }
 
 static void *m_create(const struct ncs_job *job) {
@@ -459,11 +582,11 @@ static void *m_create(const struct ncs_job *job) {
   if (!m) return NULL;
   m->job = job;
   m->n = job->n;
-  m->rank = calloc((size_t)job->n, sizeof *m->rank);
-  m->fs.sig = calloc(SIG_CAP, sizeof *m->fs.sig);
-  m->fs.pend = calloc(PENDING_CAP, sizeof *m->fs.pend);
-  if (!m->rank || !m->fs.sig || !m->fs.pend) { free(m->rank); free(m->fs.sig); free(m->fs.pend); free(m); return NULL; }
-  m->fs.starts_file = -1;
+  m->rank = calloc(job->n ? (size_t)job->n : 1, sizeof *m->rank);
+  m->files = calloc(job->n ? (size_t)job->n : 1, sizeof *m->files);
+  if (!m->rank || !m->files) { free(m->rank); free(m->files); free(m); return NULL; }
+  for (int i = 0; i < job->n; i++) m->files[i] = (struct mfile){m, i, NULL};
+  pthread_mutex_init(&m->mu, NULL);
   g_metrics = m;
   const char *w = ncs_job_option(job, "skip-warmup");
   if (w) {
@@ -481,59 +604,163 @@ static void *m_create(const struct ncs_job *job) {
   return m;
 }
 
-/* Pass 1: the loader's explicit first read of the file (analysis.h prepass). */
-static void m_prepass(void *state, int file, struct ncs_visitor *v) {
-  struct metrics *m = state;
-  if (!m || m->bad_option) return;
-  struct file_state *f = &m->fs;
-  memset(f->sig, 0, SIG_CAP * sizeof *f->sig);
+/* ---- One read ----
+ * Each file is read once. Until its step boundary can be chosen (at the end of the file, or
+ * once HOLD_MAX records are held), its CALL, GPU_TIME and COMM records are counted as the
+ * first pass (signatures, GPU times) and held in a compact form; then the boundary is chosen,
+ * the held records go through the second pass in file order, and the rest of the file streams
+ * through it. A file of up to HOLD_MAX such records gives exactly what two reads gave; past
+ * it, the boundary is the one its first HOLD_MAX records show (docs/METRICS.md, "Steps"). */
+static struct file_state *fs_new(struct metrics *m, int file) {
+  pthread_mutex_lock(&m->mu);
+  struct file_state *f = m->cache;
+  if (f) m->cache = f->next_free;
+  pthread_mutex_unlock(&m->mu);
+  if (!f) {
+    if (!(f = calloc(1, sizeof *f))) return NULL;
+    f->sig = calloc(SIG_CAP, sizeof *f->sig);
+    f->pend = calloc(PENDING_CAP, sizeof *f->pend);
+    if (!f->sig || !f->pend) { free(f->sig); free(f->pend); free(f); return NULL; }
+  } else {
+    memset(f->sig, 0, SIG_CAP * sizeof *f->sig); /* the pending table was emptied by the last file_done */
+    if (f->nranks) memset(f->nranks, 0, f->ncomm * sizeof *f->nranks);
+  }
   f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
-  v->ctx = f;
-  v->call = p1_call;
-  v->gpu_time = p1_gpu;
-  v->process = p1_process;
+  f->deciding = 1;
+  f->nheld = 0;
+  f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
+  f->nstarts = 0;
+  f->gpu_mode = 0;
+  f->niv = 0; f->iv_unsorted = 0; f->frontier = 0;
+  f->r = &m->rank[file];
+  f->m = m;
+  f->next_free = NULL;
+  return f;
+}
+static void fs_free(struct file_state *f) {
+  free(f->sig); free(f->pend); free(f->pool); free(f->freeix); free(f->groups); free(f->gfreeix);
+  free(f->held); free(f->nranks); free(f->starts);
+  free(f);
+}
+static struct file_state *fs_of(struct mfile *mf) {
+  if (!mf->fs) mf->fs = fs_new(mf->m, mf->file);
+  return mf->fs;
+}
+
+static void replay(struct file_state *f, const struct held *h) {
+  if (h->type == HELD_COMM) {
+    struct ncs_comm c = {.comm = h->comm, .nranks = (int32_t)h->count};
+    p2_comm(f, &c);
+  } else if (h->type == HELD_GPU) {
+    struct ncs_gpu_time g = {.kind = h->op, .thread = h->thread, .flags = h->flags, .ref = h->ref,
+                             .gpu_start = h->t0, .gpu_end = h->t1};
+    p2_gpu(f, &g);
+  } else {
+    struct ncs_call c = {.op = h->op, .thread = h->thread, .comm = h->comm, .datatype = h->datatype,
+                         .depth = h->depth, .callsite = h->callsite, .flags = h->flags, .rc = h->rc_ok ? 0 : -1,
+                         .tcall = h->ref, .count = h->count, .t_enter = h->t0, .t_exit = h->t1, .group = h->group};
+    p2_call(f, &c);
+  }
+}
+
+/* Chooses the boundary and the timing mode from what the first pass counted, and sends the
+ * held records through the second pass. */
+static void decide(struct file_state *f) {
+  choose_boundary(f->m, f, f->r);
+  f->gpu_mode = f->gpu_records > 0;
+  f->deciding = 0;
+  for (uint32_t i = 0; i < f->nheld; i++) replay(f, &f->held[i]);
+  f->nheld = 0; /* the buffer stays with the state, for the next file */
+}
+
+/* A slot for one more held record; NULL after deciding (no room: the boundary is chosen now). */
+static struct held *hold(struct file_state *f) {
+  if (f->nheld == f->capheld) {
+    uint32_t nc = f->capheld ? f->capheld * 2 : 1024;
+    struct held *p = nc <= HOLD_MAX ? realloc(f->held, nc * sizeof *p) : NULL;
+    if (!p) { decide(f); return NULL; }
+    f->held = p;
+    f->capheld = nc;
+  }
+  return &f->held[f->nheld++];
+}
+
+static int h_process(void *ctx, const struct ncs_process *p) {
+  struct file_state *f = fs_of(ctx);
+  return f && f->deciding ? p1_process(f, p) : 0;
+}
+static int h_comm(void *ctx, const struct ncs_comm *c) {
+  struct file_state *f = fs_of(ctx);
+  if (!f) return 0;
+  if (!f->deciding) return p2_comm(f, c);
+  struct held *h = hold(f);
+  if (!h) return p2_comm(f, c);
+  memset(h, 0, sizeof *h);
+  h->type = HELD_COMM; h->comm = c->comm; h->count = (uint32_t)c->nranks;
+  return 0;
+}
+static int h_call(void *ctx, const struct ncs_call *c) {
+  struct file_state *f = fs_of(ctx);
+  if (!f) return 0;
+  if (!f->deciding) return p2_call(f, c);
+  p1_call(f, c);
+  struct held *h = hold(f);
+  if (!h) return p2_call(f, c);
+  *h = (struct held){.t0 = c->t_enter, .t1 = c->t_exit, .count = c->count, .ref = c->tcall, .group = c->group,
+                     .thread = c->thread, .comm = c->comm, .flags = c->flags, .callsite = c->callsite,
+                     .op = (uint16_t)(c->op < 0xffff ? c->op : 0xffff), .type = HELD_CALL,
+                     .datatype = (uint8_t)(c->datatype < 255 ? c->datatype : 255),
+                     .depth = (uint8_t)(c->depth < 255 ? c->depth : 255),
+                     .rc_ok = c->rc == 0 || c->rc == ncclInProgress};
+  return 0;
+}
+static int h_gpu(void *ctx, const struct ncs_gpu_time *g) {
+  struct file_state *f = fs_of(ctx);
+  if (!f) return 0;
+  if (!f->deciding) return p2_gpu(f, g);
+  p1_gpu(f, g);
+  struct held *h = hold(f);
+  if (!h) return p2_gpu(f, g);
+  memset(h, 0, sizeof *h);
+  h->type = HELD_GPU; h->op = (uint16_t)(g->kind < 0xffff ? g->kind : 0xffff); h->thread = g->thread;
+  h->flags = g->flags; h->ref = g->ref; h->t0 = g->gpu_start; h->t1 = g->gpu_end;
+  return 0;
 }
 
 static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
-  struct file_state *f = &m->fs;
-  struct rank_m *r = &m->rank[file];
-  r->used = 1;
-  choose_boundary(m, f, r);
-  /* pass 2 state */
-  memset(f->pend, 0, PENDING_CAP * sizeof *f->pend);
-  f->npend = 0;
-  f->gpu_mode = f->gpu_records > 0;
-  f->niv = 0;
-  f->iv_unsorted = 0;
-  f->frontier = 0;
-  f->r = r;
-  f->m = m;
-  f->nstarts = 0;
-  f->starts_file = file;
-  if (f->nranks) memset(f->nranks, 0, f->ncomm * sizeof *f->nranks);
-  v->ctx = f;
-  v->comm = p2_comm;
-  v->call = p2_call;
-  v->gpu_time = p2_gpu;
+  m->rank[file].used = 1;
+  v->ctx = &m->files[file];
+  v->process = h_process;
+  v->comm = h_comm;
+  v->call = h_call;
+  v->gpu_time = h_gpu;
 }
 
 static void m_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
-  struct file_state *f = &m->fs;
+  struct file_state *f = m->files[file].fs;
+  if (!f) return; /* no record */
+  if (f->deciding) decide(f);
   /* calls still waiting for a GPU time: timed on the host */
   for (uint32_t i = 0; i < PENDING_CAP; i++) {
-    struct pend *p = &f->pend[i];
-    if (!p->key) continue;
+    if (!f->pend[i].key) continue;
+    struct pend *p = &f->pool[f->pend[i].ix - 1];
     if (p->nmem && p->t_exit) finish_group(f, p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
     else if (p->counted) account(f, p->op, p->nranks, p->S, p->t_enter, p->t_exit, 0);
-    p->key = 0;
+    f->pend[i].key = 0;
   }
   f->npend = 0;
   flush_iv(f, 1);
   fold_steps(f->r);
+  hand_over_starts(m, file, f);
+  m->files[file].fs = NULL;
+  pthread_mutex_lock(&m->mu);
+  f->next_free = m->cache;
+  m->cache = f;
+  pthread_mutex_unlock(&m->mu);
 }
 
 /* ---- results ---- */
@@ -789,10 +1016,12 @@ static void m_destroy(void *state) {
   }
   free(m->rank);
   if (g_metrics == m) g_metrics = NULL;
-  free(m->fs.starts);
-  free(m->fs.sig);
-  free(m->fs.pend);
-  free(m->fs.nranks);
+  struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
+  if (h) { handoff_free(h); pthread_setspecific(starts_key, NULL); } /* the other threads' went with them */
+  for (int i = 0; i < m->n; i++) if (m->files[i].fs) fs_free(m->files[i].fs);
+  while (m->cache) { struct file_state *f = m->cache; m->cache = f->next_free; fs_free(f); }
+  free(m->files);
+  pthread_mutex_destroy(&m->mu);
   free(m);
 }
 
@@ -808,7 +1037,6 @@ const struct ncs_analysis ncs_analysis_metrics = {
   .options = m_options,
   .bad_options = m_bad_options,
   .create = m_create,
-  .prepass = m_prepass,
   .visitor = m_visitor,
   .file_done = m_file_done,
   .print_text = m_text,

@@ -1,38 +1,48 @@
 /* straggler_report.c — the "who is slow" analysis of `ncclscope report` (analysis.h): puts
  * each file's collective entries on the job clock (align.h) and lines them up across ranks
  * (straggler.h). Text: a short "Who is slow" section; JSON: top-level "stragglers" (worst
- * first), "collectives", "mismatches" and "missing". */
+ * first), "collectives", "mismatches" and "missing". Files may be read in parallel: each has its
+ * own aligner (made at its first record, freed when it is done) and hands its arrivals to the
+ * engine in batches; the job clock's origin is the creation time of the first readable file. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/align.h"
+#include "io/jobload.h"
 #include "analysis/analysis.h"
 #include "analysis/straggler.h"
 #include "analysis/headline.h"
 #include "ncclscope/ops.h"
 
 struct sr_file;
+#define BATCH 256
 struct sr {
   struct ncs_strag *s;
   int n;
   int64_t origin;
-  int have_origin;
-  struct sr_file *cur;
+  struct sr_file *files;      /* [n] */
 };
 struct sr_file {
   struct sr *sr;
   int file;
   struct ncs_aligner al;
   int started;
+  struct ncs_strag_arrival *batch; /* [BATCH] while started */
+  size_t nbatch;
 };
 
+static void flush_batch(struct sr_file *f) {
+  ncs_strag_arrive_batch(f->sr->s, f->file, f->batch, f->nbatch);
+  f->nbatch = 0;
+}
 static void released(void *ctx, const struct ncs_aligned *a) {
   struct sr_file *f = ctx;
   const struct ncs_call *c = a->call;
-  struct ncs_strag_arrival x = {.comm = c->comm, .op = c->op, .datatype = c->datatype, .root = c->root,
-                                .seq = c->seq, .count = c->count, .t = a->enter, .gpu_end = a->gpu_end,
-                                .has_gpu = a->has_gpu};
-  ncs_strag_arrive_batch(f->sr->s, f->file, &x, 1);
+  if (!f->batch) return;
+  f->batch[f->nbatch++] = (struct ncs_strag_arrival){.comm = c->comm, .op = c->op, .datatype = c->datatype,
+                                                     .root = c->root, .seq = c->seq, .count = c->count, .t = a->enter,
+                                                     .gpu_end = a->gpu_end, .has_gpu = a->has_gpu};
+  if (f->nbatch == BATCH) flush_batch(f);
 }
 
 static void *sr_create(const struct ncs_job *job) {
@@ -40,16 +50,23 @@ static void *sr_create(const struct ncs_job *job) {
   if (!s) return NULL;
   s->n = job->n;
   s->s = ncs_strag_new(job->n);
-  s->cur = calloc(1, sizeof *s->cur);
-  if (!s->s || !s->cur) { ncs_strag_free(s->s); free(s->cur); free(s); return NULL; }
+  s->files = calloc(job->n ? (size_t)job->n : 1, sizeof *s->files);
+  if (!s->s || !s->files) { ncs_strag_free(s->s); free(s->files); free(s); return NULL; }
+  for (int i = 0; i < job->n && !s->origin; i++) s->origin = ncs_file_created_ns(job->rank[i].path);
   return s;
 }
 
+static void ensure(struct sr_file *f) {
+  if (f->started) return;
+  ncs_aligner_init(&f->al, f->sr->origin, released, f);
+  f->batch = malloc(BATCH * sizeof *f->batch);
+  f->nbatch = 0;
+  f->started = 1;
+}
 static int f_process(void *ctx, const struct ncs_process *p) {
   struct sr_file *f = ctx;
   struct sr *s = f->sr;
-  if (!s->have_origin) { s->origin = (int64_t)p->created_realtime_ns; s->have_origin = 1; }
-  if (!f->started) { ncs_aligner_init(&f->al, s->origin, released, f); f->started = 1; }
+  ensure(f);
   const char *rt = ncs_process_get(p, "clock_realtime_ns"), *mo = ncs_process_get(p, "clock_monotonic_ns");
   if (rt && mo) {
     struct ncs_clock c = {strtoull(rt, NULL, 10), strtoull(mo, NULL, 10), 0};
@@ -57,9 +74,6 @@ static int f_process(void *ctx, const struct ncs_process *p) {
   }
   ncs_strag_file_info(s->s, f->file, ncs_process_get(p, "host"), p->pid);
   return 0;
-}
-static void ensure(struct sr_file *f) {
-  if (!f->started) { ncs_aligner_init(&f->al, f->sr->origin, released, f); f->started = 1; }
 }
 static int f_comm(void *ctx, const struct ncs_comm *c) {
   struct sr_file *f = ctx;
@@ -79,7 +93,7 @@ static int f_gpu(void *ctx, const struct ncs_gpu_time *g) { struct sr_file *f = 
 static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   struct sr *s = state;
   if (!s) return;
-  struct sr_file *f = s->cur;
+  struct sr_file *f = &s->files[file];
   memset(f, 0, sizeof *f);
   f->sr = s;
   f->file = file;
@@ -94,8 +108,15 @@ static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
 static void sr_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct sr *s = state;
   if (!s) return;
-  struct sr_file *f = s->cur;
-  if (f->started) { ncs_aligner_flush(&f->al); ncs_aligner_free(&f->al); f->started = 0; }
+  struct sr_file *f = &s->files[file];
+  if (f->started) {
+    ncs_aligner_flush(&f->al);
+    if (f->batch) flush_batch(f);
+    ncs_aligner_free(&f->al);
+    free(f->batch);
+    f->batch = NULL;
+    f->started = 0;
+  }
   ncs_strag_file_done(s->s, file, st ? st->truncated : 0);
 }
 
@@ -119,9 +140,10 @@ static void sr_json(void *state, struct ncs_json *j, const struct ncs_job *job) 
 static void sr_destroy(void *state) {
   struct sr *s = state;
   if (!s) return;
-  if (s->cur && s->cur->started) ncs_aligner_free(&s->cur->al);
+  for (int i = 0; i < s->n; i++)
+    if (s->files[i].started) { ncs_aligner_free(&s->files[i].al); free(s->files[i].batch); }
   ncs_strag_free(s->s);
-  free(s->cur);
+  free(s->files);
   free(s);
 }
 

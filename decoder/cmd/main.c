@@ -1,6 +1,7 @@
 /* main.c — the `ncclscope` command: dispatches to the subcommands of commands.h.
  * `ncclscope help CMD` is `ncclscope CMD --help`; a mistyped command gets the nearest one.
  * Exit codes: those of the subcommand (cmd/commands.h); 2 for an unknown command or no command. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,11 @@ static int unknown(const char *name) {
 }
 
 int main(int argc, char **argv) {
+  /* Files are read one after another on each thread, and each file's reading state (buffers of
+   * a few MiB) is freed when it is done: keep freed memory for the next file instead of handing
+   * it back to the kernel and faulting it in again (a fifth of report's time on 1024 files). */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
   if (argc < 2) { usage(stderr); return 2; }
   const char *cmd = argv[1];
   if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

@@ -489,19 +489,12 @@ static int cmp_rank(const void *a, const void *b, void *base) {
   return *(const int *)a - *(const int *)b;
 }
 
-/* ---- reading: the loader (io/jobload.h) reads each file once, in file order, and hands its
- * records to the core summary and to every analysis ---- */
+/* ---- reading: the loader (io/jobload.h) reads each file once, files in parallel, and hands
+ * its records to the core summary and to every analysis ---- */
 struct report_run {
   struct file_sum *sums;
   void **state;
-  int ret;
 };
-
-static void run_prepass(void *ctx, int file, struct ncs_mux *m) {
-  struct report_run *R = ctx;
-  for (int a = 0; a < NANALYSES && m->n < NCS_MUX_MAX; a++)
-    if (analyses[a]->prepass) analyses[a]->prepass(R->state[a], file, &m->v[m->n++]);
-}
 
 static void run_visitor(void *ctx, int file, struct ncs_mux *m) {
   struct report_run *R = ctx;
@@ -524,8 +517,6 @@ static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_sta
   count_dropped_ends(s);
   s->info.read_rc = rc;
   s->info.truncated = s->st.truncated;
-  R->ret = ncs_exit_worse(R->ret, ncs_exit_of_read(rc)); /* a cut trace is a warning, not an error */
-  if (s->st.error[0]) fprintf(stderr, "ncclscope: %s\n", s->st.error);
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->file_done) analyses[a]->file_done(R->state[a], file, &s->st);
 }
@@ -628,11 +619,14 @@ int cmd_report(int argc, char **argv) {
     sums[i].info.path = files[i];
     sums[i].info.host = "";
   }
-  struct report_run run = {sums, state, 0};
-  struct ncs_load_opts lo = {.ctx = &run, .in_order = 1, .plugins_only = 1, .file_visitor = run_visitor,
-                             .file_done = run_file_done, .prepass = run_prepass};
-  ncs_job_load(nfiles, files, &lo, &jd);
-  ret = run.ret;
+  struct report_run run = {sums, state};
+  struct ncs_load_opts lo = {.ctx = &run, .plugins_only = 1, .file_visitor = run_visitor,
+                             .file_done = run_file_done};
+  ncs_job_load(nfiles, files, &lo, &jd); /* files in parallel: every analysis keeps per-file state */
+  for (int i = 0; i < nfiles; i++) { /* in file order, whatever order the files were read in */
+    ret = ncs_exit_worse(ret, ncs_exit_of_read(sums[i].info.read_rc)); /* a cut trace is a warning, not an error */
+    if (sums[i].st.error[0]) fprintf(stderr, "ncclscope: %s\n", sums[i].st.error);
+  }
   if ((r = ncs_one_job("report", jd, files))) { ret = r; goto out; }
   const struct ncs_job_info *jobs;
   int restarted = jd && ncs_jobset_jobs(jd->jobs, &jobs) == 1 && jobs[0].nattempts > 1;

@@ -333,22 +333,11 @@ static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, 
   return 0;
 }
 
-/* The visitors of file i: the summary's (unless plugins_only) and the plug-ins', after the
- * plug-ins' explicit first pass when they asked for one. */
+/* The visitors of file i: the summary's (unless plugins_only) and the plug-ins'. */
 static void file_attach(struct loader *L, int i) {
   struct fctx *f = &L->f[i];
   const struct ncs_load_opts *o = L->o;
   struct ncs_mux *m = &f->mux;
-  if (o->prepass) {
-    m->n = 0;
-    o->prepass(o->ctx, i, m);
-    if (m->n) {
-      struct ncs_visitor pv;
-      struct ncs_read_status pst;
-      ncs_mux_build(m, &pv);
-      ncs_trace_read(L->files[i], &pv, &pst);
-    }
-  }
   memset(m, 0, sizeof *m);
   if (!o->plugins_only)
     m->v[m->n++] = (struct ncs_visitor){.ctx = f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
@@ -503,6 +492,8 @@ static struct probe probe_file(const char *path) {
   return p;
 }
 
+int64_t ncs_file_created_ns(const char *path) { return (int64_t)probe_file(path).rt; }
+
 static int cmp_opstat(const void *a, const void *b) {
   const struct ncs_opstat *x = a, *y = b;
   if (x->op != y->op) return x->op < y->op ? -1 : 1;
@@ -550,7 +541,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
    * being at most one collective each; past 2^20 collectives the window gives up the oldest,
    * so such traces are always read in lockstep). Pick whichever keeps less. */
   const char *ls = getenv("NCCLSCOPE_LOCKSTEP");
-  if (o->in_order) L.lockstep = 0;
+  if (o->in_order || o->plugins_only) L.lockstep = 0; /* plug-ins keep their state per file being read */
   else if (ls && (*ls == '0' || *ls == '1')) L.lockstep = *ls == '1';
   else L.lockstep = most_recs > (1u << 20) || held < most_recs * 96;
   J->lockstep = L.lockstep;

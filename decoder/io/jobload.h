@@ -18,7 +18,9 @@
  *    per communicator, capped at 2^20).
  * The choice is made from the file sizes and the first chunk headers, before decoding: the way
  * that keeps less (lockstep always past 2^20 collectives per file, where the window would give
- * collectives up); NCCLSCOPE_LOCKSTEP=1 or 0 forces it. Results are the same either way.
+ * collectives up); NCCLSCOPE_LOCKSTEP=1 or 0 forces it. Results are the same either way. With
+ * plugins_only (report, doctor) files are always read whole: plug-ins make a file's reading
+ * state at its first record, which lockstep would make every file hold at once.
  * Optional callbacks see every call, communicator event and kernel on the job clock,
  * serialised (one at a time, from any thread). Damaged or truncated files are reported in their rank's entry
  * and everything before the damage is used. Returns 0, or 2 when no file could be read. */
@@ -136,13 +138,13 @@ struct ncs_load_opts {
   /* plugins_only: skip the job summary (clock alignment, rows, stragglers; ncs_jrank then
    * holds only path, read_rc, truncated, error and dropped): the plug-ins are the analysis. */
   int plugins_only;
-  /* prepass (in_order only): an explicit first read of each file, just before its main read,
-   * for a plug-in that must see the whole file first; it costs a second decode of the file. */
-  void (*prepass)(void *ctx, int file, struct ncs_mux *m);
 };
 
 int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct ncs_jobdata **out);
 void ncs_job_free(struct ncs_jobdata *j);
+/* Realtime ns at which trace `path` was created (its file header), 0 when it has no readable
+ * header: a job clock's origin, known before any file is decoded. */
+int64_t ncs_file_created_ns(const char *path);
 /* Transport string of a class mask: "P2P", "NET+P2P", "?" when empty. */
 void ncs_tmask_name(unsigned mask, char *buf, size_t len);
 #endif

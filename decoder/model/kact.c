@@ -26,6 +26,7 @@ struct ncs_kact {
   /* collective / p2p calls in order, by fig.op index: S in bytes, entry time */
   struct kcall { uint64_t S, t; } *calls[NCS_KACT_MAX_OPS];
   size_t ncalls[NCS_KACT_MAX_OPS], capcalls[NCS_KACT_MAX_OPS];
+  signed char call_slot[NCS_OP_LIMIT]; /* fig.op slot of a call's op + 1; 0 not looked up yet */
 };
 
 struct ncs_kact *ncs_kact_new(void) {
@@ -108,12 +109,16 @@ static uint64_t dtype_bytes(unsigned dt) {
 }
 
 void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
-  const char *name = ncs_kernel_op_of_call(c->op);
-  if (!name || c->rc != 0) return;
-  int slot = op_slot(k, name, strlen(name));
-  if (slot < 0) return;
+  if (c->rc != 0 || c->op >= NCS_OP_LIMIT) return;
+  int slot = k->call_slot[c->op] - 1;
+  if (slot < 0) { /* once per op: a name lookup per call was a hot spot of report */
+    const char *name = ncs_kernel_op_of_call(c->op);
+    if (!name || (slot = op_slot(k, name, strlen(name))) < 0) return;
+    k->call_slot[c->op] = (signed char)(slot + 1);
+  }
   if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { k->f.op[slot].sized = 0; return; } /* one kernel per group / graph */
-  if (grow((void **)&k->calls[slot], &k->capcalls[slot], k->ncalls[slot] + 1, sizeof **k->calls) != 0) {
+  if (k->ncalls[slot] == k->capcalls[slot] &&
+      grow((void **)&k->calls[slot], &k->capcalls[slot], k->ncalls[slot] + 1, sizeof **k->calls) != 0) {
     k->f.op[slot].sized = 0;
     return;
   }
@@ -121,8 +126,7 @@ void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
 }
 
 static int bucket(uint64_t S) {
-  int b = 0;
-  while (S) { b++; S >>= 1; }
+  int b = S ? 64 - __builtin_clzll(S) : 0; /* bits of S */
   return b < NCS_KACT_BUCKETS ? b : NCS_KACT_BUCKETS - 1;
 }
 
