@@ -41,16 +41,21 @@ run1() {
 }
 # truth NAME: every rank's gpu_time figures against the job's own truth of the same run (the
 # intervals its stream workers really ran, tests/jobs/overlap_job.c), computed by the job without
-# the decoder. Both see the very same start and end of every kernel; the only difference is the
-# clock conversion (the shim moves CUPTI's clock onto CLOCK_MONOTONIC with an offset per poll,
-# error at most half its tightest bracket, well under a microsecond), so they must agree to
-# TRUTH_TOL_NS (20 us) on each figure at any load. The kernel counts must agree exactly. Also the
-# AllReduce's time and exposed time per position in the step (#1, #2, ...: the k-th bucket).
-TRUTH_TOL_NS=20000
+# the decoder. Both see the very same start and end of every kernel; what stands between them is
+# the trace's GPU time resolution (format 2.0 stores GPU times rounded to gpu_resolution_ns,
+# docs/FORMAT.md: each figure is a measure of unions and intersections of the kernels, so it moves
+# by at most the resolution per kernel edge) and the shim's clock conversion (an offset per poll,
+# error at most half its tightest bracket, well under a microsecond). So each figure must agree
+# within tol = 2 x resolution x the rank's kernels + 5 us, at any load; kernel counts exactly.
+# Also the AllReduce's time and exposed time per position in the step (#1, #2, ...: the k-th bucket).
+# resolution FILE: the trace's gpu_resolution_ns (1: exact ns, before format 2.0)
+resolution() { "$NCS" dump "$1" 2>/dev/null | sed -n 's/.*gpu_resolution_ns=\([0-9]*\).*/\1/p' | head -1 | grep . || echo 1; }
 truth() {
-  local name=$1 r bad=0 out
+  local name=$1 r bad=0 out res tol
+  res=$(resolution "$(ls "$T/$name"/*.ncs | head -1)")
   for r in $(jq -r '.ranks[].rank' "$T/$name.json"); do
-    out=$(jq -rn --slurpfile d "$T/$name.json" --slurpfile t "$T/$name/truth-rank$r.json" --argjson r "$r" --argjson tol $TRUTH_TOL_NS '
+    tol=$((2 * res * $(jq -r .kernels "$T/$name/truth-rank$r.json") + 5000))
+    out=$(jq -rn --slurpfile d "$T/$name.json" --slurpfile t "$T/$name/truth-rank$r.json" --argjson r "$r" --argjson tol $tol '
       ($d[0].ranks[] | select(.rank == $r) | .gpu_time) as $g | $t[0] as $w |
       [["span_s","span_ns"],["busy_s","busy_ns"],["compute_s","compute_ns"],["comm_s","comm_ns"],
        ["overlapped_s","overlapped_ns"],["exposed_comm_s","exposed_ns"],["compute_only_s","compute_only_ns"],
@@ -65,13 +70,13 @@ truth() {
       ($rows | map("\(.f) \(.got) vs \(.want) (\(.diff) ns)") | join(", ")) as $txt |
       if ($g.kernels + $g.copies) == $w.kernels and $g.nccl_kernels == $w.nccl_kernels and ($rows | map(.diff <= $tol) | all)
       then "ok \($txt)" else "BAD kernels \($g.kernels + $g.copies)/\($g.nccl_kernels) vs \($w.kernels)/\($w.nccl_kernels), \($txt)" end') || out="BAD: no figures"
-    echo "# figures: overlap $name rank $r: ${out#* }"
+    echo "# figures: overlap $name rank $r (tolerance $tol ns, resolution $res ns): ${out#* }"
     case $out in ok*) ;; *) bad=1 ;; esac
   done
   [ $bad = 0 ] && [ -n "${r:-}" ]
 }
 check_truth() {
-  if truth "$1" >"$T/$1.truth"; then pass "overlap $1: every rank's GPU-time figures equal the job's own truth of the run (within $TRUTH_TOL_NS ns; kernel counts exact)"
+  if truth "$1" >"$T/$1.truth"; then pass "overlap $1: every rank's GPU-time figures equal the job's own truth of the run (within the stored resolution per kernel edge + 5 us; kernel counts exact)"
   else fail "overlap $1: GPU-time figures differ from the job's own truth"; fi
   cat "$T/$1.truth"
 }
@@ -109,12 +114,13 @@ steps() {
 }
 # step_truth NAME: every rank's per-step figures against the job's own intervals cut at the same
 # step windows (the windows are the decoder's: from its rows' start_s and step_s), computed here
-# without the decoder, within TRUTH_TOL_NS each
+# without the decoder, within the same tolerance as truth()
 step_truth() {
-  local r
+  local r res
+  res=$(resolution "$(ls "$T/$1"/*.ncs | head -1)")
   for r in $(jq -r '.ranks[].rank' "$T/$1.json"); do
     jq -c --argjson r "$r" '.ranks[] | select(.rank == $r) | .gpu_time.steps.rows' "$T/$1.json" >"$T/$1.rows$r"
-    python3 - "$T/$1/truth-rank$r.iv" "$T/$1.rows$r" "$TRUTH_TOL_NS" "$1 rank $r" <<'PY' || return 1
+    python3 - "$T/$1/truth-rank$r.iv" "$T/$1.rows$r" "$((2 * res * $(jq -r .kernels "$T/$1/truth-rank$r.json") + 5000))" "$1 rank $r" <<'PY' || return 1
 import json, sys
 iv = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
 rows, tol, who = json.load(open(sys.argv[2])), int(sys.argv[3]), sys.argv[4]
@@ -146,7 +152,7 @@ PY
 check_steps() {
   check "overlap $1: per-step GPU time: $2 complete steps per rank, each step's parts add up to it, the ${3:-1} AllReduce(s) are #1.. of their step" steps "$1" "$2" "${3:-1}"
   if ! command -v python3 >/dev/null; then skip "overlap $1: per-step figures against the job's truth: python3 not installed"
-  elif step_truth "$1" >"$T/$1.steptruth"; then pass "overlap $1: every rank's per-step figures equal the job's truth cut at the same windows (within $TRUTH_TOL_NS ns)"
+  elif step_truth "$1" >"$T/$1.steptruth"; then pass "overlap $1: every rank's per-step figures equal the job's truth cut at the same windows (within the stored resolution per kernel edge + 5 us)"
   else fail "overlap $1: per-step figures differ from the job's truth"; fi
   cat "$T/$1.steptruth"
 }
