@@ -8,7 +8,8 @@
  *     0600 (suffix -1, -2, ... when the name exists); the directory, if created, 0700.
  *   - Every 10 ms (1 ms while a ring was found over a quarter full) it moves ring records into the chunk being built; every flush period
  *     (NCCLSCOPE_FLUSH_MS, default 500 ms) or when the chunk passes 4 MiB raw, it writes the
- *     chunk: one independent zstd frame (one reused ZSTD_CCtx, level 3) behind its header,
+ *     chunk through ncs_chunk_pack (chunk.h: a column payload, or one zstd frame of the rows;
+ *     one reused ZSTD_CCtx, level 3) behind its header,
  *     appended with pwrite at the end of the last good chunk, so a failed or short write is
  *     overwritten by the next chunk and the file stays a sequence of whole chunks.
  *   - A chunk that cannot be written (EIO, ENOSPC, EFBIG, no file) counts its records as
