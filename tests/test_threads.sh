@@ -11,8 +11,10 @@
 #   2 processes x 2 threads (InitRank per thread), blocking and non-blocking: ranks 0-1 and 2-3
 #   a rank's thread never enters its last collective (--stall): doctor's hang names that rank,
 #                                              the others as entered; report's MISSING too
-#   6 ranks split into 4 and 2 (ncclCommSplit), as processes, threads, non-blocking: each
-#                                              transport matrix holds its communicator's ring only
+#   6 ranks split into 4 and 2 (ncclCommSplit), as processes, threads, non-blocking, and split
+#                                              before the parent's first collective: each transport
+#                                              matrix (report's, and the HTML's) holds its
+#                                              communicator's ring only
 #   a process that only calls ncclGetVersion: not a rank row, listed under "no_communicator"
 # Exact counts only, never timings; the hang is polled (at most 30 s, a failure cap).
 source "$(dirname "$0")/lib.sh"
@@ -86,17 +88,31 @@ done
 pairs_ok() {
   py '(lambda sizes: sorted((m["nranks"], sorted((p["from"], p["to"]) for p in m["pairs"])) for m in r["transport_matrices"]) == sorted((n, sorted((i, (i + 1) % n) for i in range(n))) for n in sizes) and r["transport_lines_unattributed"] == 0)(sorted(set([json.load(open(f))["world"] for f in files] + [z for f in files for z in json.load(open(f))["split_sizes"] if z > 1])))' "$@"
 }
-for cfg in "6 1" "2 3" "3 2 --nonblocking"; do
+for cfg in "6 1 --split" "2 3 --split" "3 2 --split --nonblocking" "6 1 --split-early"; do
   set -- $cfg
-  name=split-$1x$2${3:+-nb}
-  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$LAUNCH" "$1" "$J" -t "$2" -n 30 --procs --split ${3:-} \
+  name=split-$1x$2${4:+-nb}; [ "$3" = --split-early ] && name=split-early
+  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$LAUNCH" "$1" "$J" -t "$2" -n 30 --procs "$3" ${4:-} \
     --truth "$T/$name.truth" >$name.out 2>$name.err
-  check_eq "threads: split $1 processes x $2 threads${3:+ (non-blocking)}: runs, children of sizes 2 and 4" "0 [2, 4]" \
+  check_eq "threads: $3 $1 processes x $2 threads${4:+ (non-blocking)}: runs, children of sizes 2 and 4" "0 [2, 4]" \
     "$? $(python3 -c 'import json,sys; print(sorted({z for f in sys.argv[1:] for z in json.load(open(f))["split_sizes"] if z}))' "$T/$name".truth.*)"
   "$NCS" report --json "$T/$name" >r.json 2>/dev/null
-  check_eq "threads: split $1x$2${3:+ non-blocking}: 3 matrices (6, 4, 2 ranks), each exactly its own ring, no line unplaced; 42 collectives lined up" \
+  check_eq "threads: $3 $1x$2${4:+ non-blocking}: 3 matrices (6, 4, 2 ranks), each exactly its own ring, no line unplaced; 42 collectives lined up" \
     "True 3 42" "$(pairs_ok $name.truth.*) $(py 'str(len(r["transport_matrices"])) + " " + str(r["collectives"]["complete"])')"
 done
+# split before the parent's first collective: the parent connects after its child was made; the
+# HTML report's matrix (the loader's, io/jobload.c) holds the 6-rank ring, rank r -> r+1
+"$NCS" html -o "$T/se.html" "$T/split-early" >/dev/null 2>&1
+check_eq "threads: --split-early: the HTML transport matrix is the 6-rank ring (6 SHM cells, r -> r+1)" "6 True" "$(python3 - "$T/se.html" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+sec = s[s.index("<h2>Transport matrix</h2>"):]
+sec = sec[:sec.index("</section>")]
+rows = re.findall(r"<tr>(.*?)</tr>", sec, re.S)
+cells = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)] for row in rows]
+shm = [(int(r[0]), j - 1) for r in cells[1:] if r and r[0].isdigit() for j, c in enumerate(r) if c == "SHM"]
+print(len(shm), sorted(shm) == sorted((i, (i + 1) % 6) for i in range(6)))
+PY
+)"
 "$NCS" report "$T/split-2x3" >split.txt 2>&1
 check "threads: split, text: one matrix per communicator, none says lines were left out" \
   sh -c "[ \$(grep -c '^  communicator 0x' split.txt) = 3 ] && grep -q '(2 ranks): 4 connections' split.txt && ! grep -q 'could not be given' split.txt"

@@ -3,38 +3,20 @@
  * captured NCCL log lines (NCCL_LOG records). Per host: the NVML topology (TOPO_* records,
  * docs/FORMAT-TOPO.md) in `nvidia-smi topo -m` form with the chosen transport overlaid.
  * JSON: top-level "topology": [...], "transport_matrices": [...] and per rank "transports": [...].
- *
- * Which communicator a connection line belongs to: NCCL's "Channel .. : a[x] -> b[y] via .."
- * lines name no communicator, and a process may hold several (ncclCommSplit, a rank per
- * thread). A line is given to the communicator (a COMM record of the same file) that NCCL
- * was working on when it printed it, by the first rule that names exactly one:
- *  1. the init window of the printing thread: its last "comm 0x.. rank .." init line (Init
- *     START / the nRanks line, closed by Init COMPLETE) names the ncclComm_t, matched to a
- *     COMM record's handle (connections made at init, NCCL_RUNTIME_CONNECT=0 or before 2.22);
- *  2. the calls of the file in flight when the line was printed (entered before, returned
- *     after: NCCL >= 2.22 connects inside the first collective of each communicator, on its
- *     caller's thread or a helper thread of that call), kept when the line's own rank (`a`,
- *     the receiver `b` for "[receive]" lines) is that communicator's rank and its peer fits in
- *     it; of several (threads in flight at once), the one whose CUDA device is the number in
- *     the line's own bracket;
- *  3. when no call was in flight: among all the file's communicators, as in 2;
- *  4. the file's only communicator.
- * A line no rule settles is counted (unattributed), never put in a matrix.
+ * Each connection line goes to the communicator NCCL was working on when it printed it
+ * (model/connowner.h); lines no rule settles are counted, never put in a matrix.
  * Memory: per file one transport model (distinct connections), one per communicator, the
- * connection lines not settled yet (at most 65536) and at most one topology. */
+ * connection lines not settled yet (model/connowner.h) and at most one topology. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ncclscope/ops.h"
 #include "analysis/analysis.h"
+#include "model/connowner.h"
 #include "model/topo.h"
 #include "model/transport.h"
 
-struct tr_comm { uint32_t idx; uint64_t comm_id, handle; int rank, nranks, device; struct ncs_tmodel conns; };
-#define MAX_CAND 4
-struct tr_pend { struct ncs_tconn c; uint64_t t, ptr; int cand[MAX_CAND]; int ncand; };
-#define MAX_PEND 65536
-#define MAX_TIDS 64
+struct tr_comm { uint32_t idx; uint64_t comm_id; int nranks; struct ncs_tmodel conns; };
 struct tr_file {
   char host[64];
   struct ncs_tmodel log;
@@ -43,11 +25,7 @@ struct tr_file {
   uint64_t comm_id;
   struct tr_comm *comms;      /* its communicators, in COMM record order */
   int ncomms, capcomms;
-  struct tr_pend *pend;       /* connection lines not given to a communicator yet */
-  int npend, cappend;
-  uint64_t pmin, pmax;        /* their time range */
-  struct { long tid; uint64_t ptr; } tids[MAX_TIDS]; /* threads inside an init window */
-  int ntids;
+  struct ncs_cown *own;       /* whose each connection line is (NULL: out of memory) */
   uint64_t unattributed;
 };
 struct tr_state { int n; struct tr_file *f; };
@@ -76,6 +54,7 @@ static int tr_comm(void *ctx, const struct ncs_comm *c) {
     f->nranks = c->nranks; f->rank = c->rank; f->device = c->device; f->comm_id = c->comm_id;
   }
   if (c->nranks < 1) return 0;
+  ncs_cown_comm(f->own, c);
   struct tr_comm *m = NULL;
   for (int i = 0; i < f->ncomms && !m; i++) /* a second record completes a non-blocking init */
     if (f->comms[i].idx == c->comm) m = &f->comms[i];
@@ -91,128 +70,34 @@ static int tr_comm(void *ctx, const struct ncs_comm *c) {
     ncs_tmodel_init(&m->conns);
     m->idx = c->comm;
   }
-  m->comm_id = c->comm_id; m->handle = c->handle; m->rank = c->rank; m->nranks = c->nranks; m->device = c->device;
+  m->comm_id = c->comm_id; m->nranks = c->nranks;
   return 0;
-}
-
-static int tid_slot(struct tr_file *f, long tid) {
-  for (int i = 0; i < f->ntids; i++) if (f->tids[i].tid == tid) return i;
-  return -1;
-}
-
-/* A connection line: kept until its communicator is known (the rules at the top). */
-static void pend_add(struct tr_file *f, const struct ncs_nl_rec *r, uint64_t t) {
-  if (f->npend >= MAX_PEND) { f->unattributed++; return; }
-  if (f->npend == f->cappend) {
-    int nc = f->cappend ? f->cappend * 2 : 64;
-    struct tr_pend *p = realloc(f->pend, (size_t)nc * sizeof *p);
-    if (!p) { f->unattributed++; return; }
-    f->pend = p; f->cappend = nc;
-  }
-  struct tr_pend *p = &f->pend[f->npend++];
-  memset(p, 0, sizeof *p);
-  ncs_tconn_of(r, &p->c);
-  p->t = t;
-  int k = r->tid >= 0 ? tid_slot(f, r->tid) : -1;
-  p->ptr = k >= 0 ? f->tids[k].ptr : 0;
-  if (f->npend == 1 || t < f->pmin) f->pmin = t;
-  if (f->npend == 1 || t > f->pmax) f->pmax = t;
 }
 
 static int tr_log(void *ctx, const struct ncs_log_line *l) {
   struct tr_file *f = ctx;
   ncs_tmodel_line(&f->log, l->line, l->len);
   struct ncs_nl_rec r;
-  int kind = ncs_nl_parse(l->line, l->len, &r);
-  if (kind == NCS_NL_TRANSPORT) pend_add(f, &r, l->t);
-  else if ((kind == NCS_NL_INIT || kind == NCS_NL_COMMINFO) && r.tid >= 0 && r.u.init.comm_ptr) {
-    int k = tid_slot(f, r.tid);
-    if (kind == NCS_NL_INIT && !r.u.init.start) { /* Init COMPLETE: the window closes */
-      if (k >= 0) f->tids[k] = f->tids[--f->ntids];
-    } else if (k >= 0) f->tids[k].ptr = r.u.init.comm_ptr;
-    else if (f->ntids < MAX_TIDS) { f->tids[f->ntids].tid = r.tid; f->tids[f->ntids++].ptr = r.u.init.comm_ptr; }
-  }
+  if (ncs_nl_parse(l->line, l->len, &r) != NCS_NL_NONE) ncs_cown_line(f->own, &r, l->t);
   return 0;
 }
-
-/* A call of the file: the connection lines printed while it was in flight get its communicator
- * as a candidate. */
 static int tr_call(void *ctx, const struct ncs_call *c) {
-  struct tr_file *f = ctx;
-  if (!f->npend || !c->comm || c->t_exit < f->pmin || c->t_enter > f->pmax) return 0;
-  for (int i = 0; i < f->npend; i++) {
-    struct tr_pend *p = &f->pend[i];
-    if (p->t < c->t_enter || p->t > c->t_exit) continue;
-    int seen = 0;
-    for (int k = 0; k < p->ncand; k++) seen |= p->cand[k] == (int)c->comm;
-    if (!seen && p->ncand < MAX_CAND) p->cand[p->ncand++] = (int)c->comm;
-  }
+  ncs_cown_call(((struct tr_file *)ctx)->own, c->comm, c->t_enter, c->t_exit);
   return 0;
 }
-
-static struct tr_comm *comm_at(struct tr_file *f, uint32_t idx) {
-  for (int i = 0; i < f->ncomms; i++) if (f->comms[i].idx == idx) return &f->comms[i];
-  return NULL;
-}
-/* The line's ranks fit communicator m: its own rank is m's, its peer one of m's ranks. */
-static int fits(const struct tr_comm *m, const struct ncs_tconn *c) {
-  int me = c->dir == NCS_DIR_RECV ? c->to : c->from, peer = c->dir == NCS_DIR_RECV ? c->from : c->to;
-  return me == m->rank && peer >= 0 && peer < m->nranks;
-}
-
-/* Among n communicators that fit a line, the one whose CUDA device is the number in the line's
- * own bracket (cudaDev or nvmlDev: equal unless CUDA_VISIBLE_DEVICES reorders), when only one
- * is; else NULL. */
-static struct tr_comm *by_device(struct tr_comm **c, int n, const struct ncs_tconn *l) {
-  const char *tag = l->dir == NCS_DIR_RECV ? l->to_tag : l->from_tag;
-  if (!tag[0] || strspn(tag, "0123456789") != strlen(tag)) return NULL;
-  struct tr_comm *got = NULL;
-  int k = 0;
-  for (int i = 0; i < n; i++) if (c[i]->device == atoi(tag)) { got = c[i]; k++; }
-  return k == 1 ? got : NULL;
-}
-
-/* The communicators of `cand` (or all of the file's when cand is NULL) that the line fits, as
- * distinct communicator ranks, into out (at most max); returns how many. */
-static int fitting(struct tr_file *f, const struct tr_pend *p, int use_cand, struct tr_comm **out, int max) {
-  int n = 0, lim = use_cand ? p->ncand : f->ncomms;
-  for (int k = 0; k < lim && n < max; k++) {
-    struct tr_comm *m = use_cand ? comm_at(f, (uint32_t)p->cand[k]) : &f->comms[k];
-    if (!m || !fits(m, &p->c)) continue;
-    int dup = 0;
-    for (int q = 0; q < n && !dup; q++) dup = out[q]->comm_id == m->comm_id && out[q]->rank == m->rank;
-    if (!dup) out[n++] = m;
-  }
-  return n;
-}
-
-/* The end of the file: each kept line goes to its communicator (rules at the top). */
-static void settle(struct tr_file *f) {
-  for (int i = 0; i < f->npend; i++) {
-    struct tr_pend *p = &f->pend[i];
-    struct tr_comm *got = NULL;
-    int n = 0;
-    for (int k = 0; p->ptr && k < f->ncomms; k++) /* 1 */
-      if (f->comms[k].handle == p->ptr && fits(&f->comms[k], &p->c)) { got = &f->comms[k]; n++; }
-    struct tr_comm *fit[16];
-    for (int use_cand = 1; n != 1 && use_cand >= 0; use_cand--) { /* 2, then 3 */
-      if (!use_cand && p->ncand) break;
-      n = fitting(f, p, use_cand, fit, 16);
-      got = n == 1 ? fit[0] : n > 1 ? by_device(fit, n, &p->c) : NULL;
-      if (got) n = 1;
-    }
-    if (n != 1 && f->ncomms == 1) { got = &f->comms[0]; n = 1; } /* 4 */
-    if (n == 1 && got) ncs_tmodel_add_conn(&got->conns, &p->c);
-    else f->unattributed++;
-  }
-  free(f->pend);
-  f->pend = NULL;
-  f->npend = f->cappend = 0;
+static void given(void *ctx, uint32_t comm, const struct ncs_tconn *c) {
+  struct tr_file *f = ctx;
+  for (int i = 0; i < f->ncomms; i++)
+    if (f->comms[i].idx == comm) { ncs_tmodel_add_conn(&f->comms[i].conns, c); return; }
 }
 static void tr_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct tr_state *s = state;
   (void)st;
-  if (s && file >= 0 && file < s->n) settle(&s->f[file]);
+  if (!s || file < 0 || file >= s->n) return;
+  struct tr_file *f = &s->f[file];
+  f->unattributed += ncs_cown_settle(f->own, given, f);
+  ncs_cown_free(f->own);
+  f->own = NULL;
 }
 static int tr_raw(void *ctx, const struct ncs_raw *r) {
   struct tr_file *f = ctx;
@@ -228,6 +113,7 @@ static void tr_visitor(void *state, int file, struct ncs_visitor *v) {
   struct tr_state *s = state;
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->f[file];
+  if (!s->f[file].own) s->f[file].own = ncs_cown_new();
   v->process = tr_process;
   v->comm = tr_comm;
   v->call = tr_call;
@@ -419,7 +305,7 @@ static void tr_destroy(void *state) {
     free(s->f[i].topo);
     for (int k = 0; k < s->f[i].ncomms; k++) ncs_tmodel_free(&s->f[i].comms[k].conns);
     free(s->f[i].comms);
-    free(s->f[i].pend);
+    ncs_cown_free(s->f[i].own);
   }
   free(s->f);
   free(s);

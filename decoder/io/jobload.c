@@ -15,6 +15,7 @@
 #include "io/nccllog.h"
 #include "io/progress.h"
 #include "io/regfile.h"
+#include "model/connowner.h"
 #include "model/rules.h"
 
 /* Row bucket of a call's message size S (nccl-tests' S, as in report: docs/METRICS.md):
@@ -38,7 +39,9 @@ void ncs_tmask_name(unsigned mask, char *buf, size_t len) {
   }
 }
 
-struct lcomm { uint64_t comm_id; int rank, nranks; unsigned mask; char tname[24]; };
+struct lcomm { uint64_t comm_id; int rank, nranks; unsigned mask, tmask_stream; char tname[24]; };
+/* mask: transports of its connection lines (settled at the file's end); tmask_stream and tname:
+ * those seen so far in the stream, for the calls' events */
 
 struct loader;
 struct fctx {
@@ -49,6 +52,7 @@ struct fctx {
   struct lcomm *comms;
   size_t ncomms;
   uint32_t last_comm;
+  struct ncs_cown *own;       /* whose each connection line is, settled when the file ends */
   int64_t cur_s, cur_e;
   int have_cur;
   long double union_ns;
@@ -268,6 +272,7 @@ static int v_comm(void *ctx, const struct ncs_comm *c) {
     if (c->nranks <= 64 && (r->tmat = calloc((size_t)c->nranks, 1))) r->tmat_n = c->nranks;
   }
   ncs_strag_comm(f->L->job->strag, f->file, c);
+  ncs_cown_comm(f->own, c);
   if (!update) comm_event(f, 0, c->init_op, lc, c->t_enter);
   return 0;
 }
@@ -277,26 +282,44 @@ static int v_comm_end(void *ctx, const struct ncs_comm_end *e) {
   comm_event(f, 1, e->op, lc_get(f, e->comm), e->t_enter);
   return 0;
 }
-static int v_call(void *ctx, const struct ncs_call *c) { ncs_aligner_call(&((struct fctx *)ctx)->al, c); return 0; }
+static int v_call(void *ctx, const struct ncs_call *c) {
+  struct fctx *f = ctx;
+  ncs_cown_call(f->own, c->comm, c->t_enter, c->t_exit);
+  ncs_aligner_call(&f->al, c);
+  return 0;
+}
 static int v_gpu(void *ctx, const struct ncs_gpu_time *g) { ncs_aligner_gpu(&((struct fctx *)ctx)->al, g); return 0; }
 static int v_clock(void *ctx, const struct ncs_clock *c) { ncs_aligner_clock(&((struct fctx *)ctx)->al, c); return 0; }
 
+/* A connection line: its communicator is settled when the file ends (model/connowner.h);
+ * until then the calls' transport names (on_call) take the latest communicator made. */
 static int v_log(void *ctx, const struct ncs_log_line *l) {
   struct fctx *f = ctx;
   struct ncs_nl_rec rec;
-  if (ncs_nl_parse(l->line, l->len, &rec) != NCS_NL_TRANSPORT) return 0;
+  int kind = ncs_nl_parse(l->line, l->len, &rec);
+  if (kind != NCS_NL_NONE) ncs_cown_line(f->own, &rec, l->t);
+  if (kind != NCS_NL_TRANSPORT) return 0;
   int tc = rec.u.t.tclass;
   if (tc < 0 || tc > 7) return 0;
   f->r->tclass_mask |= 1u << tc;
   struct lcomm *lc = lc_get(f, f->last_comm);
   if (lc) {
-    lc->mask |= 1u << tc;
-    ncs_tmask_name(lc->mask, lc->tname, sizeof lc->tname);
-    if (lc->nranks == f->r->nranks && lc->rank == f->r->rank && f->r->tmat && rec.u.t.to >= 0 &&
-        rec.u.t.to < f->r->tmat_n)
-      f->r->tmat[rec.u.t.to] = (unsigned char)tc;
+    lc->tmask_stream |= 1u << tc;
+    ncs_tmask_name(lc->tmask_stream, lc->tname, sizeof lc->tname);
   }
   return 0;
+}
+
+/* A connection line given to communicator `comm` of the file (ncs_cown_settle). */
+static void conn_given(void *ctx, uint32_t comm, const struct ncs_tconn *c) {
+  struct fctx *f = ctx;
+  struct lcomm *lc = lc_get(f, comm);
+  if (!lc || c->tclass < 0 || c->tclass > 7) return;
+  lc->mask |= 1u << c->tclass;
+  struct ncs_jrank *r = f->r;
+  if (lc->comm_id == r->comm_id && lc->nranks == r->nranks && lc->rank == r->rank && r->tmat && c->to >= 0 &&
+      c->to < r->tmat_n && c->dir != NCS_DIR_RECV)
+    r->tmat[c->to] = (unsigned char)c->tclass;
 }
 
 /* Hands a kernel released by the aligner to the caller's callback, serialised. */
@@ -357,6 +380,7 @@ static void file_open(struct loader *L, int i) {
   memset(f, 0, sizeof *f);
   f->L = L; f->file = i; f->r = &L->job->r[i];
   f->r->rank = -1;
+  if (!L->o->plugins_only) f->own = ncs_cown_new();
   ncs_aligner_init(&f->al, L->job->origin, on_aligned, f);
   if (L->o->on_kernel) f->al.release_kernel = on_aligned_kernel;
   file_attach(L, i);
@@ -388,6 +412,9 @@ static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch)
   f->r->clock_offset_ns = f->al.map.off_first;
   f->r->clock_drift_ppm = ncs_clockmap_drift_ppm(&f->al.map);
   ncs_strag_file_done(L->job->strag, i, f->st.truncated);
+  ncs_cown_settle(f->own, conn_given, f);
+  ncs_cown_free(f->own);
+  f->own = NULL;
   pthread_mutex_lock(&L->mu);
   for (size_t k = 0; k < f->ncomms; k++) if (f->comms[k].nranks) cmask_add(L, f->comms[k].comm_id, f->comms[k].mask);
   pthread_mutex_unlock(&L->mu);

@@ -1,7 +1,7 @@
 /* threads_job — T threads calling NCCL at the same time in one process.
  *
- * Usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--split] [--stall RANK]
- *                    [--truth FILE]
+ * Usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--split | --split-early]
+ *                    [--stall RANK] [--truth FILE]
  * Default: each thread makes its own 1-rank communicator (ncclGetUniqueId + ncclCommInitRank)
  * and stream, and issues CALLS operations (all-reduce, broadcast, all-gather in turn), checking
  * each result. With --all, one ncclCommInitAll(THREADS) communicator is shared: thread i is
@@ -14,7 +14,9 @@
  * until killed): the others wait in it, a hang on a rank that lives on a thread. --split: after
  * its collectives each rank splits the shared communicator (ncclCommSplit, color 0 for ranks
  * below 2n/3, else 1; key its rank) and runs 6 all-reduces on its child: communicators of
- * three sizes (6 ranks: 6, 4 and 2), each with its own ring connections. Prints
+ * three sizes (6 ranks: 6, 4 and 2), each with its own ring connections; --split-early splits
+ * right after init, before the first collective on the parent (the parent then connects after
+ * its child was made). Prints
  * (deterministically) the calls per operation over all threads; --truth writes the same counts
  * with count and bytes as JSON (names as in include/ncclscope/ops.h), plus the ranks this
  * process holds and the collectives each entered (on the shared communicator), the world size and
@@ -48,6 +50,19 @@ static void nb_wait(ncclResult_t r, ncclComm_t c, const char *what) {
 }
 #define COLL(call, what) do { if (g_nb) nb_wait((call), comm, what); else NCCHK(call); } while (0)
 
+/* Ranks below 2n/3 in one child (*half), the rest in another: communicators of three sizes.
+ * *half is the caller's variable: a non-blocking split publishes the child there, and the shim
+ * adopts it by reading that variable when the child is first used (docs/SHIM.md). */
+static void split_of(ncclComm_t comm, int n, int me, long *local, ncclComm_t *half) {
+  *half = NULL;
+  if (n < 2) return;
+  ncclResult_t r = ncclCommSplit(comm, me < (2 * n + 2) / 3 ? 0 : 1, me, half, NULL);
+  if (g_nb) nb_wait(r, comm, "split"); /* the child inherits non-blocking: published when done */
+  else NCCHK(r);
+  local[NCS_OP_CommSplit]++;
+  JOBCHK(__atomic_load_n(half, __ATOMIC_ACQUIRE) != NULL, "split: no child");
+}
+
 static void *worker(void *arg) {
   int t = (int)(intptr_t)arg;
   int n = g_all ? g_threads : g_procs ? g_pworld * g_threads : 1;
@@ -79,6 +94,8 @@ static void *worker(void *arg) {
   }
   cudaStream_t s;
   CUCHK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  ncclComm_t half = NULL;
+  if (g_split == 2) split_of(comm, n, me, local, &half); /* --split-early */
   const size_t cnt = 64;
   float *a, *b;
   CUCHK(cudaMalloc((void **)&a, cnt * 4));
@@ -102,15 +119,9 @@ static void *worker(void *arg) {
       g_failed = 1;
     }
   }
-  if (g_split && n > 1) { /* ranks below 2n/3 in one child, the rest in another: three sizes */
+  if (g_split && !half) split_of(comm, n, me, local, &half);
+  if (half) {
     int color = me < (2 * n + 2) / 3 ? 0 : 1, hn = 0, hr = -1;
-    ncclComm_t half = NULL;
-    ncclResult_t r = ncclCommSplit(comm, color, me, &half, NULL);
-    if (g_nb) nb_wait(r, comm, "split"); /* the child inherits non-blocking: published when done */
-    else NCCHK(r);
-    local[NCS_OP_CommSplit]++;
-    half = __atomic_load_n(&half, __ATOMIC_ACQUIRE);
-    JOBCHK(half != NULL, "split: no child");
     NCCHK(ncclCommCount(half, &hn));
     NCCHK(ncclCommUserRank(half, &hr));
     for (int i = 0; i < 6; i++) {
@@ -146,7 +157,7 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
   const char *truth = NULL;
   static const struct option opts[] = {{"all", 0, 0, 'a'}, {"truth", 1, 0, 'g'}, {"procs", 0, 0, 'p'},
-                                       {"nonblocking", 0, 0, 'b'}, {"stall", 1, 0, 's'}, {"split", 0, 0, 'x'},
+                                       {"nonblocking", 0, 0, 'b'}, {"stall", 1, 0, 's'}, {"split", 0, 0, 'x'}, {"split-early", 0, 0, 'y'},
                                        {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "t:n:", opts, NULL)) != -1) {
@@ -157,9 +168,10 @@ int main(int argc, char **argv) {
     else if (o == 'b') g_nb = 1;
     else if (o == 's') g_stall = atoi(optarg);
     else if (o == 'x') g_split = 1;
+    else if (o == 'y') g_split = 2;
     else if (o == 'g') truth = optarg;
     else {
-      fprintf(stderr, "usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--split] [--stall RANK] [--truth FILE]\n");
+      fprintf(stderr, "usage: threads_job [-t THREADS] [-n CALLS] [--all | --procs [--nonblocking]] [--split | --split-early] [--stall RANK] [--truth FILE]\n");
       return 2;
     }
   }
