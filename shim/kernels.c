@@ -219,7 +219,7 @@ static uint32_t name_id(const char *name, uint32_t kclass) {
 }
 
 /* CUPTI times on the monotonic clock, at the stored resolution (format.h) */
-static uint64_t to_mono(uint64_t t, int64_t off) { return ncs_gpu_round((uint64_t)((int64_t)t - off)); }
+static uint64_t to_mono(uint64_t t, int64_t off) { return ncs_kernel_round((uint64_t)((int64_t)t - off)); }
 static uint64_t span(uint64_t s, uint64_t e, int64_t off) { /* incomplete: 0 */
   return e > s ? to_mono(e, off) - to_mono(s, off) : 0;
 }

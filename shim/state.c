@@ -154,6 +154,7 @@ static void process_record(struct ncs_wbuf *w) {
   KVNUM("buffer_bytes", "%zu", (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
   KV("timing", ncs_gpu_on ? "gpu" : "host");
   KVNUM("gpu_resolution_ns", "%u", NCS_GPU_RESOLUTION_NS);
+  KVNUM("kernel_resolution_ns", "%u", NCS_KERNEL_RESOLUTION_NS);
 #undef KVNUM
 #undef KV
   for (size_t i = 0; proc.env && proc.env[i] && n < MAXKV; i++) {

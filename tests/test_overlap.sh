@@ -42,14 +42,18 @@ run1() {
 # truth NAME: every rank's gpu_time figures against the job's own truth of the same run (the
 # intervals its stream workers really ran, tests/jobs/overlap_job.c), computed by the job without
 # the decoder. Both see the very same start and end of every kernel; what stands between them is
-# the trace's GPU time resolution (format 2.0 stores GPU times rounded to gpu_resolution_ns,
+# the trace's kernel time resolution (format 2.0 stores KERNEL times rounded to kernel_resolution_ns,
 # docs/FORMAT.md: each figure is a measure of unions and intersections of the kernels, so it moves
 # by at most the resolution per kernel edge) and the shim's clock conversion (an offset per poll,
 # error at most half its tightest bracket, well under a microsecond). So each figure must agree
 # within tol = 2 x resolution x the rank's kernels + 5 us, at any load; kernel counts exactly.
 # Also the AllReduce's time and exposed time per position in the step (#1, #2, ...: the k-th bucket).
-# resolution FILE: the trace's gpu_resolution_ns (1: exact ns, before format 2.0)
-resolution() { "$NCS" dump "$1" 2>/dev/null | sed -n 's/.*gpu_resolution_ns=\([0-9]*\).*/\1/p' | head -1 | grep . || echo 1; }
+# resolution FILE: the trace's kernel_resolution_ns (else gpu_resolution_ns, the resolution KERNEL
+# times had in the first 2.0 traces; 1: exact ns, before format 2.0)
+resolution() {
+  "$NCS" dump "$1" 2>/dev/null | sed -n 's/.*kernel_resolution_ns=\([0-9]*\).*/\1/p' | head -1 | grep . ||
+    "$NCS" dump "$1" 2>/dev/null | sed -n 's/.*gpu_resolution_ns=\([0-9]*\).*/\1/p' | head -1 | grep . || echo 1
+}
 truth() {
   local name=$1 r bad=0 out res tol
   res=$(resolution "$(ls "$T/$name"/*.ncs | head -1)")

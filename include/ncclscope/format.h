@@ -94,13 +94,18 @@ enum ncs_drop_reason {
 #define NCS_GPU_F_FAILED 1u    /* event query failed: no GPU time */
 #define NCS_GPU_F_CAPTURED 2u  /* in a captured graph: no GPU time */
 
-/* The resolution the shim stores GPU times at (GPU_TIME and KERNEL, format 2.0; PROCESS key
- * gpu_resolution_ns): times are rounded up to a multiple of it. CUDA events resolve about
- * 0.5 us, so this loses nothing the events measured (docs/FORMAT.md, "Resolution"). */
+/* The resolutions the shim stores GPU times at (format 2.0; docs/FORMAT.md, "Resolution of
+ * stored times"): times are rounded up to a multiple of them. GPU_TIME (PROCESS key
+ * gpu_resolution_ns): CUDA events resolve about 0.5 us, so 256 ns loses nothing they measured.
+ * KERNEL (PROCESS key kernel_resolution_ns): CUPTI reads the GPU's global timer, which
+ * advances in steps of tens of nanoseconds on recent GPUs, so 32 ns. */
 #define NCS_GPU_RESOLUTION_NS 256u
-static inline uint64_t ncs_gpu_round(uint64_t t) {
-  return t > UINT64_MAX - NCS_GPU_RESOLUTION_NS ? t : (t + NCS_GPU_RESOLUTION_NS - 1) & ~(uint64_t)(NCS_GPU_RESOLUTION_NS - 1);
+#define NCS_KERNEL_RESOLUTION_NS 32u
+static inline uint64_t ncs_round_up(uint64_t t, uint64_t res) { /* res: a power of two */
+  return t > UINT64_MAX - res ? t : (t + res - 1) & ~(res - 1);
 }
+static inline uint64_t ncs_gpu_round(uint64_t t) { return ncs_round_up(t, NCS_GPU_RESOLUTION_NS); }
+static inline uint64_t ncs_kernel_round(uint64_t t) { return ncs_round_up(t, NCS_KERNEL_RESOLUTION_NS); }
 
 /* ---- byte helpers (both sides) ---- */
 static inline void ncs_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
