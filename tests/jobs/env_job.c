@@ -11,6 +11,7 @@
  * NCCL variables differ from the worker's. Prints "env_job runs=N differences=D children=C
  * worker_failures=F"; exit 0 only when D = F = 0. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 
@@ -84,6 +85,12 @@ static int worker(const char *dir) {
     if (ncclAllReduce(b, b, 16, ncclFloat32, ncclSum, c, s) != ncclSuccess) return 100;
   cudaStreamSynchronize(s);
   if (ncclCommDestroy(c) != ncclSuccess) return 100;
+  /* the reader must compare at least once more, entirely after the last call: a change made
+   * during the run (NCCL's own setenv from nccl.conf) is then seen whatever the scheduling, so
+   * the count is the same from run to run (under load the reader could otherwise be stopped
+   * before its first comparison) */
+  long r0 = atomic_load(&reads);
+  while (atomic_load(&reads) < r0 + 2) sched_yield();
   atomic_store(&stop_reader, 1);
   pthread_join(th, NULL);
   if (atomic_load(&seen_diff)) fprintf(stderr, "env_job: %d: environ differed in %ld of %ld reads\n", (int)getpid(),
