@@ -4,8 +4,9 @@
 #   1. one trace of ONE CALL records (default 5,000,000; the test writer's DDP-like AllReduce
 #      loop, as scripts/bench-decoder.sh): records per CPU-second (user + system of the process:
 #      one core whatever the machine) of the bare reader (test_trace_roundtrip --bench-read),
-#      of `zstd -d` on the same compressed chunks (the payloads cut out of the trace and
-#      concatenated: zstd frames), and of `ncclscope report`, before and after;
+#      of `zstd -d` on the same compressed chunks (the zstd frames cut out of the trace and
+#      concatenated: a row chunk's payload, a column chunk's zstd-coded columns), and of
+#      `ncclscope report`, before and after;
 #   2. a job of RANKS ranks x CALLS collectives (default 1024 x 100,000, GPU times, 8 ranks per
 #      host, one straggler; `ncclscope synth`): wall time, CPU seconds (user + system: the
 #      figure a loaded machine distorts least) and peak RSS of `report`, `report --json`,
@@ -60,10 +61,28 @@ import struct, sys
 d = open(sys.argv[1], 'rb').read()
 out = open(sys.argv[2], 'wb')
 at = struct.unpack_from('<I', d, 12)[0]            # file header size (docs/FORMAT.md)
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
 while at + 40 <= len(d):                           # chunk header: magic, payload bytes, ...
     magic, payload = struct.unpack_from('<II', d, at)
+    flags = struct.unpack_from('<I', d, at + 36)[0]
     if magic != 0x4B43534E: break
-    out.write(d[at + 40:at + 40 + payload]); at += 40 + payload
+    p = d[at + 40:at + 40 + payload]
+    if not flags & 4:                              # rows: the payload is one zstd frame
+        out.write(p)
+    else:                                          # columns (2.0): the zstd frames of its columns
+        n, i = varint(p, 0); cols = []
+        for _ in range(n):
+            desc = []
+            for _ in range(6): x, i = varint(p, i); desc.append(x)
+            cols.append(desc)                      # id, flags, count, first, width, stored
+        for cid, cfl, cnt, first, width, stored in cols:
+            if cfl & 4: out.write(p[i:i + stored])
+            i += stored
+    at += 40 + payload
 EOF
 zstd -q -t "$W/one.zst" || { echo "the chunk payloads are not zstd frames" >&2; exit 1; }
 : >"$W/reader"; : >"$W/zstd"; for side in $SIDES; do : >"$W/one.$side"; done
