@@ -163,6 +163,27 @@ static inline size_t ncs_col_finish(ZSTD_CCtx *cctx, int level, uint8_t *out, st
   return (size_t)(d - out) + data_len;
 }
 
+/* Both packers, at a chunk's first record of `type` (1..63): gives the type its field columns
+ * from col[ncol] on (base[type], nfield[type]) and returns the new column count, or marks it
+ * never split (base 0xffff: a field that is not a varint, or no room left under maxcol). */
+static inline uint32_t ncs_col_claim(uint64_t type, uint16_t *base, uint8_t *nfield, struct ncs_colw *col,
+                                     uint32_t ncol, uint32_t maxcol) {
+  const char *k = ncs_col_kinds(type);
+  size_t nf = k ? strlen(k) : 0;
+  if (!nf || nf > NCS_COL_MAX_FIELDS || strchr(k, 'x') || ncol + nf > maxcol) {
+    base[type] = 0xffff;
+    return ncol;
+  }
+  base[type] = (uint16_t)ncol;
+  nfield[type] = (uint8_t)nf;
+  for (size_t j = 0; j < nf; j++) {
+    memset(&col[ncol + j], 0, sizeof *col);
+    col[ncol + j].id = NCS_COL_FIELD(type, j);
+    col[ncol + j].sign = k[j] == 's';
+  }
+  return ncol + (uint32_t)nf;
+}
+
 /* The general packer: two passes over the rows (what each column holds, then its bytes). */
 static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
                                       size_t n) {
@@ -185,22 +206,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
   for (p = (const uint8_t *)raw; p < e;) {
     if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
     if (type < 1 || type > NCS_COL_MAX_TYPE) continue;
-    if (!base[type]) {
-      const char *k = ncs_col_kinds(type);
-      size_t nf = k ? strlen(k) : 0;
-      if (nf && nf <= NCS_COL_MAX_FIELDS && !strchr(k, 'x') && ncol + nf <= MAXCOL) {
-        base[type] = (uint16_t)ncol;
-        nfield[type] = (uint8_t)nf;
-        for (size_t j = 0; j < nf; j++) {
-          memset(&col[ncol + j], 0, sizeof *col);
-          col[ncol + j].id = NCS_COL_FIELD(type, j);
-          col[ncol + j].sign = k[j] == 's';
-        }
-        ncol += (uint32_t)nf;
-      } else {
-        base[type] = 0xffff; /* never split */
-      }
-    }
+    if (!base[type]) ncol = ncs_col_claim(type, base, nfield, col, ncol, MAXCOL);
     if (base[type] == 0xffff || col[base[type]].count >= SAMPLE || ncs_col_split(body, len, nfield[type], v) != 0)
       continue;
     for (size_t j = 0; j < nfield[type]; j++) {
@@ -316,22 +322,7 @@ static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *
     if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
     col[0].size += ncs_col_varint_len(type << 1);
     col[0].count++;
-    if (type >= 1 && type <= NCS_COL_MAX_TYPE && !base[type]) {
-      const char *k = ncs_col_kinds(type);
-      size_t nf = k ? strlen(k) : 0;
-      if (nf && nf <= NCS_COL_MAX_FIELDS && !strchr(k, 'x') && ncol + nf <= MAXCOL) {
-        base[type] = (uint16_t)ncol;
-        nfield[type] = (uint8_t)nf;
-        for (size_t j = 0; j < nf; j++) {
-          memset(&col[ncol + j], 0, sizeof *col);
-          col[ncol + j].id = NCS_COL_FIELD(type, j);
-          col[ncol + j].sign = k[j] == 's';
-        }
-        ncol += (uint32_t)nf;
-      } else {
-        base[type] = 0xffff;
-      }
-    }
+    if (type >= 1 && type <= NCS_COL_MAX_TYPE && !base[type]) ncol = ncs_col_claim(type, base, nfield, col, ncol, MAXCOL);
     if (type < 1 || type > NCS_COL_MAX_TYPE || base[type] == 0xffff) {
       col[1].size += ncs_col_varint_len(len);
       col[2].size += len;
