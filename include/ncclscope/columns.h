@@ -163,6 +163,13 @@ static inline size_t ncs_col_finish(ZSTD_CCtx *cctx, int level, uint8_t *out, st
   return (size_t)(d - out) + data_len;
 }
 
+/* Both packers' scratch at the end of out: where the table of maxcol columns starts (16-byte
+ * aligned); the columns' bytes are built just below it. */
+static inline uint8_t *ncs_col_table_at(uint8_t *out, size_t cap, uint32_t maxcol) {
+  uint8_t *at = out + cap - (maxcol * sizeof(struct ncs_colw) + 16);
+  return at + ((16 - ((uintptr_t)at & 15)) & 15);
+}
+
 /* Both packers, at a chunk's first record of `type` (1..63): gives the type its field columns
  * from col[ncol] on (base[type], nfield[type]) and returns the new column count, or marks it
  * never split (base 0xffff: a field that is not a varint, or no room left under maxcol). */
@@ -191,10 +198,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
   const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
   uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
   if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
-  /* scratch at the end of out: the column table, then the columns' bytes */
-  size_t tab_bytes = MAXCOL * sizeof(struct ncs_colw) + 16;
-  uint8_t *tab_at = out + cap - tab_bytes;
-  tab_at += (16 - ((uintptr_t)tab_at & 15)) & 15;
+  uint8_t *tab_at = ncs_col_table_at(out, cap, MAXCOL); /* the columns' bytes go below it */
   struct ncs_colw *col = (struct ncs_colw *)tab_at;
   uint32_t ncol = 3;
   uint16_t base[NCS_COL_MAX_TYPE + 1]; /* first column of a split type, 0 = none yet */
@@ -306,9 +310,7 @@ static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *
   const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
   uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
   if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
-  size_t tab_bytes = MAXCOL * sizeof(struct ncs_colw) + 16;
-  uint8_t *tab_at = out + cap - tab_bytes;
-  tab_at += (16 - ((uintptr_t)tab_at & 15)) & 15;
+  uint8_t *tab_at = ncs_col_table_at(out, cap, MAXCOL); /* the columns' bytes go below it */
   struct ncs_colw *col = (struct ncs_colw *)tab_at;
   uint32_t ncol = 3, nrec[NCS_COL_MAX_TYPE + 1];
   uint16_t base[NCS_COL_MAX_TYPE + 1];
