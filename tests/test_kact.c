@@ -1,7 +1,9 @@
 /* test_kact.c — GPU-time figures (decoder/model/kact.c, docs/METRICS.md "GPU time") on
  * synthetic kernel activity with known answers, exactly: the run's partition (compute-only,
  * overlapped, exposed, idle), the same per step window, exposed time per operation, size and
- * position in the step, the single-start step, and records that do not pair with calls. */
+ * position in the step, the single-start step, records that do not pair with calls, and a long
+ * run (calls kept in kact's compact log across its blocks, more distinct sizes than its size
+ * table holds, entry times that go back). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +97,37 @@ int main(void) {
   allreduce(k, 240, 16); /* a call with no kernel: calls and kernels no longer pair */
   CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0 && !f.op[0].sized && f.op[0].npos == 0 && f.op[0].exposed_ns == 90,
         "kact: calls that do not pair one to one with kernels give no sizes and no positions");
+  ncs_kact_free(k);
+
+  /* a long run: N calls of sizes 4 x (1 + (i x 7919) % 6000) bytes, entries going back every
+   * third call, each with its own NCCL kernel [100 i, 100 i + 50) and no compute; one step
+   * start (0): positions #1..#31 one call each, #32+ the rest */
+  enum { N = 70000, P = NCS_KACT_POS };
+  static uint64_t want_k[NCS_KACT_BUCKETS];
+  uint64_t pmin = UINT64_MAX, pmax = 0;
+  k = ncs_kact_new();
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  for (uint64_t i = 0; i < N; i++) {
+    uint64_t floats = 1 + (i * 7919) % 6000, S = 4 * floats;
+    allreduce(k, 1000 + i * 10 + (i % 3) * 25, floats);
+    kern(k, NCS_KCLASS_NCCL, 2, 100 * i + 10, 100 * i + 60);
+    int b = 64 - __builtin_clzll(S);
+    want_k[b < NCS_KACT_BUCKETS ? b : NCS_KACT_BUCKETS - 1]++;
+    if (i >= P - 1) { if (S < pmin) pmin = S; if (S > pmax) pmax = S; }
+  }
+  const uint64_t t0 = 0;
+  CHECK(ncs_kact_figures(k, &f, &t0, 1, st, &nst) == 0 && f.op[0].sized && f.op[0].kernels == N,
+        "kact: %d calls and kernels pair one to one", N);
+  int same = 1;
+  for (int b = 0; b < NCS_KACT_BUCKETS; b++)
+    same &= f.op[0].size_kernels[b] == want_k[b] && f.op[0].size_exposed_ns[b] == 50 * want_k[b];
+  CHECK(same, "kact: long run: kernels and exposed time per size bucket exact (%d calls, 6000 distinct sizes)", N);
+  CHECK(f.op[0].npos == P && f.op[0].pos_kernels[0] == 1 && f.op[0].pos_bytes_min[0] == 4 &&
+        f.op[0].pos_kernels[1] == 1 && f.op[0].pos_bytes_min[1] == 4 * (1 + 7919 % 6000) &&
+        f.op[0].pos_kernels[P - 1] == N - (P - 1) && f.op[0].pos_bytes_min[P - 1] == pmin &&
+        f.op[0].pos_bytes_max[P - 1] == pmax,
+        "kact: long run: positions in the step and their sizes exact (#32+: %llu-%llu B)",
+        (unsigned long long)pmin, (unsigned long long)pmax);
   ncs_kact_free(k);
   return check_done();
 }

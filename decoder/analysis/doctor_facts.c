@@ -84,7 +84,6 @@ static void sweep(uint64_t s, uint64_t e, uint64_t *cs, uint64_t *ce, double *ac
 static int on_call(void *ctx, const struct ncs_call *c) {
   struct ncs_dfacts *f = ctx;
   int kind = ncs_op_kind(c->op);
-  if (f->kact) ncs_kact_add_call(f->kact, c);
   f->ncalls++;
   if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;

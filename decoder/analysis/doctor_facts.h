@@ -61,7 +61,9 @@ struct ncs_dfacts {
   double host_samples[NCS_DF_MAX_SAMPLES];
   int nhost_samples;
   double busbw_median;                    /* their median (ncs_dfacts_busbw), set by finish */
-  /* kernel activity (GPU time), figures after ncs_dfacts_done */
+  /* kernel activity (GPU time), figures after ncs_dfacts_finish: the partition of the GPU span
+   * only (busy, compute-only, overlapped, exposed, idle); calls are not fed to it, so its
+   * per-operation sizes are not filled (analysis/gputime.c has them) */
   struct ncs_kact *kact;
   struct ncs_kact_fig gpu;
   /* read outcome */

@@ -19,13 +19,24 @@
 
 struct kint { uint64_t s, e; uint32_t cls, name; };
 struct kname { uint32_t id; int op; };  /* op: index into fig.op, -1 not NCCL */
+/* The collective / point-to-point calls of one operation, in order, as a compact log read once,
+ * in order, by ncs_kact_figures: per call the zigzag varint of its entry time minus the previous
+ * call's, then 1 + the index of its size S in the size table (the distinct sizes, at most
+ * NSIZES), or 0 and the varint of S once the table is full. About 4 bytes a call (a DDP job's
+ * calls: entries a few ms apart, a handful of sizes), in chained blocks: no copy as it grows. */
+#define CBLOCK (64u << 10)
+#define NSIZES 4096                /* distinct sizes with an index; the table has 2x slots */
+struct cblock { struct cblock *next; uint32_t used; uint8_t b[CBLOCK]; };
+struct clog { struct cblock *head, *tail; uint64_t n, last_t; };
+struct ccur { const struct cblock *b; uint32_t at; uint64_t t; }; /* a reader of a log */
 struct ncs_kact {
   struct kint *k; size_t n, cap;
   struct kname *names; size_t nnames, capnames;
   struct ncs_kact_fig f;
-  /* collective / p2p calls in order, by fig.op index: S in bytes, entry time */
-  struct kcall { uint64_t S, t; } *calls[NCS_KACT_MAX_OPS];
-  size_t ncalls[NCS_KACT_MAX_OPS], capcalls[NCS_KACT_MAX_OPS];
+  struct clog calls[NCS_KACT_MAX_OPS]; /* by fig.op index */
+  uint64_t *sizes;                     /* [NSIZES] the size table, in first-seen order */
+  uint16_t *size_slot;                 /* [2 * NSIZES] hash slots: index + 1, 0 empty */
+  uint32_t nsizes;
   signed char call_slot[NCS_OP_LIMIT]; /* fig.op slot of a call's op + 1; 0 not looked up yet */
 };
 
@@ -39,7 +50,10 @@ void ncs_kact_free(struct ncs_kact *k) {
   if (!k) return;
   free(k->k);
   free(k->names);
-  for (int i = 0; i < NCS_KACT_MAX_OPS; i++) free(k->calls[i]);
+  for (int i = 0; i < NCS_KACT_MAX_OPS; i++)
+    for (struct cblock *b = k->calls[i].head, *nx; b; b = nx) { nx = b->next; free(b); }
+  free(k->sizes);
+  free(k->size_slot);
   free(k);
 }
 
@@ -108,6 +122,71 @@ static uint64_t dtype_bytes(unsigned dt) {
   return dt < sizeof size ? size[dt] : 0;
 }
 
+/* 1 + the size table's index of S (added when new), 0 when the table is full or no memory. */
+static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
+  if (!k->sizes) {
+    k->sizes = malloc(NSIZES * sizeof *k->sizes);
+    k->size_slot = calloc(2 * NSIZES, sizeof *k->size_slot);
+    if (!k->sizes || !k->size_slot) { free(k->sizes); free(k->size_slot); k->sizes = NULL; k->size_slot = NULL; return 0; }
+  }
+  uint32_t i = (uint32_t)((S * 0x9e3779b97f4a7c15ull) >> 51) & (2 * NSIZES - 1);
+  for (;; i = (i + 1) & (2 * NSIZES - 1)) {
+    uint16_t x = k->size_slot[i];
+    if (!x) break;
+    if (k->sizes[x - 1] == S) return x;
+  }
+  if (k->nsizes == NSIZES) return 0;
+  k->sizes[k->nsizes] = S;
+  k->size_slot[i] = (uint16_t)++k->nsizes;
+  return k->nsizes;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
+  *p++ = (uint8_t)v;
+  return p;
+}
+static const uint8_t *get_varint(const uint8_t *p, uint64_t *v) {
+  uint64_t x = 0;
+  for (int sh = 0;; sh += 7) { uint8_t c = *p++; x |= (uint64_t)(c & 0x7f) << sh; if (c < 0x80) break; }
+  *v = x;
+  return p;
+}
+
+/* Appends a call to log l; -1 when out of memory. */
+static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) {
+  if (!l->tail || l->tail->used > CBLOCK - 24) { /* room for the longest entry: 10 + 1 + 10 bytes */
+    struct cblock *b = malloc(sizeof *b);
+    if (!b) return -1;
+    b->next = NULL;
+    b->used = 0;
+    if (l->tail) l->tail->next = b; else l->head = b;
+    l->tail = b;
+  }
+  uint64_t d = t - l->last_t; /* as signed: zigzag */
+  uint8_t *p = put_varint(l->tail->b + l->tail->used, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
+  uint32_t code = size_code(k, S);
+  p = put_varint(p, code);
+  if (!code) p = put_varint(p, S);
+  l->tail->used = (uint32_t)(p - l->tail->b);
+  l->last_t = t;
+  l->n++;
+  return 0;
+}
+
+/* The next call of a log (the caller knows how many there are). */
+static void clog_next(const struct ncs_kact *k, struct ccur *c, uint64_t *S, uint64_t *t) {
+  if (c->at >= c->b->used) { c->b = c->b->next; c->at = 0; }
+  uint64_t z, code;
+  const uint8_t *p = get_varint(c->b->b + c->at, &z);
+  c->t += (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+  p = get_varint(p, &code);
+  if (code) *S = k->sizes[code - 1];
+  else p = get_varint(p, S);
+  *t = c->t;
+  c->at = (uint32_t)(p - c->b->b);
+}
+
 void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
   if (c->rc != 0 || c->op >= NCS_OP_LIMIT) return;
   int slot = k->call_slot[c->op] - 1;
@@ -117,12 +196,8 @@ void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
     k->call_slot[c->op] = (signed char)(slot + 1);
   }
   if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { k->f.op[slot].sized = 0; return; } /* one kernel per group / graph */
-  if (k->ncalls[slot] == k->capcalls[slot] &&
-      grow((void **)&k->calls[slot], &k->capcalls[slot], k->ncalls[slot] + 1, sizeof **k->calls) != 0) {
+  if (k->f.op[slot].sized && clog_add(k, &k->calls[slot], c->count * dtype_bytes(c->datatype), c->t_enter) != 0)
     k->f.op[slot].sized = 0;
-    return;
-  }
-  k->calls[slot][k->ncalls[slot]++] = (struct kcall){c->count * dtype_bytes(c->datatype), c->t_enter};
 }
 
 static int bucket(uint64_t S) {
@@ -232,8 +307,11 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
     for (size_t j = 0; j < k->nnames; j++)
       if (k->names[j].id == k->k[i].name && k->names[j].op >= 0) { nk_op[k->names[j].op]++; break; }
   }
-  for (int o = 0; o < f->nops; o++)
-    if (nk_op[o] != k->ncalls[o]) f->op[o].sized = 0;
+  struct ccur cur[NCS_KACT_MAX_OPS];
+  for (int o = 0; o < f->nops; o++) {
+    if (nk_op[o] != k->calls[o].n) f->op[o].sized = 0;
+    cur[o] = (struct ccur){k->calls[o].head, 0, 0};
+  }
   size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */
   for (size_t i = 0; i < k->n; i++) {
     const struct kint *x = &k->k[i];
@@ -253,8 +331,10 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
     op->kernels++;
     op->time_ns += len;
     op->exposed_ns += len - covered;
-    if (op->sized && seen[o] < k->ncalls[o]) {
-      const struct kcall *c = &k->calls[o][seen[o]++];
+    if (op->sized && seen[o] < k->calls[o].n) {
+      struct kcall { uint64_t S, t; } call, *c = &call;
+      clog_next(k, &cur[o], &call.S, &call.t);
+      seen[o]++;
       int b = bucket(c->S);
       op->size_kernels[b]++;
       op->size_time_ns[b] += len;

@@ -5,7 +5,8 @@
  *
  * Contract: feed records with ncs_kact_add_raw (any record: others are ignored) and CALL
  * records with ncs_kact_add_call, in file order, then ncs_kact_figures once. Memory grows with
- * the kernels in the file (24 bytes each) and the collective calls (16 bytes each). All times
+ * the kernels in the file (24 bytes each) and the collective calls (a compact log, about 4 bytes
+ * each; none once an operation's calls cannot pair one to one with kernels). All times
  * are the trace's CLOCK_MONOTONIC ns. Step windows are host times (the boundary calls' entries)
  * applied to the GPU's timeline: a window holds one iteration's GPU work shifted by how far the
  * GPU runs behind the host. A damaged body is counted (bad_records), never fatal. */
@@ -51,7 +52,7 @@ void ncs_kact_free(struct ncs_kact *k);
 /* Takes a record of type 15, 16 or 17; returns 1 when taken, 0 for other types. */
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
 /* Takes a CALL: collective and point-to-point calls are matched to NCCL kernels for sizes and
- * positions in the step. Memory: 16 bytes per such call. */
+ * positions in the step. Memory: about 4 bytes per such call (kact.c, "compact log"). */
 struct ncs_call;
 void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c);
 /* Computes the figures (after the last record). Returns 0, or -1 when out of memory.
