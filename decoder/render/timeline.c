@@ -18,22 +18,31 @@
  * launched the i-th kernel). At most --max-kernels kernels per process are written (default
  * 50000, in file order); what is left out is counted in an instant event "kernels left out" on
  * that process and in otherData. All times are on the job clock
- * (align.h) in microseconds from the earliest event (a first pass finds it when an event comes
- * before the earliest trace start, as the call that starts the shim does; it also counts each
- * process's kernels and the pairings above), so no time is negative. Only standard metadata
+ * (align.h) in microseconds from the earliest event (an event may come before the earliest
+ * trace start, as the call that starts the shim does), so no time is negative. Each file is
+ * read once: the zero of the timeline, each process's kernel count and the pairings above are
+ * known only at the end of that read, so its events are kept meanwhile in a spool, an unlinked
+ * temporary file in $TMPDIR (or /tmp), compactly (varints, ~40-60 bytes an event), and written
+ * out from it once the read is over: memory stays bounded (per file a few hundred bytes and
+ * its kernel names), whatever the traces' length. Only standard metadata
  * events (process_name, process_sort_index, thread_name, thread_sort_index);
  * ncclscope's own facts and the format version go in "otherData". Output is always valid JSON:
  * strings go through the JSON writer.
- * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable. */
+ * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable
+ * (also: the spool or the output cannot be written). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "model/knames.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/format.h"
 #include "render/json.h"
 #include "ncclscope/ops.h"
 
@@ -46,22 +55,30 @@ struct streams { uint64_t *s; int n, cap; int named; };
 #define LINK_OPS 8
 struct link {
   char op[24];
-  uint64_t calls, kernels;      /* pass 1: calls outside groups and graphs; NCCL kernels */
+  uint64_t calls, kernels;      /* read: calls outside groups and graphs; NCCL kernels */
   uint64_t stream, kstream;     /* the one cudaStream_t of its calls, GPU stream of its kernels */
   int bad;                      /* a grouped or captured call, or a second stream: not paired */
-  uint64_t shown;               /* pass 1: its kernels among those written (under the cap) */
-  uint64_t calls2, kernels2;    /* pass 2: ordinals so far */
+  uint64_t shown;               /* read: its kernels among those written (under the cap) */
+  uint64_t calls2, kernels2;    /* write: ordinals so far */
 };
 struct kfile {
-  struct ncs_knames names;
-  struct streams ks;            /* GPU streams seen (pass 2) */
-  uint64_t kernels, written;    /* pass 1: kernels in the file; pass 2: written so far */
+  struct ncs_knames names;      /* the kernel names read so far (all of them once read) */
+  char **defs;                  /* every name given to an id, in file order (ids may be renamed) */
+  uint32_t ndefs, capdefs;
+  uint32_t *def_of, ndef_of;    /* [id]: its latest name so far, 1 + index into defs; 0 none yet */
+  struct ncs_jrank who;         /* the process as it stood at its first event (track name) */
+  int have_who;
+  struct streams ks;            /* GPU streams seen (write) */
+  uint64_t kernels, written;    /* read: kernels in the file; write: written so far */
   struct link link[LINK_OPS];
   int nlink;
 };
 
 struct tl {
-  FILE *f;              /* NULL in the pass that only finds the earliest time */
+  FILE *f;              /* the output; NULL while the files are read (events go to the spool) */
+  FILE *spool;          /* the read's events, in the order the loader gave them */
+  int spool_err;        /* a spool record could not be written or read back */
+  uint32_t kdef;        /* writing a kernel: its name as it stood then (kfile.def_of) */
   struct streams *st;   /* per file */
   struct kfile *kf;     /* per file, both passes */
   int64_t max_kernels;  /* per file; -1 no cap */
@@ -147,7 +164,7 @@ static struct link *link_of(struct kfile *kf, const char *op, size_t len) {
 
 static int linked(const struct link *l) { return l && !l->bad && l->calls == l->kernels && l->calls; }
 
-/* Pass 1: a call that launches an NCCL kernel of its own counts towards its operation's pairing. */
+/* Read: a call that launches an NCCL kernel of its own counts towards its operation's pairing. */
 static void link_count_call(struct tl *t, int file, const struct ncs_call *c) {
   const char *op = ncs_kernel_op_of_call(c->op);
   if (!op || c->rc != 0) return;
@@ -159,15 +176,23 @@ static void link_count_call(struct tl *t, int file, const struct ncs_call *c) {
   l->calls++;
 }
 
+/* A kernel's name: while reading, as the names read so far give it; while writing, as it
+ * stood when the kernel was read, or, when its id had no name yet then, the name read later. */
+static const char *kernel_name(const struct tl *t, int file, const struct ncs_kernel *k) {
+  const struct kfile *kf = &t->kf[file];
+  if (t->f && t->kdef) return kf->defs[t->kdef - 1];
+  return ncs_knames_get(&kf->names, k->name);
+}
+
 /* The pairing of an NCCL kernel (its operation from its name), or NULL. */
 static struct link *link_of_kernel(struct tl *t, int file, const struct ncs_kernel *k) {
   size_t len;
-  const char *op = k->kclass == NCS_KCLASS_NCCL ? ncs_kernel_op(ncs_knames_get(&t->kf[file].names, k->name), &len) : NULL;
+  const char *op = k->kclass == NCS_KCLASS_NCCL ? ncs_kernel_op(kernel_name(t, file, k), &len) : NULL;
   return op ? link_of(&t->kf[file], op, len) : NULL;
 }
 
 
-/* Pass 2: the flow's start on an NCCL call whose kernel was written. */
+/* Write: the flow's start on an NCCL call whose kernel was written. */
 static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_jev *e) {
   const char *op = ncs_kernel_op_of_call(e->c->op);
   if (!op || e->c->rc != 0) return;
@@ -179,9 +204,9 @@ static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_j
                   "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", file + 1, l->op, (unsigned long long)i, file + 1, tid, us(t, e->start));
 }
 
-static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
-  struct tl *t = ctx;
-  if (!t->f) { seen(t, e->start); seen(t, e->a->enter); link_count_call(t, file, e->c); return; }
+/* ---- writing: one event of the spool at a time, in the order the loader gave them ---- */
+
+static void write_call(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   if (!t->st[file].named) name_process(t, file, r);
   int tid = stream_tid(t, file, e->c->stream);
   const char *name = ncs_op_name(e->c->op);
@@ -205,9 +230,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   kernel_flow_call(t, file, tid, e);
 }
 
-static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
-  struct tl *t = ctx;
-  if (!t->f) { seen(t, e->t); return; }
+static void write_comm(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
   if (!t->st[file].named) name_process(t, file, r);
   const char *name = ncs_op_name(e->op);
   fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%s\",\"cat\":\"comm\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
@@ -243,22 +266,10 @@ static int kernel_tid(struct tl *t, int file, uint32_t stream) {
   return tid;
 }
 
-static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
-  struct tl *t = ctx;
+static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
   struct kfile *kf = &t->kf[file];
   const struct ncs_kernel *k = a->k;
   struct link *l = k->kclass == NCS_KCLASS_NCCL ? link_of_kernel(t, file, k) : NULL;
-  if (!t->f) { /* pass 1: the zero of the timeline, the counts and the pairing */
-    seen(t, a->start);
-    if (l) {
-      if (l->kernels && k->stream != l->kstream) l->bad = 1;
-      l->kstream = k->stream;
-      l->kernels++;
-      if (t->max_kernels < 0 || kf->kernels < (uint64_t)t->max_kernels) l->shown++;
-    }
-    kf->kernels++;
-    return;
-  }
   if (t->max_kernels >= 0 && kf->written >= (uint64_t)t->max_kernels) {
     if (kf->written++ == (uint64_t)t->max_kernels) { /* the first one left out: say how many */
       if (!t->st[file].named) name_process(t, file, r);
@@ -276,7 +287,7 @@ static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const stru
   static const char *const cat[] = {"compute-kernel", "nccl-kernel", "memcpy", "memset"};
   static const char *const cname[] = {"thread_state_running", "thread_state_iowait", "generic_work", "generic_work"};
   unsigned c = k->kclass < 4 ? k->kclass : 0;
-  const char *name = ncs_knames_get(&kf->names, k->name);
+  const char *name = kernel_name(t, file, k);
   fputc('{', ev(t));
   jstr(t->f, "name", name ? name : c == NCS_KCLASS_MEMCPY ? "memcpy" : c == NCS_KCLASS_MEMSET ? "memset" : "kernel", 1);
   fprintf(t->f, ",\"ph\":\"X\",\"cat\":\"%s\",\"cname\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
@@ -293,16 +304,229 @@ static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const stru
   }
 }
 
+/* ---- the spool: what writing needs of each event, one record each (varints) ---- */
+
+enum { SPOOL_CALL = 1, SPOOL_COMM, SPOOL_KERNEL };
+#define SPOOL_REC_MAX 256 /* a record's largest body (a call: ~170 bytes at most) */
+
+/* An unlinked temporary file in $TMPDIR (else /tmp), or NULL. */
+static FILE *spool_open(void) {
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/ncclscope-timeline-XXXXXX", dir && *dir ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0) return NULL;
+  unlink(path);
+  FILE *f = fdopen(fd, "w+b");
+  if (!f) { close(fd); return NULL; }
+  setvbuf(f, NULL, _IOFBF, 1 << 20);
+  return f;
+}
+
+static uint8_t *put_u(uint8_t *p, uint64_t v) { return p + ncs_put_varint(p, v); }
+static uint8_t *put_s(uint8_t *p, int64_t v) { return p + ncs_put_varint(p, ncs_zigzag(v)); }
+static uint8_t *put_64(uint8_t *p, uint64_t v) { ncs_put_u64(p, v); return p + 8; }
+
+static void spool_put(struct tl *t, const uint8_t *body, const uint8_t *end) {
+  uint8_t len[10];
+  size_t n = ncs_put_varint(len, (uint64_t)(end - body));
+  if (fwrite(len, 1, n, t->spool) != n || fwrite(body, 1, (size_t)(end - body), t->spool) != (size_t)(end - body))
+    t->spool_err = 1;
+}
+
+/* The process as it stood at a file's first event: its track's name. */
+static void note_who(struct tl *t, int file, const struct ncs_jrank *r) {
+  struct kfile *kf = &t->kf[file];
+  if (kf->have_who) return;
+  kf->who = *r;
+  kf->have_who = 1;
+}
+
+/* ---- reading: the loader's callbacks note the zero of the timeline, the counts and the
+ * pairings, and spool the event ---- */
+
+static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
+  struct tl *t = ctx;
+  seen(t, e->start);
+  seen(t, e->a->enter);
+  link_count_call(t, file, e->c);
+  note_who(t, file, r);
+  uint8_t b[SPOOL_REC_MAX], *p = b;
+  size_t tlen = strlen(e->transport);
+  if (tlen > 63) tlen = 63;
+  p = put_u(p, SPOOL_CALL); p = put_u(p, (uint64_t)file);
+  p = put_u(p, e->c->op); p = put_u(p, e->c->stream); p = put_u(p, e->c->seq); p = put_u(p, e->c->count);
+  p = put_s(p, e->c->root); p = put_s(p, e->c->rc);
+  p = put_s(p, e->start); p = put_s(p, e->end - e->start); p = put_u(p, (uint64_t)e->has_gpu);
+  p = put_u(p, e->bytes);
+  uint64_t bw;
+  memcpy(&bw, &e->busbw_gbps, sizeof bw);
+  p = put_64(p, bw); p = put_64(p, e->comm_id);
+  p = put_s(p, e->rank); p = put_s(p, e->nranks);
+  p = put_s(p, e->a->enter); p = put_s(p, e->a->exit - e->a->enter);
+  p = put_u(p, tlen);
+  memcpy(p, e->transport, tlen);
+  spool_put(t, b, p + tlen);
+}
+
+static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
+  struct tl *t = ctx;
+  seen(t, e->t);
+  note_who(t, file, r);
+  uint8_t b[SPOOL_REC_MAX], *p = b;
+  p = put_u(p, SPOOL_COMM); p = put_u(p, (uint64_t)file);
+  p = put_u(p, e->op); p = put_64(p, e->comm_id); p = put_s(p, e->rank); p = put_s(p, e->nranks); p = put_s(p, e->t);
+  spool_put(t, b, p);
+}
+
+static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
+  struct tl *t = ctx;
+  struct kfile *kf = &t->kf[file];
+  const struct ncs_kernel *k = a->k;
+  struct link *l = k->kclass == NCS_KCLASS_NCCL ? link_of_kernel(t, file, k) : NULL;
+  seen(t, a->start);
+  if (l) {
+    if (l->kernels && k->stream != l->kstream) l->bad = 1;
+    l->kstream = k->stream;
+    l->kernels++;
+    if (t->max_kernels < 0 || kf->kernels < (uint64_t)t->max_kernels) l->shown++;
+  }
+  kf->kernels++;
+  note_who(t, file, r);
+  uint8_t b[SPOOL_REC_MAX], *p = b;
+  p = put_u(p, SPOOL_KERNEL); p = put_u(p, (uint64_t)file);
+  p = put_u(p, k->kclass); p = put_u(p, k->name); p = put_u(p, k->name < kf->ndef_of ? kf->def_of[k->name] : 0);
+  p = put_u(p, k->stream); p = put_u(p, k->device); p = put_u(p, k->correlation); p = put_u(p, k->bytes);
+  p = put_s(p, a->start); p = put_s(p, a->end - a->start);
+  spool_put(t, b, p);
+}
+
 /* Every file's KERNEL_NAME records, for the kernels' names (per-file state: files may be read
- * at once). */
-static int names_raw(void *ctx, const struct ncs_raw *r) { ncs_knames_add_raw(ctx, r); return 0; }
+ * at once); each name an id is given is kept, so that a kernel is written with the name its
+ * id had when it was read. */
+static int names_raw(void *ctx, const struct ncs_raw *r) {
+  struct kfile *kf = ctx;
+  struct ncs_kernel_name x;
+  struct ncs_rbuf rb;
+  if (r->type != NCS_REC_KERNEL_NAME || ncs_dec_kernel_name(ncs_rbuf_on(&rb, r->body, r->len), &x) != 0) return 0;
+  const char *before = ncs_knames_get(&kf->names, x.id);
+  ncs_knames_add_raw(&kf->names, r);
+  const char *now = ncs_knames_get(&kf->names, x.id);
+  if (!now || now == before) return 0;
+  if (x.id >= kf->ndef_of) {
+    uint32_t n = kf->ndef_of ? kf->ndef_of : 64;
+    while (n <= x.id) n *= 2;
+    uint32_t *p = realloc(kf->def_of, n * sizeof *p);
+    if (!p) return 0;
+    memset(p + kf->ndef_of, 0, (n - kf->ndef_of) * sizeof *p);
+    kf->def_of = p; kf->ndef_of = n;
+  }
+  if (kf->ndefs == kf->capdefs) {
+    uint32_t n = kf->capdefs ? kf->capdefs * 2 : 16;
+    char **p = realloc(kf->defs, n * sizeof *p);
+    if (!p) return 0;
+    kf->defs = p; kf->capdefs = n;
+  }
+  if (!(kf->defs[kf->ndefs] = strdup(now))) return 0;
+  kf->def_of[x.id] = ++kf->ndefs;
+  return 0;
+}
 static void names_visitor(void *ctx, int file, struct ncs_mux *m) {
   struct tl *t = ctx;
-  if (m->n < NCS_MUX_MAX) m->v[m->n++] = (struct ncs_visitor){.ctx = &t->kf[file].names, .raw = names_raw};
+  if (m->n < NCS_MUX_MAX) m->v[m->n++] = (struct ncs_visitor){.ctx = &t->kf[file], .raw = names_raw};
+}
+
+/* ---- writing the spool out ---- */
+
+static int get_u(const uint8_t **p, const uint8_t *end, uint64_t *v) { return ncs_get_varint(p, end, v); }
+static int get_s(const uint8_t **p, const uint8_t *end, int64_t *v) {
+  uint64_t u;
+  if (ncs_get_varint(p, end, &u)) return -1;
+  *v = ncs_unzigzag(u);
+  return 0;
+}
+static int get_64(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  if (end - *p < 8) return -1;
+  *v = ncs_get_u64(*p);
+  *p += 8;
+  return 0;
+}
+
+/* Reads the next record's body into b (*n bytes): 1, 0 at the end, -1 when damaged. */
+static int spool_next(FILE *f, uint8_t *b, size_t *n) {
+  uint64_t len = 0;
+  int c = getc_unlocked(f);
+  if (c == EOF) return 0;
+  for (int shift = 0;; shift += 7) {
+    len |= (uint64_t)(c & 0x7f) << shift;
+    if (!(c & 0x80)) break;
+    if (shift > 14 || (c = getc_unlocked(f)) == EOF) return -1;
+  }
+  if (len == 0 || len > SPOOL_REC_MAX || fread(b, 1, (size_t)len, f) != len) return -1;
+  *n = (size_t)len;
+  return 1;
+}
+
+/* Writes every spooled event; 0, or -1 when the spool could not be read back. */
+static int spool_write(struct tl *t, int nfiles) {
+  uint8_t b[SPOOL_REC_MAX];
+  size_t n;
+  int r;
+  if (fflush(t->spool) != 0 || fseeko(t->spool, 0, SEEK_SET) != 0) return -1;
+  while ((r = spool_next(t->spool, b, &n)) == 1) {
+    const uint8_t *p = b, *end = b + n;
+    uint64_t type, file, u[8];
+    int64_t s[8];
+    if (get_u(&p, end, &type) || get_u(&p, end, &file) || file >= (uint64_t)nfiles) return -1;
+    const struct ncs_jrank *who = &t->kf[file].who;
+    if (type == SPOOL_CALL) {
+      char tr[64];
+      if (get_u(&p, end, &u[0]) || get_u(&p, end, &u[1]) || get_u(&p, end, &u[2]) || get_u(&p, end, &u[3]) ||
+          get_s(&p, end, &s[0]) || get_s(&p, end, &s[1]) || get_s(&p, end, &s[2]) || get_s(&p, end, &s[3]) ||
+          get_u(&p, end, &u[4]) || get_u(&p, end, &u[5]) || get_64(&p, end, &u[6]) || get_64(&p, end, &u[7]) ||
+          get_s(&p, end, &s[4]) || get_s(&p, end, &s[5]) || get_s(&p, end, &s[6]) || get_s(&p, end, &s[7]))
+        return -1;
+      uint64_t tlen;
+      if (get_u(&p, end, &tlen) || tlen >= sizeof tr || (uint64_t)(end - p) != tlen) return -1;
+      memcpy(tr, p, (size_t)tlen);
+      tr[tlen] = 0;
+      struct ncs_call c = {.op = (uint32_t)u[0], .stream = u[1], .seq = u[2], .count = u[3], .root = (int32_t)s[0],
+                           .rc = (int32_t)s[1]};
+      struct ncs_aligned a = {.call = &c, .enter = s[6], .exit = s[6] + s[7]};
+      struct ncs_jev e = {.c = &c, .a = &a, .start = s[2], .end = s[2] + s[3], .has_gpu = (int)u[4], .bytes = u[5],
+                          .comm_id = u[7], .rank = (int)s[4], .nranks = (int)s[5], .transport = tr};
+      memcpy(&e.busbw_gbps, &u[6], sizeof e.busbw_gbps);
+      write_call(t, (int)file, who, &e);
+    } else if (type == SPOOL_COMM) {
+      if (get_u(&p, end, &u[0]) || get_64(&p, end, &u[1]) || get_s(&p, end, &s[0]) || get_s(&p, end, &s[1]) ||
+          get_s(&p, end, &s[2]) || p != end)
+        return -1;
+      struct ncs_jcomm_ev e = {.op = (uint32_t)u[0], .comm_id = u[1], .rank = (int)s[0], .nranks = (int)s[1], .t = s[2]};
+      write_comm(t, (int)file, who, &e);
+    } else if (type == SPOOL_KERNEL) {
+      for (int i = 0; i < 7; i++) if (get_u(&p, end, &u[i])) return -1;
+      if (get_s(&p, end, &s[0]) || get_s(&p, end, &s[1]) || p != end || u[2] > t->kf[file].ndefs) return -1;
+      struct ncs_kernel k = {.kclass = (uint32_t)u[0], .name = (uint32_t)u[1], .stream = (uint32_t)u[3],
+                             .device = (uint32_t)u[4], .correlation = (uint32_t)u[5], .bytes = u[6]};
+      struct ncs_aligned_kernel a = {.k = &k, .start = s[0], .end = s[0] + s[1]};
+      t->kdef = (uint32_t)u[2];
+      write_kernel(t, (int)file, who, &a);
+      t->kdef = 0;
+    } else {
+      return -1;
+    }
+  }
+  return r;
 }
 
 static void kfiles_free(struct kfile *kf, int n) {
-  for (int i = 0; kf && i < n; i++) { ncs_knames_free(&kf[i].names); free(kf[i].ks.s); }
+  for (int i = 0; kf && i < n; i++) {
+    ncs_knames_free(&kf[i].names);
+    for (uint32_t k = 0; k < kf[i].ndefs; k++) free(kf[i].defs[k]);
+    free(kf[i].defs);
+    free(kf[i].def_of);
+    free(kf[i].ks.s);
+  }
   free(kf);
 }
 
@@ -342,36 +566,44 @@ int cmd_timeline(int argc, char **argv) {
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return NCS_EXIT_UNREADABLE; }
   if (want_job && (r = ncs_pick_job("timeline", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
-  /* First pass (times only) to find the earliest event, the zero of the timeline, and to count
-   * each file's kernels and which calls pair with them. */
+  /* The one read: every event to the spool, with the earliest time (the zero of the
+   * timeline), each file's kernels and which calls pair with them; then the JSON from the spool. */
   struct ncs_load_opts o = {.on_call = on_call, .on_comm = on_comm, .progress_label = "timeline"};
-  struct tl t = {.f = NULL, .earliest = 0, .max_kernels = max_kernels, .kf = calloc((size_t)n, sizeof *t.kf)};
-  if (!t.kf) { ncs_paths_free(files, n); fprintf(stderr, "ncclscope timeline: out of memory\n"); return NCS_EXIT_UNREADABLE; }
-  if (max_kernels) { o.on_kernel = on_kernel; o.file_visitor = names_visitor; }
+  struct tl t = {.earliest = 0, .max_kernels = max_kernels, .kf = calloc((size_t)n, sizeof *t.kf),
+                 .st = calloc((size_t)n, sizeof *t.st)};
   struct ncs_jobdata *J = NULL;
+  FILE *f = NULL;
+  int rc = NCS_EXIT_UNREADABLE, bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
+  if (!t.kf || !t.st) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
+  if (!(t.spool = spool_open())) {
+    fprintf(stderr, "ncclscope timeline: cannot make a temporary file in %s: %s\n",
+            getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
+    goto done;
+  }
+  if (max_kernels) { o.on_kernel = on_kernel; o.file_visitor = names_visitor; }
   o.ctx = &t;
-  int rc = ncs_job_load(n, files, &o, &J);
-  int readable = !rc && J;
-  if (readable && (r = ncs_one_job("timeline", J, files))) { ncs_job_free(J); kfiles_free(t.kf, n); ncs_paths_free(files, n); return r; }
-  ncs_job_free(J);
-  J = NULL;
-  if (!readable) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); kfiles_free(t.kf, n); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
-  FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); kfiles_free(t.kf, n); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
-  t = (struct tl){.f = f, .st = calloc((size_t)n, sizeof *t.st), .shift = -t.earliest, .kf = t.kf, .max_kernels = max_kernels};
-  if (!t.st) { kfiles_free(t.kf, n); ncs_paths_free(files, n); if (f != stdout) fclose(f); return NCS_EXIT_UNREADABLE; }
+  if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
+  if ((r = ncs_one_job("timeline", J, files))) { rc = r; goto done; }
+  if (t.spool_err || ferror(t.spool)) {
+    fprintf(stderr, "ncclscope timeline: write error on its temporary file (in $TMPDIR or /tmp: full?)\n");
+    goto done;
+  }
+  if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
+  t.f = f;
+  t.shift = -t.earliest;
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-  o.ctx = &t;
-  rc = ncs_job_load(n, files, &o, &J);
+  if (spool_write(&t, n) != 0) {
+    fprintf(stderr, "ncclscope timeline: its temporary file could not be read back\n");
+    t.spool_err = 1;
+  }
   fprintf(f, "\n],\"otherData\":{\"generator\":\"ncclscope timeline\",\"version\":%d", TIMELINE_JSON_VERSION);
-  if (J) fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t.shift),
-                 J->clock_err_us, J->hosts);
+  fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t.shift),
+          J->clock_err_us, J->hosts);
   if (t.kernels || t.kernels_left)
     fprintf(f, ",\"kernels_written\":%llu,\"kernels_left_out\":%llu,\"max_kernels_per_process\":%lld",
             (unsigned long long)t.kernels, (unsigned long long)t.kernels_left, (long long)max_kernels);
   fputs("}}\n", f);
-  int bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
-  for (int i = 0; J && i < J->n; i++)
+  for (int i = 0; i < J->n; i++)
     if (J->r[i].read_rc || J->r[i].truncated) {
       bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
       if (J->r[i].error[0]) { ncs_text_escape(stderr, J->r[i].error, strlen(J->r[i].error)); fputc('\n', stderr); }
@@ -379,11 +611,16 @@ int cmd_timeline(int argc, char **argv) {
     }
   int werr = ferror(f);
   if (f != stdout && fclose(f) != 0) werr = 1;
-  if (werr) { fprintf(stderr, "ncclscope timeline: write error on %s\n", out); rc = NCS_EXIT_UNREADABLE; }
-  for (int i = 0; i < n; i++) free(t.st[i].s);
+  f = NULL;
+  if (werr) fprintf(stderr, "ncclscope timeline: write error on %s\n", out);
+  rc = werr || t.spool_err ? NCS_EXIT_UNREADABLE : bad;
+done:
+  if (f && f != stdout) fclose(f);
+  if (t.spool) fclose(t.spool);
+  for (int i = 0; t.st && i < n; i++) free(t.st[i].s);
   free(t.st);
   kfiles_free(t.kf, n);
   ncs_job_free(J);
   ncs_paths_free(files, n);
-  return rc ? NCS_EXIT_UNREADABLE : bad;
+  return rc;
 }
