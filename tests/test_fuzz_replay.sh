@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 C=$ROOT/tests/fuzz/corpus
 CC=${CC:-cc}
-declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c" [nccllog]="decoder/io/nccllog.c")
+declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c" [nccllog]="decoder/io/nccllog.c")
 
 san=""
 echo 'int main(void){return 0;}' >"$T/t.c"

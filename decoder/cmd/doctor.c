@@ -23,6 +23,7 @@
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
+#include "io/readcount.h"
 #include "io/regfile.h"
 #include "io/trace.h"
 #include "ncclscope/format.h"
@@ -35,6 +36,7 @@ static int is_trace_file(const char *path) {
   if (S_ISDIR(sb.st_mode)) return 1;
   FILE *fp = ncs_fopen_regular(path, NULL, 0); /* never blocks; ncs_paths_expand says why */
   if (!fp) return -1;
+  ncs_readcount_peek(path);
   char magic[8];
   size_t n = fread(magic, 1, 8, fp);
   fclose(fp);

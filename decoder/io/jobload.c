@@ -14,6 +14,7 @@
 #include "ncclscope/ops.h"
 #include "io/nccllog.h"
 #include "io/progress.h"
+#include "io/readcount.h"
 #include "io/regfile.h"
 #include "model/connowner.h"
 #include "model/rules.h"
@@ -501,6 +502,7 @@ static struct probe probe_file(const char *path) {
   FILE *fp = ncs_fopen_regular(path, NULL, 0);
   uint8_t h[NCS_FILE_HEADER_SIZE], ch[NCS_CHUNK_HEADER_SIZE];
   if (!fp) return p;
+  ncs_readcount_peek(path);
   if (fread(h, 1, sizeof h, fp) == sizeof h && !memcmp(h, NCS_FILE_MAGIC, 8)) {
     p.rt = ncs_get_u64(h + NCS_FH_REALTIME);
     uint32_t hs = ncs_get_u32(h + NCS_FH_SIZE);

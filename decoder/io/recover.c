@@ -3,6 +3,7 @@
  * Contract: see recover.h. Opens only a regular file (io/regfile.h), reads with pread only; every offset and count from the file is
  * checked against the file's size and the header's own limits before use; memory is bounded
  * by the chunk buffer plus one ring at a time (and the records built). */
+#include "io/readcount.h"
 #include "io/recover.h"
 #include "io/regfile.h"
 
@@ -84,6 +85,7 @@ int ncs_rings_recover(const char *trace_path, uint32_t pid, uint64_t created_ns,
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   FILE *f = ncs_fopen_regular(path, NULL, 0); /* never a FIFO or a device: never blocks */
   if (!f) return 0;
+  ncs_readcount_read(path);
   int fd = fileno(f);
   int ret = -1;
   struct seen seen = {0};

@@ -19,6 +19,7 @@
 #include "ncclscope/columns.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
+#include "io/readcount.h"
 #include "io/recover.h"
 #include "io/regfile.h"
 
@@ -373,6 +374,7 @@ int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_rea
   r->ret = 2;
   r->f = ncs_fopen_regular(path, st->error, sizeof st->error);
   if (!r->f) goto fail;
+  ncs_readcount_read(path);
   uint8_t fh[NCS_FILE_HEADER_SIZE];
   if (read_full(r->f, fh, sizeof fh) < sizeof fh || memcmp(fh, NCS_FILE_MAGIC, 8) != 0) {
     set_error(r, 0, "not an ncclscope trace (no NCSTRACE file header)");

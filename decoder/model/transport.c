@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/readcount.h"
+
 void ncs_tmodel_init(struct ncs_tmodel *m) {
   memset(m, 0, sizeof *m);
   m->chan_coll = m->chan_nvls = m->chan_p2p = m->chan_collnet = -1;
@@ -201,6 +203,7 @@ int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
 int ncs_tmodel_file(struct ncs_tmodel *m, const char *path) {
   FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
   if (!f) return -1;
+  if (f != stdin) ncs_readcount_read(path);
   char *line = NULL;
   size_t cap = 0;
   ssize_t n;
