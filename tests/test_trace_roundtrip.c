@@ -2,8 +2,10 @@
  * and the reader (decoder/io/trace.c); JSON escaping. With `--write DIR` it instead writes the
  * golden fixture traces used by tests/test_decoder_cli.sh (rank0.ncs, rank1.ncs final;
  * cut.ncs without a final chunk; hostile.ncs with control bytes in its strings). For
- * scripts/bench-decoder.sh: `--bench-write FILE N` writes a steady DDP-like trace of N CALL
- * records (65536 per chunk) and `--bench-read FILE` reads it, printing records/s and peak RSS. */
+ * scripts/bench-decoder*.sh: `--bench-write FILE N [PER_CHUNK]` writes a steady DDP-like trace
+ * of N CALL records (PER_CHUNK per chunk, default 65536: 1.3 MB of rows, over chunk.h's column
+ * limit, so row chunks; 16384 gives column chunks) and `--bench-read FILE` reads it, printing
+ * records/s and peak RSS. */
 #include <sys/resource.h>
 #include <time.h>
 #include <stdint.h>
@@ -161,7 +163,7 @@ static void gen_any(struct any *a) {
   }
 }
 
-struct rt { int i, bad, chunks, process_ok, raw_seen; };
+struct rt { int i, bad, chunks, process_ok, raw_seen, col_chunks; };
 static struct any cur;
 static int next_is(struct rt *r, int type) {
   gen_any(&cur);
@@ -196,11 +198,15 @@ static int v_process(void *c, const struct ncs_process *p) {
   return 0;
 }
 static int v_raw(void *c, const struct ncs_raw *x) { struct rt *r = c; r->raw_seen += (x->type == 99 && x->len == 3 && memcmp(x->body, "xyz", 3) == 0); return 0; }
-static int v_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) { struct rt *r = c; if (index != (uint64_t)r->chunks) r->bad++; r->chunks++; return 0; }
+static int v_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) { struct rt *r = c; if (index != (uint64_t)r->chunks) r->bad++; r->chunks++; r->col_chunks += (flags & NCS_CHUNK_F_COLUMNS) != 0; return 0; }
 
-static void test_file_roundtrip(const char *dir) {
+/* Random records of every type, flushed every `per_chunk` records: 700 gives small chunks (rows
+ * or columns, whichever is smaller), 3000 chunks over 64 KiB, always columns (chunk.h), read
+ * back without rows (io/trace.c: CALL and GPU_TIME a block at a time, several blocks and a
+ * partial one per chunk; the other split records through their row body). */
+static void test_file_roundtrip(const char *dir, int per_chunk) {
   char path[512];
-  snprintf(path, sizeof path, "%s/rt.ncs", dir);
+  snprintf(path, sizeof path, "%s/rt%d.ncs", dir, per_chunk);
   struct tw t;
   CHECK(tw_open(&t, path, 4321, 42) == 0, "open round-trip file");
   struct ncs_kv kv[2] = {{"host", "h", 1}, {"cmdline", "a\0b\0c", 5}};
@@ -224,7 +230,7 @@ static void test_file_roundtrip(const char *dir) {
     case NCS_REC_MODULE: tw_module(&t, &a.md); break;
     case NCS_REC_CALLSITE: tw_callsite(&t, &a.cs); break;
     }
-    if (i % 700 == 699) { tw_flush(&t, 0); chunks++; }
+    if (i % per_chunk == per_chunk - 1) { tw_flush(&t, 0); chunks++; }
   }
   CHECK(!t.w.overflow && tw_close(&t, 1) == 0, "write %d random records of every type", NREC);
   struct rt r = {0};
@@ -238,6 +244,9 @@ static void test_file_roundtrip(const char *dir) {
   CHECK(r.chunks == chunks && st.chunks == (uint64_t)chunks && st.records == NREC + 2, "chunk callbacks in index order (%d chunks)", r.chunks);
   CHECK(r.process_ok, "PROCESS pairs and file header (cmdline with NULs, missing key -> NULL)");
   CHECK(r.raw_seen == 1, "an unknown record type reaches the raw callback and is skipped by length");
+  if (per_chunk >= 3000)
+    CHECK(r.col_chunks >= NREC / per_chunk, "chunks over 64 KiB were written as columns (%d of %d chunks)", r.col_chunks,
+          r.chunks);
 }
 
 struct trail_ctx { struct ncs_comm_end *ce; struct ncs_drop *dr; };
@@ -327,7 +336,7 @@ static int write_fixtures(const char *dir) {
   return rc ? 1 : 0;
 }
 
-static int bench_write(const char *path, long n) {
+static int bench_write(const char *path, long n, long per_chunk) {
   struct tw t;
   rng_state = 1;
   if (tw_open(&t, path, 1, 1)) return 1;
@@ -343,7 +352,7 @@ static int bench_write(const char *path, long n) {
     c.t_enter = now;
     c.t_exit = now + 4000 + rnd() % 2000;
     tw_call(&t, &c);
-    if (t.nrec == 65536) tw_flush(&t, 0);
+    if (t.nrec == per_chunk) tw_flush(&t, 0);
   }
   return tw_close(&t, 1) ? 1 : 0;
 }
@@ -372,13 +381,15 @@ static int bench_read(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write") == 0) return write_fixtures(argv[2]);
-  if (argc == 4 && strcmp(argv[1], "--bench-write") == 0) return bench_write(argv[2], atol(argv[3]));
+  if ((argc == 4 || argc == 5) && strcmp(argv[1], "--bench-write") == 0)
+    return bench_write(argv[2], atol(argv[3]), argc == 5 && atol(argv[4]) > 0 ? atol(argv[4]) : 65536);
   if (argc == 3 && strcmp(argv[1], "--bench-read") == 0) return bench_read(argv[2]);
   char dir[] = "/tmp/ncs-rt.XXXXXX";
   if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
   test_varint();
   test_call_codec();
-  test_file_roundtrip(dir);
+  test_file_roundtrip(dir, 700);
+  test_file_roundtrip(dir, 3000);
   test_trailing_fields(dir);
   test_json();
   char cmd[600];

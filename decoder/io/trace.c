@@ -3,7 +3,9 @@
  * Contract: see trace.h. Per open trace: its position, status and the PROCESS record's copy
  * (and a FILE while not parked). Per set of buffers (one per thread): two buffers sized to
  * the largest chunk seen (at most 64 MiB each by the format's limits), one scratch area for
- * NUL-terminated strings and one zstd DCtx. Nothing grows with the number of chunks or
+ * NUL-terminated strings, one zstd DCtx, and for column chunks their decompressed columns, the
+ * column cursor and a block of CALL and of GPU_TIME structs (column chunks are read without
+ * rebuilding their rows: columns.h). Nothing grows with the number of chunks or
  * records. Every length and varint is checked against the bytes that hold it. */
 #include "io/trace.h"
 
@@ -28,6 +30,9 @@ struct ncs_trace_bufs {
   ZSTD_DCtx *dctx;
   uint8_t *payload, *raw, *scratch, *cols;
   size_t payload_cap, raw_cap, scratch_cap, cols_cap;
+  struct ncs_colrd colrd; /* a column chunk being read (columns.h) */
+  struct ncs_call calls[NCS_COLR_BLOCK];       /* its block of split CALL records */
+  struct ncs_gpu_time gpu_times[NCS_COLR_BLOCK]; /* and of GPU_TIME records */
 };
 
 /* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
@@ -187,6 +192,27 @@ static int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t
   }
 }
 
+/* A record that did not decode (dispatch's rc < 0): the error, and -1. raw_at: its offset in
+ * the chunk's rows (SIZE_MAX: a column chunk, whose rows are not rebuilt). */
+static int record_failed(struct reader *r, int rc, uint64_t index, uint32_t k, uint64_t type, size_t raw_at) {
+  if (rc == -2)
+    set_error(r, r->chunk_off, "chunk %llu: out of memory", (unsigned long long)index);
+  else if (raw_at == SIZE_MAX)
+    set_error(r, r->chunk_off, "chunk %llu: record %u (type %llu): malformed body", (unsigned long long)index, k,
+              (unsigned long long)type);
+  else
+    set_error(r, r->chunk_off, "chunk %llu: record %u (type %llu) at raw byte %zu: malformed body",
+              (unsigned long long)index, k, (unsigned long long)type, raw_at);
+  return -1;
+}
+
+/* The end of a chunk's records: 0 when there were as many as its header states, else -1. */
+static int count_check(struct reader *r, uint64_t index, uint32_t k, uint32_t nrec) {
+  if (k == nrec) return 0;
+  set_error(r, r->chunk_off, "chunk %llu: %u records, its header states %u", (unsigned long long)index, k, nrec);
+  return -1;
+}
+
 /* Walks the records of one decompressed chunk. Returns 0, 1 stopped, -1 damage (error set). */
 static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t nrec,
                         uint64_t index) {
@@ -218,25 +244,60 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
       return -1;
     }
     int rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, p, (size_t)len, &delta);
-    if (rc < 0) {
-      if (rc == -2)
-        set_error(r, r->chunk_off, "chunk %llu: out of memory", (unsigned long long)index);
-      else
-        set_error(r, r->chunk_off, "chunk %llu: record %u (type %llu) at raw byte %zu: malformed body",
-                  (unsigned long long)index, k, (unsigned long long)type, (size_t)(rec - raw));
-      return -1;
-    }
+    if (rc < 0) return record_failed(r, rc, index, k, type, (size_t)(rec - raw));
     p += len;
     k++;
     r->st->records++;
     if (rc) return 1;
   }
-  if (k != nrec) {
-    set_error(r, r->chunk_off, "chunk %llu: %u records, its header states %u",
-              (unsigned long long)index, k, nrec);
-    return -1;
+  return count_check(r, index, k, nrec);
+}
+
+/* The records of a column chunk whose columns ncs_columns_begin has opened in b->colrd: split
+ * CALL and GPU_TIME records decoded a block at a time straight into their structs (no rows
+ * rebuilt), other split records through their row body (rare), whole records as stored.
+ * Returns as walk_records. */
+static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
+  struct ncs_trace_bufs *b = r->b;
+  struct ncs_colrd *rd = &b->colrd;
+  const struct ncs_visitor *v = r->v;
+  struct ncs_call_delta delta;
+  ncs_call_delta_reset(&delta);
+  uint32_t k = 0;
+  for (;; k++) {
+    uint64_t type;
+    const uint8_t *body;
+    size_t len;
+    const char *why = "";
+    int got = ncs_columns_next(rd, &type, &body, &len, &why);
+    if (got == 0 && ncs_columns_end(rd, &why) == 0) break;
+    if (got <= 0) {
+      set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte 0): %s", (unsigned long long)index, why);
+      return -1;
+    }
+    if (k >= nrec) {
+      set_error(r, r->chunk_off, "chunk %llu: more records than the %u its header states",
+                (unsigned long long)index, nrec);
+      return -1;
+    }
+    int rc;
+    if (body) {
+      rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, body, len, &delta);
+    } else if (type == NCS_REC_CALL) {
+      if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->nblock, &delta, b->calls);
+      rc = v->call ? (v->call(v->ctx, &b->calls[rd->at]) != 0) : 0;
+    } else if (type == NCS_REC_GPU_TIME) {
+      if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->nblock, &delta, b->gpu_times);
+      rc = v->gpu_time ? (v->gpu_time(v->ctx, &b->gpu_times[rd->at]) != 0) : 0;
+    } else {
+      uint8_t row[NCS_COL_MAX_FIELDS * 10];
+      rc = dispatch(r, (uint32_t)type, row, ncs_columns_body(rd, row), &delta);
+    }
+    if (rc < 0) return record_failed(r, rc, index, k, type, SIZE_MAX);
+    r->st->records++;
+    if (rc) return 1;
   }
-  return 0;
+  return count_check(r, index, k, nrec);
 }
 
 const char *ncs_process_get(const struct ncs_process *p, const char *key) {
@@ -246,14 +307,14 @@ const char *ncs_process_get(const struct ncs_process *p, const char *key) {
   return NULL;
 }
 
-/* A column payload (columns.h) in b->payload back into rows in b->raw: 0, or -1 (damage,
+/* Opens the column payload (columns.h) in b->payload for walk_columns: 0, or -1 (damage,
  * reported at the chunk's offset, with the payload byte where it was found). */
-static int unpack_columns(struct reader *r, uint64_t index, uint32_t psz, uint32_t rsz) {
+static int open_columns(struct reader *r, uint64_t index, uint32_t psz, uint32_t rsz) {
   struct ncs_trace_bufs *b = r->b;
   for (int tries = 0; tries < 2; tries++) {
     size_t need = 0, where = 0;
     const char *why = "";
-    int rc = ncs_columns_unpack(b->dctx, b->payload, psz, b->raw, rsz, b->cols, b->cols_cap, &need, &why, &where);
+    int rc = ncs_columns_begin(&b->colrd, b->dctx, b->payload, psz, rsz, b->cols, b->cols_cap, &need, &why, &where);
     if (rc == 0) return 0;
     if (rc == -1) {
       set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte %zu): %s",
@@ -286,7 +347,7 @@ static int read_chunk(struct reader *r) {
     return -1;
   }
   struct ncs_trace_bufs *b = r->b;
-  if (grow(&b->payload, &b->payload_cap, psz) || grow(&b->raw, &b->raw_cap, rsz ? rsz : 1)) {
+  if (grow(&b->payload, &b->payload_cap, psz) || grow(&b->raw, &b->raw_cap, rsz && !(flags & NCS_CHUNK_F_COLUMNS) ? rsz : 1)) {
     set_error(r, r->chunk_off, "out of memory for a chunk of %u bytes", rsz);
     return -1;
   }
@@ -302,10 +363,10 @@ static int read_chunk(struct reader *r) {
               (unsigned long long)index, sum, hsum);
     return -1;
   }
-  size_t n;
+  int rc;
   if (flags & NCS_CHUNK_F_COLUMNS) {
-    if (unpack_columns(r, index, psz, rsz) != 0) return -1;
-    n = rsz;
+    if (open_columns(r, index, psz, rsz) != 0) return -1;
+    rc = walk_columns(r, nrec, index);
   } else {
     size_t fsz = ZSTD_findFrameCompressedSize(b->payload, psz);
     unsigned long long csz = ZSTD_getFrameContentSize(b->payload, psz);
@@ -319,14 +380,14 @@ static int read_chunk(struct reader *r) {
                 (unsigned long long)index, csz == ZSTD_CONTENTSIZE_ERROR ? 0ull : csz, rsz);
       return -1;
     }
-    n = ZSTD_decompressDCtx(b->dctx, b->raw, rsz, b->payload, psz);
+    size_t n = ZSTD_decompressDCtx(b->dctx, b->raw, rsz, b->payload, psz);
     if (ZSTD_isError(n) || n != rsz) {
       set_error(r, r->chunk_off, "chunk %llu: decompression failed (%s)", (unsigned long long)index,
                 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
       return -1;
     }
+    rc = walk_records(r, b->raw, n, nrec, index);
   }
-  int rc = walk_records(r, b->raw, n, nrec, index);
   if (rc < 0) return -1;
   /* the chunk is good (or a callback stopped inside it) */
   r->st->chunks++;

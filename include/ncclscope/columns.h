@@ -4,8 +4,9 @@
  * Contract: a chunk's records are built as rows (type, length, body: the same bytes as a 1.x
  * payload, and the bytes the rings file keeps); ncs_columns_pack() turns those rows into a
  * column payload and ncs_columns_unpack() turns a column payload back into exactly the same
- * rows, so everything above the chunk (record coders, the reader's iterator, recovery) sees
- * rows only. The transform is lossless for any row bytes: a record whose type's fields are
+ * rows. The trace reader does not rebuild the rows: ncs_columns_begin/next/end hand it each
+ * record in row order, whole or as its field values (decoded a block at a time), and it
+ * decodes CALL and GPU_TIME straight from those (encode.h's ncs_decv_<name>). The transform is lossless for any row bytes: a record whose type's fields are
  * all varints (records.h kinds U32, I32, U64, DELTA, SPAN) and whose body is exactly its
  * field list is stored as one value per field in that field's column; every other record is
  * stored whole. Columns are told apart by (type, field), so a reader needs no field list of
@@ -17,7 +18,8 @@
  *   - ncs_columns_unpack: a payload of psz bytes into exactly rsz bytes of rows at `out`;
  *     `scratch` holds the decompressed columns (*need tells how many bytes it must have:
  *     call again with at least that). Returns 0, -1 damaged (*why says what, *where the
- *     payload offset), -2 scratch too small. Never reads or writes outside its buffers. */
+ *     payload offset), -2 scratch too small. Never reads or writes outside its buffers.
+ *   - ncs_columns_begin/next/end: the same payload record by record (see below). */
 #ifndef NCCLSCOPE_COLUMNS_H
 #define NCCLSCOPE_COLUMNS_H
 
@@ -420,6 +422,9 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
 
 /* ---- reader ---- */
 
+/* the length of x's varint, without a branch: 1 + (bits - 1) / 7 */
+static inline unsigned ncs_col_vlen(uint64_t x) { return ((64u - (unsigned)__builtin_clzll(x | 1)) * 9u + 64u) >> 6; }
+
 /* code k of a column of byte planes (width w, `stride` codes per plane) */
 static inline uint64_t ncs_col_gather(const uint8_t *d, uint64_t stride, uint64_t k, uint32_t w) {
   uint64_t z = 0;
@@ -435,7 +440,7 @@ struct ncs_colr {
   uint64_t q, vprev;    /* the next value to decode, and the last decoded */
 };
 
-enum { NCS_COLR_BLOCK = 1024 }; /* values decoded at a time per column (cache-sized) */
+enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
 /* Decodes values q .. q+n-1 of field column k into k->vals[0..n). */
 static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q;
@@ -468,17 +473,44 @@ static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   k->q = end;
 }
 
-static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz, uint8_t *out, size_t rsz,
-                                     uint8_t *scratch, size_t scap, size_t *need, const char **why,
-                                     size_t *where) {
-  enum { MAXCOL = 3 + 64 * 64 };
+/* A column payload read back one record at a time, in row order, without rebuilding the rows:
+ *   - ncs_columns_begin: reads the directory and decompresses the columns into `scratch`
+ *     (ncs_columns_unpack's arguments and returns, less `out`); on 0, `rd` is ready;
+ *   - ncs_columns_next: the next record: 1 with its type and either its whole body (*body,
+ *     *len) or, *body NULL, a split record: its values are rd->vp[j][rd->at] for fields
+ *     j < rd->nv (as the row's varints hold them), in a block of rd->nblock records of its
+ *     type decoded together (rd->at == 0: a new block, rd->vp[j][0 .. nblock) all ready);
+ *     0 after the last record; -1 damaged (*why). The rows the records stand for are counted
+ *     against the chunk's raw size as they are read (a split record's with its block);
+ *   - ncs_columns_end: after the last record, 0 when the columns held exactly the rows of
+ *     rsz bytes, else -1 (*why);
+ *   - ncs_columns_body: a split record's row body (its values as shortest varints).
+ * rd lives on the caller's side (about 66 KiB); the columns stay in scratch until the end. */
+#define NCS_COLRD_MAXCOL (3u + 64u * 64u)
+struct ncs_colrd {
+  const uint8_t *tp, *te, *lp, *le, *bp, *be; /* types, lengths, whole bodies */
+  size_t rsz, o;                              /* the chunk's raw size; row bytes counted */
+  const uint64_t *const *vp;                  /* the last split record: its type's values */
+  uint32_t nv, at, nblock;                    /* fields, index in the block, block length */
+  uint8_t nf[NCS_COL_MAX_TYPE + 1];           /* fields of each split type (0: not split) */
+  uint16_t first_col[NCS_COL_MAX_TYPE + 1];   /* its first column in colof */
+  uint64_t tpos[NCS_COL_MAX_TYPE + 1], tcount[NCS_COL_MAX_TYPE + 1], tlim[NCS_COL_MAX_TYPE + 1],
+      tbase[NCS_COL_MAX_TYPE + 1];            /* values used, held, decoded up to, block start */
+  struct ncs_colr *colof[NCS_COLRD_MAXCOL];   /* each split type's columns in field order */
+  const uint64_t *colvals[NCS_COLRD_MAXCOL];  /* and their blocks of values */
+  uint16_t rowlen[NCS_COLR_BLOCK];            /* a block's row bodies' lengths */
+};
+
+static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz,
+                                    size_t rsz, uint8_t *scratch, size_t scap, size_t *need, const char **why,
+                                    size_t *where) {
   const uint8_t *p = payload, *e = payload + psz;
   uint64_t ncol;
   *why = "";
   *where = 0;
   *need = 0;
 #define NCS_COLFAIL(msg) do { *why = (msg); *where = (size_t)(p - payload); return -1; } while (0)
-  if (ncs_get_varint(&p, e, &ncol) != 0 || ncol < 3 || ncol > MAXCOL) NCS_COLFAIL("bad column count");
+  if (ncs_get_varint(&p, e, &ncol) != 0 || ncol < 3 || ncol > NCS_COLRD_MAXCOL) NCS_COLFAIL("bad column count");
   /* the table lives at the start of scratch, then the decompressed columns */
   size_t tab = (size_t)ncol * sizeof(struct ncs_colr) + 2 * NCS_COL_ID_LIMIT + 16;
   struct ncs_colr *c = NULL;
@@ -538,7 +570,8 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
   }
   p = payload; /* offsets of later errors: the payload's start */
   /* field counts of split types: every field 0..n-1 present, with one count */
-  uint8_t nf[NCS_COL_MAX_TYPE + 1] = {0};
+  uint8_t *nf = rd->nf;
+  memset(nf, 0, sizeof rd->nf);
   for (uint64_t i = 3; i < ncol; i++) {
     uint32_t t = c[i].id / 64, j = c[i].id % 64;
     if (j + 1 > nf[t]) nf[t] = (uint8_t)(j + 1);
@@ -556,82 +589,128 @@ static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, si
     vals += c[i].count < NCS_COLR_BLOCK ? c[i].count : NCS_COLR_BLOCK;
   }
   /* each split type's columns in field order */
-  uint16_t first_col[NCS_COL_MAX_TYPE + 1];
-  uint64_t tpos[NCS_COL_MAX_TYPE + 1], tcount[NCS_COL_MAX_TYPE + 1], tlim[NCS_COL_MAX_TYPE + 1];
-  uint64_t tbase[NCS_COL_MAX_TYPE + 1];
-  const uint64_t *colvals[MAXCOL];
-  struct ncs_colr *colof[MAXCOL];
   uint32_t no = 0;
   for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++) {
-    first_col[t] = (uint16_t)no;
-    tpos[t] = tlim[t] = tbase[t] = 0;
-    tcount[t] = nf[t] ? c[slot[NCS_COL_FIELD(t, 0)]].count : 0;
+    rd->first_col[t] = (uint16_t)no;
+    rd->tpos[t] = rd->tlim[t] = rd->tbase[t] = 0;
+    rd->tcount[t] = nf[t] ? c[slot[NCS_COL_FIELD(t, 0)]].count : 0;
     for (uint32_t j = 0; j < nf[t]; j++, no++) {
-      colof[no] = &c[slot[NCS_COL_FIELD(t, j)]];
-      colvals[no] = colof[no]->vals;
+      rd->colof[no] = &c[slot[NCS_COL_FIELD(t, j)]];
+      rd->colvals[no] = rd->colof[no]->vals;
     }
   }
-  /* rebuild the rows */
-  const uint8_t *tp = c[0].bytes, *te = tp + c[0].size, *lp = c[1].bytes, *le = lp + c[1].size;
-  const uint8_t *bp = c[2].bytes, *be = bp + c[2].size;
-  size_t o = 0;
-  uint8_t body[NCS_COL_MAX_FIELDS * 10];
-  while (tp < te) {
-    uint64_t tc, len;
-    if (*tp < 0x80) tc = *tp++;
-    else if (ncs_get_varint(&tp, te, &tc) != 0) NCS_COLFAIL("record types column cut short");
-    uint64_t type = tc >> 1;
-    uint8_t hdr[20];
-    size_t hn = ncs_put_varint(hdr, type);
-    const uint8_t *src;
-    if (!(tc & 1)) {
-      if (ncs_get_varint(&lp, le, &len) != 0 || len > (uint64_t)(be - bp)) NCS_COLFAIL("whole records column cut short");
-      src = bp;
-      bp += len;
-    } else {
-      if (type < 1 || type > NCS_COL_MAX_TYPE || !nf[type]) NCS_COLFAIL("a split record without its columns");
-      /* straight into the rows when there is room for the longest body: type byte, length
-       * byte, body (moved up one byte in the rare case its length needs two) */
-      uint32_t nft = nf[type];
-      int direct = rsz - o >= 3 + (size_t)nft * 10;
-      uint8_t *b = direct ? out + o + 2 : body, *b0 = b;
-      const uint64_t *const *vp = colvals + first_col[type];
-      uint64_t at = tpos[type]++;
-      if (at >= tcount[type]) NCS_COLFAIL("a field column ends early");
-      if (at >= tlim[type]) { /* the next block of this type's values */
-        uint64_t nb = tcount[type] - at < NCS_COLR_BLOCK ? tcount[type] - at : NCS_COLR_BLOCK;
-        for (uint32_t j = 0; j < nf[type]; j++) ncs_col_decode(colof[first_col[type] + j], nb);
-        tbase[type] = at;
-        tlim[type] = at + nb;
-      }
-      at -= tbase[type];
-      for (uint32_t j = 0; j < nft; j++) {
-        uint64_t x = vp[j][at];
-        if (x < 0x80) *b++ = (uint8_t)x;
-        else b += ncs_put_varint(b, x);
-      }
-      len = (uint64_t)(b - b0);
-      if (direct) { /* type < 64: one byte */
-        if (len >= 128) { memmove(b0 + 1, b0, (size_t)len); out[o + 1] = (uint8_t)(len | 0x80); out[o + 2] = (uint8_t)(len >> 7); }
-        else out[o + 1] = (uint8_t)len;
-        out[o] = (uint8_t)type;
-        o += 2 + (len >= 128) + (size_t)len;
-        if (o > rsz) NCS_COLFAIL("rows longer than the chunk's raw size");
-        continue;
-      }
-      src = body;
-    }
-    hn += ncs_put_varint(hdr + hn, len);
-    if (hn + len > rsz - o) NCS_COLFAIL("rows longer than the chunk's raw size");
-    memcpy(out + o, hdr, hn);
-    if (len) memcpy(out + o + hn, src, (size_t)len);
-    o += hn + (size_t)len;
-  }
-  if (o != rsz || lp != le || bp != be) NCS_COLFAIL("rows do not fill the chunk's raw size");
-  for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++)
-    if (tpos[t] != tcount[t]) NCS_COLFAIL("a field column has values left over");
+  rd->tp = c[0].bytes; rd->te = rd->tp + c[0].size;
+  rd->lp = c[1].bytes; rd->le = rd->lp + c[1].size;
+  rd->bp = c[2].bytes; rd->be = rd->bp + c[2].size;
+  rd->rsz = rsz;
+  rd->o = 0;
+  rd->vp = NULL;
+  rd->nv = rd->at = rd->nblock = 0;
 #undef NCS_COLFAIL
   return 0;
+}
+
+static inline int ncs_columns_next(struct ncs_colrd *rd, uint64_t *type, const uint8_t **body, size_t *len,
+                                   const char **why) {
+#define NCS_COLFAIL(msg) do { *why = (msg); return -1; } while (0)
+  if (rd->tp >= rd->te) return 0;
+  uint64_t tc, n;
+  if (*rd->tp < 0x80) tc = *rd->tp++;
+  else if (ncs_get_varint(&rd->tp, rd->te, &tc) != 0) NCS_COLFAIL("record types column cut short");
+  uint64_t t = tc >> 1;
+  *type = t;
+  if (!(tc & 1)) { /* stored whole */
+    if (ncs_get_varint(&rd->lp, rd->le, &n) != 0 || n > (uint64_t)(rd->be - rd->bp)) NCS_COLFAIL("whole records column cut short");
+    *body = rd->bp;
+    *len = (size_t)n;
+    rd->bp += n;
+    size_t row = ncs_col_varint_len(t) + ncs_col_varint_len(n) + (size_t)n;
+    if (row > rd->rsz - rd->o) NCS_COLFAIL("rows longer than the chunk's raw size");
+    rd->o += row;
+    return 1;
+  }
+  if (t < 1 || t > NCS_COL_MAX_TYPE || !rd->nf[t]) NCS_COLFAIL("a split record without its columns");
+  uint32_t nft = rd->nf[t];
+  uint64_t at = rd->tpos[t]++;
+  if (at >= rd->tcount[t]) NCS_COLFAIL("a field column ends early");
+  if (at >= rd->tlim[t]) { /* the next block of this type's values, and the rows they make */
+    uint64_t nb = rd->tcount[t] - at < NCS_COLR_BLOCK ? rd->tcount[t] - at : NCS_COLR_BLOCK;
+    struct ncs_colr *const *cols = rd->colof + rd->first_col[t];
+    size_t rows = 2 * (size_t)nb, most = 0; /* type and length bytes; the longest body possible */
+    for (uint32_t j = 0; j < nft; j++) {
+      ncs_col_decode(cols[j], nb);
+      const uint64_t *x = cols[j]->vals;
+      uint64_t any = 0;
+      for (uint64_t i = 0; i < nb; i++) any |= x[i];
+      most += ncs_col_vlen(any);
+      if (any < 0x80) rows += nb; /* one byte each */
+      else for (uint64_t i = 0; i < nb; i++) rows += ncs_col_vlen(x[i]);
+    }
+    if (most >= 128) { /* some bodies may need a two-byte length */
+      uint16_t *rl = rd->rowlen;
+      memset(rl, 0, (size_t)nb * sizeof *rl);
+      for (uint32_t j = 0; j < nft; j++)
+        for (uint64_t i = 0; i < nb; i++) rl[i] += (uint16_t)ncs_col_vlen(cols[j]->vals[i]);
+      for (uint64_t i = 0; i < nb; i++) rows += rl[i] >= 128;
+    }
+    if (rows > rd->rsz - rd->o) NCS_COLFAIL("rows longer than the chunk's raw size");
+    rd->o += rows;
+    rd->tbase[t] = at;
+    rd->tlim[t] = at + nb;
+  }
+  rd->vp = rd->colvals + rd->first_col[t];
+  rd->nv = nft;
+  rd->at = (uint32_t)(at - rd->tbase[t]);
+  rd->nblock = (uint32_t)(rd->tlim[t] - rd->tbase[t]);
+  *body = NULL;
+  *len = 0;
+  return 1;
+#undef NCS_COLFAIL
+}
+
+static inline int ncs_columns_end(const struct ncs_colrd *rd, const char **why) {
+  if (rd->o != rd->rsz || rd->lp != rd->le || rd->bp != rd->be) { *why = "rows do not fill the chunk's raw size"; return -1; }
+  for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++)
+    if (rd->tpos[t] != rd->tcount[t]) { *why = "a field column has values left over"; return -1; }
+  return 0;
+}
+
+/* A split record's body: its values as shortest varints at out (room for nv * 10 bytes);
+ * returns its length. */
+static inline size_t ncs_columns_body(const struct ncs_colrd *rd, uint8_t *out) {
+  uint8_t *b = out;
+  for (uint32_t j = 0; j < rd->nv; j++) {
+    uint64_t x = rd->vp[j][rd->at];
+    if (x < 0x80) *b++ = (uint8_t)x;
+    else b += ncs_put_varint(b, x);
+  }
+  return (size_t)(b - out);
+}
+
+/* The rows back, through ncs_columns_begin/next/end (which count every row against rsz before
+ * it is written here). */
+static inline int ncs_columns_unpack(ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz, uint8_t *out, size_t rsz,
+                                     uint8_t *scratch, size_t scap, size_t *need, const char **why,
+                                     size_t *where) {
+  struct ncs_colrd rd;
+  int rc = ncs_columns_begin(&rd, dctx, payload, psz, rsz, scratch, scap, need, why, where);
+  if (rc) return rc;
+  uint64_t type;
+  const uint8_t *body;
+  size_t len, o = 0;
+  uint8_t split[NCS_COL_MAX_FIELDS * 10];
+  while ((rc = ncs_columns_next(&rd, &type, &body, &len, why)) == 1) {
+    if (!body) {
+      len = ncs_columns_body(&rd, split);
+      body = split;
+    }
+    o += ncs_put_varint(out + o, type);
+    o += ncs_put_varint(out + o, len);
+    if (len) memcpy(out + o, body, len);
+    o += len;
+  }
+  if (rc == 0) rc = ncs_columns_end(&rd, why);
+  return rc;
 }
 
 #endif

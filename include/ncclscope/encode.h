@@ -14,6 +14,8 @@
  *     Reset with ncs_wbuf_init (e.g. after compressing the buffer into a chunk).
  *   - Every body is read by ncs_dec_<name> through a bounded reader (struct ncs_rbuf) that
  *     never reads past the body and copies strings into a scratch area the caller sizes.
+ *   - CALL and GPU_TIME records of a column chunk are read from their field values, a block
+ *     at a time, by ncs_decv_<name> (same structs and delta state as from their rows). 
  * Strings: `const char *` fields are NUL-terminated (NULL reads as empty) except where a
  * length travels with them (STRN: kv values, log lines). All functions are static inline. */
 #ifndef NCCLSCOPE_ENCODE_H
@@ -294,10 +296,41 @@ static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0,
     ncs_enc_##name##_body(w, NCS_DARG_##st x); \
     ncs_rec_end(w, m_); \
   }
+/* decoding n records of one type from their field values (a column chunk's split records,
+ * columns.h: every field a varint; v[j][i] is the value field j's varint holds in record i,
+ * for j < nf): x[0..n) and the delta state as ncs_dec_<name> gives them for the rows of those
+ * varints, one after another. Field by field, so each loop is short and regular. Only for
+ * records whose fields are all numbers (the others are never split): ncs_decv_call,
+ * ncs_decv_gpu_time. */
+#define NCS_V_(K, f, a) NCS_V_##K(f, a) j_++;
+#define NCS_V_EACH_(f, expr, dflt) \
+  if (j_ < nf) { const uint64_t *c_ = v[j_]; for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (expr); } \
+  else for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (dflt);
+#define NCS_V_U32(f, a) NCS_V_EACH_(f, (uint32_t)c_[i_], (uint32_t)(a))
+#define NCS_V_I32(f, a) NCS_V_EACH_(f, (int32_t)ncs_unzigzag(c_[i_]), (int32_t)(a))
+#define NCS_V_U64(f, a) NCS_V_EACH_(f, c_[i_], (uint64_t)(a))
+#define NCS_V_DELTA(f, a) { \
+    uint64_t s_ = s->f; \
+    NCS_V_EACH_(f, s_ += (uint64_t)ncs_unzigzag(c_[i_]), s_) \
+    s->f = s_; }
+#define NCS_V_SPAN(f, a) { \
+    uint64_t s_ = s->f; \
+    NCS_V_EACH_(f, x[i_].a + (s_ += (uint64_t)ncs_unzigzag(c_[i_])), x[i_].a + s_) \
+    s->f = s_; }
+#define NCS_DECV_(name, st) \
+  static inline void ncs_decv_##name(const uint64_t *const *v, uint32_t nf, size_t n, NCS_DPARAM_##st \
+                                     struct ncs_##name *x) { \
+    NCS_DLOCAL_##st(name) \
+    uint32_t j_ = 0; \
+    NCS_FIELDS_##name(NCS_V_) \
+    (void)j_; \
+  }
 #define NCS_ELEMENT_(name) NCS_CODERS_(-, name, PLAIN)
 NCS_ELEMENTS(NCS_ELEMENT_)
 NCS_RECORDS(NCS_CODERS_)
 NCS_RECORDS(NCS_WHOLE_)
+NCS_DECV_(call, DELTA)
+NCS_DECV_(gpu_time, DELTA)
 
 /* A PROCESS record from n pairs. */
 static inline void ncs_enc_process(struct ncs_wbuf *w, const struct ncs_kv *kv, size_t n) {
