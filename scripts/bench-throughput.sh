@@ -28,7 +28,9 @@
 # Each row also gives the 1-minute load average seen at the end of its runs (min..max): on a
 # shared machine the figures are indications of that load.
 # Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_BEFORE_REV (unset),
-# BENCH_DDP (1; 0 skips the ddp-bytes row).
+# BENCH_DDP (1; 0 skips the ddp-bytes row), BENCH_ROWS (all: a subset of "tight1 tight4 paced1
+# paced4 idle onset fixed ddp"), BENCH_HOG (0: N busy loops run beside every measured run, a
+# load that does not depend on who else is on the machine; they are stopped at the end).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
@@ -42,7 +44,11 @@ for f in "$SHIM" "$JOB" "$DDP" "$BUILD/libncsdecoder.a"; do
   [ -e "$f" ] || { echo "bench-throughput: $f missing (run make first)" >&2; exit 2; }
 done
 W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-thr.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+HOGS=()
+stop_hogs() { local p; for p in "${HOGS[@]}"; do kill "$p" 2>/dev/null; done; HOGS=(); }
+trap 'stop_hogs; rm -rf "$W"' EXIT
+ROWS=" ${BENCH_ROWS:-tight1 tight4 paced1 paced4 idle onset fixed ddp} "
+want() { [[ $ROWS == *" $1 "* ]]; }
 export NCCL_DEBUG=
 
 cc -O2 -I"$ROOT/include" -I"$ROOT/decoder" -o "$W/trace_stats" "$ROOT/tests/faults/trace_stats.c" \
@@ -115,18 +121,22 @@ droprate() {
 }
 
 PACED=$((PACED_S * 1000000))
+for ((h = 0; h < ${BENCH_HOG:-0}; h++)); do
+  sh -c 'while :; do :; done' &
+  HOGS+=($!)
+done
 ONSET_RATES="500000 1000000 2000000 4000000"
 SHIMS=""
 for v in $VARIANTS; do [ "$v" = plain ] || [ "$v" = off ] || SHIMS="$SHIMS $v"; done
 for ((r = 1; r <= ROUNDS; r++)); do
   for v in $VARIANTS; do
-    one "$v" tight1 -n "$TIGHT" -i 100
-    one "$v" tight4 -n "$((TIGHT / 4))" -t 4
-    one "$v" paced1 -n "$PACED" -r 1000000 -i 100
-    one "$v" paced4 -n "$PACED" -t 4 -r 1000000
-    one "$v" idle -n 1000 -i 5000
+    want tight1 && one "$v" tight1 -n "$TIGHT" -i 100
+    want tight4 && one "$v" tight4 -n "$((TIGHT / 4))" -t 4 -i 100
+    want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100
+    want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100
+    want idle && one "$v" idle -n 1000 -i 5000
   done
-  for v in $SHIMS; do
+  want onset && for v in $SHIMS; do
     for rate in $ONSET_RATES; do
       one "$v" "onset1-$rate" -n "$rate" -r "$rate"
       one "$v" "onset4-$rate" -n "$rate" -t 4 -r "$rate"
@@ -136,7 +146,7 @@ done
 
 echo "bench-throughput: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "stub NCCL (calls return at once), host timing, call sites off; $ROUNDS interleaved rounds; min / median / max"
-echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}"
+echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}; rows:$ROWS; ${BENCH_HOG:-0} busy loop(s) beside every run"
 row() { # TITLE TAG: wall, cpu, calling thread's cpu, drops per variant
   echo
   echo "$1 ($(load "$2"))"
@@ -145,11 +155,11 @@ row() { # TITLE TAG: wall, cpu, calling thread's cpu, drops per variant
     printf '  %-7s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(droprate "$2" "$v")"
   done
 }
-row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
-row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
-row "paced-1: 1 thread at 1 M calls/s for ${PACED_S} s (wall ns/call 1000 = the pace was held)" paced1
-row "paced-4: 4 threads at 1 M calls/s each for ${PACED_S} s" paced4
-for th in 1 4; do
+want tight1 && row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
+want tight4 && row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
+want paced1 && row "paced-1: 1 thread at 1 M calls/s for ${PACED_S} s (wall ns/call 1000 = the pace was held)" paced1
+want paced4 && row "paced-4: 4 threads at 1 M calls/s each for ${PACED_S} s" paced4
+want onset && for th in 1 4; do
   echo
   echo "onset-$th: $th thread(s), 1 s at each rate per thread; wall ns/call achieved (per thread), dropped ($(load $(for x in $ONSET_RATES; do echo "onset$th-$x"; done)))"
   for v in $SHIMS; do
@@ -159,22 +169,26 @@ for th in 1 4; do
   done
 done
 echo
-echo "writer thread CPU per recorded call, ns (writer_cpu_ns / calls recorded)"
+echo "writer thread(s) CPU per recorded call, ns (writer_cpu_ns / calls recorded)"
 for v in $SHIMS; do
-  for tag in tight1 paced1; do
+  for tag in tight1 tight4 paced1 paced4; do
+    [ -s "$W/$tag.$v" ] || continue
     w=$(awk '$5 != "-" && $3 > 0 {print $5 / $3}' "$W/$tag.$v" | sort -g |
       awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.1f / %.1f / %.1f", a[1], m, a[NR]}')
     printf '  %-7s %-8s %s   dropped %s\n' "$v" "$tag" "$w" "$(droprate "$tag" "$v")"
   done
 done
+if want idle; then
 echo
 echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s ($(load idle))"
 for v in $VARIANTS; do
   printf '  %-7s %s\n' "$v" "$(awk '$6 != "-" {print $6 / 5000}' "$W/idle.$v" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
 done
+fi
 
 # fixed CPU per traced process: rusage of a 10-call run, default settings (call sites on)
+if want fixed; then
 echo
 echo "fixed: process CPU (user+sys) of a whole 10-call run, ms; 'added' = minus plain's median; $((5 * ROUNDS)) runs each"
 fixed() { # VARIANT ROUND: prints CPU ms of one run (its directory is kept until the end)
@@ -200,8 +214,10 @@ for v in $VARIANTS; do
   printf '  %-7s %s   added (median) %s\n' "$v" "$(sort -g "$W/fixed.$v" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f / %.2f / %.2f", a[1], m, a[NR]}')" \
     "$(sort -g "$W/fixed.$v" | awk -v p="$pm" '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f", m - p}')"
 done
+fi
 
 # bytes per call, DDP-shaped job, steady state
+{ [ "${BENCH_DDP:-1}" = 0 ] || ! want ddp; } && exit 0
 echo
 echo "ddp-bytes: trace bytes per call in steady state, tests/jobs/ddp_job.c on 2 ranks (doubles), call sites on (default)"
 ddp() { # VARIANT TIMING STEPS: prints "bytes calls dropped" summed over the ranks
@@ -218,7 +234,6 @@ ddp() { # VARIANT TIMING STEPS: prints "bytes calls dropped" summed over the ran
   done
   echo "$b $c $x"
 }
-[ "${BENCH_DDP:-1}" = 0 ] && exit 0
 for v in $SHIMS; do
   for gt in 0 1; do
     for ((r = 1; r <= ROUNDS; r++)); do

@@ -49,6 +49,7 @@ const char *ncs_host_name(void);
 #define GPU_POLL_MS 10 /* while GPU events are pending */
 #define ZSTD_LEVEL 3
 #define DEFS_CAP (2u << 20)
+#define RING_BATCH 1024u /* ring records encoded between two publications of the tail */
 
 /* ---- the record queue (ncs_emit) ---- */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -572,8 +573,7 @@ static unsigned drain(struct writer *w) {
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
     unsigned fill = (unsigned)(((heads[i] - t) * 256) / ((uint64_t)r->mask + 1));
     if (fill > fullest) fullest = fill;
-    for (; t != heads[i]; t++) {
-      const struct ncs_call *c = &r->rec[t & r->mask];
+    while (t != heads[i]) {
       if (w->raw.len + NCS_CALL_MAX + 2048 > RAW_FLUSH) { /* the chunk is full: write it */
         publish_tail(w, r, t); /* the records before t are in the chunk, not only the ring */
         flush_chunk(w, 0);
@@ -585,9 +585,21 @@ static unsigned drain(struct writer *w) {
         w->records++;
         r->announced = 1;
       }
-      w->raw.len += ncs_encode_call(w->raw.buf + w->raw.len, &w->delta, c);
-      w->records++;
-      if (((t + 1) & 1023) == 0) publish_tail(w, r, t + 1);
+      /* a batch: up to the next multiple of RING_BATCH, the head, and what the chunk holds
+       * for sure; encoded through locals (the output's byte stores alias nothing then) */
+      uint64_t n = RING_BATCH - (t & (RING_BATCH - 1));
+      if (n > heads[i] - t) n = heads[i] - t;
+      size_t fits = (RAW_FLUSH - 2048 - w->raw.len) / NCS_CALL_MAX;
+      if (n > fits) n = fits ? fits : 1;
+      struct ncs_call_delta d = w->delta;
+      uint8_t *p = w->raw.buf + w->raw.len;
+      const struct ncs_call *rec = r->rec;
+      uint64_t mask = r->mask, end = t + n;
+      for (; t != end; t++) p += ncs_encode_call(p, &d, &rec[t & mask]);
+      w->delta = d;
+      w->raw.len = (size_t)(p - w->raw.buf);
+      w->records += (uint32_t)n;
+      if ((t & (RING_BATCH - 1)) == 0) publish_tail(w, r, t);
     }
     publish_tail(w, r, t);
     report_drops(w, r);
