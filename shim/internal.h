@@ -11,6 +11,7 @@
  *   comms.c     the communicator shapes (creation, split, teardown) and their COMM records
  *   callsite.c  call-site stacks (libunwind loaded privately), their lock-free id table
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
+ *   rowzip.c    a large chunk of rows compressed on a helper thread while the writer fills it
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
  *   forkgate.c  fork waits until no shim code is inside the loader, the unwinder, CUDA or NVML
  *   collectors.c the table of collectors (hooks.h): profiler, log capture, topology, GPU timing,
@@ -195,6 +196,14 @@ void ncs_nb_atfork_child(void);
 /* ---- callsite.c (also the "callsites" collector, hooks.h) ---- */
 /* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */
 uint32_t ncs_callsite_capture(void *ra);
+
+/* ---- rowzip.c (writer thread only): a large chunk of rows compressed on a helper thread
+ * while the writer still appends to it ---- */
+int ncs_rowzip_begin(const uint8_t *raw, uint8_t *out, size_t cap, int level); /* 0, or -1: no helper */
+void ncs_rowzip_feed(size_t len);  /* raw[0, len) is final */
+size_t ncs_rowzip_end(size_t len); /* the whole chunk is raw[0, len): the frame's size, or 0 */
+void ncs_rowzip_stop(void);
+void ncs_rowzip_atfork_child(void);
 
 /* ---- writer.c ---- */
 int ncs_writer_start(void);            /* starts the writer thread (from ncs_activate) */

@@ -9,7 +9,8 @@
  *   - Every 10 ms (1 ms while a ring was found over a quarter full) it moves ring records into the chunk being built; every flush period
  *     (NCCLSCOPE_FLUSH_MS, default 500 ms) or when the chunk passes 4 MiB raw, it writes the
  *     chunk through ncs_chunk_pack (chunk.h: a column payload, or one zstd frame of the rows;
- *     one reused ZSTD_CCtx, level 3) behind its header,
+ *     one reused ZSTD_CCtx, level 3) behind its header (a chunk past NCS_CHUNK_COLUMNS_MAX,
+ *     written as rows, is compressed while it fills by rowzip.c's helper thread instead),
  *     appended with pwrite at the end of the last good chunk, so a failed or short write is
  *     overwritten by the next chunk and the file stays a sequence of whole chunks.
  *   - A chunk that cannot be written (EIO, ENOSPC, EFBIG, no file) counts its records as
@@ -120,6 +121,7 @@ struct writer {
   size_t ccap;
   ZSTD_CCtx *cctx;
   int raw_mapped;           /* raw.buf is the rings file's chunk buffer (not malloc'ed) */
+  int zipping;              /* the chunk is large: rowzip.c compresses it as it grows */
   uint8_t *qspare;          /* swapped with q_buf at each drain */
   size_t qspare_cap;
 };
@@ -437,14 +439,26 @@ static void begin_chunk(struct writer *w) {
 static void flush_chunk(struct writer *w, int final) {
   add_inflight(w);
   add_clock(w);
+  size_t zipped = 0; /* the rows' frame, already in w->cbuf after its header */
+  if (w->zipping) {
+    zipped = ncs_rowzip_end(w->raw.len);
+    w->zipping = 0;
+  }
   int ok = 0;
   int fresh = w->fd < 0 && w->cbuf && open_file(w) == 0; /* this chunk starts a file */
   if (!fresh && keep_own_fd(w) != 0) {
     /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
     uint32_t flags = (final ? NCS_CHUNK_F_FINAL : 0) | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
-    size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
-                              w->chunk_index, w->dropped_total, flags);
+    size_t c = 0;
+    if (zipped && zipped <= NCS_CHUNK_MAX_PAYLOAD) {
+      ncs_chunk_header(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)zipped, (uint32_t)w->raw.len, w->records,
+                       w->chunk_index, w->dropped_total, flags);
+      c = NCS_CHUNK_HEADER_SIZE + zipped;
+    } else {
+      c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
+                         w->chunk_index, w->dropped_total, flags);
+    }
     if (c) {
       /* a failed write is tried once more (a disk may have freed space); bytes of a partial
        * chunk beyond the good end would read as damage: they are cut */
@@ -533,6 +547,16 @@ static void publish_tail(struct writer *w, struct ncs_ring *r, uint64_t t) {
   atomic_store_explicit(&r->tail, t, memory_order_release);
 }
 
+/* A chunk past NCS_CHUNK_COLUMNS_MAX raw bytes is written as rows (chunk.h): from then on the
+ * helper thread compresses what it holds while the writer goes on filling it (rowzip.c). */
+static void zip_feed(struct writer *w) {
+  if (w->raw.len <= NCS_CHUNK_COLUMNS_MAX || !w->cbuf) return;
+  if (!w->zipping)
+    w->zipping = ncs_rowzip_begin(w->raw.buf, w->cbuf + NCS_CHUNK_HEADER_SIZE, w->ccap - NCS_CHUNK_HEADER_SIZE,
+                                  ZSTD_LEVEL) == 0;
+  if (w->zipping) ncs_rowzip_feed(w->raw.len);
+}
+
 /* Returns the fullest ring's fill before the drain, in 1/256ths of its size. */
 static unsigned drain(struct writer *w) {
   unsigned fullest = 0;
@@ -600,6 +624,7 @@ static unsigned drain(struct writer *w) {
       w->raw.len = (size_t)(p - w->raw.buf);
       w->records += (uint32_t)n;
       if ((t & (RING_BATCH - 1)) == 0) publish_tail(w, r, t);
+      zip_feed(w);
     }
     publish_tail(w, r, t);
     report_drops(w, r);
@@ -708,10 +733,12 @@ static void *writer_main(void *arg) {
       pthread_mutex_unlock(&w_mu);
     }
     if (stop) break;
+    zip_feed(w); /* records the collectors added */
     now = ncs_now_ns();
     uint64_t to_flush = next_flush > now ? next_flush - now : 0;
     writer_sleep(wait_ns < to_flush ? wait_ns : to_flush);
   }
+  ncs_rowzip_stop();
   pthread_mutex_lock(&w_mu);
   w_done = 1;
   pthread_cond_broadcast(&w_done_cv);
@@ -830,6 +857,7 @@ void ncs_writer_atfork_child(void) {
     if (fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd); /* the parent's trace, not a number it reused */
     writer_free(w);
   }
+  ncs_rowzip_atfork_child();
   q_len = 0;
   q_records = 0;
   defs.len = 0; /* the child's file defines again what it uses */

@@ -2,7 +2,9 @@
  * out (docs/FORMAT.md: file header, chunk header, one zstd frame per chunk). Header-only.
  *
  * Contract: ncs_chunk_pack() is the only place a chunk is compressed and framed; the shim's
- * writer, `ncclscope synth`, the tests' trace writers and the trace fuzzer all call it. It
+ * writer, `ncclscope synth`, the tests' trace writers and the trace fuzzer all call it (except
+ * the shim's chunks over NCS_CHUNK_COLUMNS_MAX, rows by the rule below, whose zstd frame is
+ * streamed as they fill, shim/rowzip.c, then framed with ncs_chunk_header). It
  * compresses `raw` (n bytes of whole records, `records` of them) with the caller's reused
  * zstd context into a column payload (columns.h; flag NCS_CHUNK_F_COLUMNS) at
  * out + NCS_CHUNK_HEADER_SIZE, or, when the rows do not split, into one zstd frame of the

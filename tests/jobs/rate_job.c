@@ -14,7 +14,8 @@
  * caller_cpu_ns_per_call=Z (wall and process CPU time of the calling phase, per call, and the
  * calling threads' own CPU time per call: the shim's hot path without its writer; with -r it
  * includes the pacing spin), and, when a thread named
- * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far
+ * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far, plus
+ * its compression helper's ("ncclscope-zip")
  * (/proc/self/task/TID/schedstat), printed after the idle sleep when -i is given. Uses only NCCL calls with host
  * buffers and stream 0, so it also runs on a stub NCCL that returns at once. */
 #include <pthread.h>
@@ -36,11 +37,12 @@ static uint64_t now_ns(clockid_t c) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* CPU ns of the shim's writer thread, -1 when there is none. */
+/* CPU ns of the shim's writer thread plus its compression helper ("ncclscope-zip", when it
+ * exists), -1 when there is no writer. */
 static long long writer_cpu_ns(void) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -1;
-  long long ns = -1;
+  long long ns = -1, zip = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] == '.') continue;
@@ -50,17 +52,21 @@ static long long writer_cpu_ns(void) {
     if (!f) continue;
     if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
     fclose(f);
-    if (strncmp(comm, "ncclscope-wr", 12) != 0 || ns >= 0) continue; /* the first: threads it
-                                                    * starts (a CUDA stream's) inherit its name */
+    int is_zip = strncmp(comm, "ncclscope-zip", 13) == 0;
+    if (!is_zip && (strncmp(comm, "ncclscope-wr", 12) != 0 || ns >= 0)) continue; /* the first: threads
+                                                    * it starts (a CUDA stream's) inherit its name */
     snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
     f = fopen(path, "r");
+    long long v = -1;
     if (f) {
-      if (fscanf(f, "%lld", &ns) != 1) ns = -1;
+      if (fscanf(f, "%lld", &v) != 1) v = -1;
       fclose(f);
     }
+    if (is_zip) zip += v > 0 ? v : 0;
+    else ns = v;
   }
   closedir(d);
-  return ns;
+  return ns >= 0 ? ns + zip : -1;
 }
 
 static void *worker(void *arg) {
