@@ -43,7 +43,7 @@ struct hfile {
   struct ncs_clockmap map;
   struct hcomm *comms;
   int ncomms, capcomms;
-  struct hcall last;          /* last CALL of any operation */
+  uint32_t last;              /* last CALL of any operation: byt[last] */
   int has_last;
   uint64_t calls;
   struct hcall byt[BYTCALL];  /* recent calls, by tcall % BYTCALL */
@@ -218,17 +218,17 @@ static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
 static int on_call(void *ctx, const struct ncs_call *k) {
   struct vctx *x = ctx;
   struct hfile *f = x->f;
-  struct hcall hc = {.seq = k->seq, .tcall = k->tcall, .count = k->count, .group = k->group,
-                     .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
-                     .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
   f->calls++;
-  f->last = hc;
+  f->last = (uint32_t)(k->tcall % BYTCALL);
   f->has_last = 1;
-  f->byt[k->tcall % BYTCALL] = hc;
+  struct hcall *hc = &f->byt[f->last];
+  *hc = (struct hcall){.seq = k->seq, .tcall = k->tcall, .count = k->count, .group = k->group,
+                       .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
+                       .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
   if (ncs_op_kind(k->op) != NCS_KIND_COLL || !k->comm || !k->seq) return 0;
   struct hcomm *c = comm_of(f, k->comm);
   if (!c) return 0;
-  c->recent[c->ncoll % RECENT] = hc;
+  c->recent[c->ncoll % RECENT] = *hc;
   c->ncoll++;
   if (k->seq > c->last_seq) c->last_seq = k->seq;
   sig_check(x->h, f, c, k);
@@ -394,7 +394,7 @@ static void doing(const struct ncs_hang *h, const struct hfile *f, char *b, size
     return;
   }
   if (!f->has_last) { snprintf(b, n, "no NCCL call recorded"); return; }
-  const struct hcall *l = &f->last;
+  const struct hcall *l = &f->byt[f->last];
   const struct hcomm *c = comm_of((struct hfile *)f, l->comm);
   ncs_hang_time(h, rt_of(f, l->t_exit), t, sizeof t);
   if (c && l->seq)

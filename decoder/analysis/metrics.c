@@ -99,6 +99,12 @@ struct held {
 
 struct pslot { uint64_t key; uint32_t ix; }; /* the pending table: key, pool index + 1 */
 
+/* A timed operation's shape (op, ranks, S) and what it gives: its busbw factor and its size row.
+ * A run repeats a few shapes, so they are remembered per file (direct-mapped, SHAPES slots):
+ * the factor's division, the size bucket and the row lookup are done once per shape. */
+#define SHAPES 64
+struct shape { double S, fac; uint32_t op, n; struct mstat *z; }; /* op 0: empty */
+
 /* One file's reading state: made at its first record, given back when the file is done (kept
  * for the next file in a small cache), so only the files being read hold one. */
 struct file_state {
@@ -126,6 +132,7 @@ struct file_state {
   uint32_t niv;
   int iv_unsorted;
   uint64_t frontier;          /* union committed up to here */
+  struct shape shapes[SHAPES];
   struct rank_m *r;
   struct metrics *m;
   /* the file's counted step starts (handed to ncs_metrics_step_starts when the file is done) */
@@ -354,15 +361,24 @@ static void account(struct file_state *f, uint32_t op, uint32_t n, double S, uin
   if (s < r->w0) r->w0 = s; /* GPU times extend the window of the calls */
   if (e > r->w1) r->w1 = e;
   add_iv(f, s, e);
-  double fac = ncs_rule_busbw_factor(op, (int)n);
+  uint64_t bits;
+  memcpy(&bits, &S, sizeof bits);
+  struct shape *sh = &f->shapes[((bits ^ (uint64_t)op << 32 ^ n) * 0x9e3779b97f4a7c15ull) >> 58 & (SHAPES - 1)];
+  if (sh->op != op || sh->n != n || sh->S != S) {
+    *sh = (struct shape){S, ncs_rule_busbw_factor(op, (int)n), op, n, NULL};
+    if (r->size[op] || (r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) {
+      sh->z = &r->size[op][bucket_of(S)];
+      if (!sh->z->h) sh->z->h = calloc(1, sizeof *sh->z->h);
+    }
+  }
+  double fac = sh->fac;
   struct mstat *t = &r->op[op];
   t->calls++; t->time_ns += d; t->S += (uint64_t)S; t->busS_f += S * fac; t->gpu_calls += gpu != 0;
-  int b = bucket_of(S);
-  if (!r->size[op] && !(r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) return;
-  struct mstat *z = &r->size[op][b];
-  if (!z->h) z->h = calloc(1, sizeof *z->h);
+  struct mstat *z = sh->z;
+  if (!z) { sh->op = 0; return; } /* no memory for the size rows: tried again next time */
   z->calls++; z->time_ns += d; z->S += (uint64_t)S; z->busS_f += S * fac; z->gpu_calls += gpu != 0;
   if (z->h) ncs_hist_add(z->h, d);
+  else sh->op = 0;
 }
 
 static uint64_t pkey(uint32_t kind, uint32_t thread, uint64_t ref) {
@@ -632,6 +648,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->nstarts = 0;
   f->gpu_mode = 0;
   f->niv = 0; f->iv_unsorted = 0; f->frontier = 0;
+  for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
   f->r = &m->rank[file];
   f->m = m;
   f->next_free = NULL;

@@ -3,13 +3,25 @@
  * Contract: fill v[0..n-1] (each with its own ctx; NULL callbacks are skipped), then
  * ncs_mux_build() sets `out` to a visitor calling, for each record, every sub-visitor that has
  * that callback, in index order; the read stops when any of them asks to stop. With one
- * sub-visitor `out` is that visitor itself (no fan-out cost). The mux must outlive the read. */
+ * sub-visitor `out` is that visitor itself (no fan-out cost). A sub-visitor may be another
+ * mux's `out` (built before this one): its receivers are called in its place, same order. The
+ * mux (and any mux in it) must outlive the read. */
 #ifndef NCS_MUX_H
 #define NCS_MUX_H
 #include "io/trace.h"
 
 #define NCS_MUX_MAX 17
-struct ncs_mux { struct ncs_visitor v[NCS_MUX_MAX]; int n; };
+#define NCS_MUX_FLAT (2 * NCS_MUX_MAX) /* CALL and GPU_TIME receivers, nested muxes flattened */
+struct ncs_mux {
+  struct ncs_visitor v[NCS_MUX_MAX];
+  int n;
+  /* set by ncs_mux_build: the receivers of the per-call records (CALL, GPU_TIME), in order,
+   * a sub-visitor that is itself a built mux replaced by its own receivers (one indirect call
+   * per receiver and record, none per level) */
+  struct { int (*fn)(void *, const struct ncs_call *); void *ctx; } callv[NCS_MUX_FLAT];
+  struct { int (*fn)(void *, const struct ncs_gpu_time *); void *ctx; } gpuv[NCS_MUX_FLAT];
+  int ncall, ngpu;
+};
 
 void ncs_mux_build(struct ncs_mux *m, struct ncs_visitor *out);
 #endif
