@@ -43,8 +43,10 @@ else
   skip "read once: ../shared/nccl-logs fixture missing: nccl-log and doctor LOG not counted"
 fi
 
-# --job: the grouping read decodes every file of the directory once, then the command reads the
-# picked job's files: those twice (docs/ARCHITECTURE.md lists it), the others once
+# --job: timeline reads every file once, the grouping comes with that read and the other jobs'
+# events are left out of the output; report, doctor, html and compare first decode every file of
+# the directory for the grouping, then read the picked job's files: those twice
+# (docs/ARCHITECTURE.md lists it), the others once
 jobcounts() { # jobcounts CMD...: "picked: R, others: R" (distinct read counts)
   rm -f "$T/rc"
   NCCLSCOPE_READ_COUNT=$T/rc "$@" >/dev/null 2>&1
@@ -53,7 +55,9 @@ jobcounts() { # jobcounts CMD...: "picked: R, others: R" (distinct read counts)
 }
 pick=$("$NCS" jobs --json "$T/two" 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print([j["job"] for j in d["jobs"] if j["attempts"][0]["ranks"] == 2][0])' 2>/dev/null)
 if [ -n "$pick" ]; then
-  for cmd in "report" "doctor" "html -o $T/x.html" "timeline -o $T/x.json"; do
+  check_eq "read once: timeline --job: every trace read once, the picked job's and the others" \
+    "picked: 1, others: 1" "$(jobcounts "$NCS" timeline -o "$T/x.json" --job "$pick" "$T/two")"
+  for cmd in "report" "doctor" "html -o $T/x.html"; do
     check_eq "read once: ${cmd%% -o *} --job: the picked job's traces read twice (grouping read, then the command), the others once" \
       "picked: 2, others: 1" "$(jobcounts "$NCS" $cmd --job "$pick" "$T/two")"
   done

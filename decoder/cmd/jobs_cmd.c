@@ -13,15 +13,8 @@ static void refuse(const char *cmd, const struct ncs_jobset *s, char **files, co
   ncs_jobset_print(s, stderr, files);
 }
 
-int ncs_pick_job_index(const char *cmd, const char *want, int nfiles, char **files, int **keep) {
-  struct ncs_load_opts o = {.plugins_only = 1};
-  struct ncs_jobdata *J = NULL;
+int ncs_pick_loaded(const char *cmd, const char *want, const struct ncs_jobdata *J, char **files, int **keep) {
   *keep = NULL;
-  if (ncs_job_load(nfiles, files, &o, &J) || !J) {
-    ncs_job_free(J);
-    fprintf(stderr, "ncclscope %s: no trace could be read\n", cmd);
-    return -NCS_EXIT_UNREADABLE;
-  }
   int n = ncs_jobset_pick(J->jobs, want, keep);
   if (n <= 0) {
     char what[160];
@@ -31,6 +24,19 @@ int ncs_pick_job_index(const char *cmd, const char *want, int nfiles, char **fil
     *keep = NULL;
     n = -NCS_EXIT_USAGE;
   }
+  return n;
+}
+
+int ncs_pick_job_index(const char *cmd, const char *want, int nfiles, char **files, int **keep) {
+  struct ncs_load_opts o = {.plugins_only = 1};
+  struct ncs_jobdata *J = NULL;
+  *keep = NULL;
+  if (ncs_job_load(nfiles, files, &o, &J) || !J) {
+    ncs_job_free(J);
+    fprintf(stderr, "ncclscope %s: no trace could be read\n", cmd);
+    return -NCS_EXIT_UNREADABLE;
+  }
+  int n = ncs_pick_loaded(cmd, want, J, files, keep);
   ncs_job_free(J);
   return n;
 }

@@ -562,6 +562,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
     held += 2 * (uint64_t)(pr.nrec ? pr.nrec : 1) * HELD_CALL_BYTES + FILE_STATE_BYTES;
     if (rt && (!J->origin || (int64_t)rt < J->origin)) J->origin = (int64_t)rt;
     J->r[i].path = files[i];
+    J->r[i].created_ns = (int64_t)rt;
     J->r[i].rank = -1;
   }
   struct loader L = {.n = nfiles, .files = files, .o = o, .job = J};

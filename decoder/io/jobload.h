@@ -49,6 +49,8 @@ struct ncs_opstat {
 
 struct ncs_jrank {
   const char *path;
+  int64_t created_ns;         /* realtime of its file header's creation, 0 unknown (and with
+                                 plugins_only) */
   char host[128];
   char cmdline[256];          /* NULs turned to spaces; escape on output */
   char nccl_version[16];

@@ -24,7 +24,10 @@
  * known only at the end of that read, so its events are kept meanwhile in a spool, an unlinked
  * temporary file in $TMPDIR (or /tmp), compactly (varints, ~40-60 bytes an event), and written
  * out from it once the read is over: memory stays bounded (per file a few hundred bytes and
- * its kernel names), whatever the traces' length. Only standard metadata
+ * its kernel names), whatever the traces' length. With --job every file given is in that read
+ * (which job each is in comes with it) and only the picked job's files are written, numbered
+ * among themselves, their zero, hosts and clock uncertainty taken over them alone: the output of
+ * reading those files alone. Only standard metadata
  * events (process_name, process_sort_index, thread_name, thread_sort_index);
  * ncclscope's own facts and the format version go in "otherData". Output is always valid JSON:
  * strings go through the JSON writer.
@@ -68,6 +71,8 @@ struct kfile {
   uint32_t *def_of, ndef_of;    /* [id]: its latest name so far, 1 + index into defs; 0 none yet */
   struct ncs_jrank who;         /* the process as it stood at its first event (track name) */
   int have_who;
+  int64_t earliest;             /* its earliest event (job clock), when have_earliest */
+  int have_earliest;
   struct streams ks;            /* GPU streams seen (write) */
   uint64_t kernels, written;    /* read: kernels in the file; write: written so far */
   struct link link[LINK_OPS];
@@ -84,8 +89,9 @@ struct tl {
   int64_t max_kernels;  /* per file; -1 no cap */
   uint64_t events, kernels, kernels_left;
   int64_t shift;        /* ns added to every job-clock time */
-  int64_t earliest;     /* earliest job-clock time seen */
   int written;          /* events written so far (the first has no comma before it) */
+  int *pid;             /* per file: its process track (1 + its index among the files written),
+                           0 for a file of another job (--job) */
 };
 
 /* Starts the next event of the traceEvents array. */
@@ -104,17 +110,21 @@ static void jstr(FILE *f, const char *key, const char *s, int first) {
 }
 
 static double us(const struct tl *t, int64_t ns) { return (double)(ns + t->shift) / 1e3; }
-static void seen(struct tl *t, int64_t ns) { if (ns < t->earliest) t->earliest = ns; }
+static void seen(struct tl *t, int file, int64_t ns) {
+  struct kfile *kf = &t->kf[file];
+  if (!kf->have_earliest || ns < kf->earliest) kf->earliest = ns;
+  kf->have_earliest = 1;
+}
 
 static void name_process(struct tl *t, int file, const struct ncs_jrank *r) {
   char name[200];
   snprintf(name, sizeof name, "rank %d %s pid %u", r->rank, r->host, r->pid);
-  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0", file + 1);
+  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0", t->pid[file]);
   fputs(",\"args\":{", t->f);
   jstr(t->f, "name", name, 1);
   fputs("}}", t->f);
   fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
-          file + 1, r->rank >= 0 ? r->rank : 1000000 + file);
+          t->pid[file], r->rank >= 0 ? r->rank : 1000000 + t->pid[file] - 1);
   t->st[file].named = 1;
 }
 
@@ -130,7 +140,7 @@ static int stream_tid(struct tl *t, int file, uint64_t stream) {
   }
   s->s[s->n++] = stream;
   int tid = s->n;
-  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", file + 1, tid);
+  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", t->pid[file], tid);
   if (stream) fprintf(t->f, "stream 0x%llx\"}}", (unsigned long long)stream);
   else fputs("host (no stream)\"}}", t->f);
   return tid;
@@ -144,10 +154,10 @@ static void flows(struct tl *t, int file, int tid, const struct ncs_jev *e, cons
   unsigned long long comm = (unsigned long long)e->comm_id, seq = (unsigned long long)e->c->seq;
   if (e->rank + 1 < e->nranks)
     fprintf(ev(t), "{\"ph\":\"s\",\"id\":\"%016llx:%llu:%d\",\"name\":\"%s\",\"cat\":\"coll-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank, name, file + 1, tid, ts);
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank, name, t->pid[file], tid, ts);
   if (e->rank > 0)
     fprintf(ev(t), "{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"%016llx:%llu:%d\",\"name\":\"%s\",\"cat\":\"coll-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank - 1, name, file + 1, tid, ts);
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank - 1, name, t->pid[file], tid, ts);
 }
 
 /* The pairing state of kernel operation op (len bytes) in file kf; NULL when the table is full. */
@@ -201,7 +211,7 @@ static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_j
   uint64_t i = l->calls2++;
   if (i < l->shown)
     fprintf(ev(t), "{\"ph\":\"s\",\"id\":\"k%d:%s:%llu\",\"name\":\"launch\",\"cat\":\"kernel-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", file + 1, l->op, (unsigned long long)i, file + 1, tid, us(t, e->start));
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", t->pid[file], l->op, (unsigned long long)i, t->pid[file], tid, us(t, e->start));
 }
 
 /* ---- writing: one event of the spool at a time, in the order the loader gave them ---- */
@@ -214,7 +224,7 @@ static void write_call(struct tl *t, int file, const struct ncs_jrank *r, const 
   const char *cat = kind == NCS_KIND_P2P ? "p2p" : kind == NCS_KIND_COLL ? "coll" : kind == NCS_KIND_GROUP ? "group"
                     : kind == NCS_KIND_COMM ? "comm" : "other";
   fprintf(ev(t), "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",
-          name ? name : "?", cat, file + 1, tid, us(t, e->start), (double)(e->end - e->start) / 1e3);
+          name ? name : "?", cat, t->pid[file], tid, us(t, e->start), (double)(e->end - e->start) / 1e3);
   fprintf(t->f, ",\"args\":{\"seq\":%llu,\"count\":%llu,\"bytes\":%llu,\"busbw_gbps\":%.3f,\"timing\":\"%s\"",
           (unsigned long long)e->c->seq, (unsigned long long)e->c->count, (unsigned long long)e->bytes,
           e->busbw_gbps, e->has_gpu ? "gpu" : "host");
@@ -235,7 +245,7 @@ static void write_comm(struct tl *t, int file, const struct ncs_jrank *r, const 
   const char *name = ncs_op_name(e->op);
   fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%s\",\"cat\":\"comm\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
                 "\"args\":{\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d}}",
-          name ? name : "?", file + 1, us(t, e->t), (unsigned long long)e->comm_id, e->rank, e->nranks);
+          name ? name : "?", t->pid[file], us(t, e->t), (unsigned long long)e->comm_id, e->rank, e->nranks);
   t->events++;
 }
 
@@ -254,7 +264,7 @@ static int kernel_tid(struct tl *t, int file, uint32_t stream) {
   if (!other) { s->s[s->n++] = stream; tid = KERNEL_TID0 + s->n; }
   else if (s->named) return tid; /* "other GPU streams" named once */
   else s->named = 1;
-  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", file + 1, tid);
+  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", t->pid[file], tid);
   const struct link *via = NULL; /* the calls' stream of an operation paired with this GPU stream */
   for (int i = 0; !other && i < t->kf[file].nlink && !via; i++)
     if (linked(&t->kf[file].link[i]) && t->kf[file].link[i].kstream == stream) via = &t->kf[file].link[i];
@@ -262,7 +272,7 @@ static int kernel_tid(struct tl *t, int file, uint32_t stream) {
   else if (via) fprintf(t->f, "GPU stream %u (%s of stream 0x%llx)\"}}", stream, via->op, (unsigned long long)via->stream);
   else fprintf(t->f, "GPU stream %u\"}}", stream);
   fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
-          file + 1, tid, tid);
+          t->pid[file], tid, tid);
   return tid;
 }
 
@@ -277,7 +287,7 @@ static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, cons
       t->kernels_left += left;
       fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"kernels left out\",\"cat\":\"note\",\"pid\":%d,\"tid\":0,"
                     "\"ts\":%.3f,\"args\":{\"left_out\":%llu,\"written\":%lld,\"option\":\"--max-kernels\"}}",
-              file + 1, us(t, a->start), (unsigned long long)left, (long long)t->max_kernels);
+              t->pid[file], us(t, a->start), (unsigned long long)left, (long long)t->max_kernels);
     }
     return;
   }
@@ -292,7 +302,7 @@ static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, cons
   jstr(t->f, "name", name ? name : c == NCS_KCLASS_MEMCPY ? "memcpy" : c == NCS_KCLASS_MEMSET ? "memset" : "kernel", 1);
   fprintf(t->f, ",\"ph\":\"X\",\"cat\":\"%s\",\"cname\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
                 "\"args\":{\"stream\":%u,\"device\":%u,\"correlation\":%u",
-          cat[c], cname[c], file + 1, tid, us(t, a->start), (double)(a->end - a->start) / 1e3, k->stream, k->device,
+          cat[c], cname[c], t->pid[file], tid, us(t, a->start), (double)(a->end - a->start) / 1e3, k->stream, k->device,
           k->correlation);
   if (c >= NCS_KCLASS_MEMCPY) fprintf(t->f, ",\"bytes\":%llu", (unsigned long long)k->bytes);
   fputs("}}", t->f);
@@ -300,7 +310,7 @@ static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, cons
   if (linked(l)) {
     uint64_t i = l->kernels2++;
     fprintf(ev(t), "{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"k%d:%s:%llu\",\"name\":\"launch\",\"cat\":\"kernel-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", file + 1, l->op, (unsigned long long)i, file + 1, tid, us(t, a->start));
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", t->pid[file], l->op, (unsigned long long)i, t->pid[file], tid, us(t, a->start));
   }
 }
 
@@ -347,8 +357,8 @@ static void note_who(struct tl *t, int file, const struct ncs_jrank *r) {
 
 static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   struct tl *t = ctx;
-  seen(t, e->start);
-  seen(t, e->a->enter);
+  seen(t, file, e->start);
+  seen(t, file, e->a->enter);
   link_count_call(t, file, e->c);
   note_who(t, file, r);
   uint8_t b[SPOOL_REC_MAX], *p = b;
@@ -371,7 +381,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
 
 static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
   struct tl *t = ctx;
-  seen(t, e->t);
+  seen(t, file, e->t);
   note_who(t, file, r);
   uint8_t b[SPOOL_REC_MAX], *p = b;
   p = put_u(p, SPOOL_COMM); p = put_u(p, (uint64_t)file);
@@ -384,7 +394,7 @@ static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const stru
   struct kfile *kf = &t->kf[file];
   const struct ncs_kernel *k = a->k;
   struct link *l = k->kclass == NCS_KCLASS_NCCL ? link_of_kernel(t, file, k) : NULL;
-  seen(t, a->start);
+  seen(t, file, a->start);
   if (l) {
     if (l->kernels && k->stream != l->kstream) l->bad = 1;
     l->kstream = k->stream;
@@ -478,6 +488,7 @@ static int spool_write(struct tl *t, int nfiles) {
     uint64_t type, file, u[8];
     int64_t s[8];
     if (get_u(&p, end, &type) || get_u(&p, end, &file) || file >= (uint64_t)nfiles) return -1;
+    if (!t->pid[file]) continue; /* another job's file (--job) */
     const struct ncs_jrank *who = &t->kf[file].who;
     if (type == SPOOL_CALL) {
       char tr[64];
@@ -565,16 +576,17 @@ int cmd_timeline(int argc, char **argv) {
   char **files;
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return NCS_EXIT_UNREADABLE; }
-  if (want_job && (r = ncs_pick_job("timeline", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
-  /* The one read: every event to the spool, with the earliest time (the zero of the
-   * timeline), each file's kernels and which calls pair with them; then the JSON from the spool. */
+  /* The one read: every event to the spool, with each file's earliest time, its kernels and
+   * which calls pair with them, and which job each file is in (--job); then the JSON of the
+   * picked files from the spool. */
   struct ncs_load_opts o = {.on_call = on_call, .on_comm = on_comm, .progress_label = "timeline"};
-  struct tl t = {.earliest = 0, .max_kernels = max_kernels, .kf = calloc((size_t)n, sizeof *t.kf),
-                 .st = calloc((size_t)n, sizeof *t.st)};
+  struct tl t = {.max_kernels = max_kernels, .kf = calloc((size_t)n, sizeof *t.kf),
+                 .st = calloc((size_t)n, sizeof *t.st), .pid = calloc((size_t)n, sizeof *t.pid)};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE, bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
-  if (!t.kf || !t.st) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
+  int *keep = NULL, nk = n;
+  if (!t.kf || !t.st || !t.pid) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
   if (!(t.spool = spool_open())) {
     fprintf(stderr, "ncclscope timeline: cannot make a temporary file in %s: %s\n",
             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
@@ -583,14 +595,31 @@ int cmd_timeline(int argc, char **argv) {
   if (max_kernels) { o.on_kernel = on_kernel; o.file_visitor = names_visitor; }
   o.ctx = &t;
   if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
-  if ((r = ncs_one_job("timeline", J, files))) { rc = r; goto done; }
+  if (want_job && (nk = ncs_pick_loaded("timeline", want_job, J, files, &keep)) < 0) { rc = -nk; goto done; }
+  if (!want_job && (r = ncs_one_job("timeline", J, files))) { rc = r; goto done; }
+  for (int k = 0; k < nk; k++) t.pid[keep ? keep[k] : k] = k + 1;
+  /* The zero of the timeline: the picked files' earliest creation (the job clock's origin had
+   * they been read alone), or their earliest event when one comes before it. */
+  int64_t created = 0, err_ns = 0;
+  int hosts = 0;
+  for (int i = 0; i < n; i++)
+    if (t.pid[i] && J->r[i].created_ns && (!created || J->r[i].created_ns < created)) created = J->r[i].created_ns;
+  int64_t earliest = created ? created - J->origin : 0;
+  for (int i = 0; i < n; i++) {
+    if (!t.pid[i]) continue;
+    if (t.kf[i].have_earliest && t.kf[i].earliest < earliest) earliest = t.kf[i].earliest;
+    if ((int64_t)J->r[i].clock_unc_ns > err_ns) err_ns = (int64_t)J->r[i].clock_unc_ns;
+    int dup = 0;
+    for (int k = 0; k < i && !dup; k++) dup = t.pid[k] && !strcmp(J->r[k].host, J->r[i].host);
+    hosts += !dup;
+  }
   if (t.spool_err || ferror(t.spool)) {
     fprintf(stderr, "ncclscope timeline: write error on its temporary file (in $TMPDIR or /tmp: full?)\n");
     goto done;
   }
   if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
   t.f = f;
-  t.shift = -t.earliest;
+  t.shift = -earliest;
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
   if (spool_write(&t, n) != 0) {
     fprintf(stderr, "ncclscope timeline: its temporary file could not be read back\n");
@@ -598,13 +627,13 @@ int cmd_timeline(int argc, char **argv) {
   }
   fprintf(f, "\n],\"otherData\":{\"generator\":\"ncclscope timeline\",\"version\":%d", TIMELINE_JSON_VERSION);
   fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t.shift),
-          J->clock_err_us, J->hosts);
+          (double)err_ns / 1e3, hosts);
   if (t.kernels || t.kernels_left)
     fprintf(f, ",\"kernels_written\":%llu,\"kernels_left_out\":%llu,\"max_kernels_per_process\":%lld",
             (unsigned long long)t.kernels, (unsigned long long)t.kernels_left, (long long)max_kernels);
   fputs("}}\n", f);
   for (int i = 0; i < J->n; i++)
-    if (J->r[i].read_rc || J->r[i].truncated) {
+    if (t.pid[i] && (J->r[i].read_rc || J->r[i].truncated)) {
       bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
       if (J->r[i].error[0]) { ncs_text_escape(stderr, J->r[i].error, strlen(J->r[i].error)); fputc('\n', stderr); }
       else if (J->r[i].truncated) { ncs_text_escape(stderr, J->r[i].path, strlen(J->r[i].path)); fputs(": cut (no final chunk)\n", stderr); }
@@ -619,6 +648,8 @@ done:
   if (t.spool) fclose(t.spool);
   for (int i = 0; t.st && i < n; i++) free(t.st[i].s);
   free(t.st);
+  free(t.pid);
+  free(keep);
   kfiles_free(t.kf, n);
   ncs_job_free(J);
   ncs_paths_free(files, n);
