@@ -5,6 +5,14 @@
  *     dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY): its _Unwind_* exports never enter the
  *     process's global scope (a C++ program keeps libgcc_s's unwinder). Without libunwind,
  *     glibc's backtrace() is used.
+ *   - libunwind's own descriptors: it keeps a pipe to test addresses before reading them (when
+ *     it walks a frame without unwind information it reads a byte from the pipe and writes the
+ *     address's byte into it; a read that fails closes both numbers and opens a new pipe).
+ *     Opened at its first unwind, the pipe would take the job's lowest free numbers, and a job
+ *     that closes every descriptor and opens its own files there would have libunwind read,
+ *     write and close them. The shim exports pipe2: a call made from libunwind's text gets both
+ *     ends moved high (ncs_fd_move_high), like every descriptor of the shim; every other
+ *     caller gets the plain system call, as from libc.
  *   - ncs_callsite_capture() runs on the hot path: unwinds up to NCCLSCOPE_CALLSITE_DEPTH
  *     frames starting at the wrapper's caller, hashes them (FNV-1a 64 over the addresses,
  *     folded to 32 bits, never 0) and looks the id up in a fixed, lock-free open-addressing
@@ -18,9 +26,12 @@
  *     CALL that uses it. The writer writes definitions again when a chunk holding them is lost.
  * Ids are only meaningful within one file; two stacks with the same 32-bit hash share an id. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "hooks.h"
 #include "internal.h"
@@ -43,11 +54,30 @@ static bt_fn unwinder;
 
 static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
 
+static _Atomic uintptr_t unw_lo, unw_hi; /* libunwind's text; 0 until loaded */
+
+__attribute__((visibility("default"))) int pipe2(int fds[2], int flags) {
+  if (syscall(SYS_pipe2, fds, flags) != 0) return -1; /* errno set, as libc's */
+  uintptr_t ra = (uintptr_t)__builtin_return_address(0), lo = atomic_load_explicit(&unw_lo, memory_order_acquire);
+  if (NCS_UNLIKELY(lo && ra >= lo && ra < atomic_load_explicit(&unw_hi, memory_order_relaxed))) {
+    int saved = errno;
+    fds[0] = ncs_fd_move_high(fds[0]);
+    fds[1] = ncs_fd_move_high(fds[1]);
+    errno = saved;
+  }
+  return 0;
+}
+
 static void callsite_start(void) {
   if (!ncs_cfg.callsite_depth || unwinder) return;
   ncs_gate_enter();
   void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
   bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
+  uintptr_t lo, hi;
+  if (f && ncs_text_range((const void *)f, &lo, &hi) == 0) { /* before its first unwind opens the pipe */
+    atomic_store_explicit(&unw_hi, hi, memory_order_relaxed);
+    atomic_store_explicit(&unw_lo, lo, memory_order_release);
+  }
   if (!f) f = glibc_bt;
   void *warm[4];
   f(warm, 4); /* first call may allocate (glibc loads libgcc_s, libunwind sets up caches) */

@@ -92,19 +92,26 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *arg) {
   return 1;
 }
 
-int ncs_env_arm(void *nccl_function) {
-  if (atomic_load(&nccl_lo)) return 0;
-  if (!nccl_function) return -1;
+int ncs_text_range(const void *function, uintptr_t *lo, uintptr_t *hi) {
   Dl_info di;
   struct text_ctx t = {0, 0, 0};
   ncs_gate_enter();
-  if (dladdr(nccl_function, &di) && di.dli_fbase) {
+  if (function && dladdr(function, &di) && di.dli_fbase) {
     t.base = (uintptr_t)di.dli_fbase;
     dl_iterate_phdr(find_text, &t);
   }
   ncs_gate_leave();
   if (!t.lo) return -1;
-  atomic_store_explicit(&nccl_hi, t.hi, memory_order_relaxed);
-  atomic_store_explicit(&nccl_lo, t.lo, memory_order_release);
+  *lo = t.lo;
+  *hi = t.hi;
+  return 0;
+}
+
+int ncs_env_arm(void *nccl_function) {
+  if (atomic_load(&nccl_lo)) return 0;
+  uintptr_t lo, hi;
+  if (ncs_text_range(nccl_function, &lo, &hi) != 0) return -1;
+  atomic_store_explicit(&nccl_hi, hi, memory_order_relaxed);
+  atomic_store_explicit(&nccl_lo, lo, memory_order_release);
   return 0;
 }

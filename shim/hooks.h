@@ -33,6 +33,10 @@ __attribute__((visibility("hidden"))) void ncs_env_file_hook(FILE *(*open_captur
 extern __attribute__((visibility("hidden"))) const char *const ncs_env_marker;
 /* Finds NCCL's text from one of its functions (activation); 0 when found. */
 __attribute__((visibility("hidden"))) int ncs_env_arm(void *nccl_function);
+/* The executable segment [*lo, *hi) of the object holding function (dladdr + dl_iterate_phdr,
+ * inside the fork gate); 0 when found. */
+#include <stdint.h>
+__attribute__((visibility("hidden"))) int ncs_text_range(const void *function, uintptr_t *lo, uintptr_t *hi);
 /* Moves a descriptor the shim opened to a high number (F_DUPFD_CLOEXEC at or above half the
  * soft RLIMIT_NOFILE, at most 4096), closing the original; returns the new one, or fd itself when
  * it cannot. An application opening files gets the lowest free numbers, never these; and every
