@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench-trace-size.sh [BUILD] — issue 14's trace-size rows, before vs after side by side in one
 # run (BENCHMARKS.md "Trace size"): steady-state trace bytes per NCCL call of the DDP-shaped
-# job (tests/jobs/ddp_job.c, 2 ranks on the doubles, call sites on, --compute-us 100), with
-# host timing (NCCLSCOPE_GPU_TIMING=0) and with GPU timing (GPU_TIME and KERNEL records).
+# job (tests/jobs/ddp_job.c, 2 ranks on the doubles, call sites on, --compute-us 100), three
+# rows: host timing (NCCLSCOPE_GPU_TIMING=0, which also turns kernel activity off); GPU timing as
+# issue 14 filed it, GPU_TIME records only (NCCLSCOPE_KERNELS=0); GPU timing with kernel
+# activity (GPU_TIME and KERNEL records, the shim's default).
 # Steady state: (bytes at 300 steps - bytes at 100 steps) / (calls at 300 - calls at 100),
 # summed over the ranks, so headers, definitions and start-up records cancel out.
 # `after` is BUILD's shim; `before` a shim built from git revision $BENCH_BEFORE_REV (when
@@ -37,11 +39,15 @@ if [ -n "${BENCH_BEFORE_REV:-}" ]; then
 fi
 shim_of() { if [ "$1" = before ]; then echo "$W/before/build/libncclscope.so"; else echo "$SHIM"; fi; }
 
-# ddp VARIANT TIMING STEPS: prints "bytes calls dropped" summed over the ranks
+# The rows: NCCLSCOPE_GPU_TIMING and NCCLSCOPE_KERNELS of each
+ROWS="host gpu gpu+kernels"
+gt_of() { case $1 in host) echo 0 ;; *) echo 1 ;; esac; }
+kn_of() { case $1 in gpu+kernels) echo 1 ;; *) echo 0 ;; esac; }
+# ddp VARIANT ROW STEPS: prints "bytes calls dropped" summed over the ranks
 ddp() {
   local d=$W/tr
   rm -rf "$d"
-  NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING="$2" LD_PRELOAD="$(shim_of "$1")" \
+  NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING="$(gt_of "$2")" NCCLSCOPE_KERNELS="$(kn_of "$2")" LD_PRELOAD="$(shim_of "$1")" \
     bash "$ROOT/tests/jobs/launch.sh" 2 "$DDP" --steps "$3" --compute-us 100 >/dev/null 2>&1
   local b=0 c=0 x=0 f s
   for f in "$d"/*.ncs; do
@@ -54,11 +60,11 @@ ddp() {
   echo "$b $c $x"
 }
 for ((r = 1; r <= ROUNDS; r++)); do
-  for gt in 0 1; do
+  for row in $ROWS; do
     for v in $VARIANTS; do
-      read -r b1 c1 x1 <<<"$(ddp "$v" "$gt" "$S1")"
-      read -r b2 c2 x2 <<<"$(ddp "$v" "$gt" "$S2")"
-      echo "$(awk -v a="$b1" -v b="$b2" -v c="$c1" -v d="$c2" 'BEGIN {print (d > c) ? (b - a) / (d - c) : 0}') $x1/$x2" >>"$W/size$gt.$v"
+      read -r b1 c1 x1 <<<"$(ddp "$v" "$row" "$S1")"
+      read -r b2 c2 x2 <<<"$(ddp "$v" "$row" "$S2")"
+      echo "$(awk -v a="$b1" -v b="$b2" -v c="$c1" -v d="$c2" 'BEGIN {print (d > c) ? (b - a) / (d - c) : 0}') $x1/$x2" >>"$W/size.$row.$v"
     done
   done
 done
@@ -67,10 +73,14 @@ mmm() { awk '{print $1}' "$1" | sort -g |
 echo "bench-trace-size: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "ddp_job, 2 ranks, --compute-us 100, call sites on; bytes/call = (size at $S2 steps - size at $S1) / (calls at $S2 - calls at $S1)"
 echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}; $ROUNDS interleaved rounds; min / median / max"
-printf '  %-7s %-6s %-26s %s\n' variant timing "bytes per call" "dropped ($S1/$S2 steps, per round)"
-for gt in 0 1; do
-  for v in $VARIANTS; do
-    printf '  %-7s %-6s %-26s %s\n' "$v" "$([ "$gt" = 1 ] && echo gpu || echo host)" "$(mmm "$W/size$gt.$v")" \
-      "$(awk '{printf "%s ", $2}' "$W/size$gt.$v")"
-  done
+echo "rows: host = NCCLSCOPE_GPU_TIMING=0; gpu = GPU_TIME records only (NCCLSCOPE_KERNELS=0, the row as issue 14 filed it, goal <= 8); gpu+kernels = GPU_TIME and KERNEL records"
+printf '  %-12s' row
+for v in $VARIANTS; do printf ' %-26s' "$v bytes/call"; done
+for v in $VARIANTS; do printf ' %s' "$v dropped ($S1/$S2 steps, per round);"; done
+echo
+for row in $ROWS; do
+  printf '  %-12s' "$row"
+  for v in $VARIANTS; do printf ' %-26s' "$(mmm "$W/size.$row.$v")"; done
+  for v in $VARIANTS; do printf ' %s' "$(awk '{printf "%s ", $2}' "$W/size.$row.$v")"; done
+  echo
 done

@@ -3,7 +3,8 @@
 # golden corrupt input (tests/corrupt-golden/*.ncs, `dump` one by one) and a 2-rank ddp_job
 # traced by the shim with every collector on (tests/golden/traces/job/: PROCESS, THREAD, COMM,
 # COMM_END, CALL, CALLSITE, MODULE, CLOCK, GPU_TIME, NCCL_LOG, TOPO_GPU, TOPO_LINK, PROFILE;
-# `dump`, and the record-fed members of `report --json`: ranks' core, topology, profile).
+# `dump`, and the record-fed members of `report --json`: ranks' core, topology, profile), and
+# the same job in format 2.0 (tests/golden/traces/job20/, column chunks).
 # It holds the decoder to what it read before a change that restructures code (records,
 # loader): such a change leaves these files alone. A change meant to alter what is printed
 # rewrites them with NCS_UPDATE_GOLDEN=1 (review the diff before committing).
@@ -32,3 +33,8 @@ cd "$G" || exit 1
 compare job.dump "$NCS" dump job
 report_json() { "$NCS" report --json job >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
 compare job-report.out report_json
+# format 2.0: the same job traced by the shim of commit 21dc8cc (column chunks of CALL,
+# GPU_TIME and KERNEL records, no keyed column), read by this reader (format 2.1)
+compare job20.dump "$NCS" dump job20
+report_json20() { "$NCS" report --json job20 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
+compare job20-report.out report_json20

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "check.h"
+static int key_always; /* columns.h: every keyed candidate keyed (the edge cases below) */
+#define NCS_COLK_ALWAYS key_always
 #include "ncclscope/columns.h"
 #include "ncclscope/encode.h"
 
@@ -267,6 +269,173 @@ static void test_columns(void) {
   ZSTD_freeDCtx(dc);
 }
 
+/* Keyed columns (format 2.1): how many field columns of a payload carry NCS_COLF_KEYED. */
+static char keyed_ids[256];
+static int keyed_columns(const uint8_t *pay, size_t n) {
+  const uint8_t *p = pay, *e = pay + n;
+  uint64_t ncol = 0, v[6], km, ke;
+  int keyed = 0;
+  keyed_ids[0] = 0;
+  if (ncs_get_varint(&p, e, &ncol)) return -1;
+  for (uint64_t i = 0; i < ncol; i++) {
+    for (int j = 0; j < 6; j++)
+      if (ncs_get_varint(&p, e, &v[j])) return -1;
+    if (v[1] & NCS_COLF_KEYED) {
+      size_t l = strlen(keyed_ids);
+      if (l < sizeof keyed_ids - 16) snprintf(keyed_ids + l, sizeof keyed_ids - l, " %u.%u", (unsigned)(v[0] / 64), (unsigned)(v[0] % 64));
+      keyed++;
+      if (ncs_get_varint(&p, e, &km) || ncs_get_varint(&p, e, &ke)) return -1;
+    }
+  }
+  return keyed;
+}
+
+/* Packs rows with both packers and unpacks them: 1 when each gives back exactly the rows;
+ * *keyed: keyed columns in the one-pass packer's payload (or the two-pass one's). */
+static int keyed_round_trip(ZSTD_CCtx *cc, ZSTD_DCtx *dc, const uint8_t *rows_in, size_t n, int *keyed,
+                            const char **why) {
+  size_t cap = NCS_COLUMNS_BOUND(n), need = 0, where = 0;
+  uint8_t *pay = malloc(cap), *back = malloc(n + 1), *sc = NULL;
+  int ok = pay && back;
+  *keyed = -1;
+  for (int exact = 0; ok && exact < 2; exact++) {
+    size_t z = exact ? ncs_columns_pack_exact(cc, 3, pay, cap, rows_in, n) : ncs_columns_pack(cc, 3, pay, cap, rows_in, n);
+    if (!z) { ok = 0; *why = "not packed"; break; }
+    if (*keyed < 0) *keyed = keyed_columns(pay, z);
+    int rc = ncs_columns_unpack(dc, pay, z, back, n, NULL, 0, &need, why, &where);
+    if (rc == -2) { free(sc); sc = malloc(need); rc = sc ? ncs_columns_unpack(dc, pay, z, back, n, sc, need, &need, why, &where) : -1; }
+    ok = rc == 0 && !memcmp(back, rows_in, n);
+  }
+  free(pay); free(back); free(sc);
+  return ok;
+}
+
+/* Keyed columns: CALL seq, t_enter and duration, GPU_TIME gpu_start, KERNEL start, coded per
+ * key and after the previous end, give back the same rows in every case the coding has. */
+static void test_keyed_columns(void) {
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  ZSTD_DCtx *dc = ZSTD_createDCtx();
+  static uint8_t buf[1 << 21];
+  const char *why = "";
+  int keyed = 0;
+  enum { STEADY, FIRST_LATE, OVERFLOW, WRAP, BACKWARDS, RANDOM, NCASES };
+  static const char *what[NCASES] = {
+      "a steady DDP-like loop (3 communicators, buckets, a group of sends)",
+      "keys first seen after the packer's sample (a new communicator after 2000 calls)",
+      "key table overflow: 5000 distinct (op, comm, count) keys, more than its 256 slots",
+      "wrap-around: times and durations near 2^64, counters past 2^64",
+      "negative deltas: times, durations and counters going backwards",
+      "random values of every width in every field"};
+  for (int cs = 0; cs < NCASES; cs++) {
+    size_t n = 0;
+    struct ncs_call_delta d;
+    ncs_call_delta_reset(&d);
+    uint64_t t = cs == WRAP ? UINT64_MAX - 5000000 : 1000000000000ull, gend = t, kend = t, seq[4] = {0, 0, 0, 0};
+    for (unsigned i = 0; i < 6000; i++) {
+      struct ncs_wbuf w;
+      struct ncs_call c;
+      unsigned comm = 1 + i % 3;
+      if (cs == FIRST_LATE && i >= 2000) comm = 3 + (i % 2); /* 4 appears only now */
+      memset(&c, 0, sizeof c);
+      c.op = i % 11 < 8 ? 24 : 33 + i % 2;
+      c.thread = 1;
+      c.tcall = i + 1;
+      c.comm = comm;
+      c.seq = ++seq[comm % 4];
+      c.count = 1024u << (i % 4);
+      c.datatype = 7;
+      c.root = -1;
+      c.stream = 0x5604bbdc8e20ull;
+      c.group = i % 11 >= 8 ? i - i % 11 + 8 : 0;
+      c.callsite = 77;
+      if (cs == OVERFLOW) c.count = 4096 + i % 5000, c.op = 24 + i % 7;
+      uint64_t gap = 80 + rnd() % 400, dur = 20 + rnd() % 50;
+      if (cs == BACKWARDS) { t -= gap; c.seq = 1000000 - i; c.t_enter = t; c.t_exit = t + (i % 7 == 0 ? 0 : dur); }
+      else { t += gap; c.t_enter = t; c.t_exit = t + dur; }
+      if (cs == WRAP) c.seq = UINT64_MAX - 3 + i, c.t_exit = c.t_enter + (i % 2 ? UINT64_MAX - dur : dur);
+      if (cs == RANDOM) fill_call(&c);
+      ncs_wbuf_init(&w, buf + n, sizeof buf - n);
+      ncs_enc_call(&w, &d, &c);
+      n += w.len;
+      if (i % 2 == 0) { /* its GPU time, and two kernels */
+        struct ncs_gpu_time g = {.kind = 0, .thread = 1, .ref = c.tcall, .gpu_start = gend + rnd() % 3000 * 256,
+                                 .flags = 0};
+        if (cs == BACKWARDS) g.gpu_start = gend - rnd() % 3000 * 256;
+        g.gpu_end = g.gpu_start + 256 * (1 + rnd() % 900);
+        if (cs == RANDOM) fill_gpu_time(&g);
+        gend = g.gpu_end;
+        ncs_wbuf_init(&w, buf + n, sizeof buf - n);
+        ncs_enc_gpu_time(&w, &d, &g);
+        n += w.len;
+        for (int k = 0; k < 2; k++) {
+          struct ncs_kernel kr = {.kclass = 1 + k, .device = 0, .stream = 7 + k, .start = kend + rnd() % 100 * 32,
+                                  .duration = 32 * (1 + rnd() % 2000), .name = 3 + k, .correlation = i};
+          if (cs == BACKWARDS) kr.start = kend - rnd() % 100 * 32;
+          if (cs == WRAP && k) kr.start = UINT64_MAX - rnd() % 1000; /* its end wraps past 0 */
+          if (cs == RANDOM) fill_kernel(&kr);
+          kend = kr.start + kr.duration;
+          ncs_wbuf_init(&w, buf + n, sizeof buf - n);
+          ncs_enc_kernel(&w, &kr);
+          n += w.len;
+        }
+      }
+    }
+    int ok = keyed_round_trip(cc, dc, buf, n, &keyed, &why);
+    CHECK(ok && (cs == RANDOM || keyed > 0), "keyed columns: %s: %zu bytes of rows, both packers, %d keyed columns as the packer chose (%s): the same rows back (%s)",
+          what[cs], n, keyed, keyed_ids, why);
+    key_always = 1;
+    ok = keyed_round_trip(cc, dc, buf, n, &keyed, &why);
+    key_always = 0;
+    CHECK(ok && keyed == 5, "keyed columns: %s: all 5 candidates keyed (%s): the same rows back (%s)", what[cs], keyed_ids, why);
+    /* the first record of every key in a chunk: every prefix is a chunk of its own */
+    if (cs == STEADY) {
+      int all = 1;
+      const uint8_t *p = buf, *e = buf + n;
+      key_always = 1;
+      for (int r = 0; r < 400 && p < e && all; r++) {
+        uint64_t ty = 0, ln = 0;
+        (void)ncs_get_varint(&p, e, &ty);
+        (void)ncs_get_varint(&p, e, &ln);
+        p += ln;
+        all &= keyed_round_trip(cc, dc, buf, (size_t)(p - buf), &keyed, &why);
+      }
+      key_always = 0;
+      CHECK(all, "keyed columns: chunks of the first 1 .. 400 records (each key's first record in its chunk) round trip (%s)", why);
+      /* damaged keyed payloads: unpacked or refused with a reason, never an overrun */
+      size_t small = (size_t)(p - buf), cap = NCS_COLUMNS_BOUND(small), need = 0, where = 0, got = 0;
+      uint8_t *pay = malloc(cap), *mut = malloc(cap), *back = malloc(small), *sc = NULL;
+      key_always = 1;
+      size_t ps = pay ? ncs_columns_pack(cc, 3, pay, cap, buf, small) : 0;
+      key_always = 0;
+      int bad = !ps || !mut || !back || keyed_columns(pay, ps) != 5, refused = 0;
+      for (int it = 0; it < 3000 && !bad; it++) {
+        memcpy(mut, pay, ps);
+        size_t mn = ps, pos = rnd() % 60; /* mostly the directory, where the keys are */
+        if (it % 2) pos = rnd() % mn;
+        switch (rnd() % 4) {
+        case 0: mut[pos] ^= (uint8_t)(1u << (rnd() % 8)); break;
+        case 1: mut[pos] = 0xff; break;
+        case 2: mut[pos] = (uint8_t)rnd(); break;
+        default: mn = pos + 1; break;
+        }
+        int rc = 0;
+        for (int k = 0; k < 2; k++) {
+          rc = ncs_columns_unpack(dc, mut, mn, back, small, sc, got, &need, &why, &where);
+          if (rc != -2) break;
+          if (need > (64u << 20)) { rc = -3; break; }
+          free(sc); sc = malloc(need); got = need;
+        }
+        if (rc == -1) { refused++; bad |= !why[0] || where > mn; }
+        else if (rc != 0) bad = 1;
+      }
+      CHECK(!bad && refused > 0, "keyed columns: 3000 damaged payloads with 5 keyed columns: each unpacked or refused with a reason and an offset inside it (%d refused)", refused);
+      free(pay); free(mut); free(back); free(sc);
+    }
+  }
+  ZSTD_freeCCtx(cc);
+  ZSTD_freeDCtx(dc);
+}
+
 int main(void) {
   NCS_RECORDS(TEST_)
   /* the hot-path CALL encoder writes the same bytes as the bounded one */
@@ -286,5 +455,6 @@ int main(void) {
   }
   CHECK(same, "CALL: ncs_encode_call (hot path) and ncs_enc_call write the same bytes, at most NCS_CALL_MAX");
   test_columns();
+  test_keyed_columns();
   return check_done();
 }

@@ -13,7 +13,7 @@
  * when it could not (no room: NCS_CHUNK_BOUND(n) bytes always suffice; zstd error). It
  * allocates nothing itself (zstd may, once, inside a fresh context), writes nothing outside
  * out[0, cap), and does no I/O: the caller writes the chunk where it wants. Same input, same
- * level, same bytes. */
+ * level, same bytes. Column payloads use at least level NCS_CHUNK_COLUMNS_LEVEL. */
 #ifndef NCCLSCOPE_CHUNK_H
 #define NCCLSCOPE_CHUNK_H
 
@@ -32,6 +32,14 @@
  * its flush period comes from a call rate where the writer's CPU per call (rows: ~20 ns,
  * columns: ~50 ns more) decides whether calls are dropped; size matters less than that. */
 #define NCS_CHUNK_COLUMNS_MAX (1u << 20)
+/* Column payloads are compressed at least at this zstd level: they come from chunks of at most
+ * NCS_CHUNK_COLUMNS_MAX, so from call rates where the writer has CPU to spare; level 5 makes
+ * the DDP-shaped job's column chunks 0.15-0.3 bytes per call smaller than level 3 for about
+ * 30 % more packing CPU (BENCHMARKS.md "Trace size"). */
+#define NCS_CHUNK_COLUMNS_LEVEL 5
+static inline int ncs_chunk_columns_level(int level) {
+  return level > NCS_CHUNK_COLUMNS_LEVEL ? level : NCS_CHUNK_COLUMNS_LEVEL;
+}
 
 /* The 64-byte file header (format NCS_FORMAT_MAJOR.NCS_FORMAT_MINOR). */
 static inline void ncs_encode_file_header(uint8_t out[NCS_FILE_HEADER_SIZE], uint64_t realtime_ns,
@@ -73,14 +81,15 @@ static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, si
     z = ZSTD_compressCCtx(cctx, payload, room, raw, n, level);
     if (ZSTD_isError(z)) return 0;
     if (room - z > NCS_COLUMNS_BOUND(n)) {
-      size_t c = ncs_columns_pack(cctx, level, payload + z, room - z, raw, n);
+      size_t c = ncs_columns_pack(cctx, ncs_chunk_columns_level(level), payload + z, room - z, raw, n);
       if (c && c < z) {
         memmove(payload, payload + z, c);
         z = c;
         flags |= NCS_CHUNK_F_COLUMNS;
       }
     }
-  } else if (n <= NCS_CHUNK_COLUMNS_MAX && (z = ncs_columns_pack(cctx, level, payload, room, raw, n)) != 0) {
+  } else if (n <= NCS_CHUNK_COLUMNS_MAX &&
+             (z = ncs_columns_pack(cctx, ncs_chunk_columns_level(level), payload, room, raw, n)) != 0) {
     flags |= NCS_CHUNK_F_COLUMNS;
   } else { /* rows that do not parse, or no room for the columns: one zstd frame of rows */
     z = ZSTD_compressCCtx(cctx, payload, room, raw, n, level);

@@ -44,11 +44,18 @@
 #define NCS_COLF_DELTA 2u   /* values are changes from the previous value of the column */
 #define NCS_COLF_ZSTD 4u    /* the column's bytes are one zstd frame (else stored as they are) */
 #define NCS_COLF_SHIFT(f) (((f) >> 3) & 63u) /* values were divided by 2^shift */
-#define NCS_COLF_KNOWN 511u
+#define NCS_COLF_KEYED 512u /* 2.1: values are predicted per key ("Keyed columns" in FORMAT.md) */
+#define NCS_COLF_KNOWN 1023u
+/* Keyed columns (format 2.1): at most this many key fields, keyed columns per chunk, and the
+ * key table's slots (direct-mapped by the top 8 bits of the key's hash). */
+#define NCS_COLK_MAX_KEYS 4u
+#define NCS_COLK_MAX_COLS 64u
+#define NCS_COLK_SLOTS 256u
+#define NCS_COLK_MUL 0x9E3779B97F4A7C15ull
 /* Scratch the writer needs beyond the compressed payload, and the most a reader accepts for
  * the decompressed columns: 4 bytes per row byte, plus 64 KiB. */
 #define NCS_COLUMNS_SCRATCH(n) (4 * (size_t)(n) + 65536)
-#define NCS_COLUMNS_BOUND(n) (ZSTD_COMPRESSBOUND(n) + NCS_COLUMNS_SCRATCH(n))
+#define NCS_COLUMNS_BOUND(n) (ZSTD_COMPRESSBOUND(n) + NCS_COLUMNS_SCRATCH(n) + NCS_COLUMNS_TABLES)
 
 /* Field kinds of a record type, from records.h: "u" unsigned varint, "s" zigzag varint, "x"
  * anything else (such a record is never split into columns). NULL for unknown types. */
@@ -79,17 +86,116 @@ static inline unsigned ncs_col_varint_len(uint64_t v) {
 static inline unsigned ncs_col_bits(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
 static inline unsigned ncs_col_bytes(uint64_t v) { return (ncs_col_bits(v) + 7) / 8; }
 
+/* ---- keyed columns (format 2.1), both directions ---- */
+
+/* One slot of a keyed column's key table: a key's hash (with bit 0 set: 0 is an empty slot)
+ * and the last value g seen with it. */
+struct ncs_colkey { uint64_t h, g; };
+/* The key's hash: its fields' absolute values in field order. */
+static inline uint64_t ncs_colk_hash(uint64_t h, uint64_t a) { return (h ^ a) * NCS_COLK_MUL; }
+
+/* Field indexes of the records whose columns the writer keys (names from records.h). */
+#define NCS_FI_CALL_(K, f, a) NCS_FI_call_##f,
+#define NCS_FI_GPU_(K, f, a) NCS_FI_gpu_##f,
+#define NCS_FI_KERNEL_(K, f, a) NCS_FI_kernel_##f,
+enum { NCS_FIELDS_call(NCS_FI_CALL_) NCS_FI_call_n };
+enum { NCS_FIELDS_gpu_time(NCS_FI_GPU_) NCS_FI_gpu_n };
+enum { NCS_FIELDS_kernel(NCS_FI_KERNEL_) NCS_FI_kernel_n };
+#undef NCS_FI_CALL_
+#undef NCS_FI_GPU_
+#undef NCS_FI_KERNEL_
+#define NCS_FBIT(f) (1ull << (f))
+
+/* The writer's keyed candidates: field j of `type` predicted per key (mask of key fields) and
+ * after an end field (*end = 1 + its index, or 0). What each saves, on the DDP-shaped job:
+ * BENCHMARKS.md "Trace size". The packer keys a candidate only when its sample says it is
+ * smaller. Returns 1 for a candidate. */
+static inline int ncs_col_key_candidate(uint64_t type, uint32_t j, uint64_t *mask, uint32_t *end) {
+  const uint64_t op_comm = NCS_FBIT(NCS_FI_call_op) | NCS_FBIT(NCS_FI_call_comm);
+  *mask = 0;
+  *end = 0;
+  switch (type) {
+  case NCS_REC_CALL:
+    if (j == NCS_FI_call_seq) *mask = op_comm; /* the counter, per (op, communicator) */
+    else if (j == NCS_FI_call_t_exit) *mask = op_comm | NCS_FBIT(NCS_FI_call_count); /* the duration */
+    else if (j == NCS_FI_call_t_enter) { /* the gap after the previous call, against the last one */
+      *mask = op_comm | NCS_FBIT(NCS_FI_call_count);
+      *end = 1 + NCS_FI_call_t_exit;
+    } else return 0;
+    return 1;
+  case NCS_REC_GPU_TIME: /* the gap after the previous GPU end */
+    if (j != NCS_FI_gpu_gpu_start) return 0;
+    *end = 1 + NCS_FI_gpu_gpu_end;
+    return 1;
+  case NCS_REC_KERNEL: /* the gap after the previous kernel's end */
+    if (j != NCS_FI_kernel_start) return 0;
+    *end = 1 + NCS_FI_kernel_duration;
+    return 1;
+  default: return 0;
+  }
+}
+
 /* ---- writer ---- */
 
 /* What the writer knows of one column while packing. */
 struct ncs_colw {
   uint32_t id, count, fill;
   uint8_t sign, delta, shift, width;
+  uint8_t keyed, kend;              /* keyed: 0 no, 1 a candidate (sampling), 2 yes; kend: 1 + end field */
+  uint64_t kmask;                   /* key fields */
   uint64_t prev, first, or_y, or_z; /* first value; OR of the values and of their zigzags */
-  uint64_t bits[2];                 /* sample: bits of the values without / with delta */
-  uint64_t s_or_y[2], s_or_z[2];    /* sample: OR of the values and zigzags (no delta / delta) */
+  uint64_t bits[4];                 /* sample: bits of the values without / with delta, keyed: 2, 3 */
+  uint64_t s_or_y[4], s_or_z[4];    /* sample: OR of the values and zigzags (as bits[]) */
+  uint64_t aprev, kprev, glast;     /* absolute value at the type's previous record; keyed: the
+                                       previous value, the previous g */
+  uint32_t krec;                    /* keyed: records seen */
+  struct ncs_colkey *tab;           /* a candidate's key table */
   size_t off, size;                 /* its bytes in the scratch area */
 };
+
+/* A record's values x[] (as the packers see them: unzigzagged when signed) of a type with
+ * keyed columns: each keyed column's value in kx[] (FORMAT.md "Keyed columns"), and every
+ * column's absolute value kept for the next record. */
+static inline void ncs_col_key_record(struct ncs_colw *c, size_t nf, const uint64_t *x, uint64_t *kx) {
+  uint64_t a[NCS_COL_MAX_FIELDS];
+  for (size_t j = 0; j < nf; j++) a[j] = c[j].sign ? c[j].aprev + x[j] : x[j];
+  for (size_t j = 0; j < nf; j++) {
+    if (!c[j].keyed) continue;
+    int first = c[j].kend && !c[j].krec++; /* after an end field, the first record: gap 0 */
+    uint64_t g = !c[j].kend ? a[j] : first ? 0 : a[j] - (c[j].aprev + c[c[j].kend - 1].aprev), p = 0;
+    if (c[j].kmask) {
+      uint64_t h = 0;
+      for (uint64_t m = c[j].kmask; m; m &= m - 1) h = ncs_colk_hash(h, a[__builtin_ctzll(m)]);
+      struct ncs_colkey *e = &c[j].tab[h >> 56];
+      p = e->h == (h | 1) ? e->g : c[j].glast; /* a key not in the table: against the last value */
+      e->h = h | 1;
+      e->g = g;
+    }
+    kx[j] = first ? a[j] : g - p;
+    c[j].glast = g;
+  }
+  for (size_t j = 0; j < nf; j++) c[j].aprev = a[j];
+}
+/* Before a pass over the rows: every column's key state empty. */
+static inline void ncs_col_key_reset(struct ncs_colw *col, uint32_t ncol) {
+  for (uint32_t i = 3; i < ncol; i++) {
+    col[i].aprev = col[i].kprev = col[i].glast = 0;
+    col[i].krec = 0;
+    if (col[i].tab) memset(col[i].tab, 0, NCS_COLK_SLOTS * sizeof *col[i].tab);
+  }
+}
+/* After the sample: which of plain, plain delta, keyed, keyed delta has the fewest bits. */
+static inline int ncs_col_choose(struct ncs_colw *c) {
+  int m = c->bits[1] < c->bits[0];
+  if (c->keyed && c->bits[2] < c->bits[m]) m = 2;
+  if (c->keyed && c->bits[3] < c->bits[m]) m = 3;
+#ifdef NCS_COLK_ALWAYS /* tests: every candidate keyed, whatever the sample says */
+  if (c->keyed && NCS_COLK_ALWAYS) m = 2 + (c->bits[3] < c->bits[2]);
+#endif
+  c->keyed = m >= 2 ? 2 : 0;
+  c->delta = (uint8_t)(m & 1);
+  return m;
+}
 
 /* Parses a record at *pp: its type and body; -1 when the bytes end first or its type or
  * length is not in the shortest varint form (unpacking writes the shortest form). */
@@ -152,6 +258,7 @@ static inline size_t ncs_col_finish(ZSTD_CCtx *cctx, int level, uint8_t *out, st
     uint64_t first = 0;
     if (i >= 3) {
       fl |= (c->sign ? NCS_COLF_SIGNED : 0) | ((c->delta & 1) ? NCS_COLF_DELTA : 0) | ((uint32_t)c->shift << 3);
+      fl |= c->keyed == 2 ? NCS_COLF_KEYED : 0;
       first = c->count ? ncs_col_code(c->first, c->shift) : 0;
     }
     d += ncs_put_varint(d, c->id);
@@ -160,23 +267,36 @@ static inline size_t ncs_col_finish(ZSTD_CCtx *cctx, int level, uint8_t *out, st
     d += ncs_put_varint(d, first);
     d += ncs_put_varint(d, c->width);
     d += ncs_put_varint(d, c->fill);
+    if (fl & NCS_COLF_KEYED) {
+      d += ncs_put_varint(d, c->kmask);
+      d += ncs_put_varint(d, c->kend);
+    }
   }
   memmove(d, out + dir_max, data_len);
   return (size_t)(d - out) + data_len;
 }
 
+/* The writer's key tables, after its column table: at most 8 keyed candidates per chunk. */
+#define NCS_COL_KEYED_MAX 8u
+#define NCS_COL_KEYTABS (NCS_COL_KEYED_MAX * NCS_COLK_SLOTS * sizeof(struct ncs_colkey))
+/* The most field columns a packer makes (8 split types per chunk: the rest whole), and the
+ * room its tables take at the end of out (in NCS_COLUMNS_BOUND). */
+#define NCS_COL_WMAX (3u + 64u * 8u)
+#define NCS_COLUMNS_TABLES (1024 + NCS_COL_WMAX * sizeof(struct ncs_colw) + NCS_COL_KEYTABS + 16)
 /* Both packers' scratch at the end of out: where the table of maxcol columns starts (16-byte
  * aligned); the columns' bytes are built just below it. */
 static inline uint8_t *ncs_col_table_at(uint8_t *out, size_t cap, uint32_t maxcol) {
-  uint8_t *at = out + cap - (maxcol * sizeof(struct ncs_colw) + 16);
+  uint8_t *at = out + cap - (maxcol * sizeof(struct ncs_colw) + NCS_COL_KEYTABS + 16);
   return at + ((16 - ((uintptr_t)at & 15)) & 15);
 }
 
 /* Both packers, at a chunk's first record of `type` (1..63): gives the type its field columns
  * from col[ncol] on (base[type], nfield[type]) and returns the new column count, or marks it
- * never split (base 0xffff: a field that is not a varint, or no room left under maxcol). */
-static inline uint32_t ncs_col_claim(uint64_t type, uint16_t *base, uint8_t *nfield, struct ncs_colw *col,
-                                     uint32_t ncol, uint32_t maxcol) {
+ * never split (base 0xffff: a field that is not a varint, or no room left under maxcol).
+ * Keyed candidates get a key table from the ones after col[maxcol] while they last;
+ * haskey[type] says the type has one. */
+static inline uint32_t ncs_col_claim(uint64_t type, uint16_t *base, uint8_t *nfield, uint8_t *haskey,
+                                     struct ncs_colw *col, uint32_t ncol, uint32_t maxcol) {
   const char *k = ncs_col_kinds(type);
   size_t nf = k ? strlen(k) : 0;
   if (!nf || nf > NCS_COL_MAX_FIELDS || strchr(k, 'x') || ncol + nf > maxcol) {
@@ -185,10 +305,27 @@ static inline uint32_t ncs_col_claim(uint64_t type, uint16_t *base, uint8_t *nfi
   }
   base[type] = (uint16_t)ncol;
   nfield[type] = (uint8_t)nf;
+  haskey[type] = 0;
+  struct ncs_colkey *tabs = (struct ncs_colkey *)(col + maxcol);
+  uint32_t ntab = 0;
+  for (uint32_t i = 3; i < ncol; i++) ntab += col[i].tab != NULL;
   for (size_t j = 0; j < nf; j++) {
-    memset(&col[ncol + j], 0, sizeof *col);
-    col[ncol + j].id = NCS_COL_FIELD(type, j);
-    col[ncol + j].sign = k[j] == 's';
+    struct ncs_colw *c = &col[ncol + j];
+    uint64_t mask;
+    uint32_t end;
+    memset(c, 0, sizeof *c);
+    c->id = NCS_COL_FIELD(type, j);
+    c->sign = k[j] == 's';
+    if (ncs_col_key_candidate(type, (uint32_t)j, &mask, &end) && (!mask || ntab < NCS_COL_KEYED_MAX)) {
+      c->keyed = 1;
+      c->kmask = mask;
+      c->kend = (uint8_t)end;
+      if (mask) {
+        c->tab = tabs + (size_t)NCS_COLK_SLOTS * ntab++;
+        memset(c->tab, 0, NCS_COLK_SLOTS * sizeof *c->tab);
+      }
+      haskey[type] = 1;
+    }
   }
   return ncol + (uint32_t)nf;
 }
@@ -196,15 +333,15 @@ static inline uint32_t ncs_col_claim(uint64_t type, uint16_t *base, uint8_t *nfi
 /* The general packer: two passes over the rows (what each column holds, then its bytes). */
 static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
                                       size_t n) {
-  enum { MAXCOL = 3 + 64 * 8, SAMPLE = 512 }; /* at most 8 split types per chunk: the rest whole */
+  enum { MAXCOL = NCS_COL_WMAX, SAMPLE = 512 };
   const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
-  uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
-  if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
+  uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS], xs[NCS_COL_MAX_FIELDS], kx[NCS_COL_MAX_FIELDS];
+  if (!cctx || cap < NCS_COLUMNS_TABLES) return 0;
   uint8_t *tab_at = ncs_col_table_at(out, cap, MAXCOL); /* the columns' bytes go below it */
   struct ncs_colw *col = (struct ncs_colw *)tab_at;
   uint32_t ncol = 3;
   uint16_t base[NCS_COL_MAX_TYPE + 1]; /* first column of a split type, 0 = none yet */
-  uint8_t nfield[NCS_COL_MAX_TYPE + 1];
+  uint8_t nfield[NCS_COL_MAX_TYPE + 1], haskey[NCS_COL_MAX_TYPE + 1];
   memset(base, 0, sizeof base);
   memset(col, 0, 3 * sizeof *col);
   for (uint32_t i = 0; i < 3; i++) col[i].id = i;
@@ -212,24 +349,33 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
   for (p = (const uint8_t *)raw; p < e;) {
     if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
     if (type < 1 || type > NCS_COL_MAX_TYPE) continue;
-    if (!base[type]) ncol = ncs_col_claim(type, base, nfield, col, ncol, MAXCOL);
+    if (!base[type]) ncol = ncs_col_claim(type, base, nfield, haskey, col, ncol, MAXCOL);
     if (base[type] == 0xffff || col[base[type]].count >= SAMPLE || ncs_col_split(body, len, nfield[type], v) != 0)
       continue;
+    struct ncs_colw *c0 = &col[base[type]];
+    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
-      struct ncs_colw *c = &col[base[type] + j];
-      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      struct ncs_colw *c = &c0[j];
+      uint64_t x = xs[j];
       if (c->count++) {
         c->bits[0] += ncs_col_bits(ncs_zigzag((int64_t)x));
         c->bits[1] += ncs_col_bits(ncs_zigzag((int64_t)(x - c->prev)));
+        if (c->keyed) {
+          c->bits[2] += ncs_col_bits(ncs_zigzag((int64_t)kx[j]));
+          c->bits[3] += ncs_col_bits(ncs_zigzag((int64_t)(kx[j] - c->kprev)));
+        }
       }
       c->prev = x;
+      if (c->keyed) c->kprev = kx[j];
     }
   }
   for (uint32_t i = 3; i < ncol; i++) {
-    col[i].delta = col[i].bits[1] < col[i].bits[0];
+    (void)ncs_col_choose(&col[i]);
     col[i].count = 0;
     col[i].prev = 0;
   }
+  ncs_col_key_reset(col, ncol);
   /* pass 1: what every column holds */
   for (p = (const uint8_t *)raw; p < e;) {
     (void)ncs_col_record(&p, e, &type, &body, &len);
@@ -242,9 +388,12 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
       col[2].size += len;
       continue;
     }
+    struct ncs_colw *c0 = &col[base[type]];
+    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
-      struct ncs_colw *c = &col[base[type] + j];
-      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      struct ncs_colw *c = &c0[j];
+      uint64_t x = c->keyed ? kx[j] : xs[j];
       uint64_t y = c->delta ? x - c->prev : x;
       c->prev = x;
       c->or_y |= y;
@@ -252,6 +401,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
       else c->first = y;
     }
   }
+  ncs_col_key_reset(col, ncol);
   /* each field column: shift and width */
   size_t need = 0;
   for (uint32_t i = 0; i < ncol; i++) {
@@ -265,7 +415,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
     c->off = need;
     need += c->size;
   }
-  size_t dir_max = 10 + (size_t)ncol * 60;
+  size_t dir_max = 10 + (size_t)ncol * 80;
   if (need > (size_t)(tab_at - out) || (size_t)(tab_at - out) - need < dir_max + 64) return 0;
   uint8_t *data = tab_at - need; /* the columns' bytes, just below the table */
   /* pass 2: fill the columns */
@@ -281,9 +431,12 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
       t2 += len;
       continue;
     }
+    struct ncs_colw *c0 = &col[base[type]];
+    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
-      struct ncs_colw *c = &col[base[type] + j];
-      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+      struct ncs_colw *c = &c0[j];
+      uint64_t x = c->keyed ? kx[j] : xs[j];
       uint64_t y = c->delta ? x - c->prev : x;
       c->prev = x;
       if (c->fill++ == 0) continue; /* the first value goes in the directory */
@@ -308,15 +461,15 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
  * a split type that does not split, makes it return 0 (then the two-pass packer runs). */
 static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
                                            size_t n) {
-  enum { MAXCOL = 3 + 64 * 8, SAMPLE = 512 };
+  enum { MAXCOL = NCS_COL_WMAX, SAMPLE = 512 };
   const uint8_t *p, *e = (const uint8_t *)raw + n, *body = NULL;
-  uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS];
-  if (!cctx || cap < 1024 + MAXCOL * sizeof(struct ncs_colw)) return 0;
+  uint64_t type = 0, len = 0, v[NCS_COL_MAX_FIELDS], xs[NCS_COL_MAX_FIELDS], kx[NCS_COL_MAX_FIELDS];
+  if (!cctx || cap < NCS_COLUMNS_TABLES) return 0;
   uint8_t *tab_at = ncs_col_table_at(out, cap, MAXCOL); /* the columns' bytes go below it */
   struct ncs_colw *col = (struct ncs_colw *)tab_at;
   uint32_t ncol = 3, nrec[NCS_COL_MAX_TYPE + 1];
   uint16_t base[NCS_COL_MAX_TYPE + 1];
-  uint8_t nfield[NCS_COL_MAX_TYPE + 1];
+  uint8_t nfield[NCS_COL_MAX_TYPE + 1], haskey[NCS_COL_MAX_TYPE + 1];
   memset(base, 0, sizeof base);
   memset(nrec, 0, sizeof nrec);
   memset(col, 0, 3 * sizeof *col);
@@ -326,7 +479,8 @@ static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *
     if (ncs_col_record(&p, e, &type, &body, &len) != 0) return 0;
     col[0].size += ncs_col_varint_len(type << 1);
     col[0].count++;
-    if (type >= 1 && type <= NCS_COL_MAX_TYPE && !base[type]) ncol = ncs_col_claim(type, base, nfield, col, ncol, MAXCOL);
+    if (type >= 1 && type <= NCS_COL_MAX_TYPE && !base[type])
+      ncol = ncs_col_claim(type, base, nfield, haskey, col, ncol, MAXCOL);
     if (type < 1 || type > NCS_COL_MAX_TYPE || base[type] == 0xffff) {
       col[1].size += ncs_col_varint_len(len);
       col[2].size += len;
@@ -334,38 +488,45 @@ static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *
     }
     if (nrec[type]++ >= SAMPLE) continue;
     if (ncs_col_split(body, len, nfield[type], v) != 0) return 0;
+    struct ncs_colw *c0 = &col[base[type]];
+    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
-      struct ncs_colw *c = &col[base[type] + j];
-      uint64_t x = c->sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
-      uint64_t y[2] = {x, x - c->prev};
+      struct ncs_colw *c = &c0[j];
+      uint64_t x = xs[j];
+      uint64_t y[4] = {x, x - c->prev, c->keyed ? kx[j] : 0, c->keyed ? kx[j] - c->kprev : 0};
       c->prev = x;
-      for (int m = 0; m < 2; m++) {
+      if (c->keyed) c->kprev = kx[j];
+      for (int m = 0; m < (c->keyed ? 4 : 2); m++) {
         c->s_or_y[m] |= y[m];
         if (c->count) { uint64_t z = ncs_zigzag((int64_t)y[m]); c->s_or_z[m] |= z; c->bits[m] += ncs_col_bits(z); }
       }
       c->count++;
     }
   }
+  ncs_col_key_reset(col, ncol);
   size_t need = 0, inter = 0;
   for (uint32_t i = 0; i < ncol; i++) {
     struct ncs_colw *c = &col[i];
     if (i >= 3) {
-      int m = c->bits[1] < c->bits[0];
-      c->delta = (uint8_t)m;
+      int m = ncs_col_choose(c);
       c->shift = c->s_or_y[m] ? (uint8_t)__builtin_ctzll(c->s_or_y[m]) : 0;
       c->width = (uint8_t)ncs_col_bytes(c->s_or_z[m] >> c->shift);
+      /* keyed: a byte to spare, for a key first seen after the sample (a plane of zeros costs
+       * a few bytes once compressed; running out costs the two-pass packer) */
+      if (c->keyed && c->width < 8) c->width++;
       c->count = nrec[c->id / 64];
       c->size = c->count > 1 ? (size_t)(c->count - 1) * c->width : 0;
       c->prev = 0;
       /* while filling: bits[0] = the codes' mask of bits beyond width, bits[1] = delta mask */
       c->bits[0] = c->width >= 8 ? 0 : ~0ull << (8 * c->width);
-      c->bits[1] = m ? ~0ull : 0;
+      c->bits[1] = (m & 1) ? ~0ull : 0;
       inter += c->size + 8; /* 8: room for the last code's whole 8 bytes */
     }
     c->off = need;
     need += c->size;
   }
-  size_t dir_max = 10 + (size_t)ncol * 60;
+  size_t dir_max = 10 + (size_t)ncol * 80;
   /* the codes are first written whole (8 bytes each, width apart) after the columns' room, then
    * split into byte planes in place of their column */
   size_t room = (size_t)(tab_at - out);
@@ -386,8 +547,13 @@ static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *
     if (ncs_col_split(body, len, nfield[type], v) != 0) return 0;
     t0 += ncs_put_varint(t0, type << 1 | 1);
     struct ncs_colw *c = &col[base[type]];
+    if (haskey[type]) { /* keyed values in place of the plain ones */
+      for (size_t j = 0; j < nfield[type]; j++) xs[j] = (v[j] >> c[j].sign) ^ (0 - (v[j] & c[j].sign));
+      ncs_col_key_record(c, nfield[type], xs, kx);
+      for (size_t j = 0; j < nfield[type]; j++) v[j] = c[j].keyed ? kx[j] : v[j];
+    }
     for (size_t j = 0; j < nfield[type]; j++, c++) {
-      uint64_t x = (v[j] >> c->sign) ^ (0 - (v[j] & c->sign));
+      uint64_t x = c->keyed ? v[j] : (v[j] >> c->sign) ^ (0 - (v[j] & c->sign));
       uint64_t y = x - (c->prev & c->bits[1]);
       c->prev = x;
       c->or_y |= y;
@@ -438,14 +604,56 @@ struct ncs_colr {
   const uint8_t *bytes; /* its decompressed bytes */
   uint64_t *vals;       /* field columns: a block of values as the rows' varints hold them */
   uint64_t q, vprev;    /* the next value to decode, and the last decoded */
+  /* keyed (2.1): key fields, end field + 1; the fields it reads (key fields, then the end
+   * field) and their absolute values; its own last absolute value; its key table */
+  uint64_t kmask;
+  uint32_t kend, nref, kpass; /* kpass: 1 reads plain columns only, 2 keyed ones of pass 1 too */
+  uint8_t kref[NCS_COLK_MAX_KEYS + 1];
+  uint64_t kacc[NCS_COLK_MAX_KEYS + 1], aprev, glast;
+  uint64_t krec;
+  struct ncs_colkey *tab;
 };
+
+/* A keyed column's block of n decoded values (ncs_col_decode left them unsigned, before the
+ * key) turned into the rows' values; fc[j] is field j's column of the type, every one of them
+ * decoded for the same block. FORMAT.md "Keyed columns". */
+static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc, uint64_t n) {
+  uint64_t *x = k->vals, a[NCS_COLK_MAX_KEYS + 1];
+  uint32_t nref = k->nref, nkey = nref - (k->kend != 0), sg = (k->flags & NCS_COLF_SIGNED) != 0;
+  for (uint64_t q = 0; q < n; q++) {
+    uint64_t eprev = k->kend ? k->kacc[nkey] : 0;
+    for (uint32_t r = 0; r < nref; r++) {
+      const struct ncs_colr *f = fc[k->kref[r]];
+      uint64_t v = f->vals[q];
+      a[r] = k->kacc[r] = (f->flags & NCS_COLF_SIGNED) ? k->kacc[r] + (uint64_t)ncs_unzigzag(v) : v;
+    }
+    int first = k->kend && !k->krec++;
+    uint64_t g = x[q], abs;
+    if (nkey) {
+      uint64_t h = 0;
+      for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, a[r]);
+      struct ncs_colkey *e = &k->tab[h >> 56];
+      if (first) g = 0;
+      else g += e->h == (h | 1) ? e->g : k->glast;
+      e->h = h | 1;
+      e->g = g;
+    } else if (first) {
+      g = 0;
+    }
+    abs = first ? x[q] : k->kend ? g + k->aprev + eprev : g;
+    k->glast = g;
+    x[q] = sg ? ncs_zigzag((int64_t)(abs - k->aprev)) : abs;
+    k->aprev = abs;
+  }
+}
 
 enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
 /* Decodes values q .. q+n-1 of field column k into k->vals[0..n). */
 static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q;
   unsigned sh = NCS_COLF_SHIFT(k->flags);
-  uint64_t dm = (k->flags & NCS_COLF_DELTA) ? ~0ull : 0, sg = (k->flags & NCS_COLF_SIGNED) ? 1 : 0;
+  uint64_t dm = (k->flags & NCS_COLF_DELTA) ? ~0ull : 0;
+  uint64_t sg = (k->flags & (NCS_COLF_SIGNED | NCS_COLF_KEYED)) == NCS_COLF_SIGNED; /* keyed: ncs_col_unkey */
   const uint8_t *d = k->bytes;
   uint64_t *vals = k->vals - q0; /* vals[q] for q in [q0, q0 + n) */
   uint32_t w = k->width;
@@ -493,6 +701,7 @@ struct ncs_colrd {
   const uint64_t *const *vp;                  /* the last split record: its type's values */
   uint32_t nv, at, nblock;                    /* fields, index in the block, block length */
   uint8_t nf[NCS_COL_MAX_TYPE + 1];           /* fields of each split type (0: not split) */
+  uint8_t tkeyed[NCS_COL_MAX_TYPE + 1];       /* it has keyed columns (2.1) */
   uint16_t first_col[NCS_COL_MAX_TYPE + 1];   /* its first column in colof */
   uint64_t tpos[NCS_COL_MAX_TYPE + 1], tcount[NCS_COL_MAX_TYPE + 1], tlim[NCS_COL_MAX_TYPE + 1],
       tbase[NCS_COL_MAX_TYPE + 1];            /* values used, held, decoded up to, block start */
@@ -523,7 +732,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
     slot = (uint16_t *)(a + (size_t)ncol * sizeof *c);
     if (sized) memset(slot, 0xff, 2 * NCS_COL_ID_LIMIT);
   }
-  uint64_t total = 0, stored = 0, values = 0, blockvals = 0;
+  uint64_t total = 0, stored = 0, values = 0, blockvals = 0, nkeyed = 0;
   struct ncs_colr one;
   for (uint64_t i = 0; i < ncol; i++) {
     struct ncs_colr *k = sized ? &c[i] : &one;
@@ -538,6 +747,17 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
       NCS_COLFAIL("bad column description");
     k->id = (uint32_t)id; k->flags = (uint32_t)fl; k->count = (uint32_t)count; k->width = (uint32_t)width;
     k->first = first; k->stored = st; k->pos = 0; k->prev = 0;
+    k->kmask = 0; k->kend = 0; k->nref = 0; k->aprev = 0; k->glast = 0; k->krec = 0; k->tab = NULL;
+    if (fl & NCS_COLF_KEYED) {
+      uint64_t km, ke;
+      if (ncs_get_varint(&p, e, &km) || ncs_get_varint(&p, e, &ke)) NCS_COLFAIL("column directory cut short");
+      if (id < 3 || (unsigned)__builtin_popcountll(km) > NCS_COLK_MAX_KEYS || (km >> (id % 64) & 1) ||
+          ke > NCS_COL_MAX_FIELDS || ke == id % 64 + 1 || (!km && !ke) || ++nkeyed > NCS_COLK_MAX_COLS)
+        NCS_COLFAIL("bad keyed column");
+      k->kmask = km; k->kend = (uint32_t)ke;
+      for (; km; km &= km - 1) { k->kref[k->nref] = (uint8_t)__builtin_ctzll(km); k->kacc[k->nref++] = 0; }
+      if (ke) { k->kref[k->nref] = (uint8_t)(ke - 1); k->kacc[k->nref++] = 0; }
+    }
     k->size = id < 3 ? count : (count ? (count - 1) * width : 0);
     if (!(fl & NCS_COLF_ZSTD) && st != k->size) NCS_COLFAIL("stored column size disagrees");
     if (sized) {
@@ -552,7 +772,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
   if (total > NCS_COLUMNS_SCRATCH(rsz)) NCS_COLFAIL("columns larger than the format allows");
   if (stored != (uint64_t)(e - p)) NCS_COLFAIL("column bytes do not fill the payload");
   if (values > rsz) NCS_COLFAIL("more field values than the rows can hold"); /* a field is >= 1 byte */
-  *need = tab + 32 + 8 * (size_t)blockvals + (size_t)total;
+  *need = tab + 32 + 8 * (size_t)blockvals + (size_t)nkeyed * NCS_COLK_SLOTS * sizeof(struct ncs_colkey) + (size_t)total;
   if (!sized || scap < *need) return -2;
   /* the columns' bytes */
   uint8_t *dst = scratch + (scap - (size_t)total);
@@ -580,13 +800,42 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
     for (uint32_t j = 0; j < nf[t]; j++)
       if (slot[NCS_COL_FIELD(t, j)] == 0xffff || c[slot[NCS_COL_FIELD(t, j)]].count != c[slot[NCS_COL_FIELD(t, 0)]].count)
         NCS_COLFAIL("a split record type lacks a field column");
-  /* a block of values per field column */
+  /* a block of values per field column; keyed columns: what they read is a plain column of
+   * their type, and a key table each */
   uint64_t *vals = (uint64_t *)(((uintptr_t)slot + 2 * NCS_COL_ID_LIMIT + 15) & ~(uintptr_t)15);
   for (uint64_t i = 3; i < ncol; i++) {
     c[i].vals = vals;
     c[i].q = 0;
     c[i].vprev = 0;
     vals += c[i].count < NCS_COLR_BLOCK ? c[i].count : NCS_COLR_BLOCK;
+  }
+  uint8_t *tkeyed = rd->tkeyed;
+  memset(tkeyed, 0, sizeof rd->tkeyed);
+  for (uint64_t i = 3; i < ncol; i++) { /* what a keyed column reads: fields of its type */
+    if (!(c[i].flags & NCS_COLF_KEYED)) continue;
+    uint32_t t = c[i].id / 64;
+    c[i].kpass = 1;
+    for (uint32_t r = 0; r < c[i].nref; r++)
+      if (c[i].kref[r] >= nf[t]) NCS_COLFAIL("bad keyed column");
+  }
+  for (uint64_t i = 3; i < ncol; i++) { /* keyed columns reading keyed ones: those read plain ones only */
+    if (!(c[i].flags & NCS_COLF_KEYED)) continue;
+    uint32_t t = c[i].id / 64;
+    for (uint32_t r = 0; r < c[i].nref; r++) {
+      const struct ncs_colr *f = &c[slot[NCS_COL_FIELD(t, c[i].kref[r])]];
+      if (!(f->flags & NCS_COLF_KEYED)) continue;
+      for (uint32_t r2 = 0; r2 < f->nref; r2++)
+        if (c[slot[NCS_COL_FIELD(t, f->kref[r2])]].flags & NCS_COLF_KEYED) NCS_COLFAIL("keyed columns read each other too deep");
+      c[i].kpass = 2;
+    }
+  }
+  for (uint64_t i = 3; i < ncol; i++) {
+    if (!(c[i].flags & NCS_COLF_KEYED)) continue;
+    uint32_t t = c[i].id / 64;
+    c[i].tab = (struct ncs_colkey *)vals;
+    memset(c[i].tab, 0, NCS_COLK_SLOTS * sizeof *c[i].tab);
+    vals += NCS_COLK_SLOTS * sizeof(struct ncs_colkey) / sizeof *vals;
+    tkeyed[t] = 1;
   }
   /* each split type's columns in field order */
   uint32_t no = 0;
@@ -637,8 +886,11 @@ static inline int ncs_columns_next(struct ncs_colrd *rd, uint64_t *type, const u
     uint64_t nb = rd->tcount[t] - at < NCS_COLR_BLOCK ? rd->tcount[t] - at : NCS_COLR_BLOCK;
     struct ncs_colr *const *cols = rd->colof + rd->first_col[t];
     size_t rows = 2 * (size_t)nb, most = 0; /* type and length bytes; the longest body possible */
+    for (uint32_t j = 0; j < nft; j++) ncs_col_decode(cols[j], nb);
+    for (uint32_t pass = 1; rd->tkeyed[t] && pass <= 2; pass++) /* keyed: after what they read */
+      for (uint32_t j = 0; j < nft; j++)
+        if ((cols[j]->flags & NCS_COLF_KEYED) && cols[j]->kpass == pass) ncs_col_unkey(cols[j], cols, nb);
     for (uint32_t j = 0; j < nft; j++) {
-      ncs_col_decode(cols[j], nb);
       const uint64_t *x = cols[j]->vals;
       uint64_t any = 0;
       for (uint64_t i = 0; i < nb; i++) any |= x[i];
