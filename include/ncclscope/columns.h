@@ -648,9 +648,10 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
 }
 
 enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
-/* Decodes values q .. q+n-1 of field column k into k->vals[0..n). */
-static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
-  uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q;
+/* Decodes values q .. q+n-1 of field column k into k->vals[0..n); returns the OR of them
+ * (the reader's row-length accounting: all under 0x80, one byte each). */
+static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
+  uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q, any = 0;
   unsigned sh = NCS_COLF_SHIFT(k->flags);
   uint64_t dm = (k->flags & NCS_COLF_DELTA) ? ~0ull : 0;
   uint64_t sg = (k->flags & (NCS_COLF_SIGNED | NCS_COLF_KEYED)) == NCS_COLF_SIGNED; /* keyed: ncs_col_unkey */
@@ -661,7 +662,7 @@ static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   if (q == 0 && q < end) {
     uint64_t x = (uint64_t)ncs_unzigzag(k->first) << sh;
     prev = x;
-    vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
+    any = vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
     q = 1;
   }
 #define NCS_COLR_LOOP(ZEXPR) \
@@ -670,15 +671,26 @@ static inline void ncs_col_decode(struct ncs_colr *k, uint64_t n) {
     uint64_t x = (prev & dm) + ((uint64_t)ncs_unzigzag(z) << sh); \
     prev = x; \
     vals[q] = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */ \
+    any |= vals[q]; \
   }
-  if (w == 0) { NCS_COLR_LOOP(0) }
+  if (w == 0) { /* every code 0: each value the previous one (delta) or 0 */
+    if (q < end) {
+      uint64_t x = prev & dm, v = (x << sg) ^ (0 - ((x >> 63) & sg));
+      prev = x;
+      any |= v;
+      for (; q < end; q++) vals[q] = v;
+    }
+  }
   else if (w == 1) { NCS_COLR_LOOP(d[q - 1]) }
   else if (w == 2) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8) }
   else if (w == 3) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16) }
+  else if (w == 4) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16 |
+                                   (uint64_t)d[3 * stride + q - 1] << 24) }
   else { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, w)) }
 #undef NCS_COLR_LOOP
   k->vprev = prev;
   k->q = end;
+  return any;
 }
 
 /* A column payload read back one record at a time, in row order, without rebuilding the rows:
@@ -886,14 +898,18 @@ static inline int ncs_columns_next(struct ncs_colrd *rd, uint64_t *type, const u
     uint64_t nb = rd->tcount[t] - at < NCS_COLR_BLOCK ? rd->tcount[t] - at : NCS_COLR_BLOCK;
     struct ncs_colr *const *cols = rd->colof + rd->first_col[t];
     size_t rows = 2 * (size_t)nb, most = 0; /* type and length bytes; the longest body possible */
-    for (uint32_t j = 0; j < nft; j++) ncs_col_decode(cols[j], nb);
+    uint64_t anyv[NCS_COL_MAX_FIELDS]; /* the OR of each column's values */
+    for (uint32_t j = 0; j < nft; j++) anyv[j] = ncs_col_decode(cols[j], nb);
     for (uint32_t pass = 1; rd->tkeyed[t] && pass <= 2; pass++) /* keyed: after what they read */
       for (uint32_t j = 0; j < nft; j++)
         if ((cols[j]->flags & NCS_COLF_KEYED) && cols[j]->kpass == pass) ncs_col_unkey(cols[j], cols, nb);
     for (uint32_t j = 0; j < nft; j++) {
       const uint64_t *x = cols[j]->vals;
-      uint64_t any = 0;
-      for (uint64_t i = 0; i < nb; i++) any |= x[i];
+      uint64_t any = anyv[j];
+      if (cols[j]->flags & NCS_COLF_KEYED) { /* changed by ncs_col_unkey since */
+        any = 0;
+        for (uint64_t i = 0; i < nb; i++) any |= x[i];
+      }
       most += ncs_col_vlen(any);
       if (any < 0x80) rows += nb; /* one byte each */
       else for (uint64_t i = 0; i < nb; i++) rows += ncs_col_vlen(x[i]);

@@ -211,6 +211,10 @@ static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0,
 #define NCS_DPARAM_DELTA struct ncs_call_delta *d,
 #define NCS_DARG_PLAIN
 #define NCS_DARG_DELTA d,
+/* CALL and GPU_TIME (the DELTA records) are most of a trace: their decoders are inlined into
+ * the reader's record loop */
+#define NCS_DINLINE_PLAIN
+#define NCS_DINLINE_DELTA __attribute__((always_inline))
 #define NCS_DLOCAL_PLAIN(name)
 #define NCS_DLOCAL_DELTA(name) struct ncs_delta_##name *s = &d->name;
 
@@ -285,7 +289,7 @@ static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0,
     NCS_FIELDS_##name(NCS_W_) \
     if (!w->overflow) { NCS_FIELDS_##name(NCS_WC_) } \
   } \
-  static inline int ncs_dec_##name(struct ncs_rbuf *r, NCS_DPARAM_##st struct ncs_##name *x) { \
+  static inline NCS_DINLINE_##st int ncs_dec_##name(struct ncs_rbuf *r, NCS_DPARAM_##st struct ncs_##name *x) { \
     NCS_DLOCAL_##st(name) \
     NCS_FIELDS_##name(NCS_R_) \
     return r->bad ? -1 : 0; \
