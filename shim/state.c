@@ -61,7 +61,10 @@ static void read_config(void) {
   if (d[0] != '/' && start_cwd[0] == '/')
     n = snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s/%s", start_cwd[1] ? start_cwd : "", d);
   if (n < 0 || (size_t)n >= sizeof ncs_cfg.dir) /* absolute, or too long: as given */
-    snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s", d);
+    n = snprintf(ncs_cfg.dir, sizeof ncs_cfg.dir, "%s", d);
+  /* a directory that does not fit is never cut short: the cut path names another directory
+   * (an ancestor, or one the shim would create); the process records nothing (ncs_activate) */
+  if (n < 0 || (size_t)n >= sizeof ncs_cfg.dir) ncs_cfg.dir[0] = 0;
   const char *dbg = getenv("NCCLSCOPE_DEBUG");
   ncs_cfg.debug = dbg && *dbg == '1';
   ncs_cfg.flush_ms = env_uint("NCCLSCOPE_FLUSH_MS", 500, 10, 1000);
@@ -256,6 +259,13 @@ int ncs_activate(void) {
     goto out;
   }
   read_config();
+  if (!ncs_cfg.dir[0]) { /* NCCLSCOPE_DIR too long: forward only, no file anywhere */
+    ncs_debug("NCCLSCOPE_DIR is longer than %zu bytes: nothing is recorded", sizeof ncs_cfg.dir - 1);
+    act_failed = 1;
+    atomic_store_explicit(&ncs_active, 2, memory_order_release);
+    rc = -1;
+    goto out;
+  }
   if (!thread_key_ok) thread_key_ok = pthread_key_create(&thread_key, thread_exit) == 0;
   snapshot_process();
   if (ncs_env_arm((void *)NCS_REAL(GetVersion)) != 0) ncs_debug("NCCL's code not found: NCCL sees the user's environment only");

@@ -44,6 +44,17 @@ same "path through a file" "$T/file/sub"
 same "directory under /proc" "/proc/self/ncclscope-test"
 same "empty NCCLSCOPE_DIR" ""
 same "very long path" "$T/$(printf 'x%.0s' $(seq 1 300))/$(printf 'y%.0s' $(seq 1 300))"
+# Over 511 bytes the shim records nothing: cut short, the path named another directory (an
+# ancestor, or a directory of a cut name the shim created) and the trace went there.
+mkdir -p "$T/long"
+same "path of 512 bytes" "$T/long/$(printf 'x%.0s' $(seq 1 200))/$(printf 'y%.0s' $(seq 1 $((512 - ${#T} - 207))))"
+check_eq "fault dirs path of 512 bytes: nothing recorded, no directory made" "0 0" \
+  "$(find "$T/long" -mindepth 1 | wc -l) $(traces "$T/long" | wc -l)"
+d=$T/fits
+while [ $((${#d} + 101)) -le 511 ]; do d=$d/$(printf 'w%.0s' $(seq 1 100)); done
+d=$d/$(printf 'v%.0s' $(seq 1 $((510 - ${#d}))))
+same "path of exactly 511 bytes (${#d})" "$d"
+one_trace "path of exactly 511 bytes" "$d"
 
 # Symlinked directory: the link is a directory the user chose; the trace lands in its target.
 mkdir -p "$T/real"

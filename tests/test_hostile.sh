@@ -14,6 +14,7 @@
 #   clearenv  clearenv() before the first NCCL call (environment scrubbed, environ NULL)
 #   tfork     a non-main thread forks children while another thread calls NCCL in a loop; the
 #             children exec, exit or _exit after activating the shim (NCS_HOSTILE_RUNS runs)
+#   exitrace  exit() while three threads are inside NCCL calls (5 runs)
 #   hostname  a host name with '/', '..', a newline, a tab, quotes, '<' and non-UTF-8 bytes
 #             (user + UTS namespace; SKIP where unshare is not allowed)
 #   tmpfs     NCCLSCOPE_DIR on a 16 KiB and a 64 KiB file system that fills up (user + mount
@@ -74,6 +75,18 @@ for i in $(seq 1 "$RUNS"); do
 done
 check_eq "hostile tfork: $RUNS runs x 20 forks from a non-main thread during NCCL calls: every run exits 0" 0 "$bad"
 check_eq "hostile tfork: every trace readable ($files files)" 0 "$unread"
+
+# exitrace: the exit handlers run while other threads keep calling NCCL
+bad=0
+for i in 1 2 3 4 5; do
+  d=$T/ex; rm -rf "$d"; mkdir -p "$d"
+  (cd "$d" && NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" timeout -k 5 120 "$HJ" exitrace 2000 >out 2>err; echo $? >rc)
+  f=$(traces "$d/tr" | head -1)
+  if [ "$(cat "$d/rc") $(cat "$d/out")" != "0 ok exitrace" ] || [ -z "$f" ] || ! readable "$f"; then
+    bad=$((bad + 1)); echo "    run $i: exit $(cat "$d/rc") $(head -c 200 "$d/err") ${STATS:-no trace}"
+  fi
+done
+check_eq "hostile exitrace: 5 runs of exit(0) beside three threads inside NCCL calls: exit 0, trace readable" 0 "$bad"
 
 # hostname: a user and UTS namespace lets an unprivileged test set any host name
 HOSTNAME_RAW='../..\n<b>x"y/z\377\376\tq'

@@ -13,12 +13,15 @@
  *   dlpath      after the shim activated: dlopen libnccl by the full path the loader used, dlsym
  *               ncclAllReduce and call it N times
  *   clearenv    clearenv() before the first NCCL call, then a full communicator lifecycle
+ *   exitrace N  three threads call ncclAllReduce and ncclCommGetAsyncError in loops; once they
+ *               made N calls the main thread calls exit(0) while they are still calling
  *   nofile      the job's own descriptor budget: RLIMIT_NOFILE as set by the caller; the job
  *               opens /dev/null until EMFILE after its first NCCL call and prints how many
  * Prints "ok MODE ..." lines; stderr carries diagnostics only. */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -264,6 +267,34 @@ static int mode_lowfd(int n) {
   return 0;
 }
 
+/* ---- exitrace ---- */
+/* exit() while other threads are still inside NCCL calls (a Python job whose daemon threads
+ * poll NCCL when the interpreter exits): the exit handlers run beside them */
+static void *poller(void *arg) {
+  int kind = (int)(intptr_t)arg;
+  float *x;
+  CUCHK(cudaMalloc((void **)&x, 4 * sizeof(float)));
+  for (;;) {
+    if (kind) {
+      ncclResult_t async;
+      ncclCommGetAsyncError(comm, &async);
+    } else {
+      ncclAllReduce(x, x, 4, ncclFloat32, ncclSum, comm, stream);
+    }
+    atomic_fetch_add(&calls_made, 1);
+  }
+  return NULL;
+}
+static int mode_exitrace(int n) {
+  setup();
+  one_allreduce(0);
+  pthread_t t;
+  for (int i = 0; i < 3; i++) JOBCHK(pthread_create(&t, NULL, poller, (void *)(intptr_t)(i == 2)) == 0, "pthread_create");
+  while (atomic_load(&calls_made) < n) sched_yield();
+  printf("ok exitrace\n");
+  exit(0); /* the threads are still calling */
+}
+
 /* ---- nofile ---- */
 static int mode_nofile(void) {
   setup();
@@ -287,6 +318,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "clearenv")) return mode_clearenv();
   if (!strcmp(argv[1], "nofile")) return mode_nofile();
   if (!strcmp(argv[1], "lowfd")) return mode_lowfd(n);
+  if (!strcmp(argv[1], "exitrace")) return mode_exitrace(n);
   fprintf(stderr, "hostile_job: unknown mode %s\n", argv[1]);
   return 2;
 }
