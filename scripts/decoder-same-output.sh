@@ -3,7 +3,7 @@
 # byte: `report`, `report --json`, `report --detail`, `doctor`, `doctor --json` and `html` of
 # several synthetic jobs (`ncclscope synth`: GPU times with a straggler, host times only, 16 ranks
 # on 2 hosts with a missing and a mismatched collective, per-host communicators), the test
-# writer's fixtures, the committed shim-traced job (tests/golden/traces/job) and, when the shim
+# writer's fixtures (its two ranks; its cut and hostile-strings traces), the committed shim-traced job (tests/golden/traces/job) and, when the shim
 # is built, traces with kernel activity (tests/jobs/overlap_job under the shim and the CUPTI
 # double: DDP buckets, half overlap, one serial rank), each at NCCLSCOPE_THREADS=1, 2 and 4.
 # "before" is the decoder built from git ref BASE in a scratch worktree, or the binary BEFORE;
@@ -40,7 +40,11 @@ mkdir -p "$C/fx"
   --mismatch 7:2000 --seed 11 --chunk-calls 512 >/dev/null &&
 "$AFTER" synth -o "$C/s-comms" --ranks 8 --hosts 2 --calls 1000 --host-comms --noise 20 --seed 13 >/dev/null &&
 "$GEN" --write "$C/fx" >/dev/null || { echo "could not write the corpus" >&2; exit 2; }
-jobs="s-gpu s-host s-16 s-comms fx"
+# the test writer's fixtures: its two ranks, its cut trace (a second claim to rank 1 of the same
+# communicator: who counts as rank 1 in the straggler rows then depends on which file is read
+# first, so its outputs vary at several threads, before and after) and its hostile strings
+mkdir "$C/fx2" && mv "$C/fx/rank0.ncs" "$C/fx/rank1.ncs" "$C/fx2/"
+jobs="s-gpu s-host s-16 s-comms fx2 fx"
 cp -r "$ROOT/tests/golden/traces/job" "$C/golden-job" && jobs="$jobs golden-job"
 SHIM=$BUILD/libncclscope.so
 if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ]; then

@@ -48,6 +48,7 @@ struct mstat {
 struct member { uint32_t op, n; double S; uint32_t count; };
 struct pend {
   uint64_t key;          /* 0 = empty */
+  uint32_t home;         /* its slot in the pending table when nothing is in the way */
   uint64_t t_enter, t_exit;
   uint32_t op, nranks;
   double S;
@@ -97,7 +98,7 @@ struct held {
 #define HOLD_MAX (1u << 18)  /* records held per file at most (16 MiB); past it the boundary is
                                 chosen from what was held */
 
-struct pslot { uint64_t key; uint32_t ix; }; /* the pending table: key, pool index + 1 */
+struct pslot { uint64_t key; uint32_t ix, home; }; /* the pending table: key, pool index + 1, home slot */
 
 /* A timed operation's shape (op, ranks, S) and what it gives: its busbw factor and its size row.
  * A run repeats a few shapes, so they are remembered per file (direct-mapped, SHAPES slots):
@@ -386,8 +387,15 @@ static uint64_t pkey(uint32_t kind, uint32_t thread, uint64_t ref) {
   k *= 0x9e3779b97f4a7c15ull;
   return k ? k : 1;
 }
-static struct pend *pend_find(struct file_state *f, uint64_t key, int create) {
-  uint32_t i = (uint32_t)(key >> 40) & (PENDING_CAP - 1);
+/* The home slot of (kind, thread, ref): a thread's consecutive calls (and groups) take
+ * consecutive slots, so the table is walked in order as calls come and their GPU times follow
+ * (a hashed home made every lookup a cache miss: a seventh of report on GPU-timed traces). */
+static uint32_t phome(uint32_t kind, uint32_t thread, uint64_t ref) {
+  return (uint32_t)(ref + (uint64_t)thread * 2654435761u + (uint64_t)kind * (PENDING_CAP / 2)) & (PENDING_CAP - 1);
+}
+static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thread, uint64_t ref, int create) {
+  uint64_t key = pkey(kind, thread, ref);
+  uint32_t home = phome(kind, thread, ref), i = home;
   for (uint32_t k = 0; k < PENDING_CAP; k++, i = (i + 1) & (PENDING_CAP - 1)) {
     if (f->pend[i].key == key) return &f->pool[f->pend[i].ix - 1];
     if (!f->pend[i].key) {
@@ -408,7 +416,8 @@ static struct pend *pend_find(struct file_state *f, uint64_t key, int create) {
       }
       memset(&f->pool[ix], 0, sizeof f->pool[ix]);
       f->pool[ix].key = key;
-      f->pend[i] = (struct pslot){key, ix + 1};
+      f->pool[ix].home = home;
+      f->pend[i] = (struct pslot){key, ix + 1, home};
       f->npend++;
       return &f->pool[ix];
     }
@@ -417,14 +426,14 @@ static struct pend *pend_find(struct file_state *f, uint64_t key, int create) {
 }
 /* Removes entry p, keeping linear probing intact (backward-shift deletion). */
 static void pend_del(struct file_state *f, struct pend *p) {
-  uint32_t i = (uint32_t)(p->key >> 40) & (PENDING_CAP - 1);
+  uint32_t i = p->home;
   while (f->pend[i].key != p->key) i = (i + 1) & (PENDING_CAP - 1);
   f->freeix[f->nfree++] = f->pend[i].ix - 1;
   if (p->gix) f->gfreeix[f->ngfree++] = p->gix - 1;
   f->pend[i].key = 0;
   f->npend--;
   for (uint32_t j = (i + 1) & (PENDING_CAP - 1); f->pend[j].key; j = (j + 1) & (PENDING_CAP - 1)) {
-    uint32_t home = (uint32_t)(f->pend[j].key >> 40) & (PENDING_CAP - 1);
+    uint32_t home = f->pend[j].home;
     /* move j to i if home is not in (i, j] cyclically */
     if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
       f->pend[i] = f->pend[j];
@@ -510,7 +519,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
   uint32_t n = c->comm < f->ncomm ? (uint32_t)(f->nranks[c->comm] > 0 ? f->nranks[c->comm] : 1) : 1;
   if (c->op == NCS_OP_GroupEnd && c->depth == 0 && c->group) {
     /* host mode: the group's members run at its outermost GroupEnd */
-    struct pend *p = pend_find(f, pkey(1, c->thread, c->group), 0);
+    struct pend *p = pend_find(f, 1, c->thread, c->group, 0);
     if (p && !f->gpu_mode) { finish_group(f, p, c->t_enter, c->t_exit, 0); pend_del(f, p); }
     else if (p) { p->t_enter = c->t_enter; p->t_exit = c->t_exit; }
     return 0;
@@ -519,7 +528,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
   if (c->flags & NCS_CALL_F_CAPTURED) { r->captured++; return 0; }
   double S = ncs_rule_S(c->op, c->count, c->datatype, (int)n);
   if (c->group && c->depth > 0) {
-    struct pend *p = pend_find(f, pkey(1, c->thread, c->group), 1);
+    struct pend *p = pend_find(f, 1, c->thread, c->group, 1);
     struct member *mem = p ? members_of(f, p) : NULL;
     if (!mem) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
     int k = 0;
@@ -530,7 +539,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
     return 0;
   }
   if (!f->gpu_mode) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
-  struct pend *p = pend_find(f, pkey(0, c->thread, c->tcall), 1);
+  struct pend *p = pend_find(f, 0, c->thread, c->tcall, 1);
   if (!p) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
   p->op = c->op; p->nranks = n; p->S = S; p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
   return 0;
@@ -538,7 +547,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
 
 static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct file_state *f = ctx;
-  struct pend *p = pend_find(f, pkey(g->kind == NCS_GPU_KIND_GROUP, g->thread, g->ref), 0);
+  struct pend *p = pend_find(f, g->kind == NCS_GPU_KIND_GROUP, g->thread, g->ref, 0);
   if (!p) return 0; /* a call not counted (warm-up, failed) or unknown */
   int ok = !(g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && g->gpu_end >= g->gpu_start;
   if (!ok) f->r->failed_gpu++;
@@ -755,20 +764,36 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   v->gpu_time = h_gpu;
 }
 
+/* A call (or group) whose GPU time never came: timed on the host. */
+static void settle_unanswered(struct file_state *f, const struct pend *p) {
+  if (p->nmem && p->t_exit) finish_group(f, (struct pend *)p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
+  else if (p->counted) account(f, p->op, p->nranks, p->S, p->t_enter, p->t_exit, 0);
+}
+static int cmp_pend_made(const void *a, const void *b) {
+  const struct pend *x = *(const struct pend *const *)a, *y = *(const struct pend *const *)b;
+  if (x->t_enter != y->t_enter) return x->t_enter < y->t_enter ? -1 : 1;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
 static void m_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
   struct file_state *f = m->files[file].fs;
   if (!f) return; /* no record */
   if (f->deciding) decide(f);
-  /* calls still waiting for a GPU time: timed on the host */
+  /* calls still waiting for a GPU time: timed on the host, in the order they were made */
+  const struct pend **left = f->npend ? malloc(f->npend * sizeof *left) : NULL;
+  uint32_t nleft = 0;
   for (uint32_t i = 0; i < PENDING_CAP; i++) {
     if (!f->pend[i].key) continue;
-    struct pend *p = &f->pool[f->pend[i].ix - 1];
-    if (p->nmem && p->t_exit) finish_group(f, p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
-    else if (p->counted) account(f, p->op, p->nranks, p->S, p->t_enter, p->t_exit, 0);
+    const struct pend *p = &f->pool[f->pend[i].ix - 1];
+    if (left) left[nleft++] = p;
+    else settle_unanswered(f, p);
     f->pend[i].key = 0;
   }
+  if (left) qsort(left, nleft, sizeof *left, cmp_pend_made);
+  for (uint32_t i = 0; i < nleft; i++) settle_unanswered(f, left[i]);
+  free(left);
   f->npend = 0;
   flush_iv(f, 1);
   fold_steps(f->r);

@@ -6,13 +6,20 @@
 
 void ncs_clockmap_init(struct ncs_clockmap *m) { memset(m, 0, sizeof *m); }
 
+static int64_t off_of(const struct ncs_clock *c) { return (int64_t)(c->realtime_ns - c->monotonic_ns); }
+
 void ncs_clockmap_add(struct ncs_clockmap *m, const struct ncs_clock *c) {
   if (m->n && c->monotonic_ns <= m->p[m->n - 1].monotonic_ns) return;
   if (m->n == NCS_CLOCKMAP_KEEP) {
     memmove(m->p, m->p + 1, sizeof m->p[0] * (NCS_CLOCKMAP_KEEP - 1));
+    memmove(m->slope, m->slope + 1, sizeof m->slope[0] * (NCS_CLOCKMAP_KEEP - 1));
     m->n--;
   }
   m->p[m->n++] = *c;
+  if (m->n >= 2) { /* offsets change by ppm: the product in map stays far inside a double's exact range */
+    const struct ncs_clock *a = &m->p[m->n - 2];
+    m->slope[m->n - 2] = (double)(off_of(c) - off_of(a)) / (double)(c->monotonic_ns - a->monotonic_ns);
+  }
   int64_t off = (int64_t)(c->realtime_ns - c->monotonic_ns);
   if (!m->npairs) { m->off_first = off; m->mono_first = c->monotonic_ns; }
   m->off_last = off;
@@ -21,17 +28,13 @@ void ncs_clockmap_add(struct ncs_clockmap *m, const struct ncs_clock *c) {
   m->npairs++;
 }
 
-static int64_t off_of(const struct ncs_clock *c) { return (int64_t)(c->realtime_ns - c->monotonic_ns); }
-
 int64_t ncs_clockmap_map(const struct ncs_clockmap *m, uint64_t mono) {
   if (!m->n) return (int64_t)mono;
   if (m->n == 1) return (int64_t)mono + off_of(&m->p[0]);
   int i = 0; /* segment p[i]..p[i+1] that holds mono, or the nearest one */
   while (i < m->n - 2 && mono > m->p[i + 1].monotonic_ns) i++;
-  const struct ncs_clock *a = &m->p[i], *b = &m->p[i + 1];
-  /* offsets change by ppm: the product stays far inside a double's exact range */
-  double slope = (double)(off_of(b) - off_of(a)) / (double)(b->monotonic_ns - a->monotonic_ns);
-  double d = (double)(int64_t)(mono - a->monotonic_ns) * slope;
+  const struct ncs_clock *a = &m->p[i];
+  double d = (double)(int64_t)(mono - a->monotonic_ns) * m->slope[i];
   return (int64_t)mono + off_of(a) + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
 }
 

@@ -24,6 +24,8 @@
 #define NCS_CLOCKMAP_KEEP 4
 struct ncs_clockmap {
   struct ncs_clock p[NCS_CLOCKMAP_KEEP]; /* the latest pairs, oldest first */
+  double slope[NCS_CLOCKMAP_KEEP];        /* slope[i]: of the segment p[i]..p[i+1] (offset change
+                                             per monotonic ns), computed when a pair is added */
   int n;
   uint64_t npairs;            /* pairs seen in total */
   uint64_t unc_max;           /* largest uncertainty of a pair, ns */
