@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # bench-decoder-job.sh [BUILD] — the decoder rows of issue 14, side by side in one run, each
 # figure min/median/max over REPS rounds (default 3), the sides interleaved within each round:
-#   1. one trace of ONE CALL records (default 5,000,000; the test writer's DDP-like AllReduce
-#      loop, as scripts/bench-decoder.sh): records per CPU-second (user + system of the process:
-#      one core whatever the machine) of the bare reader (test_trace_roundtrip --bench-read),
-#      of `zstd -d` on the same compressed chunks (the zstd frames cut out of the trace and
-#      concatenated: a row chunk's payload, a column chunk's zstd-coded columns), and of
-#      `ncclscope report`, before and after;
+#   1. two traces of about ONE CALL records each (default 5,000,000; the test writer's DDP-like
+#      AllReduce loop, as scripts/bench-decoder.sh): "rows", 65,536 records a chunk (1.3 MB of
+#      rows: over chunk.h's column limit, so row chunks; ONE rounded up to whole chunks), and
+#      "columns", 16,384 a chunk (what
+#      the shim writes at DDP rates: column chunks, format 2.x); per trace, records per
+#      CPU-second (user + system of the process: one core whatever the machine) of the bare
+#      reader (test_trace_roundtrip --bench-read), of `zstd -d` on the same compressed chunks
+#      (the zstd frames cut out of the trace and concatenated: a row chunk's payload, a column
+#      chunk's zstd-coded columns), and of `ncclscope report`, reader and report before and after;
 #   2. a job of RANKS ranks x CALLS collectives (default 1024 x 100,000, GPU times, 8 ranks per
 #      host, one straggler; `ncclscope synth`): wall time, CPU seconds (user + system: the
 #      figure a loaded machine distorts least) and peak RSS of `report`, `report --json`,
 #      `doctor` and `html`, on all the machine's cores (NCCLSCOPE_THREADS unset), before and
 #      after.
-# "before" is the decoder built from git ref BASE (or BENCH_BEFORE_REV; unset: only "after" runs)
-# in a scratch worktree; "after" is BUILD (default build). The load average is printed at the
-# start and end of each part. Outputs go to /dev/null; exit codes 0 and 1 (findings) are
-# accepted, anything else stops the script. ONE=0 leaves part 1 out; JOB=DIR reuses a job that
-# `ncclscope synth` wrote (its RANKS and CALLS are then the directory's).
+# "before" is the decoder (and its test_trace_roundtrip reader) built from git ref BASE (or
+# BENCH_BEFORE_REV; unset: only "after" runs) in a scratch worktree; "after" is BUILD (default
+# build). The traces are written by BUILD's test_trace_roundtrip. The load average is printed at
+# the start and end of each part. Outputs go to /dev/null; exit codes 0 and 1 (findings) are
+# accepted, anything else stops the script (a "before" reader that cannot read the traces'
+# format, e.g. 2.1 columns before 2.1, is left out of that trace's rows and says so).
+# ONE=0 leaves part 1 out, RANKS=0 part 2; JOB=DIR
+# reuses a job that `ncclscope synth` wrote (its RANKS and CALLS are then the directory's).
 # Example: BASE=923821a REPS=3 scripts/bench-decoder-job.sh build
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,12 +36,13 @@ trap cleanup EXIT
 GEN=$BUILD/tests/test_trace_roundtrip
 [ -x "$BUILD/ncclscope" ] && [ -x "$GEN" ] || { echo "build first: make BUILD=$BUILD decoder $GEN" >&2; exit 2; }
 for t in /usr/bin/time zstd python3; do command -v $t >/dev/null || { echo "needs $t" >&2; exit 2; }; done
-declare -A NCS=([after]=$BUILD/ncclscope)
+declare -A NCS=([after]=$BUILD/ncclscope) RD=([after]=$GEN)
 SIDES=after
 if [ -n "$BASE" ]; then
   git -C "$ROOT" worktree add -q --detach "$W/base" "$BASE"
-  make -s -C "$W/base" BUILD="$W/base/build" -j"$(nproc)" decoder >/dev/null
+  make -s -C "$W/base" BUILD="$W/base/build" -j"$(nproc)" decoder "$W/base/build/tests/test_trace_roundtrip" >/dev/null
   NCS[before]=$W/base/build/ncclscope
+  RD[before]=$W/base/build/tests/test_trace_roundtrip
   SIDES="before after"
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -53,10 +60,14 @@ col() { awk -v c="$2" '{print $c}' "$1"; }
 rate() { for c in $(col "$1" 2); do [ "$c" != 0.00 ] && echo "$2 / $c / 1000000" | bc -l | xargs printf '%.1f\n'; done; return 0; }
 
 if [ "$ONE" != 0 ]; then
-echo "## 1. one trace, $ONE CALL records: M records per CPU-second, min/median/max of $REPS (load $(load))"
-"$GEN" --bench-write "$W/one.ncs" "$ONE" >/dev/null
-recs=$("$GEN" --bench-read "$W/one.ncs" | sed -n 's/^records \([0-9]*\).*/\1/p')
-python3 - "$W/one.ncs" "$W/one.zst" <<'EOF'
+echo "## 1. two traces of about $ONE CALL records (rows: 65536 a chunk; columns: 16384 a chunk): M records per CPU-second, min/median/max of $REPS (load $(load))"
+# rows: whole chunks only (a short last chunk would be written as columns)
+"$GEN" --bench-write "$W/rows.ncs" $(( (ONE + 65535) / 65536 * 65536 )) 65536 >/dev/null
+"$GEN" --bench-write "$W/columns.ncs" "$ONE" 16384 >/dev/null
+declare -A RECS
+for kind in rows columns; do RECS[$kind]=$("$GEN" --bench-read "$W/$kind.ncs" | sed -n 's/^records \([0-9]*\).*/\1/p'); done
+for kind in rows columns; do
+python3 - "$W/$kind.ncs" "$W/$kind.zst" "$kind" <<'EOF'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 out = open(sys.argv[2], 'wb')
@@ -66,40 +77,64 @@ def varint(b, i):
     while True:
         c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
         if c < 0x80: return v, i
+kinds = []
 while at + 40 <= len(d):                           # chunk header: magic, payload bytes, ...
     magic, payload = struct.unpack_from('<II', d, at)
     flags = struct.unpack_from('<I', d, at + 36)[0]
     if magic != 0x4B43534E: break
     p = d[at + 40:at + 40 + payload]
     if not flags & 4:                              # rows: the payload is one zstd frame
-        out.write(p)
-    else:                                          # columns (2.0): the zstd frames of its columns
+        out.write(p); kinds.append('rows')
+    else:                                          # columns (2.x): the zstd frames of its columns
+        kinds.append('columns')
         n, i = varint(p, 0); cols = []
         for _ in range(n):
             desc = []
             for _ in range(6): x, i = varint(p, i); desc.append(x)
+            if desc[1] & 512:                      # keyed (2.1): keys, after
+                for _ in range(2): x, i = varint(p, i)
             cols.append(desc)                      # id, flags, count, first, width, stored
         for cid, cfl, cnt, first, width, stored in cols:
             if cfl & 4: out.write(p[i:i + stored])
             i += stored
     at += 40 + payload
+if set(kinds[:-1]) != {sys.argv[3]}:                # the last chunk, shorter, may be the other kind
+    sys.exit('%s: chunks are %s, not %s' % (sys.argv[1], sorted(set(kinds)), sys.argv[3]))
 EOF
-zstd -q -t "$W/one.zst" || { echo "the chunk payloads are not zstd frames" >&2; exit 1; }
-: >"$W/reader"; : >"$W/zstd"; for side in $SIDES; do : >"$W/one.$side"; done
+zstd -q -t "$W/$kind.zst" || { echo "the chunk payloads of $kind are not zstd frames" >&2; exit 1; }
+done
+for kind in rows columns; do
+  : >"$W/$kind.zstd"; for side in $SIDES; do : >"$W/$kind.reader.$side"; : >"$W/$kind.report.$side"; done
+done
 for i in $(seq "$REPS"); do
-  "$GEN" --bench-read "$W/one.ncs" | sed -n 's/.*cpu \([0-9.]*\) s.*/0 \1 0/p' >>"$W/reader"
-  timed "$W/zstd" zstd -q -d -c "$W/one.zst"
-  for side in $SIDES; do timed "$W/one.$side" "${NCS[$side]}" report "$W/one.ncs"; done
+  for kind in rows columns; do
+    for side in $SIDES; do "${RD[$side]}" --bench-read "$W/$kind.ncs" | sed -n '/(rc 0)/s/.*cpu \([0-9.]*\) s.*/0 \1 0/p' >>"$W/$kind.reader.$side"; done
+    timed "$W/$kind.zstd" zstd -q -d -c "$W/$kind.zst"
+    for side in $SIDES; do
+      if [ "$side" = before ] && [ ! -s "$W/$kind.reader.before" ]; then continue; fi
+      timed "$W/$kind.report.$side" "${NCS[$side]}" report "$W/$kind.ncs"
+    done
+  done
 done
-printf '%-34s %-18s %-18s %s\n' what "M records/CPU-s" "CPU s" "peak MiB"
-printf '%-34s %-18s %-18s %s\n' "reader alone" "$(stats $(rate "$W/reader" "$recs"))" "$(stats $(col "$W/reader" 2))" "-"
-printf '%-34s %-18s %-18s %s\n' "zstd -d (same chunks)" "$(stats $(rate "$W/zstd" "$recs"))" "$(stats $(col "$W/zstd" 2))" "$(stats $(col "$W/zstd" 3))"
-for side in $SIDES; do
-  printf '%-34s %-18s %-18s %s\n' "$side: ncclscope report" "$(stats $(rate "$W/one.$side" "$recs"))" "$(stats $(col "$W/one.$side" 2))" "$(stats $(col "$W/one.$side" 3))"
+printf '%-8s %-26s %-18s %-18s %s\n' trace what "M records/CPU-s" "CPU s" "peak MiB"
+for kind in rows columns; do
+  for side in $SIDES; do
+    f=$W/$kind.reader.$side
+    if [ ! -s "$f" ]; then printf '%-8s %-26s %s\n' $kind "$side: reader alone" "(did not read it whole: a format newer than that reader)"; continue; fi
+    printf '%-8s %-26s %-18s %-18s %s\n' $kind "$side: reader alone" "$(stats $(rate "$f" "${RECS[$kind]}"))" "$(stats $(col "$f" 2))" "-"
+  done
+  f=$W/$kind.zstd
+  printf '%-8s %-26s %-18s %-18s %s\n' $kind "zstd -d (same chunks)" "$(stats $(rate "$f" "${RECS[$kind]}"))" "$(stats $(col "$f" 2))" "$(stats $(col "$f" 3))"
+  for side in $SIDES; do
+    f=$W/$kind.report.$side
+    [ -s "$f" ] || continue
+    printf '%-8s %-26s %-18s %-18s %s\n' $kind "$side: ncclscope report" "$(stats $(rate "$f" "${RECS[$kind]}"))" "$(stats $(col "$f" 2))" "$(stats $(col "$f" 3))"
+  done
 done
-echo "(load at the end $(load); $(stat -c %s "$W/one.ncs") bytes, $recs records)"
-rm -f "$W/one.ncs" "$W/one.zst"
+echo "(load at the end $(load); rows: $(stat -c %s "$W/rows.ncs") bytes, ${RECS[rows]} records; columns: $(stat -c %s "$W/columns.ncs") bytes, ${RECS[columns]} records)"
+rm -f "$W"/rows.* "$W"/columns.*
 fi
+[ "$RANKS" = 0 ] && exit 0
 
 hosts=$(( RANKS >= 8 ? RANKS / 8 : 1 ))
 if [ -n "${JOB:-}" ]; then ln -s "$(cd "$JOB" && pwd)" "$W/job"; RANKS=$(ls "$W/job/" | grep -c '\.ncs$'); CALLS="(from $JOB)"

@@ -871,7 +871,8 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
   return 0;
 }
 
-static inline int ncs_columns_next(struct ncs_colrd *rd, uint64_t *type, const uint8_t **body, size_t *len,
+/* (always inlined: it runs once a record, in the reader's loop) */
+static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_colrd *rd, uint64_t *type, const uint8_t **body, size_t *len,
                                    const char **why) {
 #define NCS_COLFAIL(msg) do { *why = (msg); return -1; } while (0)
   if (rd->tp >= rd->te) return 0;
