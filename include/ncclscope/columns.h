@@ -184,11 +184,14 @@ static inline void ncs_col_key_reset(struct ncs_colw *col, uint32_t ncol) {
     if (col[i].tab) memset(col[i].tab, 0, NCS_COLK_SLOTS * sizeof *col[i].tab);
   }
 }
-/* After the sample: which of plain, plain delta, keyed, keyed delta has the fewest bits. */
+/* After the sample: which of plain and plain delta has the fewest bits, or keyed (delta or
+ * not) when it has at most 11/12 of those: a keyed column costs the reader a hash and a table
+ * slot per value (~15 % of its records/s on a trace of two keyed CALL columns), so a keyed
+ * column must save more than the sample's noise (BENCHMARKS.md "Trace size"). */
 static inline int ncs_col_choose(struct ncs_colw *c) {
   int m = c->bits[1] < c->bits[0];
-  if (c->keyed && c->bits[2] < c->bits[m]) m = 2;
-  if (c->keyed && c->bits[3] < c->bits[m]) m = 3;
+  int k = c->bits[3] < c->bits[2] ? 3 : 2;
+  if (c->keyed && c->bits[k] * 12 <= c->bits[m] * 11) m = k;
 #ifdef NCS_COLK_ALWAYS /* tests: every candidate keyed, whatever the sample says */
   if (c->keyed && NCS_COLK_ALWAYS) m = 2 + (c->bits[3] < c->bits[2]);
 #endif
@@ -618,33 +621,42 @@ struct ncs_colr {
  * key) turned into the rows' values; fc[j] is field j's column of the type, every one of them
  * decoded for the same block. FORMAT.md "Keyed columns". */
 static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc, uint64_t n) {
-  uint64_t *x = k->vals, a[NCS_COLK_MAX_KEYS + 1];
-  uint32_t nref = k->nref, nkey = nref - (k->kend != 0), sg = (k->flags & NCS_COLF_SIGNED) != 0;
+  enum { R = NCS_COLK_MAX_KEYS + 1 };
+  uint64_t *x = k->vals, acc[R], sgm[R], aprev = k->aprev, glast = k->glast;
+  const uint64_t *v[R];
+  uint32_t nref = k->nref, nkey = nref - (k->kend != 0);
+  uint64_t sg = (k->flags & NCS_COLF_SIGNED) != 0, krec = k->krec;
+  struct ncs_colkey *tab = k->tab;
+  for (uint32_t r = 0; r < nref; r++) { /* what it reads, hoisted out of the loop */
+    v[r] = fc[k->kref[r]]->vals;
+    sgm[r] = (fc[k->kref[r]]->flags & NCS_COLF_SIGNED) ? ~0ull : 0;
+    acc[r] = k->kacc[r];
+  }
   for (uint64_t q = 0; q < n; q++) {
-    uint64_t eprev = k->kend ? k->kacc[nkey] : 0;
-    for (uint32_t r = 0; r < nref; r++) {
-      const struct ncs_colr *f = fc[k->kref[r]];
-      uint64_t v = f->vals[q];
-      a[r] = k->kacc[r] = (f->flags & NCS_COLF_SIGNED) ? k->kacc[r] + (uint64_t)ncs_unzigzag(v) : v;
+    uint64_t eprev = k->kend ? acc[nkey] : 0, h = 0, g = x[q], a;
+    for (uint32_t r = 0; r < nref; r++) { /* signed: the running sum; else the value */
+      uint64_t w = v[r][q];
+      acc[r] = ((acc[r] + (uint64_t)ncs_unzigzag(w)) & sgm[r]) | (w & ~sgm[r]);
     }
-    int first = k->kend && !k->krec++;
-    uint64_t g = x[q], abs;
+    int first = k->kend && !krec++;
     if (nkey) {
-      uint64_t h = 0;
-      for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, a[r]);
-      struct ncs_colkey *e = &k->tab[h >> 56];
-      if (first) g = 0;
-      else g += e->h == (h | 1) ? e->g : k->glast;
+      for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, acc[r]);
+      struct ncs_colkey *e = &tab[h >> 56];
+      g = first ? 0 : g + (e->h == (h | 1) ? e->g : glast);
       e->h = h | 1;
       e->g = g;
     } else if (first) {
       g = 0;
     }
-    abs = first ? x[q] : k->kend ? g + k->aprev + eprev : g;
-    k->glast = g;
-    x[q] = sg ? ncs_zigzag((int64_t)(abs - k->aprev)) : abs;
-    k->aprev = abs;
+    a = first ? x[q] : k->kend ? g + aprev + eprev : g;
+    glast = g;
+    x[q] = sg ? ncs_zigzag((int64_t)(a - aprev)) : a;
+    aprev = a;
   }
+  for (uint32_t r = 0; r < nref; r++) k->kacc[r] = acc[r];
+  k->aprev = aprev;
+  k->glast = glast;
+  k->krec = krec;
 }
 
 enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
