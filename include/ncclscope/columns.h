@@ -1,5 +1,5 @@
 /* columns.h — the column layout of a chunk payload (docs/FORMAT.md, "Column payload",
- * format 2.0), both directions. Header-only.
+ * format 2.0; "Keyed columns", 2.1), both directions. Header-only.
  *
  * Contract: a chunk's records are built as rows (type, length, body: the same bytes as a 1.x
  * payload, and the bytes the rings file keeps); ncs_columns_pack() turns those rows into a
@@ -10,7 +10,10 @@
  * all varints (records.h kinds U32, I32, U64, DELTA, SPAN) and whose body is exactly its
  * field list is stored as one value per field in that field's column; every other record is
  * stored whole. Columns are told apart by (type, field), so a reader needs no field list of
- * its own: it learns a type's field count from the columns present.
+ * its own: it learns a type's field count from the columns present. A field column may be
+ * keyed (2.1): predicted by the last value of the same key (other fields of its record) and
+ * after an end field; the writer's candidates are ncs_col_key_candidate's, the reader's
+ * inverse ncs_col_unkey.
  *   - ncs_columns_pack: `raw` (n bytes of whole records) into out[0, cap); uses the end of
  *     `out` as scratch (NCS_COLUMNS_BOUND(n) bytes always suffice for the common case);
  *     returns the payload size, or 0 when the rows do not parse or do not fit (the caller
@@ -109,7 +112,7 @@ enum { NCS_FIELDS_kernel(NCS_FI_KERNEL_) NCS_FI_kernel_n };
 /* The writer's keyed candidates: field j of `type` predicted per key (mask of key fields) and
  * after an end field (*end = 1 + its index, or 0). What each saves, on the DDP-shaped job:
  * BENCHMARKS.md "Trace size". The packer keys a candidate only when its sample says it is
- * smaller. Returns 1 for a candidate. */
+ * clearly smaller (ncs_col_choose). Returns 1 for a candidate. */
 static inline int ncs_col_key_candidate(uint64_t type, uint32_t j, uint64_t *mask, uint32_t *end) {
   const uint64_t op_comm = NCS_FBIT(NCS_FI_call_op) | NCS_FBIT(NCS_FI_call_comm);
   *mask = 0;
