@@ -4,6 +4,7 @@
  * Contract: called by the generated entry points in wrappers.c around the real call (see
  * call.h); a COMM record is emitted for every creation attempt (a failed one too), a
  * COMM_END for every teardown call. Off the hot path: these calls take NCCL milliseconds. */
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -165,8 +166,11 @@ void end_after(struct rec *r, const struct end_args *a, ncclResult_t rc) {
   if (r->on) comm_ended(r);
   rec_end(r);
   if (r->on && (r->c.op == NCS_OP_CommDestroy || r->c.op == NCS_OP_CommAbort)) {
-    int saved = errno;
+    int saved = errno, cancel;
+    /* the wait is a cancellation point: a thread cancelled in it would keep the writer's lock */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     ncs_writer_sync(500, 100, 0);
+    pthread_setcancelstate(cancel, NULL);
     errno = saved;
   }
 }

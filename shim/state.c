@@ -178,15 +178,18 @@ static void process_record(struct ncs_wbuf *w) {
  * which also holds calls made by other libraries' destructors (e.g. communicator teardown). */
 static int atexit_done, exit_stuck; /* exit_stuck: the writer missed the atexit deadline */
 static void exit_sync(void) {
-  int saved = errno;
+  int saved = errno, cancel;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* never left holding the writer's lock */
   if (atomic_load(&ncs_active) == 1) {
     ncs_kernels_exit(); /* CUDA is still up: the sync's poll is CUPTI's last (forced) flush */
     exit_stuck = ncs_writer_sync(ncs_cfg.exit_ms, 500, 1) != 0;
   }
+  pthread_setcancelstate(cancel, NULL);
   errno = saved;
 }
 static void exit_flush(void) {
-  int saved = errno;
+  int saved = errno, cancel;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   if (atomic_load(&ncs_active) == 1) {
     /* a writer already stuck (a disk that does not answer) gets 100 ms more, not the whole wait */
     ncs_writer_stop(exit_stuck ? 100 : ncs_cfg.exit_ms);
@@ -198,6 +201,7 @@ static void exit_flush(void) {
       ncs_debug("%lu fork(s) proceeded after 2 s with shim code still inside the loader, CUDA or NVML",
                 ncs_gate_timeouts());
   }
+  pthread_setcancelstate(cancel, NULL);
   errno = saved;
 }
 
@@ -245,7 +249,11 @@ static void thread_exit(void *arg) {
 
 int ncs_activate(void) {
   int rc = 0;
-  int saved = errno;
+  int saved = errno, cancel;
+  /* a thread cancelled here (a job giving up on a slow init) would leave act_mu locked and the
+   * writer half started: every later NCCL call and fork of the process would hang. The request
+   * stays pending and acts at the job's next cancellation point, after activation. */
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   uint32_t busy = ncs_tls.busy;
   ncs_tls.busy = 1; /* an NCCL call made by what activation runs is forwarded, not recorded */
   pthread_mutex_lock(&act_mu);
@@ -300,6 +308,7 @@ int ncs_activate(void) {
 out:
   pthread_mutex_unlock(&act_mu);
   ncs_tls.busy = busy;
+  pthread_setcancelstate(cancel, NULL);
   errno = saved;
   return rc;
 }

@@ -15,6 +15,10 @@
 #   tfork     a non-main thread forks children while another thread calls NCCL in a loop; the
 #             children exec, exit or _exit after activating the shim (NCS_HOSTILE_RUNS runs)
 #   exitrace  exit() while three threads are inside NCCL calls (5 runs)
+#   cancel    a thread cancelled (pthread_cancel) during the process's first NCCL calls, and one
+#             cancelled while it makes and destroys communicators; then the job uses NCCL, forks
+#             and exits: it used to hang for ever (the cancelled thread kept the shim's
+#             activation lock or the writer's; fixed: shim/state.c, shim/comms.c)
 #   hostname  a host name with '/', '..', a newline, a tab, quotes, '<' and non-UTF-8 bytes
 #             (user + UTS namespace; SKIP where unshare is not allowed)
 #   tmpfs     NCCLSCOPE_DIR on a 16 KiB and a 64 KiB file system that fills up (user + mount
@@ -87,6 +91,20 @@ for i in 1 2 3 4 5; do
   fi
 done
 check_eq "hostile exitrace: 5 runs of exit(0) beside three threads inside NCCL calls: exit 0, trace readable" 0 "$bad"
+
+# cancel: the delays spread the cancellation over activation and the communicator cycle
+for mode in cancel cancel-destroy; do
+  bad=0
+  for us in 0 100 300 1000 3000 10000; do
+    d=$T/cx; rm -rf "$d"; mkdir -p "$d"
+    (cd "$d" && NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" timeout -k 5 60 "$HJ" $mode $us >out 2>err; echo $? >rc)
+    f=$(traces "$d/tr" | head -1)
+    if [ "$(cat "$d/rc") $(cat "$d/out")" != "0 ok cancel cancelled" ] || [ -z "$f" ] || ! readable "$f"; then
+      bad=$((bad + 1)); echo "    $mode $us us: exit $(cat "$d/rc") (124: hung) $(head -c 200 "$d/err") ${STATS:-no trace}"
+    fi
+  done
+  check_eq "hostile $mode: a thread cancelled after 0..10000 us (6 runs): the job goes on, forks and exits 0, trace readable" 0 "$bad"
+done
 
 # hostname: a user and UTS namespace lets an unprivileged test set any host name
 HOSTNAME_RAW='../..\n<b>x"y/z\377\376\tq'

@@ -15,6 +15,10 @@
  *   clearenv    clearenv() before the first NCCL call, then a full communicator lifecycle
  *   exitrace N  three threads call ncclAllReduce and ncclCommGetAsyncError in loops; once they
  *               made N calls the main thread calls exit(0) while they are still calling
+ *   cancel US   a thread making the process's first NCCL calls is cancelled after US
+ *               microseconds; the main thread then makes a communicator, an all-reduce, forks
+ *   cancel-destroy US  the same after activation, the thread making and destroying
+ *               communicators (CommDestroy waits for the shim's writer)
  *   nofile      the job's own descriptor budget: RLIMIT_NOFILE as set by the caller; the job
  *               opens /dev/null until EMFILE after its first NCCL call and prints how many
  * Prints "ok MODE ..." lines; stderr carries diagnostics only. */
@@ -295,6 +299,49 @@ static int mode_exitrace(int n) {
   exit(0); /* the threads are still calling */
 }
 
+/* ---- cancel ---- */
+/* A thread cancelled while it makes the process's first NCCL call (a job that gives up on a slow
+ * init by cancelling the thread that runs it), after DELAY_US; the job then uses NCCL from its
+ * main thread and forks. */
+static void *first_call(void *arg) {
+  (void)arg;
+  ncclUniqueId id;
+  for (;;) ncclGetUniqueId(&id); /* cancelled in or between calls */
+  return NULL;
+}
+/* after activation: communicators made and destroyed until cancelled (the destroy waits for
+ * the shim's writer) */
+static void *comm_cycle(void *arg) {
+  (void)arg;
+  for (;;) {
+    ncclUniqueId id;
+    ncclComm_t c;
+    if (ncclGetUniqueId(&id) == ncclSuccess && ncclCommInitRank(&c, 1, id, 0) == ncclSuccess) ncclCommDestroy(c);
+  }
+  return NULL;
+}
+static int mode_cancel(int delay_us, int after_activation) {
+  pthread_t t;
+  if (after_activation) {
+    ncclUniqueId id;
+    NCCHK(ncclGetUniqueId(&id));
+  }
+  JOBCHK(pthread_create(&t, NULL, after_activation ? comm_cycle : first_call, NULL) == 0, "pthread_create");
+  if (delay_us > 0) { struct timespec d = {0, delay_us * 1000L}; nanosleep(&d, NULL); }
+  pthread_cancel(t);
+  void *res;
+  pthread_join(t, &res);
+  setup();
+  one_allreduce(1);
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  int st;
+  waitpid(p, &st, 0);
+  teardown();
+  printf("ok cancel %s\n", res == PTHREAD_CANCELED ? "cancelled" : "not cancelled");
+  return 0;
+}
+
 /* ---- nofile ---- */
 static int mode_nofile(void) {
   setup();
@@ -319,6 +366,8 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "nofile")) return mode_nofile();
   if (!strcmp(argv[1], "lowfd")) return mode_lowfd(n);
   if (!strcmp(argv[1], "exitrace")) return mode_exitrace(n);
+  if (!strcmp(argv[1], "cancel")) return mode_cancel(n, 0);
+  if (!strcmp(argv[1], "cancel-destroy")) return mode_cancel(n, 1);
   fprintf(stderr, "hostile_job: unknown mode %s\n", argv[1]);
   return 2;
 }
