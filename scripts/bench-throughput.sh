@@ -16,7 +16,9 @@
 #   paced-1     1 thread at 1 M calls/s for BENCH_PACED_S seconds: drops, achieved rate
 #   paced-4     4 threads at 1 M calls/s each, the same
 #   onset-1/4   1 and 4 threads, 1 s at 0.5, 1, 2, 4 M calls/s per thread: drops at each rate
-#   writer      the writer thread's CPU per recorded call (tight-1 and paced-1 runs)
+#   writer      the writer thread's CPU per recorded call, its compression helper's included
+#               (tight and paced runs)
+#   levels      zstd levels on the tight loop's row chunks: CPU and bytes per record
 #   idle        process CPU per second while the traced process sits idle (5 s)
 #   fixed       process CPU of a whole traced run of 10 calls, minus the plain run's (each run
 #               writes into its own directory, removed only at the end: deleting a file and
@@ -28,8 +30,9 @@
 # Each row also gives the 1-minute load average seen at the end of its runs (min..max): on a
 # shared machine the figures are indications of that load.
 # Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_BEFORE_REV (unset),
-# BENCH_DDP (1; 0 skips the ddp-bytes row), BENCH_ROWS (all: a subset of "tight1 tight4 paced1
-# paced4 idle onset fixed ddp"), BENCH_HOG (0: N busy loops run beside every measured run, a
+# BENCH_DDP (1; 0 skips the ddp-bytes row), BENCH_RING_KB (unset; else a `ring` variant: after
+# with NCCLSCOPE_BUFFER_KB set to it, rows tight/paced/onset only), BENCH_ROWS (all: a subset of "tight1 tight4 paced1
+# paced4 idle onset levels fixed ddp"), BENCH_HOG (0: N busy loops run beside every measured run, a
 # load that does not depend on who else is on the machine; they are stopped at the end).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,7 +50,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-thr.XXXXXX")
 HOGS=()
 stop_hogs() { local p; for p in "${HOGS[@]}"; do kill "$p" 2>/dev/null; done; HOGS=(); }
 trap 'stop_hogs; rm -rf "$W"' EXIT
-ROWS=" ${BENCH_ROWS:-tight1 tight4 paced1 paced4 idle onset fixed ddp} "
+ROWS=" ${BENCH_ROWS:-tight1 tight4 paced1 paced4 idle onset levels fixed ddp} "
 want() { [[ $ROWS == *" $1 "* ]]; }
 export NCCL_DEBUG=
 
@@ -77,6 +80,8 @@ if [ -n "${BENCH_BEFORE_REV:-}" ]; then
     echo "bench-throughput: could not build $BENCH_BEFORE_REV (see $W/before.log); no 'before' column" >&2
   fi
 fi
+# BENCH_RING_KB: one more variant, `ring`: after with NCCLSCOPE_BUFFER_KB=$BENCH_RING_KB
+[ -n "${BENCH_RING_KB:-}" ] && VARIANTS="${VARIANTS/after/after ring}"
 shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; *) echo "$SHIM" ;; esac; }
 
 # one VARIANT TAG ARGS...: one rate_job run on the stub; appends
@@ -87,6 +92,7 @@ one() {
   rm -rf "$d"
   local env=(LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0)
   [ "$v" = off ] && env+=(NCCLSCOPE_DISABLE=1)
+  [ "$v" = ring ] && env+=(NCCLSCOPE_BUFFER_KB="$BENCH_RING_KB")
   [ "$v" != plain ] && env+=(LD_PRELOAD="$(shim_of "$v")")
   out=$(env "${env[@]}" "$JOB" "$@" 2>&1)
   local calls=0 dropped=0 f
@@ -187,6 +193,57 @@ for v in $VARIANTS; do
 done
 fi
 
+# zstd levels on the rows of the tight loop: a 4-thread tight-loop trace (after), its row chunks
+# decompressed and compressed again at each level, one reused context, best of 5 passes of the
+# benchmark's own CPU time (single thread, no I/O): what a level costs per record and gives
+if want levels; then
+cat >"$W/levels.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+static unsigned u32(const unsigned char *p) { unsigned v; memcpy(&v, p, 4); return v; }
+static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return 1;
+  fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(n), *raw[4096]; size_t len[4096], off = 64, total = 0; int nc = 0; double recs = 0;
+  if (!b || fread(b, 1, n, f) != (size_t)n) return 1;
+  while (off + 40 <= (size_t)n && nc < 4096) { /* row chunks over 1 MiB (flag 4 = columns) */
+    unsigned pay = u32(b + off + 4), rs = u32(b + off + 8), fl = u32(b + off + 36);
+    if (!(fl & 4) && rs > (1u << 20) && (raw[nc] = malloc(rs)) &&
+        ZSTD_decompress(raw[nc], rs, b + off + 40, pay) == rs) { len[nc++] = rs; total += rs; recs += u32(b + off + 12); }
+    off += 40 + pay;
+  }
+  if (!nc) { printf("  no row chunk over 1 MiB\n"); return 0; }
+  printf("  %d row chunks, %.1f raw bytes per record\n", nc, total / recs);
+  ZSTD_CCtx *c = ZSTD_createCCtx(); size_t cap = ZSTD_compressBound(8u << 20); unsigned char *out = malloc(cap);
+  int lv[] = {3, 1, -1, -5, -20, -100};
+  for (int l = 0; l < 6; l++) {
+    double best = 1e30; size_t z = 0;
+    for (int rep = 0; rep < 5; rep++) {
+      double t0 = cpu(); z = 0;
+      for (int i = 0; i < nc; i++) z += ZSTD_compressCCtx(c, out, cap, raw[i], len[i], lv[l]);
+      if (cpu() - t0 < best) best = cpu() - t0;
+    }
+    printf("  level %4d  %6.2f ns/record  %5.2f bytes/record\n", lv[l], best * 1e9 / recs, z / recs);
+  }
+  return 0;
+}
+C
+  echo
+  echo "levels: zstd level against CPU and bytes per record, row chunks of a 4-thread tight loop ($((TIGHT / 4)) calls each)"
+  if cc -O2 -o "$W/levels" "$W/levels.c" -lzstd; then
+    d=$W/tr-levels
+    env LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$SHIM" \
+      "$JOB" -n "$((TIGHT / 4))" -t 4 >/dev/null 2>&1
+    for f in "$d"/*.ncs; do [ -f "$f" ] && "$W/levels" "$f"; done
+    rm -rf "$d"
+  fi
+fi
+
 # fixed CPU per traced process: rusage of a 10-call run, default settings (call sites on)
 if want fixed; then
 echo
@@ -206,11 +263,12 @@ print("%.2f" % (1000 * ((after.ru_utime - before.ru_utime) + (after.ru_stime - b
 PY
 }
 mkdir -p "$W/fixed-dirs"
-for ((r = 1; r <= 5 * ROUNDS; r++)); do for v in $VARIANTS; do fixed "$v" "$r" >>"$W/fixed.$v"; done; done
+FIXED_VARIANTS=${VARIANTS/ ring/}
+for ((r = 1; r <= 5 * ROUNDS; r++)); do for v in $FIXED_VARIANTS; do fixed "$v" "$r" >>"$W/fixed.$v"; done; done
 rm -rf "$W/fixed-dirs"
 echo "  (fixed: $(cut -d' ' -f1 /proc/loadavg) load at the end)"
 pm=$(sort -g "$W/fixed.plain" | awk '{a[NR]=$1} END {print NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')
-for v in $VARIANTS; do
+for v in $FIXED_VARIANTS; do
   printf '  %-7s %s   added (median) %s\n' "$v" "$(sort -g "$W/fixed.$v" | awk '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f / %.2f / %.2f", a[1], m, a[NR]}')" \
     "$(sort -g "$W/fixed.$v" | awk -v p="$pm" '{a[NR]=$1} END {m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.2f", m - p}')"
 done
@@ -234,7 +292,7 @@ ddp() { # VARIANT TIMING STEPS: prints "bytes calls dropped" summed over the ran
   done
   echo "$b $c $x"
 }
-for v in $SHIMS; do
+for v in ${SHIMS/ ring/}; do
   for gt in 0 1; do
     for ((r = 1; r <= ROUNDS; r++)); do
       read -r b1 c1 x1 <<<"$(ddp "$v" "$gt" 100)"
