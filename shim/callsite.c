@@ -12,7 +12,8 @@
  *     that closes every descriptor and opens its own files there would have libunwind read,
  *     write and close them. The shim exports pipe2: a call made from libunwind's text gets both
  *     ends moved high (ncs_fd_move_high), like every descriptor of the shim; every other
- *     caller gets the plain system call, as from libc.
+ *     caller gets the next pipe2 in the lookup order (libc's, or a later preload's: a tool that
+ *     interposes pipe2 after the shim still sees the job's calls), found by the constructor.
  *   - ncs_callsite_capture() runs on the hot path: unwinds up to NCCLSCOPE_CALLSITE_DEPTH
  *     frames starting at the wrapper's caller, hashes them (FNV-1a 64 over the addresses,
  *     folded to 32 bits, never 0) and looks the id up in a fixed, lock-free open-addressing
@@ -56,8 +57,17 @@ static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
 
 static _Atomic uintptr_t unw_lo, unw_hi; /* libunwind's text; 0 until loaded */
 
+typedef int (*pipe2_fn)(int[2], int);
+static pipe2_fn next_pipe2; /* the pipe2 after the shim's (libc's, or another preload's) */
+
+void ncs_pipe2_resolve(void) { /* constructor: never from pipe2 itself, which a signal handler may call */
+  next_pipe2 = (pipe2_fn)dlsym(RTLD_NEXT, "pipe2"); /* as the job's own reference binds: an unversioned
+                                                      * interposer too (dlvsym would skip it) */
+}
+
 __attribute__((visibility("default"))) int pipe2(int fds[2], int flags) {
-  if (syscall(SYS_pipe2, fds, flags) != 0) return -1; /* errno set, as libc's */
+  pipe2_fn next = next_pipe2; /* NULL only before the shim's constructor: the plain system call */
+  if ((next ? next(fds, flags) : (int)syscall(SYS_pipe2, fds, flags)) != 0) return -1; /* errno set, as libc's */
   uintptr_t ra = (uintptr_t)__builtin_return_address(0), lo = atomic_load_explicit(&unw_lo, memory_order_acquire);
   if (NCS_UNLIKELY(lo && ra >= lo && ra < atomic_load_explicit(&unw_hi, memory_order_relaxed))) {
     int saved = errno;

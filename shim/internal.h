@@ -196,6 +196,7 @@ void ncs_nb_atfork_child(void);
 /* ---- callsite.c (also the "callsites" collector, hooks.h) ---- */
 /* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */
 uint32_t ncs_callsite_capture(void *ra);
+void ncs_pipe2_resolve(void); /* constructor: the pipe2 the exported one forwards to */
 
 /* ---- rowzip.c (writer thread only): a large chunk of rows compressed on a helper thread
  * while the writer still appends to it ---- */

@@ -396,6 +396,7 @@ static void atfork_child(void) {
 __attribute__((constructor)) static void ncs_constructor(void) {
   int saved = errno;
   pthread_once(&ncs_resolve_once, ncs_resolve_all);
+  ncs_pipe2_resolve();
   if (!getcwd(start_cwd, sizeof start_cwd)) start_cwd[0] = 0;
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   errno = saved;

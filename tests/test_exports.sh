@@ -26,3 +26,41 @@ u=$(grep -E '^_?[Uu]nw|_Unwind_|^_U' "$T/defined" "$T/undefined" | tr '\n' ' ')
 check_eq "exports: no libunwind/_Unwind symbol, defined or imported" "" "$u"
 needed=$(readelf -d "$SHIM" 2>/dev/null | grep NEEDED | grep -i -E 'unwind|zstd|nccl|cuda' | tr '\n' ' ')
 check_eq "exports: no DT_NEEDED on libunwind, libzstd, libnccl or CUDA" "" "$needed"
+
+# pipe2 is exported only to move libunwind's pipe: every other caller must reach the next pipe2
+# in the lookup order, so a tool preloaded after the shim that interposes pipe2 still sees the
+# job's calls (and the job gets that tool's answer, as without the shim).
+cat >"$T/spy.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+int spy_calls;
+int pipe2(int fds[2], int flags) {
+  spy_calls++;
+  int (*next)(int[2], int) = (int (*)(int[2], int))dlsym(RTLD_NEXT, "pipe2");
+  return next(fds, flags);
+}
+C
+cat >"$T/pjob.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return 1;
+  int cloexec = (fcntl(fds[1], F_GETFD) & FD_CLOEXEC) != 0;
+  int *calls = (int *)dlsym(RTLD_DEFAULT, "spy_calls");
+  printf("pipe %d %d cloexec %d spy %d\n", fds[0], fds[1], cloexec, calls ? *calls : -1);
+  return 0;
+}
+C
+if cc -shared -fPIC -o "$T/libspy.so" "$T/spy.c" 2>"$T/cc.err" && cc -o "$T/pjob" "$T/pjob.c" -ldl 2>>"$T/cc.err"; then
+  plain=$(LD_PRELOAD="$T/libspy.so" "$T/pjob")
+  shimmed=$(LD_PRELOAD="$SHIM $T/libspy.so" "$T/pjob")
+  check_eq "exports: a pipe2 preloaded after the shim sees the job's call, same descriptors and flags" \
+    "$plain" "$shimmed"
+  check_eq "exports: (the spy itself counts the call without the shim)" "pipe 3 4 cloexec 1 spy 1" "$plain"
+else
+  fail "exports: pipe2 spy build: $(head -c 300 "$T/cc.err")"
+fi
