@@ -109,7 +109,28 @@ static void jstr(FILE *f, const char *key, const char *s, int first) {
   ncs_json_str(&j, key, s);
 }
 
-static double us(const struct tl *t, int64_t ns) { return (double)(ns + t->shift) / 1e3; }
+/* ns as microseconds with 3 decimals, the text printf("%.3f", ns / 1e3) gives (below 2^52 ns,
+ * 52 days, the double's rounding error is under half the last digit, so the digits are
+ * exact), without printf's floating-point formatting: most of the command's time. */
+struct usec { char s[32]; };
+static struct usec ns_us(int64_t ns) {
+  struct usec u;
+  if (ns <= -(INT64_C(1) << 52) || ns >= (INT64_C(1) << 52)) {
+    snprintf(u.s, sizeof u.s, "%.3f", (double)ns / 1e3);
+    return u;
+  }
+  uint64_t m = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
+  char *p = u.s + sizeof u.s - 1;
+  *p = 0;
+  for (int i = 0; i < 3; i++, m /= 10) *--p = (char)('0' + m % 10);
+  *--p = '.';
+  do { *--p = (char)('0' + m % 10); m /= 10; } while (m);
+  if (ns < 0) *--p = '-';
+  memmove(u.s, p, (size_t)(u.s + sizeof u.s - p));
+  return u;
+}
+/* A job-clock time on the timeline (from its zero). */
+static struct usec us(const struct tl *t, int64_t ns) { return ns_us(ns + t->shift); }
 static void seen(struct tl *t, int file, int64_t ns) {
   struct kfile *kf = &t->kf[file];
   if (!kf->have_earliest || ns < kf->earliest) kf->earliest = ns;
@@ -150,14 +171,14 @@ static int stream_tid(struct tl *t, int file, uint64_t stream) {
  * one from rank-1 (ids from communicator, sequence number and the lower rank). */
 static void flows(struct tl *t, int file, int tid, const struct ncs_jev *e, const char *name) {
   if (e->rank < 0 || e->nranks < 2) return;
-  double ts = us(t, e->start);
+  struct usec ts = us(t, e->start);
   unsigned long long comm = (unsigned long long)e->comm_id, seq = (unsigned long long)e->c->seq;
   if (e->rank + 1 < e->nranks)
     fprintf(ev(t), "{\"ph\":\"s\",\"id\":\"%016llx:%llu:%d\",\"name\":\"%s\",\"cat\":\"coll-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank, name, t->pid[file], tid, ts);
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%s}", comm, seq, e->rank, name, t->pid[file], tid, ts.s);
   if (e->rank > 0)
     fprintf(ev(t), "{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"%016llx:%llu:%d\",\"name\":\"%s\",\"cat\":\"coll-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", comm, seq, e->rank - 1, name, t->pid[file], tid, ts);
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%s}", comm, seq, e->rank - 1, name, t->pid[file], tid, ts.s);
 }
 
 /* The pairing state of kernel operation op (len bytes) in file kf; NULL when the table is full. */
@@ -211,7 +232,7 @@ static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_j
   uint64_t i = l->calls2++;
   if (i < l->shown)
     fprintf(ev(t), "{\"ph\":\"s\",\"id\":\"k%d:%s:%llu\",\"name\":\"launch\",\"cat\":\"kernel-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", t->pid[file], l->op, (unsigned long long)i, t->pid[file], tid, us(t, e->start));
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%s}", t->pid[file], l->op, (unsigned long long)i, t->pid[file], tid, us(t, e->start).s);
 }
 
 /* ---- writing: one event of the spool at a time, in the order the loader gave them ---- */
@@ -223,15 +244,15 @@ static void write_call(struct tl *t, int file, const struct ncs_jrank *r, const 
   int kind = ncs_op_kind(e->c->op);
   const char *cat = kind == NCS_KIND_P2P ? "p2p" : kind == NCS_KIND_COLL ? "coll" : kind == NCS_KIND_GROUP ? "group"
                     : kind == NCS_KIND_COMM ? "comm" : "other";
-  fprintf(ev(t), "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f",
-          name ? name : "?", cat, t->pid[file], tid, us(t, e->start), (double)(e->end - e->start) / 1e3);
+  fprintf(ev(t), "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"dur\":%s",
+          name ? name : "?", cat, t->pid[file], tid, us(t, e->start).s, ns_us(e->end - e->start).s);
   fprintf(t->f, ",\"args\":{\"seq\":%llu,\"count\":%llu,\"bytes\":%llu,\"busbw_gbps\":%.3f,\"timing\":\"%s\"",
           (unsigned long long)e->c->seq, (unsigned long long)e->c->count, (unsigned long long)e->bytes,
           e->busbw_gbps, e->has_gpu ? "gpu" : "host");
   jstr(t->f, "transport", e->transport, 0);
-  fprintf(t->f, ",\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d,\"host_enter_us\":%.3f,\"host_us\":%.3f",
-          (unsigned long long)e->comm_id, e->rank, e->nranks, us(t, e->a->enter),
-          (double)(e->a->exit - e->a->enter) / 1e3);
+  fprintf(t->f, ",\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d,\"host_enter_us\":%s,\"host_us\":%s",
+          (unsigned long long)e->comm_id, e->rank, e->nranks, us(t, e->a->enter).s,
+          ns_us(e->a->exit - e->a->enter).s);
   if (kind == NCS_KIND_P2P || e->c->root >= 0) fprintf(t->f, ",\"%s\":%d", kind == NCS_KIND_P2P ? "peer" : "root", e->c->root);
   if (e->c->rc) fprintf(t->f, ",\"rc\":%d", e->c->rc);
   fputs("}}", t->f);
@@ -243,9 +264,9 @@ static void write_call(struct tl *t, int file, const struct ncs_jrank *r, const 
 static void write_comm(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
   if (!t->st[file].named) name_process(t, file, r);
   const char *name = ncs_op_name(e->op);
-  fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%s\",\"cat\":\"comm\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
+  fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%s\",\"cat\":\"comm\",\"pid\":%d,\"tid\":0,\"ts\":%s,"
                 "\"args\":{\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d}}",
-          name ? name : "?", t->pid[file], us(t, e->t), (unsigned long long)e->comm_id, e->rank, e->nranks);
+          name ? name : "?", t->pid[file], us(t, e->t).s, (unsigned long long)e->comm_id, e->rank, e->nranks);
   t->events++;
 }
 
@@ -286,8 +307,8 @@ static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, cons
       uint64_t left = kf->kernels > (uint64_t)t->max_kernels ? kf->kernels - (uint64_t)t->max_kernels : 1;
       t->kernels_left += left;
       fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"kernels left out\",\"cat\":\"note\",\"pid\":%d,\"tid\":0,"
-                    "\"ts\":%.3f,\"args\":{\"left_out\":%llu,\"written\":%lld,\"option\":\"--max-kernels\"}}",
-              t->pid[file], us(t, a->start), (unsigned long long)left, (long long)t->max_kernels);
+                    "\"ts\":%s,\"args\":{\"left_out\":%llu,\"written\":%lld,\"option\":\"--max-kernels\"}}",
+              t->pid[file], us(t, a->start).s, (unsigned long long)left, (long long)t->max_kernels);
     }
     return;
   }
@@ -300,9 +321,9 @@ static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, cons
   const char *name = kernel_name(t, file, k);
   fputc('{', ev(t));
   jstr(t->f, "name", name ? name : c == NCS_KCLASS_MEMCPY ? "memcpy" : c == NCS_KCLASS_MEMSET ? "memset" : "kernel", 1);
-  fprintf(t->f, ",\"ph\":\"X\",\"cat\":\"%s\",\"cname\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+  fprintf(t->f, ",\"ph\":\"X\",\"cat\":\"%s\",\"cname\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%s,\"dur\":%s,"
                 "\"args\":{\"stream\":%u,\"device\":%u,\"correlation\":%u",
-          cat[c], cname[c], t->pid[file], tid, us(t, a->start), (double)(a->end - a->start) / 1e3, k->stream, k->device,
+          cat[c], cname[c], t->pid[file], tid, us(t, a->start).s, ns_us(a->end - a->start).s, k->stream, k->device,
           k->correlation);
   if (c >= NCS_KCLASS_MEMCPY) fprintf(t->f, ",\"bytes\":%llu", (unsigned long long)k->bytes);
   fputs("}}", t->f);
@@ -310,7 +331,7 @@ static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, cons
   if (linked(l)) {
     uint64_t i = l->kernels2++;
     fprintf(ev(t), "{\"ph\":\"f\",\"bp\":\"e\",\"id\":\"k%d:%s:%llu\",\"name\":\"launch\",\"cat\":\"kernel-flow\","
-                  "\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", t->pid[file], l->op, (unsigned long long)i, t->pid[file], tid, us(t, a->start));
+                  "\"pid\":%d,\"tid\":%d,\"ts\":%s}", t->pid[file], l->op, (unsigned long long)i, t->pid[file], tid, us(t, a->start).s);
   }
 }
 
