@@ -5,7 +5,9 @@
 # collectives (default 1024 x 5000, GPU times, 8 ranks per host, one straggler; `ncclscope
 # synth`), all the machine's cores (NCCLSCOPE_THREADS unset), the JSON written to /dev/null.
 # "before" is the decoder built from git ref BASE (unset: only "after" runs) in a scratch
-# worktree; "after" is BUILD (default build). JOB=DIR reuses a job `ncclscope synth` wrote.
+# worktree; "after" is BUILD (default build). The job is written by "before"'s synth when there is
+# one (a newer format would not be read by it; the newer reader reads the older formats).
+# JOB=DIR reuses a job `ncclscope synth` wrote.
 # The load average is printed at the start and the end; also each side's output size on a
 # second, unmeasured run (the two must match: the command's output did not change).
 # Example: BASE=9b9a23b REPS=3 scripts/bench-timeline.sh build
@@ -32,8 +34,9 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%s/%s/%s", v[1], v[int((NR+1)/2)], v[NR]}'; }
 col() { awk -v c="$2" '{print $c}' "$1"; }
 hosts=$(( RANKS >= 8 ? RANKS / 8 : 1 ))
+SYNTH=${NCS[before]:-${NCS[after]}}
 if [ -n "${JOB:-}" ]; then ln -s "$(cd "$JOB" && pwd)" "$W/job"; RANKS=$(ls "$W/job/" | grep -c '\.ncs$'); CALLS="(from $JOB)"
-else "${NCS[after]}" synth -o "$W/job" --ranks "$RANKS" --hosts "$hosts" --calls "$CALLS" --threads "$(nproc)" \
+else "$SYNTH" synth -o "$W/job" --ranks "$RANKS" --hosts "$hosts" --calls "$CALLS" --threads "$(nproc)" \
        --straggler 3:50:0.1 >/dev/null; fi
 echo "# bench-timeline: $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ), before=${BASE:-none}$([ -n "$BASE" ] && echo " ($(git -C "$ROOT" rev-parse --short "$BASE"))") after=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- decoder include || echo '+changes'), REPS=$REPS"
 echo "## $RANKS ranks x $CALLS calls ($(du -sLm "$W/job" | cut -f1) MiB in $(ls "$W/job/" | wc -l) files): min/median/max of $REPS (load $(load))"
