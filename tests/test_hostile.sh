@@ -6,6 +6,7 @@
 #             from code without unwind information: libunwind's address-check pipe (opened by
 #             the shim's first call-site capture) used to sit on 3 and 4, so libunwind read the
 #             job's input and wrote stack bytes into its output (fixed: shim/callsite.c pipe2)
+#   atfork    the job's pthread_atfork handlers call NCCL while another thread calls it
 #   sigterm   the job's own SIGTERM handler, installed after the first NCCL call, with and
 #             without SA_RESTART: a blocked read resumes / returns EINTR exactly as without us
 #   sigsegv   the job's own SIGSEGV handler leaves by siglongjmp between NCCL calls
@@ -51,6 +52,7 @@ same_as_plain() {
   check_eq "hostile $name: every trace readable ($n)" 0 "$bad"
 }
 
+same_as_plain "atfork (the job's fork handlers call NCCL; 20 forks beside a calling thread)" atfork 20
 for i in 1 2 3; do same_as_plain "lowfd run $i (5 calls through a frame without unwind information)" lowfd 5; done
 FILTER='/^before:/d;/^after first call:/d;/^after destroy:/d' same_as_plain "sigterm (SA_RESTART and not)" sigterm
 grep -q '^no SA_RESTART: eintr$' "$T/s/out" && grep -q '^SA_RESTART: resumed$' "$T/s/out" &&

@@ -19,6 +19,7 @@
  *               microseconds; the main thread then makes a communicator, an all-reduce, forks
  *   cancel-destroy US  the same after activation, the thread making and destroying
  *               communicators (CommDestroy waits for the shim's writer)
+ *   atfork N    the job's pthread_atfork handlers call NCCL; N forks while a thread calls NCCL
  *   nofile      the job's own descriptor budget: RLIMIT_NOFILE as set by the caller; the job
  *               opens /dev/null until EMFILE after its first NCCL call and prints how many
  * Prints "ok MODE ..." lines; stderr carries diagnostics only. */
@@ -342,6 +343,38 @@ static int mode_cancel(int delay_us, int after_activation) {
   return 0;
 }
 
+/* ---- atfork ---- */
+/* the job's own fork handlers call NCCL (its prepare handler runs before the shim's, its child
+ * handler after) while a second thread calls NCCL in a loop */
+static void af_prepare(void) {
+  ncclResult_t a;
+  ncclCommGetAsyncError(comm, &a);
+  ncclAllReduce(buf, buf, 4, ncclFloat32, ncclSum, comm, stream);
+}
+static void af_parent(void) { int v; ncclGetVersion(&v); }
+static void af_child(void) { int v; ncclUniqueId id; ncclGetVersion(&v); ncclGetUniqueId(&id); }
+static int mode_atfork(int n) {
+  setup();
+  one_allreduce(0);
+  JOBCHK(pthread_atfork(af_prepare, af_parent, af_child) == 0, "pthread_atfork");
+  pthread_t a;
+  JOBCHK(pthread_create(&a, NULL, caller, NULL) == 0, "pthread_create");
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    pid_t p = fork();
+    if (p == 0) { ncclUniqueId id; _exit(ncclGetUniqueId(&id) == ncclSuccess ? 0 : 3); }
+    int st;
+    JOBCHK(p > 0 && waitpid(p, &st, 0) == p, "fork/waitpid");
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) bad++;
+  }
+  atomic_store(&stop_calls, 1);
+  pthread_join(a, NULL);
+  CUCHK(cudaStreamSynchronize(stream));
+  teardown();
+  printf("ok atfork children=%d bad=%d\n", n, bad);
+  return bad != 0;
+}
+
 /* ---- nofile ---- */
 static int mode_nofile(void) {
   setup();
@@ -367,6 +400,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "lowfd")) return mode_lowfd(n);
   if (!strcmp(argv[1], "exitrace")) return mode_exitrace(n);
   if (!strcmp(argv[1], "cancel")) return mode_cancel(n, 0);
+  if (!strcmp(argv[1], "atfork")) return mode_atfork(n);
   if (!strcmp(argv[1], "cancel-destroy")) return mode_cancel(n, 1);
   fprintf(stderr, "hostile_job: unknown mode %s\n", argv[1]);
   return 2;
