@@ -4,7 +4,8 @@
 # traced by the shim with every collector on (tests/golden/traces/job/: PROCESS, THREAD, COMM,
 # COMM_END, CALL, CALLSITE, MODULE, CLOCK, GPU_TIME, NCCL_LOG, TOPO_GPU, TOPO_LINK, PROFILE;
 # `dump`, and the record-fed members of `report --json`: ranks' core, topology, profile), and
-# the same job in format 2.0 (tests/golden/traces/job20/, column chunks).
+# the same job in format 2.0 (tests/golden/traces/job20/, column chunks) and 2.1 (job21/,
+# keyed columns).
 # It holds the decoder to what it read before a change that restructures code (records,
 # loader): such a change leaves these files alone. A change meant to alter what is printed
 # rewrites them with NCS_UPDATE_GOLDEN=1 (review the diff before committing).
@@ -38,3 +39,9 @@ compare job-report.out report_json
 compare job20.dump "$NCS" dump job20
 report_json20() { "$NCS" report --json job20 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
 compare job20-report.out report_json20
+# format 2.1: the same job traced by the shim of commit a30271a, GPU timing and kernel activity
+# (keyed columns: CALL seq, t_enter and duration, GPU_TIME gpu_start, KERNEL start); its dump
+# was checked equal, chunk offsets aside, to the dump of the same records rewritten as rows
+compare job21.dump "$NCS" dump job21
+report_json21() { "$NCS" report --json job21 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
+compare job21-report.out report_json21
