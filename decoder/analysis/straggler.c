@@ -55,6 +55,13 @@ struct comm {
   uint64_t evicted;         /* open collectives pushed out of a full window */
   uint64_t arrivals_all;    /* every arrival, lined up or not */
   int partial;              /* set by finish: some rank has no trace, nothing lines up */
+  int dup_rank;             /* lowest rank two files claim, -1 none: nothing lines up either */
+  /* its complete collectives' skews, added into the engine's totals by finish (in comm_id
+   * order) unless nothing lines up on it */
+  uint64_t skew_n, skew_max_seq;
+  long double skew_sum;
+  int64_t skew_max;
+  uint64_t nmm;             /* mismatches noted on it */
   struct comm *next;
 };
 
@@ -74,7 +81,7 @@ struct ncs_strag {
   struct comm *comms;
   struct mismatch mm[MAX_LIST];
   uint64_t nmm, incomplete, oom, evicted, untraced_arrivals;
-  int npartial;
+  int npartial, ndup;
   char *hosts[MAX_HOSTS];   /* distinct host names, for the clock check */
   int nhosts;
   struct ncs_strag_host_offset offsets[MAX_HOSTS];
@@ -84,7 +91,6 @@ struct ncs_strag {
   long double skew_sum;
   int64_t skew_max;
   uint64_t skew_max_comm, skew_max_seq;
-  int skew_max_rank;
   size_t peak_open;
   struct ncs_strag_rank *res;
   int nres;
@@ -158,6 +164,7 @@ static struct comm *comm_get(struct ncs_strag *s, uint64_t id, int nranks) {
       s->oom++;
     } else {
       for (size_t i = 0; i < n; i++) { c->file[i] = -1; c->dev[i] = -1; }
+      c->dup_rank = -1;
       c->comm_id = id;
       c->nranks = nranks;
       c->base = 1;
@@ -191,6 +198,8 @@ void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
   f->local[cm->comm].rank = cm->rank;
   pthread_mutex_lock(&c->mu);
   if (c->file[cm->rank] < 0) c->nreg++;
+  else if (c->file[cm->rank] != file && (c->dup_rank < 0 || cm->rank < c->dup_rank))
+    c->dup_rank = cm->rank; /* a second file claims the rank (every claimant sees one before it) */
   c->nfiles_reg += file_new;
   if (held > c->max_held) c->max_held = held;
   c->file[cm->rank] = file;
@@ -217,6 +226,7 @@ static void note_mismatch(struct ncs_strag *s, struct comm *c, uint64_t seq, con
                        .got = odd_is_b ? sl->b : sl->a, .want = odd_is_b ? sl->a : sl->b,
                        .nodd = odd_is_b ? sl->nb : sl->na};
   if (!odd_is_b) m.rank = -1; /* the first rank to enter was the odd one; name unknown */
+  c->nmm++;
   pthread_mutex_lock(&s->mu);
   if (s->nmm < MAX_LIST) s->mm[s->nmm] = m;
   s->nmm++;
@@ -236,16 +246,12 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   c->sum_min += (long double)sl->tmin;
   c->complete++;
   if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
-  pthread_mutex_lock(&s->mu);
-  s->skew_n++;
-  s->skew_sum += (long double)skew;
-  if (s->skew_n == 1 || skew > s->skew_max ||
-      (skew == s->skew_max && (c->comm_id < s->skew_max_comm || (c->comm_id == s->skew_max_comm && seq < s->skew_max_seq)))) {
-    /* equal skews: the lowest (comm, seq), whatever order the collectives close in */
-    s->skew_max = skew; s->skew_max_comm = c->comm_id; s->skew_max_seq = seq;
-    s->skew_max_rank = sl->last_rank;
+  c->skew_n++;
+  c->skew_sum += (long double)skew;
+  if (c->skew_n == 1 || skew > c->skew_max || (skew == c->skew_max && seq < c->skew_max_seq)) {
+    /* equal skews: the lowest seq, whatever order the collectives close in */
+    c->skew_max = skew; c->skew_max_seq = seq;
   }
-  pthread_mutex_unlock(&s->mu);
 }
 
 /* Most open collectives kept per communicator (96 MB): beyond it the oldest are given up.
@@ -439,6 +445,16 @@ static int row_of(const struct rows *w, const struct ncs_strag_rank *res, const 
   return n == 1 ? found : -1;
 }
 
+/* The mismatches noted on c, taken out of the list (those past its MAX_LIST entries only
+ * from the count). */
+static void drop_mismatches(struct ncs_strag *s, const struct comm *c) {
+  if (!c->nmm) return;
+  uint64_t kept = 0, listed = s->nmm < MAX_LIST ? s->nmm : MAX_LIST;
+  for (uint64_t i = 0; i < listed; i++)
+    if (s->mm[i].comm_id != c->comm_id) s->mm[kept++] = s->mm[i];
+  s->nmm -= c->nmm;
+}
+
 void ncs_strag_finish(struct ncs_strag *s) {
   if (!s) return;
   struct rows w;
@@ -449,7 +465,18 @@ void ncs_strag_finish(struct ncs_strag *s) {
   }
   for (struct comm *c = s->comms; c; c = c->next) {
     c->partial = c->nreg < c->nranks; /* some rank has no trace among the files given */
-    if (c->partial) { s->npartial++; s->untraced_arrivals += c->arrivals_all; continue; }
+    if (c->partial) { s->npartial++; s->untraced_arrivals += c->arrivals_all; }
+    /* two files claim one of its ranks: which one is that rank is unknowable, and what lined
+     * up depended on which file was read first; nothing of it counts (METRICS.md) */
+    if (c->dup_rank >= 0) s->ndup++;
+    if (c->partial || c->dup_rank >= 0) { drop_mismatches(s, c); continue; }
+    /* its skews: equal maxima go to the lowest (comm, seq), whatever order comms are listed in */
+    s->skew_sum += c->skew_sum;
+    if (c->skew_n && (!s->skew_n || c->skew_max > s->skew_max ||
+                      (c->skew_max == s->skew_max && c->comm_id < s->skew_max_comm))) {
+      s->skew_max = c->skew_max; s->skew_max_comm = c->comm_id; s->skew_max_seq = c->skew_max_seq;
+    }
+    s->skew_n += c->skew_n;
     s->evicted += c->evicted;
     /* open slots: collectives some ranks never entered */
     long double *extra_min = calloc((size_t)c->nranks, sizeof *extra_min);
@@ -530,6 +557,7 @@ double ncs_strag_skew_mean_us(const struct ncs_strag *s) {
 double ncs_strag_skew_max_us(const struct ncs_strag *s) { return s->skew_n ? (double)s->skew_max / 1e3 : 0; }
 size_t ncs_strag_peak_window(const struct ncs_strag *s) { return s->peak_open; }
 int ncs_strag_partial(const struct ncs_strag *s) { return s->npartial; }
+int ncs_strag_claimed_twice(const struct ncs_strag *s) { return s->ndup; }
 
 int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max) {
   int n = 0;
@@ -586,6 +614,10 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
     if (c->partial)
       fprintf(f, "  communicator %016llx has %d ranks but only %d of them are in the %d trace file(s) given:"
                  " its collectives are not lined up\n", (unsigned long long)c->comm_id, c->nranks, c->nreg, s->nfiles);
+    else if (c->dup_rank >= 0)
+      fprintf(f, "  communicator %016llx: rank %d is claimed by more than one trace file (a copy, or a cut"
+                 " trace beside the whole one?): its collectives are not lined up\n",
+              (unsigned long long)c->comm_id, c->dup_rank);
   if (s->evicted)
     fprintf(f, "  %llu open collective(s) given up: ranks were read more than %u collectives apart\n",
             (unsigned long long)s->evicted, WINDOW_MAX);
@@ -631,6 +663,7 @@ void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
   ncs_json_uint(j, "peak_open", s->peak_open);
   ncs_json_uint(j, "given_up", s->evicted);
   ncs_json_int(j, "communicators_partly_traced", s->npartial);
+  if (s->ndup) ncs_json_int(j, "communicators_rank_claimed_twice", s->ndup);
   ncs_json_obj_end(j);
   ncs_json_arr_begin(j, "clock_check");
   for (int i = 0; i < s->noffsets; i++) {

@@ -69,6 +69,7 @@ double ncs_strag_skew_mean_us(const struct ncs_strag *s);
 double ncs_strag_skew_max_us(const struct ncs_strag *s);
 size_t ncs_strag_peak_window(const struct ncs_strag *s);   /* most open collectives at once */
 int ncs_strag_partial(const struct ncs_strag *s);  /* communicators some ranks of which have no trace */
+int ncs_strag_claimed_twice(const struct ncs_strag *s); /* communicators a rank of which two files claim */
 /* Clock check: a collective's GPU work ends at nearly the same moment on every rank, so on
  * sampled collectives (every 64th seq, the first 1024 per communicator) each host's mean GPU
  * end minus the mean of all ranks measures that host's residual clock offset after alignment.

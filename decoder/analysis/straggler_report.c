@@ -129,7 +129,8 @@ static void sr_finish(void *state, const struct ncs_job *job) {
 
 static void sr_text(void *state, FILE *f, const struct ncs_job *job) {
   struct sr *s = state;
-  if (!s || (!ncs_strag_collectives(s->s) && !ncs_strag_incomplete(s->s) && !ncs_strag_partial(s->s))) return;
+  if (!s || (!ncs_strag_collectives(s->s) && !ncs_strag_incomplete(s->s) && !ncs_strag_partial(s->s) &&
+             !ncs_strag_claimed_twice(s->s))) return;
   fputc('\n', f);
   ncs_strag_print_text(s->s, f, job->detail ? 1 << 20 : 5);
 }

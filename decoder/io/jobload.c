@@ -88,26 +88,44 @@ struct loader {
   int lockstep;               /* 1: files advance a chunk at a time in lockstep; 0: whole files */
   struct cmask { uint64_t comm_id; unsigned mask; } *cm; /* transports seen per communicator */
   int ncm, capcm;
-  char **topo_hosts;          /* hosts whose topology a file already keeps (one per host) */
+  struct tkeep { char *host; int file; } *topo_hosts; /* per host, the file that keeps its topology */
   int ntopo, captopo;
 };
 
-/* 1 when this file should keep its host's topology: the first file of that host to ask. */
-static int topo_claim(struct loader *L, const char *host) {
-  int mine = 1;
+/* 1 when file should keep its host's topology: no file before it in file order keeps it so
+ * far. In the end the first file of the host (in file order) that has one keeps it, whichever
+ * thread asked first; a file it displaced drops its copy when the load ends (topo_settle). */
+static int topo_claim(struct loader *L, const char *host, int file) {
+  int mine = 1, i = 0;
   pthread_mutex_lock(&L->mu);
-  for (int i = 0; i < L->ntopo && mine; i++) mine = strcmp(L->topo_hosts[i], host) != 0;
-  if (mine) {
+  while (i < L->ntopo && strcmp(L->topo_hosts[i].host, host)) i++;
+  if (i < L->ntopo) {
+    mine = file < L->topo_hosts[i].file;
+    if (mine) L->topo_hosts[i].file = file;
+  } else {
     if (L->ntopo == L->captopo) {
       int nc = L->captopo ? L->captopo * 2 : 16;
-      char **p = realloc(L->topo_hosts, (size_t)nc * sizeof *p);
+      struct tkeep *p = realloc(L->topo_hosts, (size_t)nc * sizeof *p);
       if (p) { L->topo_hosts = p; L->captopo = nc; }
     }
     char *h = L->ntopo < L->captopo ? strdup(host) : NULL;
-    if (h) L->topo_hosts[L->ntopo++] = h; else mine = 0;
+    if (h) L->topo_hosts[L->ntopo++] = (struct tkeep){h, file}; else mine = 0;
   }
   pthread_mutex_unlock(&L->mu);
   return mine;
+}
+
+/* After the load: the topology copies of files their host's keeper displaced are dropped. */
+static void topo_settle(struct loader *L) {
+  for (int f = 0; f < L->n; f++) {
+    struct ncs_jrank *r = &L->job->r[f];
+    if (!r->topo) continue;
+    int i = 0;
+    while (i < L->ntopo && strcmp(L->topo_hosts[i].host, r->host)) i++;
+    if (i < L->ntopo && L->topo_hosts[i].file == f) continue;
+    free(r->topo);
+    r->topo = NULL;
+  }
 }
 
 /* Adds a file's transport classes of communicator comm_id (caller holds L->mu). */
@@ -341,7 +359,7 @@ static int v_raw(void *ctx, const struct ncs_raw *raw) {
     return 0;
   }
   if (raw->type != NCS_REC_TOPO_GPU && raw->type != NCS_REC_TOPO_LINK) return 0;
-  if (!f->topo_state) f->topo_state = topo_claim(f->L, f->r->host) ? 1 : -1;
+  if (!f->topo_state) f->topo_state = topo_claim(f->L, f->r->host, f->file) ? 1 : -1;
   if (f->topo_state < 0) return 0;
   if (!f->r->topo) {
     if (!(f->r->topo = malloc(sizeof *f->r->topo))) return 0;
@@ -632,7 +650,8 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
       ncs_tmask_name(st->comm_id ? cmask_of(&L, st->comm_id) : 0, st->transport, sizeof st->transport);
     }
   free(L.cm);
-  for (int i = 0; i < L.ntopo; i++) free(L.topo_hosts[i]);
+  topo_settle(&L);
+  for (int i = 0; i < L.ntopo; i++) free(L.topo_hosts[i].host);
   free(L.topo_hosts);
 
   /* job-level figures */
