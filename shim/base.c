@@ -24,7 +24,6 @@ _Atomic int ncs_active;
 int ncs_gpu_on;
 struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
 char ncs_host[256];
-_Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
 
 const char *ncs_host_name(void) { return ncs_host; }
 

@@ -4,7 +4,7 @@
  *   resolve.c   finds the real NCCL entry points (pnccl*, RTLD_NEXT, a privately loaded libnccl)
  *   base.c      what all read: settings struct, flags, ring table, host name, clock, debug (a leaf)
  *   state.c     reads the settings, activation at the first NCCL call, thread registration,
- *               the PROCESS record, fork, exit and fatal signals
+ *               the PROCESS record, fork and exit
  *   commtab.c   the communicator table (handle -> index, ids, sequence counters)
  *   wrappers.c  the exported nccl* functions, generated per shape: time, call the real one, record
  *   call.h      the steps of one recorded call, shared by wrappers.c and comms.c
@@ -215,8 +215,6 @@ int ncs_writer_wait_file(unsigned timeout_ms);
 struct ncs_collector_table;
 /* The collectors the writer walks (prepare, poll, stop), handed over before ncs_writer_start. */
 void ncs_writer_set_collectors(const struct ncs_collector_table *t);
-/* A fatal SIGTERM/SIGINT asked for a flush (set from a signal handler; the writer polls it). */
-extern _Atomic int ncs_sig_flush_req, ncs_sig_flush_done;
 void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destructor) */
 /* Writes a chunk now (after collecting GPU times for up to gpu_drain_ms; gpu_off: then ends GPU
  * timing) and waits for it, at most timeout_ms. The writer keeps going. -1 on timeout. */

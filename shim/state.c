@@ -205,43 +205,6 @@ static void exit_flush(void) {
   errno = saved;
 }
 
-/* SIGTERM / SIGINT with no handler of the application's kill the process without exit():
- * while their disposition is the default, the shim catches them, lets the writer write what
- * is buffered (waiting at most NCCLSCOPE_EXIT_MS, polling an atomic flag: async-signal-safe),
- * then restores the default and re-raises, so the process dies of the same signal. An
- * application that installs its own handler replaces this one; one that had a handler, or
- * ignores the signal, is left alone. */
-static void on_fatal_signal(int sig) {
-  int saved = errno;
-  if (atomic_load(&ncs_active) == 1) {
-    atomic_store(&ncs_sig_flush_req, 1);
-    ncs_writer_wake();
-    struct timespec ms = {0, 1000000};
-    for (unsigned i = 0; i < ncs_cfg.exit_ms && !atomic_load(&ncs_sig_flush_done); i++) nanosleep(&ms, NULL);
-  }
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, NULL);
-  errno = saved;
-  raise(sig); /* blocked until this handler returns, then the default action */
-}
-
-static void catch_fatal_signals(void) {
-  static const int sigs[] = {SIGTERM, SIGINT};
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-    struct sigaction old, sa;
-    if (sigaction(sigs[i], NULL, &old) != 0) continue;
-    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(sigs[i], &sa, NULL);
-  }
-}
-
 static void thread_exit(void *arg) {
   struct ncs_ring *r = arg;
   if (r) atomic_store_explicit(&r->state, NCS_SLOT_DEAD, memory_order_release);
@@ -301,9 +264,6 @@ int ncs_activate(void) {
   }
   if (ncs_writer_wait_file(1000) != 0) ncs_debug("the trace file was not created within 1 s: the job goes on");
   if (!atexit_done) atexit_done = atexit(exit_sync) == 0;
-  atomic_store(&ncs_sig_flush_req, 0);
-  atomic_store(&ncs_sig_flush_done, 0);
-  catch_fatal_signals();
   atomic_store_explicit(&ncs_active, 1, memory_order_release);
 out:
   pthread_mutex_unlock(&act_mu);

@@ -670,7 +670,6 @@ static void writer_sleep(uint64_t wait_ns) {
   pthread_mutex_lock(&q_mu);
   asked |= q_urgent;
   pthread_mutex_unlock(&q_mu);
-  asked |= atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
   if (!asked && !ring_needs_drain()) {
     struct timespec ts = {(time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull)};
     syscall(SYS_futex, &w_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
@@ -710,7 +709,6 @@ static void *writer_main(void *arg) {
     uint64_t wait_ns = drain(w) > 64 ? 1000000ull : UINT64_MAX;
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
-    int sig_flush = atomic_load(&ncs_sig_flush_req) && !atomic_load(&ncs_sig_flush_done);
     /* collectors holding work (GPU events pending): back within 10 ms, 1 ms when much */
     int busy = ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : 0);
     publish(w);
@@ -718,13 +716,12 @@ static void *writer_main(void *arg) {
     else if (busy && wait_ns > GPU_POLL_MS * 1000000ull) wait_ns = GPU_POLL_MS * 1000000ull;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
-    if (stop || syncing || sig_flush || now >= next_flush) {
+    if (stop || syncing || now >= next_flush) {
       if (stop) ncs_collectors_walk(collectors, offsetof(struct ncs_collector, stop));
       drain(w);
       flush_chunk(w, stop);
       next_flush = now + flush_ns;
     }
-    if (sig_flush) atomic_store(&ncs_sig_flush_done, 1);
     if (syncing) {
       pthread_mutex_lock(&w_mu);
       w_sync_done = sync;

@@ -54,7 +54,10 @@ same_as_plain() {
 
 same_as_plain "atfork (the job's fork handlers call NCCL; 20 forks beside a calling thread)" atfork 20
 for i in 1 2 3; do same_as_plain "lowfd run $i (5 calls through a frame without unwind information)" lowfd 5; done
-FILTER='/^before:/d;/^after first call:/d;/^after destroy:/d' same_as_plain "sigterm (SA_RESTART and not)" sigterm
+same_as_plain "sigterm (SA_RESTART and not; the dispositions the job reads before and after its first NCCL call)" sigterm
+grep -q '^after first call: term=default ' "$T/s/out" &&
+  pass "hostile sigterm: after the first NCCL call the job still reads the default SIGTERM disposition (SIGINT: as without the shim, above)" ||
+  fail "hostile sigterm: dispositions under the shim: $(grep '^after first call' "$T/s/out")"
 grep -q '^no SA_RESTART: eintr$' "$T/s/out" && grep -q '^SA_RESTART: resumed$' "$T/s/out" &&
   pass "hostile sigterm: the read returned EINTR without SA_RESTART and resumed with it" ||
   fail "hostile sigterm: $(tr '\n' ' ' <"$T/s/out")"
