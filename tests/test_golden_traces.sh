@@ -35,11 +35,11 @@ compare job.dump "$NCS" dump job
 report_json() { "$NCS" report --json job >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
 compare job-report.out report_json
 # format 2.0: the same job traced by the shim of commit 21dc8cc (column chunks of CALL,
-# GPU_TIME and KERNEL records, no keyed column), read by this reader (format 2.1)
+# GPU_TIME and KERNEL records, no keyed column), read by this reader (format 3.0)
 compare job20.dump "$NCS" dump job20
 report_json20() { "$NCS" report --json job20 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
 compare job20-report.out report_json20
-# format 2.1: the same job traced by the shim of commit a30271a, GPU timing and kernel activity
+# format 2.1 (keyed columns, the layout of 3.0: FORMAT.md "Versions"): the same job traced by the shim of commit a30271a, GPU timing and kernel activity
 # (keyed columns: CALL seq, t_enter and duration, GPU_TIME gpu_start, KERNEL start); its dump
 # was checked equal, chunk offsets aside, to the dump of the same records rewritten as rows
 compare job21.dump "$NCS" dump job21

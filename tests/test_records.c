@@ -269,7 +269,7 @@ static void test_columns(void) {
   ZSTD_freeDCtx(dc);
 }
 
-/* Keyed columns (format 2.1): how many field columns of a payload carry NCS_COLF_KEYED. */
+/* Keyed columns (format 3.0): how many field columns of a payload carry NCS_COLF_KEYED. */
 static char keyed_ids[256];
 static int keyed_columns(const uint8_t *pay, size_t n) {
   const uint8_t *p = pay, *e = pay + n;

@@ -1,5 +1,5 @@
 /* columns.h — the column layout of a chunk payload (docs/FORMAT.md, "Column payload",
- * format 2.0; "Keyed columns", 2.1), both directions. Header-only.
+ * format 2.0; "Keyed columns", 3.0), both directions. Header-only.
  *
  * Contract: a chunk's records are built as rows (type, length, body: the same bytes as a 1.x
  * payload, and the bytes the rings file keeps); ncs_columns_pack() turns those rows into a
@@ -11,7 +11,7 @@
  * field list is stored as one value per field in that field's column; every other record is
  * stored whole. Columns are told apart by (type, field), so a reader needs no field list of
  * its own: it learns a type's field count from the columns present. A field column may be
- * keyed (2.1): predicted by the last value of the same key (other fields of its record) and
+ * keyed (3.0): predicted by the last value of the same key (other fields of its record) and
  * after an end field; the writer's candidates are ncs_col_key_candidate's, the reader's
  * inverse ncs_col_unkey.
  *   - ncs_columns_pack: `raw` (n bytes of whole records) into out[0, cap); uses the end of
@@ -47,9 +47,9 @@
 #define NCS_COLF_DELTA 2u   /* values are changes from the previous value of the column */
 #define NCS_COLF_ZSTD 4u    /* the column's bytes are one zstd frame (else stored as they are) */
 #define NCS_COLF_SHIFT(f) (((f) >> 3) & 63u) /* values were divided by 2^shift */
-#define NCS_COLF_KEYED 512u /* 2.1: values are predicted per key ("Keyed columns" in FORMAT.md) */
+#define NCS_COLF_KEYED 512u /* 3.0: values are predicted per key ("Keyed columns" in FORMAT.md) */
 #define NCS_COLF_KNOWN 1023u
-/* Keyed columns (format 2.1): at most this many key fields, keyed columns per chunk, and the
+/* Keyed columns (format 3.0): at most this many key fields, keyed columns per chunk, and the
  * key table's slots (direct-mapped by the top 8 bits of the key's hash). */
 #define NCS_COLK_MAX_KEYS 4u
 #define NCS_COLK_MAX_COLS 64u
@@ -89,7 +89,7 @@ static inline unsigned ncs_col_varint_len(uint64_t v) {
 static inline unsigned ncs_col_bits(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
 static inline unsigned ncs_col_bytes(uint64_t v) { return (ncs_col_bits(v) + 7) / 8; }
 
-/* ---- keyed columns (format 2.1), both directions ---- */
+/* ---- keyed columns (format 3.0), both directions ---- */
 
 /* One slot of a keyed column's key table: a key's hash (with bit 0 set: 0 is an empty slot)
  * and the last value g seen with it. */
@@ -610,7 +610,7 @@ struct ncs_colr {
   const uint8_t *bytes; /* its decompressed bytes */
   uint64_t *vals;       /* field columns: a block of values as the rows' varints hold them */
   uint64_t q, vprev;    /* the next value to decode, and the last decoded */
-  /* keyed (2.1): key fields, end field + 1; the fields it reads (key fields, then the end
+  /* keyed (3.0): key fields, end field + 1; the fields it reads (key fields, then the end
    * field) and their absolute values; its own last absolute value; its key table */
   uint64_t kmask;
   uint32_t kend, nref, kpass; /* kpass: 1 reads plain columns only, 2 keyed ones of pass 1 too */
@@ -728,7 +728,7 @@ struct ncs_colrd {
   const uint64_t *const *vp;                  /* the last split record: its type's values */
   uint32_t nv, at, nblock;                    /* fields, index in the block, block length */
   uint8_t nf[NCS_COL_MAX_TYPE + 1];           /* fields of each split type (0: not split) */
-  uint8_t tkeyed[NCS_COL_MAX_TYPE + 1];       /* it has keyed columns (2.1) */
+  uint8_t tkeyed[NCS_COL_MAX_TYPE + 1];       /* it has keyed columns (3.0) */
   uint16_t first_col[NCS_COL_MAX_TYPE + 1];   /* its first column in colof */
   uint64_t tpos[NCS_COL_MAX_TYPE + 1], tcount[NCS_COL_MAX_TYPE + 1], tlim[NCS_COL_MAX_TYPE + 1],
       tbase[NCS_COL_MAX_TYPE + 1];            /* values used, held, decoded up to, block start */

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NCS_FORMAT_MAJOR 2
-#define NCS_FORMAT_MINOR 1
-#define NCS_FORMAT_STRING "2.1"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MAJOR 3
+#define NCS_FORMAT_MINOR 0
+#define NCS_FORMAT_STRING "3.0"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
