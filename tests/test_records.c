@@ -36,6 +36,41 @@ static uint64_t rnd_val(void) { /* every varint length, and the extremes */
   }
 }
 
+/* One random edit of a column payload at pos: a flipped bit, 0xff, a random byte, or the
+ * payload cut after pos. Returns the payload's length after the edit. */
+static size_t damage_at(uint8_t *mut, size_t mn, size_t pos) {
+  switch (rnd() % 4) {
+  case 0: mut[pos] ^= (uint8_t)(1u << (rnd() % 8)); break;
+  case 1: mut[pos] = 0xff; break;
+  case 2: mut[pos] = (uint8_t)rnd(); break;
+  default: mn = pos + 1; break;
+  }
+  return mn;
+}
+
+/* Unpacks a damaged payload of n row bytes into back, growing the scratch *sc on -2. 0 when
+ * it unpacked, or was refused with a reason and an offset inside it (counted in *refused);
+ * 1 for any other answer (a refusal without a reason or offset, a scratch need over 64 MiB). */
+static int unpack_damaged(ZSTD_DCtx *dc, const uint8_t *mut, size_t mn, uint8_t *back, size_t n,
+                          uint8_t **sc, size_t *got, int *refused) {
+  size_t need = 0, where = 0;
+  const char *why = "";
+  int rc = 0;
+  for (int k = 0; k < 2; k++) {
+    rc = ncs_columns_unpack(dc, mut, mn, back, n, *sc, *got, &need, &why, &where);
+    if (rc != -2) break;
+    if (need > (64u << 20)) return 1;
+    free(*sc);
+    *sc = malloc(need);
+    *got = need;
+  }
+  if (rc == -1) {
+    (*refused)++;
+    return !why[0] || where > mn;
+  }
+  return rc != 0;
+}
+
 /* Strings live in a pool that outlives the record being filled. */
 static char pool[1 << 16];
 static size_t pool_used;
@@ -245,23 +280,8 @@ static void test_columns(void) {
     memcpy(mut, pay, ps);
     size_t mn = ps;
     int edits = 1 + (int)(rnd() % 3);
-    for (int e = 0; e < edits; e++) {
-      size_t pos = rnd() % mn;
-      switch (rnd() % 4) {
-      case 0: mut[pos] ^= (uint8_t)(1u << (rnd() % 8)); break;
-      case 1: mut[pos] = 0xff; break;
-      case 2: mut[pos] = (uint8_t)rnd(); break;
-      default: mn = pos + 1; break;
-      }
-    }
-    for (int k = 0; k < 2; k++) {
-      rc = ncs_columns_unpack(dc, mut, mn, back, small, sc, got, &need, &why, &where);
-      if (rc != -2) break;
-      if (need > (64u << 20)) { rc = -3; break; }
-      free(sc); sc = malloc(need); got = need;
-    }
-    if (rc == -1) { refused++; bad |= !why[0] || where > mn; }
-    else if (rc != 0) bad = 1;
+    for (int e = 0; e < edits; e++) mn = damage_at(mut, mn, rnd() % mn);
+    bad |= unpack_damaged(dc, mut, mn, back, small, &sc, &got, &refused);
   }
   CHECK(!bad && refused > 0, "columns: 3000 damaged payloads: each unpacked or refused with a reason and an offset inside it (%d refused)", refused);
   free(mut); free(pay); free(back); free(sc);
@@ -402,7 +422,7 @@ static void test_keyed_columns(void) {
       key_always = 0;
       CHECK(all, "keyed columns: chunks of the first 1 .. 400 records (each key's first record in its chunk) round trip (%s)", why);
       /* damaged keyed payloads: unpacked or refused with a reason, never an overrun */
-      size_t small = (size_t)(p - buf), cap = NCS_COLUMNS_BOUND(small), need = 0, where = 0, got = 0;
+      size_t small = (size_t)(p - buf), cap = NCS_COLUMNS_BOUND(small), got = 0;
       uint8_t *pay = malloc(cap), *mut = malloc(cap), *back = malloc(small), *sc = NULL;
       key_always = 1;
       size_t ps = pay ? ncs_columns_pack(cc, 3, pay, cap, buf, small) : 0;
@@ -412,21 +432,8 @@ static void test_keyed_columns(void) {
         memcpy(mut, pay, ps);
         size_t mn = ps, pos = rnd() % 60; /* mostly the directory, where the keys are */
         if (it % 2) pos = rnd() % mn;
-        switch (rnd() % 4) {
-        case 0: mut[pos] ^= (uint8_t)(1u << (rnd() % 8)); break;
-        case 1: mut[pos] = 0xff; break;
-        case 2: mut[pos] = (uint8_t)rnd(); break;
-        default: mn = pos + 1; break;
-        }
-        int rc = 0;
-        for (int k = 0; k < 2; k++) {
-          rc = ncs_columns_unpack(dc, mut, mn, back, small, sc, got, &need, &why, &where);
-          if (rc != -2) break;
-          if (need > (64u << 20)) { rc = -3; break; }
-          free(sc); sc = malloc(need); got = need;
-        }
-        if (rc == -1) { refused++; bad |= !why[0] || where > mn; }
-        else if (rc != 0) bad = 1;
+        mn = damage_at(mut, mn, pos);
+        bad |= unpack_damaged(dc, mut, mn, back, small, &sc, &got, &refused);
       }
       CHECK(!bad && refused > 0, "keyed columns: 3000 damaged payloads with 5 keyed columns: each unpacked or refused with a reason and an offset inside it (%d refused)", refused);
       free(pay); free(mut); free(back); free(sc);
