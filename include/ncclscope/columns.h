@@ -179,6 +179,23 @@ static inline void ncs_col_key_record(struct ncs_colw *c, size_t nf, const uint6
   }
   for (size_t j = 0; j < nf; j++) c[j].aprev = a[j];
 }
+
+/* A split record's field values in xs (signed fields unzigzagged) and, for a type with keyed
+ * columns, each keyed column's value in kx (ncs_col_key_record). */
+static inline void ncs_col_values(struct ncs_colw *c0, size_t nf, int haskey, const uint64_t *v, uint64_t *xs,
+                                  uint64_t *kx) {
+  for (size_t j = 0; j < nf; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
+  if (haskey) ncs_col_key_record(c0, nf, xs, kx);
+}
+
+/* What column c stores for value x (kx when keyed): the value, or its delta from the previous
+ * one when the column is a delta column; c->prev moves on. */
+static inline uint64_t ncs_col_step(struct ncs_colw *c, uint64_t x, uint64_t kx) {
+  if (c->keyed) x = kx;
+  uint64_t y = c->delta ? x - c->prev : x;
+  c->prev = x;
+  return y;
+}
 /* Before a pass over the rows: every column's key state empty. */
 static inline void ncs_col_key_reset(struct ncs_colw *col, uint32_t ncol) {
   for (uint32_t i = 3; i < ncol; i++) {
@@ -336,6 +353,14 @@ static inline uint32_t ncs_col_claim(uint64_t type, uint16_t *base, uint8_t *nfi
   return ncol + (uint32_t)nf;
 }
 
+/* Whether a record of this type is stored split into its type's field columns (its type has
+ * columns, and its body parses into their nfield values, left in v). */
+static inline int ncs_col_splits(uint64_t type, const uint16_t *base, const uint8_t *nfield, const uint8_t *body,
+                                 uint64_t len, uint64_t *v) {
+  return type >= 1 && type <= NCS_COL_MAX_TYPE && base[type] && base[type] != 0xffff &&
+         ncs_col_split(body, len, nfield[type], v) == 0;
+}
+
 /* The general packer: two passes over the rows (what each column holds, then its bytes). */
 static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
                                       size_t n) {
@@ -359,8 +384,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
     if (base[type] == 0xffff || col[base[type]].count >= SAMPLE || ncs_col_split(body, len, nfield[type], v) != 0)
       continue;
     struct ncs_colw *c0 = &col[base[type]];
-    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
-    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
+    ncs_col_values(c0, nfield[type], haskey[type], v, xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
       struct ncs_colw *c = &c0[j];
       uint64_t x = xs[j];
@@ -385,8 +409,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
   /* pass 1: what every column holds */
   for (p = (const uint8_t *)raw; p < e;) {
     (void)ncs_col_record(&p, e, &type, &body, &len);
-    int split = type >= 1 && type <= NCS_COL_MAX_TYPE && base[type] && base[type] != 0xffff &&
-                ncs_col_split(body, len, nfield[type], v) == 0;
+    int split = ncs_col_splits(type, base, nfield, body, len, v);
     col[0].size += ncs_col_varint_len(type << 1 | (uint64_t)split);
     col[0].count++;
     if (!split) {
@@ -395,13 +418,10 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
       continue;
     }
     struct ncs_colw *c0 = &col[base[type]];
-    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
-    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
+    ncs_col_values(c0, nfield[type], haskey[type], v, xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
       struct ncs_colw *c = &c0[j];
-      uint64_t x = c->keyed ? kx[j] : xs[j];
-      uint64_t y = c->delta ? x - c->prev : x;
-      c->prev = x;
+      uint64_t y = ncs_col_step(c, xs[j], kx[j]);
       c->or_y |= y;
       if (c->count++) c->or_z |= ncs_zigzag((int64_t)y);
       else c->first = y;
@@ -428,8 +448,7 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
   uint8_t *t0 = data + col[0].off, *t1 = data + col[1].off, *t2 = data + col[2].off;
   for (p = (const uint8_t *)raw; p < e;) {
     (void)ncs_col_record(&p, e, &type, &body, &len);
-    int split = type >= 1 && type <= NCS_COL_MAX_TYPE && base[type] && base[type] != 0xffff &&
-                ncs_col_split(body, len, nfield[type], v) == 0;
+    int split = ncs_col_splits(type, base, nfield, body, len, v);
     t0 += ncs_put_varint(t0, type << 1 | (uint64_t)split);
     if (!split) {
       t1 += ncs_put_varint(t1, len);
@@ -438,13 +457,10 @@ static inline size_t ncs_columns_pack_exact(ZSTD_CCtx *cctx, int level, uint8_t 
       continue;
     }
     struct ncs_colw *c0 = &col[base[type]];
-    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
-    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
+    ncs_col_values(c0, nfield[type], haskey[type], v, xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
       struct ncs_colw *c = &c0[j];
-      uint64_t x = c->keyed ? kx[j] : xs[j];
-      uint64_t y = c->delta ? x - c->prev : x;
-      c->prev = x;
+      uint64_t y = ncs_col_step(c, xs[j], kx[j]);
       if (c->fill++ == 0) continue; /* the first value goes in the directory */
       uint64_t z = ncs_col_code(y, c->shift);
       uint8_t *d = data + c->off + (c->fill - 2);
@@ -495,8 +511,7 @@ static inline size_t ncs_columns_pack_fast(ZSTD_CCtx *cctx, int level, uint8_t *
     if (nrec[type]++ >= SAMPLE) continue;
     if (ncs_col_split(body, len, nfield[type], v) != 0) return 0;
     struct ncs_colw *c0 = &col[base[type]];
-    for (size_t j = 0; j < nfield[type]; j++) xs[j] = c0[j].sign ? (uint64_t)ncs_unzigzag(v[j]) : v[j];
-    if (haskey[type]) ncs_col_key_record(c0, nfield[type], xs, kx);
+    ncs_col_values(c0, nfield[type], haskey[type], v, xs, kx);
     for (size_t j = 0; j < nfield[type]; j++) {
       struct ncs_colw *c = &c0[j];
       uint64_t x = xs[j];
