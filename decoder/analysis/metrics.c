@@ -44,14 +44,20 @@ struct mstat {
   struct ncs_hist *h;               /* per size bucket only */
 };
 
+/* A timed operation's shape (op, ranks, S) and what it gives: its busbw factor, S as counted
+ * (Su) and S x factor (busS), and its size row z (rows never move: a copy stays valid). A run
+ * repeats a few shapes, so they are remembered per file (direct-mapped, SHAPES slots): the
+ * factor's division, the size bucket and the row lookup are done once per shape. */
+#define SHAPES 64
+struct shape { double S, fac, busS; uint64_t Su; uint32_t op, n; struct mstat *z; }; /* op 0: empty */
+
 /* ---- pending calls (pass 2), keyed by (kind, thread, ref) ---- */
 struct member { uint32_t op, n; double S; uint32_t count; };
 struct pend {
   uint64_t key;          /* 0 = empty */
   uint32_t home;         /* its slot in the pending table when nothing is in the way */
   uint64_t t_enter, t_exit;
-  uint32_t op, nranks;
-  double S;
+  struct shape sh;       /* the call's op, ranks, S and what they give */
   int counted;
   int nmem;              /* group entries: members */
   uint32_t gix;          /* group entries: their members, f->groups[gix - 1] (0: none yet) */
@@ -100,11 +106,20 @@ struct held {
 
 struct pslot { uint64_t key; uint32_t ix, home; }; /* the pending table: key, pool index + 1, home slot */
 
-/* A timed operation's shape (op, ranks, S) and what it gives: its busbw factor and its size row.
- * A run repeats a few shapes, so they are remembered per file (direct-mapped, SHAPES slots):
- * the factor's division, the size bucket and the row lookup are done once per shape. */
-#define SHAPES 64
-struct shape { double S, fac; uint32_t op, n; struct mstat *z; }; /* op 0: empty */
+/* What the second pass takes from a call's (op, count, datatype, comm, call site): whether it
+ * is the step boundary (its signature), whether the op is timed, its communicator's ranks, S,
+ * and its shape once an operation of it was counted. A run repeats a few, so they are
+ * remembered per file (direct-mapped, CALL_SHAPES slots; emptied when a COMM record changes
+ * the ranks): the signature hash, the size rule and the shape lookup are done once each. */
+#define CALL_SHAPES 64
+struct call_shape {
+  uint64_t count;
+  uint32_t op, datatype, comm, callsite;
+  int set, boundary, timed, have_sh;
+  uint32_t n;
+  double S;
+  struct shape sh;            /* have_sh: a copy of its shape, with both size row and histogram */
+};
 
 /* One file's reading state: made at its first record, given back when the file is done (kept
  * for the next file in a small cache), so only the files being read hold one. */
@@ -134,6 +149,7 @@ struct file_state {
   int iv_unsorted;
   uint64_t frontier;          /* union committed up to here */
   struct shape shapes[SHAPES];
+  struct call_shape cshapes[CALL_SHAPES];
   struct rank_m *r;
   struct metrics *m;
   /* the file's counted step starts (handed to ncs_metrics_step_starts when the file is done) */
@@ -303,6 +319,14 @@ static void add_comm(struct rank_m *r, uint64_t s, uint64_t e) {
   if (e <= s) return;
   r->comm_ns += (double)(e - s);
   if (r->nsteps == r->base || e <= STEP_T(r, r->base)) return;
+  uint64_t h = r->hint > r->base ? r->hint : r->base;
+  if (r->unordered_at <= r->base && STEP_T(r, h) <= s && (h + 1 == r->nsteps || e <= STEP_T(r, h + 1))) {
+    /* the interval is inside step h, the last one that starts before e (the steps in the
+     * ring start in order): what the walks below give, without them */
+    r->hint = h;
+    r->step_comm[h % STEP_RING] += (double)(e - s);
+    return;
+  }
   /* the last step starting before e: intervals come in increasing order, so while the steps
    * in the ring start in order a short walk on from the previous answer finds it (the same
    * step the binary search finds, at a fraction of its cost); else the binary search */
@@ -354,32 +378,45 @@ static void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
   f->niv++;
 }
 
-/* One timed operation of S bytes on n ranks, [s, e) on the given clock. */
-static void account(struct file_state *f, uint32_t op, uint32_t n, double S, uint64_t s, uint64_t e, int gpu) {
+/* The shape of (op, n, S), made on first use (its size row and histogram too: when memory
+ * for them ran out, sh->z or sh->z->h is NULL, and the shape is made again next time). */
+static struct shape *shape_of(struct file_state *f, uint32_t op, uint32_t n, double S) {
+  struct rank_m *r = f->r;
+  uint64_t bits;
+  memcpy(&bits, &S, sizeof bits);
+  struct shape *sh = &f->shapes[((bits ^ (uint64_t)op << 32 ^ n) * 0x9e3779b97f4a7c15ull) >> 58 & (SHAPES - 1)];
+  if (sh->op != op || sh->n != n || sh->S != S) {
+    double fac = ncs_rule_busbw_factor(op, (int)n);
+    *sh = (struct shape){S, fac, S * fac, (uint64_t)S, op, n, NULL};
+    if (r->size[op] || (r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) {
+      sh->z = &r->size[op][bucket_of(S)];
+      if (!sh->z->h) sh->z->h = calloc(1, sizeof *sh->z->h);
+    }
+  }
+  return sh;
+}
+
+/* One timed operation of shape sh, [s, e) on the given clock. */
+static inline __attribute__((always_inline)) void account_shape(struct file_state *f, const struct shape *sh, uint64_t s, uint64_t e, int gpu) {
   struct rank_m *r = f->r;
   uint64_t d = e > s ? e - s : 0;
   if (gpu) r->timed_gpu++; else r->timed_host++;
   if (s < r->w0) r->w0 = s; /* GPU times extend the window of the calls */
   if (e > r->w1) r->w1 = e;
   add_iv(f, s, e);
-  uint64_t bits;
-  memcpy(&bits, &S, sizeof bits);
-  struct shape *sh = &f->shapes[((bits ^ (uint64_t)op << 32 ^ n) * 0x9e3779b97f4a7c15ull) >> 58 & (SHAPES - 1)];
-  if (sh->op != op || sh->n != n || sh->S != S) {
-    *sh = (struct shape){S, ncs_rule_busbw_factor(op, (int)n), op, n, NULL};
-    if (r->size[op] || (r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) {
-      sh->z = &r->size[op][bucket_of(S)];
-      if (!sh->z->h) sh->z->h = calloc(1, sizeof *sh->z->h);
-    }
-  }
-  double fac = sh->fac;
-  struct mstat *t = &r->op[op];
-  t->calls++; t->time_ns += d; t->S += (uint64_t)S; t->busS_f += S * fac; t->gpu_calls += gpu != 0;
+  struct mstat *t = &r->op[sh->op];
+  t->calls++; t->time_ns += d; t->S += sh->Su; t->busS_f += sh->busS; t->gpu_calls += gpu != 0;
   struct mstat *z = sh->z;
-  if (!z) { sh->op = 0; return; } /* no memory for the size rows: tried again next time */
-  z->calls++; z->time_ns += d; z->S += (uint64_t)S; z->busS_f += S * fac; z->gpu_calls += gpu != 0;
+  if (!z) return; /* no memory for the size rows */
+  z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->gpu_calls += gpu != 0;
   if (z->h) ncs_hist_add(z->h, d);
-  else sh->op = 0;
+}
+
+/* One timed operation of S bytes on n ranks, [s, e) on the given clock. */
+static void account(struct file_state *f, uint32_t op, uint32_t n, double S, uint64_t s, uint64_t e, int gpu) {
+  struct shape *sh = shape_of(f, op, n, S);
+  account_shape(f, sh, s, e, gpu);
+  if (!sh->z || !sh->z->h) sh->op = 0; /* no memory for the size rows: tried again next time */
 }
 
 static uint64_t pkey(uint32_t kind, uint32_t thread, uint64_t ref) {
@@ -483,14 +520,50 @@ static int p2_comm(void *ctx, const struct ncs_comm *c) {
     f->ncomm = n;
   }
   f->nranks[c->comm] = c->nranks;
+  for (int i = 0; i < CALL_SHAPES; i++) f->cshapes[i].set = 0; /* their ranks may change */
   return 0;
+}
+
+/* The call shape of c (CALL_SHAPES above), made on a miss. */
+static struct call_shape *call_shape_of(struct file_state *f, const struct ncs_call *c) {
+  uint64_t h = (c->count ^ (uint64_t)c->datatype << 40) * 0x9e3779b97f4a7c15ull;
+  h ^= ((uint64_t)c->callsite << 32 | c->comm) * 0xc2b2ae3d27d4eb4full ^ c->op;
+  struct call_shape *x = &f->cshapes[(h * 0xbf58476d1ce4e5b9ull) >> 58 & (CALL_SHAPES - 1)];
+  if (x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
+      x->datatype == c->datatype)
+    return x;
+  const struct rank_m *r = f->r;
+  x->count = c->count; x->op = c->op; x->datatype = c->datatype; x->comm = c->comm; x->callsite = c->callsite;
+  x->set = 1;
+  x->timed = timed_op(c->op);
+  x->boundary = r->have_steps && c->op == r->step_op && x->timed && sig_key(c) == r->step_key;
+  x->n = c->comm < f->ncomm ? (uint32_t)(f->nranks[c->comm] > 0 ? f->nranks[c->comm] : 1) : 1;
+  x->S = x->timed ? ncs_rule_S(c->op, c->count, c->datatype, (int)x->n) : 0;
+  x->have_sh = 0;
+  return x;
+}
+/* Makes call shape x's shape (for an operation being counted); without memory for its size
+ * row or histogram, x keeps none and returns the table's entry, to be made again next time. */
+static struct shape *shape_of_call(struct file_state *f, struct call_shape *x) {
+  struct shape *sh = shape_of(f, x->op, x->n, x->S);
+  if (sh->z && sh->z->h) { x->sh = *sh; x->have_sh = 1; }
+  return sh;
+}
+/* account() of a host-timed call of call shape x */
+static inline __attribute__((always_inline)) void account_call(struct file_state *f, struct call_shape *x, uint64_t s, uint64_t e) {
+  if (!x->have_sh) {
+    struct shape *sh = shape_of_call(f, x);
+    if (!x->have_sh) { account_shape(f, sh, s, e, 0); sh->op = 0; return; }
+  }
+  account_shape(f, &x->sh, s, e, 0);
 }
 
 static int p2_call(void *ctx, const struct ncs_call *c) {
   struct file_state *f = ctx;
   struct rank_m *r = f->r;
   struct metrics *m = f->m;
-  int boundary = r->have_steps && c->op == r->step_op && timed_op(c->op) && sig_key(c) == r->step_key;
+  struct call_shape *x = call_shape_of(f, c);
+  int boundary = x->boundary;
   if (boundary && m->skip_steps > 0 && r->boundary_seen == (uint64_t)m->skip_steps) {
     r->warm_t = c->t_enter; /* the first step after the warm-up starts here */
     r->warm_set = 1;
@@ -516,7 +589,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
     if (!r->have_window || c->t_exit > r->w1) r->w1 = c->t_exit;
     r->have_window = 1;
   }
-  uint32_t n = c->comm < f->ncomm ? (uint32_t)(f->nranks[c->comm] > 0 ? f->nranks[c->comm] : 1) : 1;
+  uint32_t n = x->n;
   if (c->op == NCS_OP_GroupEnd && c->depth == 0 && c->group) {
     /* host mode: the group's members run at its outermost GroupEnd */
     struct pend *p = pend_find(f, 1, c->thread, c->group, 0);
@@ -524,25 +597,33 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
     else if (p) { p->t_enter = c->t_enter; p->t_exit = c->t_exit; }
     return 0;
   }
-  if (!timed_op(c->op) || (c->rc != 0 && c->rc != ncclInProgress) || !counted) return 0;
+  if (!x->timed || (c->rc != 0 && c->rc != ncclInProgress) || !counted) return 0;
   if (c->flags & NCS_CALL_F_CAPTURED) { r->captured++; return 0; }
-  double S = ncs_rule_S(c->op, c->count, c->datatype, (int)n);
+  double S = x->S;
   if (c->group && c->depth > 0) {
     struct pend *p = pend_find(f, 1, c->thread, c->group, 1);
     struct member *mem = p ? members_of(f, p) : NULL;
-    if (!mem) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
+    if (!mem) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
     int k = 0;
     while (k < p->nmem && !(mem[k].op == c->op && mem[k].n == n && mem[k].S == S)) k++;
     if (k == p->nmem && k < MAX_MEMBERS) { mem[k] = (struct member){c->op, n, S, 0}; p->nmem++; }
     if (k < MAX_MEMBERS) mem[k].count++;
-    else account(f, c->op, n, S, c->t_enter, c->t_exit, 0);
+    else account_call(f, x, c->t_enter, c->t_exit);
     return 0;
   }
-  if (!f->gpu_mode) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
+  if (!f->gpu_mode) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
   struct pend *p = pend_find(f, 0, c->thread, c->tcall, 1);
-  if (!p) { account(f, c->op, n, S, c->t_enter, c->t_exit, 0); return 0; }
-  p->op = c->op; p->nranks = n; p->S = S; p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
+  if (!p) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
+  if (!x->have_sh) shape_of_call(f, x)->op = x->have_sh ? x->op : 0; /* the size row now, for when it is timed */
+  p->sh = x->have_sh ? x->sh : (struct shape){.S = S, .op = c->op, .n = n}; /* none (no memory): made when timed */
+  p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
   return 0;
+}
+
+/* account() of pending call p */
+static void account_pend(struct file_state *f, const struct pend *p, uint64_t s, uint64_t e, int gpu) {
+  if (p->sh.z && p->sh.z->h) account_shape(f, &p->sh, s, e, gpu);
+  else account(f, p->sh.op, p->sh.n, p->sh.S, s, e, gpu);
 }
 
 static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
@@ -554,7 +635,7 @@ static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
   if (g->kind == NCS_GPU_KIND_GROUP)
     finish_group(f, p, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
   else
-    account(f, p->op, p->nranks, p->S, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
+    account_pend(f, p, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
   pend_del(f, p);
   return 0;
 }
@@ -658,6 +739,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->gpu_mode = 0;
   f->niv = 0; f->iv_unsorted = 0; f->frontier = 0;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
+  for (int i = 0; i < CALL_SHAPES; i++) f->cshapes[i].set = 0;
   f->r = &m->rank[file];
   f->m = m;
   f->next_free = NULL;
@@ -767,7 +849,7 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
 /* A call (or group) whose GPU time never came: timed on the host. */
 static void settle_unanswered(struct file_state *f, const struct pend *p) {
   if (p->nmem && p->t_exit) finish_group(f, (struct pend *)p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
-  else if (p->counted) account(f, p->op, p->nranks, p->S, p->t_enter, p->t_exit, 0);
+  else if (p->counted) account_pend(f, p, p->t_enter, p->t_exit, 0);
 }
 static int cmp_pend_made(const void *a, const void *b) {
   const struct pend *x = *(const struct pend *const *)a, *y = *(const struct pend *const *)b;
