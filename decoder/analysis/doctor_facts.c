@@ -90,11 +90,11 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
   sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
+  if ((double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return 0;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);
-  double raw = (double)ncs_rule_bytes(c->count, c->datatype);
-  if (raw < (double)NCS_DF_BIG_BYTES || bb <= 0) return 0;
+  if (bb <= 0) return 0;
   if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
     f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
   if (!f->pending && !(f->pending = calloc(NCS_DF_PENDING, sizeof *f->pending))) return 0;

@@ -49,7 +49,7 @@ struct comm {
   long double *wait;        /* [nranks] ns */
   long double sum_min;      /* sum of first entries over complete collectives */
   struct slot *ring;
-  size_t cap, head, open;   /* ring capacity, index of seq `base`, open slots */
+  size_t cap, head, open;   /* ring capacity (a power of two), index of seq `base`, open slots */
   uint64_t base;            /* seq of ring[head] */
   uint64_t complete, stray;
   uint64_t evicted;         /* open collectives pushed out of a full window */
@@ -266,20 +266,24 @@ static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   if (need <= c->cap) return 0;
   if (need > (1u << 26)) return -1; /* a bogus sequence number; do not allocate for it */
   uint64_t limit = suspect(s, c) ? SUSPECT_MAX : WINDOW_MAX;
-  while (need > limit) { /* give up the oldest open collective: memory stays bounded */
+  /* give up the oldest `drop` collectives: memory stays bounded (past the ring's slots, and
+   * with no ring yet, only base moves) */
+  uint64_t drop = need > limit ? need - limit : 0, k = 0;
+  for (; k < drop && k < c->cap; k++) {
     struct slot *sl = &c->ring[c->head];
     if (sl->n && sl->n != (uint32_t)-1) { c->evicted++; c->open--; }
     memset(sl, 0, sizeof *sl);
-    c->head = (c->head + 1) % c->cap;
-    c->base++;
-    need--;
+    c->head = (c->head + 1) & (c->cap - 1);
   }
+  if (c->cap) c->head = (c->head + (drop - k)) & (c->cap - 1);
+  c->base += drop;
+  need -= drop;
   if (need <= c->cap) return 0;
   size_t nc = c->cap ? c->cap : 64;
   while (nc < need) nc *= 2;
   struct slot *r = calloc(nc, sizeof *r);
   if (!r) { pthread_mutex_lock(&s->mu); s->oom++; pthread_mutex_unlock(&s->mu); return -1; }
-  for (size_t i = 0; i < c->cap; i++) r[i] = c->ring[(c->head + i) % c->cap];
+  for (size_t i = 0; i < c->cap; i++) r[i] = c->ring[(c->head + i) & (c->cap - 1)];
   free(c->ring);
   c->ring = r; c->cap = nc; c->head = 0;
   return 0;
@@ -308,11 +312,11 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
   sample_gpu_end(s, c, hidx, x);
   c->arrivals_all++;
   if (x->seq < c->base || ring_fit(s, c, x->seq) ||
-      c->ring[(c->head + (x->seq - c->base)) % c->cap].n == (uint32_t)-1) {
+      c->ring[(c->head + (x->seq - c->base)) & (c->cap - 1)].n == (uint32_t)-1) {
     c->stray++;
     return;
   }
-  struct slot *sl = &c->ring[(c->head + (x->seq - c->base)) % c->cap];
+  struct slot *sl = &c->ring[(c->head + (x->seq - c->base)) & (c->cap - 1)];
   struct sig g = {x->op, x->datatype, x->count, x->root};
   int64_t t = x->t;
   if (!sl->n) {
@@ -340,7 +344,7 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
     c->open--;
     while (c->cap && c->ring[c->head].n == (uint32_t)-1) {
       memset(&c->ring[c->head], 0, sizeof c->ring[0]);
-      c->head = (c->head + 1) % c->cap;
+      c->head = (c->head + 1) & (c->cap - 1);
       c->base++;
     }
   }
@@ -368,6 +372,12 @@ void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call
   struct ncs_strag_arrival x = {.comm = call->comm, .op = call->op, .datatype = call->datatype,
                                 .root = call->root, .seq = call->seq, .count = call->count, .t = t};
   ncs_strag_arrive_batch(s, file, &x, 1);
+}
+
+int ncs_strag_lines_up(const struct ncs_strag *s, int file, uint32_t comm) {
+  if (!s || file < 0 || file >= s->nfiles) return 0;
+  const struct file *f = &s->files[file];
+  return comm < f->nlocal && f->local[comm].c;
 }
 
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated) {
@@ -483,7 +493,7 @@ void ncs_strag_finish(struct ncs_strag *s) {
     uint64_t *extra_sum_n = calloc((size_t)c->nranks, sizeof *extra_sum_n);
     int first = 1;
     for (size_t i = 0; i < c->cap; i++) {
-      struct slot *sl = &c->ring[(c->head + i) % c->cap];
+      struct slot *sl = &c->ring[(c->head + i) & (c->cap - 1)];
       if (!sl->n || sl->n == (uint32_t)-1) continue;
       uint64_t seq = c->base + i;
       s->incomplete++;

@@ -3,7 +3,10 @@
  * (straggler.h). Text: a short "Who is slow" section; JSON: top-level "stragglers" (worst
  * first), "collectives", "mismatches" and "missing". Files may be read in parallel: each has its
  * own aligner (made at its first record, freed when it is done) and hands its arrivals to the
- * engine in batches; the job clock's origin is the creation time of the first readable file. */
+ * engine in batches; the job clock's origin is the creation time of the first readable file.
+ * A collective on a communicator the engine does not line up when the call is read (no COMM
+ * record of it before the call: the shim writes it when the init returns, before any call on
+ * it) is not aligned at all: the engine would ignore its arrival. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +86,7 @@ static int f_comm(void *ctx, const struct ncs_comm *c) {
 static int f_call(void *ctx, const struct ncs_call *c) {
   struct sr_file *f = ctx;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL || !c->seq) return 0; /* only collectives line up */
+  if (!ncs_strag_lines_up(f->sr->s, f->file, c->comm)) return 0; /* no COMM record of it (yet) */
   ensure(f);
   ncs_aligner_call(&f->al, c);
   return 0;

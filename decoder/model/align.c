@@ -62,7 +62,8 @@ int64_t ncs_aligner_time(const struct ncs_aligner *a, uint64_t mono) {
   return ncs_clockmap_map(&a->map, mono) - a->origin;
 }
 
-static struct ncs_pending_call_ *at(struct ncs_aligner *a, size_t i) { return &a->q[(a->head + i) % a->cap]; }
+/* cap is a power of two (1024, doubled) */
+static struct ncs_pending_call_ *at(struct ncs_aligner *a, size_t i) { return &a->q[(a->head + i) & (a->cap - 1)]; }
 
 static void release_one(struct ncs_aligner *a, struct ncs_pending_call_ *p) {
   struct ncs_aligned x;
@@ -80,7 +81,7 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
     struct ncs_pending_call_ *p = at(a, 0);
     if (!all && p->c.t_enter >= mono) break;
     release_one(a, p);
-    a->head = (a->head + 1) % a->cap;
+    a->head = (a->head + 1) & (a->cap - 1);
     a->n--;
   }
 }
@@ -134,7 +135,7 @@ void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
 void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
   if (a->n >= HOLD_MAX) {
     release_one(a, at(a, 0));
-    a->head = (a->head + 1) % a->cap;
+    a->head = (a->head + 1) & (a->cap - 1);
     a->n--;
     a->early++;
   }
@@ -145,7 +146,7 @@ void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
     if (!q) { /* out of memory: release the oldest call early rather than lose it */
       a->oom = 1;
       release_one(a, at(a, 0));
-      a->head = (a->head + 1) % a->cap;
+      a->head = (a->head + 1) & (a->cap - 1);
       a->n--;
     } else {
       for (size_t i = 0; i < a->n; i++) q[i] = *at(a, i);
@@ -153,7 +154,7 @@ void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
       a->q = q; a->cap = nc; a->head = 0;
     }
   }
-  struct ncs_pending_call_ *p = &a->q[(a->head + a->n) % a->cap];
+  struct ncs_pending_call_ *p = at(a, a->n);
   p->c = *c;
   p->has_gpu = 0;
   a->n++;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model/knames.h"
+#include "model/rules.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 
@@ -117,11 +118,6 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
   return 0;
 }
 
-static uint64_t dtype_bytes(unsigned dt) {
-  static const uint8_t size[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1}; /* ncclInt8 .. ncclFloat8e5m2 */
-  return dt < sizeof size ? size[dt] : 0;
-}
-
 /* 1 + the size table's index of S (added when new), 0 when the table is full or no memory. */
 static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
   if (!k->sizes) {
@@ -196,7 +192,7 @@ void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
     k->call_slot[c->op] = (signed char)(slot + 1);
   }
   if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { k->f.op[slot].sized = 0; return; } /* one kernel per group / graph */
-  if (k->f.op[slot].sized && clog_add(k, &k->calls[slot], c->count * dtype_bytes(c->datatype), c->t_enter) != 0)
+  if (k->f.op[slot].sized && clog_add(k, &k->calls[slot], ncs_rule_bytes(c->count, c->datatype), c->t_enter) != 0)
     k->f.op[slot].sized = 0;
 }
 

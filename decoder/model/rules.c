@@ -8,15 +8,6 @@
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
-size_t ncs_rule_dtype_size(uint32_t datatype) { return ncclscope_datatype_size((int)datatype); }
-
-uint64_t ncs_rule_bytes(uint64_t count, uint32_t datatype) { return count * ncs_rule_dtype_size(datatype); }
-
-double ncs_rule_S(unsigned op, uint64_t count, uint32_t datatype, int nranks) {
-  double b = (double)ncs_rule_bytes(count, datatype);
-  return ncs_op_bw(op) == NCS_BW_NTIMES ? b * (nranks > 0 ? nranks : 1) : b;
-}
-
 double ncs_rule_busbw_factor(unsigned op, int n) {
   if (n < 1) n = 1;
   switch (ncs_op_bw(op)) {

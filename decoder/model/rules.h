@@ -9,13 +9,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+
 /* Bytes of one element of an NCCL datatype; 0 when unknown. */
-size_t ncs_rule_dtype_size(uint32_t datatype);
-/* Bytes the caller passed: count x size(datatype). */
-uint64_t ncs_rule_bytes(uint64_t count, uint32_t datatype);
+static inline size_t ncs_rule_dtype_size(uint32_t datatype) { return ncclscope_datatype_size((int)datatype); }
+/* Bytes the caller passed: count x size(datatype). (Inline: analyses ask once per call.) */
+static inline uint64_t ncs_rule_bytes(uint64_t count, uint32_t datatype) { return count * ncs_rule_dtype_size(datatype); }
 /* nccl-tests' S for one call (bytes): count x size(datatype), times nranks for AllGather,
  * ReduceScatter, AlltoAll, Gather, Scatter. */
-double ncs_rule_S(unsigned op, uint64_t count, uint32_t datatype, int nranks);
+static inline double ncs_rule_S(unsigned op, uint64_t count, uint32_t datatype, int nranks) {
+  double b = (double)ncs_rule_bytes(count, datatype);
+  return ncs_op_bw(op) == NCS_BW_NTIMES ? b * (nranks > 0 ? nranks : 1) : b;
+}
 /* busbw = algbw x this factor: 2(n-1)/n AllReduce, (n-1)/n the S x n ops, 1 Broadcast,
  * Reduce, Send, Recv; 0 for ops that move no data. */
 double ncs_rule_busbw_factor(unsigned op, int nranks);

@@ -1,0 +1,89 @@
+/* test_straggler.c — the straggler engine (decoder/analysis/straggler.h) on arrivals fed
+ * directly: a communicator's window when its first arrival, or a later one, lies past what the
+ * window may hold (a trace whose first collectives were dropped), and which calls it lines up
+ * (ncs_strag_lines_up: only those on a communicator a COMM record registered). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "analysis/straggler.h"
+#include "ncclscope/ops.h"
+
+static void comm(struct ncs_strag *s, int file, uint32_t idx, int rank, int nranks, int rc) {
+  struct ncs_comm c;
+  memset(&c, 0, sizeof c);
+  c.comm = idx; c.comm_id = 0xabcdef; c.rank = rank; c.nranks = nranks; c.rc = rc; c.device = rank;
+  ncs_strag_comm(s, file, &c);
+}
+static void arrive(struct ncs_strag *s, int file, uint32_t idx, uint64_t seq, int64_t t) {
+  struct ncs_strag_arrival a = {.comm = idx, .op = NCS_OP_AllReduce, .datatype = 7, .root = -1,
+                                .seq = seq, .count = 1024, .t = t};
+  ncs_strag_arrive_batch(s, file, &a, 1);
+}
+/* The JSON member `name`'s value, as an integer, in `s`'s JSON output; -1 when absent. */
+static long long json_member(struct ncs_strag *s, const char *name) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return -1;
+  struct ncs_json j;
+  ncs_json_init(&j, f, 0);
+  ncs_json_obj_begin(&j, NULL);
+  ncs_strag_print_json(s, &j);
+  ncs_json_obj_end(&j);
+  ncs_json_done(&j);
+  fclose(f);
+  char key[64];
+  snprintf(key, sizeof key, "\"%s\":", name);
+  const char *p = buf ? strstr(buf, key) : NULL;
+  long long v = p ? strtoll(p + strlen(key), NULL, 10) : -1;
+  free(buf);
+  return v;
+}
+
+int main(void) {
+  /* one file of a two-rank job given alone: the communicator may not be fully traced, so its
+   * window holds 4096 open collectives; the file's first kept collective is seq 10000 */
+  struct ncs_strag *s = ncs_strag_new(1);
+  comm(s, 0, 1, 0, 2, 0);
+  arrive(s, 0, 1, 10000, 5000);
+  arrive(s, 0, 1, 10001, 6000);
+  ncs_strag_finish(s);
+  CHECK(ncs_strag_collectives(s) == 0 && ncs_strag_partial(s) == 1,
+        "straggler: a first arrival past the window of a partly traced communicator is taken (collectives %llu, partial %d)",
+        (unsigned long long)ncs_strag_collectives(s), ncs_strag_partial(s));
+  ncs_strag_free(s);
+
+  /* both ranks: rank 0 enters seq 1..10 alone, then both enter seq 3,000,000 (2^20 open
+   * collectives at most: the 10 open ones are given up) and 3,000,001 */
+  s = ncs_strag_new(2);
+  comm(s, 0, 1, 0, 2, 0);
+  comm(s, 1, 4, 1, 2, 0);
+  for (uint64_t q = 1; q <= 10; q++) arrive(s, 0, 1, q, (int64_t)q * 1000);
+  for (int r = 0; r < 2; r++) {
+    arrive(s, r, r ? 4 : 1, 3000000, 10000000 + r * 500);
+    arrive(s, r, r ? 4 : 1, 3000001, 10001000 + r * 700);
+  }
+  ncs_strag_finish(s);
+  long long given_up = json_member(s, "given_up");
+  CHECK(ncs_strag_collectives(s) == 2 && given_up == 10,
+        "straggler: a jump past the window gives up the open collectives and lines up the next (complete %llu, given up %lld)",
+        (unsigned long long)ncs_strag_collectives(s), given_up);
+  CHECK(ncs_strag_skew_max_us(s) == 0.7, "straggler: the skew after the jump (max %.3f us, want 0.700)",
+        ncs_strag_skew_max_us(s));
+  ncs_strag_free(s);
+
+  /* which calls are lined up: those on a communicator index with an accepted COMM record */
+  s = ncs_strag_new(2);
+  int before = ncs_strag_lines_up(s, 0, 1);
+  comm(s, 0, 1, 0, 2, 0);
+  comm(s, 0, 2, 0, 2, 5);  /* a failed init (ncclInvalidArgument) */
+  comm(s, 1, 3, 1, 2, 7);  /* a non-blocking init in progress counts */
+  CHECK(!before && ncs_strag_lines_up(s, 0, 1) && !ncs_strag_lines_up(s, 0, 2) && !ncs_strag_lines_up(s, 0, 3) &&
+        ncs_strag_lines_up(s, 1, 3) && !ncs_strag_lines_up(s, 1, 1) && !ncs_strag_lines_up(s, 2, 1) &&
+        !ncs_strag_lines_up(NULL, 0, 1),
+        "straggler: lines up the calls of registered communicators only, per file");
+  ncs_strag_free(s);
+  return check_done();
+}
