@@ -63,6 +63,17 @@ fault_build() {
         mk "$FB/libext.so" $cflags -fPIC -shared "$S/ext.c" -L"$DOUBLES" -l:libnccl.so.2 -l:libcudart.so.13 -Wl,-rpath,"$DOUBLES" || exit 1
       fi
     fi
+    # the off-switch stub NCCL and its job, linked against it and (-DOFF_DLOPEN) not linked
+    mkdir -p "$FB/stub"
+    if stale "$FB/stub/libnccl.so.2" "$S/offswitch_stub.c" "$S/offswitch.h"; then
+      mk "$FB/stub/libnccl.so.2" $cflags -fPIC -shared -Wl,-soname,libnccl.so.2 "$S/offswitch_stub.c" || exit 1
+    fi
+    if stale "$FB/offswitch_job" "$S/offswitch_job.c" "$S/offswitch.h" "$FB/stub/libnccl.so.2"; then
+      mk "$FB/offswitch_job" $cflags "$S/offswitch_job.c" -L"$FB/stub" -l:libnccl.so.2 -Wl,-rpath,"$FB/stub" -lpthread || exit 1
+    fi
+    if stale "$FB/offswitch_dl" "$S/offswitch_job.c" "$S/offswitch.h"; then
+      mk "$FB/offswitch_dl" $cflags -DOFF_DLOPEN "$S/offswitch_job.c" -ldl -lpthread || exit 1
+    fi
     mkdir -p "$FB/mini"
     if stale "$FB/mini/libnccl.so.2" "$S/mini_nccl.c"; then
       mk "$FB/mini/libnccl.so.2" $cflags -fPIC -shared -Wl,-soname,libnccl.so.2 "$S/mini_nccl.c" || exit 1
