@@ -13,7 +13,7 @@
 # Hang verdicts use --hang-after 0.5: the test polls until the verdict is due (at most 30 s per
 # scenario, a failure cap, never an assertion on a duration).
 source "$(dirname "$0")/lib.sh"
-need_shim "hang"; need_decoder "hang"; need_double "hang"
+for f in "$SHIM" "$NCS" "$DOUBLES/libnccl.so.2"; do [ -e "$f" ] || { skip "hang: $f not built"; exit 0; }; done
 JOB=$BUILD/tests/hang_job
 [ -x "$JOB" ] || { skip "hang: $JOB not built"; exit 0; }
 LAUNCH=$ROOT/tests/jobs/launch.sh
@@ -53,7 +53,9 @@ check "hang: healthy job: no hang, dead-rank, init-hang or desync verdict" no_ha
 check_eq "hang: healthy job: report exits 0, no trace cut" "0 0" "$? $(grep -c 'CUT' "$T/healthy.rep")"
 
 start live --steps 100000 --step-ms 5
-poll 30 bash -c "[ \$(ls '$T/live' 2>/dev/null | wc -l) -eq 2 ] && '$NCS' report --json '$T/live' 2>/dev/null | grep -q '\"AllReduce\"'"
+# both ranks' traces (*.ncs: each also has its .rings file beside it) hold an all-reduce
+poll 30 bash -c "[ \$(ls '$T/live'/*.ncs 2>/dev/null | wc -l) -eq 2 ] && '$NCS' report --json '$T/live' 2>/dev/null | grep -q '\"AllReduce\"'" ||
+  fail "hang: the live job's two traces never showed an all-reduce within 30 s: $(ls "$T/live" | tr '\n' ' ')"
 doctor_json live
 # exit 0 or 1: cut traces are normal input (not 3 or 4); other checks (comm-bound, gpu-idle) may
 # fire on the doubles, the hang checks must not
