@@ -15,7 +15,8 @@
 #   - a job that never calls NCCL: no file, no thread, no descriptor, with tracing on or off;
 #   - the CPU doubles' rank-per-thread job (threads_job --all) and dl_job under DISABLE: the
 #     job's output unchanged, no file;
-#   - NCS_OFFSWITCH_RUNS (default 30) runs of the 8-thread race under DISABLE, both builds.
+#   - NCS_OFFSWITCH_RUNS (default 40) fresh processes under DISABLE: the 8-thread race and the
+#     fork right after the first call, both builds, each compared with its run without the shim.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/faults/common.sh"
 need_shim "offswitch"; need_decoder "offswitch"
@@ -100,14 +101,18 @@ else
   fail "offswitch: threads_job, dl_job or the NCCL double not built"
 fi
 
-# the race, many times: each run is a fresh process whose 8 threads make its first NCCL calls
-RUNS=${NCS_OFFSWITCH_RUNS:-30}
-bad=0 made=0
+# many runs, each a fresh process: 8 threads racing its first NCCL calls, or a fork right after
+# the first call (the child ends with _exit or exit), NCCL linked or dlopen'ed; each run's output
+# must equal the run without the shim of the same variant
+RUNS=${NCS_OFFSWITCH_RUNS:-40}
+variants=("$OJ race 8 1" "$OD race 8 1" "$OJ fork 1 _exit" "$OD fork 1 exit")
+for v in 0 1 2 3; do run "$T/ref$v" X=1 -- ${variants[$v]}; done
+bad=0
 for i in $(seq 1 "$RUNS"); do
-  J=$OJ; [ $((i % 2)) = 0 ] && J=$OD
-  run "$T/d" NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/d/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" -- "$J" race 8 1
-  if [ "$(cat "$T/d/rc")" != 0 ] || ! grep -qE '^forwarded ([0-9]+) of \1$' "$T/d/out" || [ -n "$(created "$T/d")" ]; then
-    bad=$((bad + 1)); echo "    run $i: exit $(cat "$T/d/rc"): $(tr '\n' ' ' <"$T/d/out") $(head -c 200 "$T/d/err") $(created "$T/d")"
+  v=$((i % 4))
+  run "$T/d" NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/d/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" -- ${variants[$v]}
+  if [ "$(cat "$T/d/rc")" != 0 ] || ! cmp -s "$T/ref$v/out" "$T/d/out" || [ -n "$(created "$T/d")" ]; then
+    bad=$((bad + 1)); echo "    run $i (${variants[$v]##*/}): exit $(cat "$T/d/rc"): $(diff "$T/ref$v/out" "$T/d/out" | tr '\n' ' ') $(head -c 200 "$T/d/err") $(created "$T/d")"
   fi
 done
-check_eq "offswitch: $RUNS runs of 8 threads racing the first calls under DISABLE=1: all answers exact, every call forwarded once, nothing created" 0 "$bad"
+check_eq "offswitch: $RUNS runs under DISABLE=1 (8 threads racing the first calls; fork right after it; linked and dlopen'ed): output as without the shim, nothing created" 0 "$bad"
