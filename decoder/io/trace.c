@@ -33,6 +33,7 @@ struct ncs_trace_bufs {
   struct ncs_colrd colrd; /* a column chunk being read (columns.h) */
   struct ncs_call calls[NCS_COLR_BLOCK];       /* its block of split CALL records */
   struct ncs_gpu_time gpu_times[NCS_COLR_BLOCK]; /* and of GPU_TIME records */
+  struct ncs_decv_memo calls_memo, gpu_times_memo; /* what those hold (encode.h) */
 };
 
 /* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
@@ -284,10 +285,10 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
     if (body) {
       rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, body, len, &delta);
     } else if (type == NCS_REC_CALL) {
-      if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->nblock, &delta, b->calls);
+      if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->calls_memo, &delta, b->calls);
       rc = v->call ? (v->call(v->ctx, &b->calls[rd->at]) != 0) : 0;
     } else if (type == NCS_REC_GPU_TIME) {
-      if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->nblock, &delta, b->gpu_times);
+      if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->gpu_times_memo, &delta, b->gpu_times);
       rc = v->gpu_time ? (v->gpu_time(v->ctx, &b->gpu_times[rd->at]) != 0) : 0;
     } else {
       uint8_t row[NCS_COL_MAX_FIELDS * 10];

@@ -625,6 +625,9 @@ struct ncs_colr {
   const uint8_t *bytes; /* its decompressed bytes */
   uint64_t *vals;       /* field columns: a block of values as the rows' varints hold them */
   uint64_t q, vprev;    /* the next value to decode, and the last decoded */
+  uint64_t vor, vand;   /* the OR and the AND of the block's values (equal: all the same) */
+  uint64_t vfill;       /* vals[0 .. vfilled) all hold vfill (a block of one value repeated */
+  uint64_t vfilled;     /* is then not written again) */
   /* keyed (3.0): key fields, end field + 1; the fields it reads (key fields, then the end
    * field) and their absolute values; its own last absolute value; its key table */
   uint64_t kmask;
@@ -678,10 +681,13 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
 }
 
 enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
-/* Decodes values q .. q+n-1 of field column k into k->vals[0..n); returns the OR of them
- * (the reader's row-length accounting: all under 0x80, one byte each). */
+/* Decodes values q .. q+n-1 of field column k into k->vals[0..n); sets k->vor and k->vand to
+ * the OR and the AND of them (the reader's row-length accounting; equal when they are all one
+ * value) and returns the OR. A block of one value (width 0) that vals already holds from the
+ * column's previous block is not written again (not for keyed columns: ncs_col_unkey rewrites
+ * their vals). */
 static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
-  uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q, any = 0;
+  uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q, any = 0, all = ~0ull;
   unsigned sh = NCS_COLF_SHIFT(k->flags);
   uint64_t dm = (k->flags & NCS_COLF_DELTA) ? ~0ull : 0;
   uint64_t sg = (k->flags & (NCS_COLF_SIGNED | NCS_COLF_KEYED)) == NCS_COLF_SIGNED; /* keyed: ncs_col_unkey */
@@ -692,7 +698,7 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   if (q == 0 && q < end) {
     uint64_t x = (uint64_t)ncs_unzigzag(k->first) << sh;
     prev = x;
-    any = vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
+    any = all = vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
     q = 1;
   }
 #define NCS_COLR_LOOP(ZEXPR) \
@@ -702,13 +708,16 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
     prev = x; \
     vals[q] = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */ \
     any |= vals[q]; \
+    all &= vals[q]; \
   }
   if (w == 0) { /* every code 0: each value the previous one (delta) or 0 */
     if (q < end) {
       uint64_t x = prev & dm, v = (x << sg) ^ (0 - ((x >> 63) & sg));
       prev = x;
       any |= v;
-      for (; q < end; q++) vals[q] = v;
+      all &= v;
+      if (q > q0 || k->vfilled < n || k->vfill != v || (k->flags & NCS_COLF_KEYED))
+        for (; q < end; q++) vals[q] = v;
     }
   }
   else if (w == 1) { NCS_COLR_LOOP(d[q - 1]) }
@@ -720,6 +729,10 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
 #undef NCS_COLR_LOOP
   k->vprev = prev;
   k->q = end;
+  k->vor = any;
+  k->vand = n ? all : 0;
+  k->vfill = any;
+  k->vfilled = any == k->vand ? n : 0;
   return any;
 }
 
@@ -729,7 +742,8 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
  *   - ncs_columns_next: the next record: 1 with its type and either its whole body (*body,
  *     *len) or, *body NULL, a split record: its values are rd->vp[j][rd->at] for fields
  *     j < rd->nv (as the row's varints hold them), in a block of rd->nblock records of its
- *     type decoded together (rd->at == 0: a new block, rd->vp[j][0 .. nblock) all ready);
+ *     type decoded together (rd->at == 0: a new block, rd->vp[j][0 .. nblock) all ready;
+ *     bit j of rd->vsame set: field j's values in the block are all rd->vp[j][0]);
  *     0 after the last record; -1 damaged (*why). The rows the records stand for are counted
  *     against the chunk's raw size as they are read (a split record's with its block);
  *   - ncs_columns_end: after the last record, 0 when the columns held exactly the rows of
@@ -742,6 +756,8 @@ struct ncs_colrd {
   size_t rsz, o;                              /* the chunk's raw size; row bytes counted */
   const uint64_t *const *vp;                  /* the last split record: its type's values */
   uint32_t nv, at, nblock;                    /* fields, index in the block, block length */
+  uint64_t vsame;                             /* the fields j whose values in the block are all rd->vp[j][0] */
+  uint64_t tsame[NCS_COL_MAX_TYPE + 1];       /* (and of each type's block) */
   uint8_t nf[NCS_COL_MAX_TYPE + 1];           /* fields of each split type (0: not split) */
   uint8_t tkeyed[NCS_COL_MAX_TYPE + 1];       /* it has keyed columns (3.0) */
   uint16_t first_col[NCS_COL_MAX_TYPE + 1];   /* its first column in colof */
@@ -790,6 +806,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
     k->id = (uint32_t)id; k->flags = (uint32_t)fl; k->count = (uint32_t)count; k->width = (uint32_t)width;
     k->first = first; k->stored = st; k->pos = 0; k->prev = 0;
     k->kmask = 0; k->kend = 0; k->nref = 0; k->aprev = 0; k->glast = 0; k->krec = 0; k->tab = NULL;
+    k->vor = k->vand = k->vfill = k->vfilled = 0;
     if (fl & NCS_COLF_KEYED) {
       uint64_t km, ke;
       if (ncs_get_varint(&p, e, &km) || ncs_get_varint(&p, e, &ke)) NCS_COLFAIL("column directory cut short");
@@ -883,7 +900,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
   uint32_t no = 0;
   for (uint32_t t = 1; t <= NCS_COL_MAX_TYPE; t++) {
     rd->first_col[t] = (uint16_t)no;
-    rd->tpos[t] = rd->tlim[t] = rd->tbase[t] = 0;
+    rd->tpos[t] = rd->tlim[t] = rd->tbase[t] = rd->tsame[t] = 0;
     rd->tcount[t] = nf[t] ? c[slot[NCS_COL_FIELD(t, 0)]].count : 0;
     for (uint32_t j = 0; j < nf[t]; j++, no++) {
       rd->colof[no] = &c[slot[NCS_COL_FIELD(t, j)]];
@@ -896,6 +913,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
   rd->rsz = rsz;
   rd->o = 0;
   rd->vp = NULL;
+  rd->vsame = 0;
   rd->nv = rd->at = rd->nblock = 0;
 #undef NCS_COLFAIL
   return 0;
@@ -929,22 +947,26 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
     uint64_t nb = rd->tcount[t] - at < NCS_COLR_BLOCK ? rd->tcount[t] - at : NCS_COLR_BLOCK;
     struct ncs_colr *const *cols = rd->colof + rd->first_col[t];
     size_t rows = 2 * (size_t)nb, most = 0; /* type and length bytes; the longest body possible */
-    uint64_t anyv[NCS_COL_MAX_FIELDS]; /* the OR of each column's values */
-    for (uint32_t j = 0; j < nft; j++) anyv[j] = ncs_col_decode(cols[j], nb);
+    uint64_t same = 0;                        /* the fields whose values in the block are one value */
+    for (uint32_t j = 0; j < nft; j++) (void)ncs_col_decode(cols[j], nb);
     for (uint32_t pass = 1; rd->tkeyed[t] && pass <= 2; pass++) /* keyed: after what they read */
       for (uint32_t j = 0; j < nft; j++)
         if ((cols[j]->flags & NCS_COLF_KEYED) && cols[j]->kpass == pass) ncs_col_unkey(cols[j], cols, nb);
     for (uint32_t j = 0; j < nft; j++) {
       const uint64_t *x = cols[j]->vals;
-      uint64_t any = anyv[j];
+      uint64_t any = cols[j]->vor, all = cols[j]->vand;
       if (cols[j]->flags & NCS_COLF_KEYED) { /* changed by ncs_col_unkey since */
         any = 0;
-        for (uint64_t i = 0; i < nb; i++) any |= x[i];
+        all = ~0ull;
+        for (uint64_t i = 0; i < nb; i++) { any |= x[i]; all &= x[i]; }
       }
-      most += ncs_col_vlen(any);
-      if (any < 0x80) rows += nb; /* one byte each */
+      unsigned lo = ncs_col_vlen(all), hi = ncs_col_vlen(any);
+      most += hi;
+      same |= (uint64_t)(any == all) << j;
+      if (lo == hi) rows += nb * lo; /* every value's varint as long (all <= x <= any) */
       else for (uint64_t i = 0; i < nb; i++) rows += ncs_col_vlen(x[i]);
     }
+    rd->tsame[t] = same;
     if (most >= 128) { /* some bodies may need a two-byte length */
       uint16_t *rl = rd->rowlen;
       memset(rl, 0, (size_t)nb * sizeof *rl);
@@ -958,6 +980,7 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
     rd->tlim[t] = at + nb;
   }
   rd->vp = rd->colvals + rd->first_col[t];
+  rd->vsame = rd->tsame[t];
   rd->nv = nft;
   rd->at = (uint32_t)(at - rd->tbase[t]);
   rd->nblock = (uint32_t)(rd->tlim[t] - rd->tbase[t]);

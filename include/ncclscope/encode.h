@@ -302,28 +302,60 @@ static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0,
   }
 /* decoding n records of one type from their field values (a column chunk's split records,
  * columns.h: every field a varint; v[j][i] is the value field j's varint holds in record i,
- * for j < nf): x[0..n) and the delta state as ncs_dec_<name> gives them for the rows of those
- * varints, one after another. Field by field, so each loop is short and regular. Only for
- * records whose fields are all numbers (the others are never split): ncs_decv_call,
- * ncs_decv_gpu_time. */
+ * for j < nf; bit j of `same`: v[j][0 .. n) are all one value): x[0..n) and the delta state
+ * as ncs_dec_<name> gives them for the rows of those varints, one after another. Field by
+ * field, so each loop is short and regular; a field whose n values are one value already held
+ * by x[0 .. n) (the memo *m says so) is not written again. Only for records whose fields are
+ * all numbers (the others are never split): ncs_decv_call, ncs_decv_gpu_time. */
+#define NCS_DECV_MEMO_FIELDS 32
+/* What a block of structs that only ncs_decv_<name> writes holds already: field j of
+ * x[0 .. n[j]) is what key[j] gives (a column value, or a DELTA field's running value). Zeroed
+ * before the first call (nothing known). */
+struct ncs_decv_memo { uint64_t key[NCS_DECV_MEMO_FIELDS]; size_t n[NCS_DECV_MEMO_FIELDS]; };
 #define NCS_V_(K, f, a) NCS_V_##K(f, a) j_++;
-#define NCS_V_EACH_(f, expr, dflt) \
-  if (j_ < nf) { const uint64_t *c_ = v[j_]; for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (expr); } \
-  else for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (dflt);
-#define NCS_V_U32(f, a) NCS_V_EACH_(f, (uint32_t)c_[i_], (uint32_t)(a))
-#define NCS_V_I32(f, a) NCS_V_EACH_(f, (int32_t)ncs_unzigzag(c_[i_]), (int32_t)(a))
-#define NCS_V_U64(f, a) NCS_V_EACH_(f, c_[i_], (uint64_t)(a))
-#define NCS_V_DELTA(f, a) { \
+#define NCS_V_FILL_(f, K_, V_) /* every x[i].f is V_: written unless the memo says it is */ \
+  if (m->n[j_] < n || m->key[j_] != (K_)) { \
+    for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (V_); \
+    m->n[j_] = n; \
+    m->key[j_] = (K_); \
+  }
+#define NCS_V_PLAIN_(f, CONV, dflt) \
+  if (j_ >= nf) { for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (dflt); m->n[j_] = 0; } \
+  else if (same >> j_ & 1) { uint64_t k_ = v[j_][0]; NCS_V_FILL_(f, k_, CONV(k_)) } \
+  else { const uint64_t *c_ = v[j_]; for (size_t i_ = 0; i_ < n; i_++) x[i_].f = CONV(c_[i_]); m->n[j_] = 0; }
+#define NCS_VC_U32(c) ((uint32_t)(c))
+#define NCS_VC_I32(c) ((int32_t)ncs_unzigzag(c))
+#define NCS_VC_U64(c) (c)
+#define NCS_V_U32(f, a) NCS_V_PLAIN_(f, NCS_VC_U32, (uint32_t)(a))
+#define NCS_V_I32(f, a) NCS_V_PLAIN_(f, NCS_VC_I32, (int32_t)(a))
+#define NCS_V_U64(f, a) NCS_V_PLAIN_(f, NCS_VC_U64, (uint64_t)(a))
+#define NCS_V_DELTA(f, a) { /* a change of 0 (varint 0) or none: one value */ \
     uint64_t s_ = s->f; \
-    NCS_V_EACH_(f, s_ += (uint64_t)ncs_unzigzag(c_[i_]), s_) \
+    if (j_ >= nf || ((same >> j_ & 1) && v[j_][0] == 0)) { NCS_V_FILL_(f, s_, s_) } \
+    else if (same >> j_ & 1) { \
+      uint64_t d_ = (uint64_t)ncs_unzigzag(v[j_][0]); \
+      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = s_ += d_; \
+      m->n[j_] = 0; \
+    } else { \
+      const uint64_t *c_ = v[j_]; \
+      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = s_ += (uint64_t)ncs_unzigzag(c_[i_]); \
+      m->n[j_] = 0; \
+    } \
     s->f = s_; }
 #define NCS_V_SPAN(f, a) { \
     uint64_t s_ = s->f; \
-    NCS_V_EACH_(f, x[i_].a + (s_ += (uint64_t)ncs_unzigzag(c_[i_])), x[i_].a + s_) \
+    if (j_ < nf && !(same >> j_ & 1)) { \
+      const uint64_t *c_ = v[j_]; \
+      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = x[i_].a + (s_ += (uint64_t)ncs_unzigzag(c_[i_])); \
+    } else { \
+      uint64_t d_ = j_ < nf ? (uint64_t)ncs_unzigzag(v[j_][0]) : 0; \
+      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = x[i_].a + (s_ += d_); \
+    } \
     s->f = s_; }
 #define NCS_DECV_(name, st) \
-  static inline void ncs_decv_##name(const uint64_t *const *v, uint32_t nf, size_t n, NCS_DPARAM_##st \
-                                     struct ncs_##name *x) { \
+  _Static_assert(NCS_NF_##name <= NCS_DECV_MEMO_FIELDS, "ncs_decv_memo holds every field"); \
+  static inline void ncs_decv_##name(const uint64_t *const *v, uint32_t nf, uint64_t same, size_t n, \
+                                     struct ncs_decv_memo *m, NCS_DPARAM_##st struct ncs_##name *x) { \
     NCS_DLOCAL_##st(name) \
     uint32_t j_ = 0; \
     NCS_FIELDS_##name(NCS_V_) \
