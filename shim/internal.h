@@ -54,11 +54,13 @@ extern pthread_once_t ncs_resolve_once;
 void ncs_resolve_all(void);           /* pthread_once body: fills ncs_real_fn */
 void *ncs_resolve_late(enum ncs_fn f); /* retry for an entry still missing (slow path) */
 void ncs_resolve_atfork(int phase);    /* 0 before fork, 1 parent after, 2 child after */
-/* The real function `f`, or NULL when no NCCL could be found. Safe from any thread, any time. */
+void *ncs_real_slow(enum ncs_fn f);    /* ncs_real's out-of-line half: the once-init, then the retry */
+/* The real function `f`, or NULL when no NCCL could be found. Safe from any thread, any time.
+ * An entry already found is used as is (a slot is only ever set, with release, to the real
+ * function); only an empty slot goes through the once-init and the retry. */
 static inline void *ncs_real(enum ncs_fn f) {
-  pthread_once(&ncs_resolve_once, ncs_resolve_all);
   void *p = atomic_load_explicit(&ncs_real_fn[f], memory_order_acquire);
-  return NCS_LIKELY(p != NULL) ? p : ncs_resolve_late(f);
+  return NCS_LIKELY(p != NULL) ? p : ncs_real_slow(f);
 }
 #define NCS_REAL(name) ((ncs_fn_##name##_t)ncs_real(NCS_FN_##name))
 

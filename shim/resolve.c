@@ -5,9 +5,10 @@
  * (NCCL >= 2.16 exports the strong pncclX behind a weak ncclX), then `ncclX` through
  * RTLD_NEXT, then a libnccl.so* already loaded privately (RTLD_LOCAL, e.g. by a Python
  * extension) found with dl_iterate_phdr and reopened with RTLD_NOLOAD. ncs_resolve_all runs
- * once (constructor or first wrapper, whichever comes first); an entry still missing is
- * looked up again at its next call (a private NCCL may be loaded later), under a mutex, off
- * the hot path. No I/O, no allocation of our own, no recursion into the wrappers. */
+ * once (constructor or the first wrapper to find its entry empty, whichever comes first;
+ * ncs_real_slow); an entry still missing is looked up again at its next call (a private NCCL
+ * may be loaded later), under a mutex, off the hot path. A slot, once set, never changes:
+ * wrappers use a set slot without the once-init. No I/O, no allocation of our own, no recursion into the wrappers. */
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
@@ -106,6 +107,12 @@ void ncs_resolve_atfork(int phase) {
   if (phase == 0) pthread_mutex_lock(&late_mu);
   else if (phase == 1) pthread_mutex_unlock(&late_mu);
   else pthread_mutex_init(&late_mu, NULL);
+}
+
+void *ncs_real_slow(enum ncs_fn f) {
+  pthread_once(&ncs_resolve_once, ncs_resolve_all);
+  void *p = atomic_load_explicit(&ncs_real_fn[f], memory_order_acquire);
+  return p ? p : ncs_resolve_late(f);
 }
 
 void *ncs_resolve_late(enum ncs_fn f) {

@@ -10,6 +10,8 @@
  * GetErrorString, GetLastError, ResetDebugInit) are forwarded only. Communicator creation and
  * teardown also emit COMM / COMM_END records (off the hot path). When no real NCCL can be
  * found, wrappers return ncclSystemError (NULL for the string functions) and record nothing.
+ * While the process records nothing (ncs_active 2: NCCLSCOPE_DISABLE=1, or no writer), every
+ * wrapper whose real function is found jumps straight to it (FORWARD_ONLY, first in each).
  *
  * Layout: the entry points are generated from NCCLSCOPE_PROTOTYPES (nccl_abi.h); the table
  * at the end gives each one its shape and the record fields it fills from its own
@@ -170,18 +172,40 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
 #define SHIM_GetLastError         FORWARD, (NULL)
 #define SHIM_ResetDebugInit       FORWARD_VOID, ()
 
-/* A recorded entry point: SHAPE_before, the real call, SHAPE_after. */
+/* The forward-only path, first in every entry point that does more than forward: the real
+ * function when the shim records nothing in this process (ncs_active 2: NCCLSCOPE_DISABLE=1,
+ * or no writer) and that function is already found; else NULL (the full path: it activates,
+ * resolves, records). Taken, the call goes to the real function with the arguments and
+ * errno untouched: a load, a compare, a load and a jump. */
+#define FORWARD_ONLY(name)                                                                  \
+  (atomic_load_explicit(&ncs_active, memory_order_relaxed) == 2                             \
+       ? (ncs_fn_##name##_t)atomic_load_explicit(&ncs_real_fn[NCS_FN_##name], memory_order_acquire) \
+       : NULL)
+
+/* A recorded entry point: the forward-only path, else record_NAME (kept out of line so that
+ * the forward-only path sets up no frame): SHAPE_before, the real call, SHAPE_after. The
+ * wrapper's return address (the call site) is passed to it as `ra_`. */
 #define RECORDED(shape, name, params, args, fields)                      \
-  NCS_EXPORT ncclResult_t nccl##name params {                            \
+  static __attribute__((noinline)) ncclResult_t record_##name WITH_RA(params, args) { \
     ncs_fn_##name##_t real = NCS_REAL(name);                             \
     if (!real) return MISSING_RC;                                        \
     struct rec r;                                                        \
     struct shape##_args a = {UNPAREN fields};                            \
-    shape##_before(&r, NCS_OP_##name, &a, RA);                           \
+    shape##_before(&r, NCS_OP_##name, &a, ra_);                          \
     ncclResult_t rc = real args;                                         \
     shape##_after(&r, &a, rc);                                           \
     return rc;                                                           \
+  }                                                                      \
+  NCS_EXPORT ncclResult_t nccl##name params {                            \
+    ncs_fn_##name##_t fwd = FORWARD_ONLY(name);                          \
+    if (NCS_LIKELY(fwd != NULL)) return fwd args;                        \
+    return record_##name RA_AND(args);                                   \
   }
+/* (void *ra_, the entry point's parameters) and (RA, its arguments); "(void)" adds none */
+#define WITH_RA(params, args) WITH_RA_(params, UNPAREN args)
+#define WITH_RA_(params, ...) (void *ra_ __VA_OPT__(, UNPAREN params))
+#define RA_AND(args) RA_AND_(UNPAREN args)
+#define RA_AND_(...) (RA __VA_OPT__(, __VA_ARGS__))
 #define UNPAREN(...) __VA_ARGS__
 #define GEN_COLL(ret, name, params, args, fields) RECORDED(coll, name, params, args, fields)
 #define GEN_P2P(ret, name, params, args, fields) RECORDED(coll, name, params, args, fields)
@@ -190,13 +214,23 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
 #define GEN_INIT(ret, name, params, args, fields) RECORDED(init, name, params, args, fields)
 #define GEN_SPLIT(ret, name, params, args, fields) RECORDED(split, name, params, args, fields)
 #define GEN_END(ret, name, params, args, fields) RECORDED(end, name, params, args, fields)
+/* Forwarded only: the real function when found, else missing_NAME (out of line: the once-init,
+ * the retry, then the missing value). */
 #define GEN_FORWARD(ret, name, params, args, missing)                    \
-  NCS_EXPORT ret nccl##name params {                                     \
-    ncs_fn_##name##_t real = NCS_REAL(name);                             \
+  static __attribute__((noinline)) ret missing_##name params {           \
+    ncs_fn_##name##_t real = (ncs_fn_##name##_t)ncs_real_slow(NCS_FN_##name); \
     return real ? real args : UNPAREN missing;                           \
-  }
-#define GEN_POLL(ret, name, params, args, missing)                       \
+  }                                                                      \
   NCS_EXPORT ret nccl##name params {                                     \
+    ncs_fn_##name##_t real =                                             \
+        (ncs_fn_##name##_t)atomic_load_explicit(&ncs_real_fn[NCS_FN_##name], memory_order_acquire); \
+    if (NCS_LIKELY(real != NULL)) return real args;                      \
+    return missing_##name args;                                          \
+  }
+/* Forwarded, and what it saw told to nonblocking.c (poll_NAME, out of line) unless the shim
+ * records nothing. */
+#define GEN_POLL(ret, name, params, args, missing)                       \
+  static __attribute__((noinline)) ret poll_##name params {              \
     ncs_fn_##name##_t real = NCS_REAL(name);                             \
     if (!real) return UNPAREN missing;                                   \
     ret rc = real args;                                                  \
@@ -204,6 +238,11 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
     ncs_nb_polled(comm, rc, asyncError);                                 \
     errno = err;                                                         \
     return rc;                                                           \
+  }                                                                      \
+  NCS_EXPORT ret nccl##name params {                                     \
+    ncs_fn_##name##_t fwd = FORWARD_ONLY(name);                          \
+    if (NCS_LIKELY(fwd != NULL)) return fwd args;                        \
+    return poll_##name args;                                             \
   }
 #define GEN_FORWARD_VOID(ret, name, params, args, none)                  \
   NCS_EXPORT ret nccl##name params {                                     \

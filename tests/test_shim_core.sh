@@ -14,6 +14,7 @@ INC="-I$ROOT/include"
 # ---- the NCCL stand-in: enough entry points for these tests ----
 cat >"$T/fake.c" <<'C'
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ncclscope/nccl_abi.h"
@@ -40,7 +41,8 @@ ncclResult_t pncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, 
                             ncclComm_t c, cudaStream_t st) {
   if (!c) return ncclInvalidArgument;
   float *out = r; const float *in = s;
-  for (size_t i = 0; i < n; i++) out[i] = in[i] * (float)c->nranks;
+  /* the stream (the 7th argument, passed on the stack) shows in the result: +1 per 0x20 */
+  for (size_t i = 0; i < n; i++) out[i] = in[i] * (float)c->nranks + (float)((uintptr_t)st / 0x20);
   errno = 7;
   return ncclSuccess;
 }
@@ -263,6 +265,28 @@ check "shim_core: no CUDA in the process: PROCESS says timing=host, no GPU_TIME"
   bash -c "grep -q '^  timing=host\$' d1 && ! grep -q '^GPU_TIME' d1"
 check "shim_core: THREAD record before the first CALL" \
   bash -c "awk '/^THREAD thread=1 /{t=NR} /^CALL /{if(!c)c=NR} END{exit !(t && t<c)}' d1"
+
+# ---- the off switch: NCCLSCOPE_DISABLE=1 forwards every call (the wrappers' forward-only
+# path), arguments, results and errno untouched, and writes nothing, in every way of reaching
+# NCCL: linked, a privately loaded NCCL, a library's constructor, threads, fork, no NCCL ----
+off() { NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/off-$1" LD_PRELOAD="$SAN_PRELOAD$SHIM" "${@:2}"; }
+off basic ./job basic 10 >off.out 2>&1
+check "shim_core: DISABLE=1: job output identical to plain (values, the stream argument, return codes, errno)" \
+  cmp plain.out off.out
+off threads ./job threads 2000 >offthr.out 2>&1
+check_eq "shim_core: DISABLE=1: 16 threads run through" "init rc=0 threads done" "$(tr '\n' ' ' <offthr.out | sed 's/ $//')"
+off private ./job private 25 "$T/priv/ext.so" >offpriv.out 2>&1
+check_eq "shim_core: DISABLE=1: a privately loaded NCCL (RTLD_LOCAL) is found and called" "ext_run rc=0" "$(cat offpriv.out)"
+off early ./earlymain >offearly.out 2>&1
+check_eq "shim_core: DISABLE=1: NCCL called from another library's constructor is forwarded" "early rc=0 version=22809" "$(cat offearly.out)"
+off none ./nonccl >offnon.out 2>&1
+check_eq "shim_core: DISABLE=1: no NCCL anywhere: ncclSystemError, no crash" "found=yes rc=2 v=-1" "$(cat offnon.out)"
+if ! tsan_fork_skip "shim_core: DISABLE=1 fork"; then
+  ./job fork 100 2>&1 | sed 's/child=[0-9]*/child=N/' >plainfork.out
+  off fork ./job fork 100 2>&1 | sed 's/child=[0-9]*/child=N/' >offfork.out
+  check "shim_core: DISABLE=1: fork (a child using NCCL, one not): output identical to plain" cmp plainfork.out offfork.out
+fi
+check_eq "shim_core: DISABLE=1: no trace directory written by any of these runs" "" "$(ls -d off-* 2>/dev/null)"
 
 # ---- call sites ----
 check "shim_core: call sites on by default (8 frames max), defined before use" \

@@ -44,6 +44,11 @@ for mode in local global default; do
   else fail "shim_dlsym: dl_job RTLD_${mode^^}: exit $p vs $s"; head -3 "$mode.shim" | sed 's/^/    /'; fi
   same_as_truth "shim_dlsym: dl_job RTLD_${mode^^} (dlopen+dlsym, 2 ranks): report --json ops per rank equal the job's truth" "$mode" "$mode.truth"
 done
+# the off switch: the wrappers reached through dlsym forward every call and write nothing
+NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/off" LD_PRELOAD="$SHIM" "$LAUNCH" 2 "$J/dl_job" -g -D -n 12 "$LIB" >default.off 2>&1; o=$?
+if [ "$o" = 0 ] && cmp -s default.plain default.off && [ ! -e "$T/off" ]; then
+  pass "shim_dlsym: DISABLE=1, dl_job RTLD_DEFAULT: output and exit status identical to plain, no trace directory"
+else fail "shim_dlsym: DISABLE=1, dl_job RTLD_DEFAULT: exit $o, $(ls -d "$T/off" 2>/dev/null)"; head -3 default.off | sed 's/^/    /'; fi
 
 if command -v python3 >/dev/null; then
   mkdir -p py.truth second
@@ -56,6 +61,11 @@ if command -v python3 >/dev/null; then
   same_as_truth "shim_dlsym: python3 ctypes (CDLL = RTLD_LOCAL): report --json ops equal the job's truth (the second NCCL's call not counted)" py py.truth
   check "shim_dlsym: NCCLSCOPE_DEBUG=1 names the second NCCL's ncclGetVersion as not traced" \
     grep -q "dlsym(\"ncclGetVersion\") found $T/second/libnccl.so.2: it is not the NCCL the shim traces; calls through it are not traced" py.err
+  NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/pyoff" LD_PRELOAD="$SHIM" \
+    python3 "$ROOT/tests/jobs/ctypes_job.py" "$DOUBLES" 10 "$T/off.json" "$T/second/libnccl.so.2" >py.off 2>&1; o=$?
+  if [ "$o" = 0 ] && cmp -s py.plain py.off && [ ! -e "$T/pyoff" ]; then
+    pass "shim_dlsym: DISABLE=1, ctypes_job: output and exit status identical to plain, no trace directory"
+  else fail "shim_dlsym: DISABLE=1, ctypes_job: exit $o, $(ls -d "$T/pyoff" 2>/dev/null)"; head -3 py.off | sed 's/^/    /'; fi
 else
   skip "shim_dlsym: ctypes: python3 not installed"
 fi
