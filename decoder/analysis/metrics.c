@@ -111,7 +111,8 @@ struct pslot { uint64_t key; uint32_t ix, home; }; /* the pending table: key, po
  * and its shape once an operation of it was counted. A run repeats a few, so they are
  * remembered per file (direct-mapped, CALL_SHAPES slots; emptied when a COMM record changes
  * the ranks): the signature hash, the size rule and the shape lookup are done once each. */
-#define CALL_SHAPES 64
+#define CALL_SHAPE_BITS 6
+#define CALL_SHAPES (1 << CALL_SHAPE_BITS)
 struct call_shape {
   uint64_t count;
   uint32_t op, datatype, comm, callsite;
@@ -526,9 +527,8 @@ static int p2_comm(void *ctx, const struct ncs_comm *c) {
 
 /* The call shape of c (CALL_SHAPES above), made on a miss. */
 static struct call_shape *call_shape_of(struct file_state *f, const struct ncs_call *c) {
-  uint64_t h = (c->count ^ (uint64_t)c->datatype << 40) * 0x9e3779b97f4a7c15ull;
-  h ^= ((uint64_t)c->callsite << 32 | c->comm) * 0xc2b2ae3d27d4eb4full ^ c->op;
-  struct call_shape *x = &f->cshapes[(h * 0xbf58476d1ce4e5b9ull) >> 58 & (CALL_SHAPES - 1)];
+  uint64_t h = (c->count + ((uint64_t)c->callsite << 24) + ((uint64_t)c->comm << 12) + c->op) * 0x9e3779b97f4a7c15ull;
+  struct call_shape *x = &f->cshapes[h >> (64 - CALL_SHAPE_BITS)]; /* datatype is compared, not hashed: it rarely varies */
   if (x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
       x->datatype == c->datatype)
     return x;

@@ -23,7 +23,7 @@ MUX_CB(raw, struct ncs_raw)
 MUX_CB(inflight, struct ncs_inflight)
 #undef MUX_CB
 /* CALL and GPU_TIME come once or more per call: their receivers are in flat lists */
-#define MUX_FLAT_CB(field, T, L, NL) \
+#define MUX_FLAT_CB(field, T, RX, L, NL) \
   static int mux_##field(void *ctx, const T *x) { \
     struct ncs_mux *m = ctx; int stop = 0; \
     if (m->NL < 0) { /* too many to list: every sub-visitor, as the other records */ \
@@ -31,11 +31,12 @@ MUX_CB(inflight, struct ncs_inflight)
         if (m->v[i].field && m->v[i].field(m->v[i].ctx, x)) stop = 1; \
       return stop; \
     } \
-    for (int i = 0; i < m->NL; i++) stop |= m->L[i].fn(m->L[i].ctx, x) != 0; \
-    return stop; \
+    /* walked by pointer, the end in a local: nothing reloaded from m after each call */ \
+    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) stop |= p->fn(p->ctx, x); \
+    return stop != 0; \
   }
-MUX_FLAT_CB(call, struct ncs_call, callv, ncall)
-MUX_FLAT_CB(gpu_time, struct ncs_gpu_time, gpuv, ngpu)
+MUX_FLAT_CB(call, struct ncs_call, ncs_mux_call_rx, callv, ncall)
+MUX_FLAT_CB(gpu_time, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
 #undef MUX_FLAT_CB
 /* Appends receiver (fn, ctx) to list L of m, or the receivers of the mux it is; NL -1 when
  * they do not fit. */

@@ -18,8 +18,8 @@ struct ncs_mux {
   /* set by ncs_mux_build: the receivers of the per-call records (CALL, GPU_TIME), in order,
    * a sub-visitor that is itself a built mux replaced by its own receivers (one indirect call
    * per receiver and record, none per level) */
-  struct { int (*fn)(void *, const struct ncs_call *); void *ctx; } callv[NCS_MUX_FLAT];
-  struct { int (*fn)(void *, const struct ncs_gpu_time *); void *ctx; } gpuv[NCS_MUX_FLAT];
+  struct ncs_mux_call_rx { int (*fn)(void *, const struct ncs_call *); void *ctx; } callv[NCS_MUX_FLAT];
+  struct ncs_mux_gpu_rx { int (*fn)(void *, const struct ncs_gpu_time *); void *ctx; } gpuv[NCS_MUX_FLAT];
   int ncall, ngpu;
 };
 
