@@ -74,6 +74,34 @@ int main(void) {
         ncs_strag_skew_max_us(s));
   ncs_strag_free(s);
 
+  /* sums of entry times past 2^64 ns (a hostile or far-off clock): the figures are those of
+   * long double running sums, added in the same order */
+  s = ncs_strag_new(2);
+  comm(s, 0, 1, 0, 2, 0);
+  comm(s, 1, 1, 1, 2, 0);
+  long double sum_t[2] = {0, 0}, sum_min = 0, wait1 = 0;
+  const int K = 24;
+  for (int j = 0; j < K; j++) {
+    int64_t t0 = 4000000000000000000ll + (int64_t)j * 1000000007ll + (j * 7919) % 1000, t1 = t0 + 1000 + j;
+    arrive(s, 0, 1, (uint64_t)j + 1, t0);
+    arrive(s, 1, 1, (uint64_t)j + 1, t1);
+    sum_t[0] += (long double)t0; sum_t[1] += (long double)t1; sum_min += (long double)t0;
+    wait1 += (long double)(2 * (uint64_t)t1 - ((uint64_t)t0 + (uint64_t)t1));
+  }
+  ncs_strag_finish(s);
+  const struct ncs_strag_rank *rk;
+  int nrk = ncs_strag_ranks(s, &rk);
+  double late[2] = {-1, -1}, waits[2] = {-1, -1};
+  for (int i = 0; i < nrk; i++) if (rk[i].rank >= 0 && rk[i].rank < 2) {
+    late[rk[i].rank] = rk[i].mean_late_us;
+    waits[rk[i].rank] = rk[i].wait_caused_s;
+  }
+  double want0 = (double)((sum_t[0] - sum_min) / (long double)K / 1e3L), want1 = (double)((sum_t[1] - sum_min) / (long double)K / 1e3L);
+  CHECK(nrk == 2 && late[0] == want0 && late[1] == want1 && waits[1] == (double)(wait1 / 1e9L) && waits[0] == 0,
+        "straggler: lateness and wait from sums past 2^64 ns equal long double running sums (late %.6f %.6f us, want %.6f %.6f)",
+        late[0], late[1], want0, want1);
+  ncs_strag_free(s);
+
   /* which calls are lined up: those on a communicator index with an accepted COMM record */
   s = ncs_strag_new(2);
   int before = ncs_strag_lines_up(s, 0, 1);

@@ -43,6 +43,7 @@ struct hfile {
   struct ncs_clockmap map;
   struct hcomm *comms;
   int ncomms, capcomms;
+  int hint;                   /* comms[] index of the last collective's communicator */
   uint32_t last;              /* last CALL of any operation: byt[last] */
   int has_last;
   uint64_t calls;
@@ -125,9 +126,7 @@ static struct gcomm *gcomm_get(struct ncs_hang *h, uint64_t id, int nranks) {
 
 /* The first rank applied sets the signature of (communicator, seq); the others are compared.
  * Under h->mu. */
-static void sig_apply(struct ncs_hang *h, const struct psig *p) {
-  struct gcomm *g = gcomm_get(h, p->comm_id, p->nranks);
-  if (!g) return;
+static void sig_apply(struct ncs_hang *h, struct gcomm *g, const struct psig *p) {
   if (p->seq >= g->cap) {
     size_t nc = g->cap ? g->cap : 1024;
     while (nc <= p->seq) nc *= 2;
@@ -151,7 +150,11 @@ static void sig_apply(struct ncs_hang *h, const struct psig *p) {
 static void sig_flush(struct ncs_hang *h, struct hfile *f) {
   if (!f->nps) return;
   pthread_mutex_lock(&h->mu);
-  for (int i = 0; i < f->nps; i++) sig_apply(h, &f->ps[i]);
+  struct gcomm *g = NULL; /* a run of one communicator's signatures looks it up once */
+  for (int i = 0; i < f->nps; i++) {
+    if (!g || g->comm_id != f->ps[i].comm_id) g = gcomm_get(h, f->ps[i].comm_id, f->ps[i].nranks);
+    if (g) sig_apply(h, g, &f->ps[i]);
+  }
   pthread_mutex_unlock(&h->mu);
   f->nps = 0;
 }
@@ -226,8 +229,9 @@ static int on_call(void *ctx, const struct ncs_call *k) {
                        .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
                        .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
   if (ncs_op_kind(k->op) != NCS_KIND_COLL || !k->comm || !k->seq) return 0;
-  struct hcomm *c = comm_of(f, k->comm);
+  struct hcomm *c = f->hint < f->ncomms && f->comms[f->hint].idx == k->comm ? &f->comms[f->hint] : comm_of(f, k->comm);
   if (!c) return 0;
+  f->hint = (int)(c - f->comms);
   c->recent[c->ncoll % RECENT] = *hc;
   c->ncoll++;
   if (k->seq > c->last_seq) c->last_seq = k->seq;

@@ -16,6 +16,23 @@
 #include "ncclscope/ops.h"
 
 struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
+/* A running sum of integers that has, bit for bit, the value the long double running sum of
+ * them has: an integer while every partial sum fits in 63 bits (a long double's 64-bit mantissa
+ * holds those exactly, so its sums are exact too), that long double from the first partial sum
+ * that does not. The integer add is cheaper than an 80-bit one per arrival. */
+struct lsum { int64_t i; long double l; int big; };
+static void lsum_add(struct lsum *s, int64_t v) {
+  int64_t r;
+  if (!s->big && !__builtin_add_overflow(s->i, v, &r)) { s->i = r; return; }
+  if (!s->big) { s->l = (long double)s->i; s->big = 1; }
+  s->l += (long double)v;
+}
+static void lsum_add_u(struct lsum *s, uint64_t v) {
+  if (v <= INT64_MAX) { lsum_add(s, (int64_t)v); return; }
+  if (!s->big) { s->l = (long double)s->i; s->big = 1; }
+  s->l += (long double)v;
+}
+static long double lsum_get(const struct lsum *s) { return s->big ? s->l : (long double)s->i; }
 struct slot {
   int64_t tmin, tmax;
   uint64_t tsum;            /* sum of entry times, modulo 2^64: n*tmax - tsum is exact */
@@ -43,11 +60,11 @@ struct comm {
   int nreg, nfiles_reg;     /* ranks registered, distinct files they live in */
   int max_held;             /* most of its ranks one file holds (a rank per thread: > 1) */
   uint64_t *last_seq;       /* [nranks] */
-  long double *sum_t;       /* [nranks] sum of entry times (ns) */
+  struct lsum *sum_t;       /* [nranks] sum of entry times (ns) */
   uint64_t *arrivals;       /* [nranks] */
   uint64_t *last_count;     /* [nranks] */
-  long double *wait;        /* [nranks] ns */
-  long double sum_min;      /* sum of first entries over complete collectives */
+  struct lsum *wait;        /* [nranks] ns */
+  struct lsum sum_min;      /* sum of first entries over complete collectives */
   struct slot *ring;
   size_t cap, head, open;   /* ring capacity (a power of two), index of seq `base`, open slots */
   uint64_t base;            /* seq of ring[head] */
@@ -59,7 +76,7 @@ struct comm {
   /* its complete collectives' skews, added into the engine's totals by finish (in comm_id
    * order) unless nothing lines up on it */
   uint64_t skew_n, skew_max_seq;
-  long double skew_sum;
+  struct lsum skew_sum;
   int64_t skew_max;
   uint64_t nmm;             /* mismatches noted on it */
   struct comm *next;
@@ -241,13 +258,13 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
     c->last_count[sl->last_rank]++;
     /* the wait the last rank caused, sum of (tmax - t_i): exact in modular arithmetic, no
      * signed overflow whatever times a (hostile) trace holds */
-    c->wait[sl->last_rank] += (long double)((uint64_t)n * (uint64_t)sl->tmax - sl->tsum);
+    lsum_add_u(&c->wait[sl->last_rank], (uint64_t)n * (uint64_t)sl->tmax - sl->tsum);
   }
-  c->sum_min += (long double)sl->tmin;
+  lsum_add(&c->sum_min, sl->tmin);
   c->complete++;
   if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
   c->skew_n++;
-  c->skew_sum += (long double)skew;
+  lsum_add(&c->skew_sum, skew);
   if (c->skew_n == 1 || skew > c->skew_max || (skew == c->skew_max && seq < c->skew_max_seq)) {
     /* equal skews: the lowest seq, whatever order the collectives close in */
     c->skew_max = skew; c->skew_max_seq = seq;
@@ -334,7 +351,7 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
   }
   sl->n++;
   sl->tsum += (uint64_t)t;
-  c->sum_t[r] += (long double)t;
+  lsum_add(&c->sum_t[r], t);
   c->arrivals[r]++;
   if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
   if (c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
@@ -343,7 +360,7 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
     sl->n = (uint32_t)-1; /* closed */
     c->open--;
     while (c->cap && c->ring[c->head].n == (uint32_t)-1) {
-      memset(&c->ring[c->head], 0, sizeof c->ring[0]);
+      c->ring[c->head].n = 0; /* empty: the rest is cleared when it opens again */
       c->head = (c->head + 1) & (c->cap - 1);
       c->base++;
     }
@@ -481,7 +498,7 @@ void ncs_strag_finish(struct ncs_strag *s) {
     if (c->dup_rank >= 0) s->ndup++;
     if (c->partial || c->dup_rank >= 0) { drop_mismatches(s, c); continue; }
     /* its skews: equal maxima go to the lowest (comm, seq), whatever order comms are listed in */
-    s->skew_sum += c->skew_sum;
+    s->skew_sum += lsum_get(&c->skew_sum);
     if (c->skew_n && (!s->skew_n || c->skew_max > s->skew_max ||
                       (c->skew_max == s->skew_max && c->comm_id < s->skew_max_comm))) {
       s->skew_max = c->skew_max; s->skew_max_comm = c->comm_id; s->skew_max_seq = c->skew_max_seq;
@@ -513,11 +530,11 @@ void ncs_strag_finish(struct ncs_strag *s) {
     for (int r = 0; r < c->nranks; r++) {
       int k = row_of(&w, res, c, r);
       if (k < 0) continue;
-      long double mins = c->sum_min + (extra_min ? extra_min[r] : 0);
-      late[k] += c->sum_t[r] - mins;
+      long double mins = lsum_get(&c->sum_min) + (extra_min ? extra_min[r] : 0);
+      late[k] += lsum_get(&c->sum_t[r]) - mins;
       res[k].arrivals += c->arrivals[r];
       res[k].last_count += c->last_count[r];
-      res[k].wait_caused_s += (double)(c->wait[r] / 1e9L);
+      res[k].wait_caused_s += (double)(lsum_get(&c->wait[r]) / 1e9L);
     }
     free(extra_min); free(extra_sum_n);
   }

@@ -32,6 +32,8 @@ struct sr_file {
   int started;
   struct ncs_strag_arrival *batch; /* [BATCH] while started */
   size_t nbatch;
+  uint8_t *up;                /* [nup] 1: the engine lines up calls on this comm index */
+  size_t nup;
 };
 
 static void flush_batch(struct sr_file *f) {
@@ -81,12 +83,24 @@ static int f_process(void *ctx, const struct ncs_process *p) {
 static int f_comm(void *ctx, const struct ncs_comm *c) {
   struct sr_file *f = ctx;
   ncs_strag_comm(f->sr->s, f->file, c);
+  int up = ncs_strag_lines_up(f->sr->s, f->file, c->comm);
+  if (up && c->comm >= f->nup) { /* no room: lines_up() asks the engine */
+    size_t n = (size_t)c->comm + 8;
+    uint8_t *u = realloc(f->up, n);
+    if (u) { memset(u + f->nup, 0, n - f->nup); f->up = u; f->nup = n; }
+  }
+  if (c->comm < f->nup) f->up[c->comm] = (uint8_t)up;
   return 0;
+}
+/* The engine's ncs_strag_lines_up for this file, from the copy f_comm keeps (only a COMM
+ * record of this file changes it). */
+static int lines_up(const struct sr_file *f, uint32_t comm) {
+  return comm < f->nup ? f->up[comm] : ncs_strag_lines_up(f->sr->s, f->file, comm);
 }
 static int f_call(void *ctx, const struct ncs_call *c) {
   struct sr_file *f = ctx;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL || !c->seq) return 0; /* only collectives line up */
-  if (!ncs_strag_lines_up(f->sr->s, f->file, c->comm)) return 0; /* no COMM record of it (yet) */
+  if (!lines_up(f, c->comm)) return 0; /* no COMM record of it (yet) */
   ensure(f);
   ncs_aligner_call(&f->al, c);
   return 0;
@@ -121,6 +135,9 @@ static void sr_file_done(void *state, int file, const struct ncs_read_status *st
     f->batch = NULL;
     f->started = 0;
   }
+  free(f->up);
+  f->up = NULL;
+  f->nup = 0;
   ncs_strag_file_done(s->s, file, st ? st->truncated : 0);
 }
 
@@ -146,7 +163,10 @@ static void sr_destroy(void *state) {
   struct sr *s = state;
   if (!s) return;
   for (int i = 0; i < s->n; i++)
+  {
     if (s->files[i].started) { ncs_aligner_free(&s->files[i].al); free(s->files[i].batch); }
+    free(s->files[i].up);
+  }
   ncs_strag_free(s->s);
   free(s->files);
   free(s);

@@ -138,6 +138,8 @@ static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
 }
 
 static uint8_t *put_varint(uint8_t *p, uint64_t v) {
+  if (v < 0x80) { *p = (uint8_t)v; return p + 1; } /* a size's index; time deltas of a few us */
+  if (v < 0x4000) { p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)(v >> 7); return p + 2; }
   while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
   *p++ = (uint8_t)v;
   return p;
