@@ -11,7 +11,8 @@
 # set). Variants are interleaved round by round; figures are min / median / max over rounds,
 # with the calls dropped in each run beside them (a dropped call costs no bytes). With a
 # `before`, a third column `recoded` gives the before runs' own records rewritten by this
-# tree's chunk writer (tests/faults/repack.c): the same records in both layouts, so the
+# tree's chunk writer (tests/faults/repack.c; a PROFILE becomes the PROFILE_ID this tree's shim
+# writes for it, format 3.1): the same records in both layouts, so the
 # difference between `before` and `recoded` is the layout's alone, free of the timestamp
 # jitter that differs from run to run (large on a loaded machine).
 # Env: BENCH_ROUNDS (3), BENCH_BEFORE_REV (unset: after only), BENCH_STEPS ("100 300").

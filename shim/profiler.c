@@ -273,9 +273,13 @@ static unsigned drain(void) {
     struct slot *s = &ring[r_tail & (RING - 1)];
     if (atomic_load_explicit(&s->seq, memory_order_acquire) != r_tail + 1) break;
     struct ncs_wbuf w;
+    struct ncs_profile_id id;
     ncs_wbuf_init(&w, buf, sizeof buf);
-    ncs_enc_profile_body(&w, &s->rec);
-    if (w.overflow || ncs_emit(NCS_REC_PROFILE, buf, w.len) != 0) /* lost after all: count it */
+    /* names NCCL is known to use: every field a number (stored in columns, FORMAT-TOPO.md) */
+    int named = ncs_profile_to_id(&s->rec, &id) == 0;
+    if (named) ncs_enc_profile_id_body(&w, &id);
+    else ncs_enc_profile_body(&w, &s->rec);
+    if (w.overflow || ncs_emit(named ? NCS_REC_PROFILE_ID : NCS_REC_PROFILE, buf, w.len) != 0) /* lost after all: count it */
       atomic_fetch_add_explicit(&r_dropped, 1, memory_order_relaxed);
     else if (s->rec.dropped > dropped_told)
       dropped_told = s->rec.dropped;

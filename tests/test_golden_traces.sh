@@ -4,8 +4,8 @@
 # traced by the shim with every collector on (tests/golden/traces/job/: PROCESS, THREAD, COMM,
 # COMM_END, CALL, CALLSITE, MODULE, CLOCK, GPU_TIME, NCCL_LOG, TOPO_GPU, TOPO_LINK, PROFILE;
 # `dump`, and the record-fed members of `report --json`: ranks' core, topology, profile), and
-# the same job in format 2.0 (tests/golden/traces/job20/, column chunks) and 2.1 (job21/,
-# keyed columns).
+# the same job in format 2.0 (tests/golden/traces/job20/, column chunks), 2.1 (job21/,
+# keyed columns) and 3.1 (job31/, PROFILE_ID records in place of PROFILE).
 # It holds the decoder to what it read before a change that restructures code (records,
 # loader): such a change leaves these files alone. A change meant to alter what is printed
 # rewrites them with NCS_UPDATE_GOLDEN=1 (review the diff before committing).
@@ -45,3 +45,13 @@ compare job20-report.out report_json20
 compare job21.dump "$NCS" dump job21
 report_json21() { "$NCS" report --json job21 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
 compare job21-report.out report_json21
+# format 3.1: the same job (30 steps, GPU timing and kernel activity) traced by the shim of the
+# commit that added PROFILE_ID: its collectives are PROFILE_ID records (names as ids, in
+# columns, seq keyed by communicator and function); report's profile member is the one the
+# PROFILE records of job21 give
+compare job31.dump "$NCS" dump job31
+report_json31() { "$NCS" report --json job31 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
+compare job31-report.out report_json31
+profile_of() { "$NCS" report --json "$1" 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["profile"], sort_keys=True))'; }
+check_eq "golden trace job31: its PROFILE_ID records give report the profile job21's PROFILE records give" \
+  "$(profile_of job21)" "$(profile_of job31)"

@@ -49,6 +49,10 @@ EOF
 check_eq "a PROFILE record for every collective of every rank (events and counts = ddp_job's truth)" "ok 2 ranks" "$cmp"
 n=$(events "$T/plain.json")
 check_eq "14 collectives x 2 ranks profiled (4 all-reduce buckets + 3 collectives per step, 2 steps)" 28 "$n"
+# format 3.1: names NCCL is known to use are ids (PROFILE_ID, stored in columns); the double's all are
+check_eq "format 3.1: every collective is a PROFILE_ID record (its names listed), none a PROFILE with strings" "28 0" \
+  "$(cat "$T"/plain/*.ncs >/dev/null && for f in "$T"/plain/*.ncs; do "$NCS" dump "$f"; done |
+     awk '/^RECORD type=19 /{a++} /^RECORD type=14 /{b++} END {print a+0, b+0}')"
 check "report text: the profiler section" grep -q "^NCCL profiler plugin: algorithm/protocol and channels per collective (28 events)" "$T/plain.txt"
 check "report text: AllReduce with the double's choices (Tree/LL small, Ring/LL128 mid) and 2 channels" \
   grep -E -q "^  AllReduce: 16 on 2 ranks;.*Tree/LL [0-9]+.*; channels 2$" "$T/plain.txt"

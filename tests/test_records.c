@@ -443,6 +443,86 @@ static void test_keyed_columns(void) {
   ZSTD_freeDCtx(dc);
 }
 
+/* PROFILE_ID (format 3.1): every listed name and the empty one go to an id and back; a name
+ * not listed and an id not listed are refused; a chunk of PROFILE_IDs as the shim writes them
+ * (four functions, NCCL's counter per communicator and function) packs with its seq column
+ * keyed and unpacks to the same rows, by both packers. */
+static void test_profile_id(void) {
+  int names = 0, back_ok = 1;
+  for (uint32_t id = 0; ncs_profile_name(id); id++, names++) {
+    struct ncs_profile p = {.comm_hash = 7, .rank = 1, .nranks = 2, .seq = 9, .count = 4096, .root = -1, .t = 123456789, .version = 5};
+    const char *n = ncs_profile_name(id);
+    snprintf(p.func, sizeof p.func, "%s", n);
+    snprintf(p.algo, sizeof p.algo, "%s", n);
+    snprintf(p.proto, sizeof p.proto, "%s", n);
+    snprintf(p.datatype, sizeof p.datatype, "%s", n);
+    struct ncs_profile_id x;
+    struct ncs_profile q;
+    back_ok &= strlen(n) < NCS_PROF_STR && ncs_profile_to_id(&p, &x) == 0 && x.func == id && x.datatype == id &&
+               ncs_profile_from_id(&x, &q) == 0 && !memcmp(&p, &q, sizeof p);
+  }
+  CHECK(names > 30 && back_ok, "PROFILE_ID: the empty name and the %d listed names go to their id and back to the same PROFILE", names - 1);
+  struct ncs_profile u = {0};
+  struct ncs_profile_id ux = {0};
+  snprintf(u.func, sizeof u.func, "AllReduce");
+  snprintf(u.algo, sizeof u.algo, "MyAlgo");
+  CHECK(ncs_profile_to_id(&u, &ux) == -1, "PROFILE_ID: a name not listed is refused (the shim writes a PROFILE)");
+  ux.func = 1;
+  ux.proto = 100000;
+  struct ncs_profile uq;
+  CHECK(ncs_profile_from_id(&ux, &uq) == -1, "PROFILE_ID: an id not listed is refused (the reader counts the record bad)");
+  /* a chunk of them, as the shim writes them */
+  static uint8_t rows[1 << 17];
+  size_t n = 0;
+  uint64_t seq[4] = {0, 0, 0, 0}, t = 5000000000ull;
+  static const char *const funcs[4] = {"AllReduce", "AllGather", "Broadcast", "ReduceScatter"};
+  for (unsigned i = 0; n + 128 < sizeof rows; i++) {
+    unsigned f = i % 7 < 4 ? 0 : i % 7 - 3;
+    struct ncs_profile p = {.comm_hash = 0x17c5e1f2a3b4c5d6ull, .rank = 1, .nranks = 2, .seq = seq[f]++, .nchannels = 2,
+                            .nwarps = 16, .count = 4096u << (i % 4), .root = 0, .version = 5};
+    snprintf(p.func, sizeof p.func, "%s", funcs[f]);
+    snprintf(p.algo, sizeof p.algo, "Ring");
+    snprintf(p.proto, sizeof p.proto, "LL");
+    snprintf(p.datatype, sizeof p.datatype, "ncclFloat32");
+    t += 20000 + rnd() % 300000;
+    p.t = t;
+    struct ncs_profile_id x;
+    if (ncs_profile_to_id(&p, &x) != 0) break;
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, rows + n, sizeof rows - n);
+    ncs_enc_profile_id(&w, &x);
+    n += w.len;
+  }
+  ZSTD_CCtx *cc = ZSTD_createCCtx();
+  ZSTD_DCtx *dc = ZSTD_createDCtx();
+  size_t cap = NCS_COLUMNS_BOUND(n), need = 0, where = 0;
+  uint8_t *pay = malloc(cap), *back = malloc(n), *sc = NULL;
+  const char *why = "";
+  for (int pass = 0; pass < 2; pass++) {
+    size_t psz = pass ? ncs_columns_pack_exact(cc, 5, pay, cap, rows, n) : ncs_columns_pack_fast(cc, 5, pay, cap, rows, n);
+    int keyed = 0;
+    const uint8_t *q = pay, *e = pay + psz;
+    uint64_t ncol, v[8];
+    if (psz && ncs_get_varint(&q, e, &ncol) == 0)
+      for (uint64_t i = 0; i < ncol; i++) {
+        for (int k = 0; k < 6; k++) ncs_get_varint(&q, e, &v[k]);
+        if (v[1] & NCS_COLF_KEYED) {
+          ncs_get_varint(&q, e, &v[6]);
+          ncs_get_varint(&q, e, &v[7]);
+          keyed |= v[0] == NCS_COL_FIELD(NCS_REC_PROFILE_ID, NCS_FI_profid_seq);
+        }
+      }
+    int rc = ncs_columns_unpack(dc, pay, psz, back, n, NULL, 0, &need, &why, &where);
+    if (rc == -2 && (sc = realloc(sc, need))) rc = ncs_columns_unpack(dc, pay, psz, back, n, sc, need, &need, &why, &where);
+    CHECK(psz > 0 && keyed && rc == 0 && !memcmp(back, rows, n),
+          "PROFILE_ID: %zu bytes of the shim's records pack (%s packer, %zu bytes, seq keyed by communicator and function: %d) and unpack to the same rows (%s)",
+          n, pass ? "two-pass" : "one-pass", psz, keyed, why);
+  }
+  free(pay); free(back); free(sc);
+  ZSTD_freeCCtx(cc);
+  ZSTD_freeDCtx(dc);
+}
+
 int main(void) {
   NCS_RECORDS(TEST_)
   /* the hot-path CALL encoder writes the same bytes as the bounded one */
@@ -463,5 +543,6 @@ int main(void) {
   CHECK(same, "CALL: ncs_encode_call (hot path) and ncs_enc_call write the same bytes, at most NCS_CALL_MAX");
   test_columns();
   test_keyed_columns();
+  test_profile_id();
   return check_done();
 }

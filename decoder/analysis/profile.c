@@ -1,6 +1,6 @@
 /* profile.c — the "NCCL profiler" section of `ncclscope report`, plugged in through
  * decoder/analysis/analysis.h: per collective function, the algorithms, protocols and channel counts
- * NCCL chose, from PROFILE records (ncclscope/records.h, docs/PROFILER.md).
+ * NCCL chose, from PROFILE and PROFILE_ID records (ncclscope/records.h, docs/PROFILER.md).
  * Text: one line per function over all ranks. JSON: top-level "profile": [...] and per rank
  * "profile": {...} (docs/JSON.md). Memory: per file at most PF_FUNCS functions with
  * PF_COMBOS algorithm/protocol pairs each (more are counted as "other"); no growth with
@@ -58,10 +58,16 @@ static void add_combo(struct pf_func *x, const char *algo, const char *proto, ui
 
 static int pf_raw(void *ctx, const struct ncs_raw *r) {
   struct pf_file *pf = ctx;
-  if (r->type != NCS_REC_PROFILE) return 0;
+  if (r->type != NCS_REC_PROFILE && r->type != NCS_REC_PROFILE_ID) return 0;
   struct ncs_profile p;
+  struct ncs_profile_id pid;
   struct ncs_rbuf rb;
-  if (ncs_dec_profile(ncs_rbuf_on(&rb, r->body, r->len), &p) != 0) { pf->bad++; return 0; }
+  if (r->type == NCS_REC_PROFILE ? ncs_dec_profile(ncs_rbuf_on(&rb, r->body, r->len), &p) != 0
+                                 : ncs_dec_profile_id(ncs_rbuf_on(&rb, r->body, r->len), &pid) != 0 ||
+                                       ncs_profile_from_id(&pid, &p) != 0) {
+    pf->bad++;
+    return 0;
+  }
   if (p.dropped > pf->dropped) pf->dropped = p.dropped;
   if (!p.func[0]) return 0; /* only tells events lost at the end (docs/FORMAT-TOPO.md) */
   pf->events++;

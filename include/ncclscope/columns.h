@@ -101,12 +101,15 @@ static inline uint64_t ncs_colk_hash(uint64_t h, uint64_t a) { return (h ^ a) * 
 #define NCS_FI_CALL_(K, f, a) NCS_FI_call_##f,
 #define NCS_FI_GPU_(K, f, a) NCS_FI_gpu_##f,
 #define NCS_FI_KERNEL_(K, f, a) NCS_FI_kernel_##f,
+#define NCS_FI_PROFID_(K, f, a) NCS_FI_profid_##f,
 enum { NCS_FIELDS_call(NCS_FI_CALL_) NCS_FI_call_n };
 enum { NCS_FIELDS_gpu_time(NCS_FI_GPU_) NCS_FI_gpu_n };
 enum { NCS_FIELDS_kernel(NCS_FI_KERNEL_) NCS_FI_kernel_n };
+enum { NCS_FIELDS_profile_id(NCS_FI_PROFID_) NCS_FI_profid_n };
 #undef NCS_FI_CALL_
 #undef NCS_FI_GPU_
 #undef NCS_FI_KERNEL_
+#undef NCS_FI_PROFID_
 #define NCS_FBIT(f) (1ull << (f))
 
 /* The writer's keyed candidates: field j of `type` predicted per key (mask of key fields) and
@@ -133,6 +136,10 @@ static inline int ncs_col_key_candidate(uint64_t type, uint32_t j, uint64_t *mas
   case NCS_REC_KERNEL: /* the gap after the previous kernel's end */
     if (j != NCS_FI_kernel_start) return 0;
     *end = 1 + NCS_FI_kernel_duration;
+    return 1;
+  case NCS_REC_PROFILE_ID: /* NCCL's counter, per (communicator, function) */
+    if (j != NCS_FI_profid_seq) return 0;
+    *mask = NCS_FBIT(NCS_FI_profid_comm_hash) | NCS_FBIT(NCS_FI_profid_func);
     return 1;
   default: return 0;
   }

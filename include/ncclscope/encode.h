@@ -397,4 +397,43 @@ static inline size_t ncs_encode_call(uint8_t *out, struct ncs_call_delta *d, con
   return (size_t)(p - out);
 }
 
+/* PROFILE and PROFILE_ID (format 3.1) into each other. A name's id is 1 + its place in
+ * NCS_PROFILE_NAMES, 0 for the empty name; ncs_profile_name gives NULL for an id not listed.
+ * ncs_profile_to_id returns -1 when a name is not listed (the shim then writes the PROFILE),
+ * ncs_profile_from_id -1 when an id is not (a reader counts the record as bad). */
+static inline const char *ncs_profile_name(uint32_t id) {
+#define NCS_PNAME_(s) s,
+  static const char *const names[] = {"", NCS_PROFILE_NAMES(NCS_PNAME_)};
+#undef NCS_PNAME_
+  return id < sizeof names / sizeof *names ? names[id] : NULL;
+}
+static inline int ncs_profile_name_id(const char *s, uint32_t *id) {
+  const char *n;
+  if (!s[0]) { *id = 0; return 0; }
+  for (uint32_t i = 1; (n = ncs_profile_name(i)) != NULL; i++)
+    if (n[0] == s[0] && !strcmp(n, s)) { *id = i; return 0; }
+  return -1;
+}
+static inline int ncs_profile_to_id(const struct ncs_profile *p, struct ncs_profile_id *x) {
+  x->comm_hash = p->comm_hash; x->rank = p->rank; x->nranks = p->nranks; x->seq = p->seq;
+  x->nchannels = p->nchannels; x->nwarps = p->nwarps; x->count = p->count; x->root = p->root;
+  x->t = p->t; x->dropped = p->dropped; x->version = p->version;
+  return ncs_profile_name_id(p->func, &x->func) || ncs_profile_name_id(p->algo, &x->algo) ||
+         ncs_profile_name_id(p->proto, &x->proto) || ncs_profile_name_id(p->datatype, &x->datatype) ? -1 : 0;
+}
+static inline int ncs_profile_from_id(const struct ncs_profile_id *x, struct ncs_profile *p) {
+  const char *f = ncs_profile_name(x->func), *a = ncs_profile_name(x->algo), *r = ncs_profile_name(x->proto),
+             *d = ncs_profile_name(x->datatype);
+  if (!f || !a || !r || !d) return -1;
+  memset(p, 0, sizeof *p);
+  p->comm_hash = x->comm_hash; p->rank = x->rank; p->nranks = x->nranks; p->seq = x->seq;
+  p->nchannels = x->nchannels; p->nwarps = x->nwarps; p->count = x->count; p->root = x->root;
+  p->t = x->t; p->dropped = x->dropped; p->version = x->version;
+  memcpy(p->func, f, strlen(f) + 1); /* every listed name is shorter than NCS_PROF_STR */
+  memcpy(p->algo, a, strlen(a) + 1);
+  memcpy(p->proto, r, strlen(r) + 1);
+  memcpy(p->datatype, d, strlen(d) + 1);
+  return 0;
+}
+
 #endif

@@ -339,6 +339,53 @@ struct ncs_inflight {
   F(U64, t_seen, 0)      /* monotonic ns of the snapshot */ \
   F(U64, gpu_since, 0)   /* GPU: when its work started on the GPU, 0 not started */
 
+/* 19 PROFILE_ID (format 3.1): a PROFILE whose four names are ids in NCS_PROFILE_NAMES (0 =
+ * the empty name), so that every field is a varint and the record is stored in columns
+ * (columns.h); the shim writes a PROFILE instead when a name is not in the list. */
+struct ncs_profile_id {
+  uint64_t comm_hash;
+  int32_t rank;
+  uint32_t nranks;
+  uint64_t seq;
+  uint32_t func, algo, proto; /* name ids */
+  uint32_t nchannels, nwarps;
+  uint64_t count;
+  uint32_t datatype;          /* name id */
+  int32_t root;
+  uint64_t t;
+  uint64_t dropped;
+  uint32_t version;
+};
+#define NCS_FIELDS_profile_id(F) \
+  F(U64, comm_hash, 0) \
+  F(I32, rank, 0) \
+  F(U32, nranks, 0) \
+  F(U64, seq, 0) \
+  F(U32, func, 0) \
+  F(U32, algo, 0) \
+  F(U32, proto, 0) \
+  F(U32, nchannels, 0) \
+  F(U32, nwarps, 0) \
+  F(U64, count, 0) \
+  F(U32, datatype, 0) \
+  F(I32, root, 0) \
+  F(U64, t, 0) \
+  F(U64, dropped, 0) \
+  F(U32, version, 0)
+/* The names a PROFILE_ID refers to, id 1 upwards, as NCCL's profiler hands them to a plugin
+ * (its function, algorithm, protocol and datatype names, with the spellings of NCCL versions
+ * that differ). Append only: an id is never reused or renumbered (docs/FORMAT-TOPO.md). */
+#define NCS_PROFILE_NAMES(X) \
+  X("AllReduce") X("Broadcast") X("Reduce") X("AllGather") X("ReduceScatter") X("SendRecv") \
+  X("Send") X("Recv") X("AllToAll") X("Gather") X("Scatter") \
+  X("Tree") X("Ring") X("CollnetDirect") X("CollnetChain") X("CollNetDirect") X("CollNetChain") \
+  X("NVLS") X("NVLSTree") X("PAT") X("TREE") X("RING") X("COLLNET_DIRECT") X("COLLNET_CHAIN") \
+  X("NVLS_TREE") \
+  X("LL") X("LL128") X("Simple") X("SIMPLE") \
+  X("ncclInt8") X("ncclUint8") X("ncclInt32") X("ncclUint32") X("ncclInt64") X("ncclUint64") \
+  X("ncclFloat16") X("ncclFloat32") X("ncclFloat64") X("ncclBfloat16") X("ncclFloat8e4m3") \
+  X("ncclFloat8e5m2")
+
 #define NCS_RECORDS(R) \
   R(PROCESS, process_kv, PLAIN) \
   R(THREAD, thread, PLAIN) \
@@ -357,7 +404,8 @@ struct ncs_inflight {
   R(KERNEL, kernel, PLAIN) \
   R(KERNEL_NAME, kernel_name, PLAIN) \
   R(KERNEL_STATUS, kernel_status, PLAIN) \
-  R(INFLIGHT, inflight, PLAIN)
+  R(INFLIGHT, inflight, PLAIN) \
+  R(PROFILE_ID, profile_id, PLAIN)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif

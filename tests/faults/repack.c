@@ -1,5 +1,7 @@
 /* repack.c — rewrites a trace's chunks with this tree's chunk writer (include/ncclscope/chunk.h,
- * the shim's zstd level 3): the same records, this tree's coding. scripts/bench-trace-size.sh
+ * the shim's zstd level 3): the same records, this tree's coding (a PROFILE whose names are
+ * listed becomes the PROFILE_ID this tree's shim writes for it, format 3.1; the record count
+ * stays). scripts/bench-trace-size.sh
  * uses it to size another shim's records in this layout, free of the run-to-run jitter that
  * two runs' timestamps carry. Stops at the first chunk it cannot read (a cut or damaged
  * trace). Exit 0, 1 on a chunk it cannot rebuild or write, 2 on usage. */
@@ -9,6 +11,7 @@
 #include <zstd.h>
 
 #include "ncclscope/chunk.h"
+#include "ncclscope/encode.h"
 
 int main(int argc, char **argv) {
   if (argc != 3) { fprintf(stderr, "usage: repack IN OUT\n"); return 2; }
@@ -38,6 +41,36 @@ int main(int argc, char **argv) {
     } else {
       n = ZSTD_decompressDCtx(dc, r, raw, z, pay);
       if (ZSTD_isError(n)) n = 0;
+    }
+    uint8_t *r2 = n == raw ? malloc(raw + 1) : NULL;
+    if (r2) { /* PROFILE records as this tree's shim writes them (a PROFILE_ID is never longer) */
+      const uint8_t *p = r, *e = r + raw, *body;
+      uint64_t type, len;
+      size_t m = 0;
+      while (p < e && ncs_col_record(&p, e, &type, &body, &len) == 0) {
+        struct ncs_profile pr;
+        struct ncs_profile_id pi;
+        struct ncs_rbuf rb;
+        uint8_t rec[256];
+        struct ncs_wbuf w;
+        ncs_wbuf_init(&w, rec, sizeof rec);
+        if (type == NCS_REC_PROFILE && ncs_dec_profile(ncs_rbuf_on(&rb, body, len), &pr) == 0 && pr.func[0] &&
+            ncs_profile_to_id(&pr, &pi) == 0)
+          ncs_enc_profile_id(&w, &pi);
+        if (w.len && !w.overflow && w.len <= (size_t)(p - body) + 2) {
+          memcpy(r2 + m, rec, w.len);
+          m += w.len;
+          continue;
+        }
+        m += ncs_put_varint(r2 + m, type);
+        m += ncs_put_varint(r2 + m, len);
+        memcpy(r2 + m, body, len);
+        m += len;
+      }
+      free(r);
+      r = r2;
+      raw = (uint32_t)m;
+      n = raw;
     }
     if (n == raw && (c = malloc(cap))) {
       size_t w = ncs_chunk_pack(cc, 3, c, cap, r, raw, ncs_get_u32(h + NCS_CH_RECORDS), ncs_get_u64(h + NCS_CH_INDEX),
