@@ -91,12 +91,14 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
   if ((double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
+  if (f->nhost_samples == NCS_DF_MAX_SAMPLES && f->nsamples == NCS_DF_MAX_SAMPLES) return 0; /* no room for a sample */
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return 0;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);
   if (bb <= 0) return 0;
   if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
     f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
+  if (f->nsamples == NCS_DF_MAX_SAMPLES) return 0; /* its GPU time would make no sample */
   if (!f->pending && !(f->pending = calloc(NCS_DF_PENDING, sizeof *f->pending))) return 0;
   struct ncs_dpending *p = &f->pending[NCS_DF_SLOT(c->thread, c->tcall)];
   p->thread = c->thread;
@@ -113,7 +115,7 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   if (!f->gpu_first || g->gpu_start < f->gpu_first) f->gpu_first = g->gpu_start;
   if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;
   sweep(g->gpu_start, g->gpu_end, &f->gpu_cur_s, &f->gpu_cur_e, &f->gpu_comm_ns);
-  if (g->kind != NCS_GPU_KIND_CALL) return 0;
+  if (g->kind != NCS_GPU_KIND_CALL || f->nsamples == NCS_DF_MAX_SAMPLES) return 0;
   struct ncs_dpending *p = f->pending ? &f->pending[NCS_DF_SLOT(g->thread, g->ref)] : NULL;
   if (p && p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
     p->used = 1;

@@ -140,6 +140,10 @@ static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
 static uint8_t *put_varint(uint8_t *p, uint64_t v) {
   if (v < 0x80) { *p = (uint8_t)v; return p + 1; } /* a size's index; time deltas of a few us */
   if (v < 0x4000) { p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)(v >> 7); return p + 2; }
+  if (v < 0x200000) { /* entries up to ~1 ms apart (zigzag: twice the delta) */
+    p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)((v >> 7) | 0x80); p[2] = (uint8_t)(v >> 14);
+    return p + 3;
+  }
   while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
   *p++ = (uint8_t)v;
   return p;
