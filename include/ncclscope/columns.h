@@ -123,6 +123,7 @@ static inline int ncs_col_key_candidate(uint64_t type, uint32_t j, uint64_t *mas
   switch (type) {
   case NCS_REC_CALL:
     if (j == NCS_FI_call_seq) *mask = op_comm; /* the counter, per (op, communicator) */
+    else if (j == NCS_FI_call_group) *mask = NCS_FBIT(NCS_FI_call_op) | NCS_FBIT(NCS_FI_call_depth); /* 0, or the group's GroupStart tcall: against the last group */
     else if (j == NCS_FI_call_t_exit) *mask = op_comm | NCS_FBIT(NCS_FI_call_count); /* the duration */
     else if (j == NCS_FI_call_t_enter) { /* the gap after the previous call, against the last one */
       *mask = op_comm | NCS_FBIT(NCS_FI_call_count);
