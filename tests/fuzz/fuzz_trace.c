@@ -66,16 +66,17 @@ static int on_raw(void *c, const struct ncs_raw *r) {
 }
 static int on_chunk(void *c, uint64_t i, uint64_t d, uint32_t f, uint64_t o) { sink += (unsigned)i; return 0; }
 
-/* Recomputes the checksum of every chunk whose header and payload lie inside buf. */
+/* Recomputes the checksum of every chunk whose header and payload lie inside buf, with the
+ * writer's own ncs_chunk_header (so it follows whatever checksum the format uses). */
 static void fix_checksums(uint8_t *buf, size_t n) {
   if (n < NCS_FILE_HEADER_SIZE) return;
   size_t off = ncs_get_u32(buf + NCS_FH_SIZE);
   while (off >= NCS_FILE_HEADER_SIZE && off + NCS_CHUNK_HEADER_SIZE <= n) {
     uint8_t *h = buf + off;
-    size_t pay = ncs_get_u32(h + NCS_CH_PAYLOAD);
-    if (pay > n - off - NCS_CHUNK_HEADER_SIZE) return;
-    uint32_t sum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, 32), h + NCS_CHUNK_HEADER_SIZE, pay);
-    ncs_put_u32(h + NCS_CH_CHECKSUM, sum);
+    uint32_t pay = ncs_get_u32(h + NCS_CH_PAYLOAD);
+    if (pay > n - off - NCS_CHUNK_HEADER_SIZE || ncs_get_u32(h + NCS_CH_MAGIC) != NCS_CHUNK_MAGIC) return;
+    ncs_chunk_header(h, h + NCS_CHUNK_HEADER_SIZE, pay, ncs_get_u32(h + NCS_CH_RAW), ncs_get_u32(h + NCS_CH_RECORDS),
+                     ncs_get_u64(h + NCS_CH_INDEX), ncs_get_u64(h + NCS_CH_DROPPED), ncs_get_u32(h + NCS_CH_FLAGS));
     off += NCS_CHUNK_HEADER_SIZE + pay;
   }
 }
