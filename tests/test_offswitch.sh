@@ -12,6 +12,8 @@
 #     NCCL linked, and NCCL dlopen'ed RTLD_LOCAL only after start (ctypes: every entry point
 #     found with dlsym on the handle);
 #   - with tracing on: the same answers (the shim's own calls and thread aside), traces readable;
+#   - under DISABLE, and in a job that never calls NCCL, the shim itself makes no I/O call and no
+#     allocation (counted by the fault library, tests/faults/libfault.c; tracing on, not 0);
 #   - a job that never calls NCCL: no file, no thread, no descriptor, with tracing on or off;
 #   - the CPU doubles' rank-per-thread job (threads_job --all) and dl_job under DISABLE: the
 #     job's output unchanged, no file;
@@ -81,6 +83,30 @@ for b in linked dlopen; do
     "$("$NCS" dump "$f" 2>/dev/null | grep -c '^CALL .*op=AllReduce ')"
   traced "$b: 8 threads race the first calls" "$J" race 8 2
   traced "$b: fork right after the first call, child _exit" "$J" fork 2 _exit
+done
+
+# the shim's own I/O and allocation calls under DISABLE, counted by the fault library (calls whose
+# return address lies in the shim): none at all; tracing on, the same count sees the shim's calls
+shimcalls() { # shimcalls CLASS ENV... -- CMD...: eligible calls the fault library counted
+  local cls=$1; shift
+  rm -f "$T/fstats"
+  run "$T/f" NCS_FAULT_FN="$cls" NCS_FAULT_N=0 NCS_FAULT_STATS="$T/fstats" LD_PRELOAD="$FAULTLIB $SHIM" "$@"
+  [ -f "$T/fstats" ] && od -An -t u8 -N 8 "$T/fstats" | tr -d ' ' || echo none
+}
+classes="io alloc"; [ -n "$FAULT_SAN" ] && classes=io  # a sanitizer owns malloc: I/O only
+for cls in $classes; do
+  for b in linked dlopen; do
+    J=$OJ; [ $b = dlopen ] && J=$OD
+    on=$(shimcalls $cls NCCLSCOPE_DIR="$T/f/tr" -- "$J" fork 2 exit)
+    off=$(shimcalls $cls NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/f/tr" -- "$J" fork 2 exit)
+    off2=$(shimcalls $cls NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/f/tr" -- "$J" race 8 2)
+    inert=$(shimcalls $cls NCCLSCOPE_DIR="$T/f/tr" -- "$J" none)
+    if [ "$off $off2 $inert" = "0 0 0" ] && [ "$on" != none ] && [ "$on" -gt 0 ]; then
+      pass "offswitch $b: the shim made no $cls call of its own under DISABLE=1 (fork, race) nor, tracing on, in a job that never calls NCCL (tracing on, fork: $on)"
+    else
+      fail "offswitch $b: the shim's own $cls calls: DISABLE fork $off, race $off2, no NCCL call $inert (want 0 0 0); tracing on $on (want > 0)"
+    fi
+  done
 done
 
 # a job that never calls NCCL, tracing on: inert (no file, no thread, no descriptor)
