@@ -43,6 +43,22 @@ data() { python3 -c 'import json,sys; v=[v for v in json.load(open(sys.argv[1]))
 HANGS='["hang","dead-rank","init-hang","desync"]'
 no_hang_verdict() { python3 -c 'import json,sys; ids=[v["id"] for v in json.load(open(sys.argv[1]))["verdicts"]]; bad=[i for i in ids if i in json.loads(sys.argv[2])]; print(bad); sys.exit(1 if bad else 0)' "$T/$1.json" "$HANGS"; }
 
+# The scenario jobs below that hang or die start now, all at once: each check then polls its
+# own job, which has had the time the earlier checks took (they sleep in the doubles' waits,
+# using no CPU). Only the order of waiting changes; every check is as it was.
+start block --stop 1:5
+start async --stop 1:5 --sync-every 1000 --steps 12
+start term --stop 1:5 --term-exit
+mkdir -p "$T/kill" "$T/kill.rdzv"
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r NCCLDOUBLE_RDZV="$T/kill.rdzv" NCCLSCOPE_DIR="$T/kill" \
+    LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" --die 1:5 --step-ms 100 >/dev/null 2>&1 &
+  kp[$r]=$!
+done
+start init --no-init 1
+start split --split-stop 1
+for kind in op size; do start "mm$kind" --mismatch "1:5:$kind"; done
+
 # ---- a healthy job: finished, then live ----
 start healthy --steps 30
 wait "$(cat "$T/healthy.pid")"; rc=$?
@@ -77,7 +93,6 @@ check "hang: watch prints plain table lines when not on a terminal" grep -q '^ra
 wait "$(cat "$T/wfine.pid")"
 
 # ---- one rank stops calling: blocking (sync after every collective) ----
-start block --stop 1:5
 poll_verdict block hang --hang-after 0.5; rc=$?
 check_eq "hang: rank 1 stops calling (blocking): doctor finds the hang while the job runs" 0 "$rc"
 check_eq "hang: ... at seq 5, entered [0], never entered [1]" "5 [0] [1]" "$(data block hang 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
@@ -88,7 +103,6 @@ check "hang: watch shows rank 0's collective in flight" grep -q '^0 .*AllReduce 
 stop block
 
 # ---- one rank stops calling: asynchronous (collectives queue up, one sync at the end) ----
-start async --stop 1:5 --sync-every 1000 --steps 12
 poll_verdict async hang --hang-after 0.5; rc=$?
 check_eq "hang: rank 1 stops calling (asynchronous): hang found" 0 "$rc"
 check_eq "hang: ... at seq 5, entered [0], never entered [1]" "5 [0] [1]" "$(data async hang 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
@@ -96,7 +110,6 @@ check "hang: ... rank 0's AllReduce is in flight on the GPU" bash -c "grep -q 'r
 stop async
 
 # ---- SIGTERM, the job's own handler exits ----
-start term --stop 1:5 --term-exit
 poll_verdict term hang --hang-after 0.5
 kill -TERM "$(cat "$T/term.pid")"; wait "$(cat "$T/term.pid")" 2>/dev/null
 # the launcher is gone; its ranks finish their exit (the shim's last flush) on their own
@@ -110,12 +123,6 @@ check_eq "hang: ... with rank 1 never entered" "5 [1]" "$(data term hang 'd["seq
 
 # ---- rank 1 killed with -9 mid-collective (ranks started by hand: a launcher would kill rank
 # 0 at once; here rank 0 waits until the NCCL double notices the dead peer) ----
-mkdir -p "$T/kill" "$T/kill.rdzv"
-for r in 0 1; do
-  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r NCCLDOUBLE_RDZV="$T/kill.rdzv" NCCLSCOPE_DIR="$T/kill" \
-    LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" --die 1:5 --step-ms 100 >/dev/null 2>&1 &
-  kp[$r]=$!
-done
 wait "${kp[0]}" "${kp[1]}" 2>/dev/null
 doctor_json kill --hang-after 0.5
 check "hang: rank killed -9 mid-collective: dead-rank verdict" has_verdict kill dead-rank
@@ -128,7 +135,6 @@ check "hang: ... gives rank 1's last sign of life" bash -c "grep -q 'rank 1 .*tr
 check_eq "hang: ... report of the cut trace exits 0" 0 "$?"
 
 # ---- rank 1 never arrives at init ----
-start init --no-init 1
 poll_verdict init init-hang --hang-after 0.5; rc=$?
 check_eq "hang: rank 1 never calls ncclCommInitRank: init-hang found" 0 "$rc"
 check_eq "hang: ... arrived [0], never arrived [1], of 2 ranks" "[0] [1] 2" "$(data init init-hang 'd["entered"], d["missing"], d["nranks"]' | tr -d '(),')"
@@ -136,7 +142,6 @@ check_eq "hang: ... the operation is CommInitRank" "CommInitRank" "$(data init i
 stop init
 
 # ---- rank 1 never arrives at a split of the communicator ----
-start split --split-stop 1
 poll_verdict split init-hang --hang-after 0.5; rc=$?
 check_eq "hang: rank 1 never calls ncclCommSplit: init-hang found" 0 "$rc"
 check_eq "hang: ... CommSplit, split #1, arrived [0], never arrived [1]" "CommSplit 1 [0] [1]" \
@@ -147,7 +152,6 @@ stop split
 
 # ---- desync: a different collective, a different size, at the same sequence number ----
 for kind in op size; do
-  start "mm$kind" --mismatch "1:5:$kind"
   poll_verdict "mm$kind" desync; rc=$?
   check_eq "hang: rank 1 calls a different $kind at seq 5: desync found" 0 "$rc"
   check_eq "hang: ... at seq 5" 5 "$(data "mm$kind" desync 'd["seq"]')"
