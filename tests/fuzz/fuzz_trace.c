@@ -2,7 +2,8 @@
  *
  * Contract: feeds one input to ncs_trace_read() as a file (an in-memory memfd, no disk I/O)
  * with every visitor callback set; callbacks read every byte of every string and frame they
- * are handed, so a pointer past the reader's buffers shows up under ASan. Checks the reader's
+ * are handed (TOPO_*, PROFILE and PROFILE_ID bodies decoded as their analyses do), so a
+ * pointer past the reader's buffers shows up under ASan. Checks the reader's
  * own contract: a return of 0, 1 or 2, and a non-empty error naming the file whenever it
  * reports damage. The first input byte picks how the rest is used, so the fuzzer gets past the
  * checksums and the compression to the record parsers:
@@ -62,6 +63,11 @@ static int on_raw(void *c, const struct ncs_raw *r) {
   if (r->type == NCS_REC_TOPO_GPU && ncs_dec_topo_gpu(ncs_rbuf_on(&rb, r->body, r->len), &u.g) == 0) touch_str(u.g.uuid);
   if (r->type == NCS_REC_TOPO_LINK && ncs_dec_topo_link(ncs_rbuf_on(&rb, r->body, r->len), &u.l) == 0) sink += u.l.pcie;
   if (r->type == NCS_REC_PROFILE && ncs_dec_profile(ncs_rbuf_on(&rb, r->body, r->len), &u.p) == 0) touch_str(u.p.datatype);
+  struct ncs_profile_id pid; /* format 3.1: names as ids, rebuilt as the profile analysis does */
+  if (r->type == NCS_REC_PROFILE_ID && ncs_dec_profile_id(ncs_rbuf_on(&rb, r->body, r->len), &pid) == 0 &&
+      ncs_profile_from_id(&pid, &u.p) == 0) {
+    touch_str(u.p.func); touch_str(u.p.algo); touch_str(u.p.proto); touch_str(u.p.datatype);
+  }
   return 0;
 }
 static int on_chunk(void *c, uint64_t i, uint64_t d, uint32_t f, uint64_t o) { sink += (unsigned)i; return 0; }

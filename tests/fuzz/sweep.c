@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ncclscope/chunk.h"
+#include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "io/trace.h"
 
@@ -39,6 +40,12 @@ static int on_gpu(void *c, const struct ncs_gpu_time *k) { mix(10); NCS_FIELDS_g
 static int on_raw(void *c, const struct ncs_raw *r) {
   mix(r->type);
   for (size_t i = 0; i < r->len; i++) mix(r->body[i]);
+  struct ncs_rbuf rb;
+  struct ncs_profile_id pid;
+  struct ncs_profile p;
+  if (r->type == NCS_REC_PROFILE_ID && ncs_dec_profile_id(ncs_rbuf_on(&rb, r->body, r->len), &pid) == 0 &&
+      ncs_profile_from_id(&pid, &p) == 0) /* as the profile analysis rebuilds it */
+    for (const char *s = p.func; *s; s++) mix((uint8_t)*s);
   return 0;
 }
 
