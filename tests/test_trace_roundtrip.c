@@ -354,7 +354,8 @@ static void const_call(int f, int i, struct ncs_call *c, struct ncs_gpu_time *g)
   c->t_enter = 1000000 + (uint64_t)i * 1000 + (uint64_t)(i % 3);
   c->t_exit = c->t_enter + 500 + (uint64_t)(f * 100);
   c->rc = i == 4321 ? 5 : 0;                         /* one record differs */
-  c->callsite = 0x1234;
+  /* not a delta column (its first 512 values say so): a block of 2s, then one of 0s */
+  c->callsite = i >= 1024 && i < 1280 ? 2 : i >= 1280 && i < 1536 ? 0 : (uint32_t)(i % 2);
   memset(g, 0, sizeof *g);
   g->kind = NCS_GPU_KIND_CALL;
   g->thread = 1;

@@ -258,6 +258,21 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
  * CALL and GPU_TIME records decoded a block at a time straight into their structs (no rows
  * rebuilt), other split records through their row body (rare), whole records as stored.
  * Returns as walk_records. */
+/* (walk_columns) a split record at rd->at of a block in `structs`, and the records of its
+ * type that follow it in the block (ncs_columns_run): each to the visitor; rc as dispatch's,
+ * k and the records count moved on to the last one visited. */
+#define VISIT_RUN_(name, structs) \
+  { \
+    uint32_t m_ = ncs_columns_run(rd, nrec - k - 1), i_ = 0; \
+    const struct ncs_##name *x_ = &(structs)[rd->at]; \
+    rc = 0; \
+    if (v->name) \
+      for (; i_ <= m_ && !rc; i_++) rc = v->name(v->ctx, &x_[i_]) != 0; \
+    else \
+      i_ = m_ + 1; \
+    k += i_ - 1; \
+    r->st->records += i_ - 1; \
+  }
 static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   struct ncs_trace_bufs *b = r->b;
   struct ncs_colrd *rd = &b->colrd;
@@ -284,12 +299,12 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
     int rc;
     if (body) {
       rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, body, len, &delta);
-    } else if (type == NCS_REC_CALL) {
+    } else if (type == NCS_REC_CALL) { /* this record and those of its block right after it */
       if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->calls_memo, &delta, b->calls);
-      rc = v->call ? (v->call(v->ctx, &b->calls[rd->at]) != 0) : 0;
+      VISIT_RUN_(call, b->calls)
     } else if (type == NCS_REC_GPU_TIME) {
       if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->gpu_times_memo, &delta, b->gpu_times);
-      rc = v->gpu_time ? (v->gpu_time(v->ctx, &b->gpu_times[rd->at]) != 0) : 0;
+      VISIT_RUN_(gpu_time, b->gpu_times)
     } else {
       uint8_t row[NCS_COL_MAX_FIELDS * 10];
       rc = dispatch(r, (uint32_t)type, row, ncs_columns_body(rd, row), &delta);

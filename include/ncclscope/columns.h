@@ -621,7 +621,8 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
 static inline unsigned ncs_col_vlen(uint64_t x) { return ((64u - (unsigned)__builtin_clzll(x | 1)) * 9u + 64u) >> 6; }
 
 /* code k of a column of byte planes (width w, `stride` codes per plane) */
-static inline uint64_t ncs_col_gather(const uint8_t *d, uint64_t stride, uint64_t k, uint32_t w) {
+static inline __attribute__((always_inline)) uint64_t ncs_col_gather(const uint8_t *d, uint64_t stride, uint64_t k,
+                                                                      uint32_t w) {
   uint64_t z = 0;
   for (uint32_t b = 0; b < w; b++) z |= (uint64_t)d[(size_t)b * stride + k] << (8 * b);
   return z;
@@ -688,12 +689,21 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
   k->krec = krec;
 }
 
+/* nonzero when one of the n bytes at p is */
+static inline uint64_t ncs_col_nonzero(const uint8_t *p, uint64_t n) {
+  uint64_t acc = 0, w, i = 0;
+  for (; i + 32 <= n && !acc; i += 32)
+    for (int k = 0; k < 4; k++) { memcpy(&w, p + i + 8 * k, 8); acc |= w; }
+  for (; i < n && !acc; i++) acc = p[i];
+  return acc;
+}
+
 enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
 /* Decodes values q .. q+n-1 of field column k into k->vals[0..n); sets k->vor and k->vand to
  * the OR and the AND of them (the reader's row-length accounting; equal when they are all one
- * value) and returns the OR. A block of one value (width 0) that vals already holds from the
- * column's previous block is not written again (not for keyed columns: ncs_col_unkey rewrites
- * their vals). */
+ * value) and returns the OR. A block of one value (width 0, or every code 0) that vals already
+ * holds from the column's previous block is not written again (not for keyed columns:
+ * ncs_col_unkey rewrites their vals). */
 static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   uint64_t cnt = k->count, stride = cnt ? cnt - 1 : 0, prev = k->vprev, q0 = k->q, any = 0, all = ~0ull;
   unsigned sh = NCS_COLF_SHIFT(k->flags);
@@ -708,6 +718,11 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
     prev = x;
     any = all = vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
     q = 1;
+  }
+  if (w && q < end) { /* a block whose codes are all 0 is decoded as width 0 */
+    uint64_t nz = 0;
+    for (uint32_t b = 0; b < w && !nz; b++) nz = ncs_col_nonzero(d + (size_t)b * stride + q - 1, end - q);
+    if (!nz) w = 0;
   }
 #define NCS_COLR_LOOP(ZEXPR) \
   for (; q < end; q++) { \
@@ -733,7 +748,10 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   else if (w == 3) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16) }
   else if (w == 4) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16 |
                                    (uint64_t)d[3 * stride + q - 1] << 24) }
-  else { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, w)) }
+  else if (w == 5) { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 5)) } /* (unrolled for each width) */
+  else if (w == 6) { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 6)) }
+  else if (w == 7) { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 7)) }
+  else { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 8)) }
 #undef NCS_COLR_LOOP
   k->vprev = prev;
   k->q = end;
@@ -754,6 +772,10 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
  *     bit j of rd->vsame set: field j's values in the block are all rd->vp[j][0]);
  *     0 after the last record; -1 damaged (*why). The rows the records stand for are counted
  *     against the chunk's raw size as they are read (a split record's with its block);
+ *   - ncs_columns_run: after a split record, takes the records that follow it while they are
+ *     split records of its type in its block (at most `max`) and returns how many: they are
+ *     rd->vp[j][rd->at + 1 .. rd->at + that many] (a caller's loop over a block without a call
+ *     of ncs_columns_next per record);
  *   - ncs_columns_end: after the last record, 0 when the columns held exactly the rows of
  *     rsz bytes, else -1 (*why);
  *   - ncs_columns_body: a split record's row body (its values as shortest varints).
@@ -763,7 +785,7 @@ struct ncs_colrd {
   const uint8_t *tp, *te, *lp, *le, *bp, *be; /* types, lengths, whole bodies */
   size_t rsz, o;                              /* the chunk's raw size; row bytes counted */
   const uint64_t *const *vp;                  /* the last split record: its type's values */
-  uint32_t nv, at, nblock;                    /* fields, index in the block, block length */
+  uint32_t nv, at, nblock, vt;                /* fields, index in the block, block length, type */
   uint64_t vsame;                             /* the fields j whose values in the block are all rd->vp[j][0] */
   uint64_t tsame[NCS_COL_MAX_TYPE + 1];       /* (and of each type's block) */
   uint8_t nf[NCS_COL_MAX_TYPE + 1];           /* fields of each split type (0: not split) */
@@ -922,7 +944,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
   rd->o = 0;
   rd->vp = NULL;
   rd->vsame = 0;
-  rd->nv = rd->at = rd->nblock = 0;
+  rd->nv = rd->at = rd->nblock = rd->vt = 0;
 #undef NCS_COLFAIL
   return 0;
 }
@@ -971,8 +993,9 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
       unsigned lo = ncs_col_vlen(all), hi = ncs_col_vlen(any);
       most += hi;
       same |= (uint64_t)(any == all) << j;
-      if (lo == hi) rows += nb * lo; /* every value's varint as long (all <= x <= any) */
-      else for (uint64_t i = 0; i < nb; i++) rows += ncs_col_vlen(x[i]);
+      rows += nb * lo; /* every value's varint at least as long as all's (all <= x <= any) */
+      for (unsigned l = lo; l < hi; l++) /* and a byte more for each value at or over 2^(7 l) */
+        for (uint64_t i = 0, at = 1ull << (7 * l); i < nb; i++) rows += x[i] >= at;
     }
     rd->tsame[t] = same;
     if (most >= 128) { /* some bodies may need a two-byte length */
@@ -989,6 +1012,7 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
   }
   rd->vp = rd->colvals + rd->first_col[t];
   rd->vsame = rd->tsame[t];
+  rd->vt = (uint32_t)t;
   rd->nv = nft;
   rd->at = (uint32_t)(at - rd->tbase[t]);
   rd->nblock = (uint32_t)(rd->tlim[t] - rd->tbase[t]);
@@ -996,6 +1020,25 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
   *len = 0;
   return 1;
 #undef NCS_COLFAIL
+}
+
+static inline uint32_t ncs_columns_took(struct ncs_colrd *rd, uint64_t t, uint32_t m) {
+  rd->tp += m;
+  rd->tpos[t] += m;
+  return m;
+}
+static inline uint32_t ncs_columns_run(struct ncs_colrd *rd, uint32_t max) {
+  uint64_t left = (uint64_t)(rd->te - rd->tp), t = rd->vt;
+  uint32_t m = 0, most = rd->nblock - rd->at - 1; /* the block's records after this one */
+  if (most > max) most = max;
+  if (most > left) most = (uint32_t)left;
+  const uint8_t *p = rd->tp, tc = (uint8_t)(t << 1 | 1); /* a split type's code: one byte */
+  for (uint64_t w, dif; m + 8 <= most; m += 8) { /* 8 codes at a time (little-endian hosts) */
+    memcpy(&w, p + m, 8);
+    if ((dif = w ^ (tc * 0x0101010101010101ull)) != 0) return ncs_columns_took(rd, t, m + (uint32_t)__builtin_ctzll(dif) / 8);
+  }
+  while (m < most && p[m] == tc) m++;
+  return ncs_columns_took(rd, t, m);
 }
 
 static inline int ncs_columns_end(const struct ncs_colrd *rd, const char **why) {
