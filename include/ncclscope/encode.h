@@ -254,13 +254,19 @@ static inline void ncs_call_delta_reset(struct ncs_call_delta *d) { memset(d, 0,
 #define NCS_WC_STRN(f, a)
 #define NCS_WC_CHARS(f, a)
 #define NCS_WC_ARRAY(f, a)
-/* encoding one field at a raw pointer (the hot path: numbers only) */
+/* encoding one field at a raw pointer (the hot path: numbers only); ncs_put_varint's bytes,
+ * with the one- and two-byte values (nearly every field of a CALL) written without its loop */
+static inline uint8_t *ncs_put_varint_hot(uint8_t *p, uint64_t v) {
+  if (__builtin_expect(v < 0x80, 1)) { p[0] = (uint8_t)v; return p + 1; }
+  if (v < 0x4000) { p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)(v >> 7); return p + 2; }
+  return p + ncs_put_varint(p, v);
+}
 #define NCS_P_(K, f, a) NCS_P_##K(f, a)
-#define NCS_P_U32(f, a) p += ncs_put_varint(p, x->f);
-#define NCS_P_I32(f, a) p += ncs_put_svarint(p, x->f);
-#define NCS_P_U64(f, a) p += ncs_put_varint(p, x->f);
-#define NCS_P_DELTA(f, a) p += ncs_put_svarint(p, (int64_t)(x->f - s->f)); s->f = x->f;
-#define NCS_P_SPAN(f, a) p += ncs_put_svarint(p, (int64_t)((x->f - x->a) - s->f)); s->f = x->f - x->a;
+#define NCS_P_U32(f, a) p = ncs_put_varint_hot(p, x->f);
+#define NCS_P_I32(f, a) p = ncs_put_varint_hot(p, ncs_zigzag(x->f));
+#define NCS_P_U64(f, a) p = ncs_put_varint_hot(p, x->f);
+#define NCS_P_DELTA(f, a) p = ncs_put_varint_hot(p, ncs_zigzag((int64_t)(x->f - s->f))); s->f = x->f;
+#define NCS_P_SPAN(f, a) p = ncs_put_varint_hot(p, ncs_zigzag((int64_t)((x->f - x->a) - s->f))); s->f = x->f - x->a;
 /* decoding one field */
 #define NCS_R_(K, f, a) NCS_R_##K(f, a)
 #define NCS_R_U32(f, a) x->f = ncs_r_more(r) ? (uint32_t)ncs_r_varint(r) : (uint32_t)(a);
@@ -375,8 +381,6 @@ static inline void ncs_enc_process(struct ncs_wbuf *w, const struct ncs_kv *kv, 
 }
 
 /* ---- CALL on the hot path ---- */
-
-static inline size_t ncs_put_svarint(uint8_t *p, int64_t v) { return ncs_put_varint(p, ncs_zigzag(v)); }
 
 /* Largest CALL record: type (1) + length (1) + body. The body is under 128 bytes, so its
  * length varint is always one byte. */
