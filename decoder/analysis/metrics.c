@@ -621,7 +621,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
 }
 
 /* account() of pending call p */
-static void account_pend(struct file_state *f, const struct pend *p, uint64_t s, uint64_t e, int gpu) {
+static inline __attribute__((always_inline)) void account_pend(struct file_state *f, const struct pend *p, uint64_t s, uint64_t e, int gpu) {
   if (p->sh.z && p->sh.z->h) account_shape(f, &p->sh, s, e, gpu);
   else account(f, p->sh.op, p->sh.n, p->sh.S, s, e, gpu);
 }
