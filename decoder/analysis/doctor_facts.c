@@ -90,7 +90,7 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
   sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
-  if ((double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
+  if (!f->ncomms || (double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
   if (f->nhost_samples == NCS_DF_MAX_SAMPLES && f->nsamples == NCS_DF_MAX_SAMPLES) return 0; /* no room for a sample */
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return 0;

@@ -34,6 +34,7 @@ struct sr_file {
   size_t nbatch;
   uint8_t *up;                /* [nup] 1: the engine lines up calls on this comm index */
   size_t nup;
+  int up_short;               /* up[] could not grow: past nup, ask the engine */
 };
 
 static void flush_batch(struct sr_file *f) {
@@ -88,6 +89,7 @@ static int f_comm(void *ctx, const struct ncs_comm *c) {
     size_t n = (size_t)c->comm + 8;
     uint8_t *u = realloc(f->up, n);
     if (u) { memset(u + f->nup, 0, n - f->nup); f->up = u; f->nup = n; }
+    else f->up_short = 1;
   }
   if (c->comm < f->nup) f->up[c->comm] = (uint8_t)up;
   return 0;
@@ -95,7 +97,8 @@ static int f_comm(void *ctx, const struct ncs_comm *c) {
 /* The engine's ncs_strag_lines_up for this file, from the copy f_comm keeps (only a COMM
  * record of this file changes it). */
 static int lines_up(const struct sr_file *f, uint32_t comm) {
-  return comm < f->nup ? f->up[comm] : ncs_strag_lines_up(f->sr->s, f->file, comm);
+  if (comm < f->nup) return f->up[comm];
+  return f->up_short && ncs_strag_lines_up(f->sr->s, f->file, comm);
 }
 static int f_call(void *ctx, const struct ncs_call *c) {
   struct sr_file *f = ctx;
@@ -138,6 +141,7 @@ static void sr_file_done(void *state, int file, const struct ncs_read_status *st
   free(f->up);
   f->up = NULL;
   f->nup = 0;
+  f->up_short = 0;
   ncs_strag_file_done(s->s, file, st ? st->truncated : 0);
 }
 
