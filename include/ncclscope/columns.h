@@ -689,6 +689,28 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
   k->krec = krec;
 }
 
+/* ncs_col_decode's loop over codes q .. end-1 of a column of width w (1..8), delta (dm ~0) or
+ * not (0), stored signed (sg 1) or not (0): constants in each copy. Returns the values' OR and
+ * ANDs them into *all. */
+static inline __attribute__((always_inline)) uint64_t ncs_col_loop(const uint8_t *d, uint64_t stride, uint64_t *vals,
+                                                                   uint64_t q, uint64_t end, unsigned sh, uint32_t w,
+                                                                   uint64_t dm, uint64_t sg, uint64_t *prev,
+                                                                   uint64_t *all) {
+  uint64_t p = *prev, any = 0, a = ~0ull;
+  for (; q < end; q++) {
+    uint64_t z = ncs_col_gather(d, stride, q - 1, w);
+    uint64_t x = (p & dm) + ((uint64_t)ncs_unzigzag(z) << sh);
+    p = x;
+    uint64_t v = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */
+    vals[q] = v;
+    any |= v;
+    a &= v;
+  }
+  *prev = p;
+  *all &= a;
+  return any;
+}
+
 /* nonzero when one of the n bytes at p is */
 static inline uint64_t ncs_col_nonzero(const uint8_t *p, uint64_t n) {
   uint64_t acc = 0, w, i = 0;
@@ -724,15 +746,6 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
     for (uint32_t b = 0; b < w && !nz; b++) nz = ncs_col_nonzero(d + (size_t)b * stride + q - 1, end - q);
     if (!nz) w = 0;
   }
-#define NCS_COLR_LOOP(ZEXPR) \
-  for (; q < end; q++) { \
-    uint64_t z = (ZEXPR); \
-    uint64_t x = (prev & dm) + ((uint64_t)ncs_unzigzag(z) << sh); \
-    prev = x; \
-    vals[q] = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */ \
-    any |= vals[q]; \
-    all &= vals[q]; \
-  }
   if (w == 0) { /* every code 0: each value the previous one (delta) or 0 */
     if (q < end) {
       uint64_t x = prev & dm, v = (x << sg) ^ (0 - ((x >> 63) & sg));
@@ -743,16 +756,24 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
         for (; q < end; q++) vals[q] = v;
     }
   }
-  else if (w == 1) { NCS_COLR_LOOP(d[q - 1]) }
-  else if (w == 2) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8) }
-  else if (w == 3) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16) }
-  else if (w == 4) { NCS_COLR_LOOP(d[q - 1] | (uint64_t)d[stride + q - 1] << 8 | (uint64_t)d[2 * stride + q - 1] << 16 |
-                                   (uint64_t)d[3 * stride + q - 1] << 24) }
-  else if (w == 5) { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 5)) } /* (unrolled for each width) */
-  else if (w == 6) { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 6)) }
-  else if (w == 7) { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 7)) }
-  else { NCS_COLR_LOOP(ncs_col_gather(d, stride, q - 1, 8)) }
-#undef NCS_COLR_LOOP
+  else if (q < end) { /* one loop per width, delta or not, signed or not */
+#define NCS_COLR_W(W) \
+  (dm ? (sg ? ncs_col_loop(d, stride, vals, q, end, sh, W, ~0ull, 1, &prev, &all) \
+            : ncs_col_loop(d, stride, vals, q, end, sh, W, ~0ull, 0, &prev, &all)) \
+      : (sg ? ncs_col_loop(d, stride, vals, q, end, sh, W, 0, 1, &prev, &all) \
+            : ncs_col_loop(d, stride, vals, q, end, sh, W, 0, 0, &prev, &all)))
+    switch (w) {
+    case 1: any |= NCS_COLR_W(1); break;
+    case 2: any |= NCS_COLR_W(2); break;
+    case 3: any |= NCS_COLR_W(3); break;
+    case 4: any |= NCS_COLR_W(4); break;
+    case 5: any |= NCS_COLR_W(5); break;
+    case 6: any |= NCS_COLR_W(6); break;
+    case 7: any |= NCS_COLR_W(7); break;
+    default: any |= NCS_COLR_W(8); break; /* ncs_columns_begin: width <= 8 */
+    }
+#undef NCS_COLR_W
+  }
   k->vprev = prev;
   k->q = end;
   k->vor = any;
