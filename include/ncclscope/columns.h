@@ -213,13 +213,13 @@ static inline void ncs_col_key_reset(struct ncs_colw *col, uint32_t ncol) {
   }
 }
 /* After the sample: which of plain and plain delta has the fewest bits, or keyed (delta or
- * not) when it has at most 11/12 of those: a keyed column costs the reader a hash and a table
+ * not) when it has at most 11/12 of those and those are not 0: a keyed column costs the reader a hash and a table
  * slot per value (~15 % of its records/s on a trace of two keyed CALL columns), so a keyed
  * column must save more than the sample's noise (BENCHMARKS.md "Trace size"). */
 static inline int ncs_col_choose(struct ncs_colw *c) {
   int m = c->bits[1] < c->bits[0];
   int k = c->bits[3] < c->bits[2] ? 3 : 2;
-  if (c->keyed && c->bits[k] * 12 <= c->bits[m] * 11) m = k;
+  if (c->keyed && c->bits[m] > 0 && c->bits[k] * 12 <= c->bits[m] * 11) m = k; /* a free column stays plain */
 #ifdef NCS_COLK_ALWAYS /* tests: every candidate keyed, whatever the sample says */
   if (c->keyed && NCS_COLK_ALWAYS) m = 2 + (c->bits[3] < c->bits[2]);
 #endif
