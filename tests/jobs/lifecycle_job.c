@@ -26,8 +26,11 @@ static long g_calls[NCS_OP_LIMIT];
 static unsigned long long g_count[NCS_OP_LIMIT];
 #define CALL(op, cnt, call) (g_calls[NCS_OP_##op]++, g_count[NCS_OP_##op] += (cnt), (call))
 
-/* Out-of-band step sync through the rendezvous dir: ranks other than the last say an
- * operation is in flight; the last rank waits for all of them before revoking/aborting. */
+/* Out-of-band step sync through the rendezvous dir: ranks other than the last say their
+ * operation is in flight (checked); every rank waits for all of them before revoking/aborting.
+ * A revoke or abort by any one rank ends the operation on every rank (the NCCL double's waits
+ * give up once any rank aborted or revoked the communicator), so a rank revoking after only its
+ * own check could end a slower rank's all-reduce before that rank checked it in flight. */
 static void mark(const char *tag, int rank) {
   char p[4096];
   snprintf(p, sizeof p, "%s/%s.%d", getenv("NCCLDOUBLE_RDZV"), tag, rank);
@@ -135,9 +138,8 @@ int main(int argc, char **argv) {
     nanosleep(&(struct timespec){0, 20000000}, NULL);
     JOBCHK(cudaStreamQuery(s) == cudaErrorNotReady, "the all-reduce without its last rank should be in flight");
     mark("revoke", rank);
-  } else {
-    wait_marks("revoke", last);
   }
+  wait_marks("revoke", last);
   NCCHK(CALL(CommRevoke, 0, ncclCommRevoke(all, 0)));
   CUCHK(cudaStreamSynchronize(s));
   NCCHK(ncclCommGetAsyncError(all, &ae));
@@ -152,9 +154,8 @@ int main(int argc, char **argv) {
     nanosleep(&(struct timespec){0, 20000000}, NULL);
     JOBCHK(cudaStreamQuery(s) == cudaErrorNotReady, "the all-reduce without its last rank should be in flight");
     mark("abort", rank);
-  } else {
-    wait_marks("abort", last);
   }
+  wait_marks("abort", last);
   NCCHK(CALL(CommAbort, 0, ncclCommAbort(world)));
   CUCHK(cudaStreamSynchronize(s));
   if (rank == 0) printf("lifecycle_job: %d ranks: non-blocking init, split, shrink, revoke and abort in flight: all ok\n", n);
