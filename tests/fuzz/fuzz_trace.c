@@ -28,6 +28,7 @@
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "io/trace.h"
+#include "refit.h"
 
 static volatile unsigned sink;
 static void touch(const void *p, size_t n) {
@@ -72,21 +73,6 @@ static int on_raw(void *c, const struct ncs_raw *r) {
 }
 static int on_chunk(void *c, uint64_t i, uint64_t d, uint32_t f, uint64_t o) { sink += (unsigned)i; return 0; }
 
-/* Recomputes the checksum of every chunk whose header and payload lie inside buf, with the
- * writer's own ncs_chunk_header (so it follows whatever checksum the format uses). */
-static void fix_checksums(uint8_t *buf, size_t n) {
-  if (n < NCS_FILE_HEADER_SIZE) return;
-  size_t off = ncs_get_u32(buf + NCS_FH_SIZE);
-  while (off >= NCS_FILE_HEADER_SIZE && off + NCS_CHUNK_HEADER_SIZE <= n) {
-    uint8_t *h = buf + off;
-    uint32_t pay = ncs_get_u32(h + NCS_CH_PAYLOAD);
-    if (pay > n - off - NCS_CHUNK_HEADER_SIZE || ncs_get_u32(h + NCS_CH_MAGIC) != NCS_CHUNK_MAGIC) return;
-    ncs_chunk_header(h, h + NCS_CHUNK_HEADER_SIZE, pay, ncs_get_u32(h + NCS_CH_RAW), ncs_get_u32(h + NCS_CH_RECORDS),
-                     ncs_get_u64(h + NCS_CH_INDEX), ncs_get_u64(h + NCS_CH_DROPPED), ncs_get_u32(h + NCS_CH_FLAGS));
-    off += NCS_CHUNK_HEADER_SIZE + pay;
-  }
-}
-
 /* Records in a decompressed payload, as far as their framing reads (the rest is the reader's
  * to judge): the chunk header states this many, so the reader reaches the record bodies. */
 static uint32_t count_records(const uint8_t *p, size_t n) {
@@ -127,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     buf = malloc(n ? n : 1);
     if (!buf) return 0;
     memcpy(buf, data + 1, n);
-    fix_checksums(buf, n);
+    ncs_refit_checksums(buf, n);
   } else if (mode >= 0xc0) {
     buf = wrap_payload(data + 1, n, &n);
     if (!buf) return 0;

@@ -29,6 +29,7 @@
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "io/trace.h"
+#include "refit.h"
 
 /* every field of every CALL and GPU_TIME delivered, and every byte of other records, hashed
  * in order: two reads of one file agree exactly when they delivered the same records */
@@ -124,20 +125,6 @@ static int judge(const char *what, size_t where, const uint8_t *buf, size_t n, i
   return 1;
 }
 
-/* Recomputes every chunk header's checksum whose chunk lies inside buf. */
-static void refit(uint8_t *buf, size_t n) {
-  if (n < NCS_FILE_HEADER_SIZE) return;
-  size_t off = ncs_get_u32(buf + NCS_FH_SIZE);
-  while (off >= NCS_FILE_HEADER_SIZE && off + NCS_CHUNK_HEADER_SIZE <= n) {
-    uint8_t *h = buf + off;
-    uint32_t pay = ncs_get_u32(h + NCS_CH_PAYLOAD);
-    if (pay > n - off - NCS_CHUNK_HEADER_SIZE || ncs_get_u32(h + NCS_CH_MAGIC) != NCS_CHUNK_MAGIC) return;
-    ncs_chunk_header(h, h + NCS_CHUNK_HEADER_SIZE, pay, ncs_get_u32(h + NCS_CH_RAW), ncs_get_u32(h + NCS_CH_RECORDS),
-                     ncs_get_u64(h + NCS_CH_INDEX), ncs_get_u64(h + NCS_CH_DROPPED), ncs_get_u32(h + NCS_CH_FLAGS));
-    off += NCS_CHUNK_HEADER_SIZE + pay;
-  }
-}
-
 int main(int argc, char **argv) {
   size_t stride = 1;
   int a = 1, breaches = 0;
@@ -171,7 +158,7 @@ int main(int argc, char **argv) {
         memcpy(b, orig, n);
         if (how[k] == 0xff) b[i] = 0xff;
         else b[i] ^= 0x5a;
-        if (how[k] != -1) refit(b, n);
+        if (how[k] != -1) ncs_refit_checksums(b, n);
         breaches += judge(how[k] == -1 ? "flip (checksums as they are)" : how[k] == 0xff ? "0xff (checksums refit)" : "flip (checksums refit)", i, b, n, 0);
       }
     }
