@@ -32,26 +32,23 @@ cd "$ROOT/tests/corrupt-golden" || exit 1
 for f in *.ncs; do compare "corrupt-${f%.ncs}.dump" "$NCS" dump "$f"; done
 cd "$G" || exit 1
 compare job.dump "$NCS" dump job
-report_json() { "$NCS" report --json job >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
-compare job-report.out report_json
+report_json() { "$NCS" report --json "$1" >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
+compare job-report.out report_json job
 # format 2.0: the same job traced by the shim of commit 21dc8cc (column chunks of CALL,
 # GPU_TIME and KERNEL records, no keyed column), read by this reader (format 3.0)
 compare job20.dump "$NCS" dump job20
-report_json20() { "$NCS" report --json job20 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
-compare job20-report.out report_json20
+compare job20-report.out report_json job20
 # format 2.1 (keyed columns, the layout of 3.0: FORMAT.md "Versions"): the same job traced by the shim of commit a30271a, GPU timing and kernel activity
 # (keyed columns: CALL seq, t_enter and duration, GPU_TIME gpu_start, KERNEL start); its dump
 # was checked equal, chunk offsets aside, to the dump of the same records rewritten as rows
 compare job21.dump "$NCS" dump job21
-report_json21() { "$NCS" report --json job21 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
-compare job21-report.out report_json21
+compare job21-report.out report_json job21
 # format 3.1: the same job (30 steps, GPU timing and kernel activity) traced by the shim of the
 # commit that added PROFILE_ID: its collectives are PROFILE_ID records (names as ids, in
 # columns, seq keyed by communicator and function); report's profile member is the one the
 # PROFILE records of job21 give
 compare job31.dump "$NCS" dump job31
-report_json31() { "$NCS" report --json job31 >"$T/rep.json" 2>"$T/rep.err"; local rc=$?; record_fed <"$T/rep.json"; cat "$T/rep.err"; return $rc; }
-compare job31-report.out report_json31
+compare job31-report.out report_json job31
 profile_of() { "$NCS" report --json "$1" 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["profile"], sort_keys=True))'; }
 check_eq "golden trace job31: its PROFILE_ID records give report the profile job21's PROFILE records give" \
   "$(profile_of job21)" "$(profile_of job31)"
