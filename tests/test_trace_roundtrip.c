@@ -234,8 +234,10 @@ static void test_file_roundtrip(const char *dir, int per_chunk) {
   }
   CHECK(!t.w.overflow && tw_close(&t, 1) == 0, "write %d random records of every type", NREC);
   struct rt r = {0};
-  struct ncs_visitor v = {&r, v_process, v_thread, v_comm, v_comm_end, v_call, v_callsite, v_module,
-                          v_drop, v_clock, v_gpu, v_log, v_raw, v_chunk, NULL};
+  struct ncs_visitor v = {.ctx = &r, .process = v_process, .thread = v_thread, .comm = v_comm,
+                          .comm_end = v_comm_end, .call = v_call, .callsite = v_callsite, .module = v_module,
+                          .drop = v_drop, .clock = v_clock, .gpu_time = v_gpu, .log_line = v_log,
+                          .raw = v_raw, .chunk = v_chunk};
   struct ncs_read_status st;
   rng_state = 7;
   int rc = ncs_trace_read(path, &v, &st);

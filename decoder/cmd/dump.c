@@ -131,8 +131,10 @@ int cmd_dump(int argc, char **argv) {
   if (n < 0) return NCS_EXIT_UNREADABLE;
   if (n == 0) { fprintf(stderr, "ncclscope dump: no trace files (*.ncs) found\n"); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   out = stdout;
-  struct ncs_visitor v = {NULL, d_process, d_thread, d_comm, d_comm_end, d_call, d_callsite, d_module,
-                          d_drop, d_clock, d_gpu, d_log, d_raw, d_chunk, d_inflight};
+  struct ncs_visitor v = {.process = d_process, .thread = d_thread, .comm = d_comm, .comm_end = d_comm_end,
+                          .call = d_call, .callsite = d_callsite, .module = d_module, .drop = d_drop,
+                          .clock = d_clock, .gpu_time = d_gpu, .log_line = d_log, .raw = d_raw,
+                          .chunk = d_chunk, .inflight = d_inflight};
   int ret = 0;
   for (int i = 0; i < n; i++) {
     struct ncs_read_status st;

@@ -49,7 +49,7 @@ struct file_sum {
   uint64_t other_comm_calls;
   uint64_t drops[8];    /* by reason (0: unknown reason) */
   uint64_t calls, first_t, last_t;
-  /* on_call's latest (op, datatype): its row and the datatype's size (row NULL: none yet) */
+  /* on_calls' latest (op, datatype): its row and the datatype's size (row NULL: none yet) */
   uint32_t last_op, last_dt;
   struct op_sum *last_row;
   uint64_t last_dsize;
@@ -128,27 +128,35 @@ static void count_dropped_ends(struct file_sum *s) {
   }
 }
 
-static int on_call(void *ctx, const struct ncs_call *c) {
+/* A run of calls: per call its operation's row (kept while calls repeat an (op, datatype)),
+ * its communicator's count; the window's ends and the call count once per run. */
+static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct file_sum *s = ctx;
-  if (!s->last_row || c->op != s->last_op || c->datatype != s->last_dt) { /* calls repeat a few of these */
-    s->last_row = (c->op > 0 && c->op < NCS_OP_LIMIT && ncs_op_name(c->op)) ? &s->ops[c->op] : &s->unknown_op;
-    s->last_op = c->op;
-    s->last_dt = c->datatype;
-    s->last_dsize = ncs_rule_dtype_size(c->datatype);
-  }
   struct op_sum *o = s->last_row;
-  o->calls++;
-  o->count += c->count;
-  o->bytes += c->count * s->last_dsize; /* ncs_rule_bytes */
-  o->host_ns += c->t_exit - c->t_enter;
-  if (!ncs_rc_ok(c->rc)) o->errors++;
-  if (c->comm) {
-    if (c->comm < s->ncomms || comm_slot(s, c->comm) >= 0) s->comms[c->comm].calls++;
-    else s->other_comm_calls++;
+  uint64_t dsize = s->last_dsize, first = s->calls ? s->first_t : x->t_enter, last = s->last_t;
+  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
+    if (!o || c->op != s->last_op || c->datatype != s->last_dt) { /* calls repeat a few of these */
+      o = (c->op > 0 && c->op < NCS_OP_LIMIT && ncs_op_name(c->op)) ? &s->ops[c->op] : &s->unknown_op;
+      s->last_op = c->op;
+      s->last_dt = c->datatype;
+      s->last_dsize = dsize = ncs_rule_dtype_size(c->datatype);
+    }
+    o->calls++;
+    o->count += c->count;
+    o->bytes += c->count * dsize; /* ncs_rule_bytes */
+    o->host_ns += c->t_exit - c->t_enter;
+    o->errors += !ncs_rc_ok(c->rc);
+    if (c->comm) {
+      if (c->comm < s->ncomms || comm_slot(s, c->comm) >= 0) s->comms[c->comm].calls++;
+      else s->other_comm_calls++;
+    }
+    if (c->t_enter < first) first = c->t_enter;
+    if (c->t_exit > last) last = c->t_exit;
   }
-  if (!s->calls || c->t_enter < s->first_t) s->first_t = c->t_enter;
-  if (c->t_exit > s->last_t) s->last_t = c->t_exit;
-  s->calls++;
+  s->last_row = o;
+  s->first_t = first;
+  s->last_t = last;
+  s->calls += n;
   return 0;
 }
 
@@ -514,7 +522,7 @@ static void run_visitor(void *ctx, int file, struct ncs_mux *m) {
   core->process = on_process;
   core->comm = on_comm;
   core->comm_end = on_comm_end;
-  core->call = on_call;
+  core->calls = on_calls;
   core->drop = on_drop;
   for (int a = 0; a < NANALYSES && m->n < NCS_MUX_MAX; a++)
     if (analyses[a]->visitor) analyses[a]->visitor(R->state[a], file, &m->v[m->n++]);

@@ -22,31 +22,37 @@ MUX_CB(log_line, struct ncs_log_line)
 MUX_CB(raw, struct ncs_raw)
 MUX_CB(inflight, struct ncs_inflight)
 #undef MUX_CB
-/* CALL and GPU_TIME come once or more per call: their receivers are in flat lists */
-#define MUX_FLAT_CB(field, T, RX, L, NL) \
-  static int mux_##field(void *ctx, const T *x) { \
-    struct ncs_mux *m = ctx; int stop = 0; \
-    if (m->NL < 0) { /* too many to list: every sub-visitor, as the other records */ \
-      for (int i = 0; i < m->n; i++) \
-        if (m->v[i].field && m->v[i].field(m->v[i].ctx, x)) stop = 1; \
-      return stop; \
+/* A run of CALL or GPU_TIME records to each receiver of flat list L in turn: walked by
+ * pointer, the ends in locals (nothing reloaded from m after each call) */
+#define MUX_RUN_CB(fields, T, RX, L, NL) \
+  static int mux_##fields(void *ctx, const T *x, size_t n) { \
+    const struct ncs_mux *m = ctx; \
+    int stop = 0; \
+    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) { \
+      if (p->run) { stop |= p->run(p->ctx, x, n); continue; } \
+      int (*one)(void *, const T *) = p->one; \
+      void *c = p->ctx; \
+      for (const T *y = x, *ye = x + n; y < ye; y++) stop |= one(c, y); \
     } \
-    /* walked by pointer, the end in a local: nothing reloaded from m after each call */ \
-    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) stop |= p->fn(p->ctx, x); \
     return stop != 0; \
   }
-MUX_FLAT_CB(call, struct ncs_call, ncs_mux_call_rx, callv, ncall)
-MUX_FLAT_CB(gpu_time, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
-#undef MUX_FLAT_CB
-/* Appends receiver (fn, ctx) to list L of m, or the receivers of the mux it is; NL -1 when
- * they do not fit. */
-#define FLATTEN(L, NL, field) do { \
-    if (m->NL < 0) break; \
-    const struct ncs_mux *sub = fn == mux_##field ? ctx : NULL; \
-    if (sub && sub->NL >= 0 && m->NL + sub->NL <= NCS_MUX_FLAT) \
+MUX_RUN_CB(calls, struct ncs_call, ncs_mux_call_rx, callv, ncall)
+MUX_RUN_CB(gpu_times, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
+#undef MUX_RUN_CB
+/* Appends sub-visitor i's receiver of list L (its run callback `fields`, else its per-record
+ * `field`): the receivers of the mux it is when they fit with a slot left for each later
+ * sub-visitor, else the visitor itself (a nested mux then costs one call per run). */
+#define FLATTEN(L, NL, field, fields) do { \
+    const struct ncs_visitor *s_ = &m->v[i]; \
+    if (!s_->fields && !s_->field) break; \
+    const struct ncs_mux *sub = s_->fields == mux_##fields ? s_->ctx : NULL; \
+    if (sub && m->NL + sub->NL + (m->n - 1 - i) <= NCS_MUX_FLAT) { \
       for (int k = 0; k < sub->NL; k++) m->L[m->NL++] = sub->L[k]; \
-    else if (!sub && m->NL < NCS_MUX_FLAT) { m->L[m->NL].fn = fn; m->L[m->NL++].ctx = ctx; } \
-    else m->NL = -1; \
+    } else { \
+      m->L[m->NL].run = s_->fields; \
+      m->L[m->NL].one = s_->fields ? NULL : s_->field; \
+      m->L[m->NL++].ctx = s_->ctx; \
+    } \
   } while (0)
 static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
   struct ncs_mux *m = ctx;
@@ -61,13 +67,14 @@ void ncs_mux_build(struct ncs_mux *m, struct ncs_visitor *out) {
   out->ctx = m;
   m->ncall = m->ngpu = 0;
   for (int i = 0; i < m->n; i++) {
-    void *ctx = m->v[i].ctx;
-    if (m->v[i].call) { int (*fn)(void *, const struct ncs_call *) = m->v[i].call; FLATTEN(callv, ncall, call); }
-    if (m->v[i].gpu_time) { int (*fn)(void *, const struct ncs_gpu_time *) = m->v[i].gpu_time; FLATTEN(gpuv, ngpu, gpu_time); }
+    FLATTEN(callv, ncall, call, calls);
+    FLATTEN(gpuv, ngpu, gpu_time, gpu_times);
   }
+  if (m->ncall) out->calls = mux_calls;
+  if (m->ngpu) out->gpu_times = mux_gpu_times;
 #define SET(field) for (int i = 0; i < m->n; i++) if (m->v[i].field) { out->field = mux_##field; break; }
-  SET(process) SET(thread) SET(comm) SET(comm_end) SET(call) SET(callsite) SET(module)
-  SET(drop) SET(clock) SET(gpu_time) SET(log_line) SET(raw) SET(chunk) SET(inflight)
+  SET(process) SET(thread) SET(comm) SET(comm_end) SET(callsite) SET(module)
+  SET(drop) SET(clock) SET(log_line) SET(raw) SET(chunk) SET(inflight)
 #undef SET
   if (m->n == 1) *out = m->v[0]; /* nothing to fan out */
 }

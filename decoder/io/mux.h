@@ -2,10 +2,14 @@
  *
  * Contract: fill v[0..n-1] (each with its own ctx; NULL callbacks are skipped), then
  * ncs_mux_build() sets `out` to a visitor calling, for each record, every sub-visitor that has
- * that callback, in index order; the read stops when any of them asks to stop. With one
- * sub-visitor `out` is that visitor itself (no fan-out cost). A sub-visitor may be another
- * mux's `out` (built before this one): its receivers are called in its place, same order. The
- * mux (and any mux in it) must outlive the read. */
+ * that callback, in index order; the read stops when any of them asks to stop. CALL and
+ * GPU_TIME records go a run at a time (trace.h): each receiver in turn gets the whole run, as
+ * the run (its `calls` / `gpu_times`) or record by record (its `call` / `gpu_time`), so a
+ * receiver sees its records in file order but may see a run before an earlier receiver has
+ * seen all of it; a stop takes effect after the run. With one sub-visitor `out` is that
+ * visitor itself (no fan-out cost). A sub-visitor may be another mux's `out` (built before
+ * this one): its receivers are called in its place, same order. The mux (and any mux in it)
+ * must outlive the read. */
 #ifndef NCS_MUX_H
 #define NCS_MUX_H
 #include "io/trace.h"
@@ -16,10 +20,19 @@ struct ncs_mux {
   struct ncs_visitor v[NCS_MUX_MAX];
   int n;
   /* set by ncs_mux_build: the receivers of the per-call records (CALL, GPU_TIME), in order,
-   * a sub-visitor that is itself a built mux replaced by its own receivers (one indirect call
-   * per receiver and record, none per level) */
-  struct ncs_mux_call_rx { int (*fn)(void *, const struct ncs_call *); void *ctx; } callv[NCS_MUX_FLAT];
-  struct ncs_mux_gpu_rx { int (*fn)(void *, const struct ncs_gpu_time *); void *ctx; } gpuv[NCS_MUX_FLAT];
+   * a sub-visitor that is itself a built mux replaced by its own receivers when they fit (one
+   * indirect call per receiver and run, none per level); `run` when the receiver takes runs,
+   * else `one` for each record of the run */
+  struct ncs_mux_call_rx {
+    int (*run)(void *, const struct ncs_call *, size_t);
+    int (*one)(void *, const struct ncs_call *);
+    void *ctx;
+  } callv[NCS_MUX_FLAT];
+  struct ncs_mux_gpu_rx {
+    int (*run)(void *, const struct ncs_gpu_time *, size_t);
+    int (*one)(void *, const struct ncs_gpu_time *);
+    void *ctx;
+  } gpuv[NCS_MUX_FLAT];
   int ncall, ngpu;
 };
 

@@ -141,12 +141,14 @@ static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint
     struct ncs_call x;
     ncs_rbuf_init(&rb, body, len, NULL, 0);
     if (ncs_dec_call(&rb, delta, &x)) return -1;
+    if (v->calls) return v->calls(v->ctx, &x, 1) != 0;
     return v->call ? (v->call(v->ctx, &x) != 0) : 0;
   }
   case NCS_REC_GPU_TIME: {
     struct ncs_gpu_time x;
     ncs_rbuf_init(&rb, body, len, NULL, 0);
     if (ncs_dec_gpu_time(&rb, delta, &x)) return -1;
+    if (v->gpu_times) return v->gpu_times(v->ctx, &x, 1) != 0;
     return v->gpu_time ? (v->gpu_time(v->ctx, &x) != 0) : 0;
   }
   case NCS_REC_PROCESS: {
@@ -259,14 +261,16 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
  * rebuilt), other split records through their row body (rare), whole records as stored.
  * Returns as walk_records. */
 /* (walk_columns) a split record at rd->at of a block in `structs`, and the records of its
- * type that follow it in the block (ncs_columns_run): each to the visitor; rc as dispatch's,
- * k and the records count moved on to the last one visited. */
+ * type that follow it in the block (ncs_columns_run): to the visitor as one run, or each in
+ * turn; rc as dispatch's, k and the records count moved on to the last one visited. */
 #define VISIT_RUN_(name, structs) \
   { \
     uint32_t m_ = ncs_columns_run(rd, nrec - k - 1), i_ = 0; \
     const struct ncs_##name *x_ = &(structs)[rd->at]; \
     rc = 0; \
-    if (v->name) \
+    if (v->name##s) \
+      rc = v->name##s(v->ctx, x_, (size_t)(i_ = m_ + 1)) != 0; \
+    else if (v->name) \
       for (; i_ <= m_ && !rc; i_++) rc = v->name(v->ctx, &x_[i_]) != 0; \
     else \
       i_ = m_ + 1; \

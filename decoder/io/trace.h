@@ -36,7 +36,12 @@ const char *ncs_process_get(const struct ncs_process *p, const char *key);
 struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
 
 /* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).
- * Pointers inside a record are valid only during the callback. */
+ * Pointers inside a record are valid only during the callback.
+ * CALL and GPU_TIME records come a run at a time to a visitor that sets `calls` / `gpu_times`:
+ * x[0 .. n-1] (n >= 1) are consecutive records of the file, all of that type, in file order
+ * (a column chunk's runs are up to a block of records; a row chunk's are single records). A
+ * run callback, when set, is called instead of the per-record one (`call` / `gpu_time`);
+ * non-zero from it stops the read after the run, every record of which counts as read. */
 struct ncs_visitor {
   void *ctx;
   int (*process)(void *ctx, const struct ncs_process *);
@@ -55,6 +60,9 @@ struct ncs_visitor {
   int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
   /* INFLIGHT: the calls in flight when the chunk was written (after its other records) */
   int (*inflight)(void *ctx, const struct ncs_inflight *);
+  /* runs of CALL / GPU_TIME records (see above), in place of call / gpu_time when set */
+  int (*calls)(void *ctx, const struct ncs_call *x, size_t n);
+  int (*gpu_times)(void *ctx, const struct ncs_gpu_time *x, size_t n);
 };
 
 struct ncs_read_status {

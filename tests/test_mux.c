@@ -1,0 +1,235 @@
+/* test_mux.c — the fan-out of one read (decoder/io/mux.c) and the reader's runs of CALL and
+ * GPU_TIME records (decoder/io/trace.h): receivers taking runs and receivers taking one record
+ * at a time see the same records in the same order, each receiver a whole run in turn, nested
+ * muxes (flattened or not) call every receiver once per run in order, a stop takes effect
+ * after the run; and a trace read with run callbacks gives exactly the records, counts and
+ * stop of the per-record read, on column chunks (runs longer than one) and row chunks. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "test_trace_writer.h"
+#include "io/mux.h"
+#include "io/trace.h"
+
+/* ---- receivers that log what they saw ---- */
+struct rx {
+  int id;
+  uint64_t hash, records, runs, longest; /* FNV of (kind, fields) in order */
+  int stop_at;                           /* 1-based record at which to ask for a stop, 0 never */
+};
+static int order[4096], norder; /* receiver ids in the order they were called */
+
+static void mix(uint64_t *h, uint64_t v) { *h = (*h ^ v) * 1099511628211ull; }
+static void see_call(struct rx *r, const struct ncs_call *c) {
+  mix(&r->hash, 1); mix(&r->hash, c->op); mix(&r->hash, c->tcall); mix(&r->hash, c->count);
+  mix(&r->hash, c->t_enter); mix(&r->hash, c->t_exit); mix(&r->hash, c->comm);
+  r->records++;
+}
+static void see_gpu(struct rx *r, const struct ncs_gpu_time *g) {
+  mix(&r->hash, 2); mix(&r->hash, g->ref); mix(&r->hash, g->gpu_start); mix(&r->hash, g->gpu_end);
+  r->records++;
+}
+static void called(struct rx *r, size_t n) {
+  if (norder < (int)(sizeof order / sizeof *order)) order[norder++] = r->id;
+  r->runs++;
+  if (n > r->longest) r->longest = n;
+}
+static int one_call(void *ctx, const struct ncs_call *c) {
+  struct rx *r = ctx;
+  called(r, 1);
+  see_call(r, c);
+  return r->stop_at && r->records == (uint64_t)r->stop_at;
+}
+static int run_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  struct rx *r = ctx;
+  called(r, n);
+  int stop = 0;
+  for (size_t i = 0; i < n; i++) { see_call(r, &x[i]); stop |= r->stop_at && r->records == (uint64_t)r->stop_at; }
+  return stop;
+}
+static int one_gpu(void *ctx, const struct ncs_gpu_time *g) { struct rx *r = ctx; called(r, 1); see_gpu(r, g); return 0; }
+static int run_gpus(void *ctx, const struct ncs_gpu_time *x, size_t n) {
+  struct rx *r = ctx;
+  called(r, n);
+  for (size_t i = 0; i < n; i++) see_gpu(r, &x[i]);
+  return 0;
+}
+static struct ncs_visitor rx_visitor(struct rx *r, int runs) {
+  struct ncs_visitor v = {.ctx = r};
+  if (runs) { v.calls = run_calls; v.gpu_times = run_gpus; }
+  else { v.call = one_call; v.gpu_time = one_gpu; }
+  return v;
+}
+static void rx_init(struct rx *r, int id) { memset(r, 0, sizeof *r); r->id = id; r->hash = 14695981039346656037ull; }
+
+/* ---- the mux alone ---- */
+static void mux_alone(void) {
+  struct ncs_call x[5];
+  for (int i = 0; i < 5; i++) x[i] = (struct ncs_call){.op = 2, .tcall = (uint64_t)i + 1, .count = 100u * (unsigned)i, .t_enter = 10u * (unsigned)i, .t_exit = 10u * (unsigned)i + 3};
+  struct ncs_gpu_time g[3];
+  for (int i = 0; i < 3; i++) g[i] = (struct ncs_gpu_time){.ref = (uint64_t)i + 1, .gpu_start = 7u * (unsigned)i, .gpu_end = 7u * (unsigned)i + 2};
+  struct rx want, a, b, d, e;
+  rx_init(&want, 0);
+  for (int i = 0; i < 5; i++) see_call(&want, &x[i]);
+  uint64_t want_calls = want.hash;
+  rx_init(&want, 0);
+  for (int i = 0; i < 3; i++) see_gpu(&want, &g[i]);
+  uint64_t want_gpus = want.hash;
+
+  /* A per record, B runs, then a nested mux of D (per record) and E (runs) */
+  rx_init(&a, 1); rx_init(&b, 2); rx_init(&d, 3); rx_init(&e, 4);
+  struct ncs_mux inner = {0}, outer = {0};
+  struct ncs_visitor vin, vout;
+  inner.v[inner.n++] = rx_visitor(&d, 0);
+  inner.v[inner.n++] = rx_visitor(&e, 1);
+  ncs_mux_build(&inner, &vin);
+  outer.v[outer.n++] = rx_visitor(&a, 0);
+  outer.v[outer.n++] = rx_visitor(&b, 1);
+  outer.v[outer.n++] = vin;
+  ncs_mux_build(&outer, &vout);
+  CHECK(vout.calls && vout.gpu_times && !vout.call && !vout.gpu_time, "a mux takes CALL and GPU_TIME records as runs");
+  CHECK(outer.ncall == 4, "a nested mux's receivers are flattened into the outer list (%d receivers)", outer.ncall);
+  norder = 0;
+  int stop = vout.calls(vout.ctx, x, 5);
+  int want_order[] = {1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 4};
+  CHECK(stop == 0 && norder == 12 && memcmp(order, want_order, sizeof want_order) == 0,
+        "a run goes to each receiver in turn, whole: per-record ones once per record, run ones once (%d calls)", norder);
+  CHECK(a.hash == want_calls && b.hash == want_calls && d.hash == want_calls && e.hash == want_calls,
+        "every receiver sees the run's records in order");
+  CHECK(b.runs == 1 && b.longest == 5 && e.runs == 1 && e.longest == 5, "run receivers get the run as one call");
+  vout.gpu_times(vout.ctx, g, 3);
+  CHECK(a.records == 8 && b.records == 8 && d.records == 8 && e.records == 8, "GPU_TIME runs reach every receiver too");
+
+  /* a stop asked for at record 2 by A: every receiver still gets the run, the mux asks to stop */
+  rx_init(&a, 1); rx_init(&b, 2); rx_init(&d, 3); rx_init(&e, 4);
+  a.stop_at = 2;
+  stop = vout.calls(vout.ctx, x, 5);
+  CHECK(stop == 1 && b.records == 5 && e.records == 5 && a.records == 5, "a stop takes effect after the run, every receiver having seen it");
+  rx_init(&a, 1); rx_init(&b, 2); rx_init(&d, 3); rx_init(&e, 4);
+  e.stop_at = 5;
+  CHECK(vout.calls(vout.ctx, x, 5) == 1, "a stop from a nested receiver reaches the outer mux");
+  (void)want_gpus;
+  rx_init(&a, 1); rx_init(&b, 2); rx_init(&d, 3); rx_init(&e, 4);
+  vout.gpu_times(vout.ctx, g, 3);
+  CHECK(a.hash == want_gpus && e.hash == want_gpus, "GPU_TIME runs in order");
+
+  /* more receivers than the flat list holds: 17 nested muxes of 3 receivers each (51 > 34) */
+  static struct ncs_mux subs[NCS_MUX_MAX], top;
+  static struct rx many[NCS_MUX_MAX * 3];
+  memset(&top, 0, sizeof top);
+  for (int i = 0; i < NCS_MUX_MAX; i++) {
+    memset(&subs[i], 0, sizeof subs[i]);
+    for (int k = 0; k < 3; k++) {
+      rx_init(&many[3 * i + k], 3 * i + k);
+      subs[i].v[subs[i].n++] = rx_visitor(&many[3 * i + k], k == 1);
+    }
+    ncs_mux_build(&subs[i], &top.v[top.n++]);
+  }
+  ncs_mux_build(&top, &vout);
+  norder = 0;
+  vout.calls(vout.ctx, x, 1);
+  int in_order = norder == NCS_MUX_MAX * 3;
+  for (int i = 0; in_order && i < norder; i++) in_order = order[i] == i;
+  CHECK(in_order && top.ncall <= NCS_MUX_FLAT, "51 receivers in 17 nested muxes: each called once per run, in order (%d calls, %d listed)",
+        norder, top.ncall);
+
+  /* one sub-visitor: the mux is that visitor */
+  struct ncs_mux solo = {0};
+  solo.v[solo.n++] = rx_visitor(&a, 0);
+  ncs_mux_build(&solo, &vout);
+  CHECK(vout.call == one_call && vout.ctx == &a && !vout.calls, "a mux of one visitor is that visitor");
+}
+
+/* ---- through the reader ---- */
+static char dir[] = "/tmp/ncs-mux.XXXXXX";
+
+/* calls with a GPU_TIME block every 64 calls; `per_chunk` records a chunk */
+static int write_trace(const char *path, int n, int per_chunk) {
+  struct tw t;
+  if (tw_open(&t, path, 1, 1)) return 1;
+  struct ncs_kv kv[] = {{"host", "mux", 3}};
+  tw_kv(&t, kv, 1);
+  uint64_t now = 1000000;
+  for (int i = 0; i < n; i++) {
+    struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = (uint64_t)i + 1, .comm = 1, .seq = (uint64_t)i + 1,
+                         .count = 1u << (i % 7), .datatype = 7, .root = -1, .callsite = 1};
+    now += 1000 + (uint64_t)(i * 37 % 101);
+    c.t_enter = now;
+    c.t_exit = now + 300 + (uint64_t)(i % 13);
+    tw_call(&t, &c);
+    if (i % 64 == 63)
+      for (int k = 0; k < 16; k++) {
+        struct ncs_gpu_time g = {.kind = 1, .thread = 1, .ref = (uint64_t)(i - 15 + k), .gpu_start = now - 5000 + (uint64_t)k * 100};
+        g.gpu_end = g.gpu_start + 50 + (uint64_t)k;
+        tw_gpu_time(&t, &g);
+      }
+    if ((int)t.nrec >= per_chunk) tw_flush(&t, 0);
+  }
+  return tw_close(&t, 1) ? 1 : 0;
+}
+
+static int count_columns(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
+  (void)index; (void)dropped; (void)off;
+  if (flags & NCS_CHUNK_F_COLUMNS) ++*(int *)ctx;
+  return 0;
+}
+
+static void through_reader(const char *path, const char *what, int want_columns, int want_runs) {
+  struct rx one, run, m1, m2;
+  rx_init(&one, 1); rx_init(&run, 2); rx_init(&m1, 3); rx_init(&m2, 4);
+  struct ncs_read_status s1, s2, s3;
+  struct ncs_visitor v = rx_visitor(&one, 0);
+  int cols = 0;
+  struct ncs_mux m = {0};
+  m.v[m.n++] = rx_visitor(&m1, 0);
+  m.v[m.n++] = rx_visitor(&m2, 1);
+  m.v[m.n++] = (struct ncs_visitor){.ctx = &cols, .chunk = count_columns};
+  struct ncs_visitor vm;
+  ncs_mux_build(&m, &vm);
+  int rc1 = ncs_trace_read(path, &v, &s1);
+  v = rx_visitor(&run, 1);
+  int rc2 = ncs_trace_read(path, &v, &s2);
+  int rc3 = ncs_trace_read(path, &vm, &s3);
+  CHECK(rc1 == 0 && rc2 == 0 && rc3 == 0 && s1.records == s2.records && s1.records == s3.records && one.records > 1000,
+        "%s: read per record, as runs and through a mux: same result and record count (%llu)", what,
+        (unsigned long long)s1.records);
+  CHECK(one.hash == run.hash && one.hash == m1.hash && one.hash == m2.hash && one.records == run.records,
+        "%s: the same CALL and GPU_TIME records in the same order either way", what);
+  CHECK(want_columns ? cols > 0 : cols == 0, "%s: %d column chunks", what, cols);
+  CHECK(want_runs ? run.longest > 1 && run.runs < run.records : run.longest == 1,
+        "%s: runs of %llu records at most (%llu runs for %llu records)", what, (unsigned long long)run.longest,
+        (unsigned long long)run.runs, (unsigned long long)run.records);
+
+  /* a stop asked for inside a run: the read ends after the run, the run counted */
+  rx_init(&run, 2);
+  run.stop_at = 100;
+  v = rx_visitor(&run, 1);
+  ncs_trace_read(path, &v, &s2);
+  rx_init(&one, 1);
+  one.stop_at = 100;
+  v = rx_visitor(&one, 0);
+  ncs_trace_read(path, &v, &s1);
+  CHECK(s1.stopped && s2.stopped && one.records == 100 && run.records >= 100 && s2.records - s1.records == run.records - 100,
+        "%s: a stop inside a run ends the read after it (per record: %llu records, runs: %llu)", what,
+        (unsigned long long)one.records, (unsigned long long)run.records);
+}
+
+int main(void) {
+  (void)tw_golden_rank; /* the shared writer's fixture, not used here */
+  mux_alone();
+  if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
+  char big[600], small[600];
+  snprintf(big, sizeof big, "%s/columns.ncs", dir);
+  snprintf(small, sizeof small, "%s/rows.ncs", dir);
+  CHECK(write_trace(big, 6000, 3000) == 0 && write_trace(small, 2000, 3) == 0, "write a column trace and a row trace");
+  through_reader(big, "column chunks", 1, 1);
+  through_reader(small, "row chunks", 0, 0);
+  unlink(big);
+  unlink(small);
+  rmdir(dir);
+  return check_done();
+}
