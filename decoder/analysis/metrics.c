@@ -110,13 +110,20 @@ struct pslot { uint64_t key; uint32_t ix, home; }; /* the pending table: key, po
  * is the step boundary (its signature), whether the op is timed, its communicator's ranks, S,
  * and its shape once an operation of it was counted. A run repeats a few, so they are
  * remembered per file (direct-mapped, CALL_SHAPES slots; emptied when a COMM record changes
- * the ranks): the signature hash, the size rule and the shape lookup are done once each. */
+ * the ranks): the signature hash, the size rule and the shape lookup are done once each. A
+ * run repeats them in a cycle, so each remembers the one that came after it last time: tried
+ * first, it spares the hash. */
 #define CALL_SHAPE_BITS 6
 #define CALL_SHAPES (1 << CALL_SHAPE_BITS)
 struct call_shape {
   uint64_t count;
-  uint32_t op, datatype, comm, callsite;
-  int set, boundary, timed, have_sh;
+  uint32_t op, callsite, comm, datatype;
+  int set;
+  int fast;                   /* timed, not the boundary, have_sh, the file timed on the host,
+                                 the rank's warm-up set and its window begun: p2_call's common
+                                 case applies */
+  struct call_shape *next;    /* the call shape that followed it last time (NULL: none yet) */
+  int boundary, timed, have_sh;
   uint32_t n;
   double S;
   struct shape sh;            /* have_sh: a copy of its shape, with both size row and histogram */
@@ -146,11 +153,13 @@ struct file_state {
   int32_t *nranks;            /* comm index -> nranks */
   uint32_t ncomm;
   uint64_t iv[IV_CAP][2];
-  uint32_t niv;
+  uint32_t niv, nraw;         /* the interval buffer (flush_iv) */
   int iv_unsorted;
+  uint64_t open_s, open_e;
   uint64_t frontier;          /* union committed up to here */
   struct shape shapes[SHAPES];
   struct call_shape cshapes[CALL_SHAPES];
+  struct call_shape *prev_shape; /* the previous call's (call_shape_of) */
   struct rank_m *r;
   struct metrics *m;
   /* the file's counted step starts (handed to ncs_metrics_step_starts when the file is done) */
@@ -314,11 +323,11 @@ static void fold_steps(struct rank_m *r) {
   r->base = r->nsteps;
 }
 
-/* Adds [s, e) of communication, disjoint from everything added before, to the rank and to
- * the steps in the ring it overlaps (parts in steps already folded out are not attributed). */
-static void add_comm(struct rank_m *r, uint64_t s, uint64_t e) {
+/* Adds [s, e) of communication, disjoint from everything added before, to the steps in the
+ * ring it overlaps (parts in steps already folded out are not attributed); the rank's total
+ * is the caller's (commit_iv). */
+static void add_comm_steps(struct rank_m *r, uint64_t s, uint64_t e) {
   if (e <= s) return;
-  r->comm_ns += (double)(e - s);
   if (r->nsteps == r->base || e <= STEP_T(r, r->base)) return;
   uint64_t h = r->hint > r->base ? r->hint : r->base;
   if (r->unordered_at <= r->base && STEP_T(r, h) <= s && (h + 1 == r->nsteps || e <= STEP_T(r, h + 1))) {
@@ -349,34 +358,115 @@ static void add_comm(struct rank_m *r, uint64_t s, uint64_t e) {
   }
 }
 
+/* Commits the merged intervals iv[0 .. n) (in increasing order, disjoint; parts before the
+ * frontier are not counted again) to the rank's communication time and its steps. The step
+ * holding the latest interval is remembered across intervals (add_comm_steps' first case,
+ * without its loads): an interval inside it is added at once, to a running sum written back
+ * when the step changes (the same additions in the same order). */
+static void commit_iv(struct file_state *f, uint32_t n) {
+  struct rank_m *r = f->r;
+  uint64_t fr = f->frontier, lo_t = 1, hi_t = 0; /* [lo_t, hi_t]: the remembered step's span (empty: none) */
+  double comm = r->comm_ns, in_step = 0, *at = NULL; /* the remembered step's sum, and where it goes */
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t s = f->iv[i][0] > fr ? f->iv[i][0] : fr, e = f->iv[i][1];
+    if (e <= s) continue;
+    fr = e;
+    double d = (double)(e - s);
+    comm += d;
+    if (s >= lo_t && e <= hi_t) { in_step += d; continue; }
+    if (at) *at = in_step;
+    if (at && s >= hi_t && hi_t != UINT64_MAX) {
+      /* inside the next step? (what add_comm_steps' walk finds) */
+      uint64_t g = r->hint + 1, next = g + 1 == r->nsteps ? UINT64_MAX : STEP_T(r, g + 1);
+      if (e <= next) {
+        r->hint = g;
+        lo_t = hi_t; hi_t = next;
+        at = &r->step_comm[g % STEP_RING];
+        in_step = *at + d;
+        continue;
+      }
+    }
+    add_comm_steps(r, s, e);
+    /* the step holding it when the steps in the ring start in order (else none: every
+     * interval goes to add_comm_steps) */
+    if (r->nsteps > r->base && r->unordered_at <= r->base) {
+      uint64_t h = r->hint > r->base ? r->hint : r->base;
+      r->hint = h;
+      lo_t = STEP_T(r, h);
+      hi_t = h + 1 == r->nsteps ? UINT64_MAX : STEP_T(r, h + 1);
+      at = &r->step_comm[h % STEP_RING];
+      in_step = *at;
+    } else {
+      lo_t = 1; hi_t = 0; at = NULL;
+    }
+  }
+  if (at) *at = in_step;
+  r->comm_ns = comm;
+  f->frontier = fr;
+}
+
 static int cmp_iv(const void *a, const void *b) {
   const uint64_t *x = a, *y = b;
   return x[0] < y[0] ? -1 : x[0] > y[0];
 }
-/* Merges the buffered intervals and commits all but the latest merged one (or all, at the
- * end). Parts before the committed frontier are not counted again. */
+/* The interval buffer: the intervals not committed yet. While they come in order of their
+ * starts they are kept merged: the latest in open_s/open_e (an interval overlapping or
+ * touching it extends it), the ones before it in iv[0 .. niv). One starting earlier ends
+ * that: the open one and it, and every one after them, go to iv as they come, to be sorted
+ * and merged when flushed (open_s is OPEN_NONE meanwhile, and when the buffer is empty).
+ * nraw counts the intervals buffered as they came (a retained one counting one): the buffer
+ * is flushed when nraw reaches IV_CAP, whatever their merging, so the commits (and the steps
+ * known at each) are those a buffer of IV_CAP intervals as they came gives. */
+#define OPEN_NONE UINT64_MAX
 static void flush_iv(struct file_state *f, int all) {
-  if (!f->niv) return;
-  if (f->iv_unsorted) qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
-  f->iv_unsorted = 0;
-  uint64_t cs = f->iv[0][0], ce = f->iv[0][1];
-  uint32_t out = 0;
-  for (uint32_t i = 1; i <= f->niv; i++) {
-    if (i < f->niv && f->iv[i][0] <= ce) { if (f->iv[i][1] > ce) ce = f->iv[i][1]; continue; }
-    if (i == f->niv && !all) { f->iv[0][0] = cs; f->iv[0][1] = ce; out = 1; break; }
-    uint64_t s = cs > f->frontier ? cs : f->frontier;
-    if (ce > s) { add_comm(f->r, s, ce); f->frontier = ce; }
-    if (i < f->niv) { cs = f->iv[i][0]; ce = f->iv[i][1]; }
+  if (f->iv_unsorted) {
+    qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
+    uint32_t out = 0;
+    for (uint32_t i = 1; i < f->niv; i++) {
+      if (f->iv[i][0] <= f->iv[out][1]) { if (f->iv[i][1] > f->iv[out][1]) f->iv[out][1] = f->iv[i][1]; continue; }
+      out++;
+      f->iv[out][0] = f->iv[i][0]; f->iv[out][1] = f->iv[i][1];
+    }
+    f->niv = out + 1;
+    f->iv_unsorted = 0;
+  } else if (f->open_s != OPEN_NONE) {
+    f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
+    f->niv++;
   }
-  f->niv = out;
+  f->open_s = OPEN_NONE;
+  f->nraw = 0;
+  if (!f->niv) return;
+  /* commits all but the latest merged one (or all, at the end) */
+  commit_iv(f, all ? f->niv : f->niv - 1);
+  if (!all) { f->open_s = f->iv[f->niv - 1][0]; f->open_e = f->iv[f->niv - 1][1]; f->nraw = 1; }
+  f->niv = 0;
 }
-static void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
-  if (e <= s) return;
-  if (f->niv == IV_CAP) flush_iv(f, 0);
-  if (f->niv && s < f->iv[f->niv - 1][0]) f->iv_unsorted = 1;
-  f->iv[f->niv][0] = s;
-  f->iv[f->niv][1] = e;
+/* add_iv when [s, e) does not follow the open interval (or there is none) */
+static __attribute__((noinline)) void add_iv_unsorted(struct file_state *f, uint64_t s, uint64_t e) {
+  if (f->open_s != OPEN_NONE) { /* it starts before the open one */
+    f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
+    f->niv++;
+    f->open_s = OPEN_NONE;
+    f->iv_unsorted = 1;
+  } else if (!f->niv && !f->iv_unsorted) { /* the buffer is empty */
+    f->open_s = s; f->open_e = e;
+    return;
+  }
+  f->iv[f->niv][0] = s; f->iv[f->niv][1] = e;
   f->niv++;
+}
+static inline __attribute__((always_inline)) void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
+  if (e <= s) return;
+  if (f->nraw == IV_CAP) flush_iv(f, 0);
+  f->nraw++;
+  if (s >= f->open_s) { /* in order (OPEN_NONE: never) */
+    if (s <= f->open_e) { if (e > f->open_e) f->open_e = e; return; }
+    f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
+    f->niv++;
+    f->open_s = s; f->open_e = e;
+    return;
+  }
+  add_iv_unsorted(f, s, e);
 }
 
 /* The shape of (op, n, S), made on first use (its size row and histogram too: when memory
@@ -526,12 +616,14 @@ static int p2_comm(void *ctx, const struct ncs_comm *c) {
 }
 
 /* The call shape of c (CALL_SHAPES above), made on a miss. */
-static struct call_shape *call_shape_of(struct file_state *f, const struct ncs_call *c) {
+static int call_shape_is(const struct call_shape *x, const struct ncs_call *c) {
+  return x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
+         x->datatype == c->datatype;
+}
+static __attribute__((noinline)) struct call_shape *call_shape_lookup(struct file_state *f, const struct ncs_call *c) {
   uint64_t h = (c->count + ((uint64_t)c->callsite << 24) + ((uint64_t)c->comm << 12) + c->op) * 0x9e3779b97f4a7c15ull;
   struct call_shape *x = &f->cshapes[h >> (64 - CALL_SHAPE_BITS)]; /* datatype is compared, not hashed: it rarely varies */
-  if (x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
-      x->datatype == c->datatype)
-    return x;
+  if (call_shape_is(x, c)) return x;
   const struct rank_m *r = f->r;
   x->count = c->count; x->op = c->op; x->datatype = c->datatype; x->comm = c->comm; x->callsite = c->callsite;
   x->set = 1;
@@ -540,6 +632,16 @@ static struct call_shape *call_shape_of(struct file_state *f, const struct ncs_c
   x->n = c->comm < f->ncomm ? (uint32_t)(f->nranks[c->comm] > 0 ? f->nranks[c->comm] : 1) : 1;
   x->S = x->timed ? ncs_rule_S(c->op, c->count, c->datatype, (int)x->n) : 0;
   x->have_sh = 0;
+  x->fast = 0;
+  x->next = NULL;
+  return x;
+}
+/* The call shape of c: the one that came after the previous call's last time, else the
+ * table's (made on a miss). */
+static inline __attribute__((always_inline)) struct call_shape *call_shape_of(struct file_state *f, const struct ncs_call *c) {
+  struct call_shape *x = f->prev_shape->next;
+  if (!x || !call_shape_is(x, c)) f->prev_shape->next = x = call_shape_lookup(f, c);
+  f->prev_shape = x;
   return x;
 }
 /* Makes call shape x's shape (for an operation being counted); without memory for its size
@@ -558,11 +660,22 @@ static inline __attribute__((always_inline)) void account_call(struct file_state
   account_shape(f, &x->sh, s, e, 0);
 }
 
-static int p2_call(void *ctx, const struct ncs_call *c) {
-  struct file_state *f = ctx;
+/* A counted step boundary at t: a step of the rank, and a start handed to the analyses after
+ * metrics (ncs_metrics_step_starts). */
+static __attribute__((noinline)) void count_step(struct file_state *f, uint64_t t) {
+  add_step(f->r, t);
+  if (f->nstarts == f->capstarts) {
+    size_t cap = f->capstarts ? 2 * f->capstarts : 1024;
+    uint64_t *p = realloc(f->starts, cap * sizeof *p);
+    if (p) { f->starts = p; f->capstarts = cap; }
+  }
+  if (f->nstarts < f->capstarts) f->starts[f->nstarts++] = t;
+}
+
+/* p2_call for every case: the common one too. */
+static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct call_shape *x) {
   struct rank_m *r = f->r;
   struct metrics *m = f->m;
-  struct call_shape *x = call_shape_of(f, c);
   int boundary = x->boundary;
   if (boundary && m->skip_steps > 0 && r->boundary_seen == (uint64_t)m->skip_steps) {
     r->warm_t = c->t_enter; /* the first step after the warm-up starts here */
@@ -575,15 +688,7 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
     r->warm_set = 1;
   }
   int counted = r->warm_set && c->t_enter >= r->warm_t;
-  if (boundary && counted) {
-    add_step(r, c->t_enter);
-    if (f->nstarts == f->capstarts) {
-      size_t cap = f->capstarts ? 2 * f->capstarts : 1024;
-      uint64_t *p = realloc(f->starts, cap * sizeof *p);
-      if (p) { f->starts = p; f->capstarts = cap; }
-    }
-    if (f->nstarts < f->capstarts) f->starts[f->nstarts++] = c->t_enter;
-  }
+  if (boundary && counted) count_step(f, c->t_enter);
   if (counted) {
     if (!r->have_window || c->t_enter < r->w0) r->w0 = c->t_enter;
     if (!r->have_window || c->t_exit > r->w1) r->w1 = c->t_exit;
@@ -617,6 +722,37 @@ static int p2_call(void *ctx, const struct ncs_call *c) {
   if (!x->have_sh) shape_of_call(f, x)->op = x->have_sh ? x->op : 0; /* the size row now, for when it is timed */
   p->sh = x->have_sh ? x->sh : (struct shape){.S = S, .op = c->op, .n = n}; /* none (no memory): made when timed */
   p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
+  return 0;
+}
+
+/* The second pass of a call. The common case first: a call of a shape with x->fast (timed,
+ * its size row made, the file timed on the host, the warm-up set and the window begun; the
+ * boundary too once it can no longer end the warm-up), counted (after the warm-up),
+ * succeeded, not captured and not inside a group: what p2_call_any does with it, without
+ * its tests. */
+static inline __attribute__((always_inline)) int p2_call(struct file_state *f, const struct ncs_call *c) {
+  struct call_shape *x = call_shape_of(f, c);
+  struct rank_m *r = f->r;
+  uint64_t s = c->t_enter, e = c->t_exit;
+  if (__builtin_expect(x->fast, 1) && s >= r->warm_t && (c->rc == 0 || c->rc == ncclInProgress) &&
+      !(c->flags & NCS_CALL_F_CAPTURED) && !(c->group && c->depth > 0)) {
+    if (__builtin_expect(x->boundary, 0)) { r->boundary_seen++; count_step(f, s); }
+    if (s < r->w0) r->w0 = s;
+    if (e > r->w1) r->w1 = e;
+    uint64_t d = e > s ? e - s : 0;
+    r->timed_host++;
+    add_iv(f, s, e);
+    const struct shape *sh = &x->sh;
+    struct mstat *t = &r->op[sh->op], *z = sh->z;
+    t->calls++; t->time_ns += d; t->S += sh->Su; t->busS_f += sh->busS;
+    z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS;
+    ncs_hist_add(z->h, d);
+    return 0;
+  }
+  p2_call_any(f, c, x);
+  const struct metrics *m = f->m;
+  x->fast = x->have_sh && x->timed && !f->gpu_mode && r->warm_set && r->have_window &&
+            (!x->boundary || m->skip_steps <= 0 || r->boundary_seen > (uint64_t)m->skip_steps);
   return 0;
 }
 
@@ -737,9 +873,10 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
   f->nstarts = 0;
   f->gpu_mode = 0;
-  f->niv = 0; f->iv_unsorted = 0; f->frontier = 0;
+  f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
   for (int i = 0; i < CALL_SHAPES; i++) f->cshapes[i].set = 0;
+  f->prev_shape = &f->cshapes[0];
   f->r = &m->rank[file];
   f->m = m;
   f->next_free = NULL;

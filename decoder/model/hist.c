@@ -1,26 +1,12 @@
 /* hist.c — bounded log histogram (hist.h). */
 #include "model/hist.h"
 
-unsigned ncs_hist_index(uint64_t v) {
-  if (v < 2 * NCS_HIST_SUB) return (unsigned)v; /* exact: buckets 0..15 */
-  unsigned e = 63u - (unsigned)__builtin_clzll(v); /* e >= 4 */
-  unsigned sub = (unsigned)(v >> (e - 3)) & (NCS_HIST_SUB - 1);
-  return (e - 2) * NCS_HIST_SUB + sub; /* e = 4 starts at 16 */
-}
-
 void ncs_hist_range(unsigned i, double *lo, double *hi) {
   if (i < 2 * NCS_HIST_SUB) { *lo = i; *hi = i + 1; return; }
   unsigned e = i / NCS_HIST_SUB + 2, sub = i % NCS_HIST_SUB;
   double unit = (double)(1ull << (e - 3));
   *lo = (NCS_HIST_SUB + sub) * unit;
   *hi = *lo + unit;
-}
-
-void ncs_hist_add(struct ncs_hist *h, uint64_t v) {
-  unsigned i = ncs_hist_index(v);
-  if (i >= NCS_HIST_BUCKETS) i = NCS_HIST_BUCKETS - 1;
-  h->c[i]++;
-  h->n++;
 }
 
 double ncs_hist_quantile(const struct ncs_hist *h, double p) {

@@ -12,11 +12,21 @@
 
 struct ncs_hist { uint64_t n; uint32_t c[NCS_HIST_BUCKETS]; };
 
-void ncs_hist_add(struct ncs_hist *h, uint64_t v);
 /* The p-quantile (0 < p <= 1): the midpoint of the bucket holding the ceil(p*n)-th smallest
  * value; 0 when empty. */
 double ncs_hist_quantile(const struct ncs_hist *h, double p);
-/* Bucket index of v, and the [lo, hi) range of bucket i (for tests). */
-unsigned ncs_hist_index(uint64_t v);
+/* Bucket index of v (at most 61 * NCS_HIST_SUB + 7: always a bucket), and the [lo, hi)
+ * range of bucket i. */
+static inline unsigned ncs_hist_index(uint64_t v) {
+  if (v < 2 * NCS_HIST_SUB) return (unsigned)v; /* exact: buckets 0..15 */
+  unsigned e = 63u - (unsigned)__builtin_clzll(v); /* e >= 4 */
+  unsigned sub = (unsigned)(v >> (e - 3)) & (NCS_HIST_SUB - 1);
+  return (e - 2) * NCS_HIST_SUB + sub; /* e = 4 starts at 16 */
+}
 void ncs_hist_range(unsigned i, double *lo, double *hi);
+/* Counts v (inline: metrics adds one per timed operation). */
+static inline void ncs_hist_add(struct ncs_hist *h, uint64_t v) {
+  h->c[ncs_hist_index(v)]++;
+  h->n++;
+}
 #endif
