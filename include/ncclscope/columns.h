@@ -620,14 +620,6 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
 /* the length of x's varint, without a branch: 1 + (bits - 1) / 7 */
 static inline unsigned ncs_col_vlen(uint64_t x) { return ((64u - (unsigned)__builtin_clzll(x | 1)) * 9u + 64u) >> 6; }
 
-/* code k of a column of byte planes (width w, `stride` codes per plane) */
-static inline __attribute__((always_inline)) uint64_t ncs_col_gather(const uint8_t *d, uint64_t stride, uint64_t k,
-                                                                      uint32_t w) {
-  uint64_t z = 0;
-  for (uint32_t b = 0; b < w; b++) z |= (uint64_t)d[(size_t)b * stride + k] << (8 * b);
-  return z;
-}
-
 struct ncs_colr {
   uint32_t id, flags, count, width, pos;
   uint64_t first, size, stored, prev;
@@ -689,23 +681,33 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
   k->krec = krec;
 }
 
-/* ncs_col_decode's loop over codes q .. end-1 of a column of width w (1..8), delta (dm ~0) or
- * not (0), stored signed (sg 1) or not (0): constants in each copy. Returns the values' OR and
- * ANDs them into *all. */
+/* ncs_col_decode's loop over codes q .. end-1 of a column of w (1..8) byte planes of
+ * `stride` codes each, delta (dm ~0) or not (0), stored signed (sg 1) or not (0); `same`: the
+ * code is the value itself (signed, not delta, no shift: zigzag(unzigzag(z)) is z). Constants
+ * in each copy; each plane read through its own pointer. Returns the values' OR and ANDs them
+ * into *all. */
 static inline __attribute__((always_inline)) uint64_t ncs_col_loop(const uint8_t *d, uint64_t stride, uint64_t *vals,
                                                                    uint64_t q, uint64_t end, unsigned sh, uint32_t w,
-                                                                   uint64_t dm, uint64_t sg, uint64_t *prev,
-                                                                   uint64_t *all) {
-  uint64_t p = *prev, any = 0, a = ~0ull;
-  for (; q < end; q++) {
-    uint64_t z = ncs_col_gather(d, stride, q - 1, w);
-    uint64_t x = (p & dm) + ((uint64_t)ncs_unzigzag(z) << sh);
-    p = x;
-    uint64_t v = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */
-    vals[q] = v;
+                                                                   uint64_t dm, uint64_t sg, int same,
+                                                                   uint64_t *prev, uint64_t *all) {
+  uint64_t p = *prev, any = 0, a = ~0ull, n = end - q, z = 0;
+  const uint8_t *pl[8];
+  uint64_t *out = vals + q;
+  for (uint32_t b = 0; b < w; b++) pl[b] = d + (size_t)b * stride + q - 1; /* code q - 1 of plane b */
+  for (uint64_t i = 0; i < n; i++) {
+    z = 0;
+    for (uint32_t b = 0; b < w; b++) z |= (uint64_t)pl[b][i] << (8 * b);
+    uint64_t v = z;
+    if (!same) {
+      uint64_t x = (p & dm) + ((uint64_t)ncs_unzigzag(z) << sh);
+      p = x;
+      v = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */
+    }
+    out[i] = v;
     any |= v;
     a &= v;
   }
+  if (same && n) p = (uint64_t)ncs_unzigzag(z);
   *prev = p;
   *all &= a;
   return any;
@@ -741,11 +743,10 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
     any = all = vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
     q = 1;
   }
-  if (w && q < end) { /* a block whose codes are all 0 is decoded as width 0 */
-    uint64_t nz = 0;
-    for (uint32_t b = 0; b < w && !nz; b++) nz = ncs_col_nonzero(d + (size_t)b * stride + q - 1, end - q);
-    if (!nz) w = 0;
-  }
+  /* the block's width: its planes up to the last one with a code byte not 0 (a block whose
+   * codes are all 0 is decoded as width 0; one large code, e.g. a chunk's first delta, widens
+   * the column but not its other blocks) */
+  while (w && q < end && !ncs_col_nonzero(d + (size_t)(w - 1) * stride + q - 1, end - q)) w--;
   if (w == 0) { /* every code 0: each value the previous one (delta) or 0 */
     if (q < end) {
       uint64_t x = prev & dm, v = (x << sg) ^ (0 - ((x >> 63) & sg));
@@ -758,10 +759,11 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   }
   else if (q < end) { /* one loop per width, delta or not, signed or not */
 #define NCS_COLR_W(W) \
-  (dm ? (sg ? ncs_col_loop(d, stride, vals, q, end, sh, W, ~0ull, 1, &prev, &all) \
-            : ncs_col_loop(d, stride, vals, q, end, sh, W, ~0ull, 0, &prev, &all)) \
-      : (sg ? ncs_col_loop(d, stride, vals, q, end, sh, W, 0, 1, &prev, &all) \
-            : ncs_col_loop(d, stride, vals, q, end, sh, W, 0, 0, &prev, &all)))
+  (dm ? (sg ? ncs_col_loop(d, stride, vals, q, end, sh, W, ~0ull, 1, 0, &prev, &all) \
+            : ncs_col_loop(d, stride, vals, q, end, sh, W, ~0ull, 0, 0, &prev, &all)) \
+      : (sg ? (sh ? ncs_col_loop(d, stride, vals, q, end, sh, W, 0, 1, 0, &prev, &all) \
+                  : ncs_col_loop(d, stride, vals, q, end, 0, W, 0, 1, 1, &prev, &all)) \
+            : ncs_col_loop(d, stride, vals, q, end, sh, W, 0, 0, 0, &prev, &all)))
     switch (w) {
     case 1: any |= NCS_COLR_W(1); break;
     case 2: any |= NCS_COLR_W(2); break;
@@ -818,6 +820,23 @@ struct ncs_colrd {
   const uint64_t *colvals[NCS_COLRD_MAXCOL];  /* and their blocks of values */
   uint16_t rowlen[NCS_COLR_BLOCK];            /* a block's row bodies' lengths */
 };
+
+/* The bytes that the varints of x[0 .. n) have beyond lo each, all of them at most hi bytes
+ * long (lo < hi): a byte for each value at or over 2^(7 l), for l in [lo, hi); up to three
+ * such levels in one pass. */
+static inline size_t ncs_col_longer(const uint64_t *x, uint64_t n, unsigned lo, unsigned hi) {
+  size_t extra = 0;
+  uint64_t m1 = (1ull << (7 * lo)) - 1;
+  if (hi - lo == 1) {
+    for (uint64_t i = 0; i < n; i++) extra += x[i] > m1;
+    return extra;
+  }
+  uint64_t m2 = (1ull << (7 * (lo + 1))) - 1, m3 = hi - lo > 2 ? (1ull << (7 * (lo + 2))) - 1 : ~0ull;
+  for (uint64_t i = 0; i < n; i++) extra += (size_t)(x[i] > m1) + (x[i] > m2) + (x[i] > m3);
+  for (unsigned l = lo + 3; l < hi; l++) /* values of more than lo + 3 bytes */
+    for (uint64_t i = 0, at = 1ull << (7 * l); i < n; i++) extra += x[i] >= at;
+  return extra;
+}
 
 static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz,
                                     size_t rsz, uint8_t *scratch, size_t scap, size_t *need, const char **why,
@@ -1015,8 +1034,7 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
       most += hi;
       same |= (uint64_t)(any == all) << j;
       rows += nb * lo; /* every value's varint at least as long as all's (all <= x <= any) */
-      for (unsigned l = lo; l < hi; l++) /* and a byte more for each value at or over 2^(7 l) */
-        for (uint64_t i = 0, at = 1ull << (7 * l); i < nb; i++) rows += x[i] >= at;
+      if (hi > lo) rows += ncs_col_longer(x, nb, lo, hi);
     }
     rd->tsame[t] = same;
     if (most >= 128) { /* some bodies may need a two-byte length */
