@@ -28,14 +28,23 @@ void ncs_clockmap_add(struct ncs_clockmap *m, const struct ncs_clock *c) {
   m->npairs++;
 }
 
+/* Segment p[i]..p[i+1] that holds mono, or the nearest one (m->n >= 2). */
+static int seg_of(const struct ncs_clockmap *m, uint64_t mono) {
+  int i = 0;
+  while (i < m->n - 2 && mono > m->p[i + 1].monotonic_ns) i++;
+  return i;
+}
+
+static int64_t seg_map(uint64_t mono, uint64_t base, int64_t off, double slope) {
+  double d = (double)(int64_t)(mono - base) * slope;
+  return (int64_t)mono + off + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
 int64_t ncs_clockmap_map(const struct ncs_clockmap *m, uint64_t mono) {
   if (!m->n) return (int64_t)mono;
   if (m->n == 1) return (int64_t)mono + off_of(&m->p[0]);
-  int i = 0; /* segment p[i]..p[i+1] that holds mono, or the nearest one */
-  while (i < m->n - 2 && mono > m->p[i + 1].monotonic_ns) i++;
-  const struct ncs_clock *a = &m->p[i];
-  double d = (double)(int64_t)(mono - a->monotonic_ns) * m->slope[i];
-  return (int64_t)mono + off_of(a) + (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+  int i = seg_of(m, mono);
+  return seg_map(mono, m->p[i].monotonic_ns, off_of(&m->p[i]), m->slope[i]);
 }
 
 double ncs_clockmap_drift_ppm(const struct ncs_clockmap *m) {
@@ -53,6 +62,7 @@ struct ncs_pending_call_ {
 void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn release, void *ctx) {
   memset(a, 0, sizeof *a);
   ncs_clockmap_init(&a->map);
+  a->seg.lo = 1;
   a->origin = origin;
   a->release = release;
   a->ctx = ctx;
@@ -62,17 +72,35 @@ int64_t ncs_aligner_time(const struct ncs_aligner *a, uint64_t mono) {
   return ncs_clockmap_map(&a->map, mono) - a->origin;
 }
 
+/* ncs_aligner_time through the segment of the time mapped before: held calls are released in
+ * time order, so their times fall in one segment until the next pair (same value: the
+ * segment's constants are those ncs_clockmap_map uses for that time). */
+static int64_t job_time(struct ncs_aligner *a, uint64_t mono) {
+  struct ncs_clockseg *g = &a->seg;
+  if (mono < g->lo || mono > g->hi) {
+    const struct ncs_clockmap *m = &a->map;
+    if (m->n < 2) { /* no pair (the identity) or one (its offset): slope 0 rounds to 0 */
+      *g = (struct ncs_clockseg){0, UINT64_MAX, 0, m->n ? off_of(&m->p[0]) : 0, 0};
+    } else {
+      int i = seg_of(m, mono);
+      *g = (struct ncs_clockseg){i ? m->p[i].monotonic_ns + 1 : 0, i < m->n - 2 ? m->p[i + 1].monotonic_ns : UINT64_MAX,
+                                 m->p[i].monotonic_ns, off_of(&m->p[i]), m->slope[i]};
+    }
+  }
+  return seg_map(mono, g->base, g->off, g->slope) - a->origin;
+}
+
 /* cap is a power of two (1024, doubled) */
 static struct ncs_pending_call_ *at(struct ncs_aligner *a, size_t i) { return &a->q[(a->head + i) & (a->cap - 1)]; }
 
 static void release_one(struct ncs_aligner *a, struct ncs_pending_call_ *p) {
   struct ncs_aligned x;
   x.call = &p->c;
-  x.enter = ncs_aligner_time(a, p->c.t_enter);
-  x.exit = ncs_aligner_time(a, p->c.t_exit);
+  x.enter = job_time(a, p->c.t_enter);
+  x.exit = job_time(a, p->c.t_exit);
   x.has_gpu = p->has_gpu;
-  x.gpu_start = p->has_gpu ? ncs_aligner_time(a, p->gs) : 0;
-  x.gpu_end = p->has_gpu ? ncs_aligner_time(a, p->ge) : 0;
+  x.gpu_start = p->has_gpu ? job_time(a, p->gs) : 0;
+  x.gpu_end = p->has_gpu ? job_time(a, p->ge) : 0;
   if (a->release) a->release(a->ctx, &x);
 }
 
@@ -89,7 +117,7 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
 /* Releases one kernel with the pairs known now. */
 static void release_kernel(struct ncs_aligner *a, const struct ncs_kernel *k) {
   uint64_t end = k->start + k->duration < k->start ? UINT64_MAX : k->start + k->duration;
-  struct ncs_aligned_kernel x = {k, ncs_aligner_time(a, k->start), ncs_aligner_time(a, end)};
+  struct ncs_aligned_kernel x = {k, job_time(a, k->start), job_time(a, end)};
   if (x.end < x.start) x.end = x.start;
   a->release_kernel(a->ctx, &x);
 }
@@ -119,6 +147,7 @@ void ncs_aligner_kernel(struct ncs_aligner *a, const struct ncs_kernel *k) {
 
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
   ncs_clockmap_add(&a->map, c);
+  a->seg.lo = 1; a->seg.hi = 0; /* the segments moved */
   if (a->nk) release_kernels(a); /* they ran before this pair was taken */
   /* calls before the previous pair are bracketed by pairs and had a whole flush interval
    * for their GPU times to arrive */

@@ -57,8 +57,12 @@ struct ncs_aligned_kernel {
 typedef void (*ncs_aligned_kernel_fn)(void *ctx, const struct ncs_aligned_kernel *k);
 
 struct ncs_pending_call_;
+/* The segment of the map that the latest time mapped fell in: monotonic times in [lo, hi] map
+ * to mono + off + round((mono - base) * slope), as ncs_clockmap_map would (lo > hi: none). */
+struct ncs_clockseg { uint64_t lo, hi, base; int64_t off; double slope; };
 struct ncs_aligner {
   struct ncs_clockmap map;
+  struct ncs_clockseg seg;    /* reset by every pair */
   int64_t origin;             /* job origin, realtime ns */
   ncs_aligned_fn release;
   void *ctx;
