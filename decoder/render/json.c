@@ -39,14 +39,23 @@ void ncs_json_init(struct ncs_json *j, FILE *f, int pretty) {
 
 static void indent(struct ncs_json *j) {
   if (!j->pretty) return;
-  fputc('\n', j->f);
-  for (int i = 0; i < j->depth; i++) fputs("  ", j->f);
+#define SP16 "                "
+  static const char nl_spaces[] = "\n" SP16 SP16 SP16 SP16 SP16 SP16 SP16 SP16; /* two spaces a level, 64 */
+#undef SP16
+  size_t w = 1 + 2 * (size_t)(j->depth > 0 ? j->depth : 0);
+  fwrite(nl_spaces, 1, w < sizeof nl_spaces - 1 ? w : sizeof nl_spaces - 1, j->f);
 }
+
+/* Bytes written as they are: printable ASCII but the quote and the backslash. */
+static int plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
 
 static void write_str(FILE *f, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   fputc('"', f);
   for (size_t i = 0; i < n;) {
+    size_t run = i;
+    while (run < n && plain(p[run])) run++;
+    if (run > i) { fwrite(p + i, 1, run - i, f); i = run; continue; } /* one write per run */
     unsigned char c = p[i];
     if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); i++; continue; }
     if (c < 0x20 || c == 0x7f) {
