@@ -328,18 +328,18 @@ static void sample_gpu_end(struct ncs_strag *s, struct comm *c, int hidx, const 
 static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
   sample_gpu_end(s, c, hidx, x);
   c->arrivals_all++;
+  struct slot *sl;
   if (x->seq < c->base || ring_fit(s, c, x->seq) ||
-      c->ring[(c->head + (x->seq - c->base)) & (c->cap - 1)].n == (uint32_t)-1) {
+      (sl = &c->ring[(c->head + (x->seq - c->base)) & (c->cap - 1)])->n == (uint32_t)-1) {
     c->stray++;
     return;
   }
-  struct slot *sl = &c->ring[(c->head + (x->seq - c->base)) & (c->cap - 1)];
   struct sig g = {x->op, x->datatype, x->count, x->root};
   int64_t t = x->t;
   if (!sl->n) {
     memset(sl, 0, sizeof *sl);
     sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1; sl->b_rank = -1;
-    c->open++;
+    if (++c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
   } else {
     if (t < sl->tmin) sl->tmin = t;
     /* equal entries: the higher rank counts as last, whatever order the files are read in */
@@ -354,7 +354,6 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
   lsum_add(&c->sum_t[r], t);
   c->arrivals[r]++;
   if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
-  if (c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
   if ((int)sl->n == c->nranks) {
     close_slot(s, c, x->seq, sl);
     sl->n = (uint32_t)-1; /* closed */

@@ -75,7 +75,7 @@ int64_t ncs_aligner_time(const struct ncs_aligner *a, uint64_t mono) {
 /* ncs_aligner_time through the segment of the time mapped before: held calls are released in
  * time order, so their times fall in one segment until the next pair (same value: the
  * segment's constants are those ncs_clockmap_map uses for that time). */
-static int64_t job_time(struct ncs_aligner *a, uint64_t mono) {
+static inline __attribute__((always_inline)) int64_t job_time(struct ncs_aligner *a, uint64_t mono) {
   struct ncs_clockseg *g = &a->seg;
   if (mono < g->lo || mono > g->hi) {
     const struct ncs_clockmap *m = &a->map;
