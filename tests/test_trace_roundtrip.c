@@ -6,6 +6,7 @@
  * of N CALL records (PER_CHUNK per chunk, default 65536: 1.3 MB of rows, over chunk.h's column
  * limit, so row chunks; 16384 gives column chunks) and `--bench-read FILE` reads it, printing
  * records/s and peak RSS. */
+#include <math.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <stdint.h>
@@ -314,6 +315,29 @@ static void test_json(void) {
   ncs_text_escape(f, "ok \x1b]0;x\x07 \xc2\x9b \xc3\xa9\n", 16);
   fclose(f);
   CHECK(strcmp(buf, "ok \\x1b]0;x\\x07 \\xc2\\x9b \xc3\xa9\\x0a") == 0, "text escape neutralises ESC, BEL, C1 and newline (%s)", buf);
+  free(buf);
+  /* numbers: the writer's own digits are printf's (%lld, %llu, %.1f of an integral double) */
+  static const int64_t iv[] = {0, 1, -1, 9, 10, -10, 123456789, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+  static const uint64_t uv[] = {0, 7, 10, 99999, UINT64_MAX, (uint64_t)INT64_MAX + 1};
+  static const double dv[] = {0.0, -0.0, 1.0, -1.0, 10.0, 123.0, -4096.0, 999999999999999.0, -999999999999999.0,
+                              1e15, 0.5, -2.25, 1e300};
+  char want[4096], *w = want;
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  ncs_json_init(&j, f, 1);
+  ncs_json_arr_begin(&j, NULL);
+  w += sprintf(w, "[");
+  int first = 1;
+  for (size_t i = 0; i < sizeof iv / sizeof iv[0]; i++, first = 0) { ncs_json_int(&j, NULL, iv[i]); w += sprintf(w, "%s\n  %lld", first ? "" : ",", (long long)iv[i]); }
+  for (size_t i = 0; i < sizeof uv / sizeof uv[0]; i++) { ncs_json_uint(&j, NULL, uv[i]); w += sprintf(w, ",\n  %llu", (unsigned long long)uv[i]); }
+  for (size_t i = 0; i < sizeof dv / sizeof dv[0]; i++) {
+    ncs_json_num(&j, NULL, dv[i]);
+    w += sprintf(w, dv[i] == floor(dv[i]) && fabs(dv[i]) < 1e15 ? ",\n  %.1f" : ",\n  %.12g", dv[i]);
+  }
+  ncs_json_arr_end(&j);
+  w += sprintf(w, "\n]");
+  fclose(f);
+  CHECK(strcmp(buf, want) == 0, "JSON numbers and indentation as printf writes them (%s)", buf);
   free(buf);
 }
 

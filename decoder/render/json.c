@@ -6,7 +6,6 @@
  * written as \u00XX of that byte. */
 #include "render/json.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -119,16 +118,26 @@ void ncs_json_strn(struct ncs_json *j, const char *key, const char *s, size_t n)
 void ncs_json_str(struct ncs_json *j, const char *key, const char *s) {
   ncs_json_strn(j, key, s, s ? strlen(s) : 0);
 }
+/* Writes a minus sign when neg, the decimal digits of m, then tail (printf's %d / %.1f of an
+ * integer, without its format parsing). */
+static void put_dec(FILE *f, int neg, uint64_t m, const char *tail, size_t ntail) {
+  char b[24 + 2];
+  char *e = b + sizeof b, *p = e - ntail;
+  memcpy(p, tail, ntail);
+  do { *--p = (char)('0' + m % 10); m /= 10; } while (m);
+  if (neg) *--p = '-';
+  fwrite(p, 1, (size_t)(e - p), f);
+}
 void ncs_json_int(struct ncs_json *j, const char *key, int64_t v) {
-  if (member(j, key)) fprintf(j->f, "%" PRId64, v);
+  if (member(j, key)) put_dec(j->f, v < 0, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, "", 0);
 }
 void ncs_json_uint(struct ncs_json *j, const char *key, uint64_t v) {
-  if (member(j, key)) fprintf(j->f, "%" PRIu64, v);
+  if (member(j, key)) put_dec(j->f, 0, v, "", 0);
 }
 void ncs_json_num(struct ncs_json *j, const char *key, double v) {
   if (!member(j, key)) return;
   if (!isfinite(v)) fputs("null", j->f);
-  else if (v == floor(v) && fabs(v) < 1e15) fprintf(j->f, "%.1f", v);
+  else if (v == floor(v) && fabs(v) < 1e15) put_dec(j->f, signbit(v), (uint64_t)fabs(v), ".0", 2); /* as %.1f: -0.0 too */
   else fprintf(j->f, "%.12g", v);
 }
 void ncs_json_bool(struct ncs_json *j, const char *key, int v) {
@@ -143,7 +152,13 @@ void ncs_text_escape(FILE *f, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   for (size_t i = 0; i < n;) {
     unsigned char c = p[i];
-    if (c >= 0x20 && c < 0x7f) { fputc(c, f); i++; continue; }
+    if (c >= 0x20 && c < 0x7f) { /* a run of them in one write */
+      size_t run = i + 1;
+      while (run < n && p[run] >= 0x20 && p[run] < 0x7f) run++;
+      fwrite(p + i, 1, run - i, f);
+      i = run;
+      continue;
+    }
     size_t l = c >= 0x80 ? utf8_len(p + i, n - i) : 0;
     /* C1 controls (U+0080..U+009F) act as terminal controls too */
     if (l == 2 && c == 0xc2 && p[i + 1] < 0xa0) l = 0;
