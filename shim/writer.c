@@ -118,6 +118,7 @@ struct writer {
   struct ncs_wbuf raw;
   uint32_t records;
   struct ncs_call_delta delta;
+  struct ncs_call_run run;  /* the last CALL, for a run of like calls (encode.h) */
   uint8_t *cbuf;
   size_t ccap;
   ZSTD_CCtx *cctx;
@@ -414,6 +415,7 @@ static void begin_chunk(struct writer *w) {
   ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
   w->records = 0;
   ncs_call_delta_reset(&w->delta);
+  ncs_call_run_reset(&w->run);
   if (!w->process_written) {
     if (process_rec && process_len <= RAW_CAP / 2) {
       memcpy(w->raw.buf, process_rec, process_len);
@@ -617,6 +619,7 @@ static unsigned drain(struct writer *w) {
       size_t fits = (RAW_FLUSH - 2048 - w->raw.len) / NCS_CALL_MAX;
       if (n > fits) n = fits ? fits : 1;
       struct ncs_call_delta d = w->delta;
+      struct ncs_call_run run = w->run;
       uint8_t *p = w->raw.buf + w->raw.len;
       const struct ncs_call *rec = r->rec;
       uint64_t mask = r->mask, end = t + n;
@@ -626,9 +629,10 @@ static unsigned drain(struct writer *w) {
         const char *ahead = (const char *)&rec[(t + PREFETCH_AHEAD) & mask];
         __builtin_prefetch(ahead);
         __builtin_prefetch(ahead + sizeof *rec - 1);
-        p += ncs_encode_call(p, &d, &rec[t & mask]);
+        p += ncs_encode_call_run(p, &d, &run, &rec[t & mask]);
       }
       w->delta = d;
+      w->run = run;
       w->raw.len = (size_t)(p - w->raw.buf);
       w->records += (uint32_t)n;
       if ((t & (RING_BATCH - 1)) == 0) publish_tail(w, r, t);

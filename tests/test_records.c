@@ -523,6 +523,49 @@ static void test_profile_id(void) {
   ZSTD_freeDCtx(dc);
 }
 
+/* ncs_encode_call_run (the writer's encoder for runs of like calls) against ncs_encode_call:
+ * runs of like calls (counters stepping, times moving by small, large, negative and wrapping
+ * amounts), broken by one field changed (value or step), by random calls, by another thread's
+ * run, and by resets of the delta state (a new chunk): the same bytes every time. */
+static void test_call_run(void) {
+  struct ncs_call_delta d1, d2;
+  struct ncs_call_run m;
+  ncs_call_delta_reset(&d1);
+  ncs_call_delta_reset(&d2);
+  ncs_call_run_reset(&m);
+  struct ncs_call c = {.op = 3, .thread = 1, .comm = 2, .datatype = 7, .redop = 0, .root = -1, .count = 8, .tcall = 1,
+                       .seq = 1, .t_enter = 1000, .t_exit = 1070};
+  uint64_t tstep = 1000;
+  int same = 1, like = 0;
+  for (int i = 0; i < 200000 && same; i++) {
+    unsigned r = (unsigned)(rnd() % 1000);
+    c.tcall++;
+    c.seq++;
+    if (r < 5) fill_call(&c);                                     /* anything at all */
+    else if (r < 20) c.count += rnd() % 3;                         /* a step changes */
+    else if (r < 30) c.flags ^= 1u << (rnd() % 4);                 /* a value changes */
+    else if (r < 35) c.thread = 1 + (uint32_t)(rnd() % 3);         /* another thread's run */
+    else if (r < 40) c.rc = (int32_t)(rnd() % 9) - 4;
+    else if (r < 45) { c.group += 1 + rnd() % 2; c.depth = (uint32_t)(rnd() % 2); }
+    else if (r < 50) c.stream = rnd() % 4 ? c.stream + 64 : rnd();
+    else if (r < 52) c.callsite = (uint32_t)rnd();                 /* a long value: no memo */
+    else if (r < 54) { ncs_call_delta_reset(&d1); ncs_call_delta_reset(&d2); ncs_call_run_reset(&m); }
+    else if (r < 74) { /* one field alone, any of them */
+      unsigned k = (unsigned)(rnd() % 9), v = (unsigned)(rnd() % 3);
+      if (k == 0) c.op = v; else if (k == 1) c.comm = v; else if (k == 2) c.datatype = v;
+      else if (k == 3) c.redop = v; else if (k == 4) c.root = (int32_t)v - 1; else if (k == 5) c.seq += v;
+      else if (k == 6) c.tcall += v; else if (k == 7) c.count += v; else c.group += v;
+    } else like++;
+    if (r % 7 == 0) tstep = r % 3 ? 1 + rnd() % 200000 : (uint64_t)0 - rnd() % 5000; /* backwards too */
+    c.t_enter += tstep;
+    c.t_exit = c.t_enter + (r % 11 == 0 ? rnd() : rnd() % 300); /* an exit before the enter, too */
+    uint8_t a[NCS_CALL_MAX], b[NCS_CALL_MAX];
+    size_t na = ncs_encode_call(a, &d1, &c), nb = ncs_encode_call_run(b, &d2, &m, &c);
+    same &= na == nb && !memcmp(a, b, na) && !memcmp(&d1, &d2, sizeof d1);
+  }
+  CHECK(same && like > 100000, "CALL: ncs_encode_call_run writes ncs_encode_call's bytes and delta state over 200000 calls (%d like the last)", like);
+}
+
 int main(void) {
   NCS_RECORDS(TEST_)
   /* the hot-path CALL encoder writes the same bytes as the bounded one */
@@ -541,6 +584,7 @@ int main(void) {
     same &= !w.overflow && w.len == n && !memcmp(hot, body, n) && n <= NCS_CALL_MAX;
   }
   CHECK(same, "CALL: ncs_encode_call (hot path) and ncs_enc_call write the same bytes, at most NCS_CALL_MAX");
+  test_call_run();
   test_columns();
   test_keyed_columns();
   test_profile_id();

@@ -7,6 +7,7 @@
  * cannot disagree: neither writes a field order of its own.
  *   - ncs_encode_call() is the hot-path CALL encoder: no allocation, no bounds checks
  *     needed beyond the caller giving NCS_CALL_MAX bytes; it keeps the per-chunk delta state.
+ *     ncs_encode_call_run() writes the same bytes, faster for a run of like calls (a memo).
  *   - Every record is appended to a bounded byte writer (struct ncs_wbuf) either as a body
  *     only (ncs_enc_<name>_body, for ncs_emit() in shim/hooks.h) or as a whole record with
  *     type and length (ncs_enc_<name>). A writer that runs out of room sets `overflow`, stops
@@ -396,6 +397,98 @@ static inline size_t ncs_encode_call(uint8_t *out, struct ncs_call_delta *d, con
   struct ncs_delta_call *s = &d->call;
   uint8_t *p = out + 2; /* type and one-byte length go first */
   NCS_FIELDS_call(NCS_P_)
+  out[0] = NCS_REC_CALL;
+  out[1] = (uint8_t)(p - out - 2);
+  return (size_t)(p - out);
+}
+
+/* ---- CALL on the hot path, a run of like calls (the shim's writer) ----
+ * A loop that makes the same call again and again (the calls a writer meets at a high rate)
+ * gives records that differ from the last one only in their times: every other field is the
+ * same, or (DELTA fields: the call counters) moved by the same step as in the last record, so
+ * its varint is the same. ncs_encode_call_run writes the same bytes as ncs_encode_call (same
+ * delta state, same room needed), but keeps a memo of the last record: when the next one is
+ * the memo's prediction in every field but t_enter and t_exit (compared 16 bytes at a time),
+ * the bytes before t_enter and after t_exit are the last record's, copied, and only the two
+ * times are encoded. Reset the memo with the delta state (ncs_call_run_reset). */
+typedef uint64_t ncs_v2u64 __attribute__((vector_size(16)));
+typedef uint64_t ncs_v2u64_u __attribute__((vector_size(16), aligned(8))); /* a struct ncs_call's */
+#define NCS_CALL_VECS (sizeof(struct ncs_call) / sizeof(ncs_v2u64))
+#define NCS_FSIZE_(K, f, a) + sizeof(((struct ncs_call *)0)->f)
+#define NCS_NSPAN_(K, f, a) + NCS_NSPAN_##K
+#define NCS_NSPAN_U32 0
+#define NCS_NSPAN_I32 0
+#define NCS_NSPAN_U64 0
+#define NCS_NSPAN_DELTA 0
+#define NCS_NSPAN_SPAN 1
+_Static_assert(sizeof(struct ncs_call) % sizeof(ncs_v2u64) == 0 && sizeof(struct ncs_call) == 0 NCS_FIELDS_call(NCS_FSIZE_),
+               "struct ncs_call is whole 16-byte vectors of fields, no padding: the memo compares all its bytes");
+_Static_assert(0 NCS_FIELDS_call(NCS_NSPAN_) == 1 && offsetof(struct ncs_call, t_enter) % 8 == 0 &&
+                   offsetof(struct ncs_call, t_exit) % 8 == 0 && sizeof(((struct ncs_call *)0)->t_enter) == 8 &&
+                   sizeof(((struct ncs_call *)0)->t_exit) == 8,
+               "the memo encodes the one SPAN field (t_exit) and t_enter itself; they fill 64-bit lanes");
+_Static_assert(NCS_CALL_VECS == 6, "NCS_RUN_EACH_ names every vector of a struct ncs_call");
+#define NCS_RUN_EACH_(M) M(0) M(1) M(2) M(3) M(4) M(5)
+#define NCS_LANE_CARE_(k) (8u * (k) == offsetof(struct ncs_call, t_enter) || 8u * (k) == offsetof(struct ncs_call, t_exit) ? 0 : ~0ull)
+struct ncs_call_run {
+  ncs_v2u64 pred[NCS_CALL_VECS]; /* the next record, if it is like the last (times aside) */
+  ncs_v2u64 step[NCS_CALL_VECS]; /* what each DELTA field moved by in the last record; 0 elsewhere */
+  uint8_t head[16], tail[16];     /* the last record's field bytes before t_enter, after t_exit */
+  uint32_t nhead, ntail;
+  int valid;                      /* pred/head/tail hold a record (nhead, ntail <= 16) */
+};
+static inline void ncs_call_run_reset(struct ncs_call_run *m) { m->valid = 0; }
+/* the slow path: ncs_encode_call's field loop, noting each DELTA field's step and where the
+ * times' bytes begin and end */
+#define NCS_PR_(K, f, a) uint8_t *at_##f __attribute__((unused)) = p; NCS_PR_##K(f, a) \
+  uint8_t *end_##f __attribute__((unused)) = p;
+#define NCS_PR_U32(f, a) NCS_P_U32(f, a) st.f = 0;
+#define NCS_PR_I32(f, a) NCS_P_I32(f, a) st.f = 0;
+#define NCS_PR_U64(f, a) NCS_P_U64(f, a) st.f = 0;
+#define NCS_PR_DELTA(f, a) st.f = x->f - s->f; NCS_P_DELTA(f, a)
+#define NCS_PR_SPAN(f, a) NCS_P_SPAN(f, a) st.f = 0;
+#define NCS_PM_(K, f, a) NCS_PM_##K(f, a)
+#define NCS_PM_U32(f, a)
+#define NCS_PM_I32(f, a)
+#define NCS_PM_U64(f, a)
+#define NCS_PM_DELTA(f, a) s->f = x->f;
+#define NCS_PM_SPAN(f, a)
+static inline size_t ncs_encode_call_run(uint8_t *out, struct ncs_call_delta *d, struct ncs_call_run *m,
+                                         const struct ncs_call *x) {
+  struct ncs_delta_call *s = &d->call;
+  ncs_v2u64 v[NCS_CALL_VECS], diff = {0, 0};
+#define NCS_RUN_CMP_(i) \
+  v[i] = ((const ncs_v2u64_u *)x)[i]; \
+  diff |= (v[i] ^ m->pred[i]) & (ncs_v2u64){NCS_LANE_CARE_(2 * (i)), NCS_LANE_CARE_(2 * (i) + 1)};
+  NCS_RUN_EACH_(NCS_RUN_CMP_)
+  uint8_t *p;
+  if (__builtin_expect(m->valid && (diff[0] | diff[1]) == 0, 1)) {
+    memcpy(out + 2, m->head, 16);
+    p = out + 2 + m->nhead;
+    NCS_P_DELTA(t_enter, 0)
+    NCS_P_SPAN(t_exit, t_enter)
+    memcpy(p, m->tail, 16);
+    p += m->ntail;
+    NCS_FIELDS_call(NCS_PM_) /* the DELTA fields' state, as the slow path leaves it */
+#define NCS_RUN_NEXT_(i) m->pred[i] = v[i] + m->step[i];
+    NCS_RUN_EACH_(NCS_RUN_NEXT_)
+  } else {
+    struct ncs_call st;
+    p = out + 2;
+    NCS_FIELDS_call(NCS_PR_)
+    size_t nh = (size_t)(at_t_enter - out - 2), nt = (size_t)(p - end_t_exit);
+    m->valid = end_t_enter == at_t_exit && nh <= 16 && nt <= 16;
+    if (m->valid) {
+      memcpy(m->head, out + 2, nh);
+      memcpy(m->tail, end_t_exit, nt);
+      m->nhead = (uint32_t)nh;
+      m->ntail = (uint32_t)nt;
+      for (size_t i = 0; i < NCS_CALL_VECS; i++) {
+        m->step[i] = ((const ncs_v2u64_u *)&st)[i];
+        m->pred[i] = v[i] + m->step[i];
+      }
+    }
+  }
   out[0] = NCS_REC_CALL;
   out[1] = (uint8_t)(p - out - 2);
   return (size_t)(p - out);
