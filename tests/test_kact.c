@@ -3,7 +3,7 @@
  * overlapped, exposed, idle), the same per step window, exposed time per operation, size and
  * position in the step, the single-start step, records that do not pair with calls, and a long
  * run (calls kept in kact's compact log across its blocks, more distinct sizes than its size
- * table holds, entry times that go back). */
+ * table holds, entry times that go back) and calls further apart than a log word holds. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +31,7 @@ static void kern(struct ncs_kact *k, uint32_t cls, uint32_t name, uint64_t s, ui
 }
 static void allreduce(struct ncs_kact *k, uint64_t t, uint64_t floats) {
   struct ncs_call c = {.op = NCS_OP_AllReduce, .count = floats, .datatype = ncclFloat32, .t_enter = t, .t_exit = t + 1};
-  ncs_kact_add_call(k, &c);
+  ncs_kact_add_calls(k, &c, 1);
 }
 
 /* Steps [100,200) and [200,300): compute [90,150) and [210,260); AllReduce kernels [140,170)
@@ -97,6 +97,20 @@ int main(void) {
   allreduce(k, 240, 16); /* a call with no kernel: calls and kernels no longer pair */
   CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0 && !f.op[0].sized && f.op[0].npos == 0 && f.op[0].exposed_ns == 90,
         "kact: calls that do not pair one to one with kernels give no sizes and no positions");
+  ncs_kact_free(k);
+
+  /* calls far apart (a gap longer than one log word holds, 24 bits of ns): the second call's
+   * entry is exact, so it falls in the second step, first position */
+  k = ncs_kact_new();
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  allreduce(k, 100, 1024);
+  allreduce(k, 100 + 30000000, 256);
+  kern(k, NCS_KCLASS_NCCL, 2, 200, 260);
+  kern(k, NCS_KCLASS_NCCL, 2, 30000200, 30000300);
+  const uint64_t far[3] = {0, 20000000, 60000000};
+  CHECK(ncs_kact_figures(k, &f, far, 3, st, &nst) == 0 && f.op[0].sized && f.op[0].npos == 1 &&
+        f.op[0].pos_kernels[0] == 2 && f.op[0].pos_bytes_min[0] == 1024 && f.op[0].pos_bytes_max[0] == 4096,
+        "kact: calls 30 ms apart: each the first of its step (1024 and 4096 B)");
   ncs_kact_free(k);
 
   /* a long run: N calls of sizes 4 x (1 + (i x 7919) % 6000) bytes, entries going back every

@@ -85,11 +85,11 @@ static int gt_process(void *ctx, const struct ncs_process *p) {
   return 0;
 }
 
-static int gt_call(void *ctx, const struct ncs_call *c) {
+static int gt_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct gt_file *f = ctx;
-  f->calls++;
+  f->calls += n;
   if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
-  ncs_kact_add_call(f->acc, c);
+  ncs_kact_add_calls(f->acc, x, n);
   return 0;
 }
 
@@ -98,7 +98,7 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->f[file];
   v->raw = gt_raw;
-  v->call = gt_call;
+  v->calls = gt_calls;
   v->gpu_time = gt_gpu_time;
   v->process = gt_process;
 }

@@ -21,22 +21,26 @@
 struct kint { uint64_t s, e; uint32_t cls, name; };
 struct kname { uint32_t id; int op; };  /* op: index into fig.op, -1 not NCCL */
 /* The collective / point-to-point calls of one operation, in order, as a compact log read once,
- * in order, by ncs_kact_figures: per call the zigzag varint of its entry time minus the previous
- * call's, then 1 + the index of its size S in the size table (the distinct sizes, at most
- * NSIZES), or 0 and the varint of S once the table is full. About 4 bytes a call (a DDP job's
- * calls: entries a few ms apart, a handful of sizes), in chained blocks: no copy as it grows. */
-#define CBLOCK (64u << 10)
-#define NSIZES 4096                /* distinct sizes with an index; the table has 2x slots */
-struct cblock { struct cblock *next; uint32_t used; uint8_t b[CBLOCK]; };
-struct clog { struct cblock *head, *tail; uint64_t n, last_t; };
+ * in order, by ncs_kact_figures: per call one 32-bit word, 1 + the index of its size S in the
+ * size table (the first NSIZES distinct sizes) in the top 8 bits and its entry time minus the
+ * previous call's in the low 24 (up to 16.7 ms); else an escape word 0 and four more: that
+ * difference (two's complement) and S, 64 bits each, low word first. 4 bytes a call for a
+ * DDP job (calls a few ms apart, a handful of sizes), written with no branch on a length, in
+ * chained blocks: no copy as it grows. */
+#define CBLOCK (16u << 10)         /* words a block */
+#define NSIZES 255                 /* distinct sizes with an index */
+#define NSLOTS 512                 /* the size table's hash slots (power of two, > 2 x NSIZES) */
+#define DT_BITS 24
+struct cblock { struct cblock *next; uint32_t used; uint32_t w[CBLOCK]; };
+struct clog { struct cblock *tail; uint32_t *at, *end; struct cblock *head; uint64_t n, last_t; };
 struct ccur { const struct cblock *b; uint32_t at; uint64_t t; }; /* a reader of a log */
 struct ncs_kact {
   struct kint *k; size_t n, cap;
   struct kname *names; size_t nnames, capnames;
   struct ncs_kact_fig f;
   struct clog calls[NCS_KACT_MAX_OPS]; /* by fig.op index */
-  uint64_t *sizes;                     /* [NSIZES] the size table, in first-seen order */
-  uint16_t *size_slot;                 /* [2 * NSIZES] hash slots: index + 1, 0 empty */
+  uint64_t sizes[NSIZES];              /* the size table, in first-seen order */
+  uint8_t size_slot[NSLOTS];           /* hash slots: index + 1, 0 empty */
   uint32_t nsizes;
   signed char call_slot[NCS_OP_LIMIT]; /* fig.op slot of a call's op + 1; 0 not looked up yet */
 };
@@ -53,8 +57,6 @@ void ncs_kact_free(struct ncs_kact *k) {
   free(k->names);
   for (int i = 0; i < NCS_KACT_MAX_OPS; i++)
     for (struct cblock *b = k->calls[i].head, *nx; b; b = nx) { nx = b->next; free(b); }
-  free(k->sizes);
-  free(k->size_slot);
   free(k);
 }
 
@@ -118,59 +120,46 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
   return 0;
 }
 
-/* 1 + the size table's index of S (added when new), 0 when the table is full or no memory. */
+static uint32_t size_hash(uint64_t S) { return (uint32_t)((S * 0x9e3779b97f4a7c15ull) >> 55) & (NSLOTS - 1); }
+
+/* 1 + the size table's index of S (added when new), 0 when the table is full. */
 static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
-  if (!k->sizes) {
-    k->sizes = malloc(NSIZES * sizeof *k->sizes);
-    k->size_slot = calloc(2 * NSIZES, sizeof *k->size_slot);
-    if (!k->sizes || !k->size_slot) { free(k->sizes); free(k->size_slot); k->sizes = NULL; k->size_slot = NULL; return 0; }
-  }
-  uint32_t i = (uint32_t)((S * 0x9e3779b97f4a7c15ull) >> 51) & (2 * NSIZES - 1);
-  for (;; i = (i + 1) & (2 * NSIZES - 1)) {
-    uint16_t x = k->size_slot[i];
+  uint32_t i = size_hash(S);
+  for (;; i = (i + 1) & (NSLOTS - 1)) {
+    uint8_t x = k->size_slot[i];
     if (!x) break;
     if (k->sizes[x - 1] == S) return x;
   }
   if (k->nsizes == NSIZES) return 0;
   k->sizes[k->nsizes] = S;
-  k->size_slot[i] = (uint16_t)++k->nsizes;
+  k->size_slot[i] = (uint8_t)++k->nsizes;
   return k->nsizes;
 }
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v) {
-  if (v < 0x80) { *p = (uint8_t)v; return p + 1; } /* a size's index; time deltas of a few us */
-  if (v < 0x4000) { p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)(v >> 7); return p + 2; }
-  if (v < 0x200000) { /* entries up to ~1 ms apart (zigzag: twice the delta) */
-    p[0] = (uint8_t)(v | 0x80); p[1] = (uint8_t)((v >> 7) | 0x80); p[2] = (uint8_t)(v >> 14);
-    return p + 3;
-  }
-  while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
-  *p++ = (uint8_t)v;
-  return p;
-}
-static const uint8_t *get_varint(const uint8_t *p, uint64_t *v) {
-  uint64_t x = 0;
-  for (int sh = 0;; sh += 7) { uint8_t c = *p++; x |= (uint64_t)(c & 0x7f) << sh; if (c < 0x80) break; }
-  *v = x;
-  return p;
+/* Room for 5 more words at the end of log l (a new block when the last has less); -1 when out
+ * of memory. */
+static int clog_room(struct clog *l) {
+  if (l->end - l->at >= 5) return 0;
+  struct cblock *b = malloc(sizeof *b);
+  if (!b) return -1;
+  b->next = NULL;
+  b->used = 0;
+  if (l->tail) { l->tail->used = (uint32_t)(l->at - l->tail->w); l->tail->next = b; } else l->head = b;
+  l->tail = b;
+  l->at = b->w;
+  l->end = b->w + CBLOCK;
+  return 0;
 }
 
-/* Appends a call to log l; -1 when out of memory. */
-static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) {
-  if (!l->tail || l->tail->used > CBLOCK - 24) { /* room for the longest entry: 10 + 1 + 10 bytes */
-    struct cblock *b = malloc(sizeof *b);
-    if (!b) return -1;
-    b->next = NULL;
-    b->used = 0;
-    if (l->tail) l->tail->next = b; else l->head = b;
-    l->tail = b;
-  }
-  uint64_t d = t - l->last_t; /* as signed: zigzag */
-  uint8_t *p = put_varint(l->tail->b + l->tail->used, (d << 1) ^ (uint64_t)((int64_t)d >> 63));
-  uint32_t code = size_code(k, S);
-  p = put_varint(p, code);
-  if (!code) p = put_varint(p, S);
-  l->tail->used = (uint32_t)(p - l->tail->b);
+/* Appends a call that does not fit one word (a long gap, an entry before the previous one, a
+ * size past the table); -1 when out of memory. */
+static int clog_escape(struct clog *l, uint64_t S, uint64_t t) {
+  if (clog_room(l) != 0) return -1;
+  uint64_t d = t - l->last_t;
+  l->at[0] = 0;
+  l->at[1] = (uint32_t)d; l->at[2] = (uint32_t)(d >> 32);
+  l->at[3] = (uint32_t)S; l->at[4] = (uint32_t)(S >> 32);
+  l->at += 5;
   l->last_t = t;
   l->n++;
   return 0;
@@ -179,27 +168,76 @@ static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) 
 /* The next call of a log (the caller knows how many there are). */
 static void clog_next(const struct ncs_kact *k, struct ccur *c, uint64_t *S, uint64_t *t) {
   if (c->at >= c->b->used) { c->b = c->b->next; c->at = 0; }
-  uint64_t z, code;
-  const uint8_t *p = get_varint(c->b->b + c->at, &z);
-  c->t += (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
-  p = get_varint(p, &code);
-  if (code) *S = k->sizes[code - 1];
-  else p = get_varint(p, S);
+  const uint32_t *w = c->b->w + c->at;
+  if (w[0]) {
+    c->t += w[0] & ((1u << DT_BITS) - 1);
+    *S = k->sizes[(w[0] >> DT_BITS) - 1];
+    c->at++;
+  } else {
+    c->t += (uint64_t)w[1] | (uint64_t)w[2] << 32;
+    *S = (uint64_t)w[3] | (uint64_t)w[4] << 32;
+    c->at += 5;
+  }
   *t = c->t;
-  c->at = (uint32_t)(p - c->b->b);
 }
 
-void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c) {
-  if (c->rc != 0 || c->op >= NCS_OP_LIMIT) return;
-  int slot = k->call_slot[c->op] - 1;
-  if (slot < 0) { /* once per op: a name lookup per call was a hot spot of report */
-    const char *name = ncs_kernel_op_of_call(c->op);
-    if (!name || (slot = op_slot(k, name, strlen(name))) < 0) return;
-    k->call_slot[c->op] = (signed char)(slot + 1);
+/* The op slot of a call's operation, -1 when it has none (looked up once per operation: a name
+ * lookup per call was a hot spot of report). */
+static int call_slot(struct ncs_kact *k, uint32_t op) {
+  int slot = k->call_slot[op] - 1;
+  if (slot >= 0) return slot;
+  const char *name = ncs_kernel_op_of_call(op);
+  if (!name || (slot = op_slot(k, name, strlen(name))) < 0) return -1;
+  k->call_slot[op] = (signed char)(slot + 1);
+  return slot;
+}
+
+/* Appends a call to log l by the general path (a new block, a new size, a long gap); -1 when
+ * out of memory. */
+static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) {
+  uint32_t x = size_code(k, S);
+  uint64_t d = t - l->last_t;
+  if (!x || d >= (1u << DT_BITS)) return clog_escape(l, S, t);
+  if (clog_room(l) != 0) return -1;
+  *l->at++ = x << DT_BITS | (uint32_t)d;
+  l->last_t = t;
+  l->n++;
+  return 0;
+}
+
+/* A run of calls of one operation at a time, the log's ends in locals: a call whose size is in
+ * its first hash slot and that follows the previous within 16.7 ms is one word stored (the
+ * common case: a few sizes, calls us to ms apart); anything else goes through clog_add. */
+void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n) {
+  const struct ncs_call *c = x, *end = x + n;
+  while (c < end) {
+    uint32_t op = c->op;
+    int slot = op < NCS_OP_LIMIT ? call_slot(k, op) : -1;
+    if (slot < 0) { c++; continue; }
+    struct ncs_kact_op *o = &k->f.op[slot];
+    struct clog *l = &k->calls[slot];
+    uint32_t *at = l->at, *lim = l->end;
+    uint64_t last = l->last_t, stored = 0;
+    int sized = o->sized;
+    for (; c < end && c->op == op; c++) {
+      if (c->rc != 0) continue;
+      if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { sized = 0; continue; } /* one kernel per group / graph */
+      if (!sized) continue;
+      uint64_t S = ncs_rule_bytes(c->count, c->datatype), t = c->t_enter, d = t - last;
+      uint32_t sx = k->size_slot[size_hash(S)];
+      if (sx && k->sizes[sx - 1] == S && d < (1u << DT_BITS) && at < lim) {
+        *at++ = sx << DT_BITS | (uint32_t)d;
+        last = t;
+        stored++;
+        continue;
+      }
+      l->at = at; l->last_t = last; l->n += stored; stored = 0;
+      if (clog_add(k, l, S, t) != 0) sized = 0;
+      at = l->at; lim = l->end; last = l->last_t;
+    }
+    l->at = at; l->last_t = last; l->n += stored;
+    o->sized = sized;
   }
-  if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { k->f.op[slot].sized = 0; return; } /* one kernel per group / graph */
-  if (k->f.op[slot].sized && clog_add(k, &k->calls[slot], ncs_rule_bytes(c->count, c->datatype), c->t_enter) != 0)
-    k->f.op[slot].sized = 0;
 }
 
 static int bucket(uint64_t S) {
@@ -312,6 +350,7 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   struct ccur cur[NCS_KACT_MAX_OPS];
   for (int o = 0; o < f->nops; o++) {
     if (nk_op[o] != k->calls[o].n) f->op[o].sized = 0;
+    if (k->calls[o].tail) k->calls[o].tail->used = (uint32_t)(k->calls[o].at - k->calls[o].tail->w);
     cur[o] = (struct ccur){k->calls[o].head, 0, 0};
   }
   size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */

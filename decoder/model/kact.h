@@ -4,7 +4,7 @@
  * message size (docs/METRICS.md, "GPU time").
  *
  * Contract: feed records with ncs_kact_add_raw (any record: others are ignored) and CALL
- * records with ncs_kact_add_call, in file order, then ncs_kact_figures once. Memory grows with
+ * records with ncs_kact_add_calls, in file order, then ncs_kact_figures once. Memory grows with
  * the kernels in the file (24 bytes each) and the collective calls (a compact log, about 4 bytes
  * each; none once an operation's calls cannot pair one to one with kernels). All times
  * are the trace's CLOCK_MONOTONIC ns. Step windows are host times (the boundary calls' entries)
@@ -51,10 +51,12 @@ struct ncs_kact *ncs_kact_new(void);             /* NULL when out of memory */
 void ncs_kact_free(struct ncs_kact *k);
 /* Takes a record of type 15, 16 or 17; returns 1 when taken, 0 for other types. */
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
-/* Takes a CALL: collective and point-to-point calls are matched to NCCL kernels for sizes and
- * positions in the step. Memory: about 4 bytes per such call (kact.c, "compact log"). */
+/* Takes CALL records x[0..n), in file order: collective and point-to-point calls are matched
+ * to NCCL kernels for sizes and positions in the step. Memory: 4 bytes per such call when
+ * calls are under 16.7 ms apart and have under 256 distinct sizes, 20 otherwise (kact.c,
+ * "compact log"). */
 struct ncs_call;
-void ncs_kact_add_call(struct ncs_kact *k, const struct ncs_call *c);
+void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n);
 /* Computes the figures (after the last record). Returns 0, or -1 when out of memory.
  * With step starts (t[0..n), increasing: the boundary calls' entries, analysis/metrics.h), also
  * the GPU time of each step: step g is the window [t[g], t[g+1]) (the last start opens no
