@@ -81,7 +81,27 @@ static void sweep(uint64_t s, uint64_t e, uint64_t *cs, uint64_t *ce, double *ac
   if (s < *cs) *cs = s;
 }
 
-static int on_call(void *ctx, const struct ncs_call *c) {
+/* A big collective: its bus bandwidth on the host's time, and its bus bytes kept for its GPU
+ * time (on_gpu). */
+static void big_call(struct ncs_dfacts *f, const struct ncs_call *c) {
+  if (f->nhost_samples == NCS_DF_MAX_SAMPLES && f->nsamples == NCS_DF_MAX_SAMPLES) return; /* no room for a sample */
+  const struct ncs_dcomm *cm = find_comm(f, c->comm);
+  if (!cm) return;
+  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);
+  if (bb <= 0) return;
+  if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
+    f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
+  if (f->nsamples == NCS_DF_MAX_SAMPLES) return; /* its GPU time would make no sample */
+  if (!f->pending && !(f->pending = calloc(NCS_DF_PENDING, sizeof *f->pending))) return;
+  struct ncs_dpending *p = &f->pending[NCS_DF_SLOT(c->thread, c->tcall)];
+  p->thread = c->thread;
+  p->tcall = c->tcall;
+  p->bytes_bus = bb;
+  p->used = 0;
+}
+
+/* One call */
+__attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c) {
   struct ncs_dfacts *f = ctx;
   int kind = ncs_op_kind(c->op);
   f->ncalls++;
@@ -91,22 +111,43 @@ static int on_call(void *ctx, const struct ncs_call *c) {
   sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
   if (!f->ncomms || (double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
-  if (f->nhost_samples == NCS_DF_MAX_SAMPLES && f->nsamples == NCS_DF_MAX_SAMPLES) return 0; /* no room for a sample */
-  const struct ncs_dcomm *cm = find_comm(f, c->comm);
-  if (!cm) return 0;
-  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);
-  if (bb <= 0) return 0;
-  if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
-    f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
-  if (f->nsamples == NCS_DF_MAX_SAMPLES) return 0; /* its GPU time would make no sample */
-  if (!f->pending && !(f->pending = calloc(NCS_DF_PENDING, sizeof *f->pending))) return 0;
-  struct ncs_dpending *p = &f->pending[NCS_DF_SLOT(c->thread, c->tcall)];
-  p->thread = c->thread;
-  p->tcall = c->tcall;
-  p->bytes_bus = bb;
-  p->used = 0;
+  big_call(f, c);
   return 0;
 }
+
+/* A run of calls: the first entry, last exit and the host sweep of communication calls kept in
+ * locals for the run. */
+__attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
+  struct ncs_dfacts *f = ctx;
+  uint64_t first = f->t_first, last = f->t_last, cs = f->host_cur_s, ce = f->host_cur_e;
+  double acc = f->host_comm_ns;
+  uint32_t pop = UINT32_MAX;
+  int comm = 0, coll = 0; /* the last call's op: communication (swept), a collective */
+  f->ncalls += n;
+  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
+    if (c->op != pop) {
+      int kind = ncs_op_kind(pop = c->op);
+      coll = kind == NCS_KIND_COLL && f->ncomms; /* ncomms: COMM records come between runs */
+      comm = kind == NCS_KIND_COLL || kind == NCS_KIND_P2P || pop == NCS_OP_GroupEnd;
+    }
+    if (!first || c->t_enter < first) first = c->t_enter;
+    if (c->t_exit > last) last = c->t_exit;
+    if (!comm) continue;
+    sweep(c->t_enter, c->t_exit, &cs, &ce, &acc);
+    if (!coll || !ncs_rc_ok(c->rc)) continue;
+    if ((double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) continue; /* most calls */
+    big_call(f, c);
+  }
+  f->t_first = first;
+  f->t_last = last;
+  f->host_cur_s = cs;
+  f->host_cur_e = ce;
+  f->host_comm_ns = acc;
+  return 0;
+}
+/* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
+ * next CALL) as a single record, nothing set up for it. */
+static int on_calls(void *ctx, const struct ncs_call *x, size_t n) { return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n); }
 
 static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct ncs_dfacts *f = ctx;
@@ -151,7 +192,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   if (!f->kact) f->kact = ncs_kact_new(); /* NULL: no GPU-time figures, the rest still works */
   v->process = on_process;
   v->comm = on_comm;
-  v->call = on_call;
+  v->calls = on_calls;
   v->gpu_time = on_gpu;
   v->log_line = on_log;
   v->raw = on_raw;

@@ -158,7 +158,7 @@ static void sig_flush(struct ncs_hang *h, struct hfile *f) {
   pthread_mutex_unlock(&h->mu);
   f->nps = 0;
 }
-static void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
+static inline __attribute__((always_inline)) void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
   if (!c->comm_id || k->seq == 0 || k->seq >= SIG_MAX) return;
   if (!f->ps && !(f->ps = malloc(PSIG_BATCH * sizeof *f->ps))) return;
   f->ps[f->nps++] = (struct psig){.comm_id = c->comm_id, .seq = k->seq, .nranks = c->nranks,
@@ -218,16 +218,21 @@ static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
   return 0;
 }
 
-static int on_call(void *ctx, const struct ncs_call *k) {
+static struct hcall hcall_of(const struct ncs_call *k) {
+  return (struct hcall){.seq = k->seq, .tcall = k->tcall, .count = k->count, .group = k->group,
+                        .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
+                        .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
+}
+
+/* One call */
+__attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k) {
   struct vctx *x = ctx;
   struct hfile *f = x->f;
   f->calls++;
   f->last = (uint32_t)(k->tcall % BYTCALL);
   f->has_last = 1;
   struct hcall *hc = &f->byt[f->last];
-  *hc = (struct hcall){.seq = k->seq, .tcall = k->tcall, .count = k->count, .group = k->group,
-                       .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
-                       .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
+  *hc = hcall_of(k);
   if (ncs_op_kind(k->op) != NCS_KIND_COLL || !k->comm || !k->seq) return 0;
   struct hcomm *c = f->hint < f->ncomms && f->comms[f->hint].idx == k->comm ? &f->comms[f->hint] : comm_of(f, k->comm);
   if (!c) return 0;
@@ -238,6 +243,49 @@ static int on_call(void *ctx, const struct ncs_call *k) {
   sig_check(x->h, f, c, k);
   return 0;
 }
+
+/* A run of calls: each collective into its communicator's recent calls and the signature
+ * check, in order; then the recent calls by tcall, walked from the run's end so that each
+ * slot is written once, by the last call that maps to it (as writing every call in order). */
+__attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
+  struct vctx *v = ctx;
+  struct hfile *f = v->f;
+  uint32_t pop = UINT32_MAX, pcomm = 0; /* the last call's op and communicator (looked up once) */
+  int coll = 0;
+  struct hcomm *c = NULL;                 /* pcomm's (comms change only between runs) */
+  for (const struct ncs_call *k = x, *end = f->ncomms ? x + n : x; k < end; k++) { /* no COMM yet: none kept */
+    if (k->op != pop) { pop = k->op; coll = ncs_op_kind(pop) == NCS_KIND_COLL; }
+    if (!coll || !k->comm || !k->seq) continue;
+    if (k->comm != pcomm) {
+      pcomm = k->comm;
+      c = f->hint < f->ncomms && f->comms[f->hint].idx == pcomm ? &f->comms[f->hint] : comm_of(f, pcomm);
+      if (c) f->hint = (int)(c - f->comms);
+    }
+    if (!c) continue;
+    c->recent[c->ncoll % RECENT] = hcall_of(k);
+    c->ncoll++;
+    if (k->seq > c->last_seq) c->last_seq = k->seq;
+    sig_check(v->h, f, c, k);
+  }
+  f->calls += n;
+  f->last = (uint32_t)(x[n - 1].tcall % BYTCALL);
+  f->has_last = 1;
+  uint64_t written[BYTCALL / 64] = {0};
+  unsigned left = BYTCALL;
+  for (const struct ncs_call *k = x + n; k > x && left;) {
+    k--;
+    uint32_t slot = (uint32_t)(k->tcall % BYTCALL);
+    uint64_t bit = 1ull << (slot % 64);
+    if (written[slot / 64] & bit) continue;
+    written[slot / 64] |= bit;
+    left--;
+    f->byt[slot] = hcall_of(k);
+  }
+  return 0;
+}
+/* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
+ * next CALL) as a single record, nothing set up for it. */
+static int on_calls(void *ctx, const struct ncs_call *x, size_t n) { return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n); }
 
 static int on_clock(void *ctx, const struct ncs_clock *k) {
   struct hfile *f = ((struct vctx *)ctx)->f;
@@ -292,7 +340,7 @@ void ncs_hang_visitor(struct ncs_hang *h, int file, struct ncs_visitor *v) {
   v->process = on_process;
   v->comm = on_comm;
   v->comm_end = on_comm_end;
-  v->call = on_call;
+  v->calls = on_calls;
   v->clock = on_clock;
   v->inflight = on_inflight;
   v->chunk = on_chunk;

@@ -100,7 +100,8 @@ static int lines_up(const struct sr_file *f, uint32_t comm) {
   if (comm < f->nup) return f->up[comm];
   return f->up_short && ncs_strag_lines_up(f->sr->s, f->file, comm);
 }
-static int f_call(void *ctx, const struct ncs_call *c) {
+/* One call */
+__attribute__((noinline)) static int f_call(void *ctx, const struct ncs_call *c) {
   struct sr_file *f = ctx;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL || !c->seq) return 0; /* only collectives line up */
   if (!lines_up(f, c->comm)) return 0; /* no COMM record of it (yet) */
@@ -108,6 +109,24 @@ static int f_call(void *ctx, const struct ncs_call *c) {
   ncs_aligner_call(&f->al, c);
   return 0;
 }
+__attribute__((noinline)) static int f_run(void *ctx, const struct ncs_call *x, size_t n) {
+  struct sr_file *f = ctx;
+  uint32_t pop = UINT32_MAX, pcomm = UINT32_MAX; /* the last call's op and communicator */
+  int coll = 0, up = 0;                           /* asked once per run and communicator */
+  if (!f->nup && !f->up_short) return 0;          /* no communicator lines up (yet) */
+  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
+    if (c->op != pop) { pop = c->op; coll = ncs_op_kind(pop) == NCS_KIND_COLL; }
+    if (!coll || !c->seq) continue; /* only collectives line up */
+    if (c->comm != pcomm) { pcomm = c->comm; up = lines_up(f, pcomm); }
+    if (!up) continue; /* no COMM record of it (yet) */
+    ensure(f);
+    ncs_aligner_call(&f->al, c);
+  }
+  return 0;
+}
+/* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
+ * next CALL) as a single record, nothing set up for it. */
+static int f_calls(void *ctx, const struct ncs_call *x, size_t n) { return n == 1 ? f_call(ctx, x) : f_run(ctx, x, n); }
 static int f_clock(void *ctx, const struct ncs_clock *c) { struct sr_file *f = ctx; ensure(f); ncs_aligner_clock(&f->al, c); return 0; }
 static int f_gpu(void *ctx, const struct ncs_gpu_time *g) { struct sr_file *f = ctx; ensure(f); ncs_aligner_gpu(&f->al, g); return 0; }
 
@@ -121,7 +140,7 @@ static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   v->ctx = f;
   v->process = f_process;
   v->comm = f_comm;
-  v->call = f_call;
+  v->calls = f_calls;
   v->clock = f_clock;
   v->gpu_time = f_gpu;
 }
