@@ -6,11 +6,11 @@
  * labelled with its timing source. Every number is defined in docs/METRICS.md.
  *
  * Contract: each file is read once (files in parallel: per-file state only). Pass 1 counts call
- * signatures, to find the step boundary, and GPU times, while the file's records are held in a
- * compact form (at most HOLD_MAX: "One read" below); pass 2 times the calls. Memory per file
- * being read: the held records (64 B each, at most 16 MiB), a pending table of calls awaiting
- * their GPU_TIME (bounded; a call that cannot wait is timed on the host) and an interval buffer
- * for the union; kept per rank: per-op and per-(op, size) totals with a fixed histogram, and
+ * signatures, to find the step boundary, and GPU times, while the file's records are held as
+ * decoded (at most HOLD_MAX: "One read" below); pass 2 times the calls. Memory per file
+ * being read: the held records (96 B a call, 40 B a GPU time; at most 32 MiB with its
+ * doubling buffer), a pending table of calls awaiting their GPU_TIME (bounded; a call that
+ * cannot wait is timed on the host) and an interval buffer for the union; kept per rank: per-op and per-(op, size) totals with a fixed histogram, and
  * the step totals.
  * Options (analysis.h): --skip-warmup N (steps) or Ns (seconds), --step-op OP; the trace's
  * or the environment's NCCLSCOPE_STEP_MARK=OP names the boundary op too. */
@@ -40,7 +40,9 @@
 struct mstat {
   uint64_t calls, time_ns, S;
   uint64_t gpu_calls;               /* of calls, timed on the GPU (the rest on the host) */
-  double busS_f;                    /* sum of S x busbw factor, for busbw */
+  double busS_f;                    /* sum of S x busbw factor, for busbw (per op: added call by
+                                       call; the counts above: the size rows' added when the
+                                       file is done, fold_rows) */
   struct ncs_hist *h;               /* per size bucket only */
 };
 
@@ -73,7 +75,7 @@ struct rank_m {
   uint64_t w0, w1;            /* window */
   int have_window;
   double comm_ns;
-  uint64_t timed_gpu, timed_host, captured, failed_gpu;
+  uint64_t timed_gpu, timed_host, captured, failed_gpu; /* timed_*: set by fold_rows */
   /* steps */
   uint32_t step_op;
   uint64_t step_key;
@@ -92,17 +94,14 @@ struct rank_m {
   uint64_t warm_t;            /* calls entering before this are warm-up */
 };
 
-/* A record kept while the file's step boundary is not chosen yet (see "One read" below). */
+/* Records kept while the file's step boundary is not chosen yet (see "One read" below): in
+ * file order, runs of one type each, a run's header followed by its records as decoded (a
+ * COMM record: what metrics takes of it). */
 enum { HELD_CALL, HELD_GPU, HELD_COMM };
-struct held {
-  uint64_t t0, t1;            /* call: t_enter, t_exit; GPU_TIME: gpu_start, gpu_end */
-  uint64_t count, ref, group; /* call: count, tcall, group; GPU_TIME: ref; COMM: nranks in count */
-  uint32_t thread, comm, flags, callsite;
-  uint16_t op;                /* call: op; GPU_TIME: kind */
-  uint8_t type, datatype, depth, rc_ok; /* datatype and depth saturate at 255 (no rule tells them apart) */
-};
-#define HOLD_MAX (1u << 18)  /* records held per file at most (16 MiB); past it the boundary is
-                                chosen from what was held */
+struct held_run { uint32_t type, n; };
+struct held_comm { uint32_t comm; int32_t nranks; };
+#define HOLD_MAX (1u << 18)  /* records held per file at most; past it the boundary is chosen
+                                from what was held */
 
 struct pslot { uint64_t key; uint32_t ix, home; }; /* the pending table: key, pool index + 1, home slot */
 
@@ -122,7 +121,10 @@ struct call_shape {
   int fast;                   /* timed, not the boundary, have_sh, the file timed on the host,
                                  the rank's warm-up set and its window begun: p2_call's common
                                  case applies */
-  struct call_shape *next;    /* the call shape that followed it last time (NULL: none yet) */
+  struct call_shape *next;    /* the call shape that followed it last time (NULL: none yet;
+                                 when set, it is set) */
+  struct sig *sig;            /* while deciding: its signature's count (NULL: not counted, the
+                                 table is full); the table is emptied when deciding ends */
   int boundary, timed, have_sh;
   uint32_t n;
   double S;
@@ -138,8 +140,9 @@ struct file_state {
   uint64_t ncalls1, gpu_records;
   char mark[64];
   int deciding;               /* 1 until the boundary is chosen; records are held meanwhile */
-  struct held *held;
-  uint32_t nheld, capheld;
+  uint8_t *held;              /* the held runs (struct held_run, then its records) */
+  size_t hlen, hcap, hlast;   /* bytes used, allocated; the latest run's offset */
+  uint32_t nheld;             /* records held */
   /* the second pass */
   struct pslot *pend;         /* [PENDING_CAP] */
   struct pend *pool;          /* the pending entries, free ones listed in freeix */
@@ -217,21 +220,6 @@ static struct sig *sig_slot(struct file_state *f, uint64_t key) {
     }
   }
   return NULL;
-}
-static int p1_call(void *ctx, const struct ncs_call *c) {
-  struct file_state *f = ctx;
-  if (!timed_op(c->op)) return 0;
-  f->ncalls1++;
-  struct sig *s = sig_slot(f, sig_key(c));
-  if (s) {
-    if (!s->count) { s->first = f->ncalls1; s->op = c->op; }
-    s->count++;
-  }
-  return 0;
-}
-static int p1_gpu(void *ctx, const struct ncs_gpu_time *g) {
-  ((struct file_state *)ctx)->gpu_records++;
-  return 0;
 }
 static int p1_process(void *ctx, const struct ncs_process *p) {
   struct file_state *f = ctx;
@@ -491,14 +479,12 @@ static struct shape *shape_of(struct file_state *f, uint32_t op, uint32_t n, dou
 static inline __attribute__((always_inline)) void account_shape(struct file_state *f, const struct shape *sh, uint64_t s, uint64_t e, int gpu) {
   struct rank_m *r = f->r;
   uint64_t d = e > s ? e - s : 0;
-  if (gpu) r->timed_gpu++; else r->timed_host++;
   if (s < r->w0) r->w0 = s; /* GPU times extend the window of the calls */
   if (e > r->w1) r->w1 = e;
   add_iv(f, s, e);
-  struct mstat *t = &r->op[sh->op];
-  t->calls++; t->time_ns += d; t->S += sh->Su; t->busS_f += sh->busS; t->gpu_calls += gpu != 0;
-  struct mstat *z = sh->z;
-  if (!z) return; /* no memory for the size rows */
+  struct mstat *t = &r->op[sh->op], *z = sh->z;
+  t->busS_f += sh->busS; /* (a sum of doubles: in call order) */
+  if (!z) { t->calls++; t->time_ns += d; t->S += sh->Su; t->gpu_calls += gpu != 0; return; } /* no memory for the size rows */
   z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->gpu_calls += gpu != 0;
   if (z->h) ncs_hist_add(z->h, d);
 }
@@ -598,6 +584,11 @@ static void finish_group(struct file_state *f, struct pend *p, uint64_t s, uint6
     for (uint32_t c = 0; c < mem[k].count; c++) account(f, mem[k].op, mem[k].n, mem[k].S, s, e, gpu);
 }
 
+/* Empties the call shapes (and the links between them: a linked one is always set). */
+static void forget_call_shapes(struct file_state *f) {
+  for (int i = 0; i < CALL_SHAPES; i++) { f->cshapes[i].set = 0; f->cshapes[i].next = NULL; }
+  f->prev_shape = &f->cshapes[0];
+}
 static int p2_comm(void *ctx, const struct ncs_comm *c) {
   struct file_state *f = ctx;
   if (c->comm >= 65536) return 0;
@@ -611,11 +602,15 @@ static int p2_comm(void *ctx, const struct ncs_comm *c) {
     f->ncomm = n;
   }
   f->nranks[c->comm] = c->nranks;
-  for (int i = 0; i < CALL_SHAPES; i++) f->cshapes[i].set = 0; /* their ranks may change */
+  forget_call_shapes(f); /* their ranks may change */
   return 0;
 }
 
 /* The call shape of c (CALL_SHAPES above), made on a miss. */
+static int same_call_shape(const struct call_shape *x, const struct ncs_call *c) {
+  return x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
+         x->datatype == c->datatype;
+}
 static int call_shape_is(const struct call_shape *x, const struct ncs_call *c) {
   return x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
          x->datatype == c->datatype;
@@ -634,13 +629,14 @@ static __attribute__((noinline)) struct call_shape *call_shape_lookup(struct fil
   x->have_sh = 0;
   x->fast = 0;
   x->next = NULL;
+  x->sig = f->deciding && x->timed ? sig_slot(f, sig_key(c)) : NULL;
   return x;
 }
 /* The call shape of c: the one that came after the previous call's last time, else the
  * table's (made on a miss). */
 static inline __attribute__((always_inline)) struct call_shape *call_shape_of(struct file_state *f, const struct ncs_call *c) {
   struct call_shape *x = f->prev_shape->next;
-  if (!x || !call_shape_is(x, c)) f->prev_shape->next = x = call_shape_lookup(f, c);
+  if (!x || !same_call_shape(x, c)) f->prev_shape->next = x = call_shape_lookup(f, c);
   f->prev_shape = x;
   return x;
 }
@@ -740,11 +736,10 @@ static inline __attribute__((always_inline)) int p2_call(struct file_state *f, c
     if (s < r->w0) r->w0 = s;
     if (e > r->w1) r->w1 = e;
     uint64_t d = e > s ? e - s : 0;
-    r->timed_host++;
     add_iv(f, s, e);
     const struct shape *sh = &x->sh;
-    struct mstat *t = &r->op[sh->op], *z = sh->z;
-    t->calls++; t->time_ns += d; t->S += sh->Su; t->busS_f += sh->busS;
+    struct mstat *z = sh->z;
+    r->op[sh->op].busS_f += sh->busS;
     z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS;
     ncs_hist_add(z->h, d);
     return 0;
@@ -849,7 +844,7 @@ static void *m_create(const struct ncs_job *job) {
 /* ---- One read ----
  * Each file is read once. Until its step boundary can be chosen (at the end of the file, or
  * once HOLD_MAX records are held), its CALL, GPU_TIME and COMM records are counted as the
- * first pass (signatures, GPU times) and held in a compact form; then the boundary is chosen,
+ * first pass (signatures, GPU times) and held as decoded; then the boundary is chosen,
  * the held records go through the second pass in file order, and the rest of the file streams
  * through it. A file of up to HOLD_MAX such records gives exactly what two reads gave; past
  * it, the boundary is the one its first HOLD_MAX records show (docs/METRICS.md, "Steps"). */
@@ -869,14 +864,13 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   }
   f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
   f->deciding = 1;
-  f->nheld = 0;
+  f->nheld = 0; f->hlen = 0;
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
   f->nstarts = 0;
   f->gpu_mode = 0;
   f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
-  for (int i = 0; i < CALL_SHAPES; i++) f->cshapes[i].set = 0;
-  f->prev_shape = &f->cshapes[0];
+  forget_call_shapes(f);
   f->r = &m->rank[file];
   f->m = m;
   f->next_free = NULL;
@@ -892,42 +886,64 @@ static struct file_state *fs_of(struct mfile *mf) {
   return mf->fs;
 }
 
-static void replay(struct file_state *f, const struct held *h) {
-  if (h->type == HELD_COMM) {
-    struct ncs_comm c = {.comm = h->comm, .nranks = (int32_t)h->count};
-    p2_comm(f, &c);
-  } else if (h->type == HELD_GPU) {
-    struct ncs_gpu_time g = {.kind = h->op, .thread = h->thread, .flags = h->flags, .ref = h->ref,
-                             .gpu_start = h->t0, .gpu_end = h->t1};
-    p2_gpu(f, &g);
-  } else {
-    struct ncs_call c = {.op = h->op, .thread = h->thread, .comm = h->comm, .datatype = h->datatype,
-                         .depth = h->depth, .callsite = h->callsite, .flags = h->flags, .rc = h->rc_ok ? 0 : -1,
-                         .tcall = h->ref, .count = h->count, .t_enter = h->t0, .t_exit = h->t1, .group = h->group};
-    p2_call(f, &c);
-  }
-}
-
 /* Chooses the boundary and the timing mode from what the first pass counted, and sends the
  * held records through the second pass. */
 static void decide(struct file_state *f) {
   choose_boundary(f->m, f, f->r);
   f->gpu_mode = f->gpu_records > 0;
   f->deciding = 0;
-  for (uint32_t i = 0; i < f->nheld; i++) replay(f, &f->held[i]);
-  f->nheld = 0; /* the buffer stays with the state, for the next file */
+  forget_call_shapes(f); /* made without the ranks and the boundary */
+  for (size_t o = 0; o < f->hlen;) {
+    const struct held_run *h = (const void *)(f->held + o);
+    o += sizeof *h;
+    if (h->type == HELD_CALL) {
+      const struct ncs_call *c = (const void *)(f->held + o);
+      for (uint32_t i = 0; i < h->n; i++) p2_call(f, &c[i]);
+      o += h->n * sizeof *c;
+    } else if (h->type == HELD_GPU) {
+      const struct ncs_gpu_time *g = (const void *)(f->held + o);
+      for (uint32_t i = 0; i < h->n; i++) p2_gpu(f, &g[i]);
+      o += h->n * sizeof *g;
+    } else {
+      const struct held_comm *hc = (const void *)(f->held + o);
+      for (uint32_t i = 0; i < h->n; i++) p2_comm(f, &(struct ncs_comm){.comm = hc[i].comm, .nranks = hc[i].nranks});
+      o += h->n * sizeof *hc;
+    }
+  }
+  f->hlen = 0; f->nheld = 0; /* the buffer stays with the state, for the next file */
 }
 
-/* A slot for one more held record; NULL after deciding (no room: the boundary is chosen now). */
-static struct held *hold(struct file_state *f) {
-  if (f->nheld == f->capheld) {
-    uint32_t nc = f->capheld ? f->capheld * 2 : 1024;
-    struct held *p = nc <= HOLD_MAX ? realloc(f->held, nc * sizeof *p) : NULL;
-    if (!p) { decide(f); return NULL; }
+/* Room for n more held records of `type` (each `size` bytes, a multiple of 8) at the end of
+ * the held runs; NULL when there is no memory. */
+static void *hold(struct file_state *f, uint32_t type, uint32_t n, size_t size) {
+  struct held_run *last = f->hlen ? (struct held_run *)(f->held + f->hlast) : NULL;
+  int extend = last && last->type == type;
+  size_t need = f->hlen + (extend ? 0 : sizeof *last) + n * size;
+  if (need > f->hcap) {
+    size_t nc = f->hcap ? f->hcap : 65536;
+    while (nc < need) nc *= 2;
+    uint8_t *p = realloc(f->held, nc);
+    if (!p) return NULL;
     f->held = p;
-    f->capheld = nc;
+    f->hcap = nc;
   }
-  return &f->held[f->nheld++];
+  if (extend) ((struct held_run *)(f->held + f->hlast))->n += n;
+  else {
+    f->hlast = f->hlen;
+    *(struct held_run *)(f->held + f->hlen) = (struct held_run){type, n};
+    f->hlen += sizeof *last;
+  }
+  void *at = f->held + f->hlen;
+  f->hlen += n * size;
+  f->nheld += n;
+  return at;
+}
+/* How many of the n records to hold now (HOLD_MAX), and room for them: *at, NULL when there
+ * is no memory (none is held then). */
+static uint32_t hold_some(struct file_state *f, size_t n, uint32_t type, size_t size, void **at) {
+  uint32_t k = HOLD_MAX - f->nheld < n ? HOLD_MAX - f->nheld : (uint32_t)n;
+  *at = k ? hold(f, type, k, size) : NULL;
+  return *at ? k : 0;
 }
 
 static int h_process(void *ctx, const struct ncs_process *p) {
@@ -937,38 +953,57 @@ static int h_process(void *ctx, const struct ncs_process *p) {
 static int h_comm(void *ctx, const struct ncs_comm *c) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
-  if (!f->deciding) return p2_comm(f, c);
-  struct held *h = hold(f);
-  if (!h) return p2_comm(f, c);
-  memset(h, 0, sizeof *h);
-  h->type = HELD_COMM; h->comm = c->comm; h->count = (uint32_t)c->nranks;
-  return 0;
+  void *at = NULL;
+  if (f->deciding && hold_some(f, 1, HELD_COMM, sizeof(struct held_comm), &at)) {
+    *(struct held_comm *)at = (struct held_comm){c->comm, c->nranks};
+    return 0;
+  }
+  if (f->deciding) decide(f); /* no room: the boundary is chosen now */
+  return p2_comm(f, c);
 }
-static int h_call(void *ctx, const struct ncs_call *c) {
+
+/* The first pass's count of call c (its signature's, by way of its call shape). */
+static inline __attribute__((always_inline)) void p1_call(struct file_state *f, const struct ncs_call *c) {
+  struct call_shape *x = call_shape_of(f, c);
+  if (!x->timed) return;
+  f->ncalls1++;
+  struct sig *s = x->sig;
+  if (s) {
+    if (!s->count) { s->first = f->ncalls1; s->op = c->op; }
+    s->count++;
+  }
+}
+
+/* A run of calls. While deciding, those there is room for are counted (first pass) and held;
+ * the first without room is counted too, and the boundary is chosen (decide); the rest go
+ * through the second pass one after the other. */
+static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
-  if (!f->deciding) return p2_call(f, c);
-  p1_call(f, c);
-  struct held *h = hold(f);
-  if (!h) return p2_call(f, c);
-  *h = (struct held){.t0 = c->t_enter, .t1 = c->t_exit, .count = c->count, .ref = c->tcall, .group = c->group,
-                     .thread = c->thread, .comm = c->comm, .flags = c->flags, .callsite = c->callsite,
-                     .op = (uint16_t)(c->op < 0xffff ? c->op : 0xffff), .type = HELD_CALL,
-                     .datatype = (uint8_t)(c->datatype < 255 ? c->datatype : 255),
-                     .depth = (uint8_t)(c->depth < 255 ? c->depth : 255),
-                     .rc_ok = c->rc == 0 || c->rc == ncclInProgress};
+  size_t i = 0;
+  if (f->deciding) {
+    void *at;
+    i = hold_some(f, n, HELD_CALL, sizeof *c, &at);
+    struct ncs_call *to = at;
+    for (size_t k = 0; k < i; k++) { p1_call(f, &c[k]); to[k] = c[k]; } /* (memcpy's rep movsb: a count per byte) */
+    if (i < n) { p1_call(f, &c[i]); decide(f); }
+  }
+  for (; i < n; i++) p2_call(f, &c[i]);
   return 0;
 }
-static int h_gpu(void *ctx, const struct ncs_gpu_time *g) {
+static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
-  if (!f->deciding) return p2_gpu(f, g);
-  p1_gpu(f, g);
-  struct held *h = hold(f);
-  if (!h) return p2_gpu(f, g);
-  memset(h, 0, sizeof *h);
-  h->type = HELD_GPU; h->op = (uint16_t)(g->kind < 0xffff ? g->kind : 0xffff); h->thread = g->thread;
-  h->flags = g->flags; h->ref = g->ref; h->t0 = g->gpu_start; h->t1 = g->gpu_end;
+  size_t i = 0;
+  if (f->deciding) {
+    void *at;
+    i = hold_some(f, n, HELD_GPU, sizeof *g, &at);
+    f->gpu_records += i; /* the first pass's count */
+    struct ncs_gpu_time *to = at;
+    for (size_t k = 0; k < i; k++) { to[k] = g[k]; __asm__("" ::: "memory"); } /* a loop, not memcpy (above) */
+    if (i < n) { f->gpu_records++; decide(f); }
+  }
+  for (; i < n; i++) p2_gpu(f, &g[i]);
   return 0;
 }
 
@@ -979,8 +1014,8 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   v->ctx = &m->files[file];
   v->process = h_process;
   v->comm = h_comm;
-  v->call = h_call;
-  v->gpu_time = h_gpu;
+  v->calls = h_calls;
+  v->gpu_times = h_gpu_times;
 }
 
 /* A call (or group) whose GPU time never came: timed on the host. */
@@ -992,6 +1027,22 @@ static int cmp_pend_made(const void *a, const void *b) {
   const struct pend *x = *(const struct pend *const *)a, *y = *(const struct pend *const *)b;
   if (x->t_enter != y->t_enter) return x->t_enter < y->t_enter ? -1 : 1;
   return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* At the end of a file: the per-op counts from the size rows (a timed operation is counted
+ * in its size row, or, without memory for it, in its op's), and the calls timed on the GPU
+ * and on the host. */
+static void fold_rows(struct rank_m *r) {
+  r->timed_gpu = r->timed_host = 0;
+  for (unsigned op = 0; op < NCS_OP_LIMIT; op++) {
+    struct mstat *t = &r->op[op];
+    for (int b = 0; b < NBUCKET && r->size[op]; b++) {
+      const struct mstat *z = &r->size[op][b];
+      t->calls += z->calls; t->time_ns += z->time_ns; t->S += z->S; t->gpu_calls += z->gpu_calls;
+    }
+    r->timed_gpu += t->gpu_calls;
+    r->timed_host += t->calls - t->gpu_calls;
+  }
 }
 
 static void m_file_done(void *state, int file, const struct ncs_read_status *st) {
@@ -1016,6 +1067,7 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   f->npend = 0;
   flush_iv(f, 1);
   fold_steps(f->r);
+  fold_rows(f->r);
   hand_over_starts(m, file, f);
   m->files[file].fs = NULL;
   pthread_mutex_lock(&m->mu);
