@@ -81,8 +81,8 @@ static int tr_log(void *ctx, const struct ncs_log_line *l) {
   if (ncs_nl_parse(l->line, l->len, &r) != NCS_NL_NONE) ncs_cown_line(f->own, &r, l->t);
   return 0;
 }
-static int tr_call(void *ctx, const struct ncs_call *c) {
-  ncs_cown_call(((struct tr_file *)ctx)->own, c->comm, c->t_enter, c->t_exit);
+static int tr_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  ncs_cown_calls(((struct tr_file *)ctx)->own, x, n);
   return 0;
 }
 static void given(void *ctx, uint32_t comm, const struct ncs_tconn *c) {
@@ -116,7 +116,7 @@ static void tr_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s->f[file].own) s->f[file].own = ncs_cown_new();
   v->process = tr_process;
   v->comm = tr_comm;
-  v->call = tr_call;
+  v->calls = tr_calls;
   v->log_line = tr_log;
   v->raw = tr_raw;
 }

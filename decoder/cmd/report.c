@@ -128,32 +128,60 @@ static void count_dropped_ends(struct file_sum *s) {
   }
 }
 
-/* A run of calls: per call its operation's row (kept while calls repeat an (op, datatype)),
- * its communicator's count; the window's ends and the call count once per run. */
+/* Adds n calls on communicator `comm` (0: none) to its count. */
+static void add_comm_calls(struct file_sum *s, uint32_t comm, uint64_t n) {
+  if (!comm) return;
+  if (comm < s->ncomms || comm_slot(s, comm) >= 0) s->comms[comm].calls += n;
+  else s->other_comm_calls += n;
+}
+
+/* The row of operation `op`, and its datatype's size in s->last_dsize. */
+static struct op_sum *op_row(struct file_sum *s, uint32_t op, uint32_t dt) {
+  s->last_dsize = ncs_rule_dtype_size(dt);
+  return (op > 0 && op < NCS_OP_LIMIT && ncs_op_name(op)) ? &s->ops[op] : &s->unknown_op;
+}
+
+/* A run of calls. Consecutive calls of one (op, datatype) add up in locals and reach their row
+ * once (sums modulo 2^64, as adding each call: bytes = count sum x datatype size, host time =
+ * exit sum - enter sum); consecutive calls on one communicator likewise; the window's ends
+ * and the call count once per run. */
 static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct file_sum *s = ctx;
   struct op_sum *o = s->last_row;
-  uint64_t dsize = s->last_dsize, first = s->calls ? s->first_t : x->t_enter, last = s->last_t;
-  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
-    if (!o || c->op != s->last_op || c->datatype != s->last_dt) { /* calls repeat a few of these */
-      o = (c->op > 0 && c->op < NCS_OP_LIMIT && ncs_op_name(c->op)) ? &s->ops[c->op] : &s->unknown_op;
-      s->last_op = c->op;
-      s->last_dt = c->datatype;
-      s->last_dsize = dsize = ncs_rule_dtype_size(c->datatype);
+  uint32_t op = s->last_op, dt = s->last_dt, comm = x->comm;
+  if (!o) o = op_row(s, op = x->op, dt = x->datatype);
+  uint64_t count = 0, enter = 0, exit = 0, errors = 0;
+  uint64_t first = s->calls ? s->first_t : x->t_enter, last = s->last_t;
+  const struct ncs_call *row_from = x, *comm_from = x, *c = x, *end = x + n;
+#define FLUSH_ROW_() \
+  o->calls += (uint64_t)(c - row_from); o->count += count; \
+  o->bytes += count * s->last_dsize; /* ncs_rule_bytes */ \
+  o->host_ns += exit - enter; o->errors += errors;
+  for (; c < end; c++) {
+    if (c->op != op || c->datatype != dt) { /* calls repeat a few of these */
+      FLUSH_ROW_()
+      count = enter = exit = errors = 0;
+      row_from = c;
+      o = op_row(s, op = c->op, dt = c->datatype);
     }
-    o->calls++;
-    o->count += c->count;
-    o->bytes += c->count * dsize; /* ncs_rule_bytes */
-    o->host_ns += c->t_exit - c->t_enter;
-    o->errors += !ncs_rc_ok(c->rc);
-    if (c->comm) {
-      if (c->comm < s->ncomms || comm_slot(s, c->comm) >= 0) s->comms[c->comm].calls++;
-      else s->other_comm_calls++;
+    count += c->count;
+    enter += c->t_enter;
+    exit += c->t_exit;
+    if (__builtin_expect(c->rc != 0, 0) && !ncs_rc_ok(c->rc)) errors++;
+    if (c->comm != comm) {
+      add_comm_calls(s, comm, (uint64_t)(c - comm_from));
+      comm = c->comm;
+      comm_from = c;
     }
-    if (c->t_enter < first) first = c->t_enter;
-    if (c->t_exit > last) last = c->t_exit;
+    first = c->t_enter < first ? c->t_enter : first;
+    last = c->t_exit > last ? c->t_exit : last;
   }
+  FLUSH_ROW_()
+#undef FLUSH_ROW_
+  add_comm_calls(s, comm, (uint64_t)(c - comm_from));
   s->last_row = o;
+  s->last_op = op;
+  s->last_dt = dt;
   s->first_t = first;
   s->last_t = last;
   s->calls += n;

@@ -96,6 +96,11 @@ void ncs_cown_call(struct ncs_cown *o, uint32_t comm, uint64_t t_enter, uint64_t
   }
 }
 
+void ncs_cown_calls(struct ncs_cown *o, const struct ncs_call *x, size_t n) {
+  if (!o || !o->npend) return;
+  for (size_t i = 0; i < n; i++) ncs_cown_call(o, x[i].comm, x[i].t_enter, x[i].t_exit);
+}
+
 /* The line's own rank is m's rank and its peer one of m's ranks. */
 static int fits(const struct ocomm *m, const struct ncs_tconn *c) {
   int me = c->dir == NCS_DIR_RECV ? c->to : c->from, peer = c->dir == NCS_DIR_RECV ? c->from : c->to;

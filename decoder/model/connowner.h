@@ -34,6 +34,9 @@ void ncs_cown_comm(struct ncs_cown *o, const struct ncs_comm *c);
 void ncs_cown_line(struct ncs_cown *o, const struct ncs_nl_rec *r, uint64_t t);
 /* A call of the file on communicator index `comm` (0 none), in flight over [t_enter, t_exit]. */
 void ncs_cown_call(struct ncs_cown *o, uint32_t comm, uint64_t t_enter, uint64_t t_exit);
+/* A run of calls of the file (x[0..n)), as ncs_cown_call on each; nothing to do per call while
+ * no line is kept. */
+void ncs_cown_calls(struct ncs_cown *o, const struct ncs_call *x, size_t n);
 /* The end of the file: each kept line is given (fn with its communicator index) or counted;
  * returns how many lines were not given. Kept lines are dropped. */
 uint64_t ncs_cown_settle(struct ncs_cown *o, void (*fn)(void *ctx, uint32_t comm, const struct ncs_tconn *c), void *ctx);
