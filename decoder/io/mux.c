@@ -23,10 +23,11 @@ MUX_CB(raw, struct ncs_raw)
 MUX_CB(inflight, struct ncs_inflight)
 #undef MUX_CB
 /* A run of CALL or GPU_TIME records to each receiver of flat list L in turn: walked by
- * pointer, the ends in locals (nothing reloaded from m after each call) */
+ * pointer, the ends in locals (nothing reloaded from m after each call). A run of one (row
+ * chunks; a column chunk whose CALL and GPU_TIME records alternate) takes the short way, the
+ * longer loop kept out of line so that the short one saves few registers. */
 #define MUX_RUN_CB(fields, T, RX, L, NL) \
-  static int mux_##fields(void *ctx, const T *x, size_t n) { \
-    const struct ncs_mux *m = ctx; \
+  static __attribute__((noinline)) int mux_##fields##_long(const struct ncs_mux *m, const T *x, size_t n) { \
     int stop = 0; \
     for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) { \
       if (p->run) { stop |= p->run(p->ctx, x, n); continue; } \
@@ -34,6 +35,14 @@ MUX_CB(inflight, struct ncs_inflight)
       void *c = p->ctx; \
       for (const T *y = x, *ye = x + n; y < ye; y++) stop |= one(c, y); \
     } \
+    return stop != 0; \
+  } \
+  static int mux_##fields(void *ctx, const T *x, size_t n) { \
+    const struct ncs_mux *m = ctx; \
+    if (n != 1) return mux_##fields##_long(m, x, n); \
+    int stop = 0; \
+    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) \
+      stop |= p->run ? p->run(p->ctx, x, 1) : p->one(p->ctx, x); \
     return stop != 0; \
   }
 MUX_RUN_CB(calls, struct ncs_call, ncs_mux_call_rx, callv, ncall)
