@@ -3,7 +3,8 @@
  * at a time see the same records in the same order, each receiver a whole run in turn, nested
  * muxes (flattened or not) call every receiver once per run in order, a stop takes effect
  * after the run; and a trace read with run callbacks gives exactly the records, counts and
- * stop of the per-record read, on column chunks (runs longer than one) and row chunks. */
+ * stop of the per-record read, on column chunks (runs longer than one) and row chunks.
+ * `--write FILE PER_CHUNK`: a trace for tests/test_report_runs.sh (write_mixed). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,8 +219,56 @@ static void through_reader(const char *path, const char *what, int want_columns,
         (unsigned long long)one.records, (unsigned long long)run.records);
 }
 
-int main(void) {
+/* `--write FILE PER_CHUNK` (tests/test_report_runs.sh): a trace whose calls change operation,
+ * datatype, communicator (none, two known, one past report's table) and result code (ok,
+ * in progress, error) in stretches of random length, `per_chunk` records a chunk (1: row
+ * chunks, so runs of one; large: column chunks, long runs). Prints "columns N": its column
+ * chunks. Same arguments, same file. */
+static uint64_t lcg = 12345;
+static uint32_t rnd(uint32_t n) { lcg = lcg * 6364136223846793005ull + 1442695040888963407ull; return (uint32_t)(lcg >> 33) % n; }
+static int write_mixed(const char *path, int per_chunk) {
+  struct tw t;
+  if (tw_open(&t, path, 7, 1700000000000000000ull)) return 1;
+  struct ncs_kv kv[] = {{"host", "mux", 3}, {"env.RANK", "0", 1}, {"env.WORLD_SIZE", "2", 1}};
+  tw_kv(&t, kv, 3);
+  for (uint32_t k = 1; k <= 2; k++) {
+    struct ncs_comm cm = {.comm = k, .init_op = NCS_OP_CommInitRank, .thread = 1, .comm_id = 0xabc0u + k,
+                          .handle = 0x1000u * k, .t_enter = 1000, .t_exit = 2000, .rank = 0, .nranks = 2 * (int)k};
+    tw_comm(&t, &cm);
+  }
+  static const uint32_t ops[] = {NCS_OP_AllReduce, NCS_OP_Broadcast, NCS_OP_AllGather, NCS_OP_ReduceScatter, 250};
+  static const uint32_t dts[] = {7, 6, 0, 9};
+  static const uint32_t comms[] = {1, 2, 0, 70000};
+  static const int32_t rcs[] = {0, 0, 0, 7, 3};
+  uint32_t op = ops[0], dt = dts[0], comm = 1;
+  int32_t rc = 0;
+  uint64_t now = 1000000;
+  for (uint32_t i = 0; i < 20000; i++) {
+    if (!rnd(40)) op = ops[rnd(5)];
+    if (!rnd(30)) dt = dts[rnd(4)];
+    if (!rnd(25)) comm = comms[rnd(4)];
+    rc = rnd(8) ? 0 : rcs[rnd(5)];
+    struct ncs_call c = {.op = op, .thread = 1 + rnd(2), .tcall = i + 1, .comm = comm, .seq = i + 1,
+                         .count = 1u + rnd(1u << 20), .datatype = dt, .root = -1, .callsite = 1, .rc = rc};
+    now += 500 + rnd(3000);
+    c.t_enter = now - rnd(400); /* not in order: the window's ends are a min and a max */
+    c.t_exit = c.t_enter + 100 + rnd(5000);
+    tw_call(&t, &c);
+    if (!rnd(50)) { struct ncs_clock ck = {1700000000000000000ull + now, now, 40}; tw_clock(&t, &ck); }
+    if ((int)t.nrec >= per_chunk) tw_flush(&t, 0);
+  }
+  if (tw_close(&t, 1)) return 1;
+  int cols = 0;
+  struct ncs_visitor v = {.ctx = &cols, .chunk = count_columns};
+  struct ncs_read_status st;
+  if (ncs_trace_read(path, &v, &st)) return 1;
+  printf("columns %d\n", cols);
+  return 0;
+}
+
+int main(int argc, char **argv) {
   (void)tw_golden_rank; /* the shared writer's fixture, not used here */
+  if (argc == 4 && strcmp(argv[1], "--write") == 0) return write_mixed(argv[2], atoi(argv[3]));
   mux_alone();
   if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
   char big[600], small[600];
