@@ -6,7 +6,11 @@
 source "$(dirname "$0")/lib.sh"
 J=$BUILD/tests/ddp_job
 L=$ROOT/tests/jobs/launch.sh
-TOPO=$ROOT/tests/doubles/topos/nvswitch-8x-h100-nv18.txt
+# a copy: the NCCL_DEBUG_FILE=/proc/self/fd/N runs at the end make NCCL write its log into whatever
+# file N is at that moment, and the NVML double opening the topology is one of them (it happened:
+# the tracked file was overwritten with a rank's log)
+TOPO=$T/nvswitch-8x-h100-nv18.txt
+cp "$ROOT/tests/doubles/topos/nvswitch-8x-h100-nv18.txt" "$TOPO"
 export LD_LIBRARY_PATH=$DOUBLES${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} NVMLDOUBLE_TOPO=$TOPO
 if [ ! -x "$J" ] || [ ! -f "$SHIM" ]; then skip "logcap: ddp_job or shim not built"; exit 0; fi
 norm() { sed -E 's/^[^ ]+:[0-9]+:[0-9]+ /H:P:T /; s/0x[0-9a-f]+/0xX/g; s/^\[[0-9: -]+\] //' | sort; }
