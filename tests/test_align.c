@@ -75,6 +75,96 @@ static void test_aligner(void) {
   ncs_aligner_free(&a);
 }
 
+/* GPU times matched to their calls: the aligner against the rule of align.h done by hand (the
+ * newest of the last 4096 held calls of the thread with that tcall, looking back no further
+ * than a call of the thread with a lower tcall; a group's time to every call of the group), on
+ * random streams: several threads (two of them 64 apart), GPU times up to 300 calls late or
+ * for no call, gaps in tcall, and in some streams tcalls that repeat or go back. */
+struct gref { uint32_t thread; uint64_t tcall, group; int has; uint64_t gs, ge; };
+struct grel { struct gref *got; int n; };
+static void on_grel(void *ctx, const struct ncs_aligned *a) {
+  struct grel *r = ctx;
+  struct gref *x = &r->got[r->n++];
+  x->thread = a->call->thread; x->tcall = a->call->tcall; x->group = a->call->group;
+  x->has = a->has_gpu; x->gs = (uint64_t)a->gpu_start; x->ge = (uint64_t)a->gpu_end;
+}
+static uint64_t lcg(uint64_t *s) { *s = *s * 6364136223846793005ull + 1442695040888963407ull; return *s >> 33; }
+static void test_gpu_match(void) {
+  enum { NCALLS = 6000 };
+  int bad = 0, streams = 0;
+  uint64_t unmatched_total = 0, late_total = 0;
+  for (int sc = 0; sc < 24; sc++) {
+    uint64_t seed = 0x5eed + (uint64_t)sc;
+    int disorder = sc % 4 == 3;
+    static const uint32_t tids[] = {1, 2, 65, 7};
+    int nthreads = 1 + sc % 4;
+    struct gref *want = calloc(NCALLS, sizeof *want);
+    struct grel r = {calloc(NCALLS, sizeof *r.got), 0};
+    uint64_t next_tcall[4] = {1, 1, 1, 1}, unmatched = 0;
+    struct ncs_aligner a;
+    ncs_aligner_init(&a, 0, on_grel, &r);
+    /* GPU times waiting to be written: (index of the call, due at call number) */
+    int *wq = calloc(NCALLS * 2, sizeof *wq), nw = 0;
+    for (int i = 0; i < NCALLS; i++) {
+      int th = (int)(lcg(&seed) % (uint64_t)nthreads);
+      uint64_t tc = next_tcall[th];
+      next_tcall[th] += 1 + (lcg(&seed) % 8 == 0 ? lcg(&seed) % 5 : 0);
+      if (disorder && lcg(&seed) % 50 == 0) tc = tc > 3 ? tc - 3 : tc; /* repeats or goes back */
+      struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = tids[th], .tcall = tc, .seq = (uint64_t)i + 1,
+                           .group = lcg(&seed) % 16 == 0 ? 1 + lcg(&seed) % 4 : 0,
+                           .t_enter = 1000 + (uint64_t)i * 100, .t_exit = 1050 + (uint64_t)i * 100};
+      ncs_aligner_call(&a, &c);
+      want[i] = (struct gref){c.thread, c.tcall, c.group, 0, 0, 0};
+      wq[nw++] = i * 4096 + (int)(lcg(&seed) % 300); /* call i, written that many calls later */
+      if (lcg(&seed) % 20 == 0) wq[nw++] = -1; /* a GPU time of no held call */
+      /* write the GPU times now due (in the order they were queued) */
+      int keep = 0;
+      for (int q = 0; q < nw; q++) {
+        int ci = wq[q] < 0 ? -1 : wq[q] / 4096, lag = wq[q] < 0 ? 0 : wq[q] % 4096;
+        if (ci >= 0 && ci + lag > i) { wq[keep++] = wq[q]; continue; }
+        int grp = ci >= 0 && want[ci].group && lcg(&seed) % 2;
+        struct ncs_gpu_time g = {.kind = grp ? NCS_GPU_KIND_GROUP : NCS_GPU_KIND_CALL,
+                                 .thread = ci >= 0 ? want[ci].thread : tids[0],
+                                 .ref = ci < 0 ? 999999999ull : grp ? want[ci].group : want[ci].tcall,
+                                 .gpu_start = 7000000 + (uint64_t)i * 10 + (uint64_t)q, .gpu_end = 8000000 + (uint64_t)i * 10 + (uint64_t)q};
+        ncs_aligner_gpu(&a, &g);
+        late_total += ci >= 0 && lag > 0;
+        /* the rule, by hand over the calls held (all of them: no clock pair releases any) */
+        int found = 0;
+        for (int k = 0; k <= i && k < 4096; k++) {
+          struct gref *p = &want[i - k];
+          if (p->thread != g.thread) continue;
+          int match = g.kind == NCS_GPU_KIND_CALL ? p->tcall == g.ref : p->group == g.ref;
+          if (match) {
+            if (!p->has) { p->has = 1; p->gs = g.gpu_start; p->ge = g.gpu_end; }
+            found = 1;
+            if (g.kind == NCS_GPU_KIND_CALL) break;
+          } else if (g.kind == NCS_GPU_KIND_CALL && p->tcall < g.ref) {
+            break;
+          }
+        }
+        unmatched += !found;
+      }
+      nw = keep;
+    }
+    ncs_aligner_flush(&a);
+    int ok = r.n == NCALLS && a.gpu_unmatched == unmatched;
+    for (int i = 0; ok && i < NCALLS; i++) {
+      const struct gref *x = &r.got[i], *w = &want[i];
+      ok = x->thread == w->thread && x->tcall == w->tcall && x->has == w->has && (!w->has || (x->gs == w->gs && x->ge == w->ge));
+      if (!ok) printf("  stream %d call %d (thread %u tcall %llu): has %d/%d\n", sc, i, w->thread, (unsigned long long)w->tcall, x->has, w->has);
+    }
+    bad += !ok;
+    streams++;
+    unmatched_total += unmatched;
+    ncs_aligner_free(&a);
+    free(want); free(r.got); free(wq);
+  }
+  CHECK(bad == 0 && late_total > 10000 && unmatched_total > 0,
+        "align: GPU times find their call by the rule on %d random streams (%d differ; %llu late, %llu unmatched)", streams, bad,
+        (unsigned long long)late_total, (unsigned long long)unmatched_total);
+}
+
 struct krel { int n; int64_t s[8], e[8]; };
 static void on_krel(void *ctx, const struct ncs_aligned_kernel *k) {
   struct krel *r = ctx;
@@ -222,6 +312,7 @@ static void test_clock_check(void) {
 int main(void) {
   test_clockmap();
   test_aligner();
+  test_gpu_match();
   test_no_clock();
   test_aligner_kernels();
   test_clock_check();

@@ -11,8 +11,9 @@
  *    released (job clock) is within the median chunk's time span of the slowest file, so the
  *    ranks stay about one chunk apart and straggler.h's window holds a chunk or two of
  *    collectives per communicator. Memory: per file its aligner hold (about two chunks of
- *    calls, 120 B each) and ~1 KiB of state, per thread one chunk's buffers: bounded by
- *    ranks x communicators x chunk size, independent of trace length;
+ *    calls, 120 B each) and ~1 KiB of state (34 KiB with GPU times: align.h), per thread
+ *    one chunk's buffers: bounded by ranks x communicators x chunk size, independent of trace
+ *    length;
  *  - whole files: each thread reads one file to its end, then the next; per thread one
  *    aligner hold, but straggler.h's window grows with the longest trace (96 B per collective
  *    per communicator, capped at 2^20).

@@ -90,6 +90,10 @@ static inline __attribute__((always_inline)) int64_t job_time(struct ncs_aligner
   return seg_map(mono, g->base, g->off, g->slope) - a->origin;
 }
 
+static unsigned gslot_of(uint32_t thread, uint64_t tcall) {
+  return (unsigned)(tcall + (uint64_t)thread * 0x9e3779b1u) & (NCS_ALIGN_GSLOTS - 1);
+}
+
 /* cap is a power of two (1024, doubled) */
 static struct ncs_pending_call_ *at(struct ncs_aligner *a, size_t i) { return &a->q[(a->head + i) & (a->cap - 1)]; }
 
@@ -161,7 +165,9 @@ void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c) {
  * known so far (extrapolated). */
 #define HOLD_MAX 65536
 
-void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
+/* Room for one more held call: the oldest released past HOLD_MAX, the ring grown when full.
+ * Returns -1 when nothing can be held (no memory for a first ring). */
+__attribute__((noinline)) static int make_room(struct ncs_aligner *a) {
   if (a->n >= HOLD_MAX) {
     release_one(a, at(a, 0));
     a->head = (a->head + 1) & (a->cap - 1);
@@ -171,7 +177,7 @@ void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
   if (a->n == a->cap) {
     size_t nc = a->cap ? a->cap * 2 : 1024;
     struct ncs_pending_call_ *q = malloc(nc * sizeof *q);
-    if (!q && !a->cap) { a->oom = 1; return; }
+    if (!q && !a->cap) { a->oom = 1; return -1; }
     if (!q) { /* out of memory: release the oldest call early rather than lose it */
       a->oom = 1;
       release_one(a, at(a, 0));
@@ -183,22 +189,72 @@ void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
       a->q = q; a->cap = nc; a->head = 0;
     }
   }
+  return 0;
+}
+
+/* A call of another thread than the latest: the latest thread's tcall parked in lastt, this
+ * thread's checked against its own parked one; two threads on one lastt entry: disorder. */
+__attribute__((noinline, cold)) static void thread_switch(struct ncs_aligner *a, const struct ncs_call *c) {
+  if (a->have_prev) {
+    unsigned t = a->prev_thread & 63;
+    if (a->lastt[t].used && a->lastt[t].thread != a->prev_thread) { a->disorder = 1; return; }
+    a->lastt[t].used = 1;
+    a->lastt[t].thread = a->prev_thread;
+    a->lastt[t].tcall = a->prev_tcall;
+  }
+  unsigned t = c->thread & 63;
+  if (a->lastt[t].used && a->lastt[t].thread == c->thread && c->tcall <= a->lastt[t].tcall) a->disorder = 1;
+  a->have_prev = 1;
+  a->prev_thread = c->thread;
+}
+
+void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
+  if (__builtin_expect(a->n >= HOLD_MAX || a->n == a->cap, 0) && make_room(a)) return;
   struct ncs_pending_call_ *p = at(a, a->n);
   p->c = *c;
   p->has_gpu = 0;
   a->n++;
+  if (a->disorder) return;
+  if (__builtin_expect(!a->have_prev || c->thread != a->prev_thread, 0)) thread_switch(a, c);
+  else if (c->tcall <= a->prev_tcall) a->disorder = 1;
+  a->prev_tcall = c->tcall;
+  if (a->gslot) a->gslot[gslot_of(c->thread, c->tcall)] = (uint32_t)a->added;
+  a->added++;
 }
 
-void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
-  if (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) return;
+/* The held call a CALL GPU time (thread, ref) belongs to, looked up by (thread, tcall): what
+ * the scan below finds while every thread's tcalls increase, or NULL (then the scan decides). */
+static struct ncs_pending_call_ *gpu_lookup(struct ncs_aligner *a, uint32_t thread, uint64_t ref, size_t lim) {
+  if (!a->gslot) { /* the first GPU time: index the calls held now */
+    if (!(a->gslot = malloc(NCS_ALIGN_GSLOTS * sizeof *a->gslot))) { a->disorder = 1; return NULL; }
+    memset(a->gslot, 0xff, NCS_ALIGN_GSLOTS * sizeof *a->gslot);
+    for (size_t i = 0; i < a->n; i++) a->gslot[gslot_of(at(a, i)->c.thread, at(a, i)->c.tcall)] = (uint32_t)(a->added - a->n + i);
+  }
+  uint64_t back = (uint32_t)((uint32_t)a->added - 1 - a->gslot[gslot_of(thread, ref)]); /* 0: the newest */
+  if (back >= lim) return NULL;
+  struct ncs_pending_call_ *p = at(a, a->n - 1 - back);
+  return p->c.thread == thread && p->c.tcall == ref ? p : NULL;
+}
+
+static void attach(struct ncs_pending_call_ *p, const struct ncs_gpu_time *g) {
+  if (!p->has_gpu) { p->gs = g->gpu_start; p->ge = g->gpu_end; p->has_gpu = 1; }
+}
+
+/* A GPU time that is not the newest held call's: its call looked up, else the scan back over
+ * the newest 4096 held calls (GPU times follow their call closely) decides. */
+__attribute__((noinline)) static void gpu_match(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
   int found = 0;
-  size_t lim = a->n < 4096 ? a->n : 4096; /* GPU times follow their call closely */
+  size_t lim = a->n < 4096 ? a->n : 4096;
+  if (g->kind == NCS_GPU_KIND_CALL && lim && !a->disorder) {
+    struct ncs_pending_call_ *p = gpu_lookup(a, g->thread, g->ref, lim);
+    if (p) { attach(p, g); return; }
+  }
   for (size_t k = 0; k < lim; k++) {
     struct ncs_pending_call_ *p = at(a, a->n - 1 - k);
     if (p->c.thread != g->thread) continue;
     int match = g->kind == NCS_GPU_KIND_CALL ? p->c.tcall == g->ref : p->c.group == g->ref;
     if (match) {
-      if (!p->has_gpu) { p->gs = g->gpu_start; p->ge = g->gpu_end; p->has_gpu = 1; }
+      attach(p, g);
       found = 1;
       if (g->kind == NCS_GPU_KIND_CALL) break;
     } else if (g->kind == NCS_GPU_KIND_CALL && p->c.tcall < g->ref) {
@@ -206,6 +262,15 @@ void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
     }
   }
   if (!found) a->gpu_unmatched++;
+}
+
+void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
+  if (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) return;
+  if (g->kind == NCS_GPU_KIND_CALL && a->n) { /* the newest held call: the scan's first look */
+    struct ncs_pending_call_ *p = at(a, a->n - 1);
+    if (p->c.thread == g->thread && p->c.tcall == g->ref) { attach(p, g); return; }
+  }
+  gpu_match(a, g);
 }
 
 void ncs_aligner_flush(struct ncs_aligner *a) {
@@ -220,4 +285,6 @@ void ncs_aligner_free(struct ncs_aligner *a) {
   free(a->kq);
   a->kq = NULL;
   a->nk = a->capk = 0;
+  free(a->gslot);
+  a->gslot = NULL;
 }

@@ -7,7 +7,12 @@
  * CLOCK pair later than the call has arrived, plus one more flush interval so that GPU times
  * written after the call can be attached, then releases it with every time already mapped to
  * job time (ns relative to the job's origin). Memory: calls of about two flush intervals, at
- * most 65536 calls (then the oldest is released with the pairs known so far).
+ * most 65536 calls (then the oldest is released with the pairs known so far), and 32 KiB from
+ * the first GPU time on. A GPU_TIME record of a call goes to the newest of the last 4096 held
+ * calls of its thread with its tcall (a call of that thread with a lower tcall ends the search);
+ * one of a group to every such call of the group. While each thread's tcalls increase, a call
+ * is found through a (thread, tcall) index: a GPU time written long after its call (the shim
+ * writes them as the writer polls) costs what one right after it does.
  * KERNEL records (kernel activity, already on this trace's monotonic clock: the shim converts
  * CUPTI's GPU clock) go through the same map: each is held until the next CLOCK pair (a
  * kernel's record is written after the kernel ended, and every chunk ends with a pair later than
@@ -57,6 +62,7 @@ struct ncs_aligned_kernel {
 typedef void (*ncs_aligned_kernel_fn)(void *ctx, const struct ncs_aligned_kernel *k);
 
 struct ncs_pending_call_;
+#define NCS_ALIGN_GSLOTS 8192 /* (thread, tcall) -> held call: a GPU time finds its call at once */
 /* The segment of the map that the latest time mapped fell in: monotonic times in [lo, hi] map
  * to mono + off + round((mono - base) * slope), as ncs_clockmap_map would (lo > hi: none). */
 struct ncs_clockseg { uint64_t lo, hi, base; int64_t off; double slope; };
@@ -72,6 +78,16 @@ struct ncs_aligner {
   uint64_t gpu_unmatched;     /* GPU_TIME records whose call was already released or unknown */
   uint64_t early;             /* calls released before a later pair arrived (too many held) */
   int oom;
+  uint64_t added;             /* calls held in all: the position of the next (the oldest held
+                                 is added - n) */
+  uint32_t *gslot;            /* [NCS_ALIGN_GSLOTS] low 32 bits of the position of the latest held
+                                 call per (thread, tcall) hash; made at the first GPU time */
+  uint32_t prev_thread;       /* the latest call's thread and tcall (have_prev) */
+  int have_prev;
+  uint64_t prev_tcall;
+  struct { uint32_t used, thread; uint64_t tcall; } lastt[64]; /* other threads' latest tcall (at thread & 63) */
+  int disorder;               /* a thread's tcall did not increase (or two threads share a lastt
+                                 entry): GPU times look their call up by the scan alone */
   ncs_aligned_kernel_fn release_kernel; /* NULL: ncs_aligner_kernel ignores kernels */
   struct ncs_kernel *kq;      /* kernels waiting for the next pair */
   size_t nk, capk;
