@@ -3,7 +3,8 @@
  * overlapped, exposed, idle), the same per step window, exposed time per operation, size and
  * position in the step, the single-start step, records that do not pair with calls, and a long
  * run (calls kept in kact's compact log across its blocks, more distinct sizes than its size
- * table holds, entry times that go back) and calls further apart than a log word holds. */
+ * table holds, entry times that go back), calls further apart than a log word holds, and
+ * KERNEL_STATUS off ending the call log. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,15 @@ static void kern(struct ncs_kact *k, uint32_t cls, uint32_t name, uint64_t s, ui
   struct ncs_kernel x = {.kclass = cls, .start = s, .duration = e - s, .name = name};
   ncs_enc_kernel_body(&w, &x);
   ncs_kact_add_raw(k, NCS_REC_KERNEL, b, w.len);
+}
+static void status(struct ncs_kact *k, uint32_t state, const char *why) {
+  uint8_t b[256];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel_status x = {.t = 1, .state = state};
+  snprintf(x.reason, sizeof x.reason, "%s", why);
+  ncs_enc_kernel_status_body(&w, &x);
+  ncs_kact_add_raw(k, NCS_REC_KERNEL_STATUS, b, w.len);
 }
 static void allreduce(struct ncs_kact *k, uint64_t t, uint64_t floats) {
   struct ncs_call c = {.op = NCS_OP_AllReduce, .count = floats, .datatype = ncclFloat32, .t_enter = t, .t_exit = t + 1};
@@ -112,6 +122,24 @@ int main(void) {
         f.op[0].pos_kernels[0] == 2 && f.op[0].pos_bytes_min[0] == 1024 && f.op[0].pos_bytes_max[0] == 4096,
         "kact: calls 30 ms apart: each the first of its step (1024 and 4096 B)");
   ncs_kact_free(k);
+
+  /* KERNEL_STATUS off before any KERNEL: calls are no longer kept; a kernel after all gets no
+   * sizes. On: calls kept as without a status. */
+  for (uint32_t state = NCS_KSTATE_OFF; state <= NCS_KSTATE_ON; state++) {
+    k = ncs_kact_new();
+    allreduce(k, 50, 512);
+    status(k, state, state == NCS_KSTATE_ON ? "CUPTI activity" : "NCCLSCOPE_KERNELS=0");
+    allreduce(k, 100, 1024);
+    kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    kern(k, NCS_KCLASS_NCCL, 2, 60, 90);
+    kern(k, NCS_KCLASS_NCCL, 2, 200, 260);
+    CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.state == (int)state && f.op[0].kernels == 2 &&
+          f.op[0].sized == (state == NCS_KSTATE_ON) &&
+          (state == NCS_KSTATE_ON ? f.op[0].size_kernels[12] == 1 && f.op[0].size_kernels[13] == 1 : 1),
+          "kact: KERNEL_STATUS %s before any KERNEL: %s", state == NCS_KSTATE_ON ? "on" : "off",
+          state == NCS_KSTATE_ON ? "calls kept, sizes given (2048 and 4096 B)" : "calls not kept, kernels after it get no sizes");
+    ncs_kact_free(k);
+  }
 
   /* a long run: N calls of sizes 4 x (1 + (i x 7919) % 6000) bytes, entries going back every
    * third call, each with its own NCCL kernel [100 i, 100 i + 50) and no compute; one step

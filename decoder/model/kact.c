@@ -43,6 +43,7 @@ struct ncs_kact {
   uint8_t size_slot[NSLOTS];           /* hash slots: index + 1, 0 empty */
   uint32_t nsizes;
   signed char call_slot[NCS_OP_LIMIT]; /* fig.op slot of a call's op + 1; 0 not looked up yet */
+  int calls_off;                       /* a KERNEL_STATUS off / stood aside came before any KERNEL */
 };
 
 struct ncs_kact *ncs_kact_new(void) {
@@ -51,12 +52,18 @@ struct ncs_kact *ncs_kact_new(void) {
   return k;
 }
 
+static void free_logs(struct ncs_kact *k) {
+  for (int i = 0; i < NCS_KACT_MAX_OPS; i++) {
+    for (struct cblock *b = k->calls[i].head, *nx; b; b = nx) { nx = b->next; free(b); }
+    memset(&k->calls[i], 0, sizeof k->calls[i]);
+  }
+}
+
 void ncs_kact_free(struct ncs_kact *k) {
   if (!k) return;
   free(k->k);
   free(k->names);
-  for (int i = 0; i < NCS_KACT_MAX_OPS; i++)
-    for (struct cblock *b = k->calls[i].head, *nx; b; b = nx) { nx = b->next; free(b); }
+  free_logs(k);
   free(k);
 }
 
@@ -115,6 +122,10 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     if (ncs_dec_kernel_status(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
     k->f.state = (int)x.state;
     snprintf(k->f.reason, sizeof k->f.reason, "%s", x.reason);
+    if (x.state != NCS_KSTATE_ON && !k->n && !k->calls_off) { /* no kernel activity: no call needs keeping */
+      k->calls_off = 1;
+      free_logs(k);
+    }
     return 1;
   }
   return 0;
@@ -209,6 +220,7 @@ static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) 
  * its first hash slot and that follows the previous within 16.7 ms is one word stored (the
  * common case: a few sizes, calls us to ms apart); anything else goes through clog_add. */
 void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n) {
+  if (k->calls_off) return;
   const struct ncs_call *c = x, *end = x + n;
   while (c < end) {
     uint32_t op = c->op;
@@ -216,27 +228,30 @@ void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n) 
     if (slot < 0) { c++; continue; }
     struct ncs_kact_op *o = &k->f.op[slot];
     struct clog *l = &k->calls[slot];
-    uint32_t *at = l->at, *lim = l->end;
-    uint64_t last = l->last_t, stored = 0;
-    int sized = o->sized;
-    for (; c < end && c->op == op; c++) {
-      if (c->rc != 0) continue;
-      if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { sized = 0; continue; } /* one kernel per group / graph */
-      if (!sized) continue;
-      uint64_t S = ncs_rule_bytes(c->count, c->datatype), t = c->t_enter, d = t - last;
-      uint32_t sx = k->size_slot[size_hash(S)];
-      if (sx && k->sizes[sx - 1] == S && d < (1u << DT_BITS) && at < lim) {
-        *at++ = sx << DT_BITS | (uint32_t)d;
-        last = t;
-        stored++;
-        continue;
+    if (o->sized) {
+      uint32_t *at = l->at, *lim = l->end, *from = at; /* words since `from`: calls not yet in l->n */
+      uint64_t last = l->last_t;
+      for (; c < end && c->op == op; c++) {
+        if (c->rc != 0) continue;
+        if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { o->sized = 0; break; } /* one kernel per group / graph */
+        uint64_t S = ncs_rule_bytes(c->count, c->datatype), t = c->t_enter, d = t - last;
+        uint32_t sx = k->size_slot[size_hash(S)];
+        if (sx && k->sizes[sx - 1] == S && d < (1u << DT_BITS) && at < lim) {
+          *at++ = sx << DT_BITS | (uint32_t)d;
+          last = t;
+          continue;
+        }
+        l->n += (uint64_t)(at - from);
+        l->at = from = at;
+        l->last_t = last;
+        if (clog_add(k, l, S, t) != 0) { o->sized = 0; break; }
+        from = at = l->at; lim = l->end; last = l->last_t;
       }
-      l->at = at; l->last_t = last; l->n += stored; stored = 0;
-      if (clog_add(k, l, S, t) != 0) sized = 0;
-      at = l->at; lim = l->end; last = l->last_t;
+      l->n += (uint64_t)(at - from);
+      l->at = at;
+      l->last_t = last;
     }
-    l->at = at; l->last_t = last; l->n += stored;
-    o->sized = sized;
+    while (c < end && c->op == op) c++; /* the rest of the op's calls: not sized, nothing logged */
   }
 }
 
@@ -349,7 +364,7 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   }
   struct ccur cur[NCS_KACT_MAX_OPS];
   for (int o = 0; o < f->nops; o++) {
-    if (nk_op[o] != k->calls[o].n) f->op[o].sized = 0;
+    if (nk_op[o] != k->calls[o].n || k->calls_off) f->op[o].sized = 0; /* calls_off: kernels after all */
     if (k->calls[o].tail) k->calls[o].tail->used = (uint32_t)(k->calls[o].at - k->calls[o].tail->w);
     cur[o] = (struct ccur){k->calls[o].head, 0, 0};
   }

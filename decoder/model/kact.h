@@ -54,7 +54,9 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
 /* Takes CALL records x[0..n), in file order: collective and point-to-point calls are matched
  * to NCCL kernels for sizes and positions in the step. Memory: 4 bytes per such call when
  * calls are under 16.7 ms apart and have under 256 distinct sizes, 20 otherwise (kact.c,
- * "compact log"). */
+ * "compact log"); none once a KERNEL_STATUS that says off or stood aside came before any KERNEL
+ * record (the shim writes no KERNEL record after one: the log is freed; should one come anyway,
+ * no operation gets sizes or positions). */
 struct ncs_call;
 void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n);
 /* Computes the figures (after the last record). Returns 0, or -1 when out of memory.
