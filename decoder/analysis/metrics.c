@@ -51,7 +51,8 @@ struct mstat {
  * repeats a few shapes, so they are remembered per file (direct-mapped, SHAPES slots): the
  * factor's division, the size bucket and the row lookup are done once per shape. */
 #define SHAPES 64
-struct shape { double S, fac, busS; uint64_t Su; uint32_t op, n; struct mstat *z; }; /* op 0: empty */
+struct shape { double S, fac, busS; uint64_t Su; uint32_t op, n; struct mstat *z, *t; }; /* op 0: empty;
+                                                                                   t: the op's totals */
 
 /* ---- pending calls (pass 2), keyed by (kind, thread, ref) ---- */
 struct member { uint32_t op, n; double S; uint32_t count; };
@@ -350,14 +351,18 @@ static void add_comm_steps(struct rank_m *r, uint64_t s, uint64_t e) {
  * frontier are not counted again) to the rank's communication time and its steps. The step
  * holding the latest interval is remembered across intervals (add_comm_steps' first case,
  * without its loads): an interval inside it is added at once, to a running sum written back
- * when the step changes (the same additions in the same order). */
-static void commit_iv(struct file_state *f, uint32_t n) {
+ * when the step changes (the same additions in the same order). `clip` 0: the intervals are
+ * known to start after the frontier (they came in order), none is clipped. */
+static inline __attribute__((always_inline)) void commit_iv_(struct file_state *f, uint32_t n, int clip) {
   struct rank_m *r = f->r;
   uint64_t fr = f->frontier, lo_t = 1, hi_t = 0; /* [lo_t, hi_t]: the remembered step's span (empty: none) */
   double comm = r->comm_ns, in_step = 0, *at = NULL; /* the remembered step's sum, and where it goes */
   for (uint32_t i = 0; i < n; i++) {
-    uint64_t s = f->iv[i][0] > fr ? f->iv[i][0] : fr, e = f->iv[i][1];
-    if (e <= s) continue;
+    uint64_t s = f->iv[i][0], e = f->iv[i][1];
+    if (clip) {
+      s = s > fr ? s : fr;
+      if (e <= s) continue;
+    }
     fr = e;
     double d = (double)(e - s);
     comm += d;
@@ -392,6 +397,10 @@ static void commit_iv(struct file_state *f, uint32_t n) {
   r->comm_ns = comm;
   f->frontier = fr;
 }
+static void commit_iv(struct file_state *f, uint32_t n, int clip) {
+  if (clip) commit_iv_(f, n, 1);
+  else commit_iv_(f, n, 0);
+}
 
 static int cmp_iv(const void *a, const void *b) {
   const uint64_t *x = a, *y = b;
@@ -407,6 +416,7 @@ static int cmp_iv(const void *a, const void *b) {
  * known at each) are those a buffer of IV_CAP intervals as they came gives. */
 #define OPEN_NONE UINT64_MAX
 static void flush_iv(struct file_state *f, int all) {
+  int clip = f->iv_unsorted;
   if (f->iv_unsorted) {
     qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
     uint32_t out = 0;
@@ -425,7 +435,7 @@ static void flush_iv(struct file_state *f, int all) {
   f->nraw = 0;
   if (!f->niv) return;
   /* commits all but the latest merged one (or all, at the end) */
-  commit_iv(f, all ? f->niv : f->niv - 1);
+  commit_iv(f, all ? f->niv : f->niv - 1, clip);
   if (!all) { f->open_s = f->iv[f->niv - 1][0]; f->open_e = f->iv[f->niv - 1][1]; f->nraw = 1; }
   f->niv = 0;
 }
@@ -435,13 +445,13 @@ static __attribute__((noinline)) void add_iv_unsorted(struct file_state *f, uint
     f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
     f->niv++;
     f->open_s = OPEN_NONE;
-    f->iv_unsorted = 1;
-  } else if (!f->niv && !f->iv_unsorted) { /* the buffer is empty */
+  } else if (!f->niv && !f->iv_unsorted && s >= f->frontier) { /* the buffer is empty */
     f->open_s = s; f->open_e = e;
     return;
   }
   f->iv[f->niv][0] = s; f->iv[f->niv][1] = e;
   f->niv++;
+  f->iv_unsorted = 1; /* sorted, merged and clipped when flushed */
 }
 static inline __attribute__((always_inline)) void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
   if (e <= s) return;
@@ -466,7 +476,7 @@ static struct shape *shape_of(struct file_state *f, uint32_t op, uint32_t n, dou
   struct shape *sh = &f->shapes[((bits ^ (uint64_t)op << 32 ^ n) * 0x9e3779b97f4a7c15ull) >> 58 & (SHAPES - 1)];
   if (sh->op != op || sh->n != n || sh->S != S) {
     double fac = ncs_rule_busbw_factor(op, (int)n);
-    *sh = (struct shape){S, fac, S * fac, (uint64_t)S, op, n, NULL};
+    *sh = (struct shape){S, fac, S * fac, (uint64_t)S, op, n, NULL, &r->op[op]};
     if (r->size[op] || (r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) {
       sh->z = &r->size[op][bucket_of(S)];
       if (!sh->z->h) sh->z->h = calloc(1, sizeof *sh->z->h);
@@ -739,7 +749,7 @@ static inline __attribute__((always_inline)) int p2_call(struct file_state *f, c
     add_iv(f, s, e);
     const struct shape *sh = &x->sh;
     struct mstat *z = sh->z;
-    r->op[sh->op].busS_f += sh->busS;
+    sh->t->busS_f += sh->busS;
     z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS;
     ncs_hist_add(z->h, d);
     return 0;

@@ -10,10 +10,12 @@ void ncs_hist_range(unsigned i, double *lo, double *hi) {
 }
 
 double ncs_hist_quantile(const struct ncs_hist *h, double p) {
-  if (!h->n) return 0;
-  uint64_t want = (uint64_t)(p * (double)h->n + 0.999999);
+  uint64_t n = 0;
+  for (unsigned i = 0; i < NCS_HIST_BUCKETS; i++) n += h->c[i];
+  if (!n) return 0;
+  uint64_t want = (uint64_t)(p * (double)n + 0.999999);
   if (want < 1) want = 1;
-  if (want > h->n) want = h->n;
+  if (want > n) want = n;
   uint64_t seen = 0;
   for (unsigned i = 0; i < NCS_HIST_BUCKETS; i++) {
     seen += h->c[i];

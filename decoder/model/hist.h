@@ -10,7 +10,7 @@
 #define NCS_HIST_SUB 8
 #define NCS_HIST_BUCKETS (64 * NCS_HIST_SUB)
 
-struct ncs_hist { uint64_t n; uint32_t c[NCS_HIST_BUCKETS]; };
+struct ncs_hist { uint32_t c[NCS_HIST_BUCKETS]; }; /* the count: their sum */
 
 /* The p-quantile (0 < p <= 1): the midpoint of the bucket holding the ceil(p*n)-th smallest
  * value; 0 when empty. */
@@ -19,14 +19,12 @@ double ncs_hist_quantile(const struct ncs_hist *h, double p);
  * range of bucket i. */
 static inline unsigned ncs_hist_index(uint64_t v) {
   if (v < 2 * NCS_HIST_SUB) return (unsigned)v; /* exact: buckets 0..15 */
-  unsigned e = 63u - (unsigned)__builtin_clzll(v); /* e >= 4 */
-  unsigned sub = (unsigned)(v >> (e - 3)) & (NCS_HIST_SUB - 1);
-  return (e - 2) * NCS_HIST_SUB + sub; /* e = 4 starts at 16 */
+  /* v = (8 + sub) << k with k = e - 3 (e: v's top bit, >= 4): bucket (e - 2) * 8 + sub,
+   * that is 8k + (v >> k) */
+  unsigned k = 60u - (unsigned)__builtin_clzll(v);
+  return NCS_HIST_SUB * k + (unsigned)(v >> k);
 }
 void ncs_hist_range(unsigned i, double *lo, double *hi);
 /* Counts v (inline: metrics adds one per timed operation). */
-static inline void ncs_hist_add(struct ncs_hist *h, uint64_t v) {
-  h->c[ncs_hist_index(v)]++;
-  h->n++;
-}
+static inline void ncs_hist_add(struct ncs_hist *h, uint64_t v) { h->c[ncs_hist_index(v)]++; }
 #endif
