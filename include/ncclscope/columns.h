@@ -831,7 +831,12 @@ static inline size_t ncs_col_longer(const uint64_t *x, uint64_t n, unsigned lo, 
     for (uint64_t i = 0; i < n; i++) extra += x[i] > m1;
     return extra;
   }
-  uint64_t m2 = (1ull << (7 * (lo + 1))) - 1, m3 = hi - lo > 2 ? (1ull << (7 * (lo + 2))) - 1 : ~0ull;
+  uint64_t m2 = (1ull << (7 * (lo + 1))) - 1; /* hi <= 10: every shift under 64 */
+  if (hi - lo == 2) {
+    for (uint64_t i = 0; i < n; i++) extra += (size_t)(x[i] > m1) + (x[i] > m2);
+    return extra;
+  }
+  uint64_t m3 = (1ull << (7 * (lo + 2))) - 1;
   for (uint64_t i = 0; i < n; i++) extra += (size_t)(x[i] > m1) + (x[i] > m2) + (x[i] > m3);
   for (unsigned l = lo + 3; l < hi; l++) /* values of more than lo + 3 bytes */
     for (uint64_t i = 0, at = 1ull << (7 * l); i < n; i++) extra += x[i] >= at;
