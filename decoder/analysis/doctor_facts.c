@@ -164,6 +164,10 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   }
   return 0;
 }
+static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
+  for (size_t i = 0; i < n; i++) on_gpu(ctx, &g[i]);
+  return 0;
+}
 
 static int on_log(void *ctx, const struct ncs_log_line *l) {
   struct ncs_dfacts *f = ctx;
@@ -193,7 +197,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   v->process = on_process;
   v->comm = on_comm;
   v->calls = on_calls;
-  v->gpu_time = on_gpu;
+  v->gpu_times = on_gpus;
   v->log_line = on_log;
   v->raw = on_raw;
 }

@@ -72,8 +72,9 @@ static int gt_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 
-static int gt_gpu_time(void *ctx, const struct ncs_gpu_time *g) {
-  ((struct gt_file *)ctx)->gpu_records++;
+static int gt_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
+  (void)g;
+  ((struct gt_file *)ctx)->gpu_records += n;
   return 0;
 }
 
@@ -99,7 +100,7 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
   v->ctx = &s->f[file];
   v->raw = gt_raw;
   v->calls = gt_calls;
-  v->gpu_time = gt_gpu_time;
+  v->gpu_times = gt_gpu_times;
   v->process = gt_process;
 }
 

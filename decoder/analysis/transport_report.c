@@ -82,7 +82,9 @@ static int tr_log(void *ctx, const struct ncs_log_line *l) {
   return 0;
 }
 static int tr_calls(void *ctx, const struct ncs_call *x, size_t n) {
-  ncs_cown_calls(((struct tr_file *)ctx)->own, x, n);
+  struct ncs_cown *own = ((struct tr_file *)ctx)->own;
+  if (n == 1) ncs_cown_call(own, x->comm, x->t_enter, x->t_exit); /* CALL and GPU_TIME alternating */
+  else ncs_cown_calls(own, x, n);
   return 0;
 }
 static void given(void *ctx, uint32_t comm, const struct ncs_tconn *c) {

@@ -22,47 +22,45 @@ MUX_CB(log_line, struct ncs_log_line)
 MUX_CB(raw, struct ncs_raw)
 MUX_CB(inflight, struct ncs_inflight)
 #undef MUX_CB
-/* A run of CALL or GPU_TIME records to each receiver of flat list L in turn: walked by
- * pointer, the ends in locals (nothing reloaded from m after each call). A run of one (row
- * chunks; a column chunk whose CALL and GPU_TIME records alternate) takes the short way, the
- * longer loop kept out of line so that the short one saves few registers. */
+/* A run of CALL or GPU_TIME records to each receiver of flat list L in turn, one call each
+ * (walked by pointer, the ends in locals: nothing reloaded from m after each call). A
+ * per-record receiver's entry calls an adapter (one_<fields>) with the entry as its context,
+ * which loops over the run. */
 #define MUX_RUN_CB(fields, T, RX, L, NL) \
-  static __attribute__((noinline)) int mux_##fields##_long(const struct ncs_mux *m, const T *x, size_t n) { \
+  static int one_##fields(void *e, const T *x, size_t n) { \
+    const struct RX *p = e; \
     int stop = 0; \
-    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) { \
-      if (p->run) { stop |= p->run(p->ctx, x, n); continue; } \
-      int (*one)(void *, const T *) = p->one; \
-      void *c = p->ctx; \
-      for (const T *y = x, *ye = x + n; y < ye; y++) stop |= one(c, y); \
-    } \
-    return stop != 0; \
+    for (const T *y = x, *ye = x + n; y < ye; y++) stop |= p->one(p->octx, y); \
+    return stop; \
   } \
   static int mux_##fields(void *ctx, const T *x, size_t n) { \
     const struct ncs_mux *m = ctx; \
-    if (n != 1) return mux_##fields##_long(m, x, n); \
     int stop = 0; \
-    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) \
-      stop |= p->run ? p->run(p->ctx, x, 1) : p->one(p->ctx, x); \
+    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) stop |= p->run(p->ctx, x, n); \
     return stop != 0; \
   }
 MUX_RUN_CB(calls, struct ncs_call, ncs_mux_call_rx, callv, ncall)
 MUX_RUN_CB(gpu_times, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
 #undef MUX_RUN_CB
 /* Appends sub-visitor i's receiver of list L (its run callback `fields`, else its per-record
- * `field`): the receivers of the mux it is when they fit with a slot left for each later
- * sub-visitor, else the visitor itself (a nested mux then costs one call per run). */
+ * `field` through the adapter): the receivers of the mux it is when they fit with a slot left
+ * for each later sub-visitor, else the visitor itself (a nested mux then costs one call per
+ * run). A copied adapter entry keeps pointing at the sub-mux's entry (same receiver). */
 #define FLATTEN(L, NL, field, fields) do { \
     const struct ncs_visitor *s_ = &m->v[i]; \
     if (!s_->fields && !s_->field) break; \
     const struct ncs_mux *sub = s_->fields == mux_##fields ? s_->ctx : NULL; \
     if (sub && m->NL + sub->NL + (m->n - 1 - i) <= NCS_MUX_FLAT) { \
       for (int k = 0; k < sub->NL; k++) m->L[m->NL++] = sub->L[k]; \
+    } else if (s_->fields) { \
+      m->L[m->NL++] = (struct RX_##L){.run = s_->fields, .ctx = s_->ctx}; \
     } else { \
-      m->L[m->NL].run = s_->fields; \
-      m->L[m->NL].one = s_->fields ? NULL : s_->field; \
-      m->L[m->NL++].ctx = s_->ctx; \
+      m->L[m->NL] = (struct RX_##L){.run = one_##fields, .ctx = &m->L[m->NL], .one = s_->field, .octx = s_->ctx}; \
+      m->NL++; \
     } \
   } while (0)
+#define RX_callv ncs_mux_call_rx
+#define RX_gpuv ncs_mux_gpu_rx
 static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
   struct ncs_mux *m = ctx;
   int stop = 0;

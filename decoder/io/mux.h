@@ -21,17 +21,20 @@ struct ncs_mux {
   int n;
   /* set by ncs_mux_build: the receivers of the per-call records (CALL, GPU_TIME), in order,
    * a sub-visitor that is itself a built mux replaced by its own receivers when they fit (one
-   * indirect call per receiver and run, none per level); `run` when the receiver takes runs,
-   * else `one` for each record of the run */
+   * indirect call per receiver and run, none per level): run(ctx, x, n), the receiver's own
+   * run callback, or for a per-record receiver an adapter calling one(octx, record) for each
+   * record of the run (ctx: the entry) */
   struct ncs_mux_call_rx {
     int (*run)(void *, const struct ncs_call *, size_t);
-    int (*one)(void *, const struct ncs_call *);
     void *ctx;
+    int (*one)(void *, const struct ncs_call *);
+    void *octx;
   } callv[NCS_MUX_FLAT];
   struct ncs_mux_gpu_rx {
     int (*run)(void *, const struct ncs_gpu_time *, size_t);
-    int (*one)(void *, const struct ncs_gpu_time *);
     void *ctx;
+    int (*one)(void *, const struct ncs_gpu_time *);
+    void *octx;
   } gpuv[NCS_MUX_FLAT];
   int ncall, ngpu;
 };
