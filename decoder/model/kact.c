@@ -219,8 +219,7 @@ static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) 
 /* A run of calls of one operation at a time, the log's ends in locals: a call whose size is in
  * its first hash slot and that follows the previous within 16.7 ms is one word stored (the
  * common case: a few sizes, calls us to ms apart); anything else goes through clog_add. */
-void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n) {
-  if (k->calls_off) return;
+__attribute__((noinline)) static void add_run(struct ncs_kact *k, const struct ncs_call *x, size_t n) {
   const struct ncs_call *c = x, *end = x + n;
   while (c < end) {
     uint32_t op = c->op;
@@ -253,6 +252,32 @@ void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n) 
     }
     while (c < end && c->op == op) c++; /* the rest of the op's calls: not sized, nothing logged */
   }
+}
+
+/* One call as add_run takes it (a run of one: GPU-timed traces alternate CALL and GPU_TIME). */
+static void add_call(struct ncs_kact *k, const struct ncs_call *c) {
+  if (c->rc != 0 || c->op >= NCS_OP_LIMIT) return;
+  int slot = call_slot(k, c->op);
+  if (slot < 0) return;
+  struct ncs_kact_op *o = &k->f.op[slot];
+  if (!o->sized) return;
+  if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { o->sized = 0; return; } /* one kernel per group / graph */
+  struct clog *l = &k->calls[slot];
+  uint64_t S = ncs_rule_bytes(c->count, c->datatype), d = c->t_enter - l->last_t;
+  uint32_t sx = k->size_slot[size_hash(S)];
+  if (sx && k->sizes[sx - 1] == S && d < (1u << DT_BITS) && l->at < l->end) {
+    *l->at++ = sx << DT_BITS | (uint32_t)d;
+    l->last_t = c->t_enter;
+    l->n++;
+    return;
+  }
+  if (clog_add(k, l, S, c->t_enter) != 0) o->sized = 0;
+}
+
+void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n) {
+  if (k->calls_off) return;
+  if (n == 1) add_call(k, x);
+  else add_run(k, x, n);
 }
 
 static int bucket(uint64_t S) {
