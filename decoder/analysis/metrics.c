@@ -98,7 +98,7 @@ struct rank_m {
 /* Records kept while the file's step boundary is not chosen yet (see "One read" below): in
  * file order, runs of one type each, a run's header followed by its records as decoded (a
  * COMM record: what metrics takes of it). */
-enum { HELD_CALL, HELD_GPU, HELD_COMM };
+enum { HELD_CALL, HELD_GPU, HELD_COMM, HELD_NONE };
 struct held_run { uint32_t type, n; };
 struct held_comm { uint32_t comm; int32_t nranks; };
 #define HOLD_MAX (1u << 18)  /* records held per file at most; past it the boundary is chosen
@@ -143,6 +143,7 @@ struct file_state {
   int deciding;               /* 1 until the boundary is chosen; records are held meanwhile */
   uint8_t *held;              /* the held runs (struct held_run, then its records) */
   size_t hlen, hcap, hlast;   /* bytes used, allocated; the latest run's offset */
+  uint32_t htype;             /* the latest run's type (HELD_NONE: none) */
   uint32_t nheld;             /* records held */
   /* the second pass */
   struct pslot *pend;         /* [PENDING_CAP] */
@@ -538,9 +539,8 @@ static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thre
         }
         ix = f->npool++;
       }
-      memset(&f->pool[ix], 0, sizeof f->pool[ix]);
-      f->pool[ix].key = key;
-      f->pool[ix].home = home;
+      struct pend *p = &f->pool[ix]; /* every field read before it is set (sh: once counted) */
+      p->key = key; p->home = home; p->t_enter = p->t_exit = 0; p->counted = 0; p->nmem = 0; p->gix = 0;
       f->pend[i] = (struct pslot){key, ix + 1, home};
       f->npend++;
       return &f->pool[ix];
@@ -874,7 +874,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   }
   f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
   f->deciding = 1;
-  f->nheld = 0; f->hlen = 0;
+  f->nheld = 0; f->hlen = 0; f->htype = HELD_NONE;
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
   f->nstarts = 0;
   f->gpu_mode = 0;
@@ -920,37 +920,40 @@ static void decide(struct file_state *f) {
       o += h->n * sizeof *hc;
     }
   }
-  f->hlen = 0; f->nheld = 0; /* the buffer stays with the state, for the next file */
+  f->hlen = 0; f->nheld = 0; f->htype = HELD_NONE; /* the buffer stays with the state, for the next file */
 }
 
+/* More room for the held runs: at least `need` bytes in all; 0, or -1 when there is no memory. */
+static __attribute__((noinline)) int hold_grow(struct file_state *f, size_t need) {
+  size_t nc = f->hcap ? f->hcap : 65536;
+  while (nc < need) nc *= 2;
+  uint8_t *p = realloc(f->held, nc);
+  if (!p) return -1;
+  f->held = p;
+  f->hcap = nc;
+  return 0;
+}
 /* Room for n more held records of `type` (each `size` bytes, a multiple of 8) at the end of
- * the held runs; NULL when there is no memory. */
-static void *hold(struct file_state *f, uint32_t type, uint32_t n, size_t size) {
-  struct held_run *last = f->hlen ? (struct held_run *)(f->held + f->hlast) : NULL;
-  int extend = last && last->type == type;
-  size_t need = f->hlen + (extend ? 0 : sizeof *last) + n * size;
-  if (need > f->hcap) {
-    size_t nc = f->hcap ? f->hcap : 65536;
-    while (nc < need) nc *= 2;
-    uint8_t *p = realloc(f->held, nc);
-    if (!p) return NULL;
-    f->held = p;
-    f->hcap = nc;
-  }
-  if (extend) ((struct held_run *)(f->held + f->hlast))->n += n;
-  else {
+ * the held runs (a run of that type goes on; else a new one starts); NULL when there is no
+ * memory. */
+static inline __attribute__((always_inline)) void *hold(struct file_state *f, uint32_t type, uint32_t n, size_t size) {
+  size_t head = type == f->htype ? 0 : sizeof(struct held_run), need = f->hlen + head + n * size;
+  if (need > f->hcap && hold_grow(f, need)) return NULL;
+  if (head) {
     f->hlast = f->hlen;
+    f->htype = type;
     *(struct held_run *)(f->held + f->hlen) = (struct held_run){type, n};
-    f->hlen += sizeof *last;
+  } else {
+    ((struct held_run *)(f->held + f->hlast))->n += n;
   }
-  void *at = f->held + f->hlen;
-  f->hlen += n * size;
+  void *at = f->held + f->hlen + head;
+  f->hlen = need;
   f->nheld += n;
   return at;
 }
 /* How many of the n records to hold now (HOLD_MAX), and room for them: *at, NULL when there
  * is no memory (none is held then). */
-static uint32_t hold_some(struct file_state *f, size_t n, uint32_t type, size_t size, void **at) {
+static inline __attribute__((always_inline)) uint32_t hold_some(struct file_state *f, size_t n, uint32_t type, size_t size, void **at) {
   uint32_t k = HOLD_MAX - f->nheld < n ? HOLD_MAX - f->nheld : (uint32_t)n;
   *at = k ? hold(f, type, k, size) : NULL;
   return *at ? k : 0;
@@ -987,17 +990,18 @@ static inline __attribute__((always_inline)) void p1_call(struct file_state *f, 
 /* A run of calls. While deciding, those there is room for are counted (first pass) and held;
  * the first without room is counted too, and the boundary is chosen (decide); the rest go
  * through the second pass one after the other. */
+static __attribute__((noinline)) size_t hold_calls(struct file_state *f, const struct ncs_call *c, size_t n) {
+  void *at;
+  size_t i = hold_some(f, n, HELD_CALL, sizeof *c, &at);
+  struct ncs_call *to = at;
+  for (size_t k = 0; k < i; k++) { p1_call(f, &c[k]); to[k] = c[k]; } /* (memcpy's rep movsb: a count per byte) */
+  if (i < n) { p1_call(f, &c[i]); decide(f); }
+  return i;
+}
 static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
-  size_t i = 0;
-  if (f->deciding) {
-    void *at;
-    i = hold_some(f, n, HELD_CALL, sizeof *c, &at);
-    struct ncs_call *to = at;
-    for (size_t k = 0; k < i; k++) { p1_call(f, &c[k]); to[k] = c[k]; } /* (memcpy's rep movsb: a count per byte) */
-    if (i < n) { p1_call(f, &c[i]); decide(f); }
-  }
+  size_t i = f->deciding ? hold_calls(f, c, n) : 0;
   for (; i < n; i++) p2_call(f, &c[i]);
   return 0;
 }
