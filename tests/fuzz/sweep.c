@@ -14,6 +14,8 @@
  * All reads share one set of reader buffers (as a decoding thread of the loader does), and after
  * each one the intact file is read again on them: it must deliver exactly the records (every
  * field of every CALL and GPU_TIME, every byte of the others) a read with fresh buffers did.
+ * Reads alternate between taking CALL / GPU_TIME one record at a time and a run at a time (the
+ * visitor's calls / gpu_times); each intact reread takes the other way, and no run may be empty.
  * Every read must return 0, 1 or 2; every damaged (1) or unreadable (2) read, and every cut
  * one, must say why in a message that starts with the file's name, and (1, cut) carries
  * "offset N". Prints per file the reads and their outcomes; exit 1 on the first breach (with
@@ -38,6 +40,21 @@ static void mix(uint64_t x) { hash = (hash ^ x) * 0x100000001b3ull + 0x9e3779b97
 #define HASH_FIELD_(K, f, a) mix((uint64_t)k->f);
 static int on_call(void *c, const struct ncs_call *k) { mix(5); NCS_FIELDS_call(HASH_FIELD_) return 0; }
 static int on_gpu(void *c, const struct ncs_gpu_time *k) { mix(10); NCS_FIELDS_gpu_time(HASH_FIELD_) return 0; }
+/* the same records taken a run at a time (the visitor's calls / gpu_times, as report's
+ * analyses take them): every other read goes this way, so damage meets both delivery paths and
+ * the intact file's hash must not depend on which one delivered it */
+static int use_runs;
+static long empty_runs;
+static int on_calls(void *c, const struct ncs_call *x, size_t n) {
+  if (!n) empty_runs++;
+  for (size_t i = 0; i < n; i++) on_call(c, &x[i]);
+  return 0;
+}
+static int on_gpus(void *c, const struct ncs_gpu_time *x, size_t n) {
+  if (!n) empty_runs++;
+  for (size_t i = 0; i < n; i++) on_gpu(c, &x[i]);
+  return 0;
+}
 static int on_raw(void *c, const struct ncs_raw *r) {
   mix(r->type);
   for (size_t i = 0; i < r->len; i++) mix(r->body[i]);
@@ -60,6 +77,7 @@ static int read_fd(const char *path, struct ncs_read_status *st) {
   v.call = on_call;
   v.gpu_time = on_gpu;
   v.raw = on_raw;
+  if (use_runs) { v.calls = on_calls; v.gpu_times = on_gpus; }
   memset(st, 0, sizeof *st);
   struct ncs_trace *t;
   int rc = ncs_trace_open(path, &v, st, &t);
@@ -91,10 +109,17 @@ static int judge(const char *what, size_t where, const uint8_t *buf, size_t n, i
   char path[64];
   int fd = memfile(buf, n, path);
   struct ncs_read_status st;
+  use_runs = (int)(reads & 1);
   int rc = read_fd(path, &st);
   close(fd);
   reads++;
-  if (intact) { /* then the intact file on the same buffers */
+  if (empty_runs) {
+    printf("BREACH: %s at %zu: a run of 0 records delivered\n", what, where);
+    empty_runs = 0;
+    return 1;
+  }
+  if (intact) { /* then the intact file on the same buffers, by the other delivery path */
+    use_runs = !use_runs;
     char p2[64];
     struct ncs_read_status st2;
     int fd2 = memfile(intact, intact_n, p2);
