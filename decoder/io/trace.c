@@ -25,6 +25,9 @@
 #include "io/recover.h"
 #include "io/regfile.h"
 
+/* The longest run of CALL records a row chunk hands a run visitor at once. */
+#define NCS_ROW_RUN 64
+
 /* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
 struct ncs_trace_bufs {
   ZSTD_DCtx *dctx;
@@ -34,6 +37,7 @@ struct ncs_trace_bufs {
   struct ncs_call calls[NCS_COLR_BLOCK];       /* its block of split CALL records */
   struct ncs_gpu_time gpu_times[NCS_COLR_BLOCK]; /* and of GPU_TIME records */
   struct ncs_decv_memo calls_memo, gpu_times_memo; /* what those hold (encode.h) */
+  struct ncs_call row_calls[NCS_ROW_RUN];      /* a row chunk's CALL records gathered into a run */
 };
 
 /* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
@@ -216,10 +220,24 @@ static int count_check(struct reader *r, uint64_t index, uint32_t k, uint32_t nr
   return -1;
 }
 
-/* Walks the records of one decompressed chunk. Returns 0, 1 stopped, -1 damage (error set). */
+/* Walks the records of one decompressed chunk. Returns 0, 1 stopped, -1 damage (error set).
+ * For a visitor with `calls`, consecutive CALL records are decoded into b->row_calls and
+ * handed over as one run (up to NCS_ROW_RUN) before the next other record, error or end:
+ * the records visited, in order, are those of a record-by-record walk. */
+/* (walk_records) the gathered run to the visitor; returns 1 from walk_records if it stops */
+#define FLUSH_ROW_RUN_() \
+  if (nrun) { \
+    int s_ = v->calls(v->ctx, run, nrun) != 0; \
+    r->st->records += nrun; \
+    nrun = 0; \
+    if (s_) return 1; \
+  }
 static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t nrec,
                         uint64_t index) {
   const uint8_t *p = raw, *end = raw + n;
+  const struct ncs_visitor *v = r->v;
+  struct ncs_call *run = r->b->row_calls;
+  uint32_t nrun = 0;
   struct ncs_call_delta delta;
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
@@ -231,21 +249,37 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
       len = p[1];
       p += 2;
     } else if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &len)) {
+      FLUSH_ROW_RUN_()
       set_error(r, r->chunk_off, "chunk %llu: record %u at raw byte %zu: bad record header",
                 (unsigned long long)index, k, (size_t)(rec - raw));
       return -1;
     }
     if (len > (uint64_t)(end - p)) {
+      FLUSH_ROW_RUN_()
       set_error(r, r->chunk_off,
                 "chunk %llu: record %u at raw byte %zu: length %llu runs past the chunk end",
                 (unsigned long long)index, k, (size_t)(rec - raw), (unsigned long long)len);
       return -1;
     }
     if (k >= nrec) {
+      FLUSH_ROW_RUN_()
       set_error(r, r->chunk_off, "chunk %llu: more records than the %u its header states",
                 (unsigned long long)index, nrec);
       return -1;
     }
+    if (type == NCS_REC_CALL && v->calls) { /* gathered; visited with the run */
+      struct ncs_rbuf rb;
+      ncs_rbuf_init(&rb, p, (size_t)len, NULL, 0);
+      if (ncs_dec_call(&rb, &delta, &run[nrun])) {
+        FLUSH_ROW_RUN_()
+        return record_failed(r, -1, index, k, type, (size_t)(rec - raw));
+      }
+      p += len;
+      k++;
+      if (++nrun == NCS_ROW_RUN) FLUSH_ROW_RUN_()
+      continue;
+    }
+    FLUSH_ROW_RUN_()
     int rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, p, (size_t)len, &delta);
     if (rc < 0) return record_failed(r, rc, index, k, type, (size_t)(rec - raw));
     p += len;
@@ -253,8 +287,10 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
     r->st->records++;
     if (rc) return 1;
   }
+  FLUSH_ROW_RUN_()
   return count_check(r, index, k, nrec);
 }
+#undef FLUSH_ROW_RUN_
 
 /* The records of a column chunk whose columns ncs_columns_begin has opened in b->colrd: split
  * CALL and GPU_TIME records decoded a block at a time straight into their structs (no rows
