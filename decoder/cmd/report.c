@@ -141,7 +141,7 @@ static struct op_sum *op_row(struct file_sum *s, uint32_t op, uint32_t dt) {
   return (op > 0 && op < NCS_OP_LIMIT && ncs_op_name(op)) ? &s->ops[op] : &s->unknown_op;
 }
 
-/* One call (a run of one: row chunks, or CALL and GPU_TIME records alternating). */
+/* One call (a run of one: CALL and GPU_TIME records alternating, or one-record chunks). */
 static int add_call(struct file_sum *s, const struct ncs_call *c) {
   if (!s->last_row || c->op != s->last_op || c->datatype != s->last_dt) { /* calls repeat a few of these */
     s->last_row = op_row(s, c->op, c->datatype);
