@@ -57,6 +57,9 @@ $(BUILD)/obj/decoder/%.o: decoder/%.c $(DEC_HDR) $(wildcard include/*/*.h)
 # short loops run once per value; unrolled, they take about a sixth fewer instructions a record
 # (BENCHMARKS.md, "The trace reader").
 $(BUILD)/obj/decoder/io/trace.o: CFLAGS_COMMON += -funroll-loops
+# metrics' run loop (p2_calls) keeps its state in locals; GCC's SLP vectoriser packs them in pairs
+# into vector registers and shuffles them on every call, a fifth more instructions a record.
+$(BUILD)/obj/decoder/analysis/metrics.o: CFLAGS_COMMON += -fno-tree-slp-vectorize
 
 $(SHIM): $(SHIM_OBJ) shim/exports.map
 	$(CC) $(SAN) $(SHIM_LDFLAGS) -o $@ $(SHIM_OBJ) $(SHIM_LIBS)

@@ -15,6 +15,7 @@
  * Options (analysis.h): --skip-warmup N (steps) or Ns (seconds), --step-op OP; the trace's
  * or the environment's NCCLSCOPE_STEP_MARK=OP names the boundary op too. */
 #include <math.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,9 +120,10 @@ struct call_shape {
   uint64_t count;
   uint32_t op, callsite, comm, datatype;
   int set;
-  int fast;                   /* timed, not the boundary, have_sh, the file timed on the host,
-                                 the rank's warm-up set and its window begun: p2_call's common
-                                 case applies */
+  int fast;                   /* timed, have_sh, the file timed on the host, the rank's warm-up
+                                 set and its window begun (the boundary: once it can no longer
+                                 end the warm-up): p2_calls' common case applies; 1, or 2 for
+                                 the boundary (0: not) */
   struct call_shape *next;    /* the call shape that followed it last time (NULL: none yet;
                                  when set, it is set) */
   struct sig *sig;            /* while deciding: its signature's count (NULL: not counted, the
@@ -616,10 +618,18 @@ static int p2_comm(void *ctx, const struct ncs_comm *c) {
   return 0;
 }
 
-/* The call shape of c (CALL_SHAPES above), made on a miss. */
+/* The call shape of c (CALL_SHAPES above), made on a miss. comm and datatype sit side by side,
+ * in that order, in both: compared as one 64-bit word. */
+_Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
+_Static_assert(offsetof(struct call_shape, datatype) == offsetof(struct call_shape, comm) + 4, "comm, datatype");
+static inline uint64_t comm_datatype(const uint32_t *comm) {
+  uint64_t v;
+  memcpy(&v, comm, sizeof v);
+  return v;
+}
 static int same_call_shape(const struct call_shape *x, const struct ncs_call *c) {
-  return x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
-         x->datatype == c->datatype;
+  return x->count == c->count && x->op == c->op && x->callsite == c->callsite &&
+         comm_datatype(&x->comm) == comm_datatype(&c->comm);
 }
 static int call_shape_is(const struct call_shape *x, const struct ncs_call *c) {
   return x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&
@@ -678,7 +688,7 @@ static __attribute__((noinline)) void count_step(struct file_state *f, uint64_t 
   if (f->nstarts < f->capstarts) f->starts[f->nstarts++] = t;
 }
 
-/* p2_call for every case: the common one too. */
+/* p2_calls for every case: the common one too. */
 static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct call_shape *x) {
   struct rank_m *r = f->r;
   struct metrics *m = f->m;
@@ -731,34 +741,65 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
   return 0;
 }
 
-/* The second pass of a call. The common case first: a call of a shape with x->fast (timed,
- * its size row made, the file timed on the host, the warm-up set and the window begun; the
- * boundary too once it can no longer end the warm-up), counted (after the warm-up),
- * succeeded, not captured and not inside a group: what p2_call_any does with it, without
- * its tests. */
-static inline __attribute__((always_inline)) int p2_call(struct file_state *f, const struct ncs_call *c) {
-  struct call_shape *x = call_shape_of(f, c);
+/* The second pass of a run of calls. The common case first: a call of a shape with x->fast
+ * (timed, its size row made, the file timed on the host, the warm-up set and the window
+ * begun; the boundary too once it can no longer end the warm-up), counted (after the
+ * warm-up), succeeded (rc 0), not captured and at group depth 0: what p2_call_any does with
+ * it, without its tests. Any other call goes to p2_call_any (which does the same with the
+ * common one). Over the run, the state the common case changes (the previous call shape,
+ * the window, the open interval and the buffer's counts) is kept in locals: written back
+ * before anything else reads it (flush_iv, add_iv_unsorted, p2_call_any) and at the end. */
+static __attribute__((noinline)) void p2_calls(struct file_state *f, const struct ncs_call *c, size_t n) {
   struct rank_m *r = f->r;
-  uint64_t s = c->t_enter, e = c->t_exit;
-  if (__builtin_expect(x->fast, 1) && s >= r->warm_t && (c->rc == 0 || c->rc == ncclInProgress) &&
-      !(c->flags & NCS_CALL_F_CAPTURED) && !(c->group && c->depth > 0)) {
-    if (__builtin_expect(x->boundary, 0)) { r->boundary_seen++; count_step(f, s); }
-    if (s < r->w0) r->w0 = s;
-    if (e > r->w1) r->w1 = e;
-    uint64_t d = e > s ? e - s : 0;
-    add_iv(f, s, e);
+  struct call_shape *prev = f->prev_shape;
+  uint64_t w0 = r->w0, w1 = r->w1, warm_t = r->warm_t;
+  uint64_t open_s = f->open_s, open_e = f->open_e;
+  uint32_t niv = f->niv, nraw = f->nraw;
+#define P2_SAVE_() (f->prev_shape = prev, r->w0 = w0, r->w1 = w1, f->open_s = open_s, f->open_e = open_e, \
+                    f->niv = niv, f->nraw = nraw)
+#define P2_LOAD_() (prev = f->prev_shape, w0 = r->w0, w1 = r->w1, warm_t = r->warm_t, open_s = f->open_s, \
+                    open_e = f->open_e, niv = f->niv, nraw = f->nraw)
+  for (const struct ncs_call *end = c + n; c < end; c++) {
+    struct call_shape *x = prev->next;
+    if (__builtin_expect(!x || !same_call_shape(x, c), 0)) prev->next = x = call_shape_lookup(f, c);
+    prev = x;
+    uint64_t s = c->t_enter, e = c->t_exit;
+    int fast = x->fast, common = s >= warm_t && !(c->rc | c->depth | (c->flags & NCS_CALL_F_CAPTURED));
+    if (__builtin_expect(fast != 1 || !common, 0)) {
+      if (fast == 2 && common) { /* the boundary */
+        r->boundary_seen++;
+        count_step(f, s); /* (reads none of the locals) */
+      } else {
+        P2_SAVE_();
+        p2_call_any(f, c, x);
+        const struct metrics *m = f->m;
+        x->fast = x->have_sh && x->timed && !f->gpu_mode && r->warm_set && r->have_window &&
+                  (!x->boundary || m->skip_steps <= 0 || r->boundary_seen > (uint64_t)m->skip_steps);
+        x->fast += x->fast && x->boundary;
+        P2_LOAD_();
+        continue;
+      }
+    }
+    w0 = s < w0 ? s : w0;
+    w1 = e > w1 ? e : w1;
+    uint64_t d = 0;
+    if (e > s) { /* add_iv */
+      d = e - s;
+      if (__builtin_expect(nraw == IV_CAP, 0)) { P2_SAVE_(); flush_iv(f, 0); P2_LOAD_(); }
+      nraw++;
+      if (s < open_s) { P2_SAVE_(); add_iv_unsorted(f, s, e); P2_LOAD_(); } /* (OPEN_NONE too) */
+      else if (s <= open_e) open_e = e > open_e ? e : open_e;
+      else { f->iv[niv][0] = open_s; f->iv[niv][1] = open_e; niv++; open_s = s; open_e = e; }
+    }
     const struct shape *sh = &x->sh;
     struct mstat *z = sh->z;
     sh->t->busS_f += sh->busS;
     z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS;
     ncs_hist_add(z->h, d);
-    return 0;
   }
-  p2_call_any(f, c, x);
-  const struct metrics *m = f->m;
-  x->fast = x->have_sh && x->timed && !f->gpu_mode && r->warm_set && r->have_window &&
-            (!x->boundary || m->skip_steps <= 0 || r->boundary_seen > (uint64_t)m->skip_steps);
-  return 0;
+  P2_SAVE_();
+#undef P2_SAVE_
+#undef P2_LOAD_
 }
 
 /* account() of pending call p */
@@ -908,7 +949,7 @@ static void decide(struct file_state *f) {
     o += sizeof *h;
     if (h->type == HELD_CALL) {
       const struct ncs_call *c = (const void *)(f->held + o);
-      for (uint32_t i = 0; i < h->n; i++) p2_call(f, &c[i]);
+      p2_calls(f, c, h->n);
       o += h->n * sizeof *c;
     } else if (h->type == HELD_GPU) {
       const struct ncs_gpu_time *g = (const void *)(f->held + o);
@@ -1002,7 +1043,7 @@ static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
   size_t i = f->deciding ? hold_calls(f, c, n) : 0;
-  for (; i < n; i++) p2_call(f, &c[i]);
+  if (i < n) p2_calls(f, c + i, n - i);
   return 0;
 }
 static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
