@@ -17,10 +17,12 @@
 #      after.
 # "before" is the decoder (and its test_trace_roundtrip reader) built from git ref BASE (or
 # BENCH_BEFORE_REV; unset: only "after" runs) in a scratch worktree; "after" is BUILD (default
-# build). The traces are written by BUILD's test_trace_roundtrip. The load average is printed at
-# the start and end of each part. Outputs go to /dev/null; exit codes 0 and 1 (findings) are
-# accepted, anything else stops the script (a "before" reader that cannot read the traces'
-# format, e.g. 2.1 columns before 2.1, is left out of that trace's rows and says so).
+# build). The traces are written by BUILD's test_trace_roundtrip (and synth). The load average is
+# printed at the start and end of each part. Outputs go to /dev/null; exit codes 0 and 1
+# (findings) are accepted, anything else stops the script. A "before" of another major trace
+# format (4.0 changed only the chunk checksum) reads the same records written by its own test
+# writer and synth, and the script prints both sizes; a "before" that still cannot read a trace
+# (e.g. 2.1 columns before 2.1) is left out of that trace's rows and says so.
 # ONE=0 leaves part 1 out, RANKS=0 part 2; JOB=DIR
 # reuses a job that `ncclscope synth` wrote (its RANKS and CALLS are then the directory's).
 # Example: BASE=923821a REPS=3 scripts/bench-decoder-job.sh build
@@ -46,6 +48,7 @@ if [ -n "$BASE" ]; then
   SIDES="before after"
 fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+fmt_major() { "$1" --version | sed -n 's/.*trace format \([0-9]*\)\..*/\1/p'; }
 echo "# bench-decoder-job: $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ), before=${BASE:-none}$([ -n "$BASE" ] && echo " ($(git -C "$ROOT" rev-parse --short "$BASE"))") after=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- decoder include || echo '+changes'), REPS=$REPS"
 # stats VALUES...: "min/median/max"
 stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%s/%s/%s", v[1], v[int((NR+1)/2)], v[NR]}'; }
@@ -64,6 +67,19 @@ echo "## 1. two traces of about $ONE CALL records (rows: 65536 a chunk; columns:
 # rows: whole chunks only (a short last chunk would be written as columns)
 "$GEN" --bench-write "$W/rows.ncs" $(( (ONE + 65535) / 65536 * 65536 )) 65536 >/dev/null
 "$GEN" --bench-write "$W/columns.ncs" "$ONE" 16384 >/dev/null
+# A "before" of another major format gets the same records from its own test writer (4.0 changed
+# only the chunk checksum: the files are the same size; checked below)
+declare -A TR=([after]=)
+if [ -n "$BASE" ] && [ "$(fmt_major "${NCS[before]}")" != "$(fmt_major "${NCS[after]}")" ]; then
+  TR[before]=.before
+  "${RD[before]}" --bench-write "$W/rows.before.ncs" $(( (ONE + 65535) / 65536 * 65536 )) 65536 >/dev/null
+  "${RD[before]}" --bench-write "$W/columns.before.ncs" "$ONE" 16384 >/dev/null
+  for kind in rows columns; do
+    [ "$(stat -c %s "$W/$kind.ncs")" = "$(stat -c %s "$W/$kind.before.ncs")" ] ||
+      echo "note: $kind: before's trace (format $(fmt_major "${NCS[before]}").x) is $(stat -c %s "$W/$kind.before.ncs") bytes, after's $(stat -c %s "$W/$kind.ncs")"
+  done
+  echo "(before reads traces of format $(fmt_major "${NCS[before]}").x written by its own test writer, after those of $(fmt_major "${NCS[after]}").x)"
+fi
 declare -A RECS
 for kind in rows columns; do RECS[$kind]=$("$GEN" --bench-read "$W/$kind.ncs" | sed -n 's/^records \([0-9]*\).*/\1/p'); done
 for kind in rows columns; do
@@ -108,11 +124,11 @@ for kind in rows columns; do
 done
 for i in $(seq "$REPS"); do
   for kind in rows columns; do
-    for side in $SIDES; do "${RD[$side]}" --bench-read "$W/$kind.ncs" | sed -n '/(rc 0)/s/.*cpu \([0-9.]*\) s.*/0 \1 0/p' >>"$W/$kind.reader.$side"; done
+    for side in $SIDES; do "${RD[$side]}" --bench-read "$W/$kind${TR[$side]:-}.ncs" | sed -n '/(rc 0)/s/.*cpu \([0-9.]*\) s.*/0 \1 0/p' >>"$W/$kind.reader.$side"; done
     timed "$W/$kind.zstd" zstd -q -d -c "$W/$kind.zst"
     for side in $SIDES; do
       if [ "$side" = before ] && [ ! -s "$W/$kind.reader.before" ]; then continue; fi
-      timed "$W/$kind.report.$side" "${NCS[$side]}" report "$W/$kind.ncs"
+      timed "$W/$kind.report.$side" "${NCS[$side]}" report "$W/$kind${TR[$side]:-}.ncs"
     done
   done
 done
@@ -137,19 +153,28 @@ fi
 [ "$RANKS" = 0 ] && exit 0
 
 hosts=$(( RANKS >= 8 ? RANKS / 8 : 1 ))
+JB=
+jb() { [ "$1" = before ] && printf '%s' "$JB"; return 0; }
 if [ -n "${JOB:-}" ]; then ln -s "$(cd "$JOB" && pwd)" "$W/job"; RANKS=$(ls "$W/job/" | grep -c '\.ncs$'); CALLS="(from $JOB)"
 else "${NCS[after]}" synth -o "$W/job" --ranks "$RANKS" --hosts "$hosts" --calls "$CALLS" --threads "$(nproc)" \
-       --straggler 3:50:0.1 --chunk-calls 8192 >/dev/null; fi
+       --straggler 3:50:0.1 --chunk-calls 8192 >/dev/null
+     if [ -n "$BASE" ] && [ "$(fmt_major "${NCS[before]}")" != "$(fmt_major "${NCS[after]}")" ]; then
+       "${NCS[before]}" synth -o "$W/job.before" --ranks "$RANKS" --hosts "$hosts" --calls "$CALLS" --threads "$(nproc)" \
+         --straggler 3:50:0.1 --chunk-calls 8192 >/dev/null
+       JB=.before
+       echo "(before reads the job as its own synth wrote it, format $(fmt_major "${NCS[before]}").x: $(du -sbL "$W/job.before" | cut -f1) bytes, after's $(du -sbL "$W/job" | cut -f1))"
+     fi
+   fi
 echo "## 2. $RANKS ranks x $CALLS calls on $(nproc) CPUs ($(du -sLm "$W/job" | cut -f1) MiB in $(ls "$W/job/" | wc -l) files): min/median/max of $REPS (load $(load))"
 for cmd in report report-json doctor html; do for side in $SIDES; do : >"$W/$cmd.$side"; done; done
 for i in $(seq "$REPS"); do
   for cmd in report report-json doctor html; do
     for side in $SIDES; do
       case $cmd in
-        report) timed "$W/$cmd.$side" "${NCS[$side]}" report "$W/job" ;;
-        report-json) timed "$W/$cmd.$side" "${NCS[$side]}" report --json "$W/job" ;;
-        doctor) timed "$W/$cmd.$side" "${NCS[$side]}" doctor "$W/job" ;;
-        html) timed "$W/$cmd.$side" "${NCS[$side]}" html "$W/job" -o "$W/r.html" ;;
+        report) timed "$W/$cmd.$side" "${NCS[$side]}" report "$W/job$(jb $side)" ;;
+        report-json) timed "$W/$cmd.$side" "${NCS[$side]}" report --json "$W/job$(jb $side)" ;;
+        doctor) timed "$W/$cmd.$side" "${NCS[$side]}" doctor "$W/job$(jb $side)" ;;
+        html) timed "$W/$cmd.$side" "${NCS[$side]}" html "$W/job$(jb $side)" -o "$W/r.html" ;;
       esac
     done
   done

@@ -140,16 +140,35 @@ int main(void) {
   size_t o = ch[0].off;
   uint32_t psz = ncs_get_u32(b + o + 4);
   ncs_put_u32(b + o + 8, ncs_get_u32(b + o + 8) + 1);
-  ncs_put_u32(b + o + 32, ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, b + o, 32), b + o + 40, psz));
+  ncs_put_u32(b + o + 32, ncs_chunk_sum(NCS_FORMAT_MAJOR, b + o, b + o + 40, psz));
   spit(b, n);
   CHECK(read_it(&calls, &st) == 1 && strstr(st.error, "header states") && names(&st, 64) && calls == 0,
         "raw size disagrees with the zstd frame: damage (%s)", st.error);
   /* garbage payload with a valid checksum */
   memcpy(b, orig, n);
   for (uint32_t i = 0; i < psz; i++) b[o + 40 + i] = (uint8_t)(i * 37 + 11);
-  ncs_put_u32(b + o + 32, ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, b + o, 32), b + o + 40, psz));
+  ncs_put_u32(b + o + 32, ncs_chunk_sum(NCS_FORMAT_MAJOR, b + o, b + o + 40, psz));
   spit(b, n);
   CHECK(read_it(&calls, &st) == 1 && strstr(st.error, "zstd") && names(&st, 64), "garbage compressed payload behind a valid checksum: damage (%s)", st.error);
+  /* the checksum follows the file's major version (docs/FORMAT.md): FNV-1a before 4.0, the lanes
+   * since; a 4.0 chunk summed the old way, or a 3.x file summed the new way, is damage */
+  memcpy(b, orig, n);
+  ncs_put_u32(b + o + 32, ncs_chunk_sum(3, b + o, b + o + 40, psz));
+  spit(b, n);
+  CHECK(ncs_get_u16(orig + 8) == 4 && read_it(&calls, &st) == 1 && strstr(st.error, "bad checksum") && names(&st, 64) &&
+            calls == 0,
+        "a 4.0 chunk with a 3.x (FNV-1a) checksum: damage at chunk 0 (%s)", st.error);
+  memcpy(b, orig, n);
+  ncs_put_u16(b + 8, 3);
+  spit(b, n);
+  CHECK(read_it(&calls, &st) == 1 && strstr(st.error, "bad checksum") && names(&st, 64) && calls == 0,
+        "a 3.x file whose chunks carry 4.0 checksums: damage at chunk 0 (%s)", st.error);
+  for (int k = 0; k < nch; k++)
+    ncs_put_u32(b + ch[k].off + 32, ncs_chunk_sum(3, b + ch[k].off, b + ch[k].off + 40, ncs_get_u32(b + ch[k].off + 4)));
+  spit(b, n);
+  int rc3 = read_it(&calls, &st);
+  CHECK(rc3 == 0 && calls == 19, "the same chunks as a 3.x file with FNV-1a checksums: all 19 calls read (rc %d, %llu calls%s%s)",
+        rc3, (unsigned long long)calls, rc3 ? ": " : "", rc3 ? st.error : "");
   /* bad chunk magic in chunk 2 */
   memcpy(b, orig, n);
   memcpy(b + ch[2].off, "XXXX", 4);
@@ -286,7 +305,7 @@ int main(void) {
         {1000, "more records than the 1000 its header states", 1000}, {5000, "4000 records, its header states 5000", 4000}};
     for (int i = 0; cb && i < 2; i++) {
       ncs_put_u32(cb + 64 + 12, hc[i].nrec);
-      ncs_put_u32(cb + 64 + 32, ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, cb + 64, 32), cb + 64 + 40, cpsz));
+      ncs_put_u32(cb + 64 + 32, ncs_chunk_sum(NCS_FORMAT_MAJOR, cb + 64, cb + 64 + 40, cpsz));
       spit(cb, cn);
       CHECK(read_it(&calls, &st) == 1 && strstr(st.error, hc[i].want) && names(&st, 64) && calls == hc[i].calls,
             "column chunk stating %u of its 4000 records: damage at the chunk, %llu calls delivered (%s)", hc[i].nrec,

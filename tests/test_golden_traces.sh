@@ -5,7 +5,8 @@
 # COMM_END, CALL, CALLSITE, MODULE, CLOCK, GPU_TIME, NCCL_LOG, TOPO_GPU, TOPO_LINK, PROFILE;
 # `dump`, and the record-fed members of `report --json`: ranks' core, topology, profile), and
 # the same job in format 2.0 (tests/golden/traces/job20/, column chunks), 2.1 (job21/,
-# keyed columns) and 3.1 (job31/, PROFILE_ID records in place of PROFILE).
+# keyed columns), 3.1 (job31/, PROFILE_ID records in place of PROFILE) and 4.0 (job40/, job31's
+# records with the lanes chunk checksum).
 # It holds the decoder to what it read before a change that restructures code (records,
 # loader): such a change leaves these files alone. A change meant to alter what is printed
 # rewrites them with NCS_UPDATE_GOLDEN=1 (review the diff before committing).
@@ -49,6 +50,16 @@ compare job21-report.out report_json job21
 # PROFILE records of job21 give
 compare job31.dump "$NCS" dump job31
 compare job31-report.out report_json job31
+# format 4.0 (the lanes chunk checksum): job31's records repacked by this tree's chunk writer
+# (tests/faults/repack.c, the shim's ncs_chunk_pack); its dump is job31's but for the header's
+# version and the chunk offsets (recompressed payloads)
+compare job40.dump "$NCS" dump job40
+compare job40-report.out report_json job40
+strip_dump() { "$NCS" dump "$1" 2>&1 | sed -e 's/^== .*\//== /' -e 's/^PROCESS format=[0-9.]* /PROCESS /' -e 's/^-- chunk \([0-9]*\) at offset [0-9]*:/-- chunk \1:/'; }
+check_eq "golden trace job40: the same records as job31 (dump without versions and offsets)" \
+  "$(strip_dump job31)" "$(strip_dump job40)"
+check "golden trace job40: its files are format 4.0 and job31's 3.1" \
+  sh -c "'$NCS' dump job40 | grep -c '^PROCESS format=4.0 ' | grep -qx 2 && '$NCS' dump job31 | grep -c '^PROCESS format=3.1 ' | grep -qx 2"
 profile_of() { "$NCS" report --json "$1" 2>/dev/null | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["profile"], sort_keys=True))'; }
 check_eq "golden trace job31: its PROFILE_ID records give report the profile job21's PROFILE records give" \
   "$(profile_of job21)" "$(profile_of job31)"

@@ -566,8 +566,36 @@ static void test_call_run(void) {
   CHECK(same && like > 100000, "CALL: ncs_encode_call_run writes ncs_encode_call's bytes and delta state over 200000 calls (%d like the last)", like);
 }
 
+/* The chunk checksum is part of the format: docs/FORMAT.md's test vectors (header bytes 0..31 =
+ * 0, 1, ..., 31; payload byte i = 7 i + 1), for both algorithms, and every single-bit flip of a
+ * 4,000-byte payload or of the header changes the 4.0 sum. */
+static void test_chunk_sum(void) {
+  uint8_t h[32], p[4000];
+  for (int i = 0; i < 32; i++) h[i] = (uint8_t)i;
+  for (int i = 0; i < 4000; i++) p[i] = (uint8_t)(i * 7 + 1);
+  static const struct { size_t n; uint32_t lanes, fnv; } kv[] = {
+      {0, 0xa78e3b93u, 0x0913ad65u},  {1, 0x9a5c14a9u, 0xadf9f46cu},  {31, 0x952dfe91u, 0x4dc24cfdu},
+      {32, 0x16c6e771u, 0x8fdde165u}, {33, 0xc0eb47e4u, 0xfe4a02ccu}, {100, 0xd6d86665u, 0xbbfada1du}};
+  for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+    uint32_t l = ncs_chunk_sum(4, h, p, kv[k].n), f = ncs_chunk_sum(3, h, p, kv[k].n);
+    CHECK(l == kv[k].lanes && f == kv[k].fnv, "chunk sum of %zu payload bytes: 4.0 0x%08x (want 0x%08x), 3.x 0x%08x (want 0x%08x)",
+          kv[k].n, l, kv[k].lanes, f, kv[k].fnv);
+  }
+  uint32_t base = ncs_chunk_sum(4, h, p, sizeof p);
+  unsigned missed = 0;
+  for (size_t i = 0; i < 8 * (sizeof p + sizeof h); i++) {
+    uint8_t *b = i < 8 * sizeof h ? h + i / 8 : p + (i / 8 - sizeof h);
+    *b ^= (uint8_t)(1u << (i % 8));
+    missed += ncs_chunk_sum(4, h, p, sizeof p) == base;
+    *b ^= (uint8_t)(1u << (i % 8));
+  }
+  CHECK(missed == 0, "chunk sum 4.0: each of the %zu single-bit flips of header and payload changes it (%u missed)",
+        8 * (sizeof p + sizeof h), missed);
+}
+
 int main(void) {
   NCS_RECORDS(TEST_)
+  test_chunk_sum();
   /* the hot-path CALL encoder writes the same bytes as the bounded one */
   struct ncs_call_delta d1, d2;
   ncs_call_delta_reset(&d1);

@@ -413,7 +413,7 @@ static int read_chunk(struct reader *r) {
               (unsigned long long)index, have, psz);
     return 4;
   }
-  uint32_t hsum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, NCS_CH_CHECKSUM), b->payload, psz);
+  uint32_t hsum = ncs_chunk_sum(r->proc.major, h, b->payload, psz);
   if (hsum != sum) {
     set_error(r, r->chunk_off, "chunk %llu: bad checksum 0x%08x (computed 0x%08x)",
               (unsigned long long)index, sum, hsum);

@@ -65,9 +65,7 @@ static inline void ncs_chunk_header(uint8_t out[NCS_CHUNK_HEADER_SIZE], const vo
   ncs_put_u32(out + NCS_CH_RECORDS, records);
   ncs_put_u64(out + NCS_CH_INDEX, index);
   ncs_put_u64(out + NCS_CH_DROPPED, dropped_total);
-  uint32_t h = ncs_fnv1a(NCS_FNV_INIT, out, NCS_CH_CHECKSUM);
-  h = ncs_fnv1a(h, payload, payload_size);
-  ncs_put_u32(out + NCS_CH_CHECKSUM, h);
+  ncs_put_u32(out + NCS_CH_CHECKSUM, ncs_chunk_sum(NCS_FORMAT_MAJOR, out, payload, payload_size));
   ncs_put_u32(out + NCS_CH_FLAGS, flags);
 }
 

@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NCS_FORMAT_MAJOR 3
-#define NCS_FORMAT_MINOR 1
-#define NCS_FORMAT_STRING "3.1"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MAJOR 4
+#define NCS_FORMAT_MINOR 0
+#define NCS_FORMAT_STRING "4.0"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -37,7 +37,7 @@
 #define NCS_CH_RECORDS 12      /* u32 records in the chunk */
 #define NCS_CH_INDEX 16        /* u64 chunk number in this file, from 0 */
 #define NCS_CH_DROPPED 24      /* u64 records dropped by the process so far (cumulative) */
-#define NCS_CH_CHECKSUM 32     /* u32 FNV-1a 32 over header bytes 0..31, then the payload */
+#define NCS_CH_CHECKSUM 32     /* u32 over header bytes 0..31, then the payload: ncs_chunk_sum */
 #define NCS_CH_FLAGS 36        /* u32 NCS_CHUNK_F_* */
 #define NCS_CHUNK_F_FINAL 1u   /* written by a clean shutdown: nothing follows */
 #define NCS_CHUNK_F_REOPENED 2u /* the writer's descriptor stopped being the trace's (the application
@@ -137,6 +137,44 @@ static inline uint32_t ncs_fnv1a(uint32_t h, const void *data, size_t n) {
 #undef NCS_FNV_STEP_
   for (; i < n; i++) { h ^= p[i]; h *= 0x01000193u; }
   return h;
+}
+
+/* The chunk checksum of format 4.0 on: four 64-bit lanes, each fed every fourth little-endian
+ * 64-bit word of the bytes (header bytes 0..31, then the payload; the last partial 32-byte
+ * stripe padded with zeros), then folded with the byte count to 32 bits (docs/FORMAT.md). Where
+ * FNV-1a waits for one multiply per byte, the lanes go on side by side: about 0.2 cycles a byte. */
+#define NCS_SUM_K1 0x9e3779b97f4a7c15ull
+#define NCS_SUM_K2 0xff51afd7ed558ccdull
+#define NCS_SUM_LANE_(v, w) ((v) = ((v) ^ (w)) * NCS_SUM_K1, (v) ^= (v) >> 29)
+static inline void ncs_sum_stripes_(uint64_t v[4], const uint8_t *p, size_t n) {
+  uint64_t a = v[0], b = v[1], c = v[2], d = v[3];
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    NCS_SUM_LANE_(a, ncs_get_u64(p + i));
+    NCS_SUM_LANE_(b, ncs_get_u64(p + i + 8));
+    NCS_SUM_LANE_(c, ncs_get_u64(p + i + 16));
+    NCS_SUM_LANE_(d, ncs_get_u64(p + i + 24));
+  }
+  v[0] = a, v[1] = b, v[2] = c, v[3] = d;
+}
+static inline uint32_t ncs_sum_lanes(const uint8_t head[32], const void *payload, size_t n) {
+  const uint8_t *p = (const uint8_t *)payload;
+  uint64_t v[4] = {NCS_SUM_K1, NCS_SUM_K2, NCS_SUM_K1 ^ NCS_SUM_K2, NCS_SUM_K1 + NCS_SUM_K2};
+  ncs_sum_stripes_(v, head, 32);
+  ncs_sum_stripes_(v, p, n);
+  uint8_t tail[32] = {0};
+  if (n & 31) memcpy(tail, p + (n & ~(size_t)31), n & 31);
+  ncs_sum_stripes_(v, tail, 32);
+  uint64_t h = (uint64_t)n + 32;
+  for (int i = 0; i < 4; i++) NCS_SUM_LANE_(h, v[i]);
+  h *= NCS_SUM_K2;
+  h ^= h >> 32;
+  return (uint32_t)h;
+}
+#undef NCS_SUM_LANE_
+
+/* The checksum of a chunk of a file of format `major`: FNV-1a 32 before 4.0, the lanes since. */
+static inline uint32_t ncs_chunk_sum(unsigned major, const uint8_t head[32], const void *payload, size_t n) {
+  return major >= 4 ? ncs_sum_lanes(head, payload, n) : ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, head, 32), payload, n);
 }
 
 /* Unsigned LEB128. Writes at most 10 bytes; returns bytes written. */

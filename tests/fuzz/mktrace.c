@@ -216,7 +216,7 @@ static size_t chunk(struct buf *file, const struct buf *raw, uint32_t nrec, uint
   ncs_put_u32(h + NCS_CH_RECORDS, (index == 1 && is("record-count-huge")) ? 0xffffffffu : nrec);
   ncs_put_u64(h + NCS_CH_INDEX, index);
   ncs_put_u64(h + NCS_CH_DROPPED, dropped);
-  uint32_t sum = ncs_fnv1a(ncs_fnv1a(NCS_FNV_INIT, h, 32), z, zn);
+  uint32_t sum = ncs_chunk_sum(NCS_FORMAT_MAJOR, h, z, zn);
   if (index == 1 && is("bad-checksum")) sum ^= 1;
   ncs_put_u32(h + NCS_CH_CHECKSUM, sum);
   ncs_put_u32(h + NCS_CH_FLAGS, flags);
