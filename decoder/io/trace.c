@@ -241,7 +241,23 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
   struct ncs_call_delta delta;
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
-  while (p < end) {
+  for (;;) {
+    /* CALL records with a one-byte length far enough from the end for ncs_dec_call_fast
+     * (encode.h): decoded here; any other record, or a CALL it leaves, by the loop below */
+    while (end - p >= 2 + NCS_CALL_FAST_READ && p[0] == NCS_REC_CALL && p[1] < 0x80 && k < nrec) {
+      struct ncs_call *x = &run[nrun];
+      if (ncs_dec_call_fast(p + 2, p + 2 + p[1], &delta, x)) break;
+      p += 2 + (size_t)p[1];
+      k++;
+      if (v->calls) {
+        if (++nrun == NCS_ROW_RUN) FLUSH_ROW_RUN_()
+      } else {
+        int rc = v->call ? v->call(v->ctx, x) != 0 : 0;
+        r->st->records++;
+        if (rc) return 1;
+      }
+    }
+    if (p >= end) break;
     const uint8_t *rec = p;
     uint64_t type, len;
     if (end - p >= 2 && p[0] < 0x80 && p[1] < 0x80) { /* one-byte type and length */
