@@ -201,8 +201,8 @@ static void through_reader(const char *path, const char *what, int want_columns,
   CHECK(one.hash == run.hash && one.hash == m1.hash && one.hash == m2.hash && one.records == run.records,
         "%s: the same CALL and GPU_TIME records in the same order either way", what);
   CHECK(want_columns ? cols > 0 : cols == 0, "%s: %d column chunks", what, cols);
-  /* column chunks: runs up to a block; row chunks: CALL records gathered up to 64 (trace.h) */
-  CHECK(run.longest > 1 && run.runs < run.records && (want_runs || run.longest <= 64),
+  /* column chunks: runs up to a block; row chunks: CALL records gathered up to 256 (trace.h) */
+  CHECK(run.longest > 1 && run.runs < run.records && (want_runs || run.longest <= 256),
         "%s: runs of %llu records at most (%llu runs for %llu records)", what, (unsigned long long)run.longest,
         (unsigned long long)run.runs, (unsigned long long)run.records);
 

@@ -26,7 +26,7 @@
 #include "io/regfile.h"
 
 /* The longest run of CALL records a row chunk hands a run visitor at once. */
-#define NCS_ROW_RUN 64
+#define NCS_ROW_RUN 256 /* as a column block (NCS_COLR_BLOCK): visitors take runs that long already */
 
 /* Decoding buffers and the zstd context: one set per thread, shared by the files it reads. */
 struct ncs_trace_bufs {
@@ -232,6 +232,24 @@ static int count_check(struct reader *r, uint64_t index, uint32_t k, uint32_t nr
     nrun = 0; \
     if (s_) return 1; \
   }
+/* (walk_records) the CALL records at *p, up to `max` of them, decoded into x[] by
+ * ncs_dec_call_fast while each has a one-byte length, lies far enough from `end` for it
+ * (NCS_CALL_FAST_READ) and is answered by it; returns how many, *p moved past them. */
+static __attribute__((noinline)) uint32_t row_calls_fast(const uint8_t **pp, const uint8_t *end,
+                                                          struct ncs_call_delta *d, struct ncs_call *x, uint32_t max) {
+  const uint8_t *p = *pp;
+  if (end - p < 2 + NCS_CALL_FAST_READ) return 0;
+  const uint8_t *last = end - (2 + NCS_CALL_FAST_READ);
+  struct ncs_call *x0 = x, *xend = x + max;
+  for (; x < xend && p <= last && p[0] == NCS_REC_CALL && p[1] < 0x80; x++) {
+    const uint8_t *e = p + 2 + p[1];
+    if (ncs_dec_call_fast(p + 2, e, d, x)) break;
+    p = e;
+  }
+  *pp = p;
+  return (uint32_t)(x - x0);
+}
+
 static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t nrec,
                         uint64_t index) {
   const uint8_t *p = raw, *end = raw + n;
@@ -242,21 +260,22 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
   for (;;) {
-    /* CALL records with a one-byte length far enough from the end for ncs_dec_call_fast
-     * (encode.h): decoded here; any other record, or a CALL it leaves, by the loop below */
-    while (end - p >= 2 + NCS_CALL_FAST_READ && p[0] == NCS_REC_CALL && p[1] < 0x80 && k < nrec) {
-      struct ncs_call *x = &run[nrun];
-      if (ncs_dec_call_fast(p + 2, p + 2 + p[1], &delta, x)) break;
-      p += 2 + (size_t)p[1];
-      k++;
-      if (v->calls) {
-        if (++nrun == NCS_ROW_RUN) FLUSH_ROW_RUN_()
-      } else {
-        int rc = v->call ? v->call(v->ctx, x) != 0 : 0;
+    /* CALL records ncs_dec_call_fast answers (row_calls_fast); any other record, or a CALL
+     * it leaves, by the code below */
+    uint32_t max = NCS_ROW_RUN - nrun < nrec - k ? NCS_ROW_RUN - nrun : nrec - k;
+    uint32_t m = row_calls_fast(&p, end, &delta, run + nrun, max);
+    k += m;
+    if (!v->calls) {
+      for (uint32_t i = 0; i < m; i++) {
+        int rc = v->call ? v->call(v->ctx, &run[i]) != 0 : 0;
         r->st->records++;
         if (rc) return 1;
       }
+    } else if ((nrun += m) == NCS_ROW_RUN) {
+      FLUSH_ROW_RUN_()
+      continue;
     }
+    if (m && m == max) continue;
     if (p >= end) break;
     const uint8_t *rec = p;
     uint64_t type, len;

@@ -376,31 +376,33 @@ NCS_DECV_(call, DELTA)
 NCS_DECV_(gpu_time, DELTA)
 
 /* ---- CALL rows, fast (the reader's row walk) ----
- * ncs_dec_call_fast(p, e, d, x) reads the CALL body [p, e) as ncs_dec_call does, for a body
- * that holds every field whole (what a writer writes): then it returns 0 with x and the delta
- * state as ncs_dec_call leaves them. Otherwise (a field missing, cut short at e, or a varint
- * over 10 bytes) it returns -1 with d untouched and x undefined: decode it with ncs_dec_call,
- * which tells a short body from a bad one. It reads without a bounds check per byte, so the
- * caller guarantees NCS_CALL_FAST_READ readable bytes from p (past e: the chunk's next rows);
- * it checks once, at the end, that every field ended inside the body. */
+ * ncs_dec_call_fast(p, e, d, x) reads the CALL body [p, e) (at most 127 bytes) as
+ * ncs_dec_call does, for a body that holds every field whole (what a writer writes): then it
+ * returns 0 with x and the delta state as ncs_dec_call leaves them. Otherwise (a field
+ * missing, cut short at e, or a varint over 10 bytes) it returns -1 with d untouched and x
+ * undefined: decode it with ncs_dec_call, which tells a short body from a bad one. It reads
+ * without a bounds check per byte, so the caller guarantees NCS_CALL_FAST_READ readable bytes
+ * from p (past e: the chunk's next rows); it checks once, at the end, that every field ended
+ * inside the body. */
 enum { NCS_CALL_FAST_READ = 10 * NCS_NF_call };
-/* A varint at p, at most 10 bytes, no bounds check; sets *over when it runs past 10 bytes.
- * Its first bytes unrolled (the multi-byte fields of a CALL take 2 to 4). */
-static inline __attribute__((always_inline)) uint64_t ncs_u_varint(const uint8_t **pp, unsigned *over) {
-  const uint8_t *p = *pp;
+/* A varint at p + i, no bounds check: at most 10 bytes. Where it takes more than one byte,
+ * p moves on by the extra bytes (so field j of a body always reads at p + j); one that runs
+ * on past 10 bytes moves p to the body's end e (the end check then fails). */
+static inline __attribute__((always_inline)) uint64_t ncs_u_varint(const uint8_t **pp, unsigned i, const uint8_t *e) {
+  const uint8_t *p = *pp + i;
   uint64_t v = p[0], b;
-  if (__builtin_expect(v < 0x80, 1)) { *pp = p + 1; return v; }
-#define NCS_U_BYTE_(i) \
-  b = p[i]; \
-  v ^= (b ^ 1) << (7 * (i)); /* clears the last byte's continuation bit */ \
-  if (b < 0x80) { *pp = p + (i) + 1; return v; }
+  if (__builtin_expect(v < 0x80, 1)) return v;
+#define NCS_U_BYTE_(k) \
+  b = p[k]; \
+  v ^= (b ^ 1) << (7 * (k)); /* clears the last byte's continuation bit */ \
+  if (b < 0x80) { *pp += (k); return v; }
   NCS_U_BYTE_(1) NCS_U_BYTE_(2) NCS_U_BYTE_(3)
 #undef NCS_U_BYTE_
-  for (unsigned i = 4;; i++) {
-    b = p[i];
-    v ^= (b ^ 1) << (7 * i);
-    if (b < 0x80) { *pp = p + i + 1; return v; }
-    if (i == 9) { *over = 1; *pp = p + 10; return v; }
+  for (unsigned k = 4;; k++) {
+    b = p[k];
+    v ^= (b ^ 1) << (7 * k);
+    if (b < 0x80) { *pp += k; return v; }
+    if (k == 9) { *pp = e; return v; }
   }
 }
 /* The same for a zigzag varint: one byte (most signed fields: small changes) by a table. */
@@ -413,17 +415,17 @@ static const int8_t ncs_unzigzag1[128] = {NCS_ZZ64_(0), NCS_ZZ64_(64)};
 #undef NCS_ZZ16_
 #undef NCS_ZZ4_
 #undef NCS_ZZ1_
-static inline __attribute__((always_inline)) int64_t ncs_u_svarint(const uint8_t **pp, unsigned *over) {
-  uint8_t b = **pp;
-  if (__builtin_expect(b < 0x80, 1)) { *pp += 1; return ncs_unzigzag1[b]; }
-  return ncs_unzigzag(ncs_u_varint(pp, over));
+static inline __attribute__((always_inline)) int64_t ncs_u_svarint(const uint8_t **pp, unsigned i, const uint8_t *e) {
+  uint8_t b = (*pp)[i];
+  if (__builtin_expect(b < 0x80, 1)) return ncs_unzigzag1[b];
+  return ncs_unzigzag(ncs_u_varint(pp, i, e));
 }
-#define NCS_UF_(K, f, a) NCS_UF_##K(f, a)
-#define NCS_UF_U32(f, a) x->f = (uint32_t)ncs_u_varint(&p, &over);
-#define NCS_UF_I32(f, a) x->f = (int32_t)ncs_u_svarint(&p, &over);
-#define NCS_UF_U64(f, a) x->f = ncs_u_varint(&p, &over);
-#define NCS_UF_DELTA(f, a) x->f = s->f + (uint64_t)ncs_u_svarint(&p, &over);
-#define NCS_UF_SPAN(f, a) x->f = x->a + s->f + (uint64_t)ncs_u_svarint(&p, &over);
+#define NCS_UF_(K, f, a) NCS_UF_##K(f, a) j_++;
+#define NCS_UF_U32(f, a) x->f = (uint32_t)ncs_u_varint(&p, j_, e);
+#define NCS_UF_I32(f, a) x->f = (int32_t)ncs_u_svarint(&p, j_, e);
+#define NCS_UF_U64(f, a) x->f = ncs_u_varint(&p, j_, e);
+#define NCS_UF_DELTA(f, a) x->f = s->f + (uint64_t)ncs_u_svarint(&p, j_, e);
+#define NCS_UF_SPAN(f, a) x->f = x->a + s->f + (uint64_t)ncs_u_svarint(&p, j_, e);
 #define NCS_UC_(K, f, a) NCS_UC_##K(f, a)
 #define NCS_UC_U32(f, a)
 #define NCS_UC_I32(f, a)
@@ -433,9 +435,9 @@ static inline __attribute__((always_inline)) int64_t ncs_u_svarint(const uint8_t
 static inline __attribute__((always_inline)) int ncs_dec_call_fast(const uint8_t *p, const uint8_t *e,
                                                                     struct ncs_call_delta *d, struct ncs_call *x) {
   struct ncs_delta_call *s = &d->call;
-  unsigned over = 0;
+  unsigned j_ = 0; /* the field: each reads at p + j_ (constant: the fields are unrolled) */
   NCS_FIELDS_call(NCS_UF_)
-  if (__builtin_expect(p > e || over, 0)) return -1;
+  if (__builtin_expect(p + j_ > e, 0)) return -1;
   NCS_FIELDS_call(NCS_UC_)
   return 0;
 }
