@@ -115,34 +115,51 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
   return 0;
 }
 
-/* A run of calls: the first entry, last exit and the host sweep of communication calls kept in
- * locals for the run. */
-__attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
-  struct ncs_dfacts *f = ctx;
-  uint64_t first = f->t_first, last = f->t_last, cs = f->host_cur_s, ce = f->host_cur_e;
-  double acc = f->host_comm_ns;
-  uint32_t pop = UINT32_MAX;
-  int comm = 0, coll = 0; /* the last call's op: communication (swept), a collective */
-  f->ncalls += n;
-  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
-    if (c->op != pop) {
-      int kind = ncs_op_kind(pop = c->op);
-      coll = kind == NCS_KIND_COLL && f->ncomms; /* ncomms: COMM records come between runs */
-      comm = kind == NCS_KIND_COLL || kind == NCS_KIND_P2P || pop == NCS_OP_GroupEnd;
-    }
-    if (!first || c->t_enter < first) first = c->t_enter;
-    if (c->t_exit > last) last = c->t_exit;
-    if (!comm) continue;
-    sweep(c->t_enter, c->t_exit, &cs, &ce, &acc);
-    if (!coll || !ncs_rc_ok(c->rc)) continue;
-    if ((double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) continue; /* most calls */
+/* What a run of calls adds up in locals: the first entry (kept as t_first - 1: "no call yet or
+ * an earlier entry" is then one unsigned comparison), the last exit, the host sweep's current
+ * union [cs, ce) and the summed lengths of the unions it closed. */
+struct run_acc { uint64_t first1, last, cs, ce, closed; };
+
+/* The calls of c's operation from c on (to end), the next call of another returned; comm: the
+ * operation communicates (swept), coll: a collective with communicators known (bandwidth
+ * samples). sweep()'s steps inline: its "nothing yet" case (cs = ce = 0) is the "after the
+ * current union" one (a call starting after ce adds ce - cs = 0). */
+static inline __attribute__((always_inline)) const struct ncs_call *
+op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const struct ncs_call *end, int comm, int coll) {
+  uint32_t op = c->op;
+  uint64_t first1 = a->first1, last = a->last, cs = a->cs, ce = a->ce, closed = a->closed;
+  for (; c < end && c->op == op; c++) {
+    uint64_t s = c->t_enter, e = c->t_exit;
+    first1 = s <= first1 ? s - 1 : first1;
+    last = e > last ? e : last;
+    if (!comm || e <= s) continue;
+    if (s > ce) { closed += ce - cs; cs = s; ce = e; }
+    else { ce = e > ce ? e : ce; cs = s < cs ? s : cs; }
+    if (!coll || !ncs_rc_ok(c->rc) || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) continue; /* most calls */
     big_call(f, c);
   }
-  f->t_first = first;
-  f->t_last = last;
-  f->host_cur_s = cs;
-  f->host_cur_e = ce;
-  f->host_comm_ns = acc;
+  *a = (struct run_acc){first1, last, cs, ce, closed};
+  return c;
+}
+
+/* A run of calls, one operation's consecutive calls at a time. The unions closed reach
+ * host_comm_ns once as an integer sum (the same double as adding each: sums of whole
+ * nanoseconds are exact below 2^53, 104 days). */
+__attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
+  struct ncs_dfacts *f = ctx;
+  struct run_acc a = {f->t_first - 1, f->t_last, f->host_cur_s, f->host_cur_e, 0};
+  f->ncalls += n;
+  for (const struct ncs_call *c = x, *end = x + n; c < end;) {
+    int kind = ncs_op_kind(c->op);
+    if (kind == NCS_KIND_COLL && f->ncomms) c = op_span(f, &a, c, end, 1, 1); /* ncomms: COMM records come between runs */
+    else if (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P || c->op == NCS_OP_GroupEnd) c = op_span(f, &a, c, end, 1, 0);
+    else c = op_span(f, &a, c, end, 0, 0);
+  }
+  f->t_first = a.first1 + 1;
+  f->t_last = a.last;
+  f->host_cur_s = a.cs;
+  f->host_cur_e = a.ce;
+  if (a.closed) f->host_comm_ns += (double)a.closed;
   return 0;
 }
 /* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the

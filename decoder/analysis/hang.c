@@ -26,6 +26,13 @@ struct hcall {
   uint32_t op, datatype, thread, comm;
   int32_t root, rc;
 };
+/* A recent call of a file, by tcall % BYTCALL: what the last-call line and the GPU in-flight
+ * lookup read of it (smaller than hcall: every call of a run is copied into one). */
+struct hlast {
+  uint64_t tcall, seq, t_exit;
+  uint32_t op, thread, comm;
+  int32_t rc;
+};
 struct hcomm {
   uint32_t idx;
   uint64_t comm_id, parent_id;
@@ -47,7 +54,7 @@ struct hfile {
   uint32_t last;              /* last CALL of any operation: byt[last] */
   int has_last;
   uint64_t calls;
-  struct hcall byt[BYTCALL];  /* recent calls, by tcall % BYTCALL */
+  struct hlast byt[BYTCALL];  /* recent calls, by tcall % BYTCALL */
   struct ncs_inflight pend[SNAP_MAX], snap[SNAP_MAX];
   int npend, nsnap;
   uint64_t clock_prev, gaps[8];
@@ -223,6 +230,10 @@ static struct hcall hcall_of(const struct ncs_call *k) {
                         .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
                         .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
 }
+static struct hlast hlast_of(const struct ncs_call *k) {
+  return (struct hlast){.tcall = k->tcall, .seq = k->seq, .t_exit = k->t_exit, .op = k->op, .thread = k->thread,
+                        .comm = k->comm, .rc = k->rc};
+}
 
 /* One call */
 __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k) {
@@ -231,13 +242,12 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
   f->calls++;
   f->last = (uint32_t)(k->tcall % BYTCALL);
   f->has_last = 1;
-  struct hcall *hc = &f->byt[f->last];
-  *hc = hcall_of(k);
+  f->byt[f->last] = hlast_of(k);
   if (ncs_op_kind(k->op) != NCS_KIND_COLL || !k->comm || !k->seq) return 0;
   struct hcomm *c = f->hint < f->ncomms && f->comms[f->hint].idx == k->comm ? &f->comms[f->hint] : comm_of(f, k->comm);
   if (!c) return 0;
   f->hint = (int)(c - f->comms);
-  c->recent[c->ncoll % RECENT] = *hc;
+  c->recent[c->ncoll % RECENT] = hcall_of(k);
   c->ncoll++;
   if (k->seq > c->last_seq) c->last_seq = k->seq;
   sig_check(x->h, f, c, k);
@@ -245,8 +255,9 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
 }
 
 /* A run of calls: each collective into its communicator's recent calls and the signature
- * check, in order; then the recent calls by tcall, walked from the run's end so that each
- * slot is written once, by the last call that maps to it (as writing every call in order). */
+ * check, in order; then the recent calls by tcall, each slot left with the last call that maps
+ * to it (as writing every call in order; a run longer than the slots walked from its end, each
+ * slot written once). */
 __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
   struct vctx *v = ctx;
   struct hfile *f = v->f;
@@ -270,7 +281,11 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
   f->calls += n;
   f->last = (uint32_t)(x[n - 1].tcall % BYTCALL);
   f->has_last = 1;
-  uint64_t written[BYTCALL / 64] = {0};
+  if (n <= BYTCALL) { /* in order: a later call overwrites an earlier one's slot */
+    for (const struct ncs_call *k = x, *end = x + n; k < end; k++) f->byt[k->tcall % BYTCALL] = hlast_of(k);
+    return 0;
+  }
+  uint64_t written[BYTCALL / 64] = {0}; /* a long run: from its end, each slot written once */
   unsigned left = BYTCALL;
   for (const struct ncs_call *k = x + n; k > x && left;) {
     k--;
@@ -279,7 +294,7 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
     if (written[slot / 64] & bit) continue;
     written[slot / 64] |= bit;
     left--;
-    f->byt[slot] = hcall_of(k);
+    f->byt[slot] = hlast_of(k);
   }
   return 0;
 }
@@ -446,7 +461,7 @@ static void doing(const struct ncs_hang *h, const struct hfile *f, char *b, size
     return;
   }
   if (!f->has_last) { snprintf(b, n, "no NCCL call recorded"); return; }
-  const struct hcall *l = &f->byt[f->last];
+  const struct hlast *l = &f->byt[f->last];
   const struct hcomm *c = comm_of((struct hfile *)f, l->comm);
   ncs_hang_time(h, rt_of(f, l->t_exit), t, sizeof t);
   if (c && l->seq)
@@ -863,7 +878,7 @@ static void build_ranks(struct ncs_hang *h) {
         break;
       }
       if (q->kind == NCS_INFLIGHT_GPU && (!r->inflight || rt_of(f, q->t_enter) < r->in_since_rt)) {
-        const struct hcall *k1 = &f->byt[q->tcall % BYTCALL];
+        const struct hlast *k1 = &f->byt[q->tcall % BYTCALL];
         r->inflight = 2;
         r->in_since_rt = q->gpu_since ? rt_of(f, q->gpu_since) : rt_of(f, q->t_enter);
         if (q->key == 0 && k1->tcall == q->tcall && k1->thread == q->thread) {
