@@ -26,12 +26,11 @@ struct hcall {
   uint32_t op, datatype, thread, comm;
   int32_t root, rc;
 };
-/* A recent call of a file, by tcall % BYTCALL: what the last-call line and the GPU in-flight
- * lookup read of it (smaller than hcall: every call of a run is copied into one). */
-struct hlast {
-  uint64_t tcall, seq, t_exit;
+/* A recent call of a file, by tcall % BYTCALL: what the GPU in-flight lookup reads of it
+ * (smaller than hcall: every call of a run is copied into one). */
+struct hbyt {
+  uint64_t tcall, seq;
   uint32_t op, thread, comm;
-  int32_t rc;
 };
 struct hcomm {
   uint32_t idx;
@@ -51,10 +50,10 @@ struct hfile {
   struct hcomm *comms;
   int ncomms, capcomms;
   int hint;                   /* comms[] index of the last collective's communicator */
-  uint32_t last;              /* last CALL of any operation: byt[last] */
+  struct hcall last;          /* last CALL of any operation */
   int has_last;
   uint64_t calls;
-  struct hlast byt[BYTCALL];  /* recent calls, by tcall % BYTCALL */
+  struct hbyt byt[BYTCALL];   /* recent calls, by tcall % BYTCALL */
   struct ncs_inflight pend[SNAP_MAX], snap[SNAP_MAX];
   int npend, nsnap;
   uint64_t clock_prev, gaps[8];
@@ -230,9 +229,8 @@ static struct hcall hcall_of(const struct ncs_call *k) {
                         .t_enter = k->t_enter, .t_exit = k->t_exit, .op = k->op, .datatype = k->datatype,
                         .thread = k->thread, .comm = k->comm, .root = k->root, .rc = k->rc};
 }
-static struct hlast hlast_of(const struct ncs_call *k) {
-  return (struct hlast){.tcall = k->tcall, .seq = k->seq, .t_exit = k->t_exit, .op = k->op, .thread = k->thread,
-                        .comm = k->comm, .rc = k->rc};
+static struct hbyt hbyt_of(const struct ncs_call *k) {
+  return (struct hbyt){.tcall = k->tcall, .seq = k->seq, .op = k->op, .thread = k->thread, .comm = k->comm};
 }
 
 /* One call */
@@ -240,14 +238,14 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
   struct vctx *x = ctx;
   struct hfile *f = x->f;
   f->calls++;
-  f->last = (uint32_t)(k->tcall % BYTCALL);
+  f->last = hcall_of(k);
   f->has_last = 1;
-  f->byt[f->last] = hlast_of(k);
+  f->byt[k->tcall % BYTCALL] = hbyt_of(k);
   if (ncs_op_kind(k->op) != NCS_KIND_COLL || !k->comm || !k->seq) return 0;
   struct hcomm *c = f->hint < f->ncomms && f->comms[f->hint].idx == k->comm ? &f->comms[f->hint] : comm_of(f, k->comm);
   if (!c) return 0;
   f->hint = (int)(c - f->comms);
-  c->recent[c->ncoll % RECENT] = hcall_of(k);
+  c->recent[c->ncoll % RECENT] = f->last;
   c->ncoll++;
   if (k->seq > c->last_seq) c->last_seq = k->seq;
   sig_check(x->h, f, c, k);
@@ -279,10 +277,10 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
     sig_check(v->h, f, c, k);
   }
   f->calls += n;
-  f->last = (uint32_t)(x[n - 1].tcall % BYTCALL);
+  f->last = hcall_of(&x[n - 1]);
   f->has_last = 1;
   if (n <= BYTCALL) { /* in order: a later call overwrites an earlier one's slot */
-    for (const struct ncs_call *k = x, *end = x + n; k < end; k++) f->byt[k->tcall % BYTCALL] = hlast_of(k);
+    for (const struct ncs_call *k = x, *end = x + n; k < end; k++) f->byt[k->tcall % BYTCALL] = hbyt_of(k);
     return 0;
   }
   uint64_t written[BYTCALL / 64] = {0}; /* a long run: from its end, each slot written once */
@@ -294,7 +292,7 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
     if (written[slot / 64] & bit) continue;
     written[slot / 64] |= bit;
     left--;
-    f->byt[slot] = hlast_of(k);
+    f->byt[slot] = hbyt_of(k);
   }
   return 0;
 }
@@ -461,7 +459,7 @@ static void doing(const struct ncs_hang *h, const struct hfile *f, char *b, size
     return;
   }
   if (!f->has_last) { snprintf(b, n, "no NCCL call recorded"); return; }
-  const struct hlast *l = &f->byt[f->last];
+  const struct hcall *l = &f->last;
   const struct hcomm *c = comm_of((struct hfile *)f, l->comm);
   ncs_hang_time(h, rt_of(f, l->t_exit), t, sizeof t);
   if (c && l->seq)
@@ -878,7 +876,7 @@ static void build_ranks(struct ncs_hang *h) {
         break;
       }
       if (q->kind == NCS_INFLIGHT_GPU && (!r->inflight || rt_of(f, q->t_enter) < r->in_since_rt)) {
-        const struct hlast *k1 = &f->byt[q->tcall % BYTCALL];
+        const struct hbyt *k1 = &f->byt[q->tcall % BYTCALL];
         r->inflight = 2;
         r->in_since_rt = q->gpu_since ? rt_of(f, q->gpu_since) : rt_of(f, q->t_enter);
         if (q->key == 0 && k1->tcall == q->tcall && k1->thread == q->thread) {

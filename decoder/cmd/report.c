@@ -161,42 +161,39 @@ static int add_call(struct file_sum *s, const struct ncs_call *c) {
   return 0;
 }
 
-/* A run of calls. Consecutive calls of one (op, datatype) add up in locals and reach their row
- * once (sums modulo 2^64, as adding each call: bytes = count sum x datatype size, host time =
- * exit sum - enter sum); consecutive calls on one communicator likewise; the window's ends
- * and the call count once per run. */
+/* A run of calls, as spans of consecutive calls of one (op, datatype) and communicator: a
+ * span adds up in locals and reaches its row and communicator once (sums modulo 2^64, as
+ * adding each call: bytes = count sum x datatype size, host time = exit sum - enter sum); the
+ * window's ends and the call count once per run. */
 static __attribute__((noinline)) int add_calls(struct file_sum *s, const struct ncs_call *x, size_t n) {
   struct op_sum *o = s->last_row;
   uint32_t op = s->last_op, dt = s->last_dt, comm = x->comm;
   if (!o) o = op_row(s, op = x->op, dt = x->datatype);
-  uint64_t count = 0, enter = 0, exit = 0, errors = 0;
   uint64_t first = s->calls ? s->first_t : x->t_enter, last = s->last_t;
-  const struct ncs_call *row_from = x, *comm_from = x, *c = x, *end = x + n;
-#define FLUSH_ROW_() \
-  o->calls += (uint64_t)(c - row_from); o->count += count; \
-  o->bytes += count * s->last_dsize; /* ncs_rule_bytes */ \
-  o->host_ns += exit - enter; o->errors += errors;
-  for (; c < end; c++) {
-    if (c->op != op || c->datatype != dt) { /* calls repeat a few of these */
-      FLUSH_ROW_()
-      count = enter = exit = errors = 0;
-      row_from = c;
-      o = op_row(s, op = c->op, dt = c->datatype);
-    }
-    count += c->count;
-    enter += c->t_enter;
-    exit += c->t_exit;
-    if (__builtin_expect(c->rc != 0, 0) && !ncs_rc_ok(c->rc)) errors++;
+  const struct ncs_call *c = x, *end = x + n, *comm_from = x;
+  while (c < end) {
+    if (c->op != op || c->datatype != dt) o = op_row(s, op = c->op, dt = c->datatype); /* calls repeat a few of these */
     if (c->comm != comm) {
       add_comm_calls(s, comm, (uint64_t)(c - comm_from));
       comm = c->comm;
       comm_from = c;
     }
-    first = c->t_enter < first ? c->t_enter : first;
-    last = c->t_exit > last ? c->t_exit : last;
+    const struct ncs_call *from = c;
+    uint64_t count = 0, enter = 0, exit = 0, errors = 0;
+    for (; c < end && c->op == op && c->datatype == dt && c->comm == comm; c++) {
+      count += c->count;
+      enter += c->t_enter;
+      exit += c->t_exit;
+      if (__builtin_expect(c->rc != 0, 0) && !ncs_rc_ok(c->rc)) errors++;
+      first = c->t_enter < first ? c->t_enter : first;
+      last = c->t_exit > last ? c->t_exit : last;
+    }
+    o->calls += (uint64_t)(c - from);
+    o->count += count;
+    o->bytes += count * s->last_dsize; /* ncs_rule_bytes */
+    o->host_ns += exit - enter;
+    o->errors += errors;
   }
-  FLUSH_ROW_()
-#undef FLUSH_ROW_
   add_comm_calls(s, comm, (uint64_t)(c - comm_from));
   s->last_row = o;
   s->last_op = op;

@@ -216,9 +216,31 @@ static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) 
   return 0;
 }
 
-/* A run of calls of one operation at a time, the log's ends in locals: a call whose size is in
- * its first hash slot and that follows the previous within 16.7 ms is one word stored (the
- * common case: a few sizes, calls us to ms apart); anything else goes through clog_add. */
+/* The calls of op from c on that each take one word (returned 0, no group or graph, datatype
+ * dt, a size in its first hash slot, within 16.7 ms of the previous), appended at *at (room for
+ * all up to stop); returns the first call that is not one (or stop). */
+static inline __attribute__((always_inline)) const struct ncs_call *
+add_words(const struct ncs_kact *k, const struct ncs_call *c, const struct ncs_call *stop, uint32_t op, uint32_t dt,
+          uint64_t dsize, uint32_t **at, uint64_t *last) {
+  uint32_t *w = *at;
+  uint64_t prev = *last;
+  for (; c < stop; c++) {
+    if (c->op != op || c->datatype != dt || c->rc != 0 || (c->group | (c->flags & NCS_CALL_F_CAPTURED))) break;
+    uint64_t S = c->count * dsize, t = c->t_enter, d = t - prev; /* ncs_rule_bytes */
+    uint32_t sx = k->size_slot[size_hash(S)];
+    if (!sx || k->sizes[sx - 1] != S || d >= (1u << DT_BITS)) break;
+    *w++ = sx << DT_BITS | (uint32_t)d;
+    prev = t;
+  }
+  *at = w;
+  *last = prev;
+  return c;
+}
+
+/* A run of calls of one operation at a time: the calls of one word go in by add_words, straight
+ * into the log's last block (the common case: a few sizes, calls us to ms apart); the call that
+ * stops it is skipped (an error), ends the op's sizing (a group or graph), changes the datatype,
+ * or goes through clog_add (a new block, a new size, a long gap). */
 __attribute__((noinline)) static void add_run(struct ncs_kact *k, const struct ncs_call *x, size_t n) {
   const struct ncs_call *c = x, *end = x + n;
   while (c < end) {
@@ -227,28 +249,20 @@ __attribute__((noinline)) static void add_run(struct ncs_kact *k, const struct n
     if (slot < 0) { c++; continue; }
     struct ncs_kact_op *o = &k->f.op[slot];
     struct clog *l = &k->calls[slot];
-    if (o->sized) {
-      uint32_t *at = l->at, *lim = l->end, *from = at; /* words since `from`: calls not yet in l->n */
-      uint64_t last = l->last_t;
-      for (; c < end && c->op == op; c++) {
-        if (c->rc != 0) continue;
-        if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { o->sized = 0; break; } /* one kernel per group / graph */
-        uint64_t S = ncs_rule_bytes(c->count, c->datatype), t = c->t_enter, d = t - last;
-        uint32_t sx = k->size_slot[size_hash(S)];
-        if (sx && k->sizes[sx - 1] == S && d < (1u << DT_BITS) && at < lim) {
-          *at++ = sx << DT_BITS | (uint32_t)d;
-          last = t;
-          continue;
-        }
-        l->n += (uint64_t)(at - from);
-        l->at = from = at;
-        l->last_t = last;
-        if (clog_add(k, l, S, t) != 0) { o->sized = 0; break; }
-        from = at = l->at; lim = l->end; last = l->last_t;
-      }
-      l->n += (uint64_t)(at - from);
+    uint32_t dt = c->datatype;
+    uint64_t dsize = ncs_rule_dtype_size(dt);
+    while (o->sized && c < end && c->op == op) {
+      size_t room = (size_t)(l->end - l->at);
+      uint32_t *at = l->at;
+      c = add_words(k, c, (size_t)(end - c) < room ? end : c + room, op, dt, dsize, &at, &l->last_t);
+      l->n += (uint64_t)(at - l->at);
       l->at = at;
-      l->last_t = last;
+      if (c == end || c->op != op) break;
+      if (c->rc != 0) { c++; continue; }
+      if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { o->sized = 0; break; } /* one kernel per group / graph */
+      if (c->datatype != dt) { dsize = ncs_rule_dtype_size(dt = c->datatype); continue; }
+      if (clog_add(k, l, c->count * dsize, c->t_enter) != 0) { o->sized = 0; break; }
+      c++;
     }
     while (c < end && c->op == op) c++; /* the rest of the op's calls: not sized, nothing logged */
   }
