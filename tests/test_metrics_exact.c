@@ -1,8 +1,8 @@
 /* test_metrics_exact.c — the metrics analysis (decoder/analysis/metrics.c) on synthetic traces with
  * known answers: busbw exactly by nccl-tests' formulas (../shared/reference/FIGURES.md),
- * communication time as the union of GPU intervals, host-timing fallback and its label,
- * groups timed as their group, step detection, --step-op, NCCLSCOPE_STEP_MARK (trace's and own
- * environment), --skip-warmup, verdicts and their evidence. */
+ * communication time as the union of GPU intervals (and its double sum past 2^53 ns),
+ * host-timing fallback and its label, groups timed as their group, step detection, --step-op,
+ * NCCLSCOPE_STEP_MARK (trace's and own environment), --skip-warmup, verdicts and their evidence. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +154,31 @@ static void test_union_and_fallback(void) {
         strstr(js, "\"bytes_min\":256,") && strstr(strstr(js, "\"bytes_min\":256,"), "\"timing\":\"mixed\""),
         "the op and its size row labelled timing mixed (3 GPU-timed calls, 1 host-timed): %s", js);
   free(js);
+  ncs_analysis_metrics.destroy(r.st);
+}
+
+/* Communication time is a sum of doubles in commit order. Under 2^53 ns of span metrics adds
+ * whole nanoseconds as integers (the same bits); past it the double sum rounds, and the figure
+ * must be that rounded sum: 1 + 2^53 + 1 ns is 2^53 in doubles, 2^53 + 2 as integers. */
+static void test_comm_past_2_53(void) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/big.ncs", dir);
+  struct tw t;
+  tw_open(&t, path, 1, 1);
+  comm8(&t, 2);
+  struct ncs_call c = {0};
+  uint64_t big = 1ull << 53;
+  call(&t, &c, NCS_OP_AllReduce, 100, 7, T0, 1);
+  call(&t, &c, NCS_OP_AllReduce, 100, 7, T0 + 10, big);
+  call(&t, &c, NCS_OP_AllReduce, 100, 7, T0 + 20 + big, 1);
+  tw_close(&t, 1);
+  struct run r;
+  run_metrics(&r, path, NULL, NULL);
+  struct ncs_metrics_rank x;
+  ncs_metrics_rank(r.st, 0, &x);
+  volatile double sum = 0; /* the three intervals, added as doubles in order */
+  sum += 1.0; sum += (double)big; sum += 1.0;
+  CHECK(sum == (double)big && x.comm_s == sum / 1e9, "comm of 1 + 2^53 + 1 ns host intervals: the double sum 2^53 ns (%.17g s, want %.17g)", x.comm_s, sum / 1e9);
   ncs_analysis_metrics.destroy(r.st);
 }
 
@@ -354,6 +379,7 @@ int main(void) {
   test_hist();
   test_busbw();
   test_union_and_fallback();
+  test_comm_past_2_53();
   test_groups_and_host();
   test_steps();
   test_verdicts();

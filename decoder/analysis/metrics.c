@@ -164,6 +164,8 @@ struct file_state {
   int iv_unsorted;
   uint64_t open_s, open_e;
   uint64_t frontier;          /* union committed up to here */
+  uint64_t iv_base;           /* the start of the first interval committed (have_base) */
+  int have_base;
   struct shape shapes[SHAPES];
   struct call_shape cshapes[CALL_SHAPES];
   struct call_shape *prev_shape; /* the previous call's (call_shape_of) */
@@ -276,7 +278,7 @@ static void choose_boundary(struct metrics *m, struct file_state *f, struct rank
 /* ---- pass 2 ---- */
 /* Starts step nsteps at t, folding the oldest step out of the ring when it is full. */
 #define STEP_T(r, g) ((r)->step_t[(g) % STEP_RING])
-static void add_step(struct rank_m *r, uint64_t t) {
+static inline __attribute__((always_inline)) void add_step(struct rank_m *r, uint64_t t) {
   if (!r->step_t) {
     r->step_t = calloc(STEP_RING, sizeof *r->step_t);
     r->step_comm = calloc(STEP_RING, sizeof *r->step_comm);
@@ -355,11 +357,16 @@ static void add_comm_steps(struct rank_m *r, uint64_t s, uint64_t e) {
  * holding the latest interval is remembered across intervals (add_comm_steps' first case,
  * without its loads): an interval inside it is added at once, to a running sum written back
  * when the step changes (the same additions in the same order). `clip` 0: the intervals are
- * known to start after the frontier (they came in order), none is clipped. */
-static inline __attribute__((always_inline)) void commit_iv_(struct file_state *f, uint32_t n, int clip) {
+ * known to start after the frontier (they came in order), none is clipped.
+ * `exact` 1: the sums (the rank's and its steps', doubles) are kept as integers here. Every
+ * one of them is a sum of whole nanoseconds of disjoint parts of [iv_base, the frontier), so
+ * while that span is under 2^53 every double addition is exact and gives the integer sum:
+ * the same bits (commit_iv checks the span). */
+static inline __attribute__((always_inline)) void commit_iv_(struct file_state *f, uint32_t n, int clip, int exact) {
   struct rank_m *r = f->r;
   uint64_t fr = f->frontier, lo_t = 1, hi_t = 0; /* [lo_t, hi_t]: the remembered step's span (empty: none) */
   double comm = r->comm_ns, in_step = 0, *at = NULL; /* the remembered step's sum, and where it goes */
+  uint64_t comm_u = exact ? (uint64_t)comm : 0, in_u = 0; /* the same, exact */
   for (uint32_t i = 0; i < n; i++) {
     uint64_t s = f->iv[i][0], e = f->iv[i][1];
     if (clip) {
@@ -367,10 +374,14 @@ static inline __attribute__((always_inline)) void commit_iv_(struct file_state *
       if (e <= s) continue;
     }
     fr = e;
-    double d = (double)(e - s);
-    comm += d;
-    if (s >= lo_t && e <= hi_t) { in_step += d; continue; }
-    if (at) *at = in_step;
+    uint64_t du = e - s;
+    double d = exact ? 0 : (double)du;
+    if (exact) comm_u += du; else comm += d;
+    if (s >= lo_t && e <= hi_t) {
+      if (exact) in_u += du; else in_step += d;
+      continue;
+    }
+    if (at) *at = exact ? (double)in_u : in_step;
     if (at && s >= hi_t && hi_t != UINT64_MAX) {
       /* inside the next step? (what add_comm_steps' walk finds) */
       uint64_t g = r->hint + 1, next = g + 1 == r->nsteps ? UINT64_MAX : STEP_T(r, g + 1);
@@ -378,7 +389,7 @@ static inline __attribute__((always_inline)) void commit_iv_(struct file_state *
         r->hint = g;
         lo_t = hi_t; hi_t = next;
         at = &r->step_comm[g % STEP_RING];
-        in_step = *at + d;
+        if (exact) in_u = (uint64_t)*at + du; else in_step = *at + d;
         continue;
       }
     }
@@ -391,18 +402,22 @@ static inline __attribute__((always_inline)) void commit_iv_(struct file_state *
       lo_t = STEP_T(r, h);
       hi_t = h + 1 == r->nsteps ? UINT64_MAX : STEP_T(r, h + 1);
       at = &r->step_comm[h % STEP_RING];
-      in_step = *at;
+      if (exact) in_u = (uint64_t)*at; else in_step = *at;
     } else {
       lo_t = 1; hi_t = 0; at = NULL;
     }
   }
-  if (at) *at = in_step;
-  r->comm_ns = comm;
+  if (at) *at = exact ? (double)in_u : in_step;
+  r->comm_ns = exact ? (double)comm_u : comm;
   f->frontier = fr;
 }
 static void commit_iv(struct file_state *f, uint32_t n, int clip) {
-  if (clip) commit_iv_(f, n, 1);
-  else commit_iv_(f, n, 0);
+  if (!n) return;
+  if (!f->have_base) { f->have_base = 1; f->iv_base = f->iv[0][0]; } /* <= every start committed */
+  uint64_t end = f->iv[n - 1][1] > f->frontier ? f->iv[n - 1][1] : f->frontier; /* >= every end committed */
+  if (end - f->iv_base < (1ull << 53)) { if (clip) commit_iv_(f, n, 1, 1); else commit_iv_(f, n, 0, 1); }
+  else if (clip) commit_iv_(f, n, 1, 0);
+  else commit_iv_(f, n, 0, 0);
 }
 
 static int cmp_iv(const void *a, const void *b) {
@@ -678,7 +693,7 @@ static inline __attribute__((always_inline)) void account_call(struct file_state
 
 /* A counted step boundary at t: a step of the rank, and a start handed to the analyses after
  * metrics (ncs_metrics_step_starts). */
-static __attribute__((noinline)) void count_step(struct file_state *f, uint64_t t) {
+static inline __attribute__((always_inline)) void count_step(struct file_state *f, uint64_t t) {
   add_step(f->r, t);
   if (f->nstarts == f->capstarts) {
     size_t cap = f->capstarts ? 2 * f->capstarts : 1024;
@@ -919,7 +934,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
   f->nstarts = 0;
   f->gpu_mode = 0;
-  f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0;
+  f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
   forget_call_shapes(f);
   f->r = &m->rank[file];
@@ -1035,7 +1050,22 @@ static __attribute__((noinline)) size_t hold_calls(struct file_state *f, const s
   void *at;
   size_t i = hold_some(f, n, HELD_CALL, sizeof *c, &at);
   struct ncs_call *to = at;
-  for (size_t k = 0; k < i; k++) { p1_call(f, &c[k]); to[k] = c[k]; } /* (memcpy's rep movsb: a count per byte) */
+  struct call_shape *prev = f->prev_shape; /* p1_call's, kept in locals over the run */
+  uint64_t ncalls1 = f->ncalls1;
+  for (size_t k = 0; k < i; k++) {
+    struct call_shape *x = prev->next;
+    if (__builtin_expect(!x || !same_call_shape(x, &c[k]), 0)) prev->next = x = call_shape_lookup(f, &c[k]);
+    prev = x;
+    struct sig *s = x->sig; /* (NULL when not timed) */
+    ncalls1 += x->timed != 0;
+    if (s) {
+      if (!s->count) { s->first = ncalls1; s->op = c[k].op; }
+      s->count++;
+    }
+    to[k] = c[k]; /* (memcpy's rep movsb: a count per byte) */
+  }
+  f->prev_shape = prev;
+  f->ncalls1 = ncalls1;
   if (i < n) { p1_call(f, &c[i]); decide(f); }
   return i;
 }

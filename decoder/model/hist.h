@@ -21,7 +21,7 @@ static inline unsigned ncs_hist_index(uint64_t v) {
   if (v < 2 * NCS_HIST_SUB) return (unsigned)v; /* exact: buckets 0..15 */
   /* v = (8 + sub) << k with k = e - 3 (e: v's top bit, >= 4): bucket (e - 2) * 8 + sub,
    * that is 8k + (v >> k) */
-  unsigned k = 60u - (unsigned)__builtin_clzll(v);
+  unsigned k = (63u ^ (unsigned)__builtin_clzll(v)) - 3u; /* (63 ^ clz: the top bit, one bsr) */
   return NCS_HIST_SUB * k + (unsigned)(v >> k);
 }
 void ncs_hist_range(unsigned i, double *lo, double *hi);
