@@ -117,7 +117,9 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
 
 /* What a run of calls adds up in locals: the first entry (kept as t_first - 1: "no call yet or
  * an earlier entry" is then one unsigned comparison), the last exit, the host sweep's current
- * union [cs, ce) and the summed lengths of the unions it closed. */
+ * union [cs, ce) and the summed lengths of the unions it closed. ce only grows, so it is the
+ * last exit of the swept calls: op_span takes the last exit of the others alone and folds ce
+ * in at the span's end. */
 struct run_acc { uint64_t first1, last, cs, ce, closed; };
 
 /* The calls of c's operation from c on (to end), the next call of another returned; comm: the
@@ -131,14 +133,13 @@ op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const
   for (; c < end && c->op == op; c++) {
     uint64_t s = c->t_enter, e = c->t_exit;
     first1 = s <= first1 ? s - 1 : first1;
-    last = e > last ? e : last;
-    if (!comm || e <= s) continue;
+    if (!comm || e <= s) { last = e > last ? e : last; continue; }
     if (s > ce) { closed += ce - cs; cs = s; ce = e; }
     else { ce = e > ce ? e : ce; cs = s < cs ? s : cs; }
     if (!coll || !ncs_rc_ok(c->rc) || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) continue; /* most calls */
     big_call(f, c);
   }
-  *a = (struct run_acc){first1, last, cs, ce, closed};
+  *a = (struct run_acc){first1, ce > last ? ce : last, cs, ce, closed};
   return c;
 }
 

@@ -7,6 +7,7 @@
  * strings escaped) or JSON (docs/JSON.md). Exit (cmd/commands.h): 0 when it could report (a
  * cut trace is a warning, listed in the JSON's "warnings"), 2 bad usage, 3 a damaged file
  * (everything before the damage is still reported), 4 a file that is not a readable trace. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,14 @@ static int add_call(struct file_sum *s, const struct ncs_call *c) {
   return 0;
 }
 
+/* A call's communicator and datatype as one 64-bit word (they sit side by side, in that order). */
+_Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
+static inline uint64_t comm_datatype(const struct ncs_call *c) {
+  uint64_t v;
+  memcpy(&v, &c->comm, sizeof v);
+  return v;
+}
+
 /* A run of calls, as spans of consecutive calls of one (op, datatype) and communicator: a
  * span adds up in locals and reaches its row and communicator once (sums modulo 2^64, as
  * adding each call: bytes = count sum x datatype size, host time = exit sum - enter sum); the
@@ -179,8 +188,8 @@ static __attribute__((noinline)) int add_calls(struct file_sum *s, const struct 
       comm_from = c;
     }
     const struct ncs_call *from = c;
-    uint64_t count = 0, enter = 0, exit = 0, errors = 0;
-    for (; c < end && c->op == op && c->datatype == dt && c->comm == comm; c++) {
+    uint64_t count = 0, enter = 0, exit = 0, errors = 0, key = comm_datatype(c);
+    for (; c < end && c->op == op && comm_datatype(c) == key; c++) {
       count += c->count;
       enter += c->t_enter;
       exit += c->t_exit;

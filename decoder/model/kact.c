@@ -41,6 +41,9 @@ struct ncs_kact {
   struct clog calls[NCS_KACT_MAX_OPS]; /* by fig.op index */
   uint64_t sizes[NSIZES];              /* the size table, in first-seen order */
   uint8_t size_slot[NSLOTS];           /* hash slots: index + 1, 0 empty */
+  uint64_t slot_size[NSLOTS];          /* the size in each slot; an empty one holds a size that
+                                          does not hash to it (1 at slot 0, 0 elsewhere), so
+                                          "slot_size[size_hash(S)] == S" alone says S is there */
   uint32_t nsizes;
   signed char call_slot[NCS_OP_LIMIT]; /* fig.op slot of a call's op + 1; 0 not looked up yet */
   int calls_off;                       /* a KERNEL_STATUS off / stood aside came before any KERNEL */
@@ -48,7 +51,10 @@ struct ncs_kact {
 
 struct ncs_kact *ncs_kact_new(void) {
   struct ncs_kact *k = calloc(1, sizeof *k);
-  if (k) k->f.state = -1;
+  if (k) {
+    k->f.state = -1;
+    k->slot_size[0] = 1;
+  }
   return k;
 }
 
@@ -143,6 +149,7 @@ static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
   }
   if (k->nsizes == NSIZES) return 0;
   k->sizes[k->nsizes] = S;
+  k->slot_size[i] = S;
   k->size_slot[i] = (uint8_t)++k->nsizes;
   return k->nsizes;
 }
@@ -227,9 +234,9 @@ add_words(const struct ncs_kact *k, const struct ncs_call *c, const struct ncs_c
   for (; c < stop; c++) {
     if (c->op != op || c->datatype != dt || c->rc != 0 || (c->group | (c->flags & NCS_CALL_F_CAPTURED))) break;
     uint64_t S = c->count * dsize, t = c->t_enter, d = t - prev; /* ncs_rule_bytes */
-    uint32_t sx = k->size_slot[size_hash(S)];
-    if (!sx || k->sizes[sx - 1] != S || d >= (1u << DT_BITS)) break;
-    *w++ = sx << DT_BITS | (uint32_t)d;
+    uint32_t i = size_hash(S);
+    if (k->slot_size[i] != S || d >= (1u << DT_BITS)) break;
+    *w++ = (uint32_t)k->size_slot[i] << DT_BITS | (uint32_t)d;
     prev = t;
   }
   *at = w;
@@ -278,9 +285,9 @@ static void add_call(struct ncs_kact *k, const struct ncs_call *c) {
   if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { o->sized = 0; return; } /* one kernel per group / graph */
   struct clog *l = &k->calls[slot];
   uint64_t S = ncs_rule_bytes(c->count, c->datatype), d = c->t_enter - l->last_t;
-  uint32_t sx = k->size_slot[size_hash(S)];
-  if (sx && k->sizes[sx - 1] == S && d < (1u << DT_BITS) && l->at < l->end) {
-    *l->at++ = sx << DT_BITS | (uint32_t)d;
+  uint32_t i = size_hash(S);
+  if (k->slot_size[i] == S && d < (1u << DT_BITS) && l->at < l->end) {
+    *l->at++ = (uint32_t)k->size_slot[i] << DT_BITS | (uint32_t)d;
     l->last_t = c->t_enter;
     l->n++;
     return;
