@@ -284,17 +284,19 @@ static inline __attribute__((always_inline)) void add_step(struct rank_m *r, uin
     r->step_comm = calloc(STEP_RING, sizeof *r->step_comm);
     if (!r->step_t || !r->step_comm) { free(r->step_t); free(r->step_comm); r->step_t = NULL; r->step_comm = NULL; return; }
   }
-  if (r->nsteps - r->base == STEP_RING) {
-    uint64_t g = r->base;
-    r->done_ns += (double)(r->step_t[(g + 1) % STEP_RING] - r->step_t[g % STEP_RING]);
-    r->done_comm += r->step_comm[g % STEP_RING];
+  uint64_t *st = r->step_t, n = r->nsteps, base = r->base; /* (locals: the ring's stores could be
+                                                              r's fields, to the compiler) */
+  double *sc = r->step_comm;
+  if (n - base == STEP_RING) {
+    r->done_ns += (double)(st[(base + 1) % STEP_RING] - st[base % STEP_RING]);
+    r->done_comm += sc[base % STEP_RING];
     r->done_n++;
-    r->base++;
+    r->base = ++base;
   }
-  if (r->nsteps > r->base && t < STEP_T(r, r->nsteps - 1)) r->unordered_at = r->nsteps;
-  r->step_t[r->nsteps % STEP_RING] = t;
-  r->step_comm[r->nsteps % STEP_RING] = 0;
-  r->nsteps++;
+  if (n > base && t < st[(n - 1) % STEP_RING]) r->unordered_at = n;
+  st[n % STEP_RING] = t;
+  sc[n % STEP_RING] = 0;
+  r->nsteps = n + 1;
 }
 
 /* At the end of a file: folds the steps still in the ring into the totals and frees it.
@@ -695,12 +697,13 @@ static inline __attribute__((always_inline)) void account_call(struct file_state
  * metrics (ncs_metrics_step_starts). */
 static inline __attribute__((always_inline)) void count_step(struct file_state *f, uint64_t t) {
   add_step(f->r, t);
-  if (f->nstarts == f->capstarts) {
+  size_t k = f->nstarts;
+  if (k == f->capstarts) {
     size_t cap = f->capstarts ? 2 * f->capstarts : 1024;
     uint64_t *p = realloc(f->starts, cap * sizeof *p);
     if (p) { f->starts = p; f->capstarts = cap; }
   }
-  if (f->nstarts < f->capstarts) f->starts[f->nstarts++] = t;
+  if (k < f->capstarts) { f->starts[k] = t; f->nstarts = k + 1; }
 }
 
 /* p2_calls for every case: the common one too. */
@@ -769,11 +772,12 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
   struct call_shape *prev = f->prev_shape;
   uint64_t w0 = r->w0, w1 = r->w1, warm_t = r->warm_t;
   uint64_t open_s = f->open_s, open_e = f->open_e;
-  uint32_t niv = f->niv, nraw = f->nraw;
+  uint64_t (*iv)[2] = f->iv + f->niv; /* where the next merged interval goes */
+  uint32_t nraw = f->nraw;
 #define P2_SAVE_() (f->prev_shape = prev, r->w0 = w0, r->w1 = w1, f->open_s = open_s, f->open_e = open_e, \
-                    f->niv = niv, f->nraw = nraw)
+                    f->niv = (uint32_t)(iv - f->iv), f->nraw = nraw)
 #define P2_LOAD_() (prev = f->prev_shape, w0 = r->w0, w1 = r->w1, warm_t = r->warm_t, open_s = f->open_s, \
-                    open_e = f->open_e, niv = f->niv, nraw = f->nraw)
+                    open_e = f->open_e, iv = f->iv + f->niv, nraw = f->nraw)
   for (const struct ncs_call *end = c + n; c < end; c++) {
     struct call_shape *x = prev->next;
     if (__builtin_expect(!x || !same_call_shape(x, c), 0)) prev->next = x = call_shape_lookup(f, c);
@@ -803,8 +807,8 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
       if (__builtin_expect(nraw == IV_CAP, 0)) { P2_SAVE_(); flush_iv(f, 0); P2_LOAD_(); }
       nraw++;
       if (s < open_s) { P2_SAVE_(); add_iv_unsorted(f, s, e); P2_LOAD_(); } /* (OPEN_NONE too) */
-      else if (s <= open_e) open_e = e > open_e ? e : open_e;
-      else { f->iv[niv][0] = open_s; f->iv[niv][1] = open_e; niv++; open_s = s; open_e = e; }
+      else if (__builtin_expect(s > open_e, 1)) { (*iv)[0] = open_s; (*iv)[1] = open_e; iv++; open_s = s; open_e = e; }
+      else open_e = e > open_e ? e : open_e;
     }
     const struct shape *sh = &x->sh;
     struct mstat *z = sh->z;
