@@ -254,8 +254,7 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
 
 /* A run of calls: each collective into its communicator's recent calls and the signature
  * check, in order; then the recent calls by tcall, each slot left with the last call that maps
- * to it (as writing every call in order; a run longer than the slots walked from its end, each
- * slot written once). */
+ * to it (as writing every call in order). */
 __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
   struct vctx *v = ctx;
   struct hfile *f = v->f;
@@ -279,21 +278,13 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
   f->calls += n;
   f->last = hcall_of(&x[n - 1]);
   f->has_last = 1;
-  if (n <= BYTCALL) { /* in order: a later call overwrites an earlier one's slot */
-    for (const struct ncs_call *k = x, *end = x + n; k < end; k++) f->byt[k->tcall % BYTCALL] = hbyt_of(k);
-    return 0;
+  const struct ncs_call *from = x, *end = x + n;
+  if (n > BYTCALL) { /* the last BYTCALL calls with consecutive tcalls fill every slot: the others are overwritten */
+    const struct ncs_call *k = end - BYTCALL + 1;
+    while (k < end && k->tcall == k[-1].tcall + 1) k++;
+    if (k == end) from = end - BYTCALL;
   }
-  uint64_t written[BYTCALL / 64] = {0}; /* a long run: from its end, each slot written once */
-  unsigned left = BYTCALL;
-  for (const struct ncs_call *k = x + n; k > x && left;) {
-    k--;
-    uint32_t slot = (uint32_t)(k->tcall % BYTCALL);
-    uint64_t bit = 1ull << (slot % 64);
-    if (written[slot / 64] & bit) continue;
-    written[slot / 64] |= bit;
-    left--;
-    f->byt[slot] = hbyt_of(k);
-  }
+  for (const struct ncs_call *k = from; k < end; k++) f->byt[k->tcall % BYTCALL] = hbyt_of(k); /* in order: a later call overwrites an earlier one's slot */
   return 0;
 }
 /* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
