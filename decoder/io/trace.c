@@ -238,14 +238,21 @@ static int count_check(struct reader *r, uint64_t index, uint32_t k, uint32_t nr
 static __attribute__((noinline)) uint32_t row_calls_fast(const uint8_t **pp, const uint8_t *end,
                                                           struct ncs_call_delta *d, struct ncs_call *x, uint32_t max) {
   const uint8_t *p = *pp;
-  if (end - p < 2 + NCS_CALL_FAST_READ) return 0;
-  const uint8_t *last = end - (2 + NCS_CALL_FAST_READ);
   struct ncs_call *x0 = x, *xend = x + max;
-  for (; x < xend && p <= last && p[0] == NCS_REC_CALL && p[1] < 0x80; x++) {
-    const uint8_t *e = p + 2 + p[1];
-    if (ncs_dec_call_fast(p + 2, e, d, x)) break;
-    p = e;
+  while (x < xend && end - p >= 2 + NCS_CALL_FAST_READ) {
+    /* each record taken is at most 129 bytes (type, one-byte length, body), so the next
+     * `room` of them start far enough from the end */
+    size_t room = (size_t)(end - p - (2 + NCS_CALL_FAST_READ)) / 129 + 1;
+    struct ncs_call *stop = (size_t)(xend - x) < room ? xend : x + room;
+    for (; x < stop; x++) {
+      /* a CALL with a one-byte length: its first two bytes, low byte first, are 0x05 and < 0x80 */
+      if (((p[0] | (unsigned)p[1] << 8) & 0x80ffu) != NCS_REC_CALL) goto out;
+      const uint8_t *e = p + 2 + p[1];
+      if (ncs_dec_call_fast(p + 2, e, d, x)) goto out;
+      p = e;
+    }
   }
+out:
   *pp = p;
   return (uint32_t)(x - x0);
 }

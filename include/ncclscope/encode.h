@@ -392,12 +392,13 @@ static inline __attribute__((always_inline)) uint64_t ncs_u_varint(const uint8_t
   const uint8_t *p = *pp + i;
   uint64_t v = p[0], b;
   if (__builtin_expect(v < 0x80, 1)) return v;
-#define NCS_U_BYTE_(k) \
+#define NCS_U_BYTE_(k) /* bytes added whole, then the continuation bits taken out */ \
   b = p[k]; \
-  v ^= (b ^ 1) << (7 * (k)); /* clears the last byte's continuation bit */ \
-  if (b < 0x80) { *pp += (k); return v; }
+  v += b << (7 * (k)); \
+  if (b < 0x80) { *pp += (k); return v - (((1ull << (7 * (k))) - 1) / 127 * 128); }
   NCS_U_BYTE_(1) NCS_U_BYTE_(2) NCS_U_BYTE_(3)
 #undef NCS_U_BYTE_
+  v -= ((1ull << 21) - 1) / 127 * 128;
   for (unsigned k = 4;; k++) {
     b = p[k];
     v ^= (b ^ 1) << (7 * k);
