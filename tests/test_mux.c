@@ -148,8 +148,8 @@ static void mux_alone(void) {
 /* ---- through the reader ---- */
 static char dir[] = "/tmp/ncs-mux.XXXXXX";
 
-/* calls with a GPU_TIME block every 64 calls; `per_chunk` records a chunk */
-static int write_trace(const char *path, int n, int per_chunk) {
+/* calls with a GPU_TIME block every 64 calls (none when gpu is 0); `per_chunk` records a chunk */
+static int write_trace(const char *path, int n, int per_chunk, int gpu) {
   struct tw t;
   if (tw_open(&t, path, 1, 1)) return 1;
   struct ncs_kv kv[] = {{"host", "mux", 3}};
@@ -162,7 +162,7 @@ static int write_trace(const char *path, int n, int per_chunk) {
     c.t_enter = now;
     c.t_exit = now + 300 + (uint64_t)(i % 13);
     tw_call(&t, &c);
-    if (i % 64 == 63)
+    if (gpu && i % 64 == 63)
       for (int k = 0; k < 16; k++) {
         struct ncs_gpu_time g = {.kind = 1, .thread = 1, .ref = (uint64_t)(i - 15 + k), .gpu_start = now - 5000 + (uint64_t)k * 100};
         g.gpu_end = g.gpu_start + 50 + (uint64_t)k;
@@ -179,7 +179,8 @@ static int count_columns(void *ctx, uint64_t index, uint64_t dropped, uint32_t f
   return 0;
 }
 
-static void through_reader(const char *path, const char *what, int want_columns, int want_runs) {
+/* Returns the longest run a run visitor was given. */
+static uint64_t through_reader(const char *path, const char *what, int want_columns, int want_runs) {
   struct rx one, run, m1, m2;
   rx_init(&one, 1); rx_init(&run, 2); rx_init(&m1, 3); rx_init(&m2, 4);
   struct ncs_read_status s1, s2, s3;
@@ -205,6 +206,7 @@ static void through_reader(const char *path, const char *what, int want_columns,
   CHECK(run.longest > 1 && run.runs < run.records && (want_runs || run.longest <= 256),
         "%s: runs of %llu records at most (%llu runs for %llu records)", what, (unsigned long long)run.longest,
         (unsigned long long)run.runs, (unsigned long long)run.records);
+  uint64_t longest = run.longest;
 
   /* a stop asked for inside a run: the read ends after the run, the run counted */
   rx_init(&run, 2);
@@ -218,6 +220,7 @@ static void through_reader(const char *path, const char *what, int want_columns,
   CHECK(s1.stopped && s2.stopped && one.records == 100 && run.records >= 100 && s2.records - s1.records == run.records - 100,
         "%s: a stop inside a run ends the read after it (per record: %llu records, runs: %llu)", what,
         (unsigned long long)one.records, (unsigned long long)run.records);
+  return longest;
 }
 
 /* `--write FILE PER_CHUNK` (tests/test_report_runs.sh): a trace whose calls change operation,
@@ -275,11 +278,19 @@ int main(int argc, char **argv) {
   char big[600], small[600];
   snprintf(big, sizeof big, "%s/columns.ncs", dir);
   snprintf(small, sizeof small, "%s/rows.ncs", dir);
-  CHECK(write_trace(big, 6000, 3000) == 0 && write_trace(small, 2000, 3) == 0, "write a column trace and a row trace");
+  CHECK(write_trace(big, 6000, 3000, 1) == 0 && write_trace(small, 2000, 3, 1) == 0, "write a column trace and a row trace");
   through_reader(big, "column chunks", 1, 1);
   through_reader(small, "row chunks", 0, 0);
+  /* CALL records alone, in chunks too large for columns (the shim at very high call rates):
+   * decoded by the row walk's fast path, gathered into runs of NCS_ROW_RUN */
+  char rows[600];
+  snprintf(rows, sizeof rows, "%s/bigrows.ncs", dir);
+  CHECK(write_trace(rows, 160000, 80000, 0) == 0, "write a trace of CALL records in large row chunks");
+  uint64_t longest = through_reader(rows, "large row chunks", 0, 0);
+  CHECK(longest == 256, "large row chunks: CALL runs of 256 (trace.h), here %llu", (unsigned long long)longest);
   unlink(big);
   unlink(small);
+  unlink(rows);
   rmdir(dir);
   return check_done();
 }
