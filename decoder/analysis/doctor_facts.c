@@ -143,12 +143,25 @@ op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const
   return c;
 }
 
+/* The host sweep of a run's communication calls from union [cs, ce), adding each union it
+ * closes to acc as a double, as on_call does. */
+static double sweep_each(const struct ncs_call *x, size_t n, uint64_t cs, uint64_t ce, double acc) {
+  for (size_t i = 0; i < n; i++) {
+    int kind = ncs_op_kind(x[i].op);
+    if (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P || x[i].op == NCS_OP_GroupEnd)
+      sweep(x[i].t_enter, x[i].t_exit, &cs, &ce, &acc);
+  }
+  return acc;
+}
+
 /* A run of calls, one operation's consecutive calls at a time. The unions closed reach
- * host_comm_ns once as an integer sum (the same double as adding each: sums of whole
- * nanoseconds are exact below 2^53, 104 days). */
+ * host_comm_ns once as an integer sum: the same double as adding each while the total stays
+ * under 2^53 ns (104 days; every partial sum is then a whole number a double holds, every
+ * addition exact); past it the run's sweep is redone adding each (sweep_each). */
 __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
   struct ncs_dfacts *f = ctx;
-  struct run_acc a = {f->t_first - 1, f->t_last, f->host_cur_s, f->host_cur_e, 0};
+  const uint64_t cs0 = f->host_cur_s, ce0 = f->host_cur_e;
+  struct run_acc a = {f->t_first - 1, f->t_last, cs0, ce0, 0};
   f->ncalls += n;
   for (const struct ncs_call *c = x, *end = x + n; c < end;) {
     int kind = ncs_op_kind(c->op);
@@ -160,7 +173,10 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
   f->t_last = a.last;
   f->host_cur_s = a.cs;
   f->host_cur_e = a.ce;
-  if (a.closed) f->host_comm_ns += (double)a.closed;
+  const double acc = f->host_comm_ns, limit = 9007199254740992.0; /* 2^53 */
+  if (!a.closed) return 0;
+  if (acc < limit && a.closed < (uint64_t)(limit - acc)) f->host_comm_ns = acc + (double)a.closed;
+  else f->host_comm_ns = sweep_each(x, n, cs0, ce0, acc);
   return 0;
 }
 /* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
