@@ -30,6 +30,13 @@ check "straggler: text report has the 'Who is slow' section" grep -q '^Who is sl
 check "straggler: ... naming rank 5 first" sh -c "grep -A3 '^Who is slow' '$T/r.txt' | tail -1 | grep -qE '^ +5 '"
 
 # Size mismatch at seq 100 by rank 3, and a hang: rank 6 never enters seq 300.
+# clock check by host name, whatever order the files (and reader threads) meet the hosts in:
+# node001's files renamed to sort first, read by one thread and by four
+mkdir -p "$T/ho"
+for f in "$T"/s/*.ncs; do b=${f##*/}; case $b in *node001*) cp "$f" "$T/ho/a-$b" ;; *) cp "$f" "$T/ho/b-$b" ;; esac; done
+hosts_of() { NCCLSCOPE_THREADS=$1 "$NCS" report --json "$T/ho" 2>/dev/null | python3 -c 'import json,sys; print(" ".join(h["host"] for h in json.load(sys.stdin)["clock_check"]))' 2>&1; }
+check_eq "straggler: clock check lists hosts by name though node001's files come first (1 thread)" "node000 node001" "$(hosts_of 1)"
+check_eq "straggler: the same at 4 threads" "node000 node001" "$(hosts_of 4)"
 "$NCS" synth -o "$T/m" --ranks 8 --hosts 1 --calls 400 --mismatch 3:100 --missing 6:300 >/dev/null 2>&1
 "$NCS" report --json "$T/m" >"$T/r.json" 2>/dev/null
 check_eq "straggler: a hung job's report exits 0 (cut traces are normal input) and lists them as warnings" "0 8" \

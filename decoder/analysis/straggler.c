@@ -400,6 +400,9 @@ void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated) {
   if (s && file >= 0 && file < s->nfiles) s->files[file].truncated = truncated;
 }
 
+static int cmp_offset_host(const void *a, const void *b) {
+  return strcmp(((const struct ncs_strag_host_offset *)a)->host, ((const struct ncs_strag_host_offset *)b)->host);
+}
 static int cmp_rank(const void *a, const void *b) {
   const struct ncs_strag_rank *x = a, *y = b;
   if (x->wait_caused_s != y->wait_caused_s) return x->wait_caused_s < y->wait_caused_s ? 1 : -1;
@@ -558,6 +561,8 @@ void ncs_strag_finish(struct ncs_strag *s) {
       s->offsets[s->noffsets++] = (struct ncs_strag_host_offset){s->hosts[h], med / 1e3, nd};
     }
     if (s->noffsets < 2) s->noffsets = 0;
+    /* by host name: host indices follow the order in which reader threads met the hosts */
+    qsort(s->offsets, (size_t)s->noffsets, sizeof s->offsets[0], cmp_offset_host);
     free(d);
   }
   for (int i = 0; i < w.n; i++)

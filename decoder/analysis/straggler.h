@@ -77,7 +77,7 @@ int ncs_strag_claimed_twice(const struct ncs_strag *s); /* communicators a rank 
 /* Clock check: a collective's GPU work ends at nearly the same moment on every rank, so on
  * sampled collectives (every 64th seq, the first 1024 per communicator) each host's mean GPU
  * end minus the mean of all ranks measures that host's residual clock offset after alignment.
- * Fills up to `max` hosts (name, median offset in us over the samples); returns the number of
+ * Fills up to `max` hosts (name, median offset in us over the samples), by host name; returns the number of
  * hosts, 0 when fewer than two hosts shared sampled collectives. */
 struct ncs_strag_host_offset { const char *host; double offset_us; int samples; };
 int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max);
