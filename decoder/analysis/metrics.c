@@ -636,17 +636,11 @@ static int p2_comm(void *ctx, const struct ncs_comm *c) {
 }
 
 /* The call shape of c (CALL_SHAPES above), made on a miss. comm and datatype sit side by side,
- * in that order, in both: compared as one 64-bit word. */
-_Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
+ * in that order, in both: compared as one 64-bit word (ncs_u32_pair, io/trace.h). */
 _Static_assert(offsetof(struct call_shape, datatype) == offsetof(struct call_shape, comm) + 4, "comm, datatype");
-static inline uint64_t comm_datatype(const uint32_t *comm) {
-  uint64_t v;
-  memcpy(&v, comm, sizeof v);
-  return v;
-}
 static int same_call_shape(const struct call_shape *x, const struct ncs_call *c) {
   return x->count == c->count && x->op == c->op && x->callsite == c->callsite &&
-         comm_datatype(&x->comm) == comm_datatype(&c->comm);
+         ncs_u32_pair(&x->comm) == ncs_u32_pair(&c->comm);
 }
 static int call_shape_is(const struct call_shape *x, const struct ncs_call *c) {
   return x->set && x->count == c->count && x->op == c->op && x->callsite == c->callsite && x->comm == c->comm &&

@@ -162,13 +162,6 @@ static int add_call(struct file_sum *s, const struct ncs_call *c) {
   return 0;
 }
 
-/* A call's communicator and datatype as one 64-bit word (they sit side by side, in that order). */
-_Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
-static inline uint64_t comm_datatype(const struct ncs_call *c) {
-  uint64_t v;
-  memcpy(&v, &c->comm, sizeof v);
-  return v;
-}
 
 /* A run of calls, as spans of consecutive calls of one (op, datatype) and communicator: a
  * span adds up in locals and reaches its row and communicator once (sums modulo 2^64, as
@@ -188,8 +181,8 @@ static __attribute__((noinline)) int add_calls(struct file_sum *s, const struct 
       comm_from = c;
     }
     const struct ncs_call *from = c;
-    uint64_t count = 0, enter = 0, exit = 0, errors = 0, key = comm_datatype(c);
-    for (; c < end && c->op == op && comm_datatype(c) == key; c++) {
+    uint64_t count = 0, enter = 0, exit = 0, errors = 0, key = ncs_u32_pair(&c->comm);
+    for (; c < end && c->op == op && ncs_u32_pair(&c->comm) == key; c++) {
       count += c->count;
       enter += c->t_enter;
       exit += c->t_exit;

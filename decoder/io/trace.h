@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "ncclscope/encode.h"
 
 
@@ -65,6 +66,15 @@ struct ncs_visitor {
   int (*calls)(void *ctx, const struct ncs_call *x, size_t n);
   int (*gpu_times)(void *ctx, const struct ncs_gpu_time *x, size_t n);
 };
+
+/* Two adjacent uint32_t members as one 64-bit word: a CALL's comm and datatype (in that
+ * order), which run visitors compare at once. */
+_Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
+static inline uint64_t ncs_u32_pair(const uint32_t *first) {
+  uint64_t v;
+  memcpy(&v, first, sizeof v);
+  return v;
+}
 
 struct ncs_read_status {
   uint64_t chunks, records, bytes;   /* good chunks and records read, bytes consumed */

@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ncclscope/chunk.h"
-#include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 
 static void ncs_refit_checksums(uint8_t *buf, size_t n) {
