@@ -49,6 +49,9 @@ const char *ncs_host_name(void);
 #define QUEUE_CAP (4u << 20)
 #define GPU_POLL_MS 10 /* while GPU events are pending */
 #define ZSTD_LEVEL 3
+/* the large row chunks of high call rates (rowzip.c): mostly CALL_RUN times, which level 1
+ * packs as small as level 3 for about 30 % less CPU (BENCHMARKS.md "Shim throughput") */
+#define ROWZIP_LEVEL 1
 #define DEFS_CAP (2u << 20)
 #define RING_BATCH 1024u /* ring records encoded between two publications of the tail */
 #define PREFETCH_AHEAD 8u /* ring slots read ahead of the one being encoded */
@@ -556,7 +559,7 @@ static void zip_feed(struct writer *w) {
   if (w->raw.len <= NCS_CHUNK_COLUMNS_MAX || !w->cbuf) return;
   if (!w->zipping)
     w->zipping = ncs_rowzip_begin(w->raw.buf, w->cbuf + NCS_CHUNK_HEADER_SIZE, w->ccap - NCS_CHUNK_HEADER_SIZE,
-                                  ZSTD_LEVEL) == 0;
+                                  ROWZIP_LEVEL) == 0;
   if (w->zipping) ncs_rowzip_feed(w->raw.len);
 }
 
@@ -623,18 +626,32 @@ static unsigned drain(struct writer *w) {
       uint8_t *p = w->raw.buf + w->raw.len;
       const struct ncs_call *rec = r->rec;
       uint64_t mask = r->mask, end = t + n;
-      for (; t != end; t++) {
-        /* the slots come from another core's cache or from memory: ask for the ones a few
-         * records ahead (both lines of a 96-byte slot) while this one is encoded */
-        const char *ahead = (const char *)&rec[(t + PREFETCH_AHEAD) & mask];
-        __builtin_prefetch(ahead);
-        __builtin_prefetch(ahead + sizeof *rec - 1);
-        p += ncs_encode_call_run(p, &d, &run, &rec[t & mask]);
+      uint32_t nrec = (uint32_t)n;
+      if (w->raw.len <= NCS_CHUNK_COLUMNS_MAX) { /* the chunk may still become columns: CALL rows */
+        for (; t != end; t++) {
+          /* the slots come from another core's cache or from memory: ask for the ones a few
+           * records ahead (both lines of a 96-byte slot) while this one is encoded */
+          const char *ahead = (const char *)&rec[(t + PREFETCH_AHEAD) & mask];
+          __builtin_prefetch(ahead);
+          __builtin_prefetch(ahead + sizeof *rec - 1);
+          p += ncs_encode_call_run(p, &d, &run, &rec[t & mask]);
+        }
+      } else { /* a row chunk for sure (chunk.h): like calls go into CALL_RUN records (encode.h),
+                * each closed within the batch (what the rings file shows is whole records) */
+        uint8_t *open = NULL; /* the CALL_RUN being filled */
+        nrec = 0;
+        for (; t != end; t++) {
+          const char *ahead = (const char *)&rec[(t + PREFETCH_AHEAD) & mask];
+          __builtin_prefetch(ahead);
+          __builtin_prefetch(ahead + sizeof *rec - 1);
+          p = ncs_encode_call_or_run(p, &open, &nrec, &d, &run, &rec[t & mask]);
+        }
+        ncs_call_run_close(&open, p);
       }
       w->delta = d;
       w->run = run;
       w->raw.len = (size_t)(p - w->raw.buf);
-      w->records += (uint32_t)n;
+      w->records += nrec;
       if ((t & (RING_BATCH - 1)) == 0) publish_tail(w, r, t);
       zip_feed(w);
     }

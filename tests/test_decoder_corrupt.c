@@ -151,18 +151,18 @@ int main(void) {
   spit(b, n);
   CHECK(read_it(&calls, &st) == 1 && strstr(st.error, "zstd") && names(&st, 64), "garbage compressed payload behind a valid checksum: damage (%s)", st.error);
   /* the checksum follows the file's major version (docs/FORMAT.md): FNV-1a before 4.0, the lanes
-   * since; a 4.0 chunk summed the old way, or a 3.x file summed the new way, is damage */
+   * since; a 5.0 chunk summed the old way, or a 3.x file summed the new way, is damage */
   memcpy(b, orig, n);
   ncs_put_u32(b + o + 32, ncs_chunk_sum(3, b + o, b + o + 40, psz));
   spit(b, n);
-  CHECK(ncs_get_u16(orig + 8) == 4 && read_it(&calls, &st) == 1 && strstr(st.error, "bad checksum") && names(&st, 64) &&
+  CHECK(ncs_get_u16(orig + 8) == 5 && read_it(&calls, &st) == 1 && strstr(st.error, "bad checksum") && names(&st, 64) &&
             calls == 0,
-        "a 4.0 chunk with a 3.x (FNV-1a) checksum: damage at chunk 0 (%s)", st.error);
+        "a 5.0 chunk with a 3.x (FNV-1a) checksum: damage at chunk 0 (%s)", st.error);
   memcpy(b, orig, n);
   ncs_put_u16(b + 8, 3);
   spit(b, n);
   CHECK(read_it(&calls, &st) == 1 && strstr(st.error, "bad checksum") && names(&st, 64) && calls == 0,
-        "a 3.x file whose chunks carry 4.0 checksums: damage at chunk 0 (%s)", st.error);
+        "a 3.x file whose chunks carry 4.0+ (lanes) checksums: damage at chunk 0 (%s)", st.error);
   for (int k = 0; k < nch; k++)
     ncs_put_u32(b + ch[k].off + 32, ncs_chunk_sum(3, b + ch[k].off, b + ch[k].off + 40, ncs_get_u32(b + ch[k].off + 4)));
   spit(b, n);
@@ -199,6 +199,12 @@ int main(void) {
     {"THREAD name longer than its body", {NCS_REC_THREAD, 4, 1, 1, 50, 'a'}, 6, 1, "malformed"},
     {"COMM with a cut u64", {NCS_REC_COMM, 4, 1, 1, 2, 3}, 6, 1, "malformed"},
     {"11-byte record type", {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0}, 12, 1, "bad record header"},
+    /* 5.0: a CALL_RUN's calls are the chunk's last CALL with other times; none before it, or a
+     * pair cut short, is damage (the CALL below is op 1 on thread 1, every field given) */
+    {"CALL_RUN with no CALL before it in its chunk", {NCS_REC_CALL_RUN, 2, 2, 4}, 4, 1, "(type 20) at raw byte 0: malformed"},
+    {"CALL_RUN with a pair cut short",
+     {NCS_REC_CALL, 17, 1, 1, 2, 0, 2, 0, 0, 0, 1, 0, 20, 6, 0, 0, 0, 0, 0, NCS_REC_CALL_RUN, 3, 2, 4, 2}, 24, 2,
+     "(type 20) at raw byte 19: malformed"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     struct tw t;

@@ -268,6 +268,15 @@ static void test_columns(void) {
   CHECK(ncs_columns_pack(cc, 3, pay, 4096, rows, nrows) == 0, "columns: too little room: 0, nothing written past cap");
   uint8_t longtype[] = {0x85, 0x00, 0x00}; /* type 5 in a two-byte varint, empty body */
   CHECK(ncs_columns_pack(cc, 3, pay, cap, longtype, 3) == 0, "columns: a record type or length in a long varint form is refused (rows keep their bytes)");
+  { /* 5.0: CALL_RUN refers to the row before it: rows holding one stay rows, by both packers */
+    uint8_t *withrun = malloc(one + 4);
+    memcpy(withrun, rows, one);
+    memcpy(withrun + one, (const uint8_t[]){NCS_REC_CALL_RUN, 2, 2, 4}, 4);
+    CHECK(withrun && ncs_columns_pack(cc, 3, pay, cap, withrun, one + 4) == 0 &&
+              ncs_columns_pack_exact(cc, 3, pay, cap, withrun, one + 4) == 0 && ncs_columns_pack_fast(cc, 3, pay, cap, withrun, one + 4) == 0,
+          "columns: rows with a CALL_RUN record are refused (a CALL_RUN lives in row chunks only)");
+    free(withrun);
+  }
   /* damage: every answer 0 or -1 (with a reason) or -2, never a crash or an overrun */
   size_t small = nrows < 20000 ? nrows : 20000; /* records boundary found below */
   { const uint8_t *p = rows, *e = rows + nrows; uint64_t t = 0, l = 0;

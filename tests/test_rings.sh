@@ -88,6 +88,37 @@ if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$T/stub.c" 
   check_eq "rings stub, tracing on: every call forwarded" "stub calls=10003" "$(grep -o 'stub calls=[0-9]*' <<<"$out")"
   f=$(ls "$T"/enabled/*.ncs 2>/dev/null | head -1)
   check_eq "rings stub, tracing on: every call recorded" 10000 "$(calls "$f" AllReduce)"
+
+  # a tight loop on the stub: chunks over 1 MiB of rows where it makes more than about 52 k calls
+  # a second (over 1 MiB of CALL rows per one-second flush period; the stub returns at once, so
+  # it makes millions, unless the machine is very loaded), in which the writer puts its runs of
+  # like calls in CALL_RUN records (docs/FORMAT.md, 5.0): such a chunk's header counts fewer
+  # records than it has calls (no profiler or kernel records here). Every call reads back,
+  # numbered without a gap, at any rate.
+  d=$T/runs
+  LD_LIBRARY_PATH=$T/stub NCCLSCOPE_FLUSH_MS=1000 NCCLSCOPE_PROFILER=0 NCCLSCOPE_KERNELS=0 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
+    NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 300000 >/dev/null 2>&1
+  f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
+  check_eq "rings tight loop, 300000 calls: every call, in CALL and CALL_RUN records" 300000 "$(calls "$f" AllReduce)"
+  check_eq "rings tight loop: the calling thread's tcall 1..300002 without a gap (id and init calls too)" "300002 300002" \
+    "$("$NCS" dump "$f" 2>/dev/null | sed -n 's/^CALL .* tcall=\([0-9]*\) .*/\1/p' | sort -n | uniq | awk '{n++; m = $1} END {print n, m}')"
+  if command -v python3 >/dev/null; then
+    # "big records": chunks over 1 MiB raw and their header records; "all": every chunk's records
+    read -r big recs all < <(python3 -c 'import struct,sys
+d=open(sys.argv[1],"rb").read(); o=struct.unpack_from("<I",d,12)[0]; b=r=a=0
+while o+40<=len(d):
+    p,raw,k=struct.unpack_from("<III",d,o+4); a+=k; o+=40+p
+    if raw>(1<<20): b+=1; r+=k
+print(b,r,a)' "$f")
+    if [ "${big:-0}" = 0 ]; then
+      skip "rings tight loop: no chunk over 1 MiB of rows (the calls came too slowly): CALL_RUN not exercised"
+    else
+      [ "$all" -lt 300000 ] && pass "rings tight loop: CALL_RUN records written ($big chunks over 1 MiB, $all records in all the chunk headers for 300000 calls)" \
+        || fail "rings tight loop: $big chunks over 1 MiB but no CALL_RUN records ($all records in the chunk headers)"
+    fi
+  else
+    skip "rings tight loop: python3 needed to count the chunk headers' records"
+  fi
 else
   fail "rings: stub NCCL builds: $(head -3 "$T/stub.err")"
 fi

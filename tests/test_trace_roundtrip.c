@@ -252,6 +252,101 @@ static void test_file_roundtrip(const char *dir, int per_chunk) {
           r.chunks);
 }
 
+/* CALL_RUN (format 5.0, encode.h): the same calls written as CALL rows (ncs_enc_call) and by
+ * the shim writer's encoder (ncs_encode_call_or_run: runs of like calls as CALL_RUN records),
+ * with THREAD and GPU_TIME records between them and chunks cut at random, read back through
+ * both of the reader's row walks (calls one at a time; gathered runs): the same calls in the
+ * same order, and the GPU_TIME records' own delta state untouched. */
+struct runs_rd { struct ncs_call *c; size_t n, cap; uint64_t other; };
+static int runs_call(void *ctx, const struct ncs_call *x) {
+  struct runs_rd *r = ctx;
+  if (r->n == r->cap) return 1;
+  r->c[r->n++] = *x;
+  return 0;
+}
+static int runs_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (runs_call(ctx, &x[i])) return 1;
+  return 0;
+}
+static int runs_gpu(void *ctx, const struct ncs_gpu_time *x) { ((struct runs_rd *)ctx)->other += x->gpu_start + x->kind; return 0; }
+static int runs_thread(void *ctx, const struct ncs_thread *x) { ((struct runs_rd *)ctx)->other += x->tid; return 0; }
+static void test_call_runs(const char *dir) {
+  enum { N = 300000 };
+  char pa[512], pb[512];
+  snprintf(pa, sizeof pa, "%s/rows.ncs", dir);
+  snprintf(pb, sizeof pb, "%s/runs.ncs", dir);
+  struct tw a, b;
+  CHECK(tw_open(&a, pa, 11, 1) == 0 && tw_open(&b, pb, 11, 1) == 0, "CALL_RUN: open two files");
+  struct ncs_call_run m;
+  ncs_call_run_reset(&m);
+  uint8_t *open = NULL;
+  struct ncs_call c = {.op = 3, .thread = 1, .comm = 2, .datatype = 7, .root = -1, .count = 8, .tcall = 1, .seq = 1,
+                       .t_enter = 1000, .t_exit = 1070};
+  uint64_t tstep = 1000, runs = 0;
+  rng_state = 99;
+#define RUNS_FLUSH_() { ncs_call_run_close(&open, b.raw + b.w.len); tw_flush(&a, 0); tw_flush(&b, 0); ncs_call_run_reset(&m); }
+  for (int i = 0; i < N; i++) {
+    unsigned r = (unsigned)(rnd() % 1000);
+    c.tcall++;
+    c.seq++;
+    if (r < 1) random_call(&c); /* long values: no run until the call below */
+    else if (r < 3) c = (struct ncs_call){.op = (uint32_t)(rnd() % 9), .thread = 1, .comm = (uint32_t)(rnd() % 4), .count = rnd() % 5000,
+                                          .tcall = c.tcall, .seq = rnd() % 100, .t_enter = c.t_enter};
+    else if (r < 15) c.count += rnd() % 3;
+    else if (r < 25) c.flags ^= 1u << (rnd() % 4);
+    else if (r < 30) c.thread = 1 + (uint32_t)(rnd() % 3);
+    else if (r < 35) c.rc = (int32_t)(rnd() % 9) - 4;
+    else if (r < 40) { c.group += 1 + rnd() % 2; c.depth = (uint32_t)(rnd() % 2); }
+    else if (r < 44) c.stream = rnd() % 4 ? c.stream + 64 : rnd();
+    else if (r < 46) c.callsite = (uint32_t)rnd();
+    else if (r < 48) RUNS_FLUSH_()
+    else if (r < 52) { /* another record between calls: the run is closed before it */
+      ncs_call_run_close(&open, b.raw + b.w.len);
+      if (r & 1) {
+        struct ncs_thread th = {.thread = (uint32_t)r, .tid = rnd() % 100000, .name = "t"};
+        tw_thread(&a, &th);
+        tw_thread(&b, &th);
+      } else {
+        struct ncs_gpu_time g = {.kind = 1, .thread = 1, .ref = c.tcall, .gpu_start = c.t_enter + 5, .gpu_end = c.t_enter + 9};
+        tw_gpu_time(&a, &g);
+        tw_gpu_time(&b, &g);
+      }
+    }
+    if (r % 7 == 0) tstep = r % 3 ? 1 + rnd() % 200000 : (uint64_t)0 - rnd() % 5000;
+    c.t_enter += tstep;
+    c.t_exit = c.t_enter + (r % 11 == 0 ? rnd() : rnd() % 300);
+    tw_call(&a, &c);
+    if (b.w.cap - b.w.len < NCS_CALL_MAX + 64) RUNS_FLUSH_()
+    uint8_t *was = open;
+    uint8_t *p = ncs_encode_call_or_run(b.raw + b.w.len, &open, &b.nrec, &b.d, &m, &c);
+    runs += open && open != was;
+    b.w.len = (size_t)(p - b.raw);
+  }
+  ncs_call_run_close(&open, b.raw + b.w.len);
+#undef RUNS_FLUSH_
+  long sa = ftell(a.f), sb = ftell(b.f);
+  CHECK(tw_close(&a, 1) == 0 && tw_close(&b, 1) == 0 && runs > 1000, "CALL_RUN: %d calls written both ways (%llu CALL_RUN records)", N,
+        (unsigned long long)runs);
+  for (int gather = 0; gather < 2; gather++) {
+    struct runs_rd ra = {calloc(N, sizeof(struct ncs_call)), 0, N, 0}, rb = {calloc(N, sizeof(struct ncs_call)), 0, N, 0};
+    struct ncs_visitor va = {.ctx = &ra, .gpu_time = runs_gpu, .thread = runs_thread}, vb = va;
+    vb.ctx = &rb;
+    if (gather) va.calls = vb.calls = runs_calls;
+    else va.call = vb.call = runs_call;
+    struct ncs_read_status sta, stb;
+    int rca = ncs_trace_read(pa, &va, &sta), rcb = ncs_trace_read(pb, &vb, &stb);
+    CHECK(rca == 0 && rcb == 0 && !stb.damaged && stb.final_seen, "CALL_RUN file reads whole (%s: rc %d %s)",
+          gather ? "gathered" : "one at a time", rcb, stb.error);
+    CHECK(ra.n == N && rb.n == N && !memcmp(ra.c, rb.c, N * sizeof *ra.c) && ra.other == rb.other && sta.records == stb.records,
+          "CALL_RUN: the same %d calls, in order, as from CALL rows (%s; %zu and %zu read; records %llu and %llu)", N,
+          gather ? "gathered" : "one at a time", ra.n, rb.n, (unsigned long long)sta.records, (unsigned long long)stb.records);
+    free(ra.c);
+    free(rb.c);
+  }
+  (void)sa; (void)sb;
+}
+
 struct trail_ctx { struct ncs_comm_end *ce; struct ncs_drop *dr; };
 static int trail_ce(void *c, const struct ncs_comm_end *x) { *((struct trail_ctx *)c)->ce = *x; return 0; }
 static int trail_dr(void *c, const struct ncs_drop *x) { *((struct trail_ctx *)c)->dr = *x; return 0; }
@@ -510,6 +605,7 @@ int main(int argc, char **argv) {
   test_call_codec();
   test_file_roundtrip(dir, 700);
   test_file_roundtrip(dir, 3000);
+  test_call_runs(dir);
   test_trailing_fields(dir);
   test_constant_blocks(dir);
   test_json();

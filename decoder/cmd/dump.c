@@ -115,8 +115,9 @@ static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, ui
 static const struct ncs_cli dump_cli = {
   "dump",
   "usage: ncclscope dump PATH...\n"
-  "Every record of each trace in file order, one line each, a line after each chunk and a\n"
-  "summary per file. PATH: trace files or directories.\n"
+  "Every record of each trace in file order, one line each (a CALL_RUN as the CALL lines of\n"
+  "its calls), a line after each chunk and a summary per file. PATH: trace files or\n"
+  "directories.\n"
   "  -h, --help   this text\n"
   "Exit: 0 (a cut trace too), 2 bad usage, 3 damaged input (records before the damage are\n"
   "shown), 4 unreadable input.\n",

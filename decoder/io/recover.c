@@ -57,6 +57,7 @@ static size_t scan_chunk(const uint8_t *buf, size_t len, uint32_t *records, uint
   const uint8_t *p = buf, *end = buf + len;
   struct ncs_call_delta d;
   ncs_call_delta_reset(&d);
+  struct ncs_call_tmpl tmpl = {.valid = 0}; /* the last CALL's, for CALL_RUN records (encode.h) */
   *records = 0;
   while (p < end) {
     const uint8_t *rec = p;
@@ -67,9 +68,18 @@ static size_t scan_chunk(const uint8_t *buf, size_t len, uint32_t *records, uint
       struct ncs_call c;
       struct ncs_rbuf rb;
       ncs_rbuf_init(&rb, p, (size_t)blen, NULL, 0);
-      if (ncs_dec_call(&rb, &d, &c)) return (size_t)(rec - buf);
+      if (ncs_dec_call(&rb, &d, &c) || ncs_call_tmpl_set(&tmpl, p, (size_t)blen)) return (size_t)(rec - buf);
       seen_note(s, c.thread, c.tcall);
       (*calls)++;
+    } else if (type == NCS_REC_CALL_RUN) {
+      const uint8_t *q = p;
+      struct ncs_call c[64];
+      long n;
+      while (q < p + blen) {
+        if ((n = ncs_dec_call_run(&q, p + blen, &tmpl, &d, c, 64)) < 0) return (size_t)(rec - buf);
+        for (long i = 0; i < n; i++) seen_note(s, c[i].thread, c[i].tcall);
+        *calls += (uint64_t)n;
+      }
     }
     p += blen;
     (*records)++;

@@ -18,7 +18,7 @@ struct ncs_recovered {
   uint8_t *chunk, *rings;          /* malloc'ed record sequences (may be NULL) */
   size_t chunk_len, rings_len;
   uint32_t chunk_records, rings_records;
-  uint64_t calls;                  /* CALL records in both */
+  uint64_t calls;                  /* calls in both (CALL records, and each call of a CALL_RUN) */
   char note[256];                  /* empty when there is no rings file */
 };
 

@@ -192,6 +192,8 @@ static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint
   VISIT_(NCCL_LOG, log_line)
   VISIT_(INFLIGHT, inflight)
 #undef VISIT_
+  case NCS_REC_CALL_RUN: /* only walk_records reads one: this one is in a column payload */
+    return -1;
   default: {
     struct ncs_raw raw = {type, body, len};
     return v->raw ? (v->raw(v->ctx, &raw) != 0) : 0;
@@ -234,10 +236,12 @@ static int count_check(struct reader *r, uint64_t index, uint32_t k, uint32_t nr
   }
 /* (walk_records) the CALL records at *p, up to `max` of them, decoded into x[] by
  * ncs_dec_call_fast while each has a one-byte length, lies far enough from `end` for it
- * (NCS_CALL_FAST_READ) and is answered by it; returns how many, *p moved past them. */
+ * (NCS_CALL_FAST_READ) and is answered by it; returns how many, *p moved past them and *last
+ * at the last one's first byte. */
 static __attribute__((noinline)) uint32_t row_calls_fast(const uint8_t **pp, const uint8_t *end,
-                                                          struct ncs_call_delta *d, struct ncs_call *x, uint32_t max) {
-  const uint8_t *p = *pp;
+                                                          struct ncs_call_delta *d, struct ncs_call *x, uint32_t max,
+                                                          const uint8_t **last) {
+  const uint8_t *p = *pp, *l = *last;
   struct ncs_call *x0 = x, *xend = x + max;
   while (x < xend && end - p >= 2 + NCS_CALL_FAST_READ) {
     /* each record taken is at most 129 bytes (type, one-byte length, body), so the next
@@ -249,11 +253,13 @@ static __attribute__((noinline)) uint32_t row_calls_fast(const uint8_t **pp, con
       if (((p[0] | (unsigned)p[1] << 8) & 0x80ffu) != NCS_REC_CALL) goto out;
       const uint8_t *e = p + 2 + p[1];
       if (ncs_dec_call_fast(p + 2, e, d, x)) goto out;
+      l = p;
       p = e;
     }
   }
 out:
   *pp = p;
+  *last = l;
   return (uint32_t)(x - x0);
 }
 
@@ -265,12 +271,15 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
   uint32_t nrun = 0;
   struct ncs_call_delta delta;
   ncs_call_delta_reset(&delta);
+  /* the last CALL record (its first byte), the CALL_RUN template (encode.h) and whose it is */
+  const uint8_t *last_call = NULL, *tmpl_of = NULL;
+  struct ncs_call_tmpl tmpl = {.valid = 0};
   uint32_t k = 0;
   for (;;) {
     /* CALL records ncs_dec_call_fast answers (row_calls_fast); any other record, or a CALL
      * it leaves, by the code below */
     uint32_t max = NCS_ROW_RUN - nrun < nrec - k ? NCS_ROW_RUN - nrun : nrec - k;
-    uint32_t m = row_calls_fast(&p, end, &delta, run + nrun, max);
+    uint32_t m = row_calls_fast(&p, end, &delta, run + nrun, max, &last_call);
     k += m;
     if (!v->calls) {
       for (uint32_t i = 0; i < m; i++) {
@@ -309,6 +318,38 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
                 (unsigned long long)index, nrec);
       return -1;
     }
+    if (type == NCS_REC_CALL_RUN) { /* its calls, gathered (or each visited) as CALL rows' */
+      if (tmpl_of != last_call || !last_call) {
+        const uint8_t *q = last_call;
+        uint64_t ty, ln;
+        tmpl.valid = 0;
+        if (q && ncs_get_varint(&q, end, &ty) == 0 && ncs_get_varint(&q, end, &ln) == 0)
+          (void)ncs_call_tmpl_set(&tmpl, q, (size_t)ln);
+        tmpl_of = last_call;
+      }
+      const uint8_t *q = p, *e = p + len;
+      while (q < e) {
+        if (!v->calls) nrun = 0;
+        long got = ncs_dec_call_run(&q, e, &tmpl, &delta, run + nrun, NCS_ROW_RUN - nrun);
+        if (got < 0) {
+          if (v->calls) FLUSH_ROW_RUN_()
+          return record_failed(r, -1, index, k, type, (size_t)(rec - raw));
+        }
+        if (!v->calls) {
+          for (long i = 0; i < got; i++) {
+            r->st->records++;
+            if (v->call && v->call(v->ctx, &run[i]) != 0) return 1;
+          }
+        } else if ((nrun += (uint32_t)got) == NCS_ROW_RUN) {
+          FLUSH_ROW_RUN_()
+        }
+      }
+      if (!v->calls) nrun = 0;
+      p = e;
+      k++;
+      continue;
+    }
+    if (type == NCS_REC_CALL) last_call = rec;
     if (type == NCS_REC_CALL && v->calls) { /* gathered; visited with the run */
       struct ncs_rbuf rb;
       ncs_rbuf_init(&rb, p, (size_t)len, NULL, 0);

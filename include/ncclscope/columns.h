@@ -228,8 +228,9 @@ static inline int ncs_col_choose(struct ncs_colw *c) {
   return m;
 }
 
-/* Parses a record at *pp: its type and body; -1 when the bytes end first or its type or
- * length is not in the shortest varint form (unpacking writes the shortest form). */
+/* Parses a record at *pp: its type and body; -1 when the bytes end first, its type or
+ * length is not in the shortest varint form (unpacking writes the shortest form), or it is a
+ * CALL_RUN (5.0: its calls refer to the row before it, so it lives in row chunks only). */
 static inline int ncs_col_record(const uint8_t **pp, const uint8_t *e, uint64_t *type, const uint8_t **body,
                                  uint64_t *len) {
   const uint8_t *s = *pp;
@@ -238,7 +239,7 @@ static inline int ncs_col_record(const uint8_t **pp, const uint8_t *e, uint64_t 
   s = *pp;
   if (ncs_get_varint(pp, e, len) != 0) return -1;
   if (*pp - s > 1 && (*pp)[-1] == 0) return -1;
-  if (*len > (uint64_t)(e - *pp)) return -1;
+  if (*len > (uint64_t)(e - *pp) || *type == NCS_REC_CALL_RUN) return -1;
   *body = *pp;
   *pp += *len;
   return 0;

@@ -521,45 +521,157 @@ static inline void ncs_call_run_reset(struct ncs_call_run *m) { m->valid = 0; }
 #define NCS_PM_U64(f, a)
 #define NCS_PM_DELTA(f, a) s->f = x->f;
 #define NCS_PM_SPAN(f, a)
-static inline size_t ncs_encode_call_run(uint8_t *out, struct ncs_call_delta *d, struct ncs_call_run *m,
-                                         const struct ncs_call *x) {
-  struct ncs_delta_call *s = &d->call;
-  ncs_v2u64 v[NCS_CALL_VECS], diff = {0, 0};
+/* (ncs_encode_call_run and the CALL_RUN writer) loads x into v: 1 when it is the memo's
+ * prediction in every field but its times */
+static inline __attribute__((always_inline)) int ncs_call_run_like(const struct ncs_call_run *m, const struct ncs_call *x,
+                                                                   ncs_v2u64 v[NCS_CALL_VECS]) {
+  ncs_v2u64 diff = {0, 0};
 #define NCS_RUN_CMP_(i) \
   v[i] = ((const ncs_v2u64_u *)x)[i]; \
   diff |= (v[i] ^ m->pred[i]) & (ncs_v2u64){NCS_LANE_CARE_(2 * (i)), NCS_LANE_CARE_(2 * (i) + 1)};
   NCS_RUN_EACH_(NCS_RUN_CMP_)
-  uint8_t *p;
-  if (__builtin_expect(m->valid && (diff[0] | diff[1]) == 0, 1)) {
-    memcpy(out + 2, m->head, 16);
-    p = out + 2 + m->nhead;
-    NCS_P_DELTA(t_enter, 0)
-    NCS_P_SPAN(t_exit, t_enter)
-    memcpy(p, m->tail, 16);
-    p += m->ntail;
-    NCS_FIELDS_call(NCS_PM_) /* the DELTA fields' state, as the slow path leaves it */
+#undef NCS_RUN_CMP_
+  return m->valid && (diff[0] | diff[1]) == 0;
+}
+/* (same) a record ncs_call_run_like said is like: its two times' varints at p, the delta
+ * state and the memo moved on; returns the end of what it wrote (at most 20 bytes) */
+static inline __attribute__((always_inline)) uint8_t *ncs_call_run_times(uint8_t *p, struct ncs_call_delta *d,
+                                                                         struct ncs_call_run *m, const struct ncs_call *x,
+                                                                         const ncs_v2u64 v[NCS_CALL_VECS]) {
+  struct ncs_delta_call *s = &d->call;
+  NCS_P_DELTA(t_enter, 0)
+  NCS_P_SPAN(t_exit, t_enter)
+  NCS_FIELDS_call(NCS_PM_) /* the DELTA fields' state, as the slow path leaves it */
 #define NCS_RUN_NEXT_(i) m->pred[i] = v[i] + m->step[i];
-    NCS_RUN_EACH_(NCS_RUN_NEXT_)
-  } else {
-    struct ncs_call st;
-    p = out + 2;
-    NCS_FIELDS_call(NCS_PR_)
-    size_t nh = (size_t)(at_t_enter - out - 2), nt = (size_t)(p - end_t_exit);
-    m->valid = end_t_enter == at_t_exit && nh <= 16 && nt <= 16;
-    if (m->valid) {
-      memcpy(m->head, out + 2, nh);
-      memcpy(m->tail, end_t_exit, nt);
-      m->nhead = (uint32_t)nh;
-      m->ntail = (uint32_t)nt;
-      for (size_t i = 0; i < NCS_CALL_VECS; i++) {
-        m->step[i] = ((const ncs_v2u64_u *)&st)[i];
-        m->pred[i] = v[i] + m->step[i];
-      }
+  NCS_RUN_EACH_(NCS_RUN_NEXT_)
+#undef NCS_RUN_NEXT_
+  return p;
+}
+/* (same) any record: the whole CALL (type, length, body) at out, through ncs_encode_call's
+ * field loop, noting each DELTA field's step and where the times' bytes begin and end for the
+ * memo; returns the bytes written */
+static inline size_t ncs_call_run_full(uint8_t *out, struct ncs_call_delta *d, struct ncs_call_run *m,
+                                       const struct ncs_call *x, const ncs_v2u64 v[NCS_CALL_VECS]) {
+  struct ncs_delta_call *s = &d->call;
+  struct ncs_call st;
+  uint8_t *p = out + 2;
+  NCS_FIELDS_call(NCS_PR_)
+  size_t nh = (size_t)(at_t_enter - out - 2), nt = (size_t)(p - end_t_exit);
+  m->valid = end_t_enter == at_t_exit && nh <= 16 && nt <= 16;
+  if (m->valid) {
+    memcpy(m->head, out + 2, nh);
+    memcpy(m->tail, end_t_exit, nt);
+    m->nhead = (uint32_t)nh;
+    m->ntail = (uint32_t)nt;
+    for (size_t i = 0; i < NCS_CALL_VECS; i++) {
+      m->step[i] = ((const ncs_v2u64_u *)&st)[i];
+      m->pred[i] = v[i] + m->step[i];
     }
   }
   out[0] = NCS_REC_CALL;
   out[1] = (uint8_t)(p - out - 2);
   return (size_t)(p - out);
+}
+static inline size_t ncs_encode_call_run(uint8_t *out, struct ncs_call_delta *d, struct ncs_call_run *m,
+                                         const struct ncs_call *x) {
+  ncs_v2u64 v[NCS_CALL_VECS];
+  if (__builtin_expect(!ncs_call_run_like(m, x, v), 0)) return ncs_call_run_full(out, d, m, x, v);
+  memcpy(out + 2, m->head, 16);
+  uint8_t *p = ncs_call_run_times(out + 2 + m->nhead, d, m, x, v);
+  memcpy(p, m->tail, 16);
+  p += m->ntail;
+  out[0] = NCS_REC_CALL;
+  out[1] = (uint8_t)(p - out - 2);
+  return (size_t)(p - out);
+}
+
+/* ---- CALL_RUN (format 5.0): a run of like calls in a row chunk ----
+ * Body: pairs (svarint a, svarint b) to its end, one per call. Each call is the CALL record
+ * the chunk's last CALL record before it (the template; CALL_RUN elements are not CALL
+ * records) would be with its t_enter change replaced by a and its duration change (t_exit's
+ * SPAN value) by b: every other field as the template decodes, each DELTA field moved on by
+ * the template's own change. So a CALL_RUN element stands for exactly the row
+ * ncs_encode_call_run writes for a call the memo predicted (the memo's head and tail are the
+ * template's bytes). The writer (ncs_encode_call_or_run) keeps a body under 128 bytes, so its
+ * length is one byte.
+ * A reader: ncs_call_tmpl_set on each CALL body it reads (or only on the last one before a
+ * CALL_RUN), then ncs_dec_call_run. */
+#define NCS_CALL_RUN_BODY_MAX 127u
+/* The writer's side: x as one more element of the CALL_RUN open at *open when the memo
+ * predicts it (opening one at p when none is open or the open one is full; *nrec counts each
+ * record opened), else as a whole CALL (closing the open CALL_RUN; counted too). Returns the
+ * end of what it wrote: at most NCS_CALL_MAX bytes. Close the last with ncs_call_run_close
+ * before anything else is written after it. Reset the memo and the delta state together, at
+ * the start of every chunk. */
+static inline void ncs_call_run_close(uint8_t **open, const uint8_t *p) {
+  if (*open) (*open)[1] = (uint8_t)(p - *open - 2);
+  *open = NULL;
+}
+static inline __attribute__((always_inline)) uint8_t *ncs_encode_call_or_run(uint8_t *p, uint8_t **open, uint32_t *nrec,
+                                                                             struct ncs_call_delta *d,
+                                                                             struct ncs_call_run *m,
+                                                                             const struct ncs_call *x) {
+  ncs_v2u64 v[NCS_CALL_VECS];
+  if (__builtin_expect(ncs_call_run_like(m, x, v), 1)) {
+    if (!*open || p - *open > (ptrdiff_t)(2 + NCS_CALL_RUN_BODY_MAX - 20)) { /* room for 20 more bytes */
+      ncs_call_run_close(open, p);
+      *open = p;
+      p[0] = NCS_REC_CALL_RUN;
+      p += 2;
+      ++*nrec;
+    }
+    return ncs_call_run_times(p, d, m, x, v);
+  }
+  ncs_call_run_close(open, p);
+  ++*nrec;
+  return p + ncs_call_run_full(p, d, m, x, v);
+}
+/* The template's decoded values with a zero delta state: DELTA fields hold their changes. */
+struct ncs_call_tmpl {
+  struct ncs_call c;
+  int valid;
+};
+static inline int ncs_call_tmpl_set(struct ncs_call_tmpl *t, const uint8_t *body, size_t len) {
+  struct ncs_call_delta z;
+  struct ncs_rbuf r;
+  ncs_call_delta_reset(&z);
+  ncs_rbuf_init(&r, body, len, NULL, 0);
+  t->valid = ncs_dec_call(&r, &z, &t->c) == 0;
+  t->c.t_exit -= t->c.t_enter; /* the SPAN's change */
+  return t->valid ? 0 : -1;
+}
+/* one element's record from its two changes a, b */
+#define NCS_RA_(K, f, a) NCS_RA_##K(f, a)
+#define NCS_RA_U32(f, a) x->f = t->f;
+#define NCS_RA_I32(f, a) x->f = t->f;
+#define NCS_RA_U64(f, a) x->f = t->f;
+#define NCS_RA_DELTA(f, a) x->f = s->f += t->f;
+#define NCS_RA_SPAN(f, a) s->f += t->f; x->f = x->a + s->f;
+static inline __attribute__((always_inline)) void ncs_call_run_apply(const struct ncs_call *tm, uint64_t a, uint64_t b,
+                                                                     struct ncs_delta_call *s, struct ncs_call *x) {
+  struct ncs_call tc = *tm;
+  const struct ncs_call *t = &tc;
+  tc.t_enter = a;
+  tc.t_exit = b;
+  NCS_FIELDS_call(NCS_RA_)
+}
+/* Decodes the elements of the CALL_RUN body [*pp, e) into x[0 ..), at most max of them, with
+ * the template t and the chunk's delta state d (moved on as by the CALL rows they stand for).
+ * Returns how many, *pp moved past them (at e when the body is done); -1 when the body is
+ * damaged (no template, empty, a pair cut short or a varint over 10 bytes), d then moved by
+ * the elements before. Call it again while *pp < e. */
+static inline long ncs_dec_call_run(const uint8_t **pp, const uint8_t *e, const struct ncs_call_tmpl *t,
+                                    struct ncs_call_delta *d, struct ncs_call *x, size_t max) {
+  const uint8_t *p = *pp;
+  if (!t->valid || p >= e) return -1; /* no template, or an empty body */
+  size_t n = 0;
+  for (; n < max && p < e; n++) {
+    uint64_t a, b;
+    if (ncs_get_varint(&p, e, &a) || ncs_get_varint(&p, e, &b)) return -1;
+    ncs_call_run_apply(&t->c, (uint64_t)ncs_unzigzag(a), (uint64_t)ncs_unzigzag(b), &d->call, &x[n]);
+  }
+  *pp = p;
+  return (long)n;
 }
 
 /* PROFILE and PROFILE_ID (format 3.1) into each other. A name's id is 1 + its place in

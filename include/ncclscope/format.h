@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define NCS_FORMAT_MAJOR 4
+#define NCS_FORMAT_MAJOR 5
 #define NCS_FORMAT_MINOR 0
-#define NCS_FORMAT_STRING "4.0"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_STRING "5.0"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -68,7 +68,8 @@ enum ncs_rec {
   NCS_REC_KERNEL_NAME = 16, /* a kernel name id and its class, since 1.1 */
   NCS_REC_KERNEL_STATUS = 17, /* kernel activity on / off / stood aside, and why, since 1.1 */
   NCS_REC_INFLIGHT = 18, /* a call in flight when its chunk was written, since 1.1 */
-  NCS_REC_PROFILE_ID = 19 /* a PROFILE with its names as ids (every field a varint), since 3.1 */
+  NCS_REC_PROFILE_ID = 19, /* a PROFILE with its names as ids (every field a varint), since 3.1 */
+  NCS_REC_CALL_RUN = 20  /* calls like the chunk's last CALL but for their times (row chunks), since 5.0 */
 };
 
 /* CALL flags */

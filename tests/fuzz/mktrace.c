@@ -232,6 +232,8 @@ static const struct { const char *name, *outcome; } variants[] = {
   {"hostile-strings", "ok"},          /* terminal escapes, markup, quotes, invalid UTF-8 */
   {"unknown-record", "ok"},           /* a record of type 99 that readers must skip */
   {"trailing-fields", "ok"},          /* extra bytes at the end of a CALL body */
+  {"call-run", "ok"},                 /* chunk 1: a CALL_RUN of 5 calls after its 8th CALL (5.0) */
+  {"call-run-orphan", "damaged"},     /* chunk 1 opens with a CALL_RUN: no CALL before it */
   {"no-final", "truncated"},          /* the last chunk lacks the FINAL flag */
   {"empty", "notrace"},               /* 0 bytes */
   {"cut-file-header", "notrace"},     /* 30 bytes of the header */
@@ -299,8 +301,20 @@ int main(int argc, char **argv) {
 
   /* chunk 1 */
   raw.n = 0; nrec = 0; p = (struct prev){0};
+  if (is("call-run-orphan")) { struct buf b = {0}; vs(&b, 100000); vs(&b, 0); rec(&raw, NCS_REC_CALL_RUN, &b); free(b.p); nrec++; }
   for (int i = 0; i < 20; i++, nrec++) {
     rec_call(&raw, &p, ++tcall, ++seq, t += 100000);
+    if (i == 7 && is("call-run")) {
+      /* 5 calls like the CALL just written (tcall and seq step by 1) but for their times:
+       * t_enter 100000 ns apart, the duration of the template, then 10 ns longer each */
+      struct buf b = {0};
+      for (int k = 0; k < 5; k++) { vs(&b, 100000); vs(&b, k ? 10 : 0); }
+      rec(&raw, NCS_REC_CALL_RUN, &b);
+      free(b.p);
+      nrec++;
+      tcall += 5; seq += 5; t += 500000;
+      p.tcall = tcall; p.seq = seq; p.t_enter = t; p.dur += 40;
+    }
     if (i == 5 && is("unknown-record")) {
       struct buf b = {0}; cstr(&b, "future"); u64(&b, 42); rec(&raw, 99, &b); free(b.p); nrec++;
     }
