@@ -18,7 +18,7 @@
 #   onset-1/4   1 and 4 threads, 1 s at 0.5, 1, 2, 4 M calls/s per thread: drops at each rate
 #   writer      the writer thread's CPU per recorded call, its compression helper's included
 #               (tight and paced runs)
-#   levels      zstd levels on the tight loop's row chunks: CPU and bytes per record
+#   levels      zstd levels on the tight loop's row chunks (before's and after's rows): CPU and bytes per call
 #   idle        process CPU per second while the traced process sits idle (5 s)
 #   fixed       process CPU of a whole traced run of 10 calls, minus the plain run's (each run
 #               writes into its own directory, removed only at the end: deleting a file and
@@ -204,6 +204,23 @@ cat >"$W/levels.c" <<'C'
 #include <time.h>
 #include <zstd.h>
 static unsigned u32(const unsigned char *p) { unsigned v; memcpy(&v, p, 4); return v; }
+static unsigned long long vget(const unsigned char **p, const unsigned char *e) {
+  unsigned long long v = 0; int s = 0;
+  while (*p < e && s < 64) { unsigned char c = *(*p)++; v |= (unsigned long long)(c & 127) << s; s += 7; if (c < 128) break; }
+  return v;
+}
+/* calls in rows: a CALL record (type 5) is one, a CALL_RUN (type 20, format 5.0) one per pair */
+static double calls_in(const unsigned char *r, size_t n) {
+  const unsigned char *p = r, *e = r + n; double k = 0;
+  while (p < e) {
+    unsigned long long t = vget(&p, e), l = vget(&p, e);
+    if (l > (unsigned long long)(e - p)) break;
+    if (t == 5) k++;
+    else if (t == 20) for (const unsigned char *q = p; q < p + l; q++) k += (*q < 128) * 0.5;
+    p += l;
+  }
+  return k;
+}
 static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 int main(int argc, char **argv) {
   FILE *f = fopen(argv[1], "rb");
@@ -214,11 +231,11 @@ int main(int argc, char **argv) {
   while (off + 40 <= (size_t)n && nc < 4096) { /* row chunks over 1 MiB (flag 4 = columns) */
     unsigned pay = u32(b + off + 4), rs = u32(b + off + 8), fl = u32(b + off + 36);
     if (!(fl & 4) && rs > (1u << 20) && (raw[nc] = malloc(rs)) &&
-        ZSTD_decompress(raw[nc], rs, b + off + 40, pay) == rs) { len[nc++] = rs; total += rs; recs += u32(b + off + 12); }
+        ZSTD_decompress(raw[nc], rs, b + off + 40, pay) == rs) { len[nc] = rs; total += rs; recs += calls_in(raw[nc], rs); nc++; }
     off += 40 + pay;
   }
   if (!nc) { printf("  no row chunk over 1 MiB\n"); return 0; }
-  printf("  %d row chunks, %.1f raw bytes per record\n", nc, total / recs);
+  printf("  %d row chunks, %.0f calls, %.1f raw bytes per call\n", nc, recs, total / recs);
   ZSTD_CCtx *c = ZSTD_createCCtx(); size_t cap = ZSTD_compressBound(8u << 20); unsigned char *out = malloc(cap);
   int lv[] = {3, 1, -1, -5, -20, -100};
   for (int l = 0; l < 6; l++) {
@@ -228,19 +245,23 @@ int main(int argc, char **argv) {
       for (int i = 0; i < nc; i++) z += ZSTD_compressCCtx(c, out, cap, raw[i], len[i], lv[l]);
       if (cpu() - t0 < best) best = cpu() - t0;
     }
-    printf("  level %4d  %6.2f ns/record  %5.2f bytes/record\n", lv[l], best * 1e9 / recs, z / recs);
+    printf("  level %4d  %6.2f ns/call  %5.2f bytes/call\n", lv[l], best * 1e9 / recs, z / recs);
   }
   return 0;
 }
 C
   echo
-  echo "levels: zstd level against CPU and bytes per record, row chunks of a 4-thread tight loop ($((TIGHT / 4)) calls each)"
+  echo "levels: zstd level against CPU and bytes per call, the row chunks over 1 MiB of a 4-thread tight loop ($((TIGHT / 4)) calls each), as each shim wrote them"
   if cc -O2 -o "$W/levels" "$W/levels.c" -lzstd; then
-    d=$W/tr-levels
-    env LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$SHIM" \
-      "$JOB" -n "$((TIGHT / 4))" -t 4 >/dev/null 2>&1
-    for f in "$d"/*.ncs; do [ -f "$f" ] && "$W/levels" "$f"; done
-    rm -rf "$d"
+    for v in $VARIANTS; do
+      case $v in plain|off|ring) continue ;; esac
+      d=$W/tr-levels
+      echo " $v:"
+      env LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$(shim_of "$v")" \
+        "$JOB" -n "$((TIGHT / 4))" -t 4 >/dev/null 2>&1
+      for f in "$d"/*.ncs; do [ -f "$f" ] && "$W/levels" "$f"; done
+      rm -rf "$d"
+    done
   fi
 fi
 
