@@ -10,7 +10,9 @@
  *     (NCCLSCOPE_FLUSH_MS, default 500 ms) or when the chunk passes 4 MiB raw, it writes the
  *     chunk through ncs_chunk_pack (chunk.h: a column payload, or one zstd frame of the rows;
  *     one reused ZSTD_CCtx, level 3) behind its header (a chunk past NCS_CHUNK_COLUMNS_MAX,
- *     written as rows, is compressed while it fills by rowzip.c's helper thread instead),
+ *     written as rows, holds its runs of like calls as CALL_RUN records, each closed within
+ *     the batch that opened it, and is compressed while it fills by rowzip.c's helper thread
+ *     at level 1 instead),
  *     appended with pwrite at the end of the last good chunk, so a failed or short write is
  *     overwritten by the next chunk and the file stays a sequence of whole chunks.
  *   - A chunk that cannot be written (EIO, ENOSPC, EFBIG, no file) counts its records as

@@ -41,7 +41,8 @@ struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
  * CALL and GPU_TIME records come a run at a time to a visitor that sets `calls` / `gpu_times`:
  * x[0 .. n-1] (n >= 1) are consecutive records of the file, all of that type, in file order
  * (a column chunk's runs are up to a block of records; a row chunk's CALL runs up to 256, its
- * GPU_TIME runs single records). A run callback, when set, is called instead of the per-record
+ * GPU_TIME runs single records). A CALL_RUN record (5.0) comes as the CALL records it stands
+ * for, to either callback: visitors never see one. A run callback, when set, is called instead of the per-record
  * one (`call` / `gpu_time`); non-zero from it stops the read after the run, every record of
  * which counts as read. */
 struct ncs_visitor {

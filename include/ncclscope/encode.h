@@ -7,7 +7,9 @@
  * cannot disagree: neither writes a field order of its own.
  *   - ncs_encode_call() is the hot-path CALL encoder: no allocation, no bounds checks
  *     needed beyond the caller giving NCS_CALL_MAX bytes; it keeps the per-chunk delta state.
- *     ncs_encode_call_run() writes the same bytes, faster for a run of like calls (a memo).
+ *     ncs_encode_call_run() writes the same bytes, faster for a run of like calls (a memo);
+ *     ncs_encode_call_or_run() writes such a run as CALL_RUN records (format 5.0, row chunks
+ *     only), which ncs_dec_call_run reads back as the same calls.
  *   - Every record is appended to a bounded byte writer (struct ncs_wbuf) either as a body
  *     only (ncs_enc_<name>_body, for ncs_emit() in shim/hooks.h) or as a whole record with
  *     type and length (ncs_enc_<name>). A writer that runs out of room sets `overflow`, stops
