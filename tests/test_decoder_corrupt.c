@@ -202,6 +202,9 @@ int main(void) {
     /* 5.0: a CALL_RUN's calls are the chunk's last CALL with other times; none before it, or a
      * pair cut short, is damage (the CALL below is op 1 on thread 1, every field given) */
     {"CALL_RUN with no CALL before it in its chunk", {NCS_REC_CALL_RUN, 2, 2, 4}, 4, 1, "(type 20) at raw byte 0: malformed"},
+    {"CALL_RUN with no call in it",
+     {NCS_REC_CALL, 17, 1, 1, 2, 0, 2, 0, 0, 0, 1, 0, 20, 6, 0, 0, 0, 0, 0, NCS_REC_CALL_RUN, 0}, 21, 2,
+     "(type 20) at raw byte 19: malformed"},
     {"CALL_RUN with a pair cut short",
      {NCS_REC_CALL, 17, 1, 1, 2, 0, 2, 0, 0, 0, 1, 0, 20, 6, 0, 0, 0, 0, 0, NCS_REC_CALL_RUN, 3, 2, 4, 2}, 24, 2,
      "(type 20) at raw byte 19: malformed"},

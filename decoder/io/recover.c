@@ -75,11 +75,11 @@ static size_t scan_chunk(const uint8_t *buf, size_t len, uint32_t *records, uint
       const uint8_t *q = p;
       struct ncs_call c[64];
       long n;
-      while (q < p + blen) {
+      do { /* at least once: an empty body is damage */
         if ((n = ncs_dec_call_run(&q, p + blen, &tmpl, &d, c, 64)) < 0) return (size_t)(rec - buf);
         for (long i = 0; i < n; i++) seen_note(s, c[i].thread, c[i].tcall);
         *calls += (uint64_t)n;
-      }
+      } while (q < p + blen);
     }
     p += blen;
     (*records)++;

@@ -328,7 +328,7 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
         tmpl_of = last_call;
       }
       const uint8_t *q = p, *e = p + len;
-      while (q < e) {
+      do { /* at least once: an empty body is damage */
         if (!v->calls) nrun = 0;
         long got = ncs_dec_call_run(&q, e, &tmpl, &delta, run + nrun, NCS_ROW_RUN - nrun);
         if (got < 0) {
@@ -343,7 +343,7 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
         } else if ((nrun += (uint32_t)got) == NCS_ROW_RUN) {
           FLUSH_ROW_RUN_()
         }
-      }
+      } while (q < e);
       if (!v->calls) nrun = 0;
       p = e;
       k++;
