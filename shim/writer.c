@@ -52,7 +52,8 @@ const char *ncs_host_name(void);
 #define GPU_POLL_MS 10 /* while GPU events are pending */
 #define ZSTD_LEVEL 3
 /* the large row chunks of high call rates (rowzip.c): mostly CALL_RUN times, which level 1
- * packs as small as level 3 for about 30 % less CPU (BENCHMARKS.md "Shim throughput") */
+ * packs nearly as small as level 3 (3 % more bytes) for a quarter less CPU (BENCHMARKS.md,
+ * `levels`) */
 #define ROWZIP_LEVEL 1
 #define DEFS_CAP (2u << 20)
 #define RING_BATCH 1024u /* ring records encoded between two publications of the tail */
