@@ -630,13 +630,17 @@ static unsigned drain(struct writer *w) {
       const struct ncs_call *rec = r->rec;
       uint64_t mask = r->mask, end = t + n;
       uint32_t nrec = (uint32_t)n;
+      /* the slots come from another core's cache or from memory: ask for the ones a few
+       * records ahead (both lines of a 96-byte slot) while this one is encoded */
+#define PREFETCH_SLOT_() \
+  { \
+    const char *ahead_ = (const char *)&rec[(t + PREFETCH_AHEAD) & mask]; \
+    __builtin_prefetch(ahead_); \
+    __builtin_prefetch(ahead_ + sizeof *rec - 1); \
+  }
       if (w->raw.len <= NCS_CHUNK_COLUMNS_MAX) { /* the chunk may still become columns: CALL rows */
         for (; t != end; t++) {
-          /* the slots come from another core's cache or from memory: ask for the ones a few
-           * records ahead (both lines of a 96-byte slot) while this one is encoded */
-          const char *ahead = (const char *)&rec[(t + PREFETCH_AHEAD) & mask];
-          __builtin_prefetch(ahead);
-          __builtin_prefetch(ahead + sizeof *rec - 1);
+          PREFETCH_SLOT_()
           p += ncs_encode_call_run(p, &d, &run, &rec[t & mask]);
         }
       } else { /* a row chunk for sure (chunk.h): like calls go into CALL_RUN records (encode.h),
@@ -644,13 +648,12 @@ static unsigned drain(struct writer *w) {
         uint8_t *open = NULL; /* the CALL_RUN being filled */
         nrec = 0;
         for (; t != end; t++) {
-          const char *ahead = (const char *)&rec[(t + PREFETCH_AHEAD) & mask];
-          __builtin_prefetch(ahead);
-          __builtin_prefetch(ahead + sizeof *rec - 1);
+          PREFETCH_SLOT_()
           p = ncs_encode_call_or_run(p, &open, &nrec, &d, &run, &rec[t & mask]);
         }
         ncs_call_run_close(&open, p);
       }
+#undef PREFETCH_SLOT_
       w->delta = d;
       w->run = run;
       w->raw.len = (size_t)(p - w->raw.buf);

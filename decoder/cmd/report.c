@@ -162,7 +162,6 @@ static int add_call(struct file_sum *s, const struct ncs_call *c) {
   return 0;
 }
 
-
 /* A run of calls, as spans of consecutive calls of one (op, datatype) and communicator: a
  * span adds up in locals and reaches its row and communicator once (sums modulo 2^64, as
  * adding each call: bytes = count sum x datatype size, host time = exit sum - enter sum); the

@@ -319,7 +319,7 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
       return -1;
     }
     if (type == NCS_REC_CALL_RUN) { /* its calls, gathered (or each visited) as CALL rows' */
-      if (tmpl_of != last_call || !last_call) {
+      if (tmpl_of != last_call) { /* a new template (none before any CALL: tmpl stays invalid) */
         const uint8_t *q = last_call;
         uint64_t ty, ln;
         tmpl.valid = 0;
@@ -329,10 +329,9 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
       }
       const uint8_t *q = p, *e = p + len;
       do { /* at least once: an empty body is damage */
-        if (!v->calls) nrun = 0;
         long got = ncs_dec_call_run(&q, e, &tmpl, &delta, run + nrun, NCS_ROW_RUN - nrun);
         if (got < 0) {
-          if (v->calls) FLUSH_ROW_RUN_()
+          FLUSH_ROW_RUN_()
           return record_failed(r, -1, index, k, type, (size_t)(rec - raw));
         }
         if (!v->calls) {
@@ -344,7 +343,6 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
           FLUSH_ROW_RUN_()
         }
       } while (q < e);
-      if (!v->calls) nrun = 0;
       p = e;
       k++;
       continue;

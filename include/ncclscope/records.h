@@ -6,6 +6,8 @@
  * fuzzers) and the decoders (decoder/io/trace.c, model/topo.c, analysis/profile.c); nobody writes a field
  * order by hand. The structs are the in-memory shape shared by the shim's ring, the writers
  * and the decoder's visitors; a member that is not in the record's list is not written.
+ * (CALL_RUN, format 5.0, is no list of fields: it stands for CALL records, and encode.h codes it
+ * beside CALL's memo.)
  *
  * A field list is  NCS_FIELDS_<name>(F)  with one  F(KIND, member, arg)  per field:
  *   KIND   member type       on disk                                      arg
