@@ -14,11 +14,13 @@
  *   stdout) when their settings would have printed it: nothing when NCCL_DEBUG was unset,
  *   only WARN lines (and the blank line before each) at WARN, the banner at VERSION, and at
  *   INFO/TRACE every line except INIT-only lines the shim's added INIT subsystem caused.
- * - To stdout a line is written at once, on NCCL's thread, as NCCL itself writes it. To a
- *   file, forwarding never holds NCCL up: the line is queued (1 MiB, one write per line) for the
- *   forwarder thread (started at the first line to forward), which opens the destination and
- *   writes it. A destination that would block (a full FIFO, a FIFO with no reader) blocks only
- *   the forwarder. Its descriptor is moved high and checked (device, inode) before each write:
+ * - To stdout a line is written at once, on NCCL's thread, as NCCL itself writes it. A file
+ *   destination is opened when NCCL opens its log file (the marker's fopen, on NCCL's thread:
+ *   the same moment, so /proc/self/fd/N names what it would have named), without waiting; a
+ *   FIFO with no reader yet is opened later by the forwarder. Forwarding never holds NCCL up:
+ *   the line is queued (1 MiB, one write per line) for the forwarder thread (started at the
+ *   first line to forward), which writes it. A destination that would block (a full FIFO, a
+ *   FIFO with no reader) blocks only the forwarder. Its descriptor is moved high and checked (device, inode) before each write:
  *   one the application closed or reused is never written again (lines counted). Lines that
  *   find the queue full are not forwarded (counted); NCCLSCOPE_DEBUG=1 prints the counts.
  * - logcap_stop is bounded: the forwarder gets at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms to
@@ -120,7 +122,14 @@ static void subsys_with_init(const char *user, char *out, size_t cap, int *had_i
 
 /* ---- forwarding ---- */
 
-static void open_user_dest(void) {
+/* Opens the user's destination as NCCL's fopen(path, "w") would have. Called first on NCCL's
+ * thread when NCCL opens its debug file (open_capture), the moment NCCL alone would have opened
+ * it, without blocking (O_NONBLOCK); only a FIFO with no reader yet (ENXIO) is left to the
+ * forwarder, which calls this again with may_block set and blocks only itself. Opening later
+ * and elsewhere is what hurt jobs: with NCCL_DEBUG_FILE=/proc/self/fd/N, a lazy open on the
+ * forwarder's thread reopened and truncated whatever N had become meanwhile (a job's shared
+ * memory segment: SIGBUS). */
+static void open_user_dest(int may_block) {
   if (lc.out_fd >= 0 || lc.out_failed) return;
   if (lc.user_level == LV_NONE) { lc.out_failed = 1; return; }
   if (!lc.file || !*lc.file) { lc.out_fd = 1; return; }
@@ -143,7 +152,15 @@ static void open_user_dest(void) {
     lc.out_failed = 1;
     return;
   }
-  int fd = ncs_fd_move_high(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)); /* NCCL: fopen(path, "w") */
+  int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (may_block ? 0 : O_NONBLOCK); /* NCCL: fopen(path, "w") */
+  int fd = open(path, flags, 0644);
+  if (fd < 0 && !may_block && errno == ENXIO && stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+    return; /* a FIFO nobody reads yet: NCCL would wait in fopen; the forwarder waits instead */
+  if (fd >= 0 && !may_block) { /* writes block as NCCL's would (on the forwarder only) */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  }
+  fd = ncs_fd_move_high(fd);
   if (fd >= 0 && fstat(fd, &st) == 0) { lc.out_dev = st.st_dev; lc.out_ino = st.st_ino; }
   lc.out_fd = fd >= 0 ? fd : 1; /* NCCL falls back to stdout too */
 }
@@ -216,7 +233,6 @@ static void fwd_push(const char *s, size_t n) {
   pthread_mutex_unlock(&fq.mu);
 }
 
-static void open_user_dest(void);
 static void *forwarder(void *arg) {
   (void)arg;
   char line[LINE_MAX_BYTES + 2];
@@ -229,7 +245,7 @@ static void *forwarder(void *arg) {
     ring_get(fq.tail + sizeof len, line, len);
     fq.tail += sizeof len + len;
     pthread_mutex_unlock(&fq.mu);
-    open_user_dest();                           /* may block (a FIFO without a reader): only here */
+    open_user_dest(1);                          /* a FIFO without a reader: may block, only here */
     if (lc.out_fd >= 0 && !out_is_ours()) { lc.out_fd = -1; lc.out_failed = 1; } /* taken: never again */
     if (lc.out_fd >= 0) write_all(lc.out_fd, line, len); /* may block: only here */
     else fq.dropped++;
@@ -439,6 +455,8 @@ static ssize_t cookie_write(void *c, const char *buf, size_t size) {
 static int cookie_close(void *c) { (void)c; return 0; }
 
 static FILE *open_capture(void) {
+  static int opened; /* the first fopen only (a second NCCL in the process shares the stream) */
+  if (!opened) { opened = 1; open_user_dest(0); } /* where and when NCCL alone would open it */
   cookie_io_functions_t io = { .read = NULL, .write = cookie_write, .seek = NULL, .close = cookie_close };
   return fopencookie(NULL, "w", io);
 }

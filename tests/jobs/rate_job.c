@@ -30,6 +30,12 @@
 static long calls = 100000, rate = 0;
 static volatile uint64_t *counters;
 static _Atomic uint64_t caller_cpu_ns; /* the calling threads' CPU time in their call loops */
+/* Each thread's buffer. Not on its stack: an all-reduce runs on the stream after the call
+ * returns (the CUDA double runs it on a thread of its own, as a GPU would), and a thread that
+ * returned after its last call would leave the stream reading and writing its dead frame
+ * (SIGSEGV in CI on 2026-12-02: 32 bytes written over a return address in the thread's exit).
+ * This static storage outlives every thread; ncclCommDestroy waits for the stream. */
+static float bufs[64][8];
 
 static uint64_t now_ns(clockid_t c) {
   struct timespec ts;
@@ -75,7 +81,8 @@ static void *worker(void *arg) {
   ncclComm_t comm;
   NCCHK(ncclGetUniqueId(&id));
   NCCHK(ncclCommInitRank(&comm, 1, id, 0));
-  float buf[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  float *buf = bufs[idx];
+  for (int k = 0; k < 8; k++) buf[k] = 1;
   uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
   uint64_t t0 = now_ns(CLOCK_MONOTONIC), period = rate > 0 ? 1000000000ull / (uint64_t)rate : 0;
   for (long i = 0; i < calls; i++) {
