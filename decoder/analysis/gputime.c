@@ -128,7 +128,7 @@ static void summarise_steps(struct gt_steps *o, const struct ncs_kact_step *st, 
   o->n = n;
   for (int k = 0; k < SF_N; k++) {
     for (size_t g = 0; g < n; g++) v[g] = sf_get(&st[g], k);
-    qsort(v, n, sizeof *v, cmp_u64);
+    if (n > 1) qsort(v, n, sizeof *v, cmp_u64);
     o->min[k] = v[0];
     o->med[k] = v[(n - 1) / 2];
     o->max[k] = v[n - 1];

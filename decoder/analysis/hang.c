@@ -877,7 +877,7 @@ static void build_ranks(struct ncs_hang *h) {
       }
     }
   }
-  qsort(h->ranks, (size_t)h->n, sizeof *h->ranks, cmp_rank);
+  if (h->n > 1) qsort(h->ranks, (size_t)h->n, sizeof *h->ranks, cmp_rank);
 }
 
 void ncs_hang_finish(struct ncs_hang *h) {
@@ -890,7 +890,7 @@ void ncs_hang_finish(struct ncs_hang *h) {
   desync_verdicts(h);
   init_verdicts(h);
   comm_verdicts(h);
-  qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
+  if (h->nv > 1) qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
   build_ranks(h);
 }
 

@@ -71,12 +71,12 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     }
   }
   if (h->rank_procs) {
-    qsort(shares, (size_t)h->rank_procs, sizeof *shares, cmp_double);
+    if (h->rank_procs > 1) qsort(shares, (size_t)h->rank_procs, sizeof *shares, cmp_double);
     h->share_med = shares[(h->rank_procs - 1) / 2];
     if (h->share_med > 0) h->ratio_med = (1 - h->share_med) / h->share_med;
   }
   if (nbw) {
-    qsort(bws, (size_t)nbw, sizeof *bws, cmp_double);
+    if (nbw > 1) qsort(bws, (size_t)nbw, sizeof *bws, cmp_double);
     h->busbw_med = bws[(nbw - 1) / 2];
   }
   if (h->kact_ranks) { /* the median rank by exposed share */

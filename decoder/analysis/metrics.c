@@ -438,7 +438,7 @@ static int cmp_iv(const void *a, const void *b) {
 static void flush_iv(struct file_state *f, int all) {
   int clip = f->iv_unsorted;
   if (f->iv_unsorted) {
-    qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
+    if (f->niv > 1) qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
     uint32_t out = 0;
     for (uint32_t i = 1; i < f->niv; i++) {
       if (f->iv[i][0] <= f->iv[out][1]) { if (f->iv[i][1] > f->iv[out][1]) f->iv[out][1] = f->iv[i][1]; continue; }

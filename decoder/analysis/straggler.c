@@ -445,7 +445,7 @@ static int rows_build(struct ncs_strag *s, struct rows *w, struct ncs_strag_rank
     if (!rk) { free(res); return -1; }
     for (size_t j = 0; j < f->nlocal; j++)
       if (f->local[j].c && f->local[j].c == w->prim[i]) rk[k++] = f->local[j].rank;
-    qsort(rk, (size_t)k, sizeof *rk, cmp_int);
+    if (k > 1) qsort(rk, (size_t)k, sizeof *rk, cmp_int);
     for (int j = 0; j < k; j++) {
       struct ncs_strag_rank *r = &res[w->row0[i] + j];
       r->file = i; r->rank = rk[j];
@@ -562,14 +562,14 @@ void ncs_strag_finish(struct ncs_strag *s) {
     }
     if (s->noffsets < 2) s->noffsets = 0;
     /* by host name: host indices follow the order in which reader threads met the hosts */
-    qsort(s->offsets, (size_t)s->noffsets, sizeof s->offsets[0], cmp_offset_host);
+    if (s->noffsets > 1) qsort(s->offsets, (size_t)s->noffsets, sizeof s->offsets[0], cmp_offset_host);
     free(d);
   }
   for (int i = 0; i < w.n; i++)
     res[i].mean_late_us = res[i].arrivals ? (double)(late[i] / (long double)res[i].arrivals / 1e3L) : 0;
   free(late);
   free(w.prim); free(w.row0); free(w.nrow);
-  qsort(res, (size_t)w.n, sizeof *res, cmp_rank);
+  if (w.n > 1) qsort(res, (size_t)w.n, sizeof *res, cmp_rank);
   free(s->res);
   s->res = res;
   s->nres = w.n;

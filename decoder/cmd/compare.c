@@ -79,7 +79,7 @@ static int cmp_dbl(const void *a, const void *b) {
 /* Median of n values (sorts them); 0 when n is 0. */
 static double median(double *v, int n) {
   if (n <= 0) return 0;
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  if (n > 1) qsort(v, (size_t)n, sizeof *v, cmp_dbl);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -370,7 +370,7 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
       v[k++] = o->host_ns;
     }
     if (!k) continue;
-    qsort(v, (size_t)k, sizeof *v, cmp_u64);
+    if (k > 1) qsort(v, (size_t)k, sizeof *v, cmp_u64);
     fprintf(f, "  %-22s %6d %12llu %16llu %11.6f %11.6f %11.6f\n", ncs_op_name(op), nr, (unsigned long long)calls,
             (unsigned long long)bytes, v[0] / 1e9, v[(k - 1) / 2] / 1e9, v[k - 1] / 1e9);
   }
@@ -520,7 +520,7 @@ static void settle_rank(struct file_sum *s) {
       if (c->seen && ncs_rc_ok(c->rc) && c->comm_id == b->comm_id && c->nranks == b->nranks) rk[k++] = c->rank;
     }
     if (rk) {
-      qsort(rk, (size_t)k, sizeof *rk, cmp_int);
+      if (k > 1) qsort(rk, (size_t)k, sizeof *rk, cmp_int);
       int d = 0;
       for (int i = 0; i < k; i++) if (!d || rk[d - 1] != rk[i]) rk[d++] = rk[i];
       ranks_label(s->info.label, sizeof s->info.label, rk, d);

@@ -499,7 +499,7 @@ static int plan_round(struct loader *L, int64_t *spans) {
   }
   int64_t horizon = 0;
   if (known) {
-    qsort(spans, (size_t)nspan, sizeof *spans, cmp_i64);
+    if (nspan > 1) qsort(spans, (size_t)nspan, sizeof *spans, cmp_i64);
     horizon = tmin + spans[nspan / 2];
   }
   L->nstep = 0;

@@ -155,7 +155,7 @@ void ncs_jobset_finish(struct ncs_jobset *s) {
   if (!cf) return;
   size_t k = 0;
   for (int i = 0; i < n; i++) for (int c = 0; c < F[i].ncomm; c++) cf[k++] = (struct cf){F[i].comms[c], i};
-  qsort(cf, total, sizeof *cf, cmp_cf);
+  if (total > 1) qsort(cf, total, sizeof *cf, cmp_cf);
   for (size_t i = 1; i < total; i++) if (cf[i].id == cf[i - 1].id) join(s->parent, cf[i - 1].file, cf[i].file);
   free(cf);
   /* 2. components of one launch (strong ids equal) whose spans overlap; spans per root */
@@ -201,7 +201,7 @@ void ncs_jobset_finish(struct ncs_jobset *s) {
   for (int i = 0; i < n; i++)
     if (F[i].ncomm && root(s->parent, i) == i)
       A[na++] = (struct att){.root = i, .restart = F[i].restart, .start = cs[i], .stop = ce[i], .f0 = &F[i], .job = -1};
-  qsort(A, (size_t)na, sizeof *A, cmp_att);
+  if (na > 1) qsort(A, (size_t)na, sizeof *A, cmp_att);
   /* 5. jobs: an attempt follows an earlier one of the same torchelastic run with a lower
    * restart count that ended before it started; else it starts a job */
   s->jobs = calloc((size_t)(na ? na : 1), sizeof *s->jobs);

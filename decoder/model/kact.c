@@ -348,7 +348,7 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   f->have = k->n > 0;
   if (nsteps) *nsteps = 0;
   if (!k->n) { *out = *f; return 0; }
-  qsort(k->k, k->n, sizeof *k->k, cmp_start);
+  if (k->n > 1) qsort(k->k, k->n, sizeof *k->k, cmp_start);
   struct edge *ev = malloc(2 * k->n * sizeof *ev);
   struct kint *cm = malloc(k->n * sizeof *cm); /* merged compute intervals */
   if (!ev || !cm) { free(ev); free(cm); return -1; }
@@ -370,7 +370,7 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
     }
   }
   f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
-  qsort(ev, ne, sizeof *ev, cmp_edge);
+  if (ne > 1) qsort(ev, ne, sizeof *ev, cmp_edge);
   /* step windows: [t[g], t[g+1]); one start: to the last kernel's end */
   size_t nst = 0, w = 0;
   if (steps && nsteps && t && n) {

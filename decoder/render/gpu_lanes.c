@@ -149,7 +149,7 @@ void ncs_gpulanes_html(FILE *f, const struct ncs_gpulanes *g, const struct ncs_j
     int n = g->n[i][k];
     if (!n) continue;
     memcpy(tmp, row(g, i, k), (size_t)n * sizeof *tmp);
-    qsort(tmp, (size_t)n, sizeof *tmp, cmp_start);
+    if (n > 1) qsort(tmp, (size_t)n, sizeof *tmp, cmp_start);
     char who[32];
     rank_label(who, sizeof who, &J->r[i], i);
     /* the rank's lanes: its STREAMS lowest stream ids in order, then one for the others */

@@ -178,6 +178,7 @@ int main(int argc, char **argv) {
     fclose(in);
     if (extra != EOF) { printf("fd_job: file %02d has bytes after its %ld\n", f, off); return 1; }
   }
+  CUCHK(cudaFree(b));
   printf("fd_job: %d files, %ld bytes written, all intact\n", NFILES, written);
   return 0;
 }

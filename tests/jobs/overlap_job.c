@@ -279,6 +279,12 @@ int main(int argc, char **argv) {
     JOBCHK(g_prof_kernels == launched && g_prof_nccl == steps * (ddp ? BUCKETS : 1), "the job's own profiler lost kernel records");
   }
   if (truth) write_truth(truth, rank, mode, steps, ddp ? BUCKETS : 1, idle_ns);
+  for (int k = 0; k < BUCKETS; k++) CUCHK(cudaEventDestroy(chunk_done[k]));
+  CUCHK(cudaEventDestroy(base));
+  CUCHK(cudaEventDestroy(half_done));
+  CUCHK(cudaFree(buf));
+  CUCHK(cudaStreamDestroy(sc));
+  CUCHK(cudaStreamDestroy(sm));
   if (rank == 0) printf("overlap_job %s: %d steps done\n", mode, steps);
   return 0;
 }

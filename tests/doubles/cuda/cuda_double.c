@@ -170,7 +170,13 @@ EXPORT cudaError_t cudaMalloc(void **p, size_t size) {
   return cudaSuccess;
 }
 
+/* cudaFree waits for the device's work first, as CUDA's does (it synchronizes implicitly): work
+ * still queued on a stream never touches memory freed under it. Not on a stream's own worker
+ * (a host function must not call CUDA) nor while a capture is active (it would wait for nothing
+ * the capture holds): freed at once there. */
+static void sync_streams(int only_blocking);
 EXPORT cudaError_t cudaFree(void *p) {
+  if (p && !t_on_worker && !g_active_captures) sync_streams(0);
   free(p);
   return cudaSuccess;
 }
