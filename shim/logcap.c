@@ -122,6 +122,10 @@ static void subsys_with_init(const char *user, char *out, size_t cap, int *had_i
 
 /* ---- forwarding ---- */
 
+/* 1 when NCCL alone would log to stdout: no NCCL_DEBUG_FILE, or a level of VERSION (NCCL
+ * opens the file only above VERSION) */
+static int to_stdout(void) { return lc.user_level <= LV_VERSION || !lc.file || !*lc.file; }
+
 /* Opens the user's destination as NCCL's fopen(path, "w") would have. Called first on NCCL's
  * thread when NCCL opens its debug file (open_capture), the moment NCCL alone would have opened
  * it, without blocking (O_NONBLOCK); only a FIFO with no reader yet (ENXIO) is left to the
@@ -132,16 +136,22 @@ static void subsys_with_init(const char *user, char *out, size_t cap, int *had_i
 static void open_user_dest(int may_block) {
   if (lc.out_fd >= 0 || lc.out_failed) return;
   if (lc.user_level == LV_NONE) { lc.out_failed = 1; return; }
-  if (!lc.file || !*lc.file) { lc.out_fd = 1; return; }
+  if (to_stdout()) { lc.out_fd = 1; return; }
+  /* the name as NCCL 2.28 makes it (src/debug.cc, ncclDebugInit): %h the host name up to its
+   * first '.', with '%' and '/' made '-'; %p the pid; %% a '%'; any other %x kept as it is */
   char path[PATH_MAX], host[256] = "";
   gethostname(host, sizeof host - 1);
   char *dot = strchr(host, '.');
   if (dot) *dot = 0;
+  for (char *h = host; *h; h++) if (*h == '%' || *h == '/') *h = '-';
   size_t o = 0;
-  for (const char *p = lc.file; *p && o < sizeof path - 32; p++) {
-    if (p[0] == '%' && p[1] == 'h') { o += (size_t)snprintf(path + o, sizeof path - o, "%s", host); p++; }
-    else if (p[0] == '%' && p[1] == 'p') { o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid()); p++; }
-    else path[o++] = *p;
+  for (const char *p = lc.file; *p && o < sizeof path - sizeof host - 2; p++) {
+    if (p[0] != '%' || !p[1]) { path[o++] = *p; continue; }
+    p++;
+    if (*p == 'h') o += (size_t)snprintf(path + o, sizeof path - o, "%s", host);
+    else if (*p == 'p') o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid());
+    else if (*p == '%') path[o++] = '%';
+    else { path[o++] = '%'; path[o++] = *p; }
   }
   path[o] = 0;
   struct stat st;
@@ -210,7 +220,7 @@ static void ring_get(uint64_t at, void *p, size_t n) {
 static void fwd_start(void);
 static void fwd_push(const char *s, size_t n) {
   uint16_t len = (uint16_t)n; /* n <= LINE_MAX_BYTES + 2 */
-  if (!lc.file || !*lc.file) {
+  if (to_stdout()) {
     /* stdout: written here, on NCCL's thread under NCCL's log lock, as NCCL itself writes it
      * (same order against the job's own lines, nothing left queued at a child's _exit) */
     write_all(1, s, n);

@@ -50,6 +50,57 @@ check "NCCL_DEBUG_FILE: file names carry host and pid" sh -c "ls '$T/f2' | grep 
 check_eq "NCCL_DEBUG_FILE: the same lines in the files" "$(cat "$T"/f1/* | norm)" "$(cat "$T"/f2/* | norm)"
 check_eq "NCCL_DEBUG_FILE: nothing on stdout in either run" "$(grep -c NCCL "$T/file.plain")" "$(grep -c NCCL "$T/file.shim")"
 
+# The file's name as NCCL 2.28 makes it (src/debug.cc, ncclDebugInit): %% is '%', an unknown %q
+# stays, %h is the host name up to its first '.' with '%' and '/' made '-'; and no file at all
+# at VERSION (NCCL prints its banner on stdout then). The shim opens exactly what NCCL alone
+# would have, so plain and shim runs make the same files with the same lines.
+# name_runs TAG PREFIX...: one rank with NCCL_DEBUG_FILE=$T/TAG-{plain,shim}/n.%%.%q.%h.%p.log,
+# each run's command prefixed by PREFIX (env settings, an unshare)
+name_runs() {
+  local tag=$1 m pre; shift
+  for m in plain shim; do
+    mkdir -p "$T/$tag-$m"
+    pre=; [ $m = shim ] && pre=$SHIM
+    "$@" env NCCL_DEBUG_FILE="$T/$tag-$m/n.%%.%q.%h.%p.log" NCCLSCOPE_DIR="$T/tr-$tag" LD_PRELOAD="$pre" \
+      "$J" --steps 1 >"$T/$tag-$m.out" 2>&1
+    echo "rc=$?" >>"$T/$tag-$m.out"
+  done
+}
+names() { ls "$1" | sed -E 's/\.[0-9]+\.log$/.PID.log/'; }
+host=$(hostname | cut -d. -f1 | tr '%/' '--')
+for lvl in INFO WARN VERSION; do
+  name_runs "name-$lvl" env NCCL_DEBUG=$lvl
+  want="n.%.%q.$host.PID.log"; [ $lvl = VERSION ] && want=
+  check_eq "NCCL_DEBUG=$lvl NCCL_DEBUG_FILE=n.%%.%q.%h.%p.log: the file NCCL alone makes ($([ -n "$want" ] && echo "$want" || echo none)), with the shim too" \
+    "$want|$want" "$(names "$T/name-$lvl-plain")|$(names "$T/name-$lvl-shim")"
+  check_eq "NCCL_DEBUG=$lvl with a file: the same output and lines, with and without the shim" \
+    "$(norm <"$T/name-$lvl-plain.out"; cat "$T/name-$lvl-plain"/* 2>/dev/null | norm)" \
+    "$(norm <"$T/name-$lvl-shim.out"; cat "$T/name-$lvl-shim"/* 2>/dev/null | norm)"
+done
+check "NCCL_DEBUG=VERSION with a file: the banner on stdout" grep -q '^NCCL version' "$T/name-VERSION-shim.out"
+# a hostile host name ('/' and '%' in it), set in a UTS namespace of the runs' own
+cat >"$T/sethost.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) { /* sethost NAME CMD...: runs CMD with the host name NAME */
+  if (argc < 3 || sethostname(argv[1], strlen(argv[1])) != 0) { perror("sethostname"); return 111; }
+  execvp(argv[2], argv + 2);
+  perror("execvp");
+  return 112;
+}
+C
+if ${CC:-cc} -o "$T/sethost" "$T/sethost.c" 2>/dev/null && unshare -u "$T/sethost" 'ev/il%p.node.x' true 2>/dev/null; then
+  name_runs name-host unshare -u "$T/sethost" 'ev/il%p.node.x' env NCCL_DEBUG=INFO
+  check_eq "host name 'ev/il%p.node.x': %h gives ev-il-p in the file name, with and without the shim" \
+    "n.%.%q.ev-il-p.PID.log|n.%.%q.ev-il-p.PID.log" "$(names "$T/name-host-plain")|$(names "$T/name-host-shim")"
+  check_eq "host name 'ev/il%p.node.x': the same output and lines, with and without the shim" \
+    "$(norm <"$T/name-host-plain.out"; cat "$T/name-host-plain"/* 2>/dev/null | norm)" \
+    "$(norm <"$T/name-host-shim.out"; cat "$T/name-host-shim"/* 2>/dev/null | norm)"
+else
+  skip "hostile host name: this machine does not let the test set a host name (unshare -u)"
+fi
+
 # what the trace holds, whatever the user asked
 "$NCS" dump "$T/tr-unset" >"$T/dump-unset" 2>&1
 check "trace with NCCL_DEBUG unset holds the connection lines (NCCL_LOG records)" grep -q 'NCCL_LOG.* via P2P/CUMEM' "$T/dump-unset"

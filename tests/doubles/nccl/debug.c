@@ -98,13 +98,21 @@ static void read_env(void) {
   if (dot) *dot = 0;
   g_out = stdout;
   const char *fn = getenv("NCCL_DEBUG_FILE");
-  if (g_level > LVL_NONE && fn && *fn) {
-    char path[4096];
+  /* NCCL 2.28 (src/debug.cc, ncclDebugInit): a file only above VERSION; in its name %h is the
+   * host name up to its first '.', with '%' and '/' made '-', %p the pid, %% a '%', and any
+   * other %x is kept as it is */
+  if (g_level > LVL_VERSION && fn && *fn) {
+    char host[sizeof g_host], path[4096];
+    snprintf(host, sizeof host, "%s", g_host);
+    for (char *h = host; *h; h++) if (*h == '%' || *h == '/') *h = '-';
     size_t o = 0;
-    for (const char *p = fn; *p && o < sizeof path - 32; p++) {
-      if (p[0] == '%' && p[1] == 'h') { o += (size_t)snprintf(path + o, sizeof path - o, "%s", g_host); p++; }
-      else if (p[0] == '%' && p[1] == 'p') { o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid()); p++; }
-      else path[o++] = *p;
+    for (const char *p = fn; *p && o < sizeof path - 80; p++) {
+      if (p[0] != '%' || !p[1]) { path[o++] = *p; continue; }
+      p++;
+      if (*p == 'h') o += (size_t)snprintf(path + o, sizeof path - o, "%s", host);
+      else if (*p == 'p') o += (size_t)snprintf(path + o, sizeof path - o, "%d", (int)getpid());
+      else if (*p == '%') path[o++] = '%';
+      else { path[o++] = '%'; path[o++] = *p; }
     }
     path[o] = 0;
     FILE *f = fopen(path, "w");
