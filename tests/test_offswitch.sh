@@ -34,7 +34,7 @@ run() {
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  (cd "$d" && env "${envs[@]}" timeout -k 5 60 "$@" >out 2>err; echo $? >rc)
+  (cd "$d" && timeout -k 5 60 env "${envs[@]}" "$@" >out 2>err; echo $? >rc) # the preloads reach the job only
 }
 # created DIR: what the shim left in the run directory DIR (its trace directory is DIR/tr)
 created() { (cd "$1" && ls -A | grep -vx -e out -e err -e rc); }

@@ -98,7 +98,7 @@ run_job() {
   local envs=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  env "${envs[@]}" timeout -k 5 60 "$@" >"$out.out" 2>"$out.err"
+  timeout -k 5 60 env "${envs[@]}" "$@" >"$out.out" 2>"$out.err" # the preloads reach the job, not timeout
   echo $? >"$out.rc"
 }
 
