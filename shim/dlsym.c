@@ -53,7 +53,10 @@ static void *wrapper_addr(int i) {
 
 static void *null_dlsym(void *handle, const char *name) { (void)handle; (void)name; return NULL; }
 
-__attribute__((visibility("hidden"), used)) void *ncs_dlsym_init(void) {
+/* Not instrumented by TSan (make tsan): a sanitizer runtime finds the functions it intercepts
+ * with dlsym(RTLD_NEXT, ...) while it initialises, before any instrumented code may run, and
+ * those lookups come here first. */
+__attribute__((visibility("hidden"), used, no_sanitize_thread)) void *ncs_dlsym_init(void) {
   void *p = ncs_real_dlsym;
   if (p) return p;
   p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
