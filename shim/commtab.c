@@ -69,6 +69,6 @@ void ncs_comm_atfork(int phase) {
   } else { /* the child: no communicator of the parent's is its own */
     memset(comm_hash, 0, sizeof comm_hash);
     atomic_store(&comm_next, 0);
-    pthread_mutex_init(&comm_mu, NULL);
+    pthread_mutex_unlock(&comm_mu); /* the forking thread took it in phase 0 */
   }
 }

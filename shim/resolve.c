@@ -106,7 +106,7 @@ void ncs_resolve_all(void) {
 void ncs_resolve_atfork(int phase) {
   if (phase == 0) pthread_mutex_lock(&late_mu);
   else if (phase == 1) pthread_mutex_unlock(&late_mu);
-  else pthread_mutex_init(&late_mu, NULL);
+  else pthread_mutex_unlock(&late_mu); /* the child's thread is the one that took it */
 }
 
 void *ncs_real_slow(enum ncs_fn f) {

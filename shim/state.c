@@ -350,7 +350,7 @@ static void atfork_child(void) {
   if (was_active) ncs_collectors_walk(&ncs_collectors, offsetof(struct ncs_collector, atfork_child));
   ncs_resolve_atfork(2);
   ncs_nb_atfork_child();
-  pthread_mutex_init(&act_mu, NULL);
+  pthread_mutex_unlock(&act_mu); /* taken by the forking thread in atfork_prepare */
 }
 
 __attribute__((constructor)) static void ncs_constructor(void) {
