@@ -21,7 +21,7 @@ struct ncs_config ncs_cfg;
 __thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t ncs_gen = 1;
 _Atomic int ncs_active;
-int ncs_gpu_on;
+_Atomic int ncs_gpu_on;
 struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
 char ncs_host[256];
 

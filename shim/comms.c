@@ -146,8 +146,10 @@ static void child_pending(const struct rec *r, ncclComm_t *newcomm) {
 
 void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
   rec_ret(r, rc);
-  if (r->on && a->newcomm && (*a->newcomm || result_failed(rc)))
-    comm_created(r, *a->newcomm, r->comm.id, -1, -1, r->comm.parent_id, r->comm.nonblocking);
+  /* NCCL's own thread may store a non-blocking child into *newcomm at any moment */
+  ncclComm_t made = a->newcomm ? __atomic_load_n(a->newcomm, __ATOMIC_ACQUIRE) : NULL;
+  if (r->on && a->newcomm && (made || result_failed(rc)))
+    comm_created(r, made, r->comm.id, -1, -1, r->comm.parent_id, r->comm.nonblocking);
   else if (r->on && a->newcomm && rc == ncclSuccess && (r->c.op == NCS_OP_CommShrink || a->color != -1 /* NOCOLOR */))
     child_pending(r, a->newcomm);
   rec_end(r);

@@ -241,7 +241,7 @@ void ncs_kernels_exit(void);     /* atexit, before the last sync: the next poll 
 
 /* ---- gputime.c ---- */
 struct ncs_call;
-extern int ncs_gpu_on;                /* GPU timing on (state.c; set by gputime.c's start) */
+extern _Atomic int ncs_gpu_on;        /* GPU timing on (set by gputime.c's start; the writer clears it at exit) */
 /* Around one launch outside a group (dev: the communicator's device, -1 unknown): returns a
  * token for ncs_gpu_after, or -1. Sets
  * NCS_CALL_F_CAPTURED in *flags when the stream is capturing. */

@@ -153,12 +153,13 @@ void ncs_rings_buf_publish(size_t len) {
 }
 
 struct ncs_ring *ncs_rings_new_ring(void) {
-  size_t bytes = (size_t)R.ring_bytes;
+  size_t bytes = 0;
   struct ncs_ring *r = NULL;
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
-  if (h) {
+  if (h) { /* the header's sizes: written before it was published (R's belong to the writer) */
+    bytes = (size_t)h->ring_bytes;
     uint64_t i = atomic_fetch_add(&h->rings, 1);
-    if (i < NCS_MAX_THREADS) r = map_shared(h->ring_offset + i * R.ring_bytes, bytes);
+    if (i < NCS_MAX_THREADS) r = map_shared(h->ring_offset + i * bytes, bytes);
   }
   if (!r) {
     bytes = page_round(offsetof(struct ncs_ring, rec) + (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));

@@ -51,7 +51,7 @@ NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, 
     struct ncs_comm_info *ci = ncs_comm_info(r->c.comm);
     int p2p = ncs_op_kind(op) == NCS_KIND_P2P;
     if (ci) r->c.seq = atomic_fetch_add_explicit(p2p ? &ci->p2p_seq : &ci->coll_seq, 1, memory_order_relaxed) + 1;
-    if (ncs_gpu_on) {
+    if (atomic_load_explicit(&ncs_gpu_on, memory_order_relaxed)) {
       int dev = ci ? ci->device : -1;
       if (r->c.depth == 0) r->gpu_token = ncs_gpu_before(a->stream, dev, &r->c.flags);
       else ncs_gpu_group_member(a->stream, dev, &r->c.flags);

@@ -872,6 +872,7 @@ static void hand_over_starts(struct metrics *m, int file, struct file_state *f) 
 
 size_t ncs_metrics_step_starts(int file, const uint64_t **t) {
   *t = NULL;
+  pthread_once(&starts_once, starts_key_init); /* orders starts_key_ready for this thread */
   struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
   if (!g_metrics || g_metrics->bad_option || !h || h->m != g_metrics || h->file != file || file < 0) return 0;
   *t = h->t;
