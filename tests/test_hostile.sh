@@ -40,7 +40,7 @@ same_as_plain() {
   local name=$1; shift
   rm -rf "$T/p" "$T/s"; mkdir -p "$T/p" "$T/s"
   (cd "$T/p" && timeout -k 5 120 "$HJ" "$@" >out 2>err; echo $? >rc)
-  (cd "$T/s" && NCCLSCOPE_DIR="$T/s/tr" LD_PRELOAD="$SHIM" timeout -k 5 120 "$HJ" "$@" >out 2>err; echo $? >rc)
+  (cd "$T/s" && timeout -k 5 120 env NCCLSCOPE_DIR="$T/s/tr" LD_PRELOAD="$SHIM" "$HJ" "$@" >out 2>err; echo $? >rc)
   sed -i "${FILTER:-}" "$T/p/out" "$T/s/out"
   if [ "$(cat "$T/p/rc")" = "$(cat "$T/s/rc")" ] && cmp -s "$T/p/out" "$T/s/out"; then
     pass "hostile $name: output and exit status as without the shim ($(head -1 "$T/s/out"))"
@@ -77,7 +77,7 @@ RUNS=${NCS_HOSTILE_RUNS:-12}
 bad=0 unread=0 files=0
 for i in $(seq 1 "$RUNS"); do
   d=$T/tf; rm -rf "$d"; mkdir -p "$d"
-  if ! (cd "$d" && NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" timeout -k 5 120 "$HJ" tfork 20 >out 2>err); then
+  if ! (cd "$d" && timeout -k 5 120 env NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$HJ" tfork 20 >out 2>err); then
     bad=$((bad + 1)); echo "    run $i: $(head -c 300 "$d/err")"
   fi
   for f in $(traces "$d/tr"); do files=$((files + 1)); readable "$f" || { unread=$((unread + 1)); echo "    $STATS"; }; done
@@ -89,7 +89,7 @@ check_eq "hostile tfork: every trace readable ($files files)" 0 "$unread"
 bad=0
 for i in 1 2 3 4 5; do
   d=$T/ex; rm -rf "$d"; mkdir -p "$d"
-  (cd "$d" && NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" timeout -k 5 120 "$HJ" exitrace 2000 >out 2>err; echo $? >rc)
+  (cd "$d" && timeout -k 5 120 env NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$HJ" exitrace 2000 >out 2>err; echo $? >rc)
   f=$(traces "$d/tr" | head -1)
   if [ "$(cat "$d/rc") $(cat "$d/out")" != "0 ok exitrace" ] || [ -z "$f" ] || ! readable "$f"; then
     bad=$((bad + 1)); echo "    run $i: exit $(cat "$d/rc") $(head -c 200 "$d/err") ${STATS:-no trace}"
@@ -102,7 +102,7 @@ for mode in cancel cancel-destroy; do
   bad=0
   for us in 0 100 300 1000 3000 10000; do
     d=$T/cx; rm -rf "$d"; mkdir -p "$d"
-    (cd "$d" && NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" timeout -k 5 60 "$HJ" $mode $us >out 2>err; echo $? >rc)
+    (cd "$d" && timeout -k 5 60 env NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$HJ" $mode $us >out 2>err; echo $? >rc)
     f=$(traces "$d/tr" | head -1)
     if [ "$(cat "$d/rc") $(cat "$d/out")" != "0 ok cancel cancelled" ] || [ -z "$f" ] || ! readable "$f"; then
       bad=$((bad + 1)); echo "    $mode $us us: exit $(cat "$d/rc") (124: hung) $(head -c 200 "$d/err") ${STATS:-no trace}"

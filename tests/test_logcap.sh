@@ -256,7 +256,7 @@ ok=0 bad=""
 for n in 3 4 5 6 7 8; do
   t0=$(ms_now)
   env -u NCCLSCOPE_SAVED_NCCL_DEBUG -u NCCLSCOPE_SAVED_NCCL_DEBUG_FILE NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/proc/self/fd/$n \
-    NCCLSCOPE_DIR="$T/tr-self$n" NCCLSCOPE_EXIT_MS=60000 LD_PRELOAD="$SHIM" timeout -k 2 40 "$J" --steps 1 >"$T/self$n.out" 2>&1
+    timeout -k 2 40 env NCCLSCOPE_DIR="$T/tr-self$n" NCCLSCOPE_EXIT_MS=60000 LD_PRELOAD="$SHIM" "$J" --steps 1 >"$T/self$n.out" 2>&1
   rc=$? ms=$(( $(ms_now) - t0 ))
   "$NCS" dump "$T/tr-self$n" >"$T/self$n.dump" 2>&1
   logs=$(grep -c '^NCCL_LOG' "$T/self$n.dump") final=$(grep -c '^-- chunk .* final$' "$T/self$n.dump")
