@@ -22,8 +22,8 @@
  *   first line to forward), which writes it. A destination that would block (a full FIFO, a
  *   FIFO with no reader) blocks only the forwarder. Its descriptor is moved high and checked
  *   (device, inode) before each write: one the application closed or reused is never written
- *   again (lines counted). Lines that
- *   find the queue full are not forwarded (counted); NCCLSCOPE_DEBUG=1 prints the counts.
+ *   again (lines counted). Lines that find the queue full are not forwarded (counted);
+ *   NCCLSCOPE_DEBUG=1 prints the counts.
  * - logcap_stop is bounded: the forwarder gets at most min(1000, NCCLSCOPE_EXIT_MS / 3) ms to
  *   write what is queued; a forwarder left blocked ends with the process.
  * - Lines about transports, versions, init, rings, trees, NVLS, channels, networks, tuning
