@@ -44,7 +44,6 @@ static struct {
   char path[800];
   struct ncs_rings_header *_Atomic hdr; /* mapping of header + chunk buffer (published last) */
   size_t hdr_map;
-  uint64_t ring_bytes;
 } R = {.fd = -1};
 
 static _Atomic uint64_t memory_rings; /* rings that had to live in process memory */
@@ -53,6 +52,11 @@ static size_t page_round(size_t n) {
   long ps = sysconf(_SC_PAGESIZE);
   size_t p = ps > 0 ? (size_t)ps : 4096;
   return (n + p - 1) / p * p;
+}
+
+/* One ring's bytes: its header and ring_records slots, page-rounded (file or memory alike). */
+static size_t ring_size(void) {
+  return page_round(offsetof(struct ncs_ring, rec) + (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
 }
 
 /* 1 when R.fd is still the file this process created (an application may close or reuse
@@ -102,7 +106,6 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   R.ino = st.st_ino;
   size_t buf_off = NCS_RINGS_HEADER_SIZE;
   R.hdr_map = page_round(buf_off + buf_cap);
-  R.ring_bytes = page_round(offsetof(struct ncs_ring, rec) + (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
   struct ncs_rings_header *h = map_shared(0, R.hdr_map);
   if (!h) goto fail;
   memcpy(h->magic, NCS_RINGS_MAGIC, 8);
@@ -114,7 +117,7 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   h->buf_offset = buf_off;
   h->buf_cap = R.hdr_map - buf_off;
   h->ring_offset = R.hdr_map;
-  h->ring_bytes = R.ring_bytes;
+  h->ring_bytes = ring_size();
   h->ring_records = ncs_cfg.ring_records;
   atomic_store(&h->buf_chunk, 0);
   atomic_store(&h->buf_len, 0);
@@ -156,13 +159,13 @@ struct ncs_ring *ncs_rings_new_ring(void) {
   size_t bytes = 0;
   struct ncs_ring *r = NULL;
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
-  if (h) { /* the header's sizes: written before it was published (R's belong to the writer) */
+  if (h) { /* the header's sizes: written before it was published */
     bytes = (size_t)h->ring_bytes;
     uint64_t i = atomic_fetch_add(&h->rings, 1);
     if (i < NCS_MAX_THREADS) r = map_shared(h->ring_offset + i * bytes, bytes);
   }
   if (!r) {
-    bytes = page_round(offsetof(struct ncs_ring, rec) + (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
+    bytes = ring_size();
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     madvise(p, bytes, MADV_DONTFORK);

@@ -40,6 +40,12 @@ if [ "$NCS_SANITIZER" = tsan ] && [ -f "$SHIM" ]; then
   SAN_PRELOAD=$(ldd "$SHIM" 2>/dev/null | awk -v l="lib$NCS_SANITIZER.so" 'index($1, l) == 1 {print $3; exit}')
   [ -n "$SAN_PRELOAD" ] && SAN_PRELOAD="$SAN_PRELOAD "
 fi
+# SAN_LIBPATH: the LD_LIBRARY_PATH for a job that dlopens a double by name (libcupti.so.13).
+# Under a sanitizer its dlopen interceptor becomes the caller, so the job's RUNPATH
+# ($ORIGIN/../doubles) is not searched and ld.so.cache answers with the real CUDA library: the
+# doubles go on the path. Otherwise the caller's own LD_LIBRARY_PATH, unchanged.
+SAN_LIBPATH=${LD_LIBRARY_PATH:-}
+[ -n "$NCS_SANITIZER" ] && SAN_LIBPATH=$DOUBLES
 # tsan_fork_skip NAME: under TSan, prints "SKIP: NAME: ..." and returns 0 (the caller skips the
 # check): TSan cannot run a forked child of a threaded process that starts threads again (it
 # kills it, or with die_after_fork=0 exits it with 66). Returns 1 otherwise.

@@ -12,9 +12,8 @@ check "cupti double: exports every CUPTI entry point ncclscope uses" bash -c '
     nm -D --defined-only "$1" | grep -qw "$f" || { echo "missing $f"; exit 1; }; done' _ "$DOUBLES/libcupti.so.13"
 check_eq "cupti double: soname libcupti.so.13, as CUDA 13's" "libcupti.so.13" \
   "$(readelf -d "$DOUBLES/libcupti.so.13" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')"
-# under a sanitizer the job's dlopen("libcupti.so.13") no longer searches its RUNPATH (test_overlap.sh)
-san_path=${LD_LIBRARY_PATH:-}; [ -n "${NCS_SANITIZER:-}" ] && san_path=$DOUBLES
-LD_LIBRARY_PATH=$san_path NCCLDOUBLE_LAT_US=500 bash "$L" 2 "$J/overlap_job" --mode half --steps 4 --compute-us 1000 --other-profiler \
+# the job dlopens libcupti.so.13 itself: SAN_LIBPATH (lib.sh) keeps that the double's under a sanitizer
+LD_LIBRARY_PATH=$SAN_LIBPATH NCCLDOUBLE_LAT_US=500 bash "$L" 2 "$J/overlap_job" --mode half --steps 4 --compute-us 1000 --other-profiler \
   >"$T/out" 2>"$T/err"
 check_eq "cupti double: a job's own CUPTI client gets one CONCURRENT_KERNEL record per kernel, NCCL's by name (2 ranks)" \
   "2" "$(grep -c '^other-profiler kernels: 12 (nccl 4) of 12 launched$' "$T/err")"

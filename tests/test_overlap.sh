@@ -281,12 +281,8 @@ labelled() {
 
 # the shim stands aside for another CUPTI client, and says so
 state() { jq -r '[.ranks[] | "\(.gpu_time.source):\(.gpu_time.state)"] | join(" ")' "$T/$1.json"; }
-# Under ASan or TSan, the runtime's dlopen interceptor makes it the caller of the job's
-# dlopen("libcupti.so.13"), so the job's RUNPATH ($ORIGIN/../doubles) is not searched and
-# ld.so.cache finds the real CUPTI (no driver: no subscription): the doubles go on
-# LD_LIBRARY_PATH for this run there (docs/RELIABILITY.md "Sanitizers").
-san_path=${LD_LIBRARY_PATH:-}; [ -n "${NCS_SANITIZER:-}" ] && san_path=$DOUBLES
-if LD_LIBRARY_PATH=$san_path run ownprof 500 --mode half --steps 12 --compute-us 500 --other-profiler; then
+# the job dlopens libcupti.so.13 itself: SAN_LIBPATH (lib.sh) keeps that the double's under a sanitizer
+if LD_LIBRARY_PATH=$SAN_LIBPATH run ownprof 500 --mode half --steps 12 --compute-us 500 --other-profiler; then
   check_eq "overlap: the job's own CUPTI profiler got every kernel record while the shim stood aside" 2 \
     "$(grep -c '^other-profiler kernels: 36 (nccl 12) of 36 launched$' "$T/ownprof.err")"
   check_eq "overlap: stood aside for the job's own CUPTI client (no kernels, state stood_aside)" \
