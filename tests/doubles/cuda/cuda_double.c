@@ -90,6 +90,8 @@ static void (*_Atomic g_truth_hook)(const struct cudaDoubleActivity *);
 static _Thread_local int t_device;
 static _Thread_local cudaError_t t_last_error;
 static _Thread_local int t_on_worker;
+/* the device-time bounds of the item the worker is running (cudaDoubleItem*) */
+static _Thread_local uint64_t t_item_start, t_item_end;
 
 static cudaError_t ret(cudaError_t e) {
   if (e != cudaSuccess && e != cudaErrorNotReady) t_last_error = e;
@@ -108,6 +110,11 @@ EXPORT void cudaDoubleSleepUntil(uint64_t deadline_ns) {
 }
 
 EXPORT int cudaDoubleOnWorker(void) { return t_on_worker; }
+EXPORT uint64_t cudaDoubleItemStartNs(void) { return t_on_worker ? t_item_start : 0; }
+EXPORT void cudaDoubleItemEndAt(uint64_t end_ns) {
+  if (t_on_worker) t_item_end = end_ns > t_item_start ? end_ns : t_item_start;
+}
+EXPORT uint64_t cudaDoubleItemEndNs(void) { return t_on_worker ? t_item_end : 0; }
 
 /* ---- devices ---- */
 
@@ -807,6 +814,7 @@ static void run_item_timed(struct CUstream_st *s, struct item *it);
 /* Runs one item; a kernel, copy or set is reported to the activity hook and the truth hook (those
  * set) with its start and end on the worker, as the GPU time-stamps it. */
 static void run_item(struct CUstream_st *s, struct item *it) {
+  t_item_start = t_item_end = cudaDoubleNowNs();
   void (*hook)(const struct cudaDoubleActivity *) = it->act ? atomic_load(&g_activity_hook) : NULL;
   void (*truth)(const struct cudaDoubleActivity *) = it->act ? atomic_load(&g_truth_hook) : NULL;
   if (!hook && !truth) { run_item_timed(s, it); return; }

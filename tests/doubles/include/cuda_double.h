@@ -131,6 +131,14 @@ uint64_t cudaDoubleNowNs(void);
 void cudaDoubleSleepUntil(uint64_t deadline_ns);
 /* 1 while the calling thread is a stream worker (work runs "on the GPU"), else 0. */
 int cudaDoubleOnWorker(void);
+/* On a stream worker, inside the item it runs (a kernel's fn): the device time, in the
+ * cudaDoubleNowNs domain, at which the item started; 0 elsewhere. */
+uint64_t cudaDoubleItemStartNs(void);
+/* On a stream worker, inside a kernel item: declares the item's device end (no earlier than its
+ * start). The NCCL double's collectives use it to say how long their modelled kernel lasts. */
+void cudaDoubleItemEndAt(uint64_t end_ns);
+/* On a stream worker, inside an item: its device end as declared so far (its start if none). */
+uint64_t cudaDoubleItemEndNs(void);
 #ifdef __cplusplus
 }
 #endif
