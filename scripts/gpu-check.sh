@@ -7,6 +7,8 @@
 # from kernel activity against the step-time change. Record its output in
 # docs/GPU-VALIDATION.md with the machine and versions.
 # Usage: bash scripts/gpu-check.sh [STEPS]      (needs python3 with torch, and nvidia-smi)
+# Also (issue 24): nccl-tests all_reduce_perf on one GPU, plain (-I 1) and with -G, and a JAX psum,
+# each under the shim. Everything in one call: the device tool lends 15 minutes a session.
 set -u
 cd "$(dirname "$0")/.."
 STEPS=${1:-60}
@@ -156,3 +158,61 @@ dexp = rows["serial"][1] - rows["overlap"][1]
 print(f"step time saved by overlap {dstep*1e3:.3f} ms; exposed communication removed {dexp*1e3:.3f} ms per step; "
       f"ratio {dexp/dstep if dstep else float('nan'):.2f} (1.00 = the exposed figure explains the step time change)")
 PY
+
+# ---- issue 24: the field's own client on the GPU: nccl-tests, unmodified, under the shim ----
+# Builds nccl-tests (NCCL_TESTS_SRC, default ../shared/nccl-tests) against the NCCL that torch
+# loads (its wheel ships nccl.h and libnccl.so.2) or CUDA_HOME's, one gencode for this GPU, then
+# runs all_reduce_perf on one GPU with -I 1 (per-iteration CUDA-event times), plain and with -G
+# (CUDA-graph replays), each under `ncclscope run`, and prints nccl-tests' rows beside the
+# times ncclscope recorded for the same sizes. With one GPU an all-reduce has busbw 0 by
+# definition (factor 2(n-1)/n), so times are compared, not busbw.
+echo "== nccl-tests (issue 24)"
+# On the device machine ../shared is absent: copy it first (cp -r ../shared/nccl-tests
+# build/nccl-tests-src) and carry build/nccl-tests-src with the run.
+NT_SRC=${NCCL_TESTS_SRC:-build/nccl-tests-src}
+[ -d "$NT_SRC/src" ] || NT_SRC=../shared/nccl-tests
+NT_BUILD=$OUTDIR/nccl-tests
+NCCL_DIR=$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null)
+[ -f "$NCCL_DIR/include/nccl.h" ] || NCCL_DIR=${CUDA_HOME:-/usr/local/cuda}
+CC_ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+if [ ! -d "$NT_SRC/src" ]; then
+  echo "nccl-tests: no source at $NT_SRC (set NCCL_TESTS_SRC): skipped"
+elif ! command -v nvcc >/dev/null && [ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+  echo "nccl-tests: no nvcc: skipped"
+else
+  NVCC_BIN=$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")
+  # the wheel has lib/libnccl.so.2 but no libnccl.so for -lnccl: link through a folder of our own
+  mkdir -p "$OUTDIR/nccl-home/lib"
+  ln -sfn "$NCCL_DIR/include" "$OUTDIR/nccl-home/include"
+  ln -sf "$NCCL_DIR/lib/libnccl.so.2" "$OUTDIR/nccl-home/lib/libnccl.so"
+  timeout 400 make -s -C "$NT_SRC/src" build BUILDDIR="$NT_BUILD" NCCL_HOME="$OUTDIR/nccl-home" \
+    NVCC="$NVCC_BIN" NVCC_GENCODE="-gencode=arch=compute_${CC_ARCH},code=sm_${CC_ARCH}" \
+    "$NT_BUILD/all_reduce_perf" -j 8 > "$OUTDIR/nccl-tests-build.log" 2>&1
+  echo "nccl-tests build: exit $? (NCCL from $NCCL_DIR, sm_$CC_ARCH)"
+  for mode in plain graph; do
+    extra=""; [ $mode = graph ] && extra="-G 4"
+    [ $mode = graph ] || extra="-I 1"
+    LD_LIBRARY_PATH="$NCCL_DIR/lib:${LD_LIBRARY_PATH:-}" timeout 120 build/ncclscope run -o "$OUTDIR/nt-$mode" -- \
+      "$NT_BUILD/all_reduce_perf" -g 1 -b 1K -e 64M -f 8 -n 20 -w 5 $extra > "$OUTDIR/nt-$mode.out" 2>&1
+    echo "nccl-tests $mode: exit $?"
+    grep -E '^ *[0-9]+ +[0-9]+ +float' "$OUTDIR/nt-$mode.out" | head -12
+    build/ncclscope report "$OUTDIR/nt-$mode" 2>&1 | sed -n '1,60p'
+  done
+fi
+
+# ---- issue 24: a one-GPU JAX psum under the shim: what ncclscope sees of JAX's NCCL ----
+# On one device XLA may compile psum without any NCCL call; the output says what was traced.
+echo "== JAX psum (issue 24)"
+cat > "$OUTDIR/jax_psum.py" <<'PY'
+import jax, jax.numpy as jnp
+print("jax", jax.__version__, "devices", jax.devices())
+f = jax.pmap(lambda x: jax.lax.psum(x, "i"), axis_name="i")
+x = jnp.ones((jax.local_device_count(), 1 << 20))
+for _ in range(20):
+    y = f(x)
+y.block_until_ready()
+print("psum ok", float(y[0, 0]))
+PY
+timeout 120 build/ncclscope run -o "$OUTDIR/jax" -- python3 "$OUTDIR/jax_psum.py" > "$OUTDIR/jax.log" 2>&1
+echo "jax: exit $?"; tail -5 "$OUTDIR/jax.log"
+build/ncclscope report "$OUTDIR/jax" 2>&1 | sed -n '1,30p'
