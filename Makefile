@@ -55,7 +55,7 @@ $(BUILD)/obj/decoder/%.o: decoder/%.c $(DEC_HDR) $(wildcard include/*/*.h)
 
 # The trace reader: the column and record decoders (columns.h, encode.h) are inlined into it as
 # short loops run once per value; unrolled, they take about a sixth fewer instructions a record
-# (BENCHMARKS.md, "The trace reader").
+# (docs/BENCHMARKS-HISTORY.md, "The trace reader").
 $(BUILD)/obj/decoder/io/trace.o: CFLAGS_COMMON += -funroll-loops
 # metrics' run loop (p2_calls) keeps its state in locals; GCC's SLP vectoriser packs them in pairs
 # into vector registers and shuffles them on every call, a fifth more instructions a record.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-ratio.sh [BUILD] [ROUNDS] — accuracy of `ncclscope report`'s communication time on the
-# CPU doubles (issue 3, BENCHMARKS.md "Decoder"): tests/jobs/ddp_job.c --measure under the shim
+# CPU doubles (issue 3, docs/BENCHMARKS-HISTORY.md "Decoder"): tests/jobs/ddp_job.c --measure under the shim
 # on 4 and 8 ranks, serial and --overlap (5 steps, 30 ms compute, link 3 ms + bytes/0.5 GB/s),
 # ROUNDS runs each (default 3). Per run: the worst rank's error of comm_s against the job's own
 # CUDA-event measurement of its communication (measured.comm_ns), in % of that rank's window

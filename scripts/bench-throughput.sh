@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-throughput.sh [BUILD] — the shim's rows of issue 14, side by side in one run
-# (BENCHMARKS.md "Shim throughput"): plain (no shim) vs `after` (BUILD's shim) vs `before` (a
+# (docs/BENCHMARKS-HISTORY.md "Shim throughput"): plain (no shim) vs `after` (BUILD's shim) vs `before` (a
 # shim built from git revision $BENCH_BEFORE_REV, when set) vs `off` (after, NCCLSCOPE_DISABLE=1).
 #
 # Workload: tests/jobs/rate_job.c on a stub libnccl whose calls return at once (built here; it

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-trace-size.sh [BUILD] — issue 14's trace-size rows, before vs after side by side in one
-# run (BENCHMARKS.md "Trace size"): steady-state trace bytes per NCCL call of the DDP-shaped
+# run (docs/BENCHMARKS-HISTORY.md "Trace size"): steady-state trace bytes per NCCL call of the DDP-shaped
 # job (tests/jobs/ddp_job.c, 2 ranks on the doubles, call sites on, --compute-us 100), three
 # rows: host timing (NCCLSCOPE_GPU_TIMING=0, which also turns kernel activity off); GPU timing as
 # issue 14 filed it, GPU_TIME records only (NCCLSCOPE_KERNELS=0); GPU timing with kernel

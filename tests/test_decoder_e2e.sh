@@ -8,7 +8,7 @@
 # serial and overlapped, with steps, ratio and verdict; --skip-warmup from the command line;
 # host-timing fallback labelled (rank, op and size rows); captured calls
 # (tests/jobs/capture_job.c) reported apart; the shim's event pool reused past 4096 calls.
-# Issue 3; figures in BENCHMARKS.md "Decoder".
+# Issue 3; figures in docs/BENCHMARKS-HISTORY.md "Decoder".
 . "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/ddp_job
 LAUNCH=$ROOT/tests/jobs/launch.sh
@@ -153,7 +153,7 @@ for mode in serial overlap; do
   echo "    $mode, measured by the job:$mline"
   echo "    $mode, steps:$sline"
   # closeness to the job's own measurement depends on how promptly the double's stream thread
-  # gets a core: a figure (scripts/bench-decoder.sh, BENCHMARKS.md "Decoder"), not a check
+  # gets a core: a figure (scripts/bench-decoder.sh, docs/BENCHMARKS-HISTORY.md "Decoder"), not a check
   echo "# figures: e2e $mode: comm_s within 2% of the job's measurement on every rank: $([ "$meas_bad" = 0 ] && echo yes || echo no)"
   check_eq "e2e ($mode): comm_s never above the job's measurement (the shim's events lie inside the job's brackets)" 0 "$above_meas"
   # all communication runs on one stream, one operation after the other, so the union must be
@@ -164,7 +164,7 @@ for mode in serial overlap; do
   echo "# figures: e2e $mode: sum of ops' times - comm_s per rank (s): $(jq -r '[.ranks[] | (([.ops | to_entries[] | select(.key != "Recv") | .value.time_s // 0] | add) - .comm_s)] | map(tostring) | join(" ")' "$T/ratio-$mode.json")"
   check_eq "e2e ($mode): comm_s (union) never above the sum of the operations' times, every rank" 0 \
     "$(jq '[.ranks[] | select(.comm_s - ([.ops | to_entries[] | select(.key != "Recv") | .value.time_s // 0] | add) > 1e-9 * .wall_s)] | length' "$T/ratio-$mode.json")"
-  # The model leaves out the time ranks wait for later peers (BENCHMARKS.md "Decoder"), so
+  # The model leaves out the time ranks wait for later peers (docs/BENCHMARKS-HISTORY.md "Decoder"), so
   # only bounds that hold at any load are asserted against it: each operation on the double
   # lasts at least its modelled time and one rank's operations do not overlap, so comm >=
   # model; serially compute (at least its modelled time) and operations take turns on one

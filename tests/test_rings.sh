@@ -50,7 +50,7 @@ left=$(ls "$d" | grep -c '\.rings$')
 check_eq "rings clean exit: no rings file left" 0 "$left"
 
 # paced well under capacity: 100 k calls/s per thread (a fifth of 0.5 M calls/s per thread,
-# where 4 threads dropped nothing in the median at load 15-30, BENCHMARKS.md "Shim
+# where 4 threads dropped nothing in the median at load 15-30, docs/BENCHMARKS-HISTORY.md "Shim
 # throughput"), 2 threads for 1.5 s. Each thread makes more calls (150000) than its ring
 # holds (131072 records, NCCLSCOPE_BUFFER_KB=16384), so the writer must drain while the job runs; its ring holds 1.3 s of calls at this rate, so a
 # drop would need the writer kept off the CPU for over a second (a loaded 2-core machine keeps
