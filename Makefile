@@ -25,7 +25,7 @@ DEC_OBJ := $(DEC_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM := $(BUILD)/libncclscope.so
 DECODER := $(BUILD)/ncclscope
 DECLIB := $(BUILD)/libncsdecoder.a
-DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2) \
+DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2 $(BUILD)/doubles-old/libnccl.so.2) \
            $(if $(CUDAD_SRC),$(BUILD)/doubles/libcudart.so.13) \
            $(if $(NVMLD_SRC),$(BUILD)/doubles/libnvidia-ml.so.1) \
            $(if $(CUPTID_SRC),$(BUILD)/doubles/libcupti.so.13)
@@ -80,6 +80,13 @@ $(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnccl.so.2 -o $@ $(NCCLD_SRC) \
 	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread -lrt
+
+# The same NCCL double exported as an older NCCL (no 2.23-2.28 entry points): what a job on an
+# older library sees through dlsym (tests/test_shim_dlsym_absent.sh).
+$(BUILD)/doubles-old/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) tests/doubles/nccl-old/older-nccl.map $(BUILD)/doubles/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnccl.so.2 -Wl,--version-script=tests/doubles/nccl-old/older-nccl.map \
+	  -o $@ $(NCCLD_SRC) -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN/../doubles' -lpthread -lrt
 
 $(BUILD)/doubles/libcupti.so.13: $(CUPTID_SRC) include/ncclscope/cupti_abi.h $(BUILD)/doubles/libcudart.so.13
 	@mkdir -p $(dir $@)

@@ -12,8 +12,14 @@
  * object (a second NCCL, another interposer) is returned as found and, with
  * NCCLSCOPE_DEBUG=1, named as not traced. After a successful lookup dlerror() reports no
  * error, as libc leaves it; errno is unchanged. libc's dlsym is found with
- * dlvsym(RTLD_NEXT, "dlsym", version), never with dlsym. x86_64 and aarch64 only; elsewhere
- * the shim does not define dlsym and lookups by handle are not traced (docs/SHIM.md). */
+ * dlvsym(RTLD_NEXT, "dlsym", version), never with dlsym.
+ * Only what the real library has: a lookup (RTLD_DEFAULT, or a handle whose scope holds the
+ * shim, e.g. dlopen(NULL)) that would land on the shim's wrapper of an entry point the loaded
+ * NCCL lacks (an older NCCL without ncclCommShrink, say), or of any entry point while no NCCL
+ * is loaded, fails as it would without the shim: NULL, with dlerror() set by a failing lookup
+ * of the same name (its text names libc rather than the caller: docs/SHIM.md).
+ * x86_64 and aarch64 only (RTLD_DEFAULT filtering: x86_64); elsewhere the shim does not define
+ * dlsym and lookups by handle are not traced (docs/SHIM.md). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -115,12 +121,63 @@ static void *wrapper_for(const char *name, void *p, void *caller) {
   return wrap;
 }
 
+static int entry_index(const char *name) {
+  if (!name || strncmp(name, "nccl", 4) != 0) return -1;
+  for (int i = 0; i < NCS_FN_COUNT; i++)
+    if (strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+/* 1 when entry point i has no real function to forward to (looked up again if still missing:
+ * NCCL may have been loaded since). */
+static int real_absent(int i) {
+  return !atomic_load_explicit(&ncs_real_fn[i], memory_order_acquire) && !ncs_real_slow((enum ncs_fn)i);
+}
+
+/* Fails the lookup of `name` as an absent symbol: NULL, with dlerror() set by libc's own failing
+ * lookup of the name in libc (which never defines an nccl name). libc's handle is opened once
+ * and kept (libc is never unloaded). */
+static void *absent(const char *name) {
+  static void *libc_h;
+  dlsym_fn real = (dlsym_fn)__atomic_load_n(&ncs_real_dlsym, __ATOMIC_ACQUIRE);
+  int saved = errno;
+  void *h = __atomic_load_n(&libc_h, __ATOMIC_ACQUIRE);
+  if (!h) {
+    h = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+    __atomic_store_n(&libc_h, h, __ATOMIC_RELEASE); /* any thread stores the same handle */
+  }
+  void *p = h ? real(h, name) : NULL;
+  errno = saved;
+  return p; /* NULL, and dlerror() says "...libc.so.6: undefined symbol: NAME" */
+}
+
+/* RTLD_DEFAULT lookups (x86_64's entry calls this first, the caller's arguments kept): 1 when
+ * `name` is an entry point the loaded NCCL lacks, so the lookup must fail. */
+__attribute__((visibility("hidden"), used)) int ncs_dlsym_default_absent(const char *name) {
+  int i = entry_index(name);
+  if (i < 0) return 0;
+  int saved = errno;
+  int r = real_absent(i);
+  errno = saved;
+  return r;
+}
+__attribute__((visibility("hidden"), used)) void *ncs_dlsym_absent(void *handle, const char *name) {
+  (void)handle;
+  return absent(name);
+}
+
 /* Lookups on a handle (the assembly entry jumps here, so our return address is the caller's). */
 __attribute__((visibility("hidden"), used)) void *ncs_dlsym_handle(void *handle, const char *name) {
   void *caller = __builtin_return_address(0);
   void *p = ((dlsym_fn)__atomic_load_n(&ncs_real_dlsym, __ATOMIC_ACQUIRE))(handle, name);
   if (!p || !name || strncmp(name, "nccl", 4) != 0) return p;
   int saved = errno;
+  int i = entry_index(name);
+  if (i >= 0 && object_base(p) == object_base((void *)wrapper_for) &&
+      object_base(caller) != object_base((void *)wrapper_for) && real_absent(i)) {
+    errno = saved;
+    return absent(name); /* the handle's scope holds the shim (dlopen(NULL)): as without it */
+  }
   void *w = wrapper_for(name, p, caller);
   dlerror(); /* our own lookups leave no error behind; after a successful dlsym there is none */
   errno = saved;
@@ -140,12 +197,27 @@ __asm__(
     "  jz 2f\n"
     "1:\n"
     "  testq %rdi, %rdi\n"          /* RTLD_DEFAULT */
-    "  jz 3f\n"
+    "  jz 4f\n"
     "  cmpq $-1, %rdi\n"            /* RTLD_NEXT */
     "  je 3f\n"
     "  jmp ncs_dlsym_handle\n"
     "3:\n"
     "  jmp *%rax\n"
+    "4:\n"                          /* RTLD_DEFAULT: an entry point NCCL lacks fails */
+    "  pushq %rdi\n"
+    "  pushq %rsi\n"
+    "  subq $8, %rsp\n"
+    "  movq %rsi, %rdi\n"
+    "  call ncs_dlsym_default_absent\n"
+    "  addq $8, %rsp\n"
+    "  popq %rsi\n"
+    "  popq %rdi\n"
+    "  testl %eax, %eax\n"
+    "  jnz 5f\n"
+    "  movq ncs_real_dlsym(%rip), %rax\n"
+    "  jmp *%rax\n"
+    "5:\n"
+    "  jmp ncs_dlsym_absent\n"
     "2:\n"                          /* first lookup: find libc's dlsym, arguments kept */
     "  pushq %rdi\n"
     "  pushq %rsi\n"
