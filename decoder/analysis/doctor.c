@@ -254,9 +254,8 @@ static void check_versions(struct ncs_doctor *d) {
     const struct ncs_dfacts *ex = NULL;
     for (int i = 0; i < d->n; i++)
       if (version_code_of(d->f[i]) == codes[k]) { n++; if (!ex) ex = d->f[i]; }
-    int c = codes[k];
-    int x = c >= 10000 ? c / 10000 : c / 1000, y = c >= 10000 ? (c % 10000) / 100 : (c % 1000) / 100;
-    evidence(v, "NCCL %d.%d.%d (code %d): %d process(es)%s%s", x, y, c % 100, c, n, ex ? ", e.g. " : "",
+    char vs[24];
+    evidence(v, "NCCL %s (code %d): %d process(es)%s%s", ncs_rule_nccl_version(codes[k], vs, sizeof vs), codes[k], n, ex ? ", e.g. " : "",
              ex ? (ex->host[0] ? ex->host : ex->path) : "");
   }
   snprintf(v->next, sizeof v->next, "Install one NCCL version on every node (check the wheel/container: `python -c \"import torch; print(torch.cuda.nccl.version())\"`); mixed versions can hang or corrupt collectives.");

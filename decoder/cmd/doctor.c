@@ -116,6 +116,13 @@ int cmd_doctor(int argc, char **argv) {
         rc = 2;
         break;
       }
+      if (!f->log.lines_nccl) { /* neither a trace nor a log of NCCL's: no verdict on it */
+        fprintf(stderr, "ncclscope doctor: %s: not an ncclscope trace (no NCSTRACE file header at offset 0) and no NCCL "
+                        "log line in it (%ld lines read)\n", paths[i], f->log.lines);
+        ncs_dfacts_free(f);
+        rc = 2;
+        break;
+      }
       if (f->log.nconns) snprintf(f->host, sizeof f->host, "%s", f->log.conns[0].host);
       else if (f->log.nvers) snprintf(f->host, sizeof f->host, "%s", f->log.vers[0].host);
       if (add_facts(&d, &cap, f)) { ncs_dfacts_free(f); rc = 2; }

@@ -8,6 +8,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "ncclscope/format.h"
+#include "io/trace.h"
 
 #define NCS_VERSION "0.1.0"
 
@@ -64,7 +65,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   const struct command *c = find(cmd);
-  if (c) return c->fn(argc - 1, argv + 1);
+  if (c) { ncs_paths_command = c->name; return c->fn(argc - 1, argv + 1); }
   if (cmd[0] == '-') {
     fprintf(stderr, "ncclscope: unknown option '%s' (options follow the command)\nTry 'ncclscope help'.\n", cmd);
     return 2;

@@ -695,6 +695,15 @@ int cmd_report(int argc, char **argv) {
     ret = ncs_exit_worse(ret, ncs_exit_of_read(sums[i].info.read_rc)); /* a cut trace is a warning, not an error */
     if (sums[i].st.error[0]) fprintf(stderr, "ncclscope: %s\n", sums[i].st.error);
   }
+  /* a file that is not a trace (or of an unknown major version): no verdict, which would read
+   * as a healthy job of fewer ranks; nothing at all when no input was a trace */
+  int unreadable = 0;
+  for (int i = 0; i < nfiles; i++) unreadable += sums[i].info.read_rc == 2;
+  if (unreadable == nfiles) {
+    fprintf(stderr, "ncclscope report: no report: %s cannot be read as a trace (above)\n",
+            nfiles == 1 ? "the input" : "no input");
+    goto out;
+  }
   if ((r = ncs_one_job("report", jd, files))) { ret = r; goto out; }
   const struct ncs_job_info *jobs;
   int restarted = jd && ncs_jobset_jobs(jd->jobs, &jobs) == 1 && jobs[0].nattempts > 1;
@@ -744,6 +753,9 @@ int cmd_report(int argc, char **argv) {
       if (analyses[a]->print_json) analyses[a]->print_json(state[a], &j, &job);
     ncs_json_obj_end(&j);
     ncs_json_done(&j);
+  } else if (unreadable) {
+    printf("ncclscope: no verdict: %d of the %d inputs cannot be read as traces (named on stderr); below, the other %d\n",
+           unreadable, nfiles, nfiles - unreadable);
   } else {
     for (int a = 0; a < NANALYSES; a++)
       if (analyses[a]->print_head) analyses[a]->print_head(state[a], stdout, &job);

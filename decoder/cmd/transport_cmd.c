@@ -1,6 +1,7 @@
 /* transport_cmd.c — `ncclscope nccl-log [--json] FILE...`: parses NCCL debug logs written
  * without the shim (any NCCL 2.x) into transport records and a rank x rank matrix.
- * Exit: 0 parsed, 2 bad usage, 4 a file that cannot be read. All files feed one model. */
+ * Exit: 0 parsed, 2 bad usage, 4 a file that cannot be read or holds no NCCL log line. All
+ * files feed one model. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,8 @@ static const struct ncs_cli nccl_log_cli = {
   "without the shim. FILE may be - for standard input.\n"
   "  -j, --json   JSON instead of the rank x rank transport matrix\n"
   "  -h, --help   this text\n"
-  "Exit: 0, 2 bad usage, 4 a file that cannot be read (nothing is printed then).\n",
+  "Exit: 0, 2 bad usage, 4 a file that cannot be read or holds no NCCL log line (nothing is\n"
+  "printed then).\n",
   nccl_log_opts, 0};
 
 int cmd_nccl_log(int argc, char **argv) {
@@ -32,8 +34,16 @@ int cmd_nccl_log(int argc, char **argv) {
   struct ncs_tmodel m;
   ncs_tmodel_init(&m);
   for (int i = optind; i < argc; i++) {
+    long before = m.lines_nccl, lines = m.lines;
     if (ncs_tmodel_file(&m, argv[i]) != 0) {
       fprintf(stderr, "ncclscope nccl-log: %s: %s\n", argv[i], strerror(errno));
+      ncs_tmodel_free(&m);
+      return NCS_EXIT_UNREADABLE;
+    }
+    if (m.lines_nccl == before) { /* not a log of NCCL's: an empty matrix would read as "no connection" */
+      fprintf(stderr, "ncclscope nccl-log: %s: no NCCL log line in it (%ld line%s read; expected the output of a job run "
+                      "with NCCL_DEBUG=INFO: lines \"host:pid:tid [dev] NCCL INFO ...\")\n",
+              argv[i], m.lines - lines, m.lines - lines == 1 ? "" : "s");
       ncs_tmodel_free(&m);
       return NCS_EXIT_UNREADABLE;
     }

@@ -62,6 +62,10 @@ static double rate_of(struct prev **pv, int *npv, const struct ncs_hang_rank *r,
   return 0;
 }
 
+/* Seconds from t to now, never negative: a heartbeat written while the files were read, or
+ * a host whose clock runs ahead of this one, is "0.0s ago", not "-0.2s ago". */
+static double age_s(int64_t now, int64_t t) { return now > t ? (double)(now - t) / 1e9 : 0.0; }
+
 static void print_table(const struct ncs_hang *h, int tty, int64_t now, struct prev **pv, int *npv) {
   char ts[64];
   ncs_hang_time(h, now, ts, sizeof ts);
@@ -75,15 +79,15 @@ static void print_table(const struct ncs_hang *h, int tty, int64_t now, struct p
     if (r->rank >= 0) snprintf(rk, sizeof rk, "%d", r->rank); else snprintf(rk, sizeof rk, "?");
     snprintf(hp, sizeof hp, "%.60s:%u", r->host, r->pid);
     const char *state = r->complete ? "done" : r->damaged ? "damaged" : "running";
-    if (r->alive_rt) snprintf(beat, sizeof beat, "%.1fs ago", (double)(now - r->alive_rt) / 1e9);
+    if (r->alive_rt) snprintf(beat, sizeof beat, "%.1fs ago", age_s(now, r->alive_rt));
     else snprintf(beat, sizeof beat, "-");
     if (r->has_last)
       snprintf(last, sizeof last, "%s seq %" PRIu64 " (%.1fs ago)", opn(r->last_op), r->last_seq,
-               (double)(now - r->last_exit_rt) / 1e9);
+               age_s(now, r->last_exit_rt));
     else snprintf(last, sizeof last, "-");
     if (r->inflight)
       snprintf(infl, sizeof infl, "%s%s%s seq %" PRIu64 " for %.1fs", r->inflight == 2 ? "GPU " : "", opn(r->in_op),
-               "", r->in_seq, r->in_since_rt ? (double)(now - r->in_since_rt) / 1e9 : 0.0);
+               "", r->in_seq, r->in_since_rt ? age_s(now, r->in_since_rt) : 0.0);
     else snprintf(infl, sizeof infl, "-");
     double rate = rate_of(pv, npv, r, now);
     printf("%-6s ", rk);
@@ -163,6 +167,7 @@ int cmd_watch(int argc, char **argv) {
       if (!h) { ncs_paths_free(files, n); rc = NCS_EXIT_UNREADABLE; break; }
       ncs_hang_read_all(h);
       ncs_hang_finish(h);
+      now = now_rt(); /* after the read: what it found was written before now */
       print_table(h, tty, now, &pv, &npv);
       int complete = 0, cut = 0;
       int64_t alive = 0;

@@ -729,6 +729,68 @@ static int push(char ***v, int *n, int *cap, char *s) {
   return 0;
 }
 
+const char *ncs_paths_command = "report";
+
+/* How many *.ncs entries directory `dir` holds (not recursing). */
+static int count_ncs(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name);
+    n += l >= 5 && strcmp(e->d_name + l - 4, ".ncs") == 0;
+  }
+  closedir(d);
+  return n;
+}
+
+/* The subdirectories of `dir` (depth-first, sorted, at most `depth` levels down) that hold
+ * traces, appended to *v (their paths, malloc'ed). Bounded: at most 64 directories listed. */
+static void subdirs_with_traces(const char *dir, int depth, char ***v, int *n, int *cap, int *total) {
+  if (depth <= 0) return;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  char **names = NULL;
+  int nn = 0, cn = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || nn >= 4096) continue;
+    size_t pl = strlen(dir), l = strlen(e->d_name);
+    char *s = malloc(pl + l + 2);
+    if (!s) break;
+    snprintf(s, pl + l + 2, "%s%s%s", dir, (pl && dir[pl - 1] == '/') ? "" : "/", e->d_name);
+    struct stat sb;
+    if (lstat(s, &sb) != 0 || !S_ISDIR(sb.st_mode) || push(&names, &nn, &cn, s)) { free(s); continue; }
+  }
+  closedir(d);
+  if (nn > 1) qsort(names, (size_t)nn, sizeof *names, cmp_str);
+  for (int i = 0; i < nn; i++) {
+    int k = count_ncs(names[i]);
+    if (k) { (*total)++; if (*n < 64) push(v, n, cap, strdup(names[i])); }
+    subdirs_with_traces(names[i], depth - 1, v, n, cap, total);
+    free(names[i]);
+  }
+  free(names);
+}
+
+/* A directory given as PATH holds no trace: when its subdirectories do, name them and the
+ * command that reads them (traces of several runs kept one directory per run). */
+static void hint_subdirs(const char *dir) {
+  char **v = NULL;
+  int n = 0, cap = 0, total = 0;
+  subdirs_with_traces(dir, 4, &v, &n, &cap, &total);
+  if (total) {
+    fprintf(stderr, "ncclscope: %s: no trace (*.ncs) in it, but %d of its subdirector%s hold%s traces:", dir, total,
+            total == 1 ? "y" : "ies", total == 1 ? "s" : "");
+    for (int i = 0; i < n && i < 8; i++) fprintf(stderr, " %s (%d)", v[i], count_ncs(v[i]));
+    if (total > 8) fprintf(stderr, " ...");
+    fprintf(stderr, "\nncclscope: read %s with: ncclscope %s %s\n", total == 1 ? "it" : "them one at a time",
+            ncs_paths_command, v[0]);
+  }
+  ncs_paths_free(v, n);
+}
+
 int ncs_paths_expand(int npaths, char **paths, char ***out) {
   char **v = NULL;
   int n = 0, cap = 0;
@@ -771,6 +833,7 @@ int ncs_paths_expand(int npaths, char **paths, char ***out) {
     }
     closedir(d);
     if (n > first) qsort(v + first, (size_t)(n - first), sizeof *v, cmp_str);
+    else hint_subdirs(paths[i]);
   }
   *out = v;
   return n;

@@ -131,6 +131,10 @@ int ncs_trace_close(struct ncs_trace *t);
  * (ncs_trace_open) refuses non-regular files too, without blocking (io/regfile.h).
  * *out is malloc'ed; free with ncs_paths_free. */
 int ncs_paths_expand(int npaths, char **paths, char ***out);
+/* A directory with no *.ncs of its own whose subdirectories hold traces is named on stderr
+ * with them and the command to read them: `ncclscope <ncs_paths_command> DIR/SUB` (main.c sets
+ * it to the running command; default "report"). */
+extern const char *ncs_paths_command;
 void ncs_paths_free(char **files, int n);
 
 #endif

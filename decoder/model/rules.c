@@ -3,6 +3,8 @@
 #include "io/nccllog.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ncclscope/nccl_abi.h"
@@ -50,4 +52,14 @@ const char *ncs_rule_why_host_timed(const char *timing, const char *gpu_timing_e
   if (gpu_timing_env && !strcmp(gpu_timing_env, "0")) return "NCCLSCOPE_GPU_TIMING=0";
   if (timing && !strcmp(timing, "host")) return "no CUDA runtime or device in the job";
   return "no GPU_TIME records in the trace";
+}
+
+const char *ncs_rule_nccl_version(int code, char *buf, size_t n) {
+  if (!n) return buf;
+  buf[0] = 0;
+  if (code <= 0) return buf;
+  /* NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z before */
+  int x = code >= 10000 ? code / 10000 : code / 1000, y = code >= 10000 ? (code % 10000) / 100 : (code % 1000) / 100;
+  snprintf(buf, n, "%d.%d.%d", x, y, code % 100);
+  return buf;
 }

@@ -33,6 +33,9 @@ double ncs_rule_busbytes(unsigned op, uint64_t count, uint32_t datatype, int nra
 const char *ncs_rule_why_host_timed(const char *timing, const char *gpu_timing_env);
 /* floor(log2 bytes): the power-of-two size class of a message; -1 for bytes < 1. */
 int ncs_rule_log2(double bytes);
+/* NCCL's version code (ncclGetVersion: 22809, or 2304 before 2.9) as NCCL prints it, "2.28.9",
+ * into buf; "" for 0 or a negative code. Returns buf. */
+const char *ncs_rule_nccl_version(int code, char *buf, size_t n);
 /* Healthy large-message busbw of a transport class (NCS_TC_*, io/nccllog.h) on the system
  * docs/REFERENCE-FIGURES.md names, GB/s, and that source in one line; NULL when none known.
  * ncs_rule_expected_at(i) walks the table (NULL past its end). */

@@ -91,6 +91,7 @@ int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
   int k = ncs_nl_parse(line, len, &r);
   m->lines++;
   if (k != NCS_NL_NONE) m->lines_used++;
+  if (k != NCS_NL_NONE || r.has_prefix) m->lines_nccl++;
   switch (k) {
   case NCS_NL_TRANSPORT: {
     struct ncs_tconn c;

@@ -44,6 +44,7 @@ struct ncs_tmodel {
   int chan_coll, chan_nvls, chan_p2p, chan_collnet;                  /* last channel summary, -1 none */
   char tree_text[200];                                               /* first "Trees" line */
   long lines, lines_used;
+  long lines_nccl;                                                   /* lines NCCL wrote: its prefix, or recognised */
 };
 
 void ncs_tmodel_init(struct ncs_tmodel *m);

@@ -451,7 +451,8 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
     fprintf(f, "<tr><td>%d</td><td class=\"l\">", r->rank);
     esc(f, r->host);
     fprintf(f, "</td><td>%u</td><td>", r->pid);
-    esc(f, r->nccl_version);
+    char vs[24];
+    esc(f, r->nccl_version[0] ? ncs_rule_nccl_version(atoi(r->nccl_version), vs, sizeof vs) : "");
     fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td>%llu</td><td class=\"l\">",
             (unsigned long long)r->calls, wall_s(r), r->comm_s, r->clock_drift_ppm, (unsigned long long)r->clock_pairs);
     if (r->read_rc == 2) { fprintf(f, "<span class=\"bad\">unreadable: "); esc(f, r->error); fprintf(f, "</span>"); }
