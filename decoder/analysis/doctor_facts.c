@@ -21,6 +21,8 @@ void ncs_dfacts_free(struct ncs_dfacts *f) {
   if (!f) return;
   ncs_tmodel_free(&f->log);
   free(f->pending);
+  ncs_ivu_free(&f->host_u);
+  ncs_ivu_free(&f->gpu_u);
   ncs_kact_free(f->kact);
   free(f->topo);
   free(f);
@@ -73,14 +75,6 @@ static const struct ncs_dcomm *find_comm(const struct ncs_dfacts *f, uint32_t co
 }
 
 
-static void sweep(uint64_t s, uint64_t e, uint64_t *cs, uint64_t *ce, double *acc) {
-  if (e <= s) return;
-  if (*ce == 0 && *cs == 0) { *cs = s; *ce = e; return; }
-  if (s > *ce) { *acc += (double)(*ce - *cs); *cs = s; *ce = e; return; }
-  if (e > *ce) *ce = e;
-  if (s < *cs) *cs = s;
-}
-
 /* A big collective: its bus bandwidth on the host's time, and its bus bytes kept for its GPU
  * time (on_gpu). */
 static void big_call(struct ncs_dfacts *f, const struct ncs_call *c) {
@@ -108,7 +102,7 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
   if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
-  sweep(c->t_enter, c->t_exit, &f->host_cur_s, &f->host_cur_e, &f->host_comm_ns);
+  ncs_ivu_add(&f->host_u, c->t_enter, c->t_exit);
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
   if (!f->ncomms || (double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
   big_call(f, c);
@@ -116,52 +110,33 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
 }
 
 /* What a run of calls adds up in locals: the first entry (kept as t_first - 1: "no call yet or
- * an earlier entry" is then one unsigned comparison), the last exit, the host sweep's current
- * union [cs, ce) and the summed lengths of the unions it closed. ce only grows, so it is the
- * last exit of the swept calls: op_span takes the last exit of the others alone and folds ce
- * in at the span's end. */
-struct run_acc { uint64_t first1, last, cs, ce, closed; };
+ * an earlier entry" is then one unsigned comparison) and the last exit. */
+struct run_acc { uint64_t first1, last; };
 
 /* The calls of c's operation from c on (to end), the next call of another returned; comm: the
- * operation communicates (swept), coll: a collective with communicators known (bandwidth
- * samples). sweep()'s steps inline: its "nothing yet" case (cs = ce = 0) is the "after the
- * current union" one (a call starting after ce adds ce - cs = 0). */
+ * operation communicates (its host interval joins the union), coll: a collective with
+ * communicators known (bandwidth samples). */
 static inline __attribute__((always_inline)) const struct ncs_call *
 op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const struct ncs_call *end, int comm, int coll) {
   uint32_t op = c->op;
-  uint64_t first1 = a->first1, last = a->last, cs = a->cs, ce = a->ce, closed = a->closed;
+  uint64_t first1 = a->first1, last = a->last;
   for (; c < end && c->op == op; c++) {
     uint64_t s = c->t_enter, e = c->t_exit;
     first1 = s <= first1 ? s - 1 : first1;
-    if (!comm || e <= s) { last = e > last ? e : last; continue; }
-    if (s > ce) { closed += ce - cs; cs = s; ce = e; }
-    else { ce = e > ce ? e : ce; cs = s < cs ? s : cs; }
+    last = e > last ? e : last;
+    if (!comm) continue;
+    ncs_ivu_add(&f->host_u, s, e);
     if (!coll || !ncs_rc_ok(c->rc) || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) continue; /* most calls */
     big_call(f, c);
   }
-  *a = (struct run_acc){first1, ce > last ? ce : last, cs, ce, closed};
+  *a = (struct run_acc){first1, last};
   return c;
 }
 
-/* The host sweep of a run's communication calls from union [cs, ce), adding each union it
- * closes to acc as a double, as on_call does. */
-static double sweep_each(const struct ncs_call *x, size_t n, uint64_t cs, uint64_t ce, double acc) {
-  for (size_t i = 0; i < n; i++) {
-    int kind = ncs_op_kind(x[i].op);
-    if (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P || x[i].op == NCS_OP_GroupEnd)
-      sweep(x[i].t_enter, x[i].t_exit, &cs, &ce, &acc);
-  }
-  return acc;
-}
-
-/* A run of calls, one operation's consecutive calls at a time. The unions closed reach
- * host_comm_ns once as an integer sum: the same double as adding each while the total stays
- * under 2^53 ns (104 days; every partial sum is then a whole number a double holds, every
- * addition exact); past it the run's sweep is redone adding each (sweep_each). */
+/* A run of calls, one operation's consecutive calls at a time. */
 __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
   struct ncs_dfacts *f = ctx;
-  const uint64_t cs0 = f->host_cur_s, ce0 = f->host_cur_e;
-  struct run_acc a = {f->t_first - 1, f->t_last, cs0, ce0, 0};
+  struct run_acc a = {f->t_first - 1, f->t_last};
   f->ncalls += n;
   for (const struct ncs_call *c = x, *end = x + n; c < end;) {
     int kind = ncs_op_kind(c->op);
@@ -171,12 +146,6 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
   }
   f->t_first = a.first1 + 1;
   f->t_last = a.last;
-  f->host_cur_s = a.cs;
-  f->host_cur_e = a.ce;
-  const double acc = f->host_comm_ns, limit = 9007199254740992.0; /* 2^53 */
-  if (!a.closed) return 0;
-  if (acc < limit && a.closed < (uint64_t)(limit - acc)) f->host_comm_ns = acc + (double)a.closed;
-  else f->host_comm_ns = sweep_each(x, n, cs0, ce0, acc);
   return 0;
 }
 /* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
@@ -189,7 +158,7 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   f->timing_gpu = 1;
   if (!f->gpu_first || g->gpu_start < f->gpu_first) f->gpu_first = g->gpu_start;
   if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;
-  sweep(g->gpu_start, g->gpu_end, &f->gpu_cur_s, &f->gpu_cur_e, &f->gpu_comm_ns);
+  ncs_ivu_add(&f->gpu_u, g->gpu_start, g->gpu_end);
   if (g->kind != NCS_GPU_KIND_CALL || f->nsamples == NCS_DF_MAX_SAMPLES) return 0;
   struct ncs_dpending *p = f->pending ? &f->pending[NCS_DF_SLOT(g->thread, g->ref)] : NULL;
   if (p && p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
@@ -241,10 +210,8 @@ static double median_busbw(const struct ncs_dfacts *f);
 void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_status *st) {
   f->read_rc = read_rc;
   snprintf(f->error, sizeof f->error, "%s", st ? st->error : "");
-  if (f->host_cur_e > f->host_cur_s) f->host_comm_ns += (double)(f->host_cur_e - f->host_cur_s);
-  if (f->gpu_cur_e > f->gpu_cur_s) f->gpu_comm_ns += (double)(f->gpu_cur_e - f->gpu_cur_s);
-  f->host_cur_s = f->host_cur_e = f->gpu_cur_s = f->gpu_cur_e = 0;
-  f->comm_ns = f->timing_gpu ? f->gpu_comm_ns : f->host_comm_ns;
+  double host = ncs_ivu_total(&f->host_u), gpu = ncs_ivu_total(&f->gpu_u);
+  f->comm_ns = f->timing_gpu ? gpu : host;
   free(f->pending);
   f->pending = NULL;
   if (f->kact && ncs_kact_figures(f->kact, &f->gpu, NULL, 0, NULL, NULL) != 0) f->gpu.have = 0;

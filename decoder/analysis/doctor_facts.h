@@ -17,6 +17,7 @@
 #include "io/trace.h"
 #include "model/transport.h"
 #include "model/kact.h"
+#include "model/ivunion.h"
 
 #define NCS_DF_MAX_ENV 48
 #define NCS_DF_MAX_COMMS 32
@@ -47,13 +48,13 @@ struct ncs_dfacts {
   int topo_damaged;
   /* calls */
   uint64_t t_first, t_last;               /* host window of traced calls */
-  double comm_ns;                         /* union of communication intervals (host or GPU) */
+  double comm_ns;                         /* union of communication intervals (host or GPU) of
+                                             all the process's ranks: an instant counts once */
   int timing_gpu;                         /* 1 when GPU_TIME records gave the intervals */
   char timing[8], gpu_timing_env[8];      /* PROCESS timing and env.NCCLSCOPE_GPU_TIMING, "" absent */
   uint64_t ncalls;
-  /* internal sweep state */
-  uint64_t host_cur_s, host_cur_e, gpu_cur_s, gpu_cur_e;
-  double host_comm_ns, gpu_comm_ns;
+  /* internal state: the unions of host and GPU intervals (several threads' calls interleave) */
+  struct ncs_ivu host_u, gpu_u;
   uint64_t gpu_first, gpu_last;
   struct ncs_dpending *pending;           /* [NCS_DF_PENDING] while reading; freed by done */
   double samples[NCS_DF_MAX_SAMPLES];     /* busbw GB/s of large collectives */

@@ -21,6 +21,13 @@ static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
+/* A judged process: its share, then its compute/comm ratio (sorted by share, then ratio). */
+struct judged { double share, ratio; };
+static int cmp_judged(const void *a, const void *b) {
+  const struct judged *x = a, *y = b;
+  if (x->share != y->share) return x->share < y->share ? -1 : 1;
+  return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+}
 
 void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
   memset(h, 0, sizeof *h);
@@ -29,9 +36,9 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
   h->rank_min = h->rank_max = -1;
   h->nvlink_in_box = -1;
   h->slowest_rank = -1;
-  h->exposed_med = h->hidden_med = h->gpu_ratio_med = NAN;
+  h->exposed_med = h->hidden_med = NAN;
   const struct ncs_kact_fig **kf = calloc((size_t)(d->n ? d->n : 1), sizeof *kf);
-  double *shares = calloc((size_t)(d->n ? d->n : 1), sizeof *shares);
+  struct judged *shares = calloc((size_t)(d->n ? d->n : 1), sizeof *shares);
   double *bws = calloc((size_t)(d->n ? d->n : 1), sizeof *bws);
   int nbw = 0;
   for (int i = 0; i < d->n; i++) {
@@ -48,7 +55,7 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     double bw = ncs_dfacts_busbw(f, &ns, &gpu);
     if (bw > 0 && bws) bws[nbw++] = bw;
     if (f->gpu.have && f->gpu.span_ns && kf) kf[h->kact_ranks++] = &f->gpu;
-    double share = ncs_headline_share(f, NULL);
+    double window = 0, share = ncs_headline_share(f, &window);
     if (share < 0 || !shares) continue;
     int rank = ncs_dfacts_rank(f, &nr, &id);
     char lab[40];
@@ -56,7 +63,9 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     if (isnan(h->share_min) || share < h->share_min) { h->share_min = share; h->rank_min = rank; }
     if (isnan(h->share_max) || share > h->share_max) { h->share_max = share; h->rank_max = rank; }
     int nh = held > 1 ? held : 1; /* a process with a rank per thread: each of its ranks counts */
-    shares[h->rank_procs++] = share;
+    int est = 0;
+    shares[h->rank_procs++] = (struct judged){share, ncs_kact_compute_to_comm(&f->gpu, window, f->comm_ns, &est)};
+    h->ratio_est_ranks += est ? nh : 0;
     h->ranks += nh;
     h->gpu_timed += f->timing_gpu ? nh : 0;
     if (!(f->gpu.have && f->gpu.span_ns)) {
@@ -71,9 +80,9 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     }
   }
   if (h->rank_procs) {
-    if (h->rank_procs > 1) qsort(shares, (size_t)h->rank_procs, sizeof *shares, cmp_double);
-    h->share_med = shares[(h->rank_procs - 1) / 2];
-    if (h->share_med > 0) h->ratio_med = (1 - h->share_med) / h->share_med;
+    if (h->rank_procs > 1) qsort(shares, (size_t)h->rank_procs, sizeof *shares, cmp_judged);
+    h->share_med = shares[(h->rank_procs - 1) / 2].share;
+    h->ratio_med = shares[(h->rank_procs - 1) / 2].ratio; /* the same (median) process's */
   }
   if (nbw) {
     if (nbw > 1) qsort(bws, (size_t)nbw, sizeof *bws, cmp_double);
@@ -87,7 +96,6 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     const struct ncs_kact_fig *g = kf[(h->kact_ranks - 1) / 2];
     h->exposed_med = (double)g->exposed_ns / (double)g->span_ns;
     if (g->comm_ns) h->hidden_med = (double)g->overlapped_ns / (double)g->comm_ns;
-    if (g->comm_ns) h->gpu_ratio_med = (double)(g->compute_only_ns + g->overlapped_ns) / (double)g->comm_ns;
   }
   free(kf);
   free(shares);

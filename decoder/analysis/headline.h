@@ -22,11 +22,13 @@ struct ncs_headline {
   double share_min, share_med, share_max; /* communication share of a process's window, 0..1
                                    (several ranks: the union of their intervals); NaN: none */
   int rank_min, rank_max;       /* ranks (-1 unknown) at the lowest and highest share */
-  double ratio_med;             /* (window - communication) / communication at the median share */
+  double ratio_med;             /* the compute-to-communication ratio of the process at the median
+                                   share, the one definition (ncs_kact_compute_to_comm): on GPU
+                                   time with kernel activity, else an estimate; NaN none */
+  int ratio_est_ranks;          /* of the judged ranks, those whose ratio is an estimate */
   int kact_ranks;               /* ranks with kernel activity (exposed vs overlapped known) */
-  double exposed_med, hidden_med, gpu_ratio_med; /* at the median exposed share: exposed / span,
-                                                    overlapped / NCCL kernel time, compute / comm
-                                                    on GPU time (docs/METRICS.md "GPU time"); NaN none */
+  double exposed_med, hidden_med; /* at the median exposed share: exposed / span, overlapped /
+                                     NCCL kernel time (docs/METRICS.md "GPU time"); NaN none */
   /* estimates and why (docs/METRICS.md "Estimates"): of the judged ranks, those without kernel
    * activity (their exposed time is unknown, their share counts hidden communication as
    * exposed) and those timed on the host; each with the first such rank's reason */

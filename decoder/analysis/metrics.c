@@ -1171,7 +1171,7 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
   out->valid = r->have_window;
   out->wall_s = r->have_window ? (double)(r->w1 - r->w0) / 1e9 : 0;
   out->comm_s = r->comm_ns / 1e9;
-  out->compute_to_comm = out->comm_s > 0 ? (out->wall_s - out->comm_s) / out->comm_s : NAN;
+  out->compute_to_comm = ncs_kact_compute_to_comm(ncs_gputime_fig(file), out->wall_s * 1e9, out->comm_s * 1e9, &out->ratio_estimate);
   out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : r->timed_host ? "host" : "none";
   out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);
   if (r->done_n) {
@@ -1276,6 +1276,7 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_num(j, "noncomm_s", x.wall_s - x.comm_s);
   ncs_json_num(j, "comm_share", x.wall_s > 0 ? x.comm_s / x.wall_s : NAN);
   ncs_json_num(j, "compute_to_comm", x.compute_to_comm);
+  ncs_json_str(j, "compute_to_comm_basis", x.ratio_estimate ? "estimate" : "gpu_time");
   ncs_json_str(j, "timing", x.timing);
   ncs_json_uint(j, "timed_gpu", r->timed_gpu);
   ncs_json_uint(j, "timed_host", r->timed_host);
@@ -1356,13 +1357,17 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     if (keep[0] >= 0 && i != keep[0] && i != keep[1] && i != keep[2]) { hidden++; continue; }
     const struct rank_m *r = &m->rank[i];
     const char *rk = job->rank[i].label[0] ? job->rank[i].label : "?";
-    fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12.3f %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
-            100 * x.comm_s / x.wall_s, x.compute_to_comm, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x, i));
+    char ratio[32];
+    snprintf(ratio, sizeof ratio, "%s%.3f", x.ratio_estimate ? "~" : "", x.compute_to_comm);
+    fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12s %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
+            100 * x.comm_s / x.wall_s, ratio, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x, i));
     char ev[256];
     evidence(r, &x, i, ev, sizeof ev);
     fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
   if (hidden) fprintf(out, "  (lowest, median and highest share shown; %d more ranks with --detail)\n", hidden);
+  fprintf(out, "  compute/comm: compute / NCCL kernel time on GPU time; ~ an estimate without kernel activity: "
+               "(wall - comm) / comm, idle counted as compute\n");
   /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
   for (int k = 0; k < m->n; k++) {
     int i = job->order[k];

@@ -8,7 +8,10 @@
 
 struct ncs_metrics_rank {
   int valid;               /* the rank had traced calls in the window */
-  double wall_s, comm_s, compute_to_comm; /* compute_to_comm NaN when comm_s is 0 */
+  double wall_s, comm_s, compute_to_comm; /* compute_to_comm: the one ratio (ncs_kact_compute_to_comm:
+                              on GPU time with kernel activity, else (wall - comm) / comm); NaN
+                              when its divisor is 0 */
+  int ratio_estimate;      /* compute_to_comm is the estimate (no kernel activity) */
   const char *timing;      /* "gpu", "host", "mixed", or "none" (no call timed) */
   uint32_t steps;
   double step_s, step_comm_share;

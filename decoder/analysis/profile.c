@@ -15,6 +15,12 @@
 #define PF_COMBOS 12
 
 struct pf_combo { char algo[NCS_PROF_STR], proto[NCS_PROF_STR]; uint64_t events; };
+/* The ranks a file's events came from, per communicator (NCCL's commHash): a process holding
+ * several ranks (a rank per thread) counts each of them. PF_COMMS communicators, ranks below
+ * PF_RANK_BITS (a rank past it counts as rank % PF_RANK_BITS). */
+#define PF_COMMS 8
+#define PF_RANK_BITS 256
+struct pf_ranks { uint64_t hash; uint64_t bits[PF_RANK_BITS / 64]; };
 struct pf_func {
   char name[NCS_PROF_STR];
   uint64_t events, other; /* other: events whose algo/proto pair did not fit */
@@ -22,7 +28,9 @@ struct pf_func {
   uint32_t ch_min, ch_max;
   int ncombos;
   struct pf_combo combo[PF_COMBOS];
-  int ranks; /* in the job-wide merge: files that had this function */
+  int ranks; /* in the job-wide merge: the ranks that had this function, summed over files */
+  int ncomms;
+  struct pf_ranks rk[PF_COMMS]; /* per file: which ranks of which communicator */
 };
 struct pf_file { uint64_t events, dropped, bad, other_funcs; int nfuncs; struct pf_func f[PF_FUNCS]; };
 struct pf_state { int n; struct pf_file *file; };
@@ -78,7 +86,23 @@ static int pf_raw(void *ctx, const struct ncs_raw *r) {
   if (p.nchannels < x->ch_min) x->ch_min = p.nchannels;
   if (p.nchannels > x->ch_max) x->ch_max = p.nchannels;
   add_combo(x, p.algo[0] ? p.algo : "?", p.proto[0] ? p.proto : "?", 1);
+  int c = 0;
+  while (c < x->ncomms && x->rk[c].hash != p.comm_hash) c++;
+  if (c == x->ncomms && c < PF_COMMS) { x->rk[c].hash = p.comm_hash; x->ncomms++; }
+  if (c < x->ncomms && p.rank >= 0) x->rk[c].bits[(p.rank % PF_RANK_BITS) / 64] |= 1ull << (p.rank % 64);
   return 0;
+}
+
+/* The ranks of one file that ran function x: the most of any one communicator (a rank in a
+ * child communicator too is the same rank); at least 1. */
+static int file_ranks(const struct pf_func *x) {
+  int best = 1;
+  for (int c = 0; c < x->ncomms; c++) {
+    int n = 0;
+    for (int w = 0; w < PF_RANK_BITS / 64; w++) n += __builtin_popcountll(x->rk[c].bits[w]);
+    if (n > best) best = n;
+  }
+  return best;
 }
 
 static void pf_visitor(void *state, int file, struct ncs_visitor *v) {
@@ -88,7 +112,7 @@ static void pf_visitor(void *state, int file, struct ncs_visitor *v) {
   v->raw = pf_raw;
 }
 
-/* All files merged into one list of functions (ranks = files that had the function). */
+/* All files merged into one list of functions (ranks: each file's ranks that had the function). */
 static int merged(const struct pf_state *s, struct pf_func *out, uint64_t *events, uint64_t *dropped) {
   int n = 0;
   *events = *dropped = 0;
@@ -103,7 +127,7 @@ static int merged(const struct pf_state *s, struct pf_func *out, uint64_t *event
       m->events += x->events;
       m->count += x->count;
       m->other += x->other;
-      m->ranks++;
+      m->ranks += file_ranks(x);
       if (x->ch_min < m->ch_min) m->ch_min = x->ch_min;
       if (x->ch_max > m->ch_max) m->ch_max = x->ch_max;
       for (int c = 0; c < x->ncombos; c++) add_combo(m, x->combo[c].algo, x->combo[c].proto, x->combo[c].events);

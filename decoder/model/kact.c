@@ -10,6 +10,7 @@
 #include "model/kact.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -464,6 +465,15 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
 const char *ncs_kact_why_none(const struct ncs_kact_fig *f) {
   if (f->state >= 0 && f->reason[0]) return f->reason;
   return "no KERNEL records: a trace older than format 1.1, or no CUDA runtime in the job";
+}
+
+double ncs_kact_compute_to_comm(const struct ncs_kact_fig *f, double wall_ns, double comm_ns, int *estimate) {
+  if (f && f->have && f->span_ns) {
+    if (estimate) *estimate = 0;
+    return f->comm_ns ? (double)f->compute_ns / (double)f->comm_ns : NAN;
+  }
+  if (estimate) *estimate = 1;
+  return comm_ns > 0 ? (wall_ns - comm_ns) / comm_ns : NAN;
 }
 
 const char *ncs_kact_verdict(const struct ncs_kact_fig *f) {

@@ -71,6 +71,12 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
  * "gpu-idle" (idle >= 25% of the span), "communication-heavy" (exposed >= 25%), else
  * "compute-bound"; first that applies. */
 const char *ncs_kact_verdict(const struct ncs_kact_fig *f);
+/* The one compute-to-communication ratio of a rank (docs/METRICS.md "Compute to
+ * communication"): with kernel activity (f->have and a span), compute / NCCL kernel time on GPU
+ * time (*estimate 0); without, (wall - comm) / comm of its window and communication time, an
+ * estimate that counts idle time as compute and hidden communication as exposed (*estimate 1).
+ * NaN when the divisor is 0. f may be NULL. Every command states this figure. */
+double ncs_kact_compute_to_comm(const struct ncs_kact_fig *f, double wall_ns, double comm_ns, int *estimate);
 /* Why a process has no kernel activity, in words: the shim's KERNEL_STATUS reason, else why a
  * trace can lack KERNEL records. The one wording for report, doctor and html. */
 const char *ncs_kact_why_none(const struct ncs_kact_fig *f);

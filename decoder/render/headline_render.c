@@ -25,6 +25,16 @@ static const char *nvlink_word(const struct ncs_headline *h) {
   return used ? "NVLink in the box and NCCL used it" : "NVLink in the box but NCCL did NOT use it";
 }
 
+/* What the job's compute/comm ratio rests on (docs/METRICS.md "Compute to communication"). */
+static const char *ratio_basis(const struct ncs_headline *h) {
+  if (!h->ratio_est_ranks) return "on GPU time";
+  if (h->ratio_est_ranks >= h->ranks) return "estimate: no kernel activity";
+  return "estimate for some ranks: no kernel activity";
+}
+static const char *ratio_basis_json(const struct ncs_headline *h) {
+  return !h->ratio_est_ranks ? "gpu_time" : h->ratio_est_ranks >= h->ranks ? "estimate" : "mixed";
+}
+
 static const char *state_word(const struct ncs_headline *h) {
   if (h->problems) return h->kinds == 1 ? "1 problem" : "problems";
   return "healthy";
@@ -43,7 +53,7 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     fprintf(f, "  communication: %.0f%% of the median rank's time (%.0f%%-%.0f%% across ranks, %s timing)",
             100 * h->share_med, 100 * h->share_min, 100 * h->share_max,
             h->gpu_timed == h->ranks ? "GPU" : h->gpu_timed ? "GPU and host" : "host");
-    if (!isnan(h->ratio_med)) fprintf(f, "; compute/comm %.2f", h->ratio_med);
+    if (!isnan(h->ratio_med)) fprintf(f, "; compute/comm %.2f (%s)", h->ratio_med, ratio_basis(h));
     fputc('\n', f);
     if (h->host_timed_ranks) {
       fprintf(f, "  estimate: %d of %d ranks timed on the host (", h->host_timed_ranks, h->ranks);
@@ -53,7 +63,6 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     if (!isnan(h->exposed_med)) {
       fprintf(f, "  exposed: %.0f%% of GPU time is communication not hidden under compute (median rank", 100 * h->exposed_med);
       if (!isnan(h->hidden_med)) fprintf(f, "; %.0f%% of NCCL kernel time hidden", 100 * h->hidden_med);
-      if (!isnan(h->gpu_ratio_med)) fprintf(f, "; compute/comm %.2f on GPU time", h->gpu_ratio_med);
       fprintf(f, ")\n");
       if (h->no_kact_ranks) {
         fprintf(f, "  estimate: %d of %d ranks without kernel activity (", h->no_kact_ranks, h->ranks);
@@ -120,10 +129,10 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   if (h->rank_min >= 0) ncs_json_int(j, "comm_share_min_rank", h->rank_min); else ncs_json_null(j, "comm_share_min_rank");
   if (h->rank_max >= 0) ncs_json_int(j, "comm_share_max_rank", h->rank_max); else ncs_json_null(j, "comm_share_max_rank");
   num_or_null(j, "compute_to_comm", h->ratio_med);
+  if (isnan(h->ratio_med)) ncs_json_null(j, "compute_to_comm_basis"); else ncs_json_str(j, "compute_to_comm_basis", ratio_basis_json(h));
   ncs_json_int(j, "kernel_activity_ranks", h->kact_ranks);
   num_or_null(j, "exposed_share", h->exposed_med);
   num_or_null(j, "hidden_share", h->hidden_med);
-  num_or_null(j, "compute_to_comm_gpu", h->gpu_ratio_med);
   /* which headline figures are estimates, and why (docs/JSON.md) */
   ncs_json_arr_begin(j, "estimates");
   if (h->ranks && h->host_timed_ranks) {
@@ -206,7 +215,7 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
                "(%.0f%%&ndash;%.0f%% across ranks, %s timing)",
             100 * h->share_med, 100 * h->share_min, 100 * h->share_max,
             h->gpu_timed == h->ranks ? "GPU" : h->gpu_timed ? "GPU and host" : "host");
-    if (!isnan(h->ratio_med)) fprintf(f, "; compute/communication <b>%.2f</b>", h->ratio_med);
+    if (!isnan(h->ratio_med)) fprintf(f, "; compute/communication <b>%.2f</b> (%s)", h->ratio_med, ratio_basis(h));
     fprintf(f, ".</p>\n");
     if (!isnan(h->exposed_med))
       fprintf(f, "<p class=\"big\"><b>%.0f%%</b> of GPU time is <i>exposed</i> communication (not hidden under compute; "

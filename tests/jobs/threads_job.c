@@ -20,8 +20,15 @@
  * (deterministically) the calls per operation over all threads; --truth writes the same counts
  * with count and bytes as JSON (names as in include/ncclscope/ops.h), plus the ranks this
  * process holds and the collectives each entered (on the shared communicator), the world size and
- * the sizes of the split children (0 when none) (--procs: FILE.RANK, one per process). Exit 1
- * on a wrong result. */
+ * the sizes of the split children (0 when none) (--procs: FILE.RANK, one per process), and
+ * "measured": the process's own timing of its communication: each collective of the main loop
+ * bracketed on its stream by two CUDA events of the job's (recorded just before the call and
+ * just after it, so the GPU interval the shim records lies inside the bracket), placed on one
+ * time line by their elapsed time from one event recorded before the threads start; comm_ns is
+ * the union of every thread's brackets (an instant counts once), wall_ns the host time from
+ * before the process's first NCCL call to after its last (docs/METRICS.md: the process's
+ * window; the shim's window lies inside it).
+ * Exit 1 on a wrong result. */
 #include <getopt.h>
 #include <pthread.h>
 
@@ -37,6 +44,9 @@ static ncclComm_t *g_comms;
 static struct { long calls; unsigned long long count, bytes; } g_truth[NCS_OP_LIMIT];
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_failed;
+static uint64_t (*g_brackets)[2];        /* [threads * calls]: thread t's i-th collective's bracket */
+static uint64_t g_first_ns, g_last_ns;   /* before the first NCCL call, after the last */
+static cudaEvent_t g_base;               /* the brackets' zero */
 
 /* A non-blocking communicator's call: ncclInProgress or done; polled until it is done. */
 static void nb_wait(ncclResult_t r, ncclComm_t c, const char *what) {
@@ -97,6 +107,9 @@ static void *worker(void *arg) {
   ncclComm_t half = NULL;
   if (g_split == 2) split_of(comm, n, me, local, &half); /* --split-early */
   const size_t cnt = 64;
+  cudaEvent_t eb, ee;
+  CUCHK(cudaEventCreate(&eb));
+  CUCHK(cudaEventCreate(&ee));
   float *a, *b;
   CUCHK(cudaMalloc((void **)&a, cnt * 4));
   CUCHK(cudaMalloc((void **)&b, cnt * 4 * (size_t)n));
@@ -105,6 +118,7 @@ static void *worker(void *arg) {
       for (;;) nanosleep(&(struct timespec){1, 0}, NULL);
     for (size_t k = 0; k < cnt; k++) a[k] = (float)(me + i % 5);
     int kind = i % 3;
+    CUCHK(cudaEventRecord(eb, s));
     if (kind == 0) COLL(ncclAllReduce(a, b, cnt, ncclFloat32, ncclSum, comm, s), "all-reduce");
     else if (kind == 1) COLL(ncclBroadcast(a, b, cnt, ncclFloat32, 0, comm, s), "broadcast");
     else COLL(ncclAllGather(a, b, cnt, ncclFloat32, comm, s), "all-gather");
@@ -112,7 +126,13 @@ static void *worker(void *arg) {
     int op = kind == 0 ? NCS_OP_AllReduce : kind == 1 ? NCS_OP_Broadcast : NCS_OP_AllGather;
     local[op]++;
     lcount[op] += cnt;
+    CUCHK(cudaEventRecord(ee, s));
     CUCHK(cudaStreamSynchronize(s));
+    float ms0, ms1;
+    CUCHK(cudaEventElapsedTime(&ms0, g_base, eb));
+    CUCHK(cudaEventElapsedTime(&ms1, g_base, ee));
+    g_brackets[(size_t)t * (size_t)g_calls + (size_t)i][0] = (uint64_t)((double)ms0 * 1e6);
+    g_brackets[(size_t)t * (size_t)g_calls + (size_t)i][1] = (uint64_t)((double)ms1 * 1e6);
     float want0 = kind == 0 ? (float)(n * (n - 1) / 2 + n * (i % 5)) : (float)(i % 5);
     if (b[0] != want0 || (kind == 2 && b[cnt * (size_t)(n - 1)] != (float)(n - 1 + i % 5))) {
       fprintf(stderr, "thread %d call %d: wrong result %g (want %g)\n", t, i, b[0], want0);
@@ -141,6 +161,8 @@ static void *worker(void *arg) {
   }
   if (!g_all) { NCCHK(ncclCommDestroy(comm)); local[NCS_OP_CommDestroy]++; }
   (void)me;
+  CUCHK(cudaEventDestroy(eb));
+  CUCHK(cudaEventDestroy(ee));
   CUCHK(cudaStreamDestroy(s));
   CUCHK(cudaFree(a));
   CUCHK(cudaFree(b));
@@ -152,6 +174,24 @@ static void *worker(void *arg) {
   }
   pthread_mutex_unlock(&g_mu);
   return NULL;
+}
+
+static int cmp_bracket(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+/* The union of every thread's brackets (those of collectives entered), in ns. */
+static uint64_t bracket_union(void) {
+  size_t n = (size_t)g_threads * (size_t)g_calls;
+  uint64_t total = 0, cs = 0, ce = 0;
+  qsort(g_brackets, n, sizeof *g_brackets, cmp_bracket);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t s = g_brackets[i][0], e = g_brackets[i][1];
+    if (e <= s) continue;
+    if (s > ce) { total += ce - cs; cs = s; ce = e; }
+    else if (e > ce) ce = e;
+  }
+  return total + (ce - cs);
 }
 
 int main(int argc, char **argv) {
@@ -181,6 +221,12 @@ int main(int argc, char **argv) {
   }
   CUCHK(cudaGetDeviceCount(&g_ndev));
   g_coll = calloc((size_t)g_threads, sizeof *g_coll);
+  g_brackets = calloc((size_t)g_threads * (size_t)(g_calls ? g_calls : 1), sizeof *g_brackets);
+  JOBCHK(g_coll && g_brackets, "out of memory");
+  g_first_ns = job_now_ns();
+  CUCHK(cudaEventCreate(&g_base));
+  CUCHK(cudaEventRecord(g_base, 0));
+  CUCHK(cudaEventSynchronize(g_base));
   if (g_procs) {
     g_prank = job_env_int("RANK", 0);
     g_pworld = job_env_int("WORLD_SIZE", 1);
@@ -203,6 +249,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < g_threads; i++) NCCHK(ncclCommDestroy(g_comms[i]));
     g_truth[NCS_OP_CommDestroy].calls += g_threads;
   }
+  g_last_ns = job_now_ns();
   free(g_comms);
   free(th);
   if (!g_procs || g_prank == 0)
@@ -231,9 +278,12 @@ int main(int argc, char **argv) {
               ncs_op_name((unsigned)op), g_truth[op].calls, g_truth[op].count, g_truth[op].bytes);
       first = 0;
     }
-    fprintf(f, "\n }\n}\n");
+    uint64_t union_ns = bracket_union();
+    fprintf(f, "\n },\n \"measured\": {\"comm_ns\": %llu, \"wall_ns\": %llu, \"calls\": %lld}\n}\n",
+            (unsigned long long)union_ns, (unsigned long long)(g_last_ns - g_first_ns), (long long)g_threads * g_calls);
     JOBCHK(fclose(f) == 0, "cannot write %s", truth);
   }
   free(g_coll);
+  free(g_brackets);
   return g_failed ? 1 : 0;
 }

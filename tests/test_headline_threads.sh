@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_headline_threads.sh — ranks sharing a process (issue 26 item 1): a process holding 2 to 8
+# ranks on threads (ncclCommInitAll, and a rank per thread across 2 processes), their calls
+# interleaved in its trace. Against the job's own truth (tests/jobs/threads_job.c --truth
+# "measured": every collective bracketed by the job's CUDA events on its stream, their union over
+# all threads, and its window): the process's communication time never above the job's union and
+# its window never above the job's, so the share is never above 100 %; and one figure everywhere:
+# the headline's share equals the per-rank table's (the process's union, docs/METRICS.md), doctor's,
+# html's and compare's; the one compute/comm ratio equals the rank's and its GPU-time figure; the
+# profiler section counts each rank of the process. One GPU per process (NCCLDOUBLE_NGPUS=1): the
+# shim places every thread's GPU times with the same anchor, so the bound is exact up to the
+# GPU_TIME resolution (256 ns an edge). Exact relations only, never a timing.
+source "$(dirname "$0")/lib.sh"
+J=$BUILD/tests/threads_job
+[ -f "$SHIM" ] && [ -x "$NCS" ] || { fail "headline threads: shim or decoder missing"; exit 1; }
+[ -x "$J" ] || { skip "headline threads: $J not built"; exit 0; }
+command -v jq >/dev/null || { skip "headline threads: jq not installed"; exit 0; }
+export NCCL_DEBUG= NCCLDOUBLE_NGPUS=1
+cd "$T"
+
+# same NAME DIR: report's headline share (median process), report's per-rank share at that
+# median, doctor's, html's and compare's, in whole percent; and the ratio in the headline and
+# at the median rank, with its basis
+same() {
+  local name=$1 dir=$2
+  "$NCS" report --json "$dir" >"$name.json" 2>/dev/null
+  local rep med doc htm cmp
+  rep=$(jq -r '.headline.comm_share * 100 | round' "$name.json")
+  med=$(jq -r '[.ranks[].comm_share | select(. != null)] | sort | .[((length - 1) / 2 | floor)] * 100 | round' "$name.json")
+  doc=$("$NCS" doctor "$dir" 2>/dev/null | sed -n 's/^  communication: \([0-9]*\)% of the median.*/\1/p')
+  "$NCS" html "$dir" -o "$name.html" 2>/dev/null
+  htm=$(sed -n 's/.*<b>\([0-9]*\)%<\/b> of the median rank.*/\1/p' "$name.html")
+  cmp=$("$NCS" compare --json "$dir" "$dir" 2>/dev/null | jq -r '.comm_share.new_pct | round')
+  check_eq "headline threads: $name: one communication share in report's headline and table, doctor, html, compare" \
+    "$rep $rep $rep $rep $rep" "$rep $med $doc $htm $cmp"
+  check_eq "headline threads: $name: no share above 100 %" 0 \
+    "$(jq '[.ranks[].comm_share | select(. != null and . > 1)] + [.headline.comm_share_max | select(. > 1)] | length' "$name.json")"
+  # the one ratio: the headline's is the median-share process's, its GPU-time figure (kernel activity)
+  check_eq "headline threads: $name: one compute/comm ratio (headline = the median rank's = its GPU-time figure, on GPU time)" \
+    "true gpu_time" \
+    "$(jq -r '. as $r | [.ranks[] | select(.comm_share != null)] | sort_by(.comm_share) | .[((length - 1) / 2 | floor)] as $m
+              | $r | "\((.headline.compute_to_comm - $m.compute_to_comm | fabs) < 1e-9 and ($m.compute_to_comm - $m.gpu_time.compute_to_comm | fabs) < 1e-9) \(.headline.compute_to_comm_basis)"' "$name.json" 2>/dev/null)"
+}
+
+# against NAME TRUTH...: each process's comm_s and wall_s against its truth file (by pid)
+against() {
+  local name=$1; shift
+  local bad=0 line="" f pid calls mcomm mwall comm wall
+  for f in "$@"; do
+    read -r pid calls mcomm mwall < <(jq -r '"\(.pid) \(.measured.calls) \(.measured.comm_ns) \(.measured.wall_ns)"' "$f")
+    read -r comm wall < <(jq -r --argjson p "$pid" '.ranks[] | select(.pid == $p) | "\(.comm_s) \(.wall_s)"' "$name.json")
+    line="$line pid $pid: comm $comm s of the job's $(awk -v m="$mcomm" 'BEGIN{printf "%.6f", m / 1e9}') s, window $wall s of $(awk -v m="$mwall" 'BEGIN{printf "%.6f", m / 1e9}') s;"
+    awk -v c="$comm" -v w="$wall" -v mc="$mcomm" -v mw="$mwall" -v n="$calls" \
+      'BEGIN { exit !(c != "" && c * 1e9 <= mc + 2 * 256 * n && w * 1e9 <= mw) }' || bad=$((bad + 1))
+  done
+  echo "    $name:$line"
+  check_eq "headline threads: $name: each process's communication time within the job's own union of brackets, its window within the job's" 0 "$bad"
+}
+
+for t in 2 3 5 8; do
+  NCCLSCOPE_DIR="$T/all$t" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t "$t" -n 60 --all --truth "$T/all$t.truth" >/dev/null 2>"all$t.err"
+  check_eq "headline threads: $t ranks on threads of one process (ncclCommInitAll) run" 0 "$?"
+  same "all$t" "$T/all$t"
+  against "all$t" "$T/all$t.truth"
+  check_eq "headline threads: all$t: the headline counts $t ranks in 1 process" "$t 1" \
+    "$(jq -r '"\(.headline.ranks) \(.headline.rank_processes)"' "all$t.json")"
+  check_eq "headline threads: all$t: the profiler section counts every rank of the process" "$t $t $t" \
+    "$(jq -r '[.profile.ops[] | select(.func == "AllReduce" or .func == "Broadcast" or .func == "AllGather") | .ranks] | map(tostring) | join(" ")' "all$t.json")"
+done
+
+# 2 processes x 3 threads: a rank per thread, 6 ranks of one communicator
+NCCLSCOPE_DIR="$T/procs" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$ROOT/tests/jobs/launch.sh" 2 "$J" -t 3 -n 60 --procs --truth "$T/procs.truth" >/dev/null 2>procs.err
+check_eq "headline threads: 2 processes x 3 ranks on threads run" 0 "$?"
+same procs "$T/procs"
+against procs "$T/procs.truth.0" "$T/procs.truth.1"
+check_eq "headline threads: procs: the headline counts 6 ranks in 2 processes" "6 2" \
+  "$(jq -r '"\(.headline.ranks) \(.headline.rank_processes)"' procs.json)"
