@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "analysis/doctor.h"
+#include "analysis/gate.h"
 #include "analysis/headline.h"
 #include "cmd/cli.h"
 #include "cmd/jobpick.h"
@@ -26,10 +27,14 @@
 #include "io/jobload.h"
 #include "render/json.h"
 #include "io/nccllog.h"
+#include "model/rules.h"
 #include "ncclscope/ops.h"
 
 struct thresholds { double busbw_drop, time_rise, share_rise, min_share; long min_calls; };
 static const struct thresholds DEFAULTS = {10.0, 10.0, 5.0, 1.0, 10};
+/* The gate's false-alarm budget for one comparison, shared by every figure it judges
+ * (docs/COMPARE.md, "Method"). */
+#define ALPHA 0.05
 
 #define MAX_RUNS 16
 struct side { uint64_t calls; double time_s, busbytes; unsigned tmask; char tnames[48]; };
@@ -39,10 +44,46 @@ struct row {
   struct side s[2];        /* [0] the base (median run, transports of all base runs), [1] new */
   double bw[2], tpc[2];    /* busbw GB/s, time per call us */
   double tol_bw, tol_t;    /* thresholds used: the flags, or twice the base runs' spread */
-  double dbw, dt;          /* percent changes */
-  int above_floor;
-  int regress_bw, regress_t, tchange, tregress;
+  double dbw, dt;          /* percent changes of the aggregates */
+  double mbw[2], mtpc[2];  /* medians per call: busbw GB/s, time us (base: all base runs' calls) */
+  int above_floor;         /* judged: enough calls and share (the statistics may still say too few) */
+  struct ncs_gate_fig gbw, gt; /* the judgements of per-call busbw and time (analysis/gate.h) */
+  int regress_bw, regress_t, too_few, tchange, tregress;
 };
+
+/* Per-call samples of one row in one run, as natural logarithms, for the statistics. At most
+ * SAMPLE_CAP are kept: past it every other one is dropped and then one call in `stride` is
+ * taken, an even thinning over the run (the interval's width at 16384 calls is well under the
+ * thresholds). */
+#define SAMPLE_CAP 16384
+struct samples { double *lbw, *lt; int n; uint64_t seen, stride; };
+struct run_samples { struct samples *s[NCS_OP_LIMIT][NCS_NBUCKETS]; };
+
+static void samples_add(struct run_samples *R, uint32_t op, int bucket, double lbw, double lt) {
+  struct samples **pp = &R->s[op][bucket], *s = *pp;
+  if (!s) {
+    if (!(s = calloc(1, sizeof *s))) return;
+    s->stride = 1;
+    if (!(s->lbw = malloc(SAMPLE_CAP * sizeof *s->lbw)) || !(s->lt = malloc(SAMPLE_CAP * sizeof *s->lt))) {
+      free(s->lbw); free(s); return;
+    }
+    *pp = s;
+  }
+  if (s->seen++ % s->stride) return;
+  if (s->n == SAMPLE_CAP) {
+    for (int i = 0; i < s->n / 2; i++) { s->lbw[i] = s->lbw[2 * i]; s->lt[i] = s->lt[2 * i]; }
+    s->n /= 2; s->stride *= 2;
+    if ((s->seen - 1) % s->stride) return;
+  }
+  s->lbw[s->n] = lbw; s->lt[s->n] = lt; s->n++;
+}
+static void samples_free(struct run_samples *R) {
+  if (!R) return;
+  for (int o = 0; o < NCS_OP_LIMIT; o++)
+    for (int b = 0; b < NCS_NBUCKETS; b++)
+      if (R->s[o][b]) { free(R->s[o][b]->lbw); free(R->s[o][b]->lt); free(R->s[o][b]); }
+  free(R);
+}
 
 static unsigned mask_of(const char *t) {
   unsigned m = 0;
@@ -91,40 +132,54 @@ static int cmp_row(const void *a, const void *b) {
 
 /* The doctor's facts of each file, gathered in the same read: the run's communication share is
  * the headline's (median rank; analysis/headline.h), as report, doctor and html state it. */
+struct side_load { struct ncs_doctor d; struct run_samples *R; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
-  ncs_dfacts_attach(((struct ncs_doctor *)ctx)->f[file], m);
+  ncs_dfacts_attach(((struct side_load *)ctx)->d.f[file], m);
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
-  ncs_dfacts_finish(((struct ncs_doctor *)ctx)->f[file], rc, st);
+  ncs_dfacts_finish(((struct side_load *)ctx)->d.f[file], rc, st);
+}
+/* Every collective and point-to-point call that moves data and took time: one sample of its
+ * row (the loader serialises these callbacks). */
+static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
+  const struct ncs_call *c = e->c;
+  int kind = ncs_op_kind(c->op);
+  if ((kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) || ncs_op_bw(c->op) == NCS_BW_NONE) return;
+  if (c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
+  int b = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks));
+  samples_add(((struct side_load *)ctx)->R, c->op, b, log(e->busbw_gbps), log((double)(e->end - e->start) / 1e3));
 }
 
 /* Loads one run (job `want` of it when not NULL); *share is its communication share in percent
  * (NaN when no rank can be judged). Returns 0, or the exit code after a message. */
 static int load_side(const char *path, const char *want, struct ncs_jobdata **J, int *nfiles, char ***files,
-                     double *share) {
+                     double *share, struct run_samples *R) {
   char *p[1] = {(char *)path};
   int n = ncs_paths_expand(1, p, files), e;
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return NCS_EXIT_UNREADABLE; }
   *nfiles = n;
   if (want && (e = ncs_pick_job("compare", want, nfiles, files))) return e;
   n = *nfiles;
-  struct ncs_doctor d;
-  memset(&d, 0, sizeof d);
-  d.f = calloc((size_t)n, sizeof *d.f);
-  for (d.n = 0; d.f && d.n < n; d.n++)
-    if (!(d.f[d.n] = ncs_dfacts_new((*files)[d.n]))) break;
-  if (!d.f || d.n < n) { ncs_doctor_free(&d); fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
-  struct ncs_load_opts o = {.progress_label = "compare", .ctx = &d, .file_visitor = facts_visitor, .file_done = facts_done};
+  struct side_load L;
+  memset(&L, 0, sizeof L);
+  L.R = R;
+  struct ncs_doctor *d = &L.d;
+  d->f = calloc((size_t)n, sizeof *d->f);
+  for (d->n = 0; d->f && d->n < n; d->n++)
+    if (!(d->f[d->n] = ncs_dfacts_new((*files)[d->n]))) break;
+  if (!d->f || d->n < n) { ncs_doctor_free(d); fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
+  struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done,
+                            .on_call = sample_call};
   if (ncs_job_load(n, *files, &o, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
-    ncs_doctor_free(&d);
+    ncs_doctor_free(d);
     return NCS_EXIT_UNREADABLE;
   }
-  if ((e = ncs_one_job("compare", *J, *files))) { ncs_doctor_free(&d); return e; }
+  if ((e = ncs_one_job("compare", *J, *files))) { ncs_doctor_free(d); return e; }
   struct ncs_headline h;
-  ncs_headline_build(&h, &d);
+  ncs_headline_build(&h, d);
   *share = 100.0 * h.share_med;
-  ncs_doctor_free(&d);
+  ncs_doctor_free(d);
   return 0;
 }
 
@@ -190,8 +245,11 @@ int cmd_compare(int argc, char **argv) {
   struct row *rows = NULL;
   int nrows = 0, cap = 0;
   double shs[MAX_RUNS + 1];
+  struct run_samples *RS[MAX_RUNS + 1] = {NULL};
+  double *pool_bw = NULL, *pool_t = NULL;
   for (int k = 0; k < ns; k++) {
-    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k]);
+    if (!(RS[k] = calloc(1, sizeof *RS[k]))) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
+    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], RS[k]);
     if (e) { rc = e; goto done; }
   }
 
@@ -208,11 +266,15 @@ int cmd_compare(int argc, char **argv) {
       total_t[k == K] += o->time_s / (k == K ? 1 : K);
     }
   if (nrows) qsort(rows, (size_t)nrows, sizeof *rows, cmp_row);
-  int regressions = 0, changes = 0;
+  int regressions = 0, changes = 0, too_few = 0, judged = 0;
   const unsigned NVL = (1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS);
+  if (!(pool_bw = malloc((size_t)K * SAMPLE_CAP * sizeof *pool_bw)) || !(pool_t = malloc((size_t)K * SAMPLE_CAP * sizeof *pool_t))) {
+    fprintf(stderr, "ncclscope compare: out of memory\n");
+    goto done;
+  }
   for (int i = 0; i < nrows; i++) {
     struct row *r = &rows[i];
-    /* the base: the median of the base runs that have this row; its spread sets the tolerance */
+    /* aggregates, as report states them: the base is the median of the base runs having the row */
     double bws[MAX_RUNS], tps[MAX_RUNS];
     int nb = 0;
     for (int k = 0; k < K; k++) {
@@ -227,12 +289,6 @@ int cmd_compare(int argc, char **argv) {
     }
     r->bw[0] = median(bws, nb);
     r->tpc[0] = median(tps, nb);
-    r->tol_bw = th.busbw_drop;
-    r->tol_t = th.time_rise;
-    for (int k = 0; k < nb; k++) {
-      if (r->bw[0] > 0 && 200.0 * fabs(bws[k] - r->bw[0]) / r->bw[0] > r->tol_bw) r->tol_bw = 200.0 * fabs(bws[k] - r->bw[0]) / r->bw[0];
-      if (r->tpc[0] > 0 && 200.0 * fabs(tps[k] - r->tpc[0]) / r->tpc[0] > r->tol_t) r->tol_t = 200.0 * fabs(tps[k] - r->tpc[0]) / r->tpc[0];
-    }
     r->s[1] = r->run[K];
     r->bw[1] = r->s[1].time_s > 0 ? r->s[1].busbytes / r->s[1].time_s / 1e9 : 0;
     r->tpc[1] = r->s[1].calls ? r->s[1].time_s / (double)r->s[1].calls * 1e6 : 0;
@@ -242,14 +298,58 @@ int cmd_compare(int argc, char **argv) {
     r->above_floor = r->s[0].calls >= (uint64_t)th.min_calls && r->s[1].calls >= (uint64_t)th.min_calls &&
                      total_t[0] > 0 && total_t[1] > 0 &&
                      100.0 * r->s[0].time_s / total_t[0] >= th.min_share; /* the base's weight decides */
-    r->regress_bw = r->above_floor && r->bw[0] > 0 && -r->dbw > r->tol_bw;
-    r->regress_t = r->above_floor && r->tpc[0] > 0 && r->dt > r->tol_t;
+    judged += r->above_floor;
     if (r->s[0].calls && r->s[1].calls && r->s[0].tmask && r->s[1].tmask && r->s[0].tmask != r->s[1].tmask) {
       r->tchange = 1;
       changes++;
       /* NVLink-class transport in the base that the new run no longer uses */
       r->tregress = (r->s[0].tmask & NVL) && !(r->s[1].tmask & NVL & r->s[0].tmask);
     }
+  }
+  /* The false-alarm budget ALPHA is shared by the figures judged (two a row: busbw and time,
+   * Bonferroni): each interval is at 1 - ALPHA / figures. */
+  const double conf = judged ? 1.0 - ALPHA / (2.0 * judged) : 1.0 - ALPHA;
+  for (int i = 0; i < nrows; i++) {
+    struct row *r = &rows[i];
+    /* per-call samples: the base pools its runs' calls; with several base runs each run's
+     * median is also taken, and twice their spread around the pooled median widens the
+     * threshold (a noisy machine sets its own bar) */
+    int np = 0;
+    double med_k[MAX_RUNS], medt_k[MAX_RUNS];
+    int nk = 0;
+    for (int k = 0; k < K; k++) {
+      const struct samples *sp = RS[k]->s[r->op][r->bucket];
+      if (!sp || !sp->n) continue;
+      memcpy(pool_bw + np, sp->lbw, (size_t)sp->n * sizeof *pool_bw);
+      memcpy(pool_t + np, sp->lt, (size_t)sp->n * sizeof *pool_t);
+      med_k[nk] = median(pool_bw + np, sp->n);
+      medt_k[nk] = median(pool_t + np, sp->n);
+      nk++;
+      np += sp->n;
+    }
+    struct samples *sn = RS[K]->s[r->op][r->bucket];
+    int nn = sn ? sn->n : 0;
+    double mb = median(pool_bw, np), mt = median(pool_t, np);
+    r->tol_bw = th.busbw_drop;
+    r->tol_t = th.time_rise;
+    for (int k = 0; k < nk && nk > 1; k++) {
+      double sb = 200.0 * fabs(expm1(med_k[k] - mb)), st = 200.0 * fabs(expm1(medt_k[k] - mt));
+      if (sb > r->tol_bw) r->tol_bw = sb;
+      if (st > r->tol_t) r->tol_t = st;
+    }
+    r->mbw[0] = np ? exp(mb) : 0;
+    r->mtpc[0] = np ? exp(mt) : 0;
+    r->mbw[1] = nn ? exp(median(sn->lbw, nn)) : 0;
+    r->mtpc[1] = nn ? exp(median(sn->lt, nn)) : 0;
+    ncs_gate_judge(pool_bw, np, nn ? sn->lbw : NULL, nn, -1, r->tol_bw, conf, &r->gbw);
+    ncs_gate_judge(pool_t, np, nn ? sn->lt : NULL, nn, +1, r->tol_t, conf, &r->gt);
+    if (r->above_floor) {
+      r->regress_bw = r->gbw.verdict == NCS_GATE_REGRESSION;
+      r->regress_t = r->gt.verdict == NCS_GATE_REGRESSION;
+      r->too_few = !r->regress_bw && !r->regress_t &&
+                   (r->gbw.verdict == NCS_GATE_TOO_FEW || r->gt.verdict == NCS_GATE_TOO_FEW);
+    }
+    too_few += r->too_few;
     regressions += r->regress_bw || r->regress_t || r->tregress;
   }
   double sh[2] = {median(shs, K), shs[K]};
@@ -266,7 +366,7 @@ int cmd_compare(int argc, char **argv) {
     struct ncs_json j;
     ncs_json_init(&j, stdout, 1);
     ncs_json_obj_begin(&j, NULL);
-    ncs_json_int(&j, "version", 1);
+    ncs_json_int(&j, "version", 2);
     ncs_json_arr_begin(&j, "base");
     for (int k = 0; k < K; k++) ncs_json_str(&j, NULL, side[k]);
     ncs_json_arr_end(&j);
@@ -277,6 +377,12 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_num(&j, "share_rise_points", th.share_rise);
     ncs_json_int(&j, "min_calls", th.min_calls);
     ncs_json_num(&j, "min_share_pct", th.min_share);
+    ncs_json_obj_end(&j);
+    ncs_json_obj_begin(&j, "method");
+    ncs_json_str(&j, "test", "hodges-lehmann shift of log per-call figures, mann-whitney interval");
+    ncs_json_num(&j, "family_alpha", ALPHA);
+    ncs_json_int(&j, "figures_judged", 2 * judged);
+    ncs_json_num(&j, "confidence", conf);
     ncs_json_obj_end(&j);
     ncs_json_arr_begin(&j, "rows");
     for (int i = 0; i < nrows; i++) {
@@ -296,7 +402,22 @@ int cmd_compare(int argc, char **argv) {
       ncs_json_num(&j, "time_change_pct", r->dt);
       ncs_json_num(&j, "busbw_tolerance_pct", r->tol_bw);
       ncs_json_num(&j, "time_tolerance_pct", r->tol_t);
+      for (int f = 0; f < 2; f++) {
+        const struct ncs_gate_fig *g = f ? &r->gt : &r->gbw;
+        ncs_json_obj_begin(&j, f ? "time_judged" : "busbw_judged");
+        ncs_json_int(&j, "samples_base", g->n);
+        ncs_json_int(&j, "samples_new", g->m);
+        ncs_json_num(&j, f ? "median_base_us" : "median_base_gbps", f ? r->mtpc[0] : r->mbw[0]);
+        ncs_json_num(&j, f ? "median_new_us" : "median_new_gbps", f ? r->mtpc[1] : r->mbw[1]);
+        ncs_json_num(&j, "change_pct", g->change_pct);
+        ncs_json_num(&j, "ci_low_pct", g->lo_pct);
+        ncs_json_num(&j, "ci_high_pct", g->hi_pct);
+        ncs_json_num(&j, f ? "detectable_rise_pct" : "detectable_drop_pct", g->detectable_pct);
+        ncs_json_str(&j, "verdict", !r->above_floor ? "not judged" : ncs_gate_verdict_name(g->verdict));
+        ncs_json_obj_end(&j);
+      }
       ncs_json_bool(&j, "above_noise_floor", r->above_floor);
+      ncs_json_bool(&j, "not_enough_calls", r->too_few);
       ncs_json_bool(&j, "transport_changed", r->tchange);
       ncs_json_bool(&j, "regression", r->regress_bw || r->regress_t || r->tregress);
       ncs_json_obj_end(&j);
@@ -310,6 +431,7 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_bool(&j, "regression", share_regress);
     ncs_json_obj_end(&j);
     ncs_json_int(&j, "transport_changes", changes);
+    ncs_json_int(&j, "not_enough_calls", too_few);
     ncs_json_int(&j, "regressions", regressions);
     ncs_json_str(&j, "verdict", regressions ? "regression" : "ok");
     ncs_json_obj_end(&j);
@@ -318,8 +440,8 @@ int cmd_compare(int argc, char **argv) {
   }
   if (md) {
     printf("### ncclscope compare: %s\n\n", regressions ? "**regression**" : "no regression");
-    printf("| operation | size | transport | calls | busbw GB/s | change | time/call us | change | |\n");
-    printf("|---|---:|---|---:|---:|---:|---:|---:|---|\n");
+    printf("| operation | size | transport | calls | busbw GB/s (median/call) | change [interval] | can detect | time/call us (median) | change | |\n");
+    printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
   } else {
     printf("ncclscope compare: base ");
     for (int k = 0; k < K; k++) {
@@ -329,43 +451,57 @@ int cmd_compare(int argc, char **argv) {
     printf("; new ");
     ncs_text_escape(stdout, side[K], strlen(side[K]));
     printf(" (%d files)\n", nf[K]);
-    if (K > 1) printf("  %d base runs: the base is their median; a row's tolerance is the larger of the threshold and twice their spread\n", K);
-    printf("  %-14s %8s  %-17s %13s %21s %8s %21s %8s\n", "operation", "size", "transport", "calls", "busbw GB/s", "change",
-           "time/call us", "change");
+    if (K > 1) printf("  %d base runs: their calls are pooled; a row's threshold is the larger of the flag and twice the spread of their medians\n", K);
+    printf("  per-call medians; change: Hodges-Lehmann shift [%.4g%% interval]; can detect: the smallest busbw drop this row could flag\n",
+           100.0 * conf);
+    printf("  %-14s %8s  %-17s %13s %19s %25s %9s %19s %8s\n", "operation", "size", "transport", "calls", "busbw GB/s",
+           "change [interval]", "can det.", "time/call us", "change");
   }
   for (int i = 0; i < nrows; i++) {
     const struct row *r = &rows[i];
-    char tr[100];
+    char tr[100], ci[64], det[16];
     if (r->tchange || !r->s[0].calls || !r->s[1].calls) snprintf(tr, sizeof tr, "%s -> %s", r->s[0].calls ? r->s[0].tnames : "-", r->s[1].calls ? r->s[1].tnames : "-");
     else snprintf(tr, sizeof tr, "%s", r->s[0].tnames);
+    if (isinf(r->gbw.lo_pct) || isinf(r->gbw.hi_pct) || r->gbw.lo_pct <= -100) snprintf(ci, sizeof ci, "%+.1f%% [unbounded]", r->gbw.change_pct);
+    else snprintf(ci, sizeof ci, "%+.1f%% [%+.1f,%+.1f]", r->gbw.change_pct, r->gbw.lo_pct, r->gbw.hi_pct);
+    if (isinf(r->gbw.detectable_pct)) snprintf(det, sizeof det, "-");
+    else snprintf(det, sizeof det, "%.1f%%", r->gbw.detectable_pct);
     const char *verdict = r->tregress ? "REGRESSION (lost NVLink-class transport)"
                           : (r->regress_bw || r->regress_t) ? "REGRESSION"
-                          : r->tchange ? "transport changed" : !r->above_floor ? "(below noise floor)" : "";
+                          : r->tchange ? "transport changed"
+                          : !r->above_floor ? "(below noise floor)"
+                          : r->too_few ? "not enough calls to judge" : "";
     if (md)
-      printf("| %s | %s | %s | %llu / %llu | %.2f / %.2f | %+.1f%% | %.1f / %.1f | %+.1f%% | %s |\n", ncs_op_name(r->op),
+      printf("| %s | %s | %s | %llu / %llu | %.2f / %.2f | %s | %s | %.1f / %.1f | %+.1f%% | %s |\n", ncs_op_name(r->op),
              bucket_label(r->bucket, b, sizeof b), tr, (unsigned long long)r->s[0].calls, (unsigned long long)r->s[1].calls,
-             r->bw[0], r->bw[1], r->dbw, r->tpc[0], r->tpc[1], r->dt, verdict);
+             r->mbw[0], r->mbw[1], ci, det, r->mtpc[0], r->mtpc[1], r->gt.change_pct, verdict);
     else
-      printf("  %-14s %8s  %-17s %6llu/%-6llu %9.2f -> %-9.2f %+7.1f%% %9.1f -> %-9.1f %+7.1f%% %s\n", ncs_op_name(r->op),
+      printf("  %-14s %8s  %-17s %6llu/%-6llu %8.2f -> %-8.2f %25s %9s %8.1f -> %-8.1f %+7.1f%% %s\n", ncs_op_name(r->op),
              bucket_label(r->bucket, b, sizeof b), tr, (unsigned long long)r->s[0].calls, (unsigned long long)r->s[1].calls,
-             r->bw[0], r->bw[1], r->dbw, r->tpc[0], r->tpc[1], r->dt, verdict);
+             r->mbw[0], r->mbw[1], ci, det, r->mtpc[0], r->mtpc[1], r->gt.change_pct, verdict);
   }
   if (md) {
     printf("\nCommunication share: %.1f%% -> %.1f%% (%+.1f points)%s\n\n", sh[0], sh[1], sh[1] - sh[0],
            share_regress ? " **regression**" : "");
-    printf("Thresholds: busbw drop > %.0f%%, time/call rise > %.0f%%, share rise > %.0f points; rows with >= %ld calls and "
-           ">= %.0f%% of communication time. NVLink-class (P2P, NVLS) to another transport is always a regression.\n",
-           th.busbw_drop, th.time_rise, th.share_rise, th.min_calls, th.min_share);
+    printf("A row regresses when its per-call busbw drops by more than %.0f%% (or time/call rises by more than %.0f%%) "
+           "and the change is statistically clear (Hodges-Lehmann interval at %.4g%%, %d figures judged); rows with "
+           "< %ld calls or < %.0f%% of communication time are not judged; share rise > %.0f points. NVLink-class "
+           "(P2P, NVLS) to another transport is always a regression.\n",
+           th.busbw_drop, th.time_rise, 100.0 * conf, 2 * judged, th.min_calls, th.min_share, th.share_rise);
   } else {
     printf("  communication share: %.1f%% -> %.1f%% (%+.1f points, tolerance %.1f)%s\n", sh[0], sh[1], sh[1] - sh[0],
            tol_share, share_regress ? "  REGRESSION" : "");
-    printf("%s: %d regression(s), %d transport change(s)\n", regressions ? "REGRESSION" : "OK", regressions, changes);
+    printf("%s: %d regression(s), %d transport change(s), %d row(s) with not enough calls to judge\n",
+           regressions ? "REGRESSION" : "OK", regressions, changes, too_few);
   }
 done:
   for (int k = 0; k < ns; k++) {
     ncs_job_free(J[k]);
     if (files[k]) ncs_paths_free(files[k], nf[k]);
   }
+  for (int k = 0; k < ns; k++) samples_free(RS[k]);
+  free(pool_bw);
+  free(pool_t);
   free(rows);
   return rc;
 }

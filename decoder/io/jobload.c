@@ -21,11 +21,6 @@
 
 /* Row bucket of a call's message size S (nccl-tests' S, as in report: docs/METRICS.md):
  * floor(log2), 0 for 0 or 1 byte (model/rules.h). */
-static int bucket_of(double S) {
-  int b = ncs_rule_log2(S);
-  return b < 0 ? 0 : b < NCS_NBUCKETS - 1 ? b : NCS_NBUCKETS - 1;
-}
-
 void ncs_tmask_name(unsigned mask, char *buf, size_t len) {
   if (!len) return;
   buf[0] = 0;
@@ -199,7 +194,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   uint64_t bytes = ncs_rule_bytes(c->count, c->datatype);
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, nranks);
   double dt = (double)(e - s) / 1e9;
-  struct ncs_opstat *st = opstat(r, c->op, bucket_of(ncs_rule_S(c->op, c->count, c->datatype, nranks)),
+  struct ncs_opstat *st = opstat(r, c->op, ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, nranks)),
                                  lc ? lc->comm_id : 0);
   if (st) {
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb;

@@ -34,9 +34,15 @@
 #include "io/mux.h"
 #include "io/trace.h"
 #include "model/jobs.h"
+#include "model/rules.h"
 
 #define NCS_NBUCKETS 48
-/* Rows are per size bucket: floor(log2(bytes as passed)), 0 for 0 or 1 byte, at most 47. */
+/* Rows are per size bucket: floor(log2(bytes as passed)), 0 for 0 or 1 byte, at most 47. The
+ * bucket of a call that moves S bytes (nccl-tests' S, model/rules.h): */
+static inline int ncs_job_bucket(double S) {
+  int b = ncs_rule_log2(S);
+  return b < 0 ? 0 : b < NCS_NBUCKETS - 1 ? b : NCS_NBUCKETS - 1;
+}
 
 struct ncs_opstat {
   uint32_t op;
