@@ -7,25 +7,24 @@
 
 static double pct(double shift) { return isinf(shift) ? (shift > 0 ? INFINITY : -100.0) : 100.0 * expm1(shift); }
 
-void ncs_gate_judge(double *base_log, int n, double *new_log, int m, int worse, double threshold_pct,
+void ncs_gate_judge(double *base, int n, double *new_, int m, int worse, int points, double threshold,
                     double conf, struct ncs_gate_fig *f) {
   struct ncs_shift s;
-  ncs_shift_hl(base_log, n, new_log, m, conf, &s);
+  ncs_shift_hl(base, n, new_, m, conf, &s);
   f->n = n; f->m = m;
-  f->change_pct = pct(s.est);
-  f->lo_pct = pct(s.lo);
-  f->hi_pct = pct(s.hi);
-  /* in the bad direction (w > 0 is worse): the threshold, the estimate, the interval's bound
-   * nearer to 0 */
+  f->change_pct = points ? s.est : pct(s.est);
+  f->lo_pct = points ? s.lo : pct(s.lo);
+  f->hi_pct = points ? s.hi : pct(s.hi);
+  /* in the bad direction (larger is worse): the threshold, the estimate, the interval's bound
+   * on the good side (near) and on the bad side (far) */
   double w = worse < 0 ? -1.0 : 1.0;
-  double t = worse < 0 ? -log1p(-fmin(threshold_pct, 99.999) / 100.0) : log1p(threshold_pct / 100.0);
-  double est = w * s.est, near = worse < 0 ? -s.hi : s.lo;
+  double t = points ? threshold : worse < 0 ? -log1p(-fmin(threshold, 99.999) / 100.0) : log1p(threshold / 100.0);
+  double est = w * s.est, near = worse < 0 ? -s.hi : s.lo, far = worse < 0 ? -s.lo : s.hi;
   double h = (n < 1 || m < 1 || isinf(near)) ? INFINITY : est - near;
-  double det = fmax(t, h);
-  f->detectable_pct = isinf(det) ? INFINITY : 100.0 * (worse < 0 ? -expm1(-det) : expm1(det));
-  if (!isinf(near) && near > 0 && est > t) f->verdict = NCS_GATE_REGRESSION;
-  else if (h > t) f->verdict = NCS_GATE_TOO_FEW;
-  else f->verdict = NCS_GATE_OK;
+  f->detectable_pct = isinf(h) ? INFINITY : points ? t + h : 100.0 * (worse < 0 ? -expm1(-(t + h)) : expm1(t + h));
+  if (n >= 1 && m >= 1 && near > t) f->verdict = NCS_GATE_REGRESSION;
+  else if (n >= 1 && m >= 1 && far < t) f->verdict = NCS_GATE_OK;
+  else f->verdict = NCS_GATE_TOO_FEW;
 }
 
 const char *ncs_gate_verdict_name(enum ncs_gate_verdict v) {

@@ -3,19 +3,21 @@
  * with the change, its confidence interval and the smallest change that could have been flagged
  * (docs/COMPARE.md, "Method").
  *
- * Contract: samples are natural logarithms of the per-call figure (a ratio becomes a shift);
- * they are sorted in place. The change is the Hodges-Lehmann shift new - base (model/shift.h)
- * as a percentage, exp(shift) - 1, with its interval at `conf` (two-sided; the caller divides
- * its false-alarm budget among the figures it judges). `worse` is -1 when a drop is bad
- * (busbw), +1 when a rise is (time). With h the interval's half on the bad side (est to the
- * bound nearer to 0) and t the threshold as a shift:
- *  - REGRESSION when the interval lies wholly on the bad side of 0 (statistically clear) and
- *    the estimate is beyond t (larger than the practical threshold);
- *  - otherwise TOO_FEW when h > t or the interval is unbounded: a change of the threshold's
- *    size could not have been told from the noise;
- *  - otherwise OK.
- * detectable_pct is max(t, h) as a percentage in the bad direction (a drop for busbw, a rise
- * for time; +inf when unbounded): about the smallest change flagged half of the time. */
+ * Contract: with `points` 0, samples are natural logarithms of the per-call figure (a ratio
+ * becomes a shift) and the change is the Hodges-Lehmann shift new - base (model/shift.h) as a
+ * percentage, exp(shift) - 1; with `points` 1 (shares in percent) the shift itself, in points,
+ * and the threshold is in points too. Samples are sorted in place. The interval is at `conf`
+ * (two-sided; the caller divides its false-alarm budget among the figures it judges). `worse` is -1 when a drop is bad
+ * (busbw), +1 when a rise is (time). The decision is a test against the threshold t (as a
+ * shift), not against 0, so a change is flagged only when it is both statistically clear and
+ * larger than t:
+ *  - REGRESSION when the whole interval lies beyond t in the bad direction;
+ *  - OK when the whole interval lies short of t (a change as large as t is ruled out);
+ *  - TOO_FEW ("not enough calls to judge") when the interval holds t, or is unbounded.
+ * detectable_pct is t + h as a percentage in the bad direction (a drop for busbw, a rise for
+ * time; +inf when unbounded), h the interval's half between the estimate and its bound on the
+ * good side: the smallest true change this spread and these counts would flag half of the
+ * time. */
 #ifndef NCS_GATE_H
 #define NCS_GATE_H
 
@@ -29,7 +31,7 @@ struct ncs_gate_fig {
   enum ncs_gate_verdict verdict;
 };
 
-void ncs_gate_judge(double *base_log, int n, double *new_log, int m, int worse, double threshold_pct,
+void ncs_gate_judge(double *base, int n, double *new_, int m, int worse, int points, double threshold,
                     double conf, struct ncs_gate_fig *f);
 /* "REGRESSION", "ok", "not enough calls to judge" */
 const char *ncs_gate_verdict_name(enum ncs_gate_verdict v);

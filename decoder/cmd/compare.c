@@ -20,6 +20,7 @@
 
 #include "analysis/doctor.h"
 #include "analysis/gate.h"
+#include "analysis/gate_samples.h"
 #include "analysis/headline.h"
 #include "cmd/cli.h"
 #include "cmd/jobpick.h"
@@ -50,40 +51,6 @@ struct row {
   struct ncs_gate_fig gbw, gt; /* the judgements of per-call busbw and time (analysis/gate.h) */
   int regress_bw, regress_t, too_few, tchange, tregress;
 };
-
-/* Per-call samples of one row in one run, as natural logarithms, for the statistics. At most
- * SAMPLE_CAP are kept: past it every other one is dropped and then one call in `stride` is
- * taken, an even thinning over the run (the interval's width at 16384 calls is well under the
- * thresholds). */
-#define SAMPLE_CAP 16384
-struct samples { double *lbw, *lt; int n; uint64_t seen, stride; };
-struct run_samples { struct samples *s[NCS_OP_LIMIT][NCS_NBUCKETS]; };
-
-static void samples_add(struct run_samples *R, uint32_t op, int bucket, double lbw, double lt) {
-  struct samples **pp = &R->s[op][bucket], *s = *pp;
-  if (!s) {
-    if (!(s = calloc(1, sizeof *s))) return;
-    s->stride = 1;
-    if (!(s->lbw = malloc(SAMPLE_CAP * sizeof *s->lbw)) || !(s->lt = malloc(SAMPLE_CAP * sizeof *s->lt))) {
-      free(s->lbw); free(s); return;
-    }
-    *pp = s;
-  }
-  if (s->seen++ % s->stride) return;
-  if (s->n == SAMPLE_CAP) {
-    for (int i = 0; i < s->n / 2; i++) { s->lbw[i] = s->lbw[2 * i]; s->lt[i] = s->lt[2 * i]; }
-    s->n /= 2; s->stride *= 2;
-    if ((s->seen - 1) % s->stride) return;
-  }
-  s->lbw[s->n] = lbw; s->lt[s->n] = lt; s->n++;
-}
-static void samples_free(struct run_samples *R) {
-  if (!R) return;
-  for (int o = 0; o < NCS_OP_LIMIT; o++)
-    for (int b = 0; b < NCS_NBUCKETS; b++)
-      if (R->s[o][b]) { free(R->s[o][b]->lbw); free(R->s[o][b]->lt); free(R->s[o][b]); }
-  free(R);
-}
 
 static unsigned mask_of(const char *t) {
   unsigned m = 0;
@@ -132,28 +99,22 @@ static int cmp_row(const void *a, const void *b) {
 
 /* The doctor's facts of each file, gathered in the same read: the run's communication share is
  * the headline's (median rank; analysis/headline.h), as report, doctor and html state it. */
-struct side_load { struct ncs_doctor d; struct run_samples *R; };
+struct side_load { struct ncs_doctor d; struct ncs_gsamples *G; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   ncs_dfacts_attach(((struct side_load *)ctx)->d.f[file], m);
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   ncs_dfacts_finish(((struct side_load *)ctx)->d.f[file], rc, st);
 }
-/* Every collective and point-to-point call that moves data and took time: one sample of its
- * row (the loader serialises these callbacks). */
+/* Every call: the gate's samples (analysis/gate_samples.h; the loader serialises these). */
 static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
-  const struct ncs_call *c = e->c;
-  int kind = ncs_op_kind(c->op);
-  if ((kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) || ncs_op_bw(c->op) == NCS_BW_NONE) return;
-  if (c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
-  int b = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks));
-  samples_add(((struct side_load *)ctx)->R, c->op, b, log(e->busbw_gbps), log((double)(e->end - e->start) / 1e3));
+  ncs_gsamples_call(((struct side_load *)ctx)->G, file, e);
 }
 
 /* Loads one run (job `want` of it when not NULL); *share is its communication share in percent
  * (NaN when no rank can be judged). Returns 0, or the exit code after a message. */
 static int load_side(const char *path, const char *want, struct ncs_jobdata **J, int *nfiles, char ***files,
-                     double *share, struct run_samples *R) {
+                     double *share, struct ncs_gsamples *G) {
   char *p[1] = {(char *)path};
   int n = ncs_paths_expand(1, p, files), e;
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return NCS_EXIT_UNREADABLE; }
@@ -162,7 +123,7 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
   n = *nfiles;
   struct side_load L;
   memset(&L, 0, sizeof L);
-  L.R = R;
+  L.G = G;
   struct ncs_doctor *d = &L.d;
   d->f = calloc((size_t)n, sizeof *d->f);
   for (d->n = 0; d->f && d->n < n; d->n++)
@@ -245,10 +206,11 @@ int cmd_compare(int argc, char **argv) {
   struct row *rows = NULL;
   int nrows = 0, cap = 0;
   double shs[MAX_RUNS + 1];
-  struct run_samples *RS[MAX_RUNS + 1] = {NULL};
-  double *pool_bw = NULL, *pool_t = NULL;
+  struct ncs_gsamples *RS[MAX_RUNS + 1] = {NULL};
+  double *pool_bw = NULL, *pool_t = NULL, *bsh[MAX_RUNS + 1] = {NULL};
+  int nbsh[MAX_RUNS + 1] = {0};
   for (int k = 0; k < ns; k++) {
-    if (!(RS[k] = calloc(1, sizeof *RS[k]))) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
+    if (!(RS[k] = ncs_gsamples_new())) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
     int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], RS[k]);
     if (e) { rc = e; goto done; }
   }
@@ -268,7 +230,7 @@ int cmd_compare(int argc, char **argv) {
   if (nrows) qsort(rows, (size_t)nrows, sizeof *rows, cmp_row);
   int regressions = 0, changes = 0, too_few = 0, judged = 0;
   const unsigned NVL = (1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS);
-  if (!(pool_bw = malloc((size_t)K * SAMPLE_CAP * sizeof *pool_bw)) || !(pool_t = malloc((size_t)K * SAMPLE_CAP * sizeof *pool_t))) {
+  if (!(pool_bw = malloc((size_t)K * NCS_GS_CAP * sizeof *pool_bw)) || !(pool_t = malloc((size_t)K * NCS_GS_CAP * sizeof *pool_t))) {
     fprintf(stderr, "ncclscope compare: out of memory\n");
     goto done;
   }
@@ -306,9 +268,9 @@ int cmd_compare(int argc, char **argv) {
       r->tregress = (r->s[0].tmask & NVL) && !(r->s[1].tmask & NVL & r->s[0].tmask);
     }
   }
-  /* The false-alarm budget ALPHA is shared by the figures judged (two a row: busbw and time,
-   * Bonferroni): each interval is at 1 - ALPHA / figures. */
-  const double conf = judged ? 1.0 - ALPHA / (2.0 * judged) : 1.0 - ALPHA;
+  /* The false-alarm budget ALPHA is shared by the figures judged (two a row: busbw and time;
+   * and the communication share; Bonferroni): each interval is at 1 - ALPHA / figures. */
+  const double conf = 1.0 - ALPHA / (2.0 * judged + 1);
   for (int i = 0; i < nrows; i++) {
     struct row *r = &rows[i];
     /* per-call samples: the base pools its runs' calls; with several base runs each run's
@@ -318,7 +280,7 @@ int cmd_compare(int argc, char **argv) {
     double med_k[MAX_RUNS], medt_k[MAX_RUNS];
     int nk = 0;
     for (int k = 0; k < K; k++) {
-      const struct samples *sp = RS[k]->s[r->op][r->bucket];
+      const struct ncs_gs_row *sp = ncs_gsamples_row(RS[k], r->op, r->bucket);
       if (!sp || !sp->n) continue;
       memcpy(pool_bw + np, sp->lbw, (size_t)sp->n * sizeof *pool_bw);
       memcpy(pool_t + np, sp->lt, (size_t)sp->n * sizeof *pool_t);
@@ -327,7 +289,7 @@ int cmd_compare(int argc, char **argv) {
       nk++;
       np += sp->n;
     }
-    struct samples *sn = RS[K]->s[r->op][r->bucket];
+    const struct ncs_gs_row *sn = ncs_gsamples_row(RS[K], r->op, r->bucket);
     int nn = sn ? sn->n : 0;
     double mb = median(pool_bw, np), mt = median(pool_t, np);
     r->tol_bw = th.busbw_drop;
@@ -341,8 +303,8 @@ int cmd_compare(int argc, char **argv) {
     r->mtpc[0] = np ? exp(mt) : 0;
     r->mbw[1] = nn ? exp(median(sn->lbw, nn)) : 0;
     r->mtpc[1] = nn ? exp(median(sn->lt, nn)) : 0;
-    ncs_gate_judge(pool_bw, np, nn ? sn->lbw : NULL, nn, -1, r->tol_bw, conf, &r->gbw);
-    ncs_gate_judge(pool_t, np, nn ? sn->lt : NULL, nn, +1, r->tol_t, conf, &r->gt);
+    ncs_gate_judge(pool_bw, np, nn ? sn->lbw : NULL, nn, -1, 0, r->tol_bw, conf, &r->gbw);
+    ncs_gate_judge(pool_t, np, nn ? sn->lt : NULL, nn, +1, 0, r->tol_t, conf, &r->gt);
     if (r->above_floor) {
       r->regress_bw = r->gbw.verdict == NCS_GATE_REGRESSION;
       r->regress_t = r->gt.verdict == NCS_GATE_REGRESSION;
@@ -352,10 +314,22 @@ int cmd_compare(int argc, char **argv) {
     too_few += r->too_few;
     regressions += r->regress_bw || r->regress_t || r->tregress;
   }
+  /* The communication share: the headline's figure is shown; what is judged is the share of
+   * each rank's window cut into blocks (analysis/gate_samples.h), in points. */
   double sh[2] = {median(shs, K), shs[K]};
   double tol_share = th.share_rise;
   for (int k = 0; k < K; k++) if (2 * fabs(shs[k] - sh[0]) > tol_share) tol_share = 2 * fabs(shs[k] - sh[0]);
-  int share_regress = sh[1] - sh[0] > tol_share;
+  int npsh = 0;
+  for (int k = 0; k < ns; k++) nbsh[k] = ncs_gsamples_shares(RS[k], &bsh[k]);
+  for (int k = 0; k < K; k++) npsh += nbsh[k];
+  double *pool_sh = malloc((size_t)(npsh ? npsh : 1) * sizeof *pool_sh);
+  if (!pool_sh) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
+  npsh = 0;
+  for (int k = 0; k < K; k++) { if (nbsh[k]) memcpy(pool_sh + npsh, bsh[k], (size_t)nbsh[k] * sizeof *pool_sh); npsh += nbsh[k]; }
+  struct ncs_gate_fig gsh;
+  ncs_gate_judge(pool_sh, npsh, bsh[K], nbsh[K], +1, 1, tol_share, conf, &gsh);
+  free(pool_sh);
+  int share_regress = gsh.verdict == NCS_GATE_REGRESSION;
   regressions += share_regress;
   rc = regressions ? NCS_EXIT_FINDING : NCS_EXIT_OK;
   for (int k = 0; k < ns; k++) /* a damaged input outranks the finding; a cut trace does not */
@@ -428,6 +402,13 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_num(&j, "new_pct", sh[1]);
     ncs_json_num(&j, "change_points", sh[1] - sh[0]);
     ncs_json_num(&j, "tolerance_points", tol_share);
+    ncs_json_int(&j, "blocks_base", gsh.n);
+    ncs_json_int(&j, "blocks_new", gsh.m);
+    ncs_json_num(&j, "block_change_points", gsh.change_pct);
+    ncs_json_num(&j, "ci_low_points", gsh.lo_pct);
+    ncs_json_num(&j, "ci_high_points", gsh.hi_pct);
+    ncs_json_num(&j, "detectable_rise_points", gsh.detectable_pct);
+    ncs_json_str(&j, "verdict", ncs_gate_verdict_name(gsh.verdict));
     ncs_json_bool(&j, "regression", share_regress);
     ncs_json_obj_end(&j);
     ncs_json_int(&j, "transport_changes", changes);
@@ -481,16 +462,18 @@ int cmd_compare(int argc, char **argv) {
              r->mbw[0], r->mbw[1], ci, det, r->mtpc[0], r->mtpc[1], r->gt.change_pct, verdict);
   }
   if (md) {
-    printf("\nCommunication share: %.1f%% -> %.1f%% (%+.1f points)%s\n\n", sh[0], sh[1], sh[1] - sh[0],
-           share_regress ? " **regression**" : "");
-    printf("A row regresses when its per-call busbw drops by more than %.0f%% (or time/call rises by more than %.0f%%) "
-           "and the change is statistically clear (Hodges-Lehmann interval at %.4g%%, %d figures judged); rows with "
-           "< %ld calls or < %.0f%% of communication time are not judged; share rise > %.0f points. NVLink-class "
-           "(P2P, NVLS) to another transport is always a regression.\n",
-           th.busbw_drop, th.time_rise, 100.0 * conf, 2 * judged, th.min_calls, th.min_share, th.share_rise);
+    printf("\nCommunication share: %.1f%% -> %.1f%% (%+.1f points; blocks of the window: %+.1f [%+.1f, %+.1f]) %s\n\n",
+           sh[0], sh[1], sh[1] - sh[0], gsh.change_pct, gsh.lo_pct, gsh.hi_pct,
+           share_regress ? "**regression**" : gsh.verdict == NCS_GATE_TOO_FEW ? "not enough to judge" : "");
+    printf("A figure regresses when its change is larger than its threshold with confidence (Hodges-Lehmann "
+           "interval at %.4g%% wholly beyond it, %d figures judged): per-call busbw drop > %.0f%%, time/call rise > "
+           "%.0f%%, communication share rise > %.0f points; rows with < %ld calls or < %.0f%% of communication time "
+           "are not judged. NVLink-class (P2P, NVLS) to another transport is always a regression.\n",
+           100.0 * conf, 2 * judged + 1, th.busbw_drop, th.time_rise, tol_share, th.min_calls, th.min_share);
   } else {
-    printf("  communication share: %.1f%% -> %.1f%% (%+.1f points, tolerance %.1f)%s\n", sh[0], sh[1], sh[1] - sh[0],
-           tol_share, share_regress ? "  REGRESSION" : "");
+    printf("  communication share: %.1f%% -> %.1f%% (%+.1f points); blocks of the window: %+.1f points [%+.1f, %+.1f], "
+           "tolerance %.1f: %s\n", sh[0], sh[1], sh[1] - sh[0], gsh.change_pct, gsh.lo_pct, gsh.hi_pct, tol_share,
+           share_regress ? "REGRESSION" : gsh.verdict == NCS_GATE_TOO_FEW ? "not enough to judge" : "ok");
     printf("%s: %d regression(s), %d transport change(s), %d row(s) with not enough calls to judge\n",
            regressions ? "REGRESSION" : "OK", regressions, changes, too_few);
   }
@@ -499,7 +482,7 @@ done:
     ncs_job_free(J[k]);
     if (files[k]) ncs_paths_free(files[k], nf[k]);
   }
-  for (int k = 0; k < ns; k++) samples_free(RS[k]);
+  for (int k = 0; k < ns; k++) { ncs_gsamples_free(RS[k]); free(bsh[k]); }
   free(pool_bw);
   free(pool_t);
   free(rows);

@@ -1,0 +1,40 @@
+/* gate_samples.h — what the CI gate judges, gathered from one run's calls: per (operation, size
+ * bucket) the per-call bus bandwidth and time, and per rank the communication share of
+ * successive blocks of its window (docs/COMPARE.md, "Method").
+ *
+ * Contract: ncs_gsamples_call() takes every call the loader hands to on_call (io/jobload.h),
+ * serialised; calls of one file arrive in file order. Kept per call that moves data and took
+ * time (collectives, Send/Recv): ln(busbw GB/s) and ln(time us), at most NCS_GS_CAP a row (past
+ * it every other one is dropped, then one call in `stride` taken: an even thinning over the
+ * run). Per file, the union of its calls' intervals is accumulated into time blocks (at most
+ * 4096, coarsened by two when the window outgrows them); ncs_gsamples_shares() cuts each file's
+ * window, first call to last, into NCS_GS_BLOCKS equal parts and gives each part's
+ * communication share in percent. Allocation failures drop samples, never crash. */
+#ifndef NCS_GATE_SAMPLES_H
+#define NCS_GATE_SAMPLES_H
+#include <stdint.h>
+
+#include "io/jobload.h"
+
+#define NCS_GS_CAP 16384
+#define NCS_GS_BLOCKS 8
+
+struct ncs_gs_row { double *lbw, *lt; int n; uint64_t seen, stride; };
+struct ncs_gs_file;
+struct ncs_gsamples {
+  struct ncs_gs_row *row[NCS_OP_LIMIT][NCS_NBUCKETS];
+  struct ncs_gs_file **file;
+  int nfile;
+};
+
+struct ncs_gsamples *ncs_gsamples_new(void);
+void ncs_gsamples_free(struct ncs_gsamples *g);
+void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e);
+/* The row's samples, NULL when it has none. */
+static inline const struct ncs_gs_row *ncs_gsamples_row(const struct ncs_gsamples *g, uint32_t op, int bucket) {
+  return op < NCS_OP_LIMIT && bucket >= 0 && bucket < NCS_NBUCKETS ? g->row[op][bucket] : NULL;
+}
+/* Block shares of every file (percent), NCS_GS_BLOCKS a file with calls, into a new array
+ * (*out, free() it); returns their number (0: none or out of memory). */
+int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out);
+#endif
