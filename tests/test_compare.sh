@@ -49,3 +49,55 @@ check "compare: one base run: the 16 MiB all-reduce of the 30% run is a regressi
 check "compare: base runs that themselves differ by 20%: the same row is within tolerance (2 x spread)" \
   sh -c "grep -E 'AllReduce +16 MiB' '$T/w.txt' | grep -vq REGRESSION"
 check "compare: ... and the output says how the base was formed" grep -q '2 base runs: their calls are pooled' "$T/w.txt"
+
+# The statistics on synth's runs: every figure judged has its samples and an interval; the
+# regression rows' intervals lie wholly beyond the threshold (docs/COMPARE.md, "Method").
+"$NCS" compare --json "$T/r1" "$T/r2" >"$T/same.json" 2>/dev/null
+check_eq "compare: --json version 2 with the method and per-row judgements" "2 0.05 True" \
+  "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(d["version"], d["method"]["family_alpha"], all("busbw_judged" in r and "time_judged" in r for r in d["rows"]))' "$T/same.json" 2>&1)"
+check_eq "compare: 30% loss: every REGRESSION row's busbw interval lies below -10% (synth)" "ok" \
+  "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [r["op"] for r in d["rows"] if r["regression"] and not r["busbw_judged"]["ci_high_pct"] < -10 and not r["time_judged"]["ci_low_pct"] > 10]
+print("ok" if not bad and d["regressions"] > 0 else "bad: %s, %d regressions" % (bad, d["regressions"]))' "$T/c.json" 2>&1)"
+# Three calls a row (3 ranks, one call of each): not enough calls to judge, never a regression,
+# even of a 30% loss.
+"$NCS" synth -o "$T/few1" --ranks 3 --hosts 1 --calls 8 --noise 10 --seed 21 >/dev/null 2>&1
+"$NCS" synth -o "$T/few2" --ranks 3 --hosts 1 --calls 8 --noise 10 --seed 22 --slow 30 >/dev/null 2>&1
+"$NCS" compare --min-calls 1 "$T/few1" "$T/few2" >"$T/few.txt" 2>&1
+check_eq "compare: 3 calls a row: no regression (exit 0)" 0 "$?"
+check_eq "compare: ... all 7 rows say 'not enough calls to judge'" 7 "$(grep -c '3/3 .*not enough calls to judge$\|6/6 .*not enough calls to judge$' "$T/few.txt")"
+
+# End to end on the doubles: ddp_job under the shim, the NCCL double's link model at 0.1 GB/s,
+# against a run at 0.02 GB/s (an 80% busbw loss). The samples compare judges are the job's
+# calls (its own count, --truth); the loss run's modelled time is a floor its calls cannot go
+# under, five times the base's, so the large rows are flagged whatever the machine's load.
+JOB=$BUILD/tests/ddp_job LAUNCH=$ROOT/tests/jobs/launch.sh
+if [ ! -x "$JOB" ] || [ ! -e "$SHIM" ]; then skip "compare e2e: ddp_job or the shim not built"; exit 0; fi
+ddp() { # ddp NAME BW
+  mkdir -p "$T/$1.truth"
+  NCCLSCOPE_DIR=$T/$1 NCCLDOUBLE_BW_GBPS=$2 LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout -k 5 120 bash "$LAUNCH" 4 "$JOB" \
+    --steps 10 --truth "$T/$1.truth" >"$T/$1.out" 2>&1
+}
+if ! ddp dbase 0.1 || ! ddp dslow 0.02; then fail "compare e2e: ddp_job failed under the shim"; exit 0; fi
+"$NCS" compare --json "$T/dbase" "$T/dslow" >"$T/d.json" 2>"$T/d.err"
+check_eq "compare e2e: an 80% busbw loss on the doubles exits 1" 1 "$?"
+check_eq "compare e2e: the 256 KiB all-reduce is a regression, its interval below -10%" "True True" \
+  "$(python3 -c '
+import json, sys
+r = [r for r in json.load(open(sys.argv[1]))["rows"] if r["op"] == "AllReduce" and r["bucket_bytes"] == 262144][0]
+print(r["regression"], r["busbw_judged"]["ci_high_pct"] < -10)' "$T/d.json" 2>&1)"
+check_eq "compare e2e: samples judged = the calls the job made (truth files), per op" "ok" \
+  "$(python3 -c '
+import json, sys, glob, collections
+d = json.load(open(sys.argv[1]))
+got = collections.Counter(); want = collections.Counter()
+for r in d["rows"]: got[r["op"]] += r["busbw_judged"]["samples_base"]
+for f in glob.glob(sys.argv[2] + "/truth-rank*.json"):
+    for op, v in json.load(open(f))["ops"].items():
+        if op in got: want[op] += v["calls"]
+print("ok" if got == want and len(got) >= 6 else "got %s want %s" % (dict(got), dict(want)))' "$T/d.json" "$T/dbase.truth" 2>&1)"
