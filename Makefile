@@ -72,9 +72,13 @@ $(DECODER): $(BUILD)/obj/decoder/cmd/main.o $(DECLIB)
 	$(CC) $(SAN) -o $@ $^ -lzstd -lm -lpthread
 
 # CPU test doubles of libnccl.so.2, libcudart.so.13, libnvidia-ml.so.1 and libcupti.so.13
-$(BUILD)/doubles/libcudart.so.13: $(CUDAD_SRC) $(wildcard tests/doubles/cuda/*.h)
+# The CUDA double reads the NVML double's topology file (its devices' names and bus ids) and
+# exports its symbols under the real runtime's version node (libcudart.map).
+$(BUILD)/doubles/libcudart.so.13: $(CUDAD_SRC) $(wildcard tests/doubles/cuda/*.h) tests/doubles/include/cuda_double.h \
+  tests/doubles/nvml/topo_text.c tests/doubles/nvml/topo_text.h tests/doubles/cuda/libcudart.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcudart.so.13 -o $@ $(CUDAD_SRC) -lpthread -lrt
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcudart.so.13 \
+	  -Wl,--version-script=tests/doubles/cuda/libcudart.map -o $@ $(CUDAD_SRC) tests/doubles/nvml/topo_text.c -lpthread -lrt
 
 $(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $(wildcard include/nccl_profiler/*.h) $(BUILD)/doubles/libcudart.so.13
 	@mkdir -p $(dir $@)

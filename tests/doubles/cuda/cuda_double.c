@@ -97,6 +97,7 @@ static cudaError_t ret(cudaError_t e) {
   if (e != cudaSuccess && e != cudaErrorNotReady) t_last_error = e;
   return e;
 }
+__attribute__((visibility("hidden"))) cudaError_t cuda_double_fail(cudaError_t e) { return ret(e); }
 
 EXPORT uint64_t cudaDoubleNowNs(void) {
   struct timespec ts;
@@ -878,6 +879,7 @@ static const struct { cudaError_t e; const char *name, *str; } k_errors[] = {
   {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
   {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
   {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+  {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
   {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
   {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
   {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},

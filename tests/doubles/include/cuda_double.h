@@ -10,10 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuda_double_prop.h"
+
 #ifndef __DRIVER_TYPES_H__  /* the real driver_types.h include guard */
 typedef enum cudaError {
   cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
-  cudaErrorInitializationError = 3, cudaErrorNoDevice = 100, cudaErrorInvalidDevice = 101,
+  cudaErrorInitializationError = 3, cudaErrorInvalidDeviceFunction = 98, cudaErrorNoDevice = 100, cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400, cudaErrorIllegalState = 401, cudaErrorNotReady = 600,
   cudaErrorStreamCaptureUnsupported = 900, cudaErrorStreamCaptureInvalidated = 901,
   cudaErrorStreamCaptureMerge = 902, cudaErrorStreamCaptureUnmatched = 903,
@@ -41,6 +43,41 @@ enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureM
 #define cudaEventBlockingSync 0x01
 #define cudaEventDisableTiming 0x02
 #define cudaEventInterprocess 0x04
+#define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
+#define cudaHostAllocMapped 0x02
+#define cudaHostAllocWriteCombined 0x04
+typedef struct CUkern_st *cudaKernel_t;
+typedef struct CUuuid_st { char bytes[16]; } cudaUUID_t;
+#define CUDA_DOUBLE_PROP_F_(type, name) type name;
+#define CUDA_DOUBLE_PROP_A_(type, name, n) type name[n];
+struct cudaDeviceProp { CUDA_DOUBLE_PROP_FIELDS(CUDA_DOUBLE_PROP_F_, CUDA_DOUBLE_PROP_A_) };
+#undef CUDA_DOUBLE_PROP_F_
+#undef CUDA_DOUBLE_PROP_A_
+/* the attributes the double answers with its device's values (others in range give 0) */
+enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxBlockDimX = 2, cudaDevAttrMaxBlockDimY = 3,
+  cudaDevAttrMaxBlockDimZ = 4, cudaDevAttrMaxGridDimX = 5, cudaDevAttrMaxGridDimY = 6,
+  cudaDevAttrMaxGridDimZ = 7, cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrTotalConstantMemory = 9, cudaDevAttrWarpSize = 10, cudaDevAttrMaxRegistersPerBlock = 12,
+  cudaDevAttrClockRate = 13, cudaDevAttrMultiProcessorCount = 16, cudaDevAttrIntegrated = 18,
+  cudaDevAttrCanMapHostMemory = 19, cudaDevAttrConcurrentKernels = 31, cudaDevAttrEccEnabled = 32,
+  cudaDevAttrPciBusId = 33, cudaDevAttrPciDeviceId = 34, cudaDevAttrTccDriver = 35,
+  cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37, cudaDevAttrL2CacheSize = 38,
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39, cudaDevAttrAsyncEngineCount = 40,
+  cudaDevAttrUnifiedAddressing = 41, cudaDevAttrPciDomainId = 50,
+  cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81, cudaDevAttrMaxRegistersPerMultiprocessor = 82,
+  cudaDevAttrManagedMemory = 83, cudaDevAttrIsMultiGpuBoard = 84, cudaDevAttrMultiGpuBoardGroupID = 85,
+  cudaDevAttrHostNativeAtomicSupported = 86, cudaDevAttrCooperativeLaunch = 95,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97, cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+  cudaDevAttrMemoryPoolsSupported = 115, cudaDevAttrGPUDirectRDMASupported = 116,
+  cudaDevAttrClusterLaunch = 120, cudaDevAttrMax = 148
+};
+#endif
+#ifndef __VECTOR_TYPES_H__  /* the real vector_types.h include guard */
+typedef struct uint3 { unsigned int x, y, z; } uint3;
+typedef struct dim3 { unsigned int x, y, z; } dim3;
 #endif
 
 #ifdef __cplusplus
@@ -86,6 +123,34 @@ const char *cudaGetErrorString(cudaError_t error);
 const char *cudaGetErrorName(cudaError_t error);
 cudaError_t cudaRuntimeGetVersion(int *runtimeVersion);
 cudaError_t cudaDriverGetVersion(int *driverVersion);
+/* devices, host memory (cuda_device.c) */
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device);
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags);
+cudaError_t cudaMallocHost(void **ptr, size_t size);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags);
+cudaError_t cudaDeviceReset(void);
+/* kernels (cuda_kernels.c): what nvcc's generated host code calls to register and launch */
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                             size_t sharedMem, cudaStream_t stream);
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+                       const char *deviceName, int ext, size_t size, int constant, int global);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                                     struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                               size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                    size_t sharedMem, cudaStream_t stream);
 
 /* ---- Double-only extras (not in the real runtime) ---- */
 
