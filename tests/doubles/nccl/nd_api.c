@@ -43,6 +43,16 @@ static int version_code(void) {
 
 static int comm_ok(const struct ncclComm *c) { return c && c->magic == ND_COMM_MAGIC; }
 
+/* The calling thread's group: nesting depth, the operations it deferred, and the inits it
+ * deferred (NCCL 2.28's ncclAsyncLaunch queues an init made inside a group to ncclGroupEnd). */
+static _Thread_local int t_group_depth;
+static _Thread_local struct nd_op *t_ops;
+static _Thread_local int t_nops, t_capops;
+static _Thread_local ncclResult_t t_group_err;
+struct pending_init { struct ncclComm *c; char name[ND_NAME_LEN]; };
+static _Thread_local struct pending_init *t_inits;
+static _Thread_local int t_ninits, t_capinits;
+
 /* ---- version, ids, errors ---- */
 
 API(ncclResult_t, GetVersion, (int *version)) {
@@ -186,6 +196,73 @@ static int config_ok(const ncclConfig_t *cfg) {
   return !cfg || (cfg->magic == CONFIG_MAGIC && cfg->size >= offsetof(ncclConfig_t, cgaClusterSize));
 }
 
+/* An init inside a group (NCCL 2.28 init.cc ncclCommInitRankDev: *newcomm is set, then
+ * ncclAsyncLaunch queues the init job while ncclGroupDepth > 0, group.cc): returns ncclSuccess
+ * with the communicator in *out, not yet joined; its async error is ncclSuccess and its count,
+ * rank and device read 0 (NCCL's zeroed communicator) until the outermost ncclGroupEnd runs
+ * the queued inits (group_run_inits). */
+static ncclResult_t init_defer(ncclComm_t *out, struct ncclComm *c, const char *name) {
+  if (t_ninits == t_capinits) {
+    int nc = t_capinits ? t_capinits * 2 : 8;
+    struct pending_init *n = realloc(t_inits, (size_t)nc * sizeof *n);
+    if (!n) { comm_free(c); return ncclSystemError; }
+    t_inits = n;
+    t_capinits = nc;
+  }
+  c->group_pending = 1;
+  atomic_store(&c->async_err, ncclSuccess);
+  t_inits[t_ninits].c = c;
+  snprintf(t_inits[t_ninits].name, ND_NAME_LEN, "%s", name);
+  t_ninits++;
+  *out = c;
+  return ncclSuccess;
+}
+
+/* The outermost ncclGroupEnd: runs the inits the group queued, concurrently (one thread each,
+ * as NCCL's groupLaunch runs each async job on its own thread), on each communicator's device.
+ * Blocking: waits for all and returns the first error. Non-blocking (NCCL 2.28: a group of
+ * non-blocking communicators): their async error is ncclInProgress until each is joined, and
+ * the call returns ncclInProgress. */
+static ncclResult_t group_run_inits(void) {
+  int n = t_ninits;
+  t_ninits = 0;
+  if (n == 0) return ncclSuccess;
+  ncclResult_t r = ncclSuccess;
+  int nonblocking = 0;
+  pthread_t *th = calloc((size_t)n, sizeof *th);
+  char *started = calloc((size_t)n, 1);
+  if (!th || !started) { r = ncclSystemError; goto fail; }
+  for (int i = 0; i < n; i++) {
+    struct ncclComm *c = t_inits[i].c;
+    struct init_job *j = malloc(sizeof *j);
+    if (!j) { r = ncclSystemError; atomic_store(&c->async_err, r); c->group_pending = 0; continue; }
+    j->c = c;
+    snprintf(j->name, sizeof j->name, "%s", t_inits[i].name);
+    if (!c->blocking) atomic_store(&c->async_err, ncclInProgress);
+    c->group_pending = 0;
+    if (pthread_create(&th[i], NULL, init_thread, j) != 0) {
+      free(j);
+      r = ncclSystemError;
+      atomic_store(&c->async_err, r);
+      continue;
+    }
+    started[i] = 1;
+    if (!c->blocking) { c->init_thread = th[i]; c->has_init_thread = 1; nonblocking = 1; }
+  }
+  for (int i = 0; i < n; i++) {
+    struct ncclComm *c = t_inits[i].c;
+    if (!started[i] || !c->blocking) continue;
+    pthread_join(th[i], NULL);
+    int e = atomic_load(&c->async_err);
+    if (e != ncclSuccess && r == ncclSuccess) r = (ncclResult_t)e;
+  }
+  if (r == ncclSuccess && nonblocking) r = ncclInProgress;
+fail:
+  free(th);
+  free(started);
+  return r;
+}
+
 /* Shared by every init flavour: blocking joins now; non-blocking returns ncclInProgress and
  * joins on a thread. */
 /* How a communicator is made, for its init lines (NCCL's funcName; a split's parent, splitCount,
@@ -208,6 +285,7 @@ static ncclResult_t init_common(ncclComm_t *out, int nranks, int rank, const cha
     c->split_count = how->split_count; c->color = how->color; c->key = how->key;
   }
   if (parent && !cfg) c->blocking = parent->blocking; /* NCCL: no config, the parent's */
+  if (!parent && t_group_depth > 0) return init_defer(out, c, name);
   if (!c->blocking && parent) { /* split / shrink: returns ncclSuccess, child published later */
     c->split_parent = parent;
     c->publish = out;
@@ -263,42 +341,32 @@ API(ncclResult_t, CommInitRankScalable, (ncclComm_t *newcomm, int nranks, int my
   return pncclCommInitRankConfig(newcomm, nranks, commIds[0], myrank, config);
 }
 
-struct all_job { ncclComm_t *slot; int n, rank, dev; ncclUniqueId id; ncclResult_t r; };
-static void *init_all_thread(void *arg) {
-  struct all_job *j = arg;
-  cudaSetDevice(j->dev);
-  struct init_how how = {"ncclCommInitAll", 0, 0, 0};
-  j->r = init_common(j->slot, j->n, j->rank, id_name(&j->id), NULL, NULL, &how);
-  return NULL;
-}
+ncclResult_t pncclGroupStart(void), pncclGroupEnd(void);
 
+/* As NCCL 2.28's ncclCommInitAll (init.cc): a fresh unique id, then inside a group one
+ * ncclCommInitRankDev per device on that device (the inits run together at ncclGroupEnd); the
+ * caller's device is restored. */
 API(ncclResult_t, CommInitAll, (ncclComm_t *comms, int ndev, const int *devlist)) {
   if (!comms || ndev < 1 || ndev > ND_MAX_RANKS) return ncclInvalidArgument;
-  int ndevs = 0;
-  if (cudaGetDeviceCount(&ndevs) != cudaSuccess) return ncclUnhandledCudaError;
+  int ndevs = 0, old_dev = 0;
+  if (cudaGetDevice(&old_dev) != cudaSuccess || cudaGetDeviceCount(&ndevs) != cudaSuccess)
+    return ncclUnhandledCudaError;
   for (int i = 0; i < ndev; i++) {
     int d = devlist ? devlist[i] : i;
     if (d < 0 || d >= ndevs) return ncclInvalidArgument;
+    for (int k = 0; k < i; k++)
+      if (devlist && devlist[k] == d) return ncclInvalidUsage; /* NCCL: duplicate device */
   }
   ncclUniqueId id;
   pncclGetUniqueId(&id);
-  struct all_job *jobs = calloc((size_t)ndev, sizeof *jobs);
-  pthread_t *th = calloc((size_t)ndev, sizeof *th);
-  ncclResult_t r = ncclSuccess;
-  if (!jobs || !th) { r = ncclSystemError; goto fail; }
-  int started = 0;
+  struct init_how how = {"ncclCommInitAll", 0, 0, 0};
+  pncclGroupStart();
   for (int i = 0; i < ndev; i++) {
-    jobs[i] = (struct all_job){&comms[i], ndev, i, devlist ? devlist[i] : i, id, ncclSuccess};
-    if (pthread_create(&th[i], NULL, init_all_thread, &jobs[i]) != 0) { r = ncclSystemError; break; }
-    started++;
+    cudaSetDevice(devlist ? devlist[i] : i);
+    init_common(&comms[i], ndev, i, id_name(&id), NULL, NULL, &how);
   }
-  for (int i = 0; i < started; i++) {
-    pthread_join(th[i], NULL);
-    if (jobs[i].r != ncclSuccess) r = jobs[i].r;
-  }
-fail:
-  free(jobs);
-  free(th);
+  ncclResult_t r = pncclGroupEnd();
+  cudaSetDevice(old_dev);
   return r;
 }
 
@@ -463,7 +531,7 @@ API(ncclResult_t, CommCount, (const ncclComm_t comm, int *count)) {
   if (!comm_ok(comm) || !count) return ncclInvalidArgument;
   int rr = ready(comm); /* NCCL: ncclCommEnsureReady, a WARN while init is in progress */
   if (rr != ncclSuccess) return rr;
-  *count = comm->nranks;
+  *count = comm->group_pending ? 0 : comm->nranks;
   return ncclSuccess;
 }
 
@@ -471,7 +539,7 @@ API(ncclResult_t, CommCuDevice, (const ncclComm_t comm, int *device)) {
   if (!comm_ok(comm) || !device) return ncclInvalidArgument;
   int rr = ready(comm); /* NCCL: ncclCommEnsureReady, a WARN while init is in progress */
   if (rr != ncclSuccess) return rr;
-  *device = comm->dev;
+  *device = comm->group_pending ? 0 : comm->dev;
   return ncclSuccess;
 }
 
@@ -479,7 +547,7 @@ API(ncclResult_t, CommUserRank, (const ncclComm_t comm, int *rank)) {
   if (!comm_ok(comm) || !rank) return ncclInvalidArgument;
   int rr = ready(comm); /* NCCL: ncclCommEnsureReady, a WARN while init is in progress */
   if (rr != ncclSuccess) return rr;
-  *rank = comm->rank;
+  *rank = comm->group_pending ? 0 : comm->rank;
   return ncclSuccess;
 }
 
@@ -560,13 +628,6 @@ API(ncclResult_t, RedOpDestroy, (ncclRedOp_t op, ncclComm_t comm)) {
 }
 
 /* ---- operations and groups ---- */
-
-static _Thread_local int t_group_depth;
-static _Thread_local struct nd_op *t_ops;
-static _Thread_local int t_nops, t_capops;
-static _Thread_local ncclResult_t t_group_err;
-
-
 
 static int stream_capturing(cudaStream_t s) {
   enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
@@ -700,7 +761,9 @@ API(ncclResult_t, GroupEnd, (void)) {
     return ncclInvalidUsage;
   }
   if (--t_group_depth > 0) return ncclSuccess;
-  ncclResult_t r = t_group_err;
+  ncclResult_t r = group_run_inits();
+  if (r != ncclSuccess) { t_nops = 0; return r; }
+  r = t_group_err;
   int n = t_nops;
   t_nops = 0;
   if (r != ncclSuccess || n == 0) return r;

@@ -79,6 +79,8 @@ struct ncclComm {
   struct ncclComm **publish;  /* non-blocking split: where the child is stored once ready */
   pthread_t init_thread;      /* non-blocking init runs here; joined by destroy/abort */
   int has_init_thread;
+  int group_pending;          /* created inside a group: its init runs at the outermost
+                                 ncclGroupEnd (NCCL 2.28 group.cc); until then NCCL's zeroed fields */
   struct ncclD_peer *peers;   /* for the log side, filled at the end of init */
   /* how it was made, for its init lines: the API name NCCL prints ("ncclCommInitRank",
    * "ncclCommSplit", ...) and, for a split or shrink, the parent and NCCL's splitCount, color, key */
