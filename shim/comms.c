@@ -31,14 +31,17 @@ static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t co
                              int nranks, uint64_t parent_id, int nonblocking) {
   int ok = handle && (r->c.rc == ncclSuccess || r->c.rc == ncclInProgress);
   int device = -1;
-  if (ok && r->c.rc == ncclSuccess) {
+  /* Inside a group NCCL defers the init to ncclGroupEnd (2.28 group.cc): the communicator it
+   * returned still reads count, rank and device 0, so it is not asked; its device is the
+   * current one, which NCCL's init takes. */
+  if (ok && r->c.rc == ncclSuccess && ncs_tls.depth == 0) {
     int saved = errno;
     device = query_int(NCS_REAL(CommCuDevice), handle);
     if (rank < 0) rank = query_int(NCS_REAL(CommUserRank), handle);
     if (nranks < 0) nranks = query_int(NCS_REAL(CommCount), handle);
     errno = saved;
   }
-  /* not ready yet (ncclInProgress): NCCL builds a communicator on the current device */
+  /* not ready yet (ncclInProgress, or in a group): NCCL builds it on the current device */
   if (ok && device < 0 && ncs_gpu_on) device = ncs_gpu_current_device();
   uint32_t idx = ncs_comm_add(ok ? handle : NULL, comm_id, device);
   struct ncs_comm c = {.comm = idx, .comm_id = comm_id, .handle = ok ? (uint64_t)(uintptr_t)handle : 0,
