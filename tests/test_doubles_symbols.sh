@@ -2,7 +2,10 @@
 # test_doubles_symbols.sh — the doubles export what the real libraries export, the same way:
 # every NCCL entry point of include/ncclscope/nccl_abi.h as a strong pncclX and a weak ncclX
 # (as /usr/local/cuda/lib/libnccl.so.2, NCCL 2.28.9, does), the right sonames, and every
-# CUDA function the CUDA double implements exists under that name in the real libcudart.so.13.
+# CUDA function the CUDA double implements (nvcc's __cuda* registration and launch entry points
+# too) exists under that name in the real libcudart.so.13, and every one is exported under the
+# version node libcudart.so.13, as the real runtime exports its symbols (programs linked against
+# it ask for symbol@libcudart.so.13).
 source "$(dirname "$0")/lib.sh"
 NCCLD=$DOUBLES/libnccl.so.2
 CUDAD=$DOUBLES/libcudart.so.13
@@ -36,8 +39,8 @@ check_eq "libnccl.so.2 double soname" "libnccl.so.2" \
   "$(readelf -d "$NCCLD" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
 check_eq "libcudart.so.13 double soname" "libcudart.so.13" \
   "$(readelf -d "$CUDAD" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
-cuda_names=$(sed -n 's/^cudaError_t \(cuda[A-Za-z]*\)(.*/\1/p; s/^const char \*\(cuda[A-Za-z]*\)(.*/\1/p' \
-  "$ROOT/tests/doubles/include/cuda_double.h" | grep -v '^cudaDouble')
+cuda_names=$(sed -n 's/^cudaError_t \(cuda[A-Za-z]*\)(.*/\1/p; s/^const char \*\(cuda[A-Za-z]*\)(.*/\1/p;
+  s/^[a-zA-Z_]* [*]*\(__cuda[A-Za-z_]*\)(.*/\1/p' "$ROOT/tests/doubles/include/cuda_double.h" | grep -v '^cudaDouble')
 bad=""
 for n in $cuda_names; do [ "$(binding "$CUDAD" "$n")" = T ] || bad="$bad $n"; done
 check_eq "CUDA double exports all $(echo "$cuda_names" | wc -l) runtime functions it declares" "" "$bad"
@@ -47,4 +50,20 @@ if [ -r "$REAL_CUDART" ]; then
   check_eq "each of them exists in the real libcudart.so.13" "" "$bad"
 else
   skip "real libcudart comparison: $REAL_CUDART not present"
+fi
+check_eq "the CUDA double declares nvcc's registration and launch entry points (7 or more __cuda*)" 1 \
+  "$([ "$(echo "$cuda_names" | grep -c '^__cuda')" -ge 7 ] && echo 1)"
+# version LIB: "name version" for every defined dynamic function or object of LIB
+versions() { objdump -T "$1" | awk '$2 == "g" && $4 != "*UND*" && NF >= 7 { print $NF, $(NF-1) }'; }
+unversioned=$(versions "$CUDAD" | awk '$2 != "libcudart.so.13" { print $1 }' | tr '\n' ' ')
+nexp=$(versions "$CUDAD" | wc -l)
+[ "$nexp" -ge "$(echo "$cuda_names" | wc -l)" ] || unversioned="only $nexp exports read by objdump $unversioned"
+check_eq "CUDA double: every export ($nexp) under the version node libcudart.so.13" "" "$unversioned"
+check_eq "CUDA double: exports nothing but cuda* and __cuda* (and the version node)" "" \
+  "$(versions "$CUDAD" | awk '$1 !~ /^(__)?cuda/ && $1 != "libcudart.so.13" { print $1 }' | tr '\n' ' ')"
+if [ -r "$REAL_CUDART" ]; then
+  check_eq "the real libcudart.so.13 exports under the same node" "" \
+    "$(versions "$REAL_CUDART" | awk '$2 != "libcudart.so.13" { print $1 }' | head -5 | tr '\n' ' ')"
+else
+  skip "real libcudart version node: $REAL_CUDART not present"
 fi

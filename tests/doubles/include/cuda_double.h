@@ -55,25 +55,9 @@ struct cudaDeviceProp { CUDA_DOUBLE_PROP_FIELDS(CUDA_DOUBLE_PROP_F_, CUDA_DOUBLE
 #undef CUDA_DOUBLE_PROP_F_
 #undef CUDA_DOUBLE_PROP_A_
 /* the attributes the double answers with its device's values (others in range give 0) */
-enum cudaDeviceAttr {
-  cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxBlockDimX = 2, cudaDevAttrMaxBlockDimY = 3,
-  cudaDevAttrMaxBlockDimZ = 4, cudaDevAttrMaxGridDimX = 5, cudaDevAttrMaxGridDimY = 6,
-  cudaDevAttrMaxGridDimZ = 7, cudaDevAttrMaxSharedMemoryPerBlock = 8,
-  cudaDevAttrTotalConstantMemory = 9, cudaDevAttrWarpSize = 10, cudaDevAttrMaxRegistersPerBlock = 12,
-  cudaDevAttrClockRate = 13, cudaDevAttrMultiProcessorCount = 16, cudaDevAttrIntegrated = 18,
-  cudaDevAttrCanMapHostMemory = 19, cudaDevAttrConcurrentKernels = 31, cudaDevAttrEccEnabled = 32,
-  cudaDevAttrPciBusId = 33, cudaDevAttrPciDeviceId = 34, cudaDevAttrTccDriver = 35,
-  cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37, cudaDevAttrL2CacheSize = 38,
-  cudaDevAttrMaxThreadsPerMultiProcessor = 39, cudaDevAttrAsyncEngineCount = 40,
-  cudaDevAttrUnifiedAddressing = 41, cudaDevAttrPciDomainId = 50,
-  cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76,
-  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81, cudaDevAttrMaxRegistersPerMultiprocessor = 82,
-  cudaDevAttrManagedMemory = 83, cudaDevAttrIsMultiGpuBoard = 84, cudaDevAttrMultiGpuBoardGroupID = 85,
-  cudaDevAttrHostNativeAtomicSupported = 86, cudaDevAttrCooperativeLaunch = 95,
-  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97, cudaDevAttrMaxBlocksPerMultiprocessor = 106,
-  cudaDevAttrMemoryPoolsSupported = 115, cudaDevAttrGPUDirectRDMASupported = 116,
-  cudaDevAttrClusterLaunch = 120, cudaDevAttrMax = 148
-};
+#define CUDA_DOUBLE_ATTR_(name, value) cudaDevAttr##name = value,
+enum cudaDeviceAttr { CUDA_DOUBLE_ATTRS(CUDA_DOUBLE_ATTR_) };
+#undef CUDA_DOUBLE_ATTR_
 #endif
 #ifndef __VECTOR_TYPES_H__  /* the real vector_types.h include guard */
 typedef struct uint3 { unsigned int x, y, z; } uint3;

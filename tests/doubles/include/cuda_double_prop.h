@@ -1,9 +1,11 @@
 /* cuda_double_prop.h — the fields of CUDA 13.0's struct cudaDeviceProp (driver_types.h), in
- * order, as one X-macro list: F(type, name) for a scalar, A(type, name, n) for an array.
+ * order, as one X-macro list: F(type, name) for a scalar, A(type, name, n) for an array; and the
+ * device attributes (enum cudaDeviceAttr) the CUDA double answers, X(name, value).
  *
- * Contract: cuda_double.h declares struct cudaDeviceProp from this list, and
- * tests/test_cuda_prop_abi.c expands the same list against the real header, so every field's
- * offset and size, and the struct's size, are proven equal to CUDA 13.0's. */
+ * Contract: cuda_double.h declares struct cudaDeviceProp and enum cudaDeviceAttr from these
+ * lists, and tests/test_cuda_prop_abi.c expands the same lists against the real header, so every
+ * field's offset and size, the struct's size and every attribute's value are proven equal to
+ * CUDA 13.0's. */
 #ifndef NCCL_DOUBLE_CUDA_DOUBLE_PROP_H
 #define NCCL_DOUBLE_CUDA_DOUBLE_PROP_H
 #define CUDA_DOUBLE_PROP_FIELDS(F, A) \
@@ -37,4 +39,18 @@
   F(int, deviceNumaConfig) F(int, deviceNumaId) F(int, mpsEnabled) F(int, hostNumaId) \
   F(unsigned int, gpuPciDeviceID) F(unsigned int, gpuPciSubsystemID) \
   F(int, hostNumaMultinodeIpcSupported) A(int, reserved, 56)
+
+#define CUDA_DOUBLE_ATTRS(X) \
+  X(MaxThreadsPerBlock, 1) X(MaxBlockDimX, 2) X(MaxBlockDimY, 3) X(MaxBlockDimZ, 4) \
+  X(MaxGridDimX, 5) X(MaxGridDimY, 6) X(MaxGridDimZ, 7) X(MaxSharedMemoryPerBlock, 8) \
+  X(TotalConstantMemory, 9) X(WarpSize, 10) X(MaxRegistersPerBlock, 12) X(ClockRate, 13) \
+  X(MultiProcessorCount, 16) X(Integrated, 18) X(CanMapHostMemory, 19) X(ConcurrentKernels, 31) \
+  X(EccEnabled, 32) X(PciBusId, 33) X(PciDeviceId, 34) X(TccDriver, 35) X(MemoryClockRate, 36) \
+  X(GlobalMemoryBusWidth, 37) X(L2CacheSize, 38) X(MaxThreadsPerMultiProcessor, 39) \
+  X(AsyncEngineCount, 40) X(UnifiedAddressing, 41) X(PciDomainId, 50) \
+  X(ComputeCapabilityMajor, 75) X(ComputeCapabilityMinor, 76) \
+  X(MaxSharedMemoryPerMultiprocessor, 81) X(MaxRegistersPerMultiprocessor, 82) X(ManagedMemory, 83) \
+  X(IsMultiGpuBoard, 84) X(MultiGpuBoardGroupID, 85) X(HostNativeAtomicSupported, 86) \
+  X(CooperativeLaunch, 95) X(MaxSharedMemoryPerBlockOptin, 97) X(MaxBlocksPerMultiprocessor, 106) \
+  X(MemoryPoolsSupported, 115) X(GPUDirectRDMASupported, 116) X(ClusterLaunch, 120) X(Max, 148)
 #endif
