@@ -2,8 +2,8 @@
  * memory information, page-locked host memory, device reset.
  *
  * Contract: every device is an H100 SXM5 80 GB (compute capability 9.0, 132 SMs; the other
- * figures are that GPU's published ones), and agrees with the NVML double: its name and PCI
- * bus id are those the NVML double gives the same physical GPU (the CUDA_VISIBLE_DEVICES entry
+ * figures are that GPU's published ones), and agrees with the NVML double: its name, PCI bus id
+ * and UUID are those the NVML double gives the same physical GPU (the CUDA_VISIBLE_DEVICES entry
  * of the device) from the NVMLDOUBLE_TOPO file; without one, NVML's defaults for a file without
  * directives, under the name "NVIDIA H100 80GB HBM3". cudaMemGetInfo reports the whole memory
  * free (the double's device memory is host memory and is not counted). Page-locked host memory
@@ -67,7 +67,12 @@ static void fill_props(struct cudaDeviceProp *p, int dev) {
     if (strcmp(g->name, "NVIDIA Test GPU") != 0) snprintf(p->name, sizeof p->name, "%s", g->name);
     sscanf(g->bus_id, "%x:%x:%x.%x", &dom, &bus, &slot, &fn);
   }
-  for (int i = 0; i < 16; i++) p->uuid.bytes[i] = (char)(i == 0 ? 0x6e : i == 15 ? phys : 0);
+  /* the bytes of the NVML double's UUID of this GPU, GPU-%08x-0000-4000-8000-%012x */
+  unsigned u = 0x6e63730u + (unsigned)phys;
+  unsigned char id[16] = {u >> 24, u >> 16 & 0xff, u >> 8 & 0xff, u & 0xff, 0, 0, 0x40, 0, 0x80, 0,
+                          0, 0, (unsigned)phys >> 24, (unsigned)phys >> 16 & 0xff, (unsigned)phys >> 8 & 0xff,
+                          (unsigned)phys & 0xff};
+  memcpy(p->uuid.bytes, id, sizeof id);
   p->totalGlobalMem = H100_MEM;
   p->sharedMemPerBlock = 49152;
   p->regsPerBlock = 65536;

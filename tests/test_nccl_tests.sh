@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# test_nccl_tests.sh — NVIDIA's nccl-tests, unmodified (../shared/nccl-tests, or NCCL_TESTS_SRC),
+# built with nvcc and run on the CUDA, NCCL and NVML doubles under the shim by
+# scripts/nccl-tests.sh: every run exits 0 and prints nccl-tests' "# Avg bus bandwidth" line, and
+# the calls the traces hold per operation equal nccl-tests' own iteration arithmetic exactly
+# (src/common.cu, TimeTest / BenchTime / startColl), counted from what nccl-tests printed:
+#
+#   calls(op) = k(op) * R * ( W * nwarm + rows * 2 * (1 + N * M) )
+#
+#   R      ranks in the process: threads (-t) x GPUs per thread (-g); each rank makes its calls
+#   k(op)  NCCL calls of op per rank in one startColl: 1 (all_reduce, alltoall: ncclAlltoAll with
+#          NCCL >= 2.28), Send 1 + Recv 1 (sendrecv), Send and Recv log2(R) each (hypercube)
+#   W      -w warm-up startColls per warm-up size; nwarm = sizes from -b to -e doubling (TimeTest
+#          warms up with a step factor of 2 whatever -f says)
+#   rows   the size rows nccl-tests printed (one per timed size per -N cycle)
+#   2      BenchTime runs out-of-place then in-place
+#   1      BenchTime's first startColl, before the timer starts
+#   N * M  -n timed iterations of -m aggregated startColls each; -c 0, so no check iteration
+#
+# With -G G the N * M timed startColls of each BenchTime are captured into a CUDA graph (the
+# calls are made once, flagged captured) and the graph is launched G times: captured calls =
+# k * R * rows * 2 * N * M, and NCCL kernels run on the GPU = R * (W * nwarm + rows * 2 * (1 + N * G))
+# for all_reduce with -m 1 (one kernel per call). -R 1 registers and -R 2 window-registers each
+# rank's send and receive buffers once: 2 * R calls. Each COMM record's device is the device
+# nccl-tests printed for that rank, whose bus id is the NVML topology's for that GPU.
+#
+# SKIP when nvcc or the nccl-tests source is missing (a clone without ../shared), under a
+# sanitizer build (nccl-tests itself is not instrumented), and when the one-time build does not
+# finish in NCS_NCCL_TESTS_BUILD_S (200 s) on a loaded machine: the objects built so far stay in
+# BUILD/nccl-tests and the next run goes on from them.
+source "$(dirname "$0")/lib.sh"
+SCRIPT=$ROOT/scripts/nccl-tests.sh
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+SRC=${NCCL_TESTS_SRC:-$ROOT/../shared/nccl-tests}
+if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then skip "nccl-tests: nvcc not found at $CUDA_HOME/bin/nvcc"; exit 0; fi
+if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests: no nccl-tests source at $SRC (set NCCL_TESTS_SRC)"; exit 0; fi
+if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests: not under $NCS_SANITIZER (nccl-tests is built without it)"; exit 0; fi
+command -v python3 >/dev/null || { skip "nccl-tests: python3 needed to read the JSON"; exit 0; }
+export BUILD NCCL_TESTS_SRC=$SRC
+
+# refused before anything is built or run
+bash "$SCRIPT" "$T/refused" -- all_reduce_perf -c 1 >"$T/refused.out" 2>&1
+check_eq "-c 1 refused (data checks need device kernels): exit 2" 2 "$?"
+check "... saying why" grep -q "cannot run device code" "$T/refused.out"
+check "... and nothing ran" test ! -e "$T/refused/nccl-tests.out"
+
+timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$SCRIPT" --build-only all_reduce sendrecv alltoall hypercube \
+  >"$T/build.log" 2>&1
+rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+  skip "nccl-tests: the build did not finish in ${NCS_NCCL_TESTS_BUILD_S:-200} s (load); kept in $BUILD/nccl-tests, the next run goes on"
+  exit 0
+fi
+check_eq "nccl-tests builds (all_reduce, sendrecv, alltoall, hypercube)" 0 "$rc"
+[ "$rc" = 0 ] || { sed 's/^/    /' "$T/build.log" | tail -20; exit 0; }
+
+# bytes SIZE: a size as nccl-tests parses it (K, M, G: binary units)
+bytes() {
+  case $1 in *[kK]) echo $((${1%?} << 10)) ;; *[mM]) echo $((${1%?} << 20)) ;; *[gG]) echo $((${1%?} << 30)) ;; *) echo "$1" ;; esac
+}
+# nwarm B E: warm-up sizes, B doubling up to E
+nwarm() { local s n=0 e; s=$(bytes "$1"); e=$(bytes "$2"); while [ "$s" -le "$e" ]; do n=$((n + 1)); s=$((s * 2)); done; echo $n; }
+
+# verify.py DIR: what the traces say, as "key value" lines: calls.OP, captured, kernels, comm.RANK
+cat >"$T/verify.py" <<'EOF'
+import json, re, subprocess, sys
+ncs, d = sys.argv[1], sys.argv[2]
+rep = json.loads(subprocess.run([ncs, "report", "--json", d], capture_output=True, text=True, check=True).stdout)
+calls, captured, kernels = {}, 0, 0
+for r in rep["ranks"]:
+    for op, v in r["ops"].items():
+        calls[op] = calls.get(op, 0) + v["calls"]
+    captured += r.get("captured") or 0
+    kernels += (r.get("gpu_time") or {}).get("nccl_kernels") or 0
+for op, n in sorted(calls.items()):
+    print("calls.%s %d" % (op, n))
+print("captured", captured)
+print("kernels", kernels)
+bus = {g["index"]: g["bus_id"].lower() for h in rep.get("topology", []) for g in h["gpus"]}
+dump = subprocess.run([ncs, "dump", d], capture_output=True, text=True, check=True).stdout
+for m in re.finditer(r"^COMM comm=\d+ .*? rank=(\d+) nranks=\d+ device=(-?\d+)", dump, re.M):
+    dev = int(m.group(2))
+    print("comm.%s %d %s" % (m.group(1), dev, bus.get(dev, "?")))
+EOF
+
+# run NAME PROGRAM K_SPEC ARGS...: runs nccl-tests, checks its exit, its summary line and the
+# arithmetic. K_SPEC: op:k pairs (k "log" = log2 of the ranks). ARGS must give -n -w -b -e;
+# -t -g -m -G -N -R as wanted.
+run() {
+  local name=$1 prog=$2 kspec=$3; shift 3
+  local out=$T/$name t=1 g=1 w=1 n=20 m=1 G=0 b=33554432 e=33554432 reg=0 a
+  local -a args=("$@")
+  local i=0
+  while [ $i -lt ${#args[@]} ]; do
+    a=${args[$i]}; v=${args[$((i + 1))]:-}
+    case $a in -t) t=$v ;; -g) g=$v ;; -w) w=$v ;; -n) n=$v ;; -m) m=$v ;; -G) G=$v ;; -b) b=$v ;; -e) e=$v ;; -R) reg=$v ;; esac
+    i=$((i + 1))
+  done
+  bash "$SCRIPT" "$out" -- "$prog" "$@" >"$T/$name.stdout" 2>"$T/$name.stderr"
+  local rc=$?
+  check_eq "$name: nccl-tests exits 0" 0 "$rc"
+  [ "$rc" = 0 ] || { sed 's/^/    /' "$T/$name.stderr" | tail -20; return; }
+  check "$name: prints its # Avg bus bandwidth line" grep -q '^# Avg bus bandwidth *: [0-9]' "$out/nccl-tests.out"
+  check "$name: ran without data checks (validation: 0)" grep -q 'validation: 0 ' "$out/nccl-tests.out"
+  check_eq "$name: OUT/nccl-tests.out is what nccl-tests printed" "" "$(cmp "$out/nccl-tests.out" "$T/$name.stdout" 2>&1)"
+  local rows nw R=$((t * g))
+  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$out/nccl-tests.out")
+  nw=$(nwarm "$b" "$e")
+  python3 "$T/verify.py" "$NCS" "$out" >"$T/$name.facts" 2>"$T/$name.err" || { fail "$name: report --json"; sed 's/^/    /' "$T/$name.err"; return; }
+  local per_rank=$((w * nw + rows * 2 * (1 + n * m))) pair op k ktot=0 got
+  for pair in $kspec; do
+    op=${pair%%:*} k=${pair#*:}
+    if [ "$k" = log ]; then k=0; while [ $((1 << k)) -lt "$R" ]; do k=$((k + 1)); done; fi
+    ktot=$((ktot + k))
+    got=$(awk -v k="calls.$op" '$1 == k { print $2 }' "$T/$name.facts")
+    check_eq "$name: $op calls = $k x $R ranks x ($w x $nw warm-up + $rows rows x 2 x (1 + $n x $m))" \
+      "$((k * R * per_rank))" "${got:-0}"
+  done
+  if [ "$G" -gt 0 ]; then
+    check_eq "$name: captured calls = $ktot x $R x $rows rows x 2 x $n x $m" "$((ktot * R * rows * 2 * n * m))" \
+      "$(awk '$1 == "captured" { print $2 }' "$T/$name.facts")"
+    [ "$m" = 1 ] && [ "$ktot" = 1 ] &&
+      check_eq "$name: NCCL kernels = $R x ($w x $nw + $rows x 2 x (1 + $n x $G launches))" \
+        "$((R * (w * nw + rows * 2 * (1 + n * G))))" "$(awk '$1 == "kernels" { print $2 }' "$T/$name.facts")"
+  fi
+  if [ "$reg" = 1 ]; then
+    check_eq "$name: -R 1: CommRegister = 2 x $R" "$((2 * R))" "$(awk '$1 == "calls.CommRegister" { print $2 }' "$T/$name.facts")"
+  elif [ "$reg" = 2 ]; then
+    check_eq "$name: -R 2: CommWindowRegister = 2 x $R" "$((2 * R))" \
+      "$(awk '$1 == "calls.CommWindowRegister" { print $2 }' "$T/$name.facts")"
+  fi
+  # devices: nccl-tests' "#  Rank  r Group 0 Pid p on host device d [bus] name" lines
+  local want have
+  want=$(sed -n 's/^#  Rank *\([0-9]*\) .* device *\([0-9]*\) \[\([0-9a-f:]*\)\].*/comm.\1 \2 0000\3.0/p' "$out/nccl-tests.out" | sort)
+  have=$(awk '$1 ~ /^comm\./' "$T/$name.facts" | sort)
+  check_eq "$name: each communicator's device and NVML bus id as nccl-tests printed them ($R ranks)" "$want" "$have"
+}
+
+FAST=(-b 8 -e 64K -f 8)
+run plain all_reduce_perf "AllReduce:1" "${FAST[@]}" -n 5 -w 2
+run g2-m2-R1 all_reduce_perf "AllReduce:1" "${FAST[@]}" -n 3 -w 1 -g 2 -m 2 -R 1
+run t2-g2-G2 all_reduce_perf "AllReduce:1" "${FAST[@]}" -n 3 -w 1 -t 2 -g 2 -G 2
+run sendrecv-t2-R2 sendrecv_perf "Send:1 Recv:1" "${FAST[@]}" -n 3 -w 1 -t 2 -R 2
+run alltoall-g2-N2 alltoall_perf "AlltoAll:1" "${FAST[@]}" -n 2 -w 1 -g 2 -N 2
+run hypercube-g4 hypercube_perf "Send:log Recv:log" "${FAST[@]}" -n 2 -w 1 -g 4
