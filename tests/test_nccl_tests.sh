@@ -8,7 +8,8 @@
 #   calls(op) = k(op) * R * ( W * nwarm + rows * 2 * (1 + N * M) )
 #
 #   R      ranks in the process: threads (-t) x GPUs per thread (-g); each rank makes its calls
-#   k(op)  NCCL calls of op per rank in one startColl: 1 (all_reduce, alltoall: ncclAlltoAll with
+#   k(op)  NCCL calls of op per rank in one startColl: 1 (all_reduce, all_gather, reduce_scatter,
+#          broadcast, reduce; alltoall, gather, scatter: ncclAlltoAll/ncclGather/ncclScatter with
 #          NCCL >= 2.28), Send 1 + Recv 1 (sendrecv), Send and Recv log2(R) each (hypercube)
 #   W      -w warm-up startColls per warm-up size; nwarm = sizes from -b to -e doubling (TimeTest
 #          warms up with a step factor of 2 whatever -f says)
@@ -27,7 +28,9 @@
 # SKIP when nvcc or the nccl-tests source is missing (a clone without ../shared), under a
 # sanitizer build (nccl-tests itself is not instrumented), and when the one-time build does not
 # finish in NCS_NCCL_TESTS_BUILD_S (200 s) on a loaded machine: the objects built so far stay in
-# BUILD/nccl-tests and the next run goes on from them.
+# BUILD/nccl-tests and the next run goes on from them. The other seven programs are built after
+# the first four within 90 s more; each one not built by then is skipped, by name, until a later
+# run has built it. alltoallv's calls depend on its size pattern: it is only run, not counted.
 source "$(dirname "$0")/lib.sh"
 SCRIPT=$ROOT/scripts/nccl-tests.sh
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -143,3 +146,24 @@ run t2-g2-G2 all_reduce_perf "AllReduce:1" "${FAST[@]}" -n 3 -w 1 -t 2 -g 2 -G 2
 run sendrecv-t2-R2 sendrecv_perf "Send:1 Recv:1" "${FAST[@]}" -n 3 -w 1 -t 2 -R 2
 run alltoall-g2-N2 alltoall_perf "AlltoAll:1" "${FAST[@]}" -n 2 -w 1 -g 2 -N 2
 run hypercube-g4 hypercube_perf "Send:log Recv:log" "${FAST[@]}" -n 2 -w 1 -g 4
+
+# the other programs nccl-tests ships, each with two ranks
+timeout -k 5 "${NCS_NCCL_TESTS_BUILD2_S:-90}" bash "$SCRIPT" --build-only all_gather reduce_scatter broadcast \
+  reduce gather scatter alltoallv >"$T/build2.log" 2>&1
+for spec in all_gather:AllGather reduce_scatter:ReduceScatter broadcast:Broadcast reduce:Reduce \
+            gather:Gather scatter:Scatter alltoallv:; do
+  prog=${spec%%:*}_perf op=${spec#*:}
+  if [ ! -x "$BUILD/nccl-tests/$prog" ]; then
+    skip "nccl-tests: $prog not built yet (within ${NCS_NCCL_TESTS_BUILD2_S:-90} s; the next run goes on)"
+  elif [ "$op" = Gather ] || [ "$op" = Scatter ]; then
+    # no call for a size whose per-rank count is 0 (GatherRunColl/ScatterRunColl return early):
+    # from 64 B every size has one, for 2 ranks
+    run "${prog%_perf}-g2" "$prog" "$op:1" -b 64 -e 64K -f 8 -n 2 -w 1 -g 2
+  elif [ -n "$op" ]; then
+    run "${prog%_perf}-g2" "$prog" "$op:1" "${FAST[@]}" -n 2 -w 1 -g 2
+  else
+    bash "$SCRIPT" "$T/$prog" -- "$prog" "${FAST[@]}" -n 2 -w 1 -g 2 >"$T/$prog.stdout" 2>&1
+    check_eq "$prog -g 2: nccl-tests exits 0" 0 "$?"
+    check "$prog -g 2: prints its # Avg bus bandwidth line" grep -q '^# Avg bus bandwidth *: [0-9]' "$T/$prog.stdout"
+  fi
+done
