@@ -24,7 +24,8 @@
 # (default CUDA_HOME). The nccl-tests source: --src DIR, else NCCL_TESTS_SRC, else
 # ../shared/nccl-tests next to this repository when present.
 # Environment: BUILD (ncclscope's build directory, default build), NVMLDOUBLE_TOPO (the machine,
-# default tests/doubles/topos/nvswitch-8x-h100-nv18.txt), CUDA_HOME, NCCL_HOME, NCCL_TESTS_SRC.
+# default tests/doubles/topos/nvswitch-8x-h100-nv18.txt), CUDA_HOME, NCCL_HOME, NCCL_TESTS_SRC,
+# NCCL_TESTS_JOBS (parallel compile jobs of the nccl-tests build, default 2).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
