@@ -24,6 +24,7 @@ void ncs_dfacts_free(struct ncs_dfacts *f) {
   ncs_ivu_free(&f->host_u);
   ncs_ivu_free(&f->gpu_u);
   ncs_kact_free(f->kact);
+  ncs_replay_free(f->replay);
   free(f->topo);
   free(f);
 }
@@ -54,6 +55,7 @@ static int on_process(void *ctx, const struct ncs_process *p) {
 
 static int on_comm(void *ctx, const struct ncs_comm *c) {
   struct ncs_dfacts *f = ctx;
+  if (f->replay) ncs_replay_comm(f->replay, c->comm, c->nranks);
   if (!ncs_rc_ok(c->rc)) return 0;
   struct ncs_dcomm *d = NULL;
   for (int i = 0; i < f->ncomms && !d; i++) /* a second COMM record completes a non-blocking init */
@@ -150,7 +152,11 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
 }
 /* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
  * next CALL) as a single record, nothing set up for it. */
-static int on_calls(void *ctx, const struct ncs_call *x, size_t n) { return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n); }
+static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  struct ncs_dfacts *f = ctx;
+  if (f->replay) ncs_replay_calls(f->replay, x, n);
+  return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n);
+}
 
 static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct ncs_dfacts *f = ctx;
@@ -168,6 +174,8 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   return 0;
 }
 static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
+  struct ncs_dfacts *f = ctx;
+  if (f->replay) ncs_replay_gpu_times(f->replay, g, n);
   for (size_t i = 0; i < n; i++) on_gpu(ctx, &g[i]);
   return 0;
 }
@@ -180,6 +188,7 @@ static int on_log(void *ctx, const struct ncs_log_line *l) {
 
 static int on_raw(void *ctx, const struct ncs_raw *r) {
   struct ncs_dfacts *f = ctx;
+  if (f->replay) ncs_replay_add_raw(f->replay, r);
   if (f->kact && ncs_kact_add_raw(f->kact, r->type, r->body, r->len)) return 0;
   if (r->type != NCS_REC_TOPO_GPU && r->type != NCS_REC_TOPO_LINK) return 0;
   if (!f->topo) {
@@ -197,6 +206,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   memset(v, 0, sizeof *v);
   v->ctx = f;
   if (!f->kact) f->kact = ncs_kact_new(); /* NULL: no GPU-time figures, the rest still works */
+  if (!f->replay) f->replay = ncs_replay_new(); /* NULL: replays not counted */
   v->process = on_process;
   v->comm = on_comm;
   v->calls = on_calls;
@@ -207,11 +217,35 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
 
 static double median_busbw(const struct ncs_dfacts *f);
 
+/* One replayed call: a call of the window, a GPU interval, a bandwidth sample when large. */
+static void on_replayed(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
+  struct ncs_dfacts *f = ctx;
+  f->ncalls++;
+  f->replay_ns += (double)(e - s);
+  if (!f->gpu_first || s < f->gpu_first) f->gpu_first = s;
+  if (e > f->gpu_last) f->gpu_last = e;
+  if (ncs_op_kind(c->op) != NCS_KIND_COLL || (double)c->bytes < (double)NCS_DF_BIG_BYTES || e <= s) return;
+  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, (int)c->n);
+  if (bb > 0 && f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = bb / (double)(e - s);
+}
+static void on_replay_extra(void *ctx, uint64_t s, uint64_t e) { ((struct ncs_dfacts *)ctx)->replay_extra_ns += (double)(e - s); }
+/* The file's graph replays (docs/METRICS.md "Graph replays"): counted with GPU timing only. */
+static void add_replays(struct ncs_dfacts *f) {
+  if (!f->replay) return;
+  if (ncs_replay_solve(f->replay, &f->replays) == 0 && f->replays.counted && f->timing_gpu) {
+    ncs_replay_each(f->replay, 0, on_replayed, f);
+    ncs_replay_extra(f->replay, 0, on_replay_extra, f);
+  }
+  ncs_replay_free(f->replay);
+  f->replay = NULL;
+}
+
 void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_status *st) {
   f->read_rc = read_rc;
   snprintf(f->error, sizeof f->error, "%s", st ? st->error : "");
   double host = ncs_ivu_total(&f->host_u), gpu = ncs_ivu_total(&f->gpu_u);
-  f->comm_ns = f->timing_gpu ? gpu : host;
+  add_replays(f);
+  f->comm_ns = f->timing_gpu ? gpu + f->replay_extra_ns : host;
   free(f->pending);
   f->pending = NULL;
   if (f->kact && ncs_kact_figures(f->kact, &f->gpu, NULL, 0, NULL, NULL) != 0) f->gpu.have = 0;

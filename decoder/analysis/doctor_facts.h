@@ -18,6 +18,7 @@
 #include "model/transport.h"
 #include "model/kact.h"
 #include "model/ivunion.h"
+#include "model/replay.h"
 
 #define NCS_DF_MAX_ENV 48
 #define NCS_DF_MAX_COMMS 32
@@ -67,6 +68,12 @@ struct ncs_dfacts {
    * per-operation sizes are not filled (analysis/gputime.c has them) */
   struct ncs_kact *kact;
   struct ncs_kact_fig gpu;
+  /* CUDA-graph replays (model/replay.h), counted into ncalls, comm_ns, the GPU window and the
+   * busbw samples by ncs_dfacts_finish */
+  struct ncs_replay *replay;
+  struct ncs_replay_sum replays;
+  double replay_ns;                       /* the replayed calls' kernel time (a sum) */
+  double replay_extra_ns;                 /* what their kernels add to the GPU intervals' union */
   /* read outcome */
   int read_rc;
   char error[256];

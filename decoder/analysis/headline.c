@@ -55,6 +55,14 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     double bw = ncs_dfacts_busbw(f, &ns, &gpu);
     if (bw > 0 && bws) bws[nbw++] = bw;
     if (f->gpu.have && f->gpu.span_ns && kf) kf[h->kact_ranks++] = &f->gpu;
+    if (f->replays.captured && f->replays.counted && f->timing_gpu) {
+      h->replay_procs++;
+      h->replayed_calls += f->replays.calls;
+    } else if (f->replays.captured) {
+      if (!h->replay_uncounted_procs)
+        snprintf(h->replay_why, sizeof h->replay_why, "%s", f->replays.why_not ? f->replays.why_not : "calls timed on the host");
+      h->replay_uncounted_procs++;
+    }
     double window = 0, share = ncs_headline_share(f, &window);
     if (share < 0 || !shares) continue;
     int rank = ncs_dfacts_rank(f, &nr, &id);

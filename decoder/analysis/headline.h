@@ -34,6 +34,12 @@ struct ncs_headline {
    * exposed) and those timed on the host; each with the first such rank's reason */
   int no_kact_ranks, host_timed_ranks;
   char no_kact_why[160], host_timed_why[96];
+  /* CUDA-graph replays (docs/METRICS.md "Graph replays"): of the processes with captured calls,
+   * those whose replays were counted (with the replayed calls) and those whose were not, with
+   * the first one's reason */
+  int replay_procs, replay_uncounted_procs;
+  uint64_t replayed_calls;
+  char replay_why[96];
   double busbw_med;             /* median over ranks of their median busbw of large collectives, GB/s; 0 none */
   unsigned transports;          /* 1 << NCS_TC_* of every connection NCCL logged */
   int nvlink_in_box;            /* the traced GPUs have NVLink between them: 1, 0, -1 unknown */

@@ -27,6 +27,8 @@
 #include "analysis/headline.h"
 #include "model/rules.h"
 #include "analysis/gputime.h"
+#include "model/replay.h"
+#include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
@@ -41,6 +43,7 @@
 struct mstat {
   uint64_t calls, time_ns, S;
   uint64_t gpu_calls;               /* of calls, timed on the GPU (the rest on the host) */
+  uint64_t replays, replay_ns;      /* of calls, CUDA-graph replays (model/replay.h) and their time */
   double busS_f;                    /* sum of S x busbw factor, for busbw (per op: added call by
                                        call; the counts above: the size rows' added when the
                                        file is done, fold_rows) */
@@ -78,6 +81,8 @@ struct rank_m {
   int have_window;
   double comm_ns;
   uint64_t timed_gpu, timed_host, captured, failed_gpu; /* timed_*: set by fold_rows */
+  struct ncs_replay_sum rp;   /* graph replays found (model/replay.h), set when the file is done */
+  uint64_t rp_count[NCS_OP_LIMIT], rp_bytes[NCS_OP_LIMIT]; /* per op: replayed count and bytes */
   /* steps */
   uint32_t step_op;
   uint64_t step_key;
@@ -174,6 +179,7 @@ struct file_state {
   /* the file's counted step starts (handed to ncs_metrics_step_starts when the file is done) */
   uint64_t *starts;
   size_t nstarts, capstarts;
+  struct ncs_replay *rp;      /* graph replays: fed the file's records, solved when it is done */
   struct file_state *next_free;
 };
 struct mfile { struct metrics *m; int file; struct file_state *fs; };
@@ -939,11 +945,13 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->r = &m->rank[file];
   f->m = m;
   f->next_free = NULL;
+  f->rp = ncs_replay_new(); /* NULL: replays not looked for (out of memory) */
   return f;
 }
 static void fs_free(struct file_state *f) {
   free(f->sig); free(f->pend); free(f->pool); free(f->freeix); free(f->groups); free(f->gfreeix);
   free(f->held); free(f->nranks); free(f->starts);
+  ncs_replay_free(f->rp);
   free(f);
 }
 static struct file_state *fs_of(struct mfile *mf) {
@@ -1021,6 +1029,7 @@ static int h_process(void *ctx, const struct ncs_process *p) {
 static int h_comm(void *ctx, const struct ncs_comm *c) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
+  if (f->rp) ncs_replay_comm(f->rp, c->comm, c->nranks);
   void *at = NULL;
   if (f->deciding && hold_some(f, 1, HELD_COMM, sizeof(struct held_comm), &at)) {
     *(struct held_comm *)at = (struct held_comm){c->comm, c->nranks};
@@ -1071,6 +1080,7 @@ static __attribute__((noinline)) size_t hold_calls(struct file_state *f, const s
 static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
+  if (f->rp) ncs_replay_calls(f->rp, c, n);
   size_t i = f->deciding ? hold_calls(f, c, n) : 0;
   if (i < n) p2_calls(f, c + i, n - i);
   return 0;
@@ -1078,6 +1088,7 @@ static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
 static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
+  if (f->rp) ncs_replay_gpu_times(f->rp, g, n);
   size_t i = 0;
   if (f->deciding) {
     void *at;
@@ -1091,6 +1102,13 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   return 0;
 }
 
+static int h_raw(void *ctx, const struct ncs_raw *x) {
+  if (x->type < NCS_REC_KERNEL || x->type > NCS_REC_KERNEL_STATUS) return 0;
+  struct file_state *f = fs_of(ctx);
+  if (f && f->rp) ncs_replay_add_raw(f->rp, x);
+  return 0;
+}
+
 static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
@@ -1100,6 +1118,7 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   v->comm = h_comm;
   v->calls = h_calls;
   v->gpu_times = h_gpu_times;
+  v->raw = h_raw;
 }
 
 /* A call (or group) whose GPU time never came: timed on the host. */
@@ -1107,6 +1126,40 @@ static void settle_unanswered(struct file_state *f, const struct pend *p) {
   if (p->nmem && p->t_exit) finish_group(f, (struct pend *)p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
   else if (p->counted) account_pend(f, p, p->t_enter, p->t_exit, 0);
 }
+/* One replayed call (model/replay.h): timed on its kernel's device interval, counted in its
+ * op's and size row's calls and in their replays. */
+static void on_replayed(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
+  struct file_state *f = ctx;
+  struct rank_m *r = f->r;
+  if (c->op >= NCS_OP_LIMIT) return;
+  struct shape *sh = shape_of(f, c->op, c->n, c->S);
+  uint64_t d = e > s ? e - s : 0;
+  if (s < r->w0) r->w0 = s;
+  if (e > r->w1) r->w1 = e;
+  struct mstat *t = &r->op[c->op], *z = sh->z ? sh->z : t; /* no memory for the size rows: the op's */
+  t->busS_f += sh->busS;
+  z->calls++; z->time_ns += d; z->S += sh->Su; z->gpu_calls++; z->replays++; z->replay_ns += d;
+  if (z != t) { z->busS_f += sh->busS; if (z->h) ncs_hist_add(z->h, d); }
+  if (!sh->z || !sh->z->h) sh->op = 0;
+  r->rp_count[c->op] += c->count;
+  r->rp_bytes[c->op] += c->bytes;
+}
+/* A part of the replays' union that no call's interval covered: communication time. */
+static void on_replay_extra(void *ctx, uint64_t s, uint64_t e) {
+  struct file_state *f = ctx;
+  f->r->comm_ns += (double)(e - s);
+  add_comm_steps(f->r, s, e);
+}
+/* After the calls are committed: the file's graph replays, counted and timed (docs/METRICS.md
+ * "Graph replays"); replays starting before the warm-up's end are left out as calls are. */
+static void add_replays(struct file_state *f) {
+  struct rank_m *r = f->r;
+  if (!f->rp || ncs_replay_solve(f->rp, &r->rp) != 0 || !r->rp.counted || !r->have_window) return;
+  uint64_t from = r->warm_set ? r->warm_t : 0;
+  ncs_replay_each(f->rp, from, on_replayed, f);
+  ncs_replay_extra(f->rp, from, on_replay_extra, f);
+}
+
 static int cmp_pend_made(const void *a, const void *b) {
   const struct pend *x = *(const struct pend *const *)a, *y = *(const struct pend *const *)b;
   if (x->t_enter != y->t_enter) return x->t_enter < y->t_enter ? -1 : 1;
@@ -1123,6 +1176,7 @@ static void fold_rows(struct rank_m *r) {
     for (int b = 0; b < NBUCKET && r->size[op]; b++) {
       const struct mstat *z = &r->size[op][b];
       t->calls += z->calls; t->time_ns += z->time_ns; t->S += z->S; t->gpu_calls += z->gpu_calls;
+      t->replays += z->replays; t->replay_ns += z->replay_ns;
     }
     r->timed_gpu += t->gpu_calls;
     r->timed_host += t->calls - t->gpu_calls;
@@ -1150,9 +1204,12 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   free(left);
   f->npend = 0;
   flush_iv(f, 1);
+  add_replays(f);
   fold_steps(f->r);
   fold_rows(f->r);
   hand_over_starts(m, file, f);
+  ncs_replay_free(f->rp);
+  f->rp = NULL;
   m->files[file].fs = NULL;
   pthread_mutex_lock(&m->mu);
   f->next_free = m->cache;
@@ -1197,6 +1254,7 @@ static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b
   ncs_json_num(j, "algbw_gbps", gbps((double)z->S, z->time_ns));
   ncs_json_num(j, "busbw_gbps", gbps(z->busS_f, z->time_ns));
   ncs_json_str(j, "timing", row_timing(z));
+  ncs_json_uint(j, "replayed_calls", z->replays);
   ncs_json_obj_end(j);
 }
 
@@ -1265,6 +1323,37 @@ static void m_finish(void *state, const struct ncs_job *job) {
   h->top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? gbps(bus, (uint64_t)best) : 0;
 }
 
+/* The rank's graph replays (docs/JSON.md "graph_replays"). */
+static void replays_json(struct ncs_json *j, const struct rank_m *r) {
+  const struct ncs_replay_sum *p = &r->rp;
+  uint64_t calls = 0, ns = 0, all_ns = 0;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) { calls += r->op[op].replays; ns += r->op[op].replay_ns; all_ns += r->op[op].time_ns; }
+  ncs_json_obj_begin(j, "graph_replays");
+  ncs_json_bool(j, "counted", p->counted);
+  ncs_json_str(j, "why_not", p->counted ? NULL : p->why_not);
+  ncs_json_uint(j, "captured", p->captured);
+  ncs_json_uint(j, "kernels", p->kernels);
+  ncs_json_uint(j, "calls", calls);
+  ncs_json_num(j, "time_s", ns / 1e9);
+  ncs_json_num(j, "time_share", all_ns ? (double)ns / (double)all_ns : NAN);
+  ncs_json_uint(j, "unexplained_kernels", p->unexplained);
+  ncs_json_obj_begin(j, "ops");
+  for (int o = 0; o < p->nops; o++) {
+    const struct ncs_replay_op *x = &p->op[o];
+    if (!x->captured) continue;
+    ncs_json_obj_begin(j, x->name);
+    ncs_json_uint(j, "captured", x->captured);
+    ncs_json_uint(j, "graph_elements", x->elements);
+    ncs_json_uint(j, "kernels", x->kernels);
+    ncs_json_uint(j, "calls", x->calls);
+    ncs_json_bool(j, "whole_replays", x->whole);
+    ncs_json_str(j, "sizes", x->sizes_exact ? "exact" : "capture_order");
+    ncs_json_obj_end(j);
+  }
+  ncs_json_obj_end(j);
+  ncs_json_obj_end(j);
+}
+
 static void m_rank_json(void *state, struct ncs_json *j, int file) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
@@ -1281,6 +1370,7 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_uint(j, "timed_gpu", r->timed_gpu);
   ncs_json_uint(j, "timed_host", r->timed_host);
   ncs_json_uint(j, "captured", r->captured);
+  replays_json(j, r);
   ncs_json_str(j, "verdict", verdict(&x, file));
   const struct ncs_kact_fig *g = ncs_gputime_fig(file);
   ncs_json_str(j, "verdict_basis", !x.valid || x.wall_s <= 0 ? NULL : g && g->have && g->span_ns ? "exposed_gpu_time" : "comm_share_estimate");
@@ -1306,6 +1396,10 @@ static void m_op_json(void *state, struct ncs_json *j, int file, unsigned op) {
   ncs_json_num(j, "algbw_gbps", t->calls ? gbps((double)t->S, t->time_ns) : NAN);
   ncs_json_num(j, "busbw_gbps", t->calls ? gbps(t->busS_f, t->time_ns) : NAN);
   ncs_json_str(j, "timing", t->calls ? row_timing(t) : NULL);
+  ncs_json_uint(j, "replayed_calls", t->replays);
+  ncs_json_uint(j, "replayed_count", r->rp_count[op]);
+  ncs_json_uint(j, "replayed_bytes", r->rp_bytes[op]);
+  ncs_json_num(j, "replayed_time_s", t->replay_ns / 1e9);
   ncs_json_arr_begin(j, "sizes");
   for (int b = 0; b < NBUCKET && r->size[op]; b++)
     if (r->size[op][b].calls) print_size_row_json(j, &r->size[op][b], b);
@@ -1319,6 +1413,28 @@ static void fmt_bytes(char *buf, size_t n, int b) {
   int k = 0;
   while (v >= 1024 && k < 6) { v /= 1024; k++; }
   snprintf(buf, n, "%g%s", v, u[k]);
+}
+
+/* A rank's captured calls and their replays, one line (docs/METRICS.md "Graph replays"). */
+static void replays_text(FILE *out, const struct rank_m *r, const char *s, const char *label) {
+  fprintf(out, "  rank%s %s: %llu call%s captured into CUDA graphs", s, label, (unsigned long long)r->captured,
+          r->captured == 1 ? "" : "s");
+  if (!r->rp.counted) {
+    fprintf(out, ", not timed; their replays are NOT counted (%s): communication is under-reported\n",
+            r->rp.why_not ? r->rp.why_not : "not looked for");
+    return;
+  }
+  uint64_t calls = 0, timed = 0, ns = 0, all_ns = 0;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    calls += r->op[op].replays; timed += r->op[op].calls; ns += r->op[op].replay_ns; all_ns += r->op[op].time_ns;
+  }
+  fprintf(out, "; %llu graph-replayed call%s counted from kernel activity: %llu of %llu timed calls, %.1f%% of operation time",
+          (unsigned long long)calls, calls == 1 ? "" : "s", (unsigned long long)calls, (unsigned long long)timed,
+          all_ns ? 100.0 * (double)ns / (double)all_ns : 0.0);
+  int exact = 1, whole = 1;
+  for (int o = 0; o < r->rp.nops; o++) { exact &= r->rp.op[o].sizes_exact; whole &= r->rp.op[o].whole; }
+  fprintf(out, "%s%s\n", exact ? "" : "; sizes by capture order (captured calls differ in size)",
+          whole ? "" : "; replayed kernels are not a whole number of graph bodies");
 }
 
 static void m_text(void *state, FILE *out, const struct ncs_job *job) {
@@ -1373,9 +1489,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     int i = job->order[k];
     const struct rank_m *r = &m->rank[i];
     if (!r->have_window || !r->captured) continue;
-    fprintf(out, "  rank%s %s: %llu call%s captured into CUDA graphs, not timed and not in comm_s (a graph's replays "
-            "make no NCCL call: no interposer sees them)\n", job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?",
-            (unsigned long long)r->captured, r->captured == 1 ? "" : "s");
+    replays_text(out, r, job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?");
   }
   int shown = 0;
   for (int k = 0; k < m->n && shown < (job->detail ? m->n : 1); k++) {
@@ -1385,7 +1499,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     shown++;
     fprintf(out, "\n  per operation and message size, rank%s %s (size = nccl-tests' S; bw in GB/s):\n",
             job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?");
-    fprintf(out, "  %-14s %10s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size>=", "calls", "time_s",
+    fprintf(out, "  %-14s %10s %8s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size>=", "calls", "replays", "time_s",
             "mean_us", "p50_us", "p99_us", "algbw", "busbw");
     for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
       for (int b = 0; b < NBUCKET; b++) {
@@ -1393,8 +1507,8 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
         if (!z || !z->calls) continue;
         char sz[32];
         fmt_bytes(sz, sizeof sz, b);
-        fprintf(out, "  %-14s %10s %8llu %10.6f %10.1f %10.1f %10.1f %9.2f %9.2f\n", ncs_op_name(op), sz,
-                (unsigned long long)z->calls, z->time_ns / 1e9, z->time_ns / 1e3 / z->calls,
+        fprintf(out, "  %-14s %10s %8llu %8llu %10.6f %10.1f %10.1f %10.1f %9.2f %9.2f\n", ncs_op_name(op), sz,
+                (unsigned long long)z->calls, (unsigned long long)z->replays, z->time_ns / 1e9, z->time_ns / 1e3 / z->calls,
                 z->h ? ncs_hist_quantile(z->h, 0.5) / 1e3 : 0, z->h ? ncs_hist_quantile(z->h, 0.99) / 1e3 : 0,
                 gbps((double)z->S, z->time_ns), gbps(z->busS_f, z->time_ns));
       }

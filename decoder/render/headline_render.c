@@ -77,6 +77,15 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
   } else {
     fprintf(f, "  communication: no rank traced long enough to judge (10 calls over 1 ms)\n");
   }
+  if (h->replay_procs)
+    fprintf(f, "  graph replays: %llu calls replayed from CUDA graphs in %d process%s, counted above from kernel activity\n",
+            (unsigned long long)h->replayed_calls, h->replay_procs, h->replay_procs == 1 ? "" : "es");
+  if (h->replay_uncounted_procs) {
+    fprintf(f, "  estimate: %d process%s captured calls into CUDA graphs whose replays are NOT counted (", h->replay_uncounted_procs,
+            h->replay_uncounted_procs == 1 ? "" : "es");
+    ncs_text_escape(f, h->replay_why, strlen(h->replay_why));
+    fprintf(f, "): communication is under-reported\n");
+  }
   if (h->top_op[0]) {
     const struct ncs_rule_expect *x = ncs_headline_expected(h);
     fprintf(f, "  dominant: %s, %.0f%% of communication time", h->top_op, 100 * h->top_op_share);
@@ -158,6 +167,12 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
     ncs_json_obj_end(j);
   }
   ncs_json_arr_end(j);
+  ncs_json_obj_begin(j, "graph_replays"); /* docs/JSON.md */
+  ncs_json_uint(j, "calls", h->replayed_calls);
+  ncs_json_int(j, "processes", h->replay_procs);
+  ncs_json_int(j, "uncounted_processes", h->replay_uncounted_procs);
+  ncs_json_str(j, "why_not", h->replay_uncounted_procs ? h->replay_why : NULL);
+  ncs_json_obj_end(j);
   if (h->busbw_med > 0) ncs_json_num(j, "busbw_large_gbps", h->busbw_med); else ncs_json_null(j, "busbw_large_gbps");
   if (h->top_op[0]) {
     const struct ncs_rule_expect *x = ncs_headline_expected(h);

@@ -1,0 +1,70 @@
+/* replay.h — CUDA-graph replays of one traced process, from its records alone (docs/METRICS.md,
+ * "Graph replays"): which NCCL kernels ran calls captured into a graph, and as which call.
+ *
+ * Rule: a call made while its stream was capturing (CALL flag captured) launches nothing then;
+ * each launch of its graph runs its kernel. Every other NCCL kernel belongs to an uncaptured
+ * call, and lies inside that call's GPU interval (the shim's events bracket the launch on the
+ * call's stream), so each GPU_TIME of a call claims the kernel it overlaps most (a group's
+ * claims every kernel mostly inside it). The NCCL kernels no GPU_TIME claims, starting after
+ * the first captured call, are replays: per kernel operation (the name's, model/knames.h) they
+ * take, in start order, the captured calls of that operation in capture order, cycling (what
+ * one graph replayed N times gives; a captured group is one element, every member replayed
+ * with its kernel). Sizes are exact when an operation's captured calls all have one shape;
+ * otherwise they rest on the capture order (several graphs of different sizes cannot be told
+ * apart without graph launches recorded: `sizes_exact` 0).
+ *
+ * Needs kernel activity and GPU timing: without either, nothing is counted and `why_not` says
+ * why. Contract: feed a file's records in file order (calls, GPU times, communicators, raw
+ * KERNEL / KERNEL_NAME / KERNEL_STATUS), then ncs_replay_solve once, then the walks. Memory:
+ * until the first captured call, the last 4096..8192 GPU intervals and NCCL kernels (24 bytes
+ * each); after it, every one; the captured calls (48 bytes each). Not thread-safe; one per file. */
+#ifndef NCS_REPLAY_H
+#define NCS_REPLAY_H
+#include <stddef.h>
+#include <stdint.h>
+#include "io/trace.h"
+
+#define NCS_REPLAY_OPS 12
+/* A captured call as its replays repeat it. */
+struct ncs_replay_call {
+  uint32_t op, comm, datatype, n;  /* n: ranks of its communicator */
+  uint64_t count, bytes;           /* bytes: count x datatype size, as passed */
+  double S;                        /* nccl-tests' S (model/rules.h) */
+};
+struct ncs_replay_op {             /* per kernel operation ("AllReduce", "SendRecv", ...) */
+  char name[24];
+  uint64_t captured;               /* captured calls of it (members of captured groups too) */
+  uint64_t elements;               /* graph body elements: captured calls, a captured group one */
+  uint64_t kernels;                /* its replayed kernels */
+  uint64_t calls;                  /* replayed calls (a group's kernel replays each member) */
+  int whole;                       /* kernels are a whole number of body cycles */
+  int sizes_exact;                 /* its captured calls all have one shape */
+};
+struct ncs_replay_sum {
+  int counted;                     /* replays were looked for (kernel activity and GPU timing) */
+  const char *why_not;             /* when not counted and calls were captured: why */
+  uint64_t captured, kernels, calls; /* captured calls; replayed kernels and calls */
+  uint64_t unexplained;            /* NCCL kernels after the first capture that nothing explains */
+  int nops;
+  struct ncs_replay_op op[NCS_REPLAY_OPS];
+};
+
+struct ncs_replay;
+struct ncs_replay *ncs_replay_new(void);  /* NULL when out of memory */
+void ncs_replay_free(struct ncs_replay *r);
+void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n);
+void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, size_t n);
+void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks);
+/* Takes KERNEL, KERNEL_NAME and KERNEL_STATUS records (returns 1), ignores others (0). */
+int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x);
+/* Pairs kernels and calls; fills *out. Returns 0, -1 when out of memory (nothing counted). */
+int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out);
+/* After solve: each replayed call whose kernel starts at or after `from`, in kernel start
+ * order: fn(ctx, call, kernel start, kernel end). */
+void ncs_replay_each(const struct ncs_replay *r, uint64_t from,
+                     void (*fn)(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e), void *ctx);
+/* After solve: the parts of the union of those replayed kernels that no GPU_TIME interval of the
+ * file covers, disjoint, in order: fn(ctx, start, end). What replays add to a union of the
+ * calls' GPU intervals. */
+void ncs_replay_extra(const struct ncs_replay *r, uint64_t from, void (*fn)(void *ctx, uint64_t s, uint64_t e), void *ctx);
+#endif
