@@ -1,0 +1,194 @@
+/* test_replay.c — CUDA-graph replays (decoder/model/replay.c, docs/METRICS.md "Graph replays")
+ * on synthetic records with known answers: a graph of two all-reduces of different sizes and an
+ * all-gather replayed twice while an uncaptured all-reduce, entered on the host while the GPU
+ * still runs the replays, has its kernel after them (its GPU interval claims its own kernel, not
+ * the replay its host entry precedes); a replay beside that call's interval (the kernel it
+ * overlaps most is its own); the replays' union minus the calls' intervals; the warm-up's cut;
+ * a captured group (one kernel replays both members) and an uncaptured group's interval
+ * claiming its kernel; a kernel nothing explains; and no kernel activity or no GPU timing:
+ * nothing counted, and why. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model/replay.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/format.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+
+#define US 1000ull /* times below in microseconds */
+
+static void raw(struct ncs_replay *r, uint32_t type, const uint8_t *b, size_t len) {
+  struct ncs_raw x = {type, b, len};
+  ncs_replay_add_raw(r, &x);
+}
+static void kname(struct ncs_replay *r, uint32_t id, uint32_t cls, const char *name) {
+  uint8_t b[512];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel_name x = {.id = id, .kclass = cls};
+  snprintf(x.name, sizeof x.name, "%s", name);
+  ncs_enc_kernel_name_body(&w, &x);
+  raw(r, NCS_REC_KERNEL_NAME, b, w.len);
+}
+static void kern(struct ncs_replay *r, uint32_t cls, uint32_t name, uint64_t s, uint64_t e) {
+  uint8_t b[128];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel x = {.kclass = cls, .start = s * US, .duration = (e - s) * US, .name = name};
+  ncs_enc_kernel_body(&w, &x);
+  raw(r, NCS_REC_KERNEL, b, w.len);
+}
+static void status(struct ncs_replay *r, uint32_t state) {
+  uint8_t b[256];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel_status x = {.t = 1, .state = state};
+  snprintf(x.reason, sizeof x.reason, "test");
+  ncs_enc_kernel_status_body(&w, &x);
+  raw(r, NCS_REC_KERNEL_STATUS, b, w.len);
+}
+static void call(struct ncs_replay *r, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
+  struct ncs_call c = {.op = op, .thread = 1, .comm = 1, .count = count, .datatype = ncclFloat32, .t_enter = t * US,
+                       .t_exit = t * US + 1, .flags = captured ? NCS_CALL_F_CAPTURED : 0, .depth = depth, .group = group};
+  ncs_replay_calls(r, &c, 1);
+}
+static void gpu(struct ncs_replay *r, uint32_t kind, uint64_t s, uint64_t e) {
+  struct ncs_gpu_time g = {.kind = kind, .thread = 1, .gpu_start = s * US, .gpu_end = e * US};
+  ncs_replay_gpu_times(r, &g, 1);
+}
+
+struct seen { int n; struct { uint32_t op; uint64_t bytes, s, e; double S; } c[32]; };
+static void on_call(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
+  struct seen *x = ctx;
+  if (x->n < 32) { x->c[x->n].op = c->op; x->c[x->n].bytes = c->bytes; x->c[x->n].S = c->S; x->c[x->n].s = s / US; x->c[x->n].e = e / US; }
+  x->n++;
+}
+struct pieces { int n; uint64_t p[8][2]; };
+static void on_piece(void *ctx, uint64_t s, uint64_t e) {
+  struct pieces *x = ctx;
+  if (x->n < 8) { x->p[x->n][0] = s / US; x->p[x->n][1] = e / US; }
+  x->n++;
+}
+static const struct ncs_replay_op *op_named(const struct ncs_replay_sum *s, const char *name) {
+  for (int i = 0; i < s->nops; i++) if (!strcmp(s->op[i].name, name)) return &s->op[i];
+  return NULL;
+}
+
+static void graph_of_three(void) {
+  struct ncs_replay *r = ncs_replay_new();
+  status(r, NCS_KSTATE_ON);
+  ncs_replay_comm(r, 1, 4);
+  kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  kname(r, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllGather_RING_LL");
+  kname(r, 3, NCS_KCLASS_COMPUTE, "gemm");
+  kname(r, 4, NCS_KCLASS_NCCL, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL");
+  kern(r, NCS_KCLASS_COMPUTE, 3, 0, 50);
+  call(r, NCS_OP_AllReduce, 2048, 100, 0, 0, 0);          /* uncaptured: its kernel [120, 190) */
+  gpu(r, NCS_GPU_KIND_CALL, 110, 200);
+  kern(r, NCS_KCLASS_NCCL, 1, 120, 190);
+  call(r, NCS_OP_AllReduce, 256, 300, 1, 0, 0);           /* the graph: AR 1024 B, AR 4096 B, AG S 1024 */
+  call(r, NCS_OP_AllReduce, 1024, 310, 1, 0, 0);
+  call(r, NCS_OP_AllGather, 64, 320, 1, 0, 0);
+  call(r, NCS_OP_AllReduce, 2048, 1050, 0, 0, 0);         /* entered while replay 1 runs; runs after both */
+  gpu(r, NCS_GPU_KIND_CALL, 1740, 1900);
+  uint64_t rep[6][3] = {{1, 1000, 1100}, {1, 1100, 1300}, {2, 1300, 1350}, {1, 1400, 1500}, {1, 1500, 1700}, {2, 1700, 1750}};
+  for (int i = 0; i < 6; i++) kern(r, NCS_KCLASS_NCCL, (uint32_t)rep[i][0], rep[i][1], rep[i][2]);
+  kern(r, NCS_KCLASS_NCCL, 1, 1770, 1890);                /* the call's own kernel */
+  kern(r, NCS_KCLASS_NCCL, 4, 2000, 2010);                /* nothing explains it */
+  struct ncs_replay_sum s;
+  CHECK(ncs_replay_solve(r, &s) == 0 && s.counted && !s.why_not, "replay: kernel activity and GPU times: counted");
+  CHECK(s.captured == 3 && s.kernels == 6 && s.calls == 6 && s.unexplained == 1,
+        "replay: 3 captured calls, 6 replayed kernels and calls, the lone ReduceScatter kernel unexplained (got %llu %llu %llu %llu)",
+        (unsigned long long)s.captured, (unsigned long long)s.kernels, (unsigned long long)s.calls, (unsigned long long)s.unexplained);
+  const struct ncs_replay_op *ar = op_named(&s, "AllReduce"), *ag = op_named(&s, "AllGather");
+  CHECK(ar && ar->captured == 2 && ar->elements == 2 && ar->kernels == 4 && ar->whole && !ar->sizes_exact,
+        "replay: AllReduce: 2 captured of two sizes, 4 kernels, whole replays, sizes by capture order");
+  CHECK(ag && ag->captured == 1 && ag->kernels == 2 && ag->whole && ag->sizes_exact, "replay: AllGather: 1 captured, 2 kernels, sizes exact");
+  struct seen v = {0};
+  ncs_replay_each(r, 0, on_call, &v);
+  const uint64_t want[6][3] = {{1024, 1000, 1100}, {4096, 1100, 1300}, {256, 1300, 1350},
+                               {1024, 1400, 1500}, {4096, 1500, 1700}, {256, 1700, 1750}};
+  int ok = v.n == 6;
+  for (int i = 0; ok && i < 6; i++)
+    ok = v.c[i].bytes == want[i][0] && v.c[i].s == want[i][1] && v.c[i].e == want[i][2] &&
+         v.c[i].op == (i % 3 == 2 ? NCS_OP_AllGather : NCS_OP_AllReduce);
+  CHECK(ok, "replay: the replayed kernels take the graph's calls in capture order, cycling, with their kernels' times "
+            "(the late call's host entry does not take a replay: its GPU interval claims its own kernel)");
+  CHECK(v.n == 6 && v.c[2].S == 1024.0 && v.c[0].S == 1024.0 && v.c[1].S == 4096.0,
+        "replay: S is nccl-tests' (AllGather: count x size x 4 ranks = 1024)");
+  struct pieces p = {0};
+  ncs_replay_extra(r, 0, on_piece, &p);
+  CHECK(p.n == 2 && p.p[0][0] == 1000 && p.p[0][1] == 1350 && p.p[1][0] == 1400 && p.p[1][1] == 1740,
+        "replay: the replays' union less the calls' GPU intervals: [1000,1350) and [1400,1740) (got %d pieces)", p.n);
+  struct seen late = {0};
+  ncs_replay_each(r, 1400 * US, on_call, &late);
+  struct pieces pl = {0};
+  ncs_replay_extra(r, 1400 * US, on_piece, &pl);
+  CHECK(late.n == 3 && late.c[0].s == 1400 && pl.n == 1 && pl.p[0][0] == 1400 && pl.p[0][1] == 1740,
+        "replay: from 1400 (the warm-up's end) only the second replay counts");
+  ncs_replay_free(r);
+}
+
+static void groups(void) {
+  struct ncs_replay *r = ncs_replay_new();
+  status(r, NCS_KSTATE_ON);
+  ncs_replay_comm(r, 1, 2);
+  kname(r, 7, NCS_KCLASS_NCCL, "ncclDevKernel_SendRecv");
+  call(r, NCS_OP_Send, 100, 10, 0, 1, 5);                 /* an uncaptured group: one kernel in its interval */
+  call(r, NCS_OP_Recv, 100, 11, 0, 1, 5);
+  gpu(r, NCS_GPU_KIND_GROUP, 20, 80);
+  kern(r, NCS_KCLASS_NCCL, 7, 30, 70);
+  call(r, NCS_OP_Send, 500, 100, 1, 1, 9);                /* a captured group of two members */
+  call(r, NCS_OP_Recv, 500, 101, 1, 1, 9);
+  for (int i = 0; i < 3; i++) kern(r, NCS_KCLASS_NCCL, 7, 200 + 100 * (uint64_t)i, 250 + 100 * (uint64_t)i);
+  struct ncs_replay_sum s;
+  ncs_replay_solve(r, &s);
+  const struct ncs_replay_op *sr = op_named(&s, "SendRecv");
+  CHECK(s.counted && s.kernels == 3 && s.calls == 6 && sr && sr->elements == 1 && sr->captured == 2 && sr->whole,
+        "replay: a captured group is one element: 3 kernels replay 6 calls; the uncaptured group's interval claims its kernel");
+  struct seen v = {0};
+  ncs_replay_each(r, 0, on_call, &v);
+  CHECK(v.n == 6 && v.c[0].op == NCS_OP_Send && v.c[1].op == NCS_OP_Recv && v.c[0].s == 200 && v.c[1].s == 200 &&
+        v.c[0].bytes == 2000, "replay: each member of the group is replayed with the group's kernel");
+  ncs_replay_free(r);
+}
+
+static void not_counted(void) {
+  struct ncs_replay *r = ncs_replay_new();
+  call(r, NCS_OP_AllReduce, 256, 300, 1, 0, 0);
+  gpu(r, NCS_GPU_KIND_CALL, 110, 200);
+  struct ncs_replay_sum s;
+  ncs_replay_solve(r, &s);
+  CHECK(!s.counted && s.captured == 1 && s.why_not && strstr(s.why_not, "kernel activity"),
+        "replay: captured calls without kernel activity: not counted, and why");
+  ncs_replay_free(r);
+  r = ncs_replay_new();
+  status(r, NCS_KSTATE_ON);
+  kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  call(r, NCS_OP_AllReduce, 256, 300, 1, 0, 0);
+  kern(r, NCS_KCLASS_NCCL, 1, 400, 500);
+  ncs_replay_solve(r, &s);
+  CHECK(!s.counted && s.why_not && strstr(s.why_not, "host"), "replay: no GPU times: not counted, and why");
+  struct seen v = {0};
+  ncs_replay_each(r, 0, on_call, &v);
+  CHECK(v.n == 0, "replay: nothing is handed out when not counted");
+  ncs_replay_free(r);
+  r = ncs_replay_new();
+  status(r, NCS_KSTATE_ON);
+  kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  call(r, NCS_OP_AllReduce, 256, 100, 0, 0, 0);
+  gpu(r, NCS_GPU_KIND_CALL, 110, 200);
+  kern(r, NCS_KCLASS_NCCL, 1, 120, 190);
+  ncs_replay_solve(r, &s);
+  CHECK(!s.counted && !s.why_not && s.captured == 0, "replay: nothing captured: nothing to count, nothing to say");
+  ncs_replay_free(r);
+}
+
+int main(void) {
+  graph_of_three();
+  groups();
+  not_counted();
+  return check_done();
+}
