@@ -3,5 +3,5 @@
  * change a consumer could notice other than new members. */
 #ifndef NCS_REPORT_H
 #define NCS_REPORT_H
-#define NCS_REPORT_JSON_VERSION 2
+#define NCS_REPORT_JSON_VERSION 3
 #endif
