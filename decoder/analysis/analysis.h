@@ -64,6 +64,9 @@ struct ncs_job {
   int detail;                      /* --detail: every rank's sections, not only outliers */
   struct ncs_headline *headline;   /* the job's answer: built by `verdicts` in finish(), analyses
                                       after it in the registry may add to it; NULL when none */
+  int *ended_badly;                /* set to 1 by `verdicts` when the job ended badly (an init
+                                      failed or aborted, a communicator aborted mid-collective,
+                                      calls lost): report exits 1 then; NULL when nobody asks */
 };
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);

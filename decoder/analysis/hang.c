@@ -38,6 +38,11 @@ struct hcomm {
   int rank, nranks, ended, end_op;
   uint64_t children;          /* COMM records made from it (split/shrink) */
   uint64_t last_seq, ncoll;
+  int pending;                /* a non-blocking init not seen complete (COMM rc 7) */
+  int32_t err_rc;             /* the first collective on it that returned an error, 0 none */
+  uint32_t err_op;
+  uint64_t err_seq, end_t;    /* end_t: when it was aborted or revoked (monotonic) */
+  int abort_op;               /* CommAbort or CommRevoke when it was, else 0 (a Destroy may follow) */
   struct hcall recent[RECENT];
 };
 struct hfile {
@@ -62,6 +67,14 @@ struct hfile {
   int64_t alive_rt;
   struct psig *ps;            /* signatures waiting for the shared table's lock */
   int nps;
+  /* how the process ended (the endings verdicts) */
+  int ninit_failed, ninit_ok; /* inits that returned an error / that made a communicator */
+  int32_t init_rc;            /* the first failed init's */
+  uint32_t init_op;
+  uint64_t init_t;
+  int nb_aborted;             /* non-blocking inits aborted before they were seen complete */
+  uint64_t nb_aborted_id, nb_aborted_t;
+  char warn[200];             /* NCCL's first WARN line (its text after "NCCL WARN ") */
 };
 struct gsig { uint64_t count; int32_t root; uint8_t op, dtype, set, pad; int32_t rank; };
 struct psig { uint64_t comm_id, seq; int nranks; struct gsig s; }; /* one file's, not yet applied */
@@ -193,8 +206,14 @@ static int on_process(void *ctx, const struct ncs_process *p) {
 static int on_comm(void *ctx, const struct ncs_comm *m) {
   struct vctx *x = ctx;
   struct hfile *f = x->f;
-  if (!m->handle || !m->comm) return 0; /* a failed init */
-  struct hcomm *c = comm_of(f, m->comm);
+  struct hcomm *c = m->comm ? comm_of(f, m->comm) : NULL;
+  if (!ncs_rc_ok(m->rc)) { /* an init that failed, at once or (a second record) asynchronously */
+    if (!f->ninit_failed++) { f->init_rc = m->rc; f->init_op = m->init_op; f->init_t = m->t_enter; }
+    if (c) c->pending = 0;
+    return 0;
+  }
+  if (!m->handle || !m->comm) return 0;
+  int was_pending = c && c->pending, is_new = !c;
   if (!c) {
     if (f->ncomms == f->capcomms) {
       int nc = f->capcomms ? f->capcomms * 2 : 4;
@@ -205,12 +224,14 @@ static int on_comm(void *ctx, const struct ncs_comm *m) {
     }
     c = &f->comms[f->ncomms++];
   }
+  if (m->rc == 0 && (is_new || was_pending)) f->ninit_ok++;
   memset(c, 0, sizeof *c);
   c->idx = m->comm;
   c->comm_id = m->comm_id;
   c->parent_id = m->parent_id;
   c->rank = m->rank;
   c->nranks = m->nranks;
+  c->pending = m->rc == 7;
   if (m->parent_id) {
     struct hcomm *p = comm_by_id(f, m->parent_id);
     if (p) p->children++;
@@ -219,8 +240,29 @@ static int on_comm(void *ctx, const struct ncs_comm *m) {
 }
 
 static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
-  struct hcomm *c = comm_of(((struct vctx *)ctx)->f, e->comm);
-  if (c) { c->ended = 1; c->end_op = (int)e->op; }
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  struct hcomm *c = comm_of(f, e->comm);
+  if (!c) return 0;
+  if (c->pending && e->op == NCS_OP_CommAbort && !f->nb_aborted++) { f->nb_aborted_id = c->comm_id; f->nb_aborted_t = e->t_enter; }
+  c->ended = 1;
+  c->end_op = (int)e->op;
+  if ((e->op == NCS_OP_CommAbort || e->op == NCS_OP_CommRevoke) && !c->abort_op) { c->abort_op = (int)e->op; c->end_t = e->t_enter; }
+  c->pending = 0;
+  return 0;
+}
+
+/* NCCL's first WARN line: the cause NCCL gave when an init or a collective failed. */
+static int on_log_line(void *ctx, const struct ncs_log_line *l) {
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  if (f->warn[0] || !l->line) return 0;
+  const char *w = memmem(l->line, l->len, "NCCL WARN ", 10);
+  if (!w) return 0;
+  w += 10;
+  size_t n = l->len - (size_t)(w - l->line);
+  while (n && (w[n - 1] == '\n' || w[n - 1] == '\r')) n--;
+  if (n >= sizeof f->warn) n = sizeof f->warn - 1;
+  memcpy(f->warn, w, n);
+  f->warn[n] = 0;
   return 0;
 }
 
@@ -245,6 +287,7 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
   struct hcomm *c = f->hint < f->ncomms && f->comms[f->hint].idx == k->comm ? &f->comms[f->hint] : comm_of(f, k->comm);
   if (!c) return 0;
   f->hint = (int)(c - f->comms);
+  if (!ncs_rc_ok(k->rc) && !c->err_rc) { c->err_rc = k->rc; c->err_op = k->op; c->err_seq = k->seq; }
   c->recent[c->ncoll % RECENT] = f->last;
   c->ncoll++;
   if (k->seq > c->last_seq) c->last_seq = k->seq;
@@ -270,6 +313,7 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
       if (c) f->hint = (int)(c - f->comms);
     }
     if (!c) continue;
+    if (!ncs_rc_ok(k->rc) && !c->err_rc) { c->err_rc = k->rc; c->err_op = k->op; c->err_seq = k->seq; }
     c->recent[c->ncoll % RECENT] = hcall_of(k);
     c->ncoll++;
     if (k->seq > c->last_seq) c->last_seq = k->seq;
@@ -348,6 +392,7 @@ void ncs_hang_visitor(struct ncs_hang *h, int file, struct ncs_visitor *v) {
   v->clock = on_clock;
   v->inflight = on_inflight;
   v->chunk = on_chunk;
+  v->log_line = on_log_line;
 }
 
 void ncs_hang_file_done(struct ncs_hang *h, int file, int read_rc, const struct ncs_read_status *st) {
@@ -387,12 +432,17 @@ static struct ncs_hang_verdict *add_verdict(struct ncs_hang *h, int kind) {
   struct ncs_hang_verdict *v = &h->v[h->nv++];
   memset(v, 0, sizeof *v);
   v->kind = kind;
-  static const char *ids[] = {"", "desync", "dead-rank", "init-hang", "hang"};
+  static const char *ids[] = {"", "desync", "dead-rank", "init-hang", "hang", "init-failed", "init-aborted",
+                              "comm-aborted", "ended-in-nccl"};
   static const char *titles[] = {"",
                                  "Desync: ranks called different collectives at the same sequence number",
                                  "Dead rank: a rank's trace was cut while its peers waited on it",
                                  "Init hang: ranks never arrived in communicator creation",
-                                 "Hang: a collective some ranks entered and others never did"};
+                                 "Hang: a collective some ranks entered and others never did",
+                                 "Init failed: NCCL could not create a communicator",
+                                 "Init aborted: a non-blocking communicator creation was aborted before it completed",
+                                 "Communicator aborted mid-collective: work on it never completed",
+                                 "Ended inside NCCL: a trace ends inside an NCCL call (not yet judged)"};
   v->id = ids[kind];
   v->title = titles[kind];
   return v;
@@ -811,6 +861,179 @@ static void comm_verdicts(struct ncs_hang *h) {
   }
 }
 
+/* ---- bad endings: what the hang checks do not judge (docs/DOCTOR.md "Bad endings") ---- */
+
+static const char *rc_name(int rc) {
+  static const char *n[] = {"success", "unhandled cuda error", "unhandled system error", "internal error",
+                            "invalid argument", "invalid usage", "remote error", "in progress"};
+  return rc >= 0 && rc < 8 ? n[rc] : "unknown error";
+}
+/* "rank R (host H pid P)" by the launcher's rank when the process has no communicator. */
+static void who_rank(const struct hfile *f, char *b, size_t n) {
+  int r = f->env_rank;
+  for (int k = 0; k < f->ncomms; k++) if (f->comms[k].nranks > 0) { r = f->comms[k].rank; break; }
+  if (r >= 0) snprintf(b, n, "rank %d (host %s pid %u)", r, f->host, f->pid);
+  else snprintf(b, n, "host %s pid %u", f->host, f->pid);
+}
+
+static void init_failed_verdict(struct ncs_hang *h) {
+  struct ncs_hang_verdict *v = NULL;
+  int nfail = 0, none = 0;
+  char t[64], w[128];
+  for (int i = 0; i < h->n; i++) {
+    const struct hfile *f = &h->f[i];
+    if (!f->ninit_failed) continue;
+    if (!v && !(v = add_verdict(h, NCS_HANG_INIT_FAILED))) return;
+    nfail++;
+    none += !f->ninit_ok;
+    if (!v->since_rt || rt_of(f, f->init_t) < v->since_rt) v->since_rt = rt_of(f, f->init_t);
+    if (!v->op) v->op = f->init_op ? f->init_op : NCS_OP_CommInitRank;
+    add_rank(v->missing, &v->nmissing, f->env_rank);
+    ncs_hang_time(h, rt_of(f, f->init_t), t, sizeof t);
+    who_rank(f, w, sizeof w);
+    ev(v, "%s: %s returned %d (%s) at %s%s%s%s; %s", w, opname(f->init_op ? f->init_op : NCS_OP_CommInitRank),
+       f->init_rc, rc_name(f->init_rc), t, f->warn[0] ? "; NCCL said: \"" : "", f->warn, f->warn[0] ? "\"" : "",
+       f->ninit_ok ? "a later init made a communicator" : "no communicator was made");
+  }
+  if (!v) return;
+  ev(v, "%d of %d processes had an init fail; %d of them made no communicator at all", nfail, h->n, none);
+  snprintf(v->next, sizeof v->next,
+           "Read NCCL's own error above (and all of it with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT): \"CUDA driver "
+           "version is insufficient\" means the driver is older than the CUDA runtime NCCL was built with (or there is "
+           "no GPU driver: `nvidia-smi`); \"unhandled system error\" is usually the network or shared memory (/dev/shm "
+           "size in containers); \"invalid usage\" a rank/nranks/unique id mismatch between ranks.");
+}
+
+static void init_aborted_verdict(struct ncs_hang *h) {
+  struct ncs_hang_verdict *v = NULL;
+  char t[64], w[128];
+  for (int i = 0; i < h->n; i++) {
+    const struct hfile *f = &h->f[i];
+    if (!f->nb_aborted) continue;
+    if (!v && !(v = add_verdict(h, NCS_HANG_INIT_ABORTED))) return;
+    if (!v->comm_id) v->comm_id = f->nb_aborted_id;
+    add_rank(v->missing, &v->nmissing, f->env_rank);
+    ncs_hang_time(h, rt_of(f, f->nb_aborted_t), t, sizeof t);
+    who_rank(f, w, sizeof w);
+    ev(v, "%s: communicator %016" PRIx64 " aborted at %s while its non-blocking init was still in progress (%d such "
+          "init%s in this process)", w, f->nb_aborted_id, t, f->nb_aborted, f->nb_aborted == 1 ? "" : "s");
+  }
+  if (!v) return;
+  snprintf(v->next, sizeof v->next,
+           "The application gave up on a non-blocking init (ncclCommAbort while ncclCommGetAsyncError still said "
+           "ncclInProgress): usually its own timeout. Look at why the init did not complete: ranks that never "
+           "arrived (`ncclscope doctor` on every rank's trace), NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP.");
+}
+
+/* A communicator some rank aborted or revoked while a collective on it was not done: its
+ * ranks entered different numbers of collectives, or one returned an error. */
+static void comm_aborted_verdict(struct ncs_hang *h) {
+  struct ncs_hang_verdict *v = NULL;
+  char t[64], w[128];
+  for (int i = 0; i < h->n; i++) {
+    for (int ci = 0; ci < h->f[i].ncomms; ci++) {
+      const struct hcomm *c0 = &h->f[i].comms[ci];
+      if (!c0->abort_op || !c0->comm_id) continue;
+      int dup = 0; /* judged at the first file that ended it so */
+      for (int j = 0; j <= i && !dup; j++)
+        for (int k = 0; k < h->f[j].ncomms && !dup; k++) {
+          const struct hcomm *c = &h->f[j].comms[k];
+          if (c == c0) break;
+          dup = c->comm_id == c0->comm_id && c->abort_op;
+        }
+      if (dup) continue;
+      uint64_t smin = UINT64_MAX, smax = 0;
+      const struct hfile *errf = NULL;
+      const struct hcomm *errc = NULL;
+      int nm = 0;
+      for (int j = 0; j < h->n; j++)
+        for (int k = 0; k < h->f[j].ncomms; k++) {
+          const struct hcomm *c = &h->f[j].comms[k];
+          if (c->comm_id != c0->comm_id) continue;
+          nm++;
+          uint64_t s = entered_seq(&h->f[j], c);
+          if (s < smin) smin = s;
+          if (s > smax) smax = s;
+          if (c->err_rc && !errc) { errc = c; errf = &h->f[j]; }
+        }
+      int partial = smax > smin || (c0->nranks > nm && smax > 0);
+      if (!partial && !errc) continue;
+      if (!v && !(v = add_verdict(h, NCS_HANG_COMM_ABORTED))) return;
+      if (!v->comm_id) { v->comm_id = c0->comm_id; v->seq = smax; v->nranks = c0->nranks; }
+      ncs_hang_time(h, rt_of(&h->f[i], c0->end_t), t, sizeof t);
+      who_rank(&h->f[i], w, sizeof w);
+      char in[256] = "", out[256] = "";
+      int nout = 0;
+      for (int j = 0; j < h->n; j++)
+        for (int k = 0; k < h->f[j].ncomms; k++) {
+          const struct hcomm *c = &h->f[j].comms[k];
+          if (c->comm_id != c0->comm_id) continue;
+          char *b = entered_seq(&h->f[j], c) >= smax ? in : out;
+          nout += b == out;
+          size_t l = strlen(b);
+          if (l < 240) snprintf(b + l, 256 - l, "%s%d", l ? " " : "", c->rank);
+        }
+      if (partial)
+        ev(v, "communicator %016" PRIx64 " (%d ranks) %s by %s at %s: collective seq %" PRIu64 " entered by ranks %s, "
+              "never by %s%s",
+           c0->comm_id, c0->nranks, c0->abort_op == NCS_OP_CommAbort ? "aborted" : "revoked", w, t, smax, in,
+           nout ? (nout == 1 ? "rank " : "ranks ") : "", out[0] ? out : "the ranks with no trace among the inputs");
+      else
+        ev(v, "communicator %016" PRIx64 " (%d ranks) %s by %s at %s", c0->comm_id, c0->nranks,
+           c0->abort_op == NCS_OP_CommAbort ? "aborted" : "revoked", w, t);
+      if (errc) {
+        who_rank(errf, w, sizeof w);
+        ev(v, "  %s: %s seq %" PRIu64 " on it returned %d (%s)%s%s%s", w, opname(errc->err_op), errc->err_seq, errc->err_rc,
+           rc_name(errc->err_rc), errf->warn[0] ? "; NCCL said: \"" : "", errf->warn, errf->warn[0] ? "\"" : "");
+      }
+    }
+  }
+  if (!v) return;
+  snprintf(v->next, sizeof v->next,
+           "The collective in flight when the communicator was aborted never completed on every rank: its results "
+           "are not valid. Find why the application aborted (a timeout of its own, TORCH_NCCL_ASYNC_ERROR_HANDLING, an "
+           "error on another rank) and why the ranks that never entered it did not: `py-spy dump --pid`, the launcher's log.");
+}
+
+/* Traces cut while inside an NCCL call, when no hang check judged the job: killed there, or
+ * still running; either way not healthy yet. */
+static void in_flight_verdict(struct ncs_hang *h) {
+  for (int i = 0; i < h->nv; i++) if (h->v[i].kind <= NCS_HANG_STUCK) return; /* the hang checks said what happened */
+  struct ncs_hang_verdict *v = NULL;
+  char t[64], t2[64], w[128];
+  int n = 0;
+  for (int i = 0; i < h->n; i++) {
+    const struct hfile *f = &h->f[i];
+    if (!f->cut || f->read_rc == 2) continue;
+    const struct ncs_inflight *r = NULL;
+    for (int k = 0; k < f->nsnap && !r; k++) if (f->snap[k].kind == NCS_INFLIGHT_HOST) r = &f->snap[k];
+    if (!r) continue;
+    if (!v && !(v = add_verdict(h, NCS_HANG_IN_FLIGHT))) return;
+    n++;
+    int64_t since = rt_of(f, r->t_enter);
+    if (!v->since_rt || since < v->since_rt) { v->since_rt = since; v->op = r->op; }
+    add_rank(v->entered, &v->nentered, f->env_rank);
+    ncs_hang_time(h, since, t, sizeof t);
+    ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
+    who_rank(f, w, sizeof w);
+    double in_s = r->t_seen > r->t_enter ? (double)(r->t_seen - r->t_enter) / 1e9 : 0.0;
+    if (r->seq && ncs_op_kind(r->op) == NCS_KIND_COLL)
+      ev(v, "%s: its trace ends inside %s seq %" PRIu64 ", in flight since %s (%.3f s when last seen); last sign of life %s",
+         w, opname(r->op), r->seq, t, in_s, t2);
+    else
+      ev(v, "%s: its trace ends inside %s, in flight since %s (%.3f s when last seen); last sign of life %s", w,
+         opname(r->op), t, in_s, t2);
+  }
+  if (!v) return;
+  v->waited_s = 0;
+  ev(v, "%d process(es) ended inside NCCL; not judged a hang: seen waiting less than --hang-after (%.1f s), or no peer's "
+        "trace shows it waiting", n, (double)h->hang_ns / 1e9);
+  snprintf(v->next, sizeof v->next,
+           "If the job is still running, read again later (`ncclscope watch`); if it was killed, the call it was in "
+           "had not returned: see the launcher's log for why it was killed (its own timeout?), and rerun with a "
+           "longer timeout or NCCL_DEBUG=INFO to see where NCCL waits.");
+}
+
 static int cmp_rank(const void *a, const void *b) {
   const struct ncs_hang_rank *x = a, *y = b;
   if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
@@ -890,6 +1113,10 @@ void ncs_hang_finish(struct ncs_hang *h) {
   desync_verdicts(h);
   init_verdicts(h);
   comm_verdicts(h);
+  init_failed_verdict(h);
+  init_aborted_verdict(h);
+  comm_aborted_verdict(h);
+  in_flight_verdict(h);
   if (h->nv > 1) qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
   build_ranks(h);
 }

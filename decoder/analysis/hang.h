@@ -23,7 +23,13 @@
 #define NCS_HANG_EVIDENCE 24
 #define NCS_HANG_RANKS 64   /* ranks listed by number in a verdict's data (all are counted) */
 
-enum ncs_hang_kind { NCS_HANG_DESYNC = 1, NCS_HANG_DEAD = 2, NCS_HANG_INIT = 3, NCS_HANG_STUCK = 4 };
+enum ncs_hang_kind { NCS_HANG_DESYNC = 1, NCS_HANG_DEAD = 2, NCS_HANG_INIT = 3, NCS_HANG_STUCK = 4,
+                     /* how a job ended badly (docs/DOCTOR.md "Bad endings") */
+                     NCS_HANG_INIT_FAILED = 5,   /* an init returned an error */
+                     NCS_HANG_INIT_ABORTED = 6,  /* a non-blocking init aborted before it completed */
+                     NCS_HANG_COMM_ABORTED = 7,  /* a communicator aborted or revoked mid-collective */
+                     NCS_HANG_IN_FLIGHT = 8 };   /* a trace cut inside an NCCL call, not yet judged (a
+                                                    job still running shows it too: watch ignores it) */
 
 struct ncs_hang_verdict {
   int kind;                   /* enum ncs_hang_kind */

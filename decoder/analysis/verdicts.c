@@ -60,6 +60,10 @@ static void v_finish(void *state, const struct ncs_job *job) {
   if (!s || !s->ok) return;
   ncs_doctor_run(&s->d);
   if (s->hang) { ncs_hang_finish(s->hang); ncs_hang_to_doctor(s->hang, &s->d); }
+  for (int i = 0; i < s->d.nv && job->ended_badly; i++)
+    if (s->d.v[i].problem && s->d.v[i].hang && s->d.v[i].hang->kind >= NCS_HANG_INIT_FAILED &&
+        s->d.v[i].hang->kind != NCS_HANG_IN_FLIGHT) /* a cut trace stays normal input (docs/CLI.md) */
+      *job->ended_badly = 1;
   s->h = job->headline;
   if (s->h) ncs_headline_build(s->h, &s->d);
 }

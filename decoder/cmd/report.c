@@ -627,8 +627,9 @@ static void build_cli(void) {
   }
   if (k < sizeof report_help)
     snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n%s", "-h, --help", "this text",
-             "Exit: 0 reported (a cut trace is a warning), 2 bad usage, 3 damaged input (what came\n"
-             "before is reported), 4 unreadable input.\n");
+             "Exit: 0 reported (a cut trace is a warning), 1 the job ended badly (an init failed or\n"
+             "was aborted, a communicator aborted mid-collective, calls lost), 2 bad usage, 3 damaged\n"
+             "input (what came before is reported), 4 unreadable input.\n");
 }
 
 static int usage(void) { return ncs_cli_fail(&report_cli, "bad option value"); }
@@ -675,7 +676,8 @@ int cmd_report(int argc, char **argv) {
   struct ncs_headline headline;
   memset(&headline, 0, sizeof headline);
   headline.slowest_rank = -1;
-  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline};
+  int ended_badly = 0;
+  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly};
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
@@ -773,6 +775,7 @@ int cmd_report(int argc, char **argv) {
       if (analyses[a]->print_text) analyses[a]->print_text(state[a], stdout, &job);
   }
   fflush(stdout);
+  if (ended_badly) ret = ncs_exit_worse(ret, NCS_EXIT_FINDING); /* a failed init, an abort, calls lost */
 out:
   ncs_job_free(jd);
   for (int a = 0; a < NANALYSES; a++)

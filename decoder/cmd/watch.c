@@ -99,9 +99,19 @@ static void print_table(const struct ncs_hang *h, int tty, int64_t now, struct p
   fflush(stdout);
 }
 
+/* Verdicts watch acts on: every one but "ended inside NCCL", which a running job shows at any
+ * refresh that catches a rank inside a call (its table's "in flight" column says that). */
+static int acted_on(const struct ncs_hang_verdict *v) { return v->kind != NCS_HANG_IN_FLIGHT; }
+static int nacted(const struct ncs_hang *h) {
+  int n = 0;
+  for (int i = 0; i < ncs_hang_nverdicts(h); i++) n += acted_on(ncs_hang_verdict_at(h, i));
+  return n;
+}
+
 static void print_verdicts(const struct ncs_hang *h) {
   for (int i = 0; i < ncs_hang_nverdicts(h); i++) {
     const struct ncs_hang_verdict *v = ncs_hang_verdict_at(h, i);
+    if (!acted_on(v)) continue;
     printf("\nPROBLEM %s: %s\n", v->id, v->title);
     for (int k = 0; k < v->nevidence; k++) {
       printf("  - ");
@@ -177,7 +187,7 @@ int cmd_watch(int argc, char **argv) {
         cut += !r->complete;
         if (r->alive_rt > alive) alive = r->alive_rt;
       }
-      if (ncs_hang_nverdicts(h)) {
+      if (nacted(h)) {
         print_verdicts(h);
         rc = NCS_EXIT_FINDING;
       } else if (complete == n) {

@@ -2,6 +2,8 @@
  *
  * Usage: tests/jobs/launch.sh N nb_job [-n CALLS] [-x] [--truth DIR]
  * -x: only the non-blocking init, never polled, then ncclCommDestroy (which waits for it).
+ * -a: the ranks but the last call the non-blocking init, never polled, then ncclCommAbort; the
+ *     last rank never calls it, so the init cannot complete: an init aborted in progress.
  * Every rank, checking each return code against what NCCL 2.28 returns:
  *  1. ncclCommInitRankConfig with blocking = 0: ncclInProgress; on rank 0, ncclCommUserRank
  *     before the init can complete (the last rank calls init only after that check):
@@ -54,13 +56,14 @@ static void in_progress(ncclResult_t r, ncclComm_t c, const char *what) {
 
 int main(int argc, char **argv) {
   const char *truth = NULL;
-  int calls = 6, o, nopoll = 0;
+  int calls = 6, o, nopoll = 0, abort_init = 0;
   static const struct option opts[] = {{"truth", 1, 0, 'g'}, {0, 0, 0, 0}};
-  while ((o = getopt_long(argc, argv, "n:x", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, "n:xa", opts, NULL)) != -1) {
     if (o == 'g') truth = optarg;
     else if (o == 'x') nopoll = 1;
+    else if (o == 'a') nopoll = abort_init = 1;
     else if (o == 'n') calls = atoi(optarg);
-    else { fprintf(stderr, "usage: nb_job [-n CALLS] [-x] [--truth DIR]\n"); return 2; }
+    else { fprintf(stderr, "usage: nb_job [-n CALLS] [-x|-a] [--truth DIR]\n"); return 2; }
   }
   int rank = job_env_int("RANK", 0), n = job_env_int("WORLD_SIZE", 1), ndev = 1;
   JOBCHK(calls >= 0 && n >= 1, "bad arguments");
@@ -82,10 +85,16 @@ int main(int argc, char **argv) {
   cfg.version = 22809;
   cfg.blocking = 0;
   ncclComm_t world = NULL;
+  if (abort_init && rank == n - 1) { calls = 0; goto done; } /* never arrives */
   if (n > 1 && !nopoll && rank == n - 1) wait_checked();
   ncclResult_t r = CALL(CommInitRankConfig, 0, ncclCommInitRankConfig(&world, n, id, rank, &cfg));
   JOBCHK(r == ncclInProgress && world, "non-blocking init returned %d", (int)r);
   int hrank = -1, hsize = 0;
+  if (abort_init) {
+    NCCHK(CALL(CommAbort, 0, ncclCommAbort(world)));
+    calls = 0;
+    goto done;
+  }
   if (nopoll) {
     NCCHK(CALL(CommDestroy, 0, ncclCommDestroy(world)));
     calls = 0;
