@@ -3,6 +3,7 @@
  * and a next step. No output here: render/doctor_render.c prints verdicts as text, JSON or
  * HTML. Never exits from inside a check. */
 #include "analysis/doctor.h"
+#include "analysis/headline.h"
 #include "model/rules.h"
 
 #include <stdarg.h>
@@ -261,44 +262,34 @@ static void check_versions(struct ncs_doctor *d) {
   snprintf(v->next, sizeof v->next, "Install one NCCL version on every node (check the wheel/container: `python -c \"import torch; print(torch.cuda.nccl.version())\"`); mixed versions can hang or corrupt collectives.");
 }
 
-/* 5. busbw far below the chosen link's peak. Threshold 25% of peak, >= 3 samples of >= 8 MiB. */
+/* 5. busbw far below what the rank's link should give for those calls: the α-β reference of the
+ * link that bounds its ring (analysis/headline.h: the same choice of link as report and html),
+ * priced on the calls themselves. Threshold 25% of that, >= 3 samples of >= 8 MiB. */
 static void check_busbw(struct ncs_doctor *d) {
+  static const int bottleneck_first[] = {NCS_TC_NET, NCS_TC_COLLNET, NCS_TC_SHM, NCS_TC_P2P, NCS_TC_NVLS};
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
-    const struct ncs_topo *t = topo_of_host(d, f->host);
     int ns, gpu;
     double bw = ncs_dfacts_busbw(f, &ns, &gpu);
-    if (!t || ns < 3 || bw <= 0) continue;
-    int nr;
-    uint64_t id;
-    int me = ncs_dfacts_rank(f, &nr, &id);
-    if (me < 0) continue;
-    /* the slowest intra-node P2P link this rank sends on */
-    double peak = 0;
-    const char *why = "";
-    int pa = -1, pb = -1;
-    int has_net = 0;
-    for (size_t k = 0; k < f->log.nconns; k++)
-      has_net |= f->log.conns[k].tclass == NCS_TC_NET || f->log.conns[k].tclass == NCS_TC_COLLNET;
-    if (has_net) continue; /* the network bounds busbw; its peak is not known from the trace */
-    for (size_t k = 0; k < f->log.nconns; k++) {
-      const struct ncs_tconn *c = &f->log.conns[k];
-      if (c->tclass != NCS_TC_P2P || c->from != me) continue;
-      int ga = gpu_of(d, f, t, c->from, c->from_tag), gb = gpu_of(d, f, t, c->to, c->to_tag);
-      const char *w;
-      double p = ncs_topo_peak_gbps(t, ga, gb, &w);
-      if (p > 0 && (peak == 0 || p < peak)) { peak = p; why = w; pa = ga; pb = gb; }
-    }
-    if (peak <= 0 || bw >= 0.25 * peak) continue;
+    if (ns < 3 || bw <= 0) continue;
+    unsigned used = 0;
+    for (size_t k = 0; k < f->log.nconns; k++) used |= 1u << f->log.conns[k].tclass;
+    int tc = 0;
+    for (size_t k = 0; k < sizeof bottleneck_first / sizeof *bottleneck_first && !tc; k++)
+      if (used & (1u << bottleneck_first[k])) tc = bottleneck_first[k];
+    if (!tc) continue; /* no transport logged: no link to judge against */
+    struct ncs_link link;
+    ncs_headline_link_of(d, tc, &link);
+    double x = ncs_dfacts_busbw_expected(f, &link);
+    if (x <= 0 || bw >= 0.25 * x) continue;
     struct ncs_verdict *v = add_verdict(d, "low-busbw", "Bus bandwidth far below what the chosen transport should give", 1);
     if (!v) return;
-    char cell[16];
     char who[40];
     int held = ncs_dfacts_label(f, who, sizeof who);
     evidence(v, "host %s rank%s %s: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing)", f->host,
              held > 1 ? "s" : "", who, bw, ns, gpu ? "GPU" : "host");
-    evidence(v, "its P2P link GPU%d-GPU%d is %s: peak %.1f GB/s per direction (%s; docs/REFERENCE-FIGURES.md), busbw is %.0f%% of it",
-             pa, pb, ncs_topo_cell(t, pa, pb, cell, sizeof cell), peak, why, 100.0 * bw / peak);
+    evidence(v, "expected %.1f GB/s for those calls over its link (%s; docs/REFERENCE-FIGURES.md): busbw is %.0f%% of it",
+             x, link.why, 100.0 * bw / x);
     snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
   }
 }

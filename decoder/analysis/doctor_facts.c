@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/linkref.h"
 #include "model/rules.h"
 #include "ncclscope/ops.h"
 
@@ -83,16 +84,20 @@ static void big_call(struct ncs_dfacts *f, const struct ncs_call *c) {
   if (f->nhost_samples == NCS_DF_MAX_SAMPLES && f->nsamples == NCS_DF_MAX_SAMPLES) return; /* no room for a sample */
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return;
-  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks);
+  double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks), steps = ncs_rule_steps(c->op, cm->nranks);
   if (bb <= 0) return;
-  if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES)
+  if (c->t_exit > c->t_enter && f->nhost_samples < NCS_DF_MAX_SAMPLES) {
     f->host_samples[f->nhost_samples++] = bb / (double)(c->t_exit - c->t_enter);
+    f->sample_bus[0] += bb;
+    f->sample_steps[0] += steps;
+  }
   if (f->nsamples == NCS_DF_MAX_SAMPLES) return; /* its GPU time would make no sample */
   if (!f->pending && !(f->pending = calloc(NCS_DF_PENDING, sizeof *f->pending))) return;
   struct ncs_dpending *p = &f->pending[NCS_DF_SLOT(c->thread, c->tcall)];
   p->thread = c->thread;
   p->tcall = c->tcall;
   p->bytes_bus = bb;
+  p->steps = steps;
   p->used = 0;
 }
 
@@ -169,7 +174,11 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct ncs_dpending *p = f->pending ? &f->pending[NCS_DF_SLOT(g->thread, g->ref)] : NULL;
   if (p && p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
     p->used = 1;
-    if (f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = p->bytes_bus / (double)(g->gpu_end - g->gpu_start);
+    if (f->nsamples < NCS_DF_MAX_SAMPLES) {
+      f->samples[f->nsamples++] = p->bytes_bus / (double)(g->gpu_end - g->gpu_start);
+      f->sample_bus[1] += p->bytes_bus;
+      f->sample_steps[1] += p->steps;
+    }
   }
   return 0;
 }
@@ -336,4 +345,9 @@ double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *n, int *gpu) {
   if (gpu) *gpu = f->nsamples > 0;
   if (n) *n = f->nsamples ? f->nsamples : f->nhost_samples;
   return f->busbw_median;
+}
+
+double ncs_dfacts_busbw_expected(const struct ncs_dfacts *f, const struct ncs_link *l) {
+  int k = f->nsamples ? 1 : 0;
+  return ncs_linkref_busbw(l, f->sample_bus[k], f->sample_steps[k]);
 }

@@ -27,7 +27,7 @@
 #define NCS_DF_BIG_BYTES (8ull << 20) /* collectives at least this large are bandwidth samples */
 
 struct ncs_dcomm { uint64_t comm_id; uint32_t comm; int rank, nranks, device; };
-struct ncs_dpending { uint32_t thread; uint64_t tcall; double bytes_bus; int used; };
+struct ncs_dpending { uint32_t thread; uint64_t tcall; double bytes_bus, steps; int used; };
 /* Slot of a call (thread, per-thread call number): direct-mapped, so a GPU_TIME record finds
  * its call in one probe; consecutive calls of a thread take consecutive slots. */
 #define NCS_DF_SLOT(thread, tcall) ((unsigned)((tcall) + (uint64_t)(thread) * 2654435761u) & (NCS_DF_PENDING - 1))
@@ -63,6 +63,9 @@ struct ncs_dfacts {
   double host_samples[NCS_DF_MAX_SAMPLES];
   int nhost_samples;
   double busbw_median;                    /* their median (ncs_dfacts_busbw), set by finish */
+  double sample_bus[2], sample_steps[2];  /* [0] host, [1] GPU samples: summed bus bytes and
+                                             algorithm steps (ncs_rule_steps), what their expected
+                                             busbw is priced on (model/linkref.h) */
   /* kernel activity (GPU time), figures after ncs_dfacts_finish: the partition of the GPU span
    * only (busy, compute-only, overlapped, exposed, idle); calls are not fed to it, so its
    * per-operation sizes are not filled (analysis/gputime.c has them) */
@@ -100,4 +103,8 @@ int ncs_dfacts_holds(const struct ncs_dfacts *f, int rank, int *device);
 /* Median busbw of large collectives (GPU timing when present, else host), 0 when none;
  * computed once, by ncs_dfacts_finish. */
 double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *nsamples, int *gpu);
+/* The busbw those samples are expected to reach over link l (the α-β reference, model/linkref.h),
+ * GB/s; 0 when unknown. */
+struct ncs_link;
+double ncs_dfacts_busbw_expected(const struct ncs_dfacts *f, const struct ncs_link *l);
 #endif

@@ -29,6 +29,8 @@ static int cmp_judged(const void *a, const void *b) {
   return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
 }
 
+static void job_link(struct ncs_headline *h, const struct ncs_doctor *d);
+
 void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
   memset(h, 0, sizeof *h);
   h->processes = d->n;
@@ -105,6 +107,7 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     h->exposed_med = (double)g->exposed_ns / (double)g->span_ns;
     if (g->comm_ns) h->hidden_med = (double)g->overlapped_ns / (double)g->comm_ns;
   }
+  job_link(h, d);
   free(kf);
   free(shares);
   free(bws);
@@ -123,11 +126,29 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
   }
 }
 
-const struct ncs_rule_expect *ncs_headline_expected(const struct ncs_headline *h) {
-  static const int bottleneck_first[] = {NCS_TC_NET, NCS_TC_SHM, NCS_TC_P2P, NCS_TC_NVLS};
+double ncs_headline_expected(const struct ncs_headline *h) {
+  return ncs_linkref_busbw(&h->link, h->top_busbytes, h->top_steps);
+}
+
+void ncs_headline_link_of(const struct ncs_doctor *d, int tclass, struct ncs_link *out) {
+  int any = 0;
+  memset(out, 0, sizeof *out);
+  for (int i = 0; d && i < d->n; i++) {
+    struct ncs_link l;
+    if (!d->f[i]->topo || ncs_linkref_of(tclass, d->f[i]->topo, &l) != 0) continue;
+    if (!any || ncs_linkref_slower(out, &l) == &l) *out = l;
+    any = 1;
+  }
+  if (!any) ncs_linkref_of(tclass, NULL, out);
+}
+
+/* The link that bounds the job's collectives: the slowest transport class NCCL used (NET, then
+ * SHM, then P2P, then NVLS: the one that bounds a ring), on the slowest of the hosts' recorded
+ * topologies (or assumed, said in its why, when none was recorded). */
+static void job_link(struct ncs_headline *h, const struct ncs_doctor *d) {
+  static const int bottleneck_first[] = {NCS_TC_NET, NCS_TC_COLLNET, NCS_TC_SHM, NCS_TC_P2P, NCS_TC_NVLS};
   for (size_t i = 0; i < sizeof bottleneck_first / sizeof *bottleneck_first; i++)
-    if (h->transports & (1u << bottleneck_first[i])) return ncs_rule_expected(bottleneck_first[i]);
-  return NULL;
+    if (h->transports & (1u << bottleneck_first[i])) { ncs_headline_link_of(d, bottleneck_first[i], &h->link); return; }
 }
 
 void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag *s) {

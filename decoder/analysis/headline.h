@@ -10,6 +10,7 @@
 #define NCS_HEADLINE_H
 #include "analysis/doctor.h"
 #include "model/rules.h"
+#include "model/linkref.h"
 
 #define NCS_HEADLINE_PROBLEMS 4
 
@@ -53,6 +54,11 @@ struct ncs_headline {
   char top_op[32];
   double top_op_share;          /* its share of all collective/p2p time, 0..1 */
   double top_busbw;             /* its busbw, GB/s (0 when it moves no data) */
+  double top_busbytes, top_steps; /* its calls' summed bus bytes and algorithm steps
+                                     (ncs_rule_steps): what its expected busbw is priced on */
+  struct ncs_link link;         /* the link that bounds the job's collectives (ncs_headline_build:
+                                   the slowest transport class NCCL used, on the slowest host's
+                                   topology); tclass 0 when no transport was logged */
   /* who is slow (added by the straggler analysis when it ran; slowest_rank -1 otherwise) */
   int slowest_rank;
   char slowest_host[64];
@@ -65,9 +71,13 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d);
  * collective counts from the straggler engine, after ncs_strag_finish. */
 struct ncs_strag;
 void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag *s);
-/* The expected busbw to hold the dominant operation against: the slowest transport class NCCL
- * used (NET, then SHM, then P2P/NVLS: the one that bounds a ring), NULL when none known. */
-const struct ncs_rule_expect *ncs_headline_expected(const struct ncs_headline *h);
+/* The expected busbw of the dominant operation's calls, GB/s: the α-β reference of the job's
+ * link priced on their sizes (model/linkref.h); 0 when unknown. */
+double ncs_headline_expected(const struct ncs_headline *h);
+/* The link of transport class tclass in this job: the slowest over the hosts' recorded
+ * topologies (d may be NULL: assumed, as its why says). The one choice of link for report,
+ * doctor and html. */
+void ncs_headline_link_of(const struct ncs_doctor *d, int tclass, struct ncs_link *out);
 /* A rank's communication share of its window (0..1), and the window in ns; -1 when too short
  * to judge (fewer than 10 calls or under 1 ms). The one definition (docs/METRICS.md). */
 double ncs_headline_share(const struct ncs_dfacts *f, double *window_ns);

@@ -44,6 +44,8 @@ struct mstat {
   uint64_t calls, time_ns, S;
   uint64_t gpu_calls;               /* of calls, timed on the GPU (the rest on the host) */
   uint64_t replays, replay_ns;      /* of calls, CUDA-graph replays (model/replay.h) and their time */
+  double steps;                     /* sum of the calls' algorithm steps (ncs_rule_steps): the
+                                       latency part of their expected time (model/linkref.h) */
   double busS_f;                    /* sum of S x busbw factor, for busbw (per op: added call by
                                        call; the counts above: the size rows' added when the
                                        file is done, fold_rows) */
@@ -55,7 +57,7 @@ struct mstat {
  * repeats a few shapes, so they are remembered per file (direct-mapped, SHAPES slots): the
  * factor's division, the size bucket and the row lookup are done once per shape. */
 #define SHAPES 64
-struct shape { double S, fac, busS; uint64_t Su; uint32_t op, n; struct mstat *z, *t; }; /* op 0: empty;
+struct shape { double S, fac, busS, steps; uint64_t Su; uint32_t op, n; struct mstat *z, *t; }; /* op 0: empty;
                                                                                    t: the op's totals */
 
 /* ---- pending calls (pass 2), keyed by (kind, thread, ref) ---- */
@@ -502,7 +504,7 @@ static struct shape *shape_of(struct file_state *f, uint32_t op, uint32_t n, dou
   struct shape *sh = &f->shapes[((bits ^ (uint64_t)op << 32 ^ n) * 0x9e3779b97f4a7c15ull) >> 58 & (SHAPES - 1)];
   if (sh->op != op || sh->n != n || sh->S != S) {
     double fac = ncs_rule_busbw_factor(op, (int)n);
-    *sh = (struct shape){S, fac, S * fac, (uint64_t)S, op, n, NULL, &r->op[op]};
+    *sh = (struct shape){S, fac, S * fac, ncs_rule_steps(op, (int)n), (uint64_t)S, op, n, NULL, &r->op[op]};
     if (r->size[op] || (r->size[op] = calloc(NBUCKET, sizeof *r->size[op]))) {
       sh->z = &r->size[op][bucket_of(S)];
       if (!sh->z->h) sh->z->h = calloc(1, sizeof *sh->z->h);
@@ -520,8 +522,9 @@ static inline __attribute__((always_inline)) void account_shape(struct file_stat
   add_iv(f, s, e);
   struct mstat *t = &r->op[sh->op], *z = sh->z;
   t->busS_f += sh->busS; /* (a sum of doubles: in call order) */
+  t->steps += sh->steps;
   if (!z) { t->calls++; t->time_ns += d; t->S += sh->Su; t->gpu_calls += gpu != 0; return; } /* no memory for the size rows */
-  z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->gpu_calls += gpu != 0;
+  z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->gpu_calls += gpu != 0; z->steps += sh->steps;
   if (z->h) ncs_hist_add(z->h, d);
 }
 
@@ -1309,18 +1312,20 @@ static void m_finish(void *state, const struct ncs_job *job) {
   struct metrics *m = state;
   struct ncs_headline *h = job->headline;
   if (!m || m->bad_option || !h) return;
-  double total = 0, best = 0, bus = 0;
+  double total = 0, best = 0, bus = 0, steps = 0;
   unsigned top = 0;
   for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
-    double t = 0, b = 0;
-    for (int i = 0; i < m->n; i++) { t += (double)m->rank[i].op[op].time_ns; b += m->rank[i].op[op].busS_f; }
+    double t = 0, b = 0, k = 0;
+    for (int i = 0; i < m->n; i++) { t += (double)m->rank[i].op[op].time_ns; b += m->rank[i].op[op].busS_f; k += m->rank[i].op[op].steps; }
     total += t;
-    if (t > best) { best = t; top = op; bus = b; }
+    if (t > best) { best = t; top = op; bus = b; steps = k; }
   }
   if (!top || total <= 0) return;
   snprintf(h->top_op, sizeof h->top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
   h->top_op_share = best / total;
   h->top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? gbps(bus, (uint64_t)best) : 0;
+  h->top_busbytes = bus;
+  h->top_steps = steps;
 }
 
 /* The rank's graph replays (docs/JSON.md "graph_replays"). */

@@ -197,7 +197,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   struct ncs_opstat *st = opstat(r, c->op, ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, nranks)),
                                  lc ? lc->comm_id : 0);
   if (st) {
-    st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb;
+    st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb; st->steps += ncs_rule_steps(c->op, nranks);
     if (dt > st->max_s) st->max_s = dt;
   }
   if (!f->have_first || a->enter < r->t_first) r->t_first = a->enter;
@@ -675,7 +675,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
         *d = *s;
         continue;
       }
-      d->calls += s->calls; d->bytes += s->bytes; d->time_s += s->time_s; d->busbytes += s->busbytes;
+      d->calls += s->calls; d->bytes += s->bytes; d->time_s += s->time_s; d->busbytes += s->busbytes; d->steps += s->steps;
       if (s->max_s > d->max_s) d->max_s = s->max_s;
     }
   }

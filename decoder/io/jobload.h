@@ -51,6 +51,7 @@ struct ncs_opstat {
   char transport[24];         /* its transports, all ranks together: "P2P", "NET+P2P", "?" */
   uint64_t calls, bytes;      /* bytes: count x datatype size, as passed */
   double time_s, busbytes;    /* busbw = busbytes / time_s */
+  double steps;               /* the calls' algorithm steps (ncs_rule_steps): their expected time's latency part */
   double max_s;
 };
 

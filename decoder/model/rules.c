@@ -31,21 +31,14 @@ int ncs_rule_log2(double bytes) {
   return (int)floor(log2(bytes));
 }
 
-static const struct ncs_rule_expect EXPECTED[] = {
-  {NCS_TC_P2P, 370, "P2P/NVLink: ~370 GB/s (8x H100 ring all-reduce, docs/REFERENCE-FIGURES.md)"},
-  {NCS_TC_NVLS, 475, "NVLS: ~475 GB/s (8x H100 NVLS, docs/REFERENCE-FIGURES.md)"},
-  {NCS_TC_SHM, 31.5, "SHM: 31.5 GB/s (PCIe Gen4 x16 peak, docs/REFERENCE-FIGURES.md)"},
-  {NCS_TC_NET, 48, "NET: ~48 GB/s per NDR400 NIC (docs/REFERENCE-FIGURES.md)"},
-};
-
-const struct ncs_rule_expect *ncs_rule_expected_at(int i) {
-  return i >= 0 && i < (int)(sizeof EXPECTED / sizeof *EXPECTED) ? &EXPECTED[i] : NULL;
-}
-
-const struct ncs_rule_expect *ncs_rule_expected(int tclass) {
-  for (int i = 0; ncs_rule_expected_at(i); i++)
-    if (EXPECTED[i].tclass == tclass) return &EXPECTED[i];
-  return NULL;
+double ncs_rule_steps(unsigned op, int n) {
+  if (n < 2) n = 2;
+  switch (ncs_op_bw(op)) {
+  case NCS_BW_ALLREDUCE: return 2.0 * (n - 1);
+  case NCS_BW_NTIMES: return (double)(n - 1);
+  case NCS_BW_ONE: return ncs_op_kind(op) == NCS_KIND_P2P ? 1.0 : (double)(n - 1);
+  default: return 0.0;
+  }
 }
 
 const char *ncs_rule_why_host_timed(const char *timing, const char *gpu_timing_env) {

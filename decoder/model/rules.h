@@ -36,10 +36,9 @@ int ncs_rule_log2(double bytes);
 /* NCCL's version code (ncclGetVersion: 22809, or 2304 before 2.9) as NCCL prints it, "2.28.9",
  * into buf; "" for 0 or a negative code. Returns buf. */
 const char *ncs_rule_nccl_version(int code, char *buf, size_t n);
-/* Healthy large-message busbw of a transport class (NCS_TC_*, io/nccllog.h) on the system
- * docs/REFERENCE-FIGURES.md names, GB/s, and that source in one line; NULL when none known.
- * ncs_rule_expected_at(i) walks the table (NULL past its end). */
-struct ncs_rule_expect { int tclass; double gbps; const char *why; };
-const struct ncs_rule_expect *ncs_rule_expected(int tclass);
-const struct ncs_rule_expect *ncs_rule_expected_at(int i);
+/* Algorithm steps of one call on nranks, the latency part of its expected time
+ * (model/linkref.h): 2(n-1) for an all-reduce (a ring's reduce-scatter then all-gather), n-1 for
+ * the all-gather, reduce-scatter, all-to-all, gather, scatter, broadcast and reduce rings, 1 for
+ * a send or a receive; at least 1. 0 for ops that move no data. */
+double ncs_rule_steps(unsigned op, int nranks);
 #endif

@@ -87,10 +87,14 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     fprintf(f, "): communication is under-reported\n");
   }
   if (h->top_op[0]) {
-    const struct ncs_rule_expect *x = ncs_headline_expected(h);
+    double x = ncs_headline_expected(h);
     fprintf(f, "  dominant: %s, %.0f%% of communication time", h->top_op, 100 * h->top_op_share);
     if (h->top_busbw > 0) fprintf(f, ", at %.2f GB/s busbw", h->top_busbw);
-    if (h->top_busbw > 0 && x) fprintf(f, " (%.0f%% of the expected %s)", 100 * h->top_busbw / x->gbps, x->why);
+    if (h->top_busbw > 0 && x > 0) {
+      fprintf(f, " (%.0f%% of the %.3g GB/s expected at its sizes; ", 100 * h->top_busbw / x, x);
+      ncs_text_escape(f, h->link.why, strlen(h->link.why));
+      fprintf(f, "; docs/REFERENCE-FIGURES.md)");
+    }
     fputc('\n', f);
   }
   fprintf(f, "  transports: %s; %s", tr, nvlink_word(h));
@@ -175,15 +179,26 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   ncs_json_obj_end(j);
   if (h->busbw_med > 0) ncs_json_num(j, "busbw_large_gbps", h->busbw_med); else ncs_json_null(j, "busbw_large_gbps");
   if (h->top_op[0]) {
-    const struct ncs_rule_expect *x = ncs_headline_expected(h);
+    double x = ncs_headline_expected(h);
     ncs_json_obj_begin(j, "dominant");
     ncs_json_str(j, "op", h->top_op);
     ncs_json_num(j, "comm_time_share", h->top_op_share);
     if (h->top_busbw > 0) ncs_json_num(j, "busbw_gbps", h->top_busbw); else ncs_json_null(j, "busbw_gbps");
-    if (x) ncs_json_num(j, "expected_busbw_gbps", x->gbps); else ncs_json_null(j, "expected_busbw_gbps");
+    if (x > 0) ncs_json_num(j, "expected_busbw_gbps", x); else ncs_json_null(j, "expected_busbw_gbps");
     ncs_json_obj_end(j);
   } else {
     ncs_json_null(j, "dominant");
+  }
+  if (h->link.tclass) {
+    ncs_json_obj_begin(j, "link");
+    ncs_json_str(j, "transport", ncs_tclass_name(h->link.tclass));
+    ncs_json_num(j, "peak_gbps", h->link.peak_gbps);
+    ncs_json_num(j, "large_busbw_gbps", h->link.beta_gbps);
+    ncs_json_num(j, "step_latency_us", h->link.alpha_us);
+    ncs_json_str(j, "why", h->link.why);
+    ncs_json_obj_end(j);
+  } else {
+    ncs_json_null(j, "link");
   }
   ncs_json_str(j, "transports", h->transports ? tr : "");
   if (h->nvlink_in_box < 0) ncs_json_null(j, "nvlink_in_box"); else ncs_json_bool(j, "nvlink_in_box", h->nvlink_in_box);
@@ -254,12 +269,12 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
     fprintf(f, "<p class=\"big\">No rank was traced long enough to judge its communication share.</p>\n");
   }
   if (h->top_op[0]) {
-    const struct ncs_rule_expect *x = ncs_headline_expected(h);
+    double x = ncs_headline_expected(h);
     fprintf(f, "<p>Dominant operation: <b>%s</b>, %.0f%% of communication time", h->top_op, 100 * h->top_op_share);
     if (h->top_busbw > 0) fprintf(f, ", at <b>%.2f GB/s</b> busbw", h->top_busbw);
-    if (h->top_busbw > 0 && x) {
-      fprintf(f, " (%.0f%% of the expected ", 100 * h->top_busbw / x->gbps);
-      ncs_html_escape(f, x->why, strlen(x->why));
+    if (h->top_busbw > 0 && x > 0) {
+      fprintf(f, " (%.0f%% of the %.3g GB/s expected at its sizes; ", 100 * h->top_busbw / x, x);
+      ncs_html_escape(f, h->link.why, strlen(h->link.why));
       fputc(')', f);
     }
     fprintf(f, ".</p>\n");

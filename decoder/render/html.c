@@ -95,10 +95,13 @@ static void sec_time_per_op(FILE *f, const struct ncs_jobdata *J) {
   fprintf(f, "</section>\n");
 }
 
-static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
+static void sec_busbw(FILE *f, const struct ncs_jobdata *J, const struct ncs_doctor *d) {
   fprintf(f, "<section id=\"busbw\"><h2>Bus bandwidth against message size</h2><p class=\"note\">busbw as nccl-tests "
-             "defines it (docs/REFERENCE-FIGURES.md), per operation and transport, all ranks together; dashed: the transport's "
-             "expected figure.</p>\n");
+             "defines it (docs/REFERENCE-FIGURES.md), per operation and transport, all ranks together; dashed: the busbw "
+             "a healthy large message reaches over the transport's link (the α-β reference of docs/REFERENCE-FIGURES.md; "
+             "smaller messages are latency-bound and reach less).</p>\n");
+  static const int classes[] = {NCS_TC_P2P, NCS_TC_NVLS, NCS_TC_SHM, NCS_TC_NET};
+  struct ncs_link links[4];
   struct ncs_svg_series s[16];
   double xs[16][NCS_NBUCKETS], ys[16][NCS_NBUCKETS];
   char names[16][64];
@@ -129,17 +132,22 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J) {
   }
   for (int i = 0; i < J->nops; i++) {
     const char *t = J->ops[i].transport;
-    for (int e = 0; ncs_rule_expected_at(e); e++)
-      if (strstr(t, ncs_tclass_name(ncs_rule_expected_at(e)->tclass))) seen |= 1u << e;
+    for (int e = 0; e < 4; e++)
+      if (strstr(t, ncs_tclass_name(classes[e]))) seen |= 1u << e;
   }
   struct ncs_svg_ref ref[8];
   int nref = 0;
-  for (int e = 0; ncs_rule_expected_at(e); e++)
-    if (seen & (1u << e)) { ref[nref].name = ncs_tclass_name(ncs_rule_expected_at(e)->tclass); ref[nref].y = ncs_rule_expected_at(e)->gbps; nref++; }
+  for (int e = 0; e < 4; e++) {
+    if (!(seen & (1u << e))) continue;
+    ncs_headline_link_of(d, classes[e], &links[e]);
+    ref[nref].name = ncs_tclass_name(classes[e]);
+    ref[nref].y = links[e].beta_gbps;
+    nref++;
+  }
   if (ns) ncs_svg_lines(f, s, ns, ref, nref, "busbw GB/s");
   else fprintf(f, "<p>No data-moving calls.</p>");
-  for (int e = 0; ncs_rule_expected_at(e); e++)
-    if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, ncs_rule_expected_at(e)->why); fprintf(f, "</p>\n"); }
+  for (int e = 0; e < 4; e++)
+    if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, links[e].why); fprintf(f, "</p>\n"); }
   fprintf(f, "<div class=\"scroll\"><table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
   for (int i = 0; i < J->nops; i++) {
     const struct ncs_opstat *o = &J->ops[i];
@@ -536,25 +544,27 @@ int cmd_html(int argc, char **argv) {
     struct ncs_headline h;
     ncs_headline_build(&h, &doc);
     ncs_headline_add_stragglers(&h, J->strag);
-    double total = 0, best = 0, bus = 0;
+    double total = 0, best = 0, bus = 0, steps = 0;
     unsigned top = 0;
     for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
-      double t = 0, b = 0;
+      double t = 0, b = 0, k = 0;
       for (int i = 0; i < J->nops; i++)
-        if (J->ops[i].op == op) { t += J->ops[i].time_s; b += J->ops[i].busbytes; }
+        if (J->ops[i].op == op) { t += J->ops[i].time_s; b += J->ops[i].busbytes; k += J->ops[i].steps; }
       total += t;
-      if (t > best) { best = t; top = op; bus = b; }
+      if (t > best) { best = t; top = op; bus = b; steps = k; }
     }
     if (top && total > 0) { /* the dominant operation, as report's metrics finds it */
       snprintf(h.top_op, sizeof h.top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
       h.top_op_share = best / total;
       h.top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? bus / best / 1e9 : 0;
+      h.top_busbytes = bus;
+      h.top_steps = steps;
     }
     ncs_headline_print_html(&h, f);
   }
   sec_summary(f, J);
   sec_time_per_op(f, J);
-  sec_busbw(f, J);
+  sec_busbw(f, J, doctor_ran ? &doc : NULL);
   sec_share(f, J, doctor_ran ? &doc : NULL);
   if (steps.sp) sec_steps(f, J, &steps);
   ncs_gpulanes_html(f, dl.lanes, J);
