@@ -92,6 +92,10 @@ check_eq "graph replays: text report per rank: captured calls and the replayed c
 check_eq "graph replays: text per-size table has a replays column: the 1MiB row holds $((2 * R)) calls, all replays" 1 \
   "$(grep -cE "^  AllReduce +1MiB +$((2 * R)) +$((2 * R)) " "$T/on.txt")"
 
+"$NCS" html "$T/on/tr" -o "$T/on.html" 2>/dev/null
+check_eq "graph replays: the HTML headline says the replayed calls are counted" 1 \
+  "$(grep -c "CUDA-graph replays: <b>$((4 * R))</b> calls replayed from graphs in 2 processes, counted above from kernel activity" "$T/on.html")"
+
 # without kernel activity: captured calls counted, replays NOT, and the report says so
 if run_cap nok NCCLSCOPE_KERNELS=0; then
   "$NCS" report --json "$T/nok/tr" >"$T/nok.json" 2>/dev/null
@@ -105,4 +109,26 @@ if run_cap nok NCCLSCOPE_KERNELS=0; then
     "$(grep -c 'rank [01]: 2 calls captured into CUDA graphs, not timed; their replays are NOT counted (no kernel activity' "$T/nok.txt") $(grep -c '^  estimate: 2 processes captured calls into CUDA graphs whose replays are NOT counted (no kernel activity' "$T/nok.txt")"
 else
   fail "graph replays: capture_job with NCCLSCOPE_KERNELS=0 failed"; sed 's/^/    /' "$T/nok/err" | head
+fi
+
+# nccl-tests' own -G (tests/test_nccl_tests.sh builds it; scripts/nccl-tests.sh runs it on the
+# doubles): -t 2 -g 2 is 4 ranks in one process (a captured group spans 2 communicators per
+# thread), one graph per size and direction, each launched G times right after its capture.
+# Truth: nccl-tests' arithmetic, replayed calls per printed size row = R x 2 x n x m x G.
+NT=$BUILD/nccl-tests/all_reduce_perf
+if [ ! -x "$NT" ]; then
+  skip "graph replays: nccl-tests -G: $NT not built (tests/test_nccl_tests.sh builds it)"
+elif ! timeout 300 bash "$ROOT/scripts/nccl-tests.sh" "$T/nt" -- all_reduce_perf -b 8 -e 64K -f 8 -n 3 -w 1 -t 2 -g 2 -G 2 \
+     >"$T/nt.out" 2>&1; then
+  fail "graph replays: nccl-tests -G 2 on the doubles failed"; tail -5 "$T/nt.out" | sed 's/^/    /'
+else
+  "$NCS" report --json "$T/nt" >"$T/nt.json" 2>/dev/null
+  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$T/nt/nccl-tests.out")
+  sizes=$(grep -E '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$T/nt/nccl-tests.out" | awk '{printf "%s%s:%d", (NR > 1 ? "," : ""), $1, 4 * 2 * 3 * 1 * 2}')
+  check_eq "graph replays: nccl-tests -G 2 (4 ranks, $rows sizes): replayed calls = 4 x $rows x 2 x 3 x 1 x 2, none unexplained" \
+    "$((4 * rows * 2 * 3 * 2)) 0" "$(jq -r '[.ranks[].graph_replays] | "\(map(.calls) | add) \(map(.unexplained_kernels) | add)"' "$T/nt.json")"
+  check_eq "graph replays: nccl-tests -G 2: each printed size's row holds 4 x 2 x 3 x 2 replayed calls" "$sizes" \
+    "$(jq -r '[.ranks[].ops.AllReduce.sizes[] | select(.replayed_calls > 0) | "\(.bytes_min):\(.replayed_calls)"] | join(",")' "$T/nt.json")"
+  check_eq "graph replays: nccl-tests -G 2: every NCCL kernel is a call's or a replay's (timed calls = NCCL kernels)" \
+    "$(jq '[.ranks[].gpu_time.nccl_kernels] | add' "$T/nt.json")" "$(jq '[.ranks[].ops.AllReduce.timed_calls] | add' "$T/nt.json")"
 fi

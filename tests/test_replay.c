@@ -49,10 +49,13 @@ static void status(struct ncs_replay *r, uint32_t state) {
   ncs_enc_kernel_status_body(&w, &x);
   raw(r, NCS_REC_KERNEL_STATUS, b, w.len);
 }
-static void call(struct ncs_replay *r, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
-  struct ncs_call c = {.op = op, .thread = 1, .comm = 1, .count = count, .datatype = ncclFloat32, .t_enter = t * US,
+static void call_on(struct ncs_replay *r, uint32_t comm, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
+  struct ncs_call c = {.op = op, .thread = 1, .comm = comm, .count = count, .datatype = ncclFloat32, .t_enter = t * US,
                        .t_exit = t * US + 1, .flags = captured ? NCS_CALL_F_CAPTURED : 0, .depth = depth, .group = group};
   ncs_replay_calls(r, &c, 1);
+}
+static void call(struct ncs_replay *r, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
+  call_on(r, 1, op, count, t, captured, depth, group);
 }
 static void gpu(struct ncs_replay *r, uint32_t kind, uint64_t s, uint64_t e) {
   struct ncs_gpu_time g = {.kind = kind, .thread = 1, .gpu_start = s * US, .gpu_end = e * US};
@@ -155,6 +158,40 @@ static void groups(void) {
   ncs_replay_free(r);
 }
 
+/* nccl-tests -G: a graph per size, replayed at once; an uncaptured call between ends a capture.
+ * A captured group on two communicators (-g 2: two devices in one thread) launches a kernel on
+ * each at every replay. */
+static void captures_in_turn(void) {
+  struct ncs_replay *r = ncs_replay_new();
+  status(r, NCS_KSTATE_ON);
+  ncs_replay_comm(r, 1, 2);
+  ncs_replay_comm(r, 2, 2);
+  kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  call(r, NCS_OP_AllReduce, 256, 100, 1, 0, 0);           /* capture A: 1024 B */
+  kern(r, NCS_KCLASS_NCCL, 1, 200, 250);
+  kern(r, NCS_KCLASS_NCCL, 1, 300, 350);
+  call(r, NCS_OP_AllReduce, 1024, 400, 0, 0, 0);          /* uncaptured: ends capture A */
+  gpu(r, NCS_GPU_KIND_CALL, 410, 450);
+  kern(r, NCS_KCLASS_NCCL, 1, 420, 440);
+  call(r, NCS_OP_GroupStart, 0, 490, 0, 0, 0);            /* a captured group on comms 1 and 2: 4096 B */
+  call_on(r, 1, NCS_OP_AllReduce, 1024, 500, 1, 1, 490);
+  call_on(r, 2, NCS_OP_AllReduce, 1024, 501, 1, 1, 490);
+  call(r, NCS_OP_GroupEnd, 0, 502, 0, 0, 490);
+  for (uint64_t t = 600; t < 1000; t += 100) kern(r, NCS_KCLASS_NCCL, 1, t, t + 40);
+  struct ncs_replay_sum s;
+  ncs_replay_solve(r, &s);
+  const struct ncs_replay_op *ar = op_named(&s, "AllReduce");
+  CHECK(s.counted && s.kernels == 6 && s.calls == 6 && ar && ar->elements == 3 && ar->whole && !ar->sizes_exact,
+        "replay: two captures: 3 elements (the group's one per communicator), 6 kernels, whole (got %llu kernels, %llu elements)",
+        (unsigned long long)s.kernels, ar ? (unsigned long long)ar->elements : 0ull);
+  struct seen v = {0};
+  ncs_replay_each(r, 0, on_call, &v);
+  int ok = v.n == 6 && v.c[0].bytes == 1024 && v.c[1].bytes == 1024;
+  for (int i = 2; ok && i < 6; i++) ok = v.c[i].bytes == 4096;
+  CHECK(ok, "replay: a kernel takes the calls of the latest capture begun before it (A's replays 1024 B, then the group's 4096 B)");
+  ncs_replay_free(r);
+}
+
 static void not_counted(void) {
   struct ncs_replay *r = ncs_replay_new();
   call(r, NCS_OP_AllReduce, 256, 300, 1, 0, 0);
@@ -189,6 +226,7 @@ static void not_counted(void) {
 int main(void) {
   graph_of_three();
   groups();
+  captures_in_turn();
   not_counted();
   return check_done();
 }

@@ -17,17 +17,23 @@
 #define MAX_NAME_ID 65536
 
 struct rkern { uint64_t s, e; int32_t op; uint32_t tag; }; /* tag: 0 free, 1 a call's, 2 + element: a replay */
-struct rwin { uint64_t s, e; uint32_t group; };
-struct relem { int32_t op; uint32_t first, n; };             /* members [first, first + n) */
+struct rwin { uint64_t s, e; };
+/* A graph body element: a captured call, or the calls of a captured group on one communicator
+ * (NCCL launches one kernel per communicator of a group); its members chained through next. */
+struct relem { int32_t op; uint32_t seg, comm, head, tail, n; uint64_t group; };
+struct rmem { struct ncs_replay_call c; uint32_t next; };      /* next: member index + 1, 0 none */
+/* A capture: a run of captured calls of one thread that no uncaptured call of it interrupts. */
+struct rseg { uint64_t t; uint32_t thread; };
 struct ncs_replay {
   struct rkern *k; size_t nk, capk;
   struct rwin *w; size_t nw, capw;
-  struct ncs_replay_call *mem; size_t nmem, capmem;
+  struct rmem *mem; size_t nmem, capmem;
   struct relem *el; size_t nel, capel;
+  struct rseg *seg; size_t nseg, capseg;
+  uint32_t *open; uint32_t nthr;    /* thread -> its open capture + 1 (0: none) */
   int8_t *name_op; uint32_t nname;  /* KERNEL_NAME id -> op slot + 1 (0: not NCCL / unknown) */
   int32_t *nranks; uint32_t ncomm;
   uint64_t t0;                      /* the first captured call's entry */
-  uint32_t last_thread; uint64_t last_group; /* the group the last captured call was in (0: none) */
   int kact_on, kact_seen, gpu_seen;
   struct ncs_replay_sum sum;
 };
@@ -36,7 +42,7 @@ struct ncs_replay *ncs_replay_new(void) { return calloc(1, sizeof(struct ncs_rep
 
 void ncs_replay_free(struct ncs_replay *r) {
   if (!r) return;
-  free(r->k); free(r->w); free(r->mem); free(r->el); free(r->name_op); free(r->nranks);
+  free(r->k); free(r->w); free(r->mem); free(r->el); free(r->seg); free(r->open); free(r->name_op); free(r->nranks);
   free(r);
 }
 
@@ -76,37 +82,65 @@ void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks) {
   r->nranks[comm] = nranks;
 }
 
-/* A captured call: a new body element, or a member of the captured group the last one is in. */
+/* The open capture of a thread, -1 when none (made when `make`: -2 out of memory). */
+static long open_seg(struct ncs_replay *r, uint32_t thread, uint64_t t, int make) {
+  if (thread < r->nthr && r->open[thread]) return (long)r->open[thread] - 1;
+  if (!make) return -1;
+  if (thread >= r->nthr) {
+    uint32_t n = r->nthr ? r->nthr : 16;
+    while (n <= thread) n *= 2;
+    if (n > (1u << 20)) return -2;
+    uint32_t *p = realloc(r->open, n * sizeof *p);
+    if (!p) return -2;
+    memset(p + r->nthr, 0, (n - r->nthr) * sizeof *p);
+    r->open = p;
+    r->nthr = n;
+  }
+  if (grow((void **)&r->seg, &r->capseg, r->nseg + 1, sizeof *r->seg) != 0) return -2;
+  r->seg[r->nseg] = (struct rseg){t, thread};
+  r->open[thread] = (uint32_t)++r->nseg;
+  return (long)r->nseg - 1;
+}
+
+/* A captured call: a new body element of its thread's open capture, or a member of the element
+ * of its group and communicator in that capture. */
 static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
   const char *kname = ncs_kernel_op_of_call(c->op);
   int op = kname ? op_slot(r, kname, strlen(kname)) : -1;
   if (op < 0) return;
-  if (grow((void **)&r->mem, &r->capmem, r->nmem + 1, sizeof *r->mem) != 0) return;
+  long seg = open_seg(r, c->thread, c->t_enter, 1);
+  if (seg < 0 || grow((void **)&r->mem, &r->capmem, r->nmem + 1, sizeof *r->mem) != 0) return;
   int n = c->comm < r->ncomm && r->nranks[c->comm] > 0 ? r->nranks[c->comm] : 1;
-  r->mem[r->nmem] = (struct ncs_replay_call){c->op, c->comm, c->datatype, (uint32_t)n, c->count,
-                                             ncs_rule_bytes(c->count, c->datatype), ncs_rule_S(c->op, c->count, c->datatype, n)};
+  r->mem[r->nmem] = (struct rmem){{c->op, c->comm, c->datatype, (uint32_t)n, c->count, ncs_rule_bytes(c->count, c->datatype),
+                                   ncs_rule_S(c->op, c->count, c->datatype, n)}, 0};
   uint64_t group = c->depth > 0 ? c->group : 0;
+  size_t e = r->nel;
+  for (size_t i = r->nel, k = 0; group && i-- > 0 && k < 64 && r->el[i].seg == (uint32_t)seg && r->el[i].group == group; k++)
+    if (r->el[i].comm == c->comm) { e = i; break; }
+  if (e == r->nel) {
+    if (grow((void **)&r->el, &r->capel, r->nel + 1, sizeof *r->el) != 0) return;
+    r->el[r->nel++] = (struct relem){op, (uint32_t)seg, c->comm, (uint32_t)r->nmem, (uint32_t)r->nmem, 0, group};
+    r->sum.op[op].elements++;
+  } else {
+    r->mem[r->el[e].tail].next = (uint32_t)r->nmem + 1;
+    r->el[e].tail = (uint32_t)r->nmem;
+  }
+  r->el[e].n++;
   if (!r->sum.captured) r->t0 = c->t_enter;
   r->sum.captured++;
   r->sum.op[op].captured++;
-  if (group && r->nel && group == r->last_group && c->thread == r->last_thread) {
-    r->el[r->nel - 1].n++;
-  } else {
-    if (grow((void **)&r->el, &r->capel, r->nel + 1, sizeof *r->el) != 0) return;
-    r->el[r->nel++] = (struct relem){op, (uint32_t)r->nmem, 1};
-    r->sum.op[op].elements++;
-  }
   r->nmem++;
-  r->last_group = group;
-  r->last_thread = c->thread;
 }
 
 void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const struct ncs_call *c = &x[i];
-    if (!(c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
     int kind = ncs_op_kind(c->op);
-    if (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P) add_captured(r, c);
+    if (!(c->flags & NCS_CALL_F_CAPTURED)) { /* an uncaptured collective ends its thread's capture */
+      if (c->thread < r->nthr && r->open[c->thread] && (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P)) r->open[c->thread] = 0;
+      continue;
+    }
+    if (ncs_rc_ok(c->rc) && (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P)) add_captured(r, c);
   }
 }
 
@@ -122,7 +156,7 @@ void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, si
     r->gpu_seen = 1;
     PRUNE(r, r->w, r->nw);
     if (grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
-    r->w[r->nw++] = (struct rwin){g[i].gpu_start, g[i].gpu_end, g[i].kind == NCS_GPU_KIND_GROUP};
+    r->w[r->nw++] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
   }
 }
 
@@ -188,20 +222,30 @@ static size_t first_at(const struct ncs_replay *r, uint64_t t) {
 }
 
 /* GPU interval w claims its call's kernel: the free one it overlaps most (the nearest start
- * when none overlaps), among those starting within TOL_NS of it; a group's claims every free
- * kernel at least half inside it. */
+ * when none overlaps), among those starting within TOL_NS of it. A group's interval is one per
+ * stream the group used (docs/FORMAT.md GPU_TIME), and NCCL launches one kernel per stream of a
+ * group: the same rule. */
 static void claim(struct ncs_replay *r, const struct rwin *w) {
   size_t i = first_at(r, w->s > TOL_NS ? w->s - TOL_NS : 0), best = r->nk;
   uint64_t best_ov = 0, best_d = UINT64_MAX;
   for (; i < r->nk && r->k[i].s <= w->e + TOL_NS; i++) {
-    struct rkern *k = &r->k[i];
+    const struct rkern *k = &r->k[i];
     if (k->tag) continue;
-    uint64_t ov = overlap(w->s, w->e, k->s, k->e), len = k->e - k->s;
-    if (w->group) { if (2 * ov >= len && (ov || (k->s >= w->s && k->s <= w->e))) k->tag = 1; continue; }
-    uint64_t d = k->s > w->s ? k->s - w->s : w->s - k->s;
+    uint64_t ov = overlap(w->s, w->e, k->s, k->e), d = k->s > w->s ? k->s - w->s : w->s - k->s;
     if (ov > best_ov || (ov == best_ov && d < best_d)) { best = i; best_ov = ov; best_d = d; }
   }
   if (best < r->nk) r->k[best].tag = 1;
+}
+
+/* An element by (op, capture start, capture, index); a run of one op's elements of one capture. */
+struct ekey { uint32_t op, seg; uint64_t t; uint32_t e; };
+struct run { uint32_t op, seg; uint64_t t; uint32_t start, n, at; uint64_t kernels; };
+static int cmp_ekey(const void *a, const void *b) {
+  const struct ekey *x = a, *y = b;
+  if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  if (x->seg != y->seg) return x->seg < y->seg ? -1 : 1;
+  return x->e < y->e ? -1 : x->e > y->e;
 }
 
 int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
@@ -216,19 +260,34 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   if (r->nk > 1) qsort(r->k, r->nk, sizeof *r->k, cmp_kern);
   if (r->nw > 1) qsort(r->w, r->nw, sizeof *r->w, cmp_win);
   for (size_t i = 0; i < r->nw; i++) claim(r, &r->w[i]);
-  /* the body of each op: its elements in capture order */
-  uint32_t *body[NCS_REPLAY_OPS] = {0};
-  size_t nb[NCS_REPLAY_OPS] = {0}, at[NCS_REPLAY_OPS] = {0};
-  int rc = 0;
-  for (int o = 0; o < s->nops; o++)
-    if (s->op[o].elements && !(body[o] = malloc(s->op[o].elements * sizeof *body[o]))) rc = -1;
-  for (size_t e = 0; rc == 0 && e < r->nel; e++) body[r->el[e].op][nb[r->el[e].op]++] = (uint32_t)e;
+  /* the bodies: per op and capture, its elements in capture order (a run of order[]) */
+  struct ekey *order = r->nel ? malloc(r->nel * sizeof *order) : NULL;
+  struct run *runs = r->nel ? malloc(r->nel * sizeof *runs) : NULL;
+  size_t nruns = 0, first[NCS_REPLAY_OPS + 1] = {0};
+  int rc = r->nel && (!order || !runs) ? -1 : 0;
+  for (size_t e = 0; rc == 0 && e < r->nel; e++)
+    order[e] = (struct ekey){(uint32_t)r->el[e].op, r->el[e].seg, r->seg[r->el[e].seg].t, (uint32_t)e};
+  if (rc == 0 && r->nel > 1) qsort(order, r->nel, sizeof *order, cmp_ekey);
+  for (size_t e = 0; rc == 0 && e < r->nel; e++) {
+    if (!nruns || runs[nruns - 1].op != order[e].op || runs[nruns - 1].seg != order[e].seg)
+      runs[nruns++] = (struct run){order[e].op, order[e].seg, order[e].t, (uint32_t)e, 0, 0, 0};
+    runs[nruns - 1].n++;
+  }
+  for (size_t i = 0, o = 0; o <= NCS_REPLAY_OPS; o++) { /* op o's runs: [first[o], first[o + 1]) */
+    while (i < nruns && runs[i].op < o) i++;
+    first[o] = i;
+  }
   for (size_t i = 0; rc == 0 && i < r->nk; i++) {
     struct rkern *k = &r->k[i];
     if (k->tag || k->s < r->t0) continue;
-    if (k->op < 0 || !nb[k->op]) { s->unexplained++; continue; }
-    uint32_t e = body[k->op][at[k->op]];
-    at[k->op] = at[k->op] + 1 == nb[k->op] ? 0 : at[k->op] + 1;
+    /* the latest capture of its op that began before it started */
+    size_t lo = k->op >= 0 ? first[k->op] : 0, hi = k->op >= 0 ? first[k->op + 1] : 0;
+    while (lo < hi) { size_t m = lo + (hi - lo) / 2; if (runs[m].t <= k->s) lo = m + 1; else hi = m; }
+    if (k->op < 0 || lo == first[k->op]) { s->unexplained++; continue; }
+    struct run *u = &runs[lo - 1];
+    uint32_t e = order[u->start + u->at].e;
+    u->at = u->at + 1 == u->n ? 0 : u->at + 1;
+    u->kernels++;
     k->tag = 2 + e;
     s->kernels++;
     s->calls += r->el[e].n;
@@ -237,19 +296,21 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   }
   for (int o = 0; o < s->nops; o++) {
     struct ncs_replay_op *op = &s->op[o];
-    op->whole = !op->elements || op->kernels % op->elements == 0;
+    op->whole = 1;
     op->sizes_exact = 1;
-    const struct ncs_replay_call *first = NULL;
-    for (size_t e = 0; e < nb[o] && body[o]; e++) {
-      const struct relem *x = &r->el[body[o][e]];
-      for (uint32_t m = 0; m < x->n; m++) {
-        const struct ncs_replay_call *c = &r->mem[x->first + m];
-        if (!first) first = c;
-        else if (c->op != first->op || c->S != first->S || c->n != first->n || c->bytes != first->bytes) op->sizes_exact = 0;
-      }
+    const struct ncs_replay_call *one = NULL;
+    for (size_t u = first[o]; rc == 0 && u < first[o + 1]; u++) {
+      if (runs[u].kernels % runs[u].n) op->whole = 0;
+      for (uint32_t j = 0; j < runs[u].n; j++)
+        for (uint32_t m = r->el[order[runs[u].start + j].e].head + 1; m; m = r->mem[m - 1].next) {
+          const struct ncs_replay_call *c = &r->mem[m - 1].c;
+          if (!one) one = c;
+          else if (c->op != one->op || c->S != one->S || c->n != one->n || c->bytes != one->bytes) op->sizes_exact = 0;
+        }
     }
-    free(body[o]);
   }
+  free(order);
+  free(runs);
   if (rc != 0) { s->counted = 0; s->kernels = s->calls = 0; s->why_not = "out of memory"; }
   *out = *s;
   return rc;
@@ -261,8 +322,7 @@ void ncs_replay_each(const struct ncs_replay *r, uint64_t from,
   for (size_t i = 0; i < r->nk; i++) {
     const struct rkern *k = &r->k[i];
     if (k->tag < 2 || k->s < from) continue;
-    const struct relem *x = &r->el[k->tag - 2];
-    for (uint32_t m = 0; m < x->n; m++) fn(ctx, &r->mem[x->first + m], k->s, k->e);
+    for (uint32_t m = r->el[k->tag - 2].head + 1; m; m = r->mem[m - 1].next) fn(ctx, &r->mem[m - 1].c, k->s, k->e);
   }
 }
 

@@ -4,14 +4,16 @@
  * Rule: a call made while its stream was capturing (CALL flag captured) launches nothing then;
  * each launch of its graph runs its kernel. Every other NCCL kernel belongs to an uncaptured
  * call, and lies inside that call's GPU interval (the shim's events bracket the launch on the
- * call's stream), so each GPU_TIME of a call claims the kernel it overlaps most (a group's
- * claims every kernel mostly inside it). The NCCL kernels no GPU_TIME claims, starting after
+ * call's stream), so each GPU_TIME of a call (or of a group: one per stream it used, NCCL
+ * launching one kernel per stream of a group) claims the kernel it overlaps most. The NCCL kernels no GPU_TIME claims, starting after
  * the first captured call, are replays: per kernel operation (the name's, model/knames.h) they
- * take, in start order, the captured calls of that operation in capture order, cycling (what
- * one graph replayed N times gives; a captured group is one element, every member replayed
- * with its kernel). Sizes are exact when an operation's captured calls all have one shape;
- * otherwise they rest on the capture order (several graphs of different sizes cannot be told
- * apart without graph launches recorded: `sizes_exact` 0).
+ * take the captured calls of that operation of the latest capture (a run of captured calls of
+ * one thread no uncaptured collective of it interrupts) begun before the kernel started, in
+ * capture order, cycling (what a graph replayed N times gives; a captured group's calls on one
+ * communicator are one element, every member replayed with its kernel). Sizes are exact when
+ * an operation's captured calls all have one shape, and when each graph is replayed before the
+ * next is captured (nccl-tests -G); graphs captured first and replayed in a mix later (vLLM)
+ * cannot be told apart without graph launches recorded (`sizes_exact` 0 says sizes differ).
  *
  * Needs kernel activity and GPU timing: without either, nothing is counted and `why_not` says
  * why. Contract: feed a file's records in file order (calls, GPU times, communicators, raw

@@ -268,6 +268,15 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
   } else {
     fprintf(f, "<p class=\"big\">No rank was traced long enough to judge its communication share.</p>\n");
   }
+  if (h->replay_procs)
+    fprintf(f, "<p>CUDA-graph replays: <b>%llu</b> calls replayed from graphs in %d process%s, counted above from kernel activity.</p>\n",
+            (unsigned long long)h->replayed_calls, h->replay_procs, h->replay_procs == 1 ? "" : "es");
+  if (h->replay_uncounted_procs) {
+    fprintf(f, "<p class=\"note\">Estimate: %d process%s captured calls into CUDA graphs whose replays are not counted (",
+            h->replay_uncounted_procs, h->replay_uncounted_procs == 1 ? "" : "es");
+    ncs_html_escape(f, h->replay_why, strlen(h->replay_why));
+    fprintf(f, "): communication is under-reported.</p>\n");
+  }
   if (h->top_op[0]) {
     double x = ncs_headline_expected(h);
     fprintf(f, "<p>Dominant operation: <b>%s</b>, %.0f%% of communication time", h->top_op, 100 * h->top_op_share);
