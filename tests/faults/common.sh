@@ -75,9 +75,13 @@ fault_build() {
       mk "$FB/offswitch_dl" $cflags -DOFF_DLOPEN "$S/offswitch_job.c" -ldl -lpthread || exit 1
     fi
     mkdir -p "$FB/mini"
-    if stale "$FB/mini/libnccl.so.2" "$S/mini_nccl.c"; then
+    # the mini runtime exports under the real one's version node, as the CUDA double does (the
+    # jobs linked against the double ask for symbol@libcudart.so.13)
+    local cudart_map=$ROOT/tests/doubles/cuda/libcudart.map
+    if stale "$FB/mini/libnccl.so.2" "$S/mini_nccl.c" "$cudart_map" || stale "$FB/mini/libcudart.so.13" "$cudart_map"; then
       mk "$FB/mini/libnccl.so.2" $cflags -fPIC -shared -Wl,-soname,libnccl.so.2 "$S/mini_nccl.c" || exit 1
-      mk "$FB/mini/libcudart.so.13" $cflags -DMINI_CUDART -fPIC -shared -Wl,-soname,libcudart.so.13 "$S/mini_nccl.c" || exit 1
+      mk "$FB/mini/libcudart.so.13" $cflags -DMINI_CUDART -fPIC -shared -Wl,-soname,libcudart.so.13 \
+        -Wl,--version-script="$cudart_map" "$S/mini_nccl.c" || exit 1
     fi
     local real=${NCCLSCOPE_CUDA_HOME:-/usr/local/cuda}/lib/libnccl.so.2
     if [ -f "$real" ] && stale "$FB/real_job" "$S/real_job.c"; then
