@@ -16,7 +16,12 @@
  *     appended with pwrite at the end of the last good chunk, so a failed or short write is
  *     overwritten by the next chunk and the file stays a sequence of whole chunks.
  *   - A chunk that cannot be written (EIO, ENOSPC, EFBIG, no file) counts its records as
- *     dropped (reason 3); the job never sees the error.
+ *     dropped (reason 3; its calls also as reason 7 when the file system was full); the job
+ *     never sees the error. The file keeps RESERVE bytes allocated past its end (fallocate,
+ *     FALLOC_FL_KEEP_SIZE): a chunk is written only once its bytes and the reserve are
+ *     allocated, so a full disk fails there, never halfway, and the final chunk, or when it does
+ *     not fit a short one with the drop counts, always has room: every call the job made is in
+ *     the trace or counted as lost. The reserve is released after the final chunk.
  *   - ncs_emit() copies a record into a mutex-protected queue (capped at 4 MiB; beyond that it
  *     drops and counts, reason 4). Queue records go before the ring records of the same drain.
  *   - ncs_writer_sync() writes a chunk now and returns when it is written (bounded wait); the
@@ -58,6 +63,7 @@ const char *ncs_host_name(void);
 #define DEFS_CAP (2u << 20)
 #define RING_BATCH 1024u /* ring records encoded between two publications of the tail */
 #define PREFETCH_AHEAD 8u /* ring slots read ahead of the one being encoded */
+#define RESERVE (16u << 10) /* kept allocated past the file's end for the final chunk (a short one: about 0.5 KiB, PROCESS included) */
 
 /* ---- the record queue (ncs_emit) ---- */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -118,7 +124,12 @@ struct writer {
   unsigned fd_lost;        /* times the descriptor stopped being the trace's */
   off_t good_off;          /* end of the last whole chunk */
   off_t high_off;          /* end of the furthest bytes ever written (a partial chunk) */
-  uint64_t chunk_index, dropped_total, lost_pending;
+  uint64_t chunk_index, dropped_total;
+  uint64_t calls;          /* calls in the chunk being built (ring slots encoded) */
+  uint64_t chunk_drops[NCS_DROP_REASON_LIMIT]; /* what the chunk's DROP records count, by reason */
+  uint64_t carry[NCS_DROP_REASON_LIMIT]; /* drops to write again: the DROP records of lost chunks,
+                                            and the lost chunks themselves (3: records, 7: calls) */
+  int disk_full;           /* the last chunk was lost to a full file system */
   int process_written;
   int defs_lost;           /* a lost chunk held definitions: write them all again */
   struct ncs_wbuf raw;
@@ -218,7 +229,7 @@ static int create_named(const char *dir, const char *path, const uint8_t *hdr, s
   if (fd >= 0) {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (pwrite(fd, hdr, n, 0) != (ssize_t)n) { close(fd); return -2; }
+    if (pwrite(fd, hdr, n, 0) != (ssize_t)n) { int e = errno; close(fd); errno = e; return -2; }
     if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return fd;
     int e = errno;
     close(fd);
@@ -236,8 +247,10 @@ static int create_named(const char *dir, const char *path, const uint8_t *hdr, s
     return -2;
   }
   if (pwrite(fd, hdr, n, 0) != (ssize_t)n) {
+    int e = errno;
     close(fd);
     unlink(path);
+    errno = e;
     return -2;
   }
   return fd;
@@ -280,6 +293,19 @@ static int fd_is_ours(int fd, uint64_t want_size) {
   return !ident.has_btime || (hb && bs == ident.btime_s && bns == ident.btime_ns);
 }
 
+/* Makes sure n + extra bytes past the file's last whole chunk are allocated
+ * (FALLOC_FL_KEEP_SIZE: the size stays the bytes written). Returns 0, or -1 with errno ENOSPC or
+ * EDQUOT when the file system is full; any other failure (no fallocate on this file system)
+ * returns 0: the write then goes ahead unguarded, as before. */
+static int reserve(struct writer *w, size_t n, size_t extra) {
+  if (w->fd < 0) return 0;
+  int rc;
+  do rc = fallocate(w->fd, FALLOC_FL_KEEP_SIZE, w->good_off, (off_t)(n + extra));
+  while (rc != 0 && errno == EINTR);
+  if (rc == 0 || (errno != ENOSPC && errno != EDQUOT)) return 0;
+  return -1;
+}
+
 static int open_file(struct writer *w) {
   char host[128], path[768];
   const char *h = ncs_host_name();
@@ -308,6 +334,7 @@ static int open_file(struct writer *w) {
         atomic_store(&trace_ino, (uint64_t)st.st_ino);
       }
       w->good_off = w->high_off = sizeof hdr;
+      reserve(w, 0, RESERVE); /* best effort: the room for the final chunk */
       ncs_debug("writing %s", path);
       /* the rings file follows the trace's name (a new file after a lost descriptor: renamed) */
       ncs_rings_attach(path, (uint32_t)getpid(), (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, RAW_CAP);
@@ -315,7 +342,9 @@ static int open_file(struct writer *w) {
     }
     if (fd == -2 || errno != EEXIST) break;
   }
-  ncs_debug("cannot create a trace file in %s: %s", ncs_cfg.dir, strerror(errno));
+  int e = errno;
+  ncs_debug("cannot create a trace file in %s: %s", ncs_cfg.dir, strerror(e));
+  errno = e; /* ENOSPC/EDQUOT: the chunk's calls are lost to a full disk (flush_chunk) */
   return -1;
 }
 
@@ -375,6 +404,13 @@ static void add_drop(struct writer *w, unsigned reason, uint64_t n, uint32_t thr
   size_t before = w->raw.len;
   ncs_enc_drop(&w->raw, &d);
   if (w->raw.len != before) w->records++;
+  if (reason < NCS_DROP_REASON_LIMIT) w->chunk_drops[reason] += n;
+}
+/* A chunk's DROP records start with what lost chunks did not get written. */
+static void add_carried_drops(struct writer *w) {
+  memset(w->chunk_drops, 0, sizeof w->chunk_drops);
+  for (unsigned r = 1; r < NCS_DROP_REASON_LIMIT; r++)
+    if (w->carry[r]) { add_drop(w, r, w->carry[r], 0); w->carry[r] = 0; }
 }
 
 /* The ring owner's call in flight, if any, as an INFLIGHT record (see struct ncs_current). */
@@ -420,6 +456,7 @@ static void begin_chunk(struct writer *w) {
   ncs_rings_buf_reset(w->chunk_index);
   ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
   w->records = 0;
+  w->calls = 0;
   ncs_call_delta_reset(&w->delta);
   ncs_call_run_reset(&w->run);
   if (!w->process_written) {
@@ -439,8 +476,44 @@ static void begin_chunk(struct writer *w) {
     }
     w->defs_lost = 0;
   }
-  if (w->lost_pending) { add_drop(w, NCS_DROP_WRITE_FAILED, w->lost_pending, 0); w->lost_pending = 0; }
+  add_carried_drops(w);
   publish(w);
+}
+
+/* The final chunk when the full one could not be written (a full disk): only what says what
+ * was lost (the drop counts, a CLOCK, PROCESS when the file has no chunk yet), into the room
+ * kept past the file's end (RESERVE). Returns 0 when written. */
+static int short_final(struct writer *w) {
+  if (!w->cbuf || !w->cctx) return -1;
+  ncs_rings_buf_reset(w->chunk_index);
+  ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
+  w->records = 0;
+  w->calls = 0;
+  ncs_call_delta_reset(&w->delta);
+  ncs_call_run_reset(&w->run);
+  if (w->chunk_index == 0 && process_rec && process_len <= RESERVE / 2) {
+    memcpy(w->raw.buf, process_rec, process_len);
+    w->raw.len = process_len;
+    w->records++;
+  }
+  add_clock(w);
+  uint64_t carried[NCS_DROP_REASON_LIMIT];
+  memcpy(carried, w->carry, sizeof carried);
+  add_carried_drops(w);
+  add_clock(w);
+  uint32_t flags = NCS_CHUNK_F_FINAL | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
+  size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
+                            w->chunk_index, w->dropped_total, flags);
+  if (!c || c > RESERVE || reserve(w, c, 0) != 0 || write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) != 0) {
+    if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+    memcpy(w->carry, carried, sizeof carried);
+    return -1;
+  }
+  w->good_off += (off_t)c;
+  w->chunk_index++;
+  w->reopened = 0;
+  ncs_rings_remove();
+  return 0;
 }
 
 /* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
@@ -453,8 +526,9 @@ static void flush_chunk(struct writer *w, int final) {
     zipped = ncs_rowzip_end(w->raw.len);
     w->zipping = 0;
   }
-  int ok = 0;
+  int ok = 0, full = 0;
   int fresh = w->fd < 0 && w->cbuf && open_file(w) == 0; /* this chunk starts a file */
+  if (w->fd < 0 && !fresh) full = errno == ENOSPC || errno == EDQUOT; /* no file: it could not be made */
   if (!fresh && keep_own_fd(w) != 0) {
     /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
@@ -468,31 +542,44 @@ static void flush_chunk(struct writer *w, int final) {
       c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
                          w->chunk_index, w->dropped_total, flags);
     }
+    /* its bytes and the reserve allocated first (the final chunk may use the reserve): a full
+     * file system loses this chunk whole, and leaves room for the final accounting */
+    if (c && reserve(w, c, final ? 0 : RESERVE) != 0) { full = 1; c = 0; }
     if (c) {
       /* a failed write is tried once more (a disk may have freed space); bytes of a partial
        * chunk beyond the good end would read as damage: they are cut */
       for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+        errno = 0;
         if (write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) == 0) {
           w->good_off += (off_t)c;
           w->chunk_index++;
           w->reopened = 0;
           ok = 1;
           if (final) ncs_rings_remove(); /* a complete trace: nothing left to recover */
+        } else if (errno == ENOSPC || errno == EDQUOT) {
+          full = 1;
         }
         if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
       }
     }
   }
   if (!ok) {
-    /* the records are lost: count them; what the file must define again is written again */
+    /* the records are lost: count them (its calls apart when the disk was full); what the file
+     * must define again is written again */
     w->dropped_total += w->records;
-    w->lost_pending += w->records;
+    for (unsigned r = 1; r < NCS_DROP_REASON_LIMIT; r++) w->carry[r] += w->chunk_drops[r];
+    w->carry[NCS_DROP_WRITE_FAILED] += w->records;
+    if (full) w->carry[NCS_DROP_DISK_FULL] += w->calls;
     if (w->chunk_index == 0) w->process_written = 0;
     w->defs_lost = 1;
     for (int i = 0; i < NCS_MAX_THREADS; i++) {
       struct ncs_ring *r = atomic_load(&ncs_rings[i]);
       if (r) r->announced = 0;
     }
+    if (final && w->fd >= 0 && short_final(w) == 0) ok = 1;
+  }
+  if (ok && final && w->fd >= 0) { /* the reserve past the end is not needed any more */
+    if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, w->good_off, RESERVE + (off_t)RAW_CAP) != 0 && errno == EINTR) {}
   }
   begin_chunk(w);
 }
@@ -658,6 +745,7 @@ static unsigned drain(struct writer *w) {
       w->run = run;
       w->raw.len = (size_t)(p - w->raw.buf);
       w->records += nrec;
+      w->calls += n;
       if ((t & (RING_BATCH - 1)) == 0) publish_tail(w, r, t);
       zip_feed(w);
     }

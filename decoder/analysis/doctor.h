@@ -33,5 +33,5 @@ void ncs_doctor_run(struct ncs_doctor *d);
 int ncs_doctor_problems(const struct ncs_doctor *d);
 void ncs_doctor_free(struct ncs_doctor *d);
 /* The names of every check, in order, for "no check fired" messages. */
-#define NCS_DOCTOR_CHECKS "desync, dead-rank, init-hang, hang, init-failed, init-aborted, comm-aborted, ended-in-nccl, nvlink-unused, no-nvlink, socket-not-ib, nccl-version-mismatch, low-busbw, comm-bound, gpu-idle"
+#define NCS_DOCTOR_CHECKS "desync, dead-rank, init-hang, hang, init-failed, init-aborted, comm-aborted, ended-in-nccl, calls-lost, nvlink-unused, no-nvlink, socket-not-ib, nccl-version-mismatch, low-busbw, comm-bound, gpu-idle"
 #endif

@@ -75,6 +75,8 @@ struct hfile {
   int nb_aborted;             /* non-blocking inits aborted before they were seen complete */
   uint64_t nb_aborted_id, nb_aborted_t;
   char warn[200];             /* NCCL's first WARN line (its text after "NCCL WARN ") */
+  uint64_t lost_full;         /* calls lost because the file system was full (DROP reason 7) */
+  uint64_t lost_ring;         /* calls dropped with the thread's buffer full (DROP reasons 1, 2) */
 };
 struct gsig { uint64_t count; int32_t root; uint8_t op, dtype, set, pad; int32_t rank; };
 struct psig { uint64_t comm_id, seq; int nranks; struct gsig s; }; /* one file's, not yet applied */
@@ -251,6 +253,13 @@ static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
   return 0;
 }
 
+static int on_drop(void *ctx, const struct ncs_drop *d) {
+  struct hfile *f = ((struct vctx *)ctx)->f;
+  if (d->reason == NCS_DROP_DISK_FULL) f->lost_full += d->records;
+  else if (d->reason == NCS_DROP_BUFFER_FULL || d->reason == NCS_DROP_NO_THREAD_SLOT) f->lost_ring += d->records;
+  return 0;
+}
+
 /* NCCL's first WARN line: the cause NCCL gave when an init or a collective failed. */
 static int on_log_line(void *ctx, const struct ncs_log_line *l) {
   struct hfile *f = ((struct vctx *)ctx)->f;
@@ -393,6 +402,7 @@ void ncs_hang_visitor(struct ncs_hang *h, int file, struct ncs_visitor *v) {
   v->inflight = on_inflight;
   v->chunk = on_chunk;
   v->log_line = on_log_line;
+  v->drop = on_drop;
 }
 
 void ncs_hang_file_done(struct ncs_hang *h, int file, int read_rc, const struct ncs_read_status *st) {
@@ -433,7 +443,7 @@ static struct ncs_hang_verdict *add_verdict(struct ncs_hang *h, int kind) {
   memset(v, 0, sizeof *v);
   v->kind = kind;
   static const char *ids[] = {"", "desync", "dead-rank", "init-hang", "hang", "init-failed", "init-aborted",
-                              "comm-aborted", "ended-in-nccl"};
+                              "comm-aborted", "ended-in-nccl", "calls-lost"};
   static const char *titles[] = {"",
                                  "Desync: ranks called different collectives at the same sequence number",
                                  "Dead rank: a rank's trace was cut while its peers waited on it",
@@ -442,7 +452,8 @@ static struct ncs_hang_verdict *add_verdict(struct ncs_hang *h, int kind) {
                                  "Init failed: NCCL could not create a communicator",
                                  "Init aborted: a non-blocking communicator creation was aborted before it completed",
                                  "Communicator aborted mid-collective: work on it never completed",
-                                 "Ended inside NCCL: a trace ends inside an NCCL call (not yet judged)"};
+                                 "Ended inside NCCL: a trace ends inside an NCCL call (not yet judged)",
+                                 "Calls lost: the trace file system was full"};
   v->id = ids[kind];
   v->title = titles[kind];
   return v;
@@ -1034,6 +1045,34 @@ static void in_flight_verdict(struct ncs_hang *h) {
            "longer timeout or NCCL_DEBUG=INFO to see where NCCL waits.");
 }
 
+/* Calls the shim could not write because the trace's file system was full (DROP reason 7:
+ * the shim keeps room for its final accounting, docs/SHIM.md "Files and write errors"). */
+static void calls_lost_verdict(struct ncs_hang *h) {
+  uint64_t total = 0, in_trace = 0;
+  int nf = 0;
+  for (int i = 0; i < h->n; i++) if (h->f[i].lost_full) { total += h->f[i].lost_full; nf++; }
+  if (!total) return;
+  struct ncs_hang_verdict *v = add_verdict(h, NCS_HANG_CALLS_LOST);
+  if (!v) return;
+  for (int i = 0; i < h->n; i++) in_trace += h->f[i].lost_full ? h->f[i].calls : 0;
+  ev(v, "%" PRIu64 " calls lost: trace filesystem full (%d process%s; %" PRIu64 " of their calls are in the traces)", total,
+     nf, nf == 1 ? "" : "es", in_trace);
+  char w[128];
+  for (int i = 0; i < h->n; i++) {
+    const struct hfile *f = &h->f[i];
+    if (!f->lost_full) continue;
+    who_rank(f, w, sizeof w);
+    add_rank(v->missing, &v->nmissing, f->env_rank);
+    ev(v, "%s: %" PRIu64 " calls in its trace, %" PRIu64 " lost: file system full%s; %s", w, f->calls, f->lost_full,
+       f->lost_ring ? " (and more dropped with its buffer full)" : "",
+       f->complete ? "the process ended normally (its final chunk is there)" : "its trace is cut");
+  }
+  snprintf(v->next, sizeof v->next,
+           "Give the traces room: NCCLSCOPE_DIR on a file system with free space (a few MB per process per "
+           "million calls, plus 6 MiB + 12 MiB per calling thread while it runs: docs/SHIM.md), then run again; "
+           "every figure of this run misses the lost calls.");
+}
+
 static int cmp_rank(const void *a, const void *b) {
   const struct ncs_hang_rank *x = a, *y = b;
   if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
@@ -1117,6 +1156,7 @@ void ncs_hang_finish(struct ncs_hang *h) {
   init_aborted_verdict(h);
   comm_aborted_verdict(h);
   in_flight_verdict(h);
+  calls_lost_verdict(h);
   if (h->nv > 1) qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
   build_ranks(h);
 }

@@ -28,8 +28,9 @@ enum ncs_hang_kind { NCS_HANG_DESYNC = 1, NCS_HANG_DEAD = 2, NCS_HANG_INIT = 3, 
                      NCS_HANG_INIT_FAILED = 5,   /* an init returned an error */
                      NCS_HANG_INIT_ABORTED = 6,  /* a non-blocking init aborted before it completed */
                      NCS_HANG_COMM_ABORTED = 7,  /* a communicator aborted or revoked mid-collective */
-                     NCS_HANG_IN_FLIGHT = 8 };   /* a trace cut inside an NCCL call, not yet judged (a
+                     NCS_HANG_IN_FLIGHT = 8,     /* a trace cut inside an NCCL call, not yet judged (a
                                                     job still running shows it too: watch ignores it) */
+                     NCS_HANG_CALLS_LOST = 9 };  /* calls lost: the trace's file system was full */
 
 struct ncs_hang_verdict {
   int kind;                   /* enum ncs_hang_kind */

@@ -87,6 +87,8 @@ enum ncs_drop_reason {
   NCS_DROP_NO_MEMORY = 4,    /* an allocation failed */
   NCS_DROP_EVENT_POOL = 5,   /* no GPU event free: call recorded without GPU time */
   NCS_DROP_KERNEL_RECORDS = 6, /* kernel activity records CUPTI dropped (no buffer free) */
+  NCS_DROP_DISK_FULL = 7,    /* calls (not records) of chunks lost because the trace's file system
+                                was full (ENOSPC, EDQUOT); their other records count under 3 */
   NCS_DROP_REASON_LIMIT       /* one past the last reason */
 };
 
