@@ -40,3 +40,18 @@ check_eq "no file: usage, exit 2" 2 "$?"
 printf '\x1b[31mhost:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/\x1b]0;pwn\x07CUMEM\n' >"$T/hostile.log"
 "$NCS" nccl-log "$T/hostile.log" >"$T/hostile.txt" 2>&1
 check "hostile bytes in a log are escaped in text output" sh -c "! grep -q \$'\\x1b' '$T/hostile.txt' && grep -q 'P2P/\\\\x1b' '$T/hostile.txt'"
+
+# a shared log file whose processes' lines interleave mid-line (tests/golden/nccl-log-interleaved.log:
+# log 42 with 12 pairs of "via SHM" lines of two processes spliced, the first cut after "via S",
+# the second whole after it, the first's rest on the next line)
+IL=$ROOT/tests/golden/nccl-log-interleaved.log
+spliced=$(grep -c 'via Sllama' "$IL")
+"$NCS" nccl-log "$IL" >"$T/il.txt" 2>&1
+check_eq "interleaved log: exit 0" 0 "$?"
+check "interleaved log ($spliced lines holding another's): 14 distinct SHM connections, as in the log it was made from" \
+  grep -q 'connections: 14 (P2P 0, SHM 14' "$T/il.txt"
+tr() { "$NCS" nccl-log --json "$1" | python3 -c 'import json,sys; [print(t["channel"], t["from"], t["to"], t["transport"], t["detail"], t["pid"]) for t in json.load(sys.stdin)["transports"]]' | sort; }
+tr "$IL" >"$T/il.tr"
+tr "$N/42-2.27.3-g6e-l40s-1pod-4proc-shm.log" >"$T/42.tr"
+check "interleaved log: the same transports (channel, ranks, transport, process) as log 42 itself" cmp "$T/il.tr" "$T/42.tr"
+check "interleaved log: the transports list is not empty ($(wc -l <"$T/42.tr"))" test "$(wc -l <"$T/42.tr")" -gt 0

@@ -201,6 +201,86 @@ int ncs_tmodel_line(struct ncs_tmodel *m, const char *line, size_t len) {
   return k;
 }
 
+/* Lines of several processes written to one file (a shared NCCL_DEBUG_FILE, one stdout for
+ * all ranks) interleave mid-line: a process's line may hold, after its first bytes, another's
+ * whole line, its own rest coming as the next line ("...via S" + "host:pid:tid [d] NCCL INFO
+ * ... via SHM/direct/direct", then "HM/direct/direct"). A line holding the prefix
+ * "HOST:PID:TID [" of a host already seen in the file, past its start, is cut there: the
+ * part before waits for its rest (the next line, when that has no NCCL prefix of its own), the
+ * part after is a line of its own. */
+#define SPLICE_HOSTS 8
+struct splice { char hosts[SPLICE_HOSTS][64]; int nhosts; char *head; size_t hlen, hcap; };
+
+static void splice_host(struct splice *s, const char *host) {
+  if (!host[0] || s->nhosts == SPLICE_HOSTS) return;
+  for (int i = 0; i < s->nhosts; i++) if (!strcmp(s->hosts[i], host)) return;
+  snprintf(s->hosts[s->nhosts++], sizeof s->hosts[0], "%s", host);
+}
+/* Offset (> 0) of the first "HOST:PID:TID [" of a known host inside l[0..n), else 0. */
+static size_t splice_at(const struct splice *s, const char *l, size_t n) {
+  size_t best = 0;
+  for (int h = 0; h < s->nhosts; h++) {
+    size_t hl = strlen(s->hosts[h]);
+    for (const char *p = l + 1; p < l + n;) {
+      p = memmem(p, (size_t)(l + n - p), s->hosts[h], hl);
+      if (!p) break;
+      const char *q = p + hl, *e = l + n;
+      int ok = q < e && *q == ':';
+      for (int k = 0; ok && k < 2; k++) { /* :PID:TID */
+        const char *d = ++q;
+        while (q < e && *q >= '0' && *q <= '9') q++;
+        ok = q > d && q < e && *q == (k ? ' ' : ':');
+      }
+      if (ok && q + 1 < e && q[1] == '[') { if (!best || (size_t)(p - l) < best) best = (size_t)(p - l); break; }
+      p++;
+    }
+  }
+  return best;
+}
+/* Feeds one piece of text as a line, learning its host. */
+static int splice_feed(struct ncs_tmodel *m, struct splice *s, const char *l, size_t n) {
+  struct ncs_nl_rec r;
+  if (ncs_nl_parse(l, n, &r) != NCS_NL_NONE || r.has_prefix) splice_host(s, r.host);
+  return ncs_tmodel_line(m, l, n) < 0 ? -1 : 0;
+}
+static int splice_line(struct ncs_tmodel *m, struct splice *s, char *l, size_t n) {
+  if (s->head) { /* a line cut by another: its rest is this line, unless this one is a line of its own */
+    struct ncs_nl_rec r;
+    ncs_nl_parse(l, n, &r);
+    char *head = s->head;
+    size_t hl = s->hlen;
+    s->head = NULL;
+    if (!r.has_prefix) {
+      if (hl + n + 1 > s->hcap) {
+        char *b = realloc(head, hl + n + 1);
+        if (!b) { free(head); return -1; }
+        head = b;
+        s->hcap = hl + n + 1;
+      }
+      memcpy(head + hl, l, n);
+      int rc = splice_feed(m, s, head, hl + n);
+      s->head = NULL;
+      free(head);
+      s->hcap = 0;
+      return rc;
+    }
+    int rc = splice_feed(m, s, head, hl); /* never completed: as it is */
+    free(head);
+    s->hcap = 0;
+    if (rc) return rc;
+  }
+  size_t at = splice_at(s, l, n);
+  if (at) {
+    s->head = malloc(at + 1);
+    if (!s->head) return -1;
+    memcpy(s->head, l, at);
+    s->hlen = at;
+    s->hcap = at + 1;
+    return splice_feed(m, s, l + at, n - at);
+  }
+  return splice_feed(m, s, l, n);
+}
+
 int ncs_tmodel_file(struct ncs_tmodel *m, const char *path) {
   FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
   if (!f) return -1;
@@ -209,9 +289,14 @@ int ncs_tmodel_file(struct ncs_tmodel *m, const char *path) {
   size_t cap = 0;
   ssize_t n;
   int rc = 0;
+  struct splice sp;
+  memset(&sp, 0, sizeof sp);
   while ((n = getline(&line, &cap, f)) >= 0) {
-    if (ncs_tmodel_line(m, line, (size_t)n) < 0) { errno = ENOMEM; rc = -1; break; }
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
+    if (splice_line(m, &sp, line, (size_t)n) < 0) { errno = ENOMEM; rc = -1; break; }
   }
+  if (rc == 0 && sp.head && splice_feed(m, &sp, sp.head, sp.hlen) < 0) { errno = ENOMEM; rc = -1; }
+  free(sp.head);
   if (rc == 0 && ferror(f)) { errno = EIO; rc = -1; }
   free(line);
   if (f != stdin) fclose(f);
