@@ -1,18 +1,21 @@
 /* compare.c — `ncclscope compare [options] BASE... NEW`: a CI regression gate between runs.
  *
- * Contract: each BASE and NEW is a trace directory or file (one job each); with several BASE
- * runs the base is their median and each row's tolerance is the larger of the threshold and
- * twice the base runs' own spread around that median (a noisy machine sets its own bar). Rows are
- * (operation, size bucket) with the transports each run used; per row: calls, bus bandwidth
- * and mean time per call in both runs and their change. A row is a regression when its
- * busbw drops by more than --busbw-drop percent or its time per call rises by more than
- * --time-rise percent, counted only for rows above the noise floor (at least --min-calls calls
- * in both runs and at least --min-share percent of the run's communication time); a transport
- * change that loses NVLink-class transports (P2P, NVLS) is always a regression, other
- * transport changes are reported; the job's communication share rising by more than
- * --share-rise points is a regression. Default thresholds come from measured run-to-run
- * spread (docs/COMPARE.md). Output: text, --markdown (CI job summaries) or --json.
- * Exit 1 on regression, 0 otherwise, 2 on bad usage or unreadable input. */
+ * Contract: each BASE and NEW is a trace directory or file (one job each). Rows are
+ * (operation, size bucket) with the transports each run used; per row: calls, aggregate bus
+ * bandwidth and mean time per call as report states them, and the per-call samples of both
+ * runs (analysis/gate_samples.h), judged by analysis/gate.h: a row regresses when, above the
+ * noise floor (at least --min-calls calls in both runs, at least --min-share percent of the
+ * base's communication time), the confidence interval of its per-call busbw change lies wholly
+ * below -(--busbw-drop) percent or that of its time change wholly above --time-rise; a row
+ * whose interval holds the threshold is "not enough calls to judge" (no failure); the intervals
+ * share a false-alarm budget of ALPHA (Bonferroni). With several BASE runs their calls are
+ * pooled and a row's threshold is the larger of the flag and twice the spread of the runs'
+ * medians. A transport change that loses NVLink-class transports (P2P, NVLS) is always a
+ * regression, other transport changes are reported; the communication share (blocks of each
+ * rank's window) is judged the same way against --share-rise points. Method and measured
+ * false-alarm and detection rates: docs/COMPARE.md. Output: text, --markdown (CI job
+ * summaries) or --json (version 2). Exit 1 on regression, 0 otherwise, 2 on bad usage or
+ * unreadable input. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +167,9 @@ int cmd_compare(int argc, char **argv) {
            "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
            "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
            "The CI gate (docs/COMPARE.md). Each BASE and NEW is a run: a trace directory or file.\n"
-           "Several BASE runs: their median is the base, twice their spread widens the tolerance.\n"
+           "A row regresses when the confidence interval of its per-call change lies wholly past\n"
+           "the threshold; 'not enough calls to judge' when it holds it (exit 0).\n"
+           "Several BASE runs: their calls are pooled, twice their spread widens the threshold.\n"
            "  -j, --json, -m, --markdown   output format (markdown for CI job summaries)\n"
            "  --busbw-drop PCT   (default %.0f)   --time-rise PCT   (default %.0f)\n"
            "  --share-rise POINTS (default %.0f)  --min-calls N     (default %ld)\n"
