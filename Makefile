@@ -16,6 +16,7 @@ NCCLD_SRC := $(sort $(wildcard tests/doubles/nccl/*.c))
 CUDAD_SRC := $(sort $(wildcard tests/doubles/cuda/*.c))
 NVMLD_SRC := $(sort $(wildcard tests/doubles/nvml/*.c))
 CUPTID_SRC := $(sort $(wildcard tests/doubles/cupti/*.c))
+CUDRVD_SRC := $(sort $(wildcard tests/doubles/cudadrv/*.c))
 JOB_SRC := $(sort $(wildcard tests/jobs/*.c))
 UNIT_SRC := $(sort $(wildcard tests/test_*.c))
 
@@ -28,7 +29,8 @@ DECLIB := $(BUILD)/libncsdecoder.a
 DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2 $(BUILD)/doubles-old/libnccl.so.2) \
            $(if $(CUDAD_SRC),$(BUILD)/doubles/libcudart.so.13) \
            $(if $(NVMLD_SRC),$(BUILD)/doubles/libnvidia-ml.so.1) \
-           $(if $(CUPTID_SRC),$(BUILD)/doubles/libcupti.so.13)
+           $(if $(CUPTID_SRC),$(BUILD)/doubles/libcupti.so.13) \
+           $(if $(CUDRVD_SRC),$(BUILD)/doubles/libcuda.so.1)
 JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%)
 UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 
@@ -96,6 +98,11 @@ $(BUILD)/doubles/libcupti.so.13: $(CUPTID_SRC) include/ncclscope/cupti_abi.h $(B
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $(CUPTID_SRC) \
 	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread
+
+# the CUDA driver (libcuda.so.1), as far as tools beside ncclscope need it (the NCCL Inspector)
+$(BUILD)/doubles/libcuda.so.1: $(CUDRVD_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $(CUDRVD_SRC)
 
 $(BUILD)/doubles/libnvidia-ml.so.1: $(NVMLD_SRC) $(wildcard tests/doubles/nvml/*.h)
 	@mkdir -p $(dir $@)

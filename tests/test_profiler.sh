@@ -27,7 +27,9 @@ run plain
 check "ddp_job under the shim succeeds" grep -q "all results correct" "$T/plain.out"
 "$NCS" report --json "$T/plain" >"$T/plain.json" 2>/dev/null
 "$NCS" report "$T/plain" >"$T/plain.txt" 2>/dev/null
-# per rank and per collective: PROFILE events and summed counts equal the job's own truth
+# per rank and per collective: PROFILE events and summed counts equal the job's own truth. NCCL
+# 2.28 hands AllGather and Broadcast to the profiler with the count in bytes and datatype
+# ncclInt8 (collTaskAppend rewrites them, src/enqueue.cc): those compare with the truth's bytes.
 cmp=$(python3 - "$T/plain.json" "$T/plain.truth" <<'EOF'
 import json, sys, glob
 rep = json.load(open(sys.argv[1]))
@@ -36,10 +38,11 @@ for r in rep["ranks"]:
     truth = json.load(open("%s/truth-rank%d.json" % (sys.argv[2], r["rank"])))["ops"]
     got = {o["func"]: o for o in r["profile"]["ops"]}
     for op in ("AllReduce", "Broadcast", "AllGather", "ReduceScatter"):
-        t = truth.get(op, {"calls": 0, "count": 0})
+        t = truth.get(op, {"calls": 0, "count": 0, "bytes": 0})
         g = got.get(op, {"events": 0, "count": 0})
-        if (t["calls"], t["count"]) != (g["events"], g["count"]):
-            bad.append("rank %d %s truth %d/%d profile %d/%d" % (r["rank"], op, t["calls"], t["count"], g["events"], g["count"]))
+        want = t["bytes"] if op in ("Broadcast", "AllGather") else t["count"]
+        if (t["calls"], want) != (g["events"], g["count"]):
+            bad.append("rank %d %s truth %d/%d profile %d/%d" % (r["rank"], op, t["calls"], want, g["events"], g["count"]))
     extra = set(got) - {"AllReduce", "Broadcast", "AllGather", "ReduceScatter"}
     if extra: bad.append("rank %d unexpected %s" % (r["rank"], sorted(extra)))
     if r["profile"]["dropped"] or r["profile"]["undecodable"]: bad.append("rank %d dropped/undecodable" % r["rank"])
@@ -54,15 +57,16 @@ check_eq "format 3.1: every collective is a PROFILE_ID record (its names listed)
   "$(cat "$T"/plain/*.ncs >/dev/null && for f in "$T"/plain/*.ncs; do "$NCS" dump "$f"; done |
      awk '/^RECORD type=19 /{a++} /^RECORD type=14 /{b++} END {print a+0, b+0}')"
 check "report text: the profiler section" grep -q "^NCCL profiler plugin: algorithm/protocol and channels per collective (28 events)" "$T/plain.txt"
-check "report text: AllReduce with the double's choices (Tree/LL small, Ring/LL128 mid) and 2 channels" \
-  grep -E -q "^  AllReduce: 16 on 2 ranks;.*Tree/LL [0-9]+.*; channels 2$" "$T/plain.txt"
-check "report text: Ring/LL128 seen for the 256 KiB+ buckets" grep -q "Ring/LL128" "$T/plain.txt"
+# NCCL's names for algorithms and protocols (ncclAlgoToString, ncclProtoToString, collectives.cc)
+check "report text: AllReduce with the double's choices (TREE/LL small, RING/LL128 mid) and 2 channels" \
+  grep -E -q "^  AllReduce: 16 on 2 ranks;.*TREE/LL [0-9]+.*; channels 2$" "$T/plain.txt"
+check "report text: RING/LL128 seen for the 256 KiB+ buckets" grep -q "RING/LL128" "$T/plain.txt"
 
 # the double's choice follows NCCL_ALGO / NCCL_PROTO / channel count: the records carry it
 run forced NCCL_ALGO=Ring NCCL_PROTO=Simple NCCLDOUBLE_NCHANNELS=4
 "$NCS" report "$T/forced" >"$T/forced.txt" 2>/dev/null
-check_eq "NCCL_ALGO=Ring NCCL_PROTO=Simple, 4 channels: every collective line says Ring/Simple, channels 4" 4 \
-  "$(grep -c -E '^  [A-Za-z]+: [0-9]+ on 2 ranks; Ring/Simple [0-9]+; channels 4$' "$T/forced.txt")"
+check_eq "NCCL_ALGO=Ring NCCL_PROTO=Simple, 4 channels: every collective line says RING/SIMPLE, channels 4" 4 \
+  "$(grep -c -E '^  [A-Za-z]+: [0-9]+ on 2 ranks; RING/SIMPLE [0-9]+; channels 4$' "$T/forced.txt")"
 
 # job output identical with and without the shim
 bash "$L" 2 "$J" --steps 2 >"$T/noshim.out" 2>/dev/null
@@ -128,20 +132,32 @@ run off NCCLSCOPE_PROFILER=0
 check_eq "NCCLSCOPE_PROFILER=0: no PROFILE record" 0 "$(events "$T/off.json")"
 check "NCCLSCOPE_PROFILER=0: the job still runs" grep -q "all results correct" "$T/off.out"
 
-# a tight loop of small all-reduces (100 warm-up + 20000, tests/jobs/bench_loop.c): every
-# collective is either recorded or counted as dropped (the CALL records are not the reference:
-# the core may drop some of those under load, counted separately)
+# a tight loop of small all-reduces (100 warm-up + 20000, tests/jobs/bench_loop.c) on 2 ranks:
+# every collective is either recorded or counted as dropped (the CALL records are not the
+# reference: the core may drop some of those under load, counted separately). On a 1-rank
+# communicator NCCL 2.28 creates no task for a collective (taskAppend: ncclLaunchOneRank), so
+# the plugin gets no event: none recorded, none dropped.
 B=$BUILD/tests/bench_loop
 if [ -x "$B" ]; then
-  NCCLSCOPE_DIR="$T/loop" LD_PRELOAD="$SHIM" "$B" -n 20000 -k 100 >"$T/loop.out" 2>&1
+  NCCLSCOPE_DIR="$T/loop" LD_PRELOAD="$SHIM" bash "$L" 2 "$B" -n 20000 -k 100 >"$T/loop.out" 2>&1
   "$NCS" report --json "$T/loop" >"$T/loop.json" 2>/dev/null
   acc=$(python3 -c '
 import json, sys
-r = json.load(open(sys.argv[1]))["ranks"][0]
-p = r["profile"]
-print("ok" if p["events"] + p["dropped"] == 20100 else "events %d dropped %d" % (p["events"], p["dropped"]))
+rs = json.load(open(sys.argv[1]))["ranks"]
+bad = ["rank %d events %d dropped %d" % (r["rank"], r["profile"]["events"], r["profile"]["dropped"])
+       for r in rs if r["profile"]["events"] + r["profile"]["dropped"] != 20100]
+print(" ".join(bad) if bad else "ok %d ranks" % len(rs))
 ' "$T/loop.json" 2>&1)
-  check_eq "bench_loop 20100 all-reduces: PROFILE events + dropped = 20100" ok "$acc"
+  check_eq "bench_loop, 2 ranks, 20100 all-reduces each: PROFILE events + dropped = 20100 per rank" "ok 2 ranks" "$acc"
+  NCCLSCOPE_DIR="$T/loop1" LD_PRELOAD="$SHIM" "$B" -n 200 -k 100 >"$T/loop1.out" 2>&1
+  "$NCS" report --json "$T/loop1" >"$T/loop1.json" 2>/dev/null
+  check_eq "bench_loop, 1 rank: the job ran 300 all-reduces, NCCL hands none to the profiler (0 events, 0 dropped)" \
+    "300 0 0" "$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][0]
+calls = r["ops"].get("AllReduce", {}).get("calls", 0)
+print(calls, r["profile"]["events"], r["profile"]["dropped"])
+' "$T/loop1.json" 2>&1)"
 else
   skip "profiler: bench_loop not built"
 fi

@@ -8,6 +8,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
+#include "ncclscope/encode.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "io/trace.h"
@@ -94,7 +95,28 @@ static int d_log(void *c, const struct ncs_log_line *l) {
   fputc('\n', out);
   return 0;
 }
+/* KERNEL and KERNEL_NAME decoded (kernel activity, docs/FORMAT.md); other types by number */
 static int d_raw(void *c, const struct ncs_raw *r) {
+  static const char *const kclass[] = {"compute", "nccl", "memcpy", "memset"};
+  struct ncs_rbuf rb;
+  if (r->type == NCS_REC_KERNEL) {
+    struct ncs_kernel k;
+    if (ncs_dec_kernel(ncs_rbuf_on(&rb, r->body, r->len), &k) == 0) {
+      fprintf(out, "KERNEL class=%s device=%u stream=%u start=%" PRIu64 " duration=%" PRIu64 " name=%u bytes=%" PRIu64
+              " correlation=%u\n", k.kclass < NCS_KCLASS_COUNT ? kclass[k.kclass] : "?", k.device, k.stream, k.start,
+              k.duration, k.name, k.bytes, k.correlation);
+      return 0;
+    }
+  } else if (r->type == NCS_REC_KERNEL_NAME) {
+    struct ncs_kernel_name n;
+    if (ncs_dec_kernel_name(ncs_rbuf_on(&rb, r->body, r->len), &n) == 0) {
+      n.name[sizeof n.name - 1] = 0;
+      fprintf(out, "KERNEL_NAME id=%u class=%s name=", n.id, n.kclass < NCS_KCLASS_COUNT ? kclass[n.kclass] : "?");
+      escz(n.name);
+      fputc('\n', out);
+      return 0;
+    }
+  }
   fprintf(out, "RECORD type=%u length=%zu\n", r->type, r->len);
   return 0;
 }

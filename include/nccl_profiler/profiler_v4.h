@@ -7,7 +7,14 @@ struct nccl_prof_descr_v4 {
   uint8_t type;              /* NCCL_PROFILE_* */
   void *parent;
   int rank;
-  union { struct nccl_prof_coll coll; char pad[NCCL_PROF_DESCR_UNION_BYTES]; } u;
+  union {
+    struct nccl_prof_coll coll;
+    struct nccl_prof_p2p p2p; /* without parent_group in v4 */
+    struct nccl_prof_proxy_op proxy_op;
+    struct nccl_prof_proxy_step proxy_step;
+    struct nccl_prof_kernel_ch kernel_ch;
+    char pad[NCCL_PROF_DESCR_UNION_BYTES];
+  } u;
 };
 struct nccl_profiler_v4 {
   const char *name;
@@ -15,7 +22,7 @@ struct nccl_profiler_v4 {
               int rank, nccl_prof_logger_t log);
   int (*start)(void *ctx, void **handle, struct nccl_prof_descr_v4 *d);
   int (*stop)(void *handle);
-  int (*record)(void *handle, int state, void *args);
+  int (*record)(void *handle, int state, void *args); /* args: union nccl_prof_state_args */
   int (*finalize)(void *ctx);
 };
 #endif

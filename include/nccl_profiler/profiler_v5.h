@@ -8,7 +8,19 @@ struct nccl_prof_descr_v5 {
   uint64_t type;             /* NCCL_PROFILE_* */
   void *parent;
   int rank;
-  union { struct nccl_prof_coll coll; char pad[NCCL_PROF_DESCR_UNION_BYTES]; } u;
+  union {
+    struct { _Bool graph_captured; int group_depth; } group_api;
+    struct { const char *func; size_t count; const char *datatype; int root; void *stream;
+             _Bool graph_captured; } coll_api;
+    struct { const char *func; size_t count; const char *datatype; void *stream; _Bool graph_captured; } p2p_api;
+    struct { void *stream; } kernel_launch;
+    struct nccl_prof_coll coll;
+    struct nccl_prof_p2p p2p;
+    struct nccl_prof_proxy_op proxy_op;
+    struct nccl_prof_proxy_step proxy_step;
+    struct nccl_prof_kernel_ch kernel_ch;
+    char pad[NCCL_PROF_DESCR_UNION_BYTES];
+  } u;
 };
 struct nccl_profiler_v5 {
   const char *name;
@@ -16,7 +28,7 @@ struct nccl_profiler_v5 {
               int rank, nccl_prof_logger_t log);
   int (*start)(void *ctx, void **handle, struct nccl_prof_descr_v5 *d);
   int (*stop)(void *handle);
-  int (*record)(void *handle, int state, void *args);
+  int (*record)(void *handle, int state, void *args); /* args: union nccl_prof_state_args */
   int (*finalize)(void *ctx);
 };
 #endif

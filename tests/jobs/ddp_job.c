@@ -48,12 +48,13 @@ static uint16_t to_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16
 static float from_bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 
 int main(int argc, char **argv) {
-  int steps = 5, overlap = 0, scale = 1, measure = 0;
+  int steps = 5, overlap = 0, scale = 1, measure = 0, linger_ms = 0;
   double compute_us = 2000;
   const char *truth = getenv("DDP_TRUTH_DIR");
   static const struct option opts[] = {
     {"steps", 1, 0, 's'}, {"compute-us", 1, 0, 'c'}, {"overlap", 0, 0, 'o'}, {"lat-us", 1, 0, 'l'},
-    {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {"measure", 0, 0, 'm'}, {0, 0, 0, 0}};
+    {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {"measure", 0, 0, 'm'},
+    {"linger-ms", 1, 0, 'g'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
@@ -65,7 +66,8 @@ int main(int argc, char **argv) {
     case 't': truth = optarg; break;
     case 'k': scale = atoi(optarg); break;
     case 'm': measure = 1; break;
-    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure]\n"); return 2;
+    case 'g': linger_ms = atoi(optarg); break;
+    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure] [--linger-ms MS]\n"); return 2;
     }
   }
   if (steps < 1 || scale < 1 || compute_us < 0) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
@@ -187,6 +189,9 @@ int main(int argc, char **argv) {
   }
 
   uint64_t wall_ns = job_now_ns() - wall_t0;
+  /* --linger-ms: the host idles before tearing down (a job's evaluation or checkpoint), so a
+   * tool that writes periodically (the NCCL Inspector's dump thread) writes its last records */
+  if (linger_ms > 0) usleep((useconds_t)linger_ms * 1000);
   tally(NCS_OP_CommDestroy, 0, ncclInt8);
   NCCHK(ncclCommDestroy(comm));
   if (rank == 0) printf("ddp_job: %d steps on %d ranks%s, all results correct\n", steps, n, overlap ? " (overlapped)" : "");

@@ -127,7 +127,6 @@ static struct ncclComm *comm_alloc(int nranks, int rank, const ncclConfig_t *cfg
   return c;
 }
 
-ND_HIDDEN void nd_prof_comm_init(struct ncclComm *c), nd_prof_comm_fini(struct ncclComm *c);
 static void comm_free(struct ncclComm *c) {
   nd_prof_comm_fini(c);
   nd_seg_leave(c);
@@ -654,14 +653,18 @@ static ncclResult_t launch(struct nd_op *ops, int n, cudaStream_t stream) {
   t->nops = n;
   memcpy(t->ops, ops, (size_t)n * sizeof *ops);
   t->counted = !stream_capturing(stream);
+  t->captured = !t->counted;
   if (t->counted)
     for (int i = 0; i < n; i++) atomic_fetch_add(&ops[i].comm->enq, 1);
+  nd_prof_launch_begin(t, stream); /* nd_profiler.c: KernelLaunch event */
   if (cudaDoubleEnqueueKernel(stream, kernel_name(ops[0].kind), nd_task_run, t, nd_task_free) != cudaSuccess) {
     if (t->counted)
       for (int i = 0; i < n; i++) atomic_fetch_sub(&ops[i].comm->enq, 1);
+    nd_prof_task_free(t);
     free(t);
     return ncclUnhandledCudaError;
   }
+  nd_prof_launch_end(t); /* the plan's Group/Coll/P2p events, after the launch as NCCL */
   return ncclSuccess;
 }
 
@@ -733,9 +736,11 @@ static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size
     struct ncclD_comm_view v = view_of(comm);
     ncclD_log_connect(&v);
   }
-  struct nd_op op = {kind, sbuf, rbuf, count, (int)dt, root, redop, comm, stream};
+  struct nd_op op = {kind, sbuf, rbuf, count, (int)dt, root, redop, comm, stream, NULL};
+  nd_prof_call(&op, t_group_depth, stream_capturing(stream)); /* the API events (nd_profiler.c) */
   if (t_group_depth == 0) {
     ncclResult_t lr = launch(&op, 1, stream);
+    nd_prof_group_end_done();
     return lr == ncclSuccess && !comm->blocking ? launched_nonblocking(comm) : lr;
   }
   if (t_nops == t_capops) {
@@ -755,11 +760,19 @@ API(ncclResult_t, GroupStart, (void)) {
   return ncclSuccess;
 }
 
+static ncclResult_t group_end(void);
 API(ncclResult_t, GroupEnd, (void)) {
   if (t_group_depth == 0) { /* file and line as NCCL 2.28.9 prints them */
     warn_at("group.cc", 657, -1, "ncclGroupEnd: not in a group call.");
     return ncclInvalidUsage;
   }
+  nd_prof_group_end_begin(); /* ncclGroupEndInternal's profiler calls around the launch */
+  ncclResult_t r = group_end();
+  nd_prof_group_end_done();
+  return r;
+}
+
+static ncclResult_t group_end(void) {
   if (--t_group_depth > 0) return ncclSuccess;
   ncclResult_t r = group_run_inits();
   if (r != ncclSuccess) { t_nops = 0; return r; }
@@ -815,6 +828,8 @@ out:
 API(ncclResult_t, GroupSimulateEnd, (ncclSimInfo_t *simInfo)) {
   if (!simInfo || simInfo->magic != SIMINFO_MAGIC) return ncclInvalidArgument;
   if (t_group_depth == 0) return ncclInvalidUsage;
+  nd_prof_group_end_begin();
+  nd_prof_group_end_done(); /* nothing launched between */
   if (--t_group_depth > 0) return ncclSuccess;
   double us = 0;
   for (int i = 0; i < t_nops; i++) us += (double)nd_op_model_ns(&t_ops[i]) / 1e3;

@@ -194,23 +194,23 @@ static void task_fail(struct nd_task *t) {
   }
 }
 
-ND_HIDDEN void nd_prof_coll(const struct nd_op *op);
-
 void nd_task_run(void *arg) {
   struct nd_task *t = arg;
   int np = 0, failed = 0;
+  nd_prof_task_begin(t); /* nd_profiler.c: profiler events of a replayed plan */
   for (int i = 0; i < t->nops; i++) {
     const struct nd_op *op = &t->ops[i];
     if (op->kind == ND_SEND || op->kind == ND_RECV) { np++; continue; }
     if (failed || nd_is_aborted(op->comm)) { failed = 1; continue; }
     if (op->count == 0) continue;
-    nd_prof_coll(op); /* nd_profiler.c: the profiler plugin's collective event */
+    nd_prof_kernel_begin(op); /* nd_profiler.c: KernelCh start */
     pthread_mutex_lock(&op->comm->exec_mu);
     uint64_t t0 = cudaDoubleNowNs();
     if (run_coll(op, &t0) != 0) failed = 1;
     pthread_mutex_unlock(&op->comm->exec_mu);
     uint64_t model = nd_op_model_ns(op);
     if (!failed && model) cudaDoubleSleepUntil(t0 + model);
+    nd_prof_kernel_end(op); /* KernelCh stop at the device end */
   }
   if (np && !failed) {
     struct p2p_state stbuf[64], *st = np <= 64 ? stbuf : malloc(sizeof *st * (size_t)np);
@@ -221,6 +221,7 @@ void nd_task_run(void *arg) {
       const struct nd_op *op = &t->ops[i];
       if (op->kind != ND_SEND && op->kind != ND_RECV) continue;
       if (nd_is_aborted(op->comm)) failed = 1;
+      nd_prof_kernel_begin(op);
       st[k++] = (struct p2p_state){op, 0};
       size_t b = op->count * ncclscope_datatype_size(op->dt);
       if (op->kind == ND_SEND) sent += b; else recvd += b;
@@ -230,6 +231,8 @@ void nd_task_run(void *arg) {
     nd_model_init();
     uint64_t model = ndbl_model_ns(NDBL_RULE_ONE, sent > recvd ? sent : recvd, 1, 2, g_lat_us, g_bw_gbps);
     if (!failed && model) cudaDoubleSleepUntil(t0 + model);
+    for (int i = 0; i < t->nops; i++)
+      if (t->ops[i].kind == ND_SEND || t->ops[i].kind == ND_RECV) nd_prof_kernel_end(&t->ops[i]);
   }
   if (failed) task_fail(t);
   if (t->counted) { /* the first run of an enqueued (not captured) task retires it */
@@ -238,4 +241,7 @@ void nd_task_run(void *arg) {
   }
 }
 
-void nd_task_free(void *arg) { free(arg); }
+void nd_task_free(void *arg) {
+  nd_prof_task_free(arg);
+  free(arg);
+}

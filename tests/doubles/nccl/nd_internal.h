@@ -113,11 +113,14 @@ struct nd_op {
   int redop_id;
   struct ncclComm *comm;
   cudaStream_t stream;
+  struct nd_prof_op *prof; /* nd_profiler.c: the op's profiler events, NULL without a plugin */
 };
 
 struct nd_task {
   int nops;
   int counted; /* 1: counted in each op's comm->enq, retired at the end of the first run */
+  int captured; /* enqueued on a capturing stream: runs at each graph replay */
+  _Atomic int prof_posted; /* nd_profiler.c: the host emitted the plan's task events */
   struct nd_op ops[];
 };
 
@@ -139,6 +142,20 @@ ND_HIDDEN void nd_reduce_acc(void *dst, const void *src, size_t n, int dt, const
 ND_HIDDEN void nd_reduce_fini(void *dst, size_t n, int dt, const struct nd_redop *op, int nranks);
 ND_HIDDEN float nd_half_to_float(uint16_t h);
 ND_HIDDEN uint16_t nd_float_to_half(float f);
+
+/* nd_profiler.c: NCCL 2.28's profiler events, at the points NCCL emits them (contract there) */
+ND_HIDDEN void nd_prof_comm_init(struct ncclComm *c);
+ND_HIDDEN void nd_prof_comm_fini(struct ncclComm *c);
+ND_HIDDEN void nd_prof_call(struct nd_op *op, int group_depth, int captured);
+ND_HIDDEN void nd_prof_group_end_begin(void);
+ND_HIDDEN void nd_prof_group_end_done(void);
+ND_HIDDEN void nd_prof_launch_begin(struct nd_task *t, cudaStream_t stream);
+ND_HIDDEN void nd_prof_launch_end(struct nd_task *t);
+ND_HIDDEN void nd_prof_task_begin(struct nd_task *t);
+ND_HIDDEN void nd_prof_kernel_begin(const struct nd_op *op);
+ND_HIDDEN void nd_prof_kernel_end(const struct nd_op *op);
+ND_HIDDEN void nd_prof_task_free(struct nd_task *t);
+ND_HIDDEN void nd_prof_choice(int kind, size_t bytes, const char **algo, const char **proto);
 
 /* nd_exec.c */
 ND_HIDDEN void nd_task_run(void *task);
