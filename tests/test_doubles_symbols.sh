@@ -67,3 +67,24 @@ if [ -r "$REAL_CUDART" ]; then
 else
   skip "real libcudart version node: $REAL_CUDART not present"
 fi
+# the CUDA driver double (tests/doubles/cudadrv, for the NCCL Inspector): soname, and every
+# function it exports exists in the real driver (CUDA's stub libcuda.so, the driver's link-time
+# stand-in, lists the driver's exports)
+CUDRV=$DOUBLES/libcuda.so.1
+REAL_CUDRV_STUB=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so
+if [ -f "$CUDRV" ]; then
+  check_eq "libcuda.so.1 double soname" "libcuda.so.1" \
+    "$(readelf -d "$CUDRV" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')"
+  drv_names=$(nm -D --defined-only "$CUDRV" | awk '$2 == "T" { print $3 }')
+  check "driver double exports cuGetErrorString, cuDeviceGet, cuDeviceGetUuid (the Inspector's lookups)" \
+    test "$(echo "$drv_names" | grep -c -x -E 'cuGetErrorString|cuDeviceGet|cuDeviceGetUuid')" = 3
+  if [ -r "$REAL_CUDRV_STUB" ]; then
+    bad=""
+    for n in $drv_names; do [ -n "$(binding "$REAL_CUDRV_STUB" "$n")" ] || bad="$bad $n"; done
+    check_eq "each of the $(echo "$drv_names" | wc -l) driver double's exports exists in the real driver (stub)" "" "$bad"
+  else
+    skip "real driver comparison: $REAL_CUDRV_STUB not present"
+  fi
+else
+  skip "CUDA driver double not built"
+fi
