@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# build-inspector.sh [SRC] [OUT] — builds NVIDIA's NCCL Inspector profiler plugin, unmodified,
+# build-inspector.sh SRC [OUT] — builds NVIDIA's NCCL Inspector profiler plugin, unmodified,
 # out of tree: its own Makefile run from OUT (default build/inspector) with the sources read
-# from SRC (a user's checkout of NVIDIA/nccl's plugins/profiler/inspector, or NCCL_INSPECTOR_SRC,
-# default ../shared/nccl-inspector). Nothing is written into SRC: the Makefile's objects and its
+# from SRC (a checkout of NVIDIA/nccl's plugins/profiler/inspector; NCCL_INSPECTOR_SRC when no
+# argument is given). Nothing is written into SRC: the Makefile's objects and its
 # generated version.cc land in OUT. Prints the path of libnccl-profiler-inspector.so on success.
 # Cached: a library newer than every source file of SRC is reused. Needs a C++17 compiler and
 # CUDA headers (CUDA_HOME, default /usr/local/cuda: cuda.h, cuda_runtime.h, lib64/libcudart.so);
 # exits 2 with the reason on stderr when one is missing, 1 when the build fails (log in OUT/build.log).
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SRC=${1:-${NCCL_INSPECTOR_SRC:-$ROOT/../shared/nccl-inspector}}
+SRC=${1:-${NCCL_INSPECTOR_SRC:-}}
+[ -n "$SRC" ] || { echo "usage: build-inspector.sh SRC [OUT] (SRC: NVIDIA/nccl's plugins/profiler/inspector)" >&2; exit 2; }
 OUT=${2:-$ROOT/build/inspector}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 [ -f "$SRC/Makefile" ] && [ -f "$SRC/inspector_plugin.cc" ] || { echo "no NCCL Inspector sources in $SRC" >&2; exit 2; }
