@@ -111,6 +111,13 @@ int main(void) {
   CHECK(ncs_is_nccl_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL") && ncs_is_nccl_kernel("ncclKernel_Broadcast_RING_LL_Sum_int8_t")
         && !ncs_is_nccl_kernel("ampere_sgemm_128x64_tn") && !ncs_is_nccl_kernel("nccl") && !ncs_is_nccl_kernel(NULL),
         "cupti_abi: ncs_is_nccl_kernel tells NCCL's kernels (ncclKernel_*, ncclDevKernel_*) from others");
+  CHECK(ncs_is_nccl_kernel("ncclSymDevKernel_AllReduce_AGxLL_R_sum_f32") &&
+        ncs_is_nccl_kernel("ncclSymkDevKernel_AllGather_ST") &&
+        ncs_is_nccl_kernel("_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL19ncclDevKernelArgs4K") &&
+        ncs_is_nccl_kernel("_ZN12_GLOBAL__N_113oneRankReduceI7FuncSumIfEEEvPvS3_mmb") &&
+        ncs_is_nccl_kernel("void (anonymous namespace)::oneRankReduce<FuncSum<float>>(void*, void*, unsigned long, unsigned long, bool)") &&
+        !ncs_is_nccl_kernel("ncclUserThing_kernel") && !ncs_is_nccl_kernel("_Z6kernelPf") && !ncs_is_nccl_kernel("_Z"),
+        "cupti_abi: every kernel NCCL launches is NCCL's: symmetric ncclSymDevKernel_* (2.27), ncclSymkDevKernel_* (2.28), mangled names, oneRankReduce");
   return check_done();
 #endif
 }

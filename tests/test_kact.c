@@ -103,6 +103,25 @@ int main(void) {
         "kact: without steps the run's figures are the same and no positions are given");
   ncs_kact_free(k);
 
+  /* every NCCL kernel is communication: the same run with 2.28's symmetric kernel (mangled, as
+   * CUPTI names it) recorded as compute by a shim that did not know the name */
+  k = ncs_kact_new();
+  kname(k, 1, NCS_KCLASS_COMPUTE, "backward_kernel");
+  kname(k, 2, NCS_KCLASS_COMPUTE, "_Z47ncclSymkDevKernel_AllReduce_RSxLD_AGxST_sum_f3220ncclSymkDevWorkArgs4K");
+  allreduce(k, 120, 1024);
+  allreduce(k, 130, 256);
+  allreduce(k, 230, 2048);
+  kern(k, NCS_KCLASS_COMPUTE, 1, 90, 150);
+  kern(k, NCS_KCLASS_COMPUTE, 2, 140, 170);
+  kern(k, NCS_KCLASS_COMPUTE, 2, 175, 185);
+  kern(k, NCS_KCLASS_COMPUTE, 1, 210, 260);
+  kern(k, NCS_KCLASS_COMPUTE, 2, 250, 320);
+  CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0 && f.nccl_kernels == 3 && f.compute_only_ns == 90 &&
+        f.overlapped_ns == 20 && f.exposed_ns == 90 && f.nops >= 1 && !strcmp(f.op[0].name, "AllReduce") &&
+        f.op[0].kernels == 3,
+        "kact: symmetric kernels recorded as compute count as NCCL's AllReduce (3 kernels, exposed 90 ns as above)");
+  ncs_kact_free(k);
+
   k = scenario();
   allreduce(k, 240, 16); /* a call with no kernel: calls and kernels no longer pair */
   CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0 && !f.op[0].sized && f.op[0].npos == 0 && f.op[0].exposed_ns == 90,

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ncclscope/cupti_abi.h"
 #include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
@@ -17,6 +18,7 @@
 #include "io/readcount.h"
 #include "io/regfile.h"
 #include "model/connowner.h"
+#include "model/knames.h"
 #include "model/rules.h"
 
 /* Row bucket of a call's message size S (nccl-tests' S, as in report: docs/METRICS.md):
@@ -55,6 +57,8 @@ struct fctx {
   uint64_t last_off;
   int have_first;
   int topo_state;             /* 0 undecided, 1 keeps its host's topology, -1 another file does */
+  uint8_t *nccl_names;        /* bitmap of KERNEL_NAME ids named as NCCL's but recorded as compute
+                                 (an older shim's symmetric kernels): their kernels are lifted */
   uint64_t coll_calls;
   struct ncs_strag_arrival *batch; /* the advancing thread's batch of arrivals for the straggler
                                       engine, handed over at the end of each step */
@@ -349,8 +353,24 @@ static int v_raw(void *ctx, const struct ncs_raw *raw) {
   if (raw->type == NCS_REC_KERNEL) {
     struct ncs_kernel k;
     struct ncs_rbuf rb;
-    if (f->al.release_kernel && ncs_dec_kernel(ncs_rbuf_on(&rb, raw->body, raw->len), &k) == 0)
+    if (f->al.release_kernel && ncs_dec_kernel(ncs_rbuf_on(&rb, raw->body, raw->len), &k) == 0) {
+      if (k.kclass == NCS_KCLASS_COMPUTE && f->nccl_names && k.name < NCS_KNAMES_MAX &&
+          (f->nccl_names[k.name / 8] >> (k.name % 8) & 1))
+        k.kclass = NCS_KCLASS_NCCL; /* every NCCL kernel is communication */
       ncs_aligner_kernel(&f->al, &k);
+    }
+    return 0;
+  }
+  if (raw->type == NCS_REC_KERNEL_NAME) {
+    struct ncs_kernel_name x;
+    struct ncs_rbuf rb;
+    if (ncs_dec_kernel_name(ncs_rbuf_on(&rb, raw->body, raw->len), &x) != 0 || x.kclass == NCS_KCLASS_NCCL ||
+        x.id >= NCS_KNAMES_MAX)
+      return 0;
+    x.name[sizeof x.name - 1] = 0;
+    if (!ncs_is_nccl_kernel(x.name)) return 0;
+    if (!f->nccl_names && !(f->nccl_names = calloc(NCS_KNAMES_MAX / 8, 1))) return 0;
+    f->nccl_names[x.id / 8] |= (uint8_t)(1u << (x.id % 8));
     return 0;
   }
   if (raw->type != NCS_REC_TOPO_GPU && raw->type != NCS_REC_TOPO_LINK) return 0;
@@ -434,6 +454,8 @@ static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch)
   pthread_mutex_unlock(&L->mu);
   ncs_aligner_free(&f->al);
   free(f->comms);
+  free(f->nccl_names);
+  f->nccl_names = NULL;
   f->comms = NULL; f->ncomms = 0;
   ncs_progress_file_done();
   if (L->job->jobs) ncs_jobset_file_done(L->job->jobs, i, f->r->read_rc, &f->st);

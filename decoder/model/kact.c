@@ -16,11 +16,12 @@
 
 #include "model/knames.h"
 #include "model/rules.h"
+#include "ncclscope/cupti_abi.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 
 struct kint { uint64_t s, e; uint32_t cls, name; };
-struct kname { uint32_t id; int op; };  /* op: index into fig.op, -1 not NCCL */
+struct kname { uint32_t id; int op, nccl; };  /* op: index into fig.op, -1 not NCCL; nccl: an NCCL kernel's name */
 /* The collective / point-to-point calls of one operation, in order, as a compact log read once,
  * in order, by ncs_kact_figures: per call one 32-bit word, 1 + the index of its size S in the
  * size table (the first NSIZES distinct sizes) in the top 8 bits and its entry time minus the
@@ -38,6 +39,7 @@ struct ccur { const struct cblock *b; uint32_t at; uint64_t t; }; /* a reader of
 struct ncs_kact {
   struct kint *k; size_t n, cap;
   struct kname *names; size_t nnames, capnames;
+  int lift; /* a name is NCCL's though its record said compute: lift its kernels (figures) */
   struct ncs_kact_fig f;
   struct clog calls[NCS_KACT_MAX_OPS]; /* by fig.op index */
   uint64_t sizes[NSIZES];              /* the size table, in first-seen order */
@@ -120,7 +122,10 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     struct ncs_rbuf r;
     if (ncs_dec_kernel_name(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
     if (grow((void **)&k->names, &k->capnames, k->nnames + 1, sizeof *k->names) != 0) return 1;
-    k->names[k->nnames++] = (struct kname){x.id, x.kclass == NCS_KCLASS_NCCL ? op_of_kernel(k, x.name) : -1};
+    x.name[sizeof x.name - 1] = 0;
+    int nccl = x.kclass == NCS_KCLASS_NCCL || ncs_is_nccl_kernel(x.name); /* every NCCL kernel is communication */
+    k->names[k->nnames++] = (struct kname){x.id, nccl ? op_of_kernel(k, x.name) : -1, nccl};
+    if (nccl && x.kclass != NCS_KCLASS_NCCL) k->lift = 1;
     return 1;
   }
   if (type == NCS_REC_KERNEL_STATUS) {
@@ -350,6 +355,10 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   if (nsteps) *nsteps = 0;
   if (!k->n) { *out = *f; return 0; }
   if (k->n > 1) qsort(k->k, k->n, sizeof *k->k, cmp_start);
+  for (size_t i = 0; k->lift && i < k->n; i++) /* a kernel named as NCCL's is communication, whatever its record said */
+    if (k->k[i].cls == NCS_KCLASS_COMPUTE)
+      for (size_t j = 0; j < k->nnames; j++)
+        if (k->names[j].id == k->k[i].name) { if (k->names[j].nccl) k->k[i].cls = NCS_KCLASS_NCCL; break; }
   struct edge *ev = malloc(2 * k->n * sizeof *ev);
   struct kint *cm = malloc(k->n * sizeof *cm); /* merged compute intervals */
   if (!ev || !cm) { free(ev); free(cm); return -1; }

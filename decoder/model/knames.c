@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclscope/cupti_abi.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "ncclscope/ops.h"
@@ -39,6 +40,7 @@ void ncs_knames_free(struct ncs_knames *t) {
 }
 
 const char *ncs_kernel_op(const char *name, size_t *len) {
+  name = ncs_kernel_ident(name); /* a mangled name's identifier */
   const char *p = name ? strchr(name, '_') : NULL;
   if (!p) return NULL;
   p++;

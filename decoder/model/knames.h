@@ -21,8 +21,12 @@ int ncs_knames_add_raw(struct ncs_knames *t, const struct ncs_raw *r);
 const char *ncs_knames_get(const struct ncs_knames *t, uint32_t id);
 void ncs_knames_free(struct ncs_knames *t);
 
-/* The operation part of an NCCL kernel name (the word after the first '_': "AllReduce",
- * "SendRecv"), with its length in *len; NULL when there is none. */
+/* The operation part of an NCCL kernel name (the word after the first '_' of its identifier,
+ * mangled or not: "AllReduce", "SendRecv"; "ncclSymkDevKernel_AllGather_ST" -> "AllGather"), with
+ * its length in *len; NULL when there is none. Which names are NCCL's: ncs_is_nccl_kernel
+ * (ncclscope/cupti_abi.h), which the decoder applies to every kernel name, whatever class the
+ * shim that wrote the trace gave it (a shim before 2026-12 filed 2.27/2.28's symmetric kernels
+ * as compute). */
 const char *ncs_kernel_op(const char *name, size_t *len);
 /* The kernel operation an NCCL call (ops.h) launches (NCCL 2.19+ kernel names): "AllReduce",
  * "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv"; NULL for calls that launch

@@ -95,15 +95,33 @@ typedef void (*ncs_cupti_buffer_completed_fn)(ncs_cupti_context ctx, uint32_t st
     (ncs_cupti_subscriber *subscriber, ncs_cupti_callback_fn callback, void *userdata))              \
   X(ncs_cupti_result, cuptiUnsubscribe, (ncs_cupti_subscriber subscriber))
 
-/* NCCL's device kernels are named ncclKernel_* (up to 2.18) and ncclDevKernel_* (2.19 on);
- * everything else a job launches counts as compute. 1 for an NCCL kernel name. */
+/* A kernel name's own identifier: past an Itanium-mangled prefix ("_Z", "_ZN", then the
+ * identifier's length), as CUPTI reports NCCL's kernels (C++ functions), else the name. */
+static inline const char *ncs_kernel_ident(const char *name) {
+  if (!name || name[0] != '_' || name[1] != 'Z') return name;
+  const char *p = name + 2;
+  if (*p == 'N') p++;
+  while (*p >= '0' && *p <= '9') p++;
+  return p;
+}
+/* 1 for a kernel NCCL launches: its kernels are all communication. NCCL names them
+ * ncclKernel_* (up to 2.18), ncclDevKernel_* (2.19 on), ncclSymDevKernel_* (2.27's symmetric
+ * kernels), ncclSymkDevKernel_* (2.28's; src/device/symmetric/generate.py): the family
+ * nccl<word>Kernel_*. Plus its one-rank reduction, oneRankReduce<...> (src/device/onerank.cu,
+ * an anonymous namespace). Mangled or not. Everything else a job launches counts as compute. */
 static inline int ncs_is_nccl_kernel(const char *name) {
   if (!name) return 0;
-  static const char *const prefixes[] = {"ncclKernel_", "ncclDevKernel_"};
-  for (size_t i = 0; i < 2; i++) {
-    const char *p = prefixes[i], *s = name;
-    while (*p && *s == *p) { p++; s++; }
-    if (!*p) return 1;
+  const char *s = ncs_kernel_ident(name), *u = s;
+  if (s[0] == 'n' && s[1] == 'c' && s[2] == 'c' && s[3] == 'l') {
+    while (*u && *u != '_') u++;
+    if (*u == '_' && u - s >= 10 && u[-6] == 'K' && u[-5] == 'e' && u[-4] == 'r' && u[-3] == 'n' && u[-2] == 'e' &&
+        u[-1] == 'l')
+      return 1;
+  }
+  for (const char *p = name; *p; p++) { /* "oneRankReduce", anywhere (namespaces, templates) */
+    const char *a = p, *b = "oneRankReduce";
+    while (*b && *a == *b) { a++; b++; }
+    if (!*b) return 1;
   }
   return 0;
 }
