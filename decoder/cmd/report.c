@@ -233,7 +233,7 @@ enum { NANALYSES = sizeof analyses / sizeof *analyses };
 /* ---- output ---- */
 static const char *drop_reason(unsigned r) {
   static const char *names[] = {"unknown", "buffer_full", "no_thread_slot", "write_failed",
-                                "no_memory", "event_pool", "kernel_records"};
+                                "no_memory", "event_pool", "kernel_records", "calls_lost_disk_full"};
   return r < sizeof names / sizeof names[0] ? names[r] : "unknown";
 }
 
