@@ -572,17 +572,15 @@ API(ncclResult_t, CommDeregister, (const ncclComm_t comm, void *handle)) {
 API(ncclResult_t, CommWindowRegister, (ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
                                        int winFlags)) {
   if (!comm_ok(comm) || !buff || !size || !win) return ncclInvalidArgument;
-  struct nd_reg *h = malloc(sizeof *h);
+  void *h = nd_win_add(comm, buff, size, winFlags); /* nd_symmetric.c */
   if (!h) return ncclSystemError;
-  *h = (struct nd_reg){buff, size};
-  *win = (ncclWindow_t)(void *)h;
+  *win = (ncclWindow_t)h;
   return ncclSuccess;
 }
 
 API(ncclResult_t, CommWindowDeregister, (ncclComm_t comm, ncclWindow_t win)) {
   if (!comm_ok(comm) || !win) return ncclInvalidArgument;
-  free((void *)win);
-  return ncclSuccess;
+  return nd_win_remove(comm, (void *)win) == 0 ? ncclSuccess : ncclInvalidArgument;
 }
 
 API(ncclResult_t, MemAlloc, (void **ptr, size_t size)) {
@@ -657,7 +655,8 @@ static ncclResult_t launch(struct nd_op *ops, int n, cudaStream_t stream) {
   if (t->counted)
     for (int i = 0; i < n; i++) atomic_fetch_add(&ops[i].comm->enq, 1);
   nd_prof_launch_begin(t, stream); /* nd_profiler.c: KernelLaunch event */
-  if (cudaDoubleEnqueueKernel(stream, kernel_name(ops[0].kind), nd_task_run, t, nd_task_free) != cudaSuccess) {
+  const char *kname = n == 1 ? nd_sym_kernel(&ops[0]) : NULL; /* symmetric-memory kernel, nd_symmetric.c */
+  if (cudaDoubleEnqueueKernel(stream, kname ? kname : kernel_name(ops[0].kind), nd_task_run, t, nd_task_free) != cudaSuccess) {
     if (t->counted)
       for (int i = 0; i < n; i++) atomic_fetch_sub(&ops[i].comm->enq, 1);
     nd_prof_task_free(t);

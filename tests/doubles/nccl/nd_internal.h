@@ -157,6 +157,11 @@ ND_HIDDEN void nd_prof_kernel_end(const struct nd_op *op);
 ND_HIDDEN void nd_prof_task_free(struct nd_task *t);
 ND_HIDDEN void nd_prof_choice(int kind, size_t bytes, const char **algo, const char **proto);
 
+/* nd_symmetric.c: registered windows, symmetric kernels' names (contract there) */
+ND_HIDDEN void *nd_win_add(struct ncclComm *c, void *buff, size_t size, int flags);
+ND_HIDDEN int nd_win_remove(struct ncclComm *c, void *win);
+ND_HIDDEN const char *nd_sym_kernel(const struct nd_op *op);
+
 /* nd_exec.c */
 ND_HIDDEN void nd_task_run(void *task);
 ND_HIDDEN void nd_task_free(void *task);
