@@ -4,9 +4,18 @@
  *
  * Contract: the exported cuda* functions keep the real runtime's prototypes and error codes
  * (include/cuda_double.h); the behaviour modelled, and where it departs from CUDA, is listed
- * in docs/DOUBLES.md. A stream is a fixed ring of work items drained in order by its worker;
- * an event completes when a worker reaches it and is time-stamped then (CLOCK_MONOTONIC), so
- * cudaEventElapsedTime is the real time between the two moments. Thread-safe. */
+ * in docs/DOUBLES.md. A stream is a fixed ring of work items drained in order by its worker.
+ *
+ * Device clock: each stream keeps the device time (CLOCK_MONOTONIC ns, cudaDoubleNowNs's domain)
+ * at which it is free. An item starts at max(that, the host time of the call that enqueued it
+ * (a graph's nodes: the launch), the device time of an event it waits for) and ends at start +
+ * its modelled duration: a compute kernel its declared ns, a copy or set its bytes over the
+ * bandwidth below, a kernel item what it declared with cudaDoubleItemEndAt (the NCCL double),
+ * a host function when it returns (it runs no earlier than its start, in wall time). Workers
+ * do the real work at once and never sleep for modelled time, so device times do not depend
+ * on the machine's load. An event takes its stream's device time; the host sees work complete
+ * (query, synchronize, implicit syncs) once the worker is done with it AND the wall clock has
+ * reached its device end (synchronize sleeps until then). Thread-safe. */
 #include "../include/cuda_double.h"
 
 #include <errno.h>
@@ -24,6 +33,14 @@
 #define EVENT_MAGIC 0x4556454eu
 #define RING_CAP 4096u
 
+/* Bandwidths of the modelled device's copies and sets, bytes per ns (= GB/s): PCIe for
+ * host<->device (PCIe Gen5 x16, 63 GB/s peak, at 80%), HBM for device<->device (an H100's HBM3,
+ * 3.35 TB/s, read plus write) and for sets (writes only). cudaMemcpyHostToHost goes at the PCIe
+ * figure; cudaMemcpyDefault (all "device" memory is host memory here) counts as device<->device. */
+#define BW_PCIE 50.0
+#define BW_HBM_COPY 1500.0
+#define BW_HBM_SET 3000.0
+
 enum item_kind { IT_FN, IT_EVENT, IT_WAIT, IT_COMPUTE, IT_GRAPH, IT_STOP };
 
 struct item {
@@ -37,6 +54,7 @@ struct item {
   const char *name; /* kernel name (static storage) */
   uint64_t bytes;   /* memcpy / memset size */
   int copy_kind;
+  uint64_t enq_ns;  /* host time of the enqueueing call (graph nodes: of the launch) */
 };
 
 struct graph_body { /* the nodes a capture recorded, shared by the graph and its execs */
@@ -57,6 +75,8 @@ struct CUstream_st {
   struct item ring[RING_CAP];
   uint64_t head, tail; /* next to run, next free; done == head once an item retired */
   uint64_t done;
+  uint64_t end_at[RING_CAP]; /* device end of the item at each position, written as it retires */
+  _Atomic uint64_t free_at;  /* device time at which the stream is free (worker writes) */
   int worker_idle, waiters;
   uint32_t id;      /* unique in the process, as CUPTI's streamId */
   pthread_t thr;
@@ -73,7 +93,7 @@ struct CUevent_st {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   uint64_t rec_gen, done_gen;
-  uint64_t t_ns;
+  uint64_t t_ns; /* device time of the last completed record */
   int captured;
   struct CUgraph_st *cap_graph;
 };
@@ -192,8 +212,9 @@ EXPORT cudaError_t cudaFree(void *p) {
 /* ---- streams ---- */
 
 static void graph_body_unref(struct graph_body *b);
-static void run_item(struct CUstream_st *s, struct item *it);
+static uint64_t run_item(struct CUstream_st *s, struct item *it);
 static void event_unref(struct CUevent_st *e);
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static void *worker_main(void *arg) {
   struct CUstream_st *s = arg;
@@ -210,6 +231,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_unlock(&s->mu);
     if (it.kind == IT_STOP) {
       pthread_mutex_lock(&s->mu);
+      s->end_at[s->head % RING_CAP] = atomic_load(&s->free_at);
       s->head++;
       s->done = s->head;
       pthread_cond_broadcast(&s->cv_done);
@@ -222,10 +244,12 @@ static void *worker_main(void *arg) {
        * cudaStreamQuery after cudaEventSynchronize, and cudaEventQuery after
        * cudaStreamSynchronize, both say ready */
       struct CUevent_st *e = it.arg;
-      uint64_t t = cudaDoubleNowNs();
+      uint64_t t = max64(atomic_load(&s->free_at), it.enq_ns);
+      atomic_store(&s->free_at, t);
       pthread_mutex_lock(&s->mu);
       pthread_mutex_lock(&e->mu);
       if (it.aux > e->done_gen) { e->done_gen = it.aux; e->t_ns = t; }
+      s->end_at[s->head % RING_CAP] = t;
       s->head++;
       s->done = s->head;
       pthread_cond_broadcast(&e->cv);
@@ -236,8 +260,9 @@ static void *worker_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       continue;
     }
-    run_item(s, &it);
+    uint64_t end = run_item(s, &it);
     pthread_mutex_lock(&s->mu);
+    s->end_at[s->head % RING_CAP] = end;
     s->head++;
     s->done = s->head;
     if (s->waiters) pthread_cond_broadcast(&s->cv_done);
@@ -310,6 +335,7 @@ static void push(struct CUstream_st *s, const struct item *it) {
     s->waiters--;
   }
   s->ring[s->tail % RING_CAP] = *it;
+  s->ring[s->tail % RING_CAP].enq_ns = cudaDoubleNowNs();
   s->tail++;
   if (s->worker_idle) pthread_cond_signal(&s->cv_work);
   pthread_mutex_unlock(&s->mu);
@@ -369,13 +395,25 @@ static int capture_check_invalidate(struct CUstream_st *s) {
   return cap;
 }
 
-static void stream_wait_done(struct CUstream_st *s) {
+/* The device end of the work up to position `target` (exclusive) of a stream whose worker has
+ * retired it; s->mu held. When the worker has since retired a full ring more, the slot was
+ * reused: the stream's current free time (later) stands in for it. */
+static uint64_t end_of(struct CUstream_st *s, uint64_t target) {
+  if (target == 0) return 0;
+  if (s->done - (target - 1) > RING_CAP) return atomic_load(&s->free_at);
+  return s->end_at[(target - 1) % RING_CAP];
+}
+
+/* Waits until the worker retired the work enqueued so far; returns its device end. */
+static uint64_t stream_wait_done(struct CUstream_st *s) {
   pthread_mutex_lock(&s->mu);
   uint64_t target = s->tail;
   s->waiters++;
   while (s->done < target) pthread_cond_wait(&s->cv_done, &s->mu);
   s->waiters--;
+  uint64_t end = end_of(s, target);
   pthread_mutex_unlock(&s->mu);
+  return end;
 }
 
 EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
@@ -383,7 +421,7 @@ EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   struct CUstream_st *s = resolve(h, &e);
   if (!s) return ret(e);
   if (capture_check_invalidate(s)) return ret(cudaErrorStreamCaptureUnsupported);
-  stream_wait_done(s);
+  cudaDoubleSleepUntil(stream_wait_done(s));
   return cudaSuccess;
 }
 
@@ -393,7 +431,7 @@ EXPORT cudaError_t cudaStreamQuery(cudaStream_t h) {
   if (!s) return ret(e);
   if (capture_check_invalidate(s)) return ret(cudaErrorStreamCaptureUnsupported);
   pthread_mutex_lock(&s->mu);
-  int idle = s->done == s->tail;
+  int idle = s->done == s->tail && cudaDoubleNowNs() >= end_of(s, s->tail);
   pthread_mutex_unlock(&s->mu);
   return idle ? cudaSuccess : cudaErrorNotReady;
 }
@@ -427,12 +465,13 @@ EXPORT cudaError_t cudaStreamDestroy(cudaStream_t h) {
 }
 
 /* Waits for the work enqueued so far on every live stream (only blocking ones when
- * only_blocking). The registry is snapshotted, then each stream is waited for without the
- * registry lock held (stream work may itself create streams); a stream destroyed meanwhile
- * was drained by its destroyer. */
+ * only_blocking), in wall time up to the latest device end among them. The registry is
+ * snapshotted, then each stream is waited for without the registry lock held (stream work may
+ * itself create streams); a stream destroyed meanwhile was drained by its destroyer. */
 static void sync_streams(int only_blocking) {
   struct CUstream_st *list[256];
   size_t n = 0;
+  uint64_t end = 0;
   pthread_mutex_lock(&g_reg_mu);
   for (struct CUstream_st *s = g_streams; s && n < 256; s = s->next_all)
     if (!only_blocking || !(s->flags & cudaStreamNonBlocking)) list[n++] = s;
@@ -449,8 +488,10 @@ static void sync_streams(int only_blocking) {
     s->waiters++;
     while (s->done < target) pthread_cond_wait(&s->cv_done, &s->mu);
     s->waiters--;
+    end = max64(end, end_of(s, target));
     pthread_mutex_unlock(&s->mu);
   }
+  cudaDoubleSleepUntil(end);
 }
 
 EXPORT cudaError_t cudaDeviceSynchronize(void) {
@@ -619,7 +660,8 @@ EXPORT cudaError_t cudaEventQuery(cudaEvent_t e) {
   if (!event_ok(e)) return ret(cudaErrorInvalidResourceHandle);
   pthread_mutex_lock(&e->mu);
   cudaError_t r = e->captured ? cudaErrorCapturedEvent
-                  : e->done_gen >= e->rec_gen ? cudaSuccess : cudaErrorNotReady;
+                  : e->done_gen >= e->rec_gen && cudaDoubleNowNs() >= e->t_ns ? cudaSuccess
+                  : cudaErrorNotReady;
   pthread_mutex_unlock(&e->mu);
   return ret(r);
 }
@@ -630,7 +672,9 @@ EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   if (e->captured) { pthread_mutex_unlock(&e->mu); return ret(cudaErrorCapturedEvent); }
   uint64_t gen = e->rec_gen;
   while (e->done_gen < gen) pthread_cond_wait(&e->cv, &e->mu);
+  uint64_t t = e->t_ns;
   pthread_mutex_unlock(&e->mu);
+  cudaDoubleSleepUntil(t);
   return cudaSuccess;
 }
 
@@ -648,7 +692,8 @@ EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
   pthread_mutex_unlock(&b->mu);
   if (ca || cb) return ret(cudaErrorCapturedEvent);
   if (!ra || !rb) return ret(cudaErrorInvalidResourceHandle);
-  if (!da || !db) return ret(cudaErrorNotReady);
+  uint64_t now = cudaDoubleNowNs();
+  if (!da || !db || now < ta || now < tb) return ret(cudaErrorNotReady);
   *ms = (float)((double)((int64_t)(tb - ta)) / 1e6);
   return cudaSuccess;
 }
@@ -799,50 +844,61 @@ EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t st) {
 
 /* ---- the worker's side ---- */
 
-static void run_graph(struct CUstream_st *s, struct graph_body *b) {
+/* Replays a graph's nodes in order; each node counts as enqueued at the launch (`enq_ns`).
+ * Returns the device end of the last one. */
+static uint64_t run_graph(struct CUstream_st *s, struct graph_body *b, uint64_t enq_ns) {
+  uint64_t end = atomic_load(&s->free_at);
   for (size_t i = 0; i < b->n; i++) {
     struct item it = b->items[i];
     it.release = NULL; /* the graph keeps owning its nodes */
+    it.enq_ns = enq_ns;
     if (it.kind == IT_GRAPH) {
       atomic_fetch_add(&((struct graph_body *)it.arg)->refs, 1);
     }
-    run_item(s, &it);
+    end = run_item(s, &it);
   }
+  return end;
 }
 
-static void run_item_timed(struct CUstream_st *s, struct item *it);
-
-/* Runs one item; a kernel, copy or set is reported to the activity hook and the truth hook (those
- * set) with its start and end on the worker, as the GPU time-stamps it. */
-static void run_item(struct CUstream_st *s, struct item *it) {
-  t_item_start = t_item_end = cudaDoubleNowNs();
-  void (*hook)(const struct cudaDoubleActivity *) = it->act ? atomic_load(&g_activity_hook) : NULL;
-  void (*truth)(const struct cudaDoubleActivity *) = it->act ? atomic_load(&g_truth_hook) : NULL;
-  if (!hook && !truth) { run_item_timed(s, it); return; }
-  struct cudaDoubleActivity a = {.kind = it->act, .name = it->name, .device = s->dev,
-                                 .stream_id = s->id, .bytes = it->bytes, .copy_kind = it->copy_kind,
-                                 .correlation_id = atomic_fetch_add(&g_next_correlation, 1)};
-  a.start_ns = cudaDoubleNowNs();
-  run_item_timed(s, it);
-  a.end_ns = cudaDoubleNowNs();
-  if (hook) hook(&a);
-  if (truth) truth(&a);
+/* Modelled duration of a copy or set of `bytes` (see BW_*). */
+static uint64_t copy_ns(const struct item *it) {
+  double bw = it->act == cudaDoubleActivityMemset ? BW_HBM_SET
+              : it->copy_kind == cudaMemcpyDeviceToDevice || it->copy_kind == cudaMemcpyDefault
+                  ? BW_HBM_COPY
+                  : BW_PCIE;
+  return (uint64_t)((double)it->bytes / bw + 0.5);
 }
 
-static void run_item_timed(struct CUstream_st *s, struct item *it) {
+/* Runs one item on the stream's device clock: it starts at max(stream free, its enqueue time)
+ * (an event wait also after the event's time), does its real work and ends when its model says;
+ * the stream is free from then. A kernel, copy or set is reported to the activity hook and the
+ * truth hook (those set) with its device start and end. Returns the end. */
+static uint64_t run_item(struct CUstream_st *s, struct item *it) {
+  uint64_t start = max64(atomic_load(&s->free_at), it->enq_ns), end = start;
+  uint32_t corr = it->act ? atomic_fetch_add(&g_next_correlation, 1) : 0;
   switch (it->kind) {
   case IT_FN:
-    it->fn(it->arg);
+    if (it->act == cudaDoubleActivityNone) {
+      /* a host function: the host sees it run when the device reaches it, and the stream
+       * waits for it to return */
+      cudaDoubleSleepUntil(start);
+      it->fn(it->arg);
+      end = max64(start, cudaDoubleNowNs());
+    } else {
+      t_item_start = t_item_end = start;
+      it->fn(it->arg);
+      end = it->act == cudaDoubleActivityKernel ? max64(start, t_item_end) : start + copy_ns(it);
+      t_item_start = t_item_end = 0;
+    }
     if (it->release) it->release(it->arg);
     break;
   case IT_COMPUTE:
-    cudaDoubleSleepUntil(cudaDoubleNowNs() + it->aux);
+    end = start + it->aux;
     break;
-  case IT_EVENT: {
+  case IT_EVENT: { /* not reached from the ring (worker_main records events); kept for graphs */
     struct CUevent_st *e = it->arg;
-    uint64_t t = cudaDoubleNowNs();
     pthread_mutex_lock(&e->mu);
-    if (it->aux > e->done_gen) { e->done_gen = it->aux; e->t_ns = t; }
+    if (it->aux > e->done_gen) { e->done_gen = it->aux; e->t_ns = start; }
     pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);
     event_unref(e);
@@ -852,17 +908,30 @@ static void run_item_timed(struct CUstream_st *s, struct item *it) {
     struct CUevent_st *e = it->arg;
     pthread_mutex_lock(&e->mu);
     while (e->done_gen < it->aux) pthread_cond_wait(&e->cv, &e->mu);
+    end = start = max64(start, e->t_ns);
     pthread_mutex_unlock(&e->mu);
     event_unref(e);
     break;
   }
   case IT_GRAPH:
-    run_graph(s, it->arg);
+    atomic_store(&s->free_at, start);
+    end = max64(start, run_graph(s, it->arg, it->enq_ns));
     graph_body_unref(it->arg);
     break;
   case IT_STOP:
     break;
   }
+  atomic_store(&s->free_at, end);
+  if (it->act) {
+    void (*hook)(const struct cudaDoubleActivity *) = atomic_load(&g_activity_hook);
+    void (*truth)(const struct cudaDoubleActivity *) = atomic_load(&g_truth_hook);
+    struct cudaDoubleActivity a = {.kind = it->act, .name = it->name, .device = s->dev,
+                                   .stream_id = s->id, .bytes = it->bytes, .copy_kind = it->copy_kind,
+                                   .correlation_id = corr, .start_ns = start, .end_ns = end};
+    if (hook) hook(&a);
+    if (truth) truth(&a);
+  }
+  return end;
 }
 
 /* ---- errors ---- */
