@@ -51,4 +51,9 @@ void ncclD_log_init(const struct ncclD_comm_view *v);
  * at runtime): chooses and prints each ring connection ("Channel 00/0 : 0[0] -> 1[1] via ...")
  * and "Connected all rings ..." lines. */
 void ncclD_log_connect(const struct ncclD_comm_view *v);
+/* The slowest hop of the communicator's ring (rank r -> r+1, as the channels run), the same for
+ * every rank: the transport the hops above would print and the link it runs over, for the link
+ * model (nccl_double.h). A 1-rank communicator gets an NVLink 4 hop (its latency base only). */
+struct ndbl_hop;
+void ncclD_ring_link(const struct ncclD_comm_view *v, struct ndbl_hop *slowest);
 #endif

@@ -172,6 +172,7 @@ static ncclResult_t comm_join(struct ncclComm *c, const char *name) {
     c->peers[i] = (struct ncclD_peer){i, c->seg->ranks[i].dev, c->seg->ranks[i].node};
   struct ncclD_comm_view v = view_of(c);
   ncclD_log_init(&v);
+  nd_model_comm(c, &v);
   nd_prof_comm_init(c); /* nd_profiler.c: NCCL_PROFILER_PLUGIN, as NCCL loads it at init */
   atomic_store(&c->async_err, ncclSuccess);
   return ncclSuccess;

@@ -1,12 +1,17 @@
 /* nd_exec.c — runs NCCL operations on a CUDA double stream worker ("the GPU side"): moves
- * and reduces the data through the communicator's segment and applies the link model.
+ * and reduces the data through the communicator's segment and times the kernel on the device
+ * clock with the link model (nd_model.c).
  *
  * Contract: nd_task_run() executes a task's collectives in order (each in chunks that fit
  * the staging slots: post, barrier, read; consecutive chunks alternate slot sets), then progresses all its Send/Recv
- * together until done, so send/recv pairs grouped in one task never deadlock. Each
- * collective lasts at least its modelled time from the moment all ranks arrived; the
- * point-to-point part lasts lat + max(bytes sent, bytes received)/bw. After an abort or a
- * dead peer the task stops early and the communicator's async error is set. */
+ * together until done, so send/recv pairs grouped in one task never deadlock. Device time:
+ * the kernel starts at cudaDoubleItemStartNs(); each collective publishes its rank's start in
+ * the segment (by collective parity) and ends at all-arrived (the latest start of all ranks)
+ * + its model; the next starts there. The point-to-point part starts after the collectives;
+ * every Send carries its sender's start in an 8-byte header before the payload, and the part
+ * ends at max(own start, the starts of the senders it received from) + lat + max(bytes sent,
+ * bytes received)/bw. The kernel's end is declared with cudaDoubleItemEndAt; nothing sleeps.
+ * After an abort or a dead peer the task stops early and the communicator's async error is set. */
 #include "nd_internal.h"
 
 #include <stdlib.h>
@@ -15,24 +20,7 @@
 #include "../include/cuda_double.h"
 #include "../include/nccl_double.h"
 
-static double g_lat_us, g_bw_gbps;
-static pthread_once_t g_model_once = PTHREAD_ONCE_INIT;
-static void model_read(void) { ndbl_model_env(&g_lat_us, &g_bw_gbps); }
-void nd_model_init(void) { pthread_once(&g_model_once, model_read); }
-
-static enum ndbl_rule rule_of(enum nd_kind k) {
-  switch (k) {
-  case ND_ALLREDUCE: return NDBL_RULE_ALLREDUCE;
-  case ND_BROADCAST: case ND_REDUCE: case ND_SEND: case ND_RECV: return NDBL_RULE_ONE;
-  default: return NDBL_RULE_NTIMES;
-  }
-}
-
-uint64_t nd_op_model_ns(const struct nd_op *op) {
-  nd_model_init();
-  return ndbl_model_ns(rule_of(op->kind), op->count, ncclscope_datatype_size(op->dt),
-                       op->comm->nranks, g_lat_us, g_bw_gbps);
-}
+#define P2P_HDR 8 /* a Send's header: its sender's device start */
 
 static struct nd_redop redop_of(struct ncclComm *c, int id) {
   struct nd_redop r = {.base = id, .fscale = 1.0, .iscale = 1};
@@ -56,10 +44,15 @@ static struct nd_redop redop_of(struct ncclComm *c, int id) {
   return r;
 }
 
-/* One collective, chunked through the slots. Returns 0, or -1 when aborted. */
-static int run_coll(const struct nd_op *op, uint64_t *t_all_arrived) {
+/* One collective, chunked through the slots; this rank's kernel reached it at device time
+ * `start`. Sets *t_all_arrived to the latest start of all ranks. Returns 0, or -1 when aborted. */
+static int run_coll(const struct nd_op *op, uint64_t start, uint64_t *t_all_arrived) {
   struct ncclComm *c = op->comm;
   const int n = c->nranks, me = c->rank;
+  /* published before the first barrier, read after it; a rank rewrites this parity's slot
+   * only two collectives later, after everyone passed the next one's first barrier */
+  const int par = (int)(c->coll_seq++ & 1);
+  atomic_store(&c->seg->ranks[me].dev_arrive[par], start);
   const size_t sz = ncclscope_datatype_size(op->dt), slot = c->seg->slot_bytes;
   const unsigned char *sb = op->sbuf;
   unsigned char *rb = op->rbuf;
@@ -91,7 +84,15 @@ static int run_coll(const struct nd_op *op, uint64_t *t_all_arrived) {
     default: break;
     }
     if (nd_barrier_wait(c, &c->seg->dev_bar) != 0) return -1;
-    if (first) { *t_all_arrived = cudaDoubleNowNs(); first = 0; }
+    if (first) {
+      uint64_t all = start;
+      for (int k = 0; k < n; k++) {
+        uint64_t t = atomic_load(&c->seg->ranks[k].dev_arrive[par]);
+        if (t > all) all = t;
+      }
+      *t_all_arrived = all;
+      first = 0;
+    }
     /* read */
     switch (op->kind) {
     case ND_ALLREDUCE:
@@ -130,13 +131,41 @@ static int run_coll(const struct nd_op *op, uint64_t *t_all_arrived) {
   return 0;
 }
 
-struct p2p_state { const struct nd_op *op; size_t done; };
+/* One Send or Recv in progress: its stream is an 8-byte header (the sender's device start:
+ * hdr) then the payload; done counts bytes of that stream moved. */
+struct p2p_state { const struct nd_op *op; size_t done; uint64_t hdr; };
+
+static size_t p2p_total(const struct p2p_state *st) {
+  return P2P_HDR + st->op->count * ncclscope_datatype_size(st->op->dt);
+}
+
+/* Copies m bytes of the op's stream, from offset st->done, to (send) or from the ring at
+ * stream position pos, wrapping around the ring's cap bytes. */
+static void p2p_copy(struct p2p_state *st, unsigned char *ring, uint64_t cap, uint64_t pos, size_t m,
+                     int send) {
+  size_t off = st->done;
+  while (m) {
+    size_t at = (size_t)(pos % cap), run = cap - at < m ? (size_t)(cap - at) : m;
+    unsigned char *mine;
+    if (off < P2P_HDR) {
+      mine = (unsigned char *)&st->hdr + off;
+      if (run > P2P_HDR - off) run = P2P_HDR - off;
+    } else {
+      mine = (send ? (unsigned char *)(uintptr_t)st->op->sbuf : (unsigned char *)st->op->rbuf) + (off - P2P_HDR);
+    }
+    if (send) memcpy(ring + at, mine, run);
+    else memcpy(mine, ring + at, run);
+    off += run;
+    pos += run;
+    m -= run;
+  }
+}
 
 /* Moves what the rings allow for one Send or Recv; returns bytes moved. */
 static size_t p2p_step(struct p2p_state *st) {
   const struct nd_op *op = st->op;
   struct ncclComm *c = op->comm;
-  size_t total = op->count * ncclscope_datatype_size(op->dt);
+  size_t total = p2p_total(st);
   if (st->done >= total) return 0;
   int send = op->kind == ND_SEND;
   struct nd_chan *ch = send ? nd_chan_at(c, c->rank, op->root) : nd_chan_at(c, op->root, c->rank);
@@ -146,17 +175,9 @@ static size_t p2p_step(struct p2p_state *st) {
   size_t room = send ? (size_t)(cap - (tail - head)) : (size_t)(tail - head);
   size_t m = total - st->done < room ? total - st->done : room;
   if (!m) return 0;
-  uint64_t pos = send ? tail : head;
-  size_t at = (size_t)(pos % cap), first = cap - at < m ? cap - at : m;
-  if (send) {
-    memcpy(buf + at, (const unsigned char *)op->sbuf + st->done, first);
-    memcpy(buf, (const unsigned char *)op->sbuf + st->done + first, m - first);
-    atomic_store(&ch->tail, tail + m);
-  } else {
-    memcpy((unsigned char *)op->rbuf + st->done, buf + at, first);
-    memcpy((unsigned char *)op->rbuf + st->done + first, buf, m - first);
-    atomic_store(&ch->head, head + m);
-  }
+  p2p_copy(st, buf, cap, send ? tail : head, m, send);
+  if (send) atomic_store(&ch->tail, tail + m);
+  else atomic_store(&ch->head, head + m);
   st->done += m;
   nd_doorbell_ring(c, op->root);
   return m;
@@ -177,7 +198,7 @@ static int run_p2p(struct p2p_state *st, int np) {
     size_t moved = 0;
     for (int i = 0; i < np; i++) {
       moved += p2p_step(&st[i]);
-      pending |= st[i].done < st[i].op->count * ncclscope_datatype_size(st[i].op->dt);
+      pending |= st[i].done < p2p_total(&st[i]);
     }
     if (!pending) return 0;
     if (moved) continue;
@@ -198,6 +219,7 @@ void nd_task_run(void *arg) {
   struct nd_task *t = arg;
   int np = 0, failed = 0;
   nd_prof_task_begin(t); /* nd_profiler.c: profiler events of a replayed plan */
+  uint64_t now = cudaDoubleItemStartNs(); /* the kernel's device time as its work proceeds */
   for (int i = 0; i < t->nops; i++) {
     const struct nd_op *op = &t->ops[i];
     if (op->kind == ND_SEND || op->kind == ND_RECV) { np++; continue; }
@@ -205,35 +227,39 @@ void nd_task_run(void *arg) {
     if (op->count == 0) continue;
     nd_prof_kernel_begin(op); /* nd_profiler.c: KernelCh start */
     pthread_mutex_lock(&op->comm->exec_mu);
-    uint64_t t0 = cudaDoubleNowNs();
-    if (run_coll(op, &t0) != 0) failed = 1;
+    uint64_t all = now;
+    if (run_coll(op, now, &all) != 0) failed = 1;
     pthread_mutex_unlock(&op->comm->exec_mu);
-    uint64_t model = nd_op_model_ns(op);
-    if (!failed && model) cudaDoubleSleepUntil(t0 + model);
+    if (!failed) now = all + nd_op_model_ns(op);
+    cudaDoubleItemEndAt(now); /* the end so far: KernelCh stop reads it */
     nd_prof_kernel_end(op); /* KernelCh stop at the device end */
   }
   if (np && !failed) {
     struct p2p_state stbuf[64], *st = np <= 64 ? stbuf : malloc(sizeof *st * (size_t)np);
     size_t sent = 0, recvd = 0;
     int k = 0;
-    uint64_t t0 = cudaDoubleNowNs();
+    const struct ncclComm *pc = NULL;
     for (int i = 0; i < t->nops && st; i++) {
       const struct nd_op *op = &t->ops[i];
       if (op->kind != ND_SEND && op->kind != ND_RECV) continue;
       if (nd_is_aborted(op->comm)) failed = 1;
       nd_prof_kernel_begin(op);
-      st[k++] = (struct p2p_state){op, 0};
+      st[k++] = (struct p2p_state){op, 0, op->kind == ND_SEND ? now : 0};
+      if (!pc) pc = op->comm;
       size_t b = op->count * ncclscope_datatype_size(op->dt);
       if (op->kind == ND_SEND) sent += b; else recvd += b;
     }
     if (!st || failed || run_p2p(st, k) != 0) failed = 1;
+    uint64_t begin = now;
+    for (int i = 0; i < k && !failed; i++)
+      if (st[i].op->kind == ND_RECV && st[i].hdr > begin) begin = st[i].hdr;
     if (st != stbuf) free(st);
-    nd_model_init();
-    uint64_t model = ndbl_model_ns(NDBL_RULE_ONE, sent > recvd ? sent : recvd, 1, 2, g_lat_us, g_bw_gbps);
-    if (!failed && model) cudaDoubleSleepUntil(t0 + model);
+    if (!failed) now = begin + nd_p2p_model_ns(pc, sent > recvd ? sent : recvd);
+    cudaDoubleItemEndAt(now);
     for (int i = 0; i < t->nops; i++)
       if (t->ops[i].kind == ND_SEND || t->ops[i].kind == ND_RECV) nd_prof_kernel_end(&t->ops[i]);
   }
+  cudaDoubleItemEndAt(now);
   if (failed) task_fail(t);
   if (t->counted) { /* the first run of an enqueued (not captured) task retires it */
     t->counted = 0;

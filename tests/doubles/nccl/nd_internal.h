@@ -35,6 +35,8 @@ struct nd_rank_info {
   int32_t pid, dev, node; /* dev: the NVML (physical) index */
   _Atomic uint32_t doorbell; /* bumped (and futex-woken) when a peer moved bytes for us */
   int32_t xchg[4];           /* host exchange area (split colour/key) */
+  _Atomic uint64_t dev_arrive[2]; /* device start of this rank's kernel for its collectives,
+                                     by their parity (nd_exec.c: all-arrived = max over ranks) */
 };
 
 struct nd_chan { _Atomic uint64_t head, tail; char pad[48]; };
@@ -52,6 +54,10 @@ struct nd_seg {
 
 struct nd_user_op { int used, base, dt, residence; const void *ptr; unsigned char value[8]; };
 
+/* A communicator's link model (nd_model.c): busbw, latency base and per ring step; link: the
+ * enum ndbl_link it was priced on, -1 when NCCLDOUBLE_LAT_US/BW_GBPS set it. */
+struct nd_model { double bw_gbps, lat_base_us, lat_step_us; int link; };
+
 struct ncclComm {
   uint32_t magic;
   int rank, nranks, dev, node, blocking;
@@ -67,6 +73,8 @@ struct ncclComm {
   _Atomic int connected;      /* the connection log was printed */
   uint64_t opcount;
   uint64_t chunk_seq; /* collective chunks run so far (worker side, under exec_mu) */
+  uint64_t coll_seq;  /* collectives run so far (worker side, under exec_mu): dev_arrive slot */
+  struct nd_model model;
   int parity;         /* which of the two staging slot sets the current chunk uses */
   int split_seq, shrink_seq;
   pthread_mutex_t exec_mu; /* one task at a time uses this rank's slots and barrier */
@@ -165,6 +173,9 @@ ND_HIDDEN const char *nd_sym_kernel(const struct nd_op *op);
 /* nd_exec.c */
 ND_HIDDEN void nd_task_run(void *task);
 ND_HIDDEN void nd_task_free(void *task);
-ND_HIDDEN void nd_model_init(void);
+
+/* nd_model.c */
+ND_HIDDEN void nd_model_comm(struct ncclComm *c, const struct ncclD_comm_view *v);
 ND_HIDDEN uint64_t nd_op_model_ns(const struct nd_op *op);
+ND_HIDDEN uint64_t nd_p2p_model_ns(const struct ncclComm *c, size_t bytes);
 #endif

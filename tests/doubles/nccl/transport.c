@@ -13,7 +13,9 @@
  *   otherwise                           "SHM/direct/direct", or NET when NCCL_SHM_DISABLE=1
  * GPUs are named by nvmlDev in brackets (NCCL >= 2.18.3): the peers' NVML indexes. Rings: channel c visits ranks 0..n-1 in order. NVLS is available when
  * every local GPU pair is NVLinked, there are more than 2 local GPUs, the GPUs are Hopper or
- * newer and NCCL_NVLS_ENABLE is not 0. */
+ * newer and NCCL_NVLS_ENABLE is not 0. ncclD_ring_link gives the slowest hop of the ring, with
+ * its link facts (NVLink count and generation, PCIe generation and width), for the link model
+ * (nccl_double.h). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include <strings.h>
 
 #include "double_log.h"
+#include "../include/nccl_double.h"
 
 #define MAXG 64
 enum { REL_PIX = 10, REL_PXB = 20, REL_PHB = 30, REL_NODE = 40, REL_SYS = 50 };
@@ -31,6 +34,7 @@ static int g_ngpus;
 static int g_nv[MAXG][MAXG], g_rel[MAXG][MAXG];
 static char g_name[MAXG][96];
 static char g_bus[MAXG][32];
+static unsigned g_pgen[MAXG], g_pwidth[MAXG]; /* PCIe link generation and width (0: unknown) */
 
 typedef int (*fn_v)(void);
 typedef int (*fn_u)(unsigned *);
@@ -53,6 +57,9 @@ static void load_topology(void) {
   fn_anc anc = (fn_anc)dlsym(h, "nvmlDeviceGetTopologyCommonAncestor");
   fn_p2p p2p = (fn_p2p)dlsym(h, "nvmlDeviceGetP2PStatus");
   fn_pci pci = (fn_pci)dlsym(h, "nvmlDeviceGetPciInfo_v3");
+  typedef int (*fn_hu)(void *, unsigned *);
+  fn_hu pgen = (fn_hu)dlsym(h, "nvmlDeviceGetCurrPcieLinkGeneration");
+  fn_hu pwidth = (fn_hu)dlsym(h, "nvmlDeviceGetCurrPcieLinkWidth");
   typedef int (*fn_ls)(void *, unsigned, int *);
   typedef int (*fn_lr)(void *, unsigned, pci_t *);
   fn_ls lstate = (fn_ls)dlsym(h, "nvmlDeviceGetNvLinkState");
@@ -68,6 +75,8 @@ static void load_topology(void) {
       if (name) name(dev[i], g_name[i], sizeof g_name[i]);
       pci_t p;
       if (pci && pci(dev[i], &p) == 0) snprintf(g_bus[i], sizeof g_bus[i], "%s", p.busId);
+      if (pgen && pgen(dev[i], &g_pgen[i]) != 0) g_pgen[i] = 0;
+      if (pwidth && pwidth(dev[i], &g_pwidth[i]) != 0) g_pwidth[i] = 0;
     }
     for (unsigned i = 0; i < n; i++)
       for (unsigned l = 0; lstate && l < 18; l++) {
@@ -146,23 +155,70 @@ static const char *net_choice(void) {
   return "IB/0/GDRDMA";
 }
 
-/* Writes the transport for me -> peer into buf; returns 1 when it is NET. */
-static int choose(const struct ncclD_comm_view *v, int me, int peer, char *buf, size_t cap) {
+/* NVLink generation and per-link bandwidth (GB/s per direction) of GPU g, from its name. */
+static void nvlink_of(int g, int *gen, double *gbps) {
+  const char *n = g >= 0 && g < g_ngpus ? g_name[g] : "";
+  *gen = 3; *gbps = 25;
+  if (strstr(n, "B200") || strstr(n, "B100") || strstr(n, "GB200")) { *gen = 5; *gbps = 50; }
+  else if (hopper_like(g)) *gen = 4;
+  else if (strstr(n, "A6000") || strstr(n, "A5000") || strstr(n, "A40") || strstr(n, "3090")) *gbps = 56.25 / 4;
+}
+
+/* Writes the transport for me -> peer into buf (and, when hop is not NULL, what it runs over);
+ * returns 1 when it is NET. */
+static int choose(const struct ncclD_comm_view *v, int me, int peer, char *buf, size_t cap,
+                  struct ndbl_hop *hop) {
   const struct ncclD_peer *a = &v->peers[me], *b = &v->peers[peer];
-  if (a->node != b->node) { snprintf(buf, cap, "NET/%s", net_choice()); return 1; }
+  struct ndbl_hop h = {0};
+  int net = 0;
   int ga = nvml_dev(a->dev), gb = nvml_dev(b->dev);
-  int nv = ga >= 0 && gb >= 0 && ga < MAXG && gb < MAXG ? g_nv[ga][gb] : 0;
-  int rel = ga >= 0 && gb >= 0 && ga < MAXG && gb < MAXG ? g_rel[ga][gb] : REL_PHB;
+  int known = ga >= 0 && gb >= 0 && ga < MAXG && gb < MAXG;
+  int nv = known ? g_nv[ga][gb] : 0;
+  int rel = known ? g_rel[ga][gb] : REL_PHB;
+  if (known) {
+    unsigned wa = g_pwidth[ga], wb = g_pwidth[gb], pa = g_pgen[ga], pb = g_pgen[gb];
+    h.pcie_gen = (int)(pa && pb ? (pa < pb ? pa : pb) : pa ? pa : pb);
+    h.pcie_width = (int)(wa && wb ? (wa < wb ? wa : wb) : wa ? wa : wb);
+  }
   int lvl = p2p_level();
   int p2p_ok = !env_on("NCCL_P2P_DISABLE") && lvl >= 0 && (nv > 0 || (lvl > 0 && rel <= lvl));
   if (ga == gb) p2p_ok = !env_on("NCCL_P2P_DISABLE"); /* same GPU: P2P within the device */
-  if (p2p_ok) {
+  if (a->node != b->node) {
+    snprintf(buf, cap, "NET/%s", net_choice());
+    net = 1;
+  } else if (p2p_ok) {
     snprintf(buf, cap, "%s", nv > 0 && !hopper_like(ga) ? "P2P/CUMEM/read" : "P2P/CUMEM");
-    return 0;
+    h.link = nv > 0 || ga == gb ? NDBL_LINK_NVLINK : NDBL_LINK_PCIE_P2P;
+    h.nvlinks = ga == gb ? 18 : nv; /* within one GPU: priced as a full NVLink 4 set */
+    nvlink_of(ga, &h.nvlink_gen, &h.nvlink_gbps);
+  } else if (!env_on("NCCL_SHM_DISABLE")) {
+    snprintf(buf, cap, "SHM/direct/direct");
+    h.link = NDBL_LINK_SHM;
+  } else {
+    snprintf(buf, cap, "NET/%s", net_choice());
+    net = 1;
   }
-  if (!env_on("NCCL_SHM_DISABLE")) { snprintf(buf, cap, "SHM/direct/direct"); return 0; }
-  snprintf(buf, cap, "NET/%s", net_choice());
-  return 1;
+  if (net) h.link = strstr(net_choice(), "Socket") ? NDBL_LINK_NET_SOCKET : NDBL_LINK_NET_IB;
+  if (hop) *hop = h;
+  return net;
+}
+
+void ncclD_ring_link(const struct ncclD_comm_view *v, struct ndbl_hop *slowest) {
+  pthread_once(&g_once, load_topology);
+  double best_bw = -1, best_lat = 0;
+  char via[64];
+  *slowest = (struct ndbl_hop){.link = NDBL_LINK_NVLINK, .nvlinks = 18, .nvlink_gen = 4, .nvlink_gbps = 25};
+  for (int r = 0; r < v->nranks && v->nranks > 1; r++) {
+    struct ndbl_hop h;
+    choose(v, r, (r + 1) % v->nranks, via, sizeof via, &h);
+    double bw, base, step;
+    ndbl_link_price(&h, &bw, &base, &step);
+    if (best_bw < 0 || bw < best_bw || (bw == best_bw && base + step > best_lat)) {
+      best_bw = bw;
+      best_lat = base + step;
+      *slowest = h;
+    }
+  }
 }
 
 static int local_gpus_all_nvlinked(const struct ncclD_comm_view *v, int *nlocal) {
@@ -255,9 +311,9 @@ void ncclD_log_connect(const struct ncclD_comm_view *v) {
   for (int c = 0; c < v->nchannels; c++) {
     /* receive side first, as NCCL connects recv then send */
     char rvia[64];
-    if (choose(v, prev, me, rvia, sizeof rvia))
+    if (choose(v, prev, me, rvia, sizeof rvia, NULL))
       ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "Channel %02d/0 : %d[%d] -> %d[%d] [receive] via %s", c, prev, gp, me, gm, rvia);
-    if (choose(v, me, next, via, sizeof via))
+    if (choose(v, me, next, via, sizeof via, NULL))
       ncclD_info(NCCLD_INIT | NCCLD_NET, -1, "Channel %02d/0 : %d[%d] -> %d[%d] [send] via %s", c, me, gm, next, gn, via);
     else
       ncclD_info(NCCLD_INIT | (via[0] == 'S' ? NCCLD_SHM : NCCLD_P2P), -1, "Channel %02d/0 : %d[%d] -> %d[%d] via %s",
