@@ -17,7 +17,7 @@ rm -rf "$OUT"; mkdir -p "$OUT/truth"
 export NVMLDOUBLE_TOPO=${NVMLDOUBLE_TOPO:-$ROOT/tests/doubles/topos/nvswitch-8x-h100-nv18.txt}
 export LD_LIBRARY_PATH=$BUILD/doubles${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 JOB=(bash "$ROOT/tests/jobs/launch.sh" 4 "$BUILD/tests/ddp_job" --steps 40 --compute-us 3000
-     --lat-us 30 --bw-gbps 20 --overlap --truth "$OUT/truth")
+     --overlap --truth "$OUT/truth")
 if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
 say() { printf '\n%s$ %s%s\n' "$B" "$*" "$N"; }
 

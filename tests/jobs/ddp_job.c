@@ -88,44 +88,88 @@ int main(int argc, char **argv) {
   if (overlap) CUCHK(cudaStreamCreateWithFlags(&ms, cudaStreamNonBlocking));
   else ms = cs;
 
-  enum { NB = 4 };
+  enum { NB = 4, NT = NB + 4 /* timed communication calls per step */, DEPTH = 64 };
   const size_t bucket[NB] = {65536u * scale, 16384u * scale, 4096u * scale, 32768u * scale};
   const ncclDataType_t btype[NB] = {ncclFloat32, ncclFloat32, ncclFloat32, ncclBfloat16};
   const size_t ag = 4096u * scale, bc = 4096u * scale, rs = 4096u * scale, ring = 8192u * scale;
-  void *bbuf[NB];
-  for (int b = 0; b < NB; b++) CUCHK(cudaMalloc(&bbuf[b], bucket[b] * ncclscope_datatype_size(btype[b])));
-  float *ag_s, *ag_r, *bc_b, *rs_s, *rs_r, *ring_s, *ring_r;
-  CUCHK(cudaMalloc((void **)&ag_s, ag * 4));
-  CUCHK(cudaMalloc((void **)&ag_r, ag * 4 * n));
-  CUCHK(cudaMalloc((void **)&bc_b, bc * 4));
-  CUCHK(cudaMalloc((void **)&rs_s, rs * 4 * n));
-  CUCHK(cudaMalloc((void **)&rs_r, rs * 4));
-  CUCHK(cudaMalloc((void **)&ring_s, ring * 4));
-  CUCHK(cudaMalloc((void **)&ring_r, ring * 4));
+  /* the host runs up to `depth` steps ahead of the GPU, each step in its own set of buffers */
+  const int depth = steps < DEPTH ? steps : DEPTH;
+  struct set {
+    void *bbuf[NB];
+    float *ag_s, *ag_r, *bc_b, *rs_s, *rs_r, *ring_s, *ring_r;
+    cudaEvent_t done, tb[NT], te[NT];
+  } sets[DEPTH];
+  for (int k = 0; k < depth; k++) {
+    struct set *z = &sets[k];
+    for (int b = 0; b < NB; b++) CUCHK(cudaMalloc(&z->bbuf[b], bucket[b] * ncclscope_datatype_size(btype[b])));
+    CUCHK(cudaMalloc((void **)&z->ag_s, ag * 4));
+    CUCHK(cudaMalloc((void **)&z->ag_r, ag * 4 * n));
+    CUCHK(cudaMalloc((void **)&z->bc_b, bc * 4));
+    CUCHK(cudaMalloc((void **)&z->rs_s, rs * 4 * n));
+    CUCHK(cudaMalloc((void **)&z->rs_r, rs * 4));
+    CUCHK(cudaMalloc((void **)&z->ring_s, ring * 4));
+    CUCHK(cudaMalloc((void **)&z->ring_r, ring * 4));
+    CUCHK(cudaEventCreateWithFlags(&z->done, cudaEventDisableTiming));
+    for (int t = 0; t < NT && measure; t++) { CUCHK(cudaEventCreate(&z->tb[t])); CUCHK(cudaEventCreate(&z->te[t])); }
+  }
   cudaEvent_t piece_done[NB];
   for (int b = 0; b < NB; b++) CUCHK(cudaEventCreateWithFlags(&piece_done[b], cudaEventDisableTiming));
   const uint64_t piece_ns = (uint64_t)(compute_us * 1000.0) / NB, compute_ns = piece_ns * NB;
   const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
-  enum { NT = NB + 4 }; /* timed communication calls per step */
-  cudaEvent_t tb[NT], te[NT];
-  for (int k = 0; k < NT && measure; k++) { CUCHK(cudaEventCreate(&tb[k])); CUCHK(cudaEventCreate(&te[k])); }
-#define TIMED(k, stmt) do { if (measure) CUCHK(cudaEventRecord(tb[k], ms)); stmt; \
-                            if (measure) CUCHK(cudaEventRecord(te[k], ms)); } while (0)
   uint64_t comm_measured_ns = 0, wall_t0 = job_now_ns();
+  /* the start line: the GPU holds until the first `depth` steps are queued and every rank got
+   * there, then starts on one device time on all ranks (job_util.h) */
+  struct job_start_line line;
+  job_start_line_arm(&line, cs, rank, n, "ddp-line");
+  int checked = 0;
 
-  for (int step = 0; step < steps; step++) {
+  for (int step = 0; step < steps + depth; step++) {
+    if (step == depth) job_start_line_go(&line);
+    int done_step = step - depth; /* the step whose buffers this one reuses: check it first */
+    if (done_step >= 0) {
+      struct set *z = &sets[done_step % depth];
+      CUCHK(cudaEventSynchronize(z->done));
+      for (int k = 0; k < NT && measure; k++) {
+        float t_ms = 0;
+        CUCHK(cudaEventElapsedTime(&t_ms, z->tb[k], z->te[k]));
+        comm_measured_ns += (uint64_t)((double)t_ms * 1e6);
+      }
+      for (int b = 0; b < NB; b++)
+        for (size_t i = 0; i < bucket[b]; i++) {
+          float want = 0;
+          for (int r = 0; r < n; r++) want += gval(r, i, done_step, b);
+          float got = btype[b] == ncclBfloat16 ? from_bf16(((uint16_t *)z->bbuf[b])[i]) : ((float *)z->bbuf[b])[i];
+          JOBCHK(got == want, "rank %d step %d bucket %d [%zu]: got %g want %g", rank, done_step, b, i, got, want);
+        }
+      for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < ag; i++)
+          JOBCHK(z->ag_r[(size_t)r * ag + i] == (float)(r * 100 + (int)(i % 97)), "allgather [%d][%zu]", r, i);
+      for (size_t i = 0; i < bc; i++) JOBCHK(z->bc_b[i] == (float)(done_step + (int)(i % 13)), "broadcast [%zu]", i);
+      for (size_t i = 0; i < rs; i++) {
+        float want = 0;
+        for (int r = 0; r < n; r++) want += (float)((r % 7) + (int)(((size_t)rank * rs + i) % 5));
+        JOBCHK(z->rs_r[i] == want, "reducescatter [%zu]: got %g want %g", i, z->rs_r[i], want);
+      }
+      for (size_t i = 0; i < ring; i++) JOBCHK(z->ring_r[i] == (float)(prev * 3 + (int)(i % 11)), "ring [%zu]", i);
+      if (rank == 0) printf("step %d: %d ranks, results correct\n", done_step, n);
+      checked++;
+    }
+    if (step >= steps) continue;
+    struct set *z = &sets[step % depth];
+#define TIMED(k, stmt) do { if (measure) CUCHK(cudaEventRecord(z->tb[k], ms)); stmt; \
+                            if (measure) CUCHK(cudaEventRecord(z->te[k], ms)); } while (0)
     /* gradients, as the backward pass would leave them */
     for (int b = 0; b < NB; b++)
       for (size_t i = 0; i < bucket[b]; i++) {
         float v = gval(rank, i, step, b);
-        if (btype[b] == ncclBfloat16) ((uint16_t *)bbuf[b])[i] = to_bf16(v);
-        else ((float *)bbuf[b])[i] = v;
+        if (btype[b] == ncclBfloat16) ((uint16_t *)z->bbuf[b])[i] = to_bf16(v);
+        else ((float *)z->bbuf[b])[i] = v;
       }
-    for (size_t i = 0; i < ag; i++) ag_s[i] = (float)(rank * 100 + (int)(i % 97));
+    for (size_t i = 0; i < ag; i++) z->ag_s[i] = (float)(rank * 100 + (int)(i % 97));
     int root = step % n;
-    for (size_t i = 0; i < bc; i++) bc_b[i] = rank == root ? (float)(step + (int)(i % 13)) : -1.0f;
-    for (size_t i = 0; i < rs * n; i++) rs_s[i] = (float)((rank % 7) + (int)(i % 5));
-    for (size_t i = 0; i < ring; i++) ring_s[i] = (float)(rank * 3 + (int)(i % 11));
+    for (size_t i = 0; i < bc; i++) z->bc_b[i] = rank == root ? (float)(step + (int)(i % 13)) : -1.0f;
+    for (size_t i = 0; i < rs * n; i++) z->rs_s[i] = (float)((rank % 7) + (int)(i % 5));
+    for (size_t i = 0; i < ring; i++) z->ring_s[i] = (float)(rank * 3 + (int)(i % 11));
 
     /* backward + gradient all-reduce per bucket */
     for (int b = 0; b < NB; b++) {
@@ -136,57 +180,36 @@ int main(int argc, char **argv) {
       }
       tally(NCS_OP_AllReduce, bucket[b], btype[b]);
       model(NDBL_RULE_ALLREDUCE, bucket[b], btype[b], n);
-      TIMED(b, NCCHK(ncclAllReduce(bbuf[b], bbuf[b], bucket[b], btype[b], ncclSum, comm, ms)));
+      TIMED(b, NCCHK(ncclAllReduce(z->bbuf[b], z->bbuf[b], bucket[b], btype[b], ncclSum, comm, ms)));
     }
     tally(NCS_OP_AllGather, ag, ncclFloat32);
     model(NDBL_RULE_NTIMES, ag, ncclFloat32, n);
-    TIMED(NB, NCCHK(ncclAllGather(ag_s, ag_r, ag, ncclFloat32, comm, ms)));
+    TIMED(NB, NCCHK(ncclAllGather(z->ag_s, z->ag_r, ag, ncclFloat32, comm, ms)));
     tally(NCS_OP_Broadcast, bc, ncclFloat32);
     model(NDBL_RULE_ONE, bc, ncclFloat32, n);
-    TIMED(NB + 1, NCCHK(ncclBroadcast(bc_b, bc_b, bc, ncclFloat32, root, comm, ms)));
+    TIMED(NB + 1, NCCHK(ncclBroadcast(z->bc_b, z->bc_b, bc, ncclFloat32, root, comm, ms)));
     tally(NCS_OP_ReduceScatter, rs, ncclFloat32);
     model(NDBL_RULE_NTIMES, rs, ncclFloat32, n);
-    TIMED(NB + 2, NCCHK(ncclReduceScatter(rs_s, rs_r, rs, ncclFloat32, ncclSum, comm, ms)));
+    TIMED(NB + 2, NCCHK(ncclReduceScatter(z->rs_s, z->rs_r, rs, ncclFloat32, ncclSum, comm, ms)));
     tally(NCS_OP_GroupStart, 0, ncclInt8);
-    if (measure) CUCHK(cudaEventRecord(tb[NB + 3], ms));
+    if (measure) CUCHK(cudaEventRecord(z->tb[NB + 3], ms));
     NCCHK(ncclGroupStart());
     tally(NCS_OP_Send, ring, ncclFloat32);
-    NCCHK(ncclSend(ring_s, ring, ncclFloat32, next, comm, ms));
+    NCCHK(ncclSend(z->ring_s, ring, ncclFloat32, next, comm, ms));
     tally(NCS_OP_Recv, ring, ncclFloat32);
-    NCCHK(ncclRecv(ring_r, ring, ncclFloat32, prev, comm, ms));
+    NCCHK(ncclRecv(z->ring_r, ring, ncclFloat32, prev, comm, ms));
     tally(NCS_OP_GroupEnd, 0, ncclInt8);
     model(NDBL_RULE_ONE, ring, ncclFloat32, n); /* a p2p group: max(sent, received) bytes */
     NCCHK(ncclGroupEnd());
-    if (measure) CUCHK(cudaEventRecord(te[NB + 3], ms));
-    CUCHK(cudaStreamSynchronize(ms));
-    if (overlap) CUCHK(cudaStreamSynchronize(cs));
-    for (int k = 0; k < NT && measure; k++) {
-      float t_ms = 0;
-      CUCHK(cudaEventElapsedTime(&t_ms, tb[k], te[k]));
-      comm_measured_ns += (uint64_t)((double)t_ms * 1e6);
-    }
+    if (measure) CUCHK(cudaEventRecord(z->te[NB + 3], ms));
+#undef TIMED
+    /* the step is done when both streams are (the compute stream's last piece precedes the
+     * last all-reduce on the communication stream) */
+    CUCHK(cudaEventRecord(z->done, ms));
     g_counting_model = 0;
-
-    /* check everything */
-    for (int b = 0; b < NB; b++)
-      for (size_t i = 0; i < bucket[b]; i++) {
-        float want = 0;
-        for (int r = 0; r < n; r++) want += gval(r, i, step, b);
-        float got = btype[b] == ncclBfloat16 ? from_bf16(((uint16_t *)bbuf[b])[i]) : ((float *)bbuf[b])[i];
-        JOBCHK(got == want, "rank %d step %d bucket %d [%zu]: got %g want %g", rank, step, b, i, got, want);
-      }
-    for (int r = 0; r < n; r++)
-      for (size_t i = 0; i < ag; i++)
-        JOBCHK(ag_r[(size_t)r * ag + i] == (float)(r * 100 + (int)(i % 97)), "allgather [%d][%zu]", r, i);
-    for (size_t i = 0; i < bc; i++) JOBCHK(bc_b[i] == (float)(step + (int)(i % 13)), "broadcast [%zu]", i);
-    for (size_t i = 0; i < rs; i++) {
-      float want = 0;
-      for (int r = 0; r < n; r++) want += (float)((r % 7) + (int)(((size_t)rank * rs + i) % 5));
-      JOBCHK(rs_r[i] == want, "reducescatter [%zu]: got %g want %g", i, rs_r[i], want);
-    }
-    for (size_t i = 0; i < ring; i++) JOBCHK(ring_r[i] == (float)(prev * 3 + (int)(i % 11)), "ring [%zu]", i);
-    if (rank == 0) printf("step %d: %d ranks, results correct\n", step, n);
   }
+  CUCHK(cudaStreamSynchronize(cs));
+  JOBCHK(checked == steps, "checked %d of %d steps", checked, steps);
 
   uint64_t wall_ns = job_now_ns() - wall_t0;
   /* --linger-ms: the host idles before tearing down (a job's evaluation or checkpoint), so a
@@ -219,10 +242,15 @@ int main(int argc, char **argv) {
     fprintf(f, "\n }\n}\n");
     JOBCHK(fclose(f) == 0, "cannot write %s", path);
   }
-  for (int b = 0; b < NB; b++) { CUCHK(cudaFree(bbuf[b])); CUCHK(cudaEventDestroy(piece_done[b])); }
-  for (int k = 0; k < NT && measure; k++) { CUCHK(cudaEventDestroy(tb[k])); CUCHK(cudaEventDestroy(te[k])); }
-  float *bufs[] = {ag_s, ag_r, bc_b, rs_s, rs_r, ring_s, ring_r};
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) CUCHK(cudaFree(bufs[i]));
+  for (int b = 0; b < NB; b++) CUCHK(cudaEventDestroy(piece_done[b]));
+  for (int k = 0; k < depth; k++) {
+    struct set *z = &sets[k];
+    for (int b = 0; b < NB; b++) CUCHK(cudaFree(z->bbuf[b]));
+    float *bufs[] = {z->ag_s, z->ag_r, z->bc_b, z->rs_s, z->rs_r, z->ring_s, z->ring_r};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) CUCHK(cudaFree(bufs[i]));
+    CUCHK(cudaEventDestroy(z->done));
+    for (int t = 0; t < NT && measure; t++) { CUCHK(cudaEventDestroy(z->tb[t])); CUCHK(cudaEventDestroy(z->te[t])); }
+  }
   CUCHK(cudaStreamDestroy(cs));
   if (overlap) CUCHK(cudaStreamDestroy(ms));
   return 0;

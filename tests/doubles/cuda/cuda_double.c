@@ -55,7 +55,17 @@ struct item {
   uint64_t bytes;   /* memcpy / memset size */
   int copy_kind;
   uint64_t enq_ns;  /* host time of the enqueueing call (graph nodes: of the launch) */
+  struct stamp *stamp; /* event record / wait: the record's device time */
 };
+
+/* One cudaEventRecord's outcome: its device time once its stream passed it. Shared by the record
+ * item, the event (its latest record) and the waits made on that record (refcounted; fields
+ * under the event's mutex), so a wait gets the time of the record it was made on even when
+ * the event was recorded again since. */
+struct stamp { _Atomic int refs; int done; uint64_t t_ns; };
+static void stamp_unref(struct stamp *st) {
+  if (st && atomic_fetch_sub(&st->refs, 1) == 1) free(st);
+}
 
 struct graph_body { /* the nodes a capture recorded, shared by the graph and its execs */
   atomic_int refs;
@@ -94,6 +104,7 @@ struct CUevent_st {
   pthread_cond_t cv;
   uint64_t rec_gen, done_gen;
   uint64_t t_ns; /* device time of the last completed record */
+  struct stamp *last; /* the latest record's stamp (NULL before the first) */
   int captured;
   struct CUgraph_st *cap_graph;
 };
@@ -112,6 +123,7 @@ static _Thread_local cudaError_t t_last_error;
 static _Thread_local int t_on_worker;
 /* the device-time bounds of the item the worker is running (cudaDoubleItem*) */
 static _Thread_local uint64_t t_item_start, t_item_end;
+static _Thread_local int t_item_declared; /* cudaDoubleItemEndAt was called for this item */
 
 static cudaError_t ret(cudaError_t e) {
   if (e != cudaSuccess && e != cudaErrorNotReady) t_last_error = e;
@@ -133,7 +145,9 @@ EXPORT void cudaDoubleSleepUntil(uint64_t deadline_ns) {
 EXPORT int cudaDoubleOnWorker(void) { return t_on_worker; }
 EXPORT uint64_t cudaDoubleItemStartNs(void) { return t_on_worker ? t_item_start : 0; }
 EXPORT void cudaDoubleItemEndAt(uint64_t end_ns) {
-  if (t_on_worker) t_item_end = end_ns > t_item_start ? end_ns : t_item_start;
+  if (!t_on_worker) return;
+  t_item_end = end_ns > t_item_start ? end_ns : t_item_start;
+  t_item_declared = 1;
 }
 EXPORT uint64_t cudaDoubleItemEndNs(void) { return t_on_worker ? t_item_end : 0; }
 
@@ -249,6 +263,8 @@ static void *worker_main(void *arg) {
       pthread_mutex_lock(&s->mu);
       pthread_mutex_lock(&e->mu);
       if (it.aux > e->done_gen) { e->done_gen = it.aux; e->t_ns = t; }
+      it.stamp->t_ns = t;
+      it.stamp->done = 1;
       s->end_at[s->head % RING_CAP] = t;
       s->head++;
       s->done = s->head;
@@ -256,6 +272,7 @@ static void *worker_main(void *arg) {
       pthread_mutex_unlock(&e->mu);
       if (s->waiters) pthread_cond_broadcast(&s->cv_done);
       pthread_mutex_unlock(&s->mu);
+      stamp_unref(it.stamp);
       event_unref(e);
       pthread_mutex_lock(&s->mu);
       continue;
@@ -592,6 +609,7 @@ EXPORT void cudaDoubleSetTruthHook(void (*hook)(const struct cudaDoubleActivity 
 static void event_unref(struct CUevent_st *e) {
   if (atomic_fetch_sub(&e->refs, 1) == 1) {
     e->magic = 0;
+    stamp_unref(e->last);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
     free(e);
@@ -642,13 +660,19 @@ EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t h, unsig
     }
     pthread_mutex_unlock(&g_cap_mu);
   }
+  struct stamp *st = calloc(1, sizeof *st);
+  if (!st) return ret(cudaErrorMemoryAllocation);
+  atomic_init(&st->refs, 2); /* the record item's, the event's */
   pthread_mutex_lock(&e->mu);
   uint64_t gen = ++e->rec_gen;
   e->captured = 0;
   e->cap_graph = NULL;
+  struct stamp *old = e->last;
+  e->last = st;
   pthread_mutex_unlock(&e->mu);
+  stamp_unref(old);
   atomic_fetch_add(&e->refs, 1);
-  struct item it = {.kind = IT_EVENT, .arg = e, .aux = gen};
+  struct item it = {.kind = IT_EVENT, .arg = e, .aux = gen, .stamp = st};
   push(s, &it);
   return cudaSuccess;
 }
@@ -708,6 +732,8 @@ EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned f
   int captured = e->captured;
   struct CUgraph_st *g = e->cap_graph;
   uint64_t gen = e->rec_gen;
+  struct stamp *st = captured ? NULL : e->last;
+  if (st) atomic_fetch_add(&st->refs, 1);
   pthread_mutex_unlock(&e->mu);
   if (captured) {
     /* Waiting on an event recorded in a capture joins this stream to that capture. */
@@ -724,10 +750,11 @@ EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned f
   }
   int capturing = s->capture != NULL;
   pthread_mutex_unlock(&g_cap_mu);
+  if (capturing || gen == 0 || !st) stamp_unref(st);
   if (capturing) return ret(cudaErrorStreamCaptureIsolation); /* external event in capture */
-  if (gen == 0) return cudaSuccess; /* never recorded: nothing to wait for */
+  if (gen == 0 || !st) return cudaSuccess; /* never recorded: nothing to wait for */
   atomic_fetch_add(&e->refs, 1);
-  struct item it = {.kind = IT_WAIT, .arg = e, .aux = gen};
+  struct item it = {.kind = IT_WAIT, .arg = e, .aux = gen, .stamp = st};
   push(s, &it);
   return cudaSuccess;
 }
@@ -880,10 +907,13 @@ static uint64_t run_item(struct CUstream_st *s, struct item *it) {
   case IT_FN:
     if (it->act == cudaDoubleActivityNone) {
       /* a host function: the host sees it run when the device reaches it, and the stream
-       * waits for it to return */
+       * waits for it to return (or, double-only, resumes at the end it declared) */
       cudaDoubleSleepUntil(start);
+      t_item_start = t_item_end = start;
+      t_item_declared = 0;
       it->fn(it->arg);
-      end = max64(start, cudaDoubleNowNs());
+      end = t_item_declared ? t_item_end : max64(start, cudaDoubleNowNs());
+      t_item_start = t_item_end = 0;
     } else {
       t_item_start = t_item_end = start;
       it->fn(it->arg);
@@ -899,17 +929,20 @@ static uint64_t run_item(struct CUstream_st *s, struct item *it) {
     struct CUevent_st *e = it->arg;
     pthread_mutex_lock(&e->mu);
     if (it->aux > e->done_gen) { e->done_gen = it->aux; e->t_ns = start; }
+    if (it->stamp) { it->stamp->t_ns = start; it->stamp->done = 1; }
     pthread_cond_broadcast(&e->cv);
     pthread_mutex_unlock(&e->mu);
+    stamp_unref(it->stamp);
     event_unref(e);
     break;
   }
   case IT_WAIT: {
     struct CUevent_st *e = it->arg;
     pthread_mutex_lock(&e->mu);
-    while (e->done_gen < it->aux) pthread_cond_wait(&e->cv, &e->mu);
-    end = start = max64(start, e->t_ns);
+    while (!it->stamp->done) pthread_cond_wait(&e->cv, &e->mu);
+    end = start = max64(start, it->stamp->t_ns);
     pthread_mutex_unlock(&e->mu);
+    stamp_unref(it->stamp);
     event_unref(e);
     break;
   }
