@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh BUILD — the main job on the bundled example, no GPU needed: a 4-rank DDP-shaped
 # training loop (tests/jobs/ddp_job.c) on the CPU doubles of CUDA, NCCL and NVML, on a
-# simulated 8x H100 NVSwitch box (tests/doubles/topos/nvswitch-8x-h100-nv18.txt).
+# simulated 8x H100 NVSwitch box (tests/doubles/topos/nvswitch-8x-h100-nv18.txt). The job queues
+# its steps ahead of the GPU (--ahead), and the doubles time the GPU with their link model
+# (docs/DOUBLES.md), so the GPU figures are the same idle or on a loaded machine.
 #  1. traced by the shim through `ncclscope run`, then `report --summary` (the headline: share,
 #     exposed communication, transports against the topology, slowest rank) and `doctor`'s status;
 #  2. the same job with NCCL_P2P_DISABLE=1 left in the environment — the classic "is NCCL
@@ -17,7 +19,7 @@ rm -rf "$OUT"; mkdir -p "$OUT/truth"
 export NVMLDOUBLE_TOPO=${NVMLDOUBLE_TOPO:-$ROOT/tests/doubles/topos/nvswitch-8x-h100-nv18.txt}
 export LD_LIBRARY_PATH=$BUILD/doubles${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 JOB=(bash "$ROOT/tests/jobs/launch.sh" 4 "$BUILD/tests/ddp_job" --steps 40 --compute-us 3000
-     --overlap --truth "$OUT/truth")
+     --overlap --ahead 64 --truth "$OUT/truth")
 if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
 say() { printf '\n%s$ %s%s\n' "$B" "$*" "$N"; }
 

@@ -2,7 +2,7 @@
  *
  * Usage (one process per rank, e.g. tests/jobs/launch.sh 4 ddp_job ...):
  *   ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G]
- *           [--truth DIR] [--scale K] [--measure]
+ *           [--truth DIR] [--scale K] [--measure] [--linger-ms MS] [--ahead N]
  * Per step: a compute phase (cudaDoubleCompute, COMPUTE-US in total), gradient buckets
  * all-reduced (three fp32 sizes and one bf16), then an all-gather, a broadcast (root = step
  * mod n), a reduce-scatter and a send/recv ring inside ncclGroupStart/End. With --overlap the
@@ -14,7 +14,12 @@
  * its stream (extra event records: off by default) and adds to the ground truth
  * "measured": {"comm_ns": sum over all steps of the calls' GPU intervals (they are sequential
  * on one stream, so the sum is their union), "wall_ns": host time from the start of step 0 to
- * the end of the last step}.
+ * the end of the last step}. By default the host waits for each step and checks it before
+ * queueing the next. --ahead N (N >= 1, at most 64): the host queues up to N steps ahead of the
+ * GPU, each in its own set of buffers (checked when the set is reused, or at the end), behind
+ * a start line (job_util.h) that holds the GPU until the first N steps are queued and starts
+ * every rank's GPU on one device time: the GPU's schedule is then the model's alone, whatever
+ * the machine's load (docs/DOUBLES.md, "The device clock").
  *
  * Every result is checked; a wrong value exits 1. Ground truth (env DDP_TRUTH_DIR or --truth):
  * DIR/truth-rank<R>.json with, per NCCL operation this rank called (names as in
@@ -48,13 +53,13 @@ static uint16_t to_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16
 static float from_bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 
 int main(int argc, char **argv) {
-  int steps = 5, overlap = 0, scale = 1, measure = 0, linger_ms = 0;
+  int steps = 5, overlap = 0, scale = 1, measure = 0, linger_ms = 0, ahead = 0;
   double compute_us = 2000;
   const char *truth = getenv("DDP_TRUTH_DIR");
   static const struct option opts[] = {
     {"steps", 1, 0, 's'}, {"compute-us", 1, 0, 'c'}, {"overlap", 0, 0, 'o'}, {"lat-us", 1, 0, 'l'},
     {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {"measure", 0, 0, 'm'},
-    {"linger-ms", 1, 0, 'g'}, {0, 0, 0, 0}};
+    {"linger-ms", 1, 0, 'g'}, {"ahead", 1, 0, 'a'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
@@ -67,10 +72,11 @@ int main(int argc, char **argv) {
     case 'k': scale = atoi(optarg); break;
     case 'm': measure = 1; break;
     case 'g': linger_ms = atoi(optarg); break;
-    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure] [--linger-ms MS]\n"); return 2;
+    case 'a': ahead = atoi(optarg); break;
+    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure] [--linger-ms MS] [--ahead N]\n"); return 2;
     }
   }
-  if (steps < 1 || scale < 1 || compute_us < 0) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
+  if (steps < 1 || scale < 1 || compute_us < 0 || ahead < 0 || ahead > 64) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
   ndbl_model_env(&g_lat_us, &g_bw_gbps);
   int rank = job_env_int("RANK", 0), n = job_env_int("WORLD_SIZE", 1), ndev = 1;
   CUCHK(cudaGetDeviceCount(&ndev));
@@ -93,7 +99,7 @@ int main(int argc, char **argv) {
   const ncclDataType_t btype[NB] = {ncclFloat32, ncclFloat32, ncclFloat32, ncclBfloat16};
   const size_t ag = 4096u * scale, bc = 4096u * scale, rs = 4096u * scale, ring = 8192u * scale;
   /* the host runs up to `depth` steps ahead of the GPU, each step in its own set of buffers */
-  const int depth = steps < DEPTH ? steps : DEPTH;
+  const int depth = ahead == 0 ? 1 : steps < ahead ? steps : ahead;
   struct set {
     void *bbuf[NB];
     float *ag_s, *ag_r, *bc_b, *rs_s, *rs_r, *ring_s, *ring_r;
@@ -120,11 +126,11 @@ int main(int argc, char **argv) {
   /* the start line: the GPU holds until the first `depth` steps are queued and every rank got
    * there, then starts on one device time on all ranks (job_util.h) */
   struct job_start_line line;
-  job_start_line_arm(&line, cs, rank, n, "ddp-line");
+  if (ahead) job_start_line_arm(&line, cs, rank, n, "ddp-line");
   int checked = 0;
 
   for (int step = 0; step < steps + depth; step++) {
-    if (step == depth) job_start_line_go(&line);
+    if (ahead && step == depth) job_start_line_go(&line);
     int done_step = step - depth; /* the step whose buffers this one reuses: check it first */
     if (done_step >= 0) {
       struct set *z = &sets[done_step % depth];

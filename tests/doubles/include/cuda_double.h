@@ -144,8 +144,9 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
  * replay. Returns cudaSuccess, or the error the real runtime would give for a bad stream. */
 cudaError_t cudaDoubleEnqueue(cudaStream_t stream, void (*fn)(void *arg), void *arg,
                               void (*release)(void *arg));
-/* Models a compute kernel of `ns` nanoseconds: the stream's worker sleeps that long (against
- * an absolute deadline taken when the worker reaches it). Captured like any kernel. */
+/* Models a compute kernel of `ns` nanoseconds of device time: it starts when its stream and its
+ * launch allow and ends `ns` later on the device clock (docs/DOUBLES.md; nothing sleeps).
+ * Captured like any kernel. */
 cudaError_t cudaDoubleCompute(cudaStream_t stream, uint64_t ns);
 /* Models a named compute kernel of `ns` nanoseconds (a cudaLaunchKernel stand-in: the double
  * cannot run device code). `name` must stay valid for the process (a string literal): it is
@@ -156,14 +157,15 @@ cudaError_t cudaDoubleLaunchKernel(cudaStream_t stream, const char *name, uint64
 cudaError_t cudaDoubleEnqueueKernel(cudaStream_t stream, const char *name, void (*fn)(void *arg),
                                     void *arg, void (*release)(void *arg));
 /* Activity of the double's "GPU": one report per kernel, async copy and async set, made on the
- * stream's worker right after the item ran, with its CLOCK_MONOTONIC start and end. The CUPTI
+ * stream's worker right after the item ran, with its device start and end (CLOCK_MONOTONIC
+ * domain; the end may still lie ahead of the wall clock when reported). The CUPTI
  * double (tests/doubles/cupti/) sets the hook; NULL turns reports off. One hook per process. */
 enum cudaDoubleActivityKind { cudaDoubleActivityNone = 0, cudaDoubleActivityMemcpy = 1,
                               cudaDoubleActivityMemset = 2, cudaDoubleActivityKernel = 3 };
 struct cudaDoubleActivity {
   enum cudaDoubleActivityKind kind;
   const char *name;          /* kernels */
-  uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+  uint64_t start_ns, end_ns; /* device time, CLOCK_MONOTONIC domain */
   int device;
   uint32_t stream_id, correlation_id;
   uint64_t bytes;            /* copies and sets */
@@ -174,17 +176,20 @@ void cudaDoubleSetActivityHook(void (*hook)(const struct cudaDoubleActivity *));
  * the very start and end the activity hook gets (so a job can compare what ran against what a
  * tool made of it, whatever the load). Independent of the activity hook; NULL turns it off. */
 void cudaDoubleSetTruthHook(void (*hook)(const struct cudaDoubleActivity *));
-/* CLOCK_MONOTONIC nanoseconds, the clock the workers time-stamp events with. */
+/* CLOCK_MONOTONIC nanoseconds: host time, and the domain of the device clock. */
 uint64_t cudaDoubleNowNs(void);
 /* Sleeps the calling thread until CLOCK_MONOTONIC reaches deadline_ns. */
 void cudaDoubleSleepUntil(uint64_t deadline_ns);
 /* 1 while the calling thread is a stream worker (work runs "on the GPU"), else 0. */
 int cudaDoubleOnWorker(void);
-/* On a stream worker, inside the item it runs (a kernel's fn): the device time, in the
- * cudaDoubleNowNs domain, at which the item started; 0 elsewhere. */
+/* On a stream worker, inside the item it runs (a kernel's fn or a host function): the device
+ * time, in the cudaDoubleNowNs domain, at which the item started; 0 elsewhere. */
 uint64_t cudaDoubleItemStartNs(void);
 /* On a stream worker, inside a kernel item: declares the item's device end (no earlier than its
- * start). The NCCL double's collectives use it to say how long their modelled kernel lasts. */
+ * start); without it a kernel item lasts 0. The NCCL double's collectives use it to say how
+ * long their modelled kernel lasts. Inside a host function (cudaLaunchHostFunc) it replaces
+ * the default end, the wall time at which the function returns (tests/jobs/job_util.h's start
+ * line). */
 void cudaDoubleItemEndAt(uint64_t end_ns);
 /* On a stream worker, inside an item: its device end as declared so far (its start if none). */
 uint64_t cudaDoubleItemEndNs(void);
