@@ -73,18 +73,28 @@ static int worker(const char *dir) {
   pthread_create(&th, NULL, reader, NULL);
   int diffs = 0;
   ncclUniqueId id;
-  ncclComm_t c;
+  ncclComm_t c[2];
   if (ncclGetUniqueId(&id) != ncclSuccess) return 100;
   diffs += child_differs(dir, 0); /* right after the first NCCL call */
-  if (ncclCommInitRank(&c, 1, id, 0) != ncclSuccess) return 100;
+  /* two ranks on devices 0 and 1 (NCCL emits no profiler events for a 1-rank communicator) */
+  if (ncclCommInitAll(c, 2, NULL) != ncclSuccess) return 100;
   diffs += child_differs(dir, 1);
-  cudaStream_t s;
-  float *b;
-  if (cudaStreamCreate(&s) != cudaSuccess || cudaMalloc((void **)&b, 64) != cudaSuccess) return 100;
-  for (int i = 0; i < 3; i++)
-    if (ncclAllReduce(b, b, 16, ncclFloat32, ncclSum, c, s) != ncclSuccess) return 100;
-  cudaStreamSynchronize(s);
-  if (ncclCommDestroy(c) != ncclSuccess) return 100;
+  cudaStream_t s[2];
+  float *b[2];
+  for (int d = 0; d < 2; d++) {
+    if (cudaSetDevice(d) != cudaSuccess || cudaStreamCreate(&s[d]) != cudaSuccess ||
+        cudaMalloc((void **)&b[d], 64) != cudaSuccess) return 100;
+  }
+  cudaSetDevice(0);
+  for (int i = 0; i < 3; i++) {
+    if (ncclGroupStart() != ncclSuccess) return 100;
+    for (int d = 0; d < 2; d++)
+      if (ncclAllReduce(b[d], b[d], 16, ncclFloat32, ncclSum, c[d], s[d]) != ncclSuccess) return 100;
+    if (ncclGroupEnd() != ncclSuccess) return 100;
+  }
+  for (int d = 0; d < 2; d++) cudaStreamSynchronize(s[d]);
+  for (int d = 0; d < 2; d++)
+    if (ncclCommDestroy(c[d]) != ncclSuccess) return 100;
   /* the reader must compare at least once more, entirely after the last call: a change made
    * during the run (NCCL's own setenv from nccl.conf) is then seen whatever the scheduling, so
    * the count is the same from run to run (under load the reader could otherwise be stopped
