@@ -7,10 +7,15 @@
 
 static double pct(double shift) { return isinf(shift) ? (shift > 0 ? INFINITY : -100.0) : 100.0 * expm1(shift); }
 
+/* A shift within 1e-12 of 0 is 0: the two runs' per-call figures of one trace can differ in
+ * their last bit (sums taken in another order), never by a change anyone could measure. */
+static double snap(double v) { return fabs(v) < 1e-12 ? 0.0 : v; }
+
 void ncs_gate_judge(double *base, int n, double *new_, int m, int worse, int points, double threshold,
                     double conf, struct ncs_gate_fig *f) {
   struct ncs_shift s;
   ncs_shift_hl(base, n, new_, m, conf, &s);
+  s.est = snap(s.est); s.lo = snap(s.lo); s.hi = snap(s.hi);
   f->n = n; f->m = m;
   f->change_pct = points ? s.est : pct(s.est);
   f->lo_pct = points ? s.lo : pct(s.lo);

@@ -22,9 +22,23 @@ static double count_le(const double *x, int n, const double *y, int m, double d)
   return c;
 }
 
-/* The k-th smallest difference (1 <= k <= n*m): the smallest d with count_le(d) >= k, by
- * bisection between the smallest and the largest difference, to a relative width of 1e-12 of
- * their range (the result is within that of a true difference). */
+/* The smallest difference y[j] - x[i] greater than d (both sorted ascending): for each j the
+ * largest x[i] < y[j] - d, whose index only grows with j. */
+static double min_diff_above(const double *x, int n, const double *y, int m, double d) {
+  double best = INFINITY;
+  int i = 0;
+  for (int j = 0; j < m; j++) {
+    double t = y[j] - d;
+    while (i < n && x[i] < t) i++;
+    if (i > 0 && y[j] - x[i - 1] > d && y[j] - x[i - 1] < best) best = y[j] - x[i - 1];
+  }
+  return best;
+}
+
+/* The k-th smallest difference (1 <= k <= n*m): bisection between the smallest and the largest
+ * difference narrows it to (lo, hi] with count_le(lo) < k <= count_le(hi), to a relative width
+ * of 1e-12 of their range; the answer is then the smallest true difference above lo, so it is
+ * one of the differences exactly (identical samples give a shift of exactly 0). */
 static double kth_diff(const double *x, int n, const double *y, int m, double k) {
   double lo = y[0] - x[n - 1], hi = y[m - 1] - x[0];
   if (count_le(x, n, y, m, lo) >= k) return lo;
@@ -35,7 +49,8 @@ static double kth_diff(const double *x, int n, const double *y, int m, double k)
     if (count_le(x, n, y, m, mid) >= k) hi = mid;
     else lo = mid;
   }
-  return hi;
+  double d = min_diff_above(x, n, y, m, lo);
+  return d <= hi ? d : hi;
 }
 
 double ncs_shift_z(double conf) {
