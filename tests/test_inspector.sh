@@ -26,13 +26,14 @@ check "nothing written into the Inspector's sources (out-of-tree build)" \
   test ! -e "$SRC/obj" -a ! -e "$SRC/version.cc" -a ! -e "$SRC/libnccl-profiler-inspector.so"
 
 # both tools on one job; the Inspector dumps every 1 ms (its default, -1, never dumps) and keeps
-# every size (its default skips messages under 8 KiB); ddp_job lingers 300 ms before
+# every size (its default skips messages under 8 KiB); ddp_job lingers 3 s before
 # ncclCommDestroy so that the dump thread writes the last collectives (the Inspector drops what it
-# has not dumped when the communicator is finalized)
+# has not dumped when the communicator is finalized). 300 ms was not enough under load: in a
+# full make test one rank's dump thread never ran in time and its file was missing.
 mkdir -p "$T/truth"
 INSP=(NCCL_PROFILER_PLUGIN="$LIB" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000
       NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=1 NCCL_INSPECTOR_DUMP_DIR="$T/insp")
-env "${INSP[@]}" NCCLSCOPE_DIR="$T/ncs" LD_PRELOAD="$SHIM" bash "$L" 2 "$J" --steps 2 --linger-ms 300 \
+env "${INSP[@]}" NCCLSCOPE_DIR="$T/ncs" LD_PRELOAD="$SHIM" bash "$L" 2 "$J" --steps 2 --linger-ms 3000 \
   --lat-us 100 --bw-gbps 1 --truth "$T/truth" >"$T/both.out" 2>"$T/both.err"
 check "ddp_job with ncclscope preloaded and the Inspector as NCCL_PROFILER_PLUGIN succeeds" \
   grep -q "all results correct" "$T/both.out"
