@@ -115,9 +115,16 @@ fi
 # doubles): -t 2 -g 2 is 4 ranks in one process (a captured group spans 2 communicators per
 # thread), one graph per size and direction, each launched G times right after its capture.
 # Truth: nccl-tests' arithmetic, replayed calls per printed size row = R x 2 x n x m x G.
+# This test runs before test_nccl_tests.sh: in a fresh clone it builds all_reduce_perf itself
+# (cached in BUILD/nccl-tests for that test), when nvcc and the source are there.
 NT=$BUILD/nccl-tests/all_reduce_perf
+NT_SRC=${NCCL_TESTS_SRC:-$ROOT/../shared/nccl-tests}
+if [ ! -x "$NT" ] && [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] && [ -r "$NT_SRC/src/common.cu" ] && [ -z "$NCS_SANITIZER" ]; then
+  NCCL_TESTS_SRC=$NT_SRC timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$ROOT/scripts/nccl-tests.sh" --build-only all_reduce \
+    >"$T/nt-build.log" 2>&1
+fi
 if [ ! -x "$NT" ]; then
-  skip "graph replays: nccl-tests -G: $NT not built (tests/test_nccl_tests.sh builds it)"
+  skip "graph replays: nccl-tests -G: $NT not built (no nvcc, no nccl-tests source at $NT_SRC, a sanitizer build, or the build did not finish in time)"
 elif ! timeout 300 bash "$ROOT/scripts/nccl-tests.sh" "$T/nt" -- all_reduce_perf -b 8 -e 64K -f 8 -n 3 -w 1 -t 2 -g 2 -G 2 \
      >"$T/nt.out" 2>&1; then
   fail "graph replays: nccl-tests -G 2 on the doubles failed"; tail -5 "$T/nt.out" | sed 's/^/    /'
