@@ -452,13 +452,18 @@ static void add_inflight(struct writer *w) {
 /* The chunk buffer's length as the rings file shows it (the decoder recovers that much). */
 static void publish(struct writer *w) { ncs_rings_buf_publish(w->raw.len); }
 
-static void begin_chunk(struct writer *w) {
+/* An empty chunk buffer, with the rings file's copy and the CALL encoders' state reset. */
+static void reset_chunk(struct writer *w) {
   ncs_rings_buf_reset(w->chunk_index);
   ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
   w->records = 0;
   w->calls = 0;
   ncs_call_delta_reset(&w->delta);
   ncs_call_run_reset(&w->run);
+}
+
+static void begin_chunk(struct writer *w) {
+  reset_chunk(w);
   if (!w->process_written) {
     if (process_rec && process_len <= RAW_CAP / 2) {
       memcpy(w->raw.buf, process_rec, process_len);
@@ -485,12 +490,7 @@ static void begin_chunk(struct writer *w) {
  * kept past the file's end (RESERVE). Returns 0 when written. */
 static int short_final(struct writer *w) {
   if (!w->cbuf || !w->cctx) return -1;
-  ncs_rings_buf_reset(w->chunk_index);
-  ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
-  w->records = 0;
-  w->calls = 0;
-  ncs_call_delta_reset(&w->delta);
-  ncs_call_run_reset(&w->run);
+  reset_chunk(w);
   if (w->chunk_index == 0 && process_rec && process_len <= RESERVE / 2) {
     memcpy(w->raw.buf, process_rec, process_len);
     w->raw.len = process_len;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/grow.h"
 #include "model/knames.h"
 #include "model/rules.h"
 #include "ncclscope/cupti_abi.h"
@@ -76,16 +77,6 @@ void ncs_kact_free(struct ncs_kact *k) {
   free(k);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 256;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * elem);
-  if (!q) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
-}
 
 /* The fig.op slot of an operation name (created when new); -1 when the table is full. */
 static int op_slot(struct ncs_kact *k, const char *name, size_t len) {
@@ -112,7 +103,7 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     struct ncs_kernel x;
     struct ncs_rbuf r;
     if (ncs_dec_kernel(ncs_rbuf_on(&r, body, len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) { k->f.bad_records++; return 1; }
-    if (grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return 1; }
+    if (ncs_grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return 1; }
     uint64_t end = x.start + x.duration < x.start ? UINT64_MAX : x.start + x.duration;
     k->k[k->n++] = (struct kint){x.start, end, x.kclass, x.name};
     return 1;
@@ -121,7 +112,7 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     struct ncs_kernel_name x;
     struct ncs_rbuf r;
     if (ncs_dec_kernel_name(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
-    if (grow((void **)&k->names, &k->capnames, k->nnames + 1, sizeof *k->names) != 0) return 1;
+    if (ncs_grow((void **)&k->names, &k->capnames, k->nnames + 1, sizeof *k->names) != 0) return 1;
     x.name[sizeof x.name - 1] = 0;
     int nccl = x.kclass == NCS_KCLASS_NCCL || ncs_is_nccl_kernel(x.name); /* every NCCL kernel is communication */
     k->names[k->nnames++] = (struct kname){x.id, nccl ? op_of_kernel(k, x.name) : -1, nccl};

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/grow.h"
 #include "model/knames.h"
 #include "model/rules.h"
 #include "ncclscope/encode.h"
@@ -46,16 +47,6 @@ void ncs_replay_free(struct ncs_replay *r) {
   free(r);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 256;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * elem);
-  if (!q) return -1;
-  *p = q;
-  *cap = c;
-  return 0;
-}
 
 /* The op slot of a kernel operation name (made when new); -1 when the table is full. */
 static int op_slot(struct ncs_replay *r, const char *name, size_t len) {
@@ -96,7 +87,7 @@ static long open_seg(struct ncs_replay *r, uint32_t thread, uint64_t t, int make
     r->open = p;
     r->nthr = n;
   }
-  if (grow((void **)&r->seg, &r->capseg, r->nseg + 1, sizeof *r->seg) != 0) return -2;
+  if (ncs_grow((void **)&r->seg, &r->capseg, r->nseg + 1, sizeof *r->seg) != 0) return -2;
   r->seg[r->nseg] = (struct rseg){t, thread};
   r->open[thread] = (uint32_t)++r->nseg;
   return (long)r->nseg - 1;
@@ -109,7 +100,7 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
   int op = kname ? op_slot(r, kname, strlen(kname)) : -1;
   if (op < 0) return;
   long seg = open_seg(r, c->thread, c->t_enter, 1);
-  if (seg < 0 || grow((void **)&r->mem, &r->capmem, r->nmem + 1, sizeof *r->mem) != 0) return;
+  if (seg < 0 || ncs_grow((void **)&r->mem, &r->capmem, r->nmem + 1, sizeof *r->mem) != 0) return;
   int n = c->comm < r->ncomm && r->nranks[c->comm] > 0 ? r->nranks[c->comm] : 1;
   r->mem[r->nmem] = (struct rmem){{c->op, c->comm, c->datatype, (uint32_t)n, c->count, ncs_rule_bytes(c->count, c->datatype),
                                    ncs_rule_S(c->op, c->count, c->datatype, n)}, 0};
@@ -118,7 +109,7 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
   for (size_t i = r->nel, k = 0; group && i-- > 0 && k < 64 && r->el[i].seg == (uint32_t)seg && r->el[i].group == group; k++)
     if (r->el[i].comm == c->comm) { e = i; break; }
   if (e == r->nel) {
-    if (grow((void **)&r->el, &r->capel, r->nel + 1, sizeof *r->el) != 0) return;
+    if (ncs_grow((void **)&r->el, &r->capel, r->nel + 1, sizeof *r->el) != 0) return;
     r->el[r->nel++] = (struct relem){op, (uint32_t)seg, c->comm, (uint32_t)r->nmem, (uint32_t)r->nmem, 0, group};
     r->sum.op[op].elements++;
   } else {
@@ -155,7 +146,7 @@ void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, si
     if (g[i].flags || g[i].gpu_end < g[i].gpu_start) continue;
     r->gpu_seen = 1;
     PRUNE(r, r->w, r->nw);
-    if (grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
+    if (ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
     r->w[r->nw++] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
   }
 }
@@ -168,7 +159,7 @@ int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x) {
     r->kact_seen = 1;
     if (k.kclass != NCS_KCLASS_NCCL) return 1;
     PRUNE(r, r->k, r->nk);
-    if (grow((void **)&r->k, &r->capk, r->nk + 1, sizeof *r->k) != 0) return 1;
+    if (ncs_grow((void **)&r->k, &r->capk, r->nk + 1, sizeof *r->k) != 0) return 1;
     int op = k.name < r->nname ? r->name_op[k.name] - 1 : -1;
     uint64_t e = k.start + k.duration < k.start ? UINT64_MAX : k.start + k.duration;
     r->k[r->nk++] = (struct rkern){k.start, e, op, 0};
