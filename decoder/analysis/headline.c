@@ -155,7 +155,11 @@ void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag 
   const struct ncs_strag_rank *r;
   h->mismatches = ncs_strag_mismatches(s);
   h->incomplete = ncs_strag_incomplete(s);
-  if (!ncs_strag_collectives(s) || ncs_strag_ranks(s, &r) <= 0 || !r[0].last_count) return;
+  /* a rank is named only when its lateness cost the others something: at least 1 us of waiting
+   * per collective it entered on average (arrivals equal to the ns name nobody) */
+  if (!ncs_strag_collectives(s) || ncs_strag_ranks(s, &r) <= 0 || !r[0].last_count ||
+      r[0].wait_caused_s < 1e-6 * (double)r[0].arrivals)
+    return;
   h->slowest_rank = r[0].rank;
   snprintf(h->slowest_host, sizeof h->slowest_host, "%s", r[0].host);
   h->slowest_last_pct = r[0].arrivals ? 100.0 * (double)r[0].last_count / (double)r[0].arrivals : 0;

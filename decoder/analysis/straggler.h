@@ -1,8 +1,11 @@
 /* straggler.h — lining up collectives across ranks: arrival skew, who arrived last, the wait
  * each rank caused, and collectives that do not line up (mismatched or missing: a hang).
  *
- * Contract: feed each file's COMM records and its collective calls with their host entry time
- * already on the job clock (align.h); files may be fed from several threads at once, but each
+ * Contract: feed each file's COMM records and its collective calls with their arrival time
+ * already on the job clock (align.h): the device start of the call's work where the call has GPU
+ * time (when the rank's GPU really reached the collective: a job that queues launches ahead
+ * enters NCCL on the host long before, and every rank's host does so early), the host entry
+ * where it has none; files may be fed from several threads at once, but each
  * file from one thread at a time. A collective is identified by (comm_id, seq). Memory: per
  * communicator, a few counters per rank plus a sliding window of open collectives (96 bytes
  * each, whatever the number of ranks) that closes each collective as soon as all its ranks
@@ -52,7 +55,7 @@ void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *c, i
 /* The same for n arrivals of one file at once (one lock per run on the same communicator). */
 struct ncs_strag_arrival {
   uint32_t comm, op, datatype; int32_t root; uint64_t seq, count;
-  int64_t t;                /* host entry, job clock */
+  int64_t t;                /* arrival, job clock: GPU start when has_gpu, else host entry */
   int64_t gpu_end;          /* GPU end, job clock, when has_gpu (feeds the clock check) */
   int has_gpu;
 };

@@ -46,7 +46,8 @@ static void released(void *ctx, const struct ncs_aligned *a) {
   const struct ncs_call *c = a->call;
   if (!f->batch) return;
   f->batch[f->nbatch++] = (struct ncs_strag_arrival){.comm = c->comm, .op = c->op, .datatype = c->datatype,
-                                                     .root = c->root, .seq = c->seq, .count = c->count, .t = a->enter,
+                                                     .root = c->root, .seq = c->seq, .count = c->count,
+                                                     .t = a->has_gpu ? a->gpu_start : a->enter,
                                                      .gpu_end = a->gpu_end, .has_gpu = a->has_gpu};
   if (f->nbatch == BATCH) flush_batch(f);
 }

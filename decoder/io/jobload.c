@@ -213,7 +213,7 @@ static void on_aligned(void *ctx, const struct ncs_aligned *a) {
   if (kind == NCS_KIND_COLL) {
     struct ncs_strag_arrival *x = &f->batch[f->nbatch++];
     x->comm = c->comm; x->op = c->op; x->datatype = c->datatype; x->root = c->root;
-    x->seq = c->seq; x->count = c->count; x->t = a->enter;
+    x->seq = c->seq; x->count = c->count; x->t = a->has_gpu ? a->gpu_start : a->enter;
     x->has_gpu = a->has_gpu; x->gpu_end = a->gpu_end;
     if (f->nbatch == BATCH) {
       ncs_strag_arrive_batch(f->L->job->strag, f->file, f->batch, f->nbatch);

@@ -282,8 +282,9 @@ static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap
 static void sec_skew(FILE *f, const struct ncs_jobdata *J) {
   const struct ncs_strag_rank *sr;
   int n = ncs_strag_ranks(J->strag, &sr);
-  fprintf(f, "<section id=\"skew\"><h2>Arrival skew per rank</h2><p class=\"note\">Mean time each rank entered "
-             "collectives after the first rank did (job clock). %llu collectives lined up; skew mean %.1f us, max %.1f us.</p>\n",
+  fprintf(f, "<section id=\"skew\"><h2>Arrival skew per rank</h2><p class=\"note\">Mean time each rank reached "
+             "collectives after the first rank did (its GPU's start of the collective where GPU-timed, else its "
+             "host's entry; job clock). %llu collectives lined up; skew mean %.1f us, max %.1f us.</p>\n",
           (unsigned long long)ncs_strag_collectives(J->strag), ncs_strag_skew_mean_us(J->strag), ncs_strag_skew_max_us(J->strag));
   int m = n < 512 ? n : 512;
   const char **lab = calloc((size_t)m + 1, sizeof *lab);
