@@ -26,12 +26,12 @@ DEC_OBJ := $(DEC_SRC:%.c=$(BUILD)/obj/%.o)
 SHIM := $(BUILD)/libncclscope.so
 DECODER := $(BUILD)/ncclscope
 DECLIB := $(BUILD)/libncsdecoder.a
-DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2 $(BUILD)/doubles-old/libnccl.so.2) \
+DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2 $(BUILD)/doubles-old/libnccl.so.2 $(BUILD)/doubles/libnccl_static.a) \
            $(if $(CUDAD_SRC),$(BUILD)/doubles/libcudart.so.13) \
            $(if $(NVMLD_SRC),$(BUILD)/doubles/libnvidia-ml.so.1) \
            $(if $(CUPTID_SRC),$(BUILD)/doubles/libcupti.so.13) \
            $(if $(CUDRVD_SRC),$(BUILD)/doubles/libcuda.so.1)
-JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%)
+JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%) $(if $(NCCLD_SRC),$(BUILD)/tests/static_ddp_job)
 UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 
 # zstd is linked statically with its symbols hidden; only nccl* leave the shim (exports.map).
@@ -87,6 +87,16 @@ $(BUILD)/doubles/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) $
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnccl.so.2 -o $@ $(NCCLD_SRC) \
 	  -L$(BUILD)/doubles -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -lpthread -lrt
 
+# The same NCCL double as a static archive (NCCL's libnccl_static.a): a job linked against it
+# carries NCCL inside its executable, where no interposer reaches (tests/test_static_nccl.sh).
+NCCLD_OBJ := $(NCCLD_SRC:%.c=$(BUILD)/obj/static/%.o)
+$(BUILD)/obj/static/%.o: %.c $(wildcard tests/doubles/nccl/*.h) $(wildcard include/nccl_profiler/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -c $< -o $@
+$(BUILD)/doubles/libnccl_static.a: $(NCCLD_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(NCCLD_OBJ)
+
 # The same NCCL double exported as an older NCCL (no 2.23-2.28 entry points): what a job on an
 # older library sees through dlsym (tests/test_shim_dlsym_absent.sh).
 $(BUILD)/doubles-old/libnccl.so.2: $(NCCLD_SRC) $(wildcard tests/doubles/nccl/*.h) tests/doubles/nccl-old/older-nccl.map $(BUILD)/doubles/libcudart.so.13
@@ -113,6 +123,13 @@ $(BUILD)/tests/dl_%: tests/jobs/dl_%.c $(DOUBLES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< -L$(BUILD)/doubles -l:libcudart.so.13 \
 	  -Wl,-rpath,'$$ORIGIN/../doubles' -ldl -lpthread -lm
+
+# ddp_job with NCCL linked statically (the CUDA double stays a shared library, as in a JAX or
+# TensorFlow build that links NCCL into its own library and loads CUDA's runtime).
+$(BUILD)/tests/static_ddp_job: tests/jobs/ddp_job.c $(BUILD)/doubles/libnccl_static.a $(BUILD)/doubles/libcudart.so.13
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< $(BUILD)/doubles/libnccl_static.a -L$(BUILD)/doubles -l:libcudart.so.13 \
+	  -Wl,-rpath,'$$ORIGIN/../doubles' -ldl -lpthread -lrt -lm
 
 # Test jobs link the doubles by soname, exactly as a real job links NCCL and CUDA.
 $(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES)

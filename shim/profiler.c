@@ -9,6 +9,10 @@
  *   and looks up ncclProfiler_v5 (2.28), ncclProfiler_v4 (2.26/2.27) newest first. A user
  *   plugin, or NCCLSCOPE_PROFILER=0, leaves everything alone. The variable is given back
  *   (unset) at the plugin's first init (NCCL has read it) or at profiler_stop.
+ * - init starts the recorder (ncs_activate_by_profiler) when no wrapped call did: NCCL linked
+ *   statically reaches no wrapper, and its events are then the trace's only calls (PROCESS
+ *   calls_from=profiler; docs/PROFILER.md "Static NCCL"). A second copy of the shim loaded only as
+ *   the plugin while another is preloaded stays inert (the preloaded one records).
  * - init asks NCCL for collective events only (ncclProfileColl). startEvent of a collective
  *   is NCCL's hot path (the user's thread, inside the collective call): it copies the
  *   descriptor into a fixed lock-free ring (4096 slots, multi-producer, one consumer at a time)
@@ -152,8 +156,32 @@ static void start_drainer(void) {
   pthread_attr_destroy(&a);
 }
 
+NCS_EXPORT extern const struct nccl_profiler_v5 ncclProfiler_v5;
+
+/* 1 when another copy of the shim (another path, preloaded) is in the global scope: that copy
+ * records this process; this one, loaded only as NCCL's plugin, must not write a second trace. */
+static int other_copy_present(void) {
+  ncs_gate_enter();
+  void *p = dlsym(RTLD_DEFAULT, "ncclProfiler_v5");
+  ncs_gate_leave();
+  return p && p != (void *)&ncclProfiler_v5;
+}
+
+/* The recorder, started from NCCL itself when no wrapped call started it: NCCL's calls never
+ * reached a wrapper (NCCL linked statically into the program or into a library), so NCCL's
+ * events are the only view of its calls (docs/PROFILER.md, "Static NCCL"). */
+static void start_recorder(void) {
+  if (atomic_load_explicit(&ncs_active, memory_order_acquire) != 0) return; /* recording, or off */
+  if (other_copy_present()) {
+    ncs_debug("profiler init: another copy of the shim is preloaded; this one (%s) records nothing", pf.self);
+    return;
+  }
+  if (ncs_activate_by_profiler() == 0) ncs_debug("profiler init before any wrapped NCCL call: NCCL is not interposed (static?); recording its profiler events");
+}
+
 static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, uint32_t version) {
   give_back_env(); /* NCCL has read NCCL_PROFILER_PLUGIN: it is the user's again */
+  start_recorder();
   if (!atomic_flag_test_and_set(&ring_init_done)) ring_reset();
   start_drainer();
   struct prof_ctx *c = &ctxs[NCTX];

@@ -7,7 +7,9 @@
  *     no thread, no file. A process that never makes a recorded NCCL call stays that way.
  *   - ncs_activate() runs once per process (again in a forked child that uses NCCL): reads
  *     NCCLSCOPE_* settings, starts log capture and GPU timing, and the writer thread, which
- *     creates the file.
+ *     creates the file. Called by the first wrapped call, or by NCCL's profiler plugin init
+ *     (ncs_activate_by_profiler, profiler.c) when no wrapped call came first (NCCL linked
+ *     statically): PROCESS then has calls_from=profiler.
  *   - A thread's first recorded call takes a ring slot (malloc of its ring happens only then,
  *     or is reused from an exited thread); later calls allocate nothing and take no lock.
  *   - Communicator lookups are lock-free; inserts happen at init calls under a mutex.
@@ -34,6 +36,9 @@
 #include "internal.h"
 
 static pthread_mutex_t act_mu = PTHREAD_MUTEX_INITIALIZER;
+/* 1 when the process was activated by NCCL's profiler plugin init (profiler.c) before any wrapped
+ * call: its NCCL is one the wrappers do not reach (linked statically); PROCESS says so. */
+static int by_profiler;
 static int act_failed;              /* activation failed in this process: forward only */
 static _Atomic uint32_t next_thread; /* trace thread indexes, from 1 */
 static pthread_key_t thread_key;
@@ -156,6 +161,7 @@ static void process_record(struct ncs_wbuf *w) {
   KVNUM("callsite_depth", "%u", ncs_cfg.callsite_depth);
   KVNUM("buffer_bytes", "%zu", (size_t)ncs_cfg.ring_records * sizeof(struct ncs_call));
   KV("timing", ncs_gpu_on ? "gpu" : "host");
+  if (by_profiler) KV("calls_from", "profiler"); /* no wrapper saw a call: NCCL's events are the calls */
   KVNUM("gpu_resolution_ns", "%u", NCS_GPU_RESOLUTION_NS);
   KVNUM("kernel_resolution_ns", "%u", NCS_KERNEL_RESOLUTION_NS);
 #undef KVNUM
@@ -210,7 +216,11 @@ static void thread_exit(void *arg) {
   if (r) atomic_store_explicit(&r->state, NCS_SLOT_DEAD, memory_order_release);
 }
 
-int ncs_activate(void) {
+static int activate(int from_profiler);
+int ncs_activate(void) { return activate(0); }
+int ncs_activate_by_profiler(void) { return activate(1); }
+
+static int activate(int from_profiler) {
   int rc = 0;
   int saved = errno, cancel;
   /* a thread cancelled here (a job giving up on a slow init) would leave act_mu locked and the
@@ -230,6 +240,7 @@ int ncs_activate(void) {
     goto out;
   }
   read_config();
+  by_profiler = from_profiler;
   if (!ncs_cfg.dir[0]) { /* NCCLSCOPE_DIR too long: forward only, no file anywhere */
     ncs_debug("NCCLSCOPE_DIR is longer than %zu bytes: nothing is recorded", sizeof ncs_cfg.dir - 1);
     act_failed = 1;

@@ -8,6 +8,7 @@
  * cut trace is a warning, listed in the JSON's "warnings"), 2 bad usage, 3 a damaged file
  * (everything before the damage is still reported), 4 a file that is not a readable trace. */
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,48 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
   }
 }
 
+/* Files whose calls were rebuilt from NCCL's profiler events (static NCCL, model/profcalls.h):
+ * what is known that way and what is not, said once for the job. */
+static const char *const prof_known[] = {"op", "count", "bytes", "datatype", "root", "communicator", "rank", "nranks",
+                                         "gpu_time", "busbw", "algorithm", "protocol", NULL};
+static const char *const prof_unknown[] = {"Send/Recv", "groups", "communicator init/destroy", "host_time",
+                                           "reduction_op", "stream", "callsite", "return_code", NULL};
+static void prof_totals(const struct ncs_jobdata *jd, int *files, uint64_t *calls, uint64_t *timed) {
+  *files = 0; *calls = *timed = 0;
+  for (int i = 0; jd && i < jd->n; i++)
+    if (jd->r[i].from_profiler) { ++*files; *calls += jd->r[i].profiler_calls; *timed += jd->r[i].profiler_gpu_timed; }
+}
+static void print_prof_text(FILE *f, const struct ncs_jobdata *jd) {
+  int files;
+  uint64_t calls, timed;
+  prof_totals(jd, &files, &calls, &timed);
+  if (!files) return;
+  fprintf(f, "calls from NCCL profiler events (NCCL not interposed: linked statically; docs/PROFILER.md): %d of %d files, "
+          "%" PRIu64 " collectives, %" PRIu64 " with GPU time from their kernel\n", files, jd->n, calls, timed);
+  fprintf(f, "  known that way:");
+  for (int k = 0; prof_known[k]; k++) fprintf(f, "%s %s", k ? "," : "", prof_known[k]);
+  fprintf(f, " (AllGather/Broadcast counts in bytes)\n  not known:");
+  for (int k = 0; prof_unknown[k]; k++) fprintf(f, "%s %s", k ? "," : "", prof_unknown[k]);
+  fprintf(f, " (host_s is 0)\n");
+}
+static void print_prof_json(struct ncs_json *j, const struct ncs_jobdata *jd) {
+  int files;
+  uint64_t calls, timed;
+  prof_totals(jd, &files, &calls, &timed);
+  if (!files) return; /* present only for such traces (docs/JSON.md) */
+  ncs_json_obj_begin(j, "calls_from_profiler");
+  ncs_json_int(j, "files", files);
+  ncs_json_uint(j, "calls", calls);
+  ncs_json_uint(j, "gpu_timed_calls", timed);
+  ncs_json_arr_begin(j, "known");
+  for (int k = 0; prof_known[k]; k++) ncs_json_str(j, NULL, prof_known[k]);
+  ncs_json_arr_end(j);
+  ncs_json_arr_begin(j, "not_known");
+  for (int k = 0; prof_unknown[k]; k++) ncs_json_str(j, NULL, prof_unknown[k]);
+  ncs_json_arr_end(j);
+  ncs_json_obj_end(j);
+}
+
 static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state,
                             const struct ncs_jobdata *jd) {
   const struct ncs_rank_info *r = &s->info;
@@ -412,6 +455,7 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
   ncs_json_uint(j, "last_sign_of_life_realtime_ns", s->st.last_realtime_ns);
   ncs_json_bool(j, "damaged", r->read_rc != 0);
   if (s->st.error[0]) ncs_json_str(j, "error", s->st.error); else ncs_json_null(j, "error");
+  if (jd && file < jd->n && jd->r[file].from_profiler) ncs_json_str(j, "calls_from", "profiler");
   ncs_json_uint(j, "dropped", s->st.dropped_total);
   ncs_json_obj_begin(j, "drops");
   for (unsigned i = 0; i < 8; i++)
@@ -737,6 +781,7 @@ int cmd_report(int argc, char **argv) {
     }
     ncs_json_arr_end(&j);
     print_attempts_json(&j, jd);
+    print_prof_json(&j, jd);
     print_no_comm_json(&j, sums, order, nfiles);
     /* warnings: what a script should know although the report could be made (exit 0) */
     ncs_json_arr_begin(&j, "warnings");
@@ -764,6 +809,7 @@ int cmd_report(int argc, char **argv) {
   }
   if (!json && !summary) { /* --summary: the headline alone */
     printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
+    print_prof_text(stdout, jd);
     print_attempts_text(stdout, jd, files);
     if (detail) {
       for (int k = 0; k < nfiles; k++)

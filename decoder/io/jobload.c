@@ -1,5 +1,6 @@
 /* jobload.c — the parallel whole-job loader (contract in jobload.h). */
 #include "io/jobload.h"
+#include "model/profcalls.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -64,6 +65,9 @@ struct fctx {
                                       engine, handed over at the end of each step */
   size_t nbatch;
   struct ncs_mux mux;         /* the summary's visitor and the plug-ins' (ncs_load_opts) */
+  struct ncs_visitor inner;   /* mux's out */
+  struct ncs_mux outer;       /* inner, then the calls rebuilt from profiler events (profcalls.h) */
+  struct ncs_profcalls *pc;
   /* lockstep (see ncs_job_load) */
   struct ncs_trace *t;
   struct ncs_read_status st;
@@ -405,7 +409,15 @@ static void file_attach(struct loader *L, int i) {
   if (o->plugins_only && L->job->jobs) /* which job (model/jobs.h); else the summary's visitor feeds it */
     m->v[m->n++] = ncs_jobset_visitor(L->job->jobs, i);
   if (o->file_visitor) o->file_visitor(o->ctx, i, m);
-  ncs_mux_build(m, &f->v);
+  ncs_mux_build(m, &f->inner);
+  /* a process whose NCCL no wrapper reached (static NCCL): its calls come from NCCL's profiler
+   * events, handed to the same visitors (model/profcalls.h) */
+  f->pc = ncs_profcalls_new();
+  if (!f->pc) { f->v = f->inner; return; }
+  memset(&f->outer, 0, sizeof f->outer);
+  f->outer.v[f->outer.n++] = f->inner;
+  f->outer.v[f->outer.n++] = ncs_profcalls_visitor(f->pc, &f->inner);
+  ncs_mux_build(&f->outer, &f->v);
 }
 
 /* Opens file i (its PROCESS record etc. follow with its first step). */
@@ -431,6 +443,14 @@ static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch)
   f->live = 0;
   f->batch = batch;
   if (f->st.bytes > f->last_off) ncs_progress_bytes(f->st.bytes - f->last_off);
+  if (f->pc) { /* the calls still waiting for their kernel go on now */
+    struct ncs_profcalls_stats ps = ncs_profcalls_finish(f->pc);
+    f->r->from_profiler = ps.active;
+    f->r->profiler_calls = ps.calls;
+    f->r->profiler_gpu_timed = ps.gpu_timed;
+    ncs_profcalls_free(f->pc);
+    f->pc = NULL;
+  }
   ncs_aligner_flush(&f->al);
   ncs_strag_arrive_batch(L->job->strag, i, f->batch, f->nbatch);
   f->nbatch = 0;

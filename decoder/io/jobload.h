@@ -83,6 +83,9 @@ struct ncs_jrank {
   unsigned tclass_mask;       /* 1 << NCS_TC_* seen in its transport lines */
   int tmat_n;                 /* transport row of its largest communicator (NCS_TC_* per peer) */
   unsigned char *tmat;        /* [tmat_n] its row: class to each peer, 0 unknown; nranks <= 64 */
+  int from_profiler;          /* its calls were rebuilt from NCCL's profiler events and kernel
+                                 activity (no wrapper reached its NCCL: model/profcalls.h) */
+  uint64_t profiler_calls, profiler_gpu_timed; /* those calls, and how many got a kernel's GPU time */
   struct ncs_topo *topo;      /* its host's GPUs and links (TOPO records); kept by one file
                                  per host, NULL in the others and when there is none */
 };
