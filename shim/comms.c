@@ -43,7 +43,7 @@ static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t co
   }
   /* not ready yet (ncclInProgress, or in a group): NCCL builds it on the current device */
   if (ok && device < 0 && ncs_gpu_on) device = ncs_gpu_current_device();
-  uint32_t idx = ncs_comm_add(ok ? handle : NULL, comm_id, device);
+  uint32_t idx = ncs_comm_add(ok ? handle : NULL, comm_id, device, rank);
   struct ncs_comm c = {.comm = idx, .comm_id = comm_id, .handle = ok ? (uint64_t)(uintptr_t)handle : 0,
                        .rank = rank, .nranks = nranks, .device = device, .init_op = r->c.op,
                        .parent_id = parent_id, .flags = nonblocking ? 1u : 0u, .rc = r->c.rc,

@@ -1,5 +1,5 @@
 /* commtab.c — the communicator table: ncclComm_t handle -> trace index, with each
- * communicator's id, device and sequence counters.
+ * communicator's id, device, rank and sequence counters.
  *
  * Contract: lookups (ncs_comm_lookup, ncs_comm_info) are lock-free and may run on the hot
  * path; inserts (ncs_comm_add, at communicator creation) take a mutex. Indexes start at 1 and
@@ -33,7 +33,7 @@ struct ncs_comm_info *ncs_comm_info(uint32_t index) {
   return &comm_tab[index];
 }
 
-uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device) {
+uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device, int32_t rank) {
   pthread_mutex_lock(&comm_mu);
   uint32_t idx = atomic_load(&comm_next) + 1;
   if (idx > NCS_MAX_COMMS) { pthread_mutex_unlock(&comm_mu); return 0; }
@@ -41,6 +41,7 @@ uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device) {
   c->handle = (uint64_t)(uintptr_t)handle;
   c->comm_id = comm_id;
   c->device = device;
+  c->rank = rank;
   atomic_store(&c->coll_seq, 0);
   atomic_store(&c->p2p_seq, 0);
   atomic_store(&c->split_count, 0);

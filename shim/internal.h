@@ -173,12 +173,15 @@ struct ncs_comm_info {
   uint64_t handle, comm_id;
   _Atomic uint64_t coll_seq, p2p_seq, split_count;
   int32_t device;
+  int32_t rank;   /* this process's rank in it, -1 when not known (an init deferred by a group):
+                     the in-place test of AllGather, ReduceScatter, Gather, Scatter needs it */
 };
 #define NCS_MAX_COMMS 4096
 uint32_t ncs_comm_lookup(ncclComm_t comm);             /* 0 when unknown */
 struct ncs_comm_info *ncs_comm_info(uint32_t index);   /* NULL for 0 / out of range */
-/* Allocates the next index for a new communicator (inserted in the table when handle != 0). */
-uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device);
+/* Allocates the next index for a new communicator (inserted in the table when handle != 0);
+ * rank -1 when not known. */
+uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device, int32_t rank);
 void ncs_comm_atfork(int phase);       /* 0 before fork, 1 parent after, 2 child after */
 uint64_t ncs_hash64(uint64_t h, const void *p, size_t n); /* FNV-1a 64, continued from h */
 #define NCS_FNV64_INIT 0xcbf29ce484222325ull

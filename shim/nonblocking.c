@@ -104,7 +104,7 @@ static uint32_t adopt_locked(ncclComm_t h) {
     atomic_fetch_sub(&npending, 1);
     ask_nccl(&c, h);
     c.handle = (uint64_t)(uintptr_t)h;
-    c.comm = ncs_comm_add(h, c.comm_id, c.device);
+    c.comm = ncs_comm_add(h, c.comm_id, c.device, c.rank);
     if (c.comm) emit_comm(&c);
     return c.comm;
   }

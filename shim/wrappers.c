@@ -37,7 +37,34 @@ struct coll_args {
   size_t count;
   uint32_t datatype, redop;
   int32_t root;  /* root, or the peer of a Send / Recv */
+  int place;     /* PLACE_*: how NCCL defines in-place for this op (a constant per entry point) */
+  const void *send, *recv;
 };
+/* In-place as NCCL's documentation defines it, per op: */
+enum {
+  PLACE_NONE,    /* no placement (Send, Recv) */
+  PLACE_SAME,    /* sendbuff == recvbuff: AllReduce, Broadcast, Reduce, AlltoAll */
+  PLACE_SEND_IN, /* sendbuff == recvbuff + rank x count x size: AllGather, Gather */
+  PLACE_RECV_IN, /* recvbuff == sendbuff + rank x count x size: ReduceScatter, Scatter */
+  PLACE_ALWAYS   /* one buffer: Bcast */
+};
+
+/* NCS_CALL_F_INPLACE or _OUTOFPLACE, or 0 when unknown (the rank of a communicator whose init
+ * a group deferred, an unknown datatype): a compare, and for the offset rules a multiply. */
+NCS_HOT uint32_t placement(const struct coll_args *a, const struct ncs_comm_info *ci) {
+  uintptr_t s = (uintptr_t)a->send, d = (uintptr_t)a->recv, off;
+  switch (a->place) {
+  case PLACE_SAME: return s == d ? NCS_CALL_F_INPLACE : NCS_CALL_F_OUTOFPLACE;
+  case PLACE_ALWAYS: return NCS_CALL_F_INPLACE;
+  case PLACE_SEND_IN: case PLACE_RECV_IN: {
+    size_t ts = ncclscope_datatype_size((int)a->datatype);
+    if (!ci || ci->rank < 0 || ts == 0) return 0;
+    off = (uintptr_t)ci->rank * a->count * ts;
+    return (a->place == PLACE_SEND_IN ? s == d + off : d == s + off) ? NCS_CALL_F_INPLACE : NCS_CALL_F_OUTOFPLACE;
+  }
+  default: return 0;
+  }
+}
 
 /* Sequence number (per communicator, collectives and p2p apart) and GPU timing. */
 NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, void *ra) {
@@ -51,6 +78,7 @@ NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, 
     struct ncs_comm_info *ci = ncs_comm_info(r->c.comm);
     int p2p = ncs_op_kind(op) == NCS_KIND_P2P;
     if (ci) r->c.seq = atomic_fetch_add_explicit(p2p ? &ci->p2p_seq : &ci->coll_seq, 1, memory_order_relaxed) + 1;
+    r->c.flags |= placement(a, ci);
     if (atomic_load_explicit(&ncs_gpu_on, memory_order_relaxed)) {
       int dev = ci ? ci->device : -1;
       if (r->c.depth == 0) r->gpu_token = ncs_gpu_before(a->stream, dev, &r->c.flags);
@@ -121,7 +149,8 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
  * One line per entry point of NCCLSCOPE_PROTOTYPES: its shape and, in parentheses, the
  * fields of that shape's SHAPE_args in order, as expressions of the entry point's own
  * parameters (named as in nccl_abi.h):
- *   COLL, P2P  (comm, stream, count, datatype, redop, root or peer)
+ *   COLL, P2P  (comm, stream, count, datatype, redop, root or peer, PLACE_* rule, sendbuff,
+ *               recvbuff)
  *   PLAIN      (comm, count, datatype, redop, where the created redop is written)
  *   GROUP      (opens a level, launches the group)
  *   INIT       (where the handle goes, how many handles, unique ids, how many, rank, nranks,
@@ -157,17 +186,17 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
 #define SHIM_GroupStart           GROUP, (1, 0)
 #define SHIM_GroupEnd             GROUP, (0, 1)
 #define SHIM_GroupSimulateEnd     GROUP, (0, 0)
-#define SHIM_AllReduce            COLL, (comm, stream, count, datatype, op, NO_ROOT)
-#define SHIM_Broadcast            COLL, (comm, stream, count, datatype, NO_VALUE, root)
-#define SHIM_Bcast                COLL, (comm, stream, count, datatype, NO_VALUE, root)
-#define SHIM_Reduce               COLL, (comm, stream, count, datatype, op, root)
-#define SHIM_AllGather            COLL, (comm, stream, sendcount, datatype, NO_VALUE, NO_ROOT)
-#define SHIM_ReduceScatter        COLL, (comm, stream, recvcount, datatype, op, NO_ROOT)
-#define SHIM_AlltoAll             COLL, (comm, stream, count, datatype, NO_VALUE, NO_ROOT)
-#define SHIM_Gather               COLL, (comm, stream, count, datatype, NO_VALUE, root)
-#define SHIM_Scatter              COLL, (comm, stream, count, datatype, NO_VALUE, root)
-#define SHIM_Send                 P2P, (comm, stream, count, datatype, NO_VALUE, peer)
-#define SHIM_Recv                 P2P, (comm, stream, count, datatype, NO_VALUE, peer)
+#define SHIM_AllReduce            COLL, (comm, stream, count, datatype, op, NO_ROOT, PLACE_SAME, sendbuff, recvbuff)
+#define SHIM_Broadcast            COLL, (comm, stream, count, datatype, NO_VALUE, root, PLACE_SAME, sendbuff, recvbuff)
+#define SHIM_Bcast                COLL, (comm, stream, count, datatype, NO_VALUE, root, PLACE_ALWAYS, buff, buff)
+#define SHIM_Reduce               COLL, (comm, stream, count, datatype, op, root, PLACE_SAME, sendbuff, recvbuff)
+#define SHIM_AllGather            COLL, (comm, stream, sendcount, datatype, NO_VALUE, NO_ROOT, PLACE_SEND_IN, sendbuff, recvbuff)
+#define SHIM_ReduceScatter        COLL, (comm, stream, recvcount, datatype, op, NO_ROOT, PLACE_RECV_IN, sendbuff, recvbuff)
+#define SHIM_AlltoAll             COLL, (comm, stream, count, datatype, NO_VALUE, NO_ROOT, PLACE_SAME, sendbuff, recvbuff)
+#define SHIM_Gather               COLL, (comm, stream, count, datatype, NO_VALUE, root, PLACE_SEND_IN, sendbuff, recvbuff)
+#define SHIM_Scatter              COLL, (comm, stream, count, datatype, NO_VALUE, root, PLACE_RECV_IN, sendbuff, recvbuff)
+#define SHIM_Send                 P2P, (comm, stream, count, datatype, NO_VALUE, peer, PLACE_NONE, sendbuff, NULL)
+#define SHIM_Recv                 P2P, (comm, stream, count, datatype, NO_VALUE, peer, PLACE_NONE, NULL, recvbuff)
 #define SHIM_GetErrorString       FORWARD, (NULL)
 #define SHIM_GetLastError         FORWARD, (NULL)
 #define SHIM_ResetDebugInit       FORWARD_VOID, ()

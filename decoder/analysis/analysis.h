@@ -99,7 +99,8 @@ struct ncs_analysis {
   X(stragglers) \
   X(transport) \
   X(profile) \
-  X(gputime)
+  X(gputime) \
+  X(sizes)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
 NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)

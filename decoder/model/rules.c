@@ -10,6 +10,19 @@
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
+const char *ncs_rule_dtype_name(uint32_t dt) {
+  static const char *const n[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32",
+                                  "float64", "bfloat16", "fp8e4m3", "fp8e5m2"};
+  if (dt == 255u) return "-";
+  return dt < sizeof n / sizeof *n ? n[dt] : "?";
+}
+
+const char *ncs_rule_redop_name(uint32_t op) {
+  static const char *const n[] = {"sum", "prod", "max", "min", "avg"};
+  if (op == 255u) return "-";
+  return op < sizeof n / sizeof *n ? n[op] : "premulsum"; /* NCCL's created ops follow the built-in five */
+}
+
 double ncs_rule_busbw_factor(unsigned op, int n) {
   if (n < 1) n = 1;
   switch (ncs_op_bw(op)) {

@@ -14,6 +14,10 @@
 
 /* Bytes of one element of an NCCL datatype; 0 when unknown. */
 static inline size_t ncs_rule_dtype_size(uint32_t datatype) { return ncclscope_datatype_size((int)datatype); }
+/* NCCL's name of a datatype ("float32") or reduction ("sum"); "?" when unknown, "-" for
+ * NO_VALUE (255: the call has none). */
+const char *ncs_rule_dtype_name(uint32_t datatype);
+const char *ncs_rule_redop_name(uint32_t redop);
 /* Bytes the caller passed: count x size(datatype). (Inline: analyses ask once per call.) */
 static inline uint64_t ncs_rule_bytes(uint64_t count, uint32_t datatype) { return count * ncs_rule_dtype_size(datatype); }
 /* nccl-tests' S for one call (bytes): count x size(datatype), times nranks for AllGather,

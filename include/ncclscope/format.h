@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 5
-#define NCS_FORMAT_MINOR 0
-#define NCS_FORMAT_STRING "5.0"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MINOR 1
+#define NCS_FORMAT_STRING "5.1"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -75,6 +75,9 @@ enum ncs_rec {
 /* CALL flags */
 #define NCS_CALL_F_CAPTURED 1u    /* stream was capturing a CUDA graph */
 #define NCS_CALL_F_INPROGRESS 2u  /* returned ncclInProgress (non-blocking communicator) */
+#define NCS_CALL_F_INPLACE 4u     /* a collective run in place (NCCL's definition per op), since 5.1 */
+#define NCS_CALL_F_OUTOFPLACE 8u  /* a collective run out of place, since 5.1; neither bit: unknown
+                                     (a 5.0 trace, Send / Recv, a rank the shim did not know) */
 /* INFLIGHT kinds */
 #define NCS_INFLIGHT_HOST 0u      /* inside the NCCL function on the host */
 #define NCS_INFLIGHT_GPU 1u       /* returned, its GPU work not finished */

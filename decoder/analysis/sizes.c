@@ -1,0 +1,413 @@
+/* sizes.c — the `sizes` analysis of `ncclscope report`: a per-size table comparable with
+ * nccl-tests' rows. One row per (communicator size, op, datatype, reduction, count, placement)
+ * over the job: the calls timed, the calls left out as warm-up and as their communicator's first
+ * call, mean, median and p99 time, and algbw / busbw from the median (nccl-tests' S and busbw
+ * factor: model/rules.h). docs/METRICS.md ("Per-size table") defines every figure.
+ *
+ * What a row holds, per communicator of a file (the definitions of docs/METRICS.md):
+ *   - a collective (ncs_op_kind COLL) made outside any group (depth 0: a group's calls share one
+ *     GPU time), not captured into a CUDA graph, that returned ncclSuccess;
+ *   - its communicator's first collective is counted apart (`first`), whatever its key;
+ *   - calls of one key made one after another on a communicator form a run; the key's steady
+ *     run is its longest (the earliest of equals); the key's calls before the steady run's first
+ *     call are warm-up (`warmup`), the rest are timed.
+ * Time: the call's GPU time (GPU_TIME record: CUDA events around the call on its stream, the
+ * device clock) where it has one, its host time (entry to return) otherwise; a row with any
+ * GPU-timed call takes its figures from those alone (its host-timed calls are counted:
+ * `host_only`), a row with none is labelled host.
+ *
+ * Contract: each file is read once, files in parallel (per-file state; the job's rows are
+ * merged under a lock at file_done). Memory per file: its keys x the samples each holds (at most
+ * ROW_CAP each: past it a call is counted, `over_cap`, and not timed) and a table of PEND calls
+ * awaiting their GPU_TIME (a call pushed out of it keeps its host time); per job:
+ * its rows x at most JOB_CAP samples each. Option --sizes all|OP prints the table (text); the
+ * JSON always has it (top-level "sizes", docs/JSON.md). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/analysis.h"
+#include "io/grow.h"
+#include "model/rules.h"
+#include "ncclscope/format.h"
+#include "ncclscope/ops.h"
+
+#define ROW_CAP (1u << 16)  /* samples one (communicator, key) keeps */
+#define JOB_CAP (1u << 20)  /* samples one job row keeps */
+#define PEND (1u << 14)     /* calls awaiting their GPU_TIME (pend_at) */
+#define HOST_BIT (1ull << 63) /* a sample timed on the host (no GPU_TIME came) */
+
+enum { PL_UNKNOWN, PL_OUT, PL_IN };
+static const char *const place_name[] = {"unknown", "out-of-place", "in-place"};
+
+struct key { uint64_t count; uint32_t op, dtype, redop, place; int nranks; };
+
+/* one key on one communicator of a file */
+struct crow {
+  struct key k;
+  uint32_t comm;
+  uint64_t *v;              /* samples in call order (ns; HOST_BIT: host-timed) */
+  size_t n, cap;
+  uint64_t first, over;     /* communicator's first call; calls past ROW_CAP */
+  size_t best, steady_at;   /* longest run so far; index in v where it starts */
+};
+struct scomm { uint32_t idx; int nranks; int seen; int32_t last; size_t run_len, run_start; };
+struct pend { uint64_t tcall; uint32_t thread, row, at, used; };
+struct sfile {
+  struct crow *row;
+  size_t nrow, caprow;
+  struct scomm *comm;
+  size_t ncomm, capcomm;
+  struct pend *pend;        /* PEND slots, made at the first timed call */
+  uint64_t grouped, captured;
+};
+
+/* one key over the job */
+struct jrow {
+  struct key k;
+  uint64_t *v;
+  size_t n, cap;
+  uint64_t warm, first, over, host_only, timed_gpu;
+  /* figures (finish) */
+  int gpu;                  /* 1: GPU-timed samples; 0: host */
+  uint64_t used;
+  double mean_ns, p50_ns, p99_ns, S, fac;
+};
+struct sstate {
+  int n;
+  struct sfile *file;
+  pthread_mutex_t mu;
+  struct jrow *row;
+  size_t nrow, caprow;
+  uint64_t grouped, captured;
+  const char *want;         /* --sizes: NULL, "all" or an op name */
+  int bad;
+};
+
+static int place_of(uint32_t flags) {
+  return flags & NCS_CALL_F_INPLACE ? PL_IN : flags & NCS_CALL_F_OUTOFPLACE ? PL_OUT : PL_UNKNOWN;
+}
+static int key_eq(const struct key *a, const struct key *b) {
+  return a->count == b->count && a->op == b->op && a->dtype == b->dtype && a->redop == b->redop &&
+         a->place == b->place && a->nranks == b->nranks;
+}
+
+static struct scomm *comm_get(struct sfile *f, uint32_t idx) {
+  for (size_t i = 0; i < f->ncomm; i++)
+    if (f->comm[i].idx == idx) return &f->comm[i];
+  if (ncs_grow((void **)&f->comm, &f->capcomm, f->ncomm + 1, sizeof *f->comm)) return NULL;
+  struct scomm *c = &f->comm[f->ncomm++];
+  memset(c, 0, sizeof *c);
+  c->idx = idx;
+  c->last = -1;
+  return c;
+}
+
+static int s_comm(void *ctx, const struct ncs_comm *c) {
+  struct scomm *x = comm_get(ctx, c->comm);
+  if (x && c->nranks > 0) x->nranks = c->nranks;
+  return 0;
+}
+
+/* the row of key k on communicator comm: its index, or -1 (out of memory) */
+static int32_t row_get(struct sfile *f, uint32_t comm, const struct key *k) {
+  for (size_t i = f->nrow; i-- > 0;)
+    if (f->row[i].comm == comm && key_eq(&f->row[i].k, k)) return (int32_t)i;
+  if (ncs_grow((void **)&f->row, &f->caprow, f->nrow + 1, sizeof *f->row)) return -1;
+  struct crow *r = &f->row[f->nrow];
+  memset(r, 0, sizeof *r);
+  r->k = *k;
+  r->comm = comm;
+  return (int32_t)f->nrow++;
+}
+
+/* A call's pending slot: its home slot or one of the PROBE after it. put: the first free one
+ * (the home slot, its occupant then keeping its host time, when none is); get: the one holding
+ * (thread, tcall), or NULL. */
+#define PROBE 8
+static struct pend *pend_at(struct sfile *f, uint32_t thread, uint64_t tcall, int put) {
+  uint64_t h = (tcall * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)thread * 0xC2B2AE3D27D4EB4Full);
+  uint32_t home = (uint32_t)(h >> 40) & (PEND - 1);
+  for (uint32_t i = 0; i < PROBE; i++) {
+    struct pend *p = &f->pend[(home + i) & (PEND - 1)];
+    if (put ? !p->used : p->used && p->thread == thread && p->tcall == tcall) return p;
+  }
+  return put ? &f->pend[home] : NULL;
+}
+
+static int s_call(void *ctx, const struct ncs_call *c) {
+  struct sfile *f = ctx;
+  if (ncs_op_kind(c->op) != NCS_KIND_COLL) return 0;
+  struct scomm *sc = comm_get(f, c->comm);
+  if (!sc) return 0;
+  int first = !sc->seen;
+  sc->seen = 1;
+  if (c->flags & NCS_CALL_F_CAPTURED) { f->captured++; return 0; }
+  if (c->depth) { f->grouped++; sc->last = -1; return 0; }
+  if (c->rc != 0) return 0;
+  struct key k = {.count = c->count, .op = c->op == NCS_OP_Bcast ? NCS_OP_Broadcast : c->op, .dtype = c->datatype,
+                  .redop = c->redop, .place = (uint32_t)place_of(c->flags), .nranks = sc->nranks};
+  int32_t ri = sc->last >= 0 && key_eq(&f->row[sc->last].k, &k) ? sc->last : row_get(f, c->comm, &k);
+  if (ri < 0) return 0;
+  struct crow *r = &f->row[ri];
+  if (first) { r->first++; sc->last = -1; return 0; }
+  if (r->n >= ROW_CAP) { r->over++; return 0; }
+  if (ncs_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v)) { r->over++; return 0; }
+  if (sc->last == ri) sc->run_len++;
+  else { sc->run_len = 1; sc->run_start = r->n; sc->last = ri; }
+  if (sc->run_len > r->best) { r->best = sc->run_len; r->steady_at = sc->run_start; }
+  r->v[r->n] = (c->t_exit >= c->t_enter ? c->t_exit - c->t_enter : 0) | HOST_BIT;
+  if (!f->pend && !(f->pend = calloc(PEND, sizeof *f->pend))) { r->n++; return 0; }
+  struct pend *p = pend_at(f, c->thread, c->tcall, 1);
+  *p = (struct pend){.tcall = c->tcall, .thread = c->thread, .row = (uint32_t)ri, .at = (uint32_t)r->n, .used = 1};
+  r->n++;
+  return 0;
+}
+
+static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
+  struct sfile *f = ctx;
+  if (g->kind != NCS_GPU_KIND_CALL || !f->pend) return 0;
+  struct pend *p = pend_at(f, g->thread, g->ref, 0);
+  if (!p) return 0;
+  p->used = 0;
+  if ((g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) || g->gpu_end < g->gpu_start) return 0;
+  if (p->row < f->nrow && p->at < f->row[p->row].n) f->row[p->row].v[p->at] = g->gpu_end - g->gpu_start;
+  return 0;
+}
+
+static void *s_create(const struct ncs_job *job) {
+  struct sstate *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n = job->n;
+  s->file = calloc((size_t)(job->n ? job->n : 1), sizeof *s->file);
+  if (!s->file) { free(s); return NULL; }
+  pthread_mutex_init(&s->mu, NULL);
+  s->want = ncs_job_option(job, "sizes");
+  if (s->want && strcmp(s->want, "all")) {
+    unsigned op;
+    for (op = 1; op < NCS_OP_LIMIT; op++)
+      if (ncs_op_kind(op) == NCS_KIND_COLL && ncs_op_name(op) && !strcasecmp(ncs_op_name(op), s->want)) break;
+    if (op == NCS_OP_LIMIT) {
+      fprintf(stderr, "ncclscope report: --sizes takes 'all' or a collective's name (AllReduce, AllGather, ...), not '%s'\n", s->want);
+      s->bad = 1;
+    }
+  }
+  return s;
+}
+
+static void s_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct sstate *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  v->ctx = &s->file[file];
+  v->comm = s_comm;
+  v->call = s_call;
+  v->gpu_time = s_gpu;
+}
+
+static struct jrow *jrow_get(struct sstate *s, const struct key *k) {
+  for (size_t i = 0; i < s->nrow; i++)
+    if (key_eq(&s->row[i].k, k)) return &s->row[i];
+  if (ncs_grow((void **)&s->row, &s->caprow, s->nrow + 1, sizeof *s->row)) return NULL;
+  struct jrow *r = &s->row[s->nrow++];
+  memset(r, 0, sizeof *r);
+  r->k = *k;
+  return r;
+}
+
+static void s_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct sstate *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  struct sfile *f = &s->file[file];
+  pthread_mutex_lock(&s->mu);
+  s->grouped += f->grouped;
+  s->captured += f->captured;
+  for (size_t i = 0; i < f->nrow; i++) {
+    struct crow *r = &f->row[i];
+    struct jrow *j = jrow_get(s, &r->k);
+    if (!j) continue;
+    j->first += r->first;
+    j->warm += r->steady_at;
+    j->over += r->over;
+    size_t take = r->n - r->steady_at;
+    if (j->n + take > JOB_CAP) { j->over += j->n + take - JOB_CAP; take = JOB_CAP - j->n; }
+    if (take && ncs_grow((void **)&j->v, &j->cap, j->n + take, sizeof *j->v) == 0) {
+      memcpy(j->v + j->n, r->v + r->steady_at, take * sizeof *j->v);
+      j->n += take;
+    } else if (take) {
+      j->over += take;
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  for (size_t i = 0; i < f->nrow; i++) free(f->row[i].v);
+  free(f->row);
+  free(f->comm);
+  free(f->pend);
+  memset(f, 0, sizeof *f);
+  (void)st;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+/* rows in print order: op, communicator size, datatype, reduction, size, out-of-place first */
+static int cmp_row(const void *a, const void *b) {
+  const struct jrow *x = a, *y = b;
+  if (x->k.op != y->k.op) return x->k.op < y->k.op ? -1 : 1;
+  if (x->k.nranks != y->k.nranks) return x->k.nranks < y->k.nranks ? -1 : 1;
+  if (x->k.dtype != y->k.dtype) return x->k.dtype < y->k.dtype ? -1 : 1;
+  if (x->k.redop != y->k.redop) return x->k.redop < y->k.redop ? -1 : 1;
+  if (x->k.count != y->k.count) return x->k.count < y->k.count ? -1 : 1;
+  int px = x->k.place == PL_OUT ? 0 : x->k.place == PL_IN ? 1 : 2, py = y->k.place == PL_OUT ? 0 : y->k.place == PL_IN ? 1 : 2;
+  return (px > py) - (px < py);
+}
+
+/* the k-th smallest (1-based, clamped to [1, n]) of the sorted v[0..n) */
+static double kth(const uint64_t *v, size_t n, size_t k) { return (double)v[(k < 1 ? 1 : k > n ? n : k) - 1]; }
+
+static void s_finish(void *state, const struct ncs_job *job) {
+  struct sstate *s = state;
+  if (!s) return;
+  for (size_t i = 0; i < s->nrow; i++) {
+    struct jrow *r = &s->row[i];
+    size_t g = 0;
+    for (size_t k = 0; k < r->n; k++) /* GPU-timed samples first */
+      if (!(r->v[k] & HOST_BIT)) { uint64_t t = r->v[g]; r->v[g++] = r->v[k]; r->v[k] = t; }
+    r->gpu = g > 0;
+    r->host_only = r->gpu ? r->n - g : 0;
+    r->used = r->gpu ? g : r->n;
+    for (size_t k = 0; k < r->used; k++) r->v[k] &= ~HOST_BIT;
+    r->S = ncs_rule_S(r->k.op, r->k.count, r->k.dtype, r->k.nranks);
+    r->fac = ncs_rule_busbw_factor(r->k.op, r->k.nranks);
+    if (!r->used) continue;
+    qsort(r->v, r->used, sizeof *r->v, cmp_u64);
+    double sum = 0;
+    for (size_t k = 0; k < r->used; k++) sum += (double)r->v[k];
+    r->mean_ns = sum / (double)r->used;
+    r->p50_ns = kth(r->v, r->used, (r->used + 1) / 2);         /* the ceil(n/2)-th smallest */
+    r->p99_ns = kth(r->v, r->used, (99 * r->used + 99) / 100); /* the ceil(0.99 n)-th */
+  }
+  if (s->nrow) qsort(s->row, s->nrow, sizeof *s->row, cmp_row);
+  (void)job;
+}
+
+static int shown(const struct sstate *s, const struct jrow *r) {
+  return !s->want || !strcmp(s->want, "all") || !strcasecmp(ncs_op_name(r->k.op), s->want);
+}
+/* algbw (GB/s, 1e9 bytes) from the median; 0 when there is none */
+static double algbw(const struct jrow *r) { return r->p50_ns > 0 ? r->S / r->p50_ns : 0; }
+
+static void s_text(void *state, FILE *out, const struct ncs_job *job) {
+  struct sstate *s = state;
+  if (!s || !s->nrow) return;
+  if (!s->want) {
+    fprintf(out, "\nPer-size table: %zu rows (op, size, in-place / out-of-place; warm-up and first calls apart): "
+                 "--sizes all prints it\n", s->nrow);
+    return;
+  }
+  fprintf(out, "\nPer size: timed calls, warm-up and each communicator's first call apart; time per call, "
+               "busbw from the median (docs/METRICS.md)\n");
+  fprintf(out, "  %-13s %5s %-8s %-5s %-12s %12s %6s %5s %5s %10s %10s %10s %9s %9s %s\n", "op", "ranks", "type",
+          "redop", "placement", "size(B)", "timed", "warm", "first", "mean_us", "median_us", "p99_us", "algbw",
+          "busbw", "timing");
+  for (size_t i = 0; i < s->nrow; i++) {
+    const struct jrow *r = &s->row[i];
+    if (!shown(s, r)) continue;
+    fprintf(out, "  %-13s %5d %-8s %-5s %-12s %12.0f %6llu %5llu %5llu", ncs_op_name(r->k.op), r->k.nranks,
+            ncs_rule_dtype_name(r->k.dtype), ncs_rule_redop_name(r->k.redop), place_name[r->k.place], r->S,
+            (unsigned long long)r->used, (unsigned long long)r->warm, (unsigned long long)r->first);
+    if (r->used)
+      fprintf(out, " %10.2f %10.2f %10.2f %9.2f %9.2f %s", r->mean_ns / 1e3, r->p50_ns / 1e3, r->p99_ns / 1e3,
+              algbw(r), algbw(r) * r->fac, r->gpu ? "gpu" : "host");
+    else
+      fprintf(out, " %10s %10s %10s %9s %9s -", "-", "-", "-", "-", "-");
+    if (r->host_only) fprintf(out, " (%llu host-timed left out)", (unsigned long long)r->host_only);
+    if (r->over) fprintf(out, " (%llu past the sample cap)", (unsigned long long)r->over);
+    fputc('\n', out);
+  }
+  if (s->grouped || s->captured)
+    fprintf(out, "  not in the table: %llu calls inside groups (one GPU time per group), %llu captured into CUDA graphs\n",
+            (unsigned long long)s->grouped, (unsigned long long)s->captured);
+  (void)job;
+}
+
+static void s_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
+  struct sstate *s = state;
+  if (!s) return;
+  ncs_json_obj_begin(j, "sizes");
+  ncs_json_uint(j, "grouped_calls", s->grouped);
+  ncs_json_uint(j, "captured_calls", s->captured);
+  ncs_json_arr_begin(j, "rows");
+  for (size_t i = 0; i < s->nrow; i++) {
+    const struct jrow *r = &s->row[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "op", ncs_op_name(r->k.op));
+    ncs_json_int(j, "nranks", r->k.nranks);
+    ncs_json_str(j, "datatype", ncs_rule_dtype_name(r->k.dtype));
+    ncs_json_str(j, "redop", ncs_rule_redop_name(r->k.redop));
+    ncs_json_str(j, "placement", place_name[r->k.place]);
+    ncs_json_uint(j, "count", r->k.count);
+    ncs_json_num(j, "bytes", r->S);
+    ncs_json_uint(j, "timed", r->used);
+    ncs_json_uint(j, "warmup", r->warm);
+    ncs_json_uint(j, "first", r->first);
+    ncs_json_uint(j, "host_only", r->host_only);
+    ncs_json_uint(j, "over_cap", r->over);
+    ncs_json_str(j, "timing", !r->used ? NULL : r->gpu ? "gpu" : "host");
+    if (r->used) {
+      ncs_json_num(j, "mean_us", r->mean_ns / 1e3);
+      ncs_json_num(j, "median_us", r->p50_ns / 1e3);
+      ncs_json_num(j, "p99_us", r->p99_ns / 1e3);
+      ncs_json_num(j, "algbw_gbps", algbw(r));
+      ncs_json_num(j, "busbw_gbps", algbw(r) * r->fac);
+    } else {
+      ncs_json_null(j, "mean_us");
+      ncs_json_null(j, "median_us");
+      ncs_json_null(j, "p99_us");
+      ncs_json_null(j, "algbw_gbps");
+      ncs_json_null(j, "busbw_gbps");
+    }
+    ncs_json_num(j, "busbw_factor", r->fac);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_obj_end(j);
+  (void)job;
+}
+
+static int s_bad_options(void *state) { return state && ((const struct sstate *)state)->bad; }
+
+static void s_destroy(void *state) {
+  struct sstate *s = state;
+  if (!s) return;
+  for (int i = 0; i < s->n; i++) { /* files whose read never ended (file_done frees the others) */
+    for (size_t k = 0; k < s->file[i].nrow; k++) free(s->file[i].row[k].v);
+    free(s->file[i].row);
+    free(s->file[i].comm);
+    free(s->file[i].pend);
+  }
+  for (size_t i = 0; i < s->nrow; i++) free(s->row[i].v);
+  free(s->row);
+  free(s->file);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+static const struct ncs_analysis_option s_options[] = {
+  {"sizes", "all|OP", "print the per-size table (every collective, or one: AllReduce, ...)"},
+  {NULL, NULL, NULL}};
+
+const struct ncs_analysis ncs_analysis_sizes = {
+  .name = "sizes",
+  .options = s_options,
+  .bad_options = s_bad_options,
+  .create = s_create,
+  .visitor = s_visitor,
+  .file_done = s_file_done,
+  .finish = s_finish,
+  .print_text = s_text,
+  .print_json = s_json,
+  .destroy = s_destroy,
+};
