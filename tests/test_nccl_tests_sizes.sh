@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# test_nccl_tests_sizes.sh — the per-size table (`report --sizes`, JSON `sizes`, docs/METRICS.md
+# "Per-size table") against NVIDIA's nccl-tests, unmodified, run on the CUDA, NCCL and NVML
+# doubles under the shim (scripts/nccl-tests.sh; the build in BUILD/nccl-tests is shared with
+# test_nccl_tests.sh). all_reduce_perf, all_gather_perf, reduce_scatter_perf and broadcast_perf
+# run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
+# GPU time), three doubling sizes, -w 2, -n 10, -I 1 (per-iteration CUDA-event timing) and -J
+# (nccl-tests' JSON). For every size nccl-tests printed and each placement the row must hold:
+#
+#   - the calls nccl-tests' own arithmetic makes (src/common.cu TimeTest / BenchTime): timed =
+#     R x (N + 1) (BenchTime's untimed first call starts the steady run), warm-up = R x W
+#     out-of-place (R x (W - 1) for the smallest size, whose first warm-up call is each
+#     communicator's first call: first = R there), none in place — which also checks the shim's
+#     in-place / out-of-place bits, since nccl-tests makes exactly N + 1 calls of each per size;
+#   - median within 1% of nccl-tests' per-iteration p50_us (its JSON);
+#   - busbw within 1% of the busbw nccl-tests printed, brought to that p50: bus_bw x time / p50
+#     (nccl-tests' printed busbw is its S x factor / time; so this checks S and the factor too);
+#   - median at most 1% above nccl-tests' printed time column (a wall-clock mean over N calls
+#     cannot be shorter than the device's time per call).
+#
+# Why they agree, whatever the machine's load: the NCCL double ends a collective's kernel at the
+# latest start of its ranks plus the model time (NCCLDOUBLE_LAT_US: 4 ms here, far above the
+# host's cost to enqueue a call), the CUDA double's events and cudaEventElapsedTime follow that
+# simulated device clock, and both nccl-tests (-I 1: events between iterations) and the shim
+# (GPU_TIME: events around each call) read it. With calls queued ahead, each call's device time
+# is the model time, so both medians are it; the few calls that waited for the other rank's
+# thread (the first of a run) sit above the median in both. nccl-tests' printed time column is
+# a wall-clock mean, which load inflates (a late wake-up from the final synchronize): it is
+# checked one way only, and its two-way agreement is printed as a note, not asserted.
+#
+# SKIP as test_nccl_tests.sh: no nvcc, no nccl-tests source, a sanitizer build, no python3, or
+# the one-time build not done in NCS_NCCL_TESTS_BUILD_S (200 s) on a loaded machine.
+source "$(dirname "$0")/lib.sh"
+SCRIPT=$ROOT/scripts/nccl-tests.sh
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+SRC=${NCCL_TESTS_SRC:-$ROOT/../shared/nccl-tests}
+if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then skip "nccl-tests sizes: nvcc not found at $CUDA_HOME/bin/nvcc"; exit 0; fi
+if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests sizes: no nccl-tests source at $SRC (set NCCL_TESTS_SRC)"; exit 0; fi
+if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests sizes: not under $NCS_SANITIZER (nccl-tests is built without it)"; exit 0; fi
+command -v python3 >/dev/null || { skip "nccl-tests sizes: python3 needed to read the JSON"; exit 0; }
+export BUILD NCCL_TESTS_SRC=$SRC
+
+timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$SCRIPT" --build-only all_reduce all_gather reduce_scatter broadcast \
+  >"$T/build.log" 2>&1
+rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+  skip "nccl-tests sizes: the build did not finish in ${NCS_NCCL_TESTS_BUILD_S:-200} s (load); kept in $BUILD/nccl-tests, the next run goes on"
+  exit 0
+fi
+check_eq "nccl-tests builds (all_reduce, all_gather, reduce_scatter, broadcast)" 0 "$rc"
+[ "$rc" = 0 ] || { sed 's/^/    /' "$T/build.log" | tail -20; exit 0; }
+
+# verify.py OP NT_JSON REPORT_JSON R W N: one "ok|FAIL|note <what>" line per check
+cat >"$T/verify.py" <<'EOF'
+import json, sys
+op, ntf, repf, R, W, N = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+nt = json.load(open(ntf))
+rows = [r for r in json.load(open(repf))["sizes"]["rows"] if r["op"] == op]
+res = nt["results"]
+smallest = min(r["size"] for r in res)
+def near(a, b): return b > 0 and abs(a - b) <= 0.01 * b
+print("%s %s: %d rows, both placements of each of nccl-tests' %d sizes, none of unknown placement" %
+      ("ok" if len(rows) == 2 * len(res) and all(r["placement"] != "unknown" for r in rows) else "FAIL", op, len(rows), len(res)))
+worst = 0.0
+for t in res:
+    size = t["size"]
+    for pl, key in (("out-of-place", "out_of_place"), ("in-place", "in_place")):
+        m = [r for r in rows if r["bytes"] == size and r["placement"] == pl]
+        name = "%s %d B %s" % (op, size, pl)
+        if len(m) != 1:
+            print("FAIL %s: %d rows in the table" % (name, len(m)))
+            continue
+        r, printed, it = m[0], t[key], t[key + "_per_iter"]
+        want = (R * (N + 1), R * (W - 1 if size == smallest else W) if pl == "out-of-place" else 0,
+                R if size == smallest and pl == "out-of-place" else 0)
+        got = (r["timed"], r["warmup"], r["first"])
+        print("%s %s: timed, warm-up, first = %s (nccl-tests' arithmetic) got %s, %s-timed" %
+              ("ok" if got == want and r["timing"] == "gpu" else "FAIL", name, want, got, r["timing"]))
+        p50 = it["p50_us"]
+        print("%s %s: median %.3f us within 1%% of nccl-tests' p50 %.3f us" %
+              ("ok" if r["median_us"] is not None and near(r["median_us"], p50) else "FAIL", name, r["median_us"] or 0, p50))
+        bus = printed["bus_bw"] * printed["time"] / p50
+        print("%s %s: busbw %.6f GB/s within 1%% of nccl-tests' %.6f at its time %.2f us, brought to its p50 (%.6f)" %
+              ("ok" if r["busbw_gbps"] is not None and near(r["busbw_gbps"], bus) else "FAIL", name,
+               r["busbw_gbps"] or 0, printed["bus_bw"], printed["time"], bus))
+        print("%s %s: median no more than 1%% above nccl-tests' printed (wall-clock mean) time %.2f us" %
+              ("ok" if r["median_us"] is not None and r["median_us"] <= 1.01 * printed["time"] else "FAIL", name, printed["time"]))
+        worst = max(worst, abs(printed["time"] - (r["median_us"] or 0)) / printed["time"])
+print("note %s: nccl-tests' wall-clock time column is at most %.2f%% from the medians on this run (load-dependent, not asserted)" % (op, 100 * worst))
+EOF
+
+NCS=$BUILD/ncclscope
+R=2 W=2 N=10
+for prog in all_reduce:AllReduce all_gather:AllGather reduce_scatter:ReduceScatter broadcast:Broadcast; do
+  bin=${prog%%:*}_perf op=${prog#*:} out=$T/${prog%%:*}
+  NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- "$bin" -b 64K -e 256K -f 2 -t $R -w $W -n $N \
+    -I 1 -J "$out/nt.json" >"$T/$op.stdout" 2>"$T/$op.stderr"
+  rc=$?
+  check_eq "$op: nccl-tests exits 0" 0 "$rc"
+  [ "$rc" = 0 ] || { sed 's/^/    /' "$T/$op.stderr" | tail -20; continue; }
+  if ! "$NCS" report --json "$out" >"$T/$op.report.json" 2>"$T/$op.report.err"; then
+    fail "$op: report --json"; sed 's/^/    /' "$T/$op.report.err" | head; continue
+  fi
+  python3 "$T/verify.py" "$op" "$out/nt.json" "$T/$op.report.json" $R $W $N >"$T/$op.checks" 2>&1 ||
+    { fail "$op: verify.py"; sed 's/^/    /' "$T/$op.checks" | tail; continue; }
+  while IFS= read -r line; do
+    case $line in ok\ *) pass "${line#ok }" ;; note\ *) echo "note: ${line#note }" ;; *) fail "${line#FAIL }" ;; esac
+  done <"$T/$op.checks"
+  # the text table shows the same rows
+  "$NCS" report --sizes "$op" "$out" >"$T/$op.txt" 2>&1
+  check_eq "$op: report --sizes $op prints its 6 rows (3 sizes x 2 placements), and no other op's" "6 0" \
+    "$(grep -cE "^  $op +$R float32 .* (out-of-place|in-place) " "$T/$op.txt") $(awk '/^Per size:/ { on = 1; next } on && /^  [A-Z]/ && $1 != "op" && $1 != "'"$op"'"' "$T/$op.txt" | wc -l)"
+done
+"$NCS" report --sizes Bogus "$T/all_reduce" >"$T/bogus.out" 2>&1
+check_eq "report --sizes Bogus: refused as bad usage (exit 2)" 2 "$?"
+check "... saying what it takes" grep -q "takes 'all' or a collective's name" "$T/bogus.out"
