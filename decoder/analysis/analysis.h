@@ -100,7 +100,8 @@ struct ncs_analysis {
   X(transport) \
   X(profile) \
   X(gputime) \
-  X(sizes)
+  X(sizes) \
+  X(whatif)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
 NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)

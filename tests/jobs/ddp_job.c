@@ -3,6 +3,7 @@
  * Usage (one process per rank, e.g. tests/jobs/launch.sh 4 ddp_job ...):
  *   ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G]
  *           [--truth DIR] [--scale K] [--measure] [--linger-ms MS] [--ahead N]
+ *           [--straggler-rank R --straggler-us US]
  * Per step: a compute phase (cudaDoubleCompute, COMPUTE-US in total), gradient buckets
  * all-reduced (three fp32 sizes and one bf16), then an all-gather, a broadcast (root = step
  * mod n), a reduce-scatter and a send/recv ring inside ncclGroupStart/End. With --overlap the
@@ -19,7 +20,14 @@
  * GPU, each in its own set of buffers (checked when the set is reused, or at the end), behind
  * a start line (job_util.h) that holds the GPU until the first N steps are queued and starts
  * every rank's GPU on one device time: the GPU's schedule is then the model's alone, whatever
- * the machine's load (docs/DOUBLES.md, "The device clock").
+ * the machine's load (docs/DOUBLES.md, "The device clock"). --straggler-rank R --straggler-us US:
+ * rank R's first compute piece of each step lasts US longer (a slower GPU, a bigger shard), so
+ * the others wait for it in the first all-reduce.
+ * The truth always holds "device_step_ns": the mean step time on the device clock, from CUDA
+ * events recorded on the communication stream at the end of each step (the end of step 0 to
+ * the end of the last step, over steps - 1; 0 with one step); meaningful with --ahead, where
+ * the GPU's schedule does not depend on the host (the proof of `report --what-if`,
+ * tests/test_whatif.sh).
  *
  * Every result is checked; a wrong value exits 1. Ground truth (env DDP_TRUTH_DIR or --truth):
  * DIR/truth-rank<R>.json with, per NCCL operation this rank called (names as in
@@ -53,13 +61,14 @@ static uint16_t to_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16
 static float from_bf16(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 
 int main(int argc, char **argv) {
-  int steps = 5, overlap = 0, scale = 1, measure = 0, linger_ms = 0, ahead = 0;
-  double compute_us = 2000;
+  int steps = 5, overlap = 0, scale = 1, measure = 0, linger_ms = 0, ahead = 0, strag_rank = -1;
+  double compute_us = 2000, strag_us = 0;
   const char *truth = getenv("DDP_TRUTH_DIR");
   static const struct option opts[] = {
     {"steps", 1, 0, 's'}, {"compute-us", 1, 0, 'c'}, {"overlap", 0, 0, 'o'}, {"lat-us", 1, 0, 'l'},
     {"bw-gbps", 1, 0, 'b'}, {"truth", 1, 0, 't'}, {"scale", 1, 0, 'k'}, {"measure", 0, 0, 'm'},
-    {"linger-ms", 1, 0, 'g'}, {"ahead", 1, 0, 'a'}, {0, 0, 0, 0}};
+    {"linger-ms", 1, 0, 'g'}, {"ahead", 1, 0, 'a'}, {"straggler-rank", 1, 0, 'R'},
+    {"straggler-us", 1, 0, 'U'}, {0, 0, 0, 0}};
   int o;
   while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (o) {
@@ -73,10 +82,12 @@ int main(int argc, char **argv) {
     case 'm': measure = 1; break;
     case 'g': linger_ms = atoi(optarg); break;
     case 'a': ahead = atoi(optarg); break;
-    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure] [--linger-ms MS] [--ahead N]\n"); return 2;
+    case 'R': strag_rank = atoi(optarg); break;
+    case 'U': strag_us = atof(optarg); break;
+    default: fprintf(stderr, "usage: ddp_job [--steps N] [--compute-us US] [--overlap] [--lat-us US] [--bw-gbps G] [--truth DIR] [--scale K] [--measure] [--linger-ms MS] [--ahead N] [--straggler-rank R --straggler-us US]\n"); return 2;
     }
   }
-  if (steps < 1 || scale < 1 || compute_us < 0 || ahead < 0 || ahead > 64) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
+  if (steps < 1 || scale < 1 || compute_us < 0 || ahead < 0 || ahead > 64 || strag_us < 0) { fprintf(stderr, "ddp_job: bad arguments\n"); return 2; }
   ndbl_model_env(&g_lat_us, &g_bw_gbps);
   int rank = job_env_int("RANK", 0), n = job_env_int("WORLD_SIZE", 1), ndev = 1;
   CUCHK(cudaGetDeviceCount(&ndev));
@@ -120,7 +131,11 @@ int main(int argc, char **argv) {
   }
   cudaEvent_t piece_done[NB];
   for (int b = 0; b < NB; b++) CUCHK(cudaEventCreateWithFlags(&piece_done[b], cudaEventDisableTiming));
-  const uint64_t piece_ns = (uint64_t)(compute_us * 1000.0) / NB, compute_ns = piece_ns * NB;
+  const uint64_t piece_ns = (uint64_t)(compute_us * 1000.0) / NB;
+  const uint64_t extra_ns = rank == strag_rank ? (uint64_t)(strag_us * 1000.0) : 0, compute_ns = piece_ns * NB + extra_ns;
+  cudaEvent_t *step_end = calloc((size_t)steps, sizeof *step_end); /* device end of each step */
+  JOBCHK(step_end, "out of memory");
+  for (int k = 0; k < steps; k++) CUCHK(cudaEventCreate(&step_end[k]));
   const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
   uint64_t comm_measured_ns = 0, wall_t0 = job_now_ns();
   /* the start line: the GPU holds until the first `depth` steps are queued and every rank got
@@ -179,7 +194,7 @@ int main(int argc, char **argv) {
 
     /* backward + gradient all-reduce per bucket */
     for (int b = 0; b < NB; b++) {
-      CUCHK(cudaDoubleCompute(cs, piece_ns));
+      CUCHK(cudaDoubleCompute(cs, piece_ns + (b == 0 ? extra_ns : 0)));
       if (overlap) {
         CUCHK(cudaEventRecord(piece_done[b], cs));
         CUCHK(cudaStreamWaitEvent(ms, piece_done[b], 0));
@@ -212,10 +227,16 @@ int main(int argc, char **argv) {
     /* the step is done when both streams are (the compute stream's last piece precedes the
      * last all-reduce on the communication stream) */
     CUCHK(cudaEventRecord(z->done, ms));
+    CUCHK(cudaEventRecord(step_end[step], ms));
     g_counting_model = 0;
   }
   CUCHK(cudaStreamSynchronize(cs));
   JOBCHK(checked == steps, "checked %d of %d steps", checked, steps);
+  float dev_ms = 0;
+  if (steps > 1) CUCHK(cudaEventElapsedTime(&dev_ms, step_end[0], step_end[steps - 1]));
+  const double device_step_ns = steps > 1 ? (double)dev_ms * 1e6 / (steps - 1) : 0;
+  for (int k = 0; k < steps; k++) CUCHK(cudaEventDestroy(step_end[k]));
+  free(step_end);
 
   uint64_t wall_ns = job_now_ns() - wall_t0;
   /* --linger-ms: the host idles before tearing down (a job's evaluation or checkpoint), so a
@@ -232,8 +253,8 @@ int main(int argc, char **argv) {
     JOBCHK(f, "cannot write %s", path);
     fprintf(f, "{\"rank\": %d, \"nranks\": %d, \"steps\": %d, \"overlap\": %s, \"lat_us\": %g, \"bw_gbps\": %g,\n",
             rank, n, steps, overlap ? "true" : "false", g_lat_us, g_bw_gbps);
-    fprintf(f, " \"compute_ns_per_step\": %llu, \"comm_ns_per_step\": %llu,\n",
-            (unsigned long long)compute_ns, (unsigned long long)g_comm_ns_step);
+    fprintf(f, " \"compute_ns_per_step\": %llu, \"comm_ns_per_step\": %llu, \"device_step_ns\": %.0f,\n",
+            (unsigned long long)compute_ns, (unsigned long long)g_comm_ns_step, device_step_ns);
     if (measure)
       fprintf(f, " \"measured\": {\"comm_ns\": %llu, \"wall_ns\": %llu},\n",
               (unsigned long long)comm_measured_ns, (unsigned long long)wall_ns);

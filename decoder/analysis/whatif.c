@@ -1,0 +1,566 @@
+/* whatif.c — the `what_if` analysis of `ncclscope report`: what each problem costs in step time
+ * and the step time if it were fixed (docs/METRICS.md, "What fixing it would give"), from the
+ * trace alone: a slow transport or a low-busbw link (every NCCL kernel re-laid at the busbw the
+ * right link reaches for its size), a straggler (its compute as long as the others'), exposed
+ * communication (the step with the exposed part hidden), and `--what-if busbw=G[,op=OP]` or
+ * `--what-if transport=P2P|NVLS|SHM|NET` for a target the user names.
+ *
+ * Contract: an analysis (analysis.h) after verdicts (the job's transports and NVLink, from the
+ * headline) and metrics (step starts, ncs_metrics_step_starts) in the registry. Per file it
+ * keeps the kernels (KERNEL records, 48 bytes each), the NCCL calls' sizes grouped as NCCL
+ * launches them (one kernel per call, one per group and kernel operation; 40 bytes each) and
+ * the topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
+ * kernel of an operation the i-th such launch) and the step boundaries become the boundary
+ * calls' kernels. finish() lays the ranks' timelines out again (model/relayout.h) and keeps
+ * the result (whatif.h); print_* print it. Without kernel activity or steps it says why. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/analysis.h"
+#include "analysis/headline.h"
+#include "analysis/metrics.h"
+#include "analysis/whatif.h"
+#include "io/grow.h"
+#include "io/nccllog.h"
+#include "model/knames.h"
+#include "model/linkref.h"
+#include "model/relayout.h"
+#include "model/rules.h"
+#include "model/topo.h"
+#include "ncclscope/cupti_abi.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/ops.h"
+
+/* a finding is listed when fixing it would save at least this share of the step */
+#define MIN_SHARE 0.01
+#define MIN_LOW_BUSBW 0.10
+
+static const char *const kops[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv"};
+enum { NKOPS = sizeof kops / sizeof *kops };
+static int kop_index(const char *o, size_t len) {
+  for (int i = 0; o && i < NKOPS; i++)
+    if (strlen(kops[i]) == len && !strncmp(kops[i], o, len)) return i;
+  return -1;
+}
+static int kop_of(const char *kernel_name) {
+  size_t len = 0;
+  const char *o = kernel_name ? ncs_kernel_op(kernel_name, &len) : NULL;
+  return kop_index(o, len);
+}
+
+struct unit {               /* one NCCL launch: a call, or a group's calls of one kernel operation */
+  uint64_t t_first, group;
+  int kop;
+  unsigned op;
+  double busbytes, steps, sent, recvd;
+};
+struct wf_file {
+  struct ncs_knames names;
+  struct ncs_rl_k *k;
+  size_t nk, capk;
+  uint32_t *kname;          /* [nk] name ids until the file is done */
+  size_t capn;
+  struct unit *u;
+  size_t nu, capu;
+  int *nranks;              /* per communicator index */
+  size_t ncomm, capc;
+  struct ncs_topo *topo;
+  size_t *bound;
+  size_t nbound;
+};
+struct wf {
+  int n;
+  struct wf_file *f;
+  /* --what-if */
+  const char *spec;
+  int spec_bad;
+  double user_gbps;         /* busbw=G */
+  int user_op;              /* op=OP, -1 any */
+  int user_tclass;          /* transport=... */
+  struct ncs_whatif res;
+};
+static struct wf *g_current;
+
+const struct ncs_whatif *ncs_whatif_result(void) { return g_current ? &g_current->res : NULL; }
+
+static int parse_spec(struct wf *s) {
+  s->user_op = -1;
+  const char *p = s->spec;
+  if (!strncasecmp(p, "transport=", 10)) {
+    static const struct { const char *n; int c; } t[] = {{"P2P", NCS_TC_P2P}, {"NVLINK", NCS_TC_P2P}, {"NVLS", NCS_TC_NVLS},
+                                                          {"SHM", NCS_TC_SHM}, {"NET", NCS_TC_NET}};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+      if (!strcasecmp(p + 10, t[i].n)) { s->user_tclass = t[i].c; return 0; }
+    return -1;
+  }
+  if (strncasecmp(p, "busbw=", 6)) return -1;
+  char *end;
+  s->user_gbps = strtod(p + 6, &end);
+  if (!(s->user_gbps > 0) || !isfinite(s->user_gbps)) return -1;
+  if (!*end) return 0;
+  if (strncasecmp(end, ",op=", 4)) return -1;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
+    if (ncs_kernel_op_of_call(op) && !strcasecmp(end + 4, ncs_op_name(op))) { s->user_op = (int)op; return 0; }
+  return -1;
+}
+
+static void *wf_create(const struct ncs_job *job) {
+  struct wf *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n = job->n;
+  if (!(s->f = calloc(job->n ? (size_t)job->n : 1, sizeof *s->f))) { free(s); return NULL; }
+  s->spec = ncs_job_option(job, "what-if");
+  if (s->spec && parse_spec(s) != 0) s->spec_bad = 1;
+  g_current = s;
+  return s;
+}
+
+static int wf_bad_options(void *state) {
+  struct wf *s = state;
+  if (!s || !s->spec_bad) return 0;
+  fprintf(stderr, "ncclscope report: --what-if wants busbw=GBPS[,op=OP] or transport=P2P|NVLS|SHM|NET, not '%s'\n", s->spec);
+  return 1;
+}
+
+static int wf_raw(void *ctx, const struct ncs_raw *r) {
+  struct wf_file *f = ctx;
+  if (r->type == NCS_REC_KERNEL) {
+    struct ncs_kernel x;
+    struct ncs_rbuf b;
+    if (ncs_dec_kernel(ncs_rbuf_on(&b, r->body, r->len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) return 0;
+    if (ncs_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0 ||
+        ncs_grow((void **)&f->kname, &f->capn, f->nk + 1, sizeof *f->kname) != 0)
+      return 0;
+    f->k[f->nk] = (struct ncs_rl_k){.start = x.start, .end = x.start + x.duration, .stream = x.stream,
+                                    .nccl = x.kclass == NCS_KCLASS_NCCL, .kop = -1};
+    f->kname[f->nk++] = x.name;
+    return 0;
+  }
+  if (ncs_knames_add_raw(&f->names, r)) return 0;
+  if (r->type == NCS_REC_TOPO_GPU || r->type == NCS_REC_TOPO_LINK) {
+    if (!f->topo && (f->topo = malloc(sizeof *f->topo)) != NULL) ncs_topo_init(f->topo, "");
+    if (f->topo) ncs_topo_add_raw(f->topo, r->type, r->body, r->len);
+  }
+  return 0;
+}
+
+static int wf_comm(void *ctx, const struct ncs_comm *c) {
+  struct wf_file *f = ctx;
+  if (c->comm >= 4096) return 0;
+  if (c->comm >= f->ncomm) {
+    if (ncs_grow((void **)&f->nranks, &f->capc, (size_t)c->comm + 1, sizeof *f->nranks) != 0) return 0;
+    for (size_t i = f->ncomm; i <= c->comm; i++) f->nranks[i] = 0;
+    f->ncomm = (size_t)c->comm + 1;
+  }
+  f->nranks[c->comm] = c->nranks;
+  return 0;
+}
+
+static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  struct wf_file *f = ctx;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_call *c = &x[i];
+    const char *ko = ncs_kernel_op_of_call(c->op);
+    if (!ko || (c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
+    int kop = kop_index(ko, strlen(ko)), nr = c->comm < f->ncomm ? f->nranks[c->comm] : 0;
+    int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
+    double bb = p2p ? (double)ncs_rule_bytes(c->count, c->datatype) : ncs_rule_busbytes(c->op, c->count, c->datatype, nr);
+    uint64_t grp = c->depth > 0 ? c->group : 0;
+    struct unit *last = f->nu ? &f->u[f->nu - 1] : NULL;
+    if (!(grp && last && last->group == grp && last->kop == kop)) {
+      if (ncs_grow((void **)&f->u, &f->capu, f->nu + 1, sizeof *f->u) != 0) return 0;
+      last = &f->u[f->nu++];
+      *last = (struct unit){.t_first = c->t_enter, .group = grp, .kop = kop, .op = c->op};
+    }
+    if (p2p) { /* a group of sends and receives moves the larger of the two (nd_model.c's rule) */
+      if (c->op == NCS_OP_Recv) last->recvd += bb; else last->sent += bb;
+      last->busbytes = last->sent > last->recvd ? last->sent : last->recvd;
+      last->steps = 1;
+    } else {
+      last->busbytes += bb;
+      double st = ncs_rule_steps(c->op, nr);
+      if (st > last->steps) last->steps = st;
+    }
+  }
+  return 0;
+}
+
+static void wf_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct wf *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  v->ctx = &s->f[file];
+  v->raw = wf_raw;
+  v->comm = wf_comm;
+  v->calls = wf_calls;
+}
+
+static int cmp_k(const void *a, const void *b) {
+  const struct ncs_rl_k *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Kernels get their operation and their launch's size; boundaries become kernel indices. */
+static void wf_file_done(void *state, int file, const struct ncs_read_status *st) {
+  (void)st;
+  struct wf *s = state;
+  if (!s || file < 0 || file >= s->n) return;
+  struct wf_file *f = &s->f[file];
+  for (size_t i = 0; i < f->nk; i++)
+    if (f->k[i].nccl || ncs_is_nccl_kernel(ncs_knames_get(&f->names, f->kname[i]) ? ncs_knames_get(&f->names, f->kname[i]) : "")) {
+      f->k[i].nccl = 1;
+      f->k[i].kop = kop_of(ncs_knames_get(&f->names, f->kname[i]));
+    }
+  free(f->kname);
+  f->kname = NULL;
+  ncs_knames_free(&f->names);
+  if (f->nk) qsort(f->k, f->nk, sizeof *f->k, cmp_k);
+  /* the i-th kernel of an operation is its i-th launch */
+  size_t *unit_k = f->nu ? malloc(f->nu * sizeof *unit_k) : NULL;
+  for (size_t j = 0; unit_k && j < f->nu; j++) unit_k[j] = (size_t)-1;
+  for (int kop = 0; kop < NKOPS && unit_k; kop++) {
+    size_t a = 0, b = 0, nka = 0, nua = 0;
+    for (size_t i = 0; i < f->nk; i++) nka += f->k[i].nccl && f->k[i].kop == kop;
+    for (size_t j = 0; j < f->nu; j++) nua += f->u[j].kop == kop;
+    for (size_t j = 0; j < f->nu; j++) if (f->u[j].kop == kop) unit_k[j] = (size_t)-1;
+    if (nka != nua) continue; /* cannot pair: this operation's kernels stay unsized */
+    while (a < f->nk && b < f->nu) {
+      while (a < f->nk && !(f->k[a].nccl && f->k[a].kop == kop)) a++;
+      while (b < f->nu && f->u[b].kop != kop) b++;
+      if (a >= f->nk || b >= f->nu) break;
+      f->k[a].busbytes = f->u[b].busbytes;
+      f->k[a].steps = f->u[b].steps;
+      f->k[a].op = f->u[b].op;
+      unit_k[b] = a;
+      a++, b++;
+    }
+  }
+  const uint64_t *t = NULL;
+  size_t nb = ncs_metrics_step_starts(file, &t);
+  if (unit_k && nb && (f->bound = malloc(nb * sizeof *f->bound)) != NULL) {
+    size_t j = 0;
+    for (size_t g = 0; g < nb; g++) { /* the launch holding the boundary call: the last begun by then */
+      while (j + 1 < f->nu && f->u[j + 1].t_first <= t[g]) j++;
+      if (j < f->nu && f->u[j].t_first <= t[g] && unit_k[j] != (size_t)-1) f->bound[f->nbound++] = unit_k[j];
+    }
+  }
+  free(unit_k);
+  free(f->u);
+  f->u = NULL;
+  f->nu = f->capu = 0;
+  free(f->nranks);
+  f->nranks = NULL;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static double median(const double *v, int n) {
+  double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+  if (!w || n <= 0) { free(w); return NAN; }
+  memcpy(w, v, (size_t)n * sizeof *w);
+  qsort(w, (size_t)n, sizeof *w, cmp_dbl);
+  double m = w[(n - 1) / 2];
+  free(w);
+  return m;
+}
+
+/* The transfer time of kernel k at link l's α-β reference; `cap` keeps the faster of that and
+ * the observed (a fix never slows a kernel down); an unsized kernel keeps its time. */
+struct link_ctx { const struct ncs_link *l; double gbps; int op; int cap; };
+static double at_link(void *ctx, const struct ncs_rl_k *k, double t) {
+  const struct link_ctx *c = ctx;
+  if (k->busbytes <= 0) return t;
+  if (c->op >= 0 && (int)k->op != c->op) return t;
+  double ref = c->l ? k->steps * c->l->alpha_us * 1e3 + k->busbytes / c->l->beta_gbps : k->busbytes / c->gbps;
+  return c->cap && ref > t ? t : ref;
+}
+
+static const char *const a_relayout[] = {
+  "each rank's GPU timeline is laid out again in the order it ran: a kernel starts after its stream's previous kernel, the kernel on another stream it waited for, or the same idle gap as traced",
+  "a collective ends when its last rank arrives plus its transfer time; compute overlap and waiting are recomputed",
+  NULL};
+
+static void add(struct wf *s, const char *id, const char *title, double step, double fixed, const char *model,
+                const char *const *assume, double evidence, int rank) {
+  if (s->res.n >= NCS_WHATIF_MAX) return;
+  struct ncs_whatif_item *it = &s->res.it[s->res.n++];
+  memset(it, 0, sizeof *it);
+  snprintf(it->id, sizeof it->id, "%s", id);
+  snprintf(it->title, sizeof it->title, "%s", title);
+  it->step_s = step;
+  it->step_s_if_fixed = fixed;
+  it->saved_s_per_step = step - fixed;
+  it->model = model;
+  for (int i = 0; assume && assume[i] && i < 3; i++) it->assumptions[i] = assume[i];
+  it->evidence = evidence;
+  it->rank = rank;
+}
+
+/* The relaid step (median rank) with change c, as a difference from the relaid baseline added to
+ * the observed step (what the replay itself gets wrong cancels); NaN when it cannot be applied. */
+static double relaid(const struct ncs_rl *rl, const struct ncs_rl_change *c, double base_med, double obs_med) {
+  double *v = malloc((size_t)rl->nr * sizeof *v);
+  double out = NAN;
+  if (v && ncs_rl_run(rl, c, v) == 0) out = obs_med + (median(v, rl->nr) - base_med);
+  free(v);
+  return out;
+}
+
+static void wf_finish(void *state, const struct ncs_job *job) {
+  struct wf *s = state;
+  if (!s) return;
+  struct ncs_rl rl = {0};
+  double *obs = NULL, *base = NULL, *wait = NULL;
+  int *rank_of = NULL;
+  rl.r = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *rl.r);
+  rank_of = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *rank_of);
+  if (!rl.r || !rank_of) goto out;
+  int nokern = 0, nosteps = 0;
+  for (int k = 0; k < s->n; k++) {
+    int i = job->order[k];
+    struct wf_file *f = &s->f[i];
+    if (job->rank[i].no_comm) continue;
+    if (!f->nk) { nokern++; continue; }
+    if (f->nbound < 2) { nosteps++; continue; }
+    rl.r[rl.nr] = (struct ncs_rl_rank){.k = f->k, .n = f->nk, .bound = f->bound, .nbound = f->nbound};
+    rank_of[rl.nr++] = job->rank[i].rank;
+  }
+  if (!rl.nr) {
+    snprintf(s->res.why_not, sizeof s->res.why_not, "%s",
+             nokern ? "no kernel activity in the trace: the GPU timeline cannot be laid out" : "no steps found on the GPU (--step-op OP names the boundary)");
+    goto out;
+  }
+  if (nokern || nosteps)
+    snprintf(s->res.why_not, sizeof s->res.why_not, "%d rank(s) left out: %d without kernel activity, %d without steps", nokern + nosteps, nokern, nosteps);
+  if (ncs_rl_prepare(&rl) != 0) goto out;
+  obs = malloc((size_t)rl.nr * sizeof *obs);
+  base = malloc((size_t)rl.nr * sizeof *base);
+  wait = malloc((size_t)rl.nr * sizeof *wait);
+  if (!obs || !base || !wait) goto out;
+  for (int r = 0; r < rl.nr; r++) obs[r] = ncs_rl_observed_step(&rl, r);
+  struct ncs_rl_change none = {.fix_rank = -1};
+  if (ncs_rl_run(&rl, &none, base) != 0) goto out;
+  double step = median(obs, rl.nr), bmed = median(base, rl.nr);
+  s->res.have = step > 0;
+  s->res.step_s = step * 1e-9;
+  s->res.steps = (int)rl.r[0].nbound;
+  if (!s->res.have) goto out;
+
+  /* the transport: the link NVLink would give when NCCL did not use it, else the link in use */
+  const struct ncs_headline *h = job->headline;
+  if (h && h->link.tclass) {
+    struct ncs_link best = h->link;
+    const char *id = "low-busbw";
+    if (h->nvlink_in_box == 1 && !(h->transports & ((1u << NCS_TC_P2P) | (1u << NCS_TC_NVLS)))) {
+      struct ncs_link l = {0};
+      int any = 0;
+      for (int i = 0; i < s->n; i++) {
+        struct ncs_link x;
+        if (!s->f[i].topo || ncs_linkref_of(NCS_TC_P2P, s->f[i].topo, &x) != 0) continue;
+        if (!any || ncs_linkref_slower(&l, &x) == &x) l = x;
+        any = 1;
+      }
+      if (!any) ncs_linkref_of(NCS_TC_P2P, NULL, &l);
+      best = l;
+      id = "nvlink-unused";
+    }
+    struct link_ctx lc = {&best, 0, -1, 1};
+    struct ncs_rl_change c = {at_link, &lc, -1};
+    double fixed = relaid(&rl, &c, bmed, step);
+    static const char *const a_link[] = {
+      "each NCCL kernel's transfer takes what the reference link reaches for its size and algorithm steps (alpha-beta, docs/REFERENCE-FIGURES.md); a kernel already faster keeps its time",
+      NULL, NULL};
+    const char *al[4] = {a_link[0], a_relayout[0], a_relayout[1], NULL};
+    char title[224];
+    snprintf(title, sizeof title, "communication at %s", best.why);
+    char *colon = strchr(title, ':');
+    if (colon) *colon = 0;
+    /* the reference is a model: a link in use is called slow only when it costs 10% of the step */
+    if (isfinite(fixed) && step - fixed >= (best.tclass == h->link.tclass ? MIN_LOW_BUSBW : MIN_SHARE) * step)
+      add(s, id, title, s->res.step_s, fixed * 1e-9,
+          "every NCCL kernel re-laid at the reference link's busbw for its size, each rank's step laid out again", al, 0, -1);
+  }
+  /* a straggler: the rank whose lateness made the others wait most */
+  size_t ncoll = ncs_rl_wait_caused(&rl, wait);
+  if (ncoll && rl.nr > 1) {
+    int w = 0;
+    for (int r = 1; r < rl.nr; r++) if (wait[r] > wait[w]) w = r;
+    struct ncs_rl_change c = {NULL, NULL, w};
+    double fixed = relaid(&rl, &c, bmed, step);
+    double per_step = wait[w] / (double)(rl.r[w].nbound > 1 ? rl.r[w].nbound : 1);
+    if (isfinite(fixed) && step - fixed >= MIN_SHARE * step) {
+      static const char *const a_strag[] = {
+        "its compute kernels take the median length of the other ranks' kernels at the same place in the step",
+        "its host-side lateness (idle gaps) is not changed", NULL};
+      const char *al[4] = {a_strag[0], a_strag[1], a_relayout[1], NULL};
+      char title[224];
+      snprintf(title, sizeof title, "rank %d late: the others wait for it", rank_of[w]);
+      add(s, "straggler", title, s->res.step_s, fixed * 1e-9,
+          "the straggler's compute kernels as long as the other ranks', every rank's step laid out again", al,
+          per_step * 1e-9, rank_of[w]);
+    }
+  }
+  /* exposed communication: the ceiling of overlap work */
+  double *ex = malloc((size_t)rl.nr * sizeof *ex);
+  if (ex) {
+    for (int r = 0; r < rl.nr; r++) ex[r] = ncs_rl_observed_exposed(&rl, r);
+    double e = median(ex, rl.nr);
+    free(ex);
+    if (e >= MIN_SHARE * step) {
+      static const char *const a_exp[] = {
+        "every exposed NCCL kernel runs under compute: the ceiling of overlap work (bucket sizing, earlier launches); the transfer itself is unchanged",
+        "exposed: NCCL kernel time with no compute kernel beside it between the first and last step boundary, per step (median rank)", NULL};
+      add(s, "exposed-comm", "exposed communication hidden under compute", s->res.step_s, (step - e) * 1e-9,
+          "the step minus its exposed communication", a_exp, 0, -1);
+    }
+  }
+  /* by saved time, descending (insertion sort: stable) */
+  for (int a = 1; a < s->res.n; a++)
+    for (int b = a; b > 0 && s->res.it[b].saved_s_per_step > s->res.it[b - 1].saved_s_per_step; b--) {
+      struct ncs_whatif_item t = s->res.it[b]; s->res.it[b] = s->res.it[b - 1]; s->res.it[b - 1] = t;
+    }
+  /* the user's target */
+  if (s->spec) {
+    struct ncs_link l = {0};
+    struct link_ctx lc = {NULL, s->user_gbps, s->user_op, 0};
+    char title[224];
+    if (s->user_tclass) {
+      int any = 0;
+      for (int i = 0; i < s->n; i++) {
+        struct ncs_link x;
+        if (!s->f[i].topo || ncs_linkref_of(s->user_tclass, s->f[i].topo, &x) != 0) continue;
+        if (!any || ncs_linkref_slower(&l, &x) == &x) l = x;
+        any = 1;
+      }
+      if (!any) ncs_linkref_of(s->user_tclass, NULL, &l);
+      lc.l = &l;
+      snprintf(title, sizeof title, "communication at %s", l.why);
+      char *colon = strchr(title, ':');
+      if (colon) *colon = 0;
+    } else {
+      snprintf(title, sizeof title, "%s at %g GB/s busbw", s->user_op >= 0 ? ncs_op_name((unsigned)s->user_op) : "every NCCL kernel", s->user_gbps);
+    }
+    struct ncs_rl_change c = {at_link, &lc, -1};
+    double fixed = relaid(&rl, &c, bmed, step);
+    static const char *const a_user[] = {
+      "each NCCL kernel (of that operation) with a known size takes its bus bytes over the target busbw (a transport: alpha x steps + bus bytes / beta of its reference link); kernels of unknown size keep their time",
+      NULL};
+    const char *al[4] = {a_user[0], a_relayout[0], a_relayout[1], NULL};
+    add(s, "what-if", title, s->res.step_s, isfinite(fixed) ? fixed * 1e-9 : NAN,
+        "the NCCL kernels re-laid at the target, each rank's step laid out again", al, 0, -1);
+  }
+out:
+  ncs_rl_free(&rl);
+  free(rl.r);
+  free(rank_of);
+  free(obs);
+  free(base);
+  free(wait);
+}
+
+static void print_item(FILE *f, const struct ncs_whatif_item *it) {
+  if (!isfinite(it->step_s_if_fixed)) {
+    fprintf(f, "  %-14s %s: cannot be laid out (the ranks' kernels do not line up)\n", it->id, it->title);
+    return;
+  }
+  fprintf(f, "  %-14s %s: step %.3f -> %.3f ms (%+.3f ms per step, %+.0f%%)\n", it->id, it->title, it->step_s * 1e3,
+          it->step_s_if_fixed * 1e3, -it->saved_s_per_step * 1e3,
+          it->step_s > 0 ? -100.0 * it->saved_s_per_step / it->step_s : 0.0);
+  if (!strcmp(it->id, "straggler"))
+    fprintf(f, "  %-14s the others' waiting it causes: %.3f ms per step\n", "", it->evidence * 1e3);
+}
+
+static void wf_text(void *state, FILE *f, const struct ncs_job *job) {
+  (void)job;
+  struct wf *s = state;
+  if (!s) return;
+  fprintf(f, "\nWhat the problems cost (step time on the GPU clock, laid out again from the trace; docs/METRICS.md \"What fixing it would give\"):\n");
+  if (!s->res.have) {
+    fprintf(f, "  not computed: %s\n", s->res.why_not[0] ? s->res.why_not : "no steps on the GPU");
+    return;
+  }
+  fprintf(f, "  step %.3f ms (median rank, %d step boundaries on the GPU)\n", s->res.step_s * 1e3, s->res.steps);
+  if (s->res.why_not[0]) fprintf(f, "  %s\n", s->res.why_not);
+  int findings = 0;
+  for (int i = 0; i < s->res.n; i++) findings += strcmp(s->res.it[i].id, "what-if") != 0;
+  if (!findings) fprintf(f, "  nothing found that costs %.0f%% of the step or more\n", MIN_SHARE * 100);
+  for (int i = 0; i < s->res.n; i++) print_item(f, &s->res.it[i]);
+}
+
+static void wf_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
+  (void)job;
+  struct wf *s = state;
+  if (!s) return;
+  ncs_json_obj_begin(j, "what_if");
+  ncs_json_bool(j, "computed", s->res.have);
+  if (s->res.why_not[0]) ncs_json_str(j, "why_not", s->res.why_not);
+  if (s->res.have) {
+    ncs_json_num(j, "step_s", s->res.step_s);
+    ncs_json_int(j, "step_boundaries", s->res.steps);
+  }
+  ncs_json_arr_begin(j, "findings");
+  for (int i = 0; i < s->res.n; i++) {
+    const struct ncs_whatif_item *it = &s->res.it[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "id", it->id);
+    ncs_json_str(j, "title", it->title);
+    if (isfinite(it->step_s_if_fixed)) {
+      ncs_json_num(j, "saved_s_per_step", it->saved_s_per_step);
+      ncs_json_num(j, "step_s", it->step_s);
+      ncs_json_num(j, "step_s_if_fixed", it->step_s_if_fixed);
+    } else {
+      ncs_json_null(j, "saved_s_per_step");
+      ncs_json_num(j, "step_s", it->step_s);
+      ncs_json_null(j, "step_s_if_fixed");
+    }
+    if (it->rank >= 0) {
+      ncs_json_int(j, "rank", it->rank);
+      ncs_json_num(j, "wait_caused_s_per_step", it->evidence);
+    }
+    ncs_json_str(j, "model", it->model);
+    ncs_json_arr_begin(j, "assumptions");
+    for (int a = 0; it->assumptions[a]; a++) ncs_json_str(j, NULL, it->assumptions[a]);
+    ncs_json_arr_end(j);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_obj_end(j);
+}
+
+static void wf_destroy(void *state) {
+  struct wf *s = state;
+  if (!s) return;
+  for (int i = 0; i < s->n; i++) {
+    free(s->f[i].k);
+    free(s->f[i].kname);
+    free(s->f[i].u);
+    free(s->f[i].nranks);
+    free(s->f[i].topo);
+    free(s->f[i].bound);
+    ncs_knames_free(&s->f[i].names);
+  }
+  free(s->f);
+  if (g_current == s) g_current = NULL;
+  free(s);
+}
+
+static const struct ncs_analysis_option wf_options[] = {
+  {"what-if", "busbw=GBPS[,op=OP]|transport=P2P|NVLS|SHM|NET", "the step time if NCCL's kernels ran at that busbw or over that link (docs/METRICS.md)"},
+  {NULL, NULL, NULL}};
+
+const struct ncs_analysis ncs_analysis_whatif = {
+  .name = "whatif",
+  .options = wf_options,
+  .bad_options = wf_bad_options,
+  .create = wf_create,
+  .visitor = wf_visitor,
+  .file_done = wf_file_done,
+  .finish = wf_finish,
+  .print_text = wf_text,
+  .print_json = wf_json,
+  .destroy = wf_destroy,
+};

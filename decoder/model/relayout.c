@@ -1,0 +1,284 @@
+/* relayout.c — laying a job's GPU timelines out again with changed kernels (relayout.h). */
+#include "model/relayout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Two device times this close are the same moment: the trace rounds kernel times to 32 ns
+ * (docs/FORMAT.md) and converts clocks with sub-microsecond error (docs/SHIM.md). */
+#define TOL_NS 1000.0
+/* How far back a kernel's cause is looked for among the rank's earlier kernels. */
+#define LOOKBACK 256
+#define NONE ((size_t)-1)
+
+enum dep_kind { DEP_STREAM, DEP_ABS, DEP_EVENT, DEP_GAP };
+struct ncs_rl_dep {
+  enum dep_kind kind;
+  size_t pred;     /* previous kernel on the same stream, NONE */
+  size_t q;        /* EVENT / GAP: the kernel on whose end it started (GAP: plus gap) */
+  double gap;
+  double transfer; /* NCCL: end - the latest arrival of its ranks */
+  size_t u;        /* NCCL: its index among the rank's NCCL kernels */
+};
+
+void ncs_rl_free(struct ncs_rl *rl) {
+  for (int r = 0; rl && r < rl->nr; r++) {
+    free(rl->r[r].dep);
+    free(rl->r[r].unit);
+    rl->r[r].dep = NULL;
+    rl->r[r].unit = NULL;
+    rl->r[r].nunit = 0;
+  }
+}
+
+/* Why kernel i of rank x started when it did. */
+static void read_dep(struct ncs_rl_rank *x, size_t i, size_t pred) {
+  struct ncs_rl_dep *d = &x->dep[i];
+  const struct ncs_rl_k *k = &x->k[i];
+  d->pred = pred;
+  d->kind = DEP_STREAM;
+  if (pred != NONE && (double)k->start <= (double)x->k[pred].end + TOL_NS) return;
+  size_t lo = i > LOOKBACK ? i - LOOKBACK : 0, ev = NONE, gap = NONE;
+  for (size_t j = i; j-- > lo;) {
+    double e = (double)x->k[j].end, s = (double)k->start;
+    if (e >= s - TOL_NS && e <= s + TOL_NS && (ev == NONE || x->k[j].end > x->k[ev].end)) ev = j;
+    if (e <= s && (gap == NONE || x->k[j].end > x->k[gap].end)) gap = j;
+  }
+  if (ev != NONE) { d->kind = DEP_EVENT; d->q = ev; return; }
+  if (gap != NONE) { d->kind = DEP_GAP; d->q = gap; d->gap = (double)k->start - (double)x->k[gap].end; return; }
+  d->kind = DEP_ABS;
+}
+
+int ncs_rl_prepare(struct ncs_rl *rl) {
+  rl->synced = rl->nr > 0;
+  for (int r = 0; r < rl->nr; r++) {
+    struct ncs_rl_rank *x = &rl->r[r];
+    x->dep = calloc(x->n ? x->n : 1, sizeof *x->dep);
+    x->unit = calloc(x->n ? x->n : 1, sizeof *x->unit);
+    if (!x->dep || !x->unit) goto fail;
+    x->nunit = 0;
+    /* the previous kernel of each stream: streams are few, a short list */
+    enum { MAXS = 64 };
+    uint32_t sid[MAXS];
+    size_t last[MAXS];
+    int ns = 0;
+    for (size_t i = 0; i < x->n; i++) {
+      int s = 0;
+      while (s < ns && sid[s] != x->k[i].stream) s++;
+      size_t pred = s < ns ? last[s] : NONE;
+      if (s == ns && ns < MAXS) { sid[ns] = x->k[i].stream; ns++; }
+      read_dep(x, i, pred);
+      if (s < MAXS) last[s] = i;
+      if (x->k[i].nccl) { x->dep[i].u = x->nunit; x->unit[x->nunit++] = i; }
+    }
+    if (x->nunit != rl->r[0].nunit) rl->synced = 0;
+  }
+  for (size_t u = 0; rl->synced && u < rl->r[0].nunit; u++)
+    for (int r = 1; r < rl->nr; r++)
+      if (rl->r[r].k[rl->r[r].unit[u]].kop != rl->r[0].k[rl->r[0].unit[u]].kop) { rl->synced = 0; break; }
+  for (int r = 0; r < rl->nr; r++) {
+    struct ncs_rl_rank *x = &rl->r[r];
+    for (size_t u = 0; u < x->nunit; u++) {
+      const struct ncs_rl_k *k = &x->k[x->unit[u]];
+      double arrive = (double)k->start;
+      for (int p = 0; rl->synced && p < rl->nr; p++) {
+        double s = (double)rl->r[p].k[rl->r[p].unit[u]].start;
+        if (s > arrive) arrive = s;
+      }
+      double t = (double)k->end - arrive;
+      x->dep[x->unit[u]].transfer = t > 0 ? t : 0;
+    }
+  }
+  return 0;
+fail:
+  ncs_rl_free(rl);
+  return -1;
+}
+
+double ncs_rl_observed_step(const struct ncs_rl *rl, int r) {
+  const struct ncs_rl_rank *x = &rl->r[r];
+  if (x->nbound < 2) return 0;
+  return ((double)x->k[x->bound[x->nbound - 1]].end - (double)x->k[x->bound[0]].end) / (double)(x->nbound - 1);
+}
+
+/* Merges the intervals of rank x's kernels with nccl == want, clipped to [a, b), into o (sorted,
+ * disjoint); returns their count. The kernels are sorted by start. */
+static size_t merged(const struct ncs_rl_rank *x, int want, double a, double b, double (*o)[2]) {
+  size_t m = 0;
+  for (size_t i = 0; i < x->n; i++) {
+    if (!x->k[i].nccl != !want) continue;
+    double s = (double)x->k[i].start, e = (double)x->k[i].end;
+    if (s < a) s = a;
+    if (e > b) e = b;
+    if (e <= s) continue;
+    if (m && s <= o[m - 1][1]) { if (e > o[m - 1][1]) o[m - 1][1] = e; continue; }
+    o[m][0] = s;
+    o[m][1] = e;
+    m++;
+  }
+  return m;
+}
+
+double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r) {
+  const struct ncs_rl_rank *x = &rl->r[r];
+  if (x->nbound < 2) return 0;
+  double a = (double)x->k[x->bound[0]].end, b = (double)x->k[x->bound[x->nbound - 1]].end;
+  double (*c)[2] = malloc((x->n + 1) * sizeof *c), (*g)[2] = malloc((x->n + 1) * sizeof *g);
+  double exposed = 0;
+  if (!c || !g) goto out;
+  size_t nc = merged(x, 1, a, b, c), ng = merged(x, 0, a, b, g);
+  for (size_t i = 0, j = 0; i < nc; i++) {
+    double len = c[i][1] - c[i][0];
+    while (j < ng && g[j][1] <= c[i][0]) j++;
+    for (size_t k = j; k < ng && g[k][0] < c[i][1]; k++) {
+      double s = g[k][0] > c[i][0] ? g[k][0] : c[i][0], e = g[k][1] < c[i][1] ? g[k][1] : c[i][1];
+      if (e > s) len -= e - s;
+    }
+    exposed += len;
+  }
+  exposed /= (double)(x->nbound - 1);
+out:
+  free(c);
+  free(g);
+  return exposed;
+}
+
+struct run {
+  const struct ncs_rl *rl;
+  const struct ncs_rl_change *c;
+  double **ns, **ne;   /* new start and end per rank and kernel; ne < 0: not yet known */
+  double **dur;        /* compute kernels' lengths (fix_rank's replaced) */
+};
+
+static double end_of(struct run *w, int r, size_t i) {
+  if (w->ne[r][i] >= 0) return w->ne[r][i];
+  const struct ncs_rl_rank *x = &w->rl->r[r];
+  const struct ncs_rl_dep *d = &x->dep[i];
+  double arrive = w->ns[r][i];
+  for (int p = 0; w->rl->synced && p < w->rl->nr; p++) {
+    double s = w->ns[p][w->rl->r[p].unit[d->u]];
+    if (s > arrive) arrive = s;
+  }
+  double t = d->transfer;
+  if (w->c && w->c->nccl_ns) t = w->c->nccl_ns(w->c->ctx, &x->k[i], t);
+  double e = arrive + (t > 0 ? t : 0);
+  if (w->rl->synced) /* one collective, one end on every rank */
+    for (int p = 0; p < w->rl->nr; p++) w->ne[p][w->rl->r[p].unit[d->u]] = e;
+  else
+    w->ne[r][i] = e;
+  return e;
+}
+
+struct gkey { uint64_t start; int r; size_t i; };
+static int cmp_gkey(const void *a, const void *b) {
+  const struct gkey *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  if (x->r != y->r) return x->r < y->r ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* fix_rank's compute kernels take the median length of the others' j-th compute kernel. */
+static int fix_durations(struct run *w, int fr) {
+  const struct ncs_rl *rl = w->rl;
+  size_t nc = 0;
+  for (size_t i = 0; i < rl->r[fr].n; i++) nc += !rl->r[fr].k[i].nccl;
+  size_t **ci = calloc((size_t)rl->nr, sizeof *ci); /* per rank: index of its j-th compute kernel */
+  double *v = malloc((size_t)rl->nr * sizeof *v);
+  int rc = -1;
+  if (!ci || !v) goto out;
+  for (int r = 0; r < rl->nr; r++) {
+    size_t m = 0;
+    if (!(ci[r] = malloc((rl->r[r].n + 1) * sizeof **ci))) goto out;
+    for (size_t i = 0; i < rl->r[r].n; i++)
+      if (!rl->r[r].k[i].nccl) ci[r][m++] = i;
+    if (m != nc) { rc = -2; goto out; }
+  }
+  for (size_t j = 0; j < nc && rl->nr > 1; j++) {
+    int m = 0;
+    for (int r = 0; r < rl->nr; r++)
+      if (r != fr) v[m++] = (double)(rl->r[r].k[ci[r][j]].end - rl->r[r].k[ci[r][j]].start);
+    qsort(v, (size_t)m, sizeof *v, cmp_d);
+    w->dur[fr][ci[fr][j]] = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+  }
+  rc = 0;
+out:
+  for (int r = 0; ci && r < rl->nr; r++) free(ci[r]);
+  free(ci);
+  free(v);
+  return rc;
+}
+
+int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *step) {
+  struct run w = {rl, c, NULL, NULL, NULL};
+  size_t total = 0;
+  struct gkey *g = NULL;
+  int rc = -1;
+  if (!(w.ns = calloc((size_t)rl->nr, sizeof *w.ns)) || !(w.ne = calloc((size_t)rl->nr, sizeof *w.ne)) ||
+      !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)))
+    goto out;
+  for (int r = 0; r < rl->nr; r++) {
+    size_t n = rl->r[r].n ? rl->r[r].n : 1;
+    if (!(w.ns[r] = malloc(n * sizeof **w.ns)) || !(w.ne[r] = malloc(n * sizeof **w.ne)) ||
+        !(w.dur[r] = malloc(n * sizeof **w.dur)))
+      goto out;
+    for (size_t i = 0; i < rl->r[r].n; i++) {
+      w.ne[r][i] = -1;
+      w.ns[r][i] = (double)rl->r[r].k[i].start; /* until laid out */
+      w.dur[r][i] = (double)(rl->r[r].k[i].end - rl->r[r].k[i].start);
+    }
+    total += rl->r[r].n;
+  }
+  if (c && c->fix_rank >= 0 && c->fix_rank < rl->nr && (rc = fix_durations(&w, c->fix_rank)) != 0) goto out;
+  rc = -1;
+  if (!(g = malloc((total ? total : 1) * sizeof *g))) goto out;
+  size_t m = 0;
+  for (int r = 0; r < rl->nr; r++)
+    for (size_t i = 0; i < rl->r[r].n; i++) g[m++] = (struct gkey){rl->r[r].k[i].start, r, i};
+  qsort(g, m, sizeof *g, cmp_gkey);
+  for (size_t a = 0; a < m; a++) { /* observed start order: every cause is laid out before */
+    int r = g[a].r;
+    size_t i = g[a].i;
+    const struct ncs_rl_dep *d = &rl->r[r].dep[i];
+    double t = d->pred != NONE ? end_of(&w, r, d->pred) : 0;
+    double u = d->kind == DEP_ABS ? (double)rl->r[r].k[i].start
+             : d->kind == DEP_EVENT ? end_of(&w, r, d->q)
+             : d->kind == DEP_GAP ? end_of(&w, r, d->q) + d->gap : 0;
+    w.ns[r][i] = t > u ? t : u;
+    if (!rl->r[r].k[i].nccl) w.ne[r][i] = w.ns[r][i] + w.dur[r][i];
+  }
+  for (int r = 0; r < rl->nr; r++) {
+    const struct ncs_rl_rank *x = &rl->r[r];
+    step[r] = x->nbound < 2 ? 0
+            : (end_of(&w, r, x->bound[x->nbound - 1]) - end_of(&w, r, x->bound[0])) / (double)(x->nbound - 1);
+  }
+  rc = 0;
+out:
+  for (int r = 0; r < rl->nr; r++) {
+    if (w.ns) free(w.ns[r]);
+    if (w.ne) free(w.ne[r]);
+    if (w.dur) free(w.dur[r]);
+  }
+  free(w.ns);
+  free(w.ne);
+  free(w.dur);
+  free(g);
+  return rc;
+}
+
+size_t ncs_rl_wait_caused(const struct ncs_rl *rl, double *wait) {
+  for (int r = 0; r < rl->nr; r++) wait[r] = 0;
+  if (!rl->synced || rl->nr < 2) return 0;
+  size_t nu = rl->r[0].nunit;
+  for (size_t u = 0; u < nu; u++) {
+    int last = 0;
+    for (int p = 1; p < rl->nr; p++)
+      if (rl->r[p].k[rl->r[p].unit[u]].start > rl->r[last].k[rl->r[last].unit[u]].start) last = p;
+    double s = (double)rl->r[last].k[rl->r[last].unit[u]].start;
+    for (int p = 0; p < rl->nr; p++) wait[last] += s - (double)rl->r[p].k[rl->r[p].unit[u]].start;
+  }
+  return nu;
+}

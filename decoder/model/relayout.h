@@ -1,0 +1,73 @@
+/* relayout.h — the GPU timelines of a job's ranks laid out again with some kernels changed: what
+ * the step would take if the communication ran at another bus bandwidth, or if one rank's
+ * compute were as long as the others' (docs/METRICS.md, "What fixing it would give").
+ *
+ * Contract: the caller fills one ncs_rl_rank per traced process: its kernels as the trace
+ * recorded them (device start and end on the job clock, CUPTI stream, NCCL or not; an NCCL
+ * kernel with what it moves when its call is known) sorted by start, and the indices of its
+ * step-boundary kernels (NCCL kernels, increasing). ncs_rl_prepare() reads from the observed
+ * timeline why each kernel started when it did: after its stream's previous kernel, at the end
+ * of a kernel on another stream (an event wait), or after a gap that keeps its length (host
+ * launch, input); and, when every rank ran the same NCCL kernels in the same order, how long
+ * each collective took after its last rank arrived (its transfer: the rest was waiting).
+ * ncs_rl_run() replays the timelines in order with the changes asked for: a collective ends at
+ * the latest arrival of its ranks plus its (new) transfer time, so compute overlap and waiting
+ * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
+ * hid behind its own stream's work (it never bound there; where faster communication would
+ * expose it, the prediction is optimistic). Memory: 48 bytes per kernel, owned by the caller
+ * (k) and by ncs_rl (deps, freed by ncs_rl_free). Not thread-safe. */
+#ifndef NCS_RELAYOUT_H
+#define NCS_RELAYOUT_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct ncs_rl_k {
+  uint64_t start, end;     /* observed, ns */
+  uint32_t stream;
+  int nccl;                /* 1: an NCCL kernel */
+  int kop;                 /* NCCL: the kernel's operation index (caller's numbering), else -1 */
+  unsigned op;             /* NCCL: the call's enum ncs_op when known (busbytes > 0) */
+  double busbytes, steps;  /* NCCL: bus bytes (S x busbw factor) and algorithm steps; 0 unknown */
+};
+struct ncs_rl_dep;
+struct ncs_rl_rank {
+  struct ncs_rl_k *k;      /* [n], sorted by start */
+  size_t n;
+  size_t *bound;           /* [nbound] indices into k of the step-boundary NCCL kernels */
+  size_t nbound;
+  struct ncs_rl_dep *dep;  /* ncs_rl_prepare's, [n] */
+  size_t *unit, nunit;     /* ncs_rl_prepare's: indices into k of its NCCL kernels, in order */
+};
+struct ncs_rl {
+  int nr;
+  struct ncs_rl_rank *r;   /* [nr] */
+  int synced;              /* every rank ran the same NCCL kernels in the same order */
+};
+
+/* What to change. nccl_ns (may be NULL: unchanged) gives a kernel's new transfer time from its
+ * observed one; fix_rank >= 0 gives that rank's compute kernels the median length of the
+ * other ranks' kernels at the same place (the j-th compute kernel of each rank). */
+struct ncs_rl_change {
+  double (*nccl_ns)(void *ctx, const struct ncs_rl_k *k, double transfer_ns);
+  void *ctx;
+  int fix_rank;
+};
+
+/* Reads the dependencies. 0, or -1 when out of memory. */
+int ncs_rl_prepare(struct ncs_rl *rl);
+void ncs_rl_free(struct ncs_rl *rl);
+/* Observed step time of rank r: (end of its last boundary kernel - end of its first) / (nbound
+ * - 1); 0 with fewer than two boundaries. */
+double ncs_rl_observed_step(const struct ncs_rl *rl, int r);
+/* Exposed NCCL time per step of rank r on the observed timeline: NCCL kernel time with no
+ * compute beside it, between its first and last boundary kernel's ends, / (nbound - 1). */
+double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r);
+/* Lays the timelines out again with c applied and writes each rank's step time (as
+ * ncs_rl_observed_step) to step[0..nr). 0, -1 out of memory, -2 the change cannot be applied
+ * (fix_rank: the ranks' compute kernels do not line up). */
+int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *step);
+/* Waiting caused per rank: for each collective, what each other rank spent between its own
+ * arrival and the last one's, charged to the last to arrive; summed into wait[0..nr) (ns).
+ * Only when synced; returns the number of collectives, 0 otherwise. */
+size_t ncs_rl_wait_caused(const struct ncs_rl *rl, double *wait);
+#endif
