@@ -2,12 +2,20 @@
  *
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
- * tests and readers can find them): summary, time-per-op, busbw, comm-share, steps (a few steps per rank),
+ * tests and readers can find them; each a <details> that opens and closes, the long ones closed
+ * at first, so the page at 4,096 ranks stays a few screens tall until a reader expands one):
+ * summary, time-per-op, busbw, comm-share, steps (a few steps of the slowest, median and
+ * fastest rank and of any rank the headline names; every rank up to 16),
  * gpu-streams (each rank's compute and NCCL kernels on their GPU streams, exposed communication
  * marked: render/gpu_lanes.h), skew, stragglers,
  * findings, doctor (`ncclscope doctor`'s verdicts, from facts gathered in the same single read
  * of each file; left out with --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
+ * Pictures scale with ranks: a value per rank is a heatmap in rank order (svg.h) past 16 ranks,
+ * with its distribution in words and its outliers outlined and named, never a bar per rank.
+ * One colour meaning across charts: red marks a problem (an outlier, the slow rank, exposed
+ * communication); blue shades are amounts. One number, one source: a rank's communication
+ * share in the chart, the distribution and the Ranks table all come from rank_share().
  * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
  * input, 4 when nothing could be read or the page cannot be written. */
 #include <math.h>
@@ -52,14 +60,110 @@ static const char CSS[] =
   "#headline.good{border-color:#2a8a2a;color:inherit;font-weight:normal}"
   "#headline.bad{border-color:#c0392b;color:inherit;font-weight:normal}"
   "#headline h2{border:0;margin:0 0 6px;font-size:20px}#headline .fig{font-size:30px;font-weight:bold}"
+  "details>summary{cursor:pointer}details>summary h2,details>summary h3{display:inline-block}"
   ".P2P{background:#9d9}.NVLS{background:#7c7}.SHM{background:#fd8}.NET{background:#f99}.COLLNET{background:#f9c}";
 
 static double wall_s(const struct ncs_jrank *r) { return r->t_last > r->t_first ? (double)(r->t_last - r->t_first) / 1e9 : 0; }
 
+/* A section that opens and closes: <section id><details [open]><summary><h2>title</h2></summary>. */
+static void sec_open(FILE *f, const char *id, const char *title, int open) {
+  fprintf(f, "<section id=\"%s\"><details%s><summary><h2>%s</h2></summary>\n", id, open ? " open" : "", title);
+}
+static void sec_close(FILE *f) { fprintf(f, "</details></section>\n"); }
+
+/* File i's communication share (0..1), communication seconds and window seconds: the doctor's
+ * facts when it ran (the one definition, shared with report and doctor: analysis/headline.h),
+ * else the loader's sums. The chart, its distribution and the Ranks table all read this. */
+static double rank_share(const struct ncs_jobdata *J, const struct ncs_doctor *d, int i, double *comm_s, double *win_s) {
+  double w = wall_s(&J->r[i]), share = w > 0 ? J->r[i].comm_s / w : 0;
+  if (d && d->n == J->n) {
+    double wn = 0, sh = ncs_headline_share(d->f[i], &wn);
+    share = sh >= 0 ? sh : 0;
+    if (wn > 0) w = wn / 1e9;
+  }
+  if (win_s) *win_s = w;
+  if (comm_s) *comm_s = share * w;
+  return share;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Outliers of v[0..n): at most 8, the farthest from the median first, each more than
+ * 3 scaled MADs and more than `floor` from the median; mark[i] set for them (added to what the
+ * caller marked). Returns the median. */
+static double mark_outliers(const double *v, int n, int *mark, double floor) {
+  if (n <= 0) return 0;
+  double *t = malloc((size_t)n * sizeof *t);
+  if (!t) return 0;
+  memcpy(t, v, (size_t)n * sizeof *t);
+  qsort(t, (size_t)n, sizeof *t, cmp_dbl);
+  double med = t[n / 2];
+  for (int i = 0; i < n; i++) t[i] = fabs(v[i] - med);
+  qsort(t, (size_t)n, sizeof *t, cmp_dbl);
+  double lim = 3 * 1.4826 * t[n / 2];
+  if (lim < floor) lim = floor;
+  free(t);
+  for (int k = 0; k < 8; k++) {
+    int best = -1;
+    for (int i = 0; i < n; i++)
+      if (mark[i] != 2 && fabs(v[i] - med) > lim && (best < 0 || fabs(v[i] - med) > fabs(v[best] - med))) best = i;
+    if (best < 0) break;
+    mark[best] = 2;
+  }
+  for (int i = 0; i < n; i++) if (mark[i]) mark[i] = 1;
+  return med;
+}
+
+/* A value per rank (v, rank, mark: in rank order): bars up to 16 ranks, else a heatmap; the
+ * distribution in words either way, the outliers named. */
+static void rank_picture(FILE *f, const double *v, const int *rank, int *mark, int n, const char *unit, double floor) {
+  if (n <= 0) return;
+  double med = mark_outliers(v, n, mark, floor);
+  int lo = 0, hi = 0, nm = 0;
+  for (int i = 0; i < n; i++) { if (v[i] < v[lo]) lo = i; if (v[i] > v[hi]) hi = i; nm += mark[i] != 0; }
+  fprintf(f, "<p class=\"dist\">%d ranks: lowest %.4g %s (rank %d), median %.4g %s, highest %.4g %s (rank %d)", n, v[lo],
+          unit, rank[lo], med, unit, v[hi], unit, rank[hi]);
+  if (nm) {
+    fprintf(f, "; <span class=\"bad\">outlined in red:");
+    for (int i = 0, k = 0; i < n && k < 8; i++)
+      if (mark[i]) fprintf(f, "%s rank %d (%.4g %s)", k++ ? "," : "", rank[i], v[i], unit);
+    fprintf(f, "</span>");
+  } else fprintf(f, "; no outlier");
+  fprintf(f, ".</p>\n");
+  if (n <= 16) {
+    const char *lab[16];
+    char buf[16][24];
+    for (int i = 0; i < n; i++) { snprintf(buf[i], sizeof buf[i], "rank %d", rank[i]); lab[i] = buf[i]; }
+    ncs_svg_bars(f, lab, v, mark, n, unit);
+  } else {
+    ncs_svg_heatmap(f, v, rank, mark, n, unit);
+  }
+}
+
+/* Files in rank order (ties, unknown ranks last: file order). */
+static const struct ncs_jobdata *sort_J;
+static int cmp_file_rank(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  int rx = sort_J->r[x].rank < 0 ? 1 << 30 : sort_J->r[x].rank, ry = sort_J->r[y].rank < 0 ? 1 << 30 : sort_J->r[y].rank;
+  return rx != ry ? (rx < ry ? -1 : 1) : (x > y) - (x < y);
+}
+static int *files_by_rank(const struct ncs_jobdata *J) {
+  int *o = malloc((size_t)(J->n ? J->n : 1) * sizeof *o);
+  if (!o) return NULL;
+  for (int i = 0; i < J->n; i++) o[i] = i;
+  sort_J = J;
+  qsort(o, (size_t)J->n, sizeof *o, cmp_file_rank);
+  return o;
+}
+
 static void sec_summary(FILE *f, const struct ncs_jobdata *J) {
   int bad = 0;
   for (int i = 0; i < J->n; i++) bad += J->r[i].read_rc != 0 || J->r[i].truncated;
-  fprintf(f, "<section id=\"summary\"><h2>Summary</h2><p>%d trace file(s) on %d host(s); timing: %s; decoded in %.2f s.",
+  sec_open(f, "summary", "Summary", 1);
+  fprintf(f, "<p>%d trace file(s) on %d host(s); timing: %s; decoded in %.2f s.",
           J->n, J->hosts, J->gpu_timing ? "GPU (CUDA events)" : "host (no GPU times in the traces)", J->decode_s);
   if (bad) fprintf(f, " <span class=\"bad\">%d file(s) damaged or cut short: see Ranks.</span>", bad);
   fprintf(f, "</p><p class=\"note\">All ranks are put on one clock through each host's realtime/monotonic clock pairs, "
@@ -78,7 +182,7 @@ static void sec_summary(FILE *f, const struct ncs_jobdata *J) {
     }
     fprintf(f, " Arrival differences between hosts below these are clock error.</p>\n");
   }
-  fprintf(f, "</section>\n");
+  sec_close(f);
 }
 
 static void sec_time_per_op(FILE *f, const struct ncs_jobdata *J) {
@@ -89,14 +193,16 @@ static void sec_time_per_op(FILE *f, const struct ncs_jobdata *J) {
   int n = 0;
   for (int op = 0; op < NCS_OP_LIMIT; op++)
     if (t[op] > 0) { lab[n] = ncs_op_name((unsigned)op); val[n] = t[op]; n++; }
-  fprintf(f, "<section id=\"time-per-op\"><h2>Time per operation</h2><p class=\"note\">Sum over ranks of each "
+  sec_open(f, "time-per-op", "Time per operation", 1);
+  fprintf(f, "<p class=\"note\">Sum over ranks of each "
              "operation's %s time.</p>\n", J->gpu_timing ? "GPU" : "host");
   if (n) ncs_svg_bars(f, lab, val, NULL, n, "s"); else fprintf(f, "<p>No collective or point-to-point calls.</p>");
-  fprintf(f, "</section>\n");
+  sec_close(f);
 }
 
 static void sec_busbw(FILE *f, const struct ncs_jobdata *J, const struct ncs_doctor *d) {
-  fprintf(f, "<section id=\"busbw\"><h2>Bus bandwidth against message size</h2><p class=\"note\">busbw as nccl-tests "
+  sec_open(f, "busbw", "Bus bandwidth against message size", 1);
+  fprintf(f, "<p class=\"note\">busbw as nccl-tests "
              "defines it (docs/REFERENCE-FIGURES.md), per operation and transport, all ranks together; dashed: the busbw "
              "a healthy large message reaches over the transport's link (the α-β reference of docs/REFERENCE-FIGURES.md; "
              "smaller messages are latency-bound and reach less).</p>\n");
@@ -148,7 +254,7 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J, const struct ncs_doc
   else fprintf(f, "<p>No data-moving calls.</p>");
   for (int e = 0; e < 4; e++)
     if (seen & (1u << e)) { fprintf(f, "<p class=\"note\">"); esc(f, links[e].why); fprintf(f, "</p>\n"); }
-  fprintf(f, "<div class=\"scroll\"><table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
+  fprintf(f, "<details><summary>the figures per operation, size and transport</summary><div class=\"scroll\"><table><tr><th>operation</th><th>size &ge;</th><th>transport</th><th>calls</th><th>time s</th><th>busbw GB/s</th></tr>\n");
   for (int i = 0; i < J->nops; i++) {
     const struct ncs_opstat *o = &J->ops[i];
     fprintf(f, "<tr><td class=\"l\">%s</td><td>%llu</td><td class=\"l\">", ncs_op_name(o->op) ? ncs_op_name(o->op) : "?",
@@ -157,7 +263,8 @@ static void sec_busbw(FILE *f, const struct ncs_jobdata *J, const struct ncs_doc
     fprintf(f, "</td><td>%llu</td><td>%.6f</td><td>%.3f</td></tr>\n", (unsigned long long)o->calls, o->time_s,
             o->time_s > 0 ? o->busbytes / o->time_s / 1e9 : 0.0);
   }
-  fprintf(f, "</table></div></section>\n");
+  fprintf(f, "</table></div></details>");
+  sec_close(f);
 }
 
 static void rank_label(char *b, size_t n, const struct ncs_jrank *r, int i) {
@@ -167,46 +274,35 @@ static void rank_label(char *b, size_t n, const struct ncs_jrank *r, int i) {
   else snprintf(b, n, "file %d", i);
 }
 
-/* Communication share per rank: the doctor's facts when it ran (the one definition, shared with
- * report and doctor: analysis/headline.h), else the loader's sums. */
+/* Communication share per rank (rank_share: one source with the Ranks table). */
 static void sec_share(FILE *f, const struct ncs_jobdata *J, const struct ncs_doctor *d) {
-  int n = J->n < 512 ? J->n : 512;
-  const char **lab = calloc((size_t)n + 1, sizeof *lab);
-  char (*buf)[48] = calloc((size_t)n + 1, sizeof *buf);
+  int n = J->n, *o = files_by_rank(J), *mark = calloc((size_t)n + 1, sizeof *mark), *rk = calloc((size_t)n + 1, sizeof *rk);
   double *v = calloc((size_t)n + 1, sizeof *v);
-  if (!lab || !buf || !v) { free(lab); free(buf); free(v); return; }
-  for (int i = 0; i < n; i++) {
-    rank_label(buf[i], sizeof buf[i], &J->r[i], i);
-    lab[i] = buf[i];
-    double w = wall_s(&J->r[i]);
-    v[i] = w > 0 ? 100.0 * J->r[i].comm_s / w : 0;
-    if (d && d->n == J->n) {
-      double share = ncs_headline_share(d->f[i], NULL);
-      v[i] = share >= 0 ? 100.0 * share : 0;
-    }
-  }
-  fprintf(f, "<section id=\"comm-share\"><h2>Communication share per rank</h2><p class=\"note\">Union of the "
-             "operations' intervals over the window from the first to the last traced call (docs/METRICS.md)%s.</p>\n",
+  sec_open(f, "comm-share", "Communication share per rank", 1);
+  fprintf(f, "<p class=\"note\">Union of the operations' intervals over the window from the first to the last traced "
+             "call (docs/METRICS.md)%s; the same figures as the Ranks table.</p>\n",
           d ? "" : "; without the doctor's facts (--no-doctor): the loader's own sums");
-  ncs_svg_bars(f, lab, v, NULL, n, "%");
-  if (n < J->n) fprintf(f, "<p class=\"note\">First %d of %d ranks shown.</p>", n, J->n);
-  fprintf(f, "</section>\n");
-  free(lab); free(buf); free(v);
+  if (o && mark && rk && v) {
+    for (int k = 0; k < n; k++) { v[k] = 100.0 * rank_share(J, d, o[k], NULL, NULL); rk[k] = J->r[o[k]].rank; }
+    rank_picture(f, v, rk, mark, n, "%", 1.0); /* a share within 1 point of the median is no outlier */
+  }
+  sec_close(f);
+  free(o); free(mark); free(rk); free(v);
 }
 
-/* A few steps per rank: the communication intervals of the first STEP_ROWS files over a short
- * window from the middle of the run. The run's end is known only after the read, so every file
- * keeps, for each checkpoint c_k of the job clock (0, then 2^(k+19) ns: 0.5 ms, 1 ms, 2 ms, ...),
- * its first STEP_CALLS data-moving calls starting at or after c_k: bounded memory (16 x 44 x 40
- * intervals), one read. Afterwards the last checkpoint at or before half the run is shown. */
+/* A few steps of chosen ranks: the communication intervals of a few ranks over a short window
+ * from the middle of the run. Which ranks (the slowest, the median and the fastest to arrive,
+ * any the headline names) is known only after the read, and so is the run's end, so every file
+ * keeps, for each checkpoint c_k of the job clock (0, then 2^(k+19) ns: 0.5 ms, 1 ms, 2 ms, ...)
+ * its first STEP_CALLS data-moving calls starting at or after c_k, allocated when the first such
+ * call comes (a 2 s run fills 13 checkpoints: 13 x 32 x 16 B = 6.6 KiB a file, 27 MiB at 4,096
+ * files); one read. Afterwards the last checkpoint at or before half the run is shown. */
 #define STEP_ROWS 16
 #define STEP_CKPT 44
-#define STEP_CALLS 40
-struct step_span { int64_t s, e; uint32_t op; };
-struct stepcap {
-  int n[STEP_ROWS][STEP_CKPT];
-  struct step_span *sp; /* [STEP_ROWS][STEP_CKPT][STEP_CALLS] */
-};
+#define STEP_CALLS 32
+struct step_span { int64_t s; uint32_t dur, op; }; /* dur: ns, at most 4.29 s */
+struct step_file { int n[STEP_CKPT]; struct step_span *sp[STEP_CKPT]; };
+struct stepcap { int nfiles; struct step_file *f; };
 /* the loader's ctx for every plug-in of this page */
 struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; struct stepcap *steps; struct ncs_gpulanes *lanes; };
 static int64_t ckpt(int k) { return k ? (int64_t)1 << (k + 19) : 0; }
@@ -214,14 +310,20 @@ static int64_t ckpt(int k) { return k ? (int64_t)1 << (k + 19) : 0; }
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   struct stepcap *sc = ((struct doc_load *)ctx)->steps;
   (void)r;
-  if (file >= STEP_ROWS || !e->bytes || e->end < e->start) return;
+  if (file < 0 || file >= sc->nfiles || !e->bytes || e->end < e->start) return;
+  struct step_file *sf = &sc->f[file];
   for (int k = 0; k < STEP_CKPT && ckpt(k) <= e->start; k++) {
-    int *n = &sc->n[file][k];
+    int *n = &sf->n[k];
     if (*n >= STEP_CALLS) continue;
-    struct step_span *p = &sc->sp[((size_t)file * STEP_CKPT + (size_t)k) * STEP_CALLS + (size_t)*n];
-    p->s = e->start; p->e = e->end; p->op = e->c->op;
-    (*n)++;
+    if (!sf->sp[k] && !(sf->sp[k] = malloc(STEP_CALLS * sizeof *sf->sp[k]))) continue;
+    int64_t d = e->end - e->start;
+    sf->sp[k][(*n)++] = (struct step_span){e->start, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, e->c->op};
   }
+}
+static void steps_free(struct stepcap *sc) {
+  for (int i = 0; sc->f && i < sc->nfiles; i++)
+    for (int k = 0; k < STEP_CKPT; k++) free(sc->f[i].sp[k]);
+  free(sc->f);
 }
 
 static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k) {
@@ -229,24 +331,79 @@ static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const st
   ncs_gpulanes_add(((struct doc_load *)ctx)->lanes, file, k);
 }
 
-static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap *sc) {
-  fprintf(f, "<section id=\"steps\"><h2>A few steps per rank</h2>\n");
-  int rows = J->n < STEP_ROWS ? J->n : STEP_ROWS;
+/* The rows of the steps picture: every file up to STEP_ROWS files; past that the files of the
+ * slowest, the median and the fastest rank by mean arrival lateness (the straggler engine), and
+ * the rank the headline names (named, -1 none); each row says why it is there. */
+struct step_row { int file; char why[64]; };
+static int add_row(struct step_row *row, int n, int file, const char *why) {
+  for (int i = 0; i < n; i++)
+    if (row[i].file == file) { /* one row, several reasons */
+      size_t l = strlen(row[i].why);
+      snprintf(row[i].why + l, sizeof row[i].why - l, ", %s", why);
+      return n;
+    }
+  if (n >= STEP_ROWS || file < 0) return n;
+  row[n].file = file;
+  snprintf(row[n].why, sizeof row[n].why, "%s", why);
+  return n + 1;
+}
+static int pick_rows(const struct ncs_jobdata *J, int named, struct step_row *row) {
+  int n = 0;
+  if (J->n <= STEP_ROWS) {
+    for (int i = 0; i < J->n; i++) { row[n].file = i; row[n].why[0] = 0; n++; }
+    return n;
+  }
+  const struct ncs_strag_rank *sr;
+  int m = ncs_strag_ranks(J->strag, &sr);
+  if (m > 0 && ncs_strag_collectives(J->strag)) {
+    int lo = 0, hi = 0;
+    double *t = malloc((size_t)m * sizeof *t);
+    for (int i = 0; i < m; i++) {
+      if (sr[i].mean_late_us < sr[lo].mean_late_us) lo = i;
+      if (sr[i].mean_late_us > sr[hi].mean_late_us) hi = i;
+      if (t) t[i] = sr[i].mean_late_us;
+    }
+    for (int i = 0; i < m && named >= 0; i++)
+      if (sr[i].rank == named) { n = add_row(row, n, sr[i].file, "named in the headline"); break; }
+    n = add_row(row, n, sr[hi].file, "slowest: latest mean arrival");
+    if (t) {
+      qsort(t, (size_t)m, sizeof *t, cmp_dbl);
+      for (int i = 0; i < m; i++)
+        if (sr[i].mean_late_us == t[m / 2]) { n = add_row(row, n, sr[i].file, "median arrival"); break; }
+      free(t);
+    }
+    n = add_row(row, n, sr[lo].file, "fastest: earliest mean arrival");
+    return n;
+  }
+  int *o = files_by_rank(J);
+  if (!o) return 0;
+  n = add_row(row, n, o[0], "lowest rank");
+  n = add_row(row, n, o[J->n / 2], "middle rank");
+  n = add_row(row, n, o[J->n - 1], "highest rank");
+  free(o);
+  return n;
+}
+
+static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap *sc, int named) {
+  sec_open(f, "steps", J->n <= STEP_ROWS ? "A few steps per rank" : "A few steps: the slowest, the median and the fastest rank", 1);
+  struct step_row row[STEP_ROWS];
+  int rows = pick_rows(J, named, row);
   int64_t end = INT64_MAX;
-  for (int i = 0; i < rows; i++) if (J->r[i].calls && J->r[i].t_last < end) end = J->r[i].t_last;
+  for (int i = 0; i < rows; i++) if (J->r[row[i].file].calls && J->r[row[i].file].t_last < end) end = J->r[row[i].file].t_last;
   int k = 0;
   while (k + 1 < STEP_CKPT && end != INT64_MAX && ckpt(k + 1) <= end / 2) k++;
   /* window: from the earliest captured call to where every rank that filled its share still has calls */
   int64_t t0 = INT64_MAX, t1 = INT64_MAX, tmax = INT64_MIN;
   int any = 0;
   for (int i = 0; i < rows; i++) {
-    int n = sc->n[i][k];
-    const struct step_span *p = &sc->sp[((size_t)i * STEP_CKPT + (size_t)k) * STEP_CALLS];
-    for (int c = 0; c < n; c++) { if (p[c].s < t0) t0 = p[c].s; if (p[c].e > tmax) tmax = p[c].e; }
+    const struct step_file *sf = &sc->f[row[i].file];
+    int n = sf->n[k];
+    const struct step_span *p = sf->sp[k];
+    for (int c = 0; c < n; c++) { if (p[c].s < t0) t0 = p[c].s; if (p[c].s + p[c].dur > tmax) tmax = p[c].s + p[c].dur; }
     if (n == STEP_CALLS && p[n - 1].s < t1) t1 = p[n - 1].s;
     any |= n > 0;
   }
-  if (!any) { fprintf(f, "<p>No data-moving calls to draw.</p></section>\n"); return; }
+  if (!any) { fprintf(f, "<p>No data-moving calls to draw.</p>"); sec_close(f); return; }
   if (t1 == INT64_MAX || t1 <= t0) t1 = tmax;
   if (t1 <= t0) t1 = t0 + 1;
   struct ncs_svg_lane lane[STEP_ROWS];
@@ -256,17 +413,18 @@ static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap
   const char *kname[STEP_CALLS];
   uint32_t kop[STEP_CALLS];
   int nk = 0;
-  if (!a || !b || !kind) { free(a); free(b); free(kind); fprintf(f, "<p>Out of memory.</p></section>\n"); return; }
+  if (!a || !b || !kind) { free(a); free(b); free(kind); fprintf(f, "<p>Out of memory.</p>"); sec_close(f); return; }
   for (int i = 0; i < rows; i++) {
-    const struct step_span *p = &sc->sp[((size_t)i * STEP_CKPT + (size_t)k) * STEP_CALLS];
-    rank_label(label[i], sizeof label[i], &J->r[i], i);
+    const struct step_file *sf = &sc->f[row[i].file];
+    const struct step_span *p = sf->sp[k];
+    rank_label(label[i], sizeof label[i], &J->r[row[i].file], row[i].file);
     lane[i].label = label[i]; lane[i].t0 = a[i]; lane[i].t1 = b[i]; lane[i].kind = kind[i]; lane[i].n = 0;
-    for (int c = 0; c < sc->n[i][k]; c++) {
+    for (int c = 0; c < sf->n[k]; c++) {
       if (p[c].s > t1) continue;
       int q = 0;
       while (q < nk && kop[q] != p[c].op) q++;
       if (q == nk) { kop[nk] = p[c].op; kname[nk] = ncs_op_name(p[c].op) ? ncs_op_name(p[c].op) : "?"; nk++; }
-      a[i][lane[i].n] = (double)p[c].s; b[i][lane[i].n] = (double)p[c].e; kind[i][lane[i].n] = q; lane[i].n++;
+      a[i][lane[i].n] = (double)p[c].s; b[i][lane[i].n] = (double)(p[c].s + p[c].dur); kind[i][lane[i].n] = q; lane[i].n++;
     }
   }
   fprintf(f, "<p class=\"note\">NCCL calls moving data, per rank, %.3f ms from %.3f ms into the job (job clock; %s "
@@ -274,47 +432,49 @@ static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap
              "rank is a straggler; the others wait for it.</p>\n",
           (double)(t1 - t0) / 1e6, (double)t0 / 1e6, J->gpu_timing ? "GPU" : "host");
   ncs_svg_lanes(f, lane, rows, (double)t0, (double)t1, kname, nk);
-  if (rows < J->n) fprintf(f, "<p class=\"note\">First %d of %d trace files shown.</p>\n", rows, J->n);
-  fprintf(f, "</section>\n");
+  if (rows < J->n) {
+    fprintf(f, "<p class=\"note\">%d of %d trace files shown:", rows, J->n);
+    for (int i = 0; i < rows; i++) fprintf(f, "%s %s (%s)", i ? ";" : "", label[i], row[i].why);
+    fprintf(f, ".</p>\n");
+  }
+  sec_close(f);
   free(a); free(b); free(kind);
 }
 
-static void sec_skew(FILE *f, const struct ncs_jobdata *J) {
+static void sec_skew(FILE *f, const struct ncs_jobdata *J, int named) {
   const struct ncs_strag_rank *sr;
   int n = ncs_strag_ranks(J->strag, &sr);
-  fprintf(f, "<section id=\"skew\"><h2>Arrival skew per rank</h2><p class=\"note\">Mean time each rank reached "
+  sec_open(f, "skew", "Arrival skew per rank", 1);
+  fprintf(f, "<p class=\"note\">Mean time each rank reached "
              "collectives after the first rank did (its GPU's start of the collective where GPU-timed, else its "
              "host's entry; job clock). %llu collectives lined up; skew mean %.1f us, max %.1f us.</p>\n",
           (unsigned long long)ncs_strag_collectives(J->strag), ncs_strag_skew_mean_us(J->strag), ncs_strag_skew_max_us(J->strag));
-  int m = n < 512 ? n : 512;
-  const char **lab = calloc((size_t)m + 1, sizeof *lab);
-  char (*buf)[48] = calloc((size_t)m + 1, sizeof *buf);
-  double *v = calloc((size_t)m + 1, sizeof *v);
-  int *mark = calloc((size_t)m + 1, sizeof *mark);
-  if (lab && buf && v && mark) {
-    /* in rank order for this chart */
-    int k = 0; /* a row per rank (a process with a rank per thread has several), in file then rank order */
-    for (int want = 0; k < m && want < J->n; want++)
-      for (int rk = -1, done = 0; !done && k < m;) {
-        int best = -1;
-        for (int i = 0; i < n; i++)
-          if (sr[i].file == want && sr[i].rank > rk && (best < 0 || sr[i].rank < sr[best].rank)) best = i;
-        if (best < 0) { done = 1; continue; }
-        rk = sr[best].rank;
-        snprintf(buf[k], sizeof buf[k], "rank %d", sr[best].rank);
-        lab[k] = buf[k]; v[k] = sr[best].mean_late_us; mark[k] = best == 0 && sr[best].wait_caused_s > 0; k++;
+  int *idx = malloc((size_t)n * sizeof *idx + 1), *rk = calloc((size_t)n + 1, sizeof *rk), *mark = calloc((size_t)n + 1, sizeof *mark);
+  double *v = calloc((size_t)n + 1, sizeof *v);
+  if (idx && rk && mark && v) {
+    /* rows of the straggler engine (one per rank) in rank order; the rank the headline names marked */
+    for (int i = 0; i < n; i++) idx[i] = i;
+    for (int i = 1; i < n; i++) /* by (rank, file): already nearly sorted for most jobs */
+      for (int j = i; j > 0 && (sr[idx[j]].rank < sr[idx[j - 1]].rank ||
+                                (sr[idx[j]].rank == sr[idx[j - 1]].rank && sr[idx[j]].file < sr[idx[j - 1]].file)); j--) {
+        int t = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = t;
       }
-    if (k && ncs_strag_collectives(J->strag)) ncs_svg_bars(f, lab, v, mark, k, "us");
+    for (int k = 0; k < n; k++) {
+      const struct ncs_strag_rank *s = &sr[idx[k]];
+      rk[k] = s->rank; v[k] = s->mean_late_us; mark[k] = named >= 0 && s->rank == named;
+    }
+    if (n && ncs_strag_collectives(J->strag)) rank_picture(f, v, rk, mark, n, "us", 1.0); /* 1 us: below is noise */
     else fprintf(f, "<p>No collective was entered by every rank of its communicator.</p>");
   }
-  fprintf(f, "</section>\n");
-  free(lab); free(buf); free(v); free(mark);
+  sec_close(f);
+  free(idx); free(rk); free(mark); free(v);
 }
 
 static void sec_stragglers(FILE *f, const struct ncs_jobdata *J) {
   const struct ncs_strag_rank *sr;
   int n = ncs_strag_ranks(J->strag, &sr);
-  fprintf(f, "<section id=\"stragglers\"><h2>Who is slow</h2><div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>pid</th>"
+  sec_open(f, "stragglers", "Who is slow", 1);
+  fprintf(f, "<div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>pid</th>"
              "<th>last</th><th>last share</th><th>wait caused s</th><th>mean late us</th></tr>\n");
   for (int i = 0; i < n && i < 16; i++) {
     fprintf(f, "<tr><td>%d</td><td class=\"l\">", sr[i].rank);
@@ -323,11 +483,13 @@ static void sec_stragglers(FILE *f, const struct ncs_jobdata *J) {
             (unsigned long long)sr[i].last_count, sr[i].arrivals ? 100.0 * (double)sr[i].last_count / (double)sr[i].arrivals : 0.0,
             sr[i].wait_caused_s, sr[i].mean_late_us);
   }
-  fprintf(f, "</table></div></section>\n");
+  fprintf(f, "</table></div>");
+  if (n > 16) fprintf(f, "<p class=\"note\">The 16 slowest of %d ranks.</p>", n);
+  sec_close(f);
 }
 
 static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
-  fprintf(f, "<section id=\"findings\"><h2>Findings</h2>\n");
+  sec_open(f, "findings", "Findings", 1);
   /* the straggler engine's mismatches and hangs, as text (escaped through a memory stream) */
   char *txt = NULL;
   size_t len = 0;
@@ -360,22 +522,44 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
     }
   }
   if (!any) fprintf(f, "<p class=\"ok\">No mismatched or missing collectives.</p>\n");
-  fprintf(f, "</section>\n");
+  sec_close(f);
 }
 
 /* The doctor's verdicts (analysis/doctor.h, the hang checks of analysis/hang.h first) on the
  * facts gathered in the same read of the files as everything else; none when a file could not
  * be read (as `ncclscope doctor` exits 4). */
 static void sec_doctor(FILE *f, struct ncs_doctor *d, struct ncs_hang *hang) {
-  fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2>\n");
+  sec_open(f, "doctor", "Doctor's verdicts", 1);
   int unreadable = 0;
   for (int i = 0; i < d->n; i++) unreadable |= d->f[i]->read_rc == 2;
   if (unreadable) {
     fprintf(f, "<p class=\"note\">The doctor could not run on these traces (exit 4).</p>");
   } else {
+    /* one line per verdict, its evidence and next step folded under it: a verdict with an
+     * evidence line per rank stays one line until opened */
+    int problems = ncs_doctor_problems(d);
+    fprintf(f, "<p class=\"%s\">%s %d problem%s, %d note%s (%s).</p>\n", problems ? "bad" : "ok",
+            problems ? "Problems found:" : "Healthy:", problems, problems == 1 ? "" : "s", d->nv - problems,
+            d->nv - problems == 1 ? "" : "s", d->nv ? "open one for its evidence and next step" : "no check fired");
+    for (int i = 0; i < d->nv; i++) {
+      const struct ncs_verdict *v = &d->v[i];
+      fprintf(f, "<details class=\"verdict\"><summary><span class=\"%s\">%s</span> ", v->problem ? "bad" : "note",
+              v->problem ? "PROBLEM" : "note");
+      esc(f, v->id);
+      fprintf(f, ": ");
+      esc(f, v->title);
+      fprintf(f, " (%d evidence line%s)</summary><pre>", v->nevidence + v->more, v->nevidence + v->more == 1 ? "" : "s");
+      for (int k = 0; k < v->nevidence; k++) { esc(f, v->evidence[k]); fprintf(f, "\n"); }
+      if (v->more) fprintf(f, "... and %d more\n", v->more);
+      fprintf(f, "next: ");
+      esc(f, v->next);
+      fprintf(f, "</pre></details>\n");
+    }
+    fprintf(f, "<details><summary>the whole text of <code>ncclscope doctor</code></summary>");
     ncs_doctor_print_html(d, f);
+    fprintf(f, "</details>");
   }
-  fprintf(f, "</section>\n");
+  sec_close(f);
 }
 
 /* The loader's plug-ins for the doctor: file i feeds facts d->f[i] and the hang checks. */
@@ -390,18 +574,39 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
 }
 
+/* Transports: the classes every rank's connection lines named (the headline's source), how many
+ * ranks used each, then the rank x peer matrix of the largest communicator when the loader kept
+ * its rows (communicators of up to 64 ranks: jobload.h). */
 static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
-  fprintf(f, "<section id=\"transports\"><h2>Transport matrix</h2>\n");
+  static const int classes[] = {NCS_TC_P2P, NCS_TC_NVLS, NCS_TC_SHM, NCS_TC_NET, NCS_TC_COLLNET};
+  sec_open(f, "transports", "Transports", 1);
+  unsigned all = 0;
+  for (int i = 0; i < J->n; i++) all |= J->r[i].tclass_mask;
+  if (!all) {
+    fprintf(f, "<p>No transport lines in the traces (NCCL prints them with NCCL_DEBUG=INFO; the shim captures them).</p>");
+    sec_close(f);
+    return;
+  }
+  fprintf(f, "<p>NCCL's connection lines name:");
+  for (int e = 0, k = 0; e < 5; e++) {
+    if (!(all & (1u << classes[e]))) continue;
+    int used = 0;
+    for (int i = 0; i < J->n; i++) used += (J->r[i].tclass_mask >> classes[e]) & 1;
+    fprintf(f, "%s <span class=\"%s\">%s</span> (from %d of %d trace files)", k++ ? ";" : "", ncs_tclass_name(classes[e]),
+            ncs_tclass_name(classes[e]), used, J->n);
+  }
+  fprintf(f, ".</p>\n");
   int n = 0;
   for (int i = 0; i < J->n; i++) if (J->r[i].tmat_n > n) n = J->r[i].tmat_n;
   int have = 0;
   for (int i = 0; i < J->n; i++) for (int k = 0; J->r[i].tmat && k < J->r[i].tmat_n; k++) have |= J->r[i].tmat[k] != 0;
   if (!n || !have) {
-    fprintf(f, "<p>No transport lines in the traces (NCCL prints them with NCCL_DEBUG=INFO; the shim captures them).</p></section>\n");
+    fprintf(f, "<p class=\"note\">No rank x peer matrix: it is kept for communicators of up to 64 ranks.</p>");
+    sec_close(f);
     return;
   }
-  fprintf(f, "<p class=\"note\">Largest communicator: the transport NCCL chose from each rank (row) to each peer (column).</p>"
-             "<div class=\"scroll\"><table><tr><th></th>");
+  fprintf(f, "<details%s><summary>Largest communicator: the transport NCCL chose from each rank (row) to each peer "
+             "(column)</summary><div class=\"scroll\"><table><tr><th></th>", n <= 16 ? " open" : "");
   for (int c = 0; c < n; c++) fprintf(f, "<th>%d</th>", c);
   fprintf(f, "</tr>\n");
   for (int row = 0; row < n; row++) {
@@ -416,11 +621,12 @@ static void sec_transports(FILE *f, const struct ncs_jobdata *J) {
     }
     fprintf(f, "</tr>\n");
   }
-  fprintf(f, "</table></div></section>\n");
+  fprintf(f, "</table></div></details>");
+  sec_close(f);
 }
 
 static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
-  fprintf(f, "<section id=\"topology\"><h2>Topology</h2>\n");
+  sec_open(f, "topology", "Topology", J->hosts <= 2);
   int shown = 0;
   for (int i = 0; i < J->n && shown < 16; i++) {
     const struct ncs_topo *t = J->r[i].topo;
@@ -447,23 +653,28 @@ static void sec_topology(FILE *f, const struct ncs_jobdata *J) {
     shown++;
   }
   if (!shown) fprintf(f, "<p>No GPU topology in the traces (recorded by the shim through NVML when present).</p>\n");
-  fprintf(f, "</section>\n");
+  sec_close(f);
 }
 
-static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
-  fprintf(f, "<section id=\"ranks\"><h2>Ranks</h2><div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>pid</th><th>NCCL</th>"
-             "<th>calls</th><th>window s</th><th>comm s</th><th>clock drift ppm</th><th>clock pairs</th><th>state</th>"
+/* One row per trace file, in rank order; the share and its seconds from rank_share (the chart's
+ * source). Closed past 16 files. */
+static void sec_ranks(FILE *f, const struct ncs_jobdata *J, const struct ncs_doctor *d) {
+  sec_open(f, "ranks", "Ranks", J->n <= 16);
+  fprintf(f, "<div class=\"scroll\"><table><tr><th>rank</th><th>host</th><th>pid</th><th>NCCL</th>"
+             "<th>calls</th><th>window s</th><th>comm s</th><th>comm share</th><th>clock drift ppm</th><th>clock pairs</th><th>state</th>"
              "<th>command</th></tr>\n");
-  int n = J->n < 4096 ? J->n : 4096;
-  for (int i = 0; i < n; i++) {
+  int *o = files_by_rank(J);
+  for (int k = 0; o && k < J->n; k++) {
+    int i = o[k];
     const struct ncs_jrank *r = &J->r[i];
+    double comm, win, share = rank_share(J, d, i, &comm, &win);
     fprintf(f, "<tr><td>%d</td><td class=\"l\">", r->rank);
     esc(f, r->host);
     fprintf(f, "</td><td>%u</td><td>", r->pid);
     char vs[24];
     esc(f, r->nccl_version[0] ? ncs_rule_nccl_version(atoi(r->nccl_version), vs, sizeof vs) : "");
-    fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%.3f</td><td>%.2f</td><td>%llu</td><td class=\"l\">",
-            (unsigned long long)r->calls, wall_s(r), r->comm_s, r->clock_drift_ppm, (unsigned long long)r->clock_pairs);
+    fprintf(f, "</td><td>%llu</td><td>%.3f</td><td>%.3f</td><td>%.4g%%</td><td>%.2f</td><td>%llu</td><td class=\"l\">",
+            (unsigned long long)r->calls, win, comm, 100 * share, r->clock_drift_ppm, (unsigned long long)r->clock_pairs);
     if (r->read_rc == 2) { fprintf(f, "<span class=\"bad\">unreadable: "); esc(f, r->error); fprintf(f, "</span>"); }
     else if (r->read_rc == 1) { fprintf(f, "<span class=\"bad\">damaged: "); esc(f, r->error); fprintf(f, "</span>"); }
     else if (r->truncated) fprintf(f, "<span class=\"bad\">cut short (no final chunk)</span>");
@@ -473,9 +684,9 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J) {
     esc(f, r->cmdline);
     fprintf(f, "</td></tr>\n");
   }
+  free(o);
   fprintf(f, "</table></div>");
-  if (n < J->n) fprintf(f, "<p class=\"note\">First %d of %d shown.</p>", n, J->n);
-  fprintf(f, "</section>\n");
+  sec_close(f);
 }
 
 int cmd_html(int argc, char **argv) {
@@ -508,26 +719,26 @@ int cmd_html(int argc, char **argv) {
   int n = ncs_paths_expand(np, paths, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return NCS_EXIT_UNREADABLE; }
   if (want_job && (r = ncs_pick_job("html", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
-  struct stepcap steps = {.sp = calloc((size_t)STEP_ROWS * STEP_CKPT * STEP_CALLS, sizeof *steps.sp)};
+  struct stepcap steps = {n, calloc((size_t)n, sizeof *steps.f)};
   struct ncs_load_opts o = {.progress_label = "html"};
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
   struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new()};
   o.ctx = &dl;
-  if (steps.sp) o.on_call = step_call;
+  if (steps.f) o.on_call = step_call;
   if (dl.lanes) o.on_kernel = kernel_seen;
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
     if (doc.n == n) { o.ctx = &dl; o.file_visitor = facts_visitor; o.file_done = facts_done; }
   }
-  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
+  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
   struct ncs_jobdata *J = NULL;
   int rc = ncs_job_load(n, files, &o, &J);
-  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
-  if ((r = ncs_one_job("html", J, files))) { ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return r; }
+  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if ((r = ncs_one_job("html", J, files))) { ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); return r; }
   FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); free(steps.sp); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
@@ -541,6 +752,7 @@ int cmd_html(int argc, char **argv) {
       doctor_ran = 1;
     }
   }
+  int named = -1; /* the rank the headline names as slowest */
   if (doctor_ran) {
     struct ncs_headline h;
     ncs_headline_build(&h, &doc);
@@ -562,21 +774,25 @@ int cmd_html(int argc, char **argv) {
       h.top_steps = steps;
     }
     ncs_headline_print_html(&h, f);
+    named = h.slowest_rank;
   }
   sec_summary(f, J);
   sec_time_per_op(f, J);
   sec_busbw(f, J, doctor_ran ? &doc : NULL);
   sec_share(f, J, doctor_ran ? &doc : NULL);
-  if (steps.sp) sec_steps(f, J, &steps);
+  if (steps.f) sec_steps(f, J, &steps, named);
+  fprintf(f, "<details class=\"gpu\"%s><summary>GPU streams of the first %d trace files</summary>\n", J->n <= 16 ? " open" : "",
+          J->n < NCS_GPULANES_ROWS ? J->n : NCS_GPULANES_ROWS);
   ncs_gpulanes_html(f, dl.lanes, J);
-  sec_skew(f, J);
+  fprintf(f, "</details>\n");
+  sec_skew(f, J, named);
   sec_stragglers(f, J);
   sec_findings(f, J);
   if (doctor) sec_doctor(f, &doc, dl.hang);
-  else fprintf(f, "<section id=\"doctor\"><h2>Doctor's verdicts</h2><p class=\"note\">Not run (--no-doctor).</p></section>\n");
+  else { sec_open(f, "doctor", "Doctor's verdicts", 1); fprintf(f, "<p class=\"note\">Not run (--no-doctor).</p>"); sec_close(f); }
   sec_transports(f, J);
   sec_topology(f, J);
-  sec_ranks(f, J);
+  sec_ranks(f, J, doctor_ran ? &doc : NULL);
   fprintf(f, "<footer class=\"note\">Generated by ncclscope html.</footer></body></html>\n");
   int bad = NCS_EXIT_OK; /* a cut trace is normal input */
   for (int i = 0; i < J->n; i++) bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
@@ -585,7 +801,7 @@ int cmd_html(int argc, char **argv) {
   ncs_job_free(J);
   ncs_doctor_free(&doc); ncs_hang_free(dl.hang);
   ncs_gpulanes_free(dl.lanes);
-  free(steps.sp);
+  steps_free(&steps);
   ncs_paths_free(files, n);
   if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return NCS_EXIT_UNREADABLE; }
   return bad;

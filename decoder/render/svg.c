@@ -184,3 +184,67 @@ void ncs_svg_lanes(FILE *f, const struct ncs_svg_lane *lane, int nl, double t0, 
   fprintf(f, "\n</svg>\n");
 #undef TX
 }
+
+/* sequential scale: t in [0,1] from a light to a dark blue (one meaning: more of the value) */
+static void shade(char *b, size_t n, double t) {
+  if (!(t >= 0)) t = 0;
+  if (t > 1) t = 1;
+  int r = (int)(222 - t * (222 - 8)), g = (int)(235 - t * (235 - 69)), bl = (int)(247 - t * (247 - 148));
+  snprintf(b, n, "#%02x%02x%02x", r, g, bl);
+}
+
+void ncs_svg_heatmap(FILE *f, const double *value, const int *rank, const int *mark, int n,
+                     const char *unit) {
+  const int W = 760, L = 10;
+  int cols = n <= 64 ? (n > 0 ? n : 1) : n <= 1024 ? 64 : 128;
+  double cell = n <= 64 ? 11.0 : n <= 1024 ? 11.0 : 5.5;
+  if (n <= 64 && n * cell > W - 2 * L) cell = (double)(W - 2 * L) / n;
+  int rows = (n + cols - 1) / cols;
+  double lo = INFINITY, hi = -INFINITY;
+  int nmark = 0;
+  for (int i = 0; i < n; i++) {
+    if (isfinite(value[i])) { if (value[i] < lo) lo = value[i]; if (value[i] > hi) hi = value[i]; }
+    nmark += mark && mark[i];
+  }
+  if (!isfinite(lo)) lo = hi = 0;
+  double gh = rows * cell;
+  int lines = nmark < 8 ? nmark : 8;
+  int H = (int)(gh + 0.999) + 44 + 16 * ((lines + 3) / 4);
+  fprintf(f, "<svg class=\"chart heatmap\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
+  char col[16];
+  for (int i = 0; i < n; i++) {
+    double t = hi > lo ? (value[i] - lo) / (hi - lo) : 0.5;
+    shade(col, sizeof col, t);
+    double x = L + (i % cols) * cell, y = (i / cols) * cell;
+    fprintf(f, "<rect class=\"cell\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>rank %d: %.4g ",
+            x, y, cell, cell, col, rank[i], isfinite(value[i]) ? value[i] : 0.0);
+    esc(f, unit);
+    fprintf(f, "</title></rect>");
+    if (i % cols == cols - 1) fprintf(f, "\n");
+  }
+  for (int i = 0; i < n; i++) /* outlines on top of every cell */
+    if (mark && mark[i])
+      fprintf(f, "<rect class=\"outlier\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>",
+              L + (i % cols) * cell, (i / cols) * cell, cell, cell);
+  /* legend: the scale's ends, then the marked ranks */
+  double ly = gh + 14;
+  for (int k = 0; k <= 10; k++) {
+    shade(col, sizeof col, k / 10.0);
+    fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"16\" height=\"10\" fill=\"%s\"/>", L + 60 + 16 * k, ly, col);
+  }
+  fprintf(f, "<text class=\"val\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.4g ", L + 56, ly + 9, lo);
+  esc(f, unit);
+  fprintf(f, "</text><text class=\"val\" x=\"%d\" y=\"%.1f\">%.4g ", L + 60 + 16 * 11 + 4, ly + 9, hi);
+  esc(f, unit);
+  fprintf(f, "</text><text class=\"val\" x=\"%d\" y=\"%.1f\">rank 0 top left, rank order by rows of %d</text>\n",
+          L + 60 + 16 * 11 + 90, ly + 9, cols);
+  for (int i = 0, k = 0; i < n && k < lines; i++) {
+    if (!mark || !mark[i]) continue;
+    fprintf(f, "<text class=\"lbl outlier-label\" x=\"%d\" y=\"%.1f\" fill=\"#d62728\">rank %d: %.4g ", L + 180 * (k % 4),
+            ly + 30 + 16 * (k / 4), rank[i], value[i]);
+    esc(f, unit);
+    fprintf(f, "</text>");
+    k++;
+  }
+  fprintf(f, "\n</svg>\n");
+}

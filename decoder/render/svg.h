@@ -1,5 +1,5 @@
-/* svg.h — small inline SVG charts for the HTML report: horizontal bars and an x/y line chart
- * with a log2 x axis. Every label is HTML-escaped (ncs_html_escape); numbers are formatted
+/* svg.h — small inline SVG charts for the HTML report: horizontal bars, an x/y line chart
+ * with a log2 x axis, lanes over time and a rank heatmap. Every label is HTML-escaped (ncs_html_escape); numbers are formatted
  * here. No script, no external reference: the output stands alone inside an HTML page. */
 #ifndef NCS_SVG_H
 #define NCS_SVG_H
@@ -34,4 +34,13 @@ struct ncs_svg_lane {
 };
 void ncs_svg_lanes(FILE *f, const struct ncs_svg_lane *lane, int nl, double t0, double t1,
                    const char *const *kind, int nkind);
+/* A rank-dimension value as a heatmap: one cell per rank in rank order (rank[i] names cell i,
+ * cells laid out left to right, 64 a row up to 1,024 ranks, 128 a row beyond), shaded on one
+ * sequential blue scale from the lowest to the highest value (legend under the grid, in
+ * `unit`); cells with mark[i] != 0 (outliers, ranks a verdict names) are outlined in red and
+ * listed under the legend with their rank and value. The height grows with ranks / 128 rows
+ * (4,096 ranks: 32 rows of 5 px), never with one bar per rank. Each cell carries a <title>
+ * ("rank R: V unit") for a reader hovering it. */
+void ncs_svg_heatmap(FILE *f, const double *value, const int *rank, const int *mark, int n,
+                     const char *unit);
 #endif
