@@ -2,12 +2,13 @@
 # deps.sh [--all] — installs the Debian packages the build needs when they are missing
 # (build-essential, libzstd-dev, libunwind-dev); with --all also those some tests use (ltrace,
 # clang for libFuzzer, chromium for the HTML test, jq, bc, python3 and python3-yaml, binutils,
-# man-db and groff-base for the man page check). Does nothing
+# man-db and groff-base for the man page check, curl, prometheus, prometheus-node-exporter for the
+# metrics test, lintian for the package check). Does nothing
 # when everything is there. apt-get needs root: otherwise it prints the command to run, and
 # fails only when a package the build needs is missing (tests without theirs say SKIP).
 set -eu
 build=(build-essential libzstd-dev libunwind-dev)
-extra=(ltrace clang chromium jq bc python3 python3-yaml binutils man-db groff-base)
+extra=(ltrace clang chromium jq bc python3 python3-yaml binutils man-db groff-base curl prometheus prometheus-node-exporter lintian)
 pkgs=("${build[@]}")
 [ "${1:-}" = --all ] && pkgs+=("${extra[@]}")
 need=()

@@ -13,6 +13,7 @@ extern NCS_COLLECTOR ncs_topo_collector __attribute__((weak));
 extern NCS_COLLECTOR ncs_gputime_collector __attribute__((weak));
 extern NCS_COLLECTOR ncs_callsite_collector __attribute__((weak));
 extern NCS_COLLECTOR ncs_kernels_collector __attribute__((weak));
+extern NCS_COLLECTOR ncs_prom_collector __attribute__((weak));
 
 static const struct ncs_collector *const table[] = {
   &ncs_profiler_collector,
@@ -21,6 +22,7 @@ static const struct ncs_collector *const table[] = {
   &ncs_gputime_collector,
   &ncs_callsite_collector,
   &ncs_kernels_collector,
+  &ncs_prom_collector,
 };
 
 const struct ncs_collector_table ncs_collectors = {table, sizeof table / sizeof table[0]};

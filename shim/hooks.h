@@ -53,6 +53,8 @@ __attribute__((visibility("hidden"))) void ncs_gate_open(void);        /* atfork
 __attribute__((visibility("hidden"))) void ncs_gate_reset_child(void); /* atfork child, first */
 __attribute__((visibility("hidden"))) unsigned long ncs_gate_timeouts(void); /* forks that did not wait to the end */
 
+struct ncs_call;
+struct ncs_inflight;
 /* ---- provided by collectors; the core walks them (collectors.c) ----
  * One struct per collector; a NULL hook is skipped. Each collector module defines its struct
  * (hidden); the table in collectors.c lists them in the order they are walked. */
@@ -79,6 +81,14 @@ struct ncs_collector {
   /* Writer thread, at the end of every chunk: hand the writer what is still in flight
    * (ncs_writer_put_inflight), as seen at `now`. */
   void (*inflight)(uint64_t now);
+  /* Observers of what the writer writes (promexport.c), writer thread, never blocking: each
+   * batch of ring slots [from, to) of rec (mask: the ring's) it encodes; the ncs_emit records
+   * it takes (whole records, len bytes); each INFLIGHT record of a chunk (NULL first: a new
+   * chunk's); each chunk written because the job waits for it (a sync) or the final one. */
+  void (*seen_calls)(const struct ncs_call *rec, uint64_t mask, uint64_t from, uint64_t to);
+  void (*seen_queue)(const uint8_t *q, size_t len);
+  void (*seen_inflight)(const struct ncs_inflight *f);
+  void (*flushed)(int final);
 };
 #define NCS_COLLECTOR __attribute__((visibility("hidden"))) const struct ncs_collector
 extern NCS_COLLECTOR ncs_profiler_collector; /* profiler.c: NCCL's profiler plugin (PROFILE) */
@@ -87,6 +97,7 @@ extern NCS_COLLECTOR ncs_topo_collector;     /* topo.c: NVML topology (TOPO_GPU,
 extern NCS_COLLECTOR ncs_gputime_collector;  /* gputime.c: CUDA-event timing (GPU_TIME) */
 extern NCS_COLLECTOR ncs_callsite_collector; /* callsite.c: call-site definitions (MODULE, CALLSITE) */
 extern NCS_COLLECTOR ncs_kernels_collector;  /* kernels.c: kernel activity (KERNEL*) */
+extern NCS_COLLECTOR ncs_prom_collector;     /* promexport.c: Prometheus text files (no records; an observer) */
 
 /* The table (collectors.c), in walk order; an entry is NULL when that collector is not linked
  * in. state.c walks start and atfork_child and hands the table to the writer
@@ -121,5 +132,23 @@ static inline int ncs_collectors_poll(const struct ncs_collector_table *t, unsig
 static inline void ncs_collectors_inflight(const struct ncs_collector_table *t, uint64_t now) {
   for (unsigned i = 0; t && i < t->n; i++)
     if (t->at[i] && t->at[i]->inflight) t->at[i]->inflight(now);
+}
+/* The observers (seen_* and flushed hooks) of every collector that has them. */
+static inline void ncs_collectors_seen_calls(const struct ncs_collector_table *t, const struct ncs_call *rec,
+                                             uint64_t mask, uint64_t from, uint64_t to) {
+  for (unsigned i = 0; t && i < t->n; i++)
+    if (t->at[i] && t->at[i]->seen_calls) t->at[i]->seen_calls(rec, mask, from, to);
+}
+static inline void ncs_collectors_seen_queue(const struct ncs_collector_table *t, const uint8_t *q, size_t len) {
+  for (unsigned i = 0; t && i < t->n; i++)
+    if (t->at[i] && t->at[i]->seen_queue) t->at[i]->seen_queue(q, len);
+}
+static inline void ncs_collectors_seen_inflight(const struct ncs_collector_table *t, const struct ncs_inflight *f) {
+  for (unsigned i = 0; t && i < t->n; i++)
+    if (t->at[i] && t->at[i]->seen_inflight) t->at[i]->seen_inflight(f);
+}
+static inline void ncs_collectors_flushed(const struct ncs_collector_table *t, int final) {
+  for (unsigned i = 0; t && i < t->n; i++)
+    if (t->at[i] && t->at[i]->flushed) t->at[i]->flushed(final);
 }
 #endif

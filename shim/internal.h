@@ -76,6 +76,8 @@ struct ncs_config {
   unsigned exit_ms;         /* NCCLSCOPE_EXIT_MS: longest wait for the last flush (default 3000) */
   int nccl_log;             /* NCCLSCOPE_NCCL_LOG (default 1): capture NCCL's log (logcap.c) */
   int profiler;             /* NCCLSCOPE_PROFILER (default 1): be NCCL's profiler plugin (profiler.c) */
+  char metrics_dir[512];    /* NCCLSCOPE_METRICS: Prometheus text files go there (promexport.c); "" = off */
+  unsigned metrics_ms;      /* NCCLSCOPE_METRICS_MS: their period (default 5000) */
 };
 extern struct ncs_config ncs_cfg;
 
@@ -239,6 +241,10 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
 void ncs_writer_set_process(const void *rec, size_t len);
 /* Writer thread (collectors' inflight hook): one INFLIGHT record into the chunk; -1 when full. */
 int ncs_writer_put_inflight(const struct ncs_inflight *f);
+
+/* Writer thread: records the process lost so far (the chunk headers' count). */
+uint64_t ncs_writer_dropped(void);
+
 
 /* ---- kernels.c (a collector, hooks.h) ---- */
 void ncs_kernels_exit(void);     /* atexit, before the last sync: the next poll is the final one */

@@ -88,6 +88,16 @@ static void read_config(void) {
   const char *log = getenv("NCCLSCOPE_NCCL_LOG"), *prof = getenv("NCCLSCOPE_PROFILER");
   ncs_cfg.nccl_log = !(log && !strcmp(log, "0"));
   ncs_cfg.profiler = !(prof && !strcmp(prof, "0"));
+  /* NCCLSCOPE_METRICS: relative to the start directory, as NCCLSCOPE_DIR; too long: off */
+  const char *m = getenv("NCCLSCOPE_METRICS");
+  ncs_cfg.metrics_dir[0] = 0;
+  if (m && *m) {
+    int k = m[0] != '/' && start_cwd[0] == '/'
+                ? snprintf(ncs_cfg.metrics_dir, sizeof ncs_cfg.metrics_dir, "%s/%s", start_cwd[1] ? start_cwd : "", m)
+                : snprintf(ncs_cfg.metrics_dir, sizeof ncs_cfg.metrics_dir, "%s", m);
+    if (k < 0 || (size_t)k >= sizeof ncs_cfg.metrics_dir) ncs_cfg.metrics_dir[0] = 0;
+  }
+  ncs_cfg.metrics_ms = env_uint("NCCLSCOPE_METRICS_MS", 5000, 100, 600000);
 }
 
 /* ---- the PROCESS record ---- */

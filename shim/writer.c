@@ -438,11 +438,13 @@ static int current_read(struct ncs_ring *r, struct ncs_inflight *f) {
  * thread inside an NCCL call, and per call whose GPU work has not finished. */
 static void add_inflight(struct writer *w) {
   uint64_t now = ncs_now_ns();
+  ncs_collectors_seen_inflight(collectors, NULL); /* observers: a new chunk's calls in flight */
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
     struct ncs_inflight f;
     if (!r || !current_read(r, &f)) continue;
     f.t_seen = now;
+    ncs_collectors_seen_inflight(collectors, &f);
     size_t before = w->raw.len;
     ncs_enc_inflight(&w->raw, &f);
     if (w->raw.len != before) w->records++;
@@ -612,6 +614,7 @@ void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records) {
 int ncs_writer_put_inflight(const struct ncs_inflight *f) {
   struct writer *w = self;
   if (!w || w->raw.cap - w->raw.len < 128) return -1;
+  ncs_collectors_seen_inflight(collectors, f);
   size_t before = w->raw.len;
   ncs_enc_inflight(&w->raw, f);
   if (w->raw.len != before) w->records++;
@@ -626,6 +629,8 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
   if (w->raw.len != before) w->records++;
   return 0;
 }
+
+uint64_t ncs_writer_dropped(void) { return self ? self->dropped_total : 0; }
 
 static void report_drops(struct writer *w, struct ncs_ring *r) {
   uint64_t d = atomic_load_explicit(&r->dropped, memory_order_acquire); /* then r->thread */
@@ -676,6 +681,7 @@ static unsigned drain(struct writer *w) {
   pthread_mutex_unlock(&q_mu);
   w->qspare = qb;
   w->qspare_cap = qcap;
+  ncs_collectors_seen_queue(collectors, qb, ql); /* observers (live metrics) */
   if (ql) {
     ensure_room(w, ql);
     if (w->raw.len + ql <= RAW_CAP) {
@@ -717,6 +723,7 @@ static unsigned drain(struct writer *w) {
       const struct ncs_call *rec = r->rec;
       uint64_t mask = r->mask, end = t + n;
       uint32_t nrec = (uint32_t)n;
+      ncs_collectors_seen_calls(collectors, rec, mask, t, end); /* observers (live metrics) */
       /* the slots come from another core's cache or from memory: ask for the ones a few
        * records ahead (both lines of a 96-byte slot) while this one is encoded */
 #define PREFETCH_SLOT_() \
@@ -844,6 +851,7 @@ static void *writer_main(void *arg) {
       drain(w);
       flush_chunk(w, stop);
       next_flush = now + flush_ns;
+      if (stop || syncing) ncs_collectors_flushed(collectors, stop); /* observers: as of this chunk */
     }
     if (syncing) {
       pthread_mutex_lock(&w_mu);
