@@ -13,7 +13,9 @@
  *   statically reaches no wrapper, and its events are then the trace's only calls (PROCESS
  *   calls_from=profiler; docs/PROFILER.md "Static NCCL"). A second copy of the shim loaded only as
  *   the plugin while another is preloaded stays inert (the preloaded one records).
- * - init asks NCCL for collective events only (ncclProfileColl). startEvent of a collective
+ * - init asks NCCL for collective events only (ncclProfileColl); with static NCCL also for
+ *   Send/Recv tasks (ncclProfileP2p: PROFILE records with root = peer and seq = the id of the
+ *   plan, a number this plugin returns as the Group event's handle). startEvent of a collective
  *   is NCCL's hot path (the user's thread, inside the collective call): it copies the
  *   descriptor into a fixed lock-free ring (4096 slots, multi-producer, one consumer at a time)
  *   and returns; no malloc, lock or I/O. A full ring drops the event and counts it, as are
@@ -74,6 +76,8 @@ static uint64_t dropped_told; /* the largest `dropped` written so far (under dra
 
 static struct {
   int set_by_us;         /* NCCL_PROFILER_PLUGIN is ours, to be given back */
+  _Atomic int static_nccl; /* this plugin started the recorder: NCCL reaches no wrapper */
+  _Atomic uint64_t groups; /* Group event handles given out (static NCCL): 1, 2, ... */
   char self[1024];       /* this library's path */
   _Atomic int restored;
   _Atomic uint64_t events;
@@ -94,9 +98,9 @@ static void copy_name(char *dst, const char *src) {
   dst[i] = 0;
 }
 
-/* The hot path: claim a slot, fill it, publish it. */
-static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, int rank) {
-  if (!atomic_load_explicit(&ring_ready, memory_order_acquire)) return;
+/* The hot path: claim a slot (NULL: the ring is full, counted), fill it, publish it. */
+static struct slot *claim(uint64_t *at) {
+  if (!atomic_load_explicit(&ring_ready, memory_order_acquire)) return NULL;
   uint64_t pos = atomic_load_explicit(&r_head, memory_order_relaxed);
   struct slot *s;
   for (;;) {
@@ -107,15 +111,33 @@ static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, in
         break;
     } else if (seq < pos) { /* full: the writer has not taken this slot's previous event */
       atomic_fetch_add_explicit(&r_dropped, 1, memory_order_relaxed);
-      return;
+      return NULL;
     } else {
       pos = atomic_load_explicit(&r_head, memory_order_relaxed);
     }
   }
+  *at = pos;
+  return s;
+}
+static void publish(struct slot *s, uint64_t pos, const struct prof_ctx *c, int rank) {
   struct ncs_profile *p = &s->rec;
   p->comm_hash = c->hash;
   p->rank = rank;
   p->nranks = (uint32_t)c->nranks;
+  p->t = ncs_now_ns();
+  p->dropped = atomic_load_explicit(&r_dropped, memory_order_relaxed);
+  p->version = c->version;
+  atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+  if (((pos + 1) & (RING / 4 - 1)) == 0 && atomic_load_explicit(&drainer_idle, memory_order_relaxed)) {
+    atomic_fetch_add(&drainer_wake, 1);
+    syscall(SYS_futex, &drainer_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  }
+}
+static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, int rank) {
+  uint64_t pos;
+  struct slot *s = claim(&pos);
+  if (!s) return;
+  struct ncs_profile *p = &s->rec;
   p->seq = e->seq;
   copy_name(p->func, e->func);
   copy_name(p->algo, e->algo);
@@ -125,14 +147,24 @@ static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, in
   p->count = e->count;
   copy_name(p->datatype, e->datatype);
   p->root = e->root;
-  p->t = ncs_now_ns();
-  p->dropped = atomic_load_explicit(&r_dropped, memory_order_relaxed);
-  p->version = c->version;
-  atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
-  if (((pos + 1) & (RING / 4 - 1)) == 0 && atomic_load_explicit(&drainer_idle, memory_order_relaxed)) {
-    atomic_fetch_add(&drainer_wake, 1);
-    syscall(SYS_futex, &drainer_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-  }
+  publish(s, pos, c, rank);
+}
+/* A Send/Recv task (static NCCL only): root = its peer, seq = the id of its plan (the Group
+ * event's handle this plugin gave out: the same for every task of one kernel launch). */
+static void enqueue_p2p(const struct prof_ctx *c, const struct nccl_prof_p2p *e, int rank, const void *group) {
+  uint64_t pos;
+  struct slot *s = claim(&pos);
+  if (!s) return;
+  struct ncs_profile *p = &s->rec;
+  p->seq = (uint64_t)(uintptr_t)group;
+  copy_name(p->func, e->func);
+  p->algo[0] = p->proto[0] = 0;
+  p->nchannels = e->nchannels;
+  p->nwarps = 0;
+  p->count = e->count;
+  copy_name(p->datatype, e->datatype);
+  p->root = e->peer;
+  publish(s, pos, c, rank);
 }
 
 static void give_back_env(void) {} /* nothing to give back: environ is never written (envview.c) */
@@ -172,11 +204,13 @@ static int other_copy_present(void) {
  * events are the only view of its calls (docs/PROFILER.md, "Static NCCL"). */
 static void start_recorder(void) {
   if (atomic_load_explicit(&ncs_active, memory_order_acquire) != 0) return; /* recording, or off */
+  const char *off = getenv("NCCLSCOPE_PROFILER");
+  if (off && !strcmp(off, "0")) return; /* the plugin is off: it starts nothing */
   if (other_copy_present()) {
     ncs_debug("profiler init: another copy of the shim is preloaded; this one (%s) records nothing", pf.self);
     return;
   }
-  if (ncs_activate_by_profiler() == 0) ncs_debug("profiler init before any wrapped NCCL call: NCCL is not interposed (static?); recording its profiler events");
+  if (ncs_activate_by_profiler() == 0 && !atomic_exchange(&pf.static_nccl, 1)) ncs_debug("profiler init before any wrapped NCCL call: NCCL is not interposed (static?); recording its profiler events");
 }
 
 static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, uint32_t version) {
@@ -194,7 +228,8 @@ static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, 
   c->nranks = nranks;
   c->version = version;
   *ctx = c;
-  if (mask) *mask = NCCL_PROFILE_COLL;
+  /* static NCCL: Send/Recv tasks too (no wrapper sees them), and the plans they belong to */
+  if (mask) *mask = NCCL_PROFILE_COLL | (atomic_load(&pf.static_nccl) ? NCCL_PROFILE_P2P : 0);
   return 0; /* never fail: NCCL would print a warning the user did not ask for */
 }
 static int ctx_finalize(void *ctx) {
@@ -210,14 +245,27 @@ static int v4_init(void **ctx, int *mask, const char *name, uint64_t hash, int n
                    nccl_prof_logger_t log) {
   return ctx_init(ctx, hash, mask, nranks, rank, 4);
 }
+/* A Group event's handle, static NCCL only: a number NCCL hands back as its tasks' parent (never
+ * dereferenced: stopEvent and recordEventState ignore it). */
+static void *group_handle(void) {
+  return atomic_load_explicit(&pf.static_nccl, memory_order_relaxed) ? (void *)(uintptr_t)(atomic_fetch_add(&pf.groups, 1) + 1) : NULL;
+}
 static int v5_start(void *ctx, void **handle, struct nccl_prof_descr_v5 *d) {
   if (handle) *handle = NULL;
-  if (ctx && d && d->type == NCCL_PROFILE_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  if (!ctx || !d) return 0;
+  if (d->type == NCCL_PROFILE_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  else if (d->type == NCCL_PROFILE_P2P && atomic_load_explicit(&pf.static_nccl, memory_order_relaxed))
+    enqueue_p2p(ctx, &d->u.p2p, d->rank, d->u.p2p.parent_group);
+  else if (d->type == NCCL_PROFILE_GROUP && handle) *handle = group_handle();
   return 0;
 }
 static int v4_start(void *ctx, void **handle, struct nccl_prof_descr_v4 *d) {
   if (handle) *handle = NULL;
-  if (ctx && d && d->type == NCCL_PROFILE_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  if (!ctx || !d) return 0;
+  if (d->type == NCCL_PROFILE_COLL) enqueue(ctx, &d->u.coll, d->rank);
+  else if (d->type == NCCL_PROFILE_P2P && atomic_load_explicit(&pf.static_nccl, memory_order_relaxed))
+    enqueue_p2p(ctx, &d->u.p2p, d->rank, d->parent); /* v4: the plan's Group event is the parent */
+  else if (d->type == NCCL_PROFILE_GROUP && handle) *handle = group_handle();
   return 0;
 }
 static int ev_stop(void *handle) { return 0; }

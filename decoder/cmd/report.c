@@ -395,9 +395,9 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
 
 /* Files whose calls were rebuilt from NCCL's profiler events (static NCCL, model/profcalls.h):
  * what is known that way and what is not, said once for the job. */
-static const char *const prof_known[] = {"op", "count", "bytes", "datatype", "root", "communicator", "rank", "nranks",
-                                         "gpu_time", "busbw", "algorithm", "protocol", NULL};
-static const char *const prof_unknown[] = {"Send/Recv", "groups", "communicator init/destroy", "host_time",
+static const char *const prof_known[] = {"op", "count", "bytes", "datatype", "root", "peer", "communicator", "rank",
+                                         "nranks", "gpu_time", "busbw", "algorithm", "protocol", NULL};
+static const char *const prof_unknown[] = {"groups", "AlltoAll/Gather/Scatter (seen as their Send/Recv)", "communicator init/destroy", "host_time",
                                            "reduction_op", "stream", "callsite", "return_code", NULL};
 static void prof_totals(const struct ncs_jobdata *jd, int *files, uint64_t *calls, uint64_t *timed) {
   *files = 0; *calls = *timed = 0;
@@ -410,10 +410,10 @@ static void print_prof_text(FILE *f, const struct ncs_jobdata *jd) {
   prof_totals(jd, &files, &calls, &timed);
   if (!files) return;
   fprintf(f, "calls from NCCL profiler events (NCCL not interposed: linked statically; docs/PROFILER.md): %d of %d files, "
-          "%" PRIu64 " collectives, %" PRIu64 " with GPU time from their kernel\n", files, jd->n, calls, timed);
+          "%" PRIu64 " calls, %" PRIu64 " with GPU time from their kernel\n", files, jd->n, calls, timed);
   fprintf(f, "  known that way:");
   for (int k = 0; prof_known[k]; k++) fprintf(f, "%s %s", k ? "," : "", prof_known[k]);
-  fprintf(f, " (AllGather/Broadcast counts in bytes)\n  not known:");
+  fprintf(f, " (AllGather/Broadcast counts in bytes; Send/Recv: the GPU time of their plan's kernel)\n  not known:");
   for (int k = 0; prof_unknown[k]; k++) fprintf(f, "%s %s", k ? "," : "", prof_unknown[k]);
   fprintf(f, " (host_s is 0)\n");
 }

@@ -12,23 +12,30 @@
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
+#define KEY_SR NCS_OP_LIMIT
+#define NKEYS (NCS_OP_LIMIT + 1)
 struct waiting {
   struct ncs_call c;
-  uint64_t ordinal;            /* its place among the events of its op */
+  unsigned key;                /* its op, or KEY_SR */
+  uint64_t ordinal;            /* its place among the events (Send/Recv: plans) of its key */
   uint64_t gs, ge;             /* its kernel, when matched */
   int matched;
 };
 struct kwait { uint64_t ordinal, start, end; };
 struct kqueue { struct kwait *k; size_t n, cap, head; };
-struct pcomm { uint64_t hash; int32_t rank; uint32_t index; uint64_t seq; };
+struct pcomm { uint64_t hash; int32_t rank; uint32_t index; uint64_t coll_seq, p2p_seq; };
 
 struct ncs_profcalls {
   struct ncs_visitor down;
   struct ncs_profcalls_stats st;
   struct waiting *w;           /* w[head, n): waiting calls, in event order */
   size_t n, cap, head;
-  uint64_t events[NCS_OP_LIMIT], kernels[NCS_OP_LIMIT];
-  struct kqueue kq[NCS_OP_LIMIT]; /* kernels that came before their event */
+  /* per key (an op; KEY_SR for Send/Recv, whose plan runs as one SendRecv kernel): events (for
+   * Send/Recv: plans) and kernels seen */
+  uint64_t events[NKEYS], kernels[NKEYS];
+  struct kqueue kq[NKEYS];     /* kernels that came before their event */
+  uint64_t last_plan;          /* plan id of the latest Send/Recv event */
+  int have_plan;
   struct pcomm *comms;
   size_t ncomms, capcomms;
   uint64_t tcall;
@@ -82,7 +89,7 @@ static struct pcomm *comm_of(struct ncs_profcalls *p, const struct ncs_profile *
     if (p->comms[i].hash == e->comm_hash && p->comms[i].rank == e->rank) return &p->comms[i];
   if (ncs_grow((void **)&p->comms, &p->capcomms, p->ncomms + 1, sizeof *p->comms) != 0) return NULL;
   uint32_t index = (uint32_t)p->ncomms + 1;
-  p->comms[p->ncomms] = (struct pcomm){e->comm_hash, e->rank, index, 0};
+  p->comms[p->ncomms] = (struct pcomm){e->comm_hash, e->rank, index, 0, 0};
   struct ncs_comm c = {.comm = index, .comm_id = e->comm_hash, .rank = e->rank, .nranks = (int32_t)e->nranks,
                        .device = -1, .init_op = NCS_OP_CommInitRank, .t_enter = e->t, .t_exit = e->t,
                        .thread = NCS_PROFCALLS_THREAD};
@@ -95,21 +102,30 @@ static void on_event(struct ncs_profcalls *p, const struct ncs_profile *e) {
   if (!e->func[0]) return; /* only tells events lost at the end */
   unsigned op = op_named(e->func, strlen(e->func));
   if (op == NCS_OP_NONE) { p->st.unknown_funcs++; return; }
+  int p2p = op == NCS_OP_Send || op == NCS_OP_Recv;
   struct pcomm *pc = comm_of(p, e);
   if (!pc || ncs_grow((void **)&p->w, &p->cap, p->n + 1, sizeof *p->w) != 0) { p->st.bad++; return; }
   struct waiting *x = &p->w[p->n++];
   memset(x, 0, sizeof *x);
+  /* seq as the shim numbers calls: collectives and Send/Recv counted apart, from 1 */
   x->c = (struct ncs_call){.op = op, .thread = NCS_PROFCALLS_THREAD, .comm = pc->index, .datatype = (uint32_t)datatype_of(e->datatype),
-                           .root = e->root, .tcall = ++p->tcall, .seq = pc->seq++, .count = e->count,
-                           .t_enter = e->t, .t_exit = e->t};
-  x->ordinal = p->events[op]++;
-  struct kqueue *q = &p->kq[op];
-  while (q->head < q->n && q->k[q->head].ordinal < x->ordinal) { q->head++; p->st.kernels_unclaimed++; }
+                           .root = e->root, .tcall = ++p->tcall, .seq = p2p ? ++pc->p2p_seq : ++pc->coll_seq,
+                           .count = e->count, .t_enter = e->t, .t_exit = e->t};
+  x->key = p2p ? KEY_SR : op;
+  if (!p2p) x->ordinal = p->events[op]++;
+  else { /* the tasks of one plan (one Group event) run in one SendRecv kernel */
+    if (!p->have_plan || e->seq != p->last_plan) p->events[KEY_SR]++;
+    p->have_plan = 1;
+    p->last_plan = e->seq;
+    x->ordinal = p->events[KEY_SR] - 1;
+  }
+  struct kqueue *q = &p->kq[x->key];
+  while (q->head < q->n && q->k[q->head].ordinal < x->ordinal) { q->head++; p->st.kernels_unclaimed += !p2p; }
   if (q->head < q->n && q->k[q->head].ordinal == x->ordinal) {
     x->matched = 1;
     x->gs = q->k[q->head].start;
     x->ge = q->k[q->head].end;
-    if (++q->head == q->n) q->head = q->n = 0;
+    if (!p2p && ++q->head == q->n) q->head = q->n = 0; /* a plan's kernel stays for its other tasks */
   }
   advance(p, NCS_PROFCALLS_HOLD);
 }
@@ -119,24 +135,27 @@ static void on_kernel(struct ncs_profcalls *p, const struct ncs_kernel *k) {
   if (!name || !ncs_is_nccl_kernel(name)) return;
   size_t len = 0;
   const char *o = ncs_kernel_op(name, &len);
-  unsigned op = o ? op_named(o, len) : NCS_OP_NONE;
-  if (op == NCS_OP_NONE) return;
-  uint64_t ord = p->kernels[op]++, end = k->start + k->duration;
-  if (ord < p->events[op]) { /* its event came first: the waiting call of that ordinal */
+  unsigned key = !o ? NCS_OP_NONE : len == 8 && !strncmp(o, "SendRecv", 8) ? KEY_SR : op_named(o, len);
+  if (key == NCS_OP_NONE) return;
+  uint64_t ord = p->kernels[key]++, end = k->start + k->duration;
+  if (ord < p->events[key]) { /* its event came first: the waiting call(s) of that ordinal */
+    int found = 0;
     for (size_t i = p->head; i < p->n; i++)
-      if (p->w[i].c.op == op && p->w[i].ordinal == ord) {
+      if (p->w[i].key == key && p->w[i].ordinal == ord) {
         p->w[i].matched = 1;
         p->w[i].gs = k->start;
         p->w[i].ge = end;
-        advance(p, NCS_PROFCALLS_HOLD);
-        return;
+        found = 1;
+        if (key != KEY_SR) break;
       }
-    p->st.kernels_unclaimed++; /* its call went on without it */
-    return;
+    if (!found) p->st.kernels_unclaimed++; /* its call went on without it */
+    else if (key != KEY_SR || ord + 1 < p->events[key]) { advance(p, NCS_PROFCALLS_HOLD); return; }
+    if (!found) return;
   }
-  struct kqueue *q = &p->kq[op];
+  struct kqueue *q = &p->kq[key]; /* before its event; a plan's kernel also for its later tasks */
   if (ncs_grow((void **)&q->k, &q->cap, q->n + 1, sizeof *q->k) != 0) return;
   q->k[q->n++] = (struct kwait){ord, k->start, end};
+  advance(p, NCS_PROFCALLS_HOLD);
 }
 
 /* ---- the visitor: it only looks; every record reaches `down` through the mux it sits in ---- */
@@ -179,8 +198,8 @@ struct ncs_visitor ncs_profcalls_visitor(struct ncs_profcalls *p, const struct n
 
 struct ncs_profcalls_stats ncs_profcalls_finish(struct ncs_profcalls *p) {
   advance(p, 0);
-  for (unsigned op = 0; op < NCS_OP_LIMIT; op++) {
-    p->st.kernels_unclaimed += p->kq[op].n - p->kq[op].head;
+  for (unsigned op = 0; op < NKEYS; op++) {
+    if (op != KEY_SR) p->st.kernels_unclaimed += p->kq[op].n - p->kq[op].head; /* a plan's kernel stays queued for its tasks */
     p->kq[op].n = p->kq[op].head = 0;
   }
   return p->st;
@@ -188,7 +207,7 @@ struct ncs_profcalls_stats ncs_profcalls_finish(struct ncs_profcalls *p) {
 
 void ncs_profcalls_free(struct ncs_profcalls *p) {
   if (!p) return;
-  for (unsigned op = 0; op < NCS_OP_LIMIT; op++) free(p->kq[op].k);
+  for (unsigned op = 0; op < NKEYS; op++) free(p->kq[op].k);
   free(p->w);
   free(p->comms);
   ncs_knames_free(&p->names);

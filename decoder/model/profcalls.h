@@ -13,19 +13,21 @@
  *  - one COMM per communicator seen in the events (by NCCL's commHash, which is the same on
  *    every rank of a communicator: comm_id = commHash), with its rank and size, before its
  *    first call;
- *  - one CALL per collective event: op from the function name, count and datatype as NCCL
+ *  - one CALL per collective or Send/Recv event: op from the function name, count and datatype as NCCL
  *    handed them to the plugin (AllGather and Broadcast: bytes, ncclInt8, so bytes are exact
  *    and counts are in bytes), root, seq = the communicator's count of collectives so far (NCCL's own sequence number counts
  *    per function; every rank enqueues a communicator's collectives in one order), t_enter = t_exit = the
- *    event's time (the enqueue), thread NCS_PROFCALLS_THREAD; redop, stream, call site, group
- *    and return code are not known (0);
+ *    event's time (the enqueue), thread NCS_PROFCALLS_THREAD; Send/Recv (recorded by a shim
+ *    started by the plugin): root = peer, numbered apart from collectives as the shim does;
+ *    redop, stream, call site, group and return code are not known (0);
  *  - its GPU time: the k-th NCCL kernel whose name runs function F (model/knames.h) is the k-th
- *    event of F in the file; the call waits for its kernel and goes on followed by a
+ *    event of F in the file; Send/Recv: the k-th SendRecv kernel runs the k-th plan (consecutive
+ *    events with one plan id, the record's seq), every task of it; the call waits for its kernel and goes on followed by a
  *    GPU_TIME(call) of that kernel's start and end. Calls go on in event order; a call still
  *    waiting when NCS_PROFCALLS_HOLD newer ones wait, or at ncs_profcalls_finish (no kernel
  *    came: kernel activity off), goes on without GPU time.
- * Send/Recv are not known (the plugin asks NCCL for collective events only), nor calls NCCL
- * makes no event for (groups, communicator init/destroy, 1-rank communicators).
+ * Not known: calls NCCL makes no event for (groups, communicator init/destroy, 1-rank
+ * communicators); AlltoAll, Gather and Scatter come as their Send/Recv tasks.
  * ncs_profcalls_finish must follow the read (it hands on what still waits). Memory: the waiting
  * calls (about 150 bytes each) and kernels no event claimed yet (16 bytes each). A damaged
  * PROFILE record is counted (bad), never fatal. Not thread-safe; one per file. */
