@@ -4,7 +4,8 @@
 # doubles under the shim (scripts/nccl-tests.sh; the build in BUILD/nccl-tests is shared with
 # test_nccl_tests.sh). all_reduce_perf, all_gather_perf, reduce_scatter_perf and broadcast_perf
 # run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
-# GPU time), three doubling sizes, -w 2, -n 10, -I 1 (per-iteration CUDA-event timing) and -J
+# GPU time), and all_reduce_perf also with -g 2 (two ranks on one thread: each iteration is a
+# group of two like calls, which take the group's GPU time), three doubling sizes, -w 2, -n 10, -I 1 (per-iteration CUDA-event timing) and -J
 # (nccl-tests' JSON). For every size nccl-tests printed and each placement the row must hold:
 #
 #   - the calls nccl-tests' own arithmetic makes (src/common.cu TimeTest / BenchTime): timed =
@@ -50,23 +51,23 @@ fi
 check_eq "nccl-tests builds (all_reduce, all_gather, reduce_scatter, broadcast)" 0 "$rc"
 [ "$rc" = 0 ] || { sed 's/^/    /' "$T/build.log" | tail -20; exit 0; }
 
-# verify.py OP NT_JSON REPORT_JSON R W N: one "ok|FAIL|note <what>" line per check
+# verify.py OP NT_JSON REPORT_JSON R W N LABEL: one "ok|FAIL|note <what>" line per check
 cat >"$T/verify.py" <<'EOF'
 import json, sys
-op, ntf, repf, R, W, N = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+op, ntf, repf, R, W, N, label = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 nt = json.load(open(ntf))
 rows = [r for r in json.load(open(repf))["sizes"]["rows"] if r["op"] == op]
 res = nt["results"]
 smallest = min(r["size"] for r in res)
 def near(a, b): return b > 0 and abs(a - b) <= 0.01 * b
 print("%s %s: %d rows, both placements of each of nccl-tests' %d sizes, none of unknown placement" %
-      ("ok" if len(rows) == 2 * len(res) and all(r["placement"] != "unknown" for r in rows) else "FAIL", op, len(rows), len(res)))
+      ("ok" if len(rows) == 2 * len(res) and all(r["placement"] != "unknown" for r in rows) else "FAIL", label, len(rows), len(res)))
 worst = 0.0
 for t in res:
     size = t["size"]
     for pl, key in (("out-of-place", "out_of_place"), ("in-place", "in_place")):
         m = [r for r in rows if r["bytes"] == size and r["placement"] == pl]
-        name = "%s %d B %s" % (op, size, pl)
+        name = "%s %d B %s" % (label, size, pl)
         if len(m) != 1:
             print("FAIL %s: %d rows in the table" % (name, len(m)))
             continue
@@ -86,31 +87,33 @@ for t in res:
         print("%s %s: median no more than 1%% above nccl-tests' printed (wall-clock mean) time %.2f us" %
               ("ok" if r["median_us"] is not None and r["median_us"] <= 1.01 * printed["time"] else "FAIL", name, printed["time"]))
         worst = max(worst, abs(printed["time"] - (r["median_us"] or 0)) / printed["time"])
-print("note %s: nccl-tests' wall-clock time column is at most %.2f%% from the medians on this run (load-dependent, not asserted)" % (op, 100 * worst))
+print("note %s: nccl-tests' wall-clock time column is at most %.2f%% from the medians on this run (load-dependent, not asserted)" % (label, 100 * worst))
 EOF
 
 NCS=$BUILD/ncclscope
 R=2 W=2 N=10
-for prog in all_reduce:AllReduce all_gather:AllGather reduce_scatter:ReduceScatter broadcast:Broadcast; do
-  bin=${prog%%:*}_perf op=${prog#*:} out=$T/${prog%%:*}
-  NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- "$bin" -b 64K -e 256K -f 2 -t $R -w $W -n $N \
-    -I 1 -J "$out/nt.json" >"$T/$op.stdout" 2>"$T/$op.stderr"
+for run in all_reduce:AllReduce:-t all_gather:AllGather:-t reduce_scatter:ReduceScatter:-t broadcast:Broadcast:-t \
+           all_reduce:AllReduce:-g; do
+  prog=${run%%:*} rest=${run#*:}; op=${rest%%:*} how=${rest#*:} # how: -t 2 (a thread per rank) or -g 2 (a group per iteration)
+  bin=${prog}_perf out=$T/$prog$how L="$op $how $R" f=$T/$op$how
+  NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- "$bin" -b 64K -e 256K -f 2 "$how" $R -w $W -n $N \
+    -I 1 -J "$out/nt.json" >"$f.stdout" 2>"$f.stderr"
   rc=$?
-  check_eq "$op: nccl-tests exits 0" 0 "$rc"
-  [ "$rc" = 0 ] || { sed 's/^/    /' "$T/$op.stderr" | tail -20; continue; }
-  if ! "$NCS" report --json "$out" >"$T/$op.report.json" 2>"$T/$op.report.err"; then
-    fail "$op: report --json"; sed 's/^/    /' "$T/$op.report.err" | head; continue
+  check_eq "$L: nccl-tests exits 0" 0 "$rc"
+  [ "$rc" = 0 ] || { sed 's/^/    /' "$f.stderr" | tail -20; continue; }
+  if ! "$NCS" report --json "$out" >"$f.report.json" 2>"$f.report.err"; then
+    fail "$L: report --json"; sed 's/^/    /' "$f.report.err" | head; continue
   fi
-  python3 "$T/verify.py" "$op" "$out/nt.json" "$T/$op.report.json" $R $W $N >"$T/$op.checks" 2>&1 ||
-    { fail "$op: verify.py"; sed 's/^/    /' "$T/$op.checks" | tail; continue; }
+  python3 "$T/verify.py" "$op" "$out/nt.json" "$f.report.json" $R $W $N "$L" >"$f.checks" 2>&1 ||
+    { fail "$L: verify.py"; sed 's/^/    /' "$f.checks" | tail; continue; }
   while IFS= read -r line; do
     case $line in ok\ *) pass "${line#ok }" ;; note\ *) echo "note: ${line#note }" ;; *) fail "${line#FAIL }" ;; esac
-  done <"$T/$op.checks"
+  done <"$f.checks"
   # the text table shows the same rows
-  "$NCS" report --sizes "$op" "$out" >"$T/$op.txt" 2>&1
-  check_eq "$op: report --sizes $op prints its 6 rows (3 sizes x 2 placements), and no other op's" "6 0" \
-    "$(grep -cE "^  $op +$R float32 .* (out-of-place|in-place) " "$T/$op.txt") $(awk '/^Per size:/ { on = 1; next } on && /^  [A-Z]/ && $1 != "op" && $1 != "'"$op"'"' "$T/$op.txt" | wc -l)"
+  "$NCS" report --sizes "$op" "$out" >"$f.txt" 2>&1
+  check_eq "$L: report --sizes $op prints its 6 rows (3 sizes x 2 placements), and no other op's" "6 0" \
+    "$(grep -cE "^  $op +$R float32 .* (out-of-place|in-place) " "$f.txt") $(awk '/^Per size:/ { on = 1; next } on && /^  [A-Z]/ && $1 != "op" && $1 != "'"$op"'"' "$f.txt" | wc -l)"
 done
-"$NCS" report --sizes Bogus "$T/all_reduce" >"$T/bogus.out" 2>&1
+"$NCS" report --sizes Bogus "$T/all_reduce-t" >"$T/bogus.out" 2>&1
 check_eq "report --sizes Bogus: refused as bad usage (exit 2)" 2 "$?"
 check "... saying what it takes" grep -q "takes 'all' or a collective's name" "$T/bogus.out"

@@ -5,8 +5,11 @@
  * factor: model/rules.h). docs/METRICS.md ("Per-size table") defines every figure.
  *
  * What a row holds, per communicator of a file (the definitions of docs/METRICS.md):
- *   - a collective (ncs_op_kind COLL) made outside any group (depth 0: a group's calls share one
- *     GPU time), not captured into a CUDA graph, that returned ncclSuccess;
+ *   - a collective (ncs_op_kind COLL), not captured into a CUDA graph, that returned
+ *     ncclSuccess; inside a group only when every collective of its group has the same key (as
+ *     nccl-tests -g makes: one call per GPU), each then taking the group's GPU time (the span of
+ *     its GPU_TIME records of kind GROUP, one per stream); other group members are counted
+ *     (`grouped`), not timed;
  *   - its communicator's first collective is counted apart (`first`), whatever its key;
  *   - calls of one key made one after another on a communicator form a run; the key's steady
  *     run is its longest (the earliest of equals); the key's calls before the steady run's first
@@ -37,7 +40,10 @@
 #define ROW_CAP (1u << 16)  /* samples one (communicator, key) keeps */
 #define JOB_CAP (1u << 20)  /* samples one job row keeps */
 #define PEND (1u << 14)     /* calls awaiting their GPU_TIME (pend_at) */
+#define GPEND (1u << 10)    /* groups awaiting their GPU_TIME (gpend_at) */
+#define GMAX 16             /* members a group's time is given to */
 #define HOST_BIT (1ull << 63) /* a sample timed on the host (no GPU_TIME came) */
+#define UNTIMED UINT64_MAX  /* a group member that got no time of its own */
 
 enum { PL_UNKNOWN, PL_OUT, PL_IN };
 static const char *const place_name[] = {"unknown", "out-of-place", "in-place"};
@@ -55,13 +61,23 @@ struct crow {
 };
 struct scomm { uint32_t idx; int nranks; int seen; int32_t last; size_t run_len, run_start; };
 struct pend { uint64_t tcall; uint32_t thread, row, at, used; };
+struct gpend {              /* a group's members, awaiting the group's GPU time */
+  uint64_t group;
+  uint32_t thread, used, n, mixed; /* mixed: members of different keys, or more than GMAX */
+  uint32_t nstreams, got;   /* the members' distinct streams; the group's GPU_TIMEs so far (one per stream) */
+  uint64_t start, end;      /* their span */
+  struct key k;
+  uint32_t row[GMAX], at[GMAX];
+  uint64_t stream[GMAX];
+};
 struct sfile {
   struct crow *row;
   size_t nrow, caprow;
   struct scomm *comm;
   size_t ncomm, capcomm;
   struct pend *pend;        /* PEND slots, made at the first timed call */
-  uint64_t grouped, captured;
+  struct gpend *gpend;      /* GPEND slots, made at the first group member */
+  uint64_t captured;
 };
 
 /* one key over the job */
@@ -81,7 +97,7 @@ struct sstate {
   pthread_mutex_t mu;
   struct jrow *row;
   size_t nrow, caprow;
-  uint64_t grouped, captured;
+  uint64_t grouped, captured; /* group members without a time of their own; captured calls */
   const char *want;         /* --sizes: NULL, "all" or an op name */
   int bad;
 };
@@ -137,6 +153,23 @@ static struct pend *pend_at(struct sfile *f, uint32_t thread, uint64_t tcall, in
   return put ? &f->pend[home] : NULL;
 }
 
+/* The same for a group (thread, group id): put takes a free slot, else the home slot (whose
+ * members then stay untimed). */
+static struct gpend *gpend_at(struct sfile *f, uint32_t thread, uint64_t group, int put) {
+  uint64_t h = (group * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)thread * 0xC2B2AE3D27D4EB4Full);
+  uint32_t home = (uint32_t)(h >> 40) & (GPEND - 1);
+  for (uint32_t i = 0; i < PROBE; i++) {
+    struct gpend *p = &f->gpend[(home + i) & (GPEND - 1)];
+    if (p->used && p->thread == thread && p->group == group) return p;
+    if (put && !p->used) { memset(p, 0, sizeof *p); p->used = 1; p->thread = thread; p->group = group; return p; }
+  }
+  if (!put) return NULL;
+  struct gpend *p = &f->gpend[home];
+  memset(p, 0, sizeof *p);
+  p->used = 1; p->thread = thread; p->group = group;
+  return p;
+}
+
 static int s_call(void *ctx, const struct ncs_call *c) {
   struct sfile *f = ctx;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL) return 0;
@@ -145,7 +178,6 @@ static int s_call(void *ctx, const struct ncs_call *c) {
   int first = !sc->seen;
   sc->seen = 1;
   if (c->flags & NCS_CALL_F_CAPTURED) { f->captured++; return 0; }
-  if (c->depth) { f->grouped++; sc->last = -1; return 0; }
   if (c->rc != 0) return 0;
   struct key k = {.count = c->count, .op = c->op == NCS_OP_Bcast ? NCS_OP_Broadcast : c->op, .dtype = c->datatype,
                   .redop = c->redop, .place = (uint32_t)place_of(c->flags), .nranks = sc->nranks};
@@ -158,6 +190,20 @@ static int s_call(void *ctx, const struct ncs_call *c) {
   if (sc->last == ri) sc->run_len++;
   else { sc->run_len = 1; sc->run_start = r->n; sc->last = ri; }
   if (sc->run_len > r->best) { r->best = sc->run_len; r->steady_at = sc->run_start; }
+  if (c->depth) { /* a group member: the group's time, when the group is of one key */
+    r->v[r->n] = UNTIMED;
+    if (!f->gpend && !(f->gpend = calloc(GPEND, sizeof *f->gpend))) { r->n++; return 0; }
+    struct gpend *g = gpend_at(f, c->thread, c->group, 1);
+    if (g->n == 0) g->k = k;
+    else if (!key_eq(&g->k, &k)) g->mixed = 1;
+    if (g->n < GMAX) { g->row[g->n] = (uint32_t)ri; g->at[g->n] = (uint32_t)r->n; g->n++; }
+    else g->mixed = 1;
+    uint32_t si = 0;
+    while (si < g->nstreams && g->stream[si] != c->stream) si++;
+    if (si == g->nstreams && si < GMAX) g->stream[g->nstreams++] = c->stream;
+    r->n++;
+    return 0;
+  }
   r->v[r->n] = (c->t_exit >= c->t_enter ? c->t_exit - c->t_enter : 0) | HOST_BIT;
   if (!f->pend && !(f->pend = calloc(PEND, sizeof *f->pend))) { r->n++; return 0; }
   struct pend *p = pend_at(f, c->thread, c->tcall, 1);
@@ -168,6 +214,19 @@ static int s_call(void *ctx, const struct ncs_call *c) {
 
 static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct sfile *f = ctx;
+  int bad = (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) || g->gpu_end < g->gpu_start;
+  if (g->kind == NCS_GPU_KIND_GROUP) {
+    struct gpend *p = f->gpend ? gpend_at(f, g->thread, g->ref, 0) : NULL;
+    if (!p) return 0;
+    if (bad) p->mixed = 1;
+    if (!p->got || g->gpu_start < p->start) p->start = g->gpu_start;
+    if (!p->got || g->gpu_end > p->end) p->end = g->gpu_end;
+    if (++p->got < p->nstreams) return 0;
+    for (uint32_t i = 0; i < p->n && !p->mixed; i++)
+      if (p->row[i] < f->nrow && p->at[i] < f->row[p->row[i]].n) f->row[p->row[i]].v[p->at[i]] = p->end - p->start;
+    p->used = 0;
+    return 0;
+  }
   if (g->kind != NCS_GPU_KIND_CALL || !f->pend) return 0;
   struct pend *p = pend_at(f, g->thread, g->ref, 0);
   if (!p) return 0;
@@ -221,7 +280,6 @@ static void s_file_done(void *state, int file, const struct ncs_read_status *st)
   if (!s || file < 0 || file >= s->n) return;
   struct sfile *f = &s->file[file];
   pthread_mutex_lock(&s->mu);
-  s->grouped += f->grouped;
   s->captured += f->captured;
   for (size_t i = 0; i < f->nrow; i++) {
     struct crow *r = &f->row[i];
@@ -244,6 +302,7 @@ static void s_file_done(void *state, int file, const struct ncs_read_status *st)
   free(f->row);
   free(f->comm);
   free(f->pend);
+  free(f->gpend);
   memset(f, 0, sizeof *f);
   (void)st;
 }
@@ -272,7 +331,11 @@ static void s_finish(void *state, const struct ncs_job *job) {
   if (!s) return;
   for (size_t i = 0; i < s->nrow; i++) {
     struct jrow *r = &s->row[i];
-    size_t g = 0;
+    size_t g = 0, kept = 0;
+    for (size_t k = 0; k < r->n; k++) /* group members without a time out */
+      if (r->v[k] != UNTIMED) r->v[kept++] = r->v[k];
+    s->grouped += r->n - kept;
+    r->n = kept;
     for (size_t k = 0; k < r->n; k++) /* GPU-timed samples first */
       if (!(r->v[k] & HOST_BIT)) { uint64_t t = r->v[g]; r->v[g++] = r->v[k]; r->v[k] = t; }
     r->gpu = g > 0;
@@ -328,7 +391,7 @@ static void s_text(void *state, FILE *out, const struct ncs_job *job) {
     fputc('\n', out);
   }
   if (s->grouped || s->captured)
-    fprintf(out, "  not in the table: %llu calls inside groups (one GPU time per group), %llu captured into CUDA graphs\n",
+    fprintf(out, "  not timed: %llu calls inside groups of different calls or without a GPU time, %llu captured into CUDA graphs\n",
             (unsigned long long)s->grouped, (unsigned long long)s->captured);
   (void)job;
 }
@@ -387,6 +450,7 @@ static void s_destroy(void *state) {
     free(s->file[i].row);
     free(s->file[i].comm);
     free(s->file[i].pend);
+    free(s->file[i].gpend);
   }
   for (size_t i = 0; i < s->nrow; i++) free(s->row[i].v);
   free(s->row);
