@@ -3,7 +3,7 @@
 # "Per-size table") against NVIDIA's nccl-tests, unmodified, run on the CUDA, NCCL and NVML
 # doubles under the shim (scripts/nccl-tests.sh; the build in BUILD/nccl-tests is shared with
 # test_nccl_tests.sh). all_reduce_perf, all_gather_perf, reduce_scatter_perf and broadcast_perf
-# run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
+# (and, with two sizes and -n 5, reduce_perf and alltoall_perf) run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
 # GPU time), and all_reduce_perf also with -g 2 (two ranks on one thread: each iteration is a
 # group of two like calls, which take the group's GPU time), three doubling sizes, -w 2, -n 10, -I 1 (per-iteration CUDA-event timing) and -J
 # (nccl-tests' JSON). For every size nccl-tests printed and each placement the row must hold:
@@ -41,14 +41,14 @@ if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests sizes: not under $NCS_SANITIZE
 command -v python3 >/dev/null || { skip "nccl-tests sizes: python3 needed to read the JSON"; exit 0; }
 export BUILD NCCL_TESTS_SRC=$SRC
 
-timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$SCRIPT" --build-only all_reduce all_gather reduce_scatter broadcast \
+timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$SCRIPT" --build-only all_reduce all_gather reduce_scatter broadcast reduce alltoall \
   >"$T/build.log" 2>&1
 rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   skip "nccl-tests sizes: the build did not finish in ${NCS_NCCL_TESTS_BUILD_S:-200} s (load); kept in $BUILD/nccl-tests, the next run goes on"
   exit 0
 fi
-check_eq "nccl-tests builds (all_reduce, all_gather, reduce_scatter, broadcast)" 0 "$rc"
+check_eq "nccl-tests builds (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall)" 0 "$rc"
 [ "$rc" = 0 ] || { sed 's/^/    /' "$T/build.log" | tail -20; exit 0; }
 
 # verify.py OP NT_JSON REPORT_JSON R W N LABEL: one "ok|FAIL|note <what>" line per check
@@ -91,12 +91,13 @@ print("note %s: nccl-tests' wall-clock time column is at most %.2f%% from the me
 EOF
 
 NCS=$BUILD/ncclscope
-R=2 W=2 N=10
-for run in all_reduce:AllReduce:-t all_gather:AllGather:-t reduce_scatter:ReduceScatter:-t broadcast:Broadcast:-t \
-           all_reduce:AllReduce:-g; do
-  prog=${run%%:*} rest=${run#*:}; op=${rest%%:*} how=${rest#*:} # how: -t 2 (a thread per rank) or -g 2 (a group per iteration)
+R=2 W=2
+# PROGRAM:OP:HOW:LAST_SIZE:N — HOW: -t 2 (a thread per rank) or -g 2 (a group per iteration)
+for run in all_reduce:AllReduce:-t:256K:10 all_gather:AllGather:-t:256K:10 reduce_scatter:ReduceScatter:-t:256K:10 \
+           broadcast:Broadcast:-t:256K:10 all_reduce:AllReduce:-g:256K:10 reduce:Reduce:-t:128K:5 alltoall:AlltoAll:-t:128K:5; do
+  IFS=: read -r prog op how e N <<<"$run"
   bin=${prog}_perf out=$T/$prog$how L="$op $how $R" f=$T/$op$how
-  NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- "$bin" -b 64K -e 256K -f 2 "$how" $R -w $W -n $N \
+  NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- "$bin" -b 64K -e "$e" -f 2 "$how" $R -w $W -n $N \
     -I 1 -J "$out/nt.json" >"$f.stdout" 2>"$f.stderr"
   rc=$?
   check_eq "$L: nccl-tests exits 0" 0 "$rc"
@@ -111,7 +112,8 @@ for run in all_reduce:AllReduce:-t all_gather:AllGather:-t reduce_scatter:Reduce
   done <"$f.checks"
   # the text table shows the same rows
   "$NCS" report --sizes "$op" "$out" >"$f.txt" 2>&1
-  check_eq "$L: report --sizes $op prints its 6 rows (3 sizes x 2 placements), and no other op's" "6 0" \
+  rows=$(python3 -c 'import json,sys; print(2 * len(json.load(open(sys.argv[1]))["results"]))' "$out/nt.json")
+  check_eq "$L: report --sizes $op prints its $rows rows (nccl-tests' sizes x 2 placements), and no other op's" "$rows 0" \
     "$(grep -cE "^  $op +$R float32 .* (out-of-place|in-place) " "$f.txt") $(awk '/^Per size:/ { on = 1; next } on && /^  [A-Z]/ && $1 != "op" && $1 != "'"$op"'"' "$f.txt" | wc -l)"
 done
 "$NCS" report --sizes Bogus "$T/all_reduce-t" >"$T/bogus.out" 2>&1
