@@ -38,7 +38,7 @@ UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
 SHIM_LDFLAGS = -shared -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-z,nodelete
 
-.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps install uninstall
+.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps install uninstall deb
 all: shim decoder doubles jobs units
 
 shim: $(SHIM)
@@ -203,6 +203,10 @@ install: $(SHIM) $(DECODER)
 	install -D -m 0755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ncclscope/libncclscope.so
 	install -D -m 0644 docs/man/ncclscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/ncclscope.1
 	install -D -m 0644 scripts/completion/ncclscope.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/ncclscope
+
+# make deb: BUILD/ncclscope_<version>_<arch>.deb (dpkg-deb; scripts/make-deb.sh says what it holds)
+deb: $(SHIM) $(DECODER)
+	@bash scripts/make-deb.sh $(BUILD)
 
 uninstall:
 	rm -f $(INSTALL_FILES)
