@@ -35,6 +35,12 @@ source "$(dirname "$0")/lib.sh"
 SCRIPT=$ROOT/scripts/nccl-tests.sh
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 SRC=${NCCL_TESTS_SRC:-$ROOT/../shared/nccl-tests}
+# A trace older than format 5.1 has no placement bits: its rows say so (the committed 4.0 job).
+if command -v python3 >/dev/null; then
+  check_eq "a format 4.0 trace: its per-size rows all have placement unknown" "unknown" \
+    "$("$BUILD/ncclscope" report --json "$ROOT/tests/golden/traces/job40" 2>/dev/null |
+       python3 -c 'import json,sys; r=json.load(sys.stdin)["sizes"]["rows"]; print(" ".join(sorted({x["placement"] for x in r})) if r else "no rows")')"
+fi
 if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then skip "nccl-tests sizes: nvcc not found at $CUDA_HOME/bin/nvcc"; exit 0; fi
 if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests sizes: no nccl-tests source at $SRC (set NCCL_TESTS_SRC)"; exit 0; fi
 if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests sizes: not under $NCS_SANITIZER (nccl-tests is built without it)"; exit 0; fi
