@@ -78,3 +78,12 @@ check "whatif --what-if busbw JSON fields" jq -e '.what_if.findings[] | select(.
 check "whatif --what-if busbw text" grep -q "what-if.*AllReduce at 10 GB/s busbw: step" "$T/b.txt"
 "$NCS" report --what-if busbw=fast "$T/healthy" >/dev/null 2>"$T/bad.err"
 check_eq "whatif: a bad --what-if is refused (exit 2)" 2 $?
+# shown first: the headline's nvlink-unused problem carries its cost, the same prediction, in
+# text and JSON
+hp=$(jq -r '[.headline.first_problems[] | select(.id == "nvlink-unused") | .step_s_if_fixed][0] // "none"' "$T/shm.json")
+mf=$(measured healthy)
+if [ "$hp" != none ] && awk -v p="$hp" -v f="$mf" 'BEGIN { d = p - f; if (d < 0) d = -d; exit !(d <= 0.1 * f) }'; then
+  pass "whatif headline: nvlink-unused carries step_s_if_fixed $hp s, within 10% of the P2P run's $mf s"
+else fail "whatif headline: nvlink-unused step_s_if_fixed $hp, P2P run measured $mf s"; fi
+"$NCS" report --summary "$T/shm" >"$T/shm.sum" 2>/dev/null
+check "whatif headline text: the problem line carries its cost" grep -q "PROBLEM nvlink-unused: .*; costs [0-9.]* ms of the [0-9.]* ms step: fixed, [0-9.]* ms" "$T/shm.sum"

@@ -166,3 +166,10 @@ void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag 
   h->slowest_wait_s = r[0].wait_caused_s;
   h->skew_mean_us = ncs_strag_skew_mean_us(s);
 }
+
+const struct ncs_headline_cost *ncs_headline_cost_of(const struct ncs_headline *h, const char *id) {
+  for (int i = 0; h && i < h->ncost; i++)
+    if (!strcmp(h->cost[i].id, id) || (!strcmp(id, "comm-bound") && !strcmp(h->cost[i].id, "exposed-comm")))
+      return &h->cost[i];
+  return NULL;
+}

@@ -64,7 +64,14 @@ struct ncs_headline {
   char slowest_host[64];
   double slowest_last_pct, slowest_wait_s, skew_mean_us;
   uint64_t mismatches, incomplete;
+  /* what each problem costs in step time (added by report's what_if analysis, analysis/whatif.h;
+   * ncost 0 otherwise): the finding's id (a doctor check's, or straggler / exposed-comm), the
+   * step on the GPU now and if it were fixed, in s */
+  int ncost;
+  struct ncs_headline_cost { char id[32]; double step_s, fixed_s; } cost[6];
 };
+/* The cost of problem `id` (exposed-comm also answers comm-bound), or NULL. */
+const struct ncs_headline_cost *ncs_headline_cost_of(const struct ncs_headline *h, const char *id);
 
 void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d);
 /* Adds who is slow (the rank last to arrive most often) and the mismatched / incomplete

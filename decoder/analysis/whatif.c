@@ -423,6 +423,13 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     for (int b = a; b > 0 && s->res.it[b].saved_s_per_step > s->res.it[b - 1].saved_s_per_step; b--) {
       struct ncs_whatif_item t = s->res.it[b]; s->res.it[b] = s->res.it[b - 1]; s->res.it[b - 1] = t;
     }
+  /* the headline's problem lines carry their cost */
+  for (int i = 0; job->headline && i < s->res.n && job->headline->ncost < (int)(sizeof job->headline->cost / sizeof *job->headline->cost); i++) {
+    struct ncs_headline_cost *c = &job->headline->cost[job->headline->ncost++];
+    snprintf(c->id, sizeof c->id, "%s", s->res.it[i].id);
+    c->step_s = s->res.it[i].step_s;
+    c->fixed_s = s->res.it[i].step_s_if_fixed;
+  }
   /* the user's target */
   if (s->spec) {
     struct ncs_link l = {0};
@@ -475,9 +482,8 @@ static void print_item(FILE *f, const struct ncs_whatif_item *it) {
 }
 
 static void wf_text(void *state, FILE *f, const struct ncs_job *job) {
-  (void)job;
   struct wf *s = state;
-  if (!s) return;
+  if (!s || (!s->res.have && !job->detail)) return; /* why not: under --detail and in JSON */
   fprintf(f, "\nWhat the problems cost (step time on the GPU clock, laid out again from the trace; docs/METRICS.md \"What fixing it would give\"):\n");
   if (!s->res.have) {
     fprintf(f, "  not computed: %s\n", s->res.why_not[0] ? s->res.why_not : "no steps on the GPU");

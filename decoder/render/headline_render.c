@@ -113,6 +113,8 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     const struct ncs_verdict *v = h->first[i];
     fprintf(f, "  PROBLEM %s: %s", v->id, v->title);
     if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
+    const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
+    if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
     fputc('\n', f);
     if (v->nevidence) {
       fprintf(f, "    ");
@@ -122,6 +124,15 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     if (!strcmp(v->id, "nvlink-unused")) fprintf(f, "    why: %s\n", v->next); /* the variable responsible */
   }
   if (h->kinds > h->nfirst) fprintf(f, "  ... %d more kinds of problem\n", h->kinds - h->nfirst);
+  /* the costliest finding, when no problem line above carries it */
+  if (h->ncost) {
+    const struct ncs_headline_cost *c = &h->cost[0];
+    int shown = 0;
+    for (int i = 0; i < h->nfirst; i++) shown |= ncs_headline_cost_of(h, h->first[i]->id) == c;
+    if (!shown)
+      fprintf(f, "  costliest: %s, %.3f ms of the %.3f ms step: fixed, %.3f ms (report: \"What the problems cost\")\n", c->id,
+              (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
+  }
 }
 
 static void num_or_null(struct ncs_json *j, const char *k, double v) {
@@ -226,6 +237,12 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
     ncs_json_str(j, "evidence", h->first[i]->nevidence ? h->first[i]->evidence[0] : "");
     ncs_json_str(j, "next", h->first[i]->next);
     ncs_json_int(j, "verdicts", h->count[i]);
+    const struct ncs_headline_cost *c = ncs_headline_cost_of(h, h->first[i]->id);
+    if (c) {
+      ncs_json_num(j, "saved_s_per_step", c->step_s - c->fixed_s);
+      ncs_json_num(j, "step_s", c->step_s);
+      ncs_json_num(j, "step_s_if_fixed", c->fixed_s);
+    }
     ncs_json_obj_end(j);
   }
   ncs_json_arr_end(j);
