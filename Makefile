@@ -71,7 +71,7 @@ $(DECLIB): $(DEC_OBJ)
 	rm -f $@ && ar rcs $@ $(DEC_OBJ)
 
 $(DECODER): $(BUILD)/obj/decoder/cmd/main.o $(DECLIB)
-	$(CC) $(SAN) -o $@ $^ -lzstd -lm -lpthread
+	$(CC) $(SAN) -o $@ $^ -lzstd -lz -lm -lpthread
 
 # CPU test doubles of libnccl.so.2, libcudart.so.13, libnvidia-ml.so.1 and libcupti.so.13
 # The CUDA double reads the NVML double's topology file (its devices' names and bus ids) and
@@ -141,7 +141,7 @@ $(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES)
 $(BUILD)/tests/test_%: tests/test_%.c $(DECLIB) tests/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -I$(CUDA_HOME)/include -DNCCLSCOPE_CUDA_HOME='"$(CUDA_HOME)"' \
-	  -o $@ $< $(DECLIB) -lzstd -lm -lpthread -ldl
+	  -o $@ $< $(DECLIB) -lzstd -lz -lm -lpthread -ldl
 
 # Installs missing Debian packages first (as root; otherwise says what to install).
 deps:

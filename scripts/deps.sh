@@ -7,7 +7,7 @@
 # when everything is there. apt-get needs root: otherwise it prints the command to run, and
 # fails only when a package the build needs is missing (tests without theirs say SKIP).
 set -eu
-build=(build-essential libzstd-dev libunwind-dev)
+build=(build-essential libzstd-dev zlib1g-dev libunwind-dev)
 extra=(ltrace clang chromium jq bc python3 python3-yaml binutils man-db groff-base curl prometheus prometheus-node-exporter lintian)
 pkgs=("${build[@]}")
 [ "${1:-}" = --all ] && pkgs+=("${extra[@]}")

@@ -31,13 +31,22 @@
  * events (process_name, process_sort_index, thread_name, thread_sort_index);
  * ncclscope's own facts and the format version go in "otherData". Output is always valid JSON:
  * strings go through the JSON writer.
+ * What is written is chosen and bounded (issue 27): --ranks LIST (other ranks' events are not
+ * spooled), by default every rank up to 64 and past 64 rank 0 and the straggler analysis'
+ * culprits (then no collective arrows: their partner may be missing); --window T0:T1 seconds
+ * on the timeline's axis (no call-to-kernel arrows then); --max-mb N of JSON (default 256,
+ * counted by the output's FILE, a cookie that hands the bytes to a plain file or to zlib for
+ * a name ending in .gz); each leaves out what it leaves out with a line on stderr and a count
+ * in otherData.
  * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable
  * (also: the spool or the output cannot be written). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "cmd/cli.h"
 #include "cmd/jobpick.h"
@@ -48,6 +57,7 @@
 #include "ncclscope/format.h"
 #include "render/json.h"
 #include "ncclscope/ops.h"
+#include "analysis/straggler.h"
 
 struct streams { uint64_t *s; int n, cap; int named; };
 #define TIMELINE_JSON_VERSION 2
@@ -91,7 +101,15 @@ struct tl {
   int64_t shift;        /* ns added to every job-clock time */
   int written;          /* events written so far (the first has no comma before it) */
   int *pid;             /* per file: its process track (1 + its index among the files written),
-                           0 for a file of another job (--job) */
+                           0 for a file of another job (--job) or a rank not chosen */
+  unsigned char *sel;   /* --ranks: ranks [0, nsel) chosen (NULL: every rank) */
+  int nsel;
+  int no_flows;         /* ranks chosen: no collective arrows (their partner may be left out) */
+  int windowed;         /* --window: [w0, w1] ns on the timeline's axis */
+  int64_t w0, w1;
+  uint64_t limit;       /* --max-mb in bytes of JSON, 0 none */
+  uint64_t left_window, left_size; /* events left out by --window, by --max-mb */
+  struct sink *sink;
 };
 
 /* Starts the next event of the traceEvents array. */
@@ -170,7 +188,7 @@ static int stream_tid(struct tl *t, int file, uint64_t stream) {
 /* Flow arrows for one collective: this rank's event starts the arrow to rank+1 and ends the
  * one from rank-1 (ids from communicator, sequence number and the lower rank). */
 static void flows(struct tl *t, int file, int tid, const struct ncs_jev *e, const char *name) {
-  if (e->rank < 0 || e->nranks < 2) return;
+  if (t->no_flows || e->rank < 0 || e->nranks < 2) return;
   struct usec ts = us(t, e->start);
   unsigned long long comm = (unsigned long long)e->comm_id, seq = (unsigned long long)e->c->seq;
   if (e->rank + 1 < e->nranks)
@@ -373,6 +391,111 @@ static void note_who(struct tl *t, int file, const struct ncs_jrank *r) {
   kf->have_who = 1;
 }
 
+/* ---- what is written: ranks (--ranks, or the culprits past 64 ranks), a window (--window),
+ * a size bound (--max-mb) ---- */
+
+/* Parses "0-3,17,300" into a bitmap of ranks [0, cap); -1 on a malformed list. */
+static int parse_ranks(const char *s, unsigned char **bits, int *cap) {
+  int hi = -1;
+  for (const char *p = s; *p;) { /* first pass: the highest rank */
+    char *e;
+    long a = strtol(p, &e, 10), b = a;
+    if (e == p || a < 0 || a > (1 << 24)) return -1;
+    if (*e == '-') { p = e + 1; b = strtol(p, &e, 10); if (e == p || b < a || b > (1 << 24)) return -1; }
+    if (b > hi) hi = (int)b;
+    if (*e && *e != ',') return -1;
+    p = *e ? e + 1 : e;
+  }
+  if (hi < 0 || !(*bits = calloc((size_t)hi + 1, 1))) return -1;
+  *cap = hi + 1;
+  for (const char *p = s; *p;) {
+    char *e;
+    long a = strtol(p, &e, 10), b = a;
+    if (*e == '-') b = strtol(e + 1, &e, 10);
+    for (long k = a; k <= b; k++) (*bits)[k] = 1;
+    p = *e ? e + 1 : e;
+  }
+  return 0;
+}
+/* 1 when events of a file whose primary rank is `rank` are kept at read time (an unknown rank
+ * is kept and settled at write time). */
+static int rank_wanted(const struct tl *t, int rank) {
+  return !t->sel || rank < 0 || (rank < t->nsel && t->sel[rank]);
+}
+static int in_window(const struct tl *t, int64_t s, int64_t e) {
+  return !t->windowed || (e >= t->w0 && s <= t->w1);
+}
+
+/* Output through a FILE that counts what it is given (the JSON's bytes, for --max-mb) and
+ * hands it to a plain file or to gzip (zlib). */
+struct sink { FILE *plain; gzFile gz; uint64_t bytes; int err; };
+static ssize_t sink_write(void *c, const char *b, size_t n) {
+  struct sink *s = c;
+  s->bytes += n;
+  if (s->gz) { if (n && gzwrite(s->gz, b, (unsigned)n) != (int)n) { s->err = 1; return -1; } }
+  else if (fwrite(b, 1, n, s->plain) != n) { s->err = 1; return -1; }
+  return (ssize_t)n;
+}
+static int sink_close(void *c) {
+  struct sink *s = c;
+  int r = 0;
+  if (s->gz) r = gzclose(s->gz) != Z_OK;
+  else if (s->plain != stdout) r = fclose(s->plain) != 0;
+  else r = fflush(stdout) != 0;
+  return r || s->err ? -1 : 0;
+}
+static int ends_with(const char *s, const char *x) {
+  size_t a = strlen(s), b = strlen(x);
+  return a >= b && !strcmp(s + a - b, x);
+}
+static FILE *sink_open(struct sink *s, const char *path, int gz) {
+  memset(s, 0, sizeof *s);
+  if (gz) {
+    int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : dup(1);
+    if (fd < 0 || !(s->gz = gzdopen(fd, "wb6"))) { if (fd >= 0) close(fd); return NULL; }
+  } else if (!(s->plain = strcmp(path, "-") ? fopen(path, "w") : stdout)) {
+    return NULL;
+  }
+  FILE *f = fopencookie(s, "w", (cookie_io_functions_t){.write = sink_write, .close = sink_close});
+  if (!f) { if (s->gz) gzclose(s->gz); else if (s->plain != stdout) fclose(s->plain); }
+  else setvbuf(f, NULL, _IOFBF, 1 << 16);
+  return f;
+}
+
+/* The culprits a timeline of many ranks shows by default: rank 0, the rank that caused the
+ * most waiting, the slowest, the median and the fastest by mean arrival (the straggler
+ * engine's figures, as html's steps picture). Fills keep[file] = 1; returns how many files. */
+static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why, size_t whylen) {
+  const struct ncs_strag_rank *sr;
+  int m = ncs_strag_ranks(J->strag, &sr), n = 0;
+  size_t k = 0;
+  why[0] = 0;
+#define KEEP_FILE(file, rank, what) do { \
+    if ((file) >= 0 && (file) < J->n && !keep[file]) { keep[file] = 1; n++; } \
+    if (k < whylen) k += (size_t)snprintf(why + k, whylen - k, "%srank %d (%s)", k ? ", " : "", (rank), (what)); \
+  } while (0)
+  for (int i = 0; i < J->n; i++) if (J->r[i].rank == 0) { KEEP_FILE(i, 0, "rank 0"); break; }
+  if (m > 0 && ncs_strag_collectives(J->strag)) {
+    int lo = 0, hi = 0;
+    for (int i = 0; i < m; i++) {
+      if (sr[i].mean_late_us < sr[lo].mean_late_us) lo = i;
+      if (sr[i].mean_late_us > sr[hi].mean_late_us) hi = i;
+    }
+    if (sr[0].wait_caused_s > 0) KEEP_FILE(sr[0].file, sr[0].rank, "caused the most waiting");
+    KEEP_FILE(sr[hi].file, sr[hi].rank, "slowest mean arrival");
+    double *t = malloc((size_t)m * sizeof *t);
+    if (t) {
+      for (int i = 0; i < m; i++) t[i] = sr[i].mean_late_us;
+      for (int i = 1; i < m; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+      for (int i = 0; i < m; i++) if (sr[i].mean_late_us == t[m / 2]) { KEEP_FILE(sr[i].file, sr[i].rank, "median arrival"); break; }
+      free(t);
+    }
+    KEEP_FILE(sr[lo].file, sr[lo].rank, "fastest mean arrival");
+  }
+#undef KEEP_FILE
+  return n;
+}
+
 /* ---- reading: the loader's callbacks note the zero of the timeline, the counts and the
  * pairings, and spool the event ---- */
 
@@ -382,6 +505,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   seen(t, file, e->a->enter);
   link_count_call(t, file, e->c);
   note_who(t, file, r);
+  if (!rank_wanted(t, r->rank)) return;
   uint8_t b[SPOOL_REC_MAX], *p = b;
   size_t tlen = strlen(e->transport);
   if (tlen > 63) tlen = 63;
@@ -404,6 +528,7 @@ static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct
   struct tl *t = ctx;
   seen(t, file, e->t);
   note_who(t, file, r);
+  if (!rank_wanted(t, r->rank)) return;
   uint8_t b[SPOOL_REC_MAX], *p = b;
   p = put_u(p, SPOOL_COMM); p = put_u(p, (uint64_t)file);
   p = put_u(p, e->op); p = put_64(p, e->comm_id); p = put_s(p, e->rank); p = put_s(p, e->nranks); p = put_s(p, e->t);
@@ -424,6 +549,7 @@ static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const stru
   }
   kf->kernels++;
   note_who(t, file, r);
+  if (!rank_wanted(t, r->rank)) return;
   uint8_t b[SPOOL_REC_MAX], *p = b;
   p = put_u(p, SPOOL_KERNEL); p = put_u(p, (uint64_t)file);
   p = put_u(p, k->kclass); p = put_u(p, k->name); p = put_u(p, k->name < kf->ndef_of ? kf->def_of[k->name] : 0);
@@ -509,7 +635,8 @@ static int spool_write(struct tl *t, int nfiles) {
     uint64_t type, file, u[8];
     int64_t s[8];
     if (get_u(&p, end, &type) || get_u(&p, end, &file) || file >= (uint64_t)nfiles) return -1;
-    if (!t->pid[file]) continue; /* another job's file (--job) */
+    if (!t->pid[file]) continue; /* another job's file (--job), a rank not chosen */
+    if (t->limit && t->sink && t->sink->bytes >= t->limit) { t->left_size++; continue; } /* --max-mb */
     const struct ncs_jrank *who = &t->kf[file].who;
     if (type == SPOOL_CALL) {
       char tr[64];
@@ -528,12 +655,14 @@ static int spool_write(struct tl *t, int nfiles) {
       struct ncs_jev e = {.c = &c, .a = &a, .start = s[2], .end = s[2] + s[3], .has_gpu = (int)u[4], .bytes = u[5],
                           .comm_id = u[7], .rank = (int)s[4], .nranks = (int)s[5], .transport = tr};
       memcpy(&e.busbw_gbps, &u[6], sizeof e.busbw_gbps);
+      if (!in_window(t, e.start + t->shift, e.end + t->shift)) { t->left_window++; continue; }
       write_call(t, (int)file, who, &e);
     } else if (type == SPOOL_COMM) {
       if (get_u(&p, end, &u[0]) || get_64(&p, end, &u[1]) || get_s(&p, end, &s[0]) || get_s(&p, end, &s[1]) ||
           get_s(&p, end, &s[2]) || p != end)
         return -1;
       struct ncs_jcomm_ev e = {.op = (uint32_t)u[0], .comm_id = u[1], .rank = (int)s[0], .nranks = (int)s[1], .t = s[2]};
+      if (!in_window(t, e.t + t->shift, e.t + t->shift)) { t->left_window++; continue; }
       write_comm(t, (int)file, who, &e);
     } else if (type == SPOOL_KERNEL) {
       for (int i = 0; i < 7; i++) if (get_u(&p, end, &u[i])) return -1;
@@ -541,6 +670,7 @@ static int spool_write(struct tl *t, int nfiles) {
       struct ncs_kernel k = {.kclass = (uint32_t)u[0], .name = (uint32_t)u[1], .stream = (uint32_t)u[3],
                              .device = (uint32_t)u[4], .correlation = (uint32_t)u[5], .bytes = u[6]};
       struct ncs_aligned_kernel a = {.k = &k, .start = s[0], .end = s[0] + s[1]};
+      if (!in_window(t, a.start + t->shift, a.end + t->shift)) { t->left_window++; continue; }
       t->kdef = (uint32_t)u[2];
       write_kernel(t, (int)file, who, &a);
       t->kdef = 0;
@@ -564,14 +694,23 @@ static void kfiles_free(struct kfile *kf, int n) {
 
 int cmd_timeline(int argc, char **argv) {
   static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                       {"max-kernels", required_argument, NULL, 'k'}, NCS_JOB_OPTION, {0}};
+                                       {"max-kernels", required_argument, NULL, 'k'}, {"ranks", required_argument, NULL, 'r'},
+                                       {"window", required_argument, NULL, 'w'}, {"max-mb", required_argument, NULL, 'm'},
+                                       NCS_JOB_OPTION, {0}};
   static const struct ncs_cli cli = {
     "timeline",
-    "usage: ncclscope timeline [--max-kernels N|all] [--job ID] PATH... -o FILE.json\n"
+    "usage: ncclscope timeline [--ranks LIST|all] [--window T0:T1] [--max-mb N] [--max-kernels N|all]\n"
+    "                          [--job ID] PATH... -o FILE.json[.gz]\n"
     "A Chrome trace / Perfetto JSON file of every traced call, and of the kernels each GPU stream\n"
     "ran (compute and NCCL kernels apart, calls linked to their kernels), all hosts on one clock\n"
     "(open it in ui.perfetto.dev or chrome://tracing).\n"
-    "  -o, --output FILE    where to write it (- for standard output)\n"
+    "  -o, --output FILE    where to write it (- for standard output); a name ending in .gz is\n"
+    "                       written gzip-compressed (ui.perfetto.dev opens it as it is)\n"
+    "  --ranks LIST|all     the ranks written, e.g. 0-7,300 (default: every rank up to 64 ranks;\n"
+    "                       past 64, rank 0 and the slowest, median and fastest: said on stderr)\n"
+    "  --window T0:T1       only events within T0..T1 seconds of the timeline's zero (its axis)\n"
+    "  --max-mb N           stop writing events past N MB of JSON (default 256; 0: no bound);\n"
+    "                       what is left out is said on stderr and in otherData\n"
     "  --max-kernels N|all  kernels written per process, the first in the trace (default 50000;\n"
     "                       0: none); those left out are counted on the timeline\n"
     NCS_JOB_HELP
@@ -580,6 +719,9 @@ int cmd_timeline(int argc, char **argv) {
     opts, 0};
   const char *out = NULL, *want_job = NULL;
   int64_t max_kernels = MAX_KERNELS_DEFAULT;
+  const char *ranks = NULL;
+  double w0 = 0, w1 = 0, max_mb = 256;
+  int windowed = 0;
   int r;
   while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'o') out = optarg;
@@ -590,6 +732,18 @@ int cmd_timeline(int argc, char **argv) {
       else if (ncs_cli_long(&cli, "--max-kernels", optarg, &v) != 0) return NCS_EXIT_USAGE;
       else if (v < 0) return ncs_cli_fail(&cli, "--max-kernels: a count >= 0 or 'all' (got %s)", optarg);
       else max_kernels = v;
+    } else if (r == 'r') ranks = optarg;
+    else if (r == 'w') {
+      char *e;
+      w0 = strtod(optarg, &e);
+      if (*e != ':' || !(w0 >= 0)) return ncs_cli_fail(&cli, "--window wants T0:T1 in seconds, got '%s'", optarg);
+      w1 = strtod(e + 1, &e);
+      if (*e || !(w1 > w0)) return ncs_cli_fail(&cli, "--window wants T0:T1 with T1 > T0, got '%s'", optarg);
+      windowed = 1;
+    } else if (r == 'm') {
+      char *e;
+      max_mb = strtod(optarg, &e);
+      if (*e || !(max_mb >= 0)) return ncs_cli_fail(&cli, "--max-mb wants a size in MB >= 0, got '%s'", optarg);
     } else return ncs_cli_exit(r);
   }
   if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
@@ -607,7 +761,17 @@ int cmd_timeline(int argc, char **argv) {
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE, bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
   int *keep = NULL, nk = n;
+  struct sink sink;
+  unsigned char *chosen = NULL, *injob = NULL;
   if (!t.kf || !t.st || !t.pid) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
+  if (ranks && strcmp(ranks, "all") && parse_ranks(ranks, &t.sel, &t.nsel)) {
+    rc = ncs_cli_fail(&cli, "--ranks wants a list such as 0-7,300 or 'all', got '%s'", ranks);
+    goto done;
+  }
+  t.no_flows = t.sel != NULL;
+  t.windowed = windowed;
+  t.w0 = (int64_t)(w0 * 1e9); t.w1 = (int64_t)(w1 * 1e9);
+  t.limit = (uint64_t)(max_mb * 1e6);
   if (!(t.spool = spool_open())) {
     fprintf(stderr, "ncclscope timeline: cannot make a temporary file in %s: %s\n",
             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
@@ -618,28 +782,58 @@ int cmd_timeline(int argc, char **argv) {
   if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
   if (want_job && (nk = ncs_pick_loaded("timeline", want_job, J, files, &keep)) < 0) { rc = -nk; goto done; }
   if (!want_job && (r = ncs_one_job("timeline", J, files))) { rc = r; goto done; }
-  for (int k = 0; k < nk; k++) t.pid[keep ? keep[k] : k] = k + 1;
+  /* the ranks written: --ranks (settled here for files whose rank was unknown at the read),
+   * else every rank up to 64, else the culprits */
+  if (!(chosen = calloc((size_t)n, 1)) || !(injob = calloc((size_t)n, 1))) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
+  for (int k = 0; k < nk; k++) injob[keep ? keep[k] : k] = 1; /* the zero, hosts and clock: over the job's files */
+  int nranks_job = 0, nchosen = 0;
+  for (int k = 0; k < nk; k++) nranks_job += J->r[keep ? keep[k] : k].held > 1 ? J->r[keep ? keep[k] : k].held : 1;
+  if (t.sel) {
+    for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = J->r[i].rank >= 0 && rank_wanted(&t, J->r[i].rank); }
+  } else if (!ranks && nranks_job > 64) {
+    char why[512];
+    unsigned char *c2 = calloc((size_t)n, 1);
+    if (c2 && culprits(J, c2, why, sizeof why) > 0) {
+      for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = c2[i]; }
+      t.no_flows = 1;
+      fprintf(stderr, "ncclscope timeline: %d ranks: writing ", nranks_job);
+      ncs_text_escape(stderr, why, strlen(why));
+      fprintf(stderr, "; --ranks LIST to choose others, --ranks all for every rank\n");
+    } else {
+      for (int k = 0; k < nk; k++) chosen[keep ? keep[k] : k] = 1;
+    }
+    free(c2);
+  } else {
+    for (int k = 0; k < nk; k++) chosen[keep ? keep[k] : k] = 1;
+  }
+  for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; if (chosen[i]) t.pid[i] = ++nchosen; }
+  if (t.sel && nchosen < nk)
+    fprintf(stderr, "ncclscope timeline: --ranks %s: writing %d of %d trace files\n", ranks, nchosen, nk);
+  if (!nchosen) { fprintf(stderr, "ncclscope timeline: no trace file holds a rank of --ranks %s\n", ranks ? ranks : ""); rc = NCS_EXIT_USAGE; goto done; }
+  if (windowed) /* the i-th call / kernel pairing needs every call: no kernel arrows in a window */
+    for (int i = 0; i < n; i++) for (int k = 0; k < t.kf[i].nlink; k++) t.kf[i].link[k].bad = 1;
   /* The zero of the timeline: the picked files' earliest creation (the job clock's origin had
    * they been read alone), or their earliest event when one comes before it. */
   int64_t created = 0, err_ns = 0;
   int hosts = 0;
   for (int i = 0; i < n; i++)
-    if (t.pid[i] && J->r[i].created_ns && (!created || J->r[i].created_ns < created)) created = J->r[i].created_ns;
+    if (injob[i] && J->r[i].created_ns && (!created || J->r[i].created_ns < created)) created = J->r[i].created_ns;
   int64_t earliest = created ? created - J->origin : 0;
   for (int i = 0; i < n; i++) {
-    if (!t.pid[i]) continue;
+    if (!injob[i]) continue;
     if (t.kf[i].have_earliest && t.kf[i].earliest < earliest) earliest = t.kf[i].earliest;
     if ((int64_t)J->r[i].clock_unc_ns > err_ns) err_ns = (int64_t)J->r[i].clock_unc_ns;
     int dup = 0;
-    for (int k = 0; k < i && !dup; k++) dup = t.pid[k] && !strcmp(J->r[k].host, J->r[i].host);
+    for (int k = 0; k < i && !dup; k++) dup = injob[k] && !strcmp(J->r[k].host, J->r[i].host);
     hosts += !dup;
   }
   if (t.spool_err || ferror(t.spool)) {
     fprintf(stderr, "ncclscope timeline: write error on its temporary file (in $TMPDIR or /tmp: full?)\n");
     goto done;
   }
-  if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
+  if (!(f = sink_open(&sink, out, ends_with(out, ".gz")))) { perror(out); goto done; }
   t.f = f;
+  t.sink = &sink;
   t.shift = -earliest;
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
   if (spool_write(&t, n) != 0) {
@@ -652,7 +846,15 @@ int cmd_timeline(int argc, char **argv) {
   if (t.kernels || t.kernels_left)
     fprintf(f, ",\"kernels_written\":%llu,\"kernels_left_out\":%llu,\"max_kernels_per_process\":%lld",
             (unsigned long long)t.kernels, (unsigned long long)t.kernels_left, (long long)max_kernels);
+  fprintf(f, ",\"ranks_written\":%d,\"ranks_in_job\":%d", nchosen, nranks_job);
+  if (windowed) fprintf(f, ",\"window_s\":[%.9g,%.9g],\"events_outside_window\":%llu", w0, w1, (unsigned long long)t.left_window);
+  if (t.limit) fprintf(f, ",\"max_mb\":%g,\"events_left_out_by_size\":%llu", max_mb, (unsigned long long)t.left_size);
   fputs("}}\n", f);
+  if (t.left_size)
+    fprintf(stderr, "ncclscope timeline: stopped at %g MB of JSON: %llu events left out (--max-mb N to raise the bound, "
+                    "--ranks or --window to choose what to write)\n", max_mb, (unsigned long long)t.left_size);
+  if (windowed)
+    fprintf(stderr, "ncclscope timeline: --window %g:%g s: %llu events outside it left out\n", w0, w1, (unsigned long long)t.left_window);
   for (int i = 0; i < J->n; i++)
     if (t.pid[i] && (J->r[i].read_rc || J->r[i].truncated)) {
       bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
@@ -660,12 +862,13 @@ int cmd_timeline(int argc, char **argv) {
       else if (J->r[i].truncated) { ncs_text_escape(stderr, J->r[i].path, strlen(J->r[i].path)); fputs(": cut (no final chunk)\n", stderr); }
     }
   int werr = ferror(f);
-  if (f != stdout && fclose(f) != 0) werr = 1;
+  if (fclose(f) != 0) werr = 1;
   f = NULL;
   if (werr) fprintf(stderr, "ncclscope timeline: write error on %s\n", out);
   rc = werr || t.spool_err ? NCS_EXIT_UNREADABLE : bad;
 done:
-  if (f && f != stdout) fclose(f);
+  if (f) fclose(f);
+  free(chosen); free(injob); free(t.sel);
   if (t.spool) fclose(t.spool);
   for (int i = 0; t.st && i < n; i++) free(t.st[i].s);
   free(t.st);
