@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deps.sh [--all] — installs the Debian packages the build needs when they are missing
-# (build-essential, libzstd-dev, libunwind-dev); with --all also those some tests use (ltrace,
+# (build-essential, libzstd-dev, zlib1g-dev, libunwind-dev); with --all also those some tests use (ltrace,
 # clang for libFuzzer, chromium for the HTML test, jq, bc, python3 and python3-yaml, binutils,
 # man-db and groff-base for the man page check, curl, prometheus, prometheus-node-exporter for the
 # metrics test, lintian for the package check). Does nothing
