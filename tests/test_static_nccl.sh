@@ -88,6 +88,12 @@ check "static job: and what is not known" grep -q "not known: groups" "$T/st.txt
 "$NCS" doctor "$T/st" >"$T/st.doc" 2>&1
 check "static job: the doctor reads both ranks" grep -q "ncclscope doctor: 2 process(es)" "$T/st.doc"
 
+# watch (its own read, analysis/hang.c) sees the rebuilt calls too: each rank's last collective is
+# the step's ReduceScatter (ddp_job's order), numbered by the job's count of collectives
+ncoll=$(python3 -c 'import json,sys; t=json.load(open(sys.argv[1]+"/truth-rank0.json"))["ops"]; print(sum(t[o]["calls"] for o in ("AllReduce", "Broadcast", "AllGather", "ReduceScatter")))' "$T/st.truth")
+timeout 60 "$NCS" watch --once "$T/st" >"$T/st.watch" 2>&1
+check_eq "static job: watch shows each rank's last collective" 2 "$(grep -c "ReduceScatter seq $ncoll " "$T/st.watch")"
+
 # the plugin alone starts the recorder: no preload, only NCCL_PROFILER_PLUGIN
 mkdir -p "$T/po.truth"
 NCCL_PROFILER_PLUGIN=$SHIM NCCLSCOPE_DIR=$T/po bash "$L" 2 "$S" --steps 2 --truth "$T/po.truth" >"$T/po.out" 2>&1

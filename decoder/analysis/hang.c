@@ -11,7 +11,9 @@
 #include <time.h>
 
 #include "analysis/doctor.h"
+#include "io/mux.h"
 #include "model/align.h"
+#include "model/profcalls.h"
 #include "ncclscope/ops.h"
 
 #define RECENT 64             /* collectives remembered per (file, communicator) */
@@ -422,7 +424,17 @@ int ncs_hang_read_all(struct ncs_hang *h) {
     struct ncs_visitor v;
     struct ncs_read_status st;
     ncs_hang_visitor(h, i, &v);
-    int rc = ncs_trace_read(h->paths[i], &v, &st);
+    /* static NCCL: the calls rebuilt from profiler events reach the same visitor (profcalls.h) */
+    struct ncs_profcalls *pc = ncs_profcalls_new();
+    struct ncs_mux m = {.n = 0};
+    struct ncs_visitor all = v;
+    if (pc) {
+      m.v[m.n++] = v;
+      m.v[m.n++] = ncs_profcalls_visitor(pc, &v);
+      ncs_mux_build(&m, &all);
+    }
+    int rc = ncs_trace_read(h->paths[i], &all, &st);
+    if (pc) { ncs_profcalls_finish(pc); ncs_profcalls_free(pc); }
     ncs_hang_file_done(h, i, rc, &st);
     if (rc > worst) worst = rc;
   }

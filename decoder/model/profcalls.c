@@ -90,7 +90,7 @@ static struct pcomm *comm_of(struct ncs_profcalls *p, const struct ncs_profile *
   if (ncs_grow((void **)&p->comms, &p->capcomms, p->ncomms + 1, sizeof *p->comms) != 0) return NULL;
   uint32_t index = (uint32_t)p->ncomms + 1;
   p->comms[p->ncomms] = (struct pcomm){e->comm_hash, e->rank, index, 0, 0};
-  struct ncs_comm c = {.comm = index, .comm_id = e->comm_hash, .rank = e->rank, .nranks = (int32_t)e->nranks,
+  struct ncs_comm c = {.comm = index, .comm_id = e->comm_hash, .handle = e->comm_hash ? e->comm_hash : index, .rank = e->rank, .nranks = (int32_t)e->nranks,
                        .device = -1, .init_op = NCS_OP_CommInitRank, .t_enter = e->t, .t_exit = e->t,
                        .thread = NCS_PROFCALLS_THREAD};
   if (p->down.comm) p->down.comm(p->down.ctx, &c);

@@ -11,8 +11,8 @@
  * read. When the file's PROCESS record says calls_from=profiler it hands `down` what the events
  * say, as the shim would have written it:
  *  - one COMM per communicator seen in the events (by NCCL's commHash, which is the same on
- *    every rank of a communicator: comm_id = commHash), with its rank and size, before its
- *    first call;
+ *    every rank of a communicator: comm_id = commHash; the ncclComm_t is not known: handle =
+ *    commHash too, a non-zero stand-in), with its rank and size, before its first call;
  *  - one CALL per collective or Send/Recv event: op from the function name, count and datatype as NCCL
  *    handed them to the plugin (AllGather and Broadcast: bytes, ncclInt8, so bytes are exact
  *    and counts are in bytes), root, seq = the communicator's count of collectives so far (NCCL's own sequence number counts
