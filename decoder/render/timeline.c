@@ -469,10 +469,16 @@ static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why,
   const struct ncs_strag_rank *sr;
   int m = ncs_strag_ranks(J->strag, &sr), n = 0;
   size_t k = 0;
+  int last = -1;
   why[0] = 0;
-#define KEEP_FILE(file, rank, what) do { \
-    if ((file) >= 0 && (file) < J->n && !keep[file]) { keep[file] = 1; n++; } \
-    if (k < whylen) k += (size_t)snprintf(why + k, whylen - k, "%srank %d (%s)", k ? ", " : "", (rank), (what)); \
+#define KEEP_FILE(file, rank, what) do { /* a rank chosen twice is named once, with both reasons */ \
+    if ((file) >= 0 && (file) < J->n && !keep[file]) { \
+      keep[file] = 1; n++; \
+      if (k < whylen) k += (size_t)snprintf(why + k, whylen - k, "%srank %d (%s)", k ? ", " : "", (rank), (what)); \
+    } else if (k > 0 && k < whylen && why[k - 1] == ')' && last == (file)) { \
+      k--; k += (size_t)snprintf(why + k, whylen - k, ", %s)", (what)); \
+    } \
+    last = (file); \
   } while (0)
   for (int i = 0; i < J->n; i++) if (J->r[i].rank == 0) { KEEP_FILE(i, 0, "rank 0"); break; }
   if (m > 0 && ncs_strag_collectives(J->strag)) {
