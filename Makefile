@@ -38,7 +38,7 @@ UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
 SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
 SHIM_LDFLAGS = -shared -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-z,nodelete
 
-.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps install uninstall deb
+.PHONY: all shim decoder doubles jobs units test demo clean asan tsan bench fuzz deps install uninstall deb soak
 all: shim decoder doubles jobs units
 
 shim: $(SHIM)
@@ -118,8 +118,12 @@ $(BUILD)/doubles/libnvidia-ml.so.1: $(NVMLD_SRC) $(wildcard tests/doubles/nvml/*
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $(NVMLD_SRC) -lpthread
 
+# The headers test jobs include (tests/jobs/job_util.h, the doubles' and ncclscope's): a job is
+# rebuilt when one changes.
+JOB_HDRS := tests/jobs/job_util.h $(wildcard tests/doubles/include/*.h) $(wildcard include/ncclscope/*.h)
+
 # Jobs that reach NCCL only through dlopen + dlsym (tests/jobs/dl_*.c) must not link it.
-$(BUILD)/tests/dl_%: tests/jobs/dl_%.c $(DOUBLES)
+$(BUILD)/tests/dl_%: tests/jobs/dl_%.c $(DOUBLES) $(JOB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< -L$(BUILD)/doubles -l:libcudart.so.13 \
 	  -Wl,-rpath,'$$ORIGIN/../doubles' -ldl -lpthread -lm
@@ -132,7 +136,7 @@ $(BUILD)/tests/static_ddp_job: tests/jobs/ddp_job.c $(BUILD)/doubles/libnccl_sta
 	  -Wl,-rpath,'$$ORIGIN/../doubles' -ldl -lpthread -lrt -lm
 
 # Test jobs link the doubles by soname, exactly as a real job links NCCL and CUDA.
-$(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES)
+$(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES) $(JOB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< -L$(BUILD)/doubles -l:libnccl.so.2 -l:libcudart.so.13 \
 	  -Wl,-rpath,'$$ORIGIN/../doubles' -lpthread -lm
@@ -157,6 +161,11 @@ demo: deps
 
 bench: all
 	@bash scripts/bench.sh $(BUILD)
+
+# Long loops that do not fit the suite's time (docs/RELIABILITY.md): vfork + exec right after
+# init and exec of an image, 1,000 runs (scripts/exec-loop.sh; SOAK_RUNS to change).
+soak: all
+	@bash scripts/exec-loop.sh $(BUILD) $(or $(SOAK_RUNS),1000)
 
 # Sanitizer runs of the whole suite (docs/RELIABILITY.md). Every ASan/TSan report of every
 # process goes to BUILD/sanitizer-reports/ (log_path), also from programs whose stderr a test

@@ -227,6 +227,15 @@ void ncs_writer_stop(unsigned timeout_ms); /* final flush, bounded wait (destruc
 /* Writes a chunk now (after collecting GPU times for up to gpu_drain_ms; gpu_off: then ends GPU
  * timing) and waits for it, at most timeout_ms. The writer keeps going. -1 on timeout. */
 int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off);
+/* exec.c, before the real exec: asks the writer for a chunk flagged EXEC with everything so far
+ * (GPU times collected for up to 100 ms), after which it unlinks the rings file and writes
+ * nothing more, and waits for it at most timeout_ms. Returns the request (0: nothing asked: no
+ * writer, or a vfork child, which shares the parent's memory and must touch none of it).
+ * Async-signal-safe. ncs_writer_exec_failed(request): the exec returned; the writer goes on
+ * (its next chunks, unflagged, say the image lived on). */
+uint32_t ncs_writer_exec(unsigned timeout_ms);
+void ncs_writer_exec_failed(uint32_t request);
+void ncs_exec_resolve(void); /* constructor: the exec functions the exported ones forward to */
 void ncs_writer_atfork_prepare(void);
 void ncs_writer_atfork_parent(void);
 void ncs_writer_atfork_child(void);

@@ -378,6 +378,7 @@ __attribute__((constructor)) static void ncs_constructor(void) {
   int saved = errno;
   pthread_once(&ncs_resolve_once, ncs_resolve_all);
   ncs_pipe2_resolve();
+  ncs_exec_resolve();
   if (!getcwd(start_cwd, sizeof start_cwd)) start_cwd[0] = 0;
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   errno = saved;

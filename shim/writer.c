@@ -55,6 +55,7 @@ const char *ncs_host_name(void);
 #define RAW_FLUSH (4u << 20)
 #define QUEUE_CAP (4u << 20)
 #define GPU_POLL_MS 10 /* while GPU events are pending */
+#define EXEC_GPU_DRAIN_MS 100 /* before an exec: GPU times collected for at most this long */
 #define ZSTD_LEVEL 3
 /* the large row chunks of high call rates (rowzip.c): mostly CALL_RUN times, which level 1
  * packs nearly as small as level 3 (3 % more bytes) for a quarter less CPU (BENCHMARKS.md,
@@ -179,6 +180,13 @@ static int w_file_tried;                  /* the writer's first attempt at its f
 static unsigned w_sync_req, w_sync_done; /* ncs_writer_sync() requests and completions */
 static unsigned w_sync_drain_ms;         /* the longest GPU drain a pending request asked for */
 static int w_sync_gpu_off;                /* a pending request ends GPU timing (exit) */
+/* exec (ncs_writer_exec): lock-free, so that a thread that execs from a signal handler, or while
+ * another holds w_mu, never waits on a lock. x_req: requests; x_done: the last one written (a
+ * futex word the requester sleeps on); x_released: the last one whose exec failed. The writer
+ * holds (writes nothing) from the exec chunk it wrote until that request is released. */
+static _Atomic uint32_t x_req, x_done, x_released;
+static uint32_t x_seen, x_held;           /* writer thread: the last request served, the one it holds for */
+static _Atomic int w_pid;                 /* the process the writer belongs to (a vfork child is not it) */
 
 /* Waking the writer: a futex word bumped by every waker. The writer reads it, checks for
  * work, and sleeps on it only if it has not changed (no lost wake-up); `sleeping` lets a
@@ -520,7 +528,8 @@ static int short_final(struct writer *w) {
 
 /* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
  * heartbeat (a reader tells a stuck rank from one whose calls are not flushed yet). */
-static void flush_chunk(struct writer *w, int final) {
+static void flush_chunk(struct writer *w, uint32_t end) {
+  int final = (end & NCS_CHUNK_F_FINAL) != 0, exec = (end & NCS_CHUNK_F_EXEC) != 0;
   add_inflight(w);
   add_clock(w);
   size_t zipped = 0; /* the rows' frame, already in w->cbuf after its header */
@@ -534,7 +543,7 @@ static void flush_chunk(struct writer *w, int final) {
   if (!fresh && keep_own_fd(w) != 0) {
     /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
-    uint32_t flags = (final ? NCS_CHUNK_F_FINAL : 0) | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
+    uint32_t flags = end | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
     size_t c = 0;
     if (zipped && zipped <= NCS_CHUNK_MAX_PAYLOAD) {
       ncs_chunk_header(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)zipped, (uint32_t)w->raw.len, w->records,
@@ -557,7 +566,7 @@ static void flush_chunk(struct writer *w, int final) {
           w->chunk_index++;
           w->reopened = 0;
           ok = 1;
-          if (final) ncs_rings_remove(); /* a complete trace: nothing left to recover */
+          if (final || exec) ncs_rings_remove(); /* a complete trace: nothing left to recover */
         } else if (errno == ENOSPC || errno == EDQUOT) {
           full = 1;
         }
@@ -797,6 +806,7 @@ static void writer_sleep(uint64_t wait_ns) {
   pthread_mutex_lock(&w_mu);
   int asked = w_stop || w_kick || w_sync_req != w_sync_done;
   pthread_mutex_unlock(&w_mu);
+  asked |= atomic_load(&x_req) != x_seen;
   pthread_mutex_lock(&q_mu);
   asked |= q_urgent;
   pthread_mutex_unlock(&q_mu);
@@ -805,6 +815,18 @@ static void writer_sleep(uint64_t wait_ns) {
     syscall(SYS_futex, &w_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
   }
   atomic_store(&ncs_writer_sleeping, 0);
+}
+
+/* 1 while the exec chunk written last is the file's end: its exec has not been released. */
+static int exec_holding(void) {
+  return x_held && (int32_t)(atomic_load_explicit(&x_released, memory_order_acquire) - x_held) < 0;
+}
+/* Held: sleeps until woken or for wait_ns (a full ring is not drained: the image is going). */
+static void hold_sleep(uint64_t wait_ns) {
+  uint32_t seq = atomic_load(&w_wake_seq);
+  if (!exec_holding() || atomic_load(&x_req) != x_seen) return;
+  struct timespec ts = {(time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull)};
+  syscall(SYS_futex, &w_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
 }
 
 static void *writer_main(void *arg) {
@@ -835,23 +857,40 @@ static void *writer_main(void *arg) {
     int sync_gpu_off = w_sync_gpu_off;
     w_kick = 0;
     pthread_mutex_unlock(&w_mu);
+    uint32_t xr = atomic_load_explicit(&x_req, memory_order_acquire);
+    int exec = xr != x_seen;
+    if (!stop && !exec && exec_holding()) { /* the exec chunk stays the file's last */
+      pthread_mutex_lock(&w_mu);
+      w_sync_done = w_sync_req; /* nobody waits for a chunk that will not come */
+      w_sync_drain_ms = 0;
+      w_sync_gpu_off = 0;
+      pthread_cond_broadcast(&w_done_cv);
+      pthread_mutex_unlock(&w_mu);
+      hold_sleep(flush_ns);
+      continue;
+    }
     /* a ring found over a quarter full: come back in 1 ms (a tight loop is filling it) */
     uint64_t wait_ns = drain(w) > 64 ? 1000000ull : UINT64_MAX;
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     /* collectors holding work (GPU events pending): back within 10 ms, 1 ms when much */
-    int busy = ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : 0);
+    int busy = ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : exec ? EXEC_GPU_DRAIN_MS : 0);
     publish(w);
     if (busy > 1) wait_ns = 1000000ull;
     else if (busy && wait_ns > GPU_POLL_MS * 1000000ull) wait_ns = GPU_POLL_MS * 1000000ull;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
     uint64_t now = ncs_now_ns();
-    if (stop || syncing || now >= next_flush) {
+    if (stop || syncing || exec || now >= next_flush) {
       if (stop) ncs_collectors_walk(collectors, offsetof(struct ncs_collector, stop));
       drain(w);
-      flush_chunk(w, stop);
+      flush_chunk(w, stop ? NCS_CHUNK_F_FINAL : exec ? NCS_CHUNK_F_EXEC : 0);
       next_flush = now + flush_ns;
       if (stop || syncing) ncs_collectors_flushed(collectors, stop); /* observers: as of this chunk */
+    }
+    if (exec) { /* written (or lost, counted): the requester may exec now */
+      x_seen = x_held = xr;
+      atomic_store_explicit(&x_done, xr, memory_order_release);
+      syscall(SYS_futex, &x_done, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     }
     if (syncing) {
       pthread_mutex_lock(&w_mu);
@@ -907,6 +946,7 @@ int ncs_writer_start(void) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) goto fail;
   w->started = 1;
+  atomic_store(&w_pid, (int)getpid());
   W = w;
   return 0;
 fail:
@@ -968,6 +1008,36 @@ int ncs_writer_sync(unsigned timeout_ms, unsigned gpu_drain_ms, int gpu_off) {
   return done ? 0 : -1;
 }
 
+/* ---- exec (exec.c) ---- */
+/* Async-signal-safe: atomics, the futex and clock_gettime only; nothing else of the process's
+ * is touched, and nothing at all in a vfork child (another pid than the writer's). */
+uint32_t ncs_writer_exec(unsigned timeout_ms) {
+  struct writer *w = W;
+  if (!w || !w->started || (int)syscall(SYS_getpid) != atomic_load(&w_pid)) return 0;
+  uint32_t want = atomic_fetch_add(&x_req, 1) + 1;
+  ncs_writer_wake();
+  struct timespec now, end;
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  uint64_t end_ns = (uint64_t)end.tv_sec * 1000000000ull + (uint64_t)end.tv_nsec + (uint64_t)timeout_ms * 1000000ull;
+  for (;;) {
+    uint32_t d = atomic_load_explicit(&x_done, memory_order_acquire);
+    if ((int32_t)(d - want) >= 0) break;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    if (t >= end_ns) break; /* the exec goes ahead: the trace is cut there, its rings file kept */
+    struct timespec rel = {(time_t)((end_ns - t) / 1000000000ull), (long)((end_ns - t) % 1000000000ull)};
+    syscall(SYS_futex, &x_done, FUTEX_WAIT_PRIVATE, d, &rel, NULL, 0);
+  }
+  return want;
+}
+
+void ncs_writer_exec_failed(uint32_t req) {
+  if (!req) return;
+  uint32_t r = atomic_load(&x_released);
+  while ((int32_t)(req - r) > 0 && !atomic_compare_exchange_weak(&x_released, &r, req)) {}
+  ncs_writer_wake();
+}
+
 /* ---- fork ---- */
 void ncs_writer_atfork_prepare(void) {
   pthread_mutex_lock(&q_mu);
@@ -997,6 +1067,11 @@ void ncs_writer_atfork_child(void) {
   w_sync_req = w_sync_done = 0;
   w_sync_drain_ms = 0;
   w_sync_gpu_off = 0;
+  atomic_store(&x_req, 0);
+  atomic_store(&x_done, 0);
+  atomic_store(&x_released, 0);
+  x_seen = x_held = 0;
+  atomic_store(&w_pid, 0);
   /* taken by this (the forking) thread in prepare: released as the parent does, so that a
    * checker that follows locks (TSan) sees the same history as the code means */
   pthread_mutex_unlock(&w_mu);

@@ -2,7 +2,8 @@
 # test_exports.sh — libncclscope.so exports only NCCL's entry points (nccl*), dlsym
 # (shim/dlsym.c: ncclX looked up by handle reaches the wrappers), getenv and fopen
 # (shim/envview.c: NCCL alone sees the shim's NCCL_DEBUG*), pipe2 (shim/callsite.c: libunwind's
-# own pipe is moved to high descriptor numbers), and neither
+# own pipe is moved to high descriptor numbers), the exec functions (shim/exec.c: an image's
+# trace ends cleanly before it execs), and neither
 # zstd (linked statically, hidden) nor libunwind (loaded privately at run time) shows in its
 # dynamic symbol table, defined or imported.
 . "$(dirname "$0")/lib.sh"
@@ -10,13 +11,15 @@ if ! command -v nm >/dev/null; then skip "exports: nm not installed"; exit 0; fi
 [ -f "$SHIM" ] || { fail "exports: $SHIM missing"; exit 1; }
 nm -D --defined-only "$SHIM" | awk 'NF >= 3 {print $3}' | sort >"$T/defined"
 nm -D --undefined-only "$SHIM" | awk '{print $NF}' | sort >"$T/undefined"
-bad=$(grep -v -e '^nccl' -e '^dlsym$' -e '^getenv$' -e '^fopen$' -e '^pipe2$' "$T/defined" | tr '\n' ' ')
-check_eq "exports: every defined dynamic symbol starts with nccl, but dlsym, getenv, fopen and pipe2" "" "$bad"
+bad=$(grep -v -e '^nccl' -e '^dlsym$' -e '^getenv$' -e '^fopen$' -e '^pipe2$' -e '^execve$' -e '^execv$' -e '^execvp$' -e '^execvpe$' -e '^execl$' -e '^execlp$' -e '^execle$' -e '^fexecve$' "$T/defined" | tr '\n' ' ')
+check_eq "exports: every defined dynamic symbol starts with nccl, but dlsym, getenv, fopen, pipe2 and the 8 exec functions" "" "$bad"
+check_eq "exports: the 8 exec functions" "execl execle execlp execv execve execvp execvpe fexecve" \
+  "$(grep -E '^f?exec' "$T/defined" | sort | tr '\n' ' ' | sed 's/ $//')"
 check_eq "exports: dlsym is exported, unversioned (it stands in for every version of libc's)" "dlsym" \
   "$(nm -D --defined-only "$SHIM" | awk '$3 ~ /^dlsym/ {print $3}')"
 pn=$(grep -c '^pnccl' "$T/defined")
 check_eq "exports: no pnccl* exported (dlsym(RTLD_DEFAULT, pncclX) must reach NCCL)" "0" "$pn"
-n=$(grep -v -c -e '^ncclProfiler_v[0-9]*$' -e '^dlsym$' -e '^getenv$' -e '^fopen$' -e '^pipe2$' "$T/defined")
+n=$(grep -v -c -e '^ncclProfiler_v[0-9]*$' -e '^dlsym$' -e '^getenv$' -e '^fopen$' -e '^pipe2$' -e '^execve$' -e '^execv$' -e '^execvp$' -e '^execvpe$' -e '^execl$' -e '^execlp$' -e '^execle$' -e '^fexecve$' "$T/defined")
 check_eq "exports: the 41 entry points of NCCLSCOPE_PROTOTYPES are exported" "41" "$n"
 check_eq "exports: and the profiler plugin interfaces (docs/PROFILER.md)" "ncclProfiler_v4 ncclProfiler_v5" \
   "$(grep '^ncclProfiler_v' "$T/defined" | tr '\n' ' ' | sed 's/ $//')"

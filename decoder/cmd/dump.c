@@ -129,8 +129,9 @@ static int d_inflight(void *c, const struct ncs_inflight *f) {
   return 0;
 }
 static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
-  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s%s\n", index, off,
-          dropped, (flags & NCS_CHUNK_F_FINAL) ? " final" : "", (flags & NCS_CHUNK_F_REOPENED) ? " reopened" : "");
+  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s%s%s\n", index, off,
+          dropped, (flags & NCS_CHUNK_F_FINAL) ? " final" : "", (flags & NCS_CHUNK_F_REOPENED) ? " reopened" : "",
+          (flags & NCS_CHUNK_F_EXEC) ? " exec" : "");
   return 0;
 }
 
@@ -166,7 +167,8 @@ int cmd_dump(int argc, char **argv) {
     fputc('\n', out);
     int rc = ncs_trace_read(files[i], &v, &st);
     fprintf(out, "== end: %" PRIu64 " chunks, %" PRIu64 " records, dropped %" PRIu64 "%s%s\n", st.chunks,
-            st.records, st.dropped_total, st.truncated ? ", CUT" : st.comms_closed ? ", COMPLETE (communicators closed)" : "", rc == 1 ? ", DAMAGED" : "");
+            st.records, st.dropped_total, st.truncated ? ", CUT" : st.comms_closed ? ", COMPLETE (communicators closed)"
+            : st.exec_ended && !st.final_seen ? ", EXEC'D (the process image was replaced by exec)" : "", rc == 1 ? ", DAMAGED" : "");
     fflush(out);
     if (st.error[0]) fprintf(stderr, "ncclscope: %s\n", st.error);
     ret = ncs_exit_worse(ret, ncs_exit_of_read(rc));

@@ -248,6 +248,10 @@ static void utc_time(uint64_t ns, char *buf, size_t len) {
            tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ns % 1000000000u / 1000000u));
 }
 
+/* A file whose image ended with exec (chunk flag EXEC): complete, the process went on. */
+#define EXECD(s) ((s)->st.exec_ended && !(s)->st.final_seen && !(s)->info.truncated && !(s)->info.read_rc)
+#define EXEC_TEXT "the process replaced its image by exec and went on with the same pid; its next image, when it used NCCL, wrote a file of its own"
+
 static void print_rank_text(FILE *f, const struct file_sum *s) {
   const struct ncs_rank_info *r = &s->info;
   fprintf(f, "\nrank%s %s", r->held > 1 ? "s" : "", r->label);
@@ -268,6 +272,7 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
     fprintf(f, "  last sign of life: %s\n", t);
   }
   if (s->st.comms_closed) fprintf(f, "  complete: every communicator was closed (the process left without exit handlers)\n");
+  if (EXECD(s)) fprintf(f, "  exec'd: %s\n", EXEC_TEXT);
   if (r->read_rc == 2) return;
   if (s->st.dropped_total) {
     fprintf(f, "  DROPPED %llu records (", (unsigned long long)s->st.dropped_total);
@@ -379,7 +384,7 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
   print_no_comm_text(f, sums, order, n);
   for (int i = 0; i < n; i++) {
     const struct file_sum *s = &sums[order[i]];
-    if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0) continue;
+    if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0 && !EXECD(s)) continue;
     const struct ncs_rank_info *r = &s->info;
     fprintf(f, "  rank%s %s (", r->held > 1 ? "s" : "", r->label);
     text_str(f, r->host);
@@ -389,6 +394,7 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
       text_str(f, s->st.error);
     }
     if (s->st.dropped_total) fprintf(f, " DROPPED %llu records", (unsigned long long)s->st.dropped_total);
+    if (EXECD(s)) fprintf(f, " exec'd: %s", EXEC_TEXT);
     fprintf(f, "\n");
   }
 }
@@ -452,6 +458,7 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
   ncs_json_str(j, "file", r->path);
   ncs_json_bool(j, "truncated", r->truncated);
   ncs_json_bool(j, "complete", r->read_rc == 0 && !r->truncated);
+  if (EXECD(s)) ncs_json_bool(j, "execd", 1); /* only when true: the image ended with exec */
   ncs_json_uint(j, "last_sign_of_life_realtime_ns", s->st.last_realtime_ns);
   ncs_json_bool(j, "damaged", r->read_rc != 0);
   if (s->st.error[0]) ncs_json_str(j, "error", s->st.error); else ncs_json_null(j, "error");

@@ -531,6 +531,7 @@ static int read_chunk(struct reader *r) {
   r->st->dropped_total = dropped;
   r->st->bytes = r->chunk_off + NCS_CHUNK_HEADER_SIZE + psz;
   r->st->final_seen = (flags & NCS_CHUNK_F_FINAL) != 0;
+  r->st->exec_ended = (flags & NCS_CHUNK_F_EXEC) != 0; /* only the last chunk's counts */
   if (rc == 1) return 1;
   if (r->v->chunk && r->v->chunk(r->v->ctx, index, dropped, flags, r->chunk_off)) return 1;
   r->chunk_off += NCS_CHUNK_HEADER_SIZE + psz;
@@ -655,7 +656,9 @@ int ncs_trace_next(struct ncs_trace *t, struct ncs_trace_bufs *b) {
   if (rc == 1) {
     st->stopped = 1;
   } else if (rc == 3) { /* clean end of file */
-    if (!st->final_seen && r->comms_seen && !st->comms_open) {
+    if (!st->final_seen && st->exec_ended) {
+      /* the image called exec after this chunk: complete (its communicators went with it) */
+    } else if (!st->final_seen && r->comms_seen && !st->comms_open) {
       st->comms_closed = 1; /* every communicator ended, then _exit: complete */
     } else if (!st->final_seen) {
       st->truncated = 1;

@@ -85,6 +85,9 @@ struct ncs_read_status {
                                         chunk while a communicator was still open (a kill);
                                         a cut trace is normal input (everything before the
                                         cut is there), not damage */
+  int exec_ended;                    /* the last chunk has the EXEC flag: the process replaced its
+                                        image with exec (the same pid goes on as a new image, in
+                                        a file of its own): complete, not cut */
   int comms_closed;                  /* no FINAL chunk, but every communicator the process
                                         created was destroyed/finalized/aborted (it left by
                                         _exit): complete, not cut */

@@ -15,6 +15,9 @@ struct jfile {
   int ncomm, capcomm, nranks;
   uint64_t start, end;        /* realtime ns */
   int state;                  /* enum ncs_end */
+  char host[128];
+  uint32_t pid;
+  int exec_next, exec_prev;   /* the process's next / previous image across an exec, -1 none */
 };
 
 struct ncs_jobset {
@@ -35,6 +38,8 @@ static int v_process(void *ctx, const struct ncs_process *p) {
   struct jfile *f = ctx;
   f->seen = 1;
   f->start = p->created_realtime_ns;
+  snprintf(f->host, sizeof f->host, "%s", kv(p, "host"));
+  f->pid = (uint32_t)strtoul(kv(p, "pid"), NULL, 10);
   const char *rid = kv(p, "env.TORCHELASTIC_RUN_ID"), *rc = kv(p, "env.TORCHELASTIC_RESTART_COUNT");
   if (strcmp(rid, "none")) snprintf(f->run_id, sizeof f->run_id, "%s", rid);
   f->restart = *rc ? atoi(rc) : -1;
@@ -86,7 +91,11 @@ struct ncs_jobset *ncs_jobset_new(int nfiles) {
   s->job = calloc((size_t)n, sizeof *s->job);
   s->attempt = calloc((size_t)n, sizeof *s->attempt);
   if (!s->f || !s->parent || !s->job || !s->attempt) { ncs_jobset_free(s); return NULL; }
-  for (int i = 0; i < nfiles; i++) { s->f[i].restart = -1; s->job[i] = -1; }
+  for (int i = 0; i < nfiles; i++) {
+    s->f[i].restart = -1;
+    s->job[i] = -1;
+    s->f[i].exec_next = s->f[i].exec_prev = -1;
+  }
   return s;
 }
 
@@ -112,12 +121,13 @@ void ncs_jobset_file_done(struct ncs_jobset *s, int file, int read_rc, const str
   struct jfile *f = &s->f[file];
   f->end = st && st->last_realtime_ns > f->start ? st->last_realtime_ns : f->start;
   f->state = read_rc == 2 ? NCS_END_UNREADABLE : read_rc == 1 ? NCS_END_DAMAGED
-           : st && st->truncated ? NCS_END_CUT : NCS_END_COMPLETE;
+           : st && st->truncated ? NCS_END_CUT : st && st->exec_ended && !st->final_seen ? NCS_END_EXEC
+           : NCS_END_COMPLETE;
 }
 
 const char *ncs_end_name(int end) {
-  static const char *names[] = {"complete", "cut", "damaged", "unreadable"};
-  return end >= 0 && end <= 3 ? names[end] : "?";
+  static const char *names[] = {"complete", "cut", "damaged", "unreadable", "exec'd"};
+  return end >= 0 && end <= 4 ? names[end] : "?";
 }
 
 static int root(int *p, int i) {
@@ -158,6 +168,20 @@ void ncs_jobset_finish(struct ncs_jobset *s) {
   if (total > 1) qsort(cf, total, sizeof *cf, cmp_cf);
   for (size_t i = 1; i < total; i++) if (cf[i].id == cf[i - 1].id) join(s->parent, cf[i - 1].file, cf[i].file);
   free(cf);
+  /* 1b. an image that ended with exec, and the same process's next image: the file of the same
+   * host and pid created first at or after it */
+  for (int i = 0; i < n; i++) {
+    if (F[i].state != NCS_END_EXEC || !F[i].seen || !F[i].pid) continue;
+    int next = -1;
+    for (int j = 0; j < n; j++)
+      if (j != i && F[j].seen && F[j].pid == F[i].pid && !strcmp(F[j].host, F[i].host) && (F[j].start > F[i].start || (F[j].start == F[i].start && j > i)) &&
+          F[j].exec_prev < 0 && (next < 0 || F[j].start < F[next].start))
+        next = j;
+    if (next < 0) continue;
+    F[i].exec_next = next;
+    F[next].exec_prev = i;
+    if (F[i].ncomm && F[next].ncomm) join(s->parent, i, next);
+  }
   /* 2. components of one launch (strong ids equal) whose spans overlap; spans per root */
   int changed = 1;
   uint64_t *cs = calloc((size_t)(n ? n : 1), sizeof *cs), *ce = calloc((size_t)(n ? n : 1), sizeof *ce);
@@ -183,6 +207,10 @@ void ncs_jobset_finish(struct ncs_jobset *s) {
   /* 3. a file in no communicator joins the one attempt its launcher ids and time match */
   for (int i = 0; i < n; i++) {
     if (F[i].ncomm || !F[i].seen) continue;
+    int kin = -1; /* an image of the same process, across exec, that made communicators */
+    for (int k = F[i].exec_prev; k >= 0 && kin < 0; k = F[k].exec_prev) if (F[k].ncomm) kin = k;
+    for (int k = F[i].exec_next; k >= 0 && kin < 0; k = F[k].exec_next) if (F[k].ncomm) kin = k;
+    if (kin >= 0) { s->parent[i] = root(s->parent, kin); continue; }
     const char *key = F[i].strong[0] ? F[i].strong : F[i].weak;
     int match = -1, count = 0;
     for (int r = 0; r < n && *key; r++) {
@@ -237,7 +265,8 @@ void ncs_jobset_finish(struct ncs_jobset *s) {
       at->files = q;
       at->files[at->n++] = i;
       if (F[i].nranks > at->nranks) at->nranks = F[i].nranks;
-      if (F[i].ncomm && F[i].state > at->end) at->end = F[i].state;
+      int end = F[i].state == NCS_END_EXEC ? NCS_END_COMPLETE : F[i].state; /* it goes on in the next image */
+      if (F[i].ncomm && end > at->end) at->end = end;
       s->job[i] = j;
       s->attempt[i] = J->nattempts;
     }

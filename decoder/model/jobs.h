@@ -13,7 +13,10 @@
  *    one job (torchrun --max-restarts), in restart order; everything else is its own job;
  *  - a file in no communicator (a process that only asked ncclGetVersion, one still starting)
  *    makes no job: it joins the attempt whose launcher ids it shares and whose time span it
- *    overlaps, else it stays apart (ncs_jobset_job_of -1).
+ *    overlaps, else it stays apart (ncs_jobset_job_of -1);
+ *  - an image that ended with exec (chunk flag EXEC) and the next image of its process (same
+ *    host and pid, the first file created after it) are one process's story: in the same
+ *    attempt when both made communicators; one that made none joins the other's attempt.
  * Jobs are numbered 1, 2, ... in the order they started (earliest file creation, then file
  * order), attempts 1, 2, ... within their job: the same files give the same numbers. Pure
  * model: no I/O; file callbacks of different files may run at once (each file's own slot). */
@@ -26,8 +29,10 @@
 
 struct ncs_jobset;
 
-enum ncs_end { NCS_END_COMPLETE = 0, NCS_END_CUT = 1, NCS_END_DAMAGED = 2, NCS_END_UNREADABLE = 3 };
-const char *ncs_end_name(int end); /* "complete", "cut", "damaged", "unreadable" */
+/* NCS_END_EXEC: a file whose image ended with exec (its process goes on in the next image's
+ * file): complete, as far as its attempt's end is concerned. */
+enum ncs_end { NCS_END_COMPLETE = 0, NCS_END_CUT = 1, NCS_END_DAMAGED = 2, NCS_END_UNREADABLE = 3, NCS_END_EXEC = 4 };
+const char *ncs_end_name(int end); /* "complete", "cut", "damaged", "unreadable", "exec'd" */
 
 struct ncs_attempt {
   int n, *files;              /* its files, in file order */

@@ -43,6 +43,8 @@
 #define NCS_CHUNK_F_REOPENED 2u /* the writer's descriptor stopped being the trace's (the application
                                   * closed or reused it) and this chunk went through a new one */
 #define NCS_CHUNK_F_COLUMNS 4u /* the payload is columns (columns.h), not one zstd frame of rows; 2.0 */
+#define NCS_CHUNK_F_EXEC 8u    /* the last chunk of a process image that called exec (the same pid
+                                  goes on as a new image, in a file of its own); 5.1 */
 #define NCS_CHUNK_MAX_RAW (64u << 20)      /* readers reject larger chunks as corrupt */
 #define NCS_CHUNK_MAX_PAYLOAD (64u << 20)
 

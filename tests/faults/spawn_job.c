@@ -4,11 +4,16 @@
  * 3 AllReduce calls ("pre" calls), then:
  *   exec PROG ARGS     execv PROG (same pid, the shim's constructor runs again in the new image)
  *   vfork PROG ARGS    vfork + execv PROG in the child; the parent waits, then 3 more AllReduce
+ *   vforkinit PROG ARGS  as vfork, but right after ncclCommInitRank, before any AllReduce (the
+ *                      shim's writer has just started): no "pre" AllReduce, 3 after the child
+ *   execfail PROG      execv of a PROG that does not exist: prints the error, then 3 more AllReduce
+ *   execlp PROG ARGS   as exec, through execlp (the variadic form; at most 4 ARGS)
  *   spawn PROG ARGS    posix_spawn PROG; the parent waits, then 3 more AllReduce
  *   daemon MARKER      double fork + setsid: the grandchild makes its own communicator, 5
  *                      AllReduce, writes "done PID" to MARKER and exits; the parent returns
  *                      at once after destroying its communicator
  * Prints what happened ("child exit N"), exit 0 when every NCCL call succeeded. */
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -51,14 +56,33 @@ static void report_child(pid_t pid) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) { fprintf(stderr, "usage: spawn_job exec|vfork|spawn PROG [ARGS] | daemon MARKER\n"); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: spawn_job exec|execlp|execfail|vfork|vforkinit|spawn PROG [ARGS] | daemon MARKER\n"); return 2; }
   setvbuf(stdout, NULL, _IOLBF, 0);
   const char *mode = argv[1];
   ncclComm_t c = make_comm();
   if (!c) return 3;
+  if (!strcmp(mode, "vforkinit")) {
+    pid_t pid = vfork();
+    if (pid == 0) { execv(argv[2], argv + 2); _exit(127); }
+    report_child(pid);
+    reduce(c, 3);
+    NCALL(ncclCommDestroy(c));
+    return bad ? 3 : 0;
+  }
   reduce(c, 3);
   fflush(stdout);
-  if (!strcmp(mode, "exec")) {
+  if (!strcmp(mode, "execlp")) {
+    const char *a[5] = {NULL, NULL, NULL, NULL, NULL};
+    for (int i = 3; i < argc && i < 7; i++) a[i - 3] = argv[i];
+    execlp(argv[2], argv[2], a[0], a[1], a[2], a[3], (char *)NULL);
+    perror("execlp");
+    return 4;
+  }
+  if (!strcmp(mode, "execfail")) { /* an exec that fails: the image goes on */
+    execv(argv[2], argv + 2);
+    printf("execv failed: %s\n", strerror(errno));
+    reduce(c, 3);
+  } else if (!strcmp(mode, "exec")) {
     execv(argv[2], argv + 2);
     perror("execv");
     return 4;
