@@ -233,6 +233,9 @@ int main(int argc, char **argv) {
   CUCHK(cudaStreamSynchronize(cs));
   JOBCHK(checked == steps, "checked %d of %d steps", checked, steps);
   float dev_ms = 0;
+  /* step_end is recorded on the communication stream, which --overlap makes another stream than
+   * cs: wait for it (CUDA answers cudaErrorNotReady for an event not yet complete) */
+  if (steps > 1) CUCHK(cudaEventSynchronize(step_end[steps - 1]));
   if (steps > 1) CUCHK(cudaEventElapsedTime(&dev_ms, step_end[0], step_end[steps - 1]));
   const double device_step_ns = steps > 1 ? (double)dev_ms * 1e6 / (steps - 1) : 0;
   for (int k = 0; k < steps; k++) CUCHK(cudaEventDestroy(step_end[k]));
