@@ -74,11 +74,10 @@ check_eq "compare: ... all 7 rows say 'not enough calls to judge'" 7 "$(grep -c 
 
 # End to end on the doubles: ddp_job under the shim, the NCCL double's link model at 0.1 GB/s,
 # against a run at 0.02 GB/s (an 80% busbw loss). The samples compare judges are the job's
-# calls (its own count, --truth). Whether a row is flagged or "not enough calls to judge"
-# depends on the machine's load (docs/COMPARE.md measures it); what does not: the loss run's
-# modelled time is a floor its calls cannot go under, five times the base's, so the gate never
-# judges the large all-reduce "ok" (an interval ruling out a 10% loss); and a run compared with
-# itself has every change exactly 0 and passes.
+# collectives (its own count, --truth). The loss run's modelled time is a floor its calls
+# cannot go under, five times the base's, so the gate never judges the large all-reduce "ok" (an
+# interval ruling out a 10% loss); a run compared with itself has every change exactly 0 and
+# passes.
 JOB=$BUILD/tests/ddp_job LAUNCH=$ROOT/tests/jobs/launch.sh
 if [ ! -x "$JOB" ] || [ ! -e "$SHIM" ]; then skip "compare e2e: ddp_job or the shim not built"; exit 0; fi
 ddp() { # ddp NAME BW
@@ -102,13 +101,30 @@ check_eq "compare e2e: a run against itself: exit 0, every change 0" "0 True" \
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(all(r[f]["change_pct"] == 0 for r in d["rows"] for f in ("busbw_judged", "time_judged")) and d["regressions"] == 0)' "$T/self.json" 2>&1)"
-check_eq "compare e2e: samples judged = the calls the job made (truth files), per op" "ok" \
+check_eq "compare e2e: samples judged = the collectives the job made (one per collective, as each rank's truth file counts them; Send/Recv: every call)" "ok" \
   "$(python3 -c '
 import json, sys, glob, collections
 d = json.load(open(sys.argv[1]))
-got = collections.Counter(); want = collections.Counter()
+got = collections.Counter(); want = collections.Counter(); per_rank = collections.defaultdict(set)
 for r in d["rows"]: got[r["op"]] += r["busbw_judged"]["samples_base"]
-for f in glob.glob(sys.argv[2] + "/truth-rank*.json"):
+files = glob.glob(sys.argv[2] + "/truth-rank*.json")
+for f in files:
     for op, v in json.load(open(f))["ops"].items():
-        if op in got: want[op] += v["calls"]
-print("ok" if got == want and len(got) >= 6 else "got %s want %s" % (dict(got), dict(want)))' "$T/d.json" "$T/dbase.truth" 2>&1)"
+        if op not in got: continue
+        if op in ("Send", "Recv"): want[op] += v["calls"]
+        else: per_rank[op].add(v["calls"])
+for op, n in per_rank.items(): want[op] = n.pop() if len(n) == 1 else -1
+print("ok" if got == want and len(got) >= 6 and len(files) == 4 else "got %s want %s" % (dict(got), dict(want)))' "$T/d.json" "$T/dbase.truth" 2>&1)"
+# Each collective's sample is its last-arriving rank's call (the one that waited for nobody):
+# on the CUDA double's device clock that is the link model's busbw whatever the load and the
+# ranks' skew (the model: NCCLDOUBLE_BW_GBPS with no latency term, docs/DOUBLES.md).
+check_eq "compare e2e: every collective row's median per-collective busbw is the link model's (0.1 and 0.02 GB/s, within 1%)" "ok" \
+  "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); bad = []
+for r in d["rows"]:
+    if r["op"] in ("Send", "Recv"): continue
+    b = r["busbw_judged"]
+    if abs(b["median_base_gbps"] / 0.1 - 1) > 0.01 or abs(b["median_new_gbps"] / 0.02 - 1) > 0.01 or b["verdict"] != "REGRESSION":
+        bad.append((r["op"], r["bucket_bytes"], b["median_base_gbps"], b["median_new_gbps"], b["verdict"]))
+print("ok" if not bad and len(d["rows"]) >= 6 else "off the model: %s" % bad)' "$T/d.json" 2>&1)"

@@ -3,7 +3,10 @@
  * order statistics of all pairwise differences (the definition, computed independently);
  * identical distributions are never a regression; a 25% busbw loss with enough calls always
  * is; 3 calls are not enough to judge; a change smaller than the threshold is no regression
- * however many calls; the detectable change shrinks with more calls. Seeded: deterministic. */
+ * however many calls; the detectable change shrinks with more calls; a run's drift (its halves
+ * set apart by a known shift) is that shift, and it raises the bar by exactly that much; runs
+ * made of offset blocks (calls not independent) are no false alarm with the drift added.
+ * Seeded: deterministic. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +39,15 @@ static double *diffs(const double *x, int n, const double *y, int m) {
 /* Per-call log busbw of a run: median `mu`, per-call spread `sd` (lognormal). */
 static void draw(double *v, int n, double mu, double sd) {
   for (int i = 0; i < n; i++) v[i] = mu + sd * nrand();
+}
+
+/* A run whose calls are not independent: `blocks` stretches of n / blocks calls, each with its
+ * own offset (spread `sb`: the machine's state while they ran), calls spread `sd` around it. */
+static void draw_blocks(double *v, int n, double mu, double sd, int blocks, double sb) {
+  for (int b = 0; b < blocks; b++) {
+    double off = sb * nrand();
+    for (int i = b * n / blocks; i < (b + 1) * n / blocks; i++) v[i] = mu + off + sd * nrand();
+  }
 }
 
 int main(void) {
@@ -93,23 +105,23 @@ int main(void) {
   for (int it = 0; it < 200; it++) {
     draw(a, N, log(100), 0.3); /* 30% per-call spread */
     draw(b, N, log(100), 0.3);
-    ncs_gate_judge(a, N, b, N, -1, 0, 10, conf, &f);
+    ncs_gate_judge(a, N, b, N, -1, 0, 10, 0, conf, &f);
     fa += f.verdict == NCS_GATE_REGRESSION;
     draw(a, N, log(100), 0.15); /* a quieter figure: its interval rules a 10% loss out */
     draw(b, N, log(100), 0.15);
-    ncs_gate_judge(a, N, b, N, -1, 0, 10, conf, &f);
+    ncs_gate_judge(a, N, b, N, -1, 0, 10, 0, conf, &f);
     ok_same += f.verdict == NCS_GATE_OK;
     draw(a, N, log(100), 0.3);
     draw(b, N, log(75), 0.3); /* a 25% busbw loss */
-    ncs_gate_judge(a, N, b, N, -1, 0, 10, conf, &f);
+    ncs_gate_judge(a, N, b, N, -1, 0, 10, 0, conf, &f);
     hit += f.verdict == NCS_GATE_REGRESSION;
     draw(a, N, log(100), 0.3);
     draw(b, N, log(95), 0.3); /* a 5% loss: real, but under the threshold */
-    ncs_gate_judge(a, N, b, N, -1, 0, 10, conf, &f);
+    ncs_gate_judge(a, N, b, N, -1, 0, 10, 0, conf, &f);
     small_flagged += f.verdict == NCS_GATE_REGRESSION;
     draw(a, 3, log(100), 0.3);
     draw(b, 3, log(50), 0.3); /* 3 calls, even of a 50% loss */
-    ncs_gate_judge(a, 3, b, 3, -1, 0, 10, conf, &f);
+    ncs_gate_judge(a, 3, b, 3, -1, 0, 10, 0, conf, &f);
     few_judged += f.verdict != NCS_GATE_TOO_FEW;
   }
   CHECK(fa == 0, "gate: identical distributions, 400 calls each: 0 regressions in 200 pairs (got %d)", fa);
@@ -121,36 +133,105 @@ int main(void) {
   /* Few calls of a noisy figure: not enough to judge, and the detectable change says why */
   draw(a, 12, log(100), 0.6);
   draw(b, 12, log(100), 0.6);
-  ncs_gate_judge(a, 12, b, 12, -1, 0, 10, conf, &f);
+  ncs_gate_judge(a, 12, b, 12, -1, 0, 10, 0, conf, &f);
   CHECK(f.verdict == NCS_GATE_TOO_FEW && f.detectable_pct > 10,
         "gate: 12 calls with 60%% spread: not enough calls to judge, detectable drop %.1f%% > 10%%", f.detectable_pct);
   double det12 = f.detectable_pct;
   draw(a, N, log(100), 0.6);
   draw(b, N, log(100), 0.6);
-  ncs_gate_judge(a, N, b, N, -1, 0, 10, conf, &f);
+  ncs_gate_judge(a, N, b, N, -1, 0, 10, 0, conf, &f);
   CHECK(f.detectable_pct < det12 && f.detectable_pct > 10, "gate: 400 calls: the detectable drop shrinks (%.1f%% < %.1f%%), never under the threshold",
         f.detectable_pct, det12);
 
   /* Time (a rise is worse) mirrors busbw: a 40% time rise is a regression, a 40% fall is not */
   draw(a, N, log(50), 0.3);
   draw(b, N, log(70), 0.3);
-  ncs_gate_judge(a, N, b, N, +1, 0, 10, conf, &f);
+  ncs_gate_judge(a, N, b, N, +1, 0, 10, 0, conf, &f);
   CHECK(f.verdict == NCS_GATE_REGRESSION && f.change_pct > 25 && f.change_pct < 55,
         "gate: time/call up 40%%: regression, change %+.1f%%", f.change_pct);
-  ncs_gate_judge(b, N, a, N, +1, 0, 10, conf, &f);
+  ncs_gate_judge(b, N, a, N, +1, 0, 10, 0, conf, &f);
   CHECK(f.verdict == NCS_GATE_OK, "gate: time/call down 29%%: ok");
 
   /* Points (the communication share): +8 points against a 5-point threshold is a regression;
    * +1 point is ok; the same +8 with 4 blocks a side is not enough to judge */
   for (int i = 0; i < 64; i++) { a[i] = 40 + 2 * nrand(); b[i] = 48 + 2 * nrand(); }
-  ncs_gate_judge(a, 64, b, 64, +1, 1, 5, conf, &f);
+  ncs_gate_judge(a, 64, b, 64, +1, 1, 5, 0, conf, &f);
   CHECK(f.verdict == NCS_GATE_REGRESSION && fabs(f.change_pct - 8) < 1.5, "gate: share +8 points (64 blocks): regression, %+.1f", f.change_pct);
   for (int i = 0; i < 64; i++) { a[i] = 40 + 2 * nrand(); b[i] = 41 + 2 * nrand(); }
-  ncs_gate_judge(a, 64, b, 64, +1, 1, 5, conf, &f);
+  ncs_gate_judge(a, 64, b, 64, +1, 1, 5, 0, conf, &f);
   CHECK(f.verdict == NCS_GATE_OK, "gate: share +1 point (64 blocks): ok");
   for (int i = 0; i < 4; i++) { a[i] = 40 + 2 * nrand(); b[i] = 48 + 2 * nrand(); }
-  ncs_gate_judge(a, 4, b, 4, +1, 1, 5, conf, &f);
+  ncs_gate_judge(a, 4, b, 4, +1, 1, 5, 0, conf, &f);
   CHECK(f.verdict == NCS_GATE_TOO_FEW, "gate: share +8 points, 4 blocks a side: not enough to judge");
+
+  /* The runs' own drift: the second half against the first, in the run's order */
+  {
+    double v[40];
+    for (int i = 0; i < 40; i++) v[i] = i < 20 ? 0.0 : log(1.2);
+    CHECK(fabs(ncs_gate_drift(v, 40) - log(1.2)) < 1e-12, "gate: drift of a run whose second half is 20%% up: ln 1.2 (got %g)", ncs_gate_drift(v, 40));
+    CHECK(v[0] == 0.0 && v[39] == log(1.2), "gate: ... the run's samples are left in their order");
+    for (int i = 0; i < 40; i++) v[i] = i < 20 ? log(1.2) : 0.0;
+    CHECK(fabs(ncs_gate_drift(v, 40) - log(1.2)) < 1e-12, "gate: ... 20%% down: the same drift (absolute)");
+    for (int i = 0; i < 40; i++) v[i] = (i % 2) * 0.3;
+    CHECK(ncs_gate_drift(v, 40) == 0, "gate: alternating calls, halves alike: drift 0");
+    CHECK(ncs_gate_drift(v, 7) == 0, "gate: 7 samples: drift 0 (too few to tell)");
+  }
+  /* The threshold grows by the drift: a pure 15% drop (every call, so the interval is the
+   * point) against 10% is a regression; with a 10% drift the bar is 1 - 0.9 / 1.1 = 18.18%:
+   * ok, and that is the smallest detectable drop */
+  {
+    double x[30], y[30];
+    for (int i = 0; i < 30; i++) { x[i] = log(100); y[i] = log(85); }
+    ncs_gate_judge(x, 30, y, 30, -1, 0, 10, 0, conf, &f);
+    CHECK(f.verdict == NCS_GATE_REGRESSION && fabs(f.change_pct + 15) < 1e-9 && f.drift_pct == 0,
+          "gate: a 15%% drop, no drift: regression (change %+.3f%%)", f.change_pct);
+    ncs_gate_judge(x, 30, y, 30, -1, 0, 10, log(1.1), conf, &f);
+    CHECK(f.verdict == NCS_GATE_OK && fabs(f.detectable_pct - 100 * (1 - 0.9 / 1.1)) < 1e-9 && fabs(f.drift_pct - 10) < 1e-9,
+          "gate: ... with a 10%% drift: ok, detectable drop %.4f%% = 18.1818%%", f.detectable_pct);
+    for (int i = 0; i < 30; i++) y[i] = log(75);
+    ncs_gate_judge(x, 30, y, 30, -1, 0, 10, log(1.1), conf, &f);
+    CHECK(f.verdict == NCS_GATE_REGRESSION, "gate: ... a 25%% drop with that drift: still a regression");
+  }
+  /* Runs made of blocks (4 blocks of 50 calls, calls 3% around their block's offset), as calls
+   * close in time on a busy machine are. Block offsets of 3% (a quiet machine): no false alarm,
+   * a 25% loss always caught. Of 9%: the per-call interval alone takes a run's offset for a
+   * change (7 of 200 pairs flagged where the nominal rate gives 0.6); with the runs' drift
+   * added to the threshold the rate is the nominal one again, at a cost in power (a 25% loss
+   * caught in about 3 of 4). */
+  {
+    enum { NB = 200 };
+    const double sbs[2] = {0.03, 0.09};
+    const int want_hit[2] = {199, 140};
+    double *ca = malloc(NB * sizeof *ca), *cb = malloc(NB * sizeof *cb);
+    for (int l = 0; l < 2; l++) {
+      int fa_per_call = 0, fa_drift = 0, hit_drift = 0;
+      for (int it = 0; it < 200; it++) {
+        draw_blocks(a, NB, log(100), 0.03, 4, sbs[l]);
+        draw_blocks(b, NB, log(100), 0.03, 4, sbs[l]);
+        memcpy(ca, a, NB * sizeof *a); memcpy(cb, b, NB * sizeof *b);
+        double dr = fmax(ncs_gate_drift(a, NB), ncs_gate_drift(b, NB));
+        ncs_gate_judge(ca, NB, cb, NB, -1, 0, 10, 0, conf, &f);
+        fa_per_call += f.verdict == NCS_GATE_REGRESSION;
+        ncs_gate_judge(a, NB, b, NB, -1, 0, 10, dr, conf, &f);
+        fa_drift += f.verdict == NCS_GATE_REGRESSION;
+        draw_blocks(a, NB, log(100), 0.03, 4, sbs[l]);
+        draw_blocks(b, NB, log(75), 0.03, 4, sbs[l]);
+        dr = fmax(ncs_gate_drift(a, NB), ncs_gate_drift(b, NB));
+        ncs_gate_judge(a, NB, b, NB, -1, 0, 10, dr, conf, &f);
+        hit_drift += f.verdict == NCS_GATE_REGRESSION;
+      }
+      int pct = (int)lround(100 * sbs[l]);
+      /* the nominal rate of one figure is 0.05 / 16 = 0.31%: 0.6 of 200 expected, 3 or more
+       * with probability 2.5%, 4 or more with 0.4% */
+      if (l == 1)
+        CHECK(fa_per_call >= 4, "gate: block noise %d%%: the per-call interval alone flags %d of 200 same-configuration pairs (>= 4: anticonservative)",
+              pct, fa_per_call);
+      CHECK(fa_drift <= (l ? 2 : 0), "gate: block noise %d%%, the runs' drift added to the threshold: %d of 200 same-configuration pairs flagged (<= %d)",
+            pct, fa_drift, l ? 2 : 0);
+      CHECK(hit_drift >= want_hit[l], "gate: block noise %d%%: a 25%% loss caught in %d of 200 (>= %d)", pct, hit_drift, want_hit[l]);
+    }
+    free(ca); free(cb);
+  }
   free(a); free(b);
   return check_done();
 }

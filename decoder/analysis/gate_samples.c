@@ -19,6 +19,14 @@ struct ncs_gs_file {
   double comm_ns[FINE_MAX]; /* communication time in each fine block from t0 */
 };
 
+/* A collective whose ranks are still coming in: the quickest call so far (its samples). */
+struct ncs_gs_open {
+  uint64_t comm_id, seq;
+  uint32_t op;
+  int bucket, nranks, seen, used;
+  double lbw, lt;
+};
+
 struct ncs_gsamples *ncs_gsamples_new(void) { return calloc(1, sizeof(struct ncs_gsamples)); }
 
 void ncs_gsamples_free(struct ncs_gsamples *g) {
@@ -28,6 +36,7 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
       if (g->row[o][b]) { free(g->row[o][b]->lbw); free(g->row[o][b]->lt); free(g->row[o][b]); }
   for (int i = 0; i < g->nfile; i++) free(g->file[i]);
   free(g->file);
+  free(g->open);
   free(g);
 }
 
@@ -78,6 +87,71 @@ static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
   }
 }
 
+static size_t open_slot(uint64_t comm_id, uint64_t seq, size_t cap) {
+  uint64_t h = (comm_id ^ (seq * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+/* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the table is
+ * full (NCS_GS_OPEN) or out of memory. Linear probing, at most half full. */
+static struct ncs_gs_open *open_get(struct ncs_gsamples *g, uint64_t comm_id, uint64_t seq) {
+  if (2 * (g->open_n + 1) > g->open_cap) {
+    size_t nc = g->open_cap ? 2 * g->open_cap : 1024;
+    if (nc > 2 * (size_t)NCS_GS_OPEN) return NULL;
+    struct ncs_gs_open *t = calloc(nc, sizeof *t);
+    if (!t) return NULL;
+    for (size_t i = 0; i < g->open_cap; i++) {
+      if (!g->open[i].used) continue;
+      size_t j = open_slot(g->open[i].comm_id, g->open[i].seq, nc);
+      while (t[j].used) j = (j + 1) & (nc - 1);
+      t[j] = g->open[i];
+    }
+    free(g->open);
+    g->open = t; g->open_cap = nc;
+  }
+  size_t j = open_slot(comm_id, seq, g->open_cap);
+  for (; g->open[j].used; j = (j + 1) & (g->open_cap - 1))
+    if (g->open[j].comm_id == comm_id && g->open[j].seq == seq) return &g->open[j];
+  struct ncs_gs_open *o = &g->open[j];
+  memset(o, 0, sizeof *o);
+  o->used = 1; o->comm_id = comm_id; o->seq = seq;
+  g->open_n++;
+  return o;
+}
+
+/* Removes an entry, shifting back the ones after it that probed past it. */
+static void open_del(struct ncs_gsamples *g, struct ncs_gs_open *o) {
+  size_t mask = g->open_cap - 1, i = (size_t)(o - g->open), j = i;
+  g->open[i].used = 0;
+  g->open_n--;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!g->open[j].used) return;
+    size_t k = open_slot(g->open[j].comm_id, g->open[j].seq, g->open_cap);
+    /* j's entry stays when its home k lies cyclically in (i, j] */
+    if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;
+    g->open[i] = g->open[j];
+    g->open[j].used = 0;
+    i = j;
+  }
+}
+
+static int cmp_open(const void *a, const void *b) {
+  const struct ncs_gs_open *x = a, *y = b;
+  if (x->comm_id != y->comm_id) return x->comm_id < y->comm_id ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void ncs_gsamples_finish(struct ncs_gsamples *g) {
+  if (!g || !g->open) return;
+  size_t n = 0;
+  for (size_t i = 0; i < g->open_cap; i++) if (g->open[i].used) g->open[n++] = g->open[i];
+  qsort(g->open, n, sizeof *g->open, cmp_open);
+  for (size_t i = 0; i < n; i++) row_add(g, g->open[i].op, g->open[i].bucket, g->open[i].lbw, g->open[i].lt);
+  free(g->open);
+  g->open = NULL; g->open_cap = g->open_n = 0;
+}
+
 void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e) {
   const struct ncs_call *c = e->c;
   int kind = ncs_op_kind(c->op);
@@ -91,7 +165,15 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
   }
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
   int b = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks));
-  row_add(g, c->op, b, log(e->busbw_gbps), log((double)(e->end - e->start) / 1e3));
+  double lbw = log(e->busbw_gbps), lt = log((double)(e->end - e->start) / 1e3);
+  struct ncs_gs_open *o = kind == NCS_KIND_COLL && e->nranks > 1 ? open_get(g, e->comm_id, c->seq) : NULL;
+  if (!o || (o->seen && (o->op != c->op || o->bucket != b))) { /* its own sample (or not lined up) */
+    row_add(g, c->op, b, lbw, lt);
+    return;
+  }
+  if (!o->seen) { o->op = c->op; o->bucket = b; o->nranks = e->nranks; o->lbw = lbw; o->lt = lt; }
+  else if (lt < o->lt) { o->lbw = lbw; o->lt = lt; } /* the rank that waited least */
+  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->lbw, o->lt); open_del(g, o); }
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {

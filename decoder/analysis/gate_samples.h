@@ -3,10 +3,20 @@
  * successive blocks of its window (docs/COMPARE.md, "Method").
  *
  * Contract: ncs_gsamples_call() takes every call the loader hands to on_call (io/jobload.h),
- * serialised; calls of one file arrive in file order. Kept per call that moves data and took
- * time (collectives, Send/Recv): ln(busbw GB/s) and ln(time us), at most NCS_GS_CAP a row (past
- * it every other one is dropped, then one call in `stride` taken: an even thinning over the
- * run). Per file, the union of its calls' intervals is accumulated into time blocks (at most
+ * serialised; calls of one file arrive in file order. A sample is ln(busbw GB/s) and ln(time
+ * us) of one operation that moved data and took time:
+ *  - a collective of a communicator of several ranks is one sample per collective (its ranks'
+ *    calls lined up by (comm_id, seq), as analysis/straggler.h does): the call of its rank
+ *    that took least time, the rank that arrived last and waited for nobody, so the sample is
+ *    what the collective itself took once every rank was in, not how late the others'
+ *    hosts were (load, scheduling, a straggler: those are straggler's and the share's). It is
+ *    taken when all nranks calls are in; collectives some of whose ranks no file holds are
+ *    taken at ncs_gsamples_finish() with the calls that were (in seq order), at most
+ *    NCS_GS_OPEN collectives open at once (past that a call is its own sample);
+ *  - a Send, a Recv, a collective of one rank: one sample per call.
+ * At most NCS_GS_CAP samples a row (past it every other one is dropped, then one in `stride`
+ * taken: an even thinning over the run); a row's samples are in the order they were taken
+ * (the run's order, as the drift of analysis/gate.h needs). Per file, the union of its calls' intervals is accumulated into time blocks (at most
  * 4096, coarsened by two when the window outgrows them); ncs_gsamples_shares() cuts each file's
  * window, first call to last, into NCS_GS_BLOCKS equal parts and gives each part's
  * communication share in percent. Allocation failures drop samples, never crash. */
@@ -18,18 +28,24 @@
 
 #define NCS_GS_CAP 16384
 #define NCS_GS_BLOCKS 8
+#define NCS_GS_OPEN (1 << 20)
 
 struct ncs_gs_row { double *lbw, *lt; int n; uint64_t seen, stride; };
 struct ncs_gs_file;
+struct ncs_gs_open;
 struct ncs_gsamples {
   struct ncs_gs_row *row[NCS_OP_LIMIT][NCS_NBUCKETS];
   struct ncs_gs_file **file;
   int nfile;
+  struct ncs_gs_open *open; /* collectives waiting for their ranks: open addressing on (comm_id, seq) */
+  size_t open_cap, open_n;
 };
 
 struct ncs_gsamples *ncs_gsamples_new(void);
 void ncs_gsamples_free(struct ncs_gsamples *g);
 void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e);
+/* After the last call: takes the collectives still open (ranks no file held). */
+void ncs_gsamples_finish(struct ncs_gsamples *g);
 /* The row's samples, NULL when it has none. */
 static inline const struct ncs_gs_row *ncs_gsamples_row(const struct ncs_gsamples *g, uint32_t op, int bucket) {
   return op < NCS_OP_LIMIT && bucket >= 0 && bucket < NCS_NBUCKETS ? g->row[op][bucket] : NULL;

@@ -2,11 +2,13 @@
  *
  * Contract: each BASE and NEW is a trace directory or file (one job each). Rows are
  * (operation, size bucket) with the transports each run used; per row: calls, aggregate bus
- * bandwidth and mean time per call as report states them, and the per-call samples of both
- * runs (analysis/gate_samples.h), judged by analysis/gate.h: a row regresses when, above the
- * noise floor (at least --min-calls calls in both runs, at least --min-share percent of the
- * base's communication time), the confidence interval of its per-call busbw change lies wholly
- * below -(--busbw-drop) percent or that of its time change wholly above --time-rise; a row
+ * bandwidth and mean time per call as report states them, and the samples of both runs (one
+ * per collective: its last rank's call; one per Send/Recv call; analysis/gate_samples.h),
+ * judged by analysis/gate.h: a row regresses when, above the noise floor (at least --min-calls
+ * calls in both runs, at least --min-share percent of the base's communication time), the
+ * confidence interval of its busbw change lies wholly below -(--busbw-drop percent + the runs'
+ * drift) or that of its time change wholly above --time-rise + drift (the drift: the largest
+ * shift between a run's second half and its first, any run of the row); a row
  * whose interval holds the threshold is "not enough calls to judge" (no failure); the intervals
  * share a false-alarm budget of ALPHA (Bonferroni). With several BASE runs their calls are
  * pooled and a row's threshold is the larger of the flag and twice the spread of the runs'
@@ -49,9 +51,9 @@ struct row {
   double bw[2], tpc[2];    /* busbw GB/s, time per call us */
   double tol_bw, tol_t;    /* thresholds used: the flags, or twice the base runs' spread */
   double dbw, dt;          /* percent changes of the aggregates */
-  double mbw[2], mtpc[2];  /* medians per call: busbw GB/s, time us (base: all base runs' calls) */
+  double mbw[2], mtpc[2];  /* medians of the samples: busbw GB/s, time us (base: all base runs') */
   int above_floor;         /* judged: enough calls and share (the statistics may still say too few) */
-  struct ncs_gate_fig gbw, gt; /* the judgements of per-call busbw and time (analysis/gate.h) */
+  struct ncs_gate_fig gbw, gt; /* the judgements of per-collective busbw and time (analysis/gate.h) */
   int regress_bw, regress_t, too_few, tchange, tregress;
 };
 
@@ -167,8 +169,8 @@ int cmd_compare(int argc, char **argv) {
            "usage: ncclscope compare [--json|--markdown] [--busbw-drop PCT] [--time-rise PCT]\n"
            "         [--share-rise POINTS] [--min-calls N] [--min-share PCT] BASE [BASE...] NEW\n"
            "The CI gate (docs/COMPARE.md). Each BASE and NEW is a run: a trace directory or file.\n"
-           "A row regresses when the confidence interval of its per-call change lies wholly past\n"
-           "the threshold; 'not enough calls to judge' when it holds it (exit 0).\n"
+           "A row regresses when the confidence interval of its per-collective change lies wholly\n"
+           "past the threshold plus the runs' drift; 'not enough calls to judge' when it holds it (exit 0).\n"
            "Several BASE runs: their calls are pooled, twice their spread widens the threshold.\n"
            "  -j, --json, -m, --markdown   output format (markdown for CI job summaries)\n"
            "  --busbw-drop PCT   (default %.0f)   --time-rise PCT   (default %.0f)\n"
@@ -218,6 +220,7 @@ int cmd_compare(int argc, char **argv) {
     if (!(RS[k] = ncs_gsamples_new())) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
     int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], RS[k]);
     if (e) { rc = e; goto done; }
+    ncs_gsamples_finish(RS[k]);
   }
 
   double total_t[2] = {0, 0};
@@ -278,7 +281,7 @@ int cmd_compare(int argc, char **argv) {
   const double conf = 1.0 - ALPHA / (2.0 * judged + 1);
   for (int i = 0; i < nrows; i++) {
     struct row *r = &rows[i];
-    /* per-call samples: the base pools its runs' calls; with several base runs each run's
+    /* samples: the base pools its runs'; with several base runs each run's
      * median is also taken, and twice their spread around the pooled median widens the
      * threshold (a noisy machine sets its own bar) */
     int np = 0;
@@ -296,6 +299,15 @@ int cmd_compare(int argc, char **argv) {
     }
     const struct ncs_gs_row *sn = ncs_gsamples_row(RS[K], r->op, r->bucket);
     int nn = sn ? sn->n : 0;
+    /* the runs' own drift (second half against first half of each run, in its order), before
+     * anything sorts the new run's samples: the threshold grows by the largest */
+    double dr_bw = nn ? ncs_gate_drift(sn->lbw, nn) : 0, dr_t = nn ? ncs_gate_drift(sn->lt, nn) : 0;
+    for (int k = 0; k < K; k++) {
+      const struct ncs_gs_row *sp = ncs_gsamples_row(RS[k], r->op, r->bucket);
+      if (!sp || !sp->n) continue;
+      dr_bw = fmax(dr_bw, ncs_gate_drift(sp->lbw, sp->n));
+      dr_t = fmax(dr_t, ncs_gate_drift(sp->lt, sp->n));
+    }
     double mb = median(pool_bw, np), mt = median(pool_t, np);
     r->tol_bw = th.busbw_drop;
     r->tol_t = th.time_rise;
@@ -308,8 +320,8 @@ int cmd_compare(int argc, char **argv) {
     r->mtpc[0] = np ? exp(mt) : 0;
     r->mbw[1] = nn ? exp(median(sn->lbw, nn)) : 0;
     r->mtpc[1] = nn ? exp(median(sn->lt, nn)) : 0;
-    ncs_gate_judge(pool_bw, np, nn ? sn->lbw : NULL, nn, -1, 0, r->tol_bw, conf, &r->gbw);
-    ncs_gate_judge(pool_t, np, nn ? sn->lt : NULL, nn, +1, 0, r->tol_t, conf, &r->gt);
+    ncs_gate_judge(pool_bw, np, nn ? sn->lbw : NULL, nn, -1, 0, r->tol_bw, dr_bw, conf, &r->gbw);
+    ncs_gate_judge(pool_t, np, nn ? sn->lt : NULL, nn, +1, 0, r->tol_t, dr_t, conf, &r->gt);
     if (r->above_floor) {
       r->regress_bw = r->gbw.verdict == NCS_GATE_REGRESSION;
       r->regress_t = r->gt.verdict == NCS_GATE_REGRESSION;
@@ -332,7 +344,7 @@ int cmd_compare(int argc, char **argv) {
   npsh = 0;
   for (int k = 0; k < K; k++) { if (nbsh[k]) memcpy(pool_sh + npsh, bsh[k], (size_t)nbsh[k] * sizeof *pool_sh); npsh += nbsh[k]; }
   struct ncs_gate_fig gsh;
-  ncs_gate_judge(pool_sh, npsh, bsh[K], nbsh[K], +1, 1, tol_share, conf, &gsh);
+  ncs_gate_judge(pool_sh, npsh, bsh[K], nbsh[K], +1, 1, tol_share, 0, conf, &gsh);
   free(pool_sh);
   int share_regress = gsh.verdict == NCS_GATE_REGRESSION;
   regressions += share_regress;
@@ -358,7 +370,8 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_num(&j, "min_share_pct", th.min_share);
     ncs_json_obj_end(&j);
     ncs_json_obj_begin(&j, "method");
-    ncs_json_str(&j, "test", "hodges-lehmann shift of log per-call figures, mann-whitney interval");
+    ncs_json_str(&j, "test", "hodges-lehmann shift of log per-collective figures (last rank in), mann-whitney interval, "
+                             "threshold plus the runs' half-to-half drift");
     ncs_json_num(&j, "family_alpha", ALPHA);
     ncs_json_int(&j, "figures_judged", 2 * judged);
     ncs_json_num(&j, "confidence", conf);
@@ -392,6 +405,7 @@ int cmd_compare(int argc, char **argv) {
         ncs_json_num(&j, "ci_low_pct", g->lo_pct);
         ncs_json_num(&j, "ci_high_pct", g->hi_pct);
         ncs_json_num(&j, f ? "detectable_rise_pct" : "detectable_drop_pct", g->detectable_pct);
+        ncs_json_num(&j, "drift_pct", g->drift_pct);
         ncs_json_str(&j, "verdict", !r->above_floor ? "not judged" : ncs_gate_verdict_name(g->verdict));
         ncs_json_obj_end(&j);
       }
@@ -438,7 +452,7 @@ int cmd_compare(int argc, char **argv) {
     ncs_text_escape(stdout, side[K], strlen(side[K]));
     printf(" (%d files)\n", nf[K]);
     if (K > 1) printf("  %d base runs: their calls are pooled; a row's threshold is the larger of the flag and twice the spread of their medians\n", K);
-    printf("  per-call medians; change: Hodges-Lehmann shift [%.4g%% interval]; can detect: the smallest busbw drop this row could flag\n",
+    printf("  per-collective medians (last rank in); change: Hodges-Lehmann shift [%.4g%% interval]; can detect: the smallest busbw drop this row could flag\n",
            100.0 * conf);
     printf("  %-14s %8s  %-17s %13s %19s %25s %9s %19s %8s\n", "operation", "size", "transport", "calls", "busbw GB/s",
            "change [interval]", "can det.", "time/call us", "change");
@@ -471,7 +485,7 @@ int cmd_compare(int argc, char **argv) {
            sh[0], sh[1], sh[1] - sh[0], gsh.change_pct, gsh.lo_pct, gsh.hi_pct,
            share_regress ? "**regression**" : gsh.verdict == NCS_GATE_TOO_FEW ? "not enough to judge" : "");
     printf("A figure regresses when its change is larger than its threshold with confidence (Hodges-Lehmann "
-           "interval at %.4g%% wholly beyond it, %d figures judged): per-call busbw drop > %.0f%%, time/call rise > "
+           "interval at %.4g%% wholly beyond it plus the runs' drift, %d figures judged): per-collective busbw drop > %.0f%%, time/call rise > "
            "%.0f%%, communication share rise > %.0f points; rows with < %ld calls or < %.0f%% of communication time "
            "are not judged. NVLink-class (P2P, NVLS) to another transport is always a regression.\n",
            100.0 * conf, 2 * judged + 1, th.busbw_drop, th.time_rise, tol_share, th.min_calls, th.min_share);
