@@ -117,14 +117,16 @@ for op, n in per_rank.items(): want[op] = n.pop() if len(n) == 1 else -1
 print("ok" if got == want and len(got) >= 6 and len(files) == 4 else "got %s want %s" % (dict(got), dict(want)))' "$T/d.json" "$T/dbase.truth" 2>&1)"
 # Each collective's sample is its last-arriving rank's call (the one that waited for nobody):
 # on the CUDA double's device clock that is the link model's busbw whatever the load and the
-# ranks' skew (the model: NCCLDOUBLE_BW_GBPS with no latency term, docs/DOUBLES.md).
-check_eq "compare e2e: every collective row's median per-collective busbw is the link model's (0.1 and 0.02 GB/s, within 1%)" "ok" \
+# ranks' skew (the model: NCCLDOUBLE_BW_GBPS with no latency term, docs/DOUBLES.md). Whether a
+# row is judged (its share of the base's communication time, which holds the waits) and its
+# drift depend on the load; the rows judged are never "ok".
+check_eq "compare e2e: every collective row's median per-collective busbw is the link model's (0.1 and 0.02 GB/s, within 1%), none judged ok" "ok" \
   "$(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1])); bad = []
 for r in d["rows"]:
     if r["op"] in ("Send", "Recv"): continue
     b = r["busbw_judged"]
-    if abs(b["median_base_gbps"] / 0.1 - 1) > 0.01 or abs(b["median_new_gbps"] / 0.02 - 1) > 0.01 or b["verdict"] != "REGRESSION":
+    if abs(b["median_base_gbps"] / 0.1 - 1) > 0.01 or abs(b["median_new_gbps"] / 0.02 - 1) > 0.01 or b["verdict"] == "ok":
         bad.append((r["op"], r["bucket_bytes"], b["median_base_gbps"], b["median_new_gbps"], b["verdict"]))
 print("ok" if not bad and len(d["rows"]) >= 6 else "off the model: %s" % bad)' "$T/d.json" 2>&1)"

@@ -23,7 +23,7 @@ struct ncs_gs_file {
 struct ncs_gs_open {
   uint64_t comm_id, seq;
   uint32_t op;
-  int bucket, nranks, seen, used;
+  int bucket, nranks, seen, used, gpu;
   double lbw, lt;
 };
 
@@ -171,8 +171,10 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
     row_add(g, c->op, b, lbw, lt);
     return;
   }
-  if (!o->seen) { o->op = c->op; o->bucket = b; o->nranks = e->nranks; o->lbw = lbw; o->lt = lt; }
-  else if (lt < o->lt) { o->lbw = lbw; o->lt = lt; } /* the rank that waited least */
+  if (!o->seen) { o->op = c->op; o->bucket = b; o->nranks = e->nranks; o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu; }
+  else if ((e->has_gpu && !o->gpu) || (e->has_gpu == o->gpu && lt < o->lt)) { /* the rank that waited least */
+    o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu;
+  }
   if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->lbw, o->lt); open_del(g, o); }
 }
 
@@ -196,6 +198,16 @@ int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {
       }
       (*out)[n++] = 100.0 * comm / (p1 - p0);
     }
+  }
+  /* in time order: every file's first block, then every file's second, ... (the drift's
+   * halves are then the first and the second half of every rank's window) */
+  int nf = n / NCS_GS_BLOCKS;
+  double *t = nf > 1 ? malloc((size_t)n * sizeof *t) : NULL;
+  if (t) {
+    for (int i = 0; i < nf; i++)
+      for (int p = 0; p < NCS_GS_BLOCKS; p++) t[p * nf + i] = (*out)[i * NCS_GS_BLOCKS + p];
+    memcpy(*out, t, (size_t)n * sizeof *t);
+    free(t);
   }
   return n;
 }

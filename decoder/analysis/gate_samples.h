@@ -7,7 +7,8 @@
  * us) of one operation that moved data and took time:
  *  - a collective of a communicator of several ranks is one sample per collective (its ranks'
  *    calls lined up by (comm_id, seq), as analysis/straggler.h does): the call of its rank
- *    that took least time, the rank that arrived last and waited for nobody, so the sample is
+ *    that took least time (of its GPU-timed calls, where it has any: a host interval is the
+ *    launch, not the work), the rank that arrived last and waited for nobody, so the sample is
  *    what the collective itself took once every rank was in, not how late the others'
  *    hosts were (load, scheduling, a straggler: those are straggler's and the share's). It is
  *    taken when all nranks calls are in; collectives some of whose ranks no file holds are
@@ -51,6 +52,7 @@ static inline const struct ncs_gs_row *ncs_gsamples_row(const struct ncs_gsample
   return op < NCS_OP_LIMIT && bucket >= 0 && bucket < NCS_NBUCKETS ? g->row[op][bucket] : NULL;
 }
 /* Block shares of every file (percent), NCS_GS_BLOCKS a file with calls, into a new array
- * (*out, free() it); returns their number (0: none or out of memory). */
+ * (*out, free() it), in time order: every file's first block, then every file's second, ...
+ * (file order past memory failure); returns their number (0: none or out of memory). */
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out);
 #endif

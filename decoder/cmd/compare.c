@@ -344,7 +344,9 @@ int cmd_compare(int argc, char **argv) {
   npsh = 0;
   for (int k = 0; k < K; k++) { if (nbsh[k]) memcpy(pool_sh + npsh, bsh[k], (size_t)nbsh[k] * sizeof *pool_sh); npsh += nbsh[k]; }
   struct ncs_gate_fig gsh;
-  ncs_gate_judge(pool_sh, npsh, bsh[K], nbsh[K], +1, 1, tol_share, 0, conf, &gsh);
+  double dr_sh = 0; /* the runs' drift: the second half of the ranks' windows against the first */
+  for (int k = 0; k < ns; k++) if (nbsh[k]) dr_sh = fmax(dr_sh, ncs_gate_drift(bsh[k], nbsh[k]));
+  ncs_gate_judge(pool_sh, npsh, bsh[K], nbsh[K], +1, 1, tol_share, dr_sh, conf, &gsh);
   free(pool_sh);
   int share_regress = gsh.verdict == NCS_GATE_REGRESSION;
   regressions += share_regress;
@@ -427,6 +429,7 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_num(&j, "ci_low_points", gsh.lo_pct);
     ncs_json_num(&j, "ci_high_points", gsh.hi_pct);
     ncs_json_num(&j, "detectable_rise_points", gsh.detectable_pct);
+    ncs_json_num(&j, "drift_points", gsh.drift_pct);
     ncs_json_str(&j, "verdict", ncs_gate_verdict_name(gsh.verdict));
     ncs_json_bool(&j, "regression", share_regress);
     ncs_json_obj_end(&j);
