@@ -2,8 +2,14 @@
  * The shim is $NCCLSCOPE_SHIM, else libncclscope.so next to this executable (a build tree), else
  * ../lib/ncclscope/libncclscope.so from it (`make install`). It is prepended
  * to any existing LD_PRELOAD; -o DIR sets NCCLSCOPE_DIR, made absolute (processes of the job that
- * start in another directory write to the same place). The process is replaced by CMD, so
- * the exit status is CMD's; 2 for bad usage or a missing shim, 127 when CMD cannot run.
+ * start in another directory write to the same place). CMD runs as a child; the exit status is
+ * CMD's (128 + N when signal N ended it; SIGINT and SIGQUIT reach CMD from the terminal and are
+ * ignored here while it runs); 2 for bad usage or a missing shim, 127 when CMD cannot run.
+ * When CMD has ended and no trace file was written in the trace directory since it started,
+ * the last line on stderr says why and what to do (issue 25 item 6): the directory cannot be
+ * used (checked before CMD starts, and said then too), NCCLSCOPE_DISABLE=1, or no process of
+ * CMD called NCCL through the shim (a job that never calls NCCL; or NCCL linked statically
+ * into a library CMD loads, which the ELF check below cannot see).
  * Static NCCL (docs/PROFILER.md, "Static NCCL"): CMD's program, and each argument that names an
  * executable ELF file (a launcher's program: `mpirun -np 2 ./job`), is read (io/elfnccl.h); when
  * one has NCCL linked in and none needs libnccl.so, NCCL_PROFILER_PLUGIN is set to the shim's
@@ -15,6 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cli.h"
@@ -79,6 +91,49 @@ static int static_plugin(const char *shim, char **cmd) {
   return 0;
 }
 
+/* Why the trace directory cannot be used (NULL when it can): it, or the nearest existing
+ * directory above it (the shim creates the rest), must be a directory this user may write. */
+static const char *dir_unusable(const char *dir, char *why, size_t n) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", dir);
+  for (;;) {
+    struct stat st;
+    if (stat(p, &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) { snprintf(why, n, "%s is not a directory", p); return why; }
+      /* a file made and removed at once (access() says yes to root on a read-only mount, /proc) */
+      char probe[PATH_MAX + 48];
+      snprintf(probe, sizeof probe, "%s/.ncclscope-run-probe-%ld", p, (long)getpid());
+      int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0) { snprintf(why, n, "%s: %s", p, strerror(errno)); return why; }
+      close(fd);
+      unlink(probe);
+      return NULL;
+    }
+    if (errno != ENOENT) { snprintf(why, n, "%s: %s", p, strerror(errno)); return why; }
+    char *slash = strrchr(p, '/');
+    if (!slash || slash == p) return NULL; /* up to / or the working directory: let the shim try */
+    *slash = 0;
+  }
+}
+
+/* Trace files (*.ncs) in dir changed at or after t0. */
+static int new_traces(const char *dir, const struct timespec *t0) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (l < 5 || strcmp(e->d_name + l - 4, ".ncs")) continue;
+    char p[PATH_MAX];
+    struct stat st;
+    if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p || stat(p, &st) != 0) continue;
+    if (st.st_mtim.tv_sec > t0->tv_sec || (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec >= t0->tv_nsec)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
 int cmd_run(int argc, char **argv) {
   const char *dir = NULL;
   int r;
@@ -125,8 +180,44 @@ int cmd_run(int argc, char **argv) {
     return 2;
   }
   free(pre);
+  /* the directory the shim will use (its default is relative to CMD's start directory: ours) */
+  char tdir[PATH_MAX], why[PATH_MAX + 64];
+  const char *td = getenv("NCCLSCOPE_DIR");
+  snprintf(tdir, sizeof tdir, "%s", td && *td ? td : "ncclscope-trace");
+  const char *bad = dir_unusable(tdir, why, sizeof why);
+  if (bad) fprintf(stderr, "ncclscope run: the trace directory %s cannot be used (%s): nothing will be traced; give a writable one with -o DIR\n", tdir, bad);
+  struct timespec t0;
+  clock_gettime(CLOCK_REALTIME, &t0);
+  t0.tv_sec -= 1; /* file systems with coarse times */
   fflush(stdout);
-  execvp(argv[i], argv + i);
-  fprintf(stderr, "ncclscope run: %s: %s\n", argv[i], strerror(errno));
-  return 127;
+  fflush(stderr);
+  struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+  sigemptyset(&ign.sa_mask);
+  pid_t pid = fork();
+  if (pid < 0) { fprintf(stderr, "ncclscope run: fork: %s\n", strerror(errno)); return 2; }
+  if (pid == 0) {
+    execvp(argv[i], argv + i);
+    fprintf(stderr, "ncclscope run: %s: %s\n", argv[i], strerror(errno));
+    _exit(127);
+  }
+  sigaction(SIGINT, &ign, &oint);
+  sigaction(SIGQUIT, &ign, &oquit);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  sigaction(SIGINT, &oint, NULL);
+  sigaction(SIGQUIT, &oquit, NULL);
+  int rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+  if (rc == 127 && WIFEXITED(st) && access(tdir, F_OK) != 0) return rc; /* CMD could not run: said above */
+  if (new_traces(tdir, &t0) == 0) {
+    const char *off = getenv("NCCLSCOPE_DISABLE");
+    if (bad)
+      fprintf(stderr, "ncclscope run: nothing was traced: the trace directory %s cannot be used (%s); give a writable one with -o DIR\n", tdir, bad);
+    else if (off && !strcmp(off, "1"))
+      fprintf(stderr, "ncclscope run: nothing was traced: NCCLSCOPE_DISABLE=1 is set (unset it to trace)\n");
+    else
+      fprintf(stderr, "ncclscope run: no trace in %s: no process of the job called NCCL through the shim. If the job does not use NCCL, "
+              "that is all; if it does, NCCL is linked statically into a library it loads (see docs/PROFILER.md \"Static NCCL\": "
+              "set NCCL_PROFILER_PLUGIN to %s), or NCCLSCOPE_DIR was changed inside the job\n", tdir, shim);
+  }
+  return rc;
 }
