@@ -24,6 +24,7 @@ _Atomic int ncs_active;
 _Atomic int ncs_gpu_on;
 struct ncs_ring *_Atomic ncs_rings[NCS_MAX_THREADS];
 char ncs_host[256];
+int (*_Atomic ncs_activate_by_profiler)(void);
 
 const char *ncs_host_name(void) { return ncs_host; }
 

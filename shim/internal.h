@@ -102,7 +102,10 @@ extern _Atomic int ncs_active; /* 0 not yet, 1 recording, 2 forward only (NCCLSC
 /* Activates the shim (config, writer thread, file) at the first recorded call; 0 when
  * recording is possible, -1 when not (then calls are only forwarded). */
 int ncs_activate(void);
-int ncs_activate_by_profiler(void); /* from the plugin's init: no wrapped call came first */
+/* From the plugin's init when no wrapped call came first. A pointer in base.c that state.c's
+ * constructor sets (NULL before it ran): profiler.c reaches the recorder's start without
+ * naming state.c, which names the collectors, which name the profiler (no import loop). */
+extern int (*_Atomic ncs_activate_by_profiler)(void);
 /* Registers the calling thread (ring, thread index) if not done in this generation.
  * Returns the ring or NULL (no slot: the call is counted as dropped). */
 struct ncs_ring *ncs_thread_ring(void);

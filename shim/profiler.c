@@ -210,7 +210,8 @@ static void start_recorder(void) {
     ncs_debug("profiler init: another copy of the shim is preloaded; this one (%s) records nothing", pf.self);
     return;
   }
-  if (ncs_activate_by_profiler() == 0 && !atomic_exchange(&pf.static_nccl, 1)) ncs_debug("profiler init before any wrapped NCCL call: NCCL is not interposed (static?); recording its profiler events");
+  int (*activate)(void) = atomic_load(&ncs_activate_by_profiler);
+  if (activate && activate() == 0 && !atomic_exchange(&pf.static_nccl, 1)) ncs_debug("profiler init before any wrapped NCCL call: NCCL is not interposed (static?); recording its profiler events");
 }
 
 static int ctx_init(void **ctx, uint64_t hash, int *mask, int nranks, int rank, uint32_t version) {

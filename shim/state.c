@@ -228,7 +228,7 @@ static void thread_exit(void *arg) {
 
 static int activate(int from_profiler);
 int ncs_activate(void) { return activate(0); }
-int ncs_activate_by_profiler(void) { return activate(1); }
+static int activate_by_profiler(void) { return activate(1); }
 
 static int activate(int from_profiler) {
   int rc = 0;
@@ -379,6 +379,7 @@ __attribute__((constructor)) static void ncs_constructor(void) {
   pthread_once(&ncs_resolve_once, ncs_resolve_all);
   ncs_pipe2_resolve();
   ncs_exec_resolve();
+  atomic_store(&ncs_activate_by_profiler, activate_by_profiler);
   if (!getcwd(start_cwd, sizeof start_cwd)) start_cwd[0] = 0;
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   errno = saved;
