@@ -114,6 +114,78 @@ static void env_summary(const struct ncs_dfacts *f, char *buf, size_t cap, const
   }
 }
 
+/* ---- one finding for many ranks ---- */
+
+/* Adds process f to verdict v's blamed set: every rank it holds in its primary communicator
+ * (or its launcher rank), and one per-process figure `value` with its detail line. Returns
+ * the number of ranks added (0 out of memory). */
+static int blame(struct ncs_verdict *v, const struct ncs_dfacts *f, double value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int blame(struct ncs_verdict *v, const struct ncs_dfacts *f, double value, const char *fmt, ...) {
+  int nr, added = 0, first = -1;
+  uint64_t id;
+  int r = ncs_dfacts_rank(f, &nr, &id);
+  for (int i = 0; r >= 0 && i < f->ncomms; i++) {
+    const struct ncs_dcomm *c = &f->comms[i];
+    if (c->comm_id != id || c->nranks != nr) continue;
+    if (ncs_ranks_add(&v->ranks, c->rank) == 0) added++;
+    if (first < 0 || c->rank < first) first = c->rank;
+  }
+  if (!added && ncs_ranks_add(&v->ranks, r) == 0) { added = 1; first = r; }
+  if (v->nper % 64 == 0) {
+    struct ncs_vrank *p = realloc(v->per, (size_t)(v->nper + 64) * sizeof *p);
+    if (!p) return added;
+    v->per = p;
+  }
+  struct ncs_vrank *e = &v->per[v->nper++];
+  e->rank = first;
+  e->value = value;
+  snprintf(e->host, sizeof e->host, "%s", f->host);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->line, sizeof e->line, fmt, ap);
+  va_end(ap);
+  return added;
+}
+
+static int worst_low(const void *a, const void *b) {
+  const struct ncs_vrank *x = a, *y = b;
+  if (x->value != y->value) return x->value < y->value ? -1 : 1;
+  return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+static int worst_high(const void *a, const void *b) { return worst_low(b, a); }
+
+/* Sorts v's blamed processes worst first (high: a higher value is worse) and writes the
+ * finding's first evidence line: "ranks 3-450 (448 of 512 judged): <what>; worst 5: ...".
+ * `unit` follows each worst value ("%" or " GB/s"); NULL: no value, the first ones are named. */
+static void blame_summary(struct ncs_verdict *v, int judged, int high, const char *what, const char *unit) {
+  if (!v->nper) return;
+  qsort(v->per, (size_t)v->nper, sizeof *v->per, high ? worst_high : worst_low);
+  ncs_ranks_sort(&v->ranks);
+  char rtxt[160], worst[200] = "";
+  ncs_ranks_format(&v->ranks, rtxt, sizeof rtxt);
+  int nw = v->nper < 5 ? v->nper : 5;
+  for (int k = 0; k < nw; k++) {
+    size_t l = strlen(worst);
+    if (unit)
+      snprintf(worst + l, sizeof worst - l, "%srank %d (%s) %.0f%s", k ? ", " : "", v->per[k].rank, v->per[k].host,
+               v->per[k].value, unit);
+    else
+      snprintf(worst + l, sizeof worst - l, "%srank %d (%s)", k ? ", " : "", v->per[k].rank, v->per[k].host);
+  }
+  if (v->nevidence == NCS_VERDICT_EVIDENCE) { v->nevidence--; v->more++; }
+  memmove(v->evidence[1], v->evidence[0], (size_t)v->nevidence * sizeof v->evidence[0]);
+  v->nevidence++;
+  if (v->ranks.n == 1)
+    snprintf(v->evidence[0], sizeof v->evidence[0], "rank %s (1 of %d judged): %s; %s", rtxt, judged, what, worst);
+  else
+    snprintf(v->evidence[0], sizeof v->evidence[0], "ranks %s (%d of %d judged): %s; worst %d: %s", rtxt, v->ranks.n,
+             judged, what, nw, worst);
+}
+
+/* The median of the blamed processes' figures (after blame_summary sorted them). */
+static double per_median(const struct ncs_verdict *v) { return v->nper ? v->per[v->nper / 2].value : 0; }
+
 /* ---- checks ---- */
 
 /* 1. NVLink between two GPUs, but NCCL connected them through SHM or NET. */
@@ -124,11 +196,12 @@ static void check_nvlink_unused(struct ncs_doctor *d) {
   char envtxt[400] = "";
   int p2p_disabled = 0, p2p_level = 0, ipc_warn = 0;
   static int seen[256][4];
-  int nseen = 0;
+  int nseen = 0, last_blamed = -1, judged = 0;
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
     const struct ncs_topo *t = topo_of_host(d, f->host);
     if (!t) continue;
+    judged++;
     for (size_t k = 0; k < f->log.nconns; k++) {
       const struct ncs_tconn *c = &f->log.conns[k];
       if (c->tclass != NCS_TC_SHM && c->tclass != NCS_TC_NET) continue;
@@ -146,6 +219,11 @@ static void check_nvlink_unused(struct ncs_doctor *d) {
         dup |= seen[q][0] == i && seen[q][1] == ga && seen[q][2] == gb && seen[q][3] == c->tclass;
       if (dup) continue;
       if (nseen < 256) { seen[nseen][0] = i; seen[nseen][1] = ga; seen[nseen][2] = gb; seen[nseen][3] = c->tclass; nseen++; }
+      if (last_blamed != i) {
+        last_blamed = i;
+        blame(v, f, 0, "host %s: rank %d (GPU%d) -> rank %d (GPU%d) joined by NV%u, connected via %s", f->host, c->from,
+              ga, c->to, gb, t->nv[ga][gb], ncs_tconn_label(c, label, sizeof label));
+      }
       if (v->nevidence >= NCS_VERDICT_EVIDENCE - 2) { v->more++; continue; }
       evidence(v, "host %s: rank %d (GPU%d) -> rank %d (GPU%d) are joined by NV%u, but NCCL connected them via %s (channel %d)",
                f->host, c->from, ga, c->to, gb, t->nv[ga][gb], ncs_tconn_label(c, label, sizeof label), c->channel);
@@ -158,8 +236,14 @@ static void check_nvlink_unused(struct ncs_doctor *d) {
       if (strstr(f->log.warns[w].text, "IPC") || strstr(f->log.warns[w].text, "peer access")) ipc_warn = 1;
   }
   if (!v) return;
-  if (envtxt[0]) evidence(v, "environment recorded by the trace: %s", envtxt);
-  else evidence(v, "environment recorded by the trace: no NCCL_P2P_* / NCCL_SHM_* variable set");
+  v->per_what = "none";
+  blame_summary(v, judged, 0, "NVLink between their GPUs, NCCL connected them via SHM or NET", NULL);
+  /* the variables responsible, second: within the first screen */
+  if (v->nevidence == NCS_VERDICT_EVIDENCE) { v->nevidence--; v->more++; }
+  memmove(v->evidence[2], v->evidence[1], (size_t)(v->nevidence - 1) * sizeof v->evidence[0]);
+  v->nevidence++;
+  if (envtxt[0]) snprintf(v->evidence[1], sizeof v->evidence[1], "environment recorded by the trace: %s", envtxt);
+  else snprintf(v->evidence[1], sizeof v->evidence[1], "environment recorded by the trace: no NCCL_P2P_* / NCCL_SHM_* variable set");
   if (p2p_disabled)
     snprintf(v->next, sizeof v->next, "NCCL_P2P_DISABLE is set: unset it (or set 0) so NCCL uses P2P over NVLink.");
   else if (p2p_level)
@@ -267,6 +351,11 @@ static void check_versions(struct ncs_doctor *d) {
  * priced on the calls themselves. Threshold 25% of that, >= 3 samples of >= 8 MiB. */
 static void check_busbw(struct ncs_doctor *d) {
   static const int bottleneck_first[] = {NCS_TC_NET, NCS_TC_COLLNET, NCS_TC_SHM, NCS_TC_P2P, NCS_TC_NVLS};
+  struct ncs_verdict *v = NULL;
+  int judged = 0;
+  char why[200] = "";
+  struct ncs_link links[32];
+  unsigned have = 0;
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
     int ns, gpu;
@@ -278,20 +367,30 @@ static void check_busbw(struct ncs_doctor *d) {
     for (size_t k = 0; k < sizeof bottleneck_first / sizeof *bottleneck_first && !tc; k++)
       if (used & (1u << bottleneck_first[k])) tc = bottleneck_first[k];
     if (!tc) continue; /* no transport logged: no link to judge against */
-    struct ncs_link link;
-    ncs_headline_link_of(d, tc, &link);
+    if (tc < 0 || tc >= 32) continue;
+    if (!(have & (1u << tc))) { ncs_headline_link_of(d, tc, &links[tc]); have |= 1u << tc; } /* once per class, not per rank */
+    const struct ncs_link link = links[tc];
     double x = ncs_dfacts_busbw_expected(f, &link);
-    if (x <= 0 || bw >= 0.25 * x) continue;
-    struct ncs_verdict *v = add_verdict(d, "low-busbw", "Bus bandwidth far below what the chosen transport should give", 1);
-    if (!v) return;
+    if (x <= 0) continue;
     char who[40];
     int held = ncs_dfacts_label(f, who, sizeof who);
-    evidence(v, "host %s rank%s %s: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing)", f->host,
-             held > 1 ? "s" : "", who, bw, ns, gpu ? "GPU" : "host");
-    evidence(v, "expected %.1f GB/s for those calls over its link (%s; docs/REFERENCE-FIGURES.md): busbw is %.0f%% of it",
-             x, link.why, 100.0 * bw / x);
-    snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
+    judged += held > 1 ? held : 1;
+    if (bw >= 0.25 * x) continue;
+    if (!v) v = add_verdict(d, "low-busbw", "Bus bandwidth far below what the chosen transport should give", 1);
+    if (!v) return;
+    v->per_what = "busbw_pct_of_expected";
+    if (!why[0]) snprintf(why, sizeof why, "%s", link.why);
+    blame(v, f, 100.0 * bw / x, "host %s rank%s %s: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing), %.0f%% of the %.1f GB/s expected",
+          f->host, held > 1 ? "s" : "", who, bw, ns, gpu ? "GPU" : "host", 100.0 * bw / x, x);
   }
+  if (!v) return;
+  char what[120];
+  snprintf(what, sizeof what, "busbw of collectives >= 8 MiB below 25%% of expected");
+  blame_summary(v, judged, 0, what, "%");
+  evidence(v, "median of those ranks %.0f%% of expected: the alpha-beta reference of each rank's link priced on its calls (the first: %s; docs/REFERENCE-FIGURES.md)",
+           per_median(v), why);
+  for (int k = 0; k < v->nper && k < 3; k++) evidence(v, "%s", v->per[k].line);
+  snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
 }
 
 /* 6. Communication-bound. With kernel activity (docs/METRICS.md "GPU time"): exposed
@@ -315,7 +414,8 @@ static void check_comm_bound(struct ncs_doctor *d) {
       nbound += nheld;
       if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
       if (!v) return;
-      evidence(v, "host %s rank%s %s: exposed communication %.3f s of %.3f s of GPU time (%.0f%%; %.0f%% of NCCL kernel time hidden under compute; kernel activity)",
+      v->per_what = "comm_share_pct";
+      blame(v, f, 100.0 * share, "host %s rank%s %s: exposed communication %.3f s of %.3f s of GPU time (%.0f%%; %.0f%% of NCCL kernel time hidden under compute; kernel activity)",
                f->host, held > 1 ? "s" : "", who, g->exposed_ns / 1e9, g->span_ns / 1e9, 100.0 * share,
                g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0.0);
       continue;
@@ -329,14 +429,18 @@ static void check_comm_bound(struct ncs_doctor *d) {
     nbound += nheld;
     if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
     if (!v) return;
-    evidence(v, "host %s rank%s %s: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed)",
+    v->per_what = "comm_share_pct";
+    blame(v, f, 100.0 * share, "host %s rank%s %s: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed)",
              f->host, held > 1 ? "s" : "", who, f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share,
              f->timing_gpu ? "GPU" : "host", f->timing_gpu ? "" : ": ",
              f->timing_gpu ? "" : ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL),
              ncs_kact_why_none(g));
   }
   if (!v) return;
-  evidence(v, "%d of %d ranks with enough calls spend more than 50%% of their window in communication", nbound, nchecked);
+  blame_summary(v, nchecked, 1, "communication over 50% of the traced time", "%");
+  evidence(v, "%d of %d ranks with enough calls spend more than 50%% of their window in communication (median of those %.0f%%)",
+           nbound, nchecked, per_median(v));
+  for (int k = 0; k < v->nper && k < 2; k++) evidence(v, "%s", v->per[k].line);
   snprintf(v->next, sizeof v->next, "Overlap communication with compute (DDP bucket_cap_mb, gradient accumulation, FSDP prefetch), check the transports above use NVLink/IB, and compare busbw with nccl-tests.");
 }
 
@@ -358,11 +462,15 @@ static void check_gpu_idle(struct ncs_doctor *d) {
     if (!v) return;
     char who[40];
     int held = ncs_dfacts_label(f, who, sizeof who);
-    evidence(v, "host %s rank%s %s: GPU idle %.3f s of %.3f s (%.0f%%) between its first and last kernel",
+    v->per_what = "gpu_idle_pct";
+    blame(v, f, 100.0 * share, "host %s rank%s %s: GPU idle %.3f s of %.3f s (%.0f%%) between its first and last kernel",
              f->host, held > 1 ? "s" : "", who, g->idle_ns / 1e9, g->span_ns / 1e9, 100.0 * share);
   }
   if (!v) return;
-  evidence(v, "%d of %d ranks with kernel activity leave their GPU idle for at least 25%% of their GPU span", nidle, nchecked);
+  blame_summary(v, nchecked, 1, "GPU idle at least 25% of its span", "%");
+  evidence(v, "%d of %d ranks with kernel activity leave their GPU idle for at least 25%% of their GPU span (median of those %.0f%%)",
+           nidle, nchecked, per_median(v));
+  for (int k = 0; k < v->nper && k < 2; k++) evidence(v, "%s", v->per[k].line);
   snprintf(v->next, sizeof v->next, "Look at what the host does between steps: data loading (DataLoader num_workers, pin_memory), host-side synchronisation (.item(), .cpu(), cudaDeviceSynchronize), logging and checkpointing; profile the host with py-spy or perf.");
 }
 
@@ -384,6 +492,7 @@ int ncs_doctor_problems(const struct ncs_doctor *d) {
 
 void ncs_doctor_free(struct ncs_doctor *d) {
   for (int i = 0; i < d->n; i++) ncs_dfacts_free(d->f[i]);
+  for (int i = 0; i < d->nv; i++) { ncs_ranks_free(&d->v[i].ranks); free(d->v[i].per); }
   free(d->f);
   free(d->v);
   memset(d, 0, sizeof *d);

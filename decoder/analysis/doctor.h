@@ -4,13 +4,21 @@
  *
  * Contract: fill d->f[0..n-1] with facts (d owns them), call ncs_doctor_run() once; d->v then
  * holds the verdicts in check order (problems and notes). ncs_doctor_free() releases the
- * facts and the verdicts. Evidence lines past NCS_VERDICT_EVIDENCE are counted in `more`. */
+ * facts and the verdicts. Evidence lines past NCS_VERDICT_EVIDENCE are counted in `more`.
+ * One verdict per cause, never one per rank: a check that finds many ranks gives one verdict
+ * whose first evidence line names them as ranges (model/ranks.h), the worst first; `ranks`
+ * holds every rank it blames (the culprits: ranks that did not arrive, died, came last, or
+ * fell below a threshold), `per` each one's figure, worst first (`doctor --detail`, JSON). */
 #ifndef NCS_DOCTOR_H
 #define NCS_DOCTOR_H
 #include "analysis/doctor_facts.h"
 #include "analysis/hang.h"
+#include "model/ranks.h"
 
 #define NCS_VERDICT_EVIDENCE NCS_HANG_EVIDENCE
+
+/* One blamed process's figure in a verdict (the process's first rank; -1 unknown). */
+struct ncs_vrank { int rank; double value; char host[64]; char line[200]; };
 
 struct ncs_verdict {
   const char *id, *title;
@@ -19,6 +27,10 @@ struct ncs_verdict {
   char evidence[NCS_VERDICT_EVIDENCE][320];
   int nevidence, more;
   char next[640];
+  struct ncs_ranks ranks;            /* every rank blamed, sorted (owned; empty: the job as a whole) */
+  struct ncs_vrank *per;             /* [nper] per blamed process, worst first (owned) */
+  int nper;
+  const char *per_what;              /* what per[].value is ("busbw_pct_of_expected", ...) */
 };
 
 struct ncs_doctor {

@@ -14,6 +14,7 @@
 #include "io/mux.h"
 #include "model/align.h"
 #include "model/profcalls.h"
+#include "model/ranks.h"
 #include "ncclscope/ops.h"
 
 #define RECENT 64             /* collectives remembered per (file, communicator) */
@@ -97,6 +98,11 @@ struct ncs_hang {
   int ngc, capgc;
   struct mismatch mm[MM_MAX];
   uint64_t nmm;
+  /* the first mismatched collective: the rank whose signature was kept (read first), the ranks
+   * that differed from it, the communicator's size; who is odd out is decided by count */
+  int ref0_rank, nranks0;
+  struct gsig ref0_sig, odd0_sig;
+  struct ncs_ranks odd0;
   struct ncs_hang_verdict *v;
   int nv, capv;
   struct ncs_hang_rank *ranks;
@@ -163,6 +169,9 @@ static void sig_apply(struct ncs_hang *h, struct gcomm *g, const struct psig *p)
   struct gsig *ref = &g->sig[p->seq];
   if (!ref->set) { *ref = *me; return; }
   if (ref->op == me->op && ref->count == me->count && ref->dtype == me->dtype && ref->root == me->root) return;
+  if (!h->nmm) { h->ref0_rank = ref->rank; h->ref0_sig = *ref; h->odd0_sig = *me; h->nranks0 = p->nranks; }
+  if (p->comm_id == (h->nmm ? h->mm[0].comm_id : p->comm_id) && p->seq == (h->nmm ? h->mm[0].seq : p->seq))
+    ncs_ranks_add(&h->odd0, me->rank);
   if (h->nmm < MM_MAX) { /* the lower rank first, whichever file was read first */
     const struct gsig *a = ref->rank <= me->rank ? ref : me, *b = ref->rank <= me->rank ? me : ref;
     h->mm[h->nmm] = (struct mismatch){.comm_id = p->comm_id, .seq = p->seq, .rank_a = a->rank,
@@ -455,7 +464,7 @@ static struct ncs_hang_verdict *add_verdict(struct ncs_hang *h, int kind) {
   memset(v, 0, sizeof *v);
   v->kind = kind;
   static const char *ids[] = {"", "desync", "dead-rank", "init-hang", "hang", "init-failed", "init-aborted",
-                              "comm-aborted", "ended-in-nccl", "calls-lost"};
+                              "comm-aborted", "ended-in-nccl", "calls-lost", "missing-collective"};
   static const char *titles[] = {"",
                                  "Desync: ranks called different collectives at the same sequence number",
                                  "Dead rank: a rank's trace was cut while its peers waited on it",
@@ -465,7 +474,8 @@ static struct ncs_hang_verdict *add_verdict(struct ncs_hang *h, int kind) {
                                  "Init aborted: a non-blocking communicator creation was aborted before it completed",
                                  "Communicator aborted mid-collective: work on it never completed",
                                  "Ended inside NCCL: a trace ends inside an NCCL call (not yet judged)",
-                                 "Calls lost: the trace file system was full"};
+                                 "Calls lost: the trace file system was full",
+                                 "Missing collective: ranks had not entered a collective their peers were in when the traces end"};
   v->id = ids[kind];
   v->title = titles[kind];
   return v;
@@ -479,10 +489,19 @@ static void ev(struct ncs_hang_verdict *v, const char *fmt, ...) {
   vsnprintf(v->evidence[v->nevidence++], sizeof v->evidence[0], fmt, ap);
   va_end(ap);
 }
-static void add_rank(int *list, int *n, int r) {
-  if (*n < NCS_HANG_RANKS) list[*n] = r;
+/* Appends r to a verdict's list (entered or missing), growing it; counted even when out of memory. */
+static void add_rank(int **list, int *n, int *cap, int r) {
+  if (*n == *cap) {
+    int nc = *cap ? *cap * 2 : 16;
+    int *p = realloc(*list, (size_t)nc * sizeof *p);
+    if (p) { *list = p; *cap = nc; }
+  }
+  if (*n < *cap) (*list)[*n] = r;
   (*n)++;
 }
+#define ADD_ENTERED(v, r) add_rank(&(v)->entered, &(v)->nentered, &(v)->capentered, (r))
+#define ADD_MISSING(v, r) add_rank(&(v)->missing, &(v)->nmissing, &(v)->capmissing, (r))
+static int listed(int n, int cap) { return n < cap ? n : cap; }
 
 void ncs_hang_time(const struct ncs_hang *h, int64_t t, char *buf, size_t len) {
   if (!t) { snprintf(buf, len, "unknown time"); return; }
@@ -573,6 +592,26 @@ static void desync_verdicts(struct ncs_hang *h) {
   v->comm_id = m0->comm_id;
   v->seq = m0->seq;
   v->op = m0->a.op;
+  /* who is odd out at the first mismatch: the ranks that differed from the signature kept,
+   * unless they are most of the communicator (then the rank read first is) */
+  struct ncs_ranks *odd = &h->odd0;
+  ncs_ranks_sort(odd);
+  int nr = h->nranks0 > 0 ? h->nranks0 : odd->n + 1;
+  const struct gsig *os = &h->odd0_sig, *ms = &h->ref0_sig;
+  struct ncs_ranks one = {0};
+  if (2 * odd->n > nr - 1 && odd->n > 1) {
+    ncs_ranks_add(&one, h->ref0_rank);
+    odd = &one;
+    os = &h->ref0_sig;
+    ms = &h->odd0_sig;
+  }
+  for (int k = 0; k < odd->n; k++) ADD_MISSING(v, odd->r[k]);
+  char otxt[160];
+  ncs_ranks_format(odd, otxt, sizeof otxt);
+  ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": rank%s %s (%d of %d) called %s count %" PRIu64 " %s root %d; the others called %s count %" PRIu64 " %s root %d",
+     m0->comm_id, m0->seq, odd->n == 1 ? "" : "s", otxt, odd->n, nr, opname(os->op), os->count, dtname(os->dtype), os->root,
+     opname(ms->op), ms->count, dtname(ms->dtype), ms->root);
+  ncs_ranks_free(&one);
   for (uint64_t i = 0; i < h->nmm && i < MM_MAX; i++) {
     const struct mismatch *m = &h->mm[i];
     ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": rank %d called %s count %" PRIu64 " %s root %d; rank %d called %s count %" PRIu64 " %s root %d",
@@ -604,12 +643,10 @@ static void init_verdicts(struct ncs_hang *h) {
       /* who arrived, since when, seen waiting until when */
       int64_t first = 0, last_seen = 0;
       int nranks = split ? 0 : r0->nranks;
-      char arrived[4096] = "";
       unsigned char *in = calloc((size_t)h->n, 1);
       if (!in) return;
       int narr = 0;
-      struct ncs_hang_verdict tmp;
-      memset(&tmp, 0, sizeof tmp);
+      struct ncs_ranks arr = {0};
       for (int j = 0; j < h->n; j++) {
         const struct hfile *f = &h->f[j];
         for (int t = 0; t < f->nsnap; t++) {
@@ -621,38 +658,40 @@ static void init_verdicts(struct ncs_hang *h) {
           int rk = r->root;
           if (split) { const struct hcomm *pc = comm_of((struct hfile *)f, r->comm); rk = pc ? pc->rank : -1;
                        if (pc && pc->nranks > nranks) nranks = pc->nranks; }
-          add_rank(tmp.entered, &tmp.nentered, rk);
+          ncs_ranks_add(&arr, rk);
           in[j] = 1;
           narr++;
-          size_t l = strlen(arrived);
-          if (l < sizeof arrived - 64) snprintf(arrived + l, sizeof arrived - l, "%s%d", l ? " " : "", rk);
         }
       }
-      if (last_seen - first < h->hang_ns) { free(in); continue; }
+      if (last_seen - first < h->hang_ns) { free(in); ncs_ranks_free(&arr); continue; }
       struct ncs_hang_verdict *v = add_verdict(h, NCS_HANG_INIT);
-      if (!v) { free(in); return; }
-      memcpy(v->entered, tmp.entered, sizeof v->entered);
-      v->nentered = tmp.nentered;
+      if (!v) { free(in); ncs_ranks_free(&arr); return; }
+      ncs_ranks_sort(&arr);
+      for (int k = 0; k < arr.n; k++) ADD_ENTERED(v, arr.r[k]);
       v->comm_id = r0->key;
       v->seq = r0->seq;
       v->op = r0->op;
       v->nranks = nranks;
       v->since_rt = first;
       v->waited_s = (double)(last_seen - first) / 1e9;
-      char t[64];
+      /* who never arrived: the culprits, first */
+      struct ncs_ranks miss = {0};
+      for (int rk = 0; rk < nranks && rk < 1 << 20; rk++)
+        if (!ncs_ranks_has(&arr, rk)) { ADD_MISSING(v, rk); ncs_ranks_add(&miss, rk); }
+      char t[64], mtxt[200], atxt[120];
       ncs_hang_time(h, first, t, sizeof t);
+      ncs_ranks_format(&miss, mtxt, sizeof mtxt);
+      ncs_ranks_format(&arr, atxt, sizeof atxt);
       if (split)
-        ev(v, "%s of communicator %016" PRIx64 " (its split #%" PRIu64 "): %d of %d ranks arrived (ranks %s), the first at %s, seen waiting %.3f s",
-           opname(r0->op), r0->key, r0->seq, narr, nranks, arrived, t, v->waited_s);
+        ev(v, "never arrived in %s of communicator %016" PRIx64 " (its split #%" PRIu64 "): %d of %d ranks: %s; %d arrived (ranks %s), the first at %s, seen waiting %.3f s",
+           opname(r0->op), r0->key, r0->seq, miss.n, nranks, miss.n ? mtxt : "none", narr, atxt, t, v->waited_s);
       else
-        ev(v, "%s with unique id %016" PRIx64 " (%d ranks): %d arrived (ranks %s), the first at %s, seen waiting %.3f s",
-           opname(r0->op), r0->key, nranks, narr, arrived, t, v->waited_s);
-      /* who never arrived, and what each was doing */
-      for (int rk = 0; rk < nranks && rk < 1 << 20; rk++) {
-        int here = 0;
-        for (int k = 0; k < tmp.nentered && k < NCS_HANG_RANKS; k++) if (tmp.entered[k] == rk) here = 1;
-        if (here) continue;
-        add_rank(v->missing, &v->nmissing, rk);
+        ev(v, "never arrived in %s with unique id %016" PRIx64 ": %d of %d ranks: %s; %d arrived (ranks %s), the first at %s, seen waiting %.3f s",
+           opname(r0->op), r0->key, miss.n, nranks, miss.n ? mtxt : "none", narr, atxt, t, v->waited_s);
+      /* what each missing rank was doing (the first ones; all are in the list above and the data) */
+      for (int m = 0; m < miss.n; m++) {
+        int rk = miss.r[m];
+        if (m >= 8) { ev(v, "... %d more ranks never arrived (listed above; all in --json's data.missing)", miss.n - m); break; }
         /* its trace: by rank in the parent (split), else by the launcher's rank */
         const struct hfile *g = NULL;
         for (int j = 0; j < h->n && !g; j++) {
@@ -671,6 +710,8 @@ static void init_verdicts(struct ncs_hang *h) {
           ev(v, "rank %d never arrived: no trace of it among the inputs (its process never called NCCL, or its trace is elsewhere)", rk);
         }
       }
+      ncs_ranks_free(&miss);
+      ncs_ranks_free(&arr);
       free(in);
       snprintf(v->next, sizeof v->next,
                "Find the missing ranks: were they started at all (launcher log, scheduler), are they stuck before "
@@ -767,24 +808,33 @@ static void comm_verdicts(struct ncs_hang *h) {
         if (f->alive_rt > seen_until) seen_until = f->alive_rt;
       }
       if (!first) { free(mf); continue; }
-      /* classify the ranks that never entered `seq` */
+      /* classify the ranks that never entered `seq`: dead (trace cut long before its peers'
+       * last sign of life), late (alive at least hang_after after the first arrival), or not
+       * proven (alive after the first arrival, but not long enough: a missing collective) */
       struct ncs_hang_verdict *v = NULL;
-      int ndead = 0, nlate = 0;
-      int dead[64], late[64];
+      int ndead = 0, nlate = 0, nsoon = 0, nlag = 0;
+      int *cls = calloc((size_t)(nm ? nm : 1), sizeof *cls); /* 1 dead, 2 late, 3 soon, 4 lag (flush) */
+      if (!cls) { free(mf); return; }
       for (int k = 0; k < nm; k++) {
         const struct hfile *f = &h->f[mf[k].fi];
         const struct hcomm *c = mf[k].c;
         int lag = entered_seq(f, c) < seq;
         int64_t grace = 2 * beat_ns(f) + 100000000;
-        if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { if (ndead < 64) dead[ndead] = k; ndead++; }
-        else if (lag && f->alive_rt - first >= h->hang_ns) { if (nlate < 64) late[nlate] = k; nlate++; }
+        if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { cls[k] = 1; ndead++; }
+        else if (lag && f->alive_rt - first >= h->hang_ns) { cls[k] = 2; nlate++; }
+        else if (lag && f->alive_rt > first) { cls[k] = 3; nsoon++; }
+        else if (lag) { cls[k] = 4; nlag++; }
       }
+      int kind = ndead ? NCS_HANG_DEAD : NCS_HANG_STUCK;
       if (all_in && !ndead) {
         /* everyone entered: stuck only if the arrived ranks were seen waiting inside it long */
-        if (!any_unfinished || seen_until - first < h->hang_ns) { free(mf); continue; }
-      } else if (!ndead && !nlate) { free(mf); continue; }
-      v = add_verdict(h, ndead ? NCS_HANG_DEAD : NCS_HANG_STUCK);
-      if (!v) { free(mf); return; }
+        if (!any_unfinished || seen_until - first < h->hang_ns) { free(mf); free(cls); continue; }
+      } else if (!ndead && !nlate) {
+        if (!nsoon) { free(mf); free(cls); continue; } /* flush lag: every lagging trace ends before the first arrival */
+        kind = NCS_HANG_MISSING;
+      }
+      v = add_verdict(h, kind);
+      if (!v) { free(mf); free(cls); return; }
       v->comm_id = id;
       v->seq = seq;
       v->nranks = nranks;
@@ -793,82 +843,152 @@ static void comm_verdicts(struct ncs_hang *h) {
       v->op = k0 ? k0->op : 0;
       char t[64], t2[64], w[96], b[400];
       ncs_hang_time(h, first, t, sizeof t);
-      for (int k = 0; k < ndead && k < 64; k++) {
-        const struct hfile *f = &h->f[mf[dead[k]].fi];
-        const struct hcomm *c = mf[dead[k]].c;
-        ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
-        who(f, w, sizeof w);
-        if (mf[dead[k]].shared) doing_rank(h, f, c, b, sizeof b); else doing(h, f, b, sizeof b);
-        ev(v, "rank %d (%s): trace cut at %s (its last sign of life), %.3f s before its peers' last; it had %s seq %" PRIu64 "; last seen %s",
-           c->rank, w, t2, (double)(seen_until - f->alive_rt) / 1e9, entered_seq(f, c) >= seq ? "entered" : "not entered",
-           seq, b);
-        add_rank(v->missing, &v->nmissing, c->rank);
-      }
-      ev(v, "communicator %016" PRIx64 " (%d ranks), collective seq %" PRIu64 "%s%s: first entered at %s, ranks seen waiting %.3f s",
-         id, nranks, seq, k0 ? " " : "", k0 ? opname(k0->op) : "", t, v->waited_s);
-      for (int k = 0; k < nm; k++) {
-        const struct hfile *f = &h->f[mf[k].fi];
-        const struct hcomm *c = mf[k].c;
-        if (entered_seq(f, c) < seq) continue;
-        int is_dead = 0;
-        for (int d = 0; d < ndead && d < 64; d++) if (dead[d] == k) is_dead = 1;
-        if (is_dead) continue;
-        add_rank(v->entered, &v->nentered, c->rank);
-        const struct ncs_inflight *r = host_inflight_on(f, c);
-        const struct hcall *k1 = recent_seq(c, seq);
-        int64_t gs = 0;
-        who(f, w, sizeof w);
-        if (r && r->seq == seq) {
-          ncs_hang_time(h, rt_of(f, r->t_enter), t2, sizeof t2);
-          ev(v, "rank %d (%s) entered at %s and is still inside %s on the host", c->rank, w, t2, opname(r->op));
-        } else if (k1 && gpu_inflight(f, k1, &gs)) {
-          char t3[64];
-          ncs_hang_time(h, rt_of(f, k1->t_enter), t2, sizeof t2);
-          ncs_hang_time(h, gs, t3, sizeof t3);
-          ev(v, "rank %d (%s) entered %s at %s; in flight on the GPU %s%s", c->rank, w, opname(k1->op), t2,
-             gs ? "since " : "(not started)", gs ? t3 : "");
-        } else if (k1) {
-          ncs_hang_time(h, rt_of(f, k1->t_enter), t2, sizeof t2);
-          ev(v, "rank %d (%s) entered %s at %s (returned on the host; %s)", c->rank, w, opname(k1->op), t2,
-             f->cut ? "trace cut" : "no GPU completion recorded");
-        } else {
-          ev(v, "rank %d (%s) entered it (seq %" PRIu64 " is older than the last %d collectives kept)", c->rank, w, seq, RECENT);
-        }
-      }
-      for (int k = 0; k < nlate && k < 64; k++) {
-        const struct hfile *f = &h->f[mf[late[k]].fi];
-        const struct hcomm *c = mf[late[k]].c;
-        who(f, w, sizeof w);
-        if (mf[late[k]].shared) doing_rank(h, f, c, b, sizeof b); else doing(h, f, b, sizeof b);
-        ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
-        ev(v, "rank %d (%s) never entered seq %" PRIu64 " (its last: seq %" PRIu64 "), alive until %s: %s", c->rank, w, seq,
-           entered_seq(f, c), t2, b);
-        add_rank(v->missing, &v->nmissing, c->rank);
-      }
+      /* the culprits as one set: dead, then late (or not proven, for a missing collective) */
+      int blame = kind == NCS_HANG_MISSING ? 3 : 2;
+      struct ncs_ranks culprits = {0}, notrace = {0};
+      for (int k = 0; k < nm; k++) if (cls[k] == 1 || cls[k] == blame) { ncs_ranks_add(&culprits, mf[k].c->rank); }
+      for (int k = 0; k < nm; k++) if (cls[k] == 1) ADD_MISSING(v, mf[k].c->rank);
+      for (int k = 0; k < nm; k++) if (cls[k] == blame) ADD_MISSING(v, mf[k].c->rank);
       if (nranks > nm) {
         /* ranks of the communicator with no trace: they never showed up at all */
         unsigned char *here = calloc((size_t)nranks, 1);
-        char list[256] = "";
         for (int k = 0; here && k < nm; k++) {
           const struct hcomm *c = mf[k].c;
           if (c->rank >= 0 && c->rank < nranks) here[c->rank] = 1;
         }
-        for (int r = 0; here && r < nranks; r++) {
-          if (here[r]) continue;
-          add_rank(v->missing, &v->nmissing, r);
-          size_t l = strlen(list);
-          if (l < sizeof list - 16) snprintf(list + l, sizeof list - l, "%s%d", l ? " " : "", r);
-          else if (l < sizeof list - 4) snprintf(list + l, sizeof list - l, " ...");
-        }
+        for (int r = 0; here && r < nranks; r++)
+          if (!here[r]) { ADD_MISSING(v, r); ncs_ranks_add(&notrace, r); ncs_ranks_add(&culprits, r); }
         free(here);
-        ev(v, "%d of the communicator's %d ranks have no trace among the inputs (ranks %s): they never entered as far as the traces show",
-           nranks - nm, nranks, list);
       }
+      ncs_ranks_sort(&culprits);
+      char ctxt[200];
+      ncs_ranks_format(&culprits, ctxt, sizeof ctxt);
+      if (culprits.n)
+        ev(v, "communicator %016" PRIx64 " (%d ranks), collective seq %" PRIu64 "%s%s: %s %d rank%s: %s; first entered at %s, ranks seen waiting %.3f s",
+           id, nranks, seq, k0 ? " " : "", k0 ? opname(k0->op) : "",
+           ndead && !nlate && !notrace.n ? "died before it:" : kind == NCS_HANG_MISSING ? "not entered (when the traces end) by" : "never entered by",
+           culprits.n, culprits.n == 1 ? "" : "s", ctxt, t, v->waited_s);
+      else
+        ev(v, "communicator %016" PRIx64 " (%d ranks), collective seq %" PRIu64 "%s%s: every rank entered it and none finished; first entered at %s, ranks seen waiting %.3f s",
+           id, nranks, seq, k0 ? " " : "", k0 ? opname(k0->op) : "", t, v->waited_s);
+      /* each culprit, the first ones in full (dead first) */
+      int shown = 0;
+      for (int pass = 1; pass <= 2; pass++)
+        for (int k = 0; k < nm; k++) {
+          if (cls[k] != (pass == 1 ? 1 : blame)) continue;
+          if (shown++ >= 8) continue;
+          const struct hfile *f = &h->f[mf[k].fi];
+          const struct hcomm *c = mf[k].c;
+          who(f, w, sizeof w);
+          if (mf[k].shared) doing_rank(h, f, c, b, sizeof b); else doing(h, f, b, sizeof b);
+          ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
+          if (pass == 1)
+            ev(v, "rank %d (%s): trace cut at %s (its last sign of life), %.3f s before its peers' last; it had %s seq %" PRIu64 "; last seen %s",
+               c->rank, w, t2, (double)(seen_until - f->alive_rt) / 1e9, entered_seq(f, c) >= seq ? "entered" : "not entered",
+               seq, b);
+          else
+            ev(v, "rank %d (%s) never entered seq %" PRIu64 " (its last: seq %" PRIu64 "), alive until %s (%.3f s after the first arrival): %s",
+               c->rank, w, seq, entered_seq(f, c), t2, (double)(f->alive_rt - first) / 1e9, b);
+        }
+      if (shown > 8) ev(v, "... and %d more of the ranks above (all in --json's data.missing)", shown - 8);
+      if (notrace.n) {
+        char ntxt[160];
+        ncs_ranks_format(&notrace, ntxt, sizeof ntxt);
+        ev(v, "%d of the communicator's %d ranks have no trace among the inputs (ranks %s): they never entered as far as the traces show",
+           notrace.n, nranks, ntxt);
+      }
+      ncs_ranks_free(&notrace);
+      ncs_ranks_free(&culprits);
+      /* lagging ranks not blamed: their traces end too soon to tell */
+      struct ncs_ranks other = {0};
+      for (int k = 0; k < nm; k++) if (cls[k] >= 3 && cls[k] != blame) ncs_ranks_add(&other, mf[k].c->rank);
+      if (other.n) {
+        char otxt[160];
+        ncs_ranks_sort(&other);
+        ncs_ranks_format(&other, otxt, sizeof otxt);
+        ev(v, "ranks %s (%d) had not entered it either when their traces end, too soon after the first arrival to tell (--hang-after %.1f s)",
+           otxt, other.n, (double)h->hang_ns / 1e9);
+      }
+      ncs_ranks_free(&other);
+      /* the ranks that arrived, grouped by what they were doing: one line per state */
+      struct ncs_ranks grp[4] = {{0}};
+      int64_t g_lo[4] = {0}, g_hi[4] = {0};
+      for (int k = 0; k < nm; k++) {
+        const struct hfile *f = &h->f[mf[k].fi];
+        const struct hcomm *c = mf[k].c;
+        if (entered_seq(f, c) < seq || cls[k] == 1) continue;
+        ADD_ENTERED(v, c->rank);
+        const struct ncs_inflight *r = host_inflight_on(f, c);
+        const struct hcall *k1 = recent_seq(c, seq);
+        int64_t gs = 0, te = 0;
+        int g;
+        if (r && r->seq == seq) { g = 0; te = rt_of(f, r->t_enter); }
+        else if (k1 && gpu_inflight(f, k1, &gs)) { g = 1; te = rt_of(f, k1->t_enter); }
+        else if (k1) { g = 2; te = rt_of(f, k1->t_enter); }
+        else g = 3;
+        ncs_ranks_add(&grp[g], c->rank);
+        if (te && (!g_lo[g] || te < g_lo[g])) g_lo[g] = te;
+        if (te > g_hi[g]) g_hi[g] = te;
+      }
+      static const char *const gwhat[4] = {"are still inside it on the host", "have it in flight on the GPU",
+                                            "returned from it on the host (no GPU completion recorded, or the trace is cut)",
+                                            "entered it (older than the collectives kept)"};
+      for (int g = 0; g < 4; g++) {
+        if (!grp[g].n) continue;
+        ncs_ranks_sort(&grp[g]);
+        if (grp[g].n <= 4) { /* a few: each on its own line, with its host and times */
+          for (int k = 0; k < nm; k++) {
+            const struct hfile *f = &h->f[mf[k].fi];
+            const struct hcomm *c = mf[k].c;
+            if (entered_seq(f, c) < seq || cls[k] == 1 || !ncs_ranks_has(&grp[g], c->rank)) continue;
+            const struct ncs_inflight *r = host_inflight_on(f, c);
+            const struct hcall *k1 = recent_seq(c, seq);
+            int64_t gs = 0;
+            who(f, w, sizeof w);
+            if (g == 0) {
+              ncs_hang_time(h, rt_of(f, r->t_enter), t2, sizeof t2);
+              ev(v, "rank %d (%s) entered at %s and is still inside %s on the host", c->rank, w, t2, opname(r->op));
+            } else if (g == 1) {
+              char t3[64];
+              gpu_inflight(f, k1, &gs);
+              ncs_hang_time(h, rt_of(f, k1->t_enter), t2, sizeof t2);
+              ncs_hang_time(h, gs, t3, sizeof t3);
+              ev(v, "rank %d (%s) entered %s at %s; in flight on the GPU %s%s", c->rank, w, opname(k1->op), t2,
+                 gs ? "since " : "(not started)", gs ? t3 : "");
+            } else if (g == 2) {
+              ncs_hang_time(h, rt_of(f, k1->t_enter), t2, sizeof t2);
+              ev(v, "rank %d (%s) entered %s at %s (returned on the host; %s)", c->rank, w, opname(k1->op), t2,
+                 f->cut ? "trace cut" : "no GPU completion recorded");
+            } else {
+              ev(v, "rank %d (%s) entered it (seq %" PRIu64 " is older than the last %d collectives kept)", c->rank, w, seq, RECENT);
+            }
+          }
+          ncs_ranks_free(&grp[g]);
+          continue;
+        }
+        char gtxt[160], t3[64];
+        ncs_ranks_format(&grp[g], gtxt, sizeof gtxt);
+        ncs_hang_time(h, g_lo[g], t2, sizeof t2);
+        ncs_hang_time(h, g_hi[g], t3, sizeof t3);
+        if (g_lo[g])
+          ev(v, "%d rank%s entered it and %s: ranks %s; entered from %s to %s", grp[g].n, grp[g].n == 1 ? "" : "s",
+             gwhat[g], gtxt, t2, t3);
+        else
+          ev(v, "%d rank%s %s: ranks %s", grp[g].n, grp[g].n == 1 ? "" : "s", gwhat[g], gtxt);
+        ncs_ranks_free(&grp[g]);
+      }
+      free(cls);
       if (ndead)
         snprintf(v->next, sizeof v->next,
                  "Find why the rank died at its last sign of life: its exit status in the launcher's log, the kernel log "
                  "(`dmesg`: OOM killer, segfault, Xid), the node's health; its peers wait until NCCL's or the framework's "
                  "timeout (TORCH_NCCL_ASYNC_ERROR_HANDLING, NCCL_TIMEOUT) unless the job is restarted.");
+      else if (kind == NCS_HANG_MISSING)
+        snprintf(v->next, sizeof v->next,
+                 "The traces end %.3f s after the first rank entered: too soon to call it a hang (--hang-after %.1f s). "
+                 "If the job was killed there, look at the ranks that had not entered first (`py-spy dump --pid`, the "
+                 "launcher's log); if it still runs, read again later (`ncclscope watch`).",
+                 v->waited_s, (double)h->hang_ns / 1e9);
       else if (nlate)
         snprintf(v->next, sizeof v->next,
                  "Look at the ranks that never entered: `py-spy dump --pid` (or gdb) on them shows where the program "
@@ -911,7 +1031,7 @@ static void init_failed_verdict(struct ncs_hang *h) {
     none += !f->ninit_ok;
     if (!v->since_rt || rt_of(f, f->init_t) < v->since_rt) v->since_rt = rt_of(f, f->init_t);
     if (!v->op) v->op = f->init_op ? f->init_op : NCS_OP_CommInitRank;
-    add_rank(v->missing, &v->nmissing, f->env_rank);
+    ADD_MISSING(v, f->env_rank);
     ncs_hang_time(h, rt_of(f, f->init_t), t, sizeof t);
     who_rank(f, w, sizeof w);
     ev(v, "%s: %s returned %d (%s) at %s%s%s%s; %s", w, opname(f->init_op ? f->init_op : NCS_OP_CommInitRank),
@@ -935,7 +1055,7 @@ static void init_aborted_verdict(struct ncs_hang *h) {
     if (!f->nb_aborted) continue;
     if (!v && !(v = add_verdict(h, NCS_HANG_INIT_ABORTED))) return;
     if (!v->comm_id) v->comm_id = f->nb_aborted_id;
-    add_rank(v->missing, &v->nmissing, f->env_rank);
+    ADD_MISSING(v, f->env_rank);
     ncs_hang_time(h, rt_of(f, f->nb_aborted_t), t, sizeof t);
     who_rank(f, w, sizeof w);
     ev(v, "%s: communicator %016" PRIx64 " aborted at %s while its non-blocking init was still in progress (%d such "
@@ -985,25 +1105,30 @@ static void comm_aborted_verdict(struct ncs_hang *h) {
       if (!v->comm_id) { v->comm_id = c0->comm_id; v->seq = smax; v->nranks = c0->nranks; }
       ncs_hang_time(h, rt_of(&h->f[i], c0->end_t), t, sizeof t);
       who_rank(&h->f[i], w, sizeof w);
-      char in[256] = "", out[256] = "";
-      int nout = 0;
+      struct ncs_ranks rin = {0}, rout = {0};
       for (int j = 0; j < h->n; j++)
         for (int k = 0; k < h->f[j].ncomms; k++) {
           const struct hcomm *c = &h->f[j].comms[k];
           if (c->comm_id != c0->comm_id) continue;
-          char *b = entered_seq(&h->f[j], c) >= smax ? in : out;
-          nout += b == out;
-          size_t l = strlen(b);
-          if (l < 240) snprintf(b + l, 256 - l, "%s%d", l ? " " : "", c->rank);
+          ncs_ranks_add(entered_seq(&h->f[j], c) >= smax ? &rin : &rout, c->rank);
         }
+      ncs_ranks_sort(&rin);
+      ncs_ranks_sort(&rout);
+      char in[120], out[160];
+      ncs_ranks_format(&rin, in, sizeof in);
+      ncs_ranks_format(&rout, out, sizeof out);
+      int nout = rout.n;
+      if (partial && v->nmissing == 0) for (int k = 0; k < rout.n; k++) ADD_MISSING(v, rout.r[k]);
       if (partial)
-        ev(v, "communicator %016" PRIx64 " (%d ranks) %s by %s at %s: collective seq %" PRIu64 " entered by ranks %s, "
-              "never by %s%s",
-           c0->comm_id, c0->nranks, c0->abort_op == NCS_OP_CommAbort ? "aborted" : "revoked", w, t, smax, in,
-           nout ? (nout == 1 ? "rank " : "ranks ") : "", out[0] ? out : "the ranks with no trace among the inputs");
+        ev(v, "communicator %016" PRIx64 " (%d ranks) %s by %s at %s: collective seq %" PRIu64 " never entered by %s%s; "
+              "entered by ranks %s",
+           c0->comm_id, c0->nranks, c0->abort_op == NCS_OP_CommAbort ? "aborted" : "revoked", w, t, smax,
+           nout ? (nout == 1 ? "rank " : "ranks ") : "", nout ? out : "the ranks with no trace among the inputs", in);
       else
         ev(v, "communicator %016" PRIx64 " (%d ranks) %s by %s at %s", c0->comm_id, c0->nranks,
            c0->abort_op == NCS_OP_CommAbort ? "aborted" : "revoked", w, t);
+      ncs_ranks_free(&rin);
+      ncs_ranks_free(&rout);
       if (errc) {
         who_rank(errf, w, sizeof w);
         ev(v, "  %s: %s seq %" PRIu64 " on it returned %d (%s)%s%s%s", w, opname(errc->err_op), errc->err_seq, errc->err_rc,
@@ -1035,7 +1160,7 @@ static void in_flight_verdict(struct ncs_hang *h) {
     n++;
     int64_t since = rt_of(f, r->t_enter);
     if (!v->since_rt || since < v->since_rt) { v->since_rt = since; v->op = r->op; }
-    add_rank(v->entered, &v->nentered, f->env_rank);
+    ADD_ENTERED(v, f->env_rank);
     ncs_hang_time(h, since, t, sizeof t);
     ncs_hang_time(h, f->alive_rt, t2, sizeof t2);
     who_rank(f, w, sizeof w);
@@ -1074,7 +1199,7 @@ static void calls_lost_verdict(struct ncs_hang *h) {
     const struct hfile *f = &h->f[i];
     if (!f->lost_full) continue;
     who_rank(f, w, sizeof w);
-    add_rank(v->missing, &v->nmissing, f->env_rank);
+    ADD_MISSING(v, f->env_rank);
     ev(v, "%s: %" PRIu64 " calls in its trace, %" PRIu64 " lost: file system full%s; %s", w, f->calls, f->lost_full,
        f->lost_ring ? " (and more dropped with its buffer full)" : "",
        f->complete ? "the process ended normally (its final chunk is there)" : "its trace is cut");
@@ -1083,6 +1208,25 @@ static void calls_lost_verdict(struct ncs_hang *h) {
            "Give the traces room: NCCLSCOPE_DIR on a file system with free space (a few MB per process per "
            "million calls, plus 6 MiB + 12 MiB per calling thread while it runs: docs/SHIM.md), then run again; "
            "every figure of this run misses the lost calls.");
+}
+
+/* Puts the verdict's ranks (missing, else entered) as ranges before its per-process lines, so
+ * the culprits are named first whatever the count; the line pushed past the cap is counted. */
+static void lead_with_ranks(struct ncs_hang_verdict *v, const char *what) {
+  int n = v->nmissing ? v->nmissing : v->nentered;
+  const int *src = v->nmissing ? v->missing : v->entered;
+  int cap = v->nmissing ? v->capmissing : v->capentered;
+  if (n < 2 || !src) return;
+  struct ncs_ranks s = {0};
+  for (int k = 0; k < listed(n, cap); k++) ncs_ranks_add(&s, src[k]);
+  ncs_ranks_sort(&s);
+  char txt[240];
+  ncs_ranks_format(&s, txt, sizeof txt);
+  if (v->nevidence == NCS_HANG_EVIDENCE) { v->nevidence--; v->more++; }
+  memmove(v->evidence[1], v->evidence[0], (size_t)v->nevidence * sizeof v->evidence[0]);
+  snprintf(v->evidence[0], sizeof v->evidence[0], "%d %s: ranks %s", n, what, txt);
+  v->nevidence++;
+  ncs_ranks_free(&s);
 }
 
 static int cmp_rank(const void *a, const void *b) {
@@ -1154,10 +1298,15 @@ static void build_ranks(struct ncs_hang *h) {
   if (h->n > 1) qsort(h->ranks, (size_t)h->n, sizeof *h->ranks, cmp_rank);
 }
 
+static void free_verdicts(struct ncs_hang *h) {
+  for (int i = 0; i < h->nv; i++) { free(h->v[i].entered); free(h->v[i].missing); }
+  h->nv = 0;
+}
+
 void ncs_hang_finish(struct ncs_hang *h) {
   free(h->ranks);
   h->ranks = NULL;
-  h->nv = 0;
+  free_verdicts(h);
   h->origin = 0;
   for (int i = 0; i < h->n; i++)
     if (h->f[i].created_rt && (!h->origin || h->f[i].created_rt < h->origin)) h->origin = h->f[i].created_rt;
@@ -1169,6 +1318,13 @@ void ncs_hang_finish(struct ncs_hang *h) {
   comm_aborted_verdict(h);
   in_flight_verdict(h);
   calls_lost_verdict(h);
+  for (int i = 0; i < h->nv; i++) {
+    struct ncs_hang_verdict *v = &h->v[i];
+    if (v->kind == NCS_HANG_INIT_FAILED) lead_with_ranks(v, "processes had an init fail");
+    else if (v->kind == NCS_HANG_INIT_ABORTED) lead_with_ranks(v, "processes aborted a non-blocking init");
+    else if (v->kind == NCS_HANG_IN_FLIGHT) lead_with_ranks(v, "processes ended inside NCCL");
+    else if (v->kind == NCS_HANG_CALLS_LOST) lead_with_ranks(v, "processes lost calls (file system full)");
+  }
   if (h->nv > 1) qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
   build_ranks(h);
 }
@@ -1186,6 +1342,8 @@ void ncs_hang_free(struct ncs_hang *h) {
   free(h->f);
   for (int i = 0; i < h->ngc; i++) free(h->gc[i].sig);
   free(h->gc);
+  ncs_ranks_free(&h->odd0);
+  free_verdicts(h);
   free(h->v);
   free(h->ranks);
   free(h->vx);
@@ -1204,8 +1362,10 @@ void ncs_hang_to_doctor(const struct ncs_hang *h, struct ncs_doctor *d) {
     memset(&v[i], 0, sizeof v[i]);
     v[i].id = hv->id;
     v[i].title = hv->title;
-    v[i].problem = 1;
+    v[i].problem = hv->kind != NCS_HANG_MISSING; /* too soon to call a hang: a note */
     v[i].hang = hv;
+    for (int r = 0; r < listed(hv->nmissing, hv->capmissing); r++) ncs_ranks_add(&v[i].ranks, hv->missing[r]);
+    ncs_ranks_sort(&v[i].ranks);
     v[i].nevidence = hv->nevidence < NCS_VERDICT_EVIDENCE ? hv->nevidence : NCS_VERDICT_EVIDENCE;
     for (int e = 0; e < v[i].nevidence; e++) snprintf(v[i].evidence[e], sizeof v[i].evidence[e], "%s", hv->evidence[e]);
     v[i].more = hv->more + hv->nevidence - v[i].nevidence;

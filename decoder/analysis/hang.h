@@ -11,6 +11,8 @@
  * read sets it, the others are compared: desync), at most 2^22 per communicator.
  * Files may be read in parallel (one thread per file at a time): per-file state is the file's
  * own; signatures go to the shared table in batches under a lock.
+ * Evidence names the culprits first (the ranks that never arrived or died), then the ranks that
+ * arrived grouped by state as ranges (model/ranks.h): never one line per arrived rank.
  * Times are realtime ns (each trace's clock pairs). A rank is blamed for not arriving only
  * when its own trace shows it alive at least `hang_after_s` after a peer arrived, so flush lag
  * (a trace whose latest chunk is not written yet) never reads as a hang. Never prints. */
@@ -21,7 +23,6 @@
 
 #define NCS_HANG_DEFAULT_S 2.0
 #define NCS_HANG_EVIDENCE 24
-#define NCS_HANG_RANKS 64   /* ranks listed by number in a verdict's data (all are counted) */
 
 enum ncs_hang_kind { NCS_HANG_DESYNC = 1, NCS_HANG_DEAD = 2, NCS_HANG_INIT = 3, NCS_HANG_STUCK = 4,
                      /* how a job ended badly (docs/DOCTOR.md "Bad endings") */
@@ -30,7 +31,10 @@ enum ncs_hang_kind { NCS_HANG_DESYNC = 1, NCS_HANG_DEAD = 2, NCS_HANG_INIT = 3, 
                      NCS_HANG_COMM_ABORTED = 7,  /* a communicator aborted or revoked mid-collective */
                      NCS_HANG_IN_FLIGHT = 8,     /* a trace cut inside an NCCL call, not yet judged (a
                                                     job still running shows it too: watch ignores it) */
-                     NCS_HANG_CALLS_LOST = 9 };  /* calls lost: the trace's file system was full */
+                     NCS_HANG_CALLS_LOST = 9,    /* calls lost: the trace's file system was full */
+                     NCS_HANG_MISSING = 10 };    /* a collective some ranks entered and others, seen
+                                                    alive after, had not when the traces end: too soon
+                                                    to call a hang (a note, not judged by watch) */
 
 struct ncs_hang_verdict {
   int kind;                   /* enum ncs_hang_kind */
@@ -39,8 +43,9 @@ struct ncs_hang_verdict {
   uint64_t comm_id, seq;      /* the communicator and the collective (init: the unique-id hash, 0) */
   uint32_t op;                /* the operation the ranks that arrived are in */
   int nranks;                 /* ranks of the communicator, 0 unknown */
-  int nentered, nmissing;     /* ranks that arrived / never did */
-  int entered[NCS_HANG_RANKS], missing[NCS_HANG_RANKS];
+  int nentered, nmissing;     /* ranks that arrived / never did (the culprits: missing, dead) */
+  int *entered, *missing;     /* all of them, in the order found (owned by the ncs_hang) */
+  int capentered, capmissing;
   int64_t since_rt;           /* when the first rank arrived (realtime ns), 0 unknown */
   double waited_s;            /* how long arrived ranks were seen waiting */
   /* text */

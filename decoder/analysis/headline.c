@@ -112,6 +112,7 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
   free(shares);
   free(bws);
   for (int i = 0; i < d->nv; i++) {
+    if (!d->v[i].problem && !h->missing && !strcmp(d->v[i].id, "missing-collective")) h->missing = &d->v[i];
     if (!d->v[i].problem) continue;
     h->problems++;
     int k = 0, seen = 0;

@@ -69,6 +69,9 @@ struct ncs_headline {
    * step on the GPU now and if it were fixed, in s */
   int ncost;
   struct ncs_headline_cost { char id[32]; double step_s, fixed_s; } cost[6];
+  /* the doctor's first missing-collective note (a collective some ranks had not entered when
+   * the traces end: too soon to call a hang), so every first screen names those ranks; NULL none */
+  const struct ncs_verdict *missing;
 };
 /* The cost of problem `id` (exposed-comm also answers comm-bound), or NULL. */
 const struct ncs_headline_cost *ncs_headline_cost_of(const struct ncs_headline *h, const char *id);

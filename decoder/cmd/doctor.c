@@ -68,14 +68,16 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
 }
 
-static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'},
+static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'}, {"detail", no_argument, NULL, 'd'},
                                             {"hang-after", required_argument, NULL, 'a'}, NCS_JOB_OPTION, {0}};
 static const struct ncs_cli doctor_cli = {
   "doctor",
-  "usage: ncclscope doctor [--json] [--hang-after SECONDS] [--job ID] PATH...\n"
+  "usage: ncclscope doctor [--json] [--detail] [--hang-after SECONDS] [--job ID] PATH...\n"
   "Verdicts with their evidence and a next step (docs/DOCTOR.md). PATH: trace files, trace\n"
   "directories, or plain NCCL debug logs.\n"
   "  -j, --json                the verdicts as JSON\n"
+  "  -d, --detail              every evidence line and every blamed rank's figure (by default\n"
+  "                            a first screen: each verdict's ranks as ranges, worst first)\n"
   "  -a, --hang-after SECONDS  a rank is blamed for not arriving once it was seen alive that\n"
   "                            long after a peer arrived (default 2)\n"
   "  --job ID                  one job of traces holding several (`ncclscope jobs` lists them)\n"
@@ -84,12 +86,13 @@ static const struct ncs_cli doctor_cli = {
   doctor_opts, 0};
 
 int cmd_doctor(int argc, char **argv) {
-  int json = 0, rc = 0, cap = 0, nt = 0, r;
+  int json = 0, detail = 0, rc = 0, cap = 0, nt = 0, r;
   double hang_after = NCS_HANG_DEFAULT_S;
   struct ncs_hang *hang = NULL;
   const char *want_job = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
+    else if (r == 'd') detail = 1;
     else if (r == 'J') want_job = optarg;
     else if (r == 'a') {
       if (ncs_cli_double(&doctor_cli, "--hang-after", optarg, &hang_after) != 0) return NCS_EXIT_USAGE;
@@ -195,7 +198,7 @@ int cmd_doctor(int argc, char **argv) {
       ncs_headline_build(&h, &d);
       ncs_headline_print_text(&h, stdout);
       fputc('\n', stdout);
-      ncs_doctor_print_text(&d, stdout);
+      ncs_doctor_print_text(&d, stdout, detail);
     }
     rc = ncs_doctor_problems(&d) ? NCS_EXIT_FINDING : NCS_EXIT_OK;
     for (int i = 0; i < d.n; i++)

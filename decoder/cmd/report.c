@@ -19,6 +19,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "render/json.h"
+#include "model/ranks.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "cmd/report.h"
@@ -359,6 +360,63 @@ static void print_attempts_text(FILE *f, const struct ncs_jobdata *jd, char **fi
   ncs_jobset_print(jd->jobs, f, files);
 }
 
+/* A cut trace with nothing else wrong: what a killed job leaves in every file. */
+static int only_cut(const struct file_sum *s) {
+  return s->info.truncated && s->info.read_rc == 0 && !s->st.dropped_total && !EXECD(s);
+}
+
+/* The files' read problems, aggregated: the traces that are only cut short as one line (their
+ * ranks as ranges, when the job was killed: the span of their last signs of life), then each
+ * damaged, unreadable or dropping file on its own line, at most 8 unless `all`. */
+static void print_file_problems(FILE *f, const char *prefix, const struct file_sum *sums, const int *order, int n, int all) {
+  struct ncs_ranks cut = {0};
+  int ncut = 0, nother = 0, shown = 0;
+  uint64_t lo = 0, hi = 0;
+  for (int i = 0; i < n; i++) {
+    const struct file_sum *s = &sums[order[i]];
+    if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0 && !EXECD(s)) continue;
+    if (!only_cut(s) || all) { nother++; continue; }
+    ncut++;
+    ncs_ranks_add(&cut, s->info.rank);
+    uint64_t t = s->st.last_realtime_ns;
+    if (t && (!lo || t < lo)) lo = t;
+    if (t > hi) hi = t;
+  }
+  if (ncut == 1) nother++; /* one cut trace: its own line, as before */
+  if (ncut > 1) {
+    char rtxt[200], t1[64], t2[64];
+    ncs_ranks_sort(&cut);
+    ncs_ranks_format(&cut, rtxt, sizeof rtxt);
+    fprintf(f, "%s%d traces cut short (no final chunk, communicators still open: the job was killed, or still runs)", prefix, ncut);
+    if (lo) {
+      utc_time(lo, t1, sizeof t1);
+      utc_time(hi, t2, sizeof t2);
+      if (lo == hi) fprintf(f, "; last sign of life %s", t1);
+      else fprintf(f, "; last signs of life from %s to %s", t1, t2);
+    }
+    fprintf(f, ": ranks %s\n", rtxt);
+  }
+  ncs_ranks_free(&cut);
+  for (int i = 0; i < n && nother; i++) {
+    const struct file_sum *s = &sums[order[i]];
+    if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0 && !EXECD(s)) continue;
+    if (only_cut(s) && ncut > 1 && !all) continue;
+    if (!all && shown == 8) { fprintf(f, "%s... %d more files with read problems (--detail)\n", prefix, nother - shown); break; }
+    shown++;
+    const struct ncs_rank_info *r = &s->info;
+    fprintf(f, "%srank%s %s (", prefix, r->held > 1 ? "s" : "", r->label);
+    text_str(f, r->host);
+    fprintf(f, " pid %u):", r->pid);
+    if (s->st.error[0]) {
+      fprintf(f, " %s ", r->read_rc == 1 ? "DAMAGED" : r->truncated ? "CUT" : "ERROR");
+      text_str(f, s->st.error);
+    }
+    if (s->st.dropped_total) fprintf(f, " DROPPED %llu records", (unsigned long long)s->st.dropped_total);
+    if (EXECD(s)) fprintf(f, " exec'd: %s", EXEC_TEXT);
+    fprintf(f, "\n");
+  }
+}
+
 static void print_job_text(FILE *f, const struct file_sum *sums, const int *order, int n) {
   uint64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
   if (!v) return;
@@ -382,21 +440,7 @@ static void print_job_text(FILE *f, const struct file_sum *sums, const int *orde
   }
   free(v);
   print_no_comm_text(f, sums, order, n);
-  for (int i = 0; i < n; i++) {
-    const struct file_sum *s = &sums[order[i]];
-    if (!s->st.error[0] && !s->st.dropped_total && s->info.read_rc == 0 && !EXECD(s)) continue;
-    const struct ncs_rank_info *r = &s->info;
-    fprintf(f, "  rank%s %s (", r->held > 1 ? "s" : "", r->label);
-    text_str(f, r->host);
-    fprintf(f, " pid %u):", r->pid);
-    if (s->st.error[0]) {
-      fprintf(f, " %s ", r->read_rc == 1 ? "DAMAGED" : r->truncated ? "CUT" : "ERROR");
-      text_str(f, s->st.error);
-    }
-    if (s->st.dropped_total) fprintf(f, " DROPPED %llu records", (unsigned long long)s->st.dropped_total);
-    if (EXECD(s)) fprintf(f, " exec'd: %s", EXEC_TEXT);
-    fprintf(f, "\n");
-  }
+  print_file_problems(f, "  ", sums, order, n, 0);
 }
 
 /* Files whose calls were rebuilt from NCCL's profiler events (static NCCL, model/profcalls.h):
@@ -744,10 +788,19 @@ int cmd_report(int argc, char **argv) {
   struct ncs_load_opts lo = {.ctx = &run, .plugins_only = 1, .file_visitor = run_visitor,
                              .file_done = run_file_done};
   ncs_job_load(nfiles, files, &lo, &jd); /* files in parallel: every analysis keeps per-file state */
+  int ncut_only = 0;
   for (int i = 0; i < nfiles; i++) { /* in file order, whatever order the files were read in */
     ret = ncs_exit_worse(ret, ncs_exit_of_read(sums[i].info.read_rc)); /* a cut trace is a warning, not an error */
-    if (sums[i].st.error[0]) fprintf(stderr, "ncclscope: %s\n", sums[i].st.error);
+    ncut_only += sums[i].st.error[0] && sums[i].info.truncated && sums[i].info.read_rc == 0;
   }
+  /* on stderr: each file's error, except that many traces merely cut short (a killed job)
+   * are one line; --detail names each */
+  for (int i = 0; i < nfiles; i++)
+    if (sums[i].st.error[0] && (detail || ncut_only < 2 || !(sums[i].info.truncated && sums[i].info.read_rc == 0)))
+      fprintf(stderr, "ncclscope: %s\n", sums[i].st.error);
+  if (!detail && ncut_only > 1)
+    fprintf(stderr, "ncclscope: %d traces cut short: no final chunk, communicators still open (the job was killed, or "
+                    "still runs); --detail names each\n", ncut_only);
   /* a file that is not a trace (or of an unknown major version): no verdict, which would read
    * as a healthy job of fewer ranks; nothing at all when no input was a trace */
   int unreadable = 0;

@@ -102,7 +102,9 @@ static void print_table(const struct ncs_hang *h, int tty, int64_t now, struct p
 /* Verdicts watch acts on: every one but "ended inside NCCL", which a running job shows at any
  * refresh that catches a rank inside a call (its table's "in flight" column says that), and
  * "calls lost" (the job itself is not stopped by it). */
-static int acted_on(const struct ncs_hang_verdict *v) { return v->kind != NCS_HANG_IN_FLIGHT && v->kind != NCS_HANG_CALLS_LOST; }
+static int acted_on(const struct ncs_hang_verdict *v) {
+  return v->kind != NCS_HANG_IN_FLIGHT && v->kind != NCS_HANG_CALLS_LOST && v->kind != NCS_HANG_MISSING;
+}
 static int nacted(const struct ncs_hang *h) {
   int n = 0;
   for (int i = 0; i < ncs_hang_nverdicts(h); i++) n += acted_on(ncs_hang_verdict_at(h, i));

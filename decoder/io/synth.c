@@ -44,7 +44,7 @@ void ncs_synth_defaults(struct ncs_synth_cfg *c) {
   c->ranks = 8; c->hosts = 2; c->calls = 1000; c->seed = 1;
   c->gap_us = 200; c->jitter_us = 5; c->drift_ppm = 20; c->ntp_us = 10;
   c->straggler = -1; c->straggler_us = 0; c->straggler_frac = 0;
-  c->missing_rank = -1; c->mismatch_rank = -1;
+  c->missing_rank = -1; c->mismatch_rank = -1; c->slow_host = -1;
   c->gpu = 1; c->transport = "P2P"; c->host_prefix = "node"; c->cmdline = "python3 train.py";
   c->chunk_calls = 4096; c->threads = 2;
 }
@@ -350,6 +350,7 @@ static int write_rank(const struct model *m, const char *dir, int r, char *err, 
     if (c->gpu && done) {
       uint64_t gs = e + dur + 2000, ge = m->end[k] + (uint64_t)(urand(c->seed, 19, (uint64_t)r, (uint64_t)k) * 1000);
       if (ge <= gs) ge = gs + 1000;
+      if (h == c->slow_host) ge = gs + (uint64_t)((double)(ge - gs) * (1.0 + c->slow_host_pct / 100.0)); /* a slow link */
       WBUF(b);
       struct ncs_gpu_time gt = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = call.tcall,
                                 .gpu_start = mono(&hc, gs), .gpu_end = mono(&hc, ge)};
@@ -469,12 +470,12 @@ int cmd_synth(int argc, char **argv) {
     {"chunk-calls", required_argument, NULL, 'k'}, {"threads", required_argument, NULL, 'T'},
     {"no-gpu", no_argument, NULL, 'G'}, {"host-comms", no_argument, NULL, 'C'},
     {"straggler", required_argument, NULL, 'x'}, {"missing", required_argument, NULL, 'm'},
-    {"mismatch", required_argument, NULL, 'M'}, {0}};
+    {"mismatch", required_argument, NULL, 'M'}, {"slow-host", required_argument, NULL, 'X'}, {0}};
   static const struct ncs_cli cli = {
     "synth",
     "usage: ncclscope synth -o DIR [--ranks N] [--hosts H] [--calls M] [--seed S]\n"
     "  [--gap-us U] [--jitter-us U] [--drift-ppm P] [--ntp-us U] [--straggler R:US[:FRAC]]\n"
-    "  [--missing R:SEQ] [--mismatch R:SEQ] [--no-gpu] [--transport P2P|SHM|NET] [--slow PCT]\n"
+    "  [--missing R:SEQ] [--mismatch R:SEQ] [--slow-host H:PCT] [--no-gpu] [--transport P2P|SHM|NET] [--slow PCT]\n"
     "  [--noise PCT] [--host-comms] [--host-prefix S] [--cmdline S] [--chunk-calls N] [--threads N]\n"
     "Writes synthetic traces in the real format, for tests and benchmarks.\n"
     "Exit: 0, 2 bad usage or a directory that cannot be written.\n",
@@ -508,6 +509,12 @@ int cmd_synth(int argc, char **argv) {
       c.straggler_us = strtod(e + 1, &e);
       c.straggler_frac = *e == ':' ? strtod(e + 1, NULL) : 1.0;
       break;
+    case 'X': {
+      long hh; double pct;
+      if (pair_arg(v, &hh, &pct) || hh < 0 || pct < 0) return ncs_cli_fail(&cli, "--slow-host wants H:PCT, got '%s'", v);
+      c.slow_host = (int)hh; c.slow_host_pct = pct;
+      break;
+    }
     case 'm': case 'M': {
       long rk; double sq;
       if (pair_arg(v, &rk, &sq)) return ncs_cli_fail(&cli, "--%s wants R:SEQ, got '%s'", r == 'm' ? "missing" : "mismatch", v);

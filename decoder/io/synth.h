@@ -31,6 +31,8 @@ struct ncs_synth_cfg {
                                  all-reduce after every 8 world collectives */
   const char *transport;      /* intra-host transport for NCCL_LOG lines: P2P, SHM or NET */
   double slow_pct;            /* bandwidth reduced by this percentage (a regression) */
+  int slow_host;              /* host whose link is slow (its ranks' transfers take longer), -1 none */
+  double slow_host_pct;       /* its ranks' GPU transfer time, + this percentage */
   double noise_pct;           /* each collective's transfer time varies by +-this percentage */
   const char *host_prefix;    /* host names are <prefix><index>; may be hostile on purpose */
   const char *cmdline;        /* recorded command line */
@@ -39,7 +41,7 @@ struct ncs_synth_cfg {
 };
 
 /* Fills defaults: 8 ranks, 2 hosts, 1000 calls, seed 1, gap 200 us, jitter 5 us, drift 20 ppm,
- * ntp 10 us, no straggler/missing/mismatch, GPU times on, P2P, chunks of 4096 calls. */
+ * ntp 10 us, no straggler/missing/mismatch/slow host, GPU times on, P2P, chunks of 4096 calls. */
 void ncs_synth_defaults(struct ncs_synth_cfg *c);
 /* Writes the traces into `dir` (created if missing). Returns 0, or -1 with a message in err. */
 int ncs_synth_write(const struct ncs_synth_cfg *c, const char *dir, char *err, int errlen);

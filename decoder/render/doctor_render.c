@@ -9,19 +9,26 @@
 #include "render/json.h"
 
 
-void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out) {
+void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail) {
   int problems = 0;
   for (int i = 0; i < d->nv; i++) problems += d->v[i].problem;
   fprintf(out, "ncclscope doctor: %d process(es), %d finding(s)\n", d->n, d->nv);
   for (int i = 0; i < d->nv; i++) {
     const struct ncs_verdict *v = &d->v[i];
     fprintf(out, "\n%s %s: %s\n", v->problem ? "PROBLEM" : "NOTE", v->id, v->title);
-    for (int k = 0; k < v->nevidence; k++) {
+    int shown = detail || v->nevidence <= NCS_DOCTOR_BRIEF + 1 ? v->nevidence : NCS_DOCTOR_BRIEF;
+    for (int k = 0; k < shown; k++) {
       fprintf(out, "  - ");
       ncs_text_escape(out, v->evidence[k], strlen(v->evidence[k]));
       fputc('\n', out);
     }
-    if (v->more) fprintf(out, "  - ... and %d more\n", v->more);
+    for (int k = 0; detail && v->per_what && strcmp(v->per_what, "none") && k < v->nper; k++) {
+      fprintf(out, "    rank %d: ", v->per[k].rank);
+      ncs_text_escape(out, v->per[k].line, strlen(v->per[k].line));
+      fputc('\n', out);
+    }
+    if (v->more || shown < v->nevidence)
+      fprintf(out, "  - ... and %d more line(s)%s\n", v->more + v->nevidence - shown, detail ? "" : ": --detail");
     fprintf(out, "  next step: %s\n", v->next);
   }
   if (!problems) fprintf(out, "\nhealthy: no check fired (checks: " NCS_DOCTOR_CHECKS ")\n");
@@ -38,16 +45,36 @@ static void print_hang_data(struct ncs_json *j, const struct ncs_hang_verdict *h
   ncs_json_str(j, "op", op ? op : "");
   ncs_json_int(j, "nranks", h->nranks);
   ncs_json_arr_begin(j, "entered");
-  for (int k = 0; k < h->nentered && k < NCS_HANG_RANKS; k++) ncs_json_int(j, NULL, h->entered[k]);
+  for (int k = 0; k < h->nentered && k < h->capentered; k++) ncs_json_int(j, NULL, h->entered[k]);
   ncs_json_arr_end(j);
   ncs_json_int(j, "entered_count", h->nentered);
   ncs_json_arr_begin(j, "missing");
-  for (int k = 0; k < h->nmissing && k < NCS_HANG_RANKS; k++) ncs_json_int(j, NULL, h->missing[k]);
+  for (int k = 0; k < h->nmissing && k < h->capmissing; k++) ncs_json_int(j, NULL, h->missing[k]);
   ncs_json_arr_end(j);
   ncs_json_int(j, "missing_count", h->nmissing);
   ncs_json_int(j, "since_realtime_ns", (long long)h->since_rt);
   ncs_json_num(j, "waited_s", h->waited_s);
   ncs_json_obj_end(j);
+}
+
+void ncs_doctor_json_ranks(struct ncs_json *j, const struct ncs_verdict *v) {
+  size_t cap = (size_t)v->ranks.n * 12 + 16;
+  char *txt = malloc(cap);
+  if (txt) ncs_ranks_format(&v->ranks, txt, cap);
+  ncs_json_str(j, "ranks", txt ? txt : "");
+  free(txt);
+  ncs_json_int(j, "ranks_count", v->ranks.n);
+  if (!v->per_what || !strcmp(v->per_what, "none") || !v->nper) return;
+  ncs_json_str(j, "per_rank_value", v->per_what);
+  ncs_json_arr_begin(j, "per_rank");
+  for (int k = 0; k < v->nper; k++) {
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_int(j, "rank", v->per[k].rank);
+    ncs_json_str(j, "host", v->per[k].host);
+    ncs_json_num(j, "value", v->per[k].value);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
 }
 
 void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
@@ -56,7 +83,7 @@ void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
   for (int i = 0; i < d->nv; i++) problems += d->v[i].problem;
   ncs_json_init(&j, out, 1);
   ncs_json_obj_begin(&j, NULL);
-  ncs_json_int(&j, "version", 1);
+  ncs_json_int(&j, "version", 2);
   ncs_json_bool(&j, "healthy", problems == 0);
   ncs_json_int(&j, "processes", d->n);
   ncs_json_arr_begin(&j, "verdicts");
@@ -71,6 +98,7 @@ void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
     ncs_json_arr_end(&j);
     if (v->more) ncs_json_int(&j, "evidence_more", v->more);
     ncs_json_str(&j, "next_step", v->next);
+    ncs_doctor_json_ranks(&j, v);
     if (v->hang) print_hang_data(&j, v->hang);
     ncs_json_obj_end(&j);
   }
@@ -93,7 +121,7 @@ void ncs_doctor_print_html(const struct ncs_doctor *d, FILE *f) {
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);
   if (!m) { fprintf(f, "<p class=\"note\">The doctor's verdicts could not be written (out of memory).</p>"); return; }
-  ncs_doctor_print_text(d, m);
+  ncs_doctor_print_text(d, m, 0);
   fclose(m);
   int problems = ncs_doctor_problems(d);
   fprintf(f, "<p class=\"%s\">%s</p><pre>", problems ? "bad" : "ok", problems ? "Problems found:" : "Healthy:");

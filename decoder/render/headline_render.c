@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "io/nccllog.h"
+#include "render/doctor_render.h"
 
 /* "P2P+SHM", or "none logged" */
 static void transport_names(unsigned mask, char *buf, size_t cap) {
@@ -109,6 +110,11 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
   if (h->mismatches || h->incomplete)
     fprintf(f, "  MISMATCH/MISSING: %llu collective(s) called differently by some rank, %llu entered by only some ranks\n",
             (unsigned long long)h->mismatches, (unsigned long long)h->incomplete);
+  if (h->missing && h->missing->nevidence) {
+    fprintf(f, "  NOTE %s: ", h->missing->id);
+    ncs_text_escape(f, h->missing->evidence[0], strlen(h->missing->evidence[0]));
+    fputc('\n', f);
+  }
   for (int i = 0; i < h->nfirst; i++) {
     const struct ncs_verdict *v = h->first[i];
     fprintf(f, "  PROBLEM %s: %s", v->id, v->title);
@@ -227,6 +233,14 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   }
   ncs_json_uint(j, "mismatches", h->mismatches);
   ncs_json_uint(j, "incomplete", h->incomplete);
+  if (h->missing) {
+    ncs_json_obj_begin(j, "missing_collective");
+    ncs_json_str(j, "evidence", h->missing->nevidence ? h->missing->evidence[0] : "");
+    ncs_doctor_json_ranks(j, h->missing);
+    ncs_json_obj_end(j);
+  } else {
+    ncs_json_null(j, "missing_collective");
+  }
   ncs_json_int(j, "problems", h->problems);
   ncs_json_int(j, "problem_kinds", h->kinds);
   ncs_json_arr_begin(j, "first_problems");
