@@ -9,7 +9,7 @@ CFLAGS_COMMON = -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SO
 CUDA_HOME ?= /usr/local/cuda
 
 SHIM_SRC := $(sort $(wildcard shim/*.c))
-DEC_ROOMS := io model analysis render cmd
+DEC_ROOMS := base io model analysis render cmd
 DEC_SRC := $(sort $(filter-out decoder/cmd/main.c,$(foreach r,$(DEC_ROOMS),$(wildcard decoder/$(r)/*.c))))
 DEC_HDR := $(wildcard decoder/*.h) $(foreach r,$(DEC_ROOMS),$(wildcard decoder/$(r)/*.h))
 NCCLD_SRC := $(sort $(wildcard tests/doubles/nccl/*.c))

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "render/json.h"
+#include "base/json.h"
 #include "test_trace_writer.h"
 #include "io/trace.h"
 

@@ -33,7 +33,7 @@
 #define NCS_ANALYSIS_H
 #include <stdint.h>
 #include <stdio.h>
-#include "render/json.h"
+#include "base/json.h"
 #include "io/trace.h"
 
 struct ncs_headline;

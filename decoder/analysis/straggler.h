@@ -25,7 +25,7 @@
 #define NCS_STRAGGLER_H
 #include <stdint.h>
 #include <stdio.h>
-#include "render/json.h"
+#include "base/json.h"
 #include "io/trace.h"
 
 struct ncs_strag;

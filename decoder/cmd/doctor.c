@@ -19,7 +19,7 @@
 #include "analysis/hang.h"
 #include "analysis/headline.h"
 #include "render/headline_render.h"
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"

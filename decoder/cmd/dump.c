@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/commands.h"
-#include "render/json.h"
+#include "base/json.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/jobpick.h"
-#include "render/json.h"
+#include "base/json.h"
 
 static void refuse(const char *cmd, const struct ncs_jobset *s, char **files, const char *what) {
   fprintf(stderr, "ncclscope %s: %s; pick one with --job ID (N, N.K for attempt K, or a TORCHELASTIC_RUN_ID):\n", cmd, what);

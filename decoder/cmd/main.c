@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/commands.h"
 #include "ncclscope/format.h"
 #include "io/trace.h"

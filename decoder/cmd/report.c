@@ -16,9 +16,9 @@
 
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/commands.h"
-#include "render/json.h"
+#include "base/json.h"
 #include "model/ranks.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"

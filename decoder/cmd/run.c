@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/commands.h"
 #include "io/elfnccl.h"
 

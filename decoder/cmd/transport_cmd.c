@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/commands.h"
-#include "render/json.h"
+#include "base/json.h"
 #include "model/transport.h"
 
 static const struct option nccl_log_opts[] = {{"json", no_argument, NULL, 'j'}, {0}};

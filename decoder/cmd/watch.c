@@ -23,10 +23,10 @@
 #include <unistd.h>
 
 #include "analysis/hang.h"
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/commands.h"
 #include "ncclscope/ops.h"
-#include "render/json.h"
+#include "base/json.h"
 
 struct prev { char *path; uint64_t calls; int64_t at; };
 

@@ -51,5 +51,4 @@ uint64_t ncs_synth_true_enter(const struct ncs_synth_cfg *c, int rank, long k);
 /* Host `host`'s realtime error (ns): what its CLOCK pairs say minus true time. */
 int64_t ncs_synth_host_ntp_ns(const struct ncs_synth_cfg *c, int host);
 
-int cmd_synth(int argc, char **argv);
 #endif

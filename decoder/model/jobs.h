@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "io/trace.h"
-#include "render/json.h"
+#include "base/json.h"
 
 struct ncs_jobset;
 

@@ -8,7 +8,7 @@
 #define NCS_TOPO_H
 #include <stdint.h>
 #include <stdio.h>
-#include "render/json.h"
+#include "base/json.h"
 #include "ncclscope/encode.h"
 
 #define NCS_TOPO_MAX 64

@@ -11,7 +11,7 @@
 #define NCS_TRANSPORT_H
 #include <stdint.h>
 #include <stdio.h>
-#include "render/json.h"
+#include "base/json.h"
 #include "io/nccllog.h"
 
 struct ncs_tconn {

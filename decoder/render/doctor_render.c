@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ncclscope/ops.h"
-#include "render/json.h"
+#include "base/json.h"
 
 
 void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail) {

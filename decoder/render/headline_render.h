@@ -5,7 +5,7 @@
 #define NCS_HEADLINE_RENDER_H
 #include <stdio.h>
 #include "analysis/headline.h"
-#include "render/json.h"
+#include "base/json.h"
 
 /* Two to six lines, starting "ncclscope: N ranks — ...". */
 void ncs_headline_print_text(const struct ncs_headline *h, FILE *f);

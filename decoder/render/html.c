@@ -24,11 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
-#include "render/json.h"
+#include "base/json.h"
 #include "io/nccllog.h"
 #include "ncclscope/ops.h"
 #include "analysis/doctor.h"

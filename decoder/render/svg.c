@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "render/json.h"
+#include "base/json.h"
 
 static const char *const PALETTE[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                       "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};

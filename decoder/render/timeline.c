@@ -48,14 +48,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "cmd/cli.h"
+#include "base/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
 #include "io/jobload.h"
 #include "model/knames.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
-#include "render/json.h"
+#include "base/json.h"
 #include "ncclscope/ops.h"
 #include "analysis/straggler.h"
 

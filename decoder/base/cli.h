@@ -10,7 +10,7 @@
 #include <getopt.h>
 
 /* Exit codes shared by every command: enum ncs_exit (docs/CLI.md). */
-#include "cmd/commands.h"
+#include "base/exit.h"
 
 struct ncs_cli {
   const char *cmd;            /* "doctor" */

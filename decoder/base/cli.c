@@ -1,7 +1,7 @@
 /* cli.c — getopt_long behind one contract for every command (cli.h): help on stdout, mistakes
  * named with a suggestion on stderr before any output, exit 2. Not thread-safe (getopt is not);
  * commands parse their options once, on the main thread. */
-#include "cmd/cli.h"
+#include "base/cli.h"
 
 #include <errno.h>
 #include <stdarg.h>

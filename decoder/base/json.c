@@ -4,7 +4,7 @@
  * characters, quotes and backslashes are escaped, and each byte that is not part of a valid
  * UTF-8 sequence (overlong forms, surrogates and code points past U+10FFFF included) is
  * written as \u00XX of that byte. */
-#include "render/json.h"
+#include "base/json.h"
 
 #include <math.h>
 #include <string.h>
