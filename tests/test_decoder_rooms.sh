@@ -14,7 +14,7 @@ known() {
     io/jobload.c\ model/*|io/jobload.h\ model/*|io/jobload.h\ analysis/*)
       echo "the loader's built-in job summary (clock alignment, per-op rows, straggler feed) still lives in io/jobload";;
     analysis/verdicts.c\ render/headline_render.h)
-      echo "the doctor's verdicts still format the headline through render/headline_render";;
+      echo "report's analyses print their own sections (print_text/print_json), so verdicts prints the headline through render/headline_render";;
     render/html.c\ cmd/*|render/timeline.c\ cmd/*)
       echo "html and timeline still hold their commands' entry points (option parsing, job picking)";;
     *) echo "";;
