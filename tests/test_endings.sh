@@ -75,8 +75,8 @@ nc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["never_comp
 evidence "$T/lc" comm-aborted >"$T/lc.ev"
 check "comm aborted: doctor's verdict comm-aborted" sh -c "echo '$(ids "$T/lc")' | grep -qw comm-aborted"
 check_eq "comm aborted: one evidence line per communicator rank 0 left in flight (its truth: $nc)" "$nc" "$(grep -c '^communicator ' "$T/lc.ev")"
-check "comm aborted: the world communicator aborted, entered by ranks 0 1, never by rank 2" \
-  grep -q "(3 ranks) aborted by .*entered by ranks 0 1, never by rank 2" "$T/lc.ev"
+check "comm aborted: the world communicator aborted, never entered by rank 2, entered by ranks 0-1 (the culprit first)" \
+  grep -q "(3 ranks) aborted by .*never entered by rank 2; entered by ranks 0-1" "$T/lc.ev"
 check "comm aborted: a revoked communicator too" grep -q ") revoked by rank" "$T/lc.ev"
 "$NCS" report "$T/lc" >/dev/null 2>&1
 check_eq "comm aborted: report exits 1" 1 "$?"
