@@ -105,8 +105,8 @@ done
 check_eq "threads: --split-early: the HTML transport matrix is the 6-rank ring (6 SHM cells, r -> r+1)" "6 True" "$(python3 - "$T/se.html" <<'PY'
 import re, sys
 s = open(sys.argv[1]).read()
-sec = s[s.index("<h2>Transport matrix</h2>"):]
-sec = sec[:sec.index("</section>")]
+sec = s[s.index("Largest communicator: the transport NCCL chose"):]
+sec = sec[:sec.index("</table>")]
 rows = re.findall(r"<tr>(.*?)</tr>", sec, re.S)
 cells = [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)] for row in rows]
 shm = [(int(r[0]), j - 1) for r in cells[1:] if r and r[0].isdigit() for j, c in enumerate(r) if c == "SHM"]
