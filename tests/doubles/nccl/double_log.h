@@ -56,4 +56,7 @@ void ncclD_log_connect(const struct ncclD_comm_view *v);
  * model (nccl_double.h). A 1-rank communicator gets an NVLink 4 hop (its latency base only). */
 struct ndbl_hop;
 void ncclD_ring_link(const struct ncclD_comm_view *v, struct ndbl_hop *slowest);
+/* 1 when the transport the double chooses for me -> peer is NET (IB or Socket): the hops that
+ * have a proxy (nd_proxy.c). */
+int ncclD_hop_is_net(const struct ncclD_comm_view *v, int me, int peer);
 #endif

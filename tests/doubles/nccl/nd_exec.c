@@ -10,7 +10,8 @@
  * + its model; the next starts there. The point-to-point part starts after the collectives;
  * every Send carries its sender's start in an 8-byte header before the payload, and the part
  * ends at max(own start, the starts of the senders it received from) + lat + max(bytes sent,
- * bytes received)/bw. The kernel's end is declared with cudaDoubleItemEndAt; nothing sleeps.
+ * bytes received)/bw. The kernel's end is declared with cudaDoubleItemEndAt; nothing sleeps
+ * (except nd_profiler.c's proxy steps, paced on the device clock when a plugin asks for them).
  * After an abort or a dead peer the task stops early and the communicator's async error is set. */
 #include "nd_internal.h"
 
@@ -256,6 +257,7 @@ void nd_task_run(void *arg) {
     if (st != stbuf) free(st);
     if (!failed) now = begin + nd_p2p_model_ns(pc, sent > recvd ? sent : recvd);
     cudaDoubleItemEndAt(now);
+    nd_prof_p2p_steps(t, now); /* their NET proxy steps, together */
     for (int i = 0; i < t->nops; i++)
       if (t->ops[i].kind == ND_SEND || t->ops[i].kind == ND_RECV) nd_prof_kernel_end(&t->ops[i]);
   }

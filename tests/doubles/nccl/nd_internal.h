@@ -162,8 +162,25 @@ ND_HIDDEN void nd_prof_launch_end(struct nd_task *t);
 ND_HIDDEN void nd_prof_task_begin(struct nd_task *t);
 ND_HIDDEN void nd_prof_kernel_begin(const struct nd_op *op);
 ND_HIDDEN void nd_prof_kernel_end(const struct nd_op *op);
+ND_HIDDEN void nd_prof_p2p_steps(struct nd_task *t, uint64_t end);
 ND_HIDDEN void nd_prof_task_free(struct nd_task *t);
 ND_HIDDEN void nd_prof_choice(int kind, size_t bytes, const char **algo, const char **proto);
+
+/* nd_proxy.c: the NET proxy operations of one task, with NCCL's step arithmetic (contract there) */
+struct nd_proxy_in {
+  enum nd_kind kind;    /* the task: a collective, or ND_SEND / ND_RECV */
+  size_t count, elem_size;
+  int root;             /* root, or the peer of a Send/Recv */
+  int rank, nranks, nnodes, nch;
+  const char *algo, *proto; /* as reported in the Coll event ("RING", "LL128", ...) */
+  const unsigned char *net; /* nranks entries: 1 where this rank reaches that peer over NET */
+};
+struct nd_proxy_op {
+  int channel, peer, is_send;
+  int nsteps, chunk;    /* as ncclProfilerStartProxyOpEvent reports them */
+  size_t trans;         /* payload bytes of a step (transSize) */
+};
+ND_HIDDEN int nd_proxy_ops(const struct nd_proxy_in *in, struct nd_proxy_op *out, int cap);
 
 /* nd_symmetric.c: registered windows, symmetric kernels' names (contract there) */
 ND_HIDDEN void *nd_win_add(struct ncclComm *c, void *buff, size_t size, int flags);

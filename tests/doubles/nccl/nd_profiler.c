@@ -35,8 +35,19 @@
  *   after it, record KernelChStop (pTimer = its device end: cudaDoubleItemEndNs(), the time the
  *   model declared, or the worker's clock when none was) and stop. The worker waits for the
  *   host to have emitted the task events (NCCL's proxy learns of the ops only then).
+ * - NET proxy operations (nd_proxy.c: per task, channel, peer and direction, with NCCL's nSteps
+ *   and chunkSize), computed at the call whatever the mask (a captured plan that has them is
+ *   pushed by the host callback at each replay, as NCCL's plan->hasProxyOps). On the worker, when
+ *   the mask asks (ProxyOp | ProxyStep | NetPlugin): ProxyOp start (parent = the Coll/P2p event,
+ *   pid, channel, peer, nSteps, chunkSize, isSend) and ProxyOpInProgress_v4 before the operation
+ *   runs; after it, each step's ProxyStep start, states (send: SendGPUWait, SendPeerWait_v4,
+ *   SendWait; recv: RecvWait, then RecvFlushWait, RecvGPUWait) and stop (ProxyStep | NetPlugin
+ *   only), each when the device clock reaches it (step k of n at start + (end - start) k / n; the
+ *   worker sleeps until then), then ProxyOp stop (src/plugin/profiler.cc
+ *   ncclProfilerStartProxyOpEvent ... RecordProxyStepEventState; src/transport/net.cc
+ *   sendProxyProgress, recvProxyProgress). Send/Recv of a task progress together.
  * - v4 plugins get what NCCL's v4 adapter forwards: no GroupApi/CollApi/P2pApi/KernelLaunch
- *   events or API states; Coll/P2p parent = the Group event.
+ *   events or API states; Coll/P2p parent = the Group event; proxy events as v5.
  * - Algorithm/protocol (nd_prof_choice): NCCL_ALGO / NCCL_PROTO when set (first name of the
  *   list), else AllReduce TREE below 64 KiB and RING above, others RING; LL up to 64 KiB,
  *   LL128 up to 4 MiB, SIMPLE above; NCCL's strings (collectives.cc ncclAlgoToString,
@@ -60,7 +71,22 @@
 #define NCOMMS 64
 #define NFUNCS 10 /* enum nd_kind: per-function sequence numbers */
 #define MAXCH 64  /* NCCL's MAXCHANNELS */
-struct pcomm { struct ncclComm *comm; void *ctx; uint64_t seq[NFUNCS]; };
+struct pcomm {
+  struct ncclComm *comm;
+  void *ctx;
+  uint64_t seq[NFUNCS];
+  int nnodes;
+  unsigned char *net; /* nranks entries: 1 where this rank reaches the peer over NET (proxy hops) */
+};
+
+/* One NET proxy operation of a task (nd_proxy.c) and its events on the worker */
+struct nd_prof_px {
+  struct nd_proxy_op op;
+  void *h;           /* its ProxyOp event */
+  void *step;        /* the ProxyStep event in progress */
+  int k, phase;      /* next step; 0: its start is due, 1: its end is due */
+  size_t trans;      /* NCCL's sub->transSize: the last step's size so far */
+};
 
 /* One task NCCL appends for an operation: the collective itself, or a Send/Recv. */
 struct nd_prof_sub {
@@ -71,13 +97,17 @@ struct nd_prof_sub {
   void *api;         /* its CollApi / P2pApi event */
   void *task;        /* its Coll / P2p event (parent of KernelCh) */
   void *kch[MAXCH];
+  int npx;
+  struct nd_prof_px *px; /* its NET proxy operations (NCCL computes them at plan time) */
 };
 struct nd_prof_op {
   int mask;          /* the activation mask at the call (NCCL: task->eActivationMask) */
   int nch;           /* channels of its kernel */
+  int rank;          /* its communicator rank (the proxy events' rank) */
   void *ctx;         /* the communicator's plugin context */
   void *group_api;   /* the GroupApi event open at the call */
   uint64_t t_start;  /* device start of its kernel work (worker side) */
+  int steps_done;    /* the proxy steps of this run were emitted (nd_prof_p2p_steps) */
   int nsub;
   struct nd_prof_sub sub[];
 };
@@ -89,6 +119,8 @@ static const struct nccl_profiler_v5 *p5;
 static const struct nccl_profiler_v4 *p4;
 static int mask;
 static struct pcomm comms[NCOMMS];
+static pid_t g_pid; /* NCCL's proxyOp.pid: the process that loaded the plugin */
+static int nchannels(void);
 
 /* NCCL's ncclProfilerApiState: per thread */
 enum { API_RESET, API_STARTED, API_STOPPED };
@@ -134,6 +166,7 @@ static int load(void) {
   if (!p5 && !p4) { dlclose(h); tried_and_failed = 1; return 0; }
   lib = h;
   refs = 1;
+  g_pid = getpid();
   ncclD_info(NCCLD_INIT, -1, "Successfully loaded external profiler plugin %s", name ? name : "libnccl-profiler.so");
   return 1;
 }
@@ -161,7 +194,13 @@ void nd_prof_comm_init(struct ncclComm *c) {
                        : -1;
   if (rc != 0) { unload(); goto out; }
   mask = m;
-  *slot = (struct pcomm){ .comm = c, .ctx = ctx };
+  *slot = (struct pcomm){ .comm = c, .ctx = ctx, .nnodes = nnodes };
+  slot->net = calloc((size_t)c->nranks, 1);
+  if (slot->net && c->peers) {
+    struct ncclD_comm_view v = {.nranks = c->nranks, .rank = c->rank, .nchannels = nchannels(),
+                                .comm_ptr = (uint64_t)(uintptr_t)c, .comm_hash = c->hash, .peers = c->peers};
+    for (int i = 0; i < c->nranks; i++) slot->net[i] = (unsigned char)ncclD_hop_is_net(&v, c->rank, i);
+  }
 out:
   pthread_mutex_unlock(&mu);
 }
@@ -172,6 +211,7 @@ void nd_prof_comm_fini(struct ncclComm *c) {
     if (comms[i].comm != c) continue;
     if (p5) p5->finalize(comms[i].ctx);
     else if (p4) p4->finalize(comms[i].ctx);
+    free(comms[i].net);
     comms[i] = (struct pcomm){0};
     unload();
   }
@@ -292,6 +332,32 @@ static int subs_of(const struct nd_op *op, struct nd_prof_sub *s) {
   return k;
 }
 
+/* The NET proxy operations of each task of op (NCCL: addProxyOpIfNeeded at plan time), whatever
+ * the mask: a plan with proxy ops goes through the host callback when captured. Under mu. */
+static void plan_proxy_ops(const struct pcomm *pc, const struct nd_op *op, struct nd_prof_op *po) {
+  const size_t sz = ncclscope_datatype_size(op->dt);
+  const char *algo, *proto;
+  nd_prof_choice(op->kind, op->count * sz, &algo, &proto);
+  for (int i = 0; i < po->nsub && pc->net; i++) {
+    struct nd_prof_sub *s = &po->sub[i];
+    /* AllGather and Broadcast are planned in bytes of ncclInt8 (collTaskAppend rewrites them) */
+    int in_bytes = s->kind == ND_ALLGATHER || s->kind == ND_BROADCAST;
+    struct nd_proxy_in in = {.kind = s->kind, .count = in_bytes ? s->count * sz : s->count,
+                             .elem_size = in_bytes ? 1 : sz, .root = s->peer,
+                             .rank = op->comm->rank, .nranks = op->comm->nranks, .nnodes = pc->nnodes,
+                             .nch = po->nch, .algo = algo, .proto = proto, .net = pc->net};
+    int n = nd_proxy_ops(&in, NULL, 0);
+    struct nd_proxy_op *ops = n > 0 ? calloc((size_t)n, sizeof *ops) : NULL;
+    s->px = ops ? calloc((size_t)n, sizeof *s->px) : NULL;
+    if (s->px) {
+      nd_proxy_ops(&in, ops, n);
+      for (int j = 0; j < n; j++) s->px[j].op = ops[j];
+      s->npx = n;
+    }
+    free(ops);
+  }
+}
+
 /* collTaskAppend / p2pTaskAppend's events for op (under nothing; takes mu) */
 static void call_events(struct nd_op *op, int group_depth, int captured) {
   pthread_mutex_lock(&mu);
@@ -303,9 +369,11 @@ static void call_events(struct nd_op *op, int group_depth, int captured) {
   if (!po) goto out;
   po->mask = m;
   po->nch = nchannels();
+  po->rank = op->comm->rank;
   po->ctx = pc->ctx;
   po->nsub = subs_of(op, po->sub);
   op->prof = po;
+  plan_proxy_ops(pc, op, po);
   const int group_mask = NCCL_PROFILE_GROUP_API | NCCL_PROFILE_P2P_API | NCCL_PROFILE_COLL_API |
                          NCCL_PROFILE_KERNEL_LAUNCH | NCCL_PROFILE_GROUP | NCCL_PROFILE_COLL | NCCL_PROFILE_P2P |
                          NCCL_PROFILE_PROXY_OP | NCCL_PROFILE_PROXY_STEP | NCCL_PROFILE_KERNEL_CH |
@@ -461,9 +529,16 @@ static void plan_events(struct nd_task *t, int persistent) {
   ev_stop(group);
 }
 
-/* A plan has proxy ops (the host callback path for a persistent plan) when KernelCh events are
- * wanted (ncclProfilerNeedsProxy adds profiler proxy ops). */
-static int has_proxy_ops(const struct nd_task *t) { return (op_mask(t) & NCCL_PROFILE_KERNEL_CH) != 0; }
+/* A plan has proxy ops (the host callback path for a persistent plan, ncclLaunchPrepare's
+ * plan->hasProxyOps) when it crosses the network (NET proxy ops) or KernelCh events are wanted
+ * (ncclProfilerNeedsProxy adds profiler proxy ops). */
+static int has_proxy_ops(const struct nd_task *t) {
+  if (op_mask(t) & NCCL_PROFILE_KERNEL_CH) return 1;
+  for (int i = 0; i < t->nops; i++)
+    for (int j = 0; t->ops[i].prof && j < t->ops[i].prof->nsub; j++)
+      if (t->ops[i].prof->sub[j].npx) return 1;
+  return 0;
+}
 
 /* the launch in progress on this thread: its KernelLaunch event, and whether _end has events to
  * emit (else the task may already have run and been freed once enqueued: _end must not touch it) */
@@ -514,10 +589,118 @@ void nd_prof_task_begin(struct nd_task *t) {
   pthread_mutex_unlock(&mu);
 }
 
+#define PX_OP_MASK (NCCL_PROFILE_PROXY_OP | NCCL_PROFILE_PROXY_STEP | NCCL_PROFILE_NET_PLUGIN)
+#define PX_STEP_MASK (NCCL_PROFILE_PROXY_STEP | NCCL_PROFILE_NET_PLUGIN)
+
+/* ncclProxyOpToArgs -> ncclProfilerStartProxyOpEvent, then sendProxyProgress/recvProxyProgress
+ * at ncclProxyOpReady: ncclProfilerRecordProxyOpEventState(ProxyOpInProgress_v4). Under mu. */
+static void proxy_ops_start(struct nd_prof_op *po, int rank) {
+  for (int j = 0; j < po->nsub; j++) {
+    struct nd_prof_sub *s = &po->sub[j];
+    for (int i = 0; i < s->npx; i++) {
+      struct nd_prof_px *x = &s->px[i];
+      x->h = x->step = NULL;
+      x->k = x->phase = 0;
+      x->trans = 0;
+      if (!(po->mask & PX_OP_MASK)) continue;
+      struct nccl_prof_descr_v5 d = {.type = NCCL_PROFILE_PROXY_OP, .parent = s->task, .rank = rank};
+      d.u.proxy_op.pid = g_pid;
+      d.u.proxy_op.channel = (uint8_t)x->op.channel;
+      d.u.proxy_op.peer = x->op.peer;
+      d.u.proxy_op.nsteps = x->op.nsteps;
+      d.u.proxy_op.chunk_size = x->op.chunk;
+      d.u.proxy_op.is_send = x->op.is_send;
+      ev_start(po->ctx, &x->h, &d);
+      union nccl_prof_state_args a = {0};
+      ev_record(x->h, NCCL_PROFILER_PROXY_OP_IN_PROGRESS_V4, &a);
+    }
+  }
+}
+
+/* One step transition of x at its due time (under mu): the states sendProxyProgress and
+ * recvProxyProgress record, transSize as NCCL's sub->transSize holds it at each. */
+static void proxy_step_event(struct nd_prof_op *po, struct nd_prof_px *x, int rank) {
+  union nccl_prof_state_args a = {0};
+  if (x->phase == 0) {
+    x->step = NULL;
+    if (x->h && (po->mask & PX_STEP_MASK)) { /* ncclProfilerStartSend/RecvProxyStepEvent */
+      struct nccl_prof_descr_v5 d = {.type = NCCL_PROFILE_PROXY_STEP, .parent = x->h, .rank = rank};
+      d.u.proxy_step.step = x->k;
+      ev_start(po->ctx, &x->step, &d);
+    }
+    if (x->h && x->step) {
+      a.trans_size = x->trans;
+      if (x->op.is_send) {
+        ev_record(x->step, NCCL_PROFILER_PROXY_STEP_SEND_GPU_WAIT, &a);
+        ev_record(x->step, NCCL_PROFILER_PROXY_STEP_SEND_PEER_WAIT_V4, &a);
+        a.trans_size = x->trans = x->op.trans;
+        ev_record(x->step, NCCL_PROFILER_PROXY_STEP_SEND_WAIT, &a);
+      } else {
+        ev_record(x->step, NCCL_PROFILER_PROXY_STEP_RECV_WAIT, &a);
+      }
+    }
+    x->phase = 1;
+    return;
+  }
+  if (x->h && x->step && !x->op.is_send) {
+    a.trans_size = x->trans = x->op.trans;
+    ev_record(x->step, NCCL_PROFILER_PROXY_STEP_RECV_FLUSH_WAIT, &a);
+    ev_record(x->step, NCCL_PROFILER_PROXY_STEP_RECV_GPU_WAIT, &a);
+  }
+  ev_stop(x->step); /* ncclProfilerStopProxyStepEvent */
+  x->step = NULL;
+  x->k++;
+  x->phase = 0;
+}
+
+/* The proxy steps of the ops' NET operations, each at its time on the device clock: step k of an
+ * operation of n steps runs from start + (end - start) k / n to start + (end - start)(k + 1) / n
+ * of its kernel work; the worker sleeps until each transition is due (the plugin sees them when
+ * the simulated network makes them), and takes the lock only to emit. */
+static void proxy_steps(struct nd_prof_op *const *pos, int npos, uint64_t end) {
+  for (;;) {
+    struct nd_prof_op *best_po = NULL;
+    struct nd_prof_px *best = NULL;
+    uint64_t best_t = 0;
+    for (int o = 0; o < npos; o++) {
+      struct nd_prof_op *po = pos[o];
+      if (!po || !(po->mask & PX_OP_MASK)) continue;
+      uint64_t span = end > po->t_start ? end - po->t_start : 0;
+      for (int j = 0; j < po->nsub; j++)
+        for (int i = 0; i < po->sub[j].npx; i++) {
+          struct nd_prof_px *x = &po->sub[j].px[i];
+          if (x->k >= x->op.nsteps) continue;
+          uint64_t t = po->t_start + (uint64_t)((double)span * (x->k + x->phase) / x->op.nsteps);
+          if (!best || t < best_t) { best = x; best_po = po; best_t = t; }
+        }
+    }
+    if (!best) return;
+    cudaDoubleSleepUntil(best_t);
+    pthread_mutex_lock(&mu);
+    if (lib) proxy_step_event(best_po, best, best_po->rank);
+    else best->k = best->op.nsteps;
+    pthread_mutex_unlock(&mu);
+  }
+}
+
+/* ncclProfilerStopProxyOpEvent once all its steps are done (under mu) */
+static void proxy_ops_stop(struct nd_prof_op *po) {
+  for (int j = 0; j < po->nsub; j++)
+    for (int i = 0; i < po->sub[j].npx; i++) {
+      struct nd_prof_px *x = &po->sub[j].px[i];
+      ev_stop(x->h);
+      x->h = NULL;
+    }
+}
+
 void nd_prof_kernel_begin(const struct nd_op *op) {
   struct nd_prof_op *po = op->prof;
   if (!po) return;
   po->t_start = t_cursor;
+  po->steps_done = 0;
+  pthread_mutex_lock(&mu);
+  if (lib && (po->mask & PX_OP_MASK)) proxy_ops_start(po, op->comm->rank);
+  pthread_mutex_unlock(&mu);
   if (!(po->mask & NCCL_PROFILE_KERNEL_CH)) return;
   pthread_mutex_lock(&mu);
   for (int j = 0; lib && j < po->nsub; j++) {
@@ -539,7 +722,13 @@ void nd_prof_kernel_end(const struct nd_op *op) {
   if (po && end <= po->t_start) /* no device end declared: the worker's clock, or the end an op */
     end = t_cursor > po->t_start ? t_cursor : cudaDoubleNowNs(); /* of the same batch gave */
   if (po && end > t_cursor) t_cursor = end;
-  if (!po || !(po->mask & NCCL_PROFILE_KERNEL_CH)) return;
+  if (!po) return;
+  if (!po->steps_done) proxy_steps(&po, 1, end);
+  po->steps_done = 1;
+  pthread_mutex_lock(&mu);
+  if (lib) proxy_ops_stop(po);
+  pthread_mutex_unlock(&mu);
+  if (!(po->mask & NCCL_PROFILE_KERNEL_CH)) return;
   pthread_mutex_lock(&mu);
   for (int j = 0; lib && j < po->nsub; j++) {
     struct nd_prof_sub *s = &po->sub[j];
@@ -554,8 +743,23 @@ void nd_prof_kernel_end(const struct nd_op *op) {
   pthread_mutex_unlock(&mu);
 }
 
+/* The Send/Recv part of a task ends at `end`: their proxy steps progress together, as NCCL's
+ * proxy thread progresses every op it holds (called before their nd_prof_kernel_end). */
+void nd_prof_p2p_steps(struct nd_task *t, uint64_t end) {
+  struct nd_prof_op *buf[64] = {0}, **pos = t->nops <= 64 ? buf : calloc((size_t)t->nops, sizeof *pos);
+  int n = 0;
+  for (int i = 0; pos && i < t->nops; i++) {
+    struct nd_prof_op *po = t->ops[i].prof;
+    if (po && (t->ops[i].kind == ND_SEND || t->ops[i].kind == ND_RECV)) pos[n++] = po;
+  }
+  if (pos) proxy_steps(pos, n, end);
+  for (int i = 0; i < n; i++) pos[i]->steps_done = 1;
+  if (pos != buf) free(pos);
+}
+
 void nd_prof_task_free(struct nd_task *t) {
   for (int i = 0; i < t->nops; i++) {
+    for (int j = 0; t->ops[i].prof && j < t->ops[i].prof->nsub; j++) free(t->ops[i].prof->sub[j].px);
     free(t->ops[i].prof);
     t->ops[i].prof = NULL;
   }

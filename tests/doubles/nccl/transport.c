@@ -221,6 +221,13 @@ void ncclD_ring_link(const struct ncclD_comm_view *v, struct ndbl_hop *slowest) 
   }
 }
 
+int ncclD_hop_is_net(const struct ncclD_comm_view *v, int me, int peer) {
+  pthread_once(&g_once, load_topology);
+  char via[64];
+  if (me < 0 || peer < 0 || me >= v->nranks || peer >= v->nranks || me == peer) return 0;
+  return choose(v, me, peer, via, sizeof via, NULL);
+}
+
 static int local_gpus_all_nvlinked(const struct ncclD_comm_view *v, int *nlocal) {
   int me = v->rank, n = 0, ok = 1;
   for (int i = 0; i < v->nranks; i++) {
