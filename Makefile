@@ -162,10 +162,12 @@ demo: deps
 bench: all
 	@bash scripts/bench.sh $(BUILD)
 
-# Long loops that do not fit the suite's time (docs/RELIABILITY.md): vfork + exec right after
-# init and exec of an image, 1,000 runs (scripts/exec-loop.sh; SOAK_RUNS to change).
+# Long loops that do not fit the suite's time (DEVELOPERS.md "Test times"): the suite's repeated runs at
+# their full counts (kill -9, fork, environment, hostile jobs, fuzzing, 4,096-rank pages), then
+# vfork + exec right after init and exec of an image, 1,000 runs (scripts/exec-loop.sh;
+# SOAK_RUNS to change). scripts/soak.sh lists the counts.
 soak: all
-	@bash scripts/exec-loop.sh $(BUILD) $(or $(SOAK_RUNS),1000)
+	@bash scripts/soak.sh $(BUILD) $(or $(SOAK_RUNS),1000)
 
 # Sanitizer runs of the whole suite (docs/RELIABILITY.md). Every ASan/TSan report of every
 # process goes to BUILD/sanitizer-reports/ (log_path), also from programs whose stderr a test

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# test_fault_kill9.sh — kill -9 at 100 random moments (from before the first NCCL call to
+# test_fault_kill9.sh — kill -9 at NCS_KILL9_RUNS moments (from before the first NCCL call to
 # after the last) of the DDP job (tests/jobs/ddp_job.c, 2 ranks under tests/jobs/launch.sh,
-# the whole process group killed at once, as when a node dies), two jobs at a time; then 20
-# more kills of tests/faults/fault_job, whose printed steps show which calls had been made. Every trace left must be readable up to its
+# the whole process group killed at once, as when a node dies), two jobs at a time; then
+# NCS_KILL9_FRUNS more kills of tests/faults/fault_job, whose printed steps show which calls had
+# been made. `make test` runs 12 + 4 kills, `make soak` 100 + 20 (scripts/soak.sh): each kind's
+# moments are spread evenly over 0..250 ms (one random moment in each of its equal slices), so
+# the short run still kills before, during and after the calls. Every trace left must be readable up to its
 # last flush: ncs_trace_read takes it without damage, and `ncclscope report` says it was cut
 # (exit 0: a cut trace is normal input; "truncated" in its message, decoder/cmd/commands.h)
 # unless the job had finished. Also
@@ -14,9 +17,10 @@ fault_build || { fail "kill9: test programs build"; exit 0; }
 
 DDP=$BUILD/tests/ddp_job
 [ -x "$DDP" ] || { skip "kill9: $DDP not built"; exit 0; }
-RUNS=${NCS_KILL9_RUNS:-100}
-FRUNS=20
-# one I: run I (DDP for I <= RUNS, else fault_job), killed after a random delay of 0..250 ms;
+RUNS=${NCS_KILL9_RUNS:-12}
+FRUNS=${NCS_KILL9_FRUNS:-4}
+# one I: run I (DDP for I <= RUNS, else fault_job), killed after a random delay of 0..250 ms in
+# its slice (run J of the G runs of its kind: J x 250 / G ms and up to 250 / G ms more);
 # writes $T/k$I.res. Even DDP runs never end by themselves (100000 steps), so they are killed in
 # flight whatever the load; odd ones (40 steps) may finish first: whether they do is a race.
 one() {
@@ -35,7 +39,9 @@ one() {
   # miss the job, and an endless one would then run for ever)
   local w=0
   while kill -0 "$pid" 2>/dev/null && ! kill -0 -- -"$pid" 2>/dev/null && [ $w -lt 6000 ]; do sleep 0.01; w=$((w + 1)); done
-  local ms=$(( (RANDOM * 7 + i * 13) % 250 ))
+  local j=$((i - 1)) g=$RUNS
+  [ "$i" -gt "$RUNS" ] && j=$((i - 1 - RUNS)) g=$FRUNS
+  local ms=$(( j * 250 / g + RANDOM % (250 / g > 0 ? 250 / g : 1) ))
   sleep "$(printf '0.%03d' $ms)"
   kill -9 -- -$pid 2>/dev/null
   { wait $pid; } 2>/dev/null

@@ -6,15 +6,17 @@
 # sites) and forks 4 ranks at once, right away or 1..5 ms later; each rank dlopens a library it
 # has not loaded, then (mode nccl) makes its own communicator and an all-reduce, or (mode plain)
 # never calls NCCL. Deaths (signal or non-zero exit) and hangs (not done 60 s after the fork)
-# are counted over NCS_FORK_RUNS runs per mode (default 500). Before the fork gate, 1 run in
-# about 300 lost its ranks to SIGSEGV inside the NVML library the parent's writer thread was
-# loading, or hung them on the loader's lock (docs/RELIABILITY.md).
+# are counted over NCS_FORK_RUNS runs per mode: 50 in `make test`, 500 in `make soak`
+# (scripts/soak.sh). Before the fork gate, 1 run in about 300 lost its ranks to SIGSEGV inside
+# the NVML library the parent's writer thread was loading, or hung them on the loader's lock
+# (docs/RELIABILITY.md): the short run is a smoke check of every path, the soak the one that
+# can see a race that rare.
 source "$(dirname "$0")/lib.sh"
 FS=$BUILD/tests/fork_storm
 [ -x "$FS" ] || { skip "fork safety: $FS not built"; exit 0; }
 [ -f "$SHIM" ] || { skip "fork safety: shim not built"; exit 0; }
 if tsan_fork_skip "fork safety"; then exit 0; fi
-RUNS=${NCS_FORK_RUNS:-500}
+RUNS=${NCS_FORK_RUNS:-50}
 # each traced process that ends without exit handlers (_exit, as these do) leaves its rings file
 # for recovery: NCCLSCOPE_BUFFER_KB per calling thread, reserved on disk. Hundreds of runs at the
 # 12 MiB default took gigabytes of /tmp; the smallest ring changes nothing this test looks at.

@@ -8,6 +8,10 @@ C=$ROOT/tests/fuzz/corpus
 CC=${CC:-cc}
 declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c" [nccllog]="decoder/io/nccllog.c")
 
+# The replay programs are kept in BUILD/fuzz-replay/ and built again only when a source under
+# tests/fuzz/, decoder/ or include/ is newer, or the flags changed.
+B=$BUILD/fuzz-replay
+mkdir -p "$B"
 san=""
 echo 'int main(void){return 0;}' >"$T/t.c"
 if $CC -fsanitize=address,undefined -o "$T/t" "$T/t.c" 2>/dev/null && "$T/t" 2>/dev/null; then
@@ -17,12 +21,21 @@ for target in trace nccllog; do
   srcs=""
   for s in ${SRC[$target]}; do [ -f "$ROOT/$s" ] && srcs="$srcs $ROOT/$s"; done
   if [ -z "$srcs" ]; then skip "fuzz replay $target: ${SRC[$target]} not written yet"; continue; fi
-  if ! $CC -std=c11 -O1 -g -D_GNU_SOURCE $san -I"$ROOT/include" -I"$ROOT/decoder" -o "$T/replay_$target" \
-      "$ROOT/tests/fuzz/fuzz_$target.c" "$ROOT/tests/fuzz/replay.c" $srcs -lzstd -lm -lpthread 2>"$T/cc.err"; then
-    fail "fuzz replay $target builds"; sed 's/^/    /' "$T/cc.err" | head; continue
+  bin=$B/replay_$target
+  srcs=()
+  for s in ${SRC[$target]}; do [ -f "$ROOT/$s" ] && srcs+=("$ROOT/$s"); done
+  cc=($CC -std=c11 -O1 -g -D_GNU_SOURCE $san -I"$ROOT/include" -I"$ROOT/decoder" "$ROOT/tests/fuzz/fuzz_$target.c"
+      "$ROOT/tests/fuzz/replay.c" "${srcs[@]}" -lzstd -lm -lpthread)
+  cmd="${cc[*]}"
+  if [ ! -x "$bin" ] || [ "$(cat "$bin.cmd" 2>/dev/null)" != "$cmd" ] ||
+     [ -n "$(find "$ROOT/tests/fuzz" "$ROOT/decoder" "$ROOT/include" -newer "$bin" -name '*.[ch]' -print -quit)" ]; then
+    if ! "${cc[@]}" -o "$bin.tmp.$$" 2>"$T/cc.err"; then
+      rm -f "$bin.tmp.$$"; fail "fuzz replay $target builds"; sed 's/^/    /' "$T/cc.err" | head; continue
+    fi
+    mv "$bin.tmp.$$" "$bin" && echo "$cmd" >"$bin.cmd"
   fi
   n=$(find "$C/$target" -type f | wc -l)
-  if ASAN_OPTIONS=detect_leaks=0 timeout -k 5 120 "$T/replay_$target" "$C/$target" >"$T/out" 2>"$T/err"; then
+  if ASAN_OPTIONS=detect_leaks=0 timeout -k 5 120 "$bin" "$C/$target" >"$T/out" 2>"$T/err"; then
     pass "fuzz replay $target: $(cat "$T/out") of $n${san:+ (ASan+UBSan)}"
   else
     fail "fuzz replay $target: crashed on $(grep '^replay ' "$T/err" | tail -1 | cut -d' ' -f2-)"

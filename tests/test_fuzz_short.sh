@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test_fuzz_short.sh — the short fuzz run of every libFuzzer target (scripts/fuzz.sh) that
-# `make test`, and so CI, runs each time: NCS_FUZZ_SECONDS per target (default 15), starting
-# from the regression corpora. A crash fails the test; the inputs are left under $BUILD/fuzz.
+# `make test`, and so CI, runs each time: NCS_FUZZ_SECONDS per target (default 5; the targets
+# run side by side), starting from the regression corpora; `make soak` (scripts/soak.sh) runs
+# 60 s per target. A crash fails the test; the inputs are left under $BUILD/fuzz.
 # SKIP when clang with libFuzzer is not installed (.ci/run installs it).
 . "$(dirname "$0")/lib.sh"
-secs=${NCS_FUZZ_SECONDS:-15}
+secs=${NCS_FUZZ_SECONDS:-5}
 if ! command -v clang >/dev/null; then skip "fuzz: clang not installed"; exit 0; fi
 bash "$ROOT/scripts/fuzz.sh" "$secs" "$BUILD" >"$T/fuzz.out" 2>&1
 rc=$?

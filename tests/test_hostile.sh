@@ -15,7 +15,7 @@
 #   clearenv  clearenv() before the first NCCL call (environment scrubbed, environ NULL)
 #   tfork     a non-main thread forks children while another thread calls NCCL in a loop; the
 #             children exec, exit or _exit after activating the shim (NCS_HOSTILE_RUNS runs)
-#   exitrace  exit() while three threads are inside NCCL calls (5 runs)
+#   exitrace  exit() while three threads are inside NCCL calls (NCS_HOSTILE_REPEATS runs)
 #   cancel    a thread cancelled (pthread_cancel) during the process's first NCCL calls, and one
 #             cancelled while it makes and destroys communicators; then the job uses NCCL, forks
 #             and exits: it used to hang for ever (the cancelled thread kept the shim's
@@ -25,6 +25,8 @@
 #   tmpfs     NCCLSCOPE_DIR on a 16 KiB and a 64 KiB file system that fills up (user + mount
 #             namespace; SKIP where not allowed)
 #   decoder   two traces concatenated into one file; a live trace read while it is written
+# Repetitions: `make test` runs tfork 3 times (NCS_HOSTILE_RUNS) and lowfd and exitrace twice
+# (NCS_HOSTILE_REPEATS); `make soak` (scripts/soak.sh) 12 and 5, as this test did before.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/faults/common.sh"
 need_shim "hostile"; need_decoder "hostile"; need_double "hostile"
@@ -53,7 +55,8 @@ same_as_plain() {
 }
 
 same_as_plain "atfork (the job's fork handlers call NCCL; 20 forks beside a calling thread)" atfork 20
-for i in 1 2 3; do same_as_plain "lowfd run $i (5 calls through a frame without unwind information)" lowfd 5; done
+REPEATS=${NCS_HOSTILE_REPEATS:-2}
+for i in $(seq 1 "$REPEATS"); do same_as_plain "lowfd run $i (5 calls through a frame without unwind information)" lowfd 5; done
 same_as_plain "sigterm (SA_RESTART and not; the dispositions the job reads before and after its first NCCL call)" sigterm
 grep -q '^after first call: term=default ' "$T/s/out" &&
   pass "hostile sigterm: after the first NCCL call the job still reads the default SIGTERM disposition (SIGINT: as without the shim, above)" ||
@@ -73,7 +76,7 @@ n=$(traces "$T/s/ncclscope-trace" | wc -l)
 check_eq "hostile clearenv: the trace is in the default directory of the start directory" 1 "$n"
 
 # tfork: many runs, each with 20 forks from a non-main thread while NCCL is being called
-RUNS=${NCS_HOSTILE_RUNS:-12}
+RUNS=${NCS_HOSTILE_RUNS:-3}
 bad=0 unread=0 files=0
 for i in $(seq 1 "$RUNS"); do
   d=$T/tf; rm -rf "$d"; mkdir -p "$d"
@@ -87,7 +90,7 @@ check_eq "hostile tfork: every trace readable ($files files)" 0 "$unread"
 
 # exitrace: the exit handlers run while other threads keep calling NCCL
 bad=0
-for i in 1 2 3 4 5; do
+for i in $(seq 1 "$REPEATS"); do
   d=$T/ex; rm -rf "$d"; mkdir -p "$d"
   (cd "$d" && timeout -k 5 120 env NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$HJ" exitrace 2000 >out 2>err; echo $? >rc)
   f=$(traces "$d/tr" | head -1)
@@ -95,7 +98,7 @@ for i in 1 2 3 4 5; do
     bad=$((bad + 1)); echo "    run $i: exit $(cat "$d/rc") $(head -c 200 "$d/err") ${STATS:-no trace}"
   fi
 done
-check_eq "hostile exitrace: 5 runs of exit(0) beside three threads inside NCCL calls: exit 0, trace readable" 0 "$bad"
+check_eq "hostile exitrace: $REPEATS runs of exit(0) beside three threads inside NCCL calls: exit 0, trace readable" 0 "$bad"
 
 # cancel: the delays spread the cancellation over activation and the communicator cycle
 for mode in cancel cancel-destroy; do

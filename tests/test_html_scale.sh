@@ -7,15 +7,18 @@
 # the share each heatmap cell states equals the Ranks table's share and the table's comm s /
 # window s; the transports section names the classes the headline names; and in headless
 # Chromium at 1280 x 1000 the page before expanding is under 5 screens tall, never wider than
-# the window, with no console error (screenshots kept in build/test-artefacts/). 4,096 ranks
-# runs with --no-doctor: the doctor alone takes minutes there (BENCHMARKS.md), the pictures
-# do not depend on it. Chromium checks SKIP when chromium is not installed.
+# the window, with no console error (a screenshot of the first screen kept in
+# build/test-artefacts/, taken by the same Chromium run). 4,096 ranks runs with --no-doctor:
+# the doctor alone takes minutes there (BENCHMARKS.md), the pictures do not depend on it.
+# Scales: NCS_HTML_SCALE_RANKS, "64 512" in `make test`, "64 512 4096" in `make soak`
+# (scripts/soak.sh). Chromium checks SKIP when chromium is not installed.
 source "$(dirname "$0")/lib.sh"
 if [ ! -x "$NCS" ]; then skip "html_scale: $NCS not built"; exit 0; fi
 A=$BUILD/test-artefacts
 mkdir -p "$A"
 declare -A STRAG=([64]=37 [512]=300 [4096]=3000) CALLS=([64]=200 [512]=60 [4096]=12)
-for n in 64 512 4096; do
+SCALES=${NCS_HTML_SCALE_RANKS:-64 512}
+for n in $SCALES; do
   "$NCS" synth -o "$T/t$n" --ranks "$n" --hosts $((n / 8)) --calls "${CALLS[$n]}" --threads 2 \
     --straggler "${STRAG[$n]}:300:1" >/dev/null 2>&1
   nd=; [ "$n" = 4096 ] && nd=--no-doctor
@@ -23,7 +26,7 @@ for n in 64 512 4096; do
   check_eq "html_scale $n: exits 0" 0 "$?"
 done
 
-for n in 64 512 4096; do
+for n in $SCALES; do
   P=$T/p$n.html s=${STRAG[$n]}
   out=$(python3 - "$P" "$s" "$n" <<'PY' 2>&1
 import re, sys, html
@@ -71,31 +74,25 @@ if [ -z "$CHROME" ]; then
   skip "html_scale: chromium not installed (apt-get install chromium): height, overflow and console checks not run"
   exit 0
 fi
-probe() { # probe PAGE: a test-only copy that writes the page's size into its DOM; Chromium at 1280 x 1000
+probe() { # probe PAGE SHOT: a test-only copy that writes the page's size into its DOM; Chromium at
+  # 1280 x 1000, which also saves a screenshot of the first screen to SHOT
   sed -e 's|<meta http-equiv="Content-Security-Policy"[^>]*>||' \
       -e 's|</body>|<script>document.body.setAttribute("data-size",document.documentElement.scrollHeight+" "+document.documentElement.scrollWidth+" "+document.documentElement.clientWidth)</script></body>|' \
       "$1" >"$1.probe.html"
   timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --hide-scrollbars \
-    --enable-logging=stderr --v=0 --window-size=1280,1000 --dump-dom "file://$1.probe.html" 2>"$1.log" |
+    --enable-logging=stderr --v=0 --window-size=1280,1000 --screenshot="$2" --dump-dom "file://$1.probe.html" 2>"$1.log" |
     sed -n 's/.*data-size="\([0-9]*\) \([0-9]*\) \([0-9]*\)".*/\1 \2 \3/p' >"$1.size"
 }
-for n in 64 512 4096; do probe "$T/p$n.html" & done
+for n in $SCALES; do rm -f "$A/html-scale-$n.png"; probe "$T/p$n.html" "$A/html-scale-$n.png" & done
 wait
-for n in 64 512 4096; do
+for n in $SCALES; do
   read -r h sw cw <"$T/p$n.html.size" || h=
   if [ -z "$h" ]; then fail "html_scale $n: Chromium gave no size"; continue; fi
   check "html_scale $n: under 5 screens tall before expanding (scrollHeight $h, limit 5000)" test "$h" -lt 5000
   check "html_scale $n: no horizontal overflow (scrollWidth $sw, clientWidth $cw)" test "$sw" -le "$cw"
   check_eq "html_scale $n: Chromium logged no console or script error" 0 "$(grep -ciE 'Uncaught|CONSOLE.*error|SyntaxError' "$T/p$n.html.log")"
-  echo "$h" >"$T/h$n"
 done
-for n in 64 512 4096; do
-  h=$(cat "$T/h$n" 2>/dev/null || echo 5000)
-  timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --hide-scrollbars \
-    --window-size=1280,"$h" --screenshot="$A/html-scale-$n.png" "file://$T/p$n.html" >/dev/null 2>&1 &
-done
-wait
-for n in 64 512 4096; do
+for n in $SCALES; do
   check "html_scale $n: screenshot kept: $A/html-scale-$n.png" test -s "$A/html-scale-$n.png"
   cp "$T/p$n.html" "$A/html-scale-$n.html"
 done
