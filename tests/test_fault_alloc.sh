@@ -38,6 +38,7 @@ for n in $(seq 1 "$K"); do
 done
 # The same with 8 threads calling NCCL: their per-thread buffers are allocated on the job's
 # threads, from inside the shim.
+fault_wait
 JOBARGS="2 threads=8,2000"
 run_job "$T/base" -- "$FJOB" $JOBARGS
 rm -f "$T/stats"
@@ -52,6 +53,7 @@ for n in $(seq 1 "$K2"); do
   run_fault "threads alloc $n" NCS_FAULT_FN=alloc NCS_FAULT_N=$n
   run_fault "threads allocs $n.." NCS_FAULT_FN=alloc NCS_FAULT_N=$n NCS_FAULT_PERSIST=1
 done
+fault_wait
 K="$K+$K2"
 echo "# figures: alloc fault runs=$runs injections=$injected jobs_changed=$changed traces_unreadable=$unreadable traces_with_drops=$dropped_seen eligible_calls=$K"
 [ $injected -gt 0 ] && pass "fault alloc: $injected failures injected over $runs runs" || fail "fault alloc: nothing was injected"

@@ -44,6 +44,7 @@ done
 # next fails, later ones succeed (space freed). Leftover bytes of the short write must not
 # survive behind a later, smaller chunk. The job makes a burst of calls from 4 threads (big
 # chunks), then a few calls (small ones); the job ends cleanly, so the trace must be complete.
+fault_wait
 JOBARGS="3 threads=4,20000"
 run_job "$T/base" -- "$FJOB" $JOBARGS
 for n in $(seq 1 8) $(seq 1 8); do
@@ -52,5 +53,6 @@ done
 # Failures of write alone (the chunk appends), from the 2nd write on, every write: the job
 # runs to the end and the trace says records were lost.
 run_fault "every write from 2" NCS_FAULT_FN=write,pwrite,writev,pwritev NCS_FAULT_N=2 NCS_FAULT_PERSIST=1 NCS_FAULT_ERRNO=ENOSPC
+fault_wait
 echo "# figures: io fault runs=$runs injections=$injected jobs_changed=$changed traces_unreadable=$unreadable traces_with_drops=$dropped_seen eligible_calls=$K"
 [ $injected -gt 0 ] && pass "fault io: $injected failures injected over $runs runs" || fail "fault io: nothing was injected"

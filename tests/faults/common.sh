@@ -120,32 +120,62 @@ cd "$T" || exit 1
 # shim; compares it with the baseline run ($T/base.out), reads every trace it left, and counts
 # into runs, injected, changed, unreadable, dropped_seen. Labels start with $FAULT_CLASS.
 # EXPECT_FINAL=1: a trace without its final chunk counts as unreadable too.
+# The runs are independent (each its own directory, counters file and output), so up to
+# NCS_FAULT_PAR (default 2) go at once, in the background: their lines are printed and their
+# counts added in the order they started, when a slot is needed and by fault_wait, which a test
+# calls before it reads the counts or changes JOBARGS or the baseline.
 runs=0 injected=0 changed=0 unreadable=0 dropped_seen=0
+FAULT_PAR=${NCS_FAULT_PAR:-2}
+fault_queue=() fault_seq=0
 run_fault() {
-  local name=$1; shift
-  local d=$T/run; rm -rf "$d" "$T/stats"; mkdir -p "$d"
-  run_job "$T/f" NCCLSCOPE_DIR="$d/traces" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$T/stats" \
-    LD_PRELOAD="$FAULTLIB $SHIM" "$@" -- "$FJOB" $JOBARGS
+  while [ ${#fault_queue[@]} -ge "$FAULT_PAR" ]; do fault_reap; done
+  fault_seq=$((fault_seq + 1))
+  fault_one "$fault_seq" "$@" >"$T/rf-$fault_seq.log" 2>&1 &
+  fault_queue+=("$!:$fault_seq")
+}
+# fault_reap: waits for the oldest run in flight, prints its lines, adds its counts.
+fault_reap() {
+  local e=${fault_queue[0]} i c a b d f
+  fault_queue=("${fault_queue[@]:1}")
+  wait "${e%%:*}"
+  i=${e#*:}
+  grep -v '^#counts ' "$T/rf-$i.log"
+  c=$(grep '^#counts ' "$T/rf-$i.log")
   runs=$((runs + 1))
-  local inj=0
-  [ -f "$T/stats" ] && inj=$(od -An -t u8 -j 8 -N 8 "$T/stats" | tr -d ' ')
-  injected=$((injected + ${inj:-0}))
-  if [ "$(cat "$T/f.rc")" != 0 ] || ! cmp -s "$T/base.out" "$T/f.out"; then
-    changed=$((changed + 1))
-    fail "$FAULT_CLASS $name: job changed (exit $(cat "$T/f.rc")): $(diff "$T/base.out" "$T/f.out" | head -3 | tr '\n' ' ') $(head -c 200 "$T/f.err")"
-    return
+  if [ -z "$c" ]; then
+    changed=$((changed + 1)); fail "$FAULT_CLASS run $i: no result (the run's shell died)"
+  else
+    read -r _ a b d f <<<"$c"
+    injected=$((injected + a)) changed=$((changed + b)) unreadable=$((unreadable + d)) dropped_seen=$((dropped_seen + f))
+  fi
+  rm -rf "$T/rf-$i.log" "$T/run-$i" "$T/stats-$i" "$T/f-$i".*
+}
+fault_wait() { while [ ${#fault_queue[@]} -gt 0 ]; do fault_reap; done; }
+# fault_one I NAME ENV...: run I; prints its PASS/FAIL lines, then "#counts INJ CHANGED UNREADABLE DROPPED".
+fault_one() {
+  local i=$1 name=$2; shift 2
+  local d=$T/run-$i st=$T/stats-$i inj=0 chg=0 unr=0 drp=0
+  mkdir -p "$d"
+  run_job "$T/f-$i" NCCLSCOPE_DIR="$d/traces" NCCLSCOPE_FLUSH_MS=10 NCS_FAULT_STATS="$st" \
+    LD_PRELOAD="$FAULTLIB $SHIM" "$@" -- "$FJOB" $JOBARGS
+  [ -f "$st" ] && inj=$(od -An -t u8 -j 8 -N 8 "$st" | tr -d ' ')
+  inj=${inj:-0}
+  if [ "$(cat "$T/f-$i.rc")" != 0 ] || ! cmp -s "$T/base.out" "$T/f-$i.out"; then
+    fail "$FAULT_CLASS $name: job changed (exit $(cat "$T/f-$i.rc")): $(diff "$T/base.out" "$T/f-$i.out" | head -3 | tr '\n' ' ') $(head -c 200 "$T/f-$i.err")"
+    echo "#counts $inj 1 0 0"; return
   fi
   local f ok=1
   for f in $(traces "$d"); do
     if ! readable "$f"; then
-      unreadable=$((unreadable + 1)); ok=0
+      unr=$((unr + 1)); ok=0
       fail "$FAULT_CLASS $name: trace unreadable beyond its damage: $STATS"
     elif [ "${EXPECT_FINAL:-0}" = 1 ] && [ "$(field final "$STATS")" != 1 ]; then
-      unreadable=$((unreadable + 1)); ok=0
+      unr=$((unr + 1)); ok=0
       fail "$FAULT_CLASS $name: the job ended cleanly and later writes succeeded, but the trace is not complete: $STATS"
     elif [ "$(field dropped "$STATS")" != 0 ]; then
-      dropped_seen=$((dropped_seen + 1))
+      drp=$((drp + 1))
     fi
   done
-  [ $ok = 1 ] && pass "$FAULT_CLASS $name (injected ${inj:-0})"
+  [ $ok = 1 ] && pass "$FAULT_CLASS $name (injected $inj)"
+  echo "#counts $inj 0 $unr $drp"
 }
