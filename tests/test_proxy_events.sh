@@ -13,7 +13,9 @@
 # records (send: SendGPUWait, SendPeerWait_v4, SendWait; recv: RecvWait, RecvFlushWait,
 # RecvGPUWait), one ProxyOpInProgress_v4, the process's pid, and the steps come no earlier than
 # their kernel's device start (pTimer; the plugin's CLOCK_MONOTONIC is the device clock's domain).
-# None on one host (NVLink only), none when the mask does not ask, steps only when asked.
+# None on one host (NVLink only), none when the mask does not ask, steps only when asked; a
+# captured plan with NET proxy ops emits its task events at every replay (capture_job); the NCCL
+# Inspector (when ../shared has its source) still writes its files on the 2-host job.
 source "$(dirname "$0")/lib.sh"
 J=$BUILD/tests/ddp_job
 L=$ROOT/tests/jobs/launch.sh
@@ -261,3 +263,21 @@ check_eq "mask ProxyOp without ProxyStep: ProxyOps as NCCL's arithmetic, no Prox
 check "mask ProxyOp: (control) ProxyOps came ($s)" test "$(field proxyops "$s")" -gt 0
 check_eq "mask without ProxyOp/ProxyStep (Coll, P2p, KernelCh, as the Inspector asks): no proxy event" \
   0 "$(cat "$T"/noproxy/ev.* | awk '$1 == "S" && ($3 == 8 || $3 == 16)' | wc -l)"
+
+# the NCCL Inspector (unmodified, as test_inspector.sh builds it) on the 2-host job: it asks for
+# Coll, P2p and KernelCh only, so no proxy event reaches it; it must still write its files (one
+# per rank process, with the job's collectives)
+SRC=${NCCL_INSPECTOR_SRC:-$ROOT/../shared/nccl-inspector}
+if [ ! -f "$DOUBLES/libcuda.so.1" ]; then
+  skip "proxy events: Inspector: the CUDA driver double is not built"
+elif ! LIB=$(bash "$ROOT/scripts/build-inspector.sh" "$SRC" "$BUILD/inspector" 2>"$T/insp-build.err"); then
+  skip "proxy events: Inspector not built: $(head -1 "$T/insp-build.err")"
+else
+  NCCL_PROFILER_PLUGIN="$LIB" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000 \
+    NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=1 NCCL_INSPECTOR_DUMP_DIR="$T/insp" LAUNCH_NODES=2 \
+    bash "$L" 4 "$J" --steps 1 --compute-us 100 --linger-ms 3000 >"$T/insp.out" 2>"$T/insp.err"
+  check "the NCCL Inspector on 2 hosts: ddp_job succeeds" grep -q "all results correct" "$T/insp.out"
+  check_eq "the NCCL Inspector on 2 hosts: one file per rank process" 4 "$(ls "$T"/insp/*-pid*.log 2>/dev/null | wc -l)"
+  check "the NCCL Inspector on 2 hosts: its files hold AllReduce records" \
+    eval 'test "$(cat "$T"/insp/*-pid*.log | grep -c AllReduce)" -gt 0'
+fi
