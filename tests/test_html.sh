@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_html.sh — `ncclscope html` (decoder/render/html.c, decoder/render/svg.c): one self-contained page (no
+# test_html.sh — `ncclscope html` (decoder/cmd/html_cmd.c, decoder/render/html.c, decoder/render/svg.c): one self-contained page (no
 # script, no network reference) with every section, rendered by headless Chromium without
 # errors and not blank; each rank's GPU streams with its compute and NCCL kernels and its exposed
 # communication (decoder/render/gpu_lanes.c) on jobs with known streams; and a hostile trace (host name and command line holding <script>,

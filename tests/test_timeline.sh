@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_timeline.sh — `ncclscope timeline` (decoder/render/timeline.c): valid Chrome-trace JSON with
+# test_timeline.sh — `ncclscope timeline` (decoder/cmd/timeline_cmd.c, decoder/render/timeline.c): valid Chrome-trace JSON with
 # one track per rank and stream, one duration event per traced call (GPU interval when the
 # trace has GPU times, host interval otherwise) with its args, communicator init/destroy as
 # instants, times on one clock; and the progress bar (decoder/io/progress.c) only on a terminal.

@@ -13,8 +13,6 @@
  *                                     it wants (v is zeroed; set v->ctx yourself); records follow
  *   file_done(state, file, status)    after that file's read (status may say damaged/truncated)
  *   finish(state, job)                once, after all files; job->rank[] now complete
- *   print_head(state, f, job)         lines printed first, before any other section (the
- *                                     job's answer: analysis/verdicts.c)
  *   print_text(state, f, job)         its text section (escape trace strings: ncs_text_escape);
  *                                     short unless job->detail (--detail): outliers, not every rank
  *   print_json(state, j, job)         its members, written into the top-level JSON object;
@@ -37,6 +35,7 @@
 #include "io/trace.h"
 
 struct ncs_headline;
+struct ncs_stages;
 
 /* What the report core knows about one traced process (one file). */
 struct ncs_rank_info {
@@ -63,10 +62,14 @@ struct ncs_job {
   const char *const *options;      /* report's NULL-terminated "--name=value" analysis options */
   int detail;                      /* --detail: every rank's sections, not only outliers */
   struct ncs_headline *headline;   /* the job's answer: built by `verdicts` in finish(), analyses
-                                      after it in the registry may add to it; NULL when none */
+                                      after it in the registry may add to it; report prints it
+                                      first (text) and as "headline" (JSON) once built */
   int *ended_badly;                /* set to 1 by `verdicts` when the job ended badly (an init
                                       failed or aborted, a communicator aborted mid-collective,
                                       calls lost): report exits 1 then; NULL when nobody asks */
+  struct ncs_stages *stages;       /* what one analysis computes once and others read: step
+                                      starts, kernel-activity figures (model/stages.h); NULL
+                                      when the caller keeps none */
 };
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);
@@ -89,7 +92,6 @@ struct ncs_analysis {
   void (*print_rank_json)(void *state, struct ncs_json *j, int file);
   void (*destroy)(void *state);
   void (*print_op_json)(void *state, struct ncs_json *j, int file, unsigned op);
-  void (*print_head)(void *state, FILE *f, const struct ncs_job *job);
 };
 
 /* The registry: one line per analysis. */

@@ -9,16 +9,15 @@
  *
  * Contract: an analysis (analysis.h), after metrics in the registry. Reads KERNEL*, and CALL
  * records for sizes and positions, into a model/kact.h accumulator per file; figures are
- * computed when the file is done, with metrics' step starts of that file
- * (ncs_metrics_step_starts), and the accumulator freed. ncs_gputime_fig() hands them to
- * metrics and doctor during printing. */
+ * computed when the file is done, with metrics' step starts of that file (the report's stages,
+ * model/stages.h), and the accumulator freed. The figures are kept in those stages, where
+ * metrics reads them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "analysis/gputime.h"
-#include "analysis/metrics.h"
+#include "model/stages.h"
 #include "model/rules.h"
 #include "ncclscope/encode.h"
 
@@ -36,7 +35,7 @@ struct gt_steps {
 };
 struct gt_file {
   struct ncs_kact *acc;
-  struct ncs_kact_fig fig;
+  struct ncs_kact_fig *fig;       /* its slot in the report's stages */
   struct gt_steps st;
   uint64_t calls, gpu_records;          /* host timing: calls but no GPU_TIME record */
   char timing[8], gpu_timing_env[8];    /* PROCESS timing, env.NCCLSCOPE_GPU_TIMING */
@@ -46,21 +45,18 @@ static const char *host_timed_why(const struct gt_file *f) {
   if (!f->calls || f->gpu_records) return NULL;
   return ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL);
 }
-struct gt { int n; struct gt_file *f; };
-static struct gt *g_current; /* the running report's state, for ncs_gputime_fig */
-
-const struct ncs_kact_fig *ncs_gputime_fig(int file) {
-  return g_current && file >= 0 && file < g_current->n ? &g_current->f[file].fig : NULL;
-}
+struct gt { int n; struct gt_file *f; struct ncs_stages *stages; };
 
 static void *gt_create(const struct ncs_job *job) {
+  if (!job->stages || job->stages->n != job->n) return NULL;
   struct gt *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->n = job->n;
   s->f = calloc(job->n ? (size_t)job->n : 1, sizeof *s->f);
   if (!s->f) { free(s); return NULL; }
-  for (int i = 0; i < s->n; i++) s->f[i].fig.state = -1;
-  g_current = s;
+  s->stages = job->stages;
+  s->stages->fig_on = 1;
+  for (int i = 0; i < s->n; i++) s->f[i].fig = &s->stages->fig[i];
   return s;
 }
 
@@ -146,11 +142,11 @@ static void gt_file_done(void *state, int file, const struct ncs_read_status *st
   if (!s || file < 0 || file >= s->n) return;
   struct gt_file *f = &s->f[file];
   const uint64_t *t = NULL;
-  size_t n = ncs_metrics_step_starts(file, &t), nst = 0;
+  size_t n = ncs_stages_starts(s->stages, file, &t), nst = 0;
   struct ncs_kact_step *steps = n ? malloc(n * sizeof *steps) : NULL;
   if (!steps) n = 0;
-  if (f->acc && ncs_kact_figures(f->acc, &f->fig, t, n, steps, &nst) != 0) f->fig.have = 0;
-  if (f->fig.have) summarise_steps(&f->st, steps, nst);
+  if (f->acc && ncs_kact_figures(f->acc, f->fig, t, n, steps, &nst) != 0) f->fig->have = 0;
+  if (f->fig->have) summarise_steps(&f->st, steps, nst);
   free(steps);
   ncs_kact_free(f->acc);
   f->acc = NULL;
@@ -165,7 +161,7 @@ static void rank_label(char *buf, size_t n, const struct ncs_job *job, int i) {
  * with --detail every kept step. */
 static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job *job) {
   int any = 0;
-  for (int i = 0; i < s->n; i++) any |= s->f[i].fig.have && s->f[i].st.n;
+  for (int i = 0; i < s->n; i++) any |= s->f[i].fig->have && s->f[i].st.n;
   if (!any) {
     fprintf(out, "  per step: no steps found (docs/METRICS.md \"Steps\"; --step-op OP names the boundary)\n");
     return;
@@ -176,10 +172,10 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
   /* short form past 8 ranks: the ranks at the lowest, median and highest median step time, and
    * the one whose slowest step is the job's slowest */
   int rows = 0, *pick = NULL, npick = 0;
-  for (int k = 0; k < s->n; k++) rows += s->f[job->order[k]].fig.have && s->f[job->order[k]].st.n;
+  for (int k = 0; k < s->n; k++) rows += s->f[job->order[k]].fig->have && s->f[job->order[k]].st.n;
   if (!job->detail && rows > 8 && (pick = malloc((size_t)rows * sizeof *pick)) != NULL) {
     for (int k = 0; k < s->n; k++)
-      if (s->f[job->order[k]].fig.have && s->f[job->order[k]].st.n) pick[npick++] = job->order[k];
+      if (s->f[job->order[k]].fig->have && s->f[job->order[k]].st.n) pick[npick++] = job->order[k];
     for (int a = 1; a < npick; a++) /* by median step time (insertion sort: stable, ranks in order) */
       for (int b = a; b > 0 && s->f[pick[b]].st.med[SF_LEN] < s->f[pick[b - 1]].st.med[SF_LEN]; b--) {
         int t = pick[b]; pick[b] = pick[b - 1]; pick[b - 1] = t;
@@ -194,7 +190,7 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
   for (int k = 0; k < s->n; k++) {
     int i = job->order[k];
     const struct gt_steps *st = &s->f[i].st;
-    if (!s->f[i].fig.have || !st->n) continue;
+    if (!s->f[i].fig->have || !st->n) continue;
     if (pick) {
       int in = 0;
       for (int a = 0; a < npick; a++) in |= pick[a] == i;
@@ -216,7 +212,7 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
   for (int k = 0; k < s->n; k++) {
     int i = job->order[k];
     const struct gt_steps *st = &s->f[i].st;
-    if (!s->f[i].fig.have || !st->n || !st->rows) continue;
+    if (!s->f[i].fig->have || !st->n || !st->rows) continue;
     char rk[40];
     rank_label(rk, sizeof rk, job, i);
     fprintf(out, "\n  steps of rank %s (ms; start from its first kernel):\n  %6s %10s %9s %9s %12s %11s %9s %9s\n", rk,
@@ -225,7 +221,7 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
     for (size_t g = 0; g < keep; g++) {
       const struct ncs_kact_step *x = &st->rows[g];
       fprintf(out, "  %6zu %10.3f %9.3f %9.3f %12.3f %11.3f %9.3f %9.3f\n", g + 1,
-              ((double)x->start_ns - (double)s->f[i].fig.first_ns) / 1e6, x->len_ns / 1e6, (x->len_ns - x->idle_ns) / 1e6,
+              ((double)x->start_ns - (double)s->f[i].fig->first_ns) / 1e6, x->len_ns / 1e6, (x->len_ns - x->idle_ns) / 1e6,
               x->compute_only_ns / 1e6, x->overlapped_ns / 1e6, x->exposed_ns / 1e6, x->idle_ns / 1e6);
     }
     if (st->n > keep) fprintf(out, "  (%zu more steps: their figures are in the min / median / max above)\n", st->n - keep);
@@ -236,7 +232,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
   struct gt *s = state;
   if (!s || !s->n) return;
   int have = 0;
-  for (int i = 0; i < s->n; i++) have += s->f[i].fig.have;
+  for (int i = 0; i < s->n; i++) have += s->f[i].fig->have;
   fprintf(out, "\nGPU time (kernel activity; docs/METRICS.md \"GPU time\")\n");
   if (have) {
     fprintf(out, "  %6s %10s %7s %9s %9s %9s %7s %12s  %s\n", "rank", "span_s", "busy%", "compute%",
@@ -244,7 +240,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     int rows = 0;
     for (int k = 0; k < s->n; k++) {
       int i = job->order[k];
-      const struct ncs_kact_fig *g = &s->f[i].fig;
+      const struct ncs_kact_fig *g = s->f[i].fig;
       if (!g->have || !g->span_ns) continue;
       if (!job->detail && ++rows > 8) continue; /* short form: counted below */
       char rk[40];
@@ -261,7 +257,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     int shown = 0;
     for (int k = 0; k < s->n && shown < (job->detail ? 4 : 1); k++) {
       int i = job->order[k];
-      const struct ncs_kact_fig *g = &s->f[i].fig;
+      const struct ncs_kact_fig *g = s->f[i].fig;
       if (!g->have || !g->nccl_kernels) continue;
       shown++;
       char rk[40];
@@ -297,10 +293,10 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     }
   }
   int without = 0; /* processes that are not ranks (no communicator: a version probe) are not counted */
-  for (int k = 0; k < s->n; k++) without += !s->f[job->order[k]].fig.have && !job->rank[job->order[k]].no_comm;
+  for (int k = 0; k < s->n; k++) without += !s->f[job->order[k]].fig->have && !job->rank[job->order[k]].no_comm;
   for (int k = 0, told = 0; k < s->n; k++) {
     int i = job->order[k];
-    const struct ncs_kact_fig *g = &s->f[i].fig;
+    const struct ncs_kact_fig *g = s->f[i].fig;
     if (g->have || job->rank[i].no_comm) continue;
     if (!job->detail && told++) continue; /* short form: the first, and how many more */
     char rk[40];
@@ -345,10 +341,10 @@ static void steps_json(struct ncs_json *j, const struct gt_file *f) {
       ncs_json_num(j, "max", st->max[k] / 1e9);
       ncs_json_obj_end(j);
     }
-    step_row_json(j, "slowest", st->slowest, &st->slow, f->fig.first_ns);
+    step_row_json(j, "slowest", st->slowest, &st->slow, f->fig->first_ns);
     size_t keep = st->rows ? (st->n < GT_ROWS ? st->n : GT_ROWS) : 0;
     ncs_json_arr_begin(j, "rows");
-    for (size_t g = 0; g < keep; g++) step_row_json(j, NULL, g, &st->rows[g], f->fig.first_ns);
+    for (size_t g = 0; g < keep; g++) step_row_json(j, NULL, g, &st->rows[g], f->fig->first_ns);
     ncs_json_arr_end(j);
     ncs_json_uint(j, "rows_omitted", st->n - keep);
   }
@@ -358,7 +354,7 @@ static void steps_json(struct ncs_json *j, const struct gt_file *f) {
 static void gt_rank_json(void *state, struct ncs_json *j, int file) {
   struct gt *s = state;
   if (!s || file < 0 || file >= s->n) return;
-  const struct ncs_kact_fig *g = &s->f[file].fig;
+  const struct ncs_kact_fig *g = s->f[file].fig;
   ncs_json_obj_begin(j, "gpu_time");
   ncs_json_str(j, "source", g->have ? "kernels" : "none");
   ncs_json_str(j, "state", g->state == NCS_KSTATE_ON ? "on" : g->state == NCS_KSTATE_STOOD_ASIDE ? "stood_aside"
@@ -445,7 +441,6 @@ static void gt_rank_json(void *state, struct ncs_json *j, int file) {
 static void gt_destroy(void *state) {
   struct gt *s = state;
   if (!s) return;
-  if (g_current == s) g_current = NULL;
   for (int i = 0; i < s->n; i++) { ncs_kact_free(s->f[i].acc); free(s->f[i].st.rows); }
   free(s->f);
   free(s);

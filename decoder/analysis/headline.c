@@ -1,6 +1,8 @@
 /* headline.c — the job's answer as data (headline.h). */
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
+#include "io/jobload.h"
+#include "ncclscope/ops.h"
 #include "io/nccllog.h"
 #include "model/rules.h"
 
@@ -33,6 +35,7 @@ static void job_link(struct ncs_headline *h, const struct ncs_doctor *d);
 
 void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
   memset(h, 0, sizeof *h);
+  h->built = 1;
   h->processes = d->n;
   h->share_min = h->share_med = h->share_max = h->ratio_med = NAN;
   h->rank_min = h->rank_max = -1;
@@ -173,4 +176,22 @@ const struct ncs_headline_cost *ncs_headline_cost_of(const struct ncs_headline *
     if (!strcmp(h->cost[i].id, id) || (!strcmp(id, "comm-bound") && !strcmp(h->cost[i].id, "exposed-comm")))
       return &h->cost[i];
   return NULL;
+}
+
+void ncs_headline_add_top_op(struct ncs_headline *h, const struct ncs_jobdata *J) {
+  double total = 0, best = 0, bus = 0, steps = 0;
+  unsigned top = 0;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    double t = 0, b = 0, k = 0;
+    for (int i = 0; i < J->nops; i++)
+      if (J->ops[i].op == op) { t += J->ops[i].time_s; b += J->ops[i].busbytes; k += J->ops[i].steps; }
+    total += t;
+    if (t > best) { best = t; top = op; bus = b; steps = k; }
+  }
+  if (!top || !(total > 0)) return;
+  snprintf(h->top_op, sizeof h->top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
+  h->top_op_share = best / total;
+  h->top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? bus / best / 1e9 : 0;
+  h->top_busbytes = bus;
+  h->top_steps = steps;
 }

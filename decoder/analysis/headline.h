@@ -15,6 +15,7 @@
 #define NCS_HEADLINE_PROBLEMS 4
 
 struct ncs_headline {
+  int built;                    /* 1 once ncs_headline_build() filled it */
   int processes;                /* traces (and logs) the doctor read */
   int ranks;                    /* ranks in processes with a traced window long enough to judge
                                    (a process with a rank per thread counts each of its ranks) */
@@ -81,6 +82,10 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d);
  * collective counts from the straggler engine, after ncs_strag_finish. */
 struct ncs_strag;
 void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag *s);
+/* The dominant operation (top_op and its figures) from the loader's per-op sums over every
+ * rank (html; report takes it from its metrics analysis): the op with the most time. */
+struct ncs_jobdata;
+void ncs_headline_add_top_op(struct ncs_headline *h, const struct ncs_jobdata *J);
 /* The expected busbw of the dominant operation's calls, GB/s: the α-β reference of the job's
  * link priced on their sizes (model/linkref.h); 0 when unknown. */
 double ncs_headline_expected(const struct ncs_headline *h);

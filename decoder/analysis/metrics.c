@@ -26,7 +26,7 @@
 #include "analysis/metrics.h"
 #include "analysis/headline.h"
 #include "model/rules.h"
-#include "analysis/gputime.h"
+#include "model/stages.h"
 #include "model/replay.h"
 #include "ncclscope/format.h"
 #include "ncclscope/nccl_abi.h"
@@ -178,7 +178,7 @@ struct file_state {
   struct call_shape *prev_shape; /* the previous call's (call_shape_of) */
   struct rank_m *r;
   struct metrics *m;
-  /* the file's counted step starts (handed to ncs_metrics_step_starts when the file is done) */
+  /* the file's counted step starts (put in the report's stages when the file is done) */
   uint64_t *starts;
   size_t nstarts, capstarts;
   struct ncs_replay *rp;      /* graph replays: fed the file's records, solved when it is done */
@@ -697,7 +697,7 @@ static inline __attribute__((always_inline)) void account_call(struct file_state
 }
 
 /* A counted step boundary at t: a step of the rank, and a start handed to the analyses after
- * metrics (ncs_metrics_step_starts). */
+ * metrics (model/stages.h). */
 static inline __attribute__((always_inline)) void count_step(struct file_state *f, uint64_t t) {
   add_step(f->r, t);
   size_t k = f->nstarts;
@@ -845,47 +845,15 @@ static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
 }
 
 /* ---- analysis hooks ---- */
-static struct metrics *g_metrics; /* the running report's state, for ncs_metrics_step_starts */
-
-/* The step starts of the file done last on this thread: files are read in parallel, and the
- * analyses after metrics ask for a file's starts in their file_done of it, on the same thread.
- * Freed when the thread ends (the key's destructor) or by m_destroy (the calling thread). */
-struct handoff { const struct metrics *m; int file; uint64_t *t; size_t n, cap; };
-static pthread_key_t starts_key;
-static int starts_key_ready;
-static pthread_once_t starts_once = PTHREAD_ONCE_INIT;
-static void handoff_free(void *p) {
-  struct handoff *h = p;
-  if (h) free(h->t);
-  free(h);
-}
-static void starts_key_init(void) { starts_key_ready = pthread_key_create(&starts_key, handoff_free) == 0; }
-
-/* Hands file `file`'s step starts over (swapping buffers: no copy). */
+/* Puts file `file`'s step starts in the report's stages (model/stages.h), for the analyses
+ * whose file_done of it follows; the next file starts a buffer of its own. */
 static void hand_over_starts(struct metrics *m, int file, struct file_state *f) {
-  pthread_once(&starts_once, starts_key_init);
-  struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
-  if (starts_key_ready && !h && (h = calloc(1, sizeof *h)) && pthread_setspecific(starts_key, h) != 0) {
-    free(h);
-    h = NULL;
-  }
-  if (h) {
-    uint64_t *t = h->t;
-    size_t cap = h->cap;
-    h->t = f->starts; h->cap = f->capstarts; h->n = f->nstarts;
-    f->starts = t; f->capstarts = cap;
-    h->m = m; h->file = file;
+  if (m->job->stages) {
+    ncs_stages_put_starts(m->job->stages, file, f->starts, f->nstarts);
+    f->starts = NULL;
+    f->capstarts = 0;
   }
   f->nstarts = 0;
-}
-
-size_t ncs_metrics_step_starts(int file, const uint64_t **t) {
-  *t = NULL;
-  pthread_once(&starts_once, starts_key_init); /* orders starts_key_ready for this thread */
-  struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
-  if (!g_metrics || g_metrics->bad_option || !h || h->m != g_metrics || h->file != file || file < 0) return 0;
-  *t = h->t;
-  return h->n;
 }
 
 static void *m_create(const struct ncs_job *job) {
@@ -898,7 +866,6 @@ static void *m_create(const struct ncs_job *job) {
   if (!m->rank || !m->files) { free(m->rank); free(m->files); free(m); return NULL; }
   for (int i = 0; i < job->n; i++) m->files[i] = (struct mfile){m, i, NULL};
   pthread_mutex_init(&m->mu, NULL);
-  g_metrics = m;
   const char *w = ncs_job_option(job, "skip-warmup");
   if (w) {
     char *e;
@@ -1231,7 +1198,7 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
   out->valid = r->have_window;
   out->wall_s = r->have_window ? (double)(r->w1 - r->w0) / 1e9 : 0;
   out->comm_s = r->comm_ns / 1e9;
-  out->compute_to_comm = ncs_kact_compute_to_comm(ncs_gputime_fig(file), out->wall_s * 1e9, out->comm_s * 1e9, &out->ratio_estimate);
+  out->compute_to_comm = ncs_kact_compute_to_comm(ncs_stages_fig(m->job->stages, file), out->wall_s * 1e9, out->comm_s * 1e9, &out->ratio_estimate);
   out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : r->timed_host ? "host" : "none";
   out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);
   if (r->done_n) {
@@ -1264,8 +1231,8 @@ static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b
 /* With kernel activity the verdict is on exposed communication (GPU time: a job whose
  * communication is hidden under compute is not communication-bound); without it, on the share
  * of the window spent in NCCL calls, an estimate (docs/METRICS.md). */
-static const char *verdict(const struct ncs_metrics_rank *x, int file) {
-  const struct ncs_kact_fig *g = ncs_gputime_fig(file);
+static const char *verdict(const struct metrics *m, const struct ncs_metrics_rank *x, int file) {
+  const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, file);
   if (!x->valid || x->wall_s <= 0) return "no timed communication";
   if (g && g->have && g->span_ns) return ncs_kact_verdict(g);
   double share = x->comm_s / x->wall_s;
@@ -1281,9 +1248,9 @@ static unsigned top_op(const struct rank_m *r) {
 }
 
 /* The verdict's evidence, one sentence (empty when there is nothing to say). */
-static void evidence(const struct rank_m *r, const struct ncs_metrics_rank *x, int file, char *buf, size_t n) {
+static void evidence(const struct metrics *m, const struct rank_m *r, const struct ncs_metrics_rank *x, int file, char *buf, size_t n) {
   buf[0] = 0;
-  const struct ncs_kact_fig *g = ncs_gputime_fig(file);
+  const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, file);
   if (g && g->have && g->span_ns) {
     snprintf(buf, n, "GPU time: %.1f%% exposed communication, %.1f%% of NCCL kernel time hidden under compute, %.1f%% idle",
              100.0 * (double)g->exposed_ns / (double)g->span_ns,
@@ -1376,11 +1343,11 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
   ncs_json_uint(j, "timed_host", r->timed_host);
   ncs_json_uint(j, "captured", r->captured);
   replays_json(j, r);
-  ncs_json_str(j, "verdict", verdict(&x, file));
-  const struct ncs_kact_fig *g = ncs_gputime_fig(file);
+  ncs_json_str(j, "verdict", verdict(m, &x, file));
+  const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, file);
   ncs_json_str(j, "verdict_basis", !x.valid || x.wall_s <= 0 ? NULL : g && g->have && g->span_ns ? "exposed_gpu_time" : "comm_share_estimate");
   char ev[256];
-  evidence(r, &x, file, ev, sizeof ev);
+  evidence(m, r, &x, file, ev, sizeof ev);
   ncs_json_str(j, "evidence", ev);
   ncs_json_obj_begin(j, "steps");
   ncs_json_uint(j, "count", x.steps);
@@ -1481,9 +1448,9 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     char ratio[32];
     snprintf(ratio, sizeof ratio, "%s%.3f", x.ratio_estimate ? "~" : "", x.compute_to_comm);
     fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12s %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
-            100 * x.comm_s / x.wall_s, ratio, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(&x, i));
+            100 * x.comm_s / x.wall_s, ratio, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(m, &x, i));
     char ev[256];
-    evidence(r, &x, i, ev, sizeof ev);
+    evidence(m, r, &x, i, ev, sizeof ev);
     fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
   if (hidden) fprintf(out, "  (lowest, median and highest share shown; %d more ranks with --detail)\n", hidden);
@@ -1536,9 +1503,6 @@ static void m_destroy(void *state) {
     free(r->step_comm);
   }
   free(m->rank);
-  if (g_metrics == m) g_metrics = NULL;
-  struct handoff *h = starts_key_ready ? pthread_getspecific(starts_key) : NULL;
-  if (h) { handoff_free(h); pthread_setspecific(starts_key, NULL); } /* the other threads' went with them */
   for (int i = 0; i < m->n; i++) if (m->files[i].fs) fs_free(m->files[i].fs);
   while (m->cache) { struct file_state *f = m->cache; m->cache = f->next_free; fs_free(f); }
   free(m->files);

@@ -16,12 +16,9 @@ struct ncs_metrics_rank {
   uint32_t steps;
   double step_s, step_comm_share;
 };
-/* The counted steps of file `file` in the running report: the entry time (trace clock, ns) of
- * each step boundary call after the warm-up, in order (docs/METRICS.md "Steps"; step g runs
- * from start g to start g+1). For analyses after metrics in the registry: valid from metrics'
- * file_done of that file until the next file's read begins. Returns the count and sets *t;
- * 0 (and *t NULL) when no steps were found or metrics is not running. */
-size_t ncs_metrics_step_starts(int file, const uint64_t **t);
+/* The counted steps of each file (the entry time, trace clock ns, of each step boundary call
+ * after the warm-up, in order; docs/METRICS.md "Steps": step g runs from start g to start g+1)
+ * go to the report's stages (model/stages.h) in metrics' file_done of that file. */
 /* Headline numbers of file `file` from the metrics analysis' state (after the read). */
 void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out);
 #endif

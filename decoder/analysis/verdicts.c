@@ -1,8 +1,9 @@
 /* verdicts.c — the doctor inside `report`: its facts and the hang checks' (analysis/hang.h)
- * gathered in report's single read of each file, its checks run once all files are read, and the job's answer (analysis/headline.h)
- * printed before everything else, so report, doctor and html give the same verdicts and the
- * same communication share. JSON: "headline" (docs/JSON.md) and "verdicts" (id, title,
- * problem, evidence, next; as `doctor --json`). */
+ * gathered in report's single read of each file, its checks run once all files are read, and
+ * the job's answer (analysis/headline.h) built into job->headline, which report prints before
+ * everything else (render/headline_render.h), so report, doctor and html give the same
+ * verdicts and the same communication share. JSON: "verdicts" (id, title, problem, evidence,
+ * next; as `doctor --json`). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,6 @@
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
-#include "render/headline_render.h"
 
 struct verdicts {
   struct ncs_doctor d;
@@ -68,17 +68,9 @@ static void v_finish(void *state, const struct ncs_job *job) {
   if (s->h) ncs_headline_build(s->h, &s->d);
 }
 
-static void v_print_head(void *state, FILE *f, const struct ncs_job *job) {
-  struct verdicts *s = state;
-  if (!s || !s->ok || !s->h) return;
-  ncs_headline_print_text(s->h, f);
-  if (s->h->problems) fprintf(f, "  next steps and all the evidence: ncclscope doctor\n");
-}
-
 static void v_print_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
   struct verdicts *s = state;
   if (!s || !s->ok) return;
-  if (s->h) ncs_headline_print_json(s->h, j);
   ncs_json_arr_begin(j, "verdicts");
   for (int i = 0; i < s->d.nv; i++) {
     const struct ncs_verdict *v = &s->d.v[i];
@@ -110,7 +102,6 @@ const struct ncs_analysis ncs_analysis_verdicts = {
   .visitor = v_visitor,
   .file_done = v_file_done,
   .finish = v_finish,
-  .print_head = v_print_head,
   .print_json = v_print_json,
   .destroy = v_destroy,
 };

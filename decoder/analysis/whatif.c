@@ -6,7 +6,7 @@
  * `--what-if transport=P2P|NVLS|SHM|NET` for a target the user names.
  *
  * Contract: an analysis (analysis.h) after verdicts (the job's transports and NVLink, from the
- * headline) and metrics (step starts, ncs_metrics_step_starts) in the registry. Per file it
+ * headline) and metrics (step starts: model/stages.h) in the registry. Per file it
  * keeps the kernels (KERNEL records, 48 bytes each), the NCCL calls' sizes grouped as NCCL
  * launches them (one kernel per call, one per group and kernel operation; 40 bytes each) and
  * the topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
@@ -20,7 +20,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
-#include "analysis/metrics.h"
 #include "analysis/whatif.h"
 #include "io/grow.h"
 #include "io/nccllog.h"
@@ -28,6 +27,7 @@
 #include "model/linkref.h"
 #include "model/relayout.h"
 #include "model/rules.h"
+#include "model/stages.h"
 #include "model/topo.h"
 #include "ncclscope/cupti_abi.h"
 #include "ncclscope/encode.h"
@@ -80,6 +80,7 @@ struct wf {
   int user_op;              /* op=OP, -1 any */
   int user_tclass;          /* transport=... */
   struct ncs_whatif res;
+  struct ncs_stages *stages; /* the report's: metrics' step starts */
 };
 static struct wf *g_current;
 
@@ -111,6 +112,7 @@ static void *wf_create(const struct ncs_job *job) {
   if (!s) return NULL;
   s->n = job->n;
   if (!(s->f = calloc(job->n ? (size_t)job->n : 1, sizeof *s->f))) { free(s); return NULL; }
+  s->stages = job->stages;
   s->spec = ncs_job_option(job, "what-if");
   if (s->spec && parse_spec(s) != 0) s->spec_bad = 1;
   g_current = s;
@@ -238,7 +240,7 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
     }
   }
   const uint64_t *t = NULL;
-  size_t nb = ncs_metrics_step_starts(file, &t);
+  size_t nb = ncs_stages_starts(s->stages, file, &t);
   if (unit_k && nb && (f->bound = malloc(nb * sizeof *f->bound)) != NULL) {
     size_t j = 0;
     for (size_t g = 0; g < nb; g++) { /* the launch holding the boundary call: the last begun by then */

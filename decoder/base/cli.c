@@ -139,3 +139,26 @@ int ncs_cli_long(const struct ncs_cli *c, const char *opt, const char *v, long *
   *out = l;
   return 0;
 }
+
+int ncs_cli_ranks(const char *s, unsigned char **bits, int *cap) {
+  int hi = -1;
+  for (const char *p = s; *p;) { /* first pass: the highest rank */
+    char *e;
+    long a = strtol(p, &e, 10), b = a;
+    if (e == p || a < 0 || a > (1 << 24)) return -1;
+    if (*e == '-') { p = e + 1; b = strtol(p, &e, 10); if (e == p || b < a || b > (1 << 24)) return -1; }
+    if (b > hi) hi = (int)b;
+    if (*e && *e != ',') return -1;
+    p = *e ? e + 1 : e;
+  }
+  if (hi < 0 || !(*bits = calloc((size_t)hi + 1, 1))) return -1;
+  *cap = hi + 1;
+  for (const char *p = s; *p;) {
+    char *e;
+    long a = strtol(p, &e, 10), b = a;
+    if (*e == '-') b = strtol(e + 1, &e, 10);
+    for (long k = a; k <= b; k++) (*bits)[k] = 1;
+    p = *e ? e + 1 : e;
+  }
+  return 0;
+}

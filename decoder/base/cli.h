@@ -30,6 +30,9 @@ int ncs_cli_fail(const struct ncs_cli *c, const char *fmt, ...) __attribute__((f
 /* A number option's value: 0, or -1 after ncs_cli_fail naming the option. */
 int ncs_cli_double(const struct ncs_cli *c, const char *opt, const char *v, double *out);
 int ncs_cli_long(const struct ncs_cli *c, const char *opt, const char *v, long *out);
+/* A rank list option's value, "0-3,17,300": a bitmap of ranks [0, *cap) in *bits (malloc'ed);
+ * 0, or -1 on a malformed list (nothing allocated). */
+int ncs_cli_ranks(const char *s, unsigned char **bits, int *cap);
 /* The candidate closest to word by edit distance (at most 1 edit for short words, a third of the
  * length for longer ones), or NULL: the "did you mean" of commands and options. */
 const char *ncs_cli_nearest(const char *word, const char *const *cands, int n);

@@ -16,6 +16,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
+#include "render/headline_render.h"
 #include "base/cli.h"
 #include "cmd/commands.h"
 #include "base/json.h"
@@ -24,6 +25,7 @@
 #include "ncclscope/ops.h"
 #include "cmd/report.h"
 #include "model/rules.h"
+#include "model/stages.h"
 #include "io/jobload.h"
 #include "cmd/jobpick.h"
 #include "io/trace.h"
@@ -657,6 +659,7 @@ static int cmp_rank(const void *a, const void *b, void *base) {
 struct report_run {
   struct file_sum *sums;
   void **state;
+  struct ncs_stages *stages;
 };
 
 static void run_visitor(void *ctx, int file, struct ncs_mux *m) {
@@ -682,6 +685,7 @@ static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_sta
   s->info.truncated = s->st.truncated;
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->file_done) analyses[a]->file_done(R->state[a], file, &s->st);
+  ncs_stages_drop_starts(R->stages, file); /* read by the analyses above, needed no more */
 }
 
 /* The command line: --json, then every option the analyses declare (analysis.h), each
@@ -742,6 +746,7 @@ int cmd_report(int argc, char **argv) {
   int npaths = 0, r;
   const char *want_job = NULL;
   struct ncs_jobdata *jd = NULL;
+  struct ncs_stages stages = {0}; /* what one analysis computes once and others read */
   if (!paths || !opts) { ret = 2; goto out; }
   build_cli();
   while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
@@ -772,7 +777,8 @@ int cmd_report(int argc, char **argv) {
   memset(&headline, 0, sizeof headline);
   headline.slowest_rank = -1;
   int ended_badly = 0;
-  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly};
+  if (ncs_stages_init(&stages, nfiles) != 0) { ret = NCS_EXIT_UNREADABLE; goto out; }
+  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages};
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
@@ -784,7 +790,7 @@ int cmd_report(int argc, char **argv) {
     sums[i].info.path = files[i];
     sums[i].info.host = "";
   }
-  struct report_run run = {sums, state};
+  struct report_run run = {sums, state, &stages};
   struct ncs_load_opts lo = {.ctx = &run, .plugins_only = 1, .file_visitor = run_visitor,
                              .file_done = run_file_done};
   ncs_job_load(nfiles, files, &lo, &jd); /* files in parallel: every analysis keeps per-file state */
@@ -856,6 +862,7 @@ int cmd_report(int argc, char **argv) {
       ncs_json_obj_end(&j);
     }
     ncs_json_arr_end(&j);
+    if (headline.built) ncs_headline_print_json(&headline, &j);
     for (int a = 0; a < NANALYSES; a++)
       if (analyses[a]->print_json) analyses[a]->print_json(state[a], &j, &job);
     ncs_json_obj_end(&j);
@@ -863,9 +870,9 @@ int cmd_report(int argc, char **argv) {
   } else if (unreadable) {
     printf("ncclscope: no verdict: %d of the %d inputs cannot be read as traces (named on stderr); below, the other %d\n",
            unreadable, nfiles, nfiles - unreadable);
-  } else {
-    for (int a = 0; a < NANALYSES; a++)
-      if (analyses[a]->print_head) analyses[a]->print_head(state[a], stdout, &job);
+  } else if (headline.built) { /* the job's answer first (analysis/verdicts.c built it) */
+    ncs_headline_print_text(&headline, stdout);
+    if (headline.problems) printf("  next steps and all the evidence: ncclscope doctor\n");
   }
   if (!json && !summary) { /* --summary: the headline alone */
     printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
@@ -886,6 +893,7 @@ out:
   ncs_job_free(jd);
   for (int a = 0; a < NANALYSES; a++)
     if (state[a] && analyses[a]->destroy) analyses[a]->destroy(state[a]);
+  ncs_stages_free(&stages);
   if (sums)
     for (int i = 0; i < nfiles; i++) { free(sums[i].comms); free(sums[i].host); free(sums[i].held_ranks); }
   free(sums);

@@ -1,4 +1,5 @@
-/* html.c — `ncclscope html PATH... -o report.html`: one self-contained page about the job.
+/* html.c — the html renderer: one self-contained page about the job (render/html.h) from what
+ * `ncclscope html` (cmd/html_cmd.c) gathered in its one read.
  *
  * Contract: a single HTML file with inline CSS and inline SVG only: no script, no external
  * reference (fonts, images, links to the network). Sections (each an element with an id, so
@@ -15,18 +16,14 @@
  * with its distribution in words and its outliers outlined and named, never a bar per rank.
  * One colour meaning across charts: red marks a problem (an outlier, the slow rank, exposed
  * communication); blue shades are amounts. One number, one source: a rank's communication
- * share in the chart, the distribution and the Ranks table all come from rank_share().
- * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
- * input, 4 when nothing could be read or the page cannot be written. */
+ * share in the chart, the distribution and the Ranks table all come from rank_share(). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "base/cli.h"
-#include "cmd/jobpick.h"
-#include "cmd/commands.h"
+#include "render/html.h"
 #include "io/jobload.h"
 #include "base/json.h"
 #include "io/nccllog.h"
@@ -291,45 +288,9 @@ static void sec_share(FILE *f, const struct ncs_jobdata *J, const struct ncs_doc
 }
 
 /* A few steps of chosen ranks: the communication intervals of a few ranks over a short window
- * from the middle of the run. Which ranks (the slowest, the median and the fastest to arrive,
- * any the headline names) is known only after the read, and so is the run's end, so every file
- * keeps, for each checkpoint c_k of the job clock (0, then 2^(k+19) ns: 0.5 ms, 1 ms, 2 ms, ...)
- * its first STEP_CALLS data-moving calls starting at or after c_k, allocated when the first such
- * call comes (a 2 s run fills 13 checkpoints: 13 x 32 x 16 B = 6.6 KiB a file, 27 MiB at 4,096
- * files); one read. Afterwards the last checkpoint at or before half the run is shown. */
+ * from the middle of the run, from what analysis/steps.h kept of every file during the read;
+ * the last checkpoint at or before half the run is shown. */
 #define STEP_ROWS 16
-#define STEP_CKPT 44
-#define STEP_CALLS 32
-struct step_span { int64_t s; uint32_t dur, op; }; /* dur: ns, at most 4.29 s */
-struct step_file { int n[STEP_CKPT]; struct step_span *sp[STEP_CKPT]; };
-struct stepcap { int nfiles; struct step_file *f; };
-/* the loader's ctx for every plug-in of this page */
-struct doc_load { struct ncs_doctor *d; struct ncs_hang *hang; struct stepcap *steps; struct ncs_gpulanes *lanes; };
-static int64_t ckpt(int k) { return k ? (int64_t)1 << (k + 19) : 0; }
-
-static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
-  struct stepcap *sc = ((struct doc_load *)ctx)->steps;
-  (void)r;
-  if (file < 0 || file >= sc->nfiles || !e->bytes || e->end < e->start) return;
-  struct step_file *sf = &sc->f[file];
-  for (int k = 0; k < STEP_CKPT && ckpt(k) <= e->start; k++) {
-    int *n = &sf->n[k];
-    if (*n >= STEP_CALLS) continue;
-    if (!sf->sp[k] && !(sf->sp[k] = malloc(STEP_CALLS * sizeof *sf->sp[k]))) continue;
-    int64_t d = e->end - e->start;
-    sf->sp[k][(*n)++] = (struct step_span){e->start, d > UINT32_MAX ? UINT32_MAX : (uint32_t)d, e->c->op};
-  }
-}
-static void steps_free(struct stepcap *sc) {
-  for (int i = 0; sc->f && i < sc->nfiles; i++)
-    for (int k = 0; k < STEP_CKPT; k++) free(sc->f[i].sp[k]);
-  free(sc->f);
-}
-
-static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k) {
-  (void)r;
-  ncs_gpulanes_add(((struct doc_load *)ctx)->lanes, file, k);
-}
 
 /* The rows of the steps picture: every file up to STEP_ROWS files; past that the files of the
  * slowest, the median and the fastest rank by mean arrival lateness (the straggler engine), and
@@ -384,39 +345,39 @@ static int pick_rows(const struct ncs_jobdata *J, int named, struct step_row *ro
   return n;
 }
 
-static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct stepcap *sc, int named) {
+static void sec_steps(FILE *f, const struct ncs_jobdata *J, const struct ncs_steps *sc, int named) {
   sec_open(f, "steps", J->n <= STEP_ROWS ? "A few steps per rank" : "A few steps: the slowest, the median and the fastest rank", 1);
   struct step_row row[STEP_ROWS];
   int rows = pick_rows(J, named, row);
   int64_t end = INT64_MAX;
   for (int i = 0; i < rows; i++) if (J->r[row[i].file].calls && J->r[row[i].file].t_last < end) end = J->r[row[i].file].t_last;
   int k = 0;
-  while (k + 1 < STEP_CKPT && end != INT64_MAX && ckpt(k + 1) <= end / 2) k++;
+  while (k + 1 < NCS_STEP_CKPT && end != INT64_MAX && ncs_step_ckpt(k + 1) <= end / 2) k++;
   /* window: from the earliest captured call to where every rank that filled its share still has calls */
   int64_t t0 = INT64_MAX, t1 = INT64_MAX, tmax = INT64_MIN;
   int any = 0;
   for (int i = 0; i < rows; i++) {
-    const struct step_file *sf = &sc->f[row[i].file];
+    const struct ncs_step_file *sf = &sc->f[row[i].file];
     int n = sf->n[k];
-    const struct step_span *p = sf->sp[k];
+    const struct ncs_step_span *p = sf->sp[k];
     for (int c = 0; c < n; c++) { if (p[c].s < t0) t0 = p[c].s; if (p[c].s + p[c].dur > tmax) tmax = p[c].s + p[c].dur; }
-    if (n == STEP_CALLS && p[n - 1].s < t1) t1 = p[n - 1].s;
+    if (n == NCS_STEP_CALLS && p[n - 1].s < t1) t1 = p[n - 1].s;
     any |= n > 0;
   }
   if (!any) { fprintf(f, "<p>No data-moving calls to draw.</p>"); sec_close(f); return; }
   if (t1 == INT64_MAX || t1 <= t0) t1 = tmax;
   if (t1 <= t0) t1 = t0 + 1;
   struct ncs_svg_lane lane[STEP_ROWS];
-  double (*a)[STEP_CALLS] = calloc(STEP_ROWS, sizeof *a), (*b)[STEP_CALLS] = calloc(STEP_ROWS, sizeof *b);
-  int (*kind)[STEP_CALLS] = calloc(STEP_ROWS, sizeof *kind);
+  double (*a)[NCS_STEP_CALLS] = calloc(STEP_ROWS, sizeof *a), (*b)[NCS_STEP_CALLS] = calloc(STEP_ROWS, sizeof *b);
+  int (*kind)[NCS_STEP_CALLS] = calloc(STEP_ROWS, sizeof *kind);
   char label[STEP_ROWS][48];
-  const char *kname[STEP_CALLS];
-  uint32_t kop[STEP_CALLS];
+  const char *kname[NCS_STEP_CALLS];
+  uint32_t kop[NCS_STEP_CALLS];
   int nk = 0;
   if (!a || !b || !kind) { free(a); free(b); free(kind); fprintf(f, "<p>Out of memory.</p>"); sec_close(f); return; }
   for (int i = 0; i < rows; i++) {
-    const struct step_file *sf = &sc->f[row[i].file];
-    const struct step_span *p = sf->sp[k];
+    const struct ncs_step_file *sf = &sc->f[row[i].file];
+    const struct ncs_step_span *p = sf->sp[k];
     rank_label(label[i], sizeof label[i], &J->r[row[i].file], row[i].file);
     lane[i].label = label[i]; lane[i].t0 = a[i]; lane[i].t1 = b[i]; lane[i].kind = kind[i]; lane[i].n = 0;
     for (int c = 0; c < sf->n[k]; c++) {
@@ -562,18 +523,6 @@ static void sec_doctor(FILE *f, struct ncs_doctor *d, struct ncs_hang *hang) {
   sec_close(f);
 }
 
-/* The loader's plug-ins for the doctor: file i feeds facts d->f[i] and the hang checks. */
-static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
-  const struct doc_load *L = ctx;
-  ncs_dfacts_attach(L->d->f[file], m);
-  if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
-}
-static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
-  const struct doc_load *L = ctx;
-  ncs_dfacts_finish(L->d->f[file], rc, st);
-  if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
-}
-
 /* Transports: the classes every rank's connection lines named (the headline's source), how many
  * ranks used each, then the rank x peer matrix of the largest communicator when the loader kept
  * its rows (communicators of up to 64 ranks: jobload.h). */
@@ -689,120 +638,31 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J, const struct ncs_doc
   sec_close(f);
 }
 
-int cmd_html(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"output", required_argument, NULL, 'o'}, {"no-doctor", no_argument, NULL, 'D'}, NCS_JOB_OPTION, {0}};
-  static const struct ncs_cli cli = {
-    "html",
-    "usage: ncclscope html [--no-doctor] [--job ID] PATH... -o report.html\n"
-    "One self-contained HTML page (no script, no network) with the job's verdict first, charts\n"
-    "and tables after.\n"
-    "  -o, --output FILE   where to write it (- for standard output)\n"
-    "  --no-doctor         leave out the doctor's verdicts\n"
-    NCS_JOB_HELP
-    "  -h, --help          this text\n"
-    "Exit: 0 (cut traces too: the page says which), 2 bad usage, 3 damaged, 4 unreadable input.\n",
-    opts, 0};
-  const char *out = NULL, *want_job = NULL;
-  int doctor = 1, r;
-  while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
-    if (r == 'o') out = optarg;
-    else if (r == 'D') doctor = 0;
-    else if (r == 'J') want_job = optarg;
-    else return ncs_cli_exit(r);
-  }
-  if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
-  if (!out) return ncs_cli_fail(&cli, "no output file: -o report.html");
-  char **paths = argv + optind;
-  int np = argc - optind;
-  char **files;
-  int n = ncs_paths_expand(np, paths, &files);
-  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return NCS_EXIT_UNREADABLE; }
-  if (want_job && (r = ncs_pick_job("html", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
-  struct stepcap steps = {n, calloc((size_t)n, sizeof *steps.f)};
-  struct ncs_load_opts o = {.progress_label = "html"};
-  struct ncs_doctor doc;
-  memset(&doc, 0, sizeof doc);
-  struct doc_load dl = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new()};
-  o.ctx = &dl;
-  if (steps.f) o.on_call = step_call;
-  if (dl.lanes) o.on_kernel = kernel_seen;
-  if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
-    for (doc.n = 0; doc.n < n; doc.n++)
-      if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
-    if (doc.n == n) { o.ctx = &dl; o.file_visitor = facts_visitor; o.file_done = facts_done; }
-  }
-  if (doctor && !o.file_visitor) { ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); fprintf(stderr, "ncclscope html: out of memory\n"); return 2; }
-  struct ncs_jobdata *J = NULL;
-  int rc = ncs_job_load(n, files, &o, &J);
-  if (rc || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
-  if ((r = ncs_one_job("html", J, files))) { ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); return r; }
-  FILE *f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-  if (!f) { perror(out); ncs_job_free(J); ncs_doctor_free(&doc); ncs_hang_free(dl.hang); ncs_gpulanes_free(dl.lanes); steps_free(&steps); ncs_paths_free(files, n); return NCS_EXIT_UNREADABLE; }
+int ncs_html_write(FILE *f, const struct ncs_html_page *p) {
+  const struct ncs_jobdata *J = p->J;
+  struct ncs_doctor *ran = p->doctor_ran ? p->doc : NULL;
+  int named = p->h ? p->h->slowest_rank : -1; /* the rank the headline names as slowest */
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
-  int doctor_ran = 0;
-  if (doctor) {
-    int unreadable = 0;
-    for (int i = 0; i < doc.n; i++) unreadable |= doc.f[i]->read_rc == 2;
-    if (!unreadable) {
-      ncs_doctor_run(&doc);
-      if (dl.hang) { ncs_hang_finish(dl.hang); ncs_hang_to_doctor(dl.hang, &doc); }
-      doctor_ran = 1;
-    }
-  }
-  int named = -1; /* the rank the headline names as slowest */
-  if (doctor_ran) {
-    struct ncs_headline h;
-    ncs_headline_build(&h, &doc);
-    ncs_headline_add_stragglers(&h, J->strag);
-    double total = 0, best = 0, bus = 0, steps = 0;
-    unsigned top = 0;
-    for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
-      double t = 0, b = 0, k = 0;
-      for (int i = 0; i < J->nops; i++)
-        if (J->ops[i].op == op) { t += J->ops[i].time_s; b += J->ops[i].busbytes; k += J->ops[i].steps; }
-      total += t;
-      if (t > best) { best = t; top = op; bus = b; steps = k; }
-    }
-    if (top && total > 0) { /* the dominant operation, as report's metrics finds it */
-      snprintf(h.top_op, sizeof h.top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
-      h.top_op_share = best / total;
-      h.top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? bus / best / 1e9 : 0;
-      h.top_busbytes = bus;
-      h.top_steps = steps;
-    }
-    ncs_headline_print_html(&h, f);
-    named = h.slowest_rank;
-  }
+  if (p->h) ncs_headline_print_html(p->h, f);
   sec_summary(f, J);
   sec_time_per_op(f, J);
-  sec_busbw(f, J, doctor_ran ? &doc : NULL);
-  sec_share(f, J, doctor_ran ? &doc : NULL);
-  if (steps.f) sec_steps(f, J, &steps, named);
+  sec_busbw(f, J, ran);
+  sec_share(f, J, ran);
+  if (p->steps && p->steps->f) sec_steps(f, J, p->steps, named);
   fprintf(f, "<details class=\"gpu\"%s><summary>GPU streams of the first %d trace files</summary>\n", J->n <= 16 ? " open" : "",
           J->n < NCS_GPULANES_ROWS ? J->n : NCS_GPULANES_ROWS);
-  ncs_gpulanes_html(f, dl.lanes, J);
+  ncs_gpulanes_html(f, p->lanes, J);
   fprintf(f, "</details>\n");
   sec_skew(f, J, named);
   sec_stragglers(f, J);
   sec_findings(f, J);
-  if (doctor) sec_doctor(f, &doc, dl.hang);
+  if (p->doc) sec_doctor(f, p->doc, p->hang);
   else { sec_open(f, "doctor", "Doctor's verdicts", 1); fprintf(f, "<p class=\"note\">Not run (--no-doctor).</p>"); sec_close(f); }
   sec_transports(f, J);
   sec_topology(f, J);
-  sec_ranks(f, J, doctor_ran ? &doc : NULL);
+  sec_ranks(f, J, ran);
   fprintf(f, "<footer class=\"note\">Generated by ncclscope html.</footer></body></html>\n");
-  int bad = NCS_EXIT_OK; /* a cut trace is normal input */
-  for (int i = 0; i < J->n; i++) bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
-  int werr = ferror(f);
-  if (f != stdout && fclose(f) != 0) werr = 1;
-  ncs_job_free(J);
-  ncs_doctor_free(&doc); ncs_hang_free(dl.hang);
-  ncs_gpulanes_free(dl.lanes);
-  steps_free(&steps);
-  ncs_paths_free(files, n);
-  if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); return NCS_EXIT_UNREADABLE; }
-  return bad;
+  return ferror(f) ? -1 : 0;
 }

@@ -1,4 +1,5 @@
-/* timeline.c — `ncclscope timeline PATH... -o FILE.json`: a Chrome trace / Perfetto timeline.
+/* timeline.c — the timeline renderer (render/timeline.h) of `ncclscope timeline PATH... -o
+ * FILE.json` (cmd/timeline_cmd.c): a Chrome trace / Perfetto timeline.
  *
  * Contract: one process track per traced process (named "rank R host pid", sorted by rank),
  * one thread track per CUDA stream it used (the host thread track "host" for calls without a
@@ -37,9 +38,7 @@
  * on the timeline's axis (no call-to-kernel arrows then); --max-mb N of JSON (default 256,
  * counted by the output's FILE, a cookie that hands the bytes to a plain file or to zlib for
  * a name ending in .gz); each leaves out what it leaves out with a line on stderr and a count
- * in otherData.
- * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable
- * (also: the spool or the output cannot be written). */
+ * in otherData. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,9 +47,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "base/cli.h"
-#include "cmd/jobpick.h"
-#include "cmd/commands.h"
+#include "render/timeline.h"
+#include "base/exit.h"
 #include "io/jobload.h"
 #include "model/knames.h"
 #include "ncclscope/encode.h"
@@ -62,7 +60,6 @@
 struct streams { uint64_t *s; int n, cap; int named; };
 #define TIMELINE_JSON_VERSION 2
 #define KERNEL_TID0 2000          /* GPU stream tracks: tids 2001..2256, 2999 for the rest */
-#define MAX_KERNELS_DEFAULT 50000 /* kernels written per process unless --max-kernels says */
 
 /* Per file and kernel operation ("AllReduce"): can its calls be paired with its kernels? */
 #define LINK_OPS 8
@@ -89,7 +86,7 @@ struct kfile {
   int nlink;
 };
 
-struct tl {
+struct ncs_timeline {
   FILE *f;              /* the output; NULL while the files are read (events go to the spool) */
   FILE *spool;          /* the read's events, in the order the loader gave them */
   int spool_err;        /* a spool record could not be written or read back */
@@ -110,10 +107,12 @@ struct tl {
   uint64_t limit;       /* --max-mb in bytes of JSON, 0 none */
   uint64_t left_window, left_size; /* events left out by --window, by --max-mb */
   struct sink *sink;
+  int nfiles;
+  struct ncs_timeline_cfg cfg; /* what the command asked for */
 };
 
 /* Starts the next event of the traceEvents array. */
-static FILE *ev(struct tl *t) {
+static FILE *ev(struct ncs_timeline *t) {
   fputs(t->written++ ? ",\n" : "\n", t->f);
   return t->f;
 }
@@ -148,14 +147,14 @@ static struct usec ns_us(int64_t ns) {
   return u;
 }
 /* A job-clock time on the timeline (from its zero). */
-static struct usec us(const struct tl *t, int64_t ns) { return ns_us(ns + t->shift); }
-static void seen(struct tl *t, int file, int64_t ns) {
+static struct usec us(const struct ncs_timeline *t, int64_t ns) { return ns_us(ns + t->shift); }
+static void seen(struct ncs_timeline *t, int file, int64_t ns) {
   struct kfile *kf = &t->kf[file];
   if (!kf->have_earliest || ns < kf->earliest) kf->earliest = ns;
   kf->have_earliest = 1;
 }
 
-static void name_process(struct tl *t, int file, const struct ncs_jrank *r) {
+static void name_process(struct ncs_timeline *t, int file, const struct ncs_jrank *r) {
   char name[200];
   snprintf(name, sizeof name, "rank %d %s pid %u", r->rank, r->host, r->pid);
   fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0", t->pid[file]);
@@ -167,7 +166,7 @@ static void name_process(struct tl *t, int file, const struct ncs_jrank *r) {
   t->st[file].named = 1;
 }
 
-static int stream_tid(struct tl *t, int file, uint64_t stream) {
+static int stream_tid(struct ncs_timeline *t, int file, uint64_t stream) {
   struct streams *s = &t->st[file];
   for (int i = 0; i < s->n; i++) if (s->s[i] == stream) return i + 1;
   if (s->n >= 256) return 1000; /* "other streams" */
@@ -187,7 +186,7 @@ static int stream_tid(struct tl *t, int file, uint64_t stream) {
 
 /* Flow arrows for one collective: this rank's event starts the arrow to rank+1 and ends the
  * one from rank-1 (ids from communicator, sequence number and the lower rank). */
-static void flows(struct tl *t, int file, int tid, const struct ncs_jev *e, const char *name) {
+static void flows(struct ncs_timeline *t, int file, int tid, const struct ncs_jev *e, const char *name) {
   if (t->no_flows || e->rank < 0 || e->nranks < 2) return;
   struct usec ts = us(t, e->start);
   unsigned long long comm = (unsigned long long)e->comm_id, seq = (unsigned long long)e->c->seq;
@@ -214,7 +213,7 @@ static struct link *link_of(struct kfile *kf, const char *op, size_t len) {
 static int linked(const struct link *l) { return l && !l->bad && l->calls == l->kernels && l->calls; }
 
 /* Read: a call that launches an NCCL kernel of its own counts towards its operation's pairing. */
-static void link_count_call(struct tl *t, int file, const struct ncs_call *c) {
+static void link_count_call(struct ncs_timeline *t, int file, const struct ncs_call *c) {
   const char *op = ncs_kernel_op_of_call(c->op);
   if (!op || c->rc != 0) return;
   struct link *l = link_of(&t->kf[file], op, strlen(op));
@@ -227,14 +226,14 @@ static void link_count_call(struct tl *t, int file, const struct ncs_call *c) {
 
 /* A kernel's name: while reading, as the names read so far give it; while writing, as it
  * stood when the kernel was read, or, when its id had no name yet then, the name read later. */
-static const char *kernel_name(const struct tl *t, int file, const struct ncs_kernel *k) {
+static const char *kernel_name(const struct ncs_timeline *t, int file, const struct ncs_kernel *k) {
   const struct kfile *kf = &t->kf[file];
   if (t->f && t->kdef) return kf->defs[t->kdef - 1];
   return ncs_knames_get(&kf->names, k->name);
 }
 
 /* The pairing of an NCCL kernel (its operation from its name), or NULL. */
-static struct link *link_of_kernel(struct tl *t, int file, const struct ncs_kernel *k) {
+static struct link *link_of_kernel(struct ncs_timeline *t, int file, const struct ncs_kernel *k) {
   size_t len;
   const char *op = k->kclass == NCS_KCLASS_NCCL ? ncs_kernel_op(kernel_name(t, file, k), &len) : NULL;
   return op ? link_of(&t->kf[file], op, len) : NULL;
@@ -242,7 +241,7 @@ static struct link *link_of_kernel(struct tl *t, int file, const struct ncs_kern
 
 
 /* Write: the flow's start on an NCCL call whose kernel was written. */
-static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_jev *e) {
+static void kernel_flow_call(struct ncs_timeline *t, int file, int tid, const struct ncs_jev *e) {
   const char *op = ncs_kernel_op_of_call(e->c->op);
   if (!op || e->c->rc != 0) return;
   struct link *l = link_of(&t->kf[file], op, strlen(op));
@@ -255,7 +254,7 @@ static void kernel_flow_call(struct tl *t, int file, int tid, const struct ncs_j
 
 /* ---- writing: one event of the spool at a time, in the order the loader gave them ---- */
 
-static void write_call(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
+static void write_call(struct ncs_timeline *t, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   if (!t->st[file].named) name_process(t, file, r);
   int tid = stream_tid(t, file, e->c->stream);
   const char *name = ncs_op_name(e->c->op);
@@ -279,7 +278,7 @@ static void write_call(struct tl *t, int file, const struct ncs_jrank *r, const 
   kernel_flow_call(t, file, tid, e);
 }
 
-static void write_comm(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
+static void write_comm(struct ncs_timeline *t, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
   if (!t->st[file].named) name_process(t, file, r);
   const char *name = ncs_op_name(e->op);
   fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%s\",\"cat\":\"comm\",\"pid\":%d,\"tid\":0,\"ts\":%s,"
@@ -290,7 +289,7 @@ static void write_comm(struct tl *t, int file, const struct ncs_jrank *r, const 
 
 /* A GPU stream's track: tid KERNEL_TID0 + 1.. in order of first use, named and sorted after
  * the host tracks. */
-static int kernel_tid(struct tl *t, int file, uint32_t stream) {
+static int kernel_tid(struct ncs_timeline *t, int file, uint32_t stream) {
   struct streams *s = &t->kf[file].ks;
   for (int i = 0; i < s->n; i++) if (s->s[i] == stream) return KERNEL_TID0 + i + 1;
   int other = s->n >= 256;
@@ -315,7 +314,7 @@ static int kernel_tid(struct tl *t, int file, uint32_t stream) {
   return tid;
 }
 
-static void write_kernel(struct tl *t, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
+static void write_kernel(struct ncs_timeline *t, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
   struct kfile *kf = &t->kf[file];
   const struct ncs_kernel *k = a->k;
   struct link *l = k->kclass == NCS_KCLASS_NCCL ? link_of_kernel(t, file, k) : NULL;
@@ -376,7 +375,7 @@ static uint8_t *put_u(uint8_t *p, uint64_t v) { return p + ncs_put_varint(p, v);
 static uint8_t *put_s(uint8_t *p, int64_t v) { return p + ncs_put_varint(p, ncs_zigzag(v)); }
 static uint8_t *put_64(uint8_t *p, uint64_t v) { ncs_put_u64(p, v); return p + 8; }
 
-static void spool_put(struct tl *t, const uint8_t *body, const uint8_t *end) {
+static void spool_put(struct ncs_timeline *t, const uint8_t *body, const uint8_t *end) {
   uint8_t len[10];
   size_t n = ncs_put_varint(len, (uint64_t)(end - body));
   if (fwrite(len, 1, n, t->spool) != n || fwrite(body, 1, (size_t)(end - body), t->spool) != (size_t)(end - body))
@@ -384,7 +383,7 @@ static void spool_put(struct tl *t, const uint8_t *body, const uint8_t *end) {
 }
 
 /* The process as it stood at a file's first event: its track's name. */
-static void note_who(struct tl *t, int file, const struct ncs_jrank *r) {
+static void note_who(struct ncs_timeline *t, int file, const struct ncs_jrank *r) {
   struct kfile *kf = &t->kf[file];
   if (kf->have_who) return;
   kf->who = *r;
@@ -394,35 +393,12 @@ static void note_who(struct tl *t, int file, const struct ncs_jrank *r) {
 /* ---- what is written: ranks (--ranks, or the culprits past 64 ranks), a window (--window),
  * a size bound (--max-mb) ---- */
 
-/* Parses "0-3,17,300" into a bitmap of ranks [0, cap); -1 on a malformed list. */
-static int parse_ranks(const char *s, unsigned char **bits, int *cap) {
-  int hi = -1;
-  for (const char *p = s; *p;) { /* first pass: the highest rank */
-    char *e;
-    long a = strtol(p, &e, 10), b = a;
-    if (e == p || a < 0 || a > (1 << 24)) return -1;
-    if (*e == '-') { p = e + 1; b = strtol(p, &e, 10); if (e == p || b < a || b > (1 << 24)) return -1; }
-    if (b > hi) hi = (int)b;
-    if (*e && *e != ',') return -1;
-    p = *e ? e + 1 : e;
-  }
-  if (hi < 0 || !(*bits = calloc((size_t)hi + 1, 1))) return -1;
-  *cap = hi + 1;
-  for (const char *p = s; *p;) {
-    char *e;
-    long a = strtol(p, &e, 10), b = a;
-    if (*e == '-') b = strtol(e + 1, &e, 10);
-    for (long k = a; k <= b; k++) (*bits)[k] = 1;
-    p = *e ? e + 1 : e;
-  }
-  return 0;
-}
 /* 1 when events of a file whose primary rank is `rank` are kept at read time (an unknown rank
  * is kept and settled at write time). */
-static int rank_wanted(const struct tl *t, int rank) {
+static int rank_wanted(const struct ncs_timeline *t, int rank) {
   return !t->sel || rank < 0 || (rank < t->nsel && t->sel[rank]);
 }
-static int in_window(const struct tl *t, int64_t s, int64_t e) {
+static int in_window(const struct ncs_timeline *t, int64_t s, int64_t e) {
   return !t->windowed || (e >= t->w0 && s <= t->w1);
 }
 
@@ -506,7 +482,7 @@ static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why,
  * pairings, and spool the event ---- */
 
 static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
-  struct tl *t = ctx;
+  struct ncs_timeline *t = ctx;
   seen(t, file, e->start);
   seen(t, file, e->a->enter);
   link_count_call(t, file, e->c);
@@ -531,7 +507,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
 }
 
 static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e) {
-  struct tl *t = ctx;
+  struct ncs_timeline *t = ctx;
   seen(t, file, e->t);
   note_who(t, file, r);
   if (!rank_wanted(t, r->rank)) return;
@@ -542,7 +518,7 @@ static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct
 }
 
 static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *a) {
-  struct tl *t = ctx;
+  struct ncs_timeline *t = ctx;
   struct kfile *kf = &t->kf[file];
   const struct ncs_kernel *k = a->k;
   struct link *l = k->kclass == NCS_KCLASS_NCCL ? link_of_kernel(t, file, k) : NULL;
@@ -595,7 +571,7 @@ static int names_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 static void names_visitor(void *ctx, int file, struct ncs_mux *m) {
-  struct tl *t = ctx;
+  struct ncs_timeline *t = ctx;
   if (m->n < NCS_MUX_MAX) m->v[m->n++] = (struct ncs_visitor){.ctx = &t->kf[file], .raw = names_raw};
 }
 
@@ -631,7 +607,7 @@ static int spool_next(FILE *f, uint8_t *b, size_t *n) {
 }
 
 /* Writes every spooled event; 0, or -1 when the spool could not be read back. */
-static int spool_write(struct tl *t, int nfiles) {
+static int spool_write(struct ncs_timeline *t, int nfiles) {
   uint8_t b[SPOOL_REC_MAX];
   size_t n;
   int r;
@@ -698,110 +674,73 @@ static void kfiles_free(struct kfile *kf, int n) {
   free(kf);
 }
 
-int cmd_timeline(int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                       {"max-kernels", required_argument, NULL, 'k'}, {"ranks", required_argument, NULL, 'r'},
-                                       {"window", required_argument, NULL, 'w'}, {"max-mb", required_argument, NULL, 'm'},
-                                       NCS_JOB_OPTION, {0}};
-  static const struct ncs_cli cli = {
-    "timeline",
-    "usage: ncclscope timeline [--ranks LIST|all] [--window T0:T1] [--max-mb N] [--max-kernels N|all]\n"
-    "                          [--job ID] PATH... -o FILE.json[.gz]\n"
-    "A Chrome trace / Perfetto JSON file of every traced call, and of the kernels each GPU stream\n"
-    "ran (compute and NCCL kernels apart, calls linked to their kernels), all hosts on one clock\n"
-    "(open it in ui.perfetto.dev or chrome://tracing).\n"
-    "  -o, --output FILE    where to write it (- for standard output); a name ending in .gz is\n"
-    "                       written gzip-compressed (ui.perfetto.dev opens it as it is)\n"
-    "  --ranks LIST|all     the ranks written, e.g. 0-7,300 (default: every rank up to 64 ranks;\n"
-    "                       past 64, rank 0 and the slowest, median and fastest: said on stderr)\n"
-    "  --window T0:T1       only events within T0..T1 seconds of the timeline's zero (its axis)\n"
-    "  --max-mb N           stop writing events past N MB of JSON (default 256; 0: no bound);\n"
-    "                       what is left out is said on stderr and in otherData\n"
-    "  --max-kernels N|all  kernels written per process, the first in the trace (default 50000;\n"
-    "                       0: none); those left out are counted on the timeline\n"
-    NCS_JOB_HELP
-    "  -h, --help           this text\n"
-    "Exit: 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable input.\n",
-    opts, 0};
-  const char *out = NULL, *want_job = NULL;
-  int64_t max_kernels = MAX_KERNELS_DEFAULT;
-  const char *ranks = NULL;
-  double w0 = 0, w1 = 0, max_mb = 256;
-  int windowed = 0;
-  int r;
-  while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
-    if (r == 'o') out = optarg;
-    else if (r == 'J') want_job = optarg;
-    else if (r == 'k') {
-      long v;
-      if (!strcmp(optarg, "all")) max_kernels = -1;
-      else if (ncs_cli_long(&cli, "--max-kernels", optarg, &v) != 0) return NCS_EXIT_USAGE;
-      else if (v < 0) return ncs_cli_fail(&cli, "--max-kernels: a count >= 0 or 'all' (got %s)", optarg);
-      else max_kernels = v;
-    } else if (r == 'r') ranks = optarg;
-    else if (r == 'w') {
-      char *e;
-      w0 = strtod(optarg, &e);
-      if (*e != ':' || !(w0 >= 0)) return ncs_cli_fail(&cli, "--window wants T0:T1 in seconds, got '%s'", optarg);
-      w1 = strtod(e + 1, &e);
-      if (*e || !(w1 > w0)) return ncs_cli_fail(&cli, "--window wants T0:T1 with T1 > T0, got '%s'", optarg);
-      windowed = 1;
-    } else if (r == 'm') {
-      char *e;
-      max_mb = strtod(optarg, &e);
-      if (*e || !(max_mb >= 0)) return ncs_cli_fail(&cli, "--max-mb wants a size in MB >= 0, got '%s'", optarg);
-    } else return ncs_cli_exit(r);
+int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_timeline **out) {
+  struct ncs_timeline *t = calloc(1, sizeof *t);
+  *out = t;
+  if (!t) { free(cfg->sel); fprintf(stderr, "ncclscope timeline: out of memory\n"); return NCS_EXIT_UNREADABLE; }
+  t->nfiles = nfiles;
+  t->cfg = *cfg;
+  t->max_kernels = cfg->max_kernels;
+  t->sel = cfg->sel;
+  t->nsel = cfg->nsel;
+  t->no_flows = t->sel != NULL;
+  t->windowed = cfg->windowed;
+  t->w0 = (int64_t)(cfg->w0 * 1e9); t->w1 = (int64_t)(cfg->w1 * 1e9);
+  t->limit = (uint64_t)(cfg->max_mb * 1e6);
+  if (!(t->kf = calloc((size_t)nfiles, sizeof *t->kf)) || !(t->st = calloc((size_t)nfiles, sizeof *t->st)) ||
+      !(t->pid = calloc((size_t)nfiles, sizeof *t->pid))) {
+    fprintf(stderr, "ncclscope timeline: out of memory\n");
+    return NCS_EXIT_UNREADABLE;
   }
-  if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
-  if (!out) return ncs_cli_fail(&cli, "no output file: -o FILE.json");
-  char **files;
-  int n = ncs_paths_expand(argc - optind, argv + optind, &files);
-  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope timeline: no trace files\n"); return NCS_EXIT_UNREADABLE; }
-  /* The one read: every event to the spool, with each file's earliest time, its kernels and
-   * which calls pair with them, and which job each file is in (--job); then the JSON of the
-   * picked files from the spool. */
-  struct ncs_load_opts o = {.on_call = on_call, .on_comm = on_comm, .progress_label = "timeline"};
-  struct tl t = {.max_kernels = max_kernels, .kf = calloc((size_t)n, sizeof *t.kf),
-                 .st = calloc((size_t)n, sizeof *t.st), .pid = calloc((size_t)n, sizeof *t.pid)};
-  struct ncs_jobdata *J = NULL;
-  FILE *f = NULL;
-  int rc = NCS_EXIT_UNREADABLE, bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
-  int *keep = NULL, nk = n;
-  struct sink sink;
-  unsigned char *chosen = NULL, *injob = NULL;
-  if (!t.kf || !t.st || !t.pid) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
-  if (ranks && strcmp(ranks, "all") && parse_ranks(ranks, &t.sel, &t.nsel)) {
-    rc = ncs_cli_fail(&cli, "--ranks wants a list such as 0-7,300 or 'all', got '%s'", ranks);
-    goto done;
-  }
-  t.no_flows = t.sel != NULL;
-  t.windowed = windowed;
-  t.w0 = (int64_t)(w0 * 1e9); t.w1 = (int64_t)(w1 * 1e9);
-  t.limit = (uint64_t)(max_mb * 1e6);
-  if (!(t.spool = spool_open())) {
+  if (!(t->spool = spool_open())) {
     fprintf(stderr, "ncclscope timeline: cannot make a temporary file in %s: %s\n",
             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
-    goto done;
+    return NCS_EXIT_UNREADABLE;
   }
-  if (max_kernels) { o.on_kernel = on_kernel; o.file_visitor = names_visitor; }
-  o.ctx = &t;
-  if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
-  if (want_job && (nk = ncs_pick_loaded("timeline", want_job, J, files, &keep)) < 0) { rc = -nk; goto done; }
-  if (!want_job && (r = ncs_one_job("timeline", J, files))) { rc = r; goto done; }
+  return 0;
+}
+
+void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o) {
+  o->on_call = on_call;
+  o->on_comm = on_comm;
+  if (t->max_kernels) { o->on_kernel = on_kernel; o->file_visitor = names_visitor; }
+  o->ctx = t;
+}
+
+void ncs_timeline_free(struct ncs_timeline *t) {
+  if (!t) return;
+  free(t->sel);
+  if (t->spool) fclose(t->spool);
+  for (int i = 0; t->st && i < t->nfiles; i++) free(t->st[i].s);
+  free(t->st);
+  free(t->pid);
+  kfiles_free(t->kf, t->nfiles);
+  free(t);
+}
+
+int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
+    const char *out = t->cfg.out, *ranks = t->cfg.ranks;
+  int n = t->nfiles, windowed = t->cfg.windowed;
+  double w0 = t->cfg.w0, w1 = t->cfg.w1, max_mb = t->cfg.max_mb;
+  int64_t max_kernels = t->cfg.max_kernels;
+  FILE *f = NULL;
+  int rc = NCS_EXIT_UNREADABLE, bad = NCS_EXIT_OK; /* a cut trace is normal input: said on stderr, exit 0 */
+  struct sink sink;
+  unsigned char *chosen = NULL, *injob = NULL;
   /* the ranks written: --ranks (settled here for files whose rank was unknown at the read),
    * else every rank up to 64, else the culprits */
   if (!(chosen = calloc((size_t)n, 1)) || !(injob = calloc((size_t)n, 1))) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
   for (int k = 0; k < nk; k++) injob[keep ? keep[k] : k] = 1; /* the zero, hosts and clock: over the job's files */
   int nranks_job = 0, nchosen = 0;
   for (int k = 0; k < nk; k++) nranks_job += J->r[keep ? keep[k] : k].held > 1 ? J->r[keep ? keep[k] : k].held : 1;
-  if (t.sel) {
-    for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = J->r[i].rank >= 0 && rank_wanted(&t, J->r[i].rank); }
+  if (t->sel) {
+    for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = J->r[i].rank >= 0 && rank_wanted(t, J->r[i].rank); }
   } else if (!ranks && nranks_job > 64) {
     char why[512];
     unsigned char *c2 = calloc((size_t)n, 1);
     if (c2 && culprits(J, c2, why, sizeof why) > 0) {
       for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = c2[i]; }
-      t.no_flows = 1;
+      t->no_flows = 1;
       fprintf(stderr, "ncclscope timeline: %d ranks: writing ", nranks_job);
       ncs_text_escape(stderr, why, strlen(why));
       fprintf(stderr, "; --ranks LIST to choose others, --ranks all for every rank\n");
@@ -812,12 +751,12 @@ int cmd_timeline(int argc, char **argv) {
   } else {
     for (int k = 0; k < nk; k++) chosen[keep ? keep[k] : k] = 1;
   }
-  for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; if (chosen[i]) t.pid[i] = ++nchosen; }
-  if (t.sel && nchosen < nk)
+  for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; if (chosen[i]) t->pid[i] = ++nchosen; }
+  if (t->sel && nchosen < nk)
     fprintf(stderr, "ncclscope timeline: --ranks %s: writing %d of %d trace files\n", ranks, nchosen, nk);
   if (!nchosen) { fprintf(stderr, "ncclscope timeline: no trace file holds a rank of --ranks %s\n", ranks ? ranks : ""); rc = NCS_EXIT_USAGE; goto done; }
   if (windowed) /* the i-th call / kernel pairing needs every call: no kernel arrows in a window */
-    for (int i = 0; i < n; i++) for (int k = 0; k < t.kf[i].nlink; k++) t.kf[i].link[k].bad = 1;
+    for (int i = 0; i < n; i++) for (int k = 0; k < t->kf[i].nlink; k++) t->kf[i].link[k].bad = 1;
   /* The zero of the timeline: the picked files' earliest creation (the job clock's origin had
    * they been read alone), or their earliest event when one comes before it. */
   int64_t created = 0, err_ns = 0;
@@ -827,42 +766,42 @@ int cmd_timeline(int argc, char **argv) {
   int64_t earliest = created ? created - J->origin : 0;
   for (int i = 0; i < n; i++) {
     if (!injob[i]) continue;
-    if (t.kf[i].have_earliest && t.kf[i].earliest < earliest) earliest = t.kf[i].earliest;
+    if (t->kf[i].have_earliest && t->kf[i].earliest < earliest) earliest = t->kf[i].earliest;
     if ((int64_t)J->r[i].clock_unc_ns > err_ns) err_ns = (int64_t)J->r[i].clock_unc_ns;
     int dup = 0;
     for (int k = 0; k < i && !dup; k++) dup = injob[k] && !strcmp(J->r[k].host, J->r[i].host);
     hosts += !dup;
   }
-  if (t.spool_err || ferror(t.spool)) {
+  if (t->spool_err || ferror(t->spool)) {
     fprintf(stderr, "ncclscope timeline: write error on its temporary file (in $TMPDIR or /tmp: full?)\n");
     goto done;
   }
   if (!(f = sink_open(&sink, out, ends_with(out, ".gz")))) { perror(out); goto done; }
-  t.f = f;
-  t.sink = &sink;
-  t.shift = -earliest;
+  t->f = f;
+  t->sink = &sink;
+  t->shift = -earliest;
   fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f);
-  if (spool_write(&t, n) != 0) {
+  if (spool_write(t, n) != 0) {
     fprintf(stderr, "ncclscope timeline: its temporary file could not be read back\n");
-    t.spool_err = 1;
+    t->spool_err = 1;
   }
   fprintf(f, "\n],\"otherData\":{\"generator\":\"ncclscope timeline\",\"version\":%d", TIMELINE_JSON_VERSION);
-  fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t.shift),
+  fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t->shift),
           (double)err_ns / 1e3, hosts);
-  if (t.kernels || t.kernels_left)
+  if (t->kernels || t->kernels_left)
     fprintf(f, ",\"kernels_written\":%llu,\"kernels_left_out\":%llu,\"max_kernels_per_process\":%lld",
-            (unsigned long long)t.kernels, (unsigned long long)t.kernels_left, (long long)max_kernels);
+            (unsigned long long)t->kernels, (unsigned long long)t->kernels_left, (long long)max_kernels);
   fprintf(f, ",\"ranks_written\":%d,\"ranks_in_job\":%d", nchosen, nranks_job);
-  if (windowed) fprintf(f, ",\"window_s\":[%.9g,%.9g],\"events_outside_window\":%llu", w0, w1, (unsigned long long)t.left_window);
-  if (t.limit) fprintf(f, ",\"max_mb\":%g,\"events_left_out_by_size\":%llu", max_mb, (unsigned long long)t.left_size);
+  if (windowed) fprintf(f, ",\"window_s\":[%.9g,%.9g],\"events_outside_window\":%llu", w0, w1, (unsigned long long)t->left_window);
+  if (t->limit) fprintf(f, ",\"max_mb\":%g,\"events_left_out_by_size\":%llu", max_mb, (unsigned long long)t->left_size);
   fputs("}}\n", f);
-  if (t.left_size)
+  if (t->left_size)
     fprintf(stderr, "ncclscope timeline: stopped at %g MB of JSON: %llu events left out (--max-mb N to raise the bound, "
-                    "--ranks or --window to choose what to write)\n", max_mb, (unsigned long long)t.left_size);
+                    "--ranks or --window to choose what to write)\n", max_mb, (unsigned long long)t->left_size);
   if (windowed)
-    fprintf(stderr, "ncclscope timeline: --window %g:%g s: %llu events outside it left out\n", w0, w1, (unsigned long long)t.left_window);
+    fprintf(stderr, "ncclscope timeline: --window %g:%g s: %llu events outside it left out\n", w0, w1, (unsigned long long)t->left_window);
   for (int i = 0; i < J->n; i++)
-    if (t.pid[i] && (J->r[i].read_rc || J->r[i].truncated)) {
+    if (t->pid[i] && (J->r[i].read_rc || J->r[i].truncated)) {
       bad = ncs_exit_worse(bad, ncs_exit_of_read(J->r[i].read_rc));
       if (J->r[i].error[0]) { ncs_text_escape(stderr, J->r[i].error, strlen(J->r[i].error)); fputc('\n', stderr); }
       else if (J->r[i].truncated) { ncs_text_escape(stderr, J->r[i].path, strlen(J->r[i].path)); fputs(": cut (no final chunk)\n", stderr); }
@@ -871,17 +810,9 @@ int cmd_timeline(int argc, char **argv) {
   if (fclose(f) != 0) werr = 1;
   f = NULL;
   if (werr) fprintf(stderr, "ncclscope timeline: write error on %s\n", out);
-  rc = werr || t.spool_err ? NCS_EXIT_UNREADABLE : bad;
+  rc = werr || t->spool_err ? NCS_EXIT_UNREADABLE : bad;
 done:
   if (f) fclose(f);
-  free(chosen); free(injob); free(t.sel);
-  if (t.spool) fclose(t.spool);
-  for (int i = 0; t.st && i < n; i++) free(t.st[i].s);
-  free(t.st);
-  free(t.pid);
-  free(keep);
-  kfiles_free(t.kf, n);
-  ncs_job_free(J);
-  ncs_paths_free(files, n);
+  free(chosen); free(injob);
   return rc;
 }

@@ -1,0 +1,127 @@
+/* html_cmd.c — `ncclscope html PATH... -o report.html`: parses its options, reads the job once
+ * with the analyses the page needs plugged in (the doctor's facts and hang checks, a few steps
+ * per rank, the GPU-stream lanes), runs the doctor and the headline, and hands it all to the
+ * html renderer (render/html.h).
+ * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
+ * input, 4 when nothing could be read or the page cannot be written. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cli.h"
+#include "cmd/commands.h"
+#include "cmd/jobpick.h"
+#include "io/jobload.h"
+#include "analysis/doctor.h"
+#include "analysis/hang.h"
+#include "analysis/headline.h"
+#include "analysis/steps.h"
+#include "render/gpu_lanes.h"
+#include "render/html.h"
+
+/* the loader's ctx for every plug-in of the page */
+struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps *steps; struct ncs_gpulanes *lanes; };
+
+static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
+  (void)r;
+  ncs_steps_call(((struct html_load *)ctx)->steps, file, e);
+}
+static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k) {
+  (void)r;
+  ncs_gpulanes_add(((struct html_load *)ctx)->lanes, file, k);
+}
+/* The doctor's plug-ins: file i feeds facts d->f[i] and the hang checks. */
+static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
+  const struct html_load *L = ctx;
+  ncs_dfacts_attach(L->d->f[file], m);
+  if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
+}
+static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
+  const struct html_load *L = ctx;
+  ncs_dfacts_finish(L->d->f[file], rc, st);
+  if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
+}
+
+int cmd_html(int argc, char **argv) {
+  static const struct option opts[] = {
+    {"output", required_argument, NULL, 'o'}, {"no-doctor", no_argument, NULL, 'D'}, NCS_JOB_OPTION, {0}};
+  static const struct ncs_cli cli = {
+    "html",
+    "usage: ncclscope html [--no-doctor] [--job ID] PATH... -o report.html\n"
+    "One self-contained HTML page (no script, no network) with the job's verdict first, charts\n"
+    "and tables after.\n"
+    "  -o, --output FILE   where to write it (- for standard output)\n"
+    "  --no-doctor         leave out the doctor's verdicts\n"
+    NCS_JOB_HELP
+    "  -h, --help          this text\n"
+    "Exit: 0 (cut traces too: the page says which), 2 bad usage, 3 damaged, 4 unreadable input.\n",
+    opts, 0};
+  const char *out = NULL, *want_job = NULL;
+  int doctor = 1, r;
+  while ((r = ncs_cli_next(&cli, argc, argv)) != NCS_CLI_DONE) {
+    if (r == 'o') out = optarg;
+    else if (r == 'D') doctor = 0;
+    else if (r == 'J') want_job = optarg;
+    else return ncs_cli_exit(r);
+  }
+  if (optind >= argc) return ncs_cli_fail(&cli, "no PATH given");
+  if (!out) return ncs_cli_fail(&cli, "no output file: -o report.html");
+  char **files;
+  int n = ncs_paths_expand(argc - optind, argv + optind, &files);
+  if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope html: no trace files\n"); return NCS_EXIT_UNREADABLE; }
+  if (want_job && (r = ncs_pick_job("html", want_job, &n, &files))) { ncs_paths_free(files, n); return r; }
+  struct ncs_steps steps;
+  ncs_steps_init(&steps, n);
+  struct ncs_load_opts o = {.progress_label = "html"};
+  struct ncs_doctor doc;
+  memset(&doc, 0, sizeof doc);
+  struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new()};
+  struct ncs_jobdata *J = NULL;
+  FILE *f = NULL;
+  int rc = NCS_EXIT_UNREADABLE;
+  o.ctx = &L;
+  if (steps.f) o.on_call = step_call;
+  if (L.lanes) o.on_kernel = kernel_seen;
+  if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
+    for (doc.n = 0; doc.n < n; doc.n++)
+      if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
+    if (doc.n == n) { o.file_visitor = facts_visitor; o.file_done = facts_done; }
+  }
+  if (doctor && !o.file_visitor) { fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done; }
+  if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); goto done; }
+  if ((r = ncs_one_job("html", J, files))) { rc = r; goto done; }
+  if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
+  int doctor_ran = 0;
+  if (doctor) {
+    int unreadable = 0;
+    for (int i = 0; i < doc.n; i++) unreadable |= doc.f[i]->read_rc == 2;
+    if (!unreadable) {
+      ncs_doctor_run(&doc);
+      if (L.hang) { ncs_hang_finish(L.hang); ncs_hang_to_doctor(L.hang, &doc); }
+      doctor_ran = 1;
+    }
+  }
+  struct ncs_headline h;
+  if (doctor_ran) {
+    ncs_headline_build(&h, &doc);
+    ncs_headline_add_stragglers(&h, J->strag);
+    ncs_headline_add_top_op(&h, J); /* the dominant operation, as report's metrics finds it */
+  }
+  struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
+                               steps.f ? &steps : NULL, L.lanes};
+  int werr = ncs_html_write(f, &page) != 0;
+  if (f != stdout && fclose(f) != 0) werr = 1;
+  f = NULL;
+  if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); goto done; }
+  rc = NCS_EXIT_OK; /* a cut trace is normal input */
+  for (int i = 0; i < J->n; i++) rc = ncs_exit_worse(rc, ncs_exit_of_read(J->r[i].read_rc));
+done:
+  if (f && f != stdout) fclose(f);
+  ncs_job_free(J);
+  ncs_doctor_free(&doc);
+  ncs_hang_free(L.hang);
+  ncs_gpulanes_free(L.lanes);
+  ncs_steps_free(&steps);
+  ncs_paths_free(files, n);
+  return rc;
+}

@@ -1,0 +1,40 @@
+/* stages.h — what one analysis of a `report` run computes once and others read, handed over
+ * through a table the report command owns (struct ncs_job's `stages`, analysis/analysis.h),
+ * never through globals or thread-local hand-offs:
+ *  - each file's step starts: the metrics analysis chooses the step boundary while it reads the
+ *    file (docs/METRICS.md "Steps") and puts the entry time (trace clock, ns) of every counted
+ *    boundary call, in order; gputime and whatif cut their per-step figures at them;
+ *  - each file's kernel-activity figures (model/kact.h): gputime puts them; metrics reads them
+ *    for its ratio and verdicts.
+ *
+ * Contract: file f's starts are put by their producer in its file_done of f and read by the
+ * analyses whose file_done of f comes after it (file_done runs in registry order); the report
+ * core drops them once f's last file_done returned, so only the files being read hold starts.
+ * Figures are put in file_done and read once every file is read (finish, print_*). Slots of
+ * different files may be used at once from different threads, one file's slot by one thread at
+ * a time (the thread reading it). */
+#ifndef NCS_STAGES_H
+#define NCS_STAGES_H
+#include <stddef.h>
+#include <stdint.h>
+#include "model/kact.h"
+
+struct ncs_step_starts { uint64_t *t; size_t n; };
+struct ncs_stages {
+  int n;                          /* files */
+  struct ncs_step_starts *starts; /* [n] */
+  struct ncs_kact_fig *fig;       /* [n]; state -1 and have 0 until put */
+  int fig_on;                     /* 1 when an analysis of the run puts figures (gputime) */
+};
+
+/* 0, or -1 when out of memory (then nothing is held). */
+int ncs_stages_init(struct ncs_stages *s, int nfiles);
+void ncs_stages_free(struct ncs_stages *s);
+/* Takes t[0..n) (malloc'ed, or NULL) as file's step starts. */
+void ncs_stages_put_starts(struct ncs_stages *s, int file, uint64_t *t, size_t n);
+/* File's step starts: their count, *t pointing at them; 0 and *t NULL when none were put. */
+size_t ncs_stages_starts(const struct ncs_stages *s, int file, const uint64_t **t);
+void ncs_stages_drop_starts(struct ncs_stages *s, int file);
+/* File's kernel-activity figures, NULL when no analysis of the run puts them (s NULL too). */
+const struct ncs_kact_fig *ncs_stages_fig(const struct ncs_stages *s, int file);
+#endif

@@ -1,0 +1,27 @@
+/* html.h — the html renderer: one self-contained page (inline CSS and SVG, no script, no
+ * network) from what `ncclscope html` gathered in its one read of the job's files.
+ *
+ * Contract: ncs_html_write() writes the whole page to f; every string from a trace is escaped.
+ * Returns 0, or -1 when f reports a write error. */
+#ifndef NCS_HTML_H
+#define NCS_HTML_H
+#include <stdio.h>
+#include "io/jobload.h"
+#include "analysis/doctor.h"
+#include "analysis/hang.h"
+#include "analysis/headline.h"
+#include "analysis/steps.h"
+#include "render/gpu_lanes.h"
+
+struct ncs_html_page {
+  const struct ncs_jobdata *J;   /* the loader's job summary */
+  struct ncs_doctor *doc;        /* the doctor's facts; NULL: --no-doctor (the page says so) */
+  int doctor_ran;                /* ncs_doctor_run() ran on doc (not when a file was unreadable) */
+  struct ncs_hang *hang;         /* the hang checks, NULL none */
+  const struct ncs_headline *h;  /* the headline, NULL when the doctor did not run */
+  const struct ncs_steps *steps; /* the steps picture's calls, NULL none */
+  const struct ncs_gpulanes *lanes;
+};
+
+int ncs_html_write(FILE *f, const struct ncs_html_page *p);
+#endif
