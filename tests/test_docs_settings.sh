@@ -19,3 +19,20 @@ for v in $shim_vars; do
   grep -q "^| \`$v\`" "$ROOT/docs/SHIM.md" || missing="$missing $v"
 done
 check_eq "settings: every shim setting has a row in docs/SHIM.md" "" "$missing"
+# The commands' settings: each has a row in docs/CLI.md's table, and only base/settings.c reads
+# them (cmd/run.c looks at the shim's own settings for the job it starts).
+missing=""
+for v in $(read_by decoder/base/settings.c); do
+  grep -q "^| \`$v\`" "$ROOT/docs/CLI.md" || missing="$missing $v"
+done
+check_eq "settings: every decoder setting has a row in docs/CLI.md's table" "" "$missing"
+others=$(grep -rlE 'getenv\("NCCLSCOPE_' "$ROOT/decoder" | sed "s#$ROOT/decoder/##" | grep -vx 'base/settings.c' | grep -vx 'cmd/run.c' | tr '\n' ' ')
+check_eq "settings: no decoder file but base/settings.c reads a decoder setting (cmd/run.c: the shim's)" "" "$others"
+shim_read_by_run=$(grep -hoE 'getenv\("NCCLSCOPE_[A-Z_]+"' "$ROOT/decoder/cmd/run.c" | sed 's/.*"\(.*\)"/\1/' | sort -u)
+notshim=""
+for v in $shim_read_by_run; do printf '%s\n' "$shim_vars" | grep -qx "$v" || notshim="$notshim $v"; done
+check_eq "settings: cmd/run.c reads only shim settings itself" "" "$notshim"
+# FORMAT.md's title names the version the code writes (include/ncclscope/format.h).
+code_ver=$(sed -n 's/^#define NCS_FORMAT_STRING "\([0-9.]*\)".*/\1/p' "$ROOT/include/ncclscope/format.h")
+doc_ver=$(sed -n '1s/^# The ncclscope trace format, version \([0-9.]*\)$/\1/p' "$ROOT/docs/FORMAT.md")
+check_eq "docs: FORMAT.md's title names the format version the shim writes ($code_ver)" "$code_ver" "$doc_ver"

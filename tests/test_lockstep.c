@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "io/jobload.h"
+#include "base/settings.h"
 #include "io/synth.h"
 #include "io/trace.h"
 
@@ -33,6 +34,7 @@ static int gen(const char *name, int ranks, long calls, int chunk, int missing, 
 
 static struct ncs_jobdata *load(int n, char **files, const char *lockstep, int threads) {
   setenv("NCCLSCOPE_LOCKSTEP", lockstep, 1);
+  ncs_settings_read();
   struct ncs_load_opts o = {.threads = threads};
   struct ncs_jobdata *j = NULL;
   if (ncs_job_load(n, files, &o, &j) != 0) { ncs_job_free(j); return NULL; }

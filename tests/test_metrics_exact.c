@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "base/settings.h"
 #include "check.h"
 #include "model/hist.h"
 #include "analysis/metrics.h"
@@ -309,8 +310,10 @@ static void test_steps(void) {
   /* the same variable in ncclscope's own environment, for a trace that has none */
   snprintf(path, sizeof path, "%s/s.ncs", dir);
   setenv("NCCLSCOPE_STEP_MARK", "AllGather", 1);
+  ncs_settings_read();
   run_metrics(&r, path, NULL, NULL);
   unsetenv("NCCLSCOPE_STEP_MARK");
+  ncs_settings_read();
   ncs_metrics_rank(r.st, 0, &x);
   js = rank_json(&r);
   CHECK(x.steps == 20 && strstr(js, "\"boundary_op\":\"AllGather\"") && strstr(js, "\"found_by\":\"NCCLSCOPE_STEP_MARK\""),

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "base/settings.h"
 #include "model/hist.h"
 #include "analysis/metrics.h"
 #include "analysis/headline.h"
@@ -257,7 +258,7 @@ static void choose_boundary(struct metrics *m, struct file_state *f, struct rank
   uint32_t op = m->step_op_opt;
   r->step_how = "--step-op";
   if (!op && f->mark[0]) { op = op_by_name(f->mark); r->step_how = "NCCLSCOPE_STEP_MARK"; }
-  if (!op && getenv("NCCLSCOPE_STEP_MARK")) { op = op_by_name(getenv("NCCLSCOPE_STEP_MARK")); r->step_how = "NCCLSCOPE_STEP_MARK"; }
+  if (!op && ncs_settings()->step_mark) { op = op_by_name(ncs_settings()->step_mark); r->step_how = "NCCLSCOPE_STEP_MARK"; }
   const struct sig *best = NULL;
   if (op) {
     for (uint32_t i = 0; i < SIG_CAP; i++)

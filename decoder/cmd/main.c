@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/cli.h"
+#include "base/settings.h"
 #include "cmd/commands.h"
 #include "ncclscope/format.h"
 #include "io/trace.h"
@@ -51,6 +52,7 @@ int main(int argc, char **argv) {
    * it back to the kernel and faulting it in again (a fifth of report's time on 1024 files). */
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  ncs_settings_read(); /* every NCCLSCOPE_ setting of the commands, once (base/settings.h) */
   if (argc < 2) { usage(stderr); return 2; }
   const char *cmd = argv[1];
   if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

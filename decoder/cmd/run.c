@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "base/cli.h"
+#include "base/settings.h"
 #include "cmd/commands.h"
 #include "io/elfnccl.h"
 
@@ -144,8 +145,8 @@ int cmd_run(int argc, char **argv) {
   int i = optind;
   if (i >= argc) return ncs_cli_fail(&run_cli, "no CMD given");
   char shim[PATH_MAX];
-  const char *env = getenv("NCCLSCOPE_SHIM");
-  if (env && *env) {
+  const char *env = ncs_settings()->shim;
+  if (env) {
     snprintf(shim, sizeof shim, "%s", env);
   } else {
     ssize_t n = readlink("/proc/self/exe", shim, sizeof shim - 32);

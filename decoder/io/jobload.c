@@ -1,5 +1,6 @@
 /* jobload.c — the parallel whole-job loader (contract in jobload.h). */
 #include "io/jobload.h"
+#include "base/settings.h"
 #include "model/profcalls.h"
 
 #include <pthread.h>
@@ -625,14 +626,13 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
    * a straggler window as long as the longest trace (96 B per collective, records of a file
    * being at most one collective each; past 2^20 collectives the window gives up the oldest,
    * so such traces are always read in lockstep). Pick whichever keeps less. */
-  const char *ls = getenv("NCCLSCOPE_LOCKSTEP");
+  const struct ncs_settings *set = ncs_settings();
   if (o->in_order || o->plugins_only) L.lockstep = 0; /* plug-ins keep their state per file being read */
-  else if (ls && (*ls == '0' || *ls == '1')) L.lockstep = *ls == '1';
+  else if (set->lockstep >= 0) L.lockstep = set->lockstep;
   else L.lockstep = most_recs > (1u << 20) || held < most_recs * 96;
   J->lockstep = L.lockstep;
   pthread_mutex_init(&L.mu, NULL);
-  const char *env = getenv("NCCLSCOPE_THREADS");
-  int nt = o->threads > 0 ? o->threads : env && atoi(env) > 0 ? atoi(env) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = o->threads > 0 ? o->threads : set->threads > 0 ? set->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (nt < 1) nt = 1;
   if (nt > nfiles) nt = nfiles;
   if (nt > 256) nt = 256;

@@ -1,5 +1,6 @@
 /* progress.c — the terminal progress bar (contract in progress.h). */
 #include "io/progress.h"
+#include "base/settings.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,15 +49,15 @@ static void maybe_draw(void) {
 }
 
 void ncs_progress_begin(const char *what, uint64_t total_bytes, int nfiles) {
-  const char *e = getenv("NCCLSCOPE_PROGRESS");
-  on = isatty(2) && !(e && !strcmp(e, "0"));
+  int want = ncs_settings()->progress;
+  on = isatty(2) && want != 0;
   label = what;
   total = total_bytes;
   files_total = nfiles;
   atomic_store(&done_bytes, 0);
   atomic_store(&done_files, 0);
   /* short decodes never show a bar; NCCLSCOPE_PROGRESS=1 draws from the start (tests) */
-  atomic_store(&next_draw_ns, e && !strcmp(e, "1") ? 0 : now_ns() + 200000000);
+  atomic_store(&next_draw_ns, want == 1 ? 0 : now_ns() + 200000000);
 }
 void ncs_progress_bytes(uint64_t n) { atomic_fetch_add(&done_bytes, n); maybe_draw(); }
 void ncs_progress_file_done(void) { atomic_fetch_add(&done_files, 1); maybe_draw(); }

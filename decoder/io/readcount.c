@@ -1,5 +1,6 @@
 /* readcount.c — per-path counts of reads and peeks, written at exit (contract in readcount.h). */
 #include "io/readcount.h"
+#include "base/settings.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -24,8 +25,8 @@ static void write_counts(void) {
 }
 
 static void setup(void) {
-  const char *p = getenv("NCCLSCOPE_READ_COUNT");
-  if (p && *p && atexit(write_counts) == 0) out_path = p;
+  const char *p = ncs_settings()->read_count;
+  if (p && atexit(write_counts) == 0) out_path = p;
 }
 
 static void count(const char *path, int read) {
