@@ -475,13 +475,11 @@ static void check_gpu_idle(struct ncs_doctor *d) {
 }
 
 void ncs_doctor_run(struct ncs_doctor *d) {
-  check_nvlink_unused(d);
-  check_no_nvlink(d);
-  check_socket(d);
-  check_versions(d);
-  check_busbw(d);
-  check_comm_bound(d);
-  check_gpu_idle(d);
+#define RUN_(id, run) run,
+  static void (*const runs[])(struct ncs_doctor *) = {NCS_DOCTOR_CHECK_LIST(RUN_)};
+#undef RUN_
+  for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
+    if (runs[i]) runs[i](d);
 }
 
 int ncs_doctor_problems(const struct ncs_doctor *d) {

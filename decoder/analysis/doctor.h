@@ -44,6 +44,17 @@ void ncs_doctor_run(struct ncs_doctor *d);
 /* Verdicts that are problems (not notes). */
 int ncs_doctor_problems(const struct ncs_doctor *d);
 void ncs_doctor_free(struct ncs_doctor *d);
-/* The names of every check, in order, for "no check fired" messages. */
-#define NCS_DOCTOR_CHECKS "desync, dead-rank, init-hang, hang, init-failed, init-aborted, comm-aborted, ended-in-nccl, calls-lost, nvlink-unused, no-nvlink, socket-not-ib, nccl-version-mismatch, low-busbw, comm-bound, gpu-idle"
+/* Every check, once, in the order the "no check fired" message names them and docs/DOCTOR.md
+ * describes them (tests/test_doctor_list.sh holds DOCTOR.md to it): X(id, run), run being the
+ * function of analysis/doctor.c that ncs_doctor_run() calls, in this order, or 0 for the checks
+ * of analysis/hang.c, whose verdicts ncs_hang_to_doctor() adds. */
+#define NCS_DOCTOR_CHECK_LIST(X) \
+  X("desync", 0) X("dead-rank", 0) X("init-hang", 0) X("hang", 0) \
+  X("init-failed", 0) X("init-aborted", 0) X("comm-aborted", 0) X("ended-in-nccl", 0) X("calls-lost", 0) \
+  X("nvlink-unused", check_nvlink_unused) X("no-nvlink", check_no_nvlink) X("socket-not-ib", check_socket) \
+  X("nccl-version-mismatch", check_versions) X("low-busbw", check_busbw) X("comm-bound", check_comm_bound) \
+  X("gpu-idle", check_gpu_idle)
+/* The names of every check, from the list: "desync, dead-rank, ..., gpu-idle". */
+#define NCS_DOCTOR_NAME_(id, run) ", " id
+#define NCS_DOCTOR_CHECKS ((NCS_DOCTOR_CHECK_LIST(NCS_DOCTOR_NAME_)) + 2)
 #endif

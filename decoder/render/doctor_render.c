@@ -31,7 +31,7 @@ void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail) {
       fprintf(out, "  - ... and %d more line(s)%s\n", v->more + v->nevidence - shown, detail ? "" : ": --detail");
     fprintf(out, "  next step: %s\n", v->next);
   }
-  if (!problems) fprintf(out, "\nhealthy: no check fired (checks: " NCS_DOCTOR_CHECKS ")\n");
+  if (!problems) fprintf(out, "\nhealthy: no check fired (checks: %s)\n", NCS_DOCTOR_CHECKS);
 }
 
 /* The data of a hang-check verdict (docs/JSON.md): what a dashboard or the HTML headline shows. */
