@@ -78,6 +78,8 @@ struct ncs_config {
   int profiler;             /* NCCLSCOPE_PROFILER (default 1): be NCCL's profiler plugin (profiler.c) */
   char metrics_dir[512];    /* NCCLSCOPE_METRICS: Prometheus text files go there (promexport.c); "" = off */
   unsigned metrics_ms;      /* NCCLSCOPE_METRICS_MS: their period (default 5000) */
+  uint64_t keep_ns;         /* NCCLSCOPE_KEEP time bound (0: none): the trace keeps the calls of the last keep_ns */
+  uint64_t keep_bytes;      /* NCCLSCOPE_KEEP size bound (0: none): at most this much disk (docs/SHIM.md) */
 };
 extern struct ncs_config ncs_cfg;
 
@@ -253,6 +255,14 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
 void ncs_writer_set_process(const void *rec, size_t len);
 /* Writer thread (collectors' inflight hook): one INFLIGHT record into the chunk; -1 when full. */
 int ncs_writer_put_inflight(const struct ncs_inflight *f);
+
+/* aggregate.c, writer thread only (NCCLSCOPE_KEEP): the whole-run aggregates fed with the
+ * ring slots [from, to) the writer encodes and the GPU times it writes, encoded as AGGREGATE
+ * records (returns the bytes added, *records counted up); reset in a forked child. */
+void ncs_agg_calls(const struct ncs_call *rec, uint64_t mask, uint64_t from, uint64_t to);
+void ncs_agg_gpu(const struct ncs_gpu_time *g);
+size_t ncs_agg_encode(struct ncs_wbuf *w, uint32_t *records);
+void ncs_agg_reset(void);
 
 /* Writer thread: records the process lost so far (the chunk headers' count). */
 uint64_t ncs_writer_dropped(void);

@@ -59,6 +59,43 @@ static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned h
  * resolved against it, not against wherever the job chdir'ed before its first NCCL call. */
 static char start_cwd[4096];
 
+/* NCCLSCOPE_KEEP: a time ("30m": s, m, h, d), a size ("2G": K, M, G, T, powers of 1024) or
+ * both, comma-separated. Anything else leaves both bounds off (an unbounded trace). Floors:
+ * 1 s, and 256 KiB: the file's fixed overhead (the reserve for its final chunk, partial
+ * blocks: about 40 KiB) must leave room for segments of a quarter of the bound. */
+static void read_keep(void) {
+  ncs_cfg.keep_ns = ncs_cfg.keep_bytes = 0;
+  const char *k = getenv("NCCLSCOPE_KEEP");
+  if (!k || !*k) return;
+  uint64_t ns = 0, bytes = 0;
+  const char *p = k;
+  while (*p) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || errno || v == 0 || v > (1ull << 40)) goto bad;
+    switch (*end) {
+    case 's': ns = v * 1000000000ull; break;
+    case 'm': ns = v * 60000000000ull; break;
+    case 'h': ns = v * 3600000000000ull; break;
+    case 'd': ns = v * 86400000000000ull; break;
+    case 'K': bytes = v << 10; break;
+    case 'M': bytes = v << 20; break;
+    case 'G': bytes = v << 30; break;
+    case 'T': if (v > (1u << 20)) goto bad; bytes = v << 40; break;
+    default: goto bad;
+    }
+    p = end + 1;
+    if (*p == ',') p++;
+    else if (*p) goto bad;
+  }
+  ncs_cfg.keep_ns = ns && ns < 1000000000ull ? 1000000000ull : ns;
+  ncs_cfg.keep_bytes = bytes && bytes < (256u << 10) ? (256u << 10) : bytes;
+  return;
+bad:
+  ncs_debug("NCCLSCOPE_KEEP=%s not understood (e.g. 30m, 2G, 30m,2G): the trace is not bounded", k);
+}
+
 static void read_config(void) {
   const char *d = getenv("NCCLSCOPE_DIR");
   d = d && *d ? d : "ncclscope-trace";
@@ -98,6 +135,7 @@ static void read_config(void) {
     if (k < 0 || (size_t)k >= sizeof ncs_cfg.metrics_dir) ncs_cfg.metrics_dir[0] = 0;
   }
   ncs_cfg.metrics_ms = env_uint("NCCLSCOPE_METRICS_MS", 5000, 100, 600000);
+  read_keep();
 }
 
 /* ---- the PROCESS record ---- */
@@ -155,7 +193,7 @@ static void snapshot_process(void) {
 static void process_record(struct ncs_wbuf *w) {
   enum { MAXKV = 256 };
   struct ncs_kv kv[MAXKV];
-  char num[12][32], keys[MAXKV][128];
+  char num[16][32], keys[MAXKV][128];
   size_t n = 0, nn = 0;
 #define KV(k, v) do { kv[n].key = (k); kv[n].value = (v); kv[n].value_len = strlen(kv[n].value); n++; } while (0)
 #define KVNUM(k, fmt, x) do { snprintf(num[nn], sizeof num[nn], fmt, x); KV(k, num[nn]); nn++; } while (0)
@@ -174,6 +212,8 @@ static void process_record(struct ncs_wbuf *w) {
   if (by_profiler) KV("calls_from", "profiler"); /* no wrapper saw a call: NCCL's events are the calls */
   KVNUM("gpu_resolution_ns", "%u", NCS_GPU_RESOLUTION_NS);
   KVNUM("kernel_resolution_ns", "%u", NCS_KERNEL_RESOLUTION_NS);
+  if (ncs_cfg.keep_ns) KVNUM("keep_ns", "%llu", (unsigned long long)ncs_cfg.keep_ns);
+  if (ncs_cfg.keep_bytes) KVNUM("keep_bytes", "%llu", (unsigned long long)ncs_cfg.keep_bytes);
 #undef KVNUM
 #undef KV
   for (size_t i = 0; proc.env && proc.env[i] && n < MAXKV; i++) {

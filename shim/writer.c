@@ -53,6 +53,7 @@ const char *ncs_host_name(void);
 
 #define RAW_CAP (6u << 20)
 #define RAW_FLUSH (4u << 20)
+#define RAW_FLUSH_MIN (128u << 10) /* bounded mode's smallest (above the writer's 64 KiB of room) */
 #define QUEUE_CAP (4u << 20)
 #define GPU_POLL_MS 10 /* while GPU events are pending */
 #define EXEC_GPU_DRAIN_MS 100 /* before an exec: GPU times collected for at most this long */
@@ -64,6 +65,8 @@ const char *ncs_host_name(void);
 #define DEFS_CAP (2u << 20)
 #define RING_BATCH 1024u /* ring records encoded between two publications of the tail */
 #define PREFETCH_AHEAD 8u /* ring slots read ahead of the one being encoded */
+#define SEG_MAX 64 /* segments kept at most (bounded mode): about 5 are, a segment being a quarter of the bound */
+#define STICKY_CAP (2u << 20)
 #define RESERVE (16u << 10) /* kept allocated past the file's end for the final chunk (a short one: about 0.5 KiB, PROCESS included) */
 
 /* ---- the record queue (ncs_emit) ---- */
@@ -144,6 +147,17 @@ struct writer {
   int zipping;              /* the chunk is large: rowzip.c compresses it as it grows */
   uint8_t *qspare;          /* swapped with q_buf at each drain */
   size_t qspare_cap;
+  /* bounded mode (NCCLSCOPE_KEEP): the file's segments still kept, oldest first */
+  struct { off_t off; uint64_t t0, t_last; } seg[SEG_MAX];
+  unsigned nseg;
+  off_t first_kept;         /* where the kept chunks start (the header's FIRST_KEPT) */
+  uint64_t last_chunk;      /* bytes of the last chunk written: what the next may add */
+  off_t prev_off;           /* where it starts */
+  uint64_t seg_chunk;       /* bytes of the last SEGMENT chunk */
+  size_t raw_flush;         /* a chunk is written once its rows pass this: RAW_FLUSH, or an eighth
+                               of NCCLSCOPE_KEEP's size when less, at least RAW_FLUSH_MIN */
+  int keep_stuck;           /* the file system cannot punch holes: chunks past the bound are lost */
+  uint64_t cum_drops[NCS_DROP_REASON_LIMIT]; /* every drop so far, by reason (a segment's DROP records) */
 };
 static struct writer *W;
 static struct writer *self; /* the writer thread's own (ncs_writer_put_*) */
@@ -157,6 +171,11 @@ void ncs_writer_set_collectors(const struct ncs_collector_table *t) { collectors
 static uint8_t *process_rec;
 static size_t process_len;
 static struct { uint8_t *buf; size_t len, cap; uint32_t records; } defs;
+/* Bounded mode: the queue records every segment repeats (COMM, COMM_END, NCCL_LOG, TOPO_*,
+ * KERNEL_NAME, KERNEL_STATUS), up to STICKY_CAP; writer thread only. */
+static struct { uint8_t *buf; size_t len, cap; uint32_t records; uint64_t lost; } sticky;
+static uint8_t *segbuf; /* a segment chunk's rows (RAW_CAP), built apart from the chunk buffer */
+static int keeping(void) { return ncs_cfg.keep_ns || ncs_cfg.keep_bytes; }
 
 void ncs_writer_set_process(const void *rec, size_t len) {
   uint8_t *p = malloc(len ? len : 1);
@@ -328,6 +347,7 @@ static int open_file(struct writer *w) {
   struct timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   ncs_encode_file_header(hdr, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec, (uint32_t)getpid());
+  if (keeping()) ncs_put_u32(hdr + NCS_FH_FLAGS, NCS_FILE_F_BOUNDED);
   for (int n = 0; n < 1000; n++) {
     if (n == 0) snprintf(path, sizeof path, "%s/%s-%d.ncs", ncs_cfg.dir, host, (int)getpid());
     else snprintf(path, sizeof path, "%s/%s-%d-%d.ncs", ncs_cfg.dir, host, (int)getpid(), n);
@@ -342,6 +362,10 @@ static int open_file(struct writer *w) {
         atomic_store(&trace_ino, (uint64_t)st.st_ino);
       }
       w->good_off = w->high_off = sizeof hdr;
+      w->first_kept = sizeof hdr;
+      w->nseg = 1;
+      w->seg[0].off = sizeof hdr;
+      w->seg[0].t0 = w->seg[0].t_last = ncs_now_ns();
       reserve(w, 0, RESERVE); /* best effort: the room for the final chunk */
       ncs_debug("writing %s", path);
       /* the rings file follows the trace's name (a new file after a lost descriptor: renamed) */
@@ -393,15 +417,20 @@ static int write_all(int fd, const uint8_t *p, size_t n, off_t off, off_t *high)
 
 /* ---- building chunks ---- */
 
-static void add_clock(struct writer *w) {
+static void clock_pair(struct ncs_clock *c) {
   struct timespec a, r, b;
   clock_gettime(CLOCK_MONOTONIC, &a);
   clock_gettime(CLOCK_REALTIME, &r);
   clock_gettime(CLOCK_MONOTONIC, &b);
   uint64_t ma = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
   uint64_t mb = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
-  struct ncs_clock c = {.realtime_ns = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec,
-                        .monotonic_ns = ma + (mb - ma) / 2, .uncertainty_ns = mb - ma};
+  *c = (struct ncs_clock){.realtime_ns = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec,
+                          .monotonic_ns = ma + (mb - ma) / 2, .uncertainty_ns = mb - ma};
+}
+
+static void add_clock(struct writer *w) {
+  struct ncs_clock c;
+  clock_pair(&c);
   size_t before = w->raw.len;
   ncs_enc_clock(&w->raw, &c);
   if (w->raw.len != before) w->records++;
@@ -526,6 +555,149 @@ static int short_final(struct writer *w) {
   return 0;
 }
 
+/* ---- bounded mode (NCCLSCOPE_KEEP; docs/FORMAT.md "Bounded files") ---- */
+
+/* Keeps the queue records a segment repeats (writer thread, at each drain). */
+static void sticky_take(const uint8_t *q, size_t len) {
+  const uint8_t *p = q, *end = q + len;
+  while (p < end) {
+    const uint8_t *at = p;
+    uint64_t type, n;
+    if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &n) || n > (size_t)(end - p)) return;
+    p += n;
+    if (type != NCS_REC_COMM && type != NCS_REC_COMM_END && type != NCS_REC_NCCL_LOG && type != NCS_REC_TOPO_GPU &&
+        type != NCS_REC_TOPO_LINK && type != NCS_REC_KERNEL_NAME && type != NCS_REC_KERNEL_STATUS)
+      continue;
+    size_t k = (size_t)(p - at);
+    if (sticky.len + k > STICKY_CAP) { sticky.lost++; continue; }
+    if (sticky.len + k > sticky.cap) {
+      size_t nc = sticky.cap ? sticky.cap : 65536;
+      while (nc < sticky.len + k) nc *= 2;
+      uint8_t *nb = realloc(sticky.buf, nc);
+      if (!nb) { sticky.lost++; continue; }
+      sticky.buf = nb;
+      sticky.cap = nc;
+    }
+    memcpy(sticky.buf + sticky.len, at, k);
+    sticky.len += k;
+    sticky.records++;
+  }
+}
+
+/* Writes a SEGMENT chunk at the file's end: PROCESS, a CLOCK, the threads announced so far,
+ * the definitions, the repeated queue records, every drop so far by reason and the
+ * aggregates of every call encoded so far. Built apart from the chunk buffer, which the rings
+ * file shows (a kill -9 recovers the chunk being built, never this one). 0 when written. */
+static int write_segment(struct writer *w) {
+  if (!segbuf && !(segbuf = malloc(RAW_CAP))) return -1;
+  struct ncs_wbuf b;
+  ncs_wbuf_init(&b, segbuf, RAW_CAP);
+  uint32_t nrec = 0;
+  if (process_rec) { ncs_w_bytes(&b, process_rec, process_len); nrec++; }
+  struct ncs_clock c;
+  clock_pair(&c);
+  ncs_enc_clock(&b, &c);
+  nrec++;
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (!r || !r->announced) continue;
+    struct ncs_thread th = {.thread = r->thread, .tid = (uint64_t)r->tid, .name = r->name,
+                            .flags = r->flags & NCS_RING_F_MEMORY ? NCS_THREAD_F_NOT_CRASH_SAFE : 0};
+    ncs_enc_thread(&b, &th);
+    nrec++;
+  }
+  ncs_w_bytes(&b, defs.buf, defs.len);
+  nrec += defs.records;
+  ncs_w_bytes(&b, sticky.buf, sticky.len);
+  nrec += sticky.records;
+  for (unsigned r = 1; r < NCS_DROP_REASON_LIMIT; r++) {
+    if (!w->cum_drops[r]) continue;
+    struct ncs_drop d = {.reason = r, .records = w->cum_drops[r], .thread = 0};
+    ncs_enc_drop(&b, &d);
+    nrec++;
+  }
+  ncs_agg_encode(&b, &nrec);
+  if (b.overflow) return -1;
+  size_t n = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, segbuf, b.len, nrec, w->chunk_index,
+                            w->dropped_total, NCS_CHUNK_F_SEGMENT);
+  if (!n || reserve(w, n, RESERVE) != 0) return -1;
+  if (write_all(w->fd, w->cbuf, n, w->good_off, &w->high_off) != 0) {
+    if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+    return -1;
+  }
+  w->good_off += (off_t)n;
+  w->seg_chunk = n;
+  memset(w->carry, 0, sizeof w->carry); /* its DROP records count them: not written again */
+  w->chunk_index++;
+  return 0;
+}
+
+/* Frees the oldest segments but the current one (the header's FIRST_KEPT moved first, then a
+ * hole punched) while the kept bytes, `need` more and the file's fixed overhead would pass the
+ * size bound, or while their last chunk is older than the time bound; all of them when forced
+ * (a full file system). The overhead: the header's block, the partial blocks before the first
+ * kept chunk and at the end, a block of the file system's own (ext4's extent tree, once the
+ * holes make the file many extents) and the reserve past the end. */
+static void drop_old(struct writer *w, uint64_t now, uint64_t need, int force) {
+  unsigned k = 0;
+  while (k + 1 < w->nseg) {
+    uint64_t kept = (uint64_t)(w->good_off - w->seg[k].off);
+    int over = ncs_cfg.keep_bytes && kept + need + 4 * 4096 + RESERVE > ncs_cfg.keep_bytes;
+    int old = ncs_cfg.keep_ns && w->seg[k].t_last + ncs_cfg.keep_ns < now;
+    if (!over && !old && !force) break;
+    k++;
+  }
+  if (!k) return;
+  off_t from = w->first_kept, to = w->seg[k].off;
+  uint8_t v[8];
+  ncs_put_u64(v, (uint64_t)to);
+  if (pwrite(w->fd, v, sizeof v, NCS_FH_FIRST_KEPT) == (ssize_t)sizeof v) {
+    w->first_kept = to;
+    memmove(&w->seg[0], &w->seg[k], (w->nseg - k) * sizeof w->seg[0]);
+    w->nseg -= k;
+    /* from the start of from's block: the bytes before `from` there are freed chunks, and a
+     * block a punch only zeroes (a partial one) would stay allocated at every rotation */
+    struct stat st;
+    off_t bs = fstat(w->fd, &st) == 0 && st.st_blksize > 0 ? (off_t)st.st_blksize : 4096;
+    from = from / bs * bs;
+    if (from < NCS_FILE_HEADER_SIZE) from = NCS_FILE_HEADER_SIZE;
+    if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, to - from) != 0 && errno != EINTR) {
+      if (!w->keep_stuck)
+        ncs_debug("cannot free the trace's oldest segments (%s): chunks past NCCLSCOPE_KEEP's size are lost", strerror(errno));
+      w->keep_stuck = 1;
+    }
+  }
+}
+
+/* After each chunk written: when the current segment has reached a quarter of the size bound
+ * or of the time bound, frees the oldest segments (the header's FIRST_KEPT moved first, then
+ * a hole punched) while the kept bytes and a new segment's would pass the size bound, or when
+ * their last chunk is older than the time bound, then starts a new segment. */
+static void keep_after_chunk(struct writer *w, int force) {
+  if (!w->nseg || w->fd < 0) return;
+  uint64_t now = ncs_now_ns();
+  uint64_t S = ncs_cfg.keep_bytes / 4, T = ncs_cfg.keep_ns / 4;
+  w->seg[w->nseg - 1].t_last = now;
+  w->last_chunk = (uint64_t)(w->good_off - w->prev_off);
+  off_t cur = w->good_off - w->seg[w->nseg - 1].off;
+  if (!force && !((S && (uint64_t)cur >= S) || (T && now - w->seg[w->nseg - 1].t0 >= T))) return;
+  /* first the oldest segments go (not the current one, which starts with what a reader needs):
+   * room for a segment as large as this one; a full file system: all of them */
+  drop_old(w, now, S + w->last_chunk + w->seg_chunk, force);
+  off_t at = w->good_off;
+  if (write_segment(w) != 0) return; /* tried again after the next chunk */
+  if (w->nseg == SEG_MAX) { /* never with a quarter of the bound a segment: only the oldest goes */
+    memmove(&w->seg[0], &w->seg[1], (SEG_MAX - 1) * sizeof w->seg[0]);
+    w->nseg--;
+  }
+  w->seg[w->nseg].off = at;
+  w->seg[w->nseg].t0 = w->seg[w->nseg].t_last = now;
+  w->nseg++;
+  /* after a chunk lost to a full file system the new segment's DROP records count it, and
+   * the carried ones are not written again: no reader may start before it */
+  if (force) drop_old(w, now, 0, 1);
+}
+
 /* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
  * heartbeat (a reader tells a stuck rank from one whose calls are not flushed yet). */
 static void flush_chunk(struct writer *w, uint32_t end) {
@@ -556,17 +728,23 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     /* its bytes and the reserve allocated first (the final chunk may use the reserve): a full
      * file system loses this chunk whole, and leaves room for the final accounting */
     if (c && reserve(w, c, final ? 0 : RESERVE) != 0) { full = 1; c = 0; }
+    /* bounded: older segments go first when this chunk would pass the size bound */
+    if (c && ncs_cfg.keep_bytes && w->nseg > 1) drop_old(w, ncs_now_ns(), c + w->seg_chunk, 0);
+    /* bounded, on a file system that cannot free its oldest segments: the size bound holds */
+    if (c && w->keep_stuck && ncs_cfg.keep_bytes && (uint64_t)w->good_off + c > ncs_cfg.keep_bytes) c = 0;
     if (c) {
       /* a failed write is tried once more (a disk may have freed space); bytes of a partial
        * chunk beyond the good end would read as damage: they are cut */
       for (int attempt = 0; attempt < 2 && !ok; attempt++) {
         errno = 0;
         if (write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) == 0) {
+          w->prev_off = w->good_off;
           w->good_off += (off_t)c;
           w->chunk_index++;
           w->reopened = 0;
           ok = 1;
           if (final || exec) ncs_rings_remove(); /* a complete trace: nothing left to recover */
+          else if (keeping()) keep_after_chunk(w, 0);
         } else if (errno == ENOSPC || errno == EDQUOT) {
           full = 1;
         }
@@ -580,7 +758,11 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     w->dropped_total += w->records;
     for (unsigned r = 1; r < NCS_DROP_REASON_LIMIT; r++) w->carry[r] += w->chunk_drops[r];
     w->carry[NCS_DROP_WRITE_FAILED] += w->records;
+    w->cum_drops[NCS_DROP_WRITE_FAILED] += w->records;
     if (full) w->carry[NCS_DROP_DISK_FULL] += w->calls;
+    if (full) w->cum_drops[NCS_DROP_DISK_FULL] += w->calls;
+    /* bounded: a full file system frees the oldest segments now (the file does not grow) */
+    if (full && !final && !exec && keeping() && w->fd >= 0) keep_after_chunk(w, 1);
     if (w->chunk_index == 0) w->process_written = 0;
     w->defs_lost = 1;
     for (int i = 0; i < NCS_MAX_THREADS; i++) {
@@ -597,7 +779,7 @@ static void flush_chunk(struct writer *w, uint32_t end) {
 
 /* Makes room for `need` bytes in the chunk, writing it out first when needed. */
 static void ensure_room(struct writer *w, size_t need) {
-  if (w->raw.len + need > RAW_FLUSH || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
+  if (w->raw.len + need > w->raw_flush || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
 }
 
 void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records) {
@@ -633,6 +815,7 @@ int ncs_writer_put_inflight(const struct ncs_inflight *f) {
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
   struct writer *w = self;
   if (!w || w->raw.cap - w->raw.len < 64) return -1;
+  if (keeping()) ncs_agg_gpu(g);
   size_t before = w->raw.len;
   ncs_enc_gpu_time(&w->raw, &w->delta, g);
   if (w->raw.len != before) w->records++;
@@ -646,6 +829,7 @@ static void report_drops(struct writer *w, struct ncs_ring *r) {
   if (d == r->dropped_reported) return;
   ensure_room(w, 64);
   add_drop(w, NCS_DROP_BUFFER_FULL, d - r->dropped_reported, r->thread);
+  w->cum_drops[NCS_DROP_BUFFER_FULL] += d - r->dropped_reported;
   w->dropped_total += d - r->dropped_reported;
   r->dropped_reported = d;
 }
@@ -691,6 +875,7 @@ static unsigned drain(struct writer *w) {
   w->qspare = qb;
   w->qspare_cap = qcap;
   ncs_collectors_seen_queue(collectors, qb, ql); /* observers (live metrics) */
+  if (keeping()) sticky_take(qb, ql);
   if (ql) {
     ensure_room(w, ql);
     if (w->raw.len + ql <= RAW_CAP) {
@@ -700,6 +885,7 @@ static unsigned drain(struct writer *w) {
     } else {
       w->dropped_total += qr;
       add_drop(w, NCS_DROP_NO_MEMORY, qr, 0);
+      w->cum_drops[NCS_DROP_NO_MEMORY] += qr;
     }
   }
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
@@ -709,7 +895,7 @@ static unsigned drain(struct writer *w) {
     unsigned fill = (unsigned)(((heads[i] - t) * 256) / ((uint64_t)r->mask + 1));
     if (fill > fullest) fullest = fill;
     while (t != heads[i]) {
-      if (w->raw.len + NCS_CALL_MAX + 2048 > RAW_FLUSH) { /* the chunk is full: write it */
+      if (w->raw.len + NCS_CALL_MAX + 2048 > w->raw_flush) { /* the chunk is full: write it */
         publish_tail(w, r, t); /* the records before t are in the chunk, not only the ring */
         flush_chunk(w, 0);
       }
@@ -724,7 +910,7 @@ static unsigned drain(struct writer *w) {
        * for sure; encoded through locals (the output's byte stores alias nothing then) */
       uint64_t n = RING_BATCH - (t & (RING_BATCH - 1));
       if (n > heads[i] - t) n = heads[i] - t;
-      size_t fits = (RAW_FLUSH - 2048 - w->raw.len) / NCS_CALL_MAX;
+      size_t fits = (w->raw_flush - 2048 - w->raw.len) / NCS_CALL_MAX;
       if (n > fits) n = fits ? fits : 1;
       struct ncs_call_delta d = w->delta;
       struct ncs_call_run run = w->run;
@@ -733,6 +919,7 @@ static unsigned drain(struct writer *w) {
       uint64_t mask = r->mask, end = t + n;
       uint32_t nrec = (uint32_t)n;
       ncs_collectors_seen_calls(collectors, rec, mask, t, end); /* observers (live metrics) */
+      if (keeping()) ncs_agg_calls(rec, mask, t, end);          /* bounded mode's whole-run figures */
       /* the slots come from another core's cache or from memory: ask for the ones a few
        * records ahead (both lines of a 96-byte slot) while this one is encoded */
 #define PREFETCH_SLOT_() \
@@ -779,6 +966,7 @@ static unsigned drain(struct writer *w) {
     if (d == loose_reported[reason]) continue;
     ensure_room(w, 64);
     add_drop(w, reason, d - loose_reported[reason], 0);
+    w->cum_drops[reason] += d - loose_reported[reason];
     w->dropped_total += d - loose_reported[reason];
     loose_reported[reason] = d;
   }
@@ -926,6 +1114,8 @@ int ncs_writer_start(void) {
   struct writer *w = calloc(1, sizeof *w);
   if (!w) return -1;
   w->fd = -1;
+  w->raw_flush = ncs_cfg.keep_bytes && ncs_cfg.keep_bytes / 8 < RAW_FLUSH ? (size_t)(ncs_cfg.keep_bytes / 8) : RAW_FLUSH;
+  if (w->raw_flush < RAW_FLUSH_MIN) w->raw_flush = RAW_FLUSH_MIN;
   w->raw.buf = malloc(RAW_CAP); /* replaced by the rings file's chunk buffer once it exists */
   w->ccap = NCS_CHUNK_BOUND(RAW_CAP);
   w->cbuf = malloc(w->ccap);
@@ -1060,6 +1250,10 @@ void ncs_writer_atfork_child(void) {
   q_records = 0;
   defs.len = 0; /* the child's file defines again what it uses */
   defs.records = 0;
+  sticky.len = 0; /* the parent's communicators are not the child's */
+  sticky.records = 0;
+  sticky.lost = 0;
+  ncs_agg_reset();
   q_urgent = 0;
   for (int i = 0; i < NCS_DROP_REASON_LIMIT; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;

@@ -103,7 +103,8 @@ struct ncs_analysis {
   X(profile) \
   X(gputime) \
   X(sizes) \
-  X(whatif)
+  X(whatif) \
+  X(window)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;
 NCS_ANALYSES(NCS_DECLARE_ANALYSIS_)

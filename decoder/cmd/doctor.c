@@ -197,6 +197,11 @@ int cmd_doctor(int argc, char **argv) {
       struct ncs_headline h; /* the job's answer first, as `report` and `html` give it */
       ncs_headline_build(&h, &d);
       ncs_headline_print_text(&h, stdout);
+      int bounded = 0;
+      for (int k = 0; k < nt; k++) bounded += ncs_trace_is_bounded(tfiles[k]);
+      if (bounded)
+        printf("Bounded trace (NCCLSCOPE_KEEP, %d of %d files): these verdicts are of the last window only; "
+               "whole-run calls, bytes and bandwidth: ncclscope report\n", bounded, nt);
       fputc('\n', stdout);
       ncs_doctor_print_text(&d, stdout, detail);
     }

@@ -564,6 +564,8 @@ static struct probe probe_file(const char *path) {
     uint32_t hs = ncs_get_u32(h + NCS_FH_SIZE);
     /* the larger of the first two chunks (the first may be cut short by the first flush) */
     off_t at = (off_t)hs;
+    if ((ncs_get_u32(h + NCS_FH_FLAGS) & NCS_FILE_F_BOUNDED) && ncs_get_u64(h + NCS_FH_FIRST_KEPT) > hs)
+      at = (off_t)ncs_get_u64(h + NCS_FH_FIRST_KEPT); /* a bounded file: its first kept chunk */
     for (int k = 0; k < 2 && hs >= NCS_FILE_HEADER_SIZE && hs <= (1u << 20) && fseeko(fp, at, SEEK_SET) == 0 &&
                     fread(ch, 1, sizeof ch, fp) == sizeof ch && ncs_get_u32(ch + NCS_CH_MAGIC) == NCS_CHUNK_MAGIC; k++) {
       uint32_t n = ncs_get_u32(ch + NCS_CH_RECORDS), ps = ncs_get_u32(ch + NCS_CH_PAYLOAD);

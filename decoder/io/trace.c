@@ -56,6 +56,8 @@ struct reader {
   uint8_t *open_comm;     /* [open_cap] 1 while communicator index i is created and not ended */
   size_t open_cap;
   uint32_t comms_seen;    /* communicators created */
+  int bounded;            /* a bounded file (5.2, NCCLSCOPE_KEEP): read from its first kept chunk */
+  uint64_t next_index;    /* the index of the chunk after the last good one */
 };
 #define OPEN_COMM_MAX (1u << 20) /* indexes beyond are not tracked (the shim makes at most 4096) */
 
@@ -475,6 +477,17 @@ static int read_chunk(struct reader *r) {
   uint32_t rsz = ncs_get_u32(h + NCS_CH_RAW), nrec = ncs_get_u32(h + NCS_CH_RECORDS);
   uint64_t index = ncs_get_u64(h + NCS_CH_INDEX), dropped = ncs_get_u64(h + NCS_CH_DROPPED);
   uint32_t sum = ncs_get_u32(h + NCS_CH_CHECKSUM), flags = ncs_get_u32(h + NCS_CH_FLAGS);
+  if (magic == 0 && r->bounded && r->st->chunks == 0) {
+    /* the writer freed this segment after the header was read (a live job): start again at the
+     * first chunk it still keeps */
+    uint8_t v[8];
+    if (fseeko(r->f, NCS_FH_FIRST_KEPT, SEEK_SET) == 0 && read_full(r->f, v, 8) == 8 && ncs_get_u64(v) > r->chunk_off &&
+        fseeko(r->f, (off_t)ncs_get_u64(v), SEEK_SET) == 0) {
+      r->chunk_off = ncs_get_u64(v);
+      return read_chunk(r);
+    }
+    fseeko(r->f, (off_t)r->chunk_off + NCS_CHUNK_HEADER_SIZE, SEEK_SET);
+  }
   if (magic != NCS_CHUNK_MAGIC) {
     set_error(r, r->chunk_off, "bad chunk magic 0x%08x (expected 0x%08x)", magic, NCS_CHUNK_MAGIC);
     return -1;
@@ -501,7 +514,9 @@ static int read_chunk(struct reader *r) {
     return -1;
   }
   int rc;
-  if (flags & NCS_CHUNK_F_COLUMNS) {
+  if ((flags & NCS_CHUNK_F_SEGMENT) && r->st->chunks > 0) {
+    rc = 0; /* a later segment's start repeats what the reader has (docs/FORMAT.md "Bounded files") */
+  } else if (flags & NCS_CHUNK_F_COLUMNS) {
     if (open_columns(r, index, psz, rsz) != 0) return -1;
     rc = walk_columns(r, nrec, index);
   } else {
@@ -528,6 +543,7 @@ static int read_chunk(struct reader *r) {
   if (rc < 0) return -1;
   /* the chunk is good (or a callback stopped inside it) */
   r->st->chunks++;
+  r->next_index = index + 1;
   r->st->dropped_total = dropped;
   r->st->bytes = r->chunk_off + NCS_CHUNK_HEADER_SIZE + psz;
   r->st->final_seen = (flags & NCS_CHUNK_F_FINAL) != 0;
@@ -594,6 +610,15 @@ int ncs_trace_open(const char *path, const struct ncs_visitor *v, struct ncs_rea
     goto fail;
   }
   r->chunk_off = hsize;
+  r->bounded = (ncs_get_u32(fh + NCS_FH_FLAGS) & NCS_FILE_F_BOUNDED) != 0;
+  uint64_t first = ncs_get_u64(fh + NCS_FH_FIRST_KEPT);
+  if (r->bounded && first > hsize) {
+    if (fseeko(r->f, (off_t)first, SEEK_SET) != 0) {
+      set_error(r, NCS_FH_FIRST_KEPT, "bad first kept chunk offset %llu", (unsigned long long)first);
+      goto fail;
+    }
+    r->chunk_off = first;
+  }
   st->bytes = hsize;
   r->done = 0;
   r->ret = 0;
@@ -612,7 +637,7 @@ void ncs_trace_park(struct ncs_trace *t) {
 static void recover_cut(struct reader *r) {
   struct ncs_read_status *st = r->st;
   struct ncs_recovered rec;
-  int rc = ncs_rings_recover(r->path, r->proc.pid, r->proc.created_realtime_ns, st->chunks, &rec);
+  int rc = ncs_rings_recover(r->path, r->proc.pid, r->proc.created_realtime_ns, r->next_index, &rec);
   if (rc > 0) {
     int w = 0;
     if (rec.chunk_records) w = walk_records(r, rec.chunk, rec.chunk_len, rec.chunk_records, st->chunks);
@@ -711,6 +736,16 @@ int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_rea
   ret = ncs_trace_close(t);
   ncs_trace_bufs_free(b);
   return ret;
+}
+
+int ncs_trace_is_bounded(const char *path) {
+  FILE *f = ncs_fopen_regular(path, NULL, 0);
+  if (!f) return 0;
+  uint8_t fh[NCS_FILE_HEADER_SIZE];
+  int b = read_full(f, fh, sizeof fh) == sizeof fh && memcmp(fh, NCS_FILE_MAGIC, 8) == 0 &&
+          (ncs_get_u32(fh + NCS_FH_FLAGS) & NCS_FILE_F_BOUNDED);
+  fclose(f);
+  return b;
 }
 
 /* ---- path expansion ---- */

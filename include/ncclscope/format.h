@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 5
-#define NCS_FORMAT_MINOR 1
-#define NCS_FORMAT_STRING "5.1"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MINOR 2
+#define NCS_FORMAT_STRING "5.2"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -26,7 +26,9 @@
 #define NCS_FH_SIZE 12        /* u32 header size (64) */
 #define NCS_FH_REALTIME 16    /* u64 CLOCK_REALTIME ns at creation */
 #define NCS_FH_PID 24         /* u32 */
-#define NCS_FH_FLAGS 28       /* u32, 0 */
+#define NCS_FH_FLAGS 28       /* u32 NCS_FILE_F_* */
+#define NCS_FH_FIRST_KEPT 32  /* u64, bounded files (5.2): offset of the first chunk still kept, 0 = the header's end */
+#define NCS_FILE_F_BOUNDED 1u /* NCCLSCOPE_KEEP (5.2): the file is a window of segments (docs/FORMAT.md) */
 
 /* Chunk header: 40 bytes, followed by payload_size bytes holding one zstd frame. */
 #define NCS_CHUNK_MAGIC 0x4B43534Eu /* bytes "NSCK" */
@@ -45,6 +47,8 @@
 #define NCS_CHUNK_F_COLUMNS 4u /* the payload is columns (columns.h), not one zstd frame of rows; 2.0 */
 #define NCS_CHUNK_F_EXEC 8u    /* the last chunk of a process image that called exec (the same pid
                                   goes on as a new image, in a file of its own); 5.1 */
+#define NCS_CHUNK_F_SEGMENT 16u /* bounded files (5.2): a segment's first chunk, the process's state and
+                                   AGGREGATE records of every call before it; nothing else */
 #define NCS_CHUNK_MAX_RAW (64u << 20)      /* readers reject larger chunks as corrupt */
 #define NCS_CHUNK_MAX_PAYLOAD (64u << 20)
 
@@ -71,7 +75,8 @@ enum ncs_rec {
   NCS_REC_KERNEL_STATUS = 17, /* kernel activity on / off / stood aside, and why, since 1.1 */
   NCS_REC_INFLIGHT = 18, /* a call in flight when its chunk was written, since 1.1 */
   NCS_REC_PROFILE_ID = 19, /* a PROFILE with its names as ids (every field a varint), since 3.1 */
-  NCS_REC_CALL_RUN = 20  /* calls like the chunk's last CALL but for their times (row chunks), since 5.0 */
+  NCS_REC_CALL_RUN = 20, /* calls like the chunk's last CALL but for their times (row chunks), since 5.0 */
+  NCS_REC_AGGREGATE = 21 /* whole-run figures of one (communicator, op, datatype, size) in a bounded file, since 5.2 */
 };
 
 /* CALL flags */

@@ -388,6 +388,38 @@ struct ncs_profile_id {
   X("ncclFloat16") X("ncclFloat32") X("ncclFloat64") X("ncclBfloat16") X("ncclFloat8e4m3") \
   X("ncclFloat8e5m2")
 
+/* 21 AGGREGATE (format 5.2, bounded files only): the whole-run figures of the calls of one
+ * (communicator, op, datatype, size class) made before the SEGMENT chunk holding it (docs/FORMAT.md,
+ * "Bounded files"). comm NCS_AGG_OTHER: calls beyond the writer's table, all keys together.
+ * hist: GPU durations in log4 buckets, hist0 < 1 us, histK in [4^(K-1), 4^K) us, hist9 >= 4^8 us. */
+#define NCS_AGG_OTHER 0xffffffffu
+#define NCS_AGG_BUCKETS 10
+struct ncs_aggregate {
+  uint32_t comm, op, datatype, size_log2; /* size class: floor(log2(count)), 0 for count 0 or 1 */
+  uint64_t calls, count;                  /* calls, and their elements summed */
+  uint64_t host_ns;                       /* host time (t_exit - t_enter) summed */
+  uint64_t gpu_calls, gpu_count, gpu_ns;  /* the calls with a GPU time: calls, elements, GPU time */
+  uint64_t t_first, t_last;               /* monotonic ns: the first and the last call's entry */
+  uint64_t failed;                        /* calls that returned an error */
+  uint64_t hist0, hist1, hist2, hist3, hist4, hist5, hist6, hist7, hist8, hist9;
+};
+#define NCS_FIELDS_aggregate(F) \
+  F(U32, comm, 0) \
+  F(U32, op, 0) \
+  F(U32, datatype, 0) \
+  F(U32, size_log2, 0) \
+  F(U64, calls, 0) \
+  F(U64, count, 0) \
+  F(U64, host_ns, 0) \
+  F(U64, gpu_calls, 0) \
+  F(U64, gpu_count, 0) \
+  F(U64, gpu_ns, 0) \
+  F(U64, t_first, 0) \
+  F(U64, t_last, 0) \
+  F(U64, failed, 0) \
+  F(U64, hist0, 0) F(U64, hist1, 0) F(U64, hist2, 0) F(U64, hist3, 0) F(U64, hist4, 0) \
+  F(U64, hist5, 0) F(U64, hist6, 0) F(U64, hist7, 0) F(U64, hist8, 0) F(U64, hist9, 0)
+
 #define NCS_RECORDS(R) \
   R(PROCESS, process_kv, PLAIN) \
   R(THREAD, thread, PLAIN) \
@@ -407,7 +439,8 @@ struct ncs_profile_id {
   R(KERNEL_NAME, kernel_name, PLAIN) \
   R(KERNEL_STATUS, kernel_status, PLAIN) \
   R(INFLIGHT, inflight, PLAIN) \
-  R(PROFILE_ID, profile_id, PLAIN)
+  R(PROFILE_ID, profile_id, PLAIN) \
+  R(AGGREGATE, aggregate, PLAIN)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif

@@ -1,0 +1,355 @@
+/* window.c — bounded traces (NCCLSCOPE_KEEP, docs/FORMAT.md "Bounded files") in `ncclscope
+ * report`: which figures are of the whole run and which of the last window only.
+ *
+ * A bounded file keeps the calls of its last window and, in the SEGMENT chunk it is read from,
+ * AGGREGATE records: the whole-run figures of every call before that chunk. The whole run is
+ * those aggregates plus the window's calls, merged here per (communicator, op, datatype, size
+ * class) per file, then per (op, bytes class) over the job. Every other section of the report
+ * reads the window's calls only; this analysis says so and prints the whole-run table
+ * (print_text, its section) and writes JSON "window" (docs/JSON.md). Unbounded traces: it
+ * prints nothing and writes nothing. Memory: per file at most WIN_ROWS rows (further keys are
+ * added to one "other" row) and, per thread index below WIN_THREADS, WIN_PENDING calls
+ * waiting for their GPU time; no growth with trace length. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/analysis.h"
+#include "model/rules.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/ops.h"
+
+#define WIN_ROWS 8192u
+#define WIN_SLOTS 16384u
+#define WIN_THREADS 256u
+#define WIN_PENDING 4096u
+#define WIN_COMMS 4096u
+
+struct wrow { struct ncs_aggregate a; };
+struct wpend { uint64_t tcall, count; uint32_t row; };
+struct wfile {
+  int bounded;
+  uint64_t keep_ns, keep_bytes;
+  struct ncs_aggregate *rows; /* [WIN_ROWS]; rows[0]: "other" */
+  uint32_t *slot;             /* [WIN_SLOTS]: row + 1 */
+  unsigned nrows;
+  uint64_t agg_calls, win_calls, win_t0, win_t1;
+  uint64_t rt_ns, mono_ns;    /* the first CLOCK pair: monotonic -> UTC */
+  int have_clock;
+  int32_t nranks[WIN_COMMS];
+  struct wpend *pend[WIN_THREADS];
+};
+struct wstate { int n; struct wfile *f; };
+
+static void *win_create(const struct ncs_job *job) {
+  struct wstate *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n = job->n;
+  s->f = calloc((size_t)(job->n ? job->n : 1), sizeof *s->f);
+  if (!s->f) { free(s); return NULL; }
+  return s;
+}
+
+static unsigned log2u(uint64_t v) {
+  unsigned k = 0;
+  while (v > 1) { v >>= 1; k++; }
+  return k;
+}
+
+static int file_init(struct wfile *f) {
+  if (f->rows) return 0;
+  f->rows = calloc(WIN_ROWS, sizeof *f->rows);
+  f->slot = calloc(WIN_SLOTS, sizeof *f->slot);
+  if (!f->rows || !f->slot) { free(f->rows); free(f->slot); f->rows = NULL; f->slot = NULL; return -1; }
+  f->rows[0].comm = NCS_AGG_OTHER;
+  f->nrows = 1;
+  return 0;
+}
+
+static uint32_t row_of(struct wfile *f, uint32_t comm, uint32_t op, uint32_t dt, uint32_t sl) {
+  if (comm == NCS_AGG_OTHER) return 0;
+  uint64_t h = ((uint64_t)comm << 32 | (uint64_t)op << 16 | (uint64_t)(dt & 0xff) << 8 | (sl & 0xff)) * 0x9E3779B97F4A7C15ull;
+  for (unsigned i = (unsigned)(h >> 50) & (WIN_SLOTS - 1);; i = (i + 1) & (WIN_SLOTS - 1)) {
+    uint32_t s = f->slot[i];
+    if (!s) {
+      if (f->nrows >= WIN_ROWS) return 0;
+      struct ncs_aggregate *a = &f->rows[f->nrows];
+      a->comm = comm; a->op = op; a->datatype = dt; a->size_log2 = sl;
+      f->slot[i] = ++f->nrows;
+      return f->nrows - 1;
+    }
+    const struct ncs_aggregate *a = &f->rows[s - 1];
+    if (a->comm == comm && a->op == op && a->datatype == dt && a->size_log2 == sl) return s - 1;
+  }
+}
+
+static int on_process(void *ctx, const struct ncs_process *p) {
+  struct wfile *f = ctx;
+  const char *kn = ncs_process_get(p, "keep_ns"), *kb = ncs_process_get(p, "keep_bytes");
+  if (kn || kb) f->bounded = 1;
+  if (kn) f->keep_ns = strtoull(kn, NULL, 10);
+  if (kb) f->keep_bytes = strtoull(kb, NULL, 10);
+  return 0;
+}
+
+static int on_comm(void *ctx, const struct ncs_comm *c) {
+  struct wfile *f = ctx;
+  if (c->comm < WIN_COMMS && c->nranks > 0) f->nranks[c->comm] = c->nranks;
+  return 0;
+}
+
+static int on_clock(void *ctx, const struct ncs_clock *c) {
+  struct wfile *f = ctx;
+  if (!f->have_clock) { f->rt_ns = c->realtime_ns; f->mono_ns = c->monotonic_ns; f->have_clock = 1; }
+  return 0;
+}
+
+static int on_raw(void *ctx, const struct ncs_raw *r) {
+  struct wfile *f = ctx;
+  if (r->type != NCS_REC_AGGREGATE || file_init(f)) return 0;
+  struct ncs_rbuf b;
+  ncs_rbuf_init(&b, r->body, r->len, NULL, 0);
+  struct ncs_aggregate a;
+  if (ncs_dec_aggregate(&b, &a) != 0) return 0;
+  f->bounded = 1;
+  struct ncs_aggregate *x = &f->rows[row_of(f, a.comm, a.op, a.datatype, a.size_log2)];
+  x->calls += a.calls; x->count += a.count; x->host_ns += a.host_ns; x->failed += a.failed;
+  x->gpu_calls += a.gpu_calls; x->gpu_count += a.gpu_count; x->gpu_ns += a.gpu_ns;
+  uint64_t *h = &x->hist0;
+  const uint64_t *ah = &a.hist0;
+  for (int k = 0; k < NCS_AGG_BUCKETS; k++) h[k] += ah[k];
+  f->agg_calls += a.calls;
+  return 0;
+}
+
+static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  struct wfile *f = ctx;
+  if (!f->bounded || file_init(f)) return 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_call *c = &x[i];
+    uint32_t r = row_of(f, c->comm, c->op, c->datatype, log2u(c->count));
+    struct ncs_aggregate *a = &f->rows[r];
+    a->calls++;
+    a->count += c->count;
+    a->host_ns += c->t_exit > c->t_enter ? c->t_exit - c->t_enter : 0;
+    if (c->rc != 0 && !(c->flags & NCS_CALL_F_INPROGRESS)) a->failed++;
+    if (!f->win_calls || c->t_enter < f->win_t0) f->win_t0 = c->t_enter;
+    if (c->t_exit > f->win_t1) f->win_t1 = c->t_exit;
+    f->win_calls++;
+    if (c->thread < WIN_THREADS) {
+      struct wpend *p = f->pend[c->thread];
+      if (!p) p = f->pend[c->thread] = calloc(WIN_PENDING, sizeof *p);
+      if (p) p[c->tcall & (WIN_PENDING - 1)] = (struct wpend){c->tcall, c->count, r};
+    }
+  }
+  return 0;
+}
+
+static int on_gpu_times(void *ctx, const struct ncs_gpu_time *x, size_t n) {
+  struct wfile *f = ctx;
+  if (!f->rows) return 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_gpu_time *g = &x[i];
+    if (g->kind != NCS_GPU_KIND_CALL || g->flags || g->thread >= WIN_THREADS || !f->pend[g->thread]) continue;
+    struct wpend *p = &f->pend[g->thread][g->ref & (WIN_PENDING - 1)];
+    if (!p->tcall || p->tcall != g->ref) continue;
+    struct ncs_aggregate *a = &f->rows[p->row];
+    uint64_t ns = g->gpu_end > g->gpu_start ? g->gpu_end - g->gpu_start : 0;
+    a->gpu_calls++; a->gpu_count += p->count; a->gpu_ns += ns;
+    uint64_t us = ns / 1000, lim = 1;
+    unsigned k = 0;
+    while (k < NCS_AGG_BUCKETS - 1 && us >= lim) { k++; lim *= 4; }
+    (&a->hist0)[k]++;
+    p->tcall = 0;
+  }
+  return 0;
+}
+
+static void win_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct wstate *s = state;
+  v->ctx = &s->f[file];
+  v->process = on_process;
+  v->comm = on_comm;
+  v->clock = on_clock;
+  v->raw = on_raw;
+  v->calls = on_calls;
+  v->gpu_times = on_gpu_times;
+}
+
+static void win_file_done(void *state, int file, const struct ncs_read_status *st) {
+  (void)st;
+  struct wfile *f = &((struct wstate *)state)->f[file];
+  for (unsigned i = 0; i < WIN_THREADS; i++) { free(f->pend[i]); f->pend[i] = NULL; }
+  free(f->slot);
+  f->slot = NULL;
+}
+
+/* A job-wide row: op and bytes class over every bounded file. */
+struct jrow { unsigned op, bclass; uint64_t calls, bytes, gpu_calls, gpu_ns, failed; double busbytes; };
+struct jsum {
+  int files;
+  uint64_t keep_ns, keep_bytes, agg_calls, win_calls;
+  uint64_t t0_utc, t1_utc; /* the window over the bounded files, ns since the epoch (0: none) */
+  int n;
+  struct jrow r[512];
+  uint64_t other_calls;
+};
+
+static void job_sum(const struct wstate *s, struct jsum *j) {
+  memset(j, 0, sizeof *j);
+  for (int i = 0; i < s->n; i++) {
+    const struct wfile *f = &s->f[i];
+    if (!f->bounded) continue;
+    j->files++;
+    if (f->keep_ns) j->keep_ns = f->keep_ns;
+    if (f->keep_bytes) j->keep_bytes = f->keep_bytes;
+    j->agg_calls += f->agg_calls;
+    j->win_calls += f->win_calls;
+    if (f->win_calls && f->have_clock) {
+      uint64_t t0 = f->rt_ns + (f->win_t0 - f->mono_ns), t1 = f->rt_ns + (f->win_t1 - f->mono_ns);
+      if (!j->t0_utc || t0 < j->t0_utc) j->t0_utc = t0;
+      if (t1 > j->t1_utc) j->t1_utc = t1;
+    }
+    for (unsigned k = 0; f->rows && k < f->nrows; k++) {
+      const struct ncs_aggregate *a = &f->rows[k];
+      if (!a->calls) continue;
+      if (a->comm == NCS_AGG_OTHER || ncs_op_bw(a->op) == NCS_BW_NONE) { j->other_calls += a->calls; continue; }
+      size_t dts = ncs_rule_dtype_size(a->datatype);
+      unsigned bc = a->size_log2 + log2u(dts ? dts : 1);
+      struct jrow *r = NULL;
+      for (int m = 0; m < j->n; m++)
+        if (j->r[m].op == a->op && j->r[m].bclass == bc) { r = &j->r[m]; break; }
+      if (!r && j->n < (int)(sizeof j->r / sizeof j->r[0])) {
+        r = &j->r[j->n++];
+        memset(r, 0, sizeof *r);
+        r->op = a->op;
+        r->bclass = bc;
+      }
+      if (!r) { j->other_calls += a->calls; continue; }
+      int nr = a->comm < WIN_COMMS ? f->nranks[a->comm] : 0;
+      r->calls += a->calls;
+      r->bytes += ncs_rule_bytes(a->count, a->datatype);
+      r->failed += a->failed;
+      if (nr > 0 && a->gpu_calls) {
+        r->gpu_calls += a->gpu_calls;
+        r->gpu_ns += a->gpu_ns;
+        r->busbytes += ncs_rule_busbytes(a->op, a->gpu_count, a->datatype, nr);
+      }
+    }
+  }
+}
+
+static int cmp_jrow(const void *a, const void *b) {
+  const struct jrow *x = a, *y = b;
+  if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  return x->bclass < y->bclass ? -1 : x->bclass > y->bclass;
+}
+
+static void utc(uint64_t ns, char *buf, size_t n) {
+  time_t t = (time_t)(ns / 1000000000ull);
+  struct tm tm;
+  if (!ns || !gmtime_r(&t, &tm)) { snprintf(buf, n, "?"); return; }
+  size_t k = strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+  snprintf(buf + k, n - k, ".%03u UTC", (unsigned)(ns / 1000000ull % 1000));
+}
+
+static void size_text(unsigned bclass, char *buf, size_t n) {
+  static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned k = bclass / 10 < 4 ? bclass / 10 : 4;
+  snprintf(buf, n, "%llu%s", 1ull << (bclass - 10 * k), u[k]);
+}
+
+static void keep_text(const struct jsum *j, char *buf, size_t n) {
+  int k = 0;
+  buf[0] = 0;
+  if (j->keep_ns) k = snprintf(buf, n, "%.0f s", j->keep_ns / 1e9);
+  if (j->keep_bytes && k >= 0 && (size_t)k < n)
+    snprintf(buf + k, n - (size_t)k, "%s%.1f MiB", k ? ", " : "", j->keep_bytes / 1048576.0);
+}
+
+static void win_text(void *state, FILE *out, const struct ncs_job *job) {
+  (void)job;
+  struct jsum j;
+  job_sum(state, &j);
+  if (!j.files) return;
+  qsort(j.r, (size_t)j.n, sizeof j.r[0], cmp_jrow);
+  char a[48], b[48];
+  utc(j.t0_utc, a, sizeof a);
+  utc(j.t1_utc, b, sizeof b);
+  char k[64];
+  keep_text(&j, k, sizeof k);
+  fprintf(out, "\nBounded trace (NCCLSCOPE_KEEP: %s; %d of %d files): every figure above is of the last window "
+               "(%s to %s, %llu calls); the whole run follows (%llu calls)\n",
+          k, j.files, job->n, a, b, (unsigned long long)j.win_calls, (unsigned long long)(j.agg_calls + j.win_calls));
+  fprintf(out, "Whole run (aggregates): every call of the run, all ranks (%llu before the window, %llu in it)\n",
+          (unsigned long long)j.agg_calls, (unsigned long long)j.win_calls);
+  fprintf(out, "  %-14s %8s %12s %16s %12s %12s\n", "op", "size", "calls", "bytes", "GPU time s", "busbw GB/s");
+  for (int i = 0; i < j.n; i++) {
+    const struct jrow *r = &j.r[i];
+    char sz[24], bw[24];
+    size_text(r->bclass, sz, sizeof sz);
+    if (r->gpu_ns) snprintf(bw, sizeof bw, "%.2f", r->busbytes / (r->gpu_ns / 1e9) / 1e9);
+    else snprintf(bw, sizeof bw, "-");
+    fprintf(out, "  %-14s %8s %12llu %16llu %12.6f %12s\n", ncs_op_name(r->op), sz, (unsigned long long)r->calls,
+            (unsigned long long)r->bytes, r->gpu_ns / 1e9, bw);
+  }
+  if (j.other_calls) fprintf(out, "  other calls (no bandwidth: group, communicator, registration): %llu\n", (unsigned long long)j.other_calls);
+  fprintf(out, "Last window: %s to %s, %llu calls: the per-rank, per-op, straggler, hang and timeline figures\n", a, b,
+          (unsigned long long)j.win_calls);
+}
+
+static void win_json(void *state, struct ncs_json *js, const struct ncs_job *job) {
+  (void)job;
+  struct jsum j;
+  job_sum(state, &j);
+  if (!j.files) return;
+  qsort(j.r, (size_t)j.n, sizeof j.r[0], cmp_jrow);
+  ncs_json_obj_begin(js, "window");
+  ncs_json_int(js, "bounded_files", j.files);
+  if (j.keep_ns) ncs_json_uint(js, "keep_ns", j.keep_ns);
+  if (j.keep_bytes) ncs_json_uint(js, "keep_bytes", j.keep_bytes);
+  ncs_json_num(js, "t0_unix_s", j.t0_utc / 1e9);
+  ncs_json_num(js, "t1_unix_s", j.t1_utc / 1e9);
+  ncs_json_uint(js, "calls", j.win_calls);
+  ncs_json_uint(js, "whole_run_calls", j.agg_calls + j.win_calls);
+  ncs_json_arr_begin(js, "whole_run");
+  for (int i = 0; i < j.n; i++) {
+    const struct jrow *r = &j.r[i];
+    ncs_json_obj_begin(js, NULL);
+    ncs_json_str(js, "op", ncs_op_name(r->op));
+    ncs_json_uint(js, "bytes_log2", r->bclass);
+    ncs_json_uint(js, "calls", r->calls);
+    ncs_json_uint(js, "bytes", r->bytes);
+    ncs_json_uint(js, "failed", r->failed);
+    ncs_json_uint(js, "gpu_calls", r->gpu_calls);
+    ncs_json_num(js, "gpu_s", r->gpu_ns / 1e9);
+    if (r->gpu_ns) ncs_json_num(js, "busbw_GBps", r->busbytes / (r->gpu_ns / 1e9) / 1e9);
+    else ncs_json_null(js, "busbw_GBps");
+    ncs_json_obj_end(js);
+  }
+  ncs_json_arr_end(js);
+  ncs_json_uint(js, "other_calls", j.other_calls);
+  ncs_json_obj_end(js);
+}
+
+static void win_destroy(void *state) {
+  struct wstate *s = state;
+  if (!s) return;
+  for (int i = 0; i < s->n; i++) {
+    free(s->f[i].rows);
+    free(s->f[i].slot);
+    for (unsigned k = 0; k < WIN_THREADS; k++) free(s->f[i].pend[k]);
+  }
+  free(s->f);
+  free(s);
+}
+
+const struct ncs_analysis ncs_analysis_window = {
+  .name = "window",
+  .create = win_create,
+  .visitor = win_visitor,
+  .file_done = win_file_done,
+  .print_text = win_text,
+  .print_json = win_json,
+  .destroy = win_destroy,
+};

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# test_keep.sh — bounded traces (NCCLSCOPE_KEEP, issue 29 item 1; docs/SHIM.md "Bounded
+# traces", docs/FORMAT.md "Bounded files"), counts against the job's own, no timing:
+#   - size bound (256K, the floor, with 10 ms chunks): the segments rotate many times (the
+#     file's apparent size passes 6 segments of a quarter of the bound); the trace file's
+#     allocated blocks (on a tmpfs) never pass the bound, sampled while the job runs and after; report's whole-run AllReduce calls
+#     and bytes (aggregates + window) equal the job's own; the window's AllReduce sequence
+#     numbers are contiguous and end at the job's last call; report and doctor say which
+#     figures are of the window;
+#   - time bound (1s): the window covers at least the bound's length of calls (the writer
+#     frees a segment only once its last chunk is older than the bound) and the whole run is
+#     still exact;
+#   - kill -9 in the middle (size bound): the job's own count of returned calls (its counter
+#     file, which survives the kill) equals the whole-run count (or is one less: the kill fell
+#     between a call's return and its counting), the window read from the file and its rings
+#     file is contiguous and ends at the last call;
+#   - unbounded traces are unchanged (no "window" in report's JSON);
+#   - a full trace file system (tmpfs, as test_disk_full.sh; SKIP where it cannot be mounted):
+#     the calls lost to the full disk are counted (DROP reason 7), and the whole-run count plus
+#     the calls lost after the window's start is the job's.
+source "$(dirname "$0")/lib.sh"
+JOB=$BUILD/tests/rate_job
+for f in "$SHIM" "$NCS" "$JOB"; do [ -e "$f" ] || { fail "keep: $f not built"; exit 0; }; done
+command -v jq >/dev/null || { skip "keep: jq not installed (scripts/deps.sh)"; exit 0; }
+
+# allocated bytes of the .ncs file(s) in DIR (blocks, not the apparent size)
+alloc() { local s=0 f; for f in "$1"/*.ncs; do [ -e "$f" ] && s=$((s + $(stat -c '%b*%B' "$f"))); done; echo $((s)); }
+apparent() { stat -c %s "$1"/*.ncs 2>/dev/null | head -1; }
+# whole-run AllReduce calls / bytes from report's JSON
+whole() { "$NCS" report --json "$1" 2>/dev/null | jq -r "[.window.whole_run[] | select(.op == \"AllReduce\") | .$2] | add // 0"; }
+# the window's AllReduce seq numbers: "count min max"
+seqs() {
+  "$NCS" dump "$1"/*.ncs 2>/dev/null | awk '$1 == "CALL" && $2 == "op=AllReduce" {
+    for (i = 3; i <= NF; i++) if ($i ~ /^seq=/) { s = substr($i, 5) + 0; n++; if (n == 1 || s < lo) lo = s; if (s > hi) hi = s } }
+    END { print n + 0, lo + 0, hi + 0 }'
+}
+
+# The size bound is measured on a tmpfs: on ext4, a file's block count (st_blocks) also holds,
+# for a while, blocks ext4 reserves for delayed allocation, and with holes punched every few
+# milliseconds it read up to 1.7 times the bound (docs/SHIM.md "Bounded traces").
+FS=$T/fs
+mkdir -p "$FS"
+if mount -t tmpfs -o size=64m none "$FS" 2>/dev/null; then
+  trap 'umount "$FS" 2>/dev/null; umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
+elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  FS=$(mktemp -d /dev/shm/ncs-keep.XXXXXX)
+  trap 'rm -rf "$FS"; umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
+else
+  FS=
+fi
+# ---- size bound ----
+N=250000
+d=${FS:-$T}/size
+NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 100000 >"$T/size.out" 2>&1 &
+pid=$!
+max=0
+while kill -0 $pid 2>/dev/null; do a=$(alloc "$d"); [ "$a" -gt "$max" ] && max=$a; sleep 0.05; done
+wait $pid
+check_eq "keep size: the job ran" 0 $?
+a=$(alloc "$d"); [ "$a" -gt "$max" ] && max=$a
+if [ -z "$FS" ]; then skip "keep size: no tmpfs to measure the blocks on (mount refused, no /dev/shm)"
+elif [ "$max" -le 262144 ]; then pass "keep size: the trace file never held more than 256 KiB on disk (at most $max bytes)"
+else fail "keep size: $max bytes allocated, over the 262144 bound"; fi
+ap=$(apparent "$d")
+[ "${ap:-0}" -gt $((6 * 65536)) ] && pass "keep size: rotated many times ($ap bytes written in all: over 6 segments of 64 KiB)" \
+  || fail "keep size: only $ap bytes written: too few rotations to test"
+check_eq "keep size: whole-run AllReduce calls = the job's" $N "$(whole "$d" calls)"
+check_eq "keep size: whole-run AllReduce bytes = the job's (8 floats a call)" $((N * 32)) "$(whole "$d" bytes)"
+read -r n lo hi <<<"$(seqs "$d")"
+[ "$n" -gt 0 ] && [ "$n" -lt $N ] && pass "keep size: the window holds part of the run ($n of $N calls)" \
+  || fail "keep size: window of $n calls of $N"
+check_eq "keep size: the window's calls are contiguous" $((hi - lo + 1)) "$n"
+check_eq "keep size: the window ends at the job's last call (seq N)" $N "$hi"
+wn=$("$NCS" report --json "$d" 2>/dev/null | jq -r '.window.calls')
+check_eq "keep size: JSON window.calls = the window's CALL records (AllReduce + CommDestroy)" $((n + 1)) "$wn"
+"$NCS" report "$d" >"$T/size.rep" 2>&1
+grep -q '^Bounded trace (NCCLSCOPE_KEEP' "$T/size.rep" && grep -q '^Whole run (aggregates)' "$T/size.rep" &&
+  grep -q '^Last window: ' "$T/size.rep" && pass "keep size: report says which figures are whole-run and which are the window's" \
+  || fail "keep size: report lacks the bounded-trace lines: $(grep -i -m3 'bounded\|whole\|window' "$T/size.rep")"
+"$NCS" doctor "$d" >"$T/size.doc" 2>&1
+grep -q '^Bounded trace (NCCLSCOPE_KEEP, 1 of 1 files): these verdicts are of the last window only' "$T/size.doc" \
+  && pass "keep size: doctor says its verdicts are of the window" || fail "keep size: doctor: $(head -3 "$T/size.doc")"
+
+# ---- time bound ----
+N=40000
+d=$T/time
+NCCLSCOPE_KEEP=1s NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 20000 >"$T/time.out" 2>&1
+check_eq "keep time: whole-run AllReduce calls = the job's" $N "$(whole "$d" calls)"
+read -r n lo hi <<<"$(seqs "$d")"
+check_eq "keep time: the window's calls are contiguous" $((hi - lo + 1)) "$n"
+check_eq "keep time: the window ends at the job's last call (seq N)" $N "$hi"
+span=$("$NCS" dump "$d"/*.ncs 2>/dev/null | awk '$1 == "CALL" && $2 == "op=AllReduce" { for (i = 3; i <= NF; i++) if ($i ~ /^t_enter=/) { t = substr($i, 9) + 0; if (!lo || t < lo) lo = t; if (t > hi) hi = t } } END { printf "%d", (hi - lo) / 1e6 }')
+[ "$n" -lt $N ] && [ "$span" -ge 1000 ] && pass "keep time: the window covers at least 1 s of calls (${span} ms, $n of $N calls)" \
+  || fail "keep time: window of $n calls over ${span} ms (want part of the run, at least 1000 ms)"
+
+# ---- kill -9 in the middle ----
+d=${FS:-$T}/kill
+NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 100000000 -r 80000 -c "$T/counter" >"$T/kill.out" 2>&1 &
+pid=$!
+for ((i = 0; i < 100; i++)); do [ "$(apparent "$d")" -gt $((2 * 262144)) ] 2>/dev/null && break; sleep 0.1; done
+kill -9 $pid; wait $pid 2>/dev/null
+got=$(od -An -t u8 -N 8 "$T/counter" | tr -d ' ')
+[ "$(apparent "$d")" -gt $((2 * 262144)) ] && pass "keep kill: killed after several rotations" || fail "keep kill: killed before rotating"
+# the job counts a call after it returned: the kill may fall between the two, so the trace may
+# hold one call more than the counter, never fewer
+w=$(whole "$d" calls)
+[ "$w" -ge "$got" ] && [ "$w" -le $((got + 1)) ] && pass "keep kill: whole-run AllReduce calls = the calls that had returned ($w; counter $got, +1 at most: the call being counted)" \
+  || fail "keep kill: whole-run AllReduce calls $w, the job's counter $got"
+read -r n lo hi <<<"$(seqs "$d")"
+check_eq "keep kill: the window's calls are contiguous" $((hi - lo + 1)) "$n"
+check_eq "keep kill: the window ends at the last call (its seq = the whole-run count)" "$w" "$hi"
+a=$(alloc "$d")
+if [ -z "$FS" ]; then skip "keep kill: no tmpfs to measure the blocks on"
+elif [ "$a" -le 262144 ]; then pass "keep kill: the trace file holds at most 256 KiB ($a bytes; its rings file apart)"
+else fail "keep kill: $a bytes allocated"; fi
+
+# ---- unbounded: unchanged ----
+d=$T/plain
+NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 2000 >/dev/null 2>&1
+check_eq "keep off: no window object in report's JSON" null "$("$NCS" report --json "$d" 2>/dev/null | jq -c '.window')"
+"$NCS" report "$d" 2>&1 | grep -q 'Bounded trace\|Whole run (aggregates)' && fail "keep off: report talks of a bounded trace" \
+  || pass "keep off: report says nothing of a window"
+
+# ---- a full file system ----
+M=$T/mnt
+mkdir -p "$M"
+if ! mount -t tmpfs -o size=512k none "$M" 2>"$T/mount.err"; then
+  skip "keep disk full: cannot mount a tmpfs here ($(head -c 120 "$T/mount.err")): needs root"
+  exit 0
+fi
+dd if=/dev/zero of="$M/filler" bs=4096 count=104 2>/dev/null
+N=30000
+NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$M/tr LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 40000 >"$T/full.out" 2>&1
+check_eq "keep disk full: the job ran" 0 $?
+cp -r "$M/tr" "$T/full" 2>/dev/null
+# calls lost before the window's first chunk are in its aggregates (counted when encoded) and in
+# that chunk's DROP records; those lost after it are only in the window's DROP records
+read -r lost after <<<"$("$NCS" dump "$T/full"/*.ncs 2>/dev/null | awk '/^-- chunk / { c++ } $1 == "DROP" && $2 == "reason=7" {
+  sub("records=", "", $3); s += $3; if (c > 1) a += $3 } END { print s + 0, a + 0 }')"
+[ "$lost" -gt 0 ] && pass "keep disk full: calls lost to the full file system are counted ($lost, DROP 7)" \
+  || fail "keep disk full: no DROP 7 counted; trace $(ls -ls "$M/tr")"
+check_eq "keep disk full: whole-run AllReduce calls + those lost after the window's start = the job's" $N \
+  "$(( $(whole "$T/full" calls) + after ))"
