@@ -12,6 +12,10 @@
 # run; straggler -> straggler vs the healthy run; healthy -> exposed-comm (the ceiling of
 # overlap) vs the overlapped run. Also `--what-if transport=SHM` on the healthy trace against
 # the SHM run, `--what-if busbw=` in text and JSON, and a bad --what-if refused (exit 2).
+# compare explains the step-time change (issue 28 item 3): `compare healthy X` for X = the SHM
+# run, the straggler run and the overlapped run: the parts it names (all but the remainder) add
+# up to the difference of the two runs' measured device step times within 10%, and its largest
+# part is the cause injected (AllReduce's transfer; waiting, rank 2 named; overlap).
 source "$(dirname "$0")/lib.sh"
 J=$BUILD/tests/ddp_job
 L=$ROOT/tests/jobs/launch.sh
@@ -87,3 +91,27 @@ if [ "$hp" != none ] && awk -v p="$hp" -v f="$mf" 'BEGIN { d = p - f; if (d < 0)
 else fail "whatif headline: nvlink-unused step_s_if_fixed $hp, P2P run measured $mf s"; fi
 "$NCS" report --summary "$T/shm" >"$T/shm.sum" 2>/dev/null
 check "whatif headline text: the problem line carries its cost" grep -q "PROBLEM nvlink-unused: .*; costs [0-9.]* ms of the [0-9.]* ms step: fixed, [0-9.]* ms" "$T/shm.sum"
+
+# compare explains the step-time change: named parts against the runs' own device step times
+# explain NEW ID [OP]: compare healthy NEW; the largest part is ID (and OP), the named parts' sum
+# within 10% of measured(NEW) - measured(healthy)
+explain() {
+  local new=$1 id=$2 op=${3:-} d sum top
+  "$NCS" compare --json "$T/healthy" "$T/$new" >"$T/cmp-$new.json" 2>/dev/null
+  "$NCS" compare "$T/healthy" "$T/$new" >"$T/cmp-$new.txt" 2>/dev/null
+  d=$(awk -v a="$(measured "$new")" -v b="$(measured healthy)" 'BEGIN { printf "%.9f", a - b }')
+  sum=$(jq -r '[.step_time.parts[] | select(.id != "remainder") | .change_s] | add // "none"' "$T/cmp-$new.json")
+  top=$(jq -r '.step_time.parts[0] | [.id, (.op // empty)] | join(" ")' "$T/cmp-$new.json")
+  echo "# figures: compare healthy $new: measured difference $d s, named parts add up to $sum s; largest: $top"
+  if [ "$sum" != none ] && awk -v p="$sum" -v f="$d" 'BEGIN { e = p - f; if (e < 0) e = -e; if (f < 0) f = -f; exit !(e <= 0.1 * f) }'; then
+    pass "whatif compare $new: the named parts add up to the measured step difference within 10%"
+  else fail "whatif compare $new: parts $sum s, measured difference $d s"; fi
+  check_eq "whatif compare $new: the largest part is the injected cause" "$id${op:+ $op}" "$top"
+  check_eq "whatif compare $new: parts and remainder add up to the step change" 1 \
+    "$(jq -r '.step_time | (([.parts[].change_s] | add) - .change_s) | if . < 1e-12 and . > -1e-12 then 1 else 0 end' "$T/cmp-$new.json")"
+}
+explain shm transfer AllReduce
+explain straggler waiting
+check_eq "whatif compare straggler: rank 2 named" 2 "$(jq -r '.step_time.parts[0].rank' "$T/cmp-straggler.json")"
+explain overlap overlap
+check "whatif compare text: the step line names the transport change" grep -q "^  step +[0-9]*% (.*): [0-9.]* ms from AllReduce transfer (busbw .* GB/s, P2P -> SHM)" "$T/cmp-shm.txt"

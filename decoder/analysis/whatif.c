@@ -14,6 +14,7 @@
  * calls' kernels. finish() lays the ranks' timelines out again (model/relayout.h) and keeps
  * the result (whatif.h); print_* print it. Without kernel activity or steps it says why. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -37,8 +38,9 @@
 #define MIN_SHARE 0.01
 #define MIN_LOW_BUSBW 0.10
 
-static const char *const kops[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv"};
-enum { NKOPS = sizeof kops / sizeof *kops };
+static const char *const kops[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv", NULL, "other"};
+enum { NKOPS = 6 };
+_Static_assert(sizeof kops / sizeof *kops == NCS_RL_KOPS && NCS_RL_KOPS == NCS_WHATIF_KOPS, "one numbering");
 static int kop_index(const char *o, size_t len) {
   for (int i = 0; o && i < NKOPS; i++)
     if (strlen(kops[i]) == len && !strncmp(kops[i], o, len)) return i;
@@ -312,6 +314,46 @@ static double relaid(const struct ncs_rl *rl, const struct ncs_rl_change *c, dou
   return out;
 }
 
+/* The median over p[0..n) of the double at byte offset `off`, in seconds (v: scratch of n). */
+static double med_of(const struct ncs_rl_split *p, int n, size_t off, double *v) {
+  for (int r = 0; r < n; r++) memcpy(&v[r], (const char *)&p[r] + off, sizeof *v);
+  return median(v, n) * 1e-9;
+}
+
+/* Where the step goes: each part's median over the ranks; the rank that made the others wait. */
+static void split_of(struct ncs_whatif_split *o, const struct ncs_rl *rl, double step_ns, const int *rank_of) {
+  struct ncs_rl_split *p = malloc((size_t)rl->nr * sizeof *p);
+  double *v = malloc((size_t)rl->nr * sizeof *v);
+  memset(o, 0, sizeof *o);
+  o->wait_rank = -1;
+  if (!p || !v) goto out;
+  int n = 0;
+  for (int r = 0; r < rl->nr; r++) n += ncs_rl_split(rl, r, &p[n]) == 0;
+  if (!n) goto out;
+  o->compute = med_of(p, n, offsetof(struct ncs_rl_split, compute), v);
+  o->wait = med_of(p, n, offsetof(struct ncs_rl_split, wait), v);
+  o->idle = med_of(p, n, offsetof(struct ncs_rl_split, idle), v);
+  double sum = o->compute + o->wait + o->idle;
+  for (int k = 0; k < NCS_WHATIF_KOPS; k++) {
+    o->kop[k] = kops[k];
+    o->transfer[k] = med_of(p, n, offsetof(struct ncs_rl_split, transfer) + (size_t)k * sizeof(double), v);
+    o->transfer_all[k] = med_of(p, n, offsetof(struct ncs_rl_split, transfer_all) + (size_t)k * sizeof(double), v);
+    sum += o->transfer[k];
+    double bb = med_of(p, n, offsetof(struct ncs_rl_split, busbytes) + (size_t)k * sizeof(double), v) * 1e9;
+    o->busbw_gbps[k] = o->transfer_all[k] > 0 ? bb / o->transfer_all[k] / 1e9 : 0;
+  }
+  o->rest = step_ns * 1e-9 - sum;
+  if (ncs_rl_wait_caused(rl, v) && rl->nr > 1) {
+    int w = 0;
+    for (int r = 1; r < rl->nr; r++) if (v[r] > v[w]) w = r;
+    o->wait_rank = rank_of[w];
+    o->wait_caused_s = v[w] / (double)(rl->r[w].nbound > 1 ? rl->r[w].nbound - 1 : 1) * 1e-9;
+  }
+out:
+  free(p);
+  free(v);
+}
+
 static void wf_finish(void *state, const struct ncs_job *job) {
   struct wf *s = state;
   if (!s) return;
@@ -351,6 +393,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   s->res.step_s = step * 1e-9;
   s->res.steps = (int)rl.r[0].nbound;
   if (!s->res.have) goto out;
+
+  split_of(&s->res.split, &rl, step, rank_of);
 
   /* the transport: the link NVLink would give when NCCL did not use it, else the link in use */
   const struct ncs_headline *h = job->headline;
@@ -483,6 +527,40 @@ static void print_item(FILE *f, const struct ncs_whatif_item *it) {
     fprintf(f, "  %-14s the others' waiting it causes: %.3f ms per step\n", "", it->evidence * 1e3);
 }
 
+/* "where it goes: compute 0.400, AllReduce transfer 0.120, waiting 0.010 (rank 2 last in), idle 0.019 ms" */
+static void split_text(FILE *f, const struct ncs_whatif_split *p) {
+  fprintf(f, "  where it goes (median rank per part, ms per step): compute %.3f", p->compute * 1e3);
+  for (int k = 0; k < NCS_WHATIF_KOPS; k++)
+    if (p->kop[k] && p->transfer[k] > 0) fprintf(f, ", %s exposed %.3f", p->kop[k], p->transfer[k] * 1e3);
+  fprintf(f, ", waiting for other ranks %.3f", p->wait * 1e3);
+  if (p->wait_rank >= 0 && p->wait > 0) fprintf(f, " (rank %d last in most)", p->wait_rank);
+  fprintf(f, ", idle %.3f", p->idle * 1e3);
+  if (fabs(p->rest) >= 0.0005e-3) fprintf(f, ", rest %+.3f", p->rest * 1e3);
+  fprintf(f, "\n");
+}
+
+/* The split's JSON object (docs/JSON.md what_if.step_split). */
+static void split_json(struct ncs_json *j, const struct ncs_whatif_split *p) {
+  ncs_json_obj_begin(j, "step_split");
+  ncs_json_num(j, "compute_s", p->compute);
+  ncs_json_num(j, "waiting_s", p->wait);
+  ncs_json_num(j, "idle_s", p->idle);
+  ncs_json_num(j, "rest_s", p->rest);
+  ncs_json_obj_begin(j, "exposed_transfer_s");
+  for (int k = 0; k < NCS_WHATIF_KOPS; k++)
+    if (p->kop[k] && (p->transfer[k] > 0 || p->transfer_all[k] > 0)) ncs_json_num(j, p->kop[k], p->transfer[k]);
+  ncs_json_obj_end(j);
+  ncs_json_obj_begin(j, "transfer_s");
+  for (int k = 0; k < NCS_WHATIF_KOPS; k++)
+    if (p->kop[k] && (p->transfer[k] > 0 || p->transfer_all[k] > 0)) ncs_json_num(j, p->kop[k], p->transfer_all[k]);
+  ncs_json_obj_end(j);
+  if (p->wait_rank >= 0) {
+    ncs_json_int(j, "last_in_rank", p->wait_rank);
+    ncs_json_num(j, "wait_caused_s", p->wait_caused_s);
+  }
+  ncs_json_obj_end(j);
+}
+
 static void wf_text(void *state, FILE *f, const struct ncs_job *job) {
   struct wf *s = state;
   if (!s || (!s->res.have && !job->detail)) return; /* why not: under --detail and in JSON */
@@ -492,6 +570,7 @@ static void wf_text(void *state, FILE *f, const struct ncs_job *job) {
     return;
   }
   fprintf(f, "  step %.3f ms (median rank, %d step boundaries on the GPU)\n", s->res.step_s * 1e3, s->res.steps);
+  split_text(f, &s->res.split);
   if (s->res.why_not[0]) fprintf(f, "  %s\n", s->res.why_not);
   int findings = 0;
   for (int i = 0; i < s->res.n; i++) findings += strcmp(s->res.it[i].id, "what-if") != 0;
@@ -509,6 +588,7 @@ static void wf_json(void *state, struct ncs_json *j, const struct ncs_job *job) 
   if (s->res.have) {
     ncs_json_num(j, "step_s", s->res.step_s);
     ncs_json_int(j, "step_boundaries", s->res.steps);
+    split_json(j, &s->res.split);
   }
   ncs_json_arr_begin(j, "findings");
   for (int i = 0; i < s->res.n; i++) {

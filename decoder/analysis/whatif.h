@@ -20,6 +20,20 @@ struct ncs_whatif_item {
   double evidence;        /* straggler: others' waiting it caused per step, s; else 0 */
   int rank;               /* straggler: its rank; else -1 */
 };
+/* Where the step goes (model/relayout.h, ncs_rl_split), each part the median over the ranks of
+ * its seconds per step: the parts need not add up to step_s exactly (medians of parts are not
+ * the parts of the median); `rest` is step_s minus their sum. */
+#define NCS_WHATIF_KOPS 8
+struct ncs_whatif_split {
+  double compute, wait, idle, rest;
+  double transfer[NCS_WHATIF_KOPS];      /* exposed transfer per kernel operation */
+  double transfer_all[NCS_WHATIF_KOPS];  /* all transfer per kernel operation, hidden or not */
+  double busbw_gbps[NCS_WHATIF_KOPS];    /* bus bytes per step / transfer_all (median rank's
+                                            figures): 0 when its kernels' sizes are unknown */
+  const char *kop[NCS_WHATIF_KOPS];      /* the operations' names; NULL: slot unused */
+  int wait_rank;           /* the rank whose lateness made the others wait most, -1 none */
+  double wait_caused_s;    /* that waiting, summed over the other ranks, per step */
+};
 struct ncs_whatif {
   int have;               /* steps on the GPU were found: the figures below are meaningful */
   char why_not[160];      /* when not, why */
@@ -28,6 +42,7 @@ struct ncs_whatif {
   int n;
   struct ncs_whatif_item it[NCS_WHATIF_MAX]; /* findings by saved time, descending; then the
                                                  user's what-if */
+  struct ncs_whatif_split split;  /* valid with `have` */
 };
 /* The running report's result (NULL when the analysis did not run). */
 const struct ncs_whatif *ncs_whatif_result(void);

@@ -27,6 +27,8 @@
 #include "analysis/gate.h"
 #include "analysis/gate_samples.h"
 #include "analysis/headline.h"
+#include "analysis/stepcost.h"
+#include "analysis/stepdiff.h"
 #include "base/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
@@ -104,12 +106,14 @@ static int cmp_row(const void *a, const void *b) {
 
 /* The doctor's facts of each file, gathered in the same read: the run's communication share is
  * the headline's (median rank; analysis/headline.h), as report, doctor and html state it. */
-struct side_load { struct ncs_doctor d; struct ncs_gsamples *G; };
+struct side_load { struct ncs_doctor d; struct ncs_gsamples *G; struct ncs_stepcost *C; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   ncs_dfacts_attach(((struct side_load *)ctx)->d.f[file], m);
+  ncs_stepcost_visitor(((struct side_load *)ctx)->C, file, m);
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   ncs_dfacts_finish(((struct side_load *)ctx)->d.f[file], rc, st);
+  ncs_stepcost_file_done(((struct side_load *)ctx)->C, file, st);
 }
 /* Every call: the gate's samples (analysis/gate_samples.h; the loader serialises these). */
 static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
@@ -117,9 +121,10 @@ static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const st
 }
 
 /* Loads one run (job `want` of it when not NULL); *share is its communication share in percent
- * (NaN when no rank can be judged). Returns 0, or the exit code after a message. */
+ * (NaN when no rank can be judged), *W where its step time goes (analysis/whatif.h; W->have 0
+ * when unknown). Returns 0, or the exit code after a message. */
 static int load_side(const char *path, const char *want, struct ncs_jobdata **J, int *nfiles, char ***files,
-                     double *share, struct ncs_gsamples *G) {
+                     double *share, struct ncs_gsamples *G, struct ncs_whatif *W) {
   char *p[1] = {(char *)path};
   int n = ncs_paths_expand(1, p, files), e;
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return NCS_EXIT_UNREADABLE; }
@@ -129,22 +134,33 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
   struct side_load L;
   memset(&L, 0, sizeof L);
   L.G = G;
+  memset(W, 0, sizeof *W);
+  L.C = ncs_stepcost_new(n, *files); /* NULL (out of memory): no step-time figures */
   struct ncs_doctor *d = &L.d;
   d->f = calloc((size_t)n, sizeof *d->f);
   for (d->n = 0; d->f && d->n < n; d->n++)
     if (!(d->f[d->n] = ncs_dfacts_new((*files)[d->n]))) break;
-  if (!d->f || d->n < n) { ncs_doctor_free(d); fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
+  if (!d->f || d->n < n) {
+    ncs_doctor_free(d);
+    ncs_stepcost_free(L.C);
+    fprintf(stderr, "ncclscope compare: out of memory\n");
+    return NCS_EXIT_UNREADABLE;
+  }
   struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done,
                             .on_call = sample_call};
   if (ncs_job_load(n, *files, &o, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(d);
+    ncs_stepcost_free(L.C);
     return NCS_EXIT_UNREADABLE;
   }
-  if ((e = ncs_one_job("compare", *J, *files))) { ncs_doctor_free(d); return e; }
+  if ((e = ncs_one_job("compare", *J, *files))) { ncs_doctor_free(d); ncs_stepcost_free(L.C); return e; }
   struct ncs_headline h;
   ncs_headline_build(&h, d);
   *share = 100.0 * h.share_med;
+  const struct ncs_whatif *w = ncs_stepcost_finish(L.C, *J, &h);
+  if (w) *W = *w;
+  ncs_stepcost_free(L.C);
   ncs_doctor_free(d);
   return 0;
 }
@@ -155,6 +171,130 @@ static const char *bucket_label(int b, char *buf, size_t n) {
   if (k > 4) k = 4;
   snprintf(buf, n, "%d %s", 1 << (b - 10 * k), u[k]);
   return buf;
+}
+
+/* ---- where the step-time change comes from (analysis/stepdiff.h) ---- */
+
+/* The base run to explain against: the one run, or the base run of median step time. */
+static void step_diff(const struct ncs_whatif *W, int K, struct ncs_stepdiff *sd) {
+  int idx[MAX_RUNS], m = 0;
+  for (int k = 0; k < K; k++) if (W[k].have) idx[m++] = k;
+  for (int a = 1; a < m; a++) /* by step, insertion sort */
+    for (int b = a; b > 0 && W[idx[b]].step_s < W[idx[b - 1]].step_s; b--) { int t = idx[b]; idx[b] = idx[b - 1]; idx[b - 1] = t; }
+  ncs_stepdiff(m ? &W[idx[(m - 1) / 2]] : &W[0], &W[K], sd);
+}
+
+/* A kernel operation's largest row (the most base communication time): its size, median
+ * per-collective busbw and transports in the base runs and the new run. */
+struct op_sides { const struct row *r; };
+static void op_sides(const struct row *rows, int nrows, int K, const char *kop, struct op_sides *o) {
+  o->r = NULL;
+  double best = -1;
+  for (int i = 0; i < nrows; i++) {
+    const char *n = ncs_op_name(rows[i].op);
+    if (!n || !(strcmp(n, kop) == 0 || (!strcmp(kop, "SendRecv") && (!strcmp(n, "Send") || !strcmp(n, "Recv"))))) continue;
+    double t = 0;
+    for (int k = 0; k < K; k++) t += rows[i].run[k].time_s;
+    if (t > best) { best = t; o->r = &rows[i]; }
+  }
+}
+
+/* "AllReduce transfer (busbw 70.89 -> 20.12 GB/s, P2P -> SHM)" */
+static void part_label(const struct ncs_stepdiff_part *p, const struct row *rows, int nrows, int K, char *buf, size_t n) {
+  if (!strcmp(p->id, "transfer")) {
+    struct op_sides o;
+    op_sides(rows, nrows, K, p->op, &o);
+    int k = snprintf(buf, n, "%s transfer", p->op);
+    char sz[32];
+    if (o.r && k > 0 && (size_t)k < n) {
+      (void)sz;
+      if (p->gbps_base > 0 && p->gbps_new > 0)
+        k += snprintf(buf + k, n - (size_t)k, " (busbw %.1f -> %.1f GB/s", p->gbps_base, p->gbps_new);
+      else k += snprintf(buf + k, n - (size_t)k, " (");
+      if ((size_t)k < n && strcmp(o.r->s[0].tnames, o.r->s[1].tnames))
+        k += snprintf(buf + k, n - (size_t)k, "%s%s -> %s", p->gbps_base > 0 && p->gbps_new > 0 ? ", " : "", o.r->s[0].tnames, o.r->s[1].tnames);
+      if ((size_t)k < n) snprintf(buf + k, n - (size_t)k, ")");
+      if (buf[strlen(buf) - 2] == '(') buf[strlen(buf) - 2] = 0; /* nothing to say */
+    }
+  } else if (!strcmp(p->id, "waiting")) {
+    if (p->rank >= 0) snprintf(buf, n, "waiting for other ranks (a straggler: rank %d last in most in the new run)", p->rank);
+    else snprintf(buf, n, "waiting for other ranks");
+  } else if (!strcmp(p->id, "overlap")) snprintf(buf, n, "overlap (transfer hidden under compute or other communication)");
+  else if (!strcmp(p->id, "idle")) snprintf(buf, n, "idle GPU (host gaps, launches)");
+  else if (!strcmp(p->id, "remainder")) snprintf(buf, n, "remainder (smaller parts; medians over ranks do not add up exactly)");
+  else snprintf(buf, n, "%s", p->id);
+}
+
+static void step_text(const struct ncs_stepdiff *sd, const struct row *rows, int nrows, int K, int md) {
+  char l[224];
+  if (!sd->have) {
+    printf("%sstep time on the GPU: not compared (%s)\n", md ? "\n" : "  ", sd->why_not);
+    return;
+  }
+  double pct = sd->base_s > 0 ? 100.0 * sd->change_s / sd->base_s : 0;
+  printf("%sstep %+.0f%% (%.3f -> %.3f ms per step on the GPU, median rank)", md ? "\n**" : "  ", pct, sd->base_s * 1e3, sd->new_s * 1e3);
+  int said = 0;
+  for (int i = 0; i < sd->n && said < 3; i++) { /* the parts that moved it the way it went */
+    const struct ncs_stepdiff_part *p = &sd->p[i];
+    if (!strcmp(p->id, "remainder") || p->change_s * sd->change_s <= 0) continue;
+    part_label(p, rows, nrows, K, l, sizeof l);
+    printf("%s %.3f ms from %s", said ? "," : ":", fabs(p->change_s) * 1e3, l);
+    said++;
+  }
+  printf("%s\n", md ? "**" : "");
+  printf("%s  where it comes from (docs/COMPARE.md \"Where a step-time change comes from\"; ms per step, base -> new):\n", md ? "\n" : "");
+  for (int i = 0; i < sd->n; i++) {
+    const struct ncs_stepdiff_part *p = &sd->p[i];
+    part_label(p, rows, nrows, K, l, sizeof l);
+    if (!strcmp(p->id, "remainder")) printf("%s    %+8.3f  %s\n", md ? "-" : "", p->change_s * 1e3, l);
+    else printf("%s    %+8.3f  %s: %.3f -> %.3f\n", md ? "-" : "", p->change_s * 1e3, l, p->base_s * 1e3, p->new_s * 1e3);
+  }
+}
+
+static void step_json(struct ncs_json *j, const struct ncs_stepdiff *sd, const struct row *rows, int nrows, int K) {
+  char l[224];
+  ncs_json_obj_begin(j, "step_time");
+  ncs_json_bool(j, "computed", sd->have);
+  if (!sd->have) ncs_json_str(j, "why_not", sd->why_not);
+  else {
+    ncs_json_num(j, "base_s", sd->base_s);
+    ncs_json_num(j, "new_s", sd->new_s);
+    ncs_json_num(j, "change_s", sd->change_s);
+    ncs_json_num(j, "change_pct", sd->base_s > 0 ? 100.0 * sd->change_s / sd->base_s : 0);
+    ncs_json_str(j, "model", "each run's step on the GPU (median rank) split into compute, each operation's transfer, "
+                             "transfer hidden (overlap, negative), waiting for other ranks and idle, each part the median over "
+                             "ranks per step; a part's change is new - base; the remainder closes the sum");
+    ncs_json_arr_begin(j, "parts");
+    for (int i = 0; i < sd->n; i++) {
+      const struct ncs_stepdiff_part *p = &sd->p[i];
+      ncs_json_obj_begin(j, NULL);
+      ncs_json_str(j, "id", p->id);
+      if (p->op) ncs_json_str(j, "op", p->op);
+      if (p->rank >= 0) ncs_json_int(j, "rank", p->rank);
+      part_label(p, rows, nrows, K, l, sizeof l);
+      ncs_json_str(j, "what", l);
+      if (p->op) {
+        struct op_sides o;
+        op_sides(rows, nrows, K, p->op, &o);
+        if (p->gbps_base > 0 && p->gbps_new > 0) {
+          ncs_json_num(j, "busbw_base_gbps", p->gbps_base);
+          ncs_json_num(j, "busbw_new_gbps", p->gbps_new);
+        }
+        if (o.r) {
+          ncs_json_str(j, "transport_base", o.r->s[0].tnames);
+          ncs_json_str(j, "transport_new", o.r->s[1].tnames);
+        }
+      }
+      if (strcmp(p->id, "remainder")) {
+        ncs_json_num(j, "base_s", p->base_s);
+        ncs_json_num(j, "new_s", p->new_s);
+      }
+      ncs_json_num(j, "change_s", p->change_s);
+      ncs_json_obj_end(j);
+    }
+    ncs_json_arr_end(j);
+  }
+  ncs_json_obj_end(j);
 }
 
 static const struct option compare_opts[] = {
@@ -214,11 +354,13 @@ int cmd_compare(int argc, char **argv) {
   int nrows = 0, cap = 0;
   double shs[MAX_RUNS + 1];
   struct ncs_gsamples *RS[MAX_RUNS + 1] = {NULL};
+  static struct ncs_whatif W[MAX_RUNS + 1];
+  struct ncs_stepdiff sd;
   double *pool_bw = NULL, *pool_t = NULL, *bsh[MAX_RUNS + 1] = {NULL};
   int nbsh[MAX_RUNS + 1] = {0};
   for (int k = 0; k < ns; k++) {
     if (!(RS[k] = ncs_gsamples_new())) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
-    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], RS[k]);
+    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], RS[k], &W[k]);
     if (e) { rc = e; goto done; }
     ncs_gsamples_finish(RS[k]);
   }
@@ -354,6 +496,7 @@ int cmd_compare(int argc, char **argv) {
   for (int k = 0; k < ns; k++) /* a damaged input outranks the finding; a cut trace does not */
     for (int i = 0; i < J[k]->n; i++) rc = ncs_exit_worse(rc, ncs_exit_of_read(J[k]->r[i].read_rc));
 
+  step_diff(W, K, &sd);
   char b[32];
   if (json) {
     struct ncs_json j;
@@ -433,6 +576,7 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_str(&j, "verdict", ncs_gate_verdict_name(gsh.verdict));
     ncs_json_bool(&j, "regression", share_regress);
     ncs_json_obj_end(&j);
+    step_json(&j, &sd, rows, nrows, K);
     ncs_json_int(&j, "transport_changes", changes);
     ncs_json_int(&j, "not_enough_calls", too_few);
     ncs_json_int(&j, "regressions", regressions);
@@ -492,10 +636,12 @@ int cmd_compare(int argc, char **argv) {
            "%.0f%%, communication share rise > %.0f points; rows with < %ld calls or < %.0f%% of communication time "
            "are not judged. NVLink-class (P2P, NVLS) to another transport is always a regression.\n",
            100.0 * conf, 2 * judged + 1, th.busbw_drop, th.time_rise, tol_share, th.min_calls, th.min_share);
+    step_text(&sd, rows, nrows, K, 1);
   } else {
     printf("  communication share: %.1f%% -> %.1f%% (%+.1f points); blocks of the window: %+.1f points [%+.1f, %+.1f], "
            "tolerance %.1f: %s\n", sh[0], sh[1], sh[1] - sh[0], gsh.change_pct, gsh.lo_pct, gsh.hi_pct, tol_share,
            share_regress ? "REGRESSION" : gsh.verdict == NCS_GATE_TOO_FEW ? "not enough to judge" : "ok");
+    step_text(&sd, rows, nrows, K, 0);
     printf("%s: %d regression(s), %d transport change(s), %d row(s) with not enough calls to judge\n",
            regressions ? "REGRESSION" : "OK", regressions, changes, too_few);
   }

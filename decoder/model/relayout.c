@@ -282,3 +282,73 @@ size_t ncs_rl_wait_caused(const struct ncs_rl *rl, double *wait) {
   }
   return nu;
 }
+
+/* ---- where the observed step goes (ncs_rl_split) ---- */
+struct sev { double t; int what; size_t i; }; /* what: +1/-1 compute, +2/-2 NCCL, 0 a boundary */
+static int cmp_sev(const void *a, const void *b) {
+  const struct sev *x = a, *y = b;
+  return x->t < y->t ? -1 : x->t > y->t;
+}
+static int kop_slot(int kop) { return kop >= 0 && kop < NCS_RL_KOPS - 1 ? kop : NCS_RL_KOPS - 1; }
+
+int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
+  const struct ncs_rl_rank *x = &rl->r[r];
+  memset(o, 0, sizeof *o);
+  if (x->nbound < 2 || !x->dep) return -1;
+  double A = (double)x->k[x->bound[0]].end, B = (double)x->k[x->bound[x->nbound - 1]].end;
+  struct sev *ev = malloc((3 * x->n + 2) * sizeof *ev);
+  double *arrive = malloc((x->n + 1) * sizeof *arrive);
+  enum { MAXA = 64 };
+  size_t act[MAXA];
+  int nact = 0, ncomp = 0;
+  if (!ev || !arrive) { free(ev); free(arrive); return -1; }
+  size_t m = 0;
+  for (size_t i = 0; i < x->n; i++) {
+    double s = (double)x->k[i].start, e = (double)x->k[i].end;
+    if (e <= A || s >= B) continue;
+    if (s < A) s = A;
+    if (e > B) e = B;
+    if (!x->k[i].nccl) {
+      ev[m++] = (struct sev){s, +1, i};
+      ev[m++] = (struct sev){e, -1, i};
+      continue;
+    }
+    double a = rl->synced ? (double)x->k[i].end - x->dep[i].transfer : (double)x->k[i].start;
+    arrive[i] = a;
+    double ts = a > s ? a : s;
+    if (e > ts) o->transfer_all[kop_slot(x->k[i].kop)] += e - ts;
+    if ((double)x->k[i].end <= B) o->busbytes[kop_slot(x->k[i].kop)] += x->k[i].busbytes;
+    ev[m++] = (struct sev){s, +2, i};
+    ev[m++] = (struct sev){e, -2, i};
+    if (a > s && a < e) ev[m++] = (struct sev){a, 0, i};
+  }
+  qsort(ev, m, sizeof *ev, cmp_sev);
+  double t = A;
+  for (size_t j = 0; j <= m; j++) {
+    double u = j < m ? ev[j].t : B;
+    if (u > t) { /* the segment [t, u) */
+      double len = u - t, mid = t + len / 2;
+      if (ncomp > 0) o->compute += len;
+      else if (nact > 0) {
+        size_t i = act[0];
+        if (mid < arrive[i]) o->wait += len;
+        else o->transfer[kop_slot(x->k[i].kop)] += len;
+      } else o->idle += len;
+      t = u;
+    }
+    if (j == m) break;
+    if (ev[j].what == 1) ncomp++;
+    else if (ev[j].what == -1) ncomp--;
+    else if (ev[j].what == 2) { if (nact < MAXA) act[nact++] = ev[j].i; }
+    else if (ev[j].what == -2) {
+      for (int a = 0; a < nact; a++)
+        if (act[a] == ev[j].i) { memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act); nact--; break; }
+    }
+  }
+  double steps = (double)(x->nbound - 1);
+  o->compute /= steps; o->wait /= steps; o->idle /= steps;
+  for (int k = 0; k < NCS_RL_KOPS; k++) { o->transfer[k] /= steps; o->transfer_all[k] /= steps; o->busbytes[k] /= steps; }
+  free(ev);
+  free(arrive);
+  return 0;
+}

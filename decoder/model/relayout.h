@@ -62,6 +62,22 @@ double ncs_rl_observed_step(const struct ncs_rl *rl, int r);
 /* Exposed NCCL time per step of rank r on the observed timeline: NCCL kernel time with no
  * compute beside it, between its first and last boundary kernel's ends, / (nbound - 1). */
 double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r);
+/* Where rank r's observed step goes, per step, between its first and last boundary kernel's
+ * ends (the window of ncs_rl_observed_step; the five parts add up to that step): compute (a
+ * compute kernel running), wait (an NCCL kernel running before its last rank arrived, no
+ * compute beside it: waiting for the others), transfer[kop] (an NCCL kernel of operation kop
+ * moving data, no compute beside it; kernels of several operations at once: the earliest
+ * begun), idle (no kernel: host gaps, launch latency, input). transfer_all[kop] is every
+ * transfer of that operation, hidden or not (the sum of its kernels' transfers: under compute
+ * or under another NCCL kernel counts too). Without `synced` nothing is waiting: an NCCL
+ * kernel is all transfer. A kop outside [0, NCS_RL_KOPS - 1) counts as NCS_RL_KOPS - 1 (other
+ * or unknown). 0, or -1 out of memory or fewer than two boundaries. */
+#define NCS_RL_KOPS 8
+struct ncs_rl_split {
+  double compute, wait, idle, transfer[NCS_RL_KOPS], transfer_all[NCS_RL_KOPS];
+  double busbytes[NCS_RL_KOPS]; /* bus bytes of the NCCL kernels ending in the window, of known size */
+};
+int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o);
 /* Lays the timelines out again with c applied and writes each rank's step time (as
  * ncs_rl_observed_step) to step[0..nr). 0, -1 out of memory, -2 the change cannot be applied
  * (fix_rank: the ranks' compute kernels do not line up). */
