@@ -1299,8 +1299,39 @@ static void build_ranks(struct ncs_hang *h) {
 }
 
 static void free_verdicts(struct ncs_hang *h) {
-  for (int i = 0; i < h->nv; i++) { free(h->v[i].entered); free(h->v[i].missing); }
+  for (int i = 0; i < h->nv; i++) { free(h->v[i].entered); free(h->v[i].missing); free(h->v[i].lost_per); }
   h->nv = 0;
+}
+
+static int cmp_lost(const void *a, const void *b) {
+  const struct ncs_hang_lost *x = a, *y = b;
+  return x->rank != y->rank ? (x->rank < y->rank ? -1 : 1) : (x->s < y->s ? -1 : x->s > y->s);
+}
+
+/* The time a stuck job lost: each process seen alive after the stuck collective began, from
+ * then to its last sign of life; a line of evidence says it. */
+static void time_lost(struct ncs_hang *h, struct ncs_hang_verdict *v) {
+  if (!v->since_rt || !(v->kind == NCS_HANG_DESYNC || v->kind == NCS_HANG_DEAD || v->kind == NCS_HANG_INIT ||
+                        v->kind == NCS_HANG_STUCK))
+    return;
+  if (!(v->lost_per = malloc((size_t)(h->n > 0 ? h->n : 1) * sizeof *v->lost_per))) return;
+  double run = 0;
+  for (int i = 0; i < h->n; i++) {
+    const struct hfile *f = &h->f[i];
+    if (f->alive_rt <= v->since_rt) continue;
+    double s = (double)(f->alive_rt - v->since_rt) / 1e9;
+    v->lost_per[v->lost_n++] = (struct ncs_hang_lost){f->env_rank, s};
+    v->lost_s += s;
+    if (s > v->lost_max_s) v->lost_max_s = s;
+    if (v->lost_n == 1 || s < v->lost_min_s) v->lost_min_s = s;
+    if (f->created_rt && f->created_rt < f->alive_rt) run += (double)(f->alive_rt - f->created_rt) / 1e9;
+  }
+  if (!v->lost_n) return;
+  qsort(v->lost_per, (size_t)v->lost_n, sizeof *v->lost_per, cmp_lost);
+  v->lost_share = run > 0 ? v->lost_s / run : 0;
+  ev(v, "time lost: %.3f s per process from the stuck collective's start to the end of its trace (%.3f to %.3f s over %d "
+        "process%s), %.3f process-s in total, %.0f%% of their traced time",
+     v->lost_max_s, v->lost_min_s, v->lost_max_s, v->lost_n, v->lost_n == 1 ? "" : "es", v->lost_s, 100.0 * v->lost_share);
 }
 
 void ncs_hang_finish(struct ncs_hang *h) {
@@ -1324,6 +1355,7 @@ void ncs_hang_finish(struct ncs_hang *h) {
     else if (v->kind == NCS_HANG_INIT_ABORTED) lead_with_ranks(v, "processes aborted a non-blocking init");
     else if (v->kind == NCS_HANG_IN_FLIGHT) lead_with_ranks(v, "processes ended inside NCCL");
     else if (v->kind == NCS_HANG_CALLS_LOST) lead_with_ranks(v, "processes lost calls (file system full)");
+    time_lost(h, v);
   }
   if (h->nv > 1) qsort(h->v, (size_t)h->nv, sizeof *h->v, cmp_verdict);
   build_ranks(h);

@@ -48,6 +48,14 @@ struct ncs_hang_verdict {
   int capentered, capmissing;
   int64_t since_rt;           /* when the first rank arrived (realtime ns), 0 unknown */
   double waited_s;            /* how long arrived ranks were seen waiting */
+  /* the time lost (desync, dead-rank, init-hang, hang; else lost_n 0): for each traced process
+   * seen alive after since_rt, its last sign of life - since_rt (from then on the job made no
+   * progress on that communicator); docs/DOCTOR.md "Time lost" */
+  int lost_n;                 /* processes counted */
+  double lost_s;              /* summed over them (process-seconds) */
+  double lost_max_s, lost_min_s; /* the longest (the job's wall time lost) and the shortest */
+  double lost_share;          /* lost_s / their traced time (file creation to last sign of life) */
+  struct ncs_hang_lost { int rank; double s; } *lost_per; /* [lost_n], by rank (owned) */
   /* text */
   char evidence[NCS_HANG_EVIDENCE][320];
   int nevidence, more;

@@ -54,6 +54,23 @@ static void print_hang_data(struct ncs_json *j, const struct ncs_hang_verdict *h
   ncs_json_int(j, "missing_count", h->nmissing);
   ncs_json_int(j, "since_realtime_ns", (long long)h->since_rt);
   ncs_json_num(j, "waited_s", h->waited_s);
+  if (h->lost_n) {
+    ncs_json_obj_begin(j, "time_lost");
+    ncs_json_num(j, "per_rank_max_s", h->lost_max_s);
+    ncs_json_num(j, "per_rank_min_s", h->lost_min_s);
+    ncs_json_num(j, "total_s", h->lost_s);
+    ncs_json_num(j, "share_of_run", h->lost_share);
+    ncs_json_int(j, "ranks", h->lost_n);
+    ncs_json_arr_begin(j, "per_rank"); /* the first 64 by rank */
+    for (int k = 0; k < h->lost_n && k < 64; k++) {
+      ncs_json_obj_begin(j, NULL);
+      ncs_json_int(j, "rank", h->lost_per[k].rank);
+      ncs_json_num(j, "lost_s", h->lost_per[k].s);
+      ncs_json_obj_end(j);
+    }
+    ncs_json_arr_end(j);
+    ncs_json_obj_end(j);
+  }
   ncs_json_obj_end(j);
 }
 

@@ -121,6 +121,9 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
     const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
     if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
+    else if (v->hang && v->hang->lost_n)
+      fprintf(f, "; lost %.3f s until the traces end (%.0f%% of the run, %.3f process-s)", v->hang->lost_max_s,
+              100.0 * v->hang->lost_share, v->hang->lost_s);
     fputc('\n', f);
     if (v->nevidence) {
       fprintf(f, "    ");
@@ -256,6 +259,10 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
       ncs_json_num(j, "saved_s_per_step", c->step_s - c->fixed_s);
       ncs_json_num(j, "step_s", c->step_s);
       ncs_json_num(j, "step_s_if_fixed", c->fixed_s);
+    } else if (h->first[i]->hang && h->first[i]->hang->lost_n) {
+      ncs_json_num(j, "time_lost_s", h->first[i]->hang->lost_max_s);
+      ncs_json_num(j, "time_lost_total_s", h->first[i]->hang->lost_s);
+      ncs_json_num(j, "time_lost_share", h->first[i]->hang->lost_share);
     }
     ncs_json_obj_end(j);
   }

@@ -1,7 +1,7 @@
 /* hang_job — the failures `ncclscope doctor` and `ncclscope watch` must recognise, on demand.
  *
  * Usage (under tests/jobs/launch.sh N): hang_job [--steps N] [--step-ms MS] [--sync-every K]
- *        [--stop R:S] [--die R:S] [--no-init R] [--mismatch R:S:op|size] [--term-exit]
+ *        [--stop R:S] [--die R:S] [--no-init R] [--mismatch R:S:op|size] [--term-exit] [--times]
  * Each step is one AllReduce of 1024 floats on one communicator, then a stream synchronisation
  * every K steps (K = 1, the default: "blocking", the host waits for every collective; larger K:
  * asynchronous, collectives queue up), then --step-ms of "compute" (host sleep).
@@ -13,6 +13,9 @@
  *                   AllReduce with half the count (size): a desync
  *   --term-exit     install a SIGTERM handler that calls exit(143) (as a job's own cleanup
  *                   handler would), instead of the default disposition
+ *   --times         each step line ends with " at NS", the realtime clock as the step starts,
+ *                   and "rank R start at NS" comes first (the truth of a hang's time lost and
+ *                   its share of the run: tests/test_hang_cost.sh)
  * Prints "rank R step S" on stderr as steps start; results are not checked (the failures
  * corrupt them on purpose). Exit 0 after --steps steps, the communicator destroyed. */
 #include <signal.h>
@@ -24,7 +27,7 @@ static int parse_rs(const char *a, int *r, int *s) { return sscanf(a, "%d:%d", r
 
 int main(int argc, char **argv) {
   int steps = 20, step_ms = 0, every = 1, stop_r = -1, stop_s = -1, die_r = -1, die_s = -1;
-  int noinit_r = -1, split_r = -1, mm_r = -1, mm_s = -1, mm_size = 0, term_exit = 0;
+  int noinit_r = -1, split_r = -1, mm_r = -1, mm_s = -1, mm_size = 0, term_exit = 0, times = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--steps")) { steps = atoi(v); i++; }
@@ -36,10 +39,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--split-stop")) { split_r = atoi(v); i++; }
     else if (!strcmp(a, "--mismatch") && !parse_rs(v, &mm_r, &mm_s)) { mm_size = strstr(v, ":size") != NULL; i++; }
     else if (!strcmp(a, "--term-exit")) term_exit = 1;
+    else if (!strcmp(a, "--times")) times = 1;
     else { fprintf(stderr, "hang_job: bad argument %s\n", a); return 2; }
   }
   if (steps < 1 || every < 1) { fprintf(stderr, "hang_job: bad arguments\n"); return 2; }
   if (term_exit) signal(SIGTERM, on_term);
+  if (times) {
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    fprintf(stderr, "rank %d start at %lld\n", job_env_int("RANK", 0), (long long)t0.tv_sec * 1000000000LL + t0.tv_nsec);
+  }
   int rank = job_env_int("RANK", 0), world = job_env_int("WORLD_SIZE", 1);
   int ndev = 1;
   CUCHK(cudaGetDeviceCount(&ndev));
@@ -62,7 +71,10 @@ int main(int argc, char **argv) {
   CUCHK(cudaMalloc((void **)&big, count * (size_t)world * sizeof *big));
   for (size_t i = 0; i < count; i++) buf[i] = 1.0f;
   for (int st = 1; st <= steps; st++) {
-    fprintf(stderr, "rank %d step %d\n", rank, st);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (times) fprintf(stderr, "rank %d step %d at %lld\n", rank, st, (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+    else fprintf(stderr, "rank %d step %d\n", rank, st);
     if (rank == stop_r && st == stop_s) for (;;) pause();
     if (rank == mm_r && st == mm_s && !mm_size)
       NCCHK(ncclAllGather(buf, big, count, ncclFloat32, comm, s));
