@@ -7,11 +7,13 @@
 
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
+#include "model/stages.h"
 
 struct ncs_stepcost {
   struct ncs_job job;
   struct ncs_rank_info *info;
   int *order;
+  struct ncs_stages stages; /* metrics puts each file's step starts, whatif reads them */
   void *m, *w;             /* the analyses' states */
 };
 
@@ -20,14 +22,14 @@ struct ncs_stepcost *ncs_stepcost_new(int n, char *const *paths) {
   if (!c) return NULL;
   c->info = calloc((size_t)(n > 0 ? n : 1), sizeof *c->info);
   c->order = calloc((size_t)(n > 0 ? n : 1), sizeof *c->order);
-  if (!c->info || !c->order) goto fail;
+  if (!c->info || !c->order || ncs_stages_init(&c->stages, n) != 0) goto fail;
   for (int i = 0; i < n; i++) {
     c->info[i].path = paths[i];
     c->info[i].host = "";
     c->info[i].rank = -1;
     c->order[i] = i;
   }
-  c->job = (struct ncs_job){.n = n, .rank = c->info, .order = c->order};
+  c->job = (struct ncs_job){.n = n, .rank = c->info, .order = c->order, .stages = &c->stages};
   c->m = ncs_analysis_metrics.create(&c->job);
   c->w = ncs_analysis_whatif.create(&c->job);
   if (!c->m || !c->w) goto fail;
@@ -47,6 +49,7 @@ void ncs_stepcost_file_done(struct ncs_stepcost *c, int file, const struct ncs_r
   if (!c) return;
   ncs_analysis_metrics.file_done(c->m, file, st); /* hands the file's step starts to whatif */
   ncs_analysis_whatif.file_done(c->w, file, st);
+  ncs_stages_drop_starts(&c->stages, file);
 }
 
 static const struct ncs_rank_info *g_sort_info;
@@ -81,6 +84,7 @@ void ncs_stepcost_free(struct ncs_stepcost *c) {
   if (!c) return;
   if (c->w) ncs_analysis_whatif.destroy(c->w);
   if (c->m) ncs_analysis_metrics.destroy(c->m);
+  ncs_stages_free(&c->stages);
   free(c->info);
   free(c->order);
   free(c);
