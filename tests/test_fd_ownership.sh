@@ -40,6 +40,11 @@ run() {
       wait) want="0 1 1 0" ;;
       *) want="0 1 1 1" ;;
     esac
+    # "wait": when the writer meets the descriptor while the job is between its close and its
+    # dup2, reopening by name can fail the size/identity check; the shim then starts a new file
+    # and counts the lost chunk, the same answer as "unlink" (a race outcome, both accepted; the
+    # job's files are checked intact in every run either way)
+    if [ "$mode" = wait ] && [ "$rrc $files $seen $lost" = "0 2 1 1" ]; then want="0 2 1 1"; fi
     if [ "$rrc $files $seen $lost" = "$want" ]; then good=$((good + 1))
     else echo "    $mode run $i: report exit, files, reopened chunks, DROP reason 3: $rrc $files $reopened $drops (want $want, counts >= 1)" >&2; fi
   done
