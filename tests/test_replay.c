@@ -32,14 +32,15 @@ static void kname(struct ncs_replay *r, uint32_t id, uint32_t cls, const char *n
   ncs_enc_kernel_name_body(&w, &x);
   raw(r, NCS_REC_KERNEL_NAME, b, w.len);
 }
-static void kern(struct ncs_replay *r, uint32_t cls, uint32_t name, uint64_t s, uint64_t e) {
+static void kern_on(struct ncs_replay *r, uint32_t dev, uint32_t cls, uint32_t name, uint64_t s, uint64_t e) {
   uint8_t b[128];
   struct ncs_wbuf w;
   ncs_wbuf_init(&w, b, sizeof b);
-  struct ncs_kernel x = {.kclass = cls, .start = s * US, .duration = (e - s) * US, .name = name};
+  struct ncs_kernel x = {.kclass = cls, .device = dev, .start = s * US, .duration = (e - s) * US, .name = name};
   ncs_enc_kernel_body(&w, &x);
   raw(r, NCS_REC_KERNEL, b, w.len);
 }
+static void kern(struct ncs_replay *r, uint32_t cls, uint32_t name, uint64_t s, uint64_t e) { kern_on(r, 0, cls, name, s, e); }
 static void status(struct ncs_replay *r, uint32_t state) {
   uint8_t b[256];
   struct ncs_wbuf w;
@@ -49,10 +50,14 @@ static void status(struct ncs_replay *r, uint32_t state) {
   ncs_enc_kernel_status_body(&w, &x);
   raw(r, NCS_REC_KERNEL_STATUS, b, w.len);
 }
-static void call_on(struct ncs_replay *r, uint32_t comm, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
-  struct ncs_call c = {.op = op, .thread = 1, .comm = comm, .count = count, .datatype = ncclFloat32, .t_enter = t * US,
+static void call_th(struct ncs_replay *r, uint32_t thread, uint32_t comm, uint32_t op, uint64_t count, uint64_t t, int captured,
+                    uint32_t depth, uint64_t group) {
+  struct ncs_call c = {.op = op, .thread = thread, .comm = comm, .count = count, .datatype = ncclFloat32, .t_enter = t * US,
                        .t_exit = t * US + 1, .flags = captured ? NCS_CALL_F_CAPTURED : 0, .depth = depth, .group = group};
   ncs_replay_calls(r, &c, 1);
+}
+static void call_on(struct ncs_replay *r, uint32_t comm, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
+  call_th(r, 1, comm, op, count, t, captured, depth, group);
 }
 static void call(struct ncs_replay *r, uint32_t op, uint64_t count, uint64_t t, int captured, uint32_t depth, uint64_t group) {
   call_on(r, 1, op, count, t, captured, depth, group);
@@ -62,10 +67,10 @@ static void gpu(struct ncs_replay *r, uint32_t kind, uint64_t s, uint64_t e) {
   ncs_replay_gpu_times(r, &g, 1);
 }
 
-struct seen { int n; struct { uint32_t op; uint64_t bytes, s, e; double S; } c[32]; };
+struct seen { int n; struct { uint32_t op, comm; uint64_t bytes, s, e; double S; } c[32]; };
 static void on_call(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
   struct seen *x = ctx;
-  if (x->n < 32) { x->c[x->n].op = c->op; x->c[x->n].bytes = c->bytes; x->c[x->n].S = c->S; x->c[x->n].s = s / US; x->c[x->n].e = e / US; }
+  if (x->n < 32) { x->c[x->n].op = c->op; x->c[x->n].comm = c->comm; x->c[x->n].bytes = c->bytes; x->c[x->n].S = c->S; x->c[x->n].s = s / US; x->c[x->n].e = e / US; }
   x->n++;
 }
 struct pieces { int n; uint64_t p[8][2]; };
@@ -82,7 +87,7 @@ static const struct ncs_replay_op *op_named(const struct ncs_replay_sum *s, cons
 static void graph_of_three(void) {
   struct ncs_replay *r = ncs_replay_new();
   status(r, NCS_KSTATE_ON);
-  ncs_replay_comm(r, 1, 4);
+  ncs_replay_comm(r, 1, 4, -1);
   kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   kname(r, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllGather_RING_LL");
   kname(r, 3, NCS_KCLASS_COMPUTE, "gemm");
@@ -137,7 +142,7 @@ static void graph_of_three(void) {
 static void groups(void) {
   struct ncs_replay *r = ncs_replay_new();
   status(r, NCS_KSTATE_ON);
-  ncs_replay_comm(r, 1, 2);
+  ncs_replay_comm(r, 1, 2, -1);
   kname(r, 7, NCS_KCLASS_NCCL, "ncclDevKernel_SendRecv");
   call(r, NCS_OP_Send, 100, 10, 0, 1, 5);                 /* an uncaptured group: one kernel in its interval */
   call(r, NCS_OP_Recv, 100, 11, 0, 1, 5);
@@ -164,8 +169,8 @@ static void groups(void) {
 static void captures_in_turn(void) {
   struct ncs_replay *r = ncs_replay_new();
   status(r, NCS_KSTATE_ON);
-  ncs_replay_comm(r, 1, 2);
-  ncs_replay_comm(r, 2, 2);
+  ncs_replay_comm(r, 1, 2, -1);
+  ncs_replay_comm(r, 2, 2, -1);
   kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   call(r, NCS_OP_AllReduce, 256, 100, 1, 0, 0);           /* capture A: 1024 B */
   kern(r, NCS_KCLASS_NCCL, 1, 200, 250);
@@ -189,6 +194,38 @@ static void captures_in_turn(void) {
   int ok = v.n == 6 && v.c[0].bytes == 1024 && v.c[1].bytes == 1024;
   for (int i = 2; ok && i < 6; i++) ok = v.c[i].bytes == 4096;
   CHECK(ok, "replay: a kernel takes the calls of the latest capture begun before it (A's replays 1024 B, then the group's 4096 B)");
+  ncs_replay_free(r);
+}
+
+/* nccl-tests -t 2 -G: two threads, each with its communicator on its own device, capture a
+ * graph each (thread 2's begun after thread 1's) and launch them at once: every replayed kernel
+ * belongs to the graph captured on its device, not to the latest capture of the process. */
+static void threads_and_graphs(void) {
+  struct ncs_replay *r = ncs_replay_new();
+  status(r, NCS_KSTATE_ON);
+  ncs_replay_comm(r, 1, 2, 0);
+  ncs_replay_comm(r, 2, 2, 1);
+  kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  call_th(r, 1, 1, NCS_OP_AllReduce, 256, 50, 0, 0, 0);   /* an uncaptured call, timed on the GPU */
+  gpu(r, NCS_GPU_KIND_CALL, 60, 90);
+  kern_on(r, 0, NCS_KCLASS_NCCL, 1, 65, 85);
+  call_th(r, 1, 1, NCS_OP_AllReduce, 256, 100, 1, 0, 0);  /* thread 1, device 0: 1024 B */
+  call_th(r, 2, 2, NCS_OP_AllReduce, 1024, 150, 1, 0, 0); /* thread 2, device 1: 4096 B */
+  for (uint64_t t = 200; t < 500; t += 100) {             /* 3 launches of each graph, interleaved */
+    kern_on(r, 0, NCS_KCLASS_NCCL, 1, t, t + 40);
+    kern_on(r, 1, NCS_KCLASS_NCCL, 1, t + 10, t + 50);
+  }
+  kern_on(r, 1, NCS_KCLASS_NCCL, 1, 120, 140);            /* before its device's capture began: unexplained */
+  struct ncs_replay_sum s;
+  ncs_replay_solve(r, &s);
+  CHECK(s.counted && s.kernels == 6 && s.calls == 6 && s.unexplained == 1,
+        "replay: two threads, two graphs on two devices: 6 kernels replayed, 1 unexplained (got %llu, %llu)",
+        (unsigned long long)s.kernels, (unsigned long long)s.unexplained);
+  struct seen v = {0};
+  ncs_replay_each(r, 0, on_call, &v);
+  int ok = v.n == 6;
+  for (int i = 0; ok && i < 6; i++) ok = i % 2 ? v.c[i].comm == 2 && v.c[i].bytes == 4096 : v.c[i].comm == 1 && v.c[i].bytes == 1024;
+  CHECK(ok, "replay: each kernel replays the capture of its device's communicator (device 0: comm 1, 1024 B; device 1: comm 2, 4096 B)");
   ncs_replay_free(r);
 }
 
@@ -227,6 +264,7 @@ int main(void) {
   graph_of_three();
   groups();
   captures_in_turn();
+  threads_and_graphs();
   not_counted();
   return check_done();
 }

@@ -56,7 +56,7 @@ static int on_process(void *ctx, const struct ncs_process *p) {
 
 static int on_comm(void *ctx, const struct ncs_comm *c) {
   struct ncs_dfacts *f = ctx;
-  if (f->replay) ncs_replay_comm(f->replay, c->comm, c->nranks);
+  if (f->replay) ncs_replay_comm(f->replay, c->comm, c->nranks, c->device);
   if (!ncs_rc_ok(c->rc)) return 0;
   struct ncs_dcomm *d = NULL;
   for (int i = 0; i < f->ncomms && !d; i++) /* a second COMM record completes a non-blocking init */

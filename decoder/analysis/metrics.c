@@ -1000,7 +1000,7 @@ static int h_process(void *ctx, const struct ncs_process *p) {
 static int h_comm(void *ctx, const struct ncs_comm *c) {
   struct file_state *f = fs_of(ctx);
   if (!f) return 0;
-  if (f->rp) ncs_replay_comm(f->rp, c->comm, c->nranks);
+  if (f->rp) ncs_replay_comm(f->rp, c->comm, c->nranks, c->device);
   void *at = NULL;
   if (f->deciding && hold_some(f, 1, HELD_COMM, sizeof(struct held_comm), &at)) {
     *(struct held_comm *)at = (struct held_comm){c->comm, c->nranks};

@@ -17,11 +17,12 @@
                                      (two clock conversions: events and CUPTI, docs/SHIM.md) */
 #define MAX_NAME_ID 65536
 
-struct rkern { uint64_t s, e; int32_t op; uint32_t tag; }; /* tag: 0 free, 1 a call's, 2 + element: a replay */
+struct rkern { uint64_t s, e; int32_t op; uint32_t tag, dev; }; /* tag: 0 free, 1 a call's, 2 + element: a replay;
+                                                                 dev: CUPTI's device + 1 */
 struct rwin { uint64_t s, e; };
 /* A graph body element: a captured call, or the calls of a captured group on one communicator
  * (NCCL launches one kernel per communicator of a group); its members chained through next. */
-struct relem { int32_t op; uint32_t seg, comm, head, tail, n; uint64_t group; };
+struct relem { int32_t op; uint32_t seg, comm, head, tail, n, dev; uint64_t group; }; /* dev: its communicator's device + 1, 0 unknown */
 struct rmem { struct ncs_replay_call c; uint32_t next; };      /* next: member index + 1, 0 none */
 /* A capture: a run of captured calls of one thread that no uncaptured call of it interrupts. */
 struct rseg { uint64_t t; uint32_t thread; };
@@ -33,7 +34,7 @@ struct ncs_replay {
   struct rseg *seg; size_t nseg, capseg;
   uint32_t *open; uint32_t nthr;    /* thread -> its open capture + 1 (0: none) */
   int8_t *name_op; uint32_t nname;  /* KERNEL_NAME id -> op slot + 1 (0: not NCCL / unknown) */
-  int32_t *nranks; uint32_t ncomm;
+  int32_t *nranks, *dev; uint32_t ncomm; /* per communicator: ranks; CUDA device + 1 (0 unknown) */
   uint64_t t0;                      /* the first captured call's entry */
   int kact_on, kact_seen, gpu_seen;
   struct ncs_replay_sum sum;
@@ -43,7 +44,7 @@ struct ncs_replay *ncs_replay_new(void) { return calloc(1, sizeof(struct ncs_rep
 
 void ncs_replay_free(struct ncs_replay *r) {
   if (!r) return;
-  free(r->k); free(r->w); free(r->mem); free(r->el); free(r->seg); free(r->open); free(r->name_op); free(r->nranks);
+  free(r->k); free(r->w); free(r->mem); free(r->el); free(r->seg); free(r->open); free(r->name_op); free(r->nranks); free(r->dev);
   free(r);
 }
 
@@ -59,18 +60,21 @@ static int op_slot(struct ncs_replay *r, const char *name, size_t len) {
   return r->sum.nops++;
 }
 
-void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks) {
+void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks, int32_t device) {
   if (comm >= 65536) return;
   if (comm >= r->ncomm) {
     uint32_t n = r->ncomm ? r->ncomm : 8;
     while (n <= comm) n *= 2;
-    int32_t *p = realloc(r->nranks, n * sizeof *p);
-    if (!p) return;
+    int32_t *p = realloc(r->nranks, n * sizeof *p), *d = p ? realloc(r->dev, n * sizeof *d) : NULL;
+    if (p) r->nranks = p;
+    if (!p || !d) return;
     memset(p + r->ncomm, 0, (n - r->ncomm) * sizeof *p);
-    r->nranks = p;
+    memset(d + r->ncomm, 0, (n - r->ncomm) * sizeof *d);
+    r->dev = d;
     r->ncomm = n;
   }
   r->nranks[comm] = nranks;
+  if (device >= 0) r->dev[comm] = device + 1;
 }
 
 /* The open capture of a thread, -1 when none (made when `make`: -2 out of memory). */
@@ -102,6 +106,7 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
   long seg = open_seg(r, c->thread, c->t_enter, 1);
   if (seg < 0 || ncs_grow((void **)&r->mem, &r->capmem, r->nmem + 1, sizeof *r->mem) != 0) return;
   int n = c->comm < r->ncomm && r->nranks[c->comm] > 0 ? r->nranks[c->comm] : 1;
+  uint32_t dev = c->comm < r->ncomm ? (uint32_t)r->dev[c->comm] : 0;
   r->mem[r->nmem] = (struct rmem){{c->op, c->comm, c->datatype, (uint32_t)n, c->count, ncs_rule_bytes(c->count, c->datatype),
                                    ncs_rule_S(c->op, c->count, c->datatype, n)}, 0};
   uint64_t group = c->depth > 0 ? c->group : 0;
@@ -110,7 +115,7 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
     if (r->el[i].comm == c->comm) { e = i; break; }
   if (e == r->nel) {
     if (ncs_grow((void **)&r->el, &r->capel, r->nel + 1, sizeof *r->el) != 0) return;
-    r->el[r->nel++] = (struct relem){op, (uint32_t)seg, c->comm, (uint32_t)r->nmem, (uint32_t)r->nmem, 0, group};
+    r->el[r->nel++] = (struct relem){op, (uint32_t)seg, c->comm, (uint32_t)r->nmem, (uint32_t)r->nmem, 0, dev, group};
     r->sum.op[op].elements++;
   } else {
     r->mem[r->el[e].tail].next = (uint32_t)r->nmem + 1;
@@ -162,7 +167,7 @@ int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x) {
     if (ncs_grow((void **)&r->k, &r->capk, r->nk + 1, sizeof *r->k) != 0) return 1;
     int op = k.name < r->nname ? r->name_op[k.name] - 1 : -1;
     uint64_t e = k.start + k.duration < k.start ? UINT64_MAX : k.start + k.duration;
-    r->k[r->nk++] = (struct rkern){k.start, e, op, 0};
+    r->k[r->nk++] = (struct rkern){k.start, e, op, 0, k.device + 1};
     return 1;
   }
   if (x->type == NCS_REC_KERNEL_NAME) {
@@ -228,15 +233,25 @@ static void claim(struct ncs_replay *r, const struct rwin *w) {
   if (best < r->nk) r->k[best].tag = 1;
 }
 
-/* An element by (op, capture start, capture, index); a run of one op's elements of one capture. */
-struct ekey { uint32_t op, seg; uint64_t t; uint32_t e; };
-struct run { uint32_t op, seg; uint64_t t; uint32_t start, n, at; uint64_t kernels; };
+/* An element by (op, device, capture start, capture, index); a run: one op's elements of one
+ * capture on one device. */
+struct ekey { uint32_t op, dev, seg; uint64_t t; uint32_t e; };
+struct run { uint32_t op, dev, seg; uint64_t t; uint32_t start, n, at; uint64_t kernels; };
 static int cmp_ekey(const void *a, const void *b) {
   const struct ekey *x = a, *y = b;
   if (x->op != y->op) return x->op < y->op ? -1 : 1;
+  if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
   if (x->t != y->t) return x->t < y->t ? -1 : 1;
   if (x->seg != y->seg) return x->seg < y->seg ? -1 : 1;
   return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/* Among runs [lo, hi) of one op (sorted by device, then capture start): the latest run on device
+ * dev (0: the captures whose device is not known) begun at or before t; NULL when none. */
+static struct run *latest_run(struct run *runs, size_t lo, size_t hi, uint32_t dev, uint64_t t) {
+  size_t a = lo, b = hi;
+  while (a < b) { size_t m = a + (b - a) / 2; if (runs[m].dev < dev || (runs[m].dev == dev && runs[m].t <= t)) a = m + 1; else b = m; }
+  return a > lo && runs[a - 1].dev == dev ? &runs[a - 1] : NULL;
 }
 
 int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
@@ -257,11 +272,11 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   size_t nruns = 0, first[NCS_REPLAY_OPS + 1] = {0};
   int rc = r->nel && (!order || !runs) ? -1 : 0;
   for (size_t e = 0; rc == 0 && e < r->nel; e++)
-    order[e] = (struct ekey){(uint32_t)r->el[e].op, r->el[e].seg, r->seg[r->el[e].seg].t, (uint32_t)e};
+    order[e] = (struct ekey){(uint32_t)r->el[e].op, r->el[e].dev, r->el[e].seg, r->seg[r->el[e].seg].t, (uint32_t)e};
   if (rc == 0 && r->nel > 1) qsort(order, r->nel, sizeof *order, cmp_ekey);
   for (size_t e = 0; rc == 0 && e < r->nel; e++) {
-    if (!nruns || runs[nruns - 1].op != order[e].op || runs[nruns - 1].seg != order[e].seg)
-      runs[nruns++] = (struct run){order[e].op, order[e].seg, order[e].t, (uint32_t)e, 0, 0, 0};
+    if (!nruns || runs[nruns - 1].op != order[e].op || runs[nruns - 1].dev != order[e].dev || runs[nruns - 1].seg != order[e].seg)
+      runs[nruns++] = (struct run){order[e].op, order[e].dev, order[e].seg, order[e].t, (uint32_t)e, 0, 0, 0};
     runs[nruns - 1].n++;
   }
   for (size_t i = 0, o = 0; o <= NCS_REPLAY_OPS; o++) { /* op o's runs: [first[o], first[o + 1]) */
@@ -271,11 +286,18 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   for (size_t i = 0; rc == 0 && i < r->nk; i++) {
     struct rkern *k = &r->k[i];
     if (k->tag || k->s < r->t0) continue;
-    /* the latest capture of its op that began before it started */
-    size_t lo = k->op >= 0 ? first[k->op] : 0, hi = k->op >= 0 ? first[k->op + 1] : 0;
-    while (lo < hi) { size_t m = lo + (hi - lo) / 2; if (runs[m].t <= k->s) lo = m + 1; else hi = m; }
-    if (k->op < 0 || lo == first[k->op]) { s->unexplained++; continue; }
-    struct run *u = &runs[lo - 1];
+    /* the latest capture of its op that began before it started, among those on its device;
+       when none is on it, among those whose device is not known; when none, among all */
+    struct run *u = NULL;
+    if (k->op >= 0) {
+      size_t lo = first[k->op], hi = first[k->op + 1];
+      if (latest_run(runs, lo, hi, k->dev, UINT64_MAX)) u = latest_run(runs, lo, hi, k->dev, k->s);
+      else if (latest_run(runs, lo, hi, 0, UINT64_MAX)) u = latest_run(runs, lo, hi, 0, k->s);
+      else
+        for (size_t j = lo; j < hi; j++) /* a device no captured call's communicator is on: any capture */
+          if (runs[j].t <= k->s && (!u || runs[j].t >= u->t)) u = &runs[j];
+    }
+    if (!u) { s->unexplained++; continue; }
     uint32_t e = order[u->start + u->at].e;
     u->at = u->at + 1 == u->n ? 0 : u->at + 1;
     u->kernels++;

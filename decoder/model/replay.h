@@ -8,7 +8,9 @@
  * launching one kernel per stream of a group) claims the kernel it overlaps most. The NCCL kernels no GPU_TIME claims, starting after
  * the first captured call, are replays: per kernel operation (the name's, model/knames.h) they
  * take the captured calls of that operation of the latest capture (a run of captured calls of
- * one thread no uncaptured collective of it interrupts) begun before the kernel started, in
+ * one thread no uncaptured collective of it interrupts) begun before the kernel started on the
+ * kernel's device (a captured call's: its communicator's; a graph replays on the device it was
+ * captured on, so threads and graphs on other devices are told apart), in
  * capture order, cycling (what a graph replayed N times gives; a captured group's calls on one
  * communicator are one element, every member replayed with its kernel). Sizes are exact when
  * an operation's captured calls all have one shape, and when each graph is replayed before the
@@ -57,7 +59,8 @@ struct ncs_replay *ncs_replay_new(void);  /* NULL when out of memory */
 void ncs_replay_free(struct ncs_replay *r);
 void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n);
 void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, size_t n);
-void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks);
+/* A communicator: its ranks and CUDA device (-1 not known). */
+void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks, int32_t device);
 /* Takes KERNEL, KERNEL_NAME and KERNEL_STATUS records (returns 1), ignores others (0). */
 int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x);
 /* Pairs kernels and calls; fills *out. Returns 0, -1 when out of memory (nothing counted). */
