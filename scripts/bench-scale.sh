@@ -16,6 +16,14 @@
 #            with every analysis (metrics, stragglers) attached.
 # Peak memory is the maximum resident set size (/usr/bin/time). The last line projects the
 # largest size to 16384 ranks (time and per-rank memory scale with ranks; see BENCHMARKS.md).
+#
+# bench-scale.sh BUILD job — issue 27's figures instead: one job of JOB_RANKS (default 4096)
+# ranks x JOB_CALLS (default 10000) collectives with every injected cause at once (rank R/64*61
+# never enters the last collective, a straggler, a slow host, a desync; scripts/gen-traces.sh),
+# then `report`, `doctor`, `html` and `timeline` (its default: the culprit ranks past 64) each
+# RUNS times (default 3), one after another: wall s, CPU s (user + sys), peak RSS MiB, as
+# min / median / max, with the load average before each command. Goal (issue 27): each under
+# 30 s and 2 GiB on 2 cores.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-${BUILD:-$ROOT/build}}
@@ -27,6 +35,34 @@ CHUNK=${CHUNK:-8192}   # calls per chunk (the real shim cuts a chunk every 500 m
 DIR=${BENCH_DIR:-/tmp/ncs-bench-scale}
 [ -x "$NCS" ] || { echo "bench-scale: build first ($NCS missing)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-scale: needs /usr/bin/time (Debian package 'time')" >&2; exit 2; }
+if [ "${2:-}" = job ]; then
+  R=${JOB_RANKS:-4096}; C=${JOB_CALLS:-10000}; RUNS=${RUNS:-3}
+  rm -rf "$DIR"; mkdir -p "$DIR"
+  echo "# ncclscope bench-scale job: $R ranks x $C calls, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  t0=$(date +%s.%N)
+  BUILD=$BUILD "$ROOT/scripts/gen-traces.sh" "$DIR/t" "$R" "$C" --missing $((R * 61 / 64)):"$C" \
+    --straggler $((R * 19 / 64)):300:0.5 --slow-host $((R / 8 * 3 / 8)):500 --mismatch $((R * 31 / 64)):$((C / 4 + 2)) >/dev/null
+  echo "# generated in $(echo "$(date +%s.%N) - $t0" | bc) s: $(du -sm "$DIR/t" | cut -f1) MB of traces"
+  stats() { sort -n | awk '{v[NR]=$1} END {printf "%.2f / %.2f / %.2f", v[1], v[int((NR+1)/2)], v[NR]}'; }
+  printf '%-9s | %-24s | %-24s | %-24s | %s\n' command "wall s min/med/max" "CPU s min/med/max" "peak MiB min/med/max" "load average before each run"
+  for cmd in report doctor html timeline; do
+    : >"$DIR/w"; : >"$DIR/c"; : >"$DIR/m"; loads=""
+    for i in $(seq "$RUNS"); do
+      loads="$loads $(cut -d' ' -f1 /proc/loadavg)"
+      case $cmd in
+        html) set -- html "$DIR/t" -o "$DIR/o.html" ;;
+        timeline) set -- timeline "$DIR/t" -o "$DIR/o.json.gz" ;;
+        *) set -- "$cmd" "$DIR/t" ;;
+      esac
+      /usr/bin/time -f '%e %U %S %M' -o "$DIR/one" "$NCS" "$@" >"$DIR/out" 2>"$DIR/err" || true
+      read -r e u sy m < <(tail -1 "$DIR/one") # "Command exited with non-zero status" comes first
+      echo "$e" >>"$DIR/w"; echo "$u + $sy" | bc >>"$DIR/c"; echo $((m / 1024)) >>"$DIR/m"
+    done
+    printf '%-9s | %-24s | %-24s | %-24s |%s\n' "$cmd" "$(stats <"$DIR/w")" "$(stats <"$DIR/c")" "$(stats <"$DIR/m")" "$loads"
+  done
+  rm -rf "$DIR"
+  exit 0
+fi
 echo "# ncclscope bench-scale: $(nproc) CPUs, CALLS=$CALLS per rank, CHUNK=$CHUNK calls, $(date -u +%Y-%m-%dT%H:%MZ), load average at start: $(cut -d' ' -f1 /proc/loadavg)"
 printf '%6s %9s %11s %8s %7s | %8s %8s %10s %8s | %7s %7s | %7s %8s | %8s %8s %10s\n' ranks calls/rank total_calls trace_MB gen_s \
   html_s html_MB Mcalls/s html1_s lock_s lock_MB whole_s whole_MB report_s rep_MB Mcalls/s

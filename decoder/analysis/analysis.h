@@ -70,6 +70,10 @@ struct ncs_job {
   struct ncs_stages *stages;       /* what one analysis computes once and others read: step
                                       starts, kernel-activity figures (model/stages.h); NULL
                                       when the caller keeps none */
+  struct ncs_strag **strag;        /* the straggler engine (analysis/straggler.h), set by
+                                      `stragglers` in create(); an analysis whose finish() needs
+                                      its results calls ncs_strag_finish first (it runs once):
+                                      `verdicts` does, for the doctor's straggler check */
 };
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);

@@ -4,6 +4,7 @@
  * HTML. Never exits from inside a check. */
 #include "analysis/doctor.h"
 #include "analysis/headline.h"
+#include "analysis/straggler.h"
 #include "model/rules.h"
 
 #include <stdarg.h>
@@ -188,6 +189,56 @@ static double per_median(const struct ncs_verdict *v) { return v->nper ? v->per[
 
 /* ---- checks ---- */
 
+/* 8. Stragglers, from the collectives lined up across ranks (analysis/straggler.h): a rank last
+ * to arrive at a share of its collectives far above chance (at least 20%, and 2 / ranks up to
+ * 90%: with 2 ranks one of them is always last) whose lateness cost each of its peers at least
+ * 10 us per collective on average. One verdict, the first check ncs_doctor_run runs (so its
+ * verdict comes right after the hang checks'): the rank the job waits for is the culprit. */
+static void check_stragglers(struct ncs_doctor *d) {
+  const struct ncs_strag *s = d->strag;
+  const struct ncs_strag_rank *r;
+  int n = s ? ncs_strag_ranks(s, &r) : 0;
+  if (n < 2 || !ncs_strag_collectives(s)) return;
+  double chance = 2.0 / n, need = chance > 0.9 ? 0.9 : chance < 0.2 ? 0.2 : chance;
+  double med_late = r[n / 2].mean_late_us; /* rows are worst first: about the median */
+  struct ncs_verdict *v = NULL;
+  for (int k = 0; k < n; k++) {
+    if (r[k].arrivals < 10) continue;
+    double last = (double)r[k].last_count / (double)r[k].arrivals;
+    double per_peer_us = 1e6 * r[k].wait_caused_s / (double)r[k].arrivals / (double)(n - 1);
+    if (last < need || per_peer_us < 10) continue;
+    if (!v) v = add_verdict(d, "straggler", "Straggler: the other ranks wait for a late rank", 1);
+    if (!v) return;
+    v->per_what = "last_to_arrive_pct";
+    ncs_ranks_add(&v->ranks, r[k].rank);
+    if (v->nper % 64 == 0) {
+      struct ncs_vrank *p = realloc(v->per, (size_t)(v->nper + 64) * sizeof *p);
+      if (!p) break;
+      v->per = p;
+    }
+    struct ncs_vrank *e = &v->per[v->nper++];
+    e->rank = r[k].rank;
+    e->value = 100.0 * last;
+    snprintf(e->host, sizeof e->host, "%s", r[k].host ? r[k].host : "");
+    snprintf(e->line, sizeof e->line, "last to arrive at %.0f%% of its %llu collectives, %.1f us late on average; the others waited %.3f s for it (%.0f us per collective each)",
+             100.0 * last, (unsigned long long)r[k].arrivals, r[k].mean_late_us, r[k].wait_caused_s, per_peer_us);
+  }
+  if (!v) return;
+  ncs_ranks_sort(&v->ranks);
+  char rtxt[160];
+  ncs_ranks_format(&v->ranks, rtxt, sizeof rtxt);
+  const struct ncs_vrank *w = &v->per[0]; /* the engine's order: most waiting caused first */
+  if (v->nper == 1)
+    evidence(v, "rank %s (%s): %s", rtxt, w->host, w->line);
+  else
+    evidence(v, "ranks %s (%d of %d lined up) are late; the worst, rank %d (%s): %s", rtxt, v->ranks.n, n, w->rank, w->host, w->line);
+  evidence(v, "%llu collectives lined up across %d ranks: arrival skew %.1f us mean, %.1f us max; the median rank is %.1f us late on average",
+           (unsigned long long)ncs_strag_collectives(s), n, ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s), med_late);
+  for (int k = 1; k < v->nper && k < 3; k++) evidence(v, "rank %d (%s): %s", v->per[k].rank, v->per[k].host, v->per[k].line);
+  snprintf(v->next, sizeof v->next, "Find what delays rank %d before its collectives: its data loading and host work between steps (py-spy dump / py-spy top on host %s), a slower or throttled GPU (`nvidia-smi -q -d PERFORMANCE,CLOCK`), or more work given to that rank; `ncclscope timeline` shows its arrivals beside the others'.",
+           w->rank, w->host);
+}
+
 /* 1. NVLink between two GPUs, but NCCL connected them through SHM or NET. */
 static void check_nvlink_unused(struct ncs_doctor *d) {
   struct ncs_verdict *v = NULL;
@@ -346,23 +397,126 @@ static void check_versions(struct ncs_doctor *d) {
   snprintf(v->next, sizeof v->next, "Install one NCCL version on every node (check the wheel/container: `python -c \"import torch; print(torch.cuda.nccl.version())\"`); mixed versions can hang or corrupt collectives.");
 }
 
-/* 5. busbw far below what the rank's link should give for those calls: the α-β reference of the
- * link that bounds its ring (analysis/headline.h: the same choice of link as report and html),
- * priced on the calls themselves. Threshold 25% of that, >= 3 samples of >= 8 MiB. */
+/* The transport classes NCCL logged for each process's primary communicator, over every
+ * process of that communicator (1 << NCS_TC_*): a ring is bounded by its slowest link, whichever
+ * rank's log printed it (a rank whose own neighbours are on its host still waits on the
+ * network when the ring crosses hosts). out[n], by process. */
+struct comm_key { uint64_t id; int i; };
+static int by_comm(const void *a, const void *b) {
+  const struct comm_key *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return x->i - y->i;
+}
+static int comm_transports(const struct ncs_doctor *d, unsigned *out) {
+  struct comm_key *k = malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *k);
+  if (!k) return -1;
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_dfacts *f = d->f[i];
+    out[i] = 0;
+    for (size_t c = 0; c < f->log.nconns; c++) out[i] |= 1u << f->log.conns[c].tclass;
+    k[i].i = i;
+    if (ncs_dfacts_rank(f, NULL, &k[i].id) < 0) k[i].id = 0;
+  }
+  qsort(k, (size_t)d->n, sizeof *k, by_comm);
+  for (int a = 0, b; a < d->n; a = b) {
+    unsigned m = 0;
+    for (b = a; b < d->n && k[b].id == k[a].id; b++) m |= out[k[b].i];
+    for (int c = a; c < b && k[a].id; c++) out[k[c].i] = m; /* no communicator: its own lines */
+  }
+  free(k);
+  return 0;
+}
+
+/* 5a. Ranks far slower than their peers: a process whose median busbw of collectives >= 8 MiB
+ * is under half the median of the processes of its primary communicator (>= 4 of them judged,
+ * each >= 3 samples). A slow link, NIC or GPU on some hosts, whatever the reference model says
+ * the link should give (the α-β reference's per-step latency grows with ranks: at thousands of
+ * ranks it judges no rank slow). Marks d->slow[i] for the processes it blames. */
+struct bw_key { uint64_t id; double bw; int i; };
+static int by_comm_bw(const void *a, const void *b) {
+  const struct bw_key *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  if (x->bw != y->bw) return x->bw < y->bw ? -1 : 1;
+  return x->i - y->i;
+}
+static void check_slow_ranks(struct ncs_doctor *d) {
+  char *slow = d->slow;
+  if (!slow) return;
+  struct bw_key *k = malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *k);
+  if (!k) return;
+  int nk = 0, judged = 0;
+  for (int i = 0; i < d->n; i++) {
+    int ns, gpu;
+    double bw = ncs_dfacts_busbw(d->f[i], &ns, &gpu);
+    if (ns < 3 || bw <= 0 || ncs_dfacts_rank(d->f[i], NULL, &k[nk].id) < 0) continue;
+    k[nk].bw = bw;
+    k[nk++].i = i;
+  }
+  qsort(k, (size_t)nk, sizeof *k, by_comm_bw);
+  struct ncs_verdict *v = NULL;
+  double med_all = 0;
+  for (int a = 0, b; a < nk; a = b) {
+    for (b = a; b < nk && k[b].id == k[a].id; b++) {}
+    if (b - a < 4) continue;
+    double med = k[a + (b - a) / 2].bw;
+    for (int c = a; c < b; c++) {
+      const struct ncs_dfacts *f = d->f[k[c].i];
+      char who[40];
+      int held = ncs_dfacts_label(f, who, sizeof who);
+      judged += held > 1 ? held : 1;
+      if (k[c].bw >= 0.5 * med) continue;
+      if (!v) v = add_verdict(d, "slow-ranks", "Some ranks' bus bandwidth far below their peers'", 1);
+      if (!v) { free(k); return; }
+      v->per_what = "busbw_pct_of_peers";
+      if (!med_all) med_all = med;
+      slow[k[c].i] = 1;
+      int ns, gpu;
+      ncs_dfacts_busbw(f, &ns, &gpu);
+      blame(v, f, 100.0 * k[c].bw / med, "host %s rank%s %s: median busbw %.2f GB/s over %d collectives >= 8 MiB (%s timing), %.0f%% of its communicator's median rank (%.2f GB/s)",
+            f->host, held > 1 ? "s" : "", who, k[c].bw, ns, gpu ? "GPU" : "host", 100.0 * k[c].bw / med, med);
+    }
+  }
+  free(k);
+  if (!v) return;
+  blame_summary(v, judged, 0, "busbw of collectives >= 8 MiB under half their communicator's median rank", "%");
+  /* the hosts they are on: a slow link or NIC shows as one host's ranks */
+  char hosts[200] = "";
+  int nh = 0;
+  for (int p = 0; p < v->nper; p++) {
+    int seen = 0;
+    for (int q = 0; q < p && !seen; q++) seen = !strcmp(v->per[q].host, v->per[p].host);
+    if (seen) continue;
+    if (nh < 4) { size_t l = strlen(hosts); snprintf(hosts + l, sizeof hosts - l, "%s%s", nh ? ", " : "", v->per[p].host); }
+    nh++;
+  }
+  evidence(v, "on %d host%s: %s%s; the median rank of the job moves %.2f GB/s", nh, nh == 1 ? "" : "s", hosts,
+           nh > 4 ? ", ..." : "", med_all);
+  for (int p = 0; p < v->nper && p < 2; p++) evidence(v, "%s", v->per[p].line);
+  snprintf(v->next, sizeof v->next, "Look at those hosts' links first: `ibstat` / `ethtool -S` (NIC errors, link speed), `nvidia-smi nvlink -e` and `nvidia-smi -q -d PERFORMANCE` (throttling), the PCIe link width (`lspci -vv`); run nccl-tests between %s and a healthy host.",
+           v->nper ? v->per[0].host : "them");
+}
+
+/* 5b. busbw far below what the rank's link should give for those calls: the α-β reference of the
+ * link that bounds its ring (analysis/headline.h: the same choice of link as report and html;
+ * the slowest class NCCL logged for any rank of its communicator), priced on the calls
+ * themselves. Threshold 25% of that, >= 3 samples of >= 8 MiB. Ranks check_slow_ranks blamed
+ * are that finding, not this one. */
 static void check_busbw(struct ncs_doctor *d) {
+  const char *slow = d->slow;
   static const int bottleneck_first[] = {NCS_TC_NET, NCS_TC_COLLNET, NCS_TC_SHM, NCS_TC_P2P, NCS_TC_NVLS};
   struct ncs_verdict *v = NULL;
   int judged = 0;
   char why[200] = "";
   struct ncs_link links[32];
   unsigned have = 0;
+  unsigned *used_of = malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *used_of);
+  if (!used_of || comm_transports(d, used_of) != 0) { free(used_of); return; }
   for (int i = 0; i < d->n; i++) {
     const struct ncs_dfacts *f = d->f[i];
     int ns, gpu;
     double bw = ncs_dfacts_busbw(f, &ns, &gpu);
     if (ns < 3 || bw <= 0) continue;
-    unsigned used = 0;
-    for (size_t k = 0; k < f->log.nconns; k++) used |= 1u << f->log.conns[k].tclass;
+    unsigned used = used_of[i];
     int tc = 0;
     for (size_t k = 0; k < sizeof bottleneck_first / sizeof *bottleneck_first && !tc; k++)
       if (used & (1u << bottleneck_first[k])) tc = bottleneck_first[k];
@@ -375,19 +529,20 @@ static void check_busbw(struct ncs_doctor *d) {
     char who[40];
     int held = ncs_dfacts_label(f, who, sizeof who);
     judged += held > 1 ? held : 1;
-    if (bw >= 0.25 * x) continue;
+    if (bw >= 0.25 * x || (slow && slow[i])) continue;
     if (!v) v = add_verdict(d, "low-busbw", "Bus bandwidth far below what the chosen transport should give", 1);
-    if (!v) return;
+    if (!v) break;
     v->per_what = "busbw_pct_of_expected";
     if (!why[0]) snprintf(why, sizeof why, "%s", link.why);
     blame(v, f, 100.0 * bw / x, "host %s rank%s %s: median busbw %.1f GB/s over %d collectives >= 8 MiB (%s timing), %.0f%% of the %.1f GB/s expected",
           f->host, held > 1 ? "s" : "", who, bw, ns, gpu ? "GPU" : "host", 100.0 * bw / x, x);
   }
+  free(used_of);
   if (!v) return;
   char what[120];
   snprintf(what, sizeof what, "busbw of collectives >= 8 MiB below 25%% of expected");
   blame_summary(v, judged, 0, what, "%");
-  evidence(v, "median of those ranks %.0f%% of expected: the alpha-beta reference of each rank's link priced on its calls (the first: %s; docs/REFERENCE-FIGURES.md)",
+  evidence(v, "median of those ranks %.0f%% of expected: the alpha-beta reference of the link that bounds their communicator's ring, priced on their calls (the first: %s; docs/REFERENCE-FIGURES.md)",
            per_median(v), why);
   for (int k = 0; k < v->nper && k < 3; k++) evidence(v, "%s", v->per[k].line);
   snprintf(v->next, sizeof v->next, "Compare with nccl-tests all_reduce_perf on the same GPUs; look for other jobs sharing the GPUs, throttling (`nvidia-smi -q -d PERFORMANCE`), NCCL_MAX_NCHANNELS / NCCL_ALGO / NCCL_PROTO overrides, and small bucket sizes.");
@@ -475,11 +630,14 @@ static void check_gpu_idle(struct ncs_doctor *d) {
 }
 
 void ncs_doctor_run(struct ncs_doctor *d) {
+  d->slow = calloc((size_t)(d->n > 0 ? d->n : 1), 1); /* slow-ranks' marks, for low-busbw */
 #define RUN_(id, run) run,
   static void (*const runs[])(struct ncs_doctor *) = {NCS_DOCTOR_CHECK_LIST(RUN_)};
 #undef RUN_
   for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
     if (runs[i]) runs[i](d);
+  free(d->slow);
+  d->slow = NULL;
 }
 
 int ncs_doctor_problems(const struct ncs_doctor *d) {

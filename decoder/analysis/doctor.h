@@ -33,11 +33,17 @@ struct ncs_verdict {
   const char *per_what;              /* what per[].value is ("busbw_pct_of_expected", ...) */
 };
 
+struct ncs_strag;
 struct ncs_doctor {
   struct ncs_dfacts **f;             /* [n] one per process (trace) or text log */
   int n;
   struct ncs_verdict *v;             /* [nv] */
   int nv, cap;
+  const struct ncs_strag *strag;     /* the straggler engine after ncs_strag_finish (analysis/
+                                        straggler.h), set by the caller before ncs_doctor_run for
+                                        the straggler check; NULL: that check finds nothing */
+  char *slow;                        /* [n] during ncs_doctor_run: processes slow-ranks blamed,
+                                        which low-busbw leaves to it (NULL: none marked) */
 };
 
 void ncs_doctor_run(struct ncs_doctor *d);
@@ -47,13 +53,14 @@ void ncs_doctor_free(struct ncs_doctor *d);
 /* Every check, once, in the order the "no check fired" message names them and docs/DOCTOR.md
  * describes them (tests/test_doctor_list.sh holds DOCTOR.md to it): X(id, run), run being the
  * function of analysis/doctor.c that ncs_doctor_run() calls, in this order, or 0 for the checks
- * of analysis/hang.c, whose verdicts ncs_hang_to_doctor() adds. */
+ * of analysis/hang.c, whose verdicts ncs_hang_to_doctor() adds (before the others). */
 #define NCS_DOCTOR_CHECK_LIST(X) \
   X("desync", 0) X("dead-rank", 0) X("init-hang", 0) X("hang", 0) \
   X("init-failed", 0) X("init-aborted", 0) X("comm-aborted", 0) X("ended-in-nccl", 0) X("calls-lost", 0) \
+  X("straggler", check_stragglers) \
   X("nvlink-unused", check_nvlink_unused) X("no-nvlink", check_no_nvlink) X("socket-not-ib", check_socket) \
-  X("nccl-version-mismatch", check_versions) X("low-busbw", check_busbw) X("comm-bound", check_comm_bound) \
-  X("gpu-idle", check_gpu_idle)
+  X("nccl-version-mismatch", check_versions) X("slow-ranks", check_slow_ranks) X("low-busbw", check_busbw) \
+  X("comm-bound", check_comm_bound) X("gpu-idle", check_gpu_idle)
 /* The names of every check, from the list: "desync, dead-rank, ..., gpu-idle". */
 #define NCS_DOCTOR_NAME_(id, run) ", " id
 #define NCS_DOCTOR_CHECKS ((NCS_DOCTOR_CHECK_LIST(NCS_DOCTOR_NAME_)) + 2)

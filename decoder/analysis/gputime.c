@@ -233,6 +233,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
   if (!s || !s->n) return;
   int have = 0;
   for (int i = 0; i < s->n; i++) have += s->f[i].fig->have;
+  if (!have && !job->detail && job->n > 8) return; /* the headline's "exposed: unknown" line says why */
   fprintf(out, "\nGPU time (kernel activity; docs/METRICS.md \"GPU time\")\n");
   if (have) {
     fprintf(out, "  %6s %10s %7s %9s %9s %9s %7s %12s  %s\n", "rank", "span_s", "busy%", "compute%",

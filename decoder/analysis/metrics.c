@@ -1416,11 +1416,8 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
   int any = 0;
   for (int i = 0; i < m->n; i++) any |= m->rank[i].have_window;
   if (!any) return;
-  fprintf(out, "\nCommunication time (docs/METRICS.md; comm = union of operation intervals)\n");
-  fprintf(out, "  %6s %10s %10s %6s %12s %6s %7s %10s %6s  %s\n", "rank", "wall_s", "comm_s", "comm%",
-          "compute/comm", "timing", "steps", "step_s", "step%", "verdict");
   /* short form (no --detail) past 8 ranks: the ranks at the lowest, median and highest share */
-  int keep[3] = {-1, -1, -1}, nvalid = 0, hidden = 0;
+  int keep[3] = {-1, -1, -1}, nvalid = 0;
   if (!job->detail) {
     double *sh = calloc((size_t)m->n, sizeof *sh);
     int *ix = calloc((size_t)m->n, sizeof *ix);
@@ -1438,12 +1435,17 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     free(sh);
     free(ix);
   }
+  fprintf(out, "\nCommunication time (docs/METRICS.md; comm = union of operation intervals");
+  if (keep[0] >= 0) fprintf(out, "; the ranks at the lowest, median and highest share of %d, every rank: --detail", nvalid);
+  fprintf(out, ")\n");
+  fprintf(out, "  %6s %10s %10s %6s %12s %6s %7s %10s %6s  %s\n", "rank", "wall_s", "comm_s", "comm%",
+          "compute/comm", "timing", "steps", "step_s", "step%", "verdict");
   for (int k = 0; k < m->n; k++) {
     int i = job->order[k];
     struct ncs_metrics_rank x;
     ncs_metrics_rank(m, i, &x);
     if (!x.valid || job->rank[i].no_comm) continue; /* not a rank: a version probe */
-    if (keep[0] >= 0 && i != keep[0] && i != keep[1] && i != keep[2]) { hidden++; continue; }
+    if (keep[0] >= 0 && i != keep[0] && i != keep[1] && i != keep[2]) continue;
     const struct rank_m *r = &m->rank[i];
     const char *rk = job->rank[i].label[0] ? job->rank[i].label : "?";
     char ratio[32];
@@ -1454,7 +1456,6 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     evidence(m, r, &x, i, ev, sizeof ev);
     fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
   }
-  if (hidden) fprintf(out, "  (lowest, median and highest share shown; %d more ranks with --detail)\n", hidden);
   fprintf(out, "  compute/comm: compute / NCCL kernel time on GPU time; ~ an estimate without kernel activity: "
                "(wall - comm) / comm, idle counted as compute\n");
   /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
@@ -1464,7 +1465,11 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
     if (!r->have_window || !r->captured) continue;
     replays_text(out, r, job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?");
   }
-  int shown = 0;
+  int shown = 0, ranks = 0;
+  for (int i = 0; i < m->n; i++) ranks += m->rank[i].have_window && !job->rank[i].no_comm;
+  if (!job->detail && ranks > 8) { /* a first screen: one rank's table says little of thousands */
+    return; /* the operations' title points at --detail, the sizes analysis at --sizes all */
+  }
   for (int k = 0; k < m->n && shown < (job->detail ? m->n : 1); k++) {
     int i = keep[1] >= 0 && !shown ? keep[1] : job->order[k];
     const struct rank_m *r = &m->rank[i];
@@ -1486,9 +1491,7 @@ static void m_text(void *state, FILE *out, const struct ncs_job *job) {
                 gbps((double)z->S, z->time_ns), gbps(z->busS_f, z->time_ns));
       }
   }
-  int more = 0;
-  for (int i = 0; i < m->n; i++) more += m->rank[i].have_window && !job->rank[i].no_comm;
-  if (more > shown) fprintf(out, "  (%d more ranks: --detail or --json)\n", more - shown);
+  if (ranks > shown) fprintf(out, "  (%d more ranks: --detail or --json)\n", ranks - shown);
 }
 
 static void m_destroy(void *state) {

@@ -114,6 +114,7 @@ struct ncs_strag {
   /* the hang point per communicator, filled by finish */
   struct missing { uint64_t comm_id, seq; uint32_t entered; int nranks; int ranks[16]; int nmissing; } miss[MAX_LIST];
   int nmiss;
+  int finished;             /* ncs_strag_finish ran: a second call does nothing */
 };
 
 struct ncs_strag *ncs_strag_new(int nfiles) {
@@ -485,7 +486,8 @@ static void drop_mismatches(struct ncs_strag *s, const struct comm *c) {
 }
 
 void ncs_strag_finish(struct ncs_strag *s) {
-  if (!s) return;
+  if (!s || s->finished) return;
+  s->finished = 1;
   struct rows w;
   struct ncs_strag_rank *res = NULL;
   long double *late = NULL;
@@ -598,7 +600,7 @@ int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offse
 
 static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
 
-void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
+void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists) {
   fprintf(f, "Who is slow (collectives lined up by communicator and sequence number)\n");
   int ncomm = 0;
   for (const struct comm *c = s->comms; c; c = c->next) ncomm++;
@@ -618,15 +620,15 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
               r->wait_caused_s, r->mean_late_us);
     }
   }
-  for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
+  for (uint64_t i = 0; lists && i < s->nmm && i < MAX_LIST; i++) {
     const struct mismatch *m = &s->mm[i];
     fprintf(f, "  MISMATCH comm %016llx seq %llu: ", (unsigned long long)m->comm_id, (unsigned long long)m->seq);
     if (m->rank >= 0) fprintf(f, "rank %d", m->rank); else fprintf(f, "%u rank(s)", m->nodd);
     fprintf(f, " called %s count %llu dtype %u, the others %s count %llu dtype %u\n", opname(m->got.op),
             (unsigned long long)m->got.count, m->got.dtype, opname(m->want.op), (unsigned long long)m->want.count, m->want.dtype);
   }
-  if (s->nmm > MAX_LIST) fprintf(f, "  ... %llu mismatches in all\n", (unsigned long long)s->nmm);
-  for (int i = 0; i < s->nmiss; i++) {
+  if (lists && s->nmm > MAX_LIST) fprintf(f, "  ... %llu mismatches in all\n", (unsigned long long)s->nmm);
+  for (int i = 0; lists && i < s->nmiss; i++) {
     const struct missing *m = &s->miss[i];
     fprintf(f, "  MISSING comm %016llx seq %llu: %u of %d ranks entered; never entered:", (unsigned long long)m->comm_id,
             (unsigned long long)m->seq, m->entered, m->nranks);
@@ -634,7 +636,8 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top) {
     if (m->nmissing > 16) fprintf(f, " ... (%d)", m->nmissing);
     fprintf(f, "  (a hang looks like this)\n");
   }
-  if (s->incomplete) fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
+  if (s->incomplete && (!lists || (uint64_t)s->nmiss < s->incomplete))
+    fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
   if (s->noffsets) {
     double worst = 0;
     for (int i = 0; i < s->noffsets; i++) if (fabs(s->offsets[i].offset_us) > worst) worst = fabs(s->offsets[i].offset_us);

@@ -65,7 +65,7 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
  * Lets a caller skip the work of preparing arrivals that would be thrown away. */
 int ncs_strag_lines_up(const struct ncs_strag *s, int file, uint32_t comm);
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated);
-void ncs_strag_finish(struct ncs_strag *s);
+void ncs_strag_finish(struct ncs_strag *s); /* once: a second call does nothing */
 
 /* Results (after finish). */
 int ncs_strag_ranks(const struct ncs_strag *s, const struct ncs_strag_rank **out);
@@ -86,6 +86,8 @@ struct ncs_strag_host_offset { const char *host; double offset_us; int samples; 
 int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max);
 /* Text "Who is slow" section (trace strings escaped) and JSON members "stragglers",
  * "collectives", "mismatches" and "missing", written into the current JSON object. */
-void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top);
+/* top: rows of the table; lists 0: the MISMATCH and MISSING lines left out (the caller's verdicts
+ * name them already) */
+void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists);
 void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j);
 #endif

@@ -60,6 +60,7 @@ static void *sr_create(const struct ncs_job *job) {
   s->files = calloc(job->n ? (size_t)job->n : 1, sizeof *s->files);
   if (!s->s || !s->files) { ncs_strag_free(s->s); free(s->files); free(s); return NULL; }
   for (int i = 0; i < job->n && !s->origin; i++) s->origin = ncs_file_created_ns(job->rank[i].path);
+  if (job->strag) *job->strag = s->s;
   return s;
 }
 
@@ -182,7 +183,11 @@ static void sr_text(void *state, FILE *f, const struct ncs_job *job) {
   if (!s || (!ncs_strag_collectives(s->s) && !ncs_strag_incomplete(s->s) && !ncs_strag_partial(s->s) &&
              !ncs_strag_claimed_twice(s->s))) return;
   fputc('\n', f);
-  ncs_strag_print_text(s->s, f, job->detail ? 1 << 20 : 5);
+  int listed = 0; /* the headline above names the mismatched and missing collectives */
+  const struct ncs_headline *h = job->headline;
+  for (int i = 0; h && i < h->nfirst; i++) listed |= h->first[i]->hang != NULL;
+  if (h && h->missing) listed = 1;
+  ncs_strag_print_text(s->s, f, job->detail ? 1 << 20 : job->n > 8 ? 3 : 5, job->detail || !listed || job->n <= 8);
 }
 static void sr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
   struct sr *s = state;

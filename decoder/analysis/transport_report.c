@@ -192,6 +192,7 @@ static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
   fprintf(out, "\nTransports (from NCCL's log, captured by the shim)\n");
   /* per communicator: the connections every file gave it (rules at the top) */
   uint64_t unattributed = 0;
+  int matrix_hidden = 0; /* said once, with the topology's pointer */
   for (int i = 0; i < s->n; i++) {
     unattributed += s->f[i].unattributed;
     for (int k = 0; k < s->f[i].ncomms; k++) {
@@ -204,7 +205,7 @@ static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
                 (unsigned long long)c->comm_id, c->nranks, m.nconns, ncs_tmodel_count(&m, NCS_TC_P2P),
                 ncs_tmodel_count(&m, NCS_TC_SHM), ncs_tmodel_count(&m, NCS_TC_NET));
         if (job->detail || c->nranks <= 8) ncs_tmodel_matrix(&m, out, "    ");
-        else fprintf(out, "    (rank x rank matrix: --detail)\n");
+        else matrix_hidden = 1;
       }
       ncs_tmodel_free(&m);
     }
@@ -228,7 +229,8 @@ static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
   for (int i = 0; i < s->n; i++) {
     if (host_topo_owner(s, i) != i) continue;
     if (!job->detail && hosts > 1) {
-      fprintf(out, "  topology: %d hosts recorded (matrices: --detail)\n", hosts);
+      fprintf(out, "  topology: %d hosts recorded (%smatrices: --detail)\n", hosts, matrix_hidden ? "rank x rank and topology " : "");
+      matrix_hidden = 0;
       break;
     }
     fprintf(out, "  topology of host ");
@@ -237,6 +239,7 @@ static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
     struct overlay_ctx o = { s, s->f[i].host, s->f[i].topo, "" };
     ncs_topo_print(s->f[i].topo, out, "    ", overlay, &o);
   }
+  if (matrix_hidden) fprintf(out, "    (rank x rank matrix: --detail)\n");
 }
 
 static void tr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {

@@ -11,6 +11,7 @@
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
+#include "analysis/straggler.h"
 
 struct verdicts {
   struct ncs_doctor d;
@@ -58,6 +59,10 @@ static void v_file_done(void *state, int file, const struct ncs_read_status *st)
 static void v_finish(void *state, const struct ncs_job *job) {
   struct verdicts *s = state;
   if (!s || !s->ok) return;
+  if (job->strag && *job->strag) { /* the engine's files are all read: its results are final */
+    ncs_strag_finish(*job->strag);
+    s->d.strag = *job->strag;      /* for the doctor's straggler check */
+  }
   ncs_doctor_run(&s->d);
   if (s->hang) { ncs_hang_finish(s->hang); ncs_hang_to_doctor(s->hang, &s->d); }
   for (int i = 0; i < s->d.nv && job->ended_badly; i++)

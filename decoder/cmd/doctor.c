@@ -15,9 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/analysis.h"
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
+#include "analysis/straggler.h"
 #include "render/headline_render.h"
 #include "base/cli.h"
 #include "cmd/jobpick.h"
@@ -30,6 +32,8 @@
 #include "render/doctor_render.h"
 
 /* 1 trace (or a directory of traces), 0 a text file, -1 missing or not a regular file. */
+#define NCS_DOCTOR_SCREEN 40 /* lines of doctor's default text (docs/DOCTOR.md) */
+
 static int is_trace_file(const char *path) {
   struct stat sb;
   if (stat(path, &sb) != 0) return -1;
@@ -55,17 +59,23 @@ static int add_facts(struct ncs_doctor *d, int *cap, struct ncs_dfacts *f) {
   return 0;
 }
 
-/* The loader's plug-ins: trace file i feeds facts d->f[slot[i]], and the hang checks. */
-struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; };
+/* The loader's plug-ins: trace file i feeds facts d->f[slot[i]], the hang checks, and the
+ * straggler engine (report's `stragglers` analysis: the same lining up as report and html). */
+struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; void *strag; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct facts_load *L = ctx;
   ncs_dfacts_attach(L->d->f[L->slot[file]], m);
   if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
+  if (L->strag && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_analysis_stragglers.visitor(L->strag, file, &m->v[m->n++]);
+  }
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct facts_load *L = ctx;
   ncs_dfacts_finish(L->d->f[L->slot[file]], rc, st);
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
+  if (L->strag) ncs_analysis_stragglers.file_done(L->strag, file, st);
 }
 
 static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'}, {"detail", no_argument, NULL, 'd'},
@@ -89,6 +99,10 @@ int cmd_doctor(int argc, char **argv) {
   int json = 0, detail = 0, rc = 0, cap = 0, nt = 0, r;
   double hang_after = NCS_HANG_DEFAULT_S;
   struct ncs_hang *hang = NULL;
+  struct ncs_rank_info *infos = NULL; /* the straggler analysis' view of the files */
+  struct ncs_job sjob;
+  struct ncs_strag *strag = NULL;
+  void *sstate = NULL;
   const char *want_job = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
@@ -172,7 +186,11 @@ int cmd_doctor(int argc, char **argv) {
   }
   if (rc == 0 && nt) {
     hang = ncs_hang_new(nt, tfiles, hang_after);
-    struct facts_load fl = {&d, slot, hang};
+    infos = calloc((size_t)nt, sizeof *infos);
+    for (int k = 0; infos && k < nt; k++) infos[k].path = tfiles[k];
+    sjob = (struct ncs_job){.n = nt, .rank = infos, .strag = &strag};
+    if (infos) sstate = ncs_analysis_stragglers.create(&sjob);
+    struct facts_load fl = {&d, slot, hang, sstate};
     struct ncs_load_opts lo = {.ctx = &fl, .plugins_only = 1, .file_visitor = facts_visitor, .file_done = facts_done};
     struct ncs_jobdata *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
@@ -190,20 +208,33 @@ int cmd_doctor(int argc, char **argv) {
     rc = 2;
   }
   if (rc == 0) {
+    if (strag) { ncs_strag_finish(strag); d.strag = strag; } /* for the straggler check */
     ncs_doctor_run(&d);
     if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, &d); }
     if (json) ncs_doctor_print_json(&d, stdout);
     else {
       struct ncs_headline h; /* the job's answer first, as `report` and `html` give it */
       ncs_headline_build(&h, &d);
-      ncs_headline_print_text(&h, stdout);
+      if (strag) ncs_headline_add_stragglers(&h, strag);
+      /* the job's facts, then the verdicts (not listed twice); the whole a first screen of
+       * NCS_DOCTOR_SCREEN lines unless --detail */
+      char *head = NULL;
+      size_t hlen = 0;
+      int hlines = 0;
+      FILE *m = open_memstream(&head, &hlen);
+      if (m) { ncs_headline_print_text(&h, m, 0); fclose(m); }
+      for (size_t k = 0; head && k < hlen; k++) hlines += head[k] == '\n';
+      if (head) fwrite(head, 1, hlen, stdout);
+      free(head);
       int bounded = 0;
       for (int k = 0; k < nt; k++) bounded += ncs_trace_is_bounded(tfiles[k]);
-      if (bounded)
+      if (bounded) {
         printf("Bounded trace (NCCLSCOPE_KEEP, %d of %d files): these verdicts are of the last window only; "
                "whole-run calls, bytes and bandwidth: ncclscope report\n", bounded, nt);
+        hlines++;
+      }
       fputc('\n', stdout);
-      ncs_doctor_print_text(&d, stdout, detail);
+      ncs_doctor_print_text(&d, stdout, detail, NCS_DOCTOR_SCREEN - hlines - 1);
     }
     rc = ncs_doctor_problems(&d) ? NCS_EXIT_FINDING : NCS_EXIT_OK;
     for (int i = 0; i < d.n; i++)
@@ -214,6 +245,8 @@ int cmd_doctor(int argc, char **argv) {
 done:
   ncs_doctor_free(&d);
   ncs_hang_free(hang);
+  if (sstate) ncs_analysis_stragglers.destroy(sstate);
+  free(infos);
   for (int k = 0; k < nt; k++) free(tfiles[k]);
   free(tfiles);
   free(slot);

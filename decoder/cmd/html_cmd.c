@@ -96,6 +96,7 @@ int cmd_html(int argc, char **argv) {
     int unreadable = 0;
     for (int i = 0; i < doc.n; i++) unreadable |= doc.f[i]->read_rc == 2;
     if (!unreadable) {
+      doc.strag = J->strag; /* the loader's straggler engine, for the straggler check */
       ncs_doctor_run(&doc);
       if (L.hang) { ncs_hang_finish(L.hang); ncs_hang_to_doctor(L.hang, &doc); }
       doctor_ran = 1;

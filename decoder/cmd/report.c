@@ -422,7 +422,8 @@ static void print_file_problems(FILE *f, const char *prefix, const struct file_s
 static void print_job_text(FILE *f, const struct file_sum *sums, const int *order, int n) {
   uint64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
   if (!v) return;
-  fprintf(f, "\noperations, all ranks (host time per rank: min / median / max; --detail: every rank)\n");
+  fprintf(f, "\noperations, all ranks of %d trace file%s (host time per rank: min / median / max; --detail: every rank)\n", n,
+          n == 1 ? "" : "s");
   fprintf(f, "  %-22s %6s %12s %16s %11s %11s %11s\n", "op", "ranks", "calls", "bytes", "min_s", "median_s", "max_s");
   for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
     uint64_t calls = 0, bytes = 0;
@@ -778,7 +779,8 @@ int cmd_report(int argc, char **argv) {
   headline.slowest_rank = -1;
   int ended_badly = 0;
   if (ncs_stages_init(&stages, nfiles) != 0) { ret = NCS_EXIT_UNREADABLE; goto out; }
-  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages};
+  struct ncs_strag *strag = NULL;
+  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages, &strag};
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
@@ -871,11 +873,11 @@ int cmd_report(int argc, char **argv) {
     printf("ncclscope: no verdict: %d of the %d inputs cannot be read as traces (named on stderr); below, the other %d\n",
            unreadable, nfiles, nfiles - unreadable);
   } else if (headline.built) { /* the job's answer first (analysis/verdicts.c built it) */
-    ncs_headline_print_text(&headline, stdout);
+    ncs_headline_print_text(&headline, stdout, 1);
     if (headline.problems) printf("  next steps and all the evidence: ncclscope doctor\n");
   }
   if (!json && !summary) { /* --summary: the headline alone */
-    printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s");
+    if (detail) printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s"); /* else in the operations' title */
     print_prof_text(stdout, jd);
     print_attempts_text(stdout, jd, files);
     if (detail) {

@@ -9,14 +9,23 @@
 #include "base/json.h"
 
 
-void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail) {
-  int problems = 0;
+/* Evidence lines per verdict that keep the text within max_lines (0: no limit): each verdict
+ * costs a blank, its title, its next step and a "more" line besides its evidence; at least the
+ * first evidence line (the blamed ranks), at most NCS_DOCTOR_BRIEF. */
+static int brief_lines(const struct ncs_doctor *d, int max_lines) {
+  if (max_lines <= 0 || !d->nv) return NCS_DOCTOR_BRIEF;
+  int each = (max_lines - 3) / d->nv - 4;
+  return each < 1 ? 1 : each > NCS_DOCTOR_BRIEF ? NCS_DOCTOR_BRIEF : each;
+}
+
+void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail, int max_lines) {
+  int problems = 0, brief = brief_lines(d, max_lines);
   for (int i = 0; i < d->nv; i++) problems += d->v[i].problem;
   fprintf(out, "ncclscope doctor: %d process(es), %d finding(s)\n", d->n, d->nv);
   for (int i = 0; i < d->nv; i++) {
     const struct ncs_verdict *v = &d->v[i];
     fprintf(out, "\n%s %s: %s\n", v->problem ? "PROBLEM" : "NOTE", v->id, v->title);
-    int shown = detail || v->nevidence <= NCS_DOCTOR_BRIEF + 1 ? v->nevidence : NCS_DOCTOR_BRIEF;
+    int shown = detail || v->nevidence <= brief + 1 ? v->nevidence : brief;
     for (int k = 0; k < shown; k++) {
       fprintf(out, "  - ");
       ncs_text_escape(out, v->evidence[k], strlen(v->evidence[k]));
@@ -138,7 +147,7 @@ void ncs_doctor_print_html(const struct ncs_doctor *d, FILE *f) {
   size_t len = 0;
   FILE *m = open_memstream(&text, &len);
   if (!m) { fprintf(f, "<p class=\"note\">The doctor's verdicts could not be written (out of memory).</p>"); return; }
-  ncs_doctor_print_text(d, m, 0);
+  ncs_doctor_print_text(d, m, 0, 0);
   fclose(m);
   int problems = ncs_doctor_problems(d);
   fprintf(f, "<p class=\"%s\">%s</p><pre>", problems ? "bad" : "ok", problems ? "Problems found:" : "Healthy:");

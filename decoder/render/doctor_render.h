@@ -13,7 +13,9 @@
 #include "analysis/doctor.h"
 
 #define NCS_DOCTOR_BRIEF 4
-void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail);
+/* max_lines > 0 (without detail): fewer evidence lines per verdict (at least the first, which
+ * names the blamed ranks) so that the text fits in that many lines; 0: NCS_DOCTOR_BRIEF each. */
+void ncs_doctor_print_text(const struct ncs_doctor *d, FILE *out, int detail, int max_lines);
 void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out);
 /* A verdict's blamed ranks as members of the current JSON object: "ranks" (ranges, whole),
  * "ranks_count", and when it has them "per_rank_value" and "per_rank" ([{rank, host, value}]). */

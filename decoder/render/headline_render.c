@@ -41,7 +41,7 @@ static const char *state_word(const struct ncs_headline *h) {
   return "healthy";
 }
 
-void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
+void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_problems) {
   char tr[64];
   transport_names(h->transports, tr, sizeof tr);
   fprintf(f, "ncclscope: %d rank%s", h->ranks, h->ranks == 1 ? "" : "s");
@@ -107,16 +107,28 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f) {
     fprintf(f, ") last to arrive at %.0f%% of its collectives, %.3f s of others' waiting; arrival skew %.0f us mean\n",
             h->slowest_last_pct, h->slowest_wait_s, h->skew_mean_us);
   }
-  if (h->mismatches || h->incomplete)
+  int hang_listed = h->missing != NULL; /* a desync or missing-collective verdict names them */
+  for (int i = 0; i < h->nfirst; i++) hang_listed |= h->first[i]->hang != NULL;
+  if ((h->mismatches || h->incomplete) && !hang_listed)
     fprintf(f, "  MISMATCH/MISSING: %llu collective(s) called differently by some rank, %llu entered by only some ranks\n",
             (unsigned long long)h->mismatches, (unsigned long long)h->incomplete);
+  if (!with_problems) return; /* the caller lists the verdicts itself (doctor) */
   if (h->missing && h->missing->nevidence) {
     fprintf(f, "  NOTE %s: ", h->missing->id);
     ncs_text_escape(f, h->missing->evidence[0], strlen(h->missing->evidence[0]));
     fputc('\n', f);
   }
+  int compact = h->kinds > 2; /* many kinds: one line each, the blamed ranks without the title */
   for (int i = 0; i < h->nfirst; i++) {
     const struct ncs_verdict *v = h->first[i];
+    if (compact && v->nevidence) {
+      fprintf(f, "  PROBLEM %s: ", v->id);
+      ncs_text_escape(f, v->evidence[0], strlen(v->evidence[0]));
+      const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
+      if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
+      fputc('\n', f);
+      continue;
+    }
     fprintf(f, "  PROBLEM %s: %s", v->id, v->title);
     if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
     const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
@@ -338,6 +350,13 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
   if (h->mismatches || h->incomplete)
     fprintf(f, "<p class=\"bad\">%llu collective(s) called differently by some rank, %llu entered by only some ranks.</p>\n",
             (unsigned long long)h->mismatches, (unsigned long long)h->incomplete);
+  if (h->missing && h->missing->nevidence) { /* the ranks that had not arrived, as the text names them */
+    fprintf(f, "<p class=\"bad\"><b>");
+    ncs_html_escape(f, h->missing->id, strlen(h->missing->id));
+    fprintf(f, "</b>: ");
+    ncs_html_escape(f, h->missing->evidence[0], strlen(h->missing->evidence[0]));
+    fprintf(f, "</p>\n");
+  }
   if (h->nfirst) {
     fprintf(f, "<ul class=\"problems\">");
     for (int i = 0; i < h->nfirst; i++) {

@@ -7,8 +7,9 @@
 #include "analysis/headline.h"
 #include "base/json.h"
 
-/* Two to six lines, starting "ncclscope: N ranks — ...". */
-void ncs_headline_print_text(const struct ncs_headline *h, FILE *f);
+/* Two to six lines, starting "ncclscope: N ranks — ...", then (with_problems) the doctor's
+ * missing-collective note and each kind of problem with its first evidence line. */
+void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_problems);
 /* "headline": {...} inside an open JSON object. */
 void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j);
 /* <section id="headline">...</section> */

@@ -457,7 +457,7 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
   FILE *m = open_memstream(&txt, &len);
   int any = 0;
   if (m) {
-    ncs_strag_print_text(J->strag, m, 0);
+    ncs_strag_print_text(J->strag, m, 0, 1);
     fclose(m);
     char *line = txt;
     while (line && *line) {
