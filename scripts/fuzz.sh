@@ -21,7 +21,7 @@ OUT=$BUILD/fuzz
 mkdir -p "$OUT"
 command -v "$CLANG" >/dev/null || { echo "fuzz.sh: $CLANG not found (apt-get install clang)" >&2; exit 2; }
 
-declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c" [nccllog]="decoder/io/nccllog.c")
+declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c decoder/base/settings.c" [nccllog]="decoder/io/nccllog.c")
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I$ROOT/include -I$ROOT/decoder"
 # fuzz_one TARGET: builds and runs one target, its summary line in OUT/result-TARGET; exit 0 ok,
 # 1 crashed, 2 build failed. The targets run side by side, one core each.

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 C=$ROOT/tests/fuzz/corpus
 CC=${CC:-cc}
-declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c" [nccllog]="decoder/io/nccllog.c")
+declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c decoder/base/settings.c" [nccllog]="decoder/io/nccllog.c")
 
 # The replay programs are kept in BUILD/fuzz-replay/ and built again only when a source under
 # tests/fuzz/, decoder/ or include/ is newer, or the flags changed.
