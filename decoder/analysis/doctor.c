@@ -194,6 +194,11 @@ static double per_median(const struct ncs_verdict *v) { return v->nper ? v->per[
  * 90%: with 2 ranks one of them is always last) whose lateness cost each of its peers at least
  * 10 us per collective on average. One verdict, the first check ncs_doctor_run runs (so its
  * verdict comes right after the hang checks'): the rank the job waits for is the culprit. */
+/* A late rank is a problem when it costs each peer this much per collective: above the host
+ * scheduling noise of a busy machine (a healthy 2-rank job on a loaded 2-core host reached tens
+ * of microseconds), well below a real straggler's cost (hundreds of microseconds and more). */
+#define STRAGGLER_MIN_US 100.0
+
 static void check_stragglers(struct ncs_doctor *d) {
   const struct ncs_strag *s = d->strag;
   const struct ncs_strag_rank *r;
@@ -206,7 +211,7 @@ static void check_stragglers(struct ncs_doctor *d) {
     if (r[k].arrivals < 10) continue;
     double last = (double)r[k].last_count / (double)r[k].arrivals;
     double per_peer_us = 1e6 * r[k].wait_caused_s / (double)r[k].arrivals / (double)(n - 1);
-    if (last < need || per_peer_us < 10) continue;
+    if (last < need || per_peer_us < STRAGGLER_MIN_US) continue;
     if (!v) v = add_verdict(d, "straggler", "Straggler: the other ranks wait for a late rank", 1);
     if (!v) return;
     v->per_what = "last_to_arrive_pct";

@@ -127,6 +127,7 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
       const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
       if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
       fputc('\n', f);
+      if (!strcmp(v->id, "nvlink-unused")) fprintf(f, "    why: %s\n", v->next); /* the variable responsible */
       continue;
     }
     fprintf(f, "  PROBLEM %s: %s", v->id, v->title);
