@@ -92,7 +92,7 @@ while [ $i -lt ${#args[@]} ]; do
         die "data checks (-c $v) run nccl-tests' verification kernels on the GPU; the CUDA double cannot run device code (use -c 0)" ;;
     -D*|--device_implementation*)
       [ "$((v + 0))" = 0 ] 2>/dev/null ||
-        die "-D $v (device-API implementation) needs NCCL's device communicators (ncclDevCommCreate), which the NCCL double does not have" ;;
+        die "-D $v (device-API implementation) runs kernels that communicate through a device communicator (ncclDevCommCreate), which the doubles cannot run" ;;
   esac
   i=$((i + 1))
 done

@@ -137,4 +137,13 @@ struct end_args {
 };
 void end_before(struct rec *r, unsigned op, const struct end_args *a, void *ra);
 void end_after(struct rec *r, const struct end_args *a, ncclResult_t rc);
+
+/* ---- device-API shape (devcomm.c): DevCommCreate, DevCommDestroy ---- */
+struct devcomm_args {
+  ncclComm_t comm;
+  const struct ncclDevCommRequirements *reqs; /* create's; NULL for destroy */
+  const void *devcomm;                        /* the ncclDevComm_t pointer passed */
+};
+void devcomm_before(struct rec *r, unsigned op, const struct devcomm_args *a, void *ra);
+void devcomm_after(struct rec *r, const struct devcomm_args *a, ncclResult_t rc);
 #endif

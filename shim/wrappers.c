@@ -18,7 +18,7 @@
  * parameters. A shape is a pair of functions, SHAPE_before (everything up to the real call)
  * and SHAPE_after (everything after it), taking the op id and an argument struct SHAPE_args:
  * collective, point-to-point, plain and group here (static inline: the hot path), the
- * communicator shapes init, split and end in comms.c. The steps they share are in call.h.
+ * communicator shapes init, split and end in comms.c, the device-API shape in devcomm.c. The steps they share are in call.h.
  * Adding an entry point: its prototype in nccl_abi.h, its op id in ops.h when it is
  * recorded, and one line in the table below. */
 #include <stddef.h>
@@ -157,6 +157,7 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
  *               config)
  *   SPLIT      (parent, where the handle goes, config, color)
  *   END        (comm)
+ *   DEVCOMM    (comm, the requirements, the device communicator pointer): devcomm.c
  *   FORWARD    (what to return when no NCCL was found): forwarded, not recorded
  *   POLL       CommGetAsyncError: FORWARD, and what it saw is told to nonblocking.c */
 #define SHIM_GetVersion           PLAIN, (NULL, 0, NO_VALUE, NO_VALUE, NULL)
@@ -200,6 +201,8 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
 #define SHIM_GetErrorString       FORWARD, (NULL)
 #define SHIM_GetLastError         FORWARD, (NULL)
 #define SHIM_ResetDebugInit       FORWARD_VOID, ()
+#define SHIM_DevCommCreate        DEVCOMM, (comm, reqs, outDevComm)
+#define SHIM_DevCommDestroy       DEVCOMM, (comm, NULL, devComm)
 
 /* The forward-only path, first in every entry point that does more than forward: the real
  * function when the shim records nothing in this process (ncs_active 2: NCCLSCOPE_DISABLE=1,
@@ -243,6 +246,7 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
 #define GEN_INIT(ret, name, params, args, fields) RECORDED(init, name, params, args, fields)
 #define GEN_SPLIT(ret, name, params, args, fields) RECORDED(split, name, params, args, fields)
 #define GEN_END(ret, name, params, args, fields) RECORDED(end, name, params, args, fields)
+#define GEN_DEVCOMM(ret, name, params, args, fields) RECORDED(devcomm, name, params, args, fields)
 /* Forwarded only: the real function when found, else missing_NAME (out of line: the once-init,
  * the retry, then the missing value). */
 #define GEN_FORWARD(ret, name, params, args, missing)                    \

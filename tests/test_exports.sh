@@ -20,7 +20,7 @@ check_eq "exports: dlsym is exported, unversioned (it stands in for every versio
 pn=$(grep -c '^pnccl' "$T/defined")
 check_eq "exports: no pnccl* exported (dlsym(RTLD_DEFAULT, pncclX) must reach NCCL)" "0" "$pn"
 n=$(grep -v -c -e '^ncclProfiler_v[0-9]*$' -e '^dlsym$' -e '^getenv$' -e '^fopen$' -e '^pipe2$' -e '^execve$' -e '^execv$' -e '^execvp$' -e '^execvpe$' -e '^execl$' -e '^execlp$' -e '^execle$' -e '^fexecve$' "$T/defined")
-check_eq "exports: the 41 entry points of NCCLSCOPE_PROTOTYPES are exported" "41" "$n"
+check_eq "exports: the 43 entry points of NCCLSCOPE_PROTOTYPES are exported" "43" "$n"
 check_eq "exports: and the profiler plugin interfaces (docs/PROFILER.md)" "ncclProfiler_v4 ncclProfiler_v5" \
   "$(grep '^ncclProfiler_v' "$T/defined" | tr '\n' ' ' | sed 's/ $//')"
 z=$(grep -i -E 'zstd|^ZDICT|^HUF_|^FSE_' "$T/defined" "$T/undefined" | tr '\n' ' ')

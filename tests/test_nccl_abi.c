@@ -130,6 +130,24 @@ enum { ours_unique_id_bytes = NCCL_UNIQUE_ID_BYTES, ours_config_undef_int = NCCL
 /* ---- the real header ---- */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* ncclResetDebugInit */
 #include <nccl.h>
+/* the device API (nccl_device/core.h, C-compatible but for inline functions it only declares):
+ * the prototypes, and the 2.28.9 layout shim/devcomm.c reads. pnccl* are exported by the real
+ * library (nm -D) but declared by no header: typed like their ncclX here. */
+#include <stdbool.h>
+#define inline /* its host-device inline functions are declared, never defined, in C */
+#include <nccl_device/core.h>
+#undef inline
+extern __typeof__(ncclDevCommCreate) pncclDevCommCreate;
+extern __typeof__(ncclDevCommDestroy) pncclDevCommDestroy;
+#define SAME_DEV(ours, real, f) \
+  _Static_assert(offsetof(struct ours, f) == offsetof(struct real, f) && \
+                 sizeof(((struct ours *)0)->f) == sizeof(((struct real *)0)->f), #real "." #f);
+#define DEVREQ_FIELDS(X) X(resourceRequirementsList) X(teamRequirementsList) X(lsaMultimem) X(barrierCount) \
+  X(lsaBarrierCount) X(railGinBarrierCount) X(lsaLLA2ABlockCount) X(lsaLLA2ASlotCount) X(ginForceEnable) \
+  X(ginContextCount) X(ginSignalCount) X(ginCounterCount)
+#define SAME_DEVREQ(f) SAME_DEV(ncs_devreqs_v22807, ncclDevCommRequirements, f)
+DEVREQ_FIELDS(SAME_DEVREQ)
+_Static_assert(sizeof(struct ncs_devreqs_v22807) == sizeof(struct ncclDevCommRequirements), "ncclDevCommRequirements size");
 
 #define SAME_VALUE(name) \
   _Static_assert((long long)ours_##name == (long long)name, #name " differs from nccl.h");
@@ -223,11 +241,23 @@ static int count_protos(void) {
   return n;
 }
 
+SAME_DEV(ncs_devres_v228, ncclDevResourceRequirements, next)
+SAME_DEV(ncs_devres_v228, ncclDevResourceRequirements, bufferSize)
+SAME_DEV(ncs_devres_v228, ncclDevResourceRequirements, bufferAlign)
+SAME_DEV(ncs_devres_v228, ncclDevResourceRequirements, outBufferHandle)
+SAME_DEV(ncs_devres_v228, ncclDevResourceRequirements, ginSignalCount)
+SAME_DEV(ncs_devres_v228, ncclDevResourceRequirements, ginCounterCount)
+SAME_DEV(ncs_devteam_v228, ncclTeamRequirements, next)
+SAME_DEV(ncs_devteam_v228, ncclTeamRequirements, multimem)
+SAME_DEV(ncs_devteam_v228, ncclTeamRequirements, outMultimemHandle)
+_Static_assert(offsetof(struct ncs_devteam_v228, nRanks) == offsetof(struct ncclTeamRequirements, team), "team");
+
 int main(void) {
   CHECK(1, "nccl_abi: %d enum values equal nccl.h's", 36);
+  CHECK(1, "nccl_abi: ncclDevCommRequirements (12 fields), ncclDevResourceRequirements, ncclTeamRequirements layouts equal nccl_device/core.h's (2.28.9)");
   CHECK(1, "nccl_abi: sizes of 10 types equal nccl.h's");
   CHECK(1, "nccl_abi: ncclConfig_t (%d fields), ncclSimInfo_t, ncclUniqueId layouts equal nccl.h's", 17);
-  CHECK(count_protos() == 41, "nccl_abi: all %d prototypes (ncclX and pncclX) match nccl.h", count_protos());
+  CHECK(count_protos() == 43, "nccl_abi: all %d prototypes (ncclX and pncclX) match nccl.h", count_protos());
   CHECK(1, "nccl_abi: NCCL_UNIQUE_ID_BYTES and NCCL_CONFIG_UNDEF_INT equal nccl.h's");
   return check_done();
 }

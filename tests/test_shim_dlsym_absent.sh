@@ -15,11 +15,11 @@ NEW=$DOUBLES/libnccl.so.2
 [ -f "$SHIM" ] && [ -x "$J/dl_probe" ] && [ -f "$OLD" ] || { fail "dlsym_absent: shim, dl_probe or the older double missing"; exit 1; }
 names=$(sed -n 's/^ *X([^,]*, *\([A-Za-z]*\),.*/nccl\1/p' "$ROOT/include/ncclscope/nccl_abi.h")
 gone=""
-for n in CommShrink Gather Scatter CommInitRankScalable CommWindowRegister CommWindowDeregister CommRevoke ResetDebugInit; do
+for n in CommShrink Gather Scatter CommInitRankScalable CommWindowRegister CommWindowDeregister CommRevoke ResetDebugInit DevCommCreate DevCommDestroy; do
   nm -D --defined-only "$OLD" | grep -qw "nccl$n" || gone="$gone $n"
 done
-check_eq "dlsym_absent: the older double defines none of the 8 newer entry points" \
-  " CommShrink Gather Scatter CommInitRankScalable CommWindowRegister CommWindowDeregister CommRevoke ResetDebugInit" "$gone"
+check_eq "dlsym_absent: the older double defines none of the 10 newer entry points" \
+  " CommShrink Gather Scatter CommInitRankScalable CommWindowRegister CommWindowDeregister CommRevoke ResetDebugInit DevCommCreate DevCommDestroy" "$gone"
 for lib in old new; do
   L=$OLD; [ $lib = new ] && L=$NEW
   "$J/dl_probe" "$L" $names ncclNoSuchThing >"$T/$lib.plain" 2>&1; p=$?

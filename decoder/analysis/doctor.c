@@ -634,6 +634,30 @@ static void check_gpu_idle(struct ncs_doctor *d) {
   snprintf(v->next, sizeof v->next, "Look at what the host does between steps: data loading (DataLoader num_workers, pin_memory), host-side synchronisation (.item(), .cpu(), cudaDeviceSynchronize), logging and checkpointing; profile the host with py-spy or perf.");
 }
 
+/* 8. Device API (a note): kernels the job launched while a device communicator existed
+ * (ncclDevCommCreate .. ncclDevCommDestroy) may communicate through it; ncclscope cannot tell
+ * which do, so their GPU time is counted as compute and named here. */
+static void check_devapi(struct ncs_doctor *d) {
+  struct ncs_verdict *v = NULL;
+  int procs = 0, ndev = 0;
+  uint64_t kernels = 0, ns = 0;
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_kact_fig *g = &d->f[i]->gpu;
+    if (!g->dev.n) continue;
+    procs++;
+    ndev += g->dev.n;
+    kernels += g->devapi_kernels;
+    ns += g->devapi_ns;
+  }
+  if (!kernels) return;
+  v = add_verdict(d, "device-api", "Kernels launched while a device communicator existed may communicate (NCCL device API)", 0);
+  if (!v) return;
+  evidence(v, "%d process%s created %d device communicator%s (ncclDevCommCreate); %llu kernels, %.6f s of GPU time, were launched while one existed",
+           procs, procs == 1 ? "" : "es", ndev, ndev == 1 ? "" : "s", (unsigned long long)kernels, ns / 1e9);
+  evidence(v, "their time is counted as compute: the communication share and compute/comm are those of NCCL's own kernels");
+  snprintf(v->next, sizeof v->next, "Kernels written with NCCL's device API communicate from inside the kernel: if these are yours, part of their time is communication. `ncclscope report` lists each device communicator, its requirements and these kernels per rank (\"Device communicators\"; JSON device_api).");
+}
+
 void ncs_doctor_run(struct ncs_doctor *d) {
   d->slow = calloc((size_t)(d->n > 0 ? d->n : 1), 1); /* slow-ranks' marks, for low-busbw */
 #define RUN_(id, run) run,

@@ -60,8 +60,8 @@ void ncs_doctor_free(struct ncs_doctor *d);
   X("straggler", check_stragglers) \
   X("nvlink-unused", check_nvlink_unused) X("no-nvlink", check_no_nvlink) X("socket-not-ib", check_socket) \
   X("nccl-version-mismatch", check_versions) X("slow-ranks", check_slow_ranks) X("low-busbw", check_busbw) \
-  X("comm-bound", check_comm_bound) X("gpu-idle", check_gpu_idle)
-/* The names of every check, from the list: "desync, dead-rank, ..., gpu-idle". */
+  X("comm-bound", check_comm_bound) X("gpu-idle", check_gpu_idle) X("device-api", check_devapi)
+/* The names of every check, from the list: "desync, dead-rank, ..., device-api". */
 #define NCS_DOCTOR_NAME_(id, run) ", " id
 #define NCS_DOCTOR_CHECKS ((NCS_DOCTOR_CHECK_LIST(NCS_DOCTOR_NAME_)) + 2)
 #endif

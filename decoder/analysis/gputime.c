@@ -62,7 +62,7 @@ static void *gt_create(const struct ncs_job *job) {
 
 static int gt_raw(void *ctx, const struct ncs_raw *r) {
   struct gt_file *f = ctx;
-  if (r->type < NCS_REC_KERNEL || r->type > NCS_REC_KERNEL_STATUS) return 0;
+  if ((r->type < NCS_REC_KERNEL || r->type > NCS_REC_KERNEL_STATUS) && r->type != NCS_REC_DEVCOMM) return 0;
   if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
   ncs_kact_add_raw(f->acc, r->type, r->body, r->len);
   return 0;
@@ -228,6 +228,49 @@ static void print_steps_text(const struct gt *s, FILE *out, const struct ncs_job
   }
 }
 
+/* Per rank with device communicators (NCCL's device API): each one's life and requirements, and
+ * the kernels possibly communicating, beside (not inside) NCCL's communication. */
+static void devapi_text(const struct gt *s, FILE *out, const struct ncs_job *job) {
+  int any = 0;
+  for (int i = 0; i < s->n; i++) any += s->f[i].fig->dev.n > 0;
+  if (!any) return; /* a trace without device communicators: nothing new */
+  fprintf(out, "\nDevice communicators (NCCL device API: ncclDevCommCreate / Destroy; docs/METRICS.md \"Device-API kernels\";\n"
+               "  times from the rank's first kernel)\n");
+  for (int k = 0; k < s->n; k++) {
+    int i = job->order[k];
+    const struct ncs_kact_fig *g = s->f[i].fig;
+    if (!g->dev.n) continue;
+    char rk[40];
+    rank_label(rk, sizeof rk, job, i);
+    for (int d = 0; d < g->dev.n; d++) {
+      const struct ncs_devcomm_life *l = &g->dev.d[d];
+      const struct ncs_devcomm *c = &l->create;
+      /* times: from the rank's first kernel (as the step rows), else on the host's monotonic clock */
+      double o = g->have ? (double)g->first_ns : 0;
+      fprintf(out, "  rank %s: communicator %u, created at %s%.6f s (rc %d)", rk, c->comm, g->have ? "+" : "", (c->t_exit - o) / 1e9, c->rc);
+      if (l->destroyed) fprintf(out, ", destroyed at %s%.6f s (rc %d), lived %.6f s\n", g->have ? "+" : "", (l->destroy_exit - o) / 1e9,
+                                l->destroy_rc, (double)(l->destroy_exit - c->t_exit) / 1e9);
+      else fprintf(out, c->rc == 0 ? ", never destroyed\n" : "\n");
+      if (c->flags & NCS_DEVCOMM_F_REQS)
+        fprintf(out, "    asked for: lsaMultimem %u, barriers %u (lsa %u, rail GIN %u), LL A2A %u blocks x %u slots, GIN %s%u contexts"
+                " %u signals %u counters, %u resource buffers (%llu bytes), %u teams (%u multimem)%s\n",
+                c->lsa_multimem, c->barrier_count, c->lsa_barrier_count, c->rail_gin_barrier_count, c->lsa_lla2a_block_count,
+                c->lsa_lla2a_slot_count, c->gin_force_enable ? "forced, " : "", c->gin_context_count, c->gin_signal_count,
+                c->gin_counter_count, c->resources, (unsigned long long)c->resource_bytes, c->teams, c->multimem_teams,
+                (c->flags & NCS_DEVCOMM_F_LIST_CUT) ? " (lists cut at 1024)" : "");
+      else if (c->rc == 0)
+        fprintf(out, "    requirements not read (an NCCL version whose layout the shim does not know)\n");
+    }
+    if (g->dev.more) fprintf(out, "  rank %s: %llu more device communicators not kept\n", rk, (unsigned long long)g->dev.more);
+    if (!g->have)
+      fprintf(out, "  rank %s: no kernel activity: which kernels may communicate through them is unknown\n", rk);
+    else
+      fprintf(out, "  rank %s: possibly communicating (device API): %llu kernels, %.6f s GPU time (%.1f%% of the span), launched"
+                   " while a device communicator existed; counted in compute%% above, not in NCCL's communication\n",
+              rk, (unsigned long long)g->devapi_kernels, g->devapi_ns / 1e9, g->span_ns ? 100.0 * g->devapi_ns / g->span_ns : 0);
+  }
+}
+
 static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
   struct gt *s = state;
   if (!s || !s->n) return;
@@ -255,6 +298,7 @@ static void gt_text(void *state, FILE *out, const struct ncs_job *job) {
     }
     if (rows > 8) fprintf(out, "  (%d more ranks: --detail or --json)\n", rows - 8);
     print_steps_text(s, out, job);
+    devapi_text(s, out, job);
     int shown = 0;
     for (int k = 0; k < s->n && shown < (job->detail ? 4 : 1); k++) {
       int i = job->order[k];
@@ -352,10 +396,63 @@ static void steps_json(struct ncs_json *j, const struct gt_file *f) {
   ncs_json_obj_end(j);
 }
 
+/* JSON "device_api": the rank's device communicators and the kernels possibly communicating */
+static void devapi_json(struct ncs_json *j, const struct ncs_kact_fig *g) {
+  const struct ncs_devcomms *d = &g->dev;
+  ncs_json_obj_begin(j, "device_api");
+  ncs_json_uint(j, "possibly_communicating_kernels", g->devapi_kernels);
+  ncs_json_num(j, "possibly_communicating_s", g->devapi_ns / 1e9);
+  ncs_json_bool(j, "kernel_activity", g->have);
+  ncs_json_uint(j, "not_kept", d->more);
+  ncs_json_uint(j, "unmatched_destroys", d->unmatched_destroys);
+  ncs_json_arr_begin(j, "device_comms");
+  for (int i = 0; i < d->n; i++) {
+    const struct ncs_devcomm_life *l = &d->d[i];
+    const struct ncs_devcomm *c = &l->create;
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_uint(j, "comm", c->comm);
+    ncs_json_int(j, "create_rc", c->rc);
+    ncs_json_uint(j, "create_enter_ns", c->t_enter);
+    ncs_json_uint(j, "create_exit_ns", c->t_exit);
+    if (l->destroyed) {
+      ncs_json_int(j, "destroy_rc", l->destroy_rc);
+      ncs_json_uint(j, "destroy_enter_ns", l->destroy_enter);
+      ncs_json_uint(j, "destroy_exit_ns", l->destroy_exit);
+    } else {
+      ncs_json_null(j, "destroy_rc");
+    }
+    if (c->flags & NCS_DEVCOMM_F_REQS) {
+      ncs_json_obj_begin(j, "requirements");
+      ncs_json_uint(j, "lsa_multimem", c->lsa_multimem);
+      ncs_json_uint(j, "barrier_count", c->barrier_count);
+      ncs_json_uint(j, "lsa_barrier_count", c->lsa_barrier_count);
+      ncs_json_uint(j, "rail_gin_barrier_count", c->rail_gin_barrier_count);
+      ncs_json_uint(j, "lsa_lla2a_block_count", c->lsa_lla2a_block_count);
+      ncs_json_uint(j, "lsa_lla2a_slot_count", c->lsa_lla2a_slot_count);
+      ncs_json_uint(j, "gin_force_enable", c->gin_force_enable);
+      ncs_json_uint(j, "gin_context_count", c->gin_context_count);
+      ncs_json_uint(j, "gin_signal_count", c->gin_signal_count);
+      ncs_json_uint(j, "gin_counter_count", c->gin_counter_count);
+      ncs_json_uint(j, "resources", c->resources);
+      ncs_json_uint(j, "resource_bytes", c->resource_bytes);
+      ncs_json_uint(j, "teams", c->teams);
+      ncs_json_uint(j, "multimem_teams", c->multimem_teams);
+      ncs_json_bool(j, "lists_cut", (c->flags & NCS_DEVCOMM_F_LIST_CUT) != 0);
+      ncs_json_obj_end(j);
+    } else {
+      ncs_json_null(j, "requirements");
+    }
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  ncs_json_obj_end(j);
+}
+
 static void gt_rank_json(void *state, struct ncs_json *j, int file) {
   struct gt *s = state;
   if (!s || file < 0 || file >= s->n) return;
   const struct ncs_kact_fig *g = s->f[file].fig;
+  if (g->dev.n) devapi_json(j, g); /* a trace without device communicators: nothing new */
   ncs_json_obj_begin(j, "gpu_time");
   ncs_json_str(j, "source", g->have ? "kernels" : "none");
   ncs_json_str(j, "state", g->state == NCS_KSTATE_ON ? "on" : g->state == NCS_KSTATE_STOOD_ASIDE ? "stood_aside"

@@ -39,6 +39,12 @@ struct ncs_headline {
   /* CUDA-graph replays (docs/METRICS.md "Graph replays"): of the processes with captured calls,
    * those whose replays were counted (with the replayed calls) and those whose were not, with
    * the first one's reason */
+  /* device API (docs/METRICS.md "Device-API kernels"): processes with a device communicator,
+   * and the compute kernels launched while one existed, possibly communicating: how many and
+   * their GPU time, all processes together; never in the communication share */
+  int devcomm_procs;
+  uint64_t devapi_kernels;
+  double devapi_s;
   int replay_procs, replay_uncounted_procs;
   uint64_t replayed_calls;
   char replay_why[96];

@@ -116,6 +116,21 @@ static int d_raw(void *c, const struct ncs_raw *r) {
       fputc('\n', out);
       return 0;
     }
+  } else if (r->type == NCS_REC_DEVCOMM) {
+    struct ncs_devcomm d;
+    if (ncs_dec_devcomm(ncs_rbuf_on(&rb, r->body, r->len), &d) == 0) {
+      fprintf(out, "DEVCOMM op=%s comm=%u rc=%d handle=0x%" PRIx64 " t_enter=%" PRIu64 " t_exit=%" PRIu64
+              " thread=%u flags=%u", opname(d.op), d.comm, d.rc, d.handle, d.t_enter, d.t_exit, d.thread, d.flags);
+      if (d.flags & NCS_DEVCOMM_F_REQS)
+        fprintf(out, " lsa_multimem=%u barrier_count=%u lsa_barrier_count=%u rail_gin_barrier_count=%u"
+                " lsa_lla2a_block_count=%u lsa_lla2a_slot_count=%u gin_force_enable=%u gin_context_count=%u"
+                " gin_signal_count=%u gin_counter_count=%u resources=%u resource_bytes=%" PRIu64 " teams=%u multimem_teams=%u",
+                d.lsa_multimem, d.barrier_count, d.lsa_barrier_count, d.rail_gin_barrier_count, d.lsa_lla2a_block_count,
+                d.lsa_lla2a_slot_count, d.gin_force_enable, d.gin_context_count, d.gin_signal_count, d.gin_counter_count,
+                d.resources, d.resource_bytes, d.teams, d.multimem_teams);
+      fputc('\n', out);
+      return 0;
+    }
   }
   fprintf(out, "RECORD type=%u length=%zu\n", r->type, r->len);
   return 0;

@@ -119,6 +119,10 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     if (nccl && x.kclass != NCS_KCLASS_NCCL) k->lift = 1;
     return 1;
   }
+  if (type == NCS_REC_DEVCOMM) {
+    if (ncs_devcomms_add(&k->f.dev, body, len) != 0) k->f.bad_records++;
+    return 1;
+  }
   if (type == NCS_REC_KERNEL_STATUS) {
     struct ncs_kernel_status x;
     struct ncs_rbuf r;
@@ -361,6 +365,10 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
     if (x->e > last) last = x->e;
     if (comm) f->nccl_kernels++;
     else if (x->cls == NCS_KCLASS_COMPUTE) f->kernels++;
+    if (x->cls == NCS_KCLASS_COMPUTE && f->dev.n && ncs_devcomms_cover(&f->dev, x->s)) {
+      f->devapi_kernels++;
+      f->devapi_ns += x->e - x->s;
+    }
     else f->copies++;
     if (x->e <= x->s) continue;
     ev[ne++] = (struct edge){x->s, +1, comm};

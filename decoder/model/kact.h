@@ -14,6 +14,7 @@
 #define NCS_KACT_H
 #include <stddef.h>
 #include <stdint.h>
+#include "model/devcomm.h"
 #include "ncclscope/ops.h"
 
 #define NCS_KACT_BUCKETS 48 /* size buckets: b holds S in [2^(b-1), 2^b) bytes, 0 for S < 1 */
@@ -44,12 +45,17 @@ struct ncs_kact_fig {
   uint64_t compute_only_ns, overlapped_ns, exposed_ns, idle_ns; /* partition of span_ns */
   int nops;
   struct ncs_kact_op op[NCS_KACT_MAX_OPS];
+  /* device API (DEVCOMM records, model/devcomm.h): compute kernels (not NCCL's, not copies or
+   * sets) whose GPU start lies in a device communicator's life, "possibly communicating"; they
+   * stay in compute_ns and the partition above, and are stated beside them */
+  struct ncs_devcomms dev;
+  uint64_t devapi_kernels, devapi_ns; /* how many, the sum of their durations */
 };
 
 struct ncs_kact;
 struct ncs_kact *ncs_kact_new(void);             /* NULL when out of memory */
 void ncs_kact_free(struct ncs_kact *k);
-/* Takes a record of type 15, 16 or 17; returns 1 when taken, 0 for other types. */
+/* Takes a record of type 15, 16, 17 or 22 (DEVCOMM); returns 1 when taken, 0 for other types. */
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
 /* Takes CALL records x[0..n), in file order: collective and point-to-point calls are matched
  * to NCCL kernels for sizes and positions in the step. Memory: 4 bytes per such call when

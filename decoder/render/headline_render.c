@@ -78,6 +78,10 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
   } else {
     fprintf(f, "  communication: no rank traced long enough to judge (10 calls over 1 ms)\n");
   }
+  if (h->devapi_kernels)
+    fprintf(f, "  device API: %.6f s of GPU time in %llu kernels launched while a device communicator existed (%d process%s):"
+               " possibly communicating, not in the communication share\n", h->devapi_s, (unsigned long long)h->devapi_kernels,
+            h->devcomm_procs, h->devcomm_procs == 1 ? "" : "es");
   if (h->replay_procs)
     fprintf(f, "  graph replays: %llu calls replayed from CUDA graphs in %d process%s, counted above from kernel activity\n",
             (unsigned long long)h->replayed_calls, h->replay_procs, h->replay_procs == 1 ? "" : "es");
@@ -204,6 +208,13 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
     ncs_json_obj_end(j);
   }
   ncs_json_arr_end(j);
+  if (h->devcomm_procs) { /* docs/JSON.md; absent without device communicators */
+    ncs_json_obj_begin(j, "device_api");
+    ncs_json_int(j, "processes", h->devcomm_procs);
+    ncs_json_uint(j, "possibly_communicating_kernels", h->devapi_kernels);
+    ncs_json_num(j, "possibly_communicating_s", h->devapi_s);
+    ncs_json_obj_end(j);
+  }
   ncs_json_obj_begin(j, "graph_replays"); /* docs/JSON.md */
   ncs_json_uint(j, "calls", h->replayed_calls);
   ncs_json_int(j, "processes", h->replay_procs);
@@ -311,6 +322,10 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
       ncs_html_escape(f, h->no_kact_why, strlen(h->no_kact_why));
       fprintf(f, "): their share counts hidden communication as exposed.</p>\n");
     }
+    if (h->devapi_kernels)
+      fprintf(f, "<p class=\"note\">Device API: %.6f s of GPU time in %llu kernels launched while a device communicator "
+                 "existed (%d process%s): <i>possibly communicating</i>, not in the communication share.</p>\n",
+              h->devapi_s, (unsigned long long)h->devapi_kernels, h->devcomm_procs, h->devcomm_procs == 1 ? "" : "es");
     if (h->host_timed_ranks) {
       fprintf(f, "<p class=\"note\">Estimate: %d of %d ranks timed on the host (", h->host_timed_ranks, h->ranks);
       ncs_html_escape(f, h->host_timed_why, strlen(h->host_timed_why));

@@ -69,6 +69,31 @@ typedef struct ncclSimInfo_v22200 {
 #define NCCL_CONFIG_UNDEF_INT ((int)0x80000000)
 #endif /* NCCL_H_ */
 
+/* The device API's host calls (nccl_device/core.h, 2.28+) take these by pointer only. What
+ * shim/devcomm.c reads of struct ncclDevCommRequirements, per NCCL version (the names of
+ * nccl_device/core.h; tests/test_nccl_abi.c checks the 2.28.9 layout against the real one): */
+struct ncclDevComm;
+struct ncclDevCommRequirements;
+/* the list entries of 2.28 (2.29+ append after ginCounterCount / outMultimemHandle) */
+struct ncs_devres_v228 { const struct ncs_devres_v228 *next; size_t bufferSize, bufferAlign; void *outBufferHandle;
+                         int ginSignalCount, ginCounterCount; };
+struct ncs_devteam_v228 { const struct ncs_devteam_v228 *next; int nRanks, rank, stride; _Bool multimem;
+                          void *outMultimemHandle; };
+/* 2.28.0 to 2.28.6 */
+struct ncs_devreqs_v22803 { const struct ncs_devres_v228 *resourceRequirementsList;
+                            const struct ncs_devteam_v228 *teamRequirementsList; _Bool lsaMultimem; int lsaBarrierCount; };
+/* 2.28.7 to 2.28.9 */
+struct ncs_devreqs_v22807 {
+  const struct ncs_devres_v228 *resourceRequirementsList;
+  const struct ncs_devteam_v228 *teamRequirementsList;
+  _Bool lsaMultimem;
+  int barrierCount, lsaBarrierCount, railGinBarrierCount, lsaLLA2ABlockCount, lsaLLA2ASlotCount;
+  _Bool ginForceEnable;
+  int ginContextCount, ginSignalCount, ginCounterCount;
+};
+/* 2.29 on: a size / magic / version header, then 2.28.7's fields (more follow) */
+struct ncs_devreqs_v22900 { size_t size; unsigned int magic, version; struct ncs_devreqs_v22807 f; };
+
 /* Prototype list: one line per entry point, as X(ret, name, params, args).
  * Used to declare the entry points, the pnccl* twins and the function-pointer types. */
 #define NCCLSCOPE_PROTOTYPES(X) \
@@ -112,7 +137,9 @@ typedef struct ncclSimInfo_v22200 {
   X(ncclResult_t, Recv, (void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream), (recvbuff, count, datatype, peer, comm, stream)) \
   X(const char *, GetErrorString, (ncclResult_t result), (result)) \
   X(const char *, GetLastError, (ncclComm_t comm), (comm)) \
-  X(void, ResetDebugInit, (void), ())
+  X(void, ResetDebugInit, (void), ()) \
+  X(ncclResult_t, DevCommCreate, (ncclComm_t comm, const struct ncclDevCommRequirements *reqs, struct ncclDevComm *outDevComm), (comm, reqs, outDevComm)) \
+  X(ncclResult_t, DevCommDestroy, (ncclComm_t comm, const struct ncclDevComm *devComm), (comm, devComm))
 
 /* Size in bytes of one element of an ncclDataType_t; 0 for an unknown type. */
 static inline size_t ncclscope_datatype_size(int datatype) {

@@ -62,7 +62,9 @@ enum ncs_bw {
   X(31, Gather, NCS_KIND_COLL, NCS_BW_NTIMES) \
   X(32, Scatter, NCS_KIND_COLL, NCS_BW_NTIMES) \
   X(33, Send, NCS_KIND_P2P, NCS_BW_ONE) \
-  X(34, Recv, NCS_KIND_P2P, NCS_BW_ONE)
+  X(34, Recv, NCS_KIND_P2P, NCS_BW_ONE) \
+  X(35, DevCommCreate, NCS_KIND_OTHER, NCS_BW_NONE) \
+  X(36, DevCommDestroy, NCS_KIND_OTHER, NCS_BW_NONE)
 
 enum ncs_op {
   NCS_OP_NONE = 0,

@@ -420,6 +420,45 @@ struct ncs_aggregate {
   F(U64, hist0, 0) F(U64, hist1, 0) F(U64, hist2, 0) F(U64, hist3, 0) F(U64, hist4, 0) \
   F(U64, hist5, 0) F(U64, hist6, 0) F(U64, hist7, 0) F(U64, hist8, 0) F(U64, hist9, 0)
 
+/* 22 DEVCOMM (format 5.3): a device communicator created or destroyed (ncclDevCommCreate /
+ * ncclDevCommDestroy, NCCL 2.28+, nccl_device/core.h), with what the job asked for in its
+ * ncclDevCommRequirements (a create whose requirements the shim read: NCS_DEVCOMM_F_REQS). */
+struct ncs_devcomm {
+  uint32_t comm, op, thread, flags;
+  int32_t rc;
+  uint64_t handle, t_enter, t_exit;
+  uint32_t lsa_multimem, barrier_count, lsa_barrier_count, rail_gin_barrier_count;
+  uint32_t lsa_lla2a_block_count, lsa_lla2a_slot_count, gin_force_enable, gin_context_count;
+  uint32_t gin_signal_count, gin_counter_count, resources, teams, multimem_teams;
+  uint64_t resource_bytes;
+};
+#define NCS_FIELDS_devcomm(F) \
+  F(U32, comm, 0)        /* the communicator (COMM's index), 0 when not known */ \
+  F(U32, op, 0)          /* NCS_OP_DevCommCreate or NCS_OP_DevCommDestroy */ \
+  F(I32, rc, 0)          /* what NCCL returned */ \
+  F(U64, handle, 0)      /* the ncclDevComm_t pointer passed (create's out, destroy's in) */ \
+  F(U64, t_enter, 0) \
+  F(U64, t_exit, 0) \
+  F(U32, thread, 0) \
+  F(U32, flags, 0)       /* NCS_DEVCOMM_F_* */ \
+  F(U32, lsa_multimem, 0) \
+  F(U32, barrier_count, 0) \
+  F(U32, lsa_barrier_count, 0) \
+  F(U32, rail_gin_barrier_count, 0) \
+  F(U32, lsa_lla2a_block_count, 0) \
+  F(U32, lsa_lla2a_slot_count, 0) \
+  F(U32, gin_force_enable, 0) \
+  F(U32, gin_context_count, 0) \
+  F(U32, gin_signal_count, 0) \
+  F(U32, gin_counter_count, 0) \
+  F(U32, resources, 0)   /* entries of resourceRequirementsList */ \
+  F(U64, resource_bytes, 0) /* the sum of their bufferSize */ \
+  F(U32, teams, 0)       /* entries of teamRequirementsList */ \
+  F(U32, multimem_teams, 0) /* of which multimem */
+#define NCS_DEVCOMM_F_REQS 1u      /* the requirements below were read (a successful create of a
+                                      layout the shim knows) */
+#define NCS_DEVCOMM_F_LIST_CUT 2u  /* a requirements list was longer than the shim walks (1024) */
+
 #define NCS_RECORDS(R) \
   R(PROCESS, process_kv, PLAIN) \
   R(THREAD, thread, PLAIN) \
@@ -440,7 +479,8 @@ struct ncs_aggregate {
   R(KERNEL_STATUS, kernel_status, PLAIN) \
   R(INFLIGHT, inflight, PLAIN) \
   R(PROFILE_ID, profile_id, PLAIN) \
-  R(AGGREGATE, aggregate, PLAIN)
+  R(AGGREGATE, aggregate, PLAIN) \
+  R(DEVCOMM, devcomm, PLAIN)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif

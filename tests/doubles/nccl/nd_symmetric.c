@@ -15,10 +15,16 @@
  *   64 KiB of bus bytes, else AllGather ST, AllReduce RSxLD_AGxST, ReduceScatter LD (no
  *   multimem variants). NULL when NCCL would launch its ordinary kernel.
  * - ncclDevCommCreate(comm, reqs, out) / ncclDevCommDestroy(comm, devComm): 2.28's prototypes
- *   (nccl_device/core.h). Create fills the leading members of struct ncclDevComm (rank, nRanks,
- *   their 32-bit reciprocal, lsaRank, lsaSize: the ranks of this node, and its reciprocal);
- *   windows, barriers, multimem and GIN resources are not modelled (the double runs no device
- *   code). NULL or unknown communicator, NULL requirements or output: ncclInvalidArgument. */
+ *   (nccl_device/core.h), its answers (NCCL v2.28.9-1 src/dev_runtime.cc): a communicator
+ *   without symmetric-memory support (init.cc: symmetricSupport needs NCCL_WIN_ENABLE and
+ *   NCCL_CUMEM_ENABLE, both 1 by default) gets ncclInvalidUsage; one whose init is still in
+ *   progress or failed gets that (ncclCommEnsureReady). Create then fills the leading members
+ *   of struct ncclDevComm (rank, nRanks, their 32-bit reciprocal, lsaRank, lsaSize: the ranks
+ *   of this node, and its reciprocal) at once, also inside a group (NCCL defers it to the
+ *   group's end); windows, barriers, multimem, resource handles and GIN resources are not
+ *   modelled (the double runs no device code). Destroy returns ncclSuccess. Where 2.28.9
+ *   dereferences a NULL or foreign pointer (comm, reqs, out, devComm) the double returns
+ *   ncclInvalidArgument instead of crashing. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +128,12 @@ struct nd_devcomm_head { int rank, nRanks; uint32_t nRanks_rcp32; int lsaRank, l
 struct ncclDevComm;
 struct ncclDevCommRequirements;
 
+/* NCCL's integer parameters: unset means the default 1 */
+static int env_on(const char *name) {
+  const char *v = getenv(name);
+  return !v || !*v || atoi(v) != 0;
+}
+
 /* idivRcp32 of nccl_device/utility.h: uint32_t(-1)/x + isPow2(x) */
 static uint32_t rcp32(int x) {
   uint32_t u = (uint32_t)x;
@@ -131,6 +143,9 @@ static uint32_t rcp32(int x) {
 API(ncclResult_t, DevCommCreate, (ncclComm_t comm, const struct ncclDevCommRequirements *reqs,
                                   struct ncclDevComm *out)) {
   if (!comm || comm->magic != ND_COMM_MAGIC || !reqs || !out) return ncclInvalidArgument;
+  if (!env_on("NCCL_WIN_ENABLE") || !env_on("NCCL_CUMEM_ENABLE")) return ncclInvalidUsage; /* "Communicator does not support symmetric memory!" */
+  int ready = atomic_load(&comm->async_err);
+  if (ready != ncclSuccess) return (ncclResult_t)ready;
   struct nd_devcomm_head h = {.rank = comm->rank, .nRanks = comm->nranks};
   for (int i = 0; comm->peers && i < comm->nranks; i++) {
     if (comm->peers[i].node != comm->peers[comm->rank].node) continue;
