@@ -22,12 +22,15 @@
  *   - The "callsites" collector (hooks.h) defines each id once per file, on the writer thread:
  *     its prepare hook runs after the writer has seen the rings' heads and before it writes
  *     those calls, and hands the writer (ncs_writer_put_definition) a MODULE record for every
- *     object not yet named, then the CALLSITE record with module index, offset and nearest
+ *     object not yet named (its path, load address and GNU build id, read from its notes in
+ *     memory), then the CALLSITE record with module index, offset and nearest
  *     dynamic symbol (dladdr) of every id claimed so far: each id is defined before the first
  *     CALL that uses it. The writer writes definitions again when a chunk holding them is lost.
  * Ids are only meaningful within one file; two stacks with the same 32-bit hash share an id. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <execinfo.h>
 #include <sched.h>
 #include <string.h>
@@ -138,6 +141,43 @@ uint32_t ncs_callsite_capture(void *ra) {
 static struct { uintptr_t base; } mods[MAXMOD];
 static uint32_t nmods;
 
+/* The GNU build id of the object loaded at `base`, read from its PT_NOTE segments in memory
+ * (never from its file), as hex into hex[41]: the decoder checks it against the file it finds
+ * after the run. "" when the object has none. Writer thread, under the gate (the loader's lock). */
+struct build_id_ask { uintptr_t base; char *hex; int main_program; };
+static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct build_id_ask *q = arg;
+  uintptr_t lo = UINTPTR_MAX;
+  for (int i = 0; i < info->dlpi_phnum; i++)
+    if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_vaddr < lo) lo = info->dlpi_phdr[i].p_vaddr;
+  if (lo == UINTPTR_MAX || info->dlpi_addr + (lo & ~(uintptr_t)0xfff) != q->base) return 0;
+  q->main_program = !info->dlpi_name || !info->dlpi_name[0];
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *e = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= e) {
+      const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+      const uint8_t *name = p + sizeof *n, *desc = name + ((n->n_namesz + 3) & ~3u);
+      const uint8_t *next = desc + ((n->n_descsz + 3) & ~3u);
+      if (next > e || next <= p) break;
+      if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+        static const char digits[] = "0123456789abcdef";
+        uint32_t k = n->n_descsz < 20 ? n->n_descsz : 20;
+        for (uint32_t j = 0; j < k; j++) {
+          q->hex[2 * j] = digits[desc[j] >> 4];
+          q->hex[2 * j + 1] = digits[desc[j] & 15];
+        }
+        q->hex[2 * k] = 0;
+        return 1;
+      }
+      p = next;
+    }
+  }
+  return 1; /* the object, without a build id */
+}
+
 static uint32_t module_of(struct ncs_wbuf *w, const Dl_info *di, uint32_t *records) {
   uintptr_t base = (uintptr_t)di->dli_fbase;
   uint32_t i = 0;
@@ -145,6 +185,16 @@ static uint32_t module_of(struct ncs_wbuf *w, const Dl_info *di, uint32_t *recor
   if (i == MAXMOD) return 0;
   if (i < nmods) return i + 1;
   struct ncs_module m = {.module = i + 1, .base = base, .path = di->dli_fname};
+  struct build_id_ask q = {base, m.build_id, 0};
+  dl_iterate_phdr(build_id_cb, &q);
+  /* the loader names the program as it was run ("./train"): its absolute path instead, so the
+   * decoder finds it from another directory */
+  static char exe[4096]; /* writer thread only */
+  ssize_t n;
+  if (q.main_program && (!m.path || m.path[0] != '/') && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+    exe[n] = 0;
+    m.path = exe;
+  }
   size_t before = w->len;
   ncs_enc_module(w, &m);
   if (w->overflow || w->len == before) return 0;

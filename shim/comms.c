@@ -25,10 +25,24 @@ static int config_nonblocking(const ncclConfig_t *config) {
   return config->blocking == 0;
 }
 
+/* The name the job gave the communicator (ncclConfig_t's commName) into name[cap], "" when
+ * none. Read only after NCCL accepted the config (the call did not fail): NCCL has read the
+ * same pointer then, so it is a string the job owns, not one the shim guesses at. */
+static void config_name(const ncclConfig_t *config, char *name, size_t cap) {
+  name[0] = 0;
+  if (!config || config->size < offsetof(ncclConfig_t, commName) + sizeof(const char *)) return;
+  const char *s = config->commName;
+  if (!s) return; /* NCCL_CONFIG_UNDEF_PTR */
+  size_t n = strnlen(s, cap - 1);
+  memcpy(name, s, n);
+  name[n] = 0;
+}
+
 /* Adds the communicator to the table and emits its COMM record. `handle` NULL: a failed
- * attempt (recorded, not looked up). Returns its index. */
+ * attempt (recorded, not looked up). `color`: CommSplit's, else -1. Returns its index. */
 static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t comm_id, int rank,
-                             int nranks, uint64_t parent_id, int nonblocking) {
+                             int nranks, uint64_t parent_id, int nonblocking, const ncclConfig_t *config,
+                             int color) {
   int ok = handle && (r->c.rc == ncclSuccess || r->c.rc == ncclInProgress);
   int device = -1;
   /* Inside a group NCCL defers the init to ncclGroupEnd (2.28 group.cc): the communicator it
@@ -47,8 +61,10 @@ static uint32_t comm_created(const struct rec *r, ncclComm_t handle, uint64_t co
   struct ncs_comm c = {.comm = idx, .comm_id = comm_id, .handle = ok ? (uint64_t)(uintptr_t)handle : 0,
                        .rank = rank, .nranks = nranks, .device = device, .init_op = r->c.op,
                        .parent_id = parent_id, .flags = nonblocking ? 1u : 0u, .rc = r->c.rc,
-                       .t_enter = r->c.t_enter, .t_exit = r->c.t_exit, .thread = r->c.thread};
-  uint8_t body[160];
+                       .t_enter = r->c.t_enter, .t_exit = r->c.t_exit, .thread = r->c.thread,
+                       .color = color};
+  if (ok) config_name(config, c.name, sizeof c.name);
+  uint8_t body[256];
   struct ncs_wbuf w;
   ncs_wbuf_init(&w, body, sizeof body);
   ncs_enc_comm_body(&w, &c);
@@ -106,15 +122,15 @@ void init_after(struct rec *r, const struct init_args *a, ncclResult_t rc) {
     uint64_t id = local_comm_id();
     if (rc == ncclSuccess && a->newcomm && a->ncomms > 0) {
       for (int i = 0; i < a->ncomms; i++) {
-        uint32_t idx = comm_created(r, a->newcomm[i], id, i, a->ncomms, 0, 0);
+        uint32_t idx = comm_created(r, a->newcomm[i], id, i, a->ncomms, 0, 0, NULL, -1);
         if (i == 0) r->c.comm = idx;
       }
     } else {
-      r->c.comm = comm_created(r, NULL, id, -1, a->ncomms, 0, 0);
+      r->c.comm = comm_created(r, NULL, id, -1, a->ncomms, 0, 0, NULL, -1);
     }
   } else if (r->on) {
     r->c.comm = comm_created(r, a->newcomm ? *a->newcomm : NULL, r->comm.id, a->rank, a->nranks, 0,
-                             r->comm.nonblocking);
+                             r->comm.nonblocking, a->config, -1);
   }
   rec_end(r);
 }
@@ -140,11 +156,13 @@ void split_before(struct rec *r, unsigned op, const struct split_args *a, void *
 
 /* A non-blocking split / shrink returns ncclSuccess before its child exists (NCCL 2.28 stores
  * *newcomm once the child is ready): nonblocking.c follows it. */
-static void child_pending(const struct rec *r, ncclComm_t *newcomm) {
+static void child_pending(const struct rec *r, const struct split_args *a) {
   struct ncs_comm c = {.comm_id = r->comm.id, .rank = -1, .nranks = -1, .device = -1, .init_op = r->c.op,
                        .parent_id = r->comm.parent_id, .flags = 1u, .rc = 0, .t_enter = r->c.t_enter,
-                       .t_exit = r->c.t_exit, .thread = r->c.thread};
-  ncs_nb_split_pending(newcomm, &c);
+                       .t_exit = r->c.t_exit, .thread = r->c.thread,
+                       .color = r->c.op == NCS_OP_CommSplit ? a->color : -1};
+  config_name(a->config, c.name, sizeof c.name); /* the call returned ncclSuccess */
+  ncs_nb_split_pending(a->newcomm, &c);
 }
 
 void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
@@ -152,9 +170,10 @@ void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
   /* NCCL's own thread may store a non-blocking child into *newcomm at any moment */
   ncclComm_t made = a->newcomm ? __atomic_load_n(a->newcomm, __ATOMIC_ACQUIRE) : NULL;
   if (r->on && a->newcomm && (made || result_failed(rc)))
-    comm_created(r, made, r->comm.id, -1, -1, r->comm.parent_id, r->comm.nonblocking);
+    comm_created(r, made, r->comm.id, -1, -1, r->comm.parent_id, r->comm.nonblocking, a->config,
+                 r->c.op == NCS_OP_CommSplit ? a->color : -1);
   else if (r->on && a->newcomm && rc == ncclSuccess && (r->c.op == NCS_OP_CommShrink || a->color != -1 /* NOCOLOR */))
-    child_pending(r, a->newcomm);
+    child_pending(r, a);
   rec_end(r);
 }
 

@@ -39,7 +39,7 @@ static int ninits, nsplits;
 static _Atomic int npending;  /* ninits + nsplits, read without the lock */
 
 static void emit_comm(const struct ncs_comm *c) {
-  uint8_t body[160];
+  uint8_t body[256];
   struct ncs_wbuf w;
   ncs_wbuf_init(&w, body, sizeof body);
   ncs_enc_comm_body(&w, c);

@@ -52,7 +52,7 @@ golden report-mid.json 0 "$NCS" report --json mid.ncs
 "$NCS" report --json cut.ncs >"$T/cut.json" 2>"$T/cut.err"; rc=$?
 check_eq "cut trace: exit 0" 0 "$rc"
 check "cut trace: JSON warnings list it" python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; assert w[0]["what"]=="cut" and w[0]["file"]=="cut.ncs"' "$T/cut.json"
-check "cut trace: stderr names file and offset" grep -q '^ncclscope: cut.ncs: offset 807: cut short (truncated): no final chunk' "$T/cut.err"
+check "cut trace: stderr names file and offset" grep -q '^ncclscope: cut.ncs: offset 810: cut short (truncated): no final chunk' "$T/cut.err"
 check "cut trace: JSON says truncated" grep -q '"truncated": true' "$T/cut.json"
 
 # hostile strings: no raw control bytes on a terminal, valid JSON (the trace makes no

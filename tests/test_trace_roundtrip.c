@@ -9,6 +9,7 @@
 #include <math.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,8 @@ static void gen_any(struct any *a) {
     a->cm.thread = (uint32_t)rnd(); a->cm.comm_id = rnd(); a->cm.handle = rnd_val(); a->cm.parent_id = rnd();
     a->cm.t_enter = rnd_val(); a->cm.t_exit = rnd_val(); a->cm.rank = (int32_t)rnd();
     a->cm.nranks = (int32_t)rnd(); a->cm.device = (int32_t)rnd(); a->cm.rc = (int32_t)rnd();
+    { struct ncs_thread t; gen_thread(&t, a->cm.name); } /* 5.3: name and color */
+    a->cm.color = (int32_t)rnd();
     break;
   case NCS_REC_COMM_END:
     a->ce.comm = (uint32_t)rnd(); a->ce.op = (uint32_t)rnd(); a->ce.thread = (uint32_t)rnd();
@@ -151,7 +154,8 @@ static void gen_any(struct any *a) {
     a->ll.t = rnd_val(); a->ll.line = a->s[0]; a->ll.len = l;
     break;
   }
-  case NCS_REC_MODULE: { struct ncs_thread t; gen_thread(&t, a->s[0]); a->md.module = t.thread; a->md.base = t.tid; a->md.path = a->s[0]; break; }
+  case NCS_REC_MODULE: { struct ncs_thread t; gen_thread(&t, a->s[0]); a->md.module = t.thread; a->md.base = t.tid; a->md.path = a->s[0];
+    snprintf(a->md.build_id, sizeof a->md.build_id, "%016llx", (unsigned long long)rnd_val()); break; }
   case NCS_REC_CALLSITE: {
     a->cs.id = (uint32_t)rnd(); a->cs.nframes = (uint32_t)(rnd() % 5);
     for (uint32_t i = 0; i < a->cs.nframes; i++) {
@@ -175,13 +179,20 @@ static int next_is(struct rt *r, int type) {
 static int streq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
 static int v_call(void *c, const struct ncs_call *x) { struct rt *r = c; if (next_is(r, NCS_REC_CALL) && memcmp(x, &cur.call, sizeof *x)) r->bad++; return 0; }
 static int v_thread(void *c, const struct ncs_thread *x) { struct rt *r = c; if (next_is(r, NCS_REC_THREAD) && (x->thread != cur.th.thread || x->tid != cur.th.tid || !streq(x->name, cur.th.name))) r->bad++; return 0; }
-static int v_comm(void *c, const struct ncs_comm *x) { struct rt *r = c; if (next_is(r, NCS_REC_COMM) && memcmp(x, &cur.cm, sizeof *x)) r->bad++; return 0; }
+/* field by field past rc: name is NUL-ended (the bytes after it are not the writer's) and the
+ * struct has padding after color */
+static int v_comm(void *c, const struct ncs_comm *x) {
+  struct rt *r = c;
+  if (next_is(r, NCS_REC_COMM) && (memcmp(x, &cur.cm, offsetof(struct ncs_comm, name)) ||
+                                   !streq(x->name, cur.cm.name) || x->color != cur.cm.color)) r->bad++;
+  return 0;
+}
 static int v_comm_end(void *c, const struct ncs_comm_end *x) { struct rt *r = c; if (next_is(r, NCS_REC_COMM_END) && memcmp(x, &cur.ce, sizeof *x)) r->bad++; return 0; }
 static int v_drop(void *c, const struct ncs_drop *x) { struct rt *r = c; if (next_is(r, NCS_REC_DROP) && memcmp(x, &cur.dr, sizeof *x)) r->bad++; return 0; }
 static int v_clock(void *c, const struct ncs_clock *x) { struct rt *r = c; if (next_is(r, NCS_REC_CLOCK) && memcmp(x, &cur.ck, sizeof *x)) r->bad++; return 0; }
 static int v_gpu(void *c, const struct ncs_gpu_time *x) { struct rt *r = c; if (next_is(r, NCS_REC_GPU_TIME) && (x->kind != cur.gt.kind || x->thread != cur.gt.thread || x->flags != cur.gt.flags || x->ref != cur.gt.ref || x->gpu_start != cur.gt.gpu_start || x->gpu_end != cur.gt.gpu_end)) r->bad++; return 0; }
 static int v_log(void *c, const struct ncs_log_line *x) { struct rt *r = c; if (next_is(r, NCS_REC_NCCL_LOG) && (x->t != cur.ll.t || x->len != cur.ll.len || memcmp(x->line, cur.ll.line, x->len) || x->line[x->len])) r->bad++; return 0; }
-static int v_module(void *c, const struct ncs_module *x) { struct rt *r = c; if (next_is(r, NCS_REC_MODULE) && (x->module != cur.md.module || x->base != cur.md.base || !streq(x->path, cur.md.path))) r->bad++; return 0; }
+static int v_module(void *c, const struct ncs_module *x) { struct rt *r = c; if (next_is(r, NCS_REC_MODULE) && (x->module != cur.md.module || x->base != cur.md.base || !streq(x->path, cur.md.path) || !streq(x->build_id, cur.md.build_id))) r->bad++; return 0; }
 static int v_callsite(void *c, const struct ncs_callsite *x) {
   struct rt *r = c;
   if (!next_is(r, NCS_REC_CALLSITE)) return 0;

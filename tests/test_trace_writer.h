@@ -96,7 +96,7 @@ static int tw_golden_rank(const char *path, int rank, int final) {
   tw_clock(&t, &ck);
   struct ncs_thread th = {1, 4242u + (unsigned)rank, "MainThread", 0};
   tw_thread(&t, &th);
-  struct ncs_module mod = {1, 0x400000, "/usr/bin/python3"};
+  struct ncs_module mod = {.module = 1, .base = 0x400000, .path = "/usr/bin/python3"};
   tw_module(&t, &mod);
   struct ncs_frame fr[2] = {{1, 0x1234, 0x10, "train_step"}, {1, 0x2000, 0x8, "main"}};
   struct ncs_callsite cs = {77, 2, fr};

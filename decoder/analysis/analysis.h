@@ -79,7 +79,7 @@ struct ncs_job {
 const char *ncs_job_option(const struct ncs_job *job, const char *name);
 
 /* An option an analysis takes on report's command line: --name ARG (or --name=ARG), with
- * its line of help. */
+ * its line of help; arg NULL: a flag, --name alone (ncs_job_option then gives "1"). */
 struct ncs_analysis_option { const char *name, *arg, *help; };
 
 struct ncs_analysis {
@@ -108,6 +108,7 @@ struct ncs_analysis {
   X(gputime) \
   X(sizes) \
   X(whatif) \
+  X(callsites) \
   X(window)
 
 #define NCS_DECLARE_ANALYSIS_(name) extern const struct ncs_analysis ncs_analysis_##name;

@@ -40,9 +40,12 @@ static int d_thread(void *c, const struct ncs_thread *t) {
 }
 static int d_comm(void *c, const struct ncs_comm *m) {
   fprintf(out, "COMM comm=%u comm_id=%016" PRIx64 " handle=0x%" PRIx64 " rank=%d nranks=%d device=%d "
-          "init_op=%s parent_id=%016" PRIx64 " flags=%u rc=%d t_enter=%" PRIu64 " t_exit=%" PRIu64 " thread=%u\n",
+          "init_op=%s parent_id=%016" PRIx64 " flags=%u rc=%d t_enter=%" PRIu64 " t_exit=%" PRIu64 " thread=%u",
           m->comm, m->comm_id, m->handle, m->rank, m->nranks, m->device, opname(m->init_op), m->parent_id,
           m->flags, m->rc, m->t_enter, m->t_exit, m->thread);
+  if (m->name[0]) { fputs(" name=", out); escz(m->name); } /* 5.4 */
+  if (m->parent_id && m->color >= 0) fprintf(out, " color=%d", m->color);
+  fputc('\n', out);
   return 0;
 }
 static int d_comm_end(void *c, const struct ncs_comm_end *e) {
@@ -71,6 +74,7 @@ static int d_callsite(void *c, const struct ncs_callsite *s) {
 static int d_module(void *c, const struct ncs_module *m) {
   fprintf(out, "MODULE module=%u base=0x%" PRIx64 " path=", m->module, m->base);
   escz(m->path);
+  if (m->build_id[0]) { fputs(" build_id=", out); escz(m->build_id); } /* 5.4 */
   fputc('\n', out);
   return 0;
 }

@@ -708,9 +708,10 @@ static void build_cli(void) {
   for (int a = 0; a < NANALYSES; a++)
     for (const struct ncs_analysis_option *o = analyses[a]->options; o && o->name && n <= MAX_OPTS; o++) {
       opt_of[n - NFIXED] = o;
-      report_opts[n] = (struct option){o->name, required_argument, NULL, OPT_ANALYSIS + n - NFIXED};
+      report_opts[n] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL, OPT_ANALYSIS + n - NFIXED};
       n++;
-      k += (size_t)snprintf(report_help + k, sizeof report_help - k, " [--%s %s]", o->name, o->arg);
+      k += (size_t)snprintf(report_help + k, sizeof report_help - k, " [--%s%s%s]", o->name, o->arg ? " " : "",
+                            o->arg ? o->arg : "");
     }
   report_opts[n] = (struct option){0};
   k += (size_t)snprintf(report_help + k, sizeof report_help - k, " PATH...\n"
@@ -722,7 +723,8 @@ static void build_cli(void) {
   k += (size_t)snprintf(report_help + k, sizeof report_help - k, "%s", NCS_JOB_HELP);
   for (int i = NFIXED; i < n && k < sizeof report_help; i++) {
     char name[96];
-    snprintf(name, sizeof name, "--%s %s", opt_of[i - NFIXED]->name, opt_of[i - NFIXED]->arg);
+    snprintf(name, sizeof name, "--%s%s%s", opt_of[i - NFIXED]->name, opt_of[i - NFIXED]->arg ? " " : "",
+             opt_of[i - NFIXED]->arg ? opt_of[i - NFIXED]->arg : "");
     k += (size_t)snprintf(report_help + k, sizeof report_help - k, "  %-23s%s\n", name, opt_of[i - NFIXED]->help);
   }
   if (k < sizeof report_help)
@@ -756,11 +758,11 @@ int cmd_report(int argc, char **argv) {
     if (r == 's') { summary = 1; continue; }
     if (r == 'J') { want_job = optarg; continue; }
     if (r < OPT_ANALYSIS || noptbuf >= 64) { ret = ncs_cli_exit(r); goto out; }
-    const char *name = opt_of[r - OPT_ANALYSIS]->name;
-    size_t l = strlen(name) + strlen(optarg) + 4;
+    const char *name = opt_of[r - OPT_ANALYSIS]->name, *val = optarg ? optarg : "1";
+    size_t l = strlen(name) + strlen(val) + 4;
     char *o = malloc(l);
     if (!o) { ret = 2; goto out; }
-    snprintf(o, l, "--%s=%s", name, optarg);
+    snprintf(o, l, "--%s=%s", name, val);
     optbuf[noptbuf++] = o;
     opts[nopt++] = o;
   }

@@ -135,6 +135,12 @@ static int decode_process(struct reader *r, const uint8_t *body, size_t len) {
   return 0;
 }
 
+/* 1 when the file is of format 5.4 or later: COMM's name and color and MODULE's build_id are
+ * read only from such files (docs/FORMAT.md "Versions"). */
+static inline int since_5_4(const struct reader *r) {
+  return r->proc.major > 5 || (r->proc.major == 5 && r->proc.minor >= 4);
+}
+
 /* Decodes one record and calls its visitor. Returns 0, 1 to stop, -1 on a malformed body,
  * -2 when out of memory. Inlined into both walks (the row walk's speed depends on it). */
 static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t len,
@@ -171,6 +177,7 @@ static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint
   case NCS_REC_COMM: { /* completeness: which communicators are open */
     struct ncs_comm x;
     DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_comm(&rb, &x))
+    if (!since_5_4(r)) { x.name[0] = 0; x.color = -1; } /* name and color: 5.4 fields */
     if (x.handle) track_comm(r, x.comm, 1);
     return v->comm ? (v->comm(v->ctx, &x) != 0) : 0;
   }
@@ -189,7 +196,12 @@ static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint
   }
   VISIT_(THREAD, thread)
   VISIT_(CALLSITE, callsite)
-  VISIT_(MODULE, module)
+  case NCS_REC_MODULE: {
+    struct ncs_module x;
+    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_module(&rb, &x))
+    if (!since_5_4(r)) x.build_id[0] = 0; /* build_id: a 5.4 field */
+    return v->module ? (v->module(v->ctx, &x) != 0) : 0;
+  }
   VISIT_(DROP, drop)
   VISIT_(NCCL_LOG, log_line)
   VISIT_(INFLIGHT, inflight)

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 5
-#define NCS_FORMAT_MINOR 3
-#define NCS_FORMAT_STRING "5.3"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MINOR 4
+#define NCS_FORMAT_STRING "5.4"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */

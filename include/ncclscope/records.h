@@ -80,6 +80,8 @@ struct ncs_comm {
   uint32_t comm, init_op, flags, thread;
   uint64_t comm_id, handle, parent_id, t_enter, t_exit;
   int32_t rank, nranks, device, rc;
+  char name[64];         /* 5.4: ncclConfig_t's commName, "" when the job gave none */
+  int32_t color;         /* 5.4: CommSplit's color, -1 when not a split (or an older file) */
 };
 #define NCS_FIELDS_comm(F) \
   F(U32, comm, 0)        /* the shim's index of the communicator in this process */ \
@@ -94,7 +96,9 @@ struct ncs_comm {
   F(I32, rc, 0) \
   F(U64, t_enter, 0) \
   F(U64, t_exit, 0) \
-  F(U32, thread, 0)
+  F(U32, thread, 0) \
+  F(CHARS, name, 0)      /* 5.4 */ \
+  F(I32, color, -1)      /* 5.4 */
 
 /* 4 COMM_END: finalize / destroy / abort / revoke of a communicator. */
 struct ncs_comm_end { uint32_t comm, op, thread; int32_t rc; uint64_t t_enter, t_exit; };
@@ -144,11 +148,12 @@ struct ncs_callsite { uint32_t id, nframes; const struct ncs_frame *frames; };
   F(ARRAY, frames, frame)
 
 /* 7 MODULE: a loaded object referenced by call-site frames. */
-struct ncs_module { uint32_t module; uint64_t base; const char *path; };
+struct ncs_module { uint32_t module; uint64_t base; const char *path; char build_id[41]; };
 #define NCS_FIELDS_module(F) \
   F(U32, module, 0) \
   F(U64, base, 0) \
-  F(STR, path, 0)
+  F(STR, path, 0) \
+  F(CHARS, build_id, 0)  /* 5.4: the object's GNU build id in hex, "" when it has none */
 
 /* 8 DROP: records the process had to drop, by reason. */
 struct ncs_drop { uint32_t reason, thread; uint64_t records; };

@@ -1,0 +1,418 @@
+/* callsites.c — the `callsites` analysis of `ncclscope report --callsites`: which line of the
+ * job issued its NCCL calls, and what each line cost (docs/CLI.md, "Call sites").
+ *
+ * One row per call site over the job: the calls whose CALL record names a call-site id
+ * (collectives, Send/Recv, communicator life cycle; not GroupStart/GroupEnd), merged across
+ * ranks on the site's key (model/callsites.h: the job's first frame as module + offset, so one
+ * line of one build is one row however many ranks issued it). Per row: calls, ranks, bytes
+ * (count x datatype size), host time (entry to return), GPU time (the calls' GPU_TIME records;
+ * a call inside a group has no GPU time of its own: each of its group's GPU_TIME records, one
+ * per stream, is added once to each site of the group), and its slowest call (by GPU time
+ * where the site has any, else host time: rank, op, communicator, sequence number, time).
+ * Rows are sorted by GPU time, then host time, most first. Text: the first 10 rows (every row
+ * and each site's whole stack with --detail); JSON: top-level "callsites" (docs/JSON.md). A job
+ * whose traces hold no call sites gets one line saying how to record them.
+ *
+ * Contract: each file read once, files in parallel (per-file state: its site table, rows by
+ * id, and a bounded table of calls awaiting their GPU_TIME); names are resolved in finish()
+ * on one thread (io/symbolize.h reads the job's ELF files there). Memory: per file, its sites
+ * (at most the shim's 2048) and communicators. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "base/json.h"
+#include "io/grow.h"
+#include "model/callsites.h"
+#include "model/commnames.h"
+#include "model/rules.h"
+#include "ncclscope/format.h"
+#include "ncclscope/ops.h"
+
+#define PEND 4096   /* calls awaiting their GPU_TIME */
+#define GPEND 256   /* groups awaiting theirs */
+#define GMAX 8      /* sites a group's time is given to */
+#define TEXT_ROWS 10
+
+struct slow { uint64_t ns; uint32_t op, comm; uint64_t seq; int gpu; };
+struct srow {
+  uint32_t id, op, ops;           /* ops: distinct op count seen (1: one op) */
+  uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls;
+  struct slow host_slow, gpu_slow;
+};
+struct pend { uint64_t tcall, seq; uint32_t thread, row, op, comm, used; };
+struct gpend { uint64_t group, start, end; uint32_t thread, used, n, row[GMAX]; };
+struct ccomm { uint32_t idx; struct ncs_comm c; };
+struct cfile {
+  struct ncs_sites *sites;
+  struct srow *row;
+  size_t nrow, caprow;
+  int32_t last;
+  struct pend *pend;
+  struct gpend *gpend;
+  struct ccomm *comm;
+  size_t ncomm, capcomm;
+  int depth;                      /* PROCESS callsite_depth, -1 when not said */
+  uint64_t calls_without_site;
+};
+
+/* a row of the job */
+struct jrow {
+  char key[320], where[512];
+  int fidx; uint32_t id;          /* a file and id holding this site: its stack (--detail) */
+  uint32_t op, mixed;
+  uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls;
+  int ranks;
+  struct slow slow;
+  int slow_file;
+  char slow_comm[200];
+  uint64_t slow_comm_id;
+  char file[256], func[256];
+  int line;
+  enum ncs_sym_state state;
+};
+struct cstate {
+  int n, want, detail;
+  struct cfile *f;
+  struct jrow *row;
+  size_t nrow, caprow;
+  int depth_off, depth_said;      /* files that said callsite_depth 0 / said anything */
+  uint64_t without;
+  struct ncs_symbolizer *sym;
+  struct ncs_commnames *cn;
+  const struct ncs_job *job;
+};
+
+static struct srow *row_of(struct cfile *f, uint32_t id) {
+  if (f->last >= 0 && f->row[f->last].id == id) return &f->row[f->last];
+  for (size_t i = 0; i < f->nrow; i++)
+    if (f->row[i].id == id) { f->last = (int32_t)i; return &f->row[i]; }
+  if (ncs_grow((void **)&f->row, &f->caprow, f->nrow + 1, sizeof *f->row)) return NULL;
+  struct srow *r = &f->row[f->nrow];
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  f->last = (int32_t)f->nrow++;
+  return r;
+}
+
+static uint32_t slot(uint64_t a, uint32_t b, uint32_t size) {
+  return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)b * 0xC2B2AE3D27D4EB4Full)) >> 40) & (size - 1);
+}
+
+static void keep_slow(struct slow *s, uint64_t ns, uint32_t op, uint32_t comm, uint64_t seq, int gpu) {
+  if (ns > s->ns) *s = (struct slow){ns, op, comm, seq, gpu};
+}
+
+static int c_call(void *ctx, const struct ncs_call *c) {
+  struct cfile *f = ctx;
+  int kind = ncs_op_kind(c->op);
+  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && kind != NCS_KIND_COMM) return 0;
+  if (!c->callsite) { f->calls_without_site++; return 0; }
+  struct srow *r = row_of(f, c->callsite);
+  if (!r) return 0;
+  if (!r->calls) r->op = c->op;
+  else if (r->op != c->op) r->ops = 2;
+  r->calls++;
+  r->bytes += kind == NCS_KIND_COMM ? 0 : ncs_rule_bytes(c->count, c->datatype);
+  uint64_t host = c->t_exit >= c->t_enter ? c->t_exit - c->t_enter : 0;
+  r->host_ns += host;
+  keep_slow(&r->host_slow, host, c->op, c->comm, c->seq, 0);
+  if (c->flags & NCS_CALL_F_CAPTURED) return 0;
+  uint32_t ri = (uint32_t)(r - f->row);
+  if (c->depth && c->group) {
+    if (!f->gpend && !(f->gpend = calloc(GPEND, sizeof *f->gpend))) return 0;
+    struct gpend *g = &f->gpend[slot(c->group, c->thread, GPEND)];
+    if (!g->used || g->group != c->group || g->thread != c->thread)
+      *g = (struct gpend){.group = c->group, .thread = c->thread, .used = 1};
+    uint32_t k = 0;
+    while (k < g->n && g->row[k] != ri) k++;
+    if (k == g->n && g->n < GMAX) g->row[g->n++] = ri;
+    return 0;
+  }
+  if (kind == NCS_KIND_COMM) return 0;
+  if (!f->pend && !(f->pend = calloc(PEND, sizeof *f->pend))) return 0;
+  f->pend[slot(c->tcall, c->thread, PEND)] =
+    (struct pend){.tcall = c->tcall, .seq = c->seq, .thread = c->thread, .row = ri, .op = c->op, .comm = c->comm, .used = 1};
+  return 0;
+}
+
+static int c_gpu(void *ctx, const struct ncs_gpu_time *g) {
+  struct cfile *f = ctx;
+  if ((g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) || g->gpu_end < g->gpu_start) return 0;
+  uint64_t ns = g->gpu_end - g->gpu_start;
+  if (g->kind == NCS_GPU_KIND_GROUP) {
+    struct gpend *p = f->gpend ? &f->gpend[slot(g->ref, g->thread, GPEND)] : NULL;
+    if (!p || !p->used || p->group != g->ref || p->thread != g->thread) return 0;
+    /* one GPU_TIME per stream of the group: each goes once to each site of the group */
+    for (uint32_t k = 0; k < p->n; k++) {
+      struct srow *r = &f->row[p->row[k]];
+      r->gpu_ns += ns;
+      r->gpu_calls++;
+      keep_slow(&r->gpu_slow, ns, r->op, 0, 0, 1);
+    }
+    return 0;
+  }
+  struct pend *p = f->pend ? &f->pend[slot(g->ref, g->thread, PEND)] : NULL;
+  if (!p || !p->used || p->tcall != g->ref || p->thread != g->thread) return 0;
+  p->used = 0;
+  struct srow *r = &f->row[p->row];
+  r->gpu_ns += ns;
+  r->gpu_calls++;
+  keep_slow(&r->gpu_slow, ns, p->op, p->comm, p->seq, 1);
+  return 0;
+}
+
+static int c_callsite(void *ctx, const struct ncs_callsite *s) { ncs_sites_callsite(((struct cfile *)ctx)->sites, s); return 0; }
+static int c_module(void *ctx, const struct ncs_module *m) { ncs_sites_module(((struct cfile *)ctx)->sites, m); return 0; }
+
+static int c_comm(void *ctx, const struct ncs_comm *c) {
+  struct cfile *f = ctx;
+  for (size_t i = 0; i < f->ncomm; i++)
+    if (f->comm[i].idx == c->comm) { f->comm[i].c = *c; return 0; } /* a completion replaces */
+  if (ncs_grow((void **)&f->comm, &f->capcomm, f->ncomm + 1, sizeof *f->comm)) return 0;
+  f->comm[f->ncomm++] = (struct ccomm){c->comm, *c};
+  return 0;
+}
+
+static int c_process(void *ctx, const struct ncs_process *p) {
+  const char *d = ncs_process_get(p, "callsite_depth");
+  ((struct cfile *)ctx)->depth = d ? atoi(d) : -1;
+  return 0;
+}
+
+static void *c_create(const struct ncs_job *job) {
+  struct cstate *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->n = job->n;
+  s->want = ncs_job_option(job, "callsites") != NULL;
+  s->detail = job->detail;
+  if (!s->want) return s; /* reads nothing */
+  s->f = calloc((size_t)job->n, sizeof *s->f);
+  if (!s->f) { free(s); return NULL; }
+  for (int i = 0; i < job->n; i++) { s->f[i].last = -1; s->f[i].depth = -1; }
+  return s;
+}
+
+static void c_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct cstate *s = state;
+  if (!s || !s->want) return;
+  struct cfile *f = &s->f[file];
+  if (!(f->sites = ncs_sites_new())) return;
+  v->ctx = f;
+  v->process = c_process;
+  v->call = c_call;
+  v->gpu_time = c_gpu;
+  v->callsite = c_callsite;
+  v->module = c_module;
+  v->comm = c_comm;
+}
+
+static void c_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct cstate *s = state;
+  (void)st;
+  if (!s || !s->want) return;
+  struct cfile *f = &s->f[file];
+  free(f->pend); f->pend = NULL;
+  free(f->gpend); f->gpend = NULL;
+}
+
+static const struct ncs_comm *comm_in(const struct cfile *f, uint32_t idx) {
+  for (size_t i = 0; i < f->ncomm; i++)
+    if (f->comm[i].idx == idx) return &f->comm[i].c;
+  return NULL;
+}
+
+static int cmp_row(const void *a, const void *b) {
+  const struct jrow *x = a, *y = b;
+  if (x->gpu_ns != y->gpu_ns) return x->gpu_ns > y->gpu_ns ? -1 : 1;
+  if (x->host_ns != y->host_ns) return x->host_ns > y->host_ns ? -1 : 1;
+  return strcmp(x->key, y->key);
+}
+
+static void c_finish(void *state, const struct ncs_job *job) {
+  struct cstate *s = state;
+  if (!s || !s->want) return;
+  s->job = job;
+  s->sym = ncs_symbolizer_new();
+  s->cn = ncs_commnames_new();
+  /* communicators: every file's, each with this file's rank in its parent */
+  for (int i = 0; i < s->n; i++) {
+    struct cfile *f = &s->f[i];
+    for (size_t k = 0; k < f->ncomm; k++) {
+      const struct ncs_comm *c = &f->comm[k].c;
+      int prank = -1;
+      for (size_t q = 0; c->parent_id && q < f->ncomm; q++)
+        if (f->comm[q].c.comm_id == c->parent_id) prank = f->comm[q].c.rank;
+      ncs_commnames_add(s->cn, c, prank);
+    }
+  }
+  for (int i = 0; i < s->n; i++) {
+    struct cfile *f = &s->f[i];
+    s->depth_said += f->depth >= 0;
+    s->depth_off += f->depth == 0;
+    s->without += f->calls_without_site;
+    for (size_t k = 0; k < f->nrow; k++) {
+      const struct srow *r = &f->row[k];
+      struct ncs_site_name nm;
+      ncs_sites_name(f->sites, r->id, s->sym, &nm);
+      struct jrow *j = NULL;
+      for (size_t q = 0; q < s->nrow && !j; q++)
+        if (!strcmp(s->row[q].key, nm.key) && s->row[q].op == r->op) j = &s->row[q];
+      if (!j) {
+        if (ncs_grow((void **)&s->row, &s->caprow, s->nrow + 1, sizeof *s->row)) continue;
+        j = &s->row[s->nrow++];
+        memset(j, 0, sizeof *j);
+        snprintf(j->key, sizeof j->key, "%s", nm.key);
+        snprintf(j->where, sizeof j->where, "%s", nm.where);
+        snprintf(j->func, sizeof j->func, "%s", nm.func);
+        snprintf(j->file, sizeof j->file, "%s", nm.file);
+        j->line = nm.line;
+        j->state = nm.state;
+        j->fidx = i;
+        j->id = r->id;
+        j->op = r->op;
+        j->slow_file = -1;
+      }
+      j->mixed |= r->ops > 1;
+      j->calls += r->calls;
+      j->bytes += r->bytes;
+      j->host_ns += r->host_ns;
+      j->gpu_ns += r->gpu_ns;
+      j->gpu_calls += r->gpu_calls;
+      j->ranks++;
+      const struct slow *sl = r->gpu_calls ? &r->gpu_slow : &r->host_slow;
+      if (j->slow_file < 0 || (sl->gpu > j->slow.gpu) || (sl->gpu == j->slow.gpu && sl->ns > j->slow.ns)) {
+        j->slow = *sl;
+        j->slow_file = i;
+        const struct ncs_comm *c = sl->comm ? comm_in(f, sl->comm) : NULL;
+        if (c) ncs_commnames_label(s->cn, c->comm_id, j->slow_comm, sizeof j->slow_comm);
+        else j->slow_comm[0] = 0;
+        j->slow_comm_id = c ? c->comm_id : 0;
+      }
+    }
+  }
+  qsort(s->row, s->nrow, sizeof *s->row, cmp_row);
+}
+
+static const char *rank_label(const struct ncs_job *job, int file) {
+  return file >= 0 && file < job->n ? job->rank[file].label : "?";
+}
+
+static void say_off(const struct cstate *s, FILE *out) {
+  if (s->depth_said && s->depth_off == s->depth_said)
+    fprintf(out, "  no call sites in the traces: the job ran with NCCLSCOPE_CALLSITE_DEPTH=0; leave it unset\n"
+                 "  (8 frames) or set it to 1-32 to record them\n");
+  else
+    fprintf(out, "  no call sites in the traces (static NCCL seen through the profiler plugin, or an\n"
+                 "  older shim): they are recorded by the shim's wrappers, NCCLSCOPE_CALLSITE_DEPTH 1-32 (default 8)\n");
+}
+
+static void c_text(void *state, FILE *out, const struct ncs_job *job) {
+  struct cstate *s = state;
+  if (!s || !s->want) return;
+  fprintf(out, "\nCall sites (the job's own frame that issued the calls; sorted by GPU time, then host time)\n");
+  if (!s->nrow) { say_off(s, out); return; }
+  size_t shown = s->detail ? s->nrow : (s->nrow < TEXT_ROWS ? s->nrow : TEXT_ROWS);
+  fprintf(out, "  %-20s %8s %6s %12s %10s %10s  %-10s  %s\n", "op", "calls", "ranks", "bytes", "gpu_ms", "host_ms",
+          "slowest_ms", "site");
+  for (size_t i = 0; i < shown; i++) {
+    const struct jrow *r = &s->row[i];
+    fprintf(out, "  %-20s %8" PRIu64 " %6d %12" PRIu64 " %10.3f %10.3f  %-10.3f  ",
+            r->mixed ? "(several)" : ncs_op_name(r->op) ? ncs_op_name(r->op) : "?", r->calls, r->ranks, r->bytes,
+            r->gpu_ns / 1e6, r->host_ns / 1e6, r->slow.ns / 1e6);
+    ncs_text_escape(out, r->where, strlen(r->where));
+    fprintf(out, "\n  %20s slowest: rank %s, %s", "", rank_label(job, r->slow_file),
+            ncs_op_name(r->slow.op) ? ncs_op_name(r->slow.op) : "?");
+    if (r->slow.seq) fprintf(out, " #%" PRIu64, r->slow.seq);
+    if (r->slow_comm[0]) { fputs(" on ", out); ncs_text_escape(out, r->slow_comm, strlen(r->slow_comm)); }
+    fprintf(out, ", %.3f ms %s\n", r->slow.ns / 1e6, r->slow.gpu ? "on the GPU" : "on the host");
+    if (!s->detail) continue;
+    char fr[520];
+    for (int k = 0; ncs_sites_frame(s->f[r->fidx].sites, r->id, k, s->sym, fr, sizeof fr) == 0; k++) {
+      fprintf(out, "  %20s   #%d ", "", k);
+      ncs_text_escape(out, fr, strlen(fr));
+      fputc('\n', out);
+    }
+  }
+  if (shown < s->nrow) fprintf(out, "  ... %zu more sites (--detail lists every site and its stack)\n", s->nrow - shown);
+  if (!ncs_symbolizer_has_lines(s->sym))
+    fprintf(out, "  (no source lines: libdw.so.1, elfutils, is not installed; functions come from symbol tables)\n");
+}
+
+static void c_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
+  struct cstate *s = state;
+  if (!s || !s->want) return;
+  ncs_json_arr_begin(j, "callsites");
+  for (size_t i = 0; i < s->nrow; i++) {
+    const struct jrow *r = &s->row[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "site", r->where);
+    ncs_json_str(j, "function", r->func[0] ? r->func : NULL);
+    ncs_json_str(j, "file", r->file[0] ? r->file : NULL);
+    if (r->line) ncs_json_int(j, "line", r->line); else ncs_json_null(j, "line");
+    ncs_json_str(j, "key", r->key);
+    ncs_json_str(j, "module_state", ncs_sym_state_name(r->state));
+    ncs_json_str(j, "op", r->mixed ? NULL : ncs_op_name(r->op));
+    ncs_json_uint(j, "calls", r->calls);
+    ncs_json_int(j, "ranks", r->ranks);
+    ncs_json_uint(j, "bytes", r->bytes);
+    ncs_json_num(j, "gpu_s", r->gpu_ns / 1e9);
+    ncs_json_uint(j, "gpu_timed_calls", r->gpu_calls);
+    ncs_json_num(j, "host_s", r->host_ns / 1e9);
+    ncs_json_obj_begin(j, "slowest");
+    ncs_json_str(j, "rank", rank_label(job, r->slow_file));
+    ncs_json_str(j, "op", ncs_op_name(r->slow.op));
+    ncs_json_uint(j, "seq", r->slow.seq);
+    ncs_json_str(j, "comm", r->slow_comm[0] ? r->slow_comm : NULL);
+    char id[24];
+    snprintf(id, sizeof id, "%016" PRIx64, r->slow_comm_id);
+    ncs_json_str(j, "comm_id", r->slow_comm_id ? id : NULL);
+    ncs_json_num(j, "time_s", r->slow.ns / 1e9);
+    ncs_json_str(j, "clock", r->slow.gpu ? "gpu" : "host");
+    ncs_json_obj_end(j);
+    ncs_json_arr_begin(j, "stack");
+    char fr[520];
+    for (int k = 0; ncs_sites_frame(s->f[r->fidx].sites, r->id, k, s->sym, fr, sizeof fr) == 0; k++)
+      ncs_json_str(j, NULL, fr);
+    ncs_json_arr_end(j);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+  if (!s->nrow) ncs_json_str(j, "callsites_missing", s->depth_said && s->depth_off == s->depth_said
+                                 ? "NCCLSCOPE_CALLSITE_DEPTH=0" : "not recorded");
+}
+
+static void c_destroy(void *state) {
+  struct cstate *s = state;
+  if (!s) return;
+  for (int i = 0; s->f && i < s->n; i++) {
+    ncs_sites_free(s->f[i].sites);
+    free(s->f[i].row);
+    free(s->f[i].pend);
+    free(s->f[i].gpend);
+    free(s->f[i].comm);
+  }
+  free(s->f);
+  free(s->row);
+  ncs_symbolizer_free(s->sym);
+  ncs_commnames_free(s->cn);
+  free(s);
+}
+
+static const struct ncs_analysis_option c_options[] = {
+  {"callsites", NULL, "the call sites table: which line of the job issued its calls, and their cost"},
+  {NULL, NULL, NULL}};
+
+const struct ncs_analysis ncs_analysis_callsites = {
+  .name = "callsites",
+  .options = c_options,
+  .create = c_create,
+  .visitor = c_visitor,
+  .file_done = c_file_done,
+  .finish = c_finish,
+  .print_text = c_text,
+  .print_json = c_json,
+  .destroy = c_destroy,
+};

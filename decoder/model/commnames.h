@@ -1,0 +1,29 @@
+/* commnames.h — the name a user knows for each communicator of a job: what the job called it
+ * (ncclConfig_t's commName, COMM `name`, format 5.4), else its ranks and its parent.
+ *
+ * Contract: feed every COMM record of every file (ncs_commnames_add, any order, one thread),
+ * then ncs_commnames_label(cn, comm_id, buf, n) writes:
+ *   - the job's name for it when one was given ("trainer-world");
+ *   - a communicator split or shrunk from another: "ranks R of PARENT (split, color C)", R the
+ *     ranks of the parent that joined it, as ranges (model/ranks.h), PARENT the parent's label
+ *     (so a chain of splits reads from the root);
+ *   - any other: "N ranks (INITOP)" — "4 ranks (ncclCommInitRank)" — with " #" and the first 8
+ *     hex digits of its id when two such communicators would read the same.
+ * A communicator not fed reads "communicator 0123abcd…" (its id). The 64-bit id itself stays in
+ * the JSON ("comm_id") and under --detail. Labels are computed on demand; not thread-safe. */
+#ifndef NCS_COMMNAMES_H
+#define NCS_COMMNAMES_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncclscope/records.h"
+
+struct ncs_commnames;
+struct ncs_commnames *ncs_commnames_new(void);
+void ncs_commnames_free(struct ncs_commnames *cn);
+/* `rank_in_parent`: the rank this file holds in the parent communicator (parent_id), -1 unknown. */
+void ncs_commnames_add(struct ncs_commnames *cn, const struct ncs_comm *c, int rank_in_parent);
+const char *ncs_commnames_label(const struct ncs_commnames *cn, uint64_t comm_id, char *buf, size_t n);
+/* The job's own name for it ("" when none). */
+const char *ncs_commnames_given(const struct ncs_commnames *cn, uint64_t comm_id);
+#endif

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# test_callsites.sh — call sites and communicator names a user knows (issue 27 item 5;
+# docs/CLI.md "Call sites", decoder/analysis/callsites.c, model/callsites.c, model/commnames.c).
+# tests/jobs/site_job.c issues its calls from three named functions and writes, as its truth,
+# the source line of each NCCL call (__LINE__ compiled in); its world communicator has the
+# commName "trainer-world", and a split by rank % 2 has no name. Checked against that truth:
+#   report --callsites names each function, and file:line where libdw is installed;
+#   the first row is sync_gradients' (the double's model: 4 Mi floats against 16 and 1024);
+#   the slowest call's communicator is "trainer-world" (the job's name), the split's is named by
+#   the world ranks that joined it and its color, never by a hash alone;
+#   the binary changed or gone after the run: named from the trace, and said so;
+#   NCCLSCOPE_CALLSITE_DEPTH=0: one line saying how to record call sites.
+source "$(dirname "$0")/lib.sh"
+JOB=$BUILD/tests/site_job
+for f in "$SHIM" "$NCS" "$JOB" "$DOUBLES/libnccl.so.2"; do [ -e "$f" ] || { skip "callsites: $f not built"; exit 0; }; done
+LAUNCH=$ROOT/tests/jobs/launch.sh
+
+# the job runs from a copy of its binary, which the checks below change and remove (beside a link
+# to the doubles, where its run path looks: $ORIGIN/../doubles)
+mkdir -p "$T/bin"
+ln -s "$DOUBLES" "$T/doubles"
+cp "$JOB" "$T/bin/site_job"
+# the double's link model at 0.1 GB/s: each 16 MiB all-reduce of sync_gradients lasts 250 ms on
+# the device clock, the other two collectives under 0.1 ms, so no wait for a late rank (the
+# machine's load) can reorder the sites
+NCCLDOUBLE_LAT_US=5 NCCLDOUBLE_BW_GBPS=0.1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
+  bash "$LAUNCH" 4 "$T/bin/site_job" --truth "$T/truth" \
+  >"$T/job.out" 2>"$T/job.err"
+check_eq "callsites: site_job runs (4 ranks)" 0 "$?"
+"$NCS" report --callsites "$T/tr" >"$T/rep.txt" 2>"$T/rep.err"
+check_eq "callsites: report --callsites exits 0" 0 "$?"
+"$NCS" report --callsites --json "$T/tr" >"$T/rep.json" 2>/dev/null
+
+# the truth: "NAME FILE:LINE" per function
+while read -r fn at; do
+  line=${at##*:}
+  check "callsites: the table names $fn (the job's own function)" grep -q " $fn" "$T/rep.txt"
+  row=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["callsites"] if r["function"]==sys.argv[2]]; print(r[0]["line"] if r else "none", r[0]["ranks"] if r else 0)' "$T/rep.json" "$fn")
+  if python3 -c 'import ctypes; ctypes.CDLL("libdw.so.1")' 2>/dev/null; then
+    check_eq "callsites: $fn at line $line of site_job.c (JSON: line, ranks)" "$line 4" "$row"
+    check "callsites: the text names $fn's line site_job.c:$line" grep -q "$fn (.*site_job.c:$line)" "$T/rep.txt"
+  else
+    skip "callsites: $fn's source line: libdw.so.1 (elfutils) is not installed, so no lines"
+  fi
+done <"$T/truth"
+
+first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["callsites"][0]["function"])' "$T/rep.json")
+check_eq "callsites: the costliest site (GPU time) is sync_gradients, the double's model's largest all-reduce" \
+  sync_gradients "$first"
+comm=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["callsites"] if r["function"]=="sync_gradients"][0]; print(r["slowest"]["comm"])' "$T/rep.json")
+check_eq "callsites: sync_gradients' slowest call is on the communicator the job named (commName)" trainer-world "$comm"
+split=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["callsites"] if r["function"]=="share_halves"][0]; print(r["slowest"]["rank"], r["slowest"]["comm"])' "$T/rep.json")
+# the split's members are the world ranks of one parity (the job's rank % 2), its color that parity
+r=${split%% *}
+want="ranks $([ $((r % 2)) -eq 0 ] && echo 0,2 || echo 1,3) of trainer-world (split, color $((r % 2)))"
+check_eq "callsites: the unnamed split communicator is named by its ranks, parent and color" "rank $r: $want" "rank $r: ${split#* }"
+check "callsites: dump shows the COMM name the job gave" grep -q "init_op=CommInitRankConfig .* name=trainer-world" \
+  <("$NCS" dump "$(ls "$T"/tr/*.ncs | head -1)")
+
+# the binary changed after the run: its build id differs, so the names come from the trace
+cp "$BUILD/tests/hang_job" "$T/bin/site_job"
+"$NCS" report --callsites "$T/tr" >"$T/changed.txt" 2>&1
+check "callsites: a binary changed since the run is said so, not read" grep -q "module changed since the run" "$T/changed.txt"
+check "callsites: ... and no function of the other binary is named" bash -c "! grep -q 'sync_gradients\|main (' '$T/changed.txt'"
+rm -f "$T/bin/site_job"
+"$NCS" report --callsites "$T/tr" >"$T/gone.txt" 2>&1
+check_eq "callsites: a binary gone after the run: report still exits 0" 0 "$?"
+check "callsites: ... its sites named module+offset, marked not found" grep -q "site_job+0x[0-9a-f]* \[module not found\]" "$T/gone.txt"
+
+# call sites off
+NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/off" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 bash "$LAUNCH" 2 "$JOB" \
+  >/dev/null 2>&1
+"$NCS" report --callsites "$T/off" >"$T/off.txt" 2>&1
+check_eq "callsites: NCCLSCOPE_CALLSITE_DEPTH=0: one line says how to record them" 1 \
+  "$(grep -c 'NCCLSCOPE_CALLSITE_DEPTH=0; leave it unset' "$T/off.txt")"
