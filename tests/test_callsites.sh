@@ -73,3 +73,25 @@ NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/off" LD_PRELOAD="$SAN_PRELOAD$SHIM"
 "$NCS" report --callsites "$T/off" >"$T/off.txt" 2>&1
 check_eq "callsites: NCCLSCOPE_CALLSITE_DEPTH=0: one line says how to record them" 1 \
   "$(grep -c 'NCCLSCOPE_CALLSITE_DEPTH=0; leave it unset' "$T/off.txt")"
+
+# a hang whose collective was issued from sync_gradients: rank 1 never calls it again (2 ranks)
+mkdir -p "$T/hang"
+NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/hang" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid bash "$LAUNCH" 2 "$JOB" --steps 1 --hang 1 \
+  >/dev/null 2>&1 &
+hpid=$!
+# poll until the doctor names the hung collective's site (at most 30 s: a failure cap, not a timing)
+site_named() {
+  "$NCS" doctor --json --hang-after 0.5 "$T/hang" >"$T/hang.json" 2>/dev/null
+  python3 -c 'import json,sys
+v=[v for v in json.load(open(sys.argv[1]))["verdicts"] if v["id"] in ("hang","dead-rank")]
+sys.exit(0 if v and any("issued at sync_gradients" in e for e in v[0]["evidence"]) else 1)' "$T/hang.json" 2>/dev/null
+}
+end=$((SECONDS + 30))
+until site_named; do [ $SECONDS -ge $end ] && break; sleep 0.3; done
+check "callsites: doctor's hang evidence names the hung collective's site (sync_gradients)" site_named
+check "callsites: ... and the communicator by the job's name, not its id" python3 -c 'import json,sys
+v=[v for v in json.load(open(sys.argv[1]))["verdicts"] if v["id"] in ("hang","dead-rank")][0]
+sys.exit(0 if "trainer-world" in v["evidence"][0] and "%016x" % int(v["data"]["comm_id"], 16) not in v["evidence"][0] else 1)' "$T/hang.json"
+"$NCS" html -o "$T/hang.html" "$T/hang" >/dev/null 2>&1
+check "callsites: the html page names the hung collective's site" grep -q "issued at sync_gradients" "$T/hang.html"
+kill -9 -- -"$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null || true  # killed on purpose: not the test's status

@@ -20,6 +20,7 @@
 #include "analysis/hang.h"
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
+#include "analysis/sitefacts.h"
 #include "render/headline_render.h"
 #include "base/cli.h"
 #include "cmd/jobpick.h"
@@ -59,9 +60,10 @@ static int add_facts(struct ncs_doctor *d, int *cap, struct ncs_dfacts *f) {
   return 0;
 }
 
-/* The loader's plug-ins: trace file i feeds facts d->f[slot[i]], the hang checks, and the
- * straggler engine (report's `stragglers` analysis: the same lining up as report and html). */
-struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; void *strag; };
+/* The loader's plug-ins: trace file i feeds facts d->f[slot[i]], the hang checks, the
+ * straggler engine (report's `stragglers` analysis: the same lining up as report and html) and
+ * the call sites and communicator names of the verdicts. */
+struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; void *strag; struct ncs_sitefacts *sites; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct facts_load *L = ctx;
   ncs_dfacts_attach(L->d->f[L->slot[file]], m);
@@ -70,7 +72,12 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_analysis_stragglers.visitor(L->strag, file, &m->v[m->n++]);
   }
+  if (L->sites && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_sitefacts_visitor(L->sites, file, &m->v[m->n++]);
+  }
 }
+
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct facts_load *L = ctx;
   ncs_dfacts_finish(L->d->f[L->slot[file]], rc, st);
@@ -103,6 +110,7 @@ int cmd_doctor(int argc, char **argv) {
   struct ncs_job sjob;
   struct ncs_strag *strag = NULL;
   void *sstate = NULL;
+  struct ncs_sitefacts *sites = NULL;
   const char *want_job = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
@@ -190,7 +198,8 @@ int cmd_doctor(int argc, char **argv) {
     for (int k = 0; infos && k < nt; k++) infos[k].path = tfiles[k];
     sjob = (struct ncs_job){.n = nt, .rank = infos, .strag = &strag};
     if (infos) sstate = ncs_analysis_stragglers.create(&sjob);
-    struct facts_load fl = {&d, slot, hang, sstate};
+    sites = ncs_sitefacts_new(nt);
+    struct facts_load fl = {&d, slot, hang, sstate, sites};
     struct ncs_load_opts lo = {.ctx = &fl, .plugins_only = 1, .file_visitor = facts_visitor, .file_done = facts_done};
     struct ncs_jobdata *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
@@ -211,6 +220,7 @@ int cmd_doctor(int argc, char **argv) {
     if (strag) { ncs_strag_finish(strag); d.strag = strag; } /* for the straggler check */
     ncs_doctor_run(&d);
     if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, &d); }
+    if (sites) ncs_sitefacts_name_verdicts(sites, &d, detail);
     if (json) ncs_doctor_print_json(&d, stdout);
     else {
       struct ncs_headline h; /* the job's answer first, as `report` and `html` give it */
@@ -247,6 +257,7 @@ done:
   ncs_hang_free(hang);
   if (sstate) ncs_analysis_stragglers.destroy(sstate);
   free(infos);
+  ncs_sitefacts_free(sites);
   for (int k = 0; k < nt; k++) free(tfiles[k]);
   free(tfiles);
   free(slot);

@@ -16,13 +16,15 @@
 #include "analysis/hang.h"
 #include "analysis/headline.h"
 #include "analysis/stepcost.h"
+#include "analysis/sitefacts.h"
 #include "analysis/steps.h"
 #include "render/gpu_lanes.h"
 #include "render/html.h"
 
 /* the loader's ctx for every plug-in of the page */
 struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps *steps; struct ncs_gpulanes *lanes;
-                   struct ncs_stepcost *cost; };
+                   struct ncs_stepcost *cost;
+                   struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */ };
 
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   (void)r;
@@ -39,6 +41,10 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   if (L->d->n) ncs_dfacts_attach(L->d->f[file], m);
   if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
   ncs_stepcost_visitor(L->cost, file, m);
+  if (L->sites && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_sitefacts_visitor(L->sites, file, &m->v[m->n++]);
+  }
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct html_load *L = ctx;
@@ -81,7 +87,8 @@ int cmd_html(int argc, char **argv) {
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
   struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new(),
-                        ncs_stepcost_new(n, files)}; /* NULL (out of memory): the section says not computed */
+                        ncs_stepcost_new(n, files), /* NULL (out of memory): the section says not computed */
+                        doctor ? ncs_sitefacts_new(n) : NULL};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE;
@@ -106,6 +113,7 @@ int cmd_html(int argc, char **argv) {
       doc.strag = J->strag; /* the loader's straggler engine, for the straggler check */
       ncs_doctor_run(&doc);
       if (L.hang) { ncs_hang_finish(L.hang); ncs_hang_to_doctor(L.hang, &doc); }
+      if (L.sites) ncs_sitefacts_name_verdicts(L.sites, &doc, 0);
       doctor_ran = 1;
     }
   }
@@ -132,6 +140,7 @@ done:
   ncs_job_free(J);
   ncs_doctor_free(&doc);
   ncs_hang_free(L.hang);
+  ncs_sitefacts_free(L.sites);
   ncs_gpulanes_free(L.lanes);
   ncs_stepcost_free(L.cost);
   ncs_steps_free(&steps);
