@@ -17,7 +17,7 @@ check_eq "demo: the healthy run fires no transport verdict" 0 \
   "$(grep -cE '^PROBLEM (nvlink-unused|no-nvlink|socket-not-ib)' "$T/demo/nvlink-doctor.txt")"
 check "demo: the healthy run is healthy (doctor exit 0)" grep -q '^(ncclscope doctor: exit status 0' "$T/demo.txt"
 check "demo: the broken run is named: nvlink-unused" grep -q '^PROBLEM nvlink-unused' "$T/demo.txt"
-check "demo: the broken run names the variable responsible" grep -q 'why: NCCL_P2P_DISABLE is set' "$T/demo.txt"
+check "demo: the broken run names the variable responsible" grep -qE '(why|next step): NCCL_P2P_DISABLE is set' "$T/demo.txt"
 check "demo: doctor exits 1 on the broken run" grep -q '^(doctor exit status 1' "$T/demo.txt"
 check "demo: compare fails the broken run (exit 1)" grep -q '^(compare exit status 1' "$T/demo.txt"
 check "demo: HTML report and timeline written" test -s "$T/demo/report.html" -a -s "$T/demo/timeline.json"

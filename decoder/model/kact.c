@@ -365,11 +365,11 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
     if (x->e > last) last = x->e;
     if (comm) f->nccl_kernels++;
     else if (x->cls == NCS_KCLASS_COMPUTE) f->kernels++;
+    else f->copies++;
     if (x->cls == NCS_KCLASS_COMPUTE && f->dev.n && ncs_devcomms_cover(&f->dev, x->s)) {
       f->devapi_kernels++;
       f->devapi_ns += x->e - x->s;
     }
-    else f->copies++;
     if (x->e <= x->s) continue;
     ev[ne++] = (struct edge){x->s, +1, comm};
     ev[ne++] = (struct edge){x->e, -1, comm};
