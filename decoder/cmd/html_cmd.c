@@ -1,7 +1,7 @@
 /* html_cmd.c — `ncclscope html PATH... -o report.html`: parses its options, reads the job once
  * with the analyses the page needs plugged in (the doctor's facts and hang checks, a few steps
- * per rank, the GPU-stream lanes, the step cost: analysis/stepcost.h), runs the doctor, the
- * headline and the what-if, and hands it all to the html renderer (render/html.h).
+ * per rank, the GPU-stream lanes), runs the doctor and the headline, and hands it all to the
+ * html renderer (render/html.h).
  * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
  * input, 4 when nothing could be read or the page cannot be written. */
 #include <stdio.h>
@@ -15,7 +15,6 @@
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
-#include "analysis/stepcost.h"
 #include "analysis/sitefacts.h"
 #include "analysis/steps.h"
 #include "render/gpu_lanes.h"
@@ -23,7 +22,6 @@
 
 /* the loader's ctx for every plug-in of the page */
 struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps *steps; struct ncs_gpulanes *lanes;
-                   struct ncs_stepcost *cost;
                    struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */ };
 
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
@@ -34,13 +32,11 @@ static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const st
   (void)r;
   ncs_gpulanes_add(((struct html_load *)ctx)->lanes, file, k);
 }
-/* The doctor's plug-ins when it runs (file i feeds facts d->f[i] and the hang checks) and the
- * step cost's. */
+/* The doctor's plug-ins: file i feeds facts d->f[i] and the hang checks. */
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct html_load *L = ctx;
-  if (L->d->n) ncs_dfacts_attach(L->d->f[file], m);
+  ncs_dfacts_attach(L->d->f[file], m);
   if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
-  ncs_stepcost_visitor(L->cost, file, m);
   if (L->sites && m->n < NCS_MUX_MAX) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_sitefacts_visitor(L->sites, file, &m->v[m->n++]);
@@ -48,9 +44,8 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct html_load *L = ctx;
-  if (L->d->n) ncs_dfacts_finish(L->d->f[file], rc, st);
+  ncs_dfacts_finish(L->d->f[file], rc, st);
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
-  ncs_stepcost_file_done(L->cost, file, st);
 }
 
 int cmd_html(int argc, char **argv) {
@@ -87,21 +82,19 @@ int cmd_html(int argc, char **argv) {
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
   struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new(),
-                        ncs_stepcost_new(n, files), /* NULL (out of memory): the section says not computed */
                         doctor ? ncs_sitefacts_new(n) : NULL};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE;
   o.ctx = &L;
-  o.file_visitor = facts_visitor; /* the step cost's plug-ins, and the doctor's when it runs */
-  o.file_done = facts_done;
   if (steps.f) o.on_call = step_call;
   if (L.lanes) o.on_kernel = kernel_seen;
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
+    if (doc.n == n) { o.file_visitor = facts_visitor; o.file_done = facts_done; }
   }
-  if (doctor && doc.n != n) { fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done; }
+  if (doctor && !o.file_visitor) { fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done; }
   if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); goto done; }
   if ((r = ncs_one_job("html", J, files))) { rc = r; goto done; }
   if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
@@ -118,17 +111,13 @@ int cmd_html(int argc, char **argv) {
     }
   }
   struct ncs_headline h;
-  memset(&h, 0, sizeof h);
-  h.slowest_rank = -1;
-  if (doctor_ran) ncs_headline_build(&h, &doc);
-  /* before the headline is printed: whatif puts each problem's cost on its line, as in report */
-  const struct ncs_whatif *cost = ncs_stepcost_finish(L.cost, J, &h);
   if (doctor_ran) {
+    ncs_headline_build(&h, &doc);
     ncs_headline_add_stragglers(&h, J->strag);
     ncs_headline_add_top_op(&h, J); /* the dominant operation, as report's metrics finds it */
   }
   struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
-                               steps.f ? &steps : NULL, L.lanes, cost};
+                               steps.f ? &steps : NULL, L.lanes};
   int werr = ncs_html_write(f, &page) != 0;
   if (f != stdout && fclose(f) != 0) werr = 1;
   f = NULL;
@@ -142,7 +131,6 @@ done:
   ncs_hang_free(L.hang);
   ncs_sitefacts_free(L.sites);
   ncs_gpulanes_free(L.lanes);
-  ncs_stepcost_free(L.cost);
   ncs_steps_free(&steps);
   ncs_paths_free(files, n);
   return rc;

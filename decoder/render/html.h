@@ -11,7 +11,6 @@
 #include "analysis/hang.h"
 #include "analysis/headline.h"
 #include "analysis/steps.h"
-#include "analysis/whatif.h"
 #include "render/gpu_lanes.h"
 
 struct ncs_html_page {
@@ -22,8 +21,6 @@ struct ncs_html_page {
   const struct ncs_headline *h;  /* the headline, NULL when the doctor did not run */
   const struct ncs_steps *steps; /* the steps picture's calls, NULL none */
   const struct ncs_gpulanes *lanes;
-  const struct ncs_whatif *cost; /* where the step time goes, what fixing each finding would give
-                                    (report's what-if figures); NULL: not computed */
 };
 
 int ncs_html_write(FILE *f, const struct ncs_html_page *p);
