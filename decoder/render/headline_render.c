@@ -125,27 +125,20 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
   int compact = h->kinds > 2; /* many kinds: one line each, the blamed ranks without the title */
   for (int i = 0; i < h->nfirst; i++) {
     const struct ncs_verdict *v = h->first[i];
-    if (compact && v->nevidence) {
-      fprintf(f, "  PROBLEM %s: ", v->id);
-      ncs_text_escape(f, v->evidence[0], strlen(v->evidence[0]));
-      const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
-      if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
-      else if (v->hang && v->hang->lost_n)
-        fprintf(f, "; lost %.3f s until the traces end (%.0f%% of the run, %.3f process-s)", v->hang->lost_max_s,
-                100.0 * v->hang->lost_share, v->hang->lost_s);
-      fputc('\n', f);
-      if (!strcmp(v->id, "nvlink-unused")) fprintf(f, "    why: %s\n", v->next); /* the variable responsible */
-      continue;
+    int one_line = compact && v->nevidence; /* the blamed ranks (first evidence) in place of the title */
+    fprintf(f, "  PROBLEM %s: ", v->id);
+    if (one_line) ncs_text_escape(f, v->evidence[0], strlen(v->evidence[0]));
+    else {
+      fputs(v->title, f);
+      if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
     }
-    fprintf(f, "  PROBLEM %s: %s", v->id, v->title);
-    if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
     const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
     if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
     else if (v->hang && v->hang->lost_n)
       fprintf(f, "; lost %.3f s until the traces end (%.0f%% of the run, %.3f process-s)", v->hang->lost_max_s,
               100.0 * v->hang->lost_share, v->hang->lost_s);
     fputc('\n', f);
-    if (v->nevidence) {
+    if (!one_line && v->nevidence) {
       fprintf(f, "    ");
       ncs_text_escape(f, v->evidence[0], strlen(v->evidence[0]));
       fputc('\n', f);
