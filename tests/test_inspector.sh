@@ -30,7 +30,10 @@ check "nothing written into the Inspector's sources (out-of-tree build)" \
 # ncclCommDestroy so that the dump thread writes the last collectives (the Inspector drops what it
 # has not dumped when the communicator is finalized). 300 ms was not enough under load: in a
 # full make test one rank's dump thread never ran in time and its file was missing.
-mkdir -p "$T/truth"
+# the dump directory exists before the ranks start: the Inspector's ensureDir() stats, then
+# mkdirs, and a rank that loses that race to another (EEXIST) starts no dump thread and writes no
+# file (a fresh-clone CI lost one of 4 files that way). Users sharing a directory meet the same.
+mkdir -p "$T/truth" "$T/insp"
 INSP=(NCCL_PROFILER_PLUGIN="$LIB" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000
       NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=1 NCCL_INSPECTOR_DUMP_DIR="$T/insp")
 env "${INSP[@]}" NCCLSCOPE_DIR="$T/ncs" LD_PRELOAD="$SHIM" bash "$L" 2 "$J" --steps 2 --linger-ms 3000 \

@@ -273,6 +273,7 @@ if [ ! -f "$DOUBLES/libcuda.so.1" ]; then
 elif ! LIB=$(bash "$ROOT/scripts/build-inspector.sh" "$SRC" "$BUILD/inspector" 2>"$T/insp-build.err"); then
   skip "proxy events: Inspector not built: $(head -1 "$T/insp-build.err")"
 else
+  mkdir -p "$T/insp"   # made before the ranks start: the Inspector's stat-then-mkdir races (test_inspector.sh)
   NCCL_PROFILER_PLUGIN="$LIB" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000 \
     NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=1 NCCL_INSPECTOR_DUMP_DIR="$T/insp" LAUNCH_NODES=2 \
     bash "$L" 4 "$J" --steps 1 --compute-us 100 --linger-ms 3000 >"$T/insp.out" 2>"$T/insp.err"
