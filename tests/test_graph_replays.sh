@@ -9,6 +9,8 @@
 # device time, include them in comm_s and the headline, and label them; without kernel activity
 # or with host timing the report must say they are not counted. No check depends on how long
 # anything took: durations are compared with the job's own record of the same run.
+# nccl-tests' own -G (replayed calls per size = its arithmetic, none unexplained, the per-size
+# table) is checked on the -G runs of tests/test_nccl_tests.sh and test_nccl_tests_sizes.sh.
 . "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/capture_job
 LAUNCH=$ROOT/tests/jobs/launch.sh
@@ -109,33 +111,4 @@ if run_cap nok NCCLSCOPE_KERNELS=0; then
     "$(grep -c 'rank [01]: 2 calls captured into CUDA graphs, not timed; their replays are NOT counted (no kernel activity' "$T/nok.txt") $(grep -c '^  estimate: 2 processes captured calls into CUDA graphs whose replays are NOT counted (no kernel activity' "$T/nok.txt")"
 else
   fail "graph replays: capture_job with NCCLSCOPE_KERNELS=0 failed"; sed 's/^/    /' "$T/nok/err" | head
-fi
-
-# nccl-tests' own -G (tests/test_nccl_tests.sh builds it; scripts/nccl-tests.sh runs it on the
-# doubles): -t 2 -g 2 is 4 ranks in one process (a captured group spans 2 communicators per
-# thread), one graph per size and direction, each launched G times right after its capture.
-# Truth: nccl-tests' arithmetic, replayed calls per printed size row = R x 2 x n x m x G.
-# This test runs before test_nccl_tests.sh: in a fresh clone it builds all_reduce_perf itself
-# (cached in BUILD/nccl-tests for that test), when nvcc and the source are there.
-NT=$BUILD/nccl-tests/all_reduce_perf
-NT_SRC=${NCCL_TESTS_SRC:-$ROOT/../shared/nccl-tests}
-if [ ! -x "$NT" ] && [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] && [ -r "$NT_SRC/src/common.cu" ] && [ -z "$NCS_SANITIZER" ]; then
-  NCCL_TESTS_SRC=$NT_SRC timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$ROOT/scripts/nccl-tests.sh" --build-only all_reduce \
-    >"$T/nt-build.log" 2>&1
-fi
-if [ ! -x "$NT" ]; then
-  skip "graph replays: nccl-tests -G: $NT not built (no nvcc, no nccl-tests source at $NT_SRC, a sanitizer build, or the build did not finish in time)"
-elif ! timeout 300 bash "$ROOT/scripts/nccl-tests.sh" "$T/nt" -- all_reduce_perf -b 8 -e 64K -f 8 -n 3 -w 1 -t 2 -g 2 -G 2 \
-     >"$T/nt.out" 2>&1; then
-  fail "graph replays: nccl-tests -G 2 on the doubles failed"; tail -5 "$T/nt.out" | sed 's/^/    /'
-else
-  "$NCS" report --json "$T/nt" >"$T/nt.json" 2>/dev/null
-  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$T/nt/nccl-tests.out")
-  sizes=$(grep -E '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$T/nt/nccl-tests.out" | awk '{printf "%s%s:%d", (NR > 1 ? "," : ""), $1, 4 * 2 * 3 * 1 * 2}')
-  check_eq "graph replays: nccl-tests -G 2 (4 ranks, $rows sizes): replayed calls = 4 x $rows x 2 x 3 x 1 x 2, none unexplained" \
-    "$((4 * rows * 2 * 3 * 2)) 0" "$(jq -r '[.ranks[].graph_replays] | "\(map(.calls) | add) \(map(.unexplained_kernels) | add)"' "$T/nt.json")"
-  check_eq "graph replays: nccl-tests -G 2: each printed size's row holds 4 x 2 x 3 x 2 replayed calls" "$sizes" \
-    "$(jq -r '[.ranks[].ops.AllReduce.sizes[] | select(.replayed_calls > 0) | "\(.bytes_min):\(.replayed_calls)"] | join(",")' "$T/nt.json")"
-  check_eq "graph replays: nccl-tests -G 2: every NCCL kernel is a call's or a replay's (timed calls = NCCL kernels)" \
-    "$(jq '[.ranks[].gpu_time.nccl_kernels] | add' "$T/nt.json")" "$(jq '[.ranks[].ops.AllReduce.timed_calls] | add' "$T/nt.json")"
 fi

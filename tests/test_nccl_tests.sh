@@ -21,7 +21,10 @@
 # With -G G the N * M timed startColls of each BenchTime are captured into a CUDA graph (the
 # calls are made once, flagged captured) and the graph is launched G times: captured calls =
 # k * R * rows * 2 * N * M, and NCCL kernels run on the GPU = R * (W * nwarm + rows * 2 * (1 + N * G))
-# for all_reduce with -m 1 (one kernel per call). -R 1 registers and -R 2 window-registers each
+# for all_reduce with -m 1 (one kernel per call); the replays found (docs/METRICS.md "Graph
+# replays") are k * R * rows * 2 * N * M * G, R * 2 * N * M * G in each printed size's row, none
+# unexplained, and the per-size table counts them as timed calls of their size (after the sync,
+# 1 + N * M * G a row; warm-up as without -G). -R 1 registers and -R 2 window-registers each
 # rank's send and receive buffers once: 2 * R calls. Each COMM record's device is the device
 # nccl-tests printed for that rank, whose bus id is the NVML topology's for that GPU.
 #
@@ -69,16 +72,28 @@ cat >"$T/verify.py" <<'EOF'
 import json, re, subprocess, sys
 ncs, d = sys.argv[1], sys.argv[2]
 rep = json.loads(subprocess.run([ncs, "report", "--json", d], capture_output=True, text=True, check=True).stdout)
-calls, captured, kernels = {}, 0, 0
+calls, timed, captured, kernels, replayed, unexplained, rsize = {}, {}, 0, 0, 0, 0, {}
 for r in rep["ranks"]:
     for op, v in r["ops"].items():
         calls[op] = calls.get(op, 0) + v["calls"]
+        timed[op] = timed.get(op, 0) + (v.get("timed_calls") or 0)
+        for z in v.get("sizes") or []:
+            if z.get("replayed_calls"):
+                rsize[z["bytes_min"]] = rsize.get(z["bytes_min"], 0) + z["replayed_calls"]
     captured += r.get("captured") or 0
     kernels += (r.get("gpu_time") or {}).get("nccl_kernels") or 0
+    replayed += (r.get("graph_replays") or {}).get("calls") or 0
+    unexplained += (r.get("graph_replays") or {}).get("unexplained_kernels") or 0
 for op, n in sorted(calls.items()):
     print("calls.%s %d" % (op, n))
+    print("timed.%s %d" % (op, timed[op]))
 print("captured", captured)
 print("kernels", kernels)
+print("replayed", replayed)
+print("unexplained", unexplained)
+print("replayed_by_size", ",".join("%d:%d" % kv for kv in sorted(rsize.items())) or "none")
+for z in rep["sizes"]["rows"]: # the per-size table: "size.OP.BYTES.PLACEMENT timed replayed warmup first"
+    print("size.%s.%d.%s %d %d %d %d" % (z["op"], z["bytes"], z["placement"], z["timed"], z["replayed"], z["warmup"], z["first"]))
 bus = {g["index"]: g["bus_id"].lower() for h in rep.get("topology", []) for g in h["gpus"]}
 dump = subprocess.run([ncs, "dump", d], capture_output=True, text=True, check=True).stdout
 for m in re.finditer(r"^COMM comm=\d+ .*? rank=(\d+) nranks=\d+ device=(-?\d+)", dump, re.M):
@@ -125,6 +140,33 @@ run() {
     [ "$m" = 1 ] && [ "$ktot" = 1 ] &&
       check_eq "$name: NCCL kernels = $R x ($w x $nw + $rows x 2 x (1 + $n x $G launches))" \
         "$((R * (w * nw + rows * 2 * (1 + n * G))))" "$(awk '$1 == "kernels" { print $2 }' "$T/$name.facts")"
+    # the replays (docs/METRICS.md "Graph replays"): each captured call replayed G times
+    check_eq "$name: replayed calls = $ktot x $R x $rows rows x 2 x $n x $m x $G launches, no NCCL kernel unexplained" \
+      "$((ktot * R * rows * 2 * n * m * G)) 0" "$(awk '$1 == "replayed" { r = $2 } $1 == "unexplained" { u = $2 } END { print r, u }' "$T/$name.facts")"
+    if [ "$ktot" = 1 ]; then
+      op=${kspec%%:*}
+      local want_sz
+      want_sz=$(grep -E '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$out/nccl-tests.out" | awk -v v=$((R * 2 * n * m * G)) '{ printf "%s%s:%d", (NR > 1 ? "," : ""), $1, v }')
+      check_eq "$name: each printed size's row of the per-op table holds $R x 2 x $n x $m x $G replayed calls" "$want_sz" \
+        "$(awk '$1 == "replayed_by_size" { print $2 }' "$T/$name.facts")"
+      [ "$m" = 1 ] && check_eq "$name: every NCCL kernel is a call's or a replay's: $op timed calls = NCCL kernels" \
+        "$(awk '$1 == "kernels" { print $2 }' "$T/$name.facts")" "$(awk -v k="timed.$op" '$1 == k { print $2 }' "$T/$name.facts")"
+      # the per-size table (docs/METRICS.md "Per-size table"): per printed size and placement, the
+      # sync call and the captured calls' replays are one run of 1 + N x M x G calls, timed; the
+      # -w calls before it warm-up (out-of-place; the smallest size's first is each rank's first call)
+      local sz bad=0 small want got pl
+      small=$(grep -E '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$out/nccl-tests.out" | awk 'NR == 1 { print $1 }')
+      for sz in $(grep -E '^ +[0-9]+ +[0-9]+ +[a-z0-9]+ ' "$out/nccl-tests.out" | awk '{ print $1 }'); do
+        for pl in out-of-place in-place; do
+          if [ "$pl" = in-place ]; then want="$((R * (1 + n * m * G))) $((R * n * m * G)) 0 0"
+          elif [ "$sz" = "$small" ]; then want="$((R * (1 + n * m * G))) $((R * n * m * G)) $((R * (w - 1))) $R"
+          else want="$((R * (1 + n * m * G))) $((R * n * m * G)) $((R * w)) 0"; fi
+          got=$(awk -v k="size.$op.$sz.$pl" '$1 == k { print $2, $3, $4, $5 }' "$T/$name.facts")
+          [ "$got" = "$want" ] || { bad=1; echo "    $sz B $pl: timed replayed warm-up first: want $want, got ${got:-no row}"; }
+        done
+      done
+      check_eq "$name: per-size table, each printed size and placement: timed R(1 + NMG), replayed RNMG, warm-up RW out-of-place (smallest: R(W-1), first R)" 0 "$bad"
+    fi
   fi
   if [ "$reg" = 1 ]; then
     check_eq "$name: -R 1: CommRegister = 2 x $R" "$((2 * R))" "$(awk '$1 == "calls.CommRegister" { print $2 }' "$T/$name.facts")"

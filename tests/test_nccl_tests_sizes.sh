@@ -6,8 +6,8 @@
 # (and, with two sizes and -n 5, reduce_perf and alltoall_perf) run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
 # GPU time), and all_reduce_perf also with -g 2 (two ranks on one thread: each iteration is a
 # group of two like calls, which take the group's GPU time), three doubling sizes, -w 2, -n 10, -I 1 (per-iteration CUDA-event timing) and -J
-# (nccl-tests' JSON); all_reduce_perf -G 3 (CUDA graphs) has its own arithmetic (at its run
-# below). For every size nccl-tests printed and each placement the row must hold:
+# (nccl-tests' JSON); all_reduce_perf -g 2 -m 2 -G 10 (CUDA graphs) has its own arithmetic (at
+# its run below). For every size nccl-tests printed and each placement the row must hold:
 #
 #   - the calls nccl-tests' own arithmetic makes (src/common.cu TimeTest / BenchTime): timed =
 #     R x (N + 1) (BenchTime's untimed first call starts the steady run), warm-up = R x W
@@ -125,31 +125,38 @@ for run in all_reduce:AllReduce:-t:256K:10 all_gather:AllGather:-t:256K:10 reduc
 done
 
 # -G (CUDA-graph mode, src/common.cu BenchTime): per size and placement nccl-tests makes one
-# uncaptured call (the sync), captures N calls and launches the graph G times. The per-size
-# table times uncaptured collectives only (captured ones are counted in captured_calls; their
-# replays go to the per-operation table's `replays` column, tests/test_graph_replays.sh), so
-# nccl-tests' arithmetic for this table is: out-of-place, the W warm-up calls and the sync make
-# one run (the captured calls between them and the next size are not in it), so warm-up 0, timed
-# R x (W + 1), of which the smallest size's first call per rank is `first` (timed R x W there);
-# in place: timed R (the sync); captured_calls = R x sizes x 2 x N. nccl-tests cannot time
-# iterations under -G (it turns -I off), so the busbw is checked through S x factor: busbw x
-# median = nccl-tests' printed busbw x its time (both S x 2(n-1)/n), within 1%.
-G=3 NG=5
-out=$T/all_reduce-G L="AllReduce -t $R -G $G"
-NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- all_reduce_perf -b 64K -e 256K -f 2 -t $R -w $W -n $NG \
-  -G $G -J "$out/nt.json" >"$T/G.stdout" 2>"$T/G.stderr"
+# uncaptured call (the sync), captures its N timed iterations of M aggregated calls (-m: one
+# group of M calls per iteration) and launches the graph G times; its time column is the wall
+# time of the G launches over N x M x G. The per-size table counts each captured call as its
+# replays (each timed on its kernel's device interval, a kernel running the M calls of an
+# iteration giving each its share), so on a communicator the sync and the captured calls make
+# one run of 1 + N x M x G calls, longer than the W warm-up calls: timed = R x (1 + N x M x G)
+# (replayed R x N x M x G of them), warm-up R x W out-of-place (R x (W - 1) and first R for the
+# smallest size), none in place; captured_calls = R x sizes x 2 x N x M, replayed_calls G times
+# that. nccl-tests cannot time iterations under -G (it turns -I off), so its printed time is a
+# wall-clock mean; -g 2 (one thread: no wait for another thread's launch) and 1 s of device
+# time per BenchTime (N x M x G = 100 calls of 10 ms) keep the host's late wake-ups under 1%:
+# the busbw and median are checked against its printed busbw and time within 1%.
+G=10 NG=5 M=2
+out=$T/all_reduce-G L="AllReduce -g $R -m $M -G $G"
+NCCLDOUBLE_LAT_US=10000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- all_reduce_perf -b 64K -e 128K -f 2 -g $R -w $W -n $NG \
+  -m $M -G $G -J "$out/nt.json" >"$T/G.stdout" 2>"$T/G.stderr"
 rc=$?
 check_eq "$L: nccl-tests exits 0" 0 "$rc"
 if [ "$rc" = 0 ] && "$NCS" report --json "$out" >"$T/G.json" 2>"$T/G.err"; then
-  python3 - "$out/nt.json" "$T/G.json" $R $W $NG "$L" >"$T/G.checks" 2>&1 <<'EOF'
+  python3 - "$out/nt.json" "$T/G.json" $R $W $NG $M $G "$L" >"$T/G.checks" 2>&1 <<'EOF'
 import json, sys
-ntf, repf, R, W, N, label = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+ntf, repf, label = sys.argv[1], sys.argv[2], sys.argv[8]
+R, W, N, M, G = (int(x) for x in sys.argv[3:8])
 res = json.load(open(ntf))["results"]
 rep = json.load(open(repf))["sizes"]
 rows = [r for r in rep["rows"] if r["op"] == "AllReduce"]
 smallest = min(t["size"] for t in res)
-want_cap = R * len(res) * 2 * N
-print("%s %s: captured_calls %d = R x sizes x 2 x N = %d" % ("ok" if rep["captured_calls"] == want_cap else "FAIL", label, rep["captured_calls"], want_cap))
+want_cap = R * len(res) * 2 * N * M
+print("%s %s: captured_calls %d = R x sizes x 2 x N x M = %d, replayed_calls %d = that x G = %d" %
+      ("ok" if (rep["captured_calls"], rep["replayed_calls"]) == (want_cap, want_cap * G) else "FAIL", label,
+       rep["captured_calls"], want_cap, rep["replayed_calls"], want_cap * G))
+def near(a, b): return a is not None and b > 0 and abs(a - b) <= 0.01 * b
 for t in res:
     for pl, key in (("out-of-place", "out_of_place"), ("in-place", "in_place")):
         m = [r for r in rows if r["bytes"] == t["size"] and r["placement"] == pl]
@@ -158,17 +165,21 @@ for t in res:
             print("FAIL %s: %d rows in the table" % (name, len(m))); continue
         r, printed = m[0], t[key]
         oop, small = pl == "out-of-place", t["size"] == smallest
-        want = ((R * W if small else R * (W + 1)) if oop else R, 0, R if oop and small else 0)
-        got = (r["timed"], r["warmup"], r["first"])
-        print("%s %s: timed, warm-up, first = %s (nccl-tests' arithmetic) got %s, %s-timed" %
+        want = (R * (1 + N * M * G), R * N * M * G, (R * (W - 1) if small else R * W) if oop else 0, R if oop and small else 0)
+        got = (r["timed"], r["replayed"], r["warmup"], r["first"])
+        print("%s %s: timed, replayed, warm-up, first = %s (nccl-tests' arithmetic) got %s, %s-timed" %
               ("ok" if got == want and r["timing"] == "gpu" else "FAIL", name, want, got, r["timing"]))
-        sf, ntsf = (r["busbw_gbps"] or 0) * (r["median_us"] or 0), printed["bus_bw"] * printed["time"]
-        print("%s %s: busbw x median %.1f = nccl-tests' busbw x time %.1f (S x factor, within 1%%)" %
-              ("ok" if ntsf > 0 and abs(sf - ntsf) <= 0.01 * ntsf else "FAIL", name, sf, ntsf))
+        print("%s %s: busbw %.6f GB/s within 1%% of nccl-tests' printed %.6f" %
+              ("ok" if near(r["busbw_gbps"], printed["bus_bw"]) else "FAIL", name, r["busbw_gbps"] or 0, printed["bus_bw"]))
+        print("%s %s: median %.2f us within 1%% of nccl-tests' printed time %.2f us" %
+              ("ok" if near(r["median_us"], printed["time"]) else "FAIL", name, r["median_us"] or 0, printed["time"]))
 EOF
   while IFS= read -r line; do
     case $line in ok\ *) pass "${line#ok }" ;; *) fail "${line#FAIL }" ;; esac
   done <"$T/G.checks"
+  "$NCS" report --sizes AllReduce "$out" >"$T/G.txt" 2>&1
+  check_eq "$L: the text table says which timed calls are replays, and what the captured calls count as" \
+    "4 1" "$(grep -cE "^  AllReduce .* gpu \($((R * NG * M * G)) of them graph replays\)$" "$T/G.txt") $(grep -c "^  captured into CUDA graphs: $((R * 2 * 2 * NG * M)) calls, counted as their $((R * 2 * 2 * NG * M * G)) replays" "$T/G.txt")"
 else
   [ "$rc" = 0 ] && fail "$L: report --json"
   sed 's/^/    /' "$T/G.stderr" | tail -10

@@ -1179,7 +1179,7 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   fold_steps(f->r);
   fold_rows(f->r);
   hand_over_starts(m, file, f);
-  ncs_replay_free(f->rp);
+  ncs_stages_put_replay(m->job->stages, file, f->rp); /* sizes reads the replayed calls */
   f->rp = NULL;
   m->files[file].fs = NULL;
   pthread_mutex_lock(&m->mu);

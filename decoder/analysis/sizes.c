@@ -5,15 +5,22 @@
  * factor: model/rules.h). docs/METRICS.md ("Per-size table") defines every figure.
  *
  * What a row holds, per communicator of a file (the definitions of docs/METRICS.md):
- *   - a collective (ncs_op_kind COLL), not captured into a CUDA graph, that returned
- *     ncclSuccess; inside a group only when every collective of its group has the same key (as
+ *   - a collective (ncs_op_kind COLL) that returned ncclSuccess; inside a group only when
+ *     every collective of its group has the same key (as
  *     nccl-tests -g makes: one call per GPU), each then taking the group's GPU time (the span of
  *     its GPU_TIME records of kind GROUP, one per stream); other group members are counted
  *     (`grouped`), not timed;
  *   - its communicator's first collective is counted apart (`first`), whatever its key;
- *   - calls of one key made one after another on a communicator form a run; the key's steady
- *     run is its longest (the earliest of equals); the key's calls before the steady run's first
- *     call are warm-up (`warmup`), the rest are timed.
+ *   - a collective captured into a CUDA graph runs no kernel when made: it stands for its
+ *     replays (model/replay.h, solved by `metrics`, read from the job's stages at file_done),
+ *     each a call of its key timed on its kernel's device interval (a kernel running several
+ *     calls of one captured group on its communicator, nccl-tests -m, gives each its share);
+ *     without kernel activity it stands for none;
+ *   - calls of one key made one after another on a communicator form a run (a captured call
+ *     counting as its replays); the key's steady run is its longest (the earliest of equals);
+ *     the key's calls before the steady run's first call are warm-up (`warmup`), the rest are
+ *     timed. nccl-tests -G: per size, the sync call and the captured iterations make one run of
+ *     1 + N x M x G calls, its timed calls.
  * Time: the call's GPU time (GPU_TIME record: CUDA events around the call on its stream, the
  * device clock) where it has one, its host time (entry to return) otherwise; a row with any
  * GPU-timed call takes its figures from those alone (its host-timed calls are counted:
@@ -21,8 +28,9 @@
  *
  * Contract: each file is read once, files in parallel (per-file state; the job's rows are
  * merged under a lock at file_done). Memory per file: its keys x the samples each holds (at most
- * ROW_CAP each: past it a call is counted, `over_cap`, and not timed) and a table of PEND calls
- * awaiting their GPU_TIME (a call pushed out of it keeps its host time); per job:
+ * ROW_CAP each: past it a call is counted, `over_cap`, and not timed), a table of PEND calls
+ * awaiting their GPU_TIME (a call pushed out of it keeps its host time), its captured calls (16
+ * bytes each) and, at file_done, their replays' times; per job:
  * its rows x at most JOB_CAP samples each. Option --sizes all|OP prints the table (text); the
  * JSON always has it (top-level "sizes", docs/JSON.md). */
 #include <pthread.h>
@@ -33,7 +41,9 @@
 
 #include "analysis/analysis.h"
 #include "io/grow.h"
+#include "model/replay.h"
 #include "model/rules.h"
+#include "model/stages.h"
 #include "ncclscope/format.h"
 #include "ncclscope/ops.h"
 
@@ -44,6 +54,9 @@
 #define GMAX 16             /* members a group's time is given to */
 #define HOST_BIT (1ull << 63) /* a sample timed on the host (no GPU_TIME came) */
 #define UNTIMED UINT64_MAX  /* a group member that got no time of its own */
+#define PH_BIT (1ull << 62)   /* (bit 63 clear) a captured call: its index in sfile.ph; after
+                                 file_done, a replayed call's sample */
+#define IS_PH(v) (((v) >> 62) == 1)
 
 enum { PL_UNKNOWN, PL_OUT, PL_IN };
 static const char *const place_name[] = {"unknown", "out-of-place", "in-place"};
@@ -57,9 +70,12 @@ struct crow {
   uint64_t *v;              /* samples in call order (ns; HOST_BIT: host-timed) */
   size_t n, cap;
   uint64_t first, over;     /* communicator's first call; calls past ROW_CAP */
-  size_t best, steady_at;   /* longest run so far; index in v where it starts */
+  size_t best, steady_at;   /* longest run without captured calls so far; index in v where it starts */
+  struct prun { uint32_t s, e; } *prun; /* the runs holding captured calls: [s, e) in v */
+  size_t nprun, capprun;
 };
-struct scomm { uint32_t idx; int nranks; int seen; int32_t last; size_t run_len, run_start; };
+struct scomm { uint32_t idx; int nranks; int seen; int32_t last; size_t run_len, run_start; uint32_t ph_run; /* prun + 1 */ };
+struct ph { uint64_t tcall; uint32_t thread, n; size_t at; }; /* a captured call; its replays' samples rp[at..at+n) */
 struct pend { uint64_t tcall; uint32_t thread, row, at, used; };
 struct gpend {              /* a group's members, awaiting the group's GPU time */
   uint64_t group;
@@ -78,6 +94,8 @@ struct sfile {
   struct pend *pend;        /* PEND slots, made at the first timed call */
   struct gpend *gpend;      /* GPEND slots, made at the first group member */
   uint64_t captured;
+  struct ph *ph;            /* captured calls, in call order */
+  size_t nph, capph;
 };
 
 /* one key over the job */
@@ -85,7 +103,7 @@ struct jrow {
   struct key k;
   uint64_t *v;
   size_t n, cap;
-  uint64_t warm, first, over, host_only, timed_gpu;
+  uint64_t warm, first, over, host_only, timed_gpu, replayed;
   /* figures (finish) */
   int gpu;                  /* 1: GPU-timed samples; 0: host */
   uint64_t used;
@@ -98,6 +116,8 @@ struct sstate {
   struct jrow *row;
   size_t nrow, caprow;
   uint64_t grouped, captured; /* group members without a time of their own; captured calls */
+  uint64_t replays;         /* replayed calls put in rows (warm-up ones too) */
+  const struct ncs_job *job;
   const char *want;         /* --sizes: NULL, "all" or an op name */
   int bad;
 };
@@ -177,19 +197,29 @@ static int s_call(void *ctx, const struct ncs_call *c) {
   if (!sc) return 0;
   int first = !sc->seen;
   sc->seen = 1;
-  if (c->flags & NCS_CALL_F_CAPTURED) { f->captured++; return 0; }
+  int captured = (c->flags & NCS_CALL_F_CAPTURED) != 0;
+  if (captured) f->captured++;
   if (c->rc != 0) return 0;
   struct key k = {.count = c->count, .op = c->op == NCS_OP_Bcast ? NCS_OP_Broadcast : c->op, .dtype = c->datatype,
                   .redop = c->redop, .place = (uint32_t)place_of(c->flags), .nranks = sc->nranks};
   int32_t ri = sc->last >= 0 && key_eq(&f->row[sc->last].k, &k) ? sc->last : row_get(f, c->comm, &k);
   if (ri < 0) return 0;
   struct crow *r = &f->row[ri];
-  if (first) { r->first++; sc->last = -1; return 0; }
+  if (first && !captured) { r->first++; sc->last = -1; return 0; }
   if (r->n >= ROW_CAP) { r->over++; return 0; }
   if (ncs_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v)) { r->over++; return 0; }
+  if (captured && (ncs_grow((void **)&f->ph, &f->capph, f->nph + 1, sizeof *f->ph) ||
+                   ncs_grow((void **)&r->prun, &r->capprun, r->nprun + 1, sizeof *r->prun))) { r->over++; return 0; }
   if (sc->last == ri) sc->run_len++;
-  else { sc->run_len = 1; sc->run_start = r->n; sc->last = ri; }
-  if (sc->run_len > r->best) { r->best = sc->run_len; r->steady_at = sc->run_start; }
+  else { sc->run_len = 1; sc->run_start = r->n; sc->last = ri; sc->ph_run = 0; }
+  if (captured && !sc->ph_run) { r->prun[r->nprun++] = (struct prun){(uint32_t)sc->run_start, 0}; sc->ph_run = (uint32_t)r->nprun; }
+  if (sc->ph_run) r->prun[sc->ph_run - 1].e = (uint32_t)r->n + 1;
+  else if (sc->run_len > r->best) { r->best = sc->run_len; r->steady_at = sc->run_start; }
+  if (captured) { /* its replays take its place at file_done */
+    f->ph[f->nph] = (struct ph){.tcall = c->tcall, .thread = c->thread};
+    r->v[r->n++] = PH_BIT | f->nph++;
+    return 0;
+  }
   if (c->depth) { /* a group member: the group's time, when the group is of one key */
     r->v[r->n] = UNTIMED;
     if (!f->gpend && !(f->gpend = calloc(GPEND, sizeof *f->gpend))) { r->n++; return 0; }
@@ -243,6 +273,7 @@ static void *s_create(const struct ncs_job *job) {
   s->file = calloc((size_t)(job->n ? job->n : 1), sizeof *s->file);
   if (!s->file) { free(s); return NULL; }
   pthread_mutex_init(&s->mu, NULL);
+  s->job = job;
   s->want = ncs_job_option(job, "sizes");
   if (s->want && strcmp(s->want, "all")) {
     unsigned op;
@@ -275,12 +306,117 @@ static struct jrow *jrow_get(struct sstate *s, const struct key *k) {
   return r;
 }
 
+/* ---- captured calls: their replays (model/replay.h) in their place ---- */
+struct phmap { struct sfile *f; uint32_t *slot, mask; uint64_t *rp; int fill; };
+
+static uint32_t ph_hash(uint32_t thread, uint64_t tcall) {
+  return (uint32_t)(((tcall * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)thread * 0xC2B2AE3D27D4EB4Full)) >> 32);
+}
+/* The captured call (thread, tcall): its index + 1 in f->ph, 0 when it is not one of ours (a
+ * point-to-point call, or a call this table had no room for). */
+static uint32_t ph_find(const struct phmap *m, uint32_t thread, uint64_t tcall) {
+  for (uint32_t h = ph_hash(thread, tcall) & m->mask;; h = (h + 1) & m->mask) {
+    uint32_t i = m->slot[h];
+    if (!i || (m->f->ph[i - 1].thread == thread && m->f->ph[i - 1].tcall == tcall)) return i;
+  }
+}
+/* ncs_replay_each's callback: counts (fill 0), then stores (fill 1) each replay's time, the
+ * kernel's share of one call (its kernel may run several calls of a captured group) */
+static void on_replay(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
+  struct phmap *m = ctx;
+  uint32_t i = ph_find(m, c->thread, c->tcall);
+  if (!i) return;
+  struct ph *p = &m->f->ph[i - 1];
+  uint64_t d = e > s ? e - s : 0, k = c->members > 1 ? c->members : 1;
+  if (m->fill) m->rp[p->at + p->n] = (d + k / 2) / k;
+  p->n++;
+}
+
+/* A row's samples with each captured call replaced by its replays' (marked PH_BIT), and its
+ * steady run chosen among its runs without captured calls (best) and those with (prun, each
+ * as long as its calls plus its captured calls' replays). 0, or -1 when out of memory (the
+ * captured calls are then dropped, counted over the cap). */
+static int row_expand(struct crow *r, const struct sfile *f, const uint64_t *rp) {
+  size_t best = r->best, at = r->steady_at, n = 0;
+  for (size_t i = 0; i < r->nprun; i++) {
+    size_t len = 0;
+    for (uint32_t k = r->prun[i].s; k < r->prun[i].e && k < r->n; k++) len += IS_PH(r->v[k]) ? f->ph[r->v[k] & ~PH_BIT].n : 1;
+    if (len > best || (len == best && r->prun[i].s < at)) { best = len; at = r->prun[i].s; }
+  }
+  for (size_t k = 0; k < r->n; k++) n += IS_PH(r->v[k]) ? f->ph[r->v[k] & ~PH_BIT].n : 1;
+  size_t cap = n > ROW_CAP ? ROW_CAP : n;
+  uint64_t *v = cap ? malloc(cap * sizeof *v) : NULL;
+  if (cap && !v) {
+    size_t kept = 0, nat = 0;
+    for (size_t k = 0; k < r->n; k++) {
+      if (k == r->steady_at) nat = kept;
+      if (IS_PH(r->v[k])) r->over++;
+      else r->v[kept++] = r->v[k];
+    }
+    r->steady_at = r->steady_at < r->n ? nat : kept;
+    r->n = kept;
+    return -1;
+  }
+  size_t m = 0, nat = cap;
+  for (size_t k = 0; k < r->n; k++) {
+    if (k == at && nat == cap) nat = m;
+    if (!IS_PH(r->v[k])) { if (m < cap) v[m++] = r->v[k]; else r->over++; continue; }
+    const struct ph *p = &f->ph[r->v[k] & ~PH_BIT];
+    for (uint32_t j = 0; j < p->n; j++) {
+      if (m < cap) v[m++] = rp[p->at + j] | PH_BIT;
+      else r->over++;
+    }
+  }
+  free(r->v);
+  r->v = v;
+  r->n = r->cap = m;
+  r->steady_at = nat < m ? nat : m;
+  r->best = best;
+  return 0;
+}
+
+/* The file's captured calls replaced by their replays in every row (nothing when the run kept
+ * no solved replays: then they stand for none). */
+static uint64_t expand_captured(struct sstate *s, int file, struct sfile *f) {
+  if (!f->nph) return 0;
+  const struct ncs_replay *rp = ncs_stages_replay(s->job ? s->job->stages : NULL, file);
+  uint32_t size = 16;
+  while (size < 2 * f->nph && size < (1u << 31)) size *= 2;
+  struct phmap m = {f, rp ? calloc(size, sizeof *m.slot) : NULL, size - 1, NULL, 0};
+  uint64_t total = 0;
+  if (m.slot) {
+    for (size_t i = 0; i < f->nph; i++) {
+      uint32_t h = ph_hash(f->ph[i].thread, f->ph[i].tcall) & m.mask;
+      while (m.slot[h]) h = (h + 1) & m.mask;
+      m.slot[h] = (uint32_t)i + 1;
+    }
+    ncs_replay_each(rp, 0, on_replay, &m); /* count */
+    for (size_t i = 0; i < f->nph; i++) { f->ph[i].at = total; total += f->ph[i].n; f->ph[i].n = 0; }
+    if (total && (m.rp = malloc(total * sizeof *m.rp)) != NULL) {
+      m.fill = 1;
+      ncs_replay_each(rp, 0, on_replay, &m); /* store */
+    } else {
+      for (size_t i = 0; i < f->nph; i++) f->ph[i].n = 0; /* out of memory: none */
+      total = 0;
+    }
+  } else {
+    for (size_t i = 0; i < f->nph; i++) f->ph[i].n = 0;
+  }
+  for (size_t i = 0; i < f->nrow; i++)
+    if (f->row[i].nprun) row_expand(&f->row[i], f, m.rp);
+  free(m.slot);
+  free(m.rp);
+  return total;
+}
+
 static void s_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct sstate *s = state;
   if (!s || file < 0 || file >= s->n) return;
   struct sfile *f = &s->file[file];
+  uint64_t replays = expand_captured(s, file, f);
   pthread_mutex_lock(&s->mu);
   s->captured += f->captured;
+  s->replays += replays;
   for (size_t i = 0; i < f->nrow; i++) {
     struct crow *r = &f->row[i];
     struct jrow *j = jrow_get(s, &r->k);
@@ -298,11 +434,12 @@ static void s_file_done(void *state, int file, const struct ncs_read_status *st)
     }
   }
   pthread_mutex_unlock(&s->mu);
-  for (size_t i = 0; i < f->nrow; i++) free(f->row[i].v);
+  for (size_t i = 0; i < f->nrow; i++) { free(f->row[i].v); free(f->row[i].prun); }
   free(f->row);
   free(f->comm);
   free(f->pend);
   free(f->gpend);
+  free(f->ph);
   memset(f, 0, sizeof *f);
   (void)st;
 }
@@ -332,8 +469,11 @@ static void s_finish(void *state, const struct ncs_job *job) {
   for (size_t i = 0; i < s->nrow; i++) {
     struct jrow *r = &s->row[i];
     size_t g = 0, kept = 0;
-    for (size_t k = 0; k < r->n; k++) /* group members without a time out */
-      if (r->v[k] != UNTIMED) r->v[kept++] = r->v[k];
+    for (size_t k = 0; k < r->n; k++) /* group members without a time out; replays counted */
+      if (r->v[k] != UNTIMED) {
+        if (IS_PH(r->v[k])) { r->replayed++; r->v[k] &= ~PH_BIT; }
+        r->v[kept++] = r->v[k];
+      }
     s->grouped += r->n - kept;
     r->n = kept;
     for (size_t k = 0; k < r->n; k++) /* GPU-timed samples first */
@@ -386,13 +526,17 @@ static void s_text(void *state, FILE *out, const struct ncs_job *job) {
               algbw(r), algbw(r) * r->fac, r->gpu ? "gpu" : "host");
     else
       fprintf(out, " %10s %10s %10s %9s %9s -", "-", "-", "-", "-", "-");
+    if (r->replayed) fprintf(out, " (%llu of them graph replays)", (unsigned long long)r->replayed);
     if (r->host_only) fprintf(out, " (%llu host-timed left out)", (unsigned long long)r->host_only);
     if (r->over) fprintf(out, " (%llu past the sample cap)", (unsigned long long)r->over);
     fputc('\n', out);
   }
-  if (s->grouped || s->captured)
-    fprintf(out, "  not timed: %llu calls inside groups of different calls or without a GPU time, %llu captured into CUDA graphs\n",
-            (unsigned long long)s->grouped, (unsigned long long)s->captured);
+  if (s->grouped)
+    fprintf(out, "  not timed: %llu calls inside groups of different calls or without a GPU time\n", (unsigned long long)s->grouped);
+  if (s->captured)
+    fprintf(out, "  captured into CUDA graphs: %llu calls, counted as their %llu replays (each timed on its kernel)%s\n",
+            (unsigned long long)s->captured, (unsigned long long)s->replays,
+            s->replays ? "" : "; no replay found (kernel activity off, or host timing: report's graph replays line says why)");
   (void)job;
 }
 
@@ -402,6 +546,7 @@ static void s_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
   ncs_json_obj_begin(j, "sizes");
   ncs_json_uint(j, "grouped_calls", s->grouped);
   ncs_json_uint(j, "captured_calls", s->captured);
+  ncs_json_uint(j, "replayed_calls", s->replays);
   ncs_json_arr_begin(j, "rows");
   for (size_t i = 0; i < s->nrow; i++) {
     const struct jrow *r = &s->row[i];
@@ -414,6 +559,7 @@ static void s_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
     ncs_json_uint(j, "count", r->k.count);
     ncs_json_num(j, "bytes", r->S);
     ncs_json_uint(j, "timed", r->used);
+    ncs_json_uint(j, "replayed", r->replayed);
     ncs_json_uint(j, "warmup", r->warm);
     ncs_json_uint(j, "first", r->first);
     ncs_json_uint(j, "host_only", r->host_only);
@@ -446,8 +592,9 @@ static void s_destroy(void *state) {
   struct sstate *s = state;
   if (!s) return;
   for (int i = 0; i < s->n; i++) { /* files whose read never ended (file_done frees the others) */
-    for (size_t k = 0; k < s->file[i].nrow; k++) free(s->file[i].row[k].v);
+    for (size_t k = 0; k < s->file[i].nrow; k++) { free(s->file[i].row[k].v); free(s->file[i].row[k].prun); }
     free(s->file[i].row);
+    free(s->file[i].ph);
     free(s->file[i].comm);
     free(s->file[i].pend);
     free(s->file[i].gpend);

@@ -49,7 +49,7 @@ void ncs_stepcost_file_done(struct ncs_stepcost *c, int file, const struct ncs_r
   if (!c) return;
   ncs_analysis_metrics.file_done(c->m, file, st); /* hands the file's step starts to whatif */
   ncs_analysis_whatif.file_done(c->w, file, st);
-  ncs_stages_drop_starts(&c->stages, file);
+  ncs_stages_drop_file(&c->stages, file);
 }
 
 static const struct ncs_rank_info *g_sort_info;

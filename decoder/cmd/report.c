@@ -686,7 +686,7 @@ static void run_file_done(void *ctx, int file, int rc, const struct ncs_read_sta
   s->info.truncated = s->st.truncated;
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->file_done) analyses[a]->file_done(R->state[a], file, &s->st);
-  ncs_stages_drop_starts(R->stages, file); /* read by the analyses above, needed no more */
+  ncs_stages_drop_file(R->stages, file); /* read by the analyses above, needed no more */
 }
 
 /* The command line: --json, then every option the analyses declare (analysis.h), each

@@ -108,7 +108,7 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
   int n = c->comm < r->ncomm && r->nranks[c->comm] > 0 ? r->nranks[c->comm] : 1;
   uint32_t dev = c->comm < r->ncomm ? (uint32_t)r->dev[c->comm] : 0;
   r->mem[r->nmem] = (struct rmem){{c->op, c->comm, c->datatype, (uint32_t)n, c->count, ncs_rule_bytes(c->count, c->datatype),
-                                   ncs_rule_S(c->op, c->count, c->datatype, n)}, 0};
+                                   ncs_rule_S(c->op, c->count, c->datatype, n), c->redop, c->flags, c->thread, 1, c->tcall}, 0};
   uint64_t group = c->depth > 0 ? c->group : 0;
   size_t e = r->nel;
   for (size_t i = r->nel, k = 0; group && i-- > 0 && k < 64 && r->el[i].seg == (uint32_t)seg && r->el[i].group == group; k++)
@@ -271,6 +271,8 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   struct run *runs = r->nel ? malloc(r->nel * sizeof *runs) : NULL;
   size_t nruns = 0, first[NCS_REPLAY_OPS + 1] = {0};
   int rc = r->nel && (!order || !runs) ? -1 : 0;
+  for (size_t e = 0; e < r->nel; e++) /* each member knows how many calls its kernel runs */
+    for (uint32_t m = r->el[e].head + 1; m; m = r->mem[m - 1].next) r->mem[m - 1].c.members = r->el[e].n;
   for (size_t e = 0; rc == 0 && e < r->nel; e++)
     order[e] = (struct ekey){(uint32_t)r->el[e].op, r->el[e].dev, r->el[e].seg, r->seg[r->el[e].seg].t, (uint32_t)e};
   if (rc == 0 && r->nel > 1) qsort(order, r->nel, sizeof *order, cmp_ekey);

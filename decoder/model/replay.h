@@ -21,7 +21,7 @@
  * why. Contract: feed a file's records in file order (calls, GPU times, communicators, raw
  * KERNEL / KERNEL_NAME / KERNEL_STATUS), then ncs_replay_solve once, then the walks. Memory:
  * until the first captured call, the last 4096..8192 GPU intervals (16 bytes each) and NCCL
- * kernels (24 bytes each); after it, every one; the captured calls (56 bytes each) and one
+ * kernels (24 bytes each); after it, every one; the captured calls (80 bytes each) and one
  * element (40 bytes) per captured call or group. Not thread-safe; one per file. */
 #ifndef NCS_REPLAY_H
 #define NCS_REPLAY_H
@@ -35,6 +35,9 @@ struct ncs_replay_call {
   uint32_t op, comm, datatype, n;  /* n: ranks of its communicator */
   uint64_t count, bytes;           /* bytes: count x datatype size, as passed */
   double S;                        /* nccl-tests' S (model/rules.h) */
+  uint32_t redop, flags;           /* as the captured CALL record has them (NCS_CALL_F_*) */
+  uint32_t thread, members;        /* members: calls its kernel runs (its element's), set by solve */
+  uint64_t tcall;                  /* with thread: which captured CALL record it is */
 };
 struct ncs_replay_op {             /* per kernel operation ("AllReduce", "SendRecv", ...) */
   char name[24];

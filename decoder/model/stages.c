@@ -4,12 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/replay.h"
+
 int ncs_stages_init(struct ncs_stages *s, int nfiles) {
   memset(s, 0, sizeof *s);
   size_t n = nfiles > 0 ? (size_t)nfiles : 1;
   s->starts = calloc(n, sizeof *s->starts);
   s->fig = calloc(n, sizeof *s->fig);
-  if (!s->starts || !s->fig) { free(s->starts); free(s->fig); s->starts = NULL; s->fig = NULL; return -1; }
+  s->replay = calloc(n, sizeof *s->replay);
+  if (!s->starts || !s->fig || !s->replay) {
+    free(s->starts); free(s->fig); free(s->replay);
+    memset(s, 0, sizeof *s);
+    return -1;
+  }
   s->n = nfiles;
   for (int i = 0; i < nfiles; i++) s->fig[i].state = -1;
   return 0;
@@ -17,7 +24,9 @@ int ncs_stages_init(struct ncs_stages *s, int nfiles) {
 
 void ncs_stages_free(struct ncs_stages *s) {
   for (int i = 0; s->starts && i < s->n; i++) free(s->starts[i].t);
+  for (int i = 0; s->replay && i < s->n; i++) ncs_replay_free(s->replay[i]);
   free(s->starts);
+  free(s->replay);
   free(s->fig);
   memset(s, 0, sizeof *s);
 }
@@ -35,10 +44,22 @@ size_t ncs_stages_starts(const struct ncs_stages *s, int file, const uint64_t **
   return s->starts[file].n;
 }
 
-void ncs_stages_drop_starts(struct ncs_stages *s, int file) {
+void ncs_stages_put_replay(struct ncs_stages *s, int file, struct ncs_replay *r) {
+  if (!s || !s->replay || file < 0 || file >= s->n) { ncs_replay_free(r); return; }
+  ncs_replay_free(s->replay[file]);
+  s->replay[file] = r;
+}
+
+const struct ncs_replay *ncs_stages_replay(const struct ncs_stages *s, int file) {
+  return s && s->replay && file >= 0 && file < s->n ? s->replay[file] : NULL;
+}
+
+void ncs_stages_drop_file(struct ncs_stages *s, int file) {
   if (!s || file < 0 || file >= s->n) return;
   free(s->starts[file].t);
   s->starts[file] = (struct ncs_step_starts){NULL, 0};
+  ncs_replay_free(s->replay[file]);
+  s->replay[file] = NULL;
 }
 
 const struct ncs_kact_fig *ncs_stages_fig(const struct ncs_stages *s, int file) {

@@ -5,11 +5,14 @@
  *    file (docs/METRICS.md "Steps") and puts the entry time (trace clock, ns) of every counted
  *    boundary call, in order; gputime and whatif cut their per-step figures at them;
  *  - each file's kernel-activity figures (model/kact.h): gputime puts them; metrics reads them
- *    for its ratio and verdicts.
+ *    for its ratio and verdicts;
+ *  - each file's CUDA-graph replays (model/replay.h), solved: metrics puts the model it fed and
+ *    solved; sizes reads the replayed calls for its per-size rows.
  *
- * Contract: file f's starts are put by their producer in its file_done of f and read by the
- * analyses whose file_done of f comes after it (file_done runs in registry order); the report
- * core drops them once f's last file_done returned, so only the files being read hold starts.
+ * Contract: file f's starts and replays are put by their producer in its file_done of f and
+ * read by the analyses whose file_done of f comes after it (file_done runs in registry order);
+ * the report core drops them once f's last file_done returned, so only the files being read
+ * hold them.
  * Figures are put in file_done and read once every file is read (finish, print_*). Slots of
  * different files may be used at once from different threads, one file's slot by one thread at
  * a time (the thread reading it). */
@@ -19,10 +22,12 @@
 #include <stdint.h>
 #include "model/kact.h"
 
+struct ncs_replay;
 struct ncs_step_starts { uint64_t *t; size_t n; };
 struct ncs_stages {
   int n;                          /* files */
   struct ncs_step_starts *starts; /* [n] */
+  struct ncs_replay **replay;     /* [n] solved replays, owned here; NULL until put */
   struct ncs_kact_fig *fig;       /* [n]; state -1 and have 0 until put */
   int fig_on;                     /* 1 when an analysis of the run puts figures (gputime) */
 };
@@ -34,7 +39,12 @@ void ncs_stages_free(struct ncs_stages *s);
 void ncs_stages_put_starts(struct ncs_stages *s, int file, uint64_t *t, size_t n);
 /* File's step starts: their count, *t pointing at them; 0 and *t NULL when none were put. */
 size_t ncs_stages_starts(const struct ncs_stages *s, int file, const uint64_t **t);
-void ncs_stages_drop_starts(struct ncs_stages *s, int file);
+/* Takes r (solved, or NULL) as file's graph replays; freed at once when s is NULL. */
+void ncs_stages_put_replay(struct ncs_stages *s, int file, struct ncs_replay *r);
+/* File's solved graph replays, NULL when none were put. */
+const struct ncs_replay *ncs_stages_replay(const struct ncs_stages *s, int file);
+/* Drops file's step starts and replays (the last reader is done with them). */
+void ncs_stages_drop_file(struct ncs_stages *s, int file);
 /* File's kernel-activity figures, NULL when no analysis of the run puts them (s NULL too). */
 const struct ncs_kact_fig *ncs_stages_fig(const struct ncs_stages *s, int file);
 #endif
