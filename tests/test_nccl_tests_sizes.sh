@@ -3,7 +3,7 @@
 # "Per-size table") against NVIDIA's nccl-tests, unmodified, run on the CUDA, NCCL and NVML
 # doubles under the shim (scripts/nccl-tests.sh; the build in BUILD/nccl-tests is shared with
 # test_nccl_tests.sh). all_reduce_perf, all_gather_perf, reduce_scatter_perf and broadcast_perf
-# (and, with two sizes and -n 5, reduce_perf and alltoall_perf) run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
+# (and, with two sizes and -n 5, reduce_perf, alltoall_perf and sendrecv_perf) run with -t 2 (two ranks, one thread each: every call outside a group, so each has its own
 # GPU time), and all_reduce_perf also with -g 2 (two ranks on one thread: each iteration is a
 # group of two like calls, which take the group's GPU time), three doubling sizes, -w 2, -n 10, -I 1 (per-iteration CUDA-event timing) and -J
 # (nccl-tests' JSON); all_reduce_perf -g 2 -m 2 -G 10 (CUDA graphs) has its own arithmetic (at
@@ -19,6 +19,11 @@
 #     (nccl-tests' printed busbw is its S x factor / time; so this checks S and the factor too);
 #   - median at most 1% above nccl-tests' printed time column (a wall-clock mean over N calls
 #     cannot be shorter than the device's time per call).
+# sendrecv_perf: each iteration is a group of one Send and one Recv (src/sendrecv.cu), a
+# SendRecv row of S = count x size and busbw factor 1 (its getBw). The trace records no
+# placement for Send and Recv, so one row per size (placement unknown) holds both of nccl-tests'
+# columns: timed = R x 2 x (N + 1), warm-up and first as the out-of-place row above; its median
+# and busbw are checked against each of nccl-tests' two columns.
 #
 # Why they agree, whatever the machine's load: the NCCL double ends a collective's kernel at the
 # latest start of its ranks plus the model time (NCCLDOUBLE_LAT_US: 4 ms here, far above the
@@ -48,14 +53,14 @@ if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests sizes: not under $NCS_SANITIZE
 command -v python3 >/dev/null || { skip "nccl-tests sizes: python3 needed to read the JSON"; exit 0; }
 export BUILD NCCL_TESTS_SRC=$SRC
 
-timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$SCRIPT" --build-only all_reduce all_gather reduce_scatter broadcast reduce alltoall \
+timeout -k 5 "${NCS_NCCL_TESTS_BUILD_S:-200}" bash "$SCRIPT" --build-only all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv \
   >"$T/build.log" 2>&1
 rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
   skip "nccl-tests sizes: the build did not finish in ${NCS_NCCL_TESTS_BUILD_S:-200} s (load); kept in $BUILD/nccl-tests, the next run goes on"
   exit 0
 fi
-check_eq "nccl-tests builds (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall)" 0 "$rc"
+check_eq "nccl-tests builds (all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv)" 0 "$rc"
 [ "$rc" = 0 ] || { sed 's/^/    /' "$T/build.log" | tail -20; exit 0; }
 
 # verify.py OP NT_JSON REPORT_JSON R W N LABEL: one "ok|FAIL|note <what>" line per check
@@ -67,23 +72,32 @@ rows = [r for r in json.load(open(repf))["sizes"]["rows"] if r["op"] == op]
 res = nt["results"]
 smallest = min(r["size"] for r in res)
 def near(a, b): return b > 0 and abs(a - b) <= 0.01 * b
-print("%s %s: %d rows, both placements of each of nccl-tests' %d sizes, none of unknown placement" %
-      ("ok" if len(rows) == 2 * len(res) and all(r["placement"] != "unknown" for r in rows) else "FAIL", label, len(rows), len(res)))
+# SendRecv: the trace has no placement for Send and Recv, so one row per size pools nccl-tests'
+# out-of-place and in-place calls: timed R x 2 x (N + 1), each placement's columns checked on it
+pooled = op == "SendRecv"
+if pooled:
+    print("%s %s: %d rows, one (placement unknown) for each of nccl-tests' %d sizes" %
+          ("ok" if len(rows) == len(res) and all(r["placement"] == "unknown" for r in rows) else "FAIL", label, len(rows), len(res)))
+else:
+    print("%s %s: %d rows, both placements of each of nccl-tests' %d sizes, none of unknown placement" %
+          ("ok" if len(rows) == 2 * len(res) and all(r["placement"] != "unknown" for r in rows) else "FAIL", label, len(rows), len(res)))
 worst = 0.0
 for t in res:
     size = t["size"]
     for pl, key in (("out-of-place", "out_of_place"), ("in-place", "in_place")):
-        m = [r for r in rows if r["bytes"] == size and r["placement"] == pl]
+        m = [r for r in rows if r["bytes"] == size and r["placement"] == ("unknown" if pooled else pl)]
         name = "%s %d B %s" % (label, size, pl)
         if len(m) != 1:
             print("FAIL %s: %d rows in the table" % (name, len(m)))
             continue
         r, printed, it = m[0], t[key], t[key + "_per_iter"]
-        want = (R * (N + 1), R * (W - 1 if size == smallest else W) if pl == "out-of-place" else 0,
-                R if size == smallest and pl == "out-of-place" else 0)
+        oop = pl == "out-of-place" or pooled
+        want = ((2 if pooled else 1) * R * (N + 1), R * (W - 1 if size == smallest else W) if oop else 0,
+                R if size == smallest and oop else 0)
         got = (r["timed"], r["warmup"], r["first"])
-        print("%s %s: timed, warm-up, first = %s (nccl-tests' arithmetic) got %s, %s-timed" %
-              ("ok" if got == want and r["timing"] == "gpu" else "FAIL", name, want, got, r["timing"]))
+        if not pooled or pl == "out-of-place":
+            print("%s %s: timed, warm-up, first = %s (nccl-tests' arithmetic) got %s, %s-timed" %
+                  ("ok" if got == want and r["timing"] == "gpu" else "FAIL", name, want, got, r["timing"]))
         p50 = it["p50_us"]
         print("%s %s: median %.3f us within 1%% of nccl-tests' p50 %.3f us" %
               ("ok" if r["median_us"] is not None and near(r["median_us"], p50) else "FAIL", name, r["median_us"] or 0, p50))
@@ -101,7 +115,8 @@ NCS=$BUILD/ncclscope
 R=2 W=2
 # PROGRAM:OP:HOW:LAST_SIZE:N — HOW: -t 2 (a thread per rank) or -g 2 (a group per iteration)
 for run in all_reduce:AllReduce:-t:256K:10 all_gather:AllGather:-t:256K:10 reduce_scatter:ReduceScatter:-t:256K:10 \
-           broadcast:Broadcast:-t:256K:10 all_reduce:AllReduce:-g:256K:10 reduce:Reduce:-t:128K:5 alltoall:AlltoAll:-t:128K:5; do
+           broadcast:Broadcast:-t:256K:10 all_reduce:AllReduce:-g:256K:10 reduce:Reduce:-t:128K:5 alltoall:AlltoAll:-t:128K:5 \
+           sendrecv:SendRecv:-t:128K:5; do
   IFS=: read -r prog op how e N <<<"$run"
   bin=${prog}_perf out=$T/$prog$how L="$op $how $R" f=$T/$op$how
   NCCLDOUBLE_LAT_US=4000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- "$bin" -b 64K -e "$e" -f 2 "$how" $R -w $W -n $N \
@@ -119,9 +134,10 @@ for run in all_reduce:AllReduce:-t:256K:10 all_gather:AllGather:-t:256K:10 reduc
   done <"$f.checks"
   # the text table shows the same rows
   "$NCS" report --sizes "$op" "$out" >"$f.txt" 2>&1
-  rows=$(python3 -c 'import json,sys; print(2 * len(json.load(open(sys.argv[1]))["results"]))' "$out/nt.json")
-  check_eq "$L: report --sizes $op prints its $rows rows (nccl-tests' sizes x 2 placements), and no other op's" "$rows 0" \
-    "$(grep -cE "^  $op +$R float32 .* (out-of-place|in-place) " "$f.txt") $(awk '/^Per size:/ { on = 1; next } on && /^  [A-Z]/ && $1 != "op" && $1 != "'"$op"'"' "$f.txt" | wc -l)"
+  if [ "$op" = SendRecv ]; then pl=unknown k=1; else pl='(out-of-place|in-place)' k=2; fi
+  rows=$(python3 -c 'import json,sys; print(int(sys.argv[2]) * len(json.load(open(sys.argv[1]))["results"]))' "$out/nt.json" $k)
+  check_eq "$L: report --sizes $op prints its $rows rows (nccl-tests' sizes x $k placements), and no other op's" "$rows 0" \
+    "$(grep -cE "^  $op +$R float32 .* $pl " "$f.txt") $(awk '/^Per size:/ { on = 1; next } on && /^  [A-Z]/ && $1 != "op" && $1 != "'"$op"'"' "$f.txt" | wc -l)"
 done
 
 # -G (CUDA-graph mode, src/common.cu BenchTime): per size and placement nccl-tests makes one

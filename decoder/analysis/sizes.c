@@ -5,8 +5,12 @@
  * factor: model/rules.h). docs/METRICS.md ("Per-size table") defines every figure.
  *
  * What a row holds, per communicator of a file (the definitions of docs/METRICS.md):
- *   - a collective (ncs_op_kind COLL) that returned ncclSuccess; inside a group only when
- *     every collective of its group has the same key (as
+ *   - a collective (ncs_op_kind COLL) that returned ncclSuccess, or a SendRecv: a Send and a
+ *     Recv of one count and datatype on one communicator in one group, not captured (nccl-tests
+ *     sendrecv_perf; op "SendRecv", S = count x size, busbw factor 1, placement unknown: the
+ *     trace records none for Send and Recv; its runs and first call apart from the
+ *     communicator's collectives'); inside a group only when every call of its group has the
+ *     same key (as
  *     nccl-tests -g makes: one call per GPU), each then taking the group's GPU time (the span of
  *     its GPU_TIME records of kind GROUP, one per stream); other group members are counted
  *     (`grouped`), not timed;
@@ -59,6 +63,9 @@
 #define IS_PH(v) (((v) >> 62) == 1)
 
 enum { PL_UNKNOWN, PL_OUT, PL_IN };
+#define OP_SENDRECV NCS_OP_LIMIT /* a row's op: one Send and one Recv of a group (below) */
+#define P2P_COMM (1u << 31)      /* a communicator's SendRecv calls: their own runs and first call */
+#define NO_AT UINT32_MAX         /* a group member with no sample (its communicator's first) */
 static const char *const place_name[] = {"unknown", "out-of-place", "in-place"};
 
 struct key { uint64_t count; uint32_t op, dtype, redop, place; int nranks; };
@@ -84,6 +91,7 @@ struct gpend {              /* a group's members, awaiting the group's GPU time 
   uint64_t start, end;      /* their span */
   struct key k;
   uint32_t row[GMAX], at[GMAX];
+  uint32_t comm[GMAX], half[GMAX]; /* half: a SendRecv member's op while its other half is awaited, else 0 */
   uint64_t stream[GMAX];
 };
 struct sfile {
@@ -121,6 +129,9 @@ struct sstate {
   const char *want;         /* --sizes: NULL, "all" or an op name */
   int bad;
 };
+
+static const char *op_name(uint32_t op) { return op == OP_SENDRECV ? "SendRecv" : ncs_op_name(op); }
+static uint32_t rule_op(uint32_t op) { return op == OP_SENDRECV ? NCS_OP_Send : op; } /* S = count x size, factor 1 */
 
 static int place_of(uint32_t flags) {
   return flags & NCS_CALL_F_INPLACE ? PL_IN : flags & NCS_CALL_F_OUTOFPLACE ? PL_OUT : PL_UNKNOWN;
@@ -190,22 +201,50 @@ static struct gpend *gpend_at(struct sfile *f, uint32_t thread, uint64_t group, 
   return p;
 }
 
+/* The other half of a SendRecv already in group g (same communicator and key, the other op):
+ * paired with this call, which then adds no call of its own. */
+static int pair_half(struct gpend *g, uint32_t comm, const struct key *k, uint32_t op) {
+  for (uint32_t i = 0; i < g->n; i++)
+    if (g->half[i] && g->half[i] != op && g->comm[i] == comm && key_eq(&g->k, k)) { g->half[i] = 0; return 1; }
+  return 0;
+}
+
 static int s_call(void *ctx, const struct ncs_call *c) {
   struct sfile *f = ctx;
-  if (ncs_op_kind(c->op) != NCS_KIND_COLL) return 0;
-  struct scomm *sc = comm_get(f, c->comm);
+  int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
+  /* Send and Recv: only inside a group, not captured; a group's Send and Recv of one count and
+     datatype on a communicator are one SendRecv call (nccl-tests sendrecv_perf) */
+  if (!(ncs_op_kind(c->op) == NCS_KIND_COLL || (p2p && c->depth && !(c->flags & NCS_CALL_F_CAPTURED)))) return 0;
+  struct scomm *sc = comm_get(f, c->comm | (p2p ? P2P_COMM : 0));
   if (!sc) return 0;
-  int first = !sc->seen;
-  sc->seen = 1;
+  if (p2p && !sc->nranks) { struct scomm *cc = comm_get(f, c->comm); sc = comm_get(f, c->comm | P2P_COMM); if (cc && sc) sc->nranks = cc->nranks; }
+  if (!sc) return 0;
   int captured = (c->flags & NCS_CALL_F_CAPTURED) != 0;
   if (captured) f->captured++;
   if (c->rc != 0) return 0;
-  struct key k = {.count = c->count, .op = c->op == NCS_OP_Bcast ? NCS_OP_Broadcast : c->op, .dtype = c->datatype,
-                  .redop = c->redop, .place = (uint32_t)place_of(c->flags), .nranks = sc->nranks};
+  struct key k = {.count = c->count, .op = p2p ? OP_SENDRECV : c->op == NCS_OP_Bcast ? NCS_OP_Broadcast : c->op,
+                  .dtype = c->datatype, .redop = p2p ? 0 : c->redop, .place = p2p ? PL_UNKNOWN : (uint32_t)place_of(c->flags),
+                  .nranks = sc->nranks};
+  if (p2p) {
+    if (!f->gpend && !(f->gpend = calloc(GPEND, sizeof *f->gpend))) return 0;
+    if (pair_half(gpend_at(f, c->thread, c->group, 1), c->comm, &k, c->op)) return 0;
+  }
+  int first = !sc->seen;
+  sc->seen = 1;
   int32_t ri = sc->last >= 0 && key_eq(&f->row[sc->last].k, &k) ? sc->last : row_get(f, c->comm, &k);
   if (ri < 0) return 0;
   struct crow *r = &f->row[ri];
-  if (first && !captured) { r->first++; sc->last = -1; return 0; }
+  if (first && !captured) {
+    r->first++;
+    sc->last = -1;
+    if (p2p) { /* its other half is still to come */
+      struct gpend *g = gpend_at(f, c->thread, c->group, 1);
+      if (g->n == 0) g->k = k;
+      if (g->n < GMAX) { g->row[g->n] = (uint32_t)ri; g->at[g->n] = NO_AT; g->comm[g->n] = c->comm; g->half[g->n] = c->op; g->n++; }
+      else g->mixed = 1;
+    }
+    return 0;
+  }
   if (r->n >= ROW_CAP) { r->over++; return 0; }
   if (ncs_grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v)) { r->over++; return 0; }
   if (captured && (ncs_grow((void **)&f->ph, &f->capph, f->nph + 1, sizeof *f->ph) ||
@@ -226,8 +265,12 @@ static int s_call(void *ctx, const struct ncs_call *c) {
     struct gpend *g = gpend_at(f, c->thread, c->group, 1);
     if (g->n == 0) g->k = k;
     else if (!key_eq(&g->k, &k)) g->mixed = 1;
-    if (g->n < GMAX) { g->row[g->n] = (uint32_t)ri; g->at[g->n] = (uint32_t)r->n; g->n++; }
-    else g->mixed = 1;
+    if (g->n < GMAX) {
+      g->row[g->n] = (uint32_t)ri; g->at[g->n] = (uint32_t)r->n; g->comm[g->n] = c->comm; g->half[g->n] = p2p ? c->op : 0;
+      g->n++;
+    } else {
+      g->mixed = 1;
+    }
     uint32_t si = 0;
     while (si < g->nstreams && g->stream[si] != c->stream) si++;
     if (si == g->nstreams && si < GMAX) g->stream[g->nstreams++] = c->stream;
@@ -252,8 +295,9 @@ static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
     if (!p->got || g->gpu_start < p->start) p->start = g->gpu_start;
     if (!p->got || g->gpu_end > p->end) p->end = g->gpu_end;
     if (++p->got < p->nstreams) return 0;
+    for (uint32_t i = 0; i < p->n; i++) p->mixed |= p->half[i] != 0; /* a Send or Recv without its other half */
     for (uint32_t i = 0; i < p->n && !p->mixed; i++)
-      if (p->row[i] < f->nrow && p->at[i] < f->row[p->row[i]].n) f->row[p->row[i]].v[p->at[i]] = p->end - p->start;
+      if (p->row[i] < f->nrow && p->at[i] != NO_AT && p->at[i] < f->row[p->row[i]].n) f->row[p->row[i]].v[p->at[i]] = p->end - p->start;
     p->used = 0;
     return 0;
   }
@@ -279,8 +323,8 @@ static void *s_create(const struct ncs_job *job) {
     unsigned op;
     for (op = 1; op < NCS_OP_LIMIT; op++)
       if (ncs_op_kind(op) == NCS_KIND_COLL && ncs_op_name(op) && !strcasecmp(ncs_op_name(op), s->want)) break;
-    if (op == NCS_OP_LIMIT) {
-      fprintf(stderr, "ncclscope report: --sizes takes 'all' or a collective's name (AllReduce, AllGather, ...), not '%s'\n", s->want);
+    if (op == NCS_OP_LIMIT && strcasecmp(s->want, op_name(OP_SENDRECV))) {
+      fprintf(stderr, "ncclscope report: --sizes takes 'all' or a collective's name (AllReduce, AllGather, ..., SendRecv), not '%s'\n", s->want);
       s->bad = 1;
     }
   }
@@ -482,8 +526,8 @@ static void s_finish(void *state, const struct ncs_job *job) {
     r->host_only = r->gpu ? r->n - g : 0;
     r->used = r->gpu ? g : r->n;
     for (size_t k = 0; k < r->used; k++) r->v[k] &= ~HOST_BIT;
-    r->S = ncs_rule_S(r->k.op, r->k.count, r->k.dtype, r->k.nranks);
-    r->fac = ncs_rule_busbw_factor(r->k.op, r->k.nranks);
+    r->S = ncs_rule_S(rule_op(r->k.op), r->k.count, r->k.dtype, r->k.nranks);
+    r->fac = ncs_rule_busbw_factor(rule_op(r->k.op), r->k.nranks);
     if (!r->used) continue;
     qsort(r->v, r->used, sizeof *r->v, cmp_u64);
     double sum = 0;
@@ -497,7 +541,7 @@ static void s_finish(void *state, const struct ncs_job *job) {
 }
 
 static int shown(const struct sstate *s, const struct jrow *r) {
-  return !s->want || !strcmp(s->want, "all") || !strcasecmp(ncs_op_name(r->k.op), s->want);
+  return !s->want || !strcmp(s->want, "all") || !strcasecmp(op_name(r->k.op), s->want);
 }
 /* algbw (GB/s, 1e9 bytes) from the median; 0 when there is none */
 static double algbw(const struct jrow *r) { return r->p50_ns > 0 ? r->S / r->p50_ns : 0; }
@@ -518,8 +562,8 @@ static void s_text(void *state, FILE *out, const struct ncs_job *job) {
   for (size_t i = 0; i < s->nrow; i++) {
     const struct jrow *r = &s->row[i];
     if (!shown(s, r)) continue;
-    fprintf(out, "  %-13s %5d %-8s %-5s %-12s %12.0f %6llu %5llu %5llu", ncs_op_name(r->k.op), r->k.nranks,
-            ncs_rule_dtype_name(r->k.dtype), ncs_rule_redop_name(r->k.redop), place_name[r->k.place], r->S,
+    fprintf(out, "  %-13s %5d %-8s %-5s %-12s %12.0f %6llu %5llu %5llu", op_name(r->k.op), r->k.nranks,
+            ncs_rule_dtype_name(r->k.dtype), r->k.op == OP_SENDRECV ? "-" : ncs_rule_redop_name(r->k.redop), place_name[r->k.place], r->S,
             (unsigned long long)r->used, (unsigned long long)r->warm, (unsigned long long)r->first);
     if (r->used)
       fprintf(out, " %10.2f %10.2f %10.2f %9.2f %9.2f %s", r->mean_ns / 1e3, r->p50_ns / 1e3, r->p99_ns / 1e3,
@@ -551,10 +595,10 @@ static void s_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
   for (size_t i = 0; i < s->nrow; i++) {
     const struct jrow *r = &s->row[i];
     ncs_json_obj_begin(j, NULL);
-    ncs_json_str(j, "op", ncs_op_name(r->k.op));
+    ncs_json_str(j, "op", op_name(r->k.op));
     ncs_json_int(j, "nranks", r->k.nranks);
     ncs_json_str(j, "datatype", ncs_rule_dtype_name(r->k.dtype));
-    ncs_json_str(j, "redop", ncs_rule_redop_name(r->k.redop));
+    ncs_json_str(j, "redop", r->k.op == OP_SENDRECV ? NULL : ncs_rule_redop_name(r->k.redop));
     ncs_json_str(j, "placement", place_name[r->k.place]);
     ncs_json_uint(j, "count", r->k.count);
     ncs_json_num(j, "bytes", r->S);
