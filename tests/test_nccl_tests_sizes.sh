@@ -165,8 +165,15 @@ import json, sys
 ntf, repf, label = sys.argv[1], sys.argv[2], sys.argv[8]
 R, W, N, M, G = (int(x) for x in sys.argv[3:8])
 res = json.load(open(ntf))["results"]
-rep = json.load(open(repf))["sizes"]
+full = json.load(open(repf))
+rep = full["sizes"]
 rows = [r for r in rep["rows"] if r["op"] == "AllReduce"]
+# the per-rank replay time (graph_replays.time_s: each replayed call its share of its kernel,
+# M calls to a kernel): N x M x G calls per size, placement and rank at nccl-tests' time per call
+rt = sum((r.get("graph_replays") or {}).get("time_s") or 0 for r in full["ranks"])
+want_rt = sum(R * N * M * G * t[k]["time"] * 1e-6 for t in res for k in ("out_of_place", "in_place"))
+print("%s %s: replayed calls' time %.4f s within 1%% of R x N x M x G x nccl-tests' time per call, summed (%.4f s)" %
+      ("ok" if abs(rt - want_rt) <= 0.01 * want_rt else "FAIL", label, rt, want_rt))
 smallest = min(t["size"] for t in res)
 want_cap = R * len(res) * 2 * N * M
 print("%s %s: captured_calls %d = R x sizes x 2 x N x M = %d, replayed_calls %d = that x G = %d" %

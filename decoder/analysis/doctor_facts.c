@@ -226,16 +226,18 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
 
 static double median_busbw(const struct ncs_dfacts *f);
 
-/* One replayed call: a call of the window, a GPU interval, a bandwidth sample when large. */
+/* One replayed call: a call of the window, a GPU interval (its share of its kernel's, which may
+ * run several calls of a captured group), a bandwidth sample when large. */
 static void on_replayed(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
   struct ncs_dfacts *f = ctx;
+  double d = (double)(e - s) / (c->members > 1 ? c->members : 1);
   f->ncalls++;
-  f->replay_ns += (double)(e - s);
+  f->replay_ns += d;
   if (!f->gpu_first || s < f->gpu_first) f->gpu_first = s;
   if (e > f->gpu_last) f->gpu_last = e;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL || (double)c->bytes < (double)NCS_DF_BIG_BYTES || e <= s) return;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, (int)c->n);
-  if (bb > 0 && f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = bb / (double)(e - s);
+  if (bb > 0 && f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = bb / d;
 }
 static void on_replay_extra(void *ctx, uint64_t s, uint64_t e) { ((struct ncs_dfacts *)ctx)->replay_extra_ns += (double)(e - s); }
 /* The file's graph replays (docs/METRICS.md "Graph replays"): counted with GPU timing only. */

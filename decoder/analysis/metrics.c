@@ -1097,14 +1097,15 @@ static void settle_unanswered(struct file_state *f, const struct pend *p) {
   if (p->nmem && p->t_exit) finish_group(f, (struct pend *)p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
   else if (p->counted) account_pend(f, p, p->t_enter, p->t_exit, 0);
 }
-/* One replayed call (model/replay.h): timed on its kernel's device interval, counted in its
- * op's and size row's calls and in their replays. */
+/* One replayed call (model/replay.h): timed on its kernel's device interval (its share of it
+ * when the kernel runs several calls of a captured group, nccl-tests -m), counted in its op's
+ * and size row's calls and in their replays. */
 static void on_replayed(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e) {
   struct file_state *f = ctx;
   struct rank_m *r = f->r;
   if (c->op >= NCS_OP_LIMIT) return;
   struct shape *sh = shape_of(f, c->op, c->n, c->S);
-  uint64_t d = e > s ? e - s : 0;
+  uint64_t d = e > s ? (e - s) / (c->members > 1 ? c->members : 1) : 0;
   if (s < r->w0) r->w0 = s;
   if (e > r->w1) r->w1 = e;
   struct mstat *t = &r->op[c->op], *z = sh->z ? sh->z : t; /* no memory for the size rows: the op's */
