@@ -149,18 +149,19 @@ done
 # one run of 1 + N x M x G calls, longer than the W warm-up calls: timed = R x (1 + N x M x G)
 # (replayed R x N x M x G of them), warm-up R x W out-of-place (R x (W - 1) and first R for the
 # smallest size), none in place; captured_calls = R x sizes x 2 x N x M, replayed_calls G times
-# that. nccl-tests cannot time iterations under -G (it turns -I off), so its printed time is a
-# wall-clock mean; -g 2 (one thread: no wait for another thread's launch) and 1 s of device
-# time per BenchTime (N x M x G = 100 calls of 10 ms) keep the host's late wake-ups under 1%:
-# the busbw and median are checked against its printed busbw and time within 1%.
+# that. Checked exactly on every run, with busbw x median = nccl-tests' busbw x time (S x
+# factor) and the median no more than 1% above its time (a wall-clock mean cannot be shorter
+# than the device's time per call).
+# nccl-tests cannot time iterations under -G (it turns -I off): its printed time is a wall-clock
+# mean, which the host's late wake-ups inflate. -g 2 (one thread: no wait for another thread's
+# launch) and 1 s of device time per BenchTime (N x M x G = 100 calls of 10 ms) keep that under
+# 1% on a loaded machine (0.4-0.75% at load 27), not always (a 30 ms stall at load 33 was 1.5%):
+# the two-way checks against its wall-clock columns (busbw and median within 1%, the replays'
+# time) are marked WALL, and when only they fail the run is made again, at most 3 times, each
+# run's worst printed.
 G=10 NG=5 M=2
-out=$T/all_reduce-G L="AllReduce -g $R -m $M -G $G"
-NCCLDOUBLE_LAT_US=10000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- all_reduce_perf -b 64K -e 128K -f 2 -g $R -w $W -n $NG \
-  -m $M -G $G -J "$out/nt.json" >"$T/G.stdout" 2>"$T/G.stderr"
-rc=$?
-check_eq "$L: nccl-tests exits 0" 0 "$rc"
-if [ "$rc" = 0 ] && "$NCS" report --json "$out" >"$T/G.json" 2>"$T/G.err"; then
-  python3 - "$out/nt.json" "$T/G.json" $R $W $NG $M $G "$L" >"$T/G.checks" 2>&1 <<'EOF'
+L="AllReduce -g $R -m $M -G $G"
+cat >"$T/verifyG.py" <<'EOF'
 import json, sys
 ntf, repf, label = sys.argv[1], sys.argv[2], sys.argv[8]
 R, W, N, M, G = (int(x) for x in sys.argv[3:8])
@@ -168,18 +169,19 @@ res = json.load(open(ntf))["results"]
 full = json.load(open(repf))
 rep = full["sizes"]
 rows = [r for r in rep["rows"] if r["op"] == "AllReduce"]
+smallest = min(t["size"] for t in res)
+want_cap = R * len(res) * 2 * N * M
+def near(a, b): return a is not None and b > 0 and abs(a - b) <= 0.01 * b
+print("%s %s: captured_calls %d = R x sizes x 2 x N x M = %d, replayed_calls %d = that x G = %d" %
+      ("ok" if (rep["captured_calls"], rep["replayed_calls"]) == (want_cap, want_cap * G) else "FAIL", label,
+       rep["captured_calls"], want_cap, rep["replayed_calls"], want_cap * G))
 # the per-rank replay time (graph_replays.time_s: each replayed call its share of its kernel,
 # M calls to a kernel): N x M x G calls per size, placement and rank at nccl-tests' time per call
 rt = sum((r.get("graph_replays") or {}).get("time_s") or 0 for r in full["ranks"])
 want_rt = sum(R * N * M * G * t[k]["time"] * 1e-6 for t in res for k in ("out_of_place", "in_place"))
 print("%s %s: replayed calls' time %.4f s within 1%% of R x N x M x G x nccl-tests' time per call, summed (%.4f s)" %
-      ("ok" if abs(rt - want_rt) <= 0.01 * want_rt else "FAIL", label, rt, want_rt))
-smallest = min(t["size"] for t in res)
-want_cap = R * len(res) * 2 * N * M
-print("%s %s: captured_calls %d = R x sizes x 2 x N x M = %d, replayed_calls %d = that x G = %d" %
-      ("ok" if (rep["captured_calls"], rep["replayed_calls"]) == (want_cap, want_cap * G) else "FAIL", label,
-       rep["captured_calls"], want_cap, rep["replayed_calls"], want_cap * G))
-def near(a, b): return a is not None and b > 0 and abs(a - b) <= 0.01 * b
+      ("ok" if near(rt, want_rt) else "WALL", label, rt, want_rt))
+worst = 0.0
 for t in res:
     for pl, key in (("out-of-place", "out_of_place"), ("in-place", "in_place")):
         m = [r for r in rows if r["bytes"] == t["size"] and r["placement"] == pl]
@@ -192,19 +194,41 @@ for t in res:
         got = (r["timed"], r["replayed"], r["warmup"], r["first"])
         print("%s %s: timed, replayed, warm-up, first = %s (nccl-tests' arithmetic) got %s, %s-timed" %
               ("ok" if got == want and r["timing"] == "gpu" else "FAIL", name, want, got, r["timing"]))
+        sf, ntsf = (r["busbw_gbps"] or 0) * (r["median_us"] or 0), printed["bus_bw"] * printed["time"]
+        print("%s %s: busbw x median %.3f = nccl-tests' busbw x time %.3f (S x factor, within 1%%)" %
+              ("ok" if near(sf, ntsf) else "FAIL", name, sf, ntsf))
+        print("%s %s: median %.2f us no more than 1%% above nccl-tests' printed time %.2f us" %
+              ("ok" if r["median_us"] is not None and r["median_us"] <= 1.01 * printed["time"] else "FAIL", name,
+               r["median_us"] or 0, printed["time"]))
         print("%s %s: busbw %.6f GB/s within 1%% of nccl-tests' printed %.6f" %
-              ("ok" if near(r["busbw_gbps"], printed["bus_bw"]) else "FAIL", name, r["busbw_gbps"] or 0, printed["bus_bw"]))
-        print("%s %s: median %.2f us within 1%% of nccl-tests' printed time %.2f us" %
-              ("ok" if near(r["median_us"], printed["time"]) else "FAIL", name, r["median_us"] or 0, printed["time"]))
+              ("ok" if near(r["busbw_gbps"], printed["bus_bw"]) else "WALL", name, r["busbw_gbps"] or 0, printed["bus_bw"]))
+        worst = max(worst, abs((r["busbw_gbps"] or 0) - printed["bus_bw"]) / printed["bus_bw"])
+print("note %s: busbw at most %.2f%% from nccl-tests' printed (wall-clock) busbw on this run" % (label, 100 * worst))
 EOF
+for try in 1 2 3; do
+  out=$T/all_reduce-G$try
+  NCCLDOUBLE_LAT_US=10000 NCCLDOUBLE_BW_GBPS=20 bash "$SCRIPT" "$out" -- all_reduce_perf -b 64K -e 128K -f 2 -g $R -w $W -n $NG \
+    -m $M -G $G -J "$out/nt.json" >"$T/G.stdout" 2>"$T/G.stderr"
+  rc=$?
+  ok=0
+  if [ "$rc" = 0 ] && "$NCS" report --json "$out" >"$T/G.json" 2>"$T/G.err" &&
+     python3 "$T/verifyG.py" "$out/nt.json" "$T/G.json" $R $W $NG $M $G "$L" >"$T/G.checks" 2>&1; then
+    ok=1
+  fi
+  # again only when the wall-clock checks alone failed
+  [ "$ok" = 1 ] && grep -q '^WALL ' "$T/G.checks" && ! grep -q '^FAIL ' "$T/G.checks" && [ "$try" -lt 3 ] || break
+  echo "note: $L: run $try: $(sed -n 's/^note [^:]*: //p' "$T/G.checks"), over 1%: made again"
+done
+check_eq "$L: nccl-tests exits 0" 0 "$rc"
+if [ "$ok" = 1 ]; then
   while IFS= read -r line; do
-    case $line in ok\ *) pass "${line#ok }" ;; *) fail "${line#FAIL }" ;; esac
+    case $line in ok\ *) pass "${line#ok }" ;; note\ *) echo "note: ${line#note }" ;; WALL\ *) fail "${line#WALL } (3 runs)" ;; *) fail "${line#FAIL }" ;; esac
   done <"$T/G.checks"
   "$NCS" report --sizes AllReduce "$out" >"$T/G.txt" 2>&1
   check_eq "$L: the text table says which timed calls are replays, and what the captured calls count as" \
     "4 1" "$(grep -cE "^  AllReduce .* gpu \($((R * NG * M * G)) of them graph replays\)$" "$T/G.txt") $(grep -c "^  captured into CUDA graphs: $((R * 2 * 2 * NG * M)) calls, counted as their $((R * 2 * 2 * NG * M * G)) replays" "$T/G.txt")"
 else
-  [ "$rc" = 0 ] && fail "$L: report --json"
+  [ "$rc" = 0 ] && { fail "$L: report --json or its checks"; sed 's/^/    /' "$T/G.err" "$T/G.checks" 2>/dev/null | tail -10; }
   sed 's/^/    /' "$T/G.stderr" | tail -10
 fi
 "$NCS" report --sizes Bogus "$T/all_reduce-t" >"$T/bogus.out" 2>&1
