@@ -33,7 +33,7 @@
  * Contract: each file is read once, files in parallel (per-file state; the job's rows are
  * merged under a lock at file_done). Memory per file: its keys x the samples each holds (at most
  * ROW_CAP each: past it a call is counted, `over_cap`, and not timed), a table of PEND calls
- * awaiting their GPU_TIME (a call pushed out of it keeps its host time), its captured calls (16
+ * awaiting their GPU_TIME (a call pushed out of it keeps its host time), its captured calls (24
  * bytes each) and, at file_done, their replays' times; per job:
  * its rows x at most JOB_CAP samples each. Option --sizes all|OP prints the table (text); the
  * JSON always has it (top-level "sizes", docs/JSON.md). */
