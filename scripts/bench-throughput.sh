@@ -11,7 +11,7 @@
 # Rows:
 #   tight-1     1 thread, BENCH_TIGHT calls as fast as possible: wall ns/call, process CPU
 #               ns/call (writer included), the calling thread's own CPU ns/call (the hot path),
-#               drops
+#               drops, and the page faults the calling threads took in their call loops
 #   tight-4     4 threads, BENCH_TIGHT/4 calls each, the same
 #   paced-1     1 thread at 1 M calls/s for BENCH_PACED_S seconds: drops, achieved rate
 #   paced-4     4 threads at 1 M calls/s each, the same
@@ -85,7 +85,7 @@ fi
 shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; *) echo "$SHIM" ;; esac; }
 
 # one VARIANT TAG ARGS...: one rate_job run on the stub; appends
-# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load" to $W/TAG.VARIANT
+# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load caller_faults" to $W/TAG.VARIANT
 one() {
   local v=$1 tag=$2; shift 2
   local d=$W/tr-$tag-$v out
@@ -104,7 +104,7 @@ one() {
     dropped=$((dropped + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
   done
   g() { local x; x=$(sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $out" | head -1); echo "${x:--}"; }
-  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg)" >>"$W/$tag.$v"
+  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg) $(g caller_faults)" >>"$W/$tag.$v"
   rm -rf "$d"
 }
 # mmm TAG VARIANT COL: "min / median / max" of column COL
@@ -153,12 +153,12 @@ done
 echo "bench-throughput: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "stub NCCL (calls return at once), host timing, call sites off; $ROUNDS interleaved rounds; min / median / max"
 echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}; rows:$ROWS; ${BENCH_HOG:-0} busy loop(s) beside every run"
-row() { # TITLE TAG: wall, cpu, calling thread's cpu, drops per variant
+row() { # TITLE TAG: wall, cpu, calling thread's cpu, its page faults, drops per variant
   echo
   echo "$1 ($(load "$2"))"
-  printf '  %-7s %-24s %-24s %-24s %s\n' variant "wall ns/call" "process CPU ns/call" "caller CPU ns/call" "dropped"
+  printf '  %-7s %-24s %-24s %-24s %-24s %s\n' variant "wall ns/call" "process CPU ns/call" "caller CPU ns/call" "caller page faults" "dropped"
   for v in $VARIANTS; do
-    printf '  %-7s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(droprate "$2" "$v")"
+    printf '  %-7s %-24s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(mmm "$2" "$v" 9)" "$(droprate "$2" "$v")"
   done
 }
 want tight1 && row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1

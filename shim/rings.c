@@ -19,9 +19,21 @@
  *     parent's rings; ncs_rings_atfork_child() forgets them (the child makes its own file).
  *   - Every mapping is MADV_RANDOM: a first touch must not read the neighbouring pages into
  *     the page cache (that read-around, zeroing pages no ring had reached, was most of the
- *     shim's fixed cost per process). Pages cost only as a ring reaches them; the owner takes
- *     the page faults of its first pass over its ring (a few microseconds per 4 KiB page on a
- *     file mapping: ~20 ms of one thread's CPU over its first 131072 calls, once).
+ *     shim's fixed cost per process).
+ *   - No page fault on the owner's thread where the writer keeps up: ncs_rings_tend() (writer
+ *     thread, after every drain) makes the pages a ring's head is about to reach present and
+ *     writable (MADV_POPULATE_WRITE: 1-3 us a page, against 13-16 us for a fault taken by the
+ *     owner on this VM), a window ahead of the head as long as what the ring has taken (1024
+ *     records at first, at most half the ring), every pass over the
+ *     ring: a writeback that write-protected the pages (a file mapping's pages are made
+ *     read-only again when the kernel writes them back) is undone there too, except inside
+ *     the window at that moment (and a new ring's first pages, past the first window, where the
+ *     owner runs ahead before the writer wakes). The first thread's ring is made, reserved and its first window
+ *     populated by the writer at attach (`spare`); a later thread's ring is made on its own
+ *     thread (claim, fallocate, mmap: no page touched) and the writer makes the next one
+ *     ahead of time from then on. A ring whose owner has recorded nothing for 1 s keeps only
+ *     its header page and 1/8 of the ring ahead of its head mapped (MADV_DONTNEED of a shared file mapping drops the
+ *     mappings, never data: a record stored meanwhile stays in the page cache and the file).
  *   - ncs_rings_remove() (after the final chunk is written) unlinks the file: nothing is left
  *     to recover. A killed process leaves it for the decoder. No syscall per recorded call. */
 #include <errno.h>
@@ -47,6 +59,33 @@ static struct {
 } R = {.fd = -1};
 
 static _Atomic uint64_t memory_rings; /* rings that had to live in process memory */
+
+/* A ring made (in the file, its first window populated) before a thread asked for one. */
+static struct ncs_ring *_Atomic spare;
+static _Atomic int spare_wanted; /* a thread had to make its own ring: keep one ready from now on */
+
+/* Writer thread only: per ring slot, how far its pages are populated and since when it is idle. */
+static struct {
+  const struct ncs_ring *ring;
+  uint64_t populated; /* records [.., populated) have their pages made present this pass */
+  uint64_t head;      /* the head at the last look */
+  uint64_t since;     /* when `head` last moved (ns) */
+  int trimmed;        /* idle: only the header page and the window stay mapped */
+} tended[NCS_MAX_THREADS];
+static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (before 5.14) */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define IDLE_TRIM_NS 1000000000ull
+/* Ahead of a recording thread's head: half its ring (the owner wakes the writer at an eighth,
+ * so a writer kept off the CPU for up to 3/8 of the ring's time is still back before the owner
+ * passes the window: with a quarter, 4 tight-looping threads on 2 busy cores still took 2/3 of
+ * their first pass's faults); an idle ring keeps an eighth (1.5 MiB of the default ring). */
+#define WINDOW_DIV 2
+/* A new ring's first window (96 KiB): populating 1.5 MiB for every process, most of whose
+ * threads make a few calls, was 8 ms of its fixed CPU cost on the development VM */
+#define FIRST_WINDOW 1024u
+static void make_spare(void);
 
 static size_t page_round(size_t n) {
   long ps = sysconf(_SC_PAGESIZE);
@@ -123,6 +162,7 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   atomic_store(&h->buf_len, 0);
   atomic_store_explicit(&h->rings, 0, memory_order_release);
   atomic_store_explicit(&R.hdr, h, memory_order_release); /* app threads claim rings from now */
+  make_spare(); /* the first calling thread's ring, made here on the writer thread */
   ncs_debug("rings in %s", R.path);
   return 0;
 fail:
@@ -155,14 +195,53 @@ void ncs_rings_buf_publish(size_t len) {
   if (h) atomic_store_explicit(&h->buf_len, len, memory_order_release);
 }
 
+/* The next ring of the file, reserved and mapped (no page touched), or NULL. */
+static struct ncs_ring *file_ring(void) {
+  struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
+  if (!h) return NULL;
+  size_t bytes = (size_t)h->ring_bytes; /* the header's sizes: written before it was published */
+  uint64_t i = atomic_fetch_add(&h->rings, 1);
+  return i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes) : NULL;
+}
+
+/* Makes the pages of ring r holding records [from, to) present and writable; -1 when the
+ * kernel refused (then the owner takes its own page faults, as without this). */
+static int populate(struct ncs_ring *r, uint64_t records, uint64_t from, uint64_t to) {
+  if (populate_unsupported || to <= from) return 0;
+  if (to - from > records) from = to - records;
+  long ps = sysconf(_SC_PAGESIZE);
+  size_t pg = ps > 0 ? (size_t)ps : 4096;
+  while (from < to) {
+    uint64_t at = from & (records - 1), n = to - from;
+    if (n > records - at) n = records - at; /* up to the ring's end, then from its start */
+    size_t a = (offsetof(struct ncs_ring, rec) + (size_t)at * sizeof(struct ncs_call)) / pg * pg;
+    size_t b = page_round(offsetof(struct ncs_ring, rec) + (size_t)(at + n) * sizeof(struct ncs_call));
+    if (madvise((char *)r + a, b - a, MADV_POPULATE_WRITE) != 0) {
+      if (errno == EINVAL) populate_unsupported = 1;
+      return -1;
+    }
+    from += n;
+  }
+  return 0;
+}
+
+/* A ring in the file with its first window populated, kept for the next thread (its mask
+ * stays 0 until it is handed out: an unclaimed ring reads as never used). */
+static void make_spare(void) {
+  if (atomic_load_explicit(&spare, memory_order_relaxed)) return;
+  struct ncs_ring *r = file_ring();
+  if (!r) return;
+  uint64_t records = ncs_cfg.ring_records;
+  populate(r, records, 0, records < FIRST_WINDOW ? records : FIRST_WINDOW);
+  atomic_store_explicit(&spare, r, memory_order_release);
+}
+
 struct ncs_ring *ncs_rings_new_ring(void) {
   size_t bytes = 0;
-  struct ncs_ring *r = NULL;
-  struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
-  if (h) { /* the header's sizes: written before it was published */
-    bytes = (size_t)h->ring_bytes;
-    uint64_t i = atomic_fetch_add(&h->rings, 1);
-    if (i < NCS_MAX_THREADS) r = map_shared(h->ring_offset + i * bytes, bytes);
+  struct ncs_ring *r = atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
+  if (!r) {
+    r = file_ring();
+    if (atomic_load_explicit(&R.hdr, memory_order_relaxed)) atomic_store(&spare_wanted, 1);
   }
   if (!r) {
     bytes = ring_size();
@@ -178,6 +257,46 @@ struct ncs_ring *ncs_rings_new_ring(void) {
 }
 
 uint64_t ncs_rings_in_memory(void) { return atomic_load(&memory_rings); }
+
+void ncs_rings_tend(uint64_t now_ns) {
+  if (atomic_load_explicit(&spare_wanted, memory_order_relaxed)) make_spare();
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (!r) continue;
+    uint64_t records = (uint64_t)r->mask + 1, idle_win = records / NCS_WAKE_FRACTION;
+    /* as many records ahead as the ring has taken (FIRST_WINDOW to half the ring): a thread
+     * that makes few calls costs few pages */
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t win = head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
+    if (tended[i].ring != r) { /* a ring new to this slot: its pages from the head on */
+      tended[i].ring = r;
+      tended[i].populated = head;
+      tended[i].head = head;
+      tended[i].since = now_ns;
+      tended[i].trimmed = 0;
+    }
+    if (head != tended[i].head) {
+      tended[i].head = head;
+      tended[i].since = now_ns;
+      tended[i].trimmed = 0;
+    }
+    /* every pass: a page populated last pass may have been written back (read-only) since */
+    uint64_t from = tended[i].populated > head ? tended[i].populated : head;
+    if (!tended[i].trimmed && head + win > from && populate(r, records, from, head + win) == 0)
+      tended[i].populated = head + win;
+    if (!tended[i].trimmed && now_ns - tended[i].since >= IDLE_TRIM_NS && !(r->flags & NCS_RING_F_MEMORY) &&
+        atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
+      /* idle: drop the mappings of every page but the header's and the window's (their
+       * contents stay in the file; a page the owner reaches again is populated again) */
+      size_t pg = page_round(1), whole = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
+      madvise((char *)r + pg, whole - pg, MADV_DONTNEED);
+      if (idle_win > win) idle_win = win;
+      populate(r, records, head, head + idle_win);
+      tended[i].populated = head + idle_win;
+      tended[i].trimmed = 1;
+    }
+  }
+}
 
 void ncs_rings_remove(void) {
   struct stat st;
@@ -195,4 +314,7 @@ void ncs_rings_atfork_child(void) {
   atomic_store(&R.hdr, NULL);
   R.path[0] = 0;
   atomic_store(&memory_rings, 0);
+  atomic_store(&spare, NULL);
+  atomic_store(&spare_wanted, 0);
+  memset(tended, 0, sizeof tended);
 }

@@ -361,6 +361,9 @@ struct ncs_ring *ncs_thread_ring(void) {
       /* a slot taken meanwhile: this ring (in the file or not) becomes the next slot's */
       while (i < NCS_MAX_THREADS && !atomic_compare_exchange_strong(&ncs_rings[i], &expect, r)) { expect = NULL; i++; }
       if (i == NCS_MAX_THREADS) break;
+      /* the writer populates the new ring's pages ahead of its owner (rings.c) */
+      atomic_thread_fence(memory_order_seq_cst);
+      if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
     }
     atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed); /* nothing in flight yet */
     /* fresh identity; the writer reads these only after it sees records past `head` or a

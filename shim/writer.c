@@ -1064,6 +1064,7 @@ static void *writer_main(void *arg) {
     /* collectors holding work (GPU events pending): back within 10 ms, 1 ms when much */
     int busy = ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : exec ? EXEC_GPU_DRAIN_MS : 0);
     publish(w);
+    ncs_rings_tend(ncs_now_ns()); /* the pages the threads reach next, present (rings.c) */
     if (busy > 1) wait_ns = 1000000ull;
     else if (busy && wait_ns > GPU_POLL_MS * 1000000ull) wait_ns = GPU_POLL_MS * 1000000ull;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */

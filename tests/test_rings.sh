@@ -5,6 +5,7 @@
 #     one thread with few calls (all still in its ring) and two threads with many (the
 #     writer's chunk buffer and the rings both hold some). Each thread makes fewer calls than
 #     its ring holds (131072 by default), so no call can be dropped whatever the scheduling;
+#   - an idle thread's ring keeps at most 2 MiB resident, and a kill -9 then loses nothing;
 #   - a clean exit leaves no rings file; the rings file is mode 0600;
 #   - a paced run well under the measured capacity (BENCHMARKS.md), longer than a ring holds,
 #     drops nothing;
@@ -40,6 +41,36 @@ run_killed() {
 }
 run_killed one-thread 3000 1
 run_killed two-threads 60000 2
+
+# An idle ring keeps at most 2 MiB mapped (rings.c: its header page and 1/8 of the ring ahead
+# of its head, once its owner has recorded nothing for 1 s and the writer has drained it), and a
+# kill -9 after that still loses nothing: 2 threads x 200000 calls (more than a ring holds, so
+# every page of both rings was touched), then idle; the largest resident size of a ring's
+# mapping (/proc/PID/smaps, the rings file's mappings past its header) is polled for 30 s.
+# The truth: the job's own count of returned calls.
+ring_rss_kb() { # PID: the largest Rss (kB) of a ring mapping of the process's rings file
+  awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 ~ /\.ncs\.rings$/ && $3 != "00000000")} m && $1 == "Rss:" && $2 > x {x = $2} END {print x + 0}' "/proc/$1/smaps" 2>/dev/null
+}
+d=$T/idle
+mkdir -p "$d"
+NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=200 NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 200000 -t 2 -p >"$d/out" 2>&1 &
+pid=$!
+for ((i = 0; i < 600; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
+rss=-1
+if grep -q '^done' "$d/out"; then
+  for ((i = 0; i < 300; i++)); do rss=$(ring_rss_kb "$pid"); [ "$rss" -gt 0 ] && [ "$rss" -le 2048 ] && break; sleep 0.1; done
+fi
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+if ! grep -q '^done' "$d/out"; then
+  fail "rings idle: the job never finished its calls: $(head -3 "$d/out")"
+else
+  [ "$rss" -gt 0 ] && [ "$rss" -le 2048 ] && pass "rings idle: an idle thread's ring keeps $rss KiB resident (<= 2048)" \
+    || fail "rings idle: an idle thread's ring still holds $rss KiB resident after 30 s (> 2048)"
+  f=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
+  check_eq "rings idle, then kill -9: every returned call is in the trace" 400000 "$(calls "$f" AllReduce)"
+  check_eq "rings idle, then kill -9: init calls too" 2 "$(calls "$f" CommInitRank)"
+fi
 
 # a clean exit: complete trace, no rings file left
 d=$T/clean

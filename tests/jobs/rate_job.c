@@ -11,9 +11,10 @@
  *   IDLE_MS more (the process idle, communicators alive) and print the process CPU time spent
  *   during that second sleep.
  * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
- * caller_cpu_ns_per_call=Z (wall and process CPU time of the calling phase, per call, and the
+ * caller_cpu_ns_per_call=Z caller_faults=F (wall and process CPU time of the calling phase, per call, and the
  * calling threads' own CPU time per call: the shim's hot path without its writer; with -r it
- * includes the pacing spin), and, when a thread named
+ * includes the pacing spin; F: the page faults the calling threads took in their call loops,
+ * getrusage RUSAGE_THREAD), and, when a thread named
  * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far, plus
  * its compression helper's ("ncclscope-zip")
  * (/proc/self/task/TID/schedstat), printed after the idle sleep when -i is given. Uses only NCCL calls with host
@@ -24,12 +25,14 @@
 #include <stdint.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "job_util.h"
 
 static long calls = 100000, rate = 0;
 static volatile uint64_t *counters;
 static _Atomic uint64_t caller_cpu_ns; /* the calling threads' CPU time in their call loops */
+static _Atomic long caller_minflt;     /* the calling threads' page faults in their call loops */
 /* Each thread's buffer. Not on its stack: an all-reduce runs on the stream after the call
  * returns (the CUDA double runs it on a thread of its own, as a GPU would), and a thread that
  * returned after its last call would leave the stream reading and writing its dead frame
@@ -83,6 +86,8 @@ static void *worker(void *arg) {
   NCCHK(ncclCommInitRank(&comm, 1, id, 0));
   float *buf = bufs[idx];
   for (int k = 0; k < 8; k++) buf[k] = 1;
+  struct rusage ru0, ru1;
+  getrusage(RUSAGE_THREAD, &ru0);
   uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
   uint64_t t0 = now_ns(CLOCK_MONOTONIC), period = rate > 0 ? 1000000000ull / (uint64_t)rate : 0;
   for (long i = 0; i < calls; i++) {
@@ -92,6 +97,8 @@ static void *worker(void *arg) {
     if (counters) counters[idx] = (uint64_t)i + 1;
   }
   atomic_fetch_add(&caller_cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+  getrusage(RUSAGE_THREAD, &ru1);
+  atomic_fetch_add(&caller_minflt, (ru1.ru_minflt - ru0.ru_minflt) + (ru1.ru_majflt - ru0.ru_majflt));
   return comm;
 }
 
@@ -128,9 +135,9 @@ int main(int argc, char **argv) {
   }
   uint64_t w1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   double n = (double)calls * (double)threads;
-  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f caller_cpu_ns_per_call=%.1f\n", threads,
+  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f caller_cpu_ns_per_call=%.1f caller_faults=%ld\n", threads,
          calls, rate, n > 0 ? (double)(w1 - w0) / n : 0.0, n > 0 ? (double)(c1 - c0) / n : 0.0,
-         n > 0 ? (double)atomic_load(&caller_cpu_ns) / n : 0.0);
+         n > 0 ? (double)atomic_load(&caller_cpu_ns) / n : 0.0, atomic_load(&caller_minflt));
   if (idle_ms <= 0 && writer_cpu_ns() >= 0) printf("rate_job writer_cpu_ns=%lld\n", writer_cpu_ns());
   fflush(stdout);
   if (idle_ms > 0) {
