@@ -6,10 +6,13 @@
 #   straggler  rank 19 enters 300 us late at half the collectives
 #   slow link  host 5 (ranks 40-47) has a link 500% slower (its GPU intervals 6x as long)
 #   desync     rank 31 passes twice the count at collective 402
+#   all four at once (issue 27 item 2: one screen with every culprit)
 # For each, doctor --json's first verdict, doctor's first verdict block, and report's first
 # culprit line (its headline: the NOTE or first PROBLEM line; report --json's headline) name that
 # cause and exactly those ranks; html's headline names the missing rank as the text does. The
 # healthy job has none of these verdicts. Default text of report and doctor fits in 40 lines.
+# With all four at once, report's first culprit lines are those four causes, each with its
+# injected ranks, before any other problem line, in 40 lines; --detail keeps every rank's row.
 . "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || { skip "scale causes: jq missing (scripts/deps.sh installs it)"; exit 0; }
 
@@ -79,3 +82,17 @@ check "desync: doctor's first verdict block names rank 31 as the one that differ
 check "desync: report's first culprit line is the desync, rank 31" \
   bash -c "sed '/^\$/q' '$T/desync.rep' | grep -m1 -A1 -E '^  (NOTE|PROBLEM) ' | tr '\n' ' ' | grep -q '^  PROBLEM desync: .*seq 402: rank 31 (1 of 96)'"
 screens desync
+
+gen all --missing 61:$C --straggler 19:300:0.5 --slow-host 5:500 --mismatch 31:402 || exit 0
+# the headline's NOTE/PROBLEM lines (before the first blank line), "id ranks" each, in order
+culprits=$(sed '/^$/q' "$T/all.rep" | sed -n -E \
+  -e 's/^  NOTE (missing-collective): .* by 1 rank: ([0-9]+);.*/\1 \2/p' \
+  -e 's/^  PROBLEM (desync): .* rank ([0-9]+) \(1 of 96\).*/\1 \2/p' \
+  -e 's/^  PROBLEM (straggler): rank ([0-9]+) .*/\1 \2/p' \
+  -e 's/^  PROBLEM (slow-ranks): ranks ([0-9-]+) .*/\1 \2/p' \
+  -e 's/^  (PROBLEM|NOTE) ([a-z-]+): .*/\2 other/p' | head -4 | sort | paste -sd, -)
+check_eq "all four: report's first 4 culprit lines are the 4 injected causes with their ranks" \
+  "desync 31,missing-collective 61,slow-ranks 40-47,straggler 19" "$culprits"
+screens all
+check_eq "all four: report --detail keeps every rank's communication row" 96 \
+  "$("$NCS" report --detail "$T/all" 2>/dev/null | grep -c '^ *[0-9]\+ .*communication-bound:')"

@@ -22,6 +22,7 @@ void ncs_dfacts_free(struct ncs_dfacts *f) {
   if (!f) return;
   ncs_tmodel_free(&f->log);
   free(f->pending);
+  free(f->samples);
   ncs_ivu_free(&f->host_u);
   ncs_ivu_free(&f->gpu_u);
   ncs_kact_free(f->kact);
@@ -80,8 +81,17 @@ static const struct ncs_dcomm *find_comm(const struct ncs_dfacts *f, uint32_t co
 
 /* A big collective: its bus bandwidth on the host's time, and its bus bytes kept for its GPU
  * time (on_gpu). */
+/* Room for the samples (both arrays in one block); 0, or -1 when out of memory. */
+static int have_samples(struct ncs_dfacts *f) {
+  if (f->samples) return 0;
+  if (!(f->samples = malloc(2 * NCS_DF_MAX_SAMPLES * sizeof *f->samples))) return -1;
+  f->host_samples = f->samples + NCS_DF_MAX_SAMPLES;
+  return 0;
+}
+
 static void big_call(struct ncs_dfacts *f, const struct ncs_call *c) {
   if (f->nhost_samples == NCS_DF_MAX_SAMPLES && f->nsamples == NCS_DF_MAX_SAMPLES) return; /* no room for a sample */
+  if (have_samples(f) != 0) return;
   const struct ncs_dcomm *cm = find_comm(f, c->comm);
   if (!cm) return;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, cm->nranks), steps = ncs_rule_steps(c->op, cm->nranks);
@@ -224,7 +234,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   v->raw = on_raw;
 }
 
-static double median_busbw(const struct ncs_dfacts *f);
+static double median_busbw(struct ncs_dfacts *f);
 
 /* One replayed call: a call of the window, a GPU interval (its share of its kernel's, which may
  * run several calls of a captured group), a bandwidth sample when large. */
@@ -237,7 +247,7 @@ static void on_replayed(void *ctx, const struct ncs_replay_call *c, uint64_t s, 
   if (e > f->gpu_last) f->gpu_last = e;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL || (double)c->bytes < (double)NCS_DF_BIG_BYTES || e <= s) return;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, (int)c->n);
-  if (bb > 0 && f->nsamples < NCS_DF_MAX_SAMPLES) f->samples[f->nsamples++] = bb / d;
+  if (bb > 0 && f->nsamples < NCS_DF_MAX_SAMPLES && have_samples(f) == 0) f->samples[f->nsamples++] = bb / d;
 }
 static void on_replay_extra(void *ctx, uint64_t s, uint64_t e) { ((struct ncs_dfacts *)ctx)->replay_extra_ns += (double)(e - s); }
 /* The file's graph replays (docs/METRICS.md "Graph replays"): counted with GPU timing only. */
@@ -264,6 +274,8 @@ void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_
   f->kact = NULL;
   if (f->topo && !f->topo->host[0]) snprintf(f->topo->host, sizeof f->topo->host, "%s", f->host);
   f->busbw_median = median_busbw(f); /* once: doctor and the headline both ask */
+  free(f->samples);
+  f->samples = f->host_samples = NULL;
 }
 
 const char *ncs_dfacts_env(const struct ncs_dfacts *f, const char *name) {
@@ -331,16 +343,11 @@ static double kth_smallest(double *a, int n, int k) {
   return a[k];
 }
 
-static double median_busbw(const struct ncs_dfacts *f) {
-  const double *src = f->nsamples ? f->samples : f->host_samples;
+/* Their median; the samples are reordered (finish frees them next). */
+static double median_busbw(struct ncs_dfacts *f) {
   int k = f->nsamples ? f->nsamples : f->nhost_samples;
   if (!k) return 0;
-  double *tmp = malloc((size_t)k * sizeof *tmp);
-  if (!tmp) return 0;
-  memcpy(tmp, src, (size_t)k * sizeof *tmp);
-  double med = kth_smallest(tmp, k, k / 2);
-  free(tmp);
-  return med; /* bytes per ns == GB/s */
+  return kth_smallest(f->nsamples ? f->samples : f->host_samples, k, k / 2); /* bytes per ns == GB/s */
 }
 
 double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *n, int *gpu) {

@@ -5,7 +5,7 @@
  *
  * Contract: ncs_dfacts_attach() adds a visitor whose callbacks feed `f` to one file's read;
  * ncs_dfacts_finish() finishes the sums after the read. Memory is bounded: the transport model grows with distinct
- * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file, pending calls waiting
+ * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file (held during the read only), pending calls waiting
  * for their GPU time at NCS_DF_PENDING direct-mapped slots (a call whose GPU time comes after
  * a later call took its slot gives no GPU sample; its host sample stays). ncs_dfacts_free()
  * releases everything. */
@@ -58,9 +58,11 @@ struct ncs_dfacts {
   struct ncs_ivu host_u, gpu_u;
   uint64_t gpu_first, gpu_last;
   struct ncs_dpending *pending;           /* [NCS_DF_PENDING] while reading; freed by done */
-  double samples[NCS_DF_MAX_SAMPLES];     /* busbw GB/s of large collectives */
+  double *samples;                        /* busbw GB/s of large collectives, GPU-timed, and */
+  double *host_samples;                   /* host-timed: NCS_DF_MAX_SAMPLES each, made at the first
+                                             large collective, freed by finish once their median is
+                                             taken (kept, they were most of report's memory) */
   int nsamples;
-  double host_samples[NCS_DF_MAX_SAMPLES];
   int nhost_samples;
   double busbw_median;                    /* their median (ncs_dfacts_busbw), set by finish */
   double sample_bus[2], sample_steps[2];  /* [0] host, [1] GPU samples: summed bus bytes and

@@ -604,8 +604,10 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists
   fprintf(f, "Who is slow (collectives lined up by communicator and sequence number)\n");
   int ncomm = 0;
   for (const struct comm *c = s->comms; c; c = c->next) ncomm++;
-  fprintf(f, "  %llu collectives on %d communicator(s) complete; arrival skew mean %.1f us, max %.1f us",
-          (unsigned long long)s->skew_n, ncomm, ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s));
+  fprintf(f, "  %llu collectives on %d communicator(s) complete", (unsigned long long)s->skew_n, ncomm);
+  if (s->incomplete && (!lists || (uint64_t)s->nmiss < s->incomplete)) /* the ones no MISSING line lists */
+    fprintf(f, ", %llu entered by only some ranks", (unsigned long long)s->incomplete);
+  fprintf(f, "; arrival skew mean %.1f us, max %.1f us", ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s));
   if (s->skew_n) fprintf(f, " (comm %016llx seq %llu)", (unsigned long long)s->skew_max_comm, (unsigned long long)s->skew_max_seq);
   fprintf(f, "\n");
   if (s->skew_n && s->nres) {
@@ -636,8 +638,6 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists
     if (m->nmissing > 16) fprintf(f, " ... (%d)", m->nmissing);
     fprintf(f, "  (a hang looks like this)\n");
   }
-  if (s->incomplete && (!lists || (uint64_t)s->nmiss < s->incomplete))
-    fprintf(f, "  %llu collective(s) entered by only some ranks\n", (unsigned long long)s->incomplete);
   if (s->noffsets) {
     double worst = 0;
     for (int i = 0; i < s->noffsets; i++) if (fabs(s->offsets[i].offset_us) > worst) worst = fabs(s->offsets[i].offset_us);

@@ -876,7 +876,6 @@ int cmd_report(int argc, char **argv) {
            unreadable, nfiles, nfiles - unreadable);
   } else if (headline.built) { /* the job's answer first (analysis/verdicts.c built it) */
     ncs_headline_print_text(&headline, stdout, 1);
-    if (headline.problems) printf("  next steps and all the evidence: ncclscope doctor\n");
   }
   if (!json && !summary) { /* --summary: the headline alone */
     if (detail) printf("\n%d trace file%s\n", nfiles, nfiles == 1 ? "" : "s"); /* else in the operations' title */

@@ -49,6 +49,7 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
     fprintf(f, " in %d process%s", h->rank_procs, h->rank_procs == 1 ? "" : "es");
   fprintf(f, " — %s", state_word(h));
   if (h->kinds > 1) fprintf(f, " (%d)", h->kinds);
+  if (with_problems && h->problems) fprintf(f, "; all the evidence and next steps: ncclscope doctor");
   fputc('\n', f);
   if (!isnan(h->share_med)) {
     fprintf(f, "  communication: %.0f%% of the median rank's time (%.0f%%-%.0f%% across ranks, %s timing)",

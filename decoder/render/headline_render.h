@@ -7,7 +7,8 @@
 #include "analysis/headline.h"
 #include "base/json.h"
 
-/* Two to six lines, starting "ncclscope: N ranks — ...", then (with_problems) the doctor's
+/* Two to six lines, starting "ncclscope: N ranks — ..." (with_problems and a problem: pointing
+ * to `ncclscope doctor` on that line), then (with_problems) the doctor's
  * missing-collective note and each kind of problem with its first evidence line. */
 void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_problems);
 /* "headline": {...} inside an open JSON object. */
