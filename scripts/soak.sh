@@ -11,6 +11,7 @@
 #   test_env_invisible   NCS_ENV_RUNS            20          200 runs
 #   test_hostile         NCS_HOSTILE_RUNS        3           12 tfork runs
 #                        NCS_HOSTILE_REPEATS     2           5 lowfd and exitrace runs
+#   test_fd_ownership    NCS_FDSTORM_RUNS/_MS    2 x 1 s     20 x 5 s descriptor storms
 #   test_fuzz_short      NCS_FUZZ_SECONDS        5           60 s per target
 #   test_html_scale      NCS_HTML_SCALE_RANKS    64 512      64 512 4096 ranks
 #
@@ -34,6 +35,7 @@ one test_fault_kill9 NCS_KILL9_RUNS=100 NCS_KILL9_FRUNS=20
 one test_fork_safety NCS_FORK_RUNS=500
 one test_env_invisible NCS_ENV_RUNS=200
 one test_hostile NCS_HOSTILE_RUNS=12 NCS_HOSTILE_REPEATS=5
+one test_fd_ownership NCS_FDSTORM_RUNS=20 NCS_FDSTORM_MS=5000
 one test_fuzz_short NCS_FUZZ_SECONDS=60
 one test_html_scale "NCS_HTML_SCALE_RANKS=64 512 4096"
 bash "$ROOT/scripts/exec-loop.sh" "$BUILD" "$EXEC_RUNS" || failed=1

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "internal.h"
 
 #define PROM_COMMS 64
@@ -343,20 +344,19 @@ static int write_file(int up) {
   if (!n) return -1;
   mkdir(ncs_cfg.metrics_dir, 0755);
   unlink(P.tmp); /* a temporary left by a write that failed halfway */
-  int fd = open(P.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  int fd = ncs_fio_open(P.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
-  fd = ncs_fd_move_high(fd);
   struct stat mine;
-  int ok = fstat(fd, &mine) == 0 && fchmod(fd, 0644) == 0;
+  int ok = ncs_fio_fstat(fd, &mine) == 0 && ncs_fio_fchmod(fd, 0644) == 0;
   for (size_t off = 0; ok && off < n;) {
-    struct stat now; /* still our file (another thread of the job may close descriptors) */
-    if (fstat(fd, &now) != 0 || now.st_ino != mine.st_ino || now.st_dev != mine.st_dev) { ok = 0; fd = -1; break; }
-    ssize_t w = write(fd, buf + off, n - off);
+    struct stat now; /* still our file (where the file thread shares the job's table) */
+    if (ncs_fio_fstat(fd, &now) != 0 || now.st_ino != mine.st_ino || now.st_dev != mine.st_dev) { ok = 0; fd = -1; break; }
+    ssize_t w = ncs_fio_pwrite(fd, buf + off, n - off, (off_t)off);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) { ok = 0; break; }
     off += (size_t)w;
   }
-  if (fd >= 0) close(fd);
+  if (fd >= 0) ncs_fio_close(fd);
   if (ok && rename(P.tmp, P.path) == 0) { P.writes++; return 0; }
   unlink(P.tmp);
   P.write_failures++;

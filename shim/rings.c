@@ -7,7 +7,7 @@
  *   - ncs_rings_attach() runs on the writer thread right after it created the trace file
  *     (activation waits for that): the first time it creates the rings file next to it
  *     (O_CREAT|O_EXCL|O_NOFOLLOW, 0600, descriptor moved high like the trace's), reserves its
- *     blocks with posix_fallocate (so a full disk fails here, never later as SIGBUS) and maps
+ *     blocks with fallocate (so a full disk fails here, never later as SIGBUS) and maps
  *     the header and the chunk buffer; when the writer had to start a new trace file (its
  *     descriptor was taken by the application) it renames the rings file after the new one.
  *     Any failure leaves the process on process memory.
@@ -45,7 +45,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hooks.h" /* ncs_fd_move_high */
+#include "fileio.h" /* the descriptor lives in the file thread's table */
+#include "hooks.h"
 #include "internal.h"
 #include "ncclscope/rings.h"
 
@@ -102,7 +103,7 @@ static size_t ring_size(void) {
  * descriptor numbers it does not own). */
 static int fd_still_ours(void) {
   struct stat st;
-  return R.fd >= 0 && fstat(R.fd, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino;
+  return R.fd >= 0 && ncs_fio_fstat(R.fd, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino;
 }
 
 static void *map_shared(uint64_t off, size_t len) {
@@ -111,8 +112,8 @@ static void *map_shared(uint64_t off, size_t len) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || (rl.rlim_cur != RLIM_INFINITY && off + len > (uint64_t)rl.rlim_cur))
     return NULL;
-  if (posix_fallocate(R.fd, (off_t)off, (off_t)len) != 0) return NULL;
-  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, R.fd, (off_t)off);
+  if (ncs_fio_fallocate(R.fd, 0, (off_t)off, (off_t)len) != 0) return NULL;
+  void *p = ncs_fio_mmap(len, PROT_READ | PROT_WRITE, MAP_SHARED, R.fd, (off_t)off);
   if (p == MAP_FAILED) return NULL;
   madvise(p, len, MADV_DONTFORK);
   /* no read-around: a first touch must not read (and zero) the neighbouring pages into the
@@ -137,10 +138,10 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   }
   if (R.fd >= 0) return -1;
   if (snprintf(R.path, sizeof R.path, "%s%s", trace_path, NCS_RINGS_SUFFIX) >= (int)sizeof R.path) goto fail;
-  R.fd = ncs_fd_move_high(open(R.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  R.fd = ncs_fio_open(R.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (R.fd < 0) { R.path[0] = 0; goto fail; }
   struct stat st;
-  if (fstat(R.fd, &st) != 0) goto fail;
+  if (ncs_fio_fstat(R.fd, &st) != 0) goto fail;
   R.dev = st.st_dev;
   R.ino = st.st_ino;
   size_t buf_off = NCS_RINGS_HEADER_SIZE;
@@ -168,7 +169,7 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
 fail:
   ncs_debug("no rings file (%s): rings stay in process memory, lost on kill -9", strerror(errno));
   if (R.fd >= 0) {
-    close(R.fd);
+    ncs_fio_close(R.fd);
     if (R.path[0]) unlink(R.path);
   }
   R.fd = -1;
@@ -308,8 +309,9 @@ void ncs_rings_remove(void) {
 }
 
 void ncs_rings_atfork_child(void) {
-  /* the mappings are not in this process (MADV_DONTFORK); the descriptor is the parent's file */
-  if (R.fd >= 0 && fd_still_ours()) close(R.fd);
+  /* the mappings are not in this process (MADV_DONTFORK); the descriptor is the parent's file
+   * thread's (not here), or the parent's file in the table this child inherited */
+  if (R.fd >= 0 && !ncs_fio_atfork_child() && fd_still_ours()) close(R.fd);
   R.fd = -1;
   atomic_store(&R.hdr, NULL);
   R.path[0] = 0;

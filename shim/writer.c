@@ -45,6 +45,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "fileio.h"
 #include "hooks.h"
 #include "ncclscope/chunk.h"
 #include "internal.h"
@@ -247,35 +248,33 @@ static int create_named(const char *dir, const char *path, const uint8_t *hdr, s
    * one, so a number the application closes and reuses meanwhile is never written. A new
    * unnamed file has no link and no byte: anything else behind the number is not ours. */
   struct stat st;
-  int fd = ncs_fd_move_high(open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0)) {
-    close(fd); /* our duplicate of someone else's file */
+  int fd = ncs_fio_open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0 && (ncs_fio_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0)) {
+    ncs_fio_close(fd); /* our duplicate of someone else's file */
     errno = EBADF;
     return -2;
   }
   if (fd >= 0) {
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (pwrite(fd, hdr, n, 0) != (ssize_t)n) { int e = errno; close(fd); errno = e; return -2; }
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return fd;
+    if (ncs_fio_pwrite(fd, hdr, n, 0) != (ssize_t)n) { int e = errno; ncs_fio_close(fd); errno = e; return -2; }
+    if (ncs_fio_link(fd, path) == 0) return fd;
     int e = errno;
-    close(fd);
+    ncs_fio_close(fd);
     errno = e;
     if (e == EEXIST) return -1;
     /* no /proc, or the filesystem refuses: fall through to the plain way */
   }
-  fd = ncs_fd_move_high(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  fd = ncs_fio_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
   struct stat by_name;
-  if (fstat(fd, &st) != 0 || stat(path, &by_name) != 0 || st.st_ino != by_name.st_ino || st.st_dev != by_name.st_dev ||
+  if (ncs_fio_fstat(fd, &st) != 0 || stat(path, &by_name) != 0 || st.st_ino != by_name.st_ino || st.st_dev != by_name.st_dev ||
       st.st_size != 0) {
-    close(fd); /* our duplicate of what is behind the number now: leave that, and the name, alone */
+    ncs_fio_close(fd); /* our duplicate of what is behind the number now: leave that, and the name, alone */
     errno = EBADF;
     return -2;
   }
-  if (pwrite(fd, hdr, n, 0) != (ssize_t)n) {
+  if (ncs_fio_pwrite(fd, hdr, n, 0) != (ssize_t)n) {
     int e = errno;
-    close(fd);
+    ncs_fio_close(fd);
     unlink(path);
     errno = e;
     return -2;
@@ -287,9 +286,11 @@ static int create_named(const char *dir, const char *path, const uint8_t *hdr, s
  * reuses the inode number of a deleted file at once, the birth time tells them apart). */
 static struct { uint64_t dev, ino; int64_t btime_s; uint32_t btime_ns; int has_btime; } ident;
 
+static uint32_t last_nlink; /* links of the file identify() looked at last */
 static int identify(int fd, uint64_t *dev, uint64_t *ino, int64_t *bs, uint32_t *bns, int *has_b, uint64_t *size) {
   struct statx sx;
-  if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE | STATX_TYPE | STATX_BTIME, &sx) != 0) return -1;
+  if (ncs_fio_statx(fd, STATX_INO | STATX_SIZE | STATX_TYPE | STATX_BTIME | STATX_NLINK, &sx) != 0) return -1;
+  last_nlink = sx.stx_mask & STATX_NLINK ? sx.stx_nlink : 1;
   if (!(sx.stx_mask & STATX_INO) || !(sx.stx_mask & STATX_TYPE) || !S_ISREG(sx.stx_mode)) return -1;
   *dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
   *ino = sx.stx_ino;
@@ -327,7 +328,7 @@ static int fd_is_ours(int fd, uint64_t want_size) {
 static int reserve(struct writer *w, size_t n, size_t extra) {
   if (w->fd < 0) return 0;
   int rc;
-  do rc = fallocate(w->fd, FALLOC_FL_KEEP_SIZE, w->good_off, (off_t)(n + extra));
+  do rc = ncs_fio_fallocate(w->fd, FALLOC_FL_KEEP_SIZE, w->good_off, (off_t)(n + extra));
   while (rc != 0 && errno == EINTR);
   if (rc == 0 || (errno != ENOSPC && errno != EDQUOT)) return 0;
   return -1;
@@ -357,7 +358,7 @@ static int open_file(struct writer *w) {
       snprintf(w->path, sizeof w->path, "%s", path);
       remember_identity(fd);
       struct stat st;
-      if (fstat(fd, &st) == 0) {
+      if (ncs_fio_fstat(fd, &st) == 0) {
         atomic_store(&trace_dev, (uint64_t)st.st_dev);
         atomic_store(&trace_ino, (uint64_t)st.st_ino);
       }
@@ -386,17 +387,23 @@ static int open_file(struct writer *w) {
  * -1, -2, ...) with everything defined again, and this chunk's records count as dropped. Either
  * way the next chunk written carries NCS_CHUNK_F_REOPENED. Returns 0 when w->fd may be written. */
 static int keep_own_fd(struct writer *w) {
-  if (w->fd < 0 || fd_is_ours(w->fd, (uint64_t)w->high_off)) return 0;
+  if (w->fd < 0) return 0;
+  if (fd_is_ours(w->fd, (uint64_t)w->high_off)) {
+    if (last_nlink) return 0;
+    /* ours, but deleted (a clean-up of the directory): what is written there is lost; since the
+     * job cannot take a private descriptor, this is how a deleted trace is seen */
+    ncs_fio_close(w->fd);
+  }
   w->fd = -1;
   w->fd_lost++;
   w->reopened = 1;
-  int fd = ncs_fd_move_high(open(w->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+  int fd = ncs_fio_open(w->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd_is_ours(fd, (uint64_t)w->high_off)) {
     w->fd = fd;
     ncs_debug("the trace's descriptor was closed or reused by the application: %s reopened", w->path);
     return 0;
   }
-  if (fd >= 0) close(fd); /* ours (just opened, moved high), and not the trace */
+  if (fd >= 0) ncs_fio_close(fd); /* ours (just opened, moved high), and not the trace */
   ncs_debug("the trace's descriptor was closed or reused by the application and %s cannot be reopened: a new file follows", w->path);
   w->chunk_index = 0;    /* a new file: PROCESS, THREAD, CALLSITE, MODULE again */
   w->process_written = 0;
@@ -406,7 +413,7 @@ static int keep_own_fd(struct writer *w) {
 /* Writes a whole chunk at `off`; *high tracks the furthest byte written, even on failure. */
 static int write_all(int fd, const uint8_t *p, size_t n, off_t off, off_t *high) {
   while (n) {
-    ssize_t k = pwrite(fd, p, n, off);
+    ssize_t k = ncs_fio_pwrite(fd, p, n, off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
     p += k; n -= (size_t)k; off += k;
@@ -544,7 +551,7 @@ static int short_final(struct writer *w) {
   size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
                             w->chunk_index, w->dropped_total, flags);
   if (!c || c > RESERVE || reserve(w, c, 0) != 0 || write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) != 0) {
-    if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+    if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
     memcpy(w->carry, carried, sizeof carried);
     return -1;
   }
@@ -622,7 +629,7 @@ static int write_segment(struct writer *w) {
                             w->dropped_total, NCS_CHUNK_F_SEGMENT);
   if (!n || reserve(w, n, RESERVE) != 0) return -1;
   if (write_all(w->fd, w->cbuf, n, w->good_off, &w->high_off) != 0) {
-    if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+    if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
     return -1;
   }
   w->good_off += (off_t)n;
@@ -651,17 +658,17 @@ static void drop_old(struct writer *w, uint64_t now, uint64_t need, int force) {
   off_t from = w->first_kept, to = w->seg[k].off;
   uint8_t v[8];
   ncs_put_u64(v, (uint64_t)to);
-  if (pwrite(w->fd, v, sizeof v, NCS_FH_FIRST_KEPT) == (ssize_t)sizeof v) {
+  if (ncs_fio_pwrite(w->fd, v, sizeof v, NCS_FH_FIRST_KEPT) == (ssize_t)sizeof v) {
     w->first_kept = to;
     memmove(&w->seg[0], &w->seg[k], (w->nseg - k) * sizeof w->seg[0]);
     w->nseg -= k;
     /* from the start of from's block: the bytes before `from` there are freed chunks, and a
      * block a punch only zeroes (a partial one) would stay allocated at every rotation */
     struct stat st;
-    off_t bs = fstat(w->fd, &st) == 0 && st.st_blksize > 0 ? (off_t)st.st_blksize : 4096;
+    off_t bs = ncs_fio_fstat(w->fd, &st) == 0 && st.st_blksize > 0 ? (off_t)st.st_blksize : 4096;
     from = from / bs * bs;
     if (from < NCS_FILE_HEADER_SIZE) from = NCS_FILE_HEADER_SIZE;
-    if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, to - from) != 0 && errno != EINTR) {
+    if (ncs_fio_fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, to - from) != 0 && errno != EINTR) {
       if (!w->keep_stuck)
         ncs_debug("cannot free the trace's oldest segments (%s): chunks past NCCLSCOPE_KEEP's size are lost", strerror(errno));
       w->keep_stuck = 1;
@@ -748,7 +755,7 @@ static void flush_chunk(struct writer *w, uint32_t end) {
         } else if (errno == ENOSPC || errno == EDQUOT) {
           full = 1;
         }
-        if (w->high_off > w->good_off && ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+        if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
       }
     }
   }
@@ -772,7 +779,7 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     if (final && w->fd >= 0 && short_final(w) == 0) ok = 1;
   }
   if (ok && final && w->fd >= 0) { /* the reserve past the end is not needed any more */
-    if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, w->good_off, RESERVE + (off_t)RAW_CAP) != 0 && errno == EINTR) {}
+    if (ncs_fio_fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, w->good_off, RESERVE + (off_t)RAW_CAP) != 0 && errno == EINTR) {}
   }
   begin_chunk(w);
 }
@@ -1021,6 +1028,7 @@ static void *writer_main(void *arg) {
   struct writer *w = arg;
   pthread_setname_np(pthread_self(), "ncclscope-wr");
   self = w;
+  ncs_fio_start(); /* the file thread: every descriptor below lives in its table */
   open_file(w);
   /* the chunk being built lives in the rings file from now on (nothing is in it yet) */
   size_t mcap = 0;
@@ -1162,7 +1170,7 @@ void ncs_writer_stop(unsigned timeout_ms) {
   if (!done) ncs_debug("the final flush did not finish within %u ms: exiting without it", timeout_ms);
   if (done) {
     pthread_join(w->th, NULL);
-    if (fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd);
+    if (fd_is_ours(w->fd, (uint64_t)w->high_off)) ncs_fio_close(w->fd);
     if (w->fd_lost) ncs_debug("the trace's descriptor was taken by the application %u time(s)", w->fd_lost);
     w->fd = -1;
     w->started = 0;
@@ -1242,8 +1250,11 @@ void ncs_writer_atfork_child(void) {
   /* no writer thread exists here: its buffers are ours to free, its file is the parent's */
   struct writer *w = W;
   W = NULL;
+  /* the parent's descriptors were its file thread's (not in this process), or numbers of the
+   * table this child inherited: closed only when still the parent's trace */
+  int priv = ncs_fio_atfork_child();
   if (w) {
-    if (fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd); /* the parent's trace, not a number it reused */
+    if (!priv && fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd);
     writer_free(w);
   }
   ncs_rowzip_atfork_child();

@@ -102,13 +102,17 @@ kill -9 $pid; wait $pid 2>/dev/null
 got=$(od -An -t u8 -N 8 "$T/counter" | tr -d ' ')
 [ "$(apparent "$d")" -gt $((2 * 262144)) ] && pass "keep kill: killed after several rotations" || fail "keep kill: killed before rotating"
 # the job counts a call after it returned: the kill may fall between the two, so the trace may
-# hold one call more than the counter, never fewer
+# hold one call more than the counter, never fewer. A writer starved of CPU (a loaded machine)
+# lets the rings fill: those calls are counted as dropped (buffer full), not in the trace (this
+# part looped 20 times at load 20: 1 run with such drops at e2d46a0, 3 with the file thread)
 w=$(whole "$d" calls)
-[ "$w" -ge "$got" ] && [ "$w" -le $((got + 1)) ] && pass "keep kill: whole-run AllReduce calls = the calls that had returned ($w; counter $got, +1 at most: the call being counted)" \
-  || fail "keep kill: whole-run AllReduce calls $w, the job's counter $got"
+full=$("$NCS" report --json "$d" 2>/dev/null | jq -r '[.ranks[].drops.buffer_full // 0] | add // 0')
+[ $((w + full)) -ge "$got" ] && [ $((w + full)) -le $((got + 1)) ] && pass "keep kill: whole-run AllReduce calls + calls dropped (buffer full) = the calls that had returned ($w + $full; counter $got, +1 at most: the call being counted)" \
+  || fail "keep kill: whole-run AllReduce calls $w + $full dropped (buffer full), the job's counter $got"
 read -r n lo hi <<<"$(seqs "$d")"
-check_eq "keep kill: the window's calls are contiguous" $((hi - lo + 1)) "$n"
-check_eq "keep kill: the window ends at the last call (its seq = the whole-run count)" "$w" "$hi"
+[ $((hi - lo + 1 - n)) -ge 0 ] && [ $((hi - lo + 1 - n)) -le "$full" ] && pass "keep kill: the window's calls are contiguous but for calls dropped (buffer full) ($n of $lo..$hi, $full dropped)" \
+  || fail "keep kill: the window's calls: $n of $lo..$hi, $full dropped (buffer full)"
+check_eq "keep kill: the window ends at the last call (its seq = the whole-run count + calls dropped)" $((w + full)) "$hi"
 a=$(alloc "$d")
 if [ -z "$FS" ]; then skip "keep kill: no tmpfs to measure the blocks on"
 elif [ "$a" -le 262144 ]; then pass "keep kill: the trace file holds at most 256 KiB ($a bytes; its rings file apart)"

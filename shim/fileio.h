@@ -1,0 +1,34 @@
+/* fileio.h — the shim's own descriptors, kept where the job cannot reach them (fileio.c). */
+#ifndef NCS_SHIM_FILEIO_H
+#define NCS_SHIM_FILEIO_H
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Starts the file thread (writer thread, before its first file); 0 when it runs. Without it
+ * every ncs_fio_* call is the plain system call on the calling thread. */
+__attribute__((visibility("hidden"))) int ncs_fio_start(void);
+/* 1 while the shim's descriptors live in the file thread's private table (no job's close,
+ * dup2 or exec can touch them, and no child inherits them). */
+__attribute__((visibility("hidden"))) int ncs_fio_private(void);
+/* The fork child: no file thread, and the parent's private descriptors are not in this
+ * process; returns 1 when they were private (the caller forgets their numbers, never closes). */
+__attribute__((visibility("hidden"))) int ncs_fio_atfork_child(void);
+
+/* The calls the shim makes on its descriptors, each run on the file thread with libc's
+ * convention (-1 and errno). The writer thread waits as long as a call takes; any other thread
+ * (a job's, claiming a ring) gives up with ETIMEDOUT when the file thread stays busy with
+ * another request for FIO_PATIENCE_MS, and never takes a signal while it waits. ncs_fio_open
+ * moves the descriptor high when it is not private (ncs_fd_move_high). */
+__attribute__((visibility("hidden"))) int ncs_fio_open(const char *path, int flags, mode_t mode);
+__attribute__((visibility("hidden"))) int ncs_fio_close(int fd);
+__attribute__((visibility("hidden"))) ssize_t ncs_fio_pwrite(int fd, const void *buf, size_t n, off_t off);
+__attribute__((visibility("hidden"))) int ncs_fio_ftruncate(int fd, off_t len);
+__attribute__((visibility("hidden"))) int ncs_fio_fallocate(int fd, int mode, off_t off, off_t len);
+__attribute__((visibility("hidden"))) int ncs_fio_fstat(int fd, struct stat *st);
+__attribute__((visibility("hidden"))) int ncs_fio_statx(int fd, unsigned mask, struct statx *sx);
+__attribute__((visibility("hidden"))) int ncs_fio_fchmod(int fd, mode_t mode);
+/* linkat of the descriptor's unnamed file (O_TMPFILE) to path, through /proc/thread-self */
+__attribute__((visibility("hidden"))) int ncs_fio_link(int fd, const char *path);
+__attribute__((visibility("hidden"))) void *ncs_fio_mmap(size_t len, int prot, int flags, int fd, off_t off);
+#endif
