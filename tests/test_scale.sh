@@ -20,6 +20,13 @@ if nm "$NCS" 2>/dev/null | grep -q -E '__asan_init|__tsan_init'; then
 elif [ -x /usr/bin/time ]; then
   # Keeping every arrival (16 bytes at least) would cost 112 ranks x 5000 calls x 16 B = 9 MB
   # more for 8x the ranks; the engine keeps per-rank counters and one slot per open collective.
+  # What must grow with ranks is about 6 KiB a rank (112 ranks: 0.7 MiB; massif, sizeof):
+  # the rank's row (ncs_jrank, 0.9 KiB), its job and attempt (0.8), the few steps html draws
+  # (0.7), its per-op rows, and the loader's per-file state (2.3 KiB). The rest of the peak is
+  # the files being read (one per thread: aligner hold, decode buffers, plug-ins' state), which
+  # varies from run to run with how far each thread's file is, not with ranks. Before the loader
+  # opened each file only when it read it, every file's visitors (two 4.5 KiB muxes) and plug-in
+  # state were held from the start: 11 KiB a rank more (+2.3-2.6 MiB, once 3.2 MiB, in CI).
   "$NCS" synth -o "$T/s" --ranks 16 --hosts 2 --calls 5000 >/dev/null 2>&1
   "$NCS" synth -o "$T/l" --ranks 128 --hosts 16 --calls 5000 >/dev/null 2>&1
   /usr/bin/time -f '%M' -o "$T/s.kb" "$NCS" html --no-doctor "$T/s" -o "$T/s.html" >/dev/null 2>&1

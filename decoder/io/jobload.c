@@ -65,9 +65,8 @@ struct fctx {
   struct ncs_strag_arrival *batch; /* the advancing thread's batch of arrivals for the straggler
                                       engine, handed over at the end of each step */
   size_t nbatch;
-  struct ncs_mux mux;         /* the summary's visitor and the plug-ins' (ncs_load_opts) */
-  struct ncs_visitor inner;   /* mux's out */
-  struct ncs_mux outer;       /* inner, then the calls rebuilt from profiler events (profcalls.h) */
+  struct fmux *mx;            /* while the file is open (9 KiB: not held for every file of the job) */
+  struct ncs_visitor inner;   /* mx->mux's out */
   struct ncs_profcalls *pc;
   /* lockstep (see ncs_job_load) */
   struct ncs_trace *t;
@@ -77,6 +76,11 @@ struct fctx {
   int have_t;                 /* a call was released: t_rel is known */
   int64_t t_rel;              /* host entry (job clock) of the latest call released */
   int64_t span;               /* how far t_rel moved in this file's latest step */
+  int waiting;                /* whole files: not opened yet (a worker opens it when it takes it) */
+};
+struct fmux {
+  struct ncs_mux mux;         /* the summary's visitor and the plug-ins' (ncs_load_opts) */
+  struct ncs_mux outer;       /* inner, then the calls rebuilt from profiler events (profcalls.h) */
 };
 #define BATCH 512
 
@@ -395,12 +399,13 @@ static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, 
   return 0;
 }
 
-/* The visitors of file i: the summary's (unless plugins_only) and the plug-ins'. */
-static void file_attach(struct loader *L, int i) {
+/* The visitors of file i: the summary's (unless plugins_only) and the plug-ins'. Returns 0, or
+ * -1 when out of memory. */
+static int file_attach(struct loader *L, int i) {
   struct fctx *f = &L->f[i];
   const struct ncs_load_opts *o = L->o;
-  struct ncs_mux *m = &f->mux;
-  memset(m, 0, sizeof *m);
+  if (!(f->mx = calloc(1, sizeof *f->mx))) return -1;
+  struct ncs_mux *m = &f->mx->mux;
   if (!o->plugins_only)
     m->v[m->n++] = (struct ncs_visitor){.ctx = f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
                                         .call = v_call, .gpu_time = v_gpu, .clock = v_clock, .log_line = v_log,
@@ -414,11 +419,12 @@ static void file_attach(struct loader *L, int i) {
   /* a process whose NCCL no wrapper reached (static NCCL): its calls come from NCCL's profiler
    * events, handed to the same visitors (model/profcalls.h) */
   f->pc = ncs_profcalls_new();
-  if (!f->pc) { f->v = f->inner; return; }
-  memset(&f->outer, 0, sizeof f->outer);
-  f->outer.v[f->outer.n++] = f->inner;
-  f->outer.v[f->outer.n++] = ncs_profcalls_visitor(f->pc, &f->inner);
-  ncs_mux_build(&f->outer, &f->v);
+  if (!f->pc) { f->v = f->inner; return 0; }
+  struct ncs_mux *outer = &f->mx->outer;
+  outer->v[outer->n++] = f->inner;
+  outer->v[outer->n++] = ncs_profcalls_visitor(f->pc, &f->inner);
+  ncs_mux_build(outer, &f->v);
+  return 0;
 }
 
 /* Opens file i (its PROCESS record etc. follow with its first step). */
@@ -430,10 +436,14 @@ static void file_open(struct loader *L, int i) {
   if (!L->o->plugins_only) f->own = ncs_cown_new();
   ncs_aligner_init(&f->al, L->job->origin, on_aligned, f);
   if (L->o->on_kernel) f->al.release_kernel = on_aligned_kernel;
-  file_attach(L, i);
+  if (file_attach(L, i) != 0) {
+    f->r->read_rc = 2;
+    snprintf(f->st.error, sizeof f->st.error, "%s: out of memory", L->files[i]);
+    return;
+  }
   f->r->read_rc = ncs_trace_open(L->files[i], &f->v, &f->st, &f->t);
   f->live = f->t != NULL;
-  if (!L->o->in_order) ncs_trace_park(f->t); /* thousands of files: no descriptor held until the file's turn */
+  if (L->lockstep) ncs_trace_park(f->t); /* thousands of files: no descriptor held until the file's turn */
 }
 
 /* The end of file i's read: what remains held is released and its figures are settled. */
@@ -481,6 +491,8 @@ static void file_close(struct loader *L, int i, struct ncs_strag_arrival *batch)
   ncs_progress_file_done();
   if (L->job->jobs) ncs_jobset_file_done(L->job->jobs, i, f->r->read_rc, &f->st);
   if (L->o->file_done) L->o->file_done(L->o->ctx, i, f->r->read_rc, &f->st);
+  free(f->mx);
+  f->mx = NULL;
 }
 
 /* One step of file i: its next chunk is decoded and its records handed on; the straggler
@@ -512,6 +524,11 @@ static void *worker(void *arg) {
     int i = L->next < L->nstep ? L->step[L->next++] : -1;
     pthread_mutex_unlock(&L->mu);
     if (i < 0) return NULL;
+    if (L->f[i].waiting) { /* visitors attached one file at a time, as when all are opened first */
+      pthread_mutex_lock(&L->mu);
+      file_open(L, i);
+      pthread_mutex_unlock(&L->mu);
+    }
     if (!L->f[i].live) { file_close(L, i, w->batch); continue; }
     file_step(L, i, w->b, w->batch);
     while (!L->lockstep && L->f[i].live) file_step(L, i, w->b, w->batch); /* whole file */
@@ -544,7 +561,7 @@ static int plan_round(struct loader *L, int64_t *spans) {
   L->next = 0;
   for (int i = 0; i < L->n; i++) {
     const struct fctx *f = &L->f[i];
-    if (f->live && (!L->lockstep || !f->have_t || f->t_rel <= horizon)) L->step[L->nstep++] = i;
+    if (f->waiting || (f->live && (!L->lockstep || !f->have_t || f->t_rel <= horizon))) L->step[L->nstep++] = i;
   }
   return L->nstep;
 }
@@ -659,7 +676,11 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
     if (!L.f[i].live) file_close(&L, i, w[0].batch);
     while (L.f[i].live) file_step(&L, i, w[0].b, w[0].batch);
   }
+  /* Lockstep: every file opened (and parked) first. Whole files: each is opened by the worker
+   * that reads it, so only the files being read hold their reading state and their plug-ins'
+   * (at 128 ranks they were 1.4 MiB of html's peak, all held from the start). */
   for (int i = 0; i < nfiles && !o->in_order; i++) {
+    if (!L.lockstep) { L.f[i].waiting = 1; continue; }
     file_open(&L, i);
     if (!L.f[i].live) file_close(&L, i, w[0].batch);
   }

@@ -14,9 +14,10 @@
  *    calls, 120 B each) and ~1 KiB of state (34 KiB with GPU times: align.h), per thread
  *    one chunk's buffers: bounded by ranks x communicators x chunk size, independent of trace
  *    length;
- *  - whole files: each thread reads one file to its end, then the next; per thread one
- *    aligner hold, but straggler.h's window grows with the longest trace (96 B per collective
- *    per communicator, capped at 2^20).
+ *  - whole files: each thread opens one file, reads it to its end, then the next; per thread
+ *    one aligner hold and one file's visitors and plug-in state (a file not yet taken holds
+ *    none), but straggler.h's window grows with the longest trace (96 B per collective per
+ *    communicator, capped at 2^20).
  * The choice is made from the file sizes and the first chunk headers, before decoding: the way
  * that keeps less (lockstep always past 2^20 collectives per file, where the window would give
  * collectives up); NCCLSCOPE_LOCKSTEP=1 or 0 forces it. Results are the same either way. With
@@ -138,7 +139,8 @@ struct ncs_load_opts {
   void (*on_kernel)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k);
   /* Plug-ins: analyses that read the same records in the same single read of each file
    * (docs/ARCHITECTURE.md, "Adding an analysis"). file_visitor appends the visitors that want
-   * file `file`'s records to m (each with its own ctx) before its first record; file_done
+   * file `file`'s records to m (each with its own ctx) before its first record (whole files:
+   * when a thread takes the file, under the loader's lock, so one file_visitor at a time); file_done
    * follows the file's read with its status and ncs_trace_read's result (0 read, 1 damaged,
  * 2 not readable; also for a file that could not be opened).
    * Without in_order, files are read by several threads: callbacks of one file come one at a
