@@ -66,7 +66,9 @@ static struct {
 enum { SLOT_FREE = 0, SLOT_RECORDING = 1, SLOT_PENDING = 2 };
 struct slot {
   _Atomic int state;
-  int dev;                /* device the events were created on, -1 none yet */
+  int dev_1;              /* 1 + the device the events were created on, 0 none yet (a
+                           * calloc'ed pool needs no pass over its 80 pages: ~1 ms of the
+                           * first timed call's CPU on the development VM) */
   cuda_event start, end;
   cudaStream_t stream;
   uint32_t kind, thread, flags;
@@ -129,7 +131,6 @@ static struct ncs_gpu_group *pool_get(void) {
   if (i >= MAX_POOLS) return NULL; /* later calls of this thread retry; counted as pool drops */
   p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  for (int k = 0; k < POOL_SLOTS; k++) p->slots[k].dev = -1;
   atomic_store_explicit(&pools[i], p, memory_order_release);
   ncs_tls.gpu = p;
   return p;
@@ -146,8 +147,8 @@ int ncs_gpu_current_device(void) { return ncs_gpu_on ? current_device() : -1; }
 /* (Re)creates a slot's events on `dev` (events belong to the device current at creation;
  * recording them later needs no particular current device). Rare: once per slot and device. */
 static int create_pair(struct slot *s, int dev) {
-  if (s->dev >= 0) { cu.event_destroy(s->start); cu.event_destroy(s->end); }
-  s->dev = -1;
+  if (s->dev_1 > 0) { cu.event_destroy(s->start); cu.event_destroy(s->end); }
+  s->dev_1 = 0;
   int cur = current_device(), rc = -1;
   if (dev >= 0 && cur != dev && cu.set_device(dev) != CUDA_SUCCESS) { cu.get_error(); return -1; }
   app_cuda(2);
@@ -157,7 +158,7 @@ static int create_pair(struct slot *s, int dev) {
   }
   if (rc) cu.get_error();
   if (dev >= 0 && cur >= 0 && cur != dev) cu.set_device(cur);
-  if (rc == 0) s->dev = dev;
+  if (rc == 0) s->dev_1 = dev + 1;
   return rc;
 }
 
@@ -169,7 +170,7 @@ static int slot_start(struct ncs_gpu_group *p, cudaStream_t stream, int dev) {
     return -1;
   }
   if (dev < 0) dev = current_device();
-  if (s->dev != dev && create_pair(s, dev) != 0) return -1;
+  if (s->dev_1 != dev + 1 && create_pair(s, dev) != 0) return -1;
   s->host_before = ncs_now_ns();
   app_cuda(1);
   if (cu.event_record(s->start, stream) != CUDA_SUCCESS) { cu.get_error(); return -1; }
@@ -350,7 +351,7 @@ static int emit_slot(struct slot *s, int failed) {
   struct ncs_gpu_time g = {.kind = s->kind, .thread = s->thread, .ref = s->ref, .flags = s->flags};
   if (failed) g.flags |= NCS_GPU_F_FAILED;
   if (!(g.flags & NCS_GPU_F_FAILED)) {
-    struct anchor *a = anchor_for(s->dev, s->host_before);
+    struct anchor *a = anchor_for(s->dev_1 - 1, s->host_before);
     int ok = a != NULL;
     if (ok) g.gpu_start = to_host(a, s->start, &ok);
     if (ok) g.gpu_end = to_host(a, s->end, &ok);
@@ -427,7 +428,7 @@ static void emit_inflight(struct slot *s, uint64_t now) {
   struct ncs_inflight f = {.kind = NCS_INFLIGHT_GPU, .thread = s->thread, .tcall = s->ref, .key = s->kind,
                            .datatype = 255, .root = -1, .t_enter = s->host_before, .t_seen = now};
   if (!(s->flags & NCS_GPU_F_FAILED) && cu.event_query(s->start) == CUDA_SUCCESS) {
-    struct anchor *a = anchor_for(s->dev, s->host_before);
+    struct anchor *a = anchor_for(s->dev_1 - 1, s->host_before);
     int ok = a != NULL;
     uint64_t t = ok ? to_host(a, s->start, &ok) : 0;
     if (ok) f.gpu_since = t + a->lift;
