@@ -78,7 +78,7 @@ grep -q '^Bounded trace (NCCLSCOPE_KEEP' "$T/size.rep" && grep -q '^Whole run (a
   grep -q '^Last window: ' "$T/size.rep" && pass "keep size: report says which figures are whole-run and which are the window's" \
   || fail "keep size: report lacks the bounded-trace lines: $(grep -i -m3 'bounded\|whole\|window' "$T/size.rep")"
 "$NCS" doctor "$d" >"$T/size.doc" 2>&1
-grep -q '^Bounded trace (NCCLSCOPE_KEEP, 1 of 1 files): these verdicts are of the last window only' "$T/size.doc" \
+grep -q '^Bounded trace (NCCLSCOPE_KEEP: 256 KiB; 1 of 1 files): these verdicts are of the last window only, .* UTC to .* UTC' "$T/size.doc" \
   && pass "keep size: doctor says its verdicts are of the window" || fail "keep size: doctor: $(head -3 "$T/size.doc")"
 
 # ---- time bound ----

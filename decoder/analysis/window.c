@@ -6,15 +6,18 @@
  * those aggregates plus the window's calls, merged here per (communicator, op, datatype, size
  * class) per file, then per (op, bytes class) over the job. Every other section of the report
  * reads the window's calls only; this analysis says so and prints the whole-run table
- * (print_text, its section) and writes JSON "window" (docs/JSON.md). Unbounded traces: it
- * prints nothing and writes nothing. Memory: per file at most WIN_ROWS rows (further keys are
- * added to one "other" row) and, per thread index below WIN_THREADS, WIN_PENDING calls
- * waiting for their GPU time; no growth with trace length. */
+ * (print_text, its section) and writes JSON "window" (docs/JSON.md); doctor, html and timeline plug
+ * the same visitor into their read (window.h) and say it on their page and in otherData.
+ * Unbounded traces: it
+ * prints nothing and writes nothing. Memory: while a file is read, at most WIN_ROWS rows (further
+ * keys are added to one "other" row) and, per thread index below WIN_THREADS, WIN_PENDING calls
+ * waiting for their GPU time; after it, only the rows it used; no growth with trace length. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "analysis/analysis.h"
+#include "analysis/window.h"
 #include "model/rules.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/ops.h"
@@ -39,10 +42,10 @@ struct wfile {
   int32_t nranks[WIN_COMMS];
   struct wpend *pend[WIN_THREADS];
 };
-struct wstate { int n; struct wfile *f; };
+struct ncs_window { int n; struct wfile *f; };
 
 static void *win_create(const struct ncs_job *job) {
-  struct wstate *s = calloc(1, sizeof *s);
+  struct ncs_window *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->n = job->n;
   s->f = calloc((size_t)(job->n ? job->n : 1), sizeof *s->f);
@@ -166,7 +169,7 @@ static int on_gpu_times(void *ctx, const struct ncs_gpu_time *x, size_t n) {
 }
 
 static void win_visitor(void *state, int file, struct ncs_visitor *v) {
-  struct wstate *s = state;
+  struct ncs_window *s = state;
   v->ctx = &s->f[file];
   v->process = on_process;
   v->comm = on_comm;
@@ -178,25 +181,18 @@ static void win_visitor(void *state, int file, struct ncs_visitor *v) {
 
 static void win_file_done(void *state, int file, const struct ncs_read_status *st) {
   (void)st;
-  struct wfile *f = &((struct wstate *)state)->f[file];
+  struct wfile *f = &((struct ncs_window *)state)->f[file];
   for (unsigned i = 0; i < WIN_THREADS; i++) { free(f->pend[i]); f->pend[i] = NULL; }
   free(f->slot);
   f->slot = NULL;
+  /* keep only the rows used (a few dozen, not WIN_ROWS): many files stay cheap until the sum */
+  struct ncs_aggregate *r = f->rows && f->nrows ? realloc(f->rows, f->nrows * sizeof *f->rows) : NULL;
+  if (r) f->rows = r;
 }
 
-/* A job-wide row: op and bytes class over every bounded file. */
-struct jrow { unsigned op, bclass; uint64_t calls, bytes, gpu_calls, gpu_ns, failed; double busbytes; };
-struct jsum {
-  int files;
-  uint64_t keep_ns, keep_bytes, agg_calls, win_calls;
-  uint64_t t0_utc, t1_utc; /* the window over the bounded files, ns since the epoch (0: none) */
-  int n;
-  struct jrow r[512];
-  uint64_t other_calls;
-};
-
-static void job_sum(const struct wstate *s, struct jsum *j) {
+static void job_sum(const struct ncs_window *s, struct ncs_window_sum *j) {
   memset(j, 0, sizeof *j);
+  j->nfiles = s->n;
   for (int i = 0; i < s->n; i++) {
     const struct wfile *f = &s->f[i];
     if (!f->bounded) continue;
@@ -216,7 +212,7 @@ static void job_sum(const struct wstate *s, struct jsum *j) {
       if (a->comm == NCS_AGG_OTHER || ncs_op_bw(a->op) == NCS_BW_NONE) { j->other_calls += a->calls; continue; }
       size_t dts = ncs_rule_dtype_size(a->datatype);
       unsigned bc = a->size_log2 + log2u(dts ? dts : 1);
-      struct jrow *r = NULL;
+      struct ncs_window_row *r = NULL;
       for (int m = 0; m < j->n; m++)
         if (j->r[m].op == a->op && j->r[m].bclass == bc) { r = &j->r[m]; break; }
       if (!r && j->n < (int)(sizeof j->r / sizeof j->r[0])) {
@@ -240,12 +236,12 @@ static void job_sum(const struct wstate *s, struct jsum *j) {
 }
 
 static int cmp_jrow(const void *a, const void *b) {
-  const struct jrow *x = a, *y = b;
+  const struct ncs_window_row *x = a, *y = b;
   if (x->op != y->op) return x->op < y->op ? -1 : 1;
   return x->bclass < y->bclass ? -1 : x->bclass > y->bclass;
 }
 
-static void utc(uint64_t ns, char *buf, size_t n) {
+void ncs_window_utc(uint64_t ns, char *buf, size_t n) {
   time_t t = (time_t)(ns / 1000000000ull);
   struct tm tm;
   if (!ns || !gmtime_r(&t, &tm)) { snprintf(buf, n, "?"); return; }
@@ -253,31 +249,34 @@ static void utc(uint64_t ns, char *buf, size_t n) {
   snprintf(buf + k, n - k, ".%03u UTC", (unsigned)(ns / 1000000ull % 1000));
 }
 
-static void size_text(unsigned bclass, char *buf, size_t n) {
+void ncs_window_size_text(unsigned bclass, char *buf, size_t n) {
   static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   unsigned k = bclass / 10 < 4 ? bclass / 10 : 4;
   snprintf(buf, n, "%llu%s", 1ull << (bclass - 10 * k), u[k]);
 }
 
-static void keep_text(const struct jsum *j, char *buf, size_t n) {
+void ncs_window_keep_text(const struct ncs_window_sum *j, char *buf, size_t n) {
   int k = 0;
   buf[0] = 0;
   if (j->keep_ns) k = snprintf(buf, n, "%.0f s", j->keep_ns / 1e9);
-  if (j->keep_bytes && k >= 0 && (size_t)k < n)
-    snprintf(buf + k, n - (size_t)k, "%s%.1f MiB", k ? ", " : "", j->keep_bytes / 1048576.0);
+  if (j->keep_bytes && k >= 0 && (size_t)k < n) {
+    static const char *u[] = {"KiB", "MiB", "GiB", "TiB"};
+    double v = j->keep_bytes / 1024.0;
+    int e = 0;
+    while (v >= 1024 && e < 3) { v /= 1024; e++; }
+    snprintf(buf + k, n - (size_t)k, "%s%.4g %s", k ? ", " : "", v, u[e]);
+  }
 }
 
 static void win_text(void *state, FILE *out, const struct ncs_job *job) {
   (void)job;
-  struct jsum j;
-  job_sum(state, &j);
-  if (!j.files) return;
-  qsort(j.r, (size_t)j.n, sizeof j.r[0], cmp_jrow);
+  struct ncs_window_sum j;
+  if (!ncs_window_sum(state, &j)) return;
   char a[48], b[48];
-  utc(j.t0_utc, a, sizeof a);
-  utc(j.t1_utc, b, sizeof b);
+  ncs_window_utc(j.t0_utc, a, sizeof a);
+  ncs_window_utc(j.t1_utc, b, sizeof b);
   char k[64];
-  keep_text(&j, k, sizeof k);
+  ncs_window_keep_text(&j, k, sizeof k);
   fprintf(out, "\nBounded trace (NCCLSCOPE_KEEP: %s; %d of %d files): every figure above is of the last window "
                "(%s to %s, %llu calls); the whole run follows (%llu calls)\n",
           k, j.files, job->n, a, b, (unsigned long long)j.win_calls, (unsigned long long)(j.agg_calls + j.win_calls));
@@ -285,9 +284,9 @@ static void win_text(void *state, FILE *out, const struct ncs_job *job) {
           (unsigned long long)j.agg_calls, (unsigned long long)j.win_calls);
   fprintf(out, "  %-14s %8s %12s %16s %12s %12s\n", "op", "size", "calls", "bytes", "GPU time s", "busbw GB/s");
   for (int i = 0; i < j.n; i++) {
-    const struct jrow *r = &j.r[i];
+    const struct ncs_window_row *r = &j.r[i];
     char sz[24], bw[24];
-    size_text(r->bclass, sz, sizeof sz);
+    ncs_window_size_text(r->bclass, sz, sizeof sz);
     if (r->gpu_ns) snprintf(bw, sizeof bw, "%.2f", r->busbytes / (r->gpu_ns / 1e9) / 1e9);
     else snprintf(bw, sizeof bw, "-");
     fprintf(out, "  %-14s %8s %12llu %16llu %12.6f %12s\n", ncs_op_name(r->op), sz, (unsigned long long)r->calls,
@@ -300,10 +299,8 @@ static void win_text(void *state, FILE *out, const struct ncs_job *job) {
 
 static void win_json(void *state, struct ncs_json *js, const struct ncs_job *job) {
   (void)job;
-  struct jsum j;
-  job_sum(state, &j);
-  if (!j.files) return;
-  qsort(j.r, (size_t)j.n, sizeof j.r[0], cmp_jrow);
+  struct ncs_window_sum j;
+  if (!ncs_window_sum(state, &j)) return;
   ncs_json_obj_begin(js, "window");
   ncs_json_int(js, "bounded_files", j.files);
   if (j.keep_ns) ncs_json_uint(js, "keep_ns", j.keep_ns);
@@ -314,7 +311,7 @@ static void win_json(void *state, struct ncs_json *js, const struct ncs_job *job
   ncs_json_uint(js, "whole_run_calls", j.agg_calls + j.win_calls);
   ncs_json_arr_begin(js, "whole_run");
   for (int i = 0; i < j.n; i++) {
-    const struct jrow *r = &j.r[i];
+    const struct ncs_window_row *r = &j.r[i];
     ncs_json_obj_begin(js, NULL);
     ncs_json_str(js, "op", ncs_op_name(r->op));
     ncs_json_uint(js, "bytes_log2", r->bclass);
@@ -333,7 +330,7 @@ static void win_json(void *state, struct ncs_json *js, const struct ncs_job *job
 }
 
 static void win_destroy(void *state) {
-  struct wstate *s = state;
+  struct ncs_window *s = state;
   if (!s) return;
   for (int i = 0; i < s->n; i++) {
     free(s->f[i].rows);
@@ -342,6 +339,21 @@ static void win_destroy(void *state) {
   }
   free(s->f);
   free(s);
+}
+
+/* The same, for html and timeline (window.h). */
+struct ncs_window *ncs_window_new(int nfiles) {
+  struct ncs_job job = {.n = nfiles};
+  return win_create(&job);
+}
+void ncs_window_visitor(struct ncs_window *w, int file, struct ncs_visitor *v) { win_visitor(w, file, v); }
+void ncs_window_file_done(struct ncs_window *w, int file) { win_file_done(w, file, NULL); }
+void ncs_window_free(struct ncs_window *w) { win_destroy(w); }
+int ncs_window_sum(const struct ncs_window *w, struct ncs_window_sum *j) {
+  if (!w) return 0;
+  job_sum(w, j);
+  qsort(j->r, (size_t)j->n, sizeof j->r[0], cmp_jrow);
+  return j->files;
 }
 
 const struct ncs_analysis ncs_analysis_window = {

@@ -18,6 +18,7 @@
 #include "analysis/analysis.h"
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
+#include "analysis/window.h"
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
 #include "analysis/sitefacts.h"
@@ -62,8 +63,9 @@ static int add_facts(struct ncs_doctor *d, int *cap, struct ncs_dfacts *f) {
 
 /* The loader's plug-ins: trace file i feeds facts d->f[slot[i]], the hang checks, the
  * straggler engine (report's `stragglers` analysis: the same lining up as report and html) and
- * the call sites and communicator names of the verdicts. */
-struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; void *strag; struct ncs_sitefacts *sites; };
+ * the call sites and communicator names of the verdicts, and a bounded trace's window. */
+struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; void *strag; struct ncs_sitefacts *sites;
+                    struct ncs_window *win; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct facts_load *L = ctx;
   ncs_dfacts_attach(L->d->f[L->slot[file]], m);
@@ -76,6 +78,10 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_sitefacts_visitor(L->sites, file, &m->v[m->n++]);
   }
+  if (L->win && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_window_visitor(L->win, file, &m->v[m->n++]);
+  }
 }
 
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
@@ -83,6 +89,7 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   ncs_dfacts_finish(L->d->f[L->slot[file]], rc, st);
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
   if (L->strag) ncs_analysis_stragglers.file_done(L->strag, file, st);
+  if (L->win) ncs_window_file_done(L->win, file);
 }
 
 static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'}, {"detail", no_argument, NULL, 'd'},
@@ -111,6 +118,7 @@ int cmd_doctor(int argc, char **argv) {
   struct ncs_strag *strag = NULL;
   void *sstate = NULL;
   struct ncs_sitefacts *sites = NULL;
+  struct ncs_window *win = NULL;
   const char *want_job = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
@@ -199,7 +207,8 @@ int cmd_doctor(int argc, char **argv) {
     sjob = (struct ncs_job){.n = nt, .rank = infos, .strag = &strag};
     if (infos) sstate = ncs_analysis_stragglers.create(&sjob);
     sites = ncs_sitefacts_new(nt);
-    struct facts_load fl = {&d, slot, hang, sstate, sites};
+    win = ncs_window_new(nt);
+    struct facts_load fl = {&d, slot, hang, sstate, sites, win};
     struct ncs_load_opts lo = {.ctx = &fl, .plugins_only = 1, .file_visitor = facts_visitor, .file_done = facts_done};
     struct ncs_jobdata *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
@@ -236,13 +245,19 @@ int cmd_doctor(int argc, char **argv) {
       for (size_t k = 0; head && k < hlen; k++) hlines += head[k] == '\n';
       if (head) fwrite(head, 1, hlen, stdout);
       free(head);
-      int bounded = 0;
-      for (int k = 0; k < nt; k++) bounded += ncs_trace_is_bounded(tfiles[k]);
-      if (bounded) {
-        printf("Bounded trace (NCCLSCOPE_KEEP, %d of %d files): these verdicts are of the last window only; "
-               "whole-run calls, bytes and bandwidth: ncclscope report\n", bounded, nt);
+      struct ncs_window_sum *ws = malloc(sizeof *ws);
+      if (ws && ncs_window_sum(win, ws)) {
+        char kt[64], wa[48], wb[48];
+        ncs_window_keep_text(ws, kt, sizeof kt);
+        ncs_window_utc(ws->t0_utc, wa, sizeof wa);
+        ncs_window_utc(ws->t1_utc, wb, sizeof wb);
+        printf("Bounded trace (NCCLSCOPE_KEEP: %s; %d of %d files): these verdicts are of the last window only, %s to %s "
+               "(%llu of the run's %llu calls); whole-run calls, bytes and bandwidth: ncclscope report\n",
+               kt, ws->files, ws->nfiles, wa, wb, (unsigned long long)ws->win_calls,
+               (unsigned long long)(ws->agg_calls + ws->win_calls));
         hlines++;
       }
+      free(ws);
       fputc('\n', stdout);
       ncs_doctor_print_text(&d, stdout, detail, NCS_DOCTOR_SCREEN - hlines - 1);
     }
@@ -258,6 +273,7 @@ done:
   if (sstate) ncs_analysis_stragglers.destroy(sstate);
   free(infos);
   ncs_sitefacts_free(sites);
+  ncs_window_free(win);
   for (int k = 0; k < nt; k++) free(tfiles[k]);
   free(tfiles);
   free(slot);

@@ -1,6 +1,6 @@
 /* html_cmd.c — `ncclscope html PATH... -o report.html`: parses its options, reads the job once
  * with the analyses the page needs plugged in (the doctor's facts and hang checks, a few steps
- * per rank, the GPU-stream lanes), runs the doctor and the headline, and hands it all to the
+ * per rank, the GPU-stream lanes, a bounded trace's whole run and window), runs the doctor and the headline, and hands it all to the
  * html renderer (render/html.h).
  * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
  * input, 4 when nothing could be read or the page cannot be written. */
@@ -22,7 +22,8 @@
 
 /* the loader's ctx for every plug-in of the page */
 struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps *steps; struct ncs_gpulanes *lanes;
-                   struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */ };
+                   struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */
+                   struct ncs_window *win; /* bounded traces: whole run and window */ };
 
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   (void)r;
@@ -32,10 +33,15 @@ static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const st
   (void)r;
   ncs_gpulanes_add(((struct html_load *)ctx)->lanes, file, k);
 }
-/* The doctor's plug-ins: file i feeds facts d->f[i] and the hang checks. */
+/* The page's plug-ins: file i feeds the doctor's facts d->f[i] (when the doctor runs), the hang
+ * checks, the call sites and the window. */
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct html_load *L = ctx;
-  ncs_dfacts_attach(L->d->f[file], m);
+  if (L->d->f) ncs_dfacts_attach(L->d->f[file], m);
+  if (L->win && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_window_visitor(L->win, file, &m->v[m->n++]);
+  }
   if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
   if (L->sites && m->n < NCS_MUX_MAX) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
@@ -44,8 +50,9 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct html_load *L = ctx;
-  ncs_dfacts_finish(L->d->f[file], rc, st);
+  if (L->d->f) ncs_dfacts_finish(L->d->f[file], rc, st);
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
+  if (L->win) ncs_window_file_done(L->win, file);
 }
 
 int cmd_html(int argc, char **argv) {
@@ -82,7 +89,7 @@ int cmd_html(int argc, char **argv) {
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
   struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new(),
-                        doctor ? ncs_sitefacts_new(n) : NULL};
+                        doctor ? ncs_sitefacts_new(n) : NULL, ncs_window_new(n)};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE;
@@ -92,9 +99,10 @@ int cmd_html(int argc, char **argv) {
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
-    if (doc.n == n) { o.file_visitor = facts_visitor; o.file_done = facts_done; }
   }
-  if (doctor && !o.file_visitor) { fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done; }
+  if ((doctor && doc.n != n) || !L.win) { fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done; }
+  o.file_visitor = facts_visitor;
+  o.file_done = facts_done;
   if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); goto done; }
   if ((r = ncs_one_job("html", J, files))) { rc = r; goto done; }
   if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
@@ -116,9 +124,12 @@ int cmd_html(int argc, char **argv) {
     ncs_headline_add_stragglers(&h, J->strag);
     ncs_headline_add_top_op(&h, J); /* the dominant operation, as report's metrics finds it */
   }
+  struct ncs_window_sum *win = malloc(sizeof *win);
+  if (win && !ncs_window_sum(L.win, win)) { free(win); win = NULL; }
   struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
-                               steps.f ? &steps : NULL, L.lanes};
+                               steps.f ? &steps : NULL, L.lanes, win};
   int werr = ncs_html_write(f, &page) != 0;
+  free(win);
   if (f != stdout && fclose(f) != 0) werr = 1;
   f = NULL;
   if (werr) { fprintf(stderr, "ncclscope html: write error on %s\n", out); goto done; }
@@ -131,6 +142,7 @@ done:
   ncs_hang_free(L.hang);
   ncs_sitefacts_free(L.sites);
   ncs_gpulanes_free(L.lanes);
+  ncs_window_free(L.win);
   ncs_steps_free(&steps);
   ncs_paths_free(files, n);
   return rc;

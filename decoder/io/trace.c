@@ -750,15 +750,6 @@ int ncs_trace_read(const char *path, const struct ncs_visitor *v, struct ncs_rea
   return ret;
 }
 
-int ncs_trace_is_bounded(const char *path) {
-  FILE *f = ncs_fopen_regular(path, NULL, 0);
-  if (!f) return 0;
-  uint8_t fh[NCS_FILE_HEADER_SIZE];
-  int b = read_full(f, fh, sizeof fh) == sizeof fh && memcmp(fh, NCS_FILE_MAGIC, 8) == 0 &&
-          (ncs_get_u32(fh + NCS_FH_FLAGS) & NCS_FILE_F_BOUNDED);
-  fclose(f);
-  return b;
-}
 
 /* ---- path expansion ---- */
 

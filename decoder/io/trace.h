@@ -102,8 +102,6 @@ struct ncs_read_status {
   char error[256];                   /* "FILE: offset N: what is wrong", empty when none */
 };
 
-/* 1 when `path` is a bounded trace (format 5.2, NCCLSCOPE_KEEP: its file header's flag), else 0. */
-int ncs_trace_is_bounded(const char *path);
 
 /* Reads `path`. Returns 0 when the whole file was read (it may still be truncated: see
  * status), 1 on damage, 2 when the file cannot be opened or is not a trace (bad file header

@@ -638,6 +638,38 @@ static void sec_ranks(FILE *f, const struct ncs_jobdata *J, const struct ncs_doc
   sec_close(f);
 }
 
+/* A bounded trace (NCCLSCOPE_KEEP): which figures of the page are the whole run's (this
+ * section's table, from the aggregates) and which the last window's (every other section). */
+static void sec_window(FILE *f, const struct ncs_window_sum *w) {
+  char a[48], b[48], k[64];
+  ncs_window_utc(w->t0_utc, a, sizeof a);
+  ncs_window_utc(w->t1_utc, b, sizeof b);
+  ncs_window_keep_text(w, k, sizeof k);
+  sec_open(f, "window", "Bounded trace: whole run and last window", 1);
+  fprintf(f, "<p class=\"bad\">Bounded trace (NCCLSCOPE_KEEP: %s; %d of %d files). <b>Last window only</b>: every "
+             "figure on this page outside this section, from the headline to the ranks, is of the last window, "
+             "<b>%s to %s</b>, %llu calls. <b>Whole run</b>: the table below, from the aggregates the trace keeps for "
+             "every call, %llu calls (%llu before the window, %llu in it).</p>\n",
+          k, w->files, w->nfiles, a, b, (unsigned long long)w->win_calls, (unsigned long long)(w->agg_calls + w->win_calls),
+          (unsigned long long)w->agg_calls, (unsigned long long)w->win_calls);
+  fprintf(f, "<div class=\"scroll\"><table id=\"whole-run\"><tr><th>operation</th><th>size</th><th>calls</th><th>bytes</th>"
+             "<th>GPU time s</th><th>busbw GB/s</th></tr>\n");
+  for (int i = 0; i < w->n; i++) {
+    const struct ncs_window_row *r = &w->r[i];
+    char sz[24];
+    ncs_window_size_text(r->bclass, sz, sizeof sz);
+    fprintf(f, "<tr><td>%s</td><td>%s</td><td>%llu</td><td>%llu</td><td>%.6f</td>", ncs_op_name(r->op), sz,
+            (unsigned long long)r->calls, (unsigned long long)r->bytes, r->gpu_ns / 1e9);
+    if (r->gpu_ns) fprintf(f, "<td>%.2f</td></tr>\n", r->busbytes / (r->gpu_ns / 1e9) / 1e9);
+    else fprintf(f, "<td>-</td></tr>\n");
+  }
+  fprintf(f, "</table></div>\n");
+  if (w->other_calls)
+    fprintf(f, "<p class=\"note\">Other calls (no bandwidth: group, communicator, registration): %llu.</p>\n",
+            (unsigned long long)w->other_calls);
+  sec_close(f);
+}
+
 int ncs_html_write(FILE *f, const struct ncs_html_page *p) {
   const struct ncs_jobdata *J = p->J;
   struct ncs_doctor *ran = p->doctor_ran ? p->doc : NULL;
@@ -645,6 +677,7 @@ int ncs_html_write(FILE *f, const struct ncs_html_page *p) {
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
+  if (p->window && p->window->files) sec_window(f, p->window);
   if (p->h) ncs_headline_print_html(p->h, f);
   sec_summary(f, J);
   sec_time_per_op(f, J);

@@ -11,6 +11,7 @@
 #include "analysis/hang.h"
 #include "analysis/headline.h"
 #include "analysis/steps.h"
+#include "analysis/window.h"
 #include "render/gpu_lanes.h"
 
 struct ncs_html_page {
@@ -21,6 +22,7 @@ struct ncs_html_page {
   const struct ncs_headline *h;  /* the headline, NULL when the doctor did not run */
   const struct ncs_steps *steps; /* the steps picture's calls, NULL none */
   const struct ncs_gpulanes *lanes;
+  const struct ncs_window_sum *window; /* a bounded trace's whole run and window, NULL none */
 };
 
 int ncs_html_write(FILE *f, const struct ncs_html_page *p);

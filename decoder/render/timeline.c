@@ -38,7 +38,11 @@
  * on the timeline's axis (no call-to-kernel arrows then); --max-mb N of JSON (default 256,
  * counted by the output's FILE, a cookie that hands the bytes to a plain file or to zlib for
  * a name ending in .gz); each leaves out what it leaves out with a line on stderr and a count
- * in otherData. */
+ * in otherData.
+ * A bounded trace (NCCLSCOPE_KEEP) holds the calls of its last window only: the window's
+ * visitor (analysis/window.h) rides on the same read, and the output says so on stderr, in
+ * otherData "bounded" (the bound, the window's start and end, its calls and the whole run's)
+ * and with a global instant event at the window's start. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -56,6 +60,7 @@
 #include "base/json.h"
 #include "ncclscope/ops.h"
 #include "analysis/straggler.h"
+#include "analysis/window.h"
 
 struct streams { uint64_t *s; int n, cap; int named; };
 #define TIMELINE_JSON_VERSION 2
@@ -109,6 +114,7 @@ struct ncs_timeline {
   struct sink *sink;
   int nfiles;
   struct ncs_timeline_cfg cfg; /* what the command asked for */
+  struct ncs_window *win;      /* bounded traces: the whole run and the last window */
 };
 
 /* Starts the next event of the traceEvents array. */
@@ -572,7 +578,16 @@ static int names_raw(void *ctx, const struct ncs_raw *r) {
 }
 static void names_visitor(void *ctx, int file, struct ncs_mux *m) {
   struct ncs_timeline *t = ctx;
-  if (m->n < NCS_MUX_MAX) m->v[m->n++] = (struct ncs_visitor){.ctx = &t->kf[file], .raw = names_raw};
+  if (t->max_kernels && m->n < NCS_MUX_MAX) m->v[m->n++] = (struct ncs_visitor){.ctx = &t->kf[file], .raw = names_raw};
+  if (t->win && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_window_visitor(t->win, file, &m->v[m->n++]);
+  }
+}
+static void names_done(void *ctx, int file, int read_rc, const struct ncs_read_status *st) {
+  (void)read_rc; (void)st;
+  struct ncs_timeline *t = ctx;
+  if (t->win) ncs_window_file_done(t->win, file);
 }
 
 /* ---- writing the spool out ---- */
@@ -692,6 +707,10 @@ int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_
     fprintf(stderr, "ncclscope timeline: out of memory\n");
     return NCS_EXIT_UNREADABLE;
   }
+  if (!(t->win = ncs_window_new(nfiles))) {
+    fprintf(stderr, "ncclscope timeline: out of memory\n");
+    return NCS_EXIT_UNREADABLE;
+  }
   if (!(t->spool = spool_open())) {
     fprintf(stderr, "ncclscope timeline: cannot make a temporary file in %s: %s\n",
             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
@@ -703,7 +722,9 @@ int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_
 void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o) {
   o->on_call = on_call;
   o->on_comm = on_comm;
-  if (t->max_kernels) { o->on_kernel = on_kernel; o->file_visitor = names_visitor; }
+  if (t->max_kernels) o->on_kernel = on_kernel;
+  o->file_visitor = names_visitor;
+  o->file_done = names_done;
   o->ctx = t;
 }
 
@@ -715,6 +736,7 @@ void ncs_timeline_free(struct ncs_timeline *t) {
   free(t->st);
   free(t->pid);
   kfiles_free(t->kf, t->nfiles);
+  ncs_window_free(t->win);
   free(t);
 }
 
@@ -785,6 +807,20 @@ int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, cons
     fprintf(stderr, "ncclscope timeline: its temporary file could not be read back\n");
     t->spool_err = 1;
   }
+  struct ncs_window_sum *ws = malloc(sizeof *ws);
+  if (ws && !ncs_window_sum(t->win, ws)) { free(ws); ws = NULL; }
+  int64_t zero_rt = J->origin - t->shift; /* realtime ns of the axis' zero */
+  char kt[64], wa[48], wb[48];
+  if (ws) {
+    ncs_window_keep_text(ws, kt, sizeof kt);
+    ncs_window_utc(ws->t0_utc, wa, sizeof wa);
+    ncs_window_utc(ws->t1_utc, wb, sizeof wb);
+    fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"bounded trace: the last window starts here; the calls before it "
+                   "are not on this timeline\",\"cat\":\"ncclscope\",\"pid\":0,\"tid\":0,\"ts\":%.3f,\"args\":{\"keep\":\"%s\","
+                   "\"window_calls\":%llu,\"whole_run_calls\":%llu}}",
+            ((double)(int64_t)(ws->t0_utc - (uint64_t)zero_rt)) / 1e3, kt, (unsigned long long)ws->win_calls,
+            (unsigned long long)(ws->agg_calls + ws->win_calls));
+  }
   fprintf(f, "\n],\"otherData\":{\"generator\":\"ncclscope timeline\",\"version\":%d", TIMELINE_JSON_VERSION);
   fprintf(f, ",\"origin_realtime_ns\":%lld,\"clock_uncertainty_us\":%.3f,\"hosts\":%d", (long long)(J->origin - t->shift),
           (double)err_ns / 1e3, hosts);
@@ -794,6 +830,18 @@ int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, cons
   fprintf(f, ",\"ranks_written\":%d,\"ranks_in_job\":%d", nchosen, nranks_job);
   if (windowed) fprintf(f, ",\"window_s\":[%.9g,%.9g],\"events_outside_window\":%llu", w0, w1, (unsigned long long)t->left_window);
   if (t->limit) fprintf(f, ",\"max_mb\":%g,\"events_left_out_by_size\":%llu", max_mb, (unsigned long long)t->left_size);
+  if (ws) {
+    fprintf(f, ",\"bounded\":{\"files\":%d,\"keep_ns\":%llu,\"keep_bytes\":%llu,\"window_start_unix_s\":%.6f,"
+               "\"window_end_unix_s\":%.6f,\"window_start_us\":%.3f,\"window_end_us\":%.3f,\"window_calls\":%llu,"
+               "\"whole_run_calls\":%llu,\"what\":\"every event here is of the last window; whole-run figures: ncclscope report\"}",
+            ws->files, (unsigned long long)ws->keep_ns, (unsigned long long)ws->keep_bytes, ws->t0_utc / 1e9, ws->t1_utc / 1e9,
+            ((double)(int64_t)(ws->t0_utc - (uint64_t)zero_rt)) / 1e3, ((double)(int64_t)(ws->t1_utc - (uint64_t)zero_rt)) / 1e3,
+            (unsigned long long)ws->win_calls, (unsigned long long)(ws->agg_calls + ws->win_calls));
+    fprintf(stderr, "ncclscope timeline: bounded trace (NCCLSCOPE_KEEP: %s; %d of %d files): the last window only, %s to %s, "
+                    "%llu of the run's %llu calls; whole-run figures: ncclscope report\n",
+            kt, ws->files, ws->nfiles, wa, wb, (unsigned long long)ws->win_calls, (unsigned long long)(ws->agg_calls + ws->win_calls));
+  }
+  free(ws);
   fputs("}}\n", f);
   if (t->left_size)
     fprintf(stderr, "ncclscope timeline: stopped at %g MB of JSON: %llu events left out (--max-mb N to raise the bound, "

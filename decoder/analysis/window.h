@@ -1,0 +1,40 @@
+/* window.h — bounded traces (NCCLSCOPE_KEEP): the whole run from the AGGREGATE records plus the
+ * last window's calls, and the window's start and end, for any command that says which of its
+ * figures are whole-run and which the window's (report's section is window.c's own analysis;
+ * doctor, html and timeline plug these calls into their one read).
+ *
+ * Contract: ncs_window_new(nfiles) before the read; ncs_window_visitor() fills a zeroed visitor
+ * for file `file` (its own ctx; per-file state, so files may be read in parallel);
+ * ncs_window_file_done() after that file's read (frees its per-call tables); after the read,
+ * ncs_window_sum() fills *s (rows sorted by op, then bytes class) and returns how many files
+ * were bounded: 0 for unbounded traces (then nothing is to be said). Memory: window.c's
+ * per-file bound, only for bounded files. ncs_window_free() takes NULL. */
+#ifndef NCS_WINDOW_H
+#define NCS_WINDOW_H
+#include <stddef.h>
+#include <stdint.h>
+#include "io/trace.h"
+
+/* A job-wide row: one op and bytes class (log2 of a call's bytes) over every bounded file. */
+struct ncs_window_row { unsigned op, bclass; uint64_t calls, bytes, gpu_calls, gpu_ns, failed; double busbytes; };
+struct ncs_window_sum {
+  int files, nfiles;                  /* bounded files, files read */
+  uint64_t keep_ns, keep_bytes;       /* the bound the job ran with (NCCLSCOPE_KEEP); 0: not that kind */
+  uint64_t agg_calls, win_calls;      /* calls before the window (aggregates), calls in it */
+  uint64_t t0_utc, t1_utc;            /* the window over the bounded files, ns since the epoch (0: none) */
+  int n;
+  struct ncs_window_row r[512];
+  uint64_t other_calls;               /* calls of no bandwidth (group, communicator, ...) and past the rows */
+};
+struct ncs_window;
+
+struct ncs_window *ncs_window_new(int nfiles);
+void ncs_window_visitor(struct ncs_window *w, int file, struct ncs_visitor *v);
+void ncs_window_file_done(struct ncs_window *w, int file);
+int ncs_window_sum(const struct ncs_window *w, struct ncs_window_sum *s);
+void ncs_window_free(struct ncs_window *w);
+/* "2026-12-06 07:26:37.230 UTC" ("?" for 0); "32KiB"; "1800 s, 2 GiB" (as NCCLSCOPE_KEEP=30m,2G) */
+void ncs_window_utc(uint64_t ns, char *buf, size_t n);
+void ncs_window_size_text(unsigned bclass, char *buf, size_t n);
+void ncs_window_keep_text(const struct ncs_window_sum *s, char *buf, size_t n);
+#endif
