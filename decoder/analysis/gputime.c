@@ -5,7 +5,8 @@
  * why, and that the communication figures of the report are estimates.
  *
  * Per step (the metrics' steps), the same figures in each step window: min / median / max per
- * rank, the slowest step, and the first GT_ROWS steps' rows.
+ * rank, the slowest step, and the first GT_ROWS steps' rows, gathered as the sweep hands each
+ * step over (build_step): no array of steps.
  *
  * Contract: an analysis (analysis.h), after metrics in the registry. Reads KERNEL*, and CALL
  * records for sizes and positions, into a model/kact.h accumulator per file; figures are
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "model/median.h"
 #include "model/stages.h"
 #include "model/rules.h"
 #include "ncclscope/encode.h"
@@ -38,6 +40,7 @@ struct gt_file {
   struct ncs_kact_fig *fig;       /* its slot in the report's stages */
   struct gt_steps st;
   uint64_t calls, gpu_records;          /* host timing: calls but no GPU_TIME record */
+  uint64_t kernels;                     /* KERNEL records */
   char timing[8], gpu_timing_env[8];    /* PROCESS timing, env.NCCLSCOPE_GPU_TIMING */
 };
 /* Why file f's calls were timed on the host, or NULL when they were timed on the GPU. */
@@ -64,6 +67,7 @@ static int gt_raw(void *ctx, const struct ncs_raw *r) {
   struct gt_file *f = ctx;
   if ((r->type < NCS_REC_KERNEL || r->type > NCS_REC_KERNEL_STATUS) && r->type != NCS_REC_DEVCOMM) return 0;
   if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  f->kernels += r->type == NCS_REC_KERNEL;
   ncs_kact_add_raw(f->acc, r->type, r->body, r->len);
   return 0;
 }
@@ -110,44 +114,69 @@ static uint64_t sf_get(const struct ncs_kact_step *x, int k) {
   default: return x->idle_ns;
   }
 }
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
 
-/* Per-step summary of a file's step windows (st[0..n)). */
-static void summarise_steps(struct gt_steps *o, const struct ncs_kact_step *st, size_t n) {
-  memset(o, 0, sizeof *o);
-  if (!n) return;
-  uint64_t *v = malloc(n * sizeof *v);
-  if (!v) return;
-  o->n = n;
+/* Per-step summary of a file's step windows, built as kact's sweep hands them over
+ * (ncs_kact_figures_each), in bounded memory: min / max, the slowest and the first GT_ROWS rows
+ * as they come; the median of each figure exact from the values of up to GT_EXACT steps (kept
+ * while the file's figures are made, then freed), past that from a log histogram of every step
+ * (model/median.h: within 6.25%; docs/METRICS.md "GPU time"). */
+#define GT_EXACT (1u << 16)
+struct gt_build {
+  struct gt_steps *o;
+  size_t caprows;
+  struct ncs_median med[SF_N];
+  int failed;                     /* out of memory: no summary */
+};
+static void build_step(void *ctx, size_t g, const struct ncs_kact_step *x) {
+  struct gt_build *b = ctx;
+  struct gt_steps *o = b->o;
+  (void)g; /* (steps come with consecutive indices from 0: g == o->n) */
+  if (b->failed) return;
+  if (!o->n || x->len_ns > o->slow.len_ns) { o->slowest = o->n; o->slow = *x; }
   for (int k = 0; k < SF_N; k++) {
-    for (size_t g = 0; g < n; g++) v[g] = sf_get(&st[g], k);
-    if (n > 1) qsort(v, n, sizeof *v, cmp_u64);
-    o->min[k] = v[0];
-    o->med[k] = v[(n - 1) / 2];
-    o->max[k] = v[n - 1];
+    uint64_t v = sf_get(x, k);
+    if (!o->n || v < o->min[k]) o->min[k] = v;
+    if (!o->n || v > o->max[k]) o->max[k] = v;
+    if (ncs_median_add(&b->med[k], v) != 0) b->failed = 1;
   }
-  free(v);
-  for (size_t g = 1; g < n; g++)
-    if (st[g].len_ns > st[o->slowest].len_ns) o->slowest = g;
-  o->slow = st[o->slowest];
-  size_t keep = n < GT_ROWS ? n : GT_ROWS;
-  if ((o->rows = malloc(keep * sizeof *o->rows)) != NULL) memcpy(o->rows, st, keep * sizeof *o->rows);
+  if (o->n < GT_ROWS) {
+    if (o->n == b->caprows) {
+      size_t nc = b->caprows ? 2 * b->caprows : 16;
+      if (nc > GT_ROWS) nc = GT_ROWS;
+      struct ncs_kact_step *p = realloc(o->rows, nc * sizeof *p);
+      if (!p) { b->failed = 1; return; }
+      o->rows = p;
+      b->caprows = nc;
+    }
+    o->rows[o->n] = *x;
+  }
+  o->n++;
+}
+/* The medians, and the builder's memory given back; a failed summary is emptied. */
+static void build_done(struct gt_build *b) {
+  struct gt_steps *o = b->o;
+  for (int k = 0; k < SF_N; k++) {
+    if (!b->failed && o->n && ncs_median_get(&b->med[k], &o->med[k]) < 0) b->failed = 1;
+    ncs_median_free(&b->med[k]);
+  }
+  if (b->failed) { free(o->rows); memset(o, 0, sizeof *o); }
 }
 
 static void gt_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct gt *s = state;
   if (!s || file < 0 || file >= s->n) return;
   struct gt_file *f = &s->f[file];
-  const uint64_t *t = NULL;
-  size_t n = ncs_stages_starts(s->stages, file, &t), nst = 0;
-  struct ncs_kact_step *steps = n ? malloc(n * sizeof *steps) : NULL;
-  if (!steps) n = 0;
-  if (f->acc && ncs_kact_figures(f->acc, f->fig, t, n, steps, &nst) != 0) f->fig->have = 0;
-  if (f->fig->have) summarise_steps(&f->st, steps, nst);
-  free(steps);
+  const struct ncs_step_starts *log = NULL;
+  size_t n = f->kernels ? ncs_stages_starts(s->stages, file, &log) : 0; /* no kernel: no step has figures */
+  uint64_t *t = n ? malloc(n * sizeof *t) : NULL;
+  if (t) ncs_starts_copy(log, t); else n = 0;
+  memset(&f->st, 0, sizeof f->st);
+  struct gt_build b = {.o = &f->st};
+  for (int k = 0; k < SF_N; k++) b.med[k].cap = GT_EXACT;
+  if (f->acc && ncs_kact_figures_each(f->acc, f->fig, t, n, build_step, &b) != 0) f->fig->have = 0;
+  build_done(&b);
+  free(t);
+  if (!f->fig->have) { free(f->st.rows); memset(&f->st, 0, sizeof f->st); }
   ncs_kact_free(f->acc);
   f->acc = NULL;
 }

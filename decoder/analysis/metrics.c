@@ -180,8 +180,7 @@ struct file_state {
   struct rank_m *r;
   struct metrics *m;
   /* the file's counted step starts (put in the report's stages when the file is done) */
-  uint64_t *starts;
-  size_t nstarts, capstarts;
+  struct ncs_step_starts starts; /* (model/stages.h) */
   struct ncs_replay *rp;      /* graph replays: fed the file's records, solved when it is done */
   struct file_state *next_free;
 };
@@ -701,13 +700,7 @@ static inline __attribute__((always_inline)) void account_call(struct file_state
  * metrics (model/stages.h). */
 static inline __attribute__((always_inline)) void count_step(struct file_state *f, uint64_t t) {
   add_step(f->r, t);
-  size_t k = f->nstarts;
-  if (k == f->capstarts) {
-    size_t cap = f->capstarts ? 2 * f->capstarts : 1024;
-    uint64_t *p = realloc(f->starts, cap * sizeof *p);
-    if (p) { f->starts = p; f->capstarts = cap; }
-  }
-  if (k < f->capstarts) { f->starts[k] = t; f->nstarts = k + 1; }
+  if (f->m->job->stages) ncs_starts_add(&f->starts, t);
 }
 
 /* p2_calls for every case: the common one too. */
@@ -849,12 +842,8 @@ static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
 /* Puts file `file`'s step starts in the report's stages (model/stages.h), for the analyses
  * whose file_done of it follows; the next file starts a buffer of its own. */
 static void hand_over_starts(struct metrics *m, int file, struct file_state *f) {
-  if (m->job->stages) {
-    ncs_stages_put_starts(m->job->stages, file, f->starts, f->nstarts);
-    f->starts = NULL;
-    f->capstarts = 0;
-  }
-  f->nstarts = 0;
+  if (m->job->stages) ncs_stages_put_starts(m->job->stages, file, &f->starts);
+  ncs_starts_free(&f->starts);
 }
 
 static void *m_create(const struct ncs_job *job) {
@@ -908,7 +897,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->deciding = 1;
   f->nheld = 0; f->hlen = 0; f->htype = HELD_NONE;
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
-  f->nstarts = 0;
+  ncs_starts_free(&f->starts);
   f->gpu_mode = 0;
   f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
@@ -921,7 +910,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
 }
 static void fs_free(struct file_state *f) {
   free(f->sig); free(f->pend); free(f->pool); free(f->freeix); free(f->groups); free(f->gfreeix);
-  free(f->held); free(f->nranks); free(f->starts);
+  free(f->held); free(f->nranks); ncs_starts_free(&f->starts);
   ncs_replay_free(f->rp);
   free(f);
 }

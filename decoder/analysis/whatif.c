@@ -8,8 +8,8 @@
  * Contract: an analysis (analysis.h) after verdicts (the job's transports and NVLink, from the
  * headline) and metrics (step starts: model/stages.h) in the registry. Per file it
  * keeps the kernels (KERNEL records, 48 bytes each), the NCCL calls' sizes grouped as NCCL
- * launches them (one kernel per call, one per group and kernel operation; 40 bytes each) and
- * the topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
+ * launches them (one kernel per call, one per group and kernel operation; model/launches.h,
+ * 4 bytes each in the common case) and the topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
  * kernel of an operation the i-th such launch) and the step boundaries become the boundary
  * calls' kernels. finish() lays the ranks' timelines out again (model/relayout.h) and keeps
  * the result (whatif.h); print_* print it. Without kernel activity or steps it says why. */
@@ -26,6 +26,7 @@
 #include "io/grow.h"
 #include "io/nccllog.h"
 #include "model/knames.h"
+#include "model/launches.h"
 #include "model/linkref.h"
 #include "model/relayout.h"
 #include "model/rules.h"
@@ -53,7 +54,8 @@ static int kop_of(const char *kernel_name) {
   return kop_index(o, len);
 }
 
-struct unit {               /* one NCCL launch: a call, or a group's calls of one kernel operation */
+struct unit {               /* the NCCL launch being made: a call, or a group's calls of one
+                               kernel operation (model/launches.h once the next one begins) */
   uint64_t t_first, group;
   int kop;
   unsigned op;
@@ -65,8 +67,11 @@ struct wf_file {
   size_t nk, capk;
   uint32_t *kname;          /* [nk] name ids until the file is done */
   size_t capn;
-  struct unit *u;
-  size_t nu, capu;
+  struct unit u;             /* the launch being made (have_u) */
+  int have_u;
+  struct ncs_launches done;  /* the launches before it, compact */
+  int lost;                  /* a launch could not be kept (out of memory): no kernel is sized */
+  int took;                  /* take_spare was called */
   int *nranks;              /* per communicator index */
   size_t ncomm, capc;
   struct ncs_topo *topo;
@@ -74,16 +79,16 @@ struct wf_file {
   size_t nbound;
   struct wf *owner;
 };
-/* Launch buffers of finished files, handed to the next files: a file's launches are as many as
- * its calls, and growing a fresh buffer for each of 4,096 files (doubling, copying, new pages)
- * was a tenth of `report`'s CPU time. At most NSPARE kept (one per file read at once). */
+/* Launch logs of finished files, their blocks handed to the next files: a file's launches are
+ * as many as its calls, and growing a fresh buffer for each of 4,096 files (doubling, copying,
+ * new pages) was a tenth of `report`'s CPU time. At most NSPARE kept (one per file read at
+ * once). */
 #define NSPARE 4
 struct wf {
   int n;
   struct wf_file *f;
   pthread_mutex_t mu;
-  struct unit *spare[NSPARE];
-  size_t spare_cap[NSPARE];
+  struct ncs_launches spare[NSPARE];
   int nspare;
   /* --what-if */
   const char *spec;
@@ -173,36 +178,39 @@ static int wf_comm(void *ctx, const struct ncs_comm *c) {
   return 0;
 }
 
-/* The file's launch buffer: a finished file's, when one is spare. */
+/* The file's launch log: a finished file's blocks, when one is spare (model/launches.h,
+ * ncs_launches_reset). */
 static void take_spare(struct wf_file *f) {
   struct wf *s = f->owner;
+  f->took = 1;
   pthread_mutex_lock(&s->mu);
-  if (s->nspare > 0) {
-    s->nspare--;
-    f->u = s->spare[s->nspare];
-    f->capu = s->spare_cap[s->nspare];
-  }
+  if (s->nspare > 0) f->done = s->spare[--s->nspare];
   pthread_mutex_unlock(&s->mu);
 }
 static void give_spare(struct wf_file *f) {
   struct wf *s = f->owner;
-  if (s && f->u) {
+  if (s && f->done.head) {
+    ncs_launches_reset(&f->done);
     pthread_mutex_lock(&s->mu);
     if (s->nspare < NSPARE) {
-      s->spare[s->nspare] = f->u;
-      s->spare_cap[s->nspare++] = f->capu;
-      f->u = NULL;
+      s->spare[s->nspare++] = f->done;
+      memset(&f->done, 0, sizeof f->done);
     }
     pthread_mutex_unlock(&s->mu);
   }
-  free(f->u);
-  f->u = NULL;
-  f->nu = f->capu = 0;
+  ncs_launches_free(&f->done);
+}
+/* The launch being made goes to the compact log. */
+static void commit_unit(struct wf_file *f) {
+  if (!f->have_u) return;
+  struct ncs_launch x = {f->u.t_first, f->u.op, f->u.kop, f->u.busbytes, f->u.steps};
+  if (ncs_launches_add(&f->done, &x) != 0) f->lost = 1;
+  f->have_u = 0;
 }
 
 static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct wf_file *f = ctx;
-  if (!f->u && f->owner) take_spare(f);
+  if (!f->took && f->owner) take_spare(f);
   for (size_t i = 0; i < n; i++) {
     const struct ncs_call *c = &x[i];
     const char *ko = ncs_kernel_op_of_call(c->op);
@@ -211,11 +219,11 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
     int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
     double bb = p2p ? (double)ncs_rule_bytes(c->count, c->datatype) : ncs_rule_busbytes(c->op, c->count, c->datatype, nr);
     uint64_t grp = c->depth > 0 ? c->group : 0;
-    struct unit *last = f->nu ? &f->u[f->nu - 1] : NULL;
-    if (!(grp && last && last->group == grp && last->kop == kop)) {
-      if (ncs_grow((void **)&f->u, &f->capu, f->nu + 1, sizeof *f->u) != 0) return 0;
-      last = &f->u[f->nu++];
+    struct unit *last = &f->u;
+    if (!(grp && f->have_u && last->group == grp && last->kop == kop)) {
+      commit_unit(f);
       *last = (struct unit){.t_first = c->t_enter, .group = grp, .kop = kop, .op = c->op};
+      f->have_u = 1;
     }
     if (p2p) { /* a group of sends and receives moves the larger of the two (nd_model.c's rule) */
       if (c->op == NCS_OP_Recv) last->recvd += bb; else last->sent += bb;
@@ -261,36 +269,45 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   f->kname = NULL;
   ncs_knames_free(&f->names);
   if (f->nk) qsort(f->k, f->nk, sizeof *f->k, cmp_k);
-  /* the i-th kernel of an operation is its i-th launch */
-  size_t *unit_k = f->nu ? malloc(f->nu * sizeof *unit_k) : NULL;
-  for (size_t j = 0; unit_k && j < f->nu; j++) unit_k[j] = (size_t)-1;
-  for (int kop = 0; kop < NKOPS && unit_k; kop++) {
-    size_t a = 0, b = 0, nka = 0, nua = 0;
-    for (size_t i = 0; i < f->nk; i++) nka += f->k[i].nccl && f->k[i].kop == kop;
-    for (size_t j = 0; j < f->nu; j++) nua += f->u[j].kop == kop;
-    for (size_t j = 0; j < f->nu; j++) if (f->u[j].kop == kop) unit_k[j] = (size_t)-1;
-    if (nka != nua) continue; /* cannot pair: this operation's kernels stay unsized */
-    while (a < f->nk && b < f->nu) {
-      while (a < f->nk && !(f->k[a].nccl && f->k[a].kop == kop)) a++;
-      while (b < f->nu && f->u[b].kop != kop) b++;
-      if (a >= f->nk || b >= f->nu) break;
-      f->k[a].busbytes = f->u[b].busbytes;
-      f->k[a].steps = f->u[b].steps;
-      f->k[a].op = f->u[b].op;
-      unit_k[b] = a;
-      a++, b++;
+  commit_unit(f);
+  /* the i-th kernel of an operation is its i-th launch: the operations whose kernels and
+   * launches are as many pair them in one walk over the launches, each operation's kernels
+   * taken in order (next[kop]) */
+  size_t nka[NKOPS] = {0}, nua[NKOPS] = {0}, next[NKOPS] = {0};
+  for (size_t i = 0; i < f->nk; i++) if (f->k[i].nccl && f->k[i].kop >= 0 && f->k[i].kop < NKOPS) nka[f->k[i].kop]++;
+  struct ncs_launch_cur cur;
+  struct ncs_launch u, un;
+  ncs_launches_begin(&f->done, &cur);
+  while (ncs_launches_next(&f->done, &cur, &u)) if (u.kop >= 0 && u.kop < NKOPS) nua[u.kop]++;
+  const struct ncs_step_starts *log = NULL;
+  size_t nb = f->nk ? ncs_stages_starts(s->stages, file, &log) : 0, g = 0; /* no kernel: no boundary kernel */
+  uint64_t *t = nb ? malloc(nb * sizeof *t) : NULL;
+  if (t) ncs_starts_copy(log, t); else nb = 0;
+  size_t capb = 0;
+  /* the boundary at t[g] is the kernel of the launch holding it: the last begun by then (the
+   * walk's launch j while the next one begins after t[g]) */
+  ncs_launches_begin(&f->done, &cur);
+  int more = !f->lost && ncs_launches_next(&f->done, &cur, &u);
+  while (more) {
+    size_t kj = (size_t)-1; /* launch u's kernel */
+    if (u.kop >= 0 && u.kop < NKOPS && nka[u.kop] == nua[u.kop]) {
+      size_t a = next[u.kop];
+      while (a < f->nk && !(f->k[a].nccl && f->k[a].kop == u.kop)) a++;
+      if (a < f->nk) {
+        f->k[a].busbytes = u.busbytes;
+        f->k[a].steps = u.steps;
+        f->k[a].op = u.op;
+        kj = a;
+        next[u.kop] = a + 1;
+      }
     }
+    more = ncs_launches_next(&f->done, &cur, &un);
+    for (; g < nb && (!more || un.t_first > t[g]); g++)
+      if (u.t_first <= t[g] && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
+        f->bound[f->nbound++] = kj;
+    u = un;
   }
-  const uint64_t *t = NULL;
-  size_t nb = ncs_stages_starts(s->stages, file, &t);
-  if (unit_k && nb && (f->bound = malloc(nb * sizeof *f->bound)) != NULL) {
-    size_t j = 0;
-    for (size_t g = 0; g < nb; g++) { /* the launch holding the boundary call: the last begun by then */
-      while (j + 1 < f->nu && f->u[j + 1].t_first <= t[g]) j++;
-      if (j < f->nu && f->u[j].t_first <= t[g] && unit_k[j] != (size_t)-1) f->bound[f->nbound++] = unit_k[j];
-    }
-  }
-  free(unit_k);
+  free(t);
   give_spare(f);
   free(f->nranks);
   f->nranks = NULL;
@@ -663,14 +680,14 @@ static void wf_destroy(void *state) {
   for (int i = 0; i < s->n; i++) {
     free(s->f[i].k);
     free(s->f[i].kname);
-    free(s->f[i].u);
+    ncs_launches_free(&s->f[i].done);
     free(s->f[i].nranks);
     free(s->f[i].topo);
     free(s->f[i].bound);
     ncs_knames_free(&s->f[i].names);
   }
   free(s->f);
-  for (int i = 0; i < s->nspare; i++) free(s->spare[i]);
+  for (int i = 0; i < s->nspare; i++) ncs_launches_free(&s->spare[i]);
   pthread_mutex_destroy(&s->mu);
   if (g_current == s) g_current = NULL;
   free(s);

@@ -318,13 +318,37 @@ static int cmp_edge(const void *a, const void *b) {
   return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
 }
 
-/* Adds the busy segment [a, b) in state (ncomp, ncomm) to the step windows it crosses;
- * *w: the first window that can still take it (segments come in time order). */
-static void step_add(struct ncs_kact_step *st, size_t nst, size_t *w, uint64_t a, uint64_t b, long ncomp, long ncomm) {
-  while (a < b && *w < nst) {
-    struct ncs_kact_step *x = &st[*w];
+/* The step windows of ncs_kact_figures_each, one open at a time: window g is [t[g], t[g+1])
+ * (the last, with one start, to the last kernel's end); the sweep's busy segments come in time
+ * order, so a window is complete once a segment begins at or past its end, or the sweep ends,
+ * and is handed to the sink then, in order. State: the open window alone. */
+struct stepwin {
+  const uint64_t *t;
+  size_t n, nst, w;           /* starts, windows, the open window's index */
+  uint64_t last;              /* the last kernel's end */
+  struct ncs_kact_step cur;   /* the open window's figures */
+  void (*sink)(void *ctx, size_t g, const struct ncs_kact_step *st);
+  void *ctx;
+};
+static void win_open(struct stepwin *s) {
+  size_t g = s->w;
+  s->cur = (struct ncs_kact_step){.start_ns = s->t[g], .len_ns = (g + 1 < s->n ? s->t[g + 1] : s->last) - s->t[g]};
+}
+/* Hands the open window to the sink and opens the next (if any). */
+static void win_close(struct stepwin *s) {
+  struct ncs_kact_step *x = &s->cur;
+  x->idle_ns = x->len_ns - x->compute_only_ns - x->overlapped_ns - x->exposed_ns;
+  s->sink(s->ctx, s->w, x);
+  if (++s->w < s->nst) win_open(s);
+}
+
+/* Adds the busy segment [a, b) in state (ncomp, ncomm) to the step windows it crosses (segments
+ * come in time order: a window it starts past is complete). */
+static void step_add(struct stepwin *s, uint64_t a, uint64_t b, long ncomp, long ncomm) {
+  while (a < b && s->w < s->nst) {
+    struct ncs_kact_step *x = &s->cur;
     uint64_t end = x->start_ns + x->len_ns;
-    if (a >= end) { ++*w; continue; }
+    if (a >= end) { win_close(s); continue; }
     if (a < x->start_ns) { a = x->start_ns < b ? x->start_ns : b; continue; }
     uint64_t e = b < end ? b : end;
     if (ncomp && ncomm) x->overlapped_ns += e - a;
@@ -343,11 +367,10 @@ static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x) {
   return lo < nst ? (long)lo : -1;
 }
 
-int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
-                     struct ncs_kact_step *steps, size_t *nsteps) {
+int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
+                          void (*on_step)(void *ctx, size_t g, const struct ncs_kact_step *st), void *ctx) {
   struct ncs_kact_fig *f = &k->f;
   f->have = k->n > 0;
-  if (nsteps) *nsteps = 0;
   if (!k->n) { *out = *f; return 0; }
   if (k->n > 1) qsort(k->k, k->n, sizeof *k->k, cmp_start);
   for (size_t i = 0; k->lift && i < k->n; i++) /* a kernel named as NCCL's is communication, whatever its record said */
@@ -381,11 +404,11 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
   if (ne > 1) qsort(ev, ne, sizeof *ev, cmp_edge);
   /* step windows: [t[g], t[g+1]); one start: to the last kernel's end */
-  size_t nst = 0, w = 0;
-  if (steps && nsteps && t && n) {
-    nst = n > 1 ? n - 1 : (last > t[0] ? 1 : 0);
-    for (size_t g = 0; g < nst; g++)
-      steps[g] = (struct ncs_kact_step){.start_ns = t[g], .len_ns = (g + 1 < n ? t[g + 1] : last) - t[g]};
+  size_t nst = 0;
+  struct stepwin win = {t, n, 0, 0, last, {0}, on_step, ctx};
+  if (on_step && t && n) {
+    nst = win.nst = n > 1 ? n - 1 : (last > t[0] ? 1 : 0);
+    if (nst) win_open(&win);
   }
   long ncomp = 0, ncomm = 0;
   uint64_t tt = first;
@@ -395,13 +418,11 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
     else if (ncomp) f->compute_only_ns += dt;
     else if (ncomm) f->exposed_ns += dt;
     else f->idle_ns += dt;
-    if (nst && dt && (ncomp || ncomm)) step_add(steps, nst, &w, tt, ev[i].t, ncomp, ncomm);
+    if (nst && dt && (ncomp || ncomm)) step_add(&win, tt, ev[i].t, ncomp, ncomm);
     tt = ev[i].t;
     if (ev[i].comm) ncomm += ev[i].d; else ncomp += ev[i].d;
   }
-  for (size_t g = 0; g < nst; g++)
-    steps[g].idle_ns = steps[g].len_ns - steps[g].compute_only_ns - steps[g].overlapped_ns - steps[g].exposed_ns;
-  if (nsteps) *nsteps = nst;
+  while (win.w < nst) win_close(&win); /* the windows the sweep did not pass */
   f->first_ns = first;
   f->span_ns = last - first;
   f->busy_ns = f->compute_only_ns + f->overlapped_ns + f->exposed_ns;
@@ -468,6 +489,21 @@ int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_
   free(cm);
   *out = *f;
   return 0;
+}
+
+/* ncs_kact_figures' array of steps: each window the sweep hands over, at its index. */
+struct step_array { struct ncs_kact_step *st; size_t n; };
+static void to_array(void *ctx, size_t g, const struct ncs_kact_step *x) {
+  struct step_array *a = ctx;
+  a->st[g] = *x;
+  a->n = g + 1;
+}
+int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
+                     struct ncs_kact_step *steps, size_t *nsteps) {
+  struct step_array a = {steps, 0};
+  int rc = ncs_kact_figures_each(k, out, t, n, steps && nsteps ? to_array : NULL, &a);
+  if (nsteps) *nsteps = a.n;
+  return rc;
 }
 
 const char *ncs_kact_why_none(const struct ncs_kact_fig *f) {

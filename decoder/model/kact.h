@@ -73,6 +73,11 @@ void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n);
  * their step. t may be NULL (n 0); steps/nsteps may be NULL then. */
 int ncs_kact_figures(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
                      struct ncs_kact_step *steps, size_t *nsteps);
+/* The same, each step's figures handed to on_step(ctx, g, step) in step order as the sweep
+ * completes it, instead of an array (memory: one open step, whatever the number of steps);
+ * on_step NULL: no step figures. */
+int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
+                          void (*on_step)(void *ctx, size_t g, const struct ncs_kact_step *st), void *ctx);
 /* The verdict on GPU time: "communication-bound" (exposed >= 50% of the span),
  * "gpu-idle" (idle >= 25% of the span), "communication-heavy" (exposed >= 25%), else
  * "compute-bound"; first that applies. */

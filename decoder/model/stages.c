@@ -22,8 +22,49 @@ int ncs_stages_init(struct ncs_stages *s, int nfiles) {
   return 0;
 }
 
+/* The starts log: a start is one word, its difference from the previous start (under
+ * UINT32_MAX); else the escape word UINT32_MAX and the start itself, low word first. */
+#define BLOCK_WORDS (16u << 10)
+struct ncs_starts_block { struct ncs_starts_block *next; uint32_t used; uint32_t w[BLOCK_WORDS]; };
+
+int ncs_starts_add(struct ncs_step_starts *s, uint64_t t) {
+  if (s->end - s->at < 3) {
+    struct ncs_starts_block *b = malloc(sizeof *b);
+    if (!b) return -1;
+    b->next = NULL;
+    b->used = 0;
+    if (s->tail) s->tail->next = b; else s->head = b;
+    s->tail = b;
+    s->at = b->w;
+    s->end = b->w + BLOCK_WORDS;
+  }
+  uint64_t d = t - s->last;
+  if (s->n && t >= s->last && d < UINT32_MAX) *s->at++ = (uint32_t)d;
+  else { s->at[0] = UINT32_MAX; s->at[1] = (uint32_t)t; s->at[2] = (uint32_t)(t >> 32); s->at += 3; }
+  s->tail->used = (uint32_t)(s->at - s->tail->w);
+  s->last = t;
+  s->n++;
+  return 0;
+}
+
+void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t) {
+  uint64_t x = 0;
+  size_t k = 0;
+  for (const struct ncs_starts_block *b = s->head; b && k < s->n; b = b->next)
+    for (uint32_t i = 0; i < b->used && k < s->n;) {
+      if (b->w[i] == UINT32_MAX) { x = (uint64_t)b->w[i + 1] | (uint64_t)b->w[i + 2] << 32; i += 3; }
+      else x += b->w[i++];
+      t[k++] = x;
+    }
+}
+
+void ncs_starts_free(struct ncs_step_starts *s) {
+  for (struct ncs_starts_block *b = s->head, *nx; b; b = nx) { nx = b->next; free(b); }
+  memset(s, 0, sizeof *s);
+}
+
 void ncs_stages_free(struct ncs_stages *s) {
-  for (int i = 0; s->starts && i < s->n; i++) free(s->starts[i].t);
+  for (int i = 0; s->starts && i < s->n; i++) ncs_starts_free(&s->starts[i]);
   for (int i = 0; s->replay && i < s->n; i++) ncs_replay_free(s->replay[i]);
   free(s->starts);
   free(s->replay);
@@ -31,16 +72,17 @@ void ncs_stages_free(struct ncs_stages *s) {
   memset(s, 0, sizeof *s);
 }
 
-void ncs_stages_put_starts(struct ncs_stages *s, int file, uint64_t *t, size_t n) {
-  if (!s || file < 0 || file >= s->n) { free(t); return; }
-  free(s->starts[file].t);
-  s->starts[file] = (struct ncs_step_starts){t, t ? n : 0};
+void ncs_stages_put_starts(struct ncs_stages *s, int file, struct ncs_step_starts *t) {
+  if (!s || file < 0 || file >= s->n) { ncs_starts_free(t); return; }
+  ncs_starts_free(&s->starts[file]);
+  s->starts[file] = *t;
+  memset(t, 0, sizeof *t);
 }
 
-size_t ncs_stages_starts(const struct ncs_stages *s, int file, const uint64_t **t) {
+size_t ncs_stages_starts(const struct ncs_stages *s, int file, const struct ncs_step_starts **t) {
   *t = NULL;
-  if (!s || file < 0 || file >= s->n) return 0;
-  *t = s->starts[file].t;
+  if (!s || file < 0 || file >= s->n || !s->starts[file].n) return 0;
+  *t = &s->starts[file];
   return s->starts[file].n;
 }
 
@@ -56,8 +98,7 @@ const struct ncs_replay *ncs_stages_replay(const struct ncs_stages *s, int file)
 
 void ncs_stages_drop_file(struct ncs_stages *s, int file) {
   if (!s || file < 0 || file >= s->n) return;
-  free(s->starts[file].t);
-  s->starts[file] = (struct ncs_step_starts){NULL, 0};
+  ncs_starts_free(&s->starts[file]);
   ncs_replay_free(s->replay[file]);
   s->replay[file] = NULL;
 }

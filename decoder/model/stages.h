@@ -3,7 +3,9 @@
  * never through globals or thread-local hand-offs:
  *  - each file's step starts: the metrics analysis chooses the step boundary while it reads the
  *    file (docs/METRICS.md "Steps") and puts the entry time (trace clock, ns) of every counted
- *    boundary call, in order; gputime and whatif cut their per-step figures at them;
+ *    boundary call, in order, as a compact log (4 bytes a step while steps are under 4.29 s
+ *    apart and in order, 12 otherwise; chained blocks, no copy as it grows); gputime and whatif
+ *    cut their per-step figures at them, copying them out only for a file with kernels;
  *  - each file's kernel-activity figures (model/kact.h): gputime puts them; metrics reads them
  *    for its ratio and verdicts;
  *  - each file's CUDA-graph replays (model/replay.h), solved: metrics puts the model it fed and
@@ -23,7 +25,18 @@
 #include "model/kact.h"
 
 struct ncs_replay;
-struct ncs_step_starts { uint64_t *t; size_t n; };
+struct ncs_starts_block;
+struct ncs_step_starts {
+  struct ncs_starts_block *head, *tail;
+  uint32_t *at, *end;     /* the last block's free words */
+  size_t n;               /* starts */
+  uint64_t last;          /* the latest start */
+};
+/* Appends start t (s starts zeroed); 0, or -1 when out of memory (t is not kept). */
+int ncs_starts_add(struct ncs_step_starts *s, uint64_t t);
+/* Writes the n starts to t[0..n), in order. */
+void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t);
+void ncs_starts_free(struct ncs_step_starts *s); /* and zeroes it */
 struct ncs_stages {
   int n;                          /* files */
   struct ncs_step_starts *starts; /* [n] */
@@ -35,10 +48,11 @@ struct ncs_stages {
 /* 0, or -1 when out of memory (then nothing is held). */
 int ncs_stages_init(struct ncs_stages *s, int nfiles);
 void ncs_stages_free(struct ncs_stages *s);
-/* Takes t[0..n) (malloc'ed, or NULL) as file's step starts. */
-void ncs_stages_put_starts(struct ncs_stages *s, int file, uint64_t *t, size_t n);
-/* File's step starts: their count, *t pointing at them; 0 and *t NULL when none were put. */
-size_t ncs_stages_starts(const struct ncs_stages *s, int file, const uint64_t **t);
+/* Takes *t as file's step starts (t is zeroed: the table owns them now). */
+void ncs_stages_put_starts(struct ncs_stages *s, int file, struct ncs_step_starts *t);
+/* File's step starts: their count, *t pointing at them (ncs_starts_copy); 0 and *t NULL when
+ * none were put. */
+size_t ncs_stages_starts(const struct ncs_stages *s, int file, const struct ncs_step_starts **t);
 /* Takes r (solved, or NULL) as file's graph replays; freed at once when s is NULL. */
 void ncs_stages_put_replay(struct ncs_stages *s, int file, struct ncs_replay *r);
 /* File's solved graph replays, NULL when none were put. */

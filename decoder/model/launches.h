@@ -1,0 +1,37 @@
+/* launches.h — the NCCL launches of one process, kept in the order they were made as a compact
+ * log: what `whatif` pairs with NCCL kernels once the file is read (analysis/whatif.c).
+ *
+ * Contract: a launch is a call, or a group's calls of one kernel operation: its first call's
+ * entry time, its enum ncs_op and kernel-operation index, its bus bytes and algorithm steps.
+ * ncs_launches_add appends one; ncs_launches_next reads them back in order, from a cursor.
+ * Memory: 4 bytes a launch while launches are under 16.7 ms apart (in entry order) and take
+ * fewer than 256 distinct (op, kop, bus bytes, steps); 36 bytes otherwise. Chained blocks: no
+ * copy as it grows. Not thread-safe; one log per file being read. */
+#ifndef NCS_LAUNCHES_H
+#define NCS_LAUNCHES_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct ncs_launch { uint64_t t_first; unsigned op; int kop; double busbytes, steps; };
+
+#define NCS_LAUNCH_SHAPES 255
+struct ncs_launch_block;
+struct ncs_launches {
+  struct ncs_launch_block *head, *tail;
+  uint32_t *at, *end;                     /* the last block's free words */
+  uint64_t n, last_t;
+  struct ncs_launch shape[NCS_LAUNCH_SHAPES]; /* (t_first unused) */
+  uint8_t slot[512];                      /* hash slots: shape index + 1, 0 empty */
+  uint32_t nshape;
+};
+struct ncs_launch_cur { const struct ncs_launch_block *b; uint32_t at; uint64_t t, left; };
+
+/* 0, or -1 when out of memory (the launch is not kept). l starts zeroed. */
+int ncs_launches_add(struct ncs_launches *l, const struct ncs_launch *x);
+void ncs_launches_free(struct ncs_launches *l); /* and zeroes it */
+/* Empties l and keeps its blocks, for the launches of another file (no new pages). */
+void ncs_launches_reset(struct ncs_launches *l);
+/* A cursor at the first launch; then 1 and the next launch in *x, or 0 past the last. */
+void ncs_launches_begin(const struct ncs_launches *l, struct ncs_launch_cur *c);
+int ncs_launches_next(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x);
+#endif
