@@ -12,7 +12,7 @@
 
 #include "model/align.h"
 #include "check.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "io/synth.h"
 #include "ncclscope/ops.h"
 
@@ -245,7 +245,8 @@ static double run_synth(double ntp_us, long *ncalls) {
   char **files;
   int n = ncs_paths_expand(1, p, &files);
   struct truth t = {.c = &c};
-  struct ncs_load_opts o = {.ctx = &t, .on_call = on_call, .threads = 2};
+  struct ncs_load_opts o = {.threads = 2};
+  struct ncs_jobsum_events ev = {.ctx = &t, .on_call = on_call};
   /* on_call needs the origin before calls arrive: the loader sets it from the file headers,
    * which it reads first; compute it the same way here */
   struct ncs_jobdata *J = NULL;
@@ -263,7 +264,7 @@ static double run_synth(double ntp_us, long *ncalls) {
       if (f) fclose(f);
     }
   }
-  int rc = ncs_job_load(n, files, &o, &J);
+  int rc = ncs_jobsum_load(n, files, &o, &ev, &J);
   CHECK(rc == 0 && J && J->origin == test_origin, "align: loader's origin is the earliest file creation");
   *ncalls = t.n;
   ncs_job_free(J);
@@ -289,7 +290,7 @@ static void test_clock_check(void) {
   int n = ncs_paths_expand(1, p, &files);
   struct ncs_jobdata *J = NULL;
   struct ncs_load_opts o = {.threads = 2};
-  ncs_job_load(n, files, &o, &J);
+  ncs_jobsum_load(n, files, &o, NULL, &J);
   struct ncs_strag_host_offset off[8];
   int nh = J ? ncs_strag_clock_check(J->strag, off, 8) : 0;
   CHECK(nh == 4, "align: clock check measured 4 hosts (%d)", nh);

@@ -3,34 +3,21 @@
 # base < io < model < analysis < render < cmd. Every `#include "ROOM/..."` in decoder/ROOM2/*
 # must name ROOM at or below ROOM2, and every command's entry function (cmd/commands.h's
 # NCS_COMMANDS table, which cmd/main.c dispatches) must be defined in decoder/cmd/.
-# The includes still open (ARCHITECTURE.md lists them as open work) are printed as SKIP with
-# the reason, one line each, never counted as a pass; any other upward include fails.
+# Any upward include fails: there is no list of exceptions.
 . "$(dirname "$0")/lib.sh"
 D=$ROOT/decoder
 rank() { case $1 in base) echo 0;; io) echo 1;; model) echo 2;; analysis) echo 3;; render) echo 4;; cmd) echo 5;; *) echo -1;; esac; }
-# Known open work: "file -> included room" and why (issue 31 item 1, steps b-d).
-known() {
-  case "$1" in
-    io/jobload.c\ model/*|io/jobload.h\ model/*|io/jobload.h\ analysis/*)
-      echo "the loader's built-in job summary (clock alignment, per-op rows, straggler feed) still lives in io/jobload";;
-    *) echo "";;
-  esac
-}
-: >"$T/bad"; : >"$T/open"
+: >"$T/bad"
 for f in "$D"/*/*.[ch]; do
   own=${f#$D/}; room=${own%%/*}; r=$(rank "$room")
   [ "$r" -ge 0 ] || { echo "$own: not in a known room" >>"$T/bad"; continue; }
   grep -o '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[a-z_]*/[^"]*"' "$f" | sed 's/.*"\(.*\)"/\1/' |
   while read -r inc; do
     ir=$(rank "${inc%%/*}"); [ "$ir" -ge 0 ] || continue
-    if [ "$ir" -gt "$r" ]; then
-      why=$(known "$own $inc")
-      if [ -n "$why" ]; then echo "$own includes $inc: $why" >>"$T/open"; else echo "$own includes $inc (upward)" >>"$T/bad"; fi
-    fi
+    [ "$ir" -gt "$r" ] && echo "$own includes $inc (upward)" >>"$T/bad"
   done
 done
-check_eq "decoder_rooms: no include against base < io < model < analysis < render < cmd (besides the open work below)" "" "$(cat "$T/bad")"
-while read -r l; do skip "decoder_rooms: known upward include, open work: $l"; done <"$T/open"
+check_eq "decoder_rooms: no include against base < io < model < analysis < render < cmd" "" "$(cat "$T/bad")"
 # Every entry function named in NCS_COMMANDS is defined in decoder/cmd/.
 fns=$(sed -n 's/^[[:space:]]*X([^,]*,[[:space:]]*\(cmd_[a-z_]*\),.*/\1/p' "$D/cmd/commands.h")
 [ -n "$fns" ] || fail "decoder_rooms: no entry functions found in cmd/commands.h"

@@ -1,4 +1,4 @@
-/* test_lockstep.c — the whole-job loader reading files in lockstep (decoder/io/jobload.c):
+/* test_lockstep.c — the whole-job loader reading files in lockstep (decoder/model/jobload.c):
  * the straggler window (most open collectives at once) stays about a chunk wide whatever the
  * trace length, where reading whole files one after another opens every collective of the
  * trace; both ways give the same results; a missing rank (hang) and a truncated file are still
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "base/settings.h"
 #include "io/synth.h"
 #include "io/trace.h"
@@ -37,7 +37,7 @@ static struct ncs_jobdata *load(int n, char **files, const char *lockstep, int t
   ncs_settings_read();
   struct ncs_load_opts o = {.threads = threads};
   struct ncs_jobdata *j = NULL;
-  if (ncs_job_load(n, files, &o, &j) != 0) { ncs_job_free(j); return NULL; }
+  if (ncs_jobsum_load(n, files, &o, NULL, &j) != 0) { ncs_job_free(j); return NULL; }
   return j;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test_scale.sh — the whole-job loader at scale (decoder/io/jobload.c, decoder/analysis/straggler.c):
+# test_scale.sh — the whole-job loader at scale (decoder/model/jobload.c, decoder/analysis/straggler.c):
 # 256 ranks line up, the result does not depend on the number of decoding threads, and peak
 # memory does not grow with ranks x calls (8x the ranks, same calls: per-rank counters only), and
-# files read in lockstep (NCCLSCOPE_LOCKSTEP=1, decoder/io/jobload.h) keep peak memory flat in
+# files read in lockstep (NCCLSCOPE_LOCKSTEP=1, decoder/model/jobload.h) keep peak memory flat in
 # trace length (4x the calls), where whole files one after another grow with it. The figures
 # for 8/128/1024 ranks x 100k calls are scripts/bench-scale.sh's (BENCHMARKS.md); the
 # straggler window itself is checked exactly by tests/test_lockstep.c.

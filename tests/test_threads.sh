@@ -100,7 +100,7 @@ for cfg in "6 1 --split" "2 3 --split" "3 2 --split --nonblocking" "6 1 --split-
     "True 3 42" "$(pairs_ok $name.truth.*) $(py 'str(len(r["transport_matrices"])) + " " + str(r["collectives"]["complete"])')"
 done
 # split before the parent's first collective: the parent connects after its child was made; the
-# HTML report's matrix (the loader's, io/jobload.c) holds the 6-rank ring, rank r -> r+1
+# HTML report's matrix (the job summary's, analysis/jobsum.c) holds the 6-rank ring, rank r -> r+1
 "$NCS" html -o "$T/se.html" "$T/split-early" >/dev/null 2>&1
 check_eq "threads: --split-early: the HTML transport matrix is the 6-rank ring (6 SHM cells, r -> r+1)" "6 True" "$(python3 - "$T/se.html" <<'PY'
 import re, sys

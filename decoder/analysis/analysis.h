@@ -1,7 +1,7 @@
 /* analysis.h — the extension point of `ncclscope report`: analyses that read the same traces
  * and add their own sections to the text and JSON output.
  *
- * Contract: report.c reads every file once through the loader (io/jobload.h), several files at
+ * Contract: report.c reads every file once through the loader (model/jobload.h), several files at
  * once on several threads, and hands each record to its own summary and to every registered
  * analysis (in NCS_ANALYSES order). Records of one file come one at a time and in file order;
  * those of different files may come at the same time: keep per-file state apart (state shared

@@ -87,7 +87,7 @@ struct ncs_dfacts {
 /* Allocates zeroed facts for `path`; NULL when out of memory. */
 struct ncs_dfacts *ncs_dfacts_new(const char *path);
 void ncs_dfacts_free(struct ncs_dfacts *f);
-/* A plug-in of the loader (io/jobload.h): ncs_dfacts_attach() appends f's visitor to the
+/* A plug-in of the loader (model/jobload.h): ncs_dfacts_attach() appends f's visitor to the
  * file's visitors; ncs_dfacts_finish() settles f after the read (outcome in f->read_rc and
  * f->error). Facts of different files are independent: files may be read in parallel. */
 void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m);

@@ -2,7 +2,7 @@
  * bucket) the per-call bus bandwidth and time, and per rank the communication share of
  * successive blocks of its window (docs/COMPARE.md, "Method").
  *
- * Contract: ncs_gsamples_call() takes every call the loader hands to on_call (io/jobload.h),
+ * Contract: ncs_gsamples_call() takes every call the loader hands to on_call (analysis/jobsum.h),
  * serialised; calls of one file arrive in file order. A sample is ln(busbw GB/s) and ln(time
  * us) of one operation that moved data and took time:
  *  - a collective of a communicator of several ranks is one sample per collective (its ranks'
@@ -25,7 +25,7 @@
 #define NCS_GATE_SAMPLES_H
 #include <stdint.h>
 
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 
 #define NCS_GS_CAP 16384
 #define NCS_GS_BLOCKS 8

@@ -1,7 +1,7 @@
 /* headline.c — the job's answer as data (headline.h). */
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "ncclscope/ops.h"
 #include "io/nccllog.h"
 #include "model/rules.h"

@@ -11,7 +11,7 @@
 #ifndef NCS_STEPCOST_H
 #define NCS_STEPCOST_H
 #include "analysis/whatif.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "io/mux.h"
 
 struct ncs_headline;

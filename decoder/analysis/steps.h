@@ -6,11 +6,11 @@
  * ...) every file keeps its first NCS_STEP_CALLS data-moving calls starting at or after c_k,
  * allocated when the first such call comes (a 2 s run fills 13 checkpoints: 13 x 32 x 16 B =
  * 6.6 KiB a file, 27 MiB at 4,096 files). ncs_steps_call() is the loader's on_call (one at a
- * time, io/jobload.h); a call it cannot keep (no memory) is left out of the picture. */
+ * time, analysis/jobsum.h); a call it cannot keep (no memory) is left out of the picture. */
 #ifndef NCS_STEPS_H
 #define NCS_STEPS_H
 #include <stdint.h>
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 
 #define NCS_STEP_CKPT 44
 #define NCS_STEP_CALLS 32

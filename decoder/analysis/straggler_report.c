@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "model/align.h"
-#include "io/jobload.h"
+#include "model/jobload.h"
 #include "analysis/analysis.h"
 #include "analysis/straggler.h"
 #include "analysis/headline.h"

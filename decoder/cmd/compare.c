@@ -32,7 +32,7 @@
 #include "base/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "base/json.h"
 #include "io/nccllog.h"
 #include "model/rules.h"
@@ -146,15 +146,15 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
     fprintf(stderr, "ncclscope compare: out of memory\n");
     return NCS_EXIT_UNREADABLE;
   }
-  struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done,
-                            .on_call = sample_call};
-  if (ncs_job_load(n, *files, &o, J) || !*J) {
+  struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done};
+  struct ncs_jobsum_events ev = {.ctx = &L, .on_call = sample_call};
+  if (ncs_jobsum_load(n, *files, &o, &ev, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(d);
     ncs_stepcost_free(L.C);
     return NCS_EXIT_UNREADABLE;
   }
-  if ((e = ncs_one_job("compare", *J, *files))) { ncs_doctor_free(d); ncs_stepcost_free(L.C); return e; }
+  if ((e = ncs_one_job("compare", (*J)->jobs, *files))) { ncs_doctor_free(d); ncs_stepcost_free(L.C); return e; }
   struct ncs_headline h;
   ncs_headline_build(&h, d);
   *share = 100.0 * h.share_med;

@@ -2,7 +2,7 @@
  * evidence and a concrete next step (docs/DOCTOR.md lists them with their thresholds).
  *
  * Contract: PATH: files or directories of *.ncs; a file that is not a trace but a text NCCL
- * log is read as a log. Every trace is read once, by the loader (io/jobload.h, files in
+ * log is read as a log. Every trace is read once, by the loader (model/jobload.h, files in
  * parallel), into per-process facts (analysis/doctor_facts.h); the checks
  * (analysis/doctor.h) run over the whole job and their verdicts are printed as text or JSON
  * (render/doctor_render.h). The hang checks (analysis/hang.h: desync, dead rank, init hang,
@@ -26,7 +26,7 @@
 #include "base/cli.h"
 #include "cmd/jobpick.h"
 #include "cmd/commands.h"
-#include "io/jobload.h"
+#include "model/jobload.h"
 #include "io/readcount.h"
 #include "io/regfile.h"
 #include "io/trace.h"
@@ -209,11 +209,11 @@ int cmd_doctor(int argc, char **argv) {
     sites = ncs_sitefacts_new(nt);
     win = ncs_window_new(nt);
     struct facts_load fl = {&d, slot, hang, sstate, sites, win};
-    struct ncs_load_opts lo = {.ctx = &fl, .plugins_only = 1, .file_visitor = facts_visitor, .file_done = facts_done};
-    struct ncs_jobdata *jd = NULL;
+    struct ncs_load_opts lo = {.ctx = &fl, .file_visitor = facts_visitor, .file_done = facts_done};
+    struct ncs_jobread *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
-    int one = ncs_one_job("doctor", jd, tfiles);
-    ncs_job_free(jd);
+    int one = ncs_one_job("doctor", jd ? jd->jobs : NULL, tfiles);
+    ncs_jobread_free(jd);
     if (one) { rc = one; goto done; }
     for (int k = 0; k < nt; k++) {
       const struct ncs_dfacts *f = d.f[slot[k]];

@@ -11,7 +11,7 @@
 #include "base/cli.h"
 #include "cmd/commands.h"
 #include "cmd/jobpick.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
@@ -93,9 +93,10 @@ int cmd_html(int argc, char **argv) {
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE;
+  struct ncs_jobsum_events ev = {.ctx = &L};
   o.ctx = &L;
-  if (steps.f) o.on_call = step_call;
-  if (L.lanes) o.on_kernel = kernel_seen;
+  if (steps.f) ev.on_call = step_call;
+  if (L.lanes) ev.on_kernel = kernel_seen;
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
       if (!(doc.f[doc.n] = ncs_dfacts_new(files[doc.n]))) break;
@@ -103,8 +104,8 @@ int cmd_html(int argc, char **argv) {
   if ((doctor && doc.n != n) || !L.win) { fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done; }
   o.file_visitor = facts_visitor;
   o.file_done = facts_done;
-  if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); goto done; }
-  if ((r = ncs_one_job("html", J, files))) { rc = r; goto done; }
+  if (ncs_jobsum_load(n, files, &o, &ev, &J) || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); goto done; }
+  if ((r = ncs_one_job("html", J->jobs, files))) { rc = r; goto done; }
   if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
   int doctor_ran = 0;
   if (doctor) {

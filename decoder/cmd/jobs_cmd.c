@@ -13,13 +13,13 @@ static void refuse(const char *cmd, const struct ncs_jobset *s, char **files, co
   ncs_jobset_print(s, stderr, files);
 }
 
-int ncs_pick_loaded(const char *cmd, const char *want, const struct ncs_jobdata *J, char **files, int **keep) {
+int ncs_pick_loaded(const char *cmd, const char *want, const struct ncs_jobset *jobs, char **files, int **keep) {
   *keep = NULL;
-  int n = ncs_jobset_pick(J->jobs, want, keep);
+  int n = ncs_jobset_pick(jobs, want, keep);
   if (n <= 0) {
     char what[160];
     snprintf(what, sizeof what, "no job '%.100s' in these traces", want);
-    refuse(cmd, J->jobs, files, what);
+    refuse(cmd, jobs, files, what);
     free(*keep);
     *keep = NULL;
     n = -NCS_EXIT_USAGE;
@@ -28,16 +28,15 @@ int ncs_pick_loaded(const char *cmd, const char *want, const struct ncs_jobdata 
 }
 
 int ncs_pick_job_index(const char *cmd, const char *want, int nfiles, char **files, int **keep) {
-  struct ncs_load_opts o = {.plugins_only = 1};
-  struct ncs_jobdata *J = NULL;
+  struct ncs_jobread *J = NULL;
   *keep = NULL;
-  if (ncs_job_load(nfiles, files, &o, &J) || !J) {
-    ncs_job_free(J);
+  if (ncs_job_load(nfiles, files, NULL, &J) || !J) {
+    ncs_jobread_free(J);
     fprintf(stderr, "ncclscope %s: no trace could be read\n", cmd);
     return -NCS_EXIT_UNREADABLE;
   }
-  int n = ncs_pick_loaded(cmd, want, J, files, keep);
-  ncs_job_free(J);
+  int n = ncs_pick_loaded(cmd, want, J->jobs, files, keep);
+  ncs_jobread_free(J);
   return n;
 }
 
@@ -55,13 +54,13 @@ int ncs_pick_job(const char *cmd, const char *want, int *nfiles, char ***files) 
   return NCS_EXIT_OK;
 }
 
-int ncs_one_job(const char *cmd, const struct ncs_jobdata *J, char **files) {
+int ncs_one_job(const char *cmd, const struct ncs_jobset *set, char **files) {
   const struct ncs_job_info *jobs;
-  int n = J ? ncs_jobset_jobs(J->jobs, &jobs) : 0;
+  int n = set ? ncs_jobset_jobs(set, &jobs) : 0;
   if (n <= 1) return NCS_EXIT_OK;
   char what[96];
   snprintf(what, sizeof what, "these traces hold %d jobs (lined up and summed apart they would mislead)", n);
-  refuse(cmd, J->jobs, files, what);
+  refuse(cmd, set, files, what);
   return NCS_EXIT_USAGE;
 }
 
@@ -85,9 +84,8 @@ int cmd_jobs(int argc, char **argv) {
   char **files;
   int n = ncs_paths_expand(argc - optind, argv + optind, &files);
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope jobs: no trace files (*.ncs) found\n"); return NCS_EXIT_UNREADABLE; }
-  struct ncs_load_opts o = {.plugins_only = 1};
-  struct ncs_jobdata *J = NULL;
-  int rc = ncs_job_load(n, files, &o, &J);
+  struct ncs_jobread *J = NULL;
+  int rc = ncs_job_load(n, files, NULL, &J);
   int ret = rc ? NCS_EXIT_UNREADABLE : NCS_EXIT_OK;
   for (int i = 0; J && i < J->n; i++) {
     ret = ncs_exit_worse(ret, ncs_exit_of_read(J->r[i].read_rc));
@@ -105,7 +103,7 @@ int cmd_jobs(int argc, char **argv) {
   } else if (J) {
     ncs_jobset_print(J->jobs, stdout, files);
   }
-  ncs_job_free(J);
+  ncs_jobread_free(J);
   ncs_paths_free(files, n);
   return ret;
 }

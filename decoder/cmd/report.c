@@ -26,7 +26,7 @@
 #include "cmd/report.h"
 #include "model/rules.h"
 #include "model/stages.h"
-#include "io/jobload.h"
+#include "model/jobload.h"
 #include "cmd/jobpick.h"
 #include "io/trace.h"
 
@@ -341,7 +341,7 @@ static void print_no_comm_text(FILE *f, const struct file_sum *sums, const int *
 /* The short form: one table of operations across ranks (host time min/median/max per rank),
  * then only the ranks whose trace is cut, damaged or dropped records. */
 /* The job's attempts (model/jobs.h): "job" in JSON, null when the files hold no job. */
-static void print_attempts_json(struct ncs_json *j, const struct ncs_jobdata *jd) {
+static void print_attempts_json(struct ncs_json *j, const struct ncs_jobread *jd) {
   const struct ncs_job_info *jobs;
   int n = jd ? ncs_jobset_jobs(jd->jobs, &jobs) : 0;
   if (n != 1) { ncs_json_null(j, "job"); return; }
@@ -353,7 +353,7 @@ static void print_attempts_json(struct ncs_json *j, const struct ncs_jobdata *jd
 }
 
 /* Text: the attempts, in order, when there are several (a torchrun restart). */
-static void print_attempts_text(FILE *f, const struct ncs_jobdata *jd, char **files) {
+static void print_attempts_text(FILE *f, const struct ncs_jobread *jd, char **files) {
   const struct ncs_job_info *jobs;
   int n = jd ? ncs_jobset_jobs(jd->jobs, &jobs) : 0;
   if (n != 1 || jobs[0].nattempts < 2) return;
@@ -452,12 +452,12 @@ static const char *const prof_known[] = {"op", "count", "bytes", "datatype", "ro
                                          "nranks", "gpu_time", "busbw", "algorithm", "protocol", NULL};
 static const char *const prof_unknown[] = {"groups", "AlltoAll/Gather/Scatter (seen as their Send/Recv)", "communicator init/destroy", "host_time",
                                            "reduction_op", "stream", "callsite", "return_code", NULL};
-static void prof_totals(const struct ncs_jobdata *jd, int *files, uint64_t *calls, uint64_t *timed) {
+static void prof_totals(const struct ncs_jobread *jd, int *files, uint64_t *calls, uint64_t *timed) {
   *files = 0; *calls = *timed = 0;
   for (int i = 0; jd && i < jd->n; i++)
     if (jd->r[i].from_profiler) { ++*files; *calls += jd->r[i].profiler_calls; *timed += jd->r[i].profiler_gpu_timed; }
 }
-static void print_prof_text(FILE *f, const struct ncs_jobdata *jd) {
+static void print_prof_text(FILE *f, const struct ncs_jobread *jd) {
   int files;
   uint64_t calls, timed;
   prof_totals(jd, &files, &calls, &timed);
@@ -470,7 +470,7 @@ static void print_prof_text(FILE *f, const struct ncs_jobdata *jd) {
   for (int k = 0; prof_unknown[k]; k++) fprintf(f, "%s %s", k ? "," : "", prof_unknown[k]);
   fprintf(f, " (host_s is 0)\n");
 }
-static void print_prof_json(struct ncs_json *j, const struct ncs_jobdata *jd) {
+static void print_prof_json(struct ncs_json *j, const struct ncs_jobread *jd) {
   int files;
   uint64_t calls, timed;
   prof_totals(jd, &files, &calls, &timed);
@@ -489,7 +489,7 @@ static void print_prof_json(struct ncs_json *j, const struct ncs_jobdata *jd) {
 }
 
 static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state,
-                            const struct ncs_jobdata *jd) {
+                            const struct ncs_jobread *jd) {
   const struct ncs_rank_info *r = &s->info;
   int att = jd ? ncs_jobset_attempt_of(jd->jobs, file) : 0;
   if (att) ncs_json_int(j, "attempt", att); else ncs_json_null(j, "attempt");
@@ -655,7 +655,7 @@ static int cmp_rank(const void *a, const void *b, void *base) {
   return *(const int *)a - *(const int *)b;
 }
 
-/* ---- reading: the loader (io/jobload.h) reads each file once, files in parallel, and hands
+/* ---- reading: the loader (model/jobload.h) reads each file once, files in parallel, and hands
  * its records to the core summary and to every analysis ---- */
 struct report_run {
   struct file_sum *sums;
@@ -748,7 +748,7 @@ int cmd_report(int argc, char **argv) {
   int noptbuf = 0;
   int npaths = 0, r;
   const char *want_job = NULL;
-  struct ncs_jobdata *jd = NULL;
+  struct ncs_jobread *jd = NULL;
   struct ncs_stages stages = {0}; /* what one analysis computes once and others read */
   if (!paths || !opts) { ret = 2; goto out; }
   build_cli();
@@ -795,7 +795,7 @@ int cmd_report(int argc, char **argv) {
     sums[i].info.host = "";
   }
   struct report_run run = {sums, state, &stages};
-  struct ncs_load_opts lo = {.ctx = &run, .plugins_only = 1, .file_visitor = run_visitor,
+  struct ncs_load_opts lo = {.ctx = &run, .file_visitor = run_visitor,
                              .file_done = run_file_done};
   ncs_job_load(nfiles, files, &lo, &jd); /* files in parallel: every analysis keeps per-file state */
   int ncut_only = 0;
@@ -820,7 +820,7 @@ int cmd_report(int argc, char **argv) {
             nfiles == 1 ? "the input" : "no input");
     goto out;
   }
-  if ((r = ncs_one_job("report", jd, files))) { ret = r; goto out; }
+  if ((r = ncs_one_job("report", jd ? jd->jobs : NULL, files))) { ret = r; goto out; }
   const struct ncs_job_info *jobs;
   int restarted = jd && ncs_jobset_jobs(jd->jobs, &jobs) == 1 && jobs[0].nattempts > 1;
   for (int i = 0; i < nfiles; i++) {
@@ -893,7 +893,7 @@ int cmd_report(int argc, char **argv) {
   fflush(stdout);
   if (ended_badly) ret = ncs_exit_worse(ret, NCS_EXIT_FINDING); /* a failed init, an abort, calls lost */
 out:
-  ncs_job_free(jd);
+  ncs_jobread_free(jd);
   for (int a = 0; a < NANALYSES; a++)
     if (state[a] && analyses[a]->destroy) analyses[a]->destroy(state[a]);
   ncs_stages_free(&stages);

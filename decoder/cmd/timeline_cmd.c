@@ -10,7 +10,7 @@
 #include "base/cli.h"
 #include "cmd/commands.h"
 #include "cmd/jobpick.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "render/timeline.h"
 
 #define MAX_KERNELS_DEFAULT 50000 /* kernels written per process unless --max-kernels says */
@@ -84,16 +84,17 @@ int cmd_timeline(int argc, char **argv) {
    * which calls pair with them, and which job each file is in (--job); then the JSON of the
    * picked files from the spool. */
   struct ncs_load_opts o = {.progress_label = "timeline"};
+  struct ncs_jobsum_events ev;
   struct ncs_timeline *t = NULL;
   struct ncs_jobdata *J = NULL;
   int *keep = NULL, nk = n;
   int rc = ncs_timeline_new(n, &cfg, &t);
   if (rc) goto done;
-  ncs_timeline_plug(t, &o);
+  ncs_timeline_plug(t, &o, &ev);
   rc = NCS_EXIT_UNREADABLE;
-  if (ncs_job_load(n, files, &o, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
-  if (want_job && (nk = ncs_pick_loaded("timeline", want_job, J, files, &keep)) < 0) { rc = -nk; goto done; }
-  if (!want_job && (r = ncs_one_job("timeline", J, files))) { rc = r; goto done; }
+  if (ncs_jobsum_load(n, files, &o, &ev, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
+  if (want_job && (nk = ncs_pick_loaded("timeline", want_job, J->jobs, files, &keep)) < 0) { rc = -nk; goto done; }
+  if (!want_job && (r = ncs_one_job("timeline", J->jobs, files))) { rc = r; goto done; }
   rc = ncs_timeline_write(t, J, keep, nk);
 done:
   ncs_timeline_free(t);

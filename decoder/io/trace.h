@@ -6,7 +6,7 @@
  * stops the read of that file: the status names the file and byte offset, and every record
  * before the damaged chunk has already been delivered. Never aborts, never exits.
  * ncs_trace_open/next/close read the same way one chunk per call, so that many files can be
- * read side by side (decoder/io/jobload.c advances a whole job's files in lockstep): an open
+ * read side by side (decoder/model/jobload.c advances a whole job's files in lockstep): an open
  * trace keeps only its position, status and PROCESS record; the decoding buffers and the zstd
  * context are a separate set (ncs_trace_bufs), one per thread, shared by the files it reads. */
 #ifndef NCS_TRACE_H

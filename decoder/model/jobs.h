@@ -2,7 +2,7 @@
  * "Several jobs in one directory").
  *
  * Contract: fed each file's PROCESS and COMM records and its read status (by the loader,
- * io/jobload.c, during its one read of each file: no read of its own), ncs_jobset_finish
+ * model/jobload.c, during its one read of each file: no read of its own), ncs_jobset_finish
  * groups the files:
  *  - files that share a communicator (COMM comm_id with nranks > 0, whatever its rc) are one
  *    attempt (a connected component);

@@ -16,7 +16,7 @@
 #ifndef NCS_GPU_LANES_H
 #define NCS_GPU_LANES_H
 #include <stdio.h>
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 
 #define NCS_GPULANES_ROWS 8
 #define NCS_GPULANES_KEEP 256

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "render/html.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "base/json.h"
 #include "io/nccllog.h"
 #include "ncclscope/ops.h"

@@ -6,7 +6,7 @@
 #ifndef NCS_HTML_H
 #define NCS_HTML_H
 #include <stdio.h>
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"

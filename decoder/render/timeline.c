@@ -53,7 +53,7 @@
 
 #include "render/timeline.h"
 #include "base/exit.h"
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 #include "model/knames.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
@@ -719,10 +719,9 @@ int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_
   return 0;
 }
 
-void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o) {
-  o->on_call = on_call;
-  o->on_comm = on_comm;
-  if (t->max_kernels) o->on_kernel = on_kernel;
+void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o, struct ncs_jobsum_events *ev) {
+  *ev = (struct ncs_jobsum_events){.ctx = t, .on_call = on_call, .on_comm = on_comm};
+  if (t->max_kernels) ev->on_kernel = on_kernel;
   o->file_visitor = names_visitor;
   o->file_done = names_done;
   o->ctx = t;

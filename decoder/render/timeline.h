@@ -12,7 +12,7 @@
 #ifndef NCS_TIMELINE_H
 #define NCS_TIMELINE_H
 #include <stdint.h>
-#include "io/jobload.h"
+#include "analysis/jobsum.h"
 
 struct ncs_timeline_cfg {
   const char *out;        /* output path, "-" standard output, a name ending in .gz compressed */
@@ -28,7 +28,7 @@ struct ncs_timeline_cfg {
 struct ncs_timeline;
 
 int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_timeline **t);
-void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o);
+void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o, struct ncs_jobsum_events *ev);
 int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk);
 void ncs_timeline_free(struct ncs_timeline *t);
 #endif

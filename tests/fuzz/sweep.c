@@ -68,7 +68,7 @@ static int on_raw(void *c, const struct ncs_raw *r) {
 }
 
 /* One set of reader buffers for every read (as a decoding thread of the loader keeps its set
- * over many files, decoder/io/jobload.c): what a damaged read leaves in it must not change
+ * over many files, decoder/model/jobload.c): what a damaged read leaves in it must not change
  * the next file's records. */
 static struct ncs_trace_bufs *bufs;
 static int read_fd(const char *path, struct ncs_read_status *st) {
