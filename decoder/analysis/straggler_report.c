@@ -130,6 +130,7 @@ __attribute__((noinline)) static int f_run(void *ctx, const struct ncs_call *x, 
  * next CALL) as a single record, nothing set up for it. */
 static int f_calls(void *ctx, const struct ncs_call *x, size_t n) { return n == 1 ? f_call(ctx, x) : f_run(ctx, x, n); }
 static int f_clock(void *ctx, const struct ncs_clock *c) { struct sr_file *f = ctx; ensure(f); ncs_aligner_clock(&f->al, c); return 0; }
+static int f_inflight(void *ctx, const struct ncs_inflight *x) { struct sr_file *f = ctx; ensure(f); ncs_aligner_inflight(&f->al, x); return 0; }
 static int f_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   struct sr_file *f = ctx;
   ensure(f);
@@ -150,6 +151,7 @@ static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   v->calls = f_calls;
   v->clock = f_clock;
   v->gpu_times = f_gpus;
+  v->inflight = f_inflight;
 }
 
 static void sr_file_done(void *state, int file, const struct ncs_read_status *st) {

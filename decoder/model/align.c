@@ -108,10 +108,26 @@ static void release_one(struct ncs_aligner *a, struct ncs_pending_call_ *p) {
   if (a->release) a->release(a->ctx, &x);
 }
 
+/* 1 when `c` has no GPU time yet but its thread is GPU-timed and no GPU time of it or of a later
+ * call of that thread has come: it may still get one. */
+static int gpu_time_may_come(const struct ncs_aligner *a, const struct ncs_pending_call_ *p) {
+  if (p->has_gpu) return 0;
+  unsigned t = p->c.thread & 63;
+  return a->gpu_seen[t].used && a->gpu_seen[t].thread == p->c.thread && p->c.tcall > a->gpu_seen[t].tcall;
+}
+
+/* A GPU time of `thread` named call `tcall` (or a group whose calls follow it). */
+static void note_gpu_seen(struct ncs_aligner *a, uint32_t thread, uint64_t tcall) {
+  unsigned t = thread & 63;
+  if (!a->gpu_seen[t].used) { a->gpu_seen[t].used = 1; a->gpu_seen[t].thread = thread; a->gpu_seen[t].tcall = tcall; }
+  else if (a->gpu_seen[t].thread != thread) a->gpu_seen[t].thread = ~0u; /* two threads: hold neither */
+  else if (tcall > a->gpu_seen[t].tcall) a->gpu_seen[t].tcall = tcall;
+}
+
 static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   while (a->n) {
     struct ncs_pending_call_ *p = at(a, 0);
-    if (!all && p->c.t_enter >= mono) break;
+    if (!all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
     release_one(a, p);
     a->head = (a->head + 1) & (a->cap - 1);
     a->n--;
@@ -265,12 +281,19 @@ __attribute__((noinline)) static void gpu_match(struct ncs_aligner *a, const str
 }
 
 void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
+  note_gpu_seen(a, g->thread, g->ref);
   if (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) return;
   if (g->kind == NCS_GPU_KIND_CALL && a->n) { /* the newest held call: the scan's first look */
     struct ncs_pending_call_ *p = at(a, a->n - 1);
     if (p->c.thread == g->thread && p->c.tcall == g->ref) { attach(p, g); return; }
   }
   gpu_match(a, g);
+}
+
+void ncs_aligner_inflight(struct ncs_aligner *a, const struct ncs_inflight *x) {
+  if (x->kind != NCS_INFLIGHT_GPU || !x->tcall) return;
+  unsigned t = x->thread & 63;
+  if (!a->gpu_seen[t].used) note_gpu_seen(a, x->thread, x->tcall - 1); /* from this call on: pending */
 }
 
 void ncs_aligner_flush(struct ncs_aligner *a) {

@@ -6,7 +6,14 @@
  * aligner sits in front of a trace's CALL and GPU_TIME records: it holds each call until a
  * CLOCK pair later than the call has arrived, plus one more flush interval so that GPU times
  * written after the call can be attached, then releases it with every time already mapped to
- * job time (ns relative to the job's origin). Memory: calls of about two flush intervals, at
+ * job time (ns relative to the job's origin). A call of a thread that has GPU times (a GPU-timed
+ * thread) is held past that until a GPU time of it or of a later call of its thread has come: a
+ * job that queues its launches far ahead of its GPU (or a loaded machine) has its GPU times
+ * written long after the call, and released without one it would count on the host clock. A
+ * thread is GPU-timed from its first GPU time, or from an INFLIGHT record of kind GPU (every
+ * chunk lists the calls whose GPU work is pending) for the calls from that one on. The
+ * end of the file releases everything. Memory: calls of about two flush intervals (or of the
+ * GPU's lag behind the host), at
  * most 65536 calls (then the oldest is released with the pairs known so far), and 32 KiB from
  * the first GPU time on. A GPU_TIME record of a call goes to the newest of the last 4096 held
  * calls of its thread with its tcall (a call of that thread with a lower tcall ends the search);
@@ -86,6 +93,8 @@ struct ncs_aligner {
   int have_prev;
   uint64_t prev_tcall;
   struct { uint32_t used, thread; uint64_t tcall; } lastt[64]; /* other threads' latest tcall (at thread & 63) */
+  struct { uint32_t used, thread; uint64_t tcall; } gpu_seen[64]; /* per GPU-timed thread (at thread & 63):
+                                 the highest call a GPU time named; thread ~0u: two threads met there */
   int disorder;               /* a thread's tcall did not increase (or two threads share a lastt
                                  entry): GPU times look their call up by the scan alone */
   ncs_aligned_kernel_fn release_kernel; /* NULL: ncs_aligner_kernel ignores kernels */
@@ -97,6 +106,9 @@ void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn rele
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c);
 void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c);
 void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g);
+/* An INFLIGHT record: one of kind GPU makes its thread GPU-timed from its ref on (before the
+ * first GPU time of a job whose GPU runs far behind its host). */
+void ncs_aligner_inflight(struct ncs_aligner *a, const struct ncs_inflight *x);
 /* Kernels: set a->release_kernel (ctx is the aligner's ctx) before the first one. */
 void ncs_aligner_kernel(struct ncs_aligner *a, const struct ncs_kernel *k);
 /* Releases everything still held (end of file). */

@@ -89,6 +89,7 @@ static int v_comm(void *ctx, const struct ncs_comm *c) {
 static int v_call(void *ctx, const struct ncs_call *c) { ncs_aligner_call(&((struct fctx *)ctx)->al, c); return 0; }
 static int v_gpu(void *ctx, const struct ncs_gpu_time *g) { ncs_aligner_gpu(&((struct fctx *)ctx)->al, g); return 0; }
 static int v_clock(void *ctx, const struct ncs_clock *c) { ncs_aligner_clock(&((struct fctx *)ctx)->al, c); return 0; }
+static int v_inflight(void *ctx, const struct ncs_inflight *x) { ncs_aligner_inflight(&((struct fctx *)ctx)->al, x); return 0; }
 
 /* KERNEL records, aligned; KERNEL_NAME records, for the NCCL kernels an older shim recorded as
  * compute. */
@@ -134,7 +135,7 @@ static int file_attach(struct loader *L, int i) {
   struct ncs_mux *m = &f->mx->mux;
   struct ncs_visitor own = {.ctx = f, .process = v_process, .comm = v_comm};
   if (o->progress_label) own.chunk = v_chunk;
-  if (f->aligning) { own.call = v_call; own.gpu_time = v_gpu; own.clock = v_clock; }
+  if (f->aligning) { own.call = v_call; own.gpu_time = v_gpu; own.clock = v_clock; own.inflight = v_inflight; }
   if (o->aligned_kernel) own.raw = v_raw;
   m->v[m->n++] = own;
   if (o->file_visitor) o->file_visitor(o->ctx, i, m);
