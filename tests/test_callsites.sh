@@ -10,6 +10,14 @@
 #   the world ranks that joined it and its color, never by a hash alone;
 #   the binary changed or gone after the run: named from the trace, and said so;
 #   NCCLSCOPE_CALLSITE_DEPTH=0: one line saying how to record call sites.
+# Exposed time per call site (report --callsites "exposed"), against tests/jobs/ddp_job.c's own
+# design, on 1 rank (no peer's lateness in any kernel) with the double's latency at 200 us a call:
+#   without --overlap every kernel runs on one stream, so nothing is hidden: each site's exposed
+#   time is its GPU time, and the most exposed site is the AllReduce line (four calls a step
+#   against one of every other operation, each the same 200 us);
+#   with --overlap each of the first three buckets' AllReduce (200 us) runs under the next
+#   1000 us piece of compute: at most half of the site's GPU time is exposed, and less than
+#   without overlap.
 source "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/site_job
 for f in "$SHIM" "$NCS" "$JOB" "$DOUBLES/libnccl.so.2"; do [ -e "$f" ] || { skip "callsites: $f not built"; exit 0; }; done
@@ -45,7 +53,7 @@ while read -r fn at; do
 done <"$T/truth"
 
 first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["callsites"][0]["function"])' "$T/rep.json")
-check_eq "callsites: the costliest site (GPU time) is sync_gradients, the double's model's largest all-reduce" \
+check_eq "callsites: the first site (most exposed, then GPU time) is sync_gradients, the double's model's largest all-reduce" \
   sync_gradients "$first"
 comm=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["callsites"] if r["function"]=="sync_gradients"][0]; print(r["slowest"]["comm"])' "$T/rep.json")
 check_eq "callsites: sync_gradients' slowest call is on the communicator the job named (commName)" trainer-world "$comm"
@@ -95,3 +103,40 @@ sys.exit(0 if "trainer-world" in v["evidence"][0] and "%016x" % int(v["data"]["c
 "$NCS" html -o "$T/hang.html" "$T/hang" >/dev/null 2>&1
 check "callsites: the html page names the hung collective's site" grep -q "issued at sync_gradients" "$T/hang.html"
 kill -9 -- -"$hpid" 2>/dev/null; wait "$hpid" 2>/dev/null || true  # killed on purpose: not the test's status
+
+# exposed time per call site: ddp_job with and without --overlap (see the top)
+DDP=$BUILD/tests/ddp_job
+if [ -x "$DDP" ]; then
+  ar_line=$(grep -n 'ncclAllReduce(' "$ROOT/tests/jobs/ddp_job.c" | head -1 | cut -d: -f1)
+  for m in serial overlap; do
+    a=; [ $m = overlap ] && a=--overlap
+    NCCLDOUBLE_LAT_US=200 NCCLSCOPE_DIR="$T/ddp-$m" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
+      bash "$LAUNCH" 1 "$DDP" --steps 5 --compute-us 4000 $a >/dev/null 2>"$T/ddp-$m.err"
+    check_eq "callsites: ddp_job ($m, 1 rank) runs" 0 "$?"
+    "$NCS" report --callsites --json "$T/ddp-$m" >"$T/ddp-$m.json" 2>/dev/null
+    "$NCS" report --callsites "$T/ddp-$m" >"$T/ddp-$m.txt" 2>/dev/null
+  done
+  # the AllReduce row: "exposed_s gpu_s"
+  ar() { python3 -c 'import json,sys
+r=[r for r in json.load(open(sys.argv[1]))["callsites"] if r["op"]=="AllReduce"][0]
+print(r["exposed_s"], r["gpu_s"])' "$1"; }
+  check "callsites: no overlap: every GPU-timed site's exposed time is its GPU time (one stream)" python3 -c 'import json,sys
+rows=[r for r in json.load(open(sys.argv[1]))["callsites"] if r["gpu_s"] > 0]
+bad=[(r["site"], r["exposed_s"], r["gpu_s"]) for r in rows if r["exposed_s"] is None or r["exposed_s"] < 0.95 * r["gpu_s"]]
+print(bad); sys.exit(1 if bad or len(rows) < 6 else 0)' "$T/ddp-serial.json"
+  first=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["callsites"][0]; print(r["op"], r["line"])' "$T/ddp-serial.json")
+  if python3 -c 'import ctypes; ctypes.CDLL("libdw.so.1")' 2>/dev/null; then
+    check_eq "callsites: no overlap: the most exposed site is the AllReduce line (ddp_job.c:$ar_line)" "AllReduce $ar_line" "$first"
+    check "callsites: ... and the text names it as the most exposed" grep -q "most exposed: main (.*ddp_job.c:$ar_line)" "$T/ddp-serial.txt"
+  else
+    check_eq "callsites: no overlap: the most exposed site is the AllReduce's" AllReduce "${first%% *}"
+  fi
+  read -r ser_e ser_g <<<"$(ar "$T/ddp-serial.json")"
+  read -r ovl_e ovl_g <<<"$(ar "$T/ddp-overlap.json")"
+  check "callsites: --overlap: at most half the AllReduce site's GPU time is exposed ($ovl_e of $ovl_g s)" \
+    python3 -c 'import sys; e,g=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if 0 < e <= 0.5*g else 1)' "$ovl_e" "$ovl_g"
+  check "callsites: --overlap: the AllReduce site is less exposed than without ($ovl_e < $ser_e s)" \
+    python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)' "$ovl_e" "$ser_e"
+else
+  skip "callsites: exposed time per site: $DDP not built"
+fi

@@ -8,15 +8,22 @@
  * (count x datatype size), host time (entry to return), GPU time (the calls' GPU_TIME records;
  * a call inside a group has no GPU time of its own: each of its group's GPU_TIME records, one
  * per stream, is added once to each site of the group), and its slowest call (by GPU time
- * where the site has any, else host time: rank, op, communicator, sequence number, time).
- * Rows are sorted by GPU time, then host time, most first. Text: the first 10 rows (every row
+ * where the site has any, else host time: rank, op, communicator, sequence number, time), and
+ * its exposed GPU time: the part of its GPU time not hidden under compute on its rank. Exposed
+ * time is a model, not a per-call measure (no per-call memory): each call's GPU time times the
+ * exposed share its rank's kernel-activity sweep (model/kact.h, put in the report's stages by
+ * `gputime`) found for the call's NCCL operation at the call's size bucket (the operation's
+ * whole share where its kernels did not pair one to one with calls, e.g. inside groups);
+ * unknown (null, "-") on ranks without kernel activity. Rows are sorted by exposed time, then
+ * GPU time, then host time, most first: the first row is the most exposed site. Text: the first 10 rows (every row
  * and each site's whole stack with --detail); JSON: top-level "callsites" (docs/JSON.md). A job
  * whose traces hold no call sites gets one line saying how to record them.
  *
  * Contract: each file read once, files in parallel (per-file state: its site table, rows by
  * id, and a bounded table of calls awaiting their GPU_TIME); names are resolved in finish()
  * on one thread (io/symbolize.h reads the job's ELF files there). Memory: per file, its sites
- * (at most the shim's 2048) and communicators. */
+ * (at most the shim's 2048, each with its GPU time per size bucket until the file is done) and
+ * communicators; nothing per call. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +34,10 @@
 #include "io/grow.h"
 #include "model/callsites.h"
 #include "model/commnames.h"
+#include "model/kact.h"
+#include "model/knames.h"
 #include "model/rules.h"
+#include "model/stages.h"
 #include "ncclscope/format.h"
 #include "ncclscope/ops.h"
 
@@ -41,8 +51,10 @@ struct srow {
   uint32_t id, op, ops;           /* ops: distinct op count seen (1: one op) */
   uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls;
   struct slow host_slow, gpu_slow;
+  uint64_t *gpu_b;                /* [NCS_KACT_BUCKETS] GPU time by size bucket (file_done frees) */
+  uint64_t exp_ns, exp_gpu_ns;    /* exposed time, and the GPU time it was modelled from */
 };
-struct pend { uint64_t tcall, seq; uint32_t thread, row, op, comm, used; };
+struct pend { uint64_t tcall, seq, S; uint32_t thread, row, op, comm, used; };
 struct gpend { uint64_t group, start, end; uint32_t thread, used, n, row[GMAX]; };
 struct ccomm { uint32_t idx; struct ncs_comm c; };
 struct cfile {
@@ -63,7 +75,7 @@ struct jrow {
   char key[320], where[512];
   int fidx; uint32_t id;          /* a file and id holding this site: its stack (--detail) */
   uint32_t op, mixed;
-  uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls;
+  uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls, exp_ns, exp_gpu_ns;
   int ranks;
   struct slow slow;
   int slow_file;
@@ -83,6 +95,7 @@ struct cstate {
   struct ncs_symbolizer *sym;
   struct ncs_commnames *cn;
   const struct ncs_job *job;
+  struct ncs_stages *stages;      /* the run's kernel-activity figures (gputime), or NULL */
 };
 
 static struct srow *row_of(struct cfile *f, uint32_t id) {
@@ -99,6 +112,18 @@ static struct srow *row_of(struct cfile *f, uint32_t id) {
 
 static uint32_t slot(uint64_t a, uint32_t b, uint32_t size) {
   return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)b * 0xC2B2AE3D27D4EB4Full)) >> 40) & (size - 1);
+}
+
+/* kact's size bucket of S bytes (model/kact.h: b holds [2^(b-1), 2^b), 0 for S < 1) */
+static int size_bucket(uint64_t S) {
+  int b = 0;
+  while (S && b < NCS_KACT_BUCKETS - 1) { S >>= 1; b++; }
+  return b;
+}
+
+static void add_gpu(struct srow *r, uint64_t S, uint64_t ns) {
+  if (!r->gpu_b) r->gpu_b = calloc(NCS_KACT_BUCKETS, sizeof *r->gpu_b);
+  if (r->gpu_b) r->gpu_b[size_bucket(S)] += ns;
 }
 
 static void keep_slow(struct slow *s, uint64_t ns, uint32_t op, uint32_t comm, uint64_t seq, int gpu) {
@@ -134,7 +159,7 @@ static int c_call(void *ctx, const struct ncs_call *c) {
   if (kind == NCS_KIND_COMM) return 0;
   if (!f->pend && !(f->pend = calloc(PEND, sizeof *f->pend))) return 0;
   f->pend[slot(c->tcall, c->thread, PEND)] =
-    (struct pend){.tcall = c->tcall, .seq = c->seq, .thread = c->thread, .row = ri, .op = c->op, .comm = c->comm, .used = 1};
+    (struct pend){.tcall = c->tcall, .seq = c->seq, .S = ncs_rule_bytes(c->count, c->datatype), .thread = c->thread, .row = ri, .op = c->op, .comm = c->comm, .used = 1};
   return 0;
 }
 
@@ -150,6 +175,7 @@ static int c_gpu(void *ctx, const struct ncs_gpu_time *g) {
       struct srow *r = &f->row[p->row[k]];
       r->gpu_ns += ns;
       r->gpu_calls++;
+      add_gpu(r, 0, ns); /* a group's kernels pair with no one call: the op's whole share */
       keep_slow(&r->gpu_slow, ns, r->op, 0, 0, 1);
     }
     return 0;
@@ -160,6 +186,7 @@ static int c_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct srow *r = &f->row[p->row];
   r->gpu_ns += ns;
   r->gpu_calls++;
+  add_gpu(r, p->S, ns);
   keep_slow(&r->gpu_slow, ns, p->op, p->comm, p->seq, 1);
   return 0;
 }
@@ -189,6 +216,7 @@ static void *c_create(const struct ncs_job *job) {
   s->want = ncs_job_option(job, "callsites") != NULL;
   s->detail = job->detail;
   if (!s->want) return s; /* reads nothing */
+  s->stages = job->stages && job->stages->n == job->n && job->stages->fig_on ? job->stages : NULL;
   s->f = calloc((size_t)job->n, sizeof *s->f);
   if (!s->f) { free(s); return NULL; }
   for (int i = 0; i < job->n; i++) { s->f[i].last = -1; s->f[i].depth = -1; }
@@ -209,6 +237,24 @@ static void c_visitor(void *state, int file, struct ncs_visitor *v) {
   v->comm = c_comm;
 }
 
+/* The exposed share model (top of file): the row's GPU time per size bucket times its rank's
+ * exposed share of its operation at that size, else of the operation as a whole. */
+static void exposed_of(const struct ncs_kact_fig *g, struct srow *r) {
+  const char *kop = r->ops > 1 ? NULL : ncs_kernel_op_of_call(r->op);
+  const struct ncs_kact_op *o = NULL;
+  for (int k = 0; kop && k < g->nops && k < NCS_KACT_MAX_OPS; k++)
+    if (!strcmp(g->op[k].name, kop)) o = &g->op[k];
+  if (!o || !o->time_ns) return; /* no kernel of its operation: unknown */
+  for (int b = 0; b < NCS_KACT_BUCKETS; b++) {
+    if (!r->gpu_b[b]) continue;
+    double share = o->sized && b && o->size_time_ns[b] ? (double)o->size_exposed_ns[b] / (double)o->size_time_ns[b]
+                                                        : (double)o->exposed_ns / (double)o->time_ns;
+    if (share > 1) share = 1;
+    r->exp_ns += (uint64_t)(share * (double)r->gpu_b[b] + 0.5);
+    r->exp_gpu_ns += r->gpu_b[b];
+  }
+}
+
 static void c_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct cstate *s = state;
   (void)st;
@@ -216,6 +262,14 @@ static void c_file_done(void *state, int file, const struct ncs_read_status *st)
   struct cfile *f = &s->f[file];
   free(f->pend); f->pend = NULL;
   free(f->gpend); f->gpend = NULL;
+  /* gputime's file_done, before this one (registry order), put the file's figures */
+  const struct ncs_kact_fig *g = s->stages ? &s->stages->fig[file] : NULL;
+  for (size_t i = 0; i < f->nrow; i++) {
+    struct srow *r = &f->row[i];
+    if (g && g->have && r->gpu_b) exposed_of(g, r);
+    free(r->gpu_b);
+    r->gpu_b = NULL;
+  }
 }
 
 static const struct ncs_comm *comm_in(const struct cfile *f, uint32_t idx) {
@@ -226,6 +280,7 @@ static const struct ncs_comm *comm_in(const struct cfile *f, uint32_t idx) {
 
 static int cmp_row(const void *a, const void *b) {
   const struct jrow *x = a, *y = b;
+  if (x->exp_ns != y->exp_ns) return x->exp_ns > y->exp_ns ? -1 : 1;
   if (x->gpu_ns != y->gpu_ns) return x->gpu_ns > y->gpu_ns ? -1 : 1;
   if (x->host_ns != y->host_ns) return x->host_ns > y->host_ns ? -1 : 1;
   return strcmp(x->key, y->key);
@@ -281,6 +336,8 @@ static void c_finish(void *state, const struct ncs_job *job) {
       j->host_ns += r->host_ns;
       j->gpu_ns += r->gpu_ns;
       j->gpu_calls += r->gpu_calls;
+      j->exp_ns += r->exp_ns;
+      j->exp_gpu_ns += r->exp_gpu_ns;
       j->ranks++;
       const struct slow *sl = r->gpu_calls ? &r->gpu_slow : &r->host_slow;
       if (j->slow_file < 0 || (sl->gpu > j->slow.gpu) || (sl->gpu == j->slow.gpu && sl->ns > j->slow.ns)) {
@@ -312,16 +369,19 @@ static void say_off(const struct cstate *s, FILE *out) {
 static void c_text(void *state, FILE *out, const struct ncs_job *job) {
   struct cstate *s = state;
   if (!s || !s->want) return;
-  fprintf(out, "\nCall sites (the job's own frame that issued the calls; sorted by GPU time, then host time)\n");
+  fprintf(out, "\nCall sites (the job's own frame that issued the calls; sorted by exposed GPU time, then GPU time,\n"
+               "then host time)\n");
   if (!s->nrow) { say_off(s, out); return; }
   size_t shown = s->detail ? s->nrow : (s->nrow < TEXT_ROWS ? s->nrow : TEXT_ROWS);
-  fprintf(out, "  %-20s %8s %6s %12s %10s %10s  %-10s  %s\n", "op", "calls", "ranks", "bytes", "gpu_ms", "host_ms",
-          "slowest_ms", "site");
+  fprintf(out, "  %-20s %8s %6s %12s %10s %10s %10s  %-10s  %s\n", "op", "calls", "ranks", "bytes", "gpu_ms",
+          "exposed_ms", "host_ms", "slowest_ms", "site");
   for (size_t i = 0; i < shown; i++) {
     const struct jrow *r = &s->row[i];
-    fprintf(out, "  %-20s %8" PRIu64 " %6d %12" PRIu64 " %10.3f %10.3f  %-10.3f  ",
+    char ex[32] = "-";
+    if (r->exp_gpu_ns) snprintf(ex, sizeof ex, "%.3f", r->exp_ns / 1e6);
+    fprintf(out, "  %-20s %8" PRIu64 " %6d %12" PRIu64 " %10.3f %10s %10.3f  %-10.3f  ",
             r->mixed ? "(several)" : ncs_op_name(r->op) ? ncs_op_name(r->op) : "?", r->calls, r->ranks, r->bytes,
-            r->gpu_ns / 1e6, r->host_ns / 1e6, r->slow.ns / 1e6);
+            r->gpu_ns / 1e6, ex, r->host_ns / 1e6, r->slow.ns / 1e6);
     ncs_text_escape(out, r->where, strlen(r->where));
     fprintf(out, "\n  %20s slowest: rank %s, %s", "", rank_label(job, r->slow_file),
             ncs_op_name(r->slow.op) ? ncs_op_name(r->slow.op) : "?");
@@ -337,6 +397,19 @@ static void c_text(void *state, FILE *out, const struct ncs_job *job) {
     }
   }
   if (shown < s->nrow) fprintf(out, "  ... %zu more sites (--detail lists every site and its stack)\n", s->nrow - shown);
+  const struct jrow *top = &s->row[0];
+  if (top->exp_ns) {
+    fputs("  most exposed: ", out);
+    ncs_text_escape(out, top->where, strlen(top->where));
+    fprintf(out, ", %.3f ms of its %.3f ms on the GPU not hidden under compute (all ranks)\n", top->exp_ns / 1e6,
+            top->exp_gpu_ns / 1e6);
+  } else {
+    int any = 0;
+    for (size_t i = 0; i < s->nrow; i++) any |= s->row[i].exp_gpu_ns != 0;
+    if (!any) fprintf(out, "  exposed_ms: - (no kernel activity in the traces: what is hidden under compute is unknown)\n");
+  }
+  fprintf(out, "  (exposed_ms: each call's GPU time times its rank's exposed share of that operation and size\n"
+               "  from kernel activity, a model: docs/CLI.md \"Call sites\")\n");
   if (!ncs_symbolizer_has_lines(s->sym))
     fprintf(out, "  (no source lines: libdw.so.1, elfutils, is not installed; functions come from symbol tables)\n");
 }
@@ -359,6 +432,8 @@ static void c_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
     ncs_json_int(j, "ranks", r->ranks);
     ncs_json_uint(j, "bytes", r->bytes);
     ncs_json_num(j, "gpu_s", r->gpu_ns / 1e9);
+    if (r->exp_gpu_ns) ncs_json_num(j, "exposed_s", r->exp_ns / 1e9); else ncs_json_null(j, "exposed_s");
+    ncs_json_num(j, "exposed_of_gpu_s", r->exp_gpu_ns / 1e9);
     ncs_json_uint(j, "gpu_timed_calls", r->gpu_calls);
     ncs_json_num(j, "host_s", r->host_ns / 1e9);
     ncs_json_obj_begin(j, "slowest");
@@ -389,6 +464,7 @@ static void c_destroy(void *state) {
   if (!s) return;
   for (int i = 0; s->f && i < s->n; i++) {
     ncs_sites_free(s->f[i].sites);
+    for (size_t k = 0; k < s->f[i].nrow; k++) free(s->f[i].row[k].gpu_b);
     free(s->f[i].row);
     free(s->f[i].pend);
     free(s->f[i].gpend);
