@@ -23,6 +23,7 @@ ls "$CUDA_HOME"/lib64/libcudart.so* >/dev/null 2>&1 || { echo "no libcudart.so i
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 LIB=$OUT/libnccl-profiler-inspector.so
+exec 9>"$OUT/.build.lock" && flock 9   # one build at a time (tests run side by side, tests/run.sh)
 if [ -f "$LIB" ] && [ -z "$(find "$SRC" -type f -newer "$LIB" -print -quit)" ]; then echo "$LIB"; exit 0; fi
 # SRCDIR/VPATH point the Makefile's pattern rules and include paths at SRC; the working
 # directory (OUT) takes obj/, version.cc and the library.

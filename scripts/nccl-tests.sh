@@ -114,6 +114,9 @@ if [ ! -f "$BUILD/libncclscope.so" ] || [ ! -x "$BUILD/ncclscope" ] || [ ! -f "$
 fi
 
 # The nccl-tests programs, out of tree; a build dir made from another source is started afresh.
+# One build at a time (tests run side by side, tests/run.sh): the lock is held while checking and
+# building, and closed before the run so the job does not inherit it.
+mkdir -p "$BUILD" && exec 9>"$BUILD/.nccl-tests.lock" && flock 9
 if [ -f "$NTB/.source" ] && [ "$(cat "$NTB/.source")" != "$SRC" ]; then rm -rf "$NTB"; fi
 missing=()
 for p in "${progs[@]}"; do [ -x "$NTB/$p" ] || missing+=("$NTB/$p"); done
@@ -126,6 +129,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" NVCC="$NVCC --cudart shared" \
     -j"${NCCL_TESTS_JOBS:-2}" "${missing[@]}" >&2 || die "building nccl-tests failed"
 fi
+exec 9>&-
 [ "$build_only" = 1 ] && exit 0
 
 # The run: the doubles first on the library path, the shim through `ncclscope run`.
