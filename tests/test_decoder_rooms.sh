@@ -28,3 +28,8 @@ for fn in $fns; do
     *) fail "decoder_rooms: $fn is defined in [${where% }], not in cmd/";;
   esac
 done
+# Analyses (and the model stages they share) pass their state explicitly: no file-scope
+# variable in analysis/ or model/ that one analysis could set for another to read (issue 31).
+globals=$(grep -nE '^static [A-Za-z_][A-Za-z0-9_ ]*\**[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])* *(=[^=]|;)' \
+            "$D"/analysis/*.c "$D"/model/*.c | grep -vE ':static const [^*]*(=|;)|\* *const [A-Za-z_]' | sed "s#$D/##")
+check_eq "decoder_rooms: no file-scope mutable state in analysis/ or model/" "" "$globals"

@@ -52,9 +52,9 @@ void ncs_stepcost_file_done(struct ncs_stepcost *c, int file, const struct ncs_r
   ncs_stages_drop_file(&c->stages, file);
 }
 
-static const struct ncs_rank_info *g_sort_info;
-static int cmp_rank(const void *a, const void *b) {
-  const struct ncs_rank_info *x = &g_sort_info[*(const int *)a], *y = &g_sort_info[*(const int *)b];
+static int cmp_rank(const void *a, const void *b, void *info) {
+  const struct ncs_rank_info *x = (const struct ncs_rank_info *)info + *(const int *)a;
+  const struct ncs_rank_info *y = (const struct ncs_rank_info *)info + *(const int *)b;
   if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
   return *(const int *)a - *(const int *)b;
 }
@@ -71,13 +71,11 @@ const struct ncs_whatif *ncs_stepcost_finish(struct ncs_stepcost *c, const struc
     c->info[i].truncated = r->truncated;
     snprintf(c->info[i].label, sizeof c->info[i].label, "%d", r->rank);
   }
-  g_sort_info = c->info;
-  qsort(c->order, (size_t)c->job.n, sizeof *c->order, cmp_rank);
-  g_sort_info = NULL;
+  qsort_r(c->order, (size_t)c->job.n, sizeof *c->order, cmp_rank, c->info);
   c->job.headline = h;
   ncs_analysis_metrics.finish(c->m, &c->job);
   ncs_analysis_whatif.finish(c->w, &c->job);
-  return ncs_whatif_result();
+  return ncs_whatif_result(c->w);
 }
 
 void ncs_stepcost_free(struct ncs_stepcost *c) {

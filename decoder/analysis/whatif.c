@@ -99,9 +99,7 @@ struct wf {
   struct ncs_whatif res;
   struct ncs_stages *stages; /* the report's: metrics' step starts */
 };
-static struct wf *g_current;
-
-const struct ncs_whatif *ncs_whatif_result(void) { return g_current ? &g_current->res : NULL; }
+const struct ncs_whatif *ncs_whatif_result(const void *state) { return state ? &((const struct wf *)state)->res : NULL; }
 
 static int parse_spec(struct wf *s) {
   s->user_op = -1;
@@ -133,7 +131,6 @@ static void *wf_create(const struct ncs_job *job) {
   s->stages = job->stages;
   s->spec = ncs_job_option(job, "what-if");
   if (s->spec && parse_spec(s) != 0) s->spec_bad = 1;
-  g_current = s;
   return s;
 }
 
@@ -689,7 +686,6 @@ static void wf_destroy(void *state) {
   free(s->f);
   for (int i = 0; i < s->nspare; i++) ncs_launches_free(&s->spare[i]);
   pthread_mutex_destroy(&s->mu);
-  if (g_current == s) g_current = NULL;
   free(s);
 }
 

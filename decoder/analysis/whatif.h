@@ -44,6 +44,6 @@ struct ncs_whatif {
                                                  user's what-if */
   struct ncs_whatif_split split;  /* valid with `have` */
 };
-/* The running report's result (NULL when the analysis did not run). */
-const struct ncs_whatif *ncs_whatif_result(void);
+/* The result held by a what-if analysis' state (ncs_analysis_whatif.create's; NULL: NULL). */
+const struct ncs_whatif *ncs_whatif_result(const void *state);
 #endif
