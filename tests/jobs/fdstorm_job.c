@@ -37,8 +37,8 @@ static void line_for(char *buf, size_t cap, int file, long iter) {
   snprintf(buf, cap, "file %02d line %06ld: the job's own bytes, never the shim's\n", file, iter);
 }
 
-/* 1 when st is a file of the directory named by $VAR */
-static int in_dir(const char *var, const struct stat *st) {
+/* 1 when an entry of the directory named by $VAR passes `match` (its stat beside `want`) */
+static int dir_has(const char *var, int (*match)(const struct stat *, const struct stat *), const struct stat *want) {
   const char *dir = getenv(var);
   DIR *d = dir ? opendir(dir) : NULL;
   struct dirent *e;
@@ -47,26 +47,17 @@ static int in_dir(const char *var, const struct stat *st) {
     char p[4096];
     struct stat ts;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    found = stat(p, &ts) == 0 && ts.st_ino == st->st_ino && ts.st_dev == st->st_dev;
+    found = stat(p, &ts) == 0 && match(&ts, want);
   }
   if (d) closedir(d);
   return found;
 }
+static int same_file(const struct stat *ts, const struct stat *st) { return ts->st_ino == st->st_ino && ts->st_dev == st->st_dev; }
+static int past_header(const struct stat *ts, const struct stat *unused) { (void)unused; return S_ISREG(ts->st_mode) && ts->st_size > 64; }
 
-static int trace_started(void) {
-  const char *dir = getenv("NCCLSCOPE_DIR");
-  DIR *d = dir ? opendir(dir) : NULL;
-  struct dirent *e;
-  int found = 0;
-  while (d && !found && (e = readdir(d)) != NULL) {
-    char p[4096];
-    struct stat ts;
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    found = stat(p, &ts) == 0 && S_ISREG(ts.st_mode) && ts.st_size > 64;
-  }
-  if (d) closedir(d);
-  return found;
-}
+/* 1 when st is a file of the directory named by $VAR */
+static int in_dir(const char *var, const struct stat *st) { return dir_has(var, same_file, st); }
+static int trace_started(void) { return dir_has("NCCLSCOPE_DIR", past_header, NULL); }
 
 static void *storm(void *arg) {
   (void)arg;
