@@ -5,8 +5,9 @@
 #   shim      the shim, defaults (unbounded trace)
 #   alwayson  the shim with NCCLSCOPE_KEEP=30m,2G and NCCLSCOPE_METRICS (rewritten every 100 ms,
 #             the setting's floor: the most the exporter can cost)
-# 1. Step time of a DDP-shaped job (tests/jobs/ddp_job.c, 2 ranks, STEPS steps of 2 ms compute,
-#    default 200, --measure), in two shapes: "sync", the host waits for each step before
+# 1. Step time of a DDP-shaped job (tests/jobs/ddp_job.c, 2 ranks, STEPS steps of BENCH_COMPUTE_US
+#    of compute, default 2000: the job's default, about 11 collectives a step, a step far shorter than
+#    a real model's, so the shim's share is at its largest; STEPS default 200, --measure), in two shapes: "sync", the host waits for each step before
 #    queueing the next (every microsecond the shim adds on the host is in the step), and
 #    "ahead", the host queues up to 4 steps ahead of the GPU (--ahead 4, as a training loop
 #    does), where the GPU's schedule is the double's model alone unless the host falls behind.
@@ -32,6 +33,7 @@ case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 ROUNDS=${2:-5}
 STEPS=${3:-200}
 CALLS=${4:-300000}
+COMPUTE_US=${BENCH_COMPUTE_US:-2000}
 SHIM=$BUILD/libncclscope.so JOB=$BUILD/tests/ddp_job RATE=$BUILD/tests/rate_job NCS=$BUILD/ncclscope
 for f in "$SHIM" "$JOB" "$RATE" "$NCS"; do [ -e "$f" ] || { echo "build first: make BUILD=$BUILD" >&2; exit 2; }; done
 command -v jq >/dev/null || { echo "bench-alwayson: needs jq" >&2; exit 2; }
@@ -64,7 +66,7 @@ ddp() {
   [ "$3" = ahead ] && a="--ahead 4"
   mkdir -p "$d/truth"
   local t cpu TIMEFORMAT='%U %S'
-  cpu=$( { time env $(arm_env "$1" "$d") bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps "$STEPS" $a --measure \
+  cpu=$( { time env $(arm_env "$1" "$d") bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps "$STEPS" --compute-us "$COMPUTE_US" $a --measure \
            --truth "$d/truth" >/dev/null 2>&1; } 2>&1 | awk -v s="$STEPS" '{ printf "%.4f", ($1 + $2) * 1000 / s }')
   t=$(jq -s --argjson s "$STEPS" '"\(map(.measured.wall_ns) | max / $s / 1000) \(map(.device_step_ns) | max / 1000) \(map(.ops[].calls) | add)"' -r \
     "$d"/truth/truth-rank*.json 2>/dev/null)
@@ -95,7 +97,7 @@ vs() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%+.2f %%", (a / b - 1)
 sum() { awk -v k="$2" '$k != "-" {s += $k} END {print s + 0}' "$1"; }
 
 echo
-echo "1. ddp_job, 2 ranks, $STEPS steps of 2 ms compute (step time: host wall / steps, slower rank; device: the double's clock)"
+echo "1. ddp_job, 2 ranks, $STEPS steps of $COMPUTE_US us compute (step time: host wall / steps, slower rank; device: the double's clock)"
 printf '%-15s %-28s %-10s %-28s %-10s %-24s %-22s %s\n' "shape arm" "host step us min/med/max" "vs plain" "device step us min/med/max" \
   "vs plain" "CPU ms/step min/med/max" "added CPU / dev. step" "calls traced / job's, dropped (all rounds)"
 for shape in sync ahead; do
