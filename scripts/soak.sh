@@ -14,6 +14,7 @@
 #   test_fd_ownership    NCS_FDSTORM_RUNS/_MS    2 x 1 s     20 x 5 s descriptor storms
 #   test_fuzz_short      NCS_FUZZ_SECONDS        5           60 s per target
 #   test_html_scale      NCS_HTML_SCALE_RANKS    64 512      64 512 4096 ranks
+#   test_keep            NCS_KEEP_FILL_RUNS      3           30 runs whose disk fills at the end
 #
 # Prints each test's lines and its "-- name: N passed, N failed, N skipped" line, then the
 # total; exit 1 when anything failed.
@@ -38,6 +39,7 @@ one test_hostile NCS_HOSTILE_RUNS=12 NCS_HOSTILE_REPEATS=5
 one test_fd_ownership NCS_FDSTORM_RUNS=20 NCS_FDSTORM_MS=5000
 one test_fuzz_short NCS_FUZZ_SECONDS=60
 one test_html_scale "NCS_HTML_SCALE_RANKS=64 512 4096"
+one test_keep NCS_KEEP_FILL_RUNS=30
 bash "$ROOT/scripts/exec-loop.sh" "$BUILD" "$EXEC_RUNS" || failed=1
 echo "soak: $([ $failed = 0 ] && echo "nothing failed" || echo "FAILED")"
 exit $failed

@@ -1,7 +1,7 @@
 /* rate_job — many small all-reduces from one or more threads at a chosen rate, for the shim's
  * buffering tests and benchmarks (scripts/bench-throughput.sh, tests/test_rings.sh).
  *
- * Usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c COUNTERFILE] [-p] [-i IDLE_MS]
+ * Usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c COUNTERFILE] [-p] [-i IDLE_MS] [-f FILE]
  *   -n calls per thread (default 100000); -t threads, each with its own 1-rank communicator
  *   (default 1); -r calls per second per thread, paced by the clock (0 = as fast as possible);
  *   -c a file whose u64 slot i (i = thread) holds thread i's completed calls, updated after
@@ -9,7 +9,9 @@
  *   calls had returned); -p after the calls, print "done" and sleep until killed;
  *   -i after the calls, sleep 1 s (the shim finishes writing what the calls left), then sleep
  *   IDLE_MS more (the process idle, communicators alive) and print the process CPU time spent
- *   during that second sleep.
+ *   during that second sleep; -f after the calls, before destroying its communicators, write
+ *   zeros to FILE until its file system is full (a disk that fills up at the end of a run:
+ *   test_keep.sh), leaving FILE there.
  * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
  * caller_cpu_ns_per_call=Z caller_faults=F (wall and process CPU time of the calling phase, per call, and the
  * calling threads' own CPU time per call: the shim's hot path without its writer; with -r it
@@ -104,16 +106,17 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   long threads = 1, idle_ms = 0;
-  const char *counter_file = NULL;
+  const char *counter_file = NULL, *fill_file = NULL;
   int pause_at_end = 0, opt;
-  while ((opt = getopt(argc, argv, "n:t:r:c:pi:")) != -1) {
+  while ((opt = getopt(argc, argv, "n:t:r:c:pi:f:")) != -1) {
     if (opt == 'n') calls = atol(optarg);
     else if (opt == 't') threads = atol(optarg);
     else if (opt == 'r') rate = atol(optarg);
     else if (opt == 'c') counter_file = optarg;
     else if (opt == 'p') pause_at_end = 1;
     else if (opt == 'i') idle_ms = atol(optarg);
-    else { fprintf(stderr, "usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c FILE] [-p] [-i IDLE_MS]\n"); return 2; }
+    else if (opt == 'f') fill_file = optarg;
+    else { fprintf(stderr, "usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c FILE] [-p] [-i IDLE_MS] [-f FILE]\n"); return 2; }
   }
   JOBCHK(calls >= 0 && threads >= 1 && threads <= 64 && rate >= 0, "bad arguments");
   if (counter_file) {
@@ -155,6 +158,14 @@ int main(int argc, char **argv) {
     printf("done\n");
     fflush(stdout);
     for (;;) pause();
+  }
+  if (fill_file) {
+    int fd = open(fill_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    JOBCHK(fd >= 0, "cannot create %s", fill_file);
+    static const char zeros[4096];
+    while (write(fd, zeros, sizeof zeros) > 0) {}
+    while (write(fd, zeros, 1) > 0) {} /* the last partial block */
+    close(fd);
   }
   for (long i = 0; i < threads; i++) NCCHK(ncclCommDestroy(comms[i]));
   return 0;
