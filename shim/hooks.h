@@ -55,6 +55,7 @@ __attribute__((visibility("hidden"))) unsigned long ncs_gate_timeouts(void); /* 
 
 struct ncs_call;
 struct ncs_inflight;
+struct ncs_gpu_time;
 /* ---- provided by collectors; the core walks them (collectors.c) ----
  * One struct per collector; a NULL hook is skipped. Each collector module defines its struct
  * (hidden); the table in collectors.c lists them in the order they are walked. */
@@ -84,11 +85,13 @@ struct ncs_collector {
   /* Observers of what the writer writes (promexport.c), writer thread, never blocking: each
    * batch of ring slots [from, to) of rec (mask: the ring's) it encodes; the ncs_emit records
    * it takes (whole records, len bytes); each INFLIGHT record of a chunk (NULL first: a new
-   * chunk's); each chunk written because the job waits for it (a sync) or the final one. */
+   * chunk's); each chunk written because the job waits for it (a sync) or the final one; each
+   * GPU_TIME record it writes (after the calls it times were seen). */
   void (*seen_calls)(const struct ncs_call *rec, uint64_t mask, uint64_t from, uint64_t to);
   void (*seen_queue)(const uint8_t *q, size_t len);
   void (*seen_inflight)(const struct ncs_inflight *f);
   void (*flushed)(int final);
+  void (*seen_gpu_time)(const struct ncs_gpu_time *g);
 };
 #define NCS_COLLECTOR __attribute__((visibility("hidden"))) const struct ncs_collector
 extern NCS_COLLECTOR ncs_profiler_collector; /* profiler.c: NCCL's profiler plugin (PROFILE) */
@@ -146,6 +149,10 @@ static inline void ncs_collectors_seen_queue(const struct ncs_collector_table *t
 static inline void ncs_collectors_seen_inflight(const struct ncs_collector_table *t, const struct ncs_inflight *f) {
   for (unsigned i = 0; t && i < t->n; i++)
     if (t->at[i] && t->at[i]->seen_inflight) t->at[i]->seen_inflight(f);
+}
+static inline void ncs_collectors_seen_gpu_time(const struct ncs_collector_table *t, const struct ncs_gpu_time *g) {
+  for (unsigned i = 0; t && i < t->n; i++)
+    if (t->at[i] && t->at[i]->seen_gpu_time) t->at[i]->seen_gpu_time(g);
 }
 static inline void ncs_collectors_flushed(const struct ncs_collector_table *t, int final) {
   for (unsigned i = 0; t && i < t->n; i++)

@@ -15,6 +15,16 @@
  *     over the .prom name: a reader sees the last complete file or the one before. DIR is
  *     created (0755) when missing. A write that fails (full disk) leaves the previous file and is
  *     counted (ncclscope_metrics_write_failures_total in the next file that makes it).
+ *   - GPU time (seen_gpu_time): a call's GPU_TIME is matched to its row through a per-thread
+ *     table of its last PROM_PEND calls (made at the thread's first call with GPU timing on,
+ *     never with host timing), whichever of the two the writer sees first; a GPU time whose call left the
+ *     table is not counted (its call is).
+ *   - Exposed communication (seen_queue's KERNEL records): NCCL kernels against everything else
+ *     the GPU ran, lined up once a stretch of time is KERNEL_LAG_NS old (kernel activity
+ *     arrives late: CUPTI hands a kernel over when it ends, the kernels collector polls every
+ *     100 ms), everything at the final file. At most PROM_KPEND kernels wait; when full, what
+ *     they cover up to the newest start is lined up early. A kernel that arrives after its
+ *     stretch was lined up counts from the horizon on only (docs/METRICS-EXPORT.md).
  *   - Fixed space: at most PROM_COMMS communicators and PROM_ROWS (communicator, operation,
  *     transport) rows; calls beyond go to the row of communicator "other". Bounded output:
  *     about 20 series a row (docs/METRICS-EXPORT.md, "Cardinality").
@@ -24,6 +34,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -34,6 +45,9 @@
 
 #define PROM_COMMS 64
 #define PROM_ROWS 256
+#define PROM_PEND 4096u              /* per thread: calls waiting for their GPU time, a power of two */
+#define PROM_KPEND 16384u            /* kernels waiting to be lined up */
+#define KERNEL_LAG_NS 2000000000ull  /* a stretch of GPU time is lined up once this old */
 #define PROM_BUCKETS 7 /* upper bounds 10 us .. 10 s, then +Inf */
 static const double bucket_le[PROM_BUCKETS] = {1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10};
 static const char *const bucket_txt[PROM_BUCKETS] = {"1e-05", "0.0001", "0.001", "0.01", "0.1", "1", "10"};
@@ -53,7 +67,12 @@ struct prow {
   uint64_t calls, bytes, ns, failed;
   double busbytes;
   uint64_t bucket[PROM_BUCKETS + 1];
+  uint64_t gpu_calls, gpu_ns;  /* the calls whose GPU time is known, and their GPU time */
+  double gpu_busbytes;         /* their bus bytes */
 };
+/* a call and its GPU time, whichever came first (tcall 0: empty) */
+struct ppend { uint64_t tcall, gpu_ns; double busbytes; uint16_t row; uint8_t has_call, has_gpu; };
+struct kiv { uint64_t s, e; int nccl; };
 
 static struct {
   int on;
@@ -70,9 +89,21 @@ static struct {
   unsigned in_n[PROM_COMMS + 1];       /* in flight at the last chunk's end */
   uint64_t in_since[PROM_COMMS + 1];   /* the oldest one's entry time (0: none) */
   char path[600], tmp[600];
+  int gpu_timing;                      /* a GPU time was seen */
+  struct ppend *pend[NCS_MAX_THREADS];
+  int kact;                            /* kernel activity: 0 never seen, 1 recording, 2 stopped */
+  struct kiv *kpend;                   /* [PROM_KPEND] kernels not yet lined up */
+  unsigned nk;
+  uint64_t k_until;                    /* lined up before this time */
+  uint64_t gpu_comm_ns, gpu_exposed_ns;
 } P;
+static struct kiv *kscratch; /* [2 * PROM_KPEND]: the pieces of one lining up */
 
 static void prom_reset(void) {
+  for (int i = 0; i < NCS_MAX_THREADS; i++) free(P.pend[i]);
+  free(P.kpend);
+  free(kscratch);
+  kscratch = NULL;
   memset(&P, 0, sizeof P);
   P.ncomms = 0;
 }
@@ -134,16 +165,115 @@ static void prom_calls(const struct ncs_call *rec, uint64_t mask, uint64_t from,
     if (c->t_exit > P.covered_until) P.covered_until = c->t_exit;
     if (!r) continue;
     uint64_t bytes = c->count * ncclscope_datatype_size((int)c->datatype);
+    double busbytes = (double)bytes * bus_factor(c->op, P.comms[slot].nranks);
     r->calls++;
     r->bytes += bytes;
     r->ns += ns;
-    r->busbytes += (double)bytes * bus_factor(c->op, P.comms[slot].nranks);
+    r->busbytes += busbytes;
+    struct ppend *pt = c->thread < NCS_MAX_THREADS ? P.pend[c->thread] : NULL;
+    if (!pt && c->thread < NCS_MAX_THREADS && atomic_load_explicit(&ncs_gpu_on, memory_order_relaxed))
+      pt = P.pend[c->thread] = calloc(PROM_PEND, sizeof *pt); /* the thread's first call with GPU timing */
+    if (pt && c->tcall) { /* GPU timing: wait for its GPU time, or take the one already here */
+      struct ppend *p = &pt[c->tcall & (PROM_PEND - 1)];
+      if (p->tcall == c->tcall && p->has_gpu) {
+        r->gpu_calls++;
+        r->gpu_ns += p->gpu_ns;
+        r->gpu_busbytes += busbytes;
+        p->tcall = 0;
+      } else {
+        *p = (struct ppend){.tcall = c->tcall, .busbytes = busbytes, .row = (uint16_t)(r - P.rows), .has_call = 1};
+      }
+    }
     if (!ncs_rc_ok(c->rc)) r->failed++;
     double s = (double)ns * 1e-9;
     unsigned b = 0;
     while (b < PROM_BUCKETS && s > bucket_le[b]) b++;
     r->bucket[b]++;
   }
+}
+
+/* A call's GPU time (writer, as it writes the GPU_TIME record). */
+static void prom_gpu_time(const struct ncs_gpu_time *g) {
+  if (!P.on || g->kind != NCS_GPU_KIND_CALL || g->flags || g->thread >= NCS_MAX_THREADS || !g->ref) return;
+  P.gpu_timing = 1;
+  struct ppend *pt = P.pend[g->thread];
+  if (!pt && !(pt = P.pend[g->thread] = calloc(PROM_PEND, sizeof *pt))) return;
+  struct ppend *p = &pt[g->ref & (PROM_PEND - 1)];
+  uint64_t ns = g->gpu_end > g->gpu_start ? g->gpu_end - g->gpu_start : 0;
+  if (p->tcall == g->ref && p->has_call) {
+    struct prow *r = &P.rows[p->row];
+    r->gpu_calls++;
+    r->gpu_ns += ns;
+    r->gpu_busbytes += p->busbytes;
+    p->tcall = 0;
+  } else { /* before its call (the writer polled GPU times before it drained the call) */
+    *p = (struct ppend){.tcall = g->ref, .gpu_ns = ns, .has_gpu = 1};
+  }
+}
+
+/* ---- exposed communication: NCCL kernels against the rest of the GPU's work ---- */
+
+static int kiv_cmp(const void *a, const void *b) {
+  const struct kiv *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s;
+}
+/* Sorts pieces by start and merges them in place into their union; returns how many remain. */
+static unsigned kiv_union(struct kiv *v, unsigned n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, kiv_cmp);
+  unsigned m = 0;
+  for (unsigned i = 1; i < n; i++) {
+    if (v[i].s <= v[m].e) { if (v[i].e > v[m].e) v[m].e = v[i].e; }
+    else v[++m] = v[i];
+  }
+  return m + 1;
+}
+/* Lines up what the waiting kernels ran in [k_until, h): the union of NCCL kernels, and its part
+ * with no other kernel, copy or set beside it; kernels that end by h are done with. */
+static void kernels_line_up(uint64_t h) {
+  if (h <= P.k_until || !kscratch) return;
+  struct kiv *comm = kscratch, *comp = kscratch + PROM_KPEND;
+  unsigned nc = 0, nq = 0, keep = 0;
+  for (unsigned i = 0; i < P.nk; i++) {
+    struct kiv k = P.kpend[i];
+    uint64_t s = k.s > P.k_until ? k.s : P.k_until, e = k.e < h ? k.e : h;
+    if (e > s) {
+      if (k.nccl) comm[nc++] = (struct kiv){s, e, 1};
+      else comp[nq++] = (struct kiv){s, e, 0};
+    }
+    if (k.e > h) P.kpend[keep++] = k;
+  }
+  P.nk = keep;
+  nc = kiv_union(comm, nc);
+  nq = kiv_union(comp, nq);
+  uint64_t total = 0, hidden = 0;
+  for (unsigned i = 0, j = 0; i < nc; i++) {
+    total += comm[i].e - comm[i].s;
+    while (j < nq && comp[j].e <= comm[i].s) j++;
+    for (unsigned k = j; k < nq && comp[k].s < comm[i].e; k++) {
+      uint64_t a = comp[k].s > comm[i].s ? comp[k].s : comm[i].s, b = comp[k].e < comm[i].e ? comp[k].e : comm[i].e;
+      if (b > a) hidden += b - a;
+    }
+  }
+  P.gpu_comm_ns += total;
+  P.gpu_exposed_ns += total - hidden;
+  P.k_until = h;
+}
+static void kernel_seen(const struct ncs_kernel *k) {
+  if (!P.kpend && !(P.kpend = malloc(PROM_KPEND * sizeof *P.kpend))) return;
+  if (!kscratch && !(kscratch = malloc(2 * PROM_KPEND * sizeof *kscratch))) return;
+  if (P.kact == 0) P.kact = 1;
+  uint64_t s = k->start, e = k->start + k->duration;
+  if (s < P.k_until) s = P.k_until; /* late: its part before the horizon is not lined up */
+  if (e <= s) return;
+  if (P.nk == PROM_KPEND) { /* full: line up to the newest start now */
+    uint64_t h = 0;
+    for (unsigned i = 0; i < P.nk; i++) if (P.kpend[i].s > h) h = P.kpend[i].s;
+    kernels_line_up(h);
+    if (s < P.k_until) s = P.k_until;
+    if (e <= s || P.nk == PROM_KPEND) return;
+  }
+  P.kpend[P.nk++] = (struct kiv){s, e, k->kclass == NCS_KCLASS_NCCL};
 }
 
 static int line_transport(const char *s, size_t n) {
@@ -186,6 +316,14 @@ static void prom_queue(const uint8_t *q, size_t len) {
       ncs_rbuf_init(&rb, p, (size_t)blen, scratch, sizeof scratch);
       if (ncs_dec_comm_end(&rb, &ce) == 0 && ce.comm < NCS_MAX_COMMS && P.slot_of[ce.comm])
         P.comms[P.slot_of[ce.comm]].ended = 1;
+    } else if (type == NCS_REC_KERNEL) {
+      struct ncs_kernel k;
+      ncs_rbuf_init(&rb, p, (size_t)blen, scratch, sizeof scratch);
+      if (ncs_dec_kernel(&rb, &k) == 0) kernel_seen(&k);
+    } else if (type == NCS_REC_KERNEL_STATUS) {
+      struct ncs_kernel_status ks;
+      ncs_rbuf_init(&rb, p, (size_t)blen, scratch, sizeof scratch);
+      if (ncs_dec_kernel_status(&rb, &ks) == 0) P.kact = ks.state == NCS_KSTATE_ON ? 1 : P.kact ? 2 : 0;
     } else if (type == NCS_REC_NCCL_LOG) {
       struct ncs_log_line l;
       ncs_rbuf_init(&rb, p, (size_t)blen, scratch, sizeof scratch);
@@ -265,6 +403,18 @@ static size_t render(struct out *o, int up) {
   HELP(o, "ncclscope_comm_busy_seconds_total", "counter",
        "Host seconds in which some thread of the process was inside an NCCL collective or point-to-point call.");
   put(o, "ncclscope_comm_busy_seconds_total{host=\"%s\",pid=\"%d\"} %.9f\n", host, pid, (double)P.busy_ns * 1e-9);
+  HELP(o, "ncclscope_kernel_activity", "gauge",
+       "1 while the process's kernel activity is recorded (the GPU communication figures grow), 0 when it is not.");
+  put(o, "ncclscope_kernel_activity{host=\"%s\",pid=\"%d\"} %d\n", host, pid, P.kact == 1);
+  if (P.kact) { /* only where kernel activity was recorded: absent = unknown, never 0 */
+    HELP(o, "ncclscope_gpu_comm_seconds_total", "counter",
+         "GPU seconds in which some NCCL kernel of the process ran (union), lined up to a horizon about 2 s old.");
+    put(o, "ncclscope_gpu_comm_seconds_total{host=\"%s\",pid=\"%d\"} %.9f\n", host, pid, (double)P.gpu_comm_ns * 1e-9);
+    HELP(o, "ncclscope_gpu_exposed_comm_seconds_total", "counter",
+         "Of those, the seconds with no other kernel, copy or set of the process running beside them: exposed communication.");
+    put(o, "ncclscope_gpu_exposed_comm_seconds_total{host=\"%s\",pid=\"%d\"} %.9f\n", host, pid,
+        (double)P.gpu_exposed_ns * 1e-9);
+  }
   HELP(o, "ncclscope_dropped_records_total", "counter", "Trace records the process lost (full buffers, failed writes, no memory).");
   put(o, "ncclscope_dropped_records_total{host=\"%s\",pid=\"%d\"} %llu\n", host, pid,
       (unsigned long long)ncs_writer_dropped());
@@ -300,8 +450,14 @@ static size_t render(struct out *o, int up) {
     {"ncclscope_bus_bytes_total", "counter",
      "Bus bytes (nccl-tests' rule: bytes x 2(n-1)/n for all-reduce, ...); divided by call seconds it is the busbw."},
     {"ncclscope_call_seconds_total", "counter", "Host seconds inside the calls (sum over calls)."},
+    /* GPU timing only (a GPU time was seen): absent with host timing */
+    {"ncclscope_gpu_timed_calls_total", "counter", "Calls whose GPU time is known (CUDA events around the launch)."},
+    {"ncclscope_gpu_call_seconds_total", "counter", "GPU seconds of those calls (sum over calls)."},
+    {"ncclscope_gpu_bus_bytes_total", "counter",
+     "Bus bytes of those calls; divided by their GPU seconds it is the GPU-timed busbw."},
   };
   for (unsigned f = 0; f < sizeof fam / sizeof fam[0]; f++) {
+    if (f >= 5 && !P.gpu_timing) break;
     put(o, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help, fam[f].name, fam[f].type);
     for (unsigned i = 0; i < P.nrows; i++) {
       const struct prow *r = &P.rows[i];
@@ -313,7 +469,10 @@ static size_t render(struct out *o, int up) {
       case 1: put(o, "%llu\n", (unsigned long long)r->failed); break;
       case 2: put(o, "%llu\n", (unsigned long long)r->bytes); break;
       case 3: put(o, "%.17g\n", r->busbytes); break;
-      default: put(o, "%.9f\n", (double)r->ns * 1e-9); break;
+      case 4: put(o, "%.9f\n", (double)r->ns * 1e-9); break;
+      case 5: put(o, "%llu\n", (unsigned long long)r->gpu_calls); break;
+      case 6: put(o, "%.9f\n", (double)r->gpu_ns * 1e-9); break;
+      default: put(o, "%.17g\n", r->gpu_busbytes); break;
       }
     }
   }
@@ -338,8 +497,10 @@ static size_t render(struct out *o, int up) {
 }
 
 static int write_file(int up) {
-  static char buf[PROM_ROWS * 4096 + 65536];
+  static char buf[PROM_ROWS * 5120 + 65536];
   struct out o = {buf, 0, sizeof buf, 0};
+  uint64_t now = ncs_now_ns();
+  kernels_line_up(!up ? UINT64_MAX : now > KERNEL_LAG_NS ? now - KERNEL_LAG_NS : 0);
   size_t n = render(&o, up);
   if (!n) return -1;
   mkdir(ncs_cfg.metrics_dir, 0755);
@@ -401,4 +562,5 @@ NCS_COLLECTOR ncs_prom_collector = {
   .seen_queue = prom_queue,
   .seen_inflight = prom_inflight,
   .flushed = prom_flushed,
+  .seen_gpu_time = prom_gpu_time,
 };

@@ -823,6 +823,7 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
   struct writer *w = self;
   if (!w || w->raw.cap - w->raw.len < 64) return -1;
   if (keeping()) ncs_agg_gpu(g);
+  ncs_collectors_seen_gpu_time(collectors, g); /* observers (live metrics) */
   size_t before = w->raw.len;
   ncs_enc_gpu_time(&w->raw, &w->delta, g);
   if (w->raw.len != before) w->records++;

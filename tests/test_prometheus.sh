@@ -3,7 +3,9 @@
 # real thing: Debian's prometheus-node-exporter (textfile collector only, localhost) scraped by
 # prometheus (localhost, 1 s scrape interval, storage in the scratch directory). A 2-rank ddp_job
 # writes its metrics; Prometheus' HTTP API must give, per rank and operation, the calls and bytes
-# of the job's own truth files. A hang_job with a stopped rank: the waiting rank's in-flight age
+# of the job's own truth files, and the GPU-timed calls and bus bytes of those timed call by call.
+# A 1-rank overlap_job in DDP's shape: its GPU communication and exposed communication seconds
+# equal the job's own truth (the intervals its "GPU" ran). A hang_job with a stopped rank: the waiting rank's in-flight age
 # is seen growing through Prometheus while it hangs. `promtool check metrics` on every file,
 # `promtool check rules` on contrib/prometheus/ncclscope-rules.yml (loaded by this Prometheus);
 # every query of the Grafana dashboard contrib/grafana/ncclscope.json accepted by Prometheus.
@@ -91,11 +93,21 @@ def load(name):
     for line in open("%s/%s" % (t, name)):
         labels, value = line.rsplit(" ", 1)
         kv = dict(x.split("=", 1) for x in labels.split())
-        got[(int(kv["rank"]), kv["op"])] = float(value)
+        if kv["op"] in data_ops:
+            got[(int(kv["rank"]), kv["op"])] = float(value)
     return got
-calls, nbytes = load("calls.txt"), load("bytes.txt")
+import os
 data_ops = {"AllReduce", "Broadcast", "Bcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll",
             "Gather", "Scatter", "Send", "Recv"}
+if os.environ.get("GPU_OPS"):  # the GPU-timed figures: only these ops are timed call by call
+    data_ops = set(os.environ["GPU_OPS"].split())
+    for name in ("calls.txt", "bytes.txt"):  # rows of other ops must be 0
+        for line in open("%s/%s" % (t, name)):
+            labels, value = line.rsplit(" ", 1)
+            op = dict(x.split("=", 1) for x in labels.split())["op"]
+            if op not in data_ops and float(value) != 0:
+                print("%s %s: %s, want 0 (timed as a group)" % (name, op, value)); sys.exit(1)
+calls, nbytes = load("calls.txt"), load("bytes.txt")
 want_c, want_b = {}, {}
 for r in (0, 1):
     truth = json.load(open("%s/truth/truth-rank%d.json" % (t, r)))
@@ -114,12 +126,20 @@ sys.exit(bad)
 EOF
 }
 check "prometheus: calls and bytes per rank and op equal the job's truth" cmp_truth
+# GPU timing: every call outside a group has its GPU time (the doubles' events), so per rank and
+# op the GPU-timed calls and their bus bytes are the truth's calls and bytes (2 ranks: the bus
+# factor of these ops is 1); Send/Recv run inside ncclGroupStart/End, timed as a group, not a call
+query 'sum by (rank, op) (ncclscope_gpu_timed_calls_total)' >"$T/calls.txt"
+query 'sum by (rank, op) (ncclscope_gpu_bus_bytes_total)' >"$T/bytes.txt"
+GPU_OPS="AllReduce AllGather Broadcast ReduceScatter" check "prometheus: GPU-timed calls and their bus bytes per rank and op equal the job's truth (calls outside groups)" cmp_truth
+check_eq "prometheus: GPU seconds of every GPU-timed row above 0" "0" \
+  "$(query 'count(ncclscope_gpu_call_seconds_total <= 0 and ncclscope_gpu_timed_calls_total > 0) or vector(0)' | awk '{print $NF}')"
 check_eq "prometheus: process_up is 0 for both exited ranks" "2" \
   "$(query 'count(ncclscope_process_up == 0)' | awk '{print $NF}')"
 check_eq "prometheus: nothing dropped" "0" "$(query 'sum(ncclscope_dropped_records_total)' | awk '{print $NF}')"
 check_eq "prometheus: histogram count = calls" "0" \
   "$(query 'sum(ncclscope_call_duration_seconds_count) - sum(ncclscope_calls_total)' | awk '{print $NF}')"
-check_eq "prometheus: the shipped rules loaded in Prometheus (10, NcclHang among them)" "10 1" \
+check_eq "prometheus: the shipped rules loaded in Prometheus (11, NcclHang among them)" "11 1" \
   "$(curl -sf --max-time 5 "http://127.0.0.1:$P_PROM/api/v1/rules" |
      jq -r '[.data.groups[].rules[].name] | "\(length) \(map(select(. == "NcclHang")) | length)"')"
 
@@ -133,7 +153,42 @@ while IFS= read -r e; do
 done < <(jq -r '.panels[].targets[].expr' "$ROOT/contrib/grafana/ncclscope.json")
 check_eq "prometheus: every query of contrib/grafana/ncclscope.json ($dash_n) is accepted" "0 1" "$dash_bad $((dash_n >= 10))"
 
-# 4. a hang: rank 1 stops before step 3; rank 0's collective never finishes. Its in-flight age,
+# 4. exposed communication: overlap_job in DDP's shape (4 buckets a step, the last one after the
+# backward pass) on 1 rank, about 3.5 s: the union of its NCCL kernels and their part with no
+# compute beside them, read through Prometheus once it exited, equal the job's own truth (the
+# intervals its "GPU" ran, tests/jobs/overlap_job.c) within the trace's kernel resolution
+# per kernel edge + 5 us (the clock conversion), as test_overlap.sh holds the decoder; the
+# counters never went down (lined up piecewise, a horizon about 2 s old, while it ran)
+rm -f "$M"/ncclscope-*.prom
+mkdir -p "$T/ov"
+(cd "$T" && LD_PRELOAD=$SHIM NCCLSCOPE_DIR=$T/ov NCCLSCOPE_METRICS=$M NCCLSCOPE_METRICS_MS=200 NCCLDOUBLE_LAT_US=300 \
+   bash "$ROOT/tests/jobs/launch.sh" 1 "$JOBS/overlap_job" --mode ddp --steps 700 --truth "$T/ov" >/dev/null 2>"$T/ov.err")
+check_eq "prometheus: overlap_job ran" 0 $?
+ovpid=$(ls "$M"/ncclscope-*.prom 2>/dev/null | sed -n 's/.*-\([0-9]*\)\.prom$/\1/p' | head -1)
+check "prometheus: the overlap job's final file reaches Prometheus" \
+  wait_series "ncclscope_process_up{pid=\"$ovpid\"} == 0 and on (host, pid) ncclscope_gpu_exposed_comm_seconds_total > 0" 1
+res=$("$NCS" dump "$T"/ov/*.ncs 2>/dev/null | sed -n 's/.*kernel_resolution_ns=\([0-9]*\).*/\1/p' | head -1)
+gcomm=$(query "ncclscope_gpu_comm_seconds_total{pid=\"$ovpid\"}" | awk '{print $NF}')
+gexp=$(query "ncclscope_gpu_exposed_comm_seconds_total{pid=\"$ovpid\"}" | awk '{print $NF}')
+cmp_gpu() { # GOT_S TRUTH_KEY
+  python3 - "$T/ov/truth-rank0.json" "$1" "$2" "${res:-1}" <<'PY'
+import json, sys
+truth = json.load(open(sys.argv[1]))
+got, key, res = float(sys.argv[2] or "nan"), sys.argv[3], int(sys.argv[4])
+want = truth[key] / 1e9
+tol = (2 * res * truth["kernels"] + 5000) / 1e9
+print("prometheus %.9f s, truth %.9f s, tolerance %.9f s" % (got, want, tol))
+sys.exit(0 if abs(got - want) <= tol else 1)
+PY
+}
+check "prometheus: GPU communication seconds (union of NCCL kernels) = the job's truth ($gcomm s)" cmp_gpu "$gcomm" comm_ns
+check "prometheus: exposed communication seconds = the job's truth ($gexp s)" cmp_gpu "$gexp" exposed_ns
+check_eq "prometheus: the GPU communication counters never went down" "0" \
+  "$(query "sum(resets(ncclscope_gpu_exposed_comm_seconds_total{pid=\"$ovpid\"}[10m]) + resets(ncclscope_gpu_comm_seconds_total{pid=\"$ovpid\"}[10m]))" | awk '{print $NF}')"
+mid=$(query "max_over_time((ncclscope_gpu_exposed_comm_seconds_total{pid=\"$ovpid\"} and on (host, pid) ncclscope_process_up == 1)[10m:250ms])" | awk '{print $NF}')
+echo "# prometheus: exposed seconds seen while the overlap job ran: ${mid:-none} (of $gexp at its end)"
+
+# 5. a hang: rank 1 stops before step 3; rank 0's collective never finishes. Its in-flight age,
 # read through Prometheus while the job hangs, is above 1 s (the job itself is stopped after).
 rm -f "$M"/ncclscope-*.prom
 (cd "$T" && LD_PRELOAD=$SHIM NCCLSCOPE_DIR=$T/trace-hang NCCLSCOPE_METRICS=$M NCCLSCOPE_METRICS_MS=200 \
