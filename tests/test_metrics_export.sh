@@ -4,7 +4,7 @@
 # job's own truth (ddp_job, 2 ranks; fork_job: the parent, its NCCL-using child and its exec'ed
 # child each have their own file, the idle child none); a process that never calls NCCL writes
 # nothing; a metrics directory that cannot be made changes nothing the job sees (same stdout,
-# status) and costs no call in the trace.
+# status) and costs no call in the trace; the shim imports no socket call (no listening socket).
 source "$(dirname "$0")/lib.sh"
 JOBS=$BUILD/tests
 command -v python3 >/dev/null || { skip "metrics export: needs python3"; exit 0; }
@@ -97,3 +97,9 @@ print(got, want)" 2>/dev/null)
 check "metrics export: unwritable metrics directory: every AllReduce in the trace (${got4:-?} of ${want4:-?})" \
   test -n "${want4:-}" -a "${got4:-x}" = "${want4:-y}"
 check_eq "metrics export: no temporary file left" "" "$(find "$T" -name '.ncclscope-*.tmp' | head -3)"
+# no listening socket inside the job (docs/METRICS-EXPORT.md: the node exporter serves the
+# files): the shim imports none of the socket calls, so it can open no socket of its own
+command -v nm >/dev/null || { skip "metrics export: no nm (binutils) to list the shim's imports"; exit 0; }
+imp=$(nm -D --undefined-only "$SHIM" | awk '{print $NF}' | sed 's/@.*//' |
+  grep -xE 'socket|socketpair|bind|listen|accept|accept4|connect' | tr '\n' ' ')
+check_eq "metrics export: the shim imports no socket call (socket, bind, listen, accept, connect)" "" "$imp"
