@@ -4,8 +4,9 @@
 #   - size bound (256K, the floor, with 10 ms chunks): the segments rotate many times (the
 #     file's apparent size passes 6 segments of a quarter of the bound); the trace file's
 #     allocated blocks (on a tmpfs) never pass the bound, sampled while the job runs and after; report's whole-run AllReduce calls
-#     and bytes (aggregates + window) equal the job's own; the window's AllReduce sequence
-#     numbers are contiguous and end at the job's last call; report and doctor say which
+#     and bytes (aggregates + window) plus those of the calls dropped because a ring was full (a
+#     writer starved of CPU) equal the job's own; the window's AllReduce sequence numbers are
+#     contiguous but for those drops and end at the job's last call; report and doctor say which
 #     figures are of the window;
 #   - time bound (1s): the window covers at least the bound's length of calls (the writer
 #     frees a segment only once its last chunk is older than the bound) and the whole run is
@@ -41,6 +42,8 @@ lost_after() {
     $1 == "DROP" && $2 == "reason=7" { sub("records=", "", $3); if (c) a += $3; else first += $3 }
     END { print a + 0 }'
 }
+# calls dropped because a ring was full (the writer starved of CPU), from report's JSON
+full_drops() { "$NCS" report --json "$1" 2>/dev/null | jq -r '[.ranks[].drops.buffer_full // 0] | add // 0'; }
 # the window's AllReduce seq numbers: "count min max"
 seqs() {
   "$NCS" dump "$1"/*.ncs 2>/dev/null | awk '$1 == "CALL" && $2 == "op=AllReduce" {
@@ -77,12 +80,16 @@ else fail "keep size: $max bytes allocated, over the 262144 bound"; fi
 ap=$(apparent "$d")
 [ "${ap:-0}" -gt $((6 * 65536)) ] && pass "keep size: rotated many times ($ap bytes written in all: over 6 segments of 64 KiB)" \
   || fail "keep size: only $ap bytes written: too few rotations to test"
-check_eq "keep size: whole-run AllReduce calls = the job's" $N "$(whole "$d" calls)"
-check_eq "keep size: whole-run AllReduce bytes = the job's (8 floats a call)" $((N * 32)) "$(whole "$d" bytes)"
+# A writer starved of CPU lets the rings fill: those calls are counted as dropped (buffer full),
+# not in the trace (as in the kill part below; 1 of 30 runs at load 12 on 2026-12-06 had 4715)
+full=$(full_drops "$d")
+check_eq "keep size: whole-run AllReduce calls + calls dropped (buffer full, $full) = the job's" $N $(( $(whole "$d" calls) + full ))
+check_eq "keep size: whole-run AllReduce bytes + those of the calls dropped = the job's (8 floats a call)" $((N * 32)) $(( $(whole "$d" bytes) + full * 32 ))
 read -r n lo hi <<<"$(seqs "$d")"
 [ "$n" -gt 0 ] && [ "$n" -lt $N ] && pass "keep size: the window holds part of the run ($n of $N calls)" \
   || fail "keep size: window of $n calls of $N"
-check_eq "keep size: the window's calls are contiguous" $((hi - lo + 1)) "$n"
+[ $((hi - lo + 1 - n)) -ge 0 ] && [ $((hi - lo + 1 - n)) -le "$full" ] && pass "keep size: the window's calls are contiguous but for calls dropped (buffer full) ($n of $lo..$hi, $full dropped)" \
+  || fail "keep size: the window's calls: $n of $lo..$hi, $full dropped (buffer full)"
 check_eq "keep size: the window ends at the job's last call (seq N)" $N "$hi"
 wn=$("$NCS" report --json "$d" 2>/dev/null | jq -r '.window.calls')
 check_eq "keep size: JSON window.calls = the window's CALL records (AllReduce + CommDestroy)" $((n + 1)) "$wn"
@@ -98,9 +105,11 @@ grep -q '^Bounded trace (NCCLSCOPE_KEEP: 256 KiB; 1 of 1 files): these verdicts 
 N=40000
 d=$T/time
 NCCLSCOPE_KEEP=1s NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 20000 >"$T/time.out" 2>&1
-check_eq "keep time: whole-run AllReduce calls = the job's" $N "$(whole "$d" calls)"
+full=$(full_drops "$d")
+check_eq "keep time: whole-run AllReduce calls + calls dropped (buffer full, $full) = the job's" $N $(( $(whole "$d" calls) + full ))
 read -r n lo hi <<<"$(seqs "$d")"
-check_eq "keep time: the window's calls are contiguous" $((hi - lo + 1)) "$n"
+[ $((hi - lo + 1 - n)) -ge 0 ] && [ $((hi - lo + 1 - n)) -le "$full" ] && pass "keep time: the window's calls are contiguous but for calls dropped (buffer full) ($n of $lo..$hi, $full dropped)" \
+  || fail "keep time: the window's calls: $n of $lo..$hi, $full dropped (buffer full)"
 check_eq "keep time: the window ends at the job's last call (seq N)" $N "$hi"
 span=$("$NCS" dump "$d"/*.ncs 2>/dev/null | awk '$1 == "CALL" && $2 == "op=AllReduce" { for (i = 3; i <= NF; i++) if ($i ~ /^t_enter=/) { t = substr($i, 9) + 0; if (!lo || t < lo) lo = t; if (t > hi) hi = t } } END { printf "%d", (hi - lo) / 1e6 }')
 [ "$n" -lt $N ] && [ "$span" -ge 1000 ] && pass "keep time: the window covers at least 1 s of calls (${span} ms, $n of $N calls)" \
@@ -119,7 +128,7 @@ got=$(od -An -t u8 -N 8 "$T/counter" | tr -d ' ')
 # lets the rings fill: those calls are counted as dropped (buffer full), not in the trace (this
 # part looped 20 times at load 20: 1 run with such drops at e2d46a0, 3 with the file thread)
 w=$(whole "$d" calls)
-full=$("$NCS" report --json "$d" 2>/dev/null | jq -r '[.ranks[].drops.buffer_full // 0] | add // 0')
+full=$(full_drops "$d")
 [ $((w + full)) -ge "$got" ] && [ $((w + full)) -le $((got + 1)) ] && pass "keep kill: whole-run AllReduce calls + calls dropped (buffer full) = the calls that had returned ($w + $full; counter $got, +1 at most: the call being counted)" \
   || fail "keep kill: whole-run AllReduce calls $w + $full dropped (buffer full), the job's counter $got"
 read -r n lo hi <<<"$(seqs "$d")"
