@@ -69,14 +69,21 @@ N=250000
 d=${FS:-$T}/size
 NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 100000 >"$T/size.out" 2>&1 &
 pid=$!
-max=0
-while kill -0 $pid 2>/dev/null; do a=$(alloc "$d"); [ "$a" -gt "$max" ] && max=$a; sleep 0.05; done
+max=0 at_max=
+while kill -0 $pid 2>/dev/null; do
+  a=$(alloc "$d"); [ "$a" -gt "$max" ] && { max=$a; at_max=$(ls -s "$d" 2>/dev/null | tr '\n' ' '); }; sleep 0.05
+done
 wait $pid
 check_eq "keep size: the job ran" 0 $?
 a=$(alloc "$d"); [ "$a" -gt "$max" ] && max=$a
 if [ -z "$FS" ]; then skip "keep size: no tmpfs to measure the blocks on (mount refused, no /dev/shm)"
 elif [ "$max" -le 262144 ]; then pass "keep size: the trace file never held more than 256 KiB on disk (at most $max bytes)"
-else fail "keep size: $max bytes allocated, over the 262144 bound"; fi
+else
+  # seen once in 30 runs at load 12 (2026-12-06), not reproduced since: say what the file was
+  fail "keep size: $max bytes allocated, over the 262144 bound; files then (KiB): $at_max; now: $(ls -s "$d" | tr '\n' ' ')"
+  "$NCS" dump "$d"/*.ncs 2>/dev/null | awk '/^-- chunk/ { o = $6; sub(":", "", o); o += 0; if (p && o > p && o - p > m) m = o - p; p = o }
+    END { print "    largest chunk read: " m + 0 " bytes" }'
+fi
 ap=$(apparent "$d")
 [ "${ap:-0}" -gt $((6 * 65536)) ] && pass "keep size: rotated many times ($ap bytes written in all: over 6 segments of 64 KiB)" \
   || fail "keep size: only $ap bytes written: too few rotations to test"
