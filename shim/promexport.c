@@ -27,7 +27,7 @@
  *     stretch was lined up counts from the horizon on only (docs/METRICS-EXPORT.md).
  *   - Fixed space: at most PROM_COMMS communicators and PROM_ROWS (communicator, operation,
  *     transport) rows; calls beyond go to the row of communicator "other". Bounded output:
- *     about 20 series a row (docs/METRICS-EXPORT.md, "Cardinality").
+ *     at most 18 series a row (docs/METRICS-EXPORT.md, "Cardinality").
  *   - The file stays after exit with its last values and ncclscope_process_up 0.
  *   - Fork: the child forgets the parent's aggregates (atfork_child). */
 #include <errno.h>
