@@ -15,11 +15,11 @@
 #include "model/align.h"
 #include "model/profcalls.h"
 #include "model/ranks.h"
+#include "model/seqsigs.h"
 #include "ncclscope/ops.h"
 
 #define RECENT 64             /* collectives remembered per (file, communicator) */
 #define BYTCALL 128           /* recent calls of a file, for GPU in-flight lookups */
-#define SIG_MAX (1u << 22)    /* signatures kept per communicator */
 #define MM_MAX 16             /* mismatches listed */
 #define SNAP_MAX 64           /* INFLIGHT records kept per chunk */
 
@@ -81,11 +81,10 @@ struct hfile {
   uint64_t lost_full;         /* calls lost because the file system was full (DROP reason 7) */
   uint64_t lost_ring;         /* calls dropped with the thread's buffer full (DROP reasons 1, 2) */
 };
-struct gsig { uint64_t count; int32_t root; uint8_t op, dtype, set, pad; int32_t rank; };
-struct psig { uint64_t comm_id, seq; int nranks; struct gsig s; }; /* one file's, not yet applied */
+struct psig { uint64_t comm_id, seq; int nranks; struct ncs_seqsig s; }; /* one file's, not yet applied */
 #define PSIG_BATCH 1024
-struct gcomm { uint64_t comm_id; int nranks; struct gsig *sig; size_t cap; };
-struct mismatch { uint64_t comm_id, seq; int rank_a, rank_b; struct gsig a, b; };
+struct gcomm { uint64_t comm_id; int nranks; struct ncs_seqsigs sig; };
+struct mismatch { uint64_t comm_id, seq; int rank_a, rank_b; struct ncs_seqsig a, b; };
 
 struct vctx { struct ncs_hang *h; struct hfile *f; };
 struct ncs_hang {
@@ -101,7 +100,7 @@ struct ncs_hang {
   /* the first mismatched collective: the rank whose signature was kept (read first), the ranks
    * that differed from it, the communicator's size; who is odd out is decided by count */
   int ref0_rank, nranks0;
-  struct gsig ref0_sig, odd0_sig;
+  struct ncs_seqsig ref0_sig, odd0_sig;
   struct ncs_ranks odd0;
   struct ncs_hang_verdict *v;
   int nv, capv;
@@ -156,24 +155,15 @@ static struct gcomm *gcomm_get(struct ncs_hang *h, uint64_t id, int nranks) {
 /* The first rank applied sets the signature of (communicator, seq); the others are compared.
  * Under h->mu. */
 static void sig_apply(struct ncs_hang *h, struct gcomm *g, const struct psig *p) {
-  if (p->seq >= g->cap) {
-    size_t nc = g->cap ? g->cap : 1024;
-    while (nc <= p->seq) nc *= 2;
-    struct gsig *s = realloc(g->sig, nc * sizeof *s);
-    if (!s) return;
-    memset(s + g->cap, 0, (nc - g->cap) * sizeof *s);
-    g->sig = s;
-    g->cap = nc;
-  }
-  const struct gsig *me = &p->s;
-  struct gsig *ref = &g->sig[p->seq];
-  if (!ref->set) { *ref = *me; return; }
+  const struct ncs_seqsig *me = &p->s;
+  const struct ncs_seqsig *ref = ncs_seqsigs_put(&g->sig, p->seq, me);
+  if (!ref) return;
   if (ref->op == me->op && ref->count == me->count && ref->dtype == me->dtype && ref->root == me->root) return;
   if (!h->nmm) { h->ref0_rank = ref->rank; h->ref0_sig = *ref; h->odd0_sig = *me; h->nranks0 = p->nranks; }
   if (p->comm_id == (h->nmm ? h->mm[0].comm_id : p->comm_id) && p->seq == (h->nmm ? h->mm[0].seq : p->seq))
     ncs_ranks_add(&h->odd0, me->rank);
   if (h->nmm < MM_MAX) { /* the lower rank first, whichever file was read first */
-    const struct gsig *a = ref->rank <= me->rank ? ref : me, *b = ref->rank <= me->rank ? me : ref;
+    const struct ncs_seqsig *a = ref->rank <= me->rank ? ref : me, *b = ref->rank <= me->rank ? me : ref;
     h->mm[h->nmm] = (struct mismatch){.comm_id = p->comm_id, .seq = p->seq, .rank_a = a->rank,
                                       .rank_b = b->rank, .a = *a, .b = *b};
   }
@@ -191,11 +181,11 @@ static void sig_flush(struct ncs_hang *h, struct hfile *f) {
   f->nps = 0;
 }
 static inline __attribute__((always_inline)) void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
-  if (!c->comm_id || k->seq == 0 || k->seq >= SIG_MAX) return;
+  if (!c->comm_id || k->seq == 0) return;
   if (!f->ps && !(f->ps = malloc(PSIG_BATCH * sizeof *f->ps))) return;
   f->ps[f->nps++] = (struct psig){.comm_id = c->comm_id, .seq = k->seq, .nranks = c->nranks,
                                   .s = {.count = k->count, .root = k->root, .op = (uint8_t)norm_op(k->op),
-                                        .dtype = (uint8_t)k->datatype, .set = 1, .rank = c->rank}};
+                                        .dtype = (uint8_t)k->datatype, .rank = c->rank}};
   if (f->nps == PSIG_BATCH) sig_flush(h, f);
 }
 
@@ -597,7 +587,7 @@ static void desync_verdicts(struct ncs_hang *h) {
   struct ncs_ranks *odd = &h->odd0;
   ncs_ranks_sort(odd);
   int nr = h->nranks0 > 0 ? h->nranks0 : odd->n + 1;
-  const struct gsig *os = &h->odd0_sig, *ms = &h->ref0_sig;
+  const struct ncs_seqsig *os = &h->odd0_sig, *ms = &h->ref0_sig;
   struct ncs_ranks one = {0};
   if (2 * odd->n > nr - 1 && odd->n > 1) {
     ncs_ranks_add(&one, h->ref0_rank);
@@ -1372,7 +1362,7 @@ void ncs_hang_free(struct ncs_hang *h) {
   if (h->f) for (int i = 0; i < h->n; i++) { free(h->f[i].comms); free(h->f[i].ps); }
   pthread_mutex_destroy(&h->mu);
   free(h->f);
-  for (int i = 0; i < h->ngc; i++) free(h->gc[i].sig);
+  for (int i = 0; i < h->ngc; i++) ncs_seqsigs_free(&h->gc[i].sig);
   free(h->gc);
   ncs_ranks_free(&h->odd0);
   free_verdicts(h);
