@@ -11,7 +11,7 @@ if [ ! -x "$NCS" ]; then skip "html: $NCS not built"; exit 0; fi
 "$NCS" html "$T/s" -o "$T/r.html" 2>"$T/err"
 check_eq "html: exits 0" 0 "$?"
 miss=""
-for id in summary time-per-op busbw comm-share steps gpu-streams skew stragglers findings doctor transports topology ranks; do
+for id in cost summary time-per-op busbw comm-share steps gpu-streams skew stragglers findings doctor transports topology ranks; do
   grep -q "<section id=\"$id\"" "$T/r.html" || miss="$miss $id"
 done
 check_eq "html: every section present" "" "$miss"
@@ -34,7 +34,7 @@ if [ -z "$CHROME" ]; then
 else
   render "$T/r.html" "$T/r"
   miss=""
-  for id in summary time-per-op busbw comm-share steps gpu-streams skew stragglers findings doctor transports topology ranks; do
+  for id in cost summary time-per-op busbw comm-share steps gpu-streams skew stragglers findings doctor transports topology ranks; do
     grep -q "id=\"$id\"" "$T/r.dom" || miss="$miss $id"
   done
   check_eq "html: Chromium loaded it and its DOM has every section" "" "$miss"
@@ -182,7 +182,26 @@ if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/d
   if hjob serial; then
     check_eq "html kernels serial: per rank one stream lane with its $S compute and $S NCCL kernels, an exposed lane; all NCCL time exposed" \
       "rank_0_stream:4C4N rank_0_exposed:0C0NX rank_1_stream:4C4N rank_1_exposed:0C0NX 100.0% 100.0%" "$(lanes "$T/k-serial.html")"
+    # where the step time goes (issue 28 item 4): the figures of report's "What the problems cost"
+    "$NCS" report "$T/k-serial" >"$T/k-serial.txt" 2>/dev/null
+    want=$(sed -n 's/^  step \([0-9.]*\) ms (median rank.*/\1/p; s/^  [a-z-]* *.*: step \([0-9.]* -> [0-9.]*\) ms .*/\1/p' "$T/k-serial.txt" | tr '\n' ' ')
+    got=$(sed -n '/<section id="cost"/,/<\/section>/p' "$T/k-serial.html" | sed -n 's/.*<p>Step <b>\([0-9.]*\) ms<\/b>.*/\1/p; s/.*: step \([0-9.]* -> [0-9.]*\) ms .*/\1/p' | tr '\n' ' ')
+    if [ -n "$want" ]; then
+      check_eq "html cost: the step and each finding's step if fixed as report states them ($want)" "$want" "$got"
+    else fail "html cost: report states no step for the serial job"; sed 's/^/    /' "$T/k-serial.txt" | grep -A3 "What the problems" ; fi
   fi
+  # the same past the first 16,384 records a file's step boundary is chosen from
+  # (model/stepmark.h): report's steps come from metrics, html's from stepstarts
+  mkdir -p "$T/k-long"
+  if NCCLSCOPE_DIR=$T/k-long NCCLDOUBLE_LAT_US=100 LD_PRELOAD="$SAN_PRELOAD$SHIM" LD_LIBRARY_PATH=$DOUBLES \
+       bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode serial --steps 8500 --compute-us 100 >"$T/k-long.out" 2>&1 &&
+     "$NCS" html "$T/k-long" -o "$T/k-long.html" 2>/dev/null; then
+    "$NCS" report "$T/k-long" >"$T/k-long.txt" 2>/dev/null
+    want=$(sed -n 's/^  step \([0-9.]*\) ms (median rank, \([0-9]*\) step boundaries.*/\1 \2/p; s/^  [a-z-]* *.*: step \([0-9.]* -> [0-9.]*\) ms .*/\1/p' "$T/k-long.txt" | tr '\n' ' ')
+    got=$(sed -n '/<section id="cost"/,/<\/section>/p' "$T/k-long.html" | sed -n 's/.*<p>Step <b>\([0-9.]*\) ms<\/b> on the GPU (median rank, \([0-9]*\) step boundaries.*/\1 \2/p; s/.*: step \([0-9.]* -> [0-9.]*\) ms .*/\1/p' | tr '\n' ' ')
+    check_eq "html cost, 8,500 steps (files past the records the boundary is chosen from): 8500 boundaries, the step and each finding as report states them ($want)" "$want" "$got"
+    check_eq "html cost, 8,500 steps: the job's 8500 steps" 8500 "$(echo "$got" | cut -d' ' -f2)"
+  else fail "html cost, 8,500 steps: job or html failed"; sed 's/^/    /' "$T/k-long.out" | head; fi
   if hjob half; then
     got=$(lanes "$T/k-half.html")
     check_eq "html kernels half: per rank $((2 * S)) compute kernels on one stream lane, $S NCCL kernels on another, an exposed lane" \
@@ -194,6 +213,8 @@ if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/d
       render "$T/k-half.html" "$T/kh"
       check_eq "html kernels half: Chromium renders the GPU-stream lanes (6 lanes in its DOM), no console error" "6 0" \
         "$(sed -n '/id="gpu-streams"/,/<\/section>/p' "$T/kh.dom" | grep -o 'class="lane"' | wc -l) $(grep -ciE 'Uncaught|CONSOLE.*error' "$T/kh.log")"
+      check_eq "html cost: Chromium's DOM holds one bar of the step's parts, its compute part first" 1 \
+        "$(sed -n '/id="cost"/,/<\/section>/p' "$T/kh.dom" | grep -c 'class="split"><div class="c-compute"')"
     fi
   fi
 else

@@ -24,6 +24,8 @@
 #include "analysis/analysis.h"
 #include "base/settings.h"
 #include "model/hist.h"
+#include "model/kwatch.h"
+#include "model/stepmark.h"
 #include "analysis/metrics.h"
 #include "analysis/headline.h"
 #include "model/rules.h"
@@ -35,7 +37,6 @@
 
 #define NBUCKET 66          /* size buckets: 0 bytes, then 2^0 .. 2^64 */
 #define PENDING_CAP (1u << 15)
-#define SIG_CAP 4096
 #define IV_CAP 4096
 #define MAX_MEMBERS 8
 #define STEP_RING 4096      /* recent steps kept; older ones are folded into totals */
@@ -74,8 +75,6 @@ struct pend {
 };
 struct members { struct member mem[MAX_MEMBERS]; };
 
-struct sig { uint64_t key; uint64_t count; uint64_t first; uint32_t op; };
-
 struct rank_m {
   int used;
   struct mstat op[NCS_OP_LIMIT];
@@ -110,8 +109,9 @@ struct rank_m {
 enum { HELD_CALL, HELD_GPU, HELD_COMM, HELD_NONE };
 struct held_run { uint32_t type, n; };
 struct held_comm { uint32_t comm; int32_t nranks; };
-#define HOLD_MAX (1u << 18)  /* records held per file at most; past it the boundary is chosen
-                                from what was held */
+#define HOLD_MAX NCS_STEPMARK_HOLD /* records held per file at most (1.5 MiB of calls, 2 MiB with
+                                      its doubling buffer): past it the boundary is chosen from what
+                                      was held (model/stepmark.h) */
 
 struct pslot { uint64_t key; uint32_t ix, home; }; /* the pending table: key, pool index + 1, home slot */
 
@@ -134,7 +134,7 @@ struct call_shape {
                                  the boundary (0: not) */
   struct call_shape *next;    /* the call shape that followed it last time (NULL: none yet;
                                  when set, it is set) */
-  struct sig *sig;            /* while deciding: its signature's count (NULL: not counted, the
+  struct ncs_stepsig *sig;            /* while deciding: its signature's count (NULL: not counted, the
                                  table is full); the table is emptied when deciding ends */
   int boundary, timed, have_sh;
   uint32_t n;
@@ -146,7 +146,7 @@ struct call_shape {
  * for the next file in a small cache), so only the files being read hold one. */
 struct file_state {
   /* the first pass's figures, gathered while the boundary is not chosen */
-  struct sig *sig;
+  struct ncs_stepsig *sig;
   uint32_t nsig;
   uint64_t ncalls1, gpu_records;
   char mark[64];
@@ -181,6 +181,9 @@ struct file_state {
   struct metrics *m;
   /* the file's counted step starts (put in the report's stages when the file is done) */
   struct ncs_step_starts starts; /* (model/stages.h) */
+  struct ncs_kwatch kw;       /* kernel activity in the file? The starts are read only for a file
+                                 with kernels: without, they are dropped (model/kwatch.h) */
+  int starts_dropped;
   struct ncs_replay *rp;      /* graph replays: fed the file's records, solved when it is done */
   struct file_state *next_free;
 };
@@ -205,36 +208,7 @@ static int bucket_of(double S) {
   return e + 1 < NBUCKET ? e + 1 : NBUCKET - 1;
 }
 
-static int timed_op(unsigned op) {
-  int k = ncs_op_kind(op);
-  return k == NCS_KIND_COLL || k == NCS_KIND_P2P;
-}
-/* The signature (op, call site, count, communicator) as one number: three independent
- * multiplications, then a mix (a chain of four was a hot spot of report). */
-static uint64_t sig_key(const struct ncs_call *c) {
-  uint64_t h = (c->count ^ 0x243f6a8885a308d3ull) * 0x9e3779b97f4a7c15ull;
-  h ^= ((uint64_t)c->callsite << 32 | c->comm) * 0xc2b2ae3d27d4eb4full;
-  h ^= ((uint64_t)c->op + 1) * 0x165667b19e3779f9ull;
-  h ^= h >> 29;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 32;
-  return h ? h : 1;
-}
-
 /* ---- pass 1: signatures ---- */
-static struct sig *sig_slot(struct file_state *f, uint64_t key) {
-  uint32_t i = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 52) & (SIG_CAP - 1);
-  for (uint32_t k = 0; k < SIG_CAP; k++, i = (i + 1) & (SIG_CAP - 1)) {
-    if (f->sig[i].key == key) return &f->sig[i];
-    if (!f->sig[i].key) {
-      if (f->nsig >= SIG_CAP * 3 / 4) return NULL; /* full: later signatures not counted */
-      f->nsig++;
-      f->sig[i].key = key;
-      return &f->sig[i];
-    }
-  }
-  return NULL;
-}
 static int p1_process(void *ctx, const struct ncs_process *p) {
   struct file_state *f = ctx;
   const char *v = ncs_process_get(p, "env.NCCLSCOPE_STEP_MARK");
@@ -242,45 +216,11 @@ static int p1_process(void *ctx, const struct ncs_process *p) {
   return 0;
 }
 
-static uint32_t op_by_name(const char *s) {
-  if (!s) return 0;
-  if (strncmp(s, "nccl", 4) == 0) s += 4;
-  for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
-    if (ncs_op_name(op) && strcmp(ncs_op_name(op), s) == 0) return op;
-  return 0;
-}
-
-/* The step boundary: with a named op, its signature seen first; otherwise, the step count is
- * the occurrence count shared by the most signatures (ties: the larger count), and the
- * boundary is the earliest signature with that count. Needs >= 2 steps. */
-static void choose_boundary(struct metrics *m, struct file_state *f, struct rank_m *r) {
-  uint32_t op = m->step_op_opt;
-  r->step_how = "--step-op";
-  if (!op && f->mark[0]) { op = op_by_name(f->mark); r->step_how = "NCCLSCOPE_STEP_MARK"; }
-  if (!op && ncs_settings()->step_mark) { op = op_by_name(ncs_settings()->step_mark); r->step_how = "NCCLSCOPE_STEP_MARK"; }
-  const struct sig *best = NULL;
-  if (op) {
-    for (uint32_t i = 0; i < SIG_CAP; i++)
-      if (f->sig[i].key && f->sig[i].op == op && (!best || f->sig[i].first < best->first)) best = &f->sig[i];
-  } else {
-    r->step_how = "detected";
-    /* mode of the counts (>= 2) over signatures */
-    uint64_t mode = 0, mode_n = 0;
-    for (uint32_t i = 0; i < SIG_CAP; i++) {
-      uint64_t c = f->sig[i].count;
-      if (!f->sig[i].key || c < 2) continue;
-      uint64_t n = 0;
-      for (uint32_t k = 0; k < SIG_CAP; k++) if (f->sig[k].key && f->sig[k].count == c) n++;
-      if (n > mode_n || (n == mode_n && c > mode)) { mode = c; mode_n = n; }
-    }
-    for (uint32_t i = 0; mode && i < SIG_CAP; i++)
-      if (f->sig[i].key && f->sig[i].count == mode && (!best || f->sig[i].first < best->first)) best = &f->sig[i];
-  }
-  if (best && best->count >= 2) {
-    r->have_steps = 1;
-    r->step_key = best->key;
-    r->step_op = best->op;
-  }
+/* The step boundary (model/stepmark.h) from the first pass's counts; `cut`: of the file's first
+ * HOLD_MAX records only. */
+static void choose_boundary(struct metrics *m, struct file_state *f, struct rank_m *r, int cut) {
+  uint32_t op = ncs_stepmark_named(m->step_op_opt, f->mark, &r->step_how);
+  if (ncs_stepmark_choose(f->sig, op, cut, &r->step_key, &r->step_op)) r->have_steps = 1;
 }
 
 /* ---- pass 2 ---- */
@@ -662,14 +602,14 @@ static __attribute__((noinline)) struct call_shape *call_shape_lookup(struct fil
   const struct rank_m *r = f->r;
   x->count = c->count; x->op = c->op; x->datatype = c->datatype; x->comm = c->comm; x->callsite = c->callsite;
   x->set = 1;
-  x->timed = timed_op(c->op);
-  x->boundary = r->have_steps && c->op == r->step_op && x->timed && sig_key(c) == r->step_key;
+  x->timed = ncs_stepmark_timed(c->op);
+  x->boundary = r->have_steps && c->op == r->step_op && x->timed && ncs_stepmark_key(c) == r->step_key;
   x->n = c->comm < f->ncomm ? (uint32_t)(f->nranks[c->comm] > 0 ? f->nranks[c->comm] : 1) : 1;
   x->S = x->timed ? ncs_rule_S(c->op, c->count, c->datatype, (int)x->n) : 0;
   x->have_sh = 0;
   x->fast = 0;
   x->next = NULL;
-  x->sig = f->deciding && x->timed ? sig_slot(f, sig_key(c)) : NULL;
+  x->sig = f->deciding && x->timed ? ncs_stepmark_slot(f->sig, &f->nsig, ncs_stepmark_key(c)) : NULL;
   return x;
 }
 /* The call shape of c: the one that came after the previous call's last time, else the
@@ -700,7 +640,9 @@ static inline __attribute__((always_inline)) void account_call(struct file_state
  * metrics (model/stages.h). */
 static inline __attribute__((always_inline)) void count_step(struct file_state *f, uint64_t t) {
   add_step(f->r, t);
-  if (f->m->job->stages) ncs_starts_add(&f->starts, t);
+  if (!f->m->job->stages || f->starts_dropped) return;
+  if (ncs_kwatch_keep(&f->kw, f->starts.n)) ncs_starts_add(&f->starts, t);
+  else { ncs_starts_free(&f->starts); f->starts_dropped = 1; }
 }
 
 /* p2_calls for every case: the common one too. */
@@ -865,7 +807,7 @@ static void *m_create(const struct ncs_job *job) {
     else { fprintf(stderr, "ncclscope report: --skip-warmup wants N (steps) or Ns (seconds): %s\n", w); m->bad_option = 1; }
   }
   const char *so = ncs_job_option(job, "step-op");
-  if (so && !(m->step_op_opt = op_by_name(so))) {
+  if (so && !(m->step_op_opt = ncs_stepmark_op_by_name(so))) {
     fprintf(stderr, "ncclscope report: --step-op: unknown operation %s\n", so);
     m->bad_option = 1;
   }
@@ -886,11 +828,11 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   pthread_mutex_unlock(&m->mu);
   if (!f) {
     if (!(f = calloc(1, sizeof *f))) return NULL;
-    f->sig = calloc(SIG_CAP, sizeof *f->sig);
+    f->sig = calloc(NCS_STEPMARK_SIGS, sizeof *f->sig);
     f->pend = calloc(PENDING_CAP, sizeof *f->pend);
     if (!f->sig || !f->pend) { free(f->sig); free(f->pend); free(f); return NULL; }
   } else {
-    memset(f->sig, 0, SIG_CAP * sizeof *f->sig); /* the pending table was emptied by the last file_done */
+    memset(f->sig, 0, NCS_STEPMARK_SIGS * sizeof *f->sig); /* the pending table was emptied by the last file_done */
     if (f->nranks) memset(f->nranks, 0, f->ncomm * sizeof *f->nranks);
   }
   f->nsig = 0; f->ncalls1 = 0; f->gpu_records = 0; f->mark[0] = 0;
@@ -898,6 +840,8 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->nheld = 0; f->hlen = 0; f->htype = HELD_NONE;
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
   ncs_starts_free(&f->starts);
+  f->kw = (struct ncs_kwatch){0};
+  f->starts_dropped = 0;
   f->gpu_mode = 0;
   f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
@@ -921,8 +865,8 @@ static struct file_state *fs_of(struct mfile *mf) {
 
 /* Chooses the boundary and the timing mode from what the first pass counted, and sends the
  * held records through the second pass. */
-static void decide(struct file_state *f) {
-  choose_boundary(f->m, f, f->r);
+static void decide(struct file_state *f, int cut) {
+  choose_boundary(f->m, f, f->r, cut);
   f->gpu_mode = f->gpu_records > 0;
   f->deciding = 0;
   forget_call_shapes(f); /* made without the ranks and the boundary */
@@ -995,7 +939,7 @@ static int h_comm(void *ctx, const struct ncs_comm *c) {
     *(struct held_comm *)at = (struct held_comm){c->comm, c->nranks};
     return 0;
   }
-  if (f->deciding) decide(f); /* no room: the boundary is chosen now */
+  if (f->deciding) decide(f, 1); /* no room: the boundary is chosen now */
   return p2_comm(f, c);
 }
 
@@ -1004,7 +948,7 @@ static inline __attribute__((always_inline)) void p1_call(struct file_state *f, 
   struct call_shape *x = call_shape_of(f, c);
   if (!x->timed) return;
   f->ncalls1++;
-  struct sig *s = x->sig;
+  struct ncs_stepsig *s = x->sig;
   if (s) {
     if (!s->count) { s->first = f->ncalls1; s->op = c->op; }
     s->count++;
@@ -1024,7 +968,7 @@ static __attribute__((noinline)) size_t hold_calls(struct file_state *f, const s
     struct call_shape *x = prev->next;
     if (__builtin_expect(!x || !same_call_shape(x, &c[k]), 0)) prev->next = x = call_shape_lookup(f, &c[k]);
     prev = x;
-    struct sig *s = x->sig; /* (NULL when not timed) */
+    struct ncs_stepsig *s = x->sig; /* (NULL when not timed) */
     ncalls1 += x->timed != 0;
     if (s) {
       if (!s->count) { s->first = ncalls1; s->op = c[k].op; }
@@ -1034,7 +978,7 @@ static __attribute__((noinline)) size_t hold_calls(struct file_state *f, const s
   }
   f->prev_shape = prev;
   f->ncalls1 = ncalls1;
-  if (i < n) { p1_call(f, &c[i]); decide(f); }
+  if (i < n) { p1_call(f, &c[i]); decide(f, 1); }
   return i;
 }
 static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
@@ -1056,7 +1000,7 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
     f->gpu_records += i; /* the first pass's count */
     struct ncs_gpu_time *to = at;
     for (size_t k = 0; k < i; k++) { to[k] = g[k]; __asm__("" ::: "memory"); } /* a loop, not memcpy (above) */
-    if (i < n) { f->gpu_records++; decide(f); }
+    if (i < n) { f->gpu_records++; decide(f, 1); }
   }
   for (; i < n; i++) p2_gpu(f, &g[i]);
   return 0;
@@ -1065,6 +1009,7 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 static int h_raw(void *ctx, const struct ncs_raw *x) {
   if (x->type < NCS_REC_KERNEL || x->type > NCS_REC_KERNEL_STATUS) return 0;
   struct file_state *f = fs_of(ctx);
+  if (f) ncs_kwatch_raw(&f->kw, x);
   if (f && f->rp) ncs_replay_add_raw(f->rp, x);
   return 0;
 }
@@ -1149,7 +1094,7 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   if (!m || m->bad_option) return;
   struct file_state *f = m->files[file].fs;
   if (!f) return; /* no record */
-  if (f->deciding) decide(f);
+  if (f->deciding) decide(f, 0);
   /* calls still waiting for a GPU time: timed on the host, in the order they were made */
   const struct pend **left = f->npend ? malloc(f->npend * sizeof *left) : NULL;
   uint32_t nleft = 0;
@@ -1351,7 +1296,7 @@ static void m_rank_json(void *state, struct ncs_json *j, int file) {
 
 static void m_op_json(void *state, struct ncs_json *j, int file, unsigned op) {
   struct metrics *m = state;
-  if (!m || m->bad_option || !m->rank[file].used || !timed_op(op)) return;
+  if (!m || m->bad_option || !m->rank[file].used || !ncs_stepmark_timed(op)) return;
   const struct rank_m *r = &m->rank[file];
   const struct mstat *t = &r->op[op];
   ncs_json_num(j, "time_s", t->time_ns / 1e9);

@@ -1,4 +1,4 @@
-/* stepcost.c — metrics + whatif as plug-ins of another command's read (stepcost.h). */
+/* stepcost.c — the steps' starts + whatif as plug-ins of another command's read (stepcost.h). */
 #include "analysis/stepcost.h"
 
 #include <stdio.h>
@@ -7,14 +7,16 @@
 
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
+#include "analysis/stepstarts.h"
 #include "model/stages.h"
 
 struct ncs_stepcost {
   struct ncs_job job;
   struct ncs_rank_info *info;
   int *order;
-  struct ncs_stages stages; /* metrics puts each file's step starts, whatif reads them */
-  void *m, *w;             /* the analyses' states */
+  struct ncs_stages stages; /* stepstarts puts each file's step starts, whatif reads them */
+  struct ncs_stepstarts *m;
+  void *w;                 /* whatif's state */
 };
 
 struct ncs_stepcost *ncs_stepcost_new(int n, char *const *paths) {
@@ -30,7 +32,7 @@ struct ncs_stepcost *ncs_stepcost_new(int n, char *const *paths) {
     c->order[i] = i;
   }
   c->job = (struct ncs_job){.n = n, .rank = c->info, .order = c->order, .stages = &c->stages};
-  c->m = ncs_analysis_metrics.create(&c->job);
+  c->m = ncs_stepstarts_new(n, &c->stages);
   c->w = ncs_analysis_whatif.create(&c->job);
   if (!c->m || !c->w) goto fail;
   return c;
@@ -41,13 +43,13 @@ fail:
 
 void ncs_stepcost_visitor(struct ncs_stepcost *c, int file, struct ncs_mux *m) {
   if (!c || m->n + 2 > NCS_MUX_MAX) return;
-  ncs_analysis_metrics.visitor(c->m, file, &m->v[m->n++]);
+  ncs_stepstarts_visitor(c->m, file, &m->v[m->n++]);
   ncs_analysis_whatif.visitor(c->w, file, &m->v[m->n++]);
 }
 
 void ncs_stepcost_file_done(struct ncs_stepcost *c, int file, const struct ncs_read_status *st) {
   if (!c) return;
-  ncs_analysis_metrics.file_done(c->m, file, st); /* hands the file's step starts to whatif */
+  ncs_stepstarts_file_done(c->m, file); /* hands the file's step starts to whatif */
   ncs_analysis_whatif.file_done(c->w, file, st);
   ncs_stages_drop_file(&c->stages, file);
 }
@@ -73,7 +75,6 @@ const struct ncs_whatif *ncs_stepcost_finish(struct ncs_stepcost *c, const struc
   }
   qsort_r(c->order, (size_t)c->job.n, sizeof *c->order, cmp_rank, c->info);
   c->job.headline = h;
-  ncs_analysis_metrics.finish(c->m, &c->job);
   ncs_analysis_whatif.finish(c->w, &c->job);
   return ncs_whatif_result(c->w);
 }
@@ -81,7 +82,7 @@ const struct ncs_whatif *ncs_stepcost_finish(struct ncs_stepcost *c, const struc
 void ncs_stepcost_free(struct ncs_stepcost *c) {
   if (!c) return;
   if (c->w) ncs_analysis_whatif.destroy(c->w);
-  if (c->m) ncs_analysis_metrics.destroy(c->m);
+  ncs_stepstarts_free(c->m);
   ncs_stages_free(&c->stages);
   free(c->info);
   free(c->order);

@@ -1,13 +1,14 @@
 /* stepcost.h — what the problems cost in step time (analysis/whatif.h) for a command other than
- * `report` (compare, html): the `metrics` analysis (the step boundaries) and the `whatif`
- * analysis run as plug-ins of that command's one read of the traces.
+ * `report` (compare, html): the steps' starts (analysis/stepstarts.h: the boundary metrics
+ * chooses, without metrics' per-operation figures) and the `whatif` analysis run as plug-ins of
+ * that command's one read of the traces. Memory: what whatif keeps (its kernels, for a file
+ * with kernel activity) and, per file being read, stepstarts' bounded state.
  *
  * Contract: new() before the load; visitor() from the load's file_visitor and file_done() from
  * its file_done (files may be read in parallel: both analyses keep per-file state); finish()
  * after the load with the loader's ranks and the job's headline (transports and NVLink,
- * ncs_headline_build) returns the result, valid until free(). One at a time per process (the
- * analyses keep the running one in a global): a command comparing runs makes one per run, in
- * turn. */
+ * ncs_headline_build) returns the result, valid until free(). A command comparing runs makes
+ * one per run. */
 #ifndef NCS_STEPCOST_H
 #define NCS_STEPCOST_H
 #include "analysis/whatif.h"

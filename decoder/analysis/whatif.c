@@ -9,9 +9,10 @@
  * headline) and metrics (step starts: model/stages.h) in the registry. Per file it
  * keeps the kernels (KERNEL records, 48 bytes each), the NCCL calls' sizes grouped as NCCL
  * launches them (one kernel per call, one per group and kernel operation; model/launches.h,
- * 4 bytes each in the common case) and the topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
- * kernel of an operation the i-th such launch) and the step boundaries become the boundary
- * calls' kernels. finish() lays the ranks' timelines out again (model/relayout.h) and keeps
+ * 4 bytes each in the common case; dropped for a file without kernel activity: model/kwatch.h)
+ * and, while the file is read, its topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
+ * kernel of an operation the i-th such launch), the step boundaries become the boundary
+ * calls' kernels and the topology gives the links finish() asks of it. finish() lays the ranks' timelines out again (model/relayout.h) and keeps
  * the result (whatif.h); print_* print it. Without kernel activity or steps it says why. */
 #include <math.h>
 #include <pthread.h>
@@ -26,6 +27,7 @@
 #include "io/grow.h"
 #include "io/nccllog.h"
 #include "model/knames.h"
+#include "model/kwatch.h"
 #include "model/launches.h"
 #include "model/linkref.h"
 #include "model/relayout.h"
@@ -69,12 +71,17 @@ struct wf_file {
   size_t capn;
   struct unit u;             /* the launch being made (have_u) */
   int have_u;
-  struct ncs_launches done;  /* the launches before it, compact */
-  int lost;                  /* a launch could not be kept (out of memory): no kernel is sized */
+  struct ncs_launches *done; /* the launches before it, compact (NULL: none yet, or given back) */
+  int lost;                  /* a launch could not be kept (out of memory), or the log was dropped
+                                (below): no kernel is sized */
+  struct ncs_kwatch kw;      /* kernel activity in the file? (model/kwatch.h) */
+  int dropped;               /* none by NCS_KWATCH_WAIT launches: the log is dropped, no more kept */
   int took;                  /* take_spare was called */
   int *nranks;              /* per communicator index */
   size_t ncomm, capc;
-  struct ncs_topo *topo;
+  struct ncs_topo *topo;     /* until the file is done; then the links it gives: */
+  struct ncs_link p2p, user; /* NVLink's, the --what-if transport's, when have_* */
+  int have_p2p, have_user;
   size_t *bound;
   size_t nbound;
   struct wf *owner;
@@ -88,7 +95,7 @@ struct wf {
   int n;
   struct wf_file *f;
   pthread_mutex_t mu;
-  struct ncs_launches spare[NSPARE];
+  struct ncs_launches *spare[NSPARE];
   int nspare;
   /* --what-if */
   const char *spec;
@@ -143,6 +150,7 @@ static int wf_bad_options(void *state) {
 
 static int wf_raw(void *ctx, const struct ncs_raw *r) {
   struct wf_file *f = ctx;
+  ncs_kwatch_raw(&f->kw, r);
   if (r->type == NCS_REC_KERNEL) {
     struct ncs_kernel x;
     struct ncs_rbuf b;
@@ -183,31 +191,41 @@ static void take_spare(struct wf_file *f) {
   pthread_mutex_lock(&s->mu);
   if (s->nspare > 0) f->done = s->spare[--s->nspare];
   pthread_mutex_unlock(&s->mu);
+  if (!f->done) f->done = calloc(1, sizeof *f->done); /* NULL: no launch kept (lost) */
 }
 static void give_spare(struct wf_file *f) {
   struct wf *s = f->owner;
-  if (s && f->done.head) {
-    ncs_launches_reset(&f->done);
+  if (!f->done) return;
+  if (s && f->done->head) {
+    ncs_launches_reset(f->done);
     pthread_mutex_lock(&s->mu);
     if (s->nspare < NSPARE) {
       s->spare[s->nspare++] = f->done;
-      memset(&f->done, 0, sizeof f->done);
+      f->done = NULL;
     }
     pthread_mutex_unlock(&s->mu);
   }
-  ncs_launches_free(&f->done);
+  if (f->done) ncs_launches_free(f->done);
+  free(f->done);
+  f->done = NULL;
 }
 /* The launch being made goes to the compact log. */
 static void commit_unit(struct wf_file *f) {
   if (!f->have_u) return;
+  if (!f->dropped && !ncs_kwatch_keep(&f->kw, f->done ? f->done->n : 0)) { /* no kernel activity: no launch is wanted */
+    give_spare(f);
+    f->dropped = f->lost = 1;
+  }
+  if (f->dropped) { f->have_u = 0; return; }
   struct ncs_launch x = {f->u.t_first, f->u.op, f->u.kop, f->u.busbytes, f->u.steps};
-  if (ncs_launches_add(&f->done, &x) != 0) f->lost = 1;
+  if (!f->done || ncs_launches_add(f->done, &x) != 0) f->lost = 1;
   f->have_u = 0;
 }
 
 static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct wf_file *f = ctx;
   if (!f->took && f->owner) take_spare(f);
+  if (f->dropped) return 0;
   for (size_t i = 0; i < n; i++) {
     const struct ncs_call *c = &x[i];
     const char *ko = ncs_kernel_op_of_call(c->op);
@@ -274,8 +292,10 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   for (size_t i = 0; i < f->nk; i++) if (f->k[i].nccl && f->k[i].kop >= 0 && f->k[i].kop < NKOPS) nka[f->k[i].kop]++;
   struct ncs_launch_cur cur;
   struct ncs_launch u, un;
-  ncs_launches_begin(&f->done, &cur);
-  while (ncs_launches_next(&f->done, &cur, &u)) if (u.kop >= 0 && u.kop < NKOPS) nua[u.kop]++;
+  static const struct ncs_launches none;
+  const struct ncs_launches *log_u = f->done ? f->done : &none;
+  ncs_launches_begin(log_u, &cur);
+  while (ncs_launches_next(log_u, &cur, &u)) if (u.kop >= 0 && u.kop < NKOPS) nua[u.kop]++;
   const struct ncs_step_starts *log = NULL;
   size_t nb = f->nk ? ncs_stages_starts(s->stages, file, &log) : 0, g = 0; /* no kernel: no boundary kernel */
   uint64_t *t = nb ? malloc(nb * sizeof *t) : NULL;
@@ -283,8 +303,8 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   size_t capb = 0;
   /* the boundary at t[g] is the kernel of the launch holding it: the last begun by then (the
    * walk's launch j while the next one begins after t[g]) */
-  ncs_launches_begin(&f->done, &cur);
-  int more = !f->lost && ncs_launches_next(&f->done, &cur, &u);
+  ncs_launches_begin(log_u, &cur);
+  int more = !f->lost && ncs_launches_next(log_u, &cur, &u);
   while (more) {
     size_t kj = (size_t)-1; /* launch u's kernel */
     if (u.kop >= 0 && u.kop < NKOPS && nka[u.kop] == nua[u.kop]) {
@@ -298,7 +318,7 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
         next[u.kop] = a + 1;
       }
     }
-    more = ncs_launches_next(&f->done, &cur, &un);
+    more = ncs_launches_next(log_u, &cur, &un);
     for (; g < nb && (!more || un.t_first > t[g]); g++)
       if (u.t_first <= t[g] && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
         f->bound[f->nbound++] = kj;
@@ -308,6 +328,11 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   give_spare(f);
   free(f->nranks);
   f->nranks = NULL;
+  /* the links finish() asks of this host, then no topology is kept */
+  f->have_p2p = f->topo && ncs_linkref_of(NCS_TC_P2P, f->topo, &f->p2p) == 0;
+  f->have_user = f->topo && s->user_tclass && ncs_linkref_of(s->user_tclass, f->topo, &f->user) == 0;
+  free(f->topo);
+  f->topo = NULL;
 }
 
 static int cmp_dbl(const void *a, const void *b) {
@@ -458,7 +483,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
       int any = 0;
       for (int i = 0; i < s->n; i++) {
         struct ncs_link x;
-        if (!s->f[i].topo || ncs_linkref_of(NCS_TC_P2P, s->f[i].topo, &x) != 0) continue;
+        if (!s->f[i].have_p2p) continue;
+        x = s->f[i].p2p;
         if (!any || ncs_linkref_slower(&l, &x) == &x) l = x;
         any = 1;
       }
@@ -537,7 +563,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
       int any = 0;
       for (int i = 0; i < s->n; i++) {
         struct ncs_link x;
-        if (!s->f[i].topo || ncs_linkref_of(s->user_tclass, s->f[i].topo, &x) != 0) continue;
+        if (!s->f[i].have_user) continue;
+        x = s->f[i].user;
         if (!any || ncs_linkref_slower(&l, &x) == &x) l = x;
         any = 1;
       }
@@ -677,14 +704,15 @@ static void wf_destroy(void *state) {
   for (int i = 0; i < s->n; i++) {
     free(s->f[i].k);
     free(s->f[i].kname);
-    ncs_launches_free(&s->f[i].done);
+    if (s->f[i].done) ncs_launches_free(s->f[i].done);
+    free(s->f[i].done);
     free(s->f[i].nranks);
     free(s->f[i].topo);
     free(s->f[i].bound);
     ncs_knames_free(&s->f[i].names);
   }
   free(s->f);
-  for (int i = 0; i < s->nspare; i++) ncs_launches_free(&s->spare[i]);
+  for (int i = 0; i < s->nspare; i++) { ncs_launches_free(s->spare[i]); free(s->spare[i]); }
   pthread_mutex_destroy(&s->mu);
   free(s);
 }

@@ -1,6 +1,7 @@
 /* html_cmd.c — `ncclscope html PATH... -o report.html`: parses its options, reads the job once
  * with the analyses the page needs plugged in (the doctor's facts and hang checks, a few steps
- * per rank, the GPU-stream lanes, a bounded trace's whole run and window), runs the doctor and the headline, and hands it all to the
+ * per rank, the GPU-stream lanes, a bounded trace's whole run and window, the step cost:
+ * analysis/stepcost.h), runs the doctor, the headline and the what-if, and hands it all to the
  * html renderer (render/html.h).
  * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
  * input, 4 when nothing could be read or the page cannot be written. */
@@ -15,6 +16,7 @@
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
+#include "analysis/stepcost.h"
 #include "analysis/sitefacts.h"
 #include "analysis/steps.h"
 #include "render/gpu_lanes.h"
@@ -22,6 +24,7 @@
 
 /* the loader's ctx for every plug-in of the page */
 struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps *steps; struct ncs_gpulanes *lanes;
+                   struct ncs_stepcost *cost;
                    struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */
                    struct ncs_window *win; /* bounded traces: whole run and window */ };
 
@@ -34,7 +37,7 @@ static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const st
   ncs_gpulanes_add(((struct html_load *)ctx)->lanes, file, k);
 }
 /* The page's plug-ins: file i feeds the doctor's facts d->f[i] (when the doctor runs), the hang
- * checks, the call sites and the window. */
+ * checks, the step cost, the call sites and the window. */
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct html_load *L = ctx;
   if (L->d->f) ncs_dfacts_attach(L->d->f[file], m);
@@ -43,6 +46,7 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
     ncs_window_visitor(L->win, file, &m->v[m->n++]);
   }
   if (L->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(L->hang, file, &m->v[m->n++]);
+  ncs_stepcost_visitor(L->cost, file, m);
   if (L->sites && m->n < NCS_MUX_MAX) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_sitefacts_visitor(L->sites, file, &m->v[m->n++]);
@@ -53,6 +57,7 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->d->f) ncs_dfacts_finish(L->d->f[file], rc, st);
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
   if (L->win) ncs_window_file_done(L->win, file);
+  ncs_stepcost_file_done(L->cost, file, st);
 }
 
 int cmd_html(int argc, char **argv) {
@@ -89,6 +94,7 @@ int cmd_html(int argc, char **argv) {
   struct ncs_doctor doc;
   memset(&doc, 0, sizeof doc);
   struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new(),
+                        ncs_stepcost_new(n, files), /* NULL (out of memory): the section says not computed */
                         doctor ? ncs_sitefacts_new(n) : NULL, ncs_window_new(n)};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
@@ -120,15 +126,19 @@ int cmd_html(int argc, char **argv) {
     }
   }
   struct ncs_headline h;
+  memset(&h, 0, sizeof h);
+  h.slowest_rank = -1;
+  if (doctor_ran) ncs_headline_build(&h, &doc);
+  /* before the headline is printed: whatif puts each problem's cost on its line, as in report */
+  const struct ncs_whatif *cost = ncs_stepcost_finish(L.cost, J, &h);
   if (doctor_ran) {
-    ncs_headline_build(&h, &doc);
     ncs_headline_add_stragglers(&h, J->strag);
     ncs_headline_add_top_op(&h, J); /* the dominant operation, as report's metrics finds it */
   }
   struct ncs_window_sum *win = malloc(sizeof *win);
   if (win && !ncs_window_sum(L.win, win)) { free(win); win = NULL; }
   struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
-                               steps.f ? &steps : NULL, L.lanes, win};
+                               steps.f ? &steps : NULL, L.lanes, win, cost};
   int werr = ncs_html_write(f, &page) != 0;
   free(win);
   if (f != stdout && fclose(f) != 0) werr = 1;
@@ -144,6 +154,7 @@ done:
   ncs_sitefacts_free(L.sites);
   ncs_gpulanes_free(L.lanes);
   ncs_window_free(L.win);
+  ncs_stepcost_free(L.cost);
   ncs_steps_free(&steps);
   ncs_paths_free(files, n);
   return rc;

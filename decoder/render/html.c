@@ -58,7 +58,12 @@ static const char CSS[] =
   "#headline.bad{border-color:#c0392b;color:inherit;font-weight:normal}"
   "#headline h2{border:0;margin:0 0 6px;font-size:20px}#headline .fig{font-size:30px;font-weight:bold}"
   "details>summary{cursor:pointer}details>summary h2,details>summary h3{display:inline-block}"
-  ".P2P{background:#9d9}.NVLS{background:#7c7}.SHM{background:#fd8}.NET{background:#f99}.COLLNET{background:#f9c}";
+  ".P2P{background:#9d9}.NVLS{background:#7c7}.SHM{background:#fd8}.NET{background:#f99}.COLLNET{background:#f9c}"
+  ".split{display:flex;width:100%;height:26px;border:1px solid #999;margin:6px 0}.split div{height:100%;overflow:hidden;"
+  "font-size:11px;line-height:26px;text-align:center;white-space:nowrap}"
+  ".c-compute{background:#6a9fd8}.c-comm{background:#f0a040}.c-wait{background:#d65}.c-idle{background:#ccc}.c-rest{background:#eee}"
+  ".fix{font-size:13px;margin:4px 0}.fix .bar{background:#eee;border:1px solid #999;height:16px;width:100%}"
+  ".fix .bar div{background:#7a7;height:100%}";
 
 static double wall_s(const struct ncs_jrank *r) { return r->t_last > r->t_first ? (double)(r->t_last - r->t_first) / 1e9 : 0; }
 
@@ -523,6 +528,61 @@ static void sec_doctor(FILE *f, struct ncs_doctor *d, struct ncs_hang *hang) {
   sec_close(f);
 }
 
+/* Where the step time goes and what fixing each finding would give (analysis/whatif.h, the
+ * figures of report's "What the problems cost"): one bar of the step's parts (the median rank's
+ * per part), one bar per finding with the step if fixed. Never a bar per rank. */
+static void split_div(FILE *f, const char *cls, const char *name, double s, double step) {
+  double pct = step > 0 ? 100.0 * s / step : 0;
+  if (!(pct >= 0.05)) return; /* NaN too */
+  fprintf(f, "<div class=\"%s\" style=\"width:%.2f%%\" title=\"%s %.3f ms\">%s</div>", cls, pct, name, s * 1e3,
+          pct >= 12 ? name : "");
+}
+static void sec_cost(FILE *f, const struct ncs_whatif *w) {
+  sec_open(f, "cost", "Where the step time goes, and what fixing each finding would give", 1);
+  if (!w || !w->have) {
+    fprintf(f, "<p class=\"note\">Not computed: ");
+    esc(f, w && w->why_not[0] ? w->why_not : "no steps on the GPU");
+    fprintf(f, ".</p>");
+    sec_close(f);
+    return;
+  }
+  const struct ncs_whatif_split *p = &w->split;
+  double comm = 0;
+  for (int k = 0; k < NCS_WHATIF_KOPS; k++) comm += p->kop[k] ? p->transfer[k] : 0;
+  fprintf(f, "<p>Step <b>%.3f ms</b> on the GPU (median rank, %d step boundaries): compute %.3f ms, exposed communication "
+             "%.3f ms, waiting for other ranks %.3f ms, idle %.3f ms (each the median over ranks).</p>\n",
+          w->step_s * 1e3, w->steps, p->compute * 1e3, comm * 1e3, p->wait * 1e3, p->idle * 1e3);
+  fprintf(f, "<div class=\"split\">");
+  split_div(f, "c-compute", "compute", p->compute, w->step_s);
+  for (int k = 0; k < NCS_WHATIF_KOPS; k++)
+    if (p->kop[k]) split_div(f, "c-comm", p->kop[k], p->transfer[k], w->step_s);
+  split_div(f, "c-wait", "waiting", p->wait, w->step_s);
+  split_div(f, "c-idle", "idle", p->idle, w->step_s);
+  split_div(f, "c-rest", "rest", p->rest, w->step_s);
+  fprintf(f, "</div>\n");
+  int any = 0;
+  for (int i = 0; i < w->n; i++) {
+    const struct ncs_whatif_item *it = &w->it[i];
+    if (!isfinite(it->step_s_if_fixed) || !(it->step_s > 0)) continue;
+    double pct = 100.0 * it->step_s_if_fixed / it->step_s;
+    fprintf(f, "<div class=\"fix\" data-id=\"");
+    esc(f, it->id);
+    fprintf(f, "\"><b>");
+    esc(f, it->id);
+    fprintf(f, "</b> ");
+    esc(f, it->title);
+    fprintf(f, ": step %.3f -> %.3f ms (%+.3f ms per step, %+.0f%%)<div class=\"bar\"><div style=\"width:%.2f%%\"></div></div></div>\n",
+            it->step_s * 1e3, it->step_s_if_fixed * 1e3, -it->saved_s_per_step * 1e3, -100.0 * it->saved_s_per_step / it->step_s,
+            pct > 100 ? 100 : pct);
+    any = 1;
+  }
+  if (!any) fprintf(f, "<p class=\"note\">Nothing found that costs 1%% of the step or more.</p>");
+  fprintf(f, "<p class=\"note\">Green: the step if that finding were fixed, against the step now (the full bar). The model "
+             "and its assumptions: docs/METRICS.md \"What fixing it would give\"; the same figures as <code>ncclscope report</code>'s "
+             "\"What the problems cost\".</p>");
+  sec_close(f);
+}
+
 /* Transports: the classes every rank's connection lines named (the headline's source), how many
  * ranks used each, then the rank x peer matrix of the largest communicator when the loader kept
  * its rows (communicators of up to 64 ranks: jobload.h). */
@@ -679,6 +739,7 @@ int ncs_html_write(FILE *f, const struct ncs_html_page *p) {
              "<title>ncclscope report</title><style>%s</style></head><body>\n<h1>ncclscope: the whole job</h1>\n", CSS);
   if (p->window && p->window->files) sec_window(f, p->window);
   if (p->h) ncs_headline_print_html(p->h, f);
+  sec_cost(f, p->cost);
   sec_summary(f, J);
   sec_time_per_op(f, J);
   sec_busbw(f, J, ran);

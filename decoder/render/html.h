@@ -12,6 +12,7 @@
 #include "analysis/headline.h"
 #include "analysis/steps.h"
 #include "analysis/window.h"
+#include "analysis/whatif.h"
 #include "render/gpu_lanes.h"
 
 struct ncs_html_page {
@@ -23,6 +24,8 @@ struct ncs_html_page {
   const struct ncs_steps *steps; /* the steps picture's calls, NULL none */
   const struct ncs_gpulanes *lanes;
   const struct ncs_window_sum *window; /* a bounded trace's whole run and window, NULL none */
+  const struct ncs_whatif *cost; /* where the step time goes, what fixing each finding would give
+                                    (report's what-if figures); NULL: not computed */
 };
 
 int ncs_html_write(FILE *f, const struct ncs_html_page *p);
