@@ -201,6 +201,10 @@ if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/d
     got=$(sed -n '/<section id="cost"/,/<\/section>/p' "$T/k-long.html" | sed -n 's/.*<p>Step <b>\([0-9.]*\) ms<\/b> on the GPU (median rank, \([0-9]*\) step boundaries.*/\1 \2/p; s/.*: step \([0-9.]* -> [0-9.]*\) ms .*/\1/p' | tr '\n' ' ')
     check_eq "html cost, 8,500 steps (files past the records the boundary is chosen from): 8500 boundaries, the step and each finding as report states them ($want)" "$want" "$got"
     check_eq "html cost, 8,500 steps: the job's 8500 steps" 8500 "$(echo "$got" | cut -d' ' -f2)"
+    # the headline: the costliest finding when no problem line carries it, as report's headline
+    want=$(sed -n 's/^  costliest: \([a-z-]*\), \(.* ms\) (report.*/\1 \2/p' "$T/k-long.txt")
+    got=$(sed -n '/id="headline"/,/<\/section>/p' "$T/k-long.html" | sed -n 's/.*<p>Costliest: <b>\([a-z-]*\)<\/b>, \(.* ms\) (below.*/\1 \2/p')
+    check_eq "html headline: the costliest finding as report's headline names it (${want:-none})" "${want:-none in report}" "$got"
   else fail "html cost, 8,500 steps: job or html failed"; sed 's/^/    /' "$T/k-long.out" | head; fi
   if hjob half; then
     got=$(lanes "$T/k-half.html")

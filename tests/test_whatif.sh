@@ -91,6 +91,11 @@ if [ "$hp" != none ] && awk -v p="$hp" -v f="$mf" 'BEGIN { d = p - f; if (d < 0)
 else fail "whatif headline: nvlink-unused step_s_if_fixed $hp, P2P run measured $mf s"; fi
 "$NCS" report --summary "$T/shm" >"$T/shm.sum" 2>/dev/null
 check "whatif headline text: the problem line carries its cost" grep -q "PROBLEM nvlink-unused: .*; costs [0-9.]* ms of the [0-9.]* ms step: fixed, [0-9.]* ms" "$T/shm.sum"
+# the html page's headline: the same cost on the same problem line (issue 28 item 4)
+"$NCS" html "$T/shm" -o "$T/shm.html" 2>/dev/null
+want=$(grep -o "PROBLEM nvlink-unused: .*; costs [0-9.]* ms of the [0-9.]* ms step: fixed, [0-9.]* ms" "$T/shm.sum" | grep -o "costs .*")
+got=$(sed -n '/id="headline"/,/<\/section>/p' "$T/shm.html" | grep -o '<li><b>nvlink-unused</b>[^<]*<br><span class="note">[^<]*</span>; costs [0-9.]* ms of the [0-9.]* ms step: fixed, [0-9.]* ms' | grep -o "costs .*")
+check_eq "whatif headline html: the nvlink-unused line carries report's cost (${want:-none})" "${want:-none in report}" "$got"
 
 # compare explains the step-time change: named parts against the runs' own device step times
 # explain NEW ID [OP]: compare healthy NEW; the largest part is ID (and OP), the named parts' sum

@@ -41,6 +41,24 @@ static const char *state_word(const struct ncs_headline *h) {
   return "healthy";
 }
 
+
+/* What problem v costs, after its line: the step time it costs (whatif, by way of the
+ * headline's costs), or for a hang the time lost until the traces end; nothing when unknown. */
+static void print_cost(FILE *f, const struct ncs_headline *h, const struct ncs_verdict *v) {
+  const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
+  if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
+  else if (v->hang && v->hang->lost_n)
+    fprintf(f, "; lost %.3f s until the traces end (%.0f%% of the run, %.3f process-s)", v->hang->lost_max_s,
+            100.0 * v->hang->lost_share, v->hang->lost_s);
+}
+/* The costliest finding when no problem line carries it, else NULL. */
+static const struct ncs_headline_cost *costliest_unshown(const struct ncs_headline *h) {
+  if (!h->ncost) return NULL;
+  for (int i = 0; i < h->nfirst; i++)
+    if (ncs_headline_cost_of(h, h->first[i]->id) == &h->cost[0]) return NULL;
+  return &h->cost[0];
+}
+
 void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_problems) {
   char tr[64];
   transport_names(h->transports, tr, sizeof tr);
@@ -133,11 +151,7 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
       fputs(v->title, f);
       if (h->count[i] > 1) fprintf(f, " (%d verdicts)", h->count[i]);
     }
-    const struct ncs_headline_cost *c = ncs_headline_cost_of(h, v->id);
-    if (c) fprintf(f, "; costs %.3f ms of the %.3f ms step: fixed, %.3f ms", (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
-    else if (v->hang && v->hang->lost_n)
-      fprintf(f, "; lost %.3f s until the traces end (%.0f%% of the run, %.3f process-s)", v->hang->lost_max_s,
-              100.0 * v->hang->lost_share, v->hang->lost_s);
+    print_cost(f, h, v);
     fputc('\n', f);
     if (!one_line && v->nevidence) {
       fprintf(f, "    ");
@@ -148,14 +162,10 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
   }
   if (h->kinds > h->nfirst) fprintf(f, "  ... %d more kinds of problem\n", h->kinds - h->nfirst);
   /* the costliest finding, when no problem line above carries it */
-  if (h->ncost) {
-    const struct ncs_headline_cost *c = &h->cost[0];
-    int shown = 0;
-    for (int i = 0; i < h->nfirst; i++) shown |= ncs_headline_cost_of(h, h->first[i]->id) == c;
-    if (!shown)
-      fprintf(f, "  costliest: %s, %.3f ms of the %.3f ms step: fixed, %.3f ms (report: \"What the problems cost\")\n", c->id,
-              (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
-  }
+  const struct ncs_headline_cost *c = costliest_unshown(h);
+  if (c)
+    fprintf(f, "  costliest: %s, %.3f ms of the %.3f ms step: fixed, %.3f ms (report: \"What the problems cost\")\n", c->id,
+            (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
 }
 
 static void num_or_null(struct ncs_json *j, const char *k, double v) {
@@ -382,9 +392,17 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
         ncs_html_escape(f, h->first[i]->evidence[0], strlen(h->first[i]->evidence[0]));
         fprintf(f, "</span>");
       }
+      print_cost(f, h, h->first[i]); /* (numbers only: nothing to escape) */
       fprintf(f, "</li>");
     }
     fprintf(f, "</ul>\n");
+  }
+  const struct ncs_headline_cost *c = costliest_unshown(h);
+  if (c) {
+    fprintf(f, "<p>Costliest: <b>");
+    ncs_html_escape(f, c->id, strlen(c->id));
+    fprintf(f, "</b>, %.3f ms of the %.3f ms step: fixed, %.3f ms (below: where the step time goes).</p>\n",
+            (c->step_s - c->fixed_s) * 1e3, c->step_s * 1e3, c->fixed_s * 1e3);
   }
   fprintf(f, "</section>\n");
 }
