@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench-throughput.sh [BUILD] — the shim's rows of issue 14, side by side in one run
-# (docs/BENCHMARKS-HISTORY.md "Shim throughput"): plain (no shim) vs `after` (BUILD's shim) vs `before` (a
-# shim built from git revision $BENCH_BEFORE_REV, when set) vs `off` (after, NCCLSCOPE_DISABLE=1).
+# (docs/BENCHMARKS-HISTORY.md "Shim throughput"): plain (no shim) vs `floor` (the least any
+# recorder can cost: a wrapper built here that reads CLOCK_MONOTONIC before and after the real
+# call and stores 32 bytes into a thread-local ring, nothing else) vs `after` (BUILD's shim) vs
+# `before` (a shim built from git revision $BENCH_BEFORE_REV, when set) vs `off` (after,
+# NCCLSCOPE_DISABLE=1). floor runs in the tight and paced rows only.
 #
 # Workload: tests/jobs/rate_job.c on a stub libnccl whose calls return at once (built here; it
 # replaces the NCCL double through LD_LIBRARY_PATH), host timing (NCCLSCOPE_GPU_TIMING=0:
@@ -69,8 +72,44 @@ ncclResult_t ncclCommDestroy(ncclComm_t c) { return ncclSuccess; }
 const char *ncclGetErrorString(ncclResult_t r) { return "stub"; }
 C
 cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stub/libnccl.so.2" "$W/stub.c" || { echo "stub does not build" >&2; exit 2; }
+# the floor: two clock reads and a 32-byte store into the calling thread's ring (4096 slots,
+# allocated and touched at the thread's first call, never read) around the real ncclAllReduce
+cat >"$W/floor.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ncclscope/nccl_abi.h"
+struct slot { uint64_t t0, t1, count; uint32_t op, rc; };
+static ncclResult_t (*real)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+static __thread struct slot *ring;
+static __thread uint64_t head;
+__attribute__((constructor)) static void init(void) { real = dlsym(RTLD_NEXT, "ncclAllReduce"); }
+static uint64_t now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) {
+  if (__builtin_expect(!ring, 0)) {
+    ring = calloc(4096, sizeof *ring);
+    if (ring) memset(ring, 1, 4096 * sizeof *ring);
+  }
+  uint64_t t0 = now();
+  ncclResult_t rc = real(s, r, n, t, o, c, st);
+  uint64_t t1 = now();
+  if (ring) {
+    struct slot *x = &ring[head++ & 4095];
+    x->t0 = t0; x->t1 = t1; x->count = n; x->op = 1; x->rc = rc;
+  }
+  return rc;
+}
+C
+cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/floor.so" "$W/floor.c" -ldl || { echo "floor does not build" >&2; exit 2; }
 
-VARIANTS="plain after off"
+VARIANTS="plain floor after off"
 if [ -n "${BENCH_BEFORE_REV:-}" ]; then
   mkdir -p "$W/before"
   if git -C "$ROOT" archive "$BENCH_BEFORE_REV" | tar -x -C "$W/before" &&
@@ -82,7 +121,7 @@ if [ -n "${BENCH_BEFORE_REV:-}" ]; then
 fi
 # BENCH_RING_KB: one more variant, `ring`: after with NCCLSCOPE_BUFFER_KB=$BENCH_RING_KB
 [ -n "${BENCH_RING_KB:-}" ] && VARIANTS="${VARIANTS/after/after ring}"
-shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; *) echo "$SHIM" ;; esac; }
+shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; floor) echo "$W/floor.so" ;; *) echo "$SHIM" ;; esac; }
 
 # one VARIANT TAG ARGS...: one rate_job run on the stub; appends
 # "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load caller_faults" to $W/TAG.VARIANT
@@ -133,13 +172,14 @@ for ((h = 0; h < ${BENCH_HOG:-0}; h++)); do
 done
 ONSET_RATES="500000 1000000 2000000 4000000"
 SHIMS=""
-for v in $VARIANTS; do [ "$v" = plain ] || [ "$v" = off ] || SHIMS="$SHIMS $v"; done
+for v in $VARIANTS; do case $v in plain|off|floor) ;; *) SHIMS="$SHIMS $v" ;; esac; done
 for ((r = 1; r <= ROUNDS; r++)); do
   for v in $VARIANTS; do
     want tight1 && one "$v" tight1 -n "$TIGHT" -i 100
     want tight4 && one "$v" tight4 -n "$((TIGHT / 4))" -t 4 -i 100
     want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100
     want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100
+    [ "$v" = floor ] && continue
     want idle && one "$v" idle -n 1000 -i 5000
   done
   want onset && for v in $SHIMS; do
@@ -158,8 +198,13 @@ row() { # TITLE TAG: wall, cpu, calling thread's cpu, its page faults, drops per
   echo "$1 ($(load "$2"))"
   printf '  %-7s %-24s %-24s %-24s %-24s %s\n' variant "wall ns/call" "process CPU ns/call" "caller CPU ns/call" "caller page faults" "dropped"
   for v in $VARIANTS; do
-    printf '  %-7s %-24s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(mmm "$2" "$v" 9)" "$(droprate "$2" "$v")"
+    printf '  %-7s %-24s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(mmm "$2" "$v" 9)" \
+      "$(case $v in plain|floor) echo "- (records nothing)" ;; *) droprate "$2" "$v" ;; esac)"
   done
+  # the shim's calling thread against the floor, median by median
+  local fm am
+  fm=$(mmm "$2" floor 7 | awk -F' / ' '{print $2}') am=$(mmm "$2" after 7 | awk -F' / ' '{print $2}')
+  [ -n "$fm" ] && [ -n "$am" ] && [ "$fm" != - ] && awk -v a="$am" -v f="$fm" 'BEGIN {printf "  after - floor (caller CPU, medians): %+.1f ns/call\n", a - f}'
 }
 want tight1 && row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
 want tight4 && row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
@@ -188,6 +233,7 @@ if want idle; then
 echo
 echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s ($(load idle))"
 for v in $VARIANTS; do
+  [ "$v" = floor ] && continue
   printf '  %-7s %s\n' "$v" "$(awk '$6 != "-" {print $6 / 5000}' "$W/idle.$v" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
 done
@@ -254,7 +300,7 @@ C
   echo "levels: zstd level against CPU and bytes per call, the row chunks over 1 MiB of a 4-thread tight loop ($((TIGHT / 4)) calls each), as each shim wrote them"
   if cc -O2 -o "$W/levels" "$W/levels.c" -lzstd; then
     for v in $VARIANTS; do
-      case $v in plain|off|ring) continue ;; esac
+      case $v in plain|off|ring|floor) continue ;; esac
       d=$W/tr-levels
       echo " $v:"
       env LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$(shim_of "$v")" \
@@ -285,6 +331,7 @@ PY
 }
 mkdir -p "$W/fixed-dirs"
 FIXED_VARIANTS=${VARIANTS/ ring/}
+FIXED_VARIANTS=${FIXED_VARIANTS/ floor/}
 for ((r = 1; r <= 5 * ROUNDS; r++)); do for v in $FIXED_VARIANTS; do fixed "$v" "$r" >>"$W/fixed.$v"; done; done
 rm -rf "$W/fixed-dirs"
 echo "  (fixed: $(cut -d' ' -f1 /proc/loadavg) load at the end)"

@@ -2,6 +2,7 @@
 #ifndef NCS_SHIM_FILEIO_H
 #define NCS_SHIM_FILEIO_H
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -26,7 +27,23 @@ __attribute__((visibility("hidden"))) ssize_t ncs_fio_pwrite(int fd, const void 
 __attribute__((visibility("hidden"))) int ncs_fio_ftruncate(int fd, off_t len);
 __attribute__((visibility("hidden"))) int ncs_fio_fallocate(int fd, int mode, off_t off, off_t len);
 __attribute__((visibility("hidden"))) int ncs_fio_fstat(int fd, struct stat *st);
-__attribute__((visibility("hidden"))) int ncs_fio_statx(int fd, unsigned mask, struct statx *sx);
+/* A file as the shim made it: device, inode, birth time (where the file system keeps one),
+ * and as last seen: size and links (0: deleted). */
+struct ncs_fio_ident {
+  uint64_t dev, ino, size;
+  int64_t btime_s;
+  uint32_t btime_ns, nlink;
+  int has_btime;
+};
+/* statx of fd: 0, or -1 when it fails or fd is not a regular file. */
+__attribute__((visibility("hidden"))) int ncs_fio_identify(int fd, struct ncs_fio_ident *id);
+/* 1 when a and b are the same file (device, inode, and b's birth time when b has one). */
+__attribute__((visibility("hidden"))) int ncs_fio_same_file(const struct ncs_fio_ident *a, const struct ncs_fio_ident *b);
+/* pwrite, run only when fd's file is still `want` (the same file, want->size bytes long, not
+ * deleted), checked in the same visit of the file thread as the write: else -1 with errno
+ * ESTALE and nothing written. */
+__attribute__((visibility("hidden"))) ssize_t ncs_fio_pwrite_if(int fd, const void *buf, size_t n, off_t off,
+                                                                const struct ncs_fio_ident *want);
 __attribute__((visibility("hidden"))) int ncs_fio_fchmod(int fd, mode_t mode);
 /* linkat of the descriptor's unnamed file (O_TMPFILE) to path, through /proc/thread-self */
 __attribute__((visibility("hidden"))) int ncs_fio_link(int fd, const char *path);

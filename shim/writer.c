@@ -69,6 +69,7 @@ const char *ncs_host_name(void);
 #define SEG_MAX 64 /* segments kept at most (bounded mode): about 5 are, a segment being a quarter of the bound */
 #define STICKY_CAP (2u << 20)
 #define RESERVE (16u << 10) /* kept allocated past the file's end for the final chunk (a short one: about 0.5 KiB, PROCESS included) */
+#define RESERVE_AHEAD (64u << 10) /* allocated beyond that at a time (unbounded traces) */
 
 /* ---- the record queue (ncs_emit) ---- */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -129,6 +130,7 @@ struct writer {
   unsigned fd_lost;        /* times the descriptor stopped being the trace's */
   off_t good_off;          /* end of the last whole chunk */
   off_t high_off;          /* end of the furthest bytes ever written (a partial chunk) */
+  off_t reserved_end;      /* blocks allocated up to here (reserve(); 0 when not known) */
   uint64_t chunk_index, dropped_total;
   uint64_t calls;          /* calls in the chunk being built (ring slots encoded) */
   uint64_t chunk_drops[NCS_DROP_REASON_LIMIT]; /* what the chunk's DROP records count, by reason */
@@ -284,41 +286,28 @@ static int create_named(const char *dir, const char *path, const uint8_t *hdr, s
 
 /* The trace file's identity as created: device, inode and birth time (statx; a file system
  * reuses the inode number of a deleted file at once, the birth time tells them apart). */
-static struct { uint64_t dev, ino; int64_t btime_s; uint32_t btime_ns; int has_btime; } ident;
+static struct ncs_fio_ident ident;
+static int have_ident;
 
-static uint32_t last_nlink; /* links of the file identify() looked at last */
-static int identify(int fd, uint64_t *dev, uint64_t *ino, int64_t *bs, uint32_t *bns, int *has_b, uint64_t *size) {
-  struct statx sx;
-  if (ncs_fio_statx(fd, STATX_INO | STATX_SIZE | STATX_TYPE | STATX_BTIME | STATX_NLINK, &sx) != 0) return -1;
-  last_nlink = sx.stx_mask & STATX_NLINK ? sx.stx_nlink : 1;
-  if (!(sx.stx_mask & STATX_INO) || !(sx.stx_mask & STATX_TYPE) || !S_ISREG(sx.stx_mode)) return -1;
-  *dev = ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
-  *ino = sx.stx_ino;
-  *has_b = (sx.stx_mask & STATX_BTIME) != 0;
-  *bs = *has_b ? sx.stx_btime.tv_sec : 0;
-  *bns = *has_b ? sx.stx_btime.tv_nsec : 0;
-  *size = sx.stx_size;
-  return 0;
+static void remember_identity(int fd) { have_ident = ncs_fio_identify(fd, &ident) == 0; }
+
+/* What the trace file must be before the writer touches it again: the file it created, with
+ * exactly the bytes the writer put there (size), still linked. */
+static struct ncs_fio_ident expected(const struct writer *w) {
+  struct ncs_fio_ident e = ident;
+  e.size = (uint64_t)w->high_off;
+  return e;
 }
 
-static void remember_identity(int fd) {
-  uint64_t size;
-  if (identify(fd, &ident.dev, &ident.ino, &ident.btime_s, &ident.btime_ns, &ident.has_btime, &size) != 0)
-    ident.ino = 0;
-}
-
-/* 1 when fd is still the trace file: same device, inode and birth time (where the file system
- * keeps one), and exactly the bytes the writer put there (size). An application that closes
- * every descriptor (daemonising code) and opens its own files may get the number back, even
- * the inode number of a trace it deleted. */
-static int fd_is_ours(int fd, uint64_t want_size) {
-  uint64_t dev, ino, size;
-  int64_t bs;
-  uint32_t bns;
-  int hb;
-  if (fd < 0 || !ident.ino || identify(fd, &dev, &ino, &bs, &bns, &hb, &size) != 0) return 0;
-  if (dev != ident.dev || ino != ident.ino || size != want_size) return 0;
-  return !ident.has_btime || (hb && bs == ident.btime_s && bns == ident.btime_ns);
+/* 1 when fd is still the trace file (fileio.h, ncs_fio_same_file: device, inode and birth
+ * time where the file system keeps one) with want_size bytes; *linked says whether it still
+ * has a name. An application that closes every descriptor (daemonising code) and opens its
+ * own files may get the number back, even the inode number of a trace it deleted. */
+static int fd_is_ours(int fd, uint64_t want_size, int *linked) {
+  struct ncs_fio_ident id;
+  if (fd < 0 || !have_ident || ncs_fio_identify(fd, &id) != 0) return 0;
+  if (linked) *linked = id.nlink > 0;
+  return ncs_fio_same_file(&id, &ident) && id.size == want_size;
 }
 
 /* Makes sure n + extra bytes past the file's last whole chunk are allocated
@@ -327,11 +316,29 @@ static int fd_is_ours(int fd, uint64_t want_size) {
  * returns 0: the write then goes ahead unguarded, as before. */
 static int reserve(struct writer *w, size_t n, size_t extra) {
   if (w->fd < 0) return 0;
-  int rc;
-  do rc = ncs_fio_fallocate(w->fd, FALLOC_FL_KEEP_SIZE, w->good_off, (off_t)(n + extra));
-  while (rc != 0 && errno == EINTR);
-  if (rc == 0 || (errno != ENOSPC && errno != EDQUOT)) return 0;
-  return -1;
+  off_t want = w->good_off + (off_t)(n + extra);
+  if (want <= w->reserved_end) return 0; /* allocated already */
+  /* unbounded: RESERVE_AHEAD more at a time, so an idle process's heartbeats (70 bytes) need
+   * a visit of the file thread for their write alone; a file system that has not that much
+   * left is asked for the exact need */
+  off_t ahead = keeping() ? 0 : RESERVE_AHEAD;
+  for (;; ahead = 0) {
+    int rc;
+    do rc = ncs_fio_fallocate(w->fd, FALLOC_FL_KEEP_SIZE, w->good_off, (off_t)(n + extra) + ahead);
+    while (rc != 0 && errno == EINTR);
+    if (rc == 0) {
+      w->reserved_end = want + ahead;
+      return 0;
+    }
+    if (errno != ENOSPC && errno != EDQUOT) return 0;
+    if (!ahead) return -1;
+  }
+}
+
+/* After a failed write: the bytes past the last whole chunk are cut (with any blocks
+ * allocated past them). */
+static void cut_to_good(struct writer *w) {
+  if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->reserved_end = w->good_off;
 }
 
 static int open_file(struct writer *w) {
@@ -363,6 +370,7 @@ static int open_file(struct writer *w) {
         atomic_store(&trace_ino, (uint64_t)st.st_ino);
       }
       w->good_off = w->high_off = sizeof hdr;
+      w->reserved_end = 0;
       w->first_kept = sizeof hdr;
       w->nseg = 1;
       w->seg[0].off = sizeof hdr;
@@ -388,8 +396,9 @@ static int open_file(struct writer *w) {
  * way the next chunk written carries NCS_CHUNK_F_REOPENED. Returns 0 when w->fd may be written. */
 static int keep_own_fd(struct writer *w) {
   if (w->fd < 0) return 0;
-  if (fd_is_ours(w->fd, (uint64_t)w->high_off)) {
-    if (last_nlink) return 0;
+  int linked = 1;
+  if (fd_is_ours(w->fd, (uint64_t)w->high_off, &linked)) {
+    if (linked) return 0;
     /* ours, but deleted (a clean-up of the directory): what is written there is lost; since the
      * job cannot take a private descriptor, this is how a deleted trace is seen */
     ncs_fio_close(w->fd);
@@ -398,7 +407,7 @@ static int keep_own_fd(struct writer *w) {
   w->fd_lost++;
   w->reopened = 1;
   int fd = ncs_fio_open(w->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0);
-  if (fd_is_ours(fd, (uint64_t)w->high_off)) {
+  if (fd_is_ours(fd, (uint64_t)w->high_off, NULL)) {
     w->fd = fd;
     ncs_debug("the trace's descriptor was closed or reused by the application: %s reopened", w->path);
     return 0;
@@ -410,14 +419,22 @@ static int keep_own_fd(struct writer *w) {
   return -1;
 }
 
-/* Writes a whole chunk at `off`; *high tracks the furthest byte written, even on failure. */
-static int write_all(int fd, const uint8_t *p, size_t n, off_t off, off_t *high) {
+/* Writes a whole chunk at the end of the last one (good_off), its first write only while the
+ * file is still the trace as the writer left it (fileio.h, ncs_fio_pwrite_if: checked in the
+ * write's own visit of the file thread); high_off tracks the furthest byte written, even on
+ * failure. Returns 0, or -1 with errno (ESTALE: not the trace's file any more, nothing
+ * written). */
+static int write_all(struct writer *w, const uint8_t *p, size_t n) {
+  off_t off = w->good_off;
+  struct ncs_fio_ident want = expected(w);
+  int first = 1;
   while (n) {
-    ssize_t k = ncs_fio_pwrite(fd, p, n, off);
+    ssize_t k = first ? ncs_fio_pwrite_if(w->fd, p, n, off, &want) : ncs_fio_pwrite(w->fd, p, n, off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
+    first = 0;
     p += k; n -= (size_t)k; off += k;
-    if (off > *high) *high = off;
+    if (off > w->high_off) w->high_off = off;
   }
   return 0;
 }
@@ -550,8 +567,8 @@ static int short_final(struct writer *w) {
   uint32_t flags = NCS_CHUNK_F_FINAL | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
   size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
                             w->chunk_index, w->dropped_total, flags);
-  if (!c || c > RESERVE || reserve(w, c, 0) != 0 || write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) != 0) {
-    if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+  if (!c || c > RESERVE || reserve(w, c, 0) != 0 || write_all(w, w->cbuf, c) != 0) {
+    cut_to_good(w);
     memcpy(w->carry, carried, sizeof carried);
     return -1;
   }
@@ -628,8 +645,8 @@ static int write_segment(struct writer *w) {
   size_t n = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, segbuf, b.len, nrec, w->chunk_index,
                             w->dropped_total, NCS_CHUNK_F_SEGMENT);
   if (!n || reserve(w, n, RESERVE) != 0) return -1;
-  if (write_all(w->fd, w->cbuf, n, w->good_off, &w->high_off) != 0) {
-    if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+  if (write_all(w, w->cbuf, n) != 0) {
+    cut_to_good(w);
     return -1;
   }
   w->good_off += (off_t)n;
@@ -719,7 +736,10 @@ static void flush_chunk(struct writer *w, uint32_t end) {
   int ok = 0, full = 0;
   int fresh = w->fd < 0 && w->cbuf && open_file(w) == 0; /* this chunk starts a file */
   if (w->fd < 0 && !fresh) full = errno == ENOSPC || errno == EDQUOT; /* no file: it could not be made */
-  if (!fresh && keep_own_fd(w) != 0) {
+  /* a descriptor in the job's table (unshare refused) may have become one of the job's files:
+   * checked before anything touches it; a private one cannot, and whether its file was deleted
+   * or changed is checked by the chunk's write (write_all) */
+  if (!fresh && !ncs_fio_private() && keep_own_fd(w) != 0) {
     /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
     uint32_t flags = end | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
@@ -744,7 +764,7 @@ static void flush_chunk(struct writer *w, uint32_t end) {
        * chunk beyond the good end would read as damage: they are cut */
       for (int attempt = 0; attempt < 2 && !ok; attempt++) {
         errno = 0;
-        if (write_all(w->fd, w->cbuf, c, w->good_off, &w->high_off) == 0) {
+        if (write_all(w, w->cbuf, c) == 0) {
           w->prev_off = w->good_off;
           w->good_off += (off_t)c;
           w->chunk_index++;
@@ -754,8 +774,10 @@ static void flush_chunk(struct writer *w, uint32_t end) {
           else if (keeping()) keep_after_chunk(w, 0);
         } else if (errno == ENOSPC || errno == EDQUOT) {
           full = 1;
+        } else if (errno == ESTALE && (keep_own_fd(w) != 0 || w->fd < 0)) {
+          break; /* not the trace's file any more, and a new one follows: this chunk is lost */
         }
-        if (w->high_off > w->good_off && ncs_fio_ftruncate(w->fd, w->good_off) == 0) w->high_off = w->good_off;
+        cut_to_good(w);
       }
     }
   }
@@ -1171,7 +1193,7 @@ void ncs_writer_stop(unsigned timeout_ms) {
   if (!done) ncs_debug("the final flush did not finish within %u ms: exiting without it", timeout_ms);
   if (done) {
     pthread_join(w->th, NULL);
-    if (fd_is_ours(w->fd, (uint64_t)w->high_off)) ncs_fio_close(w->fd);
+    if (fd_is_ours(w->fd, (uint64_t)w->high_off, NULL)) ncs_fio_close(w->fd);
     if (w->fd_lost) ncs_debug("the trace's descriptor was taken by the application %u time(s)", w->fd_lost);
     w->fd = -1;
     w->started = 0;
@@ -1255,7 +1277,7 @@ void ncs_writer_atfork_child(void) {
    * table this child inherited: closed only when still the parent's trace */
   int priv = ncs_fio_atfork_child();
   if (w) {
-    if (!priv && fd_is_ours(w->fd, (uint64_t)w->high_off)) close(w->fd);
+    if (!priv && fd_is_ours(w->fd, (uint64_t)w->high_off, NULL)) close(w->fd);
     writer_free(w);
   }
   ncs_rowzip_atfork_child();
