@@ -88,8 +88,15 @@ static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
 }
 
 static size_t open_slot(uint64_t comm_id, uint64_t seq, size_t cap) {
-  uint64_t h = (comm_id ^ (seq * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-  return (size_t)(h ^ (h >> 32)) & (cap - 1);
+  /* every bit of both mixed into the low ones (a multiply alone leaves the low bits of the
+   * slot to the low bits of seq: consecutive seqs then fill runs that probing walks) */
+  uint64_t h = comm_id * 0x9e3779b97f4a7c15ull + seq;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return (size_t)h & (cap - 1);
 }
 
 /* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the table is
