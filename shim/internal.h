@@ -119,7 +119,10 @@ static inline struct ncs_ring *ncs_ring_get(void) {
 }
 /* The writer sleeps until a ring reaches 1/NCS_WAKE_FRACTION of its size (or the flush
  * period ends): the push that makes a ring exactly that full wakes it, one futex call per
- * (records / NCS_WAKE_FRACTION) pushes at most, and none while the writer is awake. */
+ * (records / NCS_WAKE_FRACTION) pushes at most, and none while the writer is awake. So does
+ * the push that makes head equal to the ring's wake_at (rings.c: half-way through the pages
+ * the writer made present ahead of the head), so that a thread's first pass does not outrun
+ * them. wake_at sits on the tail's cache line, which the push reads anyway. */
 #define NCS_WAKE_FRACTION 8
 extern _Atomic int ncs_writer_sleeping;
 void ncs_writer_wake(void);
@@ -135,7 +138,8 @@ static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   }
   r->rec[h & r->mask] = *c;
   atomic_store_explicit(&r->head, h + 1, memory_order_release);
-  if (NCS_UNLIKELY(h - t == (r->mask + 1) / NCS_WAKE_FRACTION)) {
+  if (NCS_UNLIKELY(h - t == (r->mask + 1) / NCS_WAKE_FRACTION ||
+                   h + 1 == atomic_load_explicit(&r->wake_at, memory_order_relaxed))) {
     atomic_thread_fence(memory_order_seq_cst); /* head stored before `sleeping` is read */
     if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
   }

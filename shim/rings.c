@@ -27,11 +27,13 @@
  *     records at first, at most half the ring), every pass over the
  *     ring: a writeback that write-protected the pages (a file mapping's pages are made
  *     read-only again when the kernel writes them back) is undone there too, except inside
- *     the window at that moment (and a new ring's first pages, past the first window, where the
- *     owner runs ahead before the writer wakes). The first thread's ring is made, reserved and its first window
+ *     the window at that moment. The owner wakes the writer half-way through the window
+ *     (wake_at, internal.h ncs_ring_push), so a first pass does not outrun it where the
+ *     writer gets the CPU. The first thread's ring is made, reserved and its first window
  *     populated by the writer at attach (`spare`); a later thread's ring is made on its own
- *     thread (claim, fallocate, mmap: no page touched) and the writer makes the next one
- *     ahead of time from then on. A ring whose owner has recorded nothing for 1 s keeps only
+ *     thread (claim, fallocate, mmap, its first window populated there: 24 pages, a fifth of
+ *     what taking their faults costs) and the writer makes the next one ahead of time from
+ *     then on. A ring whose owner has recorded nothing for 1 s keeps only
  *     its header page and 1/8 of the ring ahead of its head mapped (MADV_DONTNEED of a shared file mapping drops the
  *     mappings, never data: a record stored meanwhile stays in the page cache and the file).
  *   - ncs_rings_remove() (after the final chunk is written) unlinks the file: nothing is left
@@ -226,6 +228,13 @@ static int populate(struct ncs_ring *r, uint64_t records, uint64_t from, uint64_
   return 0;
 }
 
+/* The owner of r, whose pages up to record `end` are present, wakes the writer when its
+ * head passes half-way from `head` to there (internal.h, ncs_ring_push): the writer then
+ * makes the next ones present before the owner gets there. */
+static void wake_half_way(struct ncs_ring *r, uint64_t head, uint64_t end) {
+  atomic_store_explicit(&r->wake_at, head + (end - head) / 2, memory_order_relaxed);
+}
+
 /* A ring in the file with its first window populated, kept for the next thread (its mask
  * stays 0 until it is handed out: an unclaimed ring reads as never used). */
 static void make_spare(void) {
@@ -233,7 +242,9 @@ static void make_spare(void) {
   struct ncs_ring *r = file_ring();
   if (!r) return;
   uint64_t records = ncs_cfg.ring_records;
-  populate(r, records, 0, records < FIRST_WINDOW ? records : FIRST_WINDOW);
+  uint64_t first = records < FIRST_WINDOW ? records : FIRST_WINDOW;
+  populate(r, records, 0, first);
+  wake_half_way(r, 0, first);
   atomic_store_explicit(&spare, r, memory_order_release);
 }
 
@@ -243,6 +254,10 @@ struct ncs_ring *ncs_rings_new_ring(void) {
   if (!r) {
     r = file_ring();
     if (atomic_load_explicit(&R.hdr, memory_order_relaxed)) atomic_store(&spare_wanted, 1);
+    /* its first window, here: a page made present costs a fifth of a page fault taken by
+     * this thread, which would otherwise run ahead of the writer through it */
+    uint64_t first = ncs_cfg.ring_records < FIRST_WINDOW ? ncs_cfg.ring_records : FIRST_WINDOW;
+    if (r && populate(r, ncs_cfg.ring_records, 0, first) == 0) wake_half_way(r, 0, first);
   }
   if (!r) {
     bytes = ring_size();
@@ -283,8 +298,10 @@ void ncs_rings_tend(uint64_t now_ns) {
     }
     /* every pass: a page populated last pass may have been written back (read-only) since */
     uint64_t from = tended[i].populated > head ? tended[i].populated : head;
-    if (!tended[i].trimmed && head + win > from && populate(r, records, from, head + win) == 0)
+    if (!tended[i].trimmed && head + win > from && populate(r, records, from, head + win) == 0) {
       tended[i].populated = head + win;
+      wake_half_way(r, head, head + win);
+    }
     if (!tended[i].trimmed && now_ns - tended[i].since >= IDLE_TRIM_NS && !(r->flags & NCS_RING_F_MEMORY) &&
         atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
       /* idle: drop the mappings of every page but the header's and the window's (their
@@ -293,6 +310,7 @@ void ncs_rings_tend(uint64_t now_ns) {
       madvise((char *)r + pg, whole - pg, MADV_DONTNEED);
       if (idle_win > win) idle_win = win;
       populate(r, records, head, head + idle_win);
+      wake_half_way(r, head, head + idle_win);
       tended[i].populated = head + idle_win;
       tended[i].trimmed = 1;
     }

@@ -62,7 +62,8 @@ struct ncs_ring {
   _Atomic uint64_t head;
   struct ncs_current cur;
   _Atomic uint64_t tail;
-  char pad1[56];
+  _Atomic uint64_t wake_at;       /* writer: the owner's push that makes head this wakes it */
+  char pad1[48];
   _Atomic uint64_t dropped;       /* owner: calls not recorded (ring full) */
   uint64_t dropped_reported;      /* writer: part of `dropped` already in a DROP record */
   _Atomic int state;              /* NCS_SLOT_* */
