@@ -11,8 +11,14 @@
 # inputs are left in BUILD/fuzz/crash-TARGET-*; add them (after the fix) to the regression
 # corpus, which tests/test_fuzz_replay.sh replays in `make test`. Exit 1 when any crashed,
 # 2 when clang or libFuzzer is missing.
+#
+# fuzz.sh --build-only [BUILD]: only builds the targets (exit 0, or 2 when one does not build);
+# tests/test_fuzz_replay.sh replays the regression corpora with them, and the fuzz run that
+# follows finds them built.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; set -- 0 "$@"; fi
 SECS=${1:-60}
 BUILD=${2:-${BUILD:-$ROOT/build}}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
@@ -35,6 +41,7 @@ fuzz_one() {
     rm -f "$bin"
     echo "fuzz $target: build failed (see $OUT/build-$target.log)" >"$res"; return 2
   fi
+  [ "$build_only" = 1 ] && { echo "fuzz $target: built $bin" >"$res"; return 0; }
   local corpus=$OUT/corpus-$target
   mkdir -p "$corpus"
   cp -n "$ROOT/tests/fuzz/corpus/$target"/* "$corpus"/ 2>/dev/null

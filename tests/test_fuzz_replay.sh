@@ -1,12 +1,32 @@
 #!/usr/bin/env bash
 # test_fuzz_replay.sh — replays the fuzz regression corpora (tests/fuzz/corpus/<target>/) through
-# the libFuzzer entry points with tests/fuzz/replay.c, built with plain cc (no libFuzzer
-# needed). When the compiler supports it, the decoder sources are compiled with
-# -fsanitize=address,undefined so an out-of-bounds read fails the test, not just a crash.
+# the libFuzzer entry points: with clang's libFuzzer build when there is one, else with
+# tests/fuzz/replay.c, built with plain cc (no libFuzzer needed). Either way, when the compiler
+# supports it, the decoder sources are compiled with -fsanitize=address,undefined so an
+# out-of-bounds read fails the test, not just a crash.
 source "$(dirname "$0")/lib.sh"
 C=$ROOT/tests/fuzz/corpus
 CC=${CC:-cc}
 declare -A SRC=([trace]="decoder/io/trace.c decoder/io/regfile.c decoder/io/recover.c decoder/io/readcount.c decoder/base/settings.c" [nccllog]="decoder/io/nccllog.c")
+
+# With clang and libFuzzer, the corpora are replayed by the libFuzzer targets themselves
+# (scripts/fuzz.sh --build-only: ASan+UBSan built in, kept in BUILD/fuzz/): given files, libFuzzer
+# runs each once ("Executed FILE") and fuzzes nothing. test_fuzz_short then finds them built, so
+# a fresh clone compiles the decoder with the sanitizers once, not twice. Without clang, or when
+# its build fails, the replay program below, built with cc.
+if command -v clang >/dev/null && bash "$ROOT/scripts/fuzz.sh" --build-only "$BUILD" >"$T/fb.out" 2>&1; then
+  for target in trace nccllog; do
+    mapfile -t files < <(find "$C/$target" -type f | sort)
+    if ASAN_OPTIONS=detect_leaks=0 timeout -k 5 120 "$BUILD/fuzz/fuzz_$target" "${files[@]}" >"$T/out" 2>&1; then
+      check_eq "fuzz replay $target: every file of the corpus replayed (libFuzzer build, ASan+UBSan)" \
+        "${#files[@]}" "$(grep -c '^Executed ' "$T/out")"
+    else
+      fail "fuzz replay $target: crashed on $(grep '^Running: ' "$T/out" | tail -1 | cut -d' ' -f2-)"
+      grep -m4 -E 'ERROR|SUMMARY|decoder/' "$T/out" | sed 's/^/    /'
+    fi
+  done
+  exit 0
+fi
 
 # The replay programs are kept in BUILD/fuzz-replay/ and built again only when a source under
 # tests/fuzz/, decoder/ or include/ is newer, or the flags changed.
