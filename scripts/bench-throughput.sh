@@ -114,7 +114,7 @@ if [ -n "${BENCH_BEFORE_REV:-}" ]; then
   mkdir -p "$W/before"
   if git -C "$ROOT" archive "$BENCH_BEFORE_REV" | tar -x -C "$W/before" &&
      make -s -C "$W/before" BUILD="$W/before/build" "$W/before/build/libncclscope.so" >"$W/before.log" 2>&1; then
-    VARIANTS="plain before after off"
+    VARIANTS="plain floor before after off"
   else
     echo "bench-throughput: could not build $BENCH_BEFORE_REV (see $W/before.log); no 'before' column" >&2
   fi
