@@ -23,7 +23,8 @@
  *     not fit a short one with the drop counts, always has room: every call the job made is in
  *     the trace or counted as lost. The reserve is released after the final chunk.
  *   - ncs_emit() copies a record into a mutex-protected queue (capped at 4 MiB; beyond that it
- *     drops and counts, reason 4). Queue records go before the ring records of the same drain.
+ *     drops and counts, reason 4). Queue records go before the ring records of the same drain,
+ *     split over chunks at the flush size like them (a CUPTI poll's kernels can be megabytes).
  *   - ncs_writer_sync() writes a chunk now and returns when it is written (bounded wait); the
  *     writer carries on. At CommDestroy/CommAbort (a process may leave with _exit() right
  *     after) it first collects GPU times (waiting at most 100 ms); at exit (atexit, while CUDA
@@ -881,6 +882,50 @@ static void zip_feed(struct writer *w) {
   if (w->zipping) ncs_rowzip_feed(w->raw.len);
 }
 
+/* Moves the queue's records into the chunk, in order. They go whole when they fit the chunk's
+ * flush size; else record by record, a chunk written whenever the next would pass it (the
+ * kernel activity of a poll can be megabytes: in one chunk it would outgrow a bounded file's
+ * segment). Bounded mode keeps the records a segment repeats only once they are in a chunk,
+ * so a segment written between two of these chunks never repeats a record not yet written. */
+static void keep_part(struct writer *w, const uint8_t *p, size_t len, uint32_t records) {
+  if (!len) return;
+  if (w->raw.len + len > RAW_CAP) { /* a record larger than a chunk: lost, counted */
+    w->dropped_total += records;
+    add_drop(w, NCS_DROP_NO_MEMORY, records, 0);
+    w->cum_drops[NCS_DROP_NO_MEMORY] += records;
+    return;
+  }
+  memcpy(w->raw.buf + w->raw.len, p, len);
+  w->raw.len += len;
+  w->records += records;
+  if (keeping()) sticky_take(p, len);
+}
+
+static void take_queue(struct writer *w, const uint8_t *q, size_t len, uint32_t records) {
+  if (w->raw.len + len <= w->raw_flush) {
+    keep_part(w, q, len, records);
+    return;
+  }
+  const uint8_t *p = q, *end = q + len, *from = q;
+  uint32_t n = 0; /* records from `from` on */
+  while (p < end) {
+    const uint8_t *at = p;
+    uint64_t type, k;
+    if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &k) || k > (size_t)(end - p))
+      break; /* not a record (never: ncs_emit wrote them): the rest goes as it is */
+    p += k;
+    if (w->raw.len + (size_t)(p - from) > w->raw_flush && (n || w->records)) { /* write what is before `at` */
+      keep_part(w, from, (size_t)(at - from), n);
+      records -= n;
+      flush_chunk(w, 0);
+      from = at;
+      n = 0;
+    }
+    n++;
+  }
+  keep_part(w, from, (size_t)(end - from), records);
+}
+
 /* Returns the fullest ring's fill before the drain, in 1/256ths of its size. */
 static unsigned drain(struct writer *w) {
   unsigned fullest = 0;
@@ -905,19 +950,7 @@ static unsigned drain(struct writer *w) {
   w->qspare = qb;
   w->qspare_cap = qcap;
   ncs_collectors_seen_queue(collectors, qb, ql); /* observers (live metrics) */
-  if (keeping()) sticky_take(qb, ql);
-  if (ql) {
-    ensure_room(w, ql);
-    if (w->raw.len + ql <= RAW_CAP) {
-      memcpy(w->raw.buf + w->raw.len, qb, ql);
-      w->raw.len += ql;
-      w->records += qr;
-    } else {
-      w->dropped_total += qr;
-      add_drop(w, NCS_DROP_NO_MEMORY, qr, 0);
-      w->cum_drops[NCS_DROP_NO_MEMORY] += qr;
-    }
-  }
+  take_queue(w, qb, ql, qr);
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = rings[i];
     if (!r) continue;

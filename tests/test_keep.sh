@@ -3,7 +3,9 @@
 # traces", docs/FORMAT.md "Bounded files"), counts against the job's own, no timing:
 #   - size bound (256K, the floor, with 10 ms chunks): the segments rotate many times (the
 #     file's apparent size passes 6 segments of a quarter of the bound); the trace file's
-#     allocated blocks (on a tmpfs) never pass the bound, sampled while the job runs and after; report's whole-run AllReduce calls
+#     allocated blocks (on a tmpfs) never pass the bound, sampled while the job runs and after;
+#     no kept chunk holds more rows than the flush size docs/SHIM.md states (the KERNEL records
+#     of a CUPTI poll split over chunks); report's whole-run AllReduce calls
 #     and bytes (aggregates + window) plus those of the calls dropped because a ring was full (a
 #     writer starved of CPU) equal the job's own; the window's AllReduce sequence numbers are
 #     contiguous but for those drops and end at the job's last call; report and doctor say which
@@ -87,6 +89,25 @@ fi
 ap=$(apparent "$d")
 [ "${ap:-0}" -gt $((6 * 65536)) ] && pass "keep size: rotated many times ($ap bytes written in all: over 6 segments of 64 KiB)" \
   || fail "keep size: only $ap bytes written: too few rotations to test"
+# No chunk holds more rows than the flush size docs/SHIM.md states (an eighth of the bound, at
+# least 128 KiB; a few KiB more for the chunk's closing INFLIGHT and CLOCK records), whatever
+# the writer's queue held: at 100k calls/s a CUPTI poll (every 100 ms) queues about 10000
+# KERNEL records (190 KiB of rows), and one chunk of 60000 of them (1.1 MiB of rows, 225 KiB
+# compressed) once took the file to 2.2 times the bound. Segment chunks (aggregates) apart.
+if command -v python3 >/dev/null; then
+  read -r nck big < <(python3 -c 'import struct,sys
+d=open(sys.argv[1],"rb").read(); o=struct.unpack_from("<Q",d,32)[0] or struct.unpack_from("<I",d,12)[0]; n=m=0
+while o+40<=len(d):
+    p,raw=struct.unpack_from("<II",d,o+4); fl=struct.unpack_from("<I",d,o+36)[0]; o+=40+p
+    if not fl & 16: n+=1; m=max(m,raw)
+print(n,m)' "$(ls "$d"/*.ncs | head -1)")
+  nk=$("$NCS" dump "$d"/*.ncs 2>/dev/null | grep -c '^KERNEL ')
+  if [ "${nk:-0}" -eq 0 ]; then skip "keep size: no kernel activity in the window (CUPTI double off?): the queue's split not exercised"
+  elif [ "${big:-0}" -gt 0 ] && [ "$big" -le $((131072 + 4096)) ]; then pass "keep size: no chunk over the flush size of 128 KiB of rows (largest $big bytes of $nck chunks kept; $nk KERNEL records in the window)"
+  else fail "keep size: a chunk of $big bytes of rows (of $nck chunks kept): over the flush size of 128 KiB"; fi
+else
+  skip "keep size: python3 needed to read the chunk headers (the flush size check)"
+fi
 # A writer starved of CPU lets the rings fill: those calls are counted as dropped (buffer full),
 # not in the trace (as in the kill part below; 1 of 30 runs at load 12 on 2026-12-06 had 4715)
 full=$(full_drops "$d")
