@@ -44,7 +44,7 @@ check "NVSwitch box: the trace holds NCCL's 'via P2P/CUMEM' lines (Hopper: no /r
 check "NVSwitch box: TOPO_GPU/TOPO_LINK records in the trace" sh -c "\"$NCS\" report --json '$T/nv18' | grep -q '\"cell\": \"NV18\"'"
 "$NCS" report "$T/nv18" >"$T/nv18.rep" 2>&1
 check "report: topology with NV18>P2P overlay and the transport matrix" \
-  sh -c "grep -q 'NV18>P2P' '$T/nv18.rep' && grep -q '4 ranks): 8 connections (P2P 8' '$T/nv18.rep'"
+  sh -c "grep -q 'NV18>P2P' '$T/nv18.rep' && grep -qE '^  communicator 4 ranks \(ncclCommInitRank\): 8 connections \(P2P 8' '$T/nv18.rep'"
 "$NCS" report --json "$T/nv18" >"$T/nv18.json" 2>&1
 check "report --json: ranks[].transports[] with P2P/CUMEM" \
   sh -c "grep -q '\"transport\": \"P2P\"' '$T/nv18.json' && grep -q '\"detail\": \"CUMEM\"' '$T/nv18.json'"

@@ -185,8 +185,10 @@ if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/d
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 names = {(e["pid"], e["args"]["name"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+# a call track is "stream 0x...", then ": " and the communicators it carried (model/commnames.h)
+calls = {(pid, n.split(": ", 1)[0]) for pid, n in names if n.startswith("stream ")}
 print(sum(1 for pid, n in names if n.startswith("GPU stream ") and " (AllReduce of " in n
-          and (pid, n.split(" of ", 1)[1].rstrip(")")) in names))
+          and (pid, n.split(" of ", 1)[1].rstrip(")")) in calls))
 PY
 )"
     # --max-kernels: the first N per process are written; the rest counted on the timeline

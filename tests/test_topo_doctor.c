@@ -316,7 +316,7 @@ static void verdicts(void) {
   snprintf(dir, sizeof dir, "%s/s%d", tmpdir, last_seq);
   char *ra[] = { "report", dir, NULL };
   rc = capture(cmd_report, 2, ra);
-  CHECK(rc == 0 && strstr(outbuf, "NV18>SHM") && strstr(outbuf, "8 ranks): 16 connections (P2P 0, SHM 16"),
+  CHECK(rc == 0 && strstr(outbuf, "NV18>SHM") && strstr(outbuf, "communicator 8 ranks (ncclCommInitRank): 16 connections (P2P 0, SHM 16"),
         "report text: transport matrix and topology with NV18>SHM overlay");
   char *rj[] = { "report", "--json", dir, NULL };
   rc = capture(cmd_report, 3, rj);

@@ -36,6 +36,7 @@
 
 struct ncs_headline;
 struct ncs_stages;
+struct ncs_commnames;
 
 /* What the report core knows about one traced process (one file). */
 struct ncs_rank_info {
@@ -74,6 +75,8 @@ struct ncs_job {
                                       `stragglers` in create(); an analysis whose finish() needs
                                       its results calls ncs_strag_finish first (it runs once):
                                       `verdicts` does, for the doctor's straggler check */
+  const struct ncs_commnames *names; /* every communicator named as the job knows it
+                                      (model/commnames.h): set by finish time, NULL before */
 };
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);

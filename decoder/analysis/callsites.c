@@ -1,5 +1,6 @@
-/* callsites.c — the `callsites` analysis of `ncclscope report --callsites`: which line of the
- * job issued its NCCL calls, and what each line cost (docs/CLI.md, "Call sites").
+/* callsites.c — which line of the job issued its NCCL calls, and what each line cost
+ * (analysis/callsites.h; docs/CLI.md, "Call sites"): the engine, and the `callsites` analysis
+ * of `ncclscope report --callsites` on it (html and doctor plug the engine into their read).
  *
  * One row per call site over the job: the calls whose CALL record names a call-site id
  * (collectives, Send/Recv, communicator life cycle; not GroupStart/GroupEnd), merged across
@@ -19,7 +20,7 @@
  * and each site's whole stack with --detail); JSON: top-level "callsites" (docs/JSON.md). A job
  * whose traces hold no call sites gets one line saying how to record them.
  *
- * Contract: each file read once, files in parallel (per-file state: its site table, rows by
+ * Contract (callsites.h): each file read once, files in parallel (per-file state: its site table, rows by
  * id, and a bounded table of calls awaiting their GPU_TIME); names are resolved in finish()
  * on one thread (io/symbolize.h reads the job's ELF files there). Memory: per file, its sites
  * (at most the shim's 2048, each with its GPU time per size bucket until the file is done) and
@@ -29,7 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/callsites.h"
+
 #include "analysis/analysis.h"
+#include "analysis/doctor.h"
+#include "analysis/headline.h"
 #include "base/json.h"
 #include "io/grow.h"
 #include "model/callsites.h"
@@ -46,11 +51,10 @@
 #define GMAX 8      /* sites a group's time is given to */
 #define TEXT_ROWS 10
 
-struct slow { uint64_t ns; uint32_t op, comm; uint64_t seq; int gpu; };
 struct srow {
   uint32_t id, op, ops;           /* ops: distinct op count seen (1: one op) */
   uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls;
-  struct slow host_slow, gpu_slow;
+  struct ncs_cs_slow host_slow, gpu_slow;
   uint64_t *gpu_b;                /* [NCS_KACT_BUCKETS] GPU time by size bucket (file_done frees) */
   uint64_t exp_ns, exp_gpu_ns;    /* exposed time, and the GPU time it was modelled from */
 };
@@ -70,30 +74,20 @@ struct cfile {
   uint64_t calls_without_site;
 };
 
-/* a row of the job */
-struct jrow {
-  char key[320], where[512];
-  int fidx; uint32_t id;          /* a file and id holding this site: its stack (--detail) */
-  uint32_t op, mixed;
-  uint64_t calls, bytes, host_ns, gpu_ns, gpu_calls, exp_ns, exp_gpu_ns;
-  int ranks;
-  struct slow slow;
-  int slow_file;
-  char slow_comm[200];
-  uint64_t slow_comm_id;
-  char file[256], func[256];
-  int line;
-  enum ncs_sym_state state;
-};
-struct cstate {
-  int n, want, detail;
+struct ncs_callsites {
+  int n;
   struct cfile *f;
-  struct jrow *row;
+  struct ncs_csrow *row;
   size_t nrow, caprow;
   int depth_off, depth_said;      /* files that said callsite_depth 0 / said anything */
   uint64_t without;
   struct ncs_symbolizer *sym;
   struct ncs_commnames *cn;
+};
+/* report's analysis: the engine above when --callsites is given */
+struct cstate {
+  int want, detail;
+  struct ncs_callsites *cs;
   const struct ncs_job *job;
   struct ncs_stages *stages;      /* the run's kernel-activity figures (gputime), or NULL */
 };
@@ -126,8 +120,8 @@ static void add_gpu(struct srow *r, uint64_t S, uint64_t ns) {
   if (r->gpu_b) r->gpu_b[size_bucket(S)] += ns;
 }
 
-static void keep_slow(struct slow *s, uint64_t ns, uint32_t op, uint32_t comm, uint64_t seq, int gpu) {
-  if (ns > s->ns) *s = (struct slow){ns, op, comm, seq, gpu};
+static void keep_slow(struct ncs_cs_slow *s, uint64_t ns, uint32_t op, uint32_t comm, uint64_t seq, int gpu) {
+  if (ns > s->ns) *s = (struct ncs_cs_slow){ns, op, comm, seq, gpu};
 }
 
 static int c_call(void *ctx, const struct ncs_call *c) {
@@ -209,25 +203,20 @@ static int c_process(void *ctx, const struct ncs_process *p) {
   return 0;
 }
 
-static void *c_create(const struct ncs_job *job) {
-  struct cstate *s = calloc(1, sizeof *s);
-  if (!s) return NULL;
-  s->n = job->n;
-  s->want = ncs_job_option(job, "callsites") != NULL;
-  s->detail = job->detail;
-  if (!s->want) return s; /* reads nothing */
-  s->stages = job->stages && job->stages->n == job->n && job->stages->fig_on ? job->stages : NULL;
-  s->f = calloc((size_t)job->n, sizeof *s->f);
-  if (!s->f) { free(s); return NULL; }
-  for (int i = 0; i < job->n; i++) { s->f[i].last = -1; s->f[i].depth = -1; }
-  return s;
+struct ncs_callsites *ncs_callsites_new(int nfiles) {
+  struct ncs_callsites *cs = calloc(1, sizeof *cs);
+  if (!cs) return NULL;
+  cs->n = nfiles;
+  cs->f = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *cs->f);
+  if (!cs->f) { free(cs); return NULL; }
+  for (int i = 0; i < nfiles; i++) { cs->f[i].last = -1; cs->f[i].depth = -1; }
+  return cs;
 }
 
-static void c_visitor(void *state, int file, struct ncs_visitor *v) {
-  struct cstate *s = state;
-  if (!s || !s->want) return;
-  struct cfile *f = &s->f[file];
-  if (!(f->sites = ncs_sites_new())) return;
+void ncs_callsites_visitor(struct ncs_callsites *cs, int file, struct ncs_visitor *v) {
+  if (!cs || file < 0 || file >= cs->n) return;
+  struct cfile *f = &cs->f[file];
+  if (!f->sites && !(f->sites = ncs_sites_new())) return;
   v->ctx = f;
   v->process = c_process;
   v->call = c_call;
@@ -255,15 +244,11 @@ static void exposed_of(const struct ncs_kact_fig *g, struct srow *r) {
   }
 }
 
-static void c_file_done(void *state, int file, const struct ncs_read_status *st) {
-  struct cstate *s = state;
-  (void)st;
-  if (!s || !s->want) return;
-  struct cfile *f = &s->f[file];
+void ncs_callsites_file_done(struct ncs_callsites *cs, int file, const struct ncs_kact_fig *g) {
+  if (!cs || file < 0 || file >= cs->n) return;
+  struct cfile *f = &cs->f[file];
   free(f->pend); f->pend = NULL;
   free(f->gpend); f->gpend = NULL;
-  /* gputime's file_done, before this one (registry order), put the file's figures */
-  const struct ncs_kact_fig *g = s->stages ? &s->stages->fig[file] : NULL;
   for (size_t i = 0; i < f->nrow; i++) {
     struct srow *r = &f->row[i];
     if (g && g->have && r->gpu_b) exposed_of(g, r);
@@ -279,19 +264,17 @@ static const struct ncs_comm *comm_in(const struct cfile *f, uint32_t idx) {
 }
 
 static int cmp_row(const void *a, const void *b) {
-  const struct jrow *x = a, *y = b;
+  const struct ncs_csrow *x = a, *y = b;
   if (x->exp_ns != y->exp_ns) return x->exp_ns > y->exp_ns ? -1 : 1;
   if (x->gpu_ns != y->gpu_ns) return x->gpu_ns > y->gpu_ns ? -1 : 1;
   if (x->host_ns != y->host_ns) return x->host_ns > y->host_ns ? -1 : 1;
   return strcmp(x->key, y->key);
 }
 
-static void c_finish(void *state, const struct ncs_job *job) {
-  struct cstate *s = state;
-  if (!s || !s->want) return;
-  s->job = job;
+void ncs_callsites_finish(struct ncs_callsites *s) {
+  if (!s || s->sym) return;
   s->sym = ncs_symbolizer_new();
-  s->cn = ncs_commnames_new();
+  s->cn = ncs_commnames_new(0);
   /* communicators: every file's, each with this file's rank in its parent */
   for (int i = 0; i < s->n; i++) {
     struct cfile *f = &s->f[i];
@@ -312,7 +295,7 @@ static void c_finish(void *state, const struct ncs_job *job) {
       const struct srow *r = &f->row[k];
       struct ncs_site_name nm;
       ncs_sites_name(f->sites, r->id, s->sym, &nm);
-      struct jrow *j = NULL;
+      struct ncs_csrow *j = NULL;
       for (size_t q = 0; q < s->nrow && !j; q++)
         if (!strcmp(s->row[q].key, nm.key) && s->row[q].op == r->op) j = &s->row[q];
       if (!j) {
@@ -339,7 +322,7 @@ static void c_finish(void *state, const struct ncs_job *job) {
       j->exp_ns += r->exp_ns;
       j->exp_gpu_ns += r->exp_gpu_ns;
       j->ranks++;
-      const struct slow *sl = r->gpu_calls ? &r->gpu_slow : &r->host_slow;
+      const struct ncs_cs_slow *sl = r->gpu_calls ? &r->gpu_slow : &r->host_slow;
       if (j->slow_file < 0 || (sl->gpu > j->slow.gpu) || (sl->gpu == j->slow.gpu && sl->ns > j->slow.ns)) {
         j->slow = *sl;
         j->slow_file = i;
@@ -353,12 +336,101 @@ static void c_finish(void *state, const struct ncs_job *job) {
   qsort(s->row, s->nrow, sizeof *s->row, cmp_row);
 }
 
+size_t ncs_callsites_rows(const struct ncs_callsites *cs, const struct ncs_csrow **rows) {
+  *rows = cs ? cs->row : NULL;
+  return cs ? cs->nrow : 0;
+}
+
+int ncs_callsites_frame(const struct ncs_callsites *cs, const struct ncs_csrow *r, int k, char *buf, size_t n) {
+  if (!cs || !cs->sym || r->fidx < 0 || r->fidx >= cs->n) return -1;
+  return ncs_sites_frame(cs->f[r->fidx].sites, r->id, k, cs->sym, buf, n);
+}
+
+const char *ncs_callsites_missing(const struct ncs_callsites *cs) {
+  return cs && cs->depth_said && cs->depth_off == cs->depth_said ? "NCCLSCOPE_CALLSITE_DEPTH=0" : "not recorded";
+}
+
+int ncs_callsites_have_lines(const struct ncs_callsites *cs) { return cs && cs->sym && ncs_symbolizer_has_lines(cs->sym); }
+
+uint64_t ncs_callsites_without(const struct ncs_callsites *cs) { return cs ? cs->without : 0; }
+
+const struct ncs_csrow *ncs_callsites_most_exposed(const struct ncs_callsites *cs) {
+  return cs && cs->nrow && cs->row[0].exp_ns ? &cs->row[0] : NULL;
+}
+
+void ncs_callsites_to_doctor(const struct ncs_callsites *cs, struct ncs_doctor *d) {
+  const struct ncs_csrow *top = ncs_callsites_most_exposed(cs);
+  if (!top || !d) return;
+  for (int i = 0; i < d->nv; i++) {
+    struct ncs_verdict *v = &d->v[i];
+    if (strcmp(v->id, "comm-bound") || v->nevidence < 1) continue;
+    char line[sizeof v->evidence[0]];
+    snprintf(line, sizeof line, "most exposed call site: %.160s, %s on %d rank%s: %.3f ms of its %.3f ms on the GPU not hidden "
+             "under compute (every site: ncclscope report --callsites)", top->where,
+             top->mixed ? "several operations" : ncs_op_name(top->op) ? ncs_op_name(top->op) : "?", top->ranks,
+             top->ranks == 1 ? "" : "s", top->exp_ns / 1e6, top->exp_gpu_ns / 1e6);
+    if (v->nevidence == NCS_VERDICT_EVIDENCE) { v->nevidence--; v->more++; }
+    memmove(v->evidence[2], v->evidence[1], (size_t)(v->nevidence - 1) * sizeof v->evidence[0]);
+    snprintf(v->evidence[1], sizeof v->evidence[1], "%s", line);
+    v->nevidence++;
+  }
+}
+
+void ncs_callsites_free(struct ncs_callsites *s) {
+  if (!s) return;
+  for (int i = 0; s->f && i < s->n; i++) {
+    ncs_sites_free(s->f[i].sites);
+    for (size_t k = 0; k < s->f[i].nrow; k++) free(s->f[i].row[k].gpu_b);
+    free(s->f[i].row);
+    free(s->f[i].pend);
+    free(s->f[i].gpend);
+    free(s->f[i].comm);
+  }
+  free(s->f);
+  free(s->row);
+  ncs_symbolizer_free(s->sym);
+  ncs_commnames_free(s->cn);
+  free(s);
+}
+
+/* report's analysis (analysis/analysis.h): the engine, fed the run's kernel-activity figures */
+static void *c_create(const struct ncs_job *job) {
+  struct cstate *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->want = ncs_job_option(job, "callsites") != NULL;
+  s->detail = job->detail;
+  if (!s->want) return s; /* reads nothing */
+  s->stages = job->stages && job->stages->n == job->n && job->stages->fig_on ? job->stages : NULL;
+  if (!(s->cs = ncs_callsites_new(job->n))) { free(s); return NULL; }
+  return s;
+}
+
+static void c_visitor(void *state, int file, struct ncs_visitor *v) {
+  struct cstate *s = state;
+  if (s && s->want) ncs_callsites_visitor(s->cs, file, v);
+}
+
+static void c_file_done(void *state, int file, const struct ncs_read_status *st) {
+  struct cstate *s = state;
+  (void)st;
+  /* gputime's file_done, before this one (registry order), put the file's figures */
+  if (s && s->want) ncs_callsites_file_done(s->cs, file, s->stages ? &s->stages->fig[file] : NULL);
+}
+
+static void c_finish(void *state, const struct ncs_job *job) {
+  struct cstate *s = state;
+  if (!s || !s->want) return;
+  s->job = job;
+  ncs_callsites_finish(s->cs);
+  if (job->headline && job->headline->built) ncs_headline_add_callsite(job->headline, s->cs); /* built by `verdicts` */
+}
+
 static const char *rank_label(const struct ncs_job *job, int file) {
   return file >= 0 && file < job->n ? job->rank[file].label : "?";
 }
 
-static void say_off(const struct cstate *s, FILE *out) {
-  if (s->depth_said && s->depth_off == s->depth_said)
+static void say_off(const struct ncs_callsites *cs, FILE *out) {
+  if (!strcmp(ncs_callsites_missing(cs), "NCCLSCOPE_CALLSITE_DEPTH=0"))
     fprintf(out, "  no call sites in the traces: the job ran with NCCLSCOPE_CALLSITE_DEPTH=0; leave it unset\n"
                  "  (8 frames) or set it to 1-32 to record them\n");
   else
@@ -367,16 +439,17 @@ static void say_off(const struct cstate *s, FILE *out) {
 }
 
 static void c_text(void *state, FILE *out, const struct ncs_job *job) {
-  struct cstate *s = state;
-  if (!s || !s->want) return;
+  struct cstate *st = state;
+  if (!st || !st->want) return;
+  const struct ncs_callsites *s = st->cs;
   fprintf(out, "\nCall sites (the job's own frame that issued the calls; sorted by exposed GPU time, then GPU time,\n"
                "then host time)\n");
   if (!s->nrow) { say_off(s, out); return; }
-  size_t shown = s->detail ? s->nrow : (s->nrow < TEXT_ROWS ? s->nrow : TEXT_ROWS);
+  size_t shown = st->detail ? s->nrow : (s->nrow < TEXT_ROWS ? s->nrow : TEXT_ROWS);
   fprintf(out, "  %-20s %8s %6s %12s %10s %10s %10s  %-10s  %s\n", "op", "calls", "ranks", "bytes", "gpu_ms",
           "exposed_ms", "host_ms", "slowest_ms", "site");
   for (size_t i = 0; i < shown; i++) {
-    const struct jrow *r = &s->row[i];
+    const struct ncs_csrow *r = &s->row[i];
     char ex[32] = "-";
     if (r->exp_gpu_ns) snprintf(ex, sizeof ex, "%.3f", r->exp_ns / 1e6);
     fprintf(out, "  %-20s %8" PRIu64 " %6d %12" PRIu64 " %10.3f %10s %10.3f  %-10.3f  ",
@@ -388,16 +461,16 @@ static void c_text(void *state, FILE *out, const struct ncs_job *job) {
     if (r->slow.seq) fprintf(out, " #%" PRIu64, r->slow.seq);
     if (r->slow_comm[0]) { fputs(" on ", out); ncs_text_escape(out, r->slow_comm, strlen(r->slow_comm)); }
     fprintf(out, ", %.3f ms %s\n", r->slow.ns / 1e6, r->slow.gpu ? "on the GPU" : "on the host");
-    if (!s->detail) continue;
+    if (!st->detail) continue;
     char fr[520];
-    for (int k = 0; ncs_sites_frame(s->f[r->fidx].sites, r->id, k, s->sym, fr, sizeof fr) == 0; k++) {
+    for (int k = 0; ncs_callsites_frame(s, r, k, fr, sizeof fr) == 0; k++) {
       fprintf(out, "  %20s   #%d ", "", k);
       ncs_text_escape(out, fr, strlen(fr));
       fputc('\n', out);
     }
   }
   if (shown < s->nrow) fprintf(out, "  ... %zu more sites (--detail lists every site and its stack)\n", s->nrow - shown);
-  const struct jrow *top = &s->row[0];
+  const struct ncs_csrow *top = &s->row[0];
   if (top->exp_ns) {
     fputs("  most exposed: ", out);
     ncs_text_escape(out, top->where, strlen(top->where));
@@ -410,16 +483,17 @@ static void c_text(void *state, FILE *out, const struct ncs_job *job) {
   }
   fprintf(out, "  (exposed_ms: each call's GPU time times its rank's exposed share of that operation and size\n"
                "  from kernel activity, a model: docs/CLI.md \"Call sites\")\n");
-  if (!ncs_symbolizer_has_lines(s->sym))
+  if (!ncs_callsites_have_lines(s))
     fprintf(out, "  (no source lines: libdw.so.1, elfutils, is not installed; functions come from symbol tables)\n");
 }
 
 static void c_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
-  struct cstate *s = state;
-  if (!s || !s->want) return;
+  struct cstate *st = state;
+  if (!st || !st->want) return;
+  const struct ncs_callsites *s = st->cs;
   ncs_json_arr_begin(j, "callsites");
   for (size_t i = 0; i < s->nrow; i++) {
-    const struct jrow *r = &s->row[i];
+    const struct ncs_csrow *r = &s->row[i];
     ncs_json_obj_begin(j, NULL);
     ncs_json_str(j, "site", r->where);
     ncs_json_str(j, "function", r->func[0] ? r->func : NULL);
@@ -449,31 +523,19 @@ static void c_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
     ncs_json_obj_end(j);
     ncs_json_arr_begin(j, "stack");
     char fr[520];
-    for (int k = 0; ncs_sites_frame(s->f[r->fidx].sites, r->id, k, s->sym, fr, sizeof fr) == 0; k++)
+    for (int k = 0; ncs_callsites_frame(s, r, k, fr, sizeof fr) == 0; k++)
       ncs_json_str(j, NULL, fr);
     ncs_json_arr_end(j);
     ncs_json_obj_end(j);
   }
   ncs_json_arr_end(j);
-  if (!s->nrow) ncs_json_str(j, "callsites_missing", s->depth_said && s->depth_off == s->depth_said
-                                 ? "NCCLSCOPE_CALLSITE_DEPTH=0" : "not recorded");
+  if (!s->nrow) ncs_json_str(j, "callsites_missing", ncs_callsites_missing(s));
 }
 
 static void c_destroy(void *state) {
   struct cstate *s = state;
   if (!s) return;
-  for (int i = 0; s->f && i < s->n; i++) {
-    ncs_sites_free(s->f[i].sites);
-    for (size_t k = 0; k < s->f[i].nrow; k++) free(s->f[i].row[k].gpu_b);
-    free(s->f[i].row);
-    free(s->f[i].pend);
-    free(s->f[i].gpend);
-    free(s->f[i].comm);
-  }
-  free(s->f);
-  free(s->row);
-  ncs_symbolizer_free(s->sym);
-  ncs_commnames_free(s->cn);
+  ncs_callsites_free(s->cs);
   free(s);
 }
 

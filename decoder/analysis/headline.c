@@ -1,6 +1,7 @@
 /* headline.c — the job's answer as data (headline.h). */
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
+#include "analysis/callsites.h"
 #include "analysis/jobsum.h"
 #include "ncclscope/ops.h"
 #include "io/nccllog.h"
@@ -199,4 +200,14 @@ void ncs_headline_add_top_op(struct ncs_headline *h, const struct ncs_jobdata *J
   h->top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? bus / best / 1e9 : 0;
   h->top_busbytes = bus;
   h->top_steps = steps;
+}
+
+void ncs_headline_add_callsite(struct ncs_headline *h, const struct ncs_callsites *cs) {
+  const struct ncs_csrow *r = ncs_callsites_most_exposed(cs);
+  if (!h || !r) return;
+  snprintf(h->top_site, sizeof h->top_site, "%.199s", r->where);
+  snprintf(h->top_site_op, sizeof h->top_site_op, "%s", r->mixed ? "several operations" : ncs_op_name(r->op) ? ncs_op_name(r->op) : "?");
+  h->top_site_ranks = r->ranks;
+  h->top_site_exp_ms = r->exp_ns / 1e6;
+  h->top_site_gpu_ms = r->exp_gpu_ns / 1e6;
 }

@@ -79,6 +79,11 @@ struct ncs_headline {
   /* the doctor's first missing-collective note (a collective some ranks had not entered when
    * the traces end: too soon to call a hang), so every first screen names those ranks; NULL none */
   const struct ncs_verdict *missing;
+  /* the most exposed call site (added from analysis/callsites.h by doctor, html and report
+   * --callsites; top_site[0] == 0 when unknown): where, its operation, ranks, exposed and GPU ms */
+  char top_site[200], top_site_op[32];
+  int top_site_ranks;
+  double top_site_exp_ms, top_site_gpu_ms;
 };
 /* The cost of problem `id` (exposed-comm also answers comm-bound), or NULL. */
 const struct ncs_headline_cost *ncs_headline_cost_of(const struct ncs_headline *h, const char *id);
@@ -91,6 +96,10 @@ void ncs_headline_add_stragglers(struct ncs_headline *h, const struct ncs_strag 
 /* The dominant operation (top_op and its figures) from the loader's per-op sums over every
  * rank (html; report takes it from its metrics analysis): the op with the most time. */
 struct ncs_jobdata;
+/* The most exposed call site (ncs_callsites_most_exposed after ncs_callsites_finish); cs NULL
+ * or no such site: nothing. */
+struct ncs_callsites;
+void ncs_headline_add_callsite(struct ncs_headline *h, const struct ncs_callsites *cs);
 void ncs_headline_add_top_op(struct ncs_headline *h, const struct ncs_jobdata *J);
 /* The expected busbw of the dominant operation's calls, GB/s: the α-β reference of the job's
  * link priced on their sizes (model/linkref.h); 0 when unknown. */

@@ -77,7 +77,7 @@ void ncs_sitefacts_visitor(struct ncs_sitefacts *sf, int file, struct ncs_visito
 
 void ncs_sitefacts_finish(struct ncs_sitefacts *sf) {
   if (!sf || sf->cn) return;
-  sf->cn = ncs_commnames_new();
+  sf->cn = ncs_commnames_new(0);
   sf->sym = ncs_symbolizer_new();
   for (int i = 0; i < sf->n; i++) {
     const struct sfile *f = &sf->f[i];

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/commnames.h"
 #include "ncclscope/ops.h"
 
 struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
@@ -93,6 +94,8 @@ struct file {
 
 struct ncs_strag {
   int nfiles;
+  const struct ncs_commnames *names; /* how communicators are named in print, NULL by id */
+  int names_id;
   struct file *files;
   pthread_mutex_t mu;       /* the communicator list, the mismatch list and the totals */
   struct comm *comms;
@@ -600,6 +603,22 @@ int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offse
 
 static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
 
+void ncs_strag_set_names(struct ncs_strag *s, const struct ncs_commnames *cn, int with_id) {
+  if (s) { s->names = cn; s->names_id = with_id; }
+}
+
+/* communicator id as the text names it (ncs_strag_set_names), escaped */
+static void comm_text(const struct ncs_strag *s, FILE *f, uint64_t id) {
+  char b[240];
+  ncs_commnames_text(s->names, id, s->names_id, b, sizeof b);
+  ncs_text_escape(f, b, strlen(b));
+}
+static void comm_json(const struct ncs_strag *s, struct ncs_json *j, uint64_t id) {
+  if (!s->names) return;
+  char b[240];
+  ncs_json_str(j, "comm", ncs_commnames_label(s->names, id, b, sizeof b));
+}
+
 void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists) {
   fprintf(f, "Who is slow (collectives lined up by communicator and sequence number)\n");
   int ncomm = 0;
@@ -608,7 +627,11 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists
   if (s->incomplete && (!lists || (uint64_t)s->nmiss < s->incomplete)) /* the ones no MISSING line lists */
     fprintf(f, ", %llu entered by only some ranks", (unsigned long long)s->incomplete);
   fprintf(f, "; arrival skew mean %.1f us, max %.1f us", ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s));
-  if (s->skew_n) fprintf(f, " (comm %016llx seq %llu)", (unsigned long long)s->skew_max_comm, (unsigned long long)s->skew_max_seq);
+  if (s->skew_n) {
+    fputs(" (comm ", f);
+    comm_text(s, f, s->skew_max_comm);
+    fprintf(f, " seq %llu)", (unsigned long long)s->skew_max_seq);
+  }
   fprintf(f, "\n");
   if (s->skew_n && s->nres) {
     fprintf(f, "  %5s  %-20s %9s %7s %14s %12s\n", "rank", "host", "last", "last%", "wait caused s", "mean late us");
@@ -624,7 +647,9 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists
   }
   for (uint64_t i = 0; lists && i < s->nmm && i < MAX_LIST; i++) {
     const struct mismatch *m = &s->mm[i];
-    fprintf(f, "  MISMATCH comm %016llx seq %llu: ", (unsigned long long)m->comm_id, (unsigned long long)m->seq);
+    fputs("  MISMATCH comm ", f);
+    comm_text(s, f, m->comm_id);
+    fprintf(f, " seq %llu: ", (unsigned long long)m->seq);
     if (m->rank >= 0) fprintf(f, "rank %d", m->rank); else fprintf(f, "%u rank(s)", m->nodd);
     fprintf(f, " called %s count %llu dtype %u, the others %s count %llu dtype %u\n", opname(m->got.op),
             (unsigned long long)m->got.count, m->got.dtype, opname(m->want.op), (unsigned long long)m->want.count, m->want.dtype);
@@ -632,8 +657,9 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists
   if (lists && s->nmm > MAX_LIST) fprintf(f, "  ... %llu mismatches in all\n", (unsigned long long)s->nmm);
   for (int i = 0; lists && i < s->nmiss; i++) {
     const struct missing *m = &s->miss[i];
-    fprintf(f, "  MISSING comm %016llx seq %llu: %u of %d ranks entered; never entered:", (unsigned long long)m->comm_id,
-            (unsigned long long)m->seq, m->entered, m->nranks);
+    fputs("  MISSING comm ", f);
+    comm_text(s, f, m->comm_id);
+    fprintf(f, " seq %llu: %u of %d ranks entered; never entered:", (unsigned long long)m->seq, m->entered, m->nranks);
     for (int k = 0; k < m->nmissing && k < 16; k++) fprintf(f, " %d", m->ranks[k]);
     if (m->nmissing > 16) fprintf(f, " ... (%d)", m->nmissing);
     fprintf(f, "  (a hang looks like this)\n");
@@ -645,13 +671,17 @@ void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists
                " cross-host lateness below that is clock error\n", worst);
   }
   for (const struct comm *c = s->comms; c; c = c->next)
-    if (c->partial)
-      fprintf(f, "  communicator %016llx has %d ranks but only %d of them are in the %d trace file(s) given:"
-                 " its collectives are not lined up\n", (unsigned long long)c->comm_id, c->nranks, c->nreg, s->nfiles);
-    else if (c->dup_rank >= 0)
-      fprintf(f, "  communicator %016llx: rank %d is claimed by more than one trace file (a copy, or a cut"
-                 " trace beside the whole one?): its collectives are not lined up\n",
-              (unsigned long long)c->comm_id, c->dup_rank);
+    if (c->partial) {
+      fputs("  communicator ", f);
+      comm_text(s, f, c->comm_id);
+      fprintf(f, " has %d ranks but only %d of them are in the %d trace file(s) given:"
+                 " its collectives are not lined up\n", c->nranks, c->nreg, s->nfiles);
+    } else if (c->dup_rank >= 0) {
+      fputs("  communicator ", f);
+      comm_text(s, f, c->comm_id);
+      fprintf(f, ": rank %d is claimed by more than one trace file (a copy, or a cut"
+                 " trace beside the whole one?): its collectives are not lined up\n", c->dup_rank);
+    }
   if (s->evicted)
     fprintf(f, "  %llu open collective(s) given up: ranks were read more than %u collectives apart\n",
             (unsigned long long)s->evicted, WINDOW_MAX);
@@ -714,6 +744,7 @@ void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
     ncs_json_obj_begin(j, NULL);
     snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
     ncs_json_str(j, "comm_id", id);
+    comm_json(s, j, m->comm_id);
     ncs_json_uint(j, "seq", m->seq);
     if (m->rank >= 0) ncs_json_int(j, "rank", m->rank); else ncs_json_null(j, "rank");
     ncs_json_uint(j, "ranks_odd", m->nodd);
@@ -728,6 +759,7 @@ void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
     ncs_json_obj_begin(j, NULL);
     snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
     ncs_json_str(j, "comm_id", id);
+    comm_json(s, j, m->comm_id);
     ncs_json_uint(j, "seq", m->seq);
     ncs_json_uint(j, "entered", m->entered);
     ncs_json_int(j, "nranks", m->nranks);

@@ -89,5 +89,10 @@ int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offse
 /* top: rows of the table; lists 0: the MISMATCH and MISSING lines left out (the caller's verdicts
  * name them already) */
 void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists);
+/* How the text and JSON name communicators (model/commnames.h, finished; it must outlive the
+ * printing): by the job's name or ranks and parent, with the id too when with_id (--detail);
+ * JSON gains "comm" beside "comm_id". Not set: by id, as before. */
+struct ncs_commnames;
+void ncs_strag_set_names(struct ncs_strag *s, const struct ncs_commnames *cn, int with_id);
 void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j);
 #endif

@@ -12,6 +12,7 @@
 
 #include "ncclscope/ops.h"
 #include "analysis/analysis.h"
+#include "model/commnames.h"
 #include "model/connowner.h"
 #include "model/topo.h"
 #include "model/transport.h"
@@ -201,8 +202,15 @@ static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
       struct ncs_tmodel m;
       merged(s, i, k, &m);
       if (m.nconns) {
-        fprintf(out, "  communicator 0x%016llx (%d ranks): %zu connections (P2P %zu, SHM %zu, NET %zu)\n",
-                (unsigned long long)c->comm_id, c->nranks, m.nconns, ncs_tmodel_count(&m, NCS_TC_P2P),
+        char nm[240];
+        ncs_commnames_text(job->names, c->comm_id, job->detail, nm, sizeof nm);
+        fputs("  communicator ", out);
+        ncs_text_escape(out, nm, strlen(nm));
+        char sz[32];
+        snprintf(sz, sizeof sz, "%d rank", c->nranks);
+        if (strncmp(nm, sz, strlen(sz))) fprintf(out, " (%d ranks)", c->nranks); /* unless the name says it */
+        fprintf(out, ": %zu connections (P2P %zu, SHM %zu, NET %zu)\n",
+                m.nconns, ncs_tmodel_count(&m, NCS_TC_P2P),
                 ncs_tmodel_count(&m, NCS_TC_SHM), ncs_tmodel_count(&m, NCS_TC_NET));
         if (job->detail || c->nranks <= 8) ncs_tmodel_matrix(&m, out, "    ");
         else matrix_hidden = 1;
@@ -264,6 +272,8 @@ static void tr_json(void *state, struct ncs_json *j, const struct ncs_job *job) 
         snprintf(id, sizeof id, "%016llx", (unsigned long long)c->comm_id);
         ncs_json_obj_begin(j, NULL);
         ncs_json_str(j, "comm_id", id);
+        char nm[240];
+        if (job->names) ncs_json_str(j, "comm", ncs_commnames_label(job->names, c->comm_id, nm, sizeof nm));
         ncs_json_int(j, "nranks", c->nranks);
         ncs_json_uint(j, "connections", m.nconns);
         ncs_json_arr_begin(j, "pairs");

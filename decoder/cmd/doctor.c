@@ -22,6 +22,7 @@
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
 #include "analysis/sitefacts.h"
+#include "analysis/callsites.h"
 #include "render/headline_render.h"
 #include "base/cli.h"
 #include "cmd/jobpick.h"
@@ -65,7 +66,7 @@ static int add_facts(struct ncs_doctor *d, int *cap, struct ncs_dfacts *f) {
  * straggler engine (report's `stragglers` analysis: the same lining up as report and html) and
  * the call sites and communicator names of the verdicts, and a bounded trace's window. */
 struct facts_load { struct ncs_doctor *d; const int *slot; struct ncs_hang *hang; void *strag; struct ncs_sitefacts *sites;
-                    struct ncs_window *win; };
+                    struct ncs_window *win; struct ncs_callsites *cs; };
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct facts_load *L = ctx;
   ncs_dfacts_attach(L->d->f[L->slot[file]], m);
@@ -82,6 +83,10 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_window_visitor(L->win, file, &m->v[m->n++]);
   }
+  if (L->cs && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_callsites_visitor(L->cs, file, &m->v[m->n++]);
+  }
 }
 
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
@@ -90,6 +95,8 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
   if (L->strag) ncs_analysis_stragglers.file_done(L->strag, file, st);
   if (L->win) ncs_window_file_done(L->win, file);
+  /* after the facts' finish: their kernel-activity figures price each site's exposed time */
+  if (L->cs) ncs_callsites_file_done(L->cs, file, &L->d->f[L->slot[file]]->gpu);
 }
 
 static const struct option doctor_opts[] = {{"json", no_argument, NULL, 'j'}, {"detail", no_argument, NULL, 'd'},
@@ -119,6 +126,7 @@ int cmd_doctor(int argc, char **argv) {
   void *sstate = NULL;
   struct ncs_sitefacts *sites = NULL;
   struct ncs_window *win = NULL;
+  struct ncs_callsites *cs = NULL; /* the most exposed call site, for comm-bound and the headline */
   const char *want_job = NULL;
   while ((r = ncs_cli_next(&doctor_cli, argc, argv)) != NCS_CLI_DONE) {
     if (r == 'j') json = 1;
@@ -208,7 +216,8 @@ int cmd_doctor(int argc, char **argv) {
     if (infos) sstate = ncs_analysis_stragglers.create(&sjob);
     sites = ncs_sitefacts_new(nt);
     win = ncs_window_new(nt);
-    struct facts_load fl = {&d, slot, hang, sstate, sites, win};
+    cs = ncs_callsites_new(nt);
+    struct facts_load fl = {&d, slot, hang, sstate, sites, win, cs};
     struct ncs_load_opts lo = {.ctx = &fl, .file_visitor = facts_visitor, .file_done = facts_done};
     struct ncs_jobread *jd = NULL;
     ncs_job_load(nt, tfiles, &lo, &jd);
@@ -229,12 +238,15 @@ int cmd_doctor(int argc, char **argv) {
     if (strag) { ncs_strag_finish(strag); d.strag = strag; } /* for the straggler check */
     ncs_doctor_run(&d);
     if (hang) { ncs_hang_finish(hang); ncs_hang_to_doctor(hang, &d); }
+    ncs_callsites_finish(cs);
+    ncs_callsites_to_doctor(cs, &d);
     if (sites) ncs_sitefacts_name_verdicts(sites, &d, detail);
     if (json) ncs_doctor_print_json(&d, stdout);
     else {
       struct ncs_headline h; /* the job's answer first, as `report` and `html` give it */
       ncs_headline_build(&h, &d);
       if (strag) ncs_headline_add_stragglers(&h, strag);
+      ncs_headline_add_callsite(&h, cs);
       /* the job's facts, then the verdicts (not listed twice); the whole a first screen of
        * NCS_DOCTOR_SCREEN lines unless --detail */
       char *head = NULL;
@@ -274,6 +286,7 @@ done:
   free(infos);
   ncs_sitefacts_free(sites);
   ncs_window_free(win);
+  ncs_callsites_free(cs);
   for (int k = 0; k < nt; k++) free(tfiles[k]);
   free(tfiles);
   free(slot);

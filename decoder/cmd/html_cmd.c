@@ -1,6 +1,6 @@
 /* html_cmd.c — `ncclscope html PATH... -o report.html`: parses its options, reads the job once
  * with the analyses the page needs plugged in (the doctor's facts and hang checks, a few steps
- * per rank, the GPU-stream lanes, a bounded trace's whole run and window, the step cost:
+ * per rank, the GPU-stream lanes, the call sites (analysis/callsites.h), a bounded trace's whole run and window, the step cost:
  * analysis/stepcost.h), runs the doctor, the headline and the what-if, and hands it all to the
  * html renderer (render/html.h).
  * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
@@ -18,6 +18,7 @@
 #include "analysis/headline.h"
 #include "analysis/stepcost.h"
 #include "analysis/sitefacts.h"
+#include "analysis/callsites.h"
 #include "analysis/steps.h"
 #include "render/gpu_lanes.h"
 #include "render/html.h"
@@ -26,7 +27,8 @@
 struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps *steps; struct ncs_gpulanes *lanes;
                    struct ncs_stepcost *cost;
                    struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */
-                   struct ncs_window *win; /* bounded traces: whole run and window */ };
+                   struct ncs_window *win; /* bounded traces: whole run and window */
+                   struct ncs_callsites *cs; /* the call-site table and the most exposed site */ };
 
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   (void)r;
@@ -51,6 +53,10 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_sitefacts_visitor(L->sites, file, &m->v[m->n++]);
   }
+  if (L->cs && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_callsites_visitor(L->cs, file, &m->v[m->n++]);
+  }
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   const struct html_load *L = ctx;
@@ -58,6 +64,8 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
   if (L->win) ncs_window_file_done(L->win, file);
   ncs_stepcost_file_done(L->cost, file, st);
+  /* after the facts' finish: their kernel-activity figures (without the doctor: exposed unknown) */
+  if (L->cs) ncs_callsites_file_done(L->cs, file, L->d->f ? &L->d->f[file]->gpu : NULL);
 }
 
 int cmd_html(int argc, char **argv) {
@@ -95,7 +103,7 @@ int cmd_html(int argc, char **argv) {
   memset(&doc, 0, sizeof doc);
   struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new(),
                         ncs_stepcost_new(n, files), /* NULL (out of memory): the section says not computed */
-                        doctor ? ncs_sitefacts_new(n) : NULL, ncs_window_new(n)};
+                        doctor ? ncs_sitefacts_new(n) : NULL, ncs_window_new(n), ncs_callsites_new(n)};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE;
@@ -113,6 +121,7 @@ int cmd_html(int argc, char **argv) {
   if (ncs_jobsum_load(n, files, &o, &ev, &J) || !J) { fprintf(stderr, "ncclscope html: no trace could be read\n"); goto done; }
   if ((r = ncs_one_job("html", J->jobs, files))) { rc = r; goto done; }
   if (!(f = strcmp(out, "-") ? fopen(out, "w") : stdout)) { perror(out); goto done; }
+  ncs_callsites_finish(L.cs);
   int doctor_ran = 0;
   if (doctor) {
     int unreadable = 0;
@@ -121,6 +130,7 @@ int cmd_html(int argc, char **argv) {
       doc.strag = J->strag; /* the loader's straggler engine, for the straggler check */
       ncs_doctor_run(&doc);
       if (L.hang) { ncs_hang_finish(L.hang); ncs_hang_to_doctor(L.hang, &doc); }
+      ncs_callsites_to_doctor(L.cs, &doc);
       if (L.sites) ncs_sitefacts_name_verdicts(L.sites, &doc, 0);
       doctor_ran = 1;
     }
@@ -134,11 +144,12 @@ int cmd_html(int argc, char **argv) {
   if (doctor_ran) {
     ncs_headline_add_stragglers(&h, J->strag);
     ncs_headline_add_top_op(&h, J); /* the dominant operation, as report's metrics finds it */
+    ncs_headline_add_callsite(&h, L.cs);
   }
   struct ncs_window_sum *win = malloc(sizeof *win);
   if (win && !ncs_window_sum(L.win, win)) { free(win); win = NULL; }
   struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
-                               steps.f ? &steps : NULL, L.lanes, win, cost};
+                               steps.f ? &steps : NULL, L.lanes, win, cost, L.cs};
   int werr = ncs_html_write(f, &page) != 0;
   free(win);
   if (f != stdout && fclose(f) != 0) werr = 1;
@@ -152,6 +163,7 @@ done:
   ncs_doctor_free(&doc);
   ncs_hang_free(L.hang);
   ncs_sitefacts_free(L.sites);
+  ncs_callsites_free(L.cs);
   ncs_gpulanes_free(L.lanes);
   ncs_window_free(L.win);
   ncs_stepcost_free(L.cost);

@@ -20,7 +20,9 @@
 #include "base/cli.h"
 #include "cmd/commands.h"
 #include "base/json.h"
+#include "model/commnames.h"
 #include "model/ranks.h"
+#include "analysis/straggler.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 #include "cmd/report.h"
@@ -255,7 +257,7 @@ static void utc_time(uint64_t ns, char *buf, size_t len) {
 #define EXECD(s) ((s)->st.exec_ended && !(s)->st.final_seen && !(s)->info.truncated && !(s)->info.read_rc)
 #define EXEC_TEXT "the process replaced its image by exec and went on with the same pid; its next image, when it used NCCL, wrote a file of its own"
 
-static void print_rank_text(FILE *f, const struct file_sum *s) {
+static void print_rank_text(FILE *f, const struct file_sum *s, const struct ncs_commnames *names) {
   const struct ncs_rank_info *r = &s->info;
   fprintf(f, "\nrank%s %s", r->held > 1 ? "s" : "", r->label);
   if (r->nranks > 0) fprintf(f, "/%d", r->nranks);
@@ -301,8 +303,10 @@ static void print_rank_text(FILE *f, const struct file_sum *s) {
     const struct comm_sum *c = &s->comms[k];
     if (!c->seen && !c->calls) continue;
     if (!header) { fprintf(f, "  communicators:\n"); header = 1; }
-    fprintf(f, "    #%u id %016llx  rank %d/%d  %llu calls", k, (unsigned long long)c->comm_id,
-            c->rank, c->nranks, (unsigned long long)c->calls);
+    char nm[240];
+    fprintf(f, "    #%u ", k);
+    text_str(f, ncs_commnames_text(names, c->comm_id, 1, nm, sizeof nm));
+    fprintf(f, "  rank %d/%d  %llu calls", c->rank, c->nranks, (unsigned long long)c->calls);
     if (!c->seen) fprintf(f, "  (no COMM record)");
     if (c->seen && c->rc == 7) fprintf(f, "  (non-blocking init: not seen complete, ncclInProgress)");
     else if (c->seen && c->rc) fprintf(f, "  (init returned %d)", c->rc);
@@ -489,7 +493,7 @@ static void print_prof_json(struct ncs_json *j, const struct ncs_jobread *jd) {
 }
 
 static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int file, void **state,
-                            const struct ncs_jobread *jd) {
+                            const struct ncs_jobread *jd, const struct ncs_commnames *names) {
   const struct ncs_rank_info *r = &s->info;
   int att = jd ? ncs_jobset_attempt_of(jd->jobs, file) : 0;
   if (att) ncs_json_int(j, "attempt", att); else ncs_json_null(j, "attempt");
@@ -541,6 +545,8 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
     ncs_json_obj_begin(j, NULL);
     ncs_json_uint(j, "index", k);
     ncs_json_str(j, "comm_id", id);
+    char nm[240];
+    ncs_json_str(j, "comm", ncs_commnames_label(names, c->comm_id, nm, sizeof nm));
     ncs_json_int(j, "rank", c->rank);
     ncs_json_int(j, "nranks", c->nranks);
     ncs_json_uint(j, "calls", c->calls);
@@ -661,6 +667,7 @@ struct report_run {
   struct file_sum *sums;
   void **state;
   struct ncs_stages *stages;
+  struct ncs_commnames *names;
 };
 
 static void run_visitor(void *ctx, int file, struct ncs_mux *m) {
@@ -673,6 +680,7 @@ static void run_visitor(void *ctx, int file, struct ncs_mux *m) {
   core->comm_end = on_comm_end;
   core->calls = on_calls;
   core->drop = on_drop;
+  if (R->names && m->n < NCS_MUX_MAX) ncs_commnames_visitor(R->names, file, &m->v[m->n++]);
   for (int a = 0; a < NANALYSES && m->n < NCS_MUX_MAX; a++)
     if (analyses[a]->visitor) analyses[a]->visitor(R->state[a], file, &m->v[m->n++]);
 }
@@ -750,6 +758,7 @@ int cmd_report(int argc, char **argv) {
   const char *want_job = NULL;
   struct ncs_jobread *jd = NULL;
   struct ncs_stages stages = {0}; /* what one analysis computes once and others read */
+  struct ncs_commnames *names = NULL; /* communicators as the job knows them, for every section */
   if (!paths || !opts) { ret = 2; goto out; }
   build_cli();
   while ((r = ncs_cli_next(&report_cli, argc, argv)) != NCS_CLI_DONE) {
@@ -782,7 +791,8 @@ int cmd_report(int argc, char **argv) {
   int ended_badly = 0;
   if (ncs_stages_init(&stages, nfiles) != 0) { ret = NCS_EXIT_UNREADABLE; goto out; }
   struct ncs_strag *strag = NULL;
-  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages, &strag};
+  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages, &strag, NULL};
+  names = ncs_commnames_new(nfiles);
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
     state[a] = analyses[a]->create ? analyses[a]->create(&job) : NULL;
@@ -794,7 +804,7 @@ int cmd_report(int argc, char **argv) {
     sums[i].info.path = files[i];
     sums[i].info.host = "";
   }
-  struct report_run run = {sums, state, &stages};
+  struct report_run run = {sums, state, &stages, names};
   struct ncs_load_opts lo = {.ctx = &run, .file_visitor = run_visitor,
                              .file_done = run_file_done};
   ncs_job_load(nfiles, files, &lo, &jd); /* files in parallel: every analysis keeps per-file state */
@@ -830,6 +840,9 @@ int cmd_report(int argc, char **argv) {
     order[i] = i;
   }
   qsort_r(order, (size_t)nfiles, sizeof *order, cmp_rank, sums);
+  ncs_commnames_finish(names);
+  job.names = names;
+  if (strag) ncs_strag_set_names(strag, names, detail);
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->finish) analyses[a]->finish(state[a], &job);
 
@@ -844,7 +857,7 @@ int cmd_report(int argc, char **argv) {
       int i = order[k];
       if (sums[i].info.no_comm) continue;
       ncs_json_obj_begin(&j, NULL);
-      print_rank_json(&j, &sums[i], i, state, jd);
+      print_rank_json(&j, &sums[i], i, state, jd, names);
       for (int a = 0; a < NANALYSES; a++)
         if (analyses[a]->print_rank_json) analyses[a]->print_rank_json(state[a], &j, i);
       ncs_json_obj_end(&j);
@@ -883,7 +896,7 @@ int cmd_report(int argc, char **argv) {
     print_attempts_text(stdout, jd, files);
     if (detail) {
       for (int k = 0; k < nfiles; k++)
-        if (!sums[order[k]].info.no_comm) print_rank_text(stdout, &sums[order[k]]);
+        if (!sums[order[k]].info.no_comm) print_rank_text(stdout, &sums[order[k]], names);
       print_no_comm_text(stdout, sums, order, nfiles);
     }
     else print_job_text(stdout, sums, order, nfiles);
@@ -897,6 +910,7 @@ out:
   for (int a = 0; a < NANALYSES; a++)
     if (state[a] && analyses[a]->destroy) analyses[a]->destroy(state[a]);
   ncs_stages_free(&stages);
+  ncs_commnames_free(names);
   if (sums)
     for (int i = 0; i < nfiles; i++) { free(sums[i].comms); free(sums[i].host); free(sums[i].held_ranks); }
   free(sums);

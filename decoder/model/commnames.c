@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "io/grow.h"
+#include "io/trace.h"
 #include "model/ranks.h"
 #include "ncclscope/ops.h"
 
@@ -17,12 +18,53 @@ struct centry {
   char name[64];
   struct ncs_ranks parent_ranks; /* the parent's ranks that joined it */
 };
-struct ncs_commnames { struct centry *e; size_t n, cap; };
+/* one file's COMM records as read (a completion replaces its communicator's earlier record) */
+struct cfile { struct ncs_comm *c; size_t n, cap; };
+struct ncs_commnames { struct centry *e; size_t n, cap; struct cfile *f; int nfiles, finished; };
 
-struct ncs_commnames *ncs_commnames_new(void) { return calloc(1, sizeof(struct ncs_commnames)); }
+struct ncs_commnames *ncs_commnames_new(int nfiles) {
+  struct ncs_commnames *cn = calloc(1, sizeof *cn);
+  if (!cn) return NULL;
+  if (nfiles > 0 && !(cn->f = calloc((size_t)nfiles, sizeof *cn->f))) { free(cn); return NULL; }
+  cn->nfiles = nfiles > 0 ? nfiles : 0;
+  return cn;
+}
+
+static int on_comm(void *ctx, const struct ncs_comm *c) {
+  struct cfile *f = ctx;
+  for (size_t i = 0; i < f->n; i++)
+    if (f->c[i].comm == c->comm) { f->c[i] = *c; return 0; }
+  if (ncs_grow((void **)&f->c, &f->cap, f->n + 1, sizeof *f->c)) return 0;
+  f->c[f->n++] = *c;
+  return 0;
+}
+
+void ncs_commnames_visitor(struct ncs_commnames *cn, int file, struct ncs_visitor *v) {
+  if (!cn || file < 0 || file >= cn->nfiles) return;
+  v->ctx = &cn->f[file];
+  v->comm = on_comm;
+}
+
+void ncs_commnames_finish(struct ncs_commnames *cn) {
+  if (!cn || cn->finished) return;
+  cn->finished = 1;
+  for (int i = 0; i < cn->nfiles; i++) {
+    const struct cfile *f = &cn->f[i];
+    for (size_t k = 0; k < f->n; k++) {
+      int prank = -1;
+      for (size_t q = 0; f->c[k].parent_id && q < f->n; q++)
+        if (f->c[q].comm_id == f->c[k].parent_id) prank = f->c[q].rank;
+      ncs_commnames_add(cn, &f->c[k], prank);
+    }
+    free(cn->f[i].c);
+    cn->f[i] = (struct cfile){0};
+  }
+}
 
 void ncs_commnames_free(struct ncs_commnames *cn) {
   if (!cn) return;
+  for (int i = 0; cn->f && i < cn->nfiles; i++) free(cn->f[i].c);
+  free(cn->f);
   for (size_t i = 0; i < cn->n; i++) ncs_ranks_free(&cn->e[i].parent_ranks);
   free(cn->e);
   free(cn);
@@ -72,7 +114,7 @@ static void label(const struct ncs_commnames *cn, const struct centry *e, char *
     if (e->parent_ranks.n)
       snprintf(buf, n, "ranks %s of %s (%s)", rr, pl, how);
     else
-      snprintf(buf, n, "%d ranks of %s (%s)", e->nranks, pl, how);
+      snprintf(buf, n, "%d rank%s of %s (%s)", e->nranks, e->nranks == 1 ? "" : "s", pl, how);
     return;
   }
   const char *op = e->init_op ? ncs_op_name(e->init_op) : NULL;
@@ -80,14 +122,24 @@ static void label(const struct ncs_commnames *cn, const struct centry *e, char *
   for (size_t i = 0; i < cn->n; i++)
     twin += !cn->e[i].name[0] && !cn->e[i].parent && cn->e[i].nranks == e->nranks && cn->e[i].init_op == e->init_op;
   if (twin > 1)
-    snprintf(buf, n, "%d ranks (nccl%s #%08" PRIx64 ")", e->nranks, op ? op : "?", e->id >> 32);
+    snprintf(buf, n, "%d rank%s (nccl%s #%08" PRIx64 ")", e->nranks, e->nranks == 1 ? "" : "s", op ? op : "?", e->id >> 32);
   else
-    snprintf(buf, n, "%d ranks (nccl%s)", e->nranks, op ? op : "?");
+    snprintf(buf, n, "%d rank%s (nccl%s)", e->nranks, e->nranks == 1 ? "" : "s", op ? op : "?");
 }
 
 const char *ncs_commnames_label(const struct ncs_commnames *cn, uint64_t comm_id, char *buf, size_t n) {
   const struct centry *e = find(cn, comm_id);
   if (!e) snprintf(buf, n, "communicator %016" PRIx64, comm_id);
   else label(cn, e, buf, n, 0);
+  return buf;
+}
+
+const char *ncs_commnames_text(const struct ncs_commnames *cn, uint64_t comm_id, int with_id, char *buf, size_t n) {
+  const struct centry *e = find(cn, comm_id);
+  if (!e) { snprintf(buf, n, "%016" PRIx64, comm_id); return buf; }
+  char lab[200];
+  label(cn, e, lab, sizeof lab, 0);
+  if (with_id) snprintf(buf, n, "%s [%016" PRIx64 "]", lab, comm_id);
+  else snprintf(buf, n, "%s", lab);
   return buf;
 }

@@ -84,6 +84,12 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
       fprintf(f, "  exposed: %.0f%% of GPU time is communication not hidden under compute (median rank", 100 * h->exposed_med);
       if (!isnan(h->hidden_med)) fprintf(f, "; %.0f%% of NCCL kernel time hidden", 100 * h->hidden_med);
       fprintf(f, ")\n");
+      if (h->top_site[0]) {
+        fputs("  most exposed call site: ", f);
+        ncs_text_escape(f, h->top_site, strlen(h->top_site));
+        fprintf(f, ", %s on %d rank%s: %.3f ms of its %.3f ms on the GPU exposed\n", h->top_site_op, h->top_site_ranks,
+                h->top_site_ranks == 1 ? "" : "s", h->top_site_exp_ms, h->top_site_gpu_ms);
+      }
       if (h->no_kact_ranks) {
         fprintf(f, "  estimate: %d of %d ranks without kernel activity (", h->no_kact_ranks, h->ranks);
         ncs_text_escape(f, h->no_kact_why, strlen(h->no_kact_why));
@@ -190,6 +196,17 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
   ncs_json_int(j, "kernel_activity_ranks", h->kact_ranks);
   num_or_null(j, "exposed_share", h->exposed_med);
   num_or_null(j, "hidden_share", h->hidden_med);
+  if (h->top_site[0]) {
+    ncs_json_obj_begin(j, "most_exposed_site");
+    ncs_json_str(j, "site", h->top_site);
+    ncs_json_str(j, "op", h->top_site_op);
+    ncs_json_int(j, "ranks", h->top_site_ranks);
+    ncs_json_num(j, "exposed_s", h->top_site_exp_ms / 1e3);
+    ncs_json_num(j, "gpu_s", h->top_site_gpu_ms / 1e3);
+    ncs_json_obj_end(j);
+  } else {
+    ncs_json_null(j, "most_exposed_site");
+  }
   /* which headline figures are estimates, and why (docs/JSON.md) */
   ncs_json_arr_begin(j, "estimates");
   if (h->ranks && h->host_timed_ranks) {
@@ -319,6 +336,13 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
     if (!isnan(h->exposed_med))
       fprintf(f, "<p class=\"big\"><b>%.0f%%</b> of GPU time is <i>exposed</i> communication (not hidden under compute; "
                  "median rank)%s</p>\n", 100 * h->exposed_med, h->exposed_med >= 0.5 ? ": communication-bound." : ".");
+    if (!isnan(h->exposed_med) && h->top_site[0]) {
+      fprintf(f, "<p id=\"top-site\">Most exposed call site: <code>");
+      ncs_html_escape(f, h->top_site, strlen(h->top_site));
+      fprintf(f, "</code>, %s on %d rank%s: <b>%.3f ms</b> of its %.3f ms on the GPU exposed "
+                 "(<a href=\"#callsites\">Call sites</a>).</p>\n", h->top_site_op, h->top_site_ranks,
+              h->top_site_ranks == 1 ? "" : "s", h->top_site_exp_ms, h->top_site_gpu_ms);
+    }
     else {
       fprintf(f, "<p class=\"note\">Estimate: exposed communication is unknown, no kernel activity (");
       ncs_html_escape(f, h->no_kact_why, strlen(h->no_kact_why));

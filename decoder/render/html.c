@@ -9,7 +9,8 @@
  * fastest rank and of any rank the headline names; every rank up to 16),
  * gpu-streams (each rank's compute and NCCL kernels on their GPU streams, exposed communication
  * marked: render/gpu_lanes.h), skew, stragglers,
- * findings, doctor (`ncclscope doctor`'s verdicts, from facts gathered in the same single read
+ * findings, callsites (the HTML_CS_ROWS most exposed call sites, the rest counted in one line),
+ * doctor (`ncclscope doctor`'s verdicts, from facts gathered in the same single read
  * of each file; left out with --no-doctor), transports, topology, ranks. Every string that came from a trace (host, command
  * line, paths, errors) goes through ncs_html_escape; everything else is generated here.
  * Pictures scale with ranks: a value per rank is a heatmap in rank order (svg.h) past 16 ranks,
@@ -491,6 +492,46 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
   sec_close(f);
 }
 
+/* The call sites (analysis/callsites.h): the most exposed first, at most HTML_CS_ROWS rows, the
+ * rest counted in one line; the headline names the first. */
+#define HTML_CS_ROWS 10
+static void sec_callsites(FILE *f, const struct ncs_callsites *cs, const struct ncs_jobdata *J) {
+  const struct ncs_csrow *r;
+  size_t n = ncs_callsites_rows(cs, &r);
+  sec_open(f, "callsites", "Call sites", 1);
+  if (!n) {
+    fprintf(f, "<p class=\"note\">No call sites in the traces: %s.</p>", strcmp(ncs_callsites_missing(cs), "not recorded")
+               ? "the job ran with NCCLSCOPE_CALLSITE_DEPTH=0 (leave it unset to record them)"
+               : "not recorded (static NCCL seen through the profiler plugin, or an older shim)");
+    sec_close(f);
+    return;
+  }
+  fprintf(f, "<p class=\"note\">The line of the job that issued each NCCL call, all ranks together, most exposed "
+             "first: exposed ms is the part of its GPU time not hidden under compute (each call's GPU time times "
+             "its rank's exposed share of that operation and size, from kernel activity: a model; - unknown).</p>\n"
+             "<div class=\"scroll\"><table><tr><th>site</th><th>operation</th><th>calls</th><th>ranks</th>"
+             "<th>exposed ms</th><th>GPU ms</th><th>host ms</th><th>slowest call</th></tr>\n");
+  size_t shown = n < HTML_CS_ROWS ? n : HTML_CS_ROWS;
+  for (size_t i = 0; i < shown; i++) {
+    fprintf(f, "<tr><td class=\"l\"><code>");
+    esc(f, r[i].where);
+    fprintf(f, "</code></td><td>%s</td><td>%llu</td><td>%d</td><td%s>", r[i].mixed ? "(several)" : ncs_op_name(r[i].op),
+            (unsigned long long)r[i].calls, r[i].ranks, i == 0 && r[i].exp_ns ? " class=\"bad\"" : "");
+    if (r[i].exp_gpu_ns) fprintf(f, "%.3f", r[i].exp_ns / 1e6); else fprintf(f, "-");
+    fprintf(f, "</td><td>%.3f</td><td>%.3f</td><td class=\"l\">", r[i].gpu_ns / 1e6, r[i].host_ns / 1e6);
+    int sf = r[i].slow_file;
+    if (sf >= 0 && sf < J->n) fprintf(f, "rank %d, ", J->r[sf].rank);
+    fprintf(f, "%.3f ms %s", r[i].slow.ns / 1e6, r[i].slow.gpu ? "on the GPU" : "on the host");
+    if (r[i].slow_comm[0]) { fprintf(f, " on "); esc(f, r[i].slow_comm); }
+    fprintf(f, "</td></tr>\n");
+  }
+  fprintf(f, "</table></div>");
+  if (shown < n)
+    fprintf(f, "<p class=\"note\">%zu more call sites, less exposed: <code>ncclscope report --callsites --detail</code> "
+               "lists every one.</p>", n - shown);
+  sec_close(f);
+}
+
 /* The doctor's verdicts (analysis/doctor.h, the hang checks of analysis/hang.h first) on the
  * facts gathered in the same read of the files as everything else; none when a file could not
  * be read (as `ncclscope doctor` exits 4). */
@@ -752,6 +793,7 @@ int ncs_html_write(FILE *f, const struct ncs_html_page *p) {
   sec_skew(f, J, named);
   sec_stragglers(f, J);
   sec_findings(f, J);
+  if (p->sites) sec_callsites(f, p->sites, J);
   if (p->doc) sec_doctor(f, p->doc, p->hang);
   else { sec_open(f, "doctor", "Doctor's verdicts", 1); fprintf(f, "<p class=\"note\">Not run (--no-doctor).</p>"); sec_close(f); }
   sec_transports(f, J);

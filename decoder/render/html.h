@@ -7,6 +7,7 @@
 #define NCS_HTML_H
 #include <stdio.h>
 #include "analysis/jobsum.h"
+#include "analysis/callsites.h"
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/headline.h"
@@ -26,6 +27,7 @@ struct ncs_html_page {
   const struct ncs_window_sum *window; /* a bounded trace's whole run and window, NULL none */
   const struct ncs_whatif *cost; /* where the step time goes, what fixing each finding would give
                                     (report's what-if figures); NULL: not computed */
+  const struct ncs_callsites *sites;   /* the call sites, finished (analysis/callsites.h), NULL none */
 };
 
 int ncs_html_write(FILE *f, const struct ncs_html_page *p);

@@ -32,6 +32,11 @@
  * events (process_name, process_sort_index, thread_name, thread_sort_index);
  * ncclscope's own facts and the format version go in "otherData". Output is always valid JSON:
  * strings go through the JSON writer.
+ * Communicators are named as the job knows them (model/commnames.h: its commName, else its
+ * ranks and parent): "comm_name" beside "comm" (the id) in each call's and each communicator
+ * event's args, a process track "rank R of NAME host pid" when its communicator has a name the
+ * job gave, and a stream's track "stream 0x...: NAME; NAME" after the communicators whose calls
+ * it carried (the first 4).
  * What is written is chosen and bounded (issue 27): --ranks LIST (other ranks' events are not
  * spooled), by default every rank up to 64 and past 64 rank 0 and the straggler analysis'
  * culprits (then no collective arrows: their partner may be missing); --window T0:T1 seconds
@@ -61,10 +66,15 @@
 #include "ncclscope/ops.h"
 #include "analysis/straggler.h"
 #include "analysis/window.h"
+#include "model/commnames.h"
 
 struct streams { uint64_t *s; int n, cap; int named; };
 #define TIMELINE_JSON_VERSION 2
 #define KERNEL_TID0 2000          /* GPU stream tracks: tids 2001..2256, 2999 for the rest */
+
+/* A CUDA stream of a file and the first SC_COMMS communicators whose calls it carried. */
+#define SC_COMMS 4
+struct scomm { uint64_t stream, comm[SC_COMMS]; int n, more; };
 
 /* Per file and kernel operation ("AllReduce"): can its calls be paired with its kernels? */
 #define LINK_OPS 8
@@ -89,6 +99,8 @@ struct kfile {
   uint64_t kernels, written;    /* read: kernels in the file; write: written so far */
   struct link link[LINK_OPS];
   int nlink;
+  struct scomm *sc;             /* read: the communicators of each stream's calls (track names) */
+  int nsc, capsc, lastsc;
 };
 
 struct ncs_timeline {
@@ -115,6 +127,9 @@ struct ncs_timeline {
   int nfiles;
   struct ncs_timeline_cfg cfg; /* what the command asked for */
   struct ncs_window *win;      /* bounded traces: the whole run and the last window */
+  struct ncs_commnames *names; /* communicators as the job knows them (model/commnames.h) */
+  uint64_t name_id;            /* the last communicator named in args, and its JSON member */
+  char name_json[480];
 };
 
 /* Starts the next event of the traceEvents array. */
@@ -162,7 +177,9 @@ static void seen(struct ncs_timeline *t, int file, int64_t ns) {
 
 static void name_process(struct ncs_timeline *t, int file, const struct ncs_jrank *r) {
   char name[200];
-  snprintf(name, sizeof name, "rank %d %s pid %u", r->rank, r->host, r->pid);
+  const char *given = r->comm_id ? ncs_commnames_given(t->names, r->comm_id) : "";
+  if (given[0]) snprintf(name, sizeof name, "rank %d of %s %s pid %u", r->rank, given, r->host, r->pid);
+  else snprintf(name, sizeof name, "rank %d %s pid %u", r->rank, r->host, r->pid);
   fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0", t->pid[file]);
   fputs(",\"args\":{", t->f);
   jstr(t->f, "name", name, 1);
@@ -184,9 +201,21 @@ static int stream_tid(struct ncs_timeline *t, int file, uint64_t stream) {
   }
   s->s[s->n++] = stream;
   int tid = s->n;
-  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"", t->pid[file], tid);
-  if (stream) fprintf(t->f, "stream 0x%llx\"}}", (unsigned long long)stream);
-  else fputs("host (no stream)\"}}", t->f);
+  /* named by the stream and the communicators whose calls it carried (the read saw them all) */
+  char name[1024];
+  int o = stream ? snprintf(name, sizeof name, "stream 0x%llx", (unsigned long long)stream) : snprintf(name, sizeof name, "host (no stream)");
+  const struct kfile *kf = &t->kf[file];
+  for (int i = 0; stream && i < kf->nsc; i++) {
+    if (kf->sc[i].stream != stream) continue;
+    for (int k = 0; k < kf->sc[i].n && o > 0 && (size_t)o < sizeof name; k++) {
+      char lab[240];
+      o += snprintf(name + o, sizeof name - (size_t)o, "%s%s", k ? "; " : ": ", ncs_commnames_label(t->names, kf->sc[i].comm[k], lab, sizeof lab));
+    }
+    if (kf->sc[i].more && o > 0 && (size_t)o < sizeof name) snprintf(name + o, sizeof name - (size_t)o, "; ...");
+  }
+  fprintf(ev(t), "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{", t->pid[file], tid);
+  jstr(t->f, "name", name, 1);
+  fputs("}}", t->f);
   return tid;
 }
 
@@ -260,6 +289,24 @@ static void kernel_flow_call(struct ncs_timeline *t, int file, int tid, const st
 
 /* ---- writing: one event of the spool at a time, in the order the loader gave them ---- */
 
+/* ,"comm_name":"..." for communicator id (escaped once per change of communicator) */
+static const char *comm_name_json(struct ncs_timeline *t, uint64_t id) {
+  if (t->name_id == id && t->name_json[0]) return t->name_json;
+  char lab[240];
+  ncs_commnames_label(t->names, id, lab, sizeof lab);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  t->name_json[0] = 0;
+  if (m) {
+    jstr(m, "comm_name", lab, 0);
+    fclose(m);
+    if (buf && len < sizeof t->name_json) { memcpy(t->name_json, buf, len + 1); t->name_id = id; }
+  }
+  free(buf);
+  return t->name_json;
+}
+
 static void write_call(struct ncs_timeline *t, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   if (!t->st[file].named) name_process(t, file, r);
   int tid = stream_tid(t, file, e->c->stream);
@@ -273,9 +320,10 @@ static void write_call(struct ncs_timeline *t, int file, const struct ncs_jrank 
           (unsigned long long)e->c->seq, (unsigned long long)e->c->count, (unsigned long long)e->bytes,
           e->busbw_gbps, e->has_gpu ? "gpu" : "host");
   jstr(t->f, "transport", e->transport, 0);
-  fprintf(t->f, ",\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d,\"host_enter_us\":%s,\"host_us\":%s",
-          (unsigned long long)e->comm_id, e->rank, e->nranks, us(t, e->a->enter).s,
-          ns_us(e->a->exit - e->a->enter).s);
+  fprintf(t->f, ",\"comm\":\"%016llx\"", (unsigned long long)e->comm_id);
+  if (e->comm_id) fputs(comm_name_json(t, e->comm_id), t->f);
+  fprintf(t->f, ",\"rank\":%d,\"nranks\":%d,\"host_enter_us\":%s,\"host_us\":%s",
+          e->rank, e->nranks, us(t, e->a->enter).s, ns_us(e->a->exit - e->a->enter).s);
   if (kind == NCS_KIND_P2P || e->c->root >= 0) fprintf(t->f, ",\"%s\":%d", kind == NCS_KIND_P2P ? "peer" : "root", e->c->root);
   if (e->c->rc) fprintf(t->f, ",\"rc\":%d", e->c->rc);
   fputs("}}", t->f);
@@ -288,8 +336,9 @@ static void write_comm(struct ncs_timeline *t, int file, const struct ncs_jrank 
   if (!t->st[file].named) name_process(t, file, r);
   const char *name = ncs_op_name(e->op);
   fprintf(ev(t), "{\"ph\":\"i\",\"s\":\"p\",\"name\":\"%s\",\"cat\":\"comm\",\"pid\":%d,\"tid\":0,\"ts\":%s,"
-                "\"args\":{\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d}}",
-          name ? name : "?", t->pid[file], us(t, e->t).s, (unsigned long long)e->comm_id, e->rank, e->nranks);
+                "\"args\":{\"comm\":\"%016llx\"", name ? name : "?", t->pid[file], us(t, e->t).s, (unsigned long long)e->comm_id);
+  if (e->comm_id) fputs(comm_name_json(t, e->comm_id), t->f);
+  fprintf(t->f, ",\"rank\":%d,\"nranks\":%d}}", e->rank, e->nranks);
   t->events++;
 }
 
@@ -487,6 +536,29 @@ static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why,
 /* ---- reading: the loader's callbacks note the zero of the timeline, the counts and the
  * pairings, and spool the event ---- */
 
+/* The read: which communicators a stream's calls used (the first SC_COMMS of at most 256
+ * streams a file, as its tracks). */
+static void note_stream_comm(struct kfile *kf, uint64_t stream, uint64_t comm) {
+  struct scomm *c = kf->nsc && kf->lastsc < kf->nsc && kf->sc[kf->lastsc].stream == stream ? &kf->sc[kf->lastsc] : NULL;
+  for (int i = 0; !c && i < kf->nsc; i++)
+    if (kf->sc[i].stream == stream) { c = &kf->sc[i]; kf->lastsc = i; }
+  if (!c) {
+    if (kf->nsc >= 256) return;
+    if (kf->nsc == kf->capsc) {
+      int nc = kf->capsc ? kf->capsc * 2 : 4;
+      struct scomm *p = realloc(kf->sc, (size_t)nc * sizeof *p);
+      if (!p) return;
+      kf->sc = p; kf->capsc = nc;
+    }
+    c = &kf->sc[kf->nsc];
+    memset(c, 0, sizeof *c);
+    c->stream = stream;
+    kf->lastsc = kf->nsc++;
+  }
+  for (int k = 0; k < c->n; k++) if (c->comm[k] == comm) return;
+  if (c->n < SC_COMMS) c->comm[c->n++] = comm; else c->more = 1;
+}
+
 static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   struct ncs_timeline *t = ctx;
   seen(t, file, e->start);
@@ -494,6 +566,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   link_count_call(t, file, e->c);
   note_who(t, file, r);
   if (!rank_wanted(t, r->rank)) return;
+  if (e->c->stream && e->comm_id) note_stream_comm(&t->kf[file], e->c->stream, e->comm_id);
   uint8_t b[SPOOL_REC_MAX], *p = b;
   size_t tlen = strlen(e->transport);
   if (tlen > 63) tlen = 63;
@@ -582,6 +655,10 @@ static void names_visitor(void *ctx, int file, struct ncs_mux *m) {
   if (t->win && m->n < NCS_MUX_MAX) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_window_visitor(t->win, file, &m->v[m->n++]);
+  }
+  if (t->names && m->n < NCS_MUX_MAX) {
+    memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+    ncs_commnames_visitor(t->names, file, &m->v[m->n++]);
   }
 }
 static void names_done(void *ctx, int file, int read_rc, const struct ncs_read_status *st) {
@@ -685,6 +762,7 @@ static void kfiles_free(struct kfile *kf, int n) {
     free(kf[i].defs);
     free(kf[i].def_of);
     free(kf[i].ks.s);
+    free(kf[i].sc);
   }
   free(kf);
 }
@@ -707,7 +785,7 @@ int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_
     fprintf(stderr, "ncclscope timeline: out of memory\n");
     return NCS_EXIT_UNREADABLE;
   }
-  if (!(t->win = ncs_window_new(nfiles))) {
+  if (!(t->win = ncs_window_new(nfiles)) || !(t->names = ncs_commnames_new(nfiles))) {
     fprintf(stderr, "ncclscope timeline: out of memory\n");
     return NCS_EXIT_UNREADABLE;
   }
@@ -736,11 +814,13 @@ void ncs_timeline_free(struct ncs_timeline *t) {
   free(t->pid);
   kfiles_free(t->kf, t->nfiles);
   ncs_window_free(t->win);
+  ncs_commnames_free(t->names);
   free(t);
 }
 
 int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
-    const char *out = t->cfg.out, *ranks = t->cfg.ranks;
+  const char *out = t->cfg.out, *ranks = t->cfg.ranks;
+  ncs_commnames_finish(t->names); /* every file's COMM records are in */
   int n = t->nfiles, windowed = t->cfg.windowed;
   double w0 = t->cfg.w0, w1 = t->cfg.w1, max_mb = t->cfg.max_mb;
   int64_t max_kernels = t->cfg.max_kernels;
