@@ -133,7 +133,7 @@ static struct ncs_frame elems_frame[NELEM];
 #define DEFAULT_CHARS(f, a) ok &= y->f[0] == 0;
 #define DEFAULT_ARRAY(f, a) ok &= y->n##f == 0;
 
-#define HELPERS_(T, name, st) \
+#define HELPERS_(T, name, st, rd) \
   static void fill_##name(struct ncs_##name *x) { NCS_FIELDS_##name(FILL_) } \
   static int same_##name(const struct ncs_##name *x, const struct ncs_##name *y) { \
     int ok = 1; \
@@ -145,7 +145,7 @@ static struct ncs_frame elems_frame[NELEM];
     NCS_FIELDS_##name(DEFAULT_) \
     return ok; \
   }
-#define HELPERS_E_(name) HELPERS_(-, name, PLAIN)
+#define HELPERS_E_(name) HELPERS_(-, name, PLAIN, -)
 NCS_ELEMENTS(HELPERS_E_)
 NCS_RECORDS(HELPERS_)
 
@@ -153,7 +153,7 @@ NCS_RECORDS(HELPERS_)
 #define ARG_DELTA(d) d,
 
 /* Round trips and cuts for one record type. */
-#define TEST_(T, name, st) \
+#define TEST_(T, name, st, rd) \
   { \
     struct ncs_call_delta de, dd; \
     ncs_call_delta_reset(&de); \

@@ -10,17 +10,16 @@
       if (m->v[i].field && m->v[i].field(m->v[i].ctx, x)) stop = 1; \
     return stop; \
   }
-MUX_CB(process, struct ncs_process)
-MUX_CB(thread, struct ncs_thread)
-MUX_CB(comm, struct ncs_comm)
-MUX_CB(comm_end, struct ncs_comm_end)
-MUX_CB(callsite, struct ncs_callsite)
-MUX_CB(module, struct ncs_module)
-MUX_CB(drop, struct ncs_drop)
-MUX_CB(clock, struct ncs_clock)
-MUX_CB(log_line, struct ncs_log_line)
+/* one fan-out per per-record callback of the visitor, expanded from NCS_RECORDS as the
+ * visitor's members are (io/trace.h); a RAW record's is `raw`'s, below */
+#define MUX_REC_(T, name, st, rd) MUX_REC_##rd##_##st(name)
+#define MUX_REC_VISIT_PLAIN(name) MUX_CB(name, struct ncs_##name)
+#define MUX_REC_VISIT_DELTA(name) /* CALL, GPU_TIME: the run lists below */
+#define MUX_REC_RAW_PLAIN(name)
+#define MUX_REC_PROCESS_PLAIN(name) MUX_CB(process, struct ncs_process)
+NCS_RECORDS(MUX_REC_)
+#undef MUX_REC_
 MUX_CB(raw, struct ncs_raw)
-MUX_CB(inflight, struct ncs_inflight)
 #undef MUX_CB
 /* A run of CALL or GPU_TIME records to each receiver of flat list L in turn, one call each
  * (walked by pointer, the ends in locals: nothing reloaded from m after each call). A
@@ -59,6 +58,12 @@ MUX_RUN_CB(gpu_times, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
       m->NL++; \
     } \
   } while (0)
+/* The run lists are CALL's and GPU_TIME's: a new DELTA record needs one of its own here. */
+#define MUX_DELTA_(T, name, st, rd) + MUX_DELTA_##st
+#define MUX_DELTA_DELTA 1
+#define MUX_DELTA_PLAIN 0
+_Static_assert(0 NCS_RECORDS(MUX_DELTA_) == 2, "each DELTA record has its run list (callv, gpuv)");
+#undef MUX_DELTA_
 #define RX_callv ncs_mux_call_rx
 #define RX_gpuv ncs_mux_gpu_rx
 static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
@@ -80,8 +85,15 @@ void ncs_mux_build(struct ncs_mux *m, struct ncs_visitor *out) {
   if (m->ncall) out->calls = mux_calls;
   if (m->ngpu) out->gpu_times = mux_gpu_times;
 #define SET(field) for (int i = 0; i < m->n; i++) if (m->v[i].field) { out->field = mux_##field; break; }
-  SET(process) SET(thread) SET(comm) SET(comm_end) SET(callsite) SET(module)
-  SET(drop) SET(clock) SET(log_line) SET(raw) SET(chunk) SET(inflight)
+  /* the DELTA records' callbacks (CALL, GPU_TIME) are the run lists above */
+#define SET_REC_(T, name, st, rd) SET_REC_##rd##_##st(name)
+#define SET_REC_VISIT_PLAIN(name) SET(name)
+#define SET_REC_VISIT_DELTA(name)
+#define SET_REC_RAW_PLAIN(name)
+#define SET_REC_PROCESS_PLAIN(name) SET(process)
+  NCS_RECORDS(SET_REC_)
+  SET(raw) SET(chunk)
+#undef SET_REC_
 #undef SET
   if (m->n == 1) *out = m->v[0]; /* nothing to fan out */
 }

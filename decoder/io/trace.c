@@ -141,71 +141,75 @@ static inline int since_5_4(const struct reader *r) {
   return r->proc.major > 5 || (r->proc.major == 5 && r->proc.minor >= 4);
 }
 
+/* What the reader itself keeps of a record it decoded, before its visitor sees it (type is a
+ * constant wherever this is inlined, so the switch folds away): which communicators are open
+ * (completeness), the last CLOCK pair (the process's last sign of life), and the fields a file
+ * older than 5.4 does not have. */
+static inline __attribute__((always_inline)) void reader_note(struct reader *r, uint32_t type, void *rec) {
+  switch (type) {
+  case NCS_REC_COMM: {
+    struct ncs_comm *x = rec;
+    if (!since_5_4(r)) { x->name[0] = 0; x->color = -1; } /* name and color: 5.4 fields */
+    if (x->handle) track_comm(r, x->comm, 1);
+    break;
+  }
+  case NCS_REC_COMM_END:
+    track_comm(r, ((struct ncs_comm_end *)rec)->comm, 0);
+    break;
+  case NCS_REC_CLOCK:
+    r->st->last_realtime_ns = ((struct ncs_clock *)rec)->realtime_ns;
+    r->st->last_monotonic_ns = ((struct ncs_clock *)rec)->monotonic_ns;
+    break;
+  case NCS_REC_MODULE:
+    if (!since_5_4(r)) ((struct ncs_module *)rec)->build_id[0] = 0; /* build_id: a 5.4 field */
+    break;
+  default:
+    break;
+  }
+}
+
 /* Decodes one record and calls its visitor. Returns 0, 1 to stop, -1 on a malformed body,
- * -2 when out of memory. Inlined into both walks (the row walk's speed depends on it). */
+ * -2 when out of memory. Inlined into both walks (the row walk's speed depends on it). Its
+ * cases are expanded from NCS_RECORDS by READ and STATE (ncclscope/records.h): a VISIT record
+ * is decoded (a DELTA one against the chunk's delta state, without scratch) and handed to its
+ * callback, a RAW one falls to `default`. */
 static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint32_t type, const uint8_t *body, size_t len,
                     struct ncs_call_delta *delta) {
   const struct ncs_visitor *v = r->v;
   struct ncs_trace_bufs *b = r->b;
   struct ncs_rbuf rb;
+  (void)b;
   switch (type) {
-  case NCS_REC_CALL: {
-    struct ncs_call x;
-    ncs_rbuf_init(&rb, body, len, NULL, 0);
-    if (ncs_dec_call(&rb, delta, &x)) return -1;
-    if (v->calls) return v->calls(v->ctx, &x, 1) != 0;
-    return v->call ? (v->call(v->ctx, &x) != 0) : 0;
-  }
-  case NCS_REC_GPU_TIME: {
-    struct ncs_gpu_time x;
-    ncs_rbuf_init(&rb, body, len, NULL, 0);
-    if (ncs_dec_gpu_time(&rb, delta, &x)) return -1;
-    if (v->gpu_times) return v->gpu_times(v->ctx, &x, 1) != 0;
-    return v->gpu_time ? (v->gpu_time(v->ctx, &x) != 0) : 0;
-  }
-  case NCS_REC_PROCESS: {
-    int e = decode_process(r, body, len);
-    if (e) return e;
-    return v->process ? (v->process(v->ctx, &r->proc) != 0) : 0;
-  }
-#define VISIT_(TYPE, name) \
-  case NCS_REC_##TYPE: { \
+#define DISPATCH_(T, name, st, rd) DISPATCH_##rd##_##st(T, name)
+#define DISPATCH_VISIT_DELTA(T, name) \
+  case NCS_REC_##T: { \
     struct ncs_##name x; \
-    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_##name(&rb, &x)) \
+    ncs_rbuf_init(&rb, body, len, NULL, 0); \
+    if (ncs_dec_##name(&rb, delta, &x)) return -1; \
+    reader_note(r, NCS_REC_##T, &x); \
+    if (v->name##s) return v->name##s(v->ctx, &x, 1) != 0; \
     return v->name ? (v->name(v->ctx, &x) != 0) : 0; \
   }
-  case NCS_REC_COMM: { /* completeness: which communicators are open */
-    struct ncs_comm x;
-    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_comm(&rb, &x))
-    if (!since_5_4(r)) { x.name[0] = 0; x.color = -1; } /* name and color: 5.4 fields */
-    if (x.handle) track_comm(r, x.comm, 1);
-    return v->comm ? (v->comm(v->ctx, &x) != 0) : 0;
+#define DISPATCH_VISIT_PLAIN(T, name) \
+  case NCS_REC_##T: { \
+    struct ncs_##name x; \
+    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_##name(&rb, &x)) \
+    reader_note(r, NCS_REC_##T, &x); \
+    return v->name ? (v->name(v->ctx, &x) != 0) : 0; \
   }
-  case NCS_REC_COMM_END: {
-    struct ncs_comm_end x;
-    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_comm_end(&rb, &x))
-    track_comm(r, x.comm, 0);
-    return v->comm_end ? (v->comm_end(v->ctx, &x) != 0) : 0;
+#define DISPATCH_PROCESS_PLAIN(T, name) \
+  case NCS_REC_##T: { \
+    int e = decode_process(r, body, len); \
+    if (e) return e; \
+    return v->process ? (v->process(v->ctx, &r->proc) != 0) : 0; \
   }
-  case NCS_REC_CLOCK: { /* the last one is the process's last sign of life */
-    struct ncs_clock x;
-    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_clock(&rb, &x))
-    r->st->last_realtime_ns = x.realtime_ns;
-    r->st->last_monotonic_ns = x.monotonic_ns;
-    return v->clock ? (v->clock(v->ctx, &x) != 0) : 0;
-  }
-  VISIT_(THREAD, thread)
-  VISIT_(CALLSITE, callsite)
-  case NCS_REC_MODULE: {
-    struct ncs_module x;
-    DECODE_WITH_SCRATCH_(rb, &b->scratch, &b->scratch_cap, body, len, ncs_dec_module(&rb, &x))
-    if (!since_5_4(r)) x.build_id[0] = 0; /* build_id: a 5.4 field */
-    return v->module ? (v->module(v->ctx, &x) != 0) : 0;
-  }
-  VISIT_(DROP, drop)
-  VISIT_(NCCL_LOG, log_line)
-  VISIT_(INFLIGHT, inflight)
-#undef VISIT_
+#define DISPATCH_RAW_PLAIN(T, name)
+  NCS_RECORDS(DISPATCH_)
+#undef DISPATCH_
+#undef DISPATCH_VISIT_DELTA
+#undef DISPATCH_VISIT_PLAIN
+#undef DISPATCH_PROCESS_PLAIN
+#undef DISPATCH_RAW_PLAIN
   case NCS_REC_CALL_RUN: /* only walk_records reads one: this one is in a column payload */
     return -1;
   default: {

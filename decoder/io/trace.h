@@ -33,7 +33,7 @@ const char *ncs_process_get(const struct ncs_process *p, const char *key);
 /* Record structs (ncs_call, ncs_comm, ncs_thread, ...) are in ncclscope/encode.h, shared with
  * the writers. */
 
-/* A record type this reader does not decode (TOPO_*, PROFILE and future types): raw body. */
+/* A record this reader does not decode (READ RAW in NCS_RECORDS, and future types): raw body. */
 struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
 
 /* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).
@@ -47,25 +47,22 @@ struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
  * which counts as read. */
 struct ncs_visitor {
   void *ctx;
-  int (*process)(void *ctx, const struct ncs_process *);
-  int (*thread)(void *ctx, const struct ncs_thread *);
-  int (*comm)(void *ctx, const struct ncs_comm *);
-  int (*comm_end)(void *ctx, const struct ncs_comm_end *);
-  int (*call)(void *ctx, const struct ncs_call *);
-  int (*callsite)(void *ctx, const struct ncs_callsite *);
-  int (*module)(void *ctx, const struct ncs_module *);
-  int (*drop)(void *ctx, const struct ncs_drop *);
-  int (*clock)(void *ctx, const struct ncs_clock *);
-  int (*gpu_time)(void *ctx, const struct ncs_gpu_time *);
-  int (*log_line)(void *ctx, const struct ncs_log_line *);
-  int (*raw)(void *ctx, const struct ncs_raw *); /* every record of a type not decoded above */
+  /* one callback per record of NCS_RECORDS (ncclscope/records.h) whose READ is VISIT, named
+   * as its struct (int (*thread)(void *ctx, const struct ncs_thread *), ...; a DELTA record,
+   * CALL or GPU_TIME, also has the run callback `calls` / `gpu_times` described above), and
+   * `process` for the PROCESS record with the file header */
+#define NCS_VMEMBER_(T, name, st, rd) NCS_VMEMBER_##rd##_##st(name)
+#define NCS_VMEMBER_VISIT_PLAIN(name) int (*name)(void *ctx, const struct ncs_##name *);
+#define NCS_VMEMBER_VISIT_DELTA(name) \
+  int (*name)(void *ctx, const struct ncs_##name *); \
+  int (*name##s)(void *ctx, const struct ncs_##name *x, size_t n);
+#define NCS_VMEMBER_RAW_PLAIN(name)
+#define NCS_VMEMBER_PROCESS_PLAIN(name) int (*process)(void *ctx, const struct ncs_process *);
+  NCS_RECORDS(NCS_VMEMBER_)
+  int (*raw)(void *ctx, const struct ncs_raw *); /* every record whose READ is RAW, and any
+                                                    type this reader does not know */
   /* Called after each chunk's records, with its header values. */
   int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
-  /* INFLIGHT: the calls in flight when the chunk was written (after its other records) */
-  int (*inflight)(void *ctx, const struct ncs_inflight *);
-  /* runs of CALL / GPU_TIME records (see above), in place of call / gpu_time when set */
-  int (*calls)(void *ctx, const struct ncs_call *x, size_t n);
-  int (*gpu_times)(void *ctx, const struct ncs_gpu_time *x, size_t n);
 };
 
 /* Two adjacent uint32_t members as one 64-bit word: a CALL's comm and datatype (in that

@@ -73,7 +73,7 @@
 #define NCS_CK_CHARS "x"
 #define NCS_CK_ARRAY "x"
 #define NCS_CK_(K, f, a) NCS_CK_##K
-#define NCS_CKIND_(T, name, st) case NCS_REC_##T: return "" NCS_FIELDS_##name(NCS_CK_);
+#define NCS_CKIND_(T, name, st, rd) case NCS_REC_##T: return "" NCS_FIELDS_##name(NCS_CK_);
 static inline const char *ncs_col_kinds(uint64_t type) {
   switch (type) {
   NCS_RECORDS(NCS_CKIND_)

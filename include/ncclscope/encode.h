@@ -179,7 +179,7 @@ static inline void *ncs_r_array(struct ncs_rbuf *r, uint64_t count, size_t min_b
 }
 
 /* ---- the coders, expanded from ncclscope/records.h ----
- * For each record R(TYPE, name, STATE) of NCS_RECORDS (and each element of NCS_ELEMENTS):
+ * For each record R(TYPE, name, STATE, READ) of NCS_RECORDS (and each element of NCS_ELEMENTS):
  *   void ncs_enc_<name>_body(struct ncs_wbuf *w, [struct ncs_call_delta *d,] const T *x)
  *       its body through the bounded writer (for ncs_emit in shim/hooks.h, which frames it);
  *   void ncs_enc_<name>(w, [d,] x)  the whole record: type, length, body;
@@ -201,11 +201,11 @@ static inline void *ncs_r_array(struct ncs_rbuf *r, uint64_t count, size_t min_b
 #define NCS_DM_STRN(f)
 #define NCS_DM_CHARS(f)
 #define NCS_DM_ARRAY(f)
-#define NCS_DSTRUCT_(T, name, st) NCS_DSTRUCT_##st(name)
+#define NCS_DSTRUCT_(T, name, st, rd) NCS_DSTRUCT_##st(name)
 #define NCS_DSTRUCT_PLAIN(name)
 #define NCS_DSTRUCT_DELTA(name) struct ncs_delta_##name { NCS_FIELDS_##name(NCS_DM_) };
 NCS_RECORDS(NCS_DSTRUCT_)
-#define NCS_DMEMBER_(T, name, st) NCS_DMEMBER_##st(name)
+#define NCS_DMEMBER_(T, name, st, rd) NCS_DMEMBER_##st(name)
 #define NCS_DMEMBER_PLAIN(name)
 #define NCS_DMEMBER_DELTA(name) struct ncs_delta_##name name;
 struct ncs_call_delta { NCS_RECORDS(NCS_DMEMBER_) };
@@ -291,7 +291,7 @@ static inline uint8_t *ncs_put_varint_hot(uint8_t *p, uint64_t v) {
     } \
     x->n##f = k_; \
     x->f = e_; }
-#define NCS_CODERS_(T, name, st) \
+#define NCS_CODERS_(T, name, st, rd) \
   enum { NCS_NF_##name = 0 NCS_FIELDS_##name(NCS_ONE_) }; \
   static inline void ncs_enc_##name##_body(struct ncs_wbuf *w, NCS_DPARAM_##st const struct ncs_##name *x) { \
     NCS_DLOCAL_##st(name) \
@@ -303,7 +303,7 @@ static inline uint8_t *ncs_put_varint_hot(uint8_t *p, uint64_t v) {
     NCS_FIELDS_##name(NCS_R_) \
     return r->bad ? -1 : 0; \
   }
-#define NCS_WHOLE_(T, name, st) \
+#define NCS_WHOLE_(T, name, st, rd) \
   static inline void ncs_enc_##name(struct ncs_wbuf *w, NCS_DPARAM_##st const struct ncs_##name *x) { \
     size_t m_ = ncs_rec_begin(w, NCS_REC_##T); \
     ncs_enc_##name##_body(w, NCS_DARG_##st x); \
@@ -370,7 +370,7 @@ struct ncs_decv_memo { uint64_t key[NCS_DECV_MEMO_FIELDS]; size_t n[NCS_DECV_MEM
     NCS_FIELDS_##name(NCS_V_) \
     (void)j_; \
   }
-#define NCS_ELEMENT_(name) NCS_CODERS_(-, name, PLAIN)
+#define NCS_ELEMENT_(name) NCS_CODERS_(-, name, PLAIN, -)
 NCS_ELEMENTS(NCS_ELEMENT_)
 NCS_RECORDS(NCS_CODERS_)
 NCS_RECORDS(NCS_WHOLE_)

@@ -27,9 +27,14 @@
  * A body ending before a field reads it as `arg` (numbers) / "" (strings) / 0 (the rest);
  * bytes after the last known field are ignored. So fields are only ever appended.
  *
- * NCS_RECORDS(R) lists the records: R(TYPE, name, STATE) for NCS_REC_<TYPE> (format.h),
+ * NCS_RECORDS(R) lists the records: R(TYPE, name, STATE, READ) for NCS_REC_<TYPE> (format.h),
  * struct ncs_<name>, NCS_FIELDS_<name>; STATE is DELTA when the record has DELTA or SPAN
- * fields (its coders take the chunk's struct ncs_call_delta), else PLAIN.
+ * fields (its coders take the chunk's struct ncs_call_delta), else PLAIN. READ says how the
+ * decoder's reader (decoder/io/trace.h) hands it to a visitor: VISIT, decoded, to the
+ * visitor's callback `name` (a DELTA record also to the run callback `name`s); RAW, its body
+ * undecoded, to the callback `raw`; PROCESS, merged with the file header into struct
+ * ncs_process, to `process`. The visitor's members, the reader's dispatch and the fan-out
+ * (decoder/io/mux.c) are expanded from this list.
  *
  * Adding a record: a type number in format.h's enum, a struct and a field list here, a line
  * in NCS_RECORDS, its prose in docs/FORMAT.md. Adding a field: append it to the end of the
@@ -465,27 +470,27 @@ struct ncs_devcomm {
 #define NCS_DEVCOMM_F_LIST_CUT 2u  /* a requirements list was longer than the shim walks (1024) */
 
 #define NCS_RECORDS(R) \
-  R(PROCESS, process_kv, PLAIN) \
-  R(THREAD, thread, PLAIN) \
-  R(COMM, comm, PLAIN) \
-  R(COMM_END, comm_end, PLAIN) \
-  R(CALL, call, DELTA) \
-  R(CALLSITE, callsite, PLAIN) \
-  R(MODULE, module, PLAIN) \
-  R(DROP, drop, PLAIN) \
-  R(CLOCK, clock, PLAIN) \
-  R(GPU_TIME, gpu_time, DELTA) \
-  R(NCCL_LOG, log_line, PLAIN) \
-  R(TOPO_GPU, topo_gpu, PLAIN) \
-  R(TOPO_LINK, topo_link, PLAIN) \
-  R(PROFILE, profile, PLAIN) \
-  R(KERNEL, kernel, PLAIN) \
-  R(KERNEL_NAME, kernel_name, PLAIN) \
-  R(KERNEL_STATUS, kernel_status, PLAIN) \
-  R(INFLIGHT, inflight, PLAIN) \
-  R(PROFILE_ID, profile_id, PLAIN) \
-  R(AGGREGATE, aggregate, PLAIN) \
-  R(DEVCOMM, devcomm, PLAIN)
+  R(PROCESS, process_kv, PLAIN, PROCESS) \
+  R(THREAD, thread, PLAIN, VISIT) \
+  R(COMM, comm, PLAIN, VISIT) \
+  R(COMM_END, comm_end, PLAIN, VISIT) \
+  R(CALL, call, DELTA, VISIT) \
+  R(CALLSITE, callsite, PLAIN, VISIT) \
+  R(MODULE, module, PLAIN, VISIT) \
+  R(DROP, drop, PLAIN, VISIT) \
+  R(CLOCK, clock, PLAIN, VISIT) \
+  R(GPU_TIME, gpu_time, DELTA, VISIT) \
+  R(NCCL_LOG, log_line, PLAIN, VISIT) \
+  R(TOPO_GPU, topo_gpu, PLAIN, RAW) \
+  R(TOPO_LINK, topo_link, PLAIN, RAW) \
+  R(PROFILE, profile, PLAIN, RAW) \
+  R(KERNEL, kernel, PLAIN, RAW) \
+  R(KERNEL_NAME, kernel_name, PLAIN, RAW) \
+  R(KERNEL_STATUS, kernel_status, PLAIN, RAW) \
+  R(INFLIGHT, inflight, PLAIN, VISIT) \
+  R(PROFILE_ID, profile_id, PLAIN, RAW) \
+  R(AGGREGATE, aggregate, PLAIN, RAW) \
+  R(DEVCOMM, devcomm, PLAIN, RAW)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif

@@ -134,8 +134,10 @@ static int read_file_bytes(const uint8_t *data, size_t size) {
   }
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-  struct ncs_visitor v = {NULL, on_process, on_thread, on_comm, on_comm_end, on_call, on_callsite,
-                          on_module, on_drop, on_clock, on_gpu, on_log, on_raw, on_chunk};
+  struct ncs_visitor v = {.process = on_process, .thread = on_thread, .comm = on_comm, .comm_end = on_comm_end,
+                          .call = on_call, .callsite = on_callsite, .module = on_module, .drop = on_drop,
+                          .clock = on_clock, .gpu_time = on_gpu, .log_line = on_log, .raw = on_raw,
+                          .chunk = on_chunk};
   struct ncs_read_status st;
   memset(&st, 0, sizeof st);
   int rc = ncs_trace_read(path, &v, &st);
