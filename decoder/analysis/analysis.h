@@ -19,6 +19,10 @@
  *   print_rank_json(state, j, file)   members inside each rank's object (after the core's);
  *   print_op_json(state, j, file, op) members inside each rank's "ops": {"<Op>": {...}} entry
  *   destroy(state)
+ * Results as data (the way to go; the print_* callbacks are what the older analyses still
+ * use): an analysis instead defines result(state), its result struct (in its own header)
+ * filled by finish(), and a renderer in decoder/render/ prints it, listed in
+ * render/report_render.c; report calls the renderer in place of print_*.
  * Text sections follow the per-rank sections, in registry order; start yours with a blank
  * line and a title line. Define the analysis with designated initializers (fields get added).
  * Every callback but name may be NULL. Options: an analysis lists the ones it takes in
@@ -99,6 +103,9 @@ struct ncs_analysis {
   void (*print_rank_json)(void *state, struct ncs_json *j, int file);
   void (*destroy)(void *state);
   void (*print_op_json)(void *state, struct ncs_json *j, int file, unsigned op);
+  /* Its result as data, after finish(), valid until destroy(): an analysis that returns one
+   * has no print_* callbacks; render/report_render.c hands it to its renderer. */
+  const void *(*result)(void *state);
 };
 
 /* The registry: one line per analysis. */

@@ -1,8 +1,8 @@
-/* transport_report.c — the transport and topology sections of `ncclscope report`, plugged in
- * through decoder/analysis/analysis.h. Per communicator: the rank x rank transport matrix from the
- * captured NCCL log lines (NCCL_LOG records). Per host: the NVML topology (TOPO_* records,
- * docs/FORMAT-TOPO.md) in `nvidia-smi topo -m` form with the chosen transport overlaid.
- * JSON: top-level "topology": [...], "transport_matrices": [...] and per rank "transports": [...].
+/* transport_report.c — the transports and topology of `ncclscope report`, plugged in through
+ * decoder/analysis/analysis.h. Per communicator: the rank x rank connections from the captured
+ * NCCL log lines (NCCL_LOG records). Per host: the NVML topology (TOPO_* records,
+ * docs/FORMAT-TOPO.md) and which transport NCCL chose between each pair of its GPUs. Its
+ * result is data (analysis/transport_report.h), printed by render/transport_render.c.
  * Each connection line goes to the communicator NCCL was working on when it printed it
  * (model/connowner.h); lines no rule settles are counted, never put in a matrix.
  * Memory: per file one transport model (distinct connections), one per communicator, the
@@ -12,7 +12,7 @@
 
 #include "ncclscope/ops.h"
 #include "analysis/analysis.h"
-#include "model/commnames.h"
+#include "analysis/transport_report.h"
 #include "model/connowner.h"
 #include "model/topo.h"
 #include "model/transport.h"
@@ -29,7 +29,7 @@ struct tr_file {
   struct ncs_cown *own;       /* whose each connection line is (NULL: out of memory) */
   uint64_t unattributed;
 };
-struct tr_state { int n; struct tr_file *f; };
+struct tr_state { int n; struct tr_file *f; struct ncs_transport_result res; };
 
 static void *tr_create(const struct ncs_job *job) {
   struct tr_state *s = calloc(1, sizeof *s);
@@ -140,28 +140,22 @@ static int tag_gpu(const struct tr_file *f, const struct ncs_topo *t, const char
   return ncs_topo_find_bus(t, tag);
 }
 
-struct overlay_ctx { const struct tr_state *s; const char *host; const struct ncs_topo *t; char buf[64]; };
-static const char *overlay(void *vctx, int a, int b) {
-  struct overlay_ctx *o = vctx;
-  unsigned mask = 0;
-  for (int i = 0; i < o->s->n; i++) {
-    const struct tr_file *f = &o->s->f[i];
-    if (strcmp(f->host, o->host)) continue;
+/* For GPUs a and b of host h's topology t: the transports NCCL chose between them, over every
+ * file of that host (bit NCS_TC_<class>; NET and COLLNET left out). */
+static void chosen(const struct tr_state *s, const char *host, const struct ncs_topo *t, unsigned *mask) {
+  int n = t->ngpus;
+  for (int i = 0; i < s->n; i++) {
+    const struct tr_file *f = &s->f[i];
+    if (strcmp(f->host, host)) continue;
     for (size_t k = 0; k < f->log.nconns; k++) {
       const struct ncs_tconn *c = &f->log.conns[k];
       if (c->tclass == NCS_TC_NET || c->tclass == NCS_TC_COLLNET) continue;
-      int ga = tag_gpu(f, o->t, c->from_tag), gb = tag_gpu(f, o->t, c->to_tag);
-      if ((ga == a && gb == b) || (ga == b && gb == a)) mask |= 1u << c->tclass;
+      int ga = tag_gpu(f, t, c->from_tag), gb = tag_gpu(f, t, c->to_tag);
+      if (ga < 0 || gb < 0 || ga >= n || gb >= n) continue;
+      mask[ga * n + gb] |= 1u << c->tclass;
+      mask[gb * n + ga] |= 1u << c->tclass;
     }
   }
-  if (!mask) return NULL;
-  o->buf[0] = 0;
-  for (int c = 0; c < 6; c++)
-    if (mask & (1u << c)) {
-      if (o->buf[0]) strcat(o->buf, "+");
-      strcat(o->buf, ncs_tclass_name(c));
-    }
-  return o->buf;
 }
 
 /* Communicator k of file i is the first file's record of its (comm_id, nranks). */
@@ -184,132 +178,48 @@ static void merged(const struct tr_state *s, int i, int k, struct ncs_tmodel *m)
     }
 }
 
-static void tr_text(void *state, FILE *out, const struct ncs_job *job) {
+static void tr_finish(void *state, const struct ncs_job *job) {
   struct tr_state *s = state;
   if (!s) return;
-  int any = 0;
-  for (int i = 0; i < s->n; i++) any |= s->f[i].log.nconns > 0 || s->f[i].topo != NULL;
-  if (!any) return;
-  fprintf(out, "\nTransports (from NCCL's log, captured by the shim)\n");
-  /* per communicator: the connections every file gave it (rules at the top) */
-  uint64_t unattributed = 0;
-  int matrix_hidden = 0; /* said once, with the topology's pointer */
-  for (int i = 0; i < s->n; i++) {
-    unattributed += s->f[i].unattributed;
-    for (int k = 0; k < s->f[i].ncomms; k++) {
-      if (!first_of(s, i, k)) continue;
-      const struct tr_comm *c = &s->f[i].comms[k];
-      struct ncs_tmodel m;
-      merged(s, i, k, &m);
-      if (m.nconns) {
-        char nm[240];
-        ncs_commnames_text(job->names, c->comm_id, job->detail, nm, sizeof nm);
-        fputs("  communicator ", out);
-        ncs_text_escape(out, nm, strlen(nm));
-        char sz[32];
-        snprintf(sz, sizeof sz, "%d rank", c->nranks);
-        if (strncmp(nm, sz, strlen(sz))) fprintf(out, " (%d ranks)", c->nranks); /* unless the name says it */
-        fprintf(out, ": %zu connections (P2P %zu, SHM %zu, NET %zu)\n",
-                m.nconns, ncs_tmodel_count(&m, NCS_TC_P2P),
-                ncs_tmodel_count(&m, NCS_TC_SHM), ncs_tmodel_count(&m, NCS_TC_NET));
-        if (job->detail || c->nranks <= 8) ncs_tmodel_matrix(&m, out, "    ");
-        else matrix_hidden = 1;
-      }
-      ncs_tmodel_free(&m);
-    }
-  }
-  /* files with no communicator recorded: their connections together, as NCCL logged them */
-  struct ncs_tmodel m;
-  ncs_tmodel_init(&m);
-  for (int i = 0; i < s->n; i++)
-    for (size_t c = 0; !s->f[i].ncomms && c < s->f[i].log.nconns; c++) ncs_tmodel_add_conn(&m, &s->f[i].log.conns[c]);
-  if (m.nconns) {
-    fprintf(out, "  no communicator recorded: %zu connections (P2P %zu, SHM %zu, NET %zu)\n", m.nconns,
-            ncs_tmodel_count(&m, NCS_TC_P2P), ncs_tmodel_count(&m, NCS_TC_SHM), ncs_tmodel_count(&m, NCS_TC_NET));
-    ncs_tmodel_matrix(&m, out, "    ");
-  }
-  ncs_tmodel_free(&m);
-  if (unattributed)
-    fprintf(out, "  %llu connection line(s) could not be given to one communicator: in no matrix above\n",
-            (unsigned long long)unattributed);
-  int hosts = 0;
-  for (int i = 0; i < s->n; i++) hosts += host_topo_owner(s, i) == i;
-  for (int i = 0; i < s->n; i++) {
-    if (host_topo_owner(s, i) != i) continue;
-    if (!job->detail && hosts > 1) {
-      fprintf(out, "  topology: %d hosts recorded (%smatrices: --detail)\n", hosts, matrix_hidden ? "rank x rank and topology " : "");
-      matrix_hidden = 0;
-      break;
-    }
-    fprintf(out, "  topology of host ");
-    ncs_text_escape(out, s->f[i].host, strlen(s->f[i].host));
-    fprintf(out, " (NVML, nvidia-smi topo -m form)\n");
-    struct overlay_ctx o = { s, s->f[i].host, s->f[i].topo, "" };
-    ncs_topo_print(s->f[i].topo, out, "    ", overlay, &o);
-  }
-  if (matrix_hidden) fprintf(out, "    (rank x rank matrix: --detail)\n");
-}
-
-static void tr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
-  struct tr_state *s = state;
-  if (!s) return;
-  ncs_json_arr_begin(j, "topology");
-  for (int i = 0; i < s->n; i++)
-    if (host_topo_owner(s, i) == i) ncs_topo_json(s->f[i].topo, j, NULL);
-  ncs_json_arr_end(j);
-  /* per communicator: its distinct rank pairs and the transports of each */
-  uint64_t unattributed = 0;
-  ncs_json_arr_begin(j, "transport_matrices");
-  for (int i = 0; i < s->n; i++) {
-    unattributed += s->f[i].unattributed;
-    for (int k = 0; k < s->f[i].ncomms; k++) {
-      if (!first_of(s, i, k)) continue;
-      const struct tr_comm *c = &s->f[i].comms[k];
-      struct ncs_tmodel m;
-      merged(s, i, k, &m);
-      if (m.nconns) {
-        char id[24];
-        snprintf(id, sizeof id, "%016llx", (unsigned long long)c->comm_id);
-        ncs_json_obj_begin(j, NULL);
-        ncs_json_str(j, "comm_id", id);
-        char nm[240];
-        if (job->names) ncs_json_str(j, "comm", ncs_commnames_label(job->names, c->comm_id, nm, sizeof nm));
-        ncs_json_int(j, "nranks", c->nranks);
-        ncs_json_uint(j, "connections", m.nconns);
-        ncs_json_arr_begin(j, "pairs");
-        for (size_t x = 0; x < m.nconns; x++) {
-          const struct ncs_tconn *a = &m.conns[x];
-          int dup = 0;
-          for (size_t y = 0; y < x && !dup; y++) dup = m.conns[y].from == a->from && m.conns[y].to == a->to;
-          if (dup) continue;
-          unsigned mask = 0;
-          for (size_t y = x; y < m.nconns; y++)
-            if (m.conns[y].from == a->from && m.conns[y].to == a->to) mask |= 1u << m.conns[y].tclass;
-          char names[64] = "";
-          for (int t = 0; t < 8; t++)
-            if (mask & (1u << t)) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? "+" : "", ncs_tclass_name(t));
-          ncs_json_obj_begin(j, NULL);
-          ncs_json_int(j, "from", a->from);
-          ncs_json_int(j, "to", a->to);
-          ncs_json_str(j, "transports", names);
-          ncs_json_obj_end(j);
-        }
-        ncs_json_arr_end(j);
-        ncs_json_obj_end(j);
-      }
-      ncs_tmodel_free(&m);
-    }
-  }
-  ncs_json_arr_end(j);
-  ncs_json_uint(j, "transport_lines_unattributed", unattributed);
+  struct ncs_transport_result *r = &s->res;
   (void)job;
+  for (int i = 0; i < s->n; i++) r->recorded |= s->f[i].log.nconns > 0 || s->f[i].topo != NULL;
+  r->nfiles = s->n;
+  r->file_log = calloc(s->n > 0 ? (size_t)s->n : 1, sizeof *r->file_log);
+  for (int i = 0; r->file_log && i < s->n; i++) r->file_log[i] = &s->f[i].log;
+  int ncomms = 0;
+  for (int i = 0; i < s->n; i++) ncomms += s->f[i].ncomms;
+  r->comms = calloc(ncomms > 0 ? (size_t)ncomms : 1, sizeof *r->comms);
+  for (int i = 0; i < s->n; i++) {
+    r->unattributed += s->f[i].unattributed;
+    for (int k = 0; r->comms && k < s->f[i].ncomms; k++) {
+      if (!first_of(s, i, k)) continue;
+      struct ncs_transport_comm *c = &r->comms[r->ncomms];
+      merged(s, i, k, &c->conns);
+      if (!c->conns.nconns) { ncs_tmodel_free(&c->conns); continue; }
+      c->comm_id = s->f[i].comms[k].comm_id;
+      c->nranks = s->f[i].comms[k].nranks;
+      r->ncomms++;
+    }
+  }
+  ncs_tmodel_init(&r->no_comm);
+  for (int i = 0; i < s->n; i++)
+    for (size_t c = 0; !s->f[i].ncomms && c < s->f[i].log.nconns; c++) ncs_tmodel_add_conn(&r->no_comm, &s->f[i].log.conns[c]);
+  r->hosts = calloc(s->n > 0 ? (size_t)s->n : 1, sizeof *r->hosts);
+  for (int i = 0; r->hosts && i < s->n; i++) {
+    if (host_topo_owner(s, i) != i) continue;
+    const struct ncs_topo *t = s->f[i].topo;
+    struct ncs_transport_host *h = &r->hosts[r->nhosts++];
+    h->host = s->f[i].host;
+    h->topo = t;
+    h->chosen = calloc(t->ngpus > 0 ? (size_t)t->ngpus * (size_t)t->ngpus : 1, sizeof *h->chosen);
+    if (h->chosen) chosen(s, h->host, t, h->chosen);
+  }
 }
 
-static void tr_rank_json(void *state, struct ncs_json *j, int file) {
+static const void *tr_result(void *state) {
   struct tr_state *s = state;
-  if (!s || file < 0 || file >= s->n) return;
-  ncs_tmodel_json_transports(&s->f[file].log, j, "transports");
-  ncs_json_str(j, "nccl_log_version", ncs_tmodel_version(&s->f[file].log));
+  return s ? &s->res : NULL;
 }
 
 static void tr_destroy(void *state) {
@@ -323,6 +233,12 @@ static void tr_destroy(void *state) {
     ncs_cown_free(s->f[i].own);
   }
   free(s->f);
+  for (int c = 0; c < s->res.ncomms; c++) ncs_tmodel_free(&s->res.comms[c].conns);
+  free(s->res.comms);
+  ncs_tmodel_free(&s->res.no_comm);
+  for (int h = 0; h < s->res.nhosts; h++) free(s->res.hosts[h].chosen);
+  free(s->res.hosts);
+  free(s->res.file_log);
   free(s);
 }
 
@@ -331,8 +247,7 @@ const struct ncs_analysis ncs_analysis_transport = {
   .create = tr_create,
   .visitor = tr_visitor,
   .file_done = tr_file_done,
-  .print_text = tr_text,
-  .print_json = tr_json,
-  .print_rank_json = tr_rank_json,
+  .finish = tr_finish,
+  .result = tr_result,
   .destroy = tr_destroy,
 };

@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
 #include "render/headline_render.h"
+#include "render/report_render.h"
 #include "base/cli.h"
 #include "cmd/commands.h"
 #include "base/json.h"
@@ -859,7 +860,7 @@ int cmd_report(int argc, char **argv) {
       ncs_json_obj_begin(&j, NULL);
       print_rank_json(&j, &sums[i], i, state, jd, names);
       for (int a = 0; a < NANALYSES; a++)
-        if (analyses[a]->print_rank_json) analyses[a]->print_rank_json(state[a], &j, i);
+        ncs_report_render_rank_json(analyses[a], state[a], &j, i);
       ncs_json_obj_end(&j);
     }
     ncs_json_arr_end(&j);
@@ -881,7 +882,7 @@ int cmd_report(int argc, char **argv) {
     ncs_json_arr_end(&j);
     if (headline.built) ncs_headline_print_json(&headline, &j);
     for (int a = 0; a < NANALYSES; a++)
-      if (analyses[a]->print_json) analyses[a]->print_json(state[a], &j, &job);
+      ncs_report_render_json(analyses[a], state[a], &j, &job);
     ncs_json_obj_end(&j);
     ncs_json_done(&j);
   } else if (unreadable) {
@@ -901,7 +902,7 @@ int cmd_report(int argc, char **argv) {
     }
     else print_job_text(stdout, sums, order, nfiles);
     for (int a = 0; a < NANALYSES; a++)
-      if (analyses[a]->print_text) analyses[a]->print_text(state[a], stdout, &job);
+      ncs_report_render_text(analyses[a], state[a], stdout, &job);
   }
   fflush(stdout);
   if (ended_badly) ret = ncs_exit_worse(ret, NCS_EXIT_FINDING); /* a failed init, an abort, calls lost */

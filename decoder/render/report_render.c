@@ -1,0 +1,47 @@
+/* report_render.c — report's renderers of results (report_render.h). One entry per analysis
+ * whose result is data: its text, JSON and per-rank JSON renderers (any may be NULL). */
+#include "render/report_render.h"
+
+#include "render/transport_render.h"
+
+static void transport_text(const void *r, FILE *out, const struct ncs_job *job) {
+  ncs_transport_print_text(r, out, job->detail);
+}
+static void transport_json(const void *r, struct ncs_json *j, const struct ncs_job *job) {
+  ncs_transport_print_json(r, j);
+}
+static void transport_rank_json(const void *r, struct ncs_json *j, int file) {
+  ncs_transport_print_rank_json(r, j, file);
+}
+
+static const struct result_renderer {
+  const struct ncs_analysis *a;
+  void (*text)(const void *result, FILE *out, const struct ncs_job *job);
+  void (*json)(const void *result, struct ncs_json *j, const struct ncs_job *job);
+  void (*rank_json)(const void *result, struct ncs_json *j, int file);
+} renderers[] = {
+  {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json},
+};
+
+static const struct result_renderer *renderer_of(const struct ncs_analysis *a) {
+  if (!a->result) return NULL;
+  for (size_t i = 0; i < sizeof renderers / sizeof renderers[0]; i++)
+    if (renderers[i].a == a) return &renderers[i];
+  return NULL;
+}
+
+void ncs_report_render_text(const struct ncs_analysis *a, void *state, FILE *out, const struct ncs_job *job) {
+  const struct result_renderer *r = renderer_of(a);
+  if (r) { if (r->text) r->text(a->result(state), out, job); }
+  else if (a->print_text) a->print_text(state, out, job);
+}
+void ncs_report_render_json(const struct ncs_analysis *a, void *state, struct ncs_json *j, const struct ncs_job *job) {
+  const struct result_renderer *r = renderer_of(a);
+  if (r) { if (r->json) r->json(a->result(state), j, job); }
+  else if (a->print_json) a->print_json(state, j, job);
+}
+void ncs_report_render_rank_json(const struct ncs_analysis *a, void *state, struct ncs_json *j, int file) {
+  const struct result_renderer *r = renderer_of(a);
+  if (r) { if (r->rank_json) r->rank_json(a->result(state), j, file); }
+  else if (a->print_rank_json) a->print_rank_json(state, j, file);
+}
