@@ -639,16 +639,10 @@ static void check_gpu_idle(struct ncs_doctor *d) {
  * which do, so their GPU time is counted as compute and named here. */
 static void check_devapi(struct ncs_doctor *d) {
   struct ncs_verdict *v = NULL;
-  int procs = 0, ndev = 0;
-  uint64_t kernels = 0, ns = 0;
-  for (int i = 0; i < d->n; i++) {
-    const struct ncs_kact_fig *g = &d->f[i]->gpu;
-    if (!g->dev.n) continue;
-    procs++;
-    ndev += g->dev.n;
-    kernels += g->devapi_kernels;
-    ns += g->devapi_ns;
-  }
+  struct ncs_devapi_total t = {0};
+  for (int i = 0; i < d->n; i++) ncs_devapi_add(&t, &d->f[i]->gpu);
+  int procs = t.procs, ndev = t.comms;
+  uint64_t kernels = t.kernels, ns = t.ns;
   if (!kernels) return;
   v = add_verdict(d, "device-api", "Kernels launched while a device communicator existed may communicate (NCCL device API)", 0);
   if (!v) return;

@@ -61,11 +61,7 @@ void ncs_headline_build(struct ncs_headline *h, const struct ncs_doctor *d) {
     double bw = ncs_dfacts_busbw(f, &ns, &gpu);
     if (bw > 0 && bws) bws[nbw++] = bw;
     if (f->gpu.have && f->gpu.span_ns && kf) kf[h->kact_ranks++] = &f->gpu;
-    if (f->gpu.dev.n) {
-      h->devcomm_procs++;
-      h->devapi_kernels += f->gpu.devapi_kernels;
-      h->devapi_s += f->gpu.devapi_ns / 1e9;
-    }
+    ncs_devapi_add(&h->devapi, &f->gpu);
     if (f->replays.captured && f->replays.counted && f->timing_gpu) {
       h->replay_procs++;
       h->replayed_calls += f->replays.calls;

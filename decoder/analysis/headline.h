@@ -42,9 +42,7 @@ struct ncs_headline {
   /* device API (docs/METRICS.md "Device-API kernels"): processes with a device communicator,
    * and the compute kernels launched while one existed, possibly communicating: how many and
    * their GPU time, all processes together; never in the communication share */
-  int devcomm_procs;
-  uint64_t devapi_kernels;
-  double devapi_s;
+  struct ncs_devapi_total devapi;
   int replay_procs, replay_uncounted_procs;
   uint64_t replayed_calls;
   char replay_why[96];

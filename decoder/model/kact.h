@@ -52,6 +52,18 @@ struct ncs_kact_fig {
   uint64_t devapi_kernels, devapi_ns; /* how many, the sum of their durations */
 };
 
+/* The device API over a job's processes, summed once for every reader (the headline, the
+ * doctor): processes with a device communicator, the device communicators they kept, the
+ * kernels launched while one existed and the sum of their GPU time. */
+struct ncs_devapi_total { int procs, comms; uint64_t kernels, ns; };
+static inline void ncs_devapi_add(struct ncs_devapi_total *t, const struct ncs_kact_fig *g) {
+  if (!g->dev.n) return;
+  t->procs++;
+  t->comms += g->dev.n;
+  t->kernels += g->devapi_kernels;
+  t->ns += g->devapi_ns;
+}
+
 struct ncs_kact;
 struct ncs_kact *ncs_kact_new(void);             /* NULL when out of memory */
 void ncs_kact_free(struct ncs_kact *k);

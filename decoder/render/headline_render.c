@@ -41,7 +41,6 @@ static const char *state_word(const struct ncs_headline *h) {
   return "healthy";
 }
 
-
 /* What problem v costs, after its line: the step time it costs (whatif, by way of the
  * headline's costs), or for a hang the time lost until the traces end; nothing when unknown. */
 static void print_cost(FILE *f, const struct ncs_headline *h, const struct ncs_verdict *v) {
@@ -57,6 +56,13 @@ static const struct ncs_headline_cost *costliest_unshown(const struct ncs_headli
   for (int i = 0; i < h->nfirst; i++)
     if (ncs_headline_cost_of(h, h->first[i]->id) == &h->cost[0]) return NULL;
   return &h->cost[0];
+}
+
+/* The device-API sentence of the headline, worded once for text and HTML: the GPU time, the
+ * kernels, the processes, then `possibly` (the markup's form of "possibly communicating"). */
+static void devapi_words(FILE *f, const struct ncs_devapi_total *t, const char *possibly) {
+  fprintf(f, "%.6f s of GPU time in %llu kernels launched while a device communicator existed (%d process%s): %s",
+          t->ns / 1e9, (unsigned long long)t->kernels, t->procs, t->procs == 1 ? "" : "es", possibly);
 }
 
 void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_problems) {
@@ -103,10 +109,11 @@ void ncs_headline_print_text(const struct ncs_headline *h, FILE *f, int with_pro
   } else {
     fprintf(f, "  communication: no rank traced long enough to judge (10 calls over 1 ms)\n");
   }
-  if (h->devapi_kernels)
-    fprintf(f, "  device API: %.6f s of GPU time in %llu kernels launched while a device communicator existed (%d process%s):"
-               " possibly communicating, not in the communication share\n", h->devapi_s, (unsigned long long)h->devapi_kernels,
-            h->devcomm_procs, h->devcomm_procs == 1 ? "" : "es");
+  if (h->devapi.kernels) {
+    fprintf(f, "  device API: ");
+    devapi_words(f, &h->devapi, "possibly communicating");
+    fprintf(f, ", not in the communication share\n");
+  }
   if (h->replay_procs)
     fprintf(f, "  graph replays: %llu calls replayed from CUDA graphs in %d process%s, counted above from kernel activity\n",
             (unsigned long long)h->replayed_calls, h->replay_procs, h->replay_procs == 1 ? "" : "es");
@@ -232,11 +239,11 @@ void ncs_headline_print_json(const struct ncs_headline *h, struct ncs_json *j) {
     ncs_json_obj_end(j);
   }
   ncs_json_arr_end(j);
-  if (h->devcomm_procs) { /* docs/JSON.md; absent without device communicators */
+  if (h->devapi.procs) { /* docs/JSON.md; absent without device communicators */
     ncs_json_obj_begin(j, "device_api");
-    ncs_json_int(j, "processes", h->devcomm_procs);
-    ncs_json_uint(j, "possibly_communicating_kernels", h->devapi_kernels);
-    ncs_json_num(j, "possibly_communicating_s", h->devapi_s);
+    ncs_json_int(j, "processes", h->devapi.procs);
+    ncs_json_uint(j, "possibly_communicating_kernels", h->devapi.kernels);
+    ncs_json_num(j, "possibly_communicating_s", h->devapi.ns / 1e9);
     ncs_json_obj_end(j);
   }
   ncs_json_obj_begin(j, "graph_replays"); /* docs/JSON.md */
@@ -353,10 +360,11 @@ void ncs_headline_print_html(const struct ncs_headline *h, FILE *f) {
       ncs_html_escape(f, h->no_kact_why, strlen(h->no_kact_why));
       fprintf(f, "): their share counts hidden communication as exposed.</p>\n");
     }
-    if (h->devapi_kernels)
-      fprintf(f, "<p class=\"note\">Device API: %.6f s of GPU time in %llu kernels launched while a device communicator "
-                 "existed (%d process%s): <i>possibly communicating</i>, not in the communication share.</p>\n",
-              h->devapi_s, (unsigned long long)h->devapi_kernels, h->devcomm_procs, h->devcomm_procs == 1 ? "" : "es");
+    if (h->devapi.kernels) {
+      fprintf(f, "<p class=\"note\">Device API: ");
+      devapi_words(f, &h->devapi, "<i>possibly communicating</i>");
+      fprintf(f, ", not in the communication share.</p>\n");
+    }
     if (h->host_timed_ranks) {
       fprintf(f, "<p class=\"note\">Estimate: %d of %d ranks timed on the host (", h->host_timed_ranks, h->ranks);
       ncs_html_escape(f, h->host_timed_why, strlen(h->host_timed_why));
