@@ -29,7 +29,7 @@ int main(void) {
                                 (double)(1 + shape % 3)};
     if (ncs_launches_add(&l, &in[i]) != 0) break;
   }
-  CHECK(l.n == N, "launches: %d launches kept (got %llu)", N, (unsigned long long)l.n);
+  CHECK(l.log.n == N, "launches: %d launches kept (got %llu)", N, (unsigned long long)l.log.n);
   struct ncs_launch_cur c;
   struct ncs_launch x;
   ncs_launches_begin(&l, &c);
@@ -44,7 +44,7 @@ int main(void) {
   int again = 0;
   while (ncs_launches_next(&l, &c, &x)) again++;
   CHECK(again == N, "launches: a second cursor reads them all again (%d)", again);
-  struct ncs_launch_block *first = l.head;
+  struct ncs_wlog_block *first = l.log.head;
   ncs_launches_reset(&l); /* the blocks kept for another file's launches */
   for (int k = 0; k < N / 2; k++) ncs_launches_add(&l, &in[N - 1 - k]);
   ncs_launches_begin(&l, &c);
@@ -53,10 +53,10 @@ int main(void) {
     if (n2 >= N / 2 || (!same(&x, &in[N - 1 - n2]) && bad2 < 0)) bad2 = n2;
     n2++;
   }
-  CHECK(l.head == first && n2 == N / 2 && bad2 < 0, "launches: after a reset, its first block reused, %d new launches read back exactly (first difference at %d)", n2, bad2);
+  CHECK(l.log.head == first && n2 == N / 2 && bad2 < 0, "launches: after a reset, its first block reused, %d new launches read back exactly (first difference at %d)", n2, bad2);
   ncs_launches_free(&l);
   ncs_launches_begin(&l, &c);
-  CHECK(!ncs_launches_next(&l, &c, &x) && l.n == 0, "launches: freed, the log is empty");
+  CHECK(!ncs_launches_next(&l, &c, &x) && l.log.n == 0, "launches: freed, the log is empty");
   free(in);
   return check_done();
 }

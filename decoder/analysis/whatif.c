@@ -196,7 +196,7 @@ static void take_spare(struct wf_file *f) {
 static void give_spare(struct wf_file *f) {
   struct wf *s = f->owner;
   if (!f->done) return;
-  if (s && f->done->head) {
+  if (s && f->done->log.head) {
     ncs_launches_reset(f->done);
     pthread_mutex_lock(&s->mu);
     if (s->nspare < NSPARE) {
@@ -212,7 +212,7 @@ static void give_spare(struct wf_file *f) {
 /* The launch being made goes to the compact log. */
 static void commit_unit(struct wf_file *f) {
   if (!f->have_u) return;
-  if (!f->dropped && !ncs_kwatch_keep(&f->kw, f->done ? f->done->n : 0)) { /* no kernel activity: no launch is wanted */
+  if (!f->dropped && !ncs_kwatch_keep(&f->kw, f->done ? f->done->log.n : 0)) { /* no kernel activity: no launch is wanted */
     give_spare(f);
     f->dropped = f->lost = 1;
   }

@@ -20,29 +20,24 @@
 #include "ncclscope/cupti_abi.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
+#include "model/wordlog.h"
 
 struct kint { uint64_t s, e; uint32_t cls, name; };
 struct kname { uint32_t id; int op, nccl; };  /* op: index into fig.op, -1 not NCCL; nccl: an NCCL kernel's name */
-/* The collective / point-to-point calls of one operation, in order, as a compact log read once,
- * in order, by ncs_kact_figures: per call one 32-bit word, 1 + the index of its size S in the
- * size table (the first NSIZES distinct sizes) in the top 8 bits and its entry time minus the
- * previous call's in the low 24 (up to 16.7 ms); else an escape word 0 and four more: that
- * difference (two's complement) and S, 64 bits each, low word first. 4 bytes a call for a
- * DDP job (calls a few ms apart, a handful of sizes), written with no branch on a length, in
- * chained blocks: no copy as it grows. */
-#define CBLOCK (16u << 10)         /* words a block */
+/* The collective / point-to-point calls of one operation, in order, as a word log
+ * (model/wordlog.h) read once, in order, by ncs_kact_figures: a call's code is 1 + the index
+ * of its size S in the size table (the first NSIZES distinct sizes); an escape holds S (two
+ * words, low first). 4 bytes a call for a DDP job (calls a few ms apart, a handful of sizes),
+ * written with no branch on a length (add_words). */
 #define NSIZES 255                 /* distinct sizes with an index */
 #define NSLOTS 512                 /* the size table's hash slots (power of two, > 2 x NSIZES) */
-#define DT_BITS 24
-struct cblock { struct cblock *next; uint32_t used; uint32_t w[CBLOCK]; };
-struct clog { struct cblock *tail; uint32_t *at, *end; struct cblock *head; uint64_t n, last_t; };
-struct ccur { const struct cblock *b; uint32_t at; uint64_t t; }; /* a reader of a log */
+#define ESC_WORDS 2
 struct ncs_kact {
   struct kint *k; size_t n, cap;
   struct kname *names; size_t nnames, capnames;
   int lift; /* a name is NCCL's though its record said compute: lift its kernels (figures) */
   struct ncs_kact_fig f;
-  struct clog calls[NCS_KACT_MAX_OPS]; /* by fig.op index */
+  struct ncs_wlog calls[NCS_KACT_MAX_OPS]; /* by fig.op index */
   uint64_t sizes[NSIZES];              /* the size table, in first-seen order */
   uint8_t size_slot[NSLOTS];           /* hash slots: index + 1, 0 empty */
   uint64_t slot_size[NSLOTS];          /* the size in each slot; an empty one holds a size that
@@ -63,10 +58,7 @@ struct ncs_kact *ncs_kact_new(void) {
 }
 
 static void free_logs(struct ncs_kact *k) {
-  for (int i = 0; i < NCS_KACT_MAX_OPS; i++) {
-    for (struct cblock *b = k->calls[i].head, *nx; b; b = nx) { nx = b->next; free(b); }
-    memset(&k->calls[i], 0, sizeof k->calls[i]);
-  }
+  for (int i = 0; i < NCS_KACT_MAX_OPS; i++) ncs_wlog_free(&k->calls[i]);
 }
 
 void ncs_kact_free(struct ncs_kact *k) {
@@ -155,49 +147,11 @@ static uint32_t size_code(struct ncs_kact *k, uint64_t S) {
   return k->nsizes;
 }
 
-/* Room for 5 more words at the end of log l (a new block when the last has less); -1 when out
- * of memory. */
-static int clog_room(struct clog *l) {
-  if (l->end - l->at >= 5) return 0;
-  struct cblock *b = malloc(sizeof *b);
-  if (!b) return -1;
-  b->next = NULL;
-  b->used = 0;
-  if (l->tail) { l->tail->used = (uint32_t)(l->at - l->tail->w); l->tail->next = b; } else l->head = b;
-  l->tail = b;
-  l->at = b->w;
-  l->end = b->w + CBLOCK;
-  return 0;
-}
-
-/* Appends a call that does not fit one word (a long gap, an entry before the previous one, a
- * size past the table); -1 when out of memory. */
-static int clog_escape(struct clog *l, uint64_t S, uint64_t t) {
-  if (clog_room(l) != 0) return -1;
-  uint64_t d = t - l->last_t;
-  l->at[0] = 0;
-  l->at[1] = (uint32_t)d; l->at[2] = (uint32_t)(d >> 32);
-  l->at[3] = (uint32_t)S; l->at[4] = (uint32_t)(S >> 32);
-  l->at += 5;
-  l->last_t = t;
-  l->n++;
-  return 0;
-}
-
 /* The next call of a log (the caller knows how many there are). */
-static void clog_next(const struct ncs_kact *k, struct ccur *c, uint64_t *S, uint64_t *t) {
-  if (c->at >= c->b->used) { c->b = c->b->next; c->at = 0; }
-  const uint32_t *w = c->b->w + c->at;
-  if (w[0]) {
-    c->t += w[0] & ((1u << DT_BITS) - 1);
-    *S = k->sizes[(w[0] >> DT_BITS) - 1];
-    c->at++;
-  } else {
-    c->t += (uint64_t)w[1] | (uint64_t)w[2] << 32;
-    *S = (uint64_t)w[3] | (uint64_t)w[4] << 32;
-    c->at += 5;
-  }
-  *t = c->t;
+static inline void clog_next(const struct ncs_kact *k, struct ncs_wlog_cur *c, uint64_t *S, uint64_t *t) {
+  uint32_t esc[ESC_WORDS] = {0, 0};
+  uint32_t code = ncs_wlog_next(c, ESC_WORDS, t, esc);
+  *S = code ? k->sizes[code - 1] : (uint64_t)esc[0] | (uint64_t)esc[1] << 32;
 }
 
 /* The op slot of a call's operation, -1 when it has none (looked up once per operation: a name
@@ -213,15 +167,9 @@ static int call_slot(struct ncs_kact *k, uint32_t op) {
 
 /* Appends a call to log l by the general path (a new block, a new size, a long gap); -1 when
  * out of memory. */
-static int clog_add(struct ncs_kact *k, struct clog *l, uint64_t S, uint64_t t) {
-  uint32_t x = size_code(k, S);
-  uint64_t d = t - l->last_t;
-  if (!x || d >= (1u << DT_BITS)) return clog_escape(l, S, t);
-  if (clog_room(l) != 0) return -1;
-  *l->at++ = x << DT_BITS | (uint32_t)d;
-  l->last_t = t;
-  l->n++;
-  return 0;
+static int clog_add(struct ncs_kact *k, struct ncs_wlog *l, uint64_t S, uint64_t t) {
+  uint32_t esc[ESC_WORDS] = {(uint32_t)S, (uint32_t)(S >> 32)};
+  return ncs_wlog_put(l, t, size_code(k, S), esc, ESC_WORDS);
 }
 
 /* The calls of op from c on that each take one word (returned 0, no group or graph, datatype
@@ -236,8 +184,8 @@ add_words(const struct ncs_kact *k, const struct ncs_call *c, const struct ncs_c
     if (c->op != op || c->datatype != dt || c->rc != 0 || (c->group | (c->flags & NCS_CALL_F_CAPTURED))) break;
     uint64_t S = c->count * dsize, t = c->t_enter, d = t - prev; /* ncs_rule_bytes */
     uint32_t i = size_hash(S);
-    if (k->slot_size[i] != S || d >= (1u << DT_BITS)) break;
-    *w++ = (uint32_t)k->size_slot[i] << DT_BITS | (uint32_t)d;
+    if (k->slot_size[i] != S || !ncs_wlog_fits(1, d)) break;
+    *w++ = ncs_wlog_word(k->size_slot[i], d);
     prev = t;
   }
   *at = w;
@@ -256,7 +204,7 @@ __attribute__((noinline)) static void add_run(struct ncs_kact *k, const struct n
     int slot = op < NCS_OP_LIMIT ? call_slot(k, op) : -1;
     if (slot < 0) { c++; continue; }
     struct ncs_kact_op *o = &k->f.op[slot];
-    struct clog *l = &k->calls[slot];
+    struct ncs_wlog *l = &k->calls[slot];
     uint32_t dt = c->datatype;
     uint64_t dsize = ncs_rule_dtype_size(dt);
     while (o->sized && c < end && c->op == op) {
@@ -284,11 +232,11 @@ static void add_call(struct ncs_kact *k, const struct ncs_call *c) {
   struct ncs_kact_op *o = &k->f.op[slot];
   if (!o->sized) return;
   if (c->group || (c->flags & NCS_CALL_F_CAPTURED)) { o->sized = 0; return; } /* one kernel per group / graph */
-  struct clog *l = &k->calls[slot];
+  struct ncs_wlog *l = &k->calls[slot];
   uint64_t S = ncs_rule_bytes(c->count, c->datatype), d = c->t_enter - l->last_t;
   uint32_t i = size_hash(S);
-  if (k->slot_size[i] == S && d < (1u << DT_BITS) && l->at < l->end) {
-    *l->at++ = (uint32_t)k->size_slot[i] << DT_BITS | (uint32_t)d;
+  if (k->slot_size[i] == S && ncs_wlog_fits(1, d) && l->at < l->end) {
+    *l->at++ = ncs_wlog_word(k->size_slot[i], d);
     l->last_t = c->t_enter;
     l->n++;
     return;
@@ -438,11 +386,11 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     for (size_t j = 0; j < k->nnames; j++)
       if (k->names[j].id == k->k[i].name && k->names[j].op >= 0) { nk_op[k->names[j].op]++; break; }
   }
-  struct ccur cur[NCS_KACT_MAX_OPS];
+  struct ncs_wlog_cur cur[NCS_KACT_MAX_OPS];
   for (int o = 0; o < f->nops; o++) {
     if (nk_op[o] != k->calls[o].n || k->calls_off) f->op[o].sized = 0; /* calls_off: kernels after all */
-    if (k->calls[o].tail) k->calls[o].tail->used = (uint32_t)(k->calls[o].at - k->calls[o].tail->w);
-    cur[o] = (struct ccur){k->calls[o].head, 0, 0};
+    ncs_wlog_seal(&k->calls[o]);
+    ncs_wlog_begin(&k->calls[o], &cur[o]);
   }
   size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */
   for (size_t i = 0; i < k->n; i++) {

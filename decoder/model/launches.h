@@ -5,26 +5,24 @@
  * entry time, its enum ncs_op and kernel-operation index, its bus bytes and algorithm steps.
  * ncs_launches_add appends one; ncs_launches_next reads them back in order, from a cursor.
  * Memory: 4 bytes a launch while launches are under 16.7 ms apart (in entry order) and take
- * fewer than 256 distinct (op, kop, bus bytes, steps); 36 bytes otherwise. Chained blocks: no
- * copy as it grows. Not thread-safe; one log per file being read. */
+ * fewer than 256 distinct (op, kop, bus bytes, steps); 36 bytes otherwise (model/wordlog.h,
+ * the encoding model/kact.c's call logs use too). Not thread-safe; one log per file being read. */
 #ifndef NCS_LAUNCHES_H
 #define NCS_LAUNCHES_H
 #include <stddef.h>
 #include <stdint.h>
+#include "model/wordlog.h"
 
 struct ncs_launch { uint64_t t_first; unsigned op; int kop; double busbytes, steps; };
 
 #define NCS_LAUNCH_SHAPES 255
-struct ncs_launch_block;
 struct ncs_launches {
-  struct ncs_launch_block *head, *tail;
-  uint32_t *at, *end;                     /* the last block's free words */
-  uint64_t n, last_t;
+  struct ncs_wlog log;                    /* one entry a launch (model/wordlog.h) */
   struct ncs_launch shape[NCS_LAUNCH_SHAPES]; /* (t_first unused) */
   uint8_t slot[512];                      /* hash slots: shape index + 1, 0 empty */
   uint32_t nshape;
 };
-struct ncs_launch_cur { const struct ncs_launch_block *b; uint32_t at; uint64_t t, left; };
+struct ncs_launch_cur { struct ncs_wlog_cur c; uint64_t left; };
 
 /* 0, or -1 when out of memory (the launch is not kept). l starts zeroed. */
 int ncs_launches_add(struct ncs_launches *l, const struct ncs_launch *x);
