@@ -2,16 +2,27 @@
  * whose result is data: its text, JSON and per-rank JSON renderers (any may be NULL). */
 #include "render/report_render.h"
 
+#include "render/profile_render.h"
 #include "render/transport_render.h"
 
 static void transport_text(const void *r, FILE *out, const struct ncs_job *job) {
-  ncs_transport_print_text(r, out, job->detail);
+  ncs_transport_print_text(r, out, job->detail, job->names);
 }
 static void transport_json(const void *r, struct ncs_json *j, const struct ncs_job *job) {
-  ncs_transport_print_json(r, j);
+  ncs_transport_print_json(r, j, job->names);
 }
 static void transport_rank_json(const void *r, struct ncs_json *j, int file) {
   ncs_transport_print_rank_json(r, j, file);
+}
+
+static void profile_text(const void *r, FILE *out, const struct ncs_job *job) {
+  ncs_profile_print_text(r, out);
+}
+static void profile_json(const void *r, struct ncs_json *j, const struct ncs_job *job) {
+  ncs_profile_print_json(r, j);
+}
+static void profile_rank_json(const void *r, struct ncs_json *j, int file) {
+  ncs_profile_print_rank_json(r, j, file);
 }
 
 static const struct result_renderer {
@@ -21,6 +32,7 @@ static const struct result_renderer {
   void (*rank_json)(const void *result, struct ncs_json *j, int file);
 } renderers[] = {
   {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json},
+  {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json},
 };
 
 static const struct result_renderer *renderer_of(const struct ncs_analysis *a) {
