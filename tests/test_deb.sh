@@ -66,6 +66,7 @@ why=
 if [ "$(id -u)" -ne 0 ]; then why="not root (chroot and mounts need it)"
 elif [ ! -f "$croot/etc/debian_version" ]; then why="no clean root at $croot (make it: bash scripts/deb-root.sh; needs mmdebstrap and the Debian mirror)"
 elif ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then why="unshare or chroot missing"
+elif ! unshare --mount --pid --fork true 2>/dev/null; then why="new mount and PID namespaces refused here (a container without CAP_SYS_ADMIN?)"
 fi
 if [ -n "$why" ]; then
   skip "deb: install into a clean root: $why"
