@@ -6,6 +6,21 @@
 # report equals the job's own truth; then the package installed with apt-get into a clean root
 # (scripts/deb-root.sh) traces a job from the installed paths and purges cleanly.
 source "$(dirname "$0")/lib.sh"
+# same_as_truth REPORT_JSON TRUTH_DIR: the report's calls, count and bytes per rank and op equal
+# the 2-rank job's own (ddp_job --truth)
+same_as_truth() {
+  python3 - "$1" "$2" <<'PY'
+import glob, json, sys
+rep = json.load(open(sys.argv[1]))
+truths = sorted(glob.glob(sys.argv[2] + "/truth-rank*.json"))
+assert len(truths) == 2 and len(rep["ranks"]) == 2, "ranks %d, truths %d" % (len(rep["ranks"]), len(truths))
+for t in truths:
+    want = json.load(open(t))
+    r = [x for x in rep["ranks"] if x["rank"] == want["rank"]][0]
+    got = {k: {"calls": v["calls"], "count": v["count"], "bytes": v["bytes"]} for k, v in r["ops"].items()}
+    assert got == want["ops"], (got, want["ops"])
+PY
+}
 if ! command -v dpkg-deb >/dev/null; then skip "deb: dpkg-deb not installed (not a Debian system)"; exit 0; fi
 if [ ! -x "$NCS" ] || [ ! -f "$SHIM" ]; then skip "deb: not built"; exit 0; fi
 deb=$(make -s -C "$ROOT" BUILD="$BUILD" deb 2>"$T/make.err" | tail -1)
@@ -44,17 +59,7 @@ check_eq "deb: one trace per rank" 2 "$(ls "$T"/tr/*.ncs 2>/dev/null | wc -l)"
 pre=$(env -u NCCLSCOPE_SHIM "$T/root/usr/bin/ncclscope" run -o "$T/tr2" -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null | tail -1)
 check_eq "deb: the extracted 'run' preloads the extracted shim" "$T/root/usr/lib/ncclscope/libncclscope.so" "$(readlink -f "$pre")"
 "$T/root/usr/bin/ncclscope" report --json "$T/tr" >"$T/r.json" 2>"$T/r.err"
-check "deb: the extracted CLI's report equals the job's truth per rank and op" python3 - "$T/r.json" "$T/truth" <<'PY'
-import glob, json, sys
-rep = json.load(open(sys.argv[1]))
-truths = sorted(glob.glob(sys.argv[2] + "/truth-rank*.json"))
-assert len(truths) == 2 and len(rep["ranks"]) == 2, "ranks %d, truths %d" % (len(rep["ranks"]), len(truths))
-for t in truths:
-    want = json.load(open(t))
-    r = [x for x in rep["ranks"] if x["rank"] == want["rank"]][0]
-    got = {k: {"calls": v["calls"], "count": v["count"], "bytes": v["bytes"]} for k, v in r["ops"].items()}
-    assert got == want["ops"], (got, want["ops"])
-PY
+check "deb: the extracted CLI's report equals the job's truth per rank and op" same_as_truth "$T/r.json" "$T/truth"
 
 # A clean root (issue 29 item 5): `apt-get install ./ncclscope_*.deb` into a minimal Debian of
 # the host's release that has nothing of ours (made once per machine by scripts/deb-root.sh,
@@ -112,15 +117,5 @@ check_eq "deb: clean root: dpkg says installed" "install ok installed" "$(cat "$
 check_eq "deb: clean root: CLI, shim, man page, completion, dashboard in place" "" "$(grep '^missing' "$T/inroot.out")"
 check_eq "deb: clean root: the installed 'ncclscope run' traces a 2-rank job (exit 0)" 0 "$(step run)"
 check_eq "deb: clean root: the installed CLI reads the traces (exit 0)" 0 "$(step report)"
-check "deb: clean root: the installed CLI's report equals the job's truth per rank and op" python3 - "$T/up/tmp/r.json" "$T/up/tmp/truth" <<'PY'
-import glob, json, sys
-rep = json.load(open(sys.argv[1]))
-truths = sorted(glob.glob(sys.argv[2] + "/truth-rank*.json"))
-assert len(truths) == 2 and len(rep["ranks"]) == 2, "ranks %d, truths %d" % (len(rep["ranks"]), len(truths))
-for t in truths:
-    want = json.load(open(t))
-    r = [x for x in rep["ranks"] if x["rank"] == want["rank"]][0]
-    got = {k: {"calls": v["calls"], "count": v["count"], "bytes": v["bytes"]} for k, v in r["ops"].items()}
-    assert got == want["ops"], (got, want["ops"])
-PY
+check "deb: clean root: the installed CLI's report equals the job's truth per rank and op" same_as_truth "$T/up/tmp/r.json" "$T/up/tmp/truth"
 check_eq "deb: clean root: apt-get purge succeeds and leaves none of its files" "0 0" "$(step purge) $(step left)"
