@@ -51,17 +51,7 @@ records() { "${NCS[after]}" dump "$1"/*.ncs 2>/dev/null | grep -c -E '^[A-Z_]+ '
 
 # the traces
 mkdir -p "$W/stubdir"
-cat >"$W/stub.c" <<'C'
-#include "ncclscope/nccl_abi.h"
-struct ncclComm { int x; };
-static struct ncclComm the_comm;
-ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { id->internal[0] = 1; return ncclSuccess; }
-ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) { *c = &the_comm; return ncclSuccess; }
-ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) { return ncclSuccess; }
-ncclResult_t ncclCommDestroy(ncclComm_t c) { return ncclSuccess; }
-const char *ncclGetErrorString(ncclResult_t r) { return "stub"; }
-C
-cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stubdir/libnccl.so.2" "$W/stub.c"
+cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stubdir/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c"
 TRACES=stub
 LD_LIBRARY_PATH="$W/stubdir" NCCLSCOPE_DIR="$W/stub" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
   LD_PRELOAD="$BUILD/libncclscope.so" "$BUILD/tests/rate_job" -n $((CALLS / 2)) -t 2 -r 1000000 >/dev/null

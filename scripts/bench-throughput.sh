@@ -61,17 +61,7 @@ cc -O2 -I"$ROOT/include" -I"$ROOT/decoder" -o "$W/trace_stats" "$ROOT/tests/faul
   "$BUILD/libncsdecoder.a" -lzstd -lm -lpthread || { echo "bench-throughput: trace_stats does not build" >&2; exit 2; }
 STATS=$W/trace_stats
 mkdir -p "$W/stub"
-cat >"$W/stub.c" <<'C'
-#include "ncclscope/nccl_abi.h"
-struct ncclComm { int x; };
-static struct ncclComm the_comm;
-ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { id->internal[0] = 1; return ncclSuccess; }
-ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) { *c = &the_comm; return ncclSuccess; }
-ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) { return ncclSuccess; }
-ncclResult_t ncclCommDestroy(ncclComm_t c) { return ncclSuccess; }
-const char *ncclGetErrorString(ncclResult_t r) { return "stub"; }
-C
-cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stub/libnccl.so.2" "$W/stub.c" || { echo "stub does not build" >&2; exit 2; }
+cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c" || { echo "stub does not build" >&2; exit 2; }
 # the floor: two clock reads and a 32-byte store into the calling thread's ring (4096 slots,
 # allocated and touched at the thread's first call, never read) around the real ncclAllReduce
 cat >"$W/floor.c" <<'C'

@@ -1,0 +1,11 @@
+/* stub_nccl.c — a libnccl.so.2 whose calls return at once (init, all-reduce, destroy): the
+ * benchmarks' stand-in for NCCL when what is measured is the shim's own cost per call
+ * (scripts/bench-throughput.sh, scripts/bench-stepsplit.sh). Built by them, not by make. */
+#include "ncclscope/nccl_abi.h"
+struct ncclComm { int x; };
+static struct ncclComm the_comm;
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) { id->internal[0] = 1; return ncclSuccess; }
+ncclResult_t ncclCommInitRank(ncclComm_t *c, int n, ncclUniqueId id, int r) { *c = &the_comm; return ncclSuccess; }
+ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t o, ncclComm_t c, cudaStream_t st) { return ncclSuccess; }
+ncclResult_t ncclCommDestroy(ncclComm_t c) { return ncclSuccess; }
+const char *ncclGetErrorString(ncclResult_t r) { return "stub"; }
