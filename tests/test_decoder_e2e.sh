@@ -187,10 +187,17 @@ done
 if [ -s "$T/ratio-serial.json" ]; then
   model3=$(jq '.comm_ns_per_step * 3 / 1e9' "$T/ratio-serial/truth/truth-rank0.json")
   "$NCS" report --json --skip-warmup 2 "$T/ratio-serial/tr" >"$T/warm.json" 2>/dev/null
-  check_eq "e2e: --skip-warmup 2: 3 steps left on every rank, window and comm_s shorter, comm_s >= 3 steps of the model" 0 \
-    "$(jq -s '[.[0].ranks[] as $f | .[1].ranks[] | select(.rank == $f.rank)
-      | select(.steps.count != 3 or .wall_s >= $f.wall_s or .comm_s >= $f.comm_s or .comm_s < $m3)] | length' --argjson m3 "$model3" \
-      "$T/ratio-serial.json" "$T/warm.json")"
+  # GPU_TIME is stored at 256 ns (docs/FORMAT.md, start and end rounded up), so a call's
+  # interval may read up to 256 ns short of its modelled length: the bound allows that per
+  # timed call (it failed 3 times in 60 runs at exactly one resolution step below the model)
+  bad_warm=$(jq -c -s '[.[0].ranks[] as $f | .[1].ranks[] | select(.rank == $f.rank)
+      | ([.ops[] | .timed_calls // 0] | add) as $n
+      | select(.steps.count != 3 or .wall_s >= $f.wall_s or .comm_s >= $f.comm_s or .comm_s < $m3 - 256e-9 * $n)
+      | {rank, steps: .steps.count, wall_s, full_wall_s: $f.wall_s, comm_s, full_comm_s: $f.comm_s, model_3_steps: $m3, timed_calls: $n}]' \
+      --argjson m3 "$model3" "$T/ratio-serial.json" "$T/warm.json")
+  [ "$bad_warm" = "[]" ] || echo "    $bad_warm"
+  check_eq "e2e: --skip-warmup 2: 3 steps left on every rank, window and comm_s shorter, comm_s >= 3 steps of the model (less 256 ns a timed call)" \
+    "[]" "$bad_warm"
   "$NCS" report --json --skip-warmup 1000s "$T/ratio-serial/tr" >"$T/warm2.json" 2>/dev/null
   check_eq "e2e: --skip-warmup 1000s (seconds): every call skipped: 0 steps, comm_s 0, timing none, no verdict (every rank)" \
     "0 0 none no timed communication" \
