@@ -37,6 +37,24 @@ same() {
   cmp=$("$NCS" compare --json "$dir" "$dir" 2>/dev/null | jq -r '.comm_share.new_pct | round')
   check_eq "headline threads: $name: one communication share in report's headline and table, doctor, html, compare" \
     "$rep $rep $rep $rep $rep" "$rep $med $doc $htm $cmp"
+  # each process's window against its file's own records, read with `ncclscope dump`: the
+  # earliest entry or GPU start to the latest exit or GPU end, every call in whatever order
+  # the file holds them (a rank per thread: each thread's calls come in chunks, not in entry
+  # order; a call entering before the file's first CALL record was once left out)
+  local wbad="" f pid want got
+  for f in "$dir"/*.ncs; do
+    pid=${f##*-}; pid=${pid%.ncs}
+    want=$("$NCS" dump "$f" 2>/dev/null | awk '
+      /^CALL / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                 s = v["t_enter"]; e = v["t_enter"] + v["duration"] }
+      /^GPU_TIME / { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                 s = v["gpu_start"]; e = v["gpu_end"] }
+      /^(CALL|GPU_TIME) / { if (lo == "" || s < lo) lo = s; if (e > hi) hi = e }
+      END { printf "%d", hi - lo }')
+    got=$(jq -r --argjson p "$pid" '.ranks[] | select(.pid == $p) | .wall_s * 1e9 | round' "$name.json")
+    [ "$want" = "$got" ] || wbad="$wbad pid $pid: report $got ns, records $want ns;"
+  done
+  check_eq "headline threads: $name: each process's window = its records' span (every call, any file order)" "" "$wbad"
   check_eq "headline threads: $name: no share above 100 %" 0 \
     "$(jq '[.ranks[].comm_share | select(. != null and . > 1)] + [.headline.comm_share_max | select(. > 1)] | length' "$name.json")"
   # the one ratio: the headline's is the median-share process's, its GPU-time figure (kernel activity)

@@ -656,8 +656,10 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
   }
   r->boundary_seen += boundary;
   if (!r->warm_set && !(m->skip_steps > 0 && r->have_steps)) {
-    /* warm-up in seconds from the first traced call (none by default) */
-    r->warm_t = c->t_enter + (uint64_t)(m->skip_s * 1e9);
+    /* warm-up in seconds from the file's first call record; none by default, and then every
+     * call counts, also one entering before that record (a rank per thread: the file holds
+     * each thread's calls in chunks, not in entry order) */
+    r->warm_t = m->skip_s > 0 ? c->t_enter + (uint64_t)(m->skip_s * 1e9) : 0;
     r->warm_set = 1;
   }
   int counted = r->warm_set && c->t_enter >= r->warm_t;

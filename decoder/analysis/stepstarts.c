@@ -3,8 +3,8 @@
  * decides the boundary: the file's CALL, GPU_TIME and COMM records are counted, its timed calls
  * counted per signature, until NCS_STEPMARK_HOLD are held (then the one that finds no room: a
  * call is counted first) or the file ends; the held calls then give their starts and the rest
- * stream. A boundary call counts from the entry time of the file's first call on, as in metrics
- * without --skip-warmup. */
+ * stream. Every boundary call counts, as in metrics without --skip-warmup (also one entering
+ * before the file's first call record). */
 #include "analysis/stepstarts.h"
 
 #include <stdio.h>
@@ -24,8 +24,8 @@ struct ss_file {
   uint32_t nrec;              /* CALL, GPU_TIME and COMM records counted while deciding */
   struct held *held;          /* the timed calls counted, in file order */
   size_t nheld, caph;
-  int deciding, have_steps, have_warm, dropped, lost;
-  uint64_t key, warm_t;
+  int deciding, have_steps, dropped, lost;
+  uint64_t key;
   uint32_t op;
   char mark[64];
   struct ncs_kwatch kw;
@@ -50,7 +50,7 @@ static void add_start(struct ss_file *f, uint64_t t) {
 }
 /* A timed call once the boundary is chosen. */
 static void stream(struct ss_file *f, uint64_t key, uint32_t op, uint64_t t) {
-  if (f->have_steps && op == f->op && key == f->key && t >= f->warm_t) add_start(f, t);
+  if (f->have_steps && op == f->op && key == f->key) add_start(f, t);
 }
 static void decide(struct ss_file *f, int cut) {
   const char *how;
@@ -112,7 +112,6 @@ static int s_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct ss_file *f = ctx;
   for (size_t i = 0; i < n; i++) {
-    if (!f->have_warm) { f->have_warm = 1; f->warm_t = c[i].t_enter; }
     if (f->deciding) {
       int held = room(f);
       count_call(f, &c[i], held);
