@@ -182,8 +182,9 @@ void ncs_rings_tend(uint64_t now_ns);
 void ncs_rings_remove(void);               /* clean shutdown: unlink the file */
 void ncs_rings_atfork_child(void);
 
-/* Communicator table: ncclComm_t → trace index, lock-free for readers. */
-struct ncs_comm_info {
+/* Communicator table: ncclComm_t → trace index, lock-free for readers. One cache line per
+ * communicator: the sequence counters are written on every call, by the (one) thread using it. */
+struct __attribute__((aligned(64))) ncs_comm_info {
   uint64_t handle, comm_id;
   _Atomic uint64_t coll_seq, p2p_seq, split_count;
   int32_t device;

@@ -77,7 +77,12 @@ NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, 
   if (r->on) {
     struct ncs_comm_info *ci = ncs_comm_info(r->c.comm);
     int p2p = ncs_op_kind(op) == NCS_KIND_P2P;
-    if (ci) r->c.seq = atomic_fetch_add_explicit(p2p ? &ci->p2p_seq : &ci->coll_seq, 1, memory_order_relaxed) + 1;
+    if (ci) { /* not a locked add: NCCL forbids two threads using one communicator at once, and
+               * the lock (a full barrier) waited for the last record's stores on every call */
+      _Atomic uint64_t *s = p2p ? &ci->p2p_seq : &ci->coll_seq;
+      r->c.seq = atomic_load_explicit(s, memory_order_relaxed) + 1;
+      atomic_store_explicit(s, r->c.seq, memory_order_relaxed);
+    }
     r->c.flags |= placement(a, ci);
     if (atomic_load_explicit(&ncs_gpu_on, memory_order_relaxed)) {
       int dev = ci ? ci->device : -1;
