@@ -5,6 +5,8 @@
  *     dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY): its _Unwind_* exports never enter the
  *     process's global scope (a C++ program keeps libgcc_s's unwinder). Without libunwind,
  *     glibc's backtrace() is used.
+ *   - libunwind's own pages: its imports of mmap and munmap go to unwmem.c (a thread's first
+ *     unwind builds a 256 KiB trace cache: mapped in one call, reused after a thread exits).
  *   - libunwind's own descriptors: it keeps a pipe to test addresses before reading them (when
  *     it walks a frame without unwind information it reads a byte from the pipe and writes the
  *     address's byte into it; a read that fails closes both numbers and opens a new pipe).
@@ -90,6 +92,7 @@ static void callsite_start(void) {
   ncs_gate_enter();
   void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
   bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
+  if (f) ncs_unwmem_install(h); /* its pages: populated at once, trace caches kept (unwmem.c) */
   uintptr_t lo, hi;
   if (f && ncs_text_range((const void *)f, &lo, &hi) == 0) { /* before its first unwind opens the pipe */
     atomic_store_explicit(&unw_hi, hi, memory_order_relaxed);

@@ -10,6 +10,8 @@
  *   call.h      the steps of one recorded call, shared by wrappers.c and comms.c
  *   comms.c     the communicator shapes (creation, split, teardown) and their COMM records
  *   callsite.c  call-site stacks (libunwind loaded privately), their lock-free id table
+ *   unwmem.c    libunwind's pages: populated in one call, its trace caches kept across threads
+ *   gotpatch.c  one import of a privately loaded library pointed at a shim function
  *   writer.c    the writer thread: file, encoding (ncclscope/encode.h), zstd chunks, ncs_emit
  *   rowzip.c    a large chunk of rows compressed on a helper thread while the writer fills it
  *   gputime.c   CUDA-event timing of collectives, collected asynchronously by the writer
@@ -217,6 +219,10 @@ void ncs_nb_atfork_child(void);
 /* ---- callsite.c (also the "callsites" collector, hooks.h) ---- */
 /* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */
 uint32_t ncs_callsite_capture(void *ra);
+/* unwmem.c: libunwind's mmap and munmap go through the shim (call before its first unwind) */
+void ncs_unwmem_install(void *libunwind_handle);
+/* gotpatch.c: the object's GOT slots for `name` point at fn; returns slots changed, -1 on error */
+int ncs_got_patch(void *handle, const char *name, void *fn);
 void ncs_pipe2_resolve(void); /* constructor: the pipe2 the exported one forwards to */
 
 /* ---- rowzip.c (writer thread only): a large chunk of rows compressed on a helper thread

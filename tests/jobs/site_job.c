@@ -1,6 +1,7 @@
 /* site_job — NCCL calls from distinct, named functions, with its own truth about where they are.
  *
  * Usage (under tests/jobs/launch.sh N, N even): site_job [--steps N] [--truth FILE] [--hang R]
+ *   [--step-threads]
  * The world communicator is made with ncclCommInitRankConfig and commName "trainer-world"; it
  * is split by color rank % 2 with no name (config NULL). Per step:
  *   sync_gradients()  an AllReduce of 4 Mi floats on the world (the double's model makes it
@@ -10,9 +11,12 @@
  * each waiting for its stream. --hang R: after the last step every rank but R calls
  * sync_gradients once more and R never does (it sleeps until killed): a hang whose collective
  * was issued from sync_gradients.
+ * --step-threads: each step runs on a thread of its own, started for it and joined before the
+ * next (threads that come and go: every step's calls are a new thread's first).
  * --truth FILE (rank 0): one line per function, "NAME FILE:LINE", the source line of its NCCL
  * call (each call sits on one line and records __LINE__ there): what the decoder must name. */
 #include <limits.h>
+#include <pthread.h>
 
 #include "job_util.h"
 
@@ -37,14 +41,23 @@ static __attribute__((noinline)) void share_halves(ncclComm_t half, float *buf, 
   CUCHK(cudaStreamSynchronize(s));
 }
 
+struct step_args { ncclComm_t wc, hc; float *big, *in, *out, *half; cudaStream_t s; };
+static void one_step(const struct step_args *a) {
+  sync_gradients(a->wc, a->big, a->s);
+  gather_metrics(a->wc, a->in, a->out, a->s);
+  share_halves(a->hc, a->half, a->s);
+}
+static void *step_thread(void *arg) { one_step(arg); return NULL; }
+
 int main(int argc, char **argv) {
-  int steps = 3, hang = -1;
+  int steps = 3, hang = -1, step_threads = 0;
   const char *truth = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
     if (!strcmp(a, "--steps")) { steps = atoi(v); i++; }
     else if (!strcmp(a, "--truth")) { truth = v; i++; }
     else if (!strcmp(a, "--hang")) { hang = atoi(v); i++; }
+    else if (!strcmp(a, "--step-threads")) step_threads = 1;
     else { fprintf(stderr, "site_job: bad argument %s\n", a); return 2; }
   }
   int rank = job_env_int("RANK", 0), world = job_env_int("WORLD_SIZE", 1);
@@ -70,10 +83,14 @@ int main(int argc, char **argv) {
   CUCHK(cudaMalloc((void **)&in, COUNT_SMALL * sizeof(float)));
   CUCHK(cudaMalloc((void **)&out, COUNT_SMALL * sizeof(float) * (size_t)world));
   CUCHK(cudaMalloc((void **)&half, COUNT_HALF * sizeof(float)));
+  struct step_args sa = {wc, hc, big, in, out, half, s};
   for (int step = 0; step < steps; step++) {
-    sync_gradients(wc, big, s);
-    gather_metrics(wc, in, out, s);
-    share_halves(hc, half, s);
+    pthread_t th;
+    if (!step_threads) one_step(&sa);
+    else {
+      JOBCHK(pthread_create(&th, NULL, step_thread, &sa) == 0, "cannot start a step's thread");
+      pthread_join(th, NULL);
+    }
   }
   if (truth && rank == 0) {
     FILE *f = fopen(truth, "w");
