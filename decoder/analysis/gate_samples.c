@@ -19,15 +19,31 @@ struct ncs_gs_file {
   double comm_ns[FINE_MAX]; /* communication time in each fine block from t0 */
 };
 
-/* A collective whose ranks are still coming in: the quickest call so far (its samples). */
+/* A collective whose ranks are still coming in: the quickest call so far (its samples).
+ * seen 0: no collective open at that seq. */
 struct ncs_gs_open {
-  uint64_t comm_id, seq;
-  uint32_t op;
-  int bucket, nranks, seen, used, gpu;
   double lbw, lt;
+  uint32_t seen, nranks;
+  uint16_t op;
+  uint8_t bucket, gpu;
 };
 
-struct ncs_gsamples *ncs_gsamples_new(void) { return calloc(1, sizeof(struct ncs_gsamples)); }
+/* One communicator's open collectives, indexed by seq: the window [lo, hi) of seqs from the
+ * lowest open one to one past the highest, in a ring of cap (a power of two) entries at
+ * seq & (cap - 1). The ranks of a communicator issue its seqs in the same order, so the window
+ * holds the seqs between the slowest file read so far and the fastest one, and a call's entry
+ * is next to its previous call's. */
+struct ncs_gs_comm {
+  uint64_t comm_id, lo, hi;
+  size_t cap;
+  struct ncs_gs_open *e;
+};
+
+struct ncs_gsamples *ncs_gsamples_new(void) {
+  struct ncs_gsamples *g = calloc(1, sizeof *g);
+  if (g) g->last = -1;
+  return g;
+}
 
 void ncs_gsamples_free(struct ncs_gsamples *g) {
   if (!g) return;
@@ -36,7 +52,9 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
       if (g->row[o][b]) { free(g->row[o][b]->lbw); free(g->row[o][b]->lt); free(g->row[o][b]); }
   for (int i = 0; i < g->nfile; i++) free(g->file[i]);
   free(g->file);
-  free(g->open);
+  for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
+  free(g->comm);
+  free(g->cidx);
   free(g);
 }
 
@@ -87,76 +105,99 @@ static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
   }
 }
 
-static size_t open_slot(uint64_t comm_id, uint64_t seq, size_t cap) {
-  /* every bit of both mixed into the low ones (a multiply alone leaves the low bits of the
-   * slot to the low bits of seq: consecutive seqs then fill runs that probing walks) */
-  uint64_t h = comm_id * 0x9e3779b97f4a7c15ull + seq;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return (size_t)h & (cap - 1);
-}
-
-/* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the table is
- * full (NCS_GS_OPEN) or out of memory. Linear probing, at most half full. */
-static struct ncs_gs_open *open_get(struct ncs_gsamples *g, uint64_t comm_id, uint64_t seq) {
-  if (2 * (g->open_n + 1) > g->open_cap) {
-    size_t nc = g->open_cap ? 2 * g->open_cap : 1024;
-    if (nc > 2 * (size_t)NCS_GS_OPEN) return NULL;
-    struct ncs_gs_open *t = calloc(nc, sizeof *t);
-    if (!t) return NULL;
-    for (size_t i = 0; i < g->open_cap; i++) {
-      if (!g->open[i].used) continue;
-      size_t j = open_slot(g->open[i].comm_id, g->open[i].seq, nc);
-      while (t[j].used) j = (j + 1) & (nc - 1);
-      t[j] = g->open[i];
+/* The communicator comm_id's ring, a new one when absent; NULL out of memory. An index of
+ * comm_id -> ring (open addressing, at most half full) finds it; the last one found is tried
+ * first (a file's calls are mostly on one communicator). */
+static struct ncs_gs_comm *comm_get(struct ncs_gsamples *g, uint64_t comm_id) {
+  if (g->last >= 0 && g->comm[g->last].comm_id == comm_id) return &g->comm[g->last];
+  size_t mask = g->cidx_cap - 1, j;
+  if (g->cidx_cap) {
+    for (j = (size_t)(comm_id * 0x9e3779b97f4a7c15ull >> 32) & mask; g->cidx[j]; j = (j + 1) & mask)
+      if (g->comm[g->cidx[j] - 1].comm_id == comm_id) { g->last = g->cidx[j] - 1; return &g->comm[g->last]; }
+  }
+  if (2 * (g->ncomm + 1) > (int)g->cidx_cap) { /* grow the index, then the rings' array */
+    size_t nc = g->cidx_cap ? 2 * g->cidx_cap : 16;
+    int *t = calloc(nc, sizeof *t);
+    struct ncs_gs_comm *c = t ? realloc(g->comm, nc / 2 * sizeof *c) : NULL;
+    if (!c) { free(t); return NULL; }
+    g->comm = c;
+    for (int i = 0; i < g->ncomm; i++) {
+      for (j = (size_t)(c[i].comm_id * 0x9e3779b97f4a7c15ull >> 32) & (nc - 1); t[j]; j = (j + 1) & (nc - 1)) {}
+      t[j] = i + 1;
     }
-    free(g->open);
-    g->open = t; g->open_cap = nc;
+    free(g->cidx);
+    g->cidx = t; g->cidx_cap = nc; mask = nc - 1;
   }
-  size_t j = open_slot(comm_id, seq, g->open_cap);
-  for (; g->open[j].used; j = (j + 1) & (g->open_cap - 1))
-    if (g->open[j].comm_id == comm_id && g->open[j].seq == seq) return &g->open[j];
-  struct ncs_gs_open *o = &g->open[j];
-  memset(o, 0, sizeof *o);
-  o->used = 1; o->comm_id = comm_id; o->seq = seq;
-  g->open_n++;
-  return o;
+  for (j = (size_t)(comm_id * 0x9e3779b97f4a7c15ull >> 32) & mask; g->cidx[j]; j = (j + 1) & mask) {}
+  g->cidx[j] = g->ncomm + 1;
+  g->comm[g->ncomm] = (struct ncs_gs_comm){.comm_id = comm_id};
+  g->last = g->ncomm++;
+  return &g->comm[g->last];
 }
 
-/* Removes an entry, shifting back the ones after it that probed past it. */
-static void open_del(struct ncs_gsamples *g, struct ncs_gs_open *o) {
-  size_t mask = g->open_cap - 1, i = (size_t)(o - g->open), j = i;
-  g->open[i].used = 0;
-  g->open_n--;
-  for (;;) {
-    j = (j + 1) & mask;
-    if (!g->open[j].used) return;
-    size_t k = open_slot(g->open[j].comm_id, g->open[j].seq, g->open_cap);
-    /* j's entry stays when its home k lies cyclically in (i, j] */
-    if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;
-    g->open[i] = g->open[j];
-    g->open[j].used = 0;
-    i = j;
-  }
+/* Copies the ring's window into a ring of nc entries (nc >= the window, a power of two). */
+static int ring_resize(struct ncs_gs_comm *c, size_t nc) {
+  struct ncs_gs_open *t = calloc(nc, sizeof *t);
+  if (!t) return -1;
+  for (uint64_t s = c->lo; s < c->hi; s++) t[s & (nc - 1)] = c->e[s & (c->cap - 1)];
+  free(c->e);
+  c->e = t; c->cap = nc;
+  return 0;
 }
 
-static int cmp_open(const void *a, const void *b) {
-  const struct ncs_gs_open *x = a, *y = b;
-  if (x->comm_id != y->comm_id) return x->comm_id < y->comm_id ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the windows of
+ * all communicators together would pass NCS_GS_OPEN seqs, or out of memory. */
+static struct ncs_gs_open *open_get(struct ncs_gsamples *g, uint64_t comm_id, uint64_t seq, struct ncs_gs_comm **cp) {
+  struct ncs_gs_comm *c = *cp = comm_get(g, comm_id);
+  if (!c) return NULL;
+  if (seq == UINT64_MAX) return NULL;
+  if (c->lo == c->hi) c->lo = c->hi = seq; /* empty window: start it at seq */
+  if (seq >= c->lo && seq < c->hi) return &c->e[seq & (c->cap - 1)];
+  uint64_t lo = seq < c->lo ? seq : c->lo, hi = seq < c->hi ? c->hi : seq + 1;
+  uint64_t grow = (hi - lo) - (c->hi - c->lo);
+  if (hi - lo > (uint64_t)NCS_GS_OPEN || g->open_span + grow > (uint64_t)NCS_GS_OPEN) return NULL;
+  if (hi - lo > c->cap) {
+    size_t nc = c->cap ? c->cap : 8;
+    while (nc < hi - lo) nc *= 2;
+    if (ring_resize(c, nc)) return NULL;
+  }
+  /* the seqs the window takes in are empty (closed ones were cleared) */
+  c->lo = lo; c->hi = hi;
+  g->open_span += grow;
+  return &c->e[seq & (c->cap - 1)];
+}
+
+/* Closes an entry of c; the window's ends move in past the empty entries (every entry outside
+ * the window is empty). */
+static void open_del(struct ncs_gsamples *g, struct ncs_gs_comm *c, struct ncs_gs_open *o) {
+  o->seen = 0;
+  uint64_t span0 = c->hi - c->lo;
+  while (c->lo < c->hi && !c->e[c->lo & (c->cap - 1)].seen) c->lo++;
+  while (c->hi > c->lo && !c->e[(c->hi - 1) & (c->cap - 1)].seen) c->hi--;
+  g->open_span -= span0 - (c->hi - c->lo);
 }
 
 void ncs_gsamples_finish(struct ncs_gsamples *g) {
-  if (!g || !g->open) return;
-  size_t n = 0;
-  for (size_t i = 0; i < g->open_cap; i++) if (g->open[i].used) g->open[n++] = g->open[i];
-  qsort(g->open, n, sizeof *g->open, cmp_open);
-  for (size_t i = 0; i < n; i++) row_add(g, g->open[i].op, g->open[i].bucket, g->open[i].lbw, g->open[i].lt);
-  free(g->open);
-  g->open = NULL; g->open_cap = g->open_n = 0;
+  if (!g || !g->ncomm) return;
+  /* the collectives still open, by (comm_id, seq) */
+  int *ord = malloc((size_t)g->ncomm * sizeof *ord);
+  for (int i = 0; ord && i < g->ncomm; i++) {
+    int j = i;
+    for (; j > 0 && g->comm[ord[j - 1]].comm_id > g->comm[i].comm_id; j--) ord[j] = ord[j - 1];
+    ord[j] = i;
+  }
+  for (int k = 0; k < g->ncomm; k++) {
+    struct ncs_gs_comm *c = &g->comm[ord ? ord[k] : k];
+    for (uint64_t s = c->lo; s < c->hi; s++) {
+      const struct ncs_gs_open *o = &c->e[s & (c->cap - 1)];
+      if (o->seen) row_add(g, o->op, o->bucket, o->lbw, o->lt);
+    }
+  }
+  free(ord);
+  for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
+  free(g->comm);
+  free(g->cidx);
+  g->comm = NULL; g->cidx = NULL; g->ncomm = 0; g->cidx_cap = 0; g->open_span = 0; g->last = -1;
 }
 
 void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e) {
@@ -173,16 +214,17 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
   int b = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks));
   double lbw = log(e->busbw_gbps), lt = log((double)(e->end - e->start) / 1e3);
-  struct ncs_gs_open *o = kind == NCS_KIND_COLL && e->nranks > 1 ? open_get(g, e->comm_id, c->seq) : NULL;
+  struct ncs_gs_comm *cm = NULL;
+  struct ncs_gs_open *o = kind == NCS_KIND_COLL && e->nranks > 1 ? open_get(g, e->comm_id, c->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != c->op || o->bucket != b))) { /* its own sample (or not lined up) */
     row_add(g, c->op, b, lbw, lt);
     return;
   }
-  if (!o->seen) { o->op = c->op; o->bucket = b; o->nranks = e->nranks; o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu; }
+  if (!o->seen) { o->op = (uint16_t)c->op; o->bucket = (uint8_t)b; o->nranks = (uint32_t)e->nranks; o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu; }
   else if ((e->has_gpu && !o->gpu) || (e->has_gpu == o->gpu && lt < o->lt)) { /* the rank that waited least */
     o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu;
   }
-  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->lbw, o->lt); open_del(g, o); }
+  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->lbw, o->lt); open_del(g, cm, o); }
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {

@@ -12,8 +12,9 @@
  *    what the collective itself took once every rank was in, not how late the others'
  *    hosts were (load, scheduling, a straggler: those are straggler's and the share's). It is
  *    taken when all nranks calls are in; collectives some of whose ranks no file holds are
- *    taken at ncs_gsamples_finish() with the calls that were (in seq order), at most
- *    NCS_GS_OPEN collectives open at once (past that a call is its own sample);
+ *    taken at ncs_gsamples_finish() with the calls that were (in seq order); open collectives
+ *    are kept per communicator in a window of seqs, lowest open to highest, and those windows
+ *    together span at most NCS_GS_OPEN seqs (past that a call is its own sample);
  *  - a Send, a Recv, a collective of one rank: one sample per call.
  * At most NCS_GS_CAP samples a row (past it every other one is dropped, then one in `stride`
  * taken: an even thinning over the run); a row's samples are in the order they were taken
@@ -33,13 +34,16 @@
 
 struct ncs_gs_row { double *lbw, *lt; int n; uint64_t seen, stride; };
 struct ncs_gs_file;
-struct ncs_gs_open;
+struct ncs_gs_comm;
 struct ncs_gsamples {
   struct ncs_gs_row *row[NCS_OP_LIMIT][NCS_NBUCKETS];
   struct ncs_gs_file **file;
   int nfile;
-  struct ncs_gs_open *open; /* collectives waiting for their ranks: open addressing on (comm_id, seq) */
-  size_t open_cap, open_n;
+  struct ncs_gs_comm *comm;  /* collectives waiting for their ranks: per communicator, a ring by seq */
+  int ncomm, last;           /* last: the ring found last, -1 none */
+  int *cidx;                 /* comm_id -> 1 + index in comm (0 empty), open addressing */
+  size_t cidx_cap;
+  uint64_t open_span;        /* the rings' windows together, in seqs */
 };
 
 struct ncs_gsamples *ncs_gsamples_new(void);
