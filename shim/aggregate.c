@@ -8,7 +8,13 @@
  * the first call it sees: AGG_ROWS rows (calls of further keys go to one row, comm
  * NCS_AGG_OTHER), and per thread index a direct-mapped table of its last AGG_PENDING calls,
  * which a GPU time is matched to (a GPU time that arrives after its call left the table is
- * not counted in gpu_*; its call is). Fork: the child forgets everything (ncs_agg_reset). */
+ * not counted in gpu_*; its call is). Fork: the child forgets everything (ncs_agg_reset).
+ *
+ * Exposed communication (format 5.5): the KERNEL records the writer puts into its chunks are
+ * lined up (exposure.c) once a stretch of time is AGG_KERNEL_LAG_NS old, at most AGG_KPEND
+ * waiting; every SEGMENT chunk gets one AGG_KERNELS record (the sums before the horizon) and the
+ * kernels still waiting, cut to start at the horizon, as KERNEL records: with the kernels of
+ * the chunks after it, a reader has every kernel from the horizon on, each once. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +23,8 @@
 #define AGG_ROWS 4096u
 #define AGG_SLOTS 8192u     /* open addressing over the rows, a power of two */
 #define AGG_PENDING 1024u   /* per thread: calls waiting for their GPU time, a power of two */
+#define AGG_KPEND 4096u     /* kernels waiting to be lined up: at most that many KERNEL records a segment */
+#define AGG_KERNEL_LAG_NS 2000000000ull /* a stretch of GPU time is lined up once this old (as the live metrics) */
 
 struct pending { uint64_t tcall, count; uint32_t row; };
 static struct {
@@ -25,6 +33,7 @@ static struct {
   unsigned nrows;
   int failed;                     /* no memory: nothing is aggregated */
   struct pending *pend[NCS_MAX_THREADS];
+  struct ncs_expo expo;           /* kernel activity: NCCL kernels, exposed communication */
 } A;
 
 static int agg_init(void) {
@@ -116,8 +125,43 @@ void ncs_agg_gpu(const struct ncs_gpu_time *g) {
   p->tcall = 0; /* counted once */
 }
 
+void ncs_agg_queue(const uint8_t *q, size_t len) {
+  const uint8_t *p = q, *e = q + len;
+  int took = 0;
+  while (p < e) {
+    uint64_t type, blen;
+    if (ncs_get_varint(&p, e, &type) || ncs_get_varint(&p, e, &blen) || blen > (uint64_t)(e - p)) return;
+    if (type == NCS_REC_KERNEL) {
+      struct ncs_rbuf rb;
+      struct ncs_kernel k;
+      ncs_rbuf_init(&rb, p, (size_t)blen, NULL, 0);
+      if (ncs_dec_kernel(&rb, &k) == 0) {
+        ncs_expo_kernel(&A.expo, &k, AGG_KPEND);
+        took = 1;
+      }
+    }
+    p += blen;
+  }
+  if (took) {
+    uint64_t now = ncs_now_ns();
+    ncs_expo_line_up(&A.expo, now > AGG_KERNEL_LAG_NS ? now - AGG_KERNEL_LAG_NS : 0);
+  }
+}
+
 size_t ncs_agg_encode(struct ncs_wbuf *w, uint32_t *records) {
   size_t before = w->len;
+  { /* always (5.5): a reader tells "no kernel before the window" from an older file */
+    uint64_t now = ncs_now_ns();
+    ncs_expo_line_up(&A.expo, now > AGG_KERNEL_LAG_NS ? now - AGG_KERNEL_LAG_NS : 0);
+    struct ncs_agg_kernels ak = {.until = A.expo.until, .comm_ns = A.expo.comm_ns, .exposed_ns = A.expo.exposed_ns,
+                                 .kernels = A.expo.kernels};
+    ncs_enc_agg_kernels(w, &ak);
+    (*records)++;
+    for (unsigned i = 0; i < A.expo.n; i++) {
+      ncs_enc_kernel(w, &A.expo.pend[i]);
+      (*records)++;
+    }
+  }
   for (unsigned i = 0; A.rows && i < A.nrows; i++) {
     if (!A.rows[i].calls) continue;
     size_t at = w->len;
@@ -131,5 +175,6 @@ void ncs_agg_reset(void) {
   free(A.rows);
   free(A.slot);
   for (int i = 0; i < NCS_MAX_THREADS; i++) free(A.pend[i]);
+  ncs_expo_free(&A.expo);
   memset(&A, 0, sizeof A);
 }

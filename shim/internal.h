@@ -270,11 +270,30 @@ void ncs_writer_set_process(const void *rec, size_t len);
 /* Writer thread (collectors' inflight hook): one INFLIGHT record into the chunk; -1 when full. */
 int ncs_writer_put_inflight(const struct ncs_inflight *f);
 
+/* exposure.c, writer thread only: NCCL kernels against the rest of the GPU's work, lined up
+ * [until, h) at a time (contract there). Zeroed = empty; `cap` kernels may wait (fixed at the
+ * first kernel); ncs_expo_free empties it again. */
+struct ncs_expo_piece;
+struct ncs_expo {
+  uint64_t until;                  /* lined up before this CLOCK_MONOTONIC ns */
+  uint64_t comm_ns, exposed_ns;    /* before until: the NCCL kernels' union, its part alone */
+  uint64_t kernels;                /* kernels taken (their part from until on) */
+  struct ncs_kernel *pend;         /* [cap] waiting, cut to start at until or later */
+  struct ncs_expo_piece *scratch;  /* [2 cap] the pieces of one lining up */
+  unsigned n, cap;
+  int nomem;
+};
+void ncs_expo_kernel(struct ncs_expo *x, const struct ncs_kernel *k, unsigned cap);
+void ncs_expo_line_up(struct ncs_expo *x, uint64_t h);
+void ncs_expo_free(struct ncs_expo *x);
+
 /* aggregate.c, writer thread only (NCCLSCOPE_KEEP): the whole-run aggregates fed with the
  * ring slots [from, to) the writer encodes and the GPU times it writes, encoded as AGGREGATE
  * records (returns the bytes added, *records counted up); reset in a forked child. */
 void ncs_agg_calls(const struct ncs_call *rec, uint64_t mask, uint64_t from, uint64_t to);
 void ncs_agg_gpu(const struct ncs_gpu_time *g);
+/* the queue records the writer puts into its chunks (KERNEL records: exposed communication) */
+void ncs_agg_queue(const uint8_t *q, size_t len);
 size_t ncs_agg_encode(struct ncs_wbuf *w, uint32_t *records);
 void ncs_agg_reset(void);
 

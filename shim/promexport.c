@@ -72,7 +72,6 @@ struct prow {
 };
 /* a call and its GPU time, whichever came first (tcall 0: empty) */
 struct ppend { uint64_t tcall, gpu_ns; double busbytes; uint16_t row; uint8_t has_call, has_gpu; };
-struct kiv { uint64_t s, e; int nccl; };
 
 static struct {
   int on;
@@ -92,18 +91,12 @@ static struct {
   int gpu_timing;                      /* a GPU time was seen */
   struct ppend *pend[NCS_MAX_THREADS];
   int kact;                            /* kernel activity: 0 never seen, 1 recording, 2 stopped */
-  struct kiv *kpend;                   /* [PROM_KPEND] kernels not yet lined up */
-  unsigned nk;
-  uint64_t k_until;                    /* lined up before this time */
-  uint64_t gpu_comm_ns, gpu_exposed_ns;
+  struct ncs_expo expo;                /* NCCL kernels and exposed communication (exposure.c) */
 } P;
-static struct kiv *kscratch; /* [2 * PROM_KPEND]: the pieces of one lining up */
 
 static void prom_reset(void) {
   for (int i = 0; i < NCS_MAX_THREADS; i++) free(P.pend[i]);
-  free(P.kpend);
-  free(kscratch);
-  kscratch = NULL;
+  ncs_expo_free(&P.expo);
   memset(&P, 0, sizeof P);
   P.ncomms = 0;
 }
@@ -211,71 +204,6 @@ static void prom_gpu_time(const struct ncs_gpu_time *g) {
   }
 }
 
-/* ---- exposed communication: NCCL kernels against the rest of the GPU's work ---- */
-
-static int kiv_cmp(const void *a, const void *b) {
-  const struct kiv *x = a, *y = b;
-  return x->s < y->s ? -1 : x->s > y->s;
-}
-/* Sorts pieces by start and merges them in place into their union; returns how many remain. */
-static unsigned kiv_union(struct kiv *v, unsigned n) {
-  if (!n) return 0;
-  qsort(v, n, sizeof *v, kiv_cmp);
-  unsigned m = 0;
-  for (unsigned i = 1; i < n; i++) {
-    if (v[i].s <= v[m].e) { if (v[i].e > v[m].e) v[m].e = v[i].e; }
-    else v[++m] = v[i];
-  }
-  return m + 1;
-}
-/* Lines up what the waiting kernels ran in [k_until, h): the union of NCCL kernels, and its part
- * with no other kernel, copy or set beside it; kernels that end by h are done with. */
-static void kernels_line_up(uint64_t h) {
-  if (h <= P.k_until || !kscratch) return;
-  struct kiv *comm = kscratch, *comp = kscratch + PROM_KPEND;
-  unsigned nc = 0, nq = 0, keep = 0;
-  for (unsigned i = 0; i < P.nk; i++) {
-    struct kiv k = P.kpend[i];
-    uint64_t s = k.s > P.k_until ? k.s : P.k_until, e = k.e < h ? k.e : h;
-    if (e > s) {
-      if (k.nccl) comm[nc++] = (struct kiv){s, e, 1};
-      else comp[nq++] = (struct kiv){s, e, 0};
-    }
-    if (k.e > h) P.kpend[keep++] = k;
-  }
-  P.nk = keep;
-  nc = kiv_union(comm, nc);
-  nq = kiv_union(comp, nq);
-  uint64_t total = 0, hidden = 0;
-  for (unsigned i = 0, j = 0; i < nc; i++) {
-    total += comm[i].e - comm[i].s;
-    while (j < nq && comp[j].e <= comm[i].s) j++;
-    for (unsigned k = j; k < nq && comp[k].s < comm[i].e; k++) {
-      uint64_t a = comp[k].s > comm[i].s ? comp[k].s : comm[i].s, b = comp[k].e < comm[i].e ? comp[k].e : comm[i].e;
-      if (b > a) hidden += b - a;
-    }
-  }
-  P.gpu_comm_ns += total;
-  P.gpu_exposed_ns += total - hidden;
-  P.k_until = h;
-}
-static void kernel_seen(const struct ncs_kernel *k) {
-  if (!P.kpend && !(P.kpend = malloc(PROM_KPEND * sizeof *P.kpend))) return;
-  if (!kscratch && !(kscratch = malloc(2 * PROM_KPEND * sizeof *kscratch))) return;
-  if (P.kact == 0) P.kact = 1;
-  uint64_t s = k->start, e = k->start + k->duration;
-  if (s < P.k_until) s = P.k_until; /* late: its part before the horizon is not lined up */
-  if (e <= s) return;
-  if (P.nk == PROM_KPEND) { /* full: line up to the newest start now */
-    uint64_t h = 0;
-    for (unsigned i = 0; i < P.nk; i++) if (P.kpend[i].s > h) h = P.kpend[i].s;
-    kernels_line_up(h);
-    if (s < P.k_until) s = P.k_until;
-    if (e <= s || P.nk == PROM_KPEND) return;
-  }
-  P.kpend[P.nk++] = (struct kiv){s, e, k->kclass == NCS_KCLASS_NCCL};
-}
-
 static int line_transport(const char *s, size_t n) {
   const char *v = memmem(s, n, " via ", 5);
   if (!v) return TR_UNKNOWN;
@@ -319,7 +247,10 @@ static void prom_queue(const uint8_t *q, size_t len) {
     } else if (type == NCS_REC_KERNEL) {
       struct ncs_kernel k;
       ncs_rbuf_init(&rb, p, (size_t)blen, scratch, sizeof scratch);
-      if (ncs_dec_kernel(&rb, &k) == 0) kernel_seen(&k);
+      if (ncs_dec_kernel(&rb, &k) == 0) {
+        if (P.kact == 0) P.kact = 1;
+        ncs_expo_kernel(&P.expo, &k, PROM_KPEND);
+      }
     } else if (type == NCS_REC_KERNEL_STATUS) {
       struct ncs_kernel_status ks;
       ncs_rbuf_init(&rb, p, (size_t)blen, scratch, sizeof scratch);
@@ -409,11 +340,11 @@ static size_t render(struct out *o, int up) {
   if (P.kact) { /* only where kernel activity was recorded: absent = unknown, never 0 */
     HELP(o, "ncclscope_gpu_comm_seconds_total", "counter",
          "GPU seconds in which some NCCL kernel of the process ran (union), lined up to a horizon about 2 s old.");
-    put(o, "ncclscope_gpu_comm_seconds_total{host=\"%s\",pid=\"%d\"} %.9f\n", host, pid, (double)P.gpu_comm_ns * 1e-9);
+    put(o, "ncclscope_gpu_comm_seconds_total{host=\"%s\",pid=\"%d\"} %.9f\n", host, pid, (double)P.expo.comm_ns * 1e-9);
     HELP(o, "ncclscope_gpu_exposed_comm_seconds_total", "counter",
          "Of those, the seconds with no other kernel, copy or set of the process running beside them: exposed communication.");
     put(o, "ncclscope_gpu_exposed_comm_seconds_total{host=\"%s\",pid=\"%d\"} %.9f\n", host, pid,
-        (double)P.gpu_exposed_ns * 1e-9);
+        (double)P.expo.exposed_ns * 1e-9);
   }
   HELP(o, "ncclscope_dropped_records_total", "counter", "Trace records the process lost (full buffers, failed writes, no memory).");
   put(o, "ncclscope_dropped_records_total{host=\"%s\",pid=\"%d\"} %llu\n", host, pid,
@@ -500,7 +431,7 @@ static int write_file(int up) {
   static char buf[PROM_ROWS * 5120 + 65536];
   struct out o = {buf, 0, sizeof buf, 0};
   uint64_t now = ncs_now_ns();
-  kernels_line_up(!up ? UINT64_MAX : now > KERNEL_LAG_NS ? now - KERNEL_LAG_NS : 0);
+  ncs_expo_line_up(&P.expo, !up ? UINT64_MAX : now > KERNEL_LAG_NS ? now - KERNEL_LAG_NS : 0);
   size_t n = render(&o, up);
   if (!n) return -1;
   mkdir(ncs_cfg.metrics_dir, 0755);

@@ -898,7 +898,10 @@ static void keep_part(struct writer *w, const uint8_t *p, size_t len, uint32_t r
   memcpy(w->raw.buf + w->raw.len, p, len);
   w->raw.len += len;
   w->records += records;
-  if (keeping()) sticky_take(p, len);
+  if (keeping()) {
+    sticky_take(p, len);
+    ncs_agg_queue(p, len); /* kernel activity: the whole run's exposed communication */
+  }
 }
 
 static void take_queue(struct writer *w, const uint8_t *q, size_t len, uint32_t records) {

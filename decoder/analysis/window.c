@@ -11,13 +11,21 @@
  * Unbounded traces: it
  * prints nothing and writes nothing. Memory: while a file is read, at most WIN_ROWS rows (further
  * keys are added to one "other" row) and, per thread index below WIN_THREADS, WIN_PENDING calls
- * waiting for their GPU time; after it, only the rows it used; no growth with trace length. */
+ * waiting for their GPU time; after it, only the rows it used; no growth with trace length.
+ * Kernel activity (format 5.5): the whole run's GPU communication (the union of NCCL kernels)
+ * and its exposed part are the first chunk's AGG_KERNELS sums (before its `until`) plus what
+ * the file's KERNEL records ran from `until` on: |C| and |C u Q| - |Q| (C the NCCL kernels, Q
+ * every other kernel, copy and set), three streaming unions (model/ivunion.h, 3 x 64 KiB while
+ * a bounded file is read). Files of 5.4 and older have no AGG_KERNELS: their kernel activity
+ * before the window is unknown, and only a file that never rotated gets whole-run figures; a
+ * file without kernel activity (no kernel before or in the window) gets none either. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "analysis/analysis.h"
 #include "analysis/window.h"
+#include "model/ivunion.h"
 #include "model/rules.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/ops.h"
@@ -41,6 +49,12 @@ struct wfile {
   int have_clock;
   int32_t nranks[WIN_COMMS];
   struct wpend *pend[WIN_THREADS];
+  /* kernel activity: the first chunk's sums before `until`, and the window's kernels after */
+  int have_kagg, rotated;
+  uint64_t k_until, k_agg_comm, k_agg_exposed, k_agg_kernels, k_win;
+  struct ncs_ivu k_comm, k_other, k_all;
+  uint64_t k_comm_ns, k_exposed_ns;   /* after the read: the whole run's */
+  int k_whole;                        /* 1 when those are the whole run's (else unknown) */
 };
 struct ncs_window { int n; struct wfile *f; };
 
@@ -107,8 +121,32 @@ static int on_clock(void *ctx, const struct ncs_clock *c) {
   return 0;
 }
 
+static void on_kernel_rec(struct wfile *f, const struct ncs_raw *r) {
+  struct ncs_rbuf b;
+  ncs_rbuf_init(&b, r->body, r->len, NULL, 0);
+  if (r->type == NCS_REC_AGG_KERNELS) {
+    struct ncs_agg_kernels a;
+    if (f->have_kagg || ncs_dec_agg_kernels(&b, &a) != 0) return;
+    f->have_kagg = 1;
+    f->k_until = a.until;
+    f->k_agg_comm = a.comm_ns;
+    f->k_agg_exposed = a.exposed_ns;
+    f->k_agg_kernels = a.kernels;
+    return;
+  }
+  struct ncs_kernel k;
+  if (ncs_dec_kernel(&b, &k) != 0) return;
+  uint64_t s = k.start > f->k_until ? k.start : f->k_until, e = k.start + k.duration;
+  f->k_win++;
+  if (e <= s) return;
+  ncs_ivu_add(k.kclass == NCS_KCLASS_NCCL ? &f->k_comm : &f->k_other, s, e);
+  ncs_ivu_add(&f->k_all, s, e);
+}
+
 static int on_raw(void *ctx, const struct ncs_raw *r) {
   struct wfile *f = ctx;
+  if (r->type == NCS_REC_AGGREGATE) f->rotated = 1; /* the read began at a segment: later ones are skipped */
+  if ((r->type == NCS_REC_AGG_KERNELS || r->type == NCS_REC_KERNEL) && f->bounded) on_kernel_rec(f, r);
   if (r->type != NCS_REC_AGGREGATE || file_init(f)) return 0;
   struct ncs_rbuf b;
   ncs_rbuf_init(&b, r->body, r->len, NULL, 0);
@@ -185,6 +223,14 @@ static void win_file_done(void *state, int file, const struct ncs_read_status *s
   for (unsigned i = 0; i < WIN_THREADS; i++) { free(f->pend[i]); f->pend[i] = NULL; }
   free(f->slot);
   f->slot = NULL;
+  double c = ncs_ivu_total(&f->k_comm), q = ncs_ivu_total(&f->k_other), a = ncs_ivu_total(&f->k_all);
+  /* whole-run figures: a file that never rotated (every kernel is in it) or one that says what
+   * ran before its window (5.5); a rotated file of 5.4 or older: unknown */
+  if (f->bounded && (f->have_kagg || !f->rotated) && f->k_win + (f->have_kagg ? f->k_agg_kernels : 0) > 0) {
+    f->k_whole = 1;
+    f->k_comm_ns = f->k_agg_comm + (uint64_t)(c + 0.5);
+    f->k_exposed_ns = f->k_agg_exposed + (a > q ? (uint64_t)(a - q + 0.5) : 0);
+  }
   /* keep only the rows used (a few dozen, not WIN_ROWS): many files stay cheap until the sum */
   struct ncs_aggregate *r = f->rows && f->nrows ? realloc(f->rows, f->nrows * sizeof *f->rows) : NULL;
   if (r) f->rows = r;
@@ -201,6 +247,12 @@ static void job_sum(const struct ncs_window *s, struct ncs_window_sum *j) {
     if (f->keep_bytes) j->keep_bytes = f->keep_bytes;
     j->agg_calls += f->agg_calls;
     j->win_calls += f->win_calls;
+    if (f->k_whole) {
+      j->kact_files++;
+      j->gpu_comm_ns += f->k_comm_ns;
+      j->gpu_exposed_ns += f->k_exposed_ns;
+      j->gpu_comm_before_ns += f->k_agg_comm;
+    }
     if (f->win_calls && f->have_clock) {
       uint64_t t0 = f->rt_ns + (f->win_t0 - f->mono_ns), t1 = f->rt_ns + (f->win_t1 - f->mono_ns);
       if (!j->t0_utc || t0 < j->t0_utc) j->t0_utc = t0;
@@ -293,6 +345,13 @@ static void win_text(void *state, FILE *out, const struct ncs_job *job) {
             (unsigned long long)r->bytes, r->gpu_ns / 1e9, bw);
   }
   if (j.other_calls) fprintf(out, "  other calls (no bandwidth: group, communicator, registration): %llu\n", (unsigned long long)j.other_calls);
+  if (j.kact_files)
+    fprintf(out, "Whole run (kernel activity, %d of %d bounded files): GPU communication %.6f s (%.6f s before the window), "
+                 "exposed %.6f s\n",
+            j.kact_files, j.files, j.gpu_comm_ns / 1e9, j.gpu_comm_before_ns / 1e9, j.gpu_exposed_ns / 1e9);
+  else
+    fprintf(out, "Whole run (kernel activity): GPU communication and exposed time unknown (no file recorded kernel "
+                 "activity for the whole run)\n");
   fprintf(out, "Last window: %s to %s, %llu calls: the per-rank, per-op, straggler, hang and timeline figures\n", a, b,
           (unsigned long long)j.win_calls);
 }
@@ -326,6 +385,18 @@ static void win_json(void *state, struct ncs_json *js, const struct ncs_job *job
   }
   ncs_json_arr_end(js);
   ncs_json_uint(js, "other_calls", j.other_calls);
+  ncs_json_obj_begin(js, "whole_run_gpu"); /* kernel activity over the whole run; null: unknown */
+  ncs_json_int(js, "files", j.kact_files);
+  if (j.kact_files) {
+    ncs_json_num(js, "comm_s", j.gpu_comm_ns / 1e9);
+    ncs_json_num(js, "comm_before_window_s", j.gpu_comm_before_ns / 1e9);
+    ncs_json_num(js, "exposed_comm_s", j.gpu_exposed_ns / 1e9);
+  } else {
+    ncs_json_null(js, "comm_s");
+    ncs_json_null(js, "comm_before_window_s");
+    ncs_json_null(js, "exposed_comm_s");
+  }
+  ncs_json_obj_end(js);
   ncs_json_obj_end(js);
 }
 
@@ -336,6 +407,9 @@ static void win_destroy(void *state) {
     free(s->f[i].rows);
     free(s->f[i].slot);
     for (unsigned k = 0; k < WIN_THREADS; k++) free(s->f[i].pend[k]);
+    ncs_ivu_free(&s->f[i].k_comm);
+    ncs_ivu_free(&s->f[i].k_other);
+    ncs_ivu_free(&s->f[i].k_all);
   }
   free(s->f);
   free(s);

@@ -25,6 +25,11 @@ struct ncs_window_sum {
   int n;
   struct ncs_window_row r[512];
   uint64_t other_calls;               /* calls of no bandwidth (group, communicator, ...) and past the rows */
+  /* kernel activity over the whole run (AGG_KERNELS + the window's kernels), summed over the
+   * files that have it (kact_files; 0: unknown): NCCL kernels' union, its exposed part, and the
+   * part of the union before the window (from the aggregates) */
+  int kact_files;
+  uint64_t gpu_comm_ns, gpu_exposed_ns, gpu_comm_before_ns;
 };
 struct ncs_window;
 

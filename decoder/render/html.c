@@ -768,6 +768,13 @@ static void sec_window(FILE *f, const struct ncs_window_sum *w) {
   if (w->other_calls)
     fprintf(f, "<p class=\"note\">Other calls (no bandwidth: group, communicator, registration): %llu.</p>\n",
             (unsigned long long)w->other_calls);
+  if (w->kact_files)
+    fprintf(f, "<p id=\"whole-run-gpu\">Whole run, from kernel activity (%d of %d bounded files): GPU communication "
+               "<b>%.6f s</b> (%.6f s of it before the window), exposed <b>%.6f s</b>.</p>\n",
+            w->kact_files, w->files, w->gpu_comm_ns / 1e9, w->gpu_comm_before_ns / 1e9, w->gpu_exposed_ns / 1e9);
+  else
+    fprintf(f, "<p id=\"whole-run-gpu\" class=\"note\">Whole run: GPU communication and exposed time unknown (no file "
+               "recorded kernel activity for the whole run).</p>\n");
   sec_close(f);
 }
 

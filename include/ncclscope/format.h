@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 5
-#define NCS_FORMAT_MINOR 4
-#define NCS_FORMAT_STRING "5.4"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MINOR 5
+#define NCS_FORMAT_STRING "5.5"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -77,7 +77,8 @@ enum ncs_rec {
   NCS_REC_PROFILE_ID = 19, /* a PROFILE with its names as ids (every field a varint), since 3.1 */
   NCS_REC_CALL_RUN = 20, /* calls like the chunk's last CALL but for their times (row chunks), since 5.0 */
   NCS_REC_AGGREGATE = 21, /* whole-run figures of one (communicator, op, datatype, size) in a bounded file, since 5.2 */
-  NCS_REC_DEVCOMM = 22   /* a device communicator created or destroyed (ncclDevCommCreate/Destroy), since 5.3 */
+  NCS_REC_DEVCOMM = 22,  /* a device communicator created or destroyed (ncclDevCommCreate/Destroy), since 5.3 */
+  NCS_REC_AGG_KERNELS = 23 /* whole-run GPU communication and exposed time in a bounded file, since 5.5 */
 };
 
 /* CALL flags */

@@ -430,6 +430,20 @@ struct ncs_aggregate {
   F(U64, hist0, 0) F(U64, hist1, 0) F(U64, hist2, 0) F(U64, hist3, 0) F(U64, hist4, 0) \
   F(U64, hist5, 0) F(U64, hist6, 0) F(U64, hist7, 0) F(U64, hist8, 0) F(U64, hist9, 0)
 
+/* 23 AGG_KERNELS (format 5.5, bounded files only): the whole run's kernel activity before
+ * `until`, beside the AGGREGATE records of a SEGMENT chunk: the union of the NCCL kernels and its
+ * part with no other kernel, copy or set beside it (exposed), over [first kernel, until). The
+ * KERNEL records that follow it in the chunk are those still waiting, cut to start at `until`;
+ * a reader adds what the window's kernels ran from `until` on (docs/FORMAT.md). */
+struct ncs_agg_kernels {
+  uint64_t until, comm_ns, exposed_ns, kernels; /* kernels: KERNEL records taken before the chunk */
+};
+#define NCS_FIELDS_agg_kernels(F) \
+  F(U64, until, 0) \
+  F(U64, comm_ns, 0) \
+  F(U64, exposed_ns, 0) \
+  F(U64, kernels, 0)
+
 /* 22 DEVCOMM (format 5.3): a device communicator created or destroyed (ncclDevCommCreate /
  * ncclDevCommDestroy, NCCL 2.28+, nccl_device/core.h), with what the job asked for in its
  * ncclDevCommRequirements (a create whose requirements the shim read: NCS_DEVCOMM_F_REQS). */
@@ -490,7 +504,8 @@ struct ncs_devcomm {
   R(INFLIGHT, inflight, PLAIN, VISIT) \
   R(PROFILE_ID, profile_id, PLAIN, RAW) \
   R(AGGREGATE, aggregate, PLAIN, RAW) \
-  R(DEVCOMM, devcomm, PLAIN, RAW)
+  R(DEVCOMM, devcomm, PLAIN, RAW) \
+  R(AGG_KERNELS, agg_kernels, PLAIN, RAW)
 #define NCS_ELEMENTS(E) E(kv) E(frame)
 
 #endif
