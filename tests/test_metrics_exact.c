@@ -13,6 +13,7 @@
 #include "check.h"
 #include "model/hist.h"
 #include "analysis/metrics.h"
+#include "render/metrics_render.h"
 #include "model/rules.h"
 #include "test_trace_writer.h"
 
@@ -37,6 +38,12 @@ static void run_metrics(struct run *r, const char *path, const char *opt1, const
   a->file_done(r->st, 0, &s);
   if (a->finish) a->finish(r->st, &r->job);
 }
+/* The rank's figures from the analysis' result (all 0 without one). */
+static void rank0(void *st, struct ncs_metrics_rank *x) {
+  const struct ncs_metrics_result *res = ncs_analysis_metrics.result(st);
+  if (res && res->n > 0) *x = res->rank[0];
+  else memset(x, 0, sizeof *x);
+}
 /* The per-op JSON of op, as text. */
 static char *op_json(struct run *r, unsigned op) {
   char *buf = NULL; size_t len = 0;
@@ -44,7 +51,7 @@ static char *op_json(struct run *r, unsigned op) {
   struct ncs_json j;
   ncs_json_init(&j, f, 0);
   ncs_json_obj_begin(&j, NULL);
-  ncs_analysis_metrics.print_op_json(r->st, &j, 0, op);
+  ncs_metrics_print_op_json(ncs_analysis_metrics.result(r->st), &j, 0, op);
   ncs_json_obj_end(&j);
   fclose(f);
   return buf;
@@ -56,7 +63,7 @@ static char *rank_json(struct run *r) {
   struct ncs_json j;
   ncs_json_init(&j, f, 0);
   ncs_json_obj_begin(&j, NULL);
-  ncs_analysis_metrics.print_rank_json(r->st, &j, 0);
+  ncs_metrics_print_rank_json(ncs_analysis_metrics.result(r->st), &j, 0);
   ncs_json_obj_end(&j);
   fclose(f);
   return buf;
@@ -122,7 +129,7 @@ static void test_busbw(void) {
         "AllReduce size bucket [4 MiB, 8 MiB), p50 within the histogram's 6.25%% of 1 ms (%s)", js);
   free(js);
   struct ncs_metrics_rank x;
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   double comm = (10 * 1e6 + 5 * 3e6 + 4 * 7e5 + 3 * 1.3e6) / 1e9;
   CHECK(strcmp(x.timing, "gpu") == 0 && close_rel(x.comm_s, comm, 1e-12), "timing gpu; comm_s = sum of disjoint GPU intervals (%.9f, want %.9f)", x.comm_s, comm);
   ncs_analysis_metrics.destroy(r.st);
@@ -147,7 +154,7 @@ static void test_union_and_fallback(void) {
   struct run r;
   run_metrics(&r, path, NULL, NULL);
   struct ncs_metrics_rank x;
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   CHECK(close_rel(x.comm_s, 0.027, 1e-12) && close_rel(x.wall_s, 0.060, 1e-12), "union of overlapping GPU intervals + host fallback: comm 27 ms of a 60 ms window (%.9f of %.9f)", x.comm_s, x.wall_s);
   CHECK(strcmp(x.timing, "mixed") == 0 && close_rel(x.compute_to_comm, 33.0 / 27.0, 1e-12), "a call without GPU time makes timing 'mixed'; compute_to_comm = (wall-comm)/comm (%g)", x.compute_to_comm);
   char *js = op_json(&r, NCS_OP_AllReduce);
@@ -176,7 +183,7 @@ static void test_comm_past_2_53(void) {
   struct run r;
   run_metrics(&r, path, NULL, NULL);
   struct ncs_metrics_rank x;
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   volatile double sum = 0; /* the three intervals, added as doubles in order */
   sum += 1.0; sum += (double)big; sum += 1.0;
   CHECK(sum == (double)big && x.comm_s == sum / 1e9, "comm of 1 + 2^53 + 1 ns host intervals: the double sum 2^53 ns (%.17g s, want %.17g)", x.comm_s, sum / 1e9);
@@ -209,7 +216,7 @@ static void test_groups_and_host(void) {
     struct run r;
     run_metrics(&r, path, NULL, NULL);
     struct ncs_metrics_rank x;
-    ncs_metrics_rank(r.st, 0, &x);
+    rank0(r.st, &x);
     char *js = op_json(&r, NCS_OP_Send);
     double per = mode ? 2e-3 : 4e-3;
     CHECK(strcmp(x.timing, mode ? "gpu" : "host") == 0 && close_rel(x.comm_s, 3 * per, 1e-9) &&
@@ -251,28 +258,28 @@ static void test_steps(void) {
   struct run r;
   run_metrics(&r, path, NULL, NULL);
   struct ncs_metrics_rank x;
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   CHECK(x.steps == 20 && close_rel(x.step_s, 0.013, 0.01) && close_rel(x.step_comm_share, 3.0 / 13, 0.02),
         "steps detected: 20 steps, 13 ms between boundaries, 23%% communication (%u, %.6f s, %.3f)", x.steps, x.step_s, x.step_comm_share);
   ncs_analysis_metrics.destroy(r.st);
   run_metrics(&r, path, "--skip-warmup=5", NULL);
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   /* from step 5's first AllReduce to the end: 15 steps, the last ending at its AllGather */
   CHECK(x.steps == 15 && close_rel(x.wall_s, 14 * 0.013 + 0.003, 1e-9) && close_rel(x.comm_s, 15 * 0.003, 1e-9),
         "--skip-warmup 5 (steps): 15 steps, window and comm from step 5 on (%u, %.6f, %.6f)", x.steps, x.wall_s, x.comm_s);
   ncs_analysis_metrics.destroy(r.st);
   run_metrics(&r, path, "--skip-warmup=0.05s", NULL);
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   CHECK(x.steps == 17 && close_rel(x.comm_s, 17 * 0.003, 1e-9), "--skip-warmup 0.05s: calls entering in the first 50 ms skipped (%u steps, comm %.6f)", x.steps, x.comm_s);
   ncs_analysis_metrics.destroy(r.st);
   run_metrics(&r, path, "--step-op=AllGather", NULL);
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   char *js = NULL; size_t len = 0;
   FILE *f = open_memstream(&js, &len);
   struct ncs_json j;
   ncs_json_init(&j, f, 0);
   ncs_json_obj_begin(&j, NULL);
-  ncs_analysis_metrics.print_rank_json(r.st, &j, 0);
+  ncs_metrics_print_rank_json(ncs_analysis_metrics.result(r.st), &j, 0);
   ncs_json_obj_end(&j);
   fclose(f);
   CHECK(x.steps == 20 && strstr(js, "\"boundary_op\":\"AllGather\"") && strstr(js, "\"found_by\":\"--step-op\""), "--step-op AllGather names the boundary (%s)", js);
@@ -281,7 +288,7 @@ static void test_steps(void) {
   snprintf(path, sizeof path, "%s/s3.ncs", dir);
   write_steps(path, 10000, NULL);
   run_metrics(&r, path, NULL, NULL);
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   CHECK(x.steps == 10000 && close_rel(x.step_s, 0.013, 1e-9) && close_rel(x.step_comm_share, 3.0 / 13, 1e-9),
         "10000 steps (more than the 4096 kept in the ring): 13 ms each, 3/13 communication (%u, %.9f, %.9f)", x.steps, x.step_s, x.step_comm_share);
   ncs_analysis_metrics.destroy(r.st);
@@ -289,7 +296,7 @@ static void test_steps(void) {
    * the boundary, so it is chosen from the first 2^18; every step is still counted and timed */
   write_steps(path, 50000, NULL);
   run_metrics(&r, path, NULL, NULL);
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   CHECK(x.steps == 50000 && close_rel(x.step_s, 0.013, 1e-9) && close_rel(x.step_comm_share, 3.0 / 13, 1e-9) &&
         close_rel(x.comm_s, 50000 * 0.003 + 0.000999, 1e-9),
         "50000 steps, boundary chosen from the first 2^18 records: 13 ms each, 3/13 communication, every call timed (%u, %.9f, %.9f, %.6f)",
@@ -298,7 +305,7 @@ static void test_steps(void) {
   snprintf(path, sizeof path, "%s/s2.ncs", dir);
   write_steps(path, 8, "ncclAllGather");
   run_metrics(&r, path, NULL, NULL);
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   js = op_json(&r, NCS_OP_AllGather);
   free(js);
   js = rank_json(&r);
@@ -314,7 +321,7 @@ static void test_steps(void) {
   run_metrics(&r, path, NULL, NULL);
   unsetenv("NCCLSCOPE_STEP_MARK");
   ncs_settings_read();
-  ncs_metrics_rank(r.st, 0, &x);
+  rank0(r.st, &x);
   js = rank_json(&r);
   CHECK(x.steps == 20 && strstr(js, "\"boundary_op\":\"AllGather\"") && strstr(js, "\"found_by\":\"NCCLSCOPE_STEP_MARK\""),
         "NCCLSCOPE_STEP_MARK=AllGather in ncclscope's own environment names the boundary (%u steps, %s)", x.steps, js);

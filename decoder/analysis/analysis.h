@@ -17,7 +17,6 @@
  *                                     short unless job->detail (--detail): outliers, not every rank
  *   print_json(state, j, job)         its members, written into the top-level JSON object;
  *   print_rank_json(state, j, file)   members inside each rank's object (after the core's);
- *   print_op_json(state, j, file, op) members inside each rank's "ops": {"<Op>": {...}} entry
  *   destroy(state)
  * Results as data (the way to go; the print_* callbacks are what the older analyses still
  * use): an analysis instead defines result(state), its result struct (in its own header)
@@ -102,7 +101,6 @@ struct ncs_analysis {
   void (*print_json)(void *state, struct ncs_json *j, const struct ncs_job *job);
   void (*print_rank_json)(void *state, struct ncs_json *j, int file);
   void (*destroy)(void *state);
-  void (*print_op_json)(void *state, struct ncs_json *j, int file, unsigned op);
   /* Its result as data, after finish(), valid until destroy(): an analysis that returns one
    * has no print_* callbacks; render/report_render.c hands it to its renderer. */
   const void *(*result)(void *state);

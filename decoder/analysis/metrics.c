@@ -200,6 +200,9 @@ struct metrics {
   struct mfile *files;        /* [n] */
   pthread_mutex_t mu;         /* the cache of file states (files are read in parallel) */
   struct file_state *cache;
+  struct ncs_metrics_result res; /* built by finish (built: 1) */
+  struct ncs_metrics_rank *res_rank;
+  int built;
 };
 
 /* Size bucket of S: 0 for S < 1, else 1 + floor(log2 S) (bucket b holds [2^(b-1), 2^b)). */
@@ -1126,13 +1129,11 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
 }
 
 /* ---- results ---- */
-static double gbps(double bytes, uint64_t ns) { return ns ? bytes / (double)ns : NAN; } /* bytes/ns = GB/s */
-
-void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out) {
-  const struct metrics *m = state;
-  memset(out, 0, sizeof *out);
-  if (!m || file < 0 || file >= m->n || !m->rank[file].used) return;
+/* The rank's headline figures (all 0 for a file without records). */
+static void rank_figures(const struct metrics *m, int file, struct ncs_metrics_rank *out) {
   const struct rank_m *r = &m->rank[file];
+  if (!r->used) return;
+  out->used = 1;
   out->valid = r->have_window;
   out->wall_s = r->have_window ? (double)(r->w1 - r->w0) / 1e9 : 0;
   out->comm_s = r->comm_ns / 1e9;
@@ -1142,39 +1143,7 @@ void ncs_metrics_rank(const void *state, int file, struct ncs_metrics_rank *out)
   if (r->done_n) {
     out->step_s = r->done_ns / (double)r->done_n / 1e9;
     out->step_comm_share = r->done_ns > 0 ? r->done_comm / r->done_ns : 0;
-  }}
-
-/* Timing source of a row's figures: gpu, host or mixed. */
-static const char *row_timing(const struct mstat *z) {
-  return z->gpu_calls == z->calls ? "gpu" : z->gpu_calls ? "mixed" : "host";
-}
-
-static void print_size_row_json(struct ncs_json *j, const struct mstat *z, int b) {
-  ncs_json_obj_begin(j, NULL);
-  if (b == 0) ncs_json_uint(j, "bytes_min", 0);
-  else if (b - 1 < 64) ncs_json_uint(j, "bytes_min", 1ull << (b - 1));
-  else ncs_json_num(j, "bytes_min", ldexp(1.0, b - 1));
-  ncs_json_uint(j, "calls", z->calls);
-  ncs_json_num(j, "time_s", z->time_ns / 1e9);
-  ncs_json_num(j, "mean_s", z->calls ? z->time_ns / 1e9 / z->calls : NAN);
-  ncs_json_num(j, "p50_s", z->h ? ncs_hist_quantile(z->h, 0.5) / 1e9 : NAN);
-  ncs_json_num(j, "p99_s", z->h ? ncs_hist_quantile(z->h, 0.99) / 1e9 : NAN);
-  ncs_json_num(j, "algbw_gbps", gbps((double)z->S, z->time_ns));
-  ncs_json_num(j, "busbw_gbps", gbps(z->busS_f, z->time_ns));
-  ncs_json_str(j, "timing", row_timing(z));
-  ncs_json_uint(j, "replayed_calls", z->replays);
-  ncs_json_obj_end(j);
-}
-
-/* With kernel activity the verdict is on exposed communication (GPU time: a job whose
- * communication is hidden under compute is not communication-bound); without it, on the share
- * of the window spent in NCCL calls, an estimate (docs/METRICS.md). */
-static const char *verdict(const struct metrics *m, const struct ncs_metrics_rank *x, int file) {
-  const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, file);
-  if (!x->valid || x->wall_s <= 0) return "no timed communication";
-  if (g && g->have && g->span_ns) return ncs_kact_verdict(g);
-  double share = x->comm_s / x->wall_s;
-  return share >= 0.5 ? "communication-bound" : share >= 0.25 ? "communication-heavy" : "not communication-bound";
+  }
 }
 
 /* The op taking most time on a rank. */
@@ -1185,38 +1154,81 @@ static unsigned top_op(const struct rank_m *r) {
   return best;
 }
 
-/* The verdict's evidence, one sentence (empty when there is nothing to say). */
-static void evidence(const struct metrics *m, const struct rank_m *r, const struct ncs_metrics_rank *x, int file, char *buf, size_t n) {
-  buf[0] = 0;
-  const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, file);
-  if (g && g->have && g->span_ns) {
-    snprintf(buf, n, "GPU time: %.1f%% exposed communication, %.1f%% of NCCL kernel time hidden under compute, %.1f%% idle",
-             100.0 * (double)g->exposed_ns / (double)g->span_ns,
-             g->comm_ns ? 100.0 * (double)g->overlapped_ns / (double)g->comm_ns : 0.0,
-             100.0 * (double)g->idle_ns / (double)g->span_ns);
-    return;
-  }
-  unsigned op = top_op(r);
-  if (!op || x->wall_s <= 0) return;
-  const struct mstat *t = &r->op[op];
-  const char *name = ncs_op_name(op);
-  /* the op's share of the time of all operations (a sum over calls, as the op's own time is):
-   * not of comm_s, a union, which calls overlapping in time (streams, a rank per thread) make
-   * smaller than the sum (docs/METRICS.md) */
-  double all = 0;
-  for (unsigned o = 1; o < NCS_OP_LIMIT; o++) all += (double)r->op[o].time_ns;
-  int k = snprintf(buf, n, "%.1f%% of the window in communication (%s timing), %s %.1f%% of it",
-                   100 * x->comm_s / x->wall_s, x->timing, name ? name : "?",
-                   all > 0 ? 100 * (double)t->time_ns / all : 0);
-  if (k > 0 && (size_t)k < n && ncs_op_bw(op) != NCS_BW_NONE)
-    snprintf(buf + k, n - (size_t)k, " at %.2f GB/s busbw", gbps(t->busS_f, t->time_ns));
+/* With kernel activity the verdict is on exposed communication (GPU time: a job whose
+ * communication is hidden under compute is not communication-bound); without it, on the share
+ * of the window spent in NCCL calls, an estimate (docs/METRICS.md). */
+static void rank_verdict(struct ncs_metrics_rank *x) {
+  if (!x->valid || x->wall_s <= 0) { x->verdict = "no timed communication"; return; }
+  if (x->gpu) { x->verdict = ncs_kact_verdict(x->gpu); x->verdict_basis = "exposed_gpu_time"; return; }
+  double share = x->comm_s / x->wall_s;
+  x->verdict = share >= 0.5 ? "communication-bound" : share >= 0.25 ? "communication-heavy" : "not communication-bound";
+  x->verdict_basis = "comm_share_estimate";
 }
 
-/* The headline's dominant operation: the most communication time, all ranks together. */
-static void m_finish(void *state, const struct ncs_job *job) {
-  struct metrics *m = state;
-  struct ncs_headline *h = job->headline;
-  if (!m || m->bad_option || !h) return;
+static void row_of(const struct mstat *z, int bucket, struct ncs_metrics_row *out) {
+  *out = (struct ncs_metrics_row){bucket, z->calls, z->gpu_calls, z->replays, z->time_ns, z->replay_ns, z->S, z->busS_f, z->steps,
+                                  z->h != NULL, 0, 0};
+  if (z->h) { out->p50_ns = ncs_hist_quantile(z->h, 0.5); out->p99_ns = ncs_hist_quantile(z->h, 0.99); }
+}
+
+/* The rank's operations with timed calls and their size classes; -1 when out of memory. */
+static int rank_ops(const struct rank_m *r, struct ncs_metrics_rank *out) {
+  int nops = 0;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) nops += r->op[op].calls || r->rp_count[op] || r->rp_bytes[op];
+  if (!nops) return 0;
+  if (!(out->ops = calloc((size_t)nops, sizeof *out->ops))) return -1;
+  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
+    if (!(r->op[op].calls || r->rp_count[op] || r->rp_bytes[op])) continue;
+    struct ncs_metrics_op *o = &out->ops[out->nops++];
+    o->op = op;
+    row_of(&r->op[op], -1, &o->total);
+    o->replayed_count = r->rp_count[op];
+    o->replayed_bytes = r->rp_bytes[op];
+    int nz = 0;
+    for (int b = 0; b < NBUCKET && r->size[op]; b++) nz += r->size[op][b].calls != 0;
+    if (!nz) continue;
+    if (!(o->sizes = calloc((size_t)nz, sizeof *o->sizes))) return -1;
+    for (int b = 0; b < NBUCKET; b++)
+      if (r->size[op][b].calls) row_of(&r->size[op][b], b, &o->sizes[o->nsizes++]);
+  }
+  return 0;
+}
+
+const struct ncs_metrics_op *ncs_metrics_op_of(const struct ncs_metrics_rank *r, unsigned op) {
+  for (int i = 0; r && i < r->nops; i++)
+    if (r->ops[i].op == op) return &r->ops[i];
+  return NULL;
+}
+
+static void free_result(struct metrics *m) {
+  for (int i = 0; m->res_rank && i < m->n; i++) {
+    for (int o = 0; o < m->res_rank[i].nops; o++) free(m->res_rank[i].ops[o].sizes);
+    free(m->res_rank[i].ops);
+  }
+  free(m->res_rank);
+  m->res_rank = NULL;
+}
+
+/* The result (after every file): -1 when out of memory (no result). */
+static int build_result(struct metrics *m) {
+  if (!(m->res_rank = calloc(m->n ? (size_t)m->n : 1, sizeof *m->res_rank))) return -1;
+  for (int i = 0; i < m->n; i++) {
+    const struct rank_m *r = &m->rank[i];
+    struct ncs_metrics_rank *x = &m->res_rank[i];
+    rank_figures(m, i, x);
+    const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, i);
+    x->gpu = g && g->have && g->span_ns ? g : NULL;
+    x->timed_gpu = r->timed_gpu;
+    x->timed_host = r->timed_host;
+    x->captured = r->captured;
+    x->replays = &r->rp;
+    rank_verdict(x);
+    x->top_op = top_op(r);
+    x->boundary_op = r->have_steps ? ncs_op_name(r->step_op) : NULL;
+    x->found_by = r->have_steps ? r->step_how : NULL;
+    if (rank_ops(r, x) != 0) { free_result(m); return -1; }
+  }
+  /* the dominant operation: the most communication time, all ranks together */
   double total = 0, best = 0, bus = 0, steps = 0;
   unsigned top = 0;
   for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
@@ -1225,210 +1237,31 @@ static void m_finish(void *state, const struct ncs_job *job) {
     total += t;
     if (t > best) { best = t; top = op; bus = b; steps = k; }
   }
-  if (!top || total <= 0) return;
-  snprintf(h->top_op, sizeof h->top_op, "%s", ncs_op_name(top) ? ncs_op_name(top) : "?");
-  h->top_op_share = best / total;
-  h->top_busbw = ncs_op_bw(top) != NCS_BW_NONE ? gbps(bus, (uint64_t)best) : 0;
-  h->top_busbytes = bus;
-  h->top_steps = steps;
+  m->res = (struct ncs_metrics_result){m->n, m->res_rank, {0, 0, 0, 0, 0}};
+  if (top && total > 0) m->res.top = (struct ncs_metrics_top){top, best / total, best, bus, steps};
+  return 0;
 }
 
-/* The rank's graph replays (docs/JSON.md "graph_replays"). */
-static void replays_json(struct ncs_json *j, const struct rank_m *r) {
-  const struct ncs_replay_sum *p = &r->rp;
-  uint64_t calls = 0, ns = 0, all_ns = 0;
-  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) { calls += r->op[op].replays; ns += r->op[op].replay_ns; all_ns += r->op[op].time_ns; }
-  ncs_json_obj_begin(j, "graph_replays");
-  ncs_json_bool(j, "counted", p->counted);
-  ncs_json_str(j, "why_not", p->counted ? NULL : p->why_not);
-  ncs_json_uint(j, "captured", p->captured);
-  ncs_json_uint(j, "kernels", p->kernels);
-  ncs_json_uint(j, "calls", calls);
-  ncs_json_num(j, "time_s", ns / 1e9);
-  ncs_json_num(j, "time_share", all_ns ? (double)ns / (double)all_ns : NAN);
-  ncs_json_uint(j, "unexplained_kernels", p->unexplained);
-  ncs_json_obj_begin(j, "ops");
-  for (int o = 0; o < p->nops; o++) {
-    const struct ncs_replay_op *x = &p->op[o];
-    if (!x->captured) continue;
-    ncs_json_obj_begin(j, x->name);
-    ncs_json_uint(j, "captured", x->captured);
-    ncs_json_uint(j, "graph_elements", x->elements);
-    ncs_json_uint(j, "kernels", x->kernels);
-    ncs_json_uint(j, "calls", x->calls);
-    ncs_json_bool(j, "whole_replays", x->whole);
-    ncs_json_str(j, "sizes", x->sizes_exact ? "exact" : "capture_order");
-    ncs_json_obj_end(j);
-  }
-  ncs_json_obj_end(j);
-  ncs_json_obj_end(j);
-}
+static double gbps(double bytes, uint64_t ns) { return ns ? bytes / (double)ns : NAN; } /* bytes/ns = GB/s */
 
-static void m_rank_json(void *state, struct ncs_json *j, int file) {
+/* The result, and the headline's dominant operation. */
+static void m_finish(void *state, const struct ncs_job *job) {
   struct metrics *m = state;
-  if (!m || m->bad_option) return;
-  struct ncs_metrics_rank x;
-  ncs_metrics_rank(m, file, &x);
-  const struct rank_m *r = &m->rank[file];
-  ncs_json_num(j, "wall_s", x.wall_s);
-  ncs_json_num(j, "comm_s", x.comm_s);
-  ncs_json_num(j, "noncomm_s", x.wall_s - x.comm_s);
-  ncs_json_num(j, "comm_share", x.wall_s > 0 ? x.comm_s / x.wall_s : NAN);
-  ncs_json_num(j, "compute_to_comm", x.compute_to_comm);
-  ncs_json_str(j, "compute_to_comm_basis", x.ratio_estimate ? "estimate" : "gpu_time");
-  ncs_json_str(j, "timing", x.timing);
-  ncs_json_uint(j, "timed_gpu", r->timed_gpu);
-  ncs_json_uint(j, "timed_host", r->timed_host);
-  ncs_json_uint(j, "captured", r->captured);
-  replays_json(j, r);
-  ncs_json_str(j, "verdict", verdict(m, &x, file));
-  const struct ncs_kact_fig *g = ncs_stages_fig(m->job->stages, file);
-  ncs_json_str(j, "verdict_basis", !x.valid || x.wall_s <= 0 ? NULL : g && g->have && g->span_ns ? "exposed_gpu_time" : "comm_share_estimate");
-  char ev[256];
-  evidence(m, r, &x, file, ev, sizeof ev);
-  ncs_json_str(j, "evidence", ev);
-  ncs_json_obj_begin(j, "steps");
-  ncs_json_uint(j, "count", x.steps);
-  ncs_json_str(j, "boundary_op", r->have_steps ? ncs_op_name(r->step_op) : NULL);
-  ncs_json_str(j, "found_by", r->have_steps ? r->step_how : NULL);
-  ncs_json_num(j, "step_s", x.steps ? x.step_s : NAN);
-  ncs_json_num(j, "comm_share", x.steps ? x.step_comm_share : NAN);
-  ncs_json_obj_end(j);
+  if (!m || m->bad_option || build_result(m) != 0) return;
+  m->built = 1;
+  struct ncs_headline *h = job->headline;
+  const struct ncs_metrics_top *t = &m->res.top;
+  if (!h || !t->op) return;
+  snprintf(h->top_op, sizeof h->top_op, "%s", ncs_op_name(t->op) ? ncs_op_name(t->op) : "?");
+  h->top_op_share = t->share;
+  h->top_busbw = ncs_op_bw(t->op) != NCS_BW_NONE ? gbps(t->busS, (uint64_t)t->time_ns) : 0;
+  h->top_busbytes = t->busS;
+  h->top_steps = t->steps;
 }
 
-static void m_op_json(void *state, struct ncs_json *j, int file, unsigned op) {
-  struct metrics *m = state;
-  if (!m || m->bad_option || !m->rank[file].used || !ncs_stepmark_timed(op)) return;
-  const struct rank_m *r = &m->rank[file];
-  const struct mstat *t = &r->op[op];
-  ncs_json_num(j, "time_s", t->time_ns / 1e9);
-  ncs_json_uint(j, "timed_calls", t->calls);
-  ncs_json_num(j, "algbw_gbps", t->calls ? gbps((double)t->S, t->time_ns) : NAN);
-  ncs_json_num(j, "busbw_gbps", t->calls ? gbps(t->busS_f, t->time_ns) : NAN);
-  ncs_json_str(j, "timing", t->calls ? row_timing(t) : NULL);
-  ncs_json_uint(j, "replayed_calls", t->replays);
-  ncs_json_uint(j, "replayed_count", r->rp_count[op]);
-  ncs_json_uint(j, "replayed_bytes", r->rp_bytes[op]);
-  ncs_json_num(j, "replayed_time_s", t->replay_ns / 1e9);
-  ncs_json_arr_begin(j, "sizes");
-  for (int b = 0; b < NBUCKET && r->size[op]; b++)
-    if (r->size[op][b].calls) print_size_row_json(j, &r->size[op][b], b);
-  ncs_json_arr_end(j);
-}
-
-static void fmt_bytes(char *buf, size_t n, int b) {
-  if (b == 0) { snprintf(buf, n, "0"); return; }
-  double v = ldexp(1.0, b - 1);
-  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int k = 0;
-  while (v >= 1024 && k < 6) { v /= 1024; k++; }
-  snprintf(buf, n, "%g%s", v, u[k]);
-}
-
-/* A rank's captured calls and their replays, one line (docs/METRICS.md "Graph replays"). */
-static void replays_text(FILE *out, const struct rank_m *r, const char *s, const char *label) {
-  fprintf(out, "  rank%s %s: %llu call%s captured into CUDA graphs", s, label, (unsigned long long)r->captured,
-          r->captured == 1 ? "" : "s");
-  if (!r->rp.counted) {
-    fprintf(out, ", not timed; their replays are NOT counted (%s): communication is under-reported\n",
-            r->rp.why_not ? r->rp.why_not : "not looked for");
-    return;
-  }
-  uint64_t calls = 0, timed = 0, ns = 0, all_ns = 0;
-  for (unsigned op = 1; op < NCS_OP_LIMIT; op++) {
-    calls += r->op[op].replays; timed += r->op[op].calls; ns += r->op[op].replay_ns; all_ns += r->op[op].time_ns;
-  }
-  fprintf(out, "; %llu graph-replayed call%s counted from kernel activity: %llu of %llu timed calls, %.1f%% of operation time",
-          (unsigned long long)calls, calls == 1 ? "" : "s", (unsigned long long)calls, (unsigned long long)timed,
-          all_ns ? 100.0 * (double)ns / (double)all_ns : 0.0);
-  int exact = 1, whole = 1;
-  for (int o = 0; o < r->rp.nops; o++) { exact &= r->rp.op[o].sizes_exact; whole &= r->rp.op[o].whole; }
-  fprintf(out, "%s%s\n", exact ? "" : "; sizes by capture order (captured calls differ in size)",
-          whole ? "" : "; replayed kernels are not a whole number of graph bodies");
-}
-
-static void m_text(void *state, FILE *out, const struct ncs_job *job) {
-  struct metrics *m = state;
-  if (!m || m->bad_option) return;
-  int any = 0;
-  for (int i = 0; i < m->n; i++) any |= m->rank[i].have_window;
-  if (!any) return;
-  /* short form (no --detail) past 8 ranks: the ranks at the lowest, median and highest share */
-  int keep[3] = {-1, -1, -1}, nvalid = 0;
-  if (!job->detail) {
-    double *sh = calloc((size_t)m->n, sizeof *sh);
-    int *ix = calloc((size_t)m->n, sizeof *ix);
-    for (int k = 0; sh && ix && k < m->n; k++) {
-      struct ncs_metrics_rank x;
-      ncs_metrics_rank(m, job->order[k], &x);
-      if (!x.valid || x.wall_s <= 0 || job->rank[job->order[k]].no_comm) continue;
-      double v = x.comm_s / x.wall_s;
-      int at = nvalid++;
-      while (at > 0 && sh[at - 1] > v) { sh[at] = sh[at - 1]; ix[at] = ix[at - 1]; at--; }
-      sh[at] = v;
-      ix[at] = job->order[k];
-    }
-    if (nvalid > 8) { keep[0] = ix[0]; keep[1] = ix[(nvalid - 1) / 2]; keep[2] = ix[nvalid - 1]; }
-    free(sh);
-    free(ix);
-  }
-  fprintf(out, "\nCommunication time (docs/METRICS.md; comm = union of operation intervals");
-  if (keep[0] >= 0) fprintf(out, "; the ranks at the lowest, median and highest share of %d, every rank: --detail", nvalid);
-  fprintf(out, ")\n");
-  fprintf(out, "  %6s %10s %10s %6s %12s %6s %7s %10s %6s  %s\n", "rank", "wall_s", "comm_s", "comm%",
-          "compute/comm", "timing", "steps", "step_s", "step%", "verdict");
-  for (int k = 0; k < m->n; k++) {
-    int i = job->order[k];
-    struct ncs_metrics_rank x;
-    ncs_metrics_rank(m, i, &x);
-    if (!x.valid || job->rank[i].no_comm) continue; /* not a rank: a version probe */
-    if (keep[0] >= 0 && i != keep[0] && i != keep[1] && i != keep[2]) continue;
-    const struct rank_m *r = &m->rank[i];
-    const char *rk = job->rank[i].label[0] ? job->rank[i].label : "?";
-    char ratio[32];
-    snprintf(ratio, sizeof ratio, "%s%.3f", x.ratio_estimate ? "~" : "", x.compute_to_comm);
-    fprintf(out, "  %6s %10.6f %10.6f %5.1f%% %12s %6s %7u %10.6f %5.1f%%  %s", rk, x.wall_s, x.comm_s,
-            100 * x.comm_s / x.wall_s, ratio, x.timing, x.steps, x.step_s, 100 * x.step_comm_share, verdict(m, &x, i));
-    char ev[256];
-    evidence(m, r, &x, i, ev, sizeof ev);
-    fprintf(out, "%s%s\n", ev[0] ? ": " : "", ev);
-  }
-  fprintf(out, "  compute/comm: compute / NCCL kernel time on GPU time; ~ an estimate without kernel activity: "
-               "(wall - comm) / comm, idle counted as compute\n");
-  /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
-  for (int k = 0; k < m->n; k++) {
-    int i = job->order[k];
-    const struct rank_m *r = &m->rank[i];
-    if (!r->have_window || !r->captured) continue;
-    replays_text(out, r, job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?");
-  }
-  int shown = 0, ranks = 0;
-  for (int i = 0; i < m->n; i++) ranks += m->rank[i].have_window && !job->rank[i].no_comm;
-  if (!job->detail && ranks > 8) { /* a first screen: one rank's table says little of thousands */
-    return; /* the operations' title points at --detail, the sizes analysis at --sizes all */
-  }
-  for (int k = 0; k < m->n && shown < (job->detail ? m->n : 1); k++) {
-    int i = keep[1] >= 0 && !shown ? keep[1] : job->order[k];
-    const struct rank_m *r = &m->rank[i];
-    if (!r->have_window || job->rank[i].no_comm) continue;
-    shown++;
-    fprintf(out, "\n  per operation and message size, rank%s %s (size = nccl-tests' S; bw in GB/s):\n",
-            job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?");
-    fprintf(out, "  %-14s %10s %8s %8s %10s %10s %10s %10s %9s %9s\n", "op", "size>=", "calls", "replays", "time_s",
-            "mean_us", "p50_us", "p99_us", "algbw", "busbw");
-    for (unsigned op = 1; op < NCS_OP_LIMIT; op++)
-      for (int b = 0; b < NBUCKET; b++) {
-        const struct mstat *z = r->size[op] ? &r->size[op][b] : NULL;
-        if (!z || !z->calls) continue;
-        char sz[32];
-        fmt_bytes(sz, sizeof sz, b);
-        fprintf(out, "  %-14s %10s %8llu %8llu %10.6f %10.1f %10.1f %10.1f %9.2f %9.2f\n", ncs_op_name(op), sz,
-                (unsigned long long)z->calls, (unsigned long long)z->replays, z->time_ns / 1e9, z->time_ns / 1e3 / z->calls,
-                z->h ? ncs_hist_quantile(z->h, 0.5) / 1e3 : 0, z->h ? ncs_hist_quantile(z->h, 0.99) / 1e3 : 0,
-                gbps((double)z->S, z->time_ns), gbps(z->busS_f, z->time_ns));
-      }
-  }
-  if (ranks > shown) fprintf(out, "  (%d more ranks: --detail or --json)\n", ranks - shown);
+static const void *m_result(void *state) {
+  const struct metrics *m = state;
+  return m && m->built ? &m->res : NULL;
 }
 
 static void m_destroy(void *state) {
@@ -1443,6 +1276,7 @@ static void m_destroy(void *state) {
     free(r->step_t);
     free(r->step_comm);
   }
+  free_result(m);
   free(m->rank);
   for (int i = 0; i < m->n; i++) if (m->files[i].fs) fs_free(m->files[i].fs);
   while (m->cache) { struct file_state *f = m->cache; m->cache = f->next_free; fs_free(f); }
@@ -1465,9 +1299,7 @@ const struct ncs_analysis ncs_analysis_metrics = {
   .create = m_create,
   .visitor = m_visitor,
   .file_done = m_file_done,
-  .print_text = m_text,
   .finish = m_finish,
-  .print_rank_json = m_rank_json,
-  .print_op_json = m_op_json,
   .destroy = m_destroy,
+  .result = m_result,
 };

@@ -533,7 +533,7 @@ static void print_rank_json(struct ncs_json *j, const struct file_sum *s, int fi
     ncs_json_uint(j, "errors", o->errors);
     if (o->from_ends) ncs_json_uint(j, "from_comm_end", o->from_ends);
     for (int a = 0; a < NANALYSES; a++)
-      if (analyses[a]->print_op_json) analyses[a]->print_op_json(state[a], j, file, op);
+      ncs_report_render_op_json(analyses[a], state[a], j, file, op);
     ncs_json_obj_end(j);
   }
   ncs_json_obj_end(j);

@@ -1,7 +1,9 @@
 /* report_render.c — report's renderers of results (report_render.h). One entry per analysis
- * whose result is data: its text, JSON and per-rank JSON renderers (any may be NULL). */
+ * whose result is data: its text, JSON, per-rank and per-rank-and-operation JSON renderers
+ * (any may be NULL). */
 #include "render/report_render.h"
 
+#include "render/metrics_render.h"
 #include "render/profile_render.h"
 #include "render/transport_render.h"
 
@@ -25,14 +27,26 @@ static void profile_rank_json(const void *r, struct ncs_json *j, int file) {
   ncs_profile_print_rank_json(r, j, file);
 }
 
+static void metrics_text(const void *r, FILE *out, const struct ncs_job *job) {
+  ncs_metrics_print_text(r, out, job);
+}
+static void metrics_rank_json(const void *r, struct ncs_json *j, int file) {
+  ncs_metrics_print_rank_json(r, j, file);
+}
+static void metrics_op_json(const void *r, struct ncs_json *j, int file, unsigned op) {
+  ncs_metrics_print_op_json(r, j, file, op);
+}
+
 static const struct result_renderer {
   const struct ncs_analysis *a;
   void (*text)(const void *result, FILE *out, const struct ncs_job *job);
   void (*json)(const void *result, struct ncs_json *j, const struct ncs_job *job);
   void (*rank_json)(const void *result, struct ncs_json *j, int file);
+  void (*op_json)(const void *result, struct ncs_json *j, int file, unsigned op);
 } renderers[] = {
-  {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json},
-  {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json},
+  {&ncs_analysis_metrics, metrics_text, NULL, metrics_rank_json, metrics_op_json},
+  {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json, NULL},
+  {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json, NULL},
 };
 
 static const struct result_renderer *renderer_of(const struct ncs_analysis *a) {
@@ -56,4 +70,8 @@ void ncs_report_render_rank_json(const struct ncs_analysis *a, void *state, stru
   const struct result_renderer *r = renderer_of(a);
   if (r) { if (r->rank_json) r->rank_json(a->result(state), j, file); }
   else if (a->print_rank_json) a->print_rank_json(state, j, file);
+}
+void ncs_report_render_op_json(const struct ncs_analysis *a, void *state, struct ncs_json *j, int file, unsigned op) {
+  const struct result_renderer *r = renderer_of(a);
+  if (r && r->op_json) r->op_json(a->result(state), j, file, op);
 }
