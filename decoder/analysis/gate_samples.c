@@ -19,10 +19,11 @@ struct ncs_gs_file {
   double comm_ns[FINE_MAX]; /* communication time in each fine block from t0 */
 };
 
-/* A collective whose ranks are still coming in: the quickest call so far (its samples).
- * seen 0: no collective open at that seq. */
+/* A collective whose ranks are still coming in: the quickest call so far (its busbw GB/s and
+ * time us; their logarithms are taken when it becomes a sample). seen 0: no collective open at
+ * that seq. */
 struct ncs_gs_open {
-  double lbw, lt;
+  double bw, t;
   uint32_t seen, nranks;
   uint16_t op;
   uint8_t bucket, gpu;
@@ -58,7 +59,8 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
   free(g);
 }
 
-static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double lbw, double lt) {
+/* A sample of busbw bw GB/s and time t us (stored as their logarithms). */
+static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, double t) {
   struct ncs_gs_row **pp = &g->row[op][bucket], *s = *pp;
   if (!s) {
     if (!(s = calloc(1, sizeof *s))) return;
@@ -74,7 +76,7 @@ static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double lbw,
     s->n /= 2; s->stride *= 2;
     if ((s->seen - 1) % s->stride) return;
   }
-  s->lbw[s->n] = lbw; s->lt[s->n] = lt; s->n++;
+  s->lbw[s->n] = log(bw); s->lt[s->n] = log(t); s->n++;
 }
 
 static struct ncs_gs_file *file_get(struct ncs_gsamples *g, int file) {
@@ -92,7 +94,7 @@ static struct ncs_gs_file *file_get(struct ncs_gsamples *g, int file) {
 /* Adds the closed union interval [s, e) to the fine blocks, coarsening them while e is past
  * the last one. */
 static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
-  while ((e - f->t0) / f->block_ns >= FINE_MAX) {
+  while (e - f->t0 >= FINE_MAX * f->block_ns) { /* (e - t0) / block_ns >= FINE_MAX */
     for (int i = 0; i < FINE_MAX / 2; i++) f->comm_ns[i] = f->comm_ns[2 * i] + f->comm_ns[2 * i + 1];
     memset(f->comm_ns + FINE_MAX / 2, 0, FINE_MAX / 2 * sizeof *f->comm_ns);
     f->block_ns *= 2;
@@ -190,7 +192,7 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
     struct ncs_gs_comm *c = &g->comm[ord ? ord[k] : k];
     for (uint64_t s = c->lo; s < c->hi; s++) {
       const struct ncs_gs_open *o = &c->e[s & (c->cap - 1)];
-      if (o->seen) row_add(g, o->op, o->bucket, o->lbw, o->lt);
+      if (o->seen) row_add(g, o->op, o->bucket, o->bw, o->t);
     }
   }
   free(ord);
@@ -213,18 +215,18 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
   }
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
   int b = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks));
-  double lbw = log(e->busbw_gbps), lt = log((double)(e->end - e->start) / 1e3);
+  double bw = e->busbw_gbps, t = (double)(e->end - e->start) / 1e3;
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = kind == NCS_KIND_COLL && e->nranks > 1 ? open_get(g, e->comm_id, c->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != c->op || o->bucket != b))) { /* its own sample (or not lined up) */
-    row_add(g, c->op, b, lbw, lt);
+    row_add(g, c->op, b, bw, t);
     return;
   }
-  if (!o->seen) { o->op = (uint16_t)c->op; o->bucket = (uint8_t)b; o->nranks = (uint32_t)e->nranks; o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu; }
-  else if ((e->has_gpu && !o->gpu) || (e->has_gpu == o->gpu && lt < o->lt)) { /* the rank that waited least */
-    o->lbw = lbw; o->lt = lt; o->gpu = e->has_gpu;
+  if (!o->seen) { o->op = (uint16_t)c->op; o->bucket = (uint8_t)b; o->nranks = (uint32_t)e->nranks; o->bw = bw; o->t = t; o->gpu = e->has_gpu; }
+  else if ((e->has_gpu && !o->gpu) || (e->has_gpu == o->gpu && t < o->t)) { /* the rank that waited least */
+    o->bw = bw; o->t = t; o->gpu = e->has_gpu;
   }
-  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->lbw, o->lt); open_del(g, cm, o); }
+  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->bw, o->t); open_del(g, cm, o); }
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {
