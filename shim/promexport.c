@@ -93,12 +93,16 @@ static struct {
   int kact;                            /* kernel activity: 0 never seen, 1 recording, 2 stopped */
   struct ncs_expo expo;                /* NCCL kernels and exposed communication (exposure.c) */
 } P;
+/* P was written since it was last cleared (only ever when on): a process that never turns the
+ * export on leaves P's 48 KiB of zero pages untouched (clearing them would fault each in) */
+static int P_written;
 
 static void prom_reset(void) {
+  if (!P_written) return;
   for (int i = 0; i < NCS_MAX_THREADS; i++) free(P.pend[i]);
   ncs_expo_free(&P.expo);
   memset(&P, 0, sizeof P);
-  P.ncomms = 0;
+  P_written = 0;
 }
 
 /* The slot of communicator index idx (0: other). */
@@ -462,6 +466,7 @@ static void prom_start(void) {
   int b = snprintf(P.tmp, sizeof P.tmp, "%s/.ncclscope-%s-%d.prom.tmp", ncs_cfg.metrics_dir, ncs_host_name(),
                    (int)getpid());
   if (a < 0 || b < 0 || (size_t)a >= sizeof P.path || (size_t)b >= sizeof P.tmp) return;
+  P_written = 1;
   P.start_ns = ncs_now_ns();
   P.next_ns = P.start_ns; /* the first poll writes (the series exist from the first call) */
   P.on = 1;

@@ -307,14 +307,19 @@ static int activate(int from_profiler) {
   ncs_fn_GetVersion_t gv = NCS_REAL(GetVersion);
   int v = 0;
   if (gv && gv(&v) == ncclSuccess) proc.nccl_version = v;
-  size_t cap = 1u << 20;
-  uint8_t *rec = malloc(cap);
-  if (rec) {
+  /* 64 KiB holds a usual PROCESS record and comes from the heap; only a larger one (a long
+   * command line and environment) takes 1 MiB: a mapping of its own, whose unmapping (its pages
+   * touched) costs the process a TLB flush on every CPU it ran on */
+  for (size_t cap = 64u << 10; cap <= (1u << 20); cap *= 16) {
+    uint8_t *rec = malloc(cap);
+    if (!rec) break;
     struct ncs_wbuf w;
     ncs_wbuf_init(&w, rec, cap);
     process_record(&w);
-    if (!w.overflow) ncs_writer_set_process(w.buf, w.len);
+    int done = !w.overflow;
+    if (done) ncs_writer_set_process(w.buf, w.len);
     free(rec);
+    if (done) break;
   }
   ncs_writer_set_collectors(&ncs_collectors);
   if (ncs_writer_start() != 0) {
