@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -147,7 +148,7 @@ struct writer {
   uint8_t *cbuf;
   size_t ccap;
   ZSTD_CCtx *cctx;
-  int raw_mapped;           /* raw.buf is the rings file's chunk buffer (not malloc'ed) */
+  int raw_mapped;           /* raw.buf is the rings file's chunk buffer (else its own mapping) */
   int zipping;              /* the chunk is large: rowzip.c compresses it as it grows */
   uint8_t *qspare;          /* swapped with q_buf at each drain */
   size_t qspare_cap;
@@ -1093,7 +1094,7 @@ static void *writer_main(void *arg) {
   size_t mcap = 0;
   uint8_t *mapped = ncs_rings_buf(&mcap);
   if (mapped && mcap >= RAW_CAP) {
-    free(w->raw.buf);
+    munmap(w->raw.buf, RAW_CAP);
     w->raw.buf = mapped;
     w->raw_mapped = 1;
   }
@@ -1171,7 +1172,7 @@ static void *writer_main(void *arg) {
 
 static void writer_free(struct writer *w) {
   if (!w) return;
-  if (!w->raw_mapped) free(w->raw.buf);
+  if (!w->raw_mapped && w->raw.buf) munmap(w->raw.buf, RAW_CAP);
   free(w->cbuf);
   free(w->qspare);
   if (w->cctx) ZSTD_freeCCtx(w->cctx);
@@ -1184,7 +1185,10 @@ int ncs_writer_start(void) {
   w->fd = -1;
   w->raw_flush = ncs_cfg.keep_bytes && ncs_cfg.keep_bytes / 8 < RAW_FLUSH ? (size_t)(ncs_cfg.keep_bytes / 8) : RAW_FLUSH;
   if (w->raw_flush < RAW_FLUSH_MIN) w->raw_flush = RAW_FLUSH_MIN;
-  w->raw.buf = malloc(RAW_CAP); /* replaced by the rings file's chunk buffer once it exists */
+  /* replaced by the rings file's chunk buffer once it exists: a mapping of its own, never
+   * touched until then, so unmapping it costs no TLB flush (malloc would write its header) */
+  w->raw.buf = mmap(NULL, RAW_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (w->raw.buf == MAP_FAILED) w->raw.buf = NULL;
   w->ccap = NCS_CHUNK_BOUND(RAW_CAP);
   w->cbuf = malloc(w->ccap);
   w->cctx = ZSTD_createCCtx();
