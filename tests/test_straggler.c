@@ -102,6 +102,27 @@ int main(void) {
         late[0], late[1], want0, want1);
   ncs_strag_free(s);
 
+  /* a one-rank communicator (two threads of one process on it: their chunks out of order by
+   * 300,000 collectives), then a jump past the window: every distinct collective is complete at
+   * once; a second arrival of one, or one left behind the jump, is not counted again */
+  s = ncs_strag_new(1);
+  comm(s, 0, 1, 0, 1, 0);
+  for (uint64_t q = 300001; q <= 600000; q++) arrive(s, 0, 1, q, (int64_t)q * 1000);
+  for (uint64_t q = 1; q <= 300000; q++) arrive(s, 0, 1, q, (int64_t)q * 1000);
+  arrive(s, 0, 1, 7, 7000);             /* entered again */
+  arrive(s, 0, 1, 5000000, 5000000000); /* past 2^20 of the last */
+  arrive(s, 0, 1, 600001, 600001000);   /* behind the window now */
+  ncs_strag_finish(s);
+  nrk = ncs_strag_ranks(s, &rk);
+  given_up = json_member(s, "given_up");
+  CHECK(ncs_strag_collectives(s) == 600001 && ncs_strag_incomplete(s) == 0 && given_up == 0 && nrk == 1 &&
+        rk[0].arrivals == 600001 && rk[0].last_count == 600001 && ncs_strag_peak_window(s) == 1,
+        "straggler: a one-rank communicator closes each distinct collective once, out of order too (complete %llu, "
+        "incomplete %llu, given up %lld, rows %d, arrivals %llu, peak open %zu; want 600001, 0, 0, 1, 600001, 1)",
+        (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), given_up, nrk,
+        nrk ? (unsigned long long)rk[0].arrivals : 0ull, ncs_strag_peak_window(s));
+  ncs_strag_free(s);
+
   /* which calls are lined up: those on a communicator index with an accepted COMM record */
   s = ncs_strag_new(2);
   int before = ncs_strag_lines_up(s, 0, 1);

@@ -68,6 +68,10 @@ struct comm {
   struct lsum sum_min;      /* sum of first entries over complete collectives */
   struct slot *ring;
   size_t cap, head, open;   /* ring capacity (a power of two), index of seq `base`, open slots */
+  /* a communicator of one rank: its collectives close as they open, so its window is one bit
+   * per seq (entered), bits[bhead] that of seq `base`; bcap bits, a power of two */
+  uint64_t *bits;
+  size_t bcap, bhead;
   uint64_t base;            /* seq of ring[head] */
   uint64_t complete, stray;
   uint64_t evicted;         /* open collectives pushed out of a full window */
@@ -136,7 +140,7 @@ static void comm_free(struct comm *c) {
   if (c->samples) for (int i = 0; i < MAX_SAMPLES; i++) free(c->samples[i]);
   free(c->samples);
   free(c->file); free(c->dev); free(c->last_seq); free(c->sum_t); free(c->arrivals);
-  free(c->last_count); free(c->wait); free(c->ring); free(c);
+  free(c->last_count); free(c->wait); free(c->ring); free(c->bits); free(c);
 }
 
 void ncs_strag_free(struct ncs_strag *s) {
@@ -370,6 +374,60 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
   }
 }
 
+/* The window of a one-rank communicator (bits): as ring_fit, one bit a collective. Its open
+ * collectives close at once, so none is ever given up open. */
+#define BIT(c, i) ((c)->bits[(i) / 64] >> ((i) % 64) & 1)
+static int bits_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
+  uint64_t need = seq - c->base + 1;
+  if (need <= c->bcap) return 0;
+  if (need > (1u << 26)) return -1;
+  uint64_t limit = suspect(s, c) ? SUSPECT_MAX : WINDOW_MAX;
+  uint64_t drop = need > limit ? need - limit : 0, k = 0;
+  for (; k < drop && k < c->bcap; k++) {
+    c->bits[c->bhead / 64] &= ~(1ull << (c->bhead % 64));
+    c->bhead = (c->bhead + 1) & (c->bcap - 1);
+  }
+  if (c->bcap) c->bhead = (c->bhead + (drop - k)) & (c->bcap - 1);
+  c->base += drop;
+  need -= drop;
+  if (need <= c->bcap) return 0;
+  size_t nc = c->bcap ? c->bcap : 4096;
+  while (nc < need) nc *= 2;
+  uint64_t *b = calloc(nc / 64, sizeof *b);
+  if (!b) { pthread_mutex_lock(&s->mu); s->oom++; pthread_mutex_unlock(&s->mu); return -1; }
+  for (size_t i = 0; i < c->bcap; i++) {
+    size_t j = (c->bhead + i) & (c->bcap - 1);
+    b[i / 64] |= (uint64_t)BIT(c, j) << (i % 64);
+  }
+  free(c->bits);
+  c->bits = b; c->bcap = nc; c->bhead = 0;
+  return 0;
+}
+
+/* One arrival into a one-rank communicator (caller holds c->mu): arrive_locked's figures, the
+ * collective complete as it opens. */
+static void arrive_one(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
+  sample_gpu_end(s, c, hidx, x);
+  c->arrivals_all++;
+  if (x->seq < c->base || bits_fit(s, c, x->seq)) { c->stray++; return; }
+  size_t i = (c->bhead + (x->seq - c->base)) & (c->bcap - 1);
+  if (BIT(c, i)) { c->stray++; return; } /* closed already */
+  c->bits[i / 64] |= 1ull << (i % 64);
+  if (++c->open > s->peak_open) s->peak_open = c->open;
+  struct slot sl = {.tmin = x->t, .tmax = x->t, .tsum = (uint64_t)x->t, .n = 1, .na = 1, .last_rank = r, .b_rank = -1,
+                    .a = {x->op, x->datatype, x->count, x->root}};
+  lsum_add(&c->sum_t[r], x->t);
+  c->arrivals[r]++;
+  if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
+  close_slot(s, c, x->seq, &sl);
+  c->open--;
+  while (BIT(c, c->bhead)) {
+    c->bits[c->bhead / 64] &= ~(1ull << (c->bhead % 64));
+    c->bhead = (c->bhead + 1) & (c->bcap - 1);
+    c->base++;
+  }
+}
+
 void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *x, size_t n) {
   if (!s || file < 0 || file >= s->nfiles) return;
   struct file *f = &s->files[file];
@@ -383,7 +441,8 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       pthread_mutex_lock(&c->mu);
       held = c;
     }
-    arrive_locked(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
+    if (c->nranks == 1) arrive_one(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
+    else arrive_locked(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
   }
   if (held) pthread_mutex_unlock(&held->mu);
 }
