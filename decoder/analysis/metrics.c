@@ -24,6 +24,7 @@
 #include "analysis/analysis.h"
 #include "base/settings.h"
 #include "model/hist.h"
+#include "model/ivsort.h"
 #include "model/kwatch.h"
 #include "model/stepmark.h"
 #include "analysis/metrics.h"
@@ -373,10 +374,6 @@ static void commit_iv(struct file_state *f, uint32_t n, int clip) {
   else commit_iv_(f, n, 0, 0);
 }
 
-static int cmp_iv(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
-}
 /* The interval buffer: the intervals not committed yet. While they come in order of their
  * starts they are kept merged: the latest in open_s/open_e (an interval overlapping or
  * touching it extends it), the ones before it in iv[0 .. niv). One starting earlier ends
@@ -389,7 +386,7 @@ static int cmp_iv(const void *a, const void *b) {
 static void flush_iv(struct file_state *f, int all) {
   int clip = f->iv_unsorted;
   if (f->iv_unsorted) {
-    if (f->niv > 1) qsort(f->iv, f->niv, sizeof f->iv[0], cmp_iv);
+    ncs_ivsort(f->iv, f->niv);
     uint32_t out = 0;
     for (uint32_t i = 1; i < f->niv; i++) {
       if (f->iv[i][0] <= f->iv[out][1]) { if (f->iv[i][1] > f->iv[out][1]) f->iv[out][1] = f->iv[i][1]; continue; }

@@ -3,10 +3,7 @@
 
 #include <stdlib.h>
 
-static int cmp_iv(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
-}
+#include "model/ivsort.h"
 
 /* Adds [s, e) clipped to the frontier to the committed length. */
 static void commit(struct ncs_ivu *u, uint64_t s, uint64_t e) {
@@ -19,7 +16,7 @@ static void commit(struct ncs_ivu *u, uint64_t s, uint64_t e) {
 /* Sorts and merges the buffer; commits all merged intervals but the latest (all: every one). */
 static void flush(struct ncs_ivu *u, int all) {
   if (!u->n) return;
-  if (u->n > 1 && u->unsorted) qsort(u->iv, u->n, sizeof u->iv[0], cmp_iv);
+  if (u->unsorted) ncs_ivsort(u->iv, u->n);
   u->unsorted = 0;
   uint32_t out = 0;
   for (uint32_t i = 1; i < u->n; i++) {
