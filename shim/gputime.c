@@ -16,7 +16,8 @@
  *     (DROP reason 5). No allocation after the thread's first timed call, no lock.
  *   - The writer thread collects completions with cudaEventQuery (the "gputime" collector's
  *     poll, hooks.h), never waiting on an application stream, and hands GPU_TIME records to
- *     the writer (ncs_writer_put_gpu_time). At exit it waits at most
+ *     the writer (ncs_writer_put_gpu_time); a pass that fills the chunk to its flush size has
+ *     it written outside the fork gate and goes on (poll_once). At exit it waits at most
  *     the given time for pending events; the rest are reported with the failed flag.
  *   - Clock: the writer keeps, per device, anchor events recorded on its own stream and
  *     synchronised (only the writer waits), with the host monotonic time read just before the
@@ -375,8 +376,10 @@ static void emit_inflight(struct slot *s, uint64_t now);
 
 /* One pass over every pool; returns how many slots are still pending. The writer's CUDA calls
  * are inside the fork gate (the runtime's locks; anchors_renew too), its sleeps outside. */
+static int chunk_full; /* writer thread: the last pass stopped at the chunk's flush size */
 static int poll_once_gated(int give_up) {
   int pending = 0, n = atomic_load(&npools);
+  chunk_full = 0;
   if (n > MAX_POOLS) n = MAX_POOLS;
   for (int i = 0; i < n; i++) {
     struct ncs_gpu_group *p = atomic_load_explicit(&pools[i], memory_order_acquire);
@@ -391,16 +394,25 @@ static int poll_once_gated(int give_up) {
       cuda_err e = cu.event_query(s->end);
       if (e == CUDA_NOT_READY && !give_up) { pending++; continue; }
       if (e == CUDA_NOT_READY) emit_inflight(s, ncs_now_ns()); /* never finished */
-      if (emit_slot(s, e != CUDA_SUCCESS) != 0) return pending + 1; /* the chunk is full: next time */
+      if (emit_slot(s, e != CUDA_SUCCESS) != 0) { chunk_full = 1; return pending + 1; } /* the chunk is full */
       atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
     }
   }
   return pending;
 }
+/* A pass that fills the chunk to its flush size has it written, outside the fork gate (a fork
+ * never waits for a write), and goes on: the GPU times of one pass are split over chunks as
+ * the writer splits its queue. At most 64 chunks a call (4096 slots a thread: a pass holds a
+ * few hundred KiB of records). */
 static int poll_once(int give_up) {
-  ncs_gate_enter();
-  int pending = poll_once_gated(give_up);
-  ncs_gate_leave();
+  int pending = 0;
+  for (int k = 0; k < 64; k++) {
+    ncs_gate_enter();
+    pending = poll_once_gated(give_up);
+    ncs_gate_leave();
+    if (!chunk_full) break;
+    ncs_writer_flush_full();
+  }
   return pending;
 }
 

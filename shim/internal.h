@@ -264,6 +264,9 @@ void ncs_writer_count_drop(unsigned reason, uint64_t n); /* drops with no ring (
 /* Writer thread only (a collector's poll): encodes a GPU_TIME into the chunk being built,
  * after every CALL drained so far. -1 when the chunk has no room for it (try again later). */
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g);
+/* Writer thread only, outside the fork gate (a collector's poll, after ncs_writer_put_gpu_time
+ * said -1): writes the chunk being built when it reached its flush size. */
+void ncs_writer_flush_full(void);
 /* The PROCESS record (whole record), handed over at activation before ncs_writer_start: the
  * writer copies it and writes it first in the file. */
 void ncs_writer_set_process(const void *rec, size_t len);

@@ -846,12 +846,20 @@ int ncs_writer_put_inflight(const struct ncs_inflight *f) {
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
   struct writer *w = self;
   if (!w || w->raw.cap - w->raw.len < 64) return -1;
+  /* the chunk reached its flush size: the collector stops its pass (the rest stays pending),
+   * leaves the fork gate, has the chunk written (ncs_writer_flush_full) and goes on */
+  if (w->raw.len + 64 > w->raw_flush) return -1;
   if (keeping()) ncs_agg_gpu(g);
   ncs_collectors_seen_gpu_time(collectors, g); /* observers (live metrics) */
   size_t before = w->raw.len;
   ncs_enc_gpu_time(&w->raw, &w->delta, g);
   if (w->raw.len != before) w->records++;
   return 0;
+}
+
+void ncs_writer_flush_full(void) {
+  struct writer *w = self;
+  if (w && w->raw.len + 64 > w->raw_flush) flush_chunk(w, 0);
 }
 
 uint64_t ncs_writer_dropped(void) { return self ? self->dropped_total : 0; }

@@ -10,6 +10,8 @@
 #     writer starved of CPU) equal the job's own; the window's AllReduce sequence numbers are
 #     contiguous but for those drops and end at the job's last call; report and doctor say which
 #     figures are of the window;
+#   - GPU times of one collection pass (4 threads' full event pools) split over chunks: no
+#     kept chunk over the flush size, the whole run's calls still the job's;
 #   - time bound (1s): the window covers at least the bound's length of calls (the writer
 #     frees a segment only once its last chunk is older than the bound) and the whole run is
 #     still exact;
@@ -128,6 +130,32 @@ grep -q '^Bounded trace (NCCLSCOPE_KEEP' "$T/size.rep" && grep -q '^Whole run (a
 "$NCS" doctor "$d" >"$T/size.doc" 2>&1
 grep -q '^Bounded trace (NCCLSCOPE_KEEP: 256 KiB; 1 of 1 files): these verdicts are of the last window only, .* UTC to .* UTC' "$T/size.doc" \
   && pass "keep size: doctor says its verdicts are of the window" || fail "keep size: doctor: $(head -3 "$T/size.doc")"
+
+# ---- GPU times of one pass split over chunks ----
+# 4 threads of 100000 calls as fast as they go, GPU timing on: each thread's event pool (4096
+# pairs) fills, and a pass of the writer's GPU-time collection finds up to 4 x 4096 GPU times
+# done at once (about 400 KiB of rows; before the split, in 5 of 7 runs one chunk of 160-520
+# KiB): no kept chunk holds more rows than the flush size (+4 KiB), GPU_TIME records are there,
+# and the whole run's AllReduce calls plus those dropped (buffer full) are the job's.
+g=${FS:-$T}/gpu
+NCCLSCOPE_KEEP=256K NCCLSCOPE_DIR=$g LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 400000 -t 4 >"$T/gpu.out" 2>&1
+check_eq "keep gpu split: the job ran" 0 $?
+ng=$("$NCS" dump "$g"/*.ncs 2>/dev/null | grep -c '^GPU_TIME ')
+if ! command -v python3 >/dev/null; then skip "keep gpu split: python3 needed to read the chunk headers"
+elif [ "${ng:-0}" -eq 0 ]; then skip "keep gpu split: no GPU_TIME record in the window (GPU timing off?): the split not exercised"
+else
+  read -r nck big < <(python3 -c 'import struct,sys
+d=open(sys.argv[1],"rb").read(); o=struct.unpack_from("<Q",d,32)[0] or struct.unpack_from("<I",d,12)[0]; n=m=0
+while o+40<=len(d):
+    p,raw=struct.unpack_from("<II",d,o+4); fl=struct.unpack_from("<I",d,o+36)[0]; o+=40+p
+    if not fl & 16: n+=1; m=max(m,raw)
+print(n,m)' "$(ls "$g"/*.ncs | head -1)")
+  [ "${big:-0}" -gt 0 ] && [ "$big" -le $((131072 + 4096)) ] \
+    && pass "keep gpu split: no chunk over the flush size of 128 KiB of rows (largest $big bytes of $nck kept; $ng GPU_TIME records in the window)" \
+    || fail "keep gpu split: a chunk of $big bytes of rows (of $nck kept): over the flush size of 128 KiB"
+fi
+full=$(full_drops "$g")
+check_eq "keep gpu split: whole-run AllReduce calls + calls dropped (buffer full, $full) = the job's" 1600000 $(( $(whole "$g" calls) + full ))
 
 # ---- time bound ----
 N=40000
