@@ -8,7 +8,9 @@
  * ncs_window_file_done() after that file's read (frees its per-call tables); after the read,
  * ncs_window_sum() fills *s (rows sorted by op, then bytes class) and returns how many files
  * were bounded: 0 for unbounded traces (then nothing is to be said). Memory: window.c's
- * per-file bound, only for bounded files. ncs_window_free() takes NULL. */
+ * per-file bound, only for bounded files. ncs_window_free() takes NULL. Report's `window`
+ * analysis returns the sum as its result (NULL when it could not be made); render/window_render.h
+ * words it. */
 #ifndef NCS_WINDOW_H
 #define NCS_WINDOW_H
 #include <stddef.h>
@@ -38,8 +40,4 @@ void ncs_window_visitor(struct ncs_window *w, int file, struct ncs_visitor *v);
 void ncs_window_file_done(struct ncs_window *w, int file);
 int ncs_window_sum(const struct ncs_window *w, struct ncs_window_sum *s);
 void ncs_window_free(struct ncs_window *w);
-/* "2026-12-06 07:26:37.230 UTC" ("?" for 0); "32KiB"; "1800 s, 2 GiB" (as NCCLSCOPE_KEEP=30m,2G) */
-void ncs_window_utc(uint64_t ns, char *buf, size_t n);
-void ncs_window_size_text(unsigned bclass, char *buf, size_t n);
-void ncs_window_keep_text(const struct ncs_window_sum *s, char *buf, size_t n);
 #endif

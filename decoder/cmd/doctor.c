@@ -19,6 +19,7 @@
 #include "analysis/doctor.h"
 #include "analysis/hang.h"
 #include "analysis/window.h"
+#include "render/window_render.h"
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
 #include "analysis/sitefacts.h"

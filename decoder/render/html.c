@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "render/html.h"
+#include "render/window_render.h"
 #include "analysis/jobsum.h"
 #include "base/json.h"
 #include "io/nccllog.h"

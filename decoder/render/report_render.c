@@ -6,6 +6,7 @@
 #include "render/metrics_render.h"
 #include "render/profile_render.h"
 #include "render/transport_render.h"
+#include "render/window_render.h"
 
 static void transport_text(const void *r, FILE *out, const struct ncs_job *job) {
   ncs_transport_print_text(r, out, job->detail, job->names);
@@ -37,6 +38,9 @@ static void metrics_op_json(const void *r, struct ncs_json *j, int file, unsigne
   ncs_metrics_print_op_json(r, j, file, op);
 }
 
+static void window_text(const void *r, FILE *out, const struct ncs_job *job) { ncs_window_print_text(r, out); }
+static void window_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_window_print_json(r, j); }
+
 static const struct result_renderer {
   const struct ncs_analysis *a;
   void (*text)(const void *result, FILE *out, const struct ncs_job *job);
@@ -47,6 +51,7 @@ static const struct result_renderer {
   {&ncs_analysis_metrics, metrics_text, NULL, metrics_rank_json, metrics_op_json},
   {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json, NULL},
   {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json, NULL},
+  {&ncs_analysis_window, window_text, window_json, NULL, NULL},
 };
 
 static const struct result_renderer *renderer_of(const struct ncs_analysis *a) {

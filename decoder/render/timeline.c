@@ -66,6 +66,7 @@
 #include "ncclscope/ops.h"
 #include "analysis/straggler.h"
 #include "analysis/window.h"
+#include "render/window_render.h"
 #include "model/commnames.h"
 
 struct streams { uint64_t *s; int n, cap; int named; };
