@@ -16,16 +16,16 @@
  * `gputime`) found for the call's NCCL operation at the call's size bucket (the operation's
  * whole share where its kernels did not pair one to one with calls, e.g. inside groups);
  * unknown (null, "-") on ranks without kernel activity. Rows are sorted by exposed time, then
- * GPU time, then host time, most first: the first row is the most exposed site. Text: the first 10 rows (every row
- * and each site's whole stack with --detail); JSON: top-level "callsites" (docs/JSON.md). A job
- * whose traces hold no call sites gets one line saying how to record them.
+ * GPU time, then host time, most first: the first row is the most exposed site. The analysis
+ * returns the rows as its result (struct ncs_callsites_result), with each row's stack named;
+ * render/callsites_render.c prints them (text: the first 10 rows, every row and each site's
+ * whole stack with --detail; JSON: top-level "callsites", docs/JSON.md).
  *
  * Contract (callsites.h): each file read once, files in parallel (per-file state: its site table, rows by
  * id, and a bounded table of calls awaiting their GPU_TIME); names are resolved in finish()
  * on one thread (io/symbolize.h reads the job's ELF files there). Memory: per file, its sites
  * (at most the shim's 2048, each with its GPU time per size bucket until the file is done) and
  * communicators; nothing per call. */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,6 @@
 #define PEND 4096   /* calls awaiting their GPU_TIME */
 #define GPEND 256   /* groups awaiting theirs */
 #define GMAX 8      /* sites a group's time is given to */
-#define TEXT_ROWS 10
 
 struct srow {
   uint32_t id, op, ops;           /* ops: distinct op count seen (1: one op) */
@@ -86,9 +85,9 @@ struct ncs_callsites {
 };
 /* report's analysis: the engine above when --callsites is given */
 struct cstate {
-  int want, detail;
+  int want;
+  struct ncs_callsites_result res;
   struct ncs_callsites *cs;
-  const struct ncs_job *job;
   struct ncs_stages *stages;      /* the run's kernel-activity figures (gputime), or NULL */
 };
 
@@ -271,6 +270,19 @@ static int cmp_row(const void *a, const void *b) {
   return strcmp(x->key, y->key);
 }
 
+/* Row r's stack, innermost frame first, each frame named (a frame that cannot be kept for want
+ * of memory ends it). */
+static void name_stack(const struct ncs_callsites *s, struct ncs_csrow *r) {
+  char fr[520];
+  int n = 0;
+  while (ncs_sites_frame(s->f[r->fidx].sites, r->id, n, s->sym, fr, sizeof fr) == 0) n++;
+  if (!n || !(r->stack = calloc((size_t)n, sizeof *r->stack))) return;
+  for (int k = 0; k < n && ncs_sites_frame(s->f[r->fidx].sites, r->id, k, s->sym, fr, sizeof fr) == 0; k++) {
+    if (!(r->stack[k] = strdup(fr))) break;
+    r->nstack = k + 1;
+  }
+}
+
 void ncs_callsites_finish(struct ncs_callsites *s) {
   if (!s || s->sym) return;
   s->sym = ncs_symbolizer_new();
@@ -334,16 +346,12 @@ void ncs_callsites_finish(struct ncs_callsites *s) {
     }
   }
   qsort(s->row, s->nrow, sizeof *s->row, cmp_row);
+  for (size_t q = 0; q < s->nrow; q++) name_stack(s, &s->row[q]);
 }
 
 size_t ncs_callsites_rows(const struct ncs_callsites *cs, const struct ncs_csrow **rows) {
   *rows = cs ? cs->row : NULL;
   return cs ? cs->nrow : 0;
-}
-
-int ncs_callsites_frame(const struct ncs_callsites *cs, const struct ncs_csrow *r, int k, char *buf, size_t n) {
-  if (!cs || !cs->sym || r->fidx < 0 || r->fidx >= cs->n) return -1;
-  return ncs_sites_frame(cs->f[r->fidx].sites, r->id, k, cs->sym, buf, n);
 }
 
 const char *ncs_callsites_missing(const struct ncs_callsites *cs) {
@@ -387,6 +395,10 @@ void ncs_callsites_free(struct ncs_callsites *s) {
     free(s->f[i].comm);
   }
   free(s->f);
+  for (size_t k = 0; k < s->nrow; k++) {
+    for (int q = 0; q < s->row[k].nstack; q++) free(s->row[k].stack[q]);
+    free(s->row[k].stack);
+  }
   free(s->row);
   ncs_symbolizer_free(s->sym);
   ncs_commnames_free(s->cn);
@@ -398,7 +410,6 @@ static void *c_create(const struct ncs_job *job) {
   struct cstate *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->want = ncs_job_option(job, "callsites") != NULL;
-  s->detail = job->detail;
   if (!s->want) return s; /* reads nothing */
   s->stages = job->stages && job->stages->n == job->n && job->stages->fig_on ? job->stages : NULL;
   if (!(s->cs = ncs_callsites_new(job->n))) { free(s); return NULL; }
@@ -420,116 +431,15 @@ static void c_file_done(void *state, int file, const struct ncs_read_status *st)
 static void c_finish(void *state, const struct ncs_job *job) {
   struct cstate *s = state;
   if (!s || !s->want) return;
-  s->job = job;
   ncs_callsites_finish(s->cs);
+  s->res = (struct ncs_callsites_result){.nrow = s->cs->nrow, .row = s->cs->row, .missing = ncs_callsites_missing(s->cs),
+                                         .have_lines = ncs_callsites_have_lines(s->cs)};
   if (job->headline && job->headline->built) ncs_headline_add_callsite(job->headline, s->cs); /* built by `verdicts` */
 }
 
-static const char *rank_label(const struct ncs_job *job, int file) {
-  return file >= 0 && file < job->n ? job->rank[file].label : "?";
-}
-
-static void say_off(const struct ncs_callsites *cs, FILE *out) {
-  if (!strcmp(ncs_callsites_missing(cs), "NCCLSCOPE_CALLSITE_DEPTH=0"))
-    fprintf(out, "  no call sites in the traces: the job ran with NCCLSCOPE_CALLSITE_DEPTH=0; leave it unset\n"
-                 "  (8 frames) or set it to 1-32 to record them\n");
-  else
-    fprintf(out, "  no call sites in the traces (static NCCL seen through the profiler plugin, or an\n"
-                 "  older shim): they are recorded by the shim's wrappers, NCCLSCOPE_CALLSITE_DEPTH 1-32 (default 8)\n");
-}
-
-static void c_text(void *state, FILE *out, const struct ncs_job *job) {
-  struct cstate *st = state;
-  if (!st || !st->want) return;
-  const struct ncs_callsites *s = st->cs;
-  fprintf(out, "\nCall sites (the job's own frame that issued the calls; sorted by exposed GPU time, then GPU time,\n"
-               "then host time)\n");
-  if (!s->nrow) { say_off(s, out); return; }
-  size_t shown = st->detail ? s->nrow : (s->nrow < TEXT_ROWS ? s->nrow : TEXT_ROWS);
-  fprintf(out, "  %-20s %8s %6s %12s %10s %10s %10s  %-10s  %s\n", "op", "calls", "ranks", "bytes", "gpu_ms",
-          "exposed_ms", "host_ms", "slowest_ms", "site");
-  for (size_t i = 0; i < shown; i++) {
-    const struct ncs_csrow *r = &s->row[i];
-    char ex[32] = "-";
-    if (r->exp_gpu_ns) snprintf(ex, sizeof ex, "%.3f", r->exp_ns / 1e6);
-    fprintf(out, "  %-20s %8" PRIu64 " %6d %12" PRIu64 " %10.3f %10s %10.3f  %-10.3f  ",
-            r->mixed ? "(several)" : ncs_op_name(r->op) ? ncs_op_name(r->op) : "?", r->calls, r->ranks, r->bytes,
-            r->gpu_ns / 1e6, ex, r->host_ns / 1e6, r->slow.ns / 1e6);
-    ncs_text_escape(out, r->where, strlen(r->where));
-    fprintf(out, "\n  %20s slowest: rank %s, %s", "", rank_label(job, r->slow_file),
-            ncs_op_name(r->slow.op) ? ncs_op_name(r->slow.op) : "?");
-    if (r->slow.seq) fprintf(out, " #%" PRIu64, r->slow.seq);
-    if (r->slow_comm[0]) { fputs(" on ", out); ncs_text_escape(out, r->slow_comm, strlen(r->slow_comm)); }
-    fprintf(out, ", %.3f ms %s\n", r->slow.ns / 1e6, r->slow.gpu ? "on the GPU" : "on the host");
-    if (!st->detail) continue;
-    char fr[520];
-    for (int k = 0; ncs_callsites_frame(s, r, k, fr, sizeof fr) == 0; k++) {
-      fprintf(out, "  %20s   #%d ", "", k);
-      ncs_text_escape(out, fr, strlen(fr));
-      fputc('\n', out);
-    }
-  }
-  if (shown < s->nrow) fprintf(out, "  ... %zu more sites (--detail lists every site and its stack)\n", s->nrow - shown);
-  const struct ncs_csrow *top = &s->row[0];
-  if (top->exp_ns) {
-    fputs("  most exposed: ", out);
-    ncs_text_escape(out, top->where, strlen(top->where));
-    fprintf(out, ", %.3f ms of its %.3f ms on the GPU not hidden under compute (all ranks)\n", top->exp_ns / 1e6,
-            top->exp_gpu_ns / 1e6);
-  } else {
-    int any = 0;
-    for (size_t i = 0; i < s->nrow; i++) any |= s->row[i].exp_gpu_ns != 0;
-    if (!any) fprintf(out, "  exposed_ms: - (no kernel activity in the traces: what is hidden under compute is unknown)\n");
-  }
-  fprintf(out, "  (exposed_ms: each call's GPU time times its rank's exposed share of that operation and size\n"
-               "  from kernel activity, a model: docs/CLI.md \"Call sites\")\n");
-  if (!ncs_callsites_have_lines(s))
-    fprintf(out, "  (no source lines: libdw.so.1, elfutils, is not installed; functions come from symbol tables)\n");
-}
-
-static void c_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
-  struct cstate *st = state;
-  if (!st || !st->want) return;
-  const struct ncs_callsites *s = st->cs;
-  ncs_json_arr_begin(j, "callsites");
-  for (size_t i = 0; i < s->nrow; i++) {
-    const struct ncs_csrow *r = &s->row[i];
-    ncs_json_obj_begin(j, NULL);
-    ncs_json_str(j, "site", r->where);
-    ncs_json_str(j, "function", r->func[0] ? r->func : NULL);
-    ncs_json_str(j, "file", r->file[0] ? r->file : NULL);
-    if (r->line) ncs_json_int(j, "line", r->line); else ncs_json_null(j, "line");
-    ncs_json_str(j, "key", r->key);
-    ncs_json_str(j, "module_state", ncs_sym_state_name(r->state));
-    ncs_json_str(j, "op", r->mixed ? NULL : ncs_op_name(r->op));
-    ncs_json_uint(j, "calls", r->calls);
-    ncs_json_int(j, "ranks", r->ranks);
-    ncs_json_uint(j, "bytes", r->bytes);
-    ncs_json_num(j, "gpu_s", r->gpu_ns / 1e9);
-    if (r->exp_gpu_ns) ncs_json_num(j, "exposed_s", r->exp_ns / 1e9); else ncs_json_null(j, "exposed_s");
-    ncs_json_num(j, "exposed_of_gpu_s", r->exp_gpu_ns / 1e9);
-    ncs_json_uint(j, "gpu_timed_calls", r->gpu_calls);
-    ncs_json_num(j, "host_s", r->host_ns / 1e9);
-    ncs_json_obj_begin(j, "slowest");
-    ncs_json_str(j, "rank", rank_label(job, r->slow_file));
-    ncs_json_str(j, "op", ncs_op_name(r->slow.op));
-    ncs_json_uint(j, "seq", r->slow.seq);
-    ncs_json_str(j, "comm", r->slow_comm[0] ? r->slow_comm : NULL);
-    char id[24];
-    snprintf(id, sizeof id, "%016" PRIx64, r->slow_comm_id);
-    ncs_json_str(j, "comm_id", r->slow_comm_id ? id : NULL);
-    ncs_json_num(j, "time_s", r->slow.ns / 1e9);
-    ncs_json_str(j, "clock", r->slow.gpu ? "gpu" : "host");
-    ncs_json_obj_end(j);
-    ncs_json_arr_begin(j, "stack");
-    char fr[520];
-    for (int k = 0; ncs_callsites_frame(s, r, k, fr, sizeof fr) == 0; k++)
-      ncs_json_str(j, NULL, fr);
-    ncs_json_arr_end(j);
-    ncs_json_obj_end(j);
-  }
-  ncs_json_arr_end(j);
-  if (!s->nrow) ncs_json_str(j, "callsites_missing", ncs_callsites_missing(s));
+static const void *c_result(void *state) {
+  const struct cstate *s = state;
+  return s && s->want ? &s->res : NULL;
 }
 
 static void c_destroy(void *state) {
@@ -550,7 +460,6 @@ const struct ncs_analysis ncs_analysis_callsites = {
   .visitor = c_visitor,
   .file_done = c_file_done,
   .finish = c_finish,
-  .print_text = c_text,
-  .print_json = c_json,
+  .result = c_result,
   .destroy = c_destroy,
 };

@@ -38,6 +38,7 @@ struct ncs_csrow {
   int slow_file;
   char slow_comm[200];            /* that call's communicator, named (commnames.h), "" none */
   uint64_t slow_comm_id;
+  int nstack; char **stack;       /* its stack, innermost first, each frame named */
 };
 
 struct ncs_callsites;
@@ -48,8 +49,6 @@ void ncs_callsites_file_done(struct ncs_callsites *cs, int file, const struct nc
 void ncs_callsites_finish(struct ncs_callsites *cs);
 /* The rows after finish, most exposed first: their count, *rows pointing at them. */
 size_t ncs_callsites_rows(const struct ncs_callsites *cs, const struct ncs_csrow **rows);
-/* Frame k of row r's stack (innermost first), named, into buf: 0, or -1 past the last. */
-int ncs_callsites_frame(const struct ncs_callsites *cs, const struct ncs_csrow *r, int k, char *buf, size_t n);
 /* Why there is no row: "NCCLSCOPE_CALLSITE_DEPTH=0" when every file said so, else "not recorded". */
 const char *ncs_callsites_missing(const struct ncs_callsites *cs);
 /* 1 when source lines could be read (libdw is installed). */
@@ -58,6 +57,14 @@ int ncs_callsites_have_lines(const struct ncs_callsites *cs);
 uint64_t ncs_callsites_without(const struct ncs_callsites *cs);
 /* The most exposed site (rows[0] when its exposed time is known and above 0), else NULL. */
 const struct ncs_csrow *ncs_callsites_most_exposed(const struct ncs_callsites *cs);
+
+/* What report's `callsites` analysis (report --callsites) returns, after its finish(); valid
+ * until its destroy(); NULL without --callsites. render/callsites_render.h prints it. */
+struct ncs_callsites_result {
+  size_t nrow; const struct ncs_csrow *row; /* ncs_callsites_rows */
+  const char *missing;                     /* why there is no row: ncs_callsites_missing */
+  int have_lines;                          /* ncs_callsites_have_lines */
+};
 
 /* The doctor's comm-bound verdict names the most exposed call site, with its figure, as its
  * second evidence line (docs/DOCTOR.md "comm-bound"); nothing when there is no such verdict or
