@@ -35,8 +35,9 @@
  * ROW_CAP each: past it a call is counted, `over_cap`, and not timed), a table of PEND calls
  * awaiting their GPU_TIME (a call pushed out of it keeps its host time), its captured calls (24
  * bytes each) and, at file_done, their replays' times; per job:
- * its rows x at most JOB_CAP samples each. Option --sizes all|OP prints the table (text); the
- * JSON always has it (top-level "sizes", docs/JSON.md). */
+ * its rows x at most JOB_CAP samples each. The table is its result (analysis/sizes.h);
+ * render/sizes_render.c prints it: option --sizes all|OP the text table; the JSON always has it
+ * (top-level "sizes", docs/JSON.md). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 #include <strings.h>
 
 #include "analysis/analysis.h"
+#include "analysis/sizes.h"
 #include "io/grow.h"
 #include "model/replay.h"
 #include "model/rules.h"
@@ -62,11 +64,10 @@
                                  file_done, a replayed call's sample */
 #define IS_PH(v) (((v) >> 62) == 1)
 
-enum { PL_UNKNOWN, PL_OUT, PL_IN };
-#define OP_SENDRECV NCS_OP_LIMIT /* a row's op: one Send and one Recv of a group (below) */
+enum { PL_UNKNOWN = NCS_PLACE_UNKNOWN, PL_OUT = NCS_PLACE_OUT, PL_IN = NCS_PLACE_IN };
+#define OP_SENDRECV NCS_SIZES_SENDRECV /* a row's op: one Send and one Recv of a group (below) */
 #define P2P_COMM (1u << 31)      /* a communicator's SendRecv calls: their own runs and first call */
 #define NO_AT UINT32_MAX         /* a group member with no sample (its communicator's first) */
-static const char *const place_name[] = {"unknown", "out-of-place", "in-place"};
 
 struct key { uint64_t count; uint32_t op, dtype, redop, place; int nranks; };
 
@@ -128,6 +129,7 @@ struct sstate {
   const struct ncs_job *job;
   const char *want;         /* --sizes: NULL, "all" or an op name */
   int bad;
+  struct ncs_sizes_result res; /* finish: the rows below, as data */
 };
 
 static const char *op_name(uint32_t op) { return op == OP_SENDRECV ? "SendRecv" : ncs_op_name(op); }
@@ -557,97 +559,28 @@ static void s_finish(void *state, const struct ncs_job *job) {
     r->p50_ns = kth(r->v, k99 < r->used ? k99 : r->used, k50); /* v[0..k99) holds the smallest k99 */
   }
   if (s->nrow) qsort(s->row, s->nrow, sizeof *s->row, cmp_row);
-  (void)job;
-}
-
-static int shown(const struct sstate *s, const struct jrow *r) {
-  return !s->want || !strcmp(s->want, "all") || !strcasecmp(op_name(r->k.op), s->want);
-}
-/* algbw (GB/s, 1e9 bytes) from the median; 0 when there is none */
-static double algbw(const struct jrow *r) { return r->p50_ns > 0 ? r->S / r->p50_ns : 0; }
-
-static void s_text(void *state, FILE *out, const struct ncs_job *job) {
-  struct sstate *s = state;
-  if (!s || !s->nrow) return;
-  if (!s->want) {
-    fprintf(out, "\nPer-size table: %zu rows (op, size, in-place / out-of-place; warm-up and first calls apart): "
-                 "--sizes all prints it\n", s->nrow);
-    return;
-  }
-  fprintf(out, "\nPer size: timed calls, warm-up and each communicator's first call apart; time per call, "
-               "busbw from the median (docs/METRICS.md)\n");
-  fprintf(out, "  %-13s %5s %-8s %-5s %-12s %12s %6s %5s %5s %10s %10s %10s %9s %9s %s\n", "op", "ranks", "type",
-          "redop", "placement", "size(B)", "timed", "warm", "first", "mean_us", "median_us", "p99_us", "algbw",
-          "busbw", "timing");
+  s->res = (struct ncs_sizes_result){.want = s->want, .grouped = s->grouped, .captured = s->captured, .replays = s->replays};
+  struct ncs_sizes_row *out = s->nrow ? calloc(s->nrow, sizeof *out) : NULL;
+  if (!out) return; /* no room for the table: it has no row */
   for (size_t i = 0; i < s->nrow; i++) {
     const struct jrow *r = &s->row[i];
-    if (!shown(s, r)) continue;
-    fprintf(out, "  %-13s %5d %-8s %-5s %-12s %12.0f %6llu %5llu %5llu", op_name(r->k.op), r->k.nranks,
-            ncs_rule_dtype_name(r->k.dtype), r->k.op == OP_SENDRECV ? "-" : ncs_rule_redop_name(r->k.redop), place_name[r->k.place], r->S,
-            (unsigned long long)r->used, (unsigned long long)r->warm, (unsigned long long)r->first);
-    if (r->used)
-      fprintf(out, " %10.2f %10.2f %10.2f %9.2f %9.2f %s", r->mean_ns / 1e3, r->p50_ns / 1e3, r->p99_ns / 1e3,
-              algbw(r), algbw(r) * r->fac, r->gpu ? "gpu" : "host");
-    else
-      fprintf(out, " %10s %10s %10s %9s %9s -", "-", "-", "-", "-", "-");
-    if (r->replayed) fprintf(out, " (%llu of them graph replays)", (unsigned long long)r->replayed);
-    if (r->host_only) fprintf(out, " (%llu host-timed left out)", (unsigned long long)r->host_only);
-    if (r->over) fprintf(out, " (%llu past the sample cap)", (unsigned long long)r->over);
-    fputc('\n', out);
+    double algbw = r->p50_ns > 0 ? r->S / r->p50_ns : 0; /* GB/s (1e9 bytes) from the median */
+    out[i] = (struct ncs_sizes_row){.op = r->k.op, .op_name = op_name(r->k.op), .nranks = r->k.nranks,
+                                    .dtype = r->k.dtype, .redop = r->k.redop, .place = (enum ncs_sizes_place)r->k.place,
+                                    .count = r->k.count, .bytes = r->S, .busbw_factor = r->fac, .timed = r->used,
+                                    .replayed = r->replayed, .warmup = r->warm, .first = r->first,
+                                    .host_only = r->host_only, .over_cap = r->over, .gpu = r->gpu,
+                                    .mean_ns = r->mean_ns, .median_ns = r->p50_ns, .p99_ns = r->p99_ns,
+                                    .algbw_gbps = algbw, .busbw_gbps = algbw * r->fac};
   }
-  if (s->grouped)
-    fprintf(out, "  not timed: %llu calls inside groups of different calls or without a GPU time\n", (unsigned long long)s->grouped);
-  if (s->captured)
-    fprintf(out, "  captured into CUDA graphs: %llu calls, counted as their %llu replays (each timed on its kernel)%s\n",
-            (unsigned long long)s->captured, (unsigned long long)s->replays,
-            s->replays ? "" : "; no replay found (kernel activity off, or host timing: report's graph replays line says why)");
+  s->res.rows = out;
+  s->res.nrows = s->nrow;
   (void)job;
 }
 
-static void s_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
-  struct sstate *s = state;
-  if (!s) return;
-  ncs_json_obj_begin(j, "sizes");
-  ncs_json_uint(j, "grouped_calls", s->grouped);
-  ncs_json_uint(j, "captured_calls", s->captured);
-  ncs_json_uint(j, "replayed_calls", s->replays);
-  ncs_json_arr_begin(j, "rows");
-  for (size_t i = 0; i < s->nrow; i++) {
-    const struct jrow *r = &s->row[i];
-    ncs_json_obj_begin(j, NULL);
-    ncs_json_str(j, "op", op_name(r->k.op));
-    ncs_json_int(j, "nranks", r->k.nranks);
-    ncs_json_str(j, "datatype", ncs_rule_dtype_name(r->k.dtype));
-    ncs_json_str(j, "redop", r->k.op == OP_SENDRECV ? NULL : ncs_rule_redop_name(r->k.redop));
-    ncs_json_str(j, "placement", place_name[r->k.place]);
-    ncs_json_uint(j, "count", r->k.count);
-    ncs_json_num(j, "bytes", r->S);
-    ncs_json_uint(j, "timed", r->used);
-    ncs_json_uint(j, "replayed", r->replayed);
-    ncs_json_uint(j, "warmup", r->warm);
-    ncs_json_uint(j, "first", r->first);
-    ncs_json_uint(j, "host_only", r->host_only);
-    ncs_json_uint(j, "over_cap", r->over);
-    ncs_json_str(j, "timing", !r->used ? NULL : r->gpu ? "gpu" : "host");
-    if (r->used) {
-      ncs_json_num(j, "mean_us", r->mean_ns / 1e3);
-      ncs_json_num(j, "median_us", r->p50_ns / 1e3);
-      ncs_json_num(j, "p99_us", r->p99_ns / 1e3);
-      ncs_json_num(j, "algbw_gbps", algbw(r));
-      ncs_json_num(j, "busbw_gbps", algbw(r) * r->fac);
-    } else {
-      ncs_json_null(j, "mean_us");
-      ncs_json_null(j, "median_us");
-      ncs_json_null(j, "p99_us");
-      ncs_json_null(j, "algbw_gbps");
-      ncs_json_null(j, "busbw_gbps");
-    }
-    ncs_json_num(j, "busbw_factor", r->fac);
-    ncs_json_obj_end(j);
-  }
-  ncs_json_arr_end(j);
-  ncs_json_obj_end(j);
-  (void)job;
+static const void *s_result(void *state) {
+  const struct sstate *s = state;
+  return s ? &s->res : NULL;
 }
 
 static int s_bad_options(void *state) { return state && ((const struct sstate *)state)->bad; }
@@ -665,6 +598,7 @@ static void s_destroy(void *state) {
   }
   for (size_t i = 0; i < s->nrow; i++) free(s->row[i].v);
   free(s->row);
+  free((void *)s->res.rows);
   free(s->file);
   pthread_mutex_destroy(&s->mu);
   free(s);
@@ -682,7 +616,6 @@ const struct ncs_analysis ncs_analysis_sizes = {
   .visitor = s_visitor,
   .file_done = s_file_done,
   .finish = s_finish,
-  .print_text = s_text,
-  .print_json = s_json,
+  .result = s_result,
   .destroy = s_destroy,
 };

@@ -6,6 +6,7 @@
 #include "render/callsites_render.h"
 #include "render/metrics_render.h"
 #include "render/profile_render.h"
+#include "render/sizes_render.h"
 #include "render/transport_render.h"
 #include "render/window_render.h"
 
@@ -45,6 +46,9 @@ static void window_json(const void *r, struct ncs_json *j, const struct ncs_job 
 static void callsites_text(const void *r, FILE *out, const struct ncs_job *job) { ncs_callsites_print_text(r, out, job); }
 static void callsites_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_callsites_print_json(r, j, job); }
 
+static void sizes_text(const void *r, FILE *out, const struct ncs_job *job) { ncs_sizes_print_text(r, out); }
+static void sizes_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_sizes_print_json(r, j); }
+
 static const struct result_renderer {
   const struct ncs_analysis *a;
   void (*text)(const void *result, FILE *out, const struct ncs_job *job);
@@ -55,6 +59,7 @@ static const struct result_renderer {
   {&ncs_analysis_metrics, metrics_text, NULL, metrics_rank_json, metrics_op_json},
   {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json, NULL},
   {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json, NULL},
+  {&ncs_analysis_sizes, sizes_text, sizes_json, NULL, NULL},
   {&ncs_analysis_callsites, callsites_text, callsites_json, NULL, NULL},
   {&ncs_analysis_window, window_text, window_json, NULL, NULL},
 };
