@@ -1,6 +1,6 @@
 /* whatif.h — what each problem costs in step time and what fixing it would give, as data
  * (docs/METRICS.md, "What fixing it would give"): the `what_if` analysis of `report` fills it,
- * its renderers print it.
+ * render/whatif_render.h prints it.
  *
  * Contract: one result per report run, valid until the analysis is destroyed; every time in
  * seconds per step on the GPU's clock. */
@@ -43,6 +43,7 @@ struct ncs_whatif {
   struct ncs_whatif_item it[NCS_WHATIF_MAX]; /* findings by saved time, descending; then the
                                                  user's what-if */
   struct ncs_whatif_split split;  /* valid with `have` */
+  double min_share;       /* a finding is listed when fixing it saves this share of the step */
 };
 /* The result held by a what-if analysis' state (ncs_analysis_whatif.create's; NULL: NULL). */
 const struct ncs_whatif *ncs_whatif_result(const void *state);

@@ -8,6 +8,7 @@
 #include "render/profile_render.h"
 #include "render/sizes_render.h"
 #include "render/transport_render.h"
+#include "render/whatif_render.h"
 #include "render/window_render.h"
 
 static void transport_text(const void *r, FILE *out, const struct ncs_job *job) {
@@ -49,6 +50,9 @@ static void callsites_json(const void *r, struct ncs_json *j, const struct ncs_j
 static void sizes_text(const void *r, FILE *out, const struct ncs_job *job) { ncs_sizes_print_text(r, out); }
 static void sizes_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_sizes_print_json(r, j); }
 
+static void whatif_text(const void *r, FILE *out, const struct ncs_job *job) { ncs_whatif_print_text(r, out, job->detail); }
+static void whatif_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_whatif_print_json(r, j); }
+
 static const struct result_renderer {
   const struct ncs_analysis *a;
   void (*text)(const void *result, FILE *out, const struct ncs_job *job);
@@ -60,6 +64,7 @@ static const struct result_renderer {
   {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json, NULL},
   {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json, NULL},
   {&ncs_analysis_sizes, sizes_text, sizes_json, NULL, NULL},
+  {&ncs_analysis_whatif, whatif_text, whatif_json, NULL, NULL},
   {&ncs_analysis_callsites, callsites_text, callsites_json, NULL, NULL},
   {&ncs_analysis_window, window_text, window_json, NULL, NULL},
 };
