@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/commnames.h"
 #include "ncclscope/ops.h"
 
 struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
@@ -98,8 +97,6 @@ struct file {
 
 struct ncs_strag {
   int nfiles;
-  const struct ncs_commnames *names; /* how communicators are named in print, NULL by id */
-  int names_id;
   struct file *files;
   pthread_mutex_t mu;       /* the communicator list, the mismatch list and the totals */
   struct comm *comms;
@@ -122,6 +119,8 @@ struct ncs_strag {
   struct missing { uint64_t comm_id, seq; uint32_t entered; int nranks; int ranks[16]; int nmissing; } miss[MAX_LIST];
   int nmiss;
   int finished;             /* ncs_strag_finish ran: a second call does nothing */
+  struct ncs_strag_result pub; /* publish(): the result, as data */
+  struct ncs_strag_skipped *skipped; /* its communicators not lined up */
 };
 
 struct ncs_strag *ncs_strag_new(int nfiles) {
@@ -149,6 +148,7 @@ void ncs_strag_free(struct ncs_strag *s) {
   for (int i = 0; i < s->nfiles; i++) { free(s->files[i].host); free(s->files[i].local); }
   free(s->files);
   free(s->res);
+  free(s->skipped);
   for (int i = 0; i < s->nhosts; i++) free(s->hosts[i]);
   pthread_mutex_destroy(&s->mu);
   free(s);
@@ -547,6 +547,7 @@ static void drop_mismatches(struct ncs_strag *s, const struct comm *c) {
   s->nmm -= c->nmm;
 }
 
+static void publish(struct ncs_strag *s);
 void ncs_strag_finish(struct ncs_strag *s) {
   if (!s || s->finished) return;
   s->finished = 1;
@@ -554,7 +555,7 @@ void ncs_strag_finish(struct ncs_strag *s) {
   struct ncs_strag_rank *res = NULL;
   long double *late = NULL;
   if (rows_build(s, &w, &res) != 0 || !(late = calloc((size_t)w.n + 1, sizeof *late))) {
-    free(w.prim); free(w.row0); free(w.nrow); free(res); free(late); s->oom++; return;
+    free(w.prim); free(w.row0); free(w.nrow); free(res); free(late); s->oom++; publish(s); return;
   }
   for (struct comm *c = s->comms; c; c = c->next) {
     c->partial = c->nreg < c->nranks; /* some rank has no trace among the files given */
@@ -637,6 +638,7 @@ void ncs_strag_finish(struct ncs_strag *s) {
   free(s->res);
   s->res = res;
   s->nres = w.n;
+  publish(s);
 }
 
 int ncs_strag_ranks(const struct ncs_strag *s, const struct ncs_strag_rank **out) {
@@ -660,173 +662,37 @@ int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offse
   return n;
 }
 
-static const char *opname(uint32_t op) { const char *n = ncs_op_name(op); return n ? n : "?"; }
-
-void ncs_strag_set_names(struct ncs_strag *s, const struct ncs_commnames *cn, int with_id) {
-  if (s) { s->names = cn; s->names_id = with_id; }
-}
-
-/* communicator id as the text names it (ncs_strag_set_names), escaped */
-static void comm_text(const struct ncs_strag *s, FILE *f, uint64_t id) {
-  char b[240];
-  ncs_commnames_text(s->names, id, s->names_id, b, sizeof b);
-  ncs_text_escape(f, b, strlen(b));
-}
-static void comm_json(const struct ncs_strag *s, struct ncs_json *j, uint64_t id) {
-  if (!s->names) return;
-  char b[240];
-  ncs_json_str(j, "comm", ncs_commnames_label(s->names, id, b, sizeof b));
-}
-
-void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists) {
-  fprintf(f, "Who is slow (collectives lined up by communicator and sequence number)\n");
-  int ncomm = 0;
-  for (const struct comm *c = s->comms; c; c = c->next) ncomm++;
-  fprintf(f, "  %llu collectives on %d communicator(s) complete", (unsigned long long)s->skew_n, ncomm);
-  if (s->incomplete && (!lists || (uint64_t)s->nmiss < s->incomplete)) /* the ones no MISSING line lists */
-    fprintf(f, ", %llu entered by only some ranks", (unsigned long long)s->incomplete);
-  fprintf(f, "; arrival skew mean %.1f us, max %.1f us", ncs_strag_skew_mean_us(s), ncs_strag_skew_max_us(s));
-  if (s->skew_n) {
-    fputs(" (comm ", f);
-    comm_text(s, f, s->skew_max_comm);
-    fprintf(f, " seq %llu)", (unsigned long long)s->skew_max_seq);
-  }
-  fprintf(f, "\n");
-  if (s->skew_n && s->nres) {
-    fprintf(f, "  %5s  %-20s %9s %7s %14s %12s\n", "rank", "host", "last", "last%", "wait caused s", "mean late us");
-    for (int i = 0; i < s->nres && i < top; i++) {
-      const struct ncs_strag_rank *r = &s->res[i];
-      fprintf(f, "  %5d  ", r->rank);
-      size_t hl = strlen(r->host);
-      ncs_text_escape(f, r->host, hl > 20 ? 20 : hl);
-      fprintf(f, "%*s %9llu %6.1f%% %14.6f %12.1f\n", (int)(21 - (hl > 20 ? 20 : hl)), "",
-              (unsigned long long)r->last_count, r->arrivals ? 100.0 * (double)r->last_count / (double)r->arrivals : 0.0,
-              r->wait_caused_s, r->mean_late_us);
-    }
-  }
-  for (uint64_t i = 0; lists && i < s->nmm && i < MAX_LIST; i++) {
-    const struct mismatch *m = &s->mm[i];
-    fputs("  MISMATCH comm ", f);
-    comm_text(s, f, m->comm_id);
-    fprintf(f, " seq %llu: ", (unsigned long long)m->seq);
-    if (m->rank >= 0) fprintf(f, "rank %d", m->rank); else fprintf(f, "%u rank(s)", m->nodd);
-    fprintf(f, " called %s count %llu dtype %u, the others %s count %llu dtype %u\n", opname(m->got.op),
-            (unsigned long long)m->got.count, m->got.dtype, opname(m->want.op), (unsigned long long)m->want.count, m->want.dtype);
-  }
-  if (lists && s->nmm > MAX_LIST) fprintf(f, "  ... %llu mismatches in all\n", (unsigned long long)s->nmm);
-  for (int i = 0; lists && i < s->nmiss; i++) {
-    const struct missing *m = &s->miss[i];
-    fputs("  MISSING comm ", f);
-    comm_text(s, f, m->comm_id);
-    fprintf(f, " seq %llu: %u of %d ranks entered; never entered:", (unsigned long long)m->seq, m->entered, m->nranks);
-    for (int k = 0; k < m->nmissing && k < 16; k++) fprintf(f, " %d", m->ranks[k]);
-    if (m->nmissing > 16) fprintf(f, " ... (%d)", m->nmissing);
-    fprintf(f, "  (a hang looks like this)\n");
-  }
-  if (s->noffsets) {
-    double worst = 0;
-    for (int i = 0; i < s->noffsets; i++) if (fabs(s->offsets[i].offset_us) > worst) worst = fabs(s->offsets[i].offset_us);
-    fprintf(f, "  clock check (GPU ends of sampled collectives): hosts disagree by up to %.1f us after alignment;"
-               " cross-host lateness below that is clock error\n", worst);
-  }
-  for (const struct comm *c = s->comms; c; c = c->next)
-    if (c->partial) {
-      fputs("  communicator ", f);
-      comm_text(s, f, c->comm_id);
-      fprintf(f, " has %d ranks but only %d of them are in the %d trace file(s) given:"
-                 " its collectives are not lined up\n", c->nranks, c->nreg, s->nfiles);
-    } else if (c->dup_rank >= 0) {
-      fputs("  communicator ", f);
-      comm_text(s, f, c->comm_id);
-      fprintf(f, ": rank %d is claimed by more than one trace file (a copy, or a cut"
-                 " trace beside the whole one?): its collectives are not lined up\n", c->dup_rank);
-    }
-  if (s->evicted)
-    fprintf(f, "  %llu open collective(s) given up: ranks were read more than %u collectives apart\n",
-            (unsigned long long)s->evicted, WINDOW_MAX);
-  if (s->oom) fprintf(f, "  warning: out of memory %llu time(s): figures incomplete\n", (unsigned long long)s->oom);
-}
-
-static void json_sig(struct ncs_json *j, const char *key, const struct sig *g) {
-  ncs_json_obj_begin(j, key);
-  ncs_json_str(j, "op", opname(g->op));
-  ncs_json_uint(j, "count", g->count);
-  ncs_json_uint(j, "datatype", g->dtype);
-  ncs_json_int(j, "root", g->root);
-  ncs_json_obj_end(j);
-}
-
-void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j) {
-  char id[24];
-  ncs_json_arr_begin(j, "stragglers");
-  for (int i = 0; i < s->nres; i++) {
-    const struct ncs_strag_rank *r = &s->res[i];
-    ncs_json_obj_begin(j, NULL);
-    ncs_json_int(j, "rank", r->rank);
-    ncs_json_str(j, "host", r->host);
-    ncs_json_uint(j, "pid", r->pid);
-    ncs_json_uint(j, "last_count", r->last_count);
-    ncs_json_num(j, "wait_caused_s", r->wait_caused_s);
-    ncs_json_uint(j, "collectives", r->arrivals);
-    ncs_json_num(j, "last_share", r->arrivals ? (double)r->last_count / (double)r->arrivals : 0);
-    ncs_json_num(j, "mean_late_us", r->mean_late_us);
-    ncs_json_obj_end(j);
-  }
-  ncs_json_arr_end(j);
-  ncs_json_obj_begin(j, "collectives");
-  ncs_json_uint(j, "complete", s->skew_n);
-  ncs_json_uint(j, "incomplete", s->incomplete);
-  ncs_json_num(j, "skew_mean_us", ncs_strag_skew_mean_us(s));
-  ncs_json_num(j, "skew_max_us", ncs_strag_skew_max_us(s));
-  if (s->skew_n) {
-    snprintf(id, sizeof id, "%016llx", (unsigned long long)s->skew_max_comm);
-    ncs_json_str(j, "skew_max_comm", id);
-    ncs_json_uint(j, "skew_max_seq", s->skew_max_seq);
-  }
-  ncs_json_uint(j, "peak_open", s->peak_open);
-  ncs_json_uint(j, "given_up", s->evicted);
-  ncs_json_int(j, "communicators_partly_traced", s->npartial);
-  if (s->ndup) ncs_json_int(j, "communicators_rank_claimed_twice", s->ndup);
-  ncs_json_obj_end(j);
-  ncs_json_arr_begin(j, "clock_check");
-  for (int i = 0; i < s->noffsets; i++) {
-    ncs_json_obj_begin(j, NULL);
-    ncs_json_str(j, "host", s->offsets[i].host);
-    ncs_json_num(j, "offset_us", s->offsets[i].offset_us);
-    ncs_json_int(j, "samples", s->offsets[i].samples);
-    ncs_json_obj_end(j);
-  }
-  ncs_json_arr_end(j);
-  ncs_json_arr_begin(j, "mismatches");
+/* The result (straggler.h), from the engine's figures: at the end of finish, also a failed one. */
+static void publish(struct ncs_strag *s) {
+  struct ncs_strag_result *r = &s->pub;
+  free(s->skipped);
+  s->skipped = NULL;
+  *r = (struct ncs_strag_result){.nfiles = s->nfiles, .nranks = s->nres, .rank = s->res, .complete = s->skew_n,
+                                 .incomplete = s->incomplete, .skew_mean_us = ncs_strag_skew_mean_us(s),
+                                 .skew_max_us = ncs_strag_skew_max_us(s), .skew_max_comm = s->skew_max_comm,
+                                 .skew_max_seq = s->skew_max_seq, .peak_open = s->peak_open, .given_up = s->evicted,
+                                 .window_max = WINDOW_MAX, .oom = s->oom, .partial = s->npartial,
+                                 .claimed_twice = s->ndup, .mismatches = s->nmm, .noffsets = s->noffsets,
+                                 .offset = s->offsets};
+  int nskip = 0;
+  for (const struct comm *c = s->comms; c; c = c->next) { r->ncomms++; nskip += c->partial || c->dup_rank >= 0; }
+  struct ncs_strag_skipped *k = nskip ? calloc((size_t)nskip, sizeof *k) : NULL;
+  if (nskip && !k) s->oom++, r->oom = s->oom; /* the list is left out, said as a failed allocation */
+  for (const struct comm *c = s->comms; c && k; c = c->next)
+    if (c->partial || c->dup_rank >= 0)
+      k[r->nskipped++] = (struct ncs_strag_skipped){c->comm_id, c->nranks, c->nreg, c->partial ? -1 : c->dup_rank};
+  r->skipped = s->skipped = k;
   for (uint64_t i = 0; i < s->nmm && i < MAX_LIST; i++) {
     const struct mismatch *m = &s->mm[i];
-    ncs_json_obj_begin(j, NULL);
-    snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
-    ncs_json_str(j, "comm_id", id);
-    comm_json(s, j, m->comm_id);
-    ncs_json_uint(j, "seq", m->seq);
-    if (m->rank >= 0) ncs_json_int(j, "rank", m->rank); else ncs_json_null(j, "rank");
-    ncs_json_uint(j, "ranks_odd", m->nodd);
-    json_sig(j, "got", &m->got);
-    json_sig(j, "others", &m->want);
-    ncs_json_obj_end(j);
+    r->mismatch[r->nmismatch++] = (struct ncs_strag_mismatch){
+        m->comm_id, m->seq, m->rank, m->nodd, {m->got.op, m->got.dtype, m->got.count, m->got.root},
+        {m->want.op, m->want.dtype, m->want.count, m->want.root}};
   }
-  ncs_json_arr_end(j);
-  ncs_json_arr_begin(j, "missing");
   for (int i = 0; i < s->nmiss; i++) {
     const struct missing *m = &s->miss[i];
-    ncs_json_obj_begin(j, NULL);
-    snprintf(id, sizeof id, "%016llx", (unsigned long long)m->comm_id);
-    ncs_json_str(j, "comm_id", id);
-    comm_json(s, j, m->comm_id);
-    ncs_json_uint(j, "seq", m->seq);
-    ncs_json_uint(j, "entered", m->entered);
-    ncs_json_int(j, "nranks", m->nranks);
-    ncs_json_arr_begin(j, "never_entered");
-    for (int k = 0; k < m->nmissing && k < 16; k++) ncs_json_int(j, NULL, m->ranks[k]);
-    ncs_json_arr_end(j);
-    ncs_json_int(j, "never_entered_count", m->nmissing);
-    ncs_json_obj_end(j);
+    struct ncs_strag_missing *o = &r->missing[r->nmissing++];
+    *o = (struct ncs_strag_missing){m->comm_id, m->seq, m->entered, m->nranks, m->nmissing, {0}};
+    memcpy(o->rank, m->ranks, sizeof o->rank);
   }
-  ncs_json_arr_end(j);
 }
+const struct ncs_strag_result *ncs_strag_result(const struct ncs_strag *s) { return s ? &s->pub : NULL; }

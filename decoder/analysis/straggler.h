@@ -84,15 +84,36 @@ int ncs_strag_claimed_twice(const struct ncs_strag *s); /* communicators a rank 
  * hosts, 0 when fewer than two hosts shared sampled collectives. */
 struct ncs_strag_host_offset { const char *host; double offset_us; int samples; };
 int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offset *out, int max);
-/* Text "Who is slow" section (trace strings escaped) and JSON members "stragglers",
- * "collectives", "mismatches" and "missing", written into the current JSON object. */
-/* top: rows of the table; lists 0: the MISMATCH and MISSING lines left out (the caller's verdicts
- * name them already) */
-void ncs_strag_print_text(const struct ncs_strag *s, FILE *f, int top, int lists);
-/* How the text and JSON name communicators (model/commnames.h, finished; it must outlive the
- * printing): by the job's name or ranks and parent, with the id too when with_id (--detail);
- * JSON gains "comm" beside "comm_id". Not set: by id, as before. */
-struct ncs_commnames;
-void ncs_strag_set_names(struct ncs_strag *s, const struct ncs_commnames *cn, int with_id);
-void ncs_strag_print_json(const struct ncs_strag *s, struct ncs_json *j);
+/* Everything the engine found, as data (after ncs_strag_finish; valid until ncs_strag_free):
+ * render/straggler_render.h prints it as report's "Who is slow" section and JSON. */
+#define NCS_STRAG_LIST 32  /* mismatches and hang points listed (more are counted) */
+struct ncs_strag_sig { uint32_t op, dtype; uint64_t count; int32_t root; };
+/* A collective whose ranks did not all call the same thing: `rank` (-1: `odd` ranks) called
+ * `got`, the others `want`. */
+struct ncs_strag_mismatch { uint64_t comm_id, seq; int rank; uint32_t odd; struct ncs_strag_sig got, want; };
+/* Per communicator, the first collective some ranks never entered (a hang looks like this):
+ * `entered` of `nranks` did; `never` ranks did not, the first 16 of them in `rank`. */
+struct ncs_strag_missing { uint64_t comm_id, seq; uint32_t entered; int nranks, never; int rank[16]; };
+/* A communicator not lined up: some of its ranks have no trace among the files given
+ * (traced < nranks), or two files claim its rank `claimed_twice` (else -1). */
+struct ncs_strag_skipped { uint64_t comm_id; int nranks, traced, claimed_twice; };
+struct ncs_strag_result {
+  int nfiles, ncomms;                 /* files fed; communicators seen */
+  int nranks; const struct ncs_strag_rank *rank; /* ncs_strag_ranks: worst first */
+  uint64_t complete, incomplete;      /* collectives every rank / some ranks entered */
+  double skew_mean_us, skew_max_us;   /* arrival skew over the complete ones */
+  uint64_t skew_max_comm, skew_max_seq; /* where the largest was (when complete) */
+  size_t peak_open;                   /* most open collectives at once */
+  uint64_t given_up;                  /* open collectives pushed out of a full window */
+  uint32_t window_max;                /* that window, in collectives */
+  uint64_t oom;                       /* allocations that failed: figures incomplete */
+  int partial, claimed_twice;         /* communicators not lined up, by reason */
+  uint64_t mismatches;                /* in all; the first NCS_STRAG_LIST listed */
+  int nmismatch; struct ncs_strag_mismatch mismatch[NCS_STRAG_LIST];
+  int nmissing; struct ncs_strag_missing missing[NCS_STRAG_LIST];
+  int noffsets; const struct ncs_strag_host_offset *offset; /* ncs_strag_clock_check */
+  int nskipped; const struct ncs_strag_skipped *skipped; /* communicators not lined up, in the
+                                                            engine's order */
+};
+const struct ncs_strag_result *ncs_strag_result(const struct ncs_strag *s);
 #endif

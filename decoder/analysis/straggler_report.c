@@ -1,6 +1,7 @@
 /* straggler_report.c — the "who is slow" analysis of `ncclscope report` (analysis.h): puts
  * each file's collective entries on the job clock (align.h) and lines them up across ranks
- * (straggler.h). Text: a short "Who is slow" section; JSON: top-level "stragglers" (worst
+ * (straggler.h); its result is the engine's (ncs_strag_result), printed by
+ * render/straggler_render.c: a short "Who is slow" section; JSON: top-level "stragglers" (worst
  * first), "collectives", "mismatches" and "missing". Files may be read in parallel: each has its
  * own aligner (made at its first record, freed when it is done) and hands its arrivals to the
  * engine in batches; the job clock's origin is the creation time of the first readable file.
@@ -180,20 +181,9 @@ static void sr_finish(void *state, const struct ncs_job *job) {
   if (job->headline) ncs_headline_add_stragglers(job->headline, s);
 }
 
-static void sr_text(void *state, FILE *f, const struct ncs_job *job) {
-  struct sr *s = state;
-  if (!s || (!ncs_strag_collectives(s->s) && !ncs_strag_incomplete(s->s) && !ncs_strag_partial(s->s) &&
-             !ncs_strag_claimed_twice(s->s))) return;
-  fputc('\n', f);
-  int listed = 0; /* the headline above names the mismatched and missing collectives */
-  const struct ncs_headline *h = job->headline;
-  for (int i = 0; h && i < h->nfirst; i++) listed |= h->first[i]->hang != NULL;
-  if (h && h->missing) listed = 1;
-  ncs_strag_print_text(s->s, f, job->detail ? 1 << 20 : job->n > 8 ? 3 : 5, job->detail || !listed || job->n <= 8);
-}
-static void sr_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
-  struct sr *s = state;
-  if (s) ncs_strag_print_json(s->s, j);
+static const void *sr_result(void *state) {
+  const struct sr *s = state;
+  return s ? ncs_strag_result(s->s) : NULL;
 }
 static void sr_destroy(void *state) {
   struct sr *s = state;
@@ -214,7 +204,6 @@ const struct ncs_analysis ncs_analysis_stragglers = {
   .visitor = sr_visitor,
   .file_done = sr_file_done,
   .finish = sr_finish,
-  .print_text = sr_text,
-  .print_json = sr_json,
+  .result = sr_result,
   .destroy = sr_destroy,
 };

@@ -843,7 +843,6 @@ int cmd_report(int argc, char **argv) {
   qsort_r(order, (size_t)nfiles, sizeof *order, cmp_rank, sums);
   ncs_commnames_finish(names);
   job.names = names;
-  if (strag) ncs_strag_set_names(strag, names, detail);
   for (int a = 0; a < NANALYSES; a++)
     if (analyses[a]->finish) analyses[a]->finish(state[a], &job);
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "render/html.h"
+#include "render/straggler_render.h"
 #include "render/window_render.h"
 #include "analysis/jobsum.h"
 #include "base/json.h"
@@ -464,7 +465,7 @@ static void sec_findings(FILE *f, const struct ncs_jobdata *J) {
   FILE *m = open_memstream(&txt, &len);
   int any = 0;
   if (m) {
-    ncs_strag_print_text(J->strag, m, 0, 1);
+    ncs_strag_print_text(ncs_strag_result(J->strag), m, 0, 1, NULL, 0);
     fclose(m);
     char *line = txt;
     while (line && *line) {

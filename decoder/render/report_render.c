@@ -3,10 +3,12 @@
  * (any may be NULL). */
 #include "render/report_render.h"
 
+#include "analysis/headline.h"
 #include "render/callsites_render.h"
 #include "render/metrics_render.h"
 #include "render/profile_render.h"
 #include "render/sizes_render.h"
+#include "render/straggler_render.h"
 #include "render/transport_render.h"
 #include "render/whatif_render.h"
 #include "render/window_render.h"
@@ -53,6 +55,21 @@ static void sizes_json(const void *r, struct ncs_json *j, const struct ncs_job *
 static void whatif_text(const void *r, FILE *out, const struct ncs_job *job) { ncs_whatif_print_text(r, out, job->detail); }
 static void whatif_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_whatif_print_json(r, j); }
 
+/* "Who is slow": when anything lined up or failed to; more rows with --detail or 8 ranks or fewer;
+ * the MISMATCH and MISSING lines only where the headline above does not name them already. */
+static void strag_text(const void *r, FILE *out, const struct ncs_job *job) {
+  const struct ncs_strag_result *s = r;
+  if (!s || (!s->complete && !s->incomplete && !s->partial && !s->claimed_twice)) return;
+  fputc('\n', out);
+  int listed = 0;
+  const struct ncs_headline *h = job->headline;
+  for (int i = 0; h && i < h->nfirst; i++) listed |= h->first[i]->hang != NULL;
+  if (h && h->missing) listed = 1;
+  ncs_strag_print_text(s, out, job->detail ? 1 << 20 : job->n > 8 ? 3 : 5, job->detail || !listed || job->n <= 8,
+                       job->names, job->detail);
+}
+static void strag_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_strag_print_json(r, j, job->names); }
+
 static const struct result_renderer {
   const struct ncs_analysis *a;
   void (*text)(const void *result, FILE *out, const struct ncs_job *job);
@@ -63,6 +80,7 @@ static const struct result_renderer {
   {&ncs_analysis_metrics, metrics_text, NULL, metrics_rank_json, metrics_op_json},
   {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json, NULL},
   {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json, NULL},
+  {&ncs_analysis_stragglers, strag_text, strag_json, NULL, NULL},
   {&ncs_analysis_sizes, sizes_text, sizes_json, NULL, NULL},
   {&ncs_analysis_whatif, whatif_text, whatif_json, NULL, NULL},
   {&ncs_analysis_callsites, callsites_text, callsites_json, NULL, NULL},
