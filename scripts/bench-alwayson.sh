@@ -5,6 +5,10 @@
 #   shim      the shim, defaults (unbounded trace)
 #   alwayson  the shim with NCCLSCOPE_KEEP=30m,2G and NCCLSCOPE_METRICS (rewritten every 100 ms,
 #             the setting's floor: the most the exporter can cost)
+#   nokact    alwayson with NCCLSCOPE_KERNELS=0 (part 1 only): GPU timing, no kernel activity
+#   nogpu     alwayson with NCCLSCOPE_GPU_TIMING=0 (part 1 only): no CUDA event, no kernel
+#             activity; nokact minus nogpu is what GPU timing costs, alwayson minus nokact
+#             what kernel activity costs (the double's CUPTI and the shim's KERNEL records)
 # 1. Step time of a DDP-shaped job (tests/jobs/ddp_job.c, 2 ranks, STEPS steps of BENCH_COMPUTE_US
 #    of compute, default 2000: the job's default, about 11 collectives a step, a step far shorter than
 #    a real model's, so the shim's share is at its largest; STEPS default 200, --measure), in two shapes: "sync", the host waits for each step before
@@ -24,6 +28,14 @@
 #    the GPU-timed path's cost depend on how far the simulated device lags): the calling
 #    thread's CPU per call (the hot path), the process's (the writer's work included), and the
 #    AllReduce calls the trace lost (the job's count minus the trace's whole-run count).
+# 3. The CUDA double's share (tests/jobs/event_cost, no shim): what the CUDA calls the shim makes
+#    around one timed NCCL call (cudaStreamIsCapturing, two cudaEventRecord, one cudaEventQuery)
+#    cost on the double by themselves, on the calling thread and in the process, per call; set
+#    beside what GPU timing adds per call in part 1's sync shape (nokact minus nogpu, host step
+#    time over the calls a rank makes a step, and CPU over every call): the rest is the shim's own
+#    (event pool, polling, GPU_TIME records); and what kernel activity adds (alwayson minus nokact). A real driver records an event in
+#    about 1-2 us; the double takes a lock, a getpid system call, an allocation and a wake-up of
+#    its stream thread for each.
 # Prints min / median / max per arm and each median against plain (part 1) or shim (part 2),
 # with the load average: on a shared machine the spread is the load's.
 set -u
@@ -34,12 +46,13 @@ ROUNDS=${2:-5}
 STEPS=${3:-200}
 CALLS=${4:-300000}
 COMPUTE_US=${BENCH_COMPUTE_US:-2000}
-SHIM=$BUILD/libncclscope.so JOB=$BUILD/tests/ddp_job RATE=$BUILD/tests/rate_job NCS=$BUILD/ncclscope
-for f in "$SHIM" "$JOB" "$RATE" "$NCS"; do [ -e "$f" ] || { echo "build first: make BUILD=$BUILD" >&2; exit 2; }; done
+SHIM=$BUILD/libncclscope.so JOB=$BUILD/tests/ddp_job RATE=$BUILD/tests/rate_job NCS=$BUILD/ncclscope EVC=$BUILD/tests/event_cost
+for f in "$SHIM" "$JOB" "$RATE" "$NCS" "$EVC"; do [ -e "$f" ] || { echo "build first: make BUILD=$BUILD" >&2; exit 2; }; done
 command -v jq >/dev/null || { echo "bench-alwayson: needs jq" >&2; exit 2; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-alwayson.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 ARMS="plain shim alwayson"
+ARMS1="$ARMS nokact nogpu"
 echo "always-on cost: $(uname -m), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS interleaved rounds"
 
 # the shim's environment for ARM in directory D (none for plain)
@@ -48,6 +61,8 @@ arm_env() {
     plain) echo "NCS_PLAIN=1" ;;
     shim) echo "NCCLSCOPE_DIR=$2/tr LD_PRELOAD=$SHIM" ;;
     alwayson) echo "NCCLSCOPE_DIR=$2/tr NCCLSCOPE_KEEP=30m,2G NCCLSCOPE_METRICS=$2/m NCCLSCOPE_METRICS_MS=100 LD_PRELOAD=$SHIM" ;;
+    nokact) echo "NCCLSCOPE_DIR=$2/tr NCCLSCOPE_KERNELS=0 NCCLSCOPE_KEEP=30m,2G NCCLSCOPE_METRICS=$2/m NCCLSCOPE_METRICS_MS=100 LD_PRELOAD=$SHIM" ;;
+    nogpu) echo "NCCLSCOPE_DIR=$2/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_KEEP=30m,2G NCCLSCOPE_METRICS=$2/m NCCLSCOPE_METRICS_MS=100 LD_PRELOAD=$SHIM" ;;
   esac
 }
 # "traced dropped" of the trace in D: calls it holds (whole-run for a bounded trace) and the
@@ -83,8 +98,16 @@ call() {
   else read -r c dr <<<"$(traced "$d" AllReduce)"; echo "$(g caller_cpu_ns_per_call) $(g cpu_ns_per_call) $((CALLS - c)) $dr"; fi >>"$W/call.$1"
   rm -rf "$d"
 }
+# part 3: one event_cost run; appends "thread_ns process_ns" (added per call) to $W/events
+events() {
+  "$EVC" -n 20000 -k 11 | sed -n 's/.* added_thread_ns=\([-0-9.]*\) added_process_ns=\([-0-9.]*\).*/\1 \2/p' >>"$W/events"
+}
 for ((k = 1; k <= ROUNDS; k++)); do
-  for arm in $ARMS; do ddp "$arm" "$k" sync; ddp "$arm" "$k" ahead; call "$arm" "$k"; done
+  for arm in $ARMS1; do
+    ddp "$arm" "$k" sync; ddp "$arm" "$k" ahead
+    case " $ARMS " in *" $arm "*) call "$arm" "$k" ;; esac
+  done
+  events
 done
 
 # mmm FILE COL: "min / median / max" of column COL
@@ -102,7 +125,7 @@ printf '%-15s %-28s %-10s %-28s %-10s %-24s %-22s %s\n' "shape arm" "host step u
   "vs plain" "CPU ms/step min/med/max" "added CPU / dev. step" "calls traced / job's, dropped (all rounds)"
 for shape in sync ahead; do
   hb=$(med "$W/ddp-$shape.plain" 1) db=$(med "$W/ddp-$shape.plain" 2) cb=$(med "$W/ddp-$shape.plain" 6)
-  for arm in $ARMS; do
+  for arm in $ARMS1; do
     f=$W/ddp-$shape.$arm
     tr="-"
     [ "$arm" != plain ] && tr="$(sum "$f" 4) / $(sum "$f" 3), $(sum "$f" 5)"
@@ -122,4 +145,16 @@ for arm in $ARMS; do
   printf '%-9s %-28s %-10s %-28s %-10s %s\n' "$arm" "$(mmm "$f" 1)" "$(vs "$(med "$f" 1)" "$cb")" "$(mmm "$f" 2)" \
     "$(vs "$(med "$f" 2)" "$pb")" "$lo"
 done
+echo
+# calls a rank makes a step (the job's count over both ranks and the steps, set-up calls included)
+cps=$(awk -v s="$STEPS" '{ c = $3 } END { printf "%.2f", c / 2 / s }' "$W/ddp-sync.alwayson")
+echo "3. GPU timing's cost per timed call: the CUDA double's event calls alone (event_cost, no shim) beside what it adds to ddp_job sync ($cps calls a rank a step)"
+printf '%-58s %s\n' "the double's calls, calling thread, ns/call min/med/max" "$(mmm "$W/events" 1)"
+printf '%-58s %s\n' "the double's calls, process (its stream thread too)" "$(mmm "$W/events" 2)"
+ha=$(med "$W/ddp-sync.nokact" 1) hn=$(med "$W/ddp-sync.nogpu" 1) ca=$(med "$W/ddp-sync.nokact" 6) cn=$(med "$W/ddp-sync.nogpu" 6)
+ck=$(med "$W/ddp-sync.alwayson" 6)
+printf '%-62s %s\n' "GPU timing (nokact - nogpu), host step time per call of a rank" "$(awk -v a="$ha" -v b="$hn" -v c="$cps" 'BEGIN { printf "%.0f ns", (a - b) * 1000 / c }')"
+printf '%-62s %s\n' "GPU timing (nokact - nogpu), CPU per call, every thread" "$(awk -v a="$ca" -v b="$cn" -v c="$cps" 'BEGIN { printf "%.0f ns", (a - b) * 1e6 / (2 * c) }')"
+printf '%-62s %s\n' "  of which the shim's own (minus the double's process figure)" "$(awk -v a="$ca" -v b="$cn" -v c="$cps" -v d="$(med "$W/events" 2)" 'BEGIN { printf "%.0f ns", (a - b) * 1e6 / (2 * c) - d }')"
+printf '%-62s %s\n' "kernel activity (alwayson - nokact), CPU per call, every thread" "$(awk -v a="$ck" -v b="$ca" -v c="$cps" 'BEGIN { printf "%.0f ns", (a - b) * 1e6 / (2 * c) }')"
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
