@@ -23,6 +23,7 @@ struct rec {
   int gpu_token;  /* gputime.c token, -1 when none */
   int gpu_group;  /* outermost GroupEnd: finish the group's GPU timing after the push */
   int err;        /* errno to hand back */
+  struct ncs_comm_info *ci; /* the communicator's entry (NULL: none or unknown) */
   struct {        /* communicator shapes (comms.c): worked out before the real call */
     uint64_t id, parent_id;
     int nonblocking;
@@ -41,6 +42,7 @@ void rec_go_identity(struct rec *r);
 NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   struct ncs_tls *t = &ncs_tls;
   r->err = errno;
+  r->ci = NULL;
   r->on = 0;
   r->gpu_token = -1;
   r->gpu_group = 0;
@@ -68,7 +70,8 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   r->c.tcall = ++t->tcall;
   r->c.depth = t->depth;
   r->c.group = t->group;
-  if (comm && !(r->c.comm = ncs_comm_lookup(comm))) r->c.comm = ncs_nb_adopt(comm); /* nonblocking.c */
+  if (comm && !(r->c.comm = ncs_comm_cached(comm, &r->ci)) && (r->c.comm = ncs_nb_adopt(comm)) != 0)
+    r->ci = ncs_comm_info(r->c.comm); /* nonblocking.c: a pending split's child */
   if (ncs_cfg.callsite_depth) r->c.callsite = ncs_callsite_capture(ra);
   return 1;
 }
@@ -76,7 +79,7 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
 /* Last thing before the real call: clock, the call published as in flight, errno. */
 NCS_HOT void rec_go(struct rec *r) {
   if (r->on) {
-    r->c.t_enter = ncs_now_ns();
+    r->c.t_enter = ncs_clock_ns();
     if (NCS_LIKELY(ncs_tls.ring != NULL)) {
       if (NCS_UNLIKELY(r->fl.nranks || r->fl.split)) rec_go_identity(r);
       else ncs_current_enter(ncs_tls.ring, &r->c, 0, 0);
@@ -89,7 +92,7 @@ NCS_HOT void rec_go(struct rec *r) {
 NCS_HOT void rec_ret(struct rec *r, ncclResult_t rc) {
   r->err = errno;
   if (!r->on) return;
-  r->c.t_exit = ncs_now_ns();
+  r->c.t_exit = ncs_clock_ns();
   if (NCS_LIKELY(ncs_tls.ring != NULL)) ncs_current_exit(ncs_tls.ring);
   r->c.rc = (int32_t)rc;
   if (rc == ncclInProgress) r->c.flags |= NCS_CALL_F_INPROGRESS;

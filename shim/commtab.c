@@ -13,6 +13,7 @@
 static struct { _Atomic uint64_t key; _Atomic uint32_t index; } comm_hash[COMM_HASH];
 static struct ncs_comm_info comm_tab[NCS_MAX_COMMS + 1];
 static _Atomic uint32_t comm_next;
+_Atomic uint32_t ncs_comm_gen = 1;
 static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static inline uint32_t ptr_slot(uint64_t p) { return (uint32_t)((p * 0x9E3779B97F4A7C15ull) >> 51) & (COMM_HASH - 1); }
@@ -26,6 +27,18 @@ uint32_t ncs_comm_lookup(ncclComm_t comm) {
     if (k == 0) return 0;
   }
   return 0;
+}
+
+uint32_t ncs_comm_remember(ncclComm_t comm, uint32_t gen) {
+  uint32_t idx = ncs_comm_lookup(comm);
+  struct ncs_tls *t = &ncs_tls;
+  if (idx) {
+    t->comm_handle = (uint64_t)(uintptr_t)comm;
+    t->comm_index = idx;
+    t->comm_info = &comm_tab[idx];
+    t->comm_gen = gen;
+  }
+  return idx;
 }
 
 struct ncs_comm_info *ncs_comm_info(uint32_t index) {
@@ -58,6 +71,7 @@ uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device, int32
       }
     }
   }
+  atomic_fetch_add_explicit(&ncs_comm_gen, 1, memory_order_release); /* cached answers are stale */
   pthread_mutex_unlock(&comm_mu);
   return idx;
 }
@@ -70,6 +84,7 @@ void ncs_comm_atfork(int phase) {
   } else { /* the child: no communicator of the parent's is its own */
     memset(comm_hash, 0, sizeof comm_hash);
     atomic_store(&comm_next, 0);
+    atomic_fetch_add(&ncs_comm_gen, 1);
     pthread_mutex_unlock(&comm_mu); /* the forking thread took it in phase 0 */
   }
 }

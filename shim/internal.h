@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
@@ -98,6 +99,10 @@ struct ncs_tls {
   uint64_t tcall, group;
   uint64_t slot_drops;            /* calls lost because no ring slot was free */
   struct ncs_gpu_group *gpu;      /* gputime.c: streams of the open group */
+  /* the last communicator this thread recorded a call on (ncs_comm_cached) */
+  uint64_t comm_handle;
+  struct ncs_comm_info *comm_info;
+  uint32_t comm_index, comm_gen;
 };
 extern __thread struct ncs_tls ncs_tls __attribute__((tls_model("initial-exec")));
 extern _Atomic uint32_t ncs_gen;
@@ -196,6 +201,32 @@ struct __attribute__((aligned(64))) ncs_comm_info {
 #define NCS_MAX_COMMS 4096
 uint32_t ncs_comm_lookup(ncclComm_t comm);             /* 0 when unknown */
 struct ncs_comm_info *ncs_comm_info(uint32_t index);   /* NULL for 0 / out of range */
+/* Bumped (release) after every change of the table: an insert, a forked child's reset. */
+extern _Atomic uint32_t ncs_comm_gen;
+/* Looks comm up (ncs_comm_lookup), remembers the answer in the thread's ncs_tls (with gen, the
+ * table's generation read before the lookup) and returns its index (0: unknown, not
+ * remembered). */
+uint32_t ncs_comm_remember(ncclComm_t comm, uint32_t gen);
+/* The hot path's lookup: the thread's last communicator while the table has not changed
+ * (calls on one communicator follow each other: a compare instead of a hash probe), else
+ * ncs_comm_remember. *info: its entry (NULL when unknown). */
+static inline uint32_t ncs_comm_cached(ncclComm_t comm, struct ncs_comm_info **info) {
+  struct ncs_tls *t = &ncs_tls;
+  uint32_t gen = atomic_load_explicit(&ncs_comm_gen, memory_order_acquire);
+  if (NCS_UNLIKELY(t->comm_handle != (uint64_t)(uintptr_t)comm || t->comm_gen != gen) &&
+      !ncs_comm_remember(comm, gen)) {
+    *info = NULL;
+    return 0;
+  }
+  *info = t->comm_info;
+  return t->comm_index;
+}
+/* CLOCK_MONOTONIC in ns, inlined where the hot path reads it (ncs_now_ns elsewhere). */
+static inline uint64_t ncs_clock_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 /* Allocates the next index for a new communicator (inserted in the table when handle != 0);
  * rank -1 when not known. */
 uint32_t ncs_comm_add(ncclComm_t handle, uint64_t comm_id, int32_t device, int32_t rank);

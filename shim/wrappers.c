@@ -75,7 +75,7 @@ NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, 
   r->c.root = a->root;
   r->c.stream = (uint64_t)(uintptr_t)a->stream;
   if (r->on) {
-    struct ncs_comm_info *ci = ncs_comm_info(r->c.comm);
+    struct ncs_comm_info *ci = r->ci;
     int p2p = ncs_op_kind(op) == NCS_KIND_P2P;
     if (ci) { /* not a locked add: NCCL forbids two threads using one communicator at once, and
                * the lock (a full barrier) waited for the last record's stores on every call */
