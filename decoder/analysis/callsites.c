@@ -59,7 +59,6 @@ struct srow {
 };
 struct pend { uint64_t tcall, seq, S; uint32_t thread, row, op, comm, used; };
 struct gpend { uint64_t group, start, end; uint32_t thread, used, n, row[GMAX]; };
-struct ccomm { uint32_t idx; struct ncs_comm c; };
 struct cfile {
   struct ncs_sites *sites;
   struct srow *row;
@@ -67,8 +66,8 @@ struct cfile {
   int32_t last;
   struct pend *pend;
   struct gpend *gpend;
-  struct ccomm *comm;
-  size_t ncomm, capcomm;
+  struct ncs_commnames *cn;       /* the engine's: this file's COMM records are kept there */
+  int file;
   int depth;                      /* PROCESS callsite_depth, -1 when not said */
   uint64_t calls_without_site;
 };
@@ -189,10 +188,7 @@ static int c_module(void *ctx, const struct ncs_module *m) { ncs_sites_module(((
 
 static int c_comm(void *ctx, const struct ncs_comm *c) {
   struct cfile *f = ctx;
-  for (size_t i = 0; i < f->ncomm; i++)
-    if (f->comm[i].idx == c->comm) { f->comm[i].c = *c; return 0; } /* a completion replaces */
-  if (ncs_grow((void **)&f->comm, &f->capcomm, f->ncomm + 1, sizeof *f->comm)) return 0;
-  f->comm[f->ncomm++] = (struct ccomm){c->comm, *c};
+  ncs_commnames_comm(f->cn, f->file, c);
   return 0;
 }
 
@@ -207,8 +203,9 @@ struct ncs_callsites *ncs_callsites_new(int nfiles) {
   if (!cs) return NULL;
   cs->n = nfiles;
   cs->f = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *cs->f);
-  if (!cs->f) { free(cs); return NULL; }
-  for (int i = 0; i < nfiles; i++) { cs->f[i].last = -1; cs->f[i].depth = -1; }
+  cs->cn = ncs_commnames_new(nfiles);
+  if (!cs->f || !cs->cn) { free(cs->f); ncs_commnames_free(cs->cn); free(cs); return NULL; }
+  for (int i = 0; i < nfiles; i++) { cs->f[i].last = -1; cs->f[i].depth = -1; cs->f[i].cn = cs->cn; cs->f[i].file = i; }
   return cs;
 }
 
@@ -256,12 +253,6 @@ void ncs_callsites_file_done(struct ncs_callsites *cs, int file, const struct nc
   }
 }
 
-static const struct ncs_comm *comm_in(const struct cfile *f, uint32_t idx) {
-  for (size_t i = 0; i < f->ncomm; i++)
-    if (f->comm[i].idx == idx) return &f->comm[i].c;
-  return NULL;
-}
-
 static int cmp_row(const void *a, const void *b) {
   const struct ncs_csrow *x = a, *y = b;
   if (x->exp_ns != y->exp_ns) return x->exp_ns > y->exp_ns ? -1 : 1;
@@ -286,18 +277,7 @@ static void name_stack(const struct ncs_callsites *s, struct ncs_csrow *r) {
 void ncs_callsites_finish(struct ncs_callsites *s) {
   if (!s || s->sym) return;
   s->sym = ncs_symbolizer_new();
-  s->cn = ncs_commnames_new(0);
-  /* communicators: every file's, each with this file's rank in its parent */
-  for (int i = 0; i < s->n; i++) {
-    struct cfile *f = &s->f[i];
-    for (size_t k = 0; k < f->ncomm; k++) {
-      const struct ncs_comm *c = &f->comm[k].c;
-      int prank = -1;
-      for (size_t q = 0; c->parent_id && q < f->ncomm; q++)
-        if (f->comm[q].c.comm_id == c->parent_id) prank = f->comm[q].c.rank;
-      ncs_commnames_add(s->cn, c, prank);
-    }
-  }
+  ncs_commnames_finish(s->cn); /* communicators: every file's, each with its rank in its parent */
   for (int i = 0; i < s->n; i++) {
     struct cfile *f = &s->f[i];
     s->depth_said += f->depth >= 0;
@@ -338,7 +318,7 @@ void ncs_callsites_finish(struct ncs_callsites *s) {
       if (j->slow_file < 0 || (sl->gpu > j->slow.gpu) || (sl->gpu == j->slow.gpu && sl->ns > j->slow.ns)) {
         j->slow = *sl;
         j->slow_file = i;
-        const struct ncs_comm *c = sl->comm ? comm_in(f, sl->comm) : NULL;
+        const struct ncs_comm *c = sl->comm ? ncs_commnames_of(s->cn, i, sl->comm) : NULL;
         if (c) ncs_commnames_label(s->cn, c->comm_id, j->slow_comm, sizeof j->slow_comm);
         else j->slow_comm[0] = 0;
         j->slow_comm_id = c ? c->comm_id : 0;
@@ -392,7 +372,6 @@ void ncs_callsites_free(struct ncs_callsites *s) {
     free(s->f[i].row);
     free(s->f[i].pend);
     free(s->f[i].gpend);
-    free(s->f[i].comm);
   }
   free(s->f);
   for (size_t k = 0; k < s->nrow; k++) {

@@ -17,8 +17,8 @@
 struct opsite { uint32_t comm, op, site; };
 struct sfile {
   struct ncs_sites *sites;
-  struct ncs_comm *comm;
-  size_t ncomm, capcomm;
+  struct ncs_commnames *cn;   /* the facts': this file's COMM records are kept there */
+  int file;
   struct opsite *os;
   size_t nos, capos;
   size_t last;
@@ -34,17 +34,16 @@ struct ncs_sitefacts *ncs_sitefacts_new(int n) {
   struct ncs_sitefacts *sf = calloc(1, sizeof *sf);
   if (!sf) return NULL;
   sf->f = calloc((size_t)(n > 0 ? n : 1), sizeof *sf->f);
-  if (!sf->f) { free(sf); return NULL; }
+  sf->cn = ncs_commnames_new(n);
+  if (!sf->f || !sf->cn) { free(sf->f); ncs_commnames_free(sf->cn); free(sf); return NULL; }
   sf->n = n;
+  for (int i = 0; i < n; i++) { sf->f[i].cn = sf->cn; sf->f[i].file = i; }
   return sf;
 }
 
 static int s_comm(void *ctx, const struct ncs_comm *c) {
   struct sfile *f = ctx;
-  for (size_t i = 0; i < f->ncomm; i++)
-    if (f->comm[i].comm == c->comm) { f->comm[i] = *c; return 0; }
-  if (ncs_grow((void **)&f->comm, &f->capcomm, f->ncomm + 1, sizeof *f->comm)) return 0;
-  f->comm[f->ncomm++] = *c;
+  ncs_commnames_comm(f->cn, f->file, c);
   return 0;
 }
 static int s_callsite(void *ctx, const struct ncs_callsite *s) { ncs_sites_callsite(((struct sfile *)ctx)->sites, s); return 0; }
@@ -76,28 +75,21 @@ void ncs_sitefacts_visitor(struct ncs_sitefacts *sf, int file, struct ncs_visito
 }
 
 void ncs_sitefacts_finish(struct ncs_sitefacts *sf) {
-  if (!sf || sf->cn) return;
-  sf->cn = ncs_commnames_new(0);
+  if (!sf || sf->sym) return;
   sf->sym = ncs_symbolizer_new();
-  for (int i = 0; i < sf->n; i++) {
-    const struct sfile *f = &sf->f[i];
-    for (size_t k = 0; k < f->ncomm; k++) {
-      int prank = -1;
-      for (size_t q = 0; f->comm[k].parent_id && q < f->ncomm; q++)
-        if (f->comm[q].comm_id == f->comm[k].parent_id) prank = f->comm[q].rank;
-      ncs_commnames_add(sf->cn, &f->comm[k], prank);
-    }
-  }
+  ncs_commnames_finish(sf->cn);
 }
 
 int ncs_sitefacts_site(struct ncs_sitefacts *sf, uint64_t comm_id, int rank, uint32_t op, char *buf, size_t n) {
   if (!sf || !sf->sym) return -1;
   for (int i = 0; i < sf->n; i++) {
     const struct sfile *f = &sf->f[i];
-    for (size_t k = 0; k < f->ncomm; k++) {
-      if (f->comm[k].comm_id != comm_id || f->comm[k].rank != rank) continue;
+    const struct ncs_comm *cm;
+    size_t ncm = ncs_commnames_file(sf->cn, i, &cm);
+    for (size_t k = 0; k < ncm; k++) {
+      if (cm[k].comm_id != comm_id || cm[k].rank != rank) continue;
       for (size_t q = 0; q < f->nos; q++) {
-        if (f->os[q].comm != f->comm[k].comm || f->os[q].op != op) continue;
+        if (f->os[q].comm != cm[k].comm || f->os[q].op != op) continue;
         struct ncs_site_name nm;
         if (ncs_sites_name(f->sites, f->os[q].site, sf->sym, &nm) != 0) return -1;
         snprintf(buf, n, "%s", nm.where);
@@ -113,14 +105,17 @@ const char *ncs_sitefacts_comm(const struct ncs_sitefacts *sf, uint64_t comm_id,
 }
 
 static int known(const struct ncs_sitefacts *sf, uint64_t id) {
-  for (int i = 0; i < sf->n; i++)
-    for (size_t k = 0; k < sf->f[i].ncomm; k++)
-      if (sf->f[i].comm[k].comm_id == id) return 1;
+  for (int i = 0; i < sf->n; i++) {
+    const struct ncs_comm *cm;
+    size_t ncm = ncs_commnames_file(sf->cn, i, &cm);
+    for (size_t k = 0; k < ncm; k++)
+      if (cm[k].comm_id == id) return 1;
+  }
   return 0;
 }
 
 void ncs_sitefacts_name_comms(const struct ncs_sitefacts *sf, char *line, size_t cap, int keep_id) {
-  if (!sf || !sf->cn || !cap) return;
+  if (!sf || !sf->sym || !cap) return;
   char out[1024];
   size_t o = 0;
   for (size_t i = 0; line[i] && o + 1 < sizeof out;) {
@@ -174,7 +169,6 @@ void ncs_sitefacts_free(struct ncs_sitefacts *sf) {
   if (!sf) return;
   for (int i = 0; i < sf->n; i++) {
     ncs_sites_free(sf->f[i].sites);
-    free(sf->f[i].comm);
     free(sf->f[i].os);
   }
   free(sf->f);

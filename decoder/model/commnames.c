@@ -30,13 +30,31 @@ struct ncs_commnames *ncs_commnames_new(int nfiles) {
   return cn;
 }
 
-static int on_comm(void *ctx, const struct ncs_comm *c) {
-  struct cfile *f = ctx;
+static void keep(struct cfile *f, const struct ncs_comm *c) {
   for (size_t i = 0; i < f->n; i++)
-    if (f->c[i].comm == c->comm) { f->c[i] = *c; return 0; }
-  if (ncs_grow((void **)&f->c, &f->cap, f->n + 1, sizeof *f->c)) return 0;
+    if (f->c[i].comm == c->comm) { f->c[i] = *c; return; }
+  if (ncs_grow((void **)&f->c, &f->cap, f->n + 1, sizeof *f->c)) return;
   f->c[f->n++] = *c;
-  return 0;
+}
+static int on_comm(void *ctx, const struct ncs_comm *c) { keep(ctx, c); return 0; }
+
+void ncs_commnames_comm(struct ncs_commnames *cn, int file, const struct ncs_comm *c) {
+  if (cn && file >= 0 && file < cn->nfiles) keep(&cn->f[file], c);
+}
+
+size_t ncs_commnames_file(const struct ncs_commnames *cn, int file, const struct ncs_comm **out) {
+  *out = NULL;
+  if (!cn || file < 0 || file >= cn->nfiles) return 0;
+  *out = cn->f[file].c;
+  return cn->f[file].n;
+}
+
+const struct ncs_comm *ncs_commnames_of(const struct ncs_commnames *cn, int file, uint32_t comm) {
+  const struct ncs_comm *c;
+  size_t n = ncs_commnames_file(cn, file, &c);
+  for (size_t i = 0; i < n; i++)
+    if (c[i].comm == comm) return &c[i];
+  return NULL;
 }
 
 void ncs_commnames_visitor(struct ncs_commnames *cn, int file, struct ncs_visitor *v) {
@@ -56,8 +74,6 @@ void ncs_commnames_finish(struct ncs_commnames *cn) {
         if (f->c[q].comm_id == f->c[k].parent_id) prank = f->c[q].rank;
       ncs_commnames_add(cn, &f->c[k], prank);
     }
-    free(cn->f[i].c);
-    cn->f[i] = (struct cfile){0};
   }
 }
 
