@@ -3,8 +3,9 @@
 # (docs/BENCHMARKS-HISTORY.md "Shim throughput"): plain (no shim) vs `floor` (the least any
 # recorder can cost: a wrapper built here that reads CLOCK_MONOTONIC before and after the real
 # call and stores 32 bytes into a thread-local ring, nothing else) vs `after` (BUILD's shim) vs
-# `before` (a shim built from git revision $BENCH_BEFORE_REV, when set) vs `off` (after,
-# NCCLSCOPE_DISABLE=1). floor runs in the tight and paced rows only.
+# `before` (a shim built from git revision $BENCH_BEFORE_REV, when set) vs `sites` (after with
+# 8-frame call sites, NCCLSCOPE_CALLSITE_DEPTH=8, the default) vs `off` (after,
+# NCCLSCOPE_DISABLE=1). floor and sites run in the tight and paced rows only.
 #
 # Workload: tests/jobs/rate_job.c on a stub libnccl whose calls return at once (built here; it
 # replaces the NCCL double through LD_LIBRARY_PATH), host timing (NCCLSCOPE_GPU_TIMING=0:
@@ -99,12 +100,12 @@ ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, n
 C
 cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/floor.so" "$W/floor.c" -ldl || { echo "floor does not build" >&2; exit 2; }
 
-VARIANTS="plain floor after off"
+VARIANTS="plain floor after sites off"
 if [ -n "${BENCH_BEFORE_REV:-}" ]; then
   mkdir -p "$W/before"
   if git -C "$ROOT" archive "$BENCH_BEFORE_REV" | tar -x -C "$W/before" &&
      make -s -C "$W/before" BUILD="$W/before/build" "$W/before/build/libncclscope.so" >"$W/before.log" 2>&1; then
-    VARIANTS="plain floor before after off"
+    VARIANTS="plain floor before after sites off"
   else
     echo "bench-throughput: could not build $BENCH_BEFORE_REV (see $W/before.log); no 'before' column" >&2
   fi
@@ -121,6 +122,7 @@ one() {
   rm -rf "$d"
   local env=(LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0)
   [ "$v" = off ] && env+=(NCCLSCOPE_DISABLE=1)
+  [ "$v" = sites ] && env+=(NCCLSCOPE_CALLSITE_DEPTH=8) # the later assignment wins
   [ "$v" = ring ] && env+=(NCCLSCOPE_BUFFER_KB="$BENCH_RING_KB")
   [ "$v" != plain ] && env+=(LD_PRELOAD="$(shim_of "$v")")
   out=$(env "${env[@]}" "$JOB" "$@" 2>&1)
@@ -162,14 +164,14 @@ for ((h = 0; h < ${BENCH_HOG:-0}; h++)); do
 done
 ONSET_RATES="500000 1000000 2000000 4000000"
 SHIMS=""
-for v in $VARIANTS; do case $v in plain|off|floor) ;; *) SHIMS="$SHIMS $v" ;; esac; done
+for v in $VARIANTS; do case $v in plain|off|floor|sites) ;; *) SHIMS="$SHIMS $v" ;; esac; done
 for ((r = 1; r <= ROUNDS; r++)); do
   for v in $VARIANTS; do
     want tight1 && one "$v" tight1 -n "$TIGHT" -i 100
     want tight4 && one "$v" tight4 -n "$((TIGHT / 4))" -t 4 -i 100
     want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100
     want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100
-    [ "$v" = floor ] && continue
+    [ "$v" = floor ] || [ "$v" = sites ] && continue
     want idle && one "$v" idle -n 1000 -i 5000
   done
   want onset && for v in $SHIMS; do
@@ -181,7 +183,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 echo "bench-throughput: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "stub NCCL (calls return at once), host timing, call sites off; $ROUNDS interleaved rounds; min / median / max"
+echo "stub NCCL (calls return at once), host timing, call sites off (8 frames in sites); $ROUNDS interleaved rounds; min / median / max"
 echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}; rows:$ROWS; ${BENCH_HOG:-0} busy loop(s) beside every run"
 row() { # TITLE TAG: wall, cpu, calling thread's cpu, its page faults, drops per variant
   echo
@@ -195,6 +197,8 @@ row() { # TITLE TAG: wall, cpu, calling thread's cpu, its page faults, drops per
   local fm am
   fm=$(mmm "$2" floor 7 | awk -F' / ' '{print $2}') am=$(mmm "$2" after 7 | awk -F' / ' '{print $2}')
   [ -n "$fm" ] && [ -n "$am" ] && [ "$fm" != - ] && awk -v a="$am" -v f="$fm" 'BEGIN {printf "  after - floor (caller CPU, medians): %+.1f ns/call\n", a - f}'
+  am=$(mmm "$2" sites 7 | awk -F' / ' '{print $2}')
+  [ -n "$fm" ] && [ -n "$am" ] && [ "$fm" != - ] && awk -v a="$am" -v f="$fm" 'BEGIN {printf "  sites - floor (caller CPU, medians): %+.1f ns/call\n", a - f}'
 }
 want tight1 && row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
 want tight4 && row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
@@ -223,7 +227,7 @@ if want idle; then
 echo
 echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s ($(load idle))"
 for v in $VARIANTS; do
-  [ "$v" = floor ] && continue
+  [ "$v" = floor ] || [ "$v" = sites ] && continue
   printf '  %-7s %s\n' "$v" "$(awk '$6 != "-" {print $6 / 5000}' "$W/idle.$v" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
 done
