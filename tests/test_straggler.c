@@ -102,6 +102,30 @@ int main(void) {
         nrk ? (unsigned long long)rk[0].arrivals : 0ull, ncs_strag_peak_window(s));
   ncs_strag_free(s);
 
+  /* two ranks, rank 1's record of seq 5 dropped (the shim's DROP), then 300,000 collectives
+   * (past PASSED_LAG): seq 5 stays incomplete, reported as where the ranks parted, the rest
+   * complete; rank 1 enters each 1 us after rank 0 */
+  s = ncs_strag_new(2);
+  comm(s, 0, 1, 0, 2, 0);
+  comm(s, 1, 1, 1, 2, 0);
+  for (uint64_t q = 1; q <= 300000; q += 1000) {
+    for (uint64_t k = q; k < q + 1000; k++) arrive(s, 0, 1, k, (int64_t)k * 10000);
+    for (uint64_t k = q; k < q + 1000; k++) if (k != 5) arrive(s, 1, 1, k, (int64_t)k * 10000 + 1000);
+  }
+  ncs_strag_finish(s);
+  nrk = ncs_strag_ranks(s, &rk);
+  const struct ncs_strag_rank *r0 = NULL, *r1 = NULL;
+  for (int i = 0; i < nrk; i++) { if (rk[i].rank == 0) r0 = &rk[i]; if (rk[i].rank == 1) r1 = &rk[i]; }
+  const struct ncs_strag_result *res = ncs_strag_result(s);
+  long long missing_seq = res->nmissing ? (long long)res->missing[0].seq : -1;
+  CHECK(ncs_strag_collectives(s) == 299999 && ncs_strag_incomplete(s) == 1 && r0 && r1 && r0->arrivals == 300000 &&
+        r1->arrivals == 299999 && r1->last_count == 299999 && r0->mean_late_us == 0 && missing_seq == 5 &&
+        res->nmissing == 1 && res->missing[0].entered == 1 && res->given_up == 0,
+        "straggler: a collective one rank's record of which was dropped stays incomplete, 300,000 collectives on "
+        "(complete %llu, incomplete %llu, missing seq %lld; want 299999, 1, 5)",
+        (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), missing_seq);
+  ncs_strag_free(s);
+
   /* which calls are lined up: those on a communicator index with an accepted COMM record */
   s = ncs_strag_new(2);
   int before = ncs_strag_lines_up(s, 0, 1);

@@ -74,6 +74,13 @@ struct comm {
   uint64_t base;            /* seq of ring[head] */
   uint64_t complete, stray;
   uint64_t evicted;         /* open collectives pushed out of a full window */
+  /* open collectives every rank had passed (pass_behind), out of the window: they count at
+   * finish as the open slots left in it do */
+  uint64_t gone_n, gone_first_seq;
+  uint64_t pass_at;         /* seq from which the window next looks for passed collectives */
+  uint64_t max_back;        /* most a trace communicator's seq went back (threads' chunks) */
+  uint32_t gone_first_entered;
+  struct lsum gone_min;     /* sum of their first entries */
   uint64_t arrivals_all;    /* every arrival, lined up or not */
   int partial;              /* set by finish: some rank has no trace, nothing lines up */
   int dup_rank;             /* lowest rank two files claim, -1 none: nothing lines up either */
@@ -91,7 +98,8 @@ struct file {
   int host_idx;             /* index in the engine's host list, -1 none */
   uint32_t pid;
   int truncated;
-  struct lc { struct comm *c; int rank; } *local; /* trace comm index -> communicator, rank */
+  /* trace comm index -> communicator, rank, highest seq fed */
+  struct lc { struct comm *c; int rank; uint64_t seq; } *local;
   size_t nlocal;
 };
 
@@ -216,7 +224,7 @@ void ncs_strag_comm(struct ncs_strag *s, int file, const struct ncs_comm *cm) {
     size_t n = cm->comm + 8;
     struct lc *l = realloc(f->local, n * sizeof *l);
     if (!l) { s->oom++; return; }
-    for (size_t i = f->nlocal; i < n; i++) l[i].c = NULL;
+    for (size_t i = f->nlocal; i < n; i++) { l[i].c = NULL; l[i].seq = 0; }
     f->local = l; f->nlocal = n;
   }
   f->local[cm->comm].c = c;
@@ -286,10 +294,57 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
 #define WINDOW_MAX (1u << 20)
 #define SUSPECT_MAX 4096u
 
+/* How far (in sequence numbers) every rank of a communicator must be past an open collective
+ * before it leaves the window, at least: a rank's calls on a communicator arrive in sequence
+ * order but for chunks of different threads of one process (a communicator used from several
+ * threads), which a file may hold out of order; twice the most any went back, when more. */
+#define PASSED_LAG (1u << 16)
+
+/* The open collective `seq` (slot sl) leaves the window for good: counted as finish counts the
+ * open slots it finds (every rank has passed it: all of them count its first entry). Caller
+ * holds c->mu. */
+static void give_up_passed(struct ncs_strag *s, struct comm *c, uint64_t seq, const struct slot *sl) {
+  if (!c->gone_n) { c->gone_first_seq = seq; c->gone_first_entered = sl->n; }
+  c->gone_n++;
+  lsum_add(&c->gone_min, sl->tmin);
+  if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+  c->open--;
+}
+
+/* Moves the window past the collectives every rank has passed by more than PASSED_LAG: one a
+ * rank's record of which was dropped (the shim's DROP records) is never completed, and would
+ * otherwise hold the window open until WINDOW_MAX. Results are those of keeping them to the
+ * end unless a rank's arrival at one comes later still (then it is not lined up). Caller holds c->mu; O(nranks), called only when the window is full. */
+static void pass_behind(struct ncs_strag *s, struct comm *c) {
+  uint64_t lo = UINT64_MAX;
+  for (int r = 0; r < c->nranks && lo; r++) if (c->last_seq[r] < lo) lo = c->last_seq[r];
+  uint64_t lag = c->max_back > PASSED_LAG / 2 ? 2 * c->max_back : PASSED_LAG;
+  if (lo <= lag || !c->cap) return;
+  uint64_t upto = lo - lag; /* collectives below it are passed */
+  if (upto <= c->base) return;
+  uint64_t k = 0, n = upto - c->base;
+  for (; k < n && k < c->cap; k++) {
+    struct slot *sl = &c->ring[c->head];
+    if (sl->n && sl->n != (uint32_t)-1) give_up_passed(s, c, c->base + k, sl);
+    sl->n = 0; /* the rest is cleared when it opens again */
+    c->head = (c->head + 1) & (c->cap - 1);
+  }
+  c->base = upto; /* past the ring's slots nothing was open */
+}
+
 static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   uint64_t need = seq - c->base + 1;
   if (need <= c->cap) return 0;
   if (need > (1u << 26)) return -1; /* a bogus sequence number; do not allocate for it */
+  /* room from collectives every rank has passed, looked for at most once per cap/4 sequence
+   * numbers (it costs O(nranks)); in between the ring grows */
+  if (seq >= c->pass_at) {
+    pass_behind(s, c);
+    c->pass_at = seq + c->cap / 4;
+    if (seq < c->base) return -1; /* behind the passed ones (a rank claimed twice in a file) */
+    need = seq - c->base + 1;
+    if (need <= c->cap) return 0;
+  }
   uint64_t limit = suspect(s, c) ? SUSPECT_MAX : WINDOW_MAX;
   /* give up the oldest `drop` collectives: memory stays bounded (past the ring's slots, and
    * with no ring yet, only base moves) */
@@ -441,8 +496,11 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       pthread_mutex_lock(&c->mu);
       held = c;
     }
-    if (c->nranks == 1) arrive_one(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
-    else arrive_locked(s, c, f->local[x[i].comm].rank, f->host_idx, &x[i]);
+    struct lc *l = &f->local[x[i].comm];
+    if (c->nranks == 1) { arrive_one(s, c, l->rank, f->host_idx, &x[i]); continue; }
+    if (x[i].seq >= l->seq) l->seq = x[i].seq;
+    else if (l->seq - x[i].seq > c->max_back) c->max_back = l->seq - x[i].seq;
+    arrive_locked(s, c, l->rank, f->host_idx, &x[i]);
   }
   if (held) pthread_mutex_unlock(&held->mu);
 }
@@ -576,6 +634,16 @@ void ncs_strag_finish(struct ncs_strag *s) {
     long double *extra_min = calloc((size_t)c->nranks, sizeof *extra_min);
     uint64_t *extra_sum_n = calloc((size_t)c->nranks, sizeof *extra_sum_n);
     int first = 1;
+    if (c->gone_n) { /* open ones every rank had passed, out of the window: before the rest */
+      s->incomplete += c->gone_n;
+      for (int r = 0; r < c->nranks && extra_min; r++) { extra_min[r] += lsum_get(&c->gone_min); extra_sum_n[r] += c->gone_n; }
+      if (s->nmiss < MAX_LIST) {
+        struct missing *m = &s->miss[s->nmiss++];
+        memset(m, 0, sizeof *m); /* no rank is missing: each went past it */
+        m->comm_id = c->comm_id; m->seq = c->gone_first_seq; m->entered = c->gone_first_entered; m->nranks = c->nranks;
+      }
+      first = 0;
+    }
     for (size_t i = 0; i < c->cap; i++) {
       struct slot *sl = &c->ring[(c->head + i) & (c->cap - 1)];
       if (!sl->n || sl->n == (uint32_t)-1) continue;

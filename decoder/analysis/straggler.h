@@ -13,7 +13,10 @@
  * files read in lockstep (jobload.h) about a chunk or two of collectives; with files read one
  * after another the longest trace's collectives on that communicator (about 10 MB per 100k
  * collectives), never ranks x calls, and at most 2^20 open collectives per communicator
- * (older ones are given up and counted). Results do not depend on the order of arrivals
+ * (older ones are given up and counted). An open collective every rank has gone 65,536 past
+ * (or twice the most a file's calls on a communicator went back, threads' chunks out of order)
+ * will not complete (a rank's record of it was dropped): it leaves the window and counts at
+ * finish as incomplete, as if kept. A one-rank communicator's window is a bit per collective. Results do not depend on the order of arrivals
  * (equal entry times: the higher rank counts as last). Ranks belong to communicators, not
  * files: a file may hold several ranks of one communicator (a rank per thread, ncclCommInitAll)
  * and each is lined up and attributed on its own. A communicator some of whose ranks are in
