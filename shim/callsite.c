@@ -90,9 +90,13 @@ __attribute__((visibility("default"))) int pipe2(int fds[2], int flags) {
 static void callsite_start(void) {
   if (!ncs_cfg.callsite_depth || unwinder) return;
   ncs_gate_enter();
+  void *theirs = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_NOLOAD); /* the job's own copy? */
+  if (theirs) dlclose(theirs);
   void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
   bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
-  if (f) ncs_unwmem_install(h); /* its pages: populated at once, trace caches kept (unwmem.c) */
+  /* its pages: populated at once, trace caches kept (unwmem.c); never in a libunwind the job
+   * loaded itself (dlopen handed us the job's object then) */
+  if (f && !theirs) ncs_unwmem_install(h);
   uintptr_t lo, hi;
   if (f && ncs_text_range((const void *)f, &lo, &hi) == 0) { /* before its first unwind opens the pipe */
     atomic_store_explicit(&unw_hi, hi, memory_order_relaxed);

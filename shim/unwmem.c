@@ -3,7 +3,10 @@
  * Contract:
  *   - ncs_unwmem_install(handle) points the imports of mmap and munmap of libunwind (the
  *     shim's private copy, callsite.c) at the two functions here (gotpatch.c): no other object
- *     of the process sees them. Called before libunwind's first unwind.
+ *     of the process sees them. Called before libunwind's first unwind, and only when the
+ *     shim's dlopen loaded it (not when the job had already loaded libunwind.so.8: the same
+ *     object would be the job's; a job that dlopens it later shares the shim's copy, whose
+ *     mmap gives what mmap gives, below).
  *   - An anonymous, private, read-write mapping that libunwind asks for, up to 1 MiB (its
  *     per-thread trace cache: 256 KiB that it fills entry by entry at a thread's first unwind;
  *     its memory pools), is made with MAP_POPULATE: one system call maps the pages in instead

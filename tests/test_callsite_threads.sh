@@ -43,3 +43,15 @@ else
   check "callsite_threads: libunwind mapped a trace cache at most twice a process ($n for 2 processes, $STEPS step threads each)" \
     test "$n" -ge 1 -a "$n" -le 4
 fi
+# a job that loaded libunwind itself (here preloaded before the shim): the shim's dlopen hands
+# back the job's object, whose mmap the shim leaves alone (shim/unwmem.c): no trace cache is
+# mapped populated, and the step threads' calls are still named
+UNW=$(ldconfig -p 2>/dev/null | sed -n 's/.*libunwind\.so\.8 (libc6,x86-64) => //p' | head -1)
+if [ -z "$UNW" ]; then
+  skip "callsite_threads: libunwind.so.8 not found by ldconfig: the job's-own-libunwind case not run"
+else
+  NCCLSCOPE_DIR="$T/tr3" LD_PRELOAD="$UNW:$SAN_PRELOAD$SHIM" timeout 60 strace -f -qq -e trace=mmap -o "$T/st3" \
+    bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps $STEPS --step-threads >/dev/null 2>&1
+  check_eq "callsite_threads: with the job's own libunwind loaded first: runs, no mapping populated by the shim for it" "0 0" \
+    "$? $(grep -c 'mmap(NULL, [0-9]*, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE' "$T/st3")"
+fi
