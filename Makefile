@@ -33,6 +33,7 @@ DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2 $(BUILD)/doubles-old/
            $(if $(CUDRVD_SRC),$(BUILD)/doubles/libcuda.so.1)
 JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%) $(if $(NCCLD_SRC),$(BUILD)/tests/static_ddp_job)
 UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
+CHECKERS := $(BUILD)/tests/results_check
 
 # zstd is linked statically with its symbols hidden; only nccl* leave the shim (exports.map).
 SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
@@ -45,7 +46,7 @@ shim: $(SHIM)
 decoder: $(DECODER)
 doubles: $(DOUBLES)
 jobs: $(JOBS)
-units: $(UNITS)
+units: $(UNITS) $(CHECKERS)
 
 $(BUILD)/obj/shim/%.o: shim/%.c $(wildcard shim/*.h) $(wildcard include/*/*.h)
 	@mkdir -p $(dir $@)
@@ -146,6 +147,11 @@ $(BUILD)/tests/test_%: tests/test_%.c $(DECLIB) tests/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -I$(CUDA_HOME)/include -DNCCLSCOPE_CUDA_HOME='"$(CUDA_HOME)"' \
 	  -o $@ $< $(DECLIB) -lzstd -lz -lm -lpthread -ldl
+
+# Checkers that shell tests run on traces they made (not run alone by tests/run.sh).
+$(BUILD)/tests/results_check: tests/results_check.c $(DECLIB) tests/check.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -o $@ $< $(DECLIB) -lzstd -lz -lm -lpthread -ldl
 
 # Installs missing Debian packages first (as root; otherwise says what to install).
 deps:

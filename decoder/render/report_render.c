@@ -5,6 +5,7 @@
 
 #include "analysis/headline.h"
 #include "render/callsites_render.h"
+#include "render/gputime_render.h"
 #include "render/metrics_render.h"
 #include "render/profile_render.h"
 #include "render/sizes_render.h"
@@ -69,6 +70,12 @@ static void strag_text(const void *r, FILE *out, const struct ncs_job *job) {
                        job->names, job->detail);
 }
 static void strag_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_strag_print_json(r, j, job->names); }
+static void gputime_text(const void *r, FILE *out, const struct ncs_job *job) {
+  ncs_gputime_print_text(r, out, job);
+}
+static void gputime_rank_json(const void *r, struct ncs_json *j, int file) {
+  ncs_gputime_print_rank_json(r, j, file);
+}
 
 static const struct result_renderer {
   const struct ncs_analysis *a;
@@ -85,6 +92,7 @@ static const struct result_renderer {
   {&ncs_analysis_whatif, whatif_text, whatif_json, NULL, NULL},
   {&ncs_analysis_callsites, callsites_text, callsites_json, NULL, NULL},
   {&ncs_analysis_window, window_text, window_json, NULL, NULL},
+  {&ncs_analysis_gputime, gputime_text, NULL, gputime_rank_json, NULL},
 };
 
 static const struct result_renderer *renderer_of(const struct ncs_analysis *a) {
