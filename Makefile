@@ -33,7 +33,7 @@ DOUBLES := $(if $(NCCLD_SRC),$(BUILD)/doubles/libnccl.so.2 $(BUILD)/doubles-old/
            $(if $(CUDRVD_SRC),$(BUILD)/doubles/libcuda.so.1)
 JOBS := $(JOB_SRC:tests/jobs/%.c=$(BUILD)/tests/%) $(if $(NCCLD_SRC),$(BUILD)/tests/static_ddp_job)
 UNITS := $(UNIT_SRC:tests/%.c=$(BUILD)/tests/%)
-CHECKERS := $(BUILD)/tests/results_check
+CHECKERS := $(BUILD)/tests/results_metrics_check
 
 # zstd is linked statically with its symbols hidden; only nccl* leave the shim (exports.map).
 SHIM_LIBS = -Wl,--exclude-libs,ALL -l:libzstd.a -ldl -lpthread
@@ -149,7 +149,7 @@ $(BUILD)/tests/test_%: tests/test_%.c $(DECLIB) tests/check.h
 	  -o $@ $< $(DECLIB) -lzstd -lz -lm -lpthread -ldl
 
 # Checkers that shell tests run on traces they made (not run alone by tests/run.sh).
-$(BUILD)/tests/results_check: tests/results_check.c $(DECLIB) tests/check.h
+$(BUILD)/tests/results_metrics_check: tests/results_metrics_check.c $(DECLIB) tests/check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -o $@ $< $(DECLIB) -lzstd -lz -lm -lpthread -ldl
 
