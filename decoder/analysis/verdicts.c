@@ -2,8 +2,8 @@
  * gathered in report's single read of each file, its checks run once all files are read, and
  * the job's answer (analysis/headline.h) built into job->headline, which report prints before
  * everything else (render/headline_render.h), so report, doctor and html give the same
- * verdicts and the same communication share. JSON: "verdicts" (id, title, problem, evidence,
- * next; as `doctor --json`). */
+ * verdicts and the same communication share. Its result is the doctor (analysis/doctor.h),
+ * printed by render/doctor_render.c: JSON "verdicts" (id, title, problem, evidence, next). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,23 +73,11 @@ static void v_finish(void *state, const struct ncs_job *job) {
   if (s->h) ncs_headline_build(s->h, &s->d);
 }
 
-static void v_print_json(void *state, struct ncs_json *j, const struct ncs_job *job) {
+/* The doctor's verdicts, after finish() (render/doctor_render.c prints report's "verdicts");
+ * NULL when a file's facts could not be made (then report shows none). */
+static const void *v_result(void *state) {
   struct verdicts *s = state;
-  if (!s || !s->ok) return;
-  ncs_json_arr_begin(j, "verdicts");
-  for (int i = 0; i < s->d.nv; i++) {
-    const struct ncs_verdict *v = &s->d.v[i];
-    ncs_json_obj_begin(j, NULL);
-    ncs_json_str(j, "id", v->id);
-    ncs_json_str(j, "title", v->title);
-    ncs_json_bool(j, "problem", v->problem);
-    ncs_json_arr_begin(j, "evidence");
-    for (int k = 0; k < v->nevidence; k++) ncs_json_str(j, NULL, v->evidence[k]);
-    ncs_json_arr_end(j);
-    ncs_json_str(j, "next", v->next);
-    ncs_json_obj_end(j);
-  }
-  ncs_json_arr_end(j);
+  return s && s->ok ? &s->d : NULL;
 }
 
 static void v_destroy(void *state) {
@@ -107,6 +95,6 @@ const struct ncs_analysis ncs_analysis_verdicts = {
   .visitor = v_visitor,
   .file_done = v_file_done,
   .finish = v_finish,
-  .print_json = v_print_json,
+  .result = v_result,
   .destroy = v_destroy,
 };

@@ -142,6 +142,24 @@ void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out) {
   ncs_json_done(&j);
 }
 
+void ncs_doctor_print_report_json(const struct ncs_doctor *d, struct ncs_json *j) {
+  if (!d) return;
+  ncs_json_arr_begin(j, "verdicts");
+  for (int i = 0; i < d->nv; i++) {
+    const struct ncs_verdict *v = &d->v[i];
+    ncs_json_obj_begin(j, NULL);
+    ncs_json_str(j, "id", v->id);
+    ncs_json_str(j, "title", v->title);
+    ncs_json_bool(j, "problem", v->problem);
+    ncs_json_arr_begin(j, "evidence");
+    for (int k = 0; k < v->nevidence; k++) ncs_json_str(j, NULL, v->evidence[k]);
+    ncs_json_arr_end(j);
+    ncs_json_str(j, "next", v->next);
+    ncs_json_obj_end(j);
+  }
+  ncs_json_arr_end(j);
+}
+
 void ncs_doctor_print_html(const struct ncs_doctor *d, FILE *f) {
   char *text = NULL;
   size_t len = 0;

@@ -21,5 +21,7 @@ void ncs_doctor_print_json(const struct ncs_doctor *d, FILE *out);
  * "ranks_count", and when it has them "per_rank_value" and "per_rank" ([{rank, host, value}]). */
 struct ncs_json;
 void ncs_doctor_json_ranks(struct ncs_json *j, const struct ncs_verdict *v);
+/* report --json's "verdicts" array (id, title, problem, evidence, next); nothing when d is NULL */
+void ncs_doctor_print_report_json(const struct ncs_doctor *d, struct ncs_json *j);
 void ncs_doctor_print_html(const struct ncs_doctor *d, FILE *out);
 #endif

@@ -5,6 +5,7 @@
 
 #include "analysis/headline.h"
 #include "render/callsites_render.h"
+#include "render/doctor_render.h"
 #include "render/gputime_render.h"
 #include "render/metrics_render.h"
 #include "render/profile_render.h"
@@ -77,6 +78,8 @@ static void gputime_rank_json(const void *r, struct ncs_json *j, int file) {
   ncs_gputime_print_rank_json(r, j, file);
 }
 
+static void verdicts_json(const void *r, struct ncs_json *j, const struct ncs_job *job) { ncs_doctor_print_report_json(r, j); }
+
 static const struct result_renderer {
   const struct ncs_analysis *a;
   void (*text)(const void *result, FILE *out, const struct ncs_job *job);
@@ -84,6 +87,7 @@ static const struct result_renderer {
   void (*rank_json)(const void *result, struct ncs_json *j, int file);
   void (*op_json)(const void *result, struct ncs_json *j, int file, unsigned op);
 } renderers[] = {
+  {&ncs_analysis_verdicts, NULL, verdicts_json, NULL, NULL},
   {&ncs_analysis_metrics, metrics_text, NULL, metrics_rank_json, metrics_op_json},
   {&ncs_analysis_transport, transport_text, transport_json, transport_rank_json, NULL},
   {&ncs_analysis_profile, profile_text, profile_json, profile_rank_json, NULL},
