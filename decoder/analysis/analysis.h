@@ -13,21 +13,20 @@
  *                                     it wants (v is zeroed; set v->ctx yourself); records follow
  *   file_done(state, file, status)    after that file's read (status may say damaged/truncated)
  *   finish(state, job)                once, after all files; job->rank[] now complete
- *   print_text(state, f, job)         its text section (escape trace strings: ncs_text_escape);
- *                                     short unless job->detail (--detail): outliers, not every rank
- *   print_json(state, j, job)         its members, written into the top-level JSON object;
- *   print_rank_json(state, j, file)   members inside each rank's object (after the core's);
+ *   result(state)                     after finish(): its result struct (declared in its own
+ *                                     header), valid until destroy(); a renderer in
+ *                                     decoder/render/, listed in render/report_render.c, prints
+ *                                     its text (short unless job->detail: outliers, not every
+ *                                     rank; trace strings escaped: ncs_text_escape), its members
+ *                                     of the top-level JSON object, of each rank's, of each
+ *                                     rank's operation
  *   destroy(state)
- * Results as data (the way to go; the print_* callbacks are what the older analyses still
- * use): an analysis instead defines result(state), its result struct (in its own header)
- * filled by finish(), and a renderer in decoder/render/ prints it, listed in
- * render/report_render.c; report calls the renderer in place of print_*.
  * Text sections follow the per-rank sections, in registry order; start yours with a blank
  * line and a title line. Define the analysis with designated initializers (fields get added).
  * Every callback but name may be NULL. Options: an analysis lists the ones it takes in
  * `options` (report accepts exactly the union, and lists them in its --help), reads
- * them in create() with ncs_job_option(), and reports invalid values through bad_options. An analysis never exits and never prints outside its
- * print_* calls. Memory should not grow with trace length (ranks x communicators is fine).
+ * them in create() with ncs_job_option(), and reports invalid values through bad_options. An analysis never exits and never prints:
+ * renderers do. Memory should not grow with trace length (ranks x communicators is fine).
  * Adding one: write decoder/<name>.c defining `const struct ncs_analysis ncs_analysis_<name>`
  * and add X(<name>) to NCS_ANALYSES below. */
 #ifndef NCS_ANALYSIS_H
@@ -97,12 +96,9 @@ struct ncs_analysis {
   void (*visitor)(void *state, int file, struct ncs_visitor *v);
   void (*file_done)(void *state, int file, const struct ncs_read_status *status);
   void (*finish)(void *state, const struct ncs_job *job);
-  void (*print_text)(void *state, FILE *f, const struct ncs_job *job);
-  void (*print_json)(void *state, struct ncs_json *j, const struct ncs_job *job);
-  void (*print_rank_json)(void *state, struct ncs_json *j, int file);
   void (*destroy)(void *state);
-  /* Its result as data, after finish(), valid until destroy(): an analysis that returns one
-   * has no print_* callbacks; render/report_render.c hands it to its renderer. */
+  /* Its result as data, after finish(), valid until destroy(): render/report_render.c hands it
+   * to its renderer. */
   const void *(*result)(void *state);
 };
 

@@ -108,18 +108,15 @@ static const struct result_renderer *renderer_of(const struct ncs_analysis *a) {
 
 void ncs_report_render_text(const struct ncs_analysis *a, void *state, FILE *out, const struct ncs_job *job) {
   const struct result_renderer *r = renderer_of(a);
-  if (r) { if (r->text) r->text(a->result(state), out, job); }
-  else if (a->print_text) a->print_text(state, out, job);
+  if (r && r->text) r->text(a->result(state), out, job);
 }
 void ncs_report_render_json(const struct ncs_analysis *a, void *state, struct ncs_json *j, const struct ncs_job *job) {
   const struct result_renderer *r = renderer_of(a);
-  if (r) { if (r->json) r->json(a->result(state), j, job); }
-  else if (a->print_json) a->print_json(state, j, job);
+  if (r && r->json) r->json(a->result(state), j, job);
 }
 void ncs_report_render_rank_json(const struct ncs_analysis *a, void *state, struct ncs_json *j, int file) {
   const struct result_renderer *r = renderer_of(a);
-  if (r) { if (r->rank_json) r->rank_json(a->result(state), j, file); }
-  else if (a->print_rank_json) a->print_rank_json(state, j, file);
+  if (r && r->rank_json) r->rank_json(a->result(state), j, file);
 }
 void ncs_report_render_op_json(const struct ncs_analysis *a, void *state, struct ncs_json *j, int file, unsigned op) {
   const struct result_renderer *r = renderer_of(a);
