@@ -96,13 +96,18 @@ ap=$(apparent "$d")
 # the writer's queue held: at 100k calls/s a CUPTI poll (every 100 ms) queues about 10000
 # KERNEL records (190 KiB of rows), and one chunk of 60000 of them (1.1 MiB of rows, 225 KiB
 # compressed) once took the file to 2.2 times the bound. Segment chunks (aggregates) apart.
-if command -v python3 >/dev/null; then
-  read -r nck big < <(python3 -c 'import struct,sys
+# kept_chunks FILE: "N M", the file's chunks that are not segment chunks (flag 16) and the
+# largest one's raw (uncompressed) row bytes, read from the chunk headers (docs/FORMAT.md)
+kept_chunks() {
+  python3 -c 'import struct,sys
 d=open(sys.argv[1],"rb").read(); o=struct.unpack_from("<Q",d,32)[0] or struct.unpack_from("<I",d,12)[0]; n=m=0
 while o+40<=len(d):
     p,raw=struct.unpack_from("<II",d,o+4); fl=struct.unpack_from("<I",d,o+36)[0]; o+=40+p
     if not fl & 16: n+=1; m=max(m,raw)
-print(n,m)' "$(ls "$d"/*.ncs | head -1)")
+print(n,m)' "$1"
+}
+if command -v python3 >/dev/null; then
+  read -r nck big < <(kept_chunks "$(ls "$d"/*.ncs | head -1)")
   nk=$("$NCS" dump "$d"/*.ncs 2>/dev/null | grep -c '^KERNEL ')
   if [ "${nk:-0}" -eq 0 ]; then skip "keep size: no kernel activity in the window (CUPTI double off?): the queue's split not exercised"
   elif [ "${big:-0}" -gt 0 ] && [ "$big" -le $((131072 + 4096)) ]; then pass "keep size: no chunk over the flush size of 128 KiB of rows (largest $big bytes of $nck chunks kept; $nk KERNEL records in the window)"
@@ -144,12 +149,7 @@ ng=$("$NCS" dump "$g"/*.ncs 2>/dev/null | grep -c '^GPU_TIME ')
 if ! command -v python3 >/dev/null; then skip "keep gpu split: python3 needed to read the chunk headers"
 elif [ "${ng:-0}" -eq 0 ]; then skip "keep gpu split: no GPU_TIME record in the window (GPU timing off?): the split not exercised"
 else
-  read -r nck big < <(python3 -c 'import struct,sys
-d=open(sys.argv[1],"rb").read(); o=struct.unpack_from("<Q",d,32)[0] or struct.unpack_from("<I",d,12)[0]; n=m=0
-while o+40<=len(d):
-    p,raw=struct.unpack_from("<II",d,o+4); fl=struct.unpack_from("<I",d,o+36)[0]; o+=40+p
-    if not fl & 16: n+=1; m=max(m,raw)
-print(n,m)' "$(ls "$g"/*.ncs | head -1)")
+  read -r nck big < <(kept_chunks "$(ls "$g"/*.ncs | head -1)")
   [ "${big:-0}" -gt 0 ] && [ "$big" -le $((131072 + 4096)) ] \
     && pass "keep gpu split: no chunk over the flush size of 128 KiB of rows (largest $big bytes of $nck kept; $ng GPU_TIME records in the window)" \
     || fail "keep gpu split: a chunk of $big bytes of rows (of $nck kept): over the flush size of 128 KiB"
