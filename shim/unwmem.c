@@ -40,11 +40,13 @@ static uintptr_t word_of(void *p, size_t len) {
   return (uintptr_t)p | pages;
 }
 
-static void put(_Atomic uintptr_t *slots, int n, uintptr_t w) {
+/* stores w in a free slot; 0 when all n are taken */
+static int put(_Atomic uintptr_t *slots, int n, uintptr_t w) {
   for (int i = 0; i < n; i++) {
     uintptr_t expect = 0;
-    if (atomic_compare_exchange_strong(&slots[i], &expect, w)) return;
+    if (atomic_compare_exchange_strong(&slots[i], &expect, w)) return 1;
   }
+  return 0;
 }
 
 /* takes the slot holding exactly w (or, with any_address, any mapping of w's length) */
@@ -79,12 +81,7 @@ static void *unw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 static int unw_munmap(void *addr, size_t len) {
   size_t whole = (len + page_size - 1) & ~(page_size - 1);
   uintptr_t w = word_of(addr, whole);
-  if (w && take(held, TRACKED, w, 0)) {
-    for (int i = 0; i < KEEP; i++) {
-      uintptr_t expect = 0;
-      if (atomic_compare_exchange_strong(&kept[i], &expect, w)) return 0;
-    }
-  }
+  if (w && take(held, TRACKED, w, 0) && put(kept, KEEP, w)) return 0;
   return munmap(addr, len);
 }
 
