@@ -93,3 +93,22 @@ print(c["complete"], c["incomplete"], len(d["mismatches"]), len(d["missing"]), l
 else
   skip "straggler e2e: shim or ddp_job not built"
 fi
+
+# One-rank communicators (rate_job: each of its 2 threads inits its own), GPU-timed on the
+# doubles: each collective is complete as it opens; every one the job made (-n per thread) counts
+# in the rank's row, and lateness, wait and skew are 0 (no other rank). The report takes these
+# arrivals as read, not put on the job clock (straggler.h, lines_up 2).
+RATE=$BUILD/tests/rate_job
+if [ -x "$RATE" ] && [ -f "$SHIM" ]; then
+  NCCLSCOPE_DIR="$T/onerank" LD_PRELOAD="$SHIM" timeout 60 bash "$ROOT/tests/jobs/launch.sh" 1 "$RATE" -n 3000 -t 2 \
+    >/dev/null 2>"$T/onerank.err"
+  check_eq "straggler one-rank: rate_job ran under the shim" 0 "$?"
+  "$NCS" report --json "$T/onerank" >"$T/r.json" 2>/dev/null
+  check_eq "straggler one-rank: the job's 2 x 3000 collectives complete in one row, GPU-timed, none late or mismatched" \
+    "6000 0 1 6000 0.0 0.0 0.0 0 0 gpu" "$(py '
+import json,sys; d=json.load(open(sys.argv[1])); c=d["collectives"]; s=d["stragglers"]
+print(c["complete"], c["incomplete"], len(s), s[0]["last_count"], s[0]["mean_late_us"], s[0]["wait_caused_s"],
+      c["skew_max_us"], len(d["mismatches"]), len(d["missing"]), d["ranks"][0]["timing"])')"
+else
+  skip "straggler one-rank: shim or rate_job not built"
+fi

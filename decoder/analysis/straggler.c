@@ -460,9 +460,9 @@ static int bits_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
 }
 
 /* One arrival into a one-rank communicator (caller holds c->mu): arrive_locked's figures, the
- * collective complete as it opens. */
-static void arrive_one(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
-  sample_gpu_end(s, c, hidx, x);
+ * collective complete as it opens. No GPU-end sample: the clock check reads only samples of
+ * several hosts, and one would take a place of the budget (MAX_SAMPLES_ALL) from those. */
+static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x) {
   c->arrivals_all++;
   if (x->seq < c->base || bits_fit(s, c, x->seq)) { c->stray++; return; }
   size_t i = (c->bhead + (x->seq - c->base)) & (c->bcap - 1);
@@ -497,7 +497,7 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       held = c;
     }
     struct lc *l = &f->local[x[i].comm];
-    if (c->nranks == 1) { arrive_one(s, c, l->rank, f->host_idx, &x[i]); continue; }
+    if (c->nranks == 1) { arrive_one(s, c, l->rank, &x[i]); continue; }
     if (x[i].seq >= l->seq) l->seq = x[i].seq;
     else if (l->seq - x[i].seq > c->max_back) c->max_back = l->seq - x[i].seq;
     arrive_locked(s, c, l->rank, f->host_idx, &x[i]);
@@ -514,7 +514,8 @@ void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call
 int ncs_strag_lines_up(const struct ncs_strag *s, int file, uint32_t comm) {
   if (!s || file < 0 || file >= s->nfiles) return 0;
   const struct file *f = &s->files[file];
-  return comm < f->nlocal && f->local[comm].c;
+  if (comm >= f->nlocal || !f->local[comm].c) return 0;
+  return f->local[comm].c->nranks == 1 ? 2 : 1;
 }
 
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated) {

@@ -65,7 +65,10 @@ struct ncs_strag_arrival {
 void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *a, size_t n);
 /* 1 when the arrivals of `file`'s calls on its communicator index `comm` would be lined up: a
  * COMM record of it was fed and accepted; 0 when they would be ignored (no such record yet).
- * Lets a caller skip the work of preparing arrivals that would be thrown away. */
+ * Lets a caller skip the work of preparing arrivals that would be thrown away. 2: lined up, and
+ * the communicator has one rank: each collective is complete as it opens, and its arrival's time
+ * and GPU time enter no figure (skew, wait and lateness are 0 whatever they are), so a caller may
+ * pass t = 0 and no GPU time instead of putting the call on the job clock. */
 int ncs_strag_lines_up(const struct ncs_strag *s, int file, uint32_t comm);
 void ncs_strag_file_done(struct ncs_strag *s, int file, int truncated);
 void ncs_strag_finish(struct ncs_strag *s); /* once: a second call does nothing */

@@ -7,7 +7,8 @@
  * engine in batches; the job clock's origin is the creation time of the first readable file.
  * A collective on a communicator the engine does not line up when the call is read (no COMM
  * record of it before the call: the shim writes it when the init returns, before any call on
- * it) is not aligned at all: the engine would ignore its arrival. */
+ * it) is not aligned at all: the engine would ignore its arrival; nor is one on a communicator
+ * of one rank: its time enters no figure (straggler.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,14 @@ struct sr_file {
 static void flush_batch(struct sr_file *f) {
   ncs_strag_arrive_batch(f->sr->s, f->file, f->batch, f->nbatch);
   f->nbatch = 0;
+}
+/* A collective on a one-rank communicator (lines_up 2): to the engine as read, with no time
+ * (it enters no figure, straggler.h), not through the aligner. */
+static void one_rank(struct sr_file *f, const struct ncs_call *c) {
+  if (!f->batch) return;
+  f->batch[f->nbatch++] = (struct ncs_strag_arrival){.comm = c->comm, .op = c->op, .datatype = c->datatype,
+                                                     .root = c->root, .seq = c->seq, .count = c->count};
+  if (f->nbatch == BATCH) flush_batch(f);
 }
 static void released(void *ctx, const struct ncs_aligned *a) {
   struct sr_file *f = ctx;
@@ -101,15 +110,17 @@ static int f_comm(void *ctx, const struct ncs_comm *c) {
  * record of this file changes it). */
 static int lines_up(const struct sr_file *f, uint32_t comm) {
   if (comm < f->nup) return f->up[comm];
-  return f->up_short && ncs_strag_lines_up(f->sr->s, f->file, comm);
+  return f->up_short ? ncs_strag_lines_up(f->sr->s, f->file, comm) : 0;
 }
 /* One call */
 __attribute__((noinline)) static int f_call(void *ctx, const struct ncs_call *c) {
   struct sr_file *f = ctx;
   if (ncs_op_kind(c->op) != NCS_KIND_COLL || !c->seq) return 0; /* only collectives line up */
-  if (!lines_up(f, c->comm)) return 0; /* no COMM record of it (yet) */
+  int up = lines_up(f, c->comm);
+  if (!up) return 0; /* no COMM record of it (yet) */
   ensure(f);
-  ncs_aligner_call(&f->al, c);
+  if (up == 2) one_rank(f, c);
+  else ncs_aligner_call(&f->al, c);
   return 0;
 }
 __attribute__((noinline)) static int f_run(void *ctx, const struct ncs_call *x, size_t n) {
@@ -123,7 +134,8 @@ __attribute__((noinline)) static int f_run(void *ctx, const struct ncs_call *x, 
     if (c->comm != pcomm) { pcomm = c->comm; up = lines_up(f, pcomm); }
     if (!up) continue; /* no COMM record of it (yet) */
     ensure(f);
-    ncs_aligner_call(&f->al, c);
+    if (up == 2) one_rank(f, c);
+    else ncs_aligner_call(&f->al, c);
   }
   return 0;
 }
