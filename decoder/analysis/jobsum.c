@@ -190,7 +190,7 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   if (!f->have_cur) { f->cur_s = s; f->cur_e = e; f->have_cur = 1; }
   else if (s > f->cur_e) { f->union_ns += f->cur_e - f->cur_s; f->cur_s = s; f->cur_e = e; }
   else if (e > f->cur_e) f->cur_e = e;
-  if (kind == NCS_KIND_COLL) {
+  if (kind == NCS_KIND_COLL && f->S->job->strag) {
     struct ncs_strag_arrival one, *x = &one;
     if (f->batch || (f->batch = malloc(BATCH * sizeof *f->batch))) x = &f->batch[f->nbatch++];
     x->comm = c->comm; x->op = c->op; x->datatype = c->datatype; x->root = c->root;
@@ -449,9 +449,10 @@ int ncs_jobsum_load(int nfiles, char **files, const struct ncs_load_opts *o, con
   if (!J) return 2;
   J->n = nfiles;
   J->r = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *J->r);
-  J->strag = ncs_strag_new(nfiles);
+  int strag = !(ev && ev->no_stragglers);
+  J->strag = strag ? ncs_strag_new(nfiles) : NULL;
   S.f = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *S.f);
-  if (!J->r || !J->strag || !S.f) { free(S.f); ncs_job_free(J); return 2; }
+  if (!J->r || (strag && !J->strag) || !S.f) { free(S.f); ncs_job_free(J); return 2; }
   for (int i = 0; i < nfiles; i++) {
     J->r[i].path = files[i];
     J->r[i].rank = -1;

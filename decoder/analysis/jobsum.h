@@ -1,9 +1,9 @@
 /* jobsum.h — the job summary, an analysis plugged into the loader's read (model/jobload.h):
  * per rank, per (operation, size bucket, communicator) calls, bytes, time and bus bandwidth;
  * communication time; the primary communicator and its transports to each peer; the host's
- * topology (kept by one file per host); and the cross-rank straggler analysis (straggler.h),
- * all on the job clock. A row's transport is the set of transports all ranks of its
- * communicator reported.
+ * topology (kept by one file per host); and the cross-rank straggler analysis (straggler.h;
+ * not run when the caller's events say no_stragglers), all on the job clock. A row's
+ * transport is the set of transports all ranks of its communicator reported.
  *
  * Contract: ncs_jobsum_load() reads the files through ncs_job_load() with the summary plugged
  * in before the caller's own plug-ins (`o`: its file_visitor and file_done are called after
@@ -80,7 +80,7 @@ struct ncs_jrank {
 struct ncs_jobdata {
   int n;
   struct ncs_jrank *r;        /* in file order */
-  struct ncs_strag *strag;
+  struct ncs_strag *strag;    /* NULL when the caller's events asked for none (no_stragglers) */
   int64_t origin;             /* realtime ns of job time 0 (earliest file creation) */
   struct ncs_opstat *ops;     /* summed over ranks */
   int nops;
@@ -115,6 +115,9 @@ struct ncs_jcomm_ev {
 
 struct ncs_jobsum_events {
   void *ctx;
+  /* 1: the straggler analysis is not run (J->strag is NULL), for a command that prints no
+   * straggler figure (compare) */
+  int no_stragglers;
   void (*on_call)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e);
   void (*on_comm)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e);
   /* Every kernel, copy and set (KERNEL records) with its times on the job clock (align.h),

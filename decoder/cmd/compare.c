@@ -147,7 +147,7 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
     return NCS_EXIT_UNREADABLE;
   }
   struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done};
-  struct ncs_jobsum_events ev = {.ctx = &L, .on_call = sample_call};
+  struct ncs_jobsum_events ev = {.ctx = &L, .on_call = sample_call, .no_stragglers = 1}; /* none is printed */
   if (ncs_jobsum_load(n, *files, &o, &ev, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(d);
