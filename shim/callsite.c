@@ -87,12 +87,39 @@ __attribute__((visibility("default"))) int pipe2(int fds[2], int flags) {
   return 0;
 }
 
+/* Where an object stands in the loader's list (dl_iterate_phdr's order: each new object is
+ * appended to the main namespace's list): `at`, the index of the object loaded at `addr` (-1:
+ * not seen), and `n`, how many objects were listed. */
+struct obj_pos { uintptr_t addr; int n, at; };
+static int obj_pos_cb(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  struct obj_pos *q = arg;
+  if (q->at < 0 && q->addr && info->dlpi_addr == q->addr) q->at = q->n;
+  q->n++;
+  return 0;
+}
+
+/* 1 when dlopen handed back an object listed among the first n_before, i.e. one the job had
+ * loaded before the shim's dlopen (a RTLD_NOLOAD probe by name was a second search of the
+ * library path and of ld.so.cache, whose mapping is unmapped again: ~10 system calls and a TLB
+ * flush on every CPU the job ran on, at every activation). An object listed in another
+ * namespace can make a fresh copy look like the job's: its pages are then left as libunwind
+ * maps them (slower, never wrong). */
+static int loaded_before(void *h, int n_before) {
+  struct link_map *lm = NULL;
+  if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return 1;
+  struct obj_pos q = {(uintptr_t)lm->l_addr, 0, -1};
+  dl_iterate_phdr(obj_pos_cb, &q);
+  return q.at < 0 || q.at < n_before;
+}
+
 static void callsite_start(void) {
   if (!ncs_cfg.callsite_depth || unwinder) return;
   ncs_gate_enter();
-  void *theirs = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_NOLOAD); /* the job's own copy? */
-  if (theirs) dlclose(theirs);
+  struct obj_pos before = {0, 0, -1};
+  dl_iterate_phdr(obj_pos_cb, &before);
   void *h = dlopen("libunwind.so.8", RTLD_LOCAL | RTLD_LAZY);
+  int theirs = h && loaded_before(h, before.n); /* the job's own copy */
   bt_fn f = h ? (bt_fn)dlsym(h, "unw_backtrace") : NULL;
   /* its pages: populated at once, trace caches kept (unwmem.c); never in a libunwind the job
    * loaded itself (dlopen handed us the job's object then) */
