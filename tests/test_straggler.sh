@@ -50,6 +50,26 @@ print(m["seq"], m["entered"], m["never_entered"])')"
 "$NCS" report "$T/m" >"$T/m.txt" 2>&1
 check "straggler: text says MISMATCH and MISSING" sh -c "grep -q 'MISMATCH .*seq 100: rank 3' '$T/m.txt' && grep -q 'MISSING .*seq 300: 7 of 8 .* 6' '$T/m.txt'"
 
+# The mismatch named whatever order the files are read in (they once named rank 0 or null, as
+# the reader threads came): rank 0 calls the odd size at seq 120 (synth's truth), files read by
+# one thread and by four, three times, and with the files renamed so that rank 7's sorts first.
+"$NCS" synth -o "$T/m0" --ranks 8 --hosts 2 --calls 400 --mismatch 0:120 >/dev/null 2>&1
+mkdir -p "$T/m0r"
+for f in "$T"/m0/*.ncs; do b=${f##*/}; r=${b#synth-r}; r=${r%%-*}; cp "$f" "$T/m0r/$((99999 - 10#$r))-$b"; done
+mm_of() { NCCLSCOPE_THREADS=$1 "$NCS" report --json "$2" 2>/dev/null | python3 -c '
+import json,sys; print(json.dumps(json.load(sys.stdin)["mismatches"], sort_keys=True))' 2>&1; }
+ref=$(mm_of 1 "$T/m0")
+check_eq "straggler: rank 0's odd call named: rank 0, seq 120, 1 odd rank, twice the others' count (synth doubles it)" \
+  "0 120 1 True" "$(echo "$ref" | python3 -c '
+import json,sys; m=json.load(sys.stdin); print(m[0]["rank"], m[0]["seq"], m[0]["ranks_odd"], m[0]["got"]["count"] == 2 * m[0]["others"]["count"]) if len(m)==1 else print(m)' 2>&1)"
+same=0
+for i in 1 2 3; do for d in m0 m0r; do for t in 1 4; do [ "$(mm_of $t "$T/$d")" = "$ref" ] && same=$((same + 1)); done; done; done
+check_eq "straggler: the same mismatch list at 1 and 4 threads, files in rank order or reversed (12 runs)" 12 "$same"
+# two ranks, two signatures one rank each: the odd one is the group without the lowest rank
+"$NCS" synth -o "$T/m2" --ranks 2 --hosts 1 --calls 200 --mismatch 1:50 >/dev/null 2>&1
+check_eq "straggler: 2 ranks, rank 1 odd at seq 50: named at 1 and 4 threads" "1 50 1 50" "$(for t in 1 4; do mm_of $t "$T/m2" | python3 -c '
+import json,sys; m=json.load(sys.stdin); print(m[0]["rank"], m[0]["seq"], end=" ")' 2>&1; done | sed 's/ $//')"
+
 # Two communicators: the world and one per host (a CommSplit), 12 ranks on 2 hosts of 6.
 "$NCS" synth -o "$T/hc" --ranks 12 --hosts 2 --calls 800 --host-comms --straggler 4:100:0.5 >/dev/null 2>&1
 "$NCS" report --json "$T/hc" >"$T/r.json" 2>/dev/null

@@ -2,8 +2,9 @@
  *
  * Per communicator (comm_id): a ring of open slots indexed by seq - base. A slot keeps the
  * earliest and latest entry, the sum of entries, how many ranks entered, who was last, and up
- * to two call signatures (op, datatype, count, root) with their counts: enough to close the
- * collective without remembering each rank's time. Per rank of the communicator: last seq
+ * to two call signatures (op, datatype, count, root) with their counts and the lowest rank of
+ * each: enough to close the collective without remembering each rank's time, and to name its
+ * odd ranks whatever order the files are read in. Per rank of the communicator: last seq
  * seen, sum of entry times, times last, wait caused. Mean lateness of rank r is computed at
  * the end as sum(t_r) - sum(first entry) over the collectives r entered. */
 #include "analysis/straggler.h"
@@ -15,7 +16,8 @@
 
 #include "ncclscope/ops.h"
 
-struct sig { uint32_t op, dtype; uint64_t count; int32_t root; };
+/* a call signature, and the lowest rank that entered the collective with it (not compared) */
+struct sig { uint32_t op, dtype; uint64_t count; int32_t root, rank; };
 /* A running sum of integers that has, bit for bit, the value the long double running sum of
  * them has: an integer while every partial sum fits in 63 bits (a long double's 64-bit mantissa
  * holds those exactly, so its sums are exact too), that long double from the first partial sum
@@ -37,7 +39,7 @@ struct slot {
   int64_t tmin, tmax;
   uint64_t tsum;            /* sum of entry times, modulo 2^64: n*tmax - tsum is exact */
   uint32_t n, na, nb;
-  int32_t last_rank, b_rank;
+  int32_t last_rank;
   struct sig a, b;
   uint8_t odd3;             /* a third signature was seen */
 };
@@ -253,15 +255,21 @@ static int sig_eq(const struct sig *a, const struct sig *b) {
 }
 
 static void note_mismatch(struct ncs_strag *s, struct comm *c, uint64_t seq, const struct slot *sl) {
-  /* the odd ones are the minority signature */
-  int odd_is_b = sl->nb <= sl->na;
-  struct mismatch m = {.comm_id = c->comm_id, .seq = seq, .rank = odd_is_b ? sl->b_rank : -1,
+  /* the odd ones are the minority signature; of two as many, the one whose lowest rank is
+   * higher: whichever entered first (the files are read in any order) */
+  int odd_is_b = sl->nb < sl->na || (sl->nb == sl->na && sl->b.rank > sl->a.rank);
+  struct mismatch m = {.comm_id = c->comm_id, .seq = seq, .rank = odd_is_b ? sl->b.rank : sl->a.rank,
                        .got = odd_is_b ? sl->b : sl->a, .want = odd_is_b ? sl->a : sl->b,
                        .nodd = odd_is_b ? sl->nb : sl->na};
-  if (!odd_is_b) m.rank = -1; /* the first rank to enter was the odd one; name unknown */
   c->nmm++;
+  /* the list keeps the MAX_LIST first by (seq, comm_id), whatever order they close in */
   pthread_mutex_lock(&s->mu);
-  if (s->nmm < MAX_LIST) s->mm[s->nmm] = m;
+  uint64_t n = s->nmm < MAX_LIST ? s->nmm : MAX_LIST, i = n;
+  while (i > 0 && (s->mm[i - 1].seq > m.seq || (s->mm[i - 1].seq == m.seq && s->mm[i - 1].comm_id > m.comm_id))) i--;
+  if (i < MAX_LIST) {
+    memmove(&s->mm[i + 1], &s->mm[i], (size_t)(n - i - (n == MAX_LIST)) * sizeof m);
+    s->mm[i] = m;
+  }
   s->nmm++;
   pthread_mutex_unlock(&s->mu);
 }
@@ -397,19 +405,19 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
     c->stray++;
     return;
   }
-  struct sig g = {x->op, x->datatype, x->count, x->root};
+  struct sig g = {x->op, x->datatype, x->count, x->root, r};
   int64_t t = x->t;
   if (!sl->n) {
     memset(sl, 0, sizeof *sl);
-    sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1; sl->b_rank = -1;
+    sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1;
     if (++c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
   } else {
     if (t < sl->tmin) sl->tmin = t;
     /* equal entries: the higher rank counts as last, whatever order the files are read in */
     if (t > sl->tmax || (t == sl->tmax && r > sl->last_rank)) { sl->tmax = t; sl->last_rank = r; }
-    if (sig_eq(&g, &sl->a)) sl->na++;
-    else if (!sl->nb) { sl->b = g; sl->nb = 1; sl->b_rank = r; }
-    else if (sig_eq(&g, &sl->b)) sl->nb++;
+    if (sig_eq(&g, &sl->a)) { sl->na++; if (r < sl->a.rank) sl->a.rank = r; }
+    else if (!sl->nb) { sl->b = g; sl->nb = 1; }
+    else if (sig_eq(&g, &sl->b)) { sl->nb++; if (r < sl->b.rank) sl->b.rank = r; }
     else sl->odd3 = 1;
   }
   sl->n++;
@@ -469,8 +477,8 @@ static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct 
   if (BIT(c, i)) { c->stray++; return; } /* closed already */
   c->bits[i / 64] |= 1ull << (i % 64);
   if (++c->open > s->peak_open) s->peak_open = c->open;
-  struct slot sl = {.tmin = x->t, .tmax = x->t, .tsum = (uint64_t)x->t, .n = 1, .na = 1, .last_rank = r, .b_rank = -1,
-                    .a = {x->op, x->datatype, x->count, x->root}};
+  struct slot sl = {.tmin = x->t, .tmax = x->t, .tsum = (uint64_t)x->t, .n = 1, .na = 1, .last_rank = r,
+                    .a = {x->op, x->datatype, x->count, x->root, r}};
   lsum_add(&c->sum_t[r], x->t);
   c->arrivals[r]++;
   if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;

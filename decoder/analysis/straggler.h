@@ -96,6 +96,8 @@ int ncs_strag_clock_check(const struct ncs_strag *s, struct ncs_strag_host_offse
 struct ncs_strag_sig { uint32_t op, dtype; uint64_t count; int32_t root; };
 /* A collective whose ranks did not all call the same thing: `rank` (-1: `odd` ranks) called
  * `got`, the others `want`. */
+/* A collective whose ranks called different signatures: the fewer ranks' (of two groups as many,
+ * the one without the lowest rank), `odd` of them, the lowest `rank`; listed by (seq, comm_id). */
 struct ncs_strag_mismatch { uint64_t comm_id, seq; int rank; uint32_t odd; struct ncs_strag_sig got, want; };
 /* Per communicator, the first collective some ranks never entered (a hang looks like this):
  * `entered` of `nranks` did; `never` ranks did not, the first 16 of them in `rank`. */

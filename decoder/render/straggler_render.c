@@ -55,7 +55,7 @@ void ncs_strag_print_text(const struct ncs_strag_result *s, FILE *f, int top, in
     fputs("  MISMATCH comm ", f);
     comm_text(&nm, f, m->comm_id);
     fprintf(f, " seq %llu: ", (unsigned long long)m->seq);
-    if (m->rank >= 0) fprintf(f, "rank %d", m->rank); else fprintf(f, "%u rank(s)", m->odd);
+    if (m->odd > 1) fprintf(f, "%u ranks (the lowest %d)", m->odd, m->rank); else fprintf(f, "rank %d", m->rank);
     fprintf(f, " called %s count %llu dtype %u, the others %s count %llu dtype %u\n", opname(m->got.op),
             (unsigned long long)m->got.count, m->got.dtype, opname(m->want.op), (unsigned long long)m->want.count, m->want.dtype);
   }
@@ -155,7 +155,7 @@ void ncs_strag_print_json(const struct ncs_strag_result *s, struct ncs_json *j, 
     ncs_json_str(j, "comm_id", id);
     comm_json(&nm, j, m->comm_id);
     ncs_json_uint(j, "seq", m->seq);
-    if (m->rank >= 0) ncs_json_int(j, "rank", m->rank); else ncs_json_null(j, "rank");
+    ncs_json_int(j, "rank", m->rank);
     ncs_json_uint(j, "ranks_odd", m->odd);
     json_sig(j, "got", &m->got);
     json_sig(j, "others", &m->want);
