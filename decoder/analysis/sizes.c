@@ -100,6 +100,7 @@ struct sfile {
   size_t nrow, caprow;
   struct scomm *comm;
   size_t ncomm, capcomm;
+  size_t clast;             /* the comm found last (calls come in runs of one communicator) */
   struct pend *pend;        /* PEND slots, made at the first timed call */
   struct gpend *gpend;      /* GPEND slots, made at the first group member */
   uint64_t captured;
@@ -143,15 +144,19 @@ static int key_eq(const struct key *a, const struct key *b) {
          a->place == b->place && a->nranks == b->nranks;
 }
 
-static struct scomm *comm_get(struct sfile *f, uint32_t idx) {
+static struct scomm *comm_find(struct sfile *f, uint32_t idx) {
   for (size_t i = 0; i < f->ncomm; i++)
-    if (f->comm[i].idx == idx) return &f->comm[i];
+    if (f->comm[i].idx == idx) { f->clast = i; return &f->comm[i]; }
   if (ncs_grow((void **)&f->comm, &f->capcomm, f->ncomm + 1, sizeof *f->comm)) return NULL;
   struct scomm *c = &f->comm[f->ncomm++];
   memset(c, 0, sizeof *c);
   c->idx = idx;
   c->last = -1;
   return c;
+}
+static inline struct scomm *comm_get(struct sfile *f, uint32_t idx) {
+  if (f->clast < f->ncomm && f->comm[f->clast].idx == idx) return &f->comm[f->clast]; /* runs of one comm */
+  return comm_find(f, idx);
 }
 
 static int s_comm(void *ctx, const struct ncs_comm *c) {
@@ -214,7 +219,7 @@ static int pair_half(struct gpend *g, uint32_t comm, const struct key *k, uint32
   return 0;
 }
 
-static int s_call(void *ctx, const struct ncs_call *c) {
+static inline __attribute__((always_inline)) int s_call(void *ctx, const struct ncs_call *c) {
   struct sfile *f = ctx;
   int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
   /* Send and Recv: only inside a group, not captured; a group's Send and Recv of one count and
@@ -290,6 +295,12 @@ static int s_call(void *ctx, const struct ncs_call *c) {
   return 0;
 }
 
+/* A run of CALL records (trace.h), each as s_call: one call per run, not one per record. */
+static int s_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) s_call(ctx, c);
+  return 0;
+}
+
 static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct sfile *f = ctx;
   int bad = (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) || g->gpu_end < g->gpu_start;
@@ -341,7 +352,7 @@ static void s_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->file[file];
   v->comm = s_comm;
-  v->call = s_call;
+  v->calls = s_calls;
   v->gpu_time = s_gpu;
 }
 

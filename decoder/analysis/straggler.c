@@ -467,23 +467,26 @@ static int bits_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   return 0;
 }
 
-/* One arrival into a one-rank communicator (caller holds c->mu): arrive_locked's figures, the
- * collective complete as it opens. No GPU-end sample: the clock check reads only samples of
- * several hosts, and one would take a place of the budget (MAX_SAMPLES_ALL) from those. */
+/* One arrival into a one-rank communicator (caller holds c->mu): arrive_locked's and close_slot's
+ * figures for a collective complete as it opens, with what one rank makes of them written out:
+ * its skew and the wait it caused are 0 (adding 0 to a sum changes nothing), no mismatch (one
+ * signature), its entry is the first entry (sum_min). No GPU-end sample: the clock check reads
+ * only samples of several hosts, and one would take a place of the budget (MAX_SAMPLES_ALL)
+ * from those. */
 static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x) {
   c->arrivals_all++;
   if (x->seq < c->base || bits_fit(s, c, x->seq)) { c->stray++; return; }
   size_t i = (c->bhead + (x->seq - c->base)) & (c->bcap - 1);
   if (BIT(c, i)) { c->stray++; return; } /* closed already */
   c->bits[i / 64] |= 1ull << (i % 64);
-  if (++c->open > s->peak_open) s->peak_open = c->open;
-  struct slot sl = {.tmin = x->t, .tmax = x->t, .tsum = (uint64_t)x->t, .n = 1, .na = 1, .last_rank = r,
-                    .a = {x->op, x->datatype, x->count, x->root, r}};
+  if (c->open + 1 > s->peak_open) s->peak_open = c->open + 1; /* open for an instant */
   lsum_add(&c->sum_t[r], x->t);
   c->arrivals[r]++;
   if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
-  close_slot(s, c, x->seq, &sl);
-  c->open--;
+  c->last_count[r]++;
+  lsum_add(&c->sum_min, x->t);
+  c->complete++;
+  if (++c->skew_n == 1 || x->seq < c->skew_max_seq) { c->skew_max = 0; c->skew_max_seq = x->seq; } /* equal skews: the lowest seq */
   while (BIT(c, c->bhead)) {
     c->bits[c->bhead / 64] &= ~(1ull << (c->bhead % 64));
     c->bhead = (c->bhead + 1) & (c->bcap - 1);

@@ -27,12 +27,16 @@ struct ncs_ivu {
 
 void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e);
 /* Adds [s, e) (nothing when e <= s). Inline: the common case, an interval starting within or
- * after the latest one buffered while they come in order, extends it or follows it. */
+ * after the latest one buffered, extends it (while they come in order) or follows it (also
+ * when an earlier one came out of order: what ncs_ivu_add_slow does with room left). */
 static inline void ncs_ivu_add(struct ncs_ivu *u, uint64_t s, uint64_t e) {
   if (e <= s) return;
-  if (u->n && !u->unsorted && s >= u->iv[u->n - 1][0] && s <= u->iv[u->n - 1][1]) {
-    if (e > u->iv[u->n - 1][1]) u->iv[u->n - 1][1] = e;
-    return;
+  if (u->n && s >= u->iv[u->n - 1][0]) {
+    if (s <= u->iv[u->n - 1][1] && !u->unsorted) {
+      if (e > u->iv[u->n - 1][1]) u->iv[u->n - 1][1] = e;
+      return;
+    }
+    if (u->n < NCS_IVU_CAP) { u->iv[u->n][0] = s; u->iv[u->n][1] = e; u->n++; return; }
   }
   ncs_ivu_add_slow(u, s, e);
 }
