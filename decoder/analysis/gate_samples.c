@@ -3,6 +3,7 @@
 #include "analysis/gate_samples.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,15 @@
 #define FINE_MAX 4096
 #define FINE_NS0 1000000 /* 1 ms blocks to start with */
 
+/* A collective call waiting in its file's batch for the shared windows (ncs_gsamples_flush). */
+struct gs_pend { uint64_t comm_id, seq; double bw, t; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
+#define PEND_MAX 128
+
 struct ncs_gs_file {
+  struct ncs_gsamples *g;
+  int file;
+  struct gs_pend pend[PEND_MAX]; /* its collectives not yet handed to the windows */
+  int npend;
   int64_t t0, t_end;        /* first call's start, latest end */
   int64_t cur_s, cur_e;     /* the union interval being grown */
   int have;
@@ -40,9 +49,13 @@ struct ncs_gs_comm {
   struct ncs_gs_open *e;
 };
 
-struct ncs_gsamples *ncs_gsamples_new(void) {
+struct ncs_gsamples *ncs_gsamples_new(int nfiles) {
   struct ncs_gsamples *g = calloc(1, sizeof *g);
-  if (g) g->last = -1;
+  if (!g) return NULL;
+  g->last = -1;
+  g->nfile = nfiles > 0 ? nfiles : 0;
+  if (!(g->file = calloc((size_t)(g->nfile ? g->nfile : 1), sizeof *g->file))) { free(g); return NULL; }
+  pthread_mutex_init(&g->mu, NULL);
   return g;
 }
 
@@ -56,6 +69,7 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
   for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
   free(g->comm);
   free(g->cidx);
+  pthread_mutex_destroy(&g->mu);
   free(g);
 }
 
@@ -79,16 +93,20 @@ static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, 
   s->lbw[s->n] = log(bw); s->lt[s->n] = log(t); s->n++;
 }
 
-static struct ncs_gs_file *file_get(struct ncs_gsamples *g, int file) {
-  if (file < 0) return NULL;
-  if (file >= g->nfile) {
-    struct ncs_gs_file **p = realloc(g->file, (size_t)(file + 1) * sizeof *p);
-    if (!p) return NULL;
-    memset(p + g->nfile, 0, (size_t)(file + 1 - g->nfile) * sizeof *p);
-    g->file = p; g->nfile = file + 1;
-  }
-  if (!g->file[file] && (g->file[file] = calloc(1, sizeof *g->file[file]))) g->file[file]->block_ns = FINE_NS0;
-  return g->file[file];
+static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
+  struct ncs_gs_file *f = ctx;
+  ncs_gsamples_flush(f->g, f->file);
+  return 0;
+}
+
+void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
+  if (file < 0 || file >= g->nfile || m->n >= NCS_MUX_MAX) return;
+  struct ncs_gs_file *f = g->file[file];
+  if (!f && !(f = g->file[file] = calloc(1, sizeof *f))) return; /* its calls are taken one at a time */
+  f->g = g;
+  f->file = file;
+  f->block_ns = FINE_NS0;
+  m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
 }
 
 /* Adds the closed union interval [s, e) to the fine blocks, coarsening them while e is past
@@ -180,7 +198,9 @@ static void open_del(struct ncs_gsamples *g, struct ncs_gs_comm *c, struct ncs_g
 }
 
 void ncs_gsamples_finish(struct ncs_gsamples *g) {
-  if (!g || !g->ncomm) return;
+  if (!g) return;
+  for (int i = 0; i < g->nfile; i++) ncs_gsamples_flush(g, i);
+  if (!g->ncomm) return;
   /* the collectives still open, by (comm_id, seq) */
   int *ord = malloc((size_t)g->ncomm * sizeof *ord);
   for (int i = 0; ord && i < g->ncomm; i++) {
@@ -202,11 +222,36 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
   g->comm = NULL; g->cidx = NULL; g->ncomm = 0; g->cidx_cap = 0; g->open_span = 0; g->last = -1;
 }
 
+/* One collective call of a file's batch: a sample, or its collective's ranks lined up (caller
+ * holds g->mu). */
+static void take_call(struct ncs_gsamples *g, const struct gs_pend *x) {
+  struct ncs_gs_comm *cm = NULL;
+  struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
+  if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
+    row_add(g, x->op, x->bucket, x->bw, x->t);
+    return;
+  }
+  if (!o->seen) { o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bw = x->bw; o->t = x->t; o->gpu = x->gpu; }
+  else if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && x->t < o->t)) { /* the rank that waited least */
+    o->bw = x->bw; o->t = x->t; o->gpu = x->gpu;
+  }
+  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->bw, o->t); open_del(g, cm, o); }
+}
+
+void ncs_gsamples_flush(struct ncs_gsamples *g, int file) {
+  struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
+  if (!f || !f->npend) return;
+  pthread_mutex_lock(&g->mu);
+  for (int i = 0; i < f->npend; i++) take_call(g, &f->pend[i]);
+  pthread_mutex_unlock(&g->mu);
+  f->npend = 0;
+}
+
 void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e) {
   const struct ncs_call *c = e->c;
   int kind = ncs_op_kind(c->op);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
-  struct ncs_gs_file *f = file_get(g, file);
+  struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
   if (f && e->end > e->start) { /* the union of its intervals, as the loader's comm time */
     if (!f->have) { f->t0 = f->t_end = f->cur_s = e->start; f->cur_e = e->end; f->have = 1; }
     else if (e->start > f->cur_e) { file_close(f, f->cur_s, f->cur_e); f->cur_s = e->start; f->cur_e = e->end; }
@@ -214,19 +259,18 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
     if (e->end > f->t_end) f->t_end = e->end;
   }
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
-  int b = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks));
-  double bw = e->busbw_gbps, t = (double)(e->end - e->start) / 1e3;
-  struct ncs_gs_comm *cm = NULL;
-  struct ncs_gs_open *o = kind == NCS_KIND_COLL && e->nranks > 1 ? open_get(g, e->comm_id, c->seq, &cm) : NULL;
-  if (!o || (o->seen && (o->op != c->op || o->bucket != b))) { /* its own sample (or not lined up) */
-    row_add(g, c->op, b, bw, t);
+  struct gs_pend x = {.comm_id = e->comm_id, .seq = c->seq, .bw = e->busbw_gbps, .t = (double)(e->end - e->start) / 1e3,
+                      .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1, .op = (uint16_t)c->op,
+                      .bucket = (uint8_t)ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks)),
+                      .gpu = (uint8_t)e->has_gpu};
+  if (!f) { /* no file state (not attached: out of memory): taken at once */
+    pthread_mutex_lock(&g->mu);
+    take_call(g, &x);
+    pthread_mutex_unlock(&g->mu);
     return;
   }
-  if (!o->seen) { o->op = (uint16_t)c->op; o->bucket = (uint8_t)b; o->nranks = (uint32_t)e->nranks; o->bw = bw; o->t = t; o->gpu = e->has_gpu; }
-  else if ((e->has_gpu && !o->gpu) || (e->has_gpu == o->gpu && t < o->t)) { /* the rank that waited least */
-    o->bw = bw; o->t = t; o->gpu = e->has_gpu;
-  }
-  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->bw, o->t); open_del(g, cm, o); }
+  f->pend[f->npend++] = x;
+  if (f->npend == PEND_MAX) ncs_gsamples_flush(g, file);
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {

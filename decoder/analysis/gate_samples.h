@@ -2,8 +2,13 @@
  * bucket) the per-call bus bandwidth and time, and per rank the communication share of
  * successive blocks of its window (docs/COMPARE.md, "Method").
  *
- * Contract: ncs_gsamples_call() takes every call the loader hands to on_call (analysis/jobsum.h),
- * serialised; calls of one file arrive in file order. A sample is ln(busbw GB/s) and ln(time
+ * Contract: ncs_gsamples_attach() from the load's file_visitor (it adds a visitor for the
+ * chunks' ends); ncs_gsamples_call() takes every call the loader hands to on_file_call
+ * (analysis/jobsum.h): a file's calls in file order, on the thread reading it, files in parallel.
+ * The per-file figures are made at once; the collectives wait in the file's batch (128 calls)
+ * until it is full, its chunk ends or ncs_gsamples_flush() (call it at the file's end): a
+ * thread's calls reach the shared windows in the order it read them, with one lock a batch. A
+ * file not attached (out of memory) has its collectives taken one at a time. A sample is ln(busbw GB/s) and ln(time
  * us) of one operation that moved data and took time:
  *  - a collective of a communicator of several ranks is one sample per collective (its ranks'
  *    calls lined up by (comm_id, seq), as analysis/straggler.h does): the call of its rank
@@ -24,9 +29,11 @@
  * communication share in percent. Allocation failures drop samples, never crash. */
 #ifndef NCS_GATE_SAMPLES_H
 #define NCS_GATE_SAMPLES_H
+#include <pthread.h>
 #include <stdint.h>
 
 #include "analysis/jobsum.h"
+#include "io/mux.h"
 
 #define NCS_GS_CAP 16384
 #define NCS_GS_BLOCKS 8
@@ -37,8 +44,9 @@ struct ncs_gs_file;
 struct ncs_gs_comm;
 struct ncs_gsamples {
   struct ncs_gs_row *row[NCS_OP_LIMIT][NCS_NBUCKETS];
-  struct ncs_gs_file **file;
+  struct ncs_gs_file **file; /* [nfile], each made at its file's first call */
   int nfile;
+  pthread_mutex_t mu;        /* the windows and rows, taken by a file's batch at a time */
   struct ncs_gs_comm *comm;  /* collectives waiting for their ranks: per communicator, a ring by seq */
   int ncomm, last;           /* last: the ring found last, -1 none */
   int *cidx;                 /* comm_id -> 1 + index in comm (0 empty), open addressing */
@@ -46,10 +54,16 @@ struct ncs_gsamples {
   uint64_t open_span;        /* the rings' windows together, in seqs */
 };
 
-struct ncs_gsamples *ncs_gsamples_new(void);
+/* For files 0 .. nfiles-1; NULL when out of memory. */
+struct ncs_gsamples *ncs_gsamples_new(int nfiles);
 void ncs_gsamples_free(struct ncs_gsamples *g);
 void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e);
-/* After the last call: takes the collectives still open (ranks no file held). */
+/* Adds file's visitor to m, before its first call. */
+void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m);
+/* Hands file's batch to the shared windows (on the thread reading the file). */
+void ncs_gsamples_flush(struct ncs_gsamples *g, int file);
+/* After the last call: flushes every batch, then takes the collectives still open (ranks no
+ * file held). */
 void ncs_gsamples_finish(struct ncs_gsamples *g);
 /* The row's samples, NULL when it has none. */
 static inline const struct ncs_gs_row *ncs_gsamples_row(const struct ncs_gsamples *g, uint32_t op, int bucket) {

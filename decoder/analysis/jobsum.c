@@ -138,16 +138,19 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, u
   return s;
 }
 
-/* Hands a call to the caller's event (every call: collectives, point-to-point, groups,
- * registration, ...), serialised. */
+/* Hands a call to the caller's events (every call: collectives, point-to-point, groups,
+ * registration, ...): on_file_call as it comes, on_call serialised. */
 static void emit_call(struct sfile *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
                       uint64_t bytes, double busbw) {
-  if (!f->S->ev || !f->S->ev->on_call) return;
+  const struct ncs_jobsum_events *x = f->S->ev;
+  if (!x || (!x->on_call && !x->on_file_call)) return;
   struct ncs_jev ev = {.c = a->call, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
                        .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = busbw, .rank = lc ? lc->rank : -1,
                        .nranks = lc ? lc->nranks : 0, .transport = lc ? lc->tname : "?"};
+  if (x->on_file_call) x->on_file_call(x->ctx, f->file, f->r, &ev);
+  if (!x->on_call) return;
   pthread_mutex_lock(&f->S->mu);
-  f->S->ev->on_call(f->S->ev->ctx, f->file, f->r, &ev);
+  x->on_call(x->ctx, f->file, f->r, &ev);
   pthread_mutex_unlock(&f->S->mu);
 }
 

@@ -110,21 +110,23 @@ struct side_load { struct ncs_doctor d; struct ncs_gsamples *G; struct ncs_stepc
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   ncs_dfacts_attach(((struct side_load *)ctx)->d.f[file], m);
   ncs_stepcost_visitor(((struct side_load *)ctx)->C, file, m);
+  ncs_gsamples_attach(((struct side_load *)ctx)->G, file, m);
 }
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   ncs_dfacts_finish(((struct side_load *)ctx)->d.f[file], rc, st);
   ncs_stepcost_file_done(((struct side_load *)ctx)->C, file, st);
+  ncs_gsamples_flush(((struct side_load *)ctx)->G, file);
 }
-/* Every call: the gate's samples (analysis/gate_samples.h; the loader serialises these). */
+/* Every call: the gate's samples (analysis/gate_samples.h), on the thread reading its file. */
 static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   ncs_gsamples_call(((struct side_load *)ctx)->G, file, e);
 }
 
 /* Loads one run (job `want` of it when not NULL); *share is its communication share in percent
- * (NaN when no rank can be judged), *W where its step time goes (analysis/whatif.h; W->have 0
- * when unknown). Returns 0, or the exit code after a message. */
+ * (NaN when no rank can be judged), *G the gate's samples, *W where its step time goes
+ * (analysis/whatif.h; W->have 0 when unknown). Returns 0, or the exit code after a message. */
 static int load_side(const char *path, const char *want, struct ncs_jobdata **J, int *nfiles, char ***files,
-                     double *share, struct ncs_gsamples *G, struct ncs_whatif *W) {
+                     double *share, struct ncs_gsamples **G, struct ncs_whatif *W) {
   char *p[1] = {(char *)path};
   int n = ncs_paths_expand(1, p, files), e;
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return NCS_EXIT_UNREADABLE; }
@@ -133,7 +135,7 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
   n = *nfiles;
   struct side_load L;
   memset(&L, 0, sizeof L);
-  L.G = G;
+  if (!(L.G = *G = ncs_gsamples_new(n))) { fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
   memset(W, 0, sizeof *W);
   L.C = ncs_stepcost_new(n, *files); /* NULL (out of memory): no step-time figures */
   struct ncs_doctor *d = &L.d;
@@ -147,7 +149,7 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
     return NCS_EXIT_UNREADABLE;
   }
   struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done};
-  struct ncs_jobsum_events ev = {.ctx = &L, .on_call = sample_call, .no_stragglers = 1}; /* none is printed */
+  struct ncs_jobsum_events ev = {.ctx = &L, .on_file_call = sample_call, .no_stragglers = 1}; /* none is printed */
   if (ncs_jobsum_load(n, *files, &o, &ev, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(d);
@@ -359,8 +361,7 @@ int cmd_compare(int argc, char **argv) {
   double *pool_bw = NULL, *pool_t = NULL, *bsh[MAX_RUNS + 1] = {NULL};
   int nbsh[MAX_RUNS + 1] = {0};
   for (int k = 0; k < ns; k++) {
-    if (!(RS[k] = ncs_gsamples_new())) { fprintf(stderr, "ncclscope compare: out of memory\n"); goto done; }
-    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], RS[k], &W[k]);
+    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], &RS[k], &W[k]);
     if (e) { rc = e; goto done; }
     ncs_gsamples_finish(RS[k]);
   }
