@@ -30,6 +30,9 @@ const char *ncs_host_name(void) { return ncs_host; }
 
 uint64_t ncs_now_ns(void) { return ncs_clock_ns(); } /* the collectors' out-of-line copy */
 
+static __thread struct ncs_debug_sink *debug_sink;
+void ncs_debug_divert(struct ncs_debug_sink *sink) { debug_sink = sink; }
+
 void ncs_debug(const char *fmt, ...) {
   if (!ncs_cfg.debug) return;
   int saved = errno;
@@ -41,6 +44,14 @@ void ncs_debug(const char *fmt, ...) {
   va_end(ap);
   size_t len = strnlen(line, sizeof line - 2);
   line[len++] = '\n';
+  if (debug_sink) {
+    if (len <= sizeof debug_sink->buf - debug_sink->len) {
+      memcpy(debug_sink->buf + debug_sink->len, line, len);
+      debug_sink->len += len;
+    }
+    errno = saved;
+    return;
+  }
   ssize_t w = write(2, line, len);
   (void)w;
   errno = saved;

@@ -16,7 +16,8 @@
  *     Where unshare is refused (a seccomp profile), the file thread works on the shared table
  *     and the callers' identity checks (writer.c fd_is_ours, rings.c) remain the defence.
  *   - The thread runs nothing but libc's system-call wrappers (open, pwrite, ftruncate,
- *     fallocate, fstat, statx, fchmod, linkat, mmap, close), one request at a time, for any
+ *     fallocate, fstat, statx, fchmod, linkat, mmap, close) and the writer's sequences of them
+ *     (ncs_fio_run, below), one request at a time, for any
  *     thread: a mutex-held mailbox and two futex words, no spinning (each side sleeps on its
  *     futex word: a visit is two wake-ups, ~25 us of CPU on the development VM, where a spin
  *     of 2000 pauses cost ~100 us on each side of every visit and half an idle process's CPU).
@@ -25,6 +26,10 @@
  *     signals blocked while it holds it.
  *   - A guarded write (ncs_fio_pwrite_if) checks the file's identity (statx) and writes in the
  *     same visit: a chunk is one visit, not two.
+ *   - ncs_fio_run (writer thread) runs a sequence of the shim's calls in one visit: the
+ *     ncs_fio_* calls made on the file thread are the plain calls there (linkat through
+ *     /proc/thread-self), and its ncs_debug lines are kept for the writer to print after the
+ *     visit (the file thread's descriptor 2 may be one of the shim's files).
  *   - fork: the child has no file thread and none of its descriptors (the forking thread's
  *     table is the job's); ncs_fio_atfork_child() resets the mailbox and says whether the
  *     parent's numbers were private (never to be closed in the child). exec: the thread and its
@@ -53,7 +58,7 @@
 #define FIO_START_MS 2000
 #define FIO_STACK (64u << 10)
 
-enum { OP_OPEN = 1, OP_CLOSE, OP_PWRITE, OP_PWRITE_IF, OP_FTRUNCATE, OP_FALLOCATE, OP_FSTAT, OP_STATX, OP_FCHMOD, OP_LINK, OP_MMAP };
+enum { OP_OPEN = 1, OP_CLOSE, OP_PWRITE, OP_PWRITE_IF, OP_FTRUNCATE, OP_FALLOCATE, OP_FSTAT, OP_STATX, OP_FCHMOD, OP_LINK, OP_MMAP, OP_RUN };
 enum { ST_NONE, ST_STARTING, ST_PRIVATE, ST_SHARED, ST_DIRECT }; /* DIRECT: gave up waiting for it */
 
 static struct {
@@ -66,9 +71,12 @@ static struct {
   long l1, l2;
   const void *p1;
   void *p2;
+  int (*fn)(void *);         /* OP_RUN */
   long ret;
   int err;
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static __thread int on_file_thread; /* this thread is the file thread: ncs_fio_* are plain calls */
+static struct ncs_debug_sink fio_debug; /* the file thread's ncs_debug lines (OP_RUN's fn) */
 static int child_was_private; /* fork child: the parent's descriptors were private */
 static __thread int patient;  /* the writer thread: waits as long as a request takes */
 
@@ -129,6 +137,7 @@ static void serve(void) {
     r = m == MAP_FAILED ? -1 : 0;
     break;
   }
+  case OP_RUN: r = F.fn(F.p2); break;
   default: errno = EINVAL;
   }
   F.err = r == -1 ? errno : 0;
@@ -138,6 +147,8 @@ static void serve(void) {
 static void *fio_main(void *arg) {
   (void)arg;
   pthread_setname_np(pthread_self(), "ncclscope-fio");
+  on_file_thread = 1;
+  ncs_debug_divert(&fio_debug);
   int st = ST_SHARED;
   if (syscall(SYS_unshare, CLONE_FILES) == 0) {
     st = ST_PRIVATE;
@@ -224,6 +235,7 @@ int ncs_fio_atfork_child(void) {
 /* Runs one request on the file thread: its answer (libc's convention, errno set), NOT_SERVED,
  * or -1 with ETIMEDOUT when an impatient caller found the file thread busy for too long. */
 static long call(int op, int fd, int i1, long l1, long l2, const void *p1, void **p2) {
+  if (on_file_thread) return NOT_SERVED; /* inside an OP_RUN: the plain call, here */
   int st = atomic_load(&F.state);
   if ((st != ST_PRIVATE && st != ST_SHARED) || atomic_load(&F.pid) != (int)syscall(SYS_getpid)) return NOT_SERVED;
   sigset_t all, old;
@@ -309,8 +321,8 @@ int ncs_fio_fchmod(int fd, mode_t mode) {
 int ncs_fio_link(int fd, const char *path) {
   long r = call(OP_LINK, fd, 0, 0, 0, path, NULL);
   if (r != NOT_SERVED) return (int)r;
-  char proc[64];
-  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  char proc[64]; /* on the file thread (an OP_RUN), its own table: /proc/self would name the job's */
+  snprintf(proc, sizeof proc, on_file_thread ? "/proc/thread-self/fd/%d" : "/proc/self/fd/%d", fd);
   return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
 void *ncs_fio_mmap(size_t len, int prot, int flags, int fd, off_t off) {
@@ -318,4 +330,18 @@ void *ncs_fio_mmap(size_t len, int prot, int flags, int fd, off_t off) {
   long r = call(OP_MMAP, fd, (prot << 16) | (flags & 0xffff), (long)len, (long)off, NULL, &p);
   if (r == NOT_SERVED) return mmap(NULL, len, prot, flags, fd, off);
   return r == 0 ? p : MAP_FAILED;
+}
+int ncs_fio_run(int (*fn)(void *), void *arg) {
+  F.fn = fn; /* written by the writer thread only; read by the file thread after call()'s release of the request */
+  void *p = arg;
+  long r = call(OP_RUN, -1, 0, 0, 0, NULL, &p);
+  if (r == NOT_SERVED) return fn(arg);
+  if (fio_debug.len) { /* written here, on the job's descriptor 2 as every ncs_debug line */
+    int e = errno;
+    ssize_t w = write(2, fio_debug.buf, fio_debug.len);
+    (void)w;
+    fio_debug.len = 0;
+    errno = e;
+  }
+  return (int)r;
 }

@@ -48,4 +48,11 @@ __attribute__((visibility("hidden"))) int ncs_fio_fchmod(int fd, mode_t mode);
 /* linkat of the descriptor's unnamed file (O_TMPFILE) to path, through /proc/thread-self */
 __attribute__((visibility("hidden"))) int ncs_fio_link(int fd, const char *path);
 __attribute__((visibility("hidden"))) void *ncs_fio_mmap(size_t len, int prot, int flags, int fd, off_t off);
+/* Runs fn(arg) on the file thread in one visit and returns what it returns (-1: errno set
+ * from the file thread's). The ncs_fio_* calls fn makes there are the plain system calls on the
+ * file thread's own table: one visit for a sequence that would take one a call (a visit is
+ * two wake-ups and two context switches). fn makes system calls and writes shim memory only
+ * (no lock a job's thread may hold, no stdio); its ncs_debug lines are written by the caller
+ * after the visit. Without a file thread: fn(arg) on the caller. Writer thread only. */
+__attribute__((visibility("hidden"))) int ncs_fio_run(int (*fn)(void *), void *arg);
 #endif

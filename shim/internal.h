@@ -237,6 +237,10 @@ uint64_t ncs_hash64(uint64_t h, const void *p, size_t n); /* FNV-1a 64, continue
 extern char ncs_host[256];                              /* this host's name, set at activation */
 const char *ncs_host_name(void);
 void ncs_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Where this thread's ncs_debug lines go instead of descriptor 2 while set (the file thread,
+ * whose descriptor 2 may be one of the shim's own files): appended while they fit. */
+struct ncs_debug_sink { char buf[2048]; size_t len; };
+void ncs_debug_divert(struct ncs_debug_sink *sink);
 uint64_t ncs_now_ns(void);
 
 /* ---- nonblocking.c: communicators completed after their creating call returned ---- */
