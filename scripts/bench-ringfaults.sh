@@ -8,12 +8,56 @@
 #   race         a thread writing 96-byte slots round the mapping at 1 M/s for 6 s, a second
 #                thread populating ahead of it (2 MiB) every 1 ms or not at all, a third forcing
 #                a writeback (fdatasync) every 1 s: the writing thread's page faults.
+#   shim         (RF_SHIMS set: "NAME=path/to/libncclscope.so ...") the shim itself: one
+#                thread at 1 M calls/s for RF_SECS (45) seconds (tests/jobs/rate_job on a stub
+#                NCCL that returns at once, host timing, call sites off, the trace in DIR), each
+#                shim in turn: the calling thread's page faults in all (rate_job's count), and
+#                those taken between RF_WARM (10) seconds and 1 s before the end (the job's
+#                threads' minflt, /proc/PID/task/*/stat, read at both moments: the faults that
+#                recur once the first pass is over), per minute. RF_JOB: rate_job (default
+#                build/tests/rate_job). The kernel's dirty_expire and dirty_writeback are
+#                printed with it. Only this part runs when RF_SHIMS is set.
 # Figures only; needs a C compiler. ROUNDS (3) repeats first-touch.
 set -u
 DIR=${1:-/tmp}
 ROUNDS=${2:-3}
 W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-rf.XXXXXX")
 trap 'rm -rf "$W"' EXIT
+if [ -n "${RF_SHIMS:-}" ]; then
+  ROOT=$(cd "$(dirname "$0")/.." && pwd)
+  JOB=${RF_JOB:-$ROOT/build/tests/rate_job} SECS=${RF_SECS:-45} WARM=${RF_WARM:-10}
+  mkdir -p "$W/stub"
+  cc -O2 -shared -fPIC -I"$ROOT/include" -o "$W/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c" || exit 2
+  echo "bench-ringfaults shim: $(uname -r), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ);" \
+    "trace in $DIR ($(stat -f -c %T "$DIR")); dirty_expire $(cat /proc/sys/vm/dirty_expire_centisecs)0 ms," \
+    "dirty_writeback $(cat /proc/sys/vm/dirty_writeback_centisecs)0 ms; 1 thread at 1 M calls/s"
+  minflt() { # PID: "tid minflt" of each of the process's threads named like the job (not the shim's)
+    local t
+    for t in /proc/"$1"/task/*; do
+      [ "$(cat "$t/comm" 2>/dev/null)" = rate_job ] && echo "${t##*/} $(awk '{print $10}' "$t/stat" 2>/dev/null)"
+    done
+  }
+  for s in $RF_SHIMS; do
+    name=${s%%=*} so=${s#*=}
+    d=$(mktemp -d "$DIR/ncs-rf-shim.XXXXXX")
+    LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 LD_PRELOAD="$so" \
+      "$JOB" -n "$((SECS * 1000000))" -r 1000000 >"$d.out" &
+    pid=$!
+    sleep "$WARM"
+    minflt "$pid" >"$d.a"
+    sleep "$((SECS - WARM - 1))"
+    minflt "$pid" >"$d.b"
+    wait "$pid"
+    # per thread alive at both moments: the faults between them
+    r=$(awk 'NR == FNR {a[$1] = $2; next} ($1 in a) && $2 != "" {s += $2 - a[$1]} END {print s + 0}' "$d.a" "$d.b")
+    all=$(sed -n 's/.*caller_faults=\([0-9]*\).*/\1/p' "$d.out")
+    awk -v n="$name" -v all="$all" -v r="$r" -v secs="$SECS" -v w="$WARM" 'BEGIN {
+      printf "%-8s %ds: %d faults on the calling thread (%.0f a minute); from %ds to %ds: %d (%.0f a minute)\n",
+             n, secs, all, all * 60 / secs, w, secs - 1, r, r * 60 / (secs - 1 - w) }'
+    rm -rf "$d" "$d.out" "$d.a" "$d.b"
+  done
+  exit 0
+fi
 cat >"$W/ft.c" <<'C'
 #define _GNU_SOURCE
 #include <fcntl.h>

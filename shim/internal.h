@@ -133,11 +133,13 @@ static inline struct ncs_ring *ncs_ring_get(void) {
 #define NCS_WAKE_FRACTION 8
 extern _Atomic int ncs_writer_sleeping;
 void ncs_writer_wake(void);
-/* Appends one record to the ring, or counts it as dropped when the ring is full. */
+/* Appends one record to the ring, or counts it as dropped when the ring is full or its head
+ * reached `limit` (an idle ring whose other pages the writer gave back: rings.c; `limit` sits
+ * on the tail's cache line). */
 static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-  if (NCS_UNLIKELY(h - t > r->mask)) {
+  if (NCS_UNLIKELY(h - t > r->mask || h >= atomic_load_explicit(&r->limit, memory_order_relaxed))) {
     /* release: the writer reads `thread` (set when this slot was claimed) after seeing it */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
                           memory_order_release);

@@ -1,20 +1,31 @@
-/* rings.c — where the thread rings and the writer's chunk buffer live: one shared, file-backed
- * mapping per process, `<trace>.ncs.rings` (layout: include/ncclscope/rings.h, docs/FORMAT.md),
- * so that what threads recorded survives the process's sudden death (kill -9): the kernel
- * keeps the pages, and the decoder recovers them when the trace was cut.
+/* rings.c — where the thread rings and the writer's chunk buffer live: one shared file mapping
+ * per process (layout: include/ncclscope/rings.h, docs/FORMAT.md "Rings file"), so that what
+ * threads recorded survives the process's sudden death (kill -9): the kernel keeps the pages,
+ * and the decoder recovers them when the trace was cut.
+ *
+ * Where: on /dev/shm when it is a tmpfs with room to spare (after this file's reservation at
+ * least SHM_FREE_MIN and half of it stay free: NCCL's own shared-memory transport lives there,
+ * and a container's default 64 MiB /dev/shm is never used), as
+ * `ncclscope-<uid>-<pid>-<16 hex>.rings`, with a symbolic link `<trace>.rings` next to the
+ * trace naming it; else (no tmpfs there, not enough room, the link cannot be made, or the
+ * trace is itself on a tmpfs) the file `<trace>.rings` itself. Why: a tmpfs page is never
+ * written back, so never write-protected again; a file on a disk's file system is written
+ * back every dirty_expire (30 s), which made the owner take a page fault on every page of its
+ * ring again (1,600-4,200 faults a minute at 1 M calls/s; BENCHMARKS.md).
  *
  * Contract:
  *   - ncs_rings_attach() runs on the writer thread right after it created the trace file
- *     (activation waits for that): the first time it creates the rings file next to it
- *     (O_CREAT|O_EXCL|O_NOFOLLOW, 0600, descriptor moved high like the trace's), reserves its
- *     blocks with fallocate (so a full disk fails here, never later as SIGBUS) and maps
- *     the header and the chunk buffer; when the writer had to start a new trace file (its
- *     descriptor was taken by the application) it renames the rings file after the new one.
- *     Any failure leaves the process on process memory.
+ *     (activation waits for that): the first time it creates the rings file (O_CREAT|O_EXCL|
+ *     O_NOFOLLOW, 0600, descriptor in the file thread's table; a name made of numbers only),
+ *     reserves its blocks with fallocate (so a full file system fails here, never later as
+ *     SIGBUS) and maps the header and the chunk buffer; when the writer had to start a new
+ *     trace file (its descriptor was taken by the application) it renames the link (or the
+ *     file) after the new one. Any failure leaves the process on process memory.
  *   - ncs_rings_new_ring() (a thread's first recorded call; never on the hot path) claims the
- *     next ring in the file, reserves and maps it; when the file is missing, full, or no
- *     longer ours (device+inode checked before every change), the ring is anonymous memory
- *     and carries NCS_RING_F_MEMORY (counted: the writer reports it in the THREAD record).
+ *     next ring in the file, reserves and maps it; when the file is missing, full, no longer
+ *     ours (device+inode checked before every change), or /dev/shm would keep less free than
+ *     above, the ring is anonymous memory and carries NCS_RING_F_MEMORY (counted: the writer
+ *     reports it in the THREAD record).
  *   - Every mapping is MADV_DONTFORK: a forked child never sees, let alone writes, its
  *     parent's rings; ncs_rings_atfork_child() forgets them (the child makes its own file).
  *   - Every mapping is MADV_RANDOM: a first touch must not read the neighbouring pages into
@@ -22,29 +33,48 @@
  *     shim's fixed cost per process).
  *   - No page fault on the owner's thread where the writer keeps up: ncs_rings_tend() (writer
  *     thread, after every drain) makes the pages a ring's head is about to reach present and
- *     writable (MADV_POPULATE_WRITE: 1-3 us a page, against 13-16 us for a fault taken by the
- *     owner on this VM), a window ahead of the head as long as what the ring has taken (1024
- *     records at first, at most half the ring), every pass over the
- *     ring: a writeback that write-protected the pages (a file mapping's pages are made
- *     read-only again when the kernel writes them back) is undone there too, except inside
- *     the window at that moment. The owner wakes the writer half-way through the window
- *     (wake_at, internal.h ncs_ring_push), so a first pass does not outrun it where the
- *     writer gets the CPU. The first thread's ring is made, reserved and its first window
+ *     writable (MADV_POPULATE_WRITE), a window ahead of the head as long as what the ring has
+ *     taken (1024 records at first, at most half the ring); on a disk's file system it does so
+ *     every pass, to undo a writeback's write protection (except inside the window at that
+ *     moment: those pages the owner faults again). The owner wakes the writer half-way through
+ *     the window (wake_at, internal.h ncs_ring_push), so a first pass does not outrun it where
+ *     the writer gets the CPU. The first thread's ring is made, reserved and its first window
  *     populated by the writer at attach (`spare`); a later thread's ring is made on its own
- *     thread (claim, fallocate, mmap, its first window populated there: 24 pages, a fifth of
- *     what taking their faults costs) and the writer makes the next one ahead of time from
- *     then on. A ring whose owner has recorded nothing for 1 s keeps only
- *     its header page and 1/8 of the ring ahead of its head mapped (MADV_DONTNEED of a shared file mapping drops the
- *     mappings, never data: a record stored meanwhile stays in the page cache and the file).
- *   - ncs_rings_remove() (after the final chunk is written) unlinks the file: nothing is left
- *     to recover. A killed process leaves it for the decoder. No syscall per recorded call. */
+ *     thread (claim, fallocate, mmap, its first window populated there) and the writer makes
+ *     the next one ahead of time from then on.
+ *   - An idle ring gives its memory back: once its owner has recorded nothing for 1 s and the
+ *     writer has drained it, the writer lowers its `limit` to the end of 1/8 of the ring ahead
+ *     of the head (the owner records only below it: internal.h) and drops the mappings of
+ *     every page but the header's and that window's; one pass later (at least 100 ms), when
+ *     the head has still not moved, it punches those pages out of the file (their records
+ *     were all written: they are below the tail). No push can write past the lowered limit
+ *     once the owner has seen it, and one that read the old limit writes the slot at the head,
+ *     which is kept; so no store ever reaches a page without memory (no SIGBUS on a full
+ *     file system). When the head moves again (the owner wakes the writer half-way through
+ *     the window) the writer reserves the whole ring again and lifts the limit; while it
+ *     cannot (the file system filled meanwhile) the owner drops what passes the window,
+ *     counted. Resident: the header page and 1/8 of the ring (1.5 MiB of the default ring).
+ *   - ncs_rings_remove() (after the final chunk is written) unlinks the file and its link:
+ *     nothing is left to recover. A killed process leaves them for the decoder, which reads
+ *     the file through the link. A killed process's file on /dev/shm is moved back next to
+ *     its trace by the next process that records on the host (same user, same pid namespace;
+ *     its writer thread, once, after attach): copied (holes kept) over the link when the link
+ *     still names it, deleted when the link is gone (the trace was moved or deleted: nothing
+ *     could find the file any more, and it holds memory). No syscall per recorded call. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h" /* the descriptor lives in the file thread's table */
@@ -56,7 +86,9 @@ static struct {
   int fd;                         /* the rings file, -1 when none */
   dev_t dev;
   ino_t ino;
-  char path[800];
+  char path[800];                 /* the file */
+  char link[800];                 /* `<trace>.rings`, a link to `path` on /dev/shm; "" when the file is there */
+  int shm;                        /* the file is on /dev/shm */
   struct ncs_rings_header *_Atomic hdr; /* mapping of header + chunk buffer (published last) */
   size_t hdr_map;
 } R = {.fd = -1};
@@ -73,8 +105,15 @@ static struct {
   uint64_t populated; /* records [.., populated) have their pages made present this pass */
   uint64_t head;      /* the head at the last look */
   uint64_t since;     /* when `head` last moved (ns) */
-  int trimmed;        /* idle: only the header page and the window stay mapped */
+  uint64_t trim_at;   /* when it was trimmed (ns) */
+  uint64_t base;      /* the head when populating began (first use, or the end of a trim) */
+  uint64_t keep;      /* trimmed: the slots from the head that keep their pages */
+  int trimmed;        /* idle: 1 limit lowered, only the header page and the window mapped;
+                       * 2 the other pages punched out of the file too */
 } tended[NCS_MAX_THREADS];
+#define PUNCH_AFTER_NS 100000000ull
+/* /dev/shm is used only when, after a reservation, this much and half of it stay free */
+#define SHM_FREE_MIN (1ull << 30)
 static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (before 5.14) */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -108,13 +147,29 @@ static int fd_still_ours(void) {
   return R.fd >= 0 && ncs_fio_fstat(R.fd, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino;
 }
 
-static void *map_shared(uint64_t off, size_t len) {
+/* 1 when dir is a tmpfs that keeps at least SHM_FREE_MIN and half its size free after `need`
+ * more bytes are taken from it. */
+static int shm_room(const char *dir, uint64_t need) {
+  struct statfs sf;
+  struct statvfs sv;
+  if (statfs(dir, &sf) != 0 || sf.f_type != 0x01021994 /* TMPFS_MAGIC */ || statvfs(dir, &sv) != 0) return 0;
+  uint64_t size = (uint64_t)sv.f_blocks * sv.f_frsize, avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+  return avail >= need && avail - need >= SHM_FREE_MIN && avail - need >= size / 2;
+}
+
+/* Maps len bytes of the file at off, of which the first `reserve` (and the last page, which
+ * makes the file that long) have their blocks reserved; NULL when the file system cannot. */
+static void *map_shared(uint64_t off, size_t len, size_t reserve) {
+  size_t pg = page_round(1);
   if (!fd_still_ours()) return NULL;
+  if (R.shm && !shm_room(NCS_RINGS_SHM_DIR, reserve + pg)) return NULL; /* leave /dev/shm to the job */
   /* past RLIMIT_FSIZE, fallocate would raise SIGXFSZ on the application's thread */
   struct rlimit rl;
   if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || (rl.rlim_cur != RLIM_INFINITY && off + len > (uint64_t)rl.rlim_cur))
     return NULL;
-  if (ncs_fio_fallocate(R.fd, 0, (off_t)off, (off_t)len) != 0) return NULL;
+  if (ncs_fio_fallocate(R.fd, 0, (off_t)off, (off_t)reserve) != 0 ||
+      (reserve < len && ncs_fio_fallocate(R.fd, 0, (off_t)(off + len - pg), (off_t)pg) != 0))
+    return NULL;
   void *p = ncs_fio_mmap(len, PROT_READ | PROT_WRITE, MAP_SHARED, R.fd, (off_t)off);
   if (p == MAP_FAILED) return NULL;
   madvise(p, len, MADV_DONTFORK);
@@ -124,31 +179,82 @@ static void *map_shared(uint64_t off, size_t len) {
   return p;
 }
 
+/* 1 when R.link is still the link to R.path this process made. */
+static int link_still_ours(void) {
+  char to[sizeof R.path];
+  struct stat st;
+  if (!R.link[0] || lstat(R.link, &st) != 0 || !S_ISLNK(st.st_mode)) return 0;
+  ssize_t n = readlink(R.link, to, sizeof to - 1);
+  if (n < 0) return 0;
+  to[n] = 0;
+  return strcmp(to, R.path) == 0;
+}
+
+/* The inode of this process's pid namespace (0 when unknown). */
+static uint64_t pid_namespace(void) {
+  struct stat st;
+  return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Creates the rings file as R.path: on /dev/shm with its link R.link when there is room for
+ * `need` bytes there, else next to the trace. The descriptor, or -1. */
+static int create_file(const char *trace_path, uint32_t pid, uint64_t need) {
+  int fd = -1;
+  struct statfs sf;
+  R.shm = 0;
+  R.link[0] = 0;
+  if (snprintf(R.link, sizeof R.link, "%s%s", trace_path, NCS_RINGS_SUFFIX) >= (int)sizeof R.link) goto fail;
+  /* a trace already on a tmpfs keeps its rings beside it */
+  if (statfs(trace_path, &sf) == 0 && sf.f_type != 0x01021994 && shm_room(NCS_RINGS_SHM_DIR, need)) {
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) rnd = ncs_clock_ns() ^ (uint64_t)pid << 32;
+    snprintf(R.path, sizeof R.path, "%s/%s%u-%u-%016llx%s", NCS_RINGS_SHM_DIR, NCS_RINGS_SHM_PREFIX, (unsigned)geteuid(),
+             (unsigned)pid, (unsigned long long)rnd, NCS_RINGS_SUFFIX);
+    fd = ncs_fio_open(R.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 && symlink(R.path, R.link) == 0) {
+      R.shm = 1;
+      return fd;
+    }
+    if (fd >= 0) {
+      ncs_fio_close(fd);
+      unlink(R.path);
+    }
+  }
+  snprintf(R.path, sizeof R.path, "%s", R.link); /* fits: R.link did */
+  R.link[0] = 0;
+  fd = ncs_fio_open(R.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+fail:
+  R.path[0] = R.link[0] = 0;
+  return -1;
+}
+
 int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns, size_t buf_cap) {
   struct ncs_rings_header *old = atomic_load(&R.hdr);
   if (old) { /* a new trace file: the rings follow its name, or stop being recoverable */
     char np[sizeof R.path];
     struct stat st;
-    if (snprintf(np, sizeof np, "%s%s", trace_path, NCS_RINGS_SUFFIX) < (int)sizeof np && R.path[0] &&
-        lstat(R.path, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino && rename(R.path, np) == 0) {
-      snprintf(R.path, sizeof R.path, "%s", np);
+    char *name = R.link[0] ? R.link : R.path; /* what sits next to the trace */
+    int ours = R.link[0] ? link_still_ours() : R.path[0] && lstat(R.path, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino;
+    if (snprintf(np, sizeof np, "%s%s", trace_path, NCS_RINGS_SUFFIX) < (int)sizeof np && ours && rename(name, np) == 0) {
+      snprintf(name, sizeof R.path, "%s", np);
       old->trace_realtime_ns = realtime_ns;
+      snprintf(old->trace, sizeof old->trace, "%s", trace_path);
       return 0;
     }
     old->pid = 0; /* matches no trace: nothing is recovered from it */
     return -1;
   }
   if (R.fd >= 0) return -1;
-  if (snprintf(R.path, sizeof R.path, "%s%s", trace_path, NCS_RINGS_SUFFIX) >= (int)sizeof R.path) goto fail;
-  R.fd = ncs_fio_open(R.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (R.fd < 0) { R.path[0] = 0; goto fail; }
+  size_t buf_off = NCS_RINGS_HEADER_SIZE;
+  R.hdr_map = page_round(buf_off + buf_cap);
+  R.fd = create_file(trace_path, pid, R.hdr_map + ring_size());
+  if (R.fd < 0) goto fail;
   struct stat st;
   if (ncs_fio_fstat(R.fd, &st) != 0) goto fail;
   R.dev = st.st_dev;
   R.ino = st.st_ino;
-  size_t buf_off = NCS_RINGS_HEADER_SIZE;
-  R.hdr_map = page_round(buf_off + buf_cap);
-  struct ncs_rings_header *h = map_shared(0, R.hdr_map);
+  struct ncs_rings_header *h = map_shared(0, R.hdr_map, R.hdr_map);
   if (!h) goto fail;
   memcpy(h->magic, NCS_RINGS_MAGIC, 8);
   h->version = NCS_RINGS_VERSION;
@@ -161,6 +267,8 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   h->ring_offset = R.hdr_map;
   h->ring_bytes = ring_size();
   h->ring_records = ncs_cfg.ring_records;
+  h->pidns = pid_namespace();
+  snprintf(h->trace, sizeof h->trace, "%s", trace_path);
   atomic_store(&h->buf_chunk, 0);
   atomic_store(&h->buf_len, 0);
   atomic_store_explicit(&h->rings, 0, memory_order_release);
@@ -172,10 +280,11 @@ fail:
   ncs_debug("no rings file (%s): rings stay in process memory, lost on kill -9", strerror(errno));
   if (R.fd >= 0) {
     ncs_fio_close(R.fd);
+    if (link_still_ours()) unlink(R.link);
     if (R.path[0]) unlink(R.path);
   }
   R.fd = -1;
-  R.path[0] = 0;
+  R.path[0] = R.link[0] = 0;
   return -1;
 }
 
@@ -198,13 +307,18 @@ void ncs_rings_buf_publish(size_t len) {
   if (h) atomic_store_explicit(&h->buf_len, len, memory_order_release);
 }
 
-/* The next ring of the file, reserved and mapped (no page touched), or NULL. */
+/* The next ring of the file, reserved and mapped (no page touched), or NULL. Reserved whole: a
+ * thread's first pass must not wait for the writer to reserve more (a tight loop would drop). */
 static struct ncs_ring *file_ring(void) {
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
   if (!h) return NULL;
   size_t bytes = (size_t)h->ring_bytes; /* the header's sizes: written before it was published */
   uint64_t i = atomic_fetch_add(&h->rings, 1);
-  return i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes) : NULL;
+  struct ncs_ring *r = i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes, bytes) : NULL;
+  if (!r) return NULL;
+  r->file_offset = h->ring_offset + i * bytes;
+  atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_relaxed);
+  return r;
 }
 
 /* Makes the pages of ring r holding records [from, to) present and writable; -1 when the
@@ -266,6 +380,7 @@ struct ncs_ring *ncs_rings_new_ring(void) {
     madvise(p, bytes, MADV_DONTFORK);
     r = p;
     r->flags = NCS_RING_F_MEMORY;
+    atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_relaxed); /* every page has memory */
     atomic_fetch_add(&memory_rings, 1);
   }
   r->mask = ncs_cfg.ring_records - 1;
@@ -274,8 +389,146 @@ struct ncs_ring *ncs_rings_new_ring(void) {
 
 uint64_t ncs_rings_in_memory(void) { return atomic_load(&memory_rings); }
 
+/* Punches ring r's bytes [lo, hi) (page-aligned, within the ring) out of the file. */
+static void punch(const struct ncs_ring *r, size_t lo, size_t hi) {
+  if (hi > lo)
+    ncs_fio_fallocate(R.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(r->file_offset + lo), (off_t)(hi - lo));
+}
+
+/* Idle ring r, trimmed to the slots [head, head + keep): gives every other page but the header's
+ * back to the file system (the trimming's second step: see the contract). */
+static void punch_idle(const struct ncs_ring *r, uint64_t records, uint64_t head, uint64_t keep) {
+  size_t pg = page_round(1), whole = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
+  uint64_t a = head & (records - 1), b = a + keep; /* kept slots, b may pass the ring's end */
+  size_t ka = (offsetof(struct ncs_ring, rec) + (size_t)a * sizeof(struct ncs_call)) / pg * pg;
+  if (b <= records) {
+    size_t kb = page_round(offsetof(struct ncs_ring, rec) + (size_t)b * sizeof(struct ncs_call));
+    punch(r, pg, ka > pg ? ka : pg);
+    punch(r, kb > pg ? kb : pg, whole);
+  } else { /* kept: [ka, whole) and the start up to slot b - records */
+    size_t kb = page_round(offsetof(struct ncs_ring, rec) + (size_t)(b - records) * sizeof(struct ncs_call));
+    punch(r, kb > pg ? kb : pg, ka);
+  }
+}
+
+/* Giving dead processes' files on /dev/shm back (writer thread): the names found by one scan,
+ * then at most MOVE_STEP bytes copied per pass, so the writer's draining never waits long. */
+#define MOVE_NAMES 16
+#define MOVE_STEP (1u << 20)
+static struct {
+  int scanned;                     /* 0: not yet; 1: names[] holds what is left to look at */
+  int n;
+  char names[MOVE_NAMES][64];
+  unsigned long pids[MOVE_NAMES];
+  int src, out;                    /* the file being copied and its copy, -1 when none */
+  const uint8_t *map;
+  uint64_t size, off;
+  struct stat st;
+  char path[sizeof R.path], link[NCS_RINGS_TRACE_MAX + 8], tmp[NCS_RINGS_TRACE_MAX + 32];
+} M = {.src = -1, .out = -1};
+
+/* Ends the copy in progress; the source is deleted when `done` (copied) or `drop` (no link). */
+static void move_end(int done, int drop) {
+  if (M.out >= 0) ncs_fio_close(M.out);
+  if (done && rename(M.tmp, M.link) != 0) done = 0;
+  if (!done && M.tmp[0]) unlink(M.tmp);
+  struct stat now;
+  if ((done || drop) && lstat(M.path, &now) == 0 && now.st_dev == M.st.st_dev && now.st_ino == M.st.st_ino) unlink(M.path);
+  if (M.map) munmap((void *)M.map, (size_t)M.size);
+  if (M.src >= 0) ncs_fio_close(M.src);
+  M.src = M.out = -1;
+  M.map = NULL;
+  M.tmp[0] = 0;
+}
+
+/* The names of this user's rings files on /dev/shm whose process is gone. */
+static void move_scan(void) {
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "%s%u-", NCS_RINGS_SHM_PREFIX, (unsigned)geteuid());
+  size_t plen = strlen(prefix), slen = strlen(NCS_RINGS_SUFFIX);
+  M.scanned = 1;
+  M.n = 0;
+  DIR *d = opendir(NCS_RINGS_SHM_DIR);
+  if (!d) return;
+  struct dirent *e;
+  while (M.n < MOVE_NAMES && (e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    char *end;
+    if (len >= sizeof M.names[0] || len <= plen + slen || strncmp(e->d_name, prefix, plen) ||
+        strcmp(e->d_name + len - slen, NCS_RINGS_SUFFIX))
+      continue;
+    unsigned long pid = strtoul(e->d_name + plen, &end, 10);
+    if (*end != '-' || pid == 0 || pid == (unsigned long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    M.pids[M.n] = pid;
+    memcpy(M.names[M.n++], e->d_name, len + 1);
+  }
+  closedir(d);
+}
+
+/* Opens the next name: decides to delete it (its link is gone), to copy it (M.src set), or to
+ * leave it (not this user's, another pid namespace's, not a rings file). */
+static void move_next(void) {
+  const char *name = M.names[--M.n];
+  uint64_t ns = pid_namespace();
+  unsigned long pid = M.pids[M.n];
+  snprintf(M.path, sizeof M.path, "%s/%s", NCS_RINGS_SHM_DIR, name);
+  M.src = ncs_fio_open(M.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+  struct ncs_rings_header h;
+  if (M.src < 0 || !ns || ncs_fio_fstat(M.src, &M.st) != 0 || !S_ISREG(M.st.st_mode) || M.st.st_uid != geteuid() ||
+      (uint64_t)M.st.st_size < sizeof h)
+    goto leave;
+  M.size = (uint64_t)M.st.st_size;
+  M.map = ncs_fio_mmap((size_t)M.size, PROT_READ, MAP_SHARED, M.src, 0);
+  if (M.map == MAP_FAILED) { M.map = NULL; goto leave; }
+  madvise((void *)M.map, (size_t)M.size, MADV_DONTFORK);
+  memcpy(&h, M.map, sizeof h);
+  h.trace[sizeof h.trace - 1] = 0;
+  if (memcmp(h.magic, NCS_RINGS_MAGIC, 8) || h.pid != pid || h.pidns != ns) goto leave;
+  char to[sizeof R.path];
+  ssize_t n = -1;
+  if (h.trace[0] == '/' && snprintf(M.link, sizeof M.link, "%s%s", h.trace, NCS_RINGS_SUFFIX) < (int)sizeof M.link)
+    n = readlink(M.link, to, sizeof to - 1);
+  if (n >= 0) to[n] = 0;
+  if (n < 0 || strcmp(to, M.path) != 0) { move_end(0, 1); return; } /* nothing leads here any more */
+  if (snprintf(M.tmp, sizeof M.tmp, "%s.%u.tmp", M.link, (unsigned)getpid()) >= (int)sizeof M.tmp ||
+      (M.out = ncs_fio_open(M.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+    M.tmp[0] = 0;
+    goto leave;
+  }
+  M.off = 0;
+  return;
+leave:
+  move_end(0, 0);
+}
+
+/* One step of giving dead processes' files back: at most MOVE_STEP bytes copied. */
+static void move_leftovers(void) {
+  if (!M.scanned) move_scan();
+  if (M.src < 0) {
+    if (M.n > 0) move_next();
+    return;
+  }
+  static const uint8_t zero[65536];
+  for (uint64_t end = M.off + MOVE_STEP; M.off < M.size && M.off < end; M.off += sizeof zero) {
+    size_t n = M.size - M.off < sizeof zero ? (size_t)(M.size - M.off) : sizeof zero;
+    if (memcmp(M.map + M.off, zero, n) != 0 && ncs_fio_pwrite(M.out, M.map + M.off, n, (off_t)M.off) != (ssize_t)n) {
+      move_end(0, 0);
+      return;
+    }
+  }
+  if (M.off >= M.size) move_end(ncs_fio_ftruncate(M.out, (off_t)M.size) == 0, 0);
+}
+
+/* Reserves ring r's blocks again (all of them); 0, or -1 when the file system cannot now. */
+static int reserve_whole(const struct ncs_ring *r, uint64_t records) {
+  size_t bytes = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
+  if (!fd_still_ours() || (R.shm && !shm_room(NCS_RINGS_SHM_DIR, bytes))) return -1;
+  return ncs_fio_fallocate(R.fd, 0, (off_t)r->file_offset, (off_t)bytes);
+}
+
 void ncs_rings_tend(uint64_t now_ns) {
   if (atomic_load_explicit(&spare_wanted, memory_order_relaxed)) make_spare();
+  if (R.shm && (!M.scanned || M.n > 0 || M.src >= 0)) move_leftovers(); /* off the activation path */
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
     if (!r) continue;
@@ -283,36 +536,66 @@ void ncs_rings_tend(uint64_t now_ns) {
     /* as many records ahead as the ring has taken (FIRST_WINDOW to half the ring): a thread
      * that makes few calls costs few pages */
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t limit = atomic_load_explicit(&r->limit, memory_order_relaxed);
     uint64_t win = head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
     if (tended[i].ring != r) { /* a ring new to this slot: its pages from the head on */
       tended[i].ring = r;
-      tended[i].populated = head;
+      tended[i].populated = tended[i].base = head;
       tended[i].head = head;
-      tended[i].since = now_ns;
+      tended[i].since = tended[i].trim_at = now_ns;
+      /* a ring trimmed before (a slot used again) */
+      tended[i].trimmed = limit != UINT64_MAX ? 2 : 0;
+      tended[i].keep = limit != UINT64_MAX && limit > head ? limit - head : 0;
+    }
+    if (tended[i].trimmed == 1 && head != tended[i].head) { /* active again, nothing punched yet */
+      atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
       tended[i].trimmed = 0;
+      tended[i].populated = tended[i].base = head;
+    }
+    /* past half its window: the whole ring's blocks, then no limit (while the file system has
+     * no room, the owner drops what passes the limit, counted) */
+    if (tended[i].trimmed == 2 && head + tended[i].keep / 2 >= limit && reserve_whole(r, records) == 0) {
+      atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
+      tended[i].trimmed = 0;
+      tended[i].base = head;
     }
     if (head != tended[i].head) {
       tended[i].head = head;
       tended[i].since = now_ns;
-      tended[i].trimmed = 0;
     }
-    /* every pass: a page populated last pass may have been written back (read-only) since */
-    uint64_t from = tended[i].populated > head ? tended[i].populated : head;
-    if (!tended[i].trimmed && head + win > from && populate(r, records, from, head + win) == 0) {
-      tended[i].populated = head + win;
-      wake_half_way(r, head, head + win);
+    /* every pass over the ring: a page populated last pass may have been written back
+     * (read-only) since; on a tmpfs, or in process memory, never: once every page is present,
+     * nothing is left to do. Never past the limit (those pages may have no blocks). */
+    uint64_t from = tended[i].populated > head ? tended[i].populated : head, to = head + win < limit ? head + win : limit;
+    int kept_present = (R.shm || (r->flags & NCS_RING_F_MEMORY)) && tended[i].populated - tended[i].base >= records;
+    if (tended[i].trimmed != 1 && !kept_present && to > from && populate(r, records, from, to) == 0) {
+      tended[i].populated = to;
+      wake_half_way(r, head, to);
+    }
+    if (tended[i].trimmed == 1 && now_ns - tended[i].trim_at >= PUNCH_AFTER_NS && fd_still_ours() &&
+        atomic_load_explicit(&r->head, memory_order_seq_cst) == head) {
+      punch_idle(r, records, head, tended[i].keep);
+      tended[i].trimmed = 2;
     }
     if (!tended[i].trimmed && now_ns - tended[i].since >= IDLE_TRIM_NS && !(r->flags & NCS_RING_F_MEMORY) &&
         atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
-      /* idle: drop the mappings of every page but the header's and the window's (their
-       * contents stay in the file; a page the owner reaches again is populated again) */
+      uint64_t keep = idle_win < win ? idle_win : win;
+      /* the owner records no further than the window from now on, or the ring stays whole */
+      atomic_store_explicit(&r->limit, head + keep, memory_order_seq_cst);
+      if (atomic_load_explicit(&r->head, memory_order_seq_cst) != head) {
+        atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_relaxed);
+        continue;
+      }
+      /* drop the mappings of every page but the header's and the window's (their contents stay
+       * in the file until the punch; a page the owner reaches again is populated again) */
       size_t pg = page_round(1), whole = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
       madvise((char *)r + pg, whole - pg, MADV_DONTNEED);
-      if (idle_win > win) idle_win = win;
-      populate(r, records, head, head + idle_win);
-      wake_half_way(r, head, head + idle_win);
-      tended[i].populated = head + idle_win;
+      populate(r, records, head, head + keep);
+      wake_half_way(r, head, head + keep);
+      tended[i].populated = head + keep;
+      tended[i].keep = keep;
       tended[i].trimmed = 1;
+      tended[i].trim_at = now_ns;
     }
   }
 }
@@ -321,9 +604,10 @@ void ncs_rings_remove(void) {
   struct stat st;
   /* by name: the name must still lead to the file this process created (the application may
    * have closed our descriptor; the mapping keeps the file alive either way) */
+  if (link_still_ours()) unlink(R.link);
   if (R.path[0] && lstat(R.path, &st) == 0 && st.st_dev == R.dev && st.st_ino == R.ino)
     unlink(R.path);
-  R.path[0] = 0;
+  R.path[0] = R.link[0] = 0;
 }
 
 void ncs_rings_atfork_child(void) {
@@ -332,7 +616,10 @@ void ncs_rings_atfork_child(void) {
   if (R.fd >= 0 && !ncs_fio_atfork_child() && fd_still_ours()) close(R.fd);
   R.fd = -1;
   atomic_store(&R.hdr, NULL);
-  R.path[0] = 0;
+  R.path[0] = R.link[0] = 0;
+  R.shm = 0;
+  memset(&M, 0, sizeof M); /* the parent's copy in progress is not this child's (never closed here) */
+  M.src = M.out = -1;
   atomic_store(&memory_rings, 0);
   atomic_store(&spare, NULL);
   atomic_store(&spare_wanted, 0);

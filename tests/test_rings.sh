@@ -49,7 +49,28 @@ run_killed two-threads 60000 2
 # mapping (/proc/PID/smaps, the rings file's mappings past its header) is polled for 30 s.
 # The truth: the job's own count of returned calls.
 ring_rss_kb() { # PID: the largest Rss (kB) of a ring mapping of the process's rings file
-  awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 ~ /\.ncs\.rings$/ && $3 != "00000000")} m && $1 == "Rss:" && $2 > x {x = $2} END {print x + 0}' "/proc/$1/smaps" 2>/dev/null
+  awk '/^[0-9a-f]+-[0-9a-f]+ / {m = ($6 ~ /(\.ncs\.rings|\/ncclscope-[0-9]+-[0-9]+-[0-9a-f]+\.rings)$/ && $3 != "00000000")}
+       m && $1 == "Rss:" && $2 > x {x = $2} END {print x + 0}' "/proc/$1/smaps" 2>/dev/null
+}
+# FILE: the largest number of KiB with blocks (memory on a tmpfs) of one ring of a rings file
+# (SEEK_DATA / SEEK_HOLE over each ring's bytes; the header says where the rings are)
+ring_blocks_kb() {
+  python3 - "$1" <<'PY'
+import os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+ring0, rbytes, _, nrings = struct.unpack_from("<4Q", os.pread(fd, 96, 0), 48)
+worst = 0
+for i in range(nrings):
+    a, b, n = ring0 + i * rbytes, ring0 + (i + 1) * rbytes, 0
+    while a < b:
+        try: d = os.lseek(fd, a, os.SEEK_DATA)
+        except OSError: break
+        if d >= b: break
+        h = min(os.lseek(fd, d, os.SEEK_HOLE), b)
+        n += h - d; a = h
+    worst = max(worst, n)
+print(worst // 1024)
+PY
 }
 d=$T/idle
 mkdir -p "$d"
@@ -60,6 +81,13 @@ rss=-1
 if grep -q '^done' "$d/out"; then
   for ((i = 0; i < 300; i++)); do rss=$(ring_rss_kb "$pid"); [ "$rss" -gt 0 ] && [ "$rss" -le 2048 ] && break; sleep 0.1; done
 fi
+# and the memory behind it: a ring's blocks in the file (on /dev/shm, memory) once trimmed
+blk=-1
+f=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
+if [ "$rss" -gt 0 ] && [ "$rss" -le 2048 ] && [ -n "$f" ]; then
+  for ((i = 0; i < 50; i++)); do blk=$(ring_blocks_kb "$f.rings"); [ "$blk" -le 2048 ] && break; sleep 0.1; done
+fi
+shm=$(readlink "$f.rings" 2>/dev/null)
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 if ! grep -q '^done' "$d/out"; then
@@ -67,7 +95,8 @@ if ! grep -q '^done' "$d/out"; then
 else
   [ "$rss" -gt 0 ] && [ "$rss" -le 2048 ] && pass "rings idle: an idle thread's ring keeps $rss KiB resident (<= 2048)" \
     || fail "rings idle: an idle thread's ring still holds $rss KiB resident after 30 s (> 2048)"
-  f=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
+  [ "$blk" -ge 0 ] && [ "$blk" -le 2048 ] && pass "rings idle: an idle ring keeps $blk KiB of blocks in the rings file${shm:+ (on ${shm%/*})} (<= 2048)" \
+    || fail "rings idle: an idle ring still holds $blk KiB of blocks in the rings file (> 2048)"
   check_eq "rings idle, then kill -9: every returned call is in the trace" 400000 "$(calls "$f" AllReduce)"
   check_eq "rings idle, then kill -9: init calls too" 2 "$(calls "$f" CommInitRank)"
 fi

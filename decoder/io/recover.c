@@ -1,6 +1,7 @@
 /* recover.c — reading a killed process's rings file back into records (recover.h).
  *
- * Contract: see recover.h. Opens only a regular file (io/regfile.h), reads with pread only; every offset and count from the file is
+ * Contract: see recover.h. Opens only a regular file (io/regfile.h; `<trace>.rings` may be a
+ * link to it on /dev/shm, followed), reads with pread only; every offset and count from the file is
  * checked against the file's size and the header's own limits before use; memory is bounded
  * by the chunk buffer plus one ring at a time (and the records built). */
 #include "io/readcount.h"
@@ -94,7 +95,17 @@ int ncs_rings_recover(const char *trace_path, uint32_t pid, uint64_t created_ns,
   if (snprintf(path, sizeof path, "%s%s", trace_path, NCS_RINGS_SUFFIX) >= (int)sizeof path) return 0;
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   FILE *f = ncs_fopen_regular(path, NULL, 0); /* never a FIFO or a device: never blocks */
-  if (!f) return 0;
+  if (!f) {
+    struct stat ls;
+    char to[256];
+    ssize_t n;
+    /* a link to a file on /dev/shm that is gone (read on another host, after a reboot) */
+    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode) && (n = readlink(path, to, sizeof to - 1)) > 0) {
+      to[n] = 0;
+      snprintf(out->note, sizeof out->note, "%.70s links to %.120s, which is not here: nothing recovered", name, to);
+    }
+    return 0;
+  }
   ncs_readcount_read(path);
   int fd = fileno(f);
   int ret = -1;

@@ -1,4 +1,5 @@
-/* rings.h — the layout of a rings file (`<trace>.ncs.rings`, docs/FORMAT.md "Rings file"),
+/* rings.h — the layout of a rings file (`<trace>.ncs.rings`, or a file in /dev/shm that
+ * `<trace>.ncs.rings` links to; docs/FORMAT.md "Rings file"),
  * shared by the shim, which maps it and records into it, and the decoder, which recovers from
  * it what a killed process had recorded but not yet written as a chunk.
  *
@@ -23,6 +24,10 @@
 #define NCS_RINGS_VERSION 1
 #define NCS_RINGS_SUFFIX ".rings"  /* appended to the trace file's name */
 #define NCS_RINGS_HEADER_SIZE 4096
+#define NCS_RINGS_TRACE_MAX 1024   /* bytes of the trace path kept in the header, NUL included */
+/* A rings file on /dev/shm: NCS_RINGS_SHM_PREFIX uid "-" pid "-" 16 hex digits ".rings" */
+#define NCS_RINGS_SHM_DIR "/dev/shm"
+#define NCS_RINGS_SHM_PREFIX "ncclscope-"
 
 /* The file header (first 4096 bytes). Fields written once at creation, except where noted. */
 struct ncs_rings_header {
@@ -40,6 +45,10 @@ struct ncs_rings_header {
   _Atomic uint64_t rings;     /* rings allocated in the file so far (grows) */
   _Atomic uint64_t buf_chunk; /* the chunk index the buffer is building (updated) */
   _Atomic uint64_t buf_len;   /* bytes of whole records in the buffer (updated) */
+  /* Added in place (version 1 files before it hold zeros here): for a rings file on /dev/shm,
+   * what a later process needs to give a dead process's file back to its trace (rings.c). */
+  uint64_t pidns;             /* inode of the process's pid namespace (0: unknown) */
+  char trace[NCS_RINGS_TRACE_MAX]; /* the trace file's path, NUL-terminated (updated on rename) */
 };
 
 /* One ring: a 256-byte header then `ring_records` slots. head: written by the owning thread
@@ -63,7 +72,9 @@ struct ncs_ring {
   struct ncs_current cur;
   _Atomic uint64_t tail;
   _Atomic uint64_t wake_at;       /* writer: the owner's push that makes head this wakes it */
-  char pad1[48];
+  _Atomic uint64_t limit;         /* writer: the owner records only while head < limit (the
+                                   * slots past it may have no memory: an idle ring's, rings.c) */
+  char pad1[40];
   _Atomic uint64_t dropped;       /* owner: calls not recorded (ring full) */
   uint64_t dropped_reported;      /* writer: part of `dropped` already in a DROP record */
   _Atomic int state;              /* NCS_SLOT_* */
@@ -73,15 +84,18 @@ struct ncs_ring {
   int32_t tid;
   char name[16];
   uint32_t flags;                 /* NCS_RING_F_* */
-  char pad2[256 - 184];
+  uint64_t file_offset;           /* the shim's: where this ring starts in the rings file */
+  char pad2[256 - 192];
   struct ncs_call rec[];
 };
 
-_Static_assert(sizeof(struct ncs_rings_header) == 96, "rings header layout");
+_Static_assert(offsetof(struct ncs_rings_header, pidns) == 96 && sizeof(struct ncs_rings_header) == 96 + 8 + NCS_RINGS_TRACE_MAX &&
+               sizeof(struct ncs_rings_header) <= NCS_RINGS_HEADER_SIZE, "rings header layout");
 _Static_assert(sizeof(struct ncs_call) == 96, "ring slot layout (FORMAT.md)");
 _Static_assert(offsetof(struct ncs_ring, cur) == 8 && offsetof(struct ncs_ring, tail) == 64, "ring layout");
 _Static_assert(offsetof(struct ncs_ring, thread) == 148, "ring layout");
-_Static_assert(offsetof(struct ncs_ring, name) == 164, "ring layout");
+_Static_assert(offsetof(struct ncs_ring, name) == 164 && offsetof(struct ncs_ring, limit) == 80 &&
+               offsetof(struct ncs_ring, file_offset) == 184, "ring layout");
 _Static_assert(offsetof(struct ncs_ring, rec) == 256, "ring layout");
 _Static_assert(offsetof(struct ncs_call, tcall) == 40 && offsetof(struct ncs_call, group) == 88,
                "ring slot layout (FORMAT.md)");
