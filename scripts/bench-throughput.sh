@@ -28,15 +28,22 @@
 #               writes into its own directory, removed only at the end: deleting a file and
 #               creating the next one at once makes ext4's inode allocator skip the recently
 #               deleted inodes, a cost of the benchmark's churn, not of the shim)
+#   instr       instructions per call of the calling thread, load-independent (valgrind's
+#               callgrind, 1 thread, the wrapper's inclusive count: the real call included):
+#               (count at BENCH_INSTR_CALLS calls - count at a quarter of them) / the calls
+#               between, one run each of floor, before and after, the shims with call sites off
+#               and at 8 frames (skipped without valgrind)
 #   ddp-bytes   trace bytes per call in steady state, DDP-shaped job (tests/jobs/ddp_job.c, 2
 #               ranks on the doubles), host and GPU timing: (size at 300 steps - size at 100
 #               steps) / (calls at 300 - calls at 100)
+# The calling threads make their calls 8 function frames below their own function (rate_job -s
+# 8, no cost per call): with call sites on, the 8 frames unwound are the job's.
 # Each row also gives the 1-minute load average seen at the end of its runs (min..max): on a
 # shared machine the figures are indications of that load.
-# Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_BEFORE_REV (unset),
+# Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_INSTR_CALLS (40000), BENCH_BEFORE_REV (unset),
 # BENCH_DDP (1; 0 skips the ddp-bytes row), BENCH_RING_KB (unset; else a `ring` variant: after
 # with NCCLSCOPE_BUFFER_KB set to it, rows tight/paced/onset only), BENCH_ROWS (all: a subset of "tight1 tight4 paced1
-# paced4 idle onset levels fixed ddp"), BENCH_HOG (0: N busy loops run beside every measured run, a
+# paced4 idle onset levels fixed instr ddp"), BENCH_HOG (0: N busy loops run beside every measured run, a
 # load that does not depend on who else is on the machine; they are stopped at the end).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +61,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/ncs-thr.XXXXXX")
 HOGS=()
 stop_hogs() { local p; for p in "${HOGS[@]}"; do kill "$p" 2>/dev/null; done; HOGS=(); }
 trap 'stop_hogs; rm -rf "$W"' EXIT
-ROWS=" ${BENCH_ROWS:-tight1 tight4 paced1 paced4 idle onset levels fixed ddp} "
+ROWS=" ${BENCH_ROWS:-tight1 tight4 paced1 paced4 idle onset levels fixed instr ddp} "
 want() { [[ $ROWS == *" $1 "* ]]; }
 export NCCL_DEBUG=
 
@@ -167,10 +174,10 @@ SHIMS=""
 for v in $VARIANTS; do case $v in plain|off|floor|sites) ;; *) SHIMS="$SHIMS $v" ;; esac; done
 for ((r = 1; r <= ROUNDS; r++)); do
   for v in $VARIANTS; do
-    want tight1 && one "$v" tight1 -n "$TIGHT" -i 100
-    want tight4 && one "$v" tight4 -n "$((TIGHT / 4))" -t 4 -i 100
-    want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100
-    want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100
+    want tight1 && one "$v" tight1 -n "$TIGHT" -i 100 -s 8
+    want tight4 && one "$v" tight4 -n "$((TIGHT / 4))" -t 4 -i 100 -s 8
+    want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100 -s 8
+    want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100 -s 8
     [ "$v" = floor ] || [ "$v" = sites ] && continue
     want idle && one "$v" idle -n 1000 -i 5000
   done
@@ -200,6 +207,37 @@ row() { # TITLE TAG: wall, cpu, calling thread's cpu, its page faults, drops per
   am=$(mmm "$2" sites 7 | awk -F' / ' '{print $2}')
   [ -n "$fm" ] && [ -n "$am" ] && [ "$fm" != - ] && awk -v a="$am" -v f="$fm" 'BEGIN {printf "  sites - floor (caller CPU, medians): %+.1f ns/call\n", a - f}'
 }
+if want instr; then
+  echo
+  if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
+    echo "instr: valgrind (callgrind) is not installed: no instruction counts"
+  else
+    N=${BENCH_INSTR_CALLS:-40000}
+    # ir VARIANT DEPTH: instructions per call of the preloaded ncclAllReduce (inclusive), with
+    # NCCLSCOPE_CALLSITE_DEPTH=DEPTH: the count at N calls less the count at N/4, per call between
+    ir() {
+      local v=$1 so n c=() out
+      so=$(shim_of "$v")
+      for n in $((N / 4)) "$N"; do
+        out=$W/cg.$v.$n
+        rm -rf "$W/tr-instr"
+        env LD_LIBRARY_PATH="$W/stub" NCCLSCOPE_DIR="$W/tr-instr" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH="$2" \
+          LD_PRELOAD="$so" valgrind --tool=callgrind --callgrind-out-file="$out" "$JOB" -n "$n" -s 8 >/dev/null 2>&1
+        c+=("$(callgrind_annotate --inclusive=yes --threshold=100 "$out" 2>/dev/null | grep -F "ncclAllReduce [$so]" |
+          head -1 | awk '{gsub(",", "", $1); print $1}')")
+        rm -f "$out"*
+      done
+      if [ -n "${c[0]}" ] && [ -n "${c[1]}" ]; then awk -v a="${c[0]}" -v b="${c[1]}" -v n="$N" 'BEGIN {printf "%.1f", (b - a) / (n - n / 4)}'
+      else echo -; fi
+    }
+    echo "instr: instructions per call, calling thread, callgrind, ${N} vs $((N / 4)) calls (1 thread, rate_job -s 8; inclusive of the stub's call)"
+    printf '  %-7s %-18s %s\n' variant "call sites off" "8-frame call sites"
+    for v in $VARIANTS; do
+      case $v in floor) printf '  %-7s %-18s %s\n' "$v" "$(ir "$v" 0)" - ;;
+        before|after) printf '  %-7s %-18s %s\n' "$v" "$(ir "$v" 0)" "$(ir "$v" 8)" ;; esac
+    done
+  fi
+fi
 want tight1 && row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
 want tight4 && row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
 want paced1 && row "paced-1: 1 thread at 1 M calls/s for ${PACED_S} s (wall ns/call 1000 = the pace was held)" paced1

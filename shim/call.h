@@ -39,7 +39,7 @@ struct rec {
 void rec_go_identity(struct rec *r);
 
 /* Everything a record needs before the real call. Returns r->on. */
-NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
+NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *const *ra_at) {
   struct ncs_tls *t = &ncs_tls;
   r->err = errno;
   r->ci = NULL;
@@ -72,7 +72,7 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *ra) {
   r->c.group = t->group;
   if (comm && !(r->c.comm = ncs_comm_cached(comm, &r->ci)) && (r->c.comm = ncs_nb_adopt(comm)) != 0)
     r->ci = ncs_comm_info(r->c.comm); /* nonblocking.c: a pending split's child */
-  if (ncs_cfg.callsite_depth) r->c.callsite = ncs_callsite_capture(ra);
+  if (ncs_cfg.callsite_depth) r->c.callsite = ncs_callsite_capture(ra_at);
   return 1;
 }
 
@@ -123,7 +123,7 @@ struct init_args {
   int rank, nranks;
   const ncclConfig_t *config;
 };
-void init_before(struct rec *r, unsigned op, const struct init_args *a, void *ra);
+void init_before(struct rec *r, unsigned op, const struct init_args *a, void *const *ra_at);
 void init_after(struct rec *r, const struct init_args *a, ncclResult_t rc);
 /* A communicator made from a parent: CommSplit, CommShrink. */
 struct split_args {
@@ -132,13 +132,13 @@ struct split_args {
   const ncclConfig_t *config;
   int color;                /* CommSplit; CommShrink's tag is "shrink" */
 };
-void split_before(struct rec *r, unsigned op, const struct split_args *a, void *ra);
+void split_before(struct rec *r, unsigned op, const struct split_args *a, void *const *ra_at);
 void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc);
 /* Teardown: CommFinalize, CommDestroy, CommAbort, CommRevoke. */
 struct end_args {
   ncclComm_t comm;
 };
-void end_before(struct rec *r, unsigned op, const struct end_args *a, void *ra);
+void end_before(struct rec *r, unsigned op, const struct end_args *a, void *const *ra_at);
 void end_after(struct rec *r, const struct end_args *a, ncclResult_t rc);
 
 /* ---- device-API shape (devcomm.c): DevCommCreate, DevCommDestroy ---- */
@@ -147,6 +147,6 @@ struct devcomm_args {
   const struct ncclDevCommRequirements *reqs; /* create's; NULL for destroy */
   const void *devcomm;                        /* the ncclDevComm_t pointer passed */
 };
-void devcomm_before(struct rec *r, unsigned op, const struct devcomm_args *a, void *ra);
+void devcomm_before(struct rec *r, unsigned op, const struct devcomm_args *a, void *const *ra_at);
 void devcomm_after(struct rec *r, const struct devcomm_args *a, ncclResult_t rc);
 #endif

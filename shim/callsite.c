@@ -21,6 +21,13 @@
  *     32 bits, never 0) and looks the id up in a fixed, lock-free open-addressing
  *     table. The first thread to see an id stores its frames there (claim by CAS, then a
  *     release store of `ready`). No allocation, no lock. A full table gives id 0.
+ *   - The memo (x86-64, libunwind): a stack once unwound is remembered with where each of its
+ *     return addresses sat, as distances from the caller's stack pointer; a later call from the
+ *     same return address whose stack holds the same addresses at the same distances gets the
+ *     same id without an unwind (docs/SHIM.md, "Call sites": the rule, why it gives what an
+ *     unwind gives, and its residual risk). Its loads stay inside the parts of the thread's
+ *     stacks that full unwinds of that thread have read; anything else unwinds in full, as
+ *     without the memo. NCCLSCOPE_DEBUG=1 says at exit how many captures unwound.
  *   - The "callsites" collector (hooks.h) defines each id once per file, on the writer thread:
  *     its prepare hook runs after the writer has seen the rings' heads and before it writes
  *     those calls, and hands the writer (ncs_writer_put_definition) a MODULE record for every
@@ -61,6 +68,59 @@ static uint32_t defined;          /* writer only: ids defined in the current fil
 
 typedef int (*bt_fn)(void **, int);
 static bt_fn unwinder;
+
+/* ---- the memo (x86-64): a stack recognised by where its return addresses sit ----
+ * A call pushes its return address just below the caller's stack pointer: frame i's address
+ * (i >= 1) sits at sp_i - 8, sp_i being frame i's stack pointer. An entry keeps a stack's
+ * addresses and, for each, that slot's distance from frame 0's stack pointer (the wrapper's
+ * caller's at the call). A later call from the same return address whose stack holds every
+ * address at its distance is that stack: frame i's address fixes frame i's function and the
+ * point in it, and with them (for a frame of fixed size) where its return address is, so each
+ * slot checked is the real one (docs/SHIM.md, "Call sites"). */
+#if defined(__x86_64__)
+#include <ucontext.h>
+#define MEMO 1
+#define MEMO_SLOTS 1024
+#define MEMO_WAYS 16  /* entries looked at per return address */
+#define MEMO_MAXF 16  /* deeper stacks are not remembered */
+struct __attribute__((aligned(64))) memo {
+  _Atomic uintptr_t ra;   /* frame 0's address, the key; 0: free (claimed by CAS) */
+  _Atomic uint32_t id;    /* stored last, with release; 0 while being written */
+  uint16_t nf;            /* frames; 0: the marker (a stack through ra that did not check out) */
+  uint16_t reach;         /* 8-byte words from the stack pointer to the end of the last slot */
+  uint16_t at[MEMO_MAXF]; /* frame i's slot (i >= 1): 8-byte words above the stack pointer */
+  uintptr_t ip[MEMO_MAXF];
+};
+static struct memo memo[MEMO_SLOTS];
+/* parts of the calling thread's stacks known to be mapped, each from lo to hi: a full unwind of
+ * this thread read it; [0] the one extended last, [1] the one before (a thread that runs on two
+ * stacks, its own and a coroutine's, keeps both) */
+struct span { uintptr_t lo, hi; };
+static __thread struct span known[2] __attribute__((tls_model("initial-exec")));
+/* libunwind's cursor interface (libunwind.h's unw_getcontext, unw_init_local, unw_step,
+ * unw_get_reg, unw_is_signal_frame for x86-64); the cursor is 127 words in libunwind 1.x */
+#define UNW_CURSOR_WORDS 256
+#define UNW_X86_64_RSP 7
+#define UNW_X86_64_RIP 16
+static struct {
+  int (*getcontext)(ucontext_t *);
+  int (*init_local)(void *, ucontext_t *);
+  int (*step)(void *);
+  int (*get_reg)(void *, int, uint64_t *);
+  int (*is_signal_frame)(void *);
+} cursor;
+static int memo_on; /* set once at start, before the first capture */
+
+static void memo_start(void *libunwind) {
+  cursor.getcontext = (int (*)(ucontext_t *))dlsym(libunwind, "_Ux86_64_getcontext");
+  cursor.init_local = (int (*)(void *, ucontext_t *))dlsym(libunwind, "_ULx86_64_init_local");
+  cursor.step = (int (*)(void *))dlsym(libunwind, "_ULx86_64_step");
+  cursor.get_reg = (int (*)(void *, int, uint64_t *))dlsym(libunwind, "_ULx86_64_get_reg");
+  cursor.is_signal_frame = (int (*)(void *))dlsym(libunwind, "_ULx86_64_is_signal_frame");
+  memo_on = cursor.getcontext && cursor.init_local && cursor.step && cursor.get_reg && cursor.is_signal_frame &&
+            ncs_cfg.callsite_depth <= MEMO_MAXF;
+}
+#endif
 
 static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
 
@@ -124,6 +184,9 @@ static void callsite_start(void) {
   /* its pages: populated at once, trace caches kept (unwmem.c); never in a libunwind the job
    * loaded itself (dlopen handed us the job's object then) */
   if (f && !theirs) ncs_unwmem_install(h);
+#ifdef MEMO
+  if (f) memo_start(h);
+#endif
   uintptr_t lo, hi;
   if (f && ncs_text_range((const void *)f, &lo, &hi) == 0) { /* before its first unwind opens the pipe */
     atomic_store_explicit(&unw_hi, hi, memory_order_relaxed);
@@ -148,22 +211,9 @@ static uint64_t frames_hash(void *const *f, int n) {
   return h ^ (h >> 29);
 }
 
-uint32_t ncs_callsite_capture(void *ra) {
-  unsigned depth = ncs_cfg.callsite_depth;
-  bt_fn bt = unwinder;
-  if (!depth || !bt) return 0;
-  if (depth > MAXF) depth = MAXF;
-  void *buf[MAXF + 6];
-  ncs_gate_enter(); /* the unwinder reads the loader's lists under its lock (dl_iterate_phdr) */
-  int n = bt(buf, (int)depth + 6);
-  ncs_gate_leave();
-  int start = 0;
-  while (start < n && buf[start] != ra) start++;
-  if (start == n) start = n > 2 ? 2 : 0; /* the caller's address was not seen: best effort */
-  int nf = n - start;
-  if (nf > (int)depth) nf = (int)depth;
-  if (nf <= 0) return 0;
-  uint64_t h = frames_hash(&buf[start], nf);
+/* The id of a stack of nf frames: from the table, or claimed there for it. */
+static uint32_t site_id(void *const *fr, int nf) {
+  uint64_t h = frames_hash(fr, nf);
   uint32_t id = (uint32_t)(h ^ (h >> 32));
   if (!id) id = 1;
   for (uint32_t i = id & (SLOTS - 1), k = 0; k < SLOTS; k++, i = (i + 1) & (SLOTS - 1)) {
@@ -172,7 +222,7 @@ uint32_t ncs_callsite_capture(void *ra) {
     if (cur != 0) continue;
     uint32_t expect = 0;
     if (atomic_compare_exchange_strong(&sites[i].id, &expect, id)) {
-      for (int f = 0; f < nf; f++) sites[i].frames[f] = (uintptr_t)buf[start + f];
+      for (int f = 0; f < nf; f++) sites[i].frames[f] = (uintptr_t)fr[f];
       sites[i].nframes = (uint32_t)nf;
       atomic_store_explicit(&sites[i].ready, 1, memory_order_release);
       uint32_t k = atomic_fetch_add_explicit(&claimed, 1, memory_order_release);
@@ -182,6 +232,169 @@ uint32_t ncs_callsite_capture(void *ra) {
     if (expect == id) return id;
   }
   return 0;
+}
+
+#ifdef MEMO
+/* Where the entries for return address ra start. */
+static inline uint32_t memo_index(uintptr_t ra) {
+  return (uint32_t)((ra * 0x9E3779B97F4A7C15ull) >> 40) & (MEMO_SLOTS - 1);
+}
+
+/* MEMO_LEARN, or the id of the remembered stack that the stack above sp (the caller's stack
+ * pointer) holds: 0 when none does, MEMO_LEARN when none does and a stack through ra may still
+ * be remembered (a free entry for it, no marker). */
+#define MEMO_LEARN (1ull << 32)
+static inline uint64_t memo_find(uintptr_t ra, const uintptr_t *sp) {
+  uintptr_t s = (uintptr_t)sp, hi = 0; /* the end of the known part sp is in, 0: none */
+  if (s >= known[0].lo && s <= known[0].hi) hi = known[0].hi;
+  else if (s >= known[1].lo && s <= known[1].hi) hi = known[1].hi;
+  for (uint32_t i = memo_index(ra), k = 0; k < MEMO_WAYS; k++, i = (i + 1) & (MEMO_SLOTS - 1)) {
+    const struct memo *m = &memo[i];
+    uintptr_t key = atomic_load_explicit(&m->ra, memory_order_relaxed);
+    if (!key) return MEMO_LEARN; /* entries are claimed in probe order: none after a free one */
+    if (key != ra) continue;
+    uint32_t id = atomic_load_explicit(&m->id, memory_order_acquire);
+    uint32_t nf = m->nf;
+    if (!id) continue;      /* being written */
+    if (!nf) return 0;      /* the marker */
+    if (s + 8u * m->reach > hi) continue;
+    /* in order, stopping at the first that differs: each slot read after a match is in a frame
+     * that is on the stack now (for frames of fixed size) */
+    uint32_t f = 1;
+    while (f < nf && sp[m->at[f]] == m->ip[f]) f++;
+    if (f == nf) return id;
+  }
+  return 0;
+}
+
+/* Stores e (its id last, with release) into the first free entry for e->ra, unless an equal
+ * entry is there already, or the return address's entries are full. */
+static void memo_store(const struct memo *e) {
+  uintptr_t ra = atomic_load_explicit(&e->ra, memory_order_relaxed);
+  for (uint32_t i = memo_index(ra), k = 0; k < MEMO_WAYS; k++, i = (i + 1) & (MEMO_SLOTS - 1)) {
+    struct memo *m = &memo[i];
+    uintptr_t expect = 0;
+    if (atomic_compare_exchange_strong_explicit(&m->ra, &expect, ra, memory_order_relaxed, memory_order_relaxed)) {
+      m->nf = e->nf;
+      m->reach = e->reach;
+      memcpy(m->at, e->at, sizeof m->at);
+      memcpy(m->ip, e->ip, sizeof m->ip);
+      atomic_store_explicit(&m->id, atomic_load_explicit(&e->id, memory_order_relaxed), memory_order_release);
+      return;
+    }
+    if (expect != ra || !atomic_load_explicit(&m->id, memory_order_acquire)) continue;
+    if (m->nf == e->nf && m->reach == e->reach && !memcmp(m->at, e->at, sizeof m->at) &&
+        !memcmp(m->ip, e->ip, sizeof m->ip))
+      return; /* another thread remembered the same stack */
+  }
+}
+
+/* [lo, hi] was read by a full unwind: joined to the known part it overlaps (one stack: each part
+ * lies in one mapping), else the newest part, the oldest forgotten. */
+static void known_extend(uintptr_t lo, uintptr_t hi) {
+  struct span x = {lo, hi};
+  for (int j = 0; j < 2; j++) {
+    struct span k = known[j];
+    if (k.hi && lo <= k.hi && k.lo <= hi) {
+      x.lo = lo < k.lo ? lo : k.lo;
+      x.hi = hi > k.hi ? hi : k.hi;
+      if (j == 0) { known[0] = x; return; }
+      break;
+    }
+  }
+  known[1] = known[0];
+  known[0] = x;
+}
+
+/* Unwinds again with libunwind's cursor (its stack pointers, which unw_backtrace does not
+ * give), from the frame returning to ra_at's address on, and remembers the stack fr[0, nf) with
+ * id `id` when every frame checks out: the cursor found the same addresses, each frame i >= 1
+ * has its address in the word just below its stack pointer, the stack pointers rise, no frame
+ * is a signal frame, and the walk ended where unw_backtrace's did. A stack that does not check
+ * out leaves a marker: no stack through that return address is remembered then. Extends the
+ * thread's known stack by what the walk read. Under the fork gate (the caller's). */
+static void memo_learn(void *const *ra_at, void *const *fr, int nf, uint32_t id) {
+  struct memo e;
+  memset(&e, 0, sizeof e);
+  atomic_init(&e.ra, (uintptr_t)fr[0]);
+  atomic_init(&e.id, 1);
+  ucontext_t uc;
+  struct { uint64_t w[UNW_CURSOR_WORDS]; } c;
+  uintptr_t sp0 = (uintptr_t)(ra_at + 1), sp = 0, prev = 0;
+  int got = 0, skipped = 0, step = 1;
+  if (nf > MEMO_MAXF || cursor.getcontext(&uc) < 0 || cursor.init_local(&c, &uc) < 0) goto store;
+  while (got < nf && (step = cursor.step(&c)) > 0) {
+    uint64_t ip, rsp;
+    if (cursor.get_reg(&c, UNW_X86_64_RIP, &ip) < 0 || cursor.get_reg(&c, UNW_X86_64_RSP, &rsp) < 0) goto store;
+    if (got == 0 && (uintptr_t)ip != (uintptr_t)fr[0]) { /* the shim's own frames */
+      if (++skipped > 8) goto store;
+      continue;
+    }
+    sp = (uintptr_t)rsp;
+    if ((uintptr_t)ip != (uintptr_t)fr[got] || cursor.is_signal_frame(&c) > 0) goto store;
+    if (got == 0 ? sp != sp0 : sp <= prev || *(const uintptr_t *)(sp - 8) != (uintptr_t)ip) goto store;
+    if (got > 0) {
+      if ((sp - sp0) / 8 > UINT16_MAX) goto store;
+      e.at[got] = (uint16_t)((sp - 8 - sp0) / 8);
+    }
+    e.ip[got++] = (uintptr_t)ip;
+    prev = sp;
+  }
+  /* unw_backtrace stopped at nf frames either for the depth (then so did this walk) or at the
+   * stack's end (then this walk must end there too, not in an error) */
+  if (got != nf || (nf < (int)ncs_cfg.callsite_depth && step > 0 && cursor.step(&c) != 0) || step < 0) goto store;
+  e.nf = (uint16_t)nf;
+  e.reach = (uint16_t)((sp - sp0) / 8);
+  atomic_store_explicit(&e.id, id, memory_order_relaxed);
+  known_extend(sp0, sp);
+store:
+  memo_store(&e);
+}
+#endif
+
+static _Atomic uint64_t unwinds; /* captures that unwound (NCCLSCOPE_DEBUG=1 says how many at exit) */
+
+/* The capture without the memo's answer: unwinds with unw_backtrace (or glibc's backtrace), and
+ * when `learn`, remembers the stack (memo_learn). */
+static __attribute__((noinline)) uint32_t capture_unwind(void *const *ra_at, int learn) {
+  unsigned depth = ncs_cfg.callsite_depth;
+  bt_fn bt = unwinder;
+  if (!depth || !bt) return 0;
+  atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
+  if (depth > MAXF) depth = MAXF;
+  void *ra = *ra_at, *buf[MAXF + 6];
+  ncs_gate_enter(); /* the unwinder reads the loader's lists under its lock (dl_iterate_phdr) */
+  int n = bt(buf, (int)depth + 6);
+  ncs_gate_leave();
+  int start = 0;
+  while (start < n && buf[start] != ra) start++;
+  if (start == n) { /* the caller's address was not seen: best effort */
+    start = n > 2 ? 2 : 0;
+    learn = 0;
+  }
+  int nf = n - start;
+  if (nf > (int)depth) nf = (int)depth;
+  if (nf <= 0) return 0;
+  uint32_t id = site_id(&buf[start], nf);
+#ifdef MEMO
+  if (learn && id) {
+    ncs_gate_enter();
+    memo_learn(ra_at, &buf[start], nf, id);
+    ncs_gate_leave();
+  }
+#endif
+  return id;
+}
+
+uint32_t ncs_callsite_capture(void *const *ra_at) {
+#ifdef MEMO
+  if (memo_on) {
+    uint64_t got = memo_find((uintptr_t)*ra_at, (const uintptr_t *)(ra_at + 1));
+    if ((uint32_t)got) return (uint32_t)got;
+    return capture_unwind(ra_at, got == MEMO_LEARN);
+  }
+#endif
+  return capture_unwind(ra_at, 0);
 }
 
 /* ---- writer side ---- */
@@ -316,6 +529,17 @@ static void callsite_atfork_child(void) {
   defined = 0;
 }
 
+static void callsite_stop(void) {
+  if (!ncs_cfg.debug || !unwinder) return;
+  uint32_t remembered = 0;
+#ifdef MEMO
+  for (uint32_t i = 0; i < MEMO_SLOTS; i++)
+    remembered += atomic_load_explicit(&memo[i].id, memory_order_acquire) && memo[i].nf;
+#endif
+  ncs_debug("call sites: %llu captures unwound the stack, %u stacks remembered",
+            (unsigned long long)atomic_load_explicit(&unwinds, memory_order_relaxed), remembered);
+}
+
 NCS_COLLECTOR ncs_callsite_collector = {
-  .name = "callsites", .start = callsite_start, .prepare = callsite_prepare,
+  .name = "callsites", .start = callsite_start, .prepare = callsite_prepare, .stop = callsite_stop,
   .atfork_child = callsite_atfork_child};

@@ -107,8 +107,8 @@ void rec_go_identity(struct rec *r) {
   ncs_current_enter(ncs_tls.ring, &c, r->fl.key, r->fl.nranks);
 }
 
-void init_before(struct rec *r, unsigned op, const struct init_args *a, void *ra) {
-  if (rec_begin(r, op, NULL, ra)) {
+void init_before(struct rec *r, unsigned op, const struct init_args *a, void *const *ra_at) {
+  if (rec_begin(r, op, NULL, ra_at)) {
     r->comm.id = (a->ids && a->nids > 0) ? unique_id_hash(a->ids, a->nids) : 0;
     r->comm.nonblocking = config_nonblocking(a->config);
     if (r->comm.id && a->nranks > 0) { r->fl.key = r->comm.id; r->fl.rank = a->rank; r->fl.nranks = a->nranks; }
@@ -136,9 +136,9 @@ void init_after(struct rec *r, const struct init_args *a, ncclResult_t rc) {
 }
 
 /* The child's id: hash of (parent comm_id, the parent's split counter, color or "shrink"). */
-void split_before(struct rec *r, unsigned op, const struct split_args *a, void *ra) {
+void split_before(struct rec *r, unsigned op, const struct split_args *a, void *const *ra_at) {
   r->comm.nonblocking = config_nonblocking(a->config);
-  if (rec_begin(r, op, a->parent, ra)) {
+  if (rec_begin(r, op, a->parent, ra_at)) {
     struct ncs_comm_info *pi = ncs_comm_info(r->c.comm);
     uint64_t counter = pi ? atomic_fetch_add(&pi->split_count, 1) : 0;
     uint8_t b[16], color[8];
@@ -177,8 +177,8 @@ void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
   rec_end(r);
 }
 
-void end_before(struct rec *r, unsigned op, const struct end_args *a, void *ra) {
-  rec_begin(r, op, a->comm, ra);
+void end_before(struct rec *r, unsigned op, const struct end_args *a, void *const *ra_at) {
+  rec_begin(r, op, a->comm, ra_at);
   rec_go(r);
 }
 

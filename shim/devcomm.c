@@ -80,8 +80,8 @@ static void read_reqs(struct ncs_devcomm *d, const struct ncclDevCommRequirement
   d->flags |= NCS_DEVCOMM_F_REQS;
 }
 
-void devcomm_before(struct rec *r, unsigned op, const struct devcomm_args *a, void *ra) {
-  rec_begin(r, op, a->comm, ra);
+void devcomm_before(struct rec *r, unsigned op, const struct devcomm_args *a, void *const *ra_at) {
+  rec_begin(r, op, a->comm, ra_at);
   rec_go(r);
 }
 

@@ -254,8 +254,9 @@ void ncs_nb_polled(ncclComm_t handle, ncclResult_t rc, const ncclResult_t *async
 void ncs_nb_atfork_child(void);
 
 /* ---- callsite.c (also the "callsites" collector, hooks.h) ---- */
-/* The call-site id of the current stack, starting at return address `ra`; 0 when off/full. */
-uint32_t ncs_callsite_capture(void *ra);
+/* The call-site id of the current stack, starting at the wrapper's return address, which is
+ * stored at ra_at (on x86-64 the word below the caller's stack pointer); 0 when off/full. */
+uint32_t ncs_callsite_capture(void *const *ra_at);
 /* unwmem.c: libunwind's mmap and munmap go through the shim (call before its first unwind) */
 void ncs_unwmem_install(void *libunwind_handle);
 /* gotpatch.c: the object's GOT slots for `name` point at fn; returns slots changed, -1 on error */

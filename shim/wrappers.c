@@ -26,7 +26,14 @@
 #include "call.h"
 
 #define NCS_EXPORT __attribute__((visibility("default")))
-#define RA __builtin_return_address(0)
+/* Where the entry point's return address (the call site) is stored: on x86-64 the word below
+ * the caller's stack pointer (the call-site memo, callsite.c, reads the caller's stack from
+ * there); elsewhere a copy of it, alive for the call. */
+#if defined(__x86_64__)
+#define RA_AT ((void *const *)__builtin_dwarf_cfa() - 1)
+#else
+#define RA_AT ((void *const *)&(void *){__builtin_return_address(0)})
+#endif
 #define NO_ROOT (-1)
 #define MISSING_RC ncclSystemError
 
@@ -67,8 +74,8 @@ NCS_HOT uint32_t placement(const struct coll_args *a, const struct ncs_comm_info
 }
 
 /* Sequence number (per communicator, collectives and p2p apart) and GPU timing. */
-NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, void *ra) {
-  rec_begin(r, op, a->comm, ra);
+NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, void *const *ra_at) {
+  rec_begin(r, op, a->comm, ra_at);
   r->c.count = a->count;
   r->c.datatype = a->datatype;
   r->c.redop = a->redop;
@@ -104,8 +111,8 @@ struct plain_args {
   uint32_t datatype, redop;
   const ncclRedOp_t *redop_out; /* RedOpCreatePreMulSum: the op it created, read on success */
 };
-NCS_HOT void plain_before(struct rec *r, unsigned op, const struct plain_args *a, void *ra) {
-  rec_begin(r, op, a->comm, ra);
+NCS_HOT void plain_before(struct rec *r, unsigned op, const struct plain_args *a, void *const *ra_at) {
+  rec_begin(r, op, a->comm, ra_at);
   r->c.count = a->count;
   r->c.datatype = a->datatype;
   r->c.redop = a->redop;
@@ -123,8 +130,8 @@ struct group_args {
   int opens;
   int launches;
 };
-NCS_HOT void group_before(struct rec *r, unsigned op, const struct group_args *a, void *ra) {
-  if (rec_begin(r, op, NULL, ra)) {
+NCS_HOT void group_before(struct rec *r, unsigned op, const struct group_args *a, void *const *ra_at) {
+  if (rec_begin(r, op, NULL, ra_at)) {
     if (a->opens) {
       if (ncs_tls.depth == 0) ncs_tls.group = r->c.tcall; /* this call opens the group */
       r->c.group = ncs_tls.group;
@@ -220,15 +227,15 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
        : NULL)
 
 /* A recorded entry point: the forward-only path, else record_NAME (kept out of line so that
- * the forward-only path sets up no frame): SHAPE_before, the real call, SHAPE_after. The
- * wrapper's return address (the call site) is passed to it as `ra_`. */
+ * the forward-only path sets up no frame): SHAPE_before, the real call, SHAPE_after. Where
+ * the wrapper's return address (the call site) is stored is passed to it as `ra_at_`. */
 #define RECORDED(shape, name, params, args, fields)                      \
   static __attribute__((noinline)) ncclResult_t record_##name WITH_RA(params, args) { \
     ncs_fn_##name##_t real = NCS_REAL(name);                             \
     if (!real) return MISSING_RC;                                        \
     struct rec r;                                                        \
     struct shape##_args a = {UNPAREN fields};                            \
-    shape##_before(&r, NCS_OP_##name, &a, ra_);                          \
+    shape##_before(&r, NCS_OP_##name, &a, ra_at_);                          \
     ncclResult_t rc = real args;                                         \
     shape##_after(&r, &a, rc);                                           \
     return rc;                                                           \
@@ -238,11 +245,12 @@ NCS_HOT void group_after(struct rec *r, const struct group_args *a, ncclResult_t
     if (NCS_LIKELY(fwd != NULL)) return fwd args;                        \
     return record_##name RA_AND(args);                                   \
   }
-/* (void *ra_, the entry point's parameters) and (RA, its arguments); "(void)" adds none */
+/* (void *const *ra_at_, the entry point's parameters) and (RA_AT, its arguments); "(void)"
+ * adds none */
 #define WITH_RA(params, args) WITH_RA_(params, UNPAREN args)
-#define WITH_RA_(params, ...) (void *ra_ __VA_OPT__(, UNPAREN params))
+#define WITH_RA_(params, ...) (void *const *ra_at_ __VA_OPT__(, UNPAREN params))
 #define RA_AND(args) RA_AND_(UNPAREN args)
-#define RA_AND_(...) (RA __VA_OPT__(, __VA_ARGS__))
+#define RA_AND_(...) (RA_AT __VA_OPT__(, __VA_ARGS__))
 #define UNPAREN(...) __VA_ARGS__
 #define GEN_COLL(ret, name, params, args, fields) RECORDED(coll, name, params, args, fields)
 #define GEN_P2P(ret, name, params, args, fields) RECORDED(coll, name, params, args, fields)

@@ -2,6 +2,7 @@
  * buffering tests and benchmarks (scripts/bench-throughput.sh, tests/test_rings.sh).
  *
  * Usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c COUNTERFILE] [-p] [-i IDLE_MS] [-f FILE]
+ *                 [-s FRAMES]
  *   -n calls per thread (default 100000); -t threads, each with its own 1-rank communicator
  *   (default 1); -r calls per second per thread, paced by the clock (0 = as fast as possible);
  *   -c a file whose u64 slot i (i = thread) holds thread i's completed calls, updated after
@@ -11,7 +12,10 @@
  *   IDLE_MS more (the process idle, communicators alive) and print the process CPU time spent
  *   during that second sleep; -f after the calls, before destroying its communicators, write
  *   zeros to FILE until its file system is full (a disk that fills up at the end of a run:
- *   test_keep.sh), leaving FILE there.
+ *   test_keep.sh), leaving FILE there; -s each thread's call loop runs FRAMES function frames
+ *   below the thread's own function (default 0), so that a call site's stack is that much
+ *   deeper (NCCLSCOPE_CALLSITE_DEPTH=8 then sees 8 frames of the job: scripts/bench-throughput.sh),
+ *   at no cost per call.
  * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
  * caller_cpu_ns_per_call=Z caller_faults=F (wall and process CPU time of the calling phase, per call, and the
  * calling threads' own CPU time per call: the shim's hot path without its writer; with -r it
@@ -80,14 +84,9 @@ static long long writer_cpu_ns(void) {
   return ns >= 0 ? ns + zip : -1;
 }
 
-static void *worker(void *arg) {
-  long idx = (long)arg;
-  ncclUniqueId id;
-  ncclComm_t comm;
-  NCCHK(ncclGetUniqueId(&id));
-  NCCHK(ncclCommInitRank(&comm, 1, id, 0));
-  float *buf = bufs[idx];
-  for (int k = 0; k < 8; k++) buf[k] = 1;
+static long nest_frames; /* -s */
+
+static __attribute__((noinline)) void call_loop(long idx, ncclComm_t comm, float *buf) {
   struct rusage ru0, ru1;
   getrusage(RUSAGE_THREAD, &ru0);
   uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -101,6 +100,25 @@ static void *worker(void *arg) {
   atomic_fetch_add(&caller_cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
   getrusage(RUSAGE_THREAD, &ru1);
   atomic_fetch_add(&caller_minflt, (ru1.ru_minflt - ru0.ru_minflt) + (ru1.ru_majflt - ru0.ru_majflt));
+}
+
+/* call_loop, `frames` function frames further down the stack (not tail calls: the barrier
+ * after each call keeps the frame) */
+static __attribute__((noinline)) void nest(long frames, long idx, ncclComm_t comm, float *buf) {
+  if (frames > 0) nest(frames - 1, idx, comm, buf);
+  else call_loop(idx, comm, buf);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void *worker(void *arg) {
+  long idx = (long)arg;
+  ncclUniqueId id;
+  ncclComm_t comm;
+  NCCHK(ncclGetUniqueId(&id));
+  NCCHK(ncclCommInitRank(&comm, 1, id, 0));
+  float *buf = bufs[idx];
+  for (int k = 0; k < 8; k++) buf[k] = 1;
+  nest(nest_frames, idx, comm, buf);
   return comm;
 }
 
@@ -108,7 +126,7 @@ int main(int argc, char **argv) {
   long threads = 1, idle_ms = 0;
   const char *counter_file = NULL, *fill_file = NULL;
   int pause_at_end = 0, opt;
-  while ((opt = getopt(argc, argv, "n:t:r:c:pi:f:")) != -1) {
+  while ((opt = getopt(argc, argv, "n:t:r:c:pi:f:s:")) != -1) {
     if (opt == 'n') calls = atol(optarg);
     else if (opt == 't') threads = atol(optarg);
     else if (opt == 'r') rate = atol(optarg);
@@ -116,9 +134,10 @@ int main(int argc, char **argv) {
     else if (opt == 'p') pause_at_end = 1;
     else if (opt == 'i') idle_ms = atol(optarg);
     else if (opt == 'f') fill_file = optarg;
-    else { fprintf(stderr, "usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c FILE] [-p] [-i IDLE_MS] [-f FILE]\n"); return 2; }
+    else if (opt == 's') nest_frames = atol(optarg);
+    else { fprintf(stderr, "usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c FILE] [-p] [-i IDLE_MS] [-f FILE] [-s FRAMES]\n"); return 2; }
   }
-  JOBCHK(calls >= 0 && threads >= 1 && threads <= 64 && rate >= 0, "bad arguments");
+  JOBCHK(calls >= 0 && threads >= 1 && threads <= 64 && rate >= 0 && nest_frames >= 0 && nest_frames <= 1000, "bad arguments");
   if (counter_file) {
     int fd = open(counter_file, O_RDWR | O_CREAT | O_TRUNC, 0600);
     JOBCHK(fd >= 0 && ftruncate(fd, 64 * 8) == 0, "cannot create %s", counter_file);
