@@ -14,7 +14,12 @@
 #      host, one straggler; `ncclscope synth`): wall time, CPU seconds (user + system: the
 #      figure a loaded machine distorts least) and peak RSS of `report`, `report --json`,
 #      `doctor` and `html`, on all the machine's cores (NCCLSCOPE_THREADS unset), before and
-#      after.
+#      after; and `report` on one reader thread (NCCLSCOPE_THREADS=1, row report-1t): its wall
+#      over report's is what the threads gain. Wall time means something only on an idle
+#      machine: with the kernel's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled
+#      1) a session gets its share of the CPUs whatever its threads, so one other busy session
+#      on 2 cores leaves the decoder's threads one core (wall ~ CPU at any thread count); the
+#      script prints the setting.
 # "before" is the decoder (and its test_trace_roundtrip reader) built from git ref BASE (or
 # BENCH_BEFORE_REV; unset: only "after" runs) in a scratch worktree; "after" is BUILD (default
 # build). The traces are written by BUILD's test_trace_roundtrip (and synth). The load average is
@@ -165,13 +170,16 @@ else "${NCS[after]}" synth -o "$W/job" --ranks "$RANKS" --hosts "$hosts" --calls
        echo "(before reads the job as its own synth wrote it, format $(fmt_major "${NCS[before]}").x: $(du -sbL "$W/job.before" | cut -f1) bytes, after's $(du -sbL "$W/job" | cut -f1))"
      fi
    fi
+echo "(autogroup scheduling: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo unknown))"
 echo "## 2. $RANKS ranks x $CALLS calls on $(nproc) CPUs ($(du -sLm "$W/job" | cut -f1) MiB in $(ls "$W/job/" | wc -l) files): min/median/max of $REPS (load $(load))"
-for cmd in report report-json doctor html; do for side in $SIDES; do : >"$W/$cmd.$side"; done; done
+CMDS="report report-1t report-json doctor html"
+for cmd in $CMDS; do for side in $SIDES; do : >"$W/$cmd.$side"; done; done
 for i in $(seq "$REPS"); do
-  for cmd in report report-json doctor html; do
+  for cmd in $CMDS; do
     for side in $SIDES; do
       case $cmd in
         report) timed "$W/$cmd.$side" "${NCS[$side]}" report "$W/job$(jb $side)" ;;
+        report-1t) timed "$W/$cmd.$side" env NCCLSCOPE_THREADS=1 "${NCS[$side]}" report "$W/job$(jb $side)" ;;
         report-json) timed "$W/$cmd.$side" "${NCS[$side]}" report --json "$W/job$(jb $side)" ;;
         doctor) timed "$W/$cmd.$side" "${NCS[$side]}" doctor "$W/job$(jb $side)" ;;
         html) timed "$W/$cmd.$side" "${NCS[$side]}" html "$W/job$(jb $side)" -o "$W/r.html" ;;
@@ -180,7 +188,7 @@ for i in $(seq "$REPS"); do
   done
 done
 printf '%-8s %-14s %-22s %-22s %-22s\n' side command wall_s cpu_s peak_MiB
-for cmd in report report-json doctor html; do
+for cmd in $CMDS; do
   for side in $SIDES; do
     f=$W/$cmd.$side
     printf '%-8s %-14s %-22s %-22s %-22s\n' "$side" "$cmd" "$(stats $(col "$f" 1))" "$(stats $(col "$f" 2))" "$(stats $(col "$f" 3))"
