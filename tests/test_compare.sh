@@ -130,3 +130,23 @@ for r in d["rows"]:
     if abs(b["median_base_gbps"] / 0.1 - 1) > 0.01 or abs(b["median_new_gbps"] / 0.02 - 1) > 0.01 or b["verdict"] == "ok":
         bad.append((r["op"], r["bucket_bytes"], b["median_base_gbps"], b["median_new_gbps"], b["verdict"]))
 print("ok" if not bad and len(d["rows"]) >= 6 else "off the model: %s" % bad)' "$T/d.json" 2>&1)"
+
+# A run compared with itself is read once when both paths name the same files (here through a
+# directory of links to them): what it prints is what a copy of its files, read on its own,
+# gives, and nothing changed.
+mkdir -p "$T/links/r1" "$T/copy/r1"
+for f in "$T"/r1/*.ncs; do ln -s "$f" "$T/links/r1/"; cp "$f" "$T/copy/r1/"; done
+for how in links copy; do
+  "$NCS" compare --json "$T/r1" "$T/$how/r1" >"$T/self-$how.json" 2>&1
+  echo "exit $?" >>"$T/self-$how.json"
+  "$NCS" compare "$T/r1" "$T/$how/r1" 2>&1 | tail -n +2 >"$T/self-$how.txt"
+done
+check_eq "compare: a run against itself, one read (links to its files) and two (a copy): same JSON but the paths" "same" \
+  "$(diff <(grep -v "/copy/r1\|/links/r1" "$T/self-links.json") <(grep -v "/copy/r1\|/links/r1" "$T/self-copy.json") >/dev/null && echo same || echo differ)"
+check_eq "compare: ... same text" "same" "$(cmp -s "$T/self-links.txt" "$T/self-copy.txt" && echo same || echo differ)"
+check_eq "compare: ... every row and the share unchanged, exit 0" "0.0 0.0 ok exit 0" \
+  "$(python3 -c '
+import json, sys
+t = open(sys.argv[1]).read().rsplit("exit", 1)
+d = json.loads(t[0])
+print(max(abs(r["busbw_change_pct"]) for r in d["rows"]), abs(d["comm_share"]["change_points"]), d["verdict"], "exit" + t[1].rstrip())' "$T/self-links.json" 2>&1)"

@@ -15,9 +15,10 @@
  * medians. A transport change that loses NVLink-class transports (P2P, NVLS) is always a
  * regression, other transport changes are reported; the communication share (blocks of each
  * rank's window) is judged the same way against --share-rise points. Method and measured
- * false-alarm and detection rates: docs/COMPARE.md. Output: text, --markdown (CI job
- * summaries) or --json (version 2). Exit 1 on regression, 0 otherwise, 2 on bad usage or
- * unreadable input. */
+ * false-alarm and detection rates: docs/COMPARE.md. Runs naming the same files (realpath, in
+ * order) are read once. Output: text, --markdown (CI job summaries) or --json (version 2).
+ * Exit 1 on regression, 0 otherwise, 2 on bad usage or unreadable input. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,26 +123,42 @@ static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const st
   ncs_gsamples_call(((struct side_load *)ctx)->G, file, e);
 }
 
-/* Loads one run (job `want` of it when not NULL); *share is its communication share in percent
- * (NaN when no rank can be judged), *G the gate's samples, *W where its step time goes
- * (analysis/whatif.h; W->have 0 when unknown). Returns 0, or the exit code after a message. */
-static int load_side(const char *path, const char *want, struct ncs_jobdata **J, int *nfiles, char ***files,
-                     double *share, struct ncs_gsamples **G, struct ncs_whatif *W) {
+/* One run's trace files (job `want` of them when not NULL): *files, *nfiles. Returns 0, or the
+ * exit code after a message. */
+static int side_files(const char *path, const char *want, int *nfiles, char ***files) {
   char *p[1] = {(char *)path};
   int n = ncs_paths_expand(1, p, files), e;
   if (n <= 0) { if (n == 0) fprintf(stderr, "ncclscope compare: %s: no trace files\n", path); return NCS_EXIT_UNREADABLE; }
   *nfiles = n;
   if (want && (e = ncs_pick_job("compare", want, nfiles, files))) return e;
-  n = *nfiles;
+  return 0;
+}
+
+/* 1 when the runs' file lists name the same files in the same order (realpath): what one read
+ * of them gives is what a second read would (compare of a run against itself reads it once). */
+static int same_files(int n, char **a, int m, char **b) {
+  if (n != m) return 0;
+  char ra[PATH_MAX], rb[PATH_MAX];
+  for (int i = 0; i < n; i++)
+    if (strcmp(a[i], b[i]) && (!realpath(a[i], ra) || !realpath(b[i], rb) || strcmp(ra, rb))) return 0;
+  return 1;
+}
+
+/* Loads one run, its n files; *share is its communication share in percent (NaN when no rank
+ * can be judged), *G the gate's samples, *W where its step time goes (analysis/whatif.h;
+ * W->have 0 when unknown). Returns 0, or the exit code after a message. */
+static int load_side(const char *path, int n, char **files, struct ncs_jobdata **J, double *share,
+                     struct ncs_gsamples **G, struct ncs_whatif *W) {
+  int e;
   struct side_load L;
   memset(&L, 0, sizeof L);
   if (!(L.G = *G = ncs_gsamples_new(n))) { fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
   memset(W, 0, sizeof *W);
-  L.C = ncs_stepcost_new(n, *files); /* NULL (out of memory): no step-time figures */
+  L.C = ncs_stepcost_new(n, files); /* NULL (out of memory): no step-time figures */
   struct ncs_doctor *d = &L.d;
   d->f = calloc((size_t)n, sizeof *d->f);
   for (d->n = 0; d->f && d->n < n; d->n++)
-    if (!(d->f[d->n] = ncs_dfacts_new((*files)[d->n]))) break;
+    if (!(d->f[d->n] = ncs_dfacts_new(files[d->n]))) break;
   if (!d->f || d->n < n) {
     ncs_doctor_free(d);
     ncs_stepcost_free(L.C);
@@ -150,13 +167,13 @@ static int load_side(const char *path, const char *want, struct ncs_jobdata **J,
   }
   struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done};
   struct ncs_jobsum_events ev = {.ctx = &L, .on_file_call = sample_call, .no_stragglers = 1}; /* none is printed */
-  if (ncs_jobsum_load(n, *files, &o, &ev, J) || !*J) {
+  if (ncs_jobsum_load(n, files, &o, &ev, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(d);
     ncs_stepcost_free(L.C);
     return NCS_EXIT_UNREADABLE;
   }
-  if ((e = ncs_one_job("compare", (*J)->jobs, *files))) { ncs_doctor_free(d); ncs_stepcost_free(L.C); return e; }
+  if ((e = ncs_one_job("compare", (*J)->jobs, files))) { ncs_doctor_free(d); ncs_stepcost_free(L.C); return e; }
   struct ncs_headline h;
   ncs_headline_build(&h, d);
   *share = 100.0 * h.share_med;
@@ -360,9 +377,19 @@ int cmd_compare(int argc, char **argv) {
   struct ncs_stepdiff sd;
   double *pool_bw = NULL, *pool_t = NULL, *bsh[MAX_RUNS + 1] = {NULL};
   int nbsh[MAX_RUNS + 1] = {0};
+  int same_as[MAX_RUNS + 1]; /* the earlier run reading the same files, whose load it shares; -1 */
+  for (int k = 0; k <= MAX_RUNS; k++) same_as[k] = -1;
   for (int k = 0; k < ns; k++) {
-    int e = load_side(side[k], k == K ? new_job : base_job, &J[k], &nf[k], &files[k], &shs[k], &RS[k], &W[k]);
+    int e = side_files(side[k], k == K ? new_job : base_job, &nf[k], &files[k]);
     if (e) { rc = e; goto done; }
+    for (int j = 0; j < k && same_as[k] < 0; j++)
+      if (same_as[j] < 0 && same_files(nf[j], files[j], nf[k], files[k])) same_as[k] = j;
+    if (same_as[k] >= 0) {
+      int j = same_as[k];
+      J[k] = J[j]; RS[k] = RS[j]; shs[k] = shs[j]; W[k] = W[j];
+      continue;
+    }
+    if ((e = load_side(side[k], nf[k], files[k], &J[k], &shs[k], &RS[k], &W[k]))) { rc = e; goto done; }
     ncs_gsamples_finish(RS[k]);
   }
 
@@ -648,10 +675,12 @@ int cmd_compare(int argc, char **argv) {
   }
 done:
   for (int k = 0; k < ns; k++) {
-    ncs_job_free(J[k]);
     if (files[k]) ncs_paths_free(files[k], nf[k]);
+    free(bsh[k]);
+    if (same_as[k] >= 0) continue; /* another run's load */
+    ncs_job_free(J[k]);
+    ncs_gsamples_free(RS[k]);
   }
-  for (int k = 0; k < ns; k++) { ncs_gsamples_free(RS[k]); free(bsh[k]); }
   free(pool_bw);
   free(pool_t);
   free(rows);
