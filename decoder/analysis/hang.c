@@ -180,8 +180,10 @@ static void sig_flush(struct ncs_hang *h, struct hfile *f) {
   pthread_mutex_unlock(&h->mu);
   f->nps = 0;
 }
+/* A collective's signature to the shared table (sig_flush). Not one of a one-rank communicator:
+ * a desync is between ranks, and it has no other rank to compare with. */
 static inline __attribute__((always_inline)) void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
-  if (!c->comm_id || k->seq == 0) return;
+  if (!c->comm_id || k->seq == 0 || c->nranks == 1) return;
   if (!f->ps && !(f->ps = malloc(PSIG_BATCH * sizeof *f->ps))) return;
   f->ps[f->nps++] = (struct psig){.comm_id = c->comm_id, .seq = k->seq, .nranks = c->nranks,
                                   .s = {.count = k->count, .root = k->root, .op = (uint8_t)norm_op(k->op),

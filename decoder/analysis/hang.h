@@ -8,7 +8,8 @@
  * its last chunk (INFLIGHT records, docs/FORMAT.md) and its last sign of life (the last CLOCK
  * pair, written with every chunk, a heartbeat even when the process makes no call). Per
  * communicator it keeps one signature per collective sequence number (the first rank read sets
- * it, the others are compared: desync), up to seq 2^32, in model/seqsigs.h's store: its memory
+ * it, the others are compared: desync; none for a one-rank communicator, which has no other
+ * rank to compare with), up to seq 2^32, in model/seqsigs.h's store: its memory
  * grows with the distinct signatures and distinct blocks of 4096 of them, not with the calls.
  * Files may be read in parallel (one thread per file at a time): per-file state is the file's
  * own; signatures go to the shared table in batches under a lock.
