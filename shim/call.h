@@ -1,6 +1,6 @@
 /* call.h — the steps of one recorded NCCL call, shared by the wrapper shapes.
  *
- * Contract: a recorded entry point runs SHAPE_before (rec_begin ... rec_go), the real call,
+ * Contract: a recorded entry point runs SHAPE_before (rec_fields, rec_begin ... rec_go), the real call,
  * then SHAPE_after (rec_ret ... rec_end), with a struct rec on its stack. rec_begin decides
  * whether the call is recorded (r->on: not nested in another wrapper, the shim active);
  * rec_go and rec_end restore errno; rec_end pushes the record to the thread's ring. No lock
@@ -19,6 +19,7 @@
 
 struct rec {
   struct ncs_call c;
+  struct ncs_ring *ring; /* the thread's ring, when on (NULL: no slot) */
   int on;         /* recording this call */
   int gpu_token;  /* gputime.c token, -1 when none */
   int gpu_group;  /* outermost GroupEnd: finish the group's GPU timing after the push */
@@ -28,17 +29,27 @@ struct rec {
     uint64_t id, parent_id;
     int nonblocking;
   } comm;
-  struct {        /* in-flight identity across ranks (INFLIGHT record) of an init or a split */
+  struct {        /* in-flight identity across ranks (INFLIGHT record) of an init or a split
+                   * (comms.c; unset in other shapes) */
     uint64_t key;         /* init: the unique-id hash; split/shrink: the parent's comm_id */
     uint64_t split;       /* split/shrink: the parent's split number (1, 2, ...); else 0 */
     int32_t rank, nranks; /* init: as passed (nranks 0: not an init) */
   } fl;
 };
 
-/* Publishes an init's or a split's call as in flight with its identity (comms.c). */
-void rec_go_identity(struct rec *r);
+/* The record's fields that come from the entry point's parameters, set first by each shape
+ * (rec_begin leaves them). */
+NCS_HOT void rec_fields(struct rec *r, size_t count, uint32_t datatype, uint32_t redop, int32_t root,
+                        cudaStream_t stream) {
+  r->c.count = count;
+  r->c.datatype = datatype;
+  r->c.redop = redop;
+  r->c.root = root;
+  r->c.stream = (uint64_t)(uintptr_t)stream;
+}
+#define REC_NO_FIELDS(r) rec_fields((r), 0, NO_VALUE, NO_VALUE, -1, NULL)
 
-/* Everything a record needs before the real call. Returns r->on. */
+/* Everything else a record needs before the real call (after rec_fields). Returns r->on. */
 NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *const *ra_at) {
   struct ncs_tls *t = &ncs_tls;
   r->err = errno;
@@ -49,21 +60,15 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *const *
   r->c.op = op;
   r->c.comm = 0;
   r->c.seq = 0;
-  r->c.count = 0;
-  r->c.datatype = NO_VALUE;
-  r->c.redop = NO_VALUE;
-  r->c.root = -1;
-  r->c.stream = 0;
   r->c.flags = 0;
   r->c.callsite = 0;
-  r->fl.nranks = 0;
-  r->fl.split = 0;
   if (NCS_UNLIKELY(t->busy)) return 0;
   /* ncs_active: 0 not yet, 1 recording, 2 forward only (NCCLSCOPE_DISABLE=1, or no writer) */
   int active = atomic_load_explicit(&ncs_active, memory_order_acquire);
   if (NCS_UNLIKELY(active != 1) && (active == 2 || ncs_activate() != 0)) return 0;
   if (NCS_UNLIKELY(t->gen != atomic_load_explicit(&ncs_gen, memory_order_relaxed))) ncs_thread_ring();
   t = &ncs_tls;
+  r->ring = t->ring;
   r->on = 1;
   t->busy = 1;
   r->c.thread = t->thread;
@@ -76,14 +81,12 @@ NCS_HOT int rec_begin(struct rec *r, unsigned op, ncclComm_t comm, void *const *
   return 1;
 }
 
-/* Last thing before the real call: clock, the call published as in flight, errno. */
+/* Last thing before the real call: clock, the call published as in flight, errno (inits and
+ * splits: rec_go_identity, comms.c). */
 NCS_HOT void rec_go(struct rec *r) {
   if (r->on) {
     r->c.t_enter = ncs_clock_ns();
-    if (NCS_LIKELY(ncs_tls.ring != NULL)) {
-      if (NCS_UNLIKELY(r->fl.nranks || r->fl.split)) rec_go_identity(r);
-      else ncs_current_enter(ncs_tls.ring, &r->c, 0, 0);
-    }
+    if (NCS_LIKELY(r->ring != NULL)) ncs_current_enter(r->ring, &r->c, 0);
   }
   errno = r->err;
 }
@@ -93,7 +96,7 @@ NCS_HOT void rec_ret(struct rec *r, ncclResult_t rc) {
   r->err = errno;
   if (!r->on) return;
   r->c.t_exit = ncs_clock_ns();
-  if (NCS_LIKELY(ncs_tls.ring != NULL)) ncs_current_exit(ncs_tls.ring);
+  if (NCS_LIKELY(r->ring != NULL)) ncs_current_exit(r->ring);
   r->c.rc = (int32_t)rc;
   if (rc == ncclInProgress) r->c.flags |= NCS_CALL_F_INPROGRESS;
 }
@@ -102,7 +105,7 @@ NCS_HOT void rec_ret(struct rec *r, ncclResult_t rc) {
  * once the CALL is written: readers find the call first); restores errno. */
 NCS_HOT void rec_end(struct rec *r) {
   if (r->on) {
-    struct ncs_ring *ring = ncs_tls.ring;
+    struct ncs_ring *ring = r->ring;
     if (NCS_LIKELY(ring != NULL)) ncs_ring_push(ring, &r->c);
     else ncs_writer_count_drop(NCS_DROP_NO_THREAD_SLOT, 1);
     if (r->gpu_token >= 0)

@@ -100,24 +100,42 @@ static uint64_t local_comm_id(void) {
   return ncs_hash64(ncs_hash64(NCS_FNV64_INIT, host, strlen(host)), b, sizeof b);
 }
 
-void rec_go_identity(struct rec *r) {
-  struct ncs_call c = r->c;
-  if (r->fl.nranks) c.root = r->fl.rank;
-  if (r->fl.split) c.seq = r->fl.split;
-  ncs_current_enter(ncs_tls.ring, &c, r->fl.key, r->fl.nranks);
+/* rec_go for an init or a split: the call in flight with its identity across ranks (r->fl) */
+static void rec_go_identity(struct rec *r) {
+  if (r->on) {
+    r->c.t_enter = ncs_clock_ns();
+    if (r->ring) {
+      struct ncs_call c = r->c;
+      if (r->fl.nranks) c.root = r->fl.rank;
+      if (r->fl.split) c.seq = r->fl.split;
+      atomic_store_explicit(&r->ring->cur.key, r->fl.key, memory_order_relaxed);
+      ncs_current_enter(r->ring, &c, r->fl.nranks);
+    }
+  }
+  errno = r->err;
+}
+/* After the real call: the identity's key no longer in flight (the next call's publication
+ * comes after this in program order and leaves the key alone: ncs_current_enter). */
+static void rec_ret_identity(struct rec *r, ncclResult_t rc) {
+  rec_ret(r, rc);
+  if (r->on && r->ring && r->fl.key) atomic_store_explicit(&r->ring->cur.key, 0, memory_order_relaxed);
 }
 
 void init_before(struct rec *r, unsigned op, const struct init_args *a, void *const *ra_at) {
+  r->fl.key = 0;
+  r->fl.nranks = 0;
+  r->fl.split = 0;
+  REC_NO_FIELDS(r);
   if (rec_begin(r, op, NULL, ra_at)) {
     r->comm.id = (a->ids && a->nids > 0) ? unique_id_hash(a->ids, a->nids) : 0;
     r->comm.nonblocking = config_nonblocking(a->config);
     if (r->comm.id && a->nranks > 0) { r->fl.key = r->comm.id; r->fl.rank = a->rank; r->fl.nranks = a->nranks; }
   }
-  rec_go(r);
+  rec_go_identity(r);
 }
 
 void init_after(struct rec *r, const struct init_args *a, ncclResult_t rc) {
-  rec_ret(r, rc);
+  rec_ret_identity(r, rc);
   if (r->on && r->c.op == NCS_OP_CommInitAll) {
     uint64_t id = local_comm_id();
     if (rc == ncclSuccess && a->newcomm && a->ncomms > 0) {
@@ -138,6 +156,10 @@ void init_after(struct rec *r, const struct init_args *a, ncclResult_t rc) {
 /* The child's id: hash of (parent comm_id, the parent's split counter, color or "shrink"). */
 void split_before(struct rec *r, unsigned op, const struct split_args *a, void *const *ra_at) {
   r->comm.nonblocking = config_nonblocking(a->config);
+  r->fl.key = 0;
+  r->fl.nranks = 0;
+  r->fl.split = 0;
+  REC_NO_FIELDS(r);
   if (rec_begin(r, op, a->parent, ra_at)) {
     struct ncs_comm_info *pi = ncs_comm_info(r->c.comm);
     uint64_t counter = pi ? atomic_fetch_add(&pi->split_count, 1) : 0;
@@ -151,7 +173,7 @@ void split_before(struct rec *r, unsigned op, const struct split_args *a, void *
     r->fl.key = r->comm.parent_id; /* in flight: the parent's split number counter + 1 */
     r->fl.split = counter + 1;
   }
-  rec_go(r);
+  rec_go_identity(r);
 }
 
 /* A non-blocking split / shrink returns ncclSuccess before its child exists (NCCL 2.28 stores
@@ -166,7 +188,7 @@ static void child_pending(const struct rec *r, const struct split_args *a) {
 }
 
 void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
-  rec_ret(r, rc);
+  rec_ret_identity(r, rc);
   /* NCCL's own thread may store a non-blocking child into *newcomm at any moment */
   ncclComm_t made = a->newcomm ? __atomic_load_n(a->newcomm, __ATOMIC_ACQUIRE) : NULL;
   if (r->on && a->newcomm && (made || result_failed(rc)))
@@ -178,6 +200,7 @@ void split_after(struct rec *r, const struct split_args *a, ncclResult_t rc) {
 }
 
 void end_before(struct rec *r, unsigned op, const struct end_args *a, void *const *ra_at) {
+  REC_NO_FIELDS(r);
   rec_begin(r, op, a->comm, ra_at);
   rec_go(r);
 }

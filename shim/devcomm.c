@@ -81,6 +81,7 @@ static void read_reqs(struct ncs_devcomm *d, const struct ncclDevCommRequirement
 }
 
 void devcomm_before(struct rec *r, unsigned op, const struct devcomm_args *a, void *const *ra_at) {
+  REC_NO_FIELDS(r);
   rec_begin(r, op, a->comm, ra_at);
   rec_go(r);
 }

@@ -154,14 +154,14 @@ static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   }
 }
 
-/* Publishes the call `c` (t_enter set) as in flight on ring r; key/nranks: see INFLIGHT. */
-static inline void ncs_current_enter(struct ncs_ring *r, const struct ncs_call *c, uint64_t key,
-                                     int32_t nranks) {
+/* Publishes the call `c` (t_enter set) as in flight on ring r; nranks: see INFLIGHT. `key` is
+ * not stored here: it stays 0 but during an init or a split, which set it before and clear it
+ * after (comms.c). */
+static inline void ncs_current_enter(struct ncs_ring *r, const struct ncs_call *c, int32_t nranks) {
   struct ncs_current *k = &r->cur;
   atomic_store_explicit(&k->t_enter, c->t_enter, memory_order_relaxed);
   atomic_store_explicit(&k->seq, c->seq, memory_order_relaxed);
   atomic_store_explicit(&k->count, c->count, memory_order_relaxed);
-  atomic_store_explicit(&k->key, key, memory_order_relaxed);
   atomic_store_explicit(&k->op_dtype_comm, (uint64_t)(c->op & 0xff) | (uint64_t)(c->datatype & 0xff) << 8 |
                         (uint64_t)c->comm << 32, memory_order_relaxed);
   atomic_store_explicit(&k->root_nranks, (uint64_t)(uint32_t)c->root | (uint64_t)(uint32_t)nranks << 32,

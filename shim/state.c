@@ -371,6 +371,7 @@ struct ncs_ring *ncs_thread_ring(void) {
       if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
     }
     atomic_store_explicit(&r->cur.tcall, 0, memory_order_relaxed); /* nothing in flight yet */
+    atomic_store_explicit(&r->cur.key, 0, memory_order_relaxed);   /* set only during an init or a split */
     /* fresh identity; the writer reads these only after it sees records past `head` or a
      * call in flight (`cur.tcall`, published with release) */
     r->thread = atomic_fetch_add(&next_thread, 1) + 1;

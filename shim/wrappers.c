@@ -75,12 +75,8 @@ NCS_HOT uint32_t placement(const struct coll_args *a, const struct ncs_comm_info
 
 /* Sequence number (per communicator, collectives and p2p apart) and GPU timing. */
 NCS_HOT void coll_before(struct rec *r, unsigned op, const struct coll_args *a, void *const *ra_at) {
+  rec_fields(r, a->count, a->datatype, a->redop, a->root, a->stream);
   rec_begin(r, op, a->comm, ra_at);
-  r->c.count = a->count;
-  r->c.datatype = a->datatype;
-  r->c.redop = a->redop;
-  r->c.root = a->root;
-  r->c.stream = (uint64_t)(uintptr_t)a->stream;
   if (r->on) {
     struct ncs_comm_info *ci = r->ci;
     int p2p = ncs_op_kind(op) == NCS_KIND_P2P;
@@ -112,10 +108,8 @@ struct plain_args {
   const ncclRedOp_t *redop_out; /* RedOpCreatePreMulSum: the op it created, read on success */
 };
 NCS_HOT void plain_before(struct rec *r, unsigned op, const struct plain_args *a, void *const *ra_at) {
+  rec_fields(r, a->count, a->datatype, a->redop, -1, NULL);
   rec_begin(r, op, a->comm, ra_at);
-  r->c.count = a->count;
-  r->c.datatype = a->datatype;
-  r->c.redop = a->redop;
   rec_go(r);
 }
 NCS_HOT void plain_after(struct rec *r, const struct plain_args *a, ncclResult_t rc) {
@@ -131,6 +125,7 @@ struct group_args {
   int launches;
 };
 NCS_HOT void group_before(struct rec *r, unsigned op, const struct group_args *a, void *const *ra_at) {
+  REC_NO_FIELDS(r);
   if (rec_begin(r, op, NULL, ra_at)) {
     if (a->opens) {
       if (ncs_tls.depth == 0) ncs_tls.group = r->c.tcall; /* this call opens the group */

@@ -63,7 +63,7 @@ enum { NCS_SLOT_FREE = 0, NCS_SLOT_LIVE = 1, NCS_SLOT_DEAD = 2 };
  * consistent copy of a call still in flight (shim/writer.c current_read). */
 struct ncs_current {
   _Atomic uint64_t tcall;           /* 0: not inside a recorded call */
-  _Atomic uint64_t t_enter, seq, count, key;
+  _Atomic uint64_t t_enter, seq, count, key; /* key: 0 but during an init or a split */
   _Atomic uint64_t op_dtype_comm;   /* op | datatype << 8 | comm << 32 */
   _Atomic uint64_t root_nranks;     /* (uint32)root | (uint32)nranks << 32 */
 };
