@@ -57,8 +57,8 @@
  *   - ncs_rings_remove() (after the final chunk is written) unlinks the file and its link:
  *     nothing is left to recover. A killed process leaves them for the decoder, which reads
  *     the file through the link. A killed process's file on /dev/shm is moved back next to
- *     its trace by the next process that records on the host (same user, same pid namespace;
- *     its writer thread, once, after attach): copied (holes kept) over the link when the link
+ *     its trace by the next process that records on the host for 10 s (same user, same pid
+ *     namespace; its writer thread, then every minute): copied (holes kept) over the link when the link
  *     still names it, deleted when the link is gone (the trace was moved or deleted: nothing
  *     could find the file any more, and it holds memory). No syscall per recorded call. */
 #include <dirent.h>
@@ -91,6 +91,7 @@ static struct {
   int shm;                        /* the file is on /dev/shm */
   struct ncs_rings_header *_Atomic hdr; /* mapping of header + chunk buffer (published last) */
   size_t hdr_map;
+  uint64_t attached_ns;           /* when the file was made (writer's clock) */
 } R = {.fd = -1};
 
 static _Atomic uint64_t memory_rings; /* rings that had to live in process memory */
@@ -127,6 +128,12 @@ static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (befor
 /* A new ring's first window (96 KiB): populating 1.5 MiB for every process, most of whose
  * threads make a few calls, was 8 ms of its fixed CPU cost on the development VM */
 #define FIRST_WINDOW 1024u
+/* A new ring's first reservation on /dev/shm, a fraction of the ring (3 MiB of the default
+ * one): see file_ring() */
+#define SHM_FIRST_RESERVE_DIV 4u
+/* Dead processes' files on /dev/shm are looked for once this process has recorded this long */
+#define LEFTOVERS_AFTER_NS 10000000000ull
+#define LEFTOVERS_EVERY_NS 60000000000ull /* and again this often (children that _exit leave theirs) */
 static void make_spare(void);
 
 static size_t page_round(size_t n) {
@@ -254,6 +261,7 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   if (ncs_fio_fstat(R.fd, &st) != 0) goto fail;
   R.dev = st.st_dev;
   R.ino = st.st_ino;
+  R.attached_ns = ncs_now_ns();
   struct ncs_rings_header *h = map_shared(0, R.hdr_map, R.hdr_map);
   if (!h) goto fail;
   memcpy(h->magic, NCS_RINGS_MAGIC, 8);
@@ -307,17 +315,23 @@ void ncs_rings_buf_publish(size_t len) {
   if (h) atomic_store_explicit(&h->buf_len, len, memory_order_release);
 }
 
-/* The next ring of the file, reserved and mapped (no page touched), or NULL. Reserved whole: a
- * thread's first pass must not wait for the writer to reserve more (a tight loop would drop). */
+/* The next ring of the file, mapped (no page touched), or NULL. On a disk's file system its
+ * blocks are reserved whole (no memory is taken, and a thread's first pass never waits for
+ * the writer); on /dev/shm a reserved block is a page of memory, zeroed at once (12 MiB took
+ * 1.7-2.3 ms, most of a short process's fixed cost), so the ring gets its first quarter
+ * there and `limit` at its end; ncs_rings_tend() reserves the rest once the thread has made
+ * FIRST_WINDOW calls (four times as much at each step, in general). */
 static struct ncs_ring *file_ring(void) {
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
   if (!h) return NULL;
   size_t bytes = (size_t)h->ring_bytes; /* the header's sizes: written before it was published */
+  uint64_t records = h->ring_records, first = R.shm && records >= 4096 ? records / SHM_FIRST_RESERVE_DIV : records;
+  size_t reserve = first == records ? bytes : page_round(offsetof(struct ncs_ring, rec) + (size_t)first * sizeof(struct ncs_call));
   uint64_t i = atomic_fetch_add(&h->rings, 1);
-  struct ncs_ring *r = i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes, bytes) : NULL;
+  struct ncs_ring *r = i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes, reserve) : NULL;
   if (!r) return NULL;
   r->file_offset = h->ring_offset + i * bytes;
-  atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_relaxed);
+  atomic_store_explicit(&r->limit, first == records ? UINT64_MAX : first, memory_order_relaxed);
   return r;
 }
 
@@ -417,6 +431,8 @@ static void punch_idle(const struct ncs_ring *r, uint64_t records, uint64_t head
 #define MOVE_STEP (1u << 20)
 static struct {
   int scanned;                     /* 0: not yet; 1: names[] holds what is left to look at */
+  uint64_t scanned_ns;             /* when (a long process looks again every LEFTOVERS_EVERY_NS) */
+  int full;                        /* that scan found MOVE_NAMES names: there may be more */
   int n;
   char names[MOVE_NAMES][64];
   unsigned long pids[MOVE_NAMES];
@@ -447,6 +463,7 @@ static void move_scan(void) {
   snprintf(prefix, sizeof prefix, "%s%u-", NCS_RINGS_SHM_PREFIX, (unsigned)geteuid());
   size_t plen = strlen(prefix), slen = strlen(NCS_RINGS_SUFFIX);
   M.scanned = 1;
+  M.scanned_ns = ncs_now_ns();
   M.n = 0;
   DIR *d = opendir(NCS_RINGS_SHM_DIR);
   if (!d) return;
@@ -462,6 +479,7 @@ static void move_scan(void) {
     M.pids[M.n] = pid;
     memcpy(M.names[M.n++], e->d_name, len + 1);
   }
+  M.full = M.n == MOVE_NAMES;
   closedir(d);
 }
 
@@ -519,6 +537,15 @@ static void move_leftovers(void) {
   if (M.off >= M.size) move_end(ncs_fio_ftruncate(M.out, (off_t)M.size) == 0, 0);
 }
 
+/* Reserves the blocks of ring r's slots [a, b) (before its first wrap); 0, or -1 when the
+ * file system cannot now. */
+static int reserve_slots(const struct ncs_ring *r, uint64_t a, uint64_t b) {
+  size_t pg = page_round(1), lo = (offsetof(struct ncs_ring, rec) + (size_t)a * sizeof(struct ncs_call)) / pg * pg,
+         hi = page_round(offsetof(struct ncs_ring, rec) + (size_t)b * sizeof(struct ncs_call));
+  if (!fd_still_ours() || (R.shm && !shm_room(NCS_RINGS_SHM_DIR, hi - lo))) return -1;
+  return ncs_fio_fallocate(R.fd, 0, (off_t)(r->file_offset + lo), (off_t)(hi - lo));
+}
+
 /* Reserves ring r's blocks again (all of them); 0, or -1 when the file system cannot now. */
 static int reserve_whole(const struct ncs_ring *r, uint64_t records) {
   size_t bytes = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
@@ -528,7 +555,13 @@ static int reserve_whole(const struct ncs_ring *r, uint64_t records) {
 
 void ncs_rings_tend(uint64_t now_ns) {
   if (atomic_load_explicit(&spare_wanted, memory_order_relaxed)) make_spare();
-  if (R.shm && (!M.scanned || M.n > 0 || M.src >= 0)) move_leftovers(); /* off the activation path */
+  /* off the activation path, and not in a short process (the scan of /dev/shm alone can be
+   * a millisecond: a 10-call process's fixed cost) */
+  if (R.shm && now_ns - R.attached_ns >= LEFTOVERS_AFTER_NS) {
+    /* again at once when the last scan filled its names (more may be there), else a minute on */
+    if (M.scanned && M.n == 0 && M.src < 0 && (M.full || now_ns - M.scanned_ns >= LEFTOVERS_EVERY_NS)) M.scanned = 0;
+    if (!M.scanned || M.n > 0 || M.src >= 0) move_leftovers();
+  }
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
     if (!r) continue;
@@ -545,19 +578,35 @@ void ncs_rings_tend(uint64_t now_ns) {
       tended[i].since = tended[i].trim_at = now_ns;
       /* a ring trimmed before (a slot used again) */
       tended[i].trimmed = limit != UINT64_MAX ? 2 : 0;
-      tended[i].keep = limit != UINT64_MAX && limit > head ? limit - head : 0;
+      /* a limit before the ring's first wrap (a ring growing from its start on /dev/shm, or
+       * trimmed then) grows once its thread has made FIRST_WINDOW calls (a short-lived thread
+       * never costs the whole ring, a busy one gets it at once); a later one when the head
+       * passes half-way to it */
+      tended[i].keep = limit == UINT64_MAX || limit <= head ? 0
+                       : limit > records ? limit - head
+                       : limit > FIRST_WINDOW ? 2 * (limit - FIRST_WINDOW) : limit;
     }
     if (tended[i].trimmed == 1 && head != tended[i].head) { /* active again, nothing punched yet */
       atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
       tended[i].trimmed = 0;
       tended[i].populated = tended[i].base = head;
     }
-    /* past half its window: the whole ring's blocks, then no limit (while the file system has
-     * no room, the owner drops what passes the limit, counted) */
-    if (tended[i].trimmed == 2 && head + tended[i].keep / 2 >= limit && reserve_whole(r, records) == 0) {
-      atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
-      tended[i].trimmed = 0;
-      tended[i].base = head;
+    /* past half its window: before the ring's first wrap four times as many slots reserved
+     * (a ring growing on /dev/shm), else (or once that reaches the end) the whole ring's
+     * blocks, then no limit (while the file system has no room, the owner drops what passes
+     * the limit, counted) */
+    if (tended[i].trimmed == 2 && head + tended[i].keep / 2 >= limit) {
+      uint64_t next = limit <= records / 4 ? limit * 4 : records;
+      if (next < records) {
+        if (reserve_slots(r, limit, next) == 0) {
+          atomic_store_explicit(&r->limit, limit = next, memory_order_relaxed);
+          tended[i].keep = next;
+        }
+      } else if (reserve_whole(r, records) == 0) {
+        atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
+        tended[i].trimmed = 0;
+        tended[i].base = head;
+      }
     }
     if (head != tended[i].head) {
       tended[i].head = head;

@@ -5,7 +5,8 @@
 #     link); the file is mode 0600;
 #   - with a small /dev/shm (a private 64 MiB tmpfs in a new mount namespace, a container's
 #     default size), the file is `<trace>.rings` itself, and a kill -9 still loses nothing;
-#   - a killed process's file on /dev/shm is given back by the next traced process: copied
+#   - a killed process's file on /dev/shm is given back by the next traced process (one that
+#     records for 10 s; in a /dev/shm of the test's own where a mount namespace can be had): copied
 #     over the link next to its trace, removed from /dev/shm, still read by the decoder;
 #     a clean exit leaves neither the link nor the file; a link whose file is not on this host
 #     is reported as such by the decoder.
@@ -13,8 +14,6 @@
 source "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/rate_job
 for f in "$SHIM" "$NCS" "$JOB"; do [ -e "$f" ] || { fail "rings_shm: $f not built"; exit 0; }; done
-
-calls() { "$NCS" dump "$1" 2>/dev/null | awk -v op="$2" '$1 == "CALL" && $0 ~ ("op=" op " ") {n++} END {print n + 0}'; }
 
 # killed DIR CALLS [WRAP]: the job makes CALLS, says "done", is killed -9 (WRAP: a command
 # prefix, e.g. a new mount namespace); prints the trace's path
@@ -33,34 +32,52 @@ killed() {
   ls "$d"/tr/*.ncs 2>/dev/null | head -1
 }
 
+# Where it can, the first part runs in a private mount namespace with a /dev/shm of its own
+# (8 GiB tmpfs, empty): other processes' leftovers on the host's /dev/shm (earlier tests kill
+# and _exit traced processes) would make the next process's giving back take longer than the
+# test waits. IN: the prefix that runs a command there (empty: the host's /dev/shm).
+IN=
+holder=
+if unshare --mount --propagation private true 2>/dev/null; then
+  unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=8g tmpfs /dev/shm && exec sleep 600' &
+  holder=$!
+  for ((i = 0; i < 50; i++)); do
+    [ "$(nsenter -t "$holder" -m stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+      [ "$(nsenter -t "$holder" -m ls -A /dev/shm 2>/dev/null | wc -l)" = 0 ] && { IN="nsenter -t $holder -m"; break; }
+    sleep 0.1
+  done
+fi
+calls() { $IN "$NCS" dump "$1" 2>/dev/null | awk -v op="$2" '$1 == "CALL" && $0 ~ ("op=" op " ") {n++} END {print n + 0}'; }
+
 shm_ok=1
-if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ]; then shm_ok=0; why="/dev/shm is not a tmpfs here"
-elif [ "$(df -k --output=avail /dev/shm | tail -1)" -lt $((4 << 20)) ]; then shm_ok=0; why="/dev/shm has under 4 GiB free here (the shim leaves it alone)"
+if [ "$($IN stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ]; then shm_ok=0; why="/dev/shm is not a tmpfs here"
+elif [ "$($IN df -k --output=avail /dev/shm | tail -1)" -lt $((4 << 20)) ]; then shm_ok=0; why="/dev/shm has under 4 GiB free here (the shim leaves it alone)"
 fi
 
 if [ $shm_ok = 1 ]; then
-  f=$(killed "$T/shm" 3000)
+  f=$(killed "$T/shm" 3000 $IN)
   to=$(readlink "$f.rings" 2>/dev/null)
   case "$to" in
     /dev/shm/ncclscope-"$(id -u)"-[0-9]*-[0-9a-f]*.rings) pass "rings_shm: <trace>.rings links to /dev/shm (${to##*/})" ;;
     *) fail "rings_shm: <trace>.rings is not a link to /dev/shm: [$to] $(ls -l "$f.rings" 2>&1)" ;;
   esac
-  check_eq "rings_shm: the file on /dev/shm is mode 0600" 600 "$(stat -c %a "$to" 2>/dev/null)"
+  check_eq "rings_shm: the file on /dev/shm is mode 0600" 600 "$($IN stat -c %a "$to" 2>/dev/null)"
   check_eq "rings_shm: kill -9 through the link: every returned call" 3000 "$(calls "$f" AllReduce)"
 
-  # the next traced process gives the dead one's file back (copied over the link, removed)
+  # the next traced process that records for 10 s gives the dead one's file back (copied over
+  # the link, removed); it runs 13 s
   d=$T/next
   mkdir -p "$d"
-  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=50 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 100 -i 8000 >"$d/out" 2>&1 &
+  $IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=50 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 100 -i 12000 >"$d/out" 2>&1 &
   pid=$!
-  for ((i = 0; i < 150; i++)); do [ -L "$f.rings" ] || break; sleep 0.1; done
+  for ((i = 0; i < 250; i++)); do [ -L "$f.rings" ] || break; sleep 0.1; done
   wait "$pid"
   if [ -L "$f.rings" ]; then
     fail "rings_shm: the next process did not give the dead one's file back: $(ls -l "$f.rings")"
   else
     [ -f "$f.rings" ] && pass "rings_shm: the next traced process copied the dead one's file next to its trace" \
       || fail "rings_shm: nothing left next to the trace: $(ls -l "$(dirname "$f")")"
-    [ -e "$to" ] && fail "rings_shm: $to still on /dev/shm" || pass "rings_shm: and removed it from /dev/shm"
+    $IN test -e "$to" && fail "rings_shm: $to still on /dev/shm" || pass "rings_shm: and removed it from /dev/shm"
     check_eq "rings_shm: the copy still gives every returned call" 3000 "$(calls "$f" AllReduce)"
   fi
   # a link whose file is not on this host (read elsewhere, after a reboot): the report says so
@@ -73,11 +90,13 @@ if [ $shm_ok = 1 ]; then
     || fail "rings_shm: a dangling link: $(grep -i -m2 'cut\|rings' "$T/dangle/rep")"
   nf=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
   check_eq "rings_shm: a clean exit leaves no link" 0 "$(ls "$d/tr" | grep -c '\.rings$')"
-  check_eq "rings_shm: and no file of its own on /dev/shm" "" "$(ls /dev/shm | grep "^ncclscope-$(id -u)-$pid-")"
+  check_eq "rings_shm: and no file of its own on /dev/shm" "" "$($IN ls /dev/shm | grep "^ncclscope-$(id -u)-$pid-")"
   check_eq "rings_shm: the next process's own calls" 100 "$(calls "$nf" AllReduce)"
 else
   skip "rings_shm: rings on /dev/shm: $why"
 fi
+[ -n "$holder" ] && kill "$holder" 2>/dev/null && wait "$holder" 2>/dev/null
+IN=
 
 # a container's /dev/shm (64 MiB): left to the job, the rings file sits next to the trace
 if unshare --mount --propagation private true 2>/dev/null; then
