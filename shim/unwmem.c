@@ -17,10 +17,8 @@
  *     libunwind gets what mmap gives: a private, zero-filled, read-write mapping of that length.
  *   - Lock-free (one word per slot: address | length in pages, claimed by compare-and-swap):
  *     safe from any thread, a thread's exit included; a forked child inherits the kept mappings
- *     with the rest of its memory. Any other request goes to mmap / munmap unchanged.
- *   - Its sigprocmask import too: skipped while the thread is busy in a wrapper (unw_sigprocmask). */
+ *     with the rest of its memory. Any other request goes to mmap / munmap unchanged. */
 #include <errno.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,35 +85,10 @@ static int unw_munmap(void *addr, size_t len) {
   return munmap(addr, len);
 }
 
-/* libunwind blocks every signal around its global cache lock and its walk of the loaded
- * objects (a pair of sigprocmask calls at each step of a frame it has not cached: ~230
- * system calls in a 10-call run's first unwinds), so that a signal handler unwinding on the
- * same thread cannot deadlock on that lock. The shim unwinds only while its thread is busy
- * in a wrapper (call.h: the call-site capture), and a handler that calls NCCL there finds the
- * thread busy and unwinds nothing. So while ncs_tls.busy is set the pair is skipped (no
- * hot-path cost: the flag is already there): the saved mask handed back is marked (MARK in a
- * word the kernel never reads) and a restore of a marked mask does nothing, whenever it comes.
- * Every other call is the real sigprocmask: the activation's first unwind, and a job that
- * dlopens libunwind.so.8 after the shim (it shares this copy) outside NCCL calls; inside one
- * (busy), such a job's unwind from a signal handler would run unmasked, the one case this
- * changes. */
-#define MARK_WORD (sizeof(sigset_t) / sizeof(unsigned long) - 1)
-#define MARK 0x6e63736d61736b21ul /* never a real mask's bit there: the kernel's mask is 64 bits */
-static int unw_sigprocmask(int how, const sigset_t *set, sigset_t *old) {
-  if (set && ((const unsigned long *)set)[MARK_WORD] == MARK) return 0; /* the restore of a skipped save */
-  if (!ncs_tls.busy) return sigprocmask(how, set, old);
-  if (old) {
-    memset(old, 0, sizeof *old);
-    ((unsigned long *)old)[MARK_WORD] = MARK;
-  }
-  return 0;
-}
-
 void ncs_unwmem_install(void *handle) {
   long pg = sysconf(_SC_PAGESIZE);
   page_size = pg > 0 ? (uintptr_t)pg : 4096;
   int saved = errno;
   if (ncs_got_patch(handle, "mmap", (void *)unw_mmap) > 0) ncs_got_patch(handle, "munmap", (void *)unw_munmap);
-  ncs_got_patch(handle, "sigprocmask", (void *)unw_sigprocmask);
   errno = saved;
 }
