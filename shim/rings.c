@@ -605,6 +605,11 @@ void ncs_rings_tend(uint64_t now_ns) {
       } else if (reserve_whole(r, records) == 0) {
         atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
         tended[i].trimmed = 0;
+        /* the reservation took a while (a tmpfs zeroes what it reserves): the head has moved
+         * on, and a wake-up set behind it would never come */
+        head = atomic_load_explicit(&r->head, memory_order_acquire);
+        win = head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
+        if (tended[i].populated < head) tended[i].populated = head;
         tended[i].base = head;
       }
     }
@@ -616,7 +621,8 @@ void ncs_rings_tend(uint64_t now_ns) {
      * (read-only) since; on a tmpfs, or in process memory, never: once every page is present,
      * nothing is left to do. Never past the limit (those pages may have no blocks). */
     uint64_t from = tended[i].populated > head ? tended[i].populated : head, to = head + win < limit ? head + win : limit;
-    int kept_present = (R.shm || (r->flags & NCS_RING_F_MEMORY)) && tended[i].populated - tended[i].base >= records;
+    int kept_present = (R.shm || (r->flags & NCS_RING_F_MEMORY)) && tended[i].populated >= tended[i].base &&
+                       tended[i].populated - tended[i].base >= records;
     if (tended[i].trimmed != 1 && !kept_present && to > from && populate(r, records, from, to) == 0) {
       tended[i].populated = to;
       wake_half_way(r, head, to);
