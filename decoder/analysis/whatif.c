@@ -24,6 +24,7 @@
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
 #include "analysis/whatif.h"
+#include "base/runsort.h"
 #include "io/grow.h"
 #include "io/nccllog.h"
 #include "model/knames.h"
@@ -283,7 +284,7 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   free(f->kname);
   f->kname = NULL;
   ncs_knames_free(&f->names);
-  if (f->nk) qsort(f->k, f->nk, sizeof *f->k, cmp_k);
+  if (f->nk) ncs_runsort(f->k, f->nk, sizeof *f->k, cmp_k);
   commit_unit(f);
   /* the i-th kernel of an operation is its i-th launch: the operations whose kernels and
    * launches are as many pair them in one walk over the launches, each operation's kernels

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/runsort.h"
 #include "io/grow.h"
 #include "model/knames.h"
 #include "model/rules.h"
@@ -320,7 +321,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   struct ncs_kact_fig *f = &k->f;
   f->have = k->n > 0;
   if (!k->n) { *out = *f; return 0; }
-  if (k->n > 1) qsort(k->k, k->n, sizeof *k->k, cmp_start);
+  if (k->n > 1) ncs_runsort(k->k, k->n, sizeof *k->k, cmp_start);
   for (size_t i = 0; k->lift && i < k->n; i++) /* a kernel named as NCCL's is communication, whatever its record said */
     if (k->k[i].cls == NCS_KCLASS_COMPUTE)
       for (size_t j = 0; j < k->nnames; j++)
@@ -350,7 +351,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     }
   }
   f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
-  if (ne > 1) qsort(ev, ne, sizeof *ev, cmp_edge);
+  if (ne > 1) ncs_runsort(ev, ne, sizeof *ev, cmp_edge);
   /* step windows: [t[g], t[g+1]); one start: to the last kernel's end */
   size_t nst = 0;
   struct stepwin win = {t, n, 0, 0, last, {0}, on_step, ctx};

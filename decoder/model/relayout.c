@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/runsort.h"
+
 /* Two device times this close are the same moment: the trace rounds kernel times to 32 ns
  * (docs/FORMAT.md) and converts clocks with sub-microsecond error (docs/SHIM.md). */
 #define TOL_NS 1000.0
@@ -322,7 +324,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
     ev[m++] = (struct sev){e, -2, i};
     if (a > s && a < e) ev[m++] = (struct sev){a, 0, i};
   }
-  qsort(ev, m, sizeof *ev, cmp_sev);
+  ncs_runsort(ev, m, sizeof *ev, cmp_sev);
   double t = A;
   for (size_t j = 0; j <= m; j++) {
     double u = j < m ? ev[j].t : B;
