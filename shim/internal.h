@@ -177,8 +177,12 @@ static inline void ncs_current_exit(struct ncs_ring *r) {
  * its header and a chunk buffer of at least buf_cap bytes (or, for a later trace file, renames
  * the rings file after it); 0, or -1 (rings then live in process memory). */
 int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns, size_t buf_cap);
-/* The writer's chunk buffer inside the mapping (capacity in *cap), or NULL without one. */
-uint8_t *ncs_rings_buf(size_t *cap);
+/* The writer's chunk buffer inside the mapping (capacity in *cap, of which the first
+ * *reserved bytes have their blocks reserved: only those may be written), or NULL. */
+uint8_t *ncs_rings_buf(size_t *cap, size_t *reserved);
+/* Writer thread: reserves the chunk buffer's first `want` bytes (capped at its capacity) when
+ * the file system can (/dev/shm keeping its free share); returns the bytes reserved now. */
+size_t ncs_rings_buf_grow(size_t want);
 void ncs_rings_buf_reset(uint64_t chunk);  /* the buffer now builds chunk `chunk`, empty */
 void ncs_rings_buf_publish(size_t len);    /* its first len bytes are whole records */
 /* A zeroed ring with ncs_cfg.ring_records slots (mask set): in the file, else process memory

@@ -57,6 +57,8 @@ const char *ncs_host_name(void);
 #define RAW_CAP (6u << 20)
 #define RAW_FLUSH (4u << 20)
 #define RAW_FLUSH_MIN (128u << 10) /* bounded mode's smallest (above the writer's 64 KiB of room) */
+#define RAW_SLACK (64u << 10) /* kept writable above a chunk's flush point: the small records
+                                 (clock, drops, in flight, thread) written past it */
 #define QUEUE_CAP (4u << 20)
 #define GPU_POLL_MS 10 /* while GPU events are pending */
 #define EXEC_GPU_DRAIN_MS 100 /* before an exec: GPU times collected for at most this long */
@@ -149,6 +151,10 @@ struct writer {
   size_t ccap;
   ZSTD_CCtx *cctx;
   int raw_mapped;           /* raw.buf is the rings file's chunk buffer (else its own mapping) */
+  int raw_stuck;            /* the rings file's buffer could not grow: not tried again this chunk */
+  /* raw.cap is the ONE bound of every write into raw.buf: RAW_CAP in process memory or on a
+   * disk; on /dev/shm what the rings file has reserved (a store past it could SIGBUS the job
+   * on a full tmpfs), grown by raw_fits() as the chunk fills */
   int zipping;              /* the chunk is large: rowzip.c compresses it as it grows */
   uint8_t *qspare;          /* swapped with q_buf at each drain */
   size_t qspare_cap;
@@ -535,13 +541,35 @@ static void add_inflight(struct writer *w) {
   }
   ncs_collectors_inflight(collectors, now); /* GPU work not finished (gputime.c) */
 }
+/* 1 when `need` more bytes fit the chunk buffer, its reservation in the rings file grown
+ * (doubling, up to RAW_CAP) when they did not; 0 when it cannot grow (a full /dev/shm): the
+ * caller flushes the chunk or drops, counted, as when a chunk is full. */
+static int raw_fits(struct writer *w, size_t need) {
+  while (w->raw.len + need > w->raw.cap && w->raw.cap < RAW_CAP && !w->raw_stuck) {
+    size_t want = w->raw.len + need > 2 * w->raw.cap ? w->raw.len + need : 2 * w->raw.cap;
+    size_t got = ncs_rings_buf_grow(want < RAW_CAP ? want : RAW_CAP);
+    if (got <= w->raw.cap) w->raw_stuck = 1;
+    else w->raw.cap = got < RAW_CAP ? got : RAW_CAP;
+  }
+  return w->raw.len + need <= w->raw.cap;
+}
+
+/* Where the chunk is written out: its flush size, or lower while the buffer cannot hold
+ * `need` more bytes and RAW_SLACK beyond them. */
+static size_t flush_at(struct writer *w, size_t need) {
+  raw_fits(w, need + RAW_SLACK);
+  size_t lim = w->raw.cap - RAW_SLACK; /* raw.cap >= 256 KiB (rings.c) */
+  return lim < w->raw_flush ? lim : w->raw_flush;
+}
+
 /* The chunk buffer's length as the rings file shows it (the decoder recovers that much). */
 static void publish(struct writer *w) { ncs_rings_buf_publish(w->raw.len); }
 
 /* An empty chunk buffer, with the rings file's copy and the CALL encoders' state reset. */
 static void reset_chunk(struct writer *w) {
   ncs_rings_buf_reset(w->chunk_index);
-  ncs_wbuf_init(&w->raw, w->raw.buf, RAW_CAP);
+  ncs_wbuf_init(&w->raw, w->raw.buf, w->raw.cap);
+  w->raw_stuck = 0;
   w->records = 0;
   w->calls = 0;
   ncs_call_delta_reset(&w->delta);
@@ -551,7 +579,7 @@ static void reset_chunk(struct writer *w) {
 static void begin_chunk(struct writer *w) {
   reset_chunk(w);
   if (!w->process_written) {
-    if (process_rec && process_len <= RAW_CAP / 2) {
+    if (process_rec && process_len <= RAW_CAP / 2 && raw_fits(w, process_len)) {
       memcpy(w->raw.buf, process_rec, process_len);
       w->raw.len = process_len;
       w->records++;
@@ -560,7 +588,7 @@ static void begin_chunk(struct writer *w) {
     w->process_written = 1;
   }
   if (w->defs_lost) {
-    if (defs.len && w->raw.len + defs.len <= RAW_FLUSH) {
+    if (defs.len && w->raw.len + defs.len <= RAW_FLUSH && raw_fits(w, defs.len)) {
       memcpy(w->raw.buf + w->raw.len, defs.buf, defs.len);
       w->raw.len += defs.len;
       w->records += defs.records;
@@ -577,7 +605,7 @@ static void begin_chunk(struct writer *w) {
 static int short_final(struct writer *w) {
   if (!w->cbuf || !w->cctx) return -1;
   reset_chunk(w);
-  if (w->chunk_index == 0 && process_rec && process_len <= RESERVE / 2) {
+  if (w->chunk_index == 0 && process_rec && process_len <= RESERVE / 2 && raw_fits(w, process_len)) {
     memcpy(w->raw.buf, process_rec, process_len);
     w->raw.len = process_len;
     w->records++;
@@ -831,13 +859,24 @@ static void flush_chunk(struct writer *w, uint32_t end) {
 
 /* Makes room for `need` bytes in the chunk, writing it out first when needed. */
 static void ensure_room(struct writer *w, size_t need) {
-  if (w->raw.len + need > w->raw_flush || w->raw.len + need > RAW_CAP) flush_chunk(w, 0);
+  if (w->raw.len + need > flush_at(w, need)) flush_chunk(w, 0);
+}
+
+/* Records that cannot be had in a chunk: lost, counted. */
+static void lose(struct writer *w, uint32_t records) {
+  w->dropped_total += records;
+  add_drop(w, NCS_DROP_NO_MEMORY, records, 0);
+  w->cum_drops[NCS_DROP_NO_MEMORY] += records;
 }
 
 void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records) {
   struct writer *w = self;
   if (!w || len > RAW_FLUSH / 4) return;
   ensure_room(w, len);
+  if (!raw_fits(w, len)) {
+    lose(w, records);
+    return;
+  }
   memcpy(w->raw.buf + w->raw.len, recs, len);
   w->raw.len += len;
   w->records += records;
@@ -856,7 +895,7 @@ void ncs_writer_put_definition(const void *recs, size_t len, uint32_t records) {
 
 int ncs_writer_put_inflight(const struct ncs_inflight *f) {
   struct writer *w = self;
-  if (!w || w->raw.cap - w->raw.len < 128) return -1;
+  if (!w || !raw_fits(w, 128)) return -1;
   ncs_collectors_seen_inflight(collectors, f);
   size_t before = w->raw.len;
   ncs_enc_inflight(&w->raw, f);
@@ -866,10 +905,10 @@ int ncs_writer_put_inflight(const struct ncs_inflight *f) {
 
 int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
   struct writer *w = self;
-  if (!w || w->raw.cap - w->raw.len < 64) return -1;
+  if (!w || !raw_fits(w, 64)) return -1;
   /* the chunk reached its flush size: the collector stops its pass (the rest stays pending),
    * leaves the fork gate, has the chunk written (ncs_writer_flush_full) and goes on */
-  if (w->raw.len + 64 > w->raw_flush) return -1;
+  if (w->raw.len + 64 > flush_at(w, 64)) return -1;
   if (keeping()) ncs_agg_gpu(g);
   ncs_collectors_seen_gpu_time(collectors, g); /* observers (live metrics) */
   size_t before = w->raw.len;
@@ -880,7 +919,7 @@ int ncs_writer_put_gpu_time(const struct ncs_gpu_time *g) {
 
 void ncs_writer_flush_full(void) {
   struct writer *w = self;
-  if (w && w->raw.len + 64 > w->raw_flush) flush_chunk(w, 0);
+  if (w && w->raw.len + 64 > flush_at(w, 64)) flush_chunk(w, 0);
 }
 
 uint64_t ncs_writer_dropped(void) { return self ? self->dropped_total : 0; }
@@ -919,10 +958,9 @@ static void zip_feed(struct writer *w) {
  * so a segment written between two of these chunks never repeats a record not yet written. */
 static void keep_part(struct writer *w, const uint8_t *p, size_t len, uint32_t records) {
   if (!len) return;
-  if (w->raw.len + len > RAW_CAP) { /* a record larger than a chunk: lost, counted */
-    w->dropped_total += records;
-    add_drop(w, NCS_DROP_NO_MEMORY, records, 0);
-    w->cum_drops[NCS_DROP_NO_MEMORY] += records;
+  if (!raw_fits(w, len) && w->records && len <= w->raw_flush) flush_chunk(w, 0); /* a full /dev/shm */
+  if (!raw_fits(w, len)) { /* a record larger than a chunk: lost, counted */
+    lose(w, records);
     return;
   }
   memcpy(w->raw.buf + w->raw.len, p, len);
@@ -935,7 +973,7 @@ static void keep_part(struct writer *w, const uint8_t *p, size_t len, uint32_t r
 }
 
 static void take_queue(struct writer *w, const uint8_t *q, size_t len, uint32_t records) {
-  if (w->raw.len + len <= w->raw_flush) {
+  if (w->raw.len + len <= flush_at(w, len)) {
     keep_part(w, q, len, records);
     return;
   }
@@ -947,7 +985,7 @@ static void take_queue(struct writer *w, const uint8_t *q, size_t len, uint32_t 
     if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &k) || k > (size_t)(end - p))
       break; /* not a record (never: ncs_emit wrote them): the rest goes as it is */
     p += k;
-    if (w->raw.len + (size_t)(p - from) > w->raw_flush && (n || w->records)) { /* write what is before `at` */
+    if (w->raw.len + (size_t)(p - from) > flush_at(w, (size_t)(p - from)) && (n || w->records)) { /* write what is before `at` */
       keep_part(w, from, (size_t)(at - from), n);
       records -= n;
       flush_chunk(w, 0);
@@ -991,9 +1029,12 @@ static unsigned drain(struct writer *w) {
     unsigned fill = (unsigned)(((heads[i] - t) * 256) / ((uint64_t)r->mask + 1));
     if (fill > fullest) fullest = fill;
     while (t != heads[i]) {
-      if (w->raw.len + NCS_CALL_MAX + 2048 > w->raw_flush) { /* the chunk is full: write it */
+      size_t bound = flush_at(w, RING_BATCH * NCS_CALL_MAX + 2048);
+      if (w->raw.len + NCS_CALL_MAX + 2048 > bound) { /* the chunk is full: write it */
         publish_tail(w, r, t); /* the records before t are in the chunk, not only the ring */
         flush_chunk(w, 0);
+        bound = flush_at(w, RING_BATCH * NCS_CALL_MAX + 2048);
+        if (w->raw.len + NCS_CALL_MAX + 2048 > bound) break; /* no room even so: left in the ring */
       }
       if (!r->announced) {
         struct ncs_thread th = {.thread = r->thread, .tid = (uint64_t)r->tid, .name = r->name,
@@ -1006,7 +1047,7 @@ static unsigned drain(struct writer *w) {
        * for sure; encoded through locals (the output's byte stores alias nothing then) */
       uint64_t n = RING_BATCH - (t & (RING_BATCH - 1));
       if (n > heads[i] - t) n = heads[i] - t;
-      size_t fits = (w->raw_flush - 2048 - w->raw.len) / NCS_CALL_MAX;
+      size_t fits = (bound - 2048 - w->raw.len) / NCS_CALL_MAX;
       if (n > fits) n = fits ? fits : 1;
       struct ncs_call_delta d = w->delta;
       struct ncs_call_run run = w->run;
@@ -1120,11 +1161,12 @@ static void *writer_main(void *arg) {
   ncs_fio_start(); /* the file thread: every descriptor below lives in its table */
   open_file(w);
   /* the chunk being built lives in the rings file from now on (nothing is in it yet) */
-  size_t mcap = 0;
-  uint8_t *mapped = ncs_rings_buf(&mcap);
-  if (mapped && mcap >= RAW_CAP) {
+  size_t mcap = 0, reserved = 0;
+  uint8_t *mapped = ncs_rings_buf(&mcap, &reserved);
+  if (mapped && mcap >= RAW_CAP && reserved >= RAW_FLUSH_MIN + RAW_SLACK) {
     munmap(w->raw.buf, RAW_CAP);
     w->raw.buf = mapped;
+    w->raw.cap = reserved < RAW_CAP ? reserved : RAW_CAP;
     w->raw_mapped = 1;
   }
   pthread_mutex_lock(&w_mu);
@@ -1218,6 +1260,7 @@ int ncs_writer_start(void) {
    * touched until then, so unmapping it costs no TLB flush (malloc would write its header) */
   w->raw.buf = mmap(NULL, RAW_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (w->raw.buf == MAP_FAILED) w->raw.buf = NULL;
+  w->raw.cap = RAW_CAP;
   w->ccap = NCS_CHUNK_BOUND(RAW_CAP);
   w->cbuf = malloc(w->ccap);
   w->cctx = ZSTD_createCCtx();
