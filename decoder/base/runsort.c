@@ -24,7 +24,9 @@ void ncs_runsort(void *base, size_t n, size_t size, int (*cmp)(const void *, con
   for (size_t i = 1; i < n; i++)
     if (cmp(p + (i - 1) * size, p + i * size) > 0) nruns++;
   if (nruns == 1) return;
-  if (nruns > n / 8) { qsort(base, n, size, cmp); return; } /* runs under 8 long: not near order */
+  /* runs under 8 long (not near order), or elements over 32 bytes, whose scratch copy would
+   * outgrow glibc's (it sorts pointers to them): qsort as before */
+  if (nruns > n / 8 || size > 32) { qsort(base, n, size, cmp); return; }
   size_t *start = malloc((nruns + 1) * sizeof *start);
   char *tmp = malloc(n * size);
   if (!start || !tmp) { free(start); free(tmp); qsort(base, n, size, cmp); return; }
