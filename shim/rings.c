@@ -191,6 +191,13 @@ static void *map_shared(uint64_t off, size_t len, size_t reserve) {
   return p;
 }
 
+/* Reserves the file's blocks [off, off + len) of a mapping made before; 0, or -1 when the file
+ * is no longer ours, /dev/shm would keep too little free, or the file system refuses. */
+static int reserve(uint64_t off, size_t len) {
+  if (!fd_still_ours() || (R.shm && !shm_room(NCS_RINGS_SHM_DIR, len))) return -1;
+  return ncs_fio_fallocate(R.fd, 0, (off_t)off, (off_t)len);
+}
+
 /* 1 when R.link is still the link to R.path this process made. */
 static int link_still_ours(void) {
   char to[sizeof R.path];
@@ -316,9 +323,7 @@ size_t ncs_rings_buf_grow(size_t want) {
   struct ncs_rings_header *h = atomic_load(&R.hdr);
   if (!h) return 0;
   size_t end = page_round(h->buf_offset + (want < h->buf_cap ? want : h->buf_cap));
-  if (end > R.buf_end && fd_still_ours() && (!R.shm || shm_room(NCS_RINGS_SHM_DIR, end - R.buf_end)) &&
-      ncs_fio_fallocate(R.fd, 0, (off_t)R.buf_end, (off_t)(end - R.buf_end)) == 0)
-    R.buf_end = end;
+  if (end > R.buf_end && reserve(R.buf_end, end - R.buf_end) == 0) R.buf_end = end;
   return R.buf_end - h->buf_offset;
 }
 
@@ -556,20 +561,12 @@ static void move_leftovers(void) {
   if (M.off >= M.size) move_end(ncs_fio_ftruncate(M.out, (off_t)M.size) == 0, 0);
 }
 
-/* Reserves the blocks of ring r's slots [a, b) (before its first wrap); 0, or -1 when the
- * file system cannot now. */
+/* Reserves the blocks of ring r's slots [a, b), its header's page with slot 0's (before its
+ * first wrap, or the whole ring); 0, or -1 when the file system cannot now. */
 static int reserve_slots(const struct ncs_ring *r, uint64_t a, uint64_t b) {
   size_t pg = page_round(1), lo = (offsetof(struct ncs_ring, rec) + (size_t)a * sizeof(struct ncs_call)) / pg * pg,
          hi = page_round(offsetof(struct ncs_ring, rec) + (size_t)b * sizeof(struct ncs_call));
-  if (!fd_still_ours() || (R.shm && !shm_room(NCS_RINGS_SHM_DIR, hi - lo))) return -1;
-  return ncs_fio_fallocate(R.fd, 0, (off_t)(r->file_offset + lo), (off_t)(hi - lo));
-}
-
-/* Reserves ring r's blocks again (all of them); 0, or -1 when the file system cannot now. */
-static int reserve_whole(const struct ncs_ring *r, uint64_t records) {
-  size_t bytes = page_round(offsetof(struct ncs_ring, rec) + (size_t)records * sizeof(struct ncs_call));
-  if (!fd_still_ours() || (R.shm && !shm_room(NCS_RINGS_SHM_DIR, bytes))) return -1;
-  return ncs_fio_fallocate(R.fd, 0, (off_t)r->file_offset, (off_t)bytes);
+  return reserve(r->file_offset + lo, hi - lo);
 }
 
 void ncs_rings_tend(uint64_t now_ns) {
@@ -621,7 +618,7 @@ void ncs_rings_tend(uint64_t now_ns) {
           atomic_store_explicit(&r->limit, limit = next, memory_order_relaxed);
           tended[i].keep = next;
         }
-      } else if (reserve_whole(r, records) == 0) {
+      } else if (reserve_slots(r, 0, records) == 0) {
         atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
         tended[i].trimmed = 0;
         /* the reservation took a while (a tmpfs zeroes what it reserves): the head has moved
