@@ -53,3 +53,19 @@ tsan_fork_skip() {
   [ "$NCS_SANITIZER" = tsan ] || return 1
   skip "$1: ThreadSanitizer cannot run a forked child that starts threads (make tsan)"
 }
+# private_shm SIZE SECONDS: a private mount namespace with an empty tmpfs of SIZE on /dev/shm,
+# held for SECONDS by a sleeping process; sets IN (the prefix that runs a command there:
+# "nsenter -t PID -m") and holder (its pid). IN stays empty where no namespace can be had.
+private_shm() {
+  IN=
+  holder=
+  unshare --mount --propagation private true 2>/dev/null || return 0
+  unshare --mount --propagation private sh -c "mount -t tmpfs -o size=$1 tmpfs /dev/shm && exec sleep $2" &
+  holder=$!
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [ "$(nsenter -t "$holder" -m stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+      [ "$(nsenter -t "$holder" -m ls -A /dev/shm 2>/dev/null | wc -l)" = 0 ] && { IN="nsenter -t $holder -m"; return 0; }
+    sleep 0.1
+  done
+}

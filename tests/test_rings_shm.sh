@@ -36,17 +36,7 @@ killed() {
 # (8 GiB tmpfs, empty): other processes' leftovers on the host's /dev/shm (earlier tests kill
 # and _exit traced processes) would make the next process's giving back take longer than the
 # test waits. IN: the prefix that runs a command there (empty: the host's /dev/shm).
-IN=
-holder=
-if unshare --mount --propagation private true 2>/dev/null; then
-  unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=8g tmpfs /dev/shm && exec sleep 600' &
-  holder=$!
-  for ((i = 0; i < 50; i++)); do
-    [ "$(nsenter -t "$holder" -m stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
-      [ "$(nsenter -t "$holder" -m ls -A /dev/shm 2>/dev/null | wc -l)" = 0 ] && { IN="nsenter -t $holder -m"; break; }
-    sleep 0.1
-  done
-fi
+private_shm 8g 600
 calls() { $IN "$NCS" dump "$1" 2>/dev/null | awk -v op="$2" '$1 == "CALL" && $0 ~ ("op=" op " ") {n++} END {print n + 0}'; }
 
 shm_ok=1

@@ -17,16 +17,7 @@ JOB=$BUILD/tests/rate_job
 for f in "$SHIM" "$NCS" "$JOB"; do [ -e "$f" ] || { fail "rings_shm_grow: $f not built"; exit 0; }; done
 
 # The shim uses /dev/shm only while 1 GiB stays free: a 1060 MiB tmpfs has 36 MiB to give.
-holder=
-if unshare --mount --propagation private true 2>/dev/null; then
-  unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=1060m tmpfs /dev/shm && exec sleep 120' &
-  holder=$!
-  for ((i = 0; i < 50; i++)); do
-    [ "$(nsenter -t "$holder" -m stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
-      [ "$(nsenter -t "$holder" -m ls -A /dev/shm 2>/dev/null | wc -l)" = 0 ] && { IN="nsenter -t $holder -m"; break; }
-    sleep 0.1
-  done
-fi
+private_shm 1060m 120
 if [ -z "${IN:-}" ]; then
   skip "rings_shm_grow: no private mount namespace with a tmpfs of its own here (unshare --mount)"
   [ -n "$holder" ] && kill "$holder" 2>/dev/null
