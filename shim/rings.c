@@ -569,6 +569,12 @@ static int reserve_slots(const struct ncs_ring *r, uint64_t a, uint64_t b) {
   return reserve(r->file_offset + lo, hi - lo);
 }
 
+/* How many records ahead of a ring's head its pages are made present: as many as the ring has
+ * taken (FIRST_WINDOW to half the ring), so a thread that makes few calls costs few pages. */
+static uint64_t window_ahead(uint64_t head, uint64_t records) {
+  return head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
+}
+
 void ncs_rings_tend(uint64_t now_ns) {
   if (atomic_load_explicit(&spare_wanted, memory_order_relaxed)) make_spare();
   /* off the activation path, and not in a short process (the scan of /dev/shm alone can be
@@ -582,11 +588,9 @@ void ncs_rings_tend(uint64_t now_ns) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
     if (!r) continue;
     uint64_t records = (uint64_t)r->mask + 1, idle_win = records / NCS_WAKE_FRACTION;
-    /* as many records ahead as the ring has taken (FIRST_WINDOW to half the ring): a thread
-     * that makes few calls costs few pages */
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     uint64_t limit = atomic_load_explicit(&r->limit, memory_order_relaxed);
-    uint64_t win = head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
+    uint64_t win = window_ahead(head, records);
     if (tended[i].ring != r) { /* a ring new to this slot: its pages from the head on */
       tended[i].ring = r;
       tended[i].populated = tended[i].base = head;
@@ -624,7 +628,7 @@ void ncs_rings_tend(uint64_t now_ns) {
         /* the reservation took a while (a tmpfs zeroes what it reserves): the head has moved
          * on, and a wake-up set behind it would never come */
         head = atomic_load_explicit(&r->head, memory_order_acquire);
-        win = head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
+        win = window_ahead(head, records);
         if (tended[i].populated < head) tended[i].populated = head;
         tended[i].base = head;
       }
