@@ -261,10 +261,31 @@ static int cmp_start(const void *a, const void *b) {
   return x->s < y->s ? -1 : x->s > y->s ? 1 : x->e < y->e ? -1 : x->e > y->e;
 }
 
-struct edge { uint64_t t; int d; int comm; };
-static int cmp_edge(const void *a, const void *b) {
-  const struct edge *x = a, *y = b;
-  return x->t < y->t ? -1 : x->t > y->t ? 1 : 0;
+/* The ends of the kernels begun and not yet ended, in a min-heap by time: the sweep takes the
+ * starts in order from the sorted kernels and the ends from here, so it holds only the kernels
+ * running at once (edges at one moment may come in any order: they bound no segment). */
+struct kend { uint64_t t; int comm; };
+struct endheap { struct kend *h; size_t n, cap; };
+static int end_push(struct endheap *q, uint64_t t, int comm) {
+  if (q->n == q->cap && ncs_grow((void **)&q->h, &q->cap, q->n + 1, sizeof *q->h) != 0) return -1;
+  size_t j = q->n++;
+  while (j && t < q->h[(j - 1) / 2].t) { q->h[j] = q->h[(j - 1) / 2]; j = (j - 1) / 2; }
+  q->h[j] = (struct kend){t, comm};
+  return 0;
+}
+static struct kend end_pop(struct endheap *q) {
+  struct kend top = q->h[0], last = q->h[--q->n];
+  size_t j = 0;
+  for (;;) {
+    size_t c = 2 * j + 1;
+    if (c >= q->n) break;
+    if (c + 1 < q->n && q->h[c + 1].t < q->h[c].t) c++;
+    if (q->h[c].t >= last.t) break;
+    q->h[j] = q->h[c];
+    j = c;
+  }
+  if (q->n) q->h[j] = last;
+  return top;
 }
 
 /* The step windows of ncs_kact_figures_each, one open at a time: window g is [t[g], t[g+1])
@@ -326,11 +347,11 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     if (k->k[i].cls == NCS_KCLASS_COMPUTE)
       for (size_t j = 0; j < k->nnames; j++)
         if (k->names[j].id == k->k[i].name) { if (k->names[j].nccl) k->k[i].cls = NCS_KCLASS_NCCL; break; }
-  struct edge *ev = malloc(2 * k->n * sizeof *ev);
   struct kint *cm = malloc(k->n * sizeof *cm); /* merged compute intervals */
-  if (!ev || !cm) { free(ev); free(cm); return -1; }
+  struct endheap ends = {0};
+  if (!cm) return -1;
   uint64_t first = k->k[0].s, last = 0;
-  size_t ne = 0, ncm = 0;
+  size_t ncm = 0;
   for (size_t i = 0; i < k->n; i++) {
     const struct kint *x = &k->k[i];
     int comm = x->cls == NCS_KCLASS_NCCL;
@@ -343,15 +364,12 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
       f->devapi_ns += x->e - x->s;
     }
     if (x->e <= x->s) continue;
-    ev[ne++] = (struct edge){x->s, +1, comm};
-    ev[ne++] = (struct edge){x->e, -1, comm};
     if (!comm) { /* k->k is sorted by start: merge as we go */
       if (ncm && x->s <= cm[ncm - 1].e) { if (x->e > cm[ncm - 1].e) cm[ncm - 1].e = x->e; }
       else cm[ncm++] = *x;
     }
   }
   f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
-  if (ne > 1) ncs_runsort(ev, ne, sizeof *ev, cmp_edge);
   /* step windows: [t[g], t[g+1]); one start: to the last kernel's end */
   size_t nst = 0;
   struct stepwin win = {t, n, 0, 0, last, {0}, on_step, ctx};
@@ -361,16 +379,29 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   }
   long ncomp = 0, ncomm = 0;
   uint64_t tt = first;
-  for (size_t i = 0; i < ne; i++) {
-    uint64_t dt = ev[i].t - tt;
+  size_t i = 0; /* the next kernel to start */
+  for (;;) {
+    while (i < k->n && k->k[i].e <= k->k[i].s) i++; /* no length: no edge */
+    uint64_t at;
+    int comm, d;
+    if (ends.n && (i == k->n || ends.h[0].t < k->k[i].s)) {
+      struct kend x = end_pop(&ends);
+      at = x.t, comm = x.comm, d = -1;
+    } else if (i < k->n) {
+      const struct kint *x = &k->k[i++];
+      at = x->s, comm = x->cls == NCS_KCLASS_NCCL, d = +1;
+      if (end_push(&ends, x->e, comm) != 0) { free(ends.h); free(cm); return -1; }
+    } else break;
+    uint64_t dt = at - tt;
     if (ncomp && ncomm) f->overlapped_ns += dt;
     else if (ncomp) f->compute_only_ns += dt;
     else if (ncomm) f->exposed_ns += dt;
     else f->idle_ns += dt;
-    if (nst && dt && (ncomp || ncomm)) step_add(&win, tt, ev[i].t, ncomp, ncomm);
-    tt = ev[i].t;
-    if (ev[i].comm) ncomm += ev[i].d; else ncomp += ev[i].d;
+    if (nst && dt && (ncomp || ncomm)) step_add(&win, tt, at, ncomp, ncomm);
+    tt = at;
+    if (comm) ncomm += d; else ncomp += d;
   }
+  free(ends.h);
   while (win.w < nst) win_close(&win); /* the windows the sweep did not pass */
   f->first_ns = first;
   f->span_ns = last - first;
@@ -434,7 +465,6 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
       }
     }
   }
-  free(ev);
   free(cm);
   *out = *f;
   return 0;

@@ -12,16 +12,17 @@
 /* How far back a kernel's cause is looked for among the rank's earlier kernels. */
 #define LOOKBACK 256
 #define NONE ((size_t)-1)
+#define NONE32 UINT32_MAX
 
 enum dep_kind { DEP_STREAM, DEP_ABS, DEP_EVENT, DEP_GAP };
 struct ncs_rl_dep {
   enum dep_kind kind;
-  size_t pred;     /* previous kernel on the same stream, NONE */
-  size_t q;        /* EVENT / GAP: the kernel on whose end it started (GAP: plus gap) */
+  uint32_t pred;   /* previous kernel on the same stream, NONE32 */
+  uint32_t q;      /* EVENT / GAP: the kernel on whose end it started (GAP: plus gap) */
+  uint32_t u;      /* NCCL: its index among the rank's NCCL kernels */
   double gap;
   double transfer; /* NCCL: end - the latest arrival of its ranks */
-  size_t u;        /* NCCL: its index among the rank's NCCL kernels */
-};
+};                 /* 32 bytes a kernel: indices fit 32 bits (ncs_rl_prepare checks) */
 
 void ncs_rl_free(struct ncs_rl *rl) {
   for (int r = 0; rl && r < rl->nr; r++) {
@@ -37,7 +38,7 @@ void ncs_rl_free(struct ncs_rl *rl) {
 static void read_dep(struct ncs_rl_rank *x, size_t i, size_t pred) {
   struct ncs_rl_dep *d = &x->dep[i];
   const struct ncs_rl_k *k = &x->k[i];
-  d->pred = pred;
+  d->pred = pred == NONE ? NONE32 : (uint32_t)pred;
   d->kind = DEP_STREAM;
   if (pred != NONE && (double)k->start <= (double)x->k[pred].end + TOL_NS) return;
   size_t lo = i > LOOKBACK ? i - LOOKBACK : 0, ev = NONE, gap = NONE;
@@ -46,8 +47,8 @@ static void read_dep(struct ncs_rl_rank *x, size_t i, size_t pred) {
     if (e >= s - TOL_NS && e <= s + TOL_NS && (ev == NONE || x->k[j].end > x->k[ev].end)) ev = j;
     if (e <= s && (gap == NONE || x->k[j].end > x->k[gap].end)) gap = j;
   }
-  if (ev != NONE) { d->kind = DEP_EVENT; d->q = ev; return; }
-  if (gap != NONE) { d->kind = DEP_GAP; d->q = gap; d->gap = (double)k->start - (double)x->k[gap].end; return; }
+  if (ev != NONE) { d->kind = DEP_EVENT; d->q = (uint32_t)ev; return; }
+  if (gap != NONE) { d->kind = DEP_GAP; d->q = (uint32_t)gap; d->gap = (double)k->start - (double)x->k[gap].end; return; }
   d->kind = DEP_ABS;
 }
 
@@ -55,6 +56,7 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
   rl->synced = rl->nr > 0;
   for (int r = 0; r < rl->nr; r++) {
     struct ncs_rl_rank *x = &rl->r[r];
+    if (x->n >= NONE32) goto fail; /* indices of 32 bits (ncs_rl_dep) */
     x->dep = calloc(x->n ? x->n : 1, sizeof *x->dep);
     x->unit = calloc(x->n ? x->n : 1, sizeof *x->unit);
     if (!x->dep || !x->unit) goto fail;
@@ -71,7 +73,7 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
       if (s == ns && ns < MAXS) { sid[ns] = x->k[i].stream; ns++; }
       read_dep(x, i, pred);
       if (s < MAXS) last[s] = i;
-      if (x->k[i].nccl) { x->dep[i].u = x->nunit; x->unit[x->nunit++] = i; }
+      if (x->k[i].nccl) { x->dep[i].u = (uint32_t)x->nunit; x->unit[x->nunit++] = (uint32_t)i; }
     }
     if (x->nunit != rl->r[0].nunit) rl->synced = 0;
   }
@@ -171,12 +173,24 @@ static double end_of(struct run *w, int r, size_t i) {
   return e;
 }
 
-struct gkey { uint64_t start; int r; size_t i; };
-static int cmp_gkey(const void *a, const void *b) {
-  const struct gkey *x = a, *y = b;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  if (x->r != y->r) return x->r < y->r ? -1 : 1;
-  return x->i < y->i ? -1 : x->i > y->i;
+/* The job's kernels in observed start order, ties by rank: each rank's are sorted by start, so
+ * a merge of the ranks (a min-heap of their next kernels, keyed by start then rank) gives that
+ * order holding one entry per rank. */
+struct rhead { uint64_t start; int r; size_t i; };
+static int rhead_before(const struct rhead *x, const struct rhead *y) {
+  return x->start != y->start ? x->start < y->start : x->r < y->r;
+}
+static void rhead_down(struct rhead *h, size_t n, size_t j) {
+  struct rhead v = h[j];
+  for (;;) {
+    size_t c = 2 * j + 1;
+    if (c >= n) break;
+    if (c + 1 < n && rhead_before(&h[c + 1], &h[c])) c++;
+    if (!rhead_before(&h[c], &v)) break;
+    h[j] = h[c];
+    j = c;
+  }
+  h[j] = v;
 }
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -216,8 +230,7 @@ out:
 
 int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *step) {
   struct run w = {rl, c, NULL, NULL, NULL};
-  size_t total = 0;
-  struct gkey *g = NULL;
+  struct rhead *g = NULL;
   int rc = -1;
   if (!(w.ns = calloc((size_t)rl->nr, sizeof *w.ns)) || !(w.ne = calloc((size_t)rl->nr, sizeof *w.ne)) ||
       !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)))
@@ -232,25 +245,27 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
       w.ns[r][i] = (double)rl->r[r].k[i].start; /* until laid out */
       w.dur[r][i] = (double)(rl->r[r].k[i].end - rl->r[r].k[i].start);
     }
-    total += rl->r[r].n;
   }
   if (c && c->fix_rank >= 0 && c->fix_rank < rl->nr && (rc = fix_durations(&w, c->fix_rank)) != 0) goto out;
   rc = -1;
-  if (!(g = malloc((total ? total : 1) * sizeof *g))) goto out;
+  if (!(g = malloc((size_t)(rl->nr > 0 ? rl->nr : 1) * sizeof *g))) goto out;
   size_t m = 0;
   for (int r = 0; r < rl->nr; r++)
-    for (size_t i = 0; i < rl->r[r].n; i++) g[m++] = (struct gkey){rl->r[r].k[i].start, r, i};
-  qsort(g, m, sizeof *g, cmp_gkey);
-  for (size_t a = 0; a < m; a++) { /* observed start order: every cause is laid out before */
-    int r = g[a].r;
-    size_t i = g[a].i;
+    if (rl->r[r].n) g[m++] = (struct rhead){rl->r[r].k[0].start, r, 0};
+  for (size_t j = m / 2; j-- > 0;) rhead_down(g, m, j);
+  while (m) { /* observed start order: every cause is laid out before */
+    int r = g[0].r;
+    size_t i = g[0].i;
     const struct ncs_rl_dep *d = &rl->r[r].dep[i];
-    double t = d->pred != NONE ? end_of(&w, r, d->pred) : 0;
+    double t = d->pred != NONE32 ? end_of(&w, r, d->pred) : 0;
     double u = d->kind == DEP_ABS ? (double)rl->r[r].k[i].start
              : d->kind == DEP_EVENT ? end_of(&w, r, d->q)
              : d->kind == DEP_GAP ? end_of(&w, r, d->q) + d->gap : 0;
     w.ns[r][i] = t > u ? t : u;
     if (!rl->r[r].k[i].nccl) w.ne[r][i] = w.ns[r][i] + w.dur[r][i];
+    if (i + 1 < rl->r[r].n) g[0] = (struct rhead){rl->r[r].k[i + 1].start, r, i + 1};
+    else g[0] = g[--m];
+    if (m) rhead_down(g, m, 0);
   }
   for (int r = 0; r < rl->nr; r++) {
     const struct ncs_rl_rank *x = &rl->r[r];
@@ -286,71 +301,122 @@ size_t ncs_rl_wait_caused(const struct ncs_rl *rl, double *wait) {
 }
 
 /* ---- where the observed step goes (ncs_rl_split) ---- */
-struct sev { double t; int what; size_t i; }; /* what: +1/-1 compute, +2/-2 NCCL, 0 a boundary */
-static int cmp_sev(const void *a, const void *b) {
-  const struct sev *x = a, *y = b;
-  return x->t < y->t ? -1 : x->t > y->t;
+/* The window's events are each kernel's start and end (an NCCL kernel's arrival too when it
+ * falls inside), taken in time order, ties in the order the kernels come (by start) and, for
+ * one kernel, start, end, arrival. The kernels are sorted by start, so the starts arrive in that
+ * order already; the ends and arrivals of the kernels begun wait in a min-heap (as many as
+ * kernels run at once), so nothing is held per kernel. */
+struct sev { double t; size_t i; int sub, what; }; /* sub: 0 start, 1 end, 2 arrival; what: +1/-1 compute, +2/-2 NCCL, 0 arrival */
+static int sev_before(const struct sev *x, const struct sev *y) {
+  if (x->t != y->t) return x->t < y->t;
+  if (x->i != y->i) return x->i < y->i;
+  return x->sub < y->sub;
+}
+struct sheap { struct sev *h; size_t n, cap; };
+static int sheap_push(struct sheap *q, struct sev e) {
+  if (q->n == q->cap) {
+    size_t c = q->cap ? q->cap * 2 : 64;
+    struct sev *h = realloc(q->h, c * sizeof *h);
+    if (!h) return -1;
+    q->h = h;
+    q->cap = c;
+  }
+  size_t j = q->n++;
+  while (j && sev_before(&e, &q->h[(j - 1) / 2])) { q->h[j] = q->h[(j - 1) / 2]; j = (j - 1) / 2; }
+  q->h[j] = e;
+  return 0;
+}
+static struct sev sheap_pop(struct sheap *q) {
+  struct sev top = q->h[0], last = q->h[--q->n];
+  size_t j = 0;
+  for (;;) {
+    size_t c = 2 * j + 1;
+    if (c >= q->n) break;
+    if (c + 1 < q->n && sev_before(&q->h[c + 1], &q->h[c])) c++;
+    if (!sev_before(&q->h[c], &last)) break;
+    q->h[j] = q->h[c];
+    j = c;
+  }
+  if (q->n) q->h[j] = last;
+  return top;
 }
 static int kop_slot(int kop) { return kop >= 0 && kop < NCS_RL_KOPS - 1 ? kop : NCS_RL_KOPS - 1; }
+/* When NCCL kernel i arrived: its end less its transfer (synced), else its start. */
+static double arrival(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t i) {
+  return rl->synced ? (double)x->k[i].end - x->dep[i].transfer : (double)x->k[i].start;
+}
+
+/* The segment [t, u) of the window to its part. */
+static void split_segment(const struct ncs_rl *rl, const struct ncs_rl_rank *x, struct ncs_rl_split *o, double t, double u,
+                          int ncomp, int nact, const size_t *act) {
+  double len = u - t, mid = t + len / 2;
+  if (ncomp > 0) o->compute += len;
+  else if (nact > 0) {
+    if (mid < arrival(rl, x, act[0])) o->wait += len;
+    else o->transfer[kop_slot(x->k[act[0]].kop)] += len;
+  } else o->idle += len;
+}
 
 int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   const struct ncs_rl_rank *x = &rl->r[r];
   memset(o, 0, sizeof *o);
   if (x->nbound < 2 || !x->dep) return -1;
   double A = (double)x->k[x->bound[0]].end, B = (double)x->k[x->bound[x->nbound - 1]].end;
-  struct sev *ev = malloc((3 * x->n + 2) * sizeof *ev);
-  double *arrive = malloc((x->n + 1) * sizeof *arrive);
-  enum { MAXA = 64 };
-  size_t act[MAXA];
-  int nact = 0, ncomp = 0;
-  if (!ev || !arrive) { free(ev); free(arrive); return -1; }
-  size_t m = 0;
-  for (size_t i = 0; i < x->n; i++) {
+  /* a kernel whose clipped end comes before its clipped start (a wrapped duration, a last
+   * boundary ending before the first) breaks the starts' order: then every event goes through
+   * the heap (memory per kernel; o->heaped says so) */
+  int stream = 1;
+  for (size_t i = 0; i < x->n && stream; i++) {
     double s = (double)x->k[i].start, e = (double)x->k[i].end;
     if (e <= A || s >= B) continue;
-    if (s < A) s = A;
-    if (e > B) e = B;
-    if (!x->k[i].nccl) {
-      ev[m++] = (struct sev){s, +1, i};
-      ev[m++] = (struct sev){e, -1, i};
-      continue;
-    }
-    double a = rl->synced ? (double)x->k[i].end - x->dep[i].transfer : (double)x->k[i].start;
-    arrive[i] = a;
-    double ts = a > s ? a : s;
-    if (e > ts) o->transfer_all[kop_slot(x->k[i].kop)] += e - ts;
-    if ((double)x->k[i].end <= B) o->busbytes[kop_slot(x->k[i].kop)] += x->k[i].busbytes;
-    ev[m++] = (struct sev){s, +2, i};
-    ev[m++] = (struct sev){e, -2, i};
-    if (a > s && a < e) ev[m++] = (struct sev){a, 0, i};
+    if ((e > B ? B : e) < (s < A ? A : s)) stream = 0;
   }
-  ncs_runsort(ev, m, sizeof *ev, cmp_sev);
+  o->heaped = !stream;
+  enum { MAXA = 64 };
+  size_t act[MAXA];
+  int nact = 0, ncomp = 0, rc = -1, have_next = 0;
+  struct sheap q = {0};
+  struct sev next = {0};
+  size_t i = 0; /* the next kernel to visit */
   double t = A;
-  for (size_t j = 0; j <= m; j++) {
-    double u = j < m ? ev[j].t : B;
-    if (u > t) { /* the segment [t, u) */
-      double len = u - t, mid = t + len / 2;
-      if (ncomp > 0) o->compute += len;
-      else if (nact > 0) {
-        size_t i = act[0];
-        if (mid < arrive[i]) o->wait += len;
-        else o->transfer[kop_slot(x->k[i].kop)] += len;
-      } else o->idle += len;
-      t = u;
+  for (;;) {
+    while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival to the heap */
+      double s = (double)x->k[i].start, e = (double)x->k[i].end;
+      size_t j = i++;
+      if (e <= A || s >= B) continue;
+      if (s < A) s = A;
+      if (e > B) e = B;
+      int nccl = x->k[j].nccl != 0;
+      if (nccl) {
+        double a = arrival(rl, x, j), ts = a > s ? a : s;
+        if (e > ts) o->transfer_all[kop_slot(x->k[j].kop)] += e - ts;
+        if ((double)x->k[j].end <= B) o->busbytes[kop_slot(x->k[j].kop)] += x->k[j].busbytes;
+        if (a > s && a < e && sheap_push(&q, (struct sev){a, j, 2, 0}) != 0) goto out;
+      }
+      if (sheap_push(&q, (struct sev){e, j, 1, nccl ? -2 : -1}) != 0) goto out;
+      next = (struct sev){s, j, 0, nccl ? 2 : 1};
+      if (stream) have_next = 1;
+      else if (sheap_push(&q, next) != 0) goto out;
     }
-    if (j == m) break;
-    if (ev[j].what == 1) ncomp++;
-    else if (ev[j].what == -1) ncomp--;
-    else if (ev[j].what == 2) { if (nact < MAXA) act[nact++] = ev[j].i; }
-    else if (ev[j].what == -2) {
+    struct sev ev;
+    if (q.n && (!have_next || sev_before(&q.h[0], &next))) ev = sheap_pop(&q);
+    else if (have_next) { ev = next; have_next = 0; }
+    else break;
+    if (ev.t > t) { split_segment(rl, x, o, t, ev.t, ncomp, nact, act); t = ev.t; }
+    if (ev.what == 1) ncomp++;
+    else if (ev.what == -1) ncomp--;
+    else if (ev.what == 2) { if (nact < MAXA) act[nact++] = ev.i; }
+    else if (ev.what == -2) {
       for (int a = 0; a < nact; a++)
-        if (act[a] == ev[j].i) { memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act); nact--; break; }
+        if (act[a] == ev.i) { memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act); nact--; break; }
     }
   }
+  if (B > t) split_segment(rl, x, o, t, B, ncomp, nact, act);
   double steps = (double)(x->nbound - 1);
   o->compute /= steps; o->wait /= steps; o->idle /= steps;
   for (int k = 0; k < NCS_RL_KOPS; k++) { o->transfer[k] /= steps; o->transfer_all[k] /= steps; o->busbytes[k] /= steps; }
-  free(ev);
-  free(arrive);
-  return 0;
+  rc = 0;
+out:
+  free(q.h);
+  return rc;
 }

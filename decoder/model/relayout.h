@@ -14,8 +14,9 @@
  * the latest arrival of its ranks plus its (new) transfer time, so compute overlap and waiting
  * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
  * hid behind its own stream's work (it never bound there; where faster communication would
- * expose it, the prediction is optimistic). Memory: 48 bytes per kernel, owned by the caller
- * (k) and by ncs_rl (deps, freed by ncs_rl_free). Not thread-safe. */
+ * expose it, the prediction is optimistic). Memory: 48 bytes per kernel owned by the caller
+ * (k), 36 by ncs_rl (deps and units, freed by ncs_rl_free), 24 during ncs_rl_run (new times);
+ * ncs_rl_split holds only the kernels running at once. Not thread-safe. */
 #ifndef NCS_RELAYOUT_H
 #define NCS_RELAYOUT_H
 #include <stddef.h>
@@ -36,7 +37,8 @@ struct ncs_rl_rank {
   size_t *bound;           /* [nbound] indices into k of the step-boundary NCCL kernels */
   size_t nbound;
   struct ncs_rl_dep *dep;  /* ncs_rl_prepare's, [n] */
-  size_t *unit, nunit;     /* ncs_rl_prepare's: indices into k of its NCCL kernels, in order */
+  uint32_t *unit;          /* ncs_rl_prepare's: indices into k of its NCCL kernels, in order */
+  size_t nunit;
 };
 struct ncs_rl {
   int nr;
@@ -76,6 +78,8 @@ double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r);
 struct ncs_rl_split {
   double compute, wait, idle, transfer[NCS_RL_KOPS], transfer_all[NCS_RL_KOPS];
   double busbytes[NCS_RL_KOPS]; /* bus bytes of the NCCL kernels ending in the window, of known size */
+  int heaped;                   /* 1: a kernel ended before it started in the window (a wrapped
+                                   duration): its events were all held at once, not streamed */
 };
 int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o);
 /* Lays the timelines out again with c applied and writes each rank's step time (as
