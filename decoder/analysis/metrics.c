@@ -165,6 +165,17 @@ struct file_state {
   uint32_t *gfreeix;
   uint32_t ngroups, capgroups, ngfree;
   uint32_t npend;
+  /* The latest call awaiting its GPU_TIME, not put in the pending table yet (nx_on): its
+   * GPU_TIME mostly comes next, and then it is timed without the table; anything else that
+   * uses the table puts it there first (nx_put), so the table sees what it would have seen.
+   * Only a call whose key cannot be in the table already (tcall above every tcall put there)
+   * and for which the table has room waits here. */
+  struct pend nx;
+  uint32_t nx_thread;
+  uint64_t nx_tcall;
+  int nx_on;
+  int tcall_any;              /* a call was put in the pending table; tcall_max: the largest tcall */
+  uint64_t tcall_max;
   int gpu_mode;
   int32_t *nranks;            /* comm index -> nranks */
   uint32_t ncomm;
@@ -491,7 +502,9 @@ static uint32_t phome(uint32_t kind, uint32_t thread, uint64_t ref) {
   uint64_t b = ((ref / PBLOCK) ^ ((uint64_t)thread << 40) ^ ((uint64_t)kind << 63)) * 0x9e3779b97f4a7c15ull;
   return (uint32_t)((b >> 40) * PBLOCK + ref % PBLOCK) & (PENDING_CAP - 1);
 }
+static void nx_put(struct file_state *f);
 static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thread, uint64_t ref, int create) {
+  if (__builtin_expect(f->nx_on, 0)) nx_put(f);
   uint64_t key = pkey(kind, thread, ref);
   uint32_t home = phome(kind, thread, ref), i = home;
   for (uint32_t k = 0; k < PENDING_CAP; k++, i = (i + 1) & (PENDING_CAP - 1)) {
@@ -514,6 +527,7 @@ static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thre
       }
       struct pend *p = &f->pool[ix]; /* every field read before it is set (sh: once counted) */
       p->key = key; p->home = home; p->t_enter = p->t_exit = 0; p->counted = 0; p->nmem = 0; p->gix = 0;
+      if (kind == 0 && (!f->tcall_any || ref > f->tcall_max)) { f->tcall_max = ref; f->tcall_any = 1; }
       f->pend[i] = (struct pslot){key, ix + 1, home};
       f->npend++;
       return &f->pool[ix];
@@ -697,8 +711,14 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
     return 0;
   }
   if (!f->gpu_mode) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
-  struct pend *p = pend_find(f, 0, c->thread, c->tcall, 1);
-  if (!p) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
+  if (f->nx_on) nx_put(f);
+  struct pend *p = &f->nx;
+  if ((!f->tcall_any || c->tcall > f->tcall_max) && f->npend < PENDING_CAP * 3 / 4) { /* waits in nx */
+    f->nx_thread = c->thread; f->nx_tcall = c->tcall; f->nx_on = 1;
+  } else if (!(p = pend_find(f, 0, c->thread, c->tcall, 1))) {
+    account_call(f, x, c->t_enter, c->t_exit);
+    return 0;
+  }
   if (!x->have_sh) shape_of_call(f, x)->op = x->have_sh ? x->op : 0; /* the size row now, for when it is timed */
   p->sh = x->have_sh ? x->sh : (struct shape){.S = S, .op = c->op, .n = n}; /* none (no memory): made when timed */
   p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
@@ -773,17 +793,28 @@ static inline __attribute__((always_inline)) void account_pend(struct file_state
   else account(f, p->sh.op, p->sh.n, p->sh.S, s, e, gpu);
 }
 
+/* The waiting call (nx) put in the pending table as p2_call_any would have put it. The table
+ * had room when it began to wait and nothing used the table since: only out of memory fails,
+ * and then the call is timed on the host. */
+static void nx_put(struct file_state *f) {
+  f->nx_on = 0;
+  struct pend *p = pend_find(f, 0, f->nx_thread, f->nx_tcall, 1);
+  if (!p) { account_pend(f, &f->nx, f->nx.t_enter, f->nx.t_exit, 0); return; }
+  p->sh = f->nx.sh; p->t_enter = f->nx.t_enter; p->t_exit = f->nx.t_exit; p->counted = 1;
+}
 static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct file_state *f = ctx;
-  struct pend *p = pend_find(f, g->kind == NCS_GPU_KIND_GROUP, g->thread, g->ref, 0);
+  int nx = f->nx_on && g->kind == NCS_GPU_KIND_CALL && g->thread == f->nx_thread && g->ref == f->nx_tcall;
+  struct pend *p = nx ? &f->nx : pend_find(f, g->kind == NCS_GPU_KIND_GROUP, g->thread, g->ref, 0);
   if (!p) return 0; /* a call not counted (warm-up, failed) or unknown */
+  if (nx) f->nx_on = 0; /* (not in the table: nothing to delete) */
   int ok = !(g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && g->gpu_end >= g->gpu_start;
   if (!ok) f->r->failed_gpu++;
   if (g->kind == NCS_GPU_KIND_GROUP)
     finish_group(f, p, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
   else
     account_pend(f, p, ok ? g->gpu_start : p->t_enter, ok ? g->gpu_end : p->t_exit, ok);
-  pend_del(f, p);
+  if (!nx) pend_del(f, p);
   return 0;
 }
 
@@ -846,6 +877,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->deciding = 1;
   f->nheld = 0; f->hlen = 0; f->htype = HELD_NONE;
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
+  f->nx_on = 0; f->tcall_any = 0; f->tcall_max = 0;
   ncs_starts_free(&f->starts);
   f->kw = (struct ncs_kwatch){0};
   f->starts_dropped = 0;
@@ -1102,6 +1134,7 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   struct file_state *f = m->files[file].fs;
   if (!f) return; /* no record */
   if (f->deciding) decide(f, 0);
+  if (f->nx_on) nx_put(f);
   /* calls still waiting for a GPU time: timed on the host, in the order they were made */
   const struct pend **left = f->npend ? malloc(f->npend * sizeof *left) : NULL;
   uint32_t nleft = 0;
