@@ -4,8 +4,8 @@
  * cut.ncs without a final chunk; hostile.ncs with control bytes in its strings). For
  * scripts/bench-decoder*.sh: `--bench-write FILE N [PER_CHUNK]` writes a steady DDP-like trace
  * of N CALL records (PER_CHUNK per chunk, default 65536: 1.3 MB of rows, over chunk.h's column
- * limit, so row chunks; 16384 gives column chunks) and `--bench-read FILE` reads it, printing
- * records/s and peak RSS. */
+ * limit, so row chunks; 16384 gives column chunks) and `--bench-read PATH...` (files, or
+ * directories of *.ncs) reads every record, printing records/s, ns/record and peak RSS. */
 #include <math.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -582,26 +582,38 @@ static int bench_write(const char *path, long n, long per_chunk) {
   }
   return tw_close(&t, 1) ? 1 : 0;
 }
+/* --bench-read: the reader alone, with the visitor of its earlier figures (BENCHMARKS.md):
+ * each CALL record to a per-record callback that sums one field; other records are counted by
+ * the reader only. */
 static int bench_count(void *c, const struct ncs_call *x) { (*(uint64_t *)c) += x->count; return 0; }
-static int bench_read(const char *path) {
-  uint64_t sum = 0;
+static int bench_read(int npaths, char **paths) {
+  uint64_t sum = 0, records = 0, bytes = 0;
   struct ncs_visitor v = {0};
   v.ctx = &sum;
   v.call = bench_count;
-  struct ncs_read_status st;
+  char **files;
+  int nf = ncs_paths_expand(npaths, paths, &files), rc = nf > 0 ? 0 : 2;
   struct timespec a, b, ca, cb;
   clock_gettime(CLOCK_MONOTONIC, &a);
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ca);
-  int rc = ncs_trace_read(path, &v, &st);
+  for (int i = 0; i < nf; i++) {
+    struct ncs_read_status st;
+    int r = ncs_trace_read(files[i], &v, &st);
+    if (r) { fprintf(stderr, "%s\n", st.error); rc = r; }
+    records += st.records;
+    bytes += st.bytes;
+  }
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cb);
   clock_gettime(CLOCK_MONOTONIC, &b);
+  if (nf > 0) ncs_paths_free(files, nf);
   double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
   double cpu = (double)(cb.tv_sec - ca.tv_sec) + (double)(cb.tv_nsec - ca.tv_nsec) / 1e9;
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  printf("records %llu  bytes %llu  wall %.3f s  cpu %.3f s  records/cpu-s %.1f M  bytes/record %.2f  peak_rss %ld KiB  (rc %d)\n",
-         (unsigned long long)st.records, (unsigned long long)st.bytes, s, cpu, st.records / cpu / 1e6,
-         (double)st.bytes / (double)(st.records ? st.records : 1), ru.ru_maxrss, rc);
+  printf("records %llu  bytes %llu  wall %.3f s  cpu %.3f s  records/cpu-s %.1f M  ns/record %.1f  "
+         "bytes/record %.2f  peak_rss %ld KiB  files %d  (rc %d)\n",
+         (unsigned long long)records, (unsigned long long)bytes, s, cpu, records / cpu / 1e6,
+         cpu * 1e9 / (double)(records ? records : 1), (double)bytes / (double)(records ? records : 1), ru.ru_maxrss, nf, rc);
   return rc;
 }
 
@@ -609,7 +621,7 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write") == 0) return write_fixtures(argv[2]);
   if ((argc == 4 || argc == 5) && strcmp(argv[1], "--bench-write") == 0)
     return bench_write(argv[2], atol(argv[3]), argc == 5 && atol(argv[4]) > 0 ? atol(argv[4]) : 65536);
-  if (argc == 3 && strcmp(argv[1], "--bench-read") == 0) return bench_read(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--bench-read") == 0) return bench_read(argc - 2, argv + 2);
   char dir[] = "/tmp/ncs-rt.XXXXXX";
   if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
   test_varint();

@@ -420,15 +420,17 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
   for (;; k++) {
-    uint64_t type;
-    const uint8_t *body;
-    size_t len;
-    const char *why = "";
-    int got = ncs_columns_next(rd, &type, &body, &len, &why);
-    if (got == 0 && ncs_columns_end(rd, &why) == 0) break;
-    if (got <= 0) {
-      set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte 0): %s", (unsigned long long)index, why);
-      return -1;
+    uint64_t type = ncs_columns_next_split(rd);
+    const uint8_t *body = NULL;
+    size_t len = 0;
+    if (!type) { /* not a split record of a decoded block: the general path */
+      const char *why = "";
+      int got = ncs_columns_next(rd, &type, &body, &len, &why);
+      if (got == 0 && ncs_columns_end(rd, &why) == 0) break;
+      if (got <= 0) {
+        set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte 0): %s", (unsigned long long)index, why);
+        return -1;
+      }
     }
     if (k >= nrec) {
       set_error(r, r->chunk_off, "chunk %llu: more records than the %u its header states",
