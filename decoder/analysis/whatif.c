@@ -24,6 +24,7 @@
 #include "analysis/analysis.h"
 #include "analysis/headline.h"
 #include "analysis/whatif.h"
+#include "base/bigarr.h"
 #include "base/runsort.h"
 #include "io/grow.h"
 #include "io/nccllog.h"
@@ -156,8 +157,8 @@ static int wf_raw(void *ctx, const struct ncs_raw *r) {
     struct ncs_kernel x;
     struct ncs_rbuf b;
     if (ncs_dec_kernel(ncs_rbuf_on(&b, r->body, r->len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) return 0;
-    if (ncs_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0 ||
-        ncs_grow((void **)&f->kname, &f->capn, f->nk + 1, sizeof *f->kname) != 0)
+    if (ncs_big_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0 ||
+        ncs_big_grow((void **)&f->kname, &f->capn, f->nk + 1, sizeof *f->kname) != 0)
       return 0;
     f->k[f->nk] = (struct ncs_rl_k){.start = x.start, .end = x.start + x.duration, .stream = x.stream,
                                     .nccl = x.kclass == NCS_KCLASS_NCCL, .kop = -1};
@@ -281,8 +282,9 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
       f->k[i].nccl = 1;
       f->k[i].kop = kop_of(ncs_knames_get(&f->names, f->kname[i]));
     }
-  free(f->kname);
+  ncs_big_free(f->kname, f->capn, sizeof *f->kname);
   f->kname = NULL;
+  f->capn = 0;
   ncs_knames_free(&f->names);
   if (f->nk) ncs_runsort(f->k, f->nk, sizeof *f->k, cmp_k);
   commit_unit(f);
@@ -602,8 +604,8 @@ static void wf_destroy(void *state) {
   struct wf *s = state;
   if (!s) return;
   for (int i = 0; i < s->n; i++) {
-    free(s->f[i].k);
-    free(s->f[i].kname);
+    ncs_big_free(s->f[i].k, s->f[i].capk, sizeof *s->f[i].k);
+    ncs_big_free(s->f[i].kname, s->f[i].capn, sizeof *s->f[i].kname);
     if (s->f[i].done) ncs_launches_free(s->f[i].done);
     free(s->f[i].done);
     free(s->f[i].nranks);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigarr.h"
 #include "base/runsort.h"
 #include "io/grow.h"
 #include "model/knames.h"
@@ -64,7 +65,7 @@ static void free_logs(struct ncs_kact *k) {
 
 void ncs_kact_free(struct ncs_kact *k) {
   if (!k) return;
-  free(k->k);
+  ncs_big_free(k->k, k->cap, sizeof *k->k);
   free(k->names);
   free_logs(k);
   free(k);
@@ -96,7 +97,7 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     struct ncs_kernel x;
     struct ncs_rbuf r;
     if (ncs_dec_kernel(ncs_rbuf_on(&r, body, len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) { k->f.bad_records++; return 1; }
-    if (ncs_grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return 1; }
+    if (ncs_big_grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return 1; }
     uint64_t end = x.start + x.duration < x.start ? UINT64_MAX : x.start + x.duration;
     k->k[k->n++] = (struct kint){x.start, end, x.kclass, x.name};
     return 1;

@@ -1,0 +1,38 @@
+/* bigarr.c — growing arrays in malloc's heap, then in mappings of their own (bigarr.h). */
+#include "base/bigarr.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static int mapped(size_t bytes) { return bytes >= NCS_BIG_MAPPED; }
+
+int ncs_big_grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap * 2 : (elem < 256 ? 1024 / elem : 4);
+  while (c < need) c *= 2;
+  size_t old = *cap * elem, now = c * elem;
+  if (now / elem != c) return -1;
+  void *q;
+  if (!mapped(now)) {
+    if (!(q = realloc(*p, now))) return -1;
+  } else if (mapped(old)) {
+    if ((q = mremap(*p, old, now, MREMAP_MAYMOVE)) == MAP_FAILED) return -1;
+  } else { /* leaves the heap: a mapping, the elements copied once */
+    if ((q = mmap(NULL, now, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) return -1;
+#ifdef MADV_HUGEPAGE
+    madvise(q, now, MADV_HUGEPAGE); /* advice: without it, small pages */
+#endif
+    if (old) memcpy(q, *p, old);
+    free(*p);
+  }
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+void ncs_big_free(void *p, size_t cap, size_t elem) {
+  if (!p) return;
+  if (mapped(cap * elem)) munmap(p, cap * elem);
+  else free(p);
+}
