@@ -105,48 +105,6 @@ double ncs_rl_observed_step(const struct ncs_rl *rl, int r) {
   return ((double)x->k[x->bound[x->nbound - 1]].end - (double)x->k[x->bound[0]].end) / (double)(x->nbound - 1);
 }
 
-/* Merges the intervals of rank x's kernels with nccl == want, clipped to [a, b), into o (sorted,
- * disjoint); returns their count. The kernels are sorted by start. */
-static size_t merged(const struct ncs_rl_rank *x, int want, double a, double b, double (*o)[2]) {
-  size_t m = 0;
-  for (size_t i = 0; i < x->n; i++) {
-    if (!x->k[i].nccl != !want) continue;
-    double s = (double)x->k[i].start, e = (double)x->k[i].end;
-    if (s < a) s = a;
-    if (e > b) e = b;
-    if (e <= s) continue;
-    if (m && s <= o[m - 1][1]) { if (e > o[m - 1][1]) o[m - 1][1] = e; continue; }
-    o[m][0] = s;
-    o[m][1] = e;
-    m++;
-  }
-  return m;
-}
-
-double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r) {
-  const struct ncs_rl_rank *x = &rl->r[r];
-  if (x->nbound < 2) return 0;
-  double a = (double)x->k[x->bound[0]].end, b = (double)x->k[x->bound[x->nbound - 1]].end;
-  double (*c)[2] = malloc((x->n + 1) * sizeof *c), (*g)[2] = malloc((x->n + 1) * sizeof *g);
-  double exposed = 0;
-  if (!c || !g) goto out;
-  size_t nc = merged(x, 1, a, b, c), ng = merged(x, 0, a, b, g);
-  for (size_t i = 0, j = 0; i < nc; i++) {
-    double len = c[i][1] - c[i][0];
-    while (j < ng && g[j][1] <= c[i][0]) j++;
-    for (size_t k = j; k < ng && g[k][0] < c[i][1]; k++) {
-      double s = g[k][0] > c[i][0] ? g[k][0] : c[i][0], e = g[k][1] < c[i][1] ? g[k][1] : c[i][1];
-      if (e > s) len -= e - s;
-    }
-    exposed += len;
-  }
-  exposed /= (double)(x->nbound - 1);
-out:
-  free(c);
-  free(g);
-  return exposed;
-}
-
 struct run {
   const struct ncs_rl *rl;
   const struct ncs_rl_change *c;
@@ -419,4 +377,41 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
 out:
   free(q.h);
   return rc;
+}
+
+/* The sweep of ncs_rl_split with two counts: the time in [a, b) with an NCCL kernel running and
+ * no compute kernel (kernel times are whole ns: the sums are exact in any order). */
+double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r) {
+  const struct ncs_rl_rank *x = &rl->r[r];
+  if (x->nbound < 2) return 0;
+  double a = (double)x->k[x->bound[0]].end, b = (double)x->k[x->bound[x->nbound - 1]].end;
+  double exposed = 0, t = a;
+  long ncomp = 0, ncomm = 0;
+  struct sheap q = {0};
+  size_t i = 0;
+  for (;;) {
+    double s = 0, e = 0;
+    while (i < x->n) { /* the next kernel with a length in the window */
+      s = (double)x->k[i].start, e = (double)x->k[i].end;
+      if (s < a) s = a;
+      if (e > b) e = b;
+      if (e > s) break;
+      i++;
+    }
+    struct sev ev;
+    if (q.n && (i == x->n || q.h[0].t < s)) ev = sheap_pop(&q);
+    else if (i < x->n) {
+      ev = (struct sev){s, i, 0, x->k[i].nccl ? 2 : 1};
+      if (sheap_push(&q, (struct sev){e, i, 1, -ev.what}) != 0) { exposed = 0; goto out; }
+      i++;
+    } else break;
+    if (ncomm > 0 && !ncomp) exposed += ev.t - t;
+    t = ev.t;
+    if (ev.what == 1 || ev.what == -1) ncomp += ev.what;
+    else ncomm += ev.what / 2;
+  }
+  exposed /= (double)(x->nbound - 1);
+out:
+  free(q.h);
+  return exposed;
 }
