@@ -14,9 +14,14 @@
 # per-call figure has the run's drop rate beside it.
 # Rows:
 #   tight-1     1 thread, BENCH_TIGHT calls as fast as possible: wall ns/call, process CPU
-#               ns/call (writer included), the calling thread's own CPU ns/call (the hot path),
-#               drops, and the page faults the calling threads took in their call loops
+#               ns/call (writer included), the calling thread's own CPU ns/call (the hot path)
+#               and the part of it spent in the kernel (page faults, pages made present: the
+#               rusage system time, tick-sampled on some kernels), drops, and the page faults the
+#               calling threads took in their call loops
 #   tight-4     4 threads, BENCH_TIGHT/4 calls each, the same
+#   first-4     4 threads, 131,072 calls each (one pass over a default ring), the same: a
+#               ring's first pass alone (each page's first write), against tight-4's mix of
+#               first pass and steady state (not in the default rows)
 #   paced-1     1 thread at 1 M calls/s for BENCH_PACED_S seconds: drops, achieved rate
 #   paced-4     4 threads at 1 M calls/s each, the same
 #   onset-1/4   1 and 4 threads, 1 s at 0.5, 1, 2, 4 M calls/s per thread: drops at each rate
@@ -43,7 +48,7 @@
 # Env: BENCH_ROUNDS (3), BENCH_TIGHT (2000000), BENCH_PACED_S (10), BENCH_INSTR_CALLS (40000), BENCH_BEFORE_REV (unset),
 # BENCH_DDP (1; 0 skips the ddp-bytes row), BENCH_RING_KB (unset; else a `ring` variant: after
 # with NCCLSCOPE_BUFFER_KB set to it, rows tight/paced/onset only), BENCH_ROWS (all: a subset of "tight1 tight4 paced1
-# paced4 idle onset levels fixed instr ddp"), BENCH_HOG (0: N busy loops run beside every measured run, a
+# paced4 idle onset levels fixed instr ddp", plus first4, run only when named), BENCH_HOG (0: N busy loops run beside every measured run, a
 # load that does not depend on who else is on the machine; they are stopped at the end).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,7 +127,7 @@ fi
 shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; floor) echo "$W/floor.so" ;; *) echo "$SHIM" ;; esac; }
 
 # one VARIANT TAG ARGS...: one rate_job run on the stub; appends
-# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load caller_faults" to $W/TAG.VARIANT
+# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load caller_faults caller_sys_ns" to $W/TAG.VARIANT
 one() {
   local v=$1 tag=$2; shift 2
   local d=$W/tr-$tag-$v out
@@ -142,7 +147,7 @@ one() {
     dropped=$((dropped + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
   done
   g() { local x; x=$(sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $out" | head -1); echo "${x:--}"; }
-  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg) $(g caller_faults)" >>"$W/$tag.$v"
+  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg) $(g caller_faults) $(g caller_sys_ns_per_call)" >>"$W/$tag.$v"
   rm -rf "$d"
 }
 # mmm TAG VARIANT COL: "min / median / max" of column COL
@@ -165,6 +170,7 @@ droprate() {
 }
 
 PACED=$((PACED_S * 1000000))
+FIRST=131072 # slots of a default ring (12 MiB): first-4 is a ring's first pass and nothing else
 for ((h = 0; h < ${BENCH_HOG:-0}; h++)); do
   sh -c 'while :; do :; done' &
   HOGS+=($!)
@@ -176,6 +182,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
   for v in $VARIANTS; do
     want tight1 && one "$v" tight1 -n "$TIGHT" -i 100 -s 8
     want tight4 && one "$v" tight4 -n "$((TIGHT / 4))" -t 4 -i 100 -s 8
+    want first4 && one "$v" first4 -n "$FIRST" -t 4 -i 100 -s 8
     want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100 -s 8
     want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100 -s 8
     [ "$v" = floor ] || [ "$v" = sites ] && continue
@@ -192,12 +199,12 @@ done
 echo "bench-throughput: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "stub NCCL (calls return at once), host timing, call sites off (8 frames in sites); $ROUNDS interleaved rounds; min / median / max"
 echo "variants: $VARIANTS${BENCH_BEFORE_REV:+ (before = $BENCH_BEFORE_REV)}; rows:$ROWS; ${BENCH_HOG:-0} busy loop(s) beside every run"
-row() { # TITLE TAG: wall, cpu, calling thread's cpu, its page faults, drops per variant
+row() { # TITLE TAG: wall, cpu, calling thread's cpu (and its part in the kernel), its page faults, drops per variant
   echo
   echo "$1 ($(load "$2"))"
-  printf '  %-7s %-24s %-24s %-24s %-24s %s\n' variant "wall ns/call" "process CPU ns/call" "caller CPU ns/call" "caller page faults" "dropped"
+  printf '  %-7s %-24s %-24s %-24s %-24s %-24s %s\n' variant "wall ns/call" "process CPU ns/call" "caller CPU ns/call" "of which kernel ns/call" "caller page faults" "dropped"
   for v in $VARIANTS; do
-    printf '  %-7s %-24s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(mmm "$2" "$v" 9)" \
+    printf '  %-7s %-24s %-24s %-24s %-24s %-24s %s\n' "$v" "$(mmm "$2" "$v" 1)" "$(mmm "$2" "$v" 2)" "$(mmm "$2" "$v" 7)" "$(mmm "$2" "$v" 10)" "$(mmm "$2" "$v" 9)" \
       "$(case $v in plain|floor) echo "- (records nothing)" ;; *) droprate "$2" "$v" ;; esac)"
   done
   # the shim's calling thread against the floor, median by median
@@ -240,6 +247,7 @@ if want instr; then
 fi
 want tight1 && row "tight-1: 1 thread, $TIGHT calls as fast as possible" tight1
 want tight4 && row "tight-4: 4 threads x $((TIGHT / 4)) calls" tight4
+want first4 && row "first-4: 4 threads x $FIRST calls (one pass over a default ring: its first pages)" first4
 want paced1 && row "paced-1: 1 thread at 1 M calls/s for ${PACED_S} s (wall ns/call 1000 = the pace was held)" paced1
 want paced4 && row "paced-4: 4 threads at 1 M calls/s each for ${PACED_S} s" paced4
 want onset && for th in 1 4; do

@@ -17,10 +17,11 @@
  *   deeper (NCCLSCOPE_CALLSITE_DEPTH=8 then sees 8 frames of the job: scripts/bench-throughput.sh),
  *   at no cost per call.
  * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
- * caller_cpu_ns_per_call=Z caller_faults=F (wall and process CPU time of the calling phase, per call, and the
- * calling threads' own CPU time per call: the shim's hot path without its writer; with -r it
- * includes the pacing spin; F: the page faults the calling threads took in their call loops,
- * getrusage RUSAGE_THREAD), and, when a thread named
+ * caller_cpu_ns_per_call=Z caller_faults=F caller_sys_ns_per_call=S (wall and process CPU time of the
+ * calling phase, per call, and the calling threads' own CPU time per call: the shim's hot path
+ * without its writer; with -r it includes the pacing spin; F: the page faults the calling threads
+ * took in their call loops, S: the part of Z spent in the kernel (page faults, pages made present,
+ * wake-ups), both getrusage RUSAGE_THREAD), and, when a thread named
  * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far, plus
  * its compression helper's ("ncclscope-zip")
  * (/proc/self/task/TID/schedstat), printed after the idle sleep when -i is given. Uses only NCCL calls with host
@@ -38,6 +39,7 @@
 static long calls = 100000, rate = 0;
 static volatile uint64_t *counters;
 static _Atomic uint64_t caller_cpu_ns; /* the calling threads' CPU time in their call loops */
+static _Atomic long caller_sys_us;     /* the calling threads' system time in their call loops */
 static _Atomic long caller_minflt;     /* the calling threads' page faults in their call loops */
 /* Each thread's buffer. Not on its stack: an all-reduce runs on the stream after the call
  * returns (the CUDA double runs it on a thread of its own, as a GPU would), and a thread that
@@ -99,6 +101,7 @@ static __attribute__((noinline)) void call_loop(long idx, ncclComm_t comm, float
   }
   atomic_fetch_add(&caller_cpu_ns, now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
   getrusage(RUSAGE_THREAD, &ru1);
+  atomic_fetch_add(&caller_sys_us, (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1000000L + (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec));
   atomic_fetch_add(&caller_minflt, (ru1.ru_minflt - ru0.ru_minflt) + (ru1.ru_majflt - ru0.ru_majflt));
 }
 
@@ -157,9 +160,10 @@ int main(int argc, char **argv) {
   }
   uint64_t w1 = now_ns(CLOCK_MONOTONIC), c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
   double n = (double)calls * (double)threads;
-  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f caller_cpu_ns_per_call=%.1f caller_faults=%ld\n", threads,
+  printf("rate_job threads=%ld calls=%ld rate=%ld ns_per_call=%.1f cpu_ns_per_call=%.1f caller_cpu_ns_per_call=%.1f caller_faults=%ld caller_sys_ns_per_call=%.1f\n", threads,
          calls, rate, n > 0 ? (double)(w1 - w0) / n : 0.0, n > 0 ? (double)(c1 - c0) / n : 0.0,
-         n > 0 ? (double)atomic_load(&caller_cpu_ns) / n : 0.0, atomic_load(&caller_minflt));
+         n > 0 ? (double)atomic_load(&caller_cpu_ns) / n : 0.0, atomic_load(&caller_minflt),
+         n > 0 ? 1000.0 * (double)atomic_load(&caller_sys_us) / n : 0.0);
   if (idle_ms <= 0 && writer_cpu_ns() >= 0) printf("rate_job writer_cpu_ns=%lld\n", writer_cpu_ns());
   fflush(stdout);
   if (idle_ms > 0) {
