@@ -2,9 +2,11 @@
  *
  * Contract: ncs_ivu_add() each interval [s, e) (ns), ncs_ivu_total() once after the last.
  * Intervals are buffered (NCS_IVU_CAP), sorted and merged when the buffer is full; the merged
- * part before the latest buffered interval is committed, and a later interval's part before
- * the committed frontier is not counted again: exact unless an interval arrives more than
- * NCS_IVU_CAP intervals late, and then it can only under-count (the rule of docs/METRICS.md,
+ * part that ends by the start of the buffer's middle interval (in time order) is committed,
+ * and a later interval's part before the committed frontier is not counted again: exact unless
+ * an interval arrives after more than NCS_IVU_CAP / 2 intervals that start after it (several
+ * threads' chunks interleaved, their times drifting apart, stay exact while a chunk and the
+ * drift are shorter than that), and then it can only under-count (the rule of docs/METRICS.md,
  * "Communication time", which metrics follows). Several ranks of one process (a rank per
  * thread) interleave their intervals: the union counts an instant once, so the total never
  * exceeds the span it covers. The buffer is allocated at the first interval and freed by
