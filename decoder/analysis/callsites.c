@@ -352,11 +352,22 @@ void ncs_callsites_to_doctor(const struct ncs_callsites *cs, struct ncs_doctor *
   for (int i = 0; i < d->nv; i++) {
     struct ncs_verdict *v = &d->v[i];
     if (strcmp(v->id, "comm-bound") || v->nevidence < 1) continue;
-    char line[sizeof v->evidence[0]];
-    snprintf(line, sizeof line, "most exposed call site: %.160s, %s on %d rank%s: %.3f ms of its %.3f ms on the GPU not hidden "
-             "under compute (every site: ncclscope report --callsites)", top->where,
-             top->mixed ? "several operations" : ncs_op_name(top->op) ? ncs_op_name(top->op) : "?", top->ranks,
-             top->ranks == 1 ? "" : "s", top->exp_ns / 1e6, top->exp_gpu_ns / 1e6);
+    /* the figures and the hint first; the call site's name (at most 160 bytes) gets the room
+     * that is left, so a long name is what is cut, never the figures or the hint */
+    static const char head[] = "most exposed call site: ";
+    char line[sizeof v->evidence[0]], tail[sizeof line];
+    int nt = snprintf(tail, sizeof tail, ", %s on %d rank%s: %.3f ms of its %.3f ms on the GPU not hidden "
+                      "under compute (every site: ncclscope report --callsites)",
+                      top->mixed ? "several operations" : ncs_op_name(top->op) ? ncs_op_name(top->op) : "?",
+                      top->ranks, top->ranks == 1 ? "" : "s", top->exp_ns / 1e6, top->exp_gpu_ns / 1e6);
+    size_t hl = sizeof head - 1, tl = nt < 0 ? 0 : strlen(tail); /* tail: at most sizeof line - 1 */
+    size_t room = sizeof line - 1 - hl > tl ? sizeof line - 1 - hl - tl : 0;
+    size_t wl = strnlen(top->where, room < 160 ? room : 160);
+    if (tl > sizeof line - 1 - hl - wl) tl = sizeof line - 1 - hl - wl; /* absurd figures: the hint is cut */
+    memcpy(line, head, hl);
+    memcpy(line + hl, top->where, wl);
+    memcpy(line + hl + wl, tail, tl);
+    line[hl + wl + tl] = 0;
     if (v->nevidence == NCS_VERDICT_EVIDENCE) { v->nevidence--; v->more++; }
     memmove(v->evidence[2], v->evidence[1], (size_t)(v->nevidence - 1) * sizeof v->evidence[0]);
     snprintf(v->evidence[1], sizeof v->evidence[1], "%s", line);
