@@ -9,7 +9,12 @@ SHIM=$BUILD/libncclscope.so
 NCS=$BUILD/ncclscope
 DOUBLES=$BUILD/doubles
 T=$(mktemp -d "${TMPDIR:-/tmp}/ncs-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+T_SINCE=$((EPOCHSECONDS - 1))
+. "$ROOT/tests/shm_leftovers.sh"
+# ncs_cleanup: run at exit (a test's own EXIT trap calls it last): gives back the /dev/shm
+# rings files of the test's dead processes whose traces are under $T, then deletes $T.
+ncs_cleanup() { shm_give_back "$T" "$T_SINCE"; rm -rf "$T"; }
+trap ncs_cleanup EXIT
 # The shim's exit waits (final flush, CommDestroy) are bounded by NCCLSCOPE_EXIT_MS (3 s by
 # default). A check that a trace is complete must not depend on the writer getting a core within
 # 3 s on a loaded machine, so tests run with 60 s unless they set it: a healthy run takes what

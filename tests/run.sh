@@ -2,7 +2,8 @@
 # run.sh BUILD — runs every tests/test_*.sh and every built unit test $BUILD/tests/test_*,
 # counts their "PASS:", "FAIL:" and "SKIP:" lines, and ends with "N passed, N failed, N skipped".
 # A test that exits non-zero without printing a FAIL line counts as one failure; a test that
-# runs longer than its limit (NCS_TEST_TIMEOUT, default 300 s) is killed and counts as one.
+# runs longer than its limit (NCS_TEST_TIMEOUT, default 300 s) is killed and counts as one; so
+# does a test that leaves files on the host's /dev/shm (below).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
@@ -12,6 +13,27 @@ limit=${NCS_TEST_TIMEOUT:-300}
 only=${NCS_TEST_ONLY:-}
 passed=0 failed=0 skipped=0
 log=$(mktemp)
+# Every test's scratch directory (lib.sh's $T, any mktemp) is made under one directory of the
+# suite's own, so that what a test's processes leave on /dev/shm can be told from what other
+# users of the host leave there: a rings file names its trace in its header (shm_leftovers.sh).
+. "$ROOT/tests/shm_leftovers.sh"
+suite_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ncs-suite.XXXXXX")
+suite_since=$((EPOCHSECONDS - 1))
+export TMPDIR=$suite_tmp
+# shm_left NAME SINCE: after test NAME (begun at SINCE), the files its processes left on
+# /dev/shm, reported as one failure and deleted: rings files of dead processes whose traces
+# were under the suite's directory (lib.sh gives back those under $T; this catches the rest),
+# and the NCCL double's segments made since the test began that no live process has mapped.
+shm_left() {
+  local left seg
+  left=$(shm_leftovers "$suite_tmp" "$suite_since")
+  seg=$(shm_segments "$2")
+  [ -n "$seg" ] && left="$left${left:+$'\n'}$seg"
+  [ -z "$left" ] && return 0
+  echo "FAIL: $1 left $(printf '%s\n' "$left" | wc -l) files on /dev/shm (their processes are gone): $(printf '%s\n' "$left" | head -5 | tr '\n' ' ')"
+  printf '%s\n' "$left" | while IFS= read -r d; do rm -f "$d"; done
+  return 1
+}
 # python3 is looked up once for the whole suite: the tests call it several hundred times, and
 # where python3 is a version manager's shim (pyenv's is a shell script that runs pyenv to pick
 # the interpreter: about 0.5 s of CPU a call, against 0.05 s for the interpreter itself) the
@@ -26,10 +48,11 @@ fi
 run_one() {
   local name=$1; shift
   [ -n "$only" ] && case $name in *$only*) ;; *) return ;; esac
-  local start=$SECONDS
+  local start=$SECONDS since=$((EPOCHSECONDS - 1))
   echo "== $name"
   timeout -k 10 "$limit" "$@" >"$log" 2>&1
   local rc=$?
+  shm_left "$name" "$since" >>"$log"
   cat "$log"
   local p f s
   p=$(grep -c '^PASS: ' "$log"); f=$(grep -c '^FAIL: ' "$log"); s=$(grep -c '^SKIP: ' "$log")
@@ -60,6 +83,7 @@ for t in "$ROOT"/tests/test_*.sh; do
 done
 [ -n "$prebuild" ] && wait "$prebuild" 2>/dev/null
 rm -f "$log"
+rm -rf "$suite_tmp"
 [ -n "$pybin" ] && rm -rf "$pybin"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -17,7 +17,7 @@ if ! mount -t tmpfs -o size=32k none "$M" 2>"$T/mount.err"; then
   exit 0
 fi
 umount "$M"
-trap 'umount "$M" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'umount "$M" 2>/dev/null; ncs_cleanup' EXIT
 export NCCLSCOPE_FLUSH_MS=10 NCCL_DEBUG=
 JOB="150 sleep=3000 quiet"
 "$FJOB" $JOB >"$T/plain.out" 2>/dev/null

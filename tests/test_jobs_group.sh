@@ -22,7 +22,7 @@ LAUNCH=$ROOT/tests/jobs/launch.sh
 traced() { NCCLSCOPE_DIR="$T/$1" LD_PRELOAD="$SHIM" "${@:2}"; }
 # A job left running (a failed check) is stopped with the test: its launcher kills its ranks.
 LIVE=()
-trap 'for p in "${LIVE[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+trap 'for p in "${LIVE[@]}"; do kill "$p" 2>/dev/null; done; ncs_cleanup' EXIT
 # stop_ranks PID: kill -9 the ranks of the launch.sh whose pid is PID, and reap it
 stop_ranks() { local k; k=$(pgrep -P "$1"); [ -n "$k" ] && kill -9 $k; wait "$1" 2>/dev/null; }
 

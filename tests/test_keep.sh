@@ -61,10 +61,10 @@ seqs() {
 FS=$T/fs
 mkdir -p "$FS"
 if mount -t tmpfs -o size=64m none "$FS" 2>/dev/null; then
-  trap 'umount "$FS" 2>/dev/null; umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
+  trap 'umount "$FS" 2>/dev/null; umount "$T/mnt" 2>/dev/null; ncs_cleanup' EXIT
 elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
   FS=$(mktemp -d /dev/shm/ncs-keep.XXXXXX)
-  trap 'rm -rf "$FS"; umount "$T/mnt" 2>/dev/null; rm -rf "$T"' EXIT
+  trap 'rm -rf "$FS"; umount "$T/mnt" 2>/dev/null; ncs_cleanup' EXIT
 else
   FS=
 fi

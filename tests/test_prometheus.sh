@@ -23,7 +23,7 @@ if [ -z "$NODEEXP" ] || [ -z "$PROM" ] || [ -z "$PROMTOOL" ] || ! command -v pyt
 fi
 started=()
 stop_all() { for p in "${started[@]}"; do kill "$p" 2>/dev/null; done; for p in "${started[@]}"; do wait "$p" 2>/dev/null; done; }
-trap 'stop_all; rm -rf "$T"' EXIT
+trap 'stop_all; ncs_cleanup' EXIT
 
 check "prometheus: promtool check rules on the shipped rules" "$PROMTOOL" check rules "$RULES"
 

@@ -2,7 +2,8 @@
  * segment, the barriers, the staging slots, the point-to-point rings and their doorbells.
  *
  * Contract: nd_seg_join() blocks until all nranks ranks joined (as ncclCommInitRank does),
- * then unlinks the name so nothing is left in /dev/shm. Every wait here gives up with -1
+ * then unlinks the name so nothing is left in /dev/shm (also when it gives up waiting for the
+ * others: an aborted or timed-out init). Every wait here gives up with -1
  * when the communicator was aborted/revoked, or a peer process died, so CommAbort and a dead
  * rank never leave a thread stuck forever. Waits sleep on futexes, never spin for long. */
 #include "nd_internal.h"
@@ -178,6 +179,10 @@ int nd_seg_join(struct ncclComm *c, const char *name, int nranks, int rank) {
   uint64_t deadline = cudaDoubleNowNs() + (uint64_t)init_timeout_s() * 1000000000ull;
   while ((j = atomic_load(&s->joined)) < (uint32_t)nranks) {
     if (atomic_load(&c->aborted) || cudaDoubleNowNs() > deadline) {
+      /* given up before every rank joined: the name goes, as NCCL's creator unlinks its
+       * segment when it closes it before every peer attached (shmutils.cc, ncclShmClose);
+       * a rank still to come makes a new segment and fails the same way */
+      shm_unlink(name);
       c->seg = NULL;
       munmap(m, size);
       return ncclSystemError;

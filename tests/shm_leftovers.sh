@@ -1,0 +1,42 @@
+# shm_leftovers.sh — sourced by tests/lib.sh and tests/run.sh: what the tests' own processes
+# left on the host's /dev/shm. A process that ends without its exit handlers (_exit, kill -9,
+# a fork child that calls NCCL) leaves its rings file there (docs/SHIM.md "The rings file");
+# a test directory deleted afterwards leaves nothing that would ever give it back, and each
+# holds memory (up to 18 MiB), so the tests give back their own.
+#
+# shm_leftovers DIR SINCE: prints the paths of this user's rings files on /dev/shm modified
+# since SINCE (seconds since the epoch) whose process is gone and whose trace (the path in the
+# file's header, docs/FORMAT.md "Rings file": bytes 104-1127, NUL-terminated) lies under DIR.
+# One find and one python3 whatever the number of files (other users' leftovers included).
+shm_leftovers() {
+  find /dev/shm -maxdepth 1 -name "ncclscope-$EUID-*.rings" -newermt "@$2" 2>/dev/null |
+    python3 -c '
+import os, sys
+under = sys.argv[1].rstrip("/") + "/"
+for path in sys.stdin.read().split("\n"):
+    pid = path.rsplit("/", 1)[-1].split("-")[2] if path.count("-") >= 3 else ""
+    if not pid.isdigit() or os.path.exists("/proc/" + pid):
+        continue
+    try:
+        with open(path, "rb") as f:
+            trace = f.read(1128)[104:].split(b"\0", 1)[0]
+    except OSError:
+        continue
+    if trace.decode("utf-8", "replace").startswith(under):
+        print(path)
+' "$1"
+}
+# shm_segments SINCE: prints the NCCL double's segments (/dev/shm/ncclD.*, tests/doubles/nccl/
+# nd_shm.c) modified since SINCE that no live process has mapped: a rank killed while it waited
+# for its peers (a scenario of test_hang) leaves the name, which only the last rank to join
+# removes. Read from every process's maps, only when there is such a segment at all.
+shm_segments() {
+  local c
+  c=$(find /dev/shm -maxdepth 1 -name 'ncclD.*' -newermt "@$1" 2>/dev/null | sort)
+  [ -n "$c" ] || return 0
+  comm -23 <(printf '%s\n' "$c") <(cat /proc/[0-9]*/maps 2>/dev/null | grep -o '/dev/shm/ncclD\.[^ ]*' | sort -u)
+}
+# shm_give_back DIR SINCE: deletes what shm_leftovers DIR SINCE and shm_segments SINCE print
+# (the test is over: nothing will read those files through links that are about to be deleted,
+# nor join those segments).
+shm_give_back() { { shm_leftovers "$1" "$2"; shm_segments "$2"; } | while IFS= read -r f; do rm -f "$f"; done; }
