@@ -7,10 +7,12 @@
 # shm_leftovers DIR SINCE: prints the paths of this user's rings files on /dev/shm modified
 # since SINCE (seconds since the epoch) whose process is gone and whose trace (the path in the
 # file's header, docs/FORMAT.md "Rings file": bytes 104-1127, NUL-terminated) lies under DIR.
-# One find and one python3 whatever the number of files (other users' leftovers included).
+# One find, and one python3 when it found any, whatever the number of files.
 shm_leftovers() {
-  find /dev/shm -maxdepth 1 -name "ncclscope-$EUID-*.rings" -newermt "@$2" 2>/dev/null |
-    python3 -c '
+  local c
+  c=$(find /dev/shm -maxdepth 1 -name "ncclscope-$EUID-*.rings" -newermt "@$2" 2>/dev/null)
+  [ -n "$c" ] || return 0
+  printf '%s\n' "$c" | python3 -c '
 import os, sys
 under = sys.argv[1].rstrip("/") + "/"
 for path in sys.stdin.read().split("\n"):
