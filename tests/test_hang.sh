@@ -68,7 +68,12 @@ check "hang: healthy job: no hang, dead-rank, init-hang or desync verdict" no_ha
 "$NCS" report "$T/healthy" >"$T/healthy.rep" 2>&1
 check_eq "hang: healthy job: report exits 0, no trace cut" "0 0" "$? $(grep -c 'CUT' "$T/healthy.rep")"
 
-start live --steps 100000 --step-ms 5
+# The healthy jobs that watch and doctor read while they run keep the shim's default flush
+# period (500 ms): dead-rank judges a cut trace dead once its peers' last sign of life is later
+# by two of its observed heartbeat periods + 100 ms, and with the 50 ms the hang scenarios use
+# (200 ms) a writer kept off the CPU that long on a loaded machine made a running rank "dead"
+# (seen at load 17: rank 0's trace 0.255 s behind rank 1's).
+NCCLSCOPE_FLUSH_MS=500 start live --steps 100000 --step-ms 5
 # both ranks' traces (*.ncs: each also has its .rings file beside it) hold an all-reduce
 poll 30 bash -c "[ \$(ls '$T/live'/*.ncs 2>/dev/null | wc -l) -eq 2 ] && '$NCS' report --json '$T/live' 2>/dev/null | grep -q '\"AllReduce\"'" ||
   fail "hang: the live job's two traces never showed an all-reduce within 30 s: $(ls "$T/live" | tr '\n' ' ')"
@@ -79,13 +84,14 @@ check "hang: live report of a healthy running job: doctor reads the cut traces a
   test "$(cat "$T/live.rc")" -le 1
 check "hang: live report of a healthy running job: no hang verdict" no_hang_verdict live
 "$NCS" watch --once "$T/live" >"$T/live.watch" 2>&1
-check_eq "hang: watch --once on a healthy running job: exit 0, one line per rank" "0 2" \
-  "$? $(grep -c '^[01] ' "$T/live.watch")"
+got="$? $(grep -c '^[01] ' "$T/live.watch")"
+check_eq "hang: watch --once on a healthy running job: exit 0, one line per rank" "0 2" "$got"
+[ "$got" = "0 2" ] || sed 's/^/    /' "$T/live.watch"
 check_eq "hang: the job was still running during those checks" 0 "$(kill -0 "$(cat "$T/live.pid")" 2>/dev/null; echo $?)"
 stop live
 
 # watch on a healthy job until it ends: exit 0
-start wfine --steps 200 --step-ms 2
+NCCLSCOPE_FLUSH_MS=500 start wfine --steps 200 --step-ms 2
 timeout 60 "$NCS" watch --interval 0.2 "$T/wfine" >"$T/wfine.watch" 2>&1; rc=$?
 check_eq "hang: watch on a job that does not hang: exit 0 when every rank finished" "0 1" \
   "$rc $(grep -c '^every rank finished' "$T/wfine.watch")"
