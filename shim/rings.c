@@ -43,7 +43,7 @@
  *     the writer gets the CPU. The first thread's ring is made, reserved and its first window
  *     populated by the writer at attach (`spare`); a later thread's ring is made on its own
  *     thread (claim, fallocate, mmap, its first window populated there) and the writer makes
- *     the next one ahead of time from then on.
+ *     the next one ahead of time from then on, once the process has recorded for 1 s.
  *   - An idle ring gives its memory back: once its owner has recorded nothing for 1 s and the
  *     writer has drained it, the writer lowers its `limit` to the end of 1/8 of the ring ahead
  *     of the head (the owner records only below it: internal.h) and drops the mappings of
@@ -101,7 +101,7 @@ static _Atomic uint64_t memory_rings; /* rings that had to live in process memor
 
 /* A ring made (in the file, its first window populated) before a thread asked for one. */
 static struct ncs_ring *_Atomic spare;
-static _Atomic int spare_wanted; /* a thread had to make its own ring: keep one ready from now on */
+static _Atomic int spare_wanted; /* a thread had to make its own ring: keep one ready (after SPARE_AFTER_NS) */
 
 /* Writer thread only: per ring slot, how far its pages are populated and since when it is idle. */
 static struct {
@@ -136,6 +136,10 @@ static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (befor
 /* A new ring's first reservation on /dev/shm, a fraction of the ring (3 MiB of the default
  * one): see file_ring() */
 #define SHM_FIRST_RESERVE_DIV 4u
+/* The writer keeps a spare ring ready (once a thread had to make its own) only in a process
+ * that has recorded this long: a short one, whose threads are all there by then, never pays
+ * for a ring no thread takes (its first quarter, 3 MiB a tmpfs zeroes at once) */
+#define SPARE_AFTER_NS 1000000000ull
 /* Dead processes' files on /dev/shm are looked for once this process has recorded this long */
 #define LEFTOVERS_AFTER_NS 10000000000ull
 #define LEFTOVERS_EVERY_NS 60000000000ull /* and again this often (children that _exit leave theirs) */
@@ -576,7 +580,7 @@ static uint64_t window_ahead(uint64_t head, uint64_t records) {
 }
 
 void ncs_rings_tend(uint64_t now_ns) {
-  if (atomic_load_explicit(&spare_wanted, memory_order_relaxed)) make_spare();
+  if (atomic_load_explicit(&spare_wanted, memory_order_relaxed) && now_ns - R.attached_ns >= SPARE_AFTER_NS) make_spare();
   /* off the activation path, and not in a short process (the scan of /dev/shm alone can be
    * a millisecond: a 10-call process's fixed cost) */
   if (R.shm && now_ns - R.attached_ns >= LEFTOVERS_AFTER_NS) {
