@@ -6,7 +6,9 @@
  *     process's global scope (a C++ program keeps libgcc_s's unwinder). Without libunwind,
  *     glibc's backtrace() is used.
  *   - libunwind's own pages: its imports of mmap and munmap go to unwmem.c (a thread's first
- *     unwind builds a 256 KiB trace cache: mapped in one call, reused after a thread exits).
+ *     unw_backtrace builds a 256 KiB trace cache: mapped in one call, reused after a thread
+ *     exits). With the memo, a stack's first unwind walks libunwind's cursor instead (which
+ *     the memo needs anyway): a thread whose stacks the memo keeps never builds that cache.
  *   - libunwind's own descriptors: it keeps a pipe to test addresses before reading them (when
  *     it walks a frame without unwind information it reads a byte from the pipe and writes the
  *     address's byte into it; a read that fails closes both numbers and opens a new pipe).
@@ -120,6 +122,14 @@ static void memo_start(void *libunwind) {
   memo_on = cursor.getcontext && cursor.init_local && cursor.step && cursor.get_reg && cursor.is_signal_frame &&
             ncs_cfg.callsite_depth <= MEMO_MAXF;
 }
+
+/* libunwind's first use on this thread (its set-up, which may allocate), through the cursor:
+ * no trace cache. */
+static void memo_warm(void) {
+  ucontext_t uc;
+  struct { uint64_t w[UNW_CURSOR_WORDS]; } c;
+  if (cursor.getcontext(&uc) >= 0 && cursor.init_local(&c, &uc) >= 0) cursor.step(&c);
+}
 #endif
 
 static int glibc_bt(void **buf, int n) { return backtrace(buf, n); }
@@ -194,7 +204,11 @@ static void callsite_start(void) {
   }
   if (!f) f = glibc_bt;
   void *warm[4];
-  f(warm, 4); /* first call may allocate (glibc loads libgcc_s, libunwind sets up caches) */
+#ifdef MEMO
+  if (memo_on) memo_warm(); /* the memo learns through the cursor: no trace cache here */
+  else
+#endif
+    f(warm, 4); /* first call may allocate (glibc loads libgcc_s, libunwind sets up caches) */
   ncs_gate_leave();
   if (f == glibc_bt) ncs_debug("libunwind.so.8 not available: call sites use glibc backtrace()");
   unwinder = f;
@@ -306,57 +320,54 @@ static void known_extend(uintptr_t lo, uintptr_t hi) {
   known[0] = x;
 }
 
-/* Unwinds again with libunwind's cursor (its stack pointers, which unw_backtrace does not
- * give), from the frame returning to ra_at's address on, and remembers the stack fr[0, nf) with
- * id `id` when every frame checks out: the cursor found the same addresses, each frame i >= 1
- * has its address in the word just below its stack pointer, the stack pointers rise, no frame
- * is a signal frame, and the walk ended where unw_backtrace's did. A stack that does not check
- * out leaves a marker: no stack through that return address is remembered then. Extends the
- * thread's known stack by what the walk read. Under the fork gate (the caller's). */
-static void memo_learn(void *const *ra_at, void *const *fr, int nf, uint32_t id) {
-  struct memo e;
-  memset(&e, 0, sizeof e);
-  atomic_init(&e.ra, (uintptr_t)fr[0]);
-  atomic_init(&e.id, 1);
+/* Unwinds with libunwind's cursor (it gives each frame's stack pointer) from the frame
+ * returning to ra_at's address on, up to the depth: the addresses into fr, and into e the
+ * stack's memo entry (all but its id). The number of frames, or 0 when a frame does not check
+ * out: each frame i >= 1 has its address in the word just below its stack pointer, the stack
+ * pointers rise, no frame is a signal frame, and the walk ends at the depth or at the stack's
+ * end (not in an error). Extends the thread's known stack by what the walk read. Under the
+ * fork gate (the caller's). Its first unwind on a thread is the only one there for a stack
+ * the memo then remembers: unw_backtrace (and its 256 KiB trace cache per thread, ~0.4 ms of
+ * a short process's CPU for each calling thread) only for stacks the memo cannot keep. */
+static int memo_walk(void *const *ra_at, void **fr, struct memo *e) {
+  memset(e, 0, sizeof *e);
+  atomic_init(&e->ra, (uintptr_t)*ra_at);
   ucontext_t uc;
   struct { uint64_t w[UNW_CURSOR_WORDS]; } c;
   uintptr_t sp0 = (uintptr_t)(ra_at + 1), sp = 0, prev = 0;
-  int got = 0, skipped = 0, step = 1;
-  if (nf > MEMO_MAXF || cursor.getcontext(&uc) < 0 || cursor.init_local(&c, &uc) < 0) goto store;
-  while (got < nf && (step = cursor.step(&c)) > 0) {
+  int got = 0, skipped = 0, step = 1, depth = (int)ncs_cfg.callsite_depth;
+  if (cursor.getcontext(&uc) < 0 || cursor.init_local(&c, &uc) < 0) return 0;
+  while (got < depth && (step = cursor.step(&c)) > 0) {
     uint64_t ip, rsp;
-    if (cursor.get_reg(&c, UNW_X86_64_RIP, &ip) < 0 || cursor.get_reg(&c, UNW_X86_64_RSP, &rsp) < 0) goto store;
-    if (got == 0 && (uintptr_t)ip != (uintptr_t)fr[0]) { /* the shim's own frames */
-      if (++skipped > 8) goto store;
+    if (cursor.get_reg(&c, UNW_X86_64_RIP, &ip) < 0 || cursor.get_reg(&c, UNW_X86_64_RSP, &rsp) < 0) return 0;
+    if (got == 0 && (uintptr_t)ip != (uintptr_t)*ra_at) { /* the shim's own frames */
+      if (++skipped > 8) return 0;
       continue;
     }
     sp = (uintptr_t)rsp;
-    if ((uintptr_t)ip != (uintptr_t)fr[got] || cursor.is_signal_frame(&c) > 0) goto store;
-    if (got == 0 ? sp != sp0 : sp <= prev || *(const uintptr_t *)(sp - 8) != (uintptr_t)ip) goto store;
+    if (cursor.is_signal_frame(&c) > 0) return 0;
+    if (got == 0 ? sp != sp0 : sp <= prev || *(const uintptr_t *)(sp - 8) != (uintptr_t)ip) return 0;
     if (got > 0) {
-      if ((sp - sp0) / 8 > UINT16_MAX) goto store;
-      e.at[got] = (uint16_t)((sp - 8 - sp0) / 8);
+      if ((sp - sp0) / 8 > UINT16_MAX) return 0;
+      e->at[got] = (uint16_t)((sp - 8 - sp0) / 8);
     }
-    e.ip[got++] = (uintptr_t)ip;
+    fr[got] = (void *)(uintptr_t)ip;
+    e->ip[got++] = (uintptr_t)ip;
     prev = sp;
   }
-  /* unw_backtrace stopped at nf frames either for the depth (then so did this walk) or at the
-   * stack's end (then this walk must end there too, not in an error) */
-  if (got != nf || (nf < (int)ncs_cfg.callsite_depth && step > 0 && cursor.step(&c) != 0) || step < 0) goto store;
-  e.nf = (uint16_t)nf;
-  e.reach = (uint16_t)((sp - sp0) / 8);
-  atomic_store_explicit(&e.id, id, memory_order_relaxed);
+  if (step < 0 || got == 0 || (sp - sp0) / 8 > UINT16_MAX) return 0;
+  e->nf = (uint16_t)got;
+  e->reach = (uint16_t)((sp - sp0) / 8);
   known_extend(sp0, sp);
-store:
-  memo_store(&e);
+  return got;
 }
+
 #endif
 
 static _Atomic uint64_t unwinds; /* captures that unwound (NCCLSCOPE_DEBUG=1 says how many at exit) */
 
-/* The capture without the memo's answer: unwinds with unw_backtrace (or glibc's backtrace), and
- * when `learn`, remembers the stack (memo_learn). */
-static __attribute__((noinline)) uint32_t capture_unwind(void *const *ra_at, int learn) {
+/* The capture without the memo's answer: unwinds with unw_backtrace (or glibc's backtrace). */
+static __attribute__((noinline)) uint32_t capture_unwind(void *const *ra_at) {
   unsigned depth = ncs_cfg.callsite_depth;
   bt_fn bt = unwinder;
   if (!depth || !bt) return 0;
@@ -368,33 +379,49 @@ static __attribute__((noinline)) uint32_t capture_unwind(void *const *ra_at, int
   ncs_gate_leave();
   int start = 0;
   while (start < n && buf[start] != ra) start++;
-  if (start == n) { /* the caller's address was not seen: best effort */
-    start = n > 2 ? 2 : 0;
-    learn = 0;
-  }
+  if (start == n) start = n > 2 ? 2 : 0; /* the caller's address was not seen: best effort */
   int nf = n - start;
   if (nf > (int)depth) nf = (int)depth;
   if (nf <= 0) return 0;
-  uint32_t id = site_id(&buf[start], nf);
+  return site_id(&buf[start], nf);
+}
+
 #ifdef MEMO
-  if (learn && id) {
-    ncs_gate_enter();
-    memo_learn(ra_at, &buf[start], nf, id);
-    ncs_gate_leave();
+/* The capture of a stack the memo may remember: the cursor's walk (memo_walk), its id, and the
+ * stack remembered; a stack that does not check out leaves a marker (no stack through that
+ * return address is remembered then) and is unwound by capture_unwind. */
+static __attribute__((noinline)) uint32_t capture_learn(void *const *ra_at) {
+  struct memo e;
+  void *fr[MEMO_MAXF];
+  ncs_gate_enter(); /* libunwind reads the loader's lists under its lock */
+  int nf = memo_walk(ra_at, fr, &e);
+  ncs_gate_leave();
+  if (nf <= 0) {
+    memset(&e, 0, sizeof e);
+    atomic_init(&e.ra, (uintptr_t)*ra_at);
+    atomic_init(&e.id, 1); /* nf 0: the marker */
+    memo_store(&e);
+    return capture_unwind(ra_at);
   }
-#endif
+  atomic_fetch_add_explicit(&unwinds, 1, memory_order_relaxed);
+  uint32_t id = site_id(fr, nf);
+  if (id) {
+    atomic_store_explicit(&e.id, id, memory_order_relaxed);
+    memo_store(&e);
+  }
   return id;
 }
+#endif
 
 uint32_t ncs_callsite_capture(void *const *ra_at) {
 #ifdef MEMO
   if (memo_on) {
     uint64_t got = memo_find((uintptr_t)*ra_at, (const uintptr_t *)(ra_at + 1));
     if ((uint32_t)got) return (uint32_t)got;
-    return capture_unwind(ra_at, got == MEMO_LEARN);
+    return got == MEMO_LEARN ? capture_learn(ra_at) : capture_unwind(ra_at);
   }
 #endif
-  return capture_unwind(ra_at, 0);
+  return capture_unwind(ra_at);
 }
 
 /* ---- writer side ---- */
