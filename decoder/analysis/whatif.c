@@ -7,7 +7,7 @@
  *
  * Contract: an analysis (analysis.h) after verdicts (the job's transports and NVLink, from the
  * headline) and metrics (step starts: model/stages.h) in the registry. Per file it
- * keeps the kernels (KERNEL records, 48 bytes each), the NCCL calls' sizes grouped as NCCL
+ * keeps the kernels (KERNEL records, 48 bytes each, base/bigarr.h), the NCCL calls' sizes grouped as NCCL
  * launches them (one kernel per call, one per group and kernel operation; model/launches.h,
  * 4 bytes each in the common case; dropped for a file without kernel activity: model/kwatch.h)
  * and, while the file is read, its topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
@@ -69,8 +69,6 @@ struct wf_file {
   struct ncs_knames names;
   struct ncs_rl_k *k;
   size_t nk, capk;
-  uint32_t *kname;          /* [nk] name ids until the file is done */
-  size_t capn;
   struct unit u;             /* the launch being made (have_u) */
   int have_u;
   struct ncs_launches *done; /* the launches before it, compact (NULL: none yet, or given back) */
@@ -157,12 +155,10 @@ static int wf_raw(void *ctx, const struct ncs_raw *r) {
     struct ncs_kernel x;
     struct ncs_rbuf b;
     if (ncs_dec_kernel(ncs_rbuf_on(&b, r->body, r->len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) return 0;
-    if (ncs_big_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0 ||
-        ncs_big_grow((void **)&f->kname, &f->capn, f->nk + 1, sizeof *f->kname) != 0)
-      return 0;
-    f->k[f->nk] = (struct ncs_rl_k){.start = x.start, .end = x.start + x.duration, .stream = x.stream,
-                                    .nccl = x.kclass == NCS_KCLASS_NCCL, .kop = -1};
-    f->kname[f->nk++] = x.name;
+    if (ncs_big_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0) return 0;
+    /* op holds the kernel's name id until the file is done (wf_file_done) */
+    f->k[f->nk++] = (struct ncs_rl_k){.start = x.start, .end = x.start + x.duration, .stream = x.stream,
+                                      .nccl = x.kclass == NCS_KCLASS_NCCL, .kop = -1, .op = x.name};
     return 0;
   }
   if (ncs_knames_add_raw(&f->names, r)) return 0;
@@ -277,14 +273,22 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   struct wf *s = state;
   if (!s || file < 0 || file >= s->n) return;
   struct wf_file *f = &s->f[file];
-  for (size_t i = 0; i < f->nk; i++)
-    if (f->k[i].nccl || ncs_is_nccl_kernel(ncs_knames_get(&f->names, f->kname[i]) ? ncs_knames_get(&f->names, f->kname[i]) : "")) {
-      f->k[i].nccl = 1;
-      f->k[i].kop = kop_of(ncs_knames_get(&f->names, f->kname[i]));
+  uint32_t last = 0;           /* the name looked up last (kernels repeat a few names): */
+  int last_nccl = 0, last_kop = -1, have_last = 0;
+  for (size_t i = 0; i < f->nk; i++) {
+    uint32_t name = f->k[i].op;
+    f->k[i].op = 0; /* (the name id until now) */
+    if (!have_last || name != last) {
+      const char *nm = ncs_knames_get(&f->names, name);
+      last = name, have_last = 1;
+      last_nccl = ncs_is_nccl_kernel(nm ? nm : "");
+      last_kop = kop_of(nm);
     }
-  ncs_big_free(f->kname, f->capn, sizeof *f->kname);
-  f->kname = NULL;
-  f->capn = 0;
+    if (f->k[i].nccl || last_nccl) {
+      f->k[i].nccl = 1;
+      f->k[i].kop = last_kop;
+    }
+  }
   ncs_knames_free(&f->names);
   if (f->nk) ncs_runsort(f->k, f->nk, sizeof *f->k, cmp_k);
   commit_unit(f);
@@ -605,7 +609,6 @@ static void wf_destroy(void *state) {
   if (!s) return;
   for (int i = 0; i < s->n; i++) {
     ncs_big_free(s->f[i].k, s->f[i].capk, sizeof *s->f[i].k);
-    ncs_big_free(s->f[i].kname, s->f[i].capn, sizeof *s->f[i].kname);
     if (s->f[i].done) ncs_launches_free(s->f[i].done);
     free(s->f[i].done);
     free(s->f[i].nranks);
