@@ -86,6 +86,36 @@ int main(void) {
   CHECK(worst_est == 0, "shift: estimate is the median of all pairwise differences (5 sample sets, brute force)");
   CHECK(worst_ci == 0, "shift: interval is [D_(k), D_(nm+1-k)] of the sorted differences (brute force)");
 
+  /* Exactly, with ties (values on a 0.05 grid: many equal differences) and sets large enough
+   * that the search lists the last differences between its bounds (more than 2(n+m) pairs);
+   * conf 0 gives the same estimate and no interval */
+  {
+    int n = 300, m = 410, bad = 0, bad0 = 0;
+    double *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y);
+    for (int rep = 0; rep < 3; rep++) {
+      draw(x, n, 0, 1);
+      draw(y, m, 0.2, 1.5);
+      if (rep > 0)
+        for (int i = 0; i < n || i < m; i++) {
+          if (i < n) x[i] = round(x[i] * 20) / 20;
+          if (i < m) y[i] = round(y[i] * 20) / 20;
+        }
+      double *d = diffs(x, n, y, m);
+      size_t N = (size_t)n * m;
+      double med = (d[N / 2 - 1] + d[N / 2]) / 2;
+      double k = floor(N / 2.0 - 2.575829 * sqrt((double)N * (n + m + 1) / 12.0));
+      struct ncs_shift s, s0;
+      ncs_shift_hl(x, n, y, m, 0.99, &s);
+      bad += s.est != med || s.lo != d[(size_t)k - 1] || s.hi != d[N - (size_t)k];
+      ncs_shift_hl(x, n, y, m, 0, &s0);
+      bad0 += s0.est != med || !isinf(s0.lo) || !isinf(s0.hi);
+      free(d);
+    }
+    CHECK(bad == 0, "shift: 300 x 410 samples, with and without ties: estimate and 99%% interval equal the brute-force differences exactly (%d of 3 differ)", bad);
+    CHECK(bad0 == 0, "shift: conf 0: the same estimate, the interval left unbounded (%d of 3 differ)", bad0);
+    free(x); free(y);
+  }
+
   /* A pure shift: y = x + c exactly; the estimate is c, the interval holds it */
   {
     double x[50], y[50];

@@ -19,7 +19,7 @@ double ncs_gate_drift(const double *v, int n) {
   if (!c) return INFINITY;
   memcpy(c, v, (size_t)n * sizeof *c);
   struct ncs_shift s;
-  ncs_shift_hl(c, n / 2, c + n / 2, n - n / 2, 0.5, &s);
+  ncs_shift_hl(c, n / 2, c + n / 2, n - n / 2, 0, &s); /* the estimate only */
   free(c);
   return fabs(snap(s.est));
 }

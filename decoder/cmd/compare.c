@@ -92,10 +92,12 @@ static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
-/* Median of n values (sorts them); 0 when n is 0. */
+/* Median of n values (sorts them, unless they are in order already); 0 when n is 0. */
 static double median(double *v, int n) {
   if (n <= 0) return 0;
-  if (n > 1) qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  int i = 1;
+  while (i < n && v[i] >= v[i - 1]) i++;
+  if (i < n) qsort(v, (size_t)n, sizeof *v, cmp_dbl);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -7,10 +7,11 @@
  * y_j - x_i, the interval [D_(k), D_(nm+1-k)] of the sorted differences with
  * k = floor(nm/2 - z * sqrt(nm(n+m+1)/12)) (the normal approximation of the Mann-Whitney U
  * distribution, no tie correction: ties make the interval wider, never narrower), z the
- * two-sided normal quantile of `conf`. No difference is stored: a k-th smallest difference is
- * found by bisection on the count of differences <= d, O((n+m) log) time, O(1) memory. When k < 1
- * (too few samples for that confidence) the interval is unbounded (-inf, +inf). Pure: no
- * state, no allocation. */
+ * two-sided normal quantile of `conf`. A k-th smallest difference is found exactly: bisection on
+ * the count of differences <= d until at most 2(n+m) of them remain between the bounds, which
+ * are then listed and selected (O((n+m) log) time, O(n+m) memory for the list, a slower
+ * bisection to the end without it). When k < 1 (too few samples for that confidence) the
+ * interval is unbounded (-inf, +inf). Pure: no state. */
 #ifndef NCS_SHIFT_H
 #define NCS_SHIFT_H
 
@@ -21,7 +22,8 @@ struct ncs_shift {
 };
 
 /* Returns 0, or -1 when n or m is below 1 (*s then holds the counts, est 0, an unbounded
- * interval). conf in (0, 1), e.g. 0.95. */
+ * interval). conf in (0, 1), e.g. 0.95; conf 0: the estimate only (the interval is left
+ * unbounded, its two searches saved). */
 int ncs_shift_hl(double *x, int n, double *y, int m, double conf, struct ncs_shift *s);
 /* The two-sided standard normal quantile: z with P(|Z| <= z) = conf (conf in (0, 1)). */
 double ncs_shift_z(double conf);
