@@ -257,6 +257,7 @@ static void add_replays(struct ncs_dfacts *f) {
     ncs_replay_each(f->replay, 0, on_replayed, f);
     ncs_replay_extra(f->replay, 0, on_replay_extra, f);
   }
+  if (f->keep_replay) return;
   ncs_replay_free(f->replay);
   f->replay = NULL;
 }

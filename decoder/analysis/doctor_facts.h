@@ -76,6 +76,8 @@ struct ncs_dfacts {
   /* CUDA-graph replays (model/replay.h), counted into ncalls, comm_ns, the GPU window and the
    * busbw samples by ncs_dfacts_finish */
   struct ncs_replay *replay;
+  int keep_replay;                        /* set before the read: ncs_dfacts_finish leaves the
+                                             solved model in `replay` for the caller to take */
   struct ncs_replay_sum replays;
   double replay_ns;                       /* the replayed calls' kernel time (a sum) */
   double replay_extra_ns;                 /* what their kernels add to the GPU intervals' union */

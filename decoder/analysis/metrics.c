@@ -196,7 +196,8 @@ struct file_state {
   struct ncs_kwatch kw;       /* kernel activity in the file? The starts are read only for a file
                                  with kernels: without, they are dropped (model/kwatch.h) */
   int starts_dropped;
-  struct ncs_replay *rp;      /* graph replays: fed the file's records, solved when it is done */
+  struct ncs_replay *rp;      /* graph replays: fed the file's records, solved when it is done;
+                                 NULL when the report's stages get them from verdicts (replay_on) */
   struct file_state *next_free;
 };
 struct mfile { struct metrics *m; int file; struct file_state *fs; };
@@ -888,7 +889,8 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->r = &m->rank[file];
   f->m = m;
   f->next_free = NULL;
-  f->rp = ncs_replay_new(); /* NULL: replays not looked for (out of memory) */
+  const struct ncs_stages *st = m->job->stages;
+  f->rp = st && st->replay_on ? NULL : ncs_replay_new(); /* NULL: read from the stages, or not looked for (out of memory) */
   return f;
 }
 static void fs_free(struct file_state *f) {
@@ -1097,12 +1099,15 @@ static void on_replay_extra(void *ctx, uint64_t s, uint64_t e) {
 }
 /* After the calls are committed: the file's graph replays, counted and timed (docs/METRICS.md
  * "Graph replays"); replays starting before the warm-up's end are left out as calls are. */
-static void add_replays(struct file_state *f) {
+static void add_replays(struct file_state *f, int file) {
   struct rank_m *r = f->r;
-  if (!f->rp || ncs_replay_solve(f->rp, &r->rp) != 0 || !r->rp.counted || !r->have_window) return;
+  const struct ncs_replay *rp = f->rp ? f->rp : ncs_stages_replay(f->m->job->stages, file); /* solved there */
+  if (!rp || (f->rp ? ncs_replay_solve(f->rp, &r->rp) != 0 : (ncs_replay_sum_of(rp, &r->rp), 0)) || !r->rp.counted ||
+      !r->have_window)
+    return;
   uint64_t from = r->warm_set ? r->warm_t : 0;
-  ncs_replay_each(f->rp, from, on_replayed, f);
-  ncs_replay_extra(f->rp, from, on_replay_extra, f);
+  ncs_replay_each(rp, from, on_replayed, f);
+  ncs_replay_extra(rp, from, on_replay_extra, f);
 }
 
 static int cmp_pend_made(const void *a, const void *b) {
@@ -1150,11 +1155,11 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   free(left);
   f->npend = 0;
   flush_iv(f, 1);
-  add_replays(f);
+  add_replays(f, file);
   fold_steps(f->r);
   fold_rows(f->r);
   hand_over_starts(m, file, f);
-  ncs_stages_put_replay(m->job->stages, file, f->rp); /* sizes reads the replayed calls */
+  if (f->rp) ncs_stages_put_replay(m->job->stages, file, f->rp); /* sizes reads the replayed calls */
   f->rp = NULL;
   m->files[file].fs = NULL;
   pthread_mutex_lock(&m->mu);

@@ -12,12 +12,15 @@
 #include "analysis/hang.h"
 #include "analysis/headline.h"
 #include "analysis/straggler.h"
+#include "model/stages.h"
 
 struct verdicts {
   struct ncs_doctor d;
   struct ncs_hang *hang;         /* the hang checks; NULL when out of memory (then left out) */
   struct ncs_mux *mux;           /* [n] per file: facts + hang visitors, fanned out */
   struct ncs_headline *h;        /* job->headline */
+  struct ncs_stages *stages;     /* job->stages: each file's solved replays are put there (metrics
+                                    and sizes read them: one model per file, not two) */
   int ok;                        /* every file had its facts */
 };
 
@@ -35,6 +38,11 @@ static void *v_create(const struct ncs_job *job) {
   if (paths) s->hang = ncs_hang_new(job->n, paths, NCS_HANG_DEFAULT_S);
   free(paths);
   s->ok = s->ok && s->mux;
+  if (s->ok && job->stages && job->stages->replay) {
+    s->stages = job->stages;
+    s->stages->replay_on = 1;
+    for (int i = 0; i < s->d.n; i++) s->d.f[i]->keep_replay = 1;
+  }
   return s;
 }
 
@@ -53,6 +61,7 @@ static void v_file_done(void *state, int file, const struct ncs_read_status *st)
   if (!s || !s->ok) return;
   int rc = st->damaged ? 1 : st->error[0] && !st->chunks && !st->truncated ? 2 : 0;
   ncs_dfacts_finish(s->d.f[file], rc, st);
+  if (s->stages) { ncs_stages_put_replay(s->stages, file, s->d.f[file]->replay); s->d.f[file]->replay = NULL; }
   if (s->hang) ncs_hang_file_done(s->hang, file, rc, st);
 }
 

@@ -331,6 +331,8 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   return rc;
 }
 
+void ncs_replay_sum_of(const struct ncs_replay *r, struct ncs_replay_sum *out) { *out = r->sum; }
+
 void ncs_replay_each(const struct ncs_replay *r, uint64_t from,
                      void (*fn)(void *ctx, const struct ncs_replay_call *c, uint64_t s, uint64_t e), void *ctx) {
   if (!r->sum.counted) return;

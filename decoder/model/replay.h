@@ -68,6 +68,8 @@ void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks, int32_
 int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x);
 /* Pairs kernels and calls; fills *out. Returns 0, -1 when out of memory (nothing counted). */
 int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out);
+/* After solve: what it filled *out with (for a reader of a model another module solved). */
+void ncs_replay_sum_of(const struct ncs_replay *r, struct ncs_replay_sum *out);
 /* After solve: each replayed call whose kernel starts at or after `from`, in kernel start
  * order: fn(ctx, call, kernel start, kernel end). */
 void ncs_replay_each(const struct ncs_replay *r, uint64_t from,

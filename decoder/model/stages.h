@@ -8,8 +8,10 @@
  *    cut their per-step figures at them, copying them out only for a file with kernels;
  *  - each file's kernel-activity figures (model/kact.h): gputime puts them; metrics reads them
  *    for its ratio and verdicts;
- *  - each file's CUDA-graph replays (model/replay.h), solved: metrics puts the model it fed and
- *    solved; sizes reads the replayed calls for its per-size rows.
+ *  - each file's CUDA-graph replays (model/replay.h), solved: the doctor's facts inside report
+ *    (analysis/verdicts.c) put the model they fed and solved, and say so (replay_on) when the run
+ *    begins; metrics then reads it instead of feeding a model of its own (else metrics puts
+ *    its own); sizes reads the replayed calls for its per-size rows.
  *
  * Contract: file f's starts and replays are put by their producer in its file_done of f and
  * read by the analyses whose file_done of f comes after it (file_done runs in registry order);
@@ -43,6 +45,7 @@ struct ncs_stages {
   struct ncs_replay **replay;     /* [n] solved replays, owned here; NULL until put */
   struct ncs_kact_fig *fig;       /* [n]; state -1 and have 0 until put */
   int fig_on;                     /* 1 when an analysis of the run puts figures (gputime) */
+  int replay_on;                  /* 1 when verdicts puts the replays, before metrics' file_done */
 };
 
 /* 0, or -1 when out of memory (then nothing is held). */
