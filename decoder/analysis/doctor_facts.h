@@ -83,7 +83,7 @@ struct ncs_dfacts {
   double replay_extra_ns;                 /* what their kernels add to the GPU intervals' union */
   /* read outcome */
   int read_rc;
-  char error[256];
+  char error[1024];
 };
 
 /* Allocates zeroed facts for `path`; NULL when out of memory. */

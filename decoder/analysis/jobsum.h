@@ -56,7 +56,7 @@ struct ncs_jrank {
   int rank_hi, held;
   uint64_t comm_id;           /* that communicator, 0 none */
   int read_rc, truncated;
-  char error[256];
+  char error[1024];
   uint64_t dropped, calls, gpu_calls, gpu_unmatched;
   /* clock */
   uint64_t clock_pairs, clock_unc_ns;

@@ -96,7 +96,7 @@ struct ncs_read_status {
   int damaged;                       /* damage found (see error) */
   int stopped;                       /* a callback asked to stop */
   uint64_t error_offset;             /* byte offset of the damage */
-  char error[256];                   /* "FILE: offset N: what is wrong", empty when none */
+  char error[1024];                  /* "FILE: offset N: what is wrong", empty when none (a long path and a recovery note fit) */
 };
 
 

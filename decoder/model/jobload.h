@@ -39,7 +39,7 @@ struct ncs_fileread {
   int64_t created_ns;         /* realtime of its file header's creation, 0 unknown (and when no
                                  plug-in takes aligned calls: the header is not peeked) */
   int read_rc, truncated;     /* ncs_trace_read's result; cut (ncs_read_status) */
-  char error[256];
+  char error[1024];
   uint64_t dropped;
   /* the aligner's figures (zero when no plug-in takes aligned calls) */
   uint64_t gpu_unmatched, clock_pairs, clock_unc_ns;
