@@ -119,7 +119,7 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
   if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
-  ncs_ivu_add(&f->host_u, c->t_enter, c->t_exit);
+  if (!f->timing_gpu) ncs_ivu_add(&f->host_u, c->t_enter, c->t_exit); /* GPU-timed: the GPU union is the one used */
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
   if (!f->ncomms || (double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
   big_call(f, c);
@@ -131,18 +131,19 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
 struct run_acc { uint64_t first1, last; };
 
 /* The calls of c's operation from c on (to end), the next call of another returned; comm: the
- * operation communicates (its host interval joins the union), coll: a collective with
- * communicators known (bandwidth samples). */
+ * operation communicates (its host interval joins the union, while no GPU time came), coll: a
+ * collective with communicators known (bandwidth samples). */
 static inline __attribute__((always_inline)) const struct ncs_call *
 op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const struct ncs_call *end, int comm, int coll) {
   uint32_t op = c->op;
   uint64_t first1 = a->first1, last = a->last;
+  int host = !f->timing_gpu;
   for (; c < end && c->op == op; c++) {
     uint64_t s = c->t_enter, e = c->t_exit;
     first1 = s <= first1 ? s - 1 : first1;
     last = e > last ? e : last;
     if (!comm) continue;
-    ncs_ivu_add(&f->host_u, s, e);
+    if (host) ncs_ivu_add(&f->host_u, s, e);
     if (!coll || !ncs_rc_ok(c->rc) || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) continue; /* most calls */
     big_call(f, c);
   }
@@ -176,6 +177,7 @@ static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
 static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct ncs_dfacts *f = ctx;
   if (g->flags || g->gpu_end <= g->gpu_start) return 0;
+  if (!f->timing_gpu) ncs_ivu_free(&f->host_u); /* finish takes the GPU union from now on */
   f->timing_gpu = 1;
   if (!f->gpu_first || g->gpu_start < f->gpu_first) f->gpu_first = g->gpu_start;
   if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;

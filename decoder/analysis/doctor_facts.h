@@ -54,7 +54,8 @@ struct ncs_dfacts {
   int timing_gpu;                         /* 1 when GPU_TIME records gave the intervals */
   char timing[8], gpu_timing_env[8];      /* PROCESS timing and env.NCCLSCOPE_GPU_TIMING, "" absent */
   uint64_t ncalls;
-  /* internal state: the unions of host and GPU intervals (several threads' calls interleave) */
+  /* internal state: the unions of host and GPU intervals (several threads' calls interleave);
+   * the host one only until the first GPU time (comm_ns is then the GPU union) */
   struct ncs_ivu host_u, gpu_u;
   uint64_t gpu_first, gpu_last;
   struct ncs_dpending *pending;           /* [NCS_DF_PENDING] while reading; freed by done */

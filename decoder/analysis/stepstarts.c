@@ -111,6 +111,7 @@ static int s_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 }
 static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct ss_file *f = ctx;
+  if (f->dropped) return 0; /* no kernel activity (add_start): no start is wanted any more */
   for (size_t i = 0; i < n; i++) {
     if (f->deciding) {
       int held = room(f);
