@@ -1100,6 +1100,7 @@ static inline uint32_t ncs_columns_run(struct ncs_colrd *rd, uint32_t max) {
   if (most > max) most = max;
   if (most > left) most = (uint32_t)left;
   const uint8_t *p = rd->tp, tc = (uint8_t)(t << 1 | 1); /* a split type's code: one byte */
+  if (!most || p[0] != tc) return 0; /* the next record is of another type (interleaved CALL, GPU_TIME) */
   for (uint64_t w, dif; m + 8 <= most; m += 8) { /* 8 codes at a time (little-endian hosts) */
     memcpy(&w, p + m, 8);
     if ((dif = w ^ (tc * 0x0101010101010101ull)) != 0) return ncs_columns_took(rd, t, m + (uint32_t)__builtin_ctzll(dif) / 8);
