@@ -383,6 +383,64 @@ static void test_hist(void) {
   free(h);
 }
 
+/* Several threads of one process, their calls interleaved in the file chunk by chunk (as the
+ * shim's per-thread rings flush), each thread's clock of calls drifting from the others' (its
+ * own period, gaps between calls): comm_s must be the exact union of the calls' host intervals,
+ * computed here by sorting and merging them all. Committing all but the latest buffered
+ * interval at each flush (the rule before) clipped the slower threads' intervals still to come. */
+static int cmp_iv(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+static void test_threads_interleaved(void) {
+  static const struct { int threads, chunk; uint64_t gap; } cases[] = {
+    {2, 37, 1000}, {2, 500, 50000}, {4, 1, 1000}, {4, 37, 50000}, {4, 500, 1000}, {3, 37, 0}};
+  enum { PER = 5000 };
+  static uint64_t ivs[4 * PER][2];
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    int nt = cases[k].threads, ch = cases[k].chunk;
+    char path[256];
+    snprintf(path, sizeof path, "%s/thr%zu.ncs", dir, k);
+    struct tw t;
+    tw_open(&t, path, 1, 1);
+    comm8(&t, 2);
+    struct ncs_call c[4] = {{0}};
+    int next[4] = {0};
+    size_t n = 0;
+    for (int done = 0; done < nt;) {
+      done = 0;
+      for (int th = 0; th < nt; th++) {
+        for (int i = 0; i < ch && next[th] < PER; i++, next[th]++) {
+          /* thread th: calls of 3000 + 700 th ns, every 3000 + 700 th + gap + 200 th ns */
+          uint64_t dur = 3000 + 700 * (uint64_t)th, at = T0 + (uint64_t)next[th] * (dur + cases[k].gap + 200 * (uint64_t)th);
+          struct ncs_call *cc = &c[th];
+          cc->op = NCS_OP_AllReduce; cc->tcall++; cc->thread = (uint32_t)th + 1; cc->comm = 1; cc->count = 100;
+          cc->datatype = 7; cc->t_enter = at; cc->t_exit = at + dur; cc->root = -1; cc->redop = 0;
+          tw_call(&t, cc);
+          ivs[n][0] = at; ivs[n][1] = at + dur; n++;
+        }
+        if (next[th] == PER) done++;
+      }
+      tw_flush(&t, 0);
+    }
+    tw_close(&t, 1);
+    qsort(ivs, n, sizeof *ivs, cmp_iv);
+    uint64_t un = 0, s = ivs[0][0], e = ivs[0][1];
+    for (size_t i = 1; i < n; i++) {
+      if (ivs[i][0] <= e) { if (ivs[i][1] > e) e = ivs[i][1]; continue; }
+      un += e - s; s = ivs[i][0]; e = ivs[i][1];
+    }
+    un += e - s;
+    struct run r;
+    run_metrics(&r, path, NULL, NULL);
+    struct ncs_metrics_rank x;
+    rank0(r.st, &x);
+    CHECK(x.comm_s == (double)un / 1e9, "%d threads interleaved by %d calls, gap %llu ns, %zu calls: comm_s %.9f = the exact union %.9f",
+          nt, ch, (unsigned long long)cases[k].gap, n, x.comm_s, (double)un / 1e9);
+    ncs_analysis_metrics.destroy(r.st);
+  }
+}
+
 int main(void) {
   (void)tw_golden_rank;
   if (!mkdtemp(dir)) { printf("FAIL: mkdtemp\n"); return 1; }
@@ -390,6 +448,7 @@ int main(void) {
   test_busbw();
   test_union_and_fallback();
   test_comm_past_2_53();
+  test_threads_interleaved();
   test_groups_and_host();
   test_steps();
   test_verdicts();

@@ -391,9 +391,15 @@ static void commit_iv(struct file_state *f, uint32_t n, int clip) {
  * touching it extends it), the ones before it in iv[0 .. niv). One starting earlier ends
  * that: the open one and it, and every one after them, go to iv as they come, to be sorted
  * and merged when flushed (open_s is OPEN_NONE meanwhile, and when the buffer is empty).
- * nraw counts the intervals buffered as they came (a retained one counting one): the buffer
- * is flushed when nraw reaches IV_CAP, whatever their merging, so the commits (and the steps
- * known at each) are those a buffer of IV_CAP intervals as they came gives. */
+ * nraw counts the intervals buffered as they came (a kept one counting one): the buffer
+ * is flushed when nraw reaches IV_CAP, whatever their merging.
+ * A flush keeps the latest IV_CAP / 2 merged intervals (all when there are no more) and
+ * commits the ones before them: every kept one counts one, so at least IV_CAP / 2 buffered
+ * intervals start at or after the frontier, which is never above the start of the buffer's
+ * middle interval (model/ivunion.c's cut): exact unless an interval arrives after more than
+ * IV_CAP / 2 intervals that start after it. Committing all but the latest one (the rule
+ * before) clipped a slower thread's intervals still to come when several threads' chunks
+ * interleave with their times drifting apart (an under-count of comm_s). */
 #define OPEN_NONE UINT64_MAX
 static void flush_iv(struct file_state *f, int all) {
   int clip = f->iv_unsorted;
@@ -414,10 +420,19 @@ static void flush_iv(struct file_state *f, int all) {
   f->open_s = OPEN_NONE;
   f->nraw = 0;
   if (!f->niv) return;
-  /* commits all but the latest merged one (or all, at the end) */
-  commit_iv(f, all ? f->niv : f->niv - 1, clip);
-  if (!all) { f->open_s = f->iv[f->niv - 1][0]; f->open_e = f->iv[f->niv - 1][1]; f->nraw = 1; }
+  uint32_t n = f->niv, keep = all ? 0 : n <= IV_CAP / 2 ? n : IV_CAP / 2, ncommit = n - keep;
+  commit_iv(f, ncommit, clip);
   f->niv = 0;
+  if (!keep) return;
+  memmove(f->iv, f->iv + ncommit, keep * sizeof *f->iv);
+  f->nraw = keep;
+  if (clip && f->iv[0][0] < f->frontier) { /* kept ones reach below the frontier: clipped when next flushed */
+    f->niv = keep;
+    f->iv_unsorted = 1;
+    return;
+  }
+  f->niv = keep - 1;
+  f->open_s = f->iv[keep - 1][0]; f->open_e = f->iv[keep - 1][1];
 }
 /* add_iv when [s, e) does not follow the open interval (or there is none) */
 static __attribute__((noinline)) void add_iv_unsorted(struct file_state *f, uint64_t s, uint64_t e) {
