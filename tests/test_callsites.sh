@@ -21,6 +21,10 @@
 #   with --overlap each of the first three buckets' AllReduce (200 us) runs under the next
 #   1000 us piece of compute: at most half of the site's GPU time is exposed, and less than
 #   without overlap.
+#   20 steps, not 5: the shim's start event goes on an idle stream before the real launch, so a
+#   host stall between the two counts as that call's GPU time (as on a GPU: the event completes
+#   at once); at 5 steps 3 ms of such stalls over the 5 ReduceScatter calls (a loaded machine)
+#   put its line above the AllReduce's 4 ms; at 20 steps that takes 12 ms.
 # The most exposed site named where a user looks (one computation, analysis/callsites.h): with
 # 200 us of compute a step the job is communication-bound; its AllReduce line (the job's source)
 # is the first row of report --callsites, with the double's model's GPU time (5 x 4 x 200 us);
@@ -160,7 +164,7 @@ if [ -x "$DDP" ]; then
   for m in serial overlap; do
     a=; [ $m = overlap ] && a=--overlap
     NCCLDOUBLE_LAT_US=200 NCCLSCOPE_DIR="$T/ddp-$m" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
-      bash "$LAUNCH" 1 "$DDP" --steps 5 --compute-us 4000 $a >/dev/null 2>"$T/ddp-$m.err"
+      bash "$LAUNCH" 1 "$DDP" --steps 20 --compute-us 4000 $a >/dev/null 2>"$T/ddp-$m.err"
     check_eq "callsites: ddp_job ($m, 1 rank) runs" 0 "$?"
     "$NCS" report --callsites --json "$T/ddp-$m" >"$T/ddp-$m.json" 2>/dev/null
     "$NCS" report --callsites "$T/ddp-$m" >"$T/ddp-$m.txt" 2>/dev/null
