@@ -99,13 +99,14 @@ ncclscope report --json /tmp/tr >/tmp/r.json 2>/tmp/r.err; echo "report $?"
 apt-get purge -y -q ncclscope >/tmp/purge.out 2>&1; echo "purge $?"
 left=0; for f in /usr/bin/ncclscope /usr/lib/ncclscope /usr/share/ncclscope; do [ -e "$f" ] && left=1; done; echo "left $left"
 SH
+# (the suite's own TMPDIR, tests/run.sh, is not in the clean root: the root gets none, as a user's would)
 unshare --mount --pid --fork --propagation private sh -c '
   set -e
   mount -t overlay overlay -o "lowerdir=$1,upperdir=$2/up,workdir=$2/work" "$2/mnt" 2>"$2/overlay.err" || {
     echo "overlay-failed"; exit 0; }
   mount -t proc proc "$2/mnt/proc"
   mount -t tmpfs tmpfs "$2/mnt/dev/shm"
-  chroot "$2/mnt" /bin/bash /opt/ncs/inroot.sh' sh "$croot" "$T" >"$T/inroot.out" 2>&1
+  env -u TMPDIR chroot "$2/mnt" /bin/bash /opt/ncs/inroot.sh' sh "$croot" "$T" >"$T/inroot.out" 2>&1
 if grep -q overlay-failed "$T/inroot.out"; then
   skip "deb: install into a clean root: the kernel refused an overlay mount ($(head -1 "$T/overlay.err"))"
   exit 0
