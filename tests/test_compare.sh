@@ -150,3 +150,44 @@ import json, sys
 t = open(sys.argv[1]).read().rsplit("exit", 1)
 d = json.loads(t[0])
 print(max(abs(r["busbw_change_pct"]) for r in d["rows"]), abs(d["comm_share"]["change_points"]), d["verdict"], "exit" + t[1].rstrip())' "$T/self-links.json" 2>&1)"
+
+# The verdict is a function of the inputs, not of the reader threads: files are read in
+# parallel, so a Send/Recv row's samples (and a collective's, taken when its last rank comes in)
+# arrive in whatever order the threads run; the row is put in time order and thinned past the
+# cap by a hash of each sample's identity (docs/COMPARE.md, "Method"). The golden job40/job31
+# (Send and Recv rows, 2 files), and two synth runs whose 16 MiB all-reduce row holds 17,500
+# collectives (past the 16,384-sample cap), at 1 and 4 threads, several runs each: every output
+# the same.
+G="$(dirname "$0")/golden/traces"
+if [ -d "$G/job40" ] && [ -d "$G/job31" ]; then
+  "$NCS" synth -o "$T/cap1" --ranks 4 --hosts 1 --calls 70000 --noise 10 --jitter-us 20 --seed 21 >/dev/null 2>&1
+  "$NCS" synth -o "$T/cap2" --ranks 4 --hosts 1 --calls 70000 --noise 10 --jitter-us 20 --seed 22 >/dev/null 2>&1
+  i=0
+  for th in 1 4 4 4 1 4; do
+    i=$((i+1))
+    NCCLSCOPE_THREADS=$th "$NCS" compare "$G/job40" "$G/job31" >"$T/ord-g-$i.txt" 2>&1
+    NCCLSCOPE_THREADS=$th "$NCS" compare --json "$G/job40" "$G/job31" >"$T/ord-g-$i.json" 2>&1
+    NCCLSCOPE_THREADS=$th "$NCS" compare --json "$T/cap1" "$T/cap2" >"$T/ord-c-$i.json" 2>&1
+  done
+  NCCLSCOPE_THREADS=1 "$NCS" compare "$T/cap1" "$T/cap2" >"$T/ord-c-1.txt" 2>&1
+  NCCLSCOPE_THREADS=4 "$NCS" compare "$T/cap1" "$T/cap2" >"$T/ord-c-2.txt" 2>&1
+  differ=0
+  for k in 2 3 4 5 6; do
+    for f in g-$k.txt g-$k.json c-$k.json; do cmp -s "$T/ord-${f%%-*}-1.${f##*.}" "$T/ord-$f" || differ=$((differ+1)); done
+  done
+  cmp -s "$T/ord-c-1.txt" "$T/ord-c-2.txt" || differ=$((differ+1))
+  check_eq "compare: job40 vs job31 and two synth runs past the cap, text and --json, 6 runs at 1 and 4 threads: all the same" 0 "$differ"
+  check_eq "compare: ... job40/job31 has Send and Recv rows judged on one sample a call (60 a side)" "Send 60 60 Recv 60 60" \
+    "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%s %d %d" % (r["op"], r["busbw_judged"]["samples_base"], r["busbw_judged"]["samples_new"]) for r in d["rows"] if r["op"] in ("Send", "Recv")))' "$T/ord-g-1.json" 2>&1)"
+  check_eq "compare: ... the synth runs' 16 MiB all-reduce: 17500 collectives a run, 16384 samples kept" "17500 16384 16384" \
+    "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [r for r in d["rows"] if r["op"] == "AllReduce" and r["bucket_bytes"] == 16777216][0]
+print(r["calls_base"] // 4, r["busbw_judged"]["samples_base"], r["busbw_judged"]["samples_new"])' "$T/ord-c-1.json" 2>&1)"
+else
+  skip "compare: thread-order check: tests/golden/traces/job40 or job31 missing"
+fi

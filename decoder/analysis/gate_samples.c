@@ -13,12 +13,13 @@
 #define FINE_NS0 1000000 /* 1 ms blocks to start with */
 
 /* A collective call waiting in its file's batch for the shared windows (ncs_gsamples_flush). */
-struct gs_pend { uint64_t comm_id, seq; double bw, t; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
+struct gs_pend { uint64_t comm_id, seq, idx; int64_t start; double bw, t; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
 #define PEND_MAX 128
 
 struct ncs_gs_file {
   struct ncs_gsamples *g;
   int file;
+  uint64_t ncall;           /* its collectives and point-to-point calls so far: a call's index */
   struct gs_pend pend[PEND_MAX]; /* its collectives not yet handed to the windows */
   int npend;
   int64_t t0, t_end;        /* first call's start, latest end */
@@ -33,6 +34,8 @@ struct ncs_gs_file {
  * that seq. */
 struct ncs_gs_open {
   double bw, t;
+  int64_t start;  /* the earliest start of its ranks' calls: the collective's time */
+  int file;       /* the file of the quickest call (ties: the lowest file) */
   uint32_t seen, nranks;
   uint16_t op;
   uint8_t bucket, gpu;
@@ -63,7 +66,7 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
   if (!g) return;
   for (int o = 0; o < NCS_OP_LIMIT; o++)
     for (int b = 0; b < NCS_NBUCKETS; b++)
-      if (g->row[o][b]) { free(g->row[o][b]->lbw); free(g->row[o][b]->lt); free(g->row[o][b]); }
+      if (g->row[o][b]) { free(g->row[o][b]->lbw); free(g->row[o][b]->lt); free(g->row[o][b]->smp); free(g->row[o][b]); }
   for (int i = 0; i < g->nfile; i++) free(g->file[i]);
   free(g->file);
   for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
@@ -73,24 +76,72 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
   free(g);
 }
 
-/* A sample of busbw bw GB/s and time t us (stored as their logarithms). */
-static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, double t) {
+/* A bijective 64-bit mix (splitmix64's finaliser): distinct keys give distinct hashes. */
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27; x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+/* The sample's identity: a call's (file, index in the file), a collective's (comm_id, seq). */
+static uint64_t key_call(int file, uint64_t idx) { return mix64(((uint64_t)(uint32_t)file << 40) ^ idx); }
+static uint64_t key_coll(uint64_t comm_id, uint64_t seq) { return mix64(mix64(comm_id) + seq) ^ 0x8000000000000000ull; }
+
+/* Orders by hash (bottom-k), then time (a total order whatever the hashes). */
+static int cmp_hash(const void *a, const void *b) {
+  const struct ncs_gs_samp *x = a, *y = b;
+  if (x->h != y->h) return x->h < y->h ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  if (x->lbw != y->lbw) return x->lbw < y->lbw ? -1 : 1;
+  return x->lt < y->lt ? -1 : x->lt > y->lt;
+}
+/* Orders by time, then hash (the run's order). */
+static int cmp_time(const void *a, const void *b) {
+  const struct ncs_gs_samp *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return cmp_hash(a, b);
+}
+
+/* Keeps the NCS_GS_CAP samples of smallest hash of s (sorting by hash), the cut at the largest. */
+static void row_cut(struct ncs_gs_row *s) {
+  qsort(s->smp, (size_t)s->nsmp, sizeof *s->smp, cmp_hash);
+  s->nsmp = NCS_GS_CAP;
+  s->cut = s->smp[NCS_GS_CAP - 1].h;
+  s->cutting = 1;
+}
+
+/* A sample of busbw bw GB/s and time t us (stored as their logarithms) at job time start with
+ * identity hash h; past the cut (a larger hash than NCS_GS_CAP samples already seen) it is
+ * dropped at once. */
+static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, double t, int64_t start, uint64_t h) {
   struct ncs_gs_row **pp = &g->row[op][bucket], *s = *pp;
   if (!s) {
     if (!(s = calloc(1, sizeof *s))) return;
-    s->stride = 1;
-    if (!(s->lbw = malloc(NCS_GS_CAP * sizeof *s->lbw)) || !(s->lt = malloc(NCS_GS_CAP * sizeof *s->lt))) {
-      free(s->lbw); free(s); return;
-    }
     *pp = s;
   }
-  if (s->seen++ % s->stride) return;
-  if (s->n == NCS_GS_CAP) {
-    for (int i = 0; i < s->n / 2; i++) { s->lbw[i] = s->lbw[2 * i]; s->lt[i] = s->lt[2 * i]; }
-    s->n /= 2; s->stride *= 2;
-    if ((s->seen - 1) % s->stride) return;
+  s->seen++;
+  if (s->cutting && h > s->cut) return;
+  if (s->nsmp == s->cap) {
+    int nc = s->cap ? 2 * s->cap : 256;
+    struct ncs_gs_samp *m = nc <= 2 * NCS_GS_CAP ? realloc(s->smp, (size_t)nc * sizeof *m) : NULL;
+    if (!m) return;
+    s->smp = m; s->cap = nc;
   }
-  s->lbw[s->n] = log(bw); s->lt[s->n] = log(t); s->n++;
+  s->smp[s->nsmp++] = (struct ncs_gs_samp){.start = start, .h = h, .lbw = log(bw), .lt = log(t)};
+  if (s->nsmp == 2 * NCS_GS_CAP) row_cut(s);
+}
+
+/* The row's kept samples in time order into lbw and lt. */
+static void row_close(struct ncs_gs_row *s) {
+  if (s->nsmp > NCS_GS_CAP) row_cut(s);
+  qsort(s->smp, (size_t)s->nsmp, sizeof *s->smp, cmp_time);
+  free(s->lbw); free(s->lt);
+  s->n = 0;
+  s->lbw = malloc((size_t)(s->nsmp ? s->nsmp : 1) * sizeof *s->lbw);
+  s->lt = malloc((size_t)(s->nsmp ? s->nsmp : 1) * sizeof *s->lt);
+  if (!s->lbw || !s->lt) { free(s->lbw); free(s->lt); s->lbw = s->lt = NULL; return; }
+  for (int i = 0; i < s->nsmp; i++) { s->lbw[i] = s->smp[i].lbw; s->lt[i] = s->smp[i].lt; }
+  s->n = s->nsmp;
+  free(s->smp); s->smp = NULL; s->nsmp = s->cap = 0;
 }
 
 static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
@@ -200,9 +251,8 @@ static void open_del(struct ncs_gsamples *g, struct ncs_gs_comm *c, struct ncs_g
 void ncs_gsamples_finish(struct ncs_gsamples *g) {
   if (!g) return;
   for (int i = 0; i < g->nfile; i++) ncs_gsamples_flush(g, i);
-  if (!g->ncomm) return;
   /* the collectives still open, by (comm_id, seq) */
-  int *ord = malloc((size_t)g->ncomm * sizeof *ord);
+  int *ord = g->ncomm ? malloc((size_t)g->ncomm * sizeof *ord) : NULL;
   for (int i = 0; ord && i < g->ncomm; i++) {
     int j = i;
     for (; j > 0 && g->comm[ord[j - 1]].comm_id > g->comm[i].comm_id; j--) ord[j] = ord[j - 1];
@@ -212,7 +262,7 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
     struct ncs_gs_comm *c = &g->comm[ord ? ord[k] : k];
     for (uint64_t s = c->lo; s < c->hi; s++) {
       const struct ncs_gs_open *o = &c->e[s & (c->cap - 1)];
-      if (o->seen) row_add(g, o->op, o->bucket, o->bw, o->t);
+      if (o->seen) row_add(g, o->op, o->bucket, o->bw, o->t, o->start, key_coll(c->comm_id, s));
     }
   }
   free(ord);
@@ -220,6 +270,9 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
   free(g->comm);
   free(g->cidx);
   g->comm = NULL; g->cidx = NULL; g->ncomm = 0; g->cidx_cap = 0; g->open_span = 0; g->last = -1;
+  for (int o = 0; o < NCS_OP_LIMIT; o++)
+    for (int b = 0; b < NCS_NBUCKETS; b++)
+      if (g->row[o][b] && g->row[o][b]->smp) row_close(g->row[o][b]);
 }
 
 /* One collective call of a file's batch: a sample, or its collective's ranks lined up (caller
@@ -228,14 +281,22 @@ static void take_call(struct ncs_gsamples *g, const struct gs_pend *x) {
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
-    row_add(g, x->op, x->bucket, x->bw, x->t);
+    row_add(g, x->op, x->bucket, x->bw, x->t, x->start, key_call(x->file, x->idx));
     return;
   }
-  if (!o->seen) { o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bw = x->bw; o->t = x->t; o->gpu = x->gpu; }
-  else if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && x->t < o->t)) { /* the rank that waited least */
-    o->bw = x->bw; o->t = x->t; o->gpu = x->gpu;
+  if (!o->seen) {
+    o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bw = x->bw; o->t = x->t; o->gpu = x->gpu;
+    o->start = x->start; o->file = x->file;
+  } else {
+    if (x->start < o->start) o->start = x->start;
+    if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && (x->t < o->t || (x->t == o->t && x->file < o->file)))) {
+      o->bw = x->bw; o->t = x->t; o->gpu = x->gpu; o->file = x->file; /* the rank that waited least */
+    }
   }
-  if (++o->seen >= o->nranks) { row_add(g, o->op, o->bucket, o->bw, o->t); open_del(g, cm, o); }
+  if (++o->seen >= o->nranks) {
+    row_add(g, o->op, o->bucket, o->bw, o->t, o->start, key_coll(x->comm_id, x->seq));
+    open_del(g, cm, o);
+  }
 }
 
 void ncs_gsamples_flush(struct ncs_gsamples *g, int file) {
@@ -258,8 +319,9 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
     else if (e->end > f->cur_e) f->cur_e = e->end;
     if (e->end > f->t_end) f->t_end = e->end;
   }
+  uint64_t idx = f ? f->ncall++ : c->seq ^ (uint64_t)e->start;
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
-  struct gs_pend x = {.comm_id = e->comm_id, .seq = c->seq, .bw = e->busbw_gbps, .t = (double)(e->end - e->start) / 1e3,
+  struct gs_pend x = {.comm_id = e->comm_id, .seq = c->seq, .idx = idx, .start = e->start, .file = file, .bw = e->busbw_gbps, .t = (double)(e->end - e->start) / 1e3,
                       .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1, .op = (uint16_t)c->op,
                       .bucket = (uint8_t)ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks)),
                       .gpu = (uint8_t)e->has_gpu};

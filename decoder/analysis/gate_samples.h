@@ -21,9 +21,16 @@
  *    are kept per communicator in a window of seqs, lowest open to highest, and those windows
  *    together span at most NCS_GS_OPEN seqs (past that a call is its own sample);
  *  - a Send, a Recv, a collective of one rank: one sample per call.
- * At most NCS_GS_CAP samples a row (past it every other one is dropped, then one in `stride`
- * taken: an even thinning over the run); a row's samples are in the order they were taken
- * (the run's order, as the drift of analysis/gate.h needs). Per file, the union of its calls' intervals is accumulated into time blocks (at most
+ * Each sample carries its time (the call's start; a collective's: the earliest start of its
+ * ranks' calls) and a 64-bit hash of its identity (a call's file index and index in its file;
+ * a collective's (comm_id, seq)); a collective's quickest call is chosen by (GPU-timed, time,
+ * lowest file index). Files are read in parallel, so samples arrive in an order the threads
+ * choose; nothing below depends on it. At most NCS_GS_CAP samples a row: the ones of smallest
+ * hash (a bottom-k sample: the same set whatever the arrival order; a row holds at most
+ * 2 x NCS_GS_CAP samples of 32 bytes while it fills, and a sample whose hash is above the
+ * NCS_GS_CAP-th smallest seen so far is dropped on arrival). ncs_gsamples_finish() puts each
+ * row's samples in (time, hash) order: the run's order, as the drift of analysis/gate.h needs.
+ * (Left to arrival: a call past the NCS_GS_OPEN window, which is its own sample.) Per file, the union of its calls' intervals is accumulated into time blocks (at most
  * 4096, coarsened by two when the window outgrows them); ncs_gsamples_shares() cuts each file's
  * window, first call to last, into NCS_GS_BLOCKS equal parts and gives each part's
  * communication share in percent. Allocation failures drop samples, never crash. */
@@ -39,7 +46,17 @@
 #define NCS_GS_BLOCKS 8
 #define NCS_GS_OPEN (1 << 20)
 
-struct ncs_gs_row { double *lbw, *lt; int n; uint64_t seen, stride; };
+struct ncs_gs_samp { int64_t start; uint64_t h; double lbw, lt; };
+/* lbw, lt, n: the kept samples in time order, after ncs_gsamples_finish(); smp while filling;
+ * seen: every sample offered. */
+struct ncs_gs_row {
+  double *lbw, *lt;
+  int n;
+  uint64_t seen;
+  struct ncs_gs_samp *smp;
+  int nsmp, cap, cutting;
+  uint64_t cut; /* with cutting: the NCS_GS_CAP-th smallest hash so far; larger ones are dropped */
+};
 struct ncs_gs_file;
 struct ncs_gs_comm;
 struct ncs_gsamples {
