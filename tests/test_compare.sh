@@ -182,6 +182,30 @@ if [ -d "$G/job40" ] && [ -d "$G/job31" ]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(" ".join("%s %d %d" % (r["op"], r["busbw_judged"]["samples_base"], r["busbw_judged"]["samples_new"]) for r in d["rows"] if r["op"] in ("Send", "Recv")))' "$T/ord-g-1.json" 2>&1)"
+  # The drift (docs/COMPARE.md "Method") from the traces themselves: each Send's GPU time (its
+  # GPU_TIME record: the call's, or its group's) in t_enter order across both files, the
+  # Hodges-Lehmann shift of ln(time) of the second half against the first, the larger of the
+  # two runs'. Arrival (file) order would split the row by rank instead.
+  check_eq "compare: ... the Send row's time drift is the shift between the halves of its calls in time order (from the dump, within 0.01%)" "ok" \
+    "$(python3 -c '
+import json, math, subprocess, sys
+ncs, g, js = sys.argv[1:4]
+def drift(run):
+    s = []
+    for f in ("rank0.ncs", "rank1.ncs"):
+        calls, gpu = [], {}
+        for line in subprocess.run([ncs, "dump", g + "/" + run + "/" + f], capture_output=True, text=True).stdout.splitlines():
+            kv = dict(x.split("=", 1) for x in line.split()[1:] if "=" in x)
+            if line.startswith("CALL ") and kv["op"] == "Send": calls.append(kv)
+            elif line.startswith("GPU_TIME "): gpu[kv["ref"]] = int(kv["duration"])
+        s += [(int(c["t_enter"]), math.log((gpu.get(c["tcall"]) or gpu[c["group"]]) / 1e3)) for c in calls]
+    v = [x[1] for x in sorted(s)]
+    a, b = v[:len(v) // 2], v[len(v) // 2:]
+    d = sorted(y - x for x in a for y in b)
+    return 100 * math.expm1(abs((d[(len(d) - 1) // 2] + d[len(d) // 2]) / 2))
+want = max(drift("job40"), drift("job31"))
+got = [r for r in json.load(open(js))["rows"] if r["op"] == "Send"][0]["time_judged"]["drift_pct"]
+print("ok" if abs(got - want) < 0.01 else "drift %.4f, the calls in time order give %.4f" % (got, want))' "$NCS" "$G" "$T/ord-g-1.json" 2>&1)"
   check_eq "compare: ... the synth runs' 16 MiB all-reduce: 17500 collectives a run, 16384 samples kept" "17500 16384 16384" \
     "$(python3 -c '
 import json, sys
