@@ -4,29 +4,43 @@
 # a test directory deleted afterwards leaves nothing that would ever give it back, and each
 # holds memory (up to 18 MiB), so the tests give back their own.
 #
-# shm_leftovers DIR SINCE: prints the paths of this user's rings files on /dev/shm modified
-# since SINCE (seconds since the epoch) whose process is gone and whose trace (the path in the
-# file's header, docs/FORMAT.md "Rings file": bytes 104-1127, NUL-terminated) lies under DIR.
-# One find, and one python3 when it found any, whatever the number of files.
+# shm_leftovers DIR SINCE [WAIT]: prints the paths of this user's rings files on /dev/shm
+# modified since SINCE (seconds since the epoch) whose process is gone (or a zombie) and whose
+# trace (the path in the file's header, docs/FORMAT.md "Rings file": bytes 104-1127,
+# NUL-terminated) lies under DIR. WAIT (seconds, default 0): how long to wait for the processes
+# of such files that are still there (a kill -9 of a job's process group returns before every
+# member has died; a test's exit must not race their teardown). One find, and one python3 when
+# it found any, whatever the number of files.
 shm_leftovers() {
   local c
   c=$(find /dev/shm -maxdepth 1 -name "ncclscope-$EUID-*.rings" -newermt "@$2" 2>/dev/null)
   [ -n "$c" ] || return 0
   printf '%s\n' "$c" | python3 -c '
-import os, sys
+import os, sys, time
 under = sys.argv[1].rstrip("/") + "/"
+deadline = time.monotonic() + float(sys.argv[2])
+def gone(pid):
+    try:
+        with open("/proc/" + pid + "/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 for path in sys.stdin.read().split("\n"):
     pid = path.rsplit("/", 1)[-1].split("-")[2] if path.count("-") >= 3 else ""
-    if not pid.isdigit() or os.path.exists("/proc/" + pid):
+    if not pid.isdigit():
         continue
     try:
         with open(path, "rb") as f:
             trace = f.read(1128)[104:].split(b"\0", 1)[0]
     except OSError:
         continue
-    if trace.decode("utf-8", "replace").startswith(under):
+    if not trace.decode("utf-8", "replace").startswith(under):
+        continue
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if gone(pid):
         print(path)
-' "$1"
+' "$1" "${3:-0}"
 }
 # shm_segments SINCE: prints the NCCL double's segments (/dev/shm/ncclD.*, tests/doubles/nccl/
 # nd_shm.c) modified since SINCE that no live process has mapped: a rank killed while it waited
@@ -38,7 +52,7 @@ shm_segments() {
   [ -n "$c" ] || return 0
   comm -23 <(printf '%s\n' "$c") <(cat /proc/[0-9]*/maps 2>/dev/null | grep -o '/dev/shm/ncclD\.[^ ]*' | sort -u)
 }
-# shm_give_back DIR SINCE: deletes what shm_leftovers DIR SINCE and shm_segments SINCE print
+# shm_give_back DIR SINCE: deletes what shm_leftovers DIR SINCE 10 and shm_segments SINCE print
 # (the test is over: nothing will read those files through links that are about to be deleted,
 # nor join those segments).
-shm_give_back() { { shm_leftovers "$1" "$2"; shm_segments "$2"; } | while IFS= read -r f; do rm -f "$f"; done; }
+shm_give_back() { { shm_leftovers "$1" "$2" 10; shm_segments "$2"; } | while IFS= read -r f; do rm -f "$f"; done; }
