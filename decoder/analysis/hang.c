@@ -811,7 +811,10 @@ static void comm_verdicts(struct ncs_hang *h) {
         const struct hfile *f = &h->f[mf[k].fi];
         const struct hcomm *c = mf[k].c;
         int lag = entered_seq(f, c) < seq;
-        int64_t grace = 2 * beat_ns(f) + 100000000;
+        /* a trace of one chunk so far has no period yet: take the longest the shim allows
+         * (NCCLSCOPE_FLUSH_MS <= 1000), or a healthy rank's second chunk still to come would
+         * read as death (watch on a job 0.5 s old, at the default 500 ms) */
+        int64_t beat = beat_ns(f), grace = 2 * (beat ? beat : 1000000000) + 100000000;
         if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { cls[k] = 1; ndead++; }
         else if (lag && f->alive_rt - first >= h->hang_ns) { cls[k] = 2; nlate++; }
         else if (lag && f->alive_rt > first) { cls[k] = 3; nsoon++; }
