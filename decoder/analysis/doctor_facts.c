@@ -7,6 +7,7 @@
 
 #include "model/linkref.h"
 #include "model/rules.h"
+#include "model/shift.h"
 #include "ncclscope/ops.h"
 
 struct ncs_dfacts *ncs_dfacts_new(const char *path) {
@@ -327,30 +328,11 @@ int ncs_dfacts_holds(const struct ncs_dfacts *f, int rank, int *device) {
   return 0;
 }
 
-/* The k-th smallest of a[0..n) (a is reordered): what sorting a and taking a[k] gives, in
- * linear time (sorting 4096 samples per file was a hot spot of report). */
-static double kth_smallest(double *a, int n, int k) {
-  int lo = 0, hi = n - 1;
-  while (lo < hi) {
-    double pivot = a[lo + (hi - lo) / 2];
-    int i = lo, j = hi;
-    while (i <= j) {
-      while (a[i] < pivot) i++;
-      while (a[j] > pivot) j--;
-      if (i <= j) { double t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else break;
-  }
-  return a[k];
-}
-
 /* Their median; the samples are reordered (finish frees them next). */
 static double median_busbw(struct ncs_dfacts *f) {
   int k = f->nsamples ? f->nsamples : f->nhost_samples;
   if (!k) return 0;
-  return kth_smallest(f->nsamples ? f->samples : f->host_samples, k, k / 2); /* bytes per ns == GB/s */
+  return ncs_kth_smallest(f->nsamples ? f->samples : f->host_samples, k, k / 2); /* bytes per ns == GB/s */
 }
 
 double ncs_dfacts_busbw(const struct ncs_dfacts *f, int *n, int *gpu) {

@@ -42,8 +42,7 @@ static double min_diff_above(const double *x, int n, const double *y, int m, dou
   return best;
 }
 
-/* The k-th smallest of a[0..n) (0-based; a is reordered): Hoare's selection, linear time. */
-static double select_kth(double *a, int n, int k) {
+double ncs_kth_smallest(double *a, int n, int k) {
   int lo = 0, hi = n - 1;
   while (lo < hi) {
     double pivot = a[lo + (hi - lo) / 2];
@@ -95,7 +94,7 @@ static double kth_diff(const double *x, int n, const double *y, int m, double k)
     double *d = malloc((size_t)(chi - clo + 1) * sizeof *d);
     if (d) {
       int got = diffs_between(x, n, y, m, lo, hi, d, (int)(chi - clo));
-      double r = got == (int)(chi - clo) ? select_kth(d, got, (int)(k - clo) - 1) : NAN;
+      double r = got == (int)(chi - clo) ? ncs_kth_smallest(d, got, (int)(k - clo) - 1) : NAN;
       free(d);
       if (!isnan(r)) return r;
     }

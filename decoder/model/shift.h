@@ -27,4 +27,7 @@ struct ncs_shift {
 int ncs_shift_hl(double *x, int n, double *y, int m, double conf, struct ncs_shift *s);
 /* The two-sided standard normal quantile: z with P(|Z| <= z) = conf (conf in (0, 1)). */
 double ncs_shift_z(double conf);
+/* The k-th smallest of a[0..n) (0-based; a is reordered): what sorting a and taking a[k] gives,
+ * in linear time (Hoare's selection). */
+double ncs_kth_smallest(double *a, int n, int k);
 #endif
