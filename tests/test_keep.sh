@@ -97,14 +97,26 @@ ap=$(apparent "$d")
 # KERNEL records (190 KiB of rows), and one chunk of 60000 of them (1.1 MiB of rows, 225 KiB
 # compressed) once took the file to 2.2 times the bound. Segment chunks (aggregates) apart.
 # kept_chunks FILE: "N M", the file's chunks that are not segment chunks (flag 16) and the
-# largest one's raw (uncompressed) row bytes, read from the chunk headers (docs/FORMAT.md)
+# largest one's raw (uncompressed) row bytes less its trailer, read from the chunk headers
+# (docs/FORMAT.md). The trailer: every chunk ends with its INFLIGHT records (a thread inside
+# NCCL, and up to 32 timed calls a GPU-event pool whose GPU work is pending: shim/gputime.c)
+# and its CLOCK, written past the flush point (shim/writer.c RAW_SLACK); each INFLIGHT record
+# is at most 128 bytes (the room ncs_writer_put_inflight asks for), so a chunk's INFLIGHT
+# records (counted from ncclscope dump's records before its "-- chunk ... at offset" line)
+# times 128 come off its raw bytes. 4 pools of 32 such records (about 4.2 KiB) took a chunk
+# 81 bytes over the bound when the trailer was not counted (CI, 2026-12-06).
 kept_chunks() {
   python3 -c 'import struct,sys
+infl={}; k=0
+for line in open(sys.argv[2]):
+    if line.startswith("INFLIGHT "): k+=1
+    elif line.startswith("-- chunk "): infl[int(line.split()[5].rstrip(":"))]=k; k=0
 d=open(sys.argv[1],"rb").read(); o=struct.unpack_from("<Q",d,32)[0] or struct.unpack_from("<I",d,12)[0]; n=m=0
 while o+40<=len(d):
-    p,raw=struct.unpack_from("<II",d,o+4); fl=struct.unpack_from("<I",d,o+36)[0]; o+=40+p
-    if not fl & 16: n+=1; m=max(m,raw)
-print(n,m)' "$1"
+    p,raw=struct.unpack_from("<II",d,o+4); fl=struct.unpack_from("<I",d,o+36)[0]
+    if not fl & 16: n+=1; m=max(m,raw-128*infl.get(o,0))
+    o+=40+p
+print(n,m)' "$1" <("$NCS" dump "$1" 2>/dev/null)
 }
 if command -v python3 >/dev/null; then
   read -r nck big < <(kept_chunks "$(ls "$d"/*.ncs | head -1)")
@@ -151,7 +163,7 @@ elif [ "${ng:-0}" -eq 0 ]; then skip "keep gpu split: no GPU_TIME record in the 
 else
   read -r nck big < <(kept_chunks "$(ls "$g"/*.ncs | head -1)")
   [ "${big:-0}" -gt 0 ] && [ "$big" -le $((131072 + 4096)) ] \
-    && pass "keep gpu split: no chunk over the flush size of 128 KiB of rows (largest $big bytes of $nck kept; $ng GPU_TIME records in the window)" \
+    && pass "keep gpu split: no chunk over the flush size of 128 KiB of rows (largest $big bytes less its INFLIGHT trailer of $nck kept; $ng GPU_TIME records in the window)" \
     || fail "keep gpu split: a chunk of $big bytes of rows (of $nck kept): over the flush size of 128 KiB"
 fi
 full=$(full_drops "$g")
