@@ -41,6 +41,7 @@
 #define IV_CAP 4096
 #define MAX_MEMBERS 8
 #define STEP_RING 4096      /* recent steps kept; older ones are folded into totals */
+#define TCALL_SLOTS 64      /* the pending table's largest tcall, per slot of threads */
 
 /* ---- per (op, size) and per op ---- */
 struct mstat {
@@ -168,14 +169,14 @@ struct file_state {
   /* The latest call awaiting its GPU_TIME, not put in the pending table yet (nx_on): its
    * GPU_TIME mostly comes next, and then it is timed without the table; anything else that
    * uses the table puts it there first (nx_put), so the table sees what it would have seen.
-   * Only a call whose key cannot be in the table already (tcall above every tcall put there)
-   * and for which the table has room waits here. */
+   * Only a call whose key cannot be in the table already (tcall_absent) and for which the
+   * table has room waits here. */
   struct pend nx;
   uint32_t nx_thread;
   uint64_t nx_tcall;
   int nx_on;
-  int tcall_any;              /* a call was put in the pending table; tcall_max: the largest tcall */
-  uint64_t tcall_max;
+  uint64_t tcall_top[TCALL_SLOTS]; /* 1 + the largest tcall put in the pending table by the
+                                      threads of each slot (tcall_slot); 0: none */
   int gpu_mode;
   int32_t *nranks;            /* comm index -> nranks */
   uint32_t ncomm;
@@ -518,9 +519,19 @@ static uint32_t phome(uint32_t kind, uint32_t thread, uint64_t ref) {
   uint64_t b = ((ref / PBLOCK) ^ ((uint64_t)thread << 40) ^ ((uint64_t)kind << 63)) * 0x9e3779b97f4a7c15ull;
   return (uint32_t)((b >> 40) * PBLOCK + ref % PBLOCK) & (PENDING_CAP - 1);
 }
+static uint32_t tcall_slot(uint32_t thread) { return (uint32_t)((thread * 0x9e3779b97f4a7c15ull) >> 58); }
+/* Call (thread, tcall) is not in the pending table: above every tcall that a thread of its slot
+ * put there (tcall counts a thread's calls). */
+static int tcall_absent(const struct file_state *f, uint32_t thread, uint64_t tcall) {
+  return tcall >= f->tcall_top[tcall_slot(thread)];
+}
 static void nx_put(struct file_state *f);
 static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thread, uint64_t ref, int create) {
   if (__builtin_expect(f->nx_on, 0)) nx_put(f);
+  /* a call above every tcall put in the table is not in it: with the table at its 3/4 (GPU
+   * times that never come) a lookup or a failed insertion walked a whole cluster of waiting
+   * calls to learn that, most of report's time on the doubles' traces */
+  if (kind == 0 && tcall_absent(f, thread, ref) && (!create || f->npend >= PENDING_CAP * 3 / 4)) return NULL;
   uint64_t key = pkey(kind, thread, ref);
   uint32_t home = phome(kind, thread, ref), i = home;
   for (uint32_t k = 0; k < PENDING_CAP; k++, i = (i + 1) & (PENDING_CAP - 1)) {
@@ -543,7 +554,7 @@ static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thre
       }
       struct pend *p = &f->pool[ix]; /* every field read before it is set (sh: once counted) */
       p->key = key; p->home = home; p->t_enter = p->t_exit = 0; p->counted = 0; p->nmem = 0; p->gix = 0;
-      if (kind == 0 && (!f->tcall_any || ref > f->tcall_max)) { f->tcall_max = ref; f->tcall_any = 1; }
+      if (kind == 0 && tcall_absent(f, thread, ref)) f->tcall_top[tcall_slot(thread)] = ref + 1;
       f->pend[i] = (struct pslot){key, ix + 1, home};
       f->npend++;
       return &f->pool[ix];
@@ -729,7 +740,7 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
   if (!f->gpu_mode) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
   if (f->nx_on) nx_put(f);
   struct pend *p = &f->nx;
-  if ((!f->tcall_any || c->tcall > f->tcall_max) && f->npend < PENDING_CAP * 3 / 4) { /* waits in nx */
+  if (tcall_absent(f, c->thread, c->tcall) && f->npend < PENDING_CAP * 3 / 4) { /* waits in nx */
     f->nx_thread = c->thread; f->nx_tcall = c->tcall; f->nx_on = 1;
   } else if (!(p = pend_find(f, 0, c->thread, c->tcall, 1))) {
     account_call(f, x, c->t_enter, c->t_exit);
@@ -893,7 +904,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->deciding = 1;
   f->nheld = 0; f->hlen = 0; f->htype = HELD_NONE;
   f->npend = 0; f->npool = 0; f->nfree = 0; f->ngroups = 0; f->ngfree = 0;
-  f->nx_on = 0; f->tcall_any = 0; f->tcall_max = 0;
+  f->nx_on = 0; memset(f->tcall_top, 0, sizeof f->tcall_top);
   ncs_starts_free(&f->starts);
   f->kw = (struct ncs_kwatch){0};
   f->starts_dropped = 0;
