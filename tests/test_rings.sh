@@ -159,9 +159,19 @@ if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$T/stub.c" 
   LD_LIBRARY_PATH=$T/stub NCCLSCOPE_FLUSH_MS=1000 NCCLSCOPE_PROFILER=0 NCCLSCOPE_KERNELS=0 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
     NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 300000 >/dev/null 2>&1
   f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
-  check_eq "rings tight loop, 300000 calls: every call, in CALL and CALL_RUN records" 300000 "$(calls "$f" AllReduce)"
-  check_eq "rings tight loop: the calling thread's tcall 1..300002 without a gap (id and init calls too)" "300002 300002" \
-    "$("$NCS" dump "$f" 2>/dev/null | sed -n 's/^CALL .* tcall=\([0-9]*\) .*/\1/p' | sort -n | uniq | awk '{n++; m = $1} END {print n, m}')"
+  # A writer kept off the CPU (a loaded machine: CI had 20,210 such drops with six builds
+  # beside it) lets the ring fill: those calls are counted as dropped (buffer full), not in the
+  # trace. Every call is in the trace or in that count; the tcalls recorded are distinct and
+  # none past the job's 300,002 calls (id and init calls too).
+  full=$("$NCS" report --json "$d" 2>/dev/null | jq -r '[.ranks[].drops.buffer_full // 0] | add // 0')
+  nar=$(calls "$f" AllReduce)
+  [ "$nar" -le 300000 ] && [ "$nar" -ge $((300000 - full)) ] \
+    && pass "rings tight loop, 300000 calls: every call in CALL and CALL_RUN records or counted as dropped ($nar recorded, $full dropped, buffer full)" \
+    || fail "rings tight loop, 300000 calls: $nar AllReduce recorded, $full dropped (buffer full)"
+  read -r nt mt < <("$NCS" dump "$f" 2>/dev/null | sed -n 's/^CALL .* tcall=\([0-9]*\) .*/\1/p' | sort -n | uniq | awk '{n++; m = $1} END {print n + 0, m + 0}')
+  [ $((nt + full)) -eq 300002 ] && [ "$mt" -le 300002 ] \
+    && pass "rings tight loop: the calling thread's tcalls: $nt distinct of 1..300002 plus $full dropped (buffer full) = the job's 300,002 calls" \
+    || fail "rings tight loop: $nt distinct tcalls up to $mt, $full dropped (buffer full): want 300,002 in all, none past it"
   if command -v python3 >/dev/null; then
     # "big records": chunks over 1 MiB raw and their header records; "all": every chunk's records
     read -r big recs all < <(python3 -c 'import struct,sys
