@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/rules.h"
 
 #define FINE_MAX 4096
 #define FINE_NS0 1000000 /* 1 ms blocks to start with */
@@ -26,6 +25,8 @@ struct ncs_gs_file {
   int64_t cur_s, cur_e;     /* the union interval being grown */
   int have;
   int64_t block_ns;         /* width of a fine block */
+  int64_t blk, blk_s, blk_e; /* the fine block the last interval ended in, [blk_s, blk_e) on
+                                the job clock (blk_e <= blk_s: none yet) */
   double comm_ns[FINE_MAX]; /* communication time in each fine block from t0 */
 };
 
@@ -163,10 +164,19 @@ void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
 /* Adds the closed union interval [s, e) to the fine blocks, coarsening them while e is past
  * the last one. */
 static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
+  if (s >= f->blk_s && e < f->blk_e) { /* inside the block the last interval ended in: most calls */
+    f->comm_ns[f->blk] += (double)(e - s);
+    return;
+  }
   while (e - f->t0 >= FINE_MAX * f->block_ns) { /* (e - t0) / block_ns >= FINE_MAX */
     for (int i = 0; i < FINE_MAX / 2; i++) f->comm_ns[i] = f->comm_ns[2 * i] + f->comm_ns[2 * i + 1];
     memset(f->comm_ns + FINE_MAX / 2, 0, FINE_MAX / 2 * sizeof *f->comm_ns);
     f->block_ns *= 2;
+  }
+  if (s < e) { /* the block holding e's last instant, for the next interval */
+    f->blk = (e - 1 - f->t0) / f->block_ns;
+    f->blk_s = f->t0 + f->blk * f->block_ns;
+    f->blk_e = f->blk_s + f->block_ns;
   }
   for (int64_t t = s; t < e;) {
     int64_t b = (t - f->t0) / f->block_ns, bend = f->t0 + (b + 1) * f->block_ns;
@@ -323,7 +333,7 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
   struct gs_pend x = {.comm_id = e->comm_id, .seq = c->seq, .idx = idx, .start = e->start, .file = file, .bw = e->busbw_gbps, .t = (double)(e->end - e->start) / 1e3,
                       .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1, .op = (uint16_t)c->op,
-                      .bucket = (uint8_t)ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, e->nranks)),
+                      .bucket = (uint8_t)e->bucket,
                       .gpu = (uint8_t)e->has_gpu};
   if (!f) { /* no file state (not attached: out of memory): taken at once */
     pthread_mutex_lock(&g->mu);

@@ -141,12 +141,12 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, u
 /* Hands a call to the caller's events (every call: collectives, point-to-point, groups,
  * registration, ...): on_file_call as it comes, on_call serialised. */
 static void emit_call(struct sfile *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
-                      uint64_t bytes, double busbw) {
+                      uint64_t bytes, double busbw, int bucket) {
   const struct ncs_jobsum_events *x = f->S->ev;
   if (!x || (!x->on_call && !x->on_file_call)) return;
   struct ncs_jev ev = {.c = a->call, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
                        .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = busbw, .rank = lc ? lc->rank : -1,
-                       .nranks = lc ? lc->nranks : 0, .transport = lc ? lc->tname : "?"};
+                       .nranks = lc ? lc->nranks : 0, .bucket = bucket, .transport = lc ? lc->tname : "?"};
   if (x->on_file_call) x->on_file_call(x->ctx, f->file, f->r, &ev);
   if (!x->on_call) return;
   pthread_mutex_lock(&f->S->mu);
@@ -170,7 +170,7 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   int kind = ncs_op_kind(c->op);
   struct lcomm *lc = lc_get(f, c->comm);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) { /* host interval only, no statistics */
-    emit_call(f, a, lc, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0);
+    emit_call(f, a, lc, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0, 0);
     return;
   }
   int nranks = lc ? lc->nranks : 0;
@@ -181,8 +181,8 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   uint64_t bytes = ncs_rule_bytes(c->count, c->datatype);
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, nranks);
   double dt = (double)(e - s) / 1e9;
-  struct ncs_opstat *st = opstat(r, c->op, ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, nranks)),
-                                 lc ? lc->comm_id : 0);
+  int bucket = ncs_job_bucket(ncs_rule_S(c->op, c->count, c->datatype, nranks));
+  struct ncs_opstat *st = opstat(r, c->op, bucket, lc ? lc->comm_id : 0);
   if (st) {
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb; st->steps += ncs_rule_steps(c->op, nranks);
     if (dt > st->max_s) st->max_s = dt;
@@ -205,7 +205,7 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
       f->nbatch = 0;
     }
   }
-  emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0);
+  emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0, bucket);
 }
 
 static int v_process(void *ctx, const struct ncs_process *p) {

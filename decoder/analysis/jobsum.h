@@ -103,6 +103,8 @@ struct ncs_jev {
   uint64_t bytes, comm_id;
   double busbw_gbps;          /* 0 when the op moves no data or time is 0 */
   int rank, nranks;           /* in the call's communicator, -1/0 when none */
+  int bucket;                 /* its row's size bucket (ncs_job_bucket of nccl-tests' S on
+                                 nranks) for a collective or point-to-point call; 0 otherwise */
   const char *transport;
 };
 struct ncs_jcomm_ev {

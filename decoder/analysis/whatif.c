@@ -94,6 +94,8 @@ struct wf_file {
 struct wf {
   int n;
   struct wf_file *f;
+  signed char kop_of_op[NCS_OP_LIMIT]; /* a call's kernel operation (kops), -1 other, -2 none
+                                          launched: made once, not looked up by name per call */
   pthread_mutex_t mu;
   struct ncs_launches *spare[NSPARE];
   int nspare;
@@ -135,6 +137,10 @@ static void *wf_create(const struct ncs_job *job) {
   s->n = job->n;
   if (!(s->f = calloc(job->n ? (size_t)job->n : 1, sizeof *s->f))) { free(s); return NULL; }
   pthread_mutex_init(&s->mu, NULL);
+  for (unsigned op = 0; op < NCS_OP_LIMIT; op++) {
+    const char *ko = ncs_kernel_op_of_call(op);
+    s->kop_of_op[op] = (signed char)(ko ? kop_index(ko, strlen(ko)) : -2);
+  }
   s->stages = job->stages;
   s->spec = ncs_job_option(job, "what-if");
   if (s->spec && parse_spec(s) != 0) s->spec_bad = 1;
@@ -224,11 +230,12 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct wf_file *f = ctx;
   if (!f->took && f->owner) take_spare(f);
   if (f->dropped) return 0;
+  const signed char *kop_of_op = f->owner->kop_of_op;
   for (size_t i = 0; i < n; i++) {
     const struct ncs_call *c = &x[i];
-    const char *ko = ncs_kernel_op_of_call(c->op);
-    if (!ko || (c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
-    int kop = kop_index(ko, strlen(ko)), nr = c->comm < f->ncomm ? f->nranks[c->comm] : 0;
+    int kop = c->op < NCS_OP_LIMIT ? kop_of_op[c->op] : -2;
+    if (kop == -2 || (c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
+    int nr = c->comm < f->ncomm ? f->nranks[c->comm] : 0;
     int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
     double bb = p2p ? (double)ncs_rule_bytes(c->count, c->datatype) : ncs_rule_busbytes(c->op, c->count, c->datatype, nr);
     uint64_t grp = c->depth > 0 ? c->group : 0;
