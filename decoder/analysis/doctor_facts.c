@@ -227,7 +227,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   struct ncs_visitor *v = &m->v[m->n++];
   memset(v, 0, sizeof *v);
   v->ctx = f;
-  if (!f->kact) f->kact = ncs_kact_new(); /* NULL: no GPU-time figures, the rest still works */
+  if (!f->kact && !f->kact_elsewhere) f->kact = ncs_kact_new(); /* NULL: no GPU-time figures, the rest still works */
   if (!f->replay) f->replay = ncs_replay_new(); /* NULL: replays not counted */
   v->process = on_process;
   v->comm = on_comm;

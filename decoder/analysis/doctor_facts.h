@@ -71,9 +71,12 @@ struct ncs_dfacts {
                                              busbw is priced on (model/linkref.h) */
   /* kernel activity (GPU time), figures after ncs_dfacts_finish: the partition of the GPU span
    * only (busy, compute-only, overlapped, exposed, idle); calls are not fed to it, so its
-   * per-operation sizes are not filled (analysis/gputime.c has them) */
+   * per-operation sizes are not filled (analysis/gputime.c has them). kact_elsewhere, set
+   * before the read: no kact is fed here, the caller puts figures made from the same records
+   * in `gpu` (report: gputime's, model/stages.h; one copy of the kernels, decoded once less) */
   struct ncs_kact *kact;
   struct ncs_kact_fig gpu;
+  int kact_elsewhere;
   /* CUDA-graph replays (model/replay.h), counted into ncalls, comm_ns, the GPU window and the
    * busbw samples by ncs_dfacts_finish */
   struct ncs_replay *replay;

@@ -21,6 +21,8 @@ struct verdicts {
   struct ncs_headline *h;        /* job->headline */
   struct ncs_stages *stages;     /* job->stages: each file's solved replays are put there (metrics
                                     and sizes read them: one model per file, not two) */
+  struct ncs_stages *figs;       /* job->stages when gputime puts kernel-activity figures there:
+                                    the facts take theirs from it (one kernel store per file) */
   int ok;                        /* every file had its facts */
 };
 
@@ -38,6 +40,7 @@ static void *v_create(const struct ncs_job *job) {
   if (paths) s->hang = ncs_hang_new(job->n, paths, NCS_HANG_DEFAULT_S);
   free(paths);
   s->ok = s->ok && s->mux;
+  s->figs = job->stages;
   if (s->ok && job->stages && job->stages->replay) {
     s->stages = job->stages;
     s->stages->replay_on = 1;
@@ -51,6 +54,8 @@ static void v_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s || !s->ok) return;
   struct ncs_mux *m = &s->mux[file];
   memset(m, 0, sizeof *m);
+  /* (every analysis was created before the first visitor: fig_on is known) */
+  if (s->figs && s->figs->fig_on && s->figs->n == s->d.n) s->d.f[file]->kact_elsewhere = 1;
   ncs_dfacts_attach(s->d.f[file], m);
   if (s->hang && m->n < NCS_MUX_MAX) ncs_hang_visitor(s->hang, file, &m->v[m->n++]);
   ncs_mux_build(m, v);
@@ -68,6 +73,8 @@ static void v_file_done(void *state, int file, const struct ncs_read_status *st)
 static void v_finish(void *state, const struct ncs_job *job) {
   struct verdicts *s = state;
   if (!s || !s->ok) return;
+  for (int i = 0; i < s->d.n; i++) /* gputime's figures, made from the same KERNEL* records */
+    if (s->d.f[i]->kact_elsewhere) s->d.f[i]->gpu = s->figs->fig[i];
   if (job->strag && *job->strag) { /* the engine's files are all read: its results are final */
     ncs_strag_finish(*job->strag);
     s->d.strag = *job->strag;      /* for the doctor's straggler check */
