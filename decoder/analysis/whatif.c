@@ -449,6 +449,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   struct wf *s = state;
   if (!s) return;
   s->res.min_share = MIN_SHARE;
+  /* every file is read: the spare launch logs go before the replay's memory is made */
+  for (; s->nspare > 0; s->nspare--) { ncs_launches_free(s->spare[s->nspare - 1]); free(s->spare[s->nspare - 1]); }
   struct ncs_rl rl = {0};
   double *obs = NULL, *base = NULL, *wait = NULL;
   int *rank_of = NULL;

@@ -18,11 +18,11 @@ enum dep_kind { DEP_STREAM, DEP_ABS, DEP_EVENT, DEP_GAP };
 struct ncs_rl_dep {
   enum dep_kind kind;
   uint32_t pred;   /* previous kernel on the same stream, NONE32 */
-  uint32_t q;      /* EVENT / GAP: the kernel on whose end it started (GAP: plus gap) */
+  uint32_t q;      /* EVENT / GAP: the kernel on whose end it started (GAP: plus the traced
+                      gap, its start - q's end, read from the kernels when laid out) */
   uint32_t u;      /* NCCL: its index among the rank's NCCL kernels */
-  double gap;
   double transfer; /* NCCL: end - the latest arrival of its ranks */
-};                 /* 32 bytes a kernel: indices fit 32 bits (ncs_rl_prepare checks) */
+};                 /* 24 bytes a kernel: indices fit 32 bits (ncs_rl_prepare checks) */
 
 void ncs_rl_free(struct ncs_rl *rl) {
   for (int r = 0; rl && r < rl->nr; r++) {
@@ -48,7 +48,7 @@ static void read_dep(struct ncs_rl_rank *x, size_t i, size_t pred) {
     if (e <= s && (gap == NONE || x->k[j].end > x->k[gap].end)) gap = j;
   }
   if (ev != NONE) { d->kind = DEP_EVENT; d->q = (uint32_t)ev; return; }
-  if (gap != NONE) { d->kind = DEP_GAP; d->q = (uint32_t)gap; d->gap = (double)k->start - (double)x->k[gap].end; return; }
+  if (gap != NONE) { d->kind = DEP_GAP; d->q = (uint32_t)gap; return; }
   d->kind = DEP_ABS;
 }
 
@@ -109,7 +109,8 @@ struct run {
   const struct ncs_rl *rl;
   const struct ncs_rl_change *c;
   double **ns, **ne;   /* new start and end per rank and kernel; ne < 0: not yet known */
-  double **dur;        /* compute kernels' lengths (fix_rank's replaced) */
+  double **dur;        /* fix_rank's compute kernels' lengths (the others': as traced); NULL
+                          for every other rank */
 };
 
 static double end_of(struct run *w, int r, size_t i) {
@@ -195,13 +196,14 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
     goto out;
   for (int r = 0; r < rl->nr; r++) {
     size_t n = rl->r[r].n ? rl->r[r].n : 1;
+    int fixed = c && c->fix_rank == r;
     if (!(w.ns[r] = malloc(n * sizeof **w.ns)) || !(w.ne[r] = malloc(n * sizeof **w.ne)) ||
-        !(w.dur[r] = malloc(n * sizeof **w.dur)))
+        (fixed && !(w.dur[r] = malloc(n * sizeof **w.dur))))
       goto out;
     for (size_t i = 0; i < rl->r[r].n; i++) {
       w.ne[r][i] = -1;
       w.ns[r][i] = (double)rl->r[r].k[i].start; /* until laid out */
-      w.dur[r][i] = (double)(rl->r[r].k[i].end - rl->r[r].k[i].start);
+      if (fixed) w.dur[r][i] = (double)(rl->r[r].k[i].end - rl->r[r].k[i].start);
     }
   }
   if (c && c->fix_rank >= 0 && c->fix_rank < rl->nr && (rc = fix_durations(&w, c->fix_rank)) != 0) goto out;
@@ -218,9 +220,10 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
     double t = d->pred != NONE32 ? end_of(&w, r, d->pred) : 0;
     double u = d->kind == DEP_ABS ? (double)rl->r[r].k[i].start
              : d->kind == DEP_EVENT ? end_of(&w, r, d->q)
-             : d->kind == DEP_GAP ? end_of(&w, r, d->q) + d->gap : 0;
+             : d->kind == DEP_GAP ? end_of(&w, r, d->q) + ((double)rl->r[r].k[i].start - (double)rl->r[r].k[d->q].end) : 0;
     w.ns[r][i] = t > u ? t : u;
-    if (!rl->r[r].k[i].nccl) w.ne[r][i] = w.ns[r][i] + w.dur[r][i];
+    if (!rl->r[r].k[i].nccl)
+      w.ne[r][i] = w.ns[r][i] + (w.dur[r] ? w.dur[r][i] : (double)(rl->r[r].k[i].end - rl->r[r].k[i].start));
     if (i + 1 < rl->r[r].n) g[0] = (struct rhead){rl->r[r].k[i + 1].start, r, i + 1};
     else g[0] = g[--m];
     if (m) rhead_down(g, m, 0);

@@ -15,7 +15,8 @@
  * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
  * hid behind its own stream's work (it never bound there; where faster communication would
  * expose it, the prediction is optimistic). Memory: 48 bytes per kernel owned by the caller
- * (k), 36 by ncs_rl (deps and units, freed by ncs_rl_free), 24 during ncs_rl_run (new times);
+ * (k), 28 by ncs_rl (deps and units, freed by ncs_rl_free), 16 during ncs_rl_run (new times;
+ * 24 for the rank whose compute it fixes);
  * ncs_rl_split holds only the kernels running at once. Not thread-safe. */
 #ifndef NCS_RELAYOUT_H
 #define NCS_RELAYOUT_H
