@@ -331,17 +331,20 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
   }
   uint64_t idx = f ? f->ncall++ : c->seq ^ (uint64_t)e->start;
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
-  struct gs_pend x = {.comm_id = e->comm_id, .seq = c->seq, .idx = idx, .start = e->start, .file = file, .bw = e->busbw_gbps, .t = (double)(e->end - e->start) / 1e3,
-                      .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1, .op = (uint16_t)c->op,
-                      .bucket = (uint8_t)e->bucket,
-                      .gpu = (uint8_t)e->has_gpu};
+  /* written in place field by field: a struct built on the stack and copied was read back
+   * before its narrow fields' stores had landed (a store-forwarding stall on every call) */
+  struct gs_pend one, *x = f ? &f->pend[f->npend] : &one;
+  x->comm_id = e->comm_id; x->seq = c->seq; x->idx = idx; x->start = e->start;
+  x->bw = e->busbw_gbps; x->t = (double)(e->end - e->start) / 1e3; x->file = file;
+  x->nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1;
+  x->op = (uint16_t)c->op; x->bucket = (uint8_t)e->bucket; x->gpu = (uint8_t)e->has_gpu;
   if (!f) { /* no file state (not attached: out of memory): taken at once */
     pthread_mutex_lock(&g->mu);
-    take_call(g, &x);
+    take_call(g, x);
     pthread_mutex_unlock(&g->mu);
     return;
   }
-  f->pend[f->npend++] = x;
+  f->npend++;
   if (f->npend == PEND_MAX) ncs_gsamples_flush(g, file);
 }
 
