@@ -13,21 +13,28 @@
  *     that reaches ncs_gate_enter() meanwhile waits for the fork to be done. The forking thread
  *     itself passes (another library's fork handler may call NCCL). ncs_gate_open() (parent)
  *     and ncs_gate_reset_child() (child: the other threads are gone) end the fork.
+ *   - A bracket whose thread is gone (cancelled or exited inside it: its counter can never
+ *     come down) is not waited for: each of the first 256 threads' counters carries its
+ *     thread's id, asked of the kernel (tgkill with signal 0) only while a fork waits.
  *   - If the wait runs out (a bracket stuck in a driver call), the fork proceeds and the
  *     number is counted: ncs_gate_timeouts(). A fork never waits for ever.
  *   - Cost on the per-call hot path (call-site capture): the calling thread's own counter,
  *     one sequentially consistent store and one load; no shared cache line, no lock. Threads
  *     get one of 256 counters on their first bracket; later threads share one more. */
+#include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 #define GATE_SLOTS 256
 #define GATE_WAIT_NS 2000000000ull
 
-static struct { _Atomic int in; char pad[60]; } slots[GATE_SLOTS + 1]; /* the last one is shared */
+/* in: the thread's bracket depth; owner: its thread id (0 in the shared last one) */
+static struct { _Atomic int in; _Atomic int owner; char pad[56]; } slots[GATE_SLOTS + 1]; /* the last one is shared */
 /* initial-exec, like ncs_tls: read on the hot path (call sites), where the default model's
  * __tls_get_addr was 4 calls per recorded call */
 static __thread int my_slot __attribute__((tls_model("initial-exec"))) = -1; /* this thread's counter, -1 until its first bracket */
@@ -40,6 +47,7 @@ static _Atomic int *my_counter(void) {
   if (my_slot < 0) {
     int i = atomic_fetch_add(&next_free, 1);
     my_slot = i < GATE_SLOTS ? i : GATE_SLOTS;
+    if (i < GATE_SLOTS) atomic_store(&slots[i].owner, (int)syscall(SYS_gettid));
   }
   return &slots[my_slot].in;
 }
@@ -59,10 +67,20 @@ void ncs_gate_enter(void) {
 
 void ncs_gate_leave(void) { atomic_fetch_sub_explicit(my_counter(), 1, memory_order_release); }
 
+/* a slot's thread is gone: no thread of this process has its id any more */
+static int owner_gone(int i) {
+  int tid = atomic_load(&slots[i].owner), saved = errno, gone;
+  if (tid <= 0) return 0;
+  gone = syscall(SYS_tgkill, (int)getpid(), tid, 0) != 0 && errno == ESRCH;
+  errno = saved;
+  return gone;
+}
+
 static int anyone_inside(void) {
   for (int i = 0; i <= GATE_SLOTS; i++)
     if (atomic_load(&slots[i].in) > 0) {
       if (i == my_slot && forking) continue; /* the forking thread's own (a handler's NCCL call) */
+      if (owner_gone(i)) continue;           /* cancelled or exited inside a bracket */
       return 1;
     }
   return 0;

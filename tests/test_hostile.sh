@@ -100,18 +100,23 @@ for i in $(seq 1 "$REPEATS"); do
 done
 check_eq "hostile exitrace: $REPEATS runs of exit(0) beside three threads inside NCCL calls: exit 0, trace readable" 0 "$bad"
 
-# cancel: the delays spread the cancellation over activation and the communicator cycle
+# cancel: the delays spread the cancellation over activation and the communicator cycle.
+# A thread cancelled inside shim code that holds off forks (shim/forkgate.c) can never leave
+# it: the fork must not wait for it (the shim's debug line counts forks that waited out their
+# 2 s; NCCLSCOPE_DEBUG only adds lines on stderr).
 for mode in cancel cancel-destroy; do
-  bad=0
+  bad=0 waited=0
   for us in 0 100 300 1000 3000 10000; do
     d=$T/cx; rm -rf "$d"; mkdir -p "$d"
-    (cd "$d" && timeout -k 5 60 env NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$HJ" $mode $us >out 2>err; echo $? >rc)
+    (cd "$d" && timeout -k 5 60 env NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM" "$HJ" $mode $us >out 2>err; echo $? >rc)
     f=$(traces "$d/tr" | head -1)
     if [ "$(cat "$d/rc") $(cat "$d/out")" != "0 ok cancel cancelled" ] || [ -z "$f" ] || ! readable "$f"; then
       bad=$((bad + 1)); echo "    $mode $us us: exit $(cat "$d/rc") (124: hung) $(head -c 200 "$d/err") ${STATS:-no trace}"
     fi
+    grep -q 'fork(s) proceeded after 2 s' "$d/err" && { waited=$((waited + 1)); echo "    $mode $us us: $(grep 'proceeded after' "$d/err")"; }
   done
   check_eq "hostile $mode: a thread cancelled after 0..10000 us (6 runs): the job goes on, forks and exits 0, trace readable" 0 "$bad"
+  check_eq "hostile $mode: no fork waited out the fork gate for the cancelled thread (6 runs)" 0 "$waited"
 done
 
 # hostname: a user and UTS namespace lets an unprivileged test set any host name
