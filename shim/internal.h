@@ -133,13 +133,18 @@ static inline struct ncs_ring *ncs_ring_get(void) {
 #define NCS_WAKE_FRACTION 8
 extern _Atomic int ncs_writer_sleeping;
 void ncs_writer_wake(void);
+/* Owner thread, at a push whose head h reached its ring's `limit` with room in the ring: 1 when
+ * the limit is above h now (a new ring's next pages made present by this thread: rings.c),
+ * 0 when the call is to be dropped. Never on the per-call path. */
+int ncs_rings_grow(struct ncs_ring *r, uint64_t h);
 /* Appends one record to the ring, or counts it as dropped when the ring is full or its head
- * reached `limit` (an idle ring whose other pages the writer gave back: rings.c; `limit` sits
- * on the tail's cache line). */
+ * reached `limit` (an idle ring whose other pages the writer gave back, or a new ring past
+ * what it may grow to by itself: rings.c; `limit` sits on the tail's cache line). */
 static inline void ncs_ring_push(struct ncs_ring *r, const struct ncs_call *c) {
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
   uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
-  if (NCS_UNLIKELY(h - t > r->mask || h >= atomic_load_explicit(&r->limit, memory_order_relaxed))) {
+  if (NCS_UNLIKELY((h - t > r->mask || h >= atomic_load_explicit(&r->limit, memory_order_relaxed)) &&
+                   (h - t > r->mask || !ncs_rings_grow(r, h)))) {
     /* release: the writer reads `thread` (set when this slot was claimed) after seeing it */
     atomic_store_explicit(&r->dropped, atomic_load_explicit(&r->dropped, memory_order_relaxed) + 1,
                           memory_order_release);

@@ -44,6 +44,14 @@
  *     populated by the writer at attach (`spare`); a later thread's ring is made on its own
  *     thread (claim, fallocate, mmap, its first window populated there) and the writer makes
  *     the next one ahead of time from then on, once the process has recorded for 1 s.
+ *   - A new ring on /dev/shm has only its first window reserved (its `limit` there) and, in
+ *     `grow_to`, its first quarter approved (room checked): the writer reserves the whole ring
+ *     once the owner has made half a window of calls (it wakes the writer there); an owner that
+ *     reaches the limit first makes the next pages present itself (ncs_rings_grow:
+ *     MADV_POPULATE_WRITE on its own mapping, which fails instead of raising SIGBUS when the
+ *     tmpfs is full; twice the ring's reserved part at a time, up to `grow_to`), then records
+ *     on; past `grow_to` it drops, counted, until the writer comes. Never on the per-call path:
+ *     only a push that found the head at the limit. A ring in this state is never trimmed.
  *   - An idle ring gives its memory back: once its owner has recorded nothing for 1 s and the
  *     writer has drained it, the writer lowers its `limit` to the end of 1/8 of the ring ahead
  *     of the head (the owner records only below it: internal.h) and drops the mappings of
@@ -174,11 +182,12 @@ static int shm_room(const char *dir, uint64_t need) {
 }
 
 /* Maps len bytes of the file at off, of which the first `reserve` (and the last page, which
- * makes the file that long) have their blocks reserved; NULL when the file system cannot. */
-static void *map_shared(uint64_t off, size_t len, size_t reserve) {
+ * makes the file that long) have their blocks reserved; NULL when the file system cannot, or
+ * when /dev/shm would not keep its free share after `room` (>= reserve) more bytes. */
+static void *map_shared(uint64_t off, size_t len, size_t reserve, size_t room) {
   size_t pg = page_round(1);
   if (!fd_still_ours()) return NULL;
-  if (R.shm && !shm_room(NCS_RINGS_SHM_DIR, reserve + pg)) return NULL; /* leave /dev/shm to the job */
+  if (R.shm && !shm_room(NCS_RINGS_SHM_DIR, room + pg)) return NULL; /* leave /dev/shm to the job */
   /* past RLIMIT_FSIZE, fallocate would raise SIGXFSZ on the application's thread */
   struct rlimit rl;
   if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || (rl.rlim_cur != RLIM_INFINITY && off + len > (uint64_t)rl.rlim_cur))
@@ -281,8 +290,10 @@ int ncs_rings_attach(const char *trace_path, uint32_t pid, uint64_t realtime_ns,
   /* on /dev/shm a reserved page is memory zeroed at once (6 MiB took ~1.1 ms): the chunk
    * buffer's first BUF_FIRST there, the rest by ncs_rings_buf_grow(); on a disk all of it */
   R.buf_end = R.shm && buf_cap > BUF_FIRST ? page_round(buf_off + BUF_FIRST) : R.hdr_map;
-  struct ncs_rings_header *h = map_shared(0, R.hdr_map, R.buf_end);
+  struct ncs_rings_header *h = map_shared(0, R.hdr_map, R.buf_end, R.buf_end);
   if (!h) goto fail;
+  /* a kernel without MADV_POPULATE_WRITE (before 5.14): new rings are reserved a quarter at once */
+  if (madvise(h, page_round(1), MADV_POPULATE_WRITE) != 0 && errno == EINVAL) populate_unsupported = 1;
   memcpy(h->magic, NCS_RINGS_MAGIC, 8);
   h->version = NCS_RINGS_VERSION;
   h->header_size = NCS_RINGS_HEADER_SIZE;
@@ -346,21 +357,53 @@ void ncs_rings_buf_publish(size_t len) {
 /* The next ring of the file, mapped (no page touched), or NULL. On a disk's file system its
  * blocks are reserved whole (no memory is taken, and a thread's first pass never waits for
  * the writer); on /dev/shm a reserved block is a page of memory, zeroed at once (12 MiB took
- * 1.7-2.3 ms, most of a short process's fixed cost), so the ring gets its first quarter
- * there and `limit` at its end; ncs_rings_tend() reserves the rest once the thread has made
- * FIRST_WINDOW calls (four times as much at each step, in general). */
+ * 1.7-2.3 ms, most of a short process's fixed cost; its first quarter, 3 MiB, was still
+ * 0.9 ms of a 10-call process's 2.9), so the ring gets its first window (FIRST_WINDOW
+ * records, 96 KiB) there and `limit` at its end, and `grow_to` at its first quarter, for
+ * which /dev/shm has room now: a thread that reaches the limit before the writer reserved
+ * the rest makes the next pages present itself (ncs_rings_grow), up to `grow_to`, instead of
+ * dropping; ncs_rings_tend() reserves the whole ring once the thread has made FIRST_WINDOW / 2
+ * calls. Without MADV_POPULATE_WRITE the first quarter is reserved at once, as before. */
 static struct ncs_ring *file_ring(void) {
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
   if (!h) return NULL;
   size_t bytes = (size_t)h->ring_bytes; /* the header's sizes: written before it was published */
-  uint64_t records = h->ring_records, first = R.shm && records >= 4096 ? records / SHM_FIRST_RESERVE_DIV : records;
+  uint64_t records = h->ring_records, grow = R.shm && records >= 4096 ? records / SHM_FIRST_RESERVE_DIV : 0;
+  uint64_t first = !grow ? records : populate_unsupported ? grow : FIRST_WINDOW;
   size_t reserve = first == records ? bytes : page_round(offsetof(struct ncs_ring, rec) + (size_t)first * sizeof(struct ncs_call));
+  size_t room = grow ? page_round(offsetof(struct ncs_ring, rec) + (size_t)grow * sizeof(struct ncs_call)) : reserve;
   uint64_t i = atomic_fetch_add(&h->rings, 1);
-  struct ncs_ring *r = i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes, reserve) : NULL;
+  struct ncs_ring *r = i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes, reserve, room) : NULL;
   if (!r) return NULL;
   r->file_offset = h->ring_offset + i * bytes;
+  atomic_store_explicit(&r->grow_to, first < grow ? grow : 0, memory_order_relaxed);
   atomic_store_explicit(&r->limit, first == records ? UINT64_MAX : first, memory_order_relaxed);
   return r;
+}
+
+int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
+  uint64_t lim = atomic_load_explicit(&r->limit, memory_order_acquire);
+  if (h < lim) return 1; /* raised meanwhile (the writer reserved the ring) */
+  uint64_t to = atomic_load_explicit(&r->grow_to, memory_order_acquire);
+  if (h >= to || lim >= to) return 0; /* not a new ring, or it reached its first quarter: the writer's */
+  /* twice what it has (96 KiB, 192 KiB, ... up to the quarter): a few calls here per ring */
+  uint64_t next = lim * 2 > h + 1 ? lim * 2 : h + 1;
+  if (next > to) next = to;
+  long ps = sysconf(_SC_PAGESIZE);
+  size_t pg = ps > 0 ? (size_t)ps : 4096;
+  size_t a = (offsetof(struct ncs_ring, rec) + (size_t)lim * sizeof(struct ncs_call)) / pg * pg,
+         b = (offsetof(struct ncs_ring, rec) + (size_t)next * sizeof(struct ncs_call) + pg - 1) / pg * pg;
+  int saved = errno;
+  /* a page made present here has its block (memory) in the file, as one the writer reserved;
+   * when /dev/shm has none left it fails (no SIGBUS) and the call is dropped, counted */
+  int rc = madvise((char *)r + a, b - a, MADV_POPULATE_WRITE);
+  errno = saved;
+  if (rc != 0) return 0;
+  atomic_compare_exchange_strong_explicit(&r->limit, &lim, next, memory_order_release, memory_order_acquire);
+  /* the writer, to reserve the rest of the ring */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
+  return h < atomic_load_explicit(&r->limit, memory_order_acquire);
 }
 
 /* Makes the pages of ring r holding records [from, to) present and writable; -1 when the
@@ -595,13 +638,16 @@ void ncs_rings_tend(uint64_t now_ns) {
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     uint64_t limit = atomic_load_explicit(&r->limit, memory_order_relaxed);
     uint64_t win = window_ahead(head, records);
+    /* a new ring on /dev/shm, reserved up to its limit only (file_ring) */
+    uint64_t growing = atomic_load_explicit(&r->grow_to, memory_order_relaxed);
     if (tended[i].ring != r) { /* a ring new to this slot: its pages from the head on */
       tended[i].ring = r;
       tended[i].populated = tended[i].base = head;
       tended[i].head = head;
       tended[i].since = tended[i].trim_at = now_ns;
-      /* a ring trimmed before (a slot used again) */
-      tended[i].trimmed = limit != UINT64_MAX ? 2 : 0;
+      /* a ring trimmed before (a slot used again), or reserved a quarter at first (a kernel
+       * without MADV_POPULATE_WRITE) */
+      tended[i].trimmed = limit != UINT64_MAX && !growing ? 2 : 0;
       /* a limit before the ring's first wrap (a ring growing from its start on /dev/shm, or
        * trimmed then) grows once its thread has made FIRST_WINDOW calls (a short-lived thread
        * never costs the whole ring, a busy one gets it at once); a later one when the head
@@ -609,6 +655,17 @@ void ncs_rings_tend(uint64_t now_ns) {
       tended[i].keep = limit == UINT64_MAX || limit <= head ? 0
                        : limit > records ? limit - head
                        : limit > FIRST_WINDOW ? 2 * (limit - FIRST_WINDOW) : limit;
+    }
+    /* a new ring whose thread reached half its first window (where it wakes the writer): the
+     * whole ring's blocks, then no limit; until then its owner grows it (ncs_rings_grow) */
+    if (growing && head >= FIRST_WINDOW / 2 && reserve_slots(r, 0, records) == 0) {
+      atomic_store_explicit(&r->grow_to, 0, memory_order_relaxed);
+      atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_release);
+      growing = 0;
+      head = atomic_load_explicit(&r->head, memory_order_acquire); /* the reservation took a while */
+      win = window_ahead(head, records);
+      if (tended[i].populated < head) tended[i].populated = head;
+      tended[i].base = head;
     }
     if (tended[i].trimmed == 1 && head != tended[i].head) { /* active again, nothing punched yet */
       atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
@@ -656,7 +713,7 @@ void ncs_rings_tend(uint64_t now_ns) {
       punch_idle(r, records, head, tended[i].keep);
       tended[i].trimmed = 2;
     }
-    if (!tended[i].trimmed && now_ns - tended[i].since >= IDLE_TRIM_NS && !(r->flags & NCS_RING_F_MEMORY) &&
+    if (!tended[i].trimmed && !growing && now_ns - tended[i].since >= IDLE_TRIM_NS && !(r->flags & NCS_RING_F_MEMORY) &&
         atomic_load_explicit(&r->tail, memory_order_relaxed) == head) {
       uint64_t keep = idle_win < win ? idle_win : win;
       /* the owner records no further than the window from now on, or the ring stays whole */

@@ -85,7 +85,10 @@ struct ncs_ring {
   char name[16];
   uint32_t flags;                 /* NCS_RING_F_* */
   uint64_t file_offset;           /* the shim's: where this ring starts in the rings file */
-  char pad2[256 - 192];
+  _Atomic uint64_t grow_to;       /* the shim's: a new ring on /dev/shm, reserved only below
+                                   * `limit`: its owner may make the pages up to this slot present
+                                   * itself and raise `limit` (rings.c); 0 once reserved whole */
+  char pad2[256 - 200];
   struct ncs_call rec[];
 };
 
@@ -95,7 +98,7 @@ _Static_assert(sizeof(struct ncs_call) == 96, "ring slot layout (FORMAT.md)");
 _Static_assert(offsetof(struct ncs_ring, cur) == 8 && offsetof(struct ncs_ring, tail) == 64, "ring layout");
 _Static_assert(offsetof(struct ncs_ring, thread) == 148, "ring layout");
 _Static_assert(offsetof(struct ncs_ring, name) == 164 && offsetof(struct ncs_ring, limit) == 80 &&
-               offsetof(struct ncs_ring, file_offset) == 184, "ring layout");
+               offsetof(struct ncs_ring, file_offset) == 184 && offsetof(struct ncs_ring, grow_to) == 192, "ring layout");
 _Static_assert(offsetof(struct ncs_ring, rec) == 256, "ring layout");
 _Static_assert(offsetof(struct ncs_call, tcall) == 40 && offsetof(struct ncs_call, group) == 88,
                "ring slot layout (FORMAT.md)");
