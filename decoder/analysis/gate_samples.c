@@ -161,13 +161,9 @@ void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
   m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
 }
 
-/* Adds the closed union interval [s, e) to the fine blocks, coarsening them while e is past
- * the last one. */
-static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
-  if (s >= f->blk_s && e < f->blk_e) { /* inside the block the last interval ended in: most calls */
-    f->comm_ns[f->blk] += (double)(e - s);
-    return;
-  }
+/* file_close's general case: coarsens the blocks while e is past the last one, notes the block
+ * e ends in, and spreads [s, e) over the blocks it covers. */
+static void file_close_slow(struct ncs_gs_file *f, int64_t s, int64_t e) {
   while (e - f->t0 >= FINE_MAX * f->block_ns) { /* (e - t0) / block_ns >= FINE_MAX */
     for (int i = 0; i < FINE_MAX / 2; i++) f->comm_ns[i] = f->comm_ns[2 * i] + f->comm_ns[2 * i + 1];
     memset(f->comm_ns + FINE_MAX / 2, 0, FINE_MAX / 2 * sizeof *f->comm_ns);
@@ -184,6 +180,13 @@ static void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
     f->comm_ns[b] += (double)(u - t);
     t = u;
   }
+}
+
+/* Adds the closed union interval [s, e) to the fine blocks. Most intervals lie inside the block
+ * the previous one ended in: added there inline. */
+static inline void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
+  if (s >= f->blk_s && e < f->blk_e) f->comm_ns[f->blk] += (double)(e - s);
+  else file_close_slow(f, s, e);
 }
 
 /* The communicator comm_id's ring, a new one when absent; NULL out of memory. An index of

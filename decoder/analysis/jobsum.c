@@ -27,17 +27,10 @@ void ncs_tmask_name(unsigned mask, char *buf, size_t len) {
   }
 }
 
-/* Per operation on a communicator of n ranks: the bus-bandwidth factor and the algorithm steps
- * (model/rules.h), made once per communicator instead of a division and two switches a call. */
-struct oprule { double fac, steps; };
-static void oprules(struct oprule *t, int nranks) {
-  for (unsigned op = 0; op < NCS_OP_LIMIT; op++)
-    t[op] = (struct oprule){ncs_rule_busbw_factor(op, nranks), ncs_rule_steps(op, nranks)};
-}
-
-struct lcomm { uint64_t comm_id; int rank, nranks; unsigned mask, tmask_stream; char tname[24]; struct oprule rule[NCS_OP_LIMIT]; };
+struct lcomm { uint64_t comm_id; int rank, nranks; unsigned mask, tmask_stream; char tname[24]; struct ncs_rule_op rule[NCS_OP_LIMIT]; };
 /* mask: transports of its connection lines (settled at the file's end); tmask_stream and tname:
- * those seen so far in the stream, for the calls' events; rule: oprules of nranks */
+ * those seen so far in the stream, for the calls' events; rule: ncs_rule_ops of nranks, made
+ * once per communicator instead of a division and two switches a call */
 
 struct sum;
 struct sfile {                /* one file's summary state */
@@ -66,7 +59,7 @@ struct sum {
   struct sfile *f;            /* [n] */
   const struct ncs_load_opts *o; /* the caller's plug-ins */
   const struct ncs_jobsum_events *ev;
-  struct oprule rule0[NCS_OP_LIMIT]; /* oprules of a call without a communicator (0 ranks) */
+  struct ncs_rule_op rule0[NCS_OP_LIMIT]; /* ncs_rule_ops of a call without a communicator (0 ranks) */
   pthread_mutex_t mu;         /* serialises the events; the comm masks; the topology keepers */
   struct cmask { uint64_t comm_id; unsigned mask; } *cm; /* transports seen per communicator */
   int ncm, capcm;
@@ -188,7 +181,7 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   if (a->has_gpu) r->gpu_calls++;
   f->coll_calls++;
   uint64_t bytes = ncs_rule_bytes(c->count, c->datatype);
-  const struct oprule *ru = &(lc ? lc->rule : f->S->rule0)[c->op]; /* op < NCS_OP_LIMIT: its kind is known */
+  const struct ncs_rule_op *ru = &(lc ? lc->rule : f->S->rule0)[c->op]; /* op < NCS_OP_LIMIT: its kind is known */
   double S = ncs_rule_S(c->op, c->count, c->datatype, nranks);
   double bb = ru->fac > 0 ? S * ru->fac : 0; /* ncs_rule_busbytes */
   double dt = (double)(e - s) / 1e9;
@@ -259,7 +252,7 @@ static int v_comm(void *ctx, const struct ncs_comm *c) {
   if (c->nranks < 1) return 0;
   /* a second COMM record for the index completes a non-blocking init (FORMAT.md) */
   int update = lc->nranks > 0 && lc->comm_id == c->comm_id;
-  if (lc->nranks != c->nranks) oprules(lc->rule, c->nranks);
+  if (lc->nranks != c->nranks) ncs_rule_ops(lc->rule, c->nranks);
   lc->comm_id = c->comm_id; lc->rank = c->rank; lc->nranks = c->nranks;
   if (!update) snprintf(lc->tname, sizeof lc->tname, "?");
   f->last_comm = c->comm;
@@ -468,7 +461,7 @@ int ncs_jobsum_load(int nfiles, char **files, const struct ncs_load_opts *o, con
   J->strag = strag ? ncs_strag_new(nfiles) : NULL;
   S.f = calloc((size_t)(nfiles > 0 ? nfiles : 1), sizeof *S.f);
   if (!J->r || (strag && !J->strag) || !S.f) { free(S.f); ncs_job_free(J); return 2; }
-  oprules(S.rule0, 0);
+  ncs_rule_ops(S.rule0, 0);
   for (int i = 0; i < nfiles; i++) {
     J->r[i].path = files[i];
     J->r[i].rank = -1;

@@ -78,6 +78,8 @@ struct wf_file {
   int dropped;               /* none by NCS_KWATCH_WAIT launches: the log is dropped, no more kept */
   int took;                  /* take_spare was called */
   int *nranks;              /* per communicator index */
+  int rule_n;                /* the ranks rule[] was made for (ncs_rule_ops), -1 none yet */
+  struct ncs_rule_op rule[NCS_OP_LIMIT];
   size_t ncomm, capc;
   struct ncs_topo *topo;     /* until the file is done; then the links it gives: */
   struct ncs_link p2p, user; /* NVLink's, the --what-if transport's, when have_* */
@@ -237,7 +239,10 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
     if (kop == -2 || (c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
     int nr = c->comm < f->ncomm ? f->nranks[c->comm] : 0;
     int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
-    double bb = p2p ? (double)ncs_rule_bytes(c->count, c->datatype) : ncs_rule_busbytes(c->op, c->count, c->datatype, nr);
+    if (nr != f->rule_n) { ncs_rule_ops(f->rule, nr); f->rule_n = nr; } /* a file's calls: mostly one communicator */
+    const struct ncs_rule_op *ru = &f->rule[c->op];
+    double bb = p2p ? (double)ncs_rule_bytes(c->count, c->datatype)
+                    : ru->fac > 0 ? ncs_rule_S(c->op, c->count, c->datatype, nr) * ru->fac : 0; /* ncs_rule_busbytes */
     uint64_t grp = c->depth > 0 ? c->group : 0;
     struct unit *last = &f->u;
     if (!(grp && f->have_u && last->group == grp && last->kop == kop)) {
@@ -251,7 +256,7 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
       last->steps = 1;
     } else {
       last->busbytes += bb;
-      double st = ncs_rule_steps(c->op, nr);
+      double st = ru->steps;
       if (st > last->steps) last->steps = st;
     }
   }
@@ -263,6 +268,7 @@ static void wf_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->f[file];
   s->f[file].owner = s;
+  s->f[file].rule_n = -1;
   v->raw = wf_raw;
   v->comm = wf_comm;
   v->calls = wf_calls;

@@ -54,6 +54,10 @@ double ncs_rule_steps(unsigned op, int n) {
   }
 }
 
+void ncs_rule_ops(struct ncs_rule_op *t, int nranks) {
+  for (unsigned op = 0; op < NCS_OP_LIMIT; op++) t[op] = (struct ncs_rule_op){ncs_rule_busbw_factor(op, nranks), ncs_rule_steps(op, nranks)};
+}
+
 const char *ncs_rule_why_host_timed(const char *timing, const char *gpu_timing_env) {
   if (gpu_timing_env && !strcmp(gpu_timing_env, "0")) return "NCCLSCOPE_GPU_TIMING=0";
   if (timing && !strcmp(timing, "host")) return "no CUDA runtime or device in the job";

@@ -45,4 +45,9 @@ const char *ncs_rule_nccl_version(int code, char *buf, size_t n);
  * the all-gather, reduce-scatter, all-to-all, gather, scatter, broadcast and reduce rings, 1 for
  * a send or a receive; at least 1. 0 for ops that move no data. */
 double ncs_rule_steps(unsigned op, int nranks);
+/* Both of an operation on nranks, for a reader that prices many calls of one communicator: made
+ * once per communicator (ncs_rule_ops fills t[op] for every op below NCS_OP_LIMIT), then a
+ * call's bus bytes are S x fac when fac > 0, else 0: ncs_rule_busbytes' doubles exactly. */
+struct ncs_rule_op { double fac, steps; };
+void ncs_rule_ops(struct ncs_rule_op *t, int nranks);
 #endif
