@@ -51,6 +51,8 @@ struct sfile {                /* one file's summary state */
   struct ncs_strag_arrival *batch; /* arrivals for the straggler engine, handed over at the end
                                       of each chunk (then freed: only files being read hold one) */
   size_t nbatch;
+  struct { uint64_t comm_id; uint32_t key; int idx; } row[16]; /* rows found lately, by (op,
+                                      bucket) hash: key (op << 8 | bucket) + 1, 0 empty; idx in r->ops */
 };
 #define BATCH 512
 
@@ -186,7 +188,13 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   double bb = ru->fac > 0 ? S * ru->fac : 0; /* ncs_rule_busbytes */
   double dt = (double)(e - s) / 1e9;
   int bucket = ncs_job_bucket(S);
-  struct ncs_opstat *st = opstat(r, c->op, bucket, lc ? lc->comm_id : 0);
+  uint64_t comm_id = lc ? lc->comm_id : 0;
+  uint32_t key = (c->op << 8 | (uint32_t)bucket) + 1, h = (c->op * 7u + (uint32_t)bucket) & 15;
+  struct ncs_opstat *st;
+  if (f->row[h].key == key && f->row[h].comm_id == comm_id) st = &r->ops[f->row[h].idx];
+  else if ((st = opstat(r, c->op, bucket, comm_id))) {
+    f->row[h].key = key; f->row[h].comm_id = comm_id; f->row[h].idx = (int)(st - r->ops);
+  }
   if (st) {
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb; st->steps += ru->steps;
     if (dt > st->max_s) st->max_s = dt;
