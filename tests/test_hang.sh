@@ -165,3 +165,11 @@ for kind in op size; do
 done
 check "hang: ... the different collective is named (AllGather)" grep -q 'rank 1 called AllGather count 1024' "$T/mmop.json"
 check "hang: ... the different size is named (count 512)" grep -q 'rank 1 called AllReduce count 512' "$T/mmsize.json"
+# Of 2 ranks neither is the odd one: both named, the same whichever file the decoder reads first
+# (the files given in both orders, one decoder thread: before, the rank read second was blamed)
+check "hang: ... 2 ranks: both named, no rank blamed" grep -q 'its 2 ranks differ (no majority tells which one is odd): rank 0 called AllReduce count 1024 float32 root -1, rank 1 called AllGather' "$T/mmop.json"
+files=$(ls "$T"/mmop/*.ncs)
+desync_of() { NCCLSCOPE_THREADS=1 "$NCS" doctor --json "$@" 2>/dev/null | python3 -c 'import json,sys; print([(v["evidence"], v.get("data")) for v in json.load(sys.stdin)["verdicts"] if v["id"] == "desync"])'; }
+fwd=$(desync_of $files); rev=$(desync_of $(ls -r "$T"/mmop/*.ncs))
+[ "$fwd" = "$rev" ] && [ "$fwd" != "[]" ] && pass "hang: ... the desync verdict is the same whichever file is read first" \
+  || fail "hang: desync by read order: $fwd / $rev"

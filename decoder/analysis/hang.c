@@ -97,8 +97,10 @@ struct ncs_hang {
   int ngc, capgc;
   struct mismatch mm[MM_MAX];
   uint64_t nmm;
-  /* the first mismatched collective: the rank whose signature was kept (read first), the ranks
-   * that differed from it, the communicator's size; who is odd out is decided by count */
+  /* the first mismatched collective (the lowest seq, then comm id, whichever file was read
+   * first): the rank whose signature was kept (read first), the ranks that differed from it,
+   * the communicator's size; who is odd out is decided by count */
+  uint64_t m0_seq, m0_comm;
   int ref0_rank, nranks0;
   struct ncs_seqsig ref0_sig, odd0_sig;
   struct ncs_ranks odd0;
@@ -152,20 +154,41 @@ static struct gcomm *gcomm_get(struct ncs_hang *h, uint64_t id, int nranks) {
   return g;
 }
 
+/* The order of mismatches listed: seq, comm id, then the pair's ranks (never the read order,
+ * which depends on the decoder's threads). */
+static int mm_cmp(const void *x, const void *y) {
+  const struct mismatch *a = x, *b = y;
+  if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
+  if (a->comm_id != b->comm_id) return a->comm_id < b->comm_id ? -1 : 1;
+  if (a->rank_a != b->rank_a) return a->rank_a < b->rank_a ? -1 : 1;
+  return (a->rank_b > b->rank_b) - (a->rank_b < b->rank_b);
+}
 /* The first rank applied sets the signature of (communicator, seq); the others are compared.
+ * The MM_MAX first mismatches in mm_cmp's order are kept, whatever order they come in.
  * Under h->mu. */
 static void sig_apply(struct ncs_hang *h, struct gcomm *g, const struct psig *p) {
   const struct ncs_seqsig *me = &p->s;
   const struct ncs_seqsig *ref = ncs_seqsigs_put(&g->sig, p->seq, me);
   if (!ref) return;
   if (ref->op == me->op && ref->count == me->count && ref->dtype == me->dtype && ref->root == me->root) return;
-  if (!h->nmm) { h->ref0_rank = ref->rank; h->ref0_sig = *ref; h->odd0_sig = *me; h->nranks0 = p->nranks; }
-  if (p->comm_id == (h->nmm ? h->mm[0].comm_id : p->comm_id) && p->seq == (h->nmm ? h->mm[0].seq : p->seq))
-    ncs_ranks_add(&h->odd0, me->rank);
-  if (h->nmm < MM_MAX) { /* the lower rank first, whichever file was read first */
-    const struct ncs_seqsig *a = ref->rank <= me->rank ? ref : me, *b = ref->rank <= me->rank ? me : ref;
-    h->mm[h->nmm] = (struct mismatch){.comm_id = p->comm_id, .seq = p->seq, .rank_a = a->rank,
-                                      .rank_b = b->rank, .a = *a, .b = *b};
+  int at_m0 = h->nmm && p->seq == h->m0_seq && p->comm_id == h->m0_comm;
+  if (!h->nmm || (!at_m0 && (p->seq < h->m0_seq || (p->seq == h->m0_seq && p->comm_id < h->m0_comm)))) {
+    /* an earlier first mismatch: no rank differed at it before (that would have been one) */
+    h->m0_seq = p->seq; h->m0_comm = p->comm_id;
+    h->ref0_rank = ref->rank; h->ref0_sig = *ref; h->odd0_sig = *me; h->nranks0 = p->nranks;
+    h->odd0.n = 0;
+    at_m0 = 1;
+  }
+  if (at_m0) ncs_ranks_add(&h->odd0, me->rank);
+  /* the lower rank first, whichever file was read first */
+  const struct ncs_seqsig *a = ref->rank <= me->rank ? ref : me, *b = ref->rank <= me->rank ? me : ref;
+  struct mismatch m = {.comm_id = p->comm_id, .seq = p->seq, .rank_a = a->rank, .rank_b = b->rank, .a = *a, .b = *b};
+  if (h->nmm < MM_MAX) {
+    h->mm[h->nmm] = m;
+  } else { /* full: it takes the place of the last kept one when it comes before it */
+    int last = 0;
+    for (int i = 1; i < MM_MAX; i++) if (mm_cmp(&h->mm[i], &h->mm[last]) > 0) last = i;
+    if (mm_cmp(&m, &h->mm[last]) < 0) h->mm[last] = m;
   }
   h->nmm++;
 }
@@ -580,31 +603,43 @@ static void desync_verdicts(struct ncs_hang *h) {
   if (!h->nmm) return;
   struct ncs_hang_verdict *v = add_verdict(h, NCS_HANG_DESYNC);
   if (!v) return;
-  const struct mismatch *m0 = &h->mm[0];
+  qsort(h->mm, h->nmm < MM_MAX ? (size_t)h->nmm : MM_MAX, sizeof *h->mm, mm_cmp);
+  const struct mismatch *m0 = &h->mm[0]; /* the first mismatch: (h->m0_seq, h->m0_comm) */
   v->comm_id = m0->comm_id;
   v->seq = m0->seq;
   v->op = m0->a.op;
   /* who is odd out at the first mismatch: the ranks that differed from the signature kept,
-   * unless they are most of the communicator (then the rank read first is) */
+   * unless they are most of the communicator (then the rank read first is); of two ranks
+   * neither is: both are named, the lower one first */
   struct ncs_ranks *odd = &h->odd0;
   ncs_ranks_sort(odd);
   int nr = h->nranks0 > 0 ? h->nranks0 : odd->n + 1;
-  const struct ncs_seqsig *os = &h->odd0_sig, *ms = &h->ref0_sig;
-  struct ncs_ranks one = {0};
-  if (2 * odd->n > nr - 1 && odd->n > 1) {
-    ncs_ranks_add(&one, h->ref0_rank);
-    odd = &one;
-    os = &h->ref0_sig;
-    ms = &h->odd0_sig;
+  if (nr == 2 && odd->n == 1) {
+    ADD_MISSING(v, m0->rank_a);
+    ADD_MISSING(v, m0->rank_b);
+    ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": its 2 ranks differ (no majority tells which one is odd): rank %d called %s count %" PRIu64
+       " %s root %d, rank %d called %s count %" PRIu64 " %s root %d",
+       m0->comm_id, m0->seq, m0->rank_a, opname(m0->a.op), m0->a.count, dtname(m0->a.dtype), m0->a.root, m0->rank_b,
+       opname(m0->b.op), m0->b.count, dtname(m0->b.dtype), m0->b.root);
+  } else {
+    const struct ncs_seqsig *os = &h->odd0_sig, *ms = &h->ref0_sig;
+    struct ncs_ranks one = {0};
+    if (2 * odd->n > nr - 1 && odd->n > 1) {
+      ncs_ranks_add(&one, h->ref0_rank);
+      odd = &one;
+      os = &h->ref0_sig;
+      ms = &h->odd0_sig;
+    }
+    for (int k = 0; k < odd->n; k++) ADD_MISSING(v, odd->r[k]);
+    char otxt[160];
+    ncs_ranks_format(odd, otxt, sizeof otxt);
+    ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": rank%s %s (%d of %d) called %s count %" PRIu64 " %s root %d; the others called %s count %" PRIu64 " %s root %d",
+       m0->comm_id, m0->seq, odd->n == 1 ? "" : "s", otxt, odd->n, nr, opname(os->op), os->count, dtname(os->dtype), os->root,
+       opname(ms->op), ms->count, dtname(ms->dtype), ms->root);
+    ncs_ranks_free(&one);
   }
-  for (int k = 0; k < odd->n; k++) ADD_MISSING(v, odd->r[k]);
-  char otxt[160];
-  ncs_ranks_format(odd, otxt, sizeof otxt);
-  ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": rank%s %s (%d of %d) called %s count %" PRIu64 " %s root %d; the others called %s count %" PRIu64 " %s root %d",
-     m0->comm_id, m0->seq, odd->n == 1 ? "" : "s", otxt, odd->n, nr, opname(os->op), os->count, dtname(os->dtype), os->root,
-     opname(ms->op), ms->count, dtname(ms->dtype), ms->root);
-  ncs_ranks_free(&one);
-  for (uint64_t i = 0; i < h->nmm && i < MM_MAX; i++) {
+  /* each mismatch (the first already said whole when the communicator has 2 ranks) */
+  for (uint64_t i = nr == 2 && h->odd0.n == 1; i < h->nmm && i < MM_MAX; i++) {
     const struct mismatch *m = &h->mm[i];
     ev(v, "comm %016" PRIx64 " seq %" PRIu64 ": rank %d called %s count %" PRIu64 " %s root %d; rank %d called %s count %" PRIu64 " %s root %d",
        m->comm_id, m->seq, m->rank_a, opname(m->a.op), m->a.count, dtname(m->a.dtype), m->a.root, m->rank_b,
