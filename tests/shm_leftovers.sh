@@ -45,12 +45,24 @@ for path in sys.stdin.read().split("\n"):
 # shm_segments SINCE: prints the NCCL double's segments (/dev/shm/ncclD.*, tests/doubles/nccl/
 # nd_shm.c) modified since SINCE that no live process has mapped: a rank killed while it waited
 # for its peers (a scenario of test_hang) leaves the name, which only the last rank to join
-# removes. Read from every process's maps, only when there is such a segment at all.
+# removes. Read from every process's maps, only when there is such a segment at all. A segment
+# modified in the last second may be one a live job (another test's, with two tests at once, or
+# another suite's on the host) has just made and not yet mapped (shm_open, ftruncate, mmap):
+# then the maps are read again a second later, and only what is still there and unmapped counts.
 shm_segments() {
   local c
   c=$(find /dev/shm -maxdepth 1 -name 'ncclD.*' -newermt "@$1" 2>/dev/null | sort)
   [ -n "$c" ] || return 0
-  comm -23 <(printf '%s\n' "$c") <(cat /proc/[0-9]*/maps 2>/dev/null | grep -o '/dev/shm/ncclD\.[^ ]*' | sort -u)
+  c=$(comm -23 <(printf '%s\n' "$c") <(cat /proc/[0-9]*/maps 2>/dev/null | grep -o '/dev/shm/ncclD\.[^ ]*' | sort -u))
+  [ -n "$c" ] || return 0
+  if printf '%s\n' "$c" | xargs -d '\n' -r stat -c %Y 2>/dev/null | awk -v t=$((EPOCHSECONDS - 1)) '$1 >= t {y = 1} END {exit !y}'; then
+    sleep 1
+    c=$(printf '%s\n' "$c" | xargs -d '\n' -r ls -d 2>/dev/null | sort)
+    [ -n "$c" ] || return 0
+    c=$(comm -23 <(printf '%s\n' "$c") <(cat /proc/[0-9]*/maps 2>/dev/null | grep -o '/dev/shm/ncclD\.[^ ]*' | sort -u))
+  fi
+  [ -n "$c" ] && printf '%s\n' "$c"
+  return 0
 }
 # shm_give_back DIR SINCE: deletes what shm_leftovers DIR SINCE 10 and shm_segments SINCE print
 # (the test is over: nothing will read those files through links that are about to be deleted,

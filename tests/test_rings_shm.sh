@@ -26,7 +26,7 @@ killed() {
   for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
   # the job's own process (under unshare it is a child of the wrapper)
   local victim
-  victim=$(pgrep -f "^$JOB -n $n -p" | head -1)
+  victim=$(pgrep -g 0 -f "^$JOB -n $n -p" | head -1) # of this test's process group (tests run side by side)
   kill -9 "${victim:-$pid}" 2>/dev/null
   wait "$pid" 2>/dev/null
   ls "$d"/tr/*.ncs 2>/dev/null | head -1

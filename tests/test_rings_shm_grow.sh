@@ -42,7 +42,7 @@ mkdir -p "$d"
 $IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -p >"$d/out" 2>&1 &
 pid=$!
 for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
-victim=$(pgrep -f "^$JOB -n $N -p" | head -1)
+victim=$(pgrep -g 0 -f "^$JOB -n $N -p" | head -1) # of this test's process group (tests run side by side)
 link=$(ls "$d"/tr/*.ncs.rings 2>/dev/null | head -1)
 kib=$($IN du -k "$(readlink "$link")" 2>/dev/null | cut -f1)
 kill -9 "${victim:-$pid}" 2>/dev/null
