@@ -46,8 +46,8 @@
  *     the next one ahead of time from then on, once the process has recorded for 1 s.
  *   - A new ring on /dev/shm has only its first window reserved (its `limit` there) and, in
  *     `grow_to`, its first quarter approved (room checked): the writer reserves the whole ring
- *     once the owner has made half a window of calls (it wakes the writer there); an owner that
- *     reaches the limit first makes the next pages present itself (ncs_rings_grow:
+ *     once the owner has made FIRST_WINDOW calls; the owner, at that call (the limit) or later
+ *     if the writer has not come yet, makes the next pages present itself (ncs_rings_grow:
  *     MADV_POPULATE_WRITE on its own mapping, which fails instead of raising SIGBUS when the
  *     tmpfs is full; twice the ring's reserved part at a time, up to `grow_to`), then records
  *     on; past `grow_to` it drops, counted, until the writer comes. Never on the per-call path:
@@ -152,6 +152,7 @@ static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (befor
 #define LEFTOVERS_AFTER_NS 10000000000ull
 #define LEFTOVERS_EVERY_NS 60000000000ull /* and again this often (children that _exit leave theirs) */
 static void make_spare(void);
+static void wake_half_way(struct ncs_ring *r, uint64_t head, uint64_t end);
 
 static size_t page_round(size_t n) {
   long ps = sysconf(_SC_PAGESIZE);
@@ -362,7 +363,7 @@ void ncs_rings_buf_publish(size_t len) {
  * records, 96 KiB) there and `limit` at its end, and `grow_to` at its first quarter, for
  * which /dev/shm has room now: a thread that reaches the limit before the writer reserved
  * the rest makes the next pages present itself (ncs_rings_grow), up to `grow_to`, instead of
- * dropping; ncs_rings_tend() reserves the whole ring once the thread has made FIRST_WINDOW / 2
+ * dropping; ncs_rings_tend() reserves the whole ring once the thread has made FIRST_WINDOW
  * calls. Without MADV_POPULATE_WRITE the first quarter is reserved at once, as before. */
 static struct ncs_ring *file_ring(void) {
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
@@ -385,7 +386,9 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
   uint64_t lim = atomic_load_explicit(&r->limit, memory_order_acquire);
   if (h < lim) return 1; /* raised meanwhile (the writer reserved the ring) */
   uint64_t to = atomic_load_explicit(&r->grow_to, memory_order_acquire);
-  if (h >= to || lim >= to) return 0; /* not a new ring, or it reached its first quarter: the writer's */
+  /* not a new ring, or it reached its first quarter (the writer's), or the writer lifted the
+   * limit meanwhile (it clears grow_to first) */
+  if (h >= to || lim >= to) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
   /* twice what it has (96 KiB, 192 KiB, ... up to the quarter): a few calls here per ring */
   uint64_t next = lim * 2 > h + 1 ? lim * 2 : h + 1;
   if (next > to) next = to;
@@ -398,8 +401,9 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
    * when /dev/shm has none left it fails (no SIGBUS) and the call is dropped, counted */
   int rc = madvise((char *)r + a, b - a, MADV_POPULATE_WRITE);
   errno = saved;
-  if (rc != 0) return 0;
-  atomic_compare_exchange_strong_explicit(&r->limit, &lim, next, memory_order_release, memory_order_acquire);
+  if (rc != 0) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
+  if (atomic_compare_exchange_strong_explicit(&r->limit, &lim, next, memory_order_release, memory_order_acquire))
+    wake_half_way(r, h, next); /* and again half-way, should the writer be busy now */
   /* the writer, to reserve the rest of the ring */
   atomic_thread_fence(memory_order_seq_cst);
   if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
@@ -656,9 +660,10 @@ void ncs_rings_tend(uint64_t now_ns) {
                        : limit > records ? limit - head
                        : limit > FIRST_WINDOW ? 2 * (limit - FIRST_WINDOW) : limit;
     }
-    /* a new ring whose thread reached half its first window (where it wakes the writer): the
-     * whole ring's blocks, then no limit; until then its owner grows it (ncs_rings_grow) */
-    if (growing && head >= FIRST_WINDOW / 2 && reserve_slots(r, 0, records) == 0) {
+    /* a new ring whose thread has made FIRST_WINDOW calls: the whole ring's blocks, then no
+     * limit (a thread that makes fewer, even one that then idles, never costs more than its
+     * first window); until then its owner grows it past the limit (ncs_rings_grow) */
+    if (growing && head >= FIRST_WINDOW && reserve_slots(r, 0, records) == 0) {
       atomic_store_explicit(&r->grow_to, 0, memory_order_relaxed);
       atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_release);
       growing = 0;
