@@ -35,8 +35,8 @@
  *     shim's fixed cost per process).
  *   - No page fault on the owner's thread where the writer keeps up: ncs_rings_tend() (writer
  *     thread, after every drain) makes the pages a ring's head is about to reach present and
- *     writable (MADV_POPULATE_WRITE), a window ahead of the head as long as what the ring has
- *     taken (1024 records at first, at most half the ring); on a disk's file system it does so
+ *     writable (MADV_POPULATE_WRITE), a window ahead of the head of 1024 records at first, then
+ *     16 times what the ring has taken, at most half the ring; on a disk's file system it does so
  *     every pass, to undo a writeback's write protection (except inside the window at that
  *     moment: those pages the owner faults again). The owner wakes the writer half-way through
  *     the window (wake_at, internal.h ncs_ring_push), so a first pass does not outrun it where
@@ -141,6 +141,11 @@ static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (befor
 /* A new ring's first window (96 KiB): populating 1.5 MiB for every process, most of whose
  * threads make a few calls, was 8 ms of its fixed CPU cost on the development VM */
 #define FIRST_WINDOW 1024u
+/* Past its first window, a thread's window is this many times what its ring has taken (up to
+ * half the ring, from 4,096 calls on): with 1 (the window as long as the head, half the ring
+ * from 65,536 calls) a thread in a tight loop outran a late writer at each doubling of its
+ * first pass (BENCHMARKS.md, "Page faults and ring memory") */
+#define WINDOW_MUL 16u
 /* A new ring's first reservation on /dev/shm, a fraction of the ring (3 MiB of the default
  * one): see file_ring() */
 #define SHM_FIRST_RESERVE_DIV 4u
@@ -620,10 +625,12 @@ static int reserve_slots(const struct ncs_ring *r, uint64_t a, uint64_t b) {
   return reserve(r->file_offset + lo, hi - lo);
 }
 
-/* How many records ahead of a ring's head its pages are made present: as many as the ring has
- * taken (FIRST_WINDOW to half the ring), so a thread that makes few calls costs few pages. */
+/* How many records ahead of a ring's head its pages are made present: FIRST_WINDOW, then
+ * WINDOW_MUL times what the ring has taken, at most half the ring; so a thread that makes few
+ * calls costs few pages. */
 static uint64_t window_ahead(uint64_t head, uint64_t records) {
-  return head < FIRST_WINDOW ? FIRST_WINDOW : head > records / WINDOW_DIV ? records / WINDOW_DIV : head;
+  uint64_t w = head < FIRST_WINDOW ? FIRST_WINDOW : head * WINDOW_MUL;
+  return w > records / WINDOW_DIV ? records / WINDOW_DIV : w;
 }
 
 void ncs_rings_tend(uint64_t now_ns) {
