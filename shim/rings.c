@@ -46,7 +46,8 @@
  *     the next one ahead of time from then on, once the process has recorded for 1 s.
  *   - A new ring on /dev/shm has only its first window reserved (its `limit` there) and, in
  *     `grow_to`, its first quarter approved (room checked): the writer reserves the whole ring
- *     once the owner has made FIRST_WINDOW calls; the owner, at that call (the limit) or later
+ *     once the owner has made FIRST_WINDOW calls (every such ring's at the start of a pass,
+ *     before any ring's pages are made present); the owner, at that call (the limit) or later
  *     if the writer has not come yet, makes the next pages present itself (ncs_rings_grow:
  *     MADV_POPULATE_WRITE on its own mapping, which fails instead of raising SIGBUS when the
  *     tmpfs is full; twice the ring's reserved part at a time, up to `grow_to`), then records
@@ -633,6 +634,24 @@ static uint64_t window_ahead(uint64_t head, uint64_t records) {
   return w > records / WINDOW_DIV ? records / WINDOW_DIV : w;
 }
 
+/* A new ring on /dev/shm (reserved up to its limit only: file_ring) whose thread has made
+ * FIRST_WINDOW calls: the whole ring's blocks, then no limit (a thread that makes fewer, even
+ * one that then idles, never costs more than its first window); until then its owner grows it
+ * past the limit (ncs_rings_grow). */
+static void reserve_new(int i, struct ncs_ring *r) {
+  uint64_t records = (uint64_t)r->mask + 1;
+  if (!atomic_load_explicit(&r->grow_to, memory_order_relaxed) ||
+      atomic_load_explicit(&r->head, memory_order_acquire) < FIRST_WINDOW || reserve_slots(r, 0, records) != 0)
+    return;
+  atomic_store_explicit(&r->grow_to, 0, memory_order_relaxed);
+  atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_release);
+  if (tended[i].ring == r) { /* the reservation took a while: pages from the head on */
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+    if (tended[i].populated < head) tended[i].populated = head;
+    tended[i].base = head;
+  }
+}
+
 void ncs_rings_tend(uint64_t now_ns) {
   if (atomic_load_explicit(&spare_wanted, memory_order_relaxed) && now_ns - R.attached_ns >= SPARE_AFTER_NS) make_spare();
   /* off the activation path, and not in a short process (the scan of /dev/shm alone can be
@@ -641,6 +660,13 @@ void ncs_rings_tend(uint64_t now_ns) {
     /* again at once when the last scan filled its names (more may be there), else a minute on */
     if (M.scanned && M.n == 0 && M.src < 0 && (M.full || now_ns - M.scanned_ns >= LEFTOVERS_EVERY_NS)) M.scanned = 0;
     if (!M.scanned || M.n > 0 || M.src >= 0) move_leftovers();
+  }
+  /* every new ring's whole reservation before any ring's pages: it must not wait behind
+   * another ring's window (a populate of up to half a ring), its owner drops what passes its
+   * first quarter until then */
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (r) reserve_new(i, r);
   }
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
@@ -666,18 +692,6 @@ void ncs_rings_tend(uint64_t now_ns) {
       tended[i].keep = limit == UINT64_MAX || limit <= head ? 0
                        : limit > records ? limit - head
                        : limit > FIRST_WINDOW ? 2 * (limit - FIRST_WINDOW) : limit;
-    }
-    /* a new ring whose thread has made FIRST_WINDOW calls: the whole ring's blocks, then no
-     * limit (a thread that makes fewer, even one that then idles, never costs more than its
-     * first window); until then its owner grows it past the limit (ncs_rings_grow) */
-    if (growing && head >= FIRST_WINDOW && reserve_slots(r, 0, records) == 0) {
-      atomic_store_explicit(&r->grow_to, 0, memory_order_relaxed);
-      atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_release);
-      growing = 0;
-      head = atomic_load_explicit(&r->head, memory_order_acquire); /* the reservation took a while */
-      win = window_ahead(head, records);
-      if (tended[i].populated < head) tended[i].populated = head;
-      tended[i].base = head;
     }
     if (tended[i].trimmed == 1 && head != tended[i].head) { /* active again, nothing punched yet */
       atomic_store_explicit(&r->limit, limit = UINT64_MAX, memory_order_relaxed);
