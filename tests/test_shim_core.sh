@@ -338,7 +338,7 @@ check_eq "shim_core: 17 THREAD records (main + 16)" "17" "$(grep -c '^THREAD ' d
 check "shim_core: each thread's tcall runs 1..5000 with no gap beyond drops" \
   bash -c "awk '/^CALL op=AllReduce/{for(i=1;i<=NF;i++){if(\$i~/^thread=/)t=substr(\$i,8); if(\$i~/^tcall=/)c=substr(\$i,7)+0} n[t]++; if(c>m[t])m[t]=c} END{for(t in n) if(t>1 && (m[t]!=5000 || n[t]>5000)) exit 1}' d6"
 check_eq "shim_core: seq on the shared communicator (its calls serialized by the job, as NCCL requires) is a permutation of 1..80000 (no dup)" "80000 80000" \
-  "$(grep '^CALL op=AllReduce' d6 | sed 's/.* seq=\([0-9]*\) .*/\1/' | sort -un | wc -l) $(grep '^CALL op=AllReduce' d6 | sed 's/.* seq=\([0-9]*\) .*/\1/' | sort -n | tail -1)"
+  "$(grep '^CALL op=AllReduce' d6 | fieldval seq | sort -un | wc -l) $(grep '^CALL op=AllReduce' d6 | fieldval seq | sort -n | tail -1)"
 # 16 threads calling on the one communicator at once, which NCCL forbids (its thread-safety
 # rules: one communicator, one thread at a time): every call still recorded or counted, each
 # thread's own numbering intact; seq may repeat there (a relaxed counter, docs/SHIM.md), so
@@ -348,7 +348,7 @@ dump tr6r/*.ncs >d6r
 rec=$(calls d6r AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d6r)
 check_eq "shim_core: 16 threads racing on one communicator: the job ran, recorded + dropped = 80000" "1 80000" "$(grep -c '^threads done' thrr.out) $((rec + dropped))"
 check_eq "shim_core: ... every seq within 1..80000" "0" \
-  "$(grep '^CALL op=AllReduce' d6r | sed 's/.* seq=\([0-9]*\) .*/\1/' | awk '$1 < 1 || $1 > 80000' | wc -l)"
+  "$(grep '^CALL op=AllReduce' d6r | fieldval seq | awk '$1 < 1 || $1 > 80000' | wc -l)"
 env "${MT[@]}" NCCLSCOPE_BUFFER_KB=16 NCCLSCOPE_DIR="$T/tr7" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 20000 >/dev/null 2>&1
 dump tr7/*.ncs >d7
 rec=$(calls d7 AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d7)
