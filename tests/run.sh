@@ -122,9 +122,15 @@ done
 for t in "$BUILD"/tests/test_*; do
   [ -x "$t" ] && run_one "$(basename "$t")" "$t"
 done
+# test_nccl_tests*.sh go last: they wait for the nccl-tests programs built in the background
+# (above), which then have the whole suite to finish in.
+last=" test_nccl_tests.sh test_nccl_tests_sizes.sh "
 for t in "$ROOT"/tests/test_*.sh; do
-  case $alone in *" ${t##*/} "*) continue ;; esac
+  case $alone$last in *" ${t##*/} "*) continue ;; esac
   [ -f "$t" ] && run_one "$(basename "$t")" bash "$t"
+done
+for t in $last; do
+  [ -f "$ROOT/tests/$t" ] && run_one "$t" bash "$ROOT/tests/$t"
 done
 while [ ${#running[@]} -gt 0 ]; do reap; done
 [ -n "$prebuild" ] && wait "$prebuild" 2>/dev/null
