@@ -3,8 +3,11 @@
  * overlapping, with gaps), several threads' chunks interleaved (each chunk in order, chunks of
  * one time range from each thread in turn; with gaps between a thread's calls the threads'
  * times drift apart, so a thread's intervals arrive after the others' later ones: exact while
- * that is under NCS_IVU_CAP / 2 intervals, as ivunion.h promises), and fewer than NCS_IVU_CAP
- * in random order. */
+ * that is under NCS_IVU_CAP / 2 intervals when the union is told no thread (one stream), and
+ * with batches of any length up to the buffer's bound when it is told each interval's thread
+ * and the chunk ends (model/ivlanes.h), threads calling at different rates too), fewer than
+ * NCS_IVU_CAP in random order, and the count of what it may lack: a thread that appears after
+ * the first chunk is late, and the total then lies within late_ns below the exact union. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,8 +39,46 @@ static double exact(uint64_t (*iv)[2], size_t n) {
 }
 static double streamed(uint64_t (*iv)[2], size_t n) {
   struct ncs_ivu u = {0};
-  for (size_t i = 0; i < n; i++) ncs_ivu_add(&u, iv[i][0], iv[i][1]);
+  for (size_t i = 0; i < n; i++) ncs_ivu_add(&u, 0, iv[i][0], iv[i][1]);
   return ncs_ivu_total(&u);
+}
+
+/* nthr threads (ids 1 ..), thread k with calls of up to `len` ns and gaps of up to gap * (k + 1)
+ * ns (rates that differ, times that drift apart), written as chunks of a batch of `batch`
+ * calls per thread, thread after thread, the union told each thread and each chunk end;
+ * `late_from`: thread nthr's calls start only in that chunk (0: from the first). Returns 1
+ * when the total is exact (and nothing counted late), or, with `late` (expected), when
+ * something was counted late and the total lies within late_ns below the exact union. */
+static int lanes(size_t nthr, size_t per, size_t batch, uint64_t len, uint64_t gap, size_t late_from, int expect_late, uint64_t seed) {
+  uint64_t (*iv)[2] = malloc(nthr * per * sizeof *iv);
+  uint32_t *who = malloc(nthr * per * sizeof *who);
+  uint64_t *now = malloc(nthr * sizeof *now);
+  size_t *next = calloc(nthr, sizeof *next);
+  if (!iv || !who || !now || !next) { free(iv); free(who); free(now); free(next); return 0; }
+  for (size_t k = 0; k < nthr; k++) now[k] = 1000 + rnd(&seed) % 100;
+  struct ncs_ivu u = {0};
+  ncs_ivu_by_chunk(&u);
+  size_t m = 0;
+  for (size_t c = 0; c * batch < per; c++) {
+    for (size_t k = 0; k < nthr; k++) {
+      if (late_from && k == nthr - 1 && c < late_from) { now[k] += batch * (len / 2 + gap * (k + 1) / 2); continue; }
+      for (size_t i = 0; i < batch && next[k] < per; i++, next[k]++) {
+        uint64_t l = 1 + rnd(&seed) % len;
+        iv[m][0] = now[k]; iv[m][1] = now[k] + l; who[m] = (uint32_t)k + 1;
+        ncs_ivu_add(&u, who[m], iv[m][0], iv[m][1]);
+        m++;
+        now[k] += l + rnd(&seed) % (gap * (k + 1) + 1);
+      }
+    }
+    ncs_ivu_chunk(&u);
+  }
+  uint64_t late = u.late, late_ns = u.late_ns;
+  double got = ncs_ivu_total(&u), want = exact(iv, m);
+  int ok = expect_late ? late > 0 && got <= want && want - got <= (double)late_ns : got == want && late == 0;
+  if (!ok) fprintf(stderr, "  lanes: %zu threads, batches of %zu: %.0f, exact %.0f, late %llu (%llu ns)\n", nthr, batch, got, want,
+                   (unsigned long long)late, (unsigned long long)late_ns);
+  free(iv); free(who); free(now); free(next);
+  return ok;
 }
 
 /* nthr threads, each with calls of up to `len` ns separated by gaps of up to `gap` ns (gap 0:
@@ -94,5 +135,17 @@ int main(void) {
     if (!shuffled(ns[i], 88172645463325252ull + i)) { bad++; fprintf(stderr, "  %zu shuffled: wrong\n", ns[i]); }
   }
   CHECK(bad == 0, "ivunion: %d of %d buffers in random order (0 to NCS_IVU_CAP - 1 intervals) total the exact union", cases - bad, cases);
+  bad = cases = 0;
+  size_t lthr[] = {2, 4}, batches[] = {3000, 20000};
+  for (size_t a = 0; a < 2; a++)
+    for (size_t b = 0; b < 2; b++)
+      for (uint64_t g = 0; g <= 40; g += 40) {
+        cases++;
+        bad += !lanes(lthr[a], 60000, batches[b], 200, g, 0, 0, 0x2545f4914f6cdd1dull + a * 5 + b * 3 + g);
+      }
+  CHECK(bad == 0, "ivunion: %d of %d runs of 2 or 4 threads' batches of 3,000 or 20,000 calls per chunk (over NCS_IVU_CAP / 2), at equal and drifting rates, told the threads and chunk ends, total the exact union, none counted late", cases - bad, cases);
+  CHECK(lanes(3, 30000, 10000, 200, 40, 1, 1, 77), "ivunion: a thread whose calls begin after the first chunk is counted late, and the total lies within late_ns below the exact union");
+  /* a thread's batch longer than the buffer's bound: forced commits, the rest counted late */
+  CHECK(lanes(2, 1500000, 1500000, 50, 10, 0, 1, 99), "ivunion: a batch over NCS_IVU_MAX intervals: forced commits, the other thread's intervals counted late, the total within late_ns below the exact union");
   return check_done();
 }

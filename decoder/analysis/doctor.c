@@ -590,11 +590,15 @@ static void check_comm_bound(struct ncs_doctor *d) {
     if (!v) v = add_verdict(d, "comm-bound", "Communication-bound: most of the traced time is spent in NCCL", 1);
     if (!v) return;
     v->per_what = "comm_share_pct";
-    blame(v, f, 100.0 * share, "host %s rank%s %s: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed)",
+    char late[128] = ""; /* intervals the streaming union may have clipped (model/ivunion.h) */
+    if (f->comm_late)
+      snprintf(late, sizeof late, "; may be low by up to %.6f s: %llu interval%s came after the union passed their start",
+               f->comm_late_ns / 1e9, (unsigned long long)f->comm_late, f->comm_late == 1 ? "" : "s");
+    blame(v, f, 100.0 * share, "host %s rank%s %s: communication %.3f s of %.3f s traced (%.0f%%, %s timing%s%s; estimate without kernel activity (%s): hidden communication counted as exposed%s)",
              f->host, held > 1 ? "s" : "", who, f->comm_ns / 1e9, (double)(e - s) / 1e9, 100.0 * share,
              f->timing_gpu ? "GPU" : "host", f->timing_gpu ? "" : ": ",
              f->timing_gpu ? "" : ncs_rule_why_host_timed(f->timing[0] ? f->timing : NULL, f->gpu_timing_env[0] ? f->gpu_timing_env : NULL),
-             ncs_kact_why_none(g));
+             ncs_kact_why_none(g), late);
   }
   if (!v) return;
   blame_summary(v, nchecked, 1, "communication over 50% of the traced time", "%");

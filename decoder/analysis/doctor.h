@@ -18,7 +18,7 @@
 #define NCS_VERDICT_EVIDENCE NCS_HANG_EVIDENCE
 
 /* One blamed process's figure in a verdict (the process's first rank; -1 unknown). */
-struct ncs_vrank { int rank; double value; char host[64]; char line[200]; };
+struct ncs_vrank { int rank; double value; char host[64]; char line[320]; };
 
 struct ncs_verdict {
   const char *id, *title;

@@ -16,6 +16,8 @@ struct ncs_dfacts *ncs_dfacts_new(const char *path) {
   snprintf(f->path, sizeof f->path, "%s", path ? path : "");
   f->pid = -1;
   ncs_tmodel_init(&f->log);
+  ncs_ivu_by_chunk(&f->host_u);
+  ncs_ivu_by_chunk(&f->gpu_u);
   return f;
 }
 
@@ -120,7 +122,7 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
   if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
-  if (!f->timing_gpu) ncs_ivu_add(&f->host_u, c->t_enter, c->t_exit); /* GPU-timed: the GPU union is the one used */
+  if (!f->timing_gpu) ncs_ivu_add(&f->host_u, c->thread, c->t_enter, c->t_exit); /* GPU-timed: the GPU union is the one used */
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
   if (!f->ncomms || (double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
   big_call(f, c);
@@ -144,7 +146,7 @@ op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const
     first1 = s <= first1 ? s - 1 : first1;
     last = e > last ? e : last;
     if (!comm) continue;
-    if (host) ncs_ivu_add(&f->host_u, s, e);
+    if (host) ncs_ivu_add(&f->host_u, c->thread, s, e);
     if (!coll || !ncs_rc_ok(c->rc) || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) continue; /* most calls */
     big_call(f, c);
   }
@@ -182,7 +184,7 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
   f->timing_gpu = 1;
   if (!f->gpu_first || g->gpu_start < f->gpu_first) f->gpu_first = g->gpu_start;
   if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;
-  ncs_ivu_add(&f->gpu_u, g->gpu_start, g->gpu_end);
+  ncs_ivu_add(&f->gpu_u, g->thread, g->gpu_start, g->gpu_end);
   if (g->kind != NCS_GPU_KIND_CALL || f->nsamples == NCS_DF_MAX_SAMPLES) return 0;
   struct ncs_dpending *p = f->pending ? &f->pending[NCS_DF_SLOT(g->thread, g->ref)] : NULL;
   if (p && p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
@@ -222,6 +224,14 @@ static int on_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 
+/* A chunk ended: the unions' threads (model/ivlanes.h). */
+static int on_chunk(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset) {
+  struct ncs_dfacts *f = ctx;
+  ncs_ivu_chunk(&f->host_u);
+  ncs_ivu_chunk(&f->gpu_u);
+  return 0;
+}
+
 void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   if (m->n >= NCS_MUX_MAX) return;
   struct ncs_visitor *v = &m->v[m->n++];
@@ -235,6 +245,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   v->gpu_times = on_gpus;
   v->log_line = on_log;
   v->raw = on_raw;
+  v->chunk = on_chunk;
 }
 
 static double median_busbw(struct ncs_dfacts *f);
@@ -269,6 +280,9 @@ void ncs_dfacts_finish(struct ncs_dfacts *f, int read_rc, const struct ncs_read_
   f->read_rc = read_rc;
   snprintf(f->error, sizeof f->error, "%s", st ? st->error : "");
   double host = ncs_ivu_total(&f->host_u), gpu = ncs_ivu_total(&f->gpu_u);
+  const struct ncs_ivu *u = f->timing_gpu ? &f->gpu_u : &f->host_u;
+  f->comm_late = u->late;
+  f->comm_late_ns = u->late_ns;
   add_replays(f);
   f->comm_ns = f->timing_gpu ? gpu + f->replay_extra_ns : host;
   free(f->pending);

@@ -51,6 +51,9 @@ struct ncs_dfacts {
   uint64_t t_first, t_last;               /* host window of traced calls */
   double comm_ns;                         /* union of communication intervals (host or GPU) of
                                              all the process's ranks: an instant counts once */
+  uint64_t comm_late, comm_late_ns;       /* intervals that came after the union was committed
+                                             past their start, and the most comm_ns can lack for
+                                             them (model/ivunion.h) */
   int timing_gpu;                         /* 1 when GPU_TIME records gave the intervals */
   char timing[8], gpu_timing_env[8];      /* PROCESS timing and env.NCCLSCOPE_GPU_TIMING, "" absent */
   uint64_t ncalls;

@@ -139,8 +139,8 @@ static void on_kernel_rec(struct wfile *f, const struct ncs_raw *r) {
   uint64_t s = k.start > f->k_until ? k.start : f->k_until, e = k.start + k.duration;
   f->k_win++;
   if (e <= s) return;
-  ncs_ivu_add(k.kclass == NCS_KCLASS_NCCL ? &f->k_comm : &f->k_other, s, e);
-  ncs_ivu_add(&f->k_all, s, e);
+  ncs_ivu_add(k.kclass == NCS_KCLASS_NCCL ? &f->k_comm : &f->k_other, 0, s, e);
+  ncs_ivu_add(&f->k_all, 0, s, e);
 }
 
 static int on_raw(void *ctx, const struct ncs_raw *r) {

@@ -7,24 +7,37 @@
 
 /* Adds [s, e) clipped to the frontier to the committed length. */
 static void commit(struct ncs_ivu *u, uint64_t s, uint64_t e) {
-  if (s < u->frontier) s = u->frontier;
+  if (s < u->frontier) { /* it came after the union was committed past its start */
+    u->late++;
+    u->late_ns += (e < u->frontier ? e : u->frontier) - s;
+    s = u->frontier;
+  }
   if (e <= s) return;
   u->total += (double)(e - s);
   u->frontier = e;
 }
 
-/* Sorts and merges the buffer; commits the merged intervals that end by the start of the
- * buffer's middle interval (sorted by start), keeps the others (at most half the buffer + 1:
- * the one holding that start, then only ones starting after it); `all`: commits every one.
- * Why the middle and not all but the latest: intervals from several threads come chunk by
- * chunk, each thread's times drifting from the others'; committing up to the latest interval
- * clipped the slower thread's intervals still to come (an under-count, though none was
- * NCS_IVU_CAP intervals late). Now the frontier is below NCS_IVU_CAP / 2 buffered intervals. */
+/* Commits the merged intervals iv[0 .. n) that end by cut; keeps the others at the front. */
+static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
+  uint32_t i = 0, kept = 0;
+  for (; i < n && u->iv[i][1] <= cut; i++) commit(u, u->iv[i][0], u->iv[i][1]);
+  for (; i < n; i++, kept++) { u->iv[kept][0] = u->iv[i][0]; u->iv[kept][1] = u->iv[i][1]; }
+  return kept;
+}
+
+/* Sorts and merges the buffer; commits the merged intervals that end by the cut (ivunion.h),
+ * keeps the others; `all`: commits every one. When the kept ones fill more than half the
+ * buffer it doubles (up to NCS_IVU_MAX); at that size (or without memory) the cut is (b) alone. */
 static void flush(struct ncs_ivu *u, int all) {
   if (!u->n) return;
+  if (!all && u->unsorted && !ncs_lanes_cut(&u->lanes) && u->cap < NCS_IVU_MAX) {
+    uint64_t (*p)[2] = realloc(u->iv, 2 * (size_t)u->cap * sizeof *u->iv);
+    if (p) { u->iv = p; u->cap *= 2; return; } /* nothing can be committed yet: not sorted either */
+  }
   if (u->unsorted) ncs_ivsort(u->iv, u->n);
   u->unsorted = 0;
-  uint64_t cut = all ? UINT64_MAX : u->iv[u->n / 2][0];
+  uint64_t slack = u->n > NCS_IVU_CAP / 2 ? u->iv[u->n - NCS_IVU_CAP / 2][0] : 0; /* cut (b) */
+  uint64_t lanes = ncs_lanes_cut(&u->lanes), cut = all ? UINT64_MAX : lanes < slack ? lanes : slack;
   uint32_t out = 0;
   for (uint32_t i = 1; i < u->n; i++) {
     if (u->iv[i][0] <= u->iv[out][1]) { if (u->iv[i][1] > u->iv[out][1]) u->iv[out][1] = u->iv[i][1]; continue; }
@@ -32,16 +45,22 @@ static void flush(struct ncs_ivu *u, int all) {
     u->iv[out][0] = u->iv[i][0];
     u->iv[out][1] = u->iv[i][1];
   }
-  uint32_t i = 0, kept = 0;
-  for (; i <= out && u->iv[i][1] <= cut; i++) commit(u, u->iv[i][0], u->iv[i][1]);
-  for (; i <= out; i++, kept++) { u->iv[kept][0] = u->iv[i][0]; u->iv[kept][1] = u->iv[i][1]; }
-  u->n = kept;
+  u->n = commit_to(u, out + 1, cut);
+  if (all || u->n <= u->cap / 2) return;
+  uint64_t (*p)[2] = u->cap < NCS_IVU_MAX ? realloc(u->iv, 2 * (size_t)u->cap * sizeof *u->iv) : NULL;
+  if (p) { u->iv = p; u->cap *= 2; return; }
+  u->forced++; /* the buffer cannot grow: cut (b) alone */
+  u->n = commit_to(u, u->n, slack);
+  ncs_lanes_forced(&u->lanes, u->frontier);
 }
 
 void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e) {
-  if (!u->iv && !u->nomem && !(u->iv = malloc(NCS_IVU_CAP * sizeof *u->iv))) u->nomem = 1;
+  if (!u->iv && !u->nomem) {
+    if ((u->iv = malloc(NCS_IVU_CAP * sizeof *u->iv))) u->cap = NCS_IVU_CAP;
+    else u->nomem = 1;
+  }
   if (!u->iv) { commit(u, s, e); return; }
-  if (u->n == NCS_IVU_CAP) flush(u, 0);
+  if (u->n == u->cap) flush(u, 0);
   if (u->n && s < u->iv[u->n - 1][0]) u->unsorted = 1;
   u->iv[u->n][0] = s;
   u->iv[u->n][1] = e;
@@ -58,4 +77,5 @@ void ncs_ivu_free(struct ncs_ivu *u) {
   free(u->iv);
   u->iv = NULL;
   u->n = 0;
+  u->cap = 0;
 }

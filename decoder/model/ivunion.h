@@ -1,47 +1,68 @@
 /* ivunion.h — the total length of a union of intervals that arrive in any order, streaming.
  *
- * Contract: ncs_ivu_add() each interval [s, e) (ns), ncs_ivu_total() once after the last.
- * Intervals are buffered (NCS_IVU_CAP), sorted and merged when the buffer is full; the merged
- * part that ends by the start of the buffer's middle interval (in time order) is committed,
- * and a later interval's part before the committed frontier is not counted again: exact unless
- * an interval arrives after more than NCS_IVU_CAP / 2 intervals that start after it (several
- * threads' chunks interleaved, their times drifting apart, stay exact while a chunk and the
- * drift are shorter than that), and then it can only under-count (the rule of docs/METRICS.md,
- * "Communication time", which metrics follows). Several ranks of one process (a rank per
- * thread) interleave their intervals: the union counts an instant once, so the total never
- * exceeds the span it covers. The buffer is allocated at the first interval and freed by
- * ncs_ivu_total() / ncs_ivu_free(); without memory, intervals are swept in arrival order
- * (exact while they come sorted). */
+ * Contract: ncs_ivu_add() each interval [s, e) (ns) with the trace thread it came from,
+ * ncs_ivu_chunk() at each chunk end when the caller reads a trace (set by_chunk first:
+ * ncs_ivu_by_chunk()), ncs_ivu_total() once after the last. Intervals are buffered, sorted and
+ * merged when the buffer is full; the merged ones that end by the cut are committed, and a
+ * later interval's part before the committed frontier is not counted again. The cut is the
+ * earlier of (a) the earliest of the threads' latest starts (model/ivlanes.h: a thread's
+ * intervals come in order, one thread's batch after another's, so no interval still to come
+ * from a known thread starts before it) and (b) the start of the buffer's NCS_IVU_CAP / 2-th
+ * latest interval (a thread's own intervals may come slightly out of order: GPU intervals of
+ * several streams). So the union is exact unless an interval arrives after more than
+ * NCS_IVU_CAP / 2 intervals that start after it AND after its thread's own later ones (or
+ * its thread is new after the first chunk, idle for two chunks, or passed by a forced commit:
+ * ivlanes.h). The buffer grows (doubling from NCS_IVU_CAP) while the cut leaves it more than
+ * half full, up to NCS_IVU_MAX intervals (16 B each); full at that size, the union falls back
+ * to cut (b) alone (a forced commit, counted in `forced`). Every interval that arrives
+ * starting before the frontier is counted in `late`, and the part of it before the frontier
+ * in `late_ns`: the most the total can lack (it lacks nothing where that part was covered
+ * already). Several ranks of one process (a rank per thread) interleave their intervals: the
+ * union counts an instant once, so the total never exceeds the span it covers. The buffer is
+ * allocated at the first interval and freed by ncs_ivu_total() / ncs_ivu_free(); without
+ * memory, intervals are swept in arrival order (exact while they come sorted). A union of one
+ * stream (thread 0 throughout, by_chunk 0) keeps cut (b) alone. */
 #ifndef NCS_IVUNION_H
 #define NCS_IVUNION_H
 #include <stdint.h>
 
+#include "model/ivlanes.h"
+
 #define NCS_IVU_CAP 4096
+#define NCS_IVU_MAX (1u << 20)
 
 struct ncs_ivu {
-  uint64_t (*iv)[2];    /* [NCS_IVU_CAP] buffered intervals */
-  uint32_t n;
+  uint64_t (*iv)[2];    /* [cap] buffered intervals */
+  uint32_t n, cap;
   int unsorted;         /* an interval came before the one buffered last */
   uint64_t frontier;    /* committed up to here */
   double total;         /* committed length */
   int nomem;
+  uint64_t late, late_ns, forced; /* (above) */
+  struct ncs_lanes lanes;
 };
 
 void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e);
-/* Adds [s, e) (nothing when e <= s). Inline: the common case, an interval starting within or
- * after the latest one buffered, extends it (while they come in order) or follows it (also
- * when an earlier one came out of order: what ncs_ivu_add_slow does with room left). */
-static inline void ncs_ivu_add(struct ncs_ivu *u, uint64_t s, uint64_t e) {
+/* Adds [s, e) of `thread` (nothing when e <= s). Inline: the common case, an interval starting
+ * within or after the latest one buffered, extends it (while they come in order) or follows
+ * it (also when an earlier one came out of order: what ncs_ivu_add_slow does with room left). */
+static inline void ncs_ivu_add(struct ncs_ivu *u, uint32_t thread, uint64_t s, uint64_t e) {
   if (e <= s) return;
+  if (thread != u->lanes.lane[u->lanes.cur].thread) ncs_lanes_switch(&u->lanes, thread);
+  struct ncs_lane *ln = &u->lanes.lane[u->lanes.cur];
+  if (s > ln->last) ln->last = s;
   if (u->n && s >= u->iv[u->n - 1][0]) {
     if (s <= u->iv[u->n - 1][1] && !u->unsorted) {
       if (e > u->iv[u->n - 1][1]) u->iv[u->n - 1][1] = e;
       return;
     }
-    if (u->n < NCS_IVU_CAP) { u->iv[u->n][0] = s; u->iv[u->n][1] = e; u->n++; return; }
+    if (u->n < u->cap) { u->iv[u->n][0] = s; u->iv[u->n][1] = e; u->n++; return; }
   }
   ncs_ivu_add_slow(u, s, e);
 }
+/* The caller reads a trace and reports its chunk ends (ivlanes.h). */
+static inline void ncs_ivu_by_chunk(struct ncs_ivu *u) { u->lanes.by_chunk = 1; }
+static inline void ncs_ivu_chunk(struct ncs_ivu *u) { ncs_lanes_chunk(&u->lanes); }
 /* The union's length; commits what is buffered and frees the buffer (adding after it starts
  * a new buffer and counts on from the frontier). */
 double ncs_ivu_total(struct ncs_ivu *u);

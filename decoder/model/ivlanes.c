@@ -1,0 +1,48 @@
+/* ivlanes.c — per-thread commit limits of a streaming union (ivlanes.h). */
+#include "model/ivlanes.h"
+
+/* Notes that the current lane had an interval in the chunk being read, when it had one since
+ * it became current or since the last chunk end. */
+static void note_cur(struct ncs_lanes *l) {
+  struct ncs_lane *c = &l->lane[l->cur];
+  if (c->last != l->mark) c->seen = l->chunks + 1;
+  l->mark = c->last;
+}
+
+void ncs_lanes_switch(struct ncs_lanes *l, uint32_t thread) {
+  if (l->n) note_cur(l);
+  uint32_t i = 0;
+  while (i < l->n && l->lane[i].thread != thread) i++;
+  if (i == l->n) {
+    if (l->n < NCS_LANES) {
+      l->lane[l->n++] = (struct ncs_lane){thread, 0, 0};
+    } else {
+      i = NCS_LANES;
+      l->lane[i].thread = thread;
+    }
+  }
+  l->cur = i;
+  l->lane[i].seen = l->chunks + 1; /* an interval of it is being added */
+  l->mark = l->lane[i].last;
+}
+
+uint64_t ncs_lanes_cut(const struct ncs_lanes *l) {
+  if (l->by_chunk && !l->chunks) return 0;
+  uint64_t cut = UINT64_MAX;
+  for (uint32_t i = 0; i < l->n; i++) {
+    const struct ncs_lane *x = &l->lane[i];
+    int live = (i == l->cur && x->last != l->mark) || (x->seen && (!l->by_chunk || x->seen >= l->chunks));
+    if (live && x->last < cut) cut = x->last;
+  }
+  return cut;
+}
+
+void ncs_lanes_chunk(struct ncs_lanes *l) {
+  if (l->n && l->cur < NCS_LANES) note_cur(l);
+  l->chunks++;
+}
+
+void ncs_lanes_forced(struct ncs_lanes *l, uint64_t fr) {
+  for (uint32_t i = 0; i < l->n; i++)
+    if (l->lane[i].last < fr && i != l->cur) l->lane[i].seen = 0;
+}
