@@ -392,13 +392,19 @@ static int cmp_iv(const void *a, const void *b) {
   const uint64_t *x = a, *y = b;
   return x[0] < y[0] ? -1 : x[0] > y[0];
 }
+/* Threads' calls a chunk of `chunk` calls of each thread after another's (the shim's chunks);
+ * from 6,000 a batch is longer than the union's first buffer (4,096: metrics.c flush_iv), and
+ * with `quads` each thread's calls come in groups of 4 overlapping ones (the union merges them
+ * as they come, then meets the next thread's batch out of order: its counts after merges). */
 static void test_threads_interleaved(void) {
-  static const struct { int threads, chunk; uint64_t gap; } cases[] = {
-    {2, 37, 1000}, {2, 500, 50000}, {4, 1, 1000}, {4, 37, 50000}, {4, 500, 1000}, {3, 37, 0}};
-  enum { PER = 5000 };
+  static const struct { int threads, chunk, per, quads; uint64_t gap; } cases[] = {
+    {2, 37, 5000, 0, 1000}, {2, 500, 5000, 0, 50000}, {4, 1, 5000, 0, 1000}, {4, 37, 5000, 0, 50000},
+    {4, 500, 5000, 0, 1000}, {3, 37, 5000, 0, 0}, {2, 6000, 18000, 0, 1000}, {3, 9000, 18000, 0, 700},
+    {2, 20000, 20000, 1, 0}, {4, 7000, 14000, 1, 300}};
+  enum { PER = 20000 };
   static uint64_t ivs[4 * PER][2];
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-    int nt = cases[k].threads, ch = cases[k].chunk;
+    int nt = cases[k].threads, ch = cases[k].chunk, per = cases[k].per;
     char path[256];
     snprintf(path, sizeof path, "%s/thr%zu.ncs", dir, k);
     struct tw t;
@@ -410,16 +416,18 @@ static void test_threads_interleaved(void) {
     for (int done = 0; done < nt;) {
       done = 0;
       for (int th = 0; th < nt; th++) {
-        for (int i = 0; i < ch && next[th] < PER; i++, next[th]++) {
-          /* thread th: calls of 3000 + 700 th ns, every 3000 + 700 th + gap + 200 th ns */
-          uint64_t dur = 3000 + 700 * (uint64_t)th, at = T0 + (uint64_t)next[th] * (dur + cases[k].gap + 200 * (uint64_t)th);
+        for (int i = 0; i < ch && next[th] < per; i++, next[th]++) {
+          /* thread th: calls of 3000 + 700 th ns, every 3000 + 700 th + gap + 200 th ns (quads:
+           * 4 every 4 times that, each a quarter of a call after the one before) */
+          uint64_t dur = 3000 + 700 * (uint64_t)th, step = dur + cases[k].gap + 200 * (uint64_t)th, i4 = (uint64_t)next[th];
+          uint64_t at = T0 + (cases[k].quads ? i4 / 4 * 4 * step + i4 % 4 * (dur / 4) : i4 * step);
           struct ncs_call *cc = &c[th];
           cc->op = NCS_OP_AllReduce; cc->tcall++; cc->thread = (uint32_t)th + 1; cc->comm = 1; cc->count = 100;
           cc->datatype = 7; cc->t_enter = at; cc->t_exit = at + dur; cc->root = -1; cc->redop = 0;
           tw_call(&t, cc);
           ivs[n][0] = at; ivs[n][1] = at + dur; n++;
         }
-        if (next[th] == PER) done++;
+        if (next[th] == per) done++;
       }
       tw_flush(&t, 0);
     }
@@ -435,8 +443,10 @@ static void test_threads_interleaved(void) {
     run_metrics(&r, path, NULL, NULL);
     struct ncs_metrics_rank x;
     rank0(r.st, &x);
-    CHECK(x.comm_s == (double)un / 1e9, "%d threads interleaved by %d calls, gap %llu ns, %zu calls: comm_s %.9f = the exact union %.9f",
-          nt, ch, (unsigned long long)cases[k].gap, n, x.comm_s, (double)un / 1e9);
+    CHECK(x.comm_s == (double)un / 1e9 && x.comm_late == 0,
+          "%d threads interleaved by %d calls%s, gap %llu ns, %zu calls: comm_s %.9f = the exact union %.9f, none late (%llu)",
+          nt, ch, cases[k].quads ? " in overlapping fours" : "", (unsigned long long)cases[k].gap, n, x.comm_s, (double)un / 1e9,
+          (unsigned long long)x.comm_late);
     ncs_analysis_metrics.destroy(r.st);
   }
 }

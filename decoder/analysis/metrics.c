@@ -10,8 +10,9 @@
  * decoded (at most HOLD_MAX: "One read" below); pass 2 times the calls. Memory per file
  * being read: the held records (96 B a call, 40 B a GPU time; at most 32 MiB with its
  * doubling buffer), a pending table of calls awaiting their GPU_TIME (bounded; a call that
- * cannot wait is timed on the host) and an interval buffer for the union; kept per rank: per-op and per-(op, size) totals with a fixed histogram, and
- * the step totals.
+ * cannot wait is timed on the host) and an interval buffer for the union (64 KiB, growing to
+ * 16 MiB while one thread's batch waits for another's: flush_iv); kept per rank: per-op and
+ * per-(op, size) totals with a fixed histogram, and the step totals.
  * Options (analysis.h): --skip-warmup N (steps) or Ns (seconds), --step-op OP; the trace's
  * or the environment's NCCLSCOPE_STEP_MARK=OP names the boundary op too. */
 #include <math.h>
@@ -25,6 +26,7 @@
 #include "base/settings.h"
 #include "model/hist.h"
 #include "model/ivsort.h"
+#include "model/ivlanes.h"
 #include "model/kwatch.h"
 #include "model/stepmark.h"
 #include "analysis/metrics.h"
@@ -38,7 +40,8 @@
 
 #define NBUCKET 66          /* size buckets: 0 bytes, then 2^0 .. 2^64 */
 #define PENDING_CAP (1u << 15)
-#define IV_CAP 4096
+#define IV_CAP 4096         /* the interval buffer: its first size, and the latest it always keeps */
+#define IV_MAX (1u << 20)   /* its largest (16 MiB) */
 #define MAX_MEMBERS 8
 #define STEP_RING 4096      /* recent steps kept; older ones are folded into totals */
 #define TCALL_SLOTS 64      /* the pending table's largest tcall, per slot of threads */
@@ -70,6 +73,7 @@ struct pend {
   uint64_t key;          /* 0 = empty */
   uint32_t home;         /* its slot in the pending table when nothing is in the way */
   uint64_t t_enter, t_exit;
+  uint32_t thread;       /* the calling thread (its interval's lane, model/ivlanes.h) */
   struct shape sh;       /* the call's op, ranks, S and what they give */
   int counted;
   int nmem;              /* group entries: members */
@@ -84,6 +88,9 @@ struct rank_m {
   uint64_t w0, w1;            /* window */
   int have_window;
   double comm_ns;
+  uint64_t late, late_ns;     /* merged intervals that came after the union was committed past
+                                 their start, and the most comm_ns can lack for them (flush_iv) */
+  uint64_t forced;            /* commits forced by a full interval buffer (flush_iv) */
   uint64_t timed_gpu, timed_host, captured, failed_gpu; /* timed_*: set by fold_rows */
   struct ncs_replay_sum rp;   /* graph replays found (model/replay.h), set when the file is done */
   uint64_t rp_count[NCS_OP_LIMIT], rp_bytes[NCS_OP_LIMIT]; /* per op: replayed count and bytes */
@@ -96,6 +103,8 @@ struct rank_m {
                                  freed once the rank's file is read (folded into done_*) */
   double *step_comm;          /* [STEP_RING] its communication time so far */
   uint64_t nsteps, base;
+  uint64_t step0_t;           /* the start of step 0 (steps [0, base) span [step0_t, the start of
+                                 step base) when they start in order) */
   uint64_t unordered_at;      /* the latest step g starting before step g - 1 (0: none) */
   uint64_t hint;              /* add_comm's latest step found */
   double done_ns, done_comm;  /* complete steps folded out of the ring */
@@ -108,7 +117,7 @@ struct rank_m {
 /* Records kept while the file's step boundary is not chosen yet (see "One read" below): in
  * file order, runs of one type each, a run's header followed by its records as decoded (a
  * COMM record: what metrics takes of it). */
-enum { HELD_CALL, HELD_GPU, HELD_COMM, HELD_NONE };
+enum { HELD_CALL, HELD_GPU, HELD_COMM, HELD_CHUNK, HELD_NONE }; /* HELD_CHUNK: chunk ends, n of them, no body */
 struct held_run { uint32_t type, n; };
 struct held_comm { uint32_t comm; int32_t nranks; };
 #define HOLD_MAX NCS_STEPMARK_HOLD /* records held per file at most (1.5 MiB of calls, 2 MiB with
@@ -180,8 +189,13 @@ struct file_state {
   int gpu_mode;
   int32_t *nranks;            /* comm index -> nranks */
   uint32_t ncomm;
-  uint64_t iv[IV_CAP][2];
+  uint64_t (*iv)[2];          /* [ivcap] */
+  uint32_t ivcap, ivlim;      /* ivlim: nraw at which it is flushed next (flush_iv) */
   uint32_t niv, nraw;         /* the interval buffer (flush_iv) */
+  uint32_t iv_thread;         /* the thread of the intervals being accounted (add_iv) */
+  uint32_t lane_thread;       /* lanes.lane[lanes.cur].thread (lane_to) */
+  uint64_t open_foreign;      /* an open_s the current lane did not start (note_last) */
+  struct ncs_lanes lanes;     /* the threads' latest starts (model/ivlanes.h) */
   int iv_unsorted;
   uint64_t open_s, open_e;
   uint64_t frontier;          /* union committed up to here */
@@ -252,6 +266,7 @@ static inline __attribute__((always_inline)) void add_step(struct rank_m *r, uin
   uint64_t *st = r->step_t, n = r->nsteps, base = r->base; /* (locals: the ring's stores could be
                                                               r's fields, to the compiler) */
   double *sc = r->step_comm;
+  if (!n) r->step0_t = t;
   if (n - base == STEP_RING) {
     r->done_ns += (double)(st[(base + 1) % STEP_RING] - st[base % STEP_RING]);
     r->done_comm += sc[base % STEP_RING];
@@ -285,10 +300,16 @@ static void fold_steps(struct rank_m *r) {
 }
 
 /* Adds [s, e) of communication, disjoint from everything added before, to the steps in the
- * ring it overlaps (parts in steps already folded out are not attributed); the rank's total
- * is the caller's (commit_iv). */
+ * ring it overlaps (parts in steps already folded out: to their sum, done_comm); the rank's
+ * total is the caller's (commit_iv). */
 static void add_comm_steps(struct rank_m *r, uint64_t s, uint64_t e) {
   if (e <= s) return;
+  if (r->base && s < STEP_T(r, r->base) && e > r->step0_t) {
+    /* a part in the steps folded out already (the union commits behind the latest
+     * intervals: model/ivlanes.h): added to their sum */
+    uint64_t lo = s > r->step0_t ? s : r->step0_t, hi = e < STEP_T(r, r->base) ? e : STEP_T(r, r->base);
+    if (hi > lo) r->done_comm += (double)(hi - lo);
+  }
   if (r->nsteps == r->base || e <= STEP_T(r, r->base)) return;
   uint64_t h = r->hint > r->base ? r->hint : r->base;
   if (r->unordered_at <= r->base && STEP_T(r, h) <= s && (h + 1 == r->nsteps || e <= STEP_T(r, h + 1))) {
@@ -336,8 +357,10 @@ static inline __attribute__((always_inline)) void commit_iv_(struct file_state *
   uint64_t comm_u = exact ? (uint64_t)comm : 0, in_u = 0; /* the same, exact */
   for (uint32_t i = 0; i < n; i++) {
     uint64_t s = f->iv[i][0], e = f->iv[i][1];
-    if (clip) {
-      s = s > fr ? s : fr;
+    if (clip && s < fr) { /* it came after the union was committed past its start */
+      r->late++;
+      r->late_ns += (e < fr ? e : fr) - s;
+      s = fr;
       if (e <= s) continue;
     }
     fr = e;
@@ -393,16 +416,55 @@ static void commit_iv(struct file_state *f, uint32_t n, int clip) {
  * that: the open one and it, and every one after them, go to iv as they come, to be sorted
  * and merged when flushed (open_s is OPEN_NONE meanwhile, and when the buffer is empty).
  * nraw counts the intervals buffered as they came (a kept one counting one): the buffer
- * is flushed when nraw reaches IV_CAP, whatever their merging.
- * A flush keeps the latest IV_CAP / 2 merged intervals (all when there are no more) and
- * commits the ones before them: every kept one counts one, so at least IV_CAP / 2 buffered
- * intervals start at or after the frontier, which is never above the start of the buffer's
- * middle interval (model/ivunion.c's cut): exact unless an interval arrives after more than
- * IV_CAP / 2 intervals that start after it. Committing all but the latest one (the rule
- * before) clipped a slower thread's intervals still to come when several threads' chunks
- * interleave with their times drifting apart (an under-count of comm_s). */
+ * is flushed when nraw reaches ivlim, whatever their merging: IV_CAP, or twice the intervals
+ * a flush kept when more (each flush's work, linear in them, then stays proportional to the
+ * intervals that came since).
+ * A flush commits the merged intervals that end by the cut and keeps the others. The cut is
+ * the earlier of the threads' (model/ivlanes.h: the earliest of their latest starts; a
+ * thread's intervals come in order, so none still to come from a known thread starts before
+ * it) and the start of the latest IV_CAP / 2-th merged interval (a thread's own intervals may
+ * come a little out of order: GPU intervals of several streams). One thread's batch of a
+ * chunk comes before another's of the same time: the buffer keeps the first until the second
+ * has come, doubling while the kept ones fill more than half of it, up to IV_MAX; full at
+ * that size, the flush commits all but the latest IV_CAP / 2 (the rule before the lanes; a
+ * forced commit, counted). Steps folded out of their ring meanwhile get their part of what is
+ * committed later (add_comm_steps). Intervals that come after the union passed their start are
+ * clipped to the frontier and counted (commit_iv_): comm_s is exact when none did
+ * (docs/METRICS.md "Communication time"). */
 #define OPEN_NONE UINT64_MAX
+/* The current lane's latest start from the open interval (the hot loops keep it there: in
+ * order, the latest start), when the current lane started it: not one that was open when the
+ * lane became current or that a flush reopened (open_foreign), whose start may be another
+ * thread's (an interval merged into it leaves the lane's latest start lower: the cut only
+ * lower). */
+static inline void note_last(struct file_state *f) {
+  struct ncs_lane *ln = &f->lanes.lane[f->lanes.cur];
+  if (f->open_s != OPEN_NONE && f->open_s != f->open_foreign && f->open_s > ln->last) ln->last = f->open_s;
+}
+/* The intervals that follow are thread's. */
+static __attribute__((noinline)) void lane_to(struct file_state *f, uint32_t thread) {
+  note_last(f);
+  ncs_lanes_switch(&f->lanes, thread);
+  f->lane_thread = f->lanes.lane[f->lanes.cur].thread;
+  f->open_foreign = f->open_s;
+}
+/* More room for the buffer: ivcap at least `want`, up to IV_MAX; 0, or -1 (unchanged). */
+static int iv_grow(struct file_state *f, uint32_t want) {
+  uint32_t c = f->ivcap;
+  while (c < IV_MAX && c < want) c *= 2;
+  uint64_t (*p)[2] = c >= want ? realloc(f->iv, (size_t)c * sizeof *f->iv) : NULL;
+  if (!p) return -1;
+  f->iv = p;
+  f->ivcap = c;
+  return 0;
+}
 static void flush_iv(struct file_state *f, int all) {
+  note_last(f);
+  if (!all && f->iv_unsorted && !ncs_lanes_cut(&f->lanes) && !iv_grow(f, 2 * f->niv)) {
+    f->nraw = f->niv; /* nothing can be committed yet (the first chunk): not sorted either */
+    f->ivlim = 2 * f->niv;
+    return;
+  }
   int clip = f->iv_unsorted;
   if (f->iv_unsorted) {
     ncs_ivsort(f->iv, f->niv);
@@ -421,9 +483,25 @@ static void flush_iv(struct file_state *f, int all) {
   f->open_s = OPEN_NONE;
   f->nraw = 0;
   if (!f->niv) return;
-  uint32_t n = f->niv, keep = all ? 0 : n <= IV_CAP / 2 ? n : IV_CAP / 2, ncommit = n - keep;
+  uint32_t n = f->niv, ncommit = n;
+  int forced = 0;
+  if (!all) {
+    uint64_t slack = n > IV_CAP / 2 ? f->iv[n - IV_CAP / 2][0] : 0, cut = ncs_lanes_cut(&f->lanes);
+    cut = cut < slack ? cut : slack;
+    uint32_t lo = 0, hi = n; /* ncommit: the merged intervals (ends increasing) ending by cut */
+    while (lo < hi) { uint32_t mid = lo + (hi - lo) / 2; if (f->iv[mid][1] <= cut) lo = mid + 1; else hi = mid; }
+    ncommit = lo;
+    if (2 * (n - ncommit) > f->ivcap && iv_grow(f, 2 * (n - ncommit))) { /* else the rule before the lanes */
+      forced = 1;
+      f->r->forced++;
+      ncommit = n > IV_CAP / 2 ? n - IV_CAP / 2 : 0;
+    }
+  }
+  uint32_t keep = n - ncommit;
   commit_iv(f, ncommit, clip);
+  if (forced) ncs_lanes_forced(&f->lanes, f->frontier);
   f->niv = 0;
+  f->ivlim = 2 * keep > IV_CAP ? 2 * keep : IV_CAP; /* <= ivcap (above) */
   if (!keep) return;
   memmove(f->iv, f->iv + ncommit, keep * sizeof *f->iv);
   f->nraw = keep;
@@ -434,9 +512,13 @@ static void flush_iv(struct file_state *f, int all) {
   }
   f->niv = keep - 1;
   f->open_s = f->iv[keep - 1][0]; f->open_e = f->iv[keep - 1][1];
+  f->open_foreign = f->open_s;
 }
 /* add_iv when [s, e) does not follow the open interval (or there is none) */
 static __attribute__((noinline)) void add_iv_unsorted(struct file_state *f, uint64_t s, uint64_t e) {
+  note_last(f);
+  struct ncs_lane *ln = &f->lanes.lane[f->lanes.cur];
+  if (s > ln->last) ln->last = s;
   if (f->open_s != OPEN_NONE) { /* it starts before the open one */
     f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
     f->niv++;
@@ -451,7 +533,8 @@ static __attribute__((noinline)) void add_iv_unsorted(struct file_state *f, uint
 }
 static inline __attribute__((always_inline)) void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
   if (e <= s) return;
-  if (f->nraw == IV_CAP) flush_iv(f, 0);
+  if (f->iv_thread != f->lane_thread) lane_to(f, f->iv_thread);
+  if (f->nraw == f->ivlim) flush_iv(f, 0);
   f->nraw++;
   if (s >= f->open_s) { /* in order (OPEN_NONE: never) */
     if (s <= f->open_e) { if (e > f->open_e) f->open_e = e; return; }
@@ -694,6 +777,7 @@ static inline __attribute__((always_inline)) void count_step(struct file_state *
 /* p2_calls for every case: the common one too. */
 static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct call_shape *x) {
   struct rank_m *r = f->r;
+  f->iv_thread = c->thread;
   struct metrics *m = f->m;
   int boundary = x->boundary;
   if (boundary && m->skip_steps > 0 && r->boundary_seen == (uint64_t)m->skip_steps) {
@@ -728,6 +812,7 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
   double S = x->S;
   if (c->group && c->depth > 0) {
     struct pend *p = pend_find(f, 1, c->thread, c->group, 1);
+    if (p) p->thread = c->thread;
     struct member *mem = p ? members_of(f, p) : NULL;
     if (!mem) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
     int k = 0;
@@ -748,7 +833,7 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
   }
   if (!x->have_sh) shape_of_call(f, x)->op = x->have_sh ? x->op : 0; /* the size row now, for when it is timed */
   p->sh = x->have_sh ? x->sh : (struct shape){.S = S, .op = c->op, .n = n}; /* none (no memory): made when timed */
-  p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1;
+  p->t_enter = c->t_enter; p->t_exit = c->t_exit; p->counted = 1; p->thread = c->thread;
   return 0;
 }
 
@@ -759,18 +844,20 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
  * it, without its tests. Any other call goes to p2_call_any (which does the same with the
  * common one). Over the run, the state the common case changes (the previous call shape,
  * the window, the open interval and the buffer's counts) is kept in locals: written back
- * before anything else reads it (flush_iv, add_iv_unsorted, p2_call_any) and at the end. */
+ * before anything else reads it (lane_to, flush_iv, add_iv_unsorted, p2_call_any) and at the
+ * end. A call of another thread than the current lane's switches lanes first (lane_to; the
+ * lane's latest start is the open interval's, note_last). */
 static __attribute__((noinline)) void p2_calls(struct file_state *f, const struct ncs_call *c, size_t n) {
   struct rank_m *r = f->r;
   struct call_shape *prev = f->prev_shape;
   uint64_t w0 = r->w0, w1 = r->w1, warm_t = r->warm_t;
   uint64_t open_s = f->open_s, open_e = f->open_e;
   uint64_t (*iv)[2] = f->iv + f->niv; /* where the next merged interval goes */
-  uint32_t nraw = f->nraw;
+  uint32_t room = f->ivlim - f->nraw; /* intervals before the next flush */
 #define P2_SAVE_() (f->prev_shape = prev, r->w0 = w0, r->w1 = w1, f->open_s = open_s, f->open_e = open_e, \
-                    f->niv = (uint32_t)(iv - f->iv), f->nraw = nraw)
+                    f->niv = (uint32_t)(iv - f->iv), f->nraw = f->ivlim - room)
 #define P2_LOAD_() (prev = f->prev_shape, w0 = r->w0, w1 = r->w1, warm_t = r->warm_t, open_s = f->open_s, \
-                    open_e = f->open_e, iv = f->iv + f->niv, nraw = f->nraw)
+                    open_e = f->open_e, iv = f->iv + f->niv, room = f->ivlim - f->nraw)
   for (const struct ncs_call *end = c + n; c < end; c++) {
     struct call_shape *x = prev->next;
     if (__builtin_expect(!x || !same_call_shape(x, c), 0)) prev->next = x = call_shape_lookup(f, c);
@@ -797,8 +884,9 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
     uint64_t d = 0;
     if (e > s) { /* add_iv */
       d = e - s;
-      if (__builtin_expect(nraw == IV_CAP, 0)) { P2_SAVE_(); flush_iv(f, 0); P2_LOAD_(); }
-      nraw++;
+      if (__builtin_expect(c->thread != f->lane_thread, 0)) { P2_SAVE_(); lane_to(f, c->thread); P2_LOAD_(); }
+      if (__builtin_expect(!room, 0)) { P2_SAVE_(); flush_iv(f, 0); P2_LOAD_(); }
+      room--;
       if (s < open_s) { P2_SAVE_(); add_iv_unsorted(f, s, e); P2_LOAD_(); } /* (OPEN_NONE too) */
       else if (__builtin_expect(s > open_e, 1)) { (*iv)[0] = open_s; (*iv)[1] = open_e; iv++; open_s = s; open_e = e; }
       else open_e = e > open_e ? e : open_e;
@@ -825,12 +913,14 @@ static inline __attribute__((always_inline)) void account_pend(struct file_state
  * and then the call is timed on the host. */
 static void nx_put(struct file_state *f) {
   f->nx_on = 0;
+  f->iv_thread = f->nx.thread;
   struct pend *p = pend_find(f, 0, f->nx_thread, f->nx_tcall, 1);
   if (!p) { account_pend(f, &f->nx, f->nx.t_enter, f->nx.t_exit, 0); return; }
-  p->sh = f->nx.sh; p->t_enter = f->nx.t_enter; p->t_exit = f->nx.t_exit; p->counted = 1;
+  p->sh = f->nx.sh; p->t_enter = f->nx.t_enter; p->t_exit = f->nx.t_exit; p->counted = 1; p->thread = f->nx.thread;
 }
 static int p2_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct file_state *f = ctx;
+  f->iv_thread = g->thread;
   int nx = f->nx_on && g->kind == NCS_GPU_KIND_CALL && g->thread == f->nx_thread && g->ref == f->nx_tcall;
   struct pend *p = nx ? &f->nx : pend_find(f, g->kind == NCS_GPU_KIND_GROUP, g->thread, g->ref, 0);
   if (!p) return 0; /* a call not counted (warm-up, failed) or unknown */
@@ -895,7 +985,9 @@ static struct file_state *fs_new(struct metrics *m, int file) {
     if (!(f = calloc(1, sizeof *f))) return NULL;
     f->sig = calloc(NCS_STEPMARK_SIGS, sizeof *f->sig);
     f->pend = calloc(PENDING_CAP, sizeof *f->pend);
-    if (!f->sig || !f->pend) { free(f->sig); free(f->pend); free(f); return NULL; }
+    f->iv = malloc(IV_CAP * sizeof *f->iv);
+    f->ivcap = f->ivlim = IV_CAP;
+    if (!f->sig || !f->pend || !f->iv) { free(f->sig); free(f->pend); free(f->iv); free(f); return NULL; }
   } else {
     memset(f->sig, 0, NCS_STEPMARK_SIGS * sizeof *f->sig); /* the pending table was emptied by the last file_done */
     if (f->nranks) memset(f->nranks, 0, f->ncomm * sizeof *f->nranks);
@@ -910,6 +1002,9 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->starts_dropped = 0;
   f->gpu_mode = 0;
   f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
+  f->lanes = (struct ncs_lanes){.by_chunk = 1};
+  f->lane_thread = 0; /* lane[0]'s: lane_to makes a lane at the first interval of any thread but 0 */
+  f->open_foreign = OPEN_NONE;
   for (int i = 0; i < SHAPES; i++) f->shapes[i].op = 0;
   forget_call_shapes(f);
   f->r = &m->rank[file];
@@ -921,13 +1016,19 @@ static struct file_state *fs_new(struct metrics *m, int file) {
 }
 static void fs_free(struct file_state *f) {
   free(f->sig); free(f->pend); free(f->pool); free(f->freeix); free(f->groups); free(f->gfreeix);
-  free(f->held); free(f->nranks); ncs_starts_free(&f->starts);
+  free(f->held); free(f->nranks); free(f->iv); ncs_starts_free(&f->starts);
   ncs_replay_free(f->rp);
   free(f);
 }
 static struct file_state *fs_of(struct mfile *mf) {
   if (!mf->fs) mf->fs = fs_new(mf->m, mf->file);
   return mf->fs;
+}
+
+/* A chunk of the file ended (the lanes' count, model/ivlanes.h). */
+static void chunk_end(struct file_state *f) {
+  note_last(f);
+  ncs_lanes_chunk(&f->lanes);
 }
 
 /* Chooses the boundary and the timing mode from what the first pass counted, and sends the
@@ -948,6 +1049,8 @@ static void decide(struct file_state *f, int cut) {
       const struct ncs_gpu_time *g = (const void *)(f->held + o);
       for (uint32_t i = 0; i < h->n; i++) p2_gpu(f, &g[i]);
       o += h->n * sizeof *g;
+    } else if (h->type == HELD_CHUNK) {
+      for (uint32_t i = 0; i < h->n; i++) chunk_end(f);
     } else {
       const struct held_comm *hc = (const void *)(f->held + o);
       for (uint32_t i = 0; i < h->n; i++) p2_comm(f, &(struct ncs_comm){.comm = hc[i].comm, .nranks = hc[i].nranks});
@@ -1073,6 +1176,16 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   return 0;
 }
 
+/* A chunk end: held while deciding, in its place among the held records (not counted as one
+ * of them: it is no record). */
+static int h_chunk(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset) {
+  struct file_state *f = ((struct mfile *)ctx)->fs; /* none yet: no interval either */
+  if (!f) return 0;
+  if (f->deciding && hold(f, HELD_CHUNK, 1, 0)) { f->nheld--; return 0; }
+  if (f->deciding) decide(f, 1); /* no memory: the boundary is chosen now */
+  chunk_end(f);
+  return 0;
+}
 static int h_raw(void *ctx, const struct ncs_raw *x) {
   if (x->type < NCS_REC_KERNEL || x->type > NCS_REC_KERNEL_STATUS) return 0;
   struct file_state *f = fs_of(ctx);
@@ -1091,10 +1204,12 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   v->calls = h_calls;
   v->gpu_times = h_gpu_times;
   v->raw = h_raw;
+  v->chunk = h_chunk;
 }
 
 /* A call (or group) whose GPU time never came: timed on the host. */
 static void settle_unanswered(struct file_state *f, const struct pend *p) {
+  f->iv_thread = p->thread;
   if (p->nmem && p->t_exit) finish_group(f, (struct pend *)p, p->t_enter, p->t_exit, 0); /* no GroupEnd: untimed */
   else if (p->counted) account_pend(f, p, p->t_enter, p->t_exit, 0);
 }
@@ -1181,6 +1296,10 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
   free(left);
   f->npend = 0;
   flush_iv(f, 1);
+  if (f->ivcap > IV_CAP) { /* the cached state keeps the first size */
+    uint64_t (*p)[2] = realloc(f->iv, IV_CAP * sizeof *f->iv);
+    if (p) { f->iv = p; f->ivcap = f->ivlim = IV_CAP; }
+  }
   add_replays(f, file);
   fold_steps(f->r);
   fold_rows(f->r);
@@ -1203,6 +1322,9 @@ static void rank_figures(const struct metrics *m, int file, struct ncs_metrics_r
   out->valid = r->have_window;
   out->wall_s = r->have_window ? (double)(r->w1 - r->w0) / 1e9 : 0;
   out->comm_s = r->comm_ns / 1e9;
+  out->comm_late = r->late;
+  out->comm_late_s = (double)r->late_ns / 1e9;
+  out->comm_forced = r->forced;
   out->compute_to_comm = ncs_kact_compute_to_comm(ncs_stages_fig(m->job->stages, file), out->wall_s * 1e9, out->comm_s * 1e9, &out->ratio_estimate);
   out->timing = r->timed_gpu && r->timed_host ? "mixed" : r->timed_gpu ? "gpu" : r->timed_host ? "host" : "none";
   out->steps = (uint32_t)(r->nsteps > UINT32_MAX ? UINT32_MAX : r->nsteps);

@@ -40,6 +40,11 @@ struct ncs_metrics_rank {
                               on GPU time with kernel activity, else (wall - comm) / comm); NaN
                               when its divisor is 0 */
   int ratio_estimate;      /* compute_to_comm is the estimate (no kernel activity) */
+  uint64_t comm_late;      /* intervals (merged) that came after the streaming union was committed
+                              past their start: comm_s is exact when 0, else it may lack up to
+                              comm_late_s (docs/METRICS.md "Communication time") */
+  double comm_late_s;
+  uint64_t comm_forced;    /* commits forced by a full interval buffer (the cause of most late ones) */
   const char *timing;      /* "gpu", "host", "mixed", or "none" (no call timed); NULL when !used */
   uint64_t timed_gpu, timed_host, captured; /* calls timed on the GPU, the host; captured into graphs */
   const struct ncs_replay_sum *replays; /* graph replays found (model/replay.h) */

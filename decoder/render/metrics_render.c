@@ -94,6 +94,13 @@ void ncs_metrics_print_rank_json(const struct ncs_metrics_result *r, struct ncs_
   ncs_json_uint(j, "timed_gpu", x->timed_gpu);
   ncs_json_uint(j, "timed_host", x->timed_host);
   ncs_json_uint(j, "captured", x->captured);
+  if (x->comm_late) { /* only then: comm_s may be low (docs/METRICS.md "Communication time") */
+    ncs_json_obj_begin(j, "comm_late");
+    ncs_json_uint(j, "intervals", x->comm_late);
+    ncs_json_num(j, "max_missing_s", x->comm_late_s);
+    ncs_json_uint(j, "forced_commits", x->comm_forced);
+    ncs_json_obj_end(j);
+  }
   replays_json(j, x);
   ncs_json_str(j, "verdict", x->verdict);
   ncs_json_str(j, "verdict_basis", x->verdict_basis);
@@ -220,6 +227,15 @@ void ncs_metrics_print_text(const struct ncs_metrics_result *res, FILE *out, con
   }
   fprintf(out, "  compute/comm: compute / NCCL kernel time on GPU time; ~ an estimate without kernel activity: "
                "(wall - comm) / comm, idle counted as compute\n");
+  for (int k = 0; k < res->n; k++) { /* comm_s may be low (docs/METRICS.md "Communication time") */
+    int i = job->order[k];
+    const struct ncs_metrics_rank *x = &res->rank[i];
+    if (!x->valid || job->rank[i].no_comm || !x->comm_late) continue;
+    fprintf(out, "  rank%s %s: comm_s may be low by up to %.6f s: %llu interval%s came after the union was committed past their start (%llu forced commit%s)\n",
+            job->rank[i].held > 1 ? "s" : "", job->rank[i].label[0] ? job->rank[i].label : "?", x->comm_late_s,
+            (unsigned long long)x->comm_late, x->comm_late == 1 ? "" : "s", (unsigned long long)x->comm_forced,
+            x->comm_forced == 1 ? "" : "s");
+  }
   /* captured calls: counted apart, never timed (docs/METRICS.md "Which calls are timed") */
   for (int k = 0; k < res->n; k++) {
     int i = job->order[k];

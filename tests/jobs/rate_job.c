@@ -2,7 +2,7 @@
  * buffering tests and benchmarks (scripts/bench-throughput.sh, tests/test_rings.sh).
  *
  * Usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c COUNTERFILE] [-p] [-i IDLE_MS] [-f FILE]
- *                 [-s FRAMES]
+ *                 [-s FRAMES] [-d PCT]
  *   -n calls per thread (default 100000); -t threads, each with its own 1-rank communicator
  *   (default 1); -r calls per second per thread, paced by the clock (0 = as fast as possible);
  *   -c a file whose u64 slot i (i = thread) holds thread i's completed calls, updated after
@@ -15,7 +15,8 @@
  *   test_keep.sh), leaving FILE there; -s each thread's call loop runs FRAMES function frames
  *   below the thread's own function (default 0), so that a call site's stack is that much
  *   deeper (NCCLSCOPE_CALLSITE_DEPTH=8 then sees 8 frames of the job: scripts/bench-throughput.sh),
- *   at no cost per call.
+ *   at no cost per call; -d thread i calls at RATE x (1 + i x PCT / 100) (threads whose times
+ *   drift apart: tests/test_metrics_exact_threads.sh).
  * Prints one line: rate_job threads=T calls=N rate=R ns_per_call=X cpu_ns_per_call=Y
  * caller_cpu_ns_per_call=Z caller_faults=F caller_sys_ns_per_call=S (wall and process CPU time of the
  * calling phase, per call, and the calling threads' own CPU time per call: the shim's hot path
@@ -36,7 +37,7 @@
 
 #include "job_util.h"
 
-static long calls = 100000, rate = 0;
+static long calls = 100000, rate = 0, drift_pct = 0;
 static volatile uint64_t *counters;
 static _Atomic uint64_t caller_cpu_ns; /* the calling threads' CPU time in their call loops */
 static _Atomic long caller_sys_us;     /* the calling threads' system time in their call loops */
@@ -92,7 +93,8 @@ static __attribute__((noinline)) void call_loop(long idx, ncclComm_t comm, float
   struct rusage ru0, ru1;
   getrusage(RUSAGE_THREAD, &ru0);
   uint64_t cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-  uint64_t t0 = now_ns(CLOCK_MONOTONIC), period = rate > 0 ? 1000000000ull / (uint64_t)rate : 0;
+  uint64_t t0 = now_ns(CLOCK_MONOTONIC), r = (uint64_t)rate * (100 + (uint64_t)idx * (uint64_t)drift_pct) / 100;
+  uint64_t period = r > 0 ? 1000000000ull / r : 0;
   for (long i = 0; i < calls; i++) {
     if (period) /* paced: call i is due at t0 + i * period */
       while (now_ns(CLOCK_MONOTONIC) < t0 + (uint64_t)i * period) {}
@@ -129,10 +131,11 @@ int main(int argc, char **argv) {
   long threads = 1, idle_ms = 0;
   const char *counter_file = NULL, *fill_file = NULL;
   int pause_at_end = 0, opt;
-  while ((opt = getopt(argc, argv, "n:t:r:c:pi:f:s:")) != -1) {
+  while ((opt = getopt(argc, argv, "n:t:r:c:pi:f:s:d:")) != -1) {
     if (opt == 'n') calls = atol(optarg);
     else if (opt == 't') threads = atol(optarg);
     else if (opt == 'r') rate = atol(optarg);
+    else if (opt == 'd') drift_pct = atol(optarg);
     else if (opt == 'c') counter_file = optarg;
     else if (opt == 'p') pause_at_end = 1;
     else if (opt == 'i') idle_ms = atol(optarg);
@@ -140,7 +143,7 @@ int main(int argc, char **argv) {
     else if (opt == 's') nest_frames = atol(optarg);
     else { fprintf(stderr, "usage: rate_job [-n CALLS] [-t THREADS] [-r RATE] [-c FILE] [-p] [-i IDLE_MS] [-f FILE] [-s FRAMES]\n"); return 2; }
   }
-  JOBCHK(calls >= 0 && threads >= 1 && threads <= 64 && rate >= 0 && nest_frames >= 0 && nest_frames <= 1000, "bad arguments");
+  JOBCHK(calls >= 0 && threads >= 1 && threads <= 64 && rate >= 0 && drift_pct >= 0 && nest_frames >= 0 && nest_frames <= 1000, "bad arguments");
   if (counter_file) {
     int fd = open(counter_file, O_RDWR | O_CREAT | O_TRUNC, 0600);
     JOBCHK(fd >= 0 && ftruncate(fd, 64 * 8) == 0, "cannot create %s", counter_file);
