@@ -158,7 +158,6 @@ static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (befor
 #define LEFTOVERS_AFTER_NS 10000000000ull
 #define LEFTOVERS_EVERY_NS 60000000000ull /* and again this often (children that _exit leave theirs) */
 static void make_spare(void);
-static void wake_half_way(struct ncs_ring *r, uint64_t head, uint64_t end);
 
 static size_t page_round(size_t n) {
   long ps = sysconf(_SC_PAGESIZE);
@@ -408,11 +407,10 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
   int rc = madvise((char *)r + a, b - a, MADV_POPULATE_WRITE);
   errno = saved;
   if (rc != 0) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
+  /* this very push wakes the writer (internal.h ncs_ring_push: its head reaches wake_at), to
+   * reserve the rest of the ring; a writer busy at that moment is woken by the next growth */
   if (atomic_compare_exchange_strong_explicit(&r->limit, &lim, next, memory_order_release, memory_order_acquire))
-    wake_half_way(r, h, next); /* and again half-way, should the writer be busy now */
-  /* the writer, to reserve the rest of the ring */
-  atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(&ncs_writer_sleeping, memory_order_relaxed)) ncs_writer_wake();
+    atomic_store_explicit(&r->wake_at, h + 1, memory_order_relaxed);
   return h < atomic_load_explicit(&r->limit, memory_order_acquire);
 }
 
