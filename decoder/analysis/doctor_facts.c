@@ -232,6 +232,14 @@ static int on_chunk(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t 
   return 0;
 }
 
+static int on_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  struct ncs_dfacts *f = ctx;
+  (void)raw;
+  if (f->replay) ncs_replay_add_kernels(f->replay, k, n);
+  if (f->kact) ncs_kact_add_kernels(f->kact, k, n);
+  return 0;
+}
+
 void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   if (m->n >= NCS_MUX_MAX) return;
   struct ncs_visitor *v = &m->v[m->n++];
@@ -246,6 +254,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   v->log_line = on_log;
   v->raw = on_raw;
   v->chunk = on_chunk;
+  v->kernels = on_kernels;
 }
 
 static double median_busbw(struct ncs_dfacts *f);

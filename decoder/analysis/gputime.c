@@ -68,6 +68,15 @@ static int gt_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 
+static int gt_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  struct gt_file *f = ctx;
+  (void)raw;
+  if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  f->kernels += n;
+  ncs_kact_add_kernels(f->acc, k, n);
+  return 0;
+}
+
 static int gt_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   (void)g;
   ((struct gt_file *)ctx)->gpu_records += n;
@@ -95,6 +104,7 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->f[file];
   v->raw = gt_raw;
+  v->kernels = gt_kernels;
   v->calls = gt_calls;
   v->gpu_times = gt_gpu_times;
   v->process = gt_process;

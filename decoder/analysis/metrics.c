@@ -1194,6 +1194,14 @@ static int h_raw(void *ctx, const struct ncs_raw *x) {
   return 0;
 }
 
+static int h_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  (void)raw;
+  struct file_state *f = fs_of(ctx);
+  if (f) ncs_kwatch_kernel(&f->kw);
+  if (f && f->rp) ncs_replay_add_kernels(f->rp, k, n);
+  return 0;
+}
+
 static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   struct metrics *m = state;
   if (!m || m->bad_option) return;
@@ -1205,6 +1213,7 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   v->gpu_times = h_gpu_times;
   v->raw = h_raw;
   v->chunk = h_chunk;
+  v->kernels = h_kernels;
 }
 
 /* A call (or group) whose GPU time never came: timed on the host. */

@@ -83,11 +83,16 @@ static int file_ranks(const struct ncs_profile_func *x) {
   return best;
 }
 
+static int pf_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  (void)ctx, (void)k, (void)raw, (void)n; /* KERNEL records are none of its business: taken as runs, not one by one through pf_raw */
+  return 0;
+}
 static void pf_visitor(void *state, int file, struct ncs_visitor *v) {
   struct pf_state *s = state;
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->file[file];
   v->raw = pf_raw;
+  v->kernels = pf_kernels;
 }
 
 /* All files merged into one list of functions (ranks: each file's ranks that had the function). */

@@ -112,6 +112,10 @@ static int tr_raw(void *ctx, const struct ncs_raw *r) {
   ncs_topo_add_raw(f->topo, r->type, r->body, r->len);
   return 0;
 }
+static int tr_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  (void)ctx, (void)k, (void)raw, (void)n; /* KERNEL records are none of its business: taken as runs, not one by one through tr_raw */
+  return 0;
+}
 static void tr_visitor(void *state, int file, struct ncs_visitor *v) {
   struct tr_state *s = state;
   if (!s || file < 0 || file >= s->n) return;
@@ -122,6 +126,7 @@ static void tr_visitor(void *state, int file, struct ncs_visitor *v) {
   v->calls = tr_calls;
   v->log_line = tr_log;
   v->raw = tr_raw;
+  v->kernels = tr_kernels;
 }
 
 /* first file of each host that has a topology */

@@ -177,6 +177,24 @@ static int wf_raw(void *ctx, const struct ncs_raw *r) {
   return 0;
 }
 
+static int wf_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  struct wf_file *f = ctx;
+  (void)raw;
+  ncs_kwatch_kernel(&f->kw);
+  if (f->nk + n > f->capk && ncs_big_grow((void **)&f->k, &f->capk, f->nk + n, sizeof *f->k) != 0) {
+    for (size_t i = 0; i < n; i++) wf_raw(ctx, &raw[i]); /* one at a time, as far as memory goes */
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_kernel *x = &k[i];
+    if (x->kclass >= NCS_KCLASS_COUNT) continue;
+    /* op holds the kernel's name id until the file is done (wf_file_done) */
+    f->k[f->nk++] = (struct ncs_rl_k){.start = x->start, .end = x->start + x->duration, .stream = x->stream,
+                                      .nccl = x->kclass == NCS_KCLASS_NCCL, .kop = -1, .op = x->name};
+  }
+  return 0;
+}
+
 static int wf_comm(void *ctx, const struct ncs_comm *c) {
   struct wf_file *f = ctx;
   if (c->comm >= 4096) return 0;
@@ -270,6 +288,7 @@ static void wf_visitor(void *state, int file, struct ncs_visitor *v) {
   s->f[file].owner = s;
   s->f[file].rule_n = -1;
   v->raw = wf_raw;
+  v->kernels = wf_kernels;
   v->comm = wf_comm;
   v->calls = wf_calls;
 }

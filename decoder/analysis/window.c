@@ -121,6 +121,13 @@ static int on_clock(void *ctx, const struct ncs_clock *c) {
   return 0;
 }
 
+static void on_kernel(struct wfile *f, const struct ncs_kernel *k) {
+  uint64_t s = k->start > f->k_until ? k->start : f->k_until, e = k->start + k->duration;
+  f->k_win++;
+  if (e <= s) return;
+  ncs_ivu_add(k->kclass == NCS_KCLASS_NCCL ? &f->k_comm : &f->k_other, 0, s, e);
+  ncs_ivu_add(&f->k_all, 0, s, e);
+}
 static void on_kernel_rec(struct wfile *f, const struct ncs_raw *r) {
   struct ncs_rbuf b;
   ncs_rbuf_init(&b, r->body, r->len, NULL, 0);
@@ -136,11 +143,14 @@ static void on_kernel_rec(struct wfile *f, const struct ncs_raw *r) {
   }
   struct ncs_kernel k;
   if (ncs_dec_kernel(&b, &k) != 0) return;
-  uint64_t s = k.start > f->k_until ? k.start : f->k_until, e = k.start + k.duration;
-  f->k_win++;
-  if (e <= s) return;
-  ncs_ivu_add(k.kclass == NCS_KCLASS_NCCL ? &f->k_comm : &f->k_other, 0, s, e);
-  ncs_ivu_add(&f->k_all, 0, s, e);
+  on_kernel(f, &k);
+}
+/* The reader's KERNEL runs (decoded once for every analysis): kept only in a bounded file. */
+static int on_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  struct wfile *f = ctx;
+  (void)raw;
+  for (size_t i = 0; f->bounded && i < n; i++) on_kernel(f, &k[i]);
+  return 0;
 }
 
 static int on_raw(void *ctx, const struct ncs_raw *r) {
@@ -213,6 +223,7 @@ static void win_visitor(void *state, int file, struct ncs_visitor *v) {
   v->comm = on_comm;
   v->clock = on_clock;
   v->raw = on_raw;
+  v->kernels = on_kernels;
   v->calls = on_calls;
   v->gpu_times = on_gpu_times;
 }

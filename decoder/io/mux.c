@@ -66,6 +66,18 @@ _Static_assert(0 NCS_RECORDS(MUX_DELTA_) == 2, "each DELTA record has its run li
 #undef MUX_DELTA_
 #define RX_callv ncs_mux_call_rx
 #define RX_gpuv ncs_mux_gpu_rx
+/* A KERNEL run: to each sub-visitor's `kernels`, else record by record to its `raw`. */
+static int mux_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
+  const struct ncs_mux *m = ctx;
+  int stop = 0;
+  for (int i = 0; i < m->n; i++) {
+    const struct ncs_visitor *s = &m->v[i];
+    if (s->kernels) stop |= s->kernels(s->ctx, k, raw, n);
+    else if (s->raw)
+      for (size_t j = 0; j < n; j++) stop |= s->raw(s->ctx, &raw[j]);
+  }
+  return stop != 0;
+}
 static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
   struct ncs_mux *m = ctx;
   int stop = 0;
@@ -92,7 +104,7 @@ void ncs_mux_build(struct ncs_mux *m, struct ncs_visitor *out) {
 #define SET_REC_RAW_PLAIN(name)
 #define SET_REC_PROCESS_PLAIN(name) SET(process)
   NCS_RECORDS(SET_REC_)
-  SET(raw) SET(chunk)
+  SET(raw) SET(kernels) SET(chunk)
 #undef SET_REC_
 #undef SET
   if (m->n == 1) *out = m->v[0]; /* nothing to fan out */

@@ -6,7 +6,9 @@
  * GPU_TIME records go a run at a time (trace.h): each receiver in turn gets the whole run, as
  * the run (its `calls` / `gpu_times`) or record by record (its `call` / `gpu_time`), so a
  * receiver sees its records in file order but may see a run before an earlier receiver has
- * seen all of it; a stop takes effect after the run. With one sub-visitor `out` is that
+ * seen all of it; a stop takes effect after the run. KERNEL runs (`kernels`, decoded once by the
+ * reader) go the same way: to a receiver's `kernels`, or record by record to its `raw` when it
+ * has no `kernels`; `out` has `kernels` when a sub-visitor has. With one sub-visitor `out` is that
  * visitor itself (no fan-out cost). A sub-visitor may be another mux's `out` (built before
  * this one): its receivers are called in its place, same order. The mux (and any mux in it)
  * must outlive the read. */

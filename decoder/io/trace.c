@@ -38,6 +38,8 @@ struct ncs_trace_bufs {
   struct ncs_gpu_time gpu_times[NCS_COLR_BLOCK]; /* and of GPU_TIME records */
   struct ncs_decv_memo calls_memo, gpu_times_memo; /* what those hold (encode.h) */
   struct ncs_call row_calls[NCS_ROW_RUN];      /* a row chunk's CALL records gathered into a run */
+  struct ncs_kernel row_kernels[NCS_KERNEL_RUN]; /* and its KERNEL records (visitor's `kernels`), */
+  struct ncs_raw row_kraw[NCS_KERNEL_RUN];       /* as decoded and as stored */
 };
 
 /* One open trace (struct ncs_trace in trace.h): position, status and PROCESS record. */
@@ -168,6 +170,13 @@ static inline __attribute__((always_inline)) void reader_note(struct reader *r, 
   }
 }
 
+/* A KERNEL record's body into *k: 0, or -1 when it does not decode (out of line: the walks'
+ * CALL decoding is what must stay in line). */
+static __attribute__((noinline)) int dec_kernel(const uint8_t *body, size_t len, struct ncs_kernel *k) {
+  struct ncs_rbuf rb;
+  return ncs_dec_kernel(ncs_rbuf_on(&rb, body, len), k) != 0 ? -1 : 0;
+}
+
 /* Decodes one record and calls its visitor. Returns 0, 1 to stop, -1 on a malformed body,
  * -2 when out of memory. Inlined into both walks (the row walk's speed depends on it). Its
  * cases are expanded from NCS_RECORDS by READ and STATE (ncclscope/records.h): a VISIT record
@@ -214,6 +223,10 @@ static inline __attribute__((always_inline)) int dispatch(struct reader *r, uint
     return -1;
   default: {
     struct ncs_raw raw = {type, body, len};
+    if (type == NCS_REC_KERNEL && v->kernels) { /* a run of one (walk_records gathers longer ones) */
+      struct ncs_kernel k;
+      if (dec_kernel(body, len, &k) == 0) return v->kernels(v->ctx, &k, &raw, 1) != 0;
+    }
     return v->raw ? (v->raw(v->ctx, &raw) != 0) : 0;
   }
   }
@@ -281,6 +294,36 @@ out:
   return (uint32_t)(x - x0);
 }
 
+/* (walk_records) the KERNEL record whose body is at *pp (len bytes) and those right after it,
+ * up to NCS_KERNEL_RUN and the chunk's record count (*k records taken of nrec), decoded and
+ * handed to the visitor's `kernels` as one run; the run ends before a record that is not a
+ * KERNEL with a one-byte type and length, or does not decode (walk_records reads it as any
+ * other). *pp, *k and the status' record count moved past the run. Returns -1 when the first
+ * does not decode (nothing taken: it goes to `raw`), 1 when the visitor stops the read, else 0.
+ * Out of line and self-contained (no run left pending in the walk): walk_records' CALL decoding
+ * keeps the registers it had (a pending run in the walk cost 2 % on a CALL-only trace). */
+static __attribute__((noinline)) int kernel_run(struct reader *r, const uint8_t **pp, size_t len, const uint8_t *end,
+                                                uint32_t *k, uint32_t nrec) {
+  struct ncs_kernel *x = r->b->row_kernels;
+  struct ncs_raw *w = r->b->row_kraw;
+  const uint8_t *p = *pp;
+  size_t n = 0;
+  if (dec_kernel(p, len, &x[0]) != 0) return -1;
+  for (;;) {
+    w[n++] = (struct ncs_raw){NCS_REC_KERNEL, p, len};
+    p += len;
+    if (n == NCS_KERNEL_RUN || *k + n >= nrec || end - p < 2 || p[0] != NCS_REC_KERNEL || p[1] >= 0x80 ||
+        (size_t)(end - p - 2) < p[1] || dec_kernel(p + 2, p[1], &x[n]) != 0)
+      break;
+    len = p[1];
+    p += 2;
+  }
+  *pp = p;
+  *k += (uint32_t)n;
+  r->st->records += n;
+  return r->v->kernels(r->v->ctx, x, w, n) != 0;
+}
+
 static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t nrec,
                         uint64_t index) {
   const uint8_t *p = raw, *end = raw + n;
@@ -336,6 +379,12 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
                 (unsigned long long)index, nrec);
       return -1;
     }
+    if (__builtin_expect(type == NCS_REC_KERNEL, 0) && v->kernels) { /* with those right after it, as a run */
+      FLUSH_ROW_RUN_()
+      int g = kernel_run(r, &p, (size_t)len, end, &k, nrec);
+      if (g > 0) return 1;
+      if (g == 0) continue;
+    } /* (one that does not decode: to `raw`, as before) */
     if (type == NCS_REC_CALL_RUN) { /* its calls, gathered (or each visited) as CALL rows' */
       if (tmpl_of != last_call) { /* a new template (none before any CALL: tmpl stays invalid) */
         const uint8_t *q = last_call;

@@ -35,6 +35,7 @@ const char *ncs_process_get(const struct ncs_process *p, const char *key);
 
 /* A record this reader does not decode (READ RAW in NCS_RECORDS, and future types): raw body. */
 struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
+#define NCS_KERNEL_RUN 256 /* the longest run of KERNEL records a visitor's `kernels` gets */
 
 /* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).
  * Pointers inside a record are valid only during the callback.
@@ -61,6 +62,11 @@ struct ncs_visitor {
   NCS_RECORDS(NCS_VMEMBER_)
   int (*raw)(void *ctx, const struct ncs_raw *); /* every record whose READ is RAW, and any
                                                     type this reader does not know */
+  /* KERNEL records (RAW: a body that does not decode is no damage) decoded once by the reader
+   * for every receiver: a run of consecutive ones that decoded, k[i] as decoded and raw[i] as
+   * stored (at most NCS_KERNEL_RUN); a visitor with `kernels` gets its KERNEL records here,
+   * not through `raw`, but for one whose body does not decode (then `raw`, as before) */
+  int (*kernels)(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n);
   /* Called after each chunk's records, with its header values. */
   int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
 };

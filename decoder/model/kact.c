@@ -92,14 +92,22 @@ static int op_of_kernel(struct ncs_kact *k, const char *name) {
   return p ? op_slot(k, p, len) : -1;
 }
 
+static inline void add_kernel(struct ncs_kact *k, const struct ncs_kernel *x) {
+  if (x->kclass >= NCS_KCLASS_COUNT) { k->f.bad_records++; return; }
+  if (k->n == k->cap && ncs_big_grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return; }
+  uint64_t end = x->start + x->duration < x->start ? UINT64_MAX : x->start + x->duration;
+  k->k[k->n++] = (struct kint){x->start, end, x->kclass, x->name};
+}
+void ncs_kact_add_kernels(struct ncs_kact *k, const struct ncs_kernel *x, size_t n) {
+  for (size_t i = 0; i < n; i++) add_kernel(k, &x[i]);
+}
+
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len) {
   if (type == NCS_REC_KERNEL) {
     struct ncs_kernel x;
     struct ncs_rbuf r;
-    if (ncs_dec_kernel(ncs_rbuf_on(&r, body, len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) { k->f.bad_records++; return 1; }
-    if (ncs_big_grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return 1; }
-    uint64_t end = x.start + x.duration < x.start ? UINT64_MAX : x.start + x.duration;
-    k->k[k->n++] = (struct kint){x.start, end, x.kclass, x.name};
+    if (ncs_dec_kernel(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
+    add_kernel(k, &x);
     return 1;
   }
   if (type == NCS_REC_KERNEL_NAME) {

@@ -3,7 +3,8 @@
  * overlapped, exposed communication and idle, and exposed communication per NCCL operation and
  * message size (docs/METRICS.md, "GPU time").
  *
- * Contract: feed records with ncs_kact_add_raw (any record: others are ignored) and CALL
+ * Contract: feed records with ncs_kact_add_raw (any record: others are ignored; KERNEL records
+ * decoded already, as a reader's `kernels` run gives them, with ncs_kact_add_kernels) and CALL
  * records with ncs_kact_add_calls, in file order, then ncs_kact_figures once. Memory grows with
  * the kernels in the file (24 bytes each) and the collective calls (a compact log, about 4 bytes
  * each; none once an operation's calls cannot pair one to one with kernels). All times
@@ -69,6 +70,8 @@ struct ncs_kact *ncs_kact_new(void);             /* NULL when out of memory */
 void ncs_kact_free(struct ncs_kact *k);
 /* Takes a record of type 15, 16, 17 or 22 (DEVCOMM); returns 1 when taken, 0 for other types. */
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
+struct ncs_kernel;
+void ncs_kact_add_kernels(struct ncs_kact *k, const struct ncs_kernel *x, size_t n);
 /* Takes CALL records x[0..n), in file order: collective and point-to-point calls are matched
  * to NCCL kernels for sizes and positions in the step. Memory: 4 bytes per such call when
  * calls are under 16.7 ms apart and have under 256 distinct sizes, 20 otherwise (kact.c,

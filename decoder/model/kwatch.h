@@ -18,5 +18,7 @@
 #define NCS_KWATCH_WAIT 65536
 struct ncs_kwatch { int on; };
 void ncs_kwatch_raw(struct ncs_kwatch *w, const struct ncs_raw *r);
+/* A KERNEL record decoded already (a reader's `kernels` run): the same as its raw form. */
+static inline void ncs_kwatch_kernel(struct ncs_kwatch *w) { w->on = 1; }
 static inline int ncs_kwatch_keep(const struct ncs_kwatch *w, size_t kept) { return w->on || kept < NCS_KWATCH_WAIT; }
 #endif

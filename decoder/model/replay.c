@@ -156,18 +156,25 @@ void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, si
   }
 }
 
+static void add_kernel(struct ncs_replay *r, const struct ncs_kernel *k) {
+  r->kact_seen = 1;
+  if (k->kclass != NCS_KCLASS_NCCL) return;
+  PRUNE(r, r->k, r->nk);
+  if (ncs_grow((void **)&r->k, &r->capk, r->nk + 1, sizeof *r->k) != 0) return;
+  int op = k->name < r->nname ? r->name_op[k->name] - 1 : -1;
+  uint64_t e = k->start + k->duration < k->start ? UINT64_MAX : k->start + k->duration;
+  r->k[r->nk++] = (struct rkern){k->start, e, op, 0, k->device + 1};
+}
+void ncs_replay_add_kernels(struct ncs_replay *r, const struct ncs_kernel *k, size_t n) {
+  for (size_t i = 0; i < n; i++) add_kernel(r, &k[i]);
+}
+
 int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x) {
   struct ncs_rbuf rb;
   if (x->type == NCS_REC_KERNEL) {
     struct ncs_kernel k;
     if (ncs_dec_kernel(ncs_rbuf_on(&rb, x->body, x->len), &k) != 0) return 1;
-    r->kact_seen = 1;
-    if (k.kclass != NCS_KCLASS_NCCL) return 1;
-    PRUNE(r, r->k, r->nk);
-    if (ncs_grow((void **)&r->k, &r->capk, r->nk + 1, sizeof *r->k) != 0) return 1;
-    int op = k.name < r->nname ? r->name_op[k.name] - 1 : -1;
-    uint64_t e = k.start + k.duration < k.start ? UINT64_MAX : k.start + k.duration;
-    r->k[r->nk++] = (struct rkern){k.start, e, op, 0, k.device + 1};
+    add_kernel(r, &k);
     return 1;
   }
   if (x->type == NCS_REC_KERNEL_NAME) {

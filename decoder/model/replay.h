@@ -66,6 +66,8 @@ void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, si
 void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks, int32_t device);
 /* Takes KERNEL, KERNEL_NAME and KERNEL_STATUS records (returns 1), ignores others (0). */
 int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x);
+/* KERNEL records decoded already (a reader's `kernels` run), as ncs_replay_add_raw takes them. */
+void ncs_replay_add_kernels(struct ncs_replay *r, const struct ncs_kernel *k, size_t n);
 /* Pairs kernels and calls; fills *out. Returns 0, -1 when out of memory (nothing counted). */
 int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out);
 /* After solve: what it filled *out with (for a reader of a model another module solved). */
