@@ -338,11 +338,18 @@ static void step_add(struct stepwin *s, uint64_t a, uint64_t b, long ncomp, long
 }
 
 /* The step (index into t) a host time falls in, -1 before the first start or at/after the
- * last one when it closes the last complete step. */
-static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x) {
+ * last one when it closes the last complete step. *hint: where the previous lookup ended; when
+ * t is sorted (`sorted`) and x falls at it or the next start, as it mostly does (calls come in
+ * time order), no search: the same answer, the last start <= x. */
+static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sorted, size_t *hint) {
   if (!n || x < t[0]) return -1;
   size_t lo = 0, hi = n; /* last start <= x */
-  while (hi - lo > 1) { size_t mid = (lo + hi) / 2; if (t[mid] <= x) lo = mid; else hi = mid; }
+  size_t h = *hint;
+  if (sorted && h < n && t[h] <= x && (h + 1 == n || t[h + 1] > x)) lo = h;
+  else if (sorted && h + 1 < n && t[h + 1] <= x && (h + 2 == n || t[h + 2] > x)) lo = h + 1;
+  else
+    while (hi - lo > 1) { size_t mid = (lo + hi) / 2; if (t[mid] <= x) lo = mid; else hi = mid; }
+  *hint = lo;
   return lo < nst ? (long)lo : -1;
 }
 
@@ -421,7 +428,9 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   size_t seen[NCS_KACT_MAX_OPS] = {0};
   long pos_step[NCS_KACT_MAX_OPS], pos_at[NCS_KACT_MAX_OPS]; /* per op: the step of its last sized call, its position */
   for (int o = 0; o < NCS_KACT_MAX_OPS; o++) { pos_step[o] = -1; pos_at[o] = 0; }
-  size_t nk_op[NCS_KACT_MAX_OPS] = {0};
+  size_t nk_op[NCS_KACT_MAX_OPS] = {0}, hint[NCS_KACT_MAX_OPS] = {0};
+  int sorted = 1;
+  for (size_t g = 1; g < n && sorted; g++) sorted = t[g - 1] <= t[g];
   for (size_t i = 0; i < k->n; i++) {
     if (k->k[i].cls != NCS_KCLASS_NCCL) continue;
     for (size_t j = 0; j < k->nnames; j++)
@@ -460,7 +469,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
       op->size_kernels[b]++;
       op->size_time_ns[b] += len;
       op->size_exposed_ns[b] += len - covered;
-      long g = step_of(t, n, nst, c->t);
+      long g = step_of(t, n, nst, c->t, sorted, &hint[o]);
       if (g >= 0) {
         if (g != pos_step[o]) { pos_step[o] = g; pos_at[o] = 0; }
         int p = pos_at[o] < NCS_KACT_POS - 1 ? (int)pos_at[o] : NCS_KACT_POS - 1;
