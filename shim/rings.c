@@ -45,14 +45,17 @@
  *     thread (claim, fallocate, mmap, its first window populated there) and the writer makes
  *     the next one ahead of time from then on, once the process has recorded for 1 s.
  *   - A new ring on /dev/shm has only its first window reserved (its `limit` there) and, in
- *     `grow_to`, its first quarter approved (room checked): the writer reserves the whole ring
+ *     `grow_to`, the whole ring to grow to (room checked for its first quarter when it is made,
+ *     for each step past it when the step is taken): the writer reserves the whole ring
  *     once the owner has made FIRST_WINDOW calls (every such ring's at the start of a pass,
  *     before any ring's pages are made present); the owner, at that call (the limit) or later
  *     if the writer has not come yet, makes the next pages present itself (ncs_rings_grow:
  *     MADV_POPULATE_WRITE on its own mapping, which fails instead of raising SIGBUS when the
- *     tmpfs is full; twice the ring's reserved part at a time, up to `grow_to`), then records
- *     on; past `grow_to` it drops, counted, until the writer comes. Never on the per-call path:
- *     only a push that found the head at the limit. A ring in this state is never trimmed.
+ *     tmpfs is full; twice the ring's reserved part at a time, up to the whole ring, then no
+ *     limit), then records on: a thread never drops a call while its ring has room, whether
+ *     the writer got the CPU or not, unless /dev/shm has no room (counted). Never on the
+ *     per-call path: only a push that found the head at the limit (at most 7 such pushes a
+ *     ring). A ring in this state is never trimmed.
  *   - An idle ring gives its memory back: once its owner has recorded nothing for 1 s and the
  *     writer has drained it, the writer lowers its `limit` to the end of 1/8 of the ring ahead
  *     of the head (the owner records only below it: internal.h) and drops the mappings of
@@ -382,7 +385,7 @@ static struct ncs_ring *file_ring(void) {
   struct ncs_ring *r = i < NCS_MAX_THREADS ? map_shared(h->ring_offset + i * bytes, bytes, reserve, room) : NULL;
   if (!r) return NULL;
   r->file_offset = h->ring_offset + i * bytes;
-  atomic_store_explicit(&r->grow_to, first < grow ? grow : 0, memory_order_relaxed);
+  atomic_store_explicit(&r->grow_to, first < grow ? records : 0, memory_order_relaxed);
   atomic_store_explicit(&r->limit, first == records ? UINT64_MAX : first, memory_order_relaxed);
   return r;
 }
@@ -391,10 +394,14 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
   uint64_t lim = atomic_load_explicit(&r->limit, memory_order_acquire);
   if (h < lim) return 1; /* raised meanwhile (the writer reserved the ring) */
   uint64_t to = atomic_load_explicit(&r->grow_to, memory_order_acquire);
-  /* not a new ring, or it reached its first quarter (the writer's), or the writer lifted the
-   * limit meanwhile (it clears grow_to first) */
-  if (h >= to || lim >= to) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
-  /* twice what it has (96 KiB, 192 KiB, ... up to the quarter): a few calls here per ring */
+  /* not a new ring (grow_to 0), or the writer lifted the limit meanwhile (it clears grow_to
+   * first) */
+  if (to && lim == to) { /* every page of the ring present (this thread's growth): no limit */
+    atomic_compare_exchange_strong_explicit(&r->limit, &lim, UINT64_MAX, memory_order_release, memory_order_acquire);
+    return h < atomic_load_explicit(&r->limit, memory_order_acquire);
+  }
+  if (h >= to || lim > to) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
+  /* twice what it has (96 KiB, 192 KiB, ... up to the whole ring): a few calls here per ring */
   uint64_t next = lim * 2 > h + 1 ? lim * 2 : h + 1;
   if (next > to) next = to;
   long ps = sysconf(_SC_PAGESIZE);
@@ -403,8 +410,11 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
          b = (offsetof(struct ncs_ring, rec) + (size_t)next * sizeof(struct ncs_call) + pg - 1) / pg * pg;
   int saved = errno;
   /* a page made present here has its block (memory) in the file, as one the writer reserved;
-   * when /dev/shm has none left it fails (no SIGBUS) and the call is dropped, counted */
-  int rc = madvise((char *)r + a, b - a, MADV_POPULATE_WRITE);
+   * past the first quarter (the room file_ring checked) only while /dev/shm keeps its free
+   * share (the job's own segments come first); when it has no block left the populate fails
+   * (no SIGBUS); either way the call is dropped, counted */
+  int rc = next > to / SHM_FIRST_RESERVE_DIV && !shm_room(NCS_RINGS_SHM_DIR, b - a) ? -1
+           : madvise((char *)r + a, b - a, MADV_POPULATE_WRITE);
   errno = saved;
   if (rc != 0) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
   /* this very push wakes the writer (internal.h ncs_ring_push: its head reaches wake_at), to

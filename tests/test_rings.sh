@@ -133,6 +133,51 @@ f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
 check_eq "rings paced 100k/s x 2 threads, more calls than a ring holds: calls" 300000 "$(calls "$f" AllReduce)"
 check_eq "rings paced 100k/s x 2 threads, more calls than a ring holds: nothing dropped" 0 "$(dropped "$f")"
 
+# The writer kept off the CPU (a preload that puts the shim's writer thread, "ncclscope-wr",
+# to sleep for 0.8 s once it has made the trace file, as a loaded machine can): 2 threads x
+# 60,000 calls, fewer than a ring holds, more than its first quarter (32,768, where a new ring
+# on /dev/shm stopped, dropping, until the writer reserved the rest: 54,468 dropped before):
+# each thread makes its own ring's pages present as it goes (shim/rings.c ncs_rings_grow), so
+# nothing is dropped whatever the scheduling. Counts only: the job may be slower or faster
+# than the sleep, the answer is the same.
+cat >"$T/starve.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+/* the writer's first pthread_cond_broadcast (the file is there) arms it; the next unlock (the
+ * lock the job's activation waits on is released) sleeps 0.8 s on the writer thread */
+static __thread int armed, slept;
+int pthread_cond_broadcast(pthread_cond_t *c) {
+  static int (*next)(pthread_cond_t *);
+  if (!next) next = (int (*)(pthread_cond_t *))dlvsym(RTLD_NEXT, "pthread_cond_broadcast", "GLIBC_2.3.2");
+  char name[16] = "";
+  if (!slept && pthread_getname_np(pthread_self(), name, sizeof name) == 0 && strcmp(name, "ncclscope-wr") == 0) armed = 1;
+  return next(c);
+}
+int pthread_mutex_unlock(pthread_mutex_t *m) {
+  static int (*next)(pthread_mutex_t *);
+  if (!next) next = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+  int rc = next(m);
+  if (armed && !slept) {
+    slept = 1;
+    struct timespec ts = {0, 800 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  return rc;
+}
+C
+if cc -O2 -shared -fPIC -o "$T/starve.so" "$T/starve.c" -ldl 2>"$T/starve.err"; then
+  d=$T/starved
+  NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM:$T/starve.so" "$JOB" -n 60000 -t 2 >"$d.out" 2>&1
+  f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
+  check_eq "rings writer kept off the CPU 0.8 s, 2 x 60,000 calls: every call in the trace" 120000 "$(calls "$f" AllReduce)"
+  check_eq "rings writer kept off the CPU 0.8 s: nothing dropped (each thread grows its own ring)" 0 "$(dropped "$f")"
+else
+  fail "rings writer kept off the CPU: the preload does not build: $(head -3 "$T/starve.err")"
+fi
+
 # NCCLSCOPE_DISABLE=1 against a stub NCCL that counts the calls reaching it
 cat >"$T/stub.c" <<'C'
 #include <stdio.h>
