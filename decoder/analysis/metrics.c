@@ -460,6 +460,7 @@ static int iv_grow(struct file_state *f, uint32_t want) {
 }
 static void flush_iv(struct file_state *f, int all) {
   note_last(f);
+  if (f->niv >= NCS_LANES_FIRST_HOLD) ncs_lanes_hold_end(&f->lanes); /* a first chunk that long: 4 MiB held */
   if (!all && f->iv_unsorted && !ncs_lanes_cut(&f->lanes) && !iv_grow(f, 2 * f->niv)) {
     f->nraw = f->niv; /* nothing can be committed yet (the first chunk): not sorted either */
     f->ivlim = 2 * f->niv;

@@ -27,7 +27,7 @@ void ncs_lanes_switch(struct ncs_lanes *l, uint32_t thread) {
 }
 
 uint64_t ncs_lanes_cut(const struct ncs_lanes *l) {
-  if (l->by_chunk && !l->chunks) return 0;
+  if (l->by_chunk && !l->chunks && !l->held_end) return 0;
   uint64_t cut = UINT64_MAX;
   for (uint32_t i = 0; i < l->n; i++) {
     const struct ncs_lane *x = &l->lane[i];
@@ -36,6 +36,8 @@ uint64_t ncs_lanes_cut(const struct ncs_lanes *l) {
   }
   return cut;
 }
+
+void ncs_lanes_hold_end(struct ncs_lanes *l) { l->held_end = 1; }
 
 void ncs_lanes_chunk(struct ncs_lanes *l) {
   if (l->n && l->cur < NCS_LANES) note_cur(l);

@@ -13,7 +13,9 @@
  * so an idle thread does not hold the union's buffer open) or that was passed by a forced
  * commit (ncs_lanes_forced: the union's buffer was full). With `by_chunk` (the caller reports
  * chunk ends: ncs_lanes_chunk) nothing is committed before the first chunk ends, when every
- * thread of the first chunk has come. Zero-initialised lanes are valid (by_chunk 0, no lane; thread 0 then uses
+ * thread of the first chunk has come, or before the caller says it holds too much to wait
+ * for it (ncs_lanes_hold_end: a chunk of a busy thread is a million calls; the threads active
+ * from the start all come in its first writer pass, a few thousand intervals in). Zero-initialised lanes are valid (by_chunk 0, no lane; thread 0 then uses
  * the untracked lane: a union of one stream keeps its own rule alone). The caller keeps the current lane's
  * latest start: ncs_lanes_switch() when an interval's thread is not lane[cur].thread, then
  * raises lane[cur].last to the interval's start. */
@@ -22,6 +24,8 @@
 #include <stdint.h>
 
 #define NCS_LANES 64
+/* a union that buffers this many intervals before the first chunk end stops waiting for it */
+#define NCS_LANES_FIRST_HOLD (1u << 18)
 
 struct ncs_lane {
   uint32_t thread;
@@ -35,6 +39,7 @@ struct ncs_lanes {
   uint64_t mark;   /* lane[cur].last when it became current or its chunk was noted */
   uint64_t chunks; /* chunk ends reported */
   int by_chunk;
+  int held_end;    /* ncs_lanes_hold_end() was called */
 };
 
 /* Makes `thread`'s lane the current one (a new lane, or the untracked one when NCS_LANES are
@@ -43,6 +48,9 @@ void ncs_lanes_switch(struct ncs_lanes *l, uint32_t thread);
 /* The earliest latest start over the lanes that hold the cut: UINT64_MAX when none does; 0
  * before the first chunk end with by_chunk. */
 uint64_t ncs_lanes_cut(const struct ncs_lanes *l);
+/* The cut no longer waits for the first chunk end (the caller's buffer is full enough):
+ * a thread first seen after this is clipped as one first seen after the first chunk. */
+void ncs_lanes_hold_end(struct ncs_lanes *l);
 /* A chunk ended. */
 void ncs_lanes_chunk(struct ncs_lanes *l);
 /* A forced commit reached fr: lanes whose latest start is before it stop holding the cut

@@ -30,6 +30,7 @@ static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
  * buffer it doubles (up to NCS_IVU_MAX); at that size (or without memory) the cut is (b) alone. */
 static void flush(struct ncs_ivu *u, int all) {
   if (!u->n) return;
+  if (u->n >= NCS_LANES_FIRST_HOLD) ncs_lanes_hold_end(&u->lanes); /* a first chunk that long: 4 MiB held */
   if (!all && u->unsorted && !ncs_lanes_cut(&u->lanes) && u->cap < NCS_IVU_MAX) {
     uint64_t (*p)[2] = realloc(u->iv, 2 * (size_t)u->cap * sizeof *u->iv);
     if (p) { u->iv = p; u->cap *= 2; return; } /* nothing can be committed yet: not sorted either */
