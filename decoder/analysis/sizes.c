@@ -81,8 +81,11 @@ struct crow {
   size_t best, steady_at;   /* longest run without captured calls so far; index in v where it starts */
   struct prun { uint32_t s, e; } *prun; /* the runs holding captured calls: [s, e) in v */
   size_t nprun, capprun;
+  int32_t next;             /* the row of its communicator's call after its latest one, -1: none yet */
 };
-struct scomm { uint32_t idx; int nranks; int seen; int32_t last; size_t run_len, run_start; uint32_t ph_run; /* prun + 1 */ };
+/* last: the row of the current run (-1: none); prev: the row of the communicator's latest call,
+   whose next predicts this call's row (a training step repeats its keys in one order) */
+struct scomm { uint32_t idx; int nranks; int seen; int32_t last, prev; size_t run_len, run_start; uint32_t ph_run; /* prun + 1 */ };
 struct ph { uint64_t tcall; uint32_t thread, n; size_t at; }; /* a captured call; its replays' samples rp[at..at+n) */
 struct pend { uint64_t tcall; uint32_t thread, row, at, used; };
 struct gpend {              /* a group's members, awaiting the group's GPU time */
@@ -151,7 +154,7 @@ static struct scomm *comm_find(struct sfile *f, uint32_t idx) {
   struct scomm *c = &f->comm[f->ncomm++];
   memset(c, 0, sizeof *c);
   c->idx = idx;
-  c->last = -1;
+  c->last = c->prev = -1;
   return c;
 }
 static inline struct scomm *comm_get(struct sfile *f, uint32_t idx) {
@@ -174,6 +177,7 @@ static int32_t row_get(struct sfile *f, uint32_t comm, const struct key *k) {
   memset(r, 0, sizeof *r);
   r->k = *k;
   r->comm = comm;
+  r->next = -1;
   return (int32_t)f->nrow++;
 }
 
@@ -241,8 +245,12 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   }
   int first = !sc->seen;
   sc->seen = 1;
-  int32_t ri = sc->last >= 0 && key_eq(&f->row[sc->last].k, &k) ? sc->last : row_get(f, c->comm, &k);
+  int32_t ri = sc->last, nx = sc->prev >= 0 ? f->row[sc->prev].next : -1;
+  if (ri < 0 || !key_eq(&f->row[ri].k, &k)) /* the run's row, else the predicted one, else a search */
+    ri = nx >= 0 && f->row[nx].comm == c->comm && key_eq(&f->row[nx].k, &k) ? nx : row_get(f, c->comm, &k);
   if (ri < 0) return 0;
+  if (sc->prev >= 0) f->row[sc->prev].next = ri;
+  sc->prev = ri;
   struct crow *r = &f->row[ri];
   if (first && !captured) {
     r->first++;
