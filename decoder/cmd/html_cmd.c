@@ -109,7 +109,7 @@ int cmd_html(int argc, char **argv) {
   int rc = NCS_EXIT_UNREADABLE;
   struct ncs_jobsum_events ev = {.ctx = &L};
   o.ctx = &L;
-  if (steps.f) ev.on_call = step_call;
+  if (steps.f) ev.on_file_call = step_call; /* per-file state only: no lock a call */
   if (L.lanes) ev.on_kernel = kernel_seen;
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
