@@ -7,9 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ivunion.h"
 
 #define FINE_MAX 4096
 #define FINE_NS0 1000000 /* 1 ms blocks to start with */
+/* job-clock ns (signed) to the union's unsigned ns and back, order kept */
+#define TO_U(t) ((uint64_t)(t) ^ (1ull << 63))
+#define TO_S(u) ((int64_t)((u) ^ (1ull << 63)))
 
 /* A collective call waiting in its file's batch for the shared windows (ncs_gsamples_flush). */
 struct gs_pend { uint64_t comm_id, seq, idx; int64_t start; double bw, t; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
@@ -21,9 +25,11 @@ struct ncs_gs_file {
   uint64_t ncall;           /* its collectives and point-to-point calls so far: a call's index */
   struct gs_pend pend[PEND_MAX]; /* its collectives not yet handed to the windows */
   int npend;
-  int64_t t0, t_end;        /* first call's start, latest end */
-  int64_t cur_s, cur_e;     /* the union interval being grown */
-  int have;
+  int64_t t0, t_end;        /* the union's first committed start (the earliest start but for
+                               late intervals), latest end */
+  struct ncs_ivu u;         /* the union of its calls' intervals, exact across threads
+                               (model/ivunion.h); its committed pieces go to the blocks */
+  int have;                 /* t0 is set: a piece was committed */
   int64_t block_ns;         /* width of a fine block */
   int64_t blk, blk_s, blk_e; /* the fine block the last interval ended in, [blk_s, blk_e) on
                                 the job clock (blk_e <= blk_s: none yet) */
@@ -68,7 +74,10 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
   for (int o = 0; o < NCS_OP_LIMIT; o++)
     for (int b = 0; b < NCS_NBUCKETS; b++)
       if (g->row[o][b]) { free(g->row[o][b]->lbw); free(g->row[o][b]->lt); free(g->row[o][b]->smp); free(g->row[o][b]); }
-  for (int i = 0; i < g->nfile; i++) free(g->file[i]);
+  for (int i = 0; i < g->nfile; i++) {
+    if (g->file[i]) ncs_ivu_free(&g->file[i]->u);
+    free(g->file[i]);
+  }
   free(g->file);
   for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
   free(g->comm);
@@ -147,6 +156,7 @@ static void row_close(struct ncs_gs_row *s) {
 
 static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
   struct ncs_gs_file *f = ctx;
+  ncs_ivu_chunk(&f->u); /* the union's threads (model/ivlanes.h) */
   ncs_gsamples_flush(f->g, f->file);
   return 0;
 }
@@ -158,6 +168,7 @@ void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
   f->g = g;
   f->file = file;
   f->block_ns = FINE_NS0;
+  ncs_ivu_by_chunk(&f->u);
   m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
 }
 
@@ -187,6 +198,23 @@ static void file_close_slow(struct ncs_gs_file *f, int64_t s, int64_t e) {
 static inline void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
   if (s >= f->blk_s && e < f->blk_e) f->comm_ns[f->blk] += (double)(e - s);
   else file_close_slow(f, s, e);
+}
+
+/* Committed pieces of the file's union (the ivunion's sink: disjoint, in time order, empty
+ * ones skipped): the first sets the window's start. */
+static void file_pieces(void *ctx, const uint64_t (*iv)[2], uint32_t n) {
+  struct ncs_gs_file *f = ctx;
+  for (uint32_t i = 0; i < n; i++) {
+    if (iv[i][1] <= iv[i][0]) continue;
+    if (!f->have) { f->t0 = TO_S(iv[i][0]); f->have = 1; }
+    file_close(f, TO_S(iv[i][0]), TO_S(iv[i][1]));
+  }
+}
+
+/* Commits what the file's union still holds (its end). */
+static void file_union_end(struct ncs_gs_file *f) {
+  if (!f->u.iv && !f->u.n) return;
+  ncs_ivu_total(&f->u);
 }
 
 /* The communicator comm_id's ring, a new one when absent; NULL out of memory. An index of
@@ -321,15 +349,25 @@ void ncs_gsamples_flush(struct ncs_gsamples *g, int file) {
   f->npend = 0;
 }
 
+void ncs_gsamples_done(struct ncs_gsamples *g, int file) {
+  ncs_gsamples_flush(g, file);
+  struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
+  if (!f) return;
+  file_union_end(f);
+  pthread_mutex_lock(&g->mu);
+  g->late += f->u.late; g->late_ns += f->u.late_ns; g->forced += f->u.forced;
+  f->u.late = f->u.late_ns = f->u.forced = 0;
+  pthread_mutex_unlock(&g->mu);
+}
+
 void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e) {
   const struct ncs_call *c = e->c;
   int kind = ncs_op_kind(c->op);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
   struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
-  if (f && e->end > e->start) { /* the union of its intervals, as the loader's comm time */
-    if (!f->have) { f->t0 = f->t_end = f->cur_s = e->start; f->cur_e = e->end; f->have = 1; }
-    else if (e->start > f->cur_e) { file_close(f, f->cur_s, f->cur_e); f->cur_s = e->start; f->cur_e = e->end; }
-    else if (e->end > f->cur_e) f->cur_e = e->end;
+  if (f && e->end > e->start) { /* the union of its intervals, per calling thread (ivlanes.h) */
+    if (!f->u.sink) { f->u.sink = file_pieces; f->u.sink_ctx = f; f->t_end = e->end; }
+    ncs_ivu_add(&f->u, c->thread, TO_U(e->start), TO_U(e->end));
     if (e->end > f->t_end) f->t_end = e->end;
   }
   uint64_t idx = f ? f->ncall++ : c->seq ^ (uint64_t)e->start;
@@ -357,8 +395,9 @@ int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {
   int n = 0;
   for (int i = 0; i < g->nfile; i++) {
     struct ncs_gs_file *f = g->file[i];
-    if (!f || !f->have) continue;
-    if (f->cur_e > f->cur_s) { file_close(f, f->cur_s, f->cur_e); f->cur_s = f->cur_e; } /* the last interval */
+    if (!f) continue;
+    file_union_end(f); /* what it still held */
+    if (!f->have) continue;
     double span = (double)(f->t_end - f->t0);
     if (span <= 0) continue;
     /* each part [p0, p1) of the window takes the fine blocks' time in proportion to overlap */

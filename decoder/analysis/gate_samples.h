@@ -6,7 +6,7 @@
  * chunks' ends); ncs_gsamples_call() takes every call the loader hands to on_file_call
  * (analysis/jobsum.h): a file's calls in file order, on the thread reading it, files in parallel.
  * The per-file figures are made at once; the collectives wait in the file's batch (128 calls)
- * until it is full, its chunk ends or ncs_gsamples_flush() (call it at the file's end): a
+ * until it is full, its chunk ends or ncs_gsamples_flush() (ncs_gsamples_done() at the file's end): a
  * thread's calls reach the shared windows in the order it read them, with one lock a batch. A
  * file not attached (out of memory) has its collectives taken one at a time. A sample is ln(busbw GB/s) and ln(time
  * us) of one operation that moved data and took time:
@@ -30,10 +30,14 @@
  * 2 x NCS_GS_CAP samples of 32 bytes while it fills, and a sample whose hash is above the
  * NCS_GS_CAP-th smallest seen so far is dropped on arrival). ncs_gsamples_finish() puts each
  * row's samples in (time, hash) order: the run's order, as the drift of analysis/gate.h needs.
- * (Left to arrival: a call past the NCS_GS_OPEN window, which is its own sample.) Per file, the union of its calls' intervals is accumulated into time blocks (at most
- * 4096, coarsened by two when the window outgrows them); ncs_gsamples_shares() cuts each file's
- * window, first call to last, into NCS_GS_BLOCKS equal parts and gives each part's
- * communication share in percent. Allocation failures drop samples, never crash. */
+ * (Left to arrival: a call past the NCS_GS_OPEN window, which is its own sample.) Per file, the
+ * union of its calls' intervals is taken by model/ivunion.h with each call's thread (exact when
+ * several calling threads' batches interleave in the file; what it could not place is counted:
+ * late, late_ns, forced, summed over the files at ncs_gsamples_done()) and its committed pieces
+ * are accumulated into time blocks (at most 4096, coarsened by two when the window outgrows
+ * them); ncs_gsamples_shares() cuts each file's window, the union's first start to the latest
+ * end, into NCS_GS_BLOCKS equal parts and gives each part's communication share in percent.
+ * Allocation failures drop samples, never crash. */
 #ifndef NCS_GATE_SAMPLES_H
 #define NCS_GATE_SAMPLES_H
 #include <pthread.h>
@@ -69,6 +73,7 @@ struct ncs_gsamples {
   int *cidx;                 /* comm_id -> 1 + index in comm (0 empty), open addressing */
   size_t cidx_cap;
   uint64_t open_span;        /* the rings' windows together, in seqs */
+  uint64_t late, late_ns, forced; /* the files' unions' (model/ivunion.h), at ncs_gsamples_done() */
 };
 
 /* For files 0 .. nfiles-1; NULL when out of memory. */
@@ -79,6 +84,8 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
 void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m);
 /* Hands file's batch to the shared windows (on the thread reading the file). */
 void ncs_gsamples_flush(struct ncs_gsamples *g, int file);
+/* At a file's end (on the thread reading it): its batch flushed, its union committed. */
+void ncs_gsamples_done(struct ncs_gsamples *g, int file);
 /* After the last call: flushes every batch, then takes the collectives still open (ranks no
  * file held). */
 void ncs_gsamples_finish(struct ncs_gsamples *g);

@@ -118,7 +118,7 @@ static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
 static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status *st) {
   ncs_dfacts_finish(((struct side_load *)ctx)->d.f[file], rc, st);
   ncs_stepcost_file_done(((struct side_load *)ctx)->C, file, st);
-  ncs_gsamples_flush(((struct side_load *)ctx)->G, file);
+  ncs_gsamples_done(((struct side_load *)ctx)->G, file);
 }
 /* Every call: the gate's samples (analysis/gate_samples.h), on the thread reading its file. */
 static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
@@ -184,6 +184,14 @@ static int load_side(const char *path, int n, char **files, struct ncs_jobdata *
   ncs_stepcost_free(L.C);
   ncs_doctor_free(d);
   return 0;
+}
+
+/* 1 when run k's block shares may be low (its union placed intervals late: gate_samples.h),
+ * and no earlier run is the same load. */
+static int late_run(struct ncs_gsamples *const *RS, int k) {
+  if (!RS[k] || !RS[k]->late) return 0;
+  for (int j = 0; j < k; j++) if (RS[j] == RS[k]) return 0;
+  return 1;
 }
 
 static const char *bucket_label(int b, char *buf, size_t n) {
@@ -605,6 +613,21 @@ int cmd_compare(int argc, char **argv) {
     ncs_json_num(&j, "drift_points", gsh.drift_pct);
     ncs_json_str(&j, "verdict", ncs_gate_verdict_name(gsh.verdict));
     ncs_json_bool(&j, "regression", share_regress);
+    int nlate = 0; /* only when some run's union placed an interval late: its block shares may be low */
+    for (int k = 0; k < ns; k++) nlate += late_run(RS, k);
+    if (nlate) {
+      ncs_json_arr_begin(&j, "blocks_late");
+      for (int k = 0; k < ns; k++) {
+        if (!late_run(RS, k)) continue;
+        ncs_json_obj_begin(&j, NULL);
+        ncs_json_str(&j, "run", side[k]);
+        ncs_json_uint(&j, "intervals", RS[k]->late);
+        ncs_json_num(&j, "max_missing_s", (double)RS[k]->late_ns / 1e9);
+        ncs_json_uint(&j, "forced_commits", RS[k]->forced);
+        ncs_json_obj_end(&j);
+      }
+      ncs_json_arr_end(&j);
+    }
     ncs_json_obj_end(&j);
     step_json(&j, &sd, rows, nrows, K);
     ncs_json_int(&j, "transport_changes", changes);
@@ -671,6 +694,14 @@ int cmd_compare(int argc, char **argv) {
     printf("  communication share: %.1f%% -> %.1f%% (%+.1f points); blocks of the window: %+.1f points [%+.1f, %+.1f], "
            "tolerance %.1f: %s\n", sh[0], sh[1], sh[1] - sh[0], gsh.change_pct, gsh.lo_pct, gsh.hi_pct, tol_share,
            share_regress ? "REGRESSION" : gsh.verdict == NCS_GATE_TOO_FEW ? "not enough to judge" : "ok");
+    for (int k = 0; k < ns; k++)
+      if (late_run(RS, k)) {
+        printf("  blocks of ");
+        ncs_text_escape(stdout, side[k], strlen(side[k]));
+        printf(" may be low by up to %.6f s: %llu intervals came after a rank's union was committed past their start "
+               "(%llu forced commits)\n", (double)RS[k]->late_ns / 1e9, (unsigned long long)RS[k]->late,
+               (unsigned long long)RS[k]->forced);
+      }
     step_text(&sd, rows, nrows, K, 0);
     printf("%s: %d regression(s), %d transport change(s), %d row(s) with not enough calls to judge\n",
            regressions ? "REGRESSION" : "OK", regressions, changes, too_few);

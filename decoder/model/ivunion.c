@@ -5,22 +5,25 @@
 
 #include "model/ivsort.h"
 
-/* Adds [s, e) clipped to the frontier to the committed length. */
-static void commit(struct ncs_ivu *u, uint64_t s, uint64_t e) {
-  if (s < u->frontier) { /* it came after the union was committed past its start */
+/* Adds v = [s, e) clipped to the frontier to the committed length; v becomes the part
+ * committed (s = e: none). */
+static void commit(struct ncs_ivu *u, uint64_t *v) {
+  if (v[0] < u->frontier) { /* it came after the union was committed past its start */
     u->late++;
-    u->late_ns += (e < u->frontier ? e : u->frontier) - s;
-    s = u->frontier;
+    u->late_ns += (v[1] < u->frontier ? v[1] : u->frontier) - v[0];
+    v[0] = v[1] < u->frontier ? v[1] : u->frontier;
   }
-  if (e <= s) return;
-  u->total += (double)(e - s);
-  u->frontier = e;
+  if (v[1] <= v[0]) return;
+  u->total += (double)(v[1] - v[0]);
+  u->frontier = v[1];
 }
 
-/* Commits the merged intervals iv[0 .. n) that end by cut; keeps the others at the front. */
+/* Commits the merged intervals iv[0 .. n) that end by cut (to the sink too); keeps the others
+ * at the front. */
 static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
   uint32_t i = 0, kept = 0;
-  for (; i < n && u->iv[i][1] <= cut; i++) commit(u, u->iv[i][0], u->iv[i][1]);
+  for (; i < n && u->iv[i][1] <= cut; i++) commit(u, u->iv[i]);
+  if (i && u->sink) u->sink(u->sink_ctx, (const uint64_t (*)[2])u->iv, i);
   for (; i < n; i++, kept++) { u->iv[kept][0] = u->iv[i][0]; u->iv[kept][1] = u->iv[i][1]; }
   return kept;
 }
@@ -60,7 +63,12 @@ void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e) {
     if ((u->iv = malloc(NCS_IVU_CAP * sizeof *u->iv))) u->cap = NCS_IVU_CAP;
     else u->nomem = 1;
   }
-  if (!u->iv) { commit(u, s, e); return; }
+  if (!u->iv) {
+    uint64_t v[1][2] = {{s, e}};
+    commit(u, v[0]);
+    if (u->sink) u->sink(u->sink_ctx, (const uint64_t (*)[2])v, 1);
+    return;
+  }
   if (u->n == u->cap) flush(u, 0);
   if (u->n && s < u->iv[u->n - 1][0]) u->unsorted = 1;
   u->iv[u->n][0] = s;

@@ -21,7 +21,11 @@
  * union counts an instant once, so the total never exceeds the span it covers. The buffer is
  * allocated at the first interval and freed by ncs_ivu_total() / ncs_ivu_free(); without
  * memory, intervals are swept in arrival order (exact while they come sorted). A union of one
- * stream (thread 0 throughout, by_chunk 0) keeps cut (b) alone. */
+ * stream (thread 0 throughout, by_chunk 0) keeps cut (b) alone. With `sink` set, the pieces
+ * each commit adds are also handed to sink(sink_ctx, iv, n) as they are committed: n intervals
+ * [iv[i][0], iv[i][1]) after the frontier's clip (disjoint, in increasing order, across calls
+ * too; one with iv[i][0] == iv[i][1] added nothing), valid during the call
+ * (analysis/gate_samples.c spreads them over time blocks). */
 #ifndef NCS_IVUNION_H
 #define NCS_IVUNION_H
 #include <stdint.h>
@@ -40,6 +44,8 @@ struct ncs_ivu {
   int nomem;
   uint64_t late, late_ns, forced; /* (above) */
   struct ncs_lanes lanes;
+  void (*sink)(void *ctx, const uint64_t (*iv)[2], uint32_t n); /* NULL: none */
+  void *sink_ctx;
 };
 
 void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e);
