@@ -38,16 +38,21 @@ static void flush(struct ncs_ivu *u, int all) {
     uint64_t (*p)[2] = realloc(u->iv, 2 * (size_t)u->cap * sizeof *u->iv);
     if (p) { u->iv = p; u->cap *= 2; return; } /* nothing can be committed yet: not sorted either */
   }
-  if (u->unsorted) ncs_ivsort(u->iv, u->n);
+  int merge = u->unsorted; /* else the buffer is sorted and merged already: ncs_ivu_add extends the
+                              last interval by one starting within it, appends one past its end */
+  if (merge) ncs_ivsort(u->iv, u->n);
   u->unsorted = 0;
   uint64_t slack = u->n > NCS_IVU_CAP / 2 ? u->iv[u->n - NCS_IVU_CAP / 2][0] : 0; /* cut (b) */
   uint64_t lanes = ncs_lanes_cut(&u->lanes), cut = all ? UINT64_MAX : lanes < slack ? lanes : slack;
-  uint32_t out = 0;
-  for (uint32_t i = 1; i < u->n; i++) {
-    if (u->iv[i][0] <= u->iv[out][1]) { if (u->iv[i][1] > u->iv[out][1]) u->iv[out][1] = u->iv[i][1]; continue; }
-    out++;
-    u->iv[out][0] = u->iv[i][0];
-    u->iv[out][1] = u->iv[i][1];
+  uint32_t out = u->n - 1;
+  if (merge) {
+    out = 0;
+    for (uint32_t i = 1; i < u->n; i++) {
+      if (u->iv[i][0] <= u->iv[out][1]) { if (u->iv[i][1] > u->iv[out][1]) u->iv[out][1] = u->iv[i][1]; continue; }
+      out++;
+      u->iv[out][0] = u->iv[i][0];
+      u->iv[out][1] = u->iv[i][1];
+    }
   }
   u->n = commit_to(u, out + 1, cut);
   if (all || u->n <= u->cap / 2) return;

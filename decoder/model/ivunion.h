@@ -38,7 +38,8 @@
 struct ncs_ivu {
   uint64_t (*iv)[2];    /* [cap] buffered intervals */
   uint32_t n, cap;
-  int unsorted;         /* an interval came before the one buffered last */
+  int unsorted;         /* an interval came before the one buffered last (0: the buffer is
+                           sorted and merged, no two touching) */
   uint64_t frontier;    /* committed up to here */
   double total;         /* committed length */
   int nomem;
