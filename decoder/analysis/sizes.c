@@ -35,7 +35,8 @@
  * ROW_CAP each: past it a call is counted, `over_cap`, and not timed), a table of PEND calls
  * awaiting their GPU_TIME (a call pushed out of it keeps its host time), its captured calls (24
  * bytes each) and, at file_done, their replays' times; per job:
- * its rows x at most JOB_CAP samples each. The table is its result (analysis/sizes.h);
+ * its rows x at most JOB_CAP samples each (12 bytes: the time and a hash; a full row keeps the
+ * samples whose hash is below a threshold it halves: row_add). The table is its result (analysis/sizes.h);
  * render/sizes_render.c prints it: option --sizes all|OP the text table; the JSON always has it
  * (top-level "sizes", docs/JSON.md). */
 #include <pthread.h>
@@ -115,7 +116,9 @@ struct sfile {
 struct jrow {
   struct key k;
   uint64_t *v;
-  size_t n, cap;
+  uint32_t *h;              /* [cap] each sample's identity hash (sample_hash) */
+  size_t n, cap, hcap;
+  uint64_t thr;             /* a sample is kept while its hash is below (2^32 >> level) */
   uint64_t warm, first, over, host_only, timed_gpu, replayed;
   /* figures (finish) */
   int gpu;                  /* 1: GPU-timed samples; 0: host */
@@ -477,11 +480,53 @@ static uint64_t expand_captured(struct sstate *s, int file, struct sfile *f) {
   return total;
 }
 
+/* A file's identity for sample_hash: FNV-1a of its name (the process's host and pid, as the
+ * shim names it), not its place on the command line nor the order files finish in. */
+static uint64_t file_id(const struct sstate *s, int file) {
+  const char *p = s->job && s->job->rank && s->job->rank[file].path ? s->job->rank[file].path : "";
+  const char *b = strrchr(p, '/');
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (b = b ? b + 1 : p; *b; b++) h = (h ^ (unsigned char)*b) * 0x100000001b3ull;
+  return h;
+}
+/* A sample's identity: its file and its place in the file's row (call order); a 64-bit mix
+ * (splitmix64's finaliser), its high 32 bits. */
+static uint32_t sample_hash(uint64_t file, size_t k) {
+  uint64_t x = file ^ ((uint64_t)k * 0x9e3779b97f4a7c15ull);
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27; x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return (uint32_t)(x >> 32);
+}
+/* Adds a sample to a job row. A row holds at most JOB_CAP: the ones whose hash is below its
+ * threshold (2^32 at first), which a full row halves, dropping those at or above it (counted in
+ * `over`), before it takes one more. The row's samples are then the ones whose hash is below
+ * the largest threshold 2^32 >> L under which at most JOB_CAP are: a set that depends on the
+ * samples alone, whatever order the files were merged in (two reader threads: before, a row
+ * kept the first JOB_CAP in the order the files finished, a few files' calls for the whole
+ * job's). -1 without memory. */
+static int row_add(struct jrow *j, uint64_t v, uint32_t h) {
+  while (h < j->thr && j->n == JOB_CAP && j->thr > 1) {
+    j->thr >>= 1;
+    size_t kept = 0;
+    for (size_t k = 0; k < j->n; k++)
+      if (j->h[k] < j->thr) { j->v[kept] = j->v[k]; j->h[kept++] = j->h[k]; }
+    j->over += j->n - kept;
+    j->n = kept;
+  }
+  if (h >= j->thr || j->n == JOB_CAP) { j->over++; return 0; }
+  if (ncs_grow((void **)&j->v, &j->cap, j->n + 1, sizeof *j->v) != 0 ||
+      ncs_grow((void **)&j->h, &j->hcap, j->n + 1, sizeof *j->h) != 0) return -1;
+  j->v[j->n] = v;
+  j->h[j->n++] = h;
+  return 0;
+}
+
 static void s_file_done(void *state, int file, const struct ncs_read_status *st) {
   struct sstate *s = state;
   if (!s || file < 0 || file >= s->n) return;
   struct sfile *f = &s->file[file];
-  uint64_t replays = expand_captured(s, file, f);
+  uint64_t replays = expand_captured(s, file, f), fid = file_id(s, file);
   pthread_mutex_lock(&s->mu);
   s->captured += f->captured;
   s->replays += replays;
@@ -492,14 +537,9 @@ static void s_file_done(void *state, int file, const struct ncs_read_status *st)
     j->first += r->first;
     j->warm += r->steady_at;
     j->over += r->over;
-    size_t take = r->n - r->steady_at;
-    if (j->n + take > JOB_CAP) { j->over += j->n + take - JOB_CAP; take = JOB_CAP - j->n; }
-    if (take && ncs_grow((void **)&j->v, &j->cap, j->n + take, sizeof *j->v) == 0) {
-      memcpy(j->v + j->n, r->v + r->steady_at, take * sizeof *j->v);
-      j->n += take;
-    } else if (take) {
-      j->over += take;
-    }
+    if (!j->thr) j->thr = 1ull << 32;
+    for (size_t k = r->steady_at; k < r->n; k++)
+      if (row_add(j, r->v[k], sample_hash(fid, k)) != 0) { j->over += r->n - k; break; } /* no memory */
   }
   pthread_mutex_unlock(&s->mu);
   for (size_t i = 0; i < f->nrow; i++) { free(f->row[i].v); free(f->row[i].prun); }
@@ -615,7 +655,7 @@ static void s_destroy(void *state) {
     free(s->file[i].pend);
     free(s->file[i].gpend);
   }
-  for (size_t i = 0; i < s->nrow; i++) free(s->row[i].v);
+  for (size_t i = 0; i < s->nrow; i++) { free(s->row[i].v); free(s->row[i].h); }
   free(s->row);
   free((void *)s->res.rows);
   free(s->file);
