@@ -12,8 +12,8 @@
 #define FINE_MAX 4096
 #define FINE_NS0 1000000 /* 1 ms blocks to start with */
 /* job-clock ns (signed) to the union's unsigned ns and back, order kept */
-#define TO_U(t) ((uint64_t)(t) ^ (1ull << 63))
-#define TO_S(u) ((int64_t)((u) ^ (1ull << 63)))
+#define TO_U(t) ncs_ivu_of_signed(t)
+#define TO_S(u) ncs_ivu_to_signed(u)
 
 /* A collective call waiting in its file's batch for the shared windows (ncs_gsamples_flush). */
 struct gs_pend { uint64_t comm_id, seq, idx; int64_t start; double bw, t; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };

@@ -42,9 +42,6 @@ struct sfile {                /* one file's summary state */
   size_t ncomms;
   uint32_t last_comm;
   struct ncs_cown *own;       /* whose each connection line is, settled when the file ends */
-  int64_t cur_s, cur_e;
-  int have_cur;
-  long double union_ns;
   int have_first;
   int topo_state;             /* 0 undecided, 1 keeps its host's topology, -1 another file does */
   uint64_t coll_calls;
@@ -202,9 +199,6 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   if (!f->have_first || a->enter < r->t_first) r->t_first = a->enter;
   if (!f->have_first || e > r->t_last) r->t_last = e;
   f->have_first = 1;
-  if (!f->have_cur) { f->cur_s = s; f->cur_e = e; f->have_cur = 1; }
-  else if (s > f->cur_e) { f->union_ns += f->cur_e - f->cur_s; f->cur_s = s; f->cur_e = e; }
-  else if (e > f->cur_e) f->cur_e = e;
   if (kind == NCS_KIND_COLL && f->S->job->strag) {
     struct ncs_strag_arrival one, *x = &one;
     if (f->batch || (f->batch = malloc(BATCH * sizeof *f->batch))) x = &f->batch[f->nbatch++];
@@ -372,8 +366,6 @@ static void s_file_done(void *ctx, int file, int read_rc, const struct ncs_read_
   struct sum *S = ctx;
   struct sfile *f = &S->f[file];
   batch_flush(f);
-  if (f->have_cur) f->union_ns += f->cur_e - f->cur_s;
-  f->r->comm_s = (double)(f->union_ns / 1e9L);
   ncs_strag_file_done(S->job->strag, file, st->truncated);
   ncs_cown_settle(f->own, conn_given, f);
   ncs_cown_free(f->own);

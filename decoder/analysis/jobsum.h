@@ -1,6 +1,8 @@
 /* jobsum.h — the job summary, an analysis plugged into the loader's read (model/jobload.h):
  * per rank, per (operation, size bucket, communicator) calls, bytes, time and bus bandwidth;
- * communication time; the primary communicator and its transports to each peer; the host's
+ * its window (t_first, t_last; no communication time: the union of a process's intervals is
+ * exact only with its calling threads' batches told apart, model/ivunion.h, which the doctor's
+ * facts, metrics and a caller's on_file_call take); the primary communicator and its transports to each peer; the host's
  * topology (kept by one file per host); and the cross-rank straggler analysis (straggler.h;
  * not run when the caller's events say no_stragglers), all on the job clock. A row's
  * transport is the set of transports all ranks of its communicator reported.
@@ -64,7 +66,6 @@ struct ncs_jrank {
   double clock_drift_ppm;
   /* window and communication (job clock, ns) */
   int64_t t_first, t_last;
-  double comm_s;              /* union of the operations' intervals (GPU when timed) */
   struct ncs_opstat *ops;
   int nops, capops;
   unsigned tclass_mask;       /* 1 << NCS_TC_* seen in its transport lines */

@@ -1,8 +1,9 @@
 /* html_cmd.c — `ncclscope html PATH... -o report.html`: parses its options, reads the job once
  * with the analyses the page needs plugged in (the doctor's facts and hang checks, a few steps
  * per rank, the GPU-stream lanes, the call sites (analysis/callsites.h), a bounded trace's whole run and window, the step cost:
- * analysis/stepcost.h), runs the doctor, the headline and the what-if, and hands it all to the
- * html renderer (render/html.h).
+ * analysis/stepcost.h; with --no-doctor, each file's communication union per calling thread,
+ * model/ivunion.h, for the share the doctor's facts would otherwise give), runs the doctor, the
+ * headline and the what-if, and hands it all to the html renderer (render/html.h).
  * Exit (cmd/commands.h): 0 (cut traces too; the page says which), 2 bad usage, 3 damaged
  * input, 4 when nothing could be read or the page cannot be written. */
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "analysis/sitefacts.h"
 #include "analysis/callsites.h"
 #include "analysis/steps.h"
+#include "model/ivunion.h"
 #include "render/gpu_lanes.h"
 #include "render/html.h"
 
@@ -28,11 +30,29 @@ struct html_load { struct ncs_doctor *d; struct ncs_hang *hang; struct ncs_steps
                    struct ncs_stepcost *cost;
                    struct ncs_sitefacts *sites; /* call sites and communicator names for the verdicts */
                    struct ncs_window *win; /* bounded traces: whole run and window */
-                   struct ncs_callsites *cs; /* the call-site table and the most exposed site */ };
+                   struct ncs_callsites *cs; /* the call-site table and the most exposed site */
+                   struct ncs_ivu *comm; /* --no-doctor: each file's union of its data-moving calls'
+                                            intervals (the share without the doctor's facts) */
+                   double *comm_s;      /* [file] that union's length, s, at the file's end */ };
 
+/* Every call, on the thread reading its file (the loader's on_file_call): the steps picture. */
 static void step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
   (void)r;
   ncs_steps_call(((struct html_load *)ctx)->steps, file, e);
+}
+/* The same without the doctor: also the file's communication union (per calling thread:
+ * model/ivunion.h), the share the doctor's facts would give. */
+static void comm_step_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
+  const struct html_load *L = ctx;
+  int kind = ncs_op_kind(e->c->op);
+  if (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P)
+    ncs_ivu_add(&L->comm[file], e->c->thread, ncs_ivu_of_signed(e->start), ncs_ivu_of_signed(e->end));
+  if (L->steps->f) step_call(ctx, file, r, e);
+}
+static int comm_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
+  (void)index; (void)dropped; (void)flags; (void)offset;
+  ncs_ivu_chunk(ctx);
+  return 0;
 }
 static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_aligned_kernel *k) {
   (void)r;
@@ -43,6 +63,10 @@ static void kernel_seen(void *ctx, int file, const struct ncs_jrank *r, const st
 static void facts_visitor(void *ctx, int file, struct ncs_mux *m) {
   const struct html_load *L = ctx;
   if (L->d->f) ncs_dfacts_attach(L->d->f[file], m);
+  if (L->comm && m->n < NCS_MUX_MAX) {
+    ncs_ivu_by_chunk(&L->comm[file]);
+    m->v[m->n++] = (struct ncs_visitor){.ctx = &L->comm[file], .chunk = comm_chunk};
+  }
   if (L->win && m->n < NCS_MUX_MAX) {
     memset(&m->v[m->n], 0, sizeof m->v[m->n]);
     ncs_window_visitor(L->win, file, &m->v[m->n++]);
@@ -63,6 +87,7 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   if (L->d->f) ncs_dfacts_finish(L->d->f[file], rc, st);
   if (L->hang) ncs_hang_file_done(L->hang, file, rc, st);
   if (L->win) ncs_window_file_done(L->win, file);
+  if (L->comm) L->comm_s[file] = ncs_ivu_total(&L->comm[file]) / 1e9;
   ncs_stepcost_file_done(L->cost, file, st);
   /* after the facts' finish: their kernel-activity figures (without the doctor: exposed unknown) */
   if (L->cs) ncs_callsites_file_done(L->cs, file, L->d->f ? &L->d->f[file]->gpu : NULL);
@@ -103,13 +128,17 @@ int cmd_html(int argc, char **argv) {
   memset(&doc, 0, sizeof doc);
   struct html_load L = {&doc, doctor ? ncs_hang_new(n, files, NCS_HANG_DEFAULT_S) : NULL, &steps, ncs_gpulanes_new(),
                         ncs_stepcost_new(n, files), /* NULL (out of memory): the section says not computed */
-                        doctor ? ncs_sitefacts_new(n) : NULL, ncs_window_new(n), ncs_callsites_new(n)};
+                        doctor ? ncs_sitefacts_new(n) : NULL, ncs_window_new(n), ncs_callsites_new(n), NULL, NULL};
   struct ncs_jobdata *J = NULL;
   FILE *f = NULL;
   int rc = NCS_EXIT_UNREADABLE;
   struct ncs_jobsum_events ev = {.ctx = &L};
   o.ctx = &L;
-  if (steps.f) ev.on_file_call = step_call; /* per-file state only: no lock a call */
+  if (!doctor && (!(L.comm = calloc((size_t)n, sizeof *L.comm)) || !(L.comm_s = calloc((size_t)n, sizeof *L.comm_s)))) {
+    fprintf(stderr, "ncclscope html: out of memory\n"); rc = NCS_EXIT_USAGE; goto done;
+  }
+  /* per-file state only: no lock a call */
+  ev.on_file_call = L.comm ? comm_step_call : steps.f ? step_call : NULL;
   if (L.lanes) ev.on_kernel = kernel_seen;
   if (doctor && (doc.f = calloc((size_t)n, sizeof *doc.f)) != NULL) {
     for (doc.n = 0; doc.n < n; doc.n++)
@@ -149,7 +178,7 @@ int cmd_html(int argc, char **argv) {
   struct ncs_window_sum *win = malloc(sizeof *win);
   if (win && !ncs_window_sum(L.win, win)) { free(win); win = NULL; }
   struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
-                               steps.f ? &steps : NULL, L.lanes, win, cost, L.cs};
+                               steps.f ? &steps : NULL, L.lanes, win, cost, L.cs, L.comm_s};
   int werr = ncs_html_write(f, &page) != 0;
   free(win);
   if (f != stdout && fclose(f) != 0) werr = 1;
@@ -168,6 +197,9 @@ done:
   ncs_window_free(L.win);
   ncs_stepcost_free(L.cost);
   ncs_steps_free(&steps);
+  if (L.comm) for (int i = 0; i < n; i++) ncs_ivu_free(&L.comm[i]);
+  free(L.comm);
+  free(L.comm_s);
   ncs_paths_free(files, n);
   return rc;
 }

@@ -67,6 +67,9 @@ static inline void ncs_ivu_add(struct ncs_ivu *u, uint32_t thread, uint64_t s, u
   }
   ncs_ivu_add_slow(u, s, e);
 }
+/* A signed time (the job clock's ns) as the union's unsigned ns and back, order kept. */
+static inline uint64_t ncs_ivu_of_signed(int64_t t) { return (uint64_t)t ^ (1ull << 63); }
+static inline int64_t ncs_ivu_to_signed(uint64_t u) { return (int64_t)(u ^ (1ull << 63)); }
 /* The caller reads a trace and reports its chunk ends (ivlanes.h). */
 static inline void ncs_ivu_by_chunk(struct ncs_ivu *u) { u->lanes.by_chunk = 1; }
 static inline void ncs_ivu_chunk(struct ncs_ivu *u) { ncs_lanes_chunk(&u->lanes); }

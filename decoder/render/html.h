@@ -28,6 +28,8 @@ struct ncs_html_page {
   const struct ncs_whatif *cost; /* where the step time goes, what fixing each finding would give
                                     (report's what-if figures); NULL: not computed */
   const struct ncs_callsites *sites;   /* the call sites, finished (analysis/callsites.h), NULL none */
+  const double *comm_s;          /* [J->n] with doc NULL: each file's communication union, s
+                                    (per calling thread, model/ivunion.h); NULL none */
 };
 
 int ncs_html_write(FILE *f, const struct ncs_html_page *p);

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# test_html_share_threads.sh — the html page's communication share per rank (render/html.c
+# rank_share: the chart and the Ranks table) on traces whose calling threads' batches
+# interleave (tests/jobs/rate_job.c on a stub NCCL whose calls return at once: each thread a rank
+# of its own 1-rank communicator, one process, one trace; a chunk holds each thread's batch
+# after another's of the same time). The truth is made here: the AllReduce host intervals (rc 0,
+# as many as `ncclscope dump` shows) sorted and swept into their union. With --no-doctor the page
+# takes its own union (cmd/html_cmd.c, model/ivunion.h per calling thread) on the job clock over
+# the loader's window: its `comm share` (4 significant digits) must be the union of the same
+# intervals on the job clock (`ncclscope timeline`'s ts and dur: the clock's slope moves an end
+# by a nanosecond, ~1e-4 of this union) over the earliest start to the latest end; the loader's union in
+# arrival order gave 2.442 % against 3.983 % on the 2-thread case. With the doctor the page's
+# share is the doctor's facts', the figure `report --json` states (comm_share, whose comm_s
+# test_metrics_exact_threads checks against dump to the ns): both must agree, and that comm_s
+# must be the truth's union here too.
+source "$(dirname "$0")/lib.sh"
+JOB=$BUILD/tests/rate_job
+command -v python3 >/dev/null || { skip "html share threads: needs python3"; exit 0; }
+mkdir -p "$T/stub"
+cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c" ||
+  { fail "html share threads: the stub NCCL does not build"; exit 0; }
+
+# one NAME FLUSH_MS RATE_JOB_ARGS...: runs the job under the shim, then compares
+one() {
+  local name=$1 flush=$2 d=$T/$1
+  shift 2
+  mkdir -p "$d"
+  if ! env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
+      NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" "$@" >"$d/out" 2>&1; then
+    fail "$name: the job failed"; sed 's/^/    /' "$d/out" | head -5; return
+  fi
+  "$NCS" dump "$d"/*.ncs >"$d/dump" 2>/dev/null || { fail "$name: dump failed"; return; }
+  "$NCS" report --json "$d" >"$d/r.json" 2>"$d/r.err" || { fail "$name: report failed"; head -5 "$d/r.err"; return; }
+  "$NCS" timeline "$d" -o "$d/tl.json" >/dev/null 2>&1 || { fail "$name: timeline failed"; return; }
+  "$NCS" html --no-doctor "$d" -o "$d/nd.html" 2>"$d/h.err" || { fail "$name: html --no-doctor failed"; head -5 "$d/h.err"; return; }
+  "$NCS" html "$d" -o "$d/d.html" 2>"$d/h.err" || { fail "$name: html failed"; head -5 "$d/h.err"; return; }
+  local got
+  got=$(python3 -c '
+import json, math, re, sys
+d = sys.argv[1]
+iv = []
+calls = run = maxrun = 0
+thr = None
+for line in open(d + "/dump"):
+    if not line.startswith("CALL op=AllReduce "): continue
+    x = dict(kv.split("=", 1) for kv in line.split()[1:])
+    if x["rc"] != "0": continue
+    calls += 1
+    run = run + 1 if x["thread"] == thr else 1
+    thr = x["thread"]
+    maxrun = max(maxrun, run)
+    s = int(x["t_enter"]); iv.append((s, s + int(x["duration"])))
+def union(iv):
+    iv = sorted(v for v in iv if v[1] > v[0])
+    tot, cs, ce = 0, None, None
+    for s, e in iv:
+        if ce is None or s > ce:
+            if ce is not None: tot += ce - cs
+            cs, ce = s, e
+        elif e > ce: ce = e
+    return tot + ce - cs
+tot = union(iv)
+jc = []  # the same calls on the job clock (the page'"'"'s clock): the timeline'"'"'s ns
+for x in json.load(open(d + "/tl.json"))["traceEvents"]:
+    if x.get("ph") == "X" and x.get("name") == "AllReduce":
+        s = round(x["ts"] * 1000); jc.append((s, s + round(x["dur"] * 1000)))
+if len(jc) != calls: maxrun = 0
+lo, hi = min(s for s, e in jc), max(e for s, e in jc)
+truth = 100.0 * union(jc) / (hi - lo)
+def share(path):  # the Ranks table: one row, its comm share cell
+    h = open(path).read()
+    rows = re.findall(r"<td>([0-9.]+)%</td>", h[h.find("<th>comm share</th>"):])
+    return float(rows[0]) if len(rows) == 1 else -1.0
+def near(a, b):  # b printed with 4 significant digits (%.4g)
+    return b > 0 and abs(a - b) <= 0.5001 * 10 ** (math.floor(math.log10(b)) - 3)
+r = json.load(open(d + "/r.json"))["ranks"]
+nd, dd = share(d + "/nd.html"), share(d + "/d.html")
+rep = 100.0 * r[0]["comm_share"] if len(r) == 1 else -1
+ok = len(jc) == calls and near(truth, nd) and near(rep, dd) and len(r) == 1 and round(r[0]["comm_s"] * 1e9) == tot
+print("ok" if ok else "bad", maxrun, "--no-doctor %r%% (truth %.6f%%), with the doctor %r%% (report %.6f%%), report comm_s %s ns (union %d ns) of %d calls" %
+      (nd, truth, dd, rep, round(r[0]["comm_s"] * 1e9) if len(r) == 1 else "?", tot, calls))
+' "$d" 2>&1)
+  local verdict maxrun rest
+  read -r verdict maxrun rest <<<"$got"
+  # the case is there: one thread's batch longer than the union's first buffer (4096 intervals)
+  if [ "$verdict" = ok ] && [ "${maxrun:-0}" -gt 4096 ]; then
+    pass "$name: html's share = the calls' union (batches up to $maxrun calls): $rest"
+  else
+    fail "$name: html's share against the calls' union: $got (want batches > 4096)"
+  fi
+}
+one "2 threads x 1 M calls/s" 500 -n 100000 -t 2 -r 1000000
+one "3 threads at 0.5, 0.8, 1.1 M calls/s" 100 -n 60000 -t 3 -r 500000 -d 60
