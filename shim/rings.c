@@ -572,8 +572,9 @@ static void move_scan(void) {
   closedir(d);
 }
 
-/* Opens the next name: decides to delete it (its link is gone), to copy it (M.src set), or to
- * leave it (not this user's, another pid namespace's, not a rings file). */
+/* Opens the next name: decides to delete it (its link is gone, or its process died before it
+ * wrote the header: nothing in it to read), to copy it (M.src set), or to leave it (not this
+ * user's, another pid namespace's, not a rings file). */
 static void move_next(void) {
   const char *name = M.names[--M.n];
   uint64_t ns = pid_namespace();
@@ -581,15 +582,18 @@ static void move_next(void) {
   snprintf(M.path, sizeof M.path, "%s/%s", NCS_RINGS_SHM_DIR, name);
   M.src = ncs_fio_open(M.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
   struct ncs_rings_header h;
-  if (M.src < 0 || !ns || ncs_fio_fstat(M.src, &M.st) != 0 || !S_ISREG(M.st.st_mode) || M.st.st_uid != geteuid() ||
-      (uint64_t)M.st.st_size < sizeof h)
+  if (M.src < 0 || !ns || ncs_fio_fstat(M.src, &M.st) != 0 || !S_ISREG(M.st.st_mode) || M.st.st_uid != geteuid())
     goto leave;
+  /* killed between creating it and writing its header (the name is ours, its pid gone) */
+  if ((uint64_t)M.st.st_size < sizeof h) { move_end(0, 1); return; }
   M.size = (uint64_t)M.st.st_size;
   M.map = ncs_fio_mmap((size_t)M.size, PROT_READ, MAP_SHARED, M.src, 0);
   if (M.map == MAP_FAILED) { M.map = NULL; goto leave; }
   madvise((void *)M.map, (size_t)M.size, MADV_DONTFORK);
   memcpy(&h, M.map, sizeof h);
   h.trace[sizeof h.trace - 1] = 0;
+  static const char unwritten[8];
+  if (!memcmp(h.magic, unwritten, 8)) { move_end(0, 1); return; }
   if (memcmp(h.magic, NCS_RINGS_MAGIC, 8) || h.pid != pid || h.pidns != ns) goto leave;
   char to[sizeof R.path];
   ssize_t n = -1;

@@ -55,7 +55,10 @@ if [ $shm_ok = 1 ]; then
   check_eq "rings_shm: kill -9 through the link: every returned call" 3000 "$(calls "$f" AllReduce)"
 
   # the next traced process that records for 10 s gives the dead one's file back (copied over
-  # the link, removed); it runs 13 s
+  # the link, removed); it runs 13 s. Beside it, files of a process killed before it wrote the
+  # header (empty, or zeros): nothing to read, deleted; the same of a live process: left.
+  deadpid=$($IN sh -c 'echo $$'); u=$(id -u)
+  $IN sh -c "truncate -s 0 /dev/shm/ncclscope-$u-$deadpid-00000000000000e0.rings; truncate -s 65536 /dev/shm/ncclscope-$u-$deadpid-00000000000000e1.rings; truncate -s 65536 /dev/shm/ncclscope-$u-$$-00000000000000e2.rings"
   d=$T/next
   mkdir -p "$d"
   $IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=50 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 100 -i 12000 >"$d/out" 2>&1 &
@@ -70,6 +73,9 @@ if [ $shm_ok = 1 ]; then
     $IN test -e "$to" && fail "rings_shm: $to still on /dev/shm" || pass "rings_shm: and removed it from /dev/shm"
     check_eq "rings_shm: the copy still gives every returned call" 3000 "$(calls "$f" AllReduce)"
   fi
+  check_eq "rings_shm: a dead process's files without a header (empty, zeros) deleted, a live one's left" "gone gone there" \
+    "$(for x in "$deadpid-00000000000000e0" "$deadpid-00000000000000e1" "$$-00000000000000e2"; do $IN test -e "/dev/shm/ncclscope-$u-$x.rings" && echo -n "there " || echo -n "gone "; done | sed 's/ $//')"
+  $IN rm -f "/dev/shm/ncclscope-$u-$$-00000000000000e2.rings"
   # a link whose file is not on this host (read elsewhere, after a reboot): the report says so
   mkdir -p "$T/dangle"
   cp "$f" "$T/dangle/x.ncs"
