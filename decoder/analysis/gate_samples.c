@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mix.h"
 #include "model/ivunion.h"
 
 #define FINE_MAX 4096
@@ -86,15 +87,9 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
   free(g);
 }
 
-/* A bijective 64-bit mix (splitmix64's finaliser): distinct keys give distinct hashes. */
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27; x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 /* The sample's identity: a call's (file, index in the file), a collective's (comm_id, seq). */
-static uint64_t key_call(int file, uint64_t idx) { return mix64(((uint64_t)(uint32_t)file << 40) ^ idx); }
-static uint64_t key_coll(uint64_t comm_id, uint64_t seq) { return mix64(mix64(comm_id) + seq) ^ 0x8000000000000000ull; }
+static uint64_t key_call(int file, uint64_t idx) { return ncs_mix64(((uint64_t)(uint32_t)file << 40) ^ idx); }
+static uint64_t key_coll(uint64_t comm_id, uint64_t seq) { return ncs_mix64(ncs_mix64(comm_id) + seq) ^ 0x8000000000000000ull; }
 
 /* Orders by hash (bottom-k), then time (a total order whatever the hashes). */
 static int cmp_hash(const void *a, const void *b) {

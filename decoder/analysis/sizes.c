@@ -46,6 +46,7 @@
 #include <strings.h>
 
 #include "analysis/analysis.h"
+#include "base/mix.h"
 #include "analysis/sizes.h"
 #include "io/grow.h"
 #include "model/replay.h"
@@ -485,18 +486,13 @@ static uint64_t expand_captured(struct sstate *s, int file, struct sfile *f) {
 static uint64_t file_id(const struct sstate *s, int file) {
   const char *p = s->job && s->job->rank && s->job->rank[file].path ? s->job->rank[file].path : "";
   const char *b = strrchr(p, '/');
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (b = b ? b + 1 : p; *b; b++) h = (h ^ (unsigned char)*b) * 0x100000001b3ull;
-  return h;
+  b = b ? b + 1 : p;
+  return ncs_fnv64(NCS_FNV64_OFFSET, b, strlen(b));
 }
 /* A sample's identity: its file and its place in the file's row (call order); a 64-bit mix
  * (splitmix64's finaliser), its high 32 bits. */
 static uint32_t sample_hash(uint64_t file, size_t k) {
-  uint64_t x = file ^ ((uint64_t)k * 0x9e3779b97f4a7c15ull);
-  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27; x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return (uint32_t)(x >> 32);
+  return (uint32_t)(ncs_mix64(file ^ ((uint64_t)k * 0x9e3779b97f4a7c15ull)) >> 32);
 }
 /* Adds a sample to a job row. A row holds at most JOB_CAP: the ones whose hash is below its
  * threshold (2^32 at first), which a full row halves, dropping those at or above it (counted in

@@ -8,6 +8,7 @@
  * the start and at the end of every chunk, as the shim does at each flush. Random numbers are
  * hashes of (seed, what, rank, k), so ranks can be generated in any order, in parallel. */
 #include "io/synth.h"
+#include "base/mix.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,12 +27,7 @@
 
 #define SYN_EPOCH_NS 1764000000000000000ull /* 2025-11-24, a plausible run date */
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+static uint64_t mix64(uint64_t x) { return ncs_mix64(x + 0x9e3779b97f4a7c15ull); } /* splitmix64's step */
 /* Uniform in [0,1) from (seed, tag, a, b). */
 static double urand(uint64_t seed, uint64_t tag, uint64_t a, uint64_t b) {
   uint64_t h = mix64(seed ^ mix64(tag ^ mix64(a ^ mix64(b))));

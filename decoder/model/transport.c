@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mix.h"
 #include "io/readcount.h"
 
 void ncs_tmodel_init(struct ncs_tmodel *m) {
@@ -22,17 +23,12 @@ void ncs_tmodel_free(struct ncs_tmodel *m) {
   memset(m, 0, sizeof *m);
 }
 
-static uint64_t fnv64(uint64_t h, const void *p, size_t n) {
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 0x100000001b3ull; }
-  return h;
-}
 static uint64_t conn_hash(const struct ncs_tconn *c) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  h = fnv64(h, c->host, strlen(c->host));
+  uint64_t h = NCS_FNV64_OFFSET;
+  h = ncs_fnv64(h, c->host, strlen(c->host));
   int k[6] = { (int)c->pid, c->channel, c->conn, c->from, c->to, c->dir };
-  h = fnv64(h, k, sizeof k);
-  return fnv64(h, c->detail, strlen(c->detail)) ^ (uint64_t)c->tclass;
+  h = ncs_fnv64(h, k, sizeof k);
+  return ncs_fnv64(h, c->detail, strlen(c->detail)) ^ (uint64_t)c->tclass;
 }
 static int conn_eq(const struct ncs_tconn *a, const struct ncs_tconn *b) {
   return a->pid == b->pid && a->channel == b->channel && a->conn == b->conn && a->from == b->from &&
