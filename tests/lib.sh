@@ -77,3 +77,17 @@ private_shm() {
     sleep 0.1
   done
 }
+# stub_nccl: builds the stub NCCL (tests/faults/stub_nccl.c: every call returns at once) as
+# $T/stub/libnccl.so.2; 1 when it does not build.
+stub_nccl() {
+  mkdir -p "$T/stub" && cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c"
+}
+# stub_job DIR FLUSH_MS RATE_JOB_ARGS...: tests/jobs/rate_job under the shim on that stub, host
+# timing, no call sites, its trace in DIR and its output in DIR/out; the job's exit status.
+stub_job() {
+  local d=$1 flush=$2
+  shift 2
+  mkdir -p "$d"
+  env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
+    NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$BUILD/tests/rate_job" "$@" >"$d/out" 2>&1
+}

@@ -14,22 +14,17 @@
 # recomputed here from the truth's blocks; and no run is reported with blocks placed late
 # (`blocks_late`). The union taken in arrival order (before the lanes) got both wrong.
 source "$(dirname "$0")/lib.sh"
-JOB=$BUILD/tests/rate_job
 command -v python3 >/dev/null || { skip "gate union threads: needs python3"; exit 0; }
-mkdir -p "$T/stub"
-cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c" ||
-  { fail "gate union threads: the stub NCCL does not build"; exit 0; }
+stub_nccl || { fail "gate union threads: the stub NCCL does not build"; exit 0; }
 
 # run NAME FLUSH_MS RATE_JOB_ARGS...: the job under the shim, its trace in $T/NAME
 run() {
-  local d=$T/$1 flush=$2
-  shift 2
-  mkdir -p "$d"
-  env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-    NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" "$@" >"$d/out" 2>&1 ||
-    { fail "$1: the job failed"; sed 's/^/    /' "$d/out" | head -5; return 1; }
-  "$NCS" dump "$d"/*.ncs >"$d/dump" 2>/dev/null || { fail "$1: dump failed"; return 1; }
-  "$NCS" timeline "$d" -o "$d/tl.json" >/dev/null 2>&1 || { fail "$1: timeline failed"; return 1; }
+  local name=$1 d=$T/$1
+  shift
+  stub_job "$d" "$@" ||
+    { fail "$name: the job failed"; sed 's/^/    /' "$d/out" | head -5; return 1; }
+  "$NCS" dump "$d"/*.ncs >"$d/dump" 2>/dev/null || { fail "$name: dump failed"; return 1; }
+  "$NCS" timeline "$d" -o "$d/tl.json" >/dev/null 2>&1 || { fail "$name: timeline failed"; return 1; }
 }
 
 # blocks DIR: the truth's 8 blocks of a run, after the longest batch of one thread in its dump

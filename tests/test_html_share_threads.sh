@@ -14,19 +14,14 @@
 # test_metrics_exact_threads checks against dump to the ns): both must agree, and that comm_s
 # must be the truth's union here too.
 source "$(dirname "$0")/lib.sh"
-JOB=$BUILD/tests/rate_job
 command -v python3 >/dev/null || { skip "html share threads: needs python3"; exit 0; }
-mkdir -p "$T/stub"
-cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c" ||
-  { fail "html share threads: the stub NCCL does not build"; exit 0; }
+stub_nccl || { fail "html share threads: the stub NCCL does not build"; exit 0; }
 
 # one NAME FLUSH_MS RATE_JOB_ARGS...: runs the job under the shim, then compares
 one() {
-  local name=$1 flush=$2 d=$T/$1
-  shift 2
-  mkdir -p "$d"
-  if ! env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-      NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" "$@" >"$d/out" 2>&1; then
+  local name=$1 d=$T/$1
+  shift
+  if ! stub_job "$d" "$@"; then
     fail "$name: the job failed"; sed 's/^/    /' "$d/out" | head -5; return
   fi
   "$NCS" dump "$d"/*.ncs >"$d/dump" 2>/dev/null || { fail "$name: dump failed"; return; }

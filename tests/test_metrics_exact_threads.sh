@@ -10,19 +10,14 @@
 # measured before: 0.008922 s against 0.014929 s), 4 threads with 50-ms chunks, 3 threads whose
 # rates differ (0.5, 0.8, 1.1 M calls/s: their times drift apart).
 source "$(dirname "$0")/lib.sh"
-JOB=$BUILD/tests/rate_job
 command -v python3 >/dev/null || { skip "metrics exact threads: needs python3"; exit 0; }
-mkdir -p "$T/stub"
-cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$ROOT/tests/faults/stub_nccl.c" ||
-  { fail "metrics exact threads: the stub NCCL does not build"; exit 0; }
+stub_nccl || { fail "metrics exact threads: the stub NCCL does not build"; exit 0; }
 
 # one NAME FLUSH_MS RATE_JOB_ARGS...: runs the job under the shim, then compares
 one() {
-  local name=$1 flush=$2 d=$T/$1
-  shift 2
-  mkdir -p "$d"
-  if ! env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-      NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" "$@" >"$d/out" 2>&1; then
+  local name=$1 d=$T/$1
+  shift
+  if ! stub_job "$d" "$@"; then
     fail "$name: the job failed"; sed 's/^/    /' "$d/out" | head -5; return
   fi
   "$NCS" report --json "$d" >"$d/r.json" 2>"$d/r.err" || { fail "$name: report failed"; head -5 "$d/r.err"; return; }
