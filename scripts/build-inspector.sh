@@ -13,7 +13,7 @@ SRC=${1:-${NCCL_INSPECTOR_SRC:-}}
 [ -n "$SRC" ] || { echo "usage: build-inspector.sh SRC [OUT] (SRC: NVIDIA/nccl's plugins/profiler/inspector)" >&2; exit 2; }
 OUT=${2:-$ROOT/build/inspector}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-[ -f "$SRC/Makefile" ] && [ -f "$SRC/inspector_plugin.cc" ] || { echo "no NCCL Inspector sources in $SRC" >&2; exit 2; }
+[ -f "$SRC/Makefile" ] && [ -f "$SRC/inspector_plugin.cc" ] || { echo "no NCCL Inspector sources in $SRC (NCCL_INSPECTOR_SRC=<NVIDIA/nccl checkout>/plugins/profiler/inspector)" >&2; exit 2; }
 SRC=$(cd "$SRC" && pwd)
 CXX=${CXX:-g++}
 command -v "$CXX" >/dev/null || { echo "no C++ compiler ($CXX)" >&2; exit 2; }

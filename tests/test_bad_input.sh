@@ -25,15 +25,11 @@ check "nccl-log README.md: the error names the file and the $lines lines read" g
 : >"$T/empty.log"
 "$NCS" nccl-log "$T/empty.log" >/dev/null 2>&1
 check_eq "nccl-log of an empty file: exit 4" 4 "$?"
-L=$ROOT/../shared/nccl-logs/42-2.27.3-g6e-l40s-1pod-4proc-shm.log
-if [ -f "$L" ]; then
-  "$NCS" nccl-log "$L" "$ROOT/README.md" >"$T/n2.out" 2>&1
-  check_eq "nccl-log of a real log and README.md: exit 4, nothing printed" "4 0" "$? $(grep -c 'NCCL version' "$T/n2.out")"
-  "$NCS" doctor "$L" >/dev/null 2>&1
-  check "doctor of a real NCCL log (42) still reads it as a log (exit 0 or 1)" test $? -le 1
-else
-  skip "bad input: real log 42 not found in ../shared/nccl-logs"
-fi
+L=$ROOT/tests/fixtures/nccl-logs/42-2.27.3-g6e-l40s-1pod-4proc-shm.log
+"$NCS" nccl-log "$L" "$ROOT/README.md" >"$T/n2.out" 2>&1
+check_eq "nccl-log of a real log and README.md: exit 4, nothing printed" "4 0" "$? $(grep -c 'NCCL version' "$T/n2.out")"
+"$NCS" doctor "$L" >/dev/null 2>&1
+check "doctor of a real NCCL log (42) still reads it as a log (exit 0 or 1)" test $? -le 1
 
 # a real trace, from the synthetic writer (the real format)
 "$NCS" synth -o "$T/syn" --ranks 2 --calls 50 >/dev/null 2>&1 || { fail "bad input: synth failed"; exit 0; }

@@ -40,15 +40,11 @@ check "cli: abbreviated options and --name=value work (report --js --step=...)" 
 check_eq "cli: a bad number exits 2" 2 "$?"
 check "cli: a bad number is named" grep -q "'abc' is not a number" "$T/e"
 # errors before output: a missing file among good ones gives no half report
-LOG=$ROOT/../shared/nccl-logs/10-2.6.4-2gpu-nvlink-graph-search-tuning-table.log
-if [ -f "$LOG" ]; then
-  "$NCS" nccl-log "$LOG" /nonexistent >"$T/o" 2>"$T/e"
-  check_eq "cli: nccl-log with a missing file exits 4 (unreadable input)" 4 "$?"
-  check_eq "cli: nccl-log with a missing file prints no report first" "" "$(cat "$T/o")"
-  check "cli: nccl-log names the missing file" grep -q "/nonexistent" "$T/e"
-else
-  skip "cli: ../shared/nccl-logs fixture missing: nccl-log error-before-output not checked"
-fi
+LOG=$ROOT/tests/fixtures/nccl-logs/10-2.6.4-2gpu-nvlink-graph-search-tuning-table.log
+"$NCS" nccl-log "$LOG" /nonexistent >"$T/o" 2>"$T/e"
+check_eq "cli: nccl-log with a missing file exits 4 (unreadable input)" 4 "$?"
+check_eq "cli: nccl-log with a missing file prints no report first" "" "$(cat "$T/o")"
+check "cli: nccl-log names the missing file" grep -q "/nonexistent" "$T/e"
 "$NCS" timeline "$T/s" >"$T/o" 2>"$T/e"
 check_eq "cli: timeline without -o exits 2" 2 "$?"
 check "cli: timeline without -o says so" grep -q "no output file" "$T/e"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_doctor_e2e.sh — `ncclscope doctor` and `report` on traces of real runs: ddp_job on the
 # NCCL double under the shim, with the NVML double describing the machine (topologies in
-# tests/doubles/topos/ and ../shared/topo/07-p4d-24xlarge-8x-a100-nv12-tabs.txt). The NCCL
+# tests/doubles/topos/ and tests/fixtures/topo/07-p4d-24xlarge-8x-a100-nv12-tabs.txt). The NCCL
 # double picks transports as NCCL 2.28 would; the shim captures its log and the topology.
 # Each verdict: one run that makes it fire, one where it stays silent.
 source "$(dirname "$0")/lib.sh"
@@ -97,15 +97,10 @@ NCCLDOUBLE_VERSION=22703 job ver 2 "$TOPOS/bridge-2x-a6000-nv4.txt"; doctor ver
 check "a second run in the same directory: doctor refuses two jobs (exit 2), listing them" \
   sh -c "[ \$(cat '$T/ver.rc') = 2 ] && grep -q 'hold 2 jobs' '$T/ver.doc' && grep -q '^job 2:' '$T/ver.doc'"
 
-P4D=$ROOT/../shared/topo/07-p4d-24xlarge-8x-a100-nv12-tabs.txt
-if [ -f "$P4D" ]; then
-  job p4d 8 "$P4D"; doctor p4d
-  "$NCS" report "$T/p4d" >"$T/p4d.rep" 2>&1
-  check "real p4d matrix (../shared/topo/07): 8 ranks over NV12 via P2P/CUMEM/read, healthy" \
-    sh -c "grep -q 'NV12>P2P' '$T/p4d.rep' && ! grep -q '^PROBLEM nvlink' '$T/p4d.doc' && \"$NCS\" dump '$T/p4d' | grep -q 'via P2P/CUMEM/read'"
-else
-  skip "p4d topology: $P4D not found"
-fi
+job p4d 8 "$ROOT/tests/fixtures/topo/07-p4d-24xlarge-8x-a100-nv12-tabs.txt"; doctor p4d
+"$NCS" report "$T/p4d" >"$T/p4d.rep" 2>&1
+check "real p4d matrix (fixtures/topo/07): 8 ranks over NV12 via P2P/CUMEM/read, healthy" \
+  sh -c "grep -q 'NV12>P2P' '$T/p4d.rep' && ! grep -q '^PROBLEM nvlink' '$T/p4d.doc' && \"$NCS\" dump '$T/p4d' | grep -q 'via P2P/CUMEM/read'"
 
 # CUDA_VISIBLE_DEVICES=2,3: NCCL prints cudaDev 0/1 but nvmlDev 2/3 in brackets; the doctor maps
 # ranks to the right physical GPUs (the NV4-bridged pair GPU2-GPU3 of the mixed box)

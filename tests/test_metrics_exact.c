@@ -1,5 +1,5 @@
 /* test_metrics_exact.c — the metrics analysis (decoder/analysis/metrics.c) on synthetic traces with
- * known answers: busbw exactly by nccl-tests' formulas (../shared/reference/FIGURES.md),
+ * known answers: busbw exactly by nccl-tests' formulas (docs/REFERENCE-FIGURES.md),
  * communication time as the union of GPU intervals (and its double sum past 2^53 ns),
  * host-timing fallback and its label, groups timed as their group, step detection, --step-op,
  * NCCLSCOPE_STEP_MARK (trace's and own environment), --skip-warmup, verdicts and their evidence. */

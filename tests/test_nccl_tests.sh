@@ -39,7 +39,7 @@ SCRIPT=$ROOT/scripts/nccl-tests.sh
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 SRC=${NCCL_TESTS_SRC:-$ROOT/../shared/nccl-tests}
 if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then skip "nccl-tests: nvcc not found at $CUDA_HOME/bin/nvcc"; exit 0; fi
-if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests: no nccl-tests source at $SRC (set NCCL_TESTS_SRC)"; exit 0; fi
+if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests: no nccl-tests source at $SRC (to run it: NCCL_TESTS_SRC=<a checkout of NVIDIA/nccl-tests> make test)"; exit 0; fi
 if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests: not under $NCS_SANITIZER (nccl-tests is built without it)"; exit 0; fi
 command -v python3 >/dev/null || { skip "nccl-tests: python3 needed to read the JSON"; exit 0; }
 export BUILD NCCL_TESTS_SRC=$SRC

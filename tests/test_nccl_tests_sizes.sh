@@ -48,7 +48,7 @@ if command -v python3 >/dev/null; then
        python3 -c 'import json,sys; r=json.load(sys.stdin)["sizes"]["rows"]; print(" ".join(sorted({x["placement"] for x in r})) if r else "no rows")')"
 fi
 if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then skip "nccl-tests sizes: nvcc not found at $CUDA_HOME/bin/nvcc"; exit 0; fi
-if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests sizes: no nccl-tests source at $SRC (set NCCL_TESTS_SRC)"; exit 0; fi
+if [ ! -r "$SRC/src/common.cu" ]; then skip "nccl-tests sizes: no nccl-tests source at $SRC (to run it: NCCL_TESTS_SRC=<a checkout of NVIDIA/nccl-tests> make test)"; exit 0; fi
 if [ -n "$NCS_SANITIZER" ]; then skip "nccl-tests sizes: not under $NCS_SANITIZER (nccl-tests is built without it)"; exit 0; fi
 command -v python3 >/dev/null || { skip "nccl-tests sizes: python3 needed to read the JSON"; exit 0; }
 export BUILD NCCL_TESTS_SRC=$SRC

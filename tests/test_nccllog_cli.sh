@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# test_nccllog_cli.sh — `ncclscope nccl-log` on real logs from ../shared/nccl-logs/ (INDEX.md
-# there says what each shows): text matrix, JSON fields, several files at once, stdin, bad
+# test_nccllog_cli.sh — `ncclscope nccl-log` on real logs from tests/fixtures/nccl-logs/
+# (tests/fixtures/README.md says what each shows): text matrix, JSON fields, several files at once, stdin, bad
 # input. The per-line classification itself is checked by tests/test_nccllog.c.
 source "$(dirname "$0")/lib.sh"
-N=$ROOT/../shared/nccl-logs
-if [ ! -d "$N" ]; then skip "nccl-log CLI: ../shared/nccl-logs not found"; exit 0; fi
+N=$ROOT/tests/fixtures/nccl-logs
 
 "$NCS" nccl-log "$N/42-2.27.3-g6e-l40s-1pod-4proc-shm.log" >"$T/42.txt" 2>&1
 check_eq "42 (2.27.3, 4 processes, SHM): exit 0" 0 "$?"

@@ -6,7 +6,7 @@
 # peeks (its header only). A second read of a file anywhere in a command fails here. No timing.
 source "$(dirname "$0")/lib.sh"
 if [ ! -x "$NCS" ]; then fail "read once: $NCS not built"; exit 0; fi
-LOG=$ROOT/../shared/nccl-logs/10-2.6.4-2gpu-nvlink-graph-search-tuning-table.log
+LOG=$ROOT/tests/fixtures/nccl-logs/10-2.6.4-2gpu-nvlink-graph-search-tuning-table.log
 "$NCS" synth -o "$T/a" --ranks 4 --hosts 2 --calls 400 --chunk-calls 50 >/dev/null 2>&1 || { fail "read once: synth"; exit 0; }
 cp -r "$T/a" "$T/base1"; cp -r "$T/a" "$T/base2" # compare: each run its own files
 "$NCS" synth -o "$T/b" --ranks 2 --hosts 1 --calls 100 --seed 7 >/dev/null 2>&1
@@ -35,13 +35,9 @@ done
 check_eq "read once: dump FILE...: each read once" "files 4 reads 1 peeks 0" "$(counts "$NCS" dump "$T"/a/*.ncs)"
 check_eq "read once: compare BASE BASE NEW: each run's 4 traces read once" "files 12 reads 1 peeks 1" \
   "$(counts "$NCS" compare "$T/base1" "$T/base2" "$T/a")"
-if [ -f "$LOG" ]; then
-  check_eq "read once: nccl-log: the log read once" "files 1 reads 1 peeks 0" "$(counts "$NCS" nccl-log "$LOG")"
-  check_eq "read once: doctor LOG DIR: the log and each trace read once (the log's header peeked at: trace or log?)" \
-    "files 5 reads 1 peeks 0/1" "$(counts "$NCS" doctor "$LOG" "$T/a")"
-else
-  skip "read once: ../shared/nccl-logs fixture missing: nccl-log and doctor LOG not counted"
-fi
+check_eq "read once: nccl-log: the log read once" "files 1 reads 1 peeks 0" "$(counts "$NCS" nccl-log "$LOG")"
+check_eq "read once: doctor LOG DIR: the log and each trace read once (the log's header peeked at: trace or log?)" \
+  "files 5 reads 1 peeks 0/1" "$(counts "$NCS" doctor "$LOG" "$T/a")"
 
 # --job: timeline reads every file once, the grouping comes with that read and the other jobs'
 # events are left out of the output; report, doctor, html and compare first decode every file of

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_shipped_refs.sh — what ships cites only what ships: no source, doc or output of the tool
 # points at ../shared/ (the reference folder users do not have); the figures the tool relies on
-# are in docs/REFERENCE-FIGURES.md. (Tests may cite ../shared/ fixtures: they are not shipped.
-# scripts/gpu-check.sh and scripts/nccl-tests.sh look there for the nccl-tests source only when
-# present, after the locations the user gives.)
+# are in docs/REFERENCE-FIGURES.md, the real logs and topologies the tests read in tests/fixtures/.
+# (scripts/gpu-check.sh and scripts/nccl-tests.sh look in ../shared for the nccl-tests source
+# only when present, after the locations the user gives.)
 source "$(dirname "$0")/lib.sh"
 hits=$(cd "$ROOT" && grep -rln 'shared/reference\|\.\./shared' shim decoder include docs README.md Makefile scripts 2>/dev/null | grep -v '^scripts/gpu-check.sh$\|^scripts/nccl-tests.sh$')
 check_eq "shipped refs: no shipped file cites ../shared" "" "$hits"

@@ -1,7 +1,7 @@
 /* test_topo_doctor.c — `ncclscope doctor` on traces written with include/ncclscope/encode.h
  * and ncclscope/records.h: every verdict has a scenario that makes it fire and one where it
  * must stay silent; exit codes 0 / 1 / 2 checked. Also the TOPO record round trip and the
- * topology matrix. Link peaks and thresholds: ../shared/reference/FIGURES.md, docs/DOCTOR.md.
+ * topology matrix. Link peaks and thresholds: docs/REFERENCE-FIGURES.md, docs/DOCTOR.md.
  *
  * A scenario: N ranks over H hosts, one communicator, ring r -> r+1; every host has the same
  * GPU box (NVLink count between local GPUs, PCIe relationship); each rank's trace holds

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_topo_nvml.sh — the NVML double fed every real `nvidia-smi topo -m` output in
-# ../shared/topo/ (INDEX.md in ../shared/nccl-logs/ describes each) and the scenario files in
+# tests/fixtures/topo/ (tests/fixtures/README.md says where each comes from) and the scenario files in
 # tests/doubles/topos/, read back through the shim's NVML collector (shim/topo.c) into
 # TOPO_GPU/TOPO_LINK records and out of `ncclscope report --json`: GPU count, the GPU0-GPU1
 # cell as nvidia-smi prints it, names and PCIe links from the scenario directives.
@@ -18,12 +18,11 @@ topo() {
   echo "$(grep -c '"uuid"' "$d.json") $(grep -o '"cell": "[^"]*"' "$d.json" | head -1 | sed 's/.*: "//; s/"//')"
 }
 
-S=$ROOT/../shared/topo
-if [ -d "$S" ]; then
-  while read -r file want; do
-    [ -f "$S/$file" ] || { fail "$file: missing"; continue; }
-    check_eq "../shared/topo/$file: GPUs and GPU0-GPU1 cell" "$want" "$(topo "$S/$file")"
-  done <<'LIST'
+S=$ROOT/tests/fixtures/topo
+while read -r file want; do
+  [ -f "$S/$file" ] || { fail "$file: missing"; continue; }
+  check_eq "fixtures/topo/$file: GPUs and GPU0-GPU1 cell" "$want" "$(topo "$S/$file")"
+done <<'LIST'
 01-g6e-12xlarge-4x-l40s-pcie-node.txt 4 NODE
 02-5gpu-rtx5090-4090-pcie-sys-phb-node.txt 5 SYS
 03-2x-rtx3090-pcie-sys-numa-na-tabs.txt 2 SYS
@@ -38,12 +37,9 @@ if [ -d "$S" ]; then
 12-8x-h20-vm-nv18-8nic-pix-node-sys.txt 8 NV18
 13-gb200-4gpu-nv18.txt 4 NV18
 LIST
-  d=$T/tr-02-5gpu-rtx5090-4090-pcie-sys-phb-node.json
-  check "02 (5 GPUs): GPU1-GPU2 PHB and GPU1-GPU3 NODE read back" \
-    sh -c "grep -A4 '\"a\": 1,' '$d' | grep -A3 '\"b\": 2,' | grep -q '\"cell\": \"PHB\"' && grep -A4 '\"a\": 1,' '$d' | grep -A3 '\"b\": 3,' | grep -q '\"cell\": \"NODE\"'"
-else
-  skip "../shared/topo not found"
-fi
+d=$T/tr-02-5gpu-rtx5090-4090-pcie-sys-phb-node.json
+check "02 (5 GPUs): GPU1-GPU2 PHB and GPU1-GPU3 NODE read back" \
+  sh -c "grep -A4 '\"a\": 1,' '$d' | grep -A3 '\"b\": 2,' | grep -q '\"cell\": \"PHB\"' && grep -A4 '\"a\": 1,' '$d' | grep -A3 '\"b\": 3,' | grep -q '\"cell\": \"NODE\"'"
 
 D=$ROOT/tests/doubles/topos
 check_eq "topos/nvswitch-8x-h100-nv18.txt" "8 NV18" "$(topo "$D/nvswitch-8x-h100-nv18.txt")"

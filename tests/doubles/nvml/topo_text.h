@@ -1,5 +1,5 @@
 /* topo_text.h — the NVML double's machine description: the `nvidia-smi topo -m` text format
- * itself (so real outputs in ../shared/topo/ are valid inputs), plus optional directives in
+ * itself (so real outputs in tests/fixtures/topo/ are valid inputs), plus optional directives in
  * comment lines that real nvidia-smi never prints:
  *   # nvmldouble: name=<GPU name>           default name for every GPU
  *   # nvmldouble: gpu=<i> name=<...> bus=<0000:1a:00.0> gen=<g> width=<w>
