@@ -21,30 +21,27 @@ NCS_RECORDS(MUX_REC_)
 #undef MUX_REC_
 MUX_CB(raw, struct ncs_raw)
 #undef MUX_CB
-/* A run of CALL or GPU_TIME records to each receiver of flat list L in turn, one call each
- * (walked by pointer, the ends in locals: nothing reloaded from m after each call). A
- * per-record receiver's entry calls an adapter (one_<fields>) with the entry as its context,
- * which loops over the run. */
+/* A run of CALL or GPU_TIME records to each receiver of flat list L in turn (walked by pointer,
+ * the ends in locals: nothing reloaded from m after each call): a run receiver gets the run in
+ * one call, a per-record receiver (`one` set) a call per record, made from here (no adapter
+ * in between: with CALL and GPU_TIME interleaved most runs are one record long). */
 #define MUX_RUN_CB(fields, T, RX, L, NL) \
-  static int one_##fields(void *e, const T *x, size_t n) { \
-    const struct RX *p = e; \
-    int stop = 0; \
-    for (const T *y = x, *ye = x + n; y < ye; y++) stop |= p->one(p->octx, y); \
-    return stop; \
-  } \
   static int mux_##fields(void *ctx, const T *x, size_t n) { \
     const struct ncs_mux *m = ctx; \
     int stop = 0; \
-    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) stop |= p->run(p->ctx, x, n); \
+    for (const struct RX *p = m->L, *end = p + m->NL; p < end; p++) { \
+      if (!p->one) stop |= p->run(p->ctx, x, n); \
+      else for (const T *y = x, *ye = x + n; y < ye; y++) stop |= p->one(p->octx, y); \
+    } \
     return stop != 0; \
   }
 MUX_RUN_CB(calls, struct ncs_call, ncs_mux_call_rx, callv, ncall)
 MUX_RUN_CB(gpu_times, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
 #undef MUX_RUN_CB
 /* Appends sub-visitor i's receiver of list L (its run callback `fields`, else its per-record
- * `field` through the adapter): the receivers of the mux it is when they fit with a slot left
+ * `field`): the receivers of the mux it is when they fit with a slot left
  * for each later sub-visitor, else the visitor itself (a nested mux then costs one call per
- * run). A copied adapter entry keeps pointing at the sub-mux's entry (same receiver). */
+ * run). */
 #define FLATTEN(L, NL, field, fields) do { \
     const struct ncs_visitor *s_ = &m->v[i]; \
     if (!s_->fields && !s_->field) break; \
@@ -54,8 +51,7 @@ MUX_RUN_CB(gpu_times, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
     } else if (s_->fields) { \
       m->L[m->NL++] = (struct RX_##L){.run = s_->fields, .ctx = s_->ctx}; \
     } else { \
-      m->L[m->NL] = (struct RX_##L){.run = one_##fields, .ctx = &m->L[m->NL], .one = s_->field, .octx = s_->ctx}; \
-      m->NL++; \
+      m->L[m->NL++] = (struct RX_##L){.one = s_->field, .octx = s_->ctx}; \
     } \
   } while (0)
 /* The run lists are CALL's and GPU_TIME's: a new DELTA record needs one of its own here. */

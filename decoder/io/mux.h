@@ -24,8 +24,8 @@ struct ncs_mux {
   /* set by ncs_mux_build: the receivers of the per-call records (CALL, GPU_TIME), in order,
    * a sub-visitor that is itself a built mux replaced by its own receivers when they fit (one
    * indirect call per receiver and run, none per level): run(ctx, x, n), the receiver's own
-   * run callback, or for a per-record receiver an adapter calling one(octx, record) for each
-   * record of the run (ctx: the entry) */
+   * run callback, or for a per-record receiver (one set, run NULL) one(octx, record), which
+   * the mux calls for each record of the run */
   struct ncs_mux_call_rx {
     int (*run)(void *, const struct ncs_call *, size_t);
     void *ctx;
