@@ -461,6 +461,21 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
     k += i_ - 1; \
     r->st->records += i_ - 1; \
   }
+/* (walk_columns) the fast path: x[0 .. m) of a block in `structs`, taken by
+ * ncs_columns_next_run; returns 1 from walk_columns if the visitor stops (the records it was
+ * handed counted read, as VISIT_RUN_ counts them) */
+#define VISIT_TAKEN_(name, structs) \
+  { \
+    const struct ncs_##name *x_ = &(structs)[i]; \
+    uint32_t i_ = m; \
+    int s_ = 0; \
+    if (v->name##s) s_ = v->name##s(v->ctx, x_, m) != 0; \
+    else if (v->name) \
+      for (i_ = 0; i_ < m && !s_; i_++) s_ = v->name(v->ctx, &x_[i_]) != 0; \
+    k += i_; \
+    r->st->records += i_; \
+    if (s_) return 1; \
+  }
 static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   struct ncs_trace_bufs *b = r->b;
   struct ncs_colrd *rd = &b->colrd;
@@ -469,17 +484,22 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
   for (;; k++) {
-    uint64_t type = ncs_columns_next_split(rd);
+    /* CALL and GPU_TIME records of blocks decoded already, a run of one type at a time (with
+     * GPU times the two interleave: most runs are one record) */
+    for (uint32_t t, i, m; (m = ncs_columns_next_run(rd, NCS_REC_CALL, NCS_REC_GPU_TIME, nrec - k, &t, &i)) != 0;) {
+      if (t == NCS_REC_CALL) VISIT_TAKEN_(call, b->calls)
+      else VISIT_TAKEN_(gpu_time, b->gpu_times)
+    }
+    /* any other record, and the first of a block: the general path */
+    uint64_t type;
     const uint8_t *body = NULL;
     size_t len = 0;
-    if (!type) { /* not a split record of a decoded block: the general path */
-      const char *why = "";
-      int got = ncs_columns_next(rd, &type, &body, &len, &why);
-      if (got == 0 && ncs_columns_end(rd, &why) == 0) break;
-      if (got <= 0) {
-        set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte 0): %s", (unsigned long long)index, why);
-        return -1;
-      }
+    const char *why = "";
+    int got = ncs_columns_next(rd, &type, &body, &len, &why);
+    if (got == 0 && ncs_columns_end(rd, &why) == 0) break;
+    if (got <= 0) {
+      set_error(r, r->chunk_off, "chunk %llu: bad column payload (at its byte 0): %s", (unsigned long long)index, why);
+      return -1;
     }
     if (k >= nrec) {
       set_error(r, r->chunk_off, "chunk %llu: more records than the %u its header states",
@@ -505,6 +525,8 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   }
   return count_check(r, index, k, nrec);
 }
+#undef VISIT_TAKEN_
+#undef VISIT_RUN_
 
 const char *ncs_process_get(const struct ncs_process *p, const char *key) {
   if (!p || !key) return NULL;

@@ -800,6 +800,8 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
  *     split records of its type in its block (at most `max`) and returns how many: they are
  *     rd->vp[j][rd->at + 1 .. rd->at + that many] (a caller's loop over a block without a call
  *     of ncs_columns_next per record);
+ *   - ncs_columns_next_run: the records ncs_columns_next and ncs_columns_run would take, when
+ *     they are split records of a block already decoded, without the cursor's other fields;
  *   - ncs_columns_end: after the last record, 0 when the columns held exactly the rows of
  *     rsz bytes, else -1 (*why);
  *   - ncs_columns_body: a split record's row body (its values as shortest varints).
@@ -1068,25 +1070,38 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
 }
 
 /* ncs_columns_next for its most common case, the reader's fast path: when the next record is
- * a split record (one-byte type code) whose block of values is decoded already, takes it
- * exactly as ncs_columns_next would and returns its type; else returns 0 and takes nothing
- * (then call ncs_columns_next, which decodes the next block or reports the damage). Traces
- * with GPU times interleave CALL and GPU_TIME records one by one: most records come here. */
-static inline __attribute__((always_inline)) uint32_t ncs_columns_next_split(struct ncs_colrd *rd) {
-  if (rd->tp >= rd->te) return 0;
-  uint32_t tc = *rd->tp, t = tc >> 1;
-  if (!(tc & 1) || tc < 2 || tc >= 0x80) return 0; /* stored whole, type 0, or a longer code */
-  uint64_t at = rd->tpos[t];
-  if (at >= rd->tlim[t]) return 0; /* its block is used up (tlim <= tcount: none left is caught there) */
-  rd->tp++;
-  rd->tpos[t] = at + 1;
-  rd->vp = rd->colvals + rd->first_col[t];
-  rd->vsame = rd->tsame[t];
-  rd->vt = t;
-  rd->nv = rd->nf[t];
-  rd->at = (uint32_t)(at - rd->tbase[t]);
-  rd->nblock = (uint32_t)(rd->tlim[t] - rd->tbase[t]);
-  return t;
+ * a split record of type t1 or t2 (one-byte codes) whose block of values is decoded already,
+ * takes it and the records right after it of its type in its block, at most max of them, and
+ * returns how many (*t their type, *i the first one's index in the block); else returns 0 and
+ * takes nothing (then call ncs_columns_next, which decodes the next block or reports the
+ * damage). It leaves rd->vp, at, nv, vsame, nblock and vt as they were: its caller decoded
+ * the block's records at the block's first one. */
+static inline __attribute__((always_inline)) uint32_t ncs_columns_next_run(struct ncs_colrd *rd, uint32_t t1, uint32_t t2,
+                                                                          uint32_t max, uint32_t *t, uint32_t *i) {
+  const uint8_t *p = rd->tp;
+  if (p >= rd->te || !max) return 0;
+  uint32_t tc = *p, ty = tc >> 1;
+  if (tc != (t1 << 1 | 1) && tc != (t2 << 1 | 1)) return 0; /* another type, stored whole, a longer code */
+  uint64_t at = rd->tpos[ty], lim = rd->tlim[ty];
+  if (at >= lim) return 0; /* its block is used up (tlim <= tcount: none left is caught there) */
+  uint64_t most = lim - at, left = (uint64_t)(rd->te - p);
+  if (most > left) most = left;
+  if (most > max) most = max;
+  uint64_t m = 1;
+  if (most > 1 && p[1] == tc) { /* a run: 8 codes at a time (little-endian hosts) */
+    m = 2;
+    for (uint64_t w, dif; m + 8 <= most; m += 8) {
+      memcpy(&w, p + m, 8);
+      if ((dif = w ^ (tc * 0x0101010101010101ull)) != 0) { m += (uint64_t)__builtin_ctzll(dif) / 8; goto took; }
+    }
+    while (m < most && p[m] == tc) m++;
+  }
+took:
+  rd->tp = p + m;
+  rd->tpos[ty] = at + m;
+  *t = ty;
+  *i = (uint32_t)(at - rd->tbase[ty]);
+  return (uint32_t)m;
 }
 
 static inline uint32_t ncs_columns_took(struct ncs_colrd *rd, uint64_t t, uint32_t m) {
