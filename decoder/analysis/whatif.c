@@ -7,7 +7,8 @@
  *
  * Contract: an analysis (analysis.h) after verdicts (the job's transports and NVLink, from the
  * headline) and metrics (step starts: model/stages.h) in the registry. Per file it
- * keeps the kernels (KERNEL records, 48 bytes each, base/bigarr.h), the NCCL calls' sizes grouped as NCCL
+ * keeps the kernels (KERNEL records, 24 bytes each, base/bigarr.h; what an NCCL kernel moves is
+ * an index into the file's table of distinct sizes, model/relayout.h), the NCCL calls' sizes grouped as NCCL
  * launches them (one kernel per call, one per group and kernel operation; model/launches.h,
  * 4 bytes each in the common case; dropped for a file without kernel activity: model/kwatch.h)
  * and, while the file is read, its topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
@@ -25,6 +26,7 @@
 #include "analysis/headline.h"
 #include "analysis/whatif.h"
 #include "base/bigarr.h"
+#include "base/mix.h"
 #include "base/runsort.h"
 #include "io/grow.h"
 #include "io/nccllog.h"
@@ -69,6 +71,10 @@ struct wf_file {
   struct ncs_knames names;
   struct ncs_rl_k *k;
   size_t nk, capk;
+  struct ncs_rl_size *size;  /* the kernels' distinct sizes ([0]: unknown), when the file is done */
+  size_t nsize;
+  uint32_t *bound;
+  size_t nbound;
   struct unit u;             /* the launch being made (have_u) */
   int have_u;
   struct ncs_launches *done; /* the launches before it, compact (NULL: none yet, or given back) */
@@ -84,8 +90,6 @@ struct wf_file {
   struct ncs_topo *topo;     /* until the file is done; then the links it gives: */
   struct ncs_link p2p, user; /* NVLink's, the --what-if transport's, when have_* */
   int have_p2p, have_user;
-  size_t *bound;
-  size_t nbound;
   struct wf *owner;
 };
 /* Launch logs of finished files, their blocks handed to the next files: a file's launches are
@@ -156,6 +160,14 @@ static int wf_bad_options(void *state) {
   return 1;
 }
 
+/* A kernel as read: until the file is done (wf_file_done) its info holds its record's NCCL
+ * class and its name id (NCS_KNAMES_MAX for an id no name can have: model/knames.h). */
+static struct ncs_rl_k loaded(const struct ncs_kernel *x) {
+  uint32_t name = x->name < NCS_KNAMES_MAX ? x->name : NCS_KNAMES_MAX;
+  return (struct ncs_rl_k){.start = x->start, .end = x->start + x->duration, .stream = x->stream,
+                           .info = (x->kclass == NCS_KCLASS_NCCL ? NCS_RL_NCCL : 0) | name};
+}
+
 static int wf_raw(void *ctx, const struct ncs_raw *r) {
   struct wf_file *f = ctx;
   ncs_kwatch_raw(&f->kw, r);
@@ -164,9 +176,7 @@ static int wf_raw(void *ctx, const struct ncs_raw *r) {
     struct ncs_rbuf b;
     if (ncs_dec_kernel(ncs_rbuf_on(&b, r->body, r->len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) return 0;
     if (ncs_big_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0) return 0;
-    /* op holds the kernel's name id until the file is done (wf_file_done) */
-    f->k[f->nk++] = (struct ncs_rl_k){.start = x.start, .end = x.start + x.duration, .stream = x.stream,
-                                      .nccl = x.kclass == NCS_KCLASS_NCCL, .kop = -1, .op = x.name};
+    f->k[f->nk++] = loaded(&x);
     return 0;
   }
   if (ncs_knames_add_raw(&f->names, r)) return 0;
@@ -185,13 +195,8 @@ static int wf_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_ra
     for (size_t i = 0; i < n; i++) wf_raw(ctx, &raw[i]); /* one at a time, as far as memory goes */
     return 0;
   }
-  for (size_t i = 0; i < n; i++) {
-    const struct ncs_kernel *x = &k[i];
-    if (x->kclass >= NCS_KCLASS_COUNT) continue;
-    /* op holds the kernel's name id until the file is done (wf_file_done) */
-    f->k[f->nk++] = (struct ncs_rl_k){.start = x->start, .end = x->start + x->duration, .stream = x->stream,
-                                      .nccl = x->kclass == NCS_KCLASS_NCCL, .kop = -1, .op = x->name};
-  }
+  for (size_t i = 0; i < n; i++)
+    if (k[i].kclass < NCS_KCLASS_COUNT) f->k[f->nk++] = loaded(&k[i]);
   return 0;
 }
 
@@ -293,6 +298,43 @@ static void wf_visitor(void *state, int file, struct ncs_visitor *v) {
   v->calls = wf_calls;
 }
 
+/* The file's table of distinct sizes (f->size), looked up by a hash of open slots (index + 1,
+ * 0 empty) while the file is done. */
+struct sizes { uint32_t *slot; size_t nslot, cap; long last; /* the index found last (launches repeat a size) */ };
+static uint64_t size_hash(const struct ncs_rl_size *x) {
+  uint64_t a, b;
+  memcpy(&a, &x->busbytes, sizeof a);
+  memcpy(&b, &x->steps, sizeof b);
+  return ncs_mix64(a ^ ncs_mix64(b ^ x->op));
+}
+static int size_same(const struct ncs_rl_size *x, const struct ncs_rl_size *y) {
+  return !memcmp(&x->busbytes, &y->busbytes, sizeof x->busbytes) && !memcmp(&x->steps, &y->steps, sizeof x->steps) && x->op == y->op;
+}
+/* x's index in f->size (added when new), or 0 (unknown) when the table is full or out of memory;
+ * the caller tries h->last first. */
+static long size_index(struct wf_file *f, struct sizes *h, const struct ncs_rl_size *x) {
+  if (f->nsize * 2 >= h->nslot) { /* keep the slots under half full */
+    size_t n = h->nslot ? h->nslot * 2 : 64;
+    uint32_t *sl = calloc(n, sizeof *sl);
+    if (!sl) return f->nsize ? 0 : -1;
+    for (size_t i = 0; i < f->nsize; i++) {
+      size_t j = (size_t)size_hash(&f->size[i]) & (n - 1);
+      while (sl[j]) j = (j + 1) & (n - 1);
+      sl[j] = (uint32_t)i + 1;
+    }
+    free(h->slot);
+    h->slot = sl, h->nslot = n;
+  }
+  size_t j = (size_t)size_hash(x) & (h->nslot - 1);
+  for (; h->slot[j]; j = (j + 1) & (h->nslot - 1))
+    if (size_same(&f->size[h->slot[j] - 1], x)) return h->last = (long)h->slot[j] - 1;
+  if (f->nsize > NCS_RL_SIZE) return 0;
+  if (ncs_grow((void **)&f->size, &h->cap, f->nsize + 1, sizeof *f->size) != 0) return f->nsize ? 0 : -1;
+  f->size[f->nsize] = *x;
+  h->slot[j] = (uint32_t)++f->nsize;
+  return h->last = (long)f->nsize - 1;
+}
+
 static int cmp_k(const void *a, const void *b) {
   const struct ncs_rl_k *x = a, *y = b;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
@@ -308,18 +350,14 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   uint32_t last = 0;           /* the name looked up last (kernels repeat a few names): */
   int last_nccl = 0, last_kop = -1, have_last = 0;
   for (size_t i = 0; i < f->nk; i++) {
-    uint32_t name = f->k[i].op;
-    f->k[i].op = 0; /* (the name id until now) */
+    uint32_t name = f->k[i].info & ~NCS_RL_NCCL; /* (the name id until now) */
     if (!have_last || name != last) {
       const char *nm = ncs_knames_get(&f->names, name);
       last = name, have_last = 1;
       last_nccl = ncs_is_nccl_kernel(nm ? nm : "");
       last_kop = kop_of(nm);
     }
-    if (f->k[i].nccl || last_nccl) {
-      f->k[i].nccl = 1;
-      f->k[i].kop = last_kop;
-    }
+    f->k[i].info = (f->k[i].info & NCS_RL_NCCL) || last_nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
   }
   ncs_knames_free(&f->names);
   if (f->nk) ncs_runsort(f->k, f->nk, sizeof *f->k, cmp_k);
@@ -328,7 +366,12 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
    * launches are as many pair them in one walk over the launches, each operation's kernels
    * taken in order (next[kop]) */
   size_t nka[NKOPS] = {0}, nua[NKOPS] = {0}, next[NKOPS] = {0};
-  for (size_t i = 0; i < f->nk; i++) if (f->k[i].nccl && f->k[i].kop >= 0 && f->k[i].kop < NKOPS) nka[f->k[i].kop]++;
+  for (size_t i = 0; i < f->nk; i++) {
+    int kop = ncs_rl_kop(&f->k[i]);
+    if (ncs_rl_nccl(&f->k[i]) && kop >= 0 && kop < NKOPS) nka[kop]++;
+  }
+  struct sizes sz = {0};
+  if (size_index(f, &sz, &(struct ncs_rl_size){0}) != 0) f->lost = 1; /* [0]: unknown */
   struct ncs_launch_cur cur;
   struct ncs_launch u, un;
   static const struct ncs_launches none;
@@ -348,11 +391,11 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
     size_t kj = (size_t)-1; /* launch u's kernel */
     if (u.kop >= 0 && u.kop < NKOPS && nka[u.kop] == nua[u.kop]) {
       size_t a = next[u.kop];
-      while (a < f->nk && !(f->k[a].nccl && f->k[a].kop == u.kop)) a++;
+      while (a < f->nk && !(ncs_rl_nccl(&f->k[a]) && ncs_rl_kop(&f->k[a]) == u.kop)) a++;
       if (a < f->nk) {
-        f->k[a].busbytes = u.busbytes;
-        f->k[a].steps = u.steps;
-        f->k[a].op = u.op;
+        struct ncs_rl_size x1 = {u.busbytes, u.steps, u.op};
+        long x = sz.last > 0 && size_same(&f->size[sz.last], &x1) ? sz.last : size_index(f, &sz, &x1);
+        if (x > 0) f->k[a].info |= (uint32_t)x;
         kj = a;
         next[u.kop] = a + 1;
       }
@@ -360,10 +403,11 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
     more = ncs_launches_next(log_u, &cur, &un);
     for (; g < nb && (!more || un.t_first > t[g]); g++)
       if (u.t_first <= t[g] && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
-        f->bound[f->nbound++] = kj;
+        f->bound[f->nbound++] = (uint32_t)kj;
     u = un;
   }
   free(t);
+  free(sz.slot);
   give_spare(f);
   free(f->nranks);
   f->nranks = NULL;
@@ -391,7 +435,7 @@ static double median(const double *v, int n) {
 /* The transfer time of kernel k at link l's α-β reference; `cap` keeps the faster of that and
  * the observed (a fix never slows a kernel down); an unsized kernel keeps its time. */
 struct link_ctx { const struct ncs_link *l; double gbps; int op; int cap; };
-static double at_link(void *ctx, const struct ncs_rl_k *k, double t) {
+static double at_link(void *ctx, const struct ncs_rl_size *k, double t) {
   const struct link_ctx *c = ctx;
   if (k->busbytes <= 0) return t;
   if (c->op >= 0 && (int)k->op != c->op) return t;
@@ -489,7 +533,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     if (job->rank[i].no_comm) continue;
     if (!f->nk) { nokern++; continue; }
     if (f->nbound < 2) { nosteps++; continue; }
-    rl.r[rl.nr] = (struct ncs_rl_rank){.k = f->k, .n = f->nk, .bound = f->bound, .nbound = f->nbound};
+    static const struct ncs_rl_size unknown = {0}; /* a file whose size table could not be made */
+    rl.r[rl.nr] = (struct ncs_rl_rank){.k = f->k, .n = f->nk, .size = f->size ? f->size : &unknown, .bound = f->bound, .nbound = f->nbound};
     rank_of[rl.nr++] = job->rank[i].rank;
   }
   if (!rl.nr) {
@@ -648,6 +693,7 @@ static void wf_destroy(void *state) {
     free(s->f[i].nranks);
     free(s->f[i].topo);
     free(s->f[i].bound);
+    free(s->f[i].size);
     ncs_knames_free(&s->f[i].names);
   }
   free(s->f);

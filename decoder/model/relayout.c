@@ -15,21 +15,23 @@
 #define NONE32 UINT32_MAX
 
 enum dep_kind { DEP_STREAM, DEP_ABS, DEP_EVENT, DEP_GAP };
+#define MAX_KERNELS (1u << 30)
 struct ncs_rl_dep {
-  enum dep_kind kind;
   uint32_t pred;   /* previous kernel on the same stream, NONE32 */
   uint32_t q;      /* EVENT / GAP: the kernel on whose end it started (GAP: plus the traced
                       gap, its start - q's end, read from the kernels when laid out) */
-  uint32_t u;      /* NCCL: its index among the rank's NCCL kernels */
-  double transfer; /* NCCL: end - the latest arrival of its ranks */
-};                 /* 24 bytes a kernel: indices fit 32 bits (ncs_rl_prepare checks) */
+  unsigned u : 30; /* NCCL: its index among the rank's NCCL kernels (unit, transfer) */
+  unsigned kind : 2; /* enum dep_kind */
+};                 /* 12 bytes a kernel: indices under MAX_KERNELS (ncs_rl_prepare checks) */
 
 void ncs_rl_free(struct ncs_rl *rl) {
   for (int r = 0; rl && r < rl->nr; r++) {
     free(rl->r[r].dep);
     free(rl->r[r].unit);
+    free(rl->r[r].transfer);
     rl->r[r].dep = NULL;
     rl->r[r].unit = NULL;
+    rl->r[r].transfer = NULL;
     rl->r[r].nunit = 0;
   }
 }
@@ -56,7 +58,7 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
   rl->synced = rl->nr > 0;
   for (int r = 0; r < rl->nr; r++) {
     struct ncs_rl_rank *x = &rl->r[r];
-    if (x->n >= NONE32) goto fail; /* indices of 32 bits (ncs_rl_dep) */
+    if (x->n >= MAX_KERNELS) goto fail; /* indices of 30 bits (ncs_rl_dep) */
     x->dep = calloc(x->n ? x->n : 1, sizeof *x->dep);
     x->unit = calloc(x->n ? x->n : 1, sizeof *x->unit);
     if (!x->dep || !x->unit) goto fail;
@@ -73,13 +75,14 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
       if (s == ns && ns < MAXS) { sid[ns] = x->k[i].stream; ns++; }
       read_dep(x, i, pred);
       if (s < MAXS) last[s] = i;
-      if (x->k[i].nccl) { x->dep[i].u = (uint32_t)x->nunit; x->unit[x->nunit++] = (uint32_t)i; }
+      if (ncs_rl_nccl(&x->k[i])) { x->dep[i].u = (uint32_t)x->nunit; x->unit[x->nunit++] = (uint32_t)i; }
     }
+    if (!(x->transfer = malloc((x->nunit ? x->nunit : 1) * sizeof *x->transfer))) goto fail;
     if (x->nunit != rl->r[0].nunit) rl->synced = 0;
   }
   for (size_t u = 0; rl->synced && u < rl->r[0].nunit; u++)
     for (int r = 1; r < rl->nr; r++)
-      if (rl->r[r].k[rl->r[r].unit[u]].kop != rl->r[0].k[rl->r[0].unit[u]].kop) { rl->synced = 0; break; }
+      if (ncs_rl_kop(&rl->r[r].k[rl->r[r].unit[u]]) != ncs_rl_kop(&rl->r[0].k[rl->r[0].unit[u]])) { rl->synced = 0; break; }
   for (int r = 0; r < rl->nr; r++) {
     struct ncs_rl_rank *x = &rl->r[r];
     for (size_t u = 0; u < x->nunit; u++) {
@@ -90,7 +93,7 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
         if (s > arrive) arrive = s;
       }
       double t = (double)k->end - arrive;
-      x->dep[x->unit[u]].transfer = t > 0 ? t : 0;
+      x->transfer[u] = t > 0 ? t : 0;
     }
   }
   return 0;
@@ -122,8 +125,8 @@ static double end_of(struct run *w, int r, size_t i) {
     double s = w->ns[p][w->rl->r[p].unit[d->u]];
     if (s > arrive) arrive = s;
   }
-  double t = d->transfer;
-  if (w->c && w->c->nccl_ns) t = w->c->nccl_ns(w->c->ctx, &x->k[i], t);
+  double t = x->transfer[d->u];
+  if (w->c && w->c->nccl_ns) t = w->c->nccl_ns(w->c->ctx, &x->size[x->k[i].info & NCS_RL_SIZE], t);
   double e = arrive + (t > 0 ? t : 0);
   if (w->rl->synced) /* one collective, one end on every rank */
     for (int p = 0; p < w->rl->nr; p++) w->ne[p][w->rl->r[p].unit[d->u]] = e;
@@ -160,7 +163,7 @@ static int cmp_d(const void *a, const void *b) {
 static int fix_durations(struct run *w, int fr) {
   const struct ncs_rl *rl = w->rl;
   size_t nc = 0;
-  for (size_t i = 0; i < rl->r[fr].n; i++) nc += !rl->r[fr].k[i].nccl;
+  for (size_t i = 0; i < rl->r[fr].n; i++) nc += !ncs_rl_nccl(&rl->r[fr].k[i]);
   size_t **ci = calloc((size_t)rl->nr, sizeof *ci); /* per rank: index of its j-th compute kernel */
   double *v = malloc((size_t)rl->nr * sizeof *v);
   int rc = -1;
@@ -169,7 +172,7 @@ static int fix_durations(struct run *w, int fr) {
     size_t m = 0;
     if (!(ci[r] = malloc((rl->r[r].n + 1) * sizeof **ci))) goto out;
     for (size_t i = 0; i < rl->r[r].n; i++)
-      if (!rl->r[r].k[i].nccl) ci[r][m++] = i;
+      if (!ncs_rl_nccl(&rl->r[r].k[i])) ci[r][m++] = i;
     if (m != nc) { rc = -2; goto out; }
   }
   for (size_t j = 0; j < nc && rl->nr > 1; j++) {
@@ -222,7 +225,7 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
              : d->kind == DEP_EVENT ? end_of(&w, r, d->q)
              : d->kind == DEP_GAP ? end_of(&w, r, d->q) + ((double)rl->r[r].k[i].start - (double)rl->r[r].k[d->q].end) : 0;
     w.ns[r][i] = t > u ? t : u;
-    if (!rl->r[r].k[i].nccl)
+    if (!ncs_rl_nccl(&rl->r[r].k[i]))
       w.ne[r][i] = w.ns[r][i] + (w.dur[r] ? w.dur[r][i] : (double)(rl->r[r].k[i].end - rl->r[r].k[i].start));
     if (i + 1 < rl->r[r].n) g[0] = (struct rhead){rl->r[r].k[i + 1].start, r, i + 1};
     else g[0] = g[--m];
@@ -303,8 +306,8 @@ static struct sev sheap_pop(struct sheap *q) {
 }
 static int kop_slot(int kop) { return kop >= 0 && kop < NCS_RL_KOPS - 1 ? kop : NCS_RL_KOPS - 1; }
 /* When NCCL kernel i arrived: its end less its transfer (synced), else its start. */
-static double arrival(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t i) {
-  return rl->synced ? (double)x->k[i].end - x->dep[i].transfer : (double)x->k[i].start;
+static inline __attribute__((always_inline)) double arrival(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t i) {
+  return rl->synced ? (double)x->k[i].end - x->transfer[x->dep[i].u] : (double)x->k[i].start;
 }
 
 /* The segment [t, u) of the window to its part. */
@@ -314,7 +317,7 @@ static void split_segment(const struct ncs_rl *rl, const struct ncs_rl_rank *x, 
   if (ncomp > 0) o->compute += len;
   else if (nact > 0) {
     if (mid < arrival(rl, x, act[0])) o->wait += len;
-    else o->transfer[kop_slot(x->k[act[0]].kop)] += len;
+    else o->transfer[kop_slot(ncs_rl_kop(&x->k[act[0]]))] += len;
   } else o->idle += len;
 }
 
@@ -347,11 +350,12 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
       if (e <= A || s >= B) continue;
       if (s < A) s = A;
       if (e > B) e = B;
-      int nccl = x->k[j].nccl != 0;
+      int nccl = ncs_rl_nccl(&x->k[j]);
       if (nccl) {
+        int kop = kop_slot(ncs_rl_kop(&x->k[j]));
         double a = arrival(rl, x, j), ts = a > s ? a : s;
-        if (e > ts) o->transfer_all[kop_slot(x->k[j].kop)] += e - ts;
-        if ((double)x->k[j].end <= B) o->busbytes[kop_slot(x->k[j].kop)] += x->k[j].busbytes;
+        if (e > ts) o->transfer_all[kop] += e - ts;
+        if ((double)x->k[j].end <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
         if (a > s && a < e && sheap_push(&q, (struct sev){a, j, 2, 0}) != 0) goto out;
       }
       if (sheap_push(&q, (struct sev){e, j, 1, nccl ? -2 : -1}) != 0) goto out;
@@ -404,7 +408,7 @@ double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r) {
     struct sev ev;
     if (q.n && (i == x->n || q.h[0].t < s)) ev = sheap_pop(&q);
     else if (i < x->n) {
-      ev = (struct sev){s, i, 0, x->k[i].nccl ? 2 : 1};
+      ev = (struct sev){s, i, 0, ncs_rl_nccl(&x->k[i]) ? 2 : 1};
       if (sheap_push(&q, (struct sev){e, i, 1, -ev.what}) != 0) { exposed = 0; goto out; }
       i++;
     } else break;

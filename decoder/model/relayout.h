@@ -14,10 +14,11 @@
  * the latest arrival of its ranks plus its (new) transfer time, so compute overlap and waiting
  * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
  * hid behind its own stream's work (it never bound there; where faster communication would
- * expose it, the prediction is optimistic). Memory: 48 bytes per kernel owned by the caller
- * (k), 28 by ncs_rl (deps and units, freed by ncs_rl_free), 16 during ncs_rl_run (new times;
- * 24 for the rank whose compute it fixes);
- * ncs_rl_split holds only the kernels running at once. Not thread-safe. */
+ * expose it, the prediction is optimistic). Memory: 24 bytes per kernel owned by the caller
+ * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 16 by
+ * ncs_rl (deps and units, 12 more per NCCL kernel; freed by ncs_rl_free), 16 during ncs_rl_run
+ * (new times; 24 for the rank whose compute it fixes); ncs_rl_split holds only the kernels
+ * running at once. At most 2^28 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
 #ifndef NCS_RELAYOUT_H
 #define NCS_RELAYOUT_H
 #include <stddef.h>
@@ -26,19 +27,32 @@
 struct ncs_rl_k {
   uint64_t start, end;     /* observed, ns */
   uint32_t stream;
-  int nccl;                /* 1: an NCCL kernel */
-  int kop;                 /* NCCL: the kernel's operation index (caller's numbering), else -1 */
-  unsigned op;             /* NCCL: the call's enum ncs_op when known (busbytes > 0) */
-  double busbytes, steps;  /* NCCL: bus bytes (S x busbw factor) and algorithm steps; 0 unknown */
+  uint32_t info;           /* NCS_RL_NCCL (an NCCL kernel) | (kop + 1) << NCS_RL_KOP_SHIFT (NCCL:
+                              the kernel's operation index, caller's numbering, else -1) | its
+                              index in the rank's size table (NCS_RL_SIZE; 0: size unknown) */
+};
+#define NCS_RL_NCCL 0x80000000u
+#define NCS_RL_KOP_SHIFT 28
+#define NCS_RL_SIZE 0x0fffffffu
+static inline int ncs_rl_nccl(const struct ncs_rl_k *k) { return (k->info & NCS_RL_NCCL) != 0; }
+static inline int ncs_rl_kop(const struct ncs_rl_k *k) { return (int)(k->info >> NCS_RL_KOP_SHIFT & 7u) - 1; }
+/* What an NCCL kernel moves, when its call is known: the call's enum ncs_op, bus bytes (S x
+ * busbw factor) and algorithm steps; entry 0 of a rank's table is all 0 (unknown). */
+struct ncs_rl_size {
+  double busbytes, steps;
+  unsigned op;
 };
 struct ncs_rl_dep;
 struct ncs_rl_rank {
   struct ncs_rl_k *k;      /* [n], sorted by start */
   size_t n;
-  size_t *bound;           /* [nbound] indices into k of the step-boundary NCCL kernels */
+  const struct ncs_rl_size *size; /* the sizes k's info indexes */
+  uint32_t *bound;         /* [nbound] indices into k of the step-boundary NCCL kernels */
   size_t nbound;
   struct ncs_rl_dep *dep;  /* ncs_rl_prepare's, [n] */
   uint32_t *unit;          /* ncs_rl_prepare's: indices into k of its NCCL kernels, in order */
+  double *transfer;        /* ncs_rl_prepare's, [nunit]: each NCCL kernel's end - the latest
+                              arrival of its ranks */
   size_t nunit;
 };
 struct ncs_rl {
@@ -51,7 +65,7 @@ struct ncs_rl {
  * observed one; fix_rank >= 0 gives that rank's compute kernels the median length of the
  * other ranks' kernels at the same place (the j-th compute kernel of each rank). */
 struct ncs_rl_change {
-  double (*nccl_ns)(void *ctx, const struct ncs_rl_k *k, double transfer_ns);
+  double (*nccl_ns)(void *ctx, const struct ncs_rl_size *size, double transfer_ns);
   void *ctx;
   int fix_rank;
 };
