@@ -1,7 +1,8 @@
 /* test_straggler.c — the straggler engine (decoder/analysis/straggler.h) on arrivals fed
  * directly: a communicator's window when its first arrival, or a later one, lies past what the
  * window may hold (a trace whose first collectives were dropped), and which calls it lines up
- * (ncs_strag_lines_up: only those on a communicator a COMM record registered). */
+ * (ncs_strag_lines_up: only those on a communicator a COMM record registered), and the
+ * mismatches named when open collectives' second signatures come and go. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,13 @@ static void comm(struct ncs_strag *s, int file, uint32_t idx, int rank, int nran
   c.comm = idx; c.comm_id = 0xabcdef; c.rank = rank; c.nranks = nranks; c.rc = rc; c.device = rank;
   ncs_strag_comm(s, file, &c);
 }
-static void arrive(struct ncs_strag *s, int file, uint32_t idx, uint64_t seq, int64_t t) {
+static void arrive_n(struct ncs_strag *s, int file, uint32_t idx, uint64_t seq, int64_t t, uint64_t count) {
   struct ncs_strag_arrival a = {.comm = idx, .op = NCS_OP_AllReduce, .datatype = 7, .root = -1,
-                                .seq = seq, .count = 1024, .t = t};
+                                .seq = seq, .count = count, .t = t};
   ncs_strag_arrive_batch(s, file, &a, 1);
+}
+static void arrive(struct ncs_strag *s, int file, uint32_t idx, uint64_t seq, int64_t t) {
+  arrive_n(s, file, idx, seq, t, 1024);
 }
 int main(void) {
   /* one file of a two-rank job given alone: the communicator may not be fully traced, so its
@@ -136,6 +140,34 @@ int main(void) {
         ncs_strag_lines_up(s, 1, 3) && !ncs_strag_lines_up(s, 1, 1) && !ncs_strag_lines_up(s, 2, 1) &&
         !ncs_strag_lines_up(NULL, 0, 1),
         "straggler: lines up the calls of registered communicators only, per file");
+  ncs_strag_free(s);
+
+  /* second signatures of open collectives, kept apart from the window and reused: 4 ranks, each
+   * file read whole in rank order (every collective open until rank 3's file). Seqs 1..20: rank 3
+   * enters with count 2048; all close. Seqs 21..32: rank 1 with count 512, ranks 2 and 3 with
+   * 4096 (a third signature): the odd one named is rank 1's (1 against 1: the higher lowest
+   * rank), counted once, whatever the entries the first 20 left */
+  s = ncs_strag_new(4);
+  for (int r = 0; r < 4; r++) comm(s, r, 1, r, 4, 0);
+  for (int r = 0; r < 4; r++)
+    for (uint64_t q = 1; q <= 20; q++) arrive_n(s, r, 1, q, (int64_t)q * 1000 + r, r == 3 ? 2048 : 1024);
+  for (int r = 0; r < 4; r++)
+    for (uint64_t q = 21; q <= 32; q++) arrive_n(s, r, 1, q, (int64_t)q * 1000 + r, r == 0 ? 1024 : r == 1 ? 512 : 4096);
+  ncs_strag_finish(s);
+  res = ncs_strag_result(s);
+  int good = res->nmismatch == 32 && res->mismatches == 32;
+  for (int i = 0; good && i < res->nmismatch; i++) {
+    const struct ncs_strag_mismatch *m = &res->mismatch[i];
+    uint64_t q = (uint64_t)i + 1;
+    if (q <= 20) good = m->seq == q && m->rank == 3 && m->odd == 1 && m->got.count == 2048 && m->want.count == 1024;
+    else good = m->seq == q && m->rank == 1 && m->odd == 1 && m->got.count == 512 && m->want.count == 1024;
+    if (!good) printf("  mismatch %d: seq %llu rank %d odd %u got %llu want %llu\n", i, (unsigned long long)m->seq, m->rank,
+                      m->odd, (unsigned long long)m->got.count, (unsigned long long)m->want.count);
+  }
+  CHECK(good && ncs_strag_collectives(s) == 32 && ncs_strag_incomplete(s) == 0,
+        "straggler: 32 mismatches named, rank 3 (2048 for 1024) at seqs 1-20, rank 1 (512, once) at 21-32 past a "
+        "third signature (listed %d of %llu, complete %llu)",
+        res->nmismatch, (unsigned long long)res->mismatches, (unsigned long long)ncs_strag_collectives(s));
   ncs_strag_free(s);
   return check_done();
 }

@@ -3,7 +3,7 @@
  * Per communicator (comm_id): a ring of open slots indexed by seq - base. A slot keeps the
  * earliest and latest entry, the sum of entries, how many ranks entered, who was last, and up
  * to two call signatures (op, datatype, count, root) with their counts and the lowest rank of
- * each: enough to close the collective without remembering each rank's time, and to name its
+ * each (the second, which only a mismatch has, in a table beside the ring): enough to close the collective without remembering each rank's time, and to name its
  * odd ranks whatever order the files are read in. Per rank of the communicator: last seq
  * seen, sum of entry times, times last, wait caused. Mean lateness of rank r is computed at
  * the end as sum(t_r) - sum(first entry) over the collectives r entered. */
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/grow.h"
 #include "ncclscope/ops.h"
 
 /* a call signature, and the lowest rank that entered the collective with it (not compared) */
@@ -35,14 +36,22 @@ static void lsum_add_u(struct lsum *s, uint64_t v) {
   s->l += (long double)v;
 }
 static long double lsum_get(const struct lsum *s) { return s->big ? s->l : (long double)s->i; }
+/* An open collective: one cache line (64 B). Every rank's arrival reads and writes its slot,
+ * and at 1,024 ranks x 100k collectives read whole file after whole file the window holds
+ * every collective of the job (8 MiB at 64 B, 12 MiB at 96): a second signature, which only a
+ * mismatch has, lives apart (struct odd) so that the line holds the rest. */
 struct slot {
   int64_t tmin, tmax;
   uint64_t tsum;            /* sum of entry times, modulo 2^64: n*tmax - tsum is exact */
-  uint32_t n, na, nb;
+  uint32_t n, na;
   int32_t last_rank;
-  struct sig a, b;
-  uint8_t odd3;             /* a third signature was seen */
+  uint32_t bx;              /* 0: one signature so far; else 1 + its entry in comm.odd */
+  struct sig a;
 };
+_Static_assert(sizeof(struct slot) == 64, "a slot is one cache line");
+/* a slot's second signature (the first that differed from a) and its count (a third one adds
+ * nothing: the mismatch is noted already); entries of closed slots are reused (comm.odd_free) */
+struct odd { struct sig b; uint32_t nb, next_free; };
 
 #define MAX_LIST 32
 struct mismatch { uint64_t comm_id, seq; int rank; struct sig got, want; uint32_t nodd; };
@@ -69,6 +78,9 @@ struct comm {
   struct lsum sum_min;      /* sum of first entries over complete collectives */
   struct slot *ring;
   size_t cap, head, open;   /* ring capacity (a power of two), index of seq `base`, open slots */
+  struct odd *odd;          /* second signatures of open slots (slot.bx) */
+  size_t nodd, capodd;
+  uint32_t odd_free;        /* 1 + first free entry of odd, 0 none */
   /* a communicator of one rank: its collectives close as they open, so its window is one bit
    * per seq (entered), bits[bhead] that of seq `base`; bcap bits, a power of two */
   uint64_t *bits;
@@ -149,7 +161,7 @@ static void comm_free(struct comm *c) {
   if (c->samples) for (int i = 0; i < MAX_SAMPLES; i++) free(c->samples[i]);
   free(c->samples);
   free(c->file); free(c->dev); free(c->last_seq); free(c->sum_t); free(c->arrivals);
-  free(c->last_count); free(c->wait); free(c->ring); free(c->bits); free(c);
+  free(c->last_count); free(c->wait); free(c->ring); free(c->odd); free(c->bits); free(c);
 }
 
 void ncs_strag_free(struct ncs_strag *s) {
@@ -254,13 +266,23 @@ static int sig_eq(const struct sig *a, const struct sig *b) {
   return a->op == b->op && a->dtype == b->dtype && a->count == b->count && a->root == b->root;
 }
 
+/* Slot sl's second signature leaves with it (closed, given up, evicted): its entry is free. */
+static void odd_release(struct comm *c, struct slot *sl) {
+  if (!sl->bx) return;
+  c->odd[sl->bx - 1].next_free = c->odd_free;
+  c->odd_free = sl->bx;
+  sl->bx = 0;
+}
+
+/* A mismatch at slot sl (it has a second signature: sl->bx). */
 static void note_mismatch(struct ncs_strag *s, struct comm *c, uint64_t seq, const struct slot *sl) {
+  const struct odd *o = &c->odd[sl->bx - 1];
   /* the odd ones are the minority signature; of two as many, the one whose lowest rank is
    * higher: whichever entered first (the files are read in any order) */
-  int odd_is_b = sl->nb < sl->na || (sl->nb == sl->na && sl->b.rank > sl->a.rank);
-  struct mismatch m = {.comm_id = c->comm_id, .seq = seq, .rank = odd_is_b ? sl->b.rank : sl->a.rank,
-                       .got = odd_is_b ? sl->b : sl->a, .want = odd_is_b ? sl->a : sl->b,
-                       .nodd = odd_is_b ? sl->nb : sl->na};
+  int odd_is_b = o->nb < sl->na || (o->nb == sl->na && o->b.rank > sl->a.rank);
+  struct mismatch m = {.comm_id = c->comm_id, .seq = seq, .rank = odd_is_b ? o->b.rank : sl->a.rank,
+                       .got = odd_is_b ? o->b : sl->a, .want = odd_is_b ? sl->a : o->b,
+                       .nodd = odd_is_b ? o->nb : sl->na};
   c->nmm++;
   /* the list keeps the MAX_LIST first by (seq, comm_id), whatever order they close in */
   pthread_mutex_lock(&s->mu);
@@ -286,7 +308,7 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   }
   lsum_add(&c->sum_min, sl->tmin);
   c->complete++;
-  if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+  if (sl->bx) { note_mismatch(s, c, seq, sl); odd_release(c, sl); }
   c->skew_n++;
   lsum_add(&c->skew_sum, skew);
   if (c->skew_n == 1 || skew > c->skew_max || (skew == c->skew_max && seq < c->skew_max_seq)) {
@@ -295,7 +317,7 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
   }
 }
 
-/* Most open collectives kept per communicator (96 MB): beyond it the oldest are given up.
+/* Most open collectives kept per communicator (64 MiB): beyond it the oldest are given up.
  * While a communicator is suspect (some of its ranks may have no trace) at most SUSPECT_MAX
  * (400 KB): a communicator most of whose ranks were not given fills it and gives up the oldest,
  * counted as untraced, not as lost. */
@@ -311,11 +333,11 @@ static void close_slot(struct ncs_strag *s, struct comm *c, uint64_t seq, struct
 /* The open collective `seq` (slot sl) leaves the window for good: counted as finish counts the
  * open slots it finds (every rank has passed it: all of them count its first entry). Caller
  * holds c->mu. */
-static void give_up_passed(struct ncs_strag *s, struct comm *c, uint64_t seq, const struct slot *sl) {
+static void give_up_passed(struct ncs_strag *s, struct comm *c, uint64_t seq, struct slot *sl) {
   if (!c->gone_n) { c->gone_first_seq = seq; c->gone_first_entered = sl->n; }
   c->gone_n++;
   lsum_add(&c->gone_min, sl->tmin);
-  if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+  if (sl->bx) { note_mismatch(s, c, seq, sl); odd_release(c, sl); }
   c->open--;
 }
 
@@ -360,6 +382,7 @@ static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   for (; k < drop && k < c->cap; k++) {
     struct slot *sl = &c->ring[c->head];
     if (sl->n && sl->n != (uint32_t)-1) { c->evicted++; c->open--; }
+    odd_release(c, sl);
     memset(sl, 0, sizeof *sl);
     c->head = (c->head + 1) & (c->cap - 1);
   }
@@ -369,7 +392,8 @@ static int ring_fit(struct ncs_strag *s, struct comm *c, uint64_t seq) {
   if (need <= c->cap) return 0;
   size_t nc = c->cap ? c->cap : 64;
   while (nc < need) nc *= 2;
-  struct slot *r = calloc(nc, sizeof *r);
+  struct slot *r = aligned_alloc(64, nc * sizeof *r); /* a slot per cache line */
+  if (r) memset(r, 0, nc * sizeof *r);
   if (!r) { pthread_mutex_lock(&s->mu); s->oom++; pthread_mutex_unlock(&s->mu); return -1; }
   for (size_t i = 0; i < c->cap; i++) r[i] = c->ring[(c->head + i) & (c->cap - 1)];
   free(c->ring);
@@ -396,6 +420,22 @@ static void sample_gpu_end(struct ncs_strag *s, struct comm *c, int hidx, const 
   (*sp)->hcnt[hidx]++;
 }
 
+/* An arrival whose signature differs from slot sl's first: its second signature (counted, and
+ * the lowest rank kept); a third changes nothing. Caller holds c->mu. */
+static void second_sig(struct ncs_strag *s, struct comm *c, struct slot *sl, const struct sig *g) {
+  if (sl->bx) {
+    struct odd *o = &c->odd[sl->bx - 1];
+    if (sig_eq(g, &o->b)) { o->nb++; if (g->rank < o->b.rank) o->b.rank = g->rank; }
+    return;
+  }
+  uint32_t i = c->odd_free;
+  if (i) c->odd_free = c->odd[i - 1].next_free;
+  else if (c->nodd < UINT32_MAX - 1 && ncs_grow((void **)&c->odd, &c->capodd, c->nodd + 1, sizeof *c->odd) == 0) i = (uint32_t)++c->nodd;
+  else { pthread_mutex_lock(&s->mu); s->oom++; pthread_mutex_unlock(&s->mu); return; } /* no room: not noted, said as a failed allocation */
+  c->odd[i - 1] = (struct odd){.b = *g, .nb = 1};
+  sl->bx = i;
+}
+
 static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, const struct ncs_strag_arrival *x) {
   sample_gpu_end(s, c, hidx, x);
   c->arrivals_all++;
@@ -416,9 +456,7 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
     /* equal entries: the higher rank counts as last, whatever order the files are read in */
     if (t > sl->tmax || (t == sl->tmax && r > sl->last_rank)) { sl->tmax = t; sl->last_rank = r; }
     if (sig_eq(&g, &sl->a)) { sl->na++; if (r < sl->a.rank) sl->a.rank = r; }
-    else if (!sl->nb) { sl->b = g; sl->nb = 1; }
-    else if (sig_eq(&g, &sl->b)) { sl->nb++; if (r < sl->b.rank) sl->b.rank = r; }
-    else sl->odd3 = 1;
+    else second_sig(s, c, sl, &g);
   }
   sl->n++;
   sl->tsum += (uint64_t)t;
@@ -494,6 +532,7 @@ static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct 
   }
 }
 
+#define PREFETCH 16
 void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *x, size_t n) {
   if (!s || file < 0 || file >= s->nfiles) return;
   struct file *f = &s->files[file];
@@ -509,6 +548,11 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
     }
     struct lc *l = &f->local[x[i].comm];
     if (c->nranks == 1) { arrive_one(s, c, l->rank, &x[i]); continue; }
+    /* the slot of an arrival PREFETCH ahead, on its way while this one is handled: a file's
+     * collectives come in seq order, and the window outgrows the cache (a miss per slot was
+     * half of this function's time at 1,024 ranks) */
+    if (i + PREFETCH < n && x[i + PREFETCH].comm == x[i].comm && c->cap)
+      __builtin_prefetch(&c->ring[(c->head + (x[i + PREFETCH].seq - c->base)) & (c->cap - 1)], 1);
     if (x[i].seq >= l->seq) l->seq = x[i].seq;
     else if (l->seq - x[i].seq > c->max_back) c->max_back = l->seq - x[i].seq;
     arrive_locked(s, c, l->rank, f->host_idx, &x[i]);
@@ -661,7 +705,7 @@ void ncs_strag_finish(struct ncs_strag *s) {
       if (!sl->n || sl->n == (uint32_t)-1) continue;
       uint64_t seq = c->base + i;
       s->incomplete++;
-      if (sl->nb || sl->odd3) note_mismatch(s, c, seq, sl);
+      if (sl->bx) note_mismatch(s, c, seq, sl);
       /* ranks that entered it are those that got this far (sequence numbers are consecutive) */
       for (int r = 0; r < c->nranks && extra_min; r++)
         if (c->last_seq[r] >= seq) { extra_min[r] += (long double)sl->tmin; extra_sum_n[r]++; }

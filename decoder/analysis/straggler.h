@@ -7,11 +7,11 @@
  * enters NCCL on the host long before, and every rank's host does so early), the host entry
  * where it has none; files may be fed from several threads at once, but each
  * file from one thread at a time. A collective is identified by (comm_id, seq). Memory: per
- * communicator, a few counters per rank plus a sliding window of open collectives (96 bytes
- * each, whatever the number of ranks) that closes each collective as soon as all its ranks
+ * communicator, a few counters per rank plus a sliding window of open collectives (64 bytes
+ * each, a cache line, whatever the number of ranks) that closes each collective as soon as all its ranks
  * have entered it. The window spans how far apart in sequence the ranks being read are: with
  * files read in lockstep (jobload.h) about a chunk or two of collectives; with files read one
- * after another the longest trace's collectives on that communicator (about 10 MB per 100k
+ * after another the longest trace's collectives on that communicator (about 6.4 MB per 100k
  * collectives), never ranks x calls, and at most 2^20 open collectives per communicator
  * (older ones are given up and counted). An open collective every rank has gone 65,536 past
  * (or twice the most a file's calls on a communicator went back, threads' chunks out of order)
