@@ -112,15 +112,19 @@ static int s_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
   struct ss_file *f = ctx;
   if (f->dropped) return 0; /* no kernel activity (add_start): no start is wanted any more */
-  for (size_t i = 0; i < n; i++) {
-    if (f->deciding) {
-      int held = room(f);
-      count_call(f, &c[i], held);
-      if (held) continue;
-      decide(f, 1);
-    }
+  size_t i = 0;
+  for (; i < n && f->deciding; i++) {
+    int held = room(f);
+    count_call(f, &c[i], held);
+    if (held) continue;
+    decide(f, 1);
     if (ncs_stepmark_timed(c[i].op)) stream(f, ncs_stepmark_key(&c[i]), c[i].op, c[i].t_enter);
   }
+  if (!f->have_steps) return 0; /* decided: no boundary, no start */
+  /* once decided, a start is a timed call of the boundary's op and signature: the op compared
+   * before the signature is made (stream's test, cheapest part first) */
+  for (; i < n && !f->dropped; i++)
+    if (c[i].op == f->op && ncs_stepmark_timed(c[i].op) && ncs_stepmark_key(&c[i]) == f->key) add_start(f, c[i].t_enter);
   return 0;
 }
 static int s_raw(void *ctx, const struct ncs_raw *r) {

@@ -16,7 +16,9 @@
  * regression, other transport changes are reported; the communication share (blocks of each
  * rank's window) is judged the same way against --share-rise points. Method and measured
  * false-alarm and detection rates: docs/COMPARE.md. Runs naming the same files (realpath, in
- * order) are read once. Output: text, --markdown (CI job summaries) or --json (version 2).
+ * order) are read once; the new run's step split (analysis/stepcost.h) is made only when a base
+ * run has one, the only case ncs_stepdiff reads it. Output: text, --markdown (CI job summaries)
+ * or --json (version 2).
  * Exit 1 on regression, 0 otherwise, 2 on bad usage or unreadable input. */
 #include <limits.h>
 #include <math.h>
@@ -148,19 +150,22 @@ static int same_files(int n, char **a, int m, char **b) {
 
 /* Loads one run, its n files; *share is its communication share in percent (NaN when no rank
  * can be judged), *G the gate's samples, *W where its step time goes (analysis/whatif.h;
- * W->have 0 when unknown). Returns 0, or the exit code after a message. */
-static int load_side(const char *path, int n, char **files, struct ncs_jobdata **J, double *share,
+ * W->have 0 when unknown, and without `steps`: not looked for). Returns 0, or the exit code
+ * after a message. */
+static int load_side(const char *path, int n, char **files, int steps, struct ncs_jobdata **J, double *share,
                      struct ncs_gsamples **G, struct ncs_whatif *W) {
   int e;
   struct side_load L;
   memset(&L, 0, sizeof L);
   if (!(L.G = *G = ncs_gsamples_new(n))) { fprintf(stderr, "ncclscope compare: out of memory\n"); return NCS_EXIT_UNREADABLE; }
   memset(W, 0, sizeof *W);
-  L.C = ncs_stepcost_new(n, files); /* NULL (out of memory): no step-time figures */
+  L.C = steps ? ncs_stepcost_new(n, files) : NULL; /* NULL (or out of memory): no step-time figures */
   struct ncs_doctor *d = &L.d;
   d->f = calloc((size_t)n, sizeof *d->f);
-  for (d->n = 0; d->f && d->n < n; d->n++)
+  for (d->n = 0; d->f && d->n < n; d->n++) {
     if (!(d->f[d->n] = ncs_dfacts_new(files[d->n]))) break;
+    d->f[d->n]->kact_elsewhere = 1; /* no kernel figures: compare states none (nor does whatif read them) */
+  }
   if (!d->f || d->n < n) {
     ncs_doctor_free(d);
     ncs_stepcost_free(L.C);
@@ -399,7 +404,11 @@ int cmd_compare(int argc, char **argv) {
       J[k] = J[j]; RS[k] = RS[j]; shs[k] = shs[j]; W[k] = W[j];
       continue;
     }
-    if ((e = load_side(side[k], nf[k], files[k], &J[k], &shs[k], &RS[k], &W[k]))) { rc = e; goto done; }
+    /* the new run's step time is compared only against a base run that has one
+     * (ncs_stepdiff): without, its whatif and step starts (a tenth of a run's read) are skipped */
+    int steps = k < K;
+    for (int j = 0; j < K && !steps; j++) steps = W[j].have;
+    if ((e = load_side(side[k], nf[k], files[k], steps, &J[k], &shs[k], &RS[k], &W[k]))) { rc = e; goto done; }
     ncs_gsamples_finish(RS[k]);
   }
 

@@ -129,7 +129,10 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
 }
 
 void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) {
-  for (size_t i = 0; i < n; i++) {
+  size_t i = 0;
+  if (!r->nthr) /* no capture opened yet: an uncaptured call has none to end */
+    while (i < n && !(x[i].flags & NCS_CALL_F_CAPTURED)) i++;
+  for (; i < n; i++) {
     const struct ncs_call *c = &x[i];
     int kind = ncs_op_kind(c->op);
     if (!(c->flags & NCS_CALL_F_CAPTURED)) { /* an uncaptured collective ends its thread's capture */
