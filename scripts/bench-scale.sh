@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench-scale.sh [BUILD] — decode time and peak memory of the whole-job view at scale.
 # For each rank count in SIZES (default "8 128 1024") it writes CALLS (default 100000)
-# collectives per rank with `ncclscope synth` into BENCH_DIR (default /tmp/ncs-bench-scale,
-# removed after each size), then times, side by side on the same files:
+# collectives per rank with `ncclscope synth` into BENCH_DIR (default a fresh
+# $TMPDIR/ncs-bench-scale.XXXXXX of this run's own, so that two runs on one machine never share
+# or delete each other's traces; emptied after each size and removed at the end), then times,
+# side by side on the same files:
 #   html   — `ncclscope html --no-doctor`, i.e. decoder/io/jobload.c: files decoded in parallel
 #            (one thread per CPU), clock alignment, per-op statistics and the cross-rank
 #            straggler analysis (the doctor's own second pass is left out);
@@ -32,7 +34,8 @@ NCS=$BUILD/ncclscope
 SIZES=${SIZES:-"8 128 1024"}
 CALLS=${CALLS:-100000}
 CHUNK=${CHUNK:-8192}   # calls per chunk (the real shim cuts a chunk every 500 ms)
-DIR=${BENCH_DIR:-/tmp/ncs-bench-scale}
+DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/ncs-bench-scale.XXXXXX")}
+trap 'rm -rf "$DIR"' EXIT
 [ -x "$NCS" ] || { echo "bench-scale: build first ($NCS missing)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-scale: needs /usr/bin/time (Debian package 'time')" >&2; exit 2; }
 if [ "${2:-}" = job ]; then
