@@ -12,8 +12,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/ncs-test.XXXXXX")
 T_SINCE=$((EPOCHSECONDS - 1))
 . "$ROOT/tests/shm_leftovers.sh"
 # ncs_cleanup: run at exit (a test's own EXIT trap calls it last): gives back the /dev/shm
-# rings files of the test's dead processes whose traces are under $T, then deletes $T.
-ncs_cleanup() { shm_give_back "$T" "$T_SINCE"; rm -rf "$T"; }
+# rings files of the test's dead processes whose traces are under $T and the NCCL double's
+# segments its jobs (run with its TMPDIR) left, then deletes $T.
+ncs_cleanup() { shm_give_back "$T" "$T_SINCE" "${TMPDIR:-}"; rm -rf "$T"; }
 trap ncs_cleanup EXIT
 # The shim's exit waits (final flush, CommDestroy) are bounded by NCCLSCOPE_EXIT_MS (3 s by
 # default). A check that a trace is complete must not depend on the writer getting a core within

@@ -26,16 +26,16 @@ suite_tmp=$(mktemp -d "${TMPDIR:-/tmp}/ncs-suite.XXXXXX")
 # shm_left NAME SINCE DIR: after test NAME (begun at SINCE, its TMPDIR DIR), the files its
 # processes left on /dev/shm, reported as one failure and deleted: rings files of dead
 # processes whose traces were under the test's own directory (lib.sh gives back those under
-# $T; this catches the rest), and the NCCL double's segments made since the test began that no
-# live process has mapped. A segment's name does not say which test made it: with two tests at
-# once, the failure says it may be the other's.
+# $T; this catches the rest), and the NCCL double's segments made since the test began by its
+# jobs (their names carry a tag of the test's TMPDIR: shm_leftovers.sh nd_tag) that no live
+# process has mapped.
 shm_left() {
   local left seg
   left=$(shm_leftovers "$3" "$2")
-  seg=$(shm_segments "$2")
+  seg=$(shm_segments "$2" "$3")
   [ -n "$seg" ] && left="$left${left:+$'\n'}$seg"
   [ -z "$left" ] && return 0
-  echo "FAIL: $1${seg:+$([ "$jobs" -gt 1 ] && echo " (or a test beside it)")} left $(printf '%s\n' "$left" | wc -l) files on /dev/shm (their processes are gone): $(printf '%s\n' "$left" | head -5 | tr '\n' ' ')"
+  echo "FAIL: $1 left $(printf '%s\n' "$left" | wc -l) files on /dev/shm (their processes are gone): $(printf '%s\n' "$left" | head -5 | tr '\n' ' ')"
   printf '%s\n' "$left" | while IFS= read -r d; do rm -f "$d"; done
   return 1
 }

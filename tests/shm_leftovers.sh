@@ -42,16 +42,29 @@ for path in sys.stdin.read().split("\n"):
         print(path)
 ' "$1" "${3:-0}"
 }
-# shm_segments SINCE: prints the NCCL double's segments (/dev/shm/ncclD.*, tests/doubles/nccl/
-# nd_shm.c) modified since SINCE that no live process has mapped: a rank killed while it waited
-# for its peers (a scenario of test_hang) leaves the name, which only the last rank to join
-# removes. Read from every process's maps, only when there is such a segment at all. A segment
-# modified in the last second may be one a live job (another test's, with two tests at once, or
-# another suite's on the host) has just made and not yet mapped (shm_open, ftruncate, mmap):
-# then the maps are read again a second later, and only what is still there and unmapped counts.
+# nd_tag DIR: the tag the NCCL double puts first in its segment names (/dev/shm/ncclD.<tag>.*)
+# when its process runs with TMPDIR=DIR: FNV-1a 64 of DIR's bytes, 16 hex digits; all zeros for
+# an empty DIR (tests/doubles/nccl/nd_internal.h nd_name_tag).
+nd_tag() {
+  local LC_ALL=C s=$1 h=0 i c
+  if [ -n "$s" ]; then
+    h=$((0xcbf29ce484222325))
+    for ((i = 0; i < ${#s}; i++)); do printf -v c '%d' "'${s:i:1}"; h=$(((h ^ (c & 255)) * 0x100000001b3)); done
+  fi
+  printf '%016x\n' "$h"
+}
+# shm_segments SINCE DIR: prints the NCCL double's segments (tests/doubles/nccl/nd_shm.c) made
+# by processes that ran with TMPDIR=DIR (their name's tag: nd_tag), modified since SINCE, that no
+# live process has mapped: a rank killed while it waited for its peers (a scenario of test_hang)
+# leaves the name, which only the last rank to join removes. tests/run.sh gives every test a
+# TMPDIR of its own, so another test's segments (the one beside it, another clone's suite, another
+# user's) are never taken for this one's. Read from every process's maps, only when there is
+# such a segment at all. A segment modified in the last second may be one a live job has just
+# made and not yet mapped (shm_open, ftruncate, mmap): then the maps are read again a second
+# later, and only what is still there and unmapped counts.
 shm_segments() {
   local c
-  c=$(find /dev/shm -maxdepth 1 -name 'ncclD.*' -newermt "@$1" 2>/dev/null | sort)
+  c=$(find /dev/shm -maxdepth 1 -name "ncclD.$(nd_tag "$2").*" -newermt "@$1" 2>/dev/null | sort)
   [ -n "$c" ] || return 0
   c=$(comm -23 <(printf '%s\n' "$c") <(cat /proc/[0-9]*/maps 2>/dev/null | grep -o '/dev/shm/ncclD\.[^ ]*' | sort -u))
   [ -n "$c" ] || return 0
@@ -64,7 +77,7 @@ shm_segments() {
   [ -n "$c" ] && printf '%s\n' "$c"
   return 0
 }
-# shm_give_back DIR SINCE: deletes what shm_leftovers DIR SINCE 10 and shm_segments SINCE print
-# (the test is over: nothing will read those files through links that are about to be deleted,
-# nor join those segments).
-shm_give_back() { { shm_leftovers "$1" "$2" 10; shm_segments "$2"; } | while IFS= read -r f; do rm -f "$f"; done; }
+# shm_give_back DIR SINCE TMP: deletes what shm_leftovers DIR SINCE 10 and shm_segments SINCE TMP
+# print (the test is over: nothing will read those files through links that are about to be
+# deleted, nor join those segments).
+shm_give_back() { { shm_leftovers "$1" "$2" 10; shm_segments "$2" "$3"; } | while IFS= read -r f; do rm -f "$f"; done; }

@@ -68,8 +68,8 @@ API(ncclResult_t, GetUniqueId, (ncclUniqueId *id)) {
   if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = cudaDoubleNowNs();
   memset(id, 0, sizeof *id);
   memcpy(id->internal, ND_ID_MAGIC, 8);
-  snprintf(id->internal + 8, ND_NAME_LEN, "/ncclD.%d.%u.%016llx", (int)getpid(),
-           atomic_fetch_add(&counter, 1), rnd);
+  snprintf(id->internal + 8, ND_NAME_LEN, "/ncclD.%016llx.%d.%u.%016llx", (unsigned long long)nd_name_tag(),
+           (int)getpid(), atomic_fetch_add(&counter, 1), rnd);
   return ncclSuccess;
 }
 
@@ -433,7 +433,7 @@ API(ncclResult_t, CommSplit, (ncclComm_t comm, int color, int key, ncclComm_t *n
   if (color < 0) return ncclSuccess;
   char name[ND_NAME_LEN];
   int tag[2] = {seq, color};
-  snprintf(name, sizeof name, "/ncclD.s%016llx",
+  snprintf(name, sizeof name, "/ncclD.%016llx.s%016llx", (unsigned long long)nd_name_tag(),
            (unsigned long long)nd_hash(tag, sizeof tag, p->hash));
   int saved_dev;
   cudaGetDevice(&saved_dev);
@@ -471,7 +471,8 @@ API(ncclResult_t, CommShrink, (ncclComm_t comm, int *excludeRanksList, int exclu
   pthread_mutex_unlock(&p->host_mu);
   char name[ND_NAME_LEN];
   int tag[2] = {seq, -7};
-  snprintf(name, sizeof name, "/ncclD.k%016llx", (unsigned long long)nd_hash(tag, sizeof tag, p->hash));
+  snprintf(name, sizeof name, "/ncclD.%016llx.k%016llx", (unsigned long long)nd_name_tag(),
+           (unsigned long long)nd_hash(tag, sizeof tag, p->hash));
   int saved_dev;
   cudaGetDevice(&saved_dev);
   cudaSetDevice(p->dev);

@@ -143,6 +143,11 @@ ND_HIDDEN void nd_doorbell_ring(struct ncclComm *c, int rank);
 ND_HIDDEN int nd_doorbell_wait(struct ncclComm *c, uint32_t seen);
 ND_HIDDEN int nd_is_aborted(struct ncclComm *c);
 ND_HIDDEN uint64_t nd_hash(const void *p, size_t n, uint64_t h);
+/* The first field of every segment name, /ncclD.<tag>.*: FNV-1a 64 of $TMPDIR as 16 hex digits
+ * (0 without one). tests/run.sh gives each test a TMPDIR of its own, so a segment a dead rank
+ * left names the test whose job made it (tests/shm_leftovers.sh shm_segments), whatever else
+ * runs on the host. */
+ND_HIDDEN uint64_t nd_name_tag(void);
 
 /* nd_reduce.c: dst = pre(src); dst = dst (op) pre(src); final scaling for Avg. */
 ND_HIDDEN void nd_reduce_first(void *dst, const void *src, size_t n, int dt, const struct nd_redop *op);

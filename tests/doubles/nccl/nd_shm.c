@@ -33,9 +33,14 @@ static void futex_wait_ms(_Atomic uint32_t *addr, uint32_t val, long ms) {
 
 uint64_t nd_hash(const void *p, size_t n, uint64_t h) {
   const unsigned char *b = p;
-  if (!h) h = 1469598103934665603ull;
+  if (!h) h = 14695981039346656037ull; /* FNV-1a 64 */
   for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
   return h;
+}
+
+uint64_t nd_name_tag(void) {
+  const char *t = getenv("TMPDIR");
+  return t && *t ? nd_hash(t, strlen(t), 0) : 0;
 }
 
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
