@@ -480,15 +480,24 @@ static double med_of(const struct ncs_rl_split *p, int n, size_t off, double *v)
   return median(v, n) * 1e-9;
 }
 
-/* Where the step goes: each part's median over the ranks; the rank that made the others wait. */
-static void split_of(struct ncs_whatif_split *o, const struct ncs_rl *rl, double step_ns, const int *rank_of) {
+/* Where the step goes: each part's median over the ranks; the rank that made the others wait.
+ * ex[0..nr): each rank's exposed communication per step (ncs_rl_observed_exposed), from the
+ * same sweep when it could stream. */
+static void split_of(struct ncs_whatif_split *o, const struct ncs_rl *rl, double step_ns, const int *rank_of, double *ex) {
   struct ncs_rl_split *p = malloc((size_t)rl->nr * sizeof *p);
   double *v = malloc((size_t)rl->nr * sizeof *v);
   memset(o, 0, sizeof *o);
   o->wait_rank = -1;
-  if (!p || !v) goto out;
+  if (!p || !v) {
+    for (int r = 0; r < rl->nr; r++) ex[r] = ncs_rl_observed_exposed(rl, r);
+    goto out;
+  }
   int n = 0;
-  for (int r = 0; r < rl->nr; r++) n += ncs_rl_split(rl, r, &p[n]) == 0;
+  for (int r = 0; r < rl->nr; r++) {
+    int ok = ncs_rl_split(rl, r, &p[n]) == 0;
+    ex[r] = ok && !p[n].heaped ? p[n].exposed : ncs_rl_observed_exposed(rl, r);
+    n += ok;
+  }
   if (!n) goto out;
   o->compute = med_of(p, n, offsetof(struct ncs_rl_split, compute), v);
   o->wait = med_of(p, n, offsetof(struct ncs_rl_split, wait), v);
@@ -521,7 +530,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   /* every file is read: the spare launch logs go before the replay's memory is made */
   for (; s->nspare > 0; s->nspare--) { ncs_launches_free(s->spare[s->nspare - 1]); free(s->spare[s->nspare - 1]); }
   struct ncs_rl rl = {0};
-  double *obs = NULL, *base = NULL, *wait = NULL;
+  double *obs = NULL, *base = NULL, *wait = NULL, *ex = NULL;
   int *rank_of = NULL;
   rl.r = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *rl.r);
   rank_of = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *rank_of);
@@ -548,7 +557,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   obs = malloc((size_t)rl.nr * sizeof *obs);
   base = malloc((size_t)rl.nr * sizeof *base);
   wait = malloc((size_t)rl.nr * sizeof *wait);
-  if (!obs || !base || !wait) goto out;
+  ex = malloc((size_t)rl.nr * sizeof *ex);
+  if (!obs || !base || !wait || !ex) goto out;
   for (int r = 0; r < rl.nr; r++) obs[r] = ncs_rl_observed_step(&rl, r);
   struct ncs_rl_change none = {.fix_rank = -1};
   if (ncs_rl_run(&rl, &none, base) != 0) goto out;
@@ -558,7 +568,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   s->res.steps = (int)rl.r[0].nbound;
   if (!s->res.have) goto out;
 
-  split_of(&s->res.split, &rl, step, rank_of);
+  split_of(&s->res.split, &rl, step, rank_of, ex);
 
   /* the transport: the link NVLink would give when NCCL did not use it, else the link in use */
   const struct ncs_headline *h = job->headline;
@@ -616,11 +626,8 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     }
   }
   /* exposed communication: the ceiling of overlap work */
-  double *ex = malloc((size_t)rl.nr * sizeof *ex);
-  if (ex) {
-    for (int r = 0; r < rl.nr; r++) ex[r] = ncs_rl_observed_exposed(&rl, r);
+  {
     double e = median(ex, rl.nr);
-    free(ex);
     if (e >= MIN_SHARE * step) {
       static const char *const a_exp[] = {
         "every exposed NCCL kernel runs under compute: the ceiling of overlap work (bucket sizing, earlier launches); the transfer itself is unchanged",
@@ -679,6 +686,7 @@ out:
   free(obs);
   free(base);
   free(wait);
+  free(ex);
 }
 
 static const void *wf_result(void *state) { return ncs_whatif_result(state); }

@@ -339,6 +339,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   enum { MAXA = 64 };
   size_t act[MAXA];
   int nact = 0, ncomp = 0, rc = -1, have_next = 0;
+  long ncomm = 0; /* NCCL kernels running (act holds the first MAXA) */
   struct sheap q = {0};
   struct sev next = {0};
   size_t i = 0; /* the next kernel to visit */
@@ -367,18 +368,23 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
     if (q.n && (!have_next || sev_before(&q.h[0], &next))) ev = sheap_pop(&q);
     else if (have_next) { ev = next; have_next = 0; }
     else break;
-    if (ev.t > t) { split_segment(rl, x, o, t, ev.t, ncomp, nact, act); t = ev.t; }
+    if (ev.t > t) {
+      split_segment(rl, x, o, t, ev.t, ncomp, nact, act);
+      if (ncomm > 0 && !ncomp) o->exposed += ev.t - t;
+      t = ev.t;
+    }
     if (ev.what == 1) ncomp++;
     else if (ev.what == -1) ncomp--;
-    else if (ev.what == 2) { if (nact < MAXA) act[nact++] = ev.i; }
+    else if (ev.what == 2) { ncomm++; if (nact < MAXA) act[nact++] = ev.i; }
     else if (ev.what == -2) {
+      ncomm--;
       for (int a = 0; a < nact; a++)
         if (act[a] == ev.i) { memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act); nact--; break; }
     }
   }
   if (B > t) split_segment(rl, x, o, t, B, ncomp, nact, act);
   double steps = (double)(x->nbound - 1);
-  o->compute /= steps; o->wait /= steps; o->idle /= steps;
+  o->compute /= steps; o->wait /= steps; o->idle /= steps; o->exposed /= steps;
   for (int k = 0; k < NCS_RL_KOPS; k++) { o->transfer[k] /= steps; o->transfer_all[k] /= steps; o->busbytes[k] /= steps; }
   rc = 0;
 out:

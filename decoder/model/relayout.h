@@ -93,6 +93,8 @@ double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r);
 struct ncs_rl_split {
   double compute, wait, idle, transfer[NCS_RL_KOPS], transfer_all[NCS_RL_KOPS];
   double busbytes[NCS_RL_KOPS]; /* bus bytes of the NCCL kernels ending in the window, of known size */
+  double exposed;               /* ncs_rl_observed_exposed's figure, from the same sweep (valid
+                                   when not heaped) */
   int heaped;                   /* 1: a kernel ended before it started in the window (a wrapped
                                    duration): its events were all held at once, not streamed */
 };
