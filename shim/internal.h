@@ -195,7 +195,7 @@ void ncs_rings_buf_publish(size_t len);    /* its first len bytes are whole reco
  * (flags NCS_RING_F_MEMORY); NULL when neither can be had. */
 struct ncs_ring *ncs_rings_new_ring(void);
 uint64_t ncs_rings_in_memory(void);        /* rings that could not be in the file */
-/* Writer thread, after a drain: populates the pages ahead of every ring's head, keeps a
+/* Writer thread, before each drain: populates the pages ahead of every ring's head, keeps a
  * ring ready for the next thread once one was asked for, trims the mappings of idle rings. */
 void ncs_rings_tend(uint64_t now_ns);
 void ncs_rings_remove(void);               /* clean shutdown: unlink the file */

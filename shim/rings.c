@@ -34,7 +34,7 @@
  *     the page cache (that read-around, zeroing pages no ring had reached, was most of the
  *     shim's fixed cost per process).
  *   - No page fault on the owner's thread where the writer keeps up: ncs_rings_tend() (writer
- *     thread, after every drain) makes the pages a ring's head is about to reach present and
+ *     thread, before every drain) makes the pages a ring's head is about to reach present and
  *     writable (MADV_POPULATE_WRITE), a window ahead of the head of 1024 records at first, then
  *     16 times what the ring has taken, at most half the ring; on a disk's file system it does so
  *     every pass, to undo a writeback's write protection (except inside the window at that

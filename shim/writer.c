@@ -30,7 +30,10 @@
  *     after) it first collects GPU times (waiting at most 100 ms); at exit (atexit, while CUDA
  *     is still up) at most 500 ms, and then turns GPU timing off.
  *   - ncs_writer_stop() (the destructor) asks for a final chunk with the FINAL flag and waits at most
- *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound. */
+ *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound.
+ *   - Each pass makes the rings' next pages present (ncs_rings_tend) before it drains them; the
+ *     thread asks the kernel for the shortest time slice (writer_short_slice), so that it runs
+ *     soon after a wake-up on a busy machine, its CPU share unchanged. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -39,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1154,9 +1158,36 @@ static void hold_sleep(uint64_t wait_ns) {
   syscall(SYS_futex, &w_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
 }
 
+/* The writer's time slice, the shortest the kernel takes (0.1 ms; Linux 6.12 and later, whose
+ * EEVDF scheduler lets a thread ask for its slice; earlier kernels ignore it). Its CPU share is
+ * unchanged; what changes is how soon it runs once woken on a busy machine: an earlier deadline,
+ * so it takes a core from a longer-sliced thread at once instead of waiting up to a slice
+ * (1.4 ms on 2 cores), and it gives the core back as soon. Woken half-way through the pages it
+ * made present ahead of a thread's head, the writer must run before that thread reaches their
+ * end, or the thread takes those page faults itself. Its nice value, policy and reset-on-fork
+ * stay as they were (another policy than SCHED_OTHER: left alone); the file thread and the
+ * compression helper, started from this thread, inherit it. */
+static void writer_short_slice(void) {
+  struct { /* the kernel's struct sched_attr (sched_setattr(2)); this glibc does not declare it */
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+    uint32_t util_min, util_max;
+  } a;
+  memset(&a, 0, sizeof a);
+  if (syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0 || a.policy != SCHED_OTHER) return;
+  a.size = sizeof a;
+  a.flags &= 1; /* SCHED_FLAG_RESET_ON_FORK kept; no utilisation clamp touched */
+  a.runtime = 100000;
+  syscall(SYS_sched_setattr, 0, &a, 0);
+}
+
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   pthread_setname_np(pthread_self(), "ncclscope-wr");
+  writer_short_slice();
   self = w;
   ncs_fio_start(); /* the file thread: every descriptor below lives in its table */
   open_file(w);
@@ -1196,6 +1227,10 @@ static void *writer_main(void *arg) {
       hold_sleep(flush_ns);
       continue;
     }
+    /* the pages the threads reach next, present (rings.c), before the drain: a record waits
+     * in its ring at no cost, a page not present when its thread gets there costs that thread
+     * a page fault (or its own populating) */
+    ncs_rings_tend(ncs_now_ns());
     /* a ring found over a quarter full: come back in 1 ms (a tight loop is filling it) */
     uint64_t wait_ns = drain(w) > 64 ? 1000000ull : UINT64_MAX;
     ensure_room(w, 65536);
@@ -1203,7 +1238,6 @@ static void *writer_main(void *arg) {
     /* collectors holding work (GPU events pending): back within 10 ms, 1 ms when much */
     int busy = ncs_collectors_poll(collectors, stop ? 500 : syncing ? sync_drain : exec ? EXEC_GPU_DRAIN_MS : 0);
     publish(w);
-    ncs_rings_tend(ncs_now_ns()); /* the pages the threads reach next, present (rings.c) */
     if (busy > 1) wait_ns = 1000000ull;
     else if (busy && wait_ns > GPU_POLL_MS * 1000000ull) wait_ns = GPU_POLL_MS * 1000000ull;
     if (syncing && sync_gpu_off) ncs_gpu_on = 0; /* exit: CUDA is about to go; time nothing more */
