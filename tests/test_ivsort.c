@@ -1,6 +1,9 @@
 /* test_ivsort.c — model/ivsort.h against qsort on the same intervals: buffers of 1 to 300 runs
  * (each in order, as several threads' chunks give), random ones, equal starts and tiny ones.
- * The truth: the starts in non-decreasing order, and the same multiset of (start, end) pairs. */
+ * The truth: the starts in non-decreasing order, and the same multiset of (start, end) pairs.
+ * ncs_ivmerge against a marking of every ns its runs cover: 1 to NCS_IVRUNS runs, empty ones,
+ * runs that chain (a thread's batches, one after another) and runs that overlap. The truth:
+ * out covers exactly the marked ns, in increasing order, no two touching. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,37 @@ static int one(size_t n, size_t runs, uint64_t span, uint64_t seed) {
   return ok;
 }
 
+/* k runs (each disjoint, in order, not touching) of up to `len` intervals within [0, span) */
+#define SPAN 6000
+static int one_merge(uint32_t k, int len, uint64_t *seed) {
+  static uint64_t iv[NCS_IVRUNS * 40][2], out[NCS_IVRUNS * 40][2];
+  static unsigned char mark[SPAN], got[SPAN];
+  uint32_t st[NCS_IVRUNS + 1], n = 0;
+  memset(mark, 0, sizeof mark);
+  memset(got, 0, sizeof got);
+  uint64_t p = 0;
+  for (uint32_t r = 0; r < k; r++) {
+    st[r] = n;
+    int cnt = (int)(rnd(seed) % (uint64_t)(len + 1));
+    if (rnd(seed) % 2) p = rnd(seed) % (SPAN / 2); /* else on from the previous run's end: chained */
+    for (int i = 0; i < cnt; i++) {
+      p += 1 + rnd(seed) % 40;
+      uint64_t e = p + 1 + rnd(seed) % 30;
+      if (e >= SPAN) break;
+      iv[n][0] = p; iv[n][1] = e; n++;
+      for (uint64_t x = p; x < e; x++) mark[x] = 1;
+      p = e;
+    }
+  }
+  st[k] = n;
+  uint32_t m = ncs_ivmerge((const uint64_t (*)[2])iv, st, k, out);
+  for (uint32_t i = 0; i < m; i++) {
+    if (out[i][0] >= out[i][1] || out[i][1] > SPAN || (i && out[i][0] <= out[i - 1][1])) return 0;
+    for (uint64_t x = out[i][0]; x < out[i][1]; x++) got[x] = 1;
+  }
+  return !memcmp(mark, got, sizeof mark);
+}
+
 int main(void) {
   int bad = 0, cases = 0;
   size_t ns[] = {0, 1, 2, 3, 17, 4096, 10000};
@@ -55,5 +89,13 @@ int main(void) {
         }
       }
   CHECK(bad == 0, "ivsort: %d of %d buffers (1 to 300 runs in order, random, equal starts) sorted as qsort sorts them", cases - bad, cases);
+  int mbad = 0, mcases = 0;
+  uint64_t seed = 2463534242ull;
+  for (uint32_t k = 1; k <= NCS_IVRUNS; k++)
+    for (int t = 0; t < 400; t++) {
+      mcases++;
+      mbad += !one_merge(k, t % 3 == 0 ? 2 : 40, &seed);
+    }
+  CHECK(mbad == 0, "ivmerge: %d of %d sets of 1 to %d runs (empty, chained, overlapping) give the ns they cover, in order, none touching", mcases - mbad, mcases, NCS_IVRUNS);
   return check_done();
 }

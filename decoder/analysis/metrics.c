@@ -11,7 +11,8 @@
  * being read: the held records (96 B a call, 40 B a GPU time; at most 32 MiB with its
  * doubling buffer), a pending table of calls awaiting their GPU_TIME (bounded; a call that
  * cannot wait is timed on the host) and an interval buffer for the union (64 KiB, growing to
- * 16 MiB while one thread's batch waits for another's: flush_iv); kept per rank: per-op and
+ * 16 MiB while one thread's batch waits for another's: flush_iv; its runs merged into a second
+ * one as large, kept while up to 2 MiB: model/ivsort.h); kept per rank: per-op and
  * per-(op, size) totals with a fixed histogram, and the step totals.
  * Options (analysis.h): --skip-warmup N (steps) or Ns (seconds), --step-op OP; the trace's
  * or the environment's NCCLSCOPE_STEP_MARK=OP names the boundary op too. */
@@ -196,7 +197,7 @@ struct file_state {
   uint32_t lane_thread;       /* lanes.lane[lanes.cur].thread (lane_to) */
   uint64_t open_foreign;      /* an open_s the current lane did not start (note_last) */
   struct ncs_lanes lanes;     /* the threads' latest starts (model/ivlanes.h) */
-  int iv_unsorted;
+  struct ncs_ivruns runs;     /* where iv's runs start (model/ivsort.h) */
   uint64_t open_s, open_e;
   uint64_t frontier;          /* union committed up to here */
   uint64_t iv_base;           /* the start of the first interval committed (have_base) */
@@ -410,16 +411,18 @@ static void commit_iv(struct file_state *f, uint32_t n, int clip) {
   else commit_iv_(f, n, 0, 0);
 }
 
-/* The interval buffer: the intervals not committed yet. While they come in order of their
- * starts they are kept merged: the latest in open_s/open_e (an interval overlapping or
- * touching it extends it), the ones before it in iv[0 .. niv). One starting earlier ends
- * that: the open one and it, and every one after them, go to iv as they come, to be sorted
- * and merged when flushed (open_s is OPEN_NONE meanwhile, and when the buffer is empty).
- * nraw counts the intervals buffered as they came (a kept one counting one): the buffer
- * is flushed when nraw reaches ivlim, whatever their merging: IV_CAP, or twice the intervals
- * a flush kept when more (each flush's work, linear in them, then stays proportional to the
- * intervals that came since).
- * A flush commits the merged intervals that end by the cut and keeps the others. The cut is
+/* The interval buffer: the intervals not committed yet, as runs. Within a run the intervals
+ * come in order of their starts and are kept merged: the latest in open_s/open_e (an interval
+ * overlapping or touching it extends it), the ones before it in iv[0 .. niv). One starting
+ * before the open one begins a new run (run[]: where it starts; a thread's batch after
+ * another's, or one of a thread's intervals out of order). open_s is OPEN_NONE only when the
+ * buffer is empty. nraw counts the intervals buffered as they came (a kept one counting one):
+ * the buffer is flushed when nraw reaches ivlim, whatever their merging: IV_CAP, or twice the
+ * intervals a flush kept when more (each flush's work, linear in them, then stays proportional
+ * to the intervals that came since).
+ * A flush merges the runs into the union's intervals in one pass (model/ivsort.h ncs_ivmerge,
+ * into iv2, then swapped with iv; past NCS_IVRUNS runs, or without memory for iv2, sorted and
+ * merged in place), commits those that end by the cut and keeps the others. The cut is
  * the earlier of the threads' (model/ivlanes.h: the earliest of their latest starts; a
  * thread's intervals come in order, so none still to come from a known thread starts before
  * it) and the start of the latest IV_CAP / 2-th merged interval (a thread's own intervals may
@@ -460,30 +463,17 @@ static int iv_grow(struct file_state *f, uint32_t want) {
 }
 static void flush_iv(struct file_state *f, int all) {
   note_last(f);
-  if (f->niv >= NCS_LANES_FIRST_HOLD) ncs_lanes_hold_end(&f->lanes); /* a first chunk that long: 4 MiB held */
-  if (!all && f->iv_unsorted && !ncs_lanes_cut(&f->lanes) && !iv_grow(f, 2 * f->niv)) {
-    f->nraw = f->niv; /* nothing can be committed yet (the first chunk): not sorted either */
-    f->ivlim = 2 * f->niv;
+  if (f->open_s == OPEN_NONE) { f->nraw = 0; return; } /* empty */
+  if (f->nraw >= NCS_LANES_FIRST_HOLD) ncs_lanes_hold_end(&f->lanes); /* a first chunk that long: 4 MiB held */
+  if (!all && f->runs.nrun && !ncs_lanes_cut(&f->lanes) && !iv_grow(f, 2 * f->nraw)) {
+    f->ivlim = 2 * f->nraw; /* nothing can be committed yet (the first chunk): not merged either */
     return;
   }
-  int clip = f->iv_unsorted;
-  if (f->iv_unsorted) {
-    ncs_ivsort(f->iv, f->niv);
-    uint32_t out = 0;
-    for (uint32_t i = 1; i < f->niv; i++) {
-      if (f->iv[i][0] <= f->iv[out][1]) { if (f->iv[i][1] > f->iv[out][1]) f->iv[out][1] = f->iv[i][1]; continue; }
-      out++;
-      f->iv[out][0] = f->iv[i][0]; f->iv[out][1] = f->iv[i][1];
-    }
-    f->niv = out + 1;
-    f->iv_unsorted = 0;
-  } else if (f->open_s != OPEN_NONE) {
-    f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
-    f->niv++;
-  }
+  f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
+  f->niv++;
   f->open_s = OPEN_NONE;
   f->nraw = 0;
-  if (!f->niv) return;
+  if (f->runs.nrun) f->niv = ncs_ivruns_union(&f->runs, &f->iv, &f->ivcap, f->niv);
   uint32_t n = f->niv, ncommit = n;
   int forced = 0;
   if (!all) {
@@ -499,38 +489,28 @@ static void flush_iv(struct file_state *f, int all) {
     }
   }
   uint32_t keep = n - ncommit;
-  commit_iv(f, ncommit, clip);
+  commit_iv(f, ncommit, f->iv[0][0] < f->frontier); /* (starts increase: only a first part can be late) */
   if (forced) ncs_lanes_forced(&f->lanes, f->frontier);
   f->niv = 0;
   f->ivlim = 2 * keep > IV_CAP ? 2 * keep : IV_CAP; /* <= ivcap (above) */
   if (!keep) return;
   memmove(f->iv, f->iv + ncommit, keep * sizeof *f->iv);
   f->nraw = keep;
-  if (clip && f->iv[0][0] < f->frontier) { /* kept ones reach below the frontier: clipped when next flushed */
-    f->niv = keep;
-    f->iv_unsorted = 1;
-    return;
-  }
-  f->niv = keep - 1;
+  f->niv = keep - 1; /* one run (clipped when next flushed if it reaches below the frontier) */
   f->open_s = f->iv[keep - 1][0]; f->open_e = f->iv[keep - 1][1];
   f->open_foreign = f->open_s;
 }
-/* add_iv when [s, e) does not follow the open interval (or there is none) */
-static __attribute__((noinline)) void add_iv_unsorted(struct file_state *f, uint64_t s, uint64_t e) {
+/* add_iv when [s, e) starts before the open interval (a new run) or there is none */
+static __attribute__((noinline)) void add_iv_run(struct file_state *f, uint64_t s, uint64_t e) {
   note_last(f);
   struct ncs_lane *ln = &f->lanes.lane[f->lanes.cur];
   if (s > ln->last) ln->last = s;
-  if (f->open_s != OPEN_NONE) { /* it starts before the open one */
+  if (f->open_s != OPEN_NONE) {
     f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
     f->niv++;
-    f->open_s = OPEN_NONE;
-  } else if (!f->niv && !f->iv_unsorted && s >= f->frontier) { /* the buffer is empty */
-    f->open_s = s; f->open_e = e;
-    return;
+    ncs_ivruns_mark(&f->runs, f->niv);
   }
-  f->iv[f->niv][0] = s; f->iv[f->niv][1] = e;
-  f->niv++;
-  f->iv_unsorted = 1; /* sorted, merged and clipped when flushed */
+  f->open_s = s; f->open_e = e;
 }
 static inline __attribute__((always_inline)) void add_iv(struct file_state *f, uint64_t s, uint64_t e) {
   if (e <= s) return;
@@ -544,7 +524,7 @@ static inline __attribute__((always_inline)) void add_iv(struct file_state *f, u
     f->open_s = s; f->open_e = e;
     return;
   }
-  add_iv_unsorted(f, s, e);
+  add_iv_run(f, s, e);
 }
 
 /* The shape of (op, n, S), made on first use (its size row and histogram too: when memory
@@ -845,7 +825,7 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
  * it, without its tests. Any other call goes to p2_call_any (which does the same with the
  * common one). Over the run, the state the common case changes (the previous call shape,
  * the window, the open interval and the buffer's counts) is kept in locals: written back
- * before anything else reads it (lane_to, flush_iv, add_iv_unsorted, p2_call_any) and at the
+ * before anything else reads it (lane_to, flush_iv, add_iv_run, p2_call_any) and at the
  * end. A call of another thread than the current lane's switches lanes first (lane_to; the
  * lane's latest start is the open interval's, note_last). */
 static __attribute__((noinline)) void p2_calls(struct file_state *f, const struct ncs_call *c, size_t n) {
@@ -888,7 +868,7 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
       if (__builtin_expect(c->thread != f->lane_thread, 0)) { P2_SAVE_(); lane_to(f, c->thread); P2_LOAD_(); }
       if (__builtin_expect(!room, 0)) { P2_SAVE_(); flush_iv(f, 0); P2_LOAD_(); }
       room--;
-      if (s < open_s) { P2_SAVE_(); add_iv_unsorted(f, s, e); P2_LOAD_(); } /* (OPEN_NONE too) */
+      if (s < open_s) { P2_SAVE_(); add_iv_run(f, s, e); P2_LOAD_(); } /* (OPEN_NONE too) */
       else if (__builtin_expect(s > open_e, 1)) { (*iv)[0] = open_s; (*iv)[1] = open_e; iv++; open_s = s; open_e = e; }
       else open_e = e > open_e ? e : open_e;
     }
@@ -1002,7 +982,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->kw = (struct ncs_kwatch){0};
   f->starts_dropped = 0;
   f->gpu_mode = 0;
-  f->niv = 0; f->nraw = 0; f->iv_unsorted = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
+  f->niv = 0; f->nraw = 0; f->runs.nrun = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
   f->lanes = (struct ncs_lanes){.by_chunk = 1};
   f->lane_thread = 0; /* lane[0]'s: lane_to makes a lane at the first interval of any thread but 0 */
   f->open_foreign = OPEN_NONE;
@@ -1017,7 +997,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
 }
 static void fs_free(struct file_state *f) {
   free(f->sig); free(f->pend); free(f->pool); free(f->freeix); free(f->groups); free(f->gfreeix);
-  free(f->held); free(f->nranks); free(f->iv); ncs_starts_free(&f->starts);
+  free(f->held); free(f->nranks); free(f->iv); ncs_ivruns_free(&f->runs); ncs_starts_free(&f->starts);
   ncs_replay_free(f->rp);
   free(f);
 }
@@ -1310,6 +1290,7 @@ static void m_file_done(void *state, int file, const struct ncs_read_status *st)
     uint64_t (*p)[2] = realloc(f->iv, IV_CAP * sizeof *f->iv);
     if (p) { f->iv = p; f->ivcap = f->ivlim = IV_CAP; }
   }
+  ncs_ivruns_free(&f->runs); /* and no merge buffer */
   add_replays(f, file);
   fold_steps(f->r);
   fold_rows(f->r);

@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 
-#include "model/ivsort.h"
 
 /* Adds v = [s, e) clipped to the frontier to the committed length; v becomes the part
  * committed (s = e: none). */
@@ -28,33 +27,20 @@ static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
   return kept;
 }
 
-/* Sorts and merges the buffer; commits the merged intervals that end by the cut (ivunion.h),
+/* Merges the buffer's runs; commits the merged intervals that end by the cut (ivunion.h),
  * keeps the others; `all`: commits every one. When the kept ones fill more than half the
  * buffer it doubles (up to NCS_IVU_MAX); at that size (or without memory) the cut is (b) alone. */
 static void flush(struct ncs_ivu *u, int all) {
   if (!u->n) return;
   if (u->n >= NCS_LANES_FIRST_HOLD) ncs_lanes_hold_end(&u->lanes); /* a first chunk that long: 4 MiB held */
-  if (!all && u->unsorted && !ncs_lanes_cut(&u->lanes) && u->cap < NCS_IVU_MAX) {
+  if (!all && u->runs.nrun && !ncs_lanes_cut(&u->lanes) && u->cap < NCS_IVU_MAX) {
     uint64_t (*p)[2] = realloc(u->iv, 2 * (size_t)u->cap * sizeof *u->iv);
-    if (p) { u->iv = p; u->cap *= 2; return; } /* nothing can be committed yet: not sorted either */
+    if (p) { u->iv = p; u->cap *= 2; return; } /* nothing can be committed yet: not merged either */
   }
-  int merge = u->unsorted; /* else the buffer is sorted and merged already: ncs_ivu_add extends the
-                              last interval by one starting within it, appends one past its end */
-  if (merge) ncs_ivsort(u->iv, u->n);
-  u->unsorted = 0;
+  if (u->runs.nrun) u->n = ncs_ivruns_union(&u->runs, &u->iv, &u->cap, u->n);
   uint64_t slack = u->n > NCS_IVU_CAP / 2 ? u->iv[u->n - NCS_IVU_CAP / 2][0] : 0; /* cut (b) */
   uint64_t lanes = ncs_lanes_cut(&u->lanes), cut = all ? UINT64_MAX : lanes < slack ? lanes : slack;
-  uint32_t out = u->n - 1;
-  if (merge) {
-    out = 0;
-    for (uint32_t i = 1; i < u->n; i++) {
-      if (u->iv[i][0] <= u->iv[out][1]) { if (u->iv[i][1] > u->iv[out][1]) u->iv[out][1] = u->iv[i][1]; continue; }
-      out++;
-      u->iv[out][0] = u->iv[i][0];
-      u->iv[out][1] = u->iv[i][1];
-    }
-  }
-  u->n = commit_to(u, out + 1, cut);
+  u->n = commit_to(u, u->n, cut);
   if (all || u->n <= u->cap / 2) return;
   uint64_t (*p)[2] = u->cap < NCS_IVU_MAX ? realloc(u->iv, 2 * (size_t)u->cap * sizeof *u->iv) : NULL;
   if (p) { u->iv = p; u->cap *= 2; return; }
@@ -75,7 +61,11 @@ void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e) {
     return;
   }
   if (u->n == u->cap) flush(u, 0);
-  if (u->n && s < u->iv[u->n - 1][0]) u->unsorted = 1;
+  if (u->n && s >= u->iv[u->n - 1][0] && s <= u->iv[u->n - 1][1]) { /* within the latest: extends it */
+    if (e > u->iv[u->n - 1][1]) u->iv[u->n - 1][1] = e;
+    return;
+  }
+  if (u->n && s < u->iv[u->n - 1][0]) ncs_ivruns_mark(&u->runs, u->n); /* a new run */
   u->iv[u->n][0] = s;
   u->iv[u->n][1] = e;
   u->n++;
@@ -88,6 +78,8 @@ double ncs_ivu_total(struct ncs_ivu *u) {
 }
 
 void ncs_ivu_free(struct ncs_ivu *u) {
+  ncs_ivruns_free(&u->runs);
+  u->runs.nrun = 0;
   free(u->iv);
   u->iv = NULL;
   u->n = 0;

@@ -2,8 +2,9 @@
  *
  * Contract: ncs_ivu_add() each interval [s, e) (ns) with the trace thread it came from,
  * ncs_ivu_chunk() at each chunk end when the caller reads a trace (set by_chunk first:
- * ncs_ivu_by_chunk()), ncs_ivu_total() once after the last. Intervals are buffered, sorted and
- * merged when the buffer is full; the merged ones that end by the cut are committed, and a
+ * ncs_ivu_by_chunk()), ncs_ivu_total() once after the last. Intervals are buffered as runs
+ * (each in order, merged as it comes: a thread's batch) and the runs merged when the buffer is
+ * full (model/ivsort.h ncs_ivruns_union: one chain per thread, no sort); the merged ones that end by the cut are committed, and a
  * later interval's part before the committed frontier is not counted again. The cut is the
  * earlier of (a) the earliest of the threads' latest starts (model/ivlanes.h: a thread's
  * intervals come in order, one thread's batch after another's, so no interval still to come
@@ -31,15 +32,15 @@
 #include <stdint.h>
 
 #include "model/ivlanes.h"
+#include "model/ivsort.h"
 
 #define NCS_IVU_CAP 4096
 #define NCS_IVU_MAX (1u << 20)
 
 struct ncs_ivu {
-  uint64_t (*iv)[2];    /* [cap] buffered intervals */
+  uint64_t (*iv)[2];    /* [cap] buffered intervals: runs, each in order and merged as it came */
   uint32_t n, cap;
-  int unsorted;         /* an interval came before the one buffered last (0: the buffer is
-                           sorted and merged, no two touching) */
+  struct ncs_ivruns runs; /* where the runs start after the first (model/ivsort.h) */
   uint64_t frontier;    /* committed up to here */
   double total;         /* committed length */
   int nomem;
@@ -51,15 +52,15 @@ struct ncs_ivu {
 
 void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e);
 /* Adds [s, e) of `thread` (nothing when e <= s). Inline: the common case, an interval starting
- * within or after the latest one buffered, extends it (while they come in order) or follows
- * it (also when an earlier one came out of order: what ncs_ivu_add_slow does with room left). */
+ * within or after the latest one buffered, extends it or follows it in its run (what
+ * ncs_ivu_add_slow does with room left). */
 static inline void ncs_ivu_add(struct ncs_ivu *u, uint32_t thread, uint64_t s, uint64_t e) {
   if (e <= s) return;
   if (thread != u->lanes.lane[u->lanes.cur].thread) ncs_lanes_switch(&u->lanes, thread);
   struct ncs_lane *ln = &u->lanes.lane[u->lanes.cur];
   if (s > ln->last) ln->last = s;
   if (u->n && s >= u->iv[u->n - 1][0]) {
-    if (s <= u->iv[u->n - 1][1] && !u->unsorted) {
+    if (s <= u->iv[u->n - 1][1]) {
       if (e > u->iv[u->n - 1][1]) u->iv[u->n - 1][1] = e;
       return;
     }
