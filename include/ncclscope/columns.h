@@ -640,46 +640,81 @@ struct ncs_colr {
   struct ncs_colkey *tab;
 };
 
+/* ncs_col_unkey's loop over values q .. n-1, for nkey key fields and an end field (end 1) or
+ * not (0), both constants in each copy (the loops over the fields unrolled, their running
+ * values in registers): acc[r] is field kref[r]'s absolute value (a signed field's running
+ * sum, sgm[r] ~0; else the value itself) at the record before q. */
+static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x, const uint64_t *const *v, const uint64_t *sgm,
+                                                                     uint64_t *acc, uint64_t q, uint64_t n, uint32_t nkey,
+                                                                     uint32_t end, uint64_t sg, struct ncs_colkey *tab,
+                                                                     uint64_t *aprev, uint64_t *glast) {
+  enum { R = NCS_COLK_MAX_KEYS + 1 };
+  uint64_t ac[R] = {0}, sm[R] = {0}, ap = *aprev, gl = *glast;
+  const uint64_t *vr[R] = {0};
+  for (uint32_t r = 0; r < nkey + end; r++) { ac[r] = acc[r]; sm[r] = sgm[r]; vr[r] = v[r]; }
+  for (; q < n; q++) {
+    uint64_t eprev = end ? ac[nkey] : 0, h = 0, g = x[q];
+    for (uint32_t r = 0; r < nkey + end; r++) { /* signed: the running sum; else the value */
+      uint64_t w = vr[r][q];
+      ac[r] = ((ac[r] + (uint64_t)ncs_unzigzag(w)) & sm[r]) | (w & ~sm[r]);
+    }
+    if (nkey) {
+      for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, ac[r]);
+      struct ncs_colkey *e = &tab[h >> 56];
+      g += e->h == (h | 1) ? e->g : gl;
+      e->h = h | 1;
+      e->g = g;
+    }
+    uint64_t a = end ? g + ap + eprev : g;
+    gl = g;
+    x[q] = sg ? ncs_zigzag((int64_t)(a - ap)) : a;
+    ap = a;
+  }
+  for (uint32_t r = 0; r < nkey + end; r++) acc[r] = ac[r];
+  *aprev = ap;
+  *glast = gl;
+}
+
 /* A keyed column's block of n decoded values (ncs_col_decode left them unsigned, before the
  * key) turned into the rows' values; fc[j] is field j's column of the type, every one of them
  * decoded for the same block. FORMAT.md "Keyed columns". */
 static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc, uint64_t n) {
   enum { R = NCS_COLK_MAX_KEYS + 1 };
-  uint64_t *x = k->vals, acc[R], sgm[R], aprev = k->aprev, glast = k->glast;
-  const uint64_t *v[R];
-  uint32_t nref = k->nref, nkey = nref - (k->kend != 0);
-  uint64_t sg = (k->flags & NCS_COLF_SIGNED) != 0, krec = k->krec;
+  uint64_t *x = k->vals, acc[R] = {0}, sgm[R] = {0}, aprev = k->aprev, glast = k->glast;
+  const uint64_t *v[R] = {0};
+  uint32_t nref = k->nref, end = k->kend != 0, nkey = nref - end;
+  uint64_t sg = (k->flags & NCS_COLF_SIGNED) != 0, q = 0;
   struct ncs_colkey *tab = k->tab;
   for (uint32_t r = 0; r < nref; r++) { /* what it reads, hoisted out of the loop */
     v[r] = fc[k->kref[r]]->vals;
     sgm[r] = (fc[k->kref[r]]->flags & NCS_COLF_SIGNED) ? ~0ull : 0;
     acc[r] = k->kacc[r];
   }
-  for (uint64_t q = 0; q < n; q++) {
-    uint64_t eprev = k->kend ? acc[nkey] : 0, h = 0, g = x[q], a;
-    for (uint32_t r = 0; r < nref; r++) { /* signed: the running sum; else the value */
-      uint64_t w = v[r][q];
-      acc[r] = ((acc[r] + (uint64_t)ncs_unzigzag(w)) & sgm[r]) | (w & ~sgm[r]);
-    }
-    int first = k->kend && !krec++;
+  if (end && k->krec == 0 && n) { /* after an end field, the chunk's first record: gap 0, its value as is */
+    uint64_t h = 0;
+    for (uint32_t r = 0; r < nref; r++) acc[r] = ((acc[r] + (uint64_t)ncs_unzigzag(v[r][0])) & sgm[r]) | (v[r][0] & ~sgm[r]);
     if (nkey) {
       for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, acc[r]);
-      struct ncs_colkey *e = &tab[h >> 56];
-      g = first ? 0 : g + (e->h == (h | 1) ? e->g : glast);
-      e->h = h | 1;
-      e->g = g;
-    } else if (first) {
-      g = 0;
+      tab[h >> 56] = (struct ncs_colkey){h | 1, 0};
     }
-    a = first ? x[q] : k->kend ? g + aprev + eprev : g;
-    glast = g;
-    x[q] = sg ? ncs_zigzag((int64_t)(a - aprev)) : a;
+    uint64_t a = x[0];
+    glast = 0;
+    x[0] = sg ? ncs_zigzag((int64_t)(a - aprev)) : a;
     aprev = a;
+    q = 1;
+  }
+  k->krec += n;
+  switch (nkey * 2 + end) { /* nref = nkey + end <= NCS_COLK_MAX_KEYS + 1 (ncs_columns_begin) */
+#define NCS_UNKEY_(K, E) \
+  case K * 2 + E: ncs_col_unkey_loop(x, v, sgm, acc, q, n, K, E, sg, tab, &aprev, &glast); break;
+    NCS_UNKEY_(0, 1) NCS_UNKEY_(1, 0) NCS_UNKEY_(1, 1) NCS_UNKEY_(2, 0) NCS_UNKEY_(2, 1)
+    NCS_UNKEY_(3, 0) NCS_UNKEY_(3, 1) NCS_UNKEY_(4, 0) NCS_UNKEY_(4, 1)
+#undef NCS_UNKEY_
+  default: break; /* (no key and no end field: refused by ncs_columns_begin) */
   }
   for (uint32_t r = 0; r < nref; r++) k->kacc[r] = acc[r];
   k->aprev = aprev;
   k->glast = glast;
-  k->krec = krec;
 }
 
 /* ncs_col_decode's loop over codes q .. end-1 of a column of w (1..8) byte planes of
