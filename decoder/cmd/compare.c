@@ -693,6 +693,14 @@ int cmd_compare(int argc, char **argv) {
     printf("\nCommunication share: %.1f%% -> %.1f%% (%+.1f points; blocks of the window: %+.1f [%+.1f, %+.1f]) %s\n\n",
            sh[0], sh[1], sh[1] - sh[0], gsh.change_pct, gsh.lo_pct, gsh.hi_pct,
            share_regress ? "**regression**" : gsh.verdict == NCS_GATE_TOO_FEW ? "not enough to judge" : "");
+    for (int k = 0; k < ns; k++)
+      if (late_run(RS, k)) { /* as the text says it */
+        printf("Blocks of ");
+        ncs_text_escape(stdout, side[k], strlen(side[k]));
+        printf(" may be low by up to %.6f s: %llu intervals came after a rank's union was committed past their start "
+               "(%llu forced commits)\n\n", (double)RS[k]->late_ns / 1e9, (unsigned long long)RS[k]->late,
+               (unsigned long long)RS[k]->forced);
+      }
     printf("A figure regresses when its change is larger than its threshold with confidence (Hodges-Lehmann "
            "interval at %.4g%% wholly beyond it plus the runs' drift, %d figures judged): per-collective busbw drop > %.0f%%, time/call rise > "
            "%.0f%%, communication share rise > %.0f points; rows with < %ld calls or < %.0f%% of communication time "
