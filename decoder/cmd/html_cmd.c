@@ -178,7 +178,7 @@ int cmd_html(int argc, char **argv) {
   struct ncs_window_sum *win = malloc(sizeof *win);
   if (win && !ncs_window_sum(L.win, win)) { free(win); win = NULL; }
   struct ncs_html_page page = {J, doctor ? &doc : NULL, doctor_ran, L.hang, doctor_ran ? &h : NULL,
-                               steps.f ? &steps : NULL, L.lanes, win, cost, L.cs, L.comm_s};
+                               steps.f ? &steps : NULL, L.lanes, win, cost, L.cs, L.comm_s, L.comm};
   int werr = ncs_html_write(f, &page) != 0;
   free(win);
   if (f != stdout && fclose(f) != 0) werr = 1;

@@ -38,6 +38,7 @@
 #include "render/doctor_render.h"
 #include "render/svg.h"
 #include "render/gpu_lanes.h"
+#include "model/ivunion.h"
 #include "model/topo.h"
 #include "model/rules.h"
 
@@ -297,6 +298,18 @@ static void sec_share(FILE *f, const struct ncs_html_page *p) {
   if (o && mark && rk && v) {
     for (int k = 0; k < n; k++) { v[k] = 100.0 * rank_share(p, o[k], NULL, NULL); rk[k] = J->r[o[k]].rank; }
     rank_picture(f, v, rk, mark, n, "%", 1.0); /* a share within 1 point of the median is no outlier */
+  }
+  for (int k = 0; o && k < n; k++) { /* the share may be low: its union counted late intervals */
+    int i = o[k];
+    uint64_t late = 0, late_ns = 0;
+    if (d && d->n == J->n) { late = d->f[i]->comm_late; late_ns = d->f[i]->comm_late_ns; }
+    else if (p->comm_u) { late = p->comm_u[i].late; late_ns = p->comm_u[i].late_ns; }
+    if (!late) continue;
+    double comm;
+    rank_share(p, i, &comm, NULL);
+    fprintf(f, "<p class=\"bad\">rank %d: comm share may be low by up to %.6f s (comm s %.9f): %llu interval%s came "
+               "after the union was committed past their start (docs/METRICS.md \"Communication time\")</p>\n",
+            J->r[i].rank, (double)late_ns / 1e9, comm, (unsigned long long)late, late == 1 ? "" : "s");
   }
   sec_close(f);
   free(o); free(mark); free(rk); free(v);

@@ -30,6 +30,7 @@ struct ncs_html_page {
   const struct ncs_callsites *sites;   /* the call sites, finished (analysis/callsites.h), NULL none */
   const double *comm_s;          /* [J->n] with doc NULL: each file's communication union, s
                                     (per calling thread, model/ivunion.h); NULL none */
+  const struct ncs_ivu *comm_u;  /* [J->n] with comm_s: those unions, for their late intervals */
 };
 
 int ncs_html_write(FILE *f, const struct ncs_html_page *p);
