@@ -41,7 +41,7 @@ check "ground truth Send: 3 calls, 24576 floats" grep -q '"Send": {"calls": 3, "
 check "ground truth GroupStart/GroupEnd counted" grep -q '"GroupEnd": {"calls": 3, "count": 0, "bytes": 0}' "$g"
 check "ground truth: only rank 0 called GetUniqueId" \
   sh -c "grep -q GetUniqueId '$T/gt/truth-rank0.json' && ! grep -q GetUniqueId '$g'"
-# modelled comm per step at 20 us + 2 GB/s on 4 ranks, from the busbw factors of FIGURES.md:
+# modelled comm per step at 20 us + 2 GB/s on 4 ranks, from the busbw factors of docs/REFERENCE-FIGURES.md:
 # all-reduce 1.5*(262144+65536+16384+65536) B = 307200 ns, all-gather and reduce-scatter
 # 0.75*65536 B = 24576 ns each, broadcast 16384 B = 8192 ns, p2p 32768 B = 16384 ns,
 # plus 8 latencies of 20 us  ->  380928 + 160000 = 540928 ns

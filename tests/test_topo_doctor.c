@@ -231,7 +231,7 @@ static int fired(const char *id) {
   return strstr(outbuf, pat) != NULL;
 }
 
-/* A healthy 8-GPU NVSwitch box (H100, NV18, P2P/CUMEM at 370 GB/s busbw, FIGURES.md). */
+/* A healthy 8-GPU NVSwitch box (H100, NV18, P2P/CUMEM at 370 GB/s busbw, docs/REFERENCE-FIGURES.md). */
 static const struct scen healthy = { "healthy-nv18", 8, 1, "NVIDIA H100 80GB HBM3", 18, NCS_REL_SYS, "P2P/CUMEM", "NET/IB/0/GDRDMA",
                                      "2.28.9", NULL, NULL, 370.0, 0.3, 0, 0 };
 
@@ -285,8 +285,8 @@ static void verdicts(void) {
   /* low-busbw: NV18 P2P at 40 GB/s (< 25% of 450) */
   s = healthy; s.busbw = 40;
   rc = run_doctor(&s, 0);
-  CHECK(rc == 1 && fired("low-busbw") && strstr(outbuf, "FIGURES.md") && strstr(outbuf, "450.0"),
-        "NV18 at 40 GB/s busbw: low-busbw fires and cites FIGURES.md");
+  CHECK(rc == 1 && fired("low-busbw") && strstr(outbuf, "docs/REFERENCE-FIGURES.md") && strstr(outbuf, "450.0"),
+        "NV18 at 40 GB/s busbw: low-busbw fires and cites docs/REFERENCE-FIGURES.md");
   s = healthy; s.busbw = 200;
   rc = run_doctor(&s, 0);
   CHECK(!fired("low-busbw"), "NV18 at 200 GB/s: low-busbw silent");
@@ -373,7 +373,7 @@ static void topo_roundtrip(void) {
         "NCCL busId 1a000 maps to NVML bus id 00000000:1A:00.0");
   const char *why;
   double pk = ncs_topo_peak_gbps(&t, 1, 3, &why);
-  CHECK(pk == 300.0, "NV12 peak is 300 GB/s (A100, FIGURES.md) got %.1f", pk);
+  CHECK(pk == 300.0, "NV12 peak is 300 GB/s (A100, docs/REFERENCE-FIGURES.md) got %.1f", pk);
   /* a body cut in the middle of a string is damage, not a crash; a short body reads as defaults */
   struct ncs_rbuf r;
   struct ncs_topo_gpu g2;
