@@ -18,8 +18,16 @@ struct ncs_median {
   struct ncs_hist *h;        /* once n > cap */
   int failed;                /* out of memory: no median */
 };
-/* 0, or -1 when out of memory (the median is then unknown: ncs_median_get returns -1). */
-int ncs_median_add(struct ncs_median *m, uint64_t x);
+/* 0, or -1 when out of memory (the median is then unknown: ncs_median_get returns -1). The
+ * common cases inline (a value kept in room there is, or counted in the histogram); the rest in
+ * ncs_median_add_slow. */
+int ncs_median_add_slow(struct ncs_median *m, uint64_t x);
+static inline int ncs_median_add(struct ncs_median *m, uint64_t x) {
+  if (m->failed) return -1;
+  if (m->n < m->capv) { m->v[m->n++] = x; return 0; }
+  if (m->h) { m->n++; ncs_hist_add(m->h, x); return 0; }
+  return ncs_median_add_slow(m, x);
+}
 /* 0 and the median in *out; 1 when it came from the histogram (approximate); -1 with no value
  * or after running out of memory. Sorts the kept values. */
 int ncs_median_get(struct ncs_median *m, uint64_t *out);

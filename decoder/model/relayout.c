@@ -277,7 +277,8 @@ static int sev_before(const struct sev *x, const struct sev *y) {
   return x->sub < y->sub;
 }
 struct sheap { struct sev *h; size_t n, cap; };
-static int sheap_push(struct sheap *q, struct sev e) {
+static inline __attribute__((always_inline)) int sheap_push(struct sheap *q, struct sev e) {
+  if (!q->n && q->cap) { q->h[0] = e; q->n = 1; return 0; } /* mostly: kernels one after another */
   if (q->n == q->cap) {
     size_t c = q->cap ? q->cap * 2 : 64;
     struct sev *h = realloc(q->h, c * sizeof *h);
@@ -290,7 +291,8 @@ static int sheap_push(struct sheap *q, struct sev e) {
   q->h[j] = e;
   return 0;
 }
-static struct sev sheap_pop(struct sheap *q) {
+static inline __attribute__((always_inline)) struct sev sheap_pop(struct sheap *q) {
+  if (q->n == 1) { q->n = 0; return q->h[0]; }
   struct sev top = q->h[0], last = q->h[--q->n];
   size_t j = 0;
   for (;;) {
@@ -379,7 +381,11 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
     else if (ev.what == -2) {
       ncomm--;
       for (int a = 0; a < nact; a++)
-        if (act[a] == ev.i) { memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act); nact--; break; }
+        if (act[a] == ev.i) {
+          if (a + 1 < nact) memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act);
+          nact--;
+          break;
+        }
     }
   }
   if (B > t) split_segment(rl, x, o, t, B, ncomp, nact, act);
