@@ -107,7 +107,11 @@ else
     || fail "rings idle: an idle thread's ring still holds $rss KiB resident after 30 s (> 2048)"
   [ "$blk" -ge 0 ] && [ "$blk" -le 2048 ] && pass "rings idle: an idle ring keeps $blk KiB of blocks in the rings file${shm:+ (on ${shm%/*})} (<= 2048)" \
     || fail "rings idle: an idle ring still holds $blk KiB of blocks in the rings file (> 2048)"
-  check_eq "rings idle, then kill -9: every returned call is in the trace" 400000 "$(calls "$f" AllReduce)"
+  # a tight loop on a loaded machine may fill a ring while the writer is off the CPU: those
+  # calls are counted as dropped (DROP records), not lost
+  got=$(calls "$f" AllReduce) dr=$(dropped "$f")
+  check_eq "rings idle, then kill -9: every returned call is in the trace or counted as dropped ($got + $dr)" \
+    400000 "$((got + dr))"
   check_eq "rings idle, then kill -9: init calls too" 2 "$(calls "$f" CommInitRank)"
 fi
 
@@ -269,8 +273,11 @@ print(b,r,a)' "$f")
     [ $((got + dr)) -ge "$n" ] && [ $((got + dr)) -le $((n + 1)) ] &&
       pass "rings fast loop killed ($k): the $n returned calls are in the trace ($got, $dr counted as dropped)" ||
       fail "rings fast loop killed ($k): $n calls returned, $got in the trace, $dr counted as dropped"
-    check_eq "rings fast loop killed ($k): tcall 3..$((got + dr + 2)), no repeat, a gap only for a dropped call" \
-      "$got 3 $((got + dr + 2))" "$distinct $first $last"
+    # the tcalls missing between the first and the last in the trace are at most the dropped
+    # ones (dropped calls may also be the last ones made before the kill)
+    gap=$((last - 2 - got))
+    check_eq "rings fast loop killed ($k): tcalls from 3, no repeat, a gap only for a dropped call (to $last, $gap missing, $dr dropped)" \
+      "$got 3 1" "$distinct $first $([ "$gap" -ge 0 ] && [ "$gap" -le "$dr" ] && echo 1 || echo 0)"
   done
 else
   fail "rings: stub NCCL builds: $(head -3 "$T/stub.err")"
