@@ -21,6 +21,24 @@ static void commit(struct ncs_ivu *u, uint64_t *v) {
  * at the front. */
 static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
   uint32_t i = 0, kept = 0;
+  if (n && u->total < 0x1p52 && u->iv[n - 1][1] - (u->iv[0][0] < u->frontier ? u->iv[0][0] : u->frontier) < (1ull << 52)) {
+    /* every sum below 2^53 ns: the lengths added as integers, then once, give the bits the
+     * double additions one by one give (the ends increase: the last bounds the sum) */
+    uint64_t fr = u->frontier, sum = 0;
+    for (; i < n && u->iv[i][1] <= cut; i++) {
+      uint64_t *v = u->iv[i];
+      if (v[0] < fr) { /* as commit() */
+        u->late++;
+        u->late_ns += (v[1] < fr ? v[1] : fr) - v[0];
+        v[0] = v[1] < fr ? v[1] : fr;
+      }
+      if (v[1] <= v[0]) continue;
+      sum += v[1] - v[0];
+      fr = v[1];
+    }
+    u->total += (double)sum;
+    u->frontier = fr;
+  }
   for (; i < n && u->iv[i][1] <= cut; i++) commit(u, u->iv[i]);
   if (i && u->sink) u->sink(u->sink_ctx, (const uint64_t (*)[2])u->iv, i);
   for (; i < n; i++, kept++) { u->iv[kept][0] = u->iv[i][0]; u->iv[kept][1] = u->iv[i][1]; }
