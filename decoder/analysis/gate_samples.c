@@ -15,9 +15,11 @@
 /* job-clock ns (signed) to the union's unsigned ns and back, order kept */
 #define TO_U(t) ncs_ivu_of_signed(t)
 #define TO_S(u) ncs_ivu_to_signed(u)
+/* a call's time in us, from its ns */
+#define US(ns) ((double)(ns) / 1e3)
 
 /* A collective call waiting in its file's batch for the shared windows (ncs_gsamples_flush). */
-struct gs_pend { uint64_t comm_id, seq, idx; int64_t start; double bw, t; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
+struct gs_pend { uint64_t comm_id, seq, idx; int64_t start, ns; double bw; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
 #define PEND_MAX 128
 
 struct ncs_gs_file {
@@ -38,10 +40,11 @@ struct ncs_gs_file {
 };
 
 /* A collective whose ranks are still coming in: the quickest call so far (its busbw GB/s and
- * time us; their logarithms are taken when it becomes a sample). seen 0: no collective open at
- * that seq. */
+ * time in ns; the time in us and the logarithms are taken when it becomes a sample: ns orders
+ * the calls as us would, without a division a call). seen 0: no collective open at that seq. */
 struct ncs_gs_open {
-  double bw, t;
+  double bw;
+  int64_t ns;
   int64_t start;  /* the earliest start of its ranks' calls: the collective's time */
   int file;       /* the file of the quickest call (ties: the lowest file) */
   uint32_t seen, nranks;
@@ -298,7 +301,7 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
     struct ncs_gs_comm *c = &g->comm[ord ? ord[k] : k];
     for (uint64_t s = c->lo; s < c->hi; s++) {
       const struct ncs_gs_open *o = &c->e[s & (c->cap - 1)];
-      if (o->seen) row_add(g, o->op, o->bucket, o->bw, o->t, o->start, key_coll(c->comm_id, s));
+      if (o->seen) row_add(g, o->op, o->bucket, o->bw, US(o->ns), o->start, key_coll(c->comm_id, s));
     }
   }
   free(ord);
@@ -317,20 +320,20 @@ static void take_call(struct ncs_gsamples *g, const struct gs_pend *x) {
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
-    row_add(g, x->op, x->bucket, x->bw, x->t, x->start, key_call(x->file, x->idx));
+    row_add(g, x->op, x->bucket, x->bw, US(x->ns), x->start, key_call(x->file, x->idx));
     return;
   }
   if (!o->seen) {
-    o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bw = x->bw; o->t = x->t; o->gpu = x->gpu;
+    o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bw = x->bw; o->ns = x->ns; o->gpu = x->gpu;
     o->start = x->start; o->file = x->file;
   } else {
     if (x->start < o->start) o->start = x->start;
-    if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && (x->t < o->t || (x->t == o->t && x->file < o->file)))) {
-      o->bw = x->bw; o->t = x->t; o->gpu = x->gpu; o->file = x->file; /* the rank that waited least */
+    if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && (x->ns < o->ns || (x->ns == o->ns && x->file < o->file)))) {
+      o->bw = x->bw; o->ns = x->ns; o->gpu = x->gpu; o->file = x->file; /* the rank that waited least */
     }
   }
   if (++o->seen >= o->nranks) {
-    row_add(g, o->op, o->bucket, o->bw, o->t, o->start, key_coll(x->comm_id, x->seq));
+    row_add(g, o->op, o->bucket, o->bw, US(o->ns), o->start, key_coll(x->comm_id, x->seq));
     open_del(g, cm, o);
   }
 }
@@ -371,7 +374,7 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
    * before its narrow fields' stores had landed (a store-forwarding stall on every call) */
   struct gs_pend one, *x = f ? &f->pend[f->npend] : &one;
   x->comm_id = e->comm_id; x->seq = c->seq; x->idx = idx; x->start = e->start;
-  x->bw = e->busbw_gbps; x->t = (double)(e->end - e->start) / 1e3; x->file = file;
+  x->bw = e->busbw_gbps; x->ns = e->end - e->start; x->file = file;
   x->nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1;
   x->op = (uint16_t)c->op; x->bucket = (uint8_t)e->bucket; x->gpu = (uint8_t)e->has_gpu;
   if (!f) { /* no file state (not attached: out of memory): taken at once */

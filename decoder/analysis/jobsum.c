@@ -32,6 +32,8 @@ struct lcomm { uint64_t comm_id; int rank, nranks; unsigned mask, tmask_stream; 
  * those seen so far in the stream, for the calls' events; rule: ncs_rule_ops of nranks, made
  * once per communicator instead of a division and two switches a call */
 
+#define MEMO 32
+#define MEMO_FULL 24
 struct sum;
 struct sfile {                /* one file's summary state */
   struct sum *S;
@@ -48,8 +50,15 @@ struct sfile {                /* one file's summary state */
   struct ncs_strag_arrival *batch; /* arrivals for the straggler engine, handed over at the end
                                       of each chunk (then freed: only files being read hold one) */
   size_t nbatch;
-  struct { uint64_t comm_id; uint32_t key; int idx; } row[16]; /* rows found lately, by (op,
-                                      bucket) hash: key (op << 8 | bucket) + 1, 0 empty; idx in r->ops */
+  struct sizememo {                /* what the calls of one (communicator index, op, datatype,
+                                      count) come to, made at the first: a job calls few sizes */
+    uint64_t count, bytes;
+    uint32_t comm, op, datatype;
+    int bucket, idx;               /* idx in r->ops, -1 empty (no row: out of memory) */
+    double bb, steps;
+  } memo[MEMO];                    /* open addressing by (op, count), at most MEMO_FULL used (then
+                                      emptied); emptied by every COMM record */
+  int nmemo;
 };
 #define BATCH 512
 
@@ -162,6 +171,32 @@ static void batch_flush(struct sfile *f) {
   f->batch = NULL;
 }
 
+static void memo_clear(struct sfile *f) {
+  for (int i = 0; i < MEMO; i++) f->memo[i].idx = -1;
+  f->nmemo = 0;
+}
+
+/* What a call of c's (communicator index, op, datatype, count) comes to, into a new entry of the
+ * memo: its bytes, bus bytes (ncs_rule_busbytes), steps, size bucket and row (idx -1: none, out
+ * of memory, and the entry stays empty). Returns the entry. */
+__attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint32_t h, const struct ncs_call *c,
+                                                           const struct lcomm *lc, int nranks) {
+  struct ncs_jrank *r = f->r;
+  if (f->nmemo >= MEMO_FULL) memo_clear(f);
+  struct sizememo *m = &f->memo[h];
+  while (m->idx >= 0) m = &f->memo[h = (h + 1) & (MEMO - 1)];
+  const struct ncs_rule_op *ru = &(lc ? lc->rule : f->S->rule0)[c->op]; /* op < NCS_OP_LIMIT: its kind is known */
+  double S = ncs_rule_S(c->op, c->count, c->datatype, nranks);
+  int bucket = ncs_job_bucket(S);
+  uint64_t comm_id = lc ? lc->comm_id : 0;
+  struct ncs_opstat *st = opstat(r, c->op, bucket, comm_id);
+  *m = (struct sizememo){.count = c->count, .bytes = ncs_rule_bytes(c->count, c->datatype), .comm = c->comm, .op = c->op,
+                         .datatype = c->datatype, .bucket = bucket, .idx = st ? (int)(st - r->ops) : -1,
+                         .bb = ru->fac > 0 ? S * ru->fac : 0, .steps = ru->steps};
+  f->nmemo += st != NULL;
+  return m;
+}
+
 /* A call on the job clock (the loader's aligned hook). */
 static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   struct sfile *f = &((struct sum *)ctx)->f[file];
@@ -179,21 +214,18 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   if (e < s) e = s;
   if (a->has_gpu) r->gpu_calls++;
   f->coll_calls++;
-  uint64_t bytes = ncs_rule_bytes(c->count, c->datatype);
-  const struct ncs_rule_op *ru = &(lc ? lc->rule : f->S->rule0)[c->op]; /* op < NCS_OP_LIMIT: its kind is known */
-  double S = ncs_rule_S(c->op, c->count, c->datatype, nranks);
-  double bb = ru->fac > 0 ? S * ru->fac : 0; /* ncs_rule_busbytes */
   double dt = (double)(e - s) / 1e9;
-  int bucket = ncs_job_bucket(S);
-  uint64_t comm_id = lc ? lc->comm_id : 0;
-  uint32_t key = (c->op << 8 | (uint32_t)bucket) + 1, h = (c->op * 7u + (uint32_t)bucket) & 15;
-  struct ncs_opstat *st;
-  if (f->row[h].key == key && f->row[h].comm_id == comm_id) st = &r->ops[f->row[h].idx];
-  else if ((st = opstat(r, c->op, bucket, comm_id))) {
-    f->row[h].key = key; f->row[h].comm_id = comm_id; f->row[h].idx = (int)(st - r->ops);
-  }
+  uint32_t h = (uint32_t)((c->count ^ (uint64_t)c->op << 56) * 0x9e3779b97f4a7c15ull >> 59);
+  struct sizememo *m = &f->memo[h];
+  while (m->idx >= 0 && (m->count != c->count || m->op != c->op || m->comm != c->comm || m->datatype != c->datatype))
+    m = &f->memo[h = (h + 1) & (MEMO - 1)];
+  if (m->idx < 0) m = size_row(f, h, c, lc, nranks);
+  struct ncs_opstat *st = m->idx >= 0 ? &r->ops[m->idx] : NULL;
+  uint64_t bytes = m->bytes;
+  double bb = m->bb;
+  int bucket = m->bucket;
   if (st) {
-    st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb; st->steps += ru->steps;
+    st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb; st->steps += m->steps;
     if (dt > st->max_s) st->max_s = dt;
   }
   if (!f->have_first || a->enter < r->t_first) r->t_first = a->enter;
@@ -251,6 +283,7 @@ static int v_comm(void *ctx, const struct ncs_comm *c) {
     f->comms = p; f->ncomms = n;
   }
   struct lcomm *lc = &f->comms[c->comm];
+  memo_clear(f); /* a communicator's ranks (its calls' bus bytes and bucket) may change */
   if (c->nranks < 1) return 0;
   /* a second COMM record for the index completes a non-blocking init (FORMAT.md) */
   int update = lc->nranks > 0 && lc->comm_id == c->comm_id;
@@ -466,6 +499,7 @@ int ncs_jobsum_load(int nfiles, char **files, const struct ncs_load_opts *o, con
     J->r[i].path = files[i];
     J->r[i].rank = -1;
     S.f[i] = (struct sfile){.S = &S, .file = i, .r = &J->r[i]};
+    memo_clear(&S.f[i]);
   }
   struct ncs_load_opts lo = {.ctx = &S, .file_visitor = s_file_visitor, .file_done = s_file_done,
                              .aligned = s_aligned, .file_clock = s_file_clock};
