@@ -657,23 +657,38 @@ static inline __attribute__((always_inline)) void ncs_call_run_apply(const struc
   tc.t_exit = b;
   NCS_FIELDS_call(NCS_RA_)
 }
+/* ncs_get_varint, with its one- and two-byte cases (a CALL_RUN's changes) in line */
+static inline __attribute__((always_inline)) int ncs_get_varint_short(const uint8_t **pp, const uint8_t *e, uint64_t *out) {
+  const uint8_t *p = *pp;
+  if (__builtin_expect(e - p >= 2, 1)) {
+    if (p[0] < 0x80) { *out = p[0]; *pp = p + 1; return 0; }
+    if (p[1] < 0x80) { *out = (p[0] & 0x7fu) | (uint64_t)p[1] << 7; *pp = p + 2; return 0; }
+  }
+  return ncs_get_varint(pp, e, out);
+}
 /* Decodes the elements of the CALL_RUN body [*pp, e) into x[0 ..), at most max of them, with
  * the template t and the chunk's delta state d (moved on as by the CALL rows they stand for).
  * Returns how many, *pp moved past them (at e when the body is done); -1 when the body is
  * damaged (no template, empty, a pair cut short or a varint over 10 bytes), d then moved by
- * the elements before. Call it again while *pp < e. */
+ * the elements before. Call it again while *pp < e. The delta state is a local copy during
+ * the loop (x's stores cannot alias it). */
 static inline long ncs_dec_call_run(const uint8_t **pp, const uint8_t *e, const struct ncs_call_tmpl *t,
                                     struct ncs_call_delta *d, struct ncs_call *x, size_t max) {
   const uint8_t *p = *pp;
   if (!t->valid || p >= e) return -1; /* no template, or an empty body */
+  struct ncs_delta_call s = d->call;
   size_t n = 0;
+  long ret = -1;
   for (; n < max && p < e; n++) {
     uint64_t a, b;
-    if (ncs_get_varint(&p, e, &a) || ncs_get_varint(&p, e, &b)) return -1;
-    ncs_call_run_apply(&t->c, (uint64_t)ncs_unzigzag(a), (uint64_t)ncs_unzigzag(b), &d->call, &x[n]);
+    if (ncs_get_varint_short(&p, e, &a) || ncs_get_varint_short(&p, e, &b)) goto out;
+    ncs_call_run_apply(&t->c, (uint64_t)ncs_unzigzag(a), (uint64_t)ncs_unzigzag(b), &s, &x[n]);
   }
   *pp = p;
-  return (long)n;
+  ret = (long)n;
+out:
+  d->call = s;
+  return ret;
 }
 
 /* PROFILE and PROFILE_ID (format 3.1) into each other. A name's id is 1 + its place in
