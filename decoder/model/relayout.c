@@ -1,6 +1,7 @@
 /* relayout.c — laying a job's GPU timelines out again with changed kernels (relayout.h). */
 #include "model/relayout.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,27 +112,29 @@ double ncs_rl_observed_step(const struct ncs_rl *rl, int r) {
 struct run {
   const struct ncs_rl *rl;
   const struct ncs_rl_change *c;
-  double **ns, **ne;   /* new start and end per rank and kernel; ne < 0: not yet known */
+  double **t;          /* per rank and kernel, one slot: its new end once known (sign bit
+                          clear), else minus its new start (sign bit set; until laid out, its
+                          observed start); a start is no longer read once the end is known */
   double **dur;        /* fix_rank's compute kernels' lengths (the others': as traced); NULL
                           for every other rank */
 };
 
 static double end_of(struct run *w, int r, size_t i) {
-  if (w->ne[r][i] >= 0) return w->ne[r][i];
+  if (!signbit(w->t[r][i])) return w->t[r][i];
   const struct ncs_rl_rank *x = &w->rl->r[r];
   const struct ncs_rl_dep *d = &x->dep[i];
-  double arrive = w->ns[r][i];
+  double arrive = -w->t[r][i];
   for (int p = 0; w->rl->synced && p < w->rl->nr; p++) {
-    double s = w->ns[p][w->rl->r[p].unit[d->u]];
+    double s = -w->t[p][w->rl->r[p].unit[d->u]]; /* (one collective: every rank's end unknown) */
     if (s > arrive) arrive = s;
   }
   double t = x->transfer[d->u];
   if (w->c && w->c->nccl_ns) t = w->c->nccl_ns(w->c->ctx, &x->size[x->k[i].info & NCS_RL_SIZE], t);
   double e = arrive + (t > 0 ? t : 0);
   if (w->rl->synced) /* one collective, one end on every rank */
-    for (int p = 0; p < w->rl->nr; p++) w->ne[p][w->rl->r[p].unit[d->u]] = e;
+    for (int p = 0; p < w->rl->nr; p++) w->t[p][w->rl->r[p].unit[d->u]] = e;
   else
-    w->ne[r][i] = e;
+    w->t[r][i] = e;
   return e;
 }
 
@@ -191,21 +194,18 @@ out:
 }
 
 int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *step) {
-  struct run w = {rl, c, NULL, NULL, NULL};
+  struct run w = {rl, c, NULL, NULL};
   struct rhead *g = NULL;
   int rc = -1;
-  if (!(w.ns = calloc((size_t)rl->nr, sizeof *w.ns)) || !(w.ne = calloc((size_t)rl->nr, sizeof *w.ne)) ||
-      !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)))
+  if (!(w.t = calloc((size_t)rl->nr, sizeof *w.t)) || !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)))
     goto out;
   for (int r = 0; r < rl->nr; r++) {
     size_t n = rl->r[r].n ? rl->r[r].n : 1;
     int fixed = c && c->fix_rank == r;
-    if (!(w.ns[r] = malloc(n * sizeof **w.ns)) || !(w.ne[r] = malloc(n * sizeof **w.ne)) ||
-        (fixed && !(w.dur[r] = malloc(n * sizeof **w.dur))))
+    if (!(w.t[r] = malloc(n * sizeof **w.t)) || (fixed && !(w.dur[r] = malloc(n * sizeof **w.dur))))
       goto out;
     for (size_t i = 0; i < rl->r[r].n; i++) {
-      w.ne[r][i] = -1;
-      w.ns[r][i] = (double)rl->r[r].k[i].start; /* until laid out */
+      w.t[r][i] = -(double)rl->r[r].k[i].start; /* until laid out */
       if (fixed) w.dur[r][i] = (double)(rl->r[r].k[i].end - rl->r[r].k[i].start);
     }
   }
@@ -224,9 +224,11 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
     double u = d->kind == DEP_ABS ? (double)rl->r[r].k[i].start
              : d->kind == DEP_EVENT ? end_of(&w, r, d->q)
              : d->kind == DEP_GAP ? end_of(&w, r, d->q) + ((double)rl->r[r].k[i].start - (double)rl->r[r].k[d->q].end) : 0;
-    w.ns[r][i] = t > u ? t : u;
+    double ns = t > u ? t : u; /* >= 0 */
     if (!ncs_rl_nccl(&rl->r[r].k[i]))
-      w.ne[r][i] = w.ns[r][i] + (w.dur[r] ? w.dur[r][i] : (double)(rl->r[r].k[i].end - rl->r[r].k[i].start));
+      w.t[r][i] = ns + (w.dur[r] ? w.dur[r][i] : (double)(rl->r[r].k[i].end - rl->r[r].k[i].start));
+    else if (signbit(w.t[r][i])) /* (an end found already, for another rank's kernel, stays) */
+      w.t[r][i] = -ns;
     if (i + 1 < rl->r[r].n) g[0] = (struct rhead){rl->r[r].k[i + 1].start, r, i + 1};
     else g[0] = g[--m];
     if (m) rhead_down(g, m, 0);
@@ -239,12 +241,10 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
   rc = 0;
 out:
   for (int r = 0; r < rl->nr; r++) {
-    if (w.ns) free(w.ns[r]);
-    if (w.ne) free(w.ne[r]);
+    if (w.t) free(w.t[r]);
     if (w.dur) free(w.dur[r]);
   }
-  free(w.ns);
-  free(w.ne);
+  free(w.t);
   free(w.dur);
   free(g);
   return rc;

@@ -16,8 +16,8 @@
  * hid behind its own stream's work (it never bound there; where faster communication would
  * expose it, the prediction is optimistic). Memory: 24 bytes per kernel owned by the caller
  * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 16 by
- * ncs_rl (deps and units, 8 more per NCCL kernel; freed by ncs_rl_free), 16 during ncs_rl_run
- * (new times; 24 for the rank whose compute it fixes); ncs_rl_split holds only the kernels
+ * ncs_rl (deps and units, 8 more per NCCL kernel; freed by ncs_rl_free), 8 during ncs_rl_run
+ * (a new time; 16 for the rank whose compute it fixes); ncs_rl_split holds only the kernels
  * running at once. At most 2^28 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
 #ifndef NCS_RELAYOUT_H
 #define NCS_RELAYOUT_H
