@@ -194,7 +194,7 @@ struct file_state {
   uint32_t ivcap, ivlim;      /* ivlim: nraw at which it is flushed next (flush_iv) */
   uint32_t niv, nraw;         /* the interval buffer (flush_iv) */
   uint32_t iv_thread;         /* the thread of the intervals being accounted (add_iv) */
-  uint32_t lane_thread;       /* lanes.lane[lanes.cur].thread (lane_to) */
+  uint32_t lane_thread;       /* ncs_lane_at(&lanes, lanes.cur)->thread (lane_to) */
   uint64_t open_foreign;      /* an open_s the current lane did not start (note_last) */
   struct ncs_lanes lanes;     /* the threads' latest starts (model/ivlanes.h) */
   struct ncs_ivruns runs;     /* where iv's runs start (model/ivsort.h) */
@@ -441,14 +441,14 @@ static void commit_iv(struct file_state *f, uint32_t n, int clip) {
  * thread's (an interval merged into it leaves the lane's latest start lower: the cut only
  * lower). */
 static inline void note_last(struct file_state *f) {
-  struct ncs_lane *ln = &f->lanes.lane[f->lanes.cur];
+  struct ncs_lane *ln = ncs_lane_at(&f->lanes, f->lanes.cur);
   if (f->open_s != OPEN_NONE && f->open_s != f->open_foreign && f->open_s > ln->last) ln->last = f->open_s;
 }
 /* The intervals that follow are thread's. */
 static __attribute__((noinline)) void lane_to(struct file_state *f, uint32_t thread) {
   note_last(f);
   ncs_lanes_switch(&f->lanes, thread);
-  f->lane_thread = f->lanes.lane[f->lanes.cur].thread;
+  f->lane_thread = ncs_lane_at(&f->lanes, f->lanes.cur)->thread;
   f->open_foreign = f->open_s;
 }
 /* More room for the buffer: ivcap at least `want`, up to IV_MAX; 0, or -1 (unchanged). */
@@ -503,7 +503,7 @@ static void flush_iv(struct file_state *f, int all) {
 /* add_iv when [s, e) starts before the open interval (a new run) or there is none */
 static __attribute__((noinline)) void add_iv_run(struct file_state *f, uint64_t s, uint64_t e) {
   note_last(f);
-  struct ncs_lane *ln = &f->lanes.lane[f->lanes.cur];
+  struct ncs_lane *ln = ncs_lane_at(&f->lanes, f->lanes.cur);
   if (s > ln->last) ln->last = s;
   if (f->open_s != OPEN_NONE) {
     f->iv[f->niv][0] = f->open_s; f->iv[f->niv][1] = f->open_e;
@@ -983,6 +983,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
   f->starts_dropped = 0;
   f->gpu_mode = 0;
   f->niv = 0; f->nraw = 0; f->runs.nrun = 0; f->open_s = OPEN_NONE; f->frontier = 0; f->have_base = 0;
+  ncs_lanes_free(&f->lanes);
   f->lanes = (struct ncs_lanes){.by_chunk = 1};
   f->lane_thread = 0; /* lane[0]'s: lane_to makes a lane at the first interval of any thread but 0 */
   f->open_foreign = OPEN_NONE;
@@ -998,6 +999,7 @@ static struct file_state *fs_new(struct metrics *m, int file) {
 static void fs_free(struct file_state *f) {
   free(f->sig); free(f->pend); free(f->pool); free(f->freeix); free(f->groups); free(f->gfreeix);
   free(f->held); free(f->nranks); free(f->iv); ncs_ivruns_free(&f->runs); ncs_starts_free(&f->starts);
+  ncs_lanes_free(&f->lanes);
   ncs_replay_free(f->rp);
   free(f);
 }

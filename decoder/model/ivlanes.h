@@ -17,13 +17,17 @@
  * for it (ncs_lanes_hold_end: a chunk of a busy thread is a million calls; the threads active
  * from the start all come in its first writer pass, a few thousand intervals in). Zero-initialised lanes are valid (by_chunk 0, no lane; thread 0 then uses
  * the untracked lane: a union of one stream keeps its own rule alone). The caller keeps the current lane's
- * latest start: ncs_lanes_switch() when an interval's thread is not lane[cur].thread, then
- * raises lane[cur].last to the interval's start. */
+ * latest start: ncs_lanes_switch() when an interval's thread is not ncs_lane_at(cur)->thread, then
+ * raises that lane's last to the interval's start. The first NCS_LANES_IN lanes and the untracked
+ * one live in the struct (a union per file or per rank stays small: most traces have one or two
+ * calling threads); the rest are allocated when a thread needs one (none, out of memory: it
+ * shares the untracked lane) and freed by ncs_lanes_free(). */
 #ifndef NCS_IVLANES_H
 #define NCS_IVLANES_H
 #include <stdint.h>
 
 #define NCS_LANES 64
+#define NCS_LANES_IN 4 /* lanes held in the struct; the others in `more` */
 /* a union that buffers this many intervals before the first chunk end stops waiting for it */
 #define NCS_LANES_FIRST_HOLD (1u << 18)
 
@@ -33,15 +37,23 @@ struct ncs_lane {
   uint64_t seen;   /* 1 + the chunk ends seen before its latest interval known (0: retired) */
 };
 struct ncs_lanes {
-  struct ncs_lane lane[NCS_LANES + 1]; /* [NCS_LANES]: the untracked lane */
+  struct ncs_lane in[NCS_LANES_IN + 1]; /* lanes 0 .. NCS_LANES_IN - 1; [NCS_LANES_IN]: lane NCS_LANES, the untracked one */
+  struct ncs_lane *more; /* lanes NCS_LANES_IN .. NCS_LANES - 1 (NULL until one is made) */
   uint32_t n;      /* lanes in use */
   uint32_t cur;    /* the latest interval's lane (0 with n == 0: the untracked lane's role) */
-  uint64_t mark;   /* lane[cur].last when it became current or its chunk was noted */
+  uint64_t mark;   /* lane cur's last when it became current or its chunk was noted */
   uint64_t chunks; /* chunk ends reported */
   int by_chunk;
   int held_end;    /* ncs_lanes_hold_end() was called */
 };
 
+/* Lane i (0 .. n - 1, or NCS_LANES: the untracked one). */
+static inline struct ncs_lane *ncs_lane_at(struct ncs_lanes *l, uint32_t i) {
+  return i < NCS_LANES_IN ? &l->in[i] : i == NCS_LANES ? &l->in[NCS_LANES_IN] : &l->more[i - NCS_LANES_IN];
+}
+/* Frees what the lanes allocated; they stay valid: the threads past NCS_LANES_IN lose their
+ * lanes (the current one, if among them, becomes the untracked one). */
+void ncs_lanes_free(struct ncs_lanes *l);
 /* Makes `thread`'s lane the current one (a new lane, or the untracked one when NCS_LANES are
  * in use). */
 void ncs_lanes_switch(struct ncs_lanes *l, uint32_t thread);

@@ -97,6 +97,7 @@ double ncs_ivu_total(struct ncs_ivu *u) {
 
 void ncs_ivu_free(struct ncs_ivu *u) {
   ncs_ivruns_free(&u->runs);
+  ncs_lanes_free(&u->lanes);
   u->runs.nrun = 0;
   free(u->iv);
   u->iv = NULL;

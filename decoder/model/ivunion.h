@@ -56,8 +56,8 @@ void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e);
  * ncs_ivu_add_slow does with room left). */
 static inline void ncs_ivu_add(struct ncs_ivu *u, uint32_t thread, uint64_t s, uint64_t e) {
   if (e <= s) return;
-  if (thread != u->lanes.lane[u->lanes.cur].thread) ncs_lanes_switch(&u->lanes, thread);
-  struct ncs_lane *ln = &u->lanes.lane[u->lanes.cur];
+  if (thread != ncs_lane_at(&u->lanes, u->lanes.cur)->thread) ncs_lanes_switch(&u->lanes, thread);
+  struct ncs_lane *ln = ncs_lane_at(&u->lanes, u->lanes.cur);
   if (s > ln->last) ln->last = s;
   if (u->n && s >= u->iv[u->n - 1][0]) {
     if (s <= u->iv[u->n - 1][1]) {
