@@ -12,7 +12,10 @@
 # arrival order gave 2.442 % against 3.983 % on the 2-thread case. With the doctor the page's
 # share is the doctor's facts', the figure `report --json` states (comm_share, whose comm_s
 # test_metrics_exact_threads checks against dump to the ns): both must agree, and that comm_s
-# must be the truth's union here too.
+# must be the truth's union here too. A recording under load can have a thread's batch written
+# after a union committed past it: the union then says how much it may lack (the page's "may be
+# low by up to X s", report's comm_late), and each figure must lie within that bound below the
+# truth instead (the contract; the pass line says which case ran).
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { skip "html share threads: needs python3"; exit 0; }
 stub_nccl || { fail "html share threads: the stub NCCL does not build"; exit 0; }
@@ -68,12 +71,30 @@ def share(path):  # the Ranks table: one row, its comm share cell
     return float(rows[0]) if len(rows) == 1 else -1.0
 def near(a, b):  # b printed with 4 significant digits (%.4g)
     return b > 0 and abs(a - b) <= 0.5001 * 10 ** (math.floor(math.log10(b)) - 3)
+def late_s(path):  # the "may be low by up to X s" line of the page (its union counted late intervals)
+    m = re.search(r"comm share may be low by up to ([0-9.]+) s", open(path).read())
+    return float(m.group(1)) if m else 0.0
+def within(truth, got, low_s):  # got is the truth, or below it by at most the share of low_s
+    if not low_s: return near(truth, got)
+    tol = 0.5001 * 10 ** (math.floor(math.log10(got)) - 3) if got > 0 else 0
+    return got > 0 and got - tol <= truth <= got + 100.0 * low_s * 1e9 / (hi - lo) + tol
 r = json.load(open(d + "/r.json"))["ranks"]
 nd, dd = share(d + "/nd.html"), share(d + "/d.html")
+nd_low, dd_low = late_s(d + "/nd.html"), late_s(d + "/d.html")
 rep = 100.0 * r[0]["comm_share"] if len(r) == 1 else -1
-ok = len(jc) == calls and near(truth, nd) and near(rep, dd) and len(r) == 1 and round(r[0]["comm_s"] * 1e9) == tot
-print("ok" if ok else "bad", maxrun, "--no-doctor %r%% (truth %.6f%%), with the doctor %r%% (report %.6f%%), report comm_s %s ns (union %d ns) of %d calls" %
-      (nd, truth, dd, rep, round(r[0]["comm_s"] * 1e9) if len(r) == 1 else "?", tot, calls))
+rep_ns = round(r[0]["comm_s"] * 1e9) if len(r) == 1 else -1
+rep_low = round(r[0].get("comm_late", {}).get("max_missing_s", 0) * 1e9) if len(r) == 1 else 0
+# A union that counted late intervals (a batch of one thread written after the union committed past
+# it: the recording under load) is not exact, but low by at most what it counted (docs/METRICS.md
+# "Communication time"): then each figure must lie within that bound below the truth.
+if rep_low or dd_low:
+    rep_ok = rep_ns <= tot <= rep_ns + rep_low + 1 and within(truth, dd, dd_low)
+else:
+    rep_ok = near(rep, dd) and rep_ns == tot
+ok = len(jc) == calls and within(truth, nd, nd_low) and len(r) == 1 and rep_ok
+late = "exact" if not (nd_low or dd_low or rep_low) else "late intervals counted: within their bound (--no-doctor %.6f s, doctor %.6f s, report %.6f s)" % (nd_low, dd_low, rep_low / 1e9)
+print("ok" if ok else "bad", maxrun, "--no-doctor %r%% (truth %.6f%%), with the doctor %r%% (report %.6f%%), report comm_s %s ns (union %d ns) of %d calls, %s" %
+      (nd, truth, dd, rep, rep_ns, tot, calls, late))
 ' "$d" 2>&1)
   local verdict maxrun rest
   read -r verdict maxrun rest <<<"$got"
