@@ -28,8 +28,12 @@ elif [ -x /usr/bin/time ]; then
   # communicators (about 1 KiB each since ncs_grow starts at 1 KiB). The rest of the peak is the
   # files being read (one per thread: aligner hold, decode buffers, plug-ins' state), which
   # varies from run to run by up to 0.6 MiB with how far each thread's file is, not with ranks.
-  # So the bound is 4 MiB: 112 ranks' state (2.7-2.9 MiB measured) plus that noise, and less
-  # than half of what keeping the arrivals would add. History: before the loader opened each
+  # So the bound is 5 MiB: 112 ranks' state plus that noise, and about half of what keeping the
+  # arrivals would add (so such a change still fails it). Measured 2026-12-07 (synth traces as
+  # below, 3 rounds): +3.8-3.9 MiB with one decoding thread, +3.8-4.5 MiB with two (the 4 MiB
+  # bound of before failed in CI at load 24); 2.7-2.9 MiB when this was written, +3.0 at 56fd996,
+  # +4.6 before the unions' thread lanes moved out of the struct (ivlanes.h: 1.6 KiB in each of
+  # a file's four unions). History: before the loader opened each
   # file only when it read it, every file's visitors and plug-in state were held from the start
   # (+2.3-3.2 MiB then, at less per-file state); b1b0b8e's per-file lists at 40 KiB each made it
   # +7 MiB (fixed in ncs_grow).
@@ -38,8 +42,8 @@ elif [ -x /usr/bin/time ]; then
   /usr/bin/time -f '%M' -o "$T/s.kb" "$NCS" html --no-doctor "$T/s" -o "$T/s.html" >/dev/null 2>&1
   /usr/bin/time -f '%M' -o "$T/l.kb" "$NCS" html --no-doctor "$T/l" -o "$T/l.html" >/dev/null 2>&1
   s=$(tail -1 "$T/s.kb"); l=$(tail -1 "$T/l.kb")
-  if [ $(( l - s )) -lt 4096 ]; then pass "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows < 4 MiB)"
-  else fail "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows >= 4 MiB)"; fi
+  if [ $(( l - s )) -lt 5120 ]; then pass "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows < 5 MiB)"
+  else fail "scale: 8x the ranks, peak memory ${s} -> ${l} KiB (grows >= 5 MiB)"; fi
   # 4x the calls, read in lockstep: every file's aligner hold (two chunks of 256 calls) and a
   # window of about a chunk per communicator, not the trace. Both lengths are past the clock
   # check's sample cap (65536 collectives per communicator, straggler.c), which is bounded too.
