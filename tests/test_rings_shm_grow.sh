@@ -81,7 +81,14 @@ check_eq "rings_shm_grow: /dev/shm short: the job ends well" 0 $rc
 grep -q "^rate_job threads=1 calls=$N" "$d/out" && pass "rings_shm_grow: /dev/shm short: the job printed its result" ||
   fail "rings_shm_grow: /dev/shm short: the job's output: $(head -3 "$d/out")"
 f=$(ls "$d"/tr/*.ncs | head -1)
-check_eq "rings_shm_grow: /dev/shm short: every call in the trace or counted as dropped" $N $(($(calls "$f") + $(dropped "$f")))
+# Reason 4 counts records of any kind that found no room (shim/writer.c lose(): a definition
+# too, seen once in CI: 40,001 for 40,000 calls), so the sum may pass N, never fall short of it.
+got_calls=$(calls "$f"); got_dropped=$(dropped "$f")
+if [ "$got_calls" -le $N ] && [ $((got_calls + got_dropped)) -ge $N ]; then
+  pass "rings_shm_grow: /dev/shm short: every call in the trace ($got_calls) or counted as dropped ($got_dropped records), of $N"
+else
+  fail "rings_shm_grow: /dev/shm short: $got_calls calls in the trace + $got_dropped records counted as dropped, of $N calls"
+fi
 if [ "${done_then:-0}" -lt 3000 ]; then # ~60 KiB of rows: the buffer grows past that
   pass "rings_shm_grow: the job was stopped after ${done_then:-0} calls: its chunk buffer still had its first reservation"
 else
