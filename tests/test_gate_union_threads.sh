@@ -33,26 +33,12 @@ run() {
 blocks() {
   python3 -c '
 import json, sys
-run = maxrun = calls = 0
-thr = None
-for line in open(sys.argv[1] + "/dump"):
-    if not line.startswith("CALL op=AllReduce "): continue
-    d = dict(kv.split("=", 1) for kv in line.split()[1:])
-    run = run + 1 if d["thread"] == thr else 1
-    thr = d["thread"]
-    maxrun = max(maxrun, run)
-    calls += 1
-iv = []
-for x in json.load(open(sys.argv[1] + "/tl.json"))["traceEvents"]:
-    if x.get("ph") == "X" and x.get("name") == "AllReduce":
-        s = round(x["ts"] * 1000); e = s + round(x["dur"] * 1000)
-        iv.append((s, e))
+sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[2])
+from ivtruth import dump_calls, timeline_calls, merge
+_, calls, maxrun = dump_calls(open(sys.argv[1] + "/dump"), only_ok=False)
+iv = timeline_calls(sys.argv[1] + "/tl.json")
 if len(iv) != calls: maxrun = 0
-iv = sorted(v for v in iv if v[1] > v[0])
-merged = []
-for s, e in iv:
-    if merged and s <= merged[-1][1]: merged[-1][1] = max(merged[-1][1], e)
-    else: merged.append([s, e])
+merged = merge(iv)
 t0, t1 = merged[0][0], max(e for s, e in merged)
 bns = 1000000
 while t1 - t0 >= 4096 * bns: bns *= 2
@@ -75,7 +61,7 @@ for p in range(8):
         b += 1
     out.append(100.0 * c / (p1 - p0))
 print(maxrun, " ".join(repr(x) for x in out))
-' "$1"
+' "$1" "$ROOT/tests"
 }
 
 # A recording whose thread was held back by the machine's load (one of its batches written after

@@ -36,32 +36,11 @@ one() {
   got=$(python3 -c '
 import json, math, re, sys
 d = sys.argv[1]
-iv = []
-calls = run = maxrun = 0
-thr = None
-for line in open(d + "/dump"):
-    if not line.startswith("CALL op=AllReduce "): continue
-    x = dict(kv.split("=", 1) for kv in line.split()[1:])
-    if x["rc"] != "0": continue
-    calls += 1
-    run = run + 1 if x["thread"] == thr else 1
-    thr = x["thread"]
-    maxrun = max(maxrun, run)
-    s = int(x["t_enter"]); iv.append((s, s + int(x["duration"])))
-def union(iv):
-    iv = sorted(v for v in iv if v[1] > v[0])
-    tot, cs, ce = 0, None, None
-    for s, e in iv:
-        if ce is None or s > ce:
-            if ce is not None: tot += ce - cs
-            cs, ce = s, e
-        elif e > ce: ce = e
-    return tot + ce - cs
+sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[2])
+from ivtruth import dump_calls, timeline_calls, union
+iv, calls, maxrun = dump_calls(open(d + "/dump"))
 tot = union(iv)
-jc = []  # the same calls on the job clock (the page'"'"'s clock): the timeline'"'"'s ns
-for x in json.load(open(d + "/tl.json"))["traceEvents"]:
-    if x.get("ph") == "X" and x.get("name") == "AllReduce":
-        s = round(x["ts"] * 1000); jc.append((s, s + round(x["dur"] * 1000)))
+jc = timeline_calls(d + "/tl.json")  # the same calls on the job clock (the clock of the page)
 if len(jc) != calls: maxrun = 0
 lo, hi = min(s for s, e in jc), max(e for s, e in jc)
 truth = 100.0 * union(jc) / (hi - lo)
@@ -95,7 +74,7 @@ ok = len(jc) == calls and within(truth, nd, nd_low) and len(r) == 1 and rep_ok
 late = "exact" if not (nd_low or dd_low or rep_low) else "late intervals counted: within their bound (--no-doctor %.6f s, doctor %.6f s, report %.6f s)" % (nd_low, dd_low, rep_low / 1e9)
 print("ok" if ok else "bad", maxrun, "--no-doctor %r%% (truth %.6f%%), with the doctor %r%% (report %.6f%%), report comm_s %s ns (union %d ns) of %d calls, %s" %
       (nd, truth, dd, rep, rep_ns, tot, calls, late))
-' "$d" 2>&1)
+' "$d" "$ROOT/tests" 2>&1)
   local verdict maxrun rest
   read -r verdict maxrun rest <<<"$got"
   # the case is there: one thread's batch longer than the union's first buffer (4096 intervals)

@@ -24,30 +24,13 @@ one() {
   local got
   got=$("$NCS" dump "$d"/*.ncs 2>/dev/null | python3 -c '
 import json, sys
-iv = []
-calls = run = maxrun = 0
-thr = None
-for line in sys.stdin:
-    if not line.startswith("CALL op=AllReduce "): continue
-    d = dict(kv.split("=", 1) for kv in line.split()[1:])
-    if d["rc"] != "0": continue
-    calls += 1
-    run = run + 1 if d["thread"] == thr else 1
-    thr = d["thread"]
-    maxrun = max(maxrun, run)
-    s = int(d["t_enter"]); e = s + int(d["duration"])
-    if e > s: iv.append((s, e))
-iv.sort()
-tot, cs, ce = 0, None, None
-for s, e in iv:
-    if ce is None or s > ce:
-        if ce is not None: tot += ce - cs
-        cs, ce = s, e
-    elif e > ce: ce = e
-if ce is not None: tot += ce - cs
+sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[2])
+from ivtruth import dump_calls, union
+iv, calls, maxrun = dump_calls(sys.stdin)
+tot = union(iv)
 r = json.load(open(sys.argv[1]))["ranks"]
 print(len(r), calls, maxrun, tot, round(r[0]["comm_s"] * 1e9) if r else -1, "late" if r and "comm_late" in r[0] else "none")
-' "$d/r.json")
+' "$d/r.json" "$ROOT/tests")
   local nr calls maxrun exact comm late
   read -r nr calls maxrun exact comm late <<<"$got"
   # the case is there: one thread's batch longer than the union's first buffer (4096 intervals)
