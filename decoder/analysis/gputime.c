@@ -9,8 +9,10 @@
  * rank, the slowest step, and the first NCS_GT_ROWS steps' rows, gathered as the sweep hands
  * each step over (build_step): no array of steps.
  *
- * Contract: an analysis (analysis.h), after metrics in the registry. Reads KERNEL*, and CALL
- * records for sizes and positions, into a model/kact.h accumulator per file; figures are
+ * Contract: an analysis (analysis.h), after metrics and before whatif in the registry. Reads
+ * KERNEL*, and CALL records for sizes and positions, into a model/kact.h accumulator per file,
+ * its kernels in the file's store in the report's stages (model/kstore.h: kept once for
+ * gputime and whatif, filled by the first of them to ask); figures are
  * computed when the file is done, with metrics' step starts of that file (the report's stages,
  * model/stages.h), and the accumulator freed. The figures are kept in those stages, where
  * metrics reads them. */
@@ -27,6 +29,8 @@
 
 struct gt_file {
   struct ncs_kact *acc;
+  struct ncs_kstore *ks;                /* the file's kernels (the stages'), fill: appended here */
+  int fill;
   uint64_t calls, gpu_records;          /* host timing: calls but no GPU_TIME record */
   uint64_t kernels;                     /* KERNEL records */
   char timing[8], gpu_timing_env[8];    /* PROCESS timing, env.NCCLSCOPE_GPU_TIMING */
@@ -59,10 +63,16 @@ static void *gt_create(const struct ncs_job *job) {
   return s;
 }
 
+static struct ncs_kact *new_acc(struct gt_file *f) {
+  struct ncs_kact *k = ncs_kact_new();
+  if (k) ncs_kact_share(k, f->ks, f->fill);
+  return k;
+}
+
 static int gt_raw(void *ctx, const struct ncs_raw *r) {
   struct gt_file *f = ctx;
   if ((r->type < NCS_REC_KERNEL || r->type > NCS_REC_KERNEL_STATUS) && r->type != NCS_REC_DEVCOMM) return 0;
-  if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  if (!f->acc && !(f->acc = new_acc(f))) return 0;
   f->kernels += r->type == NCS_REC_KERNEL;
   ncs_kact_add_raw(f->acc, r->type, r->body, r->len);
   return 0;
@@ -71,7 +81,7 @@ static int gt_raw(void *ctx, const struct ncs_raw *r) {
 static int gt_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
   struct gt_file *f = ctx;
   (void)raw;
-  if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  if (!f->acc && !(f->acc = new_acc(f))) return 0;
   f->kernels += n;
   ncs_kact_add_kernels(f->acc, k, n);
   return 0;
@@ -94,7 +104,7 @@ static int gt_process(void *ctx, const struct ncs_process *p) {
 static int gt_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct gt_file *f = ctx;
   f->calls += n;
-  if (!f->acc && !(f->acc = ncs_kact_new())) return 0;
+  if (!f->acc && !(f->acc = new_acc(f))) return 0;
   ncs_kact_add_calls(f->acc, x, n);
   return 0;
 }
@@ -103,6 +113,7 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
   struct gt *s = state;
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->f[file];
+  s->f[file].ks = ncs_stages_kernels(s->stages, file, &s->f[file].fill);
   v->raw = gt_raw;
   v->kernels = gt_kernels;
   v->calls = gt_calls;

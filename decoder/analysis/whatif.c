@@ -6,9 +6,11 @@
  * `--what-if transport=P2P|NVLS|SHM|NET` for a target the user names.
  *
  * Contract: an analysis (analysis.h) after verdicts (the job's transports and NVLink, from the
- * headline) and metrics (step starts: model/stages.h) in the registry. Per file it
- * keeps the kernels (KERNEL records, 24 bytes each, base/bigarr.h; what an NCCL kernel moves is
- * an index into the file's table of distinct sizes, model/relayout.h), the NCCL calls' sizes grouped as NCCL
+ * headline) and metrics (step starts: model/stages.h), and after gputime, in the registry. Per
+ * file it keeps the kernels (KERNEL records, 24 bytes each: the file's store in the stages,
+ * model/kstore.h, filled by the first of gputime and whatif to ask, taken over when the file
+ * is done; what an NCCL kernel moves is then an index into the file's table of distinct sizes,
+ * model/relayout.h), the NCCL calls' sizes grouped as NCCL
  * launches them (one kernel per call, one per group and kernel operation; model/launches.h,
  * 4 bytes each in the common case; dropped for a file without kernel activity: model/kwatch.h)
  * and, while the file is read, its topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
@@ -27,10 +29,10 @@
 #include "analysis/whatif.h"
 #include "base/bigarr.h"
 #include "base/mix.h"
-#include "base/runsort.h"
 #include "io/grow.h"
 #include "io/nccllog.h"
 #include "model/knames.h"
+#include "model/kstore.h"
 #include "model/kwatch.h"
 #include "model/launches.h"
 #include "model/linkref.h"
@@ -69,7 +71,10 @@ struct unit {               /* the NCCL launch being made: a call, or a group's 
 };
 struct wf_file {
   struct ncs_knames names;
-  struct ncs_rl_k *k;
+  struct ncs_kstore own, *ks; /* the kernels while the file is read: the stages' store (own
+                                 without stages); fill: appended here */
+  int fill;
+  struct ncs_rl_k *k;        /* then taken over (base/bigarr.h), sorted, info as relayout's */
   size_t nk, capk;
   struct ncs_rl_size *size;  /* the kernels' distinct sizes ([0]: unknown), when the file is done */
   size_t nsize;
@@ -160,23 +165,14 @@ static int wf_bad_options(void *state) {
   return 1;
 }
 
-/* A kernel as read: until the file is done (wf_file_done) its info holds its record's NCCL
- * class and its name id (NCS_KNAMES_MAX for an id no name can have: model/knames.h). */
-static struct ncs_rl_k loaded(const struct ncs_kernel *x) {
-  uint32_t name = x->name < NCS_KNAMES_MAX ? x->name : NCS_KNAMES_MAX;
-  return (struct ncs_rl_k){.start = x->start, .end = x->start + x->duration, .stream = x->stream,
-                           .info = (x->kclass == NCS_KCLASS_NCCL ? NCS_RL_NCCL : 0) | name};
-}
-
 static int wf_raw(void *ctx, const struct ncs_raw *r) {
   struct wf_file *f = ctx;
   ncs_kwatch_raw(&f->kw, r);
   if (r->type == NCS_REC_KERNEL) {
     struct ncs_kernel x;
     struct ncs_rbuf b;
-    if (ncs_dec_kernel(ncs_rbuf_on(&b, r->body, r->len), &x) != 0 || x.kclass >= NCS_KCLASS_COUNT) return 0;
-    if (ncs_big_grow((void **)&f->k, &f->capk, f->nk + 1, sizeof *f->k) != 0) return 0;
-    f->k[f->nk++] = loaded(&x);
+    if (ncs_dec_kernel(ncs_rbuf_on(&b, r->body, r->len), &x) != 0) return 0;
+    if (f->fill) ncs_kstore_add(f->ks, &x, 1);
     return 0;
   }
   if (ncs_knames_add_raw(&f->names, r)) return 0;
@@ -191,12 +187,7 @@ static int wf_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_ra
   struct wf_file *f = ctx;
   (void)raw;
   ncs_kwatch_kernel(&f->kw);
-  if (f->nk + n > f->capk && ncs_big_grow((void **)&f->k, &f->capk, f->nk + n, sizeof *f->k) != 0) {
-    for (size_t i = 0; i < n; i++) wf_raw(ctx, &raw[i]); /* one at a time, as far as memory goes */
-    return 0;
-  }
-  for (size_t i = 0; i < n; i++)
-    if (k[i].kclass < NCS_KCLASS_COUNT) f->k[f->nk++] = loaded(&k[i]);
+  if (f->fill) ncs_kstore_add(f->ks, k, n);
   return 0;
 }
 
@@ -290,6 +281,8 @@ static void wf_visitor(void *state, int file, struct ncs_visitor *v) {
   struct wf *s = state;
   if (!s || file < 0 || file >= s->n) return;
   v->ctx = &s->f[file];
+  s->f[file].ks = ncs_stages_kernels(s->stages, file, &s->f[file].fill);
+  if (!s->f[file].ks) s->f[file].ks = &s->f[file].own, s->f[file].fill = 1;
   s->f[file].owner = s;
   s->f[file].rule_n = -1;
   v->raw = wf_raw;
@@ -335,32 +328,31 @@ static long size_index(struct wf_file *f, struct sizes *h, const struct ncs_rl_s
   return h->last = (long)f->nsize - 1;
 }
 
-static int cmp_k(const void *a, const void *b) {
-  const struct ncs_rl_k *x = a, *y = b;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return x->end < y->end ? -1 : x->end > y->end;
-}
-
 /* Kernels get their operation and their launch's size; boundaries become kernel indices. */
 static void wf_file_done(void *state, int file, const struct ncs_read_status *st) {
   (void)st;
   struct wf *s = state;
   if (!s || file < 0 || file >= s->n) return;
   struct wf_file *f = &s->f[file];
+  /* the kernels, sorted (by gputime already, when it read them too), are ours now */
+  if (!f->ks) f->ks = &f->own; /* (a file never read) */
+  ncs_kstore_sort(f->ks);
+  f->k = f->ks->k, f->nk = f->ks->n, f->capk = f->ks->cap;
+  memset(f->ks, 0, sizeof *f->ks);
+  f->ks = NULL;
   uint32_t last = 0;           /* the name looked up last (kernels repeat a few names): */
   int last_nccl = 0, last_kop = -1, have_last = 0;
   for (size_t i = 0; i < f->nk; i++) {
-    uint32_t name = f->k[i].info & ~NCS_RL_NCCL; /* (the name id until now) */
+    uint32_t name = ncs_ks_name(&f->k[i]); /* (the store's info until now) */
     if (!have_last || name != last) {
       const char *nm = ncs_knames_get(&f->names, name);
       last = name, have_last = 1;
       last_nccl = ncs_is_nccl_kernel(nm ? nm : "");
       last_kop = kop_of(nm);
     }
-    f->k[i].info = (f->k[i].info & NCS_RL_NCCL) || last_nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
+    f->k[i].info = ncs_ks_class(&f->k[i]) == NCS_KCLASS_NCCL || last_nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
   }
   ncs_knames_free(&f->names);
-  if (f->nk) ncs_runsort(f->k, f->nk, sizeof *f->k, cmp_k);
   commit_unit(f);
   /* the i-th kernel of an operation is its i-th launch: the operations whose kernels and
    * launches are as many pair them in one walk over the launches, each operation's kernels
@@ -696,6 +688,7 @@ static void wf_destroy(void *state) {
   if (!s) return;
   for (int i = 0; i < s->n; i++) {
     ncs_big_free(s->f[i].k, s->f[i].capk, sizeof *s->f[i].k);
+    ncs_kstore_free(&s->f[i].own);
     if (s->f[i].done) ncs_launches_free(s->f[i].done);
     free(s->f[i].done);
     free(s->f[i].nranks);

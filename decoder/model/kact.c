@@ -18,14 +18,20 @@
 #include "base/runsort.h"
 #include "io/grow.h"
 #include "model/knames.h"
+#include "model/kstore.h"
 #include "model/rules.h"
 #include "ncclscope/cupti_abi.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/format.h"
 #include "model/wordlog.h"
 
-struct kint { uint64_t s, e; uint32_t cls, name; };
+struct cint { uint64_t s, e; };            /* a merged compute interval */
 struct kname { uint32_t id; int op, nccl; };  /* op: index into fig.op, -1 not NCCL; nccl: an NCCL kernel's name */
+/* What a kernel's name id says, as the names' linear search said it (the first kname of that
+ * id; op_any: the first of that id with an op), looked up in a table by id while the figures
+ * are made (ids are the shim's small numbers; past NAME_TABLE, the search). */
+struct nmap { signed char known, op, nccl, op_any; };
+#define NAME_TABLE (1u << 20)
 /* The collective / point-to-point calls of one operation, in order, as a word log
  * (model/wordlog.h) read once, in order, by ncs_kact_figures: a call's code is 1 + the index
  * of its size S in the size table (the first NSIZES distinct sizes); an escape holds S (two
@@ -35,7 +41,8 @@ struct kname { uint32_t id; int op, nccl; };  /* op: index into fig.op, -1 not N
 #define NSLOTS 512                 /* the size table's hash slots (power of two, > 2 x NSIZES) */
 #define ESC_WORDS 2
 struct ncs_kact {
-  struct kint *k; size_t n, cap;
+  struct ncs_kstore own, *ks; /* the kernels: its own, or a store shared with others (ncs_kact_share) */
+  int fill;                   /* it appends KERNEL records to ks */
   struct kname *names; size_t nnames, capnames;
   int lift; /* a name is NCCL's though its record said compute: lift its kernels (figures) */
   struct ncs_kact_fig f;
@@ -53,6 +60,8 @@ struct ncs_kact {
 struct ncs_kact *ncs_kact_new(void) {
   struct ncs_kact *k = calloc(1, sizeof *k);
   if (k) {
+    k->ks = &k->own;
+    k->fill = 1;
     k->f.state = -1;
     k->slot_size[0] = 1;
   }
@@ -65,7 +74,7 @@ static void free_logs(struct ncs_kact *k) {
 
 void ncs_kact_free(struct ncs_kact *k) {
   if (!k) return;
-  ncs_big_free(k->k, k->cap, sizeof *k->k);
+  ncs_kstore_free(&k->own);
   free(k->names);
   free_logs(k);
   free(k);
@@ -92,14 +101,13 @@ static int op_of_kernel(struct ncs_kact *k, const char *name) {
   return p ? op_slot(k, p, len) : -1;
 }
 
-static inline void add_kernel(struct ncs_kact *k, const struct ncs_kernel *x) {
-  if (x->kclass >= NCS_KCLASS_COUNT) { k->f.bad_records++; return; }
-  if (k->n == k->cap && ncs_big_grow((void **)&k->k, &k->cap, k->n + 1, sizeof *k->k) != 0) { k->f.bad_records++; return; }
-  uint64_t end = x->start + x->duration < x->start ? UINT64_MAX : x->start + x->duration;
-  k->k[k->n++] = (struct kint){x->start, end, x->kclass, x->name};
+void ncs_kact_share(struct ncs_kact *k, struct ncs_kstore *ks, int fill) {
+  if (!ks) return;
+  k->ks = ks;
+  k->fill = fill;
 }
 void ncs_kact_add_kernels(struct ncs_kact *k, const struct ncs_kernel *x, size_t n) {
-  for (size_t i = 0; i < n; i++) add_kernel(k, &x[i]);
+  if (k->fill) ncs_kstore_add(k->ks, x, n);
 }
 
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len) {
@@ -107,13 +115,14 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     struct ncs_kernel x;
     struct ncs_rbuf r;
     if (ncs_dec_kernel(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
-    add_kernel(k, &x);
+    ncs_kact_add_kernels(k, &x, 1);
     return 1;
   }
   if (type == NCS_REC_KERNEL_NAME) {
     struct ncs_kernel_name x;
     struct ncs_rbuf r;
     if (ncs_dec_kernel_name(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
+    if (x.id >= NCS_KS_NAME_MAX) return 1; /* no kernel can name it (model/kstore.h) */
     if (ncs_grow((void **)&k->names, &k->capnames, k->nnames + 1, sizeof *k->names) != 0) return 1;
     x.name[sizeof x.name - 1] = 0;
     int nccl = x.kclass == NCS_KCLASS_NCCL || ncs_is_nccl_kernel(x.name); /* every NCCL kernel is communication */
@@ -131,7 +140,7 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     if (ncs_dec_kernel_status(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
     k->f.state = (int)x.state;
     snprintf(k->f.reason, sizeof k->f.reason, "%s", x.reason);
-    if (x.state != NCS_KSTATE_ON && !k->n && !k->calls_off) { /* no kernel activity: no call needs keeping */
+    if (x.state != NCS_KSTATE_ON && !k->ks->n && !k->calls_off) { /* no kernel activity: no call needs keeping */
       k->calls_off = 1;
       free_logs(k);
     }
@@ -265,10 +274,38 @@ static int bucket(uint64_t S) {
   return b < NCS_KACT_BUCKETS ? b : NCS_KACT_BUCKETS - 1;
 }
 
-static int cmp_start(const void *a, const void *b) {
-  const struct kint *x = a, *y = b;
-  return x->s < y->s ? -1 : x->s > y->s ? 1 : x->e < y->e ? -1 : x->e > y->e;
+/* The name table (struct nmap) of ids 0..max of the names, NULL (then name_of searches) when
+ * an id is past NAME_TABLE or out of memory. */
+static struct nmap *name_table(const struct ncs_kact *k, size_t *len) {
+  uint32_t max = 0;
+  for (size_t j = 0; j < k->nnames; j++) if (k->names[j].id > max) max = k->names[j].id;
+  *len = k->nnames ? (size_t)max + 1 : 0;
+  if (max >= NAME_TABLE) return NULL;
+  struct nmap *t = calloc(*len ? *len : 1, sizeof *t);
+  for (size_t j = 0; t && j < k->nnames; j++) {
+    struct nmap *m = &t[k->names[j].id];
+    if (!m->known) *m = (struct nmap){1, (signed char)k->names[j].op, (signed char)k->names[j].nccl, -1};
+    if (m->op_any < 0 && k->names[j].op >= 0) m->op_any = (signed char)k->names[j].op;
+  }
+  return t;
 }
+static inline struct nmap name_of(const struct ncs_kact *k, const struct nmap *t, size_t len, uint32_t id) {
+  if (t) return id < len ? t[id] : (struct nmap){0, -1, 0, -1};
+  struct nmap m = {0, -1, 0, -1};
+  for (size_t j = 0; j < k->nnames; j++)
+    if (k->names[j].id == id) {
+      if (!m.known) m = (struct nmap){1, (signed char)k->names[j].op, (signed char)k->names[j].nccl, -1};
+      if (k->names[j].op >= 0) { m.op_any = (signed char)k->names[j].op; break; }
+    }
+  return m;
+}
+/* A kernel's class, NCCL for a kernel whose name is NCCL's though its record said compute (lift). */
+static inline uint32_t class_of(const struct ncs_kact *k, const struct nmap *t, size_t len, const struct ncs_rl_k *x) {
+  uint32_t c = ncs_ks_class(x);
+  return c == NCS_KCLASS_COMPUTE && k->lift && name_of(k, t, len, ncs_ks_name(x)).nccl ? NCS_KCLASS_NCCL : c;
+}
+/* A kernel's end, UINT64_MAX for one whose start + duration overflowed. */
+static inline uint64_t end_of(const struct ncs_rl_k *x) { return x->end < x->start ? UINT64_MAX : x->end; }
 
 /* The ends of the kernels begun and not yet ended, in a min-heap by time: the sweep takes the
  * starts in order from the sorted kernels and the ends from here, so it holds only the kernels
@@ -356,33 +393,37 @@ static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sor
 int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
                           void (*on_step)(void *ctx, size_t g, const struct ncs_kact_step *st), void *ctx) {
   struct ncs_kact_fig *f = &k->f;
-  f->have = k->n > 0;
-  if (!k->n) { *out = *f; return 0; }
-  if (k->n > 1) ncs_runsort(k->k, k->n, sizeof *k->k, cmp_start);
-  for (size_t i = 0; k->lift && i < k->n; i++) /* a kernel named as NCCL's is communication, whatever its record said */
-    if (k->k[i].cls == NCS_KCLASS_COMPUTE)
-      for (size_t j = 0; j < k->nnames; j++)
-        if (k->names[j].id == k->k[i].name) { if (k->names[j].nccl) k->k[i].cls = NCS_KCLASS_NCCL; break; }
-  struct kint *cm = malloc(k->n * sizeof *cm); /* merged compute intervals */
+  struct ncs_kstore *ks = k->ks;
+  f->bad_records += ks->bad;
+  ks->bad = 0;
+  f->have = ks->n > 0;
+  if (!ks->n) { *out = *f; return 0; }
+  ncs_kstore_sort(ks); /* by (start, end); read-only from here: others read it after */
+  const struct ncs_rl_k *kk = ks->k;
+  size_t nk = ks->n, ntab = 0;
+  struct nmap *tab = name_table(k, &ntab);
+  struct cint *cm = malloc(nk * sizeof *cm); /* merged compute intervals */
   struct endheap ends = {0};
-  if (!cm) return -1;
-  uint64_t first = k->k[0].s, last = 0;
+  if (!cm) { free(tab); return -1; }
+  uint64_t first = kk[0].start, last = 0;
   size_t ncm = 0;
-  for (size_t i = 0; i < k->n; i++) {
-    const struct kint *x = &k->k[i];
-    int comm = x->cls == NCS_KCLASS_NCCL;
-    if (x->e > last) last = x->e;
+  for (size_t i = 0; i < nk; i++) {
+    const struct ncs_rl_k *x = &kk[i];
+    uint32_t cls = class_of(k, tab, ntab, x); /* a kernel named as NCCL's is communication, whatever its record said */
+    uint64_t xs = x->start, xe = end_of(x);
+    int comm = cls == NCS_KCLASS_NCCL;
+    if (xe > last) last = xe;
     if (comm) f->nccl_kernels++;
-    else if (x->cls == NCS_KCLASS_COMPUTE) f->kernels++;
+    else if (cls == NCS_KCLASS_COMPUTE) f->kernels++;
     else f->copies++;
-    if (x->cls == NCS_KCLASS_COMPUTE && f->dev.n && ncs_devcomms_cover(&f->dev, x->s)) {
+    if (cls == NCS_KCLASS_COMPUTE && f->dev.n && ncs_devcomms_cover(&f->dev, xs)) {
       f->devapi_kernels++;
-      f->devapi_ns += x->e - x->s;
+      f->devapi_ns += xe - xs;
     }
-    if (x->e <= x->s) continue;
-    if (!comm) { /* k->k is sorted by start: merge as we go */
-      if (ncm && x->s <= cm[ncm - 1].e) { if (x->e > cm[ncm - 1].e) cm[ncm - 1].e = x->e; }
-      else cm[ncm++] = *x;
+    if (xe <= xs) continue;
+    if (!comm) { /* the kernels are sorted by start: merge as we go */
+      if (ncm && xs <= cm[ncm - 1].e) { if (xe > cm[ncm - 1].e) cm[ncm - 1].e = xe; }
+      else cm[ncm++] = (struct cint){xs, xe};
     }
   }
   f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
@@ -397,16 +438,16 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   uint64_t tt = first;
   size_t i = 0; /* the next kernel to start */
   for (;;) {
-    while (i < k->n && k->k[i].e <= k->k[i].s) i++; /* no length: no edge */
+    while (i < nk && end_of(&kk[i]) <= kk[i].start) i++; /* no length: no edge */
     uint64_t at;
     int comm, d;
-    if (ends.n && (i == k->n || ends.h[0].t < k->k[i].s)) {
+    if (ends.n && (i == nk || ends.h[0].t < kk[i].start)) {
       struct kend x = end_pop(&ends);
       at = x.t, comm = x.comm, d = -1;
-    } else if (i < k->n) {
-      const struct kint *x = &k->k[i++];
-      at = x->s, comm = x->cls == NCS_KCLASS_NCCL, d = +1;
-      if (end_push(&ends, x->e, comm) != 0) { free(ends.h); free(cm); return -1; }
+    } else if (i < nk) {
+      const struct ncs_rl_k *x = &kk[i++];
+      at = x->start, comm = class_of(k, tab, ntab, x) == NCS_KCLASS_NCCL, d = +1;
+      if (end_push(&ends, end_of(x), comm) != 0) { free(ends.h); free(cm); free(tab); return -1; }
     } else break;
     uint64_t dt = at - tt;
     if (ncomp && ncomm) f->overlapped_ns += dt;
@@ -431,10 +472,10 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   size_t nk_op[NCS_KACT_MAX_OPS] = {0}, hint[NCS_KACT_MAX_OPS] = {0};
   int sorted = 1;
   for (size_t g = 1; g < n && sorted; g++) sorted = t[g - 1] <= t[g];
-  for (size_t i = 0; i < k->n; i++) {
-    if (k->k[i].cls != NCS_KCLASS_NCCL) continue;
-    for (size_t j = 0; j < k->nnames; j++)
-      if (k->names[j].id == k->k[i].name && k->names[j].op >= 0) { nk_op[k->names[j].op]++; break; }
+  for (size_t i = 0; i < nk; i++) {
+    if (class_of(k, tab, ntab, &kk[i]) != NCS_KCLASS_NCCL) continue;
+    int o = name_of(k, tab, ntab, ncs_ks_name(&kk[i])).op_any;
+    if (o >= 0) nk_op[o]++;
   }
   struct ncs_wlog_cur cur[NCS_KACT_MAX_OPS];
   for (int o = 0; o < f->nops; o++) {
@@ -443,18 +484,17 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     ncs_wlog_begin(&k->calls[o], &cur[o]);
   }
   size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */
-  for (size_t i = 0; i < k->n; i++) {
-    const struct kint *x = &k->k[i];
-    if (x->cls != NCS_KCLASS_NCCL) continue;
-    uint64_t len = x->e > x->s ? x->e - x->s : 0, covered = 0;
-    while (lo < ncm && cm[lo].e <= x->s) lo++;
-    for (size_t j = lo; j < ncm && cm[j].s < x->e; j++) {
-      uint64_t a = cm[j].s > x->s ? cm[j].s : x->s, b = cm[j].e < x->e ? cm[j].e : x->e;
+  for (size_t i = 0; i < nk; i++) {
+    const struct ncs_rl_k *x = &kk[i];
+    if (class_of(k, tab, ntab, x) != NCS_KCLASS_NCCL) continue;
+    uint64_t xs = x->start, xe = end_of(x);
+    uint64_t len = xe > xs ? xe - xs : 0, covered = 0;
+    while (lo < ncm && cm[lo].e <= xs) lo++;
+    for (size_t j = lo; j < ncm && cm[j].s < xe; j++) {
+      uint64_t a = cm[j].s > xs ? cm[j].s : xs, b = cm[j].e < xe ? cm[j].e : xe;
       if (b > a) covered += b - a;
     }
-    int o = -1;
-    for (size_t j = 0; j < k->nnames; j++)
-      if (k->names[j].id == x->name) { o = k->names[j].op; break; }
+    int o = name_of(k, tab, ntab, ncs_ks_name(x)).op;
     if (o < 0) o = op_slot(k, "unnamed", 7);
     if (o < 0) continue;
     struct ncs_kact_op *op = &f->op[o];
@@ -484,6 +524,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     }
   }
   free(cm);
+  free(tab);
   *out = *f;
   return 0;
 }

@@ -6,8 +6,10 @@
  * Contract: feed records with ncs_kact_add_raw (any record: others are ignored; KERNEL records
  * decoded already, as a reader's `kernels` run gives them, with ncs_kact_add_kernels) and CALL
  * records with ncs_kact_add_calls, in file order, then ncs_kact_figures once. Memory grows with
- * the kernels in the file (24 bytes each) and the collective calls (a compact log, about 4 bytes
- * each; none once an operation's calls cannot pair one to one with kernels). All times
+ * the kernels in the file (24 bytes each, in a model/kstore.h store: its own, or one shared
+ * with other readers of the file's kernels, ncs_kact_share) and the collective calls (a compact
+ * log, about 4 bytes each; none once an operation's calls cannot pair one to one with
+ * kernels). Name ids at or above NCS_KS_NAME_MAX name no kernel. All times
  * are the trace's CLOCK_MONOTONIC ns. Step windows are host times (the boundary calls' entries)
  * applied to the GPU's timeline: a window holds one iteration's GPU work shifted by how far the
  * GPU runs behind the host. A damaged body is counted (bad_records), never fatal. */
@@ -71,6 +73,12 @@ void ncs_kact_free(struct ncs_kact *k);
 /* Takes a record of type 15, 16, 17 or 22 (DEVCOMM); returns 1 when taken, 0 for other types. */
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len);
 struct ncs_kernel;
+struct ncs_kstore;
+/* Keeps the kernels in ks (owned by the caller, alive until ncs_kact_figures returns) instead of
+ * a store of its own: appended to it by ncs_kact_add_kernels / add_raw when `fill`, else
+ * another reader of the file fills it. Call before any record; ks NULL: no change.
+ * ncs_kact_figures sorts ks (model/kstore.h) and leaves it otherwise unchanged. */
+void ncs_kact_share(struct ncs_kact *k, struct ncs_kstore *ks, int fill);
 void ncs_kact_add_kernels(struct ncs_kact *k, const struct ncs_kernel *x, size_t n);
 /* Takes CALL records x[0..n), in file order: collective and point-to-point calls are matched
  * to NCCL kernels for sizes and positions in the step. Memory: 4 bytes per such call when

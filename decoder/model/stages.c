@@ -12,8 +12,10 @@ int ncs_stages_init(struct ncs_stages *s, int nfiles) {
   s->starts = calloc(n, sizeof *s->starts);
   s->fig = calloc(n, sizeof *s->fig);
   s->replay = calloc(n, sizeof *s->replay);
-  if (!s->starts || !s->fig || !s->replay) {
-    free(s->starts); free(s->fig); free(s->replay);
+  s->kern = calloc(n, sizeof *s->kern);
+  s->kern_asked = calloc(n, 1);
+  if (!s->starts || !s->fig || !s->replay || !s->kern || !s->kern_asked) {
+    free(s->starts); free(s->fig); free(s->replay); free(s->kern); free(s->kern_asked);
     memset(s, 0, sizeof *s);
     return -1;
   }
@@ -66,6 +68,9 @@ void ncs_starts_free(struct ncs_step_starts *s) {
 void ncs_stages_free(struct ncs_stages *s) {
   for (int i = 0; s->starts && i < s->n; i++) ncs_starts_free(&s->starts[i]);
   for (int i = 0; s->replay && i < s->n; i++) ncs_replay_free(s->replay[i]);
+  for (int i = 0; s->kern && i < s->n; i++) ncs_kstore_free(&s->kern[i]);
+  free(s->kern);
+  free(s->kern_asked);
   free(s->starts);
   free(s->replay);
   free(s->fig);
@@ -101,6 +106,16 @@ void ncs_stages_drop_file(struct ncs_stages *s, int file) {
   ncs_starts_free(&s->starts[file]);
   ncs_replay_free(s->replay[file]);
   s->replay[file] = NULL;
+  ncs_kstore_free(&s->kern[file]);
+  s->kern_asked[file] = 0;
+}
+
+struct ncs_kstore *ncs_stages_kernels(struct ncs_stages *s, int file, int *fill) {
+  *fill = 0;
+  if (!s || !s->kern || file < 0 || file >= s->n) return NULL;
+  *fill = !s->kern_asked[file];
+  s->kern_asked[file] = 1;
+  return &s->kern[file];
 }
 
 const struct ncs_kact_fig *ncs_stages_fig(const struct ncs_stages *s, int file) {

@@ -8,6 +8,10 @@
  *    cut their per-step figures at them, copying them out only for a file with kernels;
  *  - each file's kernel-activity figures (model/kact.h): gputime puts them; metrics reads them
  *    for its ratio and verdicts;
+ *  - each file's kernels (model/kstore.h), kept once for gputime and whatif: the first to ask
+ *    for a file's store fills it as the file is read, gputime reads it when the file is done,
+ *    whatif takes the array then (its file_done comes after gputime's); dropped with the file's
+ *    starts when nobody took it;
  *  - each file's CUDA-graph replays (model/replay.h), solved: the doctor's facts inside report
  *    (analysis/verdicts.c) put the model they fed and solved, and say so (replay_on) when the run
  *    begins; metrics then reads it instead of feeding a model of its own (else metrics puts
@@ -25,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "model/kact.h"
+#include "model/kstore.h"
 
 struct ncs_replay;
 struct ncs_starts_block;
@@ -44,6 +49,8 @@ struct ncs_stages {
   struct ncs_step_starts *starts; /* [n] */
   struct ncs_replay **replay;     /* [n] solved replays, owned here; NULL until put */
   struct ncs_kact_fig *fig;       /* [n]; state -1 and have 0 until put */
+  struct ncs_kstore *kern;        /* [n] each file's kernels (model/kstore.h) */
+  unsigned char *kern_asked;      /* [n] 1 once an analysis asked for file's store */
   int fig_on;                     /* 1 when an analysis of the run puts figures (gputime) */
   int replay_on;                  /* 1 when verdicts puts the replays, before metrics' file_done */
 };
@@ -60,8 +67,11 @@ size_t ncs_stages_starts(const struct ncs_stages *s, int file, const struct ncs_
 void ncs_stages_put_replay(struct ncs_stages *s, int file, struct ncs_replay *r);
 /* File's solved graph replays, NULL when none were put. */
 const struct ncs_replay *ncs_stages_replay(const struct ncs_stages *s, int file);
-/* Drops file's step starts and replays (the last reader is done with them). */
+/* Drops file's step starts, replays and kernels (the last reader is done with them). */
 void ncs_stages_drop_file(struct ncs_stages *s, int file);
+/* File's kernel store, shared by the analyses that read kernels; *fill is 1 for the first to ask
+ * (it appends the file's kernels), 0 for the others (they read it). NULL when s is NULL. */
+struct ncs_kstore *ncs_stages_kernels(struct ncs_stages *s, int file, int *fill);
 /* File's kernel-activity figures, NULL when no analysis of the run puts them (s NULL too). */
 const struct ncs_kact_fig *ncs_stages_fig(const struct ncs_stages *s, int file);
 #endif

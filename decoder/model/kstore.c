@@ -1,0 +1,43 @@
+/* kstore.c — one file's kernels, kept once (kstore.h). */
+#include "model/kstore.h"
+
+#include <string.h>
+
+#include "base/bigarr.h"
+#include "base/runsort.h"
+#include "ncclscope/encode.h"
+
+void ncs_kstore_add(struct ncs_kstore *s, const struct ncs_kernel *x, size_t n) {
+  if (s->n + n > s->cap && ncs_big_grow((void **)&s->k, &s->cap, s->n + n, sizeof *s->k) != 0) {
+    for (size_t i = 0; i < n; i++) /* one at a time, as far as memory goes */
+      if (x[i].kclass >= NCS_KCLASS_COUNT || ncs_big_grow((void **)&s->k, &s->cap, s->n + 1, sizeof *s->k) != 0) s->bad++;
+      else ncs_kstore_add(s, &x[i], 1);
+    return;
+  }
+  struct ncs_rl_k *o = s->k + s->n;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_kernel *y = &x[i];
+    if (y->kclass >= NCS_KCLASS_COUNT) { s->bad++; continue; }
+    uint32_t name = y->name < NCS_KS_NAME_MAX ? y->name : NCS_KS_NAME_MAX;
+    *o++ = (struct ncs_rl_k){.start = y->start, .end = y->start + y->duration, .stream = y->stream,
+                             .info = y->kclass << NCS_KS_CLASS_SHIFT | name};
+  }
+  if (o != s->k + s->n) s->sorted = 0;
+  s->n = (size_t)(o - s->k);
+}
+
+static int cmp_k(const void *a, const void *b) {
+  const struct ncs_rl_k *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return x->end < y->end ? -1 : x->end > y->end;
+}
+
+void ncs_kstore_sort(struct ncs_kstore *s) {
+  if (!s->sorted && s->n > 1) ncs_runsort(s->k, s->n, sizeof *s->k, cmp_k);
+  s->sorted = 1;
+}
+
+void ncs_kstore_free(struct ncs_kstore *s) {
+  ncs_big_free(s->k, s->cap, sizeof *s->k);
+  memset(s, 0, sizeof *s);
+}
