@@ -28,7 +28,7 @@ static void run_metrics(struct run *r, const char *path, const char *opt1, const
   r->info.rank = 0;
   r->opts[0] = opt1;
   r->opts[1] = opt1 ? opt2 : NULL;
-  r->job = (struct ncs_job){1, &r->info, &r->order, r->opts, 0, NULL, NULL, NULL, NULL, NULL};
+  r->job = (struct ncs_job){1, &r->info, &r->order, r->opts, 0, NULL, NULL, NULL, NULL, NULL, 0};
   const struct ncs_analysis *a = &ncs_analysis_metrics;
   r->st = a->create(&r->job);
   struct ncs_visitor v = {0};

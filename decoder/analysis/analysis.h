@@ -79,6 +79,10 @@ struct ncs_job {
                                       `verdicts` does, for the doctor's straggler check */
   const struct ncs_commnames *names; /* every communicator named as the job knows it
                                       (model/commnames.h): set by finish time, NULL before */
+  int text_only;                   /* 1: only the text renderers print the results (report
+                                      without --json): an analysis may skip figures its text
+                                      never shows (sizes without --sizes: the rows' count alone);
+                                      0 (any other caller): every figure of its result */
 };
 /* Value of analysis option `name` (e.g. "skip-warmup"), or NULL. */
 const char *ncs_job_option(const struct ncs_job *job, const char *name);

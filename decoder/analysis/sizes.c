@@ -38,7 +38,8 @@
  * its rows x at most JOB_CAP samples each (12 bytes: the time and a hash; a full row keeps the
  * samples whose hash is below a threshold it halves: row_add). The table is its result (analysis/sizes.h);
  * render/sizes_render.c prints it: option --sizes all|OP the text table; the JSON always has it
- * (top-level "sizes", docs/JSON.md). */
+ * (top-level "sizes", docs/JSON.md). Text without --sizes (job->text_only) prints the rows'
+ * count alone: then only the rows' keys are kept (no sample, no GPU time, no figure). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,7 @@ struct sfile {
   uint64_t captured;
   struct ph *ph;            /* captured calls, in call order */
   size_t nph, capph;
+  int rows_only;            /* the rows' keys alone (sstate.rows_only) */
 };
 
 /* one key over the job */
@@ -136,6 +138,7 @@ struct sstate {
   uint64_t replays;         /* replayed calls put in rows (warm-up ones too) */
   const struct ncs_job *job;
   const char *want;         /* --sizes: NULL, "all" or an op name */
+  int rows_only;            /* text without --sizes: it prints how many rows, nothing of them */
   int bad;
   struct ncs_sizes_result res; /* finish: the rows below, as data */
 };
@@ -243,7 +246,7 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   struct key k = {.count = c->count, .op = p2p ? OP_SENDRECV : c->op == NCS_OP_Bcast ? NCS_OP_Broadcast : c->op,
                   .dtype = c->datatype, .redop = p2p ? 0 : c->redop, .place = p2p ? PL_UNKNOWN : (uint32_t)place_of(c->flags),
                   .nranks = sc->nranks};
-  if (p2p) {
+  if (p2p && !f->rows_only) { /* a paired half has its other half's key: no row of its own */
     if (!f->gpend && !(f->gpend = calloc(GPEND, sizeof *f->gpend))) return 0;
     if (pair_half(gpend_at(f, c->thread, c->group, 1), c->comm, &k, c->op)) return 0;
   }
@@ -255,6 +258,7 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   if (ri < 0) return 0;
   if (sc->prev >= 0) f->row[sc->prev].next = ri;
   sc->prev = ri;
+  if (f->rows_only) return 0;
   struct crow *r = &f->row[ri];
   if (first && !captured) {
     r->first++;
@@ -347,6 +351,7 @@ static void *s_create(const struct ncs_job *job) {
   pthread_mutex_init(&s->mu, NULL);
   s->job = job;
   s->want = ncs_job_option(job, "sizes");
+  s->rows_only = job->text_only && !s->want;
   if (s->want && strcmp(s->want, "all")) {
     unsigned op;
     for (op = 1; op < NCS_OP_LIMIT; op++)
@@ -362,10 +367,12 @@ static void *s_create(const struct ncs_job *job) {
 static void s_visitor(void *state, int file, struct ncs_visitor *v) {
   struct sstate *s = state;
   if (!s || file < 0 || file >= s->n) return;
-  v->ctx = &s->file[file];
+  struct sfile *f = &s->file[file];
+  f->rows_only = s->rows_only;
+  v->ctx = f;
   v->comm = s_comm;
   v->calls = s_calls;
-  v->gpu_time = s_gpu;
+  if (!f->rows_only) v->gpu_time = s_gpu;
 }
 
 static struct jrow *jrow_get(struct sstate *s, const struct key *k) {

@@ -792,7 +792,7 @@ int cmd_report(int argc, char **argv) {
   int ended_badly = 0;
   if (ncs_stages_init(&stages, nfiles) != 0) { ret = NCS_EXIT_UNREADABLE; goto out; }
   struct ncs_strag *strag = NULL;
-  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages, &strag, NULL};
+  struct ncs_job job = {nfiles, infos, order, opts, detail, &headline, &ended_badly, &stages, &strag, NULL, !json};
   names = ncs_commnames_new(nfiles);
   for (int i = 0; i < nfiles; i++) infos[i].path = files[i]; /* analyses may read the files too */
   for (int a = 0; a < NANALYSES; a++) {
