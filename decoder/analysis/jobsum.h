@@ -14,7 +14,7 @@
  * call, communicator event and kernel on the job clock, serialised (one at a time, from any
  * thread). The straggler engine is fed a batch at a time, each batch handed over at the end of
  * the chunk that released it, so in lockstep (model/jobload.h) its window holds a chunk or two
- * of collectives per communicator; read whole, it grows with the longest trace (96 B per
+ * of collectives per communicator; read whole, it grows with the longest trace (64 B per
  * collective per communicator, capped at 2^20). Returns 0, or 2 when no file could be read
  * (*out is then set when the summary could be made). */
 #ifndef NCS_JOBSUM_H

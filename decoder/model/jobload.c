@@ -219,6 +219,7 @@ static void file_step(struct loader *L, int i, struct ncs_trace_bufs *b) {
 
 #define HELD_CALL_BYTES 128   /* an aligner's held call (align.c), rounded up */
 #define FILE_STATE_BYTES 8192 /* a file's reading state besides its held calls */
+#define WINDOW_SLOT_BYTES 64  /* a cross-file window's open collective (analysis/straggler.c's slot) */
 
 /* A worker's share of a round: the files in L->step[] not taken yet. */
 struct wctx { struct loader *L; struct ncs_trace_bufs *b; };
@@ -334,14 +335,14 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
   }
   struct loader L = {.n = nfiles, .files = files, .o = o, .job = J};
   /* Lockstep keeps every file's aligner hold (two chunks of calls) at once; whole files let a
-   * cross-file window (analysis/straggler.h) grow as long as the longest trace (96 B per
+   * cross-file window (analysis/straggler.h) grow as long as the longest trace (64 B per
    * collective, records of a file being at most one collective each; past 2^20 collectives the
    * window gives up the oldest, so such traces are always read in lockstep). Pick whichever
    * keeps less. */
   const struct ncs_settings *set = ncs_settings();
   if (o->in_order || !aligning) L.lockstep = 0; /* plug-ins keep their state per file being read */
   else if (set->lockstep >= 0) L.lockstep = set->lockstep;
-  else L.lockstep = most_recs > (1u << 20) || held < most_recs * 96;
+  else L.lockstep = most_recs > (1u << 20) || held < most_recs * WINDOW_SLOT_BYTES;
   J->lockstep = L.lockstep;
   pthread_mutex_init(&L.mu, NULL);
   int nt = o->threads > 0 ? o->threads : set->threads > 0 ? set->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);

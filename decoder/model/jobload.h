@@ -16,7 +16,7 @@
  *    GPU times: align.h), per thread one chunk's buffers: independent of trace length.
  * The choice between the last two is made from the file sizes and the first chunk headers,
  * before decoding: lockstep past 2^20 collectives per file or when the files' aligner holds
- * together keep less than 96 B per collective of the longest file (what a cross-file window
+ * together keep less than 64 B per collective of the longest file (what a cross-file window
  * fed whole files would keep); NCCLSCOPE_LOCKSTEP=1 or 0 forces it. Results are the same
  * either way.
  * Every file's records go through one visitor per file (io/mux.h): the loader's own (the
