@@ -13,46 +13,72 @@
 /* How far back a kernel's cause is looked for among the rank's earlier kernels. */
 #define LOOKBACK 256
 #define NONE ((size_t)-1)
-#define NONE32 UINT32_MAX
 
 enum dep_kind { DEP_STREAM, DEP_ABS, DEP_EVENT, DEP_GAP };
 #define MAX_KERNELS (1u << 30)
-struct ncs_rl_dep {
-  uint32_t pred;   /* previous kernel on the same stream, NONE32 */
-  uint32_t q;      /* EVENT / GAP: the kernel on whose end it started (GAP: plus the traced
-                      gap, its start - q's end, read from the kernels when laid out) */
-  unsigned u : 30; /* NCCL: its index among the rank's NCCL kernels (unit, transfer) */
-  unsigned kind : 2; /* enum dep_kind */
-};                 /* 12 bytes a kernel: indices under MAX_KERNELS (ncs_rl_prepare checks) */
+/* A kernel's dependency, 2 bytes: kind (enum dep_kind) | (i - q - 1) << 2 for EVENT / GAP, q
+ * the kernel on whose end it started (GAP: plus the traced gap, its start - q's end, read from
+ * the kernels when laid out), at most LOOKBACK before it. The previous kernel on its stream
+ * (pred) is not kept: ncs_rl_run's walk takes each rank's kernels in order and finds it as
+ * ncs_rl_prepare did (struct swalk). */
+typedef uint16_t dep_t;
+_Static_assert(LOOKBACK <= 256, "i - q - 1 in 8 bits");
+/* An NCCL kernel's unit (its index among the rank's NCCL kernels), without a word per kernel:
+ * ubase[b] NCCL kernels before kernel 64 b, nbit[b] bit j set when kernel 64 b + j is one. */
+static inline size_t unit_of(const struct ncs_rl_rank *x, size_t i) {
+  return x->ubase[i >> 6] + (size_t)__builtin_popcountll(x->nbit[i >> 6] & ((1ull << (i & 63)) - 1));
+}
+/* Kernel i's transfer, as ncs_rl_prepare's contract says (not kept: a loop over the ranks when
+ * synced): its end - the latest start of its collective's kernels, at least 0. */
+static inline double transfer_of(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t u) {
+  double arrive = (double)x->k[x->unit[u]].start;
+  for (int p = 0; rl->synced && p < rl->nr; p++) {
+    double s = (double)rl->r[p].k[rl->r[p].unit[u]].start;
+    if (s > arrive) arrive = s;
+  }
+  double t = (double)x->k[x->unit[u]].end - arrive;
+  return t > 0 ? t : 0;
+}
+/* The previous kernel of each stream, as a rank's kernels are taken in order: streams are few,
+ * a short list (the first MAXS streams; a kernel of a later one has none). */
+enum { MAXS = 64 };
+struct swalk { uint32_t sid[MAXS]; size_t last[MAXS]; int ns; };
+static inline size_t swalk_pred(struct swalk *w, uint32_t stream, size_t i) {
+  int s = 0;
+  while (s < w->ns && w->sid[s] != stream) s++;
+  size_t pred = s < w->ns ? w->last[s] : NONE;
+  if (s == w->ns && w->ns < MAXS) w->sid[w->ns++] = stream;
+  if (s < MAXS) w->last[s] = i;
+  return pred;
+}
 
 void ncs_rl_free(struct ncs_rl *rl) {
   for (int r = 0; rl && r < rl->nr; r++) {
     free(rl->r[r].dep);
     free(rl->r[r].unit);
-    free(rl->r[r].transfer);
+    free(rl->r[r].ubase);
+    free(rl->r[r].nbit);
     rl->r[r].dep = NULL;
     rl->r[r].unit = NULL;
-    rl->r[r].transfer = NULL;
+    rl->r[r].ubase = NULL;
+    rl->r[r].nbit = NULL;
     rl->r[r].nunit = 0;
   }
 }
 
 /* Why kernel i of rank x started when it did. */
-static void read_dep(struct ncs_rl_rank *x, size_t i, size_t pred) {
-  struct ncs_rl_dep *d = &x->dep[i];
+static dep_t read_dep(const struct ncs_rl_rank *x, size_t i, size_t pred) {
   const struct ncs_rl_k *k = &x->k[i];
-  d->pred = pred == NONE ? NONE32 : (uint32_t)pred;
-  d->kind = DEP_STREAM;
-  if (pred != NONE && (double)k->start <= (double)x->k[pred].end + TOL_NS) return;
+  if (pred != NONE && (double)k->start <= (double)x->k[pred].end + TOL_NS) return DEP_STREAM;
   size_t lo = i > LOOKBACK ? i - LOOKBACK : 0, ev = NONE, gap = NONE;
   for (size_t j = i; j-- > lo;) {
     double e = (double)x->k[j].end, s = (double)k->start;
     if (e >= s - TOL_NS && e <= s + TOL_NS && (ev == NONE || x->k[j].end > x->k[ev].end)) ev = j;
     if (e <= s && (gap == NONE || x->k[j].end > x->k[gap].end)) gap = j;
   }
-  if (ev != NONE) { d->kind = DEP_EVENT; d->q = (uint32_t)ev; return; }
-  if (gap != NONE) { d->kind = DEP_GAP; d->q = (uint32_t)gap; return; }
-  d->kind = DEP_ABS;
+  if (ev != NONE) return (dep_t)(DEP_EVENT | (i - ev - 1) << 2);
+  if (gap != NONE) return (dep_t)(DEP_GAP | (i - gap - 1) << 2);
+  return DEP_ABS;
 }
 
 int ncs_rl_prepare(struct ncs_rl *rl) {
@@ -60,43 +86,26 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
   for (int r = 0; r < rl->nr; r++) {
     struct ncs_rl_rank *x = &rl->r[r];
     if (x->n >= MAX_KERNELS) goto fail; /* indices of 30 bits (ncs_rl_dep) */
-    x->dep = calloc(x->n ? x->n : 1, sizeof *x->dep);
-    x->unit = calloc(x->n ? x->n : 1, sizeof *x->unit);
-    if (!x->dep || !x->unit) goto fail;
+    size_t nb = x->n / 64 + 1, nu = 0;
+    for (size_t i = 0; i < x->n; i++) nu += ncs_rl_nccl(&x->k[i]);
+    x->dep = malloc((x->n ? x->n : 1) * sizeof *x->dep);
+    x->unit = malloc((nu ? nu : 1) * sizeof *x->unit);
+    x->ubase = malloc(nb * sizeof *x->ubase);
+    x->nbit = calloc(nb, sizeof *x->nbit);
+    if (!x->dep || !x->unit || !x->ubase || !x->nbit) goto fail;
     x->nunit = 0;
-    /* the previous kernel of each stream: streams are few, a short list */
-    enum { MAXS = 64 };
-    uint32_t sid[MAXS];
-    size_t last[MAXS];
-    int ns = 0;
+    struct swalk sw = {.ns = 0};
     for (size_t i = 0; i < x->n; i++) {
-      int s = 0;
-      while (s < ns && sid[s] != x->k[i].stream) s++;
-      size_t pred = s < ns ? last[s] : NONE;
-      if (s == ns && ns < MAXS) { sid[ns] = x->k[i].stream; ns++; }
-      read_dep(x, i, pred);
-      if (s < MAXS) last[s] = i;
-      if (ncs_rl_nccl(&x->k[i])) { x->dep[i].u = (uint32_t)x->nunit; x->unit[x->nunit++] = (uint32_t)i; }
+      if (!(i & 63)) x->ubase[i >> 6] = (uint32_t)x->nunit;
+      x->dep[i] = read_dep(x, i, swalk_pred(&sw, x->k[i].stream, i));
+      if (ncs_rl_nccl(&x->k[i])) { x->nbit[i >> 6] |= 1ull << (i & 63); x->unit[x->nunit++] = (uint32_t)i; }
     }
-    if (!(x->transfer = malloc((x->nunit ? x->nunit : 1) * sizeof *x->transfer))) goto fail;
+    if (!(x->n & 63)) x->ubase[x->n >> 6] = (uint32_t)x->nunit;
     if (x->nunit != rl->r[0].nunit) rl->synced = 0;
   }
   for (size_t u = 0; rl->synced && u < rl->r[0].nunit; u++)
     for (int r = 1; r < rl->nr; r++)
       if (ncs_rl_kop(&rl->r[r].k[rl->r[r].unit[u]]) != ncs_rl_kop(&rl->r[0].k[rl->r[0].unit[u]])) { rl->synced = 0; break; }
-  for (int r = 0; r < rl->nr; r++) {
-    struct ncs_rl_rank *x = &rl->r[r];
-    for (size_t u = 0; u < x->nunit; u++) {
-      const struct ncs_rl_k *k = &x->k[x->unit[u]];
-      double arrive = (double)k->start;
-      for (int p = 0; rl->synced && p < rl->nr; p++) {
-        double s = (double)rl->r[p].k[rl->r[p].unit[u]].start;
-        if (s > arrive) arrive = s;
-      }
-      double t = (double)k->end - arrive;
-      x->transfer[u] = t > 0 ? t : 0;
-    }
-  }
   return 0;
 fail:
   ncs_rl_free(rl);
@@ -117,22 +126,23 @@ struct run {
                           observed start); a start is no longer read once the end is known */
   double **dur;        /* fix_rank's compute kernels' lengths (the others': as traced); NULL
                           for every other rank */
+  struct swalk *sw;    /* per rank: its streams' kernels laid out last */
 };
 
 static double end_of(struct run *w, int r, size_t i) {
   if (!signbit(w->t[r][i])) return w->t[r][i];
   const struct ncs_rl_rank *x = &w->rl->r[r];
-  const struct ncs_rl_dep *d = &x->dep[i];
+  size_t u = unit_of(x, i);
   double arrive = -w->t[r][i];
   for (int p = 0; w->rl->synced && p < w->rl->nr; p++) {
-    double s = -w->t[p][w->rl->r[p].unit[d->u]]; /* (one collective: every rank's end unknown) */
+    double s = -w->t[p][w->rl->r[p].unit[u]]; /* (one collective: every rank's end unknown) */
     if (s > arrive) arrive = s;
   }
-  double t = x->transfer[d->u];
+  double t = transfer_of(w->rl, x, u);
   if (w->c && w->c->nccl_ns) t = w->c->nccl_ns(w->c->ctx, &x->size[x->k[i].info & NCS_RL_SIZE], t);
   double e = arrive + (t > 0 ? t : 0);
   if (w->rl->synced) /* one collective, one end on every rank */
-    for (int p = 0; p < w->rl->nr; p++) w->t[p][w->rl->r[p].unit[d->u]] = e;
+    for (int p = 0; p < w->rl->nr; p++) w->t[p][w->rl->r[p].unit[u]] = e;
   else
     w->t[r][i] = e;
   return e;
@@ -194,10 +204,11 @@ out:
 }
 
 int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *step) {
-  struct run w = {rl, c, NULL, NULL};
+  struct run w = {rl, c, NULL, NULL, NULL};
   struct rhead *g = NULL;
   int rc = -1;
-  if (!(w.t = calloc((size_t)rl->nr, sizeof *w.t)) || !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)))
+  if (!(w.t = calloc((size_t)rl->nr, sizeof *w.t)) || !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)) ||
+      !(w.sw = calloc((size_t)(rl->nr > 0 ? rl->nr : 1), sizeof *w.sw)))
     goto out;
   for (int r = 0; r < rl->nr; r++) {
     size_t n = rl->r[r].n ? rl->r[r].n : 1;
@@ -219,11 +230,13 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
   while (m) { /* observed start order: every cause is laid out before */
     int r = g[0].r;
     size_t i = g[0].i;
-    const struct ncs_rl_dep *d = &rl->r[r].dep[i];
-    double t = d->pred != NONE32 ? end_of(&w, r, d->pred) : 0;
-    double u = d->kind == DEP_ABS ? (double)rl->r[r].k[i].start
-             : d->kind == DEP_EVENT ? end_of(&w, r, d->q)
-             : d->kind == DEP_GAP ? end_of(&w, r, d->q) + ((double)rl->r[r].k[i].start - (double)rl->r[r].k[d->q].end) : 0;
+    dep_t d = rl->r[r].dep[i];
+    unsigned kind = d & 3u;
+    size_t q = i - 1 - (size_t)(d >> 2), pred = swalk_pred(&w.sw[r], rl->r[r].k[i].stream, i);
+    double t = pred != NONE ? end_of(&w, r, pred) : 0;
+    double u = kind == DEP_ABS ? (double)rl->r[r].k[i].start
+             : kind == DEP_EVENT ? end_of(&w, r, q)
+             : kind == DEP_GAP ? end_of(&w, r, q) + ((double)rl->r[r].k[i].start - (double)rl->r[r].k[q].end) : 0;
     double ns = t > u ? t : u; /* >= 0 */
     if (!ncs_rl_nccl(&rl->r[r].k[i]))
       w.t[r][i] = ns + (w.dur[r] ? w.dur[r][i] : (double)(rl->r[r].k[i].end - rl->r[r].k[i].start));
@@ -246,6 +259,7 @@ out:
   }
   free(w.t);
   free(w.dur);
+  free(w.sw);
   free(g);
   return rc;
 }
@@ -309,7 +323,7 @@ static inline __attribute__((always_inline)) struct sev sheap_pop(struct sheap *
 static int kop_slot(int kop) { return kop >= 0 && kop < NCS_RL_KOPS - 1 ? kop : NCS_RL_KOPS - 1; }
 /* When NCCL kernel i arrived: its end less its transfer (synced), else its start. */
 static inline __attribute__((always_inline)) double arrival(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t i) {
-  return rl->synced ? (double)x->k[i].end - x->transfer[x->dep[i].u] : (double)x->k[i].start;
+  return rl->synced ? (double)x->k[i].end - transfer_of(rl, x, unit_of(x, i)) : (double)x->k[i].start;
 }
 
 /* The segment [t, u) of the window to its part. */

@@ -15,10 +15,11 @@
  * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
  * hid behind its own stream's work (it never bound there; where faster communication would
  * expose it, the prediction is optimistic). Memory: 24 bytes per kernel owned by the caller
- * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 16 by
- * ncs_rl (deps and units, 8 more per NCCL kernel; freed by ncs_rl_free), 8 during ncs_rl_run
- * (a new time; 16 for the rank whose compute it fixes); ncs_rl_split holds only the kernels
- * running at once. At most 2^28 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
+ * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 2.2 by
+ * ncs_rl (a dependency, 2 bytes; which kernels are NCCL's, a bit and a count per 64; 4 more per
+ * NCCL kernel: its index; freed by ncs_rl_free; a transfer is not kept but read from the
+ * collective's kernels when asked, a loop over the ranks), 8 during ncs_rl_run (a new time; 16
+ * for the rank whose compute it fixes); ncs_rl_split holds only the kernels running at once. At most 2^28 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
 #ifndef NCS_RELAYOUT_H
 #define NCS_RELAYOUT_H
 #include <stddef.h>
@@ -42,17 +43,17 @@ struct ncs_rl_size {
   double busbytes, steps;
   unsigned op;
 };
-struct ncs_rl_dep;
 struct ncs_rl_rank {
   struct ncs_rl_k *k;      /* [n], sorted by start */
   size_t n;
   const struct ncs_rl_size *size; /* the sizes k's info indexes */
   uint32_t *bound;         /* [nbound] indices into k of the step-boundary NCCL kernels */
   size_t nbound;
-  struct ncs_rl_dep *dep;  /* ncs_rl_prepare's, [n] */
-  uint32_t *unit;          /* ncs_rl_prepare's: indices into k of its NCCL kernels, in order */
-  double *transfer;        /* ncs_rl_prepare's, [nunit]: each NCCL kernel's end - the latest
-                              arrival of its ranks */
+  /* ncs_rl_prepare's: */
+  uint16_t *dep;           /* [n] why each kernel started when it did (relayout.c) */
+  uint32_t *unit;          /* [nunit] indices into k of its NCCL kernels, in order */
+  uint32_t *ubase;         /* [n / 64 + 1] NCCL kernels before kernel 64 b */
+  uint64_t *nbit;          /* [n / 64 + 1] which of kernels 64 b .. 64 b + 63 are NCCL's */
   size_t nunit;
 };
 struct ncs_rl {
