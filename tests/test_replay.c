@@ -260,11 +260,51 @@ static void not_counted(void) {
   ncs_replay_free(r);
 }
 
+/* The GPU windows kept before the first capture (replay.h: the latest 4096..8192): N windows,
+ * 2 ms apart, then a capture, then a kernel on each window's interval. A kept window claims its
+ * kernel; the kernels of the windows let go are replays. The truth: a list that, before each
+ * window, keeps its latest 4096 once it holds 8192 (the rule, simulated here by counting). */
+static void windows_before_capture(void) {
+  static const size_t ns[] = {100, 8191, 8192, 8193, 12287, 12288, 12289, 16385, 20000};
+  int ok = 1;
+  char why[160] = "";
+  for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+    size_t n = ns[t], kept = 0;
+    for (size_t i = 0; i < n; i++) { if (kept >= 8192) kept = 4096; kept++; }
+    const uint64_t gap = 2000000, t0 = 1000; /* ns */
+    struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .comm = 1, .count = 256, .datatype = ncclFloat32, .t_enter = 1,
+                         .t_exit = 2, .flags = NCS_CALL_F_CAPTURED};
+    struct ncs_replay *r = ncs_replay_new();
+    status(r, NCS_KSTATE_ON);
+    ncs_replay_comm(r, 1, 4, -1);
+    kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    for (size_t i = 0; i < n; i++) {
+      struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .gpu_start = t0 + i * gap, .gpu_end = t0 + i * gap + 500};
+      ncs_replay_gpu_times(r, &g, 1);
+    }
+    ncs_replay_calls(r, &c, 1);
+    for (size_t i = 0; i < n; i++) {
+      struct ncs_kernel k = {.kclass = NCS_KCLASS_NCCL, .device = 0, .start = t0 + i * gap, .duration = 500, .name = 1};
+      ncs_replay_add_kernels(r, &k, 1);
+    }
+    struct ncs_replay_sum s;
+    int rc = ncs_replay_solve(r, &s);
+    if (ok && (rc != 0 || !s.counted || s.kernels != n - kept)) {
+      ok = 0;
+      snprintf(why, sizeof why, "%zu windows: %llu kernels replayed, want %zu (%zu kept)", n, (unsigned long long)s.kernels,
+               n - kept, kept);
+    }
+    ncs_replay_free(r);
+  }
+  CHECK(ok, "replay: the windows kept before the first capture are the latest 4096..8192 (100 to 20000 windows) %s", why);
+}
+
 int main(void) {
   graph_of_three();
   groups();
   captures_in_turn();
   threads_and_graphs();
   not_counted();
+  windows_before_capture();
   return check_done();
 }

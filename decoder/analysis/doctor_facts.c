@@ -173,7 +173,8 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
  * next CALL) as a single record, nothing set up for it. */
 static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct ncs_dfacts *f = ctx;
-  if (f->replay) ncs_replay_calls(f->replay, x, n);
+  if (f->replay && (f->replay_open || n > 1 || (x->flags & NCS_CALL_F_CAPTURED)))
+    f->replay_open = ncs_replay_calls(f->replay, x, n);
   return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n);
 }
 

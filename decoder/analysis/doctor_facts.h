@@ -83,6 +83,8 @@ struct ncs_dfacts {
   /* CUDA-graph replays (model/replay.h), counted into ncalls, comm_ns, the GPU window and the
    * busbw samples by ncs_dfacts_finish */
   struct ncs_replay *replay;
+  int replay_open;                        /* a capture was opened: replay takes every call (before:
+                                             captured ones only, ncs_replay_calls) */
   int keep_replay;                        /* set before the read: ncs_dfacts_finish leaves the
                                              solved model in `replay` for the caller to take */
   struct ncs_replay_sum replays;

@@ -121,10 +121,11 @@ static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
     if (ncs_stepmark_timed(c[i].op)) stream(f, ncs_stepmark_key(&c[i]), c[i].op, c[i].t_enter);
   }
   if (!f->have_steps) return 0; /* decided: no boundary, no start */
-  /* once decided, a start is a timed call of the boundary's op and signature: the op compared
-   * before the signature is made (stream's test, cheapest part first) */
+  /* once decided, a start is a call of the boundary's op and signature: the op compared before
+   * the signature is made (stream's test, cheapest part first); the boundary's op is a timed one
+   * (its signature was counted: count_call), so a call of it is timed */
   for (; i < n && !f->dropped; i++)
-    if (c[i].op == f->op && ncs_stepmark_timed(c[i].op) && ncs_stepmark_key(&c[i]) == f->key) add_start(f, c[i].t_enter);
+    if (c[i].op == f->op && ncs_stepmark_key(&c[i]) == f->key) add_start(f, c[i].t_enter);
   return 0;
 }
 static int s_raw(void *ctx, const struct ncs_raw *r) {

@@ -28,7 +28,8 @@ struct rmem { struct ncs_replay_call c; uint32_t next; };      /* next: member i
 struct rseg { uint64_t t; uint32_t thread; };
 struct ncs_replay {
   struct rkern *k; size_t nk, capk;
-  struct rwin *w; size_t nw, capw;
+  struct rwin *w; size_t nw, capw; /* before wlin: a ring of up to 2 * KEEP, nw windows seen in all */
+  int wlin;                         /* w is a plain list (settle_ring) */
   struct rmem *mem; size_t nmem, capmem;
   struct relem *el; size_t nel, capel;
   struct rseg *seg; size_t nseg, capseg;
@@ -128,7 +129,7 @@ static void add_captured(struct ncs_replay *r, const struct ncs_call *c) {
   r->nmem++;
 }
 
-void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) {
+int ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) {
   size_t i = 0;
   if (!r->nthr) /* no capture opened yet: an uncaptured call has none to end */
     while (i < n && !(x[i].flags & NCS_CALL_F_CAPTURED)) i++;
@@ -141,6 +142,7 @@ void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) 
     }
     if (ncs_rc_ok(c->rc) && (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P)) add_captured(r, c);
   }
+  return r->nthr != 0;
 }
 
 /* Before the first capture only the latest KEEP..2*KEEP entries of a list are kept. */
@@ -149,11 +151,34 @@ void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) 
       memmove((arr), (arr) + (cnt) - KEEP, KEEP * sizeof *(arr)); \
       (cnt) = KEEP; } } while (0)
 
+/* The GPU windows before the first capture, in a ring of 2 * KEEP: the list PRUNE would have
+ * kept after nw windows is the latest nw of them up to 2 * KEEP, past that the latest
+ * KEEP + (nw - 1) % KEEP + 1. The ring becomes that list, in order and in place, once a capture
+ * began (at the next window, or at solve). */
+#define RING (2 * KEEP)
+static void reverse(struct rwin *w, size_t n) {
+  for (size_t i = 0; i < n / 2; i++) { struct rwin t = w[i]; w[i] = w[n - 1 - i]; w[n - 1 - i] = t; }
+}
+static void settle_ring(struct ncs_replay *r) {
+  if (r->wlin) return;
+  r->wlin = 1;
+  if (r->nw <= RING) return; /* never wrapped: a list already */
+  size_t h = r->nw & (RING - 1), kept = KEEP + (r->nw - 1) % KEEP + 1; /* h: the oldest entry */
+  reverse(r->w, h); reverse(r->w + h, RING - h); reverse(r->w, RING); /* rotated: oldest first */
+  memmove(r->w, r->w + RING - kept, kept * sizeof *r->w);
+  r->nw = kept;
+}
+
 void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (g[i].flags || g[i].gpu_end < g[i].gpu_start) continue;
     r->gpu_seen = 1;
-    PRUNE(r, r->w, r->nw);
+    if (!r->wlin && !r->sum.captured) { /* the ring: grown to RING (ncs_grow doubles powers of two), then wrapped */
+      if (r->nw == r->capw && r->nw < RING && ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
+      r->w[r->nw++ & (RING - 1)] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
+      continue;
+    }
+    settle_ring(r);
     if (ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
     r->w[r->nw++] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
   }
@@ -272,6 +297,7 @@ int ncs_replay_solve(struct ncs_replay *r, struct ncs_replay_sum *out) {
   if (!r->kact_seen || !r->kact_on) s->why_not = "no kernel activity: replays run no NCCL call, only kernels show them";
   else if (!r->gpu_seen) s->why_not = "calls timed on the host: their kernels cannot be told from replays";
   if (s->why_not) { *out = *s; return 0; }
+  settle_ring(r);
   s->counted = 1;
   if (r->nk > 1) qsort(r->k, r->nk, sizeof *r->k, cmp_kern);
   if (r->nw > 1) qsort(r->w, r->nw, sizeof *r->w, cmp_win);

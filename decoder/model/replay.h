@@ -60,7 +60,9 @@ struct ncs_replay_sum {
 struct ncs_replay;
 struct ncs_replay *ncs_replay_new(void);  /* NULL when out of memory */
 void ncs_replay_free(struct ncs_replay *r);
-void ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n);
+/* Returns 1 once a capture was opened (every call matters from then on: an uncaptured collective
+ * ends its thread's capture); 0 before: until then a caller may hand it captured calls only. */
+int ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n);
 void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, size_t n);
 /* A communicator: its ranks and CUDA device (-1 not known). */
 void ncs_replay_comm(struct ncs_replay *r, uint32_t comm, int32_t nranks, int32_t device);
