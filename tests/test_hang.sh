@@ -42,6 +42,25 @@ poll_verdict() { local n=$1 id=$2; shift 2; poll 30 bash -c "'$NCS' doctor --jso
 data() { python3 -c 'import json,sys; v=[v for v in json.load(open(sys.argv[1]))["verdicts"] if v["id"]==sys.argv[2]][0]; d=v.get("data",{}); print(eval(sys.argv[3]))' "$T/$1.json" "$2" "$3" 2>&1; }
 HANGS='["hang","dead-rank","init-hang","desync"]'
 no_hang_verdict() { python3 -c 'import json,sys; ids=[v["id"] for v in json.load(open(sys.argv[1]))["verdicts"]]; bad=[i for i in ids if i in json.loads(sys.argv[2])]; print(bad); sys.exit(1 if bad else 0)' "$T/$1.json" "$HANGS"; }
+# last_call_named JSON RANK SEQ TRACE...: the doctor's evidence that RANK never entered SEQ names
+# its last call (op, seq, rc) as RANK's trace's last CALL record (ncclscope dump), the truth
+last_call_named() {
+  python3 - "$NCS" "$@" <<'EOF'
+import json, re, subprocess, sys
+ncs, js, rank, seq, paths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+ev = " ".join(e for v in json.load(open(js))["verdicts"] for e in v.get("evidence", []))
+m = re.search(r"rank %s [^;]*never entered seq %s[^;]*; last call (\S+) comm .*? seq (\d+) returned (-?\d+)" % (rank, seq), ev)
+assert m, ev
+for path in paths:
+    dump = subprocess.run([ncs, "dump", path], capture_output=True, text=True).stdout
+    if not re.search(r"^COMM .* rank=%s " % rank, dump, re.M): continue
+    last = dict(w.split("=", 1) for w in [l for l in dump.splitlines() if l.startswith("CALL ")][-1].split()[1:] if "=" in w)
+    assert (last["op"], last["seq"], last["rc"]) == m.groups(), (last, m.groups())
+    print("rank", rank, "last call", m.groups())
+    sys.exit(0)
+sys.exit("no trace of rank " + rank)
+EOF
+}
 
 # The scenario jobs below that hang or die start now, all at once: each check then polls its
 # own job, which has had the time the earlier checks took (they sleep in the doubles' waits,
@@ -103,6 +122,7 @@ poll_verdict block hang --hang-after 0.5; rc=$?
 check_eq "hang: rank 1 stops calling (blocking): doctor finds the hang while the job runs" 0 "$rc"
 check_eq "hang: ... at seq 5, entered [0], never entered [1]" "5 [0] [1]" "$(data block hang 'd["seq"], d["entered"], d["missing"]' | tr -d '(),')"
 check "hang: ... says what rank 1 was doing last" bash -c "grep -q 'rank 1 .*never entered seq 5.*outside NCCL since' '$T/block.json'"
+check "hang: ... names rank 1's last call as its trace's last CALL record" last_call_named "$T/block.json" 1 5 "$T"/block/*.ncs
 timeout 60 "$NCS" watch --hang-after 0.5 --interval 0.2 "$T/block" >"$T/block.watch" 2>&1; rc=$?
 check_eq "hang: watch on a running job that hangs: exit 1 with the hang" "1 1" "$rc $(grep -c '^PROBLEM hang' "$T/block.watch")"
 check "hang: watch shows rank 0's collective in flight" grep -q '^0 .*AllReduce seq 5 for' "$T/block.watch"
@@ -173,3 +193,10 @@ desync_of() { NCCLSCOPE_THREADS=1 "$NCS" doctor --json "$@" 2>/dev/null | python
 fwd=$(desync_of $files); rev=$(desync_of $(ls -r "$T"/mmop/*.ncs))
 [ "$fwd" = "$rev" ] && [ "$fwd" != "[]" ] && pass "hang: ... the desync verdict is the same whichever file is read first" \
   || fail "hang: desync by read order: $fwd / $rev"
+
+# A GPU-timed trace (each CALL followed by its GPU_TIME: the calls reach the analysis one at a
+# time) where rank 2 never enters seq 150: its last call named as its trace's last CALL record
+"$NCS" synth -o "$T/smiss" --ranks 4 --calls 300 --missing 2:150 --seed 3 >/dev/null 2>&1 &&
+  "$NCS" doctor --json "$T/smiss" >"$T/smiss.json" 2>/dev/null
+check "hang: GPU-timed synthetic job, rank 2 never enters seq 150: its last call named as its trace's last CALL record" \
+  last_call_named "$T/smiss.json" 2 150 "$T"/smiss/*.ncs
