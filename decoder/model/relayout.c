@@ -18,15 +18,17 @@ enum dep_kind { DEP_STREAM, DEP_ABS, DEP_EVENT, DEP_GAP };
 #define MAX_KERNELS (1u << 30)
 /* A kernel's dependency, 2 bytes: kind (enum dep_kind) | (i - q - 1) << 2 for EVENT / GAP, q
  * the kernel on whose end it started (GAP: plus the traced gap, its start - q's end, read from
- * the kernels when laid out), at most LOOKBACK before it. The previous kernel on its stream
- * (pred) is not kept: ncs_rl_run's walk takes each rank's kernels in order and finds it as
- * ncs_rl_prepare did (struct swalk). */
+ * the kernels when laid out), at most LOOKBACK before it | the NCCL kernels before it in its
+ * block of 64 << 10 (its unit below). The previous kernel on its stream (pred) is not kept:
+ * ncs_rl_run's walk takes each rank's kernels in order and finds it as ncs_rl_prepare did
+ * (struct swalk). */
 typedef uint16_t dep_t;
 _Static_assert(LOOKBACK <= 256, "i - q - 1 in 8 bits");
+#define DEP_UOFF 10
 /* An NCCL kernel's unit (its index among the rank's NCCL kernels), without a word per kernel:
- * ubase[b] NCCL kernels before kernel 64 b, nbit[b] bit j set when kernel 64 b + j is one. */
+ * ubase[b] NCCL kernels before kernel 64 b, and those before it in its block. */
 static inline size_t unit_of(const struct ncs_rl_rank *x, size_t i) {
-  return x->ubase[i >> 6] + (size_t)__builtin_popcountll(x->nbit[i >> 6] & ((1ull << (i & 63)) - 1));
+  return x->ubase[i >> 6] + (size_t)(x->dep[i] >> DEP_UOFF);
 }
 /* Kernel i's transfer, as ncs_rl_prepare's contract says (not kept: a loop over the ranks when
  * synced): its end - the latest start of its collective's kernels, at least 0. */
@@ -57,11 +59,9 @@ void ncs_rl_free(struct ncs_rl *rl) {
     free(rl->r[r].dep);
     free(rl->r[r].unit);
     free(rl->r[r].ubase);
-    free(rl->r[r].nbit);
     rl->r[r].dep = NULL;
     rl->r[r].unit = NULL;
     rl->r[r].ubase = NULL;
-    rl->r[r].nbit = NULL;
     rl->r[r].nunit = 0;
   }
 }
@@ -91,14 +91,13 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
     x->dep = malloc((x->n ? x->n : 1) * sizeof *x->dep);
     x->unit = malloc((nu ? nu : 1) * sizeof *x->unit);
     x->ubase = malloc(nb * sizeof *x->ubase);
-    x->nbit = calloc(nb, sizeof *x->nbit);
-    if (!x->dep || !x->unit || !x->ubase || !x->nbit) goto fail;
+    if (!x->dep || !x->unit || !x->ubase) goto fail;
     x->nunit = 0;
     struct swalk sw = {.ns = 0};
     for (size_t i = 0; i < x->n; i++) {
       if (!(i & 63)) x->ubase[i >> 6] = (uint32_t)x->nunit;
-      x->dep[i] = read_dep(x, i, swalk_pred(&sw, x->k[i].stream, i));
-      if (ncs_rl_nccl(&x->k[i])) { x->nbit[i >> 6] |= 1ull << (i & 63); x->unit[x->nunit++] = (uint32_t)i; }
+      x->dep[i] = (dep_t)(read_dep(x, i, swalk_pred(&sw, x->k[i].stream, i)) | (x->nunit - x->ubase[i >> 6]) << DEP_UOFF);
+      if (ncs_rl_nccl(&x->k[i])) x->unit[x->nunit++] = (uint32_t)i;
     }
     if (!(x->n & 63)) x->ubase[x->n >> 6] = (uint32_t)x->nunit;
     if (x->nunit != rl->r[0].nunit) rl->synced = 0;
@@ -232,7 +231,7 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
     size_t i = g[0].i;
     dep_t d = rl->r[r].dep[i];
     unsigned kind = d & 3u;
-    size_t q = i - 1 - (size_t)(d >> 2), pred = swalk_pred(&w.sw[r], rl->r[r].k[i].stream, i);
+    size_t q = i - 1 - (size_t)(d >> 2 & 0xffu), pred = swalk_pred(&w.sw[r], rl->r[r].k[i].stream, i);
     double t = pred != NONE ? end_of(&w, r, pred) : 0;
     double u = kind == DEP_ABS ? (double)rl->r[r].k[i].start
              : kind == DEP_EVENT ? end_of(&w, r, q)
@@ -326,13 +325,13 @@ static inline __attribute__((always_inline)) double arrival(const struct ncs_rl 
   return rl->synced ? (double)x->k[i].end - transfer_of(rl, x, unit_of(x, i)) : (double)x->k[i].start;
 }
 
-/* The segment [t, u) of the window to its part. */
-static void split_segment(const struct ncs_rl *rl, const struct ncs_rl_rank *x, struct ncs_rl_split *o, double t, double u,
-                          int ncomp, int nact, const size_t *act) {
+/* The segment [t, u) of the window to its part (act_a: the arrivals of act). */
+static void split_segment(const struct ncs_rl_rank *x, struct ncs_rl_split *o, double t, double u,
+                          int ncomp, int nact, const size_t *act, const double *act_a) {
   double len = u - t, mid = t + len / 2;
   if (ncomp > 0) o->compute += len;
   else if (nact > 0) {
-    if (mid < arrival(rl, x, act[0])) o->wait += len;
+    if (mid < act_a[0]) o->wait += len;
     else o->transfer[kop_slot(ncs_rl_kop(&x->k[act[0]]))] += len;
   } else o->idle += len;
 }
@@ -354,6 +353,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   o->heaped = !stream;
   enum { MAXA = 64 };
   size_t act[MAXA];
+  double act_a[MAXA], next_a = 0; /* their arrivals; the next start's (an NCCL kernel's) */
   int nact = 0, ncomp = 0, rc = -1, have_next = 0;
   long ncomm = 0; /* NCCL kernels running (act holds the first MAXA) */
   struct sheap q = {0};
@@ -374,6 +374,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
         if (e > ts) o->transfer_all[kop] += e - ts;
         if ((double)x->k[j].end <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
         if (a > s && a < e && sheap_push(&q, (struct sev){a, j, 2, 0}) != 0) goto out;
+        next_a = a;
       }
       if (sheap_push(&q, (struct sev){e, j, 1, nccl ? -2 : -1}) != 0) goto out;
       next = (struct sev){s, j, 0, nccl ? 2 : 1};
@@ -381,28 +382,32 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
       else if (sheap_push(&q, next) != 0) goto out;
     }
     struct sev ev;
-    if (q.n && (!have_next || sev_before(&q.h[0], &next))) ev = sheap_pop(&q);
-    else if (have_next) { ev = next; have_next = 0; }
+    double ev_a; /* an NCCL start's arrival */
+    if (q.n && (!have_next || sev_before(&q.h[0], &next))) { ev = sheap_pop(&q); ev_a = ev.what == 2 ? arrival(rl, x, ev.i) : 0; }
+    else if (have_next) { ev = next; ev_a = next_a; have_next = 0; }
     else break;
     if (ev.t > t) {
-      split_segment(rl, x, o, t, ev.t, ncomp, nact, act);
+      split_segment(x, o, t, ev.t, ncomp, nact, act, act_a);
       if (ncomm > 0 && !ncomp) o->exposed += ev.t - t;
       t = ev.t;
     }
     if (ev.what == 1) ncomp++;
     else if (ev.what == -1) ncomp--;
-    else if (ev.what == 2) { ncomm++; if (nact < MAXA) act[nact++] = ev.i; }
+    else if (ev.what == 2) { ncomm++; if (nact < MAXA) { act_a[nact] = ev_a; act[nact++] = ev.i; } }
     else if (ev.what == -2) {
       ncomm--;
       for (int a = 0; a < nact; a++)
         if (act[a] == ev.i) {
-          if (a + 1 < nact) memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act);
+          if (a + 1 < nact) {
+            memmove(act + a, act + a + 1, (size_t)(nact - a - 1) * sizeof *act);
+            memmove(act_a + a, act_a + a + 1, (size_t)(nact - a - 1) * sizeof *act_a);
+          }
           nact--;
           break;
         }
     }
   }
-  if (B > t) split_segment(rl, x, o, t, B, ncomp, nact, act);
+  if (B > t) split_segment(x, o, t, B, ncomp, nact, act, act_a);
   double steps = (double)(x->nbound - 1);
   o->compute /= steps; o->wait /= steps; o->idle /= steps; o->exposed /= steps;
   for (int k = 0; k < NCS_RL_KOPS; k++) { o->transfer[k] /= steps; o->transfer_all[k] /= steps; o->busbytes[k] /= steps; }

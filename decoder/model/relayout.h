@@ -15,8 +15,8 @@
  * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
  * hid behind its own stream's work (it never bound there; where faster communication would
  * expose it, the prediction is optimistic). Memory: 24 bytes per kernel owned by the caller
- * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 2.2 by
- * ncs_rl (a dependency, 2 bytes; which kernels are NCCL's, a bit and a count per 64; 4 more per
+ * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 2.1 by
+ * ncs_rl (a dependency, 2 bytes, and a count of NCCL kernels per 64 kernels; 4 more per
  * NCCL kernel: its index; freed by ncs_rl_free; a transfer is not kept but read from the
  * collective's kernels when asked, a loop over the ranks), 8 during ncs_rl_run (a new time; 16
  * for the rank whose compute it fixes); ncs_rl_split holds only the kernels running at once. At most 2^28 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
@@ -53,7 +53,6 @@ struct ncs_rl_rank {
   uint16_t *dep;           /* [n] why each kernel started when it did (relayout.c) */
   uint32_t *unit;          /* [nunit] indices into k of its NCCL kernels, in order */
   uint32_t *ubase;         /* [n / 64 + 1] NCCL kernels before kernel 64 b */
-  uint64_t *nbit;          /* [n / 64 + 1] which of kernels 64 b .. 64 b + 63 are NCCL's */
   size_t nunit;
 };
 struct ncs_rl {
