@@ -371,12 +371,14 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   ncs_launches_begin(log_u, &cur);
   while (ncs_launches_next(log_u, &cur, &u)) if (u.kop >= 0 && u.kop < NKOPS) nua[u.kop]++;
   const struct ncs_step_starts *log = NULL;
-  size_t nb = f->nk ? ncs_stages_starts(s->stages, file, &log) : 0, g = 0; /* no kernel: no boundary kernel */
-  uint64_t *t = nb ? malloc(nb * sizeof *t) : NULL;
-  if (t) ncs_starts_copy(log, t); else nb = 0;
+  size_t nb = f->nk ? ncs_stages_starts(s->stages, file, &log) : 0; /* no kernel: no boundary kernel */
+  struct ncs_starts_cur sc; /* the starts, read in order (not copied out: 8 bytes a step) */
+  uint64_t tg = 0;          /* the start at the cursor, when have_g */
+  int have_g = 0;
+  if (nb) { ncs_starts_begin(log, &sc); have_g = ncs_starts_next(&sc, &tg); }
   size_t capb = 0;
-  /* the boundary at t[g] is the kernel of the launch holding it: the last begun by then (the
-   * walk's launch j while the next one begins after t[g]) */
+  /* the boundary at start tg is the kernel of the launch holding it: the last begun by then (the
+   * walk's launch j while the next one begins after tg) */
   ncs_launches_begin(log_u, &cur);
   int more = !f->lost && ncs_launches_next(log_u, &cur, &u);
   while (more) {
@@ -393,12 +395,11 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
       }
     }
     more = ncs_launches_next(log_u, &cur, &un);
-    for (; g < nb && (!more || un.t_first > t[g]); g++)
-      if (u.t_first <= t[g] && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
+    for (; have_g && (!more || un.t_first > tg); have_g = ncs_starts_next(&sc, &tg))
+      if (u.t_first <= tg && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
         f->bound[f->nbound++] = (uint32_t)kj;
     u = un;
   }
-  free(t);
   free(sz.slot);
   give_spare(f);
   free(f->nranks);

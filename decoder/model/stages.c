@@ -49,15 +49,26 @@ int ncs_starts_add(struct ncs_step_starts *s, uint64_t t) {
   return 0;
 }
 
+
+void ncs_starts_begin(const struct ncs_step_starts *s, struct ncs_starts_cur *c) {
+  *c = (struct ncs_starts_cur){s->head, 0, 0, 0, s->n};
+}
+
+int ncs_starts_next(struct ncs_starts_cur *c, uint64_t *t) {
+  while (c->b && c->i >= c->b->used) c->b = c->b->next, c->i = 0;
+  if (!c->b || c->k >= c->n) return 0;
+  const uint32_t *w = c->b->w + c->i;
+  if (*w == UINT32_MAX) { c->x = (uint64_t)w[1] | (uint64_t)w[2] << 32; c->i += 3; }
+  else { c->x += *w; c->i++; }
+  c->k++;
+  *t = c->x;
+  return 1;
+}
+
 void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t) {
-  uint64_t x = 0;
-  size_t k = 0;
-  for (const struct ncs_starts_block *b = s->head; b && k < s->n; b = b->next)
-    for (uint32_t i = 0; i < b->used && k < s->n;) {
-      if (b->w[i] == UINT32_MAX) { x = (uint64_t)b->w[i + 1] | (uint64_t)b->w[i + 2] << 32; i += 3; }
-      else x += b->w[i++];
-      t[k++] = x;
-    }
+  struct ncs_starts_cur c;
+  ncs_starts_begin(s, &c);
+  while (ncs_starts_next(&c, t)) t++;
 }
 
 void ncs_starts_free(struct ncs_step_starts *s) {

@@ -44,6 +44,11 @@ int ncs_starts_add(struct ncs_step_starts *s, uint64_t t);
 /* Writes the n starts to t[0..n), in order. */
 void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t);
 void ncs_starts_free(struct ncs_step_starts *s); /* and zeroes it */
+/* The starts one at a time, in order, without a copy: begin, then next until it returns 0
+ * (each 1 writes the next start to *t). s must not change meanwhile. */
+struct ncs_starts_cur { const struct ncs_starts_block *b; uint32_t i; uint64_t x; size_t k, n; };
+void ncs_starts_begin(const struct ncs_step_starts *s, struct ncs_starts_cur *c);
+int ncs_starts_next(struct ncs_starts_cur *c, uint64_t *t);
 struct ncs_stages {
   int n;                          /* files */
   struct ncs_step_starts *starts; /* [n] */
