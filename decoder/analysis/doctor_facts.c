@@ -124,7 +124,7 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
   if (!f->timing_gpu) ncs_ivu_add(&f->host_u, c->thread, c->t_enter, c->t_exit); /* GPU-timed: the GPU union is the one used */
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
-  if (!f->ncomms || (double)ncs_rule_bytes(c->count, c->datatype) < (double)NCS_DF_BIG_BYTES) return 0; /* most calls */
+  if (!f->ncomms || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) return 0; /* most calls */
   big_call(f, c);
   return 0;
 }

@@ -47,6 +47,7 @@ struct sfile {                /* one file's summary state */
   int have_first;
   int topo_state;             /* 0 undecided, 1 keeps its host's topology, -1 another file does */
   uint64_t coll_calls;
+  struct ncs_strag *strag;    /* the job's straggler engine, NULL when not run */
   struct ncs_strag_arrival *batch; /* arrivals for the straggler engine, handed over at the end
                                       of each chunk (then freed: only files being read hold one) */
   size_t nbatch;
@@ -150,7 +151,7 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, u
 
 /* Hands a call to the caller's events (every call: collectives, point-to-point, groups,
  * registration, ...): on_file_call as it comes, on_call serialised. */
-static void emit_call(struct sfile *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
+static inline __attribute__((always_inline)) void emit_call(struct sfile *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
                       uint64_t bytes, double busbw, int bucket) {
   const struct ncs_jobsum_events *x = f->S->ev;
   if (!x || (!x->on_call && !x->on_file_call)) return;
@@ -231,7 +232,7 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
   if (!f->have_first || a->enter < r->t_first) r->t_first = a->enter;
   if (!f->have_first || e > r->t_last) r->t_last = e;
   f->have_first = 1;
-  if (kind == NCS_KIND_COLL && f->S->job->strag) {
+  if (kind == NCS_KIND_COLL && f->strag) {
     struct ncs_strag_arrival one, *x = &one;
     if (f->batch || (f->batch = malloc(BATCH * sizeof *f->batch))) x = &f->batch[f->nbatch++];
     x->comm = c->comm; x->op = c->op; x->datatype = c->datatype; x->root = c->root;
@@ -498,7 +499,7 @@ int ncs_jobsum_load(int nfiles, char **files, const struct ncs_load_opts *o, con
   for (int i = 0; i < nfiles; i++) {
     J->r[i].path = files[i];
     J->r[i].rank = -1;
-    S.f[i] = (struct sfile){.S = &S, .file = i, .r = &J->r[i]};
+    S.f[i] = (struct sfile){.S = &S, .file = i, .r = &J->r[i], .strag = J->strag};
     memo_clear(&S.f[i]);
   }
   struct ncs_load_opts lo = {.ctx = &S, .file_visitor = s_file_visitor, .file_done = s_file_done,

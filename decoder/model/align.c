@@ -124,13 +124,19 @@ static void note_gpu_seen(struct ncs_aligner *a, uint32_t thread, uint64_t tcall
   else if (tcall > a->gpu_seen[t].tcall) a->gpu_seen[t].tcall = tcall;
 }
 
+/* The ring's place in locals: the release hook (a plug-in) never adds to the ring, so nothing is
+ * read back after each call; head and n are stored before it. */
 static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
-  while (a->n) {
-    struct ncs_pending_call_ *p = at(a, 0);
+  struct ncs_pending_call_ *q = a->q;
+  size_t head = a->head, n = a->n, mask = a->cap - 1;
+  while (n) {
+    struct ncs_pending_call_ *p = &q[head];
     if (!all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
+    head = (head + 1) & mask;
+    n--;
+    a->head = head;
+    a->n = n;
     release_one(a, p);
-    a->head = (a->head + 1) & (a->cap - 1);
-    a->n--;
   }
 }
 
