@@ -3,7 +3,10 @@
  * at a time see the same records in the same order, each receiver a whole run in turn, nested
  * muxes (flattened or not) call every receiver once per run in order, a stop takes effect
  * after the run; and a trace read with run callbacks gives exactly the records, counts and
- * stop of the per-record read, on column chunks (runs longer than one) and row chunks.
+ * stop of the per-record read, on column chunks (runs longer than one) and row chunks;
+ * stretches (trace.h): a stretch receiver gets each whole with its interleaving (replayed, the
+ * per-record read's order), other receivers of a mux its CALL records then its GPU_TIME
+ * records (each type in file order); stretches only in column chunks.
  * `--write FILE PER_CHUNK`: a trace for tests/test_report_runs.sh (write_mixed). */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,18 +23,22 @@
 struct rx {
   int id;
   uint64_t hash, records, runs, longest; /* FNV of (kind, fields) in order */
+  uint64_t hc, hg;                       /* of the CALL records alone, of the GPU_TIME records alone */
+  uint64_t stretches, mixed, st_longest; /* stretches seen; of them with both types; the longest */
+  int bad_stretch;                       /* a stretch whose order[] disagrees with nc, ng or its bounds */
   int stop_at;                           /* 1-based record at which to ask for a stop, 0 never */
 };
 static int order[4096], norder; /* receiver ids in the order they were called */
 
 static void mix(uint64_t *h, uint64_t v) { *h = (*h ^ v) * 1099511628211ull; }
 static void see_call(struct rx *r, const struct ncs_call *c) {
-  mix(&r->hash, 1); mix(&r->hash, c->op); mix(&r->hash, c->tcall); mix(&r->hash, c->count);
-  mix(&r->hash, c->t_enter); mix(&r->hash, c->t_exit); mix(&r->hash, c->comm);
+  uint64_t f[] = {1, c->op, c->tcall, c->count, c->t_enter, c->t_exit, c->comm};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) { mix(&r->hash, f[i]); mix(&r->hc, f[i]); }
   r->records++;
 }
 static void see_gpu(struct rx *r, const struct ncs_gpu_time *g) {
-  mix(&r->hash, 2); mix(&r->hash, g->ref); mix(&r->hash, g->gpu_start); mix(&r->hash, g->gpu_end);
+  uint64_t f[] = {2, g->ref, g->gpu_start, g->gpu_end};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) { mix(&r->hash, f[i]); mix(&r->hg, f[i]); }
   r->records++;
 }
 static void called(struct rx *r, size_t n) {
@@ -59,13 +66,31 @@ static int run_gpus(void *ctx, const struct ncs_gpu_time *x, size_t n) {
   for (size_t i = 0; i < n; i++) see_gpu(r, &x[i]);
   return 0;
 }
+/* A stretch (trace.h): checked against its bounds, then replayed in file order */
+static int on_stretch(void *ctx, const struct ncs_stretch *s) {
+  struct rx *r = ctx;
+  size_t zeros = 0;
+  for (size_t i = 0; i < s->nc + s->ng; i++) zeros += s->order[i] == 0;
+  for (size_t i = 0; i < s->nc + s->ng; i++) r->bad_stretch |= s->order[i] > 1;
+  r->bad_stretch |= zeros != s->nc || s->nc + s->ng == 0 || s->nc > 256 || s->ng > 256;
+  r->stretches++;
+  r->mixed += s->nc && s->ng;
+  if (s->nc + s->ng > r->st_longest) r->st_longest = s->nc + s->ng;
+  return ncs_stretch_in_order(s, r, run_calls, run_gpus);
+}
+/* runs: 0 per record, 1 runs, 2 runs and stretches */
 static struct ncs_visitor rx_visitor(struct rx *r, int runs) {
   struct ncs_visitor v = {.ctx = r};
   if (runs) { v.calls = run_calls; v.gpu_times = run_gpus; }
   else { v.call = one_call; v.gpu_time = one_gpu; }
+  if (runs == 2) v.stretch = on_stretch;
   return v;
 }
-static void rx_init(struct rx *r, int id) { memset(r, 0, sizeof *r); r->id = id; r->hash = 14695981039346656037ull; }
+static void rx_init(struct rx *r, int id) {
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  r->hash = r->hc = r->hg = 14695981039346656037ull;
+}
 
 /* ---- the mux alone ---- */
 static void mux_alone(void) {
@@ -138,6 +163,44 @@ static void mux_alone(void) {
   CHECK(in_order && top.ncall <= NCS_MUX_FLAT, "51 receivers in 17 nested muxes: each called once per run, in order (%d calls, %d listed)",
         norder, top.ncall);
 
+  /* a stretch (trace.h) of C G C C G C through an outer mux of A (per record), a stretch
+   * receiver S, and the inner mux of D (per record) and E (runs) flattened in: S gets it whole
+   * and replays the interleaving; the others get its 4 CALL records, then its 2 GPU_TIME ones */
+  {
+    struct rx s, want_s;
+    rx_init(&a, 1); rx_init(&s, 2); rx_init(&d, 3); rx_init(&e, 4); rx_init(&want_s, 0);
+    struct ncs_mux in2 = {0}, out2 = {0};
+    struct ncs_visitor vin2, vout2;
+    in2.v[in2.n++] = rx_visitor(&d, 0);
+    in2.v[in2.n++] = rx_visitor(&e, 1);
+    ncs_mux_build(&in2, &vin2);
+    out2.v[out2.n++] = rx_visitor(&a, 0);
+    out2.v[out2.n++] = rx_visitor(&s, 2);
+    out2.v[out2.n++] = vin2;
+    ncs_mux_build(&out2, &vout2);
+    CHECK(vout2.stretch && out2.nst == 1 && out2.ncall == 4 && out2.ngpu == 4,
+          "a mux takes stretches; its stretch receiver is listed once (%d), its CALL and GPU_TIME receivers as before (%d, %d)",
+          out2.nst, out2.ncall, out2.ngpu);
+    static const uint8_t ord[] = {0, 1, 0, 0, 1, 0};
+    struct ncs_stretch st = {x, g, 4, 2, ord};
+    see_call(&want_s, &x[0]); see_gpu(&want_s, &g[0]); see_call(&want_s, &x[1]); see_call(&want_s, &x[2]);
+    see_gpu(&want_s, &g[1]); see_call(&want_s, &x[3]);
+    uint64_t want_split = 14695981039346656037ull;
+    for (int i = 0; i < 4; i++) { uint64_t f[] = {1, x[i].op, x[i].tcall, x[i].count, x[i].t_enter, x[i].t_exit, x[i].comm}; for (int j = 0; j < 7; j++) mix(&want_split, f[j]); }
+    for (int i = 0; i < 2; i++) { uint64_t f[] = {2, g[i].ref, g[i].gpu_start, g[i].gpu_end}; for (int j = 0; j < 4; j++) mix(&want_split, f[j]); }
+    norder = 0;
+    int stop2 = vout2.stretch(vout2.ctx, &st);
+    CHECK(stop2 == 0 && s.hash == want_s.hash && s.stretches == 1 && s.records == 6,
+          "a stretch receiver gets the stretch whole, in one call, and replays it in file order");
+    CHECK(a.hash == want_split && d.hash == want_split && e.hash == want_split && e.runs == 2,
+          "receivers without `stretch` get its CALL records, then its GPU_TIME records (runs whole: %llu runs)",
+          (unsigned long long)e.runs);
+    rx_init(&a, 1); rx_init(&s, 2); rx_init(&d, 3); rx_init(&e, 4);
+    s.stop_at = 1;
+    CHECK(vout2.stretch(vout2.ctx, &st) == 1 && a.records == 6 && e.records == 6,
+          "a stop from a stretch receiver takes effect after the stretch, every receiver having seen it");
+  }
+
   /* one sub-visitor: the mux is that visitor */
   struct ncs_mux solo = {0};
   solo.v[solo.n++] = rx_visitor(&a, 0);
@@ -181,14 +244,15 @@ static int count_columns(void *ctx, uint64_t index, uint64_t dropped, uint32_t f
 
 /* Returns the longest run a run visitor was given. */
 static uint64_t through_reader(const char *path, const char *what, int want_columns, int want_runs) {
-  struct rx one, run, m1, m2;
-  rx_init(&one, 1); rx_init(&run, 2); rx_init(&m1, 3); rx_init(&m2, 4);
-  struct ncs_read_status s1, s2, s3;
+  struct rx one, run, m1, m2, m3, st;
+  rx_init(&one, 1); rx_init(&run, 2); rx_init(&m1, 3); rx_init(&m2, 4); rx_init(&m3, 5); rx_init(&st, 6);
+  struct ncs_read_status s1, s2, s3, s4;
   struct ncs_visitor v = rx_visitor(&one, 0);
   int cols = 0;
   struct ncs_mux m = {0};
   m.v[m.n++] = rx_visitor(&m1, 0);
   m.v[m.n++] = rx_visitor(&m2, 1);
+  m.v[m.n++] = rx_visitor(&m3, 2);
   m.v[m.n++] = (struct ncs_visitor){.ctx = &cols, .chunk = count_columns};
   struct ncs_visitor vm;
   ncs_mux_build(&m, &vm);
@@ -196,11 +260,26 @@ static uint64_t through_reader(const char *path, const char *what, int want_colu
   v = rx_visitor(&run, 1);
   int rc2 = ncs_trace_read(path, &v, &s2);
   int rc3 = ncs_trace_read(path, &vm, &s3);
-  CHECK(rc1 == 0 && rc2 == 0 && rc3 == 0 && s1.records == s2.records && s1.records == s3.records && one.records > 1000,
-        "%s: read per record, as runs and through a mux: same result and record count (%llu)", what,
+  v = rx_visitor(&st, 2);
+  int rc4 = ncs_trace_read(path, &v, &s4);
+  CHECK(rc1 == 0 && rc2 == 0 && rc3 == 0 && rc4 == 0 && s1.records == s2.records && s1.records == s3.records &&
+        s1.records == s4.records && one.records > 1000,
+        "%s: read per record, as runs, as stretches and through a mux: same result and record count (%llu)", what,
         (unsigned long long)s1.records);
-  CHECK(one.hash == run.hash && one.hash == m1.hash && one.hash == m2.hash && one.records == run.records,
-        "%s: the same CALL and GPU_TIME records in the same order either way", what);
+  CHECK(one.hash == run.hash && one.hash == m3.hash && one.hash == st.hash && one.records == run.records &&
+        one.records == m3.records && one.records == st.records,
+        "%s: the same CALL and GPU_TIME records in the same order as runs, and as stretches replayed in order", what);
+  CHECK(!st.bad_stretch && !m3.bad_stretch, "%s: every stretch's order[] holds nc zeros and ng ones, at most a block of each", what);
+  /* a mux's receivers without `stretch`: each type in file order, whole; the interleaving may be lost (mux.h) */
+  CHECK(one.hc == m1.hc && one.hg == m1.hg && one.hc == m2.hc && one.hg == m2.hg && m1.records == one.records &&
+        m2.records == one.records, "%s: through a mux, each receiver sees each type's records in file order", what);
+  /* the truth of where stretches are: column chunks only (trace.h); there the trace's GPU_TIME
+   * records come 16 after each 64 calls, so most stretches hold both types */
+  CHECK(want_columns ? st.stretches > 0 && st.mixed > 0 && st.st_longest > 64 && st.stretches < st.records / 64
+                     : st.stretches == 0 && m3.stretches == 0 && one.hash == m1.hash && one.hash == m2.hash,
+        "%s: %llu stretches (%llu of both types, the longest %llu records) for %llu records", what,
+        (unsigned long long)st.stretches, (unsigned long long)st.mixed, (unsigned long long)st.st_longest,
+        (unsigned long long)st.records);
   CHECK(want_columns ? cols > 0 : cols == 0, "%s: %d column chunks", what, cols);
   /* column chunks: runs up to a block; row chunks: CALL records gathered up to 256 (trace.h) */
   CHECK(run.longest > 1 && run.runs < run.records && (want_runs || run.longest <= 256),
@@ -220,6 +299,13 @@ static uint64_t through_reader(const char *path, const char *what, int want_colu
   CHECK(s1.stopped && s2.stopped && one.records == 100 && run.records >= 100 && s2.records - s1.records == run.records - 100,
         "%s: a stop inside a run ends the read after it (per record: %llu records, runs: %llu)", what,
         (unsigned long long)one.records, (unsigned long long)run.records);
+  rx_init(&st, 6);
+  st.stop_at = 100;
+  v = rx_visitor(&st, 2);
+  ncs_trace_read(path, &v, &s4);
+  CHECK(s4.stopped && st.records >= 100 && s4.records - s1.records == st.records - 100,
+        "%s: a stop inside a stretch ends the read after it, the stretch counted (%llu records)", what,
+        (unsigned long long)st.records);
   return longest;
 }
 

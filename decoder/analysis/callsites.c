@@ -183,6 +183,18 @@ static int c_gpu(void *ctx, const struct ncs_gpu_time *g) {
   return 0;
 }
 
+static int c_calls(void *ctx, const struct ncs_call *c, size_t n) {
+  for (size_t i = 0; i < n; i++) c_call(ctx, &c[i]);
+  return 0;
+}
+static int c_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
+  for (size_t i = 0; i < n; i++) c_gpu(ctx, &g[i]);
+  return 0;
+}
+/* A stretch (io/trace.h) in file order: a later call may take a call's pending slot before its
+ * GPU time comes. */
+static int c_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, c_calls, c_gpus); }
+
 static int c_callsite(void *ctx, const struct ncs_callsite *s) { ncs_sites_callsite(((struct cfile *)ctx)->sites, s); return 0; }
 static int c_module(void *ctx, const struct ncs_module *m) { ncs_sites_module(((struct cfile *)ctx)->sites, m); return 0; }
 
@@ -217,6 +229,7 @@ void ncs_callsites_visitor(struct ncs_callsites *cs, int file, struct ncs_visito
   v->process = c_process;
   v->call = c_call;
   v->gpu_time = c_gpu;
+  v->stretch = c_stretch;
   v->callsite = c_callsite;
   v->module = c_module;
   v->comm = c_comm;

@@ -205,6 +205,10 @@ static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   return 0;
 }
 
+/* A stretch (io/trace.h) in file order: pending slots, the switch to GPU timing and the
+ * replays follow the file's interleaving. */
+static int on_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, on_calls, on_gpus); }
+
 static int on_log(void *ctx, const struct ncs_log_line *l) {
   struct ncs_dfacts *f = ctx;
   ncs_tmodel_line(&f->log, l->line, l->len);
@@ -252,6 +256,7 @@ void ncs_dfacts_attach(struct ncs_dfacts *f, struct ncs_mux *m) {
   v->comm = on_comm;
   v->calls = on_calls;
   v->gpu_times = on_gpus;
+  v->stretch = on_stretch;
   v->log_line = on_log;
   v->raw = on_raw;
   v->chunk = on_chunk;

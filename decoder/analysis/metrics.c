@@ -1159,6 +1159,10 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   return 0;
 }
 
+/* A stretch (io/trace.h) in file order: the records held while deciding, the boundary's
+ * moment and the pending table's room all follow the file's interleaving. */
+static int h_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, h_calls, h_gpu_times); }
+
 /* A chunk end: held while deciding, in its place among the held records (not counted as one
  * of them: it is no record). */
 static int h_chunk(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset) {
@@ -1194,6 +1198,7 @@ static void m_visitor(void *state, int file, struct ncs_visitor *v) {
   v->comm = h_comm;
   v->calls = h_calls;
   v->gpu_times = h_gpu_times;
+  v->stretch = h_stretch;
   v->raw = h_raw;
   v->chunk = h_chunk;
   v->kernels = h_kernels;

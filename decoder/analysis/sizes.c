@@ -342,6 +342,14 @@ static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
   return 0;
 }
 
+static int s_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
+  for (size_t i = 0; i < n; i++) s_gpu(ctx, &g[i]);
+  return 0;
+}
+/* A stretch (io/trace.h) in file order: a call's pending slot may be taken by a later call
+ * before its GPU time comes (pend_at), so the interleaving counts. */
+static int s_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, s_calls, s_gpus); }
+
 static void *s_create(const struct ncs_job *job) {
   struct sstate *s = calloc(1, sizeof *s);
   if (!s) return NULL;
@@ -372,7 +380,10 @@ static void s_visitor(void *state, int file, struct ncs_visitor *v) {
   v->ctx = f;
   v->comm = s_comm;
   v->calls = s_calls;
-  if (!f->rows_only) v->gpu_time = s_gpu;
+  if (!f->rows_only) { /* (text without --sizes: the calls alone, so any order of a stretch) */
+    v->gpu_time = s_gpu;
+    v->stretch = s_stretch;
+  }
 }
 
 static struct jrow *jrow_get(struct sstate *s, const struct key *k) {

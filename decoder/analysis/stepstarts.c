@@ -128,6 +128,9 @@ static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
     if (c[i].op == f->op && ncs_stepmark_key(&c[i]) == f->key) add_start(f, c[i].t_enter);
   return 0;
 }
+/* A stretch (io/trace.h) in file order: the record that finds no room, and so the boundary's
+ * moment, follows the file's interleaving. */
+static int s_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, s_calls, s_gpu_times); }
 static int s_raw(void *ctx, const struct ncs_raw *r) {
   ncs_kwatch_raw(&((struct ss_file *)ctx)->kw, r);
   return 0;
@@ -140,6 +143,7 @@ void ncs_stepstarts_visitor(struct ncs_stepstarts *s, int file, struct ncs_visit
   v->comm = s_comm;
   v->calls = s_calls;
   v->gpu_times = s_gpu_times;
+  v->stretch = s_stretch;
   v->raw = s_raw;
 }
 

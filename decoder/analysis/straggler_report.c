@@ -151,6 +151,9 @@ static int f_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   return 0;
 }
 
+/* A stretch (io/trace.h) in file order: the aligner's matching depends on it. */
+static int f_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, f_calls, f_gpus); }
+
 static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   struct sr *s = state;
   if (!s) return;
@@ -164,6 +167,7 @@ static void sr_visitor(void *state, int file, struct ncs_visitor *v) {
   v->calls = f_calls;
   v->clock = f_clock;
   v->gpu_times = f_gpus;
+  v->stretch = f_stretch;
   v->inflight = f_inflight;
 }
 

@@ -216,6 +216,12 @@ static int on_gpu_times(void *ctx, const struct ncs_gpu_time *x, size_t n) {
   return 0;
 }
 
+/* A stretch (io/trace.h) in file order (a call's pending slot is its tcall's, which a later
+ * call of its thread may take); nothing to do in an unbounded file. */
+static int on_stretch(void *ctx, const struct ncs_stretch *s) {
+  return ((struct wfile *)ctx)->bounded ? ncs_stretch_in_order(s, ctx, on_calls, on_gpu_times) : 0;
+}
+
 static void win_visitor(void *state, int file, struct ncs_visitor *v) {
   struct ncs_window *s = state;
   v->ctx = &s->f[file];
@@ -226,6 +232,7 @@ static void win_visitor(void *state, int file, struct ncs_visitor *v) {
   v->kernels = on_kernels;
   v->calls = on_calls;
   v->gpu_times = on_gpu_times;
+  v->stretch = on_stretch;
 }
 
 static void win_file_done(void *state, int file, const struct ncs_read_status *st) {

@@ -38,30 +38,53 @@ MUX_CB(raw, struct ncs_raw)
 MUX_RUN_CB(calls, struct ncs_call, ncs_mux_call_rx, callv, ncall)
 MUX_RUN_CB(gpu_times, struct ncs_gpu_time, ncs_mux_gpu_rx, gpuv, ngpu)
 #undef MUX_RUN_CB
-/* Appends sub-visitor i's receiver of list L (its run callback `fields`, else its per-record
- * `field`): the receivers of the mux it is when they fit with a slot left
- * for each later sub-visitor, else the visitor itself (a nested mux then costs one call per
- * run). */
-#define FLATTEN(L, NL, field, fields) do { \
-    const struct ncs_visitor *s_ = &m->v[i]; \
-    if (!s_->fields && !s_->field) break; \
-    const struct ncs_mux *sub = s_->fields == mux_##fields ? s_->ctx : NULL; \
-    if (sub && m->NL + sub->NL + (m->n - 1 - i) <= NCS_MUX_FLAT) { \
-      for (int k = 0; k < sub->NL; k++) m->L[m->NL++] = sub->L[k]; \
-    } else if (s_->fields) { \
-      m->L[m->NL++] = (struct RX_##L){.run = s_->fields, .ctx = s_->ctx}; \
-    } else { \
-      m->L[m->NL++] = (struct RX_##L){.one = s_->field, .octx = s_->ctx}; \
-    } \
-  } while (0)
+/* A stretch (trace.h): whole to each receiver with `stretch`, then its CALL records as a run
+ * to each other CALL receiver, then its GPU_TIME records to each other GPU_TIME receiver. */
+static int mux_stretch(void *ctx, const struct ncs_stretch *s) {
+  const struct ncs_mux *m = ctx;
+  int stop = 0;
+  for (const struct ncs_mux_stretch_rx *p = m->stv, *end = p + m->nst; p < end; p++) stop |= p->fn(p->ctx, s);
+  if (s->nc)
+    for (const struct ncs_mux_call_rx *p = m->callv, *end = p + m->ncall; p < end; p++) {
+      if (p->st) continue;
+      if (!p->one) stop |= p->run(p->ctx, s->c, s->nc);
+      else for (size_t i = 0; i < s->nc; i++) stop |= p->one(p->octx, &s->c[i]);
+    }
+  if (s->ng)
+    for (const struct ncs_mux_gpu_rx *p = m->gpuv, *end = p + m->ngpu; p < end; p++) {
+      if (p->st) continue;
+      if (!p->one) stop |= p->run(p->ctx, s->g, s->ng);
+      else for (size_t i = 0; i < s->ng; i++) stop |= p->one(p->octx, &s->g[i]);
+    }
+  return stop != 0;
+}
 /* The run lists are CALL's and GPU_TIME's: a new DELTA record needs one of its own here. */
 #define MUX_DELTA_(T, name, st, rd) + MUX_DELTA_##st
 #define MUX_DELTA_DELTA 1
 #define MUX_DELTA_PLAIN 0
 _Static_assert(0 NCS_RECORDS(MUX_DELTA_) == 2, "each DELTA record has its run list (callv, gpuv)");
 #undef MUX_DELTA_
-#define RX_callv ncs_mux_call_rx
-#define RX_gpuv ncs_mux_gpu_rx
+/* Appends sub-visitor s's receivers (i: its index; later ones keep a slot in each list): the
+ * receivers of the mux it is when they fit, else the visitor itself (a nested mux then costs
+ * one call per run or stretch). */
+static void flatten(struct ncs_mux *m, int i) {
+  const struct ncs_visitor *s = &m->v[i];
+  const struct ncs_mux *sub = s->stretch == mux_stretch ? s->ctx : NULL;
+  int later = m->n - 1 - i;
+  if (sub && m->ncall + sub->ncall + later <= NCS_MUX_FLAT && m->ngpu + sub->ngpu + later <= NCS_MUX_FLAT &&
+      m->nst + sub->nst + later <= NCS_MUX_FLAT) {
+    for (int k = 0; k < sub->ncall; k++) m->callv[m->ncall++] = sub->callv[k];
+    for (int k = 0; k < sub->ngpu; k++) m->gpuv[m->ngpu++] = sub->gpuv[k];
+    for (int k = 0; k < sub->nst; k++) m->stv[m->nst++] = sub->stv[k];
+    return;
+  }
+  int st = s->stretch != NULL;
+  if (st) m->stv[m->nst++] = (struct ncs_mux_stretch_rx){s->stretch, s->ctx};
+  if (s->calls) m->callv[m->ncall++] = (struct ncs_mux_call_rx){.run = s->calls, .ctx = s->ctx, .st = st};
+  else if (s->call) m->callv[m->ncall++] = (struct ncs_mux_call_rx){.one = s->call, .octx = s->ctx, .st = st};
+  if (s->gpu_times) m->gpuv[m->ngpu++] = (struct ncs_mux_gpu_rx){.run = s->gpu_times, .ctx = s->ctx, .st = st};
+  else if (s->gpu_time) m->gpuv[m->ngpu++] = (struct ncs_mux_gpu_rx){.one = s->gpu_time, .octx = s->ctx, .st = st};
+}
 /* A KERNEL run: to each sub-visitor's `kernels`, else record by record to its `raw`. */
 static int mux_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
   const struct ncs_mux *m = ctx;
@@ -85,13 +108,11 @@ static int mux_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags
 void ncs_mux_build(struct ncs_mux *m, struct ncs_visitor *out) {
   memset(out, 0, sizeof *out);
   out->ctx = m;
-  m->ncall = m->ngpu = 0;
-  for (int i = 0; i < m->n; i++) {
-    FLATTEN(callv, ncall, call, calls);
-    FLATTEN(gpuv, ngpu, gpu_time, gpu_times);
-  }
+  m->ncall = m->ngpu = m->nst = 0;
+  for (int i = 0; i < m->n; i++) flatten(m, i);
   if (m->ncall) out->calls = mux_calls;
   if (m->ngpu) out->gpu_times = mux_gpu_times;
+  if (m->ncall || m->ngpu || m->nst) out->stretch = mux_stretch;
 #define SET(field) for (int i = 0; i < m->n; i++) if (m->v[i].field) { out->field = mux_##field; break; }
   /* the DELTA records' callbacks (CALL, GPU_TIME) are the run lists above */
 #define SET_REC_(T, name, st, rd) SET_REC_##rd##_##st(name)

@@ -5,7 +5,8 @@
  * the largest chunk seen (at most 64 MiB each by the format's limits), one scratch area for
  * NUL-terminated strings, one zstd DCtx, and for column chunks their decompressed columns, the
  * column cursor and a block of CALL and of GPU_TIME structs (column chunks are read without
- * rebuilding their rows: columns.h). Nothing grows with the number of chunks or
+ * rebuilding their rows: columns.h), handed to a visitor with `stretch` straight from those
+ * blocks, with the interleaving in a buffer of two blocks' bytes. Nothing grows with the number of chunks or
  * records. Every length and varint is checked against the bytes that hold it. */
 #include "io/trace.h"
 
@@ -37,6 +38,7 @@ struct ncs_trace_bufs {
   struct ncs_call calls[NCS_COLR_BLOCK];       /* its block of split CALL records */
   struct ncs_gpu_time gpu_times[NCS_COLR_BLOCK]; /* and of GPU_TIME records */
   struct ncs_decv_memo calls_memo, gpu_times_memo; /* what those hold (encode.h) */
+  uint8_t order[2 * NCS_COLR_BLOCK];           /* a stretch's interleaving (trace.h) */
   struct ncs_call row_calls[NCS_ROW_RUN];      /* a row chunk's CALL records gathered into a run */
   struct ncs_kernel row_kernels[NCS_KERNEL_RUN]; /* and its KERNEL records (visitor's `kernels`), */
   struct ncs_raw row_kraw[NCS_KERNEL_RUN];       /* as decoded and as stored */
@@ -476,6 +478,31 @@ static int walk_records(struct reader *r, const uint8_t *raw, size_t n, uint32_t
     r->st->records += i_; \
     if (s_) return 1; \
   }
+/* (walk_columns, for a visitor with `stretch`) takes the stretch at rd's cursor: the records
+ * that are CALL and GPU_TIME records of blocks decoded already (one-byte codes), at most max,
+ * their interleaving written to order[]; returns how many, *nc of them CALL records (the
+ * first at b->calls[*ic]), the rest GPU_TIME records (the first at b->gpu_times[*ig]). */
+static inline __attribute__((always_inline)) uint32_t take_stretch(struct ncs_colrd *rd, uint32_t max, uint8_t *order,
+                                                                  uint32_t *nc, uint32_t *ic, uint32_t *ig) {
+  enum { CC = NCS_REC_CALL << 1 | 1, GC = NCS_REC_GPU_TIME << 1 | 1 };
+  const uint8_t *p = rd->tp, *e = rd->te;
+  if ((size_t)(e - p) > max) e = p + max;
+  uint64_t lc = rd->tlim[NCS_REC_CALL] - rd->tpos[NCS_REC_CALL], lg = rd->tlim[NCS_REC_GPU_TIME] - rd->tpos[NCS_REC_GPU_TIME];
+  uint32_t c = 0, g = 0;
+  for (; p < e; p++) {
+    if (*p == CC && c < lc) order[c++ + g] = 0;
+    else if (*p == GC && g < lg) order[c + g++] = 1;
+    else break;
+  }
+  *ic = (uint32_t)(rd->tpos[NCS_REC_CALL] - rd->tbase[NCS_REC_CALL]);
+  *ig = (uint32_t)(rd->tpos[NCS_REC_GPU_TIME] - rd->tbase[NCS_REC_GPU_TIME]);
+  rd->tp = p;
+  rd->tpos[NCS_REC_CALL] += c;
+  rd->tpos[NCS_REC_GPU_TIME] += g;
+  *nc = c;
+  return c + g;
+}
+
 static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   struct ncs_trace_bufs *b = r->b;
   struct ncs_colrd *rd = &b->colrd;
@@ -484,11 +511,20 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
   for (;; k++) {
-    /* CALL and GPU_TIME records of blocks decoded already, a run of one type at a time (with
-     * GPU times the two interleave: most runs are one record) */
-    for (uint32_t t, i, m; (m = ncs_columns_next_run(rd, NCS_REC_CALL, NCS_REC_GPU_TIME, nrec - k, &t, &i)) != 0;) {
-      if (t == NCS_REC_CALL) VISIT_TAKEN_(call, b->calls)
-      else VISIT_TAKEN_(gpu_time, b->gpu_times)
+    if (v->stretch) { /* a stretch whole: CALL and GPU_TIME records of blocks decoded already */
+      for (uint32_t m, nc, ic, ig; (m = take_stretch(rd, nrec - k, b->order, &nc, &ic, &ig)) != 0;) {
+        struct ncs_stretch s = {&b->calls[ic], &b->gpu_times[ig], nc, m - nc, b->order};
+        k += m;
+        r->st->records += m;
+        if (v->stretch(v->ctx, &s)) return 1;
+      }
+    } else {
+      /* CALL and GPU_TIME records of blocks decoded already, a run of one type at a time (with
+       * GPU times the two interleave: most runs are one record) */
+      for (uint32_t t, i, m; (m = ncs_columns_next_run(rd, NCS_REC_CALL, NCS_REC_GPU_TIME, nrec - k, &t, &i)) != 0;) {
+        if (t == NCS_REC_CALL) VISIT_TAKEN_(call, b->calls)
+        else VISIT_TAKEN_(gpu_time, b->gpu_times)
+      }
     }
     /* any other record, and the first of a block: the general path */
     uint64_t type;
@@ -511,9 +547,21 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
       rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, body, len, &delta);
     } else if (type == NCS_REC_CALL) { /* this record and those of its block right after it */
       if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->calls_memo, &delta, b->calls);
+      if (v->stretch && rd->tp[-1] == (NCS_REC_CALL << 1 | 1)) { /* its block decoded: from it, a stretch */
+        rd->tp--;
+        rd->tpos[NCS_REC_CALL]--;
+        k--;
+        continue;
+      }
       VISIT_RUN_(call, b->calls)
     } else if (type == NCS_REC_GPU_TIME) {
       if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->gpu_times_memo, &delta, b->gpu_times);
+      if (v->stretch && rd->tp[-1] == (NCS_REC_GPU_TIME << 1 | 1)) {
+        rd->tp--;
+        rd->tpos[NCS_REC_GPU_TIME]--;
+        k--;
+        continue;
+      }
       VISIT_RUN_(gpu_time, b->gpu_times)
     } else {
       uint8_t row[NCS_COL_MAX_FIELDS * 10];

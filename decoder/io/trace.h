@@ -37,6 +37,18 @@ const char *ncs_process_get(const struct ncs_process *p, const char *key);
 struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
 #define NCS_KERNEL_RUN 256 /* the longest run of KERNEL records a visitor's `kernels` gets */
 
+/* A stretch of a column chunk: CALL and GPU_TIME records that follow one another in the file
+ * with no other record between them, of one block of each type (at most NCS_COLR_BLOCK of
+ * each): c[0 .. nc) and g[0 .. ng) in file order within their type, and order[0 .. nc + ng)
+ * their interleaving: order[i] is 0 when the file's i-th record of the stretch is a CALL (the
+ * next of c), 1 when it is a GPU_TIME (the next of g). */
+struct ncs_stretch {
+  const struct ncs_call *c;
+  const struct ncs_gpu_time *g;
+  size_t nc, ng;
+  const uint8_t *order;
+};
+
 /* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).
  * Pointers inside a record are valid only during the callback.
  * CALL and GPU_TIME records come a run at a time to a visitor that sets `calls` / `gpu_times`:
@@ -67,6 +79,14 @@ struct ncs_visitor {
    * stored (at most NCS_KERNEL_RUN); a visitor with `kernels` gets its KERNEL records here,
    * not through `raw`, but for one whose body does not decode (then `raw`, as before) */
   int (*kernels)(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n);
+  /* Column chunks' CALL and GPU_TIME records a stretch at a time (struct ncs_stretch), to a
+   * visitor that sets it, instead of `calls` / `call` and `gpu_times` / `gpu_time` (those still
+   * get the records of row chunks and of recovered rings: a visitor setting `stretch` sets them
+   * too); non-zero stops the read after the stretch, all of which counts as read. A mux
+   * (io/mux.h) sets it and hands a stretch to each receiver without one as its CALL records,
+   * then its GPU_TIME records: the interleaving is lost there (see mux.h). ncs_stretch_in_order
+   * replays a stretch in file order. */
+  int (*stretch)(void *ctx, const struct ncs_stretch *s);
   /* Called after each chunk's records, with its header values. */
   int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
 };
@@ -78,6 +98,28 @@ static inline uint64_t ncs_u32_pair(const uint32_t *first) {
   uint64_t v;
   memcpy(&v, first, sizeof v);
   return v;
+}
+
+/* A stretch to `calls` and `gpu_times` in file order: each of its runs of one type, in turn
+ * (inlined: with constant callbacks the calls are direct). Returns non-zero when a callback
+ * did; the whole stretch is delivered even then. */
+static inline __attribute__((always_inline)) int
+ncs_stretch_in_order(const struct ncs_stretch *s, void *ctx, int (*calls)(void *, const struct ncs_call *, size_t),
+                     int (*gpu_times)(void *, const struct ncs_gpu_time *, size_t)) {
+  const uint8_t *o = s->order, *e = o + s->nc + s->ng;
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  int stop = 0;
+  while (o < e) {
+    const uint8_t *q = o + 1;
+    uint8_t kind = *o;
+    while (q < e && *q == kind) q++;
+    size_t n = (size_t)(q - o);
+    if (kind) { stop |= gpu_times(ctx, g, n); g += n; }
+    else { stop |= calls(ctx, c, n); c += n; }
+    o = q;
+  }
+  return stop;
 }
 
 struct ncs_read_status {

@@ -90,6 +90,18 @@ static int v_call(void *ctx, const struct ncs_call *c) { ncs_aligner_call(&((str
 static int v_gpu(void *ctx, const struct ncs_gpu_time *g) { ncs_aligner_gpu(&((struct fctx *)ctx)->al, g); return 0; }
 static int v_clock(void *ctx, const struct ncs_clock *c) { ncs_aligner_clock(&((struct fctx *)ctx)->al, c); return 0; }
 static int v_inflight(void *ctx, const struct ncs_inflight *x) { ncs_aligner_inflight(&((struct fctx *)ctx)->al, x); return 0; }
+/* A stretch of CALL and GPU_TIME records (io/trace.h), in file order: the aligner's matching
+ * depends on it (a GPU time finds its call among the newest held calls). */
+static int v_stretch(void *ctx, const struct ncs_stretch *s) {
+  struct ncs_aligner *al = &((struct fctx *)ctx)->al;
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  for (size_t i = 0, n = s->nc + s->ng; i < n; i++) {
+    if (s->order[i]) ncs_aligner_gpu(al, g++);
+    else ncs_aligner_call(al, c++);
+  }
+  return 0;
+}
 
 /* KERNEL records, aligned; KERNEL_NAME records, for the NCCL kernels an older shim recorded as
  * compute. */
@@ -135,7 +147,10 @@ static int file_attach(struct loader *L, int i) {
   struct ncs_mux *m = &f->mx->mux;
   struct ncs_visitor own = {.ctx = f, .process = v_process, .comm = v_comm};
   if (o->progress_label) own.chunk = v_chunk;
-  if (f->aligning) { own.call = v_call; own.gpu_time = v_gpu; own.clock = v_clock; own.inflight = v_inflight; }
+  if (f->aligning) {
+    own.call = v_call; own.gpu_time = v_gpu; own.clock = v_clock; own.inflight = v_inflight;
+    own.stretch = v_stretch;
+  }
   if (o->aligned_kernel) own.raw = v_raw;
   m->v[m->n++] = own;
   if (o->file_visitor) o->file_visitor(o->ctx, i, m);

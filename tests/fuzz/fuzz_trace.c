@@ -46,7 +46,14 @@ static int on_process(void *c, const struct ncs_process *p) {
 static int on_thread(void *c, const struct ncs_thread *t) { touch_str(t->name); return 0; }
 static int on_comm(void *c, const struct ncs_comm *m) { sink += (unsigned)m->rank; return 0; }
 static int on_comm_end(void *c, const struct ncs_comm_end *e) { sink += e->op; return 0; }
-static int on_call(void *c, const struct ncs_call *k) { sink += k->op + (unsigned)k->count; return 0; }
+/* the CALL and GPU_TIME records a read delivered, as a hash in delivery order (c: NULL, or the
+ * uint64_t it goes to) */
+static void mix(void *c, uint64_t v) { if (c) *(uint64_t *)c = (*(uint64_t *)c ^ v) * 1099511628211ull; }
+static int on_call(void *c, const struct ncs_call *k) {
+  sink += k->op + (unsigned)k->count;
+  mix(c, 1); mix(c, k->tcall); mix(c, k->t_enter); mix(c, k->count);
+  return 0;
+}
 static int on_callsite(void *c, const struct ncs_callsite *s) {
   for (uint32_t i = 0; i < s->nframes; i++) { touch_str(s->frames[i].symbol); sink += (unsigned)s->frames[i].offset; }
   return 0;
@@ -54,7 +61,27 @@ static int on_callsite(void *c, const struct ncs_callsite *s) {
 static int on_module(void *c, const struct ncs_module *m) { touch_str(m->path); return 0; }
 static int on_drop(void *c, const struct ncs_drop *d) { sink += (unsigned)d->records; return 0; }
 static int on_clock(void *c, const struct ncs_clock *k) { sink += (unsigned)k->uncertainty_ns; return 0; }
-static int on_gpu(void *c, const struct ncs_gpu_time *g) { sink += (unsigned)g->gpu_end; return 0; }
+static int on_gpu(void *c, const struct ncs_gpu_time *g) {
+  sink += (unsigned)g->gpu_end;
+  mix(c, 2); mix(c, g->ref); mix(c, g->gpu_end);
+  return 0;
+}
+static int on_calls(void *c, const struct ncs_call *x, size_t n) { for (size_t i = 0; i < n; i++) on_call(c, &x[i]); return 0; }
+static int on_gpus(void *c, const struct ncs_gpu_time *x, size_t n) { for (size_t i = 0; i < n; i++) on_gpu(c, &x[i]); return 0; }
+/* a stretch (trace.h): its order[] must hold nc zeros and ng ones, at most a block of each;
+ * replayed in file order */
+static int on_stretch(void *c, const struct ncs_stretch *s) {
+  size_t zeros = 0;
+  for (size_t i = 0; i < s->nc + s->ng; i++) {
+    if (s->order[i] > 1) { fprintf(stderr, "stretch order[%zu] = %u\n", i, s->order[i]); abort(); }
+    zeros += !s->order[i];
+  }
+  if (zeros != s->nc || !(s->nc + s->ng) || s->nc > 256 || s->ng > 256) {
+    fprintf(stderr, "bad stretch: %zu calls, %zu GPU times, %zu zeros\n", s->nc, s->ng, zeros);
+    abort();
+  }
+  return ncs_stretch_in_order(s, c, on_calls, on_gpus);
+}
 static int on_log(void *c, const struct ncs_log_line *l) { touch(l->line, l->len); return 0; }
 /* TOPO_* and PROFILE bodies are decoded by their analyses, through the same shared reader */
 static int on_raw(void *c, const struct ncs_raw *r) {
@@ -134,14 +161,25 @@ static int read_file_bytes(const uint8_t *data, size_t size) {
   }
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  uint64_t h1 = 0, h2 = 0;
   struct ncs_visitor v = {.process = on_process, .thread = on_thread, .comm = on_comm, .comm_end = on_comm_end,
                           .call = on_call, .callsite = on_callsite, .module = on_module, .drop = on_drop,
                           .clock = on_clock, .gpu_time = on_gpu, .log_line = on_log, .raw = on_raw,
-                          .chunk = on_chunk};
-  struct ncs_read_status st;
+                          .chunk = on_chunk, .ctx = &h1};
+  struct ncs_read_status st, st2;
   memset(&st, 0, sizeof st);
   int rc = ncs_trace_read(path, &v, &st);
+  /* again with stretches (column chunks' CALL and GPU_TIME records taken a block at a time):
+   * the same records in the same order once replayed, the same end */
+  v.ctx = &h2;
+  v.stretch = on_stretch;
+  int rc2 = ncs_trace_read(path, &v, &st2);
   close(fd);
+  if (rc2 != rc || h2 != h1 || st2.records != st.records || strcmp(st2.error, st.error) != 0) {
+    fprintf(stderr, "read with stretches differs: rc %d/%d, records %llu/%llu, hash %d, error [%s] / [%s]\n", rc, rc2,
+            (unsigned long long)st.records, (unsigned long long)st2.records, h1 == h2, st.error, st2.error);
+    abort();
+  }
   if (rc < 0 || rc > 2) { fprintf(stderr, "ncs_trace_read returned %d\n", rc); abort(); }
   if (rc != 0 && (!memchr(st.error, 0, sizeof st.error) || !strstr(st.error, path))) {
     fprintf(stderr, "ncs_trace_read returned %d without an error naming the file: [%.*s]\n", rc,
