@@ -9,8 +9,8 @@
  * headline) and metrics (step starts: model/stages.h), and after gputime, in the registry. Per
  * file it keeps the kernels (KERNEL records, 24 bytes each: the file's store in the stages,
  * model/kstore.h, filled by the first of gputime and whatif to ask, taken over when the file
- * is done; what an NCCL kernel moves is then an index into the file's table of distinct sizes,
- * model/relayout.h), the NCCL calls' sizes grouped as NCCL
+ * is done and packed into relayout's 16 bytes a kernel; what an NCCL kernel moves is then an
+ * index into the file's table of distinct sizes, model/relayout.h), the NCCL calls' sizes grouped as NCCL
  * launches them (one kernel per call, one per group and kernel operation; model/launches.h,
  * 4 bytes each in the common case; dropped for a file without kernel activity: model/kwatch.h)
  * and, while the file is read, its topology; when the file is done, each NCCL kernel takes the size of its call (the i-th
@@ -74,8 +74,10 @@ struct wf_file {
   struct ncs_kstore own, *ks; /* the kernels while the file is read: the stages' store (own
                                  without stages); fill: appended here */
   int fill;
-  struct ncs_rl_k *k;        /* then taken over (base/bigarr.h), sorted, info as relayout's */
+  struct ncs_rl_k *k;        /* then taken over, sorted, packed as relayout's (base/bigarr.h) */
   size_t nk, capk;
+  struct ncs_rl_long *lng;   /* the ends of kernels too long for k's duration (relayout.h) */
+  size_t nlong;
   struct ncs_rl_size *size;  /* the kernels' distinct sizes ([0]: unknown), when the file is done */
   size_t nsize;
   uint32_t *bound;
@@ -328,6 +330,38 @@ static long size_index(struct wf_file *f, struct sizes *h, const struct ncs_rl_s
   return h->last = (long)f->nsize - 1;
 }
 
+/* A store's kernel (model/kstore.h) whose info is relayout's (wf_file_done). */
+static int kin_nccl(const struct ncs_kstore_k *k) { return (k->info & NCS_RL_NCCL) != 0; }
+static int kin_kop(const struct ncs_kstore_k *k) { return (int)(k->info >> NCS_RL_KOP_SHIFT & 7u) - 1; }
+
+/* The file's kernels packed into relayout's 16 bytes (f->k), in place (kernel i is written at
+ * 16 i, read at 24 i before), the rest of the memory given back: a stream becomes its index in
+ * the order streams first appear (NCS_RL_STREAMS: relayout tells only the first ones apart), a
+ * duration of 2^32 - 1 ns or more (or an end before the start) goes to f->lng. Out of memory
+ * for that list: the file keeps no kernel. */
+static void pack(struct wf_file *f, struct ncs_kstore_k *kin, size_t capin) {
+  uint32_t sid[NCS_RL_STREAMS];
+  unsigned ns = 0;
+  size_t caplong = 0;
+  for (size_t i = 0; i < f->nk; i++) {
+    struct ncs_kstore_k x;
+    memcpy(&x, &kin[i], sizeof x);
+    unsigned si = 0;
+    while (si < ns && sid[si] != x.stream) si++;
+    if (si == ns && ns < NCS_RL_STREAMS) sid[ns++] = x.stream;
+    uint64_t d = x.end - x.start;
+    struct ncs_rl_k y = {x.start, d < NCS_RL_LONG ? (uint32_t)d : NCS_RL_LONG, x.info | si << NCS_RL_STREAM_SHIFT};
+    if (y.dur == NCS_RL_LONG) {
+      if (ncs_grow((void **)&f->lng, &caplong, f->nlong + 1, sizeof *f->lng) != 0) { f->nk = 0; break; }
+      f->lng[f->nlong++] = (struct ncs_rl_long){i, x.end};
+    }
+    memcpy((char *)kin + i * sizeof y, &y, sizeof y);
+  }
+  f->capk = capin;
+  ncs_big_shrink((void **)&kin, &f->capk, sizeof *kin, f->nk, sizeof *f->k);
+  f->k = (struct ncs_rl_k *)(void *)kin;
+}
+
 /* Kernels get their operation and their launch's size; boundaries become kernel indices. */
 static void wf_file_done(void *state, int file, const struct ncs_read_status *st) {
   (void)st;
@@ -337,20 +371,22 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   /* the kernels, sorted (by gputime already, when it read them too), are ours now */
   if (!f->ks) f->ks = &f->own; /* (a file never read) */
   ncs_kstore_sort(f->ks);
-  f->k = f->ks->k, f->nk = f->ks->n, f->capk = f->ks->cap;
+  struct ncs_kstore_k *kin = f->ks->k; /* info as relayout's from here, then packed (pack) */
+  size_t capin = f->ks->cap;
+  f->nk = f->ks->n;
   memset(f->ks, 0, sizeof *f->ks);
   f->ks = NULL;
   uint32_t last = 0;           /* the name looked up last (kernels repeat a few names): */
   int last_nccl = 0, last_kop = -1, have_last = 0;
   for (size_t i = 0; i < f->nk; i++) {
-    uint32_t name = ncs_ks_name(&f->k[i]); /* (the store's info until now) */
+    uint32_t name = ncs_ks_name(&kin[i]); /* (the store's info until now) */
     if (!have_last || name != last) {
       const char *nm = ncs_knames_get(&f->names, name);
       last = name, have_last = 1;
       last_nccl = ncs_is_nccl_kernel(nm ? nm : "");
       last_kop = kop_of(nm);
     }
-    f->k[i].info = ncs_ks_class(&f->k[i]) == NCS_KCLASS_NCCL || last_nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
+    kin[i].info = ncs_ks_class(&kin[i]) == NCS_KCLASS_NCCL || last_nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
   }
   ncs_knames_free(&f->names);
   commit_unit(f);
@@ -359,8 +395,8 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
    * taken in order (next[kop]) */
   size_t nka[NKOPS] = {0}, nua[NKOPS] = {0}, next[NKOPS] = {0};
   for (size_t i = 0; i < f->nk; i++) {
-    int kop = ncs_rl_kop(&f->k[i]);
-    if (ncs_rl_nccl(&f->k[i]) && kop >= 0 && kop < NKOPS) nka[kop]++;
+    int kop = kin_kop(&kin[i]);
+    if (kin_nccl(&kin[i]) && kop >= 0 && kop < NKOPS) nka[kop]++;
   }
   struct sizes sz = {0};
   if (size_index(f, &sz, &(struct ncs_rl_size){0}) != 0) f->lost = 1; /* [0]: unknown */
@@ -385,11 +421,11 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
     size_t kj = (size_t)-1; /* launch u's kernel */
     if (u.kop >= 0 && u.kop < NKOPS && nka[u.kop] == nua[u.kop]) {
       size_t a = next[u.kop];
-      while (a < f->nk && !(ncs_rl_nccl(&f->k[a]) && ncs_rl_kop(&f->k[a]) == u.kop)) a++;
+      while (a < f->nk && !(kin_nccl(&kin[a]) && kin_kop(&kin[a]) == u.kop)) a++;
       if (a < f->nk) {
         struct ncs_rl_size x1 = {u.busbytes, u.steps, u.op};
         long x = sz.last > 0 && size_same(&f->size[sz.last], &x1) ? sz.last : size_index(f, &sz, &x1);
-        if (x > 0) f->k[a].info |= (uint32_t)x;
+        if (x > 0) kin[a].info |= (uint32_t)x;
         kj = a;
         next[u.kop] = a + 1;
       }
@@ -400,6 +436,7 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
         f->bound[f->nbound++] = (uint32_t)kj;
     u = un;
   }
+  pack(f, kin, capin);
   free(sz.slot);
   give_spare(f);
   free(f->nranks);
@@ -536,7 +573,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     if (!f->nk) { nokern++; continue; }
     if (f->nbound < 2) { nosteps++; continue; }
     static const struct ncs_rl_size unknown = {0}; /* a file whose size table could not be made */
-    rl.r[rl.nr] = (struct ncs_rl_rank){.k = f->k, .n = f->nk, .size = f->size ? f->size : &unknown, .bound = f->bound, .nbound = f->nbound};
+    rl.r[rl.nr] = (struct ncs_rl_rank){.k = f->k, .n = f->nk, .lng = f->lng, .nlong = f->nlong, .size = f->size ? f->size : &unknown, .bound = f->bound, .nbound = f->nbound};
     rank_of[rl.nr++] = job->rank[i].rank;
   }
   if (!rl.nr) {
@@ -690,6 +727,7 @@ static void wf_destroy(void *state) {
   for (int i = 0; i < s->n; i++) {
     ncs_big_free(s->f[i].k, s->f[i].capk, sizeof *s->f[i].k);
     ncs_kstore_free(&s->f[i].own);
+    free(s->f[i].lng);
     if (s->f[i].done) ncs_launches_free(s->f[i].done);
     free(s->f[i].done);
     free(s->f[i].nranks);

@@ -36,3 +36,21 @@ void ncs_big_free(void *p, size_t cap, size_t elem) {
   if (mapped(cap * elem)) munmap(p, cap * elem);
   else free(p);
 }
+
+void ncs_big_shrink(void **p, size_t *cap, size_t elem, size_t n, size_t elem_new) {
+  size_t old = *cap * elem, now = n * elem_new;
+  void *q;
+  if (!*p) { *cap = 0; return; }
+  *cap = n;
+  if (!mapped(old)) { /* in the heap: realloc keeps the block when it cannot shrink it */
+    if ((q = realloc(*p, now ? now : 1)) != NULL) *p = q;
+  } else if (mapped(now)) { /* a shorter mapping (a shrink in place does not fail but by a bad call) */
+    if ((q = mremap(*p, old, now, 0)) != MAP_FAILED) *p = q;
+  } else if ((q = malloc(now ? now : 1)) != NULL) { /* small now: into the heap */
+    memcpy(q, *p, now);
+    munmap(*p, old);
+    *p = q;
+  } else { /* out of memory: the mapping stays, freed as a mapping of its first pages */
+    *cap = (NCS_BIG_MAPPED + elem_new - 1) / elem_new;
+  }
+}

@@ -17,4 +17,9 @@
 
 int ncs_big_grow(void **p, size_t *cap, size_t need, size_t elem);
 void ncs_big_free(void *p, size_t cap, size_t elem);
+/* An array of cap elements of `elem` bytes made to hold exactly n of `elem_new` bytes (n x
+ * elem_new <= cap x elem; the caller has moved them to the front): the rest is given back
+ * (mremap, realloc, or a copy into the heap once it is small). *cap becomes n: free it as n
+ * elements of elem_new. Never fails (out of memory, what it cannot give back stays mapped). */
+void ncs_big_shrink(void **p, size_t *cap, size_t elem, size_t n, size_t elem_new);
 #endif

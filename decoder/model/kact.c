@@ -300,12 +300,12 @@ static inline struct nmap name_of(const struct ncs_kact *k, const struct nmap *t
   return m;
 }
 /* A kernel's class, NCCL for a kernel whose name is NCCL's though its record said compute (lift). */
-static inline uint32_t class_of(const struct ncs_kact *k, const struct nmap *t, size_t len, const struct ncs_rl_k *x) {
+static inline uint32_t class_of(const struct ncs_kact *k, const struct nmap *t, size_t len, const struct ncs_kstore_k *x) {
   uint32_t c = ncs_ks_class(x);
   return c == NCS_KCLASS_COMPUTE && k->lift && name_of(k, t, len, ncs_ks_name(x)).nccl ? NCS_KCLASS_NCCL : c;
 }
 /* A kernel's end, UINT64_MAX for one whose start + duration overflowed. */
-static inline uint64_t end_of(const struct ncs_rl_k *x) { return x->end < x->start ? UINT64_MAX : x->end; }
+static inline uint64_t end_of(const struct ncs_kstore_k *x) { return x->end < x->start ? UINT64_MAX : x->end; }
 
 /* The ends of the kernels begun and not yet ended, in a min-heap by time: the sweep takes the
  * starts in order from the sorted kernels and the ends from here, so it holds only the kernels
@@ -399,7 +399,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   f->have = ks->n > 0;
   if (!ks->n) { *out = *f; return 0; }
   ncs_kstore_sort(ks); /* by (start, end); read-only from here: others read it after */
-  const struct ncs_rl_k *kk = ks->k;
+  const struct ncs_kstore_k *kk = ks->k;
   size_t nk = ks->n, ntab = 0;
   struct nmap *tab = name_table(k, &ntab);
   struct cint *cm = malloc(nk * sizeof *cm); /* merged compute intervals */
@@ -408,7 +408,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   uint64_t first = kk[0].start, last = 0;
   size_t ncm = 0;
   for (size_t i = 0; i < nk; i++) {
-    const struct ncs_rl_k *x = &kk[i];
+    const struct ncs_kstore_k *x = &kk[i];
     uint32_t cls = class_of(k, tab, ntab, x); /* a kernel named as NCCL's is communication, whatever its record said */
     uint64_t xs = x->start, xe = end_of(x);
     int comm = cls == NCS_KCLASS_NCCL;
@@ -445,7 +445,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
       struct kend x = end_pop(&ends);
       at = x.t, comm = x.comm, d = -1;
     } else if (i < nk) {
-      const struct ncs_rl_k *x = &kk[i++];
+      const struct ncs_kstore_k *x = &kk[i++];
       at = x->start, comm = class_of(k, tab, ntab, x) == NCS_KCLASS_NCCL, d = +1;
       if (end_push(&ends, end_of(x), comm) != 0) { free(ends.h); free(cm); free(tab); return -1; }
     } else break;
@@ -485,7 +485,7 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   }
   size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */
   for (size_t i = 0; i < nk; i++) {
-    const struct ncs_rl_k *x = &kk[i];
+    const struct ncs_kstore_k *x = &kk[i];
     if (class_of(k, tab, ntab, x) != NCS_KCLASS_NCCL) continue;
     uint64_t xs = x->start, xe = end_of(x);
     uint64_t len = xe > xs ? xe - xs : 0, covered = 0;

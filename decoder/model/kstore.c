@@ -14,12 +14,12 @@ void ncs_kstore_add(struct ncs_kstore *s, const struct ncs_kernel *x, size_t n) 
       else ncs_kstore_add(s, &x[i], 1);
     return;
   }
-  struct ncs_rl_k *o = s->k + s->n;
+  struct ncs_kstore_k *o = s->k + s->n;
   for (size_t i = 0; i < n; i++) {
     const struct ncs_kernel *y = &x[i];
     if (y->kclass >= NCS_KCLASS_COUNT) { s->bad++; continue; }
     uint32_t name = y->name < NCS_KS_NAME_MAX ? y->name : NCS_KS_NAME_MAX;
-    *o++ = (struct ncs_rl_k){.start = y->start, .end = y->start + y->duration, .stream = y->stream,
+    *o++ = (struct ncs_kstore_k){.start = y->start, .end = y->start + y->duration, .stream = y->stream,
                              .info = y->kclass << NCS_KS_CLASS_SHIFT | name};
   }
   if (o != s->k + s->n) s->sorted = 0;
@@ -27,7 +27,7 @@ void ncs_kstore_add(struct ncs_kstore *s, const struct ncs_kernel *x, size_t n) 
 }
 
 static int cmp_k(const void *a, const void *b) {
-  const struct ncs_rl_k *x = a, *y = b;
+  const struct ncs_kstore_k *x = a, *y = b;
   if (x->start != y->start) return x->start < y->start ? -1 : 1;
   return x->end < y->end ? -1 : x->end > y->end;
 }

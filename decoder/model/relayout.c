@@ -38,19 +38,17 @@ static inline double transfer_of(const struct ncs_rl *rl, const struct ncs_rl_ra
     double s = (double)rl->r[p].k[rl->r[p].unit[u]].start;
     if (s > arrive) arrive = s;
   }
-  double t = (double)x->k[x->unit[u]].end - arrive;
+  double t = (double)ncs_rl_end(x, x->unit[u]) - arrive;
   return t > 0 ? t : 0;
 }
-/* The previous kernel of each stream, as a rank's kernels are taken in order: streams are few,
- * a short list (the first MAXS streams; a kernel of a later one has none). */
-enum { MAXS = 64 };
-struct swalk { uint32_t sid[MAXS]; size_t last[MAXS]; int ns; };
-static inline size_t swalk_pred(struct swalk *w, uint32_t stream, size_t i) {
-  int s = 0;
-  while (s < w->ns && w->sid[s] != stream) s++;
-  size_t pred = s < w->ns ? w->last[s] : NONE;
-  if (s == w->ns && w->ns < MAXS) w->sid[w->ns++] = stream;
-  if (s < MAXS) w->last[s] = i;
+/* The previous kernel of each stream, as a rank's kernels are taken in order (by stream index,
+ * NCS_RL_STREAMS: a kernel of a later stream has none). */
+struct swalk { size_t last[NCS_RL_STREAMS]; };
+static void swalk_init(struct swalk *w) { for (int s = 0; s < NCS_RL_STREAMS; s++) w->last[s] = NONE; }
+static inline size_t swalk_pred(struct swalk *w, unsigned s, size_t i) {
+  if (s >= NCS_RL_STREAMS) return NONE;
+  size_t pred = w->last[s];
+  w->last[s] = i;
   return pred;
 }
 
@@ -69,12 +67,12 @@ void ncs_rl_free(struct ncs_rl *rl) {
 /* Why kernel i of rank x started when it did. */
 static dep_t read_dep(const struct ncs_rl_rank *x, size_t i, size_t pred) {
   const struct ncs_rl_k *k = &x->k[i];
-  if (pred != NONE && (double)k->start <= (double)x->k[pred].end + TOL_NS) return DEP_STREAM;
+  if (pred != NONE && (double)k->start <= (double)ncs_rl_end(x, pred) + TOL_NS) return DEP_STREAM;
   size_t lo = i > LOOKBACK ? i - LOOKBACK : 0, ev = NONE, gap = NONE;
   for (size_t j = i; j-- > lo;) {
-    double e = (double)x->k[j].end, s = (double)k->start;
-    if (e >= s - TOL_NS && e <= s + TOL_NS && (ev == NONE || x->k[j].end > x->k[ev].end)) ev = j;
-    if (e <= s && (gap == NONE || x->k[j].end > x->k[gap].end)) gap = j;
+    double e = (double)ncs_rl_end(x, j), s = (double)k->start;
+    if (e >= s - TOL_NS && e <= s + TOL_NS && (ev == NONE || ncs_rl_end(x, j) > ncs_rl_end(x, ev))) ev = j;
+    if (e <= s && (gap == NONE || ncs_rl_end(x, j) > ncs_rl_end(x, gap))) gap = j;
   }
   if (ev != NONE) return (dep_t)(DEP_EVENT | (i - ev - 1) << 2);
   if (gap != NONE) return (dep_t)(DEP_GAP | (i - gap - 1) << 2);
@@ -93,10 +91,11 @@ int ncs_rl_prepare(struct ncs_rl *rl) {
     x->ubase = malloc(nb * sizeof *x->ubase);
     if (!x->dep || !x->unit || !x->ubase) goto fail;
     x->nunit = 0;
-    struct swalk sw = {.ns = 0};
+    struct swalk sw;
+    swalk_init(&sw);
     for (size_t i = 0; i < x->n; i++) {
       if (!(i & 63)) x->ubase[i >> 6] = (uint32_t)x->nunit;
-      x->dep[i] = (dep_t)(read_dep(x, i, swalk_pred(&sw, x->k[i].stream, i)) | (x->nunit - x->ubase[i >> 6]) << DEP_UOFF);
+      x->dep[i] = (dep_t)(read_dep(x, i, swalk_pred(&sw, ncs_rl_stream(&x->k[i]), i)) | (x->nunit - x->ubase[i >> 6]) << DEP_UOFF);
       if (ncs_rl_nccl(&x->k[i])) x->unit[x->nunit++] = (uint32_t)i;
     }
     if (!(x->n & 63)) x->ubase[x->n >> 6] = (uint32_t)x->nunit;
@@ -114,7 +113,7 @@ fail:
 double ncs_rl_observed_step(const struct ncs_rl *rl, int r) {
   const struct ncs_rl_rank *x = &rl->r[r];
   if (x->nbound < 2) return 0;
-  return ((double)x->k[x->bound[x->nbound - 1]].end - (double)x->k[x->bound[0]].end) / (double)(x->nbound - 1);
+  return ((double)ncs_rl_end(x, x->bound[x->nbound - 1]) - (double)ncs_rl_end(x, x->bound[0])) / (double)(x->nbound - 1);
 }
 
 struct run {
@@ -190,7 +189,7 @@ static int fix_durations(struct run *w, int fr) {
   for (size_t j = 0; j < nc && rl->nr > 1; j++) {
     int m = 0;
     for (int r = 0; r < rl->nr; r++)
-      if (r != fr) v[m++] = (double)(rl->r[r].k[ci[r][j]].end - rl->r[r].k[ci[r][j]].start);
+      if (r != fr) v[m++] = (double)(ncs_rl_end(&rl->r[r], ci[r][j]) - rl->r[r].k[ci[r][j]].start);
     qsort(v, (size_t)m, sizeof *v, cmp_d);
     w->dur[fr][ci[fr][j]] = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
   }
@@ -207,8 +206,9 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
   struct rhead *g = NULL;
   int rc = -1;
   if (!(w.t = calloc((size_t)rl->nr, sizeof *w.t)) || !(w.dur = calloc((size_t)rl->nr, sizeof *w.dur)) ||
-      !(w.sw = calloc((size_t)(rl->nr > 0 ? rl->nr : 1), sizeof *w.sw)))
+      !(w.sw = malloc((size_t)(rl->nr > 0 ? rl->nr : 1) * sizeof *w.sw)))
     goto out;
+  for (int r = 0; r < rl->nr; r++) swalk_init(&w.sw[r]);
   for (int r = 0; r < rl->nr; r++) {
     size_t n = rl->r[r].n ? rl->r[r].n : 1;
     int fixed = c && c->fix_rank == r;
@@ -216,7 +216,7 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
       goto out;
     for (size_t i = 0; i < rl->r[r].n; i++) {
       w.t[r][i] = -(double)rl->r[r].k[i].start; /* until laid out */
-      if (fixed) w.dur[r][i] = (double)(rl->r[r].k[i].end - rl->r[r].k[i].start);
+      if (fixed) w.dur[r][i] = (double)(ncs_rl_end(&rl->r[r], i) - rl->r[r].k[i].start);
     }
   }
   if (c && c->fix_rank >= 0 && c->fix_rank < rl->nr && (rc = fix_durations(&w, c->fix_rank)) != 0) goto out;
@@ -231,14 +231,14 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
     size_t i = g[0].i;
     dep_t d = rl->r[r].dep[i];
     unsigned kind = d & 3u;
-    size_t q = i - 1 - (size_t)(d >> 2 & 0xffu), pred = swalk_pred(&w.sw[r], rl->r[r].k[i].stream, i);
+    size_t q = i - 1 - (size_t)(d >> 2 & 0xffu), pred = swalk_pred(&w.sw[r], ncs_rl_stream(&rl->r[r].k[i]), i);
     double t = pred != NONE ? end_of(&w, r, pred) : 0;
     double u = kind == DEP_ABS ? (double)rl->r[r].k[i].start
              : kind == DEP_EVENT ? end_of(&w, r, q)
-             : kind == DEP_GAP ? end_of(&w, r, q) + ((double)rl->r[r].k[i].start - (double)rl->r[r].k[q].end) : 0;
+             : kind == DEP_GAP ? end_of(&w, r, q) + ((double)rl->r[r].k[i].start - (double)ncs_rl_end(&rl->r[r], q)) : 0;
     double ns = t > u ? t : u; /* >= 0 */
     if (!ncs_rl_nccl(&rl->r[r].k[i]))
-      w.t[r][i] = ns + (w.dur[r] ? w.dur[r][i] : (double)(rl->r[r].k[i].end - rl->r[r].k[i].start));
+      w.t[r][i] = ns + (w.dur[r] ? w.dur[r][i] : (double)(ncs_rl_end(&rl->r[r], i) - rl->r[r].k[i].start));
     else if (signbit(w.t[r][i])) /* (an end found already, for another rank's kernel, stays) */
       w.t[r][i] = -ns;
     if (i + 1 < rl->r[r].n) g[0] = (struct rhead){rl->r[r].k[i + 1].start, r, i + 1};
@@ -322,7 +322,7 @@ static inline __attribute__((always_inline)) struct sev sheap_pop(struct sheap *
 static int kop_slot(int kop) { return kop >= 0 && kop < NCS_RL_KOPS - 1 ? kop : NCS_RL_KOPS - 1; }
 /* When NCCL kernel i arrived: its end less its transfer (synced), else its start. */
 static inline __attribute__((always_inline)) double arrival(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t i) {
-  return rl->synced ? (double)x->k[i].end - transfer_of(rl, x, unit_of(x, i)) : (double)x->k[i].start;
+  return rl->synced ? (double)ncs_rl_end(x, i) - transfer_of(rl, x, unit_of(x, i)) : (double)x->k[i].start;
 }
 
 /* The segment [t, u) of the window to its part (act_a: the arrivals of act). */
@@ -340,13 +340,13 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   const struct ncs_rl_rank *x = &rl->r[r];
   memset(o, 0, sizeof *o);
   if (x->nbound < 2 || !x->dep) return -1;
-  double A = (double)x->k[x->bound[0]].end, B = (double)x->k[x->bound[x->nbound - 1]].end;
+  double A = (double)ncs_rl_end(x, x->bound[0]), B = (double)ncs_rl_end(x, x->bound[x->nbound - 1]);
   /* a kernel whose clipped end comes before its clipped start (a wrapped duration, a last
    * boundary ending before the first) breaks the starts' order: then every event goes through
    * the heap (memory per kernel; o->heaped says so) */
   int stream = 1;
   for (size_t i = 0; i < x->n && stream; i++) {
-    double s = (double)x->k[i].start, e = (double)x->k[i].end;
+    double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i);
     if (e <= A || s >= B) continue;
     if ((e > B ? B : e) < (s < A ? A : s)) stream = 0;
   }
@@ -362,7 +362,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   double t = A;
   for (;;) {
     while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival to the heap */
-      double s = (double)x->k[i].start, e = (double)x->k[i].end;
+      double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i);
       size_t j = i++;
       if (e <= A || s >= B) continue;
       if (s < A) s = A;
@@ -372,7 +372,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
         int kop = kop_slot(ncs_rl_kop(&x->k[j]));
         double a = arrival(rl, x, j), ts = a > s ? a : s;
         if (e > ts) o->transfer_all[kop] += e - ts;
-        if ((double)x->k[j].end <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
+        if ((double)ncs_rl_end(x, j) <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
         if (a > s && a < e && sheap_push(&q, (struct sev){a, j, 2, 0}) != 0) goto out;
         next_a = a;
       }
@@ -422,7 +422,7 @@ out:
 double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r) {
   const struct ncs_rl_rank *x = &rl->r[r];
   if (x->nbound < 2) return 0;
-  double a = (double)x->k[x->bound[0]].end, b = (double)x->k[x->bound[x->nbound - 1]].end;
+  double a = (double)ncs_rl_end(x, x->bound[0]), b = (double)ncs_rl_end(x, x->bound[x->nbound - 1]);
   double exposed = 0, t = a;
   long ncomp = 0, ncomm = 0;
   struct sheap q = {0};
@@ -430,7 +430,7 @@ double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r) {
   for (;;) {
     double s = 0, e = 0;
     while (i < x->n) { /* the next kernel with a length in the window */
-      s = (double)x->k[i].start, e = (double)x->k[i].end;
+      s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i);
       if (s < a) s = a;
       if (e > b) e = b;
       if (e > s) break;

@@ -14,29 +14,38 @@
  * the latest arrival of its ranks plus its (new) transfer time, so compute overlap and waiting
  * are recomputed, not scaled. What it cannot see: a wait on another stream that the traced run
  * hid behind its own stream's work (it never bound there; where faster communication would
- * expose it, the prediction is optimistic). Memory: 24 bytes per kernel owned by the caller
+ * expose it, the prediction is optimistic). Memory: 16 bytes per kernel owned by the caller
  * (k; what an NCCL kernel moves is an index into the rank's table of distinct sizes), 2.1 by
  * ncs_rl (a dependency, 2 bytes, and a count of NCCL kernels per 64 kernels; 4 more per
  * NCCL kernel: its index; freed by ncs_rl_free; a transfer is not kept but read from the
  * collective's kernels when asked, a loop over the ranks), 8 during ncs_rl_run (a new time; 16
- * for the rank whose compute it fixes); ncs_rl_split holds only the kernels running at once. At most 2^28 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
+ * for the rank whose compute it fixes); ncs_rl_split holds only the kernels running at once. At most 2^21 distinct sizes and 2^30 kernels per rank. Not thread-safe. */
 #ifndef NCS_RELAYOUT_H
 #define NCS_RELAYOUT_H
 #include <stddef.h>
 #include <stdint.h>
 
 struct ncs_rl_k {
-  uint64_t start, end;     /* observed, ns */
-  uint32_t stream;
+  uint64_t start;          /* observed, ns */
+  uint32_t dur;            /* its end - start (ns), or NCS_RL_LONG: its end is in the rank's
+                              `lng` list (4.29 s or longer, or an end before its start) */
   uint32_t info;           /* NCS_RL_NCCL (an NCCL kernel) | (kop + 1) << NCS_RL_KOP_SHIFT (NCCL:
                               the kernel's operation index, caller's numbering, else -1) | its
-                              index in the rank's size table (NCS_RL_SIZE; 0: size unknown) */
+                              stream's index << NCS_RL_STREAM_SHIFT | its index in the rank's size
+                              table (NCS_RL_SIZE; 0: size unknown) */
 };
 #define NCS_RL_NCCL 0x80000000u
 #define NCS_RL_KOP_SHIFT 28
-#define NCS_RL_SIZE 0x0fffffffu
+#define NCS_RL_STREAM_SHIFT 21
+#define NCS_RL_STREAMS 64   /* streams told apart in a rank: the first 64 to appear in start order
+                               have indices 0..63, every later one 64 (no previous kernel: a
+                               kernel of its own) */
+#define NCS_RL_SIZE 0x001fffffu
+#define NCS_RL_LONG UINT32_MAX
+struct ncs_rl_long { size_t i; uint64_t end; }; /* kernel i's end, for dur NCS_RL_LONG */
 static inline int ncs_rl_nccl(const struct ncs_rl_k *k) { return (k->info & NCS_RL_NCCL) != 0; }
 static inline int ncs_rl_kop(const struct ncs_rl_k *k) { return (int)(k->info >> NCS_RL_KOP_SHIFT & 7u) - 1; }
+static inline unsigned ncs_rl_stream(const struct ncs_rl_k *k) { return k->info >> NCS_RL_STREAM_SHIFT & 0x7fu; }
 /* What an NCCL kernel moves, when its call is known: the call's enum ncs_op, bus bytes (S x
  * busbw factor) and algorithm steps; entry 0 of a rank's table is all 0 (unknown). */
 struct ncs_rl_size {
@@ -46,6 +55,8 @@ struct ncs_rl_size {
 struct ncs_rl_rank {
   struct ncs_rl_k *k;      /* [n], sorted by start */
   size_t n;
+  const struct ncs_rl_long *lng; /* [nlong] by i: the ends of kernels of dur NCS_RL_LONG */
+  size_t nlong;
   const struct ncs_rl_size *size; /* the sizes k's info indexes */
   uint32_t *bound;         /* [nbound] indices into k of the step-boundary NCCL kernels */
   size_t nbound;
@@ -55,6 +66,14 @@ struct ncs_rl_rank {
   uint32_t *ubase;         /* [n / 64 + 1] NCCL kernels before kernel 64 b */
   size_t nunit;
 };
+/* Kernel i's observed end: start + dur, or from the long list (start + its duration as the
+ * record gave it, an unsigned sum). */
+static inline uint64_t ncs_rl_end(const struct ncs_rl_rank *x, size_t i) {
+  if (x->k[i].dur != NCS_RL_LONG) return x->k[i].start + x->k[i].dur;
+  size_t lo = 0, hi = x->nlong;
+  while (hi - lo > 1) { size_t m = (lo + hi) / 2; if (x->lng[m].i <= i) lo = m; else hi = m; }
+  return x->nlong && x->lng[lo].i == i ? x->lng[lo].end : x->k[i].start;
+}
 struct ncs_rl {
   int nr;
   struct ncs_rl_rank *r;   /* [nr] */
