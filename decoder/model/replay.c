@@ -169,18 +169,26 @@ static void settle_ring(struct ncs_replay *r) {
   r->nw = kept;
 }
 
+/* A window that is not a plain ring write: the ring grows, or a capture began (the list). */
+__attribute__((noinline)) static int push_window(struct ncs_replay *r, uint64_t s, uint64_t e) {
+  if (!r->wlin && !r->sum.captured) { /* the ring grows by doubling (powers of two) up to RING */
+    if (ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return -1;
+    r->w[r->nw++] = (struct rwin){s, e};
+    return 0;
+  }
+  settle_ring(r);
+  if (ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return -1;
+  r->w[r->nw++] = (struct rwin){s, e};
+  return 0;
+}
+
 void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (g[i].flags || g[i].gpu_end < g[i].gpu_start) continue;
     r->gpu_seen = 1;
-    if (!r->wlin && !r->sum.captured) { /* the ring: grown to RING (ncs_grow doubles powers of two), then wrapped */
-      if (r->nw == r->capw && r->nw < RING && ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
+    if (!r->wlin && !r->sum.captured && (r->nw < r->capw || r->nw >= RING)) /* the ring, room in it */
       r->w[r->nw++ & (RING - 1)] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
-      continue;
-    }
-    settle_ring(r);
-    if (ncs_grow((void **)&r->w, &r->capw, r->nw + 1, sizeof *r->w) != 0) return;
-    r->w[r->nw++] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
+    else if (push_window(r, g[i].gpu_start, g[i].gpu_end) != 0) return;
   }
 }
 
