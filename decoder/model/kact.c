@@ -312,14 +312,16 @@ static inline uint64_t end_of(const struct ncs_kstore_k *x) { return x->end < x-
  * running at once (edges at one moment may come in any order: they bound no segment). */
 struct kend { uint64_t t; int comm; };
 struct endheap { struct kend *h; size_t n, cap; };
-static int end_push(struct endheap *q, uint64_t t, int comm) {
+static inline __attribute__((always_inline)) int end_push(struct endheap *q, uint64_t t, int comm) {
+  if (!q->n && q->cap) { q->h[0] = (struct kend){t, comm}; q->n = 1; return 0; } /* mostly: kernels one after another */
   if (q->n == q->cap && ncs_grow((void **)&q->h, &q->cap, q->n + 1, sizeof *q->h) != 0) return -1;
   size_t j = q->n++;
   while (j && t < q->h[(j - 1) / 2].t) { q->h[j] = q->h[(j - 1) / 2]; j = (j - 1) / 2; }
   q->h[j] = (struct kend){t, comm};
   return 0;
 }
-static struct kend end_pop(struct endheap *q) {
+static inline __attribute__((always_inline)) struct kend end_pop(struct endheap *q) {
+  if (q->n == 1) { q->n = 0; return q->h[0]; }
   struct kend top = q->h[0], last = q->h[--q->n];
   size_t j = 0;
   for (;;) {
@@ -407,14 +409,18 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   if (!cm) { free(tab); return -1; }
   uint64_t first = kk[0].start, last = 0;
   size_t ncm = 0;
+  size_t nk_op[NCS_KACT_MAX_OPS] = {0}; /* NCCL kernels per op (op_any: see struct nmap) */
   for (size_t i = 0; i < nk; i++) {
     const struct ncs_kstore_k *x = &kk[i];
     uint32_t cls = class_of(k, tab, ntab, x); /* a kernel named as NCCL's is communication, whatever its record said */
     uint64_t xs = x->start, xe = end_of(x);
     int comm = cls == NCS_KCLASS_NCCL;
     if (xe > last) last = xe;
-    if (comm) f->nccl_kernels++;
-    else if (cls == NCS_KCLASS_COMPUTE) f->kernels++;
+    if (comm) {
+      f->nccl_kernels++;
+      int o = name_of(k, tab, ntab, ncs_ks_name(x)).op_any;
+      if (o >= 0) nk_op[o]++;
+    } else if (cls == NCS_KCLASS_COMPUTE) f->kernels++;
     else f->copies++;
     if (cls == NCS_KCLASS_COMPUTE && f->dev.n && ncs_devcomms_cover(&f->dev, xs)) {
       f->devapi_kernels++;
@@ -469,14 +475,9 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   size_t seen[NCS_KACT_MAX_OPS] = {0};
   long pos_step[NCS_KACT_MAX_OPS], pos_at[NCS_KACT_MAX_OPS]; /* per op: the step of its last sized call, its position */
   for (int o = 0; o < NCS_KACT_MAX_OPS; o++) { pos_step[o] = -1; pos_at[o] = 0; }
-  size_t nk_op[NCS_KACT_MAX_OPS] = {0}, hint[NCS_KACT_MAX_OPS] = {0};
+  size_t hint[NCS_KACT_MAX_OPS] = {0};
   int sorted = 1;
   for (size_t g = 1; g < n && sorted; g++) sorted = t[g - 1] <= t[g];
-  for (size_t i = 0; i < nk; i++) {
-    if (class_of(k, tab, ntab, &kk[i]) != NCS_KCLASS_NCCL) continue;
-    int o = name_of(k, tab, ntab, ncs_ks_name(&kk[i])).op_any;
-    if (o >= 0) nk_op[o]++;
-  }
   struct ncs_wlog_cur cur[NCS_KACT_MAX_OPS];
   for (int o = 0; o < f->nops; o++) {
     if (nk_op[o] != k->calls[o].n || k->calls_off) f->op[o].sized = 0; /* calls_off: kernels after all */

@@ -33,12 +33,13 @@ static inline size_t unit_of(const struct ncs_rl_rank *x, size_t i) {
 /* Kernel i's transfer, as ncs_rl_prepare's contract says (not kept: a loop over the ranks when
  * synced): its end - the latest start of its collective's kernels, at least 0. */
 static inline double transfer_of(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t u) {
-  double arrive = (double)x->k[x->unit[u]].start;
-  for (int p = 0; rl->synced && p < rl->nr; p++) {
+  size_t i = x->unit[u];
+  double arrive = (double)x->k[i].start;
+  for (int p = 0; rl->synced && rl->nr > 1 && p < rl->nr; p++) { /* (one rank: its own start) */
     double s = (double)rl->r[p].k[rl->r[p].unit[u]].start;
     if (s > arrive) arrive = s;
   }
-  double t = (double)ncs_rl_end(x, x->unit[u]) - arrive;
+  double t = (double)ncs_rl_end(x, i) - arrive;
   return t > 0 ? t : 0;
 }
 /* The previous kernel of each stream, as a rank's kernels are taken in order (by stream index,
