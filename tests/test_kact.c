@@ -4,12 +4,15 @@
  * position in the step, the single-start step, records that do not pair with calls, and a long
  * run (calls kept in kact's compact log across its blocks, more distinct sizes than its size
  * table holds, entry times that go back), calls further apart than a log word holds, and
- * KERNEL_STATUS off ending the call log. */
+ * KERNEL_STATUS off ending the call log; and two accumulators sharing one kernel store
+ * (model/kstore.h, as gputime and whatif in report): the one that does not fill it gets the
+ * same figures, and the store keeps its kernels (sorted, class and name) for its next reader. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "model/kact.h"
+#include "model/kstore.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/nccl_abi.h"
 
@@ -46,8 +49,7 @@ static void allreduce(struct ncs_kact *k, uint64_t t, uint64_t floats) {
 
 /* Steps [100,200) and [200,300): compute [90,150) and [210,260); AllReduce kernels [140,170)
  * (call at 120, 4096 B), [175,185) (call at 130, 1024 B) and [250,320) (call at 230, 8192 B). */
-static struct ncs_kact *scenario(void) {
-  struct ncs_kact *k = ncs_kact_new();
+static void feed(struct ncs_kact *k) {
   kname(k, 1, NCS_KCLASS_COMPUTE, "backward_kernel");
   kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   allreduce(k, 120, 1024);
@@ -58,6 +60,10 @@ static struct ncs_kact *scenario(void) {
   kern(k, NCS_KCLASS_NCCL, 2, 175, 185);
   kern(k, NCS_KCLASS_COMPUTE, 1, 210, 260);
   kern(k, NCS_KCLASS_NCCL, 2, 250, 320);
+}
+static struct ncs_kact *scenario(void) {
+  struct ncs_kact *k = ncs_kact_new();
+  feed(k);
   return k;
 }
 
@@ -91,6 +97,32 @@ int main(void) {
         op->pos_exposed_ns[1] == 10 && op->pos_bytes_min[1] == 1024,
         "kact: exposed per position in the step: #1 (4096-8192 B) 80 of 100 ns, #2 (1024 B) 10 ns");
   ncs_kact_free(k);
+
+  /* one store, two readers: a fills it, b reads it; b's figures are the scenario's */
+  {
+    struct ncs_kstore ks = {0};
+    struct ncs_kact *a = ncs_kact_new(), *b = ncs_kact_new();
+    ncs_kact_share(a, &ks, 1);
+    ncs_kact_share(b, &ks, 0);
+    feed(a);
+    feed(b); /* (its kernels are not appended again) */
+    struct ncs_kact_fig fa, fb;
+    CHECK(ks.n == 5 && ncs_kact_figures(a, &fa, t, 3, NULL, NULL) == 0 && ncs_kact_figures(b, &fb, t, 3, st, &nst) == 0,
+          "kact: a shared store holds the 5 kernels once; both accumulators' figures computed");
+    CHECK(fb.kernels == 5 && fb.nccl_kernels == 3 && fb.compute_only_ns == 90 && fb.overlapped_ns == 20 && fb.exposed_ns == 90 &&
+          fb.idle_ns == 30 && nst == 2 && st[1].exposed_ns == 40 && fb.op[0].kernels == 3 && fb.op[0].exposed_ns == 90 &&
+          fb.op[0].sized && fb.op[0].size_exposed_ns[14] == 60,
+          "kact: the reader of a shared store gets the scenario's figures (partition, steps, per op and size)");
+    int sorted = 1;
+    for (size_t i = 1; i < ks.n; i++) sorted &= ks.k[i - 1].start <= ks.k[i].start;
+    CHECK(sorted && ks.k[0].start == 90 && ks.k[0].end == 150 && ncs_ks_class(&ks.k[0]) == NCS_KCLASS_COMPUTE &&
+          ncs_ks_name(&ks.k[0]) == 1 && ncs_ks_class(&ks.k[1]) == NCS_KCLASS_NCCL && ncs_ks_name(&ks.k[1]) == 2,
+          "kact: the store is left sorted by start with each kernel's class and name, for its next reader");
+    ncs_kact_free(a);
+    ncs_kact_free(b);
+    CHECK(ks.n == 5 && ks.k, "kact: freeing the accumulators leaves the shared store to its owner");
+    ncs_kstore_free(&ks);
+  }
 
   k = scenario();
   CHECK(ncs_kact_figures(k, &f, t, 1, st, &nst) == 0 && nst == 1 && st[0].start_ns == 100 && st[0].len_ns == 220 &&
