@@ -85,6 +85,7 @@ struct wf_file {
   struct unit u;             /* the launch being made (have_u) */
   int have_u;
   struct ncs_launches *done; /* the launches before it, compact (NULL: none yet, or given back) */
+  size_t nua[NKOPS];         /* the launches kept, per kernel operation */
   int lost;                  /* a launch could not be kept (out of memory), or the log was dropped
                                 (below): no kernel is sized */
   struct ncs_kwatch kw;      /* kernel activity in the file? (model/kwatch.h) */
@@ -241,6 +242,7 @@ static void commit_unit(struct wf_file *f) {
   if (f->dropped) { f->have_u = 0; return; }
   struct ncs_launch x = {f->u.t_first, f->u.op, f->u.kop, f->u.busbytes, f->u.steps};
   if (!f->done || ncs_launches_add(f->done, &x) != 0) f->lost = 1;
+  else if (x.kop >= 0 && x.kop < NKOPS) f->nua[x.kop]++;
   f->have_u = 0;
 }
 
@@ -393,7 +395,7 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   /* the i-th kernel of an operation is its i-th launch: the operations whose kernels and
    * launches are as many pair them in one walk over the launches, each operation's kernels
    * taken in order (next[kop]) */
-  size_t nka[NKOPS] = {0}, nua[NKOPS] = {0}, next[NKOPS] = {0};
+  size_t nka[NKOPS] = {0}, *nua = f->nua, next[NKOPS] = {0};
   for (size_t i = 0; i < f->nk; i++) {
     int kop = kin_kop(&kin[i]);
     if (kin_nccl(&kin[i]) && kop >= 0 && kop < NKOPS) nka[kop]++;
@@ -404,8 +406,6 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   struct ncs_launch u, un;
   static const struct ncs_launches none;
   const struct ncs_launches *log_u = f->done ? f->done : &none;
-  ncs_launches_begin(log_u, &cur);
-  while (ncs_launches_next(log_u, &cur, &u)) if (u.kop >= 0 && u.kop < NKOPS) nua[u.kop]++;
   const struct ncs_step_starts *log = NULL;
   size_t nb = f->nk ? ncs_stages_starts(s->stages, file, &log) : 0; /* no kernel: no boundary kernel */
   struct ncs_starts_cur sc; /* the starts, read in order (not copied out: 8 bytes a step) */

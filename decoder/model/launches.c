@@ -33,7 +33,17 @@ static uint32_t shape_code(struct ncs_launches *l, const struct ncs_launch *x) {
 }
 
 int ncs_launches_add(struct ncs_launches *l, const struct ncs_launch *x) {
-  uint32_t s = shape_code(l, x);
+  /* mostly the shape of the launch before (l->last), one word in room there is */
+  uint32_t s = l->last && same_shape(&l->shape[l->last - 1], x) ? l->last : shape_code(l, x);
+  uint64_t d = x->t_first - l->log.last_t;
+  l->last = s;
+  if (ncs_wlog_fits(s, d) && l->log.at < l->log.end) {
+    *l->log.at++ = ncs_wlog_word(s, d);
+    l->log.tail->used = (uint32_t)(l->log.at - l->log.tail->w);
+    l->log.last_t = x->t_first;
+    l->log.n++;
+    return 0;
+  }
   uint32_t esc[ESC_WORDS];
   if (!ncs_wlog_fits(s, x->t_first - l->log.last_t)) {
     uint64_t bb = bits_of(x->busbytes), st = bits_of(x->steps);

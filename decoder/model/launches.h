@@ -21,6 +21,7 @@ struct ncs_launches {
   struct ncs_launch shape[NCS_LAUNCH_SHAPES]; /* (t_first unused) */
   uint8_t slot[512];                      /* hash slots: shape index + 1, 0 empty */
   uint32_t nshape;
+  uint32_t last;                          /* the code of the launch added last, 0 none */
 };
 struct ncs_launch_cur { struct ncs_wlog_cur c; uint64_t left; };
 
