@@ -244,7 +244,7 @@ int ncs_rl_run(const struct ncs_rl *rl, const struct ncs_rl_change *c, double *s
       w.t[r][i] = -ns;
     if (i + 1 < rl->r[r].n) g[0] = (struct rhead){rl->r[r].k[i + 1].start, r, i + 1};
     else g[0] = g[--m];
-    if (m) rhead_down(g, m, 0);
+    if (m > 1) rhead_down(g, m, 0); /* (one rank: nothing to order) */
   }
   for (int r = 0; r < rl->nr; r++) {
     const struct ncs_rl_rank *x = &rl->r[r];
@@ -327,7 +327,7 @@ static inline __attribute__((always_inline)) double arrival(const struct ncs_rl 
 }
 
 /* The segment [t, u) of the window to its part (act_a: the arrivals of act). */
-static void split_segment(const struct ncs_rl_rank *x, struct ncs_rl_split *o, double t, double u,
+static inline __attribute__((always_inline)) void split_segment(const struct ncs_rl_rank *x, struct ncs_rl_split *o, double t, double u,
                           int ncomp, int nact, const size_t *act, const double *act_a) {
   double len = u - t, mid = t + len / 2;
   if (ncomp > 0) o->compute += len;
@@ -363,7 +363,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   double t = A;
   for (;;) {
     while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival to the heap */
-      double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i);
+      double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i), e0 = e;
       size_t j = i++;
       if (e <= A || s >= B) continue;
       if (s < A) s = A;
@@ -373,7 +373,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
         int kop = kop_slot(ncs_rl_kop(&x->k[j]));
         double a = arrival(rl, x, j), ts = a > s ? a : s;
         if (e > ts) o->transfer_all[kop] += e - ts;
-        if ((double)ncs_rl_end(x, j) <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
+        if (e0 <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
         if (a > s && a < e && sheap_push(&q, (struct sev){a, j, 2, 0}) != 0) goto out;
         next_a = a;
       }
