@@ -494,12 +494,20 @@ static void add(struct wf *s, const char *id, const char *title, double step, do
   it->rank = rank;
 }
 
+/* The relaid baseline: the timelines laid out again unchanged, once, when a change first asks
+ * for it (a job with no finding to price and no --what-if needs none: one rank, no transport). */
+struct baseline { double med; int state; /* 0 not laid out yet, 1 med valid, -1 failed */ };
 /* The relaid step (median rank) with change c, as a difference from the relaid baseline added to
  * the observed step (what the replay itself gets wrong cancels); NaN when it cannot be applied. */
-static double relaid(const struct ncs_rl *rl, const struct ncs_rl_change *c, double base_med, double obs_med) {
+static double relaid(const struct ncs_rl *rl, const struct ncs_rl_change *c, struct baseline *b, double obs_med) {
   double *v = malloc((size_t)rl->nr * sizeof *v);
   double out = NAN;
-  if (v && ncs_rl_run(rl, c, v) == 0) out = obs_med + (median(v, rl->nr) - base_med);
+  if (v && !b->state) {
+    struct ncs_rl_change none = {.fix_rank = -1};
+    b->state = ncs_rl_run(rl, &none, v) == 0 ? 1 : -1;
+    if (b->state > 0) b->med = median(v, rl->nr);
+  }
+  if (v && b->state > 0 && ncs_rl_run(rl, c, v) == 0) out = obs_med + (median(v, rl->nr) - b->med);
   free(v);
   return out;
 }
@@ -560,7 +568,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   /* every file is read: the spare launch logs go before the replay's memory is made */
   for (; s->nspare > 0; s->nspare--) { ncs_launches_free(s->spare[s->nspare - 1]); free(s->spare[s->nspare - 1]); }
   struct ncs_rl rl = {0};
-  double *obs = NULL, *base = NULL, *wait = NULL, *ex = NULL;
+  double *obs = NULL, *wait = NULL, *ex = NULL;
   int *rank_of = NULL;
   rl.r = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *rl.r);
   rank_of = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *rank_of);
@@ -585,14 +593,12 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     snprintf(s->res.why_not, sizeof s->res.why_not, "%d rank(s) left out: %d without kernel activity, %d without steps", nokern + nosteps, nokern, nosteps);
   if (ncs_rl_prepare(&rl) != 0) goto out;
   obs = malloc((size_t)rl.nr * sizeof *obs);
-  base = malloc((size_t)rl.nr * sizeof *base);
   wait = malloc((size_t)rl.nr * sizeof *wait);
   ex = malloc((size_t)rl.nr * sizeof *ex);
-  if (!obs || !base || !wait || !ex) goto out;
+  if (!obs || !wait || !ex) goto out;
   for (int r = 0; r < rl.nr; r++) obs[r] = ncs_rl_observed_step(&rl, r);
-  struct ncs_rl_change none = {.fix_rank = -1};
-  if (ncs_rl_run(&rl, &none, base) != 0) goto out;
-  double step = median(obs, rl.nr), bmed = median(base, rl.nr);
+  struct baseline bl = {0};
+  double step = median(obs, rl.nr);
   s->res.have = step > 0;
   s->res.step_s = step * 1e-9;
   s->res.steps = (int)rl.r[0].nbound;
@@ -621,7 +627,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     }
     struct link_ctx lc = {&best, 0, -1, 1};
     struct ncs_rl_change c = {at_link, &lc, -1};
-    double fixed = relaid(&rl, &c, bmed, step);
+    double fixed = relaid(&rl, &c, &bl, step);
     static const char *const a_link[] = {
       "each NCCL kernel's transfer takes what the reference link reaches for its size and algorithm steps (alpha-beta, docs/REFERENCE-FIGURES.md); a kernel already faster keeps its time",
       NULL, NULL};
@@ -641,7 +647,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
     int w = 0;
     for (int r = 1; r < rl.nr; r++) if (wait[r] > wait[w]) w = r;
     struct ncs_rl_change c = {NULL, NULL, w};
-    double fixed = relaid(&rl, &c, bmed, step);
+    double fixed = relaid(&rl, &c, &bl, step);
     double per_step = wait[w] / (double)(rl.r[w].nbound > 1 ? rl.r[w].nbound : 1);
     if (isfinite(fixed) && step - fixed >= MIN_SHARE * step) {
       static const char *const a_strag[] = {
@@ -701,7 +707,7 @@ static void wf_finish(void *state, const struct ncs_job *job) {
       snprintf(title, sizeof title, "%s at %g GB/s busbw", s->user_op >= 0 ? ncs_op_name((unsigned)s->user_op) : "every NCCL kernel", s->user_gbps);
     }
     struct ncs_rl_change c = {at_link, &lc, -1};
-    double fixed = relaid(&rl, &c, bmed, step);
+    double fixed = relaid(&rl, &c, &bl, step);
     static const char *const a_user[] = {
       "each NCCL kernel (of that operation) with a known size takes its bus bytes over the target busbw (a transport: alpha x steps + bus bytes / beta of its reference link); kernels of unknown size keep their time",
       NULL};
@@ -714,7 +720,6 @@ out:
   free(rl.r);
   free(rank_of);
   free(obs);
-  free(base);
   free(wait);
   free(ex);
 }
