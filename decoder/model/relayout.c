@@ -355,6 +355,8 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   enum { MAXA = 64 };
   size_t act[MAXA];
   double act_a[MAXA], next_a = 0; /* their arrivals; the next start's (an NCCL kernel's) */
+  struct sev end = {0}, arr = {0}; /* (streamed) the next start's end and arrival, pushed when it is taken */
+  int have_arr = 0;
   int nact = 0, ncomp = 0, rc = -1, have_next = 0;
   long ncomm = 0; /* NCCL kernels running (act holds the first MAXA) */
   struct sheap q = {0};
@@ -362,7 +364,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   size_t i = 0; /* the next kernel to visit */
   double t = A;
   for (;;) {
-    while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival to the heap */
+    while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival after */
       double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i), e0 = e;
       size_t j = i++;
       if (e <= A || s >= B) continue;
@@ -374,19 +376,22 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
         double a = arrival(rl, x, j), ts = a > s ? a : s;
         if (e > ts) o->transfer_all[kop] += e - ts;
         if (e0 <= B) o->busbytes[kop] += x->size[x->k[j].info & NCS_RL_SIZE].busbytes;
-        if (a > s && a < e && sheap_push(&q, (struct sev){a, j, 2, 0}) != 0) goto out;
+        have_arr = a > s && a < e;
+        arr = (struct sev){a, j, 2, 0};
         next_a = a;
-      }
-      if (sheap_push(&q, (struct sev){e, j, 1, nccl ? -2 : -1}) != 0) goto out;
+      } else have_arr = 0;
+      end = (struct sev){e, j, 1, nccl ? -2 : -1};
       next = (struct sev){s, j, 0, nccl ? 2 : 1};
       if (stream) have_next = 1;
-      else if (sheap_push(&q, next) != 0) goto out;
+      else if ((have_arr && sheap_push(&q, arr) != 0) || sheap_push(&q, end) != 0 || sheap_push(&q, next) != 0) goto out;
     }
     struct sev ev;
     double ev_a; /* an NCCL start's arrival */
     if (q.n && (!have_next || sev_before(&q.h[0], &next))) { ev = sheap_pop(&q); ev_a = ev.what == 2 ? arrival(rl, x, ev.i) : 0; }
-    else if (have_next) { ev = next; ev_a = next_a; have_next = 0; }
-    else break;
+    else if (have_next) { /* its end and arrival to the heap now: they come after it */
+      ev = next; ev_a = next_a; have_next = 0;
+      if ((have_arr && sheap_push(&q, arr) != 0) || sheap_push(&q, end) != 0) goto out;
+    } else break;
     if (ev.t > t) {
       split_segment(x, o, t, ev.t, ncomp, nact, act, act_a);
       if (ncomm > 0 && !ncomp) o->exposed += ev.t - t;
