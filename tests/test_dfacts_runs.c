@@ -5,12 +5,19 @@
  * and several threads' calls interleaved out of order in the file (a rank per thread), where an
  * instant counts once and the share never passes 100 %; also with each thread's batch per
  * chunk far longer than the union's buffer (as at 1 M calls/s: model/ivunion.h), the chunk
- * ends told, and threads calling at different rates. */
+ * ends told, and threads calling at different rates. Stretches (io/trace.h: a column chunk's
+ * CALL and GPU_TIME records in one callback) give what the records one at a time give: a graph
+ * captured and replayed twice (2 captured calls, 4 replayed: the capture comes within the
+ * stretch, so its calls must reach the replay model in file order), and large collectives of
+ * two threads whose GPU times follow them (one busbw sample each, the known median). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/doctor_facts.h"
 #include "check.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/format.h"
+#include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
 #define NCALLS 4096
@@ -63,6 +70,135 @@ static double marked_union(const struct ncs_call *x, size_t n, uint64_t span) {
   for (uint64_t t = 0; t < span; t++) len += mark[t];
   free(mark);
   return len;
+}
+
+
+/* ---- stretches ---- */
+struct feedx { struct ncs_mux m; struct ncs_dfacts *f; };
+static void fx_open(struct feedx *x) {
+  memset(x, 0, sizeof *x);
+  x->f = ncs_dfacts_new("t");
+  ncs_dfacts_attach(x->f, &x->m);
+}
+static void fx_raw(struct feedx *x, uint32_t type, const uint8_t *b, size_t len) {
+  struct ncs_raw r = {type, b, len};
+  x->m.v[0].raw(x->m.v[0].ctx, &r);
+}
+static void fx_kact(struct feedx *x) {
+  uint8_t b[512];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel_status st = {.t = 1, .state = NCS_KSTATE_ON};
+  snprintf(st.reason, sizeof st.reason, "test");
+  ncs_enc_kernel_status_body(&w, &st);
+  fx_raw(x, NCS_REC_KERNEL_STATUS, b, w.len);
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel_name kn = {.id = 1, .kclass = NCS_KCLASS_NCCL};
+  snprintf(kn.name, sizeof kn.name, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  ncs_enc_kernel_name_body(&w, &kn);
+  fx_raw(x, NCS_REC_KERNEL_NAME, b, w.len);
+  struct ncs_comm c = {.comm = 1, .comm_id = 77, .rank = 0, .nranks = 4, .device = 0, .color = -1};
+  x->m.v[0].comm(x->m.v[0].ctx, &c);
+}
+static void fx_kernel(struct feedx *x, uint64_t s, uint64_t e) {
+  uint8_t b[128];
+  struct ncs_wbuf w;
+  ncs_wbuf_init(&w, b, sizeof b);
+  struct ncs_kernel k = {.kclass = NCS_KCLASS_NCCL, .device = 0, .start = s, .duration = e - s, .name = 1};
+  ncs_enc_kernel_body(&w, &k);
+  fx_raw(x, NCS_REC_KERNEL, b, w.len);
+}
+/* The stretch (c, g, order) to the visitor: whole (`stretch`), or record by record. */
+static void fx_stretch(struct feedx *x, const struct ncs_call *c, size_t nc, const struct ncs_gpu_time *g, size_t ng,
+                       const uint8_t *order, int whole) {
+  if (whole) {
+    struct ncs_stretch st = {c, g, nc, ng, order};
+    x->m.v[0].stretch(x->m.v[0].ctx, &st);
+    return;
+  }
+  for (size_t i = 0; i < nc + ng; i++)
+    if (order[i]) x->m.v[0].gpu_times(x->m.v[0].ctx, g++, 1);
+    else x->m.v[0].calls(x->m.v[0].ctx, c++, 1);
+}
+#define US 1000ull
+static struct ncs_call ccall(uint32_t thread, uint64_t tcall, uint64_t count, uint64_t t, int captured) {
+  return (struct ncs_call){.op = NCS_OP_AllReduce, .thread = thread, .tcall = tcall, .comm = 1, .count = count,
+                           .datatype = ncclFloat32, .root = -1, .t_enter = t * US, .t_exit = t * US + 1,
+                           .flags = captured ? NCS_CALL_F_CAPTURED : 0};
+}
+static struct ncs_gpu_time cgpu(uint32_t thread, uint64_t ref, uint64_t s, uint64_t e) {
+  return (struct ncs_gpu_time){.kind = NCS_GPU_KIND_CALL, .thread = thread, .ref = ref, .gpu_start = s * US, .gpu_end = e * US};
+}
+
+static void stretches(void) {
+  /* a graph: an uncaptured all-reduce and its GPU time, then two captured all-reduces, then an
+   * uncaptured one (ending the capture) and its GPU time, all one stretch; the graph's two
+   * kernels run twice after it */
+  struct ncs_call c[4] = {ccall(1, 1, 2048, 100, 0), ccall(1, 2, 256, 300, 1), ccall(1, 3, 1024, 310, 1), ccall(1, 4, 2048, 400, 0)};
+  struct ncs_gpu_time g[2] = {cgpu(1, 1, 110, 200), cgpu(1, 4, 410, 500)};
+  const uint8_t order[6] = {0, 1, 0, 0, 0, 1};
+  struct ncs_replay_sum r[2];
+  uint64_t ncalls[2];
+  for (int whole = 0; whole < 2; whole++) {
+    struct feedx x;
+    fx_open(&x);
+    fx_kact(&x);
+    fx_stretch(&x, c, 4, g, 2, order, whole);
+    fx_kernel(&x, 120 * US, 190 * US); /* the first call's own */
+    fx_kernel(&x, 420 * US, 490 * US); /* the last call's own */
+    fx_kernel(&x, 1000 * US, 1100 * US); /* the graph, twice */
+    fx_kernel(&x, 1100 * US, 1300 * US);
+    fx_kernel(&x, 1400 * US, 1500 * US);
+    fx_kernel(&x, 1500 * US, 1700 * US);
+    ncs_dfacts_finish(x.f, 0, NULL);
+    r[whole] = x.f->replays;
+    ncalls[whole] = x.f->ncalls;
+    ncs_dfacts_free(x.f);
+  }
+  CHECK(r[1].captured == 2 && r[1].counted && r[1].kernels == 4 && r[1].calls == 4 && ncalls[1] == 8,
+        "dfacts: a stretch holding a capture: 2 captured calls, 4 replayed (%llu, %llu), 8 calls in all (%llu)",
+        (unsigned long long)r[1].captured, (unsigned long long)r[1].calls, (unsigned long long)ncalls[1]);
+  CHECK(r[0].captured == r[1].captured && r[0].calls == r[1].calls && r[0].kernels == r[1].kernels && ncalls[0] == ncalls[1],
+        "dfacts: the same stretch record by record gives the same replays and count");
+
+  /* large all-reduces (64 MiB) of two threads, each call's GPU time after the other thread's
+   * next call, busbw known: thread t's call k takes (10 + k + 5 t) us on the GPU */
+  enum { NB = 40 };
+  struct ncs_call bc[NB];
+  struct ncs_gpu_time bg[NB];
+  uint8_t bo[2 * NB];
+  size_t no = 0;
+  for (int k = 0; k < NB; k++) {
+    uint32_t t = 1 + (uint32_t)(k % 2);
+    uint64_t t0 = 1000 + 100 * (uint64_t)k;
+    bc[k] = ccall(t, 1 + (uint64_t)k / 2, 16ull << 20, t0, 0); /* 16 Mi floats: 64 MiB */
+    bg[k] = cgpu(t, 1 + (uint64_t)k / 2, t0 + 2, t0 + 2 + 10 + (uint64_t)k / 2 + 5 * (t - 1));
+  }
+  for (int k = 0; k < NB; k++) { /* call 0, call 1, gpu 0, call 2, gpu 1, ... gpu NB-1 */
+    bo[no++] = 0;
+    if (k) bo[no++] = 1;
+  }
+  bo[no++] = 1;
+  double med[2];
+  int ns[2];
+  for (int whole = 0; whole < 2; whole++) {
+    struct feedx x;
+    fx_open(&x);
+    fx_kact(&x);
+    fx_stretch(&x, bc, NB, bg, NB, bo, whole);
+    ncs_dfacts_finish(x.f, 0, NULL);
+    int gpu = 0;
+    med[whole] = ncs_dfacts_busbw(x.f, &ns[whole], &gpu);
+    if (!gpu) ns[whole] = -ns[whole];
+    ncs_dfacts_free(x.f);
+  }
+  /* truth: busbw = 2 (n-1)/n x 64 MiB / time; the median (k/2-th smallest of NB) by sorting here */
+  double bw[NB];
+  for (int k = 0; k < NB; k++) bw[k] = 2.0 * 3 / 4 * (double)(64ull << 20) / (double)((bg[k].gpu_end - bg[k].gpu_start));
+  for (int a = 1; a < NB; a++) for (int b = a; b > 0 && bw[b] < bw[b - 1]; b--) { double t = bw[b]; bw[b] = bw[b - 1]; bw[b - 1] = t; }
+  CHECK(ns[1] == NB && med[1] == bw[NB / 2], "dfacts: a stretch of %d large collectives of two threads: %d GPU samples, median %.6g GB/s (truth %.6g)",
+        NB, ns[1], med[1], bw[NB / 2]);
+  CHECK(ns[0] == ns[1] && med[0] == med[1], "dfacts: the same stretch record by record gives the same samples");
 }
 
 static struct ncs_call x[NCALLS];
@@ -145,5 +281,6 @@ int main(void) {
     ncs_dfacts_free(one);
     free(y);
   }
+  stretches();
   return check_done();
 }

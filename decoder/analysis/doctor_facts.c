@@ -115,17 +115,19 @@ static void big_call(struct ncs_dfacts *f, const struct ncs_call *c) {
 }
 
 /* One call */
-__attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c) {
-  struct ncs_dfacts *f = ctx;
+static inline __attribute__((always_inline)) void call_one(struct ncs_dfacts *f, const struct ncs_call *c) {
   int kind = ncs_op_kind(c->op);
   f->ncalls++;
   if (!f->t_first || c->t_enter < f->t_first) f->t_first = c->t_enter;
   if (c->t_exit > f->t_last) f->t_last = c->t_exit;
-  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return 0;
+  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return;
   if (!f->timing_gpu) ncs_ivu_add(&f->host_u, c->thread, c->t_enter, c->t_exit); /* GPU-timed: the GPU union is the one used */
-  if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return 0;
-  if (!f->ncomms || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) return 0; /* most calls */
+  if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return;
+  if (!f->ncomms || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) return; /* most calls */
   big_call(f, c);
+}
+__attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c) {
+  call_one(ctx, c);
   return 0;
 }
 
@@ -178,15 +180,14 @@ static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
   return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n);
 }
 
-static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
-  struct ncs_dfacts *f = ctx;
-  if (g->flags || g->gpu_end <= g->gpu_start) return 0;
+static inline void on_gpu(struct ncs_dfacts *f, const struct ncs_gpu_time *g) {
+  if (g->flags || g->gpu_end <= g->gpu_start) return;
   if (!f->timing_gpu) ncs_ivu_free(&f->host_u); /* finish takes the GPU union from now on */
   f->timing_gpu = 1;
   if (!f->gpu_first || g->gpu_start < f->gpu_first) f->gpu_first = g->gpu_start;
   if (g->gpu_end > f->gpu_last) f->gpu_last = g->gpu_end;
   ncs_ivu_add(&f->gpu_u, g->thread, g->gpu_start, g->gpu_end);
-  if (g->kind != NCS_GPU_KIND_CALL || f->nsamples == NCS_DF_MAX_SAMPLES) return 0;
+  if (g->kind != NCS_GPU_KIND_CALL || f->nsamples == NCS_DF_MAX_SAMPLES) return;
   struct ncs_dpending *p = f->pending ? &f->pending[NCS_DF_SLOT(g->thread, g->ref)] : NULL;
   if (p && p->bytes_bus > 0 && !p->used && p->thread == g->thread && p->tcall == g->ref) {
     p->used = 1;
@@ -196,18 +197,43 @@ static int on_gpu(void *ctx, const struct ncs_gpu_time *g) {
       f->sample_steps[1] += p->steps;
     }
   }
-  return 0;
+  return;
 }
 static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   struct ncs_dfacts *f = ctx;
   if (f->replay) ncs_replay_gpu_times(f->replay, g, n);
-  for (size_t i = 0; i < n; i++) on_gpu(ctx, &g[i]);
+  for (size_t i = 0; i < n; i++) on_gpu(f, &g[i]);
   return 0;
 }
 
 /* A stretch (io/trace.h) in file order: pending slots, the switch to GPU timing and the
- * replays follow the file's interleaving. */
-static int on_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, on_calls, on_gpus); }
+ * replays follow the file's interleaving. Replay takes none of the stretch's calls when none is
+ * captured and no capture is open (ncs_replay_calls), and its windows then do not depend on
+ * where the calls fall: it gets them as one run, and the records go in file order here without
+ * a call each. Otherwise a run at a time through on_calls / on_gpus. */
+static int on_stretch(void *ctx, const struct ncs_stretch *s) {
+  struct ncs_dfacts *f = ctx;
+  if (f->replay) {
+    size_t i = 0;
+    while (!f->replay_open && i < s->nc && !(s->c[i].flags & NCS_CALL_F_CAPTURED)) i++;
+    if (f->replay_open || i < s->nc) return ncs_stretch_in_order(s, ctx, on_calls, on_gpus);
+    if (s->ng) ncs_replay_gpu_times(f->replay, s->g, s->ng);
+  }
+  const uint8_t *o = s->order, *e = o + s->nc + s->ng;
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  while (o < e) {
+    if (*o) { on_gpu(f, g++); o++; continue; }
+    const uint8_t *q = o + 1;
+    while (q < e && !*q) q++;
+    size_t n = (size_t)(q - o);
+    if (n == 1) call_one(f, c);
+    else on_run(f, c, n);
+    c += n;
+    o = q;
+  }
+  return 0;
+}
 
 static int on_log(void *ctx, const struct ncs_log_line *l) {
   struct ncs_dfacts *f = ctx;
