@@ -3,9 +3,9 @@
  *
  * Contract: report.c reads every file once through the loader (model/jobload.h), several files at
  * once on several threads, and hands each record to its own summary and to every registered
- * analysis (in NCS_ANALYSES order). Records of one file come in file order, but for a column
- * chunk's CALL and GPU_TIME records, which come a stretch at a time (io/mux.h: its CALL records,
- * then its GPU_TIME records, unless the visitor sets `stretch`);
+ * analysis (in NCS_ANALYSES order, but for a stretch: io/mux.h). Records of one file come in
+ * file order, but for a column chunk's CALL and GPU_TIME records, which come a stretch at a time
+ * (io/mux.h: its CALL records, then its GPU_TIME records, unless the visitor sets `stretch`);
  * those of different files may come at the same time: keep per-file state apart (state shared
  * across files takes a lock), and make a file's large state at its first record and free it in
  * file_done (visitor() is called for every file before the first is read, so only the files

@@ -12,9 +12,11 @@
  * CALL records (the run, as above), then its GPU_TIME records: such a receiver sees each type
  * in file order, and every other record in its place, but a GPU_TIME record may come after
  * CALL records (at most a block) that followed it in the file. A receiver whose result could
- * depend on that interleaving sets `stretch` (ncs_stretch_in_order replays it in file order);
- * docs/ARCHITECTURE.md lists which do and why the others need not. KERNEL runs (`kernels`, decoded once by the
- * reader) go the same way: to a receiver's `kernels`, or record by record to its `raw` when it
+ * depend on that interleaving sets `stretch` (ncs_stretch_in_order replays it in file order).
+ * The receivers with `stretch` get a stretch first, then the others' CALL runs, then their
+ * GPU_TIME runs (receivers never read one another's state, so their order is free).
+ * docs/ARCHITECTURE.md lists the receivers that set `stretch` and why the others need not.
+ * KERNEL runs (`kernels`, decoded once by the reader) go the same way: to a receiver's `kernels`, or record by record to its `raw` when it
  * has no `kernels`; `out` has `kernels` when a sub-visitor has. With one sub-visitor `out` is that
  * visitor itself (no fan-out cost). A sub-visitor may be another mux's `out` (built before
  * this one): its receivers are called in its place, same order. The mux (and any mux in it)
