@@ -128,9 +128,13 @@ static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
     if (c[i].op == f->op && ncs_stepmark_key(&c[i]) == f->key) add_start(f, c[i].t_enter);
   return 0;
 }
-/* A stretch (io/trace.h) in file order: the record that finds no room, and so the boundary's
- * moment, follows the file's interleaving. */
-static int s_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, s_calls, s_gpu_times); }
+/* A stretch (io/trace.h) in file order while deciding: the record that finds no room, and so the
+ * boundary's moment, follows the file's interleaving. Once decided, GPU_TIME records count for
+ * nothing and the starts depend on the calls alone: the stretch's calls go as one run. */
+static int s_stretch(void *ctx, const struct ncs_stretch *s) {
+  if (((struct ss_file *)ctx)->deciding) return ncs_stretch_in_order(s, ctx, s_calls, s_gpu_times);
+  return s->nc ? s_calls(ctx, s->c, s->nc) : 0;
+}
 static int s_raw(void *ctx, const struct ncs_raw *r) {
   ncs_kwatch_raw(&((struct ss_file *)ctx)->kw, r);
   return 0;

@@ -1,0 +1,72 @@
+/* test_stepstarts.c — where a file's steps start (decoder/analysis/stepstarts.c), its records
+ * fed as stretches (io/trace.h: a column chunk's CALL and GPU_TIME records in one callback) and
+ * record by record: 5,000 steps of four collectives of distinct signatures, each call followed
+ * by its GPU time, so the boundary is decided within the first NCS_STEPMARK_HOLD records and
+ * most of the file comes after it. The truth: every step's first call's entry (the four
+ * signatures count alike, and the boundary is the one seen first), computed here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/stepstarts.h"
+#include "check.h"
+#include "ncclscope/nccl_abi.h"
+#include "ncclscope/ops.h"
+
+#define STEPS 5000
+#define PER 4
+#define N (STEPS * PER)
+#define STRETCH 300 /* records a stretch */
+
+static struct ncs_call c[N];
+static struct ncs_gpu_time g[N];
+
+/* The starts of the file fed whole stretches (whole) or a record at a time; their number. */
+static size_t starts_of(int whole, uint64_t *out) {
+  struct ncs_stages st;
+  if (ncs_stages_init(&st, 1) != 0) return 0;
+  struct ncs_stepstarts *s = ncs_stepstarts_new(1, &st);
+  struct ncs_visitor v;
+  memset(&v, 0, sizeof v);
+  ncs_stepstarts_visitor(s, 0, &v);
+  static uint8_t order[2 * N];
+  for (size_t i = 0; i < N; i++) { order[2 * i] = 0; order[2 * i + 1] = 1; }
+  for (size_t r = 0; r < 2 * N; r += STRETCH) { /* records r .. r + STRETCH: calls and GPU times alternate */
+    size_t n = 2 * N - r < STRETCH ? 2 * N - r : STRETCH, c0 = r / 2, nc = (r + n + 1) / 2 - c0, ng = (r + n) / 2 - r / 2;
+    if (whole) {
+      struct ncs_stretch x = {c + c0, g + r / 2, nc, ng, order + r};
+      v.stretch(v.ctx, &x);
+    } else {
+      const struct ncs_call *pc = c + c0;
+      const struct ncs_gpu_time *pg = g + r / 2;
+      for (size_t i = r; i < r + n; i++)
+        if (order[i]) v.gpu_times(v.ctx, pg++, 1);
+        else v.calls(v.ctx, pc++, 1);
+    }
+  }
+  ncs_stepstarts_file_done(s, 0);
+  const struct ncs_step_starts *t = NULL;
+  size_t k = ncs_stages_starts(&st, 0, &t);
+  if (k && k <= STEPS) ncs_starts_copy(t, out);
+  ncs_stepstarts_free(s);
+  ncs_stages_free(&st);
+  return k;
+}
+
+int main(void) {
+  static const uint32_t op[PER] = {NCS_OP_AllReduce, NCS_OP_AllReduce, NCS_OP_Broadcast, NCS_OP_AllGather};
+  static const uint64_t count[PER] = {1024, 4096, 2048, 512};
+  uint64_t t = 1000000;
+  for (size_t i = 0; i < N; i++) {
+    c[i] = (struct ncs_call){.op = op[i % PER], .thread = 1, .tcall = i + 1, .comm = 1, .seq = i / PER, .count = count[i % PER],
+                             .datatype = ncclFloat32, .root = 0, .callsite = (uint32_t)(i % PER) + 1, .t_enter = t, .t_exit = t + 500};
+    g[i] = (struct ncs_gpu_time){.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = i + 1, .gpu_start = t + 100, .gpu_end = t + 900};
+    t += 1000 + (i % PER == PER - 1 ? 5000 : 0);
+  }
+  static uint64_t a[STEPS], b[STEPS];
+  size_t na = starts_of(1, a), nb = starts_of(0, b);
+  int ok = na == STEPS;
+  for (size_t k = 0; ok && k < STEPS; k++) ok = a[k] == c[k * PER].t_enter;
+  CHECK(ok, "stepstarts: fed as stretches, every step's first call starts a step (%zu starts, want %d)", na, STEPS);
+  CHECK(na == nb && !memcmp(a, b, na * sizeof *a), "stepstarts: the same records one at a time give the same starts (%zu)", nb);
+  return check_done();
+}
