@@ -108,6 +108,8 @@ struct sfile {
   size_t ncomm, capcomm;
   size_t clast;             /* the comm found last (calls come in runs of one communicator) */
   struct pend *pend;        /* PEND slots, made at the first timed call */
+  uint32_t npend;           /* of them in use (0: a GPU time that follows its call at once
+                               needs no slot: s_call's `next`) */
   struct gpend *gpend;      /* GPEND slots, made at the first group member */
   uint64_t captured;
   struct ph *ph;            /* captured calls, in call order */
@@ -201,9 +203,9 @@ static struct pend *pend_at(struct sfile *f, uint32_t thread, uint64_t tcall, in
   uint32_t home = pend_home(thread, tcall, PEND);
   for (uint32_t i = 0; i < PROBE; i++) {
     struct pend *p = &f->pend[(home + i) & (PEND - 1)];
-    if (put ? !p->used : p->used && p->thread == thread && p->tcall == tcall) return p;
+    if (put ? !p->used : p->used && p->thread == thread && p->tcall == tcall) { f->npend += put ? 1 : -1; return p; }
   }
-  return put ? &f->pend[home] : NULL;
+  return put ? &f->pend[home] : NULL; /* (its occupant then keeps its host time) */
 }
 
 /* The same for a group (thread, group id): put takes a free slot, else the home slot (whose
@@ -230,7 +232,11 @@ static int pair_half(struct gpend *g, uint32_t comm, const struct key *k, uint32
   return 0;
 }
 
-static inline __attribute__((always_inline)) int s_call(void *ctx, const struct ncs_call *c) {
+/* One call. next: the GPU_TIME record right after it in the file, or NULL. Returns 1 when it
+ * took next as its own GPU time (next is then done), else 0. A call whose GPU time follows at
+ * once, with no other call awaiting one, takes it without a pending slot: what put and get would
+ * have done, leaving the table as it was (empty). */
+static inline __attribute__((always_inline)) int s_call(void *ctx, const struct ncs_call *c, const struct ncs_gpu_time *next) {
   struct sfile *f = ctx;
   int p2p = ncs_op_kind(c->op) == NCS_KIND_P2P;
   /* Send and Recv: only inside a group, not captured; a group's Send and Recv of one count and
@@ -252,9 +258,11 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   }
   int first = !sc->seen;
   sc->seen = 1;
-  int32_t ri = sc->last, nx = sc->prev >= 0 ? f->row[sc->prev].next : -1;
-  if (ri < 0 || !key_eq(&f->row[ri].k, &k)) /* the run's row, else the predicted one, else a search */
-    ri = nx >= 0 && f->row[nx].comm == c->comm && key_eq(&f->row[nx].k, &k) ? nx : row_get(f, c->comm, &k);
+  /* the predicted row (in a run, the run's own: its next is itself), else the run's, else a
+     search (a (communicator, key) has one row: the order of the guesses changes no result) */
+  int32_t ri = sc->prev >= 0 ? f->row[sc->prev].next : -1;
+  if (ri < 0 || f->row[ri].comm != c->comm || !key_eq(&f->row[ri].k, &k))
+    ri = sc->last >= 0 && key_eq(&f->row[sc->last].k, &k) ? sc->last : row_get(f, c->comm, &k);
   if (ri < 0) return 0;
   if (sc->prev >= 0) f->row[sc->prev].next = ri;
   sc->prev = ri;
@@ -304,6 +312,11 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
     return 0;
   }
   r->v[r->n] = (c->t_exit >= c->t_enter ? c->t_exit - c->t_enter : 0) | HOST_BIT;
+  if (next && !f->npend && next->kind == NCS_GPU_KIND_CALL && next->thread == c->thread && next->ref == c->tcall) {
+    if (!(next->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && next->gpu_end >= next->gpu_start) r->v[r->n] = next->gpu_end - next->gpu_start;
+    r->n++;
+    return 1;
+  }
   if (!f->pend && !(f->pend = calloc(PEND, sizeof *f->pend))) { r->n++; return 0; }
   struct pend *p = pend_at(f, c->thread, c->tcall, 1);
   *p = (struct pend){.tcall = c->tcall, .thread = c->thread, .row = (uint32_t)ri, .at = (uint32_t)r->n, .used = 1};
@@ -313,11 +326,11 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
 
 /* A run of CALL records (trace.h), each as s_call: one call per run, not one per record. */
 static int s_calls(void *ctx, const struct ncs_call *x, size_t n) {
-  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) s_call(ctx, c);
+  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) s_call(ctx, c, NULL);
   return 0;
 }
 
-static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
+static inline __attribute__((always_inline)) int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
   struct sfile *f = ctx;
   int bad = (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) || g->gpu_end < g->gpu_start;
   if (g->kind == NCS_GPU_KIND_GROUP) {
@@ -342,13 +355,18 @@ static int s_gpu(void *ctx, const struct ncs_gpu_time *g) {
   return 0;
 }
 
-static int s_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
-  for (size_t i = 0; i < n; i++) s_gpu(ctx, &g[i]);
+/* A stretch (io/trace.h) in file order: a call's pending slot may be taken by a later call
+ * before its GPU time comes (pend_at), so the interleaving counts; a call followed at once by a
+ * GPU_TIME is offered it (s_call's next). */
+static int s_stretch(void *ctx, const struct ncs_stretch *s) {
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  for (const uint8_t *o = s->order, *e = o + s->nc + s->ng; o < e; o++) {
+    if (*o) { s_gpu(ctx, g++); continue; }
+    if (s_call(ctx, c++, o + 1 < e && o[1] ? g : NULL)) { g++; o++; }
+  }
   return 0;
 }
-/* A stretch (io/trace.h) in file order: a call's pending slot may be taken by a later call
- * before its GPU time comes (pend_at), so the interleaving counts. */
-static int s_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, s_calls, s_gpus); }
 
 static void *s_create(const struct ncs_job *job) {
   struct sstate *s = calloc(1, sizeof *s);
