@@ -13,8 +13,8 @@
 #   2. a job of RANKS ranks x CALLS collectives (default 1024 x 100,000, GPU times, 8 ranks per
 #      host, one straggler; `ncclscope synth`): wall time, CPU seconds (user + system: the
 #      figure a loaded machine distorts least) and peak RSS of `report`, `report --json`,
-#      `doctor` and `html`, on all the machine's cores (NCCLSCOPE_THREADS unset), before and
-#      after; and `report` on one reader thread (NCCLSCOPE_THREADS=1, row report-1t): its wall
+#      `doctor`, `html` and `compare` (the job against itself read as a second run), on all
+#      the machine's cores (NCCLSCOPE_THREADS unset), before and after; and `report` on one reader thread (NCCLSCOPE_THREADS=1, row report-1t): its wall
 #      over report's is what the threads gain. Wall time means something only on an idle
 #      machine: with the kernel's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled
 #      1) a session gets its share of the CPUs whatever its threads, so one other busy session
@@ -172,7 +172,12 @@ else "${NCS[after]}" synth -o "$W/job" --ranks "$RANKS" --hosts "$hosts" --calls
    fi
 echo "(autogroup scheduling: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo unknown))"
 echo "## 2. $RANKS ranks x $CALLS calls on $(nproc) CPUs ($(du -sLm "$W/job" | cut -f1) MiB in $(ls "$W/job/" | wc -l) files): min/median/max of $REPS (load $(load))"
-CMDS="report report-1t report-json doctor html"
+# compare reads the job as two runs: jobB holds links to the same files (hard where the file
+# system allows, symbolic otherwise), so both runs decode in full.
+for d in $(printf '%s\n' "$W/job$(jb before)" "$W/job" | sort -u); do
+  mkdir -p "$d.B"; for f in "$d"/*; do ln "$(readlink -f "$f")" "$d.B/" 2>/dev/null || ln -s "$(readlink -f "$f")" "$d.B/"; done
+done
+CMDS="report report-1t report-json doctor html compare"
 for cmd in $CMDS; do for side in $SIDES; do : >"$W/$cmd.$side"; done; done
 for i in $(seq "$REPS"); do
   for cmd in $CMDS; do
@@ -183,6 +188,7 @@ for i in $(seq "$REPS"); do
         report-json) timed "$W/$cmd.$side" "${NCS[$side]}" report --json "$W/job$(jb $side)" ;;
         doctor) timed "$W/$cmd.$side" "${NCS[$side]}" doctor "$W/job$(jb $side)" ;;
         html) timed "$W/$cmd.$side" "${NCS[$side]}" html "$W/job$(jb $side)" -o "$W/r.html" ;;
+        compare) timed "$W/$cmd.$side" "${NCS[$side]}" compare "$W/job$(jb $side)" "$W/job$(jb $side).B" ;;
       esac
     done
   done
