@@ -67,3 +67,16 @@ check_eq "headline: NCCL fell back to SHM: judged against SHM over the recorded 
 rx=$(jq -r '.headline.dominant.expected_busbw_gbps' "$T/off.json" | awk '{printf "%.3g", $1}')
 hx=$(sed -n 's/.*Dominant operation:.* of the \([0-9.e+]*\) GB\/s expected at its sizes.*/\1/p' "$T/off.html")
 check_eq "headline: report and html hold the dominant operation against the same expected busbw" "$rx" "$hx"
+
+# Host-timed calls (the common path of metrics' second pass) count their algorithm steps too: the
+# dominant operation's expected busbw is Σbus / (Σsteps x α + Σbus / β) over its calls, computed
+# here from the raw CALL records (AllReduce on 4 ranks: bus = bytes x 2(n-1)/n, 2(n-1) steps a call)
+# and the link's α and β as the JSON states them.
+"$NCS" synth -o "$T/h4" --ranks 4 --calls 200 --no-gpu --seed 7 >/dev/null 2>&1
+"$NCS" report --json "$T/h4" >"$T/h4.json" 2>/dev/null
+want=$("$NCS" dump "$T"/h4/*.ncs 2>/dev/null | awk -v a="$(jq -r .headline.link.step_latency_us "$T/h4.json")" \
+  -v b="$(jq -r .headline.link.large_busbw_gbps "$T/h4.json")" '
+  /^CALL op=AllReduce / && / rc=0 / { for (i = 2; i <= NF; i++) if ($i ~ /^bytes=/) { bus += substr($i, 7) * 2 * 3 / 4; steps += 6; n++ } }
+  END { if (n) printf "%.6g", bus / (steps * a * 1e3 + bus / b) }')
+got=$(jq -r '.headline.dominant | select(.op == "AllReduce") | .expected_busbw_gbps' "$T/h4.json" | awk '{printf "%.6g", $1}')
+check_eq "headline: host-timed AllReduce's expected busbw from the raw calls' bytes and steps" "$want" "$got"

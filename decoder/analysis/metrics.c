@@ -875,7 +875,8 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
     const struct shape *sh = &x->sh;
     struct mstat *z = sh->z;
     sh->t->busS_f += sh->busS;
-    z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS;
+    sh->t->steps += sh->steps;
+    z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->steps += sh->steps;
     ncs_hist_add(z->h, d);
   }
   P2_SAVE_();
