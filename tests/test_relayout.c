@@ -1,6 +1,7 @@
 /* test_relayout.c — model/relayout.h on a hand-made timeline whose answers follow from its kernel
  * times: a kernel too long for the 32-bit duration (its end in the rank's long list) reads its
- * true end, and the observed and relaid step times use it; where a step goes (ncs_rl_split). */
+ * true end, and the observed and relaid step times use it; where a step goes (ncs_rl_split): kernels
+ * that overlap, kernels that each run alone (one cut at its arrival), an end that wrapped. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,5 +57,37 @@ int main(void) {
         "relayout: split per step: compute 20, idle 30, transfer 30 (all of it 35), exposed 30, no wait: %g %g %g %g %g %g",
         sp.compute, sp.idle, sp.wait, sp.transfer[NCS_RL_KOPS - 1], sp.transfer_all[NCS_RL_KOPS - 1], sp.exposed);
   ncs_rl_free(&rl2);
+
+  /* kernels that run alone (nothing running as each starts, the next starting after its end: the
+   * split takes them without events), two ranks in step: rank 0's NCCL [0,10), [30,40), [60,70),
+   * rank 1's [0,10), [35,40), [60,70), every one a boundary; rank 0's second collective arrives
+   * at 35 (rank 1's start): in [10,70], 2 steps, rank 0 waits [30,35), moves [35,40) + [60,70),
+   * idles [10,30) + [40,60); every NCCL moment is exposed */
+  struct ncs_rl_k a0[3] = {{0, 10, NCS_RL_NCCL}, {30, 10, NCS_RL_NCCL}, {60, 10, NCS_RL_NCCL}};
+  struct ncs_rl_k a1[3] = {{0, 10, NCS_RL_NCCL}, {35, 5, NCS_RL_NCCL}, {60, 10, NCS_RL_NCCL}};
+  uint32_t bound3[3] = {0, 1, 2};
+  struct ncs_rl_rank r3[2] = {{.k = a0, .n = 3, .size = &unknown, .bound = bound3, .nbound = 3},
+                              {.k = a1, .n = 3, .size = &unknown, .bound = bound3, .nbound = 3}};
+  struct ncs_rl rl3 = {2, r3, 0};
+  CHECK(ncs_rl_prepare(&rl3) == 0 && rl3.synced && ncs_rl_split(&rl3, 0, &sp) == 0, "relayout: two ranks in step, split computed");
+  CHECK(!sp.heaped && sp.idle == 20 && sp.wait == 2.5 && sp.transfer[NCS_RL_KOPS - 1] == 7.5 && sp.compute == 0 &&
+        sp.transfer_all[NCS_RL_KOPS - 1] == 7.5 && sp.exposed == 10,
+        "relayout: kernels alone, one cut at its arrival: idle 20, wait 2.5, transfer 7.5 (all 7.5), exposed 10 per step: "
+        "%g %g %g %g %g %g", sp.idle, sp.wait, sp.transfer[NCS_RL_KOPS - 1], sp.transfer_all[NCS_RL_KOPS - 1], sp.compute, sp.exposed);
+  ncs_rl_free(&rl3);
+
+  /* a compute kernel whose end wrapped (start 20, end 15: in the long list) between two NCCL
+   * boundaries [0,10) and [30,40): the split holds its events in the heap (heaped); in [10,40]
+   * nothing computes (its end, at 15, comes before its start), so idle 20, transfer 10 */
+  struct ncs_rl_k w4[3] = {{0, 10, NCS_RL_NCCL}, {20, NCS_RL_LONG, 0}, {30, 10, NCS_RL_NCCL}};
+  struct ncs_rl_long l4[1] = {{1, 15}};
+  uint32_t bound4[2] = {0, 2};
+  struct ncs_rl_rank r4 = {.k = w4, .n = 3, .lng = l4, .nlong = 1, .size = &unknown, .bound = bound4, .nbound = 2};
+  struct ncs_rl rl4 = {1, &r4, 0};
+  CHECK(ncs_rl_prepare(&rl4) == 0 && ncs_rl_split(&rl4, 0, &sp) == 0 && sp.heaped && sp.idle == 20 && sp.compute == 0 &&
+        sp.transfer[NCS_RL_KOPS - 1] == 10,
+        "relayout: a wrapped end (long list) makes the split heaped: idle 20, compute 0, transfer 10: %d %g %g %g", sp.heaped,
+        sp.idle, sp.compute, sp.transfer[NCS_RL_KOPS - 1]);
+  ncs_rl_free(&rl4);
   return check_done();
 }

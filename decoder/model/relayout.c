@@ -323,6 +323,10 @@ static inline __attribute__((always_inline)) struct sev sheap_pop(struct sheap *
 static int kop_slot(int kop) { return kop >= 0 && kop < NCS_RL_KOPS - 1 ? kop : NCS_RL_KOPS - 1; }
 /* When NCCL kernel i arrived: its end less its transfer (synced), else its start. */
 static inline __attribute__((always_inline)) double arrival(const struct ncs_rl *rl, const struct ncs_rl_rank *x, size_t i) {
+  if (rl->synced && rl->nr == 1) { /* transfer_of's sums without the lookups: kernel i is its own unit's */
+    double e = (double)ncs_rl_end(x, i), t = e - (double)x->k[i].start;
+    return e - (t > 0 ? t : 0);
+  }
   return rl->synced ? (double)ncs_rl_end(x, i) - transfer_of(rl, x, unit_of(x, i)) : (double)x->k[i].start;
 }
 
@@ -344,9 +348,12 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   double A = (double)ncs_rl_end(x, x->bound[0]), B = (double)ncs_rl_end(x, x->bound[x->nbound - 1]);
   /* a kernel whose clipped end comes before its clipped start (a wrapped duration, a last
    * boundary ending before the first) breaks the starts' order: then every event goes through
-   * the heap (memory per kernel; o->heaped says so) */
-  int stream = 1;
-  for (size_t i = 0; i < x->n && stream; i++) {
+   * the heap (memory per kernel; o->heaped says so). With A <= B only an end before its start
+   * can: such a kernel's duration is NCS_RL_LONG (in the long list) unless its start is within
+   * 2^32 ns of 2^64 (the last kernel's start says), so the long list alone is looked at then. */
+  int stream = 1, all = B < A || x->k[x->n - 1].start > UINT64_MAX - NCS_RL_LONG;
+  for (size_t l = 0, n = all ? x->n : x->nlong; l < n && stream; l++) {
+    size_t i = all ? l : x->lng[l].i;
     double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i);
     if (e <= A || s >= B) continue;
     if ((e > B ? B : e) < (s < A ? A : s)) stream = 0;
@@ -354,7 +361,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   o->heaped = !stream;
   enum { MAXA = 64 };
   size_t act[MAXA];
-  double act_a[MAXA], next_a = 0; /* their arrivals; the next start's (an NCCL kernel's) */
+  double act_a[MAXA], next_a = 0, next_e0 = 0; /* their arrivals; the next start's (an NCCL kernel's); its end, not clipped */
   struct sev end = {0}, arr = {0}; /* (streamed) the next start's end and arrival, pushed when it is taken */
   int have_arr = 0;
   int nact = 0, ncomp = 0, rc = -1, have_next = 0;
@@ -367,6 +374,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
     while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival after */
       double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i), e0 = e;
       size_t j = i++;
+      next_e0 = e0;
       if (e <= A || s >= B) continue;
       if (s < A) s = A;
       if (e > B) e = B;
@@ -384,6 +392,25 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
       next = (struct sev){s, j, 0, nccl ? 2 : 1};
       if (stream) have_next = 1;
       else if ((have_arr && sheap_push(&q, arr) != 0) || sheap_push(&q, end) != 0 || sheap_push(&q, next) != 0) goto out;
+    }
+    if (have_next && !q.n && (i == x->n || (double)x->k[i].start >= next_e0)) {
+      /* the next kernel runs alone: nothing running as it starts (the heap holds the ends of the
+       * kernels begun), the kernel after it starting at or after its end (a tie: its end first, as
+       * events of one moment come by kernel): its segments straight, in the order and with the
+       * sums the events would give (the gap before it, then itself, cut at its arrival) */
+      int nccl = next.what == 2;
+      if (next.t > t) { split_segment(x, o, t, next.t, 0, 0, act, act_a); t = next.t; }
+      act[0] = next.i;
+      act_a[0] = next_a;
+      for (int part = have_arr ? 0 : 1; part < 2; part++) {
+        double u = part ? end.t : arr.t;
+        if (u <= t) continue;
+        split_segment(x, o, t, u, !nccl, nccl, act, act_a);
+        if (nccl) o->exposed += u - t;
+        t = u;
+      }
+      have_next = 0;
+      continue;
     }
     struct sev ev;
     double ev_a; /* an NCCL start's arrival */
