@@ -310,6 +310,76 @@ static void test_clock_check(void) {
   rmdir(dir);
 }
 
+/* Calls released in runs (release_run, the loader's hook): every call once, in order, in runs of
+ * 1..NCS_ALIGN_RUN with full runs when many are released at once, each call's content readable
+ * in its run, and its times those of interpolation between the pairs around it, computed here
+ * (realtime = 10^15 + mono + mono / 5000: a clock 200 ppm slow), within a nanosecond. GPU times
+ * come one call late, a few calls have none; some pairs release a handful of calls, some
+ * thousands, and past HOLD_MAX the oldest are released one at a time (runs of one). */
+struct rrel { int n, runs, full, bad, order, maxrun; uint64_t next_tcall; int64_t worst; };
+static int64_t rt_of(uint64_t mono) { return 1000000000000000ll + (int64_t)mono + (int64_t)(mono / 5000); }
+static void on_run(void *ctx, const struct ncs_aligned *a, size_t n) {
+  struct rrel *r = ctx;
+  r->runs++;
+  if (n == NCS_ALIGN_RUN) r->full++;
+  if (n < 1 || n > NCS_ALIGN_RUN) r->bad++;
+  if ((int)n > r->maxrun) r->maxrun = (int)n;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_call *c = a[i].call;
+    if (c->tcall != r->next_tcall) r->order++;
+    r->next_tcall = c->tcall + 1;
+    r->n++;
+    int64_t origin = rt_of(0);
+    int64_t d[4] = {a[i].enter - (rt_of(c->t_enter) - origin), a[i].exit - (rt_of(c->t_exit) - origin), 0, 0};
+    int want_gpu = c->tcall % 97 != 0;
+    if (a[i].has_gpu != want_gpu) r->bad++;
+    if (a[i].has_gpu) {
+      d[2] = a[i].gpu_start - (rt_of(c->t_enter + 30) - origin);
+      d[3] = a[i].gpu_end - (rt_of(c->t_enter + 70) - origin);
+    }
+    for (int k = 0; k < 4; k++) if (llabs(d[k]) > llabs(r->worst)) r->worst = d[k];
+  }
+}
+static void test_release_runs(void) {
+  struct rrel r = {.next_tcall = 1};
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, rt_of(0), NULL, &r);
+  a.release_run = on_run;
+  uint64_t mono = 5000; /* calls 5 us apart: every pair's offset is exact (mono / 5000) */
+  int ncalls = 0;
+  for (int i = 1; i <= 150000; i++) {
+    struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 3, .tcall = (uint64_t)i, .seq = (uint64_t)i,
+                         .t_enter = mono, .t_exit = mono + 50};
+    ncs_aligner_call(&a, &c);
+    ncalls++;
+    if (i > 1 && (i - 1) % 97 != 0) {
+      struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = 3, .ref = (uint64_t)i - 1,
+                               .gpu_start = mono - 5000 + 30, .gpu_end = mono - 5000 + 70};
+      ncs_aligner_gpu(&a, &g);
+    }
+    mono += 5000;
+    /* pairs every 1 to 3 calls at first, then every 5000, then none for 80000 calls (HOLD_MAX) */
+    int every = i < 3000 ? 3 : i < 60000 ? 5000 : 0;
+    if (every && (i % every == 0 || (i < 3000 && i % 7 == 0))) {
+      struct ncs_clock ck = {(uint64_t)rt_of(mono), mono, 5};
+      ncs_aligner_clock(&a, &ck);
+    }
+  }
+  { struct ncs_clock ck = {(uint64_t)rt_of(mono), mono, 5}; ncs_aligner_clock(&a, &ck); }
+  /* the last call's GPU time */
+  struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = 3, .ref = 150000, .gpu_start = mono - 5000 + 30,
+                           .gpu_end = mono - 5000 + 70};
+  if (150000 % 97) ncs_aligner_gpu(&a, &g);
+  ncs_aligner_flush(&a);
+  CHECK(r.n == ncalls && r.order == 0, "align: runs: every call released once, in order (%d of %d, %d out of order)",
+        r.n, ncalls, r.order);
+  CHECK(r.bad == 0 && r.full > 0 && r.maxrun == NCS_ALIGN_RUN, "align: runs of 1..%d calls, full runs when many go at once "
+        "(%d runs, %d full, longest %d, %d bad)", NCS_ALIGN_RUN, r.runs, r.full, r.maxrun, r.bad);
+  CHECK(a.early > 0 && llabs(r.worst) <= 1, "align: runs: every time is the interpolation between its pairs "
+        "(worst %lld ns; %llu released early past the hold limit)", (long long)r.worst, (unsigned long long)a.early);
+  ncs_aligner_free(&a);
+}
+
 int main(void) {
   test_clockmap();
   test_aligner();
@@ -317,6 +387,7 @@ int main(void) {
   test_no_clock();
   test_aligner_kernels();
   test_clock_check();
+  test_release_runs();
   long n = 0;
   double e0 = run_synth(0, &n);
   CHECK(n == 6 * 600, "align: synthetic job, every collective seen (%ld)", n);

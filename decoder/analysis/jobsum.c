@@ -198,9 +198,8 @@ __attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint
   return m;
 }
 
-/* A call on the job clock (the loader's aligned hook). */
-static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
-  struct sfile *f = &((struct sum *)ctx)->f[file];
+/* A call on the job clock. */
+static inline __attribute__((always_inline)) void s_one(struct sfile *f, const struct ncs_aligned *a) {
   struct ncs_jrank *r = f->r;
   const struct ncs_call *c = a->call;
   r->calls++;
@@ -245,6 +244,12 @@ static void s_aligned(void *ctx, int file, const struct ncs_aligned *a) {
     }
   }
   emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0, bucket);
+}
+
+/* A run of calls on the job clock (the loader's aligned hook). */
+static void s_aligned(void *ctx, int file, const struct ncs_aligned *a, size_t n) {
+  struct sfile *f = &((struct sum *)ctx)->f[file];
+  for (size_t i = 0; i < n; i++) s_one(f, &a[i]);
 }
 
 static int v_process(void *ctx, const struct ncs_process *p) {

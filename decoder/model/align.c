@@ -97,15 +97,23 @@ static unsigned gslot_of(uint32_t thread, uint64_t tcall) {
 /* cap is a power of two (1024, doubled) */
 static struct ncs_pending_call_ *at(struct ncs_aligner *a, size_t i) { return &a->q[(a->head + i) & (a->cap - 1)]; }
 
+/* A held call with its times on the job clock. */
+static inline __attribute__((always_inline)) void align_one(struct ncs_aligner *a, struct ncs_pending_call_ *p,
+                                                             struct ncs_aligned *x) {
+  x->call = &p->c;
+  x->enter = job_time(a, p->c.t_enter);
+  x->exit = job_time(a, p->c.t_exit);
+  x->has_gpu = p->has_gpu;
+  x->gpu_start = p->has_gpu ? job_time(a, p->gs) : 0;
+  x->gpu_end = p->has_gpu ? job_time(a, p->ge) : 0;
+}
+
+/* One call released on its own (the oldest, early): a run of one when the hook takes runs. */
 static void release_one(struct ncs_aligner *a, struct ncs_pending_call_ *p) {
   struct ncs_aligned x;
-  x.call = &p->c;
-  x.enter = job_time(a, p->c.t_enter);
-  x.exit = job_time(a, p->c.t_exit);
-  x.has_gpu = p->has_gpu;
-  x.gpu_start = p->has_gpu ? job_time(a, p->gs) : 0;
-  x.gpu_end = p->has_gpu ? job_time(a, p->ge) : 0;
-  if (a->release) a->release(a->ctx, &x);
+  align_one(a, p, &x);
+  if (a->release_run) a->release_run(a->ctx, &x, 1);
+  else if (a->release) a->release(a->ctx, &x);
 }
 
 /* 1 when `c` has no GPU time yet but its thread is GPU-timed and no GPU time of it or of a later
@@ -124,20 +132,43 @@ static void note_gpu_seen(struct ncs_aligner *a, uint32_t thread, uint64_t tcall
   else if (tcall > a->gpu_seen[t].tcall) a->gpu_seen[t].tcall = tcall;
 }
 
-/* The ring's place in locals: the release hook (a plug-in) never adds to the ring, so nothing is
- * read back after each call; head and n are stored before it. */
+/* The ring's place in locals: the release hooks (plug-ins) never add to the ring, so nothing is
+ * read back after each call; head and n are stored before a hook runs. With release_run, the
+ * released calls go in runs of up to NCS_ALIGN_RUN (their calls stay in the ring's slots, which
+ * nothing overwrites before the next ncs_aligner_call). */
 static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   struct ncs_pending_call_ *q = a->q;
   size_t head = a->head, n = a->n, mask = a->cap - 1;
+  if (!a->release_run) {
+    while (n) {
+      struct ncs_pending_call_ *p = &q[head];
+      if (!all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
+      head = (head + 1) & mask;
+      n--;
+      a->head = head;
+      a->n = n;
+      release_one(a, p);
+    }
+    return;
+  }
+  struct ncs_aligned run[NCS_ALIGN_RUN];
+  size_t k = 0;
   while (n) {
     struct ncs_pending_call_ *p = &q[head];
     if (!all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
     head = (head + 1) & mask;
     n--;
-    a->head = head;
-    a->n = n;
-    release_one(a, p);
+    align_one(a, p, &run[k++]);
+    if (k == NCS_ALIGN_RUN) {
+      a->head = head;
+      a->n = n;
+      a->release_run(a->ctx, run, k);
+      k = 0;
+    }
   }
+  a->head = head;
+  a->n = n;
+  if (k) a->release_run(a->ctx, run, k);
 }
 
 /* Releases one kernel with the pairs known now. */

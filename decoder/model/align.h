@@ -12,7 +12,8 @@
  * written long after the call, and released without one it would count on the host clock. A
  * thread is GPU-timed from its first GPU time, or from an INFLIGHT record of kind GPU (every
  * chunk lists the calls whose GPU work is pending) for the calls from that one on. The
- * end of the file releases everything. Memory: calls of about two flush intervals (or of the
+ * end of the file releases everything; with release_run set, released calls go to it in runs of up
+ * to NCS_ALIGN_RUN, in the same order (one hook call a run, not a call). Memory: calls of about two flush intervals (or of the
  * GPU's lag behind the host), at
  * most 65536 calls (then the oldest is released with the pairs known so far), and 32 KiB from
  * the first GPU time on. A GPU_TIME record of a call goes to the newest of the last 4096 held
@@ -60,6 +61,9 @@ struct ncs_aligned {
   int has_gpu;
 };
 typedef void (*ncs_aligned_fn)(void *ctx, const struct ncs_aligned *a);
+/* Released calls as a run: n (1..NCS_ALIGN_RUN) calls in release order. */
+typedef void (*ncs_aligned_run_fn)(void *ctx, const struct ncs_aligned *a, size_t n);
+#define NCS_ALIGN_RUN 64
 
 /* A kernel, copy or set (KERNEL record) with its times on the job clock. */
 struct ncs_aligned_kernel {
@@ -78,6 +82,7 @@ struct ncs_aligner {
   struct ncs_clockseg seg;    /* reset by every pair */
   int64_t origin;             /* job origin, realtime ns */
   ncs_aligned_fn release;
+  ncs_aligned_run_fn release_run; /* set after init: calls released in runs (release unused) */
   void *ctx;
   struct ncs_pending_call_ *q;
   size_t head, n, cap;        /* ring of pending calls */

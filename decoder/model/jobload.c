@@ -57,12 +57,14 @@ struct loader {
   int lockstep;               /* 1: files advance a chunk at a time in lockstep; 0: whole files */
 };
 
-/* A call released by the aligner: the lockstep's pace, then the plug-in. */
-static void on_aligned(void *ctx, const struct ncs_aligned *a) {
+/* A run of calls released by the aligner: the lockstep's pace, then the plug-in. */
+static void on_aligned(void *ctx, const struct ncs_aligned *a, size_t n) {
   struct fctx *f = ctx;
-  if (!f->have_t || a->enter > f->t_rel) f->t_rel = a->enter;
+  int64_t t = f->have_t ? f->t_rel : a[0].enter;
+  for (size_t i = 0; i < n; i++) t = a[i].enter > t ? a[i].enter : t;
+  f->t_rel = t;
   f->have_t = 1;
-  if (f->L->o->aligned) f->L->o->aligned(f->L->o->ctx, f->file, a);
+  if (f->L->o->aligned) f->L->o->aligned(f->L->o->ctx, f->file, a, n);
 }
 
 static void on_aligned_kernel(void *ctx, const struct ncs_aligned_kernel *k) {
@@ -173,7 +175,8 @@ static void file_open(struct loader *L, int i) {
   memset(f, 0, sizeof *f);
   f->L = L; f->file = i; f->r = &L->job->r[i];
   f->aligning = o->aligned || o->aligned_kernel;
-  ncs_aligner_init(&f->al, L->job->origin, on_aligned, f);
+  ncs_aligner_init(&f->al, L->job->origin, NULL, f);
+  f->al.release_run = on_aligned;
   if (o->aligned_kernel) f->al.release_kernel = on_aligned_kernel;
   if (f->aligning && o->file_clock) o->file_clock(o->ctx, i, &f->al);
   if (file_attach(L, i) != 0) {

@@ -73,12 +73,13 @@ struct ncs_load_opts {
    * 2 not readable; also for a file that could not be opened). */
   void (*file_visitor)(void *ctx, int file, struct ncs_mux *m);
   void (*file_done)(void *ctx, int file, int read_rc, const struct ncs_read_status *st);
-  /* Calls on the job clock (align.h), in the order the aligner releases them; setting it makes
+  /* Calls on the job clock (align.h), in the order the aligner releases them, in runs of 1 to
+   * NCS_ALIGN_RUN (a[0..n-1]; the calls are valid during the hook only); setting it makes
    * the loader align (and peek every file's header for the job's origin). file_clock gives the
    * file's aligner before its first record, to put the file's other times on the job clock
    * (ncs_aligner_time); it lives until file_done. aligned_kernel: every kernel, copy and set
    * (KERNEL records) on the job clock, a file's in file order. */
-  void (*aligned)(void *ctx, int file, const struct ncs_aligned *a);
+  void (*aligned)(void *ctx, int file, const struct ncs_aligned *a, size_t n);
   void (*file_clock)(void *ctx, int file, const struct ncs_aligner *al);
   void (*aligned_kernel)(void *ctx, int file, const struct ncs_aligned_kernel *k);
   /* in_order: files read one after another, in file order, on the calling thread: for
