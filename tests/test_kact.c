@@ -158,6 +158,24 @@ int main(void) {
   allreduce(k, 240, 16); /* a call with no kernel: calls and kernels no longer pair */
   CHECK(ncs_kact_figures(k, &f, t, 3, st, &nst) == 0 && !f.op[0].sized && f.op[0].npos == 0 && f.op[0].exposed_ns == 90,
         "kact: calls that do not pair one to one with kernels give no sizes and no positions");
+  int empty = 1; /* (the sweep pairs them as the kernels start, then finds the counts differ) */
+  for (int b = 0; b < NCS_KACT_BUCKETS; b++) empty &= !f.op[0].size_kernels[b] && !f.op[0].size_time_ns[b];
+  for (int p = 0; p < NCS_KACT_POS; p++) empty &= !f.op[0].pos_kernels[p] && !f.op[0].pos_exposed_ns[p] && !f.op[0].pos_bytes_max[p];
+  CHECK(empty, "kact: and nothing in their size and position tables");
+  ncs_kact_free(k);
+
+  /* a kernel of no length pairs with its call too, in start order: [10,10) takes the first
+   * call (4096 B, bucket 13, 0 ns), [20,30) the second (8192 B, bucket 14, 10 ns) */
+  k = ncs_kact_new();
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  allreduce(k, 5, 1024);
+  allreduce(k, 15, 2048);
+  kern(k, NCS_KCLASS_NCCL, 2, 10, 10);
+  kern(k, NCS_KCLASS_NCCL, 2, 20, 30);
+  CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.op[0].sized && f.op[0].kernels == 2 && f.nccl_kernels == 2 &&
+        f.op[0].size_kernels[13] == 1 && f.op[0].size_time_ns[13] == 0 && f.op[0].size_kernels[14] == 1 &&
+        f.op[0].size_time_ns[14] == 10 && f.op[0].size_exposed_ns[14] == 10 && f.exposed_ns == 10 && f.idle_ns == 10,
+        "kact: a kernel of no length takes its call: 4096 B 0 ns, 8192 B 10 ns exposed, idle 10");
   ncs_kact_free(k);
 
   /* calls far apart (a gap longer than one log word holds, 24 bits of ns): the second call's

@@ -4,9 +4,11 @@
  * compute set is the union of the non-NCCL ones, the communication set the union of NCCL's
  * kernels. One sweep over the sorted interval ends partitions [first start, last end] into
  * compute-only, overlapped (both), exposed (communication only) and idle (neither). Each NCCL
- * kernel's exposed part is its length minus its overlap with the merged compute set; it is
- * charged to the operation its name carries and, when that operation's kernels and calls
- * match one to one in order (one kernel per call, as outside groups), to the call's size. */
+ * kernel's exposed part is its length minus its overlap with the compute set (the compute time
+ * the sweep passes between its start and its end); it is charged to the operation its name
+ * carries and, when that operation's kernels and calls match one to one in order (one kernel
+ * per call, as outside groups), to the call's size. The same sweep counts the kernels and pairs
+ * the calls as the kernels start: nothing is kept per kernel but the ones running. */
 #include "model/kact.h"
 
 #include <stdio.h>
@@ -25,7 +27,6 @@
 #include "ncclscope/format.h"
 #include "model/wordlog.h"
 
-struct cint { uint64_t s, e; };            /* a merged compute interval */
 struct kname { uint32_t id; int op, nccl; };  /* op: index into fig.op, -1 not NCCL; nccl: an NCCL kernel's name */
 /* What a kernel's name id says, as the names' linear search said it (the first kname of that
  * id; op_any: the first of that id with an op), looked up in a table by id while the figures
@@ -309,15 +310,18 @@ static inline uint64_t end_of(const struct ncs_kstore_k *x) { return x->end < x-
 
 /* The ends of the kernels begun and not yet ended, in a min-heap by time: the sweep takes the
  * starts in order from the sorted kernels and the ends from here, so it holds only the kernels
- * running at once (edges at one moment may come in any order: they bound no segment). */
-struct kend { uint64_t t; int comm; };
+ * running at once (edges at one moment may come in any order: they bound no segment). An NCCL
+ * kernel's entry carries what its end completes (kernel_end): its length, the compute time
+ * swept when it started (c0), its operation's slot and the size bucket and position in the step
+ * its call gave (-1: none). */
+struct kend { uint64_t t, len, c0; int comm; short op; signed char b, p; };
 struct endheap { struct kend *h; size_t n, cap; };
-static inline __attribute__((always_inline)) int end_push(struct endheap *q, uint64_t t, int comm) {
-  if (!q->n && q->cap) { q->h[0] = (struct kend){t, comm}; q->n = 1; return 0; } /* mostly: kernels one after another */
+static inline __attribute__((always_inline)) int end_push(struct endheap *q, struct kend x) {
+  if (!q->n && q->cap) { q->h[0] = x; q->n = 1; return 0; } /* mostly: kernels one after another */
   if (q->n == q->cap && ncs_grow((void **)&q->h, &q->cap, q->n + 1, sizeof *q->h) != 0) return -1;
   size_t j = q->n++;
-  while (j && t < q->h[(j - 1) / 2].t) { q->h[j] = q->h[(j - 1) / 2]; j = (j - 1) / 2; }
-  q->h[j] = (struct kend){t, comm};
+  while (j && x.t < q->h[(j - 1) / 2].t) { q->h[j] = q->h[(j - 1) / 2]; j = (j - 1) / 2; }
+  q->h[j] = x;
   return 0;
 }
 static inline __attribute__((always_inline)) struct kend end_pop(struct endheap *q) {
@@ -392,6 +396,93 @@ static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sor
   return lo < nst ? (long)lo : -1;
 }
 
+/* The sweep's state for what each kernel adds (kernel_start, kernel_end). */
+struct sweep {
+  struct ncs_kact *k;
+  const struct nmap *tab;
+  size_t ntab;
+  const uint64_t *t;                    /* the step starts [n], nst windows */
+  size_t n, nst;
+  int sorted;                           /* t increasing */
+  uint64_t last;                        /* the latest end so far */
+  size_t nk_op[NCS_KACT_MAX_OPS];       /* NCCL kernels per op (op_any: see struct nmap) */
+  size_t seen[NCS_KACT_MAX_OPS];        /* calls paired per op */
+  size_t hint[NCS_KACT_MAX_OPS];        /* step_of's, per op */
+  long pos_step[NCS_KACT_MAX_OPS], pos_at[NCS_KACT_MAX_OPS]; /* per op: the step of its last sized call, its position */
+  struct ncs_wlog_cur cur[NCS_KACT_MAX_OPS];
+};
+
+/* Kernel x, as the sweep takes its start (in index order; c0: the compute time swept by then):
+ * its counts, and for an NCCL kernel its operation's kernel count and its call (the i-th NCCL
+ * kernel of an op takes the op's i-th call: its size bucket and position in the step, the
+ * counts and the bytes here, the times at its end); returns its end's heap entry. */
+static inline __attribute__((always_inline)) struct kend kernel_start(struct sweep *w, const struct ncs_kstore_k *x, uint64_t c0) {
+  struct ncs_kact *k = w->k;
+  struct ncs_kact_fig *f = &k->f;
+  uint32_t cls = class_of(k, w->tab, w->ntab, x); /* a kernel named as NCCL's is communication, whatever its record said */
+  uint64_t xs = x->start, xe = end_of(x);
+  struct kend e = {xe, xe > xs ? xe - xs : 0, c0, cls == NCS_KCLASS_NCCL, -1, -1, -1};
+  if (xe > w->last) w->last = xe;
+  if (!e.comm) {
+    if (cls != NCS_KCLASS_COMPUTE) f->copies++;
+    else {
+      f->kernels++;
+      if (f->dev.n && ncs_devcomms_cover(&f->dev, xs)) {
+        f->devapi_kernels++;
+        f->devapi_ns += xe - xs;
+      }
+    }
+    return e;
+  }
+  f->nccl_kernels++;
+  struct nmap m = name_of(k, w->tab, w->ntab, ncs_ks_name(x));
+  if (m.op_any >= 0) w->nk_op[m.op_any]++;
+  int o = m.op;
+  if (o < 0) o = op_slot(k, "unnamed", 7);
+  if (o < 0) return e;
+  e.op = (short)o;
+  struct ncs_kact_op *op = &f->op[o];
+  op->kernels++;
+  if (op->sized && w->seen[o] < k->calls[o].n) {
+    uint64_t S, ct;
+    clog_next(k, &w->cur[o], &S, &ct);
+    w->seen[o]++;
+    int b = bucket(S);
+    e.b = (signed char)b;
+    op->size_kernels[b]++;
+    long g = step_of(w->t, w->n, w->nst, ct, w->sorted, &w->hint[o]);
+    if (g >= 0) {
+      if (g != w->pos_step[o]) { w->pos_step[o] = g; w->pos_at[o] = 0; }
+      int p = w->pos_at[o] < NCS_KACT_POS - 1 ? (int)w->pos_at[o] : NCS_KACT_POS - 1;
+      w->pos_at[o]++;
+      if (!op->pos_kernels[p] || S < op->pos_bytes_min[p]) op->pos_bytes_min[p] = S;
+      if (S > op->pos_bytes_max[p]) op->pos_bytes_max[p] = S;
+      op->pos_kernels[p]++;
+      if (p + 1 > op->npos) op->npos = p + 1;
+      e.p = (signed char)p;
+    }
+  }
+  return e;
+}
+/* An NCCL kernel's end (c1: the compute time swept by then): its length and exposed part (the
+ * length less the compute time inside it, c1 - c0: its overlap with the union of compute) to
+ * its operation, size and position. */
+static inline __attribute__((always_inline)) void kernel_end(struct ncs_kact_fig *f, const struct kend *e, uint64_t c1) {
+  if (e->op < 0) return;
+  struct ncs_kact_op *op = &f->op[e->op];
+  uint64_t len = e->len, exposed = len - (c1 - e->c0);
+  op->time_ns += len;
+  op->exposed_ns += exposed;
+  if (e->b >= 0) {
+    op->size_time_ns[e->b] += len;
+    op->size_exposed_ns[e->b] += exposed;
+  }
+  if (e->p >= 0) {
+    op->pos_time_ns[e->p] += len;
+    op->pos_exposed_ns[e->p] += exposed;
+  }
+}
+
 int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
                           void (*on_step)(void *ctx, size_t g, const struct ncs_kact_step *st), void *ctx) {
   struct ncs_kact_fig *f = &k->f;
@@ -402,59 +493,61 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
   if (!ks->n) { *out = *f; return 0; }
   ncs_kstore_sort(ks); /* by (start, end); read-only from here: others read it after */
   const struct ncs_kstore_k *kk = ks->k;
-  size_t nk = ks->n, ntab = 0;
-  struct nmap *tab = name_table(k, &ntab);
-  struct cint *cm = malloc(nk * sizeof *cm); /* merged compute intervals */
+  size_t nk = ks->n;
+  struct sweep w = {.k = k, .t = t, .n = n};
+  struct nmap *tab = name_table(k, &w.ntab);
+  w.tab = tab;
   struct endheap ends = {0};
-  if (!cm) { free(tab); return -1; }
-  uint64_t first = kk[0].start, last = 0;
-  size_t ncm = 0;
-  size_t nk_op[NCS_KACT_MAX_OPS] = {0}; /* NCCL kernels per op (op_any: see struct nmap) */
-  for (size_t i = 0; i < nk; i++) {
-    const struct ncs_kstore_k *x = &kk[i];
-    uint32_t cls = class_of(k, tab, ntab, x); /* a kernel named as NCCL's is communication, whatever its record said */
-    uint64_t xs = x->start, xe = end_of(x);
-    int comm = cls == NCS_KCLASS_NCCL;
-    if (xe > last) last = xe;
-    if (comm) {
-      f->nccl_kernels++;
-      int o = name_of(k, tab, ntab, ncs_ks_name(x)).op_any;
-      if (o >= 0) nk_op[o]++;
-    } else if (cls == NCS_KCLASS_COMPUTE) f->kernels++;
-    else f->copies++;
-    if (cls == NCS_KCLASS_COMPUTE && f->dev.n && ncs_devcomms_cover(&f->dev, xs)) {
-      f->devapi_kernels++;
-      f->devapi_ns += xe - xs;
-    }
-    if (xe <= xs) continue;
-    if (!comm) { /* the kernels are sorted by start: merge as we go */
-      if (ncm && xs <= cm[ncm - 1].e) { if (xe > cm[ncm - 1].e) cm[ncm - 1].e = xe; }
-      else cm[ncm++] = (struct cint){xs, xe};
-    }
-  }
-  f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
-  /* step windows: [t[g], t[g+1]); one start: to the last kernel's end */
-  size_t nst = 0;
-  struct stepwin win = {t, n, 0, 0, last, {0}, on_step, ctx};
+  uint64_t first = kk[0].start;
+  /* step windows: [t[g], t[g+1]); one start: to the last kernel's end (found first, then) */
+  struct stepwin win = {t, n, 0, 0, 0, {0}, on_step, ctx};
   if (on_step && t && n) {
-    nst = win.nst = n > 1 ? n - 1 : (last > t[0] ? 1 : 0);
-    if (nst) win_open(&win);
+    if (n == 1)
+      for (size_t i = 0; i < nk; i++) if (end_of(&kk[i]) > win.last) win.last = end_of(&kk[i]);
+    w.nst = win.nst = n > 1 ? n - 1 : (win.last > t[0] ? 1 : 0);
+    if (w.nst) win_open(&win);
   }
+  size_t nst = w.nst;
+  w.sorted = 1;
+  for (size_t g = 1; g < n && w.sorted; g++) w.sorted = t[g - 1] <= t[g];
+  /* the calls are paired as the kernels start; an op whose NCCL kernels and calls turn out not
+   * as many is not sized after all (its sizes and positions cleared below) */
+  int nops = f->nops; /* (an "unnamed" op the sweep adds has no calls) */
+  for (int o = 0; o < NCS_KACT_MAX_OPS; o++) w.pos_step[o] = -1;
+  for (int o = 0; o < nops; o++) {
+    ncs_wlog_seal(&k->calls[o]);
+    ncs_wlog_begin(&k->calls[o], &w.cur[o]);
+  }
+  /* one sweep over the edges: the partition, the step windows, each kernel's counts and call,
+   * each NCCL kernel's exposed part */
   long ncomp = 0, ncomm = 0;
   uint64_t tt = first;
   size_t i = 0; /* the next kernel to start */
   for (;;) {
-    while (i < nk && end_of(&kk[i]) <= kk[i].start) i++; /* no length: no edge */
+    for (; i < nk && end_of(&kk[i]) <= kk[i].start; i++) { /* no length: no edge; counted, its call taken */
+      struct kend e = kernel_start(&w, &kk[i], 0);
+      kernel_end(f, &e, 0);
+    }
+    if (!ends.n && i < nk && (i + 1 == nk || kk[i + 1].start >= end_of(&kk[i]))) {
+      /* kernel i runs alone (nothing running as it starts, the next starting at or after its
+       * end): the idle gap before it and its own segment straight, no heap */
+      const struct ncs_kstore_k *y = &kk[i++];
+      uint64_t ys = y->start, ye = end_of(y), c = f->compute_only_ns + f->overlapped_ns;
+      f->idle_ns += ys - tt;
+      struct kend x = kernel_start(&w, y, c);
+      if (x.comm) f->exposed_ns += ye - ys;
+      else f->compute_only_ns += ye - ys;
+      if (nst && ye != ys) step_add(&win, ys, ye, !x.comm, x.comm);
+      tt = ye;
+      kernel_end(f, &x, x.comm ? c : c + (ye - ys));
+      continue;
+    }
     uint64_t at;
-    int comm, d;
-    if (ends.n && (i == nk || ends.h[0].t < kk[i].start)) {
-      struct kend x = end_pop(&ends);
-      at = x.t, comm = x.comm, d = -1;
-    } else if (i < nk) {
-      const struct ncs_kstore_k *x = &kk[i++];
-      at = x->start, comm = class_of(k, tab, ntab, x) == NCS_KCLASS_NCCL, d = +1;
-      if (end_push(&ends, end_of(x), comm) != 0) { free(ends.h); free(cm); free(tab); return -1; }
-    } else break;
+    struct kend x;
+    int start;
+    if (ends.n && (i == nk || ends.h[0].t < kk[i].start)) x = end_pop(&ends), at = x.t, start = 0;
+    else if (i < nk) at = kk[i].start, start = 1;
+    else break;
     uint64_t dt = at - tt;
     if (ncomp && ncomm) f->overlapped_ns += dt;
     else if (ncomp) f->compute_only_ns += dt;
@@ -462,70 +555,39 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     else f->idle_ns += dt;
     if (nst && dt && (ncomp || ncomm)) step_add(&win, tt, at, ncomp, ncomm);
     tt = at;
-    if (comm) ncomm += d; else ncomp += d;
+    uint64_t c = f->compute_only_ns + f->overlapped_ns; /* compute swept by `at` */
+    if (start) {
+      x = kernel_start(&w, &kk[i++], c);
+      if (end_push(&ends, x) != 0) { free(ends.h); free(tab); return -1; }
+      if (x.comm) ncomm++; else ncomp++;
+    } else {
+      kernel_end(f, &x, c);
+      if (x.comm) ncomm--; else ncomp--;
+    }
   }
   free(ends.h);
+  free(tab);
   while (win.w < nst) win_close(&win); /* the windows the sweep did not pass */
+  f->kernels += f->nccl_kernels; /* kernels: compute and NCCL kernels (copies apart) */
   f->first_ns = first;
-  f->span_ns = last - first;
+  f->span_ns = w.last - first;
   f->busy_ns = f->compute_only_ns + f->overlapped_ns + f->exposed_ns;
   f->compute_ns = f->compute_only_ns + f->overlapped_ns;
   f->comm_ns = f->exposed_ns + f->overlapped_ns;
-  /* per NCCL kernel: its exposed part, charged to its operation and size */
-  size_t seen[NCS_KACT_MAX_OPS] = {0};
-  long pos_step[NCS_KACT_MAX_OPS], pos_at[NCS_KACT_MAX_OPS]; /* per op: the step of its last sized call, its position */
-  for (int o = 0; o < NCS_KACT_MAX_OPS; o++) { pos_step[o] = -1; pos_at[o] = 0; }
-  size_t hint[NCS_KACT_MAX_OPS] = {0};
-  int sorted = 1;
-  for (size_t g = 1; g < n && sorted; g++) sorted = t[g - 1] <= t[g];
-  struct ncs_wlog_cur cur[NCS_KACT_MAX_OPS];
-  for (int o = 0; o < f->nops; o++) {
-    if (nk_op[o] != k->calls[o].n || k->calls_off) f->op[o].sized = 0; /* calls_off: kernels after all */
-    ncs_wlog_seal(&k->calls[o]);
-    ncs_wlog_begin(&k->calls[o], &cur[o]);
-  }
-  size_t lo = 0; /* first merged compute interval that can still overlap (kernels sorted by start) */
-  for (size_t i = 0; i < nk; i++) {
-    const struct ncs_kstore_k *x = &kk[i];
-    if (class_of(k, tab, ntab, x) != NCS_KCLASS_NCCL) continue;
-    uint64_t xs = x->start, xe = end_of(x);
-    uint64_t len = xe > xs ? xe - xs : 0, covered = 0;
-    while (lo < ncm && cm[lo].e <= xs) lo++;
-    for (size_t j = lo; j < ncm && cm[j].s < xe; j++) {
-      uint64_t a = cm[j].s > xs ? cm[j].s : xs, b = cm[j].e < xe ? cm[j].e : xe;
-      if (b > a) covered += b - a;
-    }
-    int o = name_of(k, tab, ntab, ncs_ks_name(x)).op;
-    if (o < 0) o = op_slot(k, "unnamed", 7);
-    if (o < 0) continue;
+  for (int o = 0; o < nops; o++) {
     struct ncs_kact_op *op = &f->op[o];
-    op->kernels++;
-    op->time_ns += len;
-    op->exposed_ns += len - covered;
-    if (op->sized && seen[o] < k->calls[o].n) {
-      struct kcall { uint64_t S, t; } call, *c = &call;
-      clog_next(k, &cur[o], &call.S, &call.t);
-      seen[o]++;
-      int b = bucket(c->S);
-      op->size_kernels[b]++;
-      op->size_time_ns[b] += len;
-      op->size_exposed_ns[b] += len - covered;
-      long g = step_of(t, n, nst, c->t, sorted, &hint[o]);
-      if (g >= 0) {
-        if (g != pos_step[o]) { pos_step[o] = g; pos_at[o] = 0; }
-        int p = pos_at[o] < NCS_KACT_POS - 1 ? (int)pos_at[o] : NCS_KACT_POS - 1;
-        pos_at[o]++;
-        if (!op->pos_kernels[p] || c->S < op->pos_bytes_min[p]) op->pos_bytes_min[p] = c->S;
-        if (c->S > op->pos_bytes_max[p]) op->pos_bytes_max[p] = c->S;
-        op->pos_kernels[p]++;
-        op->pos_time_ns[p] += len;
-        op->pos_exposed_ns[p] += len - covered;
-        if (p + 1 > op->npos) op->npos = p + 1;
-      }
-    }
+    if (w.nk_op[o] == k->calls[o].n && !k->calls_off) continue; /* calls_off: kernels after all */
+    op->sized = 0;
+    op->npos = 0;
+    memset(op->size_kernels, 0, sizeof op->size_kernels);
+    memset(op->size_time_ns, 0, sizeof op->size_time_ns);
+    memset(op->size_exposed_ns, 0, sizeof op->size_exposed_ns);
+    memset(op->pos_kernels, 0, sizeof op->pos_kernels);
+    memset(op->pos_time_ns, 0, sizeof op->pos_time_ns);
+    memset(op->pos_exposed_ns, 0, sizeof op->pos_exposed_ns);
+    memset(op->pos_bytes_min, 0, sizeof op->pos_bytes_min);
+    memset(op->pos_bytes_max, 0, sizeof op->pos_bytes_max);
   }
-  free(cm);
-  free(tab);
   *out = *f;
   return 0;
 }
