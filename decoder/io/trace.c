@@ -178,6 +178,12 @@ static __attribute__((noinline)) int dec_kernel(const uint8_t *body, size_t len,
   struct ncs_rbuf rb;
   return ncs_dec_kernel(ncs_rbuf_on(&rb, body, len), k) != 0 ? -1 : 0;
 }
+/* The same for a row of a chunk's rows that end at `end`: ncs_dec_kernel_fast where the rows
+ * leave it room, else dec_kernel. */
+static inline int dec_kernel_row(const uint8_t *body, size_t len, const uint8_t *end, struct ncs_kernel *k) {
+  if (len < 128 && (size_t)(end - body) >= NCS_KERNEL_FAST_READ && ncs_dec_kernel_fast(body, body + len, k) == 0) return 0;
+  return dec_kernel(body, len, k);
+}
 
 /* Decodes one record and calls its visitor. Returns 0, 1 to stop, -1 on a malformed body,
  * -2 when out of memory. Inlined into both walks (the row walk's speed depends on it). Its
@@ -310,12 +316,12 @@ static __attribute__((noinline)) int kernel_run(struct reader *r, const uint8_t 
   struct ncs_raw *w = r->b->row_kraw;
   const uint8_t *p = *pp;
   size_t n = 0;
-  if (dec_kernel(p, len, &x[0]) != 0) return -1;
+  if (dec_kernel_row(p, len, end, &x[0]) != 0) return -1;
   for (;;) {
     w[n++] = (struct ncs_raw){NCS_REC_KERNEL, p, len};
     p += len;
     if (n == NCS_KERNEL_RUN || *k + n >= nrec || end - p < 2 || p[0] != NCS_REC_KERNEL || p[1] >= 0x80 ||
-        (size_t)(end - p - 2) < p[1] || dec_kernel(p + 2, p[1], &x[n]) != 0)
+        (size_t)(end - p - 2) < p[1] || dec_kernel_row(p + 2, p[1], end, &x[n]) != 0)
       break;
     len = p[1];
     p += 2;

@@ -445,6 +445,20 @@ static inline __attribute__((always_inline)) int ncs_dec_call_fast(const uint8_t
   return 0;
 }
 
+/* ---- KERNEL rows, fast (the reader's runs of KERNEL rows) ----
+ * ncs_dec_kernel_fast(p, e, x) reads the KERNEL body [p, e) (at most 127 bytes) as
+ * ncs_dec_kernel does, for a body that holds every field whole: then 0 with x as ncs_dec_kernel
+ * leaves it; otherwise -1 (decode it with ncs_dec_kernel). Reading as ncs_dec_call_fast: no
+ * bounds check per byte, so the caller guarantees NCS_KERNEL_FAST_READ readable bytes from p
+ * (a body's 127 bytes, then room for the fields read after a varint that ran on to e). */
+enum { NCS_KERNEL_FAST_READ = 128 + 10 * NCS_NF_kernel };
+static inline __attribute__((always_inline)) int ncs_dec_kernel_fast(const uint8_t *p, const uint8_t *e,
+                                                                      struct ncs_kernel *x) {
+  unsigned j_ = 0;
+  NCS_FIELDS_kernel(NCS_UF_)
+  return __builtin_expect(p + j_ > e, 0) ? -1 : 0;
+}
+
 /* A PROCESS record from n pairs. */
 static inline void ncs_enc_process(struct ncs_wbuf *w, const struct ncs_kv *kv, size_t n) {
   struct ncs_process_kv pk = {(uint32_t)n, kv};
