@@ -41,6 +41,7 @@
 
 #define NBUCKET 66          /* size buckets: 0 bytes, then 2^0 .. 2^64 */
 #define PENDING_CAP (1u << 15)
+#define PENDING_FULL (PENDING_CAP * 3 / 4) /* calls waiting at most: past it, a call is timed on the host */
 #define IV_CAP 4096         /* the interval buffer: its first size, and the latest it always keeps */
 #define IV_MAX (1u << 20)   /* its largest (16 MiB) */
 #define MAX_MEMBERS 8
@@ -140,10 +141,10 @@ struct call_shape {
   uint64_t count;
   uint32_t op, callsite, comm, datatype;
   int set;
-  int fast;                   /* timed, have_sh, the file timed on the host, the rank's warm-up
-                                 set and its window begun (the boundary: once it can no longer
-                                 end the warm-up): p2_calls' common case applies; 1, or 2 for
-                                 the boundary (0: not) */
+  int fast;                   /* timed, have_sh, the rank's warm-up set and its window begun
+                                 (the boundary: once it can no longer end the warm-up):
+                                 p2_calls' common case applies (a GPU-timed file: when its gate
+                                 lets the call through); 1, or 2 for the boundary (0: not) */
   struct call_shape *next;    /* the call shape that followed it last time (NULL: none yet;
                                  when set, it is set) */
   struct ncs_stepsig *sig;            /* while deciding: its signature's count (NULL: not counted, the
@@ -595,13 +596,13 @@ static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thre
   /* a call above every tcall put in the table is not in it: with the table at its 3/4 (GPU
    * times that never come) a lookup or a failed insertion walked a whole cluster of waiting
    * calls to learn that, most of report's time on the doubles' traces */
-  if (kind == 0 && tcall_absent(f, thread, ref) && (!create || f->npend >= PENDING_CAP * 3 / 4)) return NULL;
+  if (kind == 0 && tcall_absent(f, thread, ref) && (!create || f->npend >= PENDING_FULL)) return NULL;
   uint64_t key = pkey(kind, thread, ref);
   uint32_t home = phome(kind, thread, ref), i = home;
   for (uint32_t k = 0; k < PENDING_CAP; k++, i = (i + 1) & (PENDING_CAP - 1)) {
     if (f->pend[i].key == key) return &f->pool[f->pend[i].ix - 1];
     if (!f->pend[i].key) {
-      if (!create || f->npend >= PENDING_CAP * 3 / 4) return NULL;
+      if (!create || f->npend >= PENDING_FULL) return NULL;
       uint32_t ix;
       if (f->nfree) ix = f->freeix[--f->nfree];
       else {
@@ -806,7 +807,7 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
   if (!f->gpu_mode) { account_call(f, x, c->t_enter, c->t_exit); return 0; }
   if (f->nx_on) nx_put(f);
   struct pend *p = &f->nx;
-  if (tcall_absent(f, c->thread, c->tcall) && f->npend < PENDING_CAP * 3 / 4) { /* waits in nx */
+  if (tcall_absent(f, c->thread, c->tcall) && f->npend < PENDING_FULL) { /* waits in nx */
     f->nx_thread = c->thread; f->nx_tcall = c->tcall; f->nx_on = 1;
   } else if (!(p = pend_find(f, 0, c->thread, c->tcall, 1))) {
     account_call(f, x, c->t_enter, c->t_exit);
@@ -819,10 +820,14 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
 }
 
 /* The second pass of a run of calls. The common case first: a call of a shape with x->fast
- * (timed, its size row made, the file timed on the host, the warm-up set and the window
- * begun; the boundary too once it can no longer end the warm-up), counted (after the
- * warm-up), succeeded (rc 0), not captured and at group depth 0: what p2_call_any does with
- * it, without its tests. Any other call goes to p2_call_any (which does the same with the
+ * (timed, its size row made, the warm-up set and the window begun; the boundary too once it
+ * can no longer end the warm-up), counted (after the warm-up), succeeded (rc 0), not captured,
+ * at group depth 0, and timed on the host at once: the file is timed on the host, or (GPU
+ * mode, `gate`) the pending table is full, no call waits in nx and the call's tcall is above
+ * every tcall its thread's slot put in the table (tcall_absent: not in it, so p2_call_any's
+ * pend_find turns it away and it is timed on the host). That is what p2_call_any does with
+ * it, without its tests: on a GPU-timed trace whose GPU times mostly never come (the table
+ * full of calls that wait for ever) nearly every call. Any other call goes to p2_call_any (which does the same with the
  * common one). Over the run, the state the common case changes (the previous call shape,
  * the window, the open interval and the buffer's counts) is kept in locals: written back
  * before anything else reads it (lane_to, flush_iv, add_iv_run, p2_call_any) and at the
@@ -835,16 +840,21 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
   uint64_t open_s = f->open_s, open_e = f->open_e;
   uint64_t (*iv)[2] = f->iv + f->niv; /* where the next merged interval goes */
   uint32_t room = f->ivlim - f->nraw; /* intervals before the next flush */
+  /* 0: timed on the host; 1: GPU mode, the table turns away absent calls; 2: GPU mode, it takes
+   * them (none is common). Only p2_call_any changes the table or nx here. */
+#define P2_GATE_() (!f->gpu_mode ? 0 : f->npend >= PENDING_FULL && !f->nx_on ? 1 : 2)
+  int gate = P2_GATE_();
 #define P2_SAVE_() (f->prev_shape = prev, r->w0 = w0, r->w1 = w1, f->open_s = open_s, f->open_e = open_e, \
                     f->niv = (uint32_t)(iv - f->iv), f->nraw = f->ivlim - room)
 #define P2_LOAD_() (prev = f->prev_shape, w0 = r->w0, w1 = r->w1, warm_t = r->warm_t, open_s = f->open_s, \
-                    open_e = f->open_e, iv = f->iv + f->niv, room = f->ivlim - f->nraw)
+                    open_e = f->open_e, iv = f->iv + f->niv, room = f->ivlim - f->nraw, gate = P2_GATE_())
   for (const struct ncs_call *end = c + n; c < end; c++) {
     struct call_shape *x = prev->next;
     if (__builtin_expect(!x || !same_call_shape(x, c), 0)) prev->next = x = call_shape_lookup(f, c);
     prev = x;
     uint64_t s = c->t_enter, e = c->t_exit;
     int fast = x->fast, common = s >= warm_t && !(c->rc | c->depth | (c->flags & NCS_CALL_F_CAPTURED));
+    if (__builtin_expect(gate != 0, 0)) common &= gate == 1 && tcall_absent(f, c->thread, c->tcall);
     if (__builtin_expect(fast != 1 || !common, 0)) {
       if (fast == 2 && common) { /* the boundary */
         r->boundary_seen++;
@@ -853,7 +863,7 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
         P2_SAVE_();
         p2_call_any(f, c, x);
         const struct metrics *m = f->m;
-        x->fast = x->have_sh && x->timed && !f->gpu_mode && r->warm_set && r->have_window &&
+        x->fast = x->have_sh && x->timed && r->warm_set && r->have_window &&
                   (!x->boundary || m->skip_steps <= 0 || r->boundary_seen > (uint64_t)m->skip_steps);
         x->fast += x->fast && x->boundary;
         P2_LOAD_();
@@ -882,6 +892,7 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
   P2_SAVE_();
 #undef P2_SAVE_
 #undef P2_LOAD_
+#undef P2_GATE_
 }
 
 /* account() of pending call p */
