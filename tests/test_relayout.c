@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "check.h"
 #include "model/relayout.h"
 
@@ -57,6 +58,12 @@ int main(void) {
         "relayout: split per step: compute 20, idle 30, transfer 30 (all of it 35), exposed 30, no wait: %g %g %g %g %g %g",
         sp.compute, sp.idle, sp.wait, sp.transfer[NCS_RL_KOPS - 1], sp.transfer_all[NCS_RL_KOPS - 1], sp.exposed);
   ncs_rl_free(&rl2);
+  /* one rank's split needs no dependencies: unprepared (synced set, as prepare would), the same */
+  struct ncs_rl_split sp1;
+  struct ncs_rl rl2b = {1, &r2, 1};
+  CHECK(ncs_rl_split(&rl2b, 0, &sp1) == 0 && !r2.dep && !memcmp(&sp1, &sp, sizeof sp),
+        "relayout: one rank, not prepared: the same split (compute %g, idle %g, transfer %g)", sp1.compute, sp1.idle,
+        sp1.transfer[NCS_RL_KOPS - 1]);
 
   /* kernels that run alone (nothing running as each starts, the next starting after its end: the
    * split takes them without events), two ranks in step: rank 0's NCCL [0,10), [30,40), [60,70),

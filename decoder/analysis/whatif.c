@@ -499,9 +499,10 @@ static void add(struct wf *s, const char *id, const char *title, double step, do
 struct baseline { double med; int state; /* 0 not laid out yet, 1 med valid, -1 failed */ };
 /* The relaid step (median rank) with change c, as a difference from the relaid baseline added to
  * the observed step (what the replay itself gets wrong cancels); NaN when it cannot be applied. */
-static double relaid(const struct ncs_rl *rl, const struct ncs_rl_change *c, struct baseline *b, double obs_med) {
+static double relaid(struct ncs_rl *rl, const struct ncs_rl_change *c, struct baseline *b, double obs_med) {
   double *v = malloc((size_t)rl->nr * sizeof *v);
   double out = NAN;
+  if (!b->state && !rl->r[0].dep && ncs_rl_prepare(rl) != 0) b->state = -1; /* (one rank: prepared when first laid out) */
   if (v && !b->state) {
     struct ncs_rl_change none = {.fix_rank = -1};
     b->state = ncs_rl_run(rl, &none, v) == 0 ? 1 : -1;
@@ -591,7 +592,10 @@ static void wf_finish(void *state, const struct ncs_job *job) {
   }
   if (nokern || nosteps)
     snprintf(s->res.why_not, sizeof s->res.why_not, "%d rank(s) left out: %d without kernel activity, %d without steps", nokern + nosteps, nokern, nosteps);
-  if (ncs_rl_prepare(&rl) != 0) goto out;
+  /* the dependencies: one rank's split needs none (its collectives are its own: in step), only a
+   * layout does (relaid) */
+  if (rl.nr == 1) rl.synced = 1;
+  else if (ncs_rl_prepare(&rl) != 0) goto out;
   obs = malloc((size_t)rl.nr * sizeof *obs);
   wait = malloc((size_t)rl.nr * sizeof *wait);
   ex = malloc((size_t)rl.nr * sizeof *ex);

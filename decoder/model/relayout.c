@@ -344,7 +344,7 @@ static inline __attribute__((always_inline)) void split_segment(const struct ncs
 int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   const struct ncs_rl_rank *x = &rl->r[r];
   memset(o, 0, sizeof *o);
-  if (x->nbound < 2 || !x->dep) return -1;
+  if (x->nbound < 2 || (!x->dep && rl->nr > 1)) return -1;
   double A = (double)ncs_rl_end(x, x->bound[0]), B = (double)ncs_rl_end(x, x->bound[x->nbound - 1]);
   /* a kernel whose clipped end comes before its clipped start (a wrapped duration, a last
    * boundary ending before the first) breaks the starts' order: then every event goes through

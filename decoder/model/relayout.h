@@ -89,7 +89,9 @@ struct ncs_rl_change {
   int fix_rank;
 };
 
-/* Reads the dependencies. 0, or -1 when out of memory. */
+/* Reads the dependencies (ncs_rl_run needs them; so does ncs_rl_split of a job of several
+ * ranks: one rank's needs only `synced`, which is 1 then, set by the caller when it leaves
+ * this for later). 0, or -1 when out of memory. */
 int ncs_rl_prepare(struct ncs_rl *rl);
 void ncs_rl_free(struct ncs_rl *rl);
 /* Observed step time of rank r: (end of its last boundary kernel - end of its first) / (nbound
@@ -107,7 +109,8 @@ double ncs_rl_observed_exposed(const struct ncs_rl *rl, int r);
  * transfer of that operation, hidden or not (the sum of its kernels' transfers: under compute
  * or under another NCCL kernel counts too). Without `synced` nothing is waiting: an NCCL
  * kernel is all transfer. A kop outside [0, NCS_RL_KOPS - 1) counts as NCS_RL_KOPS - 1 (other
- * or unknown). 0, or -1 out of memory or fewer than two boundaries. */
+ * or unknown). 0, or -1 out of memory, fewer than two boundaries or, for several ranks, no
+ * dependencies read (ncs_rl_prepare). */
 #define NCS_RL_KOPS 8
 struct ncs_rl_split {
   double compute, wait, idle, transfer[NCS_RL_KOPS], transfer_all[NCS_RL_KOPS];
