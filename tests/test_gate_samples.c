@@ -7,13 +7,18 @@
  * end) makes the parts whole 1-ms fine blocks, so the gate's blocks are exact, not spread in
  * proportion. Batches of 6,000-7,000 calls, over the union's first buffer (4,096). Then a
  * thread that first appears after the union was committed past its interval's start: counted
- * late at the file's end (ncs_gsamples_done), and the block holding it lacks at most that. */
+ * late at the file's end (ncs_gsamples_done), and the block holding it lacks at most that.
+ * Calls are handed in runs of 1 to 64 (ncs_gsamples_calls). Last, three files' calls of the
+ * same 3,000 collectives, handed a file at a time in runs: one sample a collective, the call of
+ * its rank chosen by the rule computed here (GPU-timed first, then least time, then the lowest
+ * file), its start the earliest of its ranks'. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis/gate_samples.h"
 #include "check.h"
+#include "ncclscope/ops.h"
 
 #define MS 1000000LL
 #define T0 (-30 * MS) /* the window's start on the job clock */
@@ -49,9 +54,18 @@ static void exact_parts(double *part) {
 
 static struct ncs_call call[4];
 
+/* Calls reach the gate in runs (ncs_gsamples_calls), as the loader hands them: of 1 to 64 calls,
+ * the length cycling, each run ended early by a chunk's end. */
+static struct ncs_jev held[64];
+static int nheld, runlen = 1;
+static void hand(struct ncs_gsamples *g) {
+  if (nheld) ncs_gsamples_calls(g, 0, held, (size_t)nheld);
+  nheld = 0;
+  runlen = runlen % 64 + 1;
+}
 static void give(struct ncs_gsamples *g, uint32_t thread, int64_t s, int64_t e) {
-  struct ncs_jev ev = {.c = &call[thread], .start = s, .end = e, .nranks = 1};
-  ncs_gsamples_call(g, 0, &ev);
+  held[nheld++] = (struct ncs_jev){.c = &call[thread], .start = s, .end = e, .nranks = 1};
+  if (nheld == runlen) hand(g);
   iv[niv][0] = s; iv[niv][1] = e; niv++;
 }
 
@@ -70,11 +84,64 @@ static struct ncs_gsamples *run(int chunk_ms, int late) {
     for (int64_t s = c0; s < c1; s += 3000) give(g, 0, s, s + 1000 < end ? s + 1000 : end);
     for (int64_t s = c0 + 500; s + 1500 < c1; s += 3700) give(g, 1, s, s + 1500);
     if (late && c1 >= end) give(g, 2, T0 + MS + 1200, T0 + MS + 2800);
+    hand(g);
     m.v[0].chunk(m.v[0].ctx, k, 0, 0, 0);
   }
   give(g, 0, end - 1000, end); /* the window's last end */
+  hand(g);
   ncs_gsamples_done(g, 0);
   return g;
+}
+
+#define NCOLL 3000
+#define NF 3
+static uint64_t lcg(uint64_t *x) { *x = *x * 6364136223846793005ull + 1442695040888963407ull; return *x >> 33; }
+static void lined_up(void) {
+  struct ncs_gsamples *g = ncs_gsamples_new(NF);
+  struct ncs_mux m[NF];
+  static int64_t st[NF][NCOLL], ns[NF][NCOLL];
+  static int gpu[NF][NCOLL];
+  static double bw[NF][NCOLL];
+  static struct ncs_call c[NF][NCOLL];
+  uint64_t x = 42;
+  for (int f = 0; f < NF; f++) {
+    m[f] = (struct ncs_mux){0};
+    ncs_gsamples_attach(g, f, &m[f]);
+    for (int k = 0; k < NCOLL; k++) {
+      st[f][k] = (int64_t)k * 1000000 + (int64_t)(lcg(&x) % 5000);
+      ns[f][k] = 10000 + (int64_t)(lcg(&x) % 8) * 1000; /* ties are common */
+      gpu[f][k] = lcg(&x) % 4 != 0;
+      bw[f][k] = 1.0 + (double)(lcg(&x) % 1000);
+      c[f][k] = (struct ncs_call){.op = NCS_OP_AllReduce, .thread = 1, .seq = (uint64_t)k + 1};
+    }
+  }
+  int runlen = 1;
+  for (int f = 0; f < NF; f++) { /* one file after another, in runs */
+    struct ncs_jev ev[64];
+    for (int k = 0; k < NCOLL;) {
+      int n = 0;
+      for (; n < runlen && k < NCOLL; n++, k++)
+        ev[n] = (struct ncs_jev){.c = &c[f][k], .start = st[f][k], .end = st[f][k] + ns[f][k], .has_gpu = gpu[f][k],
+                                 .comm_id = 77, .busbw_gbps = bw[f][k], .nranks = NF, .bucket = 5};
+      ncs_gsamples_calls(g, f, ev, (size_t)n);
+      runlen = runlen % 64 + 1;
+      if (k % 500 == 0) m[f].v[0].chunk(m[f].v[0].ctx, 0, 0, 0, 0);
+    }
+    ncs_gsamples_done(g, f);
+  }
+  ncs_gsamples_finish(g);
+  const struct ncs_gs_row *r = ncs_gsamples_row(g, NCS_OP_AllReduce, 5);
+  int bad = 0;
+  for (int k = 0; r && k < NCOLL && k < r->n; k++) { /* samples in time order: collective k's is the k-th */
+    int b = 0;
+    for (int f = 1; f < NF; f++)
+      if ((gpu[f][k] && !gpu[b][k]) || (gpu[f][k] == gpu[b][k] && ns[f][k] < ns[b][k])) b = f;
+    if (r->lt[k] != log((double)ns[b][k] / 1e3) || r->lbw[k] != log(bw[b][k])) bad++;
+  }
+  CHECK(r && r->n == NCOLL && r->seen == NCOLL && bad == 0,
+        "3 files' calls of %d collectives in runs: one sample each, the rule's rank (%d samples, %llu offered, %d wrong)",
+        NCOLL, r ? r->n : -1, r ? (unsigned long long)r->seen : 0ull, bad);
+  ncs_gsamples_free(g);
 }
 
 int main(void) {
@@ -101,5 +168,6 @@ int main(void) {
         (unsigned long long)g->late, (unsigned long long)g->late_ns, lack);
   free(got);
   ncs_gsamples_free(g);
+  lined_up();
   return check_done();
 }

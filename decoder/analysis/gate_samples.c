@@ -358,11 +358,12 @@ void ncs_gsamples_done(struct ncs_gsamples *g, int file) {
   pthread_mutex_unlock(&g->mu);
 }
 
-void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e) {
+/* One call of file f (NULL: not attached) into its union and its batch. */
+static inline __attribute__((always_inline)) void gs_one(struct ncs_gsamples *g, struct ncs_gs_file *f, int file,
+                                                         const struct ncs_jev *e) {
   const struct ncs_call *c = e->c;
   int kind = ncs_op_kind(c->op);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
-  struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
   if (f && e->end > e->start) { /* the union of its intervals, per calling thread (ivlanes.h) */
     if (!f->u.sink) { f->u.sink = file_pieces; f->u.sink_ctx = f; f->t_end = e->end; }
     ncs_ivu_add(&f->u, c->thread, TO_U(e->start), TO_U(e->end));
@@ -385,6 +386,11 @@ void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e
   }
   f->npend++;
   if (f->npend == PEND_MAX) ncs_gsamples_flush(g, file);
+}
+
+void ncs_gsamples_calls(struct ncs_gsamples *g, int file, const struct ncs_jev *e, size_t n) {
+  struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
+  for (size_t i = 0; i < n; i++) gs_one(g, f, file, &e[i]);
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {

@@ -3,8 +3,9 @@
  * successive blocks of its window (docs/COMPARE.md, "Method").
  *
  * Contract: ncs_gsamples_attach() from the load's file_visitor (it adds a visitor for the
- * chunks' ends); ncs_gsamples_call() takes every call the loader hands to on_file_call
- * (analysis/jobsum.h): a file's calls in file order, on the thread reading it, files in parallel.
+ * chunks' ends); ncs_gsamples_calls() takes every call the loader hands to on_file_calls
+ * (analysis/jobsum.h), in runs: a file's calls in file order, on the thread reading it, files in
+ * parallel.
  * The per-file figures are made at once; the collectives wait in the file's batch (128 calls)
  * until it is full, its chunk ends or ncs_gsamples_flush() (ncs_gsamples_done() at the file's end): a
  * thread's calls reach the shared windows in the order it read them, with one lock a batch. A
@@ -79,7 +80,8 @@ struct ncs_gsamples {
 /* For files 0 .. nfiles-1; NULL when out of memory. */
 struct ncs_gsamples *ncs_gsamples_new(int nfiles);
 void ncs_gsamples_free(struct ncs_gsamples *g);
-void ncs_gsamples_call(struct ncs_gsamples *g, int file, const struct ncs_jev *e);
+/* A run of n calls of file, in file order (the load's on_file_calls). */
+void ncs_gsamples_calls(struct ncs_gsamples *g, int file, const struct ncs_jev *e, size_t n);
 /* Adds file's visitor to m, before its first call. */
 void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m);
 /* Hands file's batch to the shared windows (on the thread reading the file). */

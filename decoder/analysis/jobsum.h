@@ -125,6 +125,9 @@ struct ncs_jobsum_events {
   /* Every call as on_call, on the thread reading its file and not serialised: for per-file
    * state (files are read in parallel), without a lock taken per call. */
   void (*on_file_call)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e);
+  /* Every call as on_file_call, in runs of 1..NCS_ALIGN_RUN calls of one file (e[0..n-1], in
+   * file order; valid during the hook only), after jobsum took them: one hook call a run. */
+  void (*on_file_calls)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e, size_t n);
   void (*on_comm)(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jcomm_ev *e);
   /* Every kernel, copy and set (KERNEL records) with its times on the job clock (align.h),
    * serialised like on_call; a file's kernels come in file order, on the thread reading that

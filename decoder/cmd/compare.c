@@ -122,9 +122,9 @@ static void facts_done(void *ctx, int file, int rc, const struct ncs_read_status
   ncs_stepcost_file_done(((struct side_load *)ctx)->C, file, st);
   ncs_gsamples_done(((struct side_load *)ctx)->G, file);
 }
-/* Every call: the gate's samples (analysis/gate_samples.h), on the thread reading its file. */
-static void sample_call(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e) {
-  ncs_gsamples_call(((struct side_load *)ctx)->G, file, e);
+/* Every call, in runs: the gate's samples (analysis/gate_samples.h), on the thread reading its file. */
+static void sample_calls(void *ctx, int file, const struct ncs_jrank *r, const struct ncs_jev *e, size_t n) {
+  ncs_gsamples_calls(((struct side_load *)ctx)->G, file, e, n);
 }
 
 /* One run's trace files (job `want` of them when not NULL): *files, *nfiles. Returns 0, or the
@@ -173,7 +173,7 @@ static int load_side(const char *path, int n, char **files, int steps, struct nc
     return NCS_EXIT_UNREADABLE;
   }
   struct ncs_load_opts o = {.progress_label = "compare", .ctx = &L, .file_visitor = facts_visitor, .file_done = facts_done};
-  struct ncs_jobsum_events ev = {.ctx = &L, .on_file_call = sample_call, .no_stragglers = 1}; /* none is printed */
+  struct ncs_jobsum_events ev = {.ctx = &L, .on_file_calls = sample_calls, .no_stragglers = 1}; /* none is printed */
   if (ncs_jobsum_load(n, files, &o, &ev, J) || !*J) {
     fprintf(stderr, "ncclscope compare: %s: no trace could be read\n", path);
     ncs_doctor_free(d);
