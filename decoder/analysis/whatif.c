@@ -332,35 +332,43 @@ static long size_index(struct wf_file *f, struct sizes *h, const struct ncs_rl_s
   return h->last = (long)f->nsize - 1;
 }
 
-/* A store's kernel (model/kstore.h) whose info is relayout's (wf_file_done). */
-static int kin_nccl(const struct ncs_kstore_k *k) { return (k->info & NCS_RL_NCCL) != 0; }
-static int kin_kop(const struct ncs_kstore_k *k) { return (int)(k->info >> NCS_RL_KOP_SHIFT & 7u) - 1; }
-
-/* The file's kernels packed into relayout's 16 bytes (f->k), in place (kernel i is written at
- * 16 i, read at 24 i before), the rest of the memory given back: a stream becomes its index in
- * the order streams first appear (NCS_RL_STREAMS: relayout tells only the first ones apart), a
- * duration of 2^32 - 1 ns or more (or an end before the start) goes to f->lng. Out of memory
- * for that list: the file keeps no kernel. */
-static void pack(struct wf_file *f, struct ncs_kstore_k *kin, size_t capin) {
+/* The file's kernels (the store's, sorted) packed into relayout's 16 bytes (f->k), in place
+ * (kernel i is written at 16 i, read at 24 i before), with what each kernel's name says (NCCL or
+ * not, its operation); nka[kop]: the NCCL kernels of each operation. A stream becomes its index
+ * in the order streams first appear (NCS_RL_STREAMS: relayout tells only the first ones apart),
+ * a duration of 2^32 - 1 ns or more (or an end before the start) goes to f->lng. Out of memory
+ * for that list: the file keeps no kernel. One pass; the memory past the packed kernels is given
+ * back once they are sized (wf_file_done). */
+static void pack(struct wf_file *f, struct ncs_kstore_k *kin, size_t *nka) {
   uint32_t sid[NCS_RL_STREAMS];
   unsigned ns = 0;
   size_t caplong = 0;
+  uint32_t last = 0, rinfo = 0; /* the name looked up last (kernels repeat a few names), and what it says */
+  int have_last = 0, last_nccl = 0, last_kop = -1;
   for (size_t i = 0; i < f->nk; i++) {
     struct ncs_kstore_k x;
     memcpy(&x, &kin[i], sizeof x);
+    uint32_t name = ncs_ks_name(&x);
+    if (!have_last || name != last) {
+      const char *nm = ncs_knames_get(&f->names, name);
+      last = name, have_last = 1;
+      last_nccl = ncs_is_nccl_kernel(nm ? nm : "");
+      last_kop = kop_of(nm);
+    }
+    int nccl = ncs_ks_class(&x) == NCS_KCLASS_NCCL || last_nccl;
+    rinfo = nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
+    if (nccl && last_kop >= 0 && last_kop < NKOPS) nka[last_kop]++;
     unsigned si = 0;
     while (si < ns && sid[si] != x.stream) si++;
     if (si == ns && ns < NCS_RL_STREAMS) sid[ns++] = x.stream;
     uint64_t d = x.end - x.start;
-    struct ncs_rl_k y = {x.start, d < NCS_RL_LONG ? (uint32_t)d : NCS_RL_LONG, x.info | si << NCS_RL_STREAM_SHIFT};
+    struct ncs_rl_k y = {x.start, d < NCS_RL_LONG ? (uint32_t)d : NCS_RL_LONG, rinfo | si << NCS_RL_STREAM_SHIFT};
     if (y.dur == NCS_RL_LONG) {
       if (ncs_grow((void **)&f->lng, &caplong, f->nlong + 1, sizeof *f->lng) != 0) { f->nk = 0; break; }
       f->lng[f->nlong++] = (struct ncs_rl_long){i, x.end};
     }
     memcpy((char *)kin + i * sizeof y, &y, sizeof y);
   }
-  f->capk = capin;
-  ncs_big_shrink((void **)&kin, &f->capk, sizeof *kin, f->nk, sizeof *f->k);
   f->k = (struct ncs_rl_k *)(void *)kin;
 }
 
@@ -373,33 +381,19 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   /* the kernels, sorted (by gputime already, when it read them too), are ours now */
   if (!f->ks) f->ks = &f->own; /* (a file never read) */
   ncs_kstore_sort(f->ks);
-  struct ncs_kstore_k *kin = f->ks->k; /* info as relayout's from here, then packed (pack) */
+  struct ncs_kstore_k *kin = f->ks->k;
   size_t capin = f->ks->cap;
   f->nk = f->ks->n;
   memset(f->ks, 0, sizeof *f->ks);
   f->ks = NULL;
-  uint32_t last = 0;           /* the name looked up last (kernels repeat a few names): */
-  int last_nccl = 0, last_kop = -1, have_last = 0;
-  for (size_t i = 0; i < f->nk; i++) {
-    uint32_t name = ncs_ks_name(&kin[i]); /* (the store's info until now) */
-    if (!have_last || name != last) {
-      const char *nm = ncs_knames_get(&f->names, name);
-      last = name, have_last = 1;
-      last_nccl = ncs_is_nccl_kernel(nm ? nm : "");
-      last_kop = kop_of(nm);
-    }
-    kin[i].info = ncs_ks_class(&kin[i]) == NCS_KCLASS_NCCL || last_nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
-  }
+  size_t nka[NKOPS] = {0}, *nua = f->nua, next[NKOPS] = {0};
+  pack(f, kin, nka);
   ncs_knames_free(&f->names);
   commit_unit(f);
   /* the i-th kernel of an operation is its i-th launch: the operations whose kernels and
    * launches are as many pair them in one walk over the launches, each operation's kernels
    * taken in order (next[kop]) */
-  size_t nka[NKOPS] = {0}, *nua = f->nua, next[NKOPS] = {0};
-  for (size_t i = 0; i < f->nk; i++) {
-    int kop = kin_kop(&kin[i]);
-    if (kin_nccl(&kin[i]) && kop >= 0 && kop < NKOPS) nka[kop]++;
-  }
+  struct ncs_rl_k *k = f->k;
   struct sizes sz = {0};
   if (size_index(f, &sz, &(struct ncs_rl_size){0}) != 0) f->lost = 1; /* [0]: unknown */
   struct ncs_launch_cur cur;
@@ -421,11 +415,11 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
     size_t kj = (size_t)-1; /* launch u's kernel */
     if (u.kop >= 0 && u.kop < NKOPS && nka[u.kop] == nua[u.kop]) {
       size_t a = next[u.kop];
-      while (a < f->nk && !(kin_nccl(&kin[a]) && kin_kop(&kin[a]) == u.kop)) a++;
+      while (a < f->nk && !(ncs_rl_nccl(&k[a]) && ncs_rl_kop(&k[a]) == u.kop)) a++;
       if (a < f->nk) {
         struct ncs_rl_size x1 = {u.busbytes, u.steps, u.op};
         long x = sz.last > 0 && size_same(&f->size[sz.last], &x1) ? sz.last : size_index(f, &sz, &x1);
-        if (x > 0) kin[a].info |= (uint32_t)x;
+        if (x > 0) k[a].info |= (uint32_t)x;
         kj = a;
         next[u.kop] = a + 1;
       }
@@ -436,7 +430,8 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
         f->bound[f->nbound++] = (uint32_t)kj;
     u = un;
   }
-  pack(f, kin, capin);
+  f->capk = capin;
+  ncs_big_shrink((void **)&f->k, &f->capk, sizeof *kin, f->nk, sizeof *f->k);
   free(sz.slot);
   give_spare(f);
   free(f->nranks);
