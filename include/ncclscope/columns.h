@@ -618,8 +618,9 @@ static inline size_t ncs_columns_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, 
 
 /* ---- reader ---- */
 
-/* the length of x's varint, without a branch: 1 + (bits - 1) / 7 */
-static inline unsigned ncs_col_vlen(uint64_t x) { return ((64u - (unsigned)__builtin_clzll(x | 1)) * 9u + 64u) >> 6; }
+/* the length of x's varint, without a branch: 1 + (bits - 1) / 7, as ((bits - 1) * 9 + 73) >> 6
+ * (bits - 1: the highest set bit's index, one bsr) */
+static inline unsigned ncs_col_vlen(uint64_t x) { return ((63u ^ (unsigned)__builtin_clzll(x | 1)) * 9u + 73u) >> 6; }
 
 struct ncs_colr {
   uint32_t id, flags, count, width, pos;
@@ -637,26 +638,31 @@ struct ncs_colr {
   uint8_t kref[NCS_COLK_MAX_KEYS + 1];
   uint64_t kacc[NCS_COLK_MAX_KEYS + 1], aprev, glast;
   uint64_t krec;
+  uint64_t vlens; /* keyed: the sum of its block's varint lengths (ncs_col_unkey) */
   struct ncs_colkey *tab;
 };
 
 /* ncs_col_unkey's loop over values q .. n-1, for nkey key fields and an end field (end 1) or
- * not (0), both constants in each copy (the loops over the fields unrolled, their running
- * values in registers): acc[r] is field kref[r]'s absolute value (a signed field's running
- * sum, sgm[r] ~0; else the value itself) at the record before q. */
-static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x, const uint64_t *const *v, const uint64_t *sgm,
+ * not (0), and sgn: bit r set when field kref[r] is signed; all three constants in each copy
+ * (the loops over the fields unrolled, their running values in registers, an unsigned field's
+ * value taken as it is): acc[r] is field kref[r]'s absolute value (a signed field's running
+ * sum; else the value itself) at the record before q. The values it writes are ORed into
+ * *any, ANDed into *all, and their varints' lengths added to *vl (the reader's row-length
+ * accounting, ncs_columns_next, done here while each value is in a register). */
+static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x, const uint64_t *const *v, uint32_t sgn,
                                                                      uint64_t *acc, uint64_t q, uint64_t n, uint32_t nkey,
                                                                      uint32_t end, uint64_t sg, struct ncs_colkey *tab,
-                                                                     uint64_t *aprev, uint64_t *glast) {
+                                                                     uint64_t *aprev, uint64_t *glast, uint64_t *any,
+                                                                     uint64_t *all, uint64_t *vl) {
   enum { R = NCS_COLK_MAX_KEYS + 1 };
-  uint64_t ac[R] = {0}, sm[R] = {0}, ap = *aprev, gl = *glast;
+  uint64_t ac[R] = {0}, ap = *aprev, gl = *glast, o = *any, a_ = *all, l = *vl;
   const uint64_t *vr[R] = {0};
-  for (uint32_t r = 0; r < nkey + end; r++) { ac[r] = acc[r]; sm[r] = sgm[r]; vr[r] = v[r]; }
+  for (uint32_t r = 0; r < nkey + end; r++) { ac[r] = acc[r]; vr[r] = v[r]; }
   for (; q < n; q++) {
     uint64_t eprev = end ? ac[nkey] : 0, h = 0, g = x[q];
     for (uint32_t r = 0; r < nkey + end; r++) { /* signed: the running sum; else the value */
       uint64_t w = vr[r][q];
-      ac[r] = ((ac[r] + (uint64_t)ncs_unzigzag(w)) & sm[r]) | (w & ~sm[r]);
+      ac[r] = (sgn >> r & 1) ? ac[r] + (uint64_t)ncs_unzigzag(w) : w;
     }
     if (nkey) {
       for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, ac[r]);
@@ -667,27 +673,38 @@ static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x
     }
     uint64_t a = end ? g + ap + eprev : g;
     gl = g;
-    x[q] = sg ? ncs_zigzag((int64_t)(a - ap)) : a;
+    uint64_t y = sg ? ncs_zigzag((int64_t)(a - ap)) : a;
+    x[q] = y;
+    o |= y;
+    a_ &= y;
+    l += ncs_col_vlen(y);
     ap = a;
   }
   for (uint32_t r = 0; r < nkey + end; r++) acc[r] = ac[r];
   *aprev = ap;
   *glast = gl;
+  *any = o;
+  *all = a_;
+  *vl = l;
 }
 
 /* A keyed column's block of n decoded values (ncs_col_decode left them unsigned, before the
  * key) turned into the rows' values; fc[j] is field j's column of the type, every one of them
- * decoded for the same block. FORMAT.md "Keyed columns". */
+ * decoded for the same block. FORMAT.md "Keyed columns". Sets k->vor and k->vand to the OR
+ * and the AND of the block's values, as ncs_col_decode does for a plain column, and k->vlens
+ * to the sum of their varints' lengths. */
 static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc, uint64_t n) {
   enum { R = NCS_COLK_MAX_KEYS + 1 };
   uint64_t *x = k->vals, acc[R] = {0}, sgm[R] = {0}, aprev = k->aprev, glast = k->glast;
+  uint64_t any = 0, all = ~0ull, vl = 0;
   const uint64_t *v[R] = {0};
-  uint32_t nref = k->nref, end = k->kend != 0, nkey = nref - end;
+  uint32_t nref = k->nref, end = k->kend != 0, nkey = nref - end, sgn = 0;
   uint64_t sg = (k->flags & NCS_COLF_SIGNED) != 0, q = 0;
   struct ncs_colkey *tab = k->tab;
   for (uint32_t r = 0; r < nref; r++) { /* what it reads, hoisted out of the loop */
     v[r] = fc[k->kref[r]]->vals;
     sgm[r] = (fc[k->kref[r]]->flags & NCS_COLF_SIGNED) ? ~0ull : 0;
+    sgn |= (uint32_t)(sgm[r] & 1) << r;
     acc[r] = k->kacc[r];
   }
   if (end && k->krec == 0 && n) { /* after an end field, the chunk's first record: gap 0, its value as is */
@@ -700,21 +717,35 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
     uint64_t a = x[0];
     glast = 0;
     x[0] = sg ? ncs_zigzag((int64_t)(a - aprev)) : a;
+    any = all = x[0];
+    vl = ncs_col_vlen(x[0]);
     aprev = a;
     q = 1;
   }
   k->krec += n;
+  /* one copy per (keys, end field) shape, with the signed fields of the shim's keyed columns
+   * (FORMAT.md "Keyed columns": CALL t_enter reads op, comm, count and t_exit, the last two
+   * signed; t_exit op, comm and count; GPU_TIME gpu_start its gpu_end) constant in a copy of
+   * their own; other sign patterns in the shape's general copy */
+#define NCS_UNKEY_L_(K, E, S) ncs_col_unkey_loop(x, v, S, acc, q, n, K, E, sg, tab, &aprev, &glast, &any, &all, &vl)
   switch (nkey * 2 + end) { /* nref = nkey + end <= NCS_COLK_MAX_KEYS + 1 (ncs_columns_begin) */
 #define NCS_UNKEY_(K, E) \
-  case K * 2 + E: ncs_col_unkey_loop(x, v, sgm, acc, q, n, K, E, sg, tab, &aprev, &glast); break;
-    NCS_UNKEY_(0, 1) NCS_UNKEY_(1, 0) NCS_UNKEY_(1, 1) NCS_UNKEY_(2, 0) NCS_UNKEY_(2, 1)
-    NCS_UNKEY_(3, 0) NCS_UNKEY_(3, 1) NCS_UNKEY_(4, 0) NCS_UNKEY_(4, 1)
+  case K * 2 + E: if (sgn == 0) NCS_UNKEY_L_(K, E, 0); else NCS_UNKEY_L_(K, E, sgn); break;
+#define NCS_UNKEY_S_(K, E, S) \
+  case K * 2 + E: if (sgn == (S)) NCS_UNKEY_L_(K, E, S); else if (sgn == 0) NCS_UNKEY_L_(K, E, 0); else NCS_UNKEY_L_(K, E, sgn); break;
+    NCS_UNKEY_S_(0, 1, 1u) NCS_UNKEY_(1, 0) NCS_UNKEY_(1, 1) NCS_UNKEY_(2, 0) NCS_UNKEY_(2, 1)
+    NCS_UNKEY_S_(3, 0, 4u) NCS_UNKEY_S_(3, 1, 12u) NCS_UNKEY_(4, 0) NCS_UNKEY_(4, 1)
 #undef NCS_UNKEY_
+#undef NCS_UNKEY_S_
+#undef NCS_UNKEY_L_
   default: break; /* (no key and no end field: refused by ncs_columns_begin) */
   }
   for (uint32_t r = 0; r < nref; r++) k->kacc[r] = acc[r];
   k->aprev = aprev;
   k->glast = glast;
+  k->vor = any;
+  k->vand = n ? all : 0;
+  k->vlens = vl;
 }
 
 /* ncs_col_decode's loop over codes q .. end-1 of a column of w (1..8) byte planes of
@@ -1067,15 +1098,11 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
         if ((cols[j]->flags & NCS_COLF_KEYED) && cols[j]->kpass == pass) ncs_col_unkey(cols[j], cols, nb);
     for (uint32_t j = 0; j < nft; j++) {
       const uint64_t *x = cols[j]->vals;
-      uint64_t any = cols[j]->vor, all = cols[j]->vand;
-      if (cols[j]->flags & NCS_COLF_KEYED) { /* changed by ncs_col_unkey since */
-        any = 0;
-        all = ~0ull;
-        for (uint64_t i = 0; i < nb; i++) { any |= x[i]; all &= x[i]; }
-      }
+      uint64_t any = cols[j]->vor, all = cols[j]->vand; /* keyed: as ncs_col_unkey left them */
       unsigned lo = ncs_col_vlen(all), hi = ncs_col_vlen(any);
       most += hi;
       same |= (uint64_t)(any == all) << j;
+      if (cols[j]->flags & NCS_COLF_KEYED) { rows += cols[j]->vlens; continue; } /* counted by ncs_col_unkey */
       rows += nb * lo; /* every value's varint at least as long as all's (all <= x <= any) */
       if (hi > lo) rows += ncs_col_longer(x, nb, lo, hi);
     }
