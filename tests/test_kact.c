@@ -164,6 +164,17 @@ int main(void) {
   CHECK(empty, "kact: and nothing in their size and position tables");
   ncs_kact_free(k);
 
+  /* kernels recorded out of start order ([50,60) before [10,20)): the store sorts them */
+  k = ncs_kact_new();
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  kern(k, NCS_KCLASS_NCCL, 2, 50, 60);
+  kern(k, NCS_KCLASS_NCCL, 2, 10, 20);
+  CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.first_ns == 10 && f.span_ns == 50 && f.exposed_ns == 20 &&
+        f.idle_ns == 30, "kact: kernels out of order sorted: first 10, span 50 = exposed 20 + idle 30 (%llu %llu %llu %llu)",
+        (unsigned long long)f.first_ns, (unsigned long long)f.span_ns, (unsigned long long)f.exposed_ns,
+        (unsigned long long)f.idle_ns);
+  ncs_kact_free(k);
+
   /* a kernel of no length pairs with its call too, in start order: [10,10) takes the first
    * call (4096 B, bucket 13, 0 ns), [20,30) the second (8192 B, bucket 14, 10 ns) */
   k = ncs_kact_new();

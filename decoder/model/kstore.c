@@ -15,14 +15,19 @@ void ncs_kstore_add(struct ncs_kstore *s, const struct ncs_kernel *x, size_t n) 
     return;
   }
   struct ncs_kstore_k *o = s->k + s->n;
+  /* in order so far (sorted, or empty) and the last kernel's key, to tell whether these keep it */
+  int in_order = s->sorted || !s->n;
+  uint64_t ls = s->n ? o[-1].start : 0, le = s->n ? o[-1].end : 0;
   for (size_t i = 0; i < n; i++) {
     const struct ncs_kernel *y = &x[i];
     if (y->kclass >= NCS_KCLASS_COUNT) { s->bad++; continue; }
     uint32_t name = y->name < NCS_KS_NAME_MAX ? y->name : NCS_KS_NAME_MAX;
-    *o++ = (struct ncs_kstore_k){.start = y->start, .end = y->start + y->duration, .stream = y->stream,
-                             .info = y->kclass << NCS_KS_CLASS_SHIFT | name};
+    uint64_t ys = y->start, ye = y->start + y->duration;
+    in_order &= ys > ls || (ys == ls && ye >= le);
+    ls = ys, le = ye;
+    *o++ = (struct ncs_kstore_k){.start = ys, .end = ye, .stream = y->stream, .info = y->kclass << NCS_KS_CLASS_SHIFT | name};
   }
-  if (o != s->k + s->n) s->sorted = 0;
+  if (o != s->k + s->n) s->sorted = in_order;
   s->n = (size_t)(o - s->k);
 }
 

@@ -11,7 +11,8 @@
  * info = kclass << NCS_KS_CLASS_SHIFT | the name id, ids at or
  * above NCS_KS_NAME_MAX read as NCS_KS_NAME_MAX (no KERNEL_NAME can be found for them). A kernel
  * of an unknown class is not kept (counted in `bad`). ncs_kstore_sort orders the kernels by
- * (start, end), stably (base/runsort.h), once. Memory: 24 bytes a kernel (base/bigarr.h). One
+ * (start, end), stably (base/runsort.h), once; kernels added in that order already (a shim's
+ * trace mostly) are not looked at again. Memory: 24 bytes a kernel (base/bigarr.h). One
  * file's store is used by one thread at a time. */
 #ifndef NCS_KSTORE_H
 #define NCS_KSTORE_H
@@ -26,7 +27,7 @@ struct ncs_kstore {
   struct ncs_kstore_k *k;
   size_t n, cap;
   uint64_t bad;   /* KERNEL records of an unknown class, or not kept (out of memory) */
-  int sorted;     /* by (start, end) since the last add */
+  int sorted;     /* in (start, end) order: sorted, or added in that order */
 };
 static inline uint32_t ncs_ks_class(const struct ncs_kstore_k *k) { return k->info >> NCS_KS_CLASS_SHIFT & 3u; }
 static inline uint32_t ncs_ks_name(const struct ncs_kstore_k *k) { return k->info & NCS_KS_NAME_MAX; }
