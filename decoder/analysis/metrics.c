@@ -574,12 +574,17 @@ static uint64_t pkey(uint32_t kind, uint32_t thread, uint64_t ref) {
   return k ? k : 1;
 }
 /* The home slot of (kind, thread, ref): a thread's consecutive calls (and groups) take
- * consecutive slots within a block of 64, so the table is walked in order as calls come and
- * their GPU times follow (a hashed home made every lookup a cache miss: a seventh of report on
- * GPU-timed traces); the blocks are scattered by a hash. Consecutive blocks made one cluster of
- * every call left waiting (a GPU-timed job whose GPU times mostly never come: the table fills
- * to its 3/4), which each later call walked to its end: 3/4 of report's time on such a trace. */
-#define PBLOCK 64
+ * consecutive slots within a block of PBLOCK (one cache line), so the table is walked in order
+ * as calls come and their GPU times follow (a hashed home made every lookup a cache miss: a
+ * seventh of report on GPU-timed traces); the blocks are scattered by a hash. Consecutive
+ * blocks made one cluster of every call left waiting (a GPU-timed job whose GPU times mostly
+ * never come: the table fills to PENDING_FULL), which each later call walked to its end: 3/4 of
+ * report's time on such a trace. Those calls still fill whole blocks, so a lookup that misses,
+ * an insertion and a deletion (its backward shift) walk on through the run of full blocks
+ * after the home one: with 64-slot blocks ~250 slots a walk on the doubles' trace (~1,000 Ir
+ * a GPU_TIME), with 4-slot ones ~15. (Layout changes no result: entries are found by key, the
+ * cap counts them and the leftovers are settled in the order they were made.) */
+#define PBLOCK 4
 static uint32_t phome(uint32_t kind, uint32_t thread, uint64_t ref) {
   uint64_t b = ((ref / PBLOCK) ^ ((uint64_t)thread << 40) ^ ((uint64_t)kind << 63)) * 0x9e3779b97f4a7c15ull;
   return (uint32_t)((b >> 40) * PBLOCK + ref % PBLOCK) & (PENDING_CAP - 1);
