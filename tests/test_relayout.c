@@ -83,6 +83,17 @@ int main(void) {
         "%g %g %g %g %g %g", sp.idle, sp.wait, sp.transfer[NCS_RL_KOPS - 1], sp.transfer_all[NCS_RL_KOPS - 1], sp.compute, sp.exposed);
   ncs_rl_free(&rl3);
 
+  /* bus bytes of the kernels ending in the window, one rank: NCCL [0,10) and [20,30) (50 bus
+   * bytes) the boundaries, a kernel of no length at 30 (100 bytes): at the window's end, outside */
+  static const struct ncs_rl_size sz5[3] = {{0, 0, 0}, {50, 1, 0}, {100, 1, 0}};
+  struct ncs_rl_k k5[3] = {{0, 10, NCS_RL_NCCL}, {20, 10, NCS_RL_NCCL | 1}, {30, 0, NCS_RL_NCCL | 2}};
+  uint32_t bound5[2] = {0, 1};
+  struct ncs_rl_rank r5 = {.k = k5, .n = 3, .size = sz5, .bound = bound5, .nbound = 2};
+  struct ncs_rl rl5 = {1, &r5, 1};
+  CHECK(ncs_rl_split(&rl5, 0, &sp) == 0 && sp.busbytes[NCS_RL_KOPS - 1] == 50 && sp.idle == 10 && sp.transfer[NCS_RL_KOPS - 1] == 10,
+        "relayout: bus bytes of the window's kernels only (50; a kernel at its end is not in it), idle 10, transfer 10: %g %g %g",
+        sp.busbytes[NCS_RL_KOPS - 1], sp.idle, sp.transfer[NCS_RL_KOPS - 1]);
+
   /* a compute kernel whose end wrapped (start 20, end 15: in the long list) between two NCCL
    * boundaries [0,10) and [30,40): the split holds its events in the heap (heaped); in [10,40]
    * nothing computes (its end, at 15, comes before its start), so idle 20, transfer 10 */

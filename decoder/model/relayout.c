@@ -341,6 +341,26 @@ static inline __attribute__((always_inline)) void split_segment(const struct ncs
   } else o->idle += len;
 }
 
+/* A kernel [s, e) of the window that runs alone, from *t (the last event): the gap before it
+ * idle, then its own segments (cut at its arrival a when it falls inside: arr_in), as
+ * split_segment and the exposed sum would take them from the events, the same sums. */
+static inline __attribute__((always_inline)) void split_alone(struct ncs_rl_split *o, double *t, double s, double e, int nccl,
+                                                              int kop, double a, int arr_in) {
+  if (s > *t) { o->idle += s - *t; *t = s; }
+  for (int part = arr_in ? 0 : 1; part < 2; part++) {
+    double u = part ? e : a;
+    if (u <= *t) continue;
+    double len = u - *t, mid = *t + len / 2;
+    if (!nccl) o->compute += len;
+    else {
+      if (mid < a) o->wait += len;
+      else o->transfer[kop] += len;
+      o->exposed += len;
+    }
+    *t = u;
+  }
+}
+
 int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   const struct ncs_rl_rank *x = &rl->r[r];
   memset(o, 0, sizeof *o);
@@ -396,20 +416,28 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
     if (have_next && !q.n && (i == x->n || (double)x->k[i].start >= next_e0)) {
       /* the next kernel runs alone: nothing running as it starts (the heap holds the ends of the
        * kernels begun), the kernel after it starting at or after its end (a tie: its end first, as
-       * events of one moment come by kernel): its segments straight, in the order and with the
-       * sums the events would give (the gap before it, then itself, cut at its arrival) */
-      int nccl = next.what == 2;
-      if (next.t > t) { split_segment(x, o, t, next.t, 0, 0, act, act_a); t = next.t; }
-      act[0] = next.i;
-      act_a[0] = next_a;
-      for (int part = have_arr ? 0 : 1; part < 2; part++) {
-        double u = part ? end.t : arr.t;
-        if (u <= t) continue;
-        split_segment(x, o, t, u, !nccl, nccl, act, act_a);
-        if (nccl) o->exposed += u - t;
-        t = u;
-      }
+       * events of one moment come by kernel): its segments straight (split_alone) */
+      split_alone(o, &t, next.t, end.t, next.what == 2, kop_slot(ncs_rl_kop(&x->k[next.i])), next_a, have_arr);
       have_next = 0;
+      /* and the kernels after it that run alone too, read straight from the array (one in the
+       * long list, or reaching past the window's edges, goes the general way) */
+      for (; i < x->n; i++) {
+        const struct ncs_rl_k *y = &x->k[i];
+        if (y->dur == NCS_RL_LONG) break;
+        double s = (double)y->start, e0 = (double)(y->start + y->dur), e = e0;
+        if (e0 <= A || s >= B || s < A || e0 > B || (i + 1 < x->n && (double)x->k[i + 1].start < e0)) break;
+        int nccl = ncs_rl_nccl(y), kop = 0, arr_in = 0;
+        double a = 0;
+        if (nccl) { /* as the loader above */
+          kop = kop_slot(ncs_rl_kop(y));
+          a = arrival(rl, x, i);
+          double ts = a > s ? a : s;
+          if (e > ts) o->transfer_all[kop] += e - ts;
+          o->busbytes[kop] += x->size[y->info & NCS_RL_SIZE].busbytes;
+          arr_in = a > s && a < e;
+        }
+        split_alone(o, &t, s, e, nccl, kop, a, arr_in);
+      }
       continue;
     }
     struct sev ev;
