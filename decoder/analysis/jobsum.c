@@ -328,9 +328,10 @@ static int v_comm_end(void *ctx, const struct ncs_comm_end *e) {
   comm_event(f, 1, e->op, lc_get(f, e->comm), e->t_enter);
   return 0;
 }
-static int v_call(void *ctx, const struct ncs_call *c) {
-  struct sfile *f = ctx;
-  ncs_cown_call(f->own, c->comm, c->t_enter, c->t_exit);
+/* A run of calls (a stretch's, io/trace.h: no log line falls inside one): the calls in flight at
+ * the kept connection lines. */
+static int v_calls(void *ctx, const struct ncs_call *c, size_t n) {
+  ncs_cown_calls(((struct sfile *)ctx)->own, c, n);
   return 0;
 }
 
@@ -400,7 +401,7 @@ static void s_file_visitor(void *ctx, int file, struct ncs_mux *m) {
   struct sfile *f = &S->f[file];
   f->own = ncs_cown_new();
   m->v[m->n++] = (struct ncs_visitor){.ctx = f, .process = v_process, .comm = v_comm, .comm_end = v_comm_end,
-                                      .call = v_call, .log_line = v_log, .raw = v_raw, .chunk = v_chunk};
+                                      .calls = v_calls, .log_line = v_log, .raw = v_raw, .chunk = v_chunk};
   if (S->o && S->o->file_visitor) S->o->file_visitor(S->o->ctx, file, m);
 }
 

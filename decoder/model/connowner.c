@@ -85,8 +85,8 @@ void ncs_cown_line(struct ncs_cown *o, const struct ncs_nl_rec *r, uint64_t t) {
   if (o->npend == 1 || t > o->pmax) o->pmax = t;
 }
 
-void ncs_cown_call(struct ncs_cown *o, uint32_t comm, uint64_t t_enter, uint64_t t_exit) {
-  if (!o || !o->npend || !comm || t_exit < o->pmin || t_enter > o->pmax) return;
+/* A call in flight over some kept line's time range: it joins the candidates of the lines it spans. */
+__attribute__((noinline)) static void in_flight(struct ncs_cown *o, uint32_t comm, uint64_t t_enter, uint64_t t_exit) {
   for (int i = 0; i < o->npend; i++) {
     struct pend *p = &o->pend[i];
     if (p->t < t_enter || p->t > t_exit) continue;
@@ -96,9 +96,17 @@ void ncs_cown_call(struct ncs_cown *o, uint32_t comm, uint64_t t_enter, uint64_t
   }
 }
 
+void ncs_cown_call(struct ncs_cown *o, uint32_t comm, uint64_t t_enter, uint64_t t_exit) {
+  if (!o || !o->npend || !comm || t_exit < o->pmin || t_enter > o->pmax) return;
+  in_flight(o, comm, t_enter, t_exit);
+}
+
+/* The kept lines' range is the same for the whole run (lines come between runs): tested inline. */
 void ncs_cown_calls(struct ncs_cown *o, const struct ncs_call *x, size_t n) {
   if (!o || !o->npend) return;
-  for (size_t i = 0; i < n; i++) ncs_cown_call(o, x[i].comm, x[i].t_enter, x[i].t_exit);
+  uint64_t lo = o->pmin, hi = o->pmax;
+  for (size_t i = 0; i < n; i++)
+    if (x[i].comm && x[i].t_exit >= lo && x[i].t_enter <= hi) in_flight(o, x[i].comm, x[i].t_enter, x[i].t_exit);
 }
 
 /* The line's own rank is m's rank and its peer one of m's ranks. */
