@@ -106,6 +106,41 @@ int main(void) {
         nrk ? (unsigned long long)rk[0].arrivals : 0ull, ncs_strag_peak_window(s));
   ncs_strag_free(s);
 
+  /* the same kind of communicator fed in batches of 256 (a run in order from the window's start
+   * is folded at once, arrive_one_run): 1..1000 in order; 1101..1200 ahead of the window; 1001..
+   * 1200 in one stretch (1101..1200 are closed already: each counted once); 1150 again; 1201..1300
+   * with one negative entry time. Truth: 1300 distinct collectives, each complete once, one
+   * arrival each, the skew's seq the lowest (1), one open at most. */
+  s = ncs_strag_new(1);
+  comm(s, 0, 1, 0, 1, 0);
+  {
+    static struct ncs_strag_arrival b[2048];
+    size_t nb = 0;
+    uint64_t order[1600];
+    size_t no = 0;
+    for (uint64_t q = 1; q <= 1000; q++) order[no++] = q;
+    for (uint64_t q = 1101; q <= 1200; q++) order[no++] = q;
+    for (uint64_t q = 1001; q <= 1200; q++) order[no++] = q;
+    order[no++] = 1150;
+    for (uint64_t q = 1201; q <= 1300; q++) order[no++] = q;
+    for (size_t k = 0; k < no; k++)
+      b[nb++] = (struct ncs_strag_arrival){.comm = 1, .op = NCS_OP_AllReduce, .datatype = 7, .root = -1, .seq = order[k],
+                                           .count = 1024, .t = order[k] == 1250 ? -5 : (int64_t)order[k] * 1000};
+    for (size_t k = 0; k < nb; k += 256) ncs_strag_arrive_batch(s, 0, b + k, nb - k < 256 ? nb - k : 256);
+  }
+  ncs_strag_finish(s);
+  nrk = ncs_strag_ranks(s, &rk);
+  CHECK(ncs_strag_collectives(s) == 1300 && ncs_strag_incomplete(s) == 0 && nrk == 1 && rk[0].arrivals == 1300 &&
+        rk[0].last_count == 1300 && rk[0].mean_late_us == 0 && ncs_strag_result(s)->skew_max_seq == 1 &&
+        ncs_strag_peak_window(s) == 1,
+        "straggler: a one-rank communicator fed in batches, in order, ahead and again: each collective once (complete "
+        "%llu, incomplete %llu, rows %d, arrivals %llu, last %llu, skew seq %llu, peak open %zu; want 1300, 0, 1, "
+        "1300, 1300, 1, 1)",
+        (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), nrk,
+        nrk ? (unsigned long long)rk[0].arrivals : 0ull, nrk ? (unsigned long long)rk[0].last_count : 0ull,
+        (unsigned long long)ncs_strag_result(s)->skew_max_seq, ncs_strag_peak_window(s));
+  ncs_strag_free(s);
+
   /* two ranks, rank 1's record of seq 5 dropped (the shim's DROP), then 300,000 collectives
    * (past PASSED_LAG): seq 5 stays incomplete, reported as where the ranks parted, the rest
    * complete; rank 1 enters each 1 us after rank 0 */

@@ -532,6 +532,53 @@ static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct 
   }
 }
 
+/* arrive_one for a run of arrivals x[0 .. n) on one-rank communicator c (local index comm), in
+ * order from the start of its window (seq = base, base + 1, ... while their bits are clear: each
+ * would open at the window's head and close at once): the same figures, folded, with no bit set
+ * and cleared. The entry times are summed apart and added once where that is the running sum's
+ * own value (lsum kept as an integer, none negative, no overflow); else one at a time. Returns
+ * how many it took (0: the first is not such an arrival). Caller holds c->mu. */
+static size_t arrive_one_run(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x, size_t n,
+                             uint32_t comm) {
+  uint64_t base = c->base;
+  size_t k = 0, bh = c->bhead, cap = c->bcap;
+  int64_t tsum = 0;
+  int exact = 1; /* tsum is every partial sum's value (no time negative, no overflow) */
+  for (; k < n && k < cap; k++) {
+    const struct ncs_strag_arrival *a = &x[k];
+    if (a->comm != comm || a->seq != base + k || !a->seq || ncs_op_kind(a->op) != NCS_KIND_COLL) break;
+    size_t i = (bh + k) & (cap - 1);
+    if (BIT(c, i)) break;
+    if (a->t < 0 || __builtin_add_overflow(tsum, a->t, &tsum)) exact = 0;
+  }
+  if (!k) return 0;
+  c->arrivals_all += k;
+  if (c->open + 1 > s->peak_open) s->peak_open = c->open + 1; /* open for an instant */
+  int64_t v;
+  if (exact && !c->sum_t[r].big && c->sum_t[r].i >= 0 && !c->sum_min.big && c->sum_min.i >= 0 &&
+      !__builtin_add_overflow(c->sum_t[r].i, tsum, &v) && !__builtin_add_overflow(c->sum_min.i, tsum, &v)) {
+    c->sum_t[r].i += tsum; /* every partial sum lies between the two ends: none overflowed */
+    c->sum_min.i += tsum;
+  } else {
+    for (size_t j = 0; j < k; j++) { lsum_add(&c->sum_t[r], x[j].t); lsum_add(&c->sum_min, x[j].t); }
+  }
+  c->arrivals[r] += k;
+  if (base + k - 1 > c->last_seq[r]) c->last_seq[r] = base + k - 1;
+  c->last_count[r] += k;
+  c->complete += k;
+  /* the skew's seq: only the first can set it (the others' seqs are higher) */
+  if (c->skew_n == 0 || base < c->skew_max_seq) { c->skew_max = 0; c->skew_max_seq = base; }
+  c->skew_n += k;
+  c->base = base + k;
+  c->bhead = (bh + k) & (cap - 1);
+  while (BIT(c, c->bhead)) { /* later collectives closed already (arrive_one's walk) */
+    c->bits[c->bhead / 64] &= ~(1ull << (c->bhead % 64));
+    c->bhead = (c->bhead + 1) & (c->bcap - 1);
+    c->base++;
+  }
+  return k;
+}
+
 #define PREFETCH 16
 void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *x, size_t n) {
   if (!s || file < 0 || file >= s->nfiles) return;
@@ -547,7 +594,12 @@ void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_stra
       held = c;
     }
     struct lc *l = &f->local[x[i].comm];
-    if (c->nranks == 1) { arrive_one(s, c, l->rank, &x[i]); continue; }
+    if (c->nranks == 1) {
+      size_t k = arrive_one_run(s, c, l->rank, &x[i], n - i, x[i].comm);
+      if (k) i += k - 1;
+      else arrive_one(s, c, l->rank, &x[i]);
+      continue;
+    }
     /* the slot of an arrival PREFETCH ahead, on its way while this one is handled: a file's
      * collectives come in seq order, and the window outgrows the cache (a miss per slot was
      * half of this function's time at 1,024 ranks) */
