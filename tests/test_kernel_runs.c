@@ -1,6 +1,7 @@
 /* test_kernel_runs.c — the reader's KERNEL runs (decoder/io/trace.h `kernels`, mux.h): a
  * visitor with `kernels` gets every KERNEL record the trace holds, decoded, in file order among
- * the CALL records, in runs (longer than one in row chunks, never longer than NCS_KERNEL_RUN);
+ * the CALL records, in runs (longer than one in row and in column chunks, never longer than
+ * NCS_KERNEL_RUN), each with its stored form (a column chunk's rebuilt as its row body);
  * one whose body does not decode goes to its `raw` instead, at its place; a visitor without
  * `kernels` still gets them all through `raw`, also inside a mux beside one that has it; a stop
  * asked inside a run ends the read after it. The truth is the list the test wrote. */
@@ -142,7 +143,8 @@ static void check_file(const char *path, const char *what, int want_columns) {
         (unsigned long long)runs.kernels, (unsigned long long)runs.runs, (unsigned long long)runs.bad);
   CHECK(m_runs.hash == truth_hash && m_plain.hash == truth_hash && m_runs.bad == truth_bad && m_plain.bad == truth_bad,
         "%s: in a mux, the receiver with kernels and the one with raw only both see it all in order", what);
-  CHECK(runs.longest <= NCS_KERNEL_RUN && (want_columns || runs.longest == NCS_KERNEL_RUN),
+  /* columns: a run ends with its block of values (NCS_COLR_BLOCK) or before another record */
+  CHECK(runs.longest <= NCS_KERNEL_RUN && runs.longest >= (want_columns ? 128u : NCS_KERNEL_RUN),
         "%s: runs of at most %d kernels (longest %llu)", what, NCS_KERNEL_RUN, (unsigned long long)runs.longest);
   /* a stop inside a run: the read ends after it */
   rx_init(&runs);

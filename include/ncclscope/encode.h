@@ -315,7 +315,7 @@ static inline uint8_t *ncs_put_varint_hot(uint8_t *p, uint64_t v) {
  * as ncs_dec_<name> gives them for the rows of those varints, one after another. Field by
  * field, so each loop is short and regular; a field whose n values are one value already held
  * by x[0 .. n) (the memo *m says so) is not written again. Only for records whose fields are
- * all numbers (the others are never split): ncs_decv_call, ncs_decv_gpu_time. */
+ * all numbers (the others are never split): ncs_decv_call, ncs_decv_gpu_time, ncs_decv_kernel. */
 #define NCS_DECV_MEMO_FIELDS 32
 /* What a block of structs that only ncs_decv_<name> writes holds already: field j of
  * x[0 .. n[j]) is what key[j] gives (a column value, or a DELTA field's running value). Zeroed
@@ -376,6 +376,7 @@ NCS_RECORDS(NCS_CODERS_)
 NCS_RECORDS(NCS_WHOLE_)
 NCS_DECV_(call, DELTA)
 NCS_DECV_(gpu_time, DELTA)
+NCS_DECV_(kernel, PLAIN) /* (KERNEL: the reader's runs of a column chunk's KERNEL records) */
 
 /* ---- CALL rows, fast (the reader's row walk) ----
  * ncs_dec_call_fast(p, e, d, x) reads the CALL body [p, e) (at most 127 bytes) as
