@@ -45,7 +45,9 @@ static int one(size_t n, size_t runs, uint64_t span, uint64_t seed) {
 
 /* k runs (each disjoint, in order, not touching) of up to `len` intervals within [0, span) */
 #define SPAN 6000
-static int one_merge(uint32_t k, int len, uint64_t *seed) {
+/* 1 when merged right, 2 when declined (more than NCS_IVCHAINS chains: allowed only then), 0 wrong;
+ * chained: every run starts after the one before ends (one chain) */
+static int one_merge(uint32_t k, int len, uint64_t *seed, int chained) {
   static uint64_t iv[NCS_IVRUNS * 40][2], out[NCS_IVRUNS * 40][2];
   static unsigned char mark[SPAN], got[SPAN];
   uint32_t st[NCS_IVRUNS + 1], n = 0;
@@ -55,7 +57,7 @@ static int one_merge(uint32_t k, int len, uint64_t *seed) {
   for (uint32_t r = 0; r < k; r++) {
     st[r] = n;
     int cnt = (int)(rnd(seed) % (uint64_t)(len + 1));
-    if (rnd(seed) % 2) p = rnd(seed) % (SPAN / 2); /* else on from the previous run's end: chained */
+    if (!chained && rnd(seed) % 2) p = rnd(seed) % (SPAN / 2); /* else on from the previous run's end: chained */
     for (int i = 0; i < cnt; i++) {
       p += 1 + rnd(seed) % 40;
       uint64_t e = p + 1 + rnd(seed) % 30;
@@ -66,7 +68,9 @@ static int one_merge(uint32_t k, int len, uint64_t *seed) {
     }
   }
   st[k] = n;
+  out[0][0] = out[0][1] = 7;
   uint32_t m = ncs_ivmerge((const uint64_t (*)[2])iv, st, k, out);
+  if (m == UINT32_MAX) return k > NCS_IVCHAINS && !chained && out[0][0] == 7 && out[0][1] == 7 ? 2 : 0;
   for (uint32_t i = 0; i < m; i++) {
     if (out[i][0] >= out[i][1] || out[i][1] > SPAN || (i && out[i][0] <= out[i - 1][1])) return 0;
     for (uint64_t x = out[i][0]; x < out[i][1]; x++) got[x] = 1;
@@ -89,13 +93,19 @@ int main(void) {
         }
       }
   CHECK(bad == 0, "ivsort: %d of %d buffers (1 to 300 runs in order, random, equal starts) sorted as qsort sorts them", cases - bad, cases);
-  int mbad = 0, mcases = 0;
+  int mbad = 0, mcases = 0, declined = 0;
   uint64_t seed = 2463534242ull;
-  for (uint32_t k = 1; k <= NCS_IVRUNS; k++)
-    for (int t = 0; t < 400; t++) {
+  for (uint32_t k = 1; k <= NCS_IVRUNS; k = k < NCS_IVCHAINS + 4 ? k + 1 : k * 2)
+    for (int t = 0; t < (k <= NCS_IVCHAINS + 4 ? 400 : 20); t++) {
       mcases++;
-      mbad += !one_merge(k, t % 3 == 0 ? 2 : 40, &seed);
+      int r = one_merge(k, t % 3 == 0 ? 2 : 40, &seed, 0);
+      mbad += !r;
+      declined += r == 2;
     }
-  CHECK(mbad == 0, "ivmerge: %d of %d sets of 1 to %d runs (empty, chained, overlapping) give the ns they cover, in order, none touching", mcases - mbad, mcases, NCS_IVRUNS);
+  CHECK(mbad == 0, "ivmerge: %d of %d sets of 1 to %d runs (empty, chained, overlapping) give the ns they cover, in order, none "
+        "touching, or are declined (%d, all past %d runs)", mcases - mbad, mcases, NCS_IVRUNS, declined, NCS_IVCHAINS);
+  int cbad = 0;
+  for (int t = 0; t < 20; t++) cbad += one_merge(NCS_IVRUNS, 2, &seed, 1) != 1;
+  CHECK(cbad == 0, "ivmerge: %d runs one after another (one chain) merged, not declined (%d of 20 wrong)", NCS_IVRUNS, cbad);
   return check_done();
 }

@@ -68,7 +68,7 @@ fail:
  * chains are merged: k - 1 compares an interval for k chains (a chain per thread, and the
  * intervals a flush kept). */
 uint32_t ncs_ivmerge(const uint64_t (*iv)[2], const uint32_t *st, uint32_t k, uint64_t (*out)[2]) {
-  uint32_t at[NCS_IVRUNS], end[NCS_IVRUNS], cur[NCS_IVRUNS], last[NCS_IVRUNS], next[NCS_IVRUNS];
+  uint32_t at[NCS_IVCHAINS], end[NCS_IVCHAINS], cur[NCS_IVCHAINS], last[NCS_IVCHAINS], next[NCS_IVRUNS];
   uint32_t live = 0, m = 0;
   for (uint32_t r = 0; r < k; r++) {
     if (st[r] >= st[r + 1]) continue;
@@ -76,7 +76,10 @@ uint32_t ncs_ivmerge(const uint64_t (*iv)[2], const uint32_t *st, uint32_t k, ui
     uint32_t c = UINT32_MAX;
     for (uint32_t x = 0; x < live; x++)
       if (iv[end[x] - 1][1] < iv[st[r]][0] && (c == UINT32_MAX || iv[end[x] - 1][1] > iv[end[c] - 1][1])) c = x;
-    if (c == UINT32_MAX) { c = live++; at[c] = st[r]; cur[c] = r; }
+    if (c == UINT32_MAX) {
+      if (live == NCS_IVCHAINS) return UINT32_MAX; /* (nothing written yet) */
+      c = live++; at[c] = st[r]; cur[c] = r;
+    }
     else next[last[c]] = r;
     last[c] = r;
     end[c] = st[r + 1]; /* (the chain's last run's end, for the chaining; reset below) */
@@ -142,12 +145,16 @@ uint32_t ncs_ivruns_union(struct ncs_ivruns *r, uint64_t (**iv)[2], uint32_t *ca
     free(r->iv2);
     r->cap2 = (r->iv2 = malloc((size_t)c * sizeof *r->iv2)) ? c : 0;
   }
+  uint32_t m = UINT32_MAX;
   if (r->nrun < NCS_IVRUNS && r->iv2) {
     uint32_t st[NCS_IVRUNS + 1];
     st[0] = 0;
     memcpy(st + 1, r->run, r->nrun * sizeof *st);
     st[r->nrun + 1] = n;
-    n = ncs_ivmerge((const uint64_t (*)[2])v, st, r->nrun + 1, r->iv2);
+    m = ncs_ivmerge((const uint64_t (*)[2])v, st, r->nrun + 1, r->iv2);
+  }
+  if (m != UINT32_MAX) {
+    n = m;
     *iv = r->iv2; r->iv2 = v; /* swapped */
     uint32_t c = *cap; *cap = r->cap2; r->cap2 = c;
     if (r->cap2 > KEEP2) ncs_ivruns_free(r); /* a large one is made when needed (as a sort's copy) */

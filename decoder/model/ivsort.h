@@ -13,14 +13,17 @@
 
 void ncs_ivsort(uint64_t (*iv)[2], size_t n);
 
-/* At most this many runs for ncs_ivmerge. */
-#define NCS_IVRUNS 16
+/* At most this many runs for ncs_ivmerge, making at most NCS_IVCHAINS chains (below). */
+#define NCS_IVRUNS 256
+#define NCS_IVCHAINS 16
 /* ncs_ivmerge(iv, st, k, out): the k runs iv[st[r] .. st[r + 1]) (r < k <= NCS_IVRUNS; st[k]
  * ends the last), each in non-decreasing order of starts and of ends (the intervals of one run
  * merged as they came: disjoint), merged into their union: out[0 .. m) in increasing order,
  * disjoint and not touching (one starting at or before the previous one's end extends it), as
- * sorting them all and merging would give; returns m. out holds st[k] - st[0] intervals and
- * does not overlap iv. Work: one pass, k - 1 compares an interval, no memory. */
+ * sorting them all and merging would give; returns m. The runs are chained first (a run
+ * starting after a chain's end goes on in it): more than NCS_IVCHAINS chains returns
+ * UINT32_MAX and writes nothing (the caller sorts instead). out holds st[k] - st[0] intervals
+ * and does not overlap iv. Work: one pass, c - 1 compares an interval for c chains, no memory. */
 uint32_t ncs_ivmerge(const uint64_t (*iv)[2], const uint32_t *st, uint32_t k, uint64_t (*out)[2]);
 
 /* A buffer of intervals iv[0 .. n) (capacity cap) filled as runs: ncs_ivruns_mark(r, n) when
@@ -29,8 +32,8 @@ uint32_t ncs_ivmerge(const uint64_t (*iv)[2], const uint32_t *st, uint32_t k, ui
  * their union's intervals (one run; in order, disjoint, not touching): merged into r->iv2
  * (allocated for n: a power of two from 4,096; kept while up to 2 MiB) and swapped with *iv
  * and their capacities (*cap may shrink: to at least n and 4,096; the caller grows it as it
- * needs); past NCS_IVRUNS runs or without memory for iv2, sorted (ncs_ivsort) and merged in
- * place.
+ * needs); past NCS_IVRUNS runs or NCS_IVCHAINS chains, or without memory for iv2, sorted
+ * (ncs_ivsort) and merged in place.
  * Zero-initialised is valid; ncs_ivruns_free() frees iv2. */
 struct ncs_ivruns {
   uint64_t (*iv2)[2];
