@@ -41,6 +41,7 @@
  * (top-level "sizes", docs/JSON.md). Text without --sizes (job->text_only) prints the rows'
  * count alone: then only the rows' keys are kept (no sample, no GPU time, no figure). */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,7 @@ struct sfile {
   struct ph *ph;            /* captured calls, in call order */
   size_t nph, capph;
   int rows_only;            /* the rows' keys alone (sstate.rows_only) */
+  int rowed;                /* rows_only: s_call's call got its row (s_calls) */
 };
 
 /* one key over the job */
@@ -266,7 +268,7 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   if (ri < 0) return 0;
   if (sc->prev >= 0) f->row[sc->prev].next = ri;
   sc->prev = ri;
-  if (f->rows_only) return 0;
+  if (f->rows_only) { f->rowed = 1; return 0; }
   struct crow *r = &f->row[ri];
   if (first && !captured) {
     r->first++;
@@ -324,9 +326,31 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   return 0;
 }
 
-/* A run of CALL records (trace.h), each as s_call: one call per run, not one per record. */
+/* With the rows' keys alone, call c is like call p for s_call: every field it reads then
+ * (op, communicator, count, datatype, reduction, flags, rc, whether in a group) is the same. */
+static int same_row_call(const struct ncs_call *c, const struct ncs_call *p) {
+  return c->op == p->op && ncs_u32_pair(&c->comm) == ncs_u32_pair(&p->comm) && c->count == p->count &&
+         c->redop == p->redop && c->flags == p->flags && c->rc == p->rc && !c->depth == !p->depth;
+}
+_Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
+
+/* A run of CALL records (trace.h), each as s_call: one call per run, not one per record. With
+ * the rows' keys alone, a call like the one before it that got its row (not captured: those are
+ * counted) has that row and changes nothing s_call keeps then but the row guesses (which change
+ * no result): skipped. */
 static int s_calls(void *ctx, const struct ncs_call *x, size_t n) {
-  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) s_call(ctx, c, NULL);
+  struct sfile *f = ctx;
+  if (!f->rows_only) {
+    for (const struct ncs_call *c = x, *end = x + n; c < end; c++) s_call(ctx, c, NULL);
+    return 0;
+  }
+  const struct ncs_call *p = NULL; /* the latest call that got its row */
+  for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
+    if (p && !(c->flags & NCS_CALL_F_CAPTURED) && same_row_call(c, p)) continue;
+    f->rowed = 0;
+    s_call(ctx, c, NULL);
+    p = f->rowed ? c : NULL;
+  }
   return 0;
 }
 
