@@ -32,7 +32,7 @@ static uint32_t shape_code(struct ncs_launches *l, const struct ncs_launch *x) {
   return l->nshape;
 }
 
-int ncs_launches_add(struct ncs_launches *l, const struct ncs_launch *x) {
+int ncs_launches_add_slow(struct ncs_launches *l, const struct ncs_launch *x) {
   /* mostly the shape of the launch before (l->last), one word in room there is */
   uint32_t s = l->last && same_shape(&l->shape[l->last - 1], x) ? l->last : shape_code(l, x);
   uint64_t d = x->t_first - l->log.last_t;
@@ -71,7 +71,7 @@ void ncs_launches_begin(const struct ncs_launches *l, struct ncs_launch_cur *c) 
   c->left = l->log.n;
 }
 
-int ncs_launches_next(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x) {
+int ncs_launches_next_slow(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x) {
   if (!c->left) return 0;
   uint32_t esc[ESC_WORDS];
   uint32_t s = ncs_wlog_next(&c->c, ESC_WORDS, &x->t_first, esc);

@@ -11,6 +11,7 @@
 #define NCS_LAUNCHES_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "model/wordlog.h"
 
 struct ncs_launch { uint64_t t_first; unsigned op; int kop; double busbytes, steps; };
@@ -25,12 +26,42 @@ struct ncs_launches {
 };
 struct ncs_launch_cur { struct ncs_wlog_cur c; uint64_t left; };
 
-/* 0, or -1 when out of memory (the launch is not kept). l starts zeroed. */
-int ncs_launches_add(struct ncs_launches *l, const struct ncs_launch *x);
+/* 0, or -1 when out of memory (the launch is not kept). l starts zeroed. Inline: a launch of the
+ * shape added last, one word in room there is (a call each, in report's hot loop); the rest in
+ * ncs_launches_add_slow. */
+int ncs_launches_add_slow(struct ncs_launches *l, const struct ncs_launch *x);
+static inline int ncs_launches_add(struct ncs_launches *l, const struct ncs_launch *x) {
+  if (l->last && l->log.at < l->log.end) {
+    const struct ncs_launch *s = &l->shape[l->last - 1];
+    uint64_t d = x->t_first - l->log.last_t, sb, xb, ss, xs;
+    memcpy(&sb, &s->busbytes, sizeof sb); memcpy(&xb, &x->busbytes, sizeof xb); /* (the bits: launches.c's same_shape) */
+    memcpy(&ss, &s->steps, sizeof ss); memcpy(&xs, &x->steps, sizeof xs);
+    if (s->op == x->op && s->kop == x->kop && sb == xb && ss == xs && ncs_wlog_fits(l->last, d)) {
+      *l->log.at++ = ncs_wlog_word(l->last, d);
+      l->log.tail->used = (uint32_t)(l->log.at - l->log.tail->w);
+      l->log.last_t = x->t_first;
+      l->log.n++;
+      return 0;
+    }
+  }
+  return ncs_launches_add_slow(l, x);
+}
 void ncs_launches_free(struct ncs_launches *l); /* and zeroes it */
 /* Empties l and keeps its blocks, for the launches of another file (no new pages). */
 void ncs_launches_reset(struct ncs_launches *l);
 /* A cursor at the first launch; then 1 and the next launch in *x, or 0 past the last. */
 void ncs_launches_begin(const struct ncs_launches *l, struct ncs_launch_cur *c);
-int ncs_launches_next(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x);
+int ncs_launches_next_slow(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x);
+static inline int ncs_launches_next(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x) {
+  const struct ncs_wlog_block *b = c->c.b;
+  if (c->left && b && c->c.at < b->used && b->w[c->c.at]) { /* a one-word entry in this block */
+    uint32_t w = b->w[c->c.at++];
+    c->c.t += w & ((1u << NCS_WLOG_DT_BITS) - 1);
+    *x = l->shape[(w >> NCS_WLOG_DT_BITS) - 1];
+    x->t_first = c->c.t;
+    c->left--;
+    return 1;
+  }
+  return ncs_launches_next_slow(l, c, x);
+}
 #endif
