@@ -89,12 +89,37 @@ static void on_grel(void *ctx, const struct ncs_aligned *a) {
   x->has = a->has_gpu; x->gs = (uint64_t)a->gpu_start; x->ge = (uint64_t)a->gpu_end;
 }
 static uint64_t lcg(uint64_t *s) { *s = *s * 6364136223846793005ull + 1442695040888963407ull; return *s >> 33; }
+/* Records fed one at a time, or (stretch mode) gathered into stretches of 1..200 records handed
+ * to ncs_aligner_stretch, as the loader does. */
+static struct { int on, nc, ng, len; struct ncs_call c[200]; struct ncs_gpu_time g[200]; uint8_t o[200]; } st;
+static void st_flush(struct ncs_aligner *a) {
+  if (st.nc + st.ng) {
+    struct ncs_stretch x = {st.c, st.g, (size_t)st.nc, (size_t)st.ng, st.o};
+    ncs_aligner_stretch(a, &x);
+  }
+  st.nc = st.ng = 0;
+  st.len = st.len * 7 % 200 + 1;
+}
+static void feed_call(struct ncs_aligner *a, const struct ncs_call *c) {
+  if (!st.on) { ncs_aligner_call(a, c); return; }
+  st.o[st.nc + st.ng] = 0;
+  st.c[st.nc++] = *c;
+  if (st.nc + st.ng >= st.len) st_flush(a);
+}
+static void feed_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
+  if (!st.on) { ncs_aligner_gpu(a, g); return; }
+  st.o[st.nc + st.ng] = 1;
+  st.g[st.ng++] = *g;
+  if (st.nc + st.ng >= st.len) st_flush(a);
+}
 static void test_gpu_match(void) {
   enum { NCALLS = 6000 };
   int bad = 0, streams = 0;
   uint64_t unmatched_total = 0, late_total = 0;
-  for (int sc = 0; sc < 24; sc++) {
-    uint64_t seed = 0x5eed + (uint64_t)sc;
+  for (int sc = 0; sc < 48; sc++) { /* 24 streams fed a record at a time, then the same 24 in stretches */
+    st.on = sc >= 24;
+    st.len = 1;
+    uint64_t seed = 0x5eed + (uint64_t)(sc % 24);
     int disorder = sc % 4 == 3;
     static const uint32_t tids[] = {1, 2, 65, 7};
     int nthreads = 1 + sc % 4;
@@ -113,7 +138,7 @@ static void test_gpu_match(void) {
       struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = tids[th], .tcall = tc, .seq = (uint64_t)i + 1,
                            .group = lcg(&seed) % 16 == 0 ? 1 + lcg(&seed) % 4 : 0,
                            .t_enter = 1000 + (uint64_t)i * 100, .t_exit = 1050 + (uint64_t)i * 100};
-      ncs_aligner_call(&a, &c);
+      feed_call(&a, &c);
       want[i] = (struct gref){c.thread, c.tcall, c.group, 0, 0, 0};
       wq[nw++] = i * 4096 + (int)(lcg(&seed) % 300); /* call i, written that many calls later */
       if (lcg(&seed) % 20 == 0) wq[nw++] = -1; /* a GPU time of no held call */
@@ -127,7 +152,7 @@ static void test_gpu_match(void) {
                                  .thread = ci >= 0 ? want[ci].thread : tids[0],
                                  .ref = ci < 0 ? 999999999ull : grp ? want[ci].group : want[ci].tcall,
                                  .gpu_start = 7000000 + (uint64_t)i * 10 + (uint64_t)q, .gpu_end = 8000000 + (uint64_t)i * 10 + (uint64_t)q};
-        ncs_aligner_gpu(&a, &g);
+        feed_gpu(&a, &g);
         late_total += ci >= 0 && lag > 0;
         /* the rule, by hand over the calls held (all of them: no clock pair releases any) */
         int found = 0;
@@ -147,6 +172,7 @@ static void test_gpu_match(void) {
       }
       nw = keep;
     }
+    st_flush(&a);
     ncs_aligner_flush(&a);
     int ok = r.n == NCALLS && a.gpu_unmatched == unmatched;
     for (int i = 0; ok && i < NCALLS; i++) {
@@ -161,7 +187,8 @@ static void test_gpu_match(void) {
     free(want); free(r.got); free(wq);
   }
   CHECK(bad == 0 && late_total > 10000 && unmatched_total > 0,
-        "align: GPU times find their call by the rule on %d random streams (%d differ; %llu late, %llu unmatched)", streams, bad,
+        "align: GPU times find their call by the rule on %d random streams, half of them fed as stretches "
+        "(%d differ; %llu late, %llu unmatched)", streams, bad,
         (unsigned long long)late_total, (unsigned long long)unmatched_total);
 }
 

@@ -261,7 +261,7 @@ __attribute__((noinline, cold)) static void thread_switch(struct ncs_aligner *a,
   a->prev_thread = c->thread;
 }
 
-void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
+static inline __attribute__((always_inline)) void call_in(struct ncs_aligner *a, const struct ncs_call *c) {
   if (__builtin_expect(a->n >= HOLD_MAX || a->n == a->cap, 0) && make_room(a)) return;
   struct ncs_pending_call_ *p = at(a, a->n);
   p->c = *c;
@@ -274,6 +274,7 @@ void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) {
   if (a->gslot) a->gslot[gslot_of(c->thread, c->tcall)] = (uint32_t)a->added;
   a->added++;
 }
+void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) { call_in(a, c); }
 
 /* The held call a CALL GPU time (thread, ref) belongs to, looked up by (thread, tcall): what
  * the scan below finds while every thread's tcalls increase, or NULL (then the scan decides). */
@@ -317,7 +318,7 @@ __attribute__((noinline)) static void gpu_match(struct ncs_aligner *a, const str
   if (!found) a->gpu_unmatched++;
 }
 
-void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
+static inline __attribute__((always_inline)) void gpu_in(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
   note_gpu_seen(a, g->thread, g->ref);
   if (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) return;
   if (g->kind == NCS_GPU_KIND_CALL && a->n) { /* the newest held call: the scan's first look */
@@ -325,6 +326,16 @@ void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
     if (p->c.thread == g->thread && p->c.tcall == g->ref) { attach(p, g); return; }
   }
   gpu_match(a, g);
+}
+void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) { gpu_in(a, g); }
+
+void ncs_aligner_stretch(struct ncs_aligner *a, const struct ncs_stretch *s) {
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  for (size_t i = 0, n = s->nc + s->ng; i < n; i++) {
+    if (s->order[i]) gpu_in(a, g++);
+    else call_in(a, c++);
+  }
 }
 
 void ncs_aligner_inflight(struct ncs_aligner *a, const struct ncs_inflight *x) {

@@ -111,6 +111,9 @@ void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn rele
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c);
 void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c);
 void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g);
+/* A stretch's CALL and GPU_TIME records (io/trace.h), in file order: ncs_aligner_call or
+ * ncs_aligner_gpu on each, with no function call a record. */
+void ncs_aligner_stretch(struct ncs_aligner *a, const struct ncs_stretch *s);
 /* An INFLIGHT record: one of kind GPU makes its thread GPU-timed from its ref on (before the
  * first GPU time of a job whose GPU runs far behind its host). */
 void ncs_aligner_inflight(struct ncs_aligner *a, const struct ncs_inflight *x);

@@ -95,13 +95,7 @@ static int v_inflight(void *ctx, const struct ncs_inflight *x) { ncs_aligner_inf
 /* A stretch of CALL and GPU_TIME records (io/trace.h), in file order: the aligner's matching
  * depends on it (a GPU time finds its call among the newest held calls). */
 static int v_stretch(void *ctx, const struct ncs_stretch *s) {
-  struct ncs_aligner *al = &((struct fctx *)ctx)->al;
-  const struct ncs_call *c = s->c;
-  const struct ncs_gpu_time *g = s->g;
-  for (size_t i = 0, n = s->nc + s->ng; i < n; i++) {
-    if (s->order[i]) ncs_aligner_gpu(al, g++);
-    else ncs_aligner_call(al, c++);
-  }
+  ncs_aligner_stretch(&((struct fctx *)ctx)->al, s);
   return 0;
 }
 
