@@ -141,6 +141,33 @@ int main(void) {
         (unsigned long long)ncs_strag_result(s)->skew_max_seq, ncs_strag_peak_window(s));
   ncs_strag_free(s);
 
+  /* the same order of collectives given as calls (ncs_strag_arrive_one_calls, as straggler_report
+   * hands a one-rank communicator's runs), in stretches of 500: the same truth */
+  s = ncs_strag_new(1);
+  comm(s, 0, 1, 0, 1, 0);
+  {
+    static struct ncs_call cl[1600];
+    size_t ncl = 0;
+    for (uint64_t q = 1; q <= 1000; q++) cl[ncl++].seq = q;
+    for (uint64_t q = 1101; q <= 1200; q++) cl[ncl++].seq = q;
+    for (uint64_t q = 1001; q <= 1200; q++) cl[ncl++].seq = q;
+    cl[ncl++].seq = 1150;
+    for (uint64_t q = 1201; q <= 1300; q++) cl[ncl++].seq = q;
+    for (size_t k = 0; k < ncl; k++) { cl[k].op = NCS_OP_AllReduce; cl[k].comm = 1; cl[k].datatype = 7; cl[k].count = 1024; cl[k].root = -1; }
+    for (size_t k = 0; k < ncl; k += 500) ncs_strag_arrive_one_calls(s, 0, 1, cl + k, ncl - k < 500 ? ncl - k : 500);
+  }
+  ncs_strag_finish(s);
+  nrk = ncs_strag_ranks(s, &rk);
+  CHECK(ncs_strag_collectives(s) == 1300 && ncs_strag_incomplete(s) == 0 && nrk == 1 && rk[0].arrivals == 1300 &&
+        rk[0].last_count == 1300 && ncs_strag_result(s)->skew_max_seq == 1 && ncs_strag_peak_window(s) == 1,
+        "straggler: a one-rank communicator's calls handed as they are, in order, ahead and again: each collective "
+        "once (complete %llu, incomplete %llu, rows %d, arrivals %llu, last %llu, skew seq %llu, peak open %zu; want "
+        "1300, 0, 1, 1300, 1300, 1, 1)",
+        (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), nrk,
+        nrk ? (unsigned long long)rk[0].arrivals : 0ull, nrk ? (unsigned long long)rk[0].last_count : 0ull,
+        (unsigned long long)ncs_strag_result(s)->skew_max_seq, ncs_strag_peak_window(s));
+  ncs_strag_free(s);
+
   /* two ranks, rank 1's record of seq 5 dropped (the shim's DROP), then 300,000 collectives
    * (past PASSED_LAG): seq 5 stays incomplete, reported as where the ranks parted, the rest
    * complete; rank 1 enters each 1 us after rank 0 */

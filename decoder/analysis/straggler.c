@@ -532,31 +532,21 @@ static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct 
   }
 }
 
-/* arrive_one for a run of arrivals x[0 .. n) on one-rank communicator c (local index comm), in
- * order from the start of its window (seq = base, base + 1, ... while their bits are clear: each
- * would open at the window's head and close at once): the same figures, folded, with no bit set
- * and cleared. The entry times are summed apart and added once where that is the running sum's
- * own value (lsum kept as an integer, none negative, no overflow); else one at a time. Returns
- * how many it took (0: the first is not such an arrival). Caller holds c->mu. */
-static size_t arrive_one_run(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x, size_t n,
-                             uint32_t comm) {
+/* What arrive_one does with k arrivals on one-rank communicator c that continue its window from
+ * its start (seq = base .. base + k - 1, their bits clear: each would open at the window's head
+ * and close at once), folded: no bit set and cleared. Their entry times x[j].t (x NULL: all 0,
+ * adding nothing) are summed apart and added once where that is the running sum's own value
+ * (tsum exact: no time negative, no overflow; lsum kept as an integer, none negative, no
+ * overflow); else one at a time. Caller holds c->mu. */
+static void one_run_fold(struct ncs_strag *s, struct comm *c, int r, size_t k, int64_t tsum, int exact,
+                         const struct ncs_strag_arrival *x) {
   uint64_t base = c->base;
-  size_t k = 0, bh = c->bhead, cap = c->bcap;
-  int64_t tsum = 0;
-  int exact = 1; /* tsum is every partial sum's value (no time negative, no overflow) */
-  for (; k < n && k < cap; k++) {
-    const struct ncs_strag_arrival *a = &x[k];
-    if (a->comm != comm || a->seq != base + k || !a->seq || ncs_op_kind(a->op) != NCS_KIND_COLL) break;
-    size_t i = (bh + k) & (cap - 1);
-    if (BIT(c, i)) break;
-    if (a->t < 0 || __builtin_add_overflow(tsum, a->t, &tsum)) exact = 0;
-  }
-  if (!k) return 0;
   c->arrivals_all += k;
   if (c->open + 1 > s->peak_open) s->peak_open = c->open + 1; /* open for an instant */
   int64_t v;
-  if (exact && !c->sum_t[r].big && c->sum_t[r].i >= 0 && !c->sum_min.big && c->sum_min.i >= 0 &&
-      !__builtin_add_overflow(c->sum_t[r].i, tsum, &v) && !__builtin_add_overflow(c->sum_min.i, tsum, &v)) {
+  if (!x) {
+  } else if (exact && !c->sum_t[r].big && c->sum_t[r].i >= 0 && !c->sum_min.big && c->sum_min.i >= 0 &&
+             !__builtin_add_overflow(c->sum_t[r].i, tsum, &v) && !__builtin_add_overflow(c->sum_min.i, tsum, &v)) {
     c->sum_t[r].i += tsum; /* every partial sum lies between the two ends: none overflowed */
     c->sum_min.i += tsum;
   } else {
@@ -570,12 +560,29 @@ static size_t arrive_one_run(struct ncs_strag *s, struct comm *c, int r, const s
   if (c->skew_n == 0 || base < c->skew_max_seq) { c->skew_max = 0; c->skew_max_seq = base; }
   c->skew_n += k;
   c->base = base + k;
-  c->bhead = (bh + k) & (cap - 1);
+  c->bhead = (c->bhead + k) & (c->bcap - 1);
   while (BIT(c, c->bhead)) { /* later collectives closed already (arrive_one's walk) */
     c->bits[c->bhead / 64] &= ~(1ull << (c->bhead % 64));
     c->bhead = (c->bhead + 1) & (c->bcap - 1);
     c->base++;
   }
+}
+/* arrive_one for a run of arrivals x[0 .. n) on one-rank communicator c (local index comm):
+ * those that continue its window from its start, folded (one_run_fold). Returns how many it
+ * took (0: the first is not such an arrival). Caller holds c->mu. */
+static size_t arrive_one_run(struct ncs_strag *s, struct comm *c, int r, const struct ncs_strag_arrival *x, size_t n,
+                             uint32_t comm) {
+  uint64_t base = c->base;
+  size_t k = 0, bh = c->bhead, cap = c->bcap;
+  int64_t tsum = 0;
+  int exact = 1; /* tsum is every partial sum's value (no time negative, no overflow) */
+  for (; k < n && k < cap; k++) {
+    const struct ncs_strag_arrival *a = &x[k];
+    if (a->comm != comm || a->seq != base + k || !a->seq || ncs_op_kind(a->op) != NCS_KIND_COLL) break;
+    if (BIT(c, (bh + k) & (cap - 1))) break;
+    if (a->t < 0 || __builtin_add_overflow(tsum, a->t, &tsum)) exact = 0;
+  }
+  if (k) one_run_fold(s, c, r, k, tsum, exact, x);
   return k;
 }
 
@@ -616,6 +623,28 @@ void ncs_strag_arrive(struct ncs_strag *s, int file, const struct ncs_call *call
   struct ncs_strag_arrival x = {.comm = call->comm, .op = call->op, .datatype = call->datatype,
                                 .root = call->root, .seq = call->seq, .count = call->count, .t = t};
   ncs_strag_arrive_batch(s, file, &x, 1);
+}
+
+void ncs_strag_arrive_one_calls(struct ncs_strag *s, int file, uint32_t comm, const struct ncs_call *x, size_t n) {
+  if (!s || file < 0 || file >= s->nfiles || !n) return;
+  struct file *f = &s->files[file];
+  if (comm >= f->nlocal || !f->local[comm].c) return;
+  struct comm *c = f->local[comm].c;
+  int r = f->local[comm].rank;
+  if (c->nranks != 1) return; /* (lines_up said 2: never) */
+  pthread_mutex_lock(&c->mu);
+  for (size_t i = 0; i < n;) {
+    /* those that continue the window from its start, folded; else one as arrive_one */
+    uint64_t base = c->base;
+    size_t k = 0, cap = c->bcap;
+    while (i + k < n && k < cap && x[i + k].seq == base + k && !BIT(c, (c->bhead + k) & (cap - 1))) k++;
+    if (k) { one_run_fold(s, c, r, k, 0, 1, NULL); i += k; continue; }
+    struct ncs_strag_arrival a = {.comm = comm, .op = x[i].op, .datatype = x[i].datatype, .root = x[i].root,
+                                  .seq = x[i].seq, .count = x[i].count};
+    arrive_one(s, c, r, &a);
+    i++;
+  }
+  pthread_mutex_unlock(&c->mu);
 }
 
 int ncs_strag_lines_up(const struct ncs_strag *s, int file, uint32_t comm) {

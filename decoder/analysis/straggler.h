@@ -63,6 +63,10 @@ struct ncs_strag_arrival {
   int has_gpu;
 };
 void ncs_strag_arrive_batch(struct ncs_strag *s, int file, const struct ncs_strag_arrival *a, size_t n);
+/* The same for n collective calls (seq > 0) of `file` on its communicator index `comm` when
+ * ncs_strag_lines_up says 2 (one rank), with t = 0 and no GPU time: as arrive_batch of their
+ * arrivals, without making them. */
+void ncs_strag_arrive_one_calls(struct ncs_strag *s, int file, uint32_t comm, const struct ncs_call *c, size_t n);
 /* 1 when the arrivals of `file`'s calls on its communicator index `comm` would be lined up: a
  * COMM record of it was fed and accepted; 0 when they would be ignored (no such record yet).
  * Lets a caller skip the work of preparing arrivals that would be thrown away. 2: lined up, and

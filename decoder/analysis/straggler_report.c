@@ -134,8 +134,15 @@ __attribute__((noinline)) static int f_run(void *ctx, const struct ncs_call *x, 
     if (c->comm != pcomm) { pcomm = c->comm; up = lines_up(f, pcomm); }
     if (!up) continue; /* no COMM record of it (yet) */
     ensure(f);
-    if (up == 2) one_rank(f, c);
-    else ncs_aligner_call(&f->al, c);
+    if (up != 2) { ncs_aligner_call(&f->al, c); continue; }
+    /* one rank: the collectives that follow on its communicator go to the engine as they are,
+     * after the arrivals batched before them (the same order as one_rank's) */
+    const struct ncs_call *e = c + 1;
+    while (e < end && e->comm == pcomm && e->seq && (e->op == pop || ncs_op_kind(e->op) == NCS_KIND_COLL)) e++;
+    if (!f->batch) { c = e - 1; continue; } /* (one_rank's: no batch, no arrival) */
+    if (f->nbatch) flush_batch(f);
+    ncs_strag_arrive_one_calls(f->sr->s, f->file, pcomm, c, (size_t)(e - c));
+    c = e - 1;
   }
   return 0;
 }
