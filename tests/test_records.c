@@ -14,7 +14,9 @@
 
 #include "check.h"
 static int key_always; /* columns.h: every keyed candidate keyed (the edge cases below) */
+static int key_general; /* columns.h: every keyed column unkeyed by its shape's general copy (any sign pattern) */
 #define NCS_COLK_ALWAYS key_always
+#define NCS_COLK_GENERAL key_general
 #include "ncclscope/columns.h"
 #include "ncclscope/encode.h"
 
@@ -416,6 +418,10 @@ static void test_keyed_columns(void) {
     ok = keyed_round_trip(cc, dc, buf, n, &keyed, &why);
     key_always = 0;
     CHECK(ok && keyed == 6, "keyed columns: %s: all 6 candidates keyed (CALL seq, group, t_enter, duration; GPU_TIME start; KERNEL start) (%s): the same rows back (%s)", what[cs], keyed_ids, why);
+    key_always = key_general = 1; /* the reader's loop copies for the writer's sign patterns left out */
+    ok = keyed_round_trip(cc, dc, buf, n, &keyed, &why);
+    key_always = key_general = 0;
+    CHECK(ok && keyed == 6, "keyed columns: %s: all 6 keyed, each unkeyed by its shape's general copy: the same rows back (%s)", what[cs], why);
     /* the first record of every key in a chunk: every prefix is a chunk of its own */
     if (cs == STEADY) {
       int all = 1;
