@@ -26,8 +26,6 @@ int ncs_stages_init(struct ncs_stages *s, int nfiles) {
 
 /* The starts log: a start is one word, its difference from the previous start (under
  * UINT32_MAX); else the escape word UINT32_MAX and the start itself, low word first. */
-#define BLOCK_WORDS (16u << 10)
-struct ncs_starts_block { struct ncs_starts_block *next; uint32_t used; uint32_t w[BLOCK_WORDS]; };
 
 int ncs_starts_add(struct ncs_step_starts *s, uint64_t t) {
   if (s->end - s->at < 3) {
@@ -38,7 +36,7 @@ int ncs_starts_add(struct ncs_step_starts *s, uint64_t t) {
     if (s->tail) s->tail->next = b; else s->head = b;
     s->tail = b;
     s->at = b->w;
-    s->end = b->w + BLOCK_WORDS;
+    s->end = b->w + NCS_STARTS_BLOCK;
   }
   uint64_t d = t - s->last;
   if (s->n && t >= s->last && d < UINT32_MAX) *s->at++ = (uint32_t)d;
@@ -54,7 +52,7 @@ void ncs_starts_begin(const struct ncs_step_starts *s, struct ncs_starts_cur *c)
   *c = (struct ncs_starts_cur){s->head, 0, 0, 0, s->n};
 }
 
-int ncs_starts_next(struct ncs_starts_cur *c, uint64_t *t) {
+int ncs_starts_next_slow(struct ncs_starts_cur *c, uint64_t *t) {
   while (c->b && c->i >= c->b->used) c->b = c->b->next, c->i = 0;
   if (!c->b || c->k >= c->n) return 0;
   const uint32_t *w = c->b->w + c->i;

@@ -32,7 +32,8 @@
 #include "model/kstore.h"
 
 struct ncs_replay;
-struct ncs_starts_block;
+#define NCS_STARTS_BLOCK (16u << 10) /* words a block of starts */
+struct ncs_starts_block { struct ncs_starts_block *next; uint32_t used; uint32_t w[NCS_STARTS_BLOCK]; };
 struct ncs_step_starts {
   struct ncs_starts_block *head, *tail;
   uint32_t *at, *end;     /* the last block's free words */
@@ -48,7 +49,17 @@ void ncs_starts_free(struct ncs_step_starts *s); /* and zeroes it */
  * (each 1 writes the next start to *t). s must not change meanwhile. */
 struct ncs_starts_cur { const struct ncs_starts_block *b; uint32_t i; uint64_t x; size_t k, n; };
 void ncs_starts_begin(const struct ncs_step_starts *s, struct ncs_starts_cur *c);
-int ncs_starts_next(struct ncs_starts_cur *c, uint64_t *t);
+int ncs_starts_next_slow(struct ncs_starts_cur *c, uint64_t *t);
+static inline int ncs_starts_next(struct ncs_starts_cur *c, uint64_t *t) {
+  const struct ncs_starts_block *b = c->b;
+  if (b && c->i < b->used && c->k < c->n && b->w[c->i] != UINT32_MAX) { /* a difference in this block (inline: once a step) */
+    c->x += b->w[c->i++];
+    c->k++;
+    *t = c->x;
+    return 1;
+  }
+  return ncs_starts_next_slow(c, t);
+}
 struct ncs_stages {
   int n;                          /* files */
   struct ncs_step_starts *starts; /* [n] */
