@@ -838,7 +838,7 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
  * before anything else reads it (lane_to, flush_iv, add_iv_run, p2_call_any) and at the
  * end. A call of another thread than the current lane's switches lanes first (lane_to; the
  * lane's latest start is the open interval's, note_last). */
-static __attribute__((noinline)) void p2_calls(struct file_state *f, const struct ncs_call *c, size_t n) {
+static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct ncs_call *c, size_t n, const struct ncs_gpu_time *next) {
   struct rank_m *r = f->r;
   struct call_shape *prev = f->prev_shape;
   uint64_t w0 = r->w0, w1 = r->w1, warm_t = r->warm_t;
@@ -849,6 +849,8 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
    * them (none is common). Only p2_call_any changes the table or nx here. */
 #define P2_GATE_() (!f->gpu_mode ? 0 : f->npend >= PENDING_FULL && !f->nx_on ? 1 : 2)
   int gate = P2_GATE_();
+  const struct ncs_call *last = c + n - 1; /* the call `next` may be the GPU time of */
+  int took = 0;
 #define P2_SAVE_() (f->prev_shape = prev, r->w0 = w0, r->w1 = w1, f->open_s = open_s, f->open_e = open_e, \
                     f->niv = (uint32_t)(iv - f->iv), f->nraw = f->ivlim - room)
 #define P2_LOAD_() (prev = f->prev_shape, w0 = r->w0, w1 = r->w1, warm_t = r->warm_t, open_s = f->open_s, \
@@ -859,7 +861,22 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
     prev = x;
     uint64_t s = c->t_enter, e = c->t_exit;
     int fast = x->fast, common = s >= warm_t && !(c->rc | c->depth | (c->flags & NCS_CALL_F_CAPTURED));
-    if (__builtin_expect(gate != 0, 0)) common &= gate == 1 && tcall_absent(f, c->thread, c->tcall);
+    uint64_t is = s, ie = e; /* the interval timed: the host's, or the GPU time's (paired) */
+    int gpu = 0;
+    if (__builtin_expect(gate != 0, 0)) {
+      /* the run's last call followed at once by its own GPU_TIME, while it would wait for it in
+       * nx (no call waits there, the table has room, the call is not in it): timed on it here,
+       * as p2_call_any then p2_gpu would (the same interval, at the same place in the stream) */
+      if (gate == 2 && c == last && next && common && fast && !f->nx_on && next->kind == NCS_GPU_KIND_CALL &&
+          next->thread == c->thread && next->ref == c->tcall && tcall_absent(f, c->thread, c->tcall)) {
+        took = 1;
+        gpu = !(next->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && next->gpu_end >= next->gpu_start;
+        if (gpu) { is = next->gpu_start; ie = next->gpu_end; }
+        else r->failed_gpu++;
+      } else {
+        common &= gate == 1 && tcall_absent(f, c->thread, c->tcall);
+      }
+    }
     if (__builtin_expect(fast != 1 || !common, 0)) {
       if (fast == 2 && common) { /* the boundary */
         r->boundary_seen++;
@@ -875,8 +892,11 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
         continue;
       }
     }
-    w0 = s < w0 ? s : w0;
+    w0 = s < w0 ? s : w0; /* the window: the call's, and its interval's (GPU times extend it) */
     w1 = e > w1 ? e : w1;
+    w0 = is < w0 ? is : w0;
+    w1 = ie > w1 ? ie : w1;
+    s = is; e = ie;
     uint64_t d = 0;
     if (e > s) { /* add_iv */
       d = e - s;
@@ -891,13 +911,14 @@ static __attribute__((noinline)) void p2_calls(struct file_state *f, const struc
     struct mstat *z = sh->z;
     sh->t->busS_f += sh->busS;
     sh->t->steps += sh->steps;
-    z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->steps += sh->steps;
+    z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->steps += sh->steps; z->gpu_calls += gpu;
     ncs_hist_add(z->h, d);
   }
   P2_SAVE_();
 #undef P2_SAVE_
 #undef P2_LOAD_
 #undef P2_GATE_
+  return took;
 }
 
 /* account() of pending call p */
@@ -1043,7 +1064,7 @@ static void decide(struct file_state *f, int cut) {
     o += sizeof *h;
     if (h->type == HELD_CALL) {
       const struct ncs_call *c = (const void *)(f->held + o);
-      p2_calls(f, c, h->n);
+      p2_calls(f, c, h->n, NULL);
       o += h->n * sizeof *c;
     } else if (h->type == HELD_GPU) {
       const struct ncs_gpu_time *g = (const void *)(f->held + o);
@@ -1156,7 +1177,7 @@ static int h_calls(void *ctx, const struct ncs_call *c, size_t n) {
   if (!f) return 0;
   if (f->rp) ncs_replay_calls(f->rp, c, n);
   size_t i = f->deciding ? hold_calls(f, c, n) : 0;
-  if (i < n) p2_calls(f, c + i, n - i);
+  if (i < n) p2_calls(f, c + i, n - i, NULL);
   return 0;
 }
 static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
@@ -1177,8 +1198,30 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 }
 
 /* A stretch (io/trace.h) in file order: the records held while deciding, the boundary's
- * moment and the pending table's room all follow the file's interleaving. */
-static int h_stretch(void *ctx, const struct ncs_stretch *s) { return ncs_stretch_in_order(s, ctx, h_calls, h_gpu_times); }
+ * moment and the pending table's room all follow the file's interleaving. Once the file is
+ * read in GPU mode (and no replay is fed here), its runs in turn as ncs_stretch_in_order gives
+ * them to h_calls and h_gpu_times, except that a run of calls followed by a GPU_TIME offers it
+ * to its last call (p2_calls' `next`: a call followed at once by its GPU time is timed on it
+ * without waiting in nx), and one taken is not read again. */
+static int h_stretch(void *ctx, const struct ncs_stretch *s) {
+  struct file_state *f = fs_of(ctx);
+  if (!f || f->rp || f->deciding || !f->gpu_mode) return ncs_stretch_in_order(s, ctx, h_calls, h_gpu_times);
+  const uint8_t *o = s->order, *e = o + s->nc + s->ng;
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  while (o < e) {
+    const uint8_t *q = o + 1;
+    uint8_t kind = *o;
+    while (q < e && *q == kind) q++;
+    size_t n = (size_t)(q - o);
+    if (kind) { for (size_t i = 0; i < n; i++) p2_gpu(f, &g[i]); g += n; o = q; continue; }
+    int took = p2_calls(f, c, n, q < e ? g : NULL);
+    c += n;
+    if (took) { g++; q++; } /* (its GPU_TIME: the first of the run that follows) */
+    o = q;
+  }
+  return 0;
+}
 
 /* A chunk end: held while deciding, in its place among the held records (not counted as one
  * of them: it is no record). */
