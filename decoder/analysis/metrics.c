@@ -837,8 +837,16 @@ static int p2_call_any(struct file_state *f, const struct ncs_call *c, struct ca
  * the window, the open interval and the buffer's counts) is kept in locals: written back
  * before anything else reads it (lane_to, flush_iv, add_iv_run, p2_call_any) and at the
  * end. A call of another thread than the current lane's switches lanes first (lane_to; the
- * lane's latest start is the open interval's, note_last). */
-static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct ncs_call *c, size_t n, const struct ncs_gpu_time *next) {
+ * lane's latest start is the open interval's, note_last).
+ * Two forms (o): a run of n calls, `next` (or NULL) the GPU_TIME that follows the last one; or
+ * (o not NULL) a stretch, nrec records in the order o gives (1: a GPU_TIME, from g), its GPU
+ * times read in their places (p2_gpu, the locals written back around it) and each call
+ * offered the GPU_TIME that follows it: the locals kept over the whole stretch. Returns 1 when
+ * the run's last call took `next`. */
+static int p2_gpu(void *ctx, const struct ncs_gpu_time *g);
+static inline __attribute__((always_inline)) int p2_calls_(struct file_state *f, const struct ncs_call *c, size_t n,
+                                                           const struct ncs_gpu_time *next, const uint8_t *o,
+                                                           const struct ncs_gpu_time *g, size_t nrec) {
   struct rank_m *r = f->r;
   struct call_shape *prev = f->prev_shape;
   uint64_t w0 = r->w0, w1 = r->w1, warm_t = r->warm_t;
@@ -849,13 +857,24 @@ static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct
    * them (none is common). Only p2_call_any changes the table or nx here. */
 #define P2_GATE_() (!f->gpu_mode ? 0 : f->npend >= PENDING_FULL && !f->nx_on ? 1 : 2)
   int gate = P2_GATE_();
-  const struct ncs_call *last = c + n - 1; /* the call `next` may be the GPU time of */
+  const struct ncs_call *cend = c + n;
+  const uint8_t *oe = o ? o + nrec : NULL;
   int took = 0;
 #define P2_SAVE_() (f->prev_shape = prev, r->w0 = w0, r->w1 = w1, f->open_s = open_s, f->open_e = open_e, \
                     f->niv = (uint32_t)(iv - f->iv), f->nraw = f->ivlim - room)
 #define P2_LOAD_() (prev = f->prev_shape, w0 = r->w0, w1 = r->w1, warm_t = r->warm_t, open_s = f->open_s, \
                     open_e = f->open_e, iv = f->iv + f->niv, room = f->ivlim - f->nraw, gate = P2_GATE_())
-  for (const struct ncs_call *end = c + n; c < end; c++) {
+  for (;;) {
+    const struct ncs_gpu_time *gn; /* the GPU_TIME right after this call (NULL: none) */
+    if (o) {
+      if (o == oe) break;
+      if (*o) { P2_SAVE_(); p2_gpu(f, g++); P2_LOAD_(); o++; continue; }
+      gn = o + 1 < oe && o[1] ? g : NULL;
+      o++;
+    } else {
+      if (c == cend) break;
+      gn = c + 1 == cend ? next : NULL;
+    }
     struct call_shape *x = prev->next;
     if (__builtin_expect(!x || !same_call_shape(x, c), 0)) prev->next = x = call_shape_lookup(f, c);
     prev = x;
@@ -864,14 +883,15 @@ static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct
     uint64_t is = s, ie = e; /* the interval timed: the host's, or the GPU time's (paired) */
     int gpu = 0;
     if (__builtin_expect(gate != 0, 0)) {
-      /* the run's last call followed at once by its own GPU_TIME, while it would wait for it in
-       * nx (no call waits there, the table has room, the call is not in it): timed on it here,
-       * as p2_call_any then p2_gpu would (the same interval, at the same place in the stream) */
-      if (gate == 2 && c == last && next && common && fast && !f->nx_on && next->kind == NCS_GPU_KIND_CALL &&
-          next->thread == c->thread && next->ref == c->tcall && tcall_absent(f, c->thread, c->tcall)) {
-        took = 1;
-        gpu = !(next->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && next->gpu_end >= next->gpu_start;
-        if (gpu) { is = next->gpu_start; ie = next->gpu_end; }
+      /* a call followed at once by its own GPU_TIME, while it would wait for it in nx (no call
+       * waits there, the table has room, the call is not in it): timed on it here, as
+       * p2_call_any then p2_gpu would (the same interval, at the same place in the stream) */
+      if (gate == 2 && gn && common && fast && !f->nx_on && gn->kind == NCS_GPU_KIND_CALL && gn->thread == c->thread &&
+          gn->ref == c->tcall && tcall_absent(f, c->thread, c->tcall)) {
+        if (o) { g++; o++; } /* taken: not read again */
+        else took = 1;
+        gpu = !(gn->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) && gn->gpu_end >= gn->gpu_start;
+        if (gpu) { is = gn->gpu_start; ie = gn->gpu_end; }
         else r->failed_gpu++;
       } else {
         common &= gate == 1 && tcall_absent(f, c->thread, c->tcall);
@@ -889,6 +909,7 @@ static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct
                   (!x->boundary || m->skip_steps <= 0 || r->boundary_seen > (uint64_t)m->skip_steps);
         x->fast += x->fast && x->boundary;
         P2_LOAD_();
+        c++;
         continue;
       }
     }
@@ -913,12 +934,19 @@ static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct
     sh->t->steps += sh->steps;
     z->calls++; z->time_ns += d; z->S += sh->Su; z->busS_f += sh->busS; z->steps += sh->steps; z->gpu_calls += gpu;
     ncs_hist_add(z->h, d);
+    c++;
   }
   P2_SAVE_();
 #undef P2_SAVE_
 #undef P2_LOAD_
 #undef P2_GATE_
   return took;
+}
+static __attribute__((noinline)) int p2_calls(struct file_state *f, const struct ncs_call *c, size_t n, const struct ncs_gpu_time *next) {
+  return p2_calls_(f, c, n, next, NULL, NULL, 0);
+}
+static __attribute__((noinline)) void p2_stretch(struct file_state *f, const struct ncs_stretch *s) {
+  p2_calls_(f, s->c, 0, NULL, s->order, s->g, s->nc + s->ng);
 }
 
 /* account() of pending call p */
@@ -1199,27 +1227,14 @@ static int h_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 
 /* A stretch (io/trace.h) in file order: the records held while deciding, the boundary's
  * moment and the pending table's room all follow the file's interleaving. Once the file is
- * read in GPU mode (and no replay is fed here), its runs in turn as ncs_stretch_in_order gives
- * them to h_calls and h_gpu_times, except that a run of calls followed by a GPU_TIME offers it
- * to its last call (p2_calls' `next`: a call followed at once by its GPU time is timed on it
- * without waiting in nx), and one taken is not read again. */
+ * read in GPU mode (and no replay is fed here), its records in that order as h_calls and
+ * h_gpu_times would take them, in one p2_stretch, except that a call followed by a GPU_TIME is
+ * offered it (a call followed at once by its GPU time is timed on it without waiting in nx),
+ * and one taken is not read again. */
 static int h_stretch(void *ctx, const struct ncs_stretch *s) {
   struct file_state *f = fs_of(ctx);
   if (!f || f->rp || f->deciding || !f->gpu_mode) return ncs_stretch_in_order(s, ctx, h_calls, h_gpu_times);
-  const uint8_t *o = s->order, *e = o + s->nc + s->ng;
-  const struct ncs_call *c = s->c;
-  const struct ncs_gpu_time *g = s->g;
-  while (o < e) {
-    const uint8_t *q = o + 1;
-    uint8_t kind = *o;
-    while (q < e && *q == kind) q++;
-    size_t n = (size_t)(q - o);
-    if (kind) { for (size_t i = 0; i < n; i++) p2_gpu(f, &g[i]); g += n; o = q; continue; }
-    int took = p2_calls(f, c, n, q < e ? g : NULL);
-    c += n;
-    if (took) { g++; q++; } /* (its GPU_TIME: the first of the run that follows) */
-    o = q;
-  }
+  p2_stretch(f, s);
   return 0;
 }
 
