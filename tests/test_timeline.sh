@@ -216,3 +216,20 @@ PY
 else
   skip "timeline kernels: overlap_job, the shim or python3 missing"
 fi
+
+# Files read at once (decoding threads) give their events in an order that changes from run to
+# run; the output is written file by file, so it is the one-thread output whatever the threads
+# did, and --max-mb leaves out the same events. Truth: the one-thread run.
+"$NCS" synth -o "$T/th" --ranks 8 --hosts 2 --calls 20000 --chunk-calls 500 >/dev/null 2>&1
+NCCLSCOPE_THREADS=1 "$NCS" timeline "$T/th" -o "$T/th-1.json" 2>/dev/null
+NCCLSCOPE_THREADS=1 "$NCS" timeline --max-mb 2 "$T/th" -o "$T/thm-1.json" 2>/dev/null
+differ=0
+for i in 1 2 3; do
+  NCCLSCOPE_THREADS=4 "$NCS" timeline "$T/th" -o "$T/th-4.json" 2>/dev/null
+  cmp -s "$T/th-1.json" "$T/th-4.json" || differ=$((differ+1))
+  NCCLSCOPE_THREADS=4 "$NCS" timeline --max-mb 2 "$T/th" -o "$T/thm-4.json" 2>/dev/null
+  cmp -s "$T/thm-1.json" "$T/thm-4.json" || differ=$((differ+1))
+done
+check_eq "timeline: 8 ranks x 20000 calls at 4 threads, 3 runs, whole and --max-mb 2: each the one-thread output" 0 "$differ"
+check_eq "timeline: ... the one-thread output holds every rank's calls (8 x 20000)" 160000 \
+  "$(grep -c '"ph":"X","name":"[A-Za-z]*","cat":"coll"' "$T/th-1.json")"
