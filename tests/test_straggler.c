@@ -25,6 +25,34 @@ static void arrive_n(struct ncs_strag *s, int file, uint32_t idx, uint64_t seq, 
 static void arrive(struct ncs_strag *s, int file, uint32_t idx, uint64_t seq, int64_t t) {
   arrive_n(s, file, idx, seq, t, 1024);
 }
+/* The order of seqs both one-rank batch cases feed: 1..1000 in order; 1101..1200 ahead of the
+ * window; 1001..1200 in one stretch; 1150 again; 1201..1300. Returns how many (1,601). */
+static size_t one_rank_order(uint64_t *order) {
+  size_t n = 0;
+  for (uint64_t q = 1; q <= 1000; q++) order[n++] = q;
+  for (uint64_t q = 1101; q <= 1200; q++) order[n++] = q;
+  for (uint64_t q = 1001; q <= 1200; q++) order[n++] = q;
+  order[n++] = 1150;
+  for (uint64_t q = 1201; q <= 1300; q++) order[n++] = q;
+  return n;
+}
+
+/* Their truth, once s is finished: 1300 distinct collectives, each complete once, one arrival
+ * each, the skew's seq the lowest (1), one open at most; and no lateness when late0. Frees s. */
+static void check_one_rank(struct ncs_strag *s, int late0, const char *what) {
+  const struct ncs_strag_rank *rk = NULL;
+  int nrk = ncs_strag_ranks(s, &rk);
+  CHECK(ncs_strag_collectives(s) == 1300 && ncs_strag_incomplete(s) == 0 && nrk == 1 && rk[0].arrivals == 1300 &&
+        rk[0].last_count == 1300 && (!late0 || rk[0].mean_late_us == 0) && ncs_strag_result(s)->skew_max_seq == 1 &&
+        ncs_strag_peak_window(s) == 1,
+        "straggler: %s: each collective once (complete %llu, incomplete %llu, rows %d, arrivals %llu, last %llu, "
+        "skew seq %llu, peak open %zu; want 1300, 0, 1, 1300, 1300, 1, 1)",
+        what, (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), nrk,
+        nrk ? (unsigned long long)rk[0].arrivals : 0ull, nrk ? (unsigned long long)rk[0].last_count : 0ull,
+        (unsigned long long)ncs_strag_result(s)->skew_max_seq, ncs_strag_peak_window(s));
+  ncs_strag_free(s);
+}
+
 int main(void) {
   /* one file of a two-rank job given alone: the communicator may not be fully traced, so its
    * window holds 4096 open collectives; the file's first kept collective is seq 10000 */
@@ -117,29 +145,14 @@ int main(void) {
     static struct ncs_strag_arrival b[2048];
     size_t nb = 0;
     uint64_t order[1600];
-    size_t no = 0;
-    for (uint64_t q = 1; q <= 1000; q++) order[no++] = q;
-    for (uint64_t q = 1101; q <= 1200; q++) order[no++] = q;
-    for (uint64_t q = 1001; q <= 1200; q++) order[no++] = q;
-    order[no++] = 1150;
-    for (uint64_t q = 1201; q <= 1300; q++) order[no++] = q;
+    size_t no = one_rank_order(order);
     for (size_t k = 0; k < no; k++)
       b[nb++] = (struct ncs_strag_arrival){.comm = 1, .op = NCS_OP_AllReduce, .datatype = 7, .root = -1, .seq = order[k],
                                            .count = 1024, .t = order[k] == 1250 ? -5 : (int64_t)order[k] * 1000};
     for (size_t k = 0; k < nb; k += 256) ncs_strag_arrive_batch(s, 0, b + k, nb - k < 256 ? nb - k : 256);
   }
   ncs_strag_finish(s);
-  nrk = ncs_strag_ranks(s, &rk);
-  CHECK(ncs_strag_collectives(s) == 1300 && ncs_strag_incomplete(s) == 0 && nrk == 1 && rk[0].arrivals == 1300 &&
-        rk[0].last_count == 1300 && rk[0].mean_late_us == 0 && ncs_strag_result(s)->skew_max_seq == 1 &&
-        ncs_strag_peak_window(s) == 1,
-        "straggler: a one-rank communicator fed in batches, in order, ahead and again: each collective once (complete "
-        "%llu, incomplete %llu, rows %d, arrivals %llu, last %llu, skew seq %llu, peak open %zu; want 1300, 0, 1, "
-        "1300, 1300, 1, 1)",
-        (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), nrk,
-        nrk ? (unsigned long long)rk[0].arrivals : 0ull, nrk ? (unsigned long long)rk[0].last_count : 0ull,
-        (unsigned long long)ncs_strag_result(s)->skew_max_seq, ncs_strag_peak_window(s));
-  ncs_strag_free(s);
+  check_one_rank(s, 1, "a one-rank communicator fed in batches, in order, ahead and again");
 
   /* the same order of collectives given as calls (ncs_strag_arrive_one_calls, as straggler_report
    * hands a one-rank communicator's runs), in stretches of 500: the same truth */
@@ -147,26 +160,14 @@ int main(void) {
   comm(s, 0, 1, 0, 1, 0);
   {
     static struct ncs_call cl[1600];
-    size_t ncl = 0;
-    for (uint64_t q = 1; q <= 1000; q++) cl[ncl++].seq = q;
-    for (uint64_t q = 1101; q <= 1200; q++) cl[ncl++].seq = q;
-    for (uint64_t q = 1001; q <= 1200; q++) cl[ncl++].seq = q;
-    cl[ncl++].seq = 1150;
-    for (uint64_t q = 1201; q <= 1300; q++) cl[ncl++].seq = q;
-    for (size_t k = 0; k < ncl; k++) { cl[k].op = NCS_OP_AllReduce; cl[k].comm = 1; cl[k].datatype = 7; cl[k].count = 1024; cl[k].root = -1; }
+    uint64_t order[1600];
+    size_t ncl = one_rank_order(order);
+    for (size_t k = 0; k < ncl; k++)
+      cl[k] = (struct ncs_call){.op = NCS_OP_AllReduce, .comm = 1, .datatype = 7, .count = 1024, .root = -1, .seq = order[k]};
     for (size_t k = 0; k < ncl; k += 500) ncs_strag_arrive_one_calls(s, 0, 1, cl + k, ncl - k < 500 ? ncl - k : 500);
   }
   ncs_strag_finish(s);
-  nrk = ncs_strag_ranks(s, &rk);
-  CHECK(ncs_strag_collectives(s) == 1300 && ncs_strag_incomplete(s) == 0 && nrk == 1 && rk[0].arrivals == 1300 &&
-        rk[0].last_count == 1300 && ncs_strag_result(s)->skew_max_seq == 1 && ncs_strag_peak_window(s) == 1,
-        "straggler: a one-rank communicator's calls handed as they are, in order, ahead and again: each collective "
-        "once (complete %llu, incomplete %llu, rows %d, arrivals %llu, last %llu, skew seq %llu, peak open %zu; want "
-        "1300, 0, 1, 1300, 1300, 1, 1)",
-        (unsigned long long)ncs_strag_collectives(s), (unsigned long long)ncs_strag_incomplete(s), nrk,
-        nrk ? (unsigned long long)rk[0].arrivals : 0ull, nrk ? (unsigned long long)rk[0].last_count : 0ull,
-        (unsigned long long)ncs_strag_result(s)->skew_max_seq, ncs_strag_peak_window(s));
-  ncs_strag_free(s);
+  check_one_rank(s, 0, "a one-rank communicator's calls handed as they are, in order, ahead and again");
 
   /* two ranks, rank 1's record of seq 5 dropped (the shim's DROP), then 300,000 collectives
    * (past PASSED_LAG): seq 5 stays incomplete, reported as where the ranks parted, the rest
