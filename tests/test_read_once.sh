@@ -39,6 +39,14 @@ check_eq "read once: nccl-log: the log read once" "files 1 reads 1 peeks 0" "$(c
 check_eq "read once: doctor LOG DIR: the log and each trace read once (the log's header peeked at: trace or log?)" \
   "files 5 reads 1 peeks 0/1" "$(counts "$NCS" doctor "$LOG" "$T/a")"
 
+# past 64 files with no --ranks timeline reads every file twice (docs/ARCHITECTURE.md: a first read
+# chooses the ranks written, so that only theirs are spooled); with --ranks once
+"$NCS" synth -o "$T/w" --ranks 70 --hosts 7 --calls 20 >/dev/null 2>&1
+check_eq "read once: timeline of 70 files: every trace read twice (the ranks chosen first), its header peeked once by each" \
+  "files 70 reads 2 peeks 2" "$(counts "$NCS" timeline -o "$T/x.json" "$T/w")"
+check_eq "read once: timeline --ranks 0-3 of 70 files: every trace read once" \
+  "files 70 reads 1 peeks 1" "$(counts "$NCS" timeline --ranks 0-3 -o "$T/x.json" "$T/w")"
+
 # --job: timeline reads every file once, the grouping comes with that read and the other jobs'
 # events are left out of the output; report, doctor, html and compare first decode every file of
 # the directory for the grouping, then read the picked job's files: those twice

@@ -82,4 +82,37 @@ PY
 check_eq "timeline_select: 96 ranks: by default rank 0 and the culprits, the injected straggler 77 among them" ok "$out"
 check "timeline_select: 96 ranks: stderr names the ranks written and how to choose others" grep -q '96 ranks: writing rank 0.*rank 77.*--ranks all' "$T/b.err"
 "$NCS" timeline --ranks all "$T/b" -o "$T/ball.json" 2>/dev/null
+
+# past 64 ranks the ranks written are chosen before their events are spooled: 96 ranks x 2000
+# calls spool 8-12 MB when every rank waits in the spool, the JSON of the 4-5 ranks written is
+# ~2.6 MB; under a 4 MB limit on any file the process writes (ulimit -f: the spool in $TMPDIR
+# too) the timeline is written whole, the same as without the limit
+"$NCS" synth -o "$T/c" --ranks 96 --hosts 12 --calls 2000 --threads 2 --straggler 77:300:1 >/dev/null 2>&1
+"$NCS" timeline "$T/c" -o "$T/c.json" 2>/dev/null
+rc=$( (ulimit -f 4096; "$NCS" timeline "$T/c" -o "$T/c4.json" 2>"$T/c4.err"; echo $?) 2>/dev/null | tail -1)
+check_eq "timeline_select: 96 ranks x 2000 calls under a 4 MB file-size limit: written (exit 0)" 0 "$rc"
+check "timeline_select: 96 ranks x 2000 calls: the JSON is more than 1 MB (the limit is not loose)" test "$(stat -c %s "$T/c.json")" -gt 1000000
+check "timeline_select: 96 ranks x 2000 calls: the same JSON with and without the limit" cmp -s "$T/c.json" "$T/c4.json"
+check "timeline_select: 96 ranks x 2000 calls: the straggler 77 written" grep -q 'rank 77' "$T/c4.err"
+
+# two jobs in one directory (96 ranks with straggler 5, 80 ranks with straggler 70), --job the
+# 80-rank one: its culprits are chosen among its own ranks (the straggler analysis saw both)
+"$NCS" synth -o "$T/ja" --ranks 96 --hosts 12 --calls 100 --straggler 5:300:1 >/dev/null 2>&1
+"$NCS" synth -o "$T/jb" --ranks 80 --hosts 10 --calls 100 --seed 7 --straggler 70:300:1 >/dev/null 2>&1
+mkdir -p "$T/j2"; cp "$T"/ja/*.ncs "$T/j2/"; for f in "$T"/jb/*.ncs; do cp "$f" "$T/j2/b-${f##*/}"; done
+jb=$("$NCS" jobs "$T/j2" 2>/dev/null | sed -n 's/^job \([0-9]*\): 1 attempt, 80 files$/\1/p')
+"$NCS" timeline --job "$jb" "$T/j2" -o "$T/jb.json" 2>"$T/jb.err"
+out=$(python3 - "$T/jb.json" "$T/jb.err" <<'PY' 2>&1
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+rk = sorted({int(e["args"]["name"].split()[1]) for e in d["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"})
+named = [int(x) for x in re.findall(r"rank (\d+) \(", open(sys.argv[2]).read())]
+bad = []
+if 70 not in rk or 0 not in rk: bad.append("rank 0 or the straggler 70 not written: %s" % rk)
+if len(rk) < 3: bad.append("only %s written (median and fastest of the job missing)" % rk)
+if [r for r in named if r >= 80] or not named: bad.append("stderr names %s, not the job's ranks" % named)
+print("; ".join(bad) or "ok")
+PY
+)
+check_eq "timeline_select: --job of two jobs (80 + 96 ranks): the culprits are the 80-rank job's own, its straggler 70 among them (job $jb)" ok "$out"
 check_eq "timeline_select: --ranks all writes all 96 ranks" 96 "$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['otherData']['ranks_written'])" "$T/ball.json")"

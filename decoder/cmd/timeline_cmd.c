@@ -1,6 +1,8 @@
 /* timeline_cmd.c — `ncclscope timeline PATH... -o FILE.json`: parses its options, reads every
- * file once with the timeline renderer plugged in (render/timeline.h: its events wait in a
- * spool), picks the job (--job) and has the renderer write the picked files.
+ * file with the timeline renderer plugged in (render/timeline.h: its events wait in a spool),
+ * picks the job (--job) and has the renderer write the picked files. Past 64 files with no
+ * --ranks a first read by the loader alone chooses the ranks written, so that only theirs are
+ * spooled (cmd_timeline).
  * Exit (cmd/commands.h): 0 (cut traces too), 2 bad usage, 3 damaged input (still written), 4 unreadable
  * (also: the spool or the output cannot be written). */
 #include <stdio.h>
@@ -80,9 +82,12 @@ int cmd_timeline(int argc, char **argv) {
     ncs_paths_free(files, n);
     return ncs_cli_fail(&cli, "--ranks wants a list such as 0-7,300 or 'all', got '%s'", ranks);
   }
-  /* The one read: every event to the spool, with each file's earliest time, its kernels and
-   * which calls pair with them, and which job each file is in (--job); then the JSON of the
-   * picked files from the spool. */
+  /* Past 64 files with no --ranks, a first read by the loader alone (nothing spooled, no
+   * message: the second read says what it has to) picks the job and the ranks written (rank 0
+   * and the straggler culprits: render/timeline.h), so that the timeline's read spools theirs
+   * only. Then the timeline's read: the events to the spool, with each file's earliest time,
+   * its kernels and which calls pair with them, and which job each file is in (--job); then
+   * the JSON of the picked files from the spool. */
   struct ncs_load_opts o = {.progress_label = "timeline"};
   struct ncs_jobsum_events ev;
   struct ncs_timeline *t = NULL;
@@ -90,6 +95,20 @@ int cmd_timeline(int argc, char **argv) {
   int *keep = NULL, nk = n;
   int rc = ncs_timeline_new(n, &cfg, &t);
   if (rc) goto done;
+  if (!ranks && n > 64) {
+    struct ncs_load_opts o1 = {.progress_label = "timeline (choosing ranks)"};
+    struct ncs_jobsum_events ev1 = {0};
+    rc = NCS_EXIT_UNREADABLE;
+    if (ncs_jobsum_load(n, files, &o1, &ev1, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }
+    if (want_job && (nk = ncs_pick_loaded("timeline", want_job, J->jobs, files, &keep)) < 0) { rc = -nk; goto done; }
+    if (!want_job && (r = ncs_one_job("timeline", J->jobs, files))) { rc = r; goto done; }
+    if ((rc = ncs_timeline_choose(t, J, keep, nk))) goto done;
+    ncs_job_free(J);
+    J = NULL;
+    free(keep);
+    keep = NULL;
+    nk = n;
+  }
   ncs_timeline_plug(t, &o, &ev);
   rc = NCS_EXIT_UNREADABLE;
   if (ncs_jobsum_load(n, files, &o, &ev, &J) || !J) { fprintf(stderr, "ncclscope timeline: no trace could be read\n"); goto done; }

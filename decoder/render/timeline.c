@@ -42,7 +42,9 @@
  * it carried (the first 4).
  * What is written is chosen and bounded (issue 27): --ranks LIST (other ranks' events are not
  * spooled), by default every rank up to 64 and past 64 rank 0 and the straggler analysis'
- * culprits (then no collective arrows: their partner may be missing); --window T0:T1 seconds
+ * culprits among the job's ranks (then no collective arrows: their partner may be missing;
+ * chosen from a first read when the command made one, ncs_timeline_choose, so that only their
+ * events are spooled, else at the write from the spool's every rank); --window T0:T1 seconds
  * on the timeline's axis (no call-to-kernel arrows then); --max-mb N of JSON (default 256,
  * counted by the output's FILE, a cookie that hands the bytes to a plain file or to zlib for
  * a name ending in .gz); each leaves out what it leaves out with a line on stderr and a count
@@ -125,6 +127,8 @@ struct ncs_timeline {
                            0 for a file of another job (--job) or a rank not chosen */
   unsigned char *sel;   /* --ranks: ranks [0, nsel) chosen (NULL: every rank) */
   int nsel;
+  unsigned char *pick;  /* past 64 ranks: the files chosen (culprits), per file; NULL: not chosen yet */
+  char pick_why[512];   /* what each chosen file is, for stderr */
   int no_flows;         /* ranks chosen: no collective arrows (their partner may be left out) */
   int windowed;         /* --window: [w0, w1] ns on the timeline's axis */
   int64_t w0, w1;
@@ -478,6 +482,10 @@ static void note_who(struct ncs_timeline *t, int file, const struct ncs_jrank *r
 static int rank_wanted(const struct ncs_timeline *t, int rank) {
   return !t->sel || rank < 0 || (rank < t->nsel && t->sel[rank]);
 }
+/* The same for file `file`: its rank wanted, and the file among the chosen (ncs_timeline_choose). */
+static int file_wanted(const struct ncs_timeline *t, int file, int rank) {
+  return rank_wanted(t, rank) && (!t->pick || t->pick[file]);
+}
 static int in_window(const struct ncs_timeline *t, int64_t s, int64_t e) {
   return !t->windowed || (e >= t->w0 && s <= t->w1);
 }
@@ -520,10 +528,14 @@ static FILE *sink_open(struct sink *s, const char *path, int gz) {
 
 /* The culprits a timeline of many ranks shows by default: rank 0, the rank that caused the
  * most waiting, the slowest, the median and the fastest by mean arrival (the straggler
- * engine's figures, as html's steps picture). Fills keep[file] = 1; returns how many files. */
-static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why, size_t whylen) {
-  const struct ncs_strag_rank *sr;
-  int m = ncs_strag_ranks(J->strag, &sr), n = 0;
+ * engine's figures, as html's steps picture), among the files of the job (injob[file]: the
+ * read may hold other jobs' files, --job). Fills keep[file] = 1; returns how many files. */
+static int culprits(const struct ncs_jobdata *J, const unsigned char *injob, unsigned char *keep, char *why, size_t whylen) {
+  const struct ncs_strag_rank *all;
+  int mall = ncs_strag_ranks(J->strag, &all), n = 0, m = 0;
+  struct ncs_strag_rank *sr = mall > 0 ? malloc((size_t)mall * sizeof *sr) : NULL;
+  for (int i = 0; sr && i < mall; i++)
+    if (all[i].file >= 0 && all[i].file < J->n && injob[all[i].file]) sr[m++] = all[i];
   size_t k = 0;
   int last = -1;
   why[0] = 0;
@@ -536,7 +548,7 @@ static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why,
     } \
     last = (file); \
   } while (0)
-  for (int i = 0; i < J->n; i++) if (J->r[i].rank == 0) { KEEP_FILE(i, 0, "rank 0"); break; }
+  for (int i = 0; i < J->n; i++) if (injob[i] && J->r[i].rank == 0) { KEEP_FILE(i, 0, "rank 0"); break; }
   if (m > 0 && ncs_strag_collectives(J->strag)) {
     int lo = 0, hi = 0;
     for (int i = 0; i < m; i++) {
@@ -555,6 +567,7 @@ static int culprits(const struct ncs_jobdata *J, unsigned char *keep, char *why,
     KEEP_FILE(sr[lo].file, sr[lo].rank, "fastest mean arrival");
   }
 #undef KEEP_FILE
+  free(sr);
   return n;
 }
 
@@ -590,7 +603,7 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   seen(t, file, e->a->enter);
   link_count_call(t, file, e->c);
   note_who(t, file, r);
-  if (!rank_wanted(t, r->rank)) return;
+  if (!file_wanted(t, file, r->rank)) return;
   if (e->c->stream && e->comm_id) note_stream_comm(&t->kf[file], e->c->stream, e->comm_id);
   uint8_t b[SPOOL_REC_MAX], *p = b;
   size_t tlen = strlen(e->transport);
@@ -614,7 +627,7 @@ static void on_comm(void *ctx, int file, const struct ncs_jrank *r, const struct
   struct ncs_timeline *t = ctx;
   seen(t, file, e->t);
   note_who(t, file, r);
-  if (!rank_wanted(t, r->rank)) return;
+  if (!file_wanted(t, file, r->rank)) return;
   uint8_t b[SPOOL_REC_MAX], *p = b;
   p = put_u(p, SPOOL_COMM); p = put_u(p, (uint64_t)file);
   p = put_u(p, e->op); p = put_64(p, e->comm_id); p = put_s(p, e->rank); p = put_s(p, e->nranks); p = put_s(p, e->t);
@@ -635,7 +648,7 @@ static void on_kernel(void *ctx, int file, const struct ncs_jrank *r, const stru
   }
   kf->kernels++;
   note_who(t, file, r);
-  if (!rank_wanted(t, r->rank)) return;
+  if (!file_wanted(t, file, r->rank)) return;
   uint8_t b[SPOOL_REC_MAX], *p = b;
   p = put_u(p, SPOOL_KERNEL); p = put_u(p, (uint64_t)file);
   p = put_u(p, k->kclass); p = put_u(p, k->name); p = put_u(p, k->name < kf->ndef_of ? kf->def_of[k->name] : 0);
@@ -818,6 +831,31 @@ static void kfiles_free(struct kfile *kf, int n) {
   free(kf);
 }
 
+/* Ranks in the job's files (a process holding several counts each). */
+static int job_ranks(const struct ncs_jobdata *J, const int *keep, int nk) {
+  int m = 0;
+  for (int k = 0; k < nk; k++) m += J->r[keep ? keep[k] : k].held > 1 ? J->r[keep ? keep[k] : k].held : 1;
+  return m;
+}
+
+/* Past 64 ranks with no --ranks: the culprits of J's job files (keep[0..nk), NULL every file)
+ * to t->pick, with what each is to t->pick_why; none (no straggler figures) leaves t->pick NULL.
+ * Returns 0, or NCS_EXIT_UNREADABLE out of memory. */
+static int choose(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
+  if (t->sel || t->cfg.ranks || t->pick || job_ranks(J, keep, nk) <= 64) return 0;
+  unsigned char *in = calloc((size_t)t->nfiles, 1), *p = calloc((size_t)t->nfiles, 1);
+  if (!in || !p) { free(in); free(p); fprintf(stderr, "ncclscope timeline: out of memory\n"); return NCS_EXIT_UNREADABLE; }
+  for (int k = 0; k < nk; k++) in[keep ? keep[k] : k] = 1;
+  if (J->n == t->nfiles && culprits(J, in, p, t->pick_why, sizeof t->pick_why) > 0) t->pick = p;
+  else free(p);
+  free(in);
+  return 0;
+}
+
+int ncs_timeline_choose(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
+  return choose(t, J, keep, nk);
+}
+
 int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_timeline **out) {
   struct ncs_timeline *t = calloc(1, sizeof *t);
   *out = t;
@@ -859,6 +897,7 @@ void ncs_timeline_plug(struct ncs_timeline *t, struct ncs_load_opts *o, struct n
 void ncs_timeline_free(struct ncs_timeline *t) {
   if (!t) return;
   free(t->sel);
+  free(t->pick);
   if (t->spool) fclose(t->spool);
   free(t->seg);
   for (int i = 0; t->st && i < t->nfiles; i++) free(t->st[i].s);
@@ -884,23 +923,15 @@ int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, cons
    * else every rank up to 64, else the culprits */
   if (!(chosen = calloc((size_t)n, 1)) || !(injob = calloc((size_t)n, 1))) { fprintf(stderr, "ncclscope timeline: out of memory\n"); goto done; }
   for (int k = 0; k < nk; k++) injob[keep ? keep[k] : k] = 1; /* the zero, hosts and clock: over the job's files */
-  int nranks_job = 0, nchosen = 0;
-  for (int k = 0; k < nk; k++) nranks_job += J->r[keep ? keep[k] : k].held > 1 ? J->r[keep ? keep[k] : k].held : 1;
+  int nranks_job = job_ranks(J, keep, nk), nchosen = 0;
   if (t->sel) {
     for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = J->r[i].rank >= 0 && rank_wanted(t, J->r[i].rank); }
-  } else if (!ranks && nranks_job > 64) {
-    char why[512];
-    unsigned char *c2 = calloc((size_t)n, 1);
-    if (c2 && culprits(J, c2, why, sizeof why) > 0) {
-      for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = c2[i]; }
-      t->no_flows = 1;
-      fprintf(stderr, "ncclscope timeline: %d ranks: writing ", nranks_job);
-      ncs_text_escape(stderr, why, strlen(why));
-      fprintf(stderr, "; --ranks LIST to choose others, --ranks all for every rank\n");
-    } else {
-      for (int k = 0; k < nk; k++) chosen[keep ? keep[k] : k] = 1;
-    }
-    free(c2);
+  } else if (!ranks && nranks_job > 64 && (t->pick || choose(t, J, keep, nk) == 0) && t->pick) {
+    for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = t->pick[i]; }
+    t->no_flows = 1;
+    fprintf(stderr, "ncclscope timeline: %d ranks: writing ", nranks_job);
+    ncs_text_escape(stderr, t->pick_why, strlen(t->pick_why));
+    fprintf(stderr, "; --ranks LIST to choose others, --ranks all for every rank\n");
   } else {
     for (int k = 0; k < nk; k++) chosen[keep ? keep[k] : k] = 1;
   }
