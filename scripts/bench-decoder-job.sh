@@ -13,7 +13,8 @@
 #   2. a job of RANKS ranks x CALLS collectives (default 1024 x 100,000, GPU times, 8 ranks per
 #      host, one straggler; `ncclscope synth`): wall time, CPU seconds (user + system: the
 #      figure a loaded machine distorts least) and peak RSS of `report`, `report --json`,
-#      `doctor`, `html` and `compare` (the job against itself read as a second run), on all
+#      `doctor`, `html`, `timeline` (its temporary spool in $TMPDIR) and `compare` (the job
+#      against itself read as a second run), on all
 #      the machine's cores (NCCLSCOPE_THREADS unset), before and after; and `report` on one reader thread (NCCLSCOPE_THREADS=1, row report-1t): its wall
 #      over report's is what the threads gain. Wall time means something only on an idle
 #      machine: with the kernel's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled
@@ -177,7 +178,7 @@ echo "## 2. $RANKS ranks x $CALLS calls on $(nproc) CPUs ($(du -sLm "$W/job" | c
 for d in $(printf '%s\n' "$W/job$(jb before)" "$W/job" | sort -u); do
   mkdir -p "$d.B"; for f in "$d"/*; do ln "$(readlink -f "$f")" "$d.B/" 2>/dev/null || ln -s "$(readlink -f "$f")" "$d.B/"; done
 done
-CMDS="report report-1t report-json doctor html compare"
+CMDS="report report-1t report-json doctor html timeline compare"
 for cmd in $CMDS; do for side in $SIDES; do : >"$W/$cmd.$side"; done; done
 for i in $(seq "$REPS"); do
   for cmd in $CMDS; do
@@ -188,6 +189,7 @@ for i in $(seq "$REPS"); do
         report-json) timed "$W/$cmd.$side" "${NCS[$side]}" report --json "$W/job$(jb $side)" ;;
         doctor) timed "$W/$cmd.$side" "${NCS[$side]}" doctor "$W/job$(jb $side)" ;;
         html) timed "$W/$cmd.$side" "${NCS[$side]}" html "$W/job$(jb $side)" -o "$W/r.html" ;;
+        timeline) timed "$W/$cmd.$side" "${NCS[$side]}" timeline "$W/job$(jb $side)" -o "$W/t.json" ;;
         compare) timed "$W/$cmd.$side" "${NCS[$side]}" compare "$W/job$(jb $side)" "$W/job$(jb $side).B" ;;
       esac
     done
