@@ -153,6 +153,40 @@ sys.exit(0 if rows and worst <= tol else 1)
 PY
   done
 }
+# text_steps NAME: the text report's per-step summary (report without --json builds only the
+# figures it prints) and --json's min / median / max of each step figure against the rows of
+# --json (each checked against the job's truth by step_truth): the minimum, the lower median and
+# the maximum of the rows' values computed here, the slowest step its row; alike with --detail
+text_steps() {
+  "$NCS" report "$T/$1" >"$T/$1.st.txt" 2>&1
+  "$NCS" report --detail "$T/$1" >"$T/$1.st.detail" 2>&1
+  python3 - "$T/$1.json" "$T/$1.st.txt" "$T/$1.st.detail" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want_text, bad = [], []
+figs = ["step_s", "busy_s", "compute_only_s", "overlapped_s", "exposed_comm_s", "idle_s"]
+for r in d["ranks"]:
+    st = r["gpu_time"]["steps"]
+    rows = st["rows"]
+    if not rows or st["rows_omitted"]: bad.append("rank %s: no rows" % r["rank"]); continue
+    ns = {f: [round(x[f] * 1e9) for x in rows] for f in figs}
+    mmm = {f: (min(v), sorted(v)[(len(v) - 1) // 2], max(v)) for f, v in ns.items()}
+    for f in figs:  # --json: every figure
+        got = tuple(round(st[f][k] * 1e9) for k in ("min", "median", "max"))
+        if got != mmm[f]: bad.append("rank %s json %s %s vs rows %s" % (r["rank"], f, got, mmm[f]))
+    slow = max(range(len(rows)), key=lambda g: (ns["step_s"][g], -g))
+    cols = ["%.2f / %.2f / %.2f" % tuple(v / 1e6 for v in mmm[f]) for f in ("step_s", "exposed_comm_s", "idle_s")]
+    parts = [ns[f][slow] / 1e6 for f in ("step_s", "compute_only_s", "overlapped_s", "exposed_comm_s", "idle_s")]
+    want_text.append("  %6s %6d %-22s %-22s %-22s  #%d %.2f = %.2f + %.2f + %.2f + %.2f" %
+                     ((r["rank"], len(rows)) + tuple(cols) + (slow + 1,) + tuple(parts)))
+for path in sys.argv[2:]:
+    lines = open(path).read().split("\n")
+    for w in want_text:
+        if w not in lines: bad.append("%s: no line '%s'" % (path.split("/")[-1], w))
+print("# figures: %d ranks' per-step summaries checked, %s" % (len(want_text), "; ".join(bad) or "all equal"))
+sys.exit(1 if bad or not want_text else 0)
+PY
+}
 check_steps() {
   check "overlap $1: per-step GPU time: $2 complete steps per rank, each step's parts add up to it, the ${3:-1} AllReduce(s) are #1.. of their step" steps "$1" "$2" "${3:-1}"
   if ! command -v python3 >/dev/null; then skip "overlap $1: per-step figures against the job's truth: python3 not installed"
@@ -245,6 +279,8 @@ if run idle 1000 --mode idle --steps $S --compute-us 4000; then
   check_truth idle
   check_steps idle $((S - 1))
   check "overlap idle: the decoder's parts add up (exposed + overlapped = NCCL time; parts = span)" parts idle
+  check "overlap idle: text report's per-step min / median / max (step, exposed, idle; also with --detail) and --json's of every figure equal those of the rows, computed here" text_steps idle
+  grep "^# figures" "$T/.check.out"
   "$NCS" report "$T/idle" >"$T/idle.txt" 2>&1
   check_eq "overlap idle: text report has the GPU time section with both ranks" 2 \
     "$(sed -n '/^GPU time/,/^$/p' "$T/idle.txt" | grep -c ': exposed communication .* in NCCL kernels')"

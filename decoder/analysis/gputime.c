@@ -7,7 +7,8 @@
  *
  * Per step (the metrics' steps), the same figures in each step window: min / median / max per
  * rank, the slowest step, and the first NCS_GT_ROWS steps' rows, gathered as the sweep hands
- * each step over (build_step): no array of steps.
+ * each step over (build_step): no array of steps. When only report's text prints them
+ * (job->text_only), only what it prints: step, exposed and idle time, rows with --detail.
  *
  * Contract: an analysis (analysis.h), after metrics and before whatif in the registry. Reads
  * KERNEL*, and CALL records for sizes and positions, into a model/kact.h accumulator per file,
@@ -46,6 +47,7 @@ struct gt {
   struct ncs_gputime_rank *rank;        /* [n]: the result's */
   struct ncs_gputime_result res;
   struct ncs_stages *stages;
+  int text_only, detail;                /* the job's: what its renderers print (build_step) */
 };
 
 static void *gt_create(const struct ncs_job *job) {
@@ -59,6 +61,8 @@ static void *gt_create(const struct ncs_job *job) {
   s->res = (struct ncs_gputime_result){s->n, s->rank};
   s->stages = job->stages;
   s->stages->fig_on = 1;
+  s->text_only = job->text_only;
+  s->detail = job->detail;
   for (int i = 0; i < s->n; i++) s->rank[i].fig = &s->stages->fig[i];
   return s;
 }
@@ -125,27 +129,34 @@ static void gt_visitor(void *state, int file, struct ncs_visitor *v) {
  * (ncs_kact_figures_each), in bounded memory: min / max, the slowest and the first NCS_GT_ROWS rows
  * as they come; the median of each figure exact from the values of up to GT_EXACT steps (kept
  * while the file's figures are made, then freed), past that from a log histogram of every step
- * (model/median.h: within 6.25%; docs/METRICS.md "GPU time"). */
+ * (model/median.h: within 6.25%; docs/METRICS.md "GPU time"). Of figures and rows, only those
+ * some renderer of the run prints (text_fig below). */
 #define GT_EXACT (1u << 16)
 struct gt_build {
   struct ncs_gputime_steps *o;
   size_t caprows;
+  int nfig;                       /* the figures built: fig[0..nfig) */
+  const int *fig;
   struct ncs_median med[NCS_GT_FIGURES];
   int failed;                     /* out of memory: no summary */
 };
-static void build_step(void *ctx, size_t g, const struct ncs_kact_step *x) {
-  struct gt_build *b = ctx;
+/* The figures report's text prints (render/gputime_render.c: step, exposed and idle min /
+ * median / max; rows only with --detail), built alone when only the text prints (job->text_only);
+ * the others stay 0. */
+static const int all_fig[NCS_GT_FIGURES] = {NCS_GT_LEN, NCS_GT_BUSY, NCS_GT_COMPUTE_ONLY, NCS_GT_OVERLAPPED, NCS_GT_EXPOSED, NCS_GT_IDLE};
+static const int text_fig[] = {NCS_GT_LEN, NCS_GT_EXPOSED, NCS_GT_IDLE}; /* (build_text adds them) */
+/* Figure k of a step, value v: its min, max and median. */
+static inline __attribute__((always_inline)) void build_fig(struct gt_build *b, int k, uint64_t v) {
   struct ncs_gputime_steps *o = b->o;
-  (void)g; /* (steps come with consecutive indices from 0: g == o->n) */
-  if (b->failed) return;
+  if (!o->n || v < o->min[k]) o->min[k] = v;
+  if (!o->n || v > o->max[k]) o->max[k] = v;
+  if (ncs_median_add(&b->med[k], v) != 0) b->failed = 1;
+}
+/* The slowest step, and the step's row (rows: when kept); then the step is counted. */
+static inline __attribute__((always_inline)) void build_row(struct gt_build *b, const struct ncs_kact_step *x, int rows) {
+  struct ncs_gputime_steps *o = b->o;
   if (!o->n || x->len_ns > o->slow.len_ns) { o->slowest = o->n; o->slow = *x; }
-  for (int k = 0; k < NCS_GT_FIGURES; k++) {
-    uint64_t v = ncs_gputime_step_figure(x, k);
-    if (!o->n || v < o->min[k]) o->min[k] = v;
-    if (!o->n || v > o->max[k]) o->max[k] = v;
-    if (ncs_median_add(&b->med[k], v) != 0) b->failed = 1;
-  }
-  if (o->n < NCS_GT_ROWS) {
+  if (rows && o->n < NCS_GT_ROWS) {
     if (o->n == b->caprows) {
       size_t nc = b->caprows ? 2 * b->caprows : 16;
       if (nc > NCS_GT_ROWS) nc = NCS_GT_ROWS;
@@ -158,10 +169,29 @@ static void build_step(void *ctx, size_t g, const struct ncs_kact_step *x) {
   }
   o->n++;
 }
+/* (steps come with consecutive indices from 0: g == o->n) */
+static void build_step(void *ctx, size_t g, const struct ncs_kact_step *x) {
+  struct gt_build *b = ctx;
+  (void)g;
+  if (b->failed) return;
+  for (int k = 0; k < NCS_GT_FIGURES; k++) build_fig(b, k, ncs_gputime_step_figure(x, k));
+  build_row(b, x, 1);
+}
+/* text_fig's figures alone (rows: with --detail) */
+static inline __attribute__((always_inline)) void build_text(struct gt_build *b, const struct ncs_kact_step *x, int rows) {
+  if (b->failed) return;
+  build_fig(b, NCS_GT_LEN, x->len_ns);
+  build_fig(b, NCS_GT_EXPOSED, x->exposed_ns);
+  build_fig(b, NCS_GT_IDLE, x->idle_ns);
+  build_row(b, x, rows);
+}
+static void build_step_text(void *ctx, size_t g, const struct ncs_kact_step *x) { (void)g; build_text(ctx, x, 0); }
+static void build_step_text_rows(void *ctx, size_t g, const struct ncs_kact_step *x) { (void)g; build_text(ctx, x, 1); }
 /* The medians, and the builder's memory given back; a failed summary is emptied. */
 static void build_done(struct gt_build *b) {
   struct ncs_gputime_steps *o = b->o;
-  for (int k = 0; k < NCS_GT_FIGURES; k++) {
+  for (int j = 0; j < b->nfig; j++) {
+    int k = b->fig[j];
     if (!b->failed && o->n && ncs_median_get(&b->med[k], &o->med[k]) < 0) b->failed = 1;
     ncs_median_free(&b->med[k]);
   }
@@ -179,9 +209,14 @@ static void gt_file_done(void *state, int file, const struct ncs_read_status *st
   uint64_t *t = n ? malloc(n * sizeof *t) : NULL;
   if (t) ncs_starts_copy(log, t); else n = 0;
   memset(&x->steps, 0, sizeof x->steps);
-  struct gt_build b = {.o = &x->steps};
+  struct gt_build b = {.o = &x->steps, .nfig = NCS_GT_FIGURES, .fig = all_fig};
+  void (*sink)(void *, size_t, const struct ncs_kact_step *) = build_step;
+  if (s->text_only) {
+    b.nfig = (int)(sizeof text_fig / sizeof *text_fig), b.fig = text_fig;
+    sink = s->detail ? build_step_text_rows : build_step_text;
+  }
   for (int k = 0; k < NCS_GT_FIGURES; k++) b.med[k].cap = GT_EXACT;
-  if (f->acc && ncs_kact_figures_each(f->acc, fig, t, n, build_step, &b) != 0) fig->have = 0;
+  if (f->acc && ncs_kact_figures_each(f->acc, fig, t, n, sink, &b) != 0) fig->have = 0;
   build_done(&b);
   free(t);
   if (!fig->have) { free(x->steps.rows); memset(&x->steps, 0, sizeof x->steps); }

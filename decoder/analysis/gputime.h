@@ -28,7 +28,9 @@ static inline uint64_t ncs_gputime_step_figure(const struct ncs_kact_step *x, in
 #define NCS_GT_ROWS 1024 /* steps whose rows are kept, at most, per rank */
 /* A rank's steps with GPU-time figures: min / median / max over them of each figure (the
  * median exact up to 65536 steps, else within 6.25%: model/median.h), the slowest step, and the
- * first NCS_GT_ROWS steps' rows. All 0 when the rank has no figures. */
+ * first NCS_GT_ROWS steps' rows. All 0 when the rank has no figures. When only report's text
+ * prints the result (job->text_only), only the figures it prints are built (step, exposed and
+ * idle: busy, compute-only and overlapped stay 0) and the rows only with --detail. */
 struct ncs_gputime_steps {
   size_t n;                       /* steps with GPU-time figures */
   uint64_t min[NCS_GT_FIGURES], med[NCS_GT_FIGURES], max[NCS_GT_FIGURES];
