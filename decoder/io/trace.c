@@ -508,7 +508,8 @@ static inline __attribute__((always_inline)) uint32_t take_stretch(struct ncs_co
     memcpy(&w, p, 8);
     x = w ^ (CC * 0x0101010101010101ull);
     o = (x >> 4) & 0x0101010101010101ull;
-    ng = (uint64_t)__builtin_popcountll(o);
+    ng = (o * 0x0101010101010101ull) >> 56; /* o's bytes summed (each 0 or 1: no carry); not
+                                                  __builtin_popcountll, a libgcc call without -mpopcnt */
     if (x != o * 30 || c + (8 - ng) > lc || g + ng > lg) break;
     memcpy(order + c + g, &o, 8);
     c += (uint32_t)(8 - ng);
