@@ -125,7 +125,7 @@ static int gpu_time_may_come(const struct ncs_aligner *a, const struct ncs_pendi
 }
 
 /* A GPU time of `thread` named call `tcall` (or a group whose calls follow it). */
-static void note_gpu_seen(struct ncs_aligner *a, uint32_t thread, uint64_t tcall) {
+static inline __attribute__((always_inline)) void note_gpu_seen(struct ncs_aligner *a, uint32_t thread, uint64_t tcall) {
   unsigned t = thread & 63;
   if (!a->gpu_seen[t].used) { a->gpu_seen[t].used = 1; a->gpu_seen[t].thread = thread; a->gpu_seen[t].tcall = tcall; }
   else if (a->gpu_seen[t].thread != thread) a->gpu_seen[t].thread = ~0u; /* two threads: hold neither */
