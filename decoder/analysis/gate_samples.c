@@ -218,8 +218,13 @@ static void file_union_end(struct ncs_gs_file *f) {
 /* The communicator comm_id's ring, a new one when absent; NULL out of memory. An index of
  * comm_id -> ring (open addressing, at most half full) finds it; the last one found is tried
  * first (a file's calls are mostly on one communicator). */
-static struct ncs_gs_comm *comm_get(struct ncs_gsamples *g, uint64_t comm_id) {
+static struct ncs_gs_comm *comm_find(struct ncs_gsamples *g, uint64_t comm_id);
+static inline __attribute__((always_inline)) struct ncs_gs_comm *comm_get(struct ncs_gsamples *g, uint64_t comm_id) {
   if (g->last >= 0 && g->comm[g->last].comm_id == comm_id) return &g->comm[g->last];
+  return comm_find(g, comm_id);
+}
+/* (comm_get) not the last one looked up */
+static __attribute__((noinline)) struct ncs_gs_comm *comm_find(struct ncs_gsamples *g, uint64_t comm_id) {
   size_t mask = g->cidx_cap - 1, j;
   if (g->cidx_cap) {
     for (j = (size_t)(comm_id * 0x9e3779b97f4a7c15ull >> 32) & mask; g->cidx[j]; j = (j + 1) & mask)
@@ -257,12 +262,18 @@ static int ring_resize(struct ncs_gs_comm *c, size_t nc) {
 
 /* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the windows of
  * all communicators together would pass NCS_GS_OPEN seqs, or out of memory. */
-static struct ncs_gs_open *open_get(struct ncs_gsamples *g, uint64_t comm_id, uint64_t seq, struct ncs_gs_comm **cp) {
+static struct ncs_gs_open *open_widen(struct ncs_gsamples *g, struct ncs_gs_comm *c, uint64_t seq);
+static inline __attribute__((always_inline)) struct ncs_gs_open *open_get(struct ncs_gsamples *g, uint64_t comm_id,
+                                                                         uint64_t seq, struct ncs_gs_comm **cp) {
   struct ncs_gs_comm *c = *cp = comm_get(g, comm_id);
   if (!c) return NULL;
   if (seq == UINT64_MAX) return NULL;
   if (c->lo == c->hi) c->lo = c->hi = seq; /* empty window: start it at seq */
   if (seq >= c->lo && seq < c->hi) return &c->e[seq & (c->cap - 1)];
+  return open_widen(g, c, seq);
+}
+/* (open_get) seq outside c's window: the window widened to it */
+static __attribute__((noinline)) struct ncs_gs_open *open_widen(struct ncs_gsamples *g, struct ncs_gs_comm *c, uint64_t seq) {
   uint64_t lo = seq < c->lo ? seq : c->lo, hi = seq < c->hi ? c->hi : seq + 1;
   uint64_t grow = (hi - lo) - (c->hi - c->lo);
   if (hi - lo > (uint64_t)NCS_GS_OPEN || g->open_span + grow > (uint64_t)NCS_GS_OPEN) return NULL;
@@ -316,7 +327,7 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
 
 /* One collective call of a file's batch: a sample, or its collective's ranks lined up (caller
  * holds g->mu). */
-static void take_call(struct ncs_gsamples *g, const struct gs_pend *x) {
+static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct gs_pend *x) {
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
