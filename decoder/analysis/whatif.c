@@ -84,6 +84,11 @@ struct wf_file {
   size_t nbound;
   struct unit u;             /* the launch being made (have_u) */
   int have_u;
+  int u_one;                 /* u is one call outside a group, not point-to-point, of u_op, u_comm,
+                                u_count, u_dt: a call of the same is a launch of the same shape */
+  int u_again;               /* and the log's last launch has u's shape (ncs_launches_again) */
+  uint32_t u_op, u_comm, u_dt;
+  uint64_t u_count;
   struct ncs_launches *done; /* the launches before it, compact (NULL: none yet, or given back) */
   size_t nua[NKOPS];         /* the launches kept, per kernel operation */
   int lost;                  /* a launch could not be kept (out of memory), or the log was dropped
@@ -203,6 +208,7 @@ static int wf_comm(void *ctx, const struct ncs_comm *c) {
     f->ncomm = (size_t)c->comm + 1;
   }
   f->nranks[c->comm] = c->nranks;
+  f->u_one = 0; /* (a communicator's ranks may change a launch's bus bytes) */
   return 0;
 }
 
@@ -253,6 +259,20 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
   const signed char *kop_of_op = f->owner->kop_of_op;
   for (size_t i = 0; i < n; i++) {
     const struct ncs_call *c = &x[i];
+    if (f->u_one && c->op == f->u_op && c->count == f->u_count && c->datatype == f->u_dt && c->comm == f->u_comm &&
+        (!c->depth || !c->group) && !(c->flags & NCS_CALL_F_CAPTURED) && ncs_rc_ok(c->rc)) {
+      /* the launch of the call before, again (DDP's and the doubles' runs of one op and size):
+       * its kop, bus bytes and steps as the unit being made has them */
+      if (f->u_again && f->kw.on && ncs_launches_again(f->done, f->u.t_first) == 0) { /* commit_unit's, shape known */
+        if (f->u.kop >= 0 && f->u.kop < NKOPS) f->nua[f->u.kop]++;
+      } else {
+        commit_unit(f);
+        f->u_again = !f->lost && !f->dropped && f->done;
+      }
+      f->u.t_first = c->t_enter;
+      f->have_u = 1;
+      continue;
+    }
     int kop = c->op < NCS_OP_LIMIT ? kop_of_op[c->op] : -2;
     if (kop == -2 || (c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
     int nr = c->comm < f->ncomm ? f->nranks[c->comm] : 0;
@@ -267,7 +287,9 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
       commit_unit(f);
       *last = (struct unit){.t_first = c->t_enter, .group = grp, .kop = kop, .op = c->op};
       f->have_u = 1;
-    }
+      f->u_one = !grp && !p2p, f->u_op = c->op, f->u_comm = c->comm, f->u_dt = c->datatype, f->u_count = c->count;
+      f->u_again = 0;
+    } else f->u_one = 0;
     if (p2p) { /* a group of sends and receives moves the larger of the two (nd_model.c's rule) */
       if (c->op == NCS_OP_Recv) last->recvd += bb; else last->sent += bb;
       last->busbytes = last->sent > last->recvd ? last->sent : last->recvd;

@@ -1,0 +1,107 @@
+/* test_whatif_launches.c — whatif's NCCL launches (analysis/whatif.c, model/launches.h) as the
+ * report's readers hand them over, against figures worked out by hand: which kernel each launch
+ * sizes and which kernel each step start makes a boundary. One file, 13 AllReduce launches
+ * on one communicator: runs of calls of one shape (the shortcut that logs a call of the shape of
+ * the call before without working its launch out again), a shape change inside a run, a group of
+ * two calls (one launch) right after a call of their shape, calls before the communicator's ranks
+ * are known (bus bytes 0) and the same calls after (the ranks change the shape), a run handed
+ * over in two pieces, and the kernels read before the calls (kernel activity known: the log's
+ * one-word path) or after (the general path). Truth: each launch's bus bytes by nccl-tests' rule
+ * (2(n-1)/n x count x 4 B), the split's bus bandwidth = the bytes of the kernels in the window /
+ * their time, the observed step = (end of the last boundary kernel - end of the first) / 3. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/whatif.h"
+#include "check.h"
+#include "model/stages.h"
+#include "ncclscope/encode.h"
+#include "ncclscope/nccl_abi.h"
+
+/* The calls: t_enter, count (floats), group id (0: none) */
+struct c { uint64_t t, count, group; };
+static const struct c calls[] = {
+  {1000, 1000, 0}, {2000, 1000, 0},                                   /* step 0, before the ranks are known */
+  {11000, 1000, 0}, {12000, 1000, 77}, {12100, 1000, 77}, {13000, 3000, 0}, {14000, 1000, 0}, {15000, 1000, 0}, /* step 1 */
+  {21000, 1000, 0}, {22000, 1000, 0}, {23000, 3000, 0},               /* step 2 */
+  {31000, 3000, 0}, {32000, 3000, 0}, {33000, 3000, 0},             /* step 3 */
+};
+enum { NCALLS = sizeof calls / sizeof *calls, NLAUNCH = NCALLS - 1 };
+/* each launch's first call, and its bus bytes by hand: 1.5 x 4 B x count on 4 ranks, 0 before
+ * the ranks are known; the group's two calls add up */
+static const int first_call[NLAUNCH] = {0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+static const double busbytes[NLAUNCH] = {0, 0, 6000, 12000, 18000, 6000, 6000, 6000, 6000, 18000, 18000, 18000, 18000};
+static const uint64_t step_starts[] = {1000, 11000, 21000, 31000}; /* boundaries: launches 0, 2, 7, 10 */
+static uint64_t kstart(int i) { return calls[first_call[i]].t + 100; }
+static uint64_t kdur(int i) { return 50 + 10 * (uint64_t)i; }
+
+static void give_calls(struct ncs_visitor *v, size_t a, size_t b) {
+  struct ncs_call x[NCALLS];
+  for (size_t i = a; i < b; i++)
+    x[i - a] = (struct ncs_call){.op = NCS_OP_AllReduce, .comm = 0, .count = calls[i].count, .datatype = ncclFloat32,
+                                 .t_enter = calls[i].t, .t_exit = calls[i].t + 10, .depth = calls[i].group ? 1 : 0,
+                                 .group = calls[i].group};
+  v->calls(v->ctx, x, b - a);
+}
+static void give_kernels(struct ncs_visitor *v) {
+  struct ncs_kernel k[NLAUNCH];
+  for (int i = 0; i < NLAUNCH; i++)
+    k[i] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = kstart(i), .duration = kdur(i), .name = 1};
+  v->kernels(v->ctx, k, NULL, NLAUNCH);
+}
+
+/* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
+static void run(int kernels_first) {
+  const char *how = kernels_first ? "kernels first" : "calls first";
+  struct ncs_stages st;
+  if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (%s): stages", how); return; }
+  struct ncs_step_starts s = {0};
+  for (size_t i = 0; i < sizeof step_starts / sizeof *step_starts; i++) ncs_starts_add(&s, step_starts[i]);
+  struct ncs_rank_info info = {.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
+  int order[1] = {0};
+  const char *opts[1] = {NULL};
+  struct ncs_job job = {.n = 1, .rank = &info, .order = order, .options = opts, .stages = &st};
+  void *w = ncs_analysis_whatif.create(&job);
+  struct ncs_visitor v = {0};
+  ncs_analysis_whatif.visitor(w, 0, &v);
+  /* the kernels' name */
+  uint8_t b[512];
+  struct ncs_wbuf wb;
+  ncs_wbuf_init(&wb, b, sizeof b);
+  struct ncs_kernel_name kn = {.id = 1, .kclass = NCS_KCLASS_NCCL};
+  snprintf(kn.name, sizeof kn.name, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  ncs_enc_kernel_name_body(&wb, &kn);
+  v.raw(v.ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
+  if (kernels_first) give_kernels(&v);
+  give_calls(&v, 0, 2);                                          /* ranks unknown */
+  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  give_calls(&v, 2, 9);                                          /* a run handed over in two pieces */
+  give_calls(&v, 9, NCALLS);
+  if (!kernels_first) give_kernels(&v);
+  ncs_stages_put_starts(&st, 0, &s);
+  ncs_analysis_whatif.file_done(w, 0, NULL);
+  ncs_analysis_whatif.finish(w, &job);
+  const struct ncs_whatif *r = ncs_whatif_result(w);
+  /* by hand: boundaries at launches 0, 2, 7, 10 (the last launch begun at each start) */
+  const int bound[4] = {0, 2, 7, 10};
+  double A = (double)(kstart(bound[0]) + kdur(bound[0])), B = (double)(kstart(bound[3]) + kdur(bound[3]));
+  double step = (B - A) / 3, bytes = 0, ns = 0;
+  for (int i = bound[0] + 1; i <= bound[3]; i++) bytes += busbytes[i], ns += (double)kdur(i); /* the window's kernels */
+  CHECK(r && r->have && r->steps == 4, "whatif launches (%s): 4 step boundaries found (got %d)", how, r ? r->steps : -1);
+  CHECK(r && fabs(r->step_s * 1e9 - step) < 1e-6, "whatif launches (%s): observed step %.3f ns = (end of launch 10's kernel - end of launch 0's) / 3 = %.3f",
+        how, r ? r->step_s * 1e9 : -1, step);
+  double got = r ? r->split.busbw_gbps[0] : -1;
+  CHECK(r && r->split.kop[0] && !strcmp(r->split.kop[0], "AllReduce") && fabs(got - bytes / ns) < 1e-9 * (bytes / ns),
+        "whatif launches (%s): AllReduce busbw %.6f GB/s = the window's bus bytes %.0f (each launch's by hand) / its kernels' %.0f ns = %.6f",
+        how, got, bytes, ns, bytes / ns);
+  ncs_analysis_whatif.destroy(w);
+  ncs_stages_free(&st);
+}
+
+int main(void) {
+  run(1);
+  run(0);
+  return check_done();
+}
