@@ -18,16 +18,13 @@
 /* a call's time in us, from its ns */
 #define US(ns) ((double)(ns) / 1e3)
 
-/* A collective call waiting in its file's batch for the shared windows (ncs_gsamples_flush). */
-struct gs_pend { uint64_t comm_id, seq, idx; int64_t start, ns; double bw; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
-#define PEND_MAX 128
+/* A collective call as the shared windows take it (take_call). */
+struct gs_call { uint64_t comm_id, seq, idx; int64_t start, ns; double bw; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
 
 struct ncs_gs_file {
   struct ncs_gsamples *g;
   int file;
   uint64_t ncall;           /* its collectives and point-to-point calls so far: a call's index */
-  struct gs_pend pend[PEND_MAX]; /* its collectives not yet handed to the windows */
-  int npend;
   int64_t t0, t_end;        /* the union's first committed start (the earliest start but for
                                late intervals), latest end */
   struct ncs_ivu u;         /* the union of its calls' intervals, exact across threads
@@ -155,7 +152,6 @@ static void row_close(struct ncs_gs_row *s) {
 static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
   struct ncs_gs_file *f = ctx;
   ncs_ivu_chunk(&f->u); /* the union's threads (model/ivlanes.h) */
-  ncs_gsamples_flush(f->g, f->file);
   return 0;
 }
 
@@ -300,7 +296,6 @@ static void open_del(struct ncs_gsamples *g, struct ncs_gs_comm *c, struct ncs_g
 
 void ncs_gsamples_finish(struct ncs_gsamples *g) {
   if (!g) return;
-  for (int i = 0; i < g->nfile; i++) ncs_gsamples_flush(g, i);
   /* the collectives still open, by (comm_id, seq) */
   int *ord = g->ncomm ? malloc((size_t)g->ncomm * sizeof *ord) : NULL;
   for (int i = 0; ord && i < g->ncomm; i++) {
@@ -325,9 +320,8 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
       if (g->row[o][b] && g->row[o][b]->smp) row_close(g->row[o][b]);
 }
 
-/* One collective call of a file's batch: a sample, or its collective's ranks lined up (caller
- * holds g->mu). */
-static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct gs_pend *x) {
+/* One collective call: a sample, or its collective's ranks lined up (caller holds g->mu). */
+static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct gs_call *x) {
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
@@ -349,17 +343,7 @@ static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples 
   }
 }
 
-void ncs_gsamples_flush(struct ncs_gsamples *g, int file) {
-  struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
-  if (!f || !f->npend) return;
-  pthread_mutex_lock(&g->mu);
-  for (int i = 0; i < f->npend; i++) take_call(g, &f->pend[i]);
-  pthread_mutex_unlock(&g->mu);
-  f->npend = 0;
-}
-
 void ncs_gsamples_done(struct ncs_gsamples *g, int file) {
-  ncs_gsamples_flush(g, file);
   struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
   if (!f) return;
   file_union_end(f);
@@ -370,38 +354,39 @@ void ncs_gsamples_done(struct ncs_gsamples *g, int file) {
 }
 
 /* One call of file f (NULL: not attached) into its union and its batch. */
-static inline __attribute__((always_inline)) void gs_one(struct ncs_gsamples *g, struct ncs_gs_file *f, int file,
-                                                         const struct ncs_jev *e) {
+/* (ncs_gsamples_calls, first pass) a call's interval into its file's union, per calling thread
+ * (ivlanes.h) */
+static inline __attribute__((always_inline)) void gs_union(struct ncs_gs_file *f, const struct ncs_jev *e) {
+  int kind = ncs_op_kind(e->c->op);
+  if ((kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) || e->end <= e->start) return;
+  if (!f->u.sink) { f->u.sink = file_pieces; f->u.sink_ctx = f; f->t_end = e->end; }
+  ncs_ivu_add(&f->u, e->c->thread, TO_U(e->start), TO_U(e->end));
+  if (e->end > f->t_end) f->t_end = e->end;
+}
+
+/* (ncs_gsamples_calls, second pass) a call that moved data and took time to the windows: taken
+ * at once, g->mu held from the run's first such call on (*locked) */
+static inline __attribute__((always_inline)) void gs_take(struct ncs_gsamples *g, struct ncs_gs_file *f, int file,
+                                                          const struct ncs_jev *e, int *locked) {
   const struct ncs_call *c = e->c;
   int kind = ncs_op_kind(c->op);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
-  if (f && e->end > e->start) { /* the union of its intervals, per calling thread (ivlanes.h) */
-    if (!f->u.sink) { f->u.sink = file_pieces; f->u.sink_ctx = f; f->t_end = e->end; }
-    ncs_ivu_add(&f->u, c->thread, TO_U(e->start), TO_U(e->end));
-    if (e->end > f->t_end) f->t_end = e->end;
-  }
   uint64_t idx = f ? f->ncall++ : c->seq ^ (uint64_t)e->start;
   if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
-  /* written in place field by field: a struct built on the stack and copied was read back
-   * before its narrow fields' stores had landed (a store-forwarding stall on every call) */
-  struct gs_pend one, *x = f ? &f->pend[f->npend] : &one;
-  x->comm_id = e->comm_id; x->seq = c->seq; x->idx = idx; x->start = e->start;
-  x->bw = e->busbw_gbps; x->ns = e->end - e->start; x->file = file;
-  x->nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1;
-  x->op = (uint16_t)c->op; x->bucket = (uint8_t)e->bucket; x->gpu = (uint8_t)e->has_gpu;
-  if (!f) { /* no file state (not attached: out of memory): taken at once */
-    pthread_mutex_lock(&g->mu);
-    take_call(g, x);
-    pthread_mutex_unlock(&g->mu);
-    return;
-  }
-  f->npend++;
-  if (f->npend == PEND_MAX) ncs_gsamples_flush(g, file);
+  struct gs_call x = {.comm_id = e->comm_id, .seq = c->seq, .idx = idx, .start = e->start, .ns = e->end - e->start,
+                      .bw = e->busbw_gbps, .file = file,
+                      .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1,
+                      .op = (uint16_t)c->op, .bucket = (uint8_t)e->bucket, .gpu = (uint8_t)e->has_gpu};
+  if (!*locked) { pthread_mutex_lock(&g->mu); *locked = 1; }
+  take_call(g, &x);
 }
 
 void ncs_gsamples_calls(struct ncs_gsamples *g, int file, const struct ncs_jev *e, size_t n) {
   struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
-  for (size_t i = 0; i < n; i++) gs_one(g, f, file, &e[i]);
+  int locked = 0;
+  if (f) for (size_t i = 0; i < n; i++) gs_union(f, &e[i]);
+  for (size_t i = 0; i < n; i++) gs_take(g, f, file, &e[i], &locked);
+  if (locked) pthread_mutex_unlock(&g->mu);
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {

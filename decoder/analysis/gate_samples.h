@@ -6,10 +6,8 @@
  * chunks' ends); ncs_gsamples_calls() takes every call the loader hands to on_file_calls
  * (analysis/jobsum.h), in runs: a file's calls in file order, on the thread reading it, files in
  * parallel.
- * The per-file figures are made at once; the collectives wait in the file's batch (128 calls)
- * until it is full, its chunk ends or ncs_gsamples_flush() (ncs_gsamples_done() at the file's end): a
- * thread's calls reach the shared windows in the order it read them, with one lock a batch. A
- * file not attached (out of memory) has its collectives taken one at a time. A sample is ln(busbw GB/s) and ln(time
+ * The per-file figures and the shared windows take each run at once (the windows under one lock
+ * a run): a thread's calls reach them in the order it read them. A sample is ln(busbw GB/s) and ln(time
  * us) of one operation that moved data and took time:
  *  - a collective of a communicator of several ranks is one sample per collective (its ranks'
  *    calls lined up by (comm_id, seq), as analysis/straggler.h does): the call of its rank
@@ -68,7 +66,7 @@ struct ncs_gsamples {
   struct ncs_gs_row *row[NCS_OP_LIMIT][NCS_NBUCKETS];
   struct ncs_gs_file **file; /* [nfile], each made at its file's first call */
   int nfile;
-  pthread_mutex_t mu;        /* the windows and rows, taken by a file's batch at a time */
+  pthread_mutex_t mu;        /* the windows and rows, taken by a file's run at a time */
   struct ncs_gs_comm *comm;  /* collectives waiting for their ranks: per communicator, a ring by seq */
   int ncomm, last;           /* last: the ring found last, -1 none */
   int *cidx;                 /* comm_id -> 1 + index in comm (0 empty), open addressing */
@@ -84,12 +82,9 @@ void ncs_gsamples_free(struct ncs_gsamples *g);
 void ncs_gsamples_calls(struct ncs_gsamples *g, int file, const struct ncs_jev *e, size_t n);
 /* Adds file's visitor to m, before its first call. */
 void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m);
-/* Hands file's batch to the shared windows (on the thread reading the file). */
-void ncs_gsamples_flush(struct ncs_gsamples *g, int file);
-/* At a file's end (on the thread reading it): its batch flushed, its union committed. */
+/* At a file's end (on the thread reading it): its union committed. */
 void ncs_gsamples_done(struct ncs_gsamples *g, int file);
-/* After the last call: flushes every batch, then takes the collectives still open (ranks no
- * file held). */
+/* After the last call: takes the collectives still open (ranks no file held). */
 void ncs_gsamples_finish(struct ncs_gsamples *g);
 /* The row's samples, NULL when it has none. */
 static inline const struct ncs_gs_row *ncs_gsamples_row(const struct ncs_gsamples *g, uint32_t op, int bucket) {
