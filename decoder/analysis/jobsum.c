@@ -151,14 +151,16 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, u
 
 /* Hands a call to the caller's events (every call: collectives, point-to-point, groups,
  * registration, ...): on_file_call as it comes, on_call serialised; the event is left in *ev
- * for on_file_calls (s_aligned, at the run's end). */
+ * for on_file_calls (s_aligned, at the run's end). runs_only (a constant): the caller knows
+ * that on_file_calls is the only event (no test a call). */
 static inline __attribute__((always_inline)) void emit_call(struct sfile *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
-                      uint64_t bytes, double busbw, int bucket, struct ncs_jev *ev) {
+                      uint64_t bytes, double busbw, int bucket, struct ncs_jev *ev, int runs_only) {
   const struct ncs_jobsum_events *x = f->S->ev;
-  if (!x || (!x->on_call && !x->on_file_call && !x->on_file_calls)) return;
+  if (!runs_only && (!x || (!x->on_call && !x->on_file_call && !x->on_file_calls))) return;
   *ev = (struct ncs_jev){.c = a->call, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
                          .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = busbw, .rank = lc ? lc->rank : -1,
                          .nranks = lc ? lc->nranks : 0, .bucket = bucket, .transport = lc ? lc->tname : "?"};
+  if (runs_only) return;
   if (x->on_file_call) x->on_file_call(x->ctx, f->file, f->r, ev);
   if (!x->on_call) return;
   pthread_mutex_lock(&f->S->mu);
@@ -200,14 +202,15 @@ __attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint
 }
 
 /* A call on the job clock. */
-static inline __attribute__((always_inline)) void s_one(struct sfile *f, const struct ncs_aligned *a, struct ncs_jev *ev) {
+static inline __attribute__((always_inline)) void s_one(struct sfile *f, const struct ncs_aligned *a, struct ncs_jev *ev,
+                                                        int runs_only) {
   struct ncs_jrank *r = f->r;
   const struct ncs_call *c = a->call;
   r->calls++;
   int kind = ncs_op_kind(c->op);
   struct lcomm *lc = lc_get(f, c->comm);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) { /* host interval only, no statistics */
-    emit_call(f, a, lc, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0, 0, ev);
+    emit_call(f, a, lc, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0, 0, ev, runs_only);
     return;
   }
   int nranks = lc ? lc->nranks : 0;
@@ -244,15 +247,19 @@ static inline __attribute__((always_inline)) void s_one(struct sfile *f, const s
       f->nbatch = 0;
     }
   }
-  emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0, bucket, ev);
+  emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0, bucket, ev, runs_only);
 }
 
 /* A run of calls on the job clock (the loader's aligned hook). */
 static void s_aligned(void *ctx, int file, const struct ncs_aligned *a, size_t n) {
   struct sfile *f = &((struct sum *)ctx)->f[file];
   struct ncs_jev ev[NCS_ALIGN_RUN];
-  for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i]);
   const struct ncs_jobsum_events *x = f->S->ev;
+  if (x && x->on_file_calls && !x->on_file_call && !x->on_call) { /* compare's case: one copy without the tests */
+    for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i], 1);
+  } else {
+    for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i], 0);
+  }
   if (x && x->on_file_calls) x->on_file_calls(x->ctx, file, f->r, ev, n);
 }
 
