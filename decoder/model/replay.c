@@ -184,11 +184,23 @@ __attribute__((noinline)) static int push_window(struct ncs_replay *r, uint64_t 
 
 void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, size_t n) {
   for (size_t i = 0; i < n; i++) {
+    if (!r->wlin && !r->sum.captured) { /* the ring: windows written in place while it has room, its
+                                           state in locals (the stores to w[] would reload it) */
+      struct rwin *w = r->w;
+      size_t nw = r->nw, capw = r->capw;
+      int seen = r->gpu_seen;
+      for (; i < n && (nw < capw || nw >= RING); i++) {
+        if (g[i].flags || g[i].gpu_end < g[i].gpu_start) continue;
+        seen = 1;
+        w[nw++ & (RING - 1)] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
+      }
+      r->nw = nw;
+      r->gpu_seen = seen;
+      if (i == n) return;
+    }
     if (g[i].flags || g[i].gpu_end < g[i].gpu_start) continue;
     r->gpu_seen = 1;
-    if (!r->wlin && !r->sum.captured && (r->nw < r->capw || r->nw >= RING)) /* the ring, room in it */
-      r->w[r->nw++ & (RING - 1)] = (struct rwin){g[i].gpu_start, g[i].gpu_end};
-    else if (push_window(r, g[i].gpu_start, g[i].gpu_end) != 0) return;
+    if (push_window(r, g[i].gpu_start, g[i].gpu_end) != 0) return; /* the ring grows, or the list */
   }
 }
 
