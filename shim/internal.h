@@ -135,7 +135,7 @@ extern _Atomic int ncs_writer_sleeping;
 void ncs_writer_wake(void);
 /* Owner thread, at a push whose head h reached its ring's `limit` with room in the ring: 1 when
  * the limit is above h now (a new ring's next pages made present by this thread: rings.c; it
- * sets wake_at to h + 1, so this push wakes the writer, which reserves the rest), 0 when the
+ * sets wake_at to h + 1, so this push wakes the writer, which wakes the pagers), 0 when the
  * call is to be dropped. Never on the per-call path. */
 int ncs_rings_grow(struct ncs_ring *r, uint64_t h);
 /* Appends one record to the ring, or counts it as dropped when the ring is full or its head

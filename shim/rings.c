@@ -46,16 +46,25 @@
  *     the next one ahead of time from then on, once the process has recorded for 1 s.
  *   - A new ring on /dev/shm has only its first window reserved (its `limit` there) and, in
  *     `grow_to`, the whole ring to grow to (room checked for its first quarter when it is made,
- *     for each step past it when the step is taken): the writer reserves the whole ring
- *     once the owner has made FIRST_WINDOW calls (every such ring's at the start of a pass,
- *     before any ring's pages are made present); the owner, at that call (the limit) or later
- *     if the writer has not come yet, makes the next pages present itself (ncs_rings_grow:
- *     MADV_POPULATE_WRITE on its own mapping, which fails instead of raising SIGBUS when the
- *     tmpfs is full; twice the ring's reserved part at a time, up to the whole ring, then no
- *     limit), then records on: a thread never drops a call while its ring has room, whether
- *     the writer got the CPU or not, unless /dev/shm has no room (counted). Never on the
- *     per-call path: only a push that found the head at the limit (at most 7 such pushes a
- *     ring). A ring in this state is never trimmed.
+ *     for each step past it when the step is taken). While it grows, every page below its limit
+ *     is present (MADV_POPULATE_WRITE: a page made present holds its block, or the call fails
+ *     instead of raising SIGBUS when the tmpfs is full) and no fallocate runs for it: the
+ *     limit rises GROW_STEP records (48 pages) at a time, made present by the pagers (two
+ *     threads of the shim's, started by the writer when a growing ring's owner first passes
+ *     half its first window: signals blocked, 64 KiB stacks, no descriptor, no system call but
+ *     madvise, statfs and futex; they step the ring whose owner is nearest its limit first,
+ *     until every growing ring has its window, look again every millisecond while an owner
+ *     records, and sleep otherwise, woken by the writer), so neither the owner (a page fault
+ *     is ~1.6 us of its CPU) nor the writer (whose drains would wait) makes them; by the owner
+ *     itself, one step, when it reaches the limit first (ncs_rings_grow), then it records on: a
+ *     thread never drops a call while its ring has room, whether a pager got the CPU or not,
+ *     unless /dev/shm has no room (counted). Never on the per-call path: only a push that found
+ *     the head at the limit (at most ring / GROW_STEP, 64 pushes of the default ring). Once
+ *     every page is present, no limit. A growing ring whose owner, past its first window, has
+ *     been idle for 1 s is reserved whole by the writer (fallocate; a per-ring lock keeps the
+ *     pagers off it meanwhile), then trimmed as below. Where no pager can start, the writer
+ *     reserves a growing ring whole once its owner has made FIRST_WINDOW calls and populates
+ *     it as any other. A fork child has no pagers (and none of the parent's rings).
  *   - An idle ring gives its memory back: once its owner has recorded nothing for 1 s and the
  *     writer has drained it, the writer lowers its `limit` to the end of 1/8 of the ring ahead
  *     of the head (the owner records only below it: internal.h) and drops the mappings of
@@ -78,6 +87,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +99,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +162,8 @@ static int populate_unsupported; /* the kernel has no MADV_POPULATE_WRITE (befor
  * from 65,536 calls) a thread in a tight loop outran a late writer at each doubling of its
  * first pass (BENCHMARKS.md, "Page faults and ring memory") */
 #define WINDOW_MUL 16u
+/* A growing ring's pages are made present this many records at a time (48 pages) */
+#define GROW_STEP 2048u
 /* A new ring's first reservation on /dev/shm, a fraction of the ring (3 MiB of the default
  * one): see file_ring() */
 #define SHM_FIRST_RESERVE_DIV 4u
@@ -368,11 +382,11 @@ void ncs_rings_buf_publish(size_t len) {
  * the writer); on /dev/shm a reserved block is a page of memory, zeroed at once (12 MiB took
  * 1.7-2.3 ms, most of a short process's fixed cost; its first quarter, 3 MiB, was still
  * 0.9 ms of a 10-call process's 2.9), so the ring gets its first window (FIRST_WINDOW
- * records, 96 KiB) there and `limit` at its end, and `grow_to` at its first quarter, for
- * which /dev/shm has room now: a thread that reaches the limit before the writer reserved
- * the rest makes the next pages present itself (ncs_rings_grow), up to `grow_to`, instead of
- * dropping; ncs_rings_tend() reserves the whole ring once the thread has made FIRST_WINDOW
- * calls. Without MADV_POPULATE_WRITE the first quarter is reserved at once, as before. */
+ * records, 96 KiB) there and `limit` at its end, and `grow_to` at its end (/dev/shm has room
+ * for its first quarter now): the pagers make the next pages present ahead of the thread and
+ * raise the limit (grow_step), and a thread that reaches the limit first makes the next ones
+ * present itself (ncs_rings_grow) instead of dropping. Without MADV_POPULATE_WRITE the first
+ * quarter is reserved at once, as before. */
 static struct ncs_ring *file_ring(void) {
   struct ncs_rings_header *h = atomic_load_explicit(&R.hdr, memory_order_acquire);
   if (!h) return NULL;
@@ -392,7 +406,7 @@ static struct ncs_ring *file_ring(void) {
 
 int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
   uint64_t lim = atomic_load_explicit(&r->limit, memory_order_acquire);
-  if (h < lim) return 1; /* raised meanwhile (the writer reserved the ring) */
+  if (h < lim) return 1; /* raised meanwhile (a pager's step, or the writer reserved the ring) */
   uint64_t to = atomic_load_explicit(&r->grow_to, memory_order_acquire);
   /* not a new ring (grow_to 0), or the writer lifted the limit meanwhile (it clears grow_to
    * first) */
@@ -401,8 +415,9 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
     return h < atomic_load_explicit(&r->limit, memory_order_acquire);
   }
   if (h >= to || lim > to) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
-  /* twice what it has (96 KiB, 192 KiB, ... up to the whole ring): a few calls here per ring */
-  uint64_t next = lim * 2 > h + 1 ? lim * 2 : h + 1;
+  /* one step (GROW_STEP records, 48 pages): the pager takes the rest (doubling made an owner
+   * that caught up with a late pager or writer populate up to half its ring itself) */
+  uint64_t next = lim + GROW_STEP > h + 1 ? lim + GROW_STEP : h + 1;
   if (next > to) next = to;
   long ps = sysconf(_SC_PAGESIZE);
   size_t pg = ps > 0 ? (size_t)ps : 4096;
@@ -417,8 +432,9 @@ int ncs_rings_grow(struct ncs_ring *r, uint64_t h) {
            : madvise((char *)r + a, b - a, MADV_POPULATE_WRITE);
   errno = saved;
   if (rc != 0) return h < atomic_load_explicit(&r->limit, memory_order_acquire);
-  /* this very push wakes the writer (internal.h ncs_ring_push: its head reaches wake_at), to
-   * reserve the rest of the ring; a writer busy at that moment is woken by the next growth */
+  /* this very push wakes the writer (internal.h ncs_ring_push: its head reaches wake_at), which
+   * wakes the pagers (or, without them, reserves the rest of the ring); a writer busy at that
+   * moment is woken by the next growth */
   if (atomic_compare_exchange_strong_explicit(&r->limit, &lim, next, memory_order_release, memory_order_acquire))
     atomic_store_explicit(&r->wake_at, h + 1, memory_order_relaxed);
   return h < atomic_load_explicit(&r->limit, memory_order_acquire);
@@ -646,22 +662,158 @@ static uint64_t window_ahead(uint64_t head, uint64_t records) {
   return w > records / WINDOW_DIV ? records / WINDOW_DIV : w;
 }
 
-/* A new ring on /dev/shm (reserved up to its limit only: file_ring) whose thread has made
- * FIRST_WINDOW calls: the whole ring's blocks, then no limit (a thread that makes fewer, even
- * one that then idles, never costs more than its first window); until then its owner grows it
- * past the limit (ncs_rings_grow). */
-static void reserve_new(int i, struct ncs_ring *r) {
-  uint64_t records = (uint64_t)r->mask + 1;
-  if (!atomic_load_explicit(&r->grow_to, memory_order_relaxed) ||
-      atomic_load_explicit(&r->head, memory_order_acquire) < FIRST_WINDOW || reserve_slots(r, 0, records) != 0)
-    return;
+/* A growing ring (a new ring on /dev/shm: file_ring) reserved whole: then no limit, and it is
+ * tended (populated ahead of its head, trimmed when idle) as any other. 0, or -1 when the file
+ * system cannot now. Writer thread, with P.mu held while the pager runs (a step of the pager's
+ * must never raise a limit this lifted and a trim lowered since). */
+static int reserve_whole(int i, struct ncs_ring *r, uint64_t records) {
+  if (!atomic_load_explicit(&r->grow_to, memory_order_relaxed)) return 0;
+  if (reserve_slots(r, 0, records) != 0) return -1;
   atomic_store_explicit(&r->grow_to, 0, memory_order_relaxed);
   atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_release);
-  if (tended[i].ring == r) { /* the reservation took a while: pages from the head on */
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-    if (tended[i].populated < head) tended[i].populated = head;
-    tended[i].base = head;
+  /* the reservation took a while: pages from the head on */
+  uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+  if (tended[i].populated < head) tended[i].populated = head;
+  tended[i].base = head;
+  return 0;
+}
+
+/* Raises `limit` to `to` (never lowers it: the owner's own growth may have raised it). */
+static void raise_limit(struct ncs_ring *r, uint64_t to) {
+  uint64_t lim = atomic_load_explicit(&r->limit, memory_order_acquire);
+  while (lim < to && !atomic_compare_exchange_weak_explicit(&r->limit, &lim, to, memory_order_release, memory_order_acquire)) {
   }
+}
+
+/* The pager: a thread of the shim's (every signal blocked, a 64 KiB stack, no descriptor: its
+ * only system calls are madvise, statfs/statvfs and futex) that makes a growing ring's pages
+ * present ahead of its owner, so that neither the owner (a page fault, ~1.6 us, or its own
+ * populating) nor the writer (whose drains it would delay) does. Started by the writer the
+ * first time a growing ring's owner passes half its first window (a process whose threads
+ * make fewer calls never has one); where it cannot start, the writer reserves such a ring
+ * whole at FIRST_WINDOW calls and populates ahead of it, as for any ring. */
+static struct {
+  pthread_mutex_t mu[NCS_MAX_THREADS]; /* per ring slot: held by a step, and by the writer's
+                                        * reserve_whole of a growing ring */
+  _Atomic uint32_t word;    /* futex word: bumped by the writer when a growing ring wants pages */
+  _Atomic int waiting;      /* the pager sleeps on `word` */
+  _Atomic int state;        /* 0 not started, 1 running, -1 could not start (this process) */
+} P;
+#define PAGER_STACK (64u << 10)
+/* Two: a page costs its maker ~0.85 us of CPU, and on a busy machine each runnable thread gets
+ * its share; one pager kept up with fewer of 4 tight-looping owners' pages (first4 at load 5-8:
+ * 5,370 pages left to the owners in the median, against 2,920 with two; /work/figs/shim7.md) */
+#define PAGERS 2
+#define PAGER_POLL_NS 1000000L /* while a ring still grows, the pager looks again this often */
+
+/* One step of growing ring r: the pages of slots [limit, limit + GROW_STEP) made present, then
+ * the limit raised (the owner records into them at once); a page made present reserves its
+ * block, or the populate fails (a full tmpfs) where a store would have raised SIGBUS; past the
+ * first quarter only while /dev/shm keeps its free share. Once every page is present: no
+ * limit. 0, or -1 when the step could not be made (not growing any more, no room). */
+static int grow_step(int i, struct ncs_ring *r, uint64_t records) {
+  int rc = -1;
+  if (pthread_mutex_trylock(&P.mu[i]) != 0) return 1; /* the other pager's, or the writer's */
+  uint64_t lim = atomic_load_explicit(&r->limit, memory_order_acquire);
+  if (!atomic_load_explicit(&r->grow_to, memory_order_relaxed) || lim >= records) goto out;
+  size_t pg = page_round(1);
+  uint64_t next = lim + GROW_STEP < records ? lim + GROW_STEP : records;
+  size_t a = (offsetof(struct ncs_ring, rec) + (size_t)lim * sizeof(struct ncs_call)) / pg * pg,
+         b = page_round(offsetof(struct ncs_ring, rec) + (size_t)next * sizeof(struct ncs_call));
+  if ((next > records / SHM_FIRST_RESERVE_DIV && !shm_room(NCS_RINGS_SHM_DIR, b - a)) ||
+      madvise((char *)r + a, b - a, MADV_POPULATE_WRITE) != 0)
+    goto out;
+  raise_limit(r, next);
+  if (next == records) { /* every page present: as if reserved whole */
+    atomic_store_explicit(&r->grow_to, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->limit, UINT64_MAX, memory_order_release);
+  }
+  rc = 0;
+out:
+  pthread_mutex_unlock(&P.mu[i]);
+  return rc;
+}
+
+/* The growing ring whose owner is nearest its limit among those whose window (window_ahead)
+ * passes their limit (skip[i] set: a step failed since the last wake-up); NULL when none.
+ * *moving: the head of a ring past half its first window, still growing, moved since the last
+ * look (seen[], kept by the caller): its owner is recording. */
+static struct ncs_ring *pager_pick(const char *skip, int *bi, int *moving, uint64_t *seen) {
+  struct ncs_ring *best = NULL;
+  uint64_t best_margin = UINT64_MAX;
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (!r || !atomic_load_explicit(&r->grow_to, memory_order_relaxed)) continue;
+    uint64_t records = (uint64_t)r->mask + 1, head = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t limit = atomic_load_explicit(&r->limit, memory_order_relaxed);
+    if (head < FIRST_WINDOW / 2 || limit >= records) continue;
+    if (head != seen[i]) *moving = 1;
+    seen[i] = head;
+    if (skip[i] || head + window_ahead(head, records) <= limit) continue;
+    uint64_t margin = limit > head ? limit - head : 0;
+    if (margin < best_margin) {
+      best = r;
+      best_margin = margin;
+      *bi = i;
+    }
+  }
+  return best;
+}
+
+static void *pager_main(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "ncclscope-pg");
+  uint64_t heads[NCS_MAX_THREADS] = {0};
+  for (;;) {
+    uint32_t seen = atomic_load_explicit(&P.word, memory_order_acquire);
+    char skip[NCS_MAX_THREADS] = {0};
+    int moving = 0, bi = -1;
+    struct ncs_ring *r;
+    while ((r = pager_pick(skip, &bi, &moving, heads)) != NULL) {
+      int rc = grow_step(bi, r, (uint64_t)r->mask + 1);
+      if (rc < 0) skip[bi] = 1;
+      else if (rc > 0) skip[bi] = 2; /* another thread on it: the others first */
+      else for (int i = 0; i < NCS_MAX_THREADS; i++) skip[i] = skip[i] == 1;
+    }
+    /* back in PAGER_POLL_NS while a growing ring's owner records, else when the writer calls
+     * (an idle process's pagers never wake) */
+    struct timespec ts = {0, PAGER_POLL_NS};
+    atomic_fetch_add(&P.waiting, 1);
+    syscall(SYS_futex, &P.word, FUTEX_WAIT_PRIVATE, seen, moving ? &ts : NULL, NULL, 0);
+    atomic_fetch_sub(&P.waiting, 1);
+  }
+  return NULL;
+}
+
+/* Writer thread: wakes the pager (starting it the first time); 0, or -1 when there is none. */
+static int pager_kick(void) {
+  int st = atomic_load(&P.state);
+  if (st < 0) return -1;
+  if (st == 0) {
+    pthread_attr_t a;
+    pthread_t th;
+    sigset_t all, old;
+    if (pthread_attr_init(&a) != 0) goto fail;
+    for (int i = 0; i < NCS_MAX_THREADS; i++) pthread_mutex_init(&P.mu[i], NULL);
+    pthread_attr_setstacksize(&a, PAGER_STACK);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&th, &a, pager_main, NULL);
+    for (int k = 1; rc == 0 && k < PAGERS; k++) pthread_create(&th, &a, pager_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+    if (rc != 0) goto fail;
+    atomic_store(&P.state, 1);
+    return 0;
+  }
+  atomic_fetch_add_explicit(&P.word, 1, memory_order_seq_cst);
+  if (atomic_load(&P.waiting)) syscall(SYS_futex, &P.word, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+  return 0;
+fail:
+  ncs_debug("no pager thread: the writer makes the rings' pages present");
+  atomic_store(&P.state, -1);
+  return -1;
 }
 
 void ncs_rings_tend(uint64_t now_ns) {
@@ -673,12 +825,13 @@ void ncs_rings_tend(uint64_t now_ns) {
     if (M.scanned && M.n == 0 && M.src < 0 && (M.full || now_ns - M.scanned_ns >= LEFTOVERS_EVERY_NS)) M.scanned = 0;
     if (!M.scanned || M.n > 0 || M.src >= 0) move_leftovers();
   }
-  /* every new ring's whole reservation before any ring's pages: it must not wait behind
-   * another ring's window (a populate of up to half a ring), its owner drops what passes its
-   * first quarter until then */
-  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+  /* without a pager, every new ring's whole reservation before any ring's pages: it must not
+   * wait behind another ring's window (a populate of up to half a ring) */
+  for (int i = 0; i < NCS_MAX_THREADS && atomic_load(&P.state) < 0; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
-    if (r) reserve_new(i, r);
+    if (r && atomic_load_explicit(&r->grow_to, memory_order_relaxed) &&
+        atomic_load_explicit(&r->head, memory_order_acquire) >= FIRST_WINDOW)
+      reserve_whole(i, r, (uint64_t)r->mask + 1);
   }
   for (int i = 0; i < NCS_MAX_THREADS; i++) {
     struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
@@ -735,6 +888,30 @@ void ncs_rings_tend(uint64_t now_ns) {
     if (head != tended[i].head) {
       tended[i].head = head;
       tended[i].since = now_ns;
+    }
+    if (growing && atomic_load(&P.state) >= 0) {
+      /* growing, its pages made present by the pager (every page below the limit is): the
+       * owner wakes this thread half-way to the limit, which wakes the pager; idle for
+       * IDLE_TRIM_NS past its first window, the whole ring reserved, so that it is
+       * trimmed as any other */
+      uint64_t got = atomic_load_explicit(&r->limit, memory_order_acquire);
+      tended[i].populated = got < records ? got : records;
+      tended[i].base = 0;
+      if (head >= FIRST_WINDOW / 2) {
+        if (head >= FIRST_WINDOW && now_ns - tended[i].since >= IDLE_TRIM_NS) {
+          pthread_mutex_lock(&P.mu[i]);
+          reserve_whole(i, r, records);
+          pthread_mutex_unlock(&P.mu[i]);
+        } else if (got < records && head + win > got && pager_kick() != 0) {
+          continue; /* no pager: reserved whole at the next pass */
+        }
+      }
+      if (atomic_load_explicit(&r->grow_to, memory_order_relaxed)) {
+        if (got > head) wake_half_way(r, head, got);
+        continue;
+      }
+      limit = atomic_load_explicit(&r->limit, memory_order_relaxed);
+      growing = 0;
     }
     /* every pass over the ring: a page populated last pass may have been written back
      * (read-only) since; on a tmpfs, or in process memory, never: once every page is present,
@@ -798,4 +975,9 @@ void ncs_rings_atfork_child(void) {
   atomic_store(&spare, NULL);
   atomic_store(&spare_wanted, 0);
   memset(tended, 0, sizeof tended);
+  /* the parent's pager is not in this process (its lock may have been held at the fork) */
+  for (int i = 0; i < NCS_MAX_THREADS; i++) pthread_mutex_init(&P.mu[i], NULL);
+  atomic_store(&P.word, 0);
+  atomic_store(&P.waiting, 0);
+  atomic_store(&P.state, 0);
 }

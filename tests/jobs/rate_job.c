@@ -24,7 +24,7 @@
  * took in their call loops, S: the part of Z spent in the kernel (page faults, pages made present,
  * wake-ups), both getrusage RUSAGE_THREAD), and, when a thread named
  * "ncclscope-wr" (the shim's writer) exists, writer_cpu_ns=Z: that thread's CPU time so far, plus
- * its compression helper's ("ncclscope-zip")
+ * its compression helper's ("ncclscope-zip") and its pagers' ("ncclscope-pg", shim/rings.c)
  * (/proc/self/task/TID/schedstat), printed after the idle sleep when -i is given. Uses only NCCL calls with host
  * buffers and stream 0, so it also runs on a stub NCCL that returns at once. */
 #include <pthread.h>
@@ -55,8 +55,8 @@ static uint64_t now_ns(clockid_t c) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* CPU ns of the shim's writer thread plus its compression helper ("ncclscope-zip", when it
- * exists), -1 when there is no writer. */
+/* CPU ns of the shim's writer thread plus its compression helper ("ncclscope-zip") and pagers
+ * ("ncclscope-pg"), when they exist; -1 when there is no writer. */
 static long long writer_cpu_ns(void) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return -1;
@@ -70,8 +70,8 @@ static long long writer_cpu_ns(void) {
     if (!f) continue;
     if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
     fclose(f);
-    int is_zip = strncmp(comm, "ncclscope-zip", 13) == 0;
-    if (!is_zip && (strncmp(comm, "ncclscope-wr", 12) != 0 || ns >= 0)) continue; /* the first: threads
+    int helper = strncmp(comm, "ncclscope-zip", 13) == 0 || strncmp(comm, "ncclscope-pg", 12) == 0;
+    if (!helper && (strncmp(comm, "ncclscope-wr", 12) != 0 || ns >= 0)) continue; /* the first: threads
                                                     * it starts (a CUDA stream's) inherit its name */
     snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", e->d_name);
     f = fopen(path, "r");
@@ -80,7 +80,7 @@ static long long writer_cpu_ns(void) {
       if (fscanf(f, "%lld", &v) != 1) v = -1;
       fclose(f);
     }
-    if (is_zip) zip += v > 0 ? v : 0;
+    if (helper) zip += v > 0 ? v : 0;
     else ns = v;
   }
   closedir(d);

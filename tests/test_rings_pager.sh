@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_rings_pager.sh — the pagers (shim/rings.c, docs/SHIM.md "The rings file"): the threads
+# that make a new ring's pages present on /dev/shm during its first pass. Thread names and
+# context-switch counts from /proc, exact counts from the trace; no timing:
+#   - a process whose threads make few calls (10, under half a first window) never starts them;
+#   - a process whose threads made 20,000 calls each has two, and while it is idle they sleep:
+#     their context switches do not move over a second (they wake only while a growing ring's
+#     owner records, or when the writer calls);
+#   - a kill -9 then loses nothing: every returned call is in the trace (the job's own count).
+# Needs the rings file on /dev/shm (the pagers exist only there): SKIP otherwise.
+source "$(dirname "$0")/lib.sh"
+JOB=$BUILD/tests/rate_job
+for f in "$SHIM" "$NCS" "$JOB"; do [ -e "$f" ] || { fail "rings_pager: $f not built"; exit 0; }; done
+calls() { "$NCS" dump "$1" 2>/dev/null | awk '$1 == "CALL" && $0 ~ /op=AllReduce / {n++} END {print n + 0}'; }
+
+# start NAME CALLS: the job makes CALLS on each of 2 threads, says "done" and waits to be
+# killed; sets pid, d (0 when it never said done)
+start() {
+  d=$T/$1
+  mkdir -p "$d"
+  : >"$d/out"
+  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n "$2" -t 2 -p >"$d/out" 2>&1 &
+  pid=$!
+  local i
+  for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && return 0; sleep 0.1; done
+  return 1
+}
+# pagers: the tids of $pid's threads named ncclscope-pg
+pagers() {
+  local t
+  for t in /proc/"$pid"/task/*; do [ "$(cat "$t/comm" 2>/dev/null)" = ncclscope-pg ] && basename "$t"; done
+}
+# switches TIDS...: each thread's voluntary + involuntary context switches, one line
+switches() {
+  local t
+  for t in "$@"; do awk '/ctxt_switches/ {n += $2} END {printf "%d ", n}' /proc/"$pid"/task/"$t"/status; done
+}
+stop() { kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
+
+if start few 10; then
+  sleep 0.5 # the writer has drained and tended the rings by now (or was slow: fewer threads yet)
+  check_eq "rings_pager: a process whose threads made 10 calls each has no pager" 0 "$(pagers | wc -l)"
+else
+  fail "rings_pager: the 10-call job never finished its calls: $(head -3 "$d/out")"
+fi
+stop
+
+if ! start busy 20000; then
+  fail "rings_pager: the 20,000-call job never finished its calls: $(head -3 "$d/out")"
+  stop
+  exit 0
+fi
+f=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
+case "$(readlink "$f.rings" 2>/dev/null)" in
+/dev/shm/*) ;;
+*)
+  skip "rings_pager: the rings file is not on /dev/shm here (no tmpfs with room to spare): no pagers"
+  stop
+  exit 0
+  ;;
+esac
+# the writer starts them at its next pass once a ring has passed half its first window; the
+# job said "done" after 20,000 calls a thread: wait for them (bounded), do not assume
+for ((i = 0; i < 50; i++)); do [ "$(pagers | wc -l)" = 2 ] && break; sleep 0.1; done
+tids=$(pagers)
+check_eq "rings_pager: a process whose threads made 20,000 calls each has two pagers" 2 "$(wc -w <<<"$tids")"
+if [ -n "$tids" ]; then
+  # idle from here: the rings are still growing (20,000 of 131,072 records), and their owners
+  # record nothing; the pagers may still finish a look begun before (one poll), then sleep
+  sleep 0.5
+  a=$(switches $tids)
+  sleep 1
+  b=$(switches $tids)
+  check_eq "rings_pager: idle, the pagers do not wake (context switches over 1 s)" "$a" "$b"
+fi
+stop
+check_eq "rings_pager: then kill -9: every returned call is in the trace" 40000 "$(calls "$f")"
