@@ -261,20 +261,22 @@ __attribute__((noinline, cold)) static void thread_switch(struct ncs_aligner *a,
   a->prev_thread = c->thread;
 }
 
-static inline __attribute__((always_inline)) void call_in(struct ncs_aligner *a, const struct ncs_call *c) {
-  if (__builtin_expect(a->n >= HOLD_MAX || a->n == a->cap, 0) && make_room(a)) return;
+/* Holds a call; returns its slot, the newest held call (NULL: not held, out of memory). */
+static inline __attribute__((always_inline)) struct ncs_pending_call_ *call_in(struct ncs_aligner *a, const struct ncs_call *c) {
+  if (__builtin_expect(a->n >= HOLD_MAX || a->n == a->cap, 0) && make_room(a)) return NULL;
   struct ncs_pending_call_ *p = at(a, a->n);
   p->c = *c;
   p->has_gpu = 0;
   a->n++;
-  if (a->disorder) return;
+  if (a->disorder) return p;
   if (__builtin_expect(!a->have_prev || c->thread != a->prev_thread, 0)) thread_switch(a, c);
   else if (c->tcall <= a->prev_tcall) a->disorder = 1;
   a->prev_tcall = c->tcall;
   if (a->gslot) a->gslot[gslot_of(c->thread, c->tcall)] = (uint32_t)a->added;
   a->added++;
+  return p;
 }
-void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) { call_in(a, c); }
+void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) { (void)call_in(a, c); }
 
 /* The held call a CALL GPU time (thread, ref) belongs to, looked up by (thread, tcall): what
  * the scan below finds while every thread's tcalls increase, or NULL (then the scan decides). */
@@ -318,23 +320,26 @@ __attribute__((noinline)) static void gpu_match(struct ncs_aligner *a, const str
   if (!found) a->gpu_unmatched++;
 }
 
-static inline __attribute__((always_inline)) void gpu_in(struct ncs_aligner *a, const struct ncs_gpu_time *g) {
+/* newest: the newest held call when the caller knows it (the call it held last), else NULL */
+static inline __attribute__((always_inline)) void gpu_in(struct ncs_aligner *a, const struct ncs_gpu_time *g,
+                                                          struct ncs_pending_call_ *newest) {
   note_gpu_seen(a, g->thread, g->ref);
   if (g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED)) return;
   if (g->kind == NCS_GPU_KIND_CALL && a->n) { /* the newest held call: the scan's first look */
-    struct ncs_pending_call_ *p = at(a, a->n - 1);
+    struct ncs_pending_call_ *p = newest ? newest : at(a, a->n - 1);
     if (p->c.thread == g->thread && p->c.tcall == g->ref) { attach(p, g); return; }
   }
   gpu_match(a, g);
 }
-void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) { gpu_in(a, g); }
+void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) { gpu_in(a, g, NULL); }
 
 void ncs_aligner_stretch(struct ncs_aligner *a, const struct ncs_stretch *s) {
   const struct ncs_call *c = s->c;
   const struct ncs_gpu_time *g = s->g;
+  struct ncs_pending_call_ *newest = NULL; /* the call held last in this stretch (gpu_in's first look) */
   for (size_t i = 0, n = s->nc + s->ng; i < n; i++) {
-    if (s->order[i]) gpu_in(a, g++);
-    else call_in(a, c++);
+    if (s->order[i]) gpu_in(a, g++, newest);
+    else newest = call_in(a, c++);
   }
 }
 
