@@ -5,8 +5,9 @@
  * the call before without working its launch out again), a shape change inside a run, a group of
  * two calls (one launch) right after a call of their shape, calls before the communicator's ranks
  * are known (bus bytes 0) and the same calls after (the ranks change the shape), a run handed
- * over in two pieces, and the kernels read before the calls (kernel activity known: the log's
- * one-word path) or after (the general path). Truth: each launch's bus bytes by nccl-tests' rule
+ * over in two pieces, a launch long after the one before (written out, not a word of its
+ * shape), and the kernels read before the calls (kernel activity known: the log's one-word path)
+ * or after (the general path). Truth: each launch's bus bytes by nccl-tests' rule
  * (2(n-1)/n x count x 4 B), the split's bus bandwidth = the bytes of the kernels in the window /
  * their time, the observed step = (end of the last boundary kernel - end of the first) / 3. */
 #include <math.h>
@@ -20,20 +21,22 @@
 #include "ncclscope/encode.h"
 #include "ncclscope/nccl_abi.h"
 
-/* The calls: t_enter, count (floats), group id (0: none) */
+/* The calls: t_enter, count (floats), group id (0: none); step 2 begins LATE after step 1's last
+ * call: its first launch is written out (an escape, model/wordlog.h), not a word of its shape */
+#define LATE 20000000ull
 struct c { uint64_t t, count, group; };
 static const struct c calls[] = {
   {1000, 1000, 0}, {2000, 1000, 0},                                   /* step 0, before the ranks are known */
-  {11000, 1000, 0}, {12000, 1000, 77}, {12100, 1000, 77}, {13000, 3000, 0}, {14000, 1000, 0}, {15000, 1000, 0}, /* step 1 */
-  {21000, 1000, 0}, {22000, 1000, 0}, {23000, 3000, 0},               /* step 2 */
-  {31000, 3000, 0}, {32000, 3000, 0}, {33000, 3000, 0},             /* step 3 */
+  {11000, 1000, 0}, {12000, 1000, 77}, {12100, 1000, 77}, {13000, 2500, 0}, {14000, 1000, 0}, {15000, 1000, 0}, /* step 1 */
+  {LATE + 21000, 1000, 0}, {LATE + 22000, 1000, 0}, {LATE + 23000, 3000, 0},              /* step 2 */
+  {LATE + 31000, 3000, 0}, {LATE + 32000, 3000, 0}, {LATE + 33000, 3000, 0},             /* step 3 */
 };
 enum { NCALLS = sizeof calls / sizeof *calls, NLAUNCH = NCALLS - 1 };
 /* each launch's first call, and its bus bytes by hand: 1.5 x 4 B x count on 4 ranks, 0 before
  * the ranks are known; the group's two calls add up */
 static const int first_call[NLAUNCH] = {0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13};
-static const double busbytes[NLAUNCH] = {0, 0, 6000, 12000, 18000, 6000, 6000, 6000, 6000, 18000, 18000, 18000, 18000};
-static const uint64_t step_starts[] = {1000, 11000, 21000, 31000}; /* boundaries: launches 0, 2, 7, 10 */
+static const double busbytes[NLAUNCH] = {0, 0, 6000, 12000, 15000, 6000, 6000, 6000, 6000, 18000, 18000, 18000, 18000};
+static const uint64_t step_starts[] = {1000, 11000, LATE + 21000, LATE + 31000}; /* boundaries: launches 0, 2, 7, 10 */
 static uint64_t kstart(int i) { return calls[first_call[i]].t + 100; }
 static uint64_t kdur(int i) { return 50 + 10 * (uint64_t)i; }
 

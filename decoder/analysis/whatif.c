@@ -419,7 +419,8 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   struct sizes sz = {0};
   if (size_index(f, &sz, &(struct ncs_rl_size){0}) != 0) f->lost = 1; /* [0]: unknown */
   struct ncs_launch_cur cur;
-  struct ncs_launch u, un;
+  struct ncs_launch scratch[2]; /* launches written out (code 0): u's and un's */
+  long xcode[NCS_LAUNCH_SHAPES + 1] = {0}; /* the size index (> 0) of a launch shape's code, once found */
   static const struct ncs_launches none;
   const struct ncs_launches *log_u = f->done ? f->done : &none;
   const struct ncs_step_starts *log = NULL;
@@ -430,27 +431,36 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
   if (nb) { ncs_starts_begin(log, &sc); have_g = ncs_starts_next(&sc, &tg); }
   size_t capb = 0;
   /* the boundary at start tg is the kernel of the launch holding it: the last begun by then (the
-   * walk's launch j while the next one begins after tg) */
+   * walk's launch u, at ut, while the next one begins after tg) */
   ncs_launches_begin(log_u, &cur);
-  int more = !f->lost && ncs_launches_next(log_u, &cur, &u);
-  while (more) {
+  uint64_t ut = 0, nt = 0;
+  uint32_t uc = 0, nc = 0;
+  int sw = 0;
+  const struct ncs_launch *u = f->lost ? NULL : ncs_launches_next_shape(log_u, &cur, &ut, &uc, &scratch[sw]), *un;
+  while (u) {
     size_t kj = (size_t)-1; /* launch u's kernel */
-    if (u.kop >= 0 && u.kop < NKOPS && nka[u.kop] == nua[u.kop]) {
-      size_t a = next[u.kop];
-      while (a < f->nk && !(ncs_rl_nccl(&k[a]) && ncs_rl_kop(&k[a]) == u.kop)) a++;
+    int kop = u->kop;
+    if (kop >= 0 && kop < NKOPS && nka[kop] == nua[kop]) {
+      size_t a = next[kop];
+      while (a < f->nk && !(ncs_rl_nccl(&k[a]) && ncs_rl_kop(&k[a]) == kop)) a++;
       if (a < f->nk) {
-        struct ncs_rl_size x1 = {u.busbytes, u.steps, u.op};
-        long x = sz.last > 0 && size_same(&f->size[sz.last], &x1) ? sz.last : size_index(f, &sz, &x1);
+        long x = xcode[uc];
+        if (!uc || !x) {
+          struct ncs_rl_size x1 = {u->busbytes, u->steps, u->op};
+          x = sz.last > 0 && size_same(&f->size[sz.last], &x1) ? sz.last : size_index(f, &sz, &x1);
+          if (uc && x > 0) xcode[uc] = x;
+        }
         if (x > 0) k[a].info |= (uint32_t)x;
         kj = a;
-        next[u.kop] = a + 1;
+        next[kop] = a + 1;
       }
     }
-    more = ncs_launches_next(log_u, &cur, &un);
-    for (; have_g && (!more || un.t_first > tg); have_g = ncs_starts_next(&sc, &tg))
-      if (u.t_first <= tg && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
+    sw ^= 1;
+    un = ncs_launches_next_shape(log_u, &cur, &nt, &nc, &scratch[sw]);
+    for (; have_g && (!un || nt > tg); have_g = ncs_starts_next(&sc, &tg))
+      if (ut <= tg && kj != (size_t)-1 && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
         f->bound[f->nbound++] = (uint32_t)kj;
-    u = un;
+    u = un, ut = nt, uc = nc;
   }
   f->capk = capin;
   ncs_big_shrink((void **)&f->k, &f->capk, sizeof *kin, f->nk, sizeof *f->k);

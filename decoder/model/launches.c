@@ -71,20 +71,18 @@ void ncs_launches_begin(const struct ncs_launches *l, struct ncs_launch_cur *c) 
   c->left = l->log.n;
 }
 
-int ncs_launches_next_slow(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x) {
-  if (!c->left) return 0;
+const struct ncs_launch *ncs_launches_next_shape_slow(const struct ncs_launches *l, struct ncs_launch_cur *c, uint64_t *t,
+                                                      uint32_t *code, struct ncs_launch *x) {
+  if (!c->left) return NULL;
   uint32_t esc[ESC_WORDS];
-  uint32_t s = ncs_wlog_next(&c->c, ESC_WORDS, &x->t_first, esc);
-  uint64_t t = x->t_first;
-  if (s) {
-    *x = l->shape[s - 1];
-  } else {
-    x->op = esc[0];
-    x->kop = (int32_t)esc[1];
-    x->busbytes = double_of((uint64_t)esc[2] | (uint64_t)esc[3] << 32);
-    x->steps = double_of((uint64_t)esc[4] | (uint64_t)esc[5] << 32);
-  }
-  x->t_first = t;
+  uint32_t s = ncs_wlog_next(&c->c, ESC_WORDS, t, esc);
   c->left--;
-  return 1;
+  *code = s;
+  if (s) return &l->shape[s - 1];
+  x->op = esc[0];
+  x->kop = (int32_t)esc[1];
+  x->busbytes = double_of((uint64_t)esc[2] | (uint64_t)esc[3] << 32);
+  x->steps = double_of((uint64_t)esc[4] | (uint64_t)esc[5] << 32);
+  x->t_first = *t;
+  return x;
 }

@@ -61,19 +61,34 @@ static inline int ncs_launches_again(struct ncs_launches *l, uint64_t t) {
 void ncs_launches_free(struct ncs_launches *l); /* and zeroes it */
 /* Empties l and keeps its blocks, for the launches of another file (no new pages). */
 void ncs_launches_reset(struct ncs_launches *l);
-/* A cursor at the first launch; then 1 and the next launch in *x, or 0 past the last. */
+/* A cursor at the first launch; then ncs_launches_next_shape for each: the next launch's shape
+ * (op, kop, bus bytes, steps; its t_first not meant) and *t its time, *code its shape's code
+ * (1 + its index in l->shape: launches of one code have one shape; 0: a launch written out, read
+ * into *scratch, whose shape the result then points at), or NULL past the last. */
 void ncs_launches_begin(const struct ncs_launches *l, struct ncs_launch_cur *c);
-int ncs_launches_next_slow(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x);
-static inline int ncs_launches_next(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x) {
+const struct ncs_launch *ncs_launches_next_shape_slow(const struct ncs_launches *l, struct ncs_launch_cur *c, uint64_t *t,
+                                                      uint32_t *code, struct ncs_launch *scratch);
+static inline const struct ncs_launch *ncs_launches_next_shape(const struct ncs_launches *l, struct ncs_launch_cur *c, uint64_t *t,
+                                                               uint32_t *code, struct ncs_launch *scratch) {
   const struct ncs_wlog_block *b = c->c.b;
   if (c->left && b && c->c.at < b->used && b->w[c->c.at]) { /* a one-word entry in this block */
     uint32_t w = b->w[c->c.at++];
     c->c.t += w & ((1u << NCS_WLOG_DT_BITS) - 1);
-    *x = l->shape[(w >> NCS_WLOG_DT_BITS) - 1];
-    x->t_first = c->c.t;
+    *t = c->c.t;
+    *code = w >> NCS_WLOG_DT_BITS;
     c->left--;
-    return 1;
+    return &l->shape[*code - 1];
   }
-  return ncs_launches_next_slow(l, c, x);
+  return ncs_launches_next_shape_slow(l, c, t, code, scratch);
+}
+/* The same as a copy: 1 and the next launch in *x (t_first its time), or 0 past the last. */
+static inline int ncs_launches_next(const struct ncs_launches *l, struct ncs_launch_cur *c, struct ncs_launch *x) {
+  uint64_t t;
+  uint32_t code;
+  const struct ncs_launch *s = ncs_launches_next_shape(l, c, &t, &code, x);
+  if (!s) return 0;
+  if (s != x) *x = *s;
+  x->t_first = t;
+  return 1;
 }
 #endif
