@@ -6,20 +6,25 @@
 #   - a process whose threads made 20,000 calls each has two, and while it is idle they sleep:
 #     their context switches do not move over a second (they wake only while a growing ring's
 #     owner records, or when the writer calls);
-#   - a kill -9 then loses nothing: every returned call is in the trace (the job's own count).
+#   - a kill -9 then loses nothing: every returned call is in the trace (the job's own count);
+#   - where the pagers cannot start (a preload refuses the writer's thread creations after the
+#     file thread's), the writer grows the rings as before: no pager, and a kill -9 after 2 x
+#     20,000 calls finds every call in the trace and none dropped.
 # Needs the rings file on /dev/shm (the pagers exist only there): SKIP otherwise.
 source "$(dirname "$0")/lib.sh"
 JOB=$BUILD/tests/rate_job
 for f in "$SHIM" "$NCS" "$JOB"; do [ -e "$f" ] || { fail "rings_pager: $f not built"; exit 0; }; done
 calls() { "$NCS" dump "$1" 2>/dev/null | awk '$1 == "CALL" && $0 ~ /op=AllReduce / {n++} END {print n + 0}'; }
+# dropped FILE: calls counted as dropped (DROP records of reasons 1 2 4 7: format.h)
+dropped() { "$NCS" dump "$1" 2>/dev/null | awk '$1 == "DROP" && $2 ~ /^reason=[1247]$/ {sub("records=", "", $3); n += $3} END {print n + 0}'; }
 
-# start NAME CALLS: the job makes CALLS on each of 2 threads, says "done" and waits to be
-# killed; sets pid, d (0 when it never said done)
+# start NAME CALLS [PRELOAD]: the job makes CALLS on each of 2 threads, says "done" and waits
+# to be killed; sets pid and d; fails when it never said done
 start() {
   d=$T/$1
   mkdir -p "$d"
   : >"$d/out"
-  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n "$2" -t 2 -p >"$d/out" 2>&1 &
+  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM${3:+:$3}" "$JOB" -n "$2" -t 2 -p >"$d/out" 2>&1 &
   pid=$!
   local i
   for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && return 0; sleep 0.1; done
@@ -75,3 +80,51 @@ if [ -n "$tids" ]; then
 fi
 stop
 check_eq "rings_pager: then kill -9: every returned call is in the trace" 40000 "$(calls "$f")"
+
+# No pagers: a preload refuses every thread the writer asks for with a 64 KiB stack after its
+# first (the file thread's; the pagers' are the next), and says so in $T/refused
+cat >"$T/nopager.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
+  static int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+  static int small;
+  if (!next) next = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
+  if (!next) next = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(RTLD_NEXT, "pthread_create");
+  char name[16] = "";
+  size_t ss = 0;
+  if (a && pthread_attr_getstacksize(a, &ss) == 0 && ss == 64 * 1024 && pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
+      strcmp(name, "ncclscope-wr") == 0 && small++ > 0) {
+    const char *f = getenv("NOPAGER_MARK");
+    int fd = f ? open(f, O_WRONLY | O_CREAT | O_APPEND, 0600) : -1;
+    if (fd >= 0) { ssize_t w = write(fd, "refused\n", 8); (void)w; close(fd); }
+    return EAGAIN;
+  }
+  return next(t, a, fn, arg);
+}
+C
+if ! cc -O2 -shared -fPIC -o "$T/nopager.so" "$T/nopager.c" -ldl 2>"$T/nopager.err"; then
+  fail "rings_pager: the no-pager preload does not build: $(head -3 "$T/nopager.err")"
+  exit 0
+fi
+export NOPAGER_MARK=$T/refused
+if start nopager 20000 "$T/nopager.so"; then
+  f=$(ls "$d"/tr/*.ncs 2>/dev/null | head -1)
+  # the writer asks for the pagers at its first pass after a ring passed 512 calls: wait for the
+  # refusal (bounded), then look
+  for ((i = 0; i < 50; i++)); do [ -s "$T/refused" ] && break; sleep 0.1; done
+  check_eq "rings_pager: pagers refused (the preload refused the writer's thread)" refused "$(head -1 "$T/refused" 2>/dev/null)"
+  check_eq "rings_pager: pagers refused: none runs" 0 "$(pagers | wc -l)"
+  stop
+  check_eq "rings_pager: pagers refused, then kill -9: every returned call is in the trace" 40000 "$(calls "$f")"
+  check_eq "rings_pager: pagers refused: nothing dropped (the writer and the threads grow the rings)" 0 "$(dropped "$f")"
+else
+  fail "rings_pager: the job without pagers never finished its calls: $(head -3 "$d/out")"
+  stop
+fi
