@@ -251,5 +251,42 @@ int main(void) {
         "kact: long run: positions in the step and their sizes exact (#32+: %llu-%llu B)",
         (unsigned long long)pmin, (unsigned long long)pmax);
   ncs_kact_free(k);
+
+  /* steps whose starts are calls' own entry times (as metrics' boundary calls give them): a call
+   * at a start is the first of that step. Starts 1000 i (i = 0..S-1, S - 1 complete steps); step
+   * i's calls at 1000 i (the boundary), then 1000 i + 300 and, in odd steps, 1000 i + 600; each
+   * with its own NCCL kernel; the boundary call moves 4096 B, the others 1024 B; step 5 has no
+   * call. By hand: #1 S - 2 kernels of 4096 B (the last start's call is in no step), #2 S - 2 of
+   * 1024 B, #3 the odd steps below S - 1 but 5. Without step figures asked, no position at all. */
+  enum { S = 9 };
+  uint64_t starts[S];
+  struct ncs_kact_step sst[S];
+  k = ncs_kact_new();
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  uint64_t want3 = 0;
+  for (uint64_t i = 0; i < S; i++) {
+    starts[i] = 1000 * i;
+    for (uint64_t j = 0; i != 5 && j < (i % 2 ? 3u : 2u); j++) {
+      allreduce(k, 1000 * i + 300 * j, j ? 256 : 1024);
+      kern(k, NCS_KCLASS_NCCL, 2, 1000 * i + 300 * j + 10, 1000 * i + 300 * j + 20);
+    }
+    want3 += i % 2 && i < S - 1 && i != 5;
+  }
+  CHECK(ncs_kact_figures(k, &f, starts, S, sst, &nst) == 0 && nst == S - 1 && f.op[0].sized && f.op[0].npos == 3 &&
+        f.op[0].pos_kernels[0] == S - 2 && f.op[0].pos_kernels[1] == S - 2 && f.op[0].pos_kernels[2] == want3 &&
+        f.op[0].pos_bytes_min[0] == 4096 && f.op[0].pos_bytes_max[0] == 4096 && f.op[0].pos_bytes_max[1] == 1024,
+        "kact: calls at the step starts open their steps: #1 %llu, #2 %llu, #3 %llu kernels (want %d, %d, %llu), #1 of 4096 B",
+        (unsigned long long)f.op[0].pos_kernels[0], (unsigned long long)f.op[0].pos_kernels[1],
+        (unsigned long long)f.op[0].pos_kernels[2], S - 2, S - 2, (unsigned long long)want3);
+  ncs_kact_free(k);
+  k = ncs_kact_new();
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  for (uint64_t i = 0; i < S; i++) {
+    allreduce(k, 1000 * i, 256);
+    kern(k, NCS_KCLASS_NCCL, 2, 1000 * i + 10, 1000 * i + 20);
+  }
+  CHECK(ncs_kact_figures(k, &f, starts, S, NULL, NULL) == 0 && f.op[0].sized && f.op[0].npos == 0 && !f.op[0].pos_kernels[0],
+        "kact: without step figures asked, no position in the step");
+  ncs_kact_free(k);
   return check_done();
 }

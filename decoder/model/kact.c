@@ -384,7 +384,7 @@ static void step_add(struct stepwin *s, uint64_t a, uint64_t b, long ncomp, long
  * last one when it closes the last complete step. *hint: where the previous lookup ended; when
  * t is sorted (`sorted`) and x falls at it or the next start, as it mostly does (calls come in
  * time order), no search: the same answer, the last start <= x. */
-static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sorted, size_t *hint) {
+static long step_of_slow(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sorted, size_t *hint) {
   if (!n || x < t[0]) return -1;
   size_t lo = 0, hi = n; /* last start <= x */
   size_t h = *hint;
@@ -394,6 +394,17 @@ static long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sor
     while (hi - lo > 1) { size_t mid = (lo + hi) / 2; if (t[mid] <= x) lo = mid; else hi = mid; }
   *hint = lo;
   return lo < nst ? (long)lo : -1;
+}
+
+/* step_of_slow, inline where x falls in the hint's step or the next, as it mostly does (one step
+ * per call, a few calls a step): the same answer. */
+static inline __attribute__((always_inline)) long step_of(const uint64_t *t, size_t n, size_t nst, uint64_t x, int sorted, size_t *hint) {
+  size_t h = *hint;
+  if (sorted && h + 2 < n && t[h] <= x && t[h + 2] > x) {
+    if (t[h + 1] <= x) *hint = ++h;
+    return h < nst ? (long)h : -1;
+  }
+  return step_of_slow(t, n, nst, x, sorted, hint);
 }
 
 /* The sweep's state for what each kernel adds (kernel_start, kernel_end). */
