@@ -18,8 +18,10 @@
 /* a call's time in us, from its ns */
 #define US(ns) ((double)(ns) / 1e3)
 
-/* A collective call as the shared windows take it (take_call). */
-struct gs_call { uint64_t comm_id, seq, idx; int64_t start, ns; double bw; int file; uint32_t nranks; uint16_t op; uint8_t bucket, gpu; };
+/* A collective call as the shared windows take it (take_call): a local of ncs_gsamples_calls,
+ * its narrow values held in full words (built from 16- and 8-bit stores, an op and bucket read
+ * back as one 32-bit word was a store-forwarding stall a call: +0.5 s CPU at 1024 ranks) */
+struct gs_call { uint64_t comm_id, seq, idx; int64_t start, ns; double bw; int file; uint32_t nranks, op, bucket, gpu; };
 
 struct ncs_gs_file {
   struct ncs_gsamples *g;
