@@ -82,7 +82,13 @@ stop
 check_eq "rings_pager: then kill -9: every returned call is in the trace" 40000 "$(calls "$f")"
 
 # No pagers: a preload refuses every thread the writer asks for with a 64 KiB stack after its
-# first (the file thread's; the pagers' are the next), and says so in $T/refused
+# first (the file thread's; the pagers' are the next), and says so in $T/refused. Not under
+# TSan: its runtime comes first in LD_PRELOAD (SAN_PRELOAD), so its pthread_create is the one
+# the shim calls, and the preload never sees it.
+if [ "${NCS_SANITIZER:-}" = tsan ]; then
+  skip "rings_pager: pagers refused: a preload cannot refuse the shim's threads under TSan (its runtime's pthread_create comes first)"
+  exit 0
+fi
 cat >"$T/nopager.c" <<'C'
 #define _GNU_SOURCE
 #include <dlfcn.h>
