@@ -72,8 +72,9 @@ struct ncs_ring {
   struct ncs_current cur;
   _Atomic uint64_t tail;
   _Atomic uint64_t wake_at;       /* writer: the owner's push that makes head this wakes it */
-  _Atomic uint64_t limit;         /* writer: the owner records only while head < limit (the
-                                   * slots past it may have no memory: an idle ring's, rings.c) */
+  _Atomic uint64_t limit;         /* writer, pagers: the owner records only while head < limit
+                                   * (the slots past it may have no memory: an idle ring's, or a
+                                   * growing one's, rings.c) */
   char pad1[40];
   _Atomic uint64_t dropped;       /* owner: calls not recorded (ring full) */
   uint64_t dropped_reported;      /* writer: part of `dropped` already in a DROP record */
@@ -85,9 +86,10 @@ struct ncs_ring {
   char name[16];
   uint32_t flags;                 /* NCS_RING_F_* */
   uint64_t file_offset;           /* the shim's: where this ring starts in the rings file */
-  _Atomic uint64_t grow_to;       /* the shim's: a new ring on /dev/shm, reserved only below
-                                   * `limit`: its owner may make the pages up to this slot present
-                                   * itself and raise `limit` (rings.c); 0 once reserved whole */
+  _Atomic uint64_t grow_to;       /* the shim's: a new ring on /dev/shm, its pages present only
+                                   * below `limit`: the pagers, or its owner, make the pages up to
+                                   * this slot present and raise `limit` (rings.c); 0 once every
+                                   * page is present or the ring is reserved whole */
   char pad2[256 - 200];
   struct ncs_call rec[];
 };
