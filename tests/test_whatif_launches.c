@@ -7,9 +7,10 @@
  * are known (bus bytes 0) and the same calls after (the ranks change the shape), a run handed
  * over in two pieces, a launch long after the one before (written out, not a word of its
  * shape), and the kernels read before the calls (kernel activity known: the log's one-word path)
- * or after (the general path). Truth: each launch's bus bytes by nccl-tests' rule
+ * or after (the general path), and two compute kernels of another name and stream. Truth: each launch's bus bytes by nccl-tests' rule
  * (2(n-1)/n x count x 4 B), the split's bus bandwidth = the bytes of the kernels in the window /
- * their time, the observed step = (end of the last boundary kernel - end of the first) / 3. */
+ * their time, the observed step = (end of the last boundary kernel - end of the first) / 3, the
+ * compute part of the step = the compute kernels' time / 3. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +49,19 @@ static void give_calls(struct ncs_visitor *v, size_t a, size_t b) {
                                  .group = calls[i].group};
   v->calls(v->ctx, x, b - a);
 }
+/* two compute kernels of one name in step 1, between launch 4's kernel and launch 5's: the first on
+ * the NCCL kernels' stream 0 (right after one of them), the second on stream 1 */
+static const uint64_t comp[][2] = {{13500, 13600}, {13700, 13800}};
+enum { NCOMP = sizeof comp / sizeof *comp };
 static void give_kernels(struct ncs_visitor *v) {
-  struct ncs_kernel k[NLAUNCH];
-  for (int i = 0; i < NLAUNCH; i++)
-    k[i] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = kstart(i), .duration = kdur(i), .name = 1};
-  v->kernels(v->ctx, k, NULL, NLAUNCH);
+  struct ncs_kernel k[NLAUNCH + NCOMP];
+  int n = 0;
+  for (int i = 0; i < NLAUNCH; i++) {
+    k[n++] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = kstart(i), .duration = kdur(i), .name = 1};
+    for (int j = 0; i == 4 && j < NCOMP; j++)
+      k[n++] = (struct ncs_kernel){.kclass = NCS_KCLASS_COMPUTE, .start = comp[j][0], .duration = comp[j][1] - comp[j][0], .name = 2, .stream = (uint32_t)j};
+  }
+  v->kernels(v->ctx, k, NULL, (size_t)n);
 }
 
 /* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
@@ -77,6 +86,11 @@ static void run(int kernels_first) {
   snprintf(kn.name, sizeof kn.name, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   ncs_enc_kernel_name_body(&wb, &kn);
   v.raw(v.ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
+  ncs_wbuf_init(&wb, b, sizeof b);
+  kn = (struct ncs_kernel_name){.id = 2, .kclass = NCS_KCLASS_COMPUTE};
+  snprintf(kn.name, sizeof kn.name, "sgemm_128x64");
+  ncs_enc_kernel_name_body(&wb, &kn);
+  v.raw(v.ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
   if (kernels_first) give_kernels(&v);
   give_calls(&v, 0, 2);                                          /* ranks unknown */
   v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
@@ -99,6 +113,10 @@ static void run(int kernels_first) {
   CHECK(r && r->split.kop[0] && !strcmp(r->split.kop[0], "AllReduce") && fabs(got - bytes / ns) < 1e-9 * (bytes / ns),
         "whatif launches (%s): AllReduce busbw %.6f GB/s = the window's bus bytes %.0f (each launch's by hand) / its kernels' %.0f ns = %.6f",
         how, got, bytes, ns, bytes / ns);
+  double cns = 0;
+  for (int j = 0; j < NCOMP; j++) cns += (double)(comp[j][1] - comp[j][0]);
+  CHECK(r && fabs(r->split.compute * 1e9 - cns / 3) < 1e-6, "whatif launches (%s): compute %.3f ns a step = the two compute kernels' %.0f ns / 3",
+        how, r ? r->split.compute * 1e9 : -1, cns);
   ncs_analysis_whatif.destroy(w);
   ncs_stages_free(&st);
 }

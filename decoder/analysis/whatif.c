@@ -367,9 +367,20 @@ static void pack(struct wf_file *f, struct ncs_kstore_k *kin, size_t *nka) {
   size_t caplong = 0;
   uint32_t last = 0, rinfo = 0; /* the name looked up last (kernels repeat a few names), and what it says */
   int have_last = 0, last_nccl = 0, last_kop = -1;
+  /* the kernel before's info and stream, and what they gave: its packed info, its nka slot (-1 none) */
+  uint32_t prev_info = 0, prev_stream = 0, prev_out = 0;
+  int have_prev = 0, prev_ka = -1;
   for (size_t i = 0; i < f->nk; i++) {
     struct ncs_kstore_k x;
     memcpy(&x, &kin[i], sizeof x);
+    uint64_t d = x.end - x.start;
+    if (have_prev && x.info == prev_info && x.stream == prev_stream && d < NCS_RL_LONG) {
+      /* the name, class and stream of the kernel before (mostly): the same packed info */
+      if (prev_ka >= 0) nka[prev_ka]++;
+      struct ncs_rl_k y = {x.start, (uint32_t)d, prev_out};
+      memcpy((char *)kin + i * sizeof y, &y, sizeof y);
+      continue;
+    }
     uint32_t name = ncs_ks_name(&x);
     if (!have_last || name != last) {
       const char *nm = ncs_knames_get(&f->names, name);
@@ -379,12 +390,13 @@ static void pack(struct wf_file *f, struct ncs_kstore_k *kin, size_t *nka) {
     }
     int nccl = ncs_ks_class(&x) == NCS_KCLASS_NCCL || last_nccl;
     rinfo = nccl ? NCS_RL_NCCL | (uint32_t)(last_kop + 1) << NCS_RL_KOP_SHIFT : 0;
-    if (nccl && last_kop >= 0 && last_kop < NKOPS) nka[last_kop]++;
+    prev_ka = nccl && last_kop >= 0 && last_kop < NKOPS ? last_kop : -1;
+    if (prev_ka >= 0) nka[prev_ka]++;
     unsigned si = 0;
     while (si < ns && sid[si] != x.stream) si++;
     if (si == ns && ns < NCS_RL_STREAMS) sid[ns++] = x.stream;
-    uint64_t d = x.end - x.start;
     struct ncs_rl_k y = {x.start, d < NCS_RL_LONG ? (uint32_t)d : NCS_RL_LONG, rinfo | si << NCS_RL_STREAM_SHIFT};
+    have_prev = 1, prev_info = x.info, prev_stream = x.stream, prev_out = y.info;
     if (y.dur == NCS_RL_LONG) {
       if (ncs_grow((void **)&f->lng, &caplong, f->nlong + 1, sizeof *f->lng) != 0) { f->nk = 0; break; }
       f->lng[f->nlong++] = (struct ncs_rl_long){i, x.end};
