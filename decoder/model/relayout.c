@@ -390,6 +390,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   struct sev next = {0};
   size_t i = 0; /* the next kernel to visit */
   double t = A;
+  const int one = rl->synced && rl->nr == 1; /* arrival(): a kernel is its own unit's */
   for (;;) {
     while (!have_next && i < x->n) { /* the next kernel in the window: its start next, its end and arrival after */
       double s = (double)x->k[i].start, e = (double)ncs_rl_end(x, i), e0 = e;
@@ -430,7 +431,8 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
         double a = 0;
         if (nccl) { /* as the loader above */
           kop = kop_slot(ncs_rl_kop(y));
-          a = arrival(rl, x, i);
+          if (one) { double d = e0 - s; a = e0 - (d > 0 ? d : 0); } /* arrival()'s, its end and start at hand */
+          else a = arrival(rl, x, i);
           double ts = a > s ? a : s;
           if (e > ts) o->transfer_all[kop] += e - ts;
           o->busbytes[kop] += x->size[y->info & NCS_RL_SIZE].busbytes;
