@@ -542,15 +542,18 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     if (!ends.n && i < nk && (i + 1 == nk || kk[i + 1].start >= end_of(&kk[i]))) {
       /* kernel i runs alone (nothing running as it starts, the next starting at or after its
        * end): the idle gap before it and its own segment straight, no heap */
-      const struct ncs_kstore_k *y = &kk[i++];
-      uint64_t ys = y->start, ye = end_of(y), c = f->compute_only_ns + f->overlapped_ns;
-      f->idle_ns += ys - tt;
-      struct kend x = kernel_start(&w, y, c);
-      if (x.comm) f->exposed_ns += ye - ys;
-      else f->compute_only_ns += ye - ys;
-      if (nst && ye != ys) step_add(&win, ys, ye, !x.comm, x.comm);
-      tt = ye;
-      kernel_end(f, &x, x.comm ? c : c + (ye - ys));
+      do {
+        const struct ncs_kstore_k *y = &kk[i++];
+        uint64_t ys = y->start, ye = end_of(y), c = f->compute_only_ns + f->overlapped_ns;
+        f->idle_ns += ys - tt;
+        struct kend x = kernel_start(&w, y, c);
+        if (x.comm) f->exposed_ns += ye - ys;
+        else f->compute_only_ns += ye - ys;
+        if (nst && ye != ys) step_add(&win, ys, ye, !x.comm, x.comm);
+        tt = ye;
+        kernel_end(f, &x, x.comm ? c : c + (ye - ys));
+        /* and the next, while it has a length and runs alone too (the loop's tests, in its order) */
+      } while (i < nk && end_of(&kk[i]) > kk[i].start && (i + 1 == nk || kk[i + 1].start >= end_of(&kk[i])));
       continue;
     }
     uint64_t at;
