@@ -121,7 +121,7 @@ static void *wrapper_for(const char *name, void *p, void *caller) {
   return wrap;
 }
 
-static int entry_index(const char *name) {
+static __attribute__((no_sanitize_thread)) int entry_index(const char *name) {
   if (!name || strncmp(name, "nccl", 4) != 0) return -1;
   for (int i = 0; i < NCS_FN_COUNT; i++)
     if (strcmp(names[i], name) == 0) return i;
@@ -152,8 +152,9 @@ static void *absent(const char *name) {
 }
 
 /* RTLD_DEFAULT lookups (x86_64's entry calls this first, the caller's arguments kept): 1 when
- * `name` is an entry point the loaded NCCL lacks, so the lookup must fail. */
-__attribute__((visibility("hidden"), used)) int ncs_dlsym_default_absent(const char *name) {
+ * `name` is an entry point the loaded NCCL lacks, so the lookup must fail. Not instrumented by
+ * TSan (as ncs_dlsym_init): its runtime looks names up this way before it is initialised. */
+__attribute__((visibility("hidden"), used, no_sanitize_thread)) int ncs_dlsym_default_absent(const char *name) {
   int i = entry_index(name);
   if (i < 0) return 0;
   int saved = errno;
