@@ -53,8 +53,9 @@
  *     threads of the shim's, started by the writer when a growing ring's owner first passes
  *     half its first window: signals blocked, 64 KiB stacks, no descriptor, no system call but
  *     madvise, statfs and futex; they step the ring whose owner is nearest its limit first,
- *     until every growing ring has its window, look again every millisecond while an owner
- *     records, and sleep otherwise, woken by the writer), so neither the owner (a page fault
+ *     until every growing ring has its window, look again while an owner records (1 ms after a
+ *     look that made a step, twice as long after one with nothing to do, up to 64 ms), and
+ *     sleep otherwise, woken by the writer), so neither the owner (a page fault
  *     is ~1.6 us of its CPU) nor the writer (whose drains would wait) makes them; by the owner
  *     itself, one step, when it reaches the limit first (ncs_rings_grow), then it records on: a
  *     thread never drops a call while its ring has room, whether a pager got the CPU or not,
@@ -704,7 +705,13 @@ static struct {
  * its share; one pager kept up with fewer of 4 tight-looping owners' pages (first4 at load 5-8:
  * 5,370 pages left to the owners in the median, against 2,920 with two; /work/figs/shim7.md) */
 #define PAGERS 2
-#define PAGER_POLL_NS 1000000L /* while a ring still grows, the pager looks again this often */
+/* While a growing ring's owner records, the pager looks again PAGER_POLL_NS after a look that
+ * made a step, and twice as long after one that found every window made, up to
+ * PAGER_POLL_MAX_NS: an owner at 1 k calls/s has its window long before it needs it, and looks
+ * at 1 kHz cost such a process 5-15 ms of CPU a second (2 threads, 1 k calls/s each, 5 s: the
+ * writer's and pagers' CPU 36-86 ms against 9-10 ms without pagers) */
+#define PAGER_POLL_NS 1000000L
+#define PAGER_POLL_MAX_NS 64000000L
 
 /* One step of growing ring r: the pages of slots [limit, limit + GROW_STEP) made present, then
  * the limit raised (the owner records into them at once); a page made present reserves its
@@ -764,20 +771,25 @@ static void *pager_main(void *arg) {
   (void)arg;
   pthread_setname_np(pthread_self(), "ncclscope-pg");
   uint64_t heads[NCS_MAX_THREADS] = {0};
+  long poll = PAGER_POLL_NS;
   for (;;) {
     uint32_t seen = atomic_load_explicit(&P.word, memory_order_acquire);
     char skip[NCS_MAX_THREADS] = {0};
-    int moving = 0, bi = -1;
+    int moving = 0, bi = -1, steps = 0;
     struct ncs_ring *r;
     while ((r = pager_pick(skip, &bi, &moving, heads)) != NULL) {
       int rc = grow_step(bi, r, (uint64_t)r->mask + 1);
       if (rc < 0) skip[bi] = 1;
       else if (rc > 0) skip[bi] = 2; /* another thread on it: the others first */
-      else for (int i = 0; i < NCS_MAX_THREADS; i++) skip[i] = skip[i] == 1;
+      else {
+        steps++;
+        for (int i = 0; i < NCS_MAX_THREADS; i++) skip[i] = skip[i] == 1;
+      }
     }
-    /* back in PAGER_POLL_NS while a growing ring's owner records, else when the writer calls
-     * (an idle process's pagers never wake) */
-    struct timespec ts = {0, PAGER_POLL_NS};
+    /* back in `poll` while a growing ring's owner records (PAGER_POLL_NS), else when the writer
+     * calls (an idle process's pagers never wake) */
+    poll = steps ? PAGER_POLL_NS : poll < PAGER_POLL_MAX_NS / 2 ? poll * 2 : PAGER_POLL_MAX_NS;
+    struct timespec ts = {poll / 1000000000L, poll % 1000000000L};
     atomic_fetch_add(&P.waiting, 1);
     syscall(SYS_futex, &P.word, FUTEX_WAIT_PRIVATE, seen, moving ? &ts : NULL, NULL, 0);
     atomic_fetch_sub(&P.waiting, 1);
