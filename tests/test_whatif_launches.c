@@ -1,6 +1,6 @@
 /* test_whatif_launches.c — whatif's NCCL launches (analysis/whatif.c, model/launches.h) as the
  * report's readers hand them over, against figures worked out by hand: which kernel each launch
- * sizes and which kernel each step start makes a boundary. One file, 13 AllReduce launches
+ * sizes and which kernel each step start makes a boundary. One file, 19 AllReduce launches
  * on one communicator: runs of calls of one shape (the shortcut that logs a call of the shape of
  * the call before without working its launch out again), a shape change inside a run, a group of
  * two calls (one launch) right after a call of their shape, calls before the communicator's ranks
@@ -9,8 +9,8 @@
  * shape), and the kernels read before the calls (kernel activity known: the log's one-word path)
  * or after (the general path), and two compute kernels of another name and stream. Truth: each launch's bus bytes by nccl-tests' rule
  * (2(n-1)/n x count x 4 B), the split's bus bandwidth = the bytes of the kernels in the window /
- * their time, the observed step = (end of the last boundary kernel - end of the first) / 3, the
- * compute part of the step = the compute kernels' time / 3. */
+ * their time, the observed step = (end of the last boundary kernel - end of the first) / 4, the
+ * compute part of the step = the compute kernels' time / 4. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +30,21 @@ static const struct c calls[] = {
   {1000, 1000, 0}, {2000, 1000, 0},                                   /* step 0, before the ranks are known */
   {11000, 1000, 0}, {12000, 1000, 77}, {12100, 1000, 77}, {13000, 2500, 0}, {14000, 1000, 0}, {15000, 1000, 0}, /* step 1 */
   {LATE + 21000, 1000, 0}, {LATE + 22000, 1000, 0}, {LATE + 23000, 3000, 0},              /* step 2 */
-  {LATE + 31000, 3000, 0}, {LATE + 32000, 3000, 0}, {LATE + 33000, 3000, 0},             /* step 3 */
+  {LATE + 29000, 3000, 0}, {LATE + 31000, 3000, 0}, {LATE + 32000, 3000, 0}, {LATE + 32500, 3000, 0}, /* step 3: a run */
+  {LATE + 33000, 1000, 0}, {LATE + 34000, 3000, 0}, {LATE + 35000, 3000, 0},             /* broken by another size */
+  {LATE + 40000, 3000, 0}, {LATE + 41000, 3000, 0},                                       /* step 4 */
 };
 enum { NCALLS = sizeof calls / sizeof *calls, NLAUNCH = NCALLS - 1 };
 /* each launch's first call, and its bus bytes by hand: 1.5 x 4 B x count on 4 ranks, 0 before
  * the ranks are known; the group's two calls add up */
-static const int first_call[NLAUNCH] = {0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13};
-static const double busbytes[NLAUNCH] = {0, 0, 6000, 12000, 15000, 6000, 6000, 6000, 6000, 18000, 18000, 18000, 18000};
-static const uint64_t step_starts[] = {1000, 11000, LATE + 21000, LATE + 31000}; /* boundaries: launches 0, 2, 7, 10 */
+static const int first_call[NLAUNCH] = {0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+static const double busbytes[NLAUNCH] = {0, 0, 6000, 12000, 15000, 6000, 6000, 6000, 6000, 18000,
+                                         18000, 18000, 18000, 18000, 6000, 18000, 18000, 18000, 18000};
+/* boundaries: launches 1, 2, 7, 11, 17 (the last launch begun at each start); the first and the
+ * last are the second call of a shape (its time from the shortcut) and one inside a run */
+static const uint64_t step_starts[] = {2000, 11000, LATE + 21000, LATE + 31000, LATE + 40000};
+enum { NB = sizeof step_starts / sizeof *step_starts };
+static const int bound[NB] = {1, 2, 7, 11, 17};
 static uint64_t kstart(int i) { return calls[first_call[i]].t + 100; }
 static uint64_t kdur(int i) { return 50 + 10 * (uint64_t)i; }
 
@@ -101,13 +108,11 @@ static void run(int kernels_first) {
   ncs_analysis_whatif.file_done(w, 0, NULL);
   ncs_analysis_whatif.finish(w, &job);
   const struct ncs_whatif *r = ncs_whatif_result(w);
-  /* by hand: boundaries at launches 0, 2, 7, 10 (the last launch begun at each start) */
-  const int bound[4] = {0, 2, 7, 10};
-  double A = (double)(kstart(bound[0]) + kdur(bound[0])), B = (double)(kstart(bound[3]) + kdur(bound[3]));
-  double step = (B - A) / 3, bytes = 0, ns = 0;
-  for (int i = bound[0] + 1; i <= bound[3]; i++) bytes += busbytes[i], ns += (double)kdur(i); /* the window's kernels */
-  CHECK(r && r->have && r->steps == 4, "whatif launches (%s): 4 step boundaries found (got %d)", how, r ? r->steps : -1);
-  CHECK(r && fabs(r->step_s * 1e9 - step) < 1e-6, "whatif launches (%s): observed step %.3f ns = (end of launch 10's kernel - end of launch 0's) / 3 = %.3f",
+  double A = (double)(kstart(bound[0]) + kdur(bound[0])), B = (double)(kstart(bound[NB - 1]) + kdur(bound[NB - 1]));
+  double step = (B - A) / (NB - 1), bytes = 0, ns = 0;
+  for (int i = bound[0] + 1; i <= bound[NB - 1]; i++) bytes += busbytes[i], ns += (double)kdur(i); /* the window's kernels */
+  CHECK(r && r->have && r->steps == NB, "whatif launches (%s): %d step boundaries found (got %d)", how, NB, r ? r->steps : -1);
+  CHECK(r && fabs(r->step_s * 1e9 - step) < 1e-6, "whatif launches (%s): observed step %.3f ns = (end of launch 17's kernel - end of launch 1's) / 4 = %.3f",
         how, r ? r->step_s * 1e9 : -1, step);
   double got = r ? r->split.busbw_gbps[0] : -1;
   CHECK(r && r->split.kop[0] && !strcmp(r->split.kop[0], "AllReduce") && fabs(got - bytes / ns) < 1e-9 * (bytes / ns),
@@ -115,7 +120,7 @@ static void run(int kernels_first) {
         how, got, bytes, ns, bytes / ns);
   double cns = 0;
   for (int j = 0; j < NCOMP; j++) cns += (double)(comp[j][1] - comp[j][0]);
-  CHECK(r && fabs(r->split.compute * 1e9 - cns / 3) < 1e-6, "whatif launches (%s): compute %.3f ns a step = the two compute kernels' %.0f ns / 3",
+  CHECK(r && fabs(r->split.compute * 1e9 - cns / (NB - 1)) < 1e-6, "whatif launches (%s): compute %.3f ns a step = the two compute kernels' %.0f ns / 4",
         how, r ? r->split.compute * 1e9 : -1, cns);
   ncs_analysis_whatif.destroy(w);
   ncs_stages_free(&st);

@@ -86,7 +86,7 @@ struct wf_file {
   int have_u;
   int u_one;                 /* u is one call outside a group, not point-to-point, of u_op, u_comm,
                                 u_count, u_dt: a call of the same is a launch of the same shape */
-  int u_again;               /* and the log's last launch has u's shape (ncs_launches_again) */
+  int u_again;               /* and the log's last launch has u's shape (l->last: wf_calls' run) */
   uint32_t u_op, u_comm, u_dt;
   uint64_t u_count;
   struct ncs_launches *done; /* the launches before it, compact (NULL: none yet, or given back) */
@@ -257,22 +257,46 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
   if (!f->took && f->owner) take_spare(f);
   if (f->dropped) return 0;
   const signed char *kop_of_op = f->owner->kop_of_op;
+#define SAME_LAUNCH(c) (f->u_one && (c)->op == f->u_op && (c)->count == f->u_count && (c)->datatype == f->u_dt && \
+                         (c)->comm == f->u_comm && (!(c)->depth || !(c)->group) && !((c)->flags & NCS_CALL_F_CAPTURED) && \
+                         ncs_rc_ok((c)->rc))
   for (size_t i = 0; i < n; i++) {
     const struct ncs_call *c = &x[i];
-    if (f->u_one && c->op == f->u_op && c->count == f->u_count && c->datatype == f->u_dt && c->comm == f->u_comm &&
-        (!c->depth || !c->group) && !(c->flags & NCS_CALL_F_CAPTURED) && ncs_rc_ok(c->rc)) {
+    if (f->u_again && f->kw.on && SAME_LAUNCH(c)) {
+      /* a run of them, the log's last launch of their shape: each commits the launch before as
+       * a one-word entry of that shape (model/wordlog.h) in room there is, the log's end in
+       * registers; the first that does not fit goes below (commit_unit) */
+      struct ncs_launches *l = f->done;
+      uint32_t *at = l->log.at, *end = l->log.end, code = l->last;
+      uint64_t last = l->log.last_t, tp = f->u.t_first;
+      size_t j = i;
+      for (; j < n && SAME_LAUNCH(&x[j]) && at < end && ncs_wlog_fits(code, tp - last); j++) {
+        *at++ = ncs_wlog_word(code, tp - last);
+        last = tp;
+        tp = x[j].t_enter;
+      }
+      if (j > i) {
+        size_t words = (size_t)(at - l->log.at);
+        l->log.at = at;
+        l->log.tail->used = (uint32_t)(at - l->log.tail->w);
+        l->log.last_t = last;
+        l->log.n += words;
+        if (f->u.kop >= 0 && f->u.kop < NKOPS) f->nua[f->u.kop] += words;
+        f->u.t_first = tp;
+        i = j - 1;
+        continue;
+      }
+    }
+    if (SAME_LAUNCH(c)) {
       /* the launch of the call before, again (DDP's and the doubles' runs of one op and size):
        * its kop, bus bytes and steps as the unit being made has them */
-      if (f->u_again && f->kw.on && ncs_launches_again(f->done, f->u.t_first) == 0) { /* commit_unit's, shape known */
-        if (f->u.kop >= 0 && f->u.kop < NKOPS) f->nua[f->u.kop]++;
-      } else {
-        commit_unit(f);
-        f->u_again = !f->lost && !f->dropped && f->done;
-      }
+      commit_unit(f);
+      f->u_again = !f->lost && !f->dropped && f->done;
       f->u.t_first = c->t_enter;
       f->have_u = 1;
       continue;
     }
+#undef SAME_LAUNCH
     int kop = c->op < NCS_OP_LIMIT ? kop_of_op[c->op] : -2;
     if (kop == -2 || (c->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(c->rc)) continue;
     int nr = c->comm < f->ncomm ? f->nranks[c->comm] : 0;

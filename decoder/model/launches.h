@@ -46,18 +46,6 @@ static inline int ncs_launches_add(struct ncs_launches *l, const struct ncs_laun
   }
   return ncs_launches_add_slow(l, x);
 }
-/* A launch of the shape added last, at time t, when it takes one word in room there is: 0; else
- * -1 and nothing added (the caller adds it by ncs_launches_add). For a caller that knows the
- * shape is the last one's (a run of one shape): no shape compared. */
-static inline int ncs_launches_again(struct ncs_launches *l, uint64_t t) {
-  uint64_t d = t - l->log.last_t;
-  if (!l->last || l->log.at >= l->log.end || !ncs_wlog_fits(l->last, d)) return -1;
-  *l->log.at++ = ncs_wlog_word(l->last, d);
-  l->log.tail->used = (uint32_t)(l->log.at - l->log.tail->w);
-  l->log.last_t = t;
-  l->log.n++;
-  return 0;
-}
 void ncs_launches_free(struct ncs_launches *l); /* and zeroes it */
 /* Empties l and keeps its blocks, for the launches of another file (no new pages). */
 void ncs_launches_reset(struct ncs_launches *l);
