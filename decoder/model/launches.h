@@ -3,7 +3,9 @@
  *
  * Contract: a launch is a call, or a group's calls of one kernel operation: its first call's
  * entry time, its enum ncs_op and kernel-operation index, its bus bytes and algorithm steps.
- * ncs_launches_add appends one; ncs_launches_next reads them back in order, from a cursor.
+ * ncs_launches_add appends one (a writer in a hot loop may put one-word entries of the last
+ * shape, l->last, itself: model/wordlog.h); ncs_launches_next_shape reads them back in order,
+ * from a cursor, each as its shape's entry and code (ncs_launches_next: as a copy).
  * Memory: 4 bytes a launch while launches are under 16.7 ms apart (in entry order) and take
  * fewer than 256 distinct (op, kop, bus bytes, steps); 36 bytes otherwise (model/wordlog.h,
  * the encoding model/kact.c's call logs use too). Not thread-safe; one log per file being read. */
