@@ -703,7 +703,7 @@ static struct {
 #define PAGER_STACK (64u << 10)
 /* Two: a page costs its maker ~0.85 us of CPU, and on a busy machine each runnable thread gets
  * its share; one pager kept up with fewer of 4 tight-looping owners' pages (first4 at load 5-8:
- * 5,370 pages left to the owners in the median, against 2,920 with two; /work/figs/shim7.md) */
+ * 5,370 pages left to the owners in the median, against 2,920 with two: BENCHMARKS.md, 4343dbd) */
 #define PAGERS 2
 /* While a growing ring's owner records, the pager looks again PAGER_POLL_NS after a look that
  * made a step, and twice as long after one that found every window made, up to
