@@ -5,8 +5,10 @@
 #   ddp_job, 4 ranks, the GPU ahead of the host (its schedule is the double's link model alone):
 #     sizes — each collective's calls and counts, summed over the ranks from the job's own
 #     truth-rank<R>.json, nccl-tests' busbw factors, each row's median the model's time;
-#   ddp_job --straggler-rank 2 --straggler-us 300: stragglers — rank 2 worst, the waiting it
-#     caused, every collective of the truth lined up;
+#   ddp_job --straggler-rank 2 --straggler-us 20000: stragglers — rank 2 worst, the waiting it
+#     caused, every collective of the truth lined up (20 ms a step: a rank the scheduler keeps
+#     off a busy 2-core machine is a true straggler too, and two suites at once made one 28 ms
+#     late over the 6 steps, more than a 300-us straggler's 5.4 ms);
 #   site_job, 4 ranks: callsites — each of its functions a row at the line the job wrote.
 source "$(dirname "$0")/lib.sh"
 DDP=$BUILD/tests/ddp_job SITE=$BUILD/tests/site_job LAUNCH=$ROOT/tests/jobs/launch.sh
@@ -20,7 +22,7 @@ if ! ${CC:-cc} -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I
   fail "results: results_check.c builds"; sed 's/^/    /' "$T/cc.err" | head -20; exit 0
 fi
 export LD_LIBRARY_PATH=$BUILD/doubles${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-STEPS=6 LAT=20 BW=10
+STEPS=6 LAT=20 BW=10 STRAG_US=20000
 # job NAME LAUNCHED...: traces in $T/NAME, truth beside them (in the background: the device clock
 # does not depend on the load)
 job() {
@@ -30,7 +32,7 @@ job() {
 }
 mkdir -p "$T/ddp-truth" "$T/strag-truth"
 job ddp "$DDP" --steps $STEPS --ahead $STEPS --lat-us $LAT --bw-gbps $BW --truth "$T/ddp-truth" & p1=$!
-job strag "$DDP" --steps $STEPS --ahead $STEPS --lat-us $LAT --bw-gbps $BW --straggler-rank 2 --straggler-us 300 \
+job strag "$DDP" --steps $STEPS --ahead $STEPS --lat-us $LAT --bw-gbps $BW --straggler-rank 2 --straggler-us $STRAG_US \
   --truth "$T/strag-truth" & p2=$!
 job site "$SITE" --steps $STEPS --truth "$T/site-truth" & p3=$!
 ok=0
@@ -55,5 +57,5 @@ EOF
 }
 # shellcheck disable=SC2046
 "$X" sizes "$T/ddp" $LAT $BW $(truth "$T/ddp-truth" ops)
-"$X" stragglers "$T/strag" 2 300 $STEPS "$(truth "$T/strag-truth" colls)"
+"$X" stragglers "$T/strag" 2 $STRAG_US $STEPS "$(truth "$T/strag-truth" colls)"
 "$X" callsites "$T/site" $((STEPS * 4)) 4 "$T/site-truth"
