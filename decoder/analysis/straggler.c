@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,7 +135,7 @@ struct ncs_strag {
   long double skew_sum;
   int64_t skew_max;
   uint64_t skew_max_comm, skew_max_seq;
-  size_t peak_open;
+  _Atomic size_t peak_open;  /* most open at once, over every communicator (peak_raise) */
   struct ncs_strag_rank *res;
   int nres;
   /* the hang point per communicator, filled by finish */
@@ -420,6 +421,15 @@ static void sample_gpu_end(struct ncs_strag *s, struct comm *c, int hidx, const 
   (*sp)->hcnt[hidx]++;
 }
 
+/* peak_open raised to v: a max over every communicator, kept by threads that hold different
+ * communicators' locks (a plain compare-and-store was a data race TSan reported, and could lose
+ * the larger of two values written at once). Relaxed: a statistic, no order with anything. */
+static inline void peak_raise(struct ncs_strag *s, size_t v) {
+  size_t p = atomic_load_explicit(&s->peak_open, memory_order_relaxed);
+  while (v > p && !atomic_compare_exchange_weak_explicit(&s->peak_open, &p, v, memory_order_relaxed, memory_order_relaxed)) {
+  }
+}
+
 /* An arrival whose signature differs from slot sl's first: its second signature (counted, and
  * the lowest rank kept); a third changes nothing. Caller holds c->mu. */
 static void second_sig(struct ncs_strag *s, struct comm *c, struct slot *sl, const struct sig *g) {
@@ -450,7 +460,7 @@ static void arrive_locked(struct ncs_strag *s, struct comm *c, int r, int hidx, 
   if (!sl->n) {
     memset(sl, 0, sizeof *sl);
     sl->tmin = sl->tmax = t; sl->last_rank = r; sl->a = g; sl->na = 1;
-    if (++c->open > s->peak_open) s->peak_open = c->open; /* racy max: a statistic only */
+    peak_raise(s, ++c->open);
   } else {
     if (t < sl->tmin) sl->tmin = t;
     /* equal entries: the higher rank counts as last, whatever order the files are read in */
@@ -517,7 +527,7 @@ static void arrive_one(struct ncs_strag *s, struct comm *c, int r, const struct 
   size_t i = (c->bhead + (x->seq - c->base)) & (c->bcap - 1);
   if (BIT(c, i)) { c->stray++; return; } /* closed already */
   c->bits[i / 64] |= 1ull << (i % 64);
-  if (c->open + 1 > s->peak_open) s->peak_open = c->open + 1; /* open for an instant */
+  peak_raise(s, c->open + 1); /* open for an instant */
   lsum_add(&c->sum_t[r], x->t);
   c->arrivals[r]++;
   if (x->seq > c->last_seq[r]) c->last_seq[r] = x->seq;
@@ -542,7 +552,7 @@ static void one_run_fold(struct ncs_strag *s, struct comm *c, int r, size_t k, i
                          const struct ncs_strag_arrival *x) {
   uint64_t base = c->base;
   c->arrivals_all += k;
-  if (c->open + 1 > s->peak_open) s->peak_open = c->open + 1; /* open for an instant */
+  peak_raise(s, c->open + 1); /* open for an instant */
   int64_t v;
   if (!x) {
   } else if (exact && !c->sum_t[r].big && c->sum_t[r].i >= 0 && !c->sum_min.big && c->sum_min.i >= 0 &&
@@ -857,7 +867,7 @@ double ncs_strag_skew_mean_us(const struct ncs_strag *s) {
   return s->skew_n ? (double)(s->skew_sum / (long double)s->skew_n / 1e3L) : 0;
 }
 double ncs_strag_skew_max_us(const struct ncs_strag *s) { return s->skew_n ? (double)s->skew_max / 1e3 : 0; }
-size_t ncs_strag_peak_window(const struct ncs_strag *s) { return s->peak_open; }
+size_t ncs_strag_peak_window(const struct ncs_strag *s) { return atomic_load_explicit(&s->peak_open, memory_order_relaxed); }
 int ncs_strag_partial(const struct ncs_strag *s) { return s->npartial; }
 int ncs_strag_claimed_twice(const struct ncs_strag *s) { return s->ndup; }
 
@@ -875,7 +885,7 @@ static void publish(struct ncs_strag *s) {
   *r = (struct ncs_strag_result){.nfiles = s->nfiles, .nranks = s->nres, .rank = s->res, .complete = s->skew_n,
                                  .incomplete = s->incomplete, .skew_mean_us = ncs_strag_skew_mean_us(s),
                                  .skew_max_us = ncs_strag_skew_max_us(s), .skew_max_comm = s->skew_max_comm,
-                                 .skew_max_seq = s->skew_max_seq, .peak_open = s->peak_open, .given_up = s->evicted,
+                                 .skew_max_seq = s->skew_max_seq, .peak_open = atomic_load_explicit(&s->peak_open, memory_order_relaxed), .given_up = s->evicted,
                                  .window_max = WINDOW_MAX, .oom = s->oom, .partial = s->npartial,
                                  .claimed_twice = s->ndup, .mismatches = s->nmm, .noffsets = s->noffsets,
                                  .offset = s->offsets};
