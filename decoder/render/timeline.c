@@ -841,7 +841,7 @@ static int job_ranks(const struct ncs_jobdata *J, const int *keep, int nk) {
 /* Past 64 ranks with no --ranks: the culprits of J's job files (keep[0..nk), NULL every file)
  * to t->pick, with what each is to t->pick_why; none (no straggler figures) leaves t->pick NULL.
  * Returns 0, or NCS_EXIT_UNREADABLE out of memory. */
-static int choose(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
+int ncs_timeline_choose(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
   if (t->sel || t->cfg.ranks || t->pick || job_ranks(J, keep, nk) <= 64) return 0;
   unsigned char *in = calloc((size_t)t->nfiles, 1), *p = calloc((size_t)t->nfiles, 1);
   if (!in || !p) { free(in); free(p); fprintf(stderr, "ncclscope timeline: out of memory\n"); return NCS_EXIT_UNREADABLE; }
@@ -850,10 +850,6 @@ static int choose(struct ncs_timeline *t, const struct ncs_jobdata *J, const int
   else free(p);
   free(in);
   return 0;
-}
-
-int ncs_timeline_choose(struct ncs_timeline *t, const struct ncs_jobdata *J, const int *keep, int nk) {
-  return choose(t, J, keep, nk);
 }
 
 int ncs_timeline_new(int nfiles, const struct ncs_timeline_cfg *cfg, struct ncs_timeline **out) {
@@ -926,7 +922,7 @@ int ncs_timeline_write(struct ncs_timeline *t, const struct ncs_jobdata *J, cons
   int nranks_job = job_ranks(J, keep, nk), nchosen = 0;
   if (t->sel) {
     for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = J->r[i].rank >= 0 && rank_wanted(t, J->r[i].rank); }
-  } else if (!ranks && nranks_job > 64 && (t->pick || choose(t, J, keep, nk) == 0) && t->pick) {
+  } else if (!ranks && nranks_job > 64 && ncs_timeline_choose(t, J, keep, nk) == 0 && t->pick) {
     for (int k = 0; k < nk; k++) { int i = keep ? keep[k] : k; chosen[i] = t->pick[i]; }
     t->no_flows = 1;
     fprintf(stderr, "ncclscope timeline: %d ranks: writing ", nranks_job);
