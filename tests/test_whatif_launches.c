@@ -71,6 +71,17 @@ static void give_kernels(struct ncs_visitor *v) {
   v->kernels(v->ctx, k, NULL, (size_t)n);
 }
 
+/* A KERNEL_NAME record, as the reader hands it: kernel name id `id` of class `kclass` */
+static void give_name(struct ncs_visitor *v, uint32_t id, uint32_t kclass, const char *name) {
+  uint8_t b[512];
+  struct ncs_wbuf wb;
+  ncs_wbuf_init(&wb, b, sizeof b);
+  struct ncs_kernel_name kn = {.id = id, .kclass = kclass};
+  snprintf(kn.name, sizeof kn.name, "%s", name);
+  ncs_enc_kernel_name_body(&wb, &kn);
+  v->raw(v->ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
+}
+
 /* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
 static void run(int kernels_first) {
   const char *how = kernels_first ? "kernels first" : "calls first";
@@ -85,19 +96,9 @@ static void run(int kernels_first) {
   void *w = ncs_analysis_whatif.create(&job);
   struct ncs_visitor v = {0};
   ncs_analysis_whatif.visitor(w, 0, &v);
-  /* the kernels' name */
-  uint8_t b[512];
-  struct ncs_wbuf wb;
-  ncs_wbuf_init(&wb, b, sizeof b);
-  struct ncs_kernel_name kn = {.id = 1, .kclass = NCS_KCLASS_NCCL};
-  snprintf(kn.name, sizeof kn.name, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-  ncs_enc_kernel_name_body(&wb, &kn);
-  v.raw(v.ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
-  ncs_wbuf_init(&wb, b, sizeof b);
-  kn = (struct ncs_kernel_name){.id = 2, .kclass = NCS_KCLASS_COMPUTE};
-  snprintf(kn.name, sizeof kn.name, "sgemm_128x64");
-  ncs_enc_kernel_name_body(&wb, &kn);
-  v.raw(v.ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
+  /* the kernels' names */
+  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  give_name(&v, 2, NCS_KCLASS_COMPUTE, "sgemm_128x64");
   if (kernels_first) give_kernels(&v);
   give_calls(&v, 0, 2);                                          /* ranks unknown */
   v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
