@@ -80,7 +80,9 @@ struct slot {
 };
 struct ncs_gpu_group {   /* one per thread that made a timed call */
   uint64_t next;
-  uint64_t cuda_calls, timed_calls; /* CUDA calls the shim made on this thread, NCCL calls timed */
+  /* CUDA calls the shim made on this thread, NCCL calls timed: written by the owner thread only
+   * (a relaxed load and store, no locked add), read by ncs_gpu_counts from another thread */
+  _Atomic uint64_t cuda_calls, timed_calls;
   int group_n, group_tokens[GROUP_STREAMS];
   cudaStream_t group_streams[GROUP_STREAMS];
   int group_devs[GROUP_STREAMS];
@@ -90,10 +92,15 @@ struct ncs_gpu_group {   /* one per thread that made a timed call */
 static struct ncs_gpu_group *_Atomic pools[MAX_POOLS];
 static _Atomic int npools;
 
+/* Adds n to a counter only its owner thread writes. */
+static inline void owner_add(_Atomic uint64_t *c, uint64_t n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
 /* Counts n CUDA calls made by the shim on the calling (application) thread. */
 static inline void app_cuda(int n) {
   struct ncs_gpu_group *p = ncs_tls.gpu;
-  if (p) p->cuda_calls += (uint64_t)n;
+  if (p) owner_add(&p->cuda_calls, (uint64_t)n);
 }
 
 static int gpu_init(void) {
@@ -203,7 +210,7 @@ static void slot_finish(struct ncs_gpu_group *p, int idx, uint32_t kind, uint32_
 /* 1 when the stream is capturing (flag set), 0 when it can be timed, -1 when not timeable. */
 static int capture_check(cudaStream_t stream, uint32_t *flags) {
   struct ncs_gpu_group *p = pool_get();
-  if (p) p->timed_calls++;
+  if (p) owner_add(&p->timed_calls, 1);
   app_cuda(2);
   if (cu.peek_error() != CUDA_SUCCESS) return -1; /* the app has an error pending: hands off */
   int st = CAPTURE_NONE;
@@ -480,7 +487,9 @@ void ncs_gpu_counts(uint64_t *cuda_calls, uint64_t *timed_calls) {
   int n = atomic_load(&npools);
   for (int i = 0; i < n && i < MAX_POOLS; i++) {
     struct ncs_gpu_group *p = atomic_load(&pools[i]);
-    if (p) { *cuda_calls += p->cuda_calls; *timed_calls += p->timed_calls; }
+    if (!p) continue;
+    *cuda_calls += atomic_load_explicit(&p->cuda_calls, memory_order_relaxed);
+    *timed_calls += atomic_load_explicit(&p->timed_calls, memory_order_relaxed);
   }
 }
 
