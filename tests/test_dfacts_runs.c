@@ -9,7 +9,9 @@
  * CALL and GPU_TIME records in one callback) give what the records one at a time give: a graph
  * captured and replayed twice (2 captured calls, 4 replayed: the capture comes within the
  * stretch, so its calls must reach the replay model in file order), and large collectives of
- * two threads whose GPU times follow them (one busbw sample each, the known median). */
+ * two threads whose GPU times follow them (one busbw sample each, the known median). With
+ * busbw_unused (compare's), no sample from any path (a call, a run, a GPU time, a replay) and the
+ * same unions and counts. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,6 +203,83 @@ static void stretches(void) {
   CHECK(ns[0] == ns[1] && med[0] == med[1], "dfacts: the same stretch record by record gives the same samples");
 }
 
+/* busbw_unused (compare's): no bandwidth sample from any path (a call at a time, a run, a GPU
+ * time, a graph's replays) while the other facts stay: checked against the samples taken
+ * without it (counted here: every large call gives one) and the union computed here. */
+static void unused_busbw(void) {
+  enum { NB = 24 };
+  struct ncs_call bc[NB];
+  struct ncs_gpu_time bg[NB];
+  uint8_t bo[2 * NB];
+  double gpu_truth = 0;
+  for (int k = 0; k < NB; k++) { /* 64 MiB all-reduces, each GPU time after its call, none overlapping */
+    uint64_t t0 = 1000 + 100 * (uint64_t)k;
+    bc[k] = ccall(1, 1 + (uint64_t)k, 16ull << 20, t0, 0);
+    bg[k] = cgpu(1, 1 + (uint64_t)k, t0 + 2, t0 + 12 + (uint64_t)k);
+    bo[2 * k] = 0;
+    bo[2 * k + 1] = 1;
+    gpu_truth += (double)(bg[k].gpu_end - bg[k].gpu_start);
+  }
+  double host_truth = marked_union(bc, NB, (1000 + 100 * NB + 1) * US);
+  for (int unused = 0; unused < 2; unused++) {
+    int host_ns[2], gpu_ns = 0, rep_ns = 0;
+    double host_comm[2], gpu_comm = 0;
+    uint64_t calls[2];
+    for (int by_run = 0; by_run < 2; by_run++) { /* host-timed: a call at a time, then one run */
+      struct feedx x;
+      fx_open(&x);
+      x.f->busbw_unused = unused;
+      fx_kact(&x);
+      if (by_run) x.m.v[0].calls(x.m.v[0].ctx, bc, NB);
+      else for (int k = 0; k < NB; k++) x.m.v[0].calls(x.m.v[0].ctx, &bc[k], 1);
+      ncs_dfacts_finish(x.f, 0, NULL);
+      ncs_dfacts_busbw(x.f, &host_ns[by_run], NULL);
+      host_comm[by_run] = x.f->comm_ns;
+      calls[by_run] = x.f->ncalls;
+      ncs_dfacts_free(x.f);
+    }
+    { /* GPU-timed: the stretch whole */
+      struct feedx x;
+      fx_open(&x);
+      x.f->busbw_unused = unused;
+      fx_kact(&x);
+      fx_stretch(&x, bc, NB, bg, NB, bo, 1);
+      ncs_dfacts_finish(x.f, 0, NULL);
+      ncs_dfacts_busbw(x.f, &gpu_ns, NULL);
+      gpu_comm = x.f->comm_ns;
+      ncs_dfacts_free(x.f);
+    }
+    { /* a graph of two large captured all-reduces replayed twice, between two uncaptured ones */
+      struct ncs_call c[4] = {ccall(1, 1, 16ull << 20, 100, 0), ccall(1, 2, 16ull << 20, 300, 1),
+                              ccall(1, 3, 16ull << 20, 310, 1), ccall(1, 4, 16ull << 20, 400, 0)};
+      struct ncs_gpu_time g[2] = {cgpu(1, 1, 110, 200), cgpu(1, 4, 410, 500)};
+      const uint8_t order[6] = {0, 1, 0, 0, 0, 1};
+      struct feedx x;
+      fx_open(&x);
+      x.f->busbw_unused = unused;
+      fx_kact(&x);
+      fx_stretch(&x, c, 4, g, 2, order, 1);
+      fx_kernel(&x, 120 * US, 190 * US);
+      fx_kernel(&x, 420 * US, 490 * US);
+      fx_kernel(&x, 1000 * US, 1100 * US);
+      fx_kernel(&x, 1100 * US, 1300 * US);
+      fx_kernel(&x, 1400 * US, 1500 * US);
+      fx_kernel(&x, 1500 * US, 1700 * US);
+      ncs_dfacts_finish(x.f, 0, NULL);
+      ncs_dfacts_busbw(x.f, &rep_ns, NULL);
+      if (x.f->replays.calls != 4) rep_ns = -1;
+      ncs_dfacts_free(x.f);
+    }
+    int want = unused ? 0 : NB;
+    CHECK(host_ns[0] == want && host_ns[1] == want && gpu_ns == want && rep_ns == (unused ? 0 : 6),
+          "dfacts: busbw_unused %d: %d samples host-timed a call at a time, %d in a run, %d GPU-timed, %d with 4 replayed "
+          "calls (want %d, %d, %d, %d)", unused, host_ns[0], host_ns[1], gpu_ns, rep_ns, want, want, want, unused ? 0 : 6);
+    CHECK(host_comm[0] == host_truth && host_comm[1] == host_truth && gpu_comm == gpu_truth && calls[0] == NB && calls[1] == NB,
+          "dfacts: busbw_unused %d: the unions and counts stay (host %.0f / %.0f, truth %.0f; GPU %.0f, truth %.0f ns)", unused,
+          host_comm[0], host_comm[1], host_truth, gpu_comm, gpu_truth);
+  }
+}
+
 static struct ncs_call x[NCALLS];
 
 int main(void) {
@@ -282,5 +361,6 @@ int main(void) {
     free(y);
   }
   stretches();
+  unused_busbw();
   return check_done();
 }

@@ -123,7 +123,7 @@ static inline __attribute__((always_inline)) void call_one(struct ncs_dfacts *f,
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P && c->op != NCS_OP_GroupEnd) return;
   if (!f->timing_gpu) ncs_ivu_add(&f->host_u, c->thread, c->t_enter, c->t_exit); /* GPU-timed: the GPU union is the one used */
   if (kind != NCS_KIND_COLL || !ncs_rc_ok(c->rc)) return;
-  if (!f->ncomms || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) return; /* most calls */
+  if (!f->ncomms || f->busbw_unused || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) return; /* most calls */
   big_call(f, c);
 }
 __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *c) {
@@ -163,7 +163,7 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
   f->ncalls += n;
   for (const struct ncs_call *c = x, *end = x + n; c < end;) {
     int kind = ncs_op_kind(c->op);
-    if (kind == NCS_KIND_COLL && f->ncomms) c = op_span(f, &a, c, end, 1, 1); /* ncomms: COMM records come between runs */
+    if (kind == NCS_KIND_COLL && f->ncomms && !f->busbw_unused) c = op_span(f, &a, c, end, 1, 1); /* ncomms: COMM records come between runs */
     else if (kind == NCS_KIND_COLL || kind == NCS_KIND_P2P || c->op == NCS_OP_GroupEnd) c = op_span(f, &a, c, end, 1, 0);
     else c = op_span(f, &a, c, end, 0, 0);
   }
@@ -300,7 +300,7 @@ static void on_replayed(void *ctx, const struct ncs_replay_call *c, uint64_t s, 
   f->replay_ns += d;
   if (!f->gpu_first || s < f->gpu_first) f->gpu_first = s;
   if (e > f->gpu_last) f->gpu_last = e;
-  if (ncs_op_kind(c->op) != NCS_KIND_COLL || (double)c->bytes < (double)NCS_DF_BIG_BYTES || e <= s) return;
+  if (f->busbw_unused || ncs_op_kind(c->op) != NCS_KIND_COLL || (double)c->bytes < (double)NCS_DF_BIG_BYTES || e <= s) return;
   double bb = ncs_rule_busbytes(c->op, c->count, c->datatype, (int)c->n);
   if (bb > 0 && f->nsamples < NCS_DF_MAX_SAMPLES && have_samples(f) == 0) f->samples[f->nsamples++] = bb / d;
 }

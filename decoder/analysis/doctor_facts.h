@@ -5,7 +5,8 @@
  *
  * Contract: ncs_dfacts_attach() adds a visitor whose callbacks feed `f` to one file's read;
  * ncs_dfacts_finish() finishes the sums after the read. Memory is bounded: the transport model grows with distinct
- * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file (held during the read only), pending calls waiting
+ * connections, busbw samples are capped at NCS_DF_MAX_SAMPLES per file (held during the read only; none with
+ * busbw_unused), pending calls waiting
  * for their GPU time at NCS_DF_PENDING direct-mapped slots (a call whose GPU time comes after
  * a later call took its slot gives no GPU sample; its host sample stays). ncs_dfacts_free()
  * releases everything. */
@@ -80,6 +81,9 @@ struct ncs_dfacts {
   struct ncs_kact *kact;
   struct ncs_kact_fig gpu;
   int kact_elsewhere;
+  /* set before the read: no bandwidth samples are taken (ncs_dfacts_busbw is 0, the expected
+   * busbw unknown), for a caller that states neither (compare: its share and step figures) */
+  int busbw_unused;
   /* CUDA-graph replays (model/replay.h), counted into ncalls, comm_ns, the GPU window and the
    * busbw samples by ncs_dfacts_finish */
   struct ncs_replay *replay;

@@ -165,6 +165,7 @@ static int load_side(const char *path, int n, char **files, int steps, struct nc
   for (d->n = 0; d->f && d->n < n; d->n++) {
     if (!(d->f[d->n] = ncs_dfacts_new(files[d->n]))) break;
     d->f[d->n]->kact_elsewhere = 1; /* no kernel figures: compare states none (nor does whatif read them) */
+    d->f[d->n]->busbw_unused = 1;   /* nor the large collectives' busbw (the headline's busbw_med) */
   }
   if (!d->f || d->n < n) {
     ncs_doctor_free(d);
