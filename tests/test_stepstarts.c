@@ -3,12 +3,17 @@
  * record by record: 5,000 steps of four collectives of distinct signatures, each call followed
  * by its GPU time, so the boundary is decided within the first NCS_STEPMARK_HOLD records and
  * most of the file comes after it. The truth: every step's first call's entry (the four
- * signatures count alike, and the boundary is the one seen first), computed here. */
+ * signatures count alike, and the boundary is the one seen first), computed here. A file that says
+ * it has no kernel activity (model/kwatch.h: PROCESS format_version 1.0, or a KERNEL_STATUS off
+ * before the calls) gives no start (nobody reads them: no kernel is a boundary); one of another
+ * format, or whose status says on, gives them all. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/stepstarts.h"
 #include "check.h"
+#include "ncclscope/cupti_abi.h"
+#include "ncclscope/encode.h"
 #include "ncclscope/nccl_abi.h"
 #include "ncclscope/ops.h"
 
@@ -20,14 +25,30 @@
 static struct ncs_call c[N];
 static struct ncs_gpu_time g[N];
 
-/* The starts of the file fed whole stretches (whole) or a record at a time; their number. */
-static size_t starts_of(int whole, uint64_t *out) {
+/* The starts of the file fed whole stretches (whole) or a record at a time; their number. First,
+ * when fmt: a PROCESS record with that format_version; when kstate >= 0: a KERNEL_STATUS of that
+ * state. */
+static size_t starts_of(int whole, uint64_t *out, const char *fmt, int kstate) {
   struct ncs_stages st;
   if (ncs_stages_init(&st, 1) != 0) return 0;
   struct ncs_stepstarts *s = ncs_stepstarts_new(1, &st);
   struct ncs_visitor v;
   memset(&v, 0, sizeof v);
   ncs_stepstarts_visitor(s, 0, &v);
+  if (fmt) {
+    struct ncs_kv kv[] = {{"host", "h", 1}, {"format_version", fmt, strlen(fmt)}};
+    struct ncs_process p = {.path = "x.ncs", .major = 5, .minor = 5, .kv = kv, .nkv = 2};
+    v.process(v.ctx, &p);
+  }
+  if (kstate >= 0) {
+    uint8_t b[256];
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, b, sizeof b);
+    struct ncs_kernel_status ks = {.t = 1, .state = (uint32_t)kstate};
+    snprintf(ks.reason, sizeof ks.reason, "test");
+    ncs_enc_kernel_status_body(&w, &ks);
+    v.raw(v.ctx, &(struct ncs_raw){NCS_REC_KERNEL_STATUS, b, w.len});
+  }
   static uint8_t order[2 * N];
   for (size_t i = 0; i < N; i++) { order[2 * i] = 0; order[2 * i + 1] = 1; }
   for (size_t r = 0; r < 2 * N; r += STRETCH) { /* records r .. r + STRETCH: calls and GPU times alternate */
@@ -63,10 +84,18 @@ int main(void) {
     t += 1000 + (i % PER == PER - 1 ? 5000 : 0);
   }
   static uint64_t a[STEPS], b[STEPS];
-  size_t na = starts_of(1, a), nb = starts_of(0, b);
+  size_t na = starts_of(1, a, NULL, -1), nb = starts_of(0, b, NULL, -1);
   int ok = na == STEPS;
   for (size_t k = 0; ok && k < STEPS; k++) ok = a[k] == c[k * PER].t_enter;
   CHECK(ok, "stepstarts: fed as stretches, every step's first call starts a step (%zu starts, want %d)", na, STEPS);
   CHECK(na == nb && !memcmp(a, b, na * sizeof *a), "stepstarts: the same records one at a time give the same starts (%zu)", nb);
+  /* what the file says of its kernel activity */
+  size_t n55 = starts_of(1, b, "5.5", -1), non = starts_of(1, b, NULL, NCS_KSTATE_ON);
+  CHECK(n55 == STEPS && non == STEPS, "stepstarts: format 5.5 (%zu starts) or a KERNEL_STATUS on (%zu) keeps every start (%d)", n55, non, STEPS);
+  size_t n10 = starts_of(1, b, "1.0", -1), n10r = starts_of(0, b, "1.0", -1), noff = starts_of(1, b, NULL, NCS_KSTATE_OFF),
+         naside = starts_of(0, b, NULL, NCS_KSTATE_STOOD_ASIDE);
+  CHECK(!n10 && !n10r && !noff && !naside,
+        "stepstarts: a file without kernel activity keeps no start: format 1.0 %zu, %zu (a record at a time), KERNEL_STATUS off %zu, stood aside %zu",
+        n10, n10r, noff, naside);
   return check_done();
 }

@@ -10,7 +10,10 @@
  * or after (the general path), and two compute kernels of another name and stream. Truth: each launch's bus bytes by nccl-tests' rule
  * (2(n-1)/n x count x 4 B), the split's bus bandwidth = the bytes of the kernels in the window /
  * their time, the observed step = (end of the last boundary kernel - end of the first) / 4, the
- * compute part of the step = the compute kernels' time / 4. */
+ * compute part of the step = the compute kernels' time / 4. The same file saying first that it
+ * has no kernel activity (model/kwatch.h: PROCESS format_version 1.0, or a KERNEL_STATUS off)
+ * keeps no launch: its kernels, should they come anyway, have no launch to pair, no step boundary
+ * is found; saying format 5.5 changes nothing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,9 +85,57 @@ static void give_name(struct ncs_visitor *v, uint32_t id, uint32_t kclass, const
   v->raw(v->ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
 }
 
+/* What the file says first: nothing, a PROCESS of format 5.5 or 1.0, a KERNEL_STATUS off. */
+enum says { SAYS_NOTHING, SAYS_55, SAYS_10, SAYS_OFF };
+static void say(struct ncs_visitor *v, enum says what) {
+  if (what == SAYS_55 || what == SAYS_10) {
+    const char *fmt = what == SAYS_55 ? "5.5" : "1.0";
+    struct ncs_kv kv[] = {{"host", "h", 1}, {"format_version", fmt, 3}};
+    v->process(v->ctx, &(struct ncs_process){.path = "x.ncs", .major = 5, .minor = 5, .kv = kv, .nkv = 2});
+  } else if (what == SAYS_OFF) {
+    uint8_t b[256];
+    struct ncs_wbuf wb;
+    ncs_wbuf_init(&wb, b, sizeof b);
+    struct ncs_kernel_status ks = {.t = 1, .state = NCS_KSTATE_OFF};
+    snprintf(ks.reason, sizeof ks.reason, "NCCLSCOPE_KERNELS=0");
+    ncs_enc_kernel_status_body(&wb, &ks);
+    v->raw(v->ctx, &(struct ncs_raw){NCS_REC_KERNEL_STATUS, b, wb.len});
+  }
+}
+
+/* A file that says it has no kernel activity, its kernels given after its calls anyway: no launch
+ * was kept, so none sizes a kernel or makes a boundary. */
+static void run_none(enum says what) {
+  const char *how = what == SAYS_10 ? "format 1.0" : "KERNEL_STATUS off";
+  struct ncs_stages st;
+  if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (%s): stages", how); return; }
+  struct ncs_step_starts s = {0};
+  for (size_t i = 0; i < NB; i++) ncs_starts_add(&s, step_starts[i]);
+  struct ncs_rank_info info = {.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
+  int order[1] = {0};
+  const char *opts[1] = {NULL};
+  struct ncs_job job = {.n = 1, .rank = &info, .order = order, .options = opts, .stages = &st};
+  void *w = ncs_analysis_whatif.create(&job);
+  struct ncs_visitor v = {0};
+  ncs_analysis_whatif.visitor(w, 0, &v);
+  say(&v, what);
+  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  give_calls(&v, 0, NCALLS);
+  give_kernels(&v);
+  ncs_stages_put_starts(&st, 0, &s);
+  ncs_analysis_whatif.file_done(w, 0, NULL);
+  ncs_analysis_whatif.finish(w, &job);
+  const struct ncs_whatif *r = ncs_whatif_result(w);
+  CHECK(r && !r->have && strstr(r->why_not, "no steps found"), "whatif launches (%s): no launch kept, no step found (have %d, why: %s)",
+        how, r ? r->have : -1, r ? r->why_not : "(none)");
+  ncs_analysis_whatif.destroy(w);
+  ncs_stages_free(&st);
+}
+
 /* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
-static void run(int kernels_first) {
-  const char *how = kernels_first ? "kernels first" : "calls first";
+static void run(int kernels_first, enum says what) {
+  const char *how = kernels_first ? (what == SAYS_55 ? "kernels first, format 5.5" : "kernels first") : "calls first";
   struct ncs_stages st;
   if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (%s): stages", how); return; }
   struct ncs_step_starts s = {0};
@@ -96,6 +147,7 @@ static void run(int kernels_first) {
   void *w = ncs_analysis_whatif.create(&job);
   struct ncs_visitor v = {0};
   ncs_analysis_whatif.visitor(w, 0, &v);
+  say(&v, what);
   /* the kernels' names */
   give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   give_name(&v, 2, NCS_KCLASS_COMPUTE, "sgemm_128x64");
@@ -128,7 +180,10 @@ static void run(int kernels_first) {
 }
 
 int main(void) {
-  run(1);
-  run(0);
+  run(1, SAYS_NOTHING);
+  run(0, SAYS_NOTHING);
+  run(1, SAYS_55);
+  run_none(SAYS_10);
+  run_none(SAYS_OFF);
   return check_done();
 }

@@ -94,18 +94,20 @@ static int s_process(void *ctx, const struct ncs_process *p) {
   struct ss_file *f = ctx;
   const char *v = f->deciding ? ncs_process_get(p, "env.NCCLSCOPE_STEP_MARK") : NULL;
   if (v) snprintf(f->mark, sizeof f->mark, "%s", v);
+  ncs_kwatch_process(&f->kw, p);
+  if (ncs_kwatch_off(&f->kw)) f->dropped = 1; /* no kernel activity: no start is wanted, no call counted */
   return 0;
 }
 static int s_comm(void *ctx, const struct ncs_comm *c) {
   (void)c;
   struct ss_file *f = ctx;
-  if (f->deciding && !room(f)) decide(f, 1);
+  if (f->deciding && !f->dropped && !room(f)) decide(f, 1);
   return 0;
 }
 static int s_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   (void)g;
   struct ss_file *f = ctx;
-  for (size_t i = 0; i < n && f->deciding; i++)
+  for (size_t i = 0; i < n && f->deciding && !f->dropped; i++)
     if (!room(f)) decide(f, 1);
   return 0;
 }
@@ -132,11 +134,14 @@ static int s_calls(void *ctx, const struct ncs_call *c, size_t n) {
  * boundary's moment, follows the file's interleaving. Once decided, GPU_TIME records count for
  * nothing and the starts depend on the calls alone: the stretch's calls go as one run. */
 static int s_stretch(void *ctx, const struct ncs_stretch *s) {
+  if (((struct ss_file *)ctx)->dropped) return 0;
   if (((struct ss_file *)ctx)->deciding) return ncs_stretch_in_order(s, ctx, s_calls, s_gpu_times);
   return s->nc ? s_calls(ctx, s->c, s->nc) : 0;
 }
 static int s_raw(void *ctx, const struct ncs_raw *r) {
-  ncs_kwatch_raw(&((struct ss_file *)ctx)->kw, r);
+  struct ss_file *f = ctx;
+  ncs_kwatch_raw(&f->kw, r);
+  if (ncs_kwatch_off(&f->kw) && !f->dropped) { ncs_starts_free(&f->starts); f->dropped = 1; }
   return 0;
 }
 

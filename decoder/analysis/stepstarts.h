@@ -10,7 +10,8 @@
  * state only). Memory per file being read: the signature table (128 KiB), its first calls
  * while the boundary is not chosen (24 bytes a call, at most NCS_STEPMARK_HOLD) and the starts
  * (model/stages.h: 4 bytes a step, dropped for a file without kernel activity,
- * model/kwatch.h); nothing is kept once the file is done. */
+ * model/kwatch.h; a file that says so before its calls has none of this: no call is counted);
+ * nothing is kept once the file is done. */
 #ifndef NCS_STEPSTARTS_H
 #define NCS_STEPSTARTS_H
 #include "io/trace.h"

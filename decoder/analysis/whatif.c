@@ -173,6 +173,13 @@ static int wf_bad_options(void *state) {
   return 1;
 }
 
+/* A file that says it has no kernel activity (model/kwatch.h: format 1.0, as synth writes) keeps
+ * no launch: the first (commit_unit) drops the log, its later calls are skipped (wf_calls). */
+static int wf_process(void *ctx, const struct ncs_process *p) {
+  ncs_kwatch_process(&((struct wf_file *)ctx)->kw, p);
+  return 0;
+}
+
 static int wf_raw(void *ctx, const struct ncs_raw *r) {
   struct wf_file *f = ctx;
   ncs_kwatch_raw(&f->kw, r);
@@ -335,6 +342,7 @@ static void wf_visitor(void *state, int file, struct ncs_visitor *v) {
   if (!s->f[file].ks) s->f[file].ks = &s->f[file].own, s->f[file].fill = 1;
   s->f[file].owner = s;
   s->f[file].rule_n = -1;
+  v->process = wf_process;
   v->raw = wf_raw;
   v->kernels = wf_kernels;
   v->comm = wf_comm;
