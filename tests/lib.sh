@@ -33,10 +33,13 @@ fieldval() { awk -v k="$1=" '{for (i = 1; i <= NF; i++) if (index($i, k) == 1) {
 check_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected [$2] got [$3]"; fi; }
 # Sanitizer builds (make asan / make tsan, docs/RELIABILITY.md). NCS_SANITIZER is asan or tsan
 # (set by those targets, else read from the shim's DT_NEEDED), empty in a normal build.
-# SAN_PRELOAD (TSan only) is the runtime the shim needs, followed by a space: put it first in
-# LD_PRELOAD (LD_PRELOAD="$SAN_PRELOAD$SHIM") when the program is not built with the sanitizer,
-# else libc's pthread_create/malloc come before the runtime's interceptors (TSan: the shim's
-# threads crash). Empty in a normal build.
+# SAN_PRELOAD (TSan only) is a space and the runtime the shim needs: put it right after the shim
+# (LD_PRELOAD="$SHIM$SAN_PRELOAD"). Loaded only as the shim's dependency (after libc), libc's
+# pthread_create/malloc come before the runtime's interceptors (a program not built with TSan:
+# the shim's threads crash; ls: libselinux's constructor calls the shim's instrumented fopen
+# before the runtime started). Put before the shim, its own fopen comes before the shim's:
+# NCCL's log stream (logcap.c's marker) is never seen, and no NCCL_LOG is recorded. Empty in a
+# normal build.
 SAN_PRELOAD=
 if [ -z "${NCS_SANITIZER:-}" ]; then
   case $(readelf -d "$SHIM" 2>/dev/null | grep NEEDED) in
@@ -47,8 +50,13 @@ fi
 # tests' own small programs, and a forking job hung in ASan's fork handling.
 if [ "$NCS_SANITIZER" = tsan ] && [ -f "$SHIM" ]; then
   SAN_PRELOAD=$(ldd "$SHIM" 2>/dev/null | awk -v l="lib$NCS_SANITIZER.so" 'index($1, l) == 1 {print $3; exit}')
-  [ -n "$SAN_PRELOAD" ] && SAN_PRELOAD="$SAN_PRELOAD "
+  [ -n "$SAN_PRELOAD" ] && SAN_PRELOAD=" $SAN_PRELOAD"
 fi
+# SAN_RT (TSan only): "LD_PRELOAD=<the runtime>", for a run without the shim of a program built
+# without TSan that loads an instrumented double (python3 ctypes): the runtime dlopen'ed late
+# fails ("cannot allocate memory in static TLS block"). Empty otherwise: `env $SAN_RT python3 ...`.
+SAN_RT=
+[ -n "$SAN_PRELOAD" ] && SAN_RT="LD_PRELOAD=${SAN_PRELOAD# }"
 # SAN_LIBPATH: the LD_LIBRARY_PATH for a job that dlopens a double by name (libcupti.so.13).
 # Under a sanitizer its dlopen interceptor becomes the caller, so the job's RUNPATH
 # ($ORIGIN/../doubles) is not searched and ld.so.cache answers with the real CUDA library: the
@@ -90,5 +98,5 @@ stub_job() {
   shift 2
   mkdir -p "$d"
   env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-    NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$BUILD/tests/rate_job" "$@" >"$d/out" 2>&1
+    NCCLSCOPE_FLUSH_MS="$flush" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$BUILD/tests/rate_job" "$@" >"$d/out" 2>&1
 }

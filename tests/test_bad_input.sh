@@ -74,7 +74,7 @@ fi
 if [ -f /usr/local/cuda/lib/libnccl.so.2 ] && [ -f /usr/local/cuda/include/nccl.h ]; then
   printf '#include <stdio.h>\n#include <nccl.h>\nint main(void){int v=0;ncclGetVersion(&v);ncclUniqueId id;ncclGetUniqueId(&id);printf("%%d\\n",v);return 0;}\n' >"$T/v.c"
   if cc -I/usr/local/cuda/include -o "$T/v" "$T/v.c" -L/usr/local/cuda/lib -l:libnccl.so.2 -Wl,-rpath,/usr/local/cuda/lib 2>/dev/null; then
-    code=$(NCCL_DEBUG= NCCLSCOPE_DIR="$T/vtr" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$T/v")
+    code=$(NCCL_DEBUG= NCCLSCOPE_DIR="$T/vtr" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$T/v")
     want="$((code / 10000)).$((code % 10000 / 100)).$((code % 100))"
     "$NCS" html "$T/vtr" -o "$T/v.html" >/dev/null 2>&1
     check "html: NCCL version code $code shown as $want" grep -q "<td>$want</td>" "$T/v.html"
@@ -89,7 +89,7 @@ fi
 # watch: ages never negative, while a job writes its trace every 10 ms
 FJ=$BUILD/tests/rate_job
 if [ -x "$FJ" ] && [ -f "$SHIM" ]; then
-  NCCLSCOPE_DIR="$T/live" NCCLSCOPE_FLUSH_MS=10 LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 "$FJ" -n 200 -r 100 >/dev/null 2>&1 &
+  NCCLSCOPE_DIR="$T/live" NCCLSCOPE_FLUSH_MS=10 LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 60 "$FJ" -n 200 -r 100 >/dev/null 2>&1 &
   pid=$!
   for _ in $(seq 1 200); do ls "$T"/live/*.ncs >/dev/null 2>&1 && break; sleep 0.05; done
   : >"$T/w.all"

@@ -85,7 +85,7 @@ PY
 
 run() { # DEPTH: one run, stderr kept
   rm -rf "$T/tr$1"
-  NCCLSCOPE_DEBUG=1 NCCLSCOPE_CALLSITE_DEPTH=$1 NCCLSCOPE_DIR="$T/tr$1" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
+  NCCLSCOPE_DEBUG=1 NCCLSCOPE_CALLSITE_DEPTH=$1 NCCLSCOPE_DIR="$T/tr$1" LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 60 \
     "$JOB" --threads 2 --rounds 4 --truth "$T/truth" >"$T/job$1.out" 2>"$T/job$1.err"
 }
 # the distinct stacks the truth holds, cut to D frames of the job

@@ -59,7 +59,7 @@ print(named, unnamed, wrong, *bad[:3])
 }
 
 d=$T/rate
-NCCLSCOPE_DIR=$d NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 200 -t 2 -s 8 >/dev/null 2>&1
+NCCLSCOPE_DIR=$d NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 200 -t 2 -s 8 >/dev/null 2>&1
 check_eq "callsite_symbols: rate_job -t 2 -s 8 runs" 0 "$?"
 read -r named unnamed wrong rest < <(verify "$(ls "$d"/*.ncs | head -1)")
 check_eq "callsite_symbols: rate_job: every frame's symbol is the ELF file's ($named named, $unnamed in no dynamic symbol) ${rest:-}" 0 "${wrong:-x}"
@@ -69,7 +69,7 @@ check_eq "callsite_symbols: rate_job: every frame's symbol is the ELF file's ($n
 if [ -e "$DOUBLES/libnccl.so.2" ]; then
   mkdir -p "$T/py/second"
   cp "$DOUBLES/libnccl.so.2" "$T/py/second/libnccl.so.2"
-  (cd "$T/py" && NCCLSCOPE_CALLSITE_DEPTH=24 NCCLSCOPE_DIR="$T/py/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+  (cd "$T/py" && NCCLSCOPE_CALLSITE_DEPTH=24 NCCLSCOPE_DIR="$T/py/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     python3 "$ROOT/tests/jobs/ctypes_job.py" "$DOUBLES" 10 "$T/py/truth.json" "$T/py/second/libnccl.so.2" >/dev/null 2>&1)
   check_eq "callsite_symbols: ctypes_job runs" 0 "$?"
   read -r named unnamed wrong rest < <(verify "$(ls "$T"/py/tr/*.ncs | head -1)")

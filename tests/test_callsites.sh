@@ -43,7 +43,7 @@ cp "$JOB" "$T/bin/site_job"
 # the double's link model at 0.1 GB/s: each 16 MiB all-reduce of sync_gradients lasts 250 ms on
 # the device clock, the other two collectives under 0.1 ms, so no wait for a late rank (the
 # machine's load) can reorder the sites
-NCCLDOUBLE_LAT_US=5 NCCLDOUBLE_BW_GBPS=0.1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
+NCCLDOUBLE_LAT_US=5 NCCLDOUBLE_BW_GBPS=0.1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 60 \
   bash "$LAUNCH" 4 "$T/bin/site_job" --truth "$T/truth" \
   >"$T/job.out" 2>"$T/job.err"
 check_eq "callsites: site_job runs (4 ranks)" 0 "$?"
@@ -126,7 +126,7 @@ check_eq "callsites: a binary gone after the run: report still exits 0" 0 "$?"
 check "callsites: ... its sites named module+offset, marked not found" grep -q "site_job+0x[0-9a-f]* \[module not found\]" "$T/gone.txt"
 
 # call sites off
-NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/off" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 bash "$LAUNCH" 2 "$JOB" \
+NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/off" LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 60 bash "$LAUNCH" 2 "$JOB" \
   >/dev/null 2>&1
 "$NCS" report --callsites "$T/off" >"$T/off.txt" 2>&1
 check_eq "callsites: NCCLSCOPE_CALLSITE_DEPTH=0: one line says how to record them" 1 \
@@ -134,7 +134,7 @@ check_eq "callsites: NCCLSCOPE_CALLSITE_DEPTH=0: one line says how to record the
 
 # a hang whose collective was issued from sync_gradients: rank 1 never calls it again (2 ranks)
 mkdir -p "$T/hang"
-NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/hang" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid bash "$LAUNCH" 2 "$JOB" --steps 1 --hang 1 \
+NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/hang" LD_PRELOAD="$SHIM$SAN_PRELOAD" setsid bash "$LAUNCH" 2 "$JOB" --steps 1 --hang 1 \
   >/dev/null 2>&1 &
 hpid=$!
 # poll until the doctor names the hung collective's site (at most 30 s: a failure cap, not a timing)
@@ -163,7 +163,7 @@ if [ -x "$DDP" ]; then
   ar_line=$(grep -n 'ncclAllReduce(' "$ROOT/tests/jobs/ddp_job.c" | head -1 | cut -d: -f1)
   for m in serial overlap; do
     a=; [ $m = overlap ] && a=--overlap
-    NCCLDOUBLE_LAT_US=200 NCCLSCOPE_DIR="$T/ddp-$m" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
+    NCCLDOUBLE_LAT_US=200 NCCLSCOPE_DIR="$T/ddp-$m" LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 60 \
       bash "$LAUNCH" 1 "$DDP" --steps 20 --compute-us 4000 $a >/dev/null 2>"$T/ddp-$m.err"
     check_eq "callsites: ddp_job ($m, 1 rank) runs" 0 "$?"
     "$NCS" report --callsites --json "$T/ddp-$m" >"$T/ddp-$m.json" 2>/dev/null
@@ -193,7 +193,7 @@ print(bad); sys.exit(1 if bad or len(rows) < 6 else 0)' "$T/ddp-serial.json"
   # the most exposed site where a user looks: doctor's comm-bound evidence, the headline, html.
   # ddp_job with 200 us of compute a step and the GPU's schedule the model's alone (--ahead):
   # communication-bound on the double's model (20 all-reduces of 200 us against 1 ms of compute)
-  NCCLDOUBLE_LAT_US=200 NCCLSCOPE_DIR="$T/ddp-cb" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 60 \
+  NCCLDOUBLE_LAT_US=200 NCCLSCOPE_DIR="$T/ddp-cb" LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 60 \
     bash "$LAUNCH" 1 "$DDP" --steps 5 --compute-us 200 --ahead 5 >/dev/null 2>"$T/ddp-cb.err"
   check_eq "callsites: ddp_job (comm-bound, 1 rank) runs" 0 "$?"
   "$NCS" report --callsites --json "$T/ddp-cb" >"$T/cb.json" 2>/dev/null

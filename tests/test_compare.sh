@@ -82,7 +82,7 @@ JOB=$BUILD/tests/ddp_job LAUNCH=$ROOT/tests/jobs/launch.sh
 if [ ! -x "$JOB" ] || [ ! -e "$SHIM" ]; then skip "compare e2e: ddp_job or the shim not built"; exit 0; fi
 ddp() { # ddp NAME BW
   mkdir -p "$T/$1.truth"
-  NCCLSCOPE_DIR=$T/$1 NCCLDOUBLE_BW_GBPS=$2 LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout -k 5 120 bash "$LAUNCH" 4 "$JOB" \
+  NCCLSCOPE_DIR=$T/$1 NCCLDOUBLE_BW_GBPS=$2 LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout -k 5 120 bash "$LAUNCH" 4 "$JOB" \
     --steps 10 --truth "$T/$1.truth" >"$T/$1.out" 2>&1
 }
 if ! ddp dbase 0.1 || ! ddp dslow 0.02; then fail "compare e2e: ddp_job failed under the shim"; exit 0; fi

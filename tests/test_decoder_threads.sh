@@ -26,7 +26,7 @@ jobs="s-16 s-host s-comms fx2 fx"
 cp -r "$ROOT/tests/golden/traces/job" golden-job && jobs="$jobs golden-job"
 if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ]; then
   mkdir kernels
-  if NCCLSCOPE_DIR=$T/kernels NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+  if NCCLSCOPE_DIR=$T/kernels NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SHIM$SAN_PRELOAD" \
        bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode ddp --steps 8 --compute-us 2000 \
        >kernels.out 2>kernels.err && "$NCS" dump kernels/*.ncs 2>/dev/null | grep -q '^RECORD'; then
     jobs="$jobs kernels"

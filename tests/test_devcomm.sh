@@ -143,7 +143,7 @@ if ! cc -std=c11 -I"$CUDA_HOME/include" -o "$T/real" "$T/real.c" -L"$CUDA_HOME/l
   fail "devcomm: real NCCL: cannot build the test program"; sed 's/^/    /' "$T/cc.err" | head; exit 0
 fi
 (cd "$T" && env -u LD_LIBRARY_PATH ./real >"$T/real.plain" 2>/dev/null; echo $? >"$T/real.plain.rc")
-(cd "$T" && env -u LD_LIBRARY_PATH NCCLSCOPE_DIR="$T/ncs-real" LD_PRELOAD="$SHIM" ./real >"$T/real.shim" 2>/dev/null; echo $? >"$T/real.shim.rc")
+(cd "$T" && env -u LD_LIBRARY_PATH NCCLSCOPE_DIR="$T/ncs-real" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./real >"$T/real.shim" 2>/dev/null; echo $? >"$T/real.shim.rc")
 check_eq "devcomm: real NCCL: same stdout and exit status with and without the shim" \
   "$(cat "$T/real.plain") $(cat "$T/real.plain.rc")" "$(cat "$T/real.shim") $(cat "$T/real.shim.rc")"
 rrc=$(sed -n 's/^DevCommCreate rc=\([0-9]*\).*/\1/p' "$T/real.plain")

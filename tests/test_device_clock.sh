@@ -22,7 +22,7 @@ unset NCCLDOUBLE_LAT_US NCCLDOUBLE_BW_GBPS
 
 run_job() { # DIR [ENV=VAL...]
   local d=$1; shift
-  env "$@" NCCLSCOPE_DIR="$d" LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+  env "$@" NCCLSCOPE_DIR="$d" LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     bash "$ROOT/tests/jobs/launch.sh" 4 "$J/ddp_job" --steps 24 --compute-us 1001 --overlap --ahead 64 \
     >"$d.out" 2>"$d.err"
 }

@@ -49,7 +49,7 @@ account() {
   LOST=$lost
   return 0
 }
-run() { local name=$1; (NCCLSCOPE_DIR="$M/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$FJOB" $JOB >"$T/$name.out" 2>/dev/null; echo $? >"$T/$name.rc"); }
+run() { local name=$1; (NCCLSCOPE_DIR="$M/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$FJOB" $JOB >"$T/$name.out" 2>/dev/null; echo $? >"$T/$name.rc"); }
 
 # full mid-run: 32 KiB holds the first chunks, not all of them
 mount -t tmpfs -o size=32k none "$M"
@@ -78,7 +78,7 @@ umount "$M"
 mount -t tmpfs -o size=64k none "$M"
 mkdir -p "$M/tr"
 fill 0
-(NCCLSCOPE_DIR="$M/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$FJOB" 300 sleep=3000 quiet >"$T/again.out" 2>/dev/null; echo $? >"$T/again.rc") &
+(NCCLSCOPE_DIR="$M/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$FJOB" 300 sleep=3000 quiet >"$T/again.out" 2>/dev/null; echo $? >"$T/again.rc") &
 jp=$!
 sleep 0.3; rm -f "$M/filler0"
 sleep 0.3; fill 1

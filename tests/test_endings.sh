@@ -32,7 +32,7 @@ int main(void) {
 }
 C
   if cc -std=c11 -I"$CUDA_HOME/include" -o "$T/real" "$T/real.c" -L"$CUDA_HOME/lib" -l:libnccl.so.2 -Wl,-rpath,"$CUDA_HOME/lib" 2>/dev/null; then
-    out=$(cd "$T" && NCCL_DEBUG= NCCLSCOPE_DIR="$T/real-tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./real)
+    out=$(cd "$T" && NCCL_DEBUG= NCCLSCOPE_DIR="$T/real-tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./real)
     rc=${out%% *}
     if [ "$rc" != 0 ]; then
       "$NCS" doctor "$T/real-tr" >"$T/real.doc" 2>&1

@@ -92,7 +92,7 @@ else
     mkdir -p "$d/own"
     keep=; [ $((i % 2)) = 0 ] && keep=NCCLSCOPE_KEEP=1s,256K # bounded: header rewrites and hole punches too
     (ulimit -n 1024; env $keep NCCLSCOPE_DEBUG=1 NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_METRICS="$d/met" NCCLSCOPE_METRICS_MS=100 \
-      NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$SJ" "$d/own" "$SMS" >"$d/out" 2>"$d/err")
+      NCCLSCOPE_DIR="$d/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$SJ" "$d/own" "$SMS" >"$d/out" 2>"$d/err")
     rc=$?
     if [ $rc = 0 ] && grep -q 'all intact$' "$d/out"; then intact=$((intact + 1)); else echo "    run $i: exit $rc: $(cat "$d/out")" >&2; fi
     calls=$(sed -n 's/^fdstorm_job: \([0-9]*\) calls.*/\1/p' "$d/out")

@@ -23,7 +23,7 @@ export NCCLSCOPE_FLUSH_MS=50
 start() {
   local name=$1; shift
   mkdir -p "$T/$name"
-  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid bash "$LAUNCH" 2 "$JOB" "$@" \
+  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SHIM$SAN_PRELOAD" setsid bash "$LAUNCH" 2 "$JOB" "$@" \
     >"$T/$name.out" 2>"$T/$name.err" &
   echo $! >"$T/$name.pid"
 }
@@ -71,7 +71,7 @@ start term --stop 1:5 --term-exit
 mkdir -p "$T/kill" "$T/kill.rdzv"
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r NCCLDOUBLE_RDZV="$T/kill.rdzv" NCCLSCOPE_DIR="$T/kill" \
-    LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" --die 1:5 --step-ms 100 >/dev/null 2>&1 &
+    LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" --die 1:5 --step-ms 100 >/dev/null 2>&1 &
   kp[$r]=$!
 done
 start init --no-init 1

@@ -17,7 +17,7 @@ JOB=$BUILD/tests/hang_job
 command -v jq >/dev/null || { skip "hang_cost: jq not installed"; exit 0; }
 export NCCLSCOPE_FLUSH_MS=50
 mkdir -p "$T/h"
-NCCLSCOPE_DIR="$T/h" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --stop 1:5 --times \
+NCCLSCOPE_DIR="$T/h" LD_PRELOAD="$SHIM$SAN_PRELOAD" setsid bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --stop 1:5 --times \
   >"$T/h.out" 2>"$T/h.err" &
 pid=$!
 # until rank 0 is in step 5 (a failure cap of 30 s), then 3 s of being stuck (past report's 2 s

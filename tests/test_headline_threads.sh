@@ -81,7 +81,7 @@ against() {
 
 # one process, a rank per thread (ncclCommInitRank in each), every thread on GPU 0
 for t in 2 3 5 8; do
-  NCCLDOUBLE_NGPUS=1 NCCLSCOPE_DIR="$T/one$t" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$ROOT/tests/jobs/launch.sh" 1 "$J" -t "$t" -n 60 --procs --truth "$T/one$t.truth" >/dev/null 2>"one$t.err"
+  NCCLDOUBLE_NGPUS=1 NCCLSCOPE_DIR="$T/one$t" LD_PRELOAD="$SHIM$SAN_PRELOAD" bash "$ROOT/tests/jobs/launch.sh" 1 "$J" -t "$t" -n 60 --procs --truth "$T/one$t.truth" >/dev/null 2>"one$t.err"
   check_eq "headline threads: $t ranks on threads of one process (InitRank per thread) run" 0 "$?"
   same "one$t" "$T/one$t"
   against "one$t" "$T/one$t.truth.0"
@@ -92,14 +92,14 @@ for t in 2 3 5 8; do
 done
 
 # ncclCommInitAll: 4 ranks on 4 threads, a GPU each
-NCCLSCOPE_DIR="$T/all4" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all --truth "$T/all4.truth" >/dev/null 2>all4.err
+NCCLSCOPE_DIR="$T/all4" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$J" -t 4 -n 60 --all --truth "$T/all4.truth" >/dev/null 2>all4.err
 check_eq "headline threads: 4 ranks on threads of one process (ncclCommInitAll) run" 0 "$?"
 same all4 "$T/all4"
 check_eq "headline threads: all4: the headline counts 4 ranks in 1 process" "4 1" \
   "$(jq -r '"\(.headline.ranks) \(.headline.rank_processes)"' all4.json)"
 
 # 2 processes x 3 threads: a rank per thread, 6 ranks of one communicator, each process on GPU 0
-NCCLDOUBLE_NGPUS=1 NCCLSCOPE_DIR="$T/procs" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$ROOT/tests/jobs/launch.sh" 2 "$J" -t 3 -n 60 --procs --truth "$T/procs.truth" >/dev/null 2>procs.err
+NCCLDOUBLE_NGPUS=1 NCCLSCOPE_DIR="$T/procs" LD_PRELOAD="$SHIM$SAN_PRELOAD" bash "$ROOT/tests/jobs/launch.sh" 2 "$J" -t 3 -n 60 --procs --truth "$T/procs.truth" >/dev/null 2>procs.err
 check_eq "headline threads: 2 processes x 3 ranks on threads run" 0 "$?"
 same procs "$T/procs"
 against procs "$T/procs.truth.0" "$T/procs.truth.1"

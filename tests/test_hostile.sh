@@ -76,7 +76,9 @@ n=$(traces "$T/s/ncclscope-trace" | wc -l)
 check_eq "hostile clearenv: the trace is in the default directory of the start directory" 1 "$n"
 
 # tfork: many runs, each with 20 forks from a non-main thread while NCCL is being called
+# (under TSan a child that starts the shim's threads dies: "dup thread with used id", exit 66)
 RUNS=${NCS_HOSTILE_RUNS:-3}
+tsan_fork_skip "hostile tfork (forks from a non-main thread; children start the shim's threads)" && RUNS=0
 bad=0 unread=0 files=0
 for i in $(seq 1 "$RUNS"); do
   d=$T/tf; rm -rf "$d"; mkdir -p "$d"
@@ -85,8 +87,10 @@ for i in $(seq 1 "$RUNS"); do
   fi
   for f in $(traces "$d/tr"); do files=$((files + 1)); readable "$f" || { unread=$((unread + 1)); echo "    $STATS"; }; done
 done
-check_eq "hostile tfork: $RUNS runs x 20 forks from a non-main thread during NCCL calls: every run exits 0" 0 "$bad"
-check_eq "hostile tfork: every trace readable ($files files)" 0 "$unread"
+if [ "$RUNS" -gt 0 ]; then
+  check_eq "hostile tfork: $RUNS runs x 20 forks from a non-main thread during NCCL calls: every run exits 0" 0 "$bad"
+  check_eq "hostile tfork: every trace readable ($files files)" 0 "$unread"
+fi
 
 # exitrace: the exit handlers run while other threads keep calling NCCL
 bad=0

@@ -154,7 +154,7 @@ fi
 S=4
 hjob() { # hjob MODE: traces in $T/k-MODE, page in $T/k-MODE.html
   mkdir -p "$T/k-$1"
-  NCCLSCOPE_DIR=$T/k-$1 NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" LD_LIBRARY_PATH=$DOUBLES \
+  NCCLSCOPE_DIR=$T/k-$1 NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SHIM$SAN_PRELOAD" LD_LIBRARY_PATH=$DOUBLES \
     bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode "$1" --steps $S --compute-us 1000 \
     >"$T/k-$1.out" 2>&1 || { fail "html kernels $1: job failed"; sed 's/^/    /' "$T/k-$1.out" | head; return 1; }
   "$NCS" html "$T/k-$1" -o "$T/k-$1.html" 2>"$T/k-$1.err" || { fail "html kernels $1: html failed"; return 1; }
@@ -193,7 +193,7 @@ if [ -x "$BUILD/tests/overlap_job" ] && [ -f "$SHIM" ] && command -v python3 >/d
   # the same past the first 16,384 records a file's step boundary is chosen from
   # (model/stepmark.h): report's steps come from metrics, html's from stepstarts
   mkdir -p "$T/k-long"
-  if NCCLSCOPE_DIR=$T/k-long NCCLDOUBLE_LAT_US=100 LD_PRELOAD="$SAN_PRELOAD$SHIM" LD_LIBRARY_PATH=$DOUBLES \
+  if NCCLSCOPE_DIR=$T/k-long NCCLDOUBLE_LAT_US=100 LD_PRELOAD="$SHIM$SAN_PRELOAD" LD_LIBRARY_PATH=$DOUBLES \
        bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode serial --steps 8500 --compute-us 100 >"$T/k-long.out" 2>&1 &&
      "$NCS" html "$T/k-long" -o "$T/k-long.html" 2>/dev/null; then
     "$NCS" report "$T/k-long" >"$T/k-long.txt" 2>/dev/null

@@ -19,7 +19,7 @@ command -v python3 >/dev/null || { skip "jobs_group: python3 needed to read the 
 cd "$T"
 export NCCL_DEBUG=
 LAUNCH=$ROOT/tests/jobs/launch.sh
-traced() { NCCLSCOPE_DIR="$T/$1" LD_PRELOAD="$SHIM" "${@:2}"; }
+traced() { NCCLSCOPE_DIR="$T/$1" LD_PRELOAD="$SHIM$SAN_PRELOAD" "${@:2}"; }
 # A job left running (a failed check) is stopped with the test: its launcher kills its ranks.
 LIVE=()
 trap 'for p in "${LIVE[@]}"; do kill "$p" 2>/dev/null; done; ncs_cleanup' EXIT

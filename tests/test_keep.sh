@@ -71,7 +71,7 @@ fi
 # ---- size bound ----
 N=250000
 d=${FS:-$T}/size
-NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 100000 >"$T/size.out" 2>&1 &
+NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N -r 100000 >"$T/size.out" 2>&1 &
 pid=$!
 max=0 at_max=
 while kill -0 $pid 2>/dev/null; do
@@ -155,7 +155,7 @@ grep -q '^Bounded trace (NCCLSCOPE_KEEP: 256 KiB; 1 of 1 files): these verdicts 
 # KiB): no kept chunk holds more rows than the flush size (+4 KiB), GPU_TIME records are there,
 # and the whole run's AllReduce calls plus those dropped (buffer full) are the job's.
 g=${FS:-$T}/gpu
-NCCLSCOPE_KEEP=256K NCCLSCOPE_DIR=$g LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 400000 -t 4 >"$T/gpu.out" 2>&1
+NCCLSCOPE_KEEP=256K NCCLSCOPE_DIR=$g LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 400000 -t 4 >"$T/gpu.out" 2>&1
 check_eq "keep gpu split: the job ran" 0 $?
 ng=$("$NCS" dump "$g"/*.ncs 2>/dev/null | grep -c '^GPU_TIME ')
 if ! command -v python3 >/dev/null; then skip "keep gpu split: python3 needed to read the chunk headers"
@@ -172,7 +172,7 @@ check_eq "keep gpu split: whole-run AllReduce calls + calls dropped (buffer full
 # ---- time bound ----
 N=40000
 d=$T/time
-NCCLSCOPE_KEEP=1s NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 20000 >"$T/time.out" 2>&1
+NCCLSCOPE_KEEP=1s NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N -r 20000 >"$T/time.out" 2>&1
 full=$(full_drops "$d")
 check_eq "keep time: whole-run AllReduce calls + calls dropped (buffer full, $full) = the job's" $N $(( $(whole "$d" calls) + full ))
 read -r n lo hi <<<"$(seqs "$d")"
@@ -193,7 +193,7 @@ span=$("$NCS" dump "$d"/*.ncs 2>/dev/null | awk '$1 == "CALL" && $2 == "op=AllRe
 
 # ---- kill -9 in the middle ----
 d=${FS:-$T}/kill
-NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 100000000 -r 80000 -c "$T/counter" >"$T/kill.out" 2>&1 &
+NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 100000000 -r 80000 -c "$T/counter" >"$T/kill.out" 2>&1 &
 pid=$!
 for ((i = 0; i < 100; i++)); do [ "$(apparent "$d")" -gt $((2 * 262144)) ] 2>/dev/null && break; sleep 0.1; done
 kill -9 $pid; wait $pid 2>/dev/null
@@ -218,7 +218,7 @@ else fail "keep kill: $a bytes allocated"; fi
 
 # ---- unbounded: unchanged ----
 d=$T/plain
-NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 2000 >/dev/null 2>&1
+NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 2000 >/dev/null 2>&1
 check_eq "keep off: no window object in report's JSON" null "$("$NCS" report --json "$d" 2>/dev/null | jq -c '.window')"
 "$NCS" report "$d" 2>&1 | grep -q 'Bounded trace\|Whole run (aggregates)' && fail "keep off: report talks of a bounded trace" \
   || pass "keep off: report says nothing of a window"
@@ -232,7 +232,7 @@ if ! mount -t tmpfs -o size=512k none "$M" 2>"$T/mount.err"; then
 fi
 dd if=/dev/zero of="$M/filler" bs=4096 count=104 2>/dev/null
 N=30000
-NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$M/tr LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 40000 >"$T/full.out" 2>&1
+NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$M/tr LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N -r 40000 >"$T/full.out" 2>&1
 check_eq "keep disk full: the job ran" 0 $?
 cp -r "$M/tr" "$T/full" 2>/dev/null
 # The identity checked: every call the job made (rate_job: GetUniqueId, CommInitRank, N
@@ -264,7 +264,7 @@ N=1000
 destroy_lost=0
 for ((i = 1; i <= RUNS; i++)); do
   mount -t tmpfs -o size=1m none "$M" 2>/dev/null || { fail "keep fill: tmpfs mount (run $i)"; break; }
-  NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$M/tr LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 40000 -f "$M/filler" >"$T/fill.out" 2>&1
+  NCCLSCOPE_KEEP=256K NCCLSCOPE_FLUSH_MS=10 NCCLSCOPE_DIR=$M/tr LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N -r 40000 -f "$M/filler" >"$T/fill.out" 2>&1
   rc=$?
   rm -rf "$T/fill"; cp -r "$M/tr" "$T/fill" 2>/dev/null
   umount "$M" 2>/dev/null

@@ -22,7 +22,7 @@ command -v jq >/dev/null || { skip "keep views: jq not installed (scripts/deps.s
 d=$T/b
 mkdir -p "$d/truth"
 t_before=$(date +%s.%N)
-NCCLSCOPE_KEEP=1s NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR=$d/tr LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+NCCLSCOPE_KEEP=1s NCCLSCOPE_FLUSH_MS=20 NCCLSCOPE_DIR=$d/tr LD_PRELOAD="$SHIM$SAN_PRELOAD" \
   bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps 600 --truth "$d/truth" >"$T/job.out" 2>&1
 check_eq "keep views: the job ran" 0 $?
 t_after=$(date +%s.%N)
@@ -90,7 +90,7 @@ check_eq "keep views: doctor's window start and end lie within the job's run" 1 
 OJ=$BUILD/tests/overlap_job
 o=$T/ov
 mkdir -p "$o/tr"
-(cd "$T" && NCCLSCOPE_KEEP=1s NCCLSCOPE_DIR=$o/tr NCCLDOUBLE_LAT_US=300 LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+(cd "$T" && NCCLSCOPE_KEEP=1s NCCLSCOPE_DIR=$o/tr NCCLDOUBLE_LAT_US=300 LD_PRELOAD="$SHIM$SAN_PRELOAD" \
   bash "$ROOT/tests/jobs/launch.sh" 1 "$OJ" --mode ddp --steps 1200 --truth "$o" >/dev/null 2>"$T/ov.err")
 check_eq "keep views: overlap_job ran" 0 $?
 "$NCS" report --json "$o/tr" >"$T/ov.json" 2>/dev/null
@@ -140,7 +140,7 @@ check "keep views: report says the 5.4 file's whole-run GPU communication is unk
 # ---- unbounded: none of it ----
 u=$T/u
 mkdir -p "$u/truth"
-NCCLSCOPE_DIR=$u/tr LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps 5 --truth "$u/truth" >/dev/null 2>&1
+NCCLSCOPE_DIR=$u/tr LD_PRELOAD="$SHIM$SAN_PRELOAD" bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps 5 --truth "$u/truth" >/dev/null 2>&1
 "$NCS" html "$u/tr" -o "$T/u.html" >/dev/null 2>&1
 "$NCS" timeline "$u/tr" -o "$T/u.json" >/dev/null 2>"$T/u.err"
 "$NCS" doctor "$u/tr" >"$T/u.doc" 2>&1

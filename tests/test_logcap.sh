@@ -179,7 +179,7 @@ int main(void) {
 }
 C
 if ${CC:-cc} -o "$T/nb" "$T/nb.c" -L"$DOUBLES" -l:libnccl.so.2 -Wl,-rpath,"$DOUBLES" 2>"$T/nb.err"; then
-  out=$(NCCLSCOPE_DIR="$T/tr-nb" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$T/nb" </dev/null 2>/dev/null | tail -1)
+  out=$(NCCLSCOPE_DIR="$T/tr-nb" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$T/nb" </dev/null 2>/dev/null | tail -1)
   check_eq "no capture pipe: NCCL logs into the shim through no descriptor" "" "$out"
 else
   fail "non-blocking check: test program did not build: $(head -3 "$T/nb.err")"

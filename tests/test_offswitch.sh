@@ -43,7 +43,7 @@ created() { (cd "$1" && ls -A | grep -vx -e out -e err -e rc); }
 offswitch() {
   local name=$1; shift
   run "$T/p" X=1 -- "$@"
-  run "$T/d" NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/d/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" -- "$@"
+  run "$T/d" NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/d/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" -- "$@"
   if [ "$(cat "$T/p/rc")" = 0 ] && [ "$(cat "$T/d/rc")" = 0 ] && cmp -s "$T/p/out" "$T/d/out"; then
     pass "offswitch $name: DISABLE=1 answers, forwards and leaves threads and descriptors as without the shim ($(grep -h forwarded "$T/d/out" | tr '\n' ' '))"
   else
@@ -57,7 +57,7 @@ offswitch() {
 traced() {
   local name=$1; shift
   run "$T/p" X=1 -- "$@"
-  run "$T/e" NCCLSCOPE_DIR="$T/e/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" -- "$@"
+  run "$T/e" NCCLSCOPE_DIR="$T/e/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" -- "$@"
   local filt='/^threads \|forwarded /d'
   if [ "$(cat "$T/e/rc")" = 0 ] && [ "$(sed "$filt" "$T/p/out")" = "$(sed "$filt" "$T/e/out")" ]; then
     pass "offswitch $name, tracing on: the same answers"
@@ -113,7 +113,7 @@ done
 for b in linked dlopen; do
   J=$OJ; [ $b = dlopen ] && J=$OD
   run "$T/p" X=1 -- "$J" none
-  run "$T/e" NCCLSCOPE_DIR="$T/e/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" -- "$J" none
+  run "$T/e" NCCLSCOPE_DIR="$T/e/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" -- "$J" none
   cmp -s "$T/p/out" "$T/e/out" && pass "offswitch $b: a job that never calls NCCL, tracing on: same threads and descriptors ($(sed -n 2p "$T/e/out"))" \
     || fail "offswitch $b: a job that never calls NCCL, tracing on: $(diff "$T/p/out" "$T/e/out" | tr '\n' ' ')"
   check_eq "offswitch $b: a job that never calls NCCL, tracing on: nothing created" "" "$(created "$T/e")"
@@ -136,7 +136,7 @@ for v in 0 1 2 3; do run "$T/ref$v" X=1 -- ${variants[$v]}; done
 bad=0
 for i in $(seq 1 "$RUNS"); do
   v=$((i % 4))
-  run "$T/d" NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/d/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" -- ${variants[$v]}
+  run "$T/d" NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/d/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" -- ${variants[$v]}
   if [ "$(cat "$T/d/rc")" != 0 ] || ! cmp -s "$T/ref$v/out" "$T/d/out" || [ -n "$(created "$T/d")" ]; then
     bad=$((bad + 1)); echo "    run $i (${variants[$v]##*/}): exit $(cat "$T/d/rc"): $(diff "$T/ref$v/out" "$T/d/out" | tr '\n' ' ') $(head -c 200 "$T/d/err") $(created "$T/d")"
   fi

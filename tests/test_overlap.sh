@@ -25,7 +25,7 @@ command -v jq >/dev/null || { skip "overlap: jq not installed"; exit 0; }
 run() {
   local name=$1 lat=$2; shift 2
   mkdir -p "$T/$name"
-  NCCLSCOPE_DIR=$T/$name NCCLDOUBLE_LAT_US=$lat LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+  NCCLSCOPE_DIR=$T/$name NCCLDOUBLE_LAT_US=$lat LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     bash "$L" 2 "$J/overlap_job" --truth "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err" || {
     fail "overlap $name: job failed"; sed 's/^/    /' "$T/$name.err" | head; return 1; }
   "$NCS" report --json "$T/$name" >"$T/$name.json" 2>"$T/$name.rerr" || { fail "overlap $name: report failed"; return 1; }
@@ -34,7 +34,7 @@ run() {
 run1() {
   local name=$1 lat=$2; shift 2
   mkdir -p "$T/$name"
-  NCCLSCOPE_DIR=$T/$name NCCLDOUBLE_LAT_US=$lat LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+  NCCLSCOPE_DIR=$T/$name NCCLDOUBLE_LAT_US=$lat LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     bash "$L" 1 "$J/overlap_job" --truth "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err" || {
     fail "overlap $name: job failed"; sed 's/^/    /' "$T/$name.err" | head; return 1; }
   "$NCS" report --json "$T/$name" >"$T/$name.json" 2>"$T/$name.rerr" || { fail "overlap $name: report failed"; return 1; }
@@ -249,7 +249,7 @@ fi
 # the text's per-step summary past 8 ranks: the ranks at the lowest, median and highest median
 # step time and the one with the slowest step (3 or 4 rows), and how many more
 mkdir -p "$T/wide"
-if NCCLDOUBLE_NGPUS=16 NCCLSCOPE_DIR=$T/wide NCCLDOUBLE_LAT_US=300 LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+if NCCLDOUBLE_NGPUS=16 NCCLSCOPE_DIR=$T/wide NCCLDOUBLE_LAT_US=300 LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     bash "$L" 10 "$J/overlap_job" --mode serial --steps 4 --compute-us 200 >"$T/wide.out" 2>"$T/wide.err"; then
   "$NCS" report "$T/wide" >"$T/wide.txt" 2>&1
   "$NCS" report --json "$T/wide" >"$T/wide.json" 2>&1

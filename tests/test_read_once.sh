@@ -77,7 +77,7 @@ JOB=$BUILD/tests/rate_job
 if [ -x "$JOB" ] && [ -f "$SHIM" ]; then
   d=$T/killed
   mkdir -p "$d"
-  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 2000 -t 1 -p >"$d/out" 2>&1 &
+  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 2000 -t 1 -p >"$d/out" 2>&1 &
   pid=$!
   for ((i = 0; i < 600; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null

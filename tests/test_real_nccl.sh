@@ -45,7 +45,7 @@ export NCCL_DEBUG= NCCLSCOPE_DIR="$T/tr"
 ./real >"$T/plain.out" 2>"$T/plain.err"; plain_rc=$?
 # LD_LIBRARY_PATH offers the toolkit's libcudart.so.13: a shim that loaded a CUDA runtime by
 # name would find it. It must not: it only uses a runtime the application already loaded.
-LD_LIBRARY_PATH="$CUDA_HOME/lib" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./real >"$T/shim.out" 2>"$T/shim.err"; shim_rc=$?
+LD_LIBRARY_PATH="$CUDA_HOME/lib" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./real >"$T/shim.out" 2>"$T/shim.err"; shim_rc=$?
 check_eq "real_nccl: same exit status with and without the shim" "$plain_rc" "$shim_rc"
 check "real_nccl: same stdout with and without the shim" cmp "$T/plain.out" "$T/shim.out"
 check_eq "real_nccl: the shim loads no CUDA runtime of its own (libcudart mappings, without/with)" \

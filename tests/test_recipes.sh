@@ -14,7 +14,7 @@ if ! command -v jq >/dev/null; then skip "recipes: jq not installed"; exit 0; fi
 check_eq "recipes: torchrun form exits 0" 0 "$?"
 check_eq "recipes: torchrun form: one trace per rank" 4 "$(ls "$T"/torchrun/*.ncs 2>/dev/null | wc -l)"
 
-bash "$ROOT/tests/jobs/launch.sh" 4 env LD_PRELOAD="$SAN_PRELOAD$SHIM" NCCLSCOPE_DIR="$T/per-rank" "${JOB[@]}" >"$T/b.out" 2>&1
+bash "$ROOT/tests/jobs/launch.sh" 4 env LD_PRELOAD="$SHIM$SAN_PRELOAD" NCCLSCOPE_DIR="$T/per-rank" "${JOB[@]}" >"$T/b.out" 2>&1
 check_eq "recipes: per-rank form (srun / mpirun -x) exits 0" 0 "$?"
 check_eq "recipes: per-rank form: one trace per rank" 4 "$(ls "$T"/per-rank/*.ncs 2>/dev/null | wc -l)"
 

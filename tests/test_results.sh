@@ -28,7 +28,7 @@ STEPS=6 LAT=20 BW=10 STRAG_US=20000
 job() {
   local name=$1; shift
   mkdir -p "$T/$name"
-  NCCLSCOPE_DIR=$T/$name LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 120 bash "$LAUNCH" 4 "$@" >"$T/$name.out" 2>"$T/$name.err"
+  NCCLSCOPE_DIR=$T/$name LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 120 bash "$LAUNCH" 4 "$@" >"$T/$name.out" 2>"$T/$name.err"
 }
 mkdir -p "$T/ddp-truth" "$T/strag-truth"
 job ddp "$DDP" --steps $STEPS --ahead $STEPS --lat-us $LAT --bw-gbps $BW --truth "$T/ddp-truth" & p1=$!

@@ -14,7 +14,7 @@ CHK=$BUILD/tests/results_metrics_check
 job() {
   local name=$1; shift
   mkdir -p "$T/$name" "$T/$name-truth"
-  NCCLSCOPE_DIR=$T/$name LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$L" 2 "$@" --truth "$T/$name-truth" \
+  NCCLSCOPE_DIR=$T/$name LD_PRELOAD="$SHIM$SAN_PRELOAD" bash "$L" 2 "$@" --truth "$T/$name-truth" \
     >"$T/$name.out" 2>"$T/$name.err" || { fail "results $name: the job failed"; sed 's/^/    /' "$T/$name.err" | head; return 1; }
 }
 # (kernel activity off: the ddp run's communication time is its calls' GPU_TIME intervals)

@@ -33,7 +33,7 @@ tcalls='$1 == "CALL" { for (i = 2; i <= NF; i++) if ($i ~ /^tcall=[0-9]+$/) { pr
 run_killed() {
   local name=$1 n=$2 t=$3 d=$T/$1
   mkdir -p "$d"
-  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n "$n" -t "$t" -p >"$d/out" 2>&1 &
+  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n "$n" -t "$t" -p >"$d/out" 2>&1 &
   local pid=$! i
   for ((i = 0; i < 600; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null
@@ -87,7 +87,7 @@ PY
 idle() {
 local name=$1 n=$2 d=$T/${1// /-} rss blk f shm got dr
 mkdir -p "$d"
-NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=200 NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n "$n" -t 2 -p >"$d/out" 2>&1 &
+NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=200 NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n "$n" -t 2 -p >"$d/out" 2>&1 &
 pid=$!
 for ((i = 0; i < 600; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
 rss=-1
@@ -123,7 +123,7 @@ idle "idle mid-pass" 20000
 
 # a clean exit: complete trace, no rings file left
 d=$T/clean
-NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 20000 >/dev/null 2>&1
+NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 20000 >/dev/null 2>&1
 f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
 check_eq "rings clean exit: all calls" 20000 "$(calls "$f" AllReduce)"
 left=$(ls "$d" | grep -c '\.rings$')
@@ -138,7 +138,7 @@ check_eq "rings clean exit: no rings file left" 0 "$left"
 # faster to catch up, which this margin covers too.
 # (host timing: GPU timing on the CUDA double adds its own event-pool limit, counted apart)
 d=$T/paced
-NCCLSCOPE_BUFFER_KB=16384 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 150000 -t 2 -r 100000 >/dev/null 2>&1
+NCCLSCOPE_BUFFER_KB=16384 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 150000 -t 2 -r 100000 >/dev/null 2>&1
 f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
 check_eq "rings paced 100k/s x 2 threads, more calls than a ring holds: calls" 300000 "$(calls "$f" AllReduce)"
 check_eq "rings paced 100k/s x 2 threads, more calls than a ring holds: nothing dropped" 0 "$(dropped "$f")"
@@ -180,7 +180,7 @@ int pthread_mutex_unlock(pthread_mutex_t *m) {
 C
 if cc -O2 -shared -fPIC -o "$T/starve.so" "$T/starve.c" -ldl 2>"$T/starve.err"; then
   d=$T/starved
-  NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM:$T/starve.so" "$JOB" -n 60000 -t 2 >"$d.out" 2>&1
+  NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD:$T/starve.so" "$JOB" -n 60000 -t 2 >"$d.out" 2>&1
   f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
   check_eq "rings writer kept off the CPU 0.8 s, 2 x 60,000 calls: every call in the trace" 120000 "$(calls "$f" AllReduce)"
   check_eq "rings writer kept off the CPU 0.8 s: nothing dropped (each thread grows its own ring)" 0 "$(dropped "$f")"
@@ -205,11 +205,11 @@ C
 mkdir -p "$T/stub"
 if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$T/stub.c" 2>"$T/stub.err"; then
   d=$T/disabled
-  out=$(cd "$T" && NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR=$d LD_LIBRARY_PATH=$T/stub LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 10000 2>&1)
+  out=$(cd "$T" && NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR=$d LD_LIBRARY_PATH=$T/stub LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 10000 2>&1)
   check_eq "rings DISABLE=1: every call forwarded (stub count)" "stub calls=10003" "$(grep -o 'stub calls=[0-9]*' <<<"$out")"
   [ ! -e "$d" ] && [ ! -e "$T/ncclscope-trace" ] && pass "rings DISABLE=1: no file, no directory" \
     || fail "rings DISABLE=1: something was created: $(ls -R "$d" "$T/ncclscope-trace" 2>&1 | head -3)"
-  out=$(cd "$T" && NCCLSCOPE_DIR=$T/enabled LD_LIBRARY_PATH=$T/stub LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 10000 2>&1)
+  out=$(cd "$T" && NCCLSCOPE_DIR=$T/enabled LD_LIBRARY_PATH=$T/stub LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 10000 2>&1)
   check_eq "rings stub, tracing on: every call forwarded" "stub calls=10003" "$(grep -o 'stub calls=[0-9]*' <<<"$out")"
   f=$(ls "$T"/enabled/*.ncs 2>/dev/null | head -1)
   check_eq "rings stub, tracing on: every call recorded" 10000 "$(calls "$f" AllReduce)"
@@ -222,7 +222,7 @@ if cc -O2 -shared -fPIC -I"$ROOT/include" -o "$T/stub/libnccl.so.2" "$T/stub.c" 
   # numbered without a gap, at any rate.
   d=$T/runs
   LD_LIBRARY_PATH=$T/stub NCCLSCOPE_FLUSH_MS=1000 NCCLSCOPE_PROFILER=0 NCCLSCOPE_KERNELS=0 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-    NCCLSCOPE_DIR=$d LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 300000 >/dev/null 2>&1
+    NCCLSCOPE_DIR=$d LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 300000 >/dev/null 2>&1
   f=$(ls "$d"/*.ncs 2>/dev/null | head -1)
   # A writer kept off the CPU (a loaded machine: CI had 20,210 such drops with six builds
   # beside it) lets the ring fill: those calls are counted as dropped (buffer full), not in the
@@ -263,7 +263,7 @@ print(b,r,a)' "$f")
     d=$T/tightkill$k
     mkdir -p "$d"
     LD_LIBRARY_PATH=$T/stub NCCLSCOPE_PROFILER=0 NCCLSCOPE_KERNELS=0 NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-      NCCLSCOPE_DIR=$d/tr LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 50000000 -r 1000000 -c "$d/count" >/dev/null 2>&1 &
+      NCCLSCOPE_DIR=$d/tr LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 50000000 -r 1000000 -c "$d/count" >/dev/null 2>&1 &
     pid=$!
     for ((i = 0; i < 200; i++)); do [ "$(od -An -tu8 -N8 "$d/count" 2>/dev/null | tr -d ' ')" -gt 0 ] 2>/dev/null && break; sleep 0.05; done
     sleep "0.$((k + 1))"

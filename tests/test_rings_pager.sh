@@ -25,7 +25,7 @@ start() {
   d=$T/$1
   mkdir -p "$d"
   : >"$d/out"
-  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM${3:+:$3}" "$JOB" -n "$2" -t 2 -p >"$d/out" 2>&1 &
+  NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SHIM$SAN_PRELOAD${3:+:$3}" "$JOB" -n "$2" -t 2 -p >"$d/out" 2>&1 &
   pid=$!
   local i
   for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && return 0; sleep 0.1; done
@@ -89,7 +89,7 @@ check_eq "rings_pager: then kill -9: every returned call is in the trace" 40000 
 # with the back-off; counted, no timing)
 d=$T/paced
 mkdir -p "$d"
-NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 6000 -t 2 -r 1000 -p >"$d/out" 2>&1 &
+NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 6000 -t 2 -r 1000 -p >"$d/out" 2>&1 &
 pid=$!
 for ((i = 0; i < 50; i++)); do [ "$(pagers | wc -l)" = 2 ] && break; sleep 0.1; done
 tids=$(pagers)
@@ -111,8 +111,8 @@ stop
 
 # No pagers: a preload refuses every thread the writer asks for with a 64 KiB stack after its
 # first (the file thread's; the pagers' are the next), and says so in $T/refused. Not under
-# TSan: its runtime comes first in LD_PRELOAD (SAN_PRELOAD), so its pthread_create is the one
-# the shim calls, and the preload never sees it.
+# TSan: its runtime comes before this preload in LD_PRELOAD (SAN_PRELOAD), so its
+# pthread_create is the one the shim calls, and the preload never sees it.
 if [ "${NCS_SANITIZER:-}" = tsan ]; then
   skip "rings_pager: pagers refused: a preload cannot refuse the shim's threads under TSan (its runtime's pthread_create comes first)"
   exit 0

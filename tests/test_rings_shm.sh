@@ -21,7 +21,7 @@ killed() {
   local d=$1 n=$2 i
   shift 2
   mkdir -p "$d"
-  "$@" env NCCLSCOPE_DIR="$d/tr" NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n "$n" -p >"$d/out" 2>&1 &
+  "$@" env NCCLSCOPE_DIR="$d/tr" NCCLSCOPE_FLUSH_MS=1000 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n "$n" -p >"$d/out" 2>&1 &
   local pid=$!
   for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
   # the job's own process (under unshare it is a child of the wrapper)
@@ -61,7 +61,7 @@ if [ $shm_ok = 1 ]; then
   $IN sh -c "truncate -s 0 /dev/shm/ncclscope-$u-$deadpid-00000000000000e0.rings; truncate -s 65536 /dev/shm/ncclscope-$u-$deadpid-00000000000000e1.rings; truncate -s 65536 /dev/shm/ncclscope-$u-$$-00000000000000e2.rings"
   d=$T/next
   mkdir -p "$d"
-  $IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=50 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n 100 -i 12000 >"$d/out" 2>&1 &
+  $IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_FLUSH_MS=50 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n 100 -i 12000 >"$d/out" 2>&1 &
   pid=$!
   for ((i = 0; i < 250; i++)); do [ -L "$f.rings" ] || break; sleep 0.1; done
   wait "$pid"

@@ -32,14 +32,14 @@ calls() { $IN "$NCS" dump "$1" 2>/dev/null | awk '$1 == "CALL" && $0 ~ /op=AllRe
 # 1. room: one run to its end and one killed -9 after "done"
 d=$T/room
 mkdir -p "$d"
-$IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N >"$d/out" 2>&1
+$IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N >"$d/out" 2>&1
 check_eq "rings_shm_grow: with room the job ends well" 0 $?
 f=$(ls "$d"/tr/*.ncs | head -1)
 check_eq "rings_shm_grow: with room every call is in the trace" $N "$(calls "$f")"
 
 d=$T/kill
 mkdir -p "$d"
-$IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -p >"$d/out" 2>&1 &
+$IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N -p >"$d/out" 2>&1 &
 pid=$!
 for ((i = 0; i < 300; i++)); do grep -q '^done' "$d/out" && break; sleep 0.1; done
 victim=$(pgrep -g 0 -f "^$JOB -n $N -p" | head -1) # of this test's process group (tests run side by side)
@@ -62,7 +62,7 @@ $IN sh -c 'rm -f /dev/shm/ncclscope-*'
 # under 1 GiB free, and the job goes on
 d=$T/full
 mkdir -p "$d"
-$IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SAN_PRELOAD$SHIM" "$JOB" -n $N -r 20000 -c "$d/count" >"$d/out" 2>&1 &
+$IN env NCCLSCOPE_DIR=$d/tr NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_FLUSH_MS=100000 LD_PRELOAD="$SHIM$SAN_PRELOAD" "$JOB" -n $N -r 20000 -c "$d/count" >"$d/out" 2>&1 &
 pid=$!
 victim=$pid # nsenter (no pid namespace) and env exec the job
 # no fork in this loop (compgen and kill are builtins): the job is stopped within its first calls

@@ -228,7 +228,7 @@ calls() { grep -c "^CALL op=$2 " "$1"; }
 
 # ---- basic: output identical, exact records ----
 ./job basic 10 >plain.out 2>&1
-NCCLSCOPE_DIR="$T/tr1" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job basic 10 >shim.out 2>&1
+NCCLSCOPE_DIR="$T/tr1" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job basic 10 >shim.out 2>&1
 check "shim_core: job output identical with and without the shim (values, return codes, errno)" cmp plain.out shim.out
 check "shim_core: errno set by NCCL reaches the caller (42 and 7)" grep -q "errno=42" shim.out
 f=$(ls tr1/*.ncs 2>/dev/null)
@@ -267,7 +267,7 @@ check "shim_core: the failed init is recorded (rc=4, no handle)" grep -q '^COMM 
 check "shim_core: PROCESS has host, pid, cmdline, versions, no arbitrary environment" \
   bash -c "grep -q '^  shim_version=' d1 && grep -q '^  nccl_version=22809' d1 && grep -q '^  cmdline=./job' d1 && ! grep -q '^  env.PATH=' d1 && ! grep -q '^  env.HOME=' d1"
 check "shim_core: NCCL_* and rank variables recorded" \
-  bash -c "NCCL_FOO=bar RANK=5 SECRET_TOKEN=x NCCLSCOPE_DIR='$T/tr1b' LD_PRELOAD='$SAN_PRELOAD$SHIM' ./job basic 3 >/dev/null &&
+  bash -c "NCCL_FOO=bar RANK=5 SECRET_TOKEN=x NCCLSCOPE_DIR='$T/tr1b' LD_PRELOAD='$SHIM$SAN_PRELOAD' ./job basic 3 >/dev/null &&
            '$NCS' dump '$T'/tr1b/*.ncs | grep -q '^  env.NCCL_FOO=bar' && '$NCS' dump '$T'/tr1b/*.ncs | grep -q '^  env.RANK=5' &&
            ! '$NCS' dump '$T'/tr1b/*.ncs | grep -q SECRET_TOKEN"
 check "shim_core: final chunk has the FINAL flag" grep -q '^-- chunk .* final$' d1
@@ -279,7 +279,7 @@ check "shim_core: THREAD record before the first CALL" \
 # ---- the off switch: NCCLSCOPE_DISABLE=1 forwards every call (the wrappers' forward-only
 # path), arguments, results and errno untouched, and writes nothing, in every way of reaching
 # NCCL: linked, a privately loaded NCCL, a library's constructor, threads, fork, no NCCL ----
-off() { NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/off-$1" LD_PRELOAD="$SAN_PRELOAD$SHIM" "${@:2}"; }
+off() { NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/off-$1" LD_PRELOAD="$SHIM$SAN_PRELOAD" "${@:2}"; }
 off basic ./job basic 10 >off.out 2>&1
 check "shim_core: DISABLE=1: job output identical to plain (values, the stream argument, return codes, errno)" \
   cmp plain.out off.out
@@ -303,25 +303,25 @@ check "shim_core: call sites on by default (8 frames max), defined before use" \
   bash -c "awk '/^CALLSITE id=/{split(\$2,a,\"=\"); def[a[2]]=1} /^CALL /{for(i=1;i<=NF;i++) if(\$i ~ /^callsite=/){split(\$i,b,\"=\"); if(b[2]==0 || !def[b[2]]) bad=1}} END{exit bad}' d1"
 check "shim_core: frames point into the job, with modules" \
   bash -c "grep -A1 '^CALLSITE' d1 | grep -q '#0 module=' && grep -q '^MODULE module=1 .*path=.*job' d1"
-NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/tr2" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job basic 10 >/dev/null 2>&1
+NCCLSCOPE_CALLSITE_DEPTH=0 NCCLSCOPE_DIR="$T/tr2" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job basic 10 >/dev/null 2>&1
 dump tr2/*.ncs >d2
 check_eq "shim_core: NCCLSCOPE_CALLSITE_DEPTH=0: no CALLSITE, every callsite=0" "0 0" \
   "$(grep -c '^CALLSITE' d2) $(grep '^CALL ' d2 | grep -vc ' callsite=0 ')"
-LD_PRELOAD="$SAN_PRELOAD$SHIM" NCCLSCOPE_DIR="$T/tr3" ./job unwind 5 >unw.out 2>&1
+LD_PRELOAD="$SHIM$SAN_PRELOAD" NCCLSCOPE_DIR="$T/tr3" ./job unwind 5 >unw.out 2>&1
 check "shim_core: libunwind is loaded (call sites use it)" grep -q 'libunwind mapped: yes' unw.out
 check "shim_core: unw_backtrace not in the global scope" grep -q 'unw_backtrace global: no' unw.out
 check "shim_core: _Unwind_Backtrace (if any) is not libunwind's" \
   bash -c "grep '_Unwind_Backtrace from:' unw.out | grep -v -q libunwind"
 
 # ---- resolution ----
-NCCLSCOPE_DIR="$T/tr4" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job private 25 "$T/priv/ext.so" >priv.out 2>&1
+NCCLSCOPE_DIR="$T/tr4" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job private 25 "$T/priv/ext.so" >priv.out 2>&1
 check "shim_core: NCCL loaded privately (RTLD_LOCAL) is found: call succeeds" grep -q 'ext_run rc=0' priv.out
 check_eq "shim_core: ... and its 25 AllReduce calls are recorded" "25" "$(dump tr4/*.ncs | grep -c '^CALL op=AllReduce ')"
-NCCLSCOPE_DIR="$T/tr12" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./earlymain >early.out 2>&1
+NCCLSCOPE_DIR="$T/tr12" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./earlymain >early.out 2>&1
 check_eq "shim_core: NCCL called from another library's constructor: forwarded" "early rc=0 version=22809" "$(cat early.out)"
 check "shim_core: ... and recorded as the process's first call" \
   bash -c "'$NCS' dump tr12/*.ncs | grep -q '^CALL op=GetVersion thread=1 tcall=1 .* rc=0 '"
-NCCLSCOPE_DIR="$T/tr5" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./nonccl >non.out 2>&1
+NCCLSCOPE_DIR="$T/tr5" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./nonccl >non.out 2>&1
 check_eq "shim_core: no NCCL anywhere: ncclGetVersion (weak reference) returns ncclSystemError, no crash; dlsym(RTLD_DEFAULT) finds nothing, as without the shim" "found=yes rc=2 v=-1 dlsym=no" "$(cat non.out)"
 check_eq "shim_core: ... and records nothing (no file)" "" "$(ls -A tr5 2>/dev/null)"
 
@@ -330,7 +330,7 @@ check_eq "shim_core: ... and records nothing (no file)" "" "$(ls -A tr5 2>/dev/n
 # libunwind's thread-exit destructor, without the shim too: docs/RELIABILITY.md); the
 # one-thread jobs above keep them on.
 MT=(); [ "$NCS_SANITIZER" = tsan ] && { MT=(NCCLSCOPE_CALLSITE_DEPTH=0); echo "# tsan: call sites off in the threaded jobs"; }
-env "${MT[@]}" NCCLSCOPE_DIR="$T/tr6" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 5000 >thr.out 2>&1
+env "${MT[@]}" NCCLSCOPE_DIR="$T/tr6" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job threads 5000 >thr.out 2>&1
 dump tr6/*.ncs >d6
 rec=$(calls d6 AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d6)
 check_eq "shim_core: 16 threads x 5000 AllReduce: recorded + dropped = 80000" "80000" "$((rec + dropped))"
@@ -343,13 +343,13 @@ check_eq "shim_core: seq on the shared communicator (its calls serialized by the
 # rules: one communicator, one thread at a time): every call still recorded or counted, each
 # thread's own numbering intact; seq may repeat there (a relaxed counter, docs/SHIM.md), so
 # only its range is checked
-env "${MT[@]}" NCCLSCOPE_DIR="$T/tr6r" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads-racing 5000 >thrr.out 2>&1
+env "${MT[@]}" NCCLSCOPE_DIR="$T/tr6r" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job threads-racing 5000 >thrr.out 2>&1
 dump tr6r/*.ncs >d6r
 rec=$(calls d6r AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d6r)
 check_eq "shim_core: 16 threads racing on one communicator: the job ran, recorded + dropped = 80000" "1 80000" "$(grep -c '^threads done' thrr.out) $((rec + dropped))"
 check_eq "shim_core: ... every seq within 1..80000" "0" \
   "$(grep '^CALL op=AllReduce' d6r | fieldval seq | awk '$1 < 1 || $1 > 80000' | wc -l)"
-env "${MT[@]}" NCCLSCOPE_BUFFER_KB=16 NCCLSCOPE_DIR="$T/tr7" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 20000 >/dev/null 2>&1
+env "${MT[@]}" NCCLSCOPE_BUFFER_KB=16 NCCLSCOPE_DIR="$T/tr7" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job threads 20000 >/dev/null 2>&1
 dump tr7/*.ncs >d7
 rec=$(calls d7 AllReduce); dropped=$(sed -n 's/^== end: .* dropped \([0-9]*\).*/\1/p' d7)
 dsum=$(awk '/^DROP /{for(i=1;i<=NF;i++) if($i~/^records=/) s+=substr($i,9)} END{print s+0}' d7)
@@ -358,7 +358,7 @@ check_eq "shim_core: DROP records add up to the chunk header's total ($dropped)"
 
 # ---- fork ----
 if ! tsan_fork_skip "shim_core: fork"; then
-NCCLSCOPE_DIR="$T/tr8" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job fork 100 >fork.out 2>&1
+NCCLSCOPE_DIR="$T/tr8" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job fork 100 >fork.out 2>&1
 child=$(sed -n 's/.*child=\([0-9]*\).*/\1/p' fork.out)
 check_eq "shim_core: fork: two files (parent, NCCL-using child); the child without NCCL writes none" "2" "$(ls tr8/*.ncs | wc -l)"
 cf=$(ls tr8/*-"$child".ncs 2>/dev/null)
@@ -372,7 +372,7 @@ check "shim_core: fork: child numbers its own calls from tcall 1" \
 fi
 
 # ---- kill -9 ----
-NCCLSCOPE_FLUSH_MS=100 NCCLSCOPE_DIR="$T/tr9" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job forever >/dev/null 2>&1 &
+NCCLSCOPE_FLUSH_MS=100 NCCLSCOPE_DIR="$T/tr9" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job forever >/dev/null 2>&1 &
 pid=$!
 # kill once the file holds 5 chunks and 1000 calls (polled, so a slow machine only waits longer)
 for _ in $(seq 1 600); do
@@ -388,7 +388,7 @@ check "shim_core: kill -9: the chunks written before the kill decode (>= 5 chunk
   bash -c "[ \$(grep -c '^-- chunk' d9) -ge 5 ] && [ \$(grep -c '^CALL op=AllReduce' d9) -ge 1000 ]"
 
 # ---- a file size limit: EFBIG, SIGXFSZ must not kill the job ----
-(ulimit -f 4; env "${MT[@]}" NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/tr10" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./job threads 3000 >big.out 2>&1; echo "rc=$?" >>big.out)
+(ulimit -f 4; env "${MT[@]}" NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/tr10" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job threads 3000 >big.out 2>&1; echo "rc=$?" >>big.out)
 check "shim_core: write errors (4 KiB file limit) never reach the job" grep -q '^threads done' big.out
 check "shim_core: ... which exits normally" grep -q '^rc=0$' big.out
 check "shim_core: ... and the file holds whole chunks only (no damage)" \
@@ -397,6 +397,6 @@ check "shim_core: ... and the file holds whole chunks only (no damage)" \
 # ---- file creation ----
 mkdir -p tr11
 host=$(hostname)
-( touch tr11/dummy; exec env NCCLSCOPE_DIR="$T/tr11" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash -c 'touch "$NCCLSCOPE_DIR/'"$host"'-$$.ncs"; ln -s "'"$T"'/target" "$NCCLSCOPE_DIR/'"$host"'-$$-1.ncs"; exec ./job basic 3' >/dev/null 2>&1 )
+( touch tr11/dummy; exec env NCCLSCOPE_DIR="$T/tr11" LD_PRELOAD="$SHIM$SAN_PRELOAD" bash -c 'touch "$NCCLSCOPE_DIR/'"$host"'-$$.ncs"; ln -s "'"$T"'/target" "$NCCLSCOPE_DIR/'"$host"'-$$-1.ncs"; exec ./job basic 3' >/dev/null 2>&1 )
 check "shim_core: existing name and a symlink are never written through: -2 suffix used" \
   bash -c "ls tr11 | grep -q -- '-2.ncs\$' && [ ! -e '$T/target' ] && [ ! -s \$(ls tr11/*.ncs | grep -v -- '-[12].ncs\$' | head -1) ]"

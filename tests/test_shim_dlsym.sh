@@ -53,15 +53,15 @@ else fail "shim_dlsym: DISABLE=1, dl_job RTLD_DEFAULT: exit $o, $(ls -d "$T/off"
 if command -v python3 >/dev/null; then
   mkdir -p py.truth second
   cp "$LIB" second/libnccl.so.2
-  python3 "$ROOT/tests/jobs/ctypes_job.py" "$DOUBLES" 10 "$T/plain.json" "$T/second/libnccl.so.2" >py.plain 2>&1; p=$?
-  NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$T/py" LD_PRELOAD="$SHIM" \
+  env $SAN_RT python3 "$ROOT/tests/jobs/ctypes_job.py" "$DOUBLES" 10 "$T/plain.json" "$T/second/libnccl.so.2" >py.plain 2>&1; p=$?
+  NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$T/py" LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     python3 "$ROOT/tests/jobs/ctypes_job.py" "$DOUBLES" 10 "$T/py.truth/truth-rank0.json" "$T/second/libnccl.so.2" >py.shim 2>py.err; s=$?
   if [ "$p$s" = 00 ] && cmp -s py.plain py.shim; then pass "shim_dlsym: ctypes_job: output and exit status identical with and without the shim"
   else fail "shim_dlsym: ctypes_job: exit $p vs $s"; cat py.err | head -3 | sed 's/^/    /'; fi
   same_as_truth "shim_dlsym: python3 ctypes (CDLL = RTLD_LOCAL): report --json ops equal the job's truth (the second NCCL's call not counted)" py py.truth
   check "shim_dlsym: NCCLSCOPE_DEBUG=1 names the second NCCL's ncclGetVersion as not traced" \
     grep -q "dlsym(\"ncclGetVersion\") found $T/second/libnccl.so.2: it is not the NCCL the shim traces; calls through it are not traced" py.err
-  NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/pyoff" LD_PRELOAD="$SHIM" \
+  NCCLSCOPE_DISABLE=1 NCCLSCOPE_DIR="$T/pyoff" LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     python3 "$ROOT/tests/jobs/ctypes_job.py" "$DOUBLES" 10 "$T/off.json" "$T/second/libnccl.so.2" >py.off 2>&1; o=$?
   if [ "$o" = 0 ] && cmp -s py.plain py.off && [ ! -e "$T/pyoff" ]; then
     pass "shim_dlsym: DISABLE=1, ctypes_job: output and exit status identical to plain, no trace directory"

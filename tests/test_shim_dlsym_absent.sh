@@ -52,8 +52,8 @@ if command -v python3 >/dev/null; then
 ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
 lib = ctypes.CDLL(None)
 print(" ".join("%s=%d" % (n, hasattr(lib, n)) for n in sys.argv[2:]))'
-  python3 -c "$py" "$OLD" $names >"$T/py.plain" 2>&1
-  NCCLSCOPE_DIR="$T/tr-py" LD_PRELOAD="$SHIM" python3 -c "$py" "$OLD" $names >"$T/py.shim" 2>&1
+  env $SAN_RT python3 -c "$py" "$OLD" $names >"$T/py.plain" 2>&1
+  NCCLSCOPE_DIR="$T/tr-py" LD_PRELOAD="$SHIM$SAN_PRELOAD" python3 -c "$py" "$OLD" $names >"$T/py.shim" 2>&1
   if cmp -s "$T/py.plain" "$T/py.shim" && grep -q 'ncclCommShrink=0' "$T/py.plain"; then
     pass "dlsym_absent: ctypes hasattr(CDLL(None), name) on the older NCCL answers as without the shim"
   else fail "dlsym_absent: ctypes probing differs"; diff "$T/py.plain" "$T/py.shim" | head -4 | sed 's/^/    /'; fi

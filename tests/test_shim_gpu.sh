@@ -125,7 +125,7 @@ fi
 cd "$T"
 export NCCLDOUBLE_LAT_US=3000 NCCL_DEBUG=
 LD_PRELOAD="$SAN_PRELOAD" ./gjob >plain.out 2>&1; prc=$?
-NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob >shim.out 2>shim.err; src=$?
+NCCLSCOPE_DEBUG=1 NCCLSCOPE_DIR="$T/tr" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./gjob >shim.out 2>shim.err; src=$?
 check_eq "shim_gpu: job exit status unchanged" "$prc" "$src"
 check "shim_gpu: job output identical with and without the shim (values, cudaGetLastError)" cmp plain.out shim.out
 "$NCS" dump tr/*.ncs >d 2>&1
@@ -171,13 +171,13 @@ calls=$(sed -n 's/.*GPU timing: \([0-9]*\) CUDA calls on application threads for
 check_eq "shim_gpu: CUDA calls made by the shim on the application thread / NCCL calls timed" "37 6" "$calls"
 
 # abort with an operation in flight: no hang, a readable trace
-NCCLSCOPE_DIR="$T/tra" LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 20 ./gjob abort >abort.out 2>&1; arc=$?
+NCCLSCOPE_DIR="$T/tra" LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 20 ./gjob abort >abort.out 2>&1; arc=$?
 check_eq "shim_gpu: CommAbort with an operation in flight: job ends normally" "0" "$arc"
 check "shim_gpu: ... trace decodes, COMM_END by CommAbort, the call's GPU_TIME present (done or failed)" \
   bash -c "'$NCS' dump tra/*.ncs >da 2>&1 && grep -q '^COMM_END .*op=CommAbort' da && grep -q '^GPU_TIME kind=call' da"
 
 # accuracy of the clock conversion: the stream's own time just before / after each call's work
-NCCLDOUBLE_LAT_US=1000 CLOCK_TRUTH="$T/clock.truth" NCCLSCOPE_DIR="$T/trk" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob clock >/dev/null 2>&1
+NCCLDOUBLE_LAT_US=1000 CLOCK_TRUTH="$T/clock.truth" NCCLSCOPE_DIR="$T/trk" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./gjob clock >/dev/null 2>&1
 "$NCS" dump trk/*.ncs >dk 2>&1
 grep '^CALL op=AllReduce .* depth=0 ' dk | sed 's/.* tcall=\([0-9]*\) .*/\1/' >k.tcalls
 errs=$(awk 'FNR == NR { tc[++n] = $1; next }
@@ -202,7 +202,7 @@ check_eq "shim_gpu: GPU_TIME start/end of 20 calls against the stream's own stam
 
 # several devices in one process
 NCCLDOUBLE_NGPUS=2 LD_PRELOAD="$SAN_PRELOAD" ./gjob multi >multi-plain.out 2>&1
-NCCLDOUBLE_NGPUS=2 NCCLSCOPE_DIR="$T/trm" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob multi >multi.out 2>&1
+NCCLDOUBLE_NGPUS=2 NCCLSCOPE_DIR="$T/trm" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./gjob multi >multi.out 2>&1
 check "shim_gpu: two devices in one process (CommInitAll): output identical" cmp multi-plain.out multi.out
 "$NCS" dump trm/*.ncs >dm 2>&1
 check_eq "shim_gpu: CommInitAll: two COMM records, one comm_id, ranks 0/1 on devices 0/1" "1 0:0 1:1" \
@@ -211,7 +211,7 @@ check_eq "shim_gpu: 3 groups over two devices: 2 GPU_TIMEs each (one per stream)
   "$(grep -c '^GPU_TIME kind=group' dm) $(grep -c '^GPU_TIME .*flags=[1-9]' dm)"
 
 # host fallback
-NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/trh" LD_PRELOAD="$SAN_PRELOAD$SHIM" ./gjob >/dev/null 2>&1
+NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/trh" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./gjob >/dev/null 2>&1
 "$NCS" dump trh/*.ncs >dh 2>&1
 check_eq "shim_gpu: NCCLSCOPE_GPU_TIMING=0: timing=host, no GPU_TIME" "1 0" \
   "$(grep -c '^  timing=host$' dh) $(grep -c '^GPU_TIME' dh)"

@@ -11,7 +11,7 @@ unset NCCLSCOPE_DIR
 run_both() { # NAME CMD...: compare plain and preloaded runs
   local name=$1; shift
   "$@" >"$T/p.out" 2>"$T/p.err"; local prc=$?
-  LD_PRELOAD="$SHIM" "$@" >"$T/s.out" 2>"$T/s.err"; local src=$?
+  LD_PRELOAD="$SHIM$SAN_PRELOAD" "$@" >"$T/s.out" 2>"$T/s.err"; local src=$?
   if [ "$prc" = "$src" ] && cmp -s "$T/p.out" "$T/s.out" && cmp -s "$T/p.err" "$T/s.err"; then
     pass "inert: $name: same stdout, stderr and status ($prc)"
   else
@@ -27,6 +27,6 @@ if command -v make >/dev/null; then run_both "make -v" make -v
 else skip "inert: make -v: no make"; fi
 run_both "env (environment unchanged but for LD_PRELOAD)" bash -c 'env | grep -v ^LD_PRELOAD= | sort'
 # one thread, as without the shim: the writer thread appears only at the first NCCL call
-n=$(LD_PRELOAD="$SHIM" bash -c 'ls /proc/$$/task | wc -l')
+n=$(LD_PRELOAD="$SHIM$SAN_PRELOAD" bash -c 'ls /proc/$$/task | wc -l')
 check_eq "inert: no extra thread in a preloaded bash" "1" "$n"
 check_eq "inert: nothing left in the working directory" "" "$(ls -A "$T/cwd")"

@@ -42,7 +42,7 @@ PY
 }
 
 # ---- one process, ncclCommInitAll: 4 ranks on 4 threads ----
-NCCLSCOPE_DIR="$T/all" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all --truth "$T/all.truth" >all.out 2>all.err
+NCCLSCOPE_DIR="$T/all" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$J" -t 4 -n 60 --all --truth "$T/all.truth" >all.out 2>all.err
 check_eq "threads: --all 4 threads runs" 0 "$?"
 "$NCS" report --json "$T/all" >r.json 2>r.err
 check_eq "threads: --all: one row, holding the ranks the job's threads were (rank = the lowest)" "True 0" \
@@ -57,12 +57,12 @@ check_eq "threads: --all: the headline counts 4 ranks in 1 process" "4 1" \
 check "threads: --all: text names the row by all its ranks and does not say partly traced" \
   sh -c "grep -q '^ *0-3 ' all.txt && ! grep -q 'are not lined up' all.txt"
 # stable from run to run: a second run gives the same label
-NCCLSCOPE_DIR="$T/all2" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all >/dev/null 2>&1
+NCCLSCOPE_DIR="$T/all2" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$J" -t 4 -n 60 --all >/dev/null 2>&1
 "$NCS" report --json "$T/all2" >r.json 2>/dev/null
 check_eq "threads: --all, second run: the same rank label and held ranks" "0 [0, 1, 2, 3]" \
   "$(py 'str(r["ranks"][0]["rank"]) + " " + str(r["ranks"][0]["ranks_held"])')"
 # host timing: the ranks' calls overlap in time; the op's share of communication stays <= 100%
-NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/host" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 4 -n 60 --all >/dev/null 2>&1
+NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_DIR="$T/host" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$J" -t 4 -n 60 --all >/dev/null 2>&1
 "$NCS" report --json "$T/host" >r.json 2>/dev/null
 check_eq "threads: --all, host timing: the evidence's op share of communication is at most 100%" "True" \
   "$(py '(lambda e: float(e.split(", ")[1].split()[1].rstrip("%")) <= 100.0)(r["ranks"][0]["evidence"])')"
@@ -70,7 +70,7 @@ check_eq "threads: --all, host timing: the evidence's op share of communication 
 # ---- 2 processes x 2 threads, a rank per thread (ncclCommInitRank in each thread) ----
 for mode in blocking nonblocking; do
   opt=; [ $mode = nonblocking ] && opt=--nonblocking
-  NCCLSCOPE_DIR="$T/$mode" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$LAUNCH" 2 "$J" -t 2 -n 45 --procs $opt \
+  NCCLSCOPE_DIR="$T/$mode" LD_PRELOAD="$SHIM$SAN_PRELOAD" bash "$LAUNCH" 2 "$J" -t 2 -n 45 --procs $opt \
     --truth "$T/$mode.truth" >$mode.out 2>$mode.err
   check_eq "threads: 2 processes x 2 threads ($mode) run" 0 "$?"
   "$NCS" report --json "$T/$mode" >r.json 2>/dev/null
@@ -91,7 +91,7 @@ pairs_ok() {
 for cfg in "6 1 --split" "2 3 --split" "3 2 --split --nonblocking" "6 1 --split-early"; do
   set -- $cfg
   name=split-$1x$2${4:+-nb}; [ "$3" = --split-early ] && name=split-early
-  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SAN_PRELOAD$SHIM" bash "$LAUNCH" "$1" "$J" -t "$2" -n 30 --procs "$3" ${4:-} \
+  NCCLSCOPE_DIR="$T/$name" LD_PRELOAD="$SHIM$SAN_PRELOAD" bash "$LAUNCH" "$1" "$J" -t "$2" -n 30 --procs "$3" ${4:-} \
     --truth "$T/$name.truth" >$name.out 2>$name.err
   check_eq "threads: $3 $1 processes x $2 threads${4:+ (non-blocking)}: runs, children of sizes 2 and 4" "0 [2, 4]" \
     "$? $(python3 -c 'import json,sys; print(sorted({z for f in sys.argv[1:] for z in json.load(open(f))["split_sizes"] if z}))' "$T/$name".truth.*)"
@@ -120,7 +120,7 @@ check "threads: split, text: one matrix per communicator, none says lines were l
 # ---- a rank on a thread never enters its last collective: the hang names that rank ----
 export NCCLSCOPE_FLUSH_MS=50
 mkdir -p "$T/stall"
-NCCLSCOPE_DIR="$T/stall" LD_PRELOAD="$SAN_PRELOAD$SHIM" setsid "$J" -t 4 -n 30 --all --stall 2 >stall.out 2>&1 &
+NCCLSCOPE_DIR="$T/stall" LD_PRELOAD="$SHIM$SAN_PRELOAD" setsid "$J" -t 4 -n 30 --all --stall 2 >stall.out 2>&1 &
 spid=$!
 hang_seen() {
   "$NCS" doctor --json --hang-after 0.5 "$T/stall" >d.json 2>/dev/null
@@ -138,11 +138,11 @@ unset NCCLSCOPE_FLUSH_MS
 
 # ---- a process that only calls ncclGetVersion is not a rank ----
 mkdir -p "$T/probe"
-NCCLSCOPE_DIR="$T/probe" LD_PRELOAD="$SAN_PRELOAD$SHIM" python3 -c '
+NCCLSCOPE_DIR="$T/probe" LD_PRELOAD="$SHIM$SAN_PRELOAD" python3 -c '
 import ctypes, os, sys
 n = ctypes.CDLL(os.path.join(sys.argv[1], "libnccl.so.2")); v = ctypes.c_int()
 assert n.ncclGetVersion(ctypes.byref(v)) == 0; print("version", v.value, "calls 1")' "$DOUBLES" >probe.out 2>probe.err
-NCCLSCOPE_DIR="$T/probe" LD_PRELOAD="$SAN_PRELOAD$SHIM" "$J" -t 2 -n 30 --all --truth "$T/probe.truth" >/dev/null 2>&1
+NCCLSCOPE_DIR="$T/probe" LD_PRELOAD="$SHIM$SAN_PRELOAD" "$J" -t 2 -n 30 --all --truth "$T/probe.truth" >/dev/null 2>&1
 check_eq "threads: the version probe ran and counted its one call; two trace files" "calls 1 2" \
   "$(sed -n 's/^version [0-9]* //p' probe.out) $(ls "$T/probe" | grep -c '\.ncs$')"
 "$NCS" report --json "$T/probe" >r.json 2>/dev/null

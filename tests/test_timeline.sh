@@ -135,7 +135,7 @@ check_eq "timeline: no negative time, standard metadata only, no stray args, flo
 S=4
 kjob() { # kjob NAME MODE: traces in $T/k-NAME, timeline in $T/k-NAME.json
   mkdir -p "$T/k-$1"
-  NCCLSCOPE_DIR=$T/k-$1 NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SAN_PRELOAD$SHIM" \
+  NCCLSCOPE_DIR=$T/k-$1 NCCLDOUBLE_LAT_US=1000 LD_PRELOAD="$SHIM$SAN_PRELOAD" \
     bash "$ROOT/tests/jobs/launch.sh" 2 "$BUILD/tests/overlap_job" --mode "$2" --steps $S --compute-us 1000 \
     >"$T/k-$1.out" 2>&1 || { fail "timeline kernels $1: job failed"; sed 's/^/    /' "$T/k-$1.out" | head; return 1; }
   "$NCS" timeline "$T/k-$1" -o "$T/k-$1.json" 2>"$T/k-$1.err" || { fail "timeline kernels $1: timeline failed"; return 1; }

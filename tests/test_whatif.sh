@@ -28,7 +28,7 @@ export LD_LIBRARY_PATH=$BUILD/doubles${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 job() {
   local name=$1; shift
   mkdir -p "$T/$name"
-  NCCLSCOPE_DIR=$T/$name LD_PRELOAD="$SAN_PRELOAD$SHIM" timeout 120 bash "$L" 4 "$J" --steps 6 --ahead 6 --scale 16 \
+  NCCLSCOPE_DIR=$T/$name LD_PRELOAD="$SHIM$SAN_PRELOAD" timeout 120 bash "$L" 4 "$J" --steps 6 --ahead 6 --scale 16 \
     --compute-us 400 --truth "$T/$name" "$@" >"$T/$name.out" 2>"$T/$name.err"
 }
 job healthy & p1=$!

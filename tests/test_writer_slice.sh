@@ -14,7 +14,7 @@ start() {
   local d=$T/tr-$RANDOM i
   mkdir -p "$d"
   env LD_LIBRARY_PATH="$T/stub" NCCLSCOPE_DIR="$d" NCCLSCOPE_GPU_TIMING=0 NCCLSCOPE_CALLSITE_DEPTH=0 \
-    LD_PRELOAD="$SAN_PRELOAD$SHIM" "$@" "$BUILD/tests/rate_job" -n 1000 -t 2 -i 3000 >"$d/out" 2>&1 &
+    LD_PRELOAD="$SHIM$SAN_PRELOAD" "$@" "$BUILD/tests/rate_job" -n 1000 -t 2 -i 3000 >"$d/out" 2>&1 &
   pid=$!
   for ((i = 0; i < 100; i++)); do
     [ -n "$(tid_of ncclscope-wr)" ] && [ -n "$(tid_of ncclscope-fio)" ] && return 0

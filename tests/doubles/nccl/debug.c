@@ -57,7 +57,12 @@ static void set_env_file(const char *path) {
   }
   fclose(f);
 }
+/* Cancellation is held off while the file is read (fopen and fgets are cancellation points):
+ * glibc's pthread_once lets a later caller run a cancelled init again, ThreadSanitizer's
+ * interceptor leaves every later caller waiting for ever (hostile_job cancel under make tsan). */
 static void init_env_once(void) {
+  int cs;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
   const char *user = getenv("NCCL_CONF_FILE");
   if (user && *user) set_env_file(user);
   else {
@@ -66,6 +71,7 @@ static void init_env_once(void) {
     if (home && *home) { snprintf(p, sizeof p, "%s/.nccl.conf", home); set_env_file(p); }
   }
   set_env_file("/etc/nccl.conf");
+  pthread_setcancelstate(cs, NULL);
 }
 static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
 void ncclD_init_env(void) { pthread_once(&g_env_once, init_env_once); }

@@ -23,7 +23,9 @@ enum {
 /* NCCL's own environment setup, once per process before it reads any NCCL_* variable (as its
  * ncclGetEnv does, src/misc/param.cc): the lines NAME=VALUE of $NCCL_CONF_FILE (else
  * ~/.nccl.conf) and then /etc/nccl.conf are set with setenv(NAME, VALUE, 0) ('#' lines skipped):
- * the process's environment wins over the files. Every NCCL_* read of the double calls it. */
+ * the process's environment wins over the files. Every NCCL_* read of the double calls it, and
+ * so do ncclGetUniqueId and ncclCommInitRank* on their calling thread (NCCL 2.28's ncclInitEnv
+ * there), so the setenv is done before any thread of the double starts. */
 void ncclD_init_env(void);
 
 /* INFO line for subsystem mask `subsys` on CUDA device `dev` (-1 prints as the current one). */

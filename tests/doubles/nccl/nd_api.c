@@ -61,8 +61,11 @@ API(ncclResult_t, GetVersion, (int *version)) {
   return ncclSuccess;
 }
 
+/* NCCL 2.28 (init.cc): ncclGetUniqueId and ncclCommInitRank* load nccl.conf (ncclInitEnv: its
+ * setenv) on the calling thread, before any thread of theirs starts. */
 API(ncclResult_t, GetUniqueId, (ncclUniqueId *id)) {
   static _Atomic unsigned counter;
+  ncclD_init_env();
   if (!id) return ncclInvalidArgument;
   unsigned long long rnd = 0;
   if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = cudaDoubleNowNs();
@@ -321,6 +324,7 @@ static const char *id_name(const ncclUniqueId *id) {
 
 API(ncclResult_t, CommInitRankConfig, (ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
                                        ncclConfig_t *config)) {
+  ncclD_init_env();
   const char *name = id_name(&commId);
   if (!name) {
     if (comm) *comm = NULL;
@@ -504,8 +508,8 @@ API(ncclResult_t, CommAbort, (ncclComm_t comm)) {
   if (!comm) return ncclSuccess;
   if (!comm_ok(comm)) return ncclInvalidArgument;
   atomic_store(&comm->aborted, 1);
+  join_init_thread(comm); /* a non-blocking init gives up on seeing aborted; comm->seg is its to set */
   if (comm->seg) atomic_store(&comm->seg->aborted, 1);
-  join_init_thread(comm);
   drain(comm);
   comm_free(comm);
   return ncclSuccess;
@@ -728,10 +732,10 @@ static ncclResult_t submit(enum nd_kind kind, const void *sbuf, void *rbuf, size
     return rc;
   }
   int reduces = kind == ND_ALLREDUCE || kind == ND_REDUCE || kind == ND_REDUCESCATTER;
-  comm->opcount++;
+  uint64_t opcount = atomic_fetch_add_explicit(&comm->opcount, 1, memory_order_relaxed);
   ncclD_info(NCCLD_COLL, comm->dev,
              "%s: opCount %lx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] stream %p",
-             k_kind_names[kind], (unsigned long)(comm->opcount - 1), sbuf, (void *)rbuf, count, (int)dt,
+             k_kind_names[kind], (unsigned long)opcount, sbuf, (void *)rbuf, count, (int)dt,
              reduces ? redop : 0, root, (void *)comm, comm->nranks, (void *)stream);
   if (!atomic_exchange(&comm->connected, 1)) {
     struct ncclD_comm_view v = view_of(comm);

@@ -71,7 +71,8 @@ struct ncclComm {
   _Atomic int aborted, revoked, finalized;
   _Atomic uint64_t enq, done; /* tasks enqueued / retired, for finalize and destroy */
   _Atomic int connected;      /* the connection log was printed */
-  uint64_t opcount;
+  _Atomic uint64_t opcount; /* NCCL's opCount in the COLL lines; relaxed: a job may (wrongly, as
+                               a Python daemon thread does) call on one comm from two threads */
   uint64_t chunk_seq; /* collective chunks run so far (worker side, under exec_mu) */
   uint64_t coll_seq;  /* collectives run so far (worker side, under exec_mu): dev_arrive slot */
   struct nd_model model;
