@@ -28,12 +28,12 @@ check_eq "ci gate: the workflow is valid YAML with a nccl-gate job" 0 "$?"
 source "$T/wf.sh"
 check "ci gate: the workflow builds, records a baseline, traces a run and gates it" \
   sh -c "printf '%s\n' \"\$@\" | grep -q '^Build\$' && printf '%s\n' \"\$@\" | grep -q '^Gate\$'" _ "${STEPS[@]}"
-step() { # step NAME: the run text of that step, with build/ as this build and paths in $T
+step() { # step NAME: the run text of that step, with build/ ($PWD/build/ too) as this build
   local i
   for i in "${!STEPS[@]}"; do
     if [ "${STEPS[$i]}" = "$1" ]; then
       local v="STEP_$i"
-      printf '%s\n' "${!v}" | sed "s#build/#$BUILD/#g"
+      printf '%s\n' "${!v}" | sed -e "s#\\\$PWD/build/#$BUILD/#g" -e "s#build/#$BUILD/#g"
       return 0
     fi
   done
