@@ -1,7 +1,9 @@
 /* test_relayout.c — model/relayout.h on a hand-made timeline whose answers follow from its kernel
  * times: a kernel too long for the 32-bit duration (its end in the rank's long list) reads its
  * true end, and the observed and relaid step times use it; where a step goes (ncs_rl_split): kernels
- * that overlap, kernels that each run alone (one cut at its arrival), an end that wrapped. */
+ * that overlap, kernels that each run alone (one cut at its arrival), an end that wrapped, and one
+ * rank's chain of kernels that run alone (NCCL of two operations, compute, one of no length) at
+ * times past 2^32 ns, broken by an NCCL kernel a compute kernel overlaps. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,5 +109,31 @@ int main(void) {
         "relayout: a wrapped end (long list) makes the split heaped: idle 20, compute 0, transfer 10: %d %g %g %g", sp.heaped,
         sp.idle, sp.compute, sp.transfer[NCS_RL_KOPS - 1]);
   ncs_rl_free(&rl4);
+
+  /* one rank, from T0 = 10^12 ns (times whole ns, past 2^32): NCCL AllReduce (kop 0, 3.25 bus
+   * bytes) [0,10) boundary, compute [20,50), AllReduce [60,70), AllGather (kop 3, 1000.5 bytes)
+   * [75,95), compute [100,104), AllReduce of no length at 105, AllReduce [110,130) boundary,
+   * AllReduce [140,170) with compute [160,180) beside it, AllReduce [200,210) boundary: in
+   * [10,210], 2 steps: idle [10,20) [50,60) [70,75) [95,100) [104,110) [130,140) [180,200) = 66,
+   * compute 30 + 4 + 20 (the overlap [160,170) is compute) = 54, AllReduce moves 10 + 20 + 20
+   * (to 160) + 10 = 60 (all of its kernels' time 10 + 0 + 20 + 30 + 10 = 70), AllGather 20; exposed
+   * 60 + 20 = 80; bus bytes of the NCCL kernels ending in the window: 5 x 3.25, 1000.5 */
+  const uint64_t T0 = 1000000000000ull;
+  const uint32_t AR = NCS_RL_NCCL | 1u << NCS_RL_KOP_SHIFT | 2, AG = NCS_RL_NCCL | 4u << NCS_RL_KOP_SHIFT | 1;
+  struct ncs_rl_k k6[10] = {
+    {T0, 10, AR}, {T0 + 20, 30, 0}, {T0 + 60, 10, AR}, {T0 + 75, 20, AG}, {T0 + 100, 4, 0}, {T0 + 105, 0, AR},
+    {T0 + 110, 20, AR}, {T0 + 140, 30, AR}, {T0 + 160, 20, 0}, {T0 + 200, 10, AR},
+  };
+  static const struct ncs_rl_size sz6[3] = {{0, 0, 0}, {1000.5, 1, 0}, {3.25, 1, 0}};
+  uint32_t bound6[3] = {0, 6, 9};
+  struct ncs_rl_rank r6 = {.k = k6, .n = 10, .size = sz6, .bound = bound6, .nbound = 3};
+  struct ncs_rl rl6 = {1, &r6, 1};
+  CHECK(ncs_rl_split(&rl6, 0, &sp) == 0 && !sp.heaped && sp.idle == 33 && sp.compute == 27 && sp.wait == 0 &&
+        sp.transfer[0] == 30 && sp.transfer[3] == 10 && sp.transfer_all[0] == 35 && sp.transfer_all[3] == 10 &&
+        sp.exposed == 40 && sp.busbytes[0] == 8.125 && sp.busbytes[3] == 500.25,
+        "relayout: one rank's chain run alone, per step: idle 33, compute 27, AllReduce 30 (all 35), AllGather 10 (10), "
+        "exposed 40, bus bytes 8.125, 500.25: %g %g %g %g (%g) %g (%g) %g %g %g",
+        sp.idle, sp.compute, sp.wait, sp.transfer[0], sp.transfer_all[0], sp.transfer[3], sp.transfer_all[3], sp.exposed,
+        sp.busbytes[0], sp.busbytes[3]);
   return check_done();
 }

@@ -361,6 +361,36 @@ static inline __attribute__((always_inline)) void split_alone(struct ncs_rl_spli
   }
 }
 
+/* The alone loop of ncs_rl_split for one rank (an NCCL kernel's arrival is its start: no wait,
+ * its whole length transfer) in a window [A, B) under 2^53 ns: every time there is a whole
+ * number of ns that a double holds exactly, so each part's sum is exact in any order, and the
+ * sums are kept as integers and added to o once. From kernel i at *t; returns the first kernel
+ * it did not take (as the general loop's tests say), *t moved past the ones it took. */
+static size_t split_alone_one(const struct ncs_rl_rank *x, struct ncs_rl_split *o, size_t i, uint64_t A, uint64_t B, double *t) {
+  uint64_t tu = (uint64_t)*t, idle = 0, comp = 0, expo = 0, tr[NCS_RL_KOPS] = {0}, tra[NCS_RL_KOPS] = {0};
+  for (; i < x->n; i++) {
+    const struct ncs_rl_k *y = &x->k[i];
+    uint64_t s = y->start, e = s + y->dur;
+    if (y->dur == NCS_RL_LONG || e <= A || s >= B || s < A || e > B || (i + 1 < x->n && x->k[i + 1].start < e)) break;
+    if (s > tu) idle += s - tu, tu = s;
+    uint64_t len = e > tu ? e - tu : 0;
+    if (ncs_rl_nccl(y)) {
+      int kop = kop_slot(ncs_rl_kop(y));
+      tra[kop] += e - s;
+      tr[kop] += len;
+      expo += len;
+      o->busbytes[kop] += x->size[y->info & NCS_RL_SIZE].busbytes; /* (not whole: in order, as before) */
+    } else comp += len;
+    if (e > tu) tu = e;
+  }
+  o->idle += (double)idle;
+  o->compute += (double)comp;
+  o->exposed += (double)expo;
+  for (int k = 0; k < NCS_RL_KOPS; k++) o->transfer[k] += (double)tr[k], o->transfer_all[k] += (double)tra[k];
+  *t = (double)tu;
+  return i;
+}
+
 int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
   const struct ncs_rl_rank *x = &rl->r[r];
   memset(o, 0, sizeof *o);
@@ -422,6 +452,7 @@ int ncs_rl_split(const struct ncs_rl *rl, int r, struct ncs_rl_split *o) {
       have_next = 0;
       /* and the kernels after it that run alone too, read straight from the array (one in the
        * long list, or reaching past the window's edges, goes the general way) */
+      if (one && A <= B && B < 0x1p53) i = split_alone_one(x, o, i, (uint64_t)A, (uint64_t)B, &t);
       for (; i < x->n; i++) {
         const struct ncs_rl_k *y = &x->k[i];
         if (y->dur == NCS_RL_LONG) break;
