@@ -52,6 +52,11 @@ if [ "$NCS_SANITIZER" = tsan ] && [ -f "$SHIM" ]; then
   SAN_PRELOAD=$(ldd "$SHIM" 2>/dev/null | awk -v l="lib$NCS_SANITIZER.so" 'index($1, l) == 1 {print $3; exit}')
   [ -n "$SAN_PRELOAD" ] && SAN_PRELOAD=" $SAN_PRELOAD"
 fi
+# SAN_CFLAGS: the sanitizer flags of this build, for a program a test compiles against
+# libncsdecoder.a (instrumented: it needs the runtime). Empty in a normal build.
+case $NCS_SANITIZER in
+  asan) SAN_CFLAGS="-fsanitize=address,undefined" ;; tsan) SAN_CFLAGS="-fsanitize=thread" ;; *) SAN_CFLAGS= ;;
+esac
 # SAN_RT (TSan only): "LD_PRELOAD=<the runtime>", for a run without the shim of a program built
 # without TSan that loads an instrumented double (python3 ctypes): the runtime dlopen'ed late
 # fails ("cannot allocate memory in static TLS block"). Empty otherwise: `env $SAN_RT python3 ...`.
@@ -69,6 +74,22 @@ SAN_LIBPATH=${LD_LIBRARY_PATH:-}
 tsan_fork_skip() {
   [ "$NCS_SANITIZER" = tsan ] || return 1
   skip "$1: ThreadSanitizer cannot run a forked child that starts threads (make tsan)"
+}
+# make tsan sets NCCLSCOPE_CALLSITE_DEPTH=0: gcc 12's TSan runtime dies of SIGSEGV when
+# libunwind's per-thread cache destructor runs at the exit of a thread that unwound
+# (docs/RELIABILITY.md), so call sites are off for the suite. tsan_sites_on: for a test whose
+# jobs call NCCL from their main thread only (it never exits as a thread), call sites back on
+# (the default depth), so what depends on them is checked under TSan too.
+tsan_sites_on() {
+  [ "$NCS_SANITIZER" = tsan ] || return 0
+  unset NCCLSCOPE_CALLSITE_DEPTH
+  echo "# tsan: call sites on (the jobs of this test call NCCL from their main thread only)"
+}
+# tsan_sites_skip NAME: under TSan, prints "SKIP: NAME: ..." and returns 0 (the caller skips the
+# check): it needs call sites from threads that exit (make tsan turns them off). 1 otherwise.
+tsan_sites_skip() {
+  [ "$NCS_SANITIZER" = tsan ] || return 1
+  skip "$1: call sites from threads that exit: off under make tsan (gcc 12's TSan runtime crashes in libunwind's thread-exit destructor)"
 }
 # private_shm SIZE SECONDS: a private mount namespace with an empty tmpfs of SIZE on /dev/shm,
 # held for SECONDS by a sleeping process; sets IN (the prefix that runs a command there:

@@ -17,6 +17,7 @@
 # truth (a loaded machine can turn a serial run's exposed time into idle time); whether the run
 # came out as its shape intends is a printed figure.
 source "$(dirname "$0")/lib.sh"
+tsan_sites_on
 J=$BUILD/tests
 L=$ROOT/tests/jobs/launch.sh
 command -v jq >/dev/null || { skip "overlap: jq not installed"; exit 0; }

@@ -11,12 +11,13 @@
 #     late over the 6 steps, more than a 300-us straggler's 5.4 ms);
 #   site_job, 4 ranks: callsites — each of its functions a row at the line the job wrote.
 source "$(dirname "$0")/lib.sh"
+tsan_sites_on
 DDP=$BUILD/tests/ddp_job SITE=$BUILD/tests/site_job LAUNCH=$ROOT/tests/jobs/launch.sh
 for f in "$SHIM" "$BUILD/libncsdecoder.a" "$DDP" "$SITE" "$DOUBLES/libnccl.so.2"; do
   [ -e "$f" ] || { skip "results: $f not built"; exit 0; }
 done
 X=$T/results_check
-if ! ${CC:-cc} -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/decoder" \
+if ! ${CC:-cc} $SAN_CFLAGS -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/decoder" \
      -I"$ROOT/tests" -o "$X" "$ROOT/tests/results_check.c" "$BUILD/libncsdecoder.a" -lzstd -lz -lm -lpthread -ldl \
      2>"$T/cc.err"; then
   fail "results: results_check.c builds"; sed 's/^/    /' "$T/cc.err" | head -20; exit 0

@@ -5,6 +5,7 @@
 # overlap_job's DDP shape on 2 ranks (kernels, NCCL kernel time, overlapped, exposed and idle
 # time, exposed time per bucket position, against the job's own record of what its "GPU" ran).
 source "$(dirname "$0")/lib.sh"
+tsan_sites_on
 J=$BUILD/tests
 L=$ROOT/tests/jobs/launch.sh
 CHK=$BUILD/tests/results_metrics_check
