@@ -220,6 +220,48 @@ static void rows_add(uint32_t type, const uint8_t *b, size_t len, int i) {
   if (longer) rows[nrows++] = 0x05;
 }
 
+/* zstd blocks in a column's frame, read from zstd's frame format itself (RFC 8878: frame
+ * header, then 3-byte block headers); -1 when the bytes are not one frame. */
+static int zstd_blocks(const uint8_t *f, size_t n) {
+  if (n < 6 || ncs_get_u32(f) != 0xFD2FB528u) return -1;
+  unsigned fhd = f[4], fcs = fhd >> 6, single = (fhd >> 5) & 1, did = fhd & 3;
+  size_t at = 5 + (single ? 0 : 1) + (size_t)(did == 3 ? 4 : did) + (size_t)(fcs ? 1u << fcs : single);
+  for (int blocks = 1; at + 3 <= n; blocks++) {
+    uint32_t h = f[at] | (uint32_t)f[at + 1] << 8 | (uint32_t)f[at + 2] << 16;
+    at += 3 + ((h >> 1 & 3) == 1 ? 1 : h >> 3); /* an RLE block holds one byte */
+    if (h & 1) return at + ((fhd >> 2 & 1) ? 4 : 0) == n ? blocks : -1;
+  }
+  return -1;
+}
+/* The payload's zstd field columns: *time_ok 1 when every column of times (ncs_col_time) of
+ * width w >= 2 has w blocks (a block per byte plane) and every other one block; returns how
+ * many columns of times had planes, -1 when the directory or a frame does not parse. */
+static int plane_blocks(const uint8_t *pay, size_t n, int *time_ok) {
+  const uint8_t *p = pay, *e = pay + n;
+  uint64_t ncol = 0, v[8];
+  uint64_t id[256], fl[256], wd[256], st[256];
+  int planed = 0;
+  *time_ok = 1;
+  if (ncs_get_varint(&p, e, &ncol) || ncol > 256) return -1;
+  for (uint64_t i = 0; i < ncol; i++) {
+    for (int j = 0; j < 6; j++)
+      if (ncs_get_varint(&p, e, &v[j])) return -1;
+    if ((v[1] & NCS_COLF_KEYED) && (ncs_get_varint(&p, e, &v[6]) || ncs_get_varint(&p, e, &v[7]))) return -1;
+    id[i] = v[0], fl[i] = v[1], wd[i] = v[4], st[i] = v[5];
+  }
+  for (uint64_t i = 0; i < ncol; i++) {
+    if ((size_t)(e - p) < st[i]) return -1;
+    if (fl[i] & NCS_COLF_ZSTD) {
+      int b = zstd_blocks(p, st[i]), planes = id[i] >= 3 && wd[i] >= 2 && ncs_col_time((uint32_t)id[i]);
+      if (b < 0) return -1;
+      if (b != (planes ? (int)wd[i] : 1)) *time_ok = 0;
+      planed += planes;
+    }
+    p += st[i];
+  }
+  return planed;
+}
+
 static void test_columns(void) {
   ZSTD_CCtx *cc = ZSTD_createCCtx();
   ZSTD_DCtx *dc = ZSTD_createDCtx();
@@ -257,6 +299,8 @@ static void test_columns(void) {
     size_t ez = ncs_columns_pack_exact(cc, 3, lp, lcap, loop, ln);
     lrc = ls ? ncs_columns_unpack(dc, lp, ez, lb, ln, ls, lneed, &lneed, &why, &lwhere) : -1;
     CHECK(ez > 0 && lrc == 0 && !memcmp(lb, loop, ln), "columns: the two-pass packer gives the same rows back too (%zu bytes)", ez);
+    int tok = 0, planed = plane_blocks(lp, ez, &tok);
+    CHECK(planed >= 1 && tok, "columns: the loop's columns of times of 2 bytes or more (t_enter; t_exit's durations fit a byte) are a zstd block per byte plane, every other zstd column one block (%d with planes)", planed);
     free(lp); free(lb); free(ls);
   }
   /* a small chunk too, and one record alone */
