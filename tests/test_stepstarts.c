@@ -6,7 +6,9 @@
  * signatures count alike, and the boundary is the one seen first), computed here. A file that says
  * it has no kernel activity (model/kwatch.h: PROCESS format_version 1.0, or a KERNEL_STATUS off
  * before the calls) gives no start (nobody reads them: no kernel is a boundary); one of another
- * format, or whose status says on, gives them all. */
+ * format, or whose status says on, gives them all. The starts log itself (model/stages.h): 40,000
+ * starts over three blocks, with escapes (a start 5 s after the last, one before it) placed at a
+ * block's last words, read back as written. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +75,36 @@ static size_t starts_of(int whole, uint64_t *out, const char *fmt, int kstate) {
   return k;
 }
 
+/* The log against the starts put in it: copied out, and read with a cursor. */
+static void starts_log(void) {
+  enum { NS = 40000 };
+  static uint64_t in[NS], out[NS];
+  struct ncs_step_starts s = {0};
+  uint64_t t = 7;
+  int ok = 1;
+  for (size_t i = 0; i < NS; i++) {
+    /* the first start takes 3 words, the others 1 but escapes (3): start BLOCK - 3 finds one word
+     * left (the next block then), the second block's ones fill it to its last word */
+    if (i == NCS_STARTS_BLOCK - 3 || i == NCS_STARTS_BLOCK + 100) t += 5000000000ull; /* over UINT32_MAX ns */
+    else if (i == NCS_STARTS_BLOCK + 101) t -= 3;                                      /* earlier */
+    else t += 1000 + i % 7;
+    in[i] = t;
+    ok &= ncs_starts_add(&s, t) == 0;
+  }
+  ok &= s.head && s.head->used == NCS_STARTS_BLOCK - 1 && s.head->next && s.head->next->used == NCS_STARTS_BLOCK; /* as said */
+  ncs_starts_copy(&s, out);
+  ok &= s.n == NS && !memcmp(in, out, sizeof in);
+  struct ncs_starts_cur c;
+  ncs_starts_begin(&s, &c);
+  size_t k = 0;
+  uint64_t x;
+  while (ncs_starts_next(&c, &x)) ok &= k < NS && x == in[k++];
+  CHECK(ok && k == NS, "stepstarts: the starts log gives back its %d starts, escapes at a block's end included (%zu read)", NS, k);
+  ncs_starts_free(&s);
+}
+
 int main(void) {
+  starts_log();
   static const uint32_t op[PER] = {NCS_OP_AllReduce, NCS_OP_AllReduce, NCS_OP_Broadcast, NCS_OP_AllGather};
   static const uint64_t count[PER] = {1024, 4096, 2048, 512};
   uint64_t t = 1000000;

@@ -27,7 +27,7 @@ int ncs_stages_init(struct ncs_stages *s, int nfiles) {
 /* The starts log: a start is one word, its difference from the previous start (under
  * UINT32_MAX); else the escape word UINT32_MAX and the start itself, low word first. */
 
-int ncs_starts_add(struct ncs_step_starts *s, uint64_t t) {
+int ncs_starts_add_slow(struct ncs_step_starts *s, uint64_t t) {
   if (s->end - s->at < 3) {
     struct ncs_starts_block *b = malloc(sizeof *b);
     if (!b) return -1;

@@ -40,8 +40,21 @@ struct ncs_step_starts {
   size_t n;               /* starts */
   uint64_t last;          /* the latest start */
 };
-/* Appends start t (s starts zeroed); 0, or -1 when out of memory (t is not kept). */
-int ncs_starts_add(struct ncs_step_starts *s, uint64_t t);
+/* Appends start t (s starts zeroed); 0, or -1 when out of memory (t is not kept). Inline: a
+ * start after the last by under UINT32_MAX ns in room there is (one word, once a step); the rest
+ * in ncs_starts_add_slow. */
+int ncs_starts_add_slow(struct ncs_step_starts *s, uint64_t t);
+static inline int ncs_starts_add(struct ncs_step_starts *s, uint64_t t) {
+  uint64_t d = t - s->last;
+  if (s->n && d < UINT32_MAX && s->at < s->end) { /* (a start before the last: d wraps, over the bound) */
+    *s->at++ = (uint32_t)d;
+    s->tail->used++;
+    s->last = t;
+    s->n++;
+    return 0;
+  }
+  return ncs_starts_add_slow(s, t);
+}
 /* Writes the n starts to t[0..n), in order. */
 void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t);
 void ncs_starts_free(struct ncs_step_starts *s); /* and zeroes it */
