@@ -407,8 +407,124 @@ static void test_release_runs(void) {
   ncs_aligner_free(&a);
 }
 
+/* Settled calls (align.h): a call with its GPU time, in no group, whose times lie between the
+ * latest two pairs goes at that pair, a chunk before the hold would let it go; the others keep
+ * the hold. Pairs 1 ms apart with an offset of 300 k^2 ns (the slope changes 600 ppm at every
+ * pair); per chunk 50 calls, GPU times right after their call, but the chunk's last call is one
+ * of three: its GPU work ends after the next pair; a group's, a second stream's GPU time written
+ * after the next pair; its GPU time written after the next pair. Truth: each time's
+ * interpolation between the pairs around it, computed here in integers; every GPU time
+ * attached, none unmatched; after each pair only that last call is held. */
+#define SK 40
+#define SN 50
+static int64_t s_off(int k) { return 1000000000000000ll + 300ll * k * k; }
+static uint64_t s_mono(int k) { return 1000000000ull + (uint64_t)k * 1000000ull; }
+static int64_t s_truth(uint64_t mono) { /* realtime - origin, origin = realtime of pair 0 */
+  int k = 0;
+  while (k < SK - 1 && mono > s_mono(k + 1)) k++; /* past the last pair: its segment extended */
+  int64_t num = (int64_t)(mono - s_mono(k)) * (s_off(k + 1) - s_off(k)), den = (int64_t)(s_mono(k + 1) - s_mono(k));
+  int64_t d = (num + den / 2) / den;
+  return (int64_t)mono + s_off(k) + d - (s_off(0) + (int64_t)s_mono(0));
+}
+static uint64_t s_gpu_end(uint64_t tcall, uint64_t t) { /* a chunk's last call, one chunk in 3: ends after the next pair */
+  return t + ((tcall - 1) % SN == SN - 1 && (tcall - 1) / SN % 3 == 0 ? 400000 : 9000);
+}
+struct srel { int n, order, has_bad; uint64_t next; int64_t worst; };
+static void on_srun(void *ctx, const struct ncs_aligned *a, size_t n) {
+  struct srel *r = ctx;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_call *c = a[i].call;
+    r->order += c->tcall != r->next;
+    r->next = c->tcall + 1;
+    r->n++;
+    if (!a[i].has_gpu) { r->has_bad++; continue; }
+    int64_t d[4] = {a[i].enter - s_truth(c->t_enter), a[i].exit - s_truth(c->t_exit),
+                    a[i].gpu_start - s_truth(c->t_enter + 3000), a[i].gpu_end - s_truth(s_gpu_end(c->tcall, c->t_enter))};
+    for (int k = 0; k < 4; k++) if (llabs(d[k]) > llabs(r->worst)) r->worst = d[k];
+  }
+}
+static void test_settled(void) {
+  struct srel r = {.next = 1};
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, s_off(0) + (int64_t)s_mono(0), NULL, &r);
+  a.release_run = on_srun;
+  int held_bad = 0;
+  size_t most = 0;
+  struct ncs_gpu_time late;
+  int have_late = 0;
+  for (int k = 0; k <= SK; k++) {
+    struct ncs_clock ck = {(uint64_t)(s_off(k) + (int64_t)s_mono(k)), s_mono(k), 5};
+    ncs_aligner_clock(&a, &ck);
+    if (k >= 1 && a.n != 1) held_bad++;
+    if (a.n > most) most = a.n;
+    if (have_late) ncs_aligner_gpu(&a, &late); /* the previous chunk's late GPU time */
+    have_late = 0;
+    if (k == SK) break;
+    for (int j = 0; j < SN; j++) {
+      uint64_t tc = (uint64_t)k * SN + (uint64_t)j + 1, t = s_mono(k) + 1000 + (uint64_t)j * 15000;
+      int last = j == SN - 1, grp = last && k % 3 == 1;
+      struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = tc, .seq = tc, .t_enter = t, .t_exit = t + 2000,
+                           .group = grp ? tc : 0, .depth = (uint32_t)grp};
+      ncs_aligner_call(&a, &c);
+      struct ncs_gpu_time g = {.kind = grp ? NCS_GPU_KIND_GROUP : NCS_GPU_KIND_CALL, .thread = 1, .ref = tc,
+                               .gpu_start = t + 3000, .gpu_end = s_gpu_end(tc, t)};
+      if (last && k % 3 == 2) { late = g; have_late = 1; continue; } /* written after the next pair */
+      ncs_aligner_gpu(&a, &g);
+      if (grp) { /* the group's second stream: after the next pair */
+        late = g;
+        late.gpu_start += 100;
+        late.gpu_end += 100;
+        have_late = 1;
+      }
+    }
+  }
+  ncs_aligner_flush(&a);
+  CHECK(r.n == SK * SN && r.order == 0 && r.has_bad == 0 && a.gpu_unmatched == 0,
+        "align: settled calls: every call once, in order, each with its GPU time, late ones too (%d of %d, %d out of order, "
+        "%d without, %llu unmatched)", r.n, SK * SN, r.order, r.has_bad, (unsigned long long)a.gpu_unmatched);
+  CHECK(llabs(r.worst) <= 1, "align: settled calls: every time is the interpolation between its pairs (worst %lld ns)",
+        (long long)r.worst);
+  CHECK(held_bad == 0 && most == 1, "align: settled calls go at the pair after them: 1 of a chunk's %d calls held past it "
+        "(most %zu, %d pairs otherwise)", SN, most, held_bad);
+  ncs_aligner_free(&a);
+}
+
+/* A call after a pair whose GPU start lies three pairs back (a GPU clock off, or a bad record) is
+ * not settled: it keeps the hold, and its GPU start is extrapolated with the oldest segment kept
+ * when the hold releases it (pairs 2..5: the segment from pair 2 to 3, extended back). */
+struct sone { int n; int64_t gs; };
+static void on_sone(void *ctx, const struct ncs_aligned *a, size_t n) {
+  struct sone *r = ctx;
+  for (size_t i = 0; i < n; i++, r->n++) r->gs = a[i].gpu_start;
+}
+static void test_settled_odd(void) {
+  struct sone r = {0, 0};
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, s_off(0) + (int64_t)s_mono(0), NULL, &r);
+  a.release_run = on_sone;
+  uint64_t gs = s_mono(0) + 500;
+  for (int k = 0; k <= 5; k++) {
+    struct ncs_clock ck = {(uint64_t)(s_off(k) + (int64_t)s_mono(k)), s_mono(k), 5};
+    ncs_aligner_clock(&a, &ck);
+    if (k == 4 && r.n) break; /* released a pair early */
+    if (k != 3) continue;
+    struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = 1, .t_enter = s_mono(3) + 1000, .t_exit = s_mono(3) + 2000};
+    struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = 1, .gpu_start = gs, .gpu_end = s_mono(3) + 3000};
+    ncs_aligner_call(&a, &c);
+    ncs_aligner_gpu(&a, &g);
+  }
+  int64_t num = -(int64_t)(s_mono(2) - gs) * (s_off(3) - s_off(2)), den = (int64_t)(s_mono(3) - s_mono(2));
+  int64_t want = (int64_t)gs + s_off(2) + (num - den / 2) / den - (s_off(0) + (int64_t)s_mono(0));
+  CHECK(r.n == 1 && llabs(r.gs - want) <= 1, "align: a call whose GPU start lies pairs back keeps the hold (released %d; GPU "
+        "start %lld, want %lld: the oldest kept segment extended)", r.n, (long long)r.gs, (long long)want);
+  ncs_aligner_flush(&a);
+  ncs_aligner_free(&a);
+}
+
 int main(void) {
   test_clockmap();
+  test_settled();
+  test_settled_odd();
   test_aligner();
   test_gpu_match();
   test_no_clock();

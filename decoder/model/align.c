@@ -132,6 +132,23 @@ static inline __attribute__((always_inline)) void note_gpu_seen(struct ncs_align
   else if (tcall > a->gpu_seen[t].tcall) a->gpu_seen[t].tcall = tcall;
 }
 
+/* A held call is settled when it has its GPU time (no other attaches to it), is in no group,
+ * and its four times lie in the map's latest segment (after its older pair, up to the latest
+ * pair), which stays among the kept pairs until the hold would have released the call: its job
+ * times are those it would get then. The segment as (lo + 1, hi - lo): x lies in it when
+ * x - (lo + 1) < hi - lo (unsigned); width 0 (fewer than two pairs): nothing settles. */
+struct settle { uint64_t from, width; };
+static inline struct settle settle_of(const struct ncs_aligner *a) {
+  const struct ncs_clockmap *m = &a->map;
+  if (m->n < 2) return (struct settle){0, 0};
+  uint64_t lo = m->p[m->n - 2].monotonic_ns, hi = m->p[m->n - 1].monotonic_ns;
+  return (struct settle){lo + 1, hi - lo};
+}
+static inline __attribute__((always_inline)) int settled(struct settle z, const struct ncs_pending_call_ *p) {
+  return p->has_gpu & !p->c.group & (p->c.t_enter - z.from < z.width) & (p->c.t_exit - z.from < z.width) &
+         (p->gs - z.from < z.width) & (p->ge - z.from < z.width);
+}
+
 /* The ring's place in locals: the release hooks (plug-ins) never add to the ring, so nothing is
  * read back after each call; head and n are stored before a hook runs. With release_run, the
  * released calls go in runs of up to NCS_ALIGN_RUN (their calls stay in the ring's slots, which
@@ -139,10 +156,11 @@ static inline __attribute__((always_inline)) void note_gpu_seen(struct ncs_align
 static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   struct ncs_pending_call_ *q = a->q;
   size_t head = a->head, n = a->n, mask = a->cap - 1;
+  struct settle z = settle_of(a);
   if (!a->release_run) {
     while (n) {
       struct ncs_pending_call_ *p = &q[head];
-      if (!all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
+      if (!all && (p->c.t_enter >= mono ? !settled(z, p) : gpu_time_may_come(a, p))) break;
       head = (head + 1) & mask;
       n--;
       a->head = head;
@@ -155,7 +173,7 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   size_t k = 0;
   while (n) {
     struct ncs_pending_call_ *p = &q[head];
-    if (!all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
+    if (!all && (p->c.t_enter >= mono ? !settled(z, p) : gpu_time_may_come(a, p))) break;
     head = (head + 1) & mask;
     n--;
     align_one(a, p, &run[k++]);

@@ -6,15 +6,20 @@
  * aligner sits in front of a trace's CALL and GPU_TIME records: it holds each call until a
  * CLOCK pair later than the call has arrived, plus one more flush interval so that GPU times
  * written after the call can be attached, then releases it with every time already mapped to
- * job time (ns relative to the job's origin). A call of a thread that has GPU times (a GPU-timed
- * thread) is held past that until a GPU time of it or of a later call of its thread has come: a
- * job that queues its launches far ahead of its GPU (or a loaded machine) has its GPU times
- * written long after the call, and released without one it would count on the host clock. A
+ * job time (ns relative to the job's origin). A settled call goes at the first pair after it
+ * (in file order: after the calls held before it): one that has its GPU time, is in no group
+ * (another stream's GPU time of the group may follow) and whose four times lie after the pair
+ * before that one and not after it; its times map as they would a flush interval later (their
+ * segment stays kept), and a GPU time still written for it counts as unmatched (the shim writes
+ * one a call). A call of a thread that has GPU times (a GPU-timed thread) is held past that
+ * until a GPU time of it or of a later call of its thread has come: a job that queues its
+ * launches far ahead of its GPU (or a loaded machine) has its GPU times written long after the
+ * call, and released without one it would count on the host clock. A
  * thread is GPU-timed from its first GPU time, or from an INFLIGHT record of kind GPU (every
  * chunk lists the calls whose GPU work is pending) for the calls from that one on. The
  * end of the file releases everything; with release_run set, released calls go to it in runs of up
- * to NCS_ALIGN_RUN, in the same order (one hook call a run, not a call). Memory: calls of about two flush intervals (or of the
- * GPU's lag behind the host), at
+ * to NCS_ALIGN_RUN, in the same order (one hook call a run, not a call). Memory: calls of about
+ * one flush interval when they settle, else two (or of the GPU's lag behind the host), at
  * most 65536 calls (then the oldest is released with the pairs known so far), and 32 KiB from
  * the first GPU time on. A GPU_TIME record of a call goes to the newest of the last 4096 held
  * calls of its thread with its tcall (a call of that thread with a lower tcall ends the search);

@@ -12,7 +12,7 @@
  *    advance one chunk per round (rounds in parallel, one file per thread at a time); a round
  *    advances the files whose latest call released (job clock) is within the median chunk's
  *    time span of the slowest file, so the ranks stay about one chunk apart. Memory: per file
- *    its aligner hold (about two chunks of calls, 120 B each) and ~1 KiB of state (34 KiB with
+ *    its aligner hold (one or two chunks of calls, 120 B each: align.h) and ~1 KiB of state (34 KiB with
  *    GPU times: align.h), per thread one chunk's buffers: independent of trace length.
  * The choice between the last two is made from the file sizes and the first chunk headers,
  * before decoding: lockstep past 2^20 collectives per file or when the files' aligner holds
