@@ -299,6 +299,22 @@ static void test_columns(void) {
     size_t ez = ncs_columns_pack_exact(cc, 3, lp, lcap, loop, ln);
     lrc = ls ? ncs_columns_unpack(dc, lp, ez, lb, ln, ls, lneed, &lneed, &why, &lwhere) : -1;
     CHECK(ez > 0 && lrc == 0 && !memcmp(lb, loop, ln), "columns: the two-pass packer gives the same rows back too (%zu bytes)", ez);
+    { /* a column of times in too little room: stored (n), nothing past cap; the context then works */
+      static uint8_t col[4 * 4096], zb[sizeof col + 1024];
+      for (size_t i = 0; i < sizeof col; i++) col[i] = i < sizeof col / 2 ? (uint8_t)(i / 64) : (uint8_t)rnd();
+      uint32_t tid = NCS_COL_FIELD(NCS_REC_CALL, NCS_FI_call_t_enter);
+      memset(zb, 0xA5, sizeof zb);
+      size_t small_z = ncs_col_zstd(cc, 5, tid, 4, zb, 1000, col, sizeof col);
+      int past = 0;
+      for (size_t i = 1000; i < sizeof zb; i++) past |= zb[i] != 0xA5;
+      size_t full = ncs_col_zstd(cc, 5, tid, 4, zb, sizeof zb, col, sizeof col);
+      static uint8_t cb[sizeof col];
+      size_t got2 = ZSTD_isError(full) ? 0 : ZSTD_decompressDCtx(dc, cb, sizeof cb, zb, full);
+      CHECK(small_z == sizeof col && !past && !ZSTD_isError(full) && full < sizeof col && got2 == sizeof col &&
+                !memcmp(cb, col, sizeof col) && zstd_blocks(zb, full) == 4,
+            "columns: a column of times in too little room comes back as its own size (stored), nothing written past the room; the next one is 4 blocks (%zu bytes) that decompress to it",
+            ZSTD_isError(full) ? 0 : full);
+    }
     int tok = 0, planed = plane_blocks(lp, ez, &tok);
     CHECK(planed >= 1 && tok, "columns: the loop's columns of times of 2 bytes or more (t_enter; t_exit's durations fit a byte) are a zstd block per byte plane, every other zstd column one block (%d with planes)", planed);
     free(lp); free(lb); free(ls);
