@@ -35,7 +35,7 @@ struct fctx {
   struct ncs_read_status st;
   struct ncs_visitor v;
   int live;                   /* opened and not read to the end */
-  int have_t;                 /* a call was released: t_rel is known */
+  int have_t;                 /* lockstep: a call was released, t_rel is known */
   int64_t t_rel;              /* host entry (job clock) of the latest call released */
   int64_t span;               /* how far t_rel moved in this file's latest step */
   int waiting;                /* whole files: not opened yet (a worker opens it when it takes it) */
@@ -57,13 +57,16 @@ struct loader {
   int lockstep;               /* 1: files advance a chunk at a time in lockstep; 0: whole files */
 };
 
-/* A run of calls released by the aligner: the lockstep's pace, then the plug-in. */
+/* A run of calls released by the aligner: the lockstep's pace (t_rel, have_t: read by
+ * plan_round in lockstep only), then the plug-in. */
 static void on_aligned(void *ctx, const struct ncs_aligned *a, size_t n) {
   struct fctx *f = ctx;
-  int64_t t = f->have_t ? f->t_rel : a[0].enter;
-  for (size_t i = 0; i < n; i++) t = a[i].enter > t ? a[i].enter : t;
-  f->t_rel = t;
-  f->have_t = 1;
+  if (f->L->lockstep) {
+    int64_t t = f->have_t ? f->t_rel : a[0].enter;
+    for (size_t i = 0; i < n; i++) t = a[i].enter > t ? a[i].enter : t;
+    f->t_rel = t;
+    f->have_t = 1;
+  }
   if (f->L->o->aligned) f->L->o->aligned(f->L->o->ctx, f->file, a, n);
 }
 
