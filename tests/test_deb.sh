@@ -69,6 +69,7 @@ check "deb: the extracted CLI's report equals the job's truth per rank and op" s
 croot=${NCS_DEB_ROOT:-/var/cache/ncclscope/debian-root}
 why=
 if [ "$(id -u)" -ne 0 ]; then why="not root (chroot and mounts need it)"
+elif [ -n "$NCS_SANITIZER" ]; then why="a $NCS_SANITIZER build: its CLI and shim need lib$NCS_SANITIZER, which a clean root does not have (exit 127)"
 elif [ ! -f "$croot/etc/debian_version" ]; then why="no clean root at $croot (make it: bash scripts/deb-root.sh; needs mmdebstrap and the Debian mirror)"
 elif ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then why="unshare or chroot missing"
 elif ! unshare --mount --pid --fork true 2>/dev/null; then why="new mount and PID namespaces refused here (a container without CAP_SYS_ADMIN?)"

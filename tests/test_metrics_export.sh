@@ -66,6 +66,7 @@ check "metrics export: calls and bytes per rank and op equal ddp_job's truth" pr
 check "metrics export: the job's stdout is the same as without the shim" cmp "$T/p.out" "$T/s.out"
 
 # 2. fork_job: each process that used NCCL has its own file with its own calls; the idle child none
+if ! tsan_fork_skip "metrics export: fork_job"; then
 mkdir -p "$T/ft" "$T/fm"
 (cd "$T" && LD_PRELOAD=$SHIM NCCLSCOPE_DIR=$T/ftr NCCLSCOPE_METRICS=$T/fm NCCLSCOPE_METRICS_MS=100 \
   "$JOBS/fork_job" --truth "$T/ft" -n 40 >/dev/null 2>&1)
@@ -75,6 +76,7 @@ check "metrics export: fork_job: one file per NCCL-using process, its AllReduce 
 idle=$(ls "$T"/ft/idle-*.json 2>/dev/null | sed 's/.*idle-//; s/\.json//')
 check "metrics export: fork_job's idle child wrote no metrics file" \
   test -n "$idle" -a -z "$(ls "$T"/fm/ncclscope-*-"$idle".prom 2>/dev/null)"
+fi
 
 # 3. inert: a process that never calls NCCL creates no metrics directory
 (cd "$T" && LD_PRELOAD=$SHIM NCCLSCOPE_METRICS=$T/inert bash -c 'echo hi' >/dev/null)
