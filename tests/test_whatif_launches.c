@@ -7,7 +7,7 @@
  * are known (bus bytes 0) and the same calls after (the ranks change the shape), a run handed
  * over in two pieces, a launch long after the one before (written out, not a word of its
  * shape), and the kernels read before the calls (kernel activity known: the log's one-word path)
- * or after (the general path), and two compute kernels of another name and stream. Truth: each launch's bus bytes by nccl-tests' rule
+ * or after (the general path), and three compute kernels of another name (two streams; one between the kernels of two launches of a run). Truth: each launch's bus bytes by nccl-tests' rule
  * (2(n-1)/n x count x 4 B), the split's bus bandwidth = the bytes of the kernels in the window /
  * their time, the observed step = (end of the last boundary kernel - end of the first) / 4, the
  * compute part of the step = the compute kernels' time / 4. The same file saying first that it
@@ -59,17 +59,20 @@ static void give_calls(struct ncs_visitor *v, size_t a, size_t b) {
                                  .group = calls[i].group};
   v->calls(v->ctx, x, b - a);
 }
-/* two compute kernels of one name in step 1, between launch 4's kernel and launch 5's: the first on
- * the NCCL kernels' stream 0 (right after one of them), the second on stream 1 */
-static const uint64_t comp[][2] = {{13500, 13600}, {13700, 13800}};
+/* compute kernels of one name: two in step 1, between launch 4's kernel and launch 5's, the first on
+ * the NCCL kernels' stream 0 (right after one of them), the second on stream 1; one in step 2 on
+ * stream 0 between the kernels of launches 10 and 11, a run of one shape (launch 11's kernel is
+ * not the next kernel after launch 10's). {start, end, the launch it follows, stream} */
+static const uint64_t comp[][4] = {{13500, 13600, 4, 0}, {13700, 13800, 4, 1}, {LATE + 30000, LATE + 30100, 10, 0}};
 enum { NCOMP = sizeof comp / sizeof *comp };
 static void give_kernels(struct ncs_visitor *v) {
   struct ncs_kernel k[NLAUNCH + NCOMP];
   int n = 0;
   for (int i = 0; i < NLAUNCH; i++) {
     k[n++] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = kstart(i), .duration = kdur(i), .name = 1};
-    for (int j = 0; i == 4 && j < NCOMP; j++)
-      k[n++] = (struct ncs_kernel){.kclass = NCS_KCLASS_COMPUTE, .start = comp[j][0], .duration = comp[j][1] - comp[j][0], .name = 2, .stream = (uint32_t)j};
+    for (int j = 0; j < NCOMP; j++)
+      if (comp[j][2] == (uint64_t)i)
+        k[n++] = (struct ncs_kernel){.kclass = NCS_KCLASS_COMPUTE, .start = comp[j][0], .duration = comp[j][1] - comp[j][0], .name = 2, .stream = (uint32_t)comp[j][3]};
   }
   v->kernels(v->ctx, k, NULL, (size_t)n);
 }
@@ -173,7 +176,7 @@ static void run(int kernels_first, enum says what) {
         how, got, bytes, ns, bytes / ns);
   double cns = 0;
   for (int j = 0; j < NCOMP; j++) cns += (double)(comp[j][1] - comp[j][0]);
-  CHECK(r && fabs(r->split.compute * 1e9 - cns / (NB - 1)) < 1e-6, "whatif launches (%s): compute %.3f ns a step = the two compute kernels' %.0f ns / 4",
+  CHECK(r && fabs(r->split.compute * 1e9 - cns / (NB - 1)) < 1e-6, "whatif launches (%s): compute %.3f ns a step = the three compute kernels' %.0f ns / 4",
         how, r ? r->split.compute * 1e9 : -1, cns);
   ncs_analysis_whatif.destroy(w);
   ncs_stages_free(&st);

@@ -499,6 +499,30 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
         next[kop] = a + 1;
       }
     }
+    /* then the launches of u's code that follow as one-word entries in the log's block, while
+     * their kernels follow too (k[a], no other kernel between): each paired straight from its word
+     * (no shape read, no size looked up), the starts before it made boundaries as below */
+    if (kj != (size_t)-1 && uc && xcode[uc] > 0) {
+      const uint32_t want = NCS_RL_NCCL | (uint32_t)(kop + 1) << NCS_RL_KOP_SHIFT, xv = (uint32_t)xcode[uc];
+      const struct ncs_wlog_block *b = cur.c.b;
+      size_t a = kj + 1, nk = f->nk;
+      /* the cursor in registers: its word, the words there are, the entries left, the time */
+      uint32_t at = cur.c.at, used = b ? b->used : 0;
+      uint64_t left = cur.left, t = cur.c.t;
+      while (left && at < used && b->w[at] >> NCS_WLOG_DT_BITS == uc && a < nk &&
+             (k[a].info & (NCS_RL_NCCL | 7u << NCS_RL_KOP_SHIFT)) == want) {
+        uint64_t t2 = t + (b->w[at] & ((1u << NCS_WLOG_DT_BITS) - 1));
+        for (; have_g && t2 > tg; have_g = ncs_starts_next(&sc, &tg))
+          if (ut <= tg && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
+            f->bound[f->nbound++] = (uint32_t)kj;
+        at++, left--, t = t2;
+        ut = t2;
+        k[a].info |= xv;
+        kj = a++;
+      }
+      cur.c.at = at, cur.left = left, cur.c.t = t;
+      next[kop] = a;
+    }
     sw ^= 1;
     un = ncs_launches_next_shape(log_u, &cur, &nt, &nc, &scratch[sw]);
     for (; have_g && (!un || nt > tg); have_g = ncs_starts_next(&sc, &tg))
