@@ -136,6 +136,44 @@ static void run_none(enum says what) {
   ncs_stages_free(&st);
 }
 
+/* Three AllReduce launches of one shape, their kernels of one name and stream, the last one 5 s
+ * long (over the 32-bit duration: its end kept apart) right after one of its shape, the first
+ * and the last step boundaries: the observed step = its end - the first kernel's end. */
+static void run_long(void) {
+  struct ncs_stages st;
+  if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (long kernel): stages"); return; }
+  struct ncs_step_starts s = {0};
+  ncs_starts_add(&s, 1000);
+  ncs_starts_add(&s, 3000);
+  struct ncs_rank_info info = {.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
+  int order[1] = {0};
+  const char *opts[1] = {NULL};
+  struct ncs_job job = {.n = 1, .rank = &info, .order = order, .options = opts, .stages = &st};
+  void *w = ncs_analysis_whatif.create(&job);
+  struct ncs_visitor v = {0};
+  ncs_analysis_whatif.visitor(w, 0, &v);
+  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  const uint64_t LONG5 = 5000000007ull;
+  struct ncs_call c[3];
+  struct ncs_kernel k[3];
+  for (int i = 0; i < 3; i++) {
+    c[i] = (struct ncs_call){.op = NCS_OP_AllReduce, .count = 1000, .datatype = ncclFloat32, .t_enter = 1000 * (uint64_t)(i + 1), .t_exit = 1000 * (uint64_t)(i + 1) + 10};
+    k[i] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = c[i].t_enter + 100, .duration = i == 2 ? LONG5 : 50, .name = 1};
+  }
+  v.calls(v.ctx, c, 3);
+  v.kernels(v.ctx, k, NULL, 3);
+  ncs_stages_put_starts(&st, 0, &s);
+  ncs_analysis_whatif.file_done(w, 0, NULL);
+  ncs_analysis_whatif.finish(w, &job);
+  const struct ncs_whatif *r = ncs_whatif_result(w);
+  double want = (double)(3100 + LONG5) - 1150;
+  CHECK(r && r->have && r->steps == 2 && r->step_s * 1e9 == want,
+        "whatif launches (long kernel): observed step %.0f ns = the 5 s kernel's end - the first kernel's = %.0f", r ? r->step_s * 1e9 : -1, want);
+  ncs_analysis_whatif.destroy(w);
+  ncs_stages_free(&st);
+}
+
 /* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
 static void run(int kernels_first, enum says what) {
   const char *how = kernels_first ? (what == SAYS_55 ? "kernels first, format 5.5" : "kernels first") : "calls first";
@@ -186,6 +224,7 @@ int main(void) {
   run(1, SAYS_NOTHING);
   run(0, SAYS_NOTHING);
   run(1, SAYS_55);
+  run_long();
   run_none(SAYS_10);
   run_none(SAYS_OFF);
   return check_done();

@@ -407,10 +407,19 @@ static void pack(struct wf_file *f, struct ncs_kstore_k *kin, size_t *nka) {
     memcpy(&x, &kin[i], sizeof x);
     uint64_t d = x.end - x.start;
     if (have_prev && x.info == prev_info && x.stream == prev_stream && d < NCS_RL_LONG) {
-      /* the name, class and stream of the kernel before (mostly): the same packed info */
-      if (prev_ka >= 0) nka[prev_ka]++;
-      struct ncs_rl_k y = {x.start, (uint32_t)d, prev_out};
-      memcpy((char *)kin + i * sizeof y, &y, sizeof y);
+      /* the name, class and stream of the kernel before (mostly): the same packed info, for it
+       * and the ones after of the same, in one loop (counted once) */
+      size_t j = i;
+      for (;;) {
+        struct ncs_rl_k y = {x.start, (uint32_t)d, prev_out};
+        memcpy((char *)kin + j * sizeof y, &y, sizeof y);
+        if (++j == f->nk) break;
+        memcpy(&x, &kin[j], sizeof x);
+        d = x.end - x.start;
+        if (x.info != prev_info || x.stream != prev_stream || d >= NCS_RL_LONG) break;
+      }
+      if (prev_ka >= 0) nka[prev_ka] += j - i;
+      i = j - 1;
       continue;
     }
     uint32_t name = ncs_ks_name(&x);
