@@ -1147,6 +1147,7 @@ static inline __attribute__((always_inline)) uint32_t hold_some(struct file_stat
 
 static int h_process(void *ctx, const struct ncs_process *p) {
   struct file_state *f = fs_of(ctx);
+  if (f) ncs_kwatch_process(&f->kw, p); /* a 1.0 file says it has no kernel: no start kept */
   return f && f->deciding ? p1_process(f, p) : 0;
 }
 static int h_comm(void *ctx, const struct ncs_comm *c) {
