@@ -116,6 +116,88 @@ int main(void) {
     free(x); free(y);
   }
 
+  /* ncs_sort_asc gives what qsort gives, bit for bit: large random sets (the radix sort, with
+   * negatives, infinities, repeated values), a small one, one in order, one reversed, and one
+   * holding -0 beside +0 (left to qsort: equal values, not the same bits) */
+  {
+    enum { N = 3000 };
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    int bad = 0;
+    for (int c = 0; c < 7; c++) {
+      int n = c == 1 ? 200 : N;
+      for (int i = 0; i < n; i++) {
+        double v = nrand() * (c == 2 ? 1e-300 : 1e3);
+        if (c == 3) v = round(v / 100); /* many repeats */
+        if (c == 4) v = i;               /* in order */
+        if (c == 5) v = n - i;           /* reversed */
+        if (c == 6) v = i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : v;
+        if (c == 0 && i % 97 == 0) v = i % 2 ? INFINITY : -INFINITY;
+        a[i] = b[i] = v;
+      }
+      ncs_sort_asc(a, n);
+      qsort(b, (size_t)n, sizeof *b, cmp);
+      bad += memcmp(a, b, (size_t)n * sizeof *a) != 0;
+    }
+    CHECK(bad == 0, "shift: ncs_sort_asc equals qsort bit for bit on 7 sets (random, small, tiny values, repeats, in order, reversed, -0 beside +0): %d differ", bad);
+    free(a); free(b);
+  }
+
+  /* Exactly, on sets like the gate's: logarithms of integer times (many distinct differences
+   * packed close together, and exact ties), 1,500 a side, against every difference sorted:
+   * the estimate, and the 99% and 99.99% intervals (the second search starts from the first's
+   * counts) */
+  {
+    int n = 1500, m = 1500, bad = 0;
+    double *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y);
+    for (int rep = 0; rep < 2; rep++) {
+      for (int i = 0; i < n; i++) x[i] = log(1000 + floor(urand() * (rep ? 40 : 4000)));
+      for (int j = 0; j < m; j++) y[j] = log(1010 + floor(urand() * (rep ? 40 : 4000)));
+      double *d = diffs(x, n, y, m);
+      size_t N = (size_t)n * m;
+      for (int c = 0; c < 2; c++) {
+        double z = c ? 3.890592 : 2.575829, conf = c ? 0.9999 : 0.99;
+        double k = floor(N / 2.0 - z * sqrt((double)N * (n + m + 1) / 12.0));
+        struct ncs_shift s;
+        ncs_shift_hl(x, n, y, m, conf, &s);
+        bad += s.est != (d[N / 2 - 1] + d[N / 2]) / 2 || s.lo != d[(size_t)k - 1] || s.hi != d[N - (size_t)k];
+      }
+      free(d);
+    }
+    CHECK(bad == 0, "shift: 1,500 x 1,500 logarithms of integer times (close differences, ties): estimate and 99%%, 99.99%% intervals equal the brute-force differences exactly (%d of 4 differ)", bad);
+    free(x); free(y);
+  }
+
+  /* Ties at the median's count, by hand: x holds x1 ones and the rest zeros, y y0 zeros and
+   * the rest ones, so the differences are -1 (y0 x1 of them), 0 and 1, and count(<= -1) =
+   * y0 x1, count(<= 0) = y0 n + (m - y0) x1; every split whose count(<= -1) or count(<= 0)
+   * lies within one of N/2, N/2 + 1 (the two middle ranks) or the 99% bounds' ranks, on sizes
+   * 60-140: the estimate and the interval are the values those counts give */
+  {
+    int cases = 0, bad = 0;
+    double x[141], y[142];
+    for (int n = 60; n <= 140; n += 8)
+      for (int m = n; m <= n + 1; m++) {
+        double N = (double)n * m, kb = floor(N / 2 - 2.575829 * sqrt(N * (n + m + 1) / 12.0));
+        double want[] = {N / 2, N / 2 + 1, kb, N + 1 - kb};
+        for (int x1 = 0; x1 <= n; x1++)
+          for (int y0 = 0; y0 <= m; y0++) {
+            double c1 = (double)y0 * x1, c0 = (double)y0 * n + (double)(m - y0) * x1;
+            int near = 0;
+            for (int w = 0; w < 4; w++) near |= fabs(c1 - want[w]) <= 1 || fabs(c0 - want[w]) <= 1;
+            if (!near) continue;
+            for (int i = 0; i < n; i++) x[i] = i < x1 ? 1 : 0;
+            for (int j = 0; j < m; j++) y[j] = j < y0 ? 0 : 1;
+            double v[4]; /* the k-th difference from the counts */
+            for (int w = 0; w < 4; w++) v[w] = want[w] <= c1 ? -1 : want[w] <= c0 ? 0 : 1;
+            struct ncs_shift s;
+            ncs_shift_hl(x, n, y, m, 0.99, &s);
+            cases++;
+            bad += s.est != (v[0] + v[1]) / 2 || s.lo != v[2] || s.hi != v[3];
+          }
+      }
+    CHECK(cases >= 40 && bad == 0, "shift: 0/1 samples whose tie counts sit at the middle ranks or the bounds' (%d splits): estimate and 99%% interval as the counts give them (%d differ)", cases, bad);
+  }
+
   /* A pure shift: y = x + c exactly; the estimate is c, the interval holds it */
   {
     double x[50], y[50];

@@ -39,6 +39,7 @@
 #include "base/json.h"
 #include "io/nccllog.h"
 #include "model/rules.h"
+#include "model/shift.h"
 #include "ncclscope/ops.h"
 
 struct thresholds { double busbw_drop, time_rise, share_rise, min_share; long min_calls; };
@@ -90,16 +91,12 @@ static struct row *row_get(struct row **rows, int *n, int *cap, uint32_t op, int
   return r;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 /* Median of n values (sorts them, unless they are in order already); 0 when n is 0. */
 static double median(double *v, int n) {
   if (n <= 0) return 0;
   int i = 1;
   while (i < n && v[i] >= v[i - 1]) i++;
-  if (i < n) qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  if (i < n) ncs_sort_asc(v, n); /* model/shift.h */
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -7,11 +7,12 @@
  * y_j - x_i, the interval [D_(k), D_(nm+1-k)] of the sorted differences with
  * k = floor(nm/2 - z * sqrt(nm(n+m+1)/12)) (the normal approximation of the Mann-Whitney U
  * distribution, no tie correction: ties make the interval wider, never narrower), z the
- * two-sided normal quantile of `conf`. A k-th smallest difference is found exactly: bisection on
- * the count of differences <= d until at most 2(n+m) of them remain between the bounds, which
- * are then listed and selected (O((n+m) log) time, O(n+m) memory for the list, a slower
- * bisection to the end without it). When k < 1 (too few samples for that confidence) the
- * interval is unbounded (-inf, +inf). Pure: no state. */
+ * two-sided normal quantile of `conf`. A k-th smallest difference is found exactly: a bracket
+ * on the count of differences <= d, narrowed by regula falsi, until at most 2(n+m) of them
+ * remain between its bounds, which are then listed and selected (O((n+m) log) time, O(n+m)
+ * memory for the list, stepping through the distinct differences to the end without it).
+ * When k < 1 (too few samples for that confidence) the interval is unbounded (-inf, +inf).
+ * Pure: no state. */
 #ifndef NCS_SHIFT_H
 #define NCS_SHIFT_H
 
@@ -27,6 +28,9 @@ struct ncs_shift {
 int ncs_shift_hl(double *x, int n, double *y, int m, double conf, struct ncs_shift *s);
 /* The two-sided standard normal quantile: z with P(|Z| <= z) = conf (conf in (0, 1)). */
 double ncs_shift_z(double conf);
+/* Sorts v[0..n) ascending: what qsort with a `<` comparison gives (a radix sort on the values'
+ * bits for large sets; a set in order already costs one pass). */
+void ncs_sort_asc(double *v, int n);
 /* The k-th smallest of a[0..n) (0-based; a is reordered): what sorting a and taking a[k] gives,
  * in linear time (Hoare's selection). */
 double ncs_kth_smallest(double *a, int n, int k);
