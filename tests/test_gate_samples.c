@@ -144,6 +144,35 @@ static void lined_up(void) {
   ncs_gsamples_free(g);
 }
 
+/* Calls that are their own samples (one-rank collectives), handed latest first: the row's
+ * samples come out in time order all the same (ncs_gsamples_finish sorts a row that did not
+ * arrive in order); the i-th is the call with the i-th earliest start, by hand. */
+static void time_order(void) {
+  enum { NC = 500 };
+  struct ncs_gsamples *g = ncs_gsamples_new(1);
+  struct ncs_mux m = {0};
+  static struct ncs_call c[NC];
+  ncs_gsamples_attach(g, 0, &m);
+  for (int k = 0; k < NC;) {
+    struct ncs_jev ev[7];
+    int n = 0;
+    for (; n < 7 && k < NC; n++, k++) { /* call k starts at (NC - k) ms and takes 1000 + k ns */
+      c[k] = (struct ncs_call){.op = NCS_OP_AllReduce, .thread = 1, .seq = (uint64_t)k + 1};
+      ev[n] = (struct ncs_jev){.c = &c[k], .start = (int64_t)(NC - k) * MS, .end = (int64_t)(NC - k) * MS + 1000 + k,
+                               .comm_id = 5, .busbw_gbps = 2.0, .nranks = 1, .bucket = 3};
+    }
+    ncs_gsamples_calls(g, 0, ev, (size_t)n);
+  }
+  ncs_gsamples_done(g, 0);
+  ncs_gsamples_finish(g);
+  const struct ncs_gs_row *r = ncs_gsamples_row(g, NCS_OP_AllReduce, 3);
+  int bad = 0;
+  for (int i = 0; r && i < r->n; i++) bad += r->lt[i] != log((double)(1000 + (NC - 1 - i)) / 1e3);
+  CHECK(r && r->n == NC && bad == 0, "%d one-rank calls handed latest first: the row's samples in time order (%d samples, %d out of place)",
+        NC, r ? r->n : -1, bad);
+  ncs_gsamples_free(g);
+}
+
 int main(void) {
   double want[8], *got = NULL;
   for (int chunk = 5; chunk <= 20; chunk += 15) {
@@ -169,5 +198,6 @@ int main(void) {
   free(got);
   ncs_gsamples_free(g);
   lined_up();
+  time_order();
   return check_done();
 }

@@ -139,10 +139,13 @@ static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, 
   if (s->nsmp == 2 * NCS_GS_CAP) row_cut(s);
 }
 
-/* The row's kept samples in time order into lbw and lt. */
+/* The row's kept samples in time order into lbw and lt (a row that was never cut mostly came in
+ * that order: collectives complete in seq order, one pass finds it). */
 static void row_close(struct ncs_gs_row *s) {
   if (s->nsmp > NCS_GS_CAP) row_cut(s);
-  qsort(s->smp, (size_t)s->nsmp, sizeof *s->smp, cmp_time);
+  int i = 1;
+  while (i < s->nsmp && cmp_time(&s->smp[i - 1], &s->smp[i]) <= 0) i++;
+  if (i < s->nsmp) qsort(s->smp, (size_t)s->nsmp, sizeof *s->smp, cmp_time);
   free(s->lbw); free(s->lt);
   s->n = 0;
   s->lbw = malloc((size_t)(s->nsmp ? s->nsmp : 1) * sizeof *s->lbw);
@@ -170,43 +173,47 @@ void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
   m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
 }
 
-/* file_close's general case: coarsens the blocks while e is past the last one, notes the block
- * e ends in, and spreads [s, e) over the blocks it covers. */
+/* A piece [s, e) outside the block the previous one ended in: coarsens the blocks while e is
+ * past the last one, spreads [s, e) over the blocks it covers and notes the block e ends in
+ * (the last it covered). A piece starting in the block after that one (the common case) finds
+ * its block without a division. */
 static void file_close_slow(struct ncs_gs_file *f, int64_t s, int64_t e) {
+  int same = 1; /* blk, blk_e are of this block width */
   while (e - f->t0 >= FINE_MAX * f->block_ns) { /* (e - t0) / block_ns >= FINE_MAX */
     for (int i = 0; i < FINE_MAX / 2; i++) f->comm_ns[i] = f->comm_ns[2 * i] + f->comm_ns[2 * i + 1];
     memset(f->comm_ns + FINE_MAX / 2, 0, FINE_MAX / 2 * sizeof *f->comm_ns);
     f->block_ns *= 2;
+    same = 0;
   }
-  if (s < e) { /* the block holding e's last instant, for the next interval */
-    f->blk = (e - 1 - f->t0) / f->block_ns;
-    f->blk_s = f->t0 + f->blk * f->block_ns;
-    f->blk_e = f->blk_s + f->block_ns;
-  }
-  for (int64_t t = s; t < e;) {
-    int64_t b = (t - f->t0) / f->block_ns, bend = f->t0 + (b + 1) * f->block_ns;
-    int64_t u = e < bend ? e : bend;
+  int64_t b = same && f->blk_e > f->blk_s && s >= f->blk_e && s - f->blk_e < f->block_ns ? f->blk + 1 : (s - f->t0) / f->block_ns;
+  int64_t bs = f->t0 + b * f->block_ns;
+  for (int64_t t = s;; b++, bs += f->block_ns) {
+    int64_t bend = bs + f->block_ns, u = e < bend ? e : bend;
     f->comm_ns[b] += (double)(u - t);
+    if (u == e) break;
     t = u;
   }
-}
-
-/* Adds the closed union interval [s, e) to the fine blocks. Most intervals lie inside the block
- * the previous one ended in: added there inline. */
-static inline void file_close(struct ncs_gs_file *f, int64_t s, int64_t e) {
-  if (s >= f->blk_s && e < f->blk_e) f->comm_ns[f->blk] += (double)(e - s);
-  else file_close_slow(f, s, e);
+  f->blk = b; f->blk_s = bs; f->blk_e = bs + f->block_ns;
 }
 
 /* Committed pieces of the file's union (the ivunion's sink: disjoint, in time order, empty
- * ones skipped): the first sets the window's start. */
+ * ones skipped): the first sets the window's start. Most pieces lie inside the block the
+ * previous one ended in: their lengths are summed in an integer and added to the block once
+ * (a block's time is a sum of integer ns below 2^53, exact either way; a double's add through
+ * memory a piece was a 9-cycle chain). */
 static void file_pieces(void *ctx, const uint64_t (*iv)[2], uint32_t n) {
   struct ncs_gs_file *f = ctx;
+  int64_t bs = f->blk_s, be = f->blk_e, sum = 0; /* be <= bs: no block yet, no piece is inside */
   for (uint32_t i = 0; i < n; i++) {
     if (iv[i][1] <= iv[i][0]) continue;
-    if (!f->have) { f->t0 = TO_S(iv[i][0]); f->have = 1; }
-    file_close(f, TO_S(iv[i][0]), TO_S(iv[i][1]));
+    int64_t s = TO_S(iv[i][0]), e = TO_S(iv[i][1]);
+    if (s >= bs && e < be) { sum += e - s; continue; }
+    if (sum) { f->comm_ns[f->blk] += (double)sum; sum = 0; }
+    if (!f->have) { f->t0 = s; f->have = 1; }
+    file_close_slow(f, s, e);
+    bs = f->blk_s; be = f->blk_e;
   }
+  if (sum) f->comm_ns[f->blk] += (double)sum;
 }
 
 /* Commits what the file's union still holds (its end). */
