@@ -2,6 +2,7 @@
 #include "model/ivunion.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 
 /* Adds v = [s, e) clipped to the frontier to the committed length; v becomes the part
@@ -41,7 +42,8 @@ static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
   }
   for (; i < n && u->iv[i][1] <= cut; i++) commit(u, u->iv[i]);
   if (i && u->sink) u->sink(u->sink_ctx, (const uint64_t (*)[2])u->iv, i);
-  for (; i < n; i++, kept++) { u->iv[kept][0] = u->iv[i][0]; u->iv[kept][1] = u->iv[i][1]; }
+  kept = n - i;
+  if (i && kept) memmove(u->iv, u->iv + i, (size_t)kept * sizeof *u->iv);
   return kept;
 }
 
