@@ -196,8 +196,9 @@ asan:
 
 # TSan: call sites off. gcc 12's TSan runtime crashes (SIGSEGV in its pthread_mutex_lock
 # interceptor) when libunwind's per-thread cache destructor runs at thread exit, with or without
-# the shim (docs/RELIABILITY.md); test_shim_core turns call sites back on in one-thread jobs.
-# tests/tsan.supp: two known thread leaks (no race), each explained there.
+# the shim (docs/RELIABILITY.md); tests whose jobs call NCCL from their main thread only turn
+# call sites back on (tests/lib.sh tsan_sites_on). tests/tsan.supp: two known thread leaks,
+# env_job's on-purpose environ race and bash's signal handlers, each explained there.
 tsan: BUILD_SAN = build-tsan
 tsan:
 	rm -rf $(SANREP) && mkdir -p $(SANREP)

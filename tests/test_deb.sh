@@ -23,7 +23,7 @@ PY
 }
 if ! command -v dpkg-deb >/dev/null; then skip "deb: dpkg-deb not installed (not a Debian system)"; exit 0; fi
 if [ ! -x "$NCS" ] || [ ! -f "$SHIM" ]; then skip "deb: not built"; exit 0; fi
-deb=$(make -s -C "$ROOT" BUILD="$BUILD" deb 2>"$T/make.err" | tail -1)
+deb=$(make -s --no-print-directory -C "$ROOT" BUILD="$BUILD" deb 2>"$T/make.err" | tail -1)
 check "deb: make deb builds a package" test -f "$deb"
 [ -f "$deb" ] || { sed 's/^/    /' "$T/make.err" | head; exit 0; }
 version=$("$NCS" --version | awk '{print $2}')

@@ -137,7 +137,12 @@ read -r n lo hi <<<"$(seqs "$d")"
   || fail "keep size: window of $n calls of $N"
 [ $((hi - lo + 1 - n)) -ge 0 ] && [ $((hi - lo + 1 - n)) -le "$full" ] && pass "keep size: the window's calls are contiguous but for calls dropped (buffer full) ($n of $lo..$hi, $full dropped)" \
   || fail "keep size: the window's calls: $n of $lo..$hi, $full dropped (buffer full)"
-check_eq "keep size: the window ends at the job's last call (seq N)" $N "$hi"
+# the last calls too can be the dropped ones (a writer starved at the end: under make tsan at load
+# 10 the last 51,816 of 250,000, exactly the drops): the window ends at seq N but for dropped calls
+gaps=$((hi - lo + 1 - n))
+[ "$hi" -le $N ] && [ $((N - hi)) -le $((full - gaps)) ] &&
+  pass "keep size: the window ends at the job's last call (seq N = $N) but for calls dropped (buffer full): ends at $hi, $full dropped, $gaps of them inside the window" ||
+  fail "keep size: the window ends at $hi of $N with $full dropped (buffer full), $gaps of them inside the window"
 wn=$("$NCS" report --json "$d" 2>/dev/null | jq -r '.window.calls')
 check_eq "keep size: JSON window.calls = the window's CALL records (AllReduce + CommDestroy)" $((n + 1)) "$wn"
 "$NCS" report "$d" >"$T/size.rep" 2>&1
