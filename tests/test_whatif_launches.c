@@ -106,54 +106,66 @@ static void say(struct ncs_visitor *v, enum says what) {
   }
 }
 
+/* One rank's whatif analysis on its own job, its step starts handed over at the file's end
+ * (open_file, then the records through f->v, then close_file). */
+struct file_run {
+  struct ncs_stages st;
+  struct ncs_step_starts s;
+  struct ncs_rank_info info;
+  int order[1];
+  const char *opts[1];
+  struct ncs_job job;
+  void *w;
+  struct ncs_visitor v;
+};
+static int open_file(struct file_run *f, const uint64_t *starts, size_t nstarts, const char *how) {
+  memset(f, 0, sizeof *f);
+  if (ncs_stages_init(&f->st, 1) != 0) { CHECK(0, "whatif launches (%s): stages", how); return -1; }
+  for (size_t i = 0; i < nstarts; i++) ncs_starts_add(&f->s, starts[i]);
+  f->info = (struct ncs_rank_info){.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
+  f->job = (struct ncs_job){.n = 1, .rank = &f->info, .order = f->order, .options = f->opts, .stages = &f->st};
+  f->w = ncs_analysis_whatif.create(&f->job);
+  ncs_analysis_whatif.visitor(f->w, 0, &f->v);
+  return 0;
+}
+/* The file read: its starts to the stages, the analysis' result. */
+static const struct ncs_whatif *end_file(struct file_run *f) {
+  ncs_stages_put_starts(&f->st, 0, &f->s);
+  ncs_analysis_whatif.file_done(f->w, 0, NULL);
+  ncs_analysis_whatif.finish(f->w, &f->job);
+  return ncs_whatif_result(f->w);
+}
+static void close_file(struct file_run *f) {
+  ncs_analysis_whatif.destroy(f->w);
+  ncs_stages_free(&f->st);
+}
+
 /* A file that says it has no kernel activity, its kernels given after its calls anyway: no launch
  * was kept, so none sizes a kernel or makes a boundary. */
 static void run_none(enum says what) {
   const char *how = what == SAYS_10 ? "format 1.0" : "KERNEL_STATUS off";
-  struct ncs_stages st;
-  if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (%s): stages", how); return; }
-  struct ncs_step_starts s = {0};
-  for (size_t i = 0; i < NB; i++) ncs_starts_add(&s, step_starts[i]);
-  struct ncs_rank_info info = {.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
-  int order[1] = {0};
-  const char *opts[1] = {NULL};
-  struct ncs_job job = {.n = 1, .rank = &info, .order = order, .options = opts, .stages = &st};
-  void *w = ncs_analysis_whatif.create(&job);
-  struct ncs_visitor v = {0};
-  ncs_analysis_whatif.visitor(w, 0, &v);
-  say(&v, what);
-  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
-  give_calls(&v, 0, NCALLS);
-  give_kernels(&v);
-  ncs_stages_put_starts(&st, 0, &s);
-  ncs_analysis_whatif.file_done(w, 0, NULL);
-  ncs_analysis_whatif.finish(w, &job);
-  const struct ncs_whatif *r = ncs_whatif_result(w);
+  struct file_run f;
+  if (open_file(&f, step_starts, NB, how) != 0) return;
+  say(&f.v, what);
+  give_name(&f.v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  f.v.comm(f.v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  give_calls(&f.v, 0, NCALLS);
+  give_kernels(&f.v);
+  const struct ncs_whatif *r = end_file(&f);
   CHECK(r && !r->have && strstr(r->why_not, "no steps found"), "whatif launches (%s): no launch kept, no step found (have %d, why: %s)",
         how, r ? r->have : -1, r ? r->why_not : "(none)");
-  ncs_analysis_whatif.destroy(w);
-  ncs_stages_free(&st);
+  close_file(&f);
 }
 
 /* Three AllReduce launches of one shape, their kernels of one name and stream, the last one 5 s
  * long (over the 32-bit duration: its end kept apart) right after one of its shape, the first
  * and the last step boundaries: the observed step = its end - the first kernel's end. */
 static void run_long(void) {
-  struct ncs_stages st;
-  if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (long kernel): stages"); return; }
-  struct ncs_step_starts s = {0};
-  ncs_starts_add(&s, 1000);
-  ncs_starts_add(&s, 3000);
-  struct ncs_rank_info info = {.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
-  int order[1] = {0};
-  const char *opts[1] = {NULL};
-  struct ncs_job job = {.n = 1, .rank = &info, .order = order, .options = opts, .stages = &st};
-  void *w = ncs_analysis_whatif.create(&job);
-  struct ncs_visitor v = {0};
-  ncs_analysis_whatif.visitor(w, 0, &v);
-  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  static const uint64_t starts[] = {1000, 3000};
+  struct file_run f;
+  if (open_file(&f, starts, 2, "long kernel") != 0) return;
+  give_name(&f.v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  f.v.comm(f.v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
   const uint64_t LONG5 = 5000000007ull;
   struct ncs_call c[3];
   struct ncs_kernel k[3];
@@ -161,47 +173,32 @@ static void run_long(void) {
     c[i] = (struct ncs_call){.op = NCS_OP_AllReduce, .count = 1000, .datatype = ncclFloat32, .t_enter = 1000 * (uint64_t)(i + 1), .t_exit = 1000 * (uint64_t)(i + 1) + 10};
     k[i] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = c[i].t_enter + 100, .duration = i == 2 ? LONG5 : 50, .name = 1};
   }
-  v.calls(v.ctx, c, 3);
-  v.kernels(v.ctx, k, NULL, 3);
-  ncs_stages_put_starts(&st, 0, &s);
-  ncs_analysis_whatif.file_done(w, 0, NULL);
-  ncs_analysis_whatif.finish(w, &job);
-  const struct ncs_whatif *r = ncs_whatif_result(w);
+  f.v.calls(f.v.ctx, c, 3);
+  f.v.kernels(f.v.ctx, k, NULL, 3);
+  const struct ncs_whatif *r = end_file(&f);
   double want = (double)(3100 + LONG5) - 1150;
   CHECK(r && r->have && r->steps == 2 && r->step_s * 1e9 == want,
         "whatif launches (long kernel): observed step %.0f ns = the 5 s kernel's end - the first kernel's = %.0f", r ? r->step_s * 1e9 : -1, want);
-  ncs_analysis_whatif.destroy(w);
-  ncs_stages_free(&st);
+  close_file(&f);
 }
 
 /* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
 static void run(int kernels_first, enum says what) {
   const char *how = kernels_first ? (what == SAYS_55 ? "kernels first, format 5.5" : "kernels first") : "calls first";
-  struct ncs_stages st;
-  if (ncs_stages_init(&st, 1) != 0) { CHECK(0, "whatif launches (%s): stages", how); return; }
-  struct ncs_step_starts s = {0};
-  for (size_t i = 0; i < sizeof step_starts / sizeof *step_starts; i++) ncs_starts_add(&s, step_starts[i]);
-  struct ncs_rank_info info = {.path = "x.ncs", .host = "", .rank = 0, .nranks = 4, .held = 1, .label = "0"};
-  int order[1] = {0};
-  const char *opts[1] = {NULL};
-  struct ncs_job job = {.n = 1, .rank = &info, .order = order, .options = opts, .stages = &st};
-  void *w = ncs_analysis_whatif.create(&job);
-  struct ncs_visitor v = {0};
-  ncs_analysis_whatif.visitor(w, 0, &v);
-  say(&v, what);
+  struct file_run f;
+  if (open_file(&f, step_starts, NB, how) != 0) return;
+  struct ncs_visitor *v = &f.v;
+  say(v, what);
   /* the kernels' names */
-  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
-  give_name(&v, 2, NCS_KCLASS_COMPUTE, "sgemm_128x64");
-  if (kernels_first) give_kernels(&v);
-  give_calls(&v, 0, 2);                                          /* ranks unknown */
-  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
-  give_calls(&v, 2, 9);                                          /* a run handed over in two pieces */
-  give_calls(&v, 9, NCALLS);
-  if (!kernels_first) give_kernels(&v);
-  ncs_stages_put_starts(&st, 0, &s);
-  ncs_analysis_whatif.file_done(w, 0, NULL);
-  ncs_analysis_whatif.finish(w, &job);
-  const struct ncs_whatif *r = ncs_whatif_result(w);
+  give_name(v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  give_name(v, 2, NCS_KCLASS_COMPUTE, "sgemm_128x64");
+  if (kernels_first) give_kernels(v);
+  give_calls(v, 0, 2);                                           /* ranks unknown */
+  v->comm(v->ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  give_calls(v, 2, 9);                                           /* a run handed over in two pieces */
+  give_calls(v, 9, NCALLS);
+  if (!kernels_first) give_kernels(v);
+  const struct ncs_whatif *r = end_file(&f);
   double A = (double)(kstart(bound[0]) + kdur(bound[0])), B = (double)(kstart(bound[NB - 1]) + kdur(bound[NB - 1]));
   double step = (B - A) / (NB - 1), bytes = 0, ns = 0;
   for (int i = bound[0] + 1; i <= bound[NB - 1]; i++) bytes += busbytes[i], ns += (double)kdur(i); /* the window's kernels */
@@ -216,8 +213,7 @@ static void run(int kernels_first, enum says what) {
   for (int j = 0; j < NCOMP; j++) cns += (double)(comp[j][1] - comp[j][0]);
   CHECK(r && fabs(r->split.compute * 1e9 - cns / (NB - 1)) < 1e-6, "whatif launches (%s): compute %.3f ns a step = the three compute kernels' %.0f ns / 4",
         how, r ? r->split.compute * 1e9 : -1, cns);
-  ncs_analysis_whatif.destroy(w);
-  ncs_stages_free(&st);
+  close_file(&f);
 }
 
 int main(void) {
