@@ -91,12 +91,11 @@ static struct row *row_get(struct row **rows, int *n, int *cap, uint32_t op, int
   return r;
 }
 
-/* Median of n values (sorts them, unless they are in order already); 0 when n is 0. */
+/* Median of n values (sorts them: ncs_sort_asc leaves values in order as they are after one
+ * look); 0 when n is 0. */
 static double median(double *v, int n) {
   if (n <= 0) return 0;
-  int i = 1;
-  while (i < n && v[i] >= v[i - 1]) i++;
-  if (i < n) ncs_sort_asc(v, n); /* model/shift.h */
+  ncs_sort_asc(v, n); /* model/shift.h */
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
