@@ -489,6 +489,73 @@ static void test_settled(void) {
   ncs_aligner_free(&a);
 }
 
+/* Settled calls' times are mapped with the latest segment's constants folded once a pair
+ * (align.c lastseg): bit for bit what ncs_clockmap_map gives. Random pairs ~1 ms apart whose offset
+ * moves by -3000..3000 ns (slopes of either sign, and 0 one pair in 8), calls whose four times
+ * lie anywhere between their chunk's pairs (both ends included), GPU times right after their
+ * call: each released time against ncs_clockmap_map of a map fed every pair, less the origin;
+ * every call goes at the pair after it (settled). */
+enum { XK = 200, XN = 40 };
+struct xrel { int n, bad, order; uint64_t next; int64_t origin; struct ncs_clockmap truth; uint64_t gs[XK * XN + 1], ge[XK * XN + 1]; };
+static void on_xrun(void *ctx, const struct ncs_aligned *a, size_t n) {
+  struct xrel *r = ctx;
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_call *c = a[i].call;
+    r->order += c->tcall != r->next;
+    r->next = c->tcall + 1;
+    r->n++;
+    int64_t w[4] = {ncs_clockmap_map(&r->truth, c->t_enter) - r->origin, ncs_clockmap_map(&r->truth, c->t_exit) - r->origin,
+                    ncs_clockmap_map(&r->truth, r->gs[c->tcall]) - r->origin, ncs_clockmap_map(&r->truth, r->ge[c->tcall]) - r->origin};
+    int bad = !a[i].has_gpu || a[i].enter != w[0] || a[i].exit != w[1] || a[i].gpu_start != w[2] || a[i].gpu_end != w[3];
+    if (bad && r->bad++ < 3)
+      printf("  call %llu: %lld %lld %lld %lld, want %lld %lld %lld %lld\n", (unsigned long long)c->tcall, (long long)a[i].enter,
+             (long long)a[i].exit, (long long)a[i].gpu_start, (long long)a[i].gpu_end, (long long)w[0], (long long)w[1],
+             (long long)w[2], (long long)w[3]);
+  }
+}
+static uint64_t x_rand(uint64_t *s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
+static void test_settled_exact(void) {
+  uint64_t rs = 0x2545f4914f6cdd1dull, mono = 5000000000ull;
+  int64_t off = 1700000000000000000ll;
+  static struct xrel r;
+  r.next = 1;
+  r.origin = off + (int64_t)mono - 777;
+  ncs_clockmap_init(&r.truth);
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, r.origin, NULL, &r);
+  a.release_run = on_xrun;
+  int held = 0;
+  uint64_t tc = 0;
+  for (int k = 0; k <= XK; k++) {
+    struct ncs_clock ck = {(uint64_t)(off + (int64_t)mono), mono, 5};
+    ncs_clockmap_add(&r.truth, &ck);
+    ncs_aligner_clock(&a, &ck);
+    held += k >= 2 && a.n != 0;
+    if (k == XK) break;
+    uint64_t span = 900000 + x_rand(&rs) % 200000, lo = mono;
+    mono += span;
+    off += x_rand(&rs) % 8 == 0 ? 0 : (int64_t)(x_rand(&rs) % 6001) - 3000;
+    for (int j = 0; j < XN; j++) {
+      uint64_t t[4];
+      for (int q = 0; q < 4; q++) t[q] = lo + 1 + x_rand(&rs) % span; /* in (lo, mono] */
+      if (j == 0) t[0] = lo + 1;
+      if (j == 1) t[3] = mono;
+      tc++;
+      struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = tc, .seq = tc, .t_enter = t[0], .t_exit = t[1]};
+      struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = tc, .gpu_start = t[2], .gpu_end = t[3]};
+      r.gs[tc] = t[2];
+      r.ge[tc] = t[3];
+      ncs_aligner_call(&a, &c);
+      ncs_aligner_gpu(&a, &g);
+    }
+  }
+  ncs_aligner_flush(&a);
+  CHECK(r.n == XK * XN && r.order == 0 && r.bad == 0, "align: settled calls' times are ncs_clockmap_map's, bit for bit, on "
+        "random clocks of either slope (%d of %d calls, %d differ, %d out of order)", r.n, XK * XN, r.bad, r.order);
+  CHECK(held == 0, "align: random clocks: every call went at the pair after it (%d pairs held some)", held);
+  ncs_aligner_free(&a);
+}
+
 /* A call after a pair whose GPU start lies three pairs back (a GPU clock off, or a bad record) is
  * not settled: it keeps the hold, and its GPU start is extrapolated with the oldest segment kept
  * when the hold releases it (pairs 2..5: the segment from pair 2 to 3, extended back). */
@@ -525,6 +592,7 @@ int main(void) {
   test_clockmap();
   test_settled();
   test_settled_odd();
+  test_settled_exact();
   test_aligner();
   test_gpu_match();
   test_no_clock();

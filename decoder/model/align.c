@@ -149,6 +149,23 @@ static inline __attribute__((always_inline)) int settled(struct settle z, const 
          (p->gs - z.from < z.width) & (p->ge - z.from < z.width);
 }
 
+/* The map's latest segment as one multiply-add for times after its older pair (the settled
+ * calls' times): job_time's value there (seg_map with base lo, the segment's offset and slope,
+ * less the origin) with the origin folded into the offset and the rounding's sign known from the
+ * slope's (mono > base: d has the slope's sign; d + -0.5 is d - 0.5, and -0.0 + -0.5 truncates
+ * to 0 as -0.0 + 0.5 does). Needs two pairs (settle_of's width > 0). */
+struct lastseg { uint64_t base; int64_t off; double slope, half; };
+static inline struct lastseg lastseg_of(const struct ncs_aligner *a) {
+  const struct ncs_clockmap *m = &a->map;
+  if (m->n < 2) return (struct lastseg){0, 0, 0, 0.5};
+  double slope = m->slope[m->n - 2];
+  return (struct lastseg){m->p[m->n - 2].monotonic_ns, off_of(&m->p[m->n - 2]) - a->origin, slope, slope < 0 ? -0.5 : 0.5};
+}
+static inline __attribute__((always_inline)) int64_t last_map(const struct lastseg *L, uint64_t mono) {
+  double d = (double)(int64_t)(mono - L->base) * L->slope;
+  return (int64_t)mono + L->off + (int64_t)(d + L->half);
+}
+
 /* The ring's place in locals: the release hooks (plug-ins) never add to the ring, so nothing is
  * read back after each call; head and n are stored before a hook runs. With release_run, the
  * released calls go in runs of up to NCS_ALIGN_RUN (their calls stay in the ring's slots, which
@@ -170,13 +187,20 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
     return;
   }
   struct ncs_aligned run[NCS_ALIGN_RUN];
+  struct lastseg L = lastseg_of(a);
   size_t k = 0;
   while (n) {
     struct ncs_pending_call_ *p = &q[head];
-    if (!all && (p->c.t_enter >= mono ? !settled(z, p) : gpu_time_may_come(a, p))) break;
+    int s = settled(z, p);
+    if (!all && (p->c.t_enter >= mono ? !s : gpu_time_may_come(a, p))) break;
     head = (head + 1) & mask;
     n--;
-    align_one(a, p, &run[k++]);
+    if (s) { /* its four times in the latest segment */
+      run[k++] = (struct ncs_aligned){&p->c, last_map(&L, p->c.t_enter), last_map(&L, p->c.t_exit),
+                                      last_map(&L, p->gs), last_map(&L, p->ge), 1};
+    } else {
+      align_one(a, p, &run[k++]);
+    }
     if (k == NCS_ALIGN_RUN) {
       a->head = head;
       a->n = n;
