@@ -101,7 +101,7 @@ static void lined_up(void) {
   struct ncs_mux m[NF];
   static int64_t st[NF][NCOLL], ns[NF][NCOLL];
   static int gpu[NF][NCOLL];
-  static double bw[NF][NCOLL];
+  static double bb[NF][NCOLL]; /* bus bytes */
   static struct ncs_call c[NF][NCOLL];
   uint64_t x = 42;
   for (int f = 0; f < NF; f++) {
@@ -111,7 +111,7 @@ static void lined_up(void) {
       st[f][k] = (int64_t)k * 1000000 + (int64_t)(lcg(&x) % 5000);
       ns[f][k] = 10000 + (int64_t)(lcg(&x) % 8) * 1000; /* ties are common */
       gpu[f][k] = lcg(&x) % 4 != 0;
-      bw[f][k] = 1.0 + (double)(lcg(&x) % 1000);
+      bb[f][k] = 1e4 * (1.0 + (double)(lcg(&x) % 1000));
       c[f][k] = (struct ncs_call){.op = NCS_OP_AllReduce, .thread = 1, .seq = (uint64_t)k + 1};
     }
   }
@@ -122,7 +122,7 @@ static void lined_up(void) {
       int n = 0;
       for (; n < runlen && k < NCOLL; n++, k++)
         ev[n] = (struct ncs_jev){.c = &c[f][k], .start = st[f][k], .end = st[f][k] + ns[f][k], .has_gpu = gpu[f][k],
-                                 .comm_id = 77, .busbw_gbps = bw[f][k], .nranks = NF, .bucket = 5};
+                                 .comm_id = 77, .busbytes = bb[f][k], .nranks = NF, .bucket = 5};
       ncs_gsamples_calls(g, f, ev, (size_t)n);
       runlen = runlen % 64 + 1;
       if (k % 500 == 0) m[f].v[0].chunk(m[f].v[0].ctx, 0, 0, 0, 0);
@@ -136,7 +136,8 @@ static void lined_up(void) {
     int b = 0;
     for (int f = 1; f < NF; f++)
       if ((gpu[f][k] && !gpu[b][k]) || (gpu[f][k] == gpu[b][k] && ns[f][k] < ns[b][k])) b = f;
-    if (r->lt[k] != log((double)ns[b][k] / 1e3) || r->lbw[k] != log(bw[b][k])) bad++;
+    /* busbw GB/s: bus bytes over seconds, in GB (analysis/jobsum.h) */
+    if (r->lt[k] != log((double)ns[b][k] / 1e3) || r->lbw[k] != log(bb[b][k] / ((double)ns[b][k] / 1e9) / 1e9)) bad++;
   }
   CHECK(r && r->n == NCOLL && r->seen == NCOLL && bad == 0,
         "3 files' calls of %d collectives in runs: one sample each, the rule's rank (%d samples, %llu offered, %d wrong)",
@@ -159,7 +160,7 @@ static void time_order(void) {
     for (; n < 7 && k < NC; n++, k++) { /* call k starts at (NC - k) ms and takes 1000 + k ns */
       c[k] = (struct ncs_call){.op = NCS_OP_AllReduce, .thread = 1, .seq = (uint64_t)k + 1};
       ev[n] = (struct ncs_jev){.c = &c[k], .start = (int64_t)(NC - k) * MS, .end = (int64_t)(NC - k) * MS + 1000 + k,
-                               .comm_id = 5, .busbw_gbps = 2.0, .nranks = 1, .bucket = 3};
+                               .comm_id = 5, .busbytes = 2000.0, .nranks = 1, .bucket = 3};
     }
     ncs_gsamples_calls(g, 0, ev, (size_t)n);
   }

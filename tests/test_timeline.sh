@@ -25,11 +25,17 @@ ends = {}
 for e in X:
     ends.setdefault(e["args"]["seq"], []).append(e["ts"] + e["dur"])
 spread = max(max(v) - min(v) for v in ends.values())
-print(len(X), len(I), len(procs), ok_args, gpu, names[0], "spread_ok" if spread < 25 else spread)
+# each call's busbw from its own args, nccl-tests' way: S = bytes as passed (AllGather: x ranks),
+# busbw = S x factor / time (AllReduce 2(n-1)/n, AllGather (n-1)/n, Broadcast 1), %.3f printed
+fac = {"AllReduce": lambda n: 2.0 * (n - 1) / n, "AllGather": lambda n: (n - 1) / n, "Broadcast": lambda n: 1.0}
+bw_bad = sum(1 for e in X if abs(e["args"]["busbw_gbps"] - e["args"]["bytes"] * (e["args"]["nranks"] if e["name"] == "AllGather" else 1)
+                                 * fac[e["name"]](e["args"]["nranks"]) / (e["dur"] * 1e3)) > 0.0006)
+bw_nz = sum(1 for e in X if e["args"]["busbw_gbps"] > 0)
+print(len(X), len(I), len(procs), ok_args, gpu, names[0], "spread_ok" if spread < 25 else spread, "busbw_bad", bw_bad, bw_nz == len(X))
 PY
 )
-check_eq "timeline: 800 duration events, 8 instants, 4 tracks, args, GPU timing, names, ends agree on one clock" \
-  "800 8 4 True True rank 0 node000 pid 10000 spread_ok" "$out"
+check_eq "timeline: 800 duration events, 8 instants, 4 tracks, args, GPU timing, names, ends agree on one clock, every busbw as bytes and time give it" \
+  "800 8 4 True True rank 0 node000 pid 10000 spread_ok busbw_bad 0 True" "$out"
 "$NCS" synth -o "$T/h" --ranks 2 --hosts 1 --calls 20 --no-gpu >/dev/null 2>&1
 "$NCS" timeline "$T/h" -o "$T/h.json" 2>/dev/null
 check_eq "timeline: without GPU times the host interval is used" "host" \

@@ -23,7 +23,7 @@
 /* A collective call as the shared windows take it (take_call): a local of ncs_gsamples_calls,
  * its narrow values held in full words (built from 16- and 8-bit stores, an op and bucket read
  * back as one 32-bit word was a store-forwarding stall a call: +0.5 s CPU at 1024 ranks) */
-struct gs_call { uint64_t comm_id, seq, idx; int64_t start, ns; double bw; int file; uint32_t nranks, op, bucket, gpu; };
+struct gs_call { uint64_t comm_id, seq, idx; int64_t start, ns; double bb; int file; uint32_t nranks, op, bucket, gpu; };
 
 struct ncs_gs_file {
   struct ncs_gsamples *g;
@@ -40,11 +40,12 @@ struct ncs_gs_file {
   double comm_ns[FINE_MAX]; /* communication time in each fine block from t0 */
 };
 
-/* A collective whose ranks are still coming in: the quickest call so far (its busbw GB/s and
- * time in ns; the time in us and the logarithms are taken when it becomes a sample: ns orders
- * the calls as us would, without a division a call). seen 0: no collective open at that seq. */
+/* A collective whose ranks are still coming in: the quickest call so far (its bus bytes and
+ * time in ns; its busbw, the time in us and the logarithms are taken when it becomes a sample:
+ * ns orders the calls as us would, without a division a call). seen 0: no collective open at
+ * that seq. */
 struct ncs_gs_open {
-  double bw;
+  double bb;
   int64_t ns;
   int64_t start;  /* the earliest start of its ranks' calls: the collective's time */
   int file;       /* the file of the quickest call (ties: the lowest file) */
@@ -118,10 +119,10 @@ static void row_cut(struct ncs_gs_row *s) {
   s->cutting = 1;
 }
 
-/* A sample of busbw bw GB/s and time t us (stored as their logarithms) at job time start with
- * identity hash h; past the cut (a larger hash than NCS_GS_CAP samples already seen) it is
- * dropped at once. */
-static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, double t, int64_t start, uint64_t h) {
+/* A sample of bb bus bytes in ns ns (stored as the logarithms of its busbw GB/s and time us,
+ * the busbw as the event's, analysis/jobsum.h) at job time start with identity hash h; past
+ * the cut (a larger hash than NCS_GS_CAP samples already seen) it is dropped at once. */
+static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bb, int64_t ns, int64_t start, uint64_t h) {
   struct ncs_gs_row **pp = &g->row[op][bucket], *s = *pp;
   if (!s) {
     if (!(s = calloc(1, sizeof *s))) return;
@@ -135,7 +136,7 @@ static void row_add(struct ncs_gsamples *g, uint32_t op, int bucket, double bw, 
     if (!m) return;
     s->smp = m; s->cap = nc;
   }
-  s->smp[s->nsmp++] = (struct ncs_gs_samp){.start = start, .h = h, .lbw = log(bw), .lt = log(t)};
+  s->smp[s->nsmp++] = (struct ncs_gs_samp){.start = start, .h = h, .lbw = log(ncs_busbw_gbps(bb, ns)), .lt = log(US(ns))};
   if (s->nsmp == 2 * NCS_GS_CAP) row_cut(s);
 }
 
@@ -324,7 +325,7 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
     struct ncs_gs_comm *c = &g->comm[ord ? ord[k] : k];
     for (uint64_t s = c->lo; s < c->hi; s++) {
       const struct ncs_gs_open *o = &c->e[s & (c->cap - 1)];
-      if (o->seen) row_add(g, o->op, o->bucket, o->bw, US(o->ns), o->start, key_coll(c->comm_id, s));
+      if (o->seen) row_add(g, o->op, o->bucket, o->bb, o->ns, o->start, key_coll(c->comm_id, s));
     }
   }
   free(ord);
@@ -342,20 +343,20 @@ static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples 
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
   if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
-    row_add(g, x->op, x->bucket, x->bw, US(x->ns), x->start, key_call(x->file, x->idx));
+    row_add(g, x->op, x->bucket, x->bb, x->ns, x->start, key_call(x->file, x->idx));
     return;
   }
   if (!o->seen) {
-    o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bw = x->bw; o->ns = x->ns; o->gpu = x->gpu;
+    o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bb = x->bb; o->ns = x->ns; o->gpu = x->gpu;
     o->start = x->start; o->file = x->file;
   } else {
     if (x->start < o->start) o->start = x->start;
     if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && (x->ns < o->ns || (x->ns == o->ns && x->file < o->file)))) {
-      o->bw = x->bw; o->ns = x->ns; o->gpu = x->gpu; o->file = x->file; /* the rank that waited least */
+      o->bb = x->bb; o->ns = x->ns; o->gpu = x->gpu; o->file = x->file; /* the rank that waited least */
     }
   }
   if (++o->seen >= o->nranks) {
-    row_add(g, o->op, o->bucket, o->bw, US(o->ns), o->start, key_coll(x->comm_id, x->seq));
+    row_add(g, o->op, o->bucket, o->bb, o->ns, o->start, key_coll(x->comm_id, x->seq));
     open_del(g, cm, o);
   }
 }
@@ -389,9 +390,10 @@ static inline __attribute__((always_inline)) void gs_take(struct ncs_gsamples *g
   int kind = ncs_op_kind(c->op);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
   uint64_t idx = f ? f->ncall++ : c->seq ^ (uint64_t)e->start;
-  if (ncs_op_bw(c->op) == NCS_BW_NONE || c->op >= NCS_OP_LIMIT || e->end <= e->start || !(e->busbw_gbps > 0)) return;
+  /* bus bytes > 0: an op with a busbw rule (model/rules.h) */
+  if (e->end <= e->start || !(e->busbytes > 0) || c->op >= NCS_OP_LIMIT) return;
   struct gs_call x = {.comm_id = e->comm_id, .seq = c->seq, .idx = idx, .start = e->start, .ns = e->end - e->start,
-                      .bw = e->busbw_gbps, .file = file,
+                      .bb = e->busbytes, .file = file,
                       .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1,
                       .op = (uint16_t)c->op, .bucket = (uint8_t)e->bucket, .gpu = (uint8_t)e->has_gpu};
   if (!*locked) { pthread_mutex_lock(&g->mu); *locked = 1; }

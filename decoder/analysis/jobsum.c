@@ -154,11 +154,11 @@ static struct ncs_opstat *opstat(struct ncs_jrank *r, uint32_t op, int bucket, u
  * for on_file_calls (s_aligned, at the run's end). runs_only (a constant): the caller knows
  * that on_file_calls is the only event (no test a call). */
 static inline __attribute__((always_inline)) void emit_call(struct sfile *f, const struct ncs_aligned *a, const struct lcomm *lc, int64_t s, int64_t e,
-                      uint64_t bytes, double busbw, int bucket, struct ncs_jev *ev, int runs_only) {
+                      uint64_t bytes, double busbytes, int bucket, struct ncs_jev *ev, int runs_only) {
   const struct ncs_jobsum_events *x = f->S->ev;
   if (!runs_only && (!x || (!x->on_call && !x->on_file_call && !x->on_file_calls))) return;
   *ev = (struct ncs_jev){.c = a->call, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
-                         .comm_id = lc ? lc->comm_id : 0, .busbw_gbps = busbw, .rank = lc ? lc->rank : -1,
+                         .comm_id = lc ? lc->comm_id : 0, .busbytes = busbytes, .rank = lc ? lc->rank : -1,
                          .nranks = lc ? lc->nranks : 0, .bucket = bucket, .transport = lc ? lc->tname : "?"};
   if (runs_only) return;
   if (x->on_file_call) x->on_file_call(x->ctx, f->file, f->r, ev);
@@ -247,7 +247,7 @@ static inline __attribute__((always_inline)) void s_one(struct sfile *f, const s
       f->nbatch = 0;
     }
   }
-  emit_call(f, a, lc, s, e, bytes, dt > 0 ? bb / dt / 1e9 : 0, bucket, ev, runs_only);
+  emit_call(f, a, lc, s, e, bytes, bb, bucket, ev, runs_only);
 }
 
 /* A run of calls on the job clock (the loader's aligned hook). */

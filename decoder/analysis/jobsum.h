@@ -102,12 +102,22 @@ struct ncs_jev {
   int64_t start, end;
   int has_gpu;
   uint64_t bytes, comm_id;
-  double busbw_gbps;          /* 0 when the op moves no data or time is 0 */
+  double busbytes;            /* bus bytes (nccl-tests' S x the op's busbw factor, model/rules.h),
+                                 0 when the op moves no data: its busbw is ncs_jev_busbw(), made
+                                 by the reader that uses it (most calls' is never read) */
   int rank, nranks;           /* in the call's communicator, -1/0 when none */
   int bucket;                 /* its row's size bucket (ncs_job_bucket of nccl-tests' S on
                                  nranks) for a collective or point-to-point call; 0 otherwise */
   const char *transport;
 };
+/* Bus bandwidth GB/s of `busbytes` moved in `ns` ns: 0 when ns is 0 (one expression, so every
+ * reader gets the same double) */
+static inline double ncs_busbw_gbps(double busbytes, int64_t ns) {
+  double dt = (double)ns / 1e9;
+  return dt > 0 ? busbytes / dt / 1e9 : 0;
+}
+/* A call's bus bandwidth GB/s, 0 when it moves no data or took no time. */
+static inline double ncs_jev_busbw(const struct ncs_jev *e) { return ncs_busbw_gbps(e->busbytes, e->end - e->start); }
 struct ncs_jcomm_ev {
   int is_end;                 /* 0 init, 1 finalize/destroy/abort/revoke */
   uint32_t op;

@@ -329,7 +329,7 @@ static void write_call(struct ncs_timeline *t, int file, const struct ncs_jrank 
           name ? name : "?", cat, t->pid[file], tid, us(t, e->start).s, ns_us(e->end - e->start).s);
   fprintf(t->f, ",\"args\":{\"seq\":%llu,\"count\":%llu,\"bytes\":%llu,\"busbw_gbps\":%.3f,\"timing\":\"%s\"",
           (unsigned long long)e->c->seq, (unsigned long long)e->c->count, (unsigned long long)e->bytes,
-          e->busbw_gbps, e->has_gpu ? "gpu" : "host");
+          ncs_jev_busbw(e), e->has_gpu ? "gpu" : "host");
   jstr(t->f, "transport", e->transport, 0);
   fprintf(t->f, ",\"comm\":\"%016llx\"", (unsigned long long)e->comm_id);
   if (e->comm_id) fputs(comm_name_json(t, e->comm_id), t->f);
@@ -613,9 +613,9 @@ static void on_call(void *ctx, int file, const struct ncs_jrank *r, const struct
   p = put_s(p, e->c->root); p = put_s(p, e->c->rc);
   p = put_s(p, e->start); p = put_s(p, e->end - e->start); p = put_u(p, (uint64_t)e->has_gpu);
   p = put_u(p, e->bytes);
-  uint64_t bw;
-  memcpy(&bw, &e->busbw_gbps, sizeof bw);
-  p = put_64(p, bw); p = put_64(p, e->comm_id);
+  uint64_t bb; /* bus bytes: its busbw is made when written (ncs_jev_busbw) */
+  memcpy(&bb, &e->busbytes, sizeof bb);
+  p = put_64(p, bb); p = put_64(p, e->comm_id);
   p = put_s(p, e->rank); p = put_s(p, e->nranks);
   p = put_s(p, e->a->enter); p = put_s(p, e->a->exit - e->a->enter);
   p = put_u(p, tlen);
@@ -762,7 +762,7 @@ static int spool_write_one(struct ncs_timeline *t, int nfiles, int want, const u
       struct ncs_aligned a = {.call = &c, .enter = s[6], .exit = s[6] + s[7]};
       struct ncs_jev e = {.c = &c, .a = &a, .start = s[2], .end = s[2] + s[3], .has_gpu = (int)u[4], .bytes = u[5],
                           .comm_id = u[7], .rank = (int)s[4], .nranks = (int)s[5], .transport = tr};
-      memcpy(&e.busbw_gbps, &u[6], sizeof e.busbw_gbps);
+      memcpy(&e.busbytes, &u[6], sizeof e.busbytes);
       if (!in_window(t, e.start + t->shift, e.end + t->shift)) { t->left_window++; return 0; }
       write_call(t, (int)file, who, &e);
     } else if (type == SPOOL_COMM) {
