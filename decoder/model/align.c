@@ -271,7 +271,15 @@ __attribute__((noinline)) static int make_room(struct ncs_aligner *a) {
   }
   if (a->n == a->cap) {
     size_t nc = a->cap ? a->cap * 2 : 1024;
-    struct ncs_pending_call_ *q = malloc(nc * sizeof *q);
+    struct ncs_pending_call_ *q;
+    if (!a->cap && a->spare && a->spare->q) { /* the previous file's ring, warm */
+      q = a->spare->q;
+      nc = a->spare->cap;
+      a->spare->q = NULL;
+      a->spare->cap = 0;
+    } else {
+      q = malloc(nc * sizeof *q);
+    }
     if (!q && !a->cap) { a->oom = 1; return -1; }
     if (!q) { /* out of memory: release the oldest call early rather than lose it */
       a->oom = 1;
@@ -324,7 +332,8 @@ void ncs_aligner_call(struct ncs_aligner *a, const struct ncs_call *c) { (void)c
  * the scan below finds while every thread's tcalls increase, or NULL (then the scan decides). */
 static struct ncs_pending_call_ *gpu_lookup(struct ncs_aligner *a, uint32_t thread, uint64_t ref, size_t lim) {
   if (!a->gslot) { /* the first GPU time: index the calls held now */
-    if (!(a->gslot = malloc(NCS_ALIGN_GSLOTS * sizeof *a->gslot))) { a->disorder = 1; return NULL; }
+    if (a->spare && a->spare->gslot) { a->gslot = a->spare->gslot; a->spare->gslot = NULL; }
+    else if (!(a->gslot = malloc(NCS_ALIGN_GSLOTS * sizeof *a->gslot))) { a->disorder = 1; return NULL; }
     memset(a->gslot, 0xff, NCS_ALIGN_GSLOTS * sizeof *a->gslot);
     for (size_t i = 0; i < a->n; i++) a->gslot[gslot_of(at(a, i)->c.thread, at(a, i)->c.tcall)] = (uint32_t)(a->added - a->n + i);
   }
@@ -397,6 +406,17 @@ void ncs_aligner_flush(struct ncs_aligner *a) {
 }
 
 void ncs_aligner_free(struct ncs_aligner *a) {
+  struct ncs_aligner_spare *sp = a->spare;
+  if (sp && a->q && a->cap > sp->cap) {
+    free(sp->q);
+    sp->q = a->q;
+    sp->cap = a->cap;
+    a->q = NULL;
+  }
+  if (sp && a->gslot && !sp->gslot) {
+    sp->gslot = a->gslot;
+    a->gslot = NULL;
+  }
   free(a->q);
   a->q = NULL;
   a->n = a->cap = a->head = 0;
@@ -405,4 +425,10 @@ void ncs_aligner_free(struct ncs_aligner *a) {
   a->nk = a->capk = 0;
   free(a->gslot);
   a->gslot = NULL;
+}
+
+void ncs_aligner_spare_free(struct ncs_aligner_spare *s) {
+  free(s->q);
+  free(s->gslot);
+  *s = (struct ncs_aligner_spare){NULL, 0, NULL};
 }

@@ -21,7 +21,8 @@
  * to NCS_ALIGN_RUN, in the same order (one hook call a run, not a call). Memory: calls of about
  * one flush interval when they settle, else two (or of the GPU's lag behind the host), at
  * most 65536 calls (then the oldest is released with the pairs known so far), and 32 KiB from
- * the first GPU time on. A GPU_TIME record of a call goes to the newest of the last 4096 held
+ * the first GPU time on (with a spare, those stay in it after ncs_aligner_free for the next
+ * aligner). A GPU_TIME record of a call goes to the newest of the last 4096 held
  * calls of its thread with its tcall (a call of that thread with a lower tcall ends the search);
  * one of a group to every such call of the group. While each thread's tcalls increase, a call
  * is found through a (thread, tcall) index: a GPU time written long after its call (the shim
@@ -78,6 +79,14 @@ struct ncs_aligned_kernel {
 typedef void (*ncs_aligned_kernel_fn)(void *ctx, const struct ncs_aligned_kernel *k);
 
 struct ncs_pending_call_;
+/* Memory one aligner leaves to the next of the same thread (a loader's worker reads files one
+ * after another): its ring and its GPU-time index, taken again warm rather than allocated, grown
+ * and touched afresh for every file. */
+struct ncs_aligner_spare {
+  struct ncs_pending_call_ *q;
+  size_t cap;
+  uint32_t *gslot;
+};
 #define NCS_ALIGN_GSLOTS 8192 /* (thread, tcall) -> held call: a GPU time finds its call at once */
 /* The segment of the map that the latest time mapped fell in: monotonic times in [lo, hi] map
  * to mono + off + round((mono - base) * slope), as ncs_clockmap_map would (lo > hi: none). */
@@ -111,6 +120,9 @@ struct ncs_aligner {
   struct ncs_kernel *kq;      /* kernels waiting for the next pair */
   size_t nk, capk;
   uint64_t kernels_early;     /* kernels released before a later pair arrived */
+  struct ncs_aligner_spare *spare; /* set after init (NULL: none): its ring and index taken
+                                 instead of new ones, and this aligner's left there by
+                                 ncs_aligner_free (the larger ring kept); one thread's at a time */
 };
 void ncs_aligner_init(struct ncs_aligner *a, int64_t origin, ncs_aligned_fn release, void *ctx);
 void ncs_aligner_clock(struct ncs_aligner *a, const struct ncs_clock *c);
@@ -127,6 +139,7 @@ void ncs_aligner_kernel(struct ncs_aligner *a, const struct ncs_kernel *k);
 /* Releases everything still held (end of file). */
 void ncs_aligner_flush(struct ncs_aligner *a);
 void ncs_aligner_free(struct ncs_aligner *a);
+void ncs_aligner_spare_free(struct ncs_aligner_spare *s);
 /* Job time of a monotonic time of this trace. */
 int64_t ncs_aligner_time(const struct ncs_aligner *a, uint64_t mono);
 #endif

@@ -165,8 +165,9 @@ static int file_attach(struct loader *L, int i) {
   return 0;
 }
 
-/* Opens file i (its PROCESS record etc. follow with its first step). */
-static void file_open(struct loader *L, int i) {
+/* Opens file i (its PROCESS record etc. follow with its first step); sp: the memory its aligner
+ * starts from and leaves when the file is closed (the thread's that reads it to its end), or NULL. */
+static void file_open(struct loader *L, int i, struct ncs_aligner_spare *sp) {
   struct fctx *f = &L->f[i];
   const struct ncs_load_opts *o = L->o;
   memset(f, 0, sizeof *f);
@@ -174,6 +175,7 @@ static void file_open(struct loader *L, int i) {
   f->aligning = o->aligned || o->aligned_kernel;
   ncs_aligner_init(&f->al, L->job->origin, NULL, f);
   f->al.release_run = on_aligned;
+  f->al.spare = sp;
   if (o->aligned_kernel) f->al.release_kernel = on_aligned_kernel;
   if (f->aligning && o->file_clock) o->file_clock(o->ctx, i, &f->al);
   if (file_attach(L, i) != 0) {
@@ -237,7 +239,7 @@ static void file_step(struct loader *L, int i, struct ncs_trace_bufs *b) {
 #define WINDOW_SLOT_BYTES 64  /* a cross-file window's open collective (analysis/straggler.c's slot) */
 
 /* A worker's share of a round: the files in L->step[] not taken yet. */
-struct wctx { struct loader *L; struct ncs_trace_bufs *b; };
+struct wctx { struct loader *L; struct ncs_trace_bufs *b; struct ncs_aligner_spare spare; };
 
 static void *worker(void *arg) {
   struct wctx *w = arg;
@@ -249,7 +251,7 @@ static void *worker(void *arg) {
     if (i < 0) return NULL;
     if (L->f[i].waiting) { /* visitors attached one file at a time, as when all are opened first */
       pthread_mutex_lock(&L->mu);
-      file_open(L, i);
+      file_open(L, i, &w->spare); /* whole files: this thread reads it to its end */
       pthread_mutex_unlock(&L->mu);
     }
     if (!L->f[i].live) { file_close(L, i); continue; }
@@ -381,7 +383,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
     return 2;
   }
   for (int i = 0; i < nfiles && o->in_order; i++) { /* one file after another, in order */
-    file_open(&L, i);
+    file_open(&L, i, &w[0].spare);
     if (!L.f[i].live) file_close(&L, i);
     while (L.f[i].live) file_step(&L, i, w[0].b);
   }
@@ -390,7 +392,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
    * (at 128 ranks they were 1.4 MiB of html's peak, all held from the start). */
   for (int i = 0; i < nfiles && !o->in_order; i++) {
     if (!L.lockstep) { L.f[i].waiting = 1; continue; }
-    file_open(&L, i);
+    file_open(&L, i, NULL); /* lockstep: any thread may end it */
     if (!L.f[i].live) file_close(&L, i);
   }
   while (plan_round(&L, spans)) {
@@ -402,7 +404,7 @@ int ncs_job_load(int nfiles, char **files, const struct ncs_load_opts *o, struct
     worker(&w[0]);
     for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
   }
-  for (int k = 0; k < nt; k++) ncs_trace_bufs_free(w[k].b);
+  for (int k = 0; k < nt; k++) { ncs_trace_bufs_free(w[k].b); ncs_aligner_spare_free(&w[k].spare); }
   free(w);
   free(spans);
   free(L.step);

@@ -14,6 +14,9 @@
  *    time span of the slowest file, so the ranks stay about one chunk apart. Memory: per file
  *    its aligner hold (one or two chunks of calls, 120 B each: align.h) and ~1 KiB of state (34 KiB with
  *    GPU times: align.h), per thread one chunk's buffers: independent of trace length.
+ *    Whole files and in_order: a thread's next file starts from the aligner ring and GPU-time index
+ *    its last file left (align.h, struct ncs_aligner_spare): one ring per thread, the largest its
+ *    files needed, is kept until the load ends.
  * The choice between the last two is made from the file sizes and the first chunk headers,
  * before decoding: lockstep past 2^20 collectives per file or when the files' aligner holds
  * together keep less than 64 B per collective of the longest file (what a cross-file window
