@@ -21,7 +21,8 @@
  *     the given time for pending events; the rest are reported with the failed flag.
  *   - Clock: the writer keeps, per device, anchor events recorded on its own stream and
  *     synchronised (only the writer waits), with the host monotonic time read just before the
- *     record and just after the sync, a new one every 500 ms. A GPU time is
+ *     record and just after the sync, a new one at the first writer pass 500 ms after the last
+ *     (every 2 s in an idle process: the writer's heartbeat period). A GPU time is
  *     anchor_host + elapsed(anchor, event), against the newest anchor recorded before it. anchor_host is the host time just before the
  *     anchor's record, an underestimate by at most the record-to-sync bracket; it is lifted
  *     when a start event would otherwise precede the host time of its own record (causality).

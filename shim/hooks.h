@@ -69,7 +69,7 @@ struct ncs_collector {
    * writer with ncs_writer_put_definition. */
   void (*prepare)(void);
   /* Writer thread: once right after the trace file is open, then every time the writer wakes
-   * (at least twice a second; it sleeps while nothing happens: docs/SHIM.md). May wait up to
+   * (at least every flush period, every 2 s in an idle process: docs/SHIM.md). May wait up to
    * wait_ms for outstanding work (exit). Hands records to the writer (ncs_emit; GPU_TIME
    * through ncs_writer_put_gpu_time). Returns 0 when it holds no work that needs polling, 1
    * when it does (the writer comes back within 10 ms), 2 when it holds much (1 ms). */

@@ -129,7 +129,8 @@ static inline struct ncs_ring *ncs_ring_get(void) {
  * (records / NCS_WAKE_FRACTION) pushes at most, and none while the writer is awake. So does
  * the push that makes head equal to the ring's wake_at (rings.c: half-way through the pages
  * the writer made present ahead of the head), so that a thread's first pass does not outrun
- * them. wake_at sits on the tail's cache line, which the push reads anyway. */
+ * them, or head + 1 while an idle writer sleeps a heartbeat period (ncs_rings_arm). wake_at
+ * sits on the tail's cache line, which the push reads anyway. */
 #define NCS_WAKE_FRACTION 8
 extern _Atomic int ncs_writer_sleeping;
 void ncs_writer_wake(void);
@@ -196,8 +197,17 @@ void ncs_rings_buf_publish(size_t len);    /* its first len bytes are whole reco
 struct ncs_ring *ncs_rings_new_ring(void);
 uint64_t ncs_rings_in_memory(void);        /* rings that could not be in the file */
 /* Writer thread, before each drain: populates the pages ahead of every ring's head, keeps a
- * ring ready for the next thread once one was asked for, trims the mappings of idle rings. */
-void ncs_rings_tend(uint64_t now_ns);
+ * ring ready for the next thread once one was asked for, trims the mappings of idle rings.
+ * Returns 1 while it has work left for its next pass (a dead process's rings file being given
+ * back, a step a pass): the writer then comes back within a flush period, idle or not. */
+int ncs_rings_tend(uint64_t now_ns);
+/* Writer thread, before a sleep of more than a flush period (an idle process: writer.c): the
+ * next push on any ring wakes it (its wake_at moved to the head + 1, so no per-call cost is
+ * added); 0, or -1 when a ring holds records not drained yet or a push raced the arming (the
+ * writer then sleeps a flush period only). ncs_rings_disarm, at its next pass, puts back the
+ * wake-ups the arming replaced (rings.c: half-way through the pages made present). */
+int ncs_rings_arm(void);
+void ncs_rings_disarm(void);
 void ncs_rings_remove(void);               /* clean shutdown: unlink the file */
 void ncs_rings_atfork_child(void);
 

@@ -78,6 +78,10 @@
  *     the window) the writer reserves the whole ring again and lifts the limit; while it
  *     cannot (the file system filled meanwhile) the owner drops what passes the window,
  *     counted. Resident: the header page and 1/8 of the ring (1.5 MiB of the default ring).
+ *   - An idle writer (writer.c: a heartbeat every 2 s) arms the rings before it sleeps
+ *     (ncs_rings_arm: each drained ring's wake_at moved to its head + 1, so the owner's next push
+ *     wakes it, at no cost per call) and puts back the wake-ups it replaced when it wakes
+ *     (ncs_rings_disarm, before the next tend), unless the owner set another meanwhile.
  *   - ncs_rings_remove() (after the final chunk is written) unlinks the file and its link:
  *     nothing is left to recover. A killed process leaves them for the decoder, which reads
  *     the file through the link. A killed process's file on /dev/shm is moved back next to
@@ -828,7 +832,7 @@ fail:
   return -1;
 }
 
-void ncs_rings_tend(uint64_t now_ns) {
+int ncs_rings_tend(uint64_t now_ns) {
   if (atomic_load_explicit(&spare_wanted, memory_order_relaxed) && now_ns - R.attached_ns >= SPARE_AFTER_NS) make_spare();
   /* off the activation path, and not in a short process (the scan of /dev/shm alone can be
    * a millisecond: a 10-call process's fixed cost) */
@@ -961,6 +965,42 @@ void ncs_rings_tend(uint64_t now_ns) {
       tended[i].trim_at = now_ns;
     }
   }
+  return R.shm && (M.n > 0 || M.src >= 0); /* a move in progress: its next step */
+}
+
+/* The wake-ups ncs_rings_arm replaced, per ring slot: the value it stored (0: not armed) and
+ * the one that was there. Writer thread only. */
+static uint64_t armed_at[NCS_MAX_THREADS], armed_was[NCS_MAX_THREADS];
+
+int ncs_rings_arm(void) {
+  int rc = 0;
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    if (!r || armed_at[i]) continue;
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    if (h != atomic_load_explicit(&r->tail, memory_order_relaxed)) { rc = -1; continue; }
+    armed_was[i] = atomic_load_explicit(&r->wake_at, memory_order_relaxed);
+    armed_at[i] = h + 1;
+    atomic_store_explicit(&r->wake_at, h + 1, memory_order_seq_cst);
+    /* a push between the two loads may not have seen the new wake_at: no long sleep (a push
+     * whose store of the head this load misses while it read the old wake_at is not seen
+     * either: its record waits for the heartbeat, in the ring, where a reader recovers it) */
+    if (atomic_load_explicit(&r->head, memory_order_seq_cst) != h) rc = -1;
+  }
+  return rc;
+}
+
+void ncs_rings_disarm(void) {
+  for (int i = 0; i < NCS_MAX_THREADS; i++) {
+    if (!armed_at[i]) continue;
+    struct ncs_ring *r = atomic_load_explicit(&ncs_rings[i], memory_order_acquire);
+    uint64_t want = armed_at[i];
+    /* the replaced wake-up, when still ahead of the head and nobody set another since (the
+     * owner's ncs_rings_grow) */
+    if (r && armed_was[i] > atomic_load_explicit(&r->head, memory_order_acquire))
+      atomic_compare_exchange_strong_explicit(&r->wake_at, &want, armed_was[i], memory_order_relaxed, memory_order_relaxed);
+    armed_at[i] = 0;
+  }
 }
 
 void ncs_rings_remove(void) {
@@ -987,6 +1027,7 @@ void ncs_rings_atfork_child(void) {
   atomic_store(&spare, NULL);
   atomic_store(&spare_wanted, 0);
   memset(tended, 0, sizeof tended);
+  memset(armed_at, 0, sizeof armed_at);
   /* the parent's pager is not in this process (its lock may have been held at the fork) */
   for (int i = 0; i < NCS_MAX_THREADS; i++) pthread_mutex_init(&P.mu[i], NULL);
   atomic_store(&P.word, 0);

@@ -6,7 +6,11 @@
  *     with every signal blocked (so a SIGXFSZ from write(2) stays pending on it and write
  *     returns EFBIG). Creates `<dir>/<host>-<pid>.ncs` with O_CREAT|O_EXCL|O_NOFOLLOW, mode
  *     0600 (suffix -1, -2, ... when the name exists); the directory, if created, 0700.
- *   - Every 10 ms (1 ms while a ring was found over a quarter full) it moves ring records into the chunk being built; every flush period
+ *   - It sleeps until a ring reaches an eighth of its size or its wake_at (internal.h), a record
+ *     that must not wait (COMM, COMM_END, a queue an eighth full), a request (sync, stop, exec)
+ *     or the next flush; it comes back within 1 ms while a ring was found over a quarter full,
+ *     10 ms while a collector holds work (GPU events pending). Each pass moves ring records into
+ *     the chunk being built; every flush period
  *     (NCCLSCOPE_FLUSH_MS, default 500 ms) or when the chunk passes 4 MiB raw, it writes the
  *     chunk through ncs_chunk_pack (chunk.h: a column payload, or one zstd frame of the rows;
  *     one reused ZSTD_CCtx, level 3) behind its header (a chunk past NCS_CHUNK_COLUMNS_MAX,
@@ -31,6 +35,11 @@
  *     is still up) at most 500 ms, and then turns GPU timing off.
  *   - ncs_writer_stop() (the destructor) asks for a final chunk with the FINAL flag and waits at most
  *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound.
+ *   - Idle (format.h NCS_IDLE_BEAT_MS): after a chunk that is a heartbeat alone (a CLOCK: no
+ *     call, no record, nothing in flight), the next heartbeat comes NCS_IDLE_BEAT_MS (2 s) later;
+ *     meanwhile the first push on any ring (ncs_rings_arm) and any record (ncs_emit) wake the
+ *     writer, and what they brought is written within a flush period. A process stuck inside
+ *     a call keeps the flush period (its INFLIGHT records make the chunk no heartbeat alone).
  *   - Each pass makes the rings' next pages present (ncs_rings_tend) before it drains them; the
  *     thread asks the kernel for the shortest time slice (writer_short_slice), so that it runs
  *     soon after a wake-up on a busy machine, its CPU share unchanged. */
@@ -81,6 +90,7 @@ const char *ncs_host_name(void);
 
 /* ---- the record queue (ncs_emit) ---- */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int w_idle; /* the writer sleeps a heartbeat period (NCS_IDLE_BEAT_MS): every record wakes it */
 static uint8_t *q_buf;
 static size_t q_len, q_cap;
 static uint32_t q_records;
@@ -102,8 +112,10 @@ int ncs_emit(uint32_t type, const void *body, size_t len) {
   pthread_mutex_lock(&q_mu);
   size_t need = q_len + h + len;
   /* wake the writer for a busy producer (PROFILE) and for the records that give calls their
-   * meaning (not left in process memory for long) */
-  wake = (q_len < QUEUE_CAP / 8 && need >= QUEUE_CAP / 8) || type == NCS_REC_COMM || type == NCS_REC_COMM_END;
+   * meaning (not left in process memory for long), and for any record while it sleeps a
+   * heartbeat period (w_idle): a queue record waits no longer than a flush period */
+  wake = (q_len < QUEUE_CAP / 8 && need >= QUEUE_CAP / 8) || type == NCS_REC_COMM || type == NCS_REC_COMM_END ||
+         atomic_load_explicit(&w_idle, memory_order_seq_cst);
   if (need <= QUEUE_CAP) {
     if (need > q_cap) {
       size_t nc = q_cap ? q_cap : 65536;
@@ -141,6 +153,7 @@ struct writer {
   off_t reserved_end;      /* blocks allocated up to here (reserve(); 0 when not known) */
   uint64_t chunk_index, dropped_total;
   uint64_t calls;          /* calls in the chunk being built (ring slots encoded) */
+  int quiet;               /* the last chunk flushed was a heartbeat alone: a CLOCK, nothing in flight */
   uint64_t chunk_drops[NCS_DROP_REASON_LIMIT]; /* what the chunk's DROP records count, by reason */
   uint64_t carry[NCS_DROP_REASON_LIMIT]; /* drops to write again: the DROP records of lost chunks,
                                             and the lost chunks themselves (3: records, 7: calls) */
@@ -778,10 +791,15 @@ static void keep_after_chunk(struct writer *w, int force) {
 }
 
 /* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
- * heartbeat (a reader tells a stuck rank from one whose calls are not flushed yet). */
+ * heartbeat (a reader tells a stuck rank from one whose calls are not flushed yet). A chunk
+ * that is a heartbeat alone (no record before its CLOCK: no call, nothing in flight) sets
+ * w->quiet: the next comes a heartbeat period later (format.h NCS_IDLE_BEAT_MS, 2 s), or
+ * within a flush period of the next push or record, which wake the writer then (writer_sleep:
+ * an idle process costs one wake-up and one file-thread request per 2 s, not per 500 ms). */
 static void flush_chunk(struct writer *w, uint32_t end) {
   int final = (end & NCS_CHUNK_F_FINAL) != 0, exec = (end & NCS_CHUNK_F_EXEC) != 0;
   add_inflight(w);
+  w->quiet = w->records == 0; /* no record, no call in flight (host or GPU) */
   add_clock(w);
   size_t zipped = 0; /* the rows' frame, already in w->cbuf after its header */
   if (w->zipping) {
@@ -797,7 +815,7 @@ static void flush_chunk(struct writer *w, uint32_t end) {
   if (!fresh && !ncs_fio_private() && keep_own_fd(w) != 0) {
     /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
-    uint32_t flags = end | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
+    uint32_t flags = end | (w->reopened ? NCS_CHUNK_F_REOPENED : 0) | (w->quiet && !final && !exec ? NCS_CHUNK_F_IDLE : 0);
     size_t c = 0;
     if (zipped && zipped <= NCS_CHUNK_MAX_PAYLOAD) {
       ncs_chunk_header(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)zipped, (uint32_t)w->raw.len, w->records,
@@ -1127,18 +1145,25 @@ static int ring_needs_drain(void) {
 }
 
 /* Sleeps until woken (a ring reached its wake fill, a sync/stop/signal request, a COMM
- * record) or for wait_ns at most. Nothing else wakes an idle writer. */
-static void writer_sleep(uint64_t wait_ns) {
+ * record) or for wait_ns at most. Nothing else wakes a writer that sleeps a flush period.
+ * idle: a heartbeat period (nothing to write, nothing in flight): every push (the rings armed,
+ * ncs_rings_arm) and every record (w_idle) wakes it too; ncs_rings_disarm and w_idle cleared
+ * at its next pass. */
+static void writer_sleep(uint64_t wait_ns, int idle, uint64_t flush_ns) {
   uint32_t seq = atomic_load(&w_wake_seq);
   atomic_store(&ncs_writer_sleeping, 1);
+  if (idle) atomic_store(&w_idle, 1);
   atomic_thread_fence(memory_order_seq_cst); /* `sleeping` set before the rings are looked at */
   pthread_mutex_lock(&w_mu);
   int asked = w_stop || w_kick || w_sync_req != w_sync_done;
   pthread_mutex_unlock(&w_mu);
   asked |= atomic_load(&x_req) != x_seen;
   pthread_mutex_lock(&q_mu);
-  asked |= q_urgent;
+  asked |= q_urgent || (idle && q_len);
   pthread_mutex_unlock(&q_mu);
+  /* armed after `sleeping` is set: a push that sees its wake_at sees `sleeping`; a ring not
+   * drained (a push since the drain, or a chunk buffer that cannot grow): a flush period */
+  if (idle && !asked && ncs_rings_arm() != 0 && wait_ns > flush_ns) wait_ns = flush_ns;
   if (!asked && !ring_needs_drain()) {
     struct timespec ts = {(time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull)};
     syscall(SYS_futex, &w_wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
@@ -1207,8 +1232,14 @@ static void *writer_main(void *arg) {
   begin_chunk(w);
   ncs_collectors_poll(collectors, 0);
   uint64_t flush_ns = (uint64_t)ncs_cfg.flush_ms * 1000000ull;
+  /* after a heartbeat alone, the next one a heartbeat period on (format.h NCS_IDLE_BEAT_MS) */
+  uint64_t idle_ns = (uint64_t)NCS_IDLE_BEAT_MS * 1000000ull > flush_ns ? (uint64_t)NCS_IDLE_BEAT_MS * 1000000ull : flush_ns;
   uint64_t next_flush = ncs_now_ns() + flush_ns;
   for (;;) {
+    if (atomic_load_explicit(&w_idle, memory_order_relaxed)) { /* awake after an idle sleep */
+      atomic_store(&w_idle, 0);
+      ncs_rings_disarm();
+    }
     pthread_mutex_lock(&w_mu);
     int stop = w_stop;
     unsigned sync = w_sync_req, sync_drain = w_sync_drain_ms;
@@ -1230,9 +1261,10 @@ static void *writer_main(void *arg) {
     /* the pages the threads reach next, present (rings.c), before the drain: a record waits
      * in its ring at no cost, a page not present when its thread gets there costs that thread
      * a page fault (or its own populating) */
-    ncs_rings_tend(ncs_now_ns());
-    /* a ring found over a quarter full: come back in 1 ms (a tight loop is filling it) */
-    uint64_t wait_ns = drain(w) > 64 ? 1000000ull : UINT64_MAX;
+    int tending = ncs_rings_tend(ncs_now_ns());
+    /* a ring found over a quarter full: come back in 1 ms (a tight loop is filling it); the
+     * rings' work left for the next pass: within a flush period */
+    uint64_t wait_ns = drain(w) > 64 ? 1000000ull : tending ? flush_ns : UINT64_MAX;
     ensure_room(w, 65536);
     int syncing = sync != w_sync_done;
     /* collectors holding work (GPU events pending): back within 10 ms, 1 ms when much */
@@ -1246,7 +1278,8 @@ static void *writer_main(void *arg) {
       if (stop) ncs_collectors_walk(collectors, offsetof(struct ncs_collector, stop));
       drain(w);
       flush_chunk(w, stop ? NCS_CHUNK_F_FINAL : exec ? NCS_CHUNK_F_EXEC : 0);
-      next_flush = now + flush_ns;
+      /* a heartbeat alone: the next a whole heartbeat period after its CLOCK */
+      next_flush = w->quiet && !busy ? ncs_now_ns() + idle_ns : now + flush_ns;
       if (stop || syncing) ncs_collectors_flushed(collectors, stop); /* observers: as of this chunk */
     }
     if (exec) { /* written (or lost, counted): the requester may exec now */
@@ -1264,8 +1297,11 @@ static void *writer_main(void *arg) {
     if (stop) break;
     zip_feed(w); /* records the collectors added */
     now = ncs_now_ns();
+    /* something to write (calls, records, drops): within a flush period of now, however long
+     * the heartbeat period it woke from */
+    if (w->records && next_flush > now + flush_ns) next_flush = now + flush_ns;
     uint64_t to_flush = next_flush > now ? next_flush - now : 0;
-    writer_sleep(wait_ns < to_flush ? wait_ns : to_flush);
+    writer_sleep(wait_ns < to_flush ? wait_ns : to_flush, wait_ns >= to_flush && to_flush > flush_ns, flush_ns);
   }
   ncs_rowzip_stop();
   pthread_mutex_lock(&w_mu);
@@ -1436,6 +1472,7 @@ void ncs_writer_atfork_child(void) {
   sticky.lost = 0;
   ncs_agg_reset();
   q_urgent = 0;
+  atomic_store(&w_idle, 0); /* the parent's writer may have been asleep for a heartbeat period */
   for (int i = 0; i < NCS_DROP_REASON_LIMIT; i++) { atomic_store(&loose_drops[i], 0); loose_reported[i] = 0; }
   w_stop = w_done = w_kick = 0;
   w_file_tried = 0;

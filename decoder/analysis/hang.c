@@ -66,6 +66,8 @@ struct hfile {
   int npend, nsnap;
   uint64_t clock_prev, gaps[8];
   int ngaps;
+  int quiet;                  /* the last chunk has the `idle` flag (5.6): a heartbeat alone, after
+                                 which the writer's next chunk may come NCS_IDLE_BEAT_MS later */
   int read_rc, complete, cut;
   int64_t alive_rt;
   struct psig *ps;            /* signatures waiting for the shared table's lock */
@@ -387,11 +389,12 @@ static int on_inflight(void *ctx, const struct ncs_inflight *r) {
 
 /* A chunk ends: its INFLIGHT records are the calls in flight when it was written. */
 static int on_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
-  (void)index; (void)dropped; (void)flags; (void)off;
+  (void)index; (void)dropped; (void)off;
   struct hfile *f = ((struct vctx *)ctx)->f;
   memcpy(f->snap, f->pend, (size_t)f->npend * sizeof *f->pend);
   f->nsnap = f->npend;
   f->npend = 0;
+  f->quiet = (flags & NCS_CHUNK_F_IDLE) != 0;
   return 0;
 }
 
@@ -848,8 +851,13 @@ static void comm_verdicts(struct ncs_hang *h) {
         int lag = entered_seq(f, c) < seq;
         /* a trace of one chunk so far has no period yet: take the longest the shim allows
          * (NCCLSCOPE_FLUSH_MS <= 1000), or a healthy rank's second chunk still to come would
-         * read as death (watch on a job 0.5 s old, at the default 500 ms) */
-        int64_t beat = beat_ns(f), grace = 2 * (beat ? beat : 1000000000) + 100000000;
+         * read as death (watch on a job 0.5 s old, at the default 500 ms); after a heartbeat
+         * alone the writer's next one comes a heartbeat period later (an idle rank: a slow
+         * one not calling NCCL yet, never taken for a dead one) */
+        int64_t beat = beat_ns(f);
+        if (!beat) beat = 1000000000;
+        if (f->quiet && beat < (int64_t)NCS_IDLE_BEAT_MS * 1000000) beat = (int64_t)NCS_IDLE_BEAT_MS * 1000000;
+        int64_t grace = 2 * beat + 100000000;
         if (f->cut && seen_until - f->alive_rt > grace && (lag || all_in)) { cls[k] = 1; ndead++; }
         else if (lag && f->alive_rt - first >= h->hang_ns) { cls[k] = 2; nlate++; }
         else if (lag && f->alive_rt > first) { cls[k] = 3; nsoon++; }

@@ -6,7 +6,9 @@
  * itself; then ncs_hang_finish computes the verdicts and the per-rank view. Per file it keeps
  * its communicators (each with its last 64 collectives), its last call, the calls in flight of
  * its last chunk (INFLIGHT records, docs/FORMAT.md) and its last sign of life (the last CLOCK
- * pair, written with every chunk, a heartbeat even when the process makes no call). Per
+ * pair, written with every chunk, a heartbeat even when the process makes no call; after a
+ * chunk flagged `idle` the next may be a heartbeat period, 2 s, away: a dead rank is judged
+ * with that allowance, format.h NCS_IDLE_BEAT_MS). Per
  * communicator it keeps one signature per collective sequence number (the first rank read sets
  * it, the others are compared: desync; none for a one-rank communicator, which has no other
  * rank to compare with), up to seq 2^32, in model/seqsigs.h's store: its memory

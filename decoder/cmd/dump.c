@@ -148,9 +148,9 @@ static int d_inflight(void *c, const struct ncs_inflight *f) {
   return 0;
 }
 static int d_chunk(void *c, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t off) {
-  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s%s%s\n", index, off,
+  fprintf(out, "-- chunk %" PRIu64 " at offset %" PRIu64 ": dropped_total=%" PRIu64 "%s%s%s%s\n", index, off,
           dropped, (flags & NCS_CHUNK_F_FINAL) ? " final" : "", (flags & NCS_CHUNK_F_REOPENED) ? " reopened" : "",
-          (flags & NCS_CHUNK_F_EXEC) ? " exec" : "");
+          (flags & NCS_CHUNK_F_EXEC) ? " exec" : "", (flags & NCS_CHUNK_F_IDLE) ? " idle" : "");
   return 0;
 }
 

@@ -9,8 +9,8 @@
  * table is redrawn in place; otherwise each refresh prints plain lines, a block per refresh.
  * Exit codes (cmd/commands.h): 1 as soon as a verdict fires (hang, dead rank, init hang,
  * desync; printed with its evidence), 0 when every trace is complete (the job ended cleanly),
- * 1 when every trace is cut and silent for longer than the hang threshold (the job was
- * killed), 2 bad usage, 4 when DIR cannot be read. --once: one refresh, then 1 on a verdict,
+ * 1 when every trace is cut and silent for longer than the hang threshold and the shim's
+ * idle heartbeat period (format.h NCS_IDLE_BEAT_MS) + 1 s (the job was killed), 2 bad usage, 4 when DIR cannot be read. --once: one refresh, then 1 on a verdict,
  * else 0. Waits for DIR to get traces. Never writes anything but stdout/stderr. */
 #include <dirent.h>
 #include <errno.h>
@@ -196,7 +196,9 @@ int cmd_watch(int argc, char **argv) {
       } else if (complete == n) {
         printf("every rank finished (%d complete trace(s))\n", n);
         rc = NCS_EXIT_OK;
-      } else if (cut == n && complete == 0 && alive && now - alive > (int64_t)(hang_after * 1e9) + 1000000000) {
+      } else if (cut == n && complete == 0 && alive &&
+                 now - alive > (hang_after * 1e9 > NCS_IDLE_BEAT_MS * 1e6 ? (int64_t)(hang_after * 1e9) : NCS_IDLE_BEAT_MS * 1000000ll) + 1000000000) {
+        /* silent for longer than the threshold, and than an idle process's heartbeat period */
         char t[64];
         ncs_hang_time(h, alive, t, sizeof t);
         printf("every rank's trace is cut and silent since %s: the job was killed or stopped\n", t);

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 5
-#define NCS_FORMAT_MINOR 5
-#define NCS_FORMAT_STRING "5.5"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MINOR 6
+#define NCS_FORMAT_STRING "5.6"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -49,6 +49,14 @@
                                   goes on as a new image, in a file of its own); 5.1 */
 #define NCS_CHUNK_F_SEGMENT 16u /* bounded files (5.2): a segment's first chunk, the process's state and
                                    AGGREGATE records of every call before it; nothing else */
+#define NCS_CHUNK_F_IDLE 32u   /* (5.6) a heartbeat alone (a CLOCK: no call, no record, nothing in
+                                  flight): the writer's next chunk may come NCS_IDLE_BEAT_MS later */
+/* The writer's cadence (docs/FORMAT.md "Truncation and damage"): a chunk every flush period
+ * (NCCLSCOPE_FLUSH_MS, 10..1000 ms) while it has anything to write or a call is in flight; after
+ * a chunk that is a heartbeat alone (a CLOCK, no other record: nothing in flight; flagged
+ * NCS_CHUNK_F_IDLE, 5.6), the next one NCS_IDLE_BEAT_MS later, or within a flush period of the
+ * next record. Readers that judge a silent process (analysis/hang.c) allow for it. */
+#define NCS_IDLE_BEAT_MS 2000
 #define NCS_CHUNK_MAX_RAW (64u << 20)      /* readers reject larger chunks as corrupt */
 #define NCS_CHUNK_MAX_PAYLOAD (64u << 20)
 
