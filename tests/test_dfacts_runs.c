@@ -282,6 +282,72 @@ static void unused_busbw(void) {
 
 static struct ncs_call x[NCALLS];
 
+/* GPU-timed stretches with busbw_unused (compare's: once GPU-timed, the calls go in one pass
+ * and the GPU times in another) and without (record by record, in file order): 40 stretches of
+ * two threads' calls (communication or not, entries out of order) and GPU times (overlapping,
+ * one flagged, one empty, some calls without) interleaved; the count, both windows and the GPU
+ * union against the truth taken here (minima, maxima, every nanosecond of a valid GPU interval
+ * marked). */
+static void gpu_timed_stretches(void) {
+  enum { NS = 40, PER = 12, SPAN = 400000 };
+  static const uint32_t ops[4] = {NCS_OP_AllReduce, NCS_OP_Send, NCS_OP_CommInitRank, NCS_OP_GroupEnd};
+  static struct ncs_call c[NS][PER];
+  static struct ncs_gpu_time g[NS][PER];
+  static uint8_t order[NS][2 * PER];
+  size_t ng[NS];
+  unsigned char *mark = calloc(SPAN, 1);
+  if (!mark) { CHECK(0, "dfacts: memory"); return; }
+  uint64_t x = 7, t_first = UINT64_MAX, t_last = 0, g_first = UINT64_MAX, g_last = 0;
+  for (int k = 0; k < NS; k++) {
+    size_t no = 0;
+    ng[k] = 0;
+    for (int i = 0; i < PER; i++) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t base = 1000 + (uint64_t)k * 9000 + (uint64_t)i * 700, r = x >> 33;
+      uint64_t s = base + r % 900, e = s + 200 + r % 1300; /* neighbours overlap now and then */
+      int early = k == NS - 2 && i == 0; /* a late stretch holds the earliest entry and GPU start */
+      if (early) { s = 900; e = 1500; }
+      c[k][i] = (struct ncs_call){.op = ops[r % 4], .thread = 1 + (uint32_t)(r >> 8) % 2, .tcall = (uint64_t)i,
+                                  .datatype = 7, .root = -1, .t_enter = early ? 500 : base + 5000 - r % 6000, .t_exit = base + 5100};
+      order[k][no++] = 0;
+      t_first = c[k][i].t_enter < t_first ? c[k][i].t_enter : t_first;
+      t_last = c[k][i].t_exit > t_last ? c[k][i].t_exit : t_last;
+      if ((r >> 12) % 5 == 0 && !(k == 3 && i == 2) && !(k == 5 && i == 4) && !early) continue; /* no GPU time */
+      uint32_t flags = k == 3 && i == 2;
+      if (k == 5 && i == 4) e = s; /* empty */
+      g[k][ng[k]++] = (struct ncs_gpu_time){.kind = NCS_GPU_KIND_CALL, .thread = c[k][i].thread, .ref = (uint64_t)i,
+                                            .gpu_start = s, .gpu_end = e, .flags = flags};
+      order[k][no++] = 1;
+      if (flags || e <= s) continue;
+      g_first = s < g_first ? s : g_first;
+      g_last = e > g_last ? e : g_last;
+      for (uint64_t t = s; t < e && t < SPAN; t++) mark[t] = 1;
+    }
+  }
+  double truth = 0;
+  for (int t = 0; t < SPAN; t++) truth += mark[t];
+  free(mark);
+  for (int unused = 0; unused < 2; unused++) {
+    struct feedx fx;
+    fx_open(&fx);
+    fx.f->busbw_unused = unused;
+    for (int k = 0; k < NS; k++) {
+      fx_stretch(&fx, c[k], PER, g[k], ng[k], order[k], unused);
+      fx.m.v[0].chunk(fx.m.v[0].ctx, (uint64_t)k, 0, 0, 0);
+    }
+    ncs_dfacts_finish(fx.f, 0, NULL);
+    const struct ncs_dfacts *f = fx.f;
+    CHECK(f->timing_gpu && f->ncalls == NS * PER && f->t_first == t_first && f->t_last == t_last && f->gpu_first == g_first &&
+          f->gpu_last == g_last && f->comm_ns == truth,
+          "dfacts: %d GPU-timed stretches %s: %llu calls (truth %d), windows %llu-%llu / %llu-%llu (truth %llu-%llu / "
+          "%llu-%llu), GPU union %.0f ns (truth %.0f)", NS, unused ? "with busbw_unused, whole" : "record by record",
+          (unsigned long long)f->ncalls, NS * PER, (unsigned long long)f->t_first, (unsigned long long)f->t_last,
+          (unsigned long long)f->gpu_first, (unsigned long long)f->gpu_last, (unsigned long long)t_first,
+          (unsigned long long)t_last, (unsigned long long)g_first, (unsigned long long)g_last, f->comm_ns, truth);
+    ncs_dfacts_free(fx.f);
+  }
+}
+
 int main(void) {
   /* one thread: overlapping, nested, out-of-order, empty and non-communication calls */
   static const struct { uint32_t op; uint64_t s, e; } shape[] = {
@@ -362,5 +428,6 @@ int main(void) {
   }
   stretches();
   unused_busbw();
+  gpu_timed_stretches();
   return check_done();
 }

@@ -199,6 +199,29 @@ static inline void on_gpu(struct ncs_dfacts *f, const struct ncs_gpu_time *g) {
   }
   return;
 }
+/* (on_stretch, GPU-timed and no bandwidth samples) what the calls give: their count and window;
+ * the first entry kept as t_first - 1, as on_run does */
+static void calls_window(struct ncs_dfacts *f, const struct ncs_call *c, size_t n) {
+  uint64_t first1 = f->t_first - 1, last = f->t_last;
+  for (size_t i = 0; i < n; i++) {
+    first1 = c[i].t_enter <= first1 ? c[i].t_enter - 1 : first1;
+    last = c[i].t_exit > last ? c[i].t_exit : last;
+  }
+  f->ncalls += n;
+  f->t_first = first1 + 1;
+  f->t_last = last;
+}
+/* (on_stretch, the same) what the GPU times give: their window and union (on_gpu without the
+ * switch to GPU timing, made already, nor the pending slots, never filled) */
+static void gpus_union(struct ncs_dfacts *f, const struct ncs_gpu_time *g, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (g[i].flags || g[i].gpu_end <= g[i].gpu_start) continue;
+    if (!f->gpu_first || g[i].gpu_start < f->gpu_first) f->gpu_first = g[i].gpu_start;
+    if (g[i].gpu_end > f->gpu_last) f->gpu_last = g[i].gpu_end;
+    ncs_ivu_add(&f->gpu_u, g[i].thread, g[i].gpu_start, g[i].gpu_end);
+  }
+}
+
 static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
   struct ncs_dfacts *f = ctx;
   if (f->replay) ncs_replay_gpu_times(f->replay, g, n);
@@ -210,7 +233,10 @@ static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
  * replays follow the file's interleaving. Replay takes none of the stretch's calls when none is
  * captured and no capture is open (ncs_replay_calls), and its windows then do not depend on
  * where the calls fall: it gets them as one run, and the records go in file order here without
- * a call each. Otherwise a run at a time through on_calls / on_gpus. */
+ * a call each. Otherwise a run at a time through on_calls / on_gpus. Once GPU-timed, with no
+ * bandwidth samples (busbw_unused: no pending slots), a call gives only its count and window
+ * and a GPU time its union: neither depends on the other's order, so the calls go in one pass
+ * and the GPU times (in their order) in another. */
 static int on_stretch(void *ctx, const struct ncs_stretch *s) {
   struct ncs_dfacts *f = ctx;
   if (f->replay) {
@@ -218,6 +244,11 @@ static int on_stretch(void *ctx, const struct ncs_stretch *s) {
     while (!f->replay_open && i < s->nc && !(s->c[i].flags & NCS_CALL_F_CAPTURED)) i++;
     if (f->replay_open || i < s->nc) return ncs_stretch_in_order(s, ctx, on_calls, on_gpus);
     if (s->ng) ncs_replay_gpu_times(f->replay, s->g, s->ng);
+  }
+  if (f->timing_gpu && f->busbw_unused) {
+    calls_window(f, s->c, s->nc);
+    gpus_union(f, s->g, s->ng);
+    return 0;
   }
   const uint8_t *o = s->order, *e = o + s->nc + s->ng;
   const struct ncs_call *c = s->c;
