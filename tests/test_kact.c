@@ -288,5 +288,129 @@ int main(void) {
   CHECK(ncs_kact_figures(k, &f, starts, S, NULL, NULL) == 0 && f.op[0].sized && f.op[0].npos == 0 && !f.op[0].pos_kernels[0],
         "kact: without step figures asked, no position in the step");
   ncs_kact_free(k);
+
+  /* chains of NCCL kernels that run alone (the sweep's run of kernels of one name after the
+   * first: comm_chain), against a count by hand of each kernel and call: 3000 NCCL kernels in
+   * runs of 1-5 of one name (AllReduce id 2, AllGather id 3), gaps of 0-3 ns, lengths 1-20 ns,
+   * each with its call 3 ns before it (sizes of 5 values, 3 buckets); every 97th of no length,
+   * every 131st followed by a compute kernel alone in its gap, every 173rd with the next, of
+   * its name, starting 1 ns before its end (overlapped: no longer alone); step starts every 61 ns from 150. Truth: the
+   * i-th NCCL kernel of an op takes the op's i-th call; its whole length is its exposed time
+   * (no compute beside any); the run's exposed time the union of the NCCL kernels, idle what
+   * no kernel covers; per window, the NCCL and compute kernels' overlaps with it (the first
+   * kernels start before the first window; every 50th window has no length). */
+  {
+    enum { NK = 3000, NS = 1000 };
+    static uint64_t ks_[NK], ke_[NK], ct_[NK], cs_[NK], st_[NS];
+    static int op_[NK];
+    static struct ncs_kact_step w_[NS];
+    struct { uint64_t s, e; } comp[64];
+    int ncomp = 0;
+    static const uint64_t sizes[5] = {4096, 4096 * 3, 64, 100, 4096 * 2};
+    k = ncs_kact_new();
+    kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    kname(k, 3, NCS_KCLASS_NCCL, "ncclDevKernel_AllGather_RING_LL");
+    kname(k, 1, NCS_KCLASS_COMPUTE, "backward_kernel");
+    uint64_t cur = 100, seed = 12345;
+    int name = 2, left = 0, ovl = 0; /* ovl: this kernel starts 1 ns before the last one's end, with its name */
+    for (int i = 0; i < NK; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t r = seed >> 33;
+      if (!left && !ovl) { name = 5 - name; left = 1 + (int)(r % 5); }
+      if (left) left--;
+      uint64_t len = i % 97 == 50 ? 0 : 1 + (r >> 5) % 20;
+      ks_[i] = ovl ? cur : cur + (r >> 10) % 4;
+      ke_[i] = ks_[i] + len;
+      op_[i] = name;
+      ct_[i] = ks_[i] - 3;
+      cs_[i] = sizes[(r >> 14) % 5];
+      struct ncs_call c = {.op = name == 2 ? NCS_OP_AllReduce : NCS_OP_AllGather, .count = cs_[i] / 4,
+                           .datatype = ncclFloat32, .t_enter = ct_[i], .t_exit = ct_[i] + 1};
+      ncs_kact_add_calls(k, &c, 1);
+      kern(k, NCS_KCLASS_NCCL, (uint32_t)name, ks_[i], ke_[i]);
+      ovl = i % 173 == 7 && len > 1; /* the next starts inside this one */
+      cur = ovl ? ke_[i] - 1 : ke_[i];
+      if (i % 131 == 9 && ncomp < 64) {
+        comp[ncomp].s = ke_[i] + 1, comp[ncomp].e = ke_[i] + 8;
+        kern(k, NCS_KCLASS_COMPUTE, 1, comp[ncomp].s, comp[ncomp].e);
+        cur = comp[ncomp++].e + 1;
+      }
+    }
+    for (int g = 0; g < NS; g++) st_[g] = g % 50 == 49 ? st_[g - 1] : 150 + 61 * (uint64_t)g; /* some windows of no length */
+    uint64_t last_end = 0;
+    for (int i = 0; i < NK; i++) if (ke_[i] > last_end) last_end = ke_[i];
+    for (int c = 0; c < ncomp; c++) if (comp[c].e > last_end) last_end = comp[c].e;
+    size_t nsg = 0;
+    CHECK(ncs_kact_figures(k, &f, st_, NS, w_, &nsg) == 0 && nsg == NS - 1, "kact chains: figures computed");
+    /* by hand: per op (slot by name), per size bucket and position */
+    int ok = 1, oks = 1, okp = 1, okw = 1;
+    for (int nm = 2; nm <= 3; nm++) {
+      const char *want = nm == 2 ? "AllReduce" : "AllGather";
+      const struct ncs_kact_op *op = NULL;
+      for (int o = 0; o < f.nops; o++) if (!strcmp(f.op[o].name, want)) op = &f.op[o];
+      uint64_t kn = 0, tm = 0, sk[NCS_KACT_BUCKETS] = {0}, stm[NCS_KACT_BUCKETS] = {0};
+      uint64_t pk[NCS_KACT_POS] = {0}, ptm[NCS_KACT_POS] = {0}, pmin[NCS_KACT_POS] = {0}, pmax[NCS_KACT_POS] = {0};
+      long lastg = -1, at = 0;
+      int npos = 0;
+      for (int i = 0; i < NK; i++) {
+        if (op_[i] != nm) continue;
+        uint64_t len = ke_[i] - ks_[i];
+        kn++, tm += len;
+        int b = 64 - __builtin_clzll(cs_[i]);
+        sk[b]++, stm[b] += len;
+        long g = -1;
+        for (int j = 0; j < NS && st_[j] <= ct_[i]; j++) g = j;
+        if (g < 0 || g >= NS - 1) continue;
+        if (g != lastg) lastg = g, at = 0;
+        int q = at < NCS_KACT_POS - 1 ? (int)at : NCS_KACT_POS - 1;
+        at++;
+        if (!pk[q] || cs_[i] < pmin[q]) pmin[q] = cs_[i];
+        if (cs_[i] > pmax[q]) pmax[q] = cs_[i];
+        pk[q]++, ptm[q] += len;
+        if (q + 1 > npos) npos = q + 1;
+      }
+      ok &= op && op->sized && op->kernels == kn && op->time_ns == tm && op->exposed_ns == tm;
+      for (int b = 0; op && b < NCS_KACT_BUCKETS; b++)
+        oks &= op->size_kernels[b] == sk[b] && op->size_time_ns[b] == stm[b] && op->size_exposed_ns[b] == stm[b];
+      okp &= op && op->npos == npos;
+      for (int q = 0; op && q < NCS_KACT_POS; q++)
+        okp &= op->pos_kernels[q] == pk[q] && op->pos_time_ns[q] == ptm[q] && op->pos_exposed_ns[q] == ptm[q] &&
+               op->pos_bytes_min[q] == pmin[q] && op->pos_bytes_max[q] == pmax[q];
+    }
+    CHECK(ok, "kact chains: kernels, time and exposed time per operation exact");
+    CHECK(oks, "kact chains: per size bucket exact");
+    CHECK(okp, "kact chains: per position in the step exact");
+    /* the partition: the union of the NCCL kernels (each overlap pair counted once), the
+     * compute kernels, idle the rest of [first start, last end) */
+    uint64_t uni = 0, uend = 0, comp_ns = 0;
+    for (int i = 0; i < NK; i++) { /* kernels in start order; an overlap only with the one before */
+      uint64_t s = ks_[i] > uend ? ks_[i] : uend;
+      if (ke_[i] > s) uni += ke_[i] - s;
+      if (ke_[i] > uend) uend = ke_[i];
+    }
+    for (int c = 0; c < ncomp; c++) comp_ns += comp[c].e - comp[c].s;
+    CHECK(f.nccl_kernels == NK && f.kernels == NK + (uint64_t)ncomp && f.exposed_ns == uni && f.compute_only_ns == comp_ns &&
+          f.overlapped_ns == 0 && f.idle_ns == last_end - ks_[0] - uni - comp_ns && f.span_ns == last_end - ks_[0],
+          "kact chains: run partition exact (exposed %llu, want %llu; idle %llu)", (unsigned long long)f.exposed_ns,
+          (unsigned long long)uni, (unsigned long long)f.idle_ns);
+    for (size_t g = 0; g + 1 < NS; g++) {
+      uint64_t a = st_[g], b = st_[g + 1], ex = 0, cp = 0, e2 = 0;
+      for (int i = 0; i < NK; i++) { /* the union's part in [a, b) */
+        uint64_t s = ks_[i] > e2 ? ks_[i] : e2, e = ke_[i];
+        if (e > e2) e2 = e;
+        if (s < a) s = a;
+        if (e > b) e = b;
+        if (e > s) ex += e - s;
+      }
+      for (int c = 0; c < ncomp; c++) {
+        uint64_t s = comp[c].s < a ? a : comp[c].s, e = comp[c].e > b ? b : comp[c].e;
+        if (e > s) cp += e - s;
+      }
+      okw &= w_[g].start_ns == a && w_[g].len_ns == b - a && w_[g].exposed_ns == ex && w_[g].compute_only_ns == cp &&
+             w_[g].overlapped_ns == 0 && w_[g].idle_ns == b - a - ex - cp;
+    }
+    CHECK(okw, "kact chains: every step window's exposed, compute and idle time exact");
+    ncs_kact_free(k);
+  }
   return check_done();
 }

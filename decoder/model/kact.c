@@ -8,7 +8,9 @@
  * the sweep passes between its start and its end); it is charged to the operation its name
  * carries and, when that operation's kernels and calls match one to one in order (one kernel
  * per call, as outside groups), to the call's size. The same sweep counts the kernels and pairs
- * the calls as the kernels start: nothing is kept per kernel but the ones running. */
+ * the calls as the kernels start: nothing is kept per kernel but the ones running. A chain of
+ * NCCL kernels of one name that each run alone (one stream's collectives, as most of a shim's
+ * trace) takes a loop of its own (comm_chain) that adds their whole-number sums once. */
 #include "model/kact.h"
 
 #include <stdio.h>
@@ -423,6 +425,29 @@ struct sweep {
   struct ncs_wlog_cur cur[NCS_KACT_MAX_OPS];
 };
 
+/* An NCCL kernel of op o (sized, a call left) takes the op's next call: the call's size bucket
+ * *b and position in its step *p (left as they are without a step) and their counts. */
+static inline __attribute__((always_inline)) void take_call(struct sweep *w, struct ncs_kact_op *op, int o,
+                                                            signed char *b, signed char *p) {
+  uint64_t S, ct;
+  clog_next(w->k, &w->cur[o], &S, &ct);
+  w->seen[o]++;
+  int bk = bucket(S);
+  *b = (signed char)bk;
+  op->size_kernels[bk]++;
+  long g = step_of(w->t, w->n, w->nst, ct, w->sorted, &w->hint[o]);
+  if (g >= 0) {
+    if (g != w->pos_step[o]) { w->pos_step[o] = g; w->pos_at[o] = 0; }
+    int q = w->pos_at[o] < NCS_KACT_POS - 1 ? (int)w->pos_at[o] : NCS_KACT_POS - 1;
+    w->pos_at[o]++;
+    if (!op->pos_kernels[q] || S < op->pos_bytes_min[q]) op->pos_bytes_min[q] = S;
+    if (S > op->pos_bytes_max[q]) op->pos_bytes_max[q] = S;
+    op->pos_kernels[q]++;
+    if (q + 1 > op->npos) op->npos = q + 1;
+    *p = (signed char)q;
+  }
+}
+
 /* Kernel x, as the sweep takes its start (in index order; c0: the compute time swept by then):
  * its counts, and for an NCCL kernel its operation's kernel count and its call (the i-th NCCL
  * kernel of an op takes the op's i-th call: its size bucket and position in the step, the
@@ -454,25 +479,7 @@ static inline __attribute__((always_inline)) struct kend kernel_start(struct swe
   e.op = (short)o;
   struct ncs_kact_op *op = &f->op[o];
   op->kernels++;
-  if (op->sized && w->seen[o] < k->calls[o].n) {
-    uint64_t S, ct;
-    clog_next(k, &w->cur[o], &S, &ct);
-    w->seen[o]++;
-    int b = bucket(S);
-    e.b = (signed char)b;
-    op->size_kernels[b]++;
-    long g = step_of(w->t, w->n, w->nst, ct, w->sorted, &w->hint[o]);
-    if (g >= 0) {
-      if (g != w->pos_step[o]) { w->pos_step[o] = g; w->pos_at[o] = 0; }
-      int p = w->pos_at[o] < NCS_KACT_POS - 1 ? (int)w->pos_at[o] : NCS_KACT_POS - 1;
-      w->pos_at[o]++;
-      if (!op->pos_kernels[p] || S < op->pos_bytes_min[p]) op->pos_bytes_min[p] = S;
-      if (S > op->pos_bytes_max[p]) op->pos_bytes_max[p] = S;
-      op->pos_kernels[p]++;
-      if (p + 1 > op->npos) op->npos = p + 1;
-      e.p = (signed char)p;
-    }
-  }
+  if (op->sized && w->seen[o] < k->calls[o].n) take_call(w, op, o, &e.b, &e.p);
   return e;
 }
 /* An NCCL kernel's end (c1: the compute time swept by then): its length and exposed part (the
@@ -492,6 +499,61 @@ static inline __attribute__((always_inline)) void kernel_end(struct ncs_kact_fig
     op->pos_time_ns[e->p] += len;
     op->pos_exposed_ns[e->p] += exposed;
   }
+}
+
+/* The alone loop's NCCL kernels from kk[i] on while each has `info` (the kernel just taken
+ * has it: so its op o, op_any, and class), a length, and runs alone (the next starts at or
+ * after its end): per kernel, its call (take_call) with its size's and position's time and
+ * exposed time (all of its length: nothing runs beside it) and its step windows; the counts,
+ * op sums, idle gaps and the latest end, whole-number sums whatever their order, added once.
+ * *tt: the sweep's time (the last end). Returns the first kernel not taken. */
+static size_t comm_chain(struct sweep *w, struct stepwin *win, const struct ncs_kstore_k *kk, size_t i, size_t nk,
+                         uint32_t info, int o, int o_any, uint64_t *tt) {
+  struct ncs_kact_fig *f = &w->k->f;
+  struct ncs_kact_op *op = &f->op[o];
+  int sized = op->sized;
+  size_t ncalls = w->k->calls[o].n, i0 = i, nst = w->nst;
+  uint64_t t = *tt, gap = 0, sum = 0;
+  for (; i < nk && kk[i].info == info; i++) {
+    uint64_t ys = kk[i].start, ye = end_of(&kk[i]);
+    if (ye <= ys || (i + 1 < nk && kk[i + 1].start < ye)) break;
+    uint64_t len = ye - ys;
+    gap += ys - t;
+    sum += len;
+    t = ye;
+    if (sized && w->seen[o] < ncalls) {
+      signed char b, p = -1;
+      take_call(w, op, o, &b, &p);
+      op->size_time_ns[b] += len;
+      op->size_exposed_ns[b] += len;
+      if (p >= 0) {
+        op->pos_time_ns[p] += len;
+        op->pos_exposed_ns[p] += len;
+      }
+    }
+    /* step_add(win, ys, ye, 0, 1) in line while the kernel starts at or past the open window's
+     * start (its parts in each window it crosses, the windows it passes closed) */
+    struct ncs_kact_step *x = &win->cur;
+    for (uint64_t a = ys; a < ye && win->w < nst;) {
+      uint64_t end = x->start_ns + x->len_ns;
+      if (a >= end) { win_close(win); continue; }
+      if (a < x->start_ns) { step_add(win, a, ye, 0, 1); break; }
+      uint64_t e = ye < end ? ye : end;
+      x->exposed_ns += e - a;
+      a = e;
+    }
+  }
+  size_t m = i - i0;
+  f->nccl_kernels += m;
+  if (o_any >= 0) w->nk_op[o_any] += m;
+  op->kernels += m;
+  op->time_ns += sum;
+  op->exposed_ns += sum;
+  f->exposed_ns += sum;
+  f->idle_ns += gap;
+  if (t > w->last) w->last = t;
+  *tt = t;
+  return i;
 }
 
 int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const uint64_t *t, size_t n,
@@ -552,6 +614,8 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
         if (nst && ye != ys) step_add(&win, ys, ye, !x.comm, x.comm);
         tt = ye;
         kernel_end(f, &x, x.comm ? c : c + (ye - ys));
+        if (x.comm && x.op >= 0 && i < nk && kk[i].info == y->info) /* NCCL kernels of its name after it */
+          i = comm_chain(&w, &win, kk, i, nk, y->info, x.op, name_of(k, tab, w.ntab, ncs_ks_name(y)).op_any, &tt);
         /* and the next, while it has a length and runs alone too (the loop's tests, in its order) */
       } while (i < nk && end_of(&kk[i]) > kk[i].start && (i + 1 == nk || kk[i + 1].start >= end_of(&kk[i])));
       continue;
