@@ -67,7 +67,10 @@ struct hfile {
   uint64_t clock_prev, gaps[8];
   int ngaps;
   int quiet;                  /* the last chunk has the `idle` flag (5.6): a heartbeat alone, after
-                                 which the writer's next chunk may come NCS_IDLE_BEAT_MS later */
+                                 which the writer's next chunk may come NCS_IDLE_BEAT_MS later; 0
+                                 again at a call or COMM read after it (a killed process's rings
+                                 file: recovered records, no chunk end), which would have woken
+                                 the writer: its next chunk was due within a flush period */
   int read_rc, complete, cut;
   int64_t alive_rt;
   struct psig *ps;            /* signatures waiting for the shared table's lock */
@@ -236,6 +239,7 @@ static int on_process(void *ctx, const struct ncs_process *p) {
 static int on_comm(void *ctx, const struct ncs_comm *m) {
   struct vctx *x = ctx;
   struct hfile *f = x->f;
+  f->quiet = 0;
   struct hcomm *c = m->comm ? comm_of(f, m->comm) : NULL;
   if (!ncs_rc_ok(m->rc)) { /* an init that failed, at once or (a second record) asynchronously */
     if (!f->ninit_failed++) { f->init_rc = m->rc; f->init_op = m->init_op; f->init_t = m->t_enter; }
@@ -271,6 +275,7 @@ static int on_comm(void *ctx, const struct ncs_comm *m) {
 
 static int on_comm_end(void *ctx, const struct ncs_comm_end *e) {
   struct hfile *f = ((struct vctx *)ctx)->f;
+  f->quiet = 0;
   struct hcomm *c = comm_of(f, e->comm);
   if (!c) return 0;
   if (c->pending && e->op == NCS_OP_CommAbort && !f->nb_aborted++) { f->nb_aborted_id = c->comm_id; f->nb_aborted_t = e->t_enter; }
@@ -370,7 +375,10 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
 }
 /* A run of CALL records (trace.h): a run of one (GPU-timed traces: a CALL, its GPU_TIME, the
  * next CALL) as a single record, nothing set up for it. */
-static int on_calls(void *ctx, const struct ncs_call *x, size_t n) { return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n); }
+static int on_calls(void *ctx, const struct ncs_call *x, size_t n) {
+  ((struct vctx *)ctx)->f->quiet = 0;
+  return n == 1 ? on_call(ctx, x) : on_run(ctx, x, n);
+}
 
 static int on_clock(void *ctx, const struct ncs_clock *k) {
   struct hfile *f = ((struct vctx *)ctx)->f;
