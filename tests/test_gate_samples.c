@@ -145,6 +145,58 @@ static void lined_up(void) {
   ncs_gsamples_free(g);
 }
 
+/* Two communicators' collectives alternating call by call in every run of 3 files (a run's
+ * calls switch rings at each call): each communicator's row (its own bucket) gets one sample a
+ * collective, the quickest rank's time (ties: the lowest file), by hand. */
+static void two_comms(void) {
+  enum { NC = 1000 };
+  struct ncs_gsamples *g = ncs_gsamples_new(NF);
+  struct ncs_mux m[NF];
+  static int64_t ns[NF][2][NC];
+  static struct ncs_call c[NF][2][NC];
+  uint64_t x = 9;
+  for (int f = 0; f < NF; f++) {
+    m[f] = (struct ncs_mux){0};
+    ncs_gsamples_attach(g, f, &m[f]);
+    for (int q = 0; q < 2; q++)
+      for (int k = 0; k < NC; k++) {
+        ns[f][q][k] = 10000 + (int64_t)(lcg(&x) % 50) * 100;
+        c[f][q][k] = (struct ncs_call){.op = NCS_OP_AllReduce, .thread = 1, .seq = (uint64_t)k + 1};
+      }
+  }
+  int runlen = 1;
+  for (int f = 0; f < NF; f++) {
+    struct ncs_jev ev[64];
+    for (int i = 0; i < 2 * NC;) {
+      int n = 0;
+      for (; n < runlen && i < 2 * NC; n++, i++) {
+        int q = i % 2, k = i / 2;
+        int64_t st = (int64_t)k * 1000000 + q * 500000;
+        ev[n] = (struct ncs_jev){.c = &c[f][q][k], .start = st, .end = st + ns[f][q][k], .has_gpu = 1,
+                                 .comm_id = q ? 88 : 77, .busbytes = 1e6, .nranks = NF, .bucket = 5 + q};
+      }
+      ncs_gsamples_calls(g, f, ev, (size_t)n);
+      runlen = runlen % 64 + 1;
+    }
+    ncs_gsamples_done(g, f);
+  }
+  ncs_gsamples_finish(g);
+  int bad = 0, nrow[2];
+  for (int q = 0; q < 2; q++) {
+    const struct ncs_gs_row *r = ncs_gsamples_row(g, NCS_OP_AllReduce, 5 + q);
+    nrow[q] = r ? r->n : -1;
+    for (int k = 0; r && k < NC && k < r->n; k++) {
+      int64_t best = ns[0][q][k];
+      for (int f = 1; f < NF; f++) best = ns[f][q][k] < best ? ns[f][q][k] : best;
+      bad += r->lt[k] != log((double)best / 1e3);
+    }
+  }
+  CHECK(nrow[0] == NC && nrow[1] == NC && bad == 0,
+        "2 communicators' collectives alternating in every run: one sample each in its row (%d, %d samples of %d), the quickest rank's (%d wrong)",
+        nrow[0], nrow[1], NC, bad);
+  ncs_gsamples_free(g);
+}
+
 /* Calls that are their own samples (one-rank collectives), handed latest first: the row's
  * samples come out in time order all the same (ncs_gsamples_finish sorts a row that did not
  * arrive in order); the i-th is the call with the i-th earliest start, by hand. */
@@ -199,6 +251,7 @@ int main(void) {
   free(got);
   ncs_gsamples_free(g);
   lined_up();
+  two_comms();
   time_order();
   return check_done();
 }

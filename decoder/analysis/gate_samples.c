@@ -163,6 +163,7 @@ static int v_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, 
   return 0;
 }
 
+static void file_pieces(void *ctx, const uint64_t (*iv)[2], uint32_t n);
 void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
   if (file < 0 || file >= g->nfile || m->n >= NCS_MUX_MAX) return;
   struct ncs_gs_file *f = g->file[file];
@@ -170,7 +171,10 @@ void ncs_gsamples_attach(struct ncs_gsamples *g, int file, struct ncs_mux *m) {
   f->g = g;
   f->file = file;
   f->block_ns = FINE_NS0;
+  f->t_end = INT64_MIN;
   ncs_ivu_by_chunk(&f->u);
+  f->u.sink = file_pieces; /* the union's committed pieces go to the blocks */
+  f->u.sink_ctx = f;
   m->v[m->n++] = (struct ncs_visitor){.ctx = f, .chunk = v_chunk};
 }
 
@@ -271,10 +275,8 @@ static int ring_resize(struct ncs_gs_comm *c, size_t nc) {
 /* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the windows of
  * all communicators together would pass NCS_GS_OPEN seqs, or out of memory. */
 static struct ncs_gs_open *open_widen(struct ncs_gsamples *g, struct ncs_gs_comm *c, uint64_t seq);
-static inline __attribute__((always_inline)) struct ncs_gs_open *open_get(struct ncs_gsamples *g, uint64_t comm_id,
-                                                                         uint64_t seq, struct ncs_gs_comm **cp) {
-  struct ncs_gs_comm *c = *cp = comm_get(g, comm_id);
-  if (!c) return NULL;
+static inline __attribute__((always_inline)) struct ncs_gs_open *open_get(struct ncs_gsamples *g, struct ncs_gs_comm *c,
+                                                                         uint64_t seq) {
   if (seq == UINT64_MAX) return NULL;
   if (c->lo == c->hi) c->lo = c->hi = seq; /* empty window: start it at seq */
   if (seq >= c->lo && seq < c->hi) {
@@ -338,10 +340,18 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
       if (g->row[o][b] && g->row[o][b]->smp) row_close(g->row[o][b]);
 }
 
+/* The communicator's ring a run's calls found last (valid while g->mu is held: only comm_find
+ * moves the rings, and its answer replaces this one). */
+struct gs_last { uint64_t comm_id; struct ncs_gs_comm *c; };
+
 /* One collective call: a sample, or its collective's ranks lined up (caller holds g->mu). */
-static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct gs_call *x) {
+static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct gs_call *x, struct gs_last *k) {
   struct ncs_gs_comm *cm = NULL;
-  struct ncs_gs_open *o = x->nranks > 1 ? open_get(g, x->comm_id, x->seq, &cm) : NULL;
+  struct ncs_gs_open *o = NULL;
+  if (x->nranks > 1) {
+    if (!k->c || k->comm_id != x->comm_id) { k->c = comm_get(g, x->comm_id); k->comm_id = x->comm_id; }
+    if ((cm = k->c)) o = open_get(g, cm, x->seq);
+  }
   if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
     row_add(g, x->op, x->bucket, x->bb, x->ns, x->start, key_call(x->file, x->idx));
     return;
@@ -377,7 +387,6 @@ void ncs_gsamples_done(struct ncs_gsamples *g, int file) {
 static inline __attribute__((always_inline)) void gs_union(struct ncs_gs_file *f, const struct ncs_jev *e) {
   int kind = ncs_op_kind(e->c->op);
   if ((kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) || e->end <= e->start) return;
-  if (!f->u.sink) { f->u.sink = file_pieces; f->u.sink_ctx = f; f->t_end = e->end; }
   ncs_ivu_add(&f->u, e->c->thread, TO_U(e->start), TO_U(e->end));
   if (e->end > f->t_end) f->t_end = e->end;
 }
@@ -385,7 +394,7 @@ static inline __attribute__((always_inline)) void gs_union(struct ncs_gs_file *f
 /* (ncs_gsamples_calls, second pass) a call that moved data and took time to the windows: taken
  * at once, g->mu held from the run's first such call on (*locked) */
 static inline __attribute__((always_inline)) void gs_take(struct ncs_gsamples *g, struct ncs_gs_file *f, int file,
-                                                          const struct ncs_jev *e, int *locked) {
+                                                          const struct ncs_jev *e, int *locked, struct gs_last *k) {
   const struct ncs_call *c = e->c;
   int kind = ncs_op_kind(c->op);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
@@ -397,14 +406,15 @@ static inline __attribute__((always_inline)) void gs_take(struct ncs_gsamples *g
                       .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1,
                       .op = (uint16_t)c->op, .bucket = (uint8_t)e->bucket, .gpu = (uint8_t)e->has_gpu};
   if (!*locked) { pthread_mutex_lock(&g->mu); *locked = 1; }
-  take_call(g, &x);
+  take_call(g, &x, k);
 }
 
 void ncs_gsamples_calls(struct ncs_gsamples *g, int file, const struct ncs_jev *e, size_t n) {
   struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
   int locked = 0;
+  struct gs_last k = {0, NULL};
   if (f) for (size_t i = 0; i < n; i++) gs_union(f, &e[i]);
-  for (size_t i = 0; i < n; i++) gs_take(g, f, file, &e[i], &locked);
+  for (size_t i = 0; i < n; i++) gs_take(g, f, file, &e[i], &locked, &k);
   if (locked) pthread_mutex_unlock(&g->mu);
 }
 
