@@ -338,7 +338,7 @@ void ncs_callsites_finish(struct ncs_callsites *s) {
       }
     }
   }
-  qsort(s->row, s->nrow, sizeof *s->row, cmp_row);
+  if (s->nrow > 1) qsort(s->row, s->nrow, sizeof *s->row, cmp_row); /* no rows: s->row may be NULL */
   for (size_t q = 0; q < s->nrow; q++) name_stack(s, &s->row[q]);
 }
 
