@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-stepsplit.sh [BUILD] — the per-step analysis' cost on traces the shim wrote (issue 30
-# item 3): CPU seconds (user + system), records per CPU-second and peak RSS of `ncclscope report`,
+# item 3): CPU seconds (user + system; to the microsecond with python3), records per CPU-second and peak RSS of `ncclscope report`,
 # min/median/max over REPS rounds (default 3), "before" and "after" interleaved in each round.
 #   stub:    rate_job -n CALLS/2 -t 2 -r 1000000 under the shim on a stub libnccl that returns at
 #            once (NCCLSCOPE_GPU_TIMING=0, call sites off): CALL records only, one step boundary
@@ -41,11 +41,30 @@ fi
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "# bench-stepsplit: $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ), load $(load), before=${BASE:-${BEFORE:-none}} after=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- decoder || echo '+changes'), REPS=$REPS"
 stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%s / %s / %s", v[1], v[int((NR+1)/2)], v[NR]}'; }
-# timed OUT CMD...: appends "cpu_s rss_MiB" to OUT
+# timed OUT CMD...: appends "cpu_s rss_MiB" to OUT. CPU to the microsecond through wait4's
+# rusage where python3 is there (a doubles report is ~0.13 s: /usr/bin/time's %U and %S print
+# hundredths, a step of ~8 %), else /usr/bin/time's hundredths.
 timed() {
   local out=$1; shift
-  /usr/bin/time -f '%U %S %M' -o "$W/t" "$@" >/dev/null 2>"$W/err" || { rc=$?; [ $rc -eq 1 ] || { echo "failed ($rc): $* $(head -c 300 "$W/err")" >&2; exit 1; }; }
-  tail -n 1 "$W/t" | awk '{printf "%.2f %.1f\n", $1 + $2, $3 / 1024}' >>"$out"
+  if command -v python3 >/dev/null; then
+    python3 -c '
+import os, sys
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY); os.dup2(fd, 1)
+    err = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600); os.dup2(err, 2)
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, st, ru = os.wait4(pid, 0)
+rc = os.waitstatus_to_exitcode(st)
+print("%d %.6f %d" % (rc, ru.ru_utime + ru.ru_stime, ru.ru_maxrss))' "$W/err" "$@" >"$W/t"
+  else
+    local st=0
+    /usr/bin/time -f '%U %S %M' -o "$W/t0" "$@" >/dev/null 2>"$W/err" || st=$?
+    tail -n 1 "$W/t0" | awk -v rc=$st '{print rc, $1 + $2, $3}' >"$W/t"
+  fi
+  local rc; rc=$(awk '{print $1}' "$W/t")
+  [ "$rc" = 0 ] || [ "$rc" = 1 ] || { echo "failed ($rc): $* $(head -c 300 "$W/err")" >&2; exit 1; }
+  awk '{printf "%.4f %.1f\n", $2, $3 / 1024}' "$W/t" >>"$out"
 }
 records() { "${NCS[after]}" dump "$1"/*.ncs 2>/dev/null | grep -c -E '^[A-Z_]+ ' || true; }
 
