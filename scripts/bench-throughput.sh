@@ -28,7 +28,9 @@
 #   writer      the writer thread's CPU per recorded call, its compression helper's included
 #               (tight and paced runs)
 #   levels      zstd levels on the tight loop's row chunks (before's and after's rows): CPU and bytes per call
-#   idle        process CPU per second while the traced process sits idle (5 s)
+#   idle        process CPU per second while the traced process sits idle: its first 5 s (with the
+#               shim's one-off work on going idle: the rings' pages given back) and the 10 s after
+#               (the steady state: heartbeats alone)
 #   fixed       process CPU of a whole traced run of 10 calls, minus the plain run's (each run
 #               writes into its own directory, removed only at the end: deleting a file and
 #               creating the next one at once makes ext4's inode allocator skip the recently
@@ -127,7 +129,7 @@ fi
 shim_of() { case $1 in before) echo "$W/before/build/libncclscope.so" ;; plain) echo "" ;; floor) echo "$W/floor.so" ;; *) echo "$SHIM" ;; esac; }
 
 # one VARIANT TAG ARGS...: one rate_job run on the stub; appends
-# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load caller_faults caller_sys_ns" to $W/TAG.VARIANT
+# "wall_ns cpu_ns calls dropped writer_ns idle_us caller_ns load caller_faults caller_sys_ns idle_late_us" to $W/TAG.VARIANT
 one() {
   local v=$1 tag=$2; shift 2
   local d=$W/tr-$tag-$v out
@@ -147,7 +149,7 @@ one() {
     dropped=$((dropped + $(sed -n 's/.* dropped=\([0-9]*\).*/\1/p' <<<"$s")))
   done
   g() { local x; x=$(sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<" $out" | head -1); echo "${x:--}"; }
-  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg) $(g caller_faults) $(g caller_sys_ns_per_call)" >>"$W/$tag.$v"
+  echo "$(g ns_per_call) $(g cpu_ns_per_call) $calls $dropped $(g writer_cpu_ns) $(g idle_cpu_us) $(g caller_cpu_ns_per_call) $(cut -d' ' -f1 /proc/loadavg) $(g caller_faults) $(g caller_sys_ns_per_call) $(g idle_late_cpu_us)" >>"$W/$tag.$v"
   rm -rf "$d"
 }
 # mmm TAG VARIANT COL: "min / median / max" of column COL
@@ -186,7 +188,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     want paced1 && one "$v" paced1 -n "$PACED" -r 1000000 -i 100 -s 8
     want paced4 && one "$v" paced4 -n "$PACED" -t 4 -r 1000000 -i 100 -s 8
     [ "$v" = floor ] || [ "$v" = sites ] && continue
-    want idle && one "$v" idle -n 1000 -i 5000
+    want idle && one "$v" idle -n 1000 -i 15000
   done
   want onset && for v in $SHIMS; do
     for rate in $ONSET_RATES; do
@@ -271,10 +273,13 @@ for v in $SHIMS; do
 done
 if want idle; then
 echo
-echo "idle: process CPU per second of an idle traced process (1000 calls, then 5 s idle), ms/s ($(load idle))"
+echo "idle: process CPU per second of an idle traced process (1000 calls, 1 s, then 15 s idle), ms/s ($(load idle))"
+echo "  variant first 5 s (one-off work on going idle)   the 10 s after (steady)"
 for v in $VARIANTS; do
   [ "$v" = floor ] || [ "$v" = sites ] && continue
-  printf '  %-7s %s\n' "$v" "$(awk '$6 != "-" {print $6 / 5000}' "$W/idle.$v" | sort -g |
+  printf '  %-7s %-40s %s\n' "$v" "$(awk '$6 != "-" && $11 != "-" {print ($6 - $11) / 5000}' "$W/idle.$v" | sort -g |
+    awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')" \
+    "$(awk '$11 != "-" {print $11 / 10000}' "$W/idle.$v" | sort -g |
     awk '{a[NR]=$1} END {if (!NR) {print "-"; exit} m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2; printf "%.3f / %.3f / %.3f", a[1], m, a[NR]}')"
 done
 fi

@@ -10,7 +10,9 @@
  *   calls had returned); -p after the calls, print "done" and sleep until killed;
  *   -i after the calls, sleep 1 s (the shim finishes writing what the calls left), then sleep
  *   IDLE_MS more (the process idle, communicators alive) and print the process CPU time spent
- *   during that second sleep; -f after the calls, before destroying its communicators, write
+ *   during that second sleep (idle_cpu_us) and, when IDLE_MS passes 5000, also the part after
+ *   its first 5 s (idle_late_ms, idle_late_cpu_us: the steady state, past the shim's one-off work
+ *   on going idle); -f after the calls, before destroying its communicators, write
  *   zeros to FILE until its file system is full (a disk that fills up at the end of a run:
  *   test_keep.sh), leaving FILE there; -s each thread's call loop runs FRAMES function frames
  *   below the thread's own function (default 0), so that a call site's stack is that much
@@ -37,6 +39,9 @@
 
 #include "job_util.h"
 
+/* -i longer than this: the CPU of the idle time after it is printed apart (idle_late_cpu_us): the
+ * shim's one-off work on going idle (its rings' pages given back: shim/rings.c) falls before it */
+#define IDLE_EARLY_MS 5000L
 static long calls = 100000, rate = 0, drift_pct = 0;
 static volatile uint64_t *counters;
 static _Atomic uint64_t caller_cpu_ns; /* the calling threads' CPU time in their call loops */
@@ -172,11 +177,20 @@ int main(int argc, char **argv) {
   if (idle_ms > 0) {
     struct timespec settle = {1, 0};
     while (nanosleep(&settle, &settle) != 0) {}
-    uint64_t i0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-    struct timespec ts = {idle_ms / 1000, (idle_ms % 1000) * 1000000L};
+    uint64_t i0 = now_ns(CLOCK_PROCESS_CPUTIME_ID), im = 0;
+    long first_ms = idle_ms > IDLE_EARLY_MS ? IDLE_EARLY_MS : idle_ms;
+    struct timespec ts = {first_ms / 1000, (first_ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {}
+    if (idle_ms > IDLE_EARLY_MS) {
+      im = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+      long late_ms = idle_ms - IDLE_EARLY_MS;
+      struct timespec tl = {late_ms / 1000, (late_ms % 1000) * 1000000L};
+      while (nanosleep(&tl, &tl) != 0) {}
+    }
     uint64_t i1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-    printf("rate_job idle_ms=%ld idle_cpu_us=%.1f\n", idle_ms, (double)(i1 - i0) / 1000.0);
+    printf("rate_job idle_ms=%ld idle_cpu_us=%.1f", idle_ms, (double)(i1 - i0) / 1000.0);
+    if (im) printf(" idle_late_ms=%ld idle_late_cpu_us=%.1f", idle_ms - IDLE_EARLY_MS, (double)(i1 - im) / 1000.0);
+    printf("\n");
     if (writer_cpu_ns() >= 0) printf("rate_job writer_cpu_ns=%lld\n", writer_cpu_ns());
     fflush(stdout);
   }
