@@ -63,16 +63,10 @@ int ncs_starts_next_slow(struct ncs_starts_cur *c, uint64_t *t) {
   return 1;
 }
 
-void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t) { /* the cursor's walk, a block at a time */
-  uint64_t x = 0;
-  size_t k = 0;
-  for (const struct ncs_starts_block *b = s->head; b && k < s->n; b = b->next)
-    for (uint32_t i = 0; i < b->used && k < s->n; k++) {
-      uint32_t w = b->w[i];
-      if (w != UINT32_MAX) x += w, i++;
-      else x = (uint64_t)b->w[i + 1] | (uint64_t)b->w[i + 2] << 32, i += 3;
-      t[k] = x;
-    }
+void ncs_starts_copy(const struct ncs_step_starts *s, uint64_t *t) {
+  struct ncs_starts_cur c;
+  ncs_starts_begin(s, &c);
+  while (ncs_starts_next(&c, t)) t++;
 }
 
 void ncs_starts_free(struct ncs_step_starts *s) {
