@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mix.h"
 #include "check.h"
 static int col_simd = 1; /* columns.h: 0 takes ncs_col_decode through its portable loop only */
 #define NCS_COL_SIMD col_simd
@@ -20,11 +21,8 @@ static int col_simd = 1; /* columns.h: 0 takes ncs_col_decode through its portab
 #include "ncclscope/encode.h"
 
 static uint64_t rng_state = 7;
-static uint64_t rnd(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+static uint64_t rnd(void) { /* splitmix64: the step, then base/mix.h's finaliser */
+  return ncs_mix64(rng_state += 0x9e3779b97f4a7c15ull);
 }
 
 /* The definition: value i of the column (0 .. count). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mix.h"
 #include "check.h"
 static int key_always; /* columns.h: every keyed candidate keyed (the edge cases below) */
 static int key_general; /* columns.h: every keyed column unkeyed by its shape's general copy (any sign pattern) */
@@ -21,11 +22,8 @@ static int key_general; /* columns.h: every keyed column unkeyed by its shape's 
 #include "ncclscope/encode.h"
 
 static uint64_t rng_state = 42;
-static uint64_t rnd(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+static uint64_t rnd(void) { /* splitmix64: the step, then base/mix.h's finaliser */
+  return ncs_mix64(rng_state += 0x9e3779b97f4a7c15ull);
 }
 static uint64_t rnd_val(void) { /* every varint length, and the extremes */
   uint64_t r = rnd();

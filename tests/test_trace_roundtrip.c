@@ -16,17 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/mix.h"
 #include "check.h"
 #include "base/json.h"
 #include "test_trace_writer.h"
 #include "io/trace.h"
 
 static uint64_t rng_state;
-static uint64_t rnd(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+static uint64_t rnd(void) { /* splitmix64: the step, then base/mix.h's finaliser */
+  return ncs_mix64(rng_state += 0x9e3779b97f4a7c15ull);
 }
 /* values with every byte length, extremes included */
 static uint64_t rnd_val(void) {
