@@ -1232,8 +1232,9 @@ static void *writer_main(void *arg) {
   begin_chunk(w);
   ncs_collectors_poll(collectors, 0);
   uint64_t flush_ns = (uint64_t)ncs_cfg.flush_ms * 1000000ull;
-  /* after a heartbeat alone, the next one a heartbeat period on (format.h NCS_IDLE_BEAT_MS) */
-  uint64_t idle_ns = (uint64_t)NCS_IDLE_BEAT_MS * 1000000ull > flush_ns ? (uint64_t)NCS_IDLE_BEAT_MS * 1000000ull : flush_ns;
+  /* after a heartbeat alone, the next one a heartbeat period on (format.h NCS_IDLE_BEAT_MS: 2 s,
+   * longer than any flush period, which state.c bounds at 1000 ms) */
+  const uint64_t idle_ns = (uint64_t)NCS_IDLE_BEAT_MS * 1000000ull;
   uint64_t next_flush = ncs_now_ns() + flush_ns;
   for (;;) {
     if (atomic_load_explicit(&w_idle, memory_order_relaxed)) { /* awake after an idle sleep */
