@@ -50,3 +50,29 @@ def merge(iv):
 def union(iv):
     """The union's length."""
     return sum(e - s for s, e in merge(iv))
+
+
+def lane_clips(lines):
+    """The cases in a dump where docs/METRICS.md "Communication time" lets a streaming union
+    clip a calling thread's intervals (model/ivlanes.h): a thread whose first AllReduce comes in
+    a later chunk than the first chunk that holds any, and a thread whose AllReduce calls come
+    back after two or more chunks without one. They happen when the job's threads are starved
+    (a loaded machine): the exact figure is then not promised, only its documented bound. Returns
+    one line per case (empty: the union must be exact)."""
+    chunk, first, seen, out = 0, None, {}, []
+    for line in lines:
+        if line.startswith("-- chunk "):
+            chunk += 1
+            continue
+        if not line.startswith("CALL op=AllReduce "):
+            continue
+        t = line.split(" thread=", 1)[1].split(" ", 1)[0]
+        if first is None:
+            first = chunk
+        last = seen.get(t)
+        if last is None and chunk > first:
+            out.append("thread %s first came in chunk %d, after the first chunk with calls (%d)" % (t, chunk, first))
+        elif last is not None and chunk - last > 2:
+            out.append("thread %s came back in chunk %d after chunks %d..%d without a call" % (t, chunk, last + 1, chunk - 1))
+        seen[t] = chunk
+    return out

@@ -8,7 +8,10 @@
 # the streaming union must not commit past a thread's batch still to come (model/ivlanes.h,
 # docs/METRICS.md "Communication time"). Cases: 2 threads x 1 M calls/s (the under-count
 # measured before: 0.008922 s against 0.014929 s), 4 threads with 50-ms chunks, 3 threads whose
-# rates differ (0.5, 0.8, 1.1 M calls/s: their times drift apart).
+# rates differ (0.5, 0.8, 1.1 M calls/s: their times drift apart). On a loaded machine a thread may
+# start a chunk late or pause two chunks (ivtruth.lane_clips finds it in the dump): the union may
+# then clip its calls as docs/METRICS.md says, and the check is the documented bound instead:
+# comm_s <= exact <= comm_s + comm_late.max_missing_s (2 runs in 100 at load 10 did).
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { skip "metrics exact threads: needs python3"; exit 0; }
 stub_nccl || { fail "metrics exact threads: the stub NCCL does not build"; exit 0; }
@@ -25,19 +28,29 @@ one() {
   got=$("$NCS" dump "$d"/*.ncs 2>/dev/null | python3 -c '
 import json, sys
 sys.dont_write_bytecode = True; sys.path.insert(0, sys.argv[2])
-from ivtruth import dump_calls, union
-iv, calls, maxrun = dump_calls(sys.stdin)
+from ivtruth import dump_calls, union, lane_clips
+lines = sys.stdin.readlines()
+iv, calls, maxrun = dump_calls(lines)
 tot = union(iv)
+clips = lane_clips(lines)
 r = json.load(open(sys.argv[1]))["ranks"]
-print(len(r), calls, maxrun, tot, round(r[0]["comm_s"] * 1e9) if r else -1, "late" if r and "comm_late" in r[0] else "none")
+late = r[0].get("comm_late") if r else None
+print(len(r), calls, maxrun, tot, round(r[0]["comm_s"] * 1e9) if r else -1,
+      round(late["max_missing_s"] * 1e9) if late else "none")
+print("; ".join(clips) or "none")
 ' "$d/r.json" "$ROOT/tests")
-  local nr calls maxrun exact comm late
-  read -r nr calls maxrun exact comm late <<<"$got"
+  local nr calls maxrun exact comm late clips
+  { read -r nr calls maxrun exact comm late; read -r clips; } <<<"$got"
   # the case is there: one thread's batch longer than the union's first buffer (4096 intervals)
-  if [ "$nr" = 1 ] && [ "${maxrun:-0}" -gt 4096 ] && [ "$exact" = "$comm" ] && [ "$late" = none ]; then
+  if [ "$nr" != 1 ] || [ "${maxrun:-0}" -le 4096 ]; then
+    fail "$name: files $nr, calls $calls, longest batch $maxrun (want one file, batches > 4096)"
+  elif [ "$exact" = "$comm" ] && [ "$late" = none ]; then
     pass "$name: comm_s $comm ns = the exact union of the $calls AllReduce intervals from dump (batches up to $maxrun calls), none counted late"
+  elif [ "$clips" != none ] && [ "$late" != none ] && [ "$comm" -le "$exact" ] && [ "$exact" -le $((comm + late)) ]; then
+    # a thread starved on a loaded machine: the union may clip it (docs/METRICS.md), low by at most what it counted
+    pass "$name: comm_s $comm ns <= the exact union $exact ns <= comm_s + comm_late's $late ns (not exact, as documented: $clips)"
   else
-    fail "$name: files $nr, calls $calls, longest batch $maxrun (want > 4096), comm_s $comm ns, exact union $exact ns, comm_late: $late"
+    fail "$name: calls $calls, longest batch $maxrun, comm_s $comm ns, exact union $exact ns, comm_late: $late ns, documented clip cases: $clips"
   fi
 }
 one "2 threads x 1 M calls/s" 500 -n 100000 -t 2 -r 1000000
