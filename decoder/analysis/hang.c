@@ -47,6 +47,9 @@ struct hcomm {
   uint64_t err_seq, end_t;    /* end_t: when it was aborted or revoked (monotonic) */
   int abort_op;               /* CommAbort or CommRevoke when it was, else 0 (a Destroy may follow) */
   struct hcall recent[RECENT];
+  uint64_t stamp, back;       /* on_run's: the run that last had a collective on it, and the
+                                 recent slot index written last */
+  int left;                   /* on_run's: recent calls it still takes in that run */
 };
 struct hfile {
   const char *path;
@@ -61,6 +64,7 @@ struct hfile {
   struct hcall last;          /* last CALL of any operation */
   int has_last;
   uint64_t calls;
+  uint64_t runs;              /* runs of calls read (on_run's stamp) */
   struct hbyt byt[BYTCALL];   /* recent calls, by tcall % BYTCALL */
   struct ncs_inflight pend[SNAP_MAX], snap[SNAP_MAX];
   int npend, nsnap;
@@ -210,13 +214,16 @@ static void sig_flush(struct ncs_hang *h, struct hfile *f) {
 }
 /* A collective's signature to the shared table (sig_flush). Not one of a one-rank communicator:
  * a desync is between ranks, and it has no other rank to compare with. */
-static inline __attribute__((always_inline)) void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
-  if (!c->comm_id || k->seq == 0 || c->nranks == 1) return;
+static inline int sig_wanted(const struct hcomm *c) { return c->comm_id && c->nranks != 1; }
+static inline __attribute__((always_inline)) void sig_push(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
   if (!f->ps && !(f->ps = malloc(PSIG_BATCH * sizeof *f->ps))) return;
   f->ps[f->nps++] = (struct psig){.comm_id = c->comm_id, .seq = k->seq, .nranks = c->nranks,
                                   .s = {.count = k->count, .root = k->root, .op = (uint8_t)norm_op(k->op),
                                         .dtype = (uint8_t)k->datatype, .rank = c->rank}};
   if (f->nps == PSIG_BATCH) sig_flush(h, f);
+}
+static inline __attribute__((always_inline)) void sig_check(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k) {
+  if (k->seq && sig_wanted(c)) sig_push(h, f, c, k);
 }
 
 /* ---- visitor ---- */
@@ -337,34 +344,69 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
   return 0;
 }
 
-/* A run of calls: each collective into its communicator's recent calls and the signature
- * check, in order; then the recent calls by tcall, each slot left with the last call that maps
- * to it (as writing every call in order). */
+/* on_run's calls of k's op on c's communicator from k on (to end), counted on c; the next call
+ * of another op or communicator returned. `sig`: sig_wanted(c) (0: one-rank communicators,
+ * e.g. one process's own). */
+static inline __attribute__((always_inline)) const struct ncs_call *
+coll_span(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k, const struct ncs_call *end, int sig) {
+  uint32_t op = k->op, comm = k->comm;
+  uint64_t ncoll = c->ncoll, last_seq = c->last_seq; /* (locals: sig_push's stores could be c's, to the compiler) */
+  for (; k < end && k->op == op && k->comm == comm; k++) {
+    if (!k->seq) continue;
+    if (__builtin_expect(k->rc != 0, 0) && !ncs_rc_ok(k->rc) && !c->err_rc) { c->err_rc = k->rc; c->err_op = k->op; c->err_seq = k->seq; }
+    ncoll++;
+    last_seq = k->seq > last_seq ? k->seq : last_seq;
+    if (sig) sig_push(h, f, c, k);
+  }
+  c->ncoll = ncoll;
+  c->last_seq = last_seq;
+  return k;
+}
+
+/* A run of calls: each collective counted on its communicator and its signature checked, in
+ * order; then the communicators' recent calls, written backwards from the run's end: only the
+ * last RECENT collectives of each communicator in the run, each into the slot it would have
+ * had (the earlier ones' slots are overwritten by those: writing every call in order leaves the
+ * same). Then the recent calls by tcall, each slot left with the last call that maps to it. */
 __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
   struct vctx *v = ctx;
   struct hfile *f = v->f;
+  uint64_t run = ++f->runs;
+  int ncomm = 0;                          /* communicators with a collective in the run */
+  const struct ncs_call *end = f->ncomms ? x + n : x; /* no COMM yet: none kept */
+  for (const struct ncs_call *k = x; k < end;) {
+    /* a span of one operation's calls on one communicator */
+    uint32_t op = k->op, comm = k->comm;
+    if (ncs_op_kind(op) != NCS_KIND_COLL) { while (++k < end && k->op == op) {} continue; }
+    if (!comm) { k++; continue; }
+    struct hcomm *c = f->hint < f->ncomms && f->comms[f->hint].idx == comm ? &f->comms[f->hint] : comm_of(f, comm);
+    if (!c) { while (++k < end && k->op == op && k->comm == comm) {} continue; }
+    f->hint = (int)(c - f->comms);
+    uint64_t ncoll0 = c->ncoll;
+    if (sig_wanted(c)) k = coll_span(v->h, f, c, k, end, 1);
+    else k = coll_span(v->h, f, c, k, end, 0);
+    int counted = c->ncoll != ncoll0;
+    if (counted && c->stamp != run) { c->stamp = run; c->left = RECENT; ncomm++; }
+  }
+  /* the recent calls, from the run's last collective back (c->back: the slot index written
+   * last, from ncoll down; c->left: how many more it takes), until each communicator has RECENT */
   uint32_t pop = UINT32_MAX, pcomm = 0; /* the last call's op and communicator (looked up once) */
   int coll = 0;
-  struct hcomm *c = NULL;                 /* pcomm's (comms change only between runs) */
-  for (const struct ncs_call *k = x, *end = f->ncomms ? x + n : x; k < end; k++) { /* no COMM yet: none kept */
+  struct hcomm *c = NULL;
+  for (const struct ncs_call *k = end; ncomm && k-- > x;) {
     if (k->op != pop) { pop = k->op; coll = ncs_op_kind(pop) == NCS_KIND_COLL; }
     if (!coll || !k->comm || !k->seq) continue;
-    if (k->comm != pcomm) {
-      pcomm = k->comm;
-      c = f->hint < f->ncomms && f->comms[f->hint].idx == pcomm ? &f->comms[f->hint] : comm_of(f, pcomm);
-      if (c) f->hint = (int)(c - f->comms);
-    }
-    if (!c) continue;
-    if (!ncs_rc_ok(k->rc) && !c->err_rc) { c->err_rc = k->rc; c->err_op = k->op; c->err_seq = k->seq; }
-    c->recent[c->ncoll % RECENT] = hcall_of(k);
-    c->ncoll++;
-    if (k->seq > c->last_seq) c->last_seq = k->seq;
-    sig_check(v->h, f, c, k);
+    if (k->comm != pcomm) { pcomm = k->comm; c = comm_of(f, pcomm); }
+    if (!c || !c->left) continue;
+    if (c->left == RECENT) c->back = c->ncoll;
+    c->recent[--c->back % RECENT] = hcall_of(k);
+    if (!--c->left) ncomm--;
   }
   f->calls += n;
   f->last = hcall_of(&x[n - 1]);
   f->has_last = 1;
-  const struct ncs_call *from = x, *end = x + n;
+  const struct ncs_call *from = x;
+  end = x + n;
   if (n > BYTCALL) { /* the last BYTCALL calls with consecutive tcalls fill every slot: the others are overwritten */
     const struct ncs_call *k = end - BYTCALL + 1;
     while (k < end && k->tcall == k[-1].tcall + 1) k++;
