@@ -326,30 +326,47 @@ static inline __attribute__((always_inline)) int s_call(void *ctx, const struct 
   return 0;
 }
 
-/* With the rows' keys alone, call c is like call p for s_call: every field it reads then
- * (op, communicator, count, datatype, reduction, flags, rc, whether in a group) is the same. */
-static int same_row_call(const struct ncs_call *c, const struct ncs_call *p) {
-  return c->op == p->op && ncs_u32_pair(&c->comm) == ncs_u32_pair(&p->comm) && c->count == p->count &&
-         c->redop == p->redop && c->flags == p->flags && c->rc == p->rc && !c->depth == !p->depth;
-}
+/* With the rows' keys alone, a call is like an earlier one for s_call when every field it reads
+ * then (op, communicator, count, datatype, reduction, flags, rc, whether in a group) is the
+ * same. The earlier call's, as words (struct rowkey: pairs of adjacent fields, compared by one
+ * xor each; depth and root compared whole, a stricter test: a call it fails goes through s_call,
+ * which gives the same). */
+struct rowkey { uint64_t comm_dt, redop_depth, root_rc, count; uint32_t op, flags; };
 _Static_assert(offsetof(struct ncs_call, datatype) == offsetof(struct ncs_call, comm) + 4, "comm, datatype");
+_Static_assert(offsetof(struct ncs_call, depth) == offsetof(struct ncs_call, redop) + 4, "redop, depth");
+_Static_assert(offsetof(struct ncs_call, rc) == offsetof(struct ncs_call, root) + 4, "root, rc");
+static inline struct rowkey rowkey_of(const struct ncs_call *c) {
+  return (struct rowkey){ncs_u32_pair(&c->comm), ncs_u32_pair(&c->redop), ncs_u32_pair((const uint32_t *)&c->root), c->count,
+                         c->op, c->flags};
+}
+static inline int rowkey_is(const struct rowkey *k, const struct ncs_call *c) {
+  return !((k->comm_dt ^ ncs_u32_pair(&c->comm)) | (k->redop_depth ^ ncs_u32_pair(&c->redop)) |
+           (k->root_rc ^ ncs_u32_pair((const uint32_t *)&c->root)) | (k->count ^ c->count) |
+           (uint64_t)((k->op ^ c->op) | (k->flags ^ c->flags)));
+}
 
 /* A run of CALL records (trace.h), each as s_call: one call per run, not one per record. With
- * the rows' keys alone, a call like the one before it that got its row (not captured: those are
- * counted) has that row and changes nothing s_call keeps then but the row guesses (which change
- * no result): skipped. */
+ * the rows' keys alone, a call like the latest one that got its row, not captured (a captured
+ * call is counted: with its flags, a call like it is captured too), has that row and changes
+ * nothing s_call keeps then but the row guesses (which change no result): skipped. */
 static int s_calls(void *ctx, const struct ncs_call *x, size_t n) {
   struct sfile *f = ctx;
   if (!f->rows_only) {
     for (const struct ncs_call *c = x, *end = x + n; c < end; c++) s_call(ctx, c, NULL);
     return 0;
   }
-  const struct ncs_call *p = NULL; /* the latest call that got its row */
+  struct rowkey k;
+  int have = 0; /* k: the latest call that got its row, not captured */
   for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
-    if (p && !(c->flags & NCS_CALL_F_CAPTURED) && same_row_call(c, p)) continue;
+    if (have) { /* the calls like it, in a loop of their own (k in registers) */
+      const struct rowkey kk = k;
+      while (c < end && rowkey_is(&kk, c)) c++;
+      if (c == end) break;
+    }
     f->rowed = 0;
     s_call(ctx, c, NULL);
-    p = f->rowed ? c : NULL;
+    have = f->rowed && !(c->flags & NCS_CALL_F_CAPTURED);
+    if (have) k = rowkey_of(c);
   }
   return 0;
 }
