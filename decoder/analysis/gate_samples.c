@@ -20,11 +20,6 @@
 /* how far ahead of a call's open collective the entry of a later call is fetched (open_get) */
 #define GS_AHEAD 16
 
-/* A collective call as the shared windows take it (take_call): a local of ncs_gsamples_calls,
- * its narrow values held in full words (built from 16- and 8-bit stores, an op and bucket read
- * back as one 32-bit word was a store-forwarding stall a call: +0.5 s CPU at 1024 ranks) */
-struct gs_call { uint64_t comm_id, seq, idx; int64_t start, ns; double bb; int file; uint32_t nranks, op, bucket, gpu; };
-
 struct ncs_gs_file {
   struct ncs_gsamples *g;
   int file;
@@ -40,18 +35,23 @@ struct ncs_gs_file {
   double comm_ns[FINE_MAX]; /* communication time in each fine block from t0 */
 };
 
-/* A collective whose ranks are still coming in: the quickest call so far (its bus bytes and
- * time in ns; its busbw, the time in us and the logarithms are taken when it becomes a sample:
- * ns orders the calls as us would, without a division a call). seen 0: no collective open at
- * that seq. */
+/* A collective whose ranks are still coming in (24 bytes: every later file's call of it reads
+ * and updates one, so a window of a run's seqs is walked once a file; 40 bytes before): the
+ * quickest call so far, as key = (not GPU-timed) << 63 | its time in ns (ns > 0: one compare
+ * orders GPU-timed first, then the least time; its busbw, the time in us and the logarithms are
+ * taken when it becomes a sample: ns orders the calls as us would, without a division a call),
+ * its ranks still to come (rem 0: no collective open at that seq). What only the quickest call
+ * changes (its bus bytes, its file for ties) sits in a ring of its own (ncs_gs_quick). */
 struct ncs_gs_open {
-  double bb;
-  int64_t ns;
   int64_t start;  /* the earliest start of its ranks' calls: the collective's time */
-  int file;       /* the file of the quickest call (ties: the lowest file) */
-  uint32_t seen, nranks;
+  uint64_t key;
+  uint32_t rem;
   uint16_t op;
-  uint8_t bucket, gpu;
+  uint8_t bucket;
+};
+struct ncs_gs_quick {
+  double bb;      /* the quickest call's bus bytes */
+  int file;       /* its file (ties of key: the lowest file) */
 };
 
 /* One communicator's open collectives, indexed by seq: the window [lo, hi) of seqs from the
@@ -63,6 +63,7 @@ struct ncs_gs_comm {
   uint64_t comm_id, lo, hi;
   size_t cap;
   struct ncs_gs_open *e;
+  struct ncs_gs_quick *q; /* [cap], at the same places as e */
 };
 
 struct ncs_gsamples *ncs_gsamples_new(int nfiles) {
@@ -85,7 +86,7 @@ void ncs_gsamples_free(struct ncs_gsamples *g) {
     free(g->file[i]);
   }
   free(g->file);
-  for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
+  for (int i = 0; i < g->ncomm; i++) { free(g->comm[i].e); free(g->comm[i].q); }
   free(g->comm);
   free(g->cidx);
   pthread_mutex_destroy(&g->mu);
@@ -265,21 +266,23 @@ static __attribute__((noinline)) struct ncs_gs_comm *comm_find(struct ncs_gsampl
 /* Copies the ring's window into a ring of nc entries (nc >= the window, a power of two). */
 static int ring_resize(struct ncs_gs_comm *c, size_t nc) {
   struct ncs_gs_open *t = calloc(nc, sizeof *t);
-  if (!t) return -1;
-  for (uint64_t s = c->lo; s < c->hi; s++) t[s & (nc - 1)] = c->e[s & (c->cap - 1)];
-  free(c->e);
-  c->e = t; c->cap = nc;
+  struct ncs_gs_quick *q = t ? calloc(nc, sizeof *q) : NULL;
+  if (!q) { free(t); return -1; }
+  for (uint64_t s = c->lo; s < c->hi; s++) {
+    t[s & (nc - 1)] = c->e[s & (c->cap - 1)];
+    q[s & (nc - 1)] = c->q[s & (c->cap - 1)];
+  }
+  free(c->e); free(c->q);
+  c->e = t; c->q = q; c->cap = nc;
   return 0;
 }
 
-/* The open collective (comm_id, seq), a new one (seen 0) when absent; NULL when the windows of
+/* The open collective (comm_id, seq), a new one (rem 0) when absent; NULL when the windows of
  * all communicators together would pass NCS_GS_OPEN seqs, or out of memory. */
 static struct ncs_gs_open *open_widen(struct ncs_gsamples *g, struct ncs_gs_comm *c, uint64_t seq);
 static inline __attribute__((always_inline)) struct ncs_gs_open *open_get(struct ncs_gsamples *g, struct ncs_gs_comm *c,
                                                                          uint64_t seq) {
-  if (seq == UINT64_MAX) return NULL;
-  if (c->lo == c->hi) c->lo = c->hi = seq; /* empty window: start it at seq */
-  if (seq >= c->lo && seq < c->hi) {
+  if (seq - c->lo < c->hi - c->lo) { /* lo <= seq < hi (an empty window holds none) */
     /* a file's next calls take the entries after this one: fetched ahead, as the window (a
      * run's seqs between the slowest file and the fastest: megabytes when whole files are read
      * in turn) is mostly out of cache when a file walks it */
@@ -288,8 +291,10 @@ static inline __attribute__((always_inline)) struct ncs_gs_open *open_get(struct
   }
   return open_widen(g, c, seq);
 }
-/* (open_get) seq outside c's window: the window widened to it */
+/* (open_get) seq outside c's window: the window widened to it (an empty one starts at seq) */
 static __attribute__((noinline)) struct ncs_gs_open *open_widen(struct ncs_gsamples *g, struct ncs_gs_comm *c, uint64_t seq) {
+  if (seq == UINT64_MAX) return NULL;
+  if (c->lo == c->hi) c->lo = c->hi = seq;
   uint64_t lo = seq < c->lo ? seq : c->lo, hi = seq < c->hi ? c->hi : seq + 1;
   uint64_t grow = (hi - lo) - (c->hi - c->lo);
   if (hi - lo > (uint64_t)NCS_GS_OPEN || g->open_span + grow > (uint64_t)NCS_GS_OPEN) return NULL;
@@ -307,11 +312,19 @@ static __attribute__((noinline)) struct ncs_gs_open *open_widen(struct ncs_gsamp
 /* Closes an entry of c; the window's ends move in past the empty entries (every entry outside
  * the window is empty). */
 static void open_del(struct ncs_gsamples *g, struct ncs_gs_comm *c, struct ncs_gs_open *o) {
-  o->seen = 0;
+  o->rem = 0;
   uint64_t span0 = c->hi - c->lo;
-  while (c->lo < c->hi && !c->e[c->lo & (c->cap - 1)].seen) c->lo++;
-  while (c->hi > c->lo && !c->e[(c->hi - 1) & (c->cap - 1)].seen) c->hi--;
+  while (c->lo < c->hi && !c->e[c->lo & (c->cap - 1)].rem) c->lo++;
+  while (c->hi > c->lo && !c->e[(c->hi - 1) & (c->cap - 1)].rem) c->hi--;
   g->open_span -= span0 - (c->hi - c->lo);
+}
+
+/* The time in ns of an open collective's quickest call (its key less the GPU bit). */
+#define KEY_NS(k) ((int64_t)((k) & ~(1ull << 63)))
+
+/* An open collective of c as a sample (its quickest call's bus bytes and time). */
+static void open_sample(struct ncs_gsamples *g, const struct ncs_gs_comm *c, const struct ncs_gs_open *o, uint64_t seq) {
+  row_add(g, o->op, o->bucket, c->q[seq & (c->cap - 1)].bb, KEY_NS(o->key), o->start, key_coll(c->comm_id, seq));
 }
 
 void ncs_gsamples_finish(struct ncs_gsamples *g) {
@@ -327,11 +340,11 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
     struct ncs_gs_comm *c = &g->comm[ord ? ord[k] : k];
     for (uint64_t s = c->lo; s < c->hi; s++) {
       const struct ncs_gs_open *o = &c->e[s & (c->cap - 1)];
-      if (o->seen) row_add(g, o->op, o->bucket, o->bb, o->ns, o->start, key_coll(c->comm_id, s));
+      if (o->rem) open_sample(g, c, o, s);
     }
   }
   free(ord);
-  for (int i = 0; i < g->ncomm; i++) free(g->comm[i].e);
+  for (int i = 0; i < g->ncomm; i++) { free(g->comm[i].e); free(g->comm[i].q); }
   free(g->comm);
   free(g->cidx);
   g->comm = NULL; g->cidx = NULL; g->ncomm = 0; g->cidx_cap = 0; g->open_span = 0; g->last = -1;
@@ -344,29 +357,37 @@ void ncs_gsamples_finish(struct ncs_gsamples *g) {
  * moves the rings, and its answer replaces this one). */
 struct gs_last { uint64_t comm_id; struct ncs_gs_comm *c; };
 
-/* One collective call: a sample, or its collective's ranks lined up (caller holds g->mu). */
-static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct gs_call *x, struct gs_last *k) {
+/* One call that moved data and took time (caller holds g->mu): a sample, or its collective's
+ * ranks lined up. coll: a collective of a communicator of several ranks; key as an open
+ * collective's (ncs_gs_open); idx: the call's index in its file (a sample's identity). */
+static inline __attribute__((always_inline)) void take_call(struct ncs_gsamples *g, const struct ncs_jev *e, int coll,
+                                                            uint64_t key, int file, uint64_t idx, struct gs_last *k) {
+  const struct ncs_call *c = e->c;
+  uint32_t op = c->op, bucket = (uint8_t)e->bucket;
+  uint64_t seq = c->seq;
   struct ncs_gs_comm *cm = NULL;
   struct ncs_gs_open *o = NULL;
-  if (x->nranks > 1) {
-    if (!k->c || k->comm_id != x->comm_id) { k->c = comm_get(g, x->comm_id); k->comm_id = x->comm_id; }
-    if ((cm = k->c)) o = open_get(g, cm, x->seq);
+  if (coll) {
+    if (!k->c || k->comm_id != e->comm_id) { k->c = comm_get(g, e->comm_id); k->comm_id = e->comm_id; }
+    if ((cm = k->c)) o = open_get(g, cm, seq);
   }
-  if (!o || (o->seen && (o->op != x->op || o->bucket != x->bucket))) { /* its own sample (or not lined up) */
-    row_add(g, x->op, x->bucket, x->bb, x->ns, x->start, key_call(x->file, x->idx));
+  if (!o || (o->rem && (o->op != op || o->bucket != bucket))) { /* its own sample (or not lined up) */
+    row_add(g, op, (int)bucket, e->busbytes, KEY_NS(key), e->start, key_call(file, idx));
     return;
   }
-  if (!o->seen) {
-    o->op = x->op; o->bucket = x->bucket; o->nranks = x->nranks; o->bb = x->bb; o->ns = x->ns; o->gpu = x->gpu;
-    o->start = x->start; o->file = x->file;
-  } else {
-    if (x->start < o->start) o->start = x->start;
-    if ((x->gpu && !o->gpu) || (x->gpu == o->gpu && (x->ns < o->ns || (x->ns == o->ns && x->file < o->file)))) {
-      o->bb = x->bb; o->ns = x->ns; o->gpu = x->gpu; o->file = x->file; /* the rank that waited least */
-    }
+  struct ncs_gs_quick *q = &cm->q[seq & (cm->cap - 1)];
+  if (!o->rem) {
+    *o = (struct ncs_gs_open){.start = e->start, .key = key, .rem = (uint32_t)e->nranks - 1, .op = (uint16_t)op,
+                              .bucket = (uint8_t)bucket};
+    *q = (struct ncs_gs_quick){.bb = e->busbytes, .file = file};
+    return; /* nranks > 1: more to come */
   }
-  if (++o->seen >= o->nranks) {
-    row_add(g, o->op, o->bucket, o->bb, o->ns, o->start, key_coll(x->comm_id, x->seq));
+  if (e->start < o->start) o->start = e->start;
+  if (key < o->key || (key == o->key && file < q->file)) { /* the rank that waited least */
+    o->key = key; q->bb = e->busbytes; q->file = file;
+  }
+  if (!--o->rem) {
+    open_sample(g, cm, o, seq);
     open_del(g, cm, o);
   }
 }
@@ -381,41 +402,45 @@ void ncs_gsamples_done(struct ncs_gsamples *g, int file) {
   pthread_mutex_unlock(&g->mu);
 }
 
-/* One call of file f (NULL: not attached) into its union and its batch. */
-/* (ncs_gsamples_calls, first pass) a call's interval into its file's union, per calling thread
- * (ivlanes.h) */
-static inline __attribute__((always_inline)) void gs_union(struct ncs_gs_file *f, const struct ncs_jev *e) {
-  int kind = ncs_op_kind(e->c->op);
-  if ((kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) || e->end <= e->start) return;
-  ncs_ivu_add(&f->u, e->c->thread, TO_U(e->start), TO_U(e->end));
-  if (e->end > f->t_end) f->t_end = e->end;
-}
+/* The op ids of collectives and of collectives or point-to-point calls, as bits (ops.h) */
+#define GS_COLL_(id, Name, kind, bw) | ((kind) == NCS_KIND_COLL ? 1ull << (id) : 0)
+#define GS_MOVE_(id, Name, kind, bw) | ((kind) == NCS_KIND_COLL || (kind) == NCS_KIND_P2P ? 1ull << (id) : 0)
+static const uint64_t COLL_OPS = 0 NCCLSCOPE_OPS(GS_COLL_), MOVE_OPS = 0 NCCLSCOPE_OPS(GS_MOVE_);
+_Static_assert(NCS_OP_LIMIT <= 64, "op ids fit the masks' 64 bits");
+#define IS_MOVE(op) ((op) < 64 && (MOVE_OPS >> (op) & 1))
 
-/* (ncs_gsamples_calls, second pass) a call that moved data and took time to the windows: taken
- * at once, g->mu held from the run's first such call on (*locked) */
-static inline __attribute__((always_inline)) void gs_take(struct ncs_gsamples *g, struct ncs_gs_file *f, int file,
-                                                          const struct ncs_jev *e, int *locked, struct gs_last *k) {
-  const struct ncs_call *c = e->c;
-  int kind = ncs_op_kind(c->op);
-  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) return;
-  uint64_t idx = f ? f->ncall++ : c->seq ^ (uint64_t)e->start;
-  /* bus bytes > 0: an op with a busbw rule (model/rules.h) */
-  if (e->end <= e->start || !(e->busbytes > 0) || c->op >= NCS_OP_LIMIT) return;
-  struct gs_call x = {.comm_id = e->comm_id, .seq = c->seq, .idx = idx, .start = e->start, .ns = e->end - e->start,
-                      .bb = e->busbytes, .file = file,
-                      .nranks = kind == NCS_KIND_COLL && e->nranks > 1 ? (uint32_t)e->nranks : 1,
-                      .op = (uint16_t)c->op, .bucket = (uint8_t)e->bucket, .gpu = (uint8_t)e->has_gpu};
-  if (!*locked) { pthread_mutex_lock(&g->mu); *locked = 1; }
-  take_call(g, &x, k);
-}
-
+/* A run's calls in two passes over its collective and point-to-point calls: the first (no lock)
+ * takes their intervals into the file's union (per calling thread, ivlanes.h), the second
+ * numbers them (a call's index in its file) and takes the ones that moved data and took time
+ * (bus bytes > 0: an op with a busbw rule, model/rules.h) to the windows under g->mu. */
 void ncs_gsamples_calls(struct ncs_gsamples *g, int file, const struct ncs_jev *e, size_t n) {
   struct ncs_gs_file *f = file >= 0 && file < g->nfile ? g->file[file] : NULL;
+  uint64_t idx = 0;
+  if (f) {
+    int64_t t_end = f->t_end;
+    for (size_t i = 0; i < n; i++) {
+      const struct ncs_jev *x = &e[i];
+      if (!IS_MOVE(x->c->op) || x->end <= x->start) continue;
+      ncs_ivu_add(&f->u, x->c->thread, TO_U(x->start), TO_U(x->end));
+      if (x->end > t_end) t_end = x->end;
+    }
+    f->t_end = t_end;
+    idx = f->ncall;
+  }
   int locked = 0;
   struct gs_last k = {0, NULL};
-  if (f) for (size_t i = 0; i < n; i++) gs_union(f, &e[i]);
-  for (size_t i = 0; i < n; i++) gs_take(g, f, file, &e[i], &locked, &k);
+  for (size_t i = 0; i < n; i++) {
+    const struct ncs_jev *x = &e[i];
+    uint32_t op = x->c->op;
+    if (!IS_MOVE(op)) continue;
+    uint64_t id = f ? idx++ : x->c->seq ^ (uint64_t)x->start;
+    if (x->end <= x->start || !(x->busbytes > 0)) continue;
+    if (!locked) { pthread_mutex_lock(&g->mu); locked = 1; }
+    take_call(g, x, (COLL_OPS >> op & 1) && x->nranks > 1, (uint64_t)!x->has_gpu << 63 | (uint64_t)(x->end - x->start),
+              file, id, &k);
+  }
   if (locked) pthread_mutex_unlock(&g->mu);
+  if (f) f->ncall = idx;
 }
 
 int ncs_gsamples_shares(const struct ncs_gsamples *g, double **out) {
