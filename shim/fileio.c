@@ -26,6 +26,12 @@
  *     signals blocked while it holds it.
  *   - A guarded write (ncs_fio_pwrite_if) checks the file's identity (statx) and writes in the
  *     same visit: a chunk is one visit, not two.
+ *   - The writer may post a guarded write and not wait for it (ncs_fio_post_pwrite_if): it
+ *     collects the answer later (ncs_fio_collect), so an idle heartbeat costs the writer no
+ *     second wake-up. The mailbox is free for any other request once that write is served: a
+ *     caller first waits for the request in service, then posts its own. The file thread wakes
+ *     a caller only when one sleeps on the answer (`sleepers`): a posted write's answer is
+ *     taken without a system call. Only the writer posts; one posted write at a time.
  *   - ncs_fio_run (writer thread) runs a sequence of the shim's calls in one visit: the
  *     ncs_fio_* calls made on the file thread are the plain calls there (linkat through
  *     /proc/thread-self), and its ncs_debug lines are kept for the writer to print after the
@@ -74,6 +80,13 @@ static struct {
   int (*fn)(void *);         /* OP_RUN */
   long ret;
   int err;
+  _Atomic int sleepers;      /* callers asleep on `done` (the file thread wakes them) */
+  int posted;                /* the request in service was posted (ncs_fio_post_pwrite_if): its answer goes to post_* */
+  int post_out;              /* writer thread: a posted write not collected yet */
+  uint32_t post_req;         /* its request number */
+  long post_ret;
+  int post_err;
+  struct ncs_fio_ident post_want; /* the posted write's identity check (the poster's copy may be gone) */
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
 static __thread int on_file_thread; /* this thread is the file thread: ncs_fio_* are plain calls */
 static struct ncs_debug_sink fio_debug; /* the file thread's ncs_debug lines (OP_RUN's fn) */
@@ -85,6 +98,17 @@ static void fwait(_Atomic uint32_t *w, uint32_t v, long ms) {
   syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, ms ? &ts : NULL, NULL, 0);
 }
 static void fwake(_Atomic uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0); }
+/* Sleeps until request `my` is served. `sleepers` counted before `done` is looked at again, and
+ * the file thread looks at `sleepers` after storing `done` (both seq_cst): one of the two sees
+ * the other, so no wake-up is lost and none is made for nobody. */
+static void wait_done(uint32_t my) {
+  uint32_t d;
+  while ((int32_t)((d = atomic_load_explicit(&F.done, memory_order_acquire)) - my) < 0) {
+    atomic_fetch_add_explicit(&F.sleepers, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&F.done, memory_order_seq_cst) == d) fwait(&F.done, d, 0);
+    atomic_fetch_sub_explicit(&F.sleepers, 1, memory_order_relaxed);
+  }
+}
 #define IDENT_MASK (STATX_INO | STATX_SIZE | STATX_TYPE | STATX_BTIME | STATX_NLINK)
 /* *id from a statx of IDENT_MASK: 0, or -1 when the file is not a regular file. */
 static int ident_of(const struct statx *sx, struct ncs_fio_ident *id) {
@@ -167,9 +191,14 @@ static void *fio_main(void *arg) {
     uint32_t r = atomic_load_explicit(&F.req, memory_order_acquire);
     if (r == seen) { fwait(&F.req, seen, 0); continue; }
     serve();
+    if (F.posted) { /* nobody waits for it: its answer kept for ncs_fio_collect */
+      F.post_ret = F.ret;
+      F.post_err = F.err;
+      F.posted = 0;
+    }
     seen = r;
-    atomic_store_explicit(&F.done, r, memory_order_release);
-    fwake(&F.done);
+    atomic_store_explicit(&F.done, r, memory_order_seq_cst);
+    if (atomic_load_explicit(&F.sleepers, memory_order_seq_cst)) fwake(&F.done); /* no sleeper: no system call */
   }
   return NULL;
 }
@@ -211,8 +240,16 @@ direct:;
   return 0;
 }
 
+/* 1 when this process's file thread runs and may be asked. The writer thread (`patient`) lives
+ * only in the process that started it (a fork child has no writer; its forking thread is not
+ * patient): no getpid for it, two system calls fewer per chunk. */
+static int served_here(int st) {
+  return (st == ST_PRIVATE || st == ST_SHARED) && (patient || atomic_load(&F.pid) == (int)syscall(SYS_getpid));
+}
+
 int ncs_fio_private(void) {
-  return atomic_load(&F.state) == ST_PRIVATE && atomic_load(&F.pid) == (int)syscall(SYS_getpid);
+  int st = atomic_load(&F.state);
+  return st == ST_PRIVATE && served_here(st);
 }
 
 int ncs_fio_atfork_child(void) {
@@ -223,6 +260,9 @@ int ncs_fio_atfork_child(void) {
     F.mu = fresh;
     atomic_store(&F.req, 0);
     atomic_store(&F.done, 0);
+    atomic_store(&F.sleepers, 0);
+    F.posted = 0;
+    F.post_out = 0; /* the parent's writer collects its own */
     atomic_store(&F.pid, 0);
     atomic_store(&F.state, ST_NONE);
   }
@@ -236,8 +276,7 @@ int ncs_fio_atfork_child(void) {
  * or -1 with ETIMEDOUT when an impatient caller found the file thread busy for too long. */
 static long call(int op, int fd, int i1, long l1, long l2, const void *p1, void **p2) {
   if (on_file_thread) return NOT_SERVED; /* inside an OP_RUN: the plain call, here */
-  int st = atomic_load(&F.state);
-  if ((st != ST_PRIVATE && st != ST_SHARED) || atomic_load(&F.pid) != (int)syscall(SYS_getpid)) return NOT_SERVED;
+  if (!served_here(atomic_load(&F.state))) return NOT_SERVED;
   sigset_t all, old;
   if (!patient) { /* a job's thread: no handler of the job's runs while it holds the mailbox */
     sigfillset(&all);
@@ -254,14 +293,12 @@ static long call(int op, int fd, int i1, long l1, long l2, const void *p1, void 
   } else {
     pthread_mutex_lock(&F.mu);
   }
+  wait_done(atomic_load(&F.req)); /* a posted write in service: the mailbox is still its */
   F.op = op; F.fd = fd; F.i1 = i1; F.l1 = l1; F.l2 = l2; F.p1 = p1; F.p2 = p2 ? *p2 : NULL;
   uint32_t my = atomic_load(&F.req) + 1;
   atomic_store_explicit(&F.req, my, memory_order_release);
   fwake(&F.req);
-  uint32_t d;
-  while ((d = atomic_load_explicit(&F.done, memory_order_acquire)) != my) {
-    fwait(&F.done, d, 0);
-  }
+  wait_done(my);
   long r = F.ret;
   int e = F.err;
   if (p2) *p2 = F.p2;
@@ -293,6 +330,31 @@ ssize_t ncs_fio_pwrite_if(int fd, const void *buf, size_t n, off_t off, const st
     return -1;
   }
   return pwrite(fd, buf, n, off);
+}
+int ncs_fio_post_pwrite_if(int fd, const void *buf, size_t n, off_t off, const struct ncs_fio_ident *want) {
+  if (on_file_thread || !patient || F.post_out || !served_here(atomic_load(&F.state))) return -1;
+  pthread_mutex_lock(&F.mu);
+  wait_done(atomic_load(&F.req));
+  F.post_want = *want;
+  F.op = OP_PWRITE_IF; F.fd = fd; F.l1 = (long)n; F.l2 = (long)off; F.p1 = buf; F.p2 = &F.post_want;
+  F.posted = 1;
+  uint32_t my = atomic_load(&F.req) + 1;
+  F.post_req = my;
+  F.post_out = 1;
+  atomic_store_explicit(&F.req, my, memory_order_release);
+  fwake(&F.req);
+  pthread_mutex_unlock(&F.mu);
+  return 0;
+}
+ssize_t ncs_fio_collect(void) {
+  if (!F.post_out) {
+    errno = EINVAL;
+    return -1;
+  }
+  wait_done(F.post_req); /* served long ago, as a rule: no system call */
+  F.post_out = 0;
+  errno = F.post_err;
+  return (ssize_t)F.post_ret;
 }
 int ncs_fio_ftruncate(int fd, off_t len) {
   long r = call(OP_FTRUNCATE, fd, 0, (long)len, 0, NULL, NULL);

@@ -44,6 +44,13 @@ __attribute__((visibility("hidden"))) int ncs_fio_same_file(const struct ncs_fio
  * ESTALE and nothing written. */
 __attribute__((visibility("hidden"))) ssize_t ncs_fio_pwrite_if(int fd, const void *buf, size_t n, off_t off,
                                                                 const struct ncs_fio_ident *want);
+/* ncs_fio_pwrite_if posted and not waited for (writer thread only, one at a time): 0 when the
+ * file thread has it, -1 when there is none to ask (make the call itself). buf stays untouched
+ * until ncs_fio_collect, which returns the write's answer (libc's convention), waiting for it
+ * only if it is not served yet; every other request waits for the posted one first. */
+__attribute__((visibility("hidden"))) int ncs_fio_post_pwrite_if(int fd, const void *buf, size_t n, off_t off,
+                                                                 const struct ncs_fio_ident *want);
+__attribute__((visibility("hidden"))) ssize_t ncs_fio_collect(void);
 __attribute__((visibility("hidden"))) int ncs_fio_fchmod(int fd, mode_t mode);
 /* linkat of the descriptor's unnamed file (O_TMPFILE) to path, through /proc/thread-self */
 __attribute__((visibility("hidden"))) int ncs_fio_link(int fd, const char *path);

@@ -40,6 +40,10 @@
  *     meanwhile the first push on any ring (ncs_rings_arm) and any record (ncs_emit) wake the
  *     writer, and what they brought is written within a flush period. A process stuck inside
  *     a call keeps the flush period (its INFLIGHT records make the chunk no heartbeat alone).
+ *     Such a heartbeat, written on the writer's own time (no sync, stop or exec waits for it),
+ *     is posted to the file thread (fileio.h ncs_fio_post_pwrite_if) and the writer sleeps at
+ *     once; the answer is taken first thing at its next pass (settle_beat), which finishes the
+ *     chunk as a synchronous write does: one wake-up of the writer per heartbeat, not two.
  *   - Each pass makes the rings' next pages present (ncs_rings_tend) before it drains them; the
  *     thread asks the kernel for the shortest time slice (writer_short_slice), so that it runs
  *     soon after a wake-up on a busy machine, its CPU share unchanged. */
@@ -154,6 +158,7 @@ struct writer {
   uint64_t chunk_index, dropped_total;
   uint64_t calls;          /* calls in the chunk being built (ring slots encoded) */
   int quiet;               /* the last chunk flushed was a heartbeat alone: a CLOCK, nothing in flight */
+  size_t beat_out;         /* bytes of a heartbeat whose write is posted, not collected (0: none; settle_beat) */
   uint64_t chunk_drops[NCS_DROP_REASON_LIMIT]; /* what the chunk's DROP records count, by reason */
   uint64_t carry[NCS_DROP_REASON_LIMIT]; /* drops to write again: the DROP records of lost chunks,
                                             and the lost chunks themselves (3: records, 7: calls) */
@@ -465,17 +470,27 @@ static int keep_own_fd(struct writer *w) {
   return -1;
 }
 
+/* The answer of a write made earlier (a heartbeat's, posted: settle_beat). */
+struct answer { ssize_t ret; int err; };
+
 /* Writes a whole chunk at the end of the last one (good_off), its first write only while the
  * file is still the trace as the writer left it (fileio.h, ncs_fio_pwrite_if: checked in the
  * write's own visit of the file thread); high_off tracks the furthest byte written, even on
- * failure. Returns 0, or -1 with errno (ESTALE: not the trace's file any more, nothing
- * written). */
-static int write_all(struct writer *w, const uint8_t *p, size_t n) {
+ * failure. `posted`: that first write was made already (its answer), else NULL. Returns 0, or
+ * -1 with errno (ESTALE: not the trace's file any more, nothing written). */
+static int write_all(struct writer *w, const uint8_t *p, size_t n, const struct answer *posted) {
   off_t off = w->good_off;
   struct ncs_fio_ident want = expected(w);
   int first = 1;
   while (n) {
-    ssize_t k = first ? ncs_fio_pwrite_if(w->fd, p, n, off, &want) : ncs_fio_pwrite(w->fd, p, n, off);
+    ssize_t k;
+    if (posted) {
+      k = posted->ret;
+      errno = posted->err;
+      posted = NULL;
+    } else {
+      k = first ? ncs_fio_pwrite_if(w->fd, p, n, off, &want) : ncs_fio_pwrite(w->fd, p, n, off);
+    }
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return -1;
     first = 0;
@@ -635,7 +650,7 @@ static int short_final(struct writer *w) {
   uint32_t flags = NCS_CHUNK_F_FINAL | (w->reopened ? NCS_CHUNK_F_REOPENED : 0);
   size_t c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
                             w->chunk_index, w->dropped_total, flags);
-  if (!c || c > RESERVE || reserve(w, c, 0) != 0 || write_all(w, w->cbuf, c) != 0) {
+  if (!c || c > RESERVE || reserve(w, c, 0) != 0 || write_all(w, w->cbuf, c, NULL) != 0) {
     cut_to_good(w);
     memcpy(w->carry, carried, sizeof carried);
     return -1;
@@ -713,7 +728,7 @@ static int write_segment(struct writer *w) {
   size_t n = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, segbuf, b.len, nrec, w->chunk_index,
                             w->dropped_total, NCS_CHUNK_F_SEGMENT);
   if (!n || reserve(w, n, RESERVE) != 0) return -1;
-  if (write_all(w, w->cbuf, n) != 0) {
+  if (write_all(w, w->cbuf, n, NULL) != 0) {
     cut_to_good(w);
     return -1;
   }
@@ -796,7 +811,8 @@ static void keep_after_chunk(struct writer *w, int force) {
  * w->quiet: the next comes a heartbeat period later (format.h NCS_IDLE_BEAT_MS, 2 s), or
  * within a flush period of the next push or record, which wake the writer then (writer_sleep:
  * an idle process costs one wake-up and one file-thread request per 2 s, not per 500 ms). */
-static void flush_chunk(struct writer *w, uint32_t end) {
+static void finish_chunk(struct writer *w, size_t c, int final, int exec, int full, const struct answer *posted);
+static void flush(struct writer *w, uint32_t end, int may_post) {
   int final = (end & NCS_CHUNK_F_FINAL) != 0, exec = (end & NCS_CHUNK_F_EXEC) != 0;
   add_inflight(w);
   w->quiet = w->records == 0; /* no record, no call in flight (host or GPU) */
@@ -806,7 +822,8 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     zipped = ncs_rowzip_end(w->raw.len);
     w->zipping = 0;
   }
-  int ok = 0, full = 0;
+  int full = 0;
+  size_t c = 0;
   int fresh = w->fd < 0 && w->cbuf && open_file(w) == 0; /* this chunk starts a file */
   if (w->fd < 0 && !fresh) full = errno == ENOSPC || errno == EDQUOT; /* no file: it could not be made */
   /* a descriptor in the job's table (unshare refused) may have become one of the job's files:
@@ -816,7 +833,6 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     /* no way to write this chunk (it does not start with what a new file needs): lost, counted */
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
     uint32_t flags = end | (w->reopened ? NCS_CHUNK_F_REOPENED : 0) | (w->quiet && !final && !exec ? NCS_CHUNK_F_IDLE : 0);
-    size_t c = 0;
     if (zipped && zipped <= NCS_CHUNK_MAX_PAYLOAD) {
       ncs_chunk_header(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)zipped, (uint32_t)w->raw.len, w->records,
                        w->chunk_index, w->dropped_total, flags);
@@ -832,26 +848,45 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     if (c && ncs_cfg.keep_bytes && w->nseg > 1) drop_old(w, ncs_now_ns(), c + w->seg_chunk, 0);
     /* bounded, on a file system that cannot free its oldest segments: the size bound holds */
     if (c && w->keep_stuck && ncs_cfg.keep_bytes && (uint64_t)w->good_off + c > ncs_cfg.keep_bytes) c = 0;
-    if (c) {
-      /* a failed write is tried once more (a disk may have freed space); bytes of a partial
-       * chunk beyond the good end would read as damage: they are cut */
-      for (int attempt = 0; attempt < 2 && !ok; attempt++) {
-        errno = 0;
-        if (write_all(w, w->cbuf, c) == 0) {
-          w->prev_off = w->good_off;
-          w->good_off += (off_t)c;
-          w->chunk_index++;
-          w->reopened = 0;
-          ok = 1;
-          if (final || exec) ncs_rings_remove(); /* a complete trace: nothing left to recover */
-          else if (keeping()) keep_after_chunk(w, 0);
-        } else if (errno == ENOSPC || errno == EDQUOT) {
-          full = 1;
-        } else if (errno == ESTALE && (keep_own_fd(w) != 0 || w->fd < 0)) {
-          break; /* not the trace's file any more, and a new one follows: this chunk is lost */
-        }
-        cut_to_good(w);
+    /* a heartbeat alone on the writer's own time (nobody waits for it): its write is posted and
+     * its answer taken at the writer's next pass (settle_beat), so the writer does not wake a
+     * second time, for the file thread's answer, in every heartbeat period */
+    if (c && may_post && (flags & NCS_CHUNK_F_IDLE)) {
+      struct ncs_fio_ident want = expected(w);
+      if (ncs_fio_post_pwrite_if(w->fd, w->cbuf, c, w->good_off, &want) == 0) {
+        w->beat_out = c;
+        return;
       }
+    }
+  }
+  finish_chunk(w, c, final, exec, full, NULL);
+}
+static void flush_chunk(struct writer *w, uint32_t end) { flush(w, end, 0); }
+
+/* Writes the packed chunk (c bytes of w->cbuf; 0: it cannot be), or counts its records lost;
+ * then the next chunk begins. posted: the answer of its first write, made already (a heartbeat
+ * posted), else NULL. */
+static void finish_chunk(struct writer *w, size_t c, int final, int exec, int full, const struct answer *posted) {
+  int ok = 0;
+  if (c) {
+    /* a failed write is tried once more (a disk may have freed space); bytes of a partial
+     * chunk beyond the good end would read as damage: they are cut */
+    for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+      errno = 0;
+      if (write_all(w, w->cbuf, c, attempt ? NULL : posted) == 0) {
+        w->prev_off = w->good_off;
+        w->good_off += (off_t)c;
+        w->chunk_index++;
+        w->reopened = 0;
+        ok = 1;
+        if (final || exec) ncs_rings_remove(); /* a complete trace: nothing left to recover */
+        else if (keeping()) keep_after_chunk(w, 0);
+      } else if (errno == ENOSPC || errno == EDQUOT) {
+        full = 1;
+      } else if (errno == ESTALE && (keep_own_fd(w) != 0 || w->fd < 0)) {
+        break; /* not the trace's file any more, and a new one follows: this chunk is lost */
+      }
+      cut_to_good(w);
     }
   }
   if (!ok) {
@@ -877,6 +912,20 @@ static void flush_chunk(struct writer *w, uint32_t end) {
     if (ncs_fio_fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, w->good_off, RESERVE + (off_t)RAW_CAP) != 0 && errno == EINTR) {}
   }
   begin_chunk(w);
+}
+
+/* The heartbeat posted at the last pass (flush): its answer taken (as a rule long there: no
+ * system call), and the chunk finished as a written one is (a failed write tried again, or
+ * its record counted lost). First thing in every pass: nothing touches the file, the chunk
+ * buffer or the chunk's counts before. */
+static void settle_beat(struct writer *w) {
+  if (!w->beat_out) return;
+  size_t c = w->beat_out;
+  w->beat_out = 0;
+  struct answer a;
+  a.ret = ncs_fio_collect();
+  a.err = errno;
+  finish_chunk(w, c, 0, 0, 0, &a);
 }
 
 /* Makes room for `need` bytes in the chunk, writing it out first when needed. */
@@ -1237,6 +1286,7 @@ static void *writer_main(void *arg) {
   const uint64_t idle_ns = (uint64_t)NCS_IDLE_BEAT_MS * 1000000ull;
   uint64_t next_flush = ncs_now_ns() + flush_ns;
   for (;;) {
+    settle_beat(w);
     if (atomic_load_explicit(&w_idle, memory_order_relaxed)) { /* awake after an idle sleep */
       atomic_store(&w_idle, 0);
       ncs_rings_disarm();
@@ -1278,7 +1328,7 @@ static void *writer_main(void *arg) {
     if (stop || syncing || exec || now >= next_flush) {
       if (stop) ncs_collectors_walk(collectors, offsetof(struct ncs_collector, stop));
       drain(w);
-      flush_chunk(w, stop ? NCS_CHUNK_F_FINAL : exec ? NCS_CHUNK_F_EXEC : 0);
+      flush(w, stop ? NCS_CHUNK_F_FINAL : exec ? NCS_CHUNK_F_EXEC : 0, !stop && !syncing && !exec);
       /* a heartbeat alone: the next a whole heartbeat period after its CLOCK */
       next_flush = w->quiet && !busy ? ncs_now_ns() + idle_ns : now + flush_ns;
       if (stop || syncing) ncs_collectors_flushed(collectors, stop); /* observers: as of this chunk */
@@ -1300,7 +1350,7 @@ static void *writer_main(void *arg) {
     now = ncs_now_ns();
     /* something to write (calls, records, drops): within a flush period of now, however long
      * the heartbeat period it woke from */
-    if (w->records && next_flush > now + flush_ns) next_flush = now + flush_ns;
+    if (w->records && !w->beat_out && next_flush > now + flush_ns) next_flush = now + flush_ns;
     uint64_t to_flush = next_flush > now ? next_flush - now : 0;
     writer_sleep(wait_ns < to_flush ? wait_ns : to_flush, wait_ns >= to_flush && to_flush > flush_ns, flush_ns);
   }
