@@ -108,12 +108,30 @@ uint32_t ncs_ivmerge(const uint64_t (*iv)[2], const uint32_t *st, uint32_t k, ui
     IVM_NEXT_(b);
   }
   while (live == 2) { /* the common case: two threads */
-    uint32_t i = at[0], ie = end[0], j = at[1], je = end[1];
-    while (i < ie && j < je) {
-      const uint64_t *x = iv[j][0] < iv[i][0] ? iv[j++] : iv[i++];
-      IVM_ADD_(x[0], x[1]);
+    /* (pointers, not indices: no widening and scaling per access; both chains live: i < ie, j < je) */
+    const uint64_t (*i)[2] = iv + at[0], (*ie)[2] = iv + end[0], (*j)[2] = iv + at[1], (*je)[2] = iv + end[1];
+    uint64_t (*o)[2] = out + m;
+    uint64_t si = (*i)[0], sj = (*j)[0]; /* the heads' starts, each loaded once */
+#define IVM_ADDO_(s, e) do { \
+    if ((s) <= oe) { if ((e) > oe) oe = (e); } \
+    else { (*o)[0] = os; (*o)[1] = oe; o++; os = (s); oe = (e); } \
+  } while (0)
+    for (;;) { /* the earlier start first (i's on a tie) */
+      if (sj < si) {
+        uint64_t e = (*j)[1];
+        IVM_ADDO_(sj, e);
+        if (++j == je) break;
+        sj = (*j)[0];
+      } else {
+        uint64_t e = (*i)[1];
+        IVM_ADDO_(si, e);
+        if (++i == ie) break;
+        si = (*i)[0];
+      }
     }
-    at[0] = i; at[1] = j;
+#undef IVM_ADDO_
+    m = (uint32_t)(o - out);
+    at[0] = (uint32_t)(i - iv); at[1] = (uint32_t)(j - iv);
     uint32_t c = i == ie ? 0 : 1; /* the run that ended */
     at[c]--; /* (IVM_NEXT_ steps on) */
     IVM_NEXT_(c);
