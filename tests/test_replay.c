@@ -299,6 +299,59 @@ static void windows_before_capture(void) {
   CHECK(ok, "replay: the windows kept before the first capture are the latest 4096..8192 (100 to 20000 windows) %s", why);
 }
 
+/* The NCCL kernels kept before the first capture (replay.h: the latest 4096..8192, in a ring): N
+ * NCCL kernels 2 ms apart, each after a compute kernel (never kept), handed over in runs of
+ * mixed lengths (a reader's runs, and some one at a time through add_raw), then a capture, then
+ * 3 kernels more. No GPU interval claims any: every kept kernel is a replay. The truth: the list
+ * that keeps its latest 4096 once it holds 8192 (counted here), and which ones: the first
+ * replayed kernel is the oldest kept. */
+static void kernels_before_capture(void) {
+  static const size_t ns[] = {100, 8191, 8192, 8193, 12287, 12288, 12289, 16385, 20000};
+  int ok = 1;
+  char why[200] = "";
+  for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+    size_t n = ns[t], kept = 0;
+    for (size_t i = 0; i < n; i++) { if (kept >= 8192) kept = 4096; kept++; }
+    const uint64_t gap = 2000, t0 = 5000; /* us: past the GPU interval's tolerance (1 ms) */
+    struct ncs_replay *r = ncs_replay_new();
+    status(r, NCS_KSTATE_ON);
+    ncs_replay_comm(r, 1, 4, -1);
+    kname(r, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    kname(r, 2, NCS_KCLASS_COMPUTE, "gemm");
+    gpu(r, NCS_GPU_KIND_CALL, 1, 2); /* GPU timing seen; it claims no kernel */
+    struct ncs_kernel run[2 * 300];
+    size_t i = 0, len = 1;
+    while (i < n) {
+      if (len % 5 == 0) { /* one at a time, as add_raw decodes it */
+        kern(r, NCS_KCLASS_COMPUTE, 2, t0 + i * gap - 5, t0 + i * gap - 4);
+        kern(r, NCS_KCLASS_NCCL, 1, t0 + i * gap, t0 + i * gap + 1);
+        i++;
+      } else {
+        size_t m = 0;
+        for (; m < len && i < n; m++, i++) {
+          run[2 * m] = (struct ncs_kernel){.kclass = NCS_KCLASS_COMPUTE, .start = (t0 + i * gap - 5) * US, .duration = US, .name = 2};
+          run[2 * m + 1] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = (t0 + i * gap) * US, .duration = US, .name = 1};
+        }
+        ncs_replay_add_kernels(r, run, 2 * m);
+      }
+      len = len * 7 % 300 + 1;
+    }
+    call(r, NCS_OP_AllReduce, 256, 1, 1, 0, 0); /* the capture, begun before every kernel */
+    for (size_t j = 0; j < 3; j++) kern(r, NCS_KCLASS_NCCL, 1, t0 + (n + j) * gap, t0 + (n + j) * gap + 1);
+    struct ncs_replay_sum s;
+    int rc = ncs_replay_solve(r, &s);
+    struct seen v = {0};
+    ncs_replay_each(r, 0, on_call, &v);
+    if (ok && (rc != 0 || !s.counted || s.kernels != kept + 3 || v.n != (int)(kept + 3) || v.c[0].s != t0 + (n - kept) * gap)) {
+      ok = 0;
+      snprintf(why, sizeof why, ": %zu kernels: %llu replayed (%d walked, the first at %llu us), want %zu from %llu us", n,
+               (unsigned long long)s.kernels, v.n, (unsigned long long)v.c[0].s, kept + 3, (unsigned long long)(t0 + (n - kept) * gap));
+    }
+    ncs_replay_free(r);
+  }
+  CHECK(ok, "replay: the NCCL kernels kept before the first capture are the latest 4096..8192 (100 to 20000 kernels, in runs and one at a time)%s", why);
+}
+
 int main(void) {
   graph_of_three();
   groups();
@@ -306,5 +359,6 @@ int main(void) {
   threads_and_graphs();
   not_counted();
   windows_before_capture();
+  kernels_before_capture();
   return check_done();
 }

@@ -27,7 +27,8 @@ struct rmem { struct ncs_replay_call c; uint32_t next; };      /* next: member i
 /* A capture: a run of captured calls of one thread that no uncaptured call of it interrupts. */
 struct rseg { uint64_t t; uint32_t thread; };
 struct ncs_replay {
-  struct rkern *k; size_t nk, capk;
+  struct rkern *k; size_t nk, capk; /* before klin: a ring of up to 2 * KEEP, nk NCCL kernels seen in all */
+  int klin;                         /* k is a plain list (settle_ring) */
   struct rwin *w; size_t nw, capw; /* before wlin: a ring of up to 2 * KEEP, nw windows seen in all */
   int wlin;                         /* w is a plain list (settle_ring) */
   struct rmem *mem; size_t nmem, capmem;
@@ -145,28 +146,36 @@ int ncs_replay_calls(struct ncs_replay *r, const struct ncs_call *x, size_t n) {
   return r->nthr != 0;
 }
 
-/* Before the first capture only the latest KEEP..2*KEEP entries of a list are kept. */
-#define PRUNE(r, arr, cnt) do { \
-    if (!(r)->sum.captured && (cnt) >= 2 * KEEP) { \
-      memmove((arr), (arr) + (cnt) - KEEP, KEEP * sizeof *(arr)); \
-      (cnt) = KEEP; } } while (0)
-
-/* The GPU windows before the first capture, in a ring of 2 * KEEP: the list PRUNE would have
- * kept after nw windows is the latest nw of them up to 2 * KEEP, past that the latest
- * KEEP + (nw - 1) % KEEP + 1. The ring becomes that list, in order and in place, once a capture
- * began (at the next window, or at solve). */
+/* Before the first capture only the latest KEEP..2*KEEP entries of a list are kept: the list that,
+ * before each entry, keeps its latest KEEP once it holds 2 * KEEP. The GPU windows and the NCCL
+ * kernels are each kept in a ring of 2 * KEEP until then: that list after n entries is the latest
+ * n of them up to 2 * KEEP, past that the latest KEEP + (n - 1) % KEEP + 1. A ring becomes that
+ * list, in order and in place, once a capture began (at its next entry, or at solve). Before
+ * (through cce08bc) the kernels' list moved its latest KEEP down each time it held 2 * KEEP: 32 M
+ * of memmove in 1 M kernels. */
 #define RING (2 * KEEP)
-static void reverse(struct rwin *w, size_t n) {
-  for (size_t i = 0; i < n / 2; i++) { struct rwin t = w[i]; w[i] = w[n - 1 - i]; w[n - 1 - i] = t; }
+static void reverse(char *a, size_t n, size_t size) {
+  char t[32];
+  for (size_t i = 0; i < n / 2; i++) {
+    memcpy(t, a + i * size, size);
+    memcpy(a + i * size, a + (n - 1 - i) * size, size);
+    memcpy(a + (n - 1 - i) * size, t, size);
+  }
 }
+static void settle(void *arr, size_t *n, size_t size, int *lin) {
+  char *a = arr;
+  if (*lin) return;
+  *lin = 1;
+  if (*n <= RING) return; /* never wrapped: a list already */
+  size_t h = *n & (RING - 1), kept = KEEP + (*n - 1) % KEEP + 1; /* h: the oldest entry */
+  reverse(a, h, size); reverse(a + h * size, RING - h, size); reverse(a, RING, size); /* rotated: oldest first */
+  memmove(a, a + (RING - kept) * size, kept * size);
+  *n = kept;
+}
+_Static_assert(sizeof(struct rwin) <= 32 && sizeof(struct rkern) <= 32, "reverse's swap");
 static void settle_ring(struct ncs_replay *r) {
-  if (r->wlin) return;
-  r->wlin = 1;
-  if (r->nw <= RING) return; /* never wrapped: a list already */
-  size_t h = r->nw & (RING - 1), kept = KEEP + (r->nw - 1) % KEEP + 1; /* h: the oldest entry */
-  reverse(r->w, h); reverse(r->w + h, RING - h); reverse(r->w, RING); /* rotated: oldest first */
-  memmove(r->w, r->w + RING - kept, kept * sizeof *r->w);
-  r->nw = kept;
+  settle(r->w, &r->nw, sizeof *r->w, &r->wlin);
+  settle(r->k, &r->nk, sizeof *r->k, &r->klin);
 }
 
 /* A window that is not a plain ring write: the ring grows, or a capture began (the list). */
@@ -204,17 +213,37 @@ void ncs_replay_gpu_times(struct ncs_replay *r, const struct ncs_gpu_time *g, si
   }
 }
 
-static void add_kernel(struct ncs_replay *r, const struct ncs_kernel *k) {
-  r->kact_seen = 1;
-  if (k->kclass != NCS_KCLASS_NCCL) return;
-  PRUNE(r, r->k, r->nk);
+/* Kernel k as kept: its end (UINT64_MAX when start + duration overflows), its op slot by name
+ * (names: name_op[0..nname)). */
+static inline struct rkern kern_in(const int8_t *name_op, uint32_t nname, const struct ncs_kernel *k) {
+  uint64_t e = k->start + k->duration;
+  if (e < k->start) e = UINT64_MAX;
+  return (struct rkern){k->start, e, k->name < nname ? name_op[k->name] - 1 : -1, 0, k->device + 1};
+}
+static inline struct rkern kern_of(const struct ncs_replay *r, const struct ncs_kernel *k) { return kern_in(r->name_op, r->nname, k); }
+/* An NCCL kernel that is not a plain ring write: the ring grows (by doubling up to RING), or a
+ * capture began (the list). */
+__attribute__((noinline)) static void push_kernel(struct ncs_replay *r, const struct ncs_kernel *k) {
+  if (r->klin || r->sum.captured) settle_ring(r);
   if (ncs_grow((void **)&r->k, &r->capk, r->nk + 1, sizeof *r->k) != 0) return;
-  int op = k->name < r->nname ? r->name_op[k->name] - 1 : -1;
-  uint64_t e = k->start + k->duration < k->start ? UINT64_MAX : k->start + k->duration;
-  r->k[r->nk++] = (struct rkern){k->start, e, op, 0, k->device + 1};
+  r->k[r->nk++] = kern_of(r, k);
 }
 void ncs_replay_add_kernels(struct ncs_replay *r, const struct ncs_kernel *k, size_t n) {
-  for (size_t i = 0; i < n; i++) add_kernel(r, &k[i]);
+  if (n) r->kact_seen = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (!r->klin && !r->sum.captured) { /* the ring: kernels written in place while it has room,
+                                           its state in locals */
+      struct rkern *a = r->k;
+      size_t nk = r->nk, cap = r->capk;
+      const int8_t *name_op = r->name_op;
+      uint32_t nname = r->nname;
+      for (; i < n && (nk < cap || nk >= RING); i++)
+        if (k[i].kclass == NCS_KCLASS_NCCL) a[nk++ & (RING - 1)] = kern_in(name_op, nname, &k[i]);
+      r->nk = nk;
+      if (i == n) return;
+    }
+    if (k[i].kclass == NCS_KCLASS_NCCL) push_kernel(r, &k[i]);
+  }
 }
 
 int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x) {
@@ -222,7 +251,7 @@ int ncs_replay_add_raw(struct ncs_replay *r, const struct ncs_raw *x) {
   if (x->type == NCS_REC_KERNEL) {
     struct ncs_kernel k;
     if (ncs_dec_kernel(ncs_rbuf_on(&rb, x->body, x->len), &k) != 0) return 1;
-    add_kernel(r, &k);
+    ncs_replay_add_kernels(r, &k, 1);
     return 1;
   }
   if (x->type == NCS_REC_KERNEL_NAME) {

@@ -21,7 +21,7 @@
  * why. Contract: feed a file's records in file order (calls, GPU times, communicators, raw
  * KERNEL / KERNEL_NAME / KERNEL_STATUS), then ncs_replay_solve once, then the walks. Memory:
  * until the first captured call, the last 4096..8192 GPU intervals (16 bytes each) and NCCL
- * kernels (24 bytes each); after it, every one; the captured calls (72 bytes each) and one
+ * kernels (32 bytes each), each in a ring; after it, every one; the captured calls (72 bytes each) and one
  * element (40 bytes) per captured call or group. Not thread-safe; one per file. */
 #ifndef NCS_REPLAY_H
 #define NCS_REPLAY_H
