@@ -23,9 +23,13 @@
  *   record are told at exit by a record with an empty func. No event handle is kept:
  *   stopEvent/recordEventState do nothing.
  * - The ring is moved into PROFILE records (ncs_emit, once the core is ready) by a drain
- *   thread the first init starts (every 10 ms, every 1 ms while busy; when it finds nothing
- *   it waits twice as long each time, up to 320 ms, and the event that fills a quarter of the
- *   ring wakes it: an idle process is not woken 100 times a second), and by
+ *   thread the first init starts, "ncclscope-prof" (every 10 ms, every 1 ms while busy; when
+ *   it finds nothing it waits twice as long each time, up to 320 ms, and the event that fills
+ *   a quarter of the ring wakes it; once it has found nothing for those 310 ms and every
+ *   event claimed is drained, it sleeps with no timeout and the next event's publish wakes
+ *   it: an idle process's drainer is not woken at all, where it was 3 times a second; that
+ *   publish's load of `drainer_deep` is ordered after its claim's seq_cst CAS, the drainer's
+ *   look at r_head after its seq_cst store of it: one of the two sees the other), and by
  *   the collector's poll on the writer thread;
  *   a mutex keeps them from draining at the same time. profiler_stop drains last and
  *   stops the thread's draining.
@@ -81,6 +85,7 @@ static _Atomic int ring_ready;
 static pthread_mutex_t drain_mu = PTHREAD_MUTEX_INITIALIZER; /* one consumer at a time */
 static _Atomic int drainer_started, drainer_stop;
 static _Atomic int drainer_idle;      /* the drainer is in a long wait: the quarter-full event wakes it */
+static _Atomic int drainer_deep;      /* it sleeps with no timeout: the next event wakes it */
 static _Atomic uint32_t drainer_wake; /* futex word */
 static uint64_t dropped_told; /* the largest `dropped` written so far (under drain_mu) */
 
@@ -109,6 +114,11 @@ static void copy_name(char *dst, const char *src) {
   dst[i] = 0;
 }
 
+static void wake_drainer(void) {
+  atomic_fetch_add(&drainer_wake, 1);
+  syscall(SYS_futex, &drainer_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* The hot path: claim a slot (NULL: the ring is full, counted), fill it, publish it. */
 static struct slot *claim(uint64_t *at) {
   if (!atomic_load_explicit(&ring_ready, memory_order_acquire)) return NULL;
@@ -118,7 +128,8 @@ static struct slot *claim(uint64_t *at) {
     s = &ring[pos & (RING - 1)];
     uint64_t seq = slot_seq(s, pos);
     if (seq == pos) {
-      if (atomic_compare_exchange_weak_explicit(&r_head, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed))
+      /* seq_cst (the same locked instruction on x86): ordered before publish's look at drainer_deep */
+      if (atomic_compare_exchange_weak_explicit(&r_head, &pos, pos + 1, memory_order_seq_cst, memory_order_relaxed))
         break;
     } else if (seq < pos) { /* full: the writer has not taken this slot's previous event */
       atomic_fetch_add_explicit(&r_dropped, 1, memory_order_relaxed);
@@ -139,10 +150,11 @@ static void publish(struct slot *s, uint64_t pos, const struct prof_ctx *c, int 
   p->dropped = atomic_load_explicit(&r_dropped, memory_order_relaxed);
   p->version = c->version;
   slot_set(s, pos, pos + 1);
-  if (((pos + 1) & (RING / 4 - 1)) == 0 && atomic_load_explicit(&drainer_idle, memory_order_relaxed)) {
-    atomic_fetch_add(&drainer_wake, 1);
-    syscall(SYS_futex, &drainer_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-  }
+  /* the first event after the drainer went to sleep for good wakes it (one system call per
+   * pause); else the one that fills a quarter of the ring, while it waits long */
+  if ((atomic_load_explicit(&drainer_deep, memory_order_seq_cst) && atomic_exchange(&drainer_deep, 0)) ||
+      (((pos + 1) & (RING / 4 - 1)) == 0 && atomic_load_explicit(&drainer_idle, memory_order_relaxed)))
+    wake_drainer();
 }
 static void enqueue(const struct prof_ctx *c, const struct nccl_prof_coll *e, int rank) {
   uint64_t pos;
@@ -380,18 +392,43 @@ static unsigned drain(void) {
   return n;
 }
 
+/* 1 when every event claimed so far has been drained (r_head read after the caller's seq_cst
+ * store of drainer_deep: an event claimed before that store is seen here). */
+static int ring_drained(void) {
+  pthread_mutex_lock(&drain_mu);
+  int e = r_tail == atomic_load_explicit(&r_head, memory_order_seq_cst);
+  pthread_mutex_unlock(&drain_mu);
+  return e;
+}
+
+#define DRAIN_WAIT_MAX_NS 320000000L
 static void *drainer(void *arg) {
   long wait_ns = 10000000;
+  pthread_setname_np(pthread_self(), "ncclscope-prof");
   while (!atomic_load(&drainer_stop)) {
     uint32_t seq = atomic_load(&drainer_wake);
+    /* nothing found for the whole back-off (10 + 20 + ... + 160 ms): asleep until an event */
+    int deep = wait_ns >= DRAIN_WAIT_MAX_NS;
+    if (deep) {
+      atomic_store_explicit(&drainer_deep, 1, memory_order_seq_cst);
+      if (!ring_drained()) { /* an event claimed meanwhile: drained soon, as while busy */
+        atomic_store(&drainer_deep, 0);
+        deep = 0;
+        wait_ns = 10000000;
+      }
+    }
     atomic_store(&drainer_idle, wait_ns > 10000000);
     struct timespec t = {0, wait_ns};
-    syscall(SYS_futex, &drainer_wake, FUTEX_WAIT_PRIVATE, seq, &t, NULL, 0);
+    syscall(SYS_futex, &drainer_wake, FUTEX_WAIT_PRIVATE, seq, deep ? NULL : &t, NULL, 0);
     atomic_store(&drainer_idle, 0);
+    if (deep) { /* an event woke it (or a stop, or the word moved before it slept) */
+      atomic_store(&drainer_deep, 0);
+      wait_ns = 10000000;
+    }
     if (atomic_load(&drainer_stop)) break;
     unsigned n = drain();
     /* busy: come back sooner; nothing: back off (the quarter-full event wakes it) */
-    wait_ns = n > RING / 8 ? 1000000 : n ? 10000000 : (wait_ns < 320000000 ? wait_ns * 2 : 320000000);
+    wait_ns = n > RING / 8 ? 1000000 : n ? 10000000 : (wait_ns < DRAIN_WAIT_MAX_NS ? wait_ns * 2 : DRAIN_WAIT_MAX_NS);
   }
   return NULL;
 }
@@ -404,6 +441,7 @@ static int profiler_poll(unsigned wait_ms) {
 static void profiler_stop(void) {
   give_back_env();
   atomic_store(&drainer_stop, 1);
+  if (atomic_exchange(&drainer_deep, 0)) wake_drainer(); /* it ends instead of sleeping on */
   drain();
   uint64_t d = atomic_load(&r_dropped);
   if (d > dropped_told && ncs_hooks_ready()) { /* events lost after the last record: say so */
@@ -423,6 +461,7 @@ static void profiler_atfork_child(void) {
   pthread_mutex_init(&drain_mu, NULL);
   atomic_store(&drainer_started, 0); /* no drain thread in the child until its next init */
   atomic_store(&drainer_stop, 0);
+  atomic_store(&drainer_deep, 0);
   dropped_told = 0;
   if (atomic_load(&ring_ready)) ring_reset(1); /* the parent's queued events are the parent's */
   atomic_store(&pf.events, 0);
