@@ -142,16 +142,17 @@ static inline __attribute__((always_inline)) const struct ncs_call *
 op_span(struct ncs_dfacts *f, struct run_acc *a, const struct ncs_call *c, const struct ncs_call *end, int comm, int coll) {
   uint32_t op = c->op;
   uint64_t first1 = a->first1, last = a->last;
-  int host = !f->timing_gpu;
+  const struct ncs_call *from = c;
   for (; c < end && c->op == op; c++) {
     uint64_t s = c->t_enter, e = c->t_exit;
     first1 = s <= first1 ? s - 1 : first1;
     last = e > last ? e : last;
     if (!comm) continue;
-    if (host) ncs_ivu_add(&f->host_u, c->thread, s, e);
     if (!coll || !ncs_rc_ok(c->rc) || ncs_rule_bytes(c->count, c->datatype) < NCS_DF_BIG_BYTES) continue; /* most calls */
     big_call(f, c);
   }
+  if (comm && !f->timing_gpu) ncs_ivu_add_calls(&f->host_u, from, (size_t)(c - from)); /* (their order: the union's
+                                                                                     alone, big_call reads none of it) */
   *a = (struct run_acc){first1, last};
   return c;
 }

@@ -91,6 +91,35 @@ void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e) {
   u->n++;
 }
 
+void ncs_ivu_add_calls(struct ncs_ivu *u, const struct ncs_call *c, size_t n) {
+  const struct ncs_call *end = c + n;
+  while (c < end) {
+    if (u->n) {
+      struct ncs_lane *ln = ncs_lane_at(&u->lanes, u->lanes.cur);
+      uint32_t thread = ln->thread, nn = u->n, cap = u->cap;
+      uint64_t last = ln->last, (*b)[2] = u->iv + nn - 1, ls = (*b)[0], le = (*b)[1]; /* b: the latest buffered */
+      for (; c < end; c++) {
+        uint64_t s = c->t_enter, e = c->t_exit;
+        if (e <= s) continue;
+        if (c->thread != thread) break; /* another lane */
+        if (s > last) last = s;
+        if (s < ls) break;              /* a new run (ncs_ivu_add_slow) */
+        if (s <= le) { if (e > le) le = e; continue; }
+        if (nn == cap) break;           /* full: a flush first */
+        (*b)[1] = le;
+        b++; nn++;
+        (*b)[0] = ls = s; le = e;
+      }
+      (*b)[1] = le;
+      u->n = nn;
+      ln->last = last;
+      if (c == end) break;
+    }
+    ncs_ivu_add(u, c->thread, c->t_enter, c->t_exit); /* (takes its start into the lane again: the same) */
+    c++;
+  }
+}
+
 double ncs_ivu_total(struct ncs_ivu *u) {
   if (u->iv) flush(u, 1);
   ncs_ivu_free(u);

@@ -33,6 +33,7 @@
 
 #include "model/ivlanes.h"
 #include "model/ivsort.h"
+#include "ncclscope/records.h"
 
 #define NCS_IVU_CAP 4096
 #define NCS_IVU_MAX (1u << 20)
@@ -68,6 +69,11 @@ static inline void ncs_ivu_add(struct ncs_ivu *u, uint32_t thread, uint64_t s, u
   }
   ncs_ivu_add_slow(u, s, e);
 }
+/* ncs_ivu_add of each call's host interval [t_enter, t_exit) with its thread, in order: what
+ * one call at a time gives, with the current lane's latest start and the latest buffered
+ * interval kept in locals while the calls are its thread's and extend or follow it (any other
+ * call goes through ncs_ivu_add). */
+void ncs_ivu_add_calls(struct ncs_ivu *u, const struct ncs_call *c, size_t n);
 /* A signed time (the job clock's ns) as the union's unsigned ns and back, order kept. */
 static inline uint64_t ncs_ivu_of_signed(int64_t t) { return (uint64_t)t ^ (1ull << 63); }
 static inline int64_t ncs_ivu_to_signed(uint64_t u) { return (int64_t)(u ^ (1ull << 63)); }
