@@ -202,22 +202,23 @@ static void file_close_slow(struct ncs_gs_file *f, int64_t s, int64_t e) {
   f->blk = b; f->blk_s = bs; f->blk_e = bs + f->block_ns;
 }
 
-/* Committed pieces of the file's union (the ivunion's sink: disjoint, in time order, empty
- * ones skipped): the first sets the window's start. Most pieces lie inside the block the
- * previous one ended in: their lengths are summed in an integer and added to the block once
- * (a block's time is a sum of integer ns below 2^53, exact either way; a double's add through
- * memory a piece was a 9-cycle chain). */
+/* Committed pieces of the file's union (the ivunion's sink: disjoint, in time order, none
+ * reversed, empty ones skipped): the first sets the window's start. Most pieces lie inside the
+ * block the previous one ended in: those are found on the union's unsigned ns (TO_U keeps the
+ * order and the differences) and their lengths summed in an integer, added to the block once (a
+ * block's time is a sum of integer ns below 2^53, exact either way; a double's add through
+ * memory a piece was a 9-cycle chain); an empty piece inside adds 0. */
 static void file_pieces(void *ctx, const uint64_t (*iv)[2], uint32_t n) {
   struct ncs_gs_file *f = ctx;
-  int64_t bs = f->blk_s, be = f->blk_e, sum = 0; /* be <= bs: no block yet, no piece is inside */
+  uint64_t bs = TO_U(f->blk_s), be = TO_U(f->blk_e), sum = 0; /* be <= bs: no block yet, no piece is inside */
   for (uint32_t i = 0; i < n; i++) {
+    if (iv[i][0] >= bs && iv[i][1] < be) { sum += iv[i][1] - iv[i][0]; continue; }
     if (iv[i][1] <= iv[i][0]) continue;
     int64_t s = TO_S(iv[i][0]), e = TO_S(iv[i][1]);
-    if (s >= bs && e < be) { sum += e - s; continue; }
     if (sum) { f->comm_ns[f->blk] += (double)sum; sum = 0; }
     if (!f->have) { f->t0 = s; f->have = 1; }
     file_close_slow(f, s, e);
-    bs = f->blk_s; be = f->blk_e;
+    bs = TO_U(f->blk_s); be = TO_U(f->blk_e);
   }
   if (sum) f->comm_ns[f->blk] += (double)sum;
 }
