@@ -88,7 +88,9 @@
  *     its trace by the next process that records on the host for 10 s (same user, same pid
  *     namespace; its writer thread, then every minute): copied (holes kept) over the link when the link
  *     still names it, deleted when the link is gone (the trace was moved or deleted: nothing
- *     could find the file any more, and it holds memory). No syscall per recorded call. */
+ *     could find the file any more, and it holds memory). No syscall per recorded call. A
+ *     process that ends (ncs_rings_remove) in the middle of such a copy deletes its partial
+ *     copy (`<link>.<pid>.tmp`): the file stays on /dev/shm for the next one. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1005,6 +1007,9 @@ void ncs_rings_disarm(void) {
 
 void ncs_rings_remove(void) {
   struct stat st;
+  /* a dead process's file being given back: its partial copy goes (the next process starts
+   * over; left, every process that ended mid-copy left one next to that trace) */
+  if (M.src >= 0 || M.out >= 0) move_end(0, 0);
   /* by name: the name must still lead to the file this process created (the application may
    * have closed our descriptor; the mapping keeps the file alive either way) */
   if (link_still_ours()) unlink(R.link);
