@@ -3,7 +3,8 @@
  * releases everything; and on synthetic traces from hosts with different boot times, drift and
  * no realtime error, every rank's recovered entry time matches the generator's true time
  * within a microsecond, while with a realtime error between hosts the error stays within it;
- * kernels (KERNEL records) are held until the next pair and mapped by the same interpolation. */
+ * kernels (KERNEL records) are held until the next pair and mapped by the same interpolation;
+ * stretches release what the same records fed one at a time release. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -653,6 +654,153 @@ static void test_settled_odd(void) {
   ncs_aligner_free(&a);
 }
 
+/* Stretches (ncs_aligner_stretch: a call's own GPU time right after it taken at once, the
+ * ring's tail in locals) release what the same records fed one at a time release: every field
+ * of every released call, in order, and the same counts, on random streams of calls whose GPU
+ * time mostly follows at once, else comes late, for another thread or call, failed, captured
+ * or for a group; threads that share a slot of the aligner's tables (1 and 65), tcalls that go
+ * back, clock pairs at random gaps of either slope, and a long stretch without any (the ring
+ * grows, then holds its most). */
+struct sdig { uint64_t h; int n; };
+static void on_sdig(void *ctx, const struct ncs_aligned *a, size_t n) {
+  struct sdig *d = ctx;
+  for (size_t i = 0; i < n; i++, d->n++) {
+    const struct ncs_call *c = a[i].call;
+    uint64_t v[9] = {c->thread, c->tcall, c->group, c->seq, (uint64_t)a[i].enter, (uint64_t)a[i].exit,
+                     (uint64_t)a[i].gpu_start, (uint64_t)a[i].gpu_end, (uint64_t)a[i].has_gpu};
+    for (int k = 0; k < 9; k++) d->h = (d->h ^ v[k]) * 0x100000001b3ull;
+  }
+}
+enum { SS_MAX = 150000 };
+struct srec { int type; union { struct ncs_call c; struct ncs_gpu_time g; struct ncs_clock k; }; }; /* type 0 call, 1 GPU time, 2 pair */
+static int ss_stream(uint64_t *rs, struct srec *r, int variant) {
+  static const uint32_t tids[] = {1, 65, 2};
+  int nthreads = 1 + variant % 3, disorder = variant % 4 == 3, nocl = variant == 5, n = 0, ncalls = nocl ? 70000 : 20000;
+  uint64_t tc[3] = {1, 1, 1}, mono = 1000000, last_pair = 0;
+  int64_t off = 1600000000000000000ll;
+  struct { uint32_t thread; uint64_t tcall, group, t; } late[64];
+  int nlate = 0;
+  for (int i = 0; i < ncalls && n < SS_MAX - 8; i++) {
+    int th = (int)(x_rand(rs) % (uint64_t)nthreads);
+    uint64_t t = tc[th];
+    tc[th] += 1 + (x_rand(rs) % 16 == 0);
+    if (disorder && x_rand(rs) % 40 == 0) t = t > 2 ? t - 2 : t;
+    mono += 100 + x_rand(rs) % 900;
+    struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = tids[th], .tcall = t, .seq = (uint64_t)i + 1,
+                         .group = x_rand(rs) % 32 == 0 ? 1 + x_rand(rs) % 3 : 0, .t_enter = mono,
+                         .t_exit = mono + 50 + x_rand(rs) % 100};
+    r[n++] = (struct srec){.type = 0, .c = c};
+    uint64_t u = x_rand(rs) % 100;
+    struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = c.thread, .ref = c.tcall,
+                             .gpu_start = mono + 20 + x_rand(rs) % 300, .gpu_end = mono + 400 + x_rand(rs) % 400};
+    if (u < 70) { /* right after its call */
+      if (x_rand(rs) % 50 == 0) g.flags = x_rand(rs) % 2 ? NCS_GPU_F_FAILED : NCS_GPU_F_CAPTURED;
+      if (c.group && x_rand(rs) % 2) { g.kind = NCS_GPU_KIND_GROUP; g.ref = c.group; }
+      r[n++] = (struct srec){.type = 1, .g = g};
+    } else if (u < 75) { /* right after it, but another thread's or another call's */
+      if (x_rand(rs) % 2) g.thread = tids[(th + 1) % 3]; else g.ref = c.tcall + 1 + x_rand(rs) % 2;
+      r[n++] = (struct srec){.type = 1, .g = g};
+    } else if (u < 90 && nlate < 64) { /* later */
+      late[nlate].thread = c.thread; late[nlate].tcall = c.tcall; late[nlate].group = c.group; late[nlate++].t = g.gpu_start;
+    }
+    while (nlate && x_rand(rs) % 3 == 0) { /* a late one written */
+      int q = (int)(x_rand(rs) % (uint64_t)nlate);
+      struct ncs_gpu_time lg = {.kind = NCS_GPU_KIND_CALL, .thread = late[q].thread, .ref = late[q].tcall,
+                                .gpu_start = late[q].t, .gpu_end = mono + 10};
+      if (late[q].group && x_rand(rs) % 2) { lg.kind = NCS_GPU_KIND_GROUP; lg.ref = late[q].group; }
+      r[n++] = (struct srec){.type = 1, .g = lg};
+      late[q] = late[--nlate];
+    }
+    if (!nocl && (mono - last_pair > 50000 + x_rand(rs) % 400000)) {
+      off += (int64_t)(x_rand(rs) % 4001) - 2000;
+      last_pair = mono + 200;
+      r[n++] = (struct srec){.type = 2, .k = {(uint64_t)(off + (int64_t)last_pair), last_pair, 7}};
+    }
+  }
+  return n;
+}
+static void test_stretch_same(void) {
+  static struct srec rec[SS_MAX];
+  static struct ncs_call sc[512];
+  static struct ncs_gpu_time sg[512];
+  static uint8_t so[512];
+  int same = 0, streams = 0, big = 0;
+  uint64_t pairs = 0, unmatched = 0, early = 0;
+  for (int v = 0; v < 12; v++, streams++) {
+    uint64_t rs = 0x9e3779b97f4a7c15ull ^ (uint64_t)v * 0x1234567ull;
+    int n = ss_stream(&rs, rec, v);
+    struct sdig d[2] = {{0xcbf29ce484222325ull, 0}, {0xcbf29ce484222325ull, 0}};
+    struct ncs_aligner a[2];
+    for (int m = 0; m < 2; m++) {
+      ncs_aligner_init(&a[m], 1600000000000000000ll, NULL, &d[m]);
+      a[m].release_run = on_sdig;
+      struct ncs_clock k0 = {1600000000000000000ull + 1000, 1000, 5};
+      ncs_aligner_clock(&a[m], &k0);
+    }
+    size_t ns = 0, nc = 0, ng = 0, len = 1;
+    for (int i = 0; i <= n; i++) {
+      if (i < n && rec[i].type == 0) { ncs_aligner_call(&a[0], &rec[i].c); so[ns++] = 0; sc[nc++] = rec[i].c; }
+      if (i < n && rec[i].type == 1) { ncs_aligner_gpu(&a[0], &rec[i].g); so[ns++] = 1; sg[ng++] = rec[i].g; }
+      if (ns && (i == n || ns >= len || rec[i].type == 2 || (i + 1 < n && rec[i + 1].type == 2))) {
+        struct ncs_stretch s = {sc, sg, nc, ng, so};
+        ncs_aligner_stretch(&a[1], &s);
+        big += a[1].n > 1024;
+        ns = nc = ng = 0;
+        len = 1 + x_rand(&rs) % 512;
+      }
+      if (i < n && rec[i].type == 2) { ncs_aligner_clock(&a[0], &rec[i].k); ncs_aligner_clock(&a[1], &rec[i].k); pairs++; }
+    }
+    for (int m = 0; m < 2; m++) ncs_aligner_flush(&a[m]);
+    int ok = d[0].h == d[1].h && d[0].n == d[1].n && a[0].gpu_unmatched == a[1].gpu_unmatched && a[0].early == a[1].early &&
+             a[0].disorder == a[1].disorder;
+    if (!ok)
+      printf("  stream %d: %d / %d released, unmatched %llu / %llu, early %llu / %llu\n", v, d[0].n, d[1].n,
+             (unsigned long long)a[0].gpu_unmatched, (unsigned long long)a[1].gpu_unmatched, (unsigned long long)a[0].early,
+             (unsigned long long)a[1].early);
+    same += ok;
+    unmatched += a[0].gpu_unmatched;
+    early += a[0].early;
+    for (int m = 0; m < 2; m++) ncs_aligner_free(&a[m]);
+  }
+  CHECK(same == streams && pairs > 100 && unmatched > 0 && big > 0 && early > 0,
+        "align: stretches release what the same records one at a time release, field for field (%d of %d streams; "
+        "%llu pairs, %llu GPU times unmatched, %llu calls past the hold limit)", same, streams, (unsigned long long)pairs,
+        (unsigned long long)unmatched, (unsigned long long)early);
+}
+
+/* A GPU-timed thread's call without its GPU time is held past the pairs that would release it
+ * (its GPU time may still come: written long after the call), and takes it when it comes; a
+ * call of a thread with no GPU time so far goes at the hold. */
+struct wrel { int n, has[4]; uint64_t tcall[4]; };
+static void on_wrel(void *ctx, const struct ncs_aligned *a, size_t n) {
+  struct wrel *r = ctx;
+  for (size_t i = 0; i < n; i++, r->n++)
+    if (r->n < 4) { r->has[r->n] = a[i].has_gpu; r->tcall[r->n] = a[i].call->tcall; }
+}
+static void test_gpu_wait(void) {
+  struct wrel r = {0, {0}, {0}};
+  struct ncs_aligner a;
+  ncs_aligner_init(&a, 0, NULL, &r);
+  a.release_run = on_wrel;
+  struct ncs_call c1 = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = 1, .t_enter = 1100, .t_exit = 1200};
+  struct ncs_call c2 = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = 2, .t_enter = 1300, .t_exit = 1400};
+  struct ncs_call c3 = {.op = NCS_OP_AllReduce, .thread = 2, .tcall = 1, .t_enter = 1500, .t_exit = 1600};
+  struct ncs_gpu_time g1 = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = 1, .gpu_start = 1150, .gpu_end = 1190};
+  struct ncs_gpu_time g2 = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = 2, .gpu_start = 5150, .gpu_end = 5190};
+  int held = 0;
+  for (int k = 0; k < 5; k++) {
+    if (k == 1) { ncs_aligner_call(&a, &c1); ncs_aligner_gpu(&a, &g1); ncs_aligner_call(&a, &c2); ncs_aligner_call(&a, &c3); }
+    if (k == 4) { held = r.n == 1; ncs_aligner_gpu(&a, &g2); } /* pairs 2 and 3 released call 1 only: call 2 waits, call 3 behind it */
+    struct ncs_clock ck = {1000000 + 1000 * (uint64_t)k, 1000 * (uint64_t)k, 5};
+    ncs_aligner_clock(&a, &ck);
+  }
+  ncs_aligner_flush(&a);
+  CHECK(held && r.n == 3 && r.has[0] && r.has[1] && r.tcall[1] == 2 && !r.has[2],
+        "align: a GPU-timed thread's call waits past the hold for its GPU time written late, and gets it "
+        "(%d released before it came; %d in all, GPU time %d %d %d)", held ? 1 : 0, r.n, r.has[0], r.has[1], r.has[2]);
+  ncs_aligner_free(&a);
+}
+
 int main(void) {
   test_clockmap();
   test_settled();
@@ -661,6 +809,8 @@ int main(void) {
   test_spare();
   test_aligner();
   test_gpu_match();
+  test_stretch_same();
+  test_gpu_wait();
   test_no_clock();
   test_aligner_kernels();
   test_clock_check();

@@ -144,9 +144,10 @@ static inline struct settle settle_of(const struct ncs_aligner *a) {
   uint64_t lo = m->p[m->n - 2].monotonic_ns, hi = m->p[m->n - 1].monotonic_ns;
   return (struct settle){lo + 1, hi - lo};
 }
+static inline __attribute__((always_inline)) uint64_t umax(uint64_t x, uint64_t y) { return x > y ? x : y; }
 static inline __attribute__((always_inline)) int settled(struct settle z, const struct ncs_pending_call_ *p) {
-  return p->has_gpu & !p->c.group & (p->c.t_enter - z.from < z.width) & (p->c.t_exit - z.from < z.width) &
-         (p->gs - z.from < z.width) & (p->ge - z.from < z.width);
+  uint64_t far = umax(umax(p->c.t_enter - z.from, p->c.t_exit - z.from), umax(p->gs - z.from, p->ge - z.from));
+  return p->has_gpu & !p->c.group & (far < z.width);
 }
 
 /* The map's latest segment as one multiply-add for times after its older pair (the settled
@@ -191,8 +192,8 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   size_t k = 0;
   while (n) {
     struct ncs_pending_call_ *p = &q[head];
-    int s = settled(z, p);
-    if (!all && (p->c.t_enter >= mono ? !s : gpu_time_may_come(a, p))) break;
+    int s = settled(z, p); /* settled: released whatever else holds (gpu_time_may_come is 0 with a GPU time) */
+    if (!s && !all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
     head = (head + 1) & mask;
     n--;
     if (s) { /* its four times in the latest segment */
@@ -384,14 +385,87 @@ static inline __attribute__((always_inline)) void gpu_in(struct ncs_aligner *a, 
 }
 void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g) { gpu_in(a, g, NULL); }
 
+/* The ring's tail and the call tracking of call_in, in locals for a stretch with room for all
+ * its calls (stores to the held calls' slots would otherwise make every field be read again
+ * after each): loaded from the aligner, and stored back before anything else reads it. */
+struct hold {
+  struct ncs_pending_call_ *q;
+  size_t mask, pos, n;        /* pos: the next slot (head + n, unmasked) */
+  uint64_t added, prev_tcall;
+  uint32_t *gslot;
+  uint32_t prev_thread;
+  int have_prev, disorder;
+};
+static inline __attribute__((always_inline)) void hold_load(const struct ncs_aligner *a, struct hold *h) {
+  *h = (struct hold){a->q, a->cap - 1, a->head + a->n, a->n, a->added, a->prev_tcall, a->gslot, a->prev_thread,
+                     a->have_prev, a->disorder};
+}
+static inline __attribute__((always_inline)) void hold_store(struct ncs_aligner *a, const struct hold *h) {
+  a->n = h->n; a->added = h->added; a->prev_tcall = h->prev_tcall; a->prev_thread = h->prev_thread;
+  a->have_prev = h->have_prev; a->disorder = h->disorder;
+}
+/* call_in with room, on h */
+static inline __attribute__((always_inline)) struct ncs_pending_call_ *call_held(struct ncs_aligner *a, struct hold *h,
+                                                                                 const struct ncs_call *c) {
+  struct ncs_pending_call_ *p = &h->q[h->pos++ & h->mask];
+  p->c = *c;
+  p->has_gpu = 0;
+  h->n++;
+  if (h->disorder) return p;
+  if (__builtin_expect(!h->have_prev || c->thread != h->prev_thread, 0)) {
+    hold_store(a, h);
+    thread_switch(a, c);
+    hold_load(a, h);
+  } else if (c->tcall <= h->prev_tcall) {
+    h->disorder = 1;
+  }
+  h->prev_tcall = c->tcall;
+  if (h->gslot) h->gslot[gslot_of(c->thread, c->tcall)] = (uint32_t)h->added;
+  h->added++;
+  return p;
+}
+
+/* A call whose own GPU time follows it in the stretch (the same thread and tcall, kind CALL,
+ * neither failed nor captured): what gpu_in would attach to the newest held call. */
+static inline __attribute__((always_inline)) int own_gpu_time(const struct ncs_call *c, const struct ncs_gpu_time *g) {
+  return g->thread == c->thread && g->ref == c->tcall && g->kind == NCS_GPU_KIND_CALL &&
+         !(g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED));
+}
+
 void ncs_aligner_stretch(struct ncs_aligner *a, const struct ncs_stretch *s) {
   const struct ncs_call *c = s->c;
   const struct ncs_gpu_time *g = s->g;
+  const uint8_t *o = s->order;
+  size_t n = s->nc + s->ng;
   struct ncs_pending_call_ *newest = NULL; /* the call held last in this stretch (gpu_in's first look) */
-  for (size_t i = 0, n = s->nc + s->ng; i < n; i++) {
-    if (s->order[i]) gpu_in(a, g++, newest);
-    else newest = call_in(a, c++);
+  if (!(a->cap - a->n >= s->nc && a->n + s->nc <= HOLD_MAX)) { /* no room for all its calls: one at a time */
+    for (size_t i = 0; i < n; i++) {
+      if (o[i]) gpu_in(a, g++, newest);
+      else newest = call_in(a, c++);
+    }
+    return;
   }
+  struct hold h;
+  hold_load(a, &h);
+  for (size_t i = 0; i < n;) {
+    if (o[i]) { /* a GPU time not right after its call */
+      hold_store(a, &h);
+      gpu_in(a, g++, newest);
+      hold_load(a, &h);
+      i++;
+      continue;
+    }
+    struct ncs_pending_call_ *p = newest = call_held(a, &h, c);
+    if (i + 1 < n && o[i + 1] && own_gpu_time(c, g)) {
+      note_gpu_seen(a, g->thread, g->ref);
+      p->gs = g->gpu_start; p->ge = g->gpu_end; p->has_gpu = 1;
+      g++;
+      i++;
+    }
+    c++;
+    i++;
+  }
+  hold_store(a, &h);
 }
 
 void ncs_aligner_inflight(struct ncs_aligner *a, const struct ncs_inflight *x) {
