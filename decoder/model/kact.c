@@ -503,16 +503,34 @@ static inline __attribute__((always_inline)) void kernel_end(struct ncs_kact_fig
 
 /* The alone loop's NCCL kernels from kk[i] on while each has `info` (the kernel just taken
  * has it: so its op o, op_any, and class), a length, and runs alone (the next starts at or
- * after its end): per kernel, its call (take_call) with its size's and position's time and
- * exposed time (all of its length: nothing runs beside it) and its step windows; the counts,
+ * after its end): per kernel, its call (take_call's rule) with its size's and position's time
+ * and exposed time (all of its length: nothing runs beside it) and its step windows; the counts,
  * op sums, idle gaps and the latest end, whole-number sums whatever their order, added once.
- * *tt: the sweep's time (the last end). Returns the first kernel not taken. */
+ * *tt: the sweep's time (the last end). Returns the first kernel not taken. What repeats from
+ * kernel to kernel lives in locals for the chain, stored back at its end: the op's call cursor,
+ * calls taken, step hint and position; the last one-word size code's size and bucket; the size
+ * bucket's kernels and time while consecutive kernels share it; the open step window's bounds
+ * and the exposed time added to it (stores to the op's arrays would reload them from memory). */
 static size_t comm_chain(struct sweep *w, struct stepwin *win, const struct ncs_kstore_k *kk, size_t i, size_t nk,
                          uint32_t info, int o, int o_any, uint64_t *tt) {
+  const struct ncs_kact *k = w->k;
   struct ncs_kact_fig *f = &w->k->f;
   struct ncs_kact_op *op = &f->op[o];
-  int sized = op->sized;
-  size_t ncalls = w->k->calls[o].n, i0 = i, nst = w->nst;
+  size_t ncalls = op->sized ? k->calls[o].n : 0, i0 = i, nst = w->nst;
+  struct ncs_wlog_cur cur = w->cur[o];
+  size_t seen = w->seen[o], hint = w->hint[o];
+  long pstep = w->pos_step[o], pat = w->pos_at[o];
+  int npos = op->npos;
+  const uint64_t *st = w->t;
+  size_t nt = w->n;
+  int sorted = w->sorted;
+  uint32_t lcode = 0;          /* the last one-word code (0: none yet), its size and bucket */
+  uint64_t lS = 0;
+  int lb = 0;
+  int rb = -1;                 /* the bucket of the kernels rn, rlen: added at a change, and at the end */
+  uint64_t rn = 0, rlen = 0;
+  int open = win->w < nst;     /* the open window [ws, we) and the exposed time ex added to it */
+  uint64_t ws = open ? win->cur.start_ns : 0, we = open ? ws + win->cur.len_ns : 0, ex = 0;
   uint64_t t = *tt, gap = 0, sum = 0;
   for (; i < nk && kk[i].info == info; i++) {
     uint64_t ys = kk[i].start, ye = end_of(&kk[i]);
@@ -521,28 +539,72 @@ static size_t comm_chain(struct sweep *w, struct stepwin *win, const struct ncs_
     gap += ys - t;
     sum += len;
     t = ye;
-    if (sized && w->seen[o] < ncalls) {
-      signed char b, p = -1;
-      take_call(w, op, o, &b, &p);
-      op->size_time_ns[b] += len;
-      op->size_exposed_ns[b] += len;
-      if (p >= 0) {
-        op->pos_time_ns[p] += len;
-        op->pos_exposed_ns[p] += len;
+    if (seen < ncalls) { /* take_call, in locals */
+      uint32_t esc[ESC_WORDS] = {0, 0};
+      uint64_t ct, S;
+      uint32_t code = ncs_wlog_next(&cur, ESC_WORDS, &ct, esc);
+      int bk;
+      if (code && code == lcode) S = lS, bk = lb;
+      else {
+        S = code ? k->sizes[code - 1] : (uint64_t)esc[0] | (uint64_t)esc[1] << 32;
+        bk = bucket(S);
+        if (code) lcode = code, lS = S, lb = bk;
+      }
+      seen++;
+      if (bk != rb) {
+        if (rb >= 0) {
+          op->size_kernels[rb] += rn;
+          op->size_time_ns[rb] += rlen;
+          op->size_exposed_ns[rb] += rlen;
+        }
+        rb = bk, rn = 0, rlen = 0;
+      }
+      rn++;
+      rlen += len;
+      long g = step_of(st, nt, nst, ct, sorted, &hint);
+      if (g >= 0) {
+        if (g != pstep) pstep = g, pat = 0;
+        int q = pat < NCS_KACT_POS - 1 ? (int)pat : NCS_KACT_POS - 1;
+        pat++;
+        if (!op->pos_kernels[q] || S < op->pos_bytes_min[q]) op->pos_bytes_min[q] = S;
+        if (S > op->pos_bytes_max[q]) op->pos_bytes_max[q] = S;
+        op->pos_kernels[q]++;
+        if (q + 1 > npos) npos = q + 1;
+        op->pos_time_ns[q] += len;
+        op->pos_exposed_ns[q] += len;
       }
     }
     /* step_add(win, ys, ye, 0, 1) in line while the kernel starts at or past the open window's
      * start (its parts in each window it crosses, the windows it passes closed) */
-    struct ncs_kact_step *x = &win->cur;
-    for (uint64_t a = ys; a < ye && win->w < nst;) {
-      uint64_t end = x->start_ns + x->len_ns;
-      if (a >= end) { win_close(win); continue; }
-      if (a < x->start_ns) { step_add(win, a, ye, 0, 1); break; }
-      uint64_t e = ye < end ? ye : end;
-      x->exposed_ns += e - a;
+    for (uint64_t a = ys; a < ye && open;) {
+      if (a >= we || a < ws) { /* a window to close, or one the kernel starts before: as step_add */
+        int before = a < we; /* (a window that ends at or before a closes first, as in step_add) */
+        win->cur.exposed_ns += ex;
+        ex = 0;
+        if (before) step_add(win, a, ye, 0, 1);
+        else win_close(win);
+        open = win->w < nst;
+        if (open) ws = win->cur.start_ns, we = ws + win->cur.len_ns;
+        if (before) break;
+        continue;
+      }
+      uint64_t e = ye < we ? ye : we;
+      ex += e - a;
       a = e;
     }
   }
+  if (open) win->cur.exposed_ns += ex;
+  if (rb >= 0) {
+    op->size_kernels[rb] += rn;
+    op->size_time_ns[rb] += rlen;
+    op->size_exposed_ns[rb] += rlen;
+  }
+  w->cur[o] = cur;
+  w->seen[o] = seen;
+  w->hint[o] = hint;
+  w->pos_step[o] = pstep;
+  w->pos_at[o] = pat;
+  op->npos = npos;
   size_t m = i - i0;
   f->nccl_kernels += m;
   if (o_any >= 0) w->nk_op[o_any] += m;
