@@ -685,7 +685,10 @@ int ncs_kact_figures_each(struct ncs_kact *k, struct ncs_kact_fig *out, const ui
     uint64_t at;
     struct kend x;
     int start;
-    if (ends.n && (i == nk || ends.h[0].t < kk[i].start)) x = end_pop(&ends), at = x.t, start = 0;
+    /* an end at the next start's moment goes first (edges at one moment bound no segment): kernels
+     * back to back empty the heap at each, and the next runs alone again (the alone loop, comm_chain);
+     * taken the other way round, one overlap kept a kernel in the heap for the rest of the file */
+    if (ends.n && (i == nk || ends.h[0].t <= kk[i].start)) x = end_pop(&ends), at = x.t, start = 0;
     else if (i < nk) at = kk[i].start, start = 1;
     else break;
     uint64_t dt = at - tt;
