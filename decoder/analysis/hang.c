@@ -348,12 +348,14 @@ __attribute__((noinline)) static int on_call(void *ctx, const struct ncs_call *k
  * of another op or communicator returned. `sig`: sig_wanted(c) (0: one-rank communicators,
  * e.g. one process's own). */
 static inline __attribute__((always_inline)) const struct ncs_call *
-coll_span(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k, const struct ncs_call *end, int sig) {
+coll_span(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs_call *k, const struct ncs_call *end, int sig,
+          int recent) {
   uint32_t op = k->op, comm = k->comm;
   uint64_t ncoll = c->ncoll, last_seq = c->last_seq; /* (locals: sig_push's stores could be c's, to the compiler) */
   for (; k < end && k->op == op && k->comm == comm; k++) {
     if (!k->seq) continue;
     if (__builtin_expect(k->rc != 0, 0) && !ncs_rc_ok(k->rc) && !c->err_rc) { c->err_rc = k->rc; c->err_op = k->op; c->err_seq = k->seq; }
+    if (recent) c->recent[ncoll % RECENT] = hcall_of(k); /* (a run of up to RECENT calls: each is among the last) */
     ncoll++;
     last_seq = k->seq > last_seq ? k->seq : last_seq;
     if (sig) sig_push(h, f, c, k);
@@ -367,7 +369,8 @@ coll_span(struct ncs_hang *h, struct hfile *f, struct hcomm *c, const struct ncs
  * order; then the communicators' recent calls, written backwards from the run's end: only the
  * last RECENT collectives of each communicator in the run, each into the slot it would have
  * had (the earlier ones' slots are overwritten by those: writing every call in order leaves the
- * same). Then the recent calls by tcall, each slot left with the last call that maps to it. */
+ * same; a run of at most RECENT calls writes each collective's at once). Then the recent calls by
+ * tcall, each slot left with the last call that maps to it. */
 __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x, size_t n) {
   struct vctx *v = ctx;
   struct hfile *f = v->f;
@@ -383,8 +386,9 @@ __attribute__((noinline)) static int on_run(void *ctx, const struct ncs_call *x,
     if (!c) { while (++k < end && k->op == op && k->comm == comm) {} continue; }
     f->hint = (int)(c - f->comms);
     uint64_t ncoll0 = c->ncoll;
-    if (sig_wanted(c)) k = coll_span(v->h, f, c, k, end, 1);
-    else k = coll_span(v->h, f, c, k, end, 0);
+    if (n <= RECENT) { k = coll_span(v->h, f, c, k, end, 1, 1); continue; } /* short: its recent calls at once */
+    if (sig_wanted(c)) k = coll_span(v->h, f, c, k, end, 1, 0);
+    else k = coll_span(v->h, f, c, k, end, 0, 0);
     int counted = c->ncoll != ncoll0;
     if (counted && c->stamp != run) { c->stamp = run; c->left = RECENT; ncomm++; }
   }

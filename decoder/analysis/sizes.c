@@ -360,7 +360,8 @@ static int s_calls(void *ctx, const struct ncs_call *x, size_t n) {
   for (const struct ncs_call *c = x, *end = x + n; c < end; c++) {
     if (have) { /* the calls like it, in a loop of their own (k in registers) */
       const struct rowkey kk = k;
-      while (c < end && rowkey_is(&kk, c)) c++;
+      while (c < end && c->count == kk.count && rowkey_is(&kk, c)) c++; /* (count first: a call of another
+                                                                           size leaves at once) */
       if (c == end) break;
     }
     f->rowed = 0;
