@@ -85,15 +85,32 @@ static void flatten(struct ncs_mux *m, int i) {
   if (s->gpu_times) m->gpuv[m->ngpu++] = (struct ncs_mux_gpu_rx){.run = s->gpu_times, .ctx = s->ctx, .st = st};
   else if (s->gpu_time) m->gpuv[m->ngpu++] = (struct ncs_mux_gpu_rx){.one = s->gpu_time, .octx = s->ctx, .st = st};
 }
+/* A column chunk's KERNEL run has no raw[] (trace.h): their stored bodies, rebuilt from k for
+ * a receiver that takes them through `raw` (made[], in body[]: NCS_KERNEL_BODY_MAX each). */
+#define NCS_KERNEL_BODY_MAX (10 * NCS_NF_kernel)
+static const struct ncs_raw *kernel_rows(const struct ncs_kernel *k, size_t n, struct ncs_raw *made, uint8_t *body) {
+  for (size_t j = 0; j < n; j++) {
+    struct ncs_wbuf w;
+    ncs_wbuf_init(&w, body, NCS_KERNEL_BODY_MAX);
+    ncs_enc_kernel_body(&w, &k[j]);
+    made[j] = (struct ncs_raw){NCS_REC_KERNEL, body, w.len};
+    body += NCS_KERNEL_BODY_MAX;
+  }
+  return made;
+}
 /* A KERNEL run: to each sub-visitor's `kernels`, else record by record to its `raw`. */
 static int mux_kernels(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n) {
   const struct ncs_mux *m = ctx;
+  struct ncs_raw made[NCS_KERNEL_RUN];
+  uint8_t body[NCS_KERNEL_RUN * NCS_KERNEL_BODY_MAX];
   int stop = 0;
   for (int i = 0; i < m->n; i++) {
     const struct ncs_visitor *s = &m->v[i];
     if (s->kernels) stop |= s->kernels(s->ctx, k, raw, n);
-    else if (s->raw)
+    else if (s->raw) {
+      if (!raw) raw = kernel_rows(k, n, made, body); /* n <= NCS_KERNEL_RUN (trace.h) */
       for (size_t j = 0; j < n; j++) stop |= s->raw(s->ctx, &raw[j]);
+    }
   }
   return stop != 0;
 }

@@ -5,8 +5,8 @@
  * the largest chunk seen (at most 64 MiB each by the format's limits), one scratch area for
  * NUL-terminated strings, one zstd DCtx, and for column chunks their decompressed columns, the
  * column cursor and a block of CALL, of GPU_TIME and of KERNEL structs (column chunks are read
- * without rebuilding their rows: columns.h; a run of KERNEL records gets its row bodies rebuilt
- * for `kernels`' raw[]), handed to a visitor with `stretch` straight from those blocks, with the
+ * without rebuilding their rows: columns.h; a run of KERNEL records goes to `kernels` with no
+ * raw[], trace.h), handed to a visitor with `stretch` straight from those blocks, with the
  * interleaving in a buffer of two blocks' bytes. Nothing grows with the number of chunks or
  * records. Every length and varint is checked against the bytes that hold it. */
 #include "io/trace.h"
@@ -38,10 +38,8 @@ struct ncs_trace_bufs {
   struct ncs_colrd colrd; /* a column chunk being read (columns.h) */
   struct ncs_call calls[NCS_COLR_BLOCK];       /* its block of split CALL records */
   struct ncs_gpu_time gpu_times[NCS_COLR_BLOCK]; /* and of GPU_TIME records */
-  struct ncs_kernel kernels[NCS_COLR_BLOCK];   /* and of KERNEL records (a visitor's `kernels`), */
+  struct ncs_kernel kernels[NCS_COLR_BLOCK];   /* and of KERNEL records (a visitor's `kernels`) */
   struct ncs_decv_memo calls_memo, gpu_times_memo, kernels_memo; /* what those hold (encode.h) */
-  struct ncs_raw kernels_raw[NCS_KERNEL_RUN];  /* a run of those as rows' bodies, */
-  uint8_t kernels_body[NCS_KERNEL_RUN * NCS_COL_MAX_FIELDS * 10]; /* built in here */
   uint8_t order[2 * NCS_COLR_BLOCK];           /* a stretch's interleaving (trace.h) */
   struct ncs_call row_calls[NCS_ROW_RUN];      /* a row chunk's CALL records gathered into a run */
   struct ncs_kernel row_kernels[NCS_KERNEL_RUN]; /* and its KERNEL records (visitor's `kernels`), */
@@ -529,22 +527,6 @@ static inline __attribute__((always_inline)) uint32_t take_stretch(struct ncs_co
   return c + g;
 }
 
-/* (walk_columns) the row bodies of n split KERNEL records from rd->at on (their values, as
- * ncs_columns_body writes one), in body[] (room for n x rd->nv x 10 bytes), described in raw[] */
-static const struct ncs_raw *kernel_bodies(const struct ncs_colrd *rd, uint32_t n, struct ncs_raw *raw, uint8_t *body) {
-  for (uint32_t i = 0; i < n; i++) {
-    uint8_t *p = body;
-    for (uint32_t j = 0; j < rd->nv; j++) {
-      uint64_t x = rd->vp[j][rd->at + i];
-      if (x < 0x80) *p++ = (uint8_t)x;
-      else p += ncs_put_varint(p, x);
-    }
-    raw[i] = (struct ncs_raw){NCS_REC_KERNEL, body, (size_t)(p - body)};
-    body = p;
-  }
-  return raw;
-}
-
 static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   struct ncs_trace_bufs *b = r->b;
   struct ncs_colrd *rd = &b->colrd;
@@ -608,7 +590,8 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
     } else if (type == NCS_REC_KERNEL && v->kernels) { /* this record and those of its block right after it */
       if (rd->at == 0) ncs_decv_kernel(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->kernels_memo, b->kernels);
       uint32_t m = ncs_columns_run(rd, nrec - k - 1 < NCS_KERNEL_RUN - 1 ? nrec - k - 1 : NCS_KERNEL_RUN - 1);
-      rc = v->kernels(v->ctx, &b->kernels[rd->at], kernel_bodies(rd, m + 1, b->kernels_raw, b->kernels_body), m + 1) != 0;
+      /* no raw[]: a split record's stored body is its fields (trace.h), rebuilt by whoever needs it */
+      rc = v->kernels(v->ctx, &b->kernels[rd->at], NULL, m + 1) != 0;
       k += m;
       r->st->records += m;
     } else {

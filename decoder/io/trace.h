@@ -76,8 +76,10 @@ struct ncs_visitor {
                                                     type this reader does not know */
   /* KERNEL records (RAW: a body that does not decode is no damage) decoded once by the reader
    * for every receiver: a run of consecutive ones that decoded, k[i] as decoded and raw[i] as
-   * stored (a column chunk's split ones: their row bodies, rebuilt; at most NCS_KERNEL_RUN, and
-   * in a column chunk at most the rest of a block of values); a visitor with `kernels` gets its KERNEL records here,
+   * stored, or raw NULL for a column chunk's split ones, whose stored bodies are their fields
+   * as shortest varints: ncs_enc_kernel_body(k[i]) (at most NCS_KERNEL_RUN, and in a column
+   * chunk at most the rest of a block of values; a mux rebuilds those bodies for a receiver
+   * that takes them through `raw`); a visitor with `kernels` gets its KERNEL records here,
    * not through `raw`, but for one whose body does not decode (then `raw`, as before) */
   int (*kernels)(void *ctx, const struct ncs_kernel *k, const struct ncs_raw *raw, size_t n);
   /* Column chunks' CALL and GPU_TIME records a stretch at a time (struct ncs_stretch), to a
