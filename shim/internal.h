@@ -285,7 +285,9 @@ void ncs_pipe2_resolve(void); /* constructor: the pipe2 the exported one forward
 
 /* ---- rowzip.c (writer thread only): a large chunk of rows compressed on a helper thread
  * while the writer still appends to it ---- */
-int ncs_rowzip_begin(const uint8_t *raw, uint8_t *out, size_t cap, int level); /* 0, or -1: no helper */
+/* 0, or -1: no helper; pieces: ranges may be left out (ncs_rowzip_skip), the input copied as it goes */
+int ncs_rowzip_begin(const uint8_t *raw, uint8_t *out, size_t cap, int level, int pieces);
+int ncs_rowzip_skip(size_t off, size_t len); /* raw[off, off + len) left out of the frame: 0, or -1 */
 void ncs_rowzip_feed(size_t len);  /* raw[0, len) is final */
 size_t ncs_rowzip_end(size_t len); /* the whole chunk is raw[0, len): the frame's size, or 0 */
 void ncs_rowzip_stop(void);

@@ -16,7 +16,8 @@
  *     one reused ZSTD_CCtx, level 3) behind its header (a chunk past NCS_CHUNK_COLUMNS_MAX,
  *     written as rows, holds its runs of like calls as CALL_RUN records, each closed within
  *     the batch that opened it, and is compressed while it fills by rowzip.c's helper thread
- *     at level 1 instead),
+ *     at level 1 instead; its KERNEL records are left out of that frame and follow it, in the
+ *     same write, as a column chunk of their own flagged `kernels`, format 5.7: kernels_apart),
  *     appended with pwrite at the end of the last good chunk, so a failed or short write is
  *     overwritten by the next chunk and the file stays a sequence of whole chunks.
  *   - A chunk that cannot be written (EIO, ENOSPC, EFBIG, no file) counts its records as
@@ -34,7 +35,9 @@
  *     after) it first collects GPU times (waiting at most 100 ms); at exit (atexit, while CUDA
  *     is still up) at most 500 ms, and then turns GPU timing off.
  *   - ncs_writer_stop() (the destructor) asks for a final chunk with the FINAL flag and waits at most
- *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound.
+ *     the given time. Memory: the queue cap, a 6 MiB raw buffer and its compression bound, and
+ *     a 6 MiB mapping where a row chunk's KERNEL records are gathered (touched only as far as
+ *     they fill it, made at the first such chunk).
  *   - Idle (format.h NCS_IDLE_BEAT_MS): after a chunk that is a heartbeat alone (a CLOCK: no
  *     call, no record, nothing in flight), the next heartbeat comes NCS_IDLE_BEAT_MS (2 s) later;
  *     meanwhile the first push on any ring (ncs_rings_arm) and any record (ncs_emit) wake the
@@ -91,6 +94,8 @@ const char *ncs_host_name(void);
 #define STICKY_CAP (2u << 20)
 #define RESERVE (16u << 10) /* kept allocated past the file's end for the final chunk (a short one: about 0.5 KiB, PROCESS included) */
 #define RESERVE_AHEAD (64u << 10) /* allocated beyond that at a time (unbounded traces) */
+#define QP_MAX 1024u /* queue pieces of a chunk looked at for KERNEL records (more: left in the rows) */
+#define KR_MAX 1024u /* runs of KERNEL records a row chunk sets apart (more: left in the rows) */
 
 /* ---- the record queue (ncs_emit) ---- */
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -178,6 +183,19 @@ struct writer {
    * disk; on /dev/shm what the rings file has reserved (a store past it could SIGBUS the job
    * on a full tmpfs), grown by raw_fits() as the chunk fills */
   int zipping;              /* the chunk is large: rowzip.c compresses it as it grows */
+  /* A row chunk's KERNEL records go into a column chunk of their own, written right after it
+   * (kernels_apart): the queue's pieces in the chunk buffer, and the runs of KERNEL records
+   * left out of the rows' frame (offsets in the chunk buffer) */
+  struct ncs_wpiece { uint32_t off, len; } qp[QP_MAX];
+  unsigned nqp, qp_seen;
+  struct ncs_wkrun { uint32_t off, len, records; } kr[KR_MAX];
+  unsigned nkr;
+  size_t kr_bytes;
+  uint32_t kr_records;
+  uint8_t *kbuf;            /* those runs gathered (RAW_CAP, mapped at the first use) */
+  int kernels_seen;         /* a row chunk held KERNEL records: the next ones' frames are begun
+                               in pieces (rowzip.c; before, read in place: a process without
+                               kernel activity, the stub-NCCL bench, keeps that) */
   uint8_t *qspare;          /* swapped with q_buf at each drain */
   size_t qspare_cap;
   /* bounded mode (NCCLSCOPE_KEEP): the file's segments still kept, oldest first */
@@ -604,6 +622,9 @@ static void reset_chunk(struct writer *w) {
   w->raw_stuck = 0;
   w->records = 0;
   w->calls = 0;
+  w->nqp = w->qp_seen = w->nkr = 0;
+  w->kr_bytes = 0;
+  w->kr_records = 0;
   ncs_call_delta_reset(&w->delta);
   ncs_call_run_reset(&w->run);
 }
@@ -805,13 +826,34 @@ static void keep_after_chunk(struct writer *w, int force) {
   if (force) drop_old(w, now, 0, 1);
 }
 
+static void kernels_apart(struct writer *w);
+
+/* The KERNEL records a row chunk set apart (kernels_apart), gathered and packed as the chunk
+ * after it (index + 1, column payload at any size) at out[0, cap): its size, or 0 (no memory
+ * for the gathering, or it did not pack: the caller packs the whole chunk as rows instead). */
+static size_t kernels_chunk(struct writer *w, uint8_t *out, size_t cap, uint32_t flags) {
+  if (!w->kbuf) {
+    void *m = mmap(NULL, RAW_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return 0;
+    w->kbuf = m;
+  }
+  size_t n = 0;
+  for (unsigned i = 0; i < w->nkr; i++) {
+    memcpy(w->kbuf + n, w->raw.buf + w->kr[i].off, w->kr[i].len);
+    n += w->kr[i].len;
+  }
+  return ncs_chunk_pack_upto(w->cctx, ZSTD_LEVEL, out, cap, w->kbuf, n, w->kr_records, w->chunk_index + 1,
+                             w->dropped_total, flags, NCS_CHUNK_MAX_RAW);
+}
+
 /* Writes the chunk, even one without calls: its CLOCK and INFLIGHT records are the process's
  * heartbeat (a reader tells a stuck rank from one whose calls are not flushed yet). A chunk
  * that is a heartbeat alone (no record before its CLOCK: no call, nothing in flight) sets
  * w->quiet: the next comes a heartbeat period later (format.h NCS_IDLE_BEAT_MS, 2 s), or
  * within a flush period of the next push or record, which wake the writer then (writer_sleep:
  * an idle process costs one wake-up and one file-thread request per 2 s, not per 500 ms). */
-static void finish_chunk(struct writer *w, size_t c, int final, int exec, int full, const struct answer *posted);
+static void finish_chunk(struct writer *w, size_t c, unsigned chunks, int final, int exec, int full,
+                         const struct answer *posted);
 static void flush(struct writer *w, uint32_t end, int may_post) {
   int final = (end & NCS_CHUNK_F_FINAL) != 0, exec = (end & NCS_CHUNK_F_EXEC) != 0;
   add_inflight(w);
@@ -819,11 +861,13 @@ static void flush(struct writer *w, uint32_t end, int may_post) {
   add_clock(w);
   size_t zipped = 0; /* the rows' frame, already in w->cbuf after its header */
   if (w->zipping) {
+    kernels_apart(w); /* the pieces since the last feed */
     zipped = ncs_rowzip_end(w->raw.len);
     w->zipping = 0;
   }
   int full = 0;
   size_t c = 0;
+  unsigned chunks = 1; /* in w->cbuf[0, c): the chunk, or the rows' chunk then its KERNEL records' */
   int fresh = w->fd < 0 && w->cbuf && open_file(w) == 0; /* this chunk starts a file */
   if (w->fd < 0 && !fresh) full = errno == ENOSPC || errno == EDQUOT; /* no file: it could not be made */
   /* a descriptor in the job's table (unshare refused) may have become one of the job's files:
@@ -834,10 +878,23 @@ static void flush(struct writer *w, uint32_t end, int may_post) {
   } else if (w->fd >= 0 && w->cbuf && w->cctx && (!fresh || w->chunk_index == 0)) {
     uint32_t flags = end | (w->reopened ? NCS_CHUNK_F_REOPENED : 0) | (w->quiet && !final && !exec ? NCS_CHUNK_F_IDLE : 0);
     if (zipped && zipped <= NCS_CHUNK_MAX_PAYLOAD) {
-      ncs_chunk_header(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)zipped, (uint32_t)w->raw.len, w->records,
-                       w->chunk_index, w->dropped_total, flags);
+      ncs_chunk_header(w->cbuf, w->cbuf + NCS_CHUNK_HEADER_SIZE, (uint32_t)zipped, (uint32_t)(w->raw.len - w->kr_bytes),
+                       w->records - w->kr_records, w->chunk_index, w->dropped_total, flags);
       c = NCS_CHUNK_HEADER_SIZE + zipped;
-    } else {
+      if (w->nkr) {
+        /* flagged `kernels` (5.7): read as the end of the rows' chunk; its final or exec flag
+         * too (the file's last chunk says how it ended) */
+        size_t k = kernels_chunk(w, w->cbuf + c, w->ccap - c,
+                                 NCS_CHUNK_F_KERNELS | (flags & (NCS_CHUNK_F_FINAL | NCS_CHUNK_F_EXEC)));
+        if (k) {
+          c += k;
+          chunks = 2;
+        } else { /* the rows whole, their KERNEL records in them, as without a helper */
+          zipped = 0;
+        }
+      }
+    }
+    if (!zipped || zipped > NCS_CHUNK_MAX_PAYLOAD) {
       c = ncs_chunk_pack(w->cctx, ZSTD_LEVEL, w->cbuf, w->ccap, w->raw.buf, w->raw.len, w->records,
                          w->chunk_index, w->dropped_total, flags);
     }
@@ -859,14 +916,16 @@ static void flush(struct writer *w, uint32_t end, int may_post) {
       }
     }
   }
-  finish_chunk(w, c, final, exec, full, NULL);
+  finish_chunk(w, c, chunks, final, exec, full, NULL);
 }
 static void flush_chunk(struct writer *w, uint32_t end) { flush(w, end, 0); }
 
-/* Writes the packed chunk (c bytes of w->cbuf; 0: it cannot be), or counts its records lost;
+/* Writes the packed chunk (c bytes of w->cbuf; 0: it cannot be; `chunks` of them: a row chunk
+ * and its `kernels` chunk are one write), or counts its records lost;
  * then the next chunk begins. posted: the answer of its first write, made already (a heartbeat
  * posted), else NULL. */
-static void finish_chunk(struct writer *w, size_t c, int final, int exec, int full, const struct answer *posted) {
+static void finish_chunk(struct writer *w, size_t c, unsigned chunks, int final, int exec, int full,
+                         const struct answer *posted) {
   int ok = 0;
   if (c) {
     /* a failed write is tried once more (a disk may have freed space); bytes of a partial
@@ -876,7 +935,7 @@ static void finish_chunk(struct writer *w, size_t c, int final, int exec, int fu
       if (write_all(w, w->cbuf, c, attempt ? NULL : posted) == 0) {
         w->prev_off = w->good_off;
         w->good_off += (off_t)c;
-        w->chunk_index++;
+        w->chunk_index += chunks;
         w->reopened = 0;
         ok = 1;
         if (final || exec) ncs_rings_remove(); /* a complete trace: nothing left to recover */
@@ -925,7 +984,7 @@ static void settle_beat(struct writer *w) {
   struct answer a;
   a.ret = ncs_fio_collect();
   a.err = errno;
-  finish_chunk(w, c, 0, 0, 0, &a);
+  finish_chunk(w, c, 1, 0, 0, 0, &a);
 }
 
 /* Makes room for `need` bytes in the chunk, writing it out first when needed. */
@@ -1012,14 +1071,53 @@ static void publish_tail(struct writer *w, struct ncs_ring *r, uint64_t t) {
   atomic_store_explicit(&r->tail, t, memory_order_release);
 }
 
+/* A run of KERNEL records at raw[off, off + len) left out of the rows' frame (rowzip.c), to be
+ * written as a column chunk of their own; one it refuses stays in the rows. */
+static void kernels_run(struct writer *w, size_t off, size_t len, uint32_t records) {
+  if (w->nkr == KR_MAX || ncs_rowzip_skip(off, len) != 0) return;
+  w->kr[w->nkr++] = (struct ncs_wkrun){(uint32_t)off, (uint32_t)len, records};
+  w->kr_bytes += len;
+  w->kr_records += records;
+}
+
+/* A row chunk's KERNEL records (kernel activity: a poll's are megabytes at high call rates)
+ * are written as a column chunk after it, where the reader takes them straight from their
+ * columns, not from zstd-coded rows. The queue's pieces added since the last look, walked for
+ * their runs of KERNEL records; called while the chunk is compressed as it grows, before each
+ * feed (what the helper has been given cannot be left out any more). */
+static void kernels_apart(struct writer *w) {
+  for (; w->qp_seen < w->nqp; w->qp_seen++) {
+    const uint8_t *p = w->raw.buf + w->qp[w->qp_seen].off, *end = p + w->qp[w->qp_seen].len;
+    const uint8_t *run = NULL, *at = p;
+    uint32_t n = 0;
+    while (at < end) {
+      uint64_t type, k;
+      p = at;
+      if (ncs_get_varint(&p, end, &type) || ncs_get_varint(&p, end, &k) || k > (size_t)(end - p)) break; /* never */
+      if (type == NCS_REC_KERNEL) {
+        w->kernels_seen = 1;
+        if (!n++) run = at;
+      } else if (n) {
+        kernels_run(w, (size_t)(run - w->raw.buf), (size_t)(at - run), n);
+        n = 0;
+      }
+      at = p + k;
+    }
+    if (n) kernels_run(w, (size_t)(run - w->raw.buf), (size_t)(at - run), n);
+  }
+}
+
 /* A chunk past NCS_CHUNK_COLUMNS_MAX raw bytes is written as rows (chunk.h): from then on the
  * helper thread compresses what it holds while the writer goes on filling it (rowzip.c). */
 static void zip_feed(struct writer *w) {
   if (w->raw.len <= NCS_CHUNK_COLUMNS_MAX || !w->cbuf) return;
   if (!w->zipping)
     w->zipping = ncs_rowzip_begin(w->raw.buf, w->cbuf + NCS_CHUNK_HEADER_SIZE, w->ccap - NCS_CHUNK_HEADER_SIZE,
-                                  ROWZIP_LEVEL) == 0;
-  if (w->zipping) ncs_rowzip_feed(w->raw.len);
+                                  ROWZIP_LEVEL, w->kernels_seen) == 0;
+  if (w->zipping) {
+    kernels_apart(w);
+    ncs_rowzip_feed(w->raw.len);
+  }
 }
 
 /* Moves the queue's records into the chunk, in order. They go whole when they fit the chunk's
@@ -1034,6 +1132,7 @@ static void keep_part(struct writer *w, const uint8_t *p, size_t len, uint32_t r
     lose(w, records);
     return;
   }
+  if (w->nqp < QP_MAX) w->qp[w->nqp++] = (struct ncs_wpiece){(uint32_t)w->raw.len, (uint32_t)len};
   memcpy(w->raw.buf + w->raw.len, p, len);
   w->raw.len += len;
   w->records += records;
@@ -1365,6 +1464,7 @@ static void *writer_main(void *arg) {
 static void writer_free(struct writer *w) {
   if (!w) return;
   if (!w->raw_mapped && w->raw.buf) munmap(w->raw.buf, RAW_CAP);
+  if (w->kbuf) munmap(w->kbuf, RAW_CAP);
   free(w->cbuf);
   free(w->qspare);
   if (w->cctx) ZSTD_freeCCtx(w->cctx);

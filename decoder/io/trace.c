@@ -717,7 +717,10 @@ static int read_chunk(struct reader *r) {
   r->st->final_seen = (flags & NCS_CHUNK_F_FINAL) != 0;
   r->st->exec_ended = (flags & NCS_CHUNK_F_EXEC) != 0; /* only the last chunk's counts */
   if (rc == 1) return 1;
-  if (r->v->chunk && r->v->chunk(r->v->ctx, index, dropped, flags, r->chunk_off)) return 1;
+  /* a `kernels` chunk (5.7) is the end of the chunk before it, whose `chunk` was called: the
+   * visitors' chunks stay the writer's flushes (their INFLIGHT records, their count) */
+  if (r->v->chunk && !(flags & NCS_CHUNK_F_KERNELS) && r->v->chunk(r->v->ctx, index, dropped, flags, r->chunk_off))
+    return 1;
   r->chunk_off += NCS_CHUNK_HEADER_SIZE + psz;
   return 0;
 }

@@ -90,7 +90,9 @@ struct ncs_visitor {
    * then its GPU_TIME records: the interleaving is lost there (see mux.h). ncs_stretch_in_order
    * replays a stretch in file order. */
   int (*stretch)(void *ctx, const struct ncs_stretch *s);
-  /* Called after each chunk's records, with its header values. */
+  /* Called after each chunk's records, with its header values; not after a chunk flagged
+   * `kernels` (5.7: the KERNEL records of the row chunk before it, docs/FORMAT.md), whose
+   * records come between that chunk's call and the next one's: each call is a writer's flush. */
   int (*chunk)(void *ctx, uint64_t index, uint64_t dropped_total, uint32_t flags, uint64_t offset);
 };
 

@@ -4,7 +4,8 @@
  * Contract: ncs_chunk_pack() is the only place a chunk is compressed and framed; the shim's
  * writer, `ncclscope synth`, the tests' trace writers and the trace fuzzer all call it (except
  * the shim's chunks over NCS_CHUNK_COLUMNS_MAX, rows by the rule below, whose zstd frame is
- * streamed as they fill, shim/rowzip.c, then framed with ncs_chunk_header). It
+ * streamed as they fill, shim/rowzip.c, then framed with ncs_chunk_header; their KERNEL records,
+ * left out of that frame, go through ncs_chunk_pack_upto: columns at any size). It
  * compresses `raw` (n bytes of whole records, `records` of them) with the caller's reused
  * zstd context into a column payload (columns.h; flag NCS_CHUNK_F_COLUMNS) at
  * out + NCS_CHUNK_HEADER_SIZE, or, when the rows do not split, into one zstd frame of the
@@ -75,9 +76,11 @@ static inline void ncs_chunk_header(uint8_t out[NCS_CHUNK_HEADER_SIZE], const vo
   ncs_put_u32(out + NCS_CH_FLAGS, flags);
 }
 
-static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
-                                    size_t n, uint32_t records, uint64_t index, uint64_t dropped_total,
-                                    uint32_t flags) {
+/* ncs_chunk_pack with columns tried up to cols_max raw bytes instead of NCS_CHUNK_COLUMNS_MAX:
+ * the shim's chunks of KERNEL records alone (writer.c), columns at any size. */
+static inline size_t ncs_chunk_pack_upto(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+                                         size_t n, uint32_t records, uint64_t index, uint64_t dropped_total,
+                                         uint32_t flags, size_t cols_max) {
   if (!cctx || cap < NCS_CHUNK_HEADER_SIZE || n > NCS_CHUNK_MAX_RAW) return 0;
   uint8_t *payload = out + NCS_CHUNK_HEADER_SIZE;
   size_t room = cap - NCS_CHUNK_HEADER_SIZE, z = 0;
@@ -92,7 +95,7 @@ static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, si
         flags |= NCS_CHUNK_F_COLUMNS;
       }
     }
-  } else if (n <= NCS_CHUNK_COLUMNS_MAX &&
+  } else if (n <= cols_max &&
              (z = ncs_columns_pack(cctx, ncs_chunk_columns_level(level), payload, room, raw, n)) != 0) {
     flags |= NCS_CHUNK_F_COLUMNS;
   } else { /* rows that do not parse, or no room for the columns: one zstd frame of rows */
@@ -102,6 +105,12 @@ static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, si
   if (z > NCS_CHUNK_MAX_PAYLOAD) return 0;
   ncs_chunk_header(out, payload, (uint32_t)z, (uint32_t)n, records, index, dropped_total, flags);
   return NCS_CHUNK_HEADER_SIZE + z;
+}
+
+static inline size_t ncs_chunk_pack(ZSTD_CCtx *cctx, int level, uint8_t *out, size_t cap, const void *raw,
+                                    size_t n, uint32_t records, uint64_t index, uint64_t dropped_total,
+                                    uint32_t flags) {
+  return ncs_chunk_pack_upto(cctx, level, out, cap, raw, n, records, index, dropped_total, flags, NCS_CHUNK_COLUMNS_MAX);
 }
 
 #endif

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #define NCS_FORMAT_MAJOR 5
-#define NCS_FORMAT_MINOR 6
-#define NCS_FORMAT_STRING "5.6"      /* MAJOR.MINOR as PROCESS's format_version */
+#define NCS_FORMAT_MINOR 7
+#define NCS_FORMAT_STRING "5.7"      /* MAJOR.MINOR as PROCESS's format_version */
 #define NCS_FORMAT_MAJOR_OLDEST 1 /* readers still read 1.0 and 1.1 files */
 
 /* File header: 64 bytes at offset 0. */
@@ -51,6 +51,8 @@
                                    AGGREGATE records of every call before it; nothing else */
 #define NCS_CHUNK_F_IDLE 32u   /* (5.6) a heartbeat alone (a CLOCK: no call, no record, nothing in
                                   flight): the writer's next chunk may come NCS_IDLE_BEAT_MS later */
+#define NCS_CHUNK_F_KERNELS 64u /* (5.7) KERNEL records alone, set apart from the row chunk right before
+                                   it (same flush, columns): read as the end of that chunk */
 /* The writer's cadence (docs/FORMAT.md "Truncation and damage"): a chunk every flush period
  * (NCCLSCOPE_FLUSH_MS, 10..1000 ms) while it has anything to write or a call is in flight; after
  * a chunk that is a heartbeat alone (a CLOCK, no other record: nothing in flight; flagged
