@@ -46,7 +46,6 @@ struct sfile {                /* one file's summary state */
   struct ncs_cown *own;       /* whose each connection line is, settled when the file ends */
   int have_first;
   int topo_state;             /* 0 undecided, 1 keeps its host's topology, -1 another file does */
-  uint64_t coll_calls;
   struct ncs_strag *strag;    /* the job's straggler engine, NULL when not run */
   struct ncs_strag_arrival *batch; /* arrivals for the straggler engine, handed over at the end
                                       of each chunk (then freed: only files being read hold one) */
@@ -57,6 +56,7 @@ struct sfile {                /* one file's summary state */
     uint32_t comm, op, datatype;
     int bucket, idx;               /* idx in r->ops, -1 empty (no row: out of memory) */
     double bb, steps;
+    struct ncs_opstat *st;         /* &r->ops[idx] (set again when r->ops moves) */
   } memo[MEMO];                    /* open addressing by (op, count), at most MEMO_FULL used (then
                                       emptied); emptied by every COMM record */
   int nmemo;
@@ -193,8 +193,10 @@ __attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint
   double S = ncs_rule_S(c->op, c->count, c->datatype, nranks);
   int bucket = ncs_job_bucket(S);
   uint64_t comm_id = lc ? lc->comm_id : 0;
-  struct ncs_opstat *st = opstat(r, c->op, bucket, comm_id);
-  *m = (struct sizememo){.count = c->count, .bytes = ncs_rule_bytes(c->count, c->datatype), .comm = c->comm, .op = c->op,
+  struct ncs_opstat *was = r->ops, *st = opstat(r, c->op, bucket, comm_id);
+  if (r->ops != was) /* moved: the other entries' rows with it */
+    for (int i = 0; i < MEMO; i++) if (f->memo[i].idx >= 0) f->memo[i].st = &r->ops[f->memo[i].idx];
+  *m = (struct sizememo){.st = st, .count = c->count, .bytes = ncs_rule_bytes(c->count, c->datatype), .comm = c->comm, .op = c->op,
                          .datatype = c->datatype, .bucket = bucket, .idx = st ? (int)(st - r->ops) : -1,
                          .bb = ru->fac > 0 ? S * ru->fac : 0, .steps = ru->steps};
   f->nmemo += st != NULL;
@@ -217,14 +219,13 @@ static inline __attribute__((always_inline)) void s_one(struct sfile *f, const s
   int64_t s = a->has_gpu ? a->gpu_start : a->enter, e = a->has_gpu ? a->gpu_end : a->exit;
   if (e < s) e = s;
   if (a->has_gpu) r->gpu_calls++;
-  f->coll_calls++;
   double dt = (double)(e - s) / 1e9;
   uint32_t h = (uint32_t)((c->count ^ (uint64_t)c->op << 56) * 0x9e3779b97f4a7c15ull >> 59);
   struct sizememo *m = &f->memo[h];
   while (m->idx >= 0 && (m->count != c->count || m->op != c->op || m->comm != c->comm || m->datatype != c->datatype))
     m = &f->memo[h = (h + 1) & (MEMO - 1)];
   if (m->idx < 0) m = size_row(f, h, c, lc, nranks);
-  struct ncs_opstat *st = m->idx >= 0 ? &r->ops[m->idx] : NULL;
+  struct ncs_opstat *st = m->st; /* NULL: no row */
   uint64_t bytes = m->bytes;
   double bb = m->bb;
   int bucket = m->bucket;
