@@ -260,6 +260,14 @@ static void not_counted(void) {
   ncs_replay_free(r);
 }
 
+/* How many of n items a list that keeps its latest 4096 once it holds 8192 still holds (replay.h's
+ * rule before the first capture, simulated by counting): the tests' truth. */
+static size_t kept_before_capture(size_t n) {
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) { if (kept >= 8192) kept = 4096; kept++; }
+  return kept;
+}
+
 /* The GPU windows kept before the first capture (replay.h: the latest 4096..8192): N windows,
  * 2 ms apart, then a capture, then a kernel on each window's interval. A kept window claims its
  * kernel; the kernels of the windows let go are replays. The truth: a list that, before each
@@ -269,8 +277,7 @@ static void windows_before_capture(void) {
   int ok = 1;
   char why[160] = "";
   for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
-    size_t n = ns[t], kept = 0;
-    for (size_t i = 0; i < n; i++) { if (kept >= 8192) kept = 4096; kept++; }
+    size_t n = ns[t], kept = kept_before_capture(n);
     const uint64_t gap = 2000000, t0 = 1000; /* ns */
     struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .comm = 1, .count = 256, .datatype = ncclFloat32, .t_enter = 1,
                          .t_exit = 2, .flags = NCS_CALL_F_CAPTURED};
@@ -310,8 +317,7 @@ static void kernels_before_capture(void) {
   int ok = 1;
   char why[200] = "";
   for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
-    size_t n = ns[t], kept = 0;
-    for (size_t i = 0; i < n; i++) { if (kept >= 8192) kept = 4096; kept++; }
+    size_t n = ns[t], kept = kept_before_capture(n);
     const uint64_t gap = 2000, t0 = 5000; /* us: past the GPU interval's tolerance (1 ms) */
     struct ncs_replay *r = ncs_replay_new();
     status(r, NCS_KSTATE_ON);
