@@ -1,4 +1,5 @@
-/* ivsort.c — natural merge sort of intervals by start (contract in ivsort.h). */
+/* ivsort.c — sorting intervals by start that are mostly in order, and merging runs of them
+ * into their union (contract in ivsort.h). */
 #include "model/ivsort.h"
 
 #include <stdio.h>
@@ -23,14 +24,14 @@ static void merge(uint64_t (*dst)[2], uint64_t (*src)[2], size_t a, size_t b, si
 
 #define MANY_RUNS(n) ((n) / 16) /* past this many runs a plain sort is as quick */
 
-void ncs_ivsort(uint64_t (*iv)[2], size_t n) {
-  if (n < 2) return;
+/* Sorts iv[0 .. n) by merging its in-order runs pairwise, half as many each pass, with tmp
+ * (room for n) as scratch; with many runs (or no memory for their starts), qsort. */
+static void sort_by_runs(uint64_t (*iv)[2], size_t n, uint64_t (*tmp)[2]) {
   size_t runs = 1;
   for (size_t i = 1; i < n; i++) runs += iv[i][0] < iv[i - 1][0];
   if (runs == 1) return;
-  uint64_t (*tmp)[2] = NULL;
   size_t *st = NULL;
-  if (runs > MANY_RUNS(n) || !(tmp = malloc(n * sizeof *tmp)) || !(st = malloc((runs + 1) * sizeof *st))) goto fail;
+  if (runs > MANY_RUNS(n) || !(st = malloc((runs + 1) * sizeof *st))) { qsort(iv, n, sizeof *iv, cmp_start); return; }
   /* st[0 .. nr]: where each run starts, st[nr] = n */
   size_t nr = 0;
   st[nr++] = 0;
@@ -49,11 +50,53 @@ void ncs_ivsort(uint64_t (*iv)[2], size_t n) {
     uint64_t (*t)[2] = src; src = dst; dst = t;
   }
   if (src != iv) memcpy(iv, src, n * sizeof *iv);
-  free(st); free(tmp);
-  return;
-fail:
-  free(st); free(tmp);
-  qsort(iv, n, sizeof *iv, cmp_start);
+  free(st);
+}
+
+/* The strays of iv[0 .. n): the intervals starting before the latest start of those kept before
+ * them (the first is kept). Keeping the others leaves one run in order. */
+static size_t count_strays(const uint64_t (*iv)[2], size_t n) {
+  size_t s = 0;
+  uint64_t top = n ? iv[0][0] : 0;
+  for (size_t i = 1; i < n; i++) {
+    if (iv[i][0] < top) s++;
+    else top = iv[i][0];
+  }
+  return s;
+}
+
+/* Sorts iv[0 .. n), which has s > 0 strays (count_strays), with tmp (room for n) as scratch.
+ * An interval out of place among ones in order (a call timed on the host among GPU times that
+ * run behind, the runs' first intervals) makes a run of its own for sort_by_runs, a pass over
+ * everything each time the runs halve; here the strays alone are moved out (to tmp), sorted the
+ * same way (they are mostly in order among themselves: few strays of their own) and merged back
+ * from the end: a few passes whatever the runs. When they are more than half, sort_by_runs
+ * (so each level has at most half of the one before: tmp holds them all, and the work stays
+ * O(n log n)). */
+static void sort_strays(uint64_t (*iv)[2], size_t n, size_t s, uint64_t (*tmp)[2]) {
+  if (2 * s > n) { sort_by_runs(iv, n, tmp); return; }
+  size_t m = 1, k = 0; /* kept, in place at iv[0 .. m); strays to tmp[0 .. k) */
+  for (size_t i = 1; i < n; i++) {
+    if (iv[i][0] < iv[m - 1][0]) { tmp[k][0] = iv[i][0]; tmp[k][1] = iv[i][1]; k++; }
+    else { iv[m][0] = iv[i][0]; iv[m][1] = iv[i][1]; m++; }
+  }
+  size_t s2 = count_strays((const uint64_t (*)[2])tmp, k);
+  if (s2) sort_strays(tmp, k, s2, tmp + k);
+  /* merged from the end: iv[m + j] is free while j strays are left */
+  size_t i = m, j = k, o = n;
+  while (j) {
+    if (i && iv[i - 1][0] > tmp[j - 1][0]) { o--; i--; iv[o][0] = iv[i][0]; iv[o][1] = iv[i][1]; }
+    else { o--; j--; iv[o][0] = tmp[j][0]; iv[o][1] = tmp[j][1]; }
+  }
+}
+
+void ncs_ivsort(uint64_t (*iv)[2], size_t n) {
+  size_t s = count_strays((const uint64_t (*)[2])iv, n);
+  if (!s) return;
+  uint64_t (*tmp)[2] = malloc(n * sizeof *tmp);
+  if (!tmp) { qsort(iv, n, sizeof *iv, cmp_start); return; }
+  sort_strays(iv, n, s, tmp);
+  free(tmp);
 }
 
 /* Appends [s, e) to the union being merged: the open interval os, oe extends, or goes to out */
@@ -165,11 +208,21 @@ uint32_t ncs_ivruns_union(struct ncs_ivruns *r, uint64_t (**iv)[2], uint32_t *ca
   }
   uint32_t m = UINT32_MAX;
   if (r->nrun < NCS_IVRUNS && r->iv2) {
+    /* the first run's intervals that end before every other run starts are the union's already
+     * (a flush's kept ones, mostly): copied, not merged */
+    uint64_t first = UINT64_MAX;
+    for (uint32_t i = 0; i < r->nrun; i++) if (v[r->run[i]][0] < first) first = v[r->run[i]][0];
+    uint32_t lo = 0, hi = r->nrun ? r->run[0] : n; /* the first of run 0 ending at or after first */
+    while (lo < hi) { uint32_t mid = lo + (hi - lo) / 2; if (v[mid][1] < first) lo = mid + 1; else hi = mid; }
     uint32_t st[NCS_IVRUNS + 1];
-    st[0] = 0;
+    st[0] = lo;
     memcpy(st + 1, r->run, r->nrun * sizeof *st);
     st[r->nrun + 1] = n;
-    m = ncs_ivmerge((const uint64_t (*)[2])v, st, r->nrun + 1, r->iv2);
+    m = ncs_ivmerge((const uint64_t (*)[2])v, st, r->nrun + 1, r->iv2 + lo);
+    if (m != UINT32_MAX) {
+      memcpy(r->iv2, v, (size_t)lo * sizeof *v);
+      m += lo;
+    }
   }
   if (m != UINT32_MAX) {
     n = m;

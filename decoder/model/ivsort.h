@@ -4,8 +4,11 @@
  *
  * Contract: ncs_ivsort(iv, n) leaves iv[0 .. n) in non-decreasing order of iv[i][0]; the order
  * of intervals with equal starts is unspecified (callers merge them by their largest end, which
- * does not depend on it). Work: O(n log r) for r runs, and a scratch copy of the buffer
- * (malloc'ed, freed before it returns; without memory, or with many short runs, qsort). */
+ * does not depend on it). Work: a few passes when the intervals out of place (each starting
+ * before one ahead of it) are at most half of them and mostly in order among themselves (they
+ * are moved out, sorted so, and merged back), else O(n log r) for r runs; a scratch copy of
+ * the buffer (malloc'ed, freed before it returns; without memory, or with many short runs,
+ * qsort). */
 #ifndef NCS_IVSORT_H
 #define NCS_IVSORT_H
 #include <stddef.h>
@@ -18,7 +21,7 @@ void ncs_ivsort(uint64_t (*iv)[2], size_t n);
 #define NCS_IVCHAINS 16
 /* ncs_ivmerge(iv, st, k, out): the k runs iv[st[r] .. st[r + 1]) (r < k <= NCS_IVRUNS; st[k]
  * ends the last), each in non-decreasing order of starts and of ends (the intervals of one run
- * merged as they came: disjoint), merged into their union: out[0 .. m) in increasing order,
+ * merged as they came: disjoint, not touching), merged into their union: out[0 .. m) in increasing order,
  * disjoint and not touching (one starting at or before the previous one's end extends it), as
  * sorting them all and merging would give; returns m. The runs are chained first (a run
  * starting after a chain's end goes on in it): more than NCS_IVCHAINS chains returns
@@ -28,8 +31,10 @@ uint32_t ncs_ivmerge(const uint64_t (*iv)[2], const uint32_t *st, uint32_t k, ui
 
 /* A buffer of intervals iv[0 .. n) (capacity cap) filled as runs: ncs_ivruns_mark(r, n) when
  * iv[n] begins a new run (an interval starting before the one buffered last); within a run
- * they come in order and merged as they came. ncs_ivruns_union() leaves in iv[0 .. return)
- * their union's intervals (one run; in order, disjoint, not touching): merged into r->iv2
+ * they come in order and merged as they came (not touching). ncs_ivruns_union() leaves in
+ * iv[0 .. return) their union's intervals (one run; in order, disjoint, not touching): the
+ * first run's that end before every other run's first start as they are (a flush's kept
+ * intervals: copied, not merged again), the rest merged into r->iv2
  * (allocated for n: a power of two from 4,096; kept while up to 2 MiB) and swapped with *iv
  * and their capacities (*cap may shrink: to at least n and 4,096; the caller grows it as it
  * needs); past NCS_IVRUNS runs or NCS_IVCHAINS chains, or without memory for iv2, sorted
