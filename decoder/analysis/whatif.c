@@ -276,11 +276,19 @@ static int wf_calls(void *ctx, const struct ncs_call *x, size_t n) {
       struct ncs_launches *l = f->done;
       uint32_t *at = l->log.at, *end = l->log.end, code = l->last;
       uint64_t last = l->log.last_t, tp = f->u.t_first;
+      /* SAME_LAUNCH with u's shape in locals (u_one holds: c passed it; the stores to the log
+       * would reload them from f) */
+      const uint32_t op = f->u_op, comm = f->u_comm, dt = f->u_dt;
+      const uint64_t count = f->u_count;
       size_t j = i;
-      for (; j < n && SAME_LAUNCH(&x[j]) && at < end && ncs_wlog_fits(code, tp - last); j++) {
+      for (; j < n && at < end && ncs_wlog_fits(code, tp - last); j++) {
+        const struct ncs_call *y = &x[j];
+        if (y->op != op || y->count != count || y->datatype != dt || y->comm != comm || (y->depth && y->group) ||
+            (y->flags & NCS_CALL_F_CAPTURED) || !ncs_rc_ok(y->rc))
+          break;
         *at++ = ncs_wlog_word(code, tp - last);
         last = tp;
-        tp = x[j].t_enter;
+        tp = y->t_enter;
       }
       if (j > i) {
         size_t words = (size_t)(at - l->log.at);
