@@ -95,7 +95,7 @@ static uint64_t lcg(uint64_t *s) { *s = *s * 6364136223846793005ull + 1442695040
 static struct { int on, nc, ng, len; struct ncs_call c[200]; struct ncs_gpu_time g[200]; uint8_t o[200]; } st;
 static void st_flush(struct ncs_aligner *a) {
   if (st.nc + st.ng) {
-    struct ncs_stretch x = {st.c, st.g, (size_t)st.nc, (size_t)st.ng, st.o};
+    struct ncs_stretch x = {st.c, st.g, (size_t)st.nc, (size_t)st.ng, st.o, NULL, 0};
     ncs_aligner_stretch(a, &x);
   }
   st.nc = st.ng = 0;
@@ -673,6 +673,7 @@ static void on_sdig(void *ctx, const struct ncs_aligned *a, size_t n) {
 }
 enum { SS_MAX = 150000 };
 struct srec { int type; union { struct ncs_call c; struct ncs_gpu_time g; struct ncs_clock k; }; }; /* type 0 call, 1 GPU time, 2 pair */
+static int ss_others; /* GPU times written right after a call for another thread or call (the last stream's) */
 static int ss_stream(uint64_t *rs, struct srec *r, int variant) {
   static const uint32_t tids[] = {1, 65, 2};
   int nthreads = 1 + variant % 3, disorder = variant % 4 == 3, nocl = variant == 5, n = 0, ncalls = nocl ? 70000 : 20000;
@@ -680,6 +681,7 @@ static int ss_stream(uint64_t *rs, struct srec *r, int variant) {
   int64_t off = 1600000000000000000ll;
   struct { uint32_t thread; uint64_t tcall, group, t; } late[64];
   int nlate = 0;
+  ss_others = 0;
   for (int i = 0; i < ncalls && n < SS_MAX - 8; i++) {
     int th = (int)(x_rand(rs) % (uint64_t)nthreads);
     uint64_t t = tc[th];
@@ -700,6 +702,7 @@ static int ss_stream(uint64_t *rs, struct srec *r, int variant) {
     } else if (u < 75) { /* right after it, but another thread's or another call's */
       if (x_rand(rs) % 2) g.thread = tids[(th + 1) % 3]; else g.ref = c.tcall + 1 + x_rand(rs) % 2;
       r[n++] = (struct srec){.type = 1, .g = g};
+      ss_others++;
     } else if (u < 90 && nlate < 64) { /* later */
       late[nlate].thread = c.thread; late[nlate].tcall = c.tcall; late[nlate].group = c.group; late[nlate++].t = g.gpu_start;
     }
@@ -724,14 +727,17 @@ static void test_stretch_same(void) {
   static struct ncs_call sc[512];
   static struct ncs_gpu_time sg[512];
   static uint8_t so[512];
-  int same = 0, streams = 0, big = 0;
-  uint64_t pairs = 0, unmatched = 0, early = 0;
+  int same = 0, streams = 0, big = 0, told = 0;
+  uint64_t pairs = 0, unmatched = 0, early = 0, ahead_unmatched = 0;
   for (int v = 0; v < 12; v++, streams++) {
     uint64_t rs = 0x9e3779b97f4a7c15ull ^ (uint64_t)v * 0x1234567ull;
     int n = ss_stream(&rs, rec, v);
-    struct sdig d[2] = {{0xcbf29ce484222325ull, 0}, {0xcbf29ce484222325ull, 0}};
-    struct ncs_aligner a[2];
-    for (int m = 0; m < 2; m++) {
+    struct sdig d[3] = {{0xcbf29ce484222325ull, 0}, {0xcbf29ce484222325ull, 0}, {0xcbf29ce484222325ull, 0}};
+    struct ncs_aligner a[3];
+    static int nextclk[SS_MAX + 1]; /* the first pair at or after each record (n: none) */
+    nextclk[n] = n;
+    for (int i = n - 1; i >= 0; i--) nextclk[i] = rec[i].type == 2 ? i : nextclk[i + 1];
+    for (int m = 0; m < 3; m++) {
       ncs_aligner_init(&a[m], 1600000000000000000ll, NULL, &d[m]);
       a[m].release_run = on_sdig;
       struct ncs_clock k0 = {1600000000000000000ull + 1000, 1000, 5};
@@ -742,30 +748,106 @@ static void test_stretch_same(void) {
       if (i < n && rec[i].type == 0) { ncs_aligner_call(&a[0], &rec[i].c); so[ns++] = 0; sc[nc++] = rec[i].c; }
       if (i < n && rec[i].type == 1) { ncs_aligner_gpu(&a[0], &rec[i].g); so[ns++] = 1; sg[ng++] = rec[i].g; }
       if (ns && (i == n || ns >= len || rec[i].type == 2 || (i + 1 < n && rec[i + 1].type == 2))) {
-        struct ncs_stretch s = {sc, sg, nc, ng, so};
+        struct ncs_stretch s = {sc, sg, nc, ng, so, NULL, 0};
         ncs_aligner_stretch(&a[1], &s);
         big += a[1].n > 1024;
+        int e = i < n && rec[i].type != 2 ? i + 1 : i; /* the stretch's end: the pair, if any, comes after it */
+        if (nextclk[e] < n) { s.closing = &rec[nextclk[e]].k; s.after = (size_t)(nextclk[e] - e); }
+        told += s.closing != NULL;
+        ncs_aligner_stretch(&a[2], &s);
         ns = nc = ng = 0;
         len = 1 + x_rand(&rs) % 512;
       }
-      if (i < n && rec[i].type == 2) { ncs_aligner_clock(&a[0], &rec[i].k); ncs_aligner_clock(&a[1], &rec[i].k); pairs++; }
+      if (i < n && rec[i].type == 2) {
+        for (int m = 0; m < 3; m++) ncs_aligner_clock(&a[m], &rec[i].k);
+        pairs++;
+      }
     }
-    for (int m = 0; m < 2; m++) ncs_aligner_flush(&a[m]);
-    int ok = d[0].h == d[1].h && d[0].n == d[1].n && a[0].gpu_unmatched == a[1].gpu_unmatched && a[0].early == a[1].early &&
-             a[0].disorder == a[1].disorder;
-    if (!ok)
-      printf("  stream %d: %d / %d released, unmatched %llu / %llu, early %llu / %llu\n", v, d[0].n, d[1].n,
-             (unsigned long long)a[0].gpu_unmatched, (unsigned long long)a[1].gpu_unmatched, (unsigned long long)a[0].early,
-             (unsigned long long)a[1].early);
+    for (int m = 0; m < 3; m++) ncs_aligner_flush(&a[m]);
+    int ok = 1;
+    for (int m = 1; m < 3; m++) {
+      /* told the pair: a GPU time naming a call released ahead of it (one that had its own:
+       * only those written for another thread or call can) counts as unmatched */
+      uint64_t u0 = a[0].gpu_unmatched, um = a[m].gpu_unmatched;
+      int okm = d[0].h == d[m].h && d[0].n == d[m].n && (m == 1 ? um == u0 : um >= u0 && um - u0 <= (uint64_t)ss_others) &&
+                a[0].early == a[m].early && a[0].disorder == a[m].disorder;
+      ahead_unmatched += m == 2 ? um - u0 : 0;
+      if (!okm)
+        printf("  stream %d, %s: %d / %d released, unmatched %llu / %llu, early %llu / %llu\n", v, m == 1 ? "stretches" : "told",
+               d[0].n, d[m].n, (unsigned long long)a[0].gpu_unmatched, (unsigned long long)a[m].gpu_unmatched,
+               (unsigned long long)a[0].early, (unsigned long long)a[m].early);
+      ok &= okm;
+    }
     same += ok;
     unmatched += a[0].gpu_unmatched;
     early += a[0].early;
+    for (int m = 0; m < 3; m++) ncs_aligner_free(&a[m]);
+  }
+  CHECK(same == streams && pairs > 100 && unmatched > 0 && big > 0 && early > 0 && told > 1000,
+        "align: stretches release what the same records one at a time release, field for field, told their closing pair or "
+        "not (%d of %d streams; %llu pairs, %d stretches told; %llu GPU times unmatched, %llu more when told; %llu calls past "
+        "the hold limit)", same, streams, (unsigned long long)pairs, told, (unsigned long long)unmatched,
+        (unsigned long long)ahead_unmatched, (unsigned long long)early);
+}
+
+/* A stretch told its chunk's closing pair releases its settled calls at once, the rest as the
+ * records fed one at a time release them: a call whose GPU end lies on the pair is released
+ * ahead, one a nanosecond past it is held; a thread's tcall going back among the calls released
+ * ahead is noted as when they are held; a chunk of more calls than the aligner holds releases
+ * its oldest early, told or not. */
+static void told_chunk(struct ncs_aligner *a, int told, const struct ncs_call *c, const struct ncs_gpu_time *g, size_t nc,
+                       uint8_t *o, const struct ncs_clock *P) {
+  for (size_t i = 0; i < 2 * nc; i++) o[i] = (uint8_t)(i & 1);
+  for (size_t i = 0; i < nc;) { /* stretches of up to 256 calls, as a column chunk's blocks make them */
+    size_t m = nc - i < 256 ? nc - i : 256;
+    struct ncs_stretch s = {c + i, g + i, m, m, o, told ? P : NULL, 2 * (nc - i - m)};
+    ncs_aligner_stretch(a, &s);
+    i += m;
+  }
+}
+static void test_told_ahead(void) {
+  enum { NC = 70000 };
+  static struct ncs_call c[NC];
+  static struct ncs_gpu_time g[NC];
+  static uint8_t o[2 * NC];
+  int ok = 1, ahead = 0;
+  for (int v = 0; v < 3; v++) {
+    struct sdig d[2] = {{0xcbf29ce484222325ull, 0}, {0xcbf29ce484222325ull, 0}};
+    struct ncs_aligner a[2];
+    size_t nc = v == 2 ? NC : 1000;
+    uint64_t mono = 2000000, pair = mono + 1000 * nc + 5000;
+    for (size_t i = 0; i < nc; i++) {
+      uint64_t t = mono + 1000 * i + 100;
+      c[i] = (struct ncs_call){.op = NCS_OP_AllReduce, .thread = 1, .tcall = 1 + i, .t_enter = t, .t_exit = t + 50};
+      g[i] = (struct ncs_gpu_time){.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = 1 + i, .gpu_start = t + 60, .gpu_end = t + 500};
+    }
+    if (v == 0) { g[nc - 2].gpu_end = pair; g[nc - 1].gpu_end = pair + 1; } /* on the pair; one past it */
+    if (v == 1) { c[500].tcall = c[499].tcall; g[500].ref = c[500].tcall; } /* tcall goes back (not up) */
+    struct ncs_clock k0 = {1700000000000000000ull + mono, mono, 5}, P = {1700000000000000000ull + pair + 3000, pair, 5};
+    struct ncs_clock k2 = {P.realtime_ns + 2000000, pair + 2000000, 5};
+    int before = 0;
+    for (int m = 0; m < 2; m++) {
+      ncs_aligner_init(&a[m], 1700000000000000000ll, NULL, &d[m]);
+      a[m].release_run = on_sdig;
+      ncs_aligner_clock(&a[m], &k0);
+      told_chunk(&a[m], m, c, g, nc, o, &P);
+      if (m) before = d[m].n; /* released before the pair came */
+      ncs_aligner_clock(&a[m], &P);
+      ncs_aligner_clock(&a[m], &k2);
+      ncs_aligner_flush(&a[m]);
+    }
+    int want_before = v == 0 ? (int)nc - 1 : v == 1 ? (int)nc : (int)nc - 65536; /* (case 2: the oldest, early) */
+    int same = d[0].h == d[1].h && d[0].n == d[1].n && a[0].early == a[1].early && a[0].disorder == a[1].disorder &&
+               a[0].gpu_unmatched == a[1].gpu_unmatched;
+    if (!same || before != want_before || (v == 1 && !a[1].disorder) || (v == 2 && !a[1].early))
+      printf("  case %d: digests %s, released %d / %d, %d ahead (want %d), early %llu / %llu, disorder %d / %d\n", v,
+             d[0].h == d[1].h ? "same" : "differ", d[0].n, d[1].n, before, want_before, (unsigned long long)a[0].early,
+             (unsigned long long)a[1].early, a[0].disorder, a[1].disorder), ok = 0;
+    ahead += before;
     for (int m = 0; m < 2; m++) ncs_aligner_free(&a[m]);
   }
-  CHECK(same == streams && pairs > 100 && unmatched > 0 && big > 0 && early > 0,
-        "align: stretches release what the same records one at a time release, field for field (%d of %d streams; "
-        "%llu pairs, %llu GPU times unmatched, %llu calls past the hold limit)", same, streams, (unsigned long long)pairs,
-        (unsigned long long)unmatched, (unsigned long long)early);
+  CHECK(ok && ahead > 0, "align: a stretch told its closing pair releases the calls that pair settles at once (%d), the "
+        "same values as held; a GPU end one past the pair, a tcall that goes back, a chunk over the hold limit: as held", ahead);
 }
 
 /* A GPU-timed thread's call without its GPU time is held past the pairs that would release it
@@ -810,6 +892,7 @@ int main(void) {
   test_aligner();
   test_gpu_match();
   test_stretch_same();
+  test_told_ahead();
   test_gpu_wait();
   test_no_clock();
   test_aligner_kernels();

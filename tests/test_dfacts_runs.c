@@ -114,7 +114,7 @@ static void fx_kernel(struct feedx *x, uint64_t s, uint64_t e) {
 static void fx_stretch(struct feedx *x, const struct ncs_call *c, size_t nc, const struct ncs_gpu_time *g, size_t ng,
                        const uint8_t *order, int whole) {
   if (whole) {
-    struct ncs_stretch st = {c, g, nc, ng, order};
+    struct ncs_stretch st = {c, g, nc, ng, order, NULL, 0};
     x->m.v[0].stretch(x->m.v[0].ctx, &st);
     return;
   }

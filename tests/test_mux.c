@@ -182,7 +182,7 @@ static void mux_alone(void) {
           "a mux takes stretches; its stretch receiver is listed once (%d), its CALL and GPU_TIME receivers as before (%d, %d)",
           out2.nst, out2.ncall, out2.ngpu);
     static const uint8_t ord[] = {0, 1, 0, 0, 1, 0};
-    struct ncs_stretch st = {x, g, 4, 2, ord};
+    struct ncs_stretch st = {x, g, 4, 2, ord, NULL, 0};
     see_call(&want_s, &x[0]); see_gpu(&want_s, &g[0]); see_call(&want_s, &x[1]); see_call(&want_s, &x[2]);
     see_gpu(&want_s, &g[1]); see_call(&want_s, &x[3]);
     uint64_t want_split = 14695981039346656037ull;

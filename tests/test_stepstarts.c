@@ -56,7 +56,7 @@ static size_t starts_of(int whole, uint64_t *out, const char *fmt, int kstate) {
   for (size_t r = 0; r < 2 * N; r += STRETCH) { /* records r .. r + STRETCH: calls and GPU times alternate */
     size_t n = 2 * N - r < STRETCH ? 2 * N - r : STRETCH, c0 = r / 2, nc = (r + n + 1) / 2 - c0, ng = (r + n) / 2 - r / 2;
     if (whole) {
-      struct ncs_stretch x = {c + c0, g + r / 2, nc, ng, order + r};
+      struct ncs_stretch x = {c + c0, g + r / 2, nc, ng, order + r, NULL, 0};
       v.stretch(v.ctx, &x);
     } else {
       const struct ncs_call *pc = c + c0;

@@ -385,6 +385,101 @@ static void test_trailing_fields(const char *dir) {
   CHECK(rc == 0 && memcmp(&got_ce, &ce, sizeof ce) == 0, "trailing fields of a newer writer are ignored");
   CHECK(got_dr.reason == 4 && got_dr.records == 0 && got_dr.thread == 0, "missing trailing fields read as 0");
 }
+/* The closing pair told ahead (trace.h, struct ncs_stretch): on column chunks whose ends vary
+ * (a CLOCK last after CALL, GPU_TIME and INFLIGHT records; another record between the last
+ * stretch and the CLOCK; two CLOCK records of different pairs; a CLOCK stored whole, with a
+ * newer writer's trailing field; no CLOCK last; another record inside the chunk), every stretch
+ * told a pair is followed by exactly `after` CALL, GPU_TIME or INFLIGHT records, then a CLOCK
+ * record of that pair, then the chunk's end; and every stretch so followed is told. */
+enum { CA_S, CA_C, CA_I, CA_O, CA_E };
+struct ca_ev { int kind; size_t n, after; int told; struct ncs_clock k; };
+struct ca_rd { struct ca_ev *e; size_t n, cap; int rows; };
+static void ca_push(struct ca_rd *r, struct ca_ev e) { if (r->n < r->cap) r->e[r->n++] = e; }
+static int ca_stretch(void *ctx, const struct ncs_stretch *s) {
+  struct ca_ev e = {CA_S, s->nc + s->ng, s->after, s->closing != NULL, {0, 0, 0}};
+  if (s->closing) e.k = *s->closing;
+  ca_push(ctx, e);
+  return 0;
+}
+static int ca_clock(void *ctx, const struct ncs_clock *k) { ca_push(ctx, (struct ca_ev){CA_C, 1, 0, 0, *k}); return 0; }
+static int ca_inflight(void *ctx, const struct ncs_inflight *x) { (void)x; ca_push(ctx, (struct ca_ev){CA_I, 1, 0, 0, {0, 0, 0}}); return 0; }
+static int ca_drop(void *ctx, const struct ncs_drop *x) { (void)x; ca_push(ctx, (struct ca_ev){CA_O, 1, 0, 0, {0, 0, 0}}); return 0; }
+static int ca_calls(void *ctx, const struct ncs_call *x, size_t n) { (void)x; (void)n; ((struct ca_rd *)ctx)->rows++; return 0; }
+static int ca_gpus(void *ctx, const struct ncs_gpu_time *x, size_t n) { (void)x; (void)n; ((struct ca_rd *)ctx)->rows++; return 0; }
+static int ca_chunk(void *ctx, uint64_t index, uint64_t dropped, uint32_t flags, uint64_t offset) {
+  (void)index; (void)dropped; (void)flags; (void)offset;
+  ca_push(ctx, (struct ca_ev){CA_E, 0, 0, 0, {0, 0, 0}});
+  return 0;
+}
+static void test_closing_ahead(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/closing.ncs", dir);
+  struct tw t;
+  CHECK(tw_open(&t, path, 77, 1000) == 0, "open closing-pair file");
+  rng_state = 11;
+  uint64_t mono = 5000000, tcall = 1;
+  int chunks = 24;
+  for (int k = 0; k < chunks; k++) {
+    int v = k % 6, n = 3000 + (int)(rnd() % 2000);
+    struct ncs_drop dr = {1, 0, 3};
+    for (int i = 0; i < n; i++) {
+      mono += 1000 + rnd() % 1000;
+      struct ncs_call c = {.op = NCS_OP_AllReduce, .thread = 1, .comm = 1, .tcall = tcall, .seq = tcall, .count = 1024,
+                           .t_enter = mono, .t_exit = mono + 300};
+      struct ncs_gpu_time g = {.kind = NCS_GPU_KIND_CALL, .thread = 1, .ref = tcall++, .gpu_start = mono + 50, .gpu_end = mono + 900};
+      tw_call(&t, &c);
+      if (rnd() % 8) tw_gpu_time(&t, &g);
+      if (v == 1 && i == n / 2) tw_drop(&t, &dr); /* another record inside the chunk */
+      if (v == 3 && i == n / 3) { struct ncs_clock mid = {mono + 7000000, mono, 9}; tw_clock(&t, &mid); }
+    }
+    if (k % 2) /* calls in flight at the chunk's end */
+      for (int j = 0; j < 3; j++) {
+        struct ncs_inflight x = {.kind = 1, .thread = 1, .tcall = tcall - 1 - (uint64_t)j};
+        ncs_enc_inflight(&t.w, &x);
+        t.nrec++;
+      }
+    if (v == 2) tw_drop(&t, &dr); /* between the last stretch and the pair */
+    struct ncs_clock end = {mono + 1000 + 5000000 + (uint64_t)k * 13, mono + 1000, 40 + (uint64_t)k};
+    if (v == 4) { /* stored whole: a trailing field the reader does not know */
+      size_t m = ncs_rec_begin(&t.w, NCS_REC_CLOCK);
+      ncs_enc_clock_body(&t.w, &end);
+      ncs_w_varint(&t.w, 99);
+      ncs_rec_end(&t.w, m);
+      t.nrec++;
+    } else if (v != 5) {
+      tw_clock(&t, &end);
+    } else {
+      tw_drop(&t, &dr); /* no CLOCK last */
+    }
+    tw_flush(&t, 0);
+  }
+  CHECK(!t.w.overflow && tw_close(&t, 1) == 0, "write %d chunks of calls with varied ends", chunks);
+  struct ca_rd r = {calloc(200000, sizeof(struct ca_ev)), 0, 200000, 0};
+  struct ncs_visitor vis = {.ctx = &r, .stretch = ca_stretch, .calls = ca_calls, .gpu_times = ca_gpus, .clock = ca_clock,
+                            .inflight = ca_inflight, .drop = ca_drop, .chunk = ca_chunk};
+  struct ncs_read_status st;
+  int rc = ncs_trace_read(path, &vis, &st);
+  int told = 0, missed = 0, wrong = 0, whole = 0;
+  for (size_t i = 0; i < r.n; i++) {
+    if (r.e[i].kind != CA_S) continue;
+    size_t j = i + 1, after = 0;
+    while (j < r.n && (r.e[j].kind == CA_S || r.e[j].kind == CA_I)) after += r.e[j++].n;
+    int is = j + 1 < r.n && r.e[j].kind == CA_C && r.e[j + 1].kind == CA_E;
+    if (!r.e[i].told) { missed += is; continue; }
+    told++;
+    const struct ncs_clock *a = &r.e[i].k, *b = &r.e[j].k;
+    if (!is || r.e[i].after != after || a->realtime_ns != b->realtime_ns || a->monotonic_ns != b->monotonic_ns ||
+        a->uncertainty_ns != b->uncertainty_ns)
+      wrong++;
+    whole += is && (b->uncertainty_ns - 40) % 6 == 4; /* (40 + k, k % 6 == 4: the chunks whose pair is stored whole) */
+  }
+  CHECK(rc == 0 && r.n < r.cap && r.rows == 0 && told > 0 && whole > 0 && wrong == 0 && missed == 0,
+        "a column chunk's closing pair is told to each stretch that only CALL, GPU_TIME and INFLIGHT records follow "
+        "before it, with their count, and to no other (rc %d, %d told, %d of them a pair stored whole, %d wrong, %d not told)",
+        rc, told, whole, wrong, missed);
+  free(r.e);
+}
+
 static void test_json(void) {
   char *buf = NULL; size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -629,6 +724,7 @@ int main(int argc, char **argv) {
   test_call_runs(dir);
   test_trailing_fields(dir);
   test_constant_blocks(dir);
+  test_closing_ahead(dir);
   test_json();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

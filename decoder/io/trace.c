@@ -527,6 +527,63 @@ static inline __attribute__((always_inline)) uint32_t take_stretch(struct ncs_co
   return c + g;
 }
 
+/* (walk_columns, for a visitor with `stretch`) the chunk's closing pair, read ahead (trace.h,
+ * struct ncs_stretch): when the types column ends with a CLOCK record and the single-byte codes
+ * of CALL, GPU_TIME or INFLIGHT records before it, returns where those codes start (a stretch
+ * that ends there or later is followed by nothing else) with the pair in *out; else NULL. The
+ * pair is decoded from copies of its columns' cursors (a split CLOCK, at most CLOCKS_AHEAD of
+ * them in the chunk, not keyed) or from the last whole body, as dispatch decodes it; the walk's
+ * own cursors do not move. */
+#define CLOCKS_AHEAD 16
+static const uint8_t *closing_pair(const struct ncs_colrd *rd, struct ncs_clock *out) {
+  enum { CLOCK_W = NCS_REC_CLOCK << 1, CLOCK_S = NCS_REC_CLOCK << 1 | 1 };
+  const uint8_t *tp = rd->tp, *q = rd->te;
+  if (q - tp < 1 || (q - tp >= 2 && q[-2] >= 0x80)) return NULL; /* the last code is not one byte */
+  uint8_t last = *--q;
+  uint8_t row[NCS_COL_MAX_FIELDS * 10];
+  const uint8_t *body = row;
+  size_t len = 0;
+  if (last == CLOCK_S) {
+    uint32_t t = NCS_REC_CLOCK, nf = rd->nf[t];
+    uint64_t n = rd->tcount[t];
+    if (!nf || !n || n > CLOCKS_AHEAD || rd->tkeyed[t]) return NULL;
+    for (uint32_t j = 0; j < nf; j++) {
+      uint64_t v[CLOCKS_AHEAD];
+      struct ncs_colr k = *rd->colof[rd->first_col[t] + j];
+      k.vals = v;
+      (void)ncs_col_decode(&k, n);
+      len += ncs_put_varint(row + len, v[n - 1]);
+    }
+  } else if (last == CLOCK_W) {
+    const uint8_t *l = rd->le; /* the last length: its last byte, and the continuation bytes before it */
+    uint64_t n;
+    if (l == rd->lp) return NULL;
+    for (l--; l > rd->lp && l[-1] >= 0x80; l--) {}
+    if (ncs_get_varint(&l, rd->le, &n) != 0 || n > (uint64_t)(rd->be - rd->bp)) return NULL;
+    body = rd->be - n;
+    len = (size_t)n;
+  } else {
+    return NULL;
+  }
+  struct ncs_rbuf rb;
+  if (ncs_dec_clock(ncs_rbuf_on(&rb, body, len), out) != 0) return NULL;
+  enum { CC = NCS_REC_CALL << 1 | 1, GC = NCS_REC_GPU_TIME << 1 | 1 };
+  _Static_assert((CC ^ GC) == 30, "the codes' difference is bit 4 and below");
+  /* back over the records that may come between a stretch and the pair: 8 CALL or GPU_TIME
+   * codes at a time (take_stretch's test), then one at a time */
+  for (uint64_t w, x; q - tp >= 8; q -= 8) {
+    memcpy(&w, q - 8, 8);
+    x = w ^ (CC * 0x0101010101010101ull);
+    if (x != ((x >> 4) & 0x0101010101010101ull) * 30) break;
+  }
+  while (q > tp) {
+    uint8_t c = q[-1];
+    if (c != (NCS_REC_CALL << 1 | 1) && c != (NCS_REC_GPU_TIME << 1 | 1) && c >> 1 != NCS_REC_INFLIGHT) break;
+    q--;
+  }
+  return q;
+}
+
 static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   struct ncs_trace_bufs *b = r->b;
   struct ncs_colrd *rd = &b->colrd;
@@ -534,10 +591,13 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
   struct ncs_call_delta delta;
   ncs_call_delta_reset(&delta);
   uint32_t k = 0;
+  struct ncs_clock closing;
+  const uint8_t *tail = v->stretch ? closing_pair(rd, &closing) : NULL; /* NULL: no pair told ahead */
   for (;; k++) {
     if (v->stretch) { /* a stretch whole: CALL and GPU_TIME records of blocks decoded already */
       for (uint32_t m, nc, ic, ig; (m = take_stretch(rd, nrec - k, b->order, &nc, &ic, &ig)) != 0;) {
-        struct ncs_stretch s = {&b->calls[ic], &b->gpu_times[ig], nc, m - nc, b->order};
+        struct ncs_stretch s = {&b->calls[ic], &b->gpu_times[ig], nc, m - nc, b->order, NULL, 0};
+        if (tail && rd->tp >= tail && rd->tp < rd->te) { s.closing = &closing; s.after = (size_t)(rd->te - rd->tp) - 1; }
         k += m;
         r->st->records += m;
         if (v->stretch(v->ctx, &s)) return 1;

@@ -41,12 +41,18 @@ struct ncs_raw { uint32_t type; const uint8_t *body; size_t len; };
  * with no other record between them, of one block of each type (at most NCS_COLR_BLOCK of
  * each): c[0 .. nc) and g[0 .. ng) in file order within their type, and order[0 .. nc + ng)
  * their interleaving: order[i] is 0 when the file's i-th record of the stretch is a CALL (the
- * next of c), 1 when it is a GPU_TIME (the next of g). */
+ * next of c), 1 when it is a GPU_TIME (the next of g). closing: what the rest of the chunk
+ * holds, told ahead: set when each of the stretch's next `after` records is a CALL, GPU_TIME
+ * or INFLIGHT record and the one after them, the chunk's last, is a CLOCK record of this pair
+ * (NULL otherwise: another record still comes, or the pair could not be read ahead); the pair
+ * still comes as its record, in its place. */
 struct ncs_stretch {
   const struct ncs_call *c;
   const struct ncs_gpu_time *g;
   size_t nc, ng;
   const uint8_t *order;
+  const struct ncs_clock *closing;
+  size_t after;
 };
 
 /* Callbacks may be NULL. A callback returning non-zero stops the read (status.stopped = 1).

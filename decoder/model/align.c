@@ -432,7 +432,115 @@ static inline __attribute__((always_inline)) int own_gpu_time(const struct ncs_c
          !(g->flags & (NCS_GPU_F_FAILED | NCS_GPU_F_CAPTURED));
 }
 
+/* A stretch told its chunk's closing pair (io/trace.h): what release_upto would release at
+ * that pair from the ring's head and from the stretch's start, released now, in order, in runs:
+ * the held calls and the stretch's calls that the pair will find settled (align.h; a held one
+ * settled now stays so: its times are set), each of the stretch's with its own GPU time right
+ * after it, mapped as release_upto will map them (the segment from the latest pair to the
+ * closing one, its slope computed as ncs_clockmap_add will). GPU times before the first of
+ * them go as gpu_in takes them, and those among them too (nothing is held then: counted
+ * unmatched). The calls released from the stretch are tracked as call_in tracks a call (thread,
+ * tcall order), their GPU times noted as gpu_in notes them (a thread's run of them at once: the
+ * highest tcall is what stays), in locals while the run lasts. From the first call that is not
+ * settled (or not yet: its GPU time comes later) on, the records go the held way: *rest is what
+ * is left of the stretch (nc + ng 0: all taken). Nothing is released ahead when the pair would
+ * not be added to the map, or when the calls held until it could reach HOLD_MAX (then the
+ * oldest would go early). */
+struct ahead {                /* the tracking of call_in and the GPU times noted, in locals */
+  uint32_t prev_thread, seen_thread;
+  int have_prev, disorder, have_seen;
+  uint64_t prev_tcall, seen_tcall;
+};
+static inline __attribute__((always_inline)) void ahead_store(struct ncs_aligner *a, struct ahead *h) {
+  a->prev_thread = h->prev_thread; a->prev_tcall = h->prev_tcall; a->have_prev = h->have_prev; a->disorder = h->disorder;
+  if (h->have_seen) note_gpu_seen(a, h->seen_thread, h->seen_tcall);
+  h->have_seen = 0;
+}
+static inline __attribute__((always_inline)) void ahead_load(const struct ncs_aligner *a, struct ahead *h) {
+  *h = (struct ahead){a->prev_thread, 0, a->have_prev, a->disorder, 0, a->prev_tcall, 0};
+}
+static void release_ahead(struct ncs_aligner *a, const struct ncs_stretch *s, struct ncs_stretch *rest) {
+  const struct ncs_clockmap *m = &a->map;
+  const struct ncs_clock *P = s->closing;
+  const struct ncs_call *c = s->c;
+  const struct ncs_gpu_time *g = s->g;
+  const uint8_t *o = s->order;
+  size_t n = s->nc + s->ng, i = 0, k = 0;
+  if (!m->n || P->monotonic_ns <= m->p[m->n - 1].monotonic_ns || a->n + s->nc + s->after > HOLD_MAX) goto done;
+  const struct ncs_clock *Lp = &m->p[m->n - 1];
+  const struct settle z = {Lp->monotonic_ns + 1, P->monotonic_ns - Lp->monotonic_ns};
+  const double slope = (double)(off_of(P) - off_of(Lp)) / (double)(P->monotonic_ns - Lp->monotonic_ns);
+  const struct lastseg L = {Lp->monotonic_ns, off_of(Lp) - a->origin, slope, slope < 0 ? -0.5 : 0.5};
+  struct ncs_aligned run[NCS_ALIGN_RUN];
+  for (; i < n && o[i]; i++) gpu_in(a, g++, NULL); /* to the held calls */
+  while (a->n) { /* the held calls go first */
+    struct ncs_pending_call_ *p = at(a, 0);
+    if (!settled(z, p)) goto out;
+    run[k++] = (struct ncs_aligned){&p->c, last_map(&L, p->c.t_enter), last_map(&L, p->c.t_exit), last_map(&L, p->gs),
+                                    last_map(&L, p->ge), 1};
+    a->head = (a->head + 1) & (a->cap - 1);
+    a->n--;
+    if (k == NCS_ALIGN_RUN) {
+      a->release_run(a->ctx, run, k);
+      k = 0;
+    }
+  }
+  struct ahead h;
+  ahead_load(a, &h);
+  while (i < n) {
+    if (o[i]) { /* a GPU time not right after its call */
+      ahead_store(a, &h);
+      gpu_in(a, g++, NULL);
+      ahead_load(a, &h);
+      i++;
+      continue;
+    }
+    if (i + 1 == n || !o[i + 1] || !own_gpu_time(c, g) || c->group) break;
+    uint64_t far = umax(umax(c->t_enter - z.from, c->t_exit - z.from), umax(g->gpu_start - z.from, g->gpu_end - z.from));
+    if (far >= z.width) break;
+    if (!h.disorder) { /* call_in's tracking */
+      if (__builtin_expect(!h.have_prev || c->thread != h.prev_thread, 0)) {
+        ahead_store(a, &h);
+        thread_switch(a, c);
+        ahead_load(a, &h);
+      } else if (c->tcall <= h.prev_tcall) {
+        h.disorder = 1;
+      }
+      h.prev_tcall = c->tcall;
+    }
+    if (!h.have_seen || g->thread != h.seen_thread) { /* gpu_in's note */
+      if (h.have_seen) note_gpu_seen(a, h.seen_thread, h.seen_tcall);
+      h.have_seen = 1;
+      h.seen_thread = g->thread;
+      h.seen_tcall = g->ref;
+    } else if (g->ref > h.seen_tcall) {
+      h.seen_tcall = g->ref;
+    }
+    run[k++] = (struct ncs_aligned){c, last_map(&L, c->t_enter), last_map(&L, c->t_exit), last_map(&L, g->gpu_start),
+                                    last_map(&L, g->gpu_end), 1};
+    c++;
+    g++;
+    i += 2;
+    if (k == NCS_ALIGN_RUN) {
+      ahead_store(a, &h);
+      a->release_run(a->ctx, run, k);
+      k = 0;
+    }
+  }
+  ahead_store(a, &h);
+out:
+  if (k) a->release_run(a->ctx, run, k);
+done:
+  *rest = (struct ncs_stretch){c, g, s->nc - (size_t)(c - s->c), s->ng - (size_t)(g - s->g), o + i, NULL, 0};
+}
+
 void ncs_aligner_stretch(struct ncs_aligner *a, const struct ncs_stretch *s) {
+  struct ncs_stretch rest;
+  if (s->closing && !a->nk && a->release_run) {
+    release_ahead(a, s, &rest);
+    if (!rest.nc && !rest.ng) return;
+    s = &rest;
+  }
   const struct ncs_call *c = s->c;
   const struct ncs_gpu_time *g = s->g;
   const uint8_t *o = s->order;

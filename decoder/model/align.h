@@ -11,7 +11,12 @@
  * (another stream's GPU time of the group may follow) and whose four times lie after the pair
  * before that one and not after it; its times map as they would a flush interval later (their
  * segment stays kept), and a GPU time still written for it counts as unmatched (the shim writes
- * one a call). A call of a thread that has GPU times (a GPU-timed thread) is held past that
+ * one a call). A stretch told its chunk's closing pair (io/trace.h: only CALL, GPU_TIME and
+ * INFLIGHT records come before it) releases at once, straight from the stretch, what that pair
+ * will release of it and of the held calls before it (when no kernel is held): the calls it
+ * settles, from the oldest held on, with the times they get then (told or not, the same calls
+ * go in the same order with the same times; a GPU time naming one of them later in the chunk,
+ * a second one of a call, counts as unmatched, as after the pair). A call of a thread that has GPU times (a GPU-timed thread) is held past that
  * until a GPU time of it or of a later call of its thread has come: a job that queues its
  * launches far ahead of its GPU (or a loaded machine) has its GPU times written long after the
  * call, and released without one it would count on the host clock. A
@@ -131,6 +136,8 @@ void ncs_aligner_gpu(struct ncs_aligner *a, const struct ncs_gpu_time *g);
 /* A stretch's CALL and GPU_TIME records (io/trace.h), in file order: ncs_aligner_call or
  * ncs_aligner_gpu on each, with no function call a record. */
 void ncs_aligner_stretch(struct ncs_aligner *a, const struct ncs_stretch *s);
+/* (A stretch's `closing`, when set, must be the next CLOCK pair the aligner gets, with only the
+ * stretch's `after` CALL, GPU_TIME and INFLIGHT records before it, as the reader tells it.) */
 /* An INFLIGHT record: one of kind GPU makes its thread GPU-timed from its ref on (before the
  * first GPU time of a job whose GPU runs far behind its host). */
 void ncs_aligner_inflight(struct ncs_aligner *a, const struct ncs_inflight *x);
