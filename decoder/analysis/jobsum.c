@@ -53,14 +53,17 @@ struct sfile {                /* one file's summary state */
   struct sizememo {                /* what the calls of one (communicator index, op, datatype,
                                       count) come to, made at the first: a job calls few sizes */
     uint64_t count, bytes;
-    uint32_t comm, op, datatype;
+    uint32_t comm, datatype, op;   /* comm and datatype adjacent: compared as one word */
     int bucket, idx;               /* idx in r->ops, -1 empty (no row: out of memory) */
     double bb, steps;
     struct ncs_opstat *st;         /* &r->ops[idx] (set again when r->ops moves) */
+    const struct lcomm *lc;        /* lc_get of comm, &lc_none for NULL (f->comms moves and
+                                      changes only with a COMM record) */
   } memo[MEMO];                    /* open addressing by (op, count), at most MEMO_FULL used (then
                                       emptied); emptied by every COMM record */
   int nmemo;
 };
+_Static_assert(offsetof(struct sizememo, datatype) == offsetof(struct sizememo, comm) + 4, "comm, datatype");
 #define BATCH 512
 
 struct sum {
@@ -129,6 +132,8 @@ static unsigned cmask_of(const struct sum *S, uint64_t id) {
   return 0;
 }
 
+/* What a call without a communicator (or of one without ranks) reports: rank -1, transport "?". */
+static const struct lcomm lc_none = {.rank = -1, .tname = "?"};
 static struct lcomm *lc_get(struct sfile *f, uint32_t comm) {
   return comm && comm < f->ncomms && f->comms[comm].nranks ? &f->comms[comm] : NULL;
 }
@@ -158,8 +163,8 @@ static inline __attribute__((always_inline)) void emit_call(struct sfile *f, con
   const struct ncs_jobsum_events *x = f->S->ev;
   if (!runs_only && (!x || (!x->on_call && !x->on_file_call && !x->on_file_calls))) return;
   *ev = (struct ncs_jev){.c = a->call, .a = a, .start = s, .end = e, .has_gpu = a->has_gpu, .bytes = bytes,
-                         .comm_id = lc ? lc->comm_id : 0, .busbytes = busbytes, .rank = lc ? lc->rank : -1,
-                         .nranks = lc ? lc->nranks : 0, .bucket = bucket, .transport = lc ? lc->tname : "?"};
+                         .comm_id = lc->comm_id, .busbytes = busbytes, .rank = lc->rank, .nranks = lc->nranks,
+                         .bucket = bucket, .transport = lc->tname};
   if (runs_only) return;
   if (x->on_file_call) x->on_file_call(x->ctx, f->file, f->r, ev);
   if (!x->on_call) return;
@@ -183,9 +188,10 @@ static void memo_clear(struct sfile *f) {
 /* What a call of c's (communicator index, op, datatype, count) comes to, into a new entry of the
  * memo: its bytes, bus bytes (ncs_rule_busbytes), steps, size bucket and row (idx -1: none, out
  * of memory, and the entry stays empty). Returns the entry. */
-__attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint32_t h, const struct ncs_call *c,
-                                                           const struct lcomm *lc, int nranks) {
+__attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint32_t h, const struct ncs_call *c) {
   struct ncs_jrank *r = f->r;
+  const struct lcomm *lc = lc_get(f, c->comm);
+  int nranks = lc ? lc->nranks : 0;
   if (f->nmemo >= MEMO_FULL) memo_clear(f);
   struct sizememo *m = &f->memo[h];
   while (m->idx >= 0) m = &f->memo[h = (h + 1) & (MEMO - 1)];
@@ -198,33 +204,36 @@ __attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint
     for (int i = 0; i < MEMO; i++) if (f->memo[i].idx >= 0) f->memo[i].st = &r->ops[f->memo[i].idx];
   *m = (struct sizememo){.st = st, .count = c->count, .bytes = ncs_rule_bytes(c->count, c->datatype), .comm = c->comm, .op = c->op,
                          .datatype = c->datatype, .bucket = bucket, .idx = st ? (int)(st - r->ops) : -1,
-                         .bb = ru->fac > 0 ? S * ru->fac : 0, .steps = ru->steps};
+                         .bb = ru->fac > 0 ? S * ru->fac : 0, .steps = ru->steps, .lc = lc ? lc : &lc_none};
   f->nmemo += st != NULL;
   return m;
 }
 
+/* What a run's calls add to their rank's figures (its count, its GPU-timed calls, its window),
+ * in locals while the run lasts: the events read none of them (only the rank's rank). */
+struct runsum { int64_t t_first, t_last; uint64_t gpu_calls; int have; };
+
 /* A call on the job clock. */
 static inline __attribute__((always_inline)) void s_one(struct sfile *f, const struct ncs_aligned *a, struct ncs_jev *ev,
-                                                        int runs_only) {
-  struct ncs_jrank *r = f->r;
+                                                        int runs_only, struct runsum *u) {
   const struct ncs_call *c = a->call;
-  r->calls++;
   int kind = ncs_op_kind(c->op);
-  struct lcomm *lc = lc_get(f, c->comm);
   if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) { /* host interval only, no statistics */
-    emit_call(f, a, lc, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0, 0, ev, runs_only);
+    const struct lcomm *lc = lc_get(f, c->comm);
+    emit_call(f, a, lc ? lc : &lc_none, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0, 0, ev, runs_only);
     return;
   }
-  int nranks = lc ? lc->nranks : 0;
   int64_t s = a->has_gpu ? a->gpu_start : a->enter, e = a->has_gpu ? a->gpu_end : a->exit;
   if (e < s) e = s;
-  if (a->has_gpu) r->gpu_calls++;
+  u->gpu_calls += a->has_gpu != 0;
   double dt = (double)(e - s) / 1e9;
   uint32_t h = (uint32_t)((c->count ^ (uint64_t)c->op << 56) * 0x9e3779b97f4a7c15ull >> 59);
   struct sizememo *m = &f->memo[h];
-  while (m->idx >= 0 && (m->count != c->count || m->op != c->op || m->comm != c->comm || m->datatype != c->datatype))
+  uint64_t cd = ncs_u32_pair(&c->comm); /* (comm, datatype) */
+  while (m->idx >= 0 && (m->count != c->count || m->op != c->op || ncs_u32_pair(&m->comm) != cd))
     m = &f->memo[h = (h + 1) & (MEMO - 1)];
-  if (m->idx < 0) m = size_row(f, h, c, lc, nranks);
+  if (m->idx < 0) m = size_row(f, h, c);
+  const struct lcomm *lc = m->lc;
   struct ncs_opstat *st = m->st; /* NULL: no row */
   uint64_t bytes = m->bytes;
   double bb = m->bb;
@@ -233,9 +242,9 @@ static inline __attribute__((always_inline)) void s_one(struct sfile *f, const s
     st->calls++; st->bytes += bytes; st->time_s += dt; st->busbytes += bb; st->steps += m->steps;
     if (dt > st->max_s) st->max_s = dt;
   }
-  if (!f->have_first || a->enter < r->t_first) r->t_first = a->enter;
-  if (!f->have_first || e > r->t_last) r->t_last = e;
-  f->have_first = 1;
+  if (a->enter < u->t_first) u->t_first = a->enter;
+  if (e > u->t_last) u->t_last = e;
+  u->have = 1;
   if (kind == NCS_KIND_COLL && f->strag) {
     struct ncs_strag_arrival one, *x = &one;
     if (f->batch || (f->batch = malloc(BATCH * sizeof *f->batch))) x = &f->batch[f->nbatch++];
@@ -255,11 +264,20 @@ static inline __attribute__((always_inline)) void s_one(struct sfile *f, const s
 static void s_aligned(void *ctx, int file, const struct ncs_aligned *a, size_t n) {
   struct sfile *f = &((struct sum *)ctx)->f[file];
   struct ncs_jev ev[NCS_ALIGN_RUN];
+  struct runsum u = {INT64_MAX, INT64_MIN, 0, 0};
   const struct ncs_jobsum_events *x = f->S->ev;
   if (x && x->on_file_calls && !x->on_file_call && !x->on_call) { /* compare's case: one copy without the tests */
-    for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i], 1);
+    for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i], 1, &u);
   } else {
-    for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i], 0);
+    for (size_t i = 0; i < n; i++) s_one(f, &a[i], &ev[i], 0, &u);
+  }
+  struct ncs_jrank *r = f->r;
+  r->calls += n;
+  r->gpu_calls += u.gpu_calls;
+  if (u.have) { /* the window: min and max are the same taken a run at a time */
+    if (!f->have_first || u.t_first < r->t_first) r->t_first = u.t_first;
+    if (!f->have_first || u.t_last > r->t_last) r->t_last = u.t_last;
+    f->have_first = 1;
   }
   if (x && x->on_file_calls) x->on_file_calls(x->ctx, file, f->r, ev, n);
 }
