@@ -4,13 +4,14 @@
  * position in the step, the single-start step, records that do not pair with calls, and a long
  * run (calls kept in kact's compact log across its blocks, more distinct sizes than its size
  * table holds, entry times that go back), calls further apart than a log word holds, and
- * KERNEL_STATUS off ending the call log; and two accumulators sharing one kernel store
+ * KERNEL_STATUS off or a PROCESS of format 1.0 ending the call log; and two accumulators sharing one kernel store
  * (model/kstore.h, as gputime and whatif in report): the one that does not fill it gets the
  * same figures, and the store keeps its kernels (sorted, class and name) for its next reader. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "io/trace.h"
 #include "model/kact.h"
 #include "model/kstore.h"
 #include "ncclscope/encode.h"
@@ -203,9 +204,11 @@ int main(void) {
         "kact: calls 30 ms apart: each the first of its step (1024 and 4096 B)");
   ncs_kact_free(k);
 
-  /* KERNEL_STATUS off before any KERNEL: calls are no longer kept; a kernel after all gets no
+  /* KERNEL_STATUS off (or stood aside) before any KERNEL: calls are no longer kept; a kernel after all gets no
    * sizes. On: calls kept as without a status. */
-  for (uint32_t state = NCS_KSTATE_OFF; state <= NCS_KSTATE_ON; state++) {
+  static const uint32_t states[] = {NCS_KSTATE_OFF, NCS_KSTATE_STOOD_ASIDE, NCS_KSTATE_ON};
+  for (size_t si = 0; si < sizeof states / sizeof *states; si++) {
+    uint32_t state = states[si];
     k = ncs_kact_new();
     allreduce(k, 50, 512);
     status(k, state, state == NCS_KSTATE_ON ? "CUPTI activity" : "NCCLSCOPE_KERNELS=0");
@@ -216,10 +219,41 @@ int main(void) {
     CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.state == (int)state && f.op[0].kernels == 2 &&
           f.op[0].sized == (state == NCS_KSTATE_ON) &&
           (state == NCS_KSTATE_ON ? f.op[0].size_kernels[12] == 1 && f.op[0].size_kernels[13] == 1 : 1),
-          "kact: KERNEL_STATUS %s before any KERNEL: %s", state == NCS_KSTATE_ON ? "on" : "off",
+          "kact: KERNEL_STATUS %s before any KERNEL: %s", state == NCS_KSTATE_ON ? "on" : state == NCS_KSTATE_OFF ? "off" : "stood aside",
           state == NCS_KSTATE_ON ? "calls kept, sizes given (2048 and 4096 B)" : "calls not kept, kernels after it get no sizes");
     ncs_kact_free(k);
   }
+
+  /* PROCESS format 1.0 (no KERNEL record in such a file: `ncclscope synth`'s) before the calls:
+   * none is kept, a kernel after all gets no size; 1.1 and no PROCESS value: calls kept. A
+   * PROCESS of 1.0 after a KERNEL changes nothing. */
+  for (int v = 0; v < 4; v++) {
+    static const char *const ver[] = {"1.0", "1.1", NULL, "1.0"};
+    struct ncs_kv kv[1] = {{"format_version", ver[v], ver[v] ? strlen(ver[v]) : 0}};
+    struct ncs_process p = {.path = "x.ncs", .major = 1, .kv = kv, .nkv = ver[v] ? 1 : 0};
+    k = ncs_kact_new();
+    kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    if (v == 3) kern(k, NCS_KCLASS_NCCL, 2, 60, 90);
+    ncs_kact_process(k, &p);
+    allreduce(k, 50, 512);
+    allreduce(k, 100, 1024);
+    if (v != 3) kern(k, NCS_KCLASS_NCCL, 2, 60, 90);
+    kern(k, NCS_KCLASS_NCCL, 2, 200, 260);
+    int kept = v != 0;
+    CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.op[0].kernels == 2 && f.op[0].sized == kept &&
+          (kept ? f.op[0].size_kernels[12] == 1 && f.op[0].size_kernels[13] == 1 : f.op[0].size_kernels[12] == 0),
+          "kact: PROCESS format_version %s%s: %s", ver[v] ? ver[v] : "(none)", v == 3 ? " after a KERNEL" : " before the calls",
+          kept ? "calls kept, sizes given (2048 and 4096 B)" : "calls not kept, kernels after it get no sizes");
+    ncs_kact_free(k);
+  }
+  k = ncs_kact_new();
+  ncs_kact_process(k, NULL);
+  allreduce(k, 50, 512);
+  kern(k, NCS_KCLASS_NCCL, 2, 60, 90);
+  kname(k, 2, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  CHECK(ncs_kact_figures(k, &f, NULL, 0, NULL, NULL) == 0 && f.op[0].sized && f.op[0].size_kernels[12] == 1,
+        "kact: no PROCESS record given (NULL): calls kept");
+  ncs_kact_free(k);
 
   /* a long run: N calls of sizes 4 x (1 + (i x 7919) % 6000) bytes, entries going back every
    * third call, each with its own NCCL kernel [100 i, 100 i + 50) and no compute; one step

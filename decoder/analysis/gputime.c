@@ -11,7 +11,8 @@
  * (job->text_only), only what it prints: step, exposed and idle time, rows with --detail.
  *
  * Contract: an analysis (analysis.h), after metrics and before whatif in the registry. Reads
- * KERNEL*, and CALL records for sizes and positions, into a model/kact.h accumulator per file,
+ * KERNEL*, and CALL records for sizes and positions (none kept when the PROCESS record says
+ * format 1.0, which has no KERNEL record), into a model/kact.h accumulator per file,
  * its kernels in the file's store in the report's stages (model/kstore.h: kept once for
  * gputime and whatif, filled by the first of them to ask); figures are
  * computed when the file is done, with metrics' step starts of that file (the report's stages,
@@ -99,6 +100,7 @@ static int gt_gpu_times(void *ctx, const struct ncs_gpu_time *g, size_t n) {
 
 static int gt_process(void *ctx, const struct ncs_process *p) {
   struct gt_file *f = ctx;
+  if (f->acc || (f->acc = new_acc(f))) ncs_kact_process(f->acc, p); /* a 1.0 file: no call logged */
   const char *v = ncs_process_get(p, "timing");
   if (v) snprintf(f->timing, sizeof f->timing, "%s", v);
   if ((v = ncs_process_get(p, "env.NCCLSCOPE_GPU_TIMING")) != NULL) snprintf(f->gpu_timing_env, sizeof f->gpu_timing_env, "%s", v);

@@ -23,6 +23,7 @@
 #include "io/grow.h"
 #include "model/knames.h"
 #include "model/kstore.h"
+#include "model/kwatch.h"
 #include "model/rules.h"
 #include "ncclscope/cupti_abi.h"
 #include "ncclscope/encode.h"
@@ -57,7 +58,8 @@ struct ncs_kact {
                                           "slot_size[size_hash(S)] == S" alone says S is there */
   uint32_t nsizes;
   signed char call_slot[NCS_OP_LIMIT]; /* fig.op slot of a call's op + 1; 0 not looked up yet */
-  int calls_off;                       /* a KERNEL_STATUS off / stood aside came before any KERNEL */
+  int calls_off;                       /* a KERNEL_STATUS off / stood aside, or a PROCESS of format 1.0,
+                                          came before any KERNEL (calls_stop) */
 };
 
 struct ncs_kact *ncs_kact_new(void) {
@@ -113,6 +115,18 @@ void ncs_kact_add_kernels(struct ncs_kact *k, const struct ncs_kernel *x, size_t
   if (k->fill) ncs_kstore_add(k->ks, x, n);
 }
 
+/* The file said it has no kernel activity: before any KERNEL, no call needs keeping. */
+static void calls_stop(struct ncs_kact *k) {
+  if (k->ks->n || k->calls_off) return;
+  k->calls_off = 1;
+  free_logs(k);
+}
+void ncs_kact_process(struct ncs_kact *k, const struct ncs_process *p) {
+  struct ncs_kwatch w = {0};
+  ncs_kwatch_process(&w, p);
+  if (ncs_kwatch_off(&w)) calls_stop(k);
+}
+
 int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, size_t len) {
   if (type == NCS_REC_KERNEL) {
     struct ncs_kernel x;
@@ -143,10 +157,7 @@ int ncs_kact_add_raw(struct ncs_kact *k, uint32_t type, const uint8_t *body, siz
     if (ncs_dec_kernel_status(ncs_rbuf_on(&r, body, len), &x) != 0) { k->f.bad_records++; return 1; }
     k->f.state = (int)x.state;
     snprintf(k->f.reason, sizeof k->f.reason, "%s", x.reason);
-    if (x.state != NCS_KSTATE_ON && !k->ks->n && !k->calls_off) { /* no kernel activity: no call needs keeping */
-      k->calls_off = 1;
-      free_logs(k);
-    }
+    if (x.state != NCS_KSTATE_ON) calls_stop(k);
     return 1;
   }
   return 0;

@@ -83,11 +83,17 @@ void ncs_kact_add_kernels(struct ncs_kact *k, const struct ncs_kernel *x, size_t
 /* Takes CALL records x[0..n), in file order: collective and point-to-point calls are matched
  * to NCCL kernels for sizes and positions in the step. Memory: 4 bytes per such call when
  * calls are under 16.7 ms apart and have under 256 distinct sizes, 20 otherwise (kact.c,
- * "compact log"); none once a KERNEL_STATUS that says off or stood aside came before any KERNEL
- * record (the shim writes no KERNEL record after one: the log is freed; should one come anyway,
- * no operation gets sizes or positions). */
+ * "compact log"); none once the file said it has no kernel activity before any KERNEL record
+ * came (model/kwatch.h: a KERNEL_STATUS that says off or stood aside, after which the shim
+ * writes no KERNEL record, or a PROCESS of format 1.0, ncs_kact_process, which has none): the
+ * log is freed and no call is logged (`ncclscope synth`'s traces); should a KERNEL come anyway,
+ * no operation gets sizes or positions. */
 struct ncs_call;
 void ncs_kact_add_calls(struct ncs_kact *k, const struct ncs_call *x, size_t n);
+/* Takes the file's PROCESS record (before its calls; p may be NULL): a file of format 1.0 keeps
+ * no call (above). */
+struct ncs_process;
+void ncs_kact_process(struct ncs_kact *k, const struct ncs_process *p);
 /* Computes the figures (after the last record). Returns 0, or -1 when out of memory.
  * With step starts (t[0..n), increasing: the boundary calls' entries, analysis/metrics.h), also
  * the GPU time of each step: step g is the window [t[g], t[g+1]) (the last start opens no
