@@ -523,21 +523,28 @@ static void wf_file_done(void *state, int file, const struct ncs_read_status *st
       const uint32_t want = NCS_RL_NCCL | (uint32_t)(kop + 1) << NCS_RL_KOP_SHIFT, xv = (uint32_t)xcode[uc];
       const struct ncs_wlog_block *b = cur.c.b;
       size_t a = kj + 1, nk = f->nk;
-      /* the cursor in registers: its word, the words there are, the entries left, the time */
+      /* the cursor in registers: its word, the words there are, the entries left, the time; a
+       * word and a kernel a step, so the walk ends by the block's last word, the log's last
+       * entry or the last kernel, whichever comes first (stop: the kernel past it) */
       uint32_t at = cur.c.at, used = b ? b->used : 0;
       uint64_t left = cur.left, t = cur.c.t;
-      while (left && at < used && b->w[at] >> NCS_WLOG_DT_BITS == uc && a < nk &&
-             (k[a].info & (NCS_RL_NCCL | 7u << NCS_RL_KOP_SHIFT)) == want) {
-        uint64_t t2 = t + (b->w[at] & ((1u << NCS_WLOG_DT_BITS) - 1));
+      size_t room = used > at ? used - at : 0, a0 = a;
+      if (room > left) room = (size_t)left;
+      size_t stop = nk - a < room ? nk : a + room;
+      const uint32_t *wd = b ? b->w + at : NULL; /* kernel a's word: wd[a - a0] */
+      while (a < stop) {
+        uint32_t word = wd[a - a0], info = k[a].info; /* (each read once: the store to k may alias the log) */
+        if (word >> NCS_WLOG_DT_BITS != uc || (info & (NCS_RL_NCCL | 7u << NCS_RL_KOP_SHIFT)) != want) break;
+        uint64_t t2 = t + (word & ((1u << NCS_WLOG_DT_BITS) - 1));
         for (; have_g && t2 > tg; have_g = ncs_starts_next(&sc, &tg))
           if (ut <= tg && ncs_grow((void **)&f->bound, &capb, f->nbound + 1, sizeof *f->bound) == 0)
             f->bound[f->nbound++] = (uint32_t)kj;
-        at++, left--, t = t2;
+        t = t2;
         ut = t2;
-        k[a].info |= xv;
+        k[a].info = info | xv;
         kj = a++;
       }
-      cur.c.at = at, cur.left = left, cur.c.t = t;
+      cur.c.at = at + (uint32_t)(a - a0), cur.left = left - (a - a0), cur.c.t = t;
       next[kop] = a;
     }
     sw ^= 1;
