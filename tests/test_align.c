@@ -794,13 +794,14 @@ static void test_stretch_same(void) {
  * records fed one at a time release them: a call whose GPU end lies on the pair is released
  * ahead, one a nanosecond past it is held; a thread's tcall going back among the calls released
  * ahead is noted as when they are held; a chunk of more calls than the aligner holds releases
- * its oldest early, told or not. */
+ * its oldest early, told or not; a call whose GPU time comes after the next call is held, then
+ * released with the calls after it; the GPU times of the calls released ahead are noted (a
+ * later call of the thread whose tcall goes back among theirs waits for none). */
 static void told_chunk(struct ncs_aligner *a, int told, const struct ncs_call *c, const struct ncs_gpu_time *g, size_t nc,
-                       uint8_t *o, const struct ncs_clock *P) {
-  for (size_t i = 0; i < 2 * nc; i++) o[i] = (uint8_t)(i & 1);
+                       const uint8_t *o, const struct ncs_clock *P) {
   for (size_t i = 0; i < nc;) { /* stretches of up to 256 calls, as a column chunk's blocks make them */
     size_t m = nc - i < 256 ? nc - i : 256;
-    struct ncs_stretch s = {c + i, g + i, m, m, o, told ? P : NULL, 2 * (nc - i - m)};
+    struct ncs_stretch s = {c + i, g + i, m, m, o + 2 * i, told ? P : NULL, 2 * (nc - i - m)};
     ncs_aligner_stretch(a, &s);
     i += m;
   }
@@ -811,7 +812,7 @@ static void test_told_ahead(void) {
   static struct ncs_gpu_time g[NC];
   static uint8_t o[2 * NC];
   int ok = 1, ahead = 0;
-  for (int v = 0; v < 3; v++) {
+  for (int v = 0; v < 5; v++) {
     struct sdig d[2] = {{0xcbf29ce484222325ull, 0}, {0xcbf29ce484222325ull, 0}};
     struct ncs_aligner a[2];
     size_t nc = v == 2 ? NC : 1000;
@@ -823,9 +824,13 @@ static void test_told_ahead(void) {
     }
     if (v == 0) { g[nc - 2].gpu_end = pair; g[nc - 1].gpu_end = pair + 1; } /* on the pair; one past it */
     if (v == 1) { c[500].tcall = c[499].tcall; g[500].ref = c[500].tcall; } /* tcall goes back (not up) */
+    for (size_t i = 0; i < 2 * nc; i++) o[i] = (uint8_t)(i & 1);
+    if (v == 3) { o[601] = 0; o[602] = 1; } /* a call's GPU time after the next call */
+    struct ncs_call back = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = nc - 1, .t_enter = pair + 1000, .t_exit = pair + 1100};
     struct ncs_clock k0 = {1700000000000000000ull + mono, mono, 5}, P = {1700000000000000000ull + pair + 3000, pair, 5};
     struct ncs_clock k2 = {P.realtime_ns + 2000000, pair + 2000000, 5};
-    int before = 0;
+    struct ncs_clock k3 = {k2.realtime_ns + 2000000, k2.monotonic_ns + 2000000, 5};
+    int before = 0, unflushed[2] = {0, 0};
     for (int m = 0; m < 2; m++) {
       ncs_aligner_init(&a[m], 1700000000000000000ll, NULL, &d[m]);
       a[m].release_run = on_sdig;
@@ -833,12 +838,16 @@ static void test_told_ahead(void) {
       told_chunk(&a[m], m, c, g, nc, o, &P);
       if (m) before = d[m].n; /* released before the pair came */
       ncs_aligner_clock(&a[m], &P);
+      if (v == 4) ncs_aligner_call(&a[m], &back); /* its tcall back among those noted GPU-timed: it waits for none */
       ncs_aligner_clock(&a[m], &k2);
+      ncs_aligner_clock(&a[m], &k3);
+      unflushed[m] = d[m].n;
       ncs_aligner_flush(&a[m]);
     }
-    int want_before = v == 0 ? (int)nc - 1 : v == 1 ? (int)nc : (int)nc - 65536; /* (case 2: the oldest, early) */
+    int want_before = v == 0 ? (int)nc - 1 : v == 1 || v == 4 ? (int)nc : v == 2 ? (int)nc - 65536 /* the oldest, early */ : (int)nc;
     int same = d[0].h == d[1].h && d[0].n == d[1].n && a[0].early == a[1].early && a[0].disorder == a[1].disorder &&
                a[0].gpu_unmatched == a[1].gpu_unmatched;
+    same &= unflushed[0] == unflushed[1] && (v != 4 || unflushed[1] == (int)nc + 1);
     if (!same || before != want_before || (v == 1 && !a[1].disorder) || (v == 2 && !a[1].early))
       printf("  case %d: digests %s, released %d / %d, %d ahead (want %d), early %llu / %llu, disorder %d / %d\n", v,
              d[0].h == d[1].h ? "same" : "differ", d[0].n, d[1].n, before, want_before, (unsigned long long)a[0].early,
@@ -847,7 +856,9 @@ static void test_told_ahead(void) {
     for (int m = 0; m < 2; m++) ncs_aligner_free(&a[m]);
   }
   CHECK(ok && ahead > 0, "align: a stretch told its closing pair releases the calls that pair settles at once (%d), the "
-        "same values as held; a GPU end one past the pair, a tcall that goes back, a chunk over the hold limit: as held", ahead);
+        "same values as held; a GPU end one past the pair, a tcall that goes back, a chunk over the hold limit, a GPU time "
+        "after the next call, a later call whose tcall goes back among those released ahead (no GPU time awaited): as held",
+        ahead);
 }
 
 /* A GPU-timed thread's call without its GPU time is held past the pairs that would release it

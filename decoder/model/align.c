@@ -459,6 +459,29 @@ static inline __attribute__((always_inline)) void ahead_store(struct ncs_aligner
 static inline __attribute__((always_inline)) void ahead_load(const struct ncs_aligner *a, struct ahead *h) {
   *h = (struct ahead){a->prev_thread, 0, a->have_prev, a->disorder, 0, a->prev_tcall, 0};
 }
+/* release_ahead's common case, in a frame of its own (few values live: no spills): the
+ * stretch's calls from c (o: their interleaving, `left` records) while each is of `thread`, its
+ * tcall above *tcall, in no group, with its own GPU time right after it and its four times in
+ * z; mapped into run[0 .. room). Returns how many; *tcall is the last one's. */
+__attribute__((noinline)) static size_t ahead_run(const struct ncs_call *c, const struct ncs_gpu_time *g, const uint8_t *o,
+                                                  size_t left, struct ncs_aligned *run, size_t room, struct settle z,
+                                                  const struct lastseg *Lp, uint32_t thread, uint64_t *tcall) {
+  const struct lastseg L = *Lp;
+  uint64_t t = *tcall;
+  size_t m = 0;
+  for (; m < room && 2 * m + 1 < left; m++, c++, g++) {
+    const uint8_t *q = o + 2 * m;
+    if (q[0] || !q[1] || c->thread != thread || c->tcall <= t || c->group || !own_gpu_time(c, g)) break;
+    uint64_t far = umax(umax(c->t_enter - z.from, c->t_exit - z.from), umax(g->gpu_start - z.from, g->gpu_end - z.from));
+    if (far >= z.width) break;
+    t = c->tcall;
+    run[m] = (struct ncs_aligned){c, last_map(&L, c->t_enter), last_map(&L, c->t_exit), last_map(&L, g->gpu_start),
+                                  last_map(&L, g->gpu_end), 1};
+  }
+  *tcall = t;
+  return m;
+}
+
 static void release_ahead(struct ncs_aligner *a, const struct ncs_stretch *s, struct ncs_stretch *rest) {
   const struct ncs_clockmap *m = &a->map;
   const struct ncs_clock *P = s->closing;
@@ -488,6 +511,24 @@ static void release_ahead(struct ncs_aligner *a, const struct ncs_stretch *s, st
   struct ahead h;
   ahead_load(a, &h);
   while (i < n) {
+    if (!h.disorder && h.have_prev && h.have_seen && h.seen_thread == h.prev_thread) { /* calls of the latest thread */
+      uint64_t t = h.prev_tcall;
+      size_t m = ahead_run(c, g, o + i, n - i, run + k, NCS_ALIGN_RUN - k, z, &L, h.prev_thread, &t);
+      if (m) { /* what the steps below leave for them: the latest tcall, the highest noted */
+        h.prev_tcall = t;
+        if (t > h.seen_tcall) h.seen_tcall = t;
+        c += m;
+        g += m;
+        i += 2 * m;
+        k += m;
+        if (k == NCS_ALIGN_RUN) {
+          ahead_store(a, &h);
+          a->release_run(a->ctx, run, k);
+          k = 0;
+        }
+        continue;
+      }
+    }
     if (o[i]) { /* a GPU time not right after its call */
       ahead_store(a, &h);
       gpu_in(a, g++, NULL);
