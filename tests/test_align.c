@@ -514,17 +514,20 @@ static void on_xrun(void *ctx, const struct ncs_aligned *a, size_t n) {
              (long long)w[2], (long long)w[3]);
   }
 }
+static void on_xone(void *ctx, const struct ncs_aligned *a) { on_xrun(ctx, a, 1); }
 static uint64_t x_rand(uint64_t *s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
-static void test_settled_exact(void) {
+/* one_at_a_time: the release hook takes a call at a time (release, not release_run) */
+static void test_settled_exact(int one_at_a_time) {
   uint64_t rs = 0x2545f4914f6cdd1dull, mono = 5000000000ull;
   int64_t off = 1700000000000000000ll;
   static struct xrel r;
+  memset(&r, 0, sizeof r);
   r.next = 1;
   r.origin = off + (int64_t)mono - 777;
   ncs_clockmap_init(&r.truth);
   struct ncs_aligner a;
-  ncs_aligner_init(&a, r.origin, NULL, &r);
-  a.release_run = on_xrun;
+  ncs_aligner_init(&a, r.origin, one_at_a_time ? on_xone : NULL, &r);
+  if (!one_at_a_time) a.release_run = on_xrun;
   int held = 0;
   uint64_t tc = 0;
   for (int k = 0; k <= XK; k++) {
@@ -552,7 +555,8 @@ static void test_settled_exact(void) {
   }
   ncs_aligner_flush(&a);
   CHECK(r.n == XK * XN && r.order == 0 && r.bad == 0, "align: settled calls' times are ncs_clockmap_map's, bit for bit, on "
-        "random clocks of either slope (%d of %d calls, %d differ, %d out of order)", r.n, XK * XN, r.bad, r.order);
+        "random clocks of either slope, released %s (%d of %d calls, %d differ, %d out of order)",
+        one_at_a_time ? "a call at a time" : "in runs", r.n, XK * XN, r.bad, r.order);
   CHECK(held == 0, "align: random clocks: every call went at the pair after it (%d pairs held some)", held);
   ncs_aligner_free(&a);
 }
@@ -870,11 +874,13 @@ static void on_wrel(void *ctx, const struct ncs_aligned *a, size_t n) {
   for (size_t i = 0; i < n; i++, r->n++)
     if (r->n < 4) { r->has[r->n] = a[i].has_gpu; r->tcall[r->n] = a[i].call->tcall; }
 }
-static void test_gpu_wait(void) {
+static void on_wone(void *ctx, const struct ncs_aligned *a) { on_wrel(ctx, a, 1); }
+/* one_at_a_time: the release hook takes a call at a time (release, not release_run) */
+static void test_gpu_wait(int one_at_a_time) {
   struct wrel r = {0, {0}, {0}};
   struct ncs_aligner a;
-  ncs_aligner_init(&a, 0, NULL, &r);
-  a.release_run = on_wrel;
+  ncs_aligner_init(&a, 0, one_at_a_time ? on_wone : NULL, &r);
+  if (!one_at_a_time) a.release_run = on_wrel;
   struct ncs_call c1 = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = 1, .t_enter = 1100, .t_exit = 1200};
   struct ncs_call c2 = {.op = NCS_OP_AllReduce, .thread = 1, .tcall = 2, .t_enter = 1300, .t_exit = 1400};
   struct ncs_call c3 = {.op = NCS_OP_AllReduce, .thread = 2, .tcall = 1, .t_enter = 1500, .t_exit = 1600};
@@ -889,8 +895,9 @@ static void test_gpu_wait(void) {
   }
   ncs_aligner_flush(&a);
   CHECK(held && r.n == 3 && r.has[0] && r.has[1] && r.tcall[1] == 2 && !r.has[2],
-        "align: a GPU-timed thread's call waits past the hold for its GPU time written late, and gets it "
-        "(%d released before it came; %d in all, GPU time %d %d %d)", held ? 1 : 0, r.n, r.has[0], r.has[1], r.has[2]);
+        "align: a GPU-timed thread's call waits past the hold for its GPU time written late, and gets it, released %s "
+        "(%d released before it came; %d in all, GPU time %d %d %d)", one_at_a_time ? "a call at a time" : "in runs",
+        held ? 1 : 0, r.n, r.has[0], r.has[1], r.has[2]);
   ncs_aligner_free(&a);
 }
 
@@ -898,13 +905,15 @@ int main(void) {
   test_clockmap();
   test_settled();
   test_settled_odd();
-  test_settled_exact();
+  test_settled_exact(0);
+  test_settled_exact(1);
   test_spare();
   test_aligner();
   test_gpu_match();
   test_stretch_same();
   test_told_ahead();
-  test_gpu_wait();
+  test_gpu_wait(0);
+  test_gpu_wait(1);
   test_no_clock();
   test_aligner_kernels();
   test_clock_check();

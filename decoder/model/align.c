@@ -175,20 +175,27 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
   struct ncs_pending_call_ *q = a->q;
   size_t head = a->head, n = a->n, mask = a->cap - 1;
   struct settle z = settle_of(a);
-  if (!a->release_run) {
+  struct lastseg L = lastseg_of(a);
+  if (!a->release_run) { /* a call at a time: a settled one mapped as in runs */
     while (n) {
       struct ncs_pending_call_ *p = &q[head];
-      if (!all && (p->c.t_enter >= mono ? !settled(z, p) : gpu_time_may_come(a, p))) break;
+      int s = settled(z, p);
+      if (!s && !all && (p->c.t_enter >= mono || gpu_time_may_come(a, p))) break;
       head = (head + 1) & mask;
       n--;
       a->head = head;
       a->n = n;
-      release_one(a, p);
+      if (!s) {
+        release_one(a, p);
+      } else if (a->release) {
+        struct ncs_aligned x = {&p->c, last_map(&L, p->c.t_enter), last_map(&L, p->c.t_exit), last_map(&L, p->gs),
+                                last_map(&L, p->ge), 1};
+        a->release(a->ctx, &x);
+      }
     }
     return;
   }
   struct ncs_aligned run[NCS_ALIGN_RUN];
-  struct lastseg L = lastseg_of(a);
   size_t k = 0;
   while (n) {
     struct ncs_pending_call_ *p = &q[head];
