@@ -237,8 +237,13 @@ void ncs_replay_add_kernels(struct ncs_replay *r, const struct ncs_kernel *k, si
       size_t nk = r->nk, cap = r->capk;
       const int8_t *name_op = r->name_op;
       uint32_t nname = r->nname;
-      for (; i < n && (nk < cap || nk >= RING); i++)
+      /* while it has room (nk < cap), or at its full size (nk >= RING: then to the run's end,
+       * no test per kernel) */
+      for (; i < n && nk < cap; i++)
         if (k[i].kclass == NCS_KCLASS_NCCL) a[nk++ & (RING - 1)] = kern_in(name_op, nname, &k[i]);
+      if (nk >= RING)
+        for (; i < n; i++)
+          if (k[i].kclass == NCS_KCLASS_NCCL) a[nk++ & (RING - 1)] = kern_in(name_op, nname, &k[i]);
       r->nk = nk;
       if (i == n) return;
     }
