@@ -88,9 +88,14 @@
  *     its trace by the next process that records on the host for 10 s (same user, same pid
  *     namespace; its writer thread, then every minute): copied (holes kept) over the link when the link
  *     still names it, deleted when the link is gone (the trace was moved or deleted: nothing
- *     could find the file any more, and it holds memory). No syscall per recorded call. A
- *     process that ends (ncs_rings_remove) in the middle of such a copy deletes its partial
- *     copy (`<link>.<pid>.tmp`): the file stays on /dev/shm for the next one. */
+ *     could find the file any more, and it holds memory). No syscall per recorded call. The
+ *     copy is an unnamed file (O_TMPFILE) in the trace's directory, named `<link>.<pid>.tmp`
+ *     only once whole, then renamed over the link: a process that ends (ncs_rings_remove) or
+ *     is killed in the middle of a copy leaves nothing beside the trace, and the file stays on
+ *     /dev/shm, linked, for the next one. Where the trace's file system has no O_TMPFILE the
+ *     copy is that named file from the start (one that ends deletes it); a named copy whose
+ *     process is gone (killed mid-copy there, or between the naming and the rename) is deleted
+ *     by the next process that gives that file back, before it copies. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -549,17 +554,29 @@ static struct {
   char names[MOVE_NAMES][64];
   unsigned long pids[MOVE_NAMES];
   int src, out;                    /* the file being copied and its copy, -1 when none */
+  int unnamed;                     /* the copy is an O_TMPFILE file, named `tmp` only once whole */
   const uint8_t *map;
   uint64_t size, off;
   struct stat st;
   char path[sizeof R.path], link[NCS_RINGS_TRACE_MAX + 8], tmp[NCS_RINGS_TRACE_MAX + 32];
 } M = {.src = -1, .out = -1};
+/* An unnamed copy could not be given its name (no /proc): named copies from then on. */
+static int unnamed_refused;
 
-/* Ends the copy in progress; the source is deleted when `done` (copied) or `drop` (no link). */
+/* Ends the copy in progress; the source is deleted when `done` (copied) or `drop` (no link). A
+ * whole unnamed copy gets the name `tmp` here (from then until the rename, the only moment a
+ * kill leaves it beside the trace: move_sweep), a partial one vanishes with its descriptor. */
 static void move_end(int done, int drop) {
+  if (done && M.unnamed) {
+    if (ncs_fio_link(M.out, M.tmp) == 0) M.unnamed = 0;
+    else {
+      if (errno != EEXIST) unnamed_refused = 1;
+      done = 0;
+    }
+  }
   if (M.out >= 0) ncs_fio_close(M.out);
   if (done && rename(M.tmp, M.link) != 0) done = 0;
-  if (!done && M.tmp[0]) unlink(M.tmp);
+  if (!done && M.tmp[0] && !M.unnamed) unlink(M.tmp);
   struct stat now;
   if ((done || drop) && lstat(M.path, &now) == 0 && now.st_dev == M.st.st_dev && now.st_ino == M.st.st_ino) unlink(M.path);
   if (M.map) munmap((void *)M.map, (size_t)M.size);
@@ -567,6 +584,51 @@ static void move_end(int done, int drop) {
   M.src = M.out = -1;
   M.map = NULL;
   M.tmp[0] = 0;
+  M.unnamed = 0;
+}
+
+/* Deletes the copies named `<link>.<pid>.tmp` beside the trace (this user's regular files) whose
+ * process is gone or is this one (whose copy is not made yet): left by a kill between an
+ * unnamed copy's naming and its rename, by a kill mid-copy where the trace's file system has
+ * no O_TMPFILE, or by an earlier shim, which always copied into a named file. */
+static void move_sweep(void) {
+  char dir[sizeof M.link];
+  const char *base = strrchr(M.link, '/') + 1; /* M.link is absolute */
+  size_t blen = strlen(base);
+  memcpy(dir, M.link, (size_t)(base - M.link));
+  dir[base - M.link] = 0;
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const char *num = e->d_name + blen + 1;
+    char *end;
+    if (strncmp(e->d_name, base, blen) || e->d_name[blen] != '.' || *num < '0' || *num > '9') continue;
+    unsigned long pid = strtoul(num, &end, 10);
+    if (strcmp(end, ".tmp") || pid == 0 || pid > INT32_MAX) continue;
+    if (pid != (unsigned long)getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
+}
+
+/* A new unnamed file (O_TMPFILE) in the trace's directory for the copy: nothing of it is seen
+ * there until it is whole. -1 where the file system (or the kernel) has none. */
+static int open_unnamed(void) {
+  char dir[sizeof M.link];
+  size_t n = (size_t)(strrchr(M.link, '/') + 1 - M.link);
+  memcpy(dir, M.link, n);
+  dir[n] = 0;
+  int fd = ncs_fio_open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  struct stat st;
+  /* anything but a new file (no link, no byte) behind the number is not ours */
+  if (fd >= 0 && (ncs_fio_fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_size != 0)) {
+    ncs_fio_close(fd);
+    fd = -1;
+  }
+  return fd;
 }
 
 /* The names of this user's rings files on /dev/shm whose process is gone. */
@@ -624,8 +686,14 @@ static void move_next(void) {
     n = readlink(M.link, to, sizeof to - 1);
   if (n >= 0) to[n] = 0;
   if (n < 0 || strcmp(to, M.path) != 0) { move_end(0, 1); return; } /* nothing leads here any more */
-  if (snprintf(M.tmp, sizeof M.tmp, "%s.%u.tmp", M.link, (unsigned)getpid()) >= (int)sizeof M.tmp ||
-      (M.out = ncs_fio_open(M.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+  if (snprintf(M.tmp, sizeof M.tmp, "%s.%u.tmp", M.link, (unsigned)getpid()) >= (int)sizeof M.tmp) {
+    M.tmp[0] = 0;
+    goto leave;
+  }
+  move_sweep();
+  M.out = unnamed_refused ? -1 : open_unnamed();
+  M.unnamed = M.out >= 0;
+  if (M.out < 0 && (M.out = ncs_fio_open(M.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
     M.tmp[0] = 0;
     goto leave;
   }
