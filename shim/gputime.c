@@ -21,9 +21,9 @@
  *     the given time for pending events; the rest are reported with the failed flag.
  *   - Clock: the writer keeps, per device, anchor events recorded on its own stream and
  *     synchronised (only the writer waits), with the host monotonic time read just before the
- *     record and just after the sync, a new one at the first writer pass 500 ms after the last
- *     (every 2 s in an idle process: the writer's heartbeat period). A GPU time is
- *     anchor_host + elapsed(anchor, event), against the newest anchor recorded before it. anchor_host is the host time just before the
+ *     record and just after the sync. A GPU time is anchor_host + elapsed(anchor, event),
+ *     against the anchor nearest to the event's record, made when it converts an event that
+ *     has none within 500 ms (never in an idle process). anchor_host is the host time just before the
  *     anchor's record, an underestimate by at most the record-to-sync bracket; it is lifted
  *     when a start event would otherwise precede the host time of its own record (causality).
  *     Error bound: the bracket (kept under 50 us, usually a few us) plus the event timer's
@@ -264,10 +264,14 @@ void ncs_gpu_group_forget(void) {
 }
 
 /* ---- writer side ---- */
-/* Anchors: per device, the last ANCHORS (host time, event) pairs, a new one every 500 ms once
- * the device has been used. An event is converted against the newest anchor recorded
- * before it (a positive elapsed time, under a second or so: float milliseconds stay precise
- * to well under a microsecond); an event older than every anchor kept uses the oldest. */
+/* Anchors: per device, the last ANCHORS (host time, event) pairs. An event is converted
+ * against the anchor nearest to it in time, before or after it (an elapsed time of either
+ * sign); when none is within ANCHOR_EVERY_NS of it, a new one is made first, if that one is
+ * nearer (anchor_for). So anchors are made only for events to convert: at most one per
+ * ANCHOR_EVERY_NS of calls, none in an idle process (each is a record and a synchronisation,
+ * up to 5 times), and the first calls after a pause get one at their conversion, a writer
+ * pass after them. The elapsed times stay under ANCHOR_EVERY_NS, or the time from a call to
+ * its conversion: float milliseconds precise to well under a microsecond. */
 #define MAX_DEVS 64
 #define ANCHORS 4
 #define ANCHOR_EVERY_NS 500000000ull
@@ -320,32 +324,30 @@ static int anchor_new(int dev) {
   a->lift = 0;
   a->ok = 1;
   as->n++;
+  ncs_debug("GPU clock anchor %u on device %d: bracket %llu ns", as->n, dev, (unsigned long long)a->bracket_ns);
   return 0;
 }
 
-/* The anchor for an event whose start was recorded at host time `host_before`. */
+/* The anchor for an event whose start was recorded at host time `host_before` (writer thread,
+ * after that record): the nearest one, made now when none is within ANCHOR_EVERY_NS and a new
+ * one would be nearer (so two made for events are at least ANCHOR_EVERY_NS apart); NULL when
+ * the device gives none. */
 static struct anchor *anchor_for(int dev, uint64_t host_before) {
   if (dev < 0 || dev >= MAX_DEVS) return NULL;
   struct anchor_set *as = &anchors[dev];
-  if (as->n == 0 && anchor_new(dev) != 0) return NULL;
-  struct anchor *best = NULL, *oldest = NULL;
+  struct anchor *best = NULL;
+  uint64_t best_gap = UINT64_MAX;
   for (int k = 0; k < ANCHORS; k++) {
     struct anchor *a = &as->a[k];
-    if (!a->ok) continue;
-    if (!oldest || a->host_ns < oldest->host_ns) oldest = a;
-    if (a->host_ns <= host_before && (!best || a->host_ns > best->host_ns)) best = a;
+    uint64_t gap = a->host_ns > host_before ? a->host_ns - host_before : host_before - a->host_ns;
+    if (a->ok && gap < best_gap) {
+      best = a;
+      best_gap = gap;
+    }
   }
-  return best ? best : oldest;
-}
-
-/* Keeps an anchor at most ANCHOR_EVERY_NS old on every device in use (writer, each poll). */
-static void anchors_renew(uint64_t now) {
-  for (int d = 0; d < MAX_DEVS; d++) {
-    struct anchor_set *as = &anchors[d];
-    if (as->n == 0 || as->broken) continue;
-    struct anchor *newest = &as->a[(as->n - 1) % ANCHORS];
-    if (!newest->ok || now - newest->host_ns >= ANCHOR_EVERY_NS) anchor_new(d);
-  }
+  if (best_gap > ANCHOR_EVERY_NS && ncs_now_ns() - host_before < best_gap && anchor_new(dev) == 0)
+    best = &as->a[(as->n - 1) % ANCHORS];
+  return best;
 }
 
 static uint64_t to_host(const struct anchor *a, cuda_event e, int *ok) {
@@ -383,7 +385,7 @@ static int emit_slot(struct slot *s, int failed) {
 static void emit_inflight(struct slot *s, uint64_t now);
 
 /* One pass over every pool; returns how many slots are still pending. The writer's CUDA calls
- * are inside the fork gate (the runtime's locks; anchors_renew too), its sleeps outside. */
+ * are inside the fork gate (the runtime's locks; anchor_new's too), its sleeps outside. */
 static int chunk_full; /* writer thread: the last pass stopped at the chunk's flush size */
 static int poll_once_gated(int give_up) {
   int pending = 0, n = atomic_load(&npools);
@@ -427,9 +429,6 @@ static int poll_once(int give_up) {
 /* Returns how many calls are still pending. */
 static int gpu_poll(unsigned drain_ms) {
   if (!ncs_gpu_on) return 0;
-  ncs_gate_enter();
-  anchors_renew(ncs_now_ns());
-  ncs_gate_leave();
   int pending = poll_once(0);
   if (!drain_ms || !pending) return pending;
   uint64_t deadline = ncs_now_ns() + (uint64_t)drain_ms * 1000000ull;
