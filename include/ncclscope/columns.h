@@ -773,18 +773,23 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
   k->krec += n;
   /* one copy per (keys, end field) shape, with the signed fields of the shim's keyed columns
    * (FORMAT.md "Keyed columns": CALL t_enter reads op, comm, count and t_exit, the last two
-   * signed; t_exit op, comm and count; GPU_TIME gpu_start its gpu_end) constant in a copy of
-   * their own; other sign patterns in the shape's general copy (every one there when
-   * NCS_COLK_GENERAL: tests) */
-#define NCS_UNKEY_L_(K, E, S) ncs_col_unkey_loop(x, v, S, acc, q, n, K, E, sg, tab, &aprev, &glast, &any, &all, &vl)
+   * signed; t_exit op, comm and count; GPU_TIME gpu_start its gpu_end) and the column's own
+   * sign (signed, as all of those are) constant in a copy of their own; fields all unsigned
+   * (KERNEL start's duration) in one with the column's sign as it comes; other sign patterns in
+   * the shape's general copy (every one there when NCS_COLK_GENERAL: tests) */
+#define NCS_UNKEY_L_(K, E, S, G) ncs_col_unkey_loop(x, v, S, acc, q, n, K, E, G, tab, &aprev, &glast, &any, &all, &vl)
   switch (nkey * 2 + end) { /* nref = nkey + end <= NCS_COLK_MAX_KEYS + 1 (ncs_columns_begin) */
 #define NCS_UNKEY_(K, E) \
-  case K * 2 + E: if (!NCS_COLK_GENERAL && sgn == 0) NCS_UNKEY_L_(K, E, 0); else NCS_UNKEY_L_(K, E, sgn); break;
+  case K * 2 + E: \
+    if (!NCS_COLK_GENERAL && sg && sgn == 0) NCS_UNKEY_L_(K, E, 0, 1); \
+    else if (!NCS_COLK_GENERAL && sgn == 0) NCS_UNKEY_L_(K, E, 0, sg); \
+    else NCS_UNKEY_L_(K, E, sgn, sg); \
+    break;
 #define NCS_UNKEY_S_(K, E, S) \
   case K * 2 + E: \
-    if (!NCS_COLK_GENERAL && sgn == (S)) NCS_UNKEY_L_(K, E, S); \
-    else if (!NCS_COLK_GENERAL && sgn == 0) NCS_UNKEY_L_(K, E, 0); \
-    else NCS_UNKEY_L_(K, E, sgn); \
+    if (!NCS_COLK_GENERAL && sg && sgn == (S)) NCS_UNKEY_L_(K, E, S, 1); \
+    else if (!NCS_COLK_GENERAL && sgn == 0) NCS_UNKEY_L_(K, E, 0, sg); \
+    else NCS_UNKEY_L_(K, E, sgn, sg); \
     break;
     NCS_UNKEY_S_(0, 1, 1u) NCS_UNKEY_(1, 0) NCS_UNKEY_(1, 1) NCS_UNKEY_(2, 0) NCS_UNKEY_(2, 1)
     NCS_UNKEY_S_(3, 0, 4u) NCS_UNKEY_S_(3, 1, 12u) NCS_UNKEY_(4, 0) NCS_UNKEY_(4, 1)
