@@ -61,15 +61,24 @@ fallback:
 /* Number of pairs (i, j) with y[j] - x[i] <= d, both sorted ascending: for each j the x[i]
  * whose difference is at most d, from the first such index on, which only grows with j. The
  * test is on the difference as computed (a rounded subtraction is monotone in each operand),
- * so the counts agree with the differences themselves, ties included. */
+ * so the counts agree with the differences themselves, ties included. The y[j] whose difference
+ * with x[n - 1] (the least) is above d, a tail of y, have none (found by bisection); for the
+ * others x[n - 1] stops the walk, which then needs no bound. */
 static double count_le(const double *x, int n, const double *y, int m, double d) {
-  int64_t c = 0; /* the sum in an integer: a double's add is a 4-cycle chain a j */
-  int i = 0;
-  for (int j = 0; j < m; j++) {
-    while (i < n && y[j] - x[i] > d) i++;
-    c += n - i;
+  double xl = x[n - 1];
+  int a = 0, b = m; /* the first j with y[j] - xl > d in [a, b] */
+  while (a < b) {
+    int h = a + (b - a) / 2;
+    if (y[h] - xl > d) b = h;
+    else a = h + 1;
   }
-  return (double)c;
+  int64_t c = 0; /* the indexes summed in an integer: a double's add is a 4-cycle chain a j */
+  int i = 0;
+  for (int j = 0; j < a; j++) {
+    while (y[j] - x[i] > d) i++;
+    c += i;
+  }
+  return (double)((int64_t)n * a - c);
 }
 
 /* The smallest difference y[j] - x[i] greater than d (both sorted ascending): for each j the
@@ -113,7 +122,18 @@ static int diffs_between(const double *x, int n, const double *y, int m, double 
   return k;
 }
 
-/* The k-th smallest difference (1 <= k <= n*m), exactly. A bracket (lo, hi] with
+/* The counts one ncs_shift_hl took (at most SEEN of them): count_le(d[i]) == c[i]. */
+#define SEEN 64
+struct seen { int n; double d[SEEN], c[SEEN]; };
+static double seen_count(const double *x, int n, const double *y, int m, double d, struct seen *sn) {
+  for (int i = 0; i < sn->n; i++) if (sn->d[i] == d) return sn->c[i];
+  double c = count_le(x, n, y, m, d);
+  if (sn->n < SEEN) { sn->d[sn->n] = d; sn->c[sn->n++] = c; }
+  return c;
+}
+
+/* The k-th smallest difference (1 <= k <= n*m), exactly. The bracket starts at the tightest
+ * one the counts of the earlier searches of the same sets give (sn; this search's are added). A bracket (lo, hi] with
  * count_le(lo) < k <= count_le(hi), from the smallest and the largest difference, is narrowed
  * until it holds at most 2(n + m) differences, which are then listed and the one wanted
  * selected. Each step counts at the point where the straight line through the
@@ -125,12 +145,17 @@ static int diffs_between(const double *x, int n, const double *y, int m, double 
  * next two steps). Where the bracket is down to 1e-12 of the range and still holds more, or
  * there is no room for the list, the distinct differences above lo are stepped through to the
  * k-th. Every path ends on a count taken exactly, so the value is the same whichever finds it. */
-static double kth_diff(const double *x, int n, const double *y, int m, double k) {
+static double kth_diff(const double *x, int n, const double *y, int m, double k, struct seen *sn) {
   double lo = y[0] - x[n - 1], hi = y[m - 1] - x[0];
-  double clo = count_le(x, n, y, m, lo);
+  double clo = seen_count(x, n, y, m, lo, sn);
   if (clo >= k) return lo;
   /* every difference is <= hi (a rounded subtraction is monotone in each operand) */
-  double chi = (double)n * m, cap = 2.0 * ((double)n + m), eps = (hi - lo) * 1e-12;
+  double chi = (double)n * m, cap = 2.0 * ((double)n + m);
+  for (int i = 0; i < sn->n; i++) { /* the tightest bracket the earlier searches' counts give */
+    if (sn->c[i] < k && sn->d[i] > lo) { lo = sn->d[i]; clo = sn->c[i]; }
+    if (sn->c[i] >= k && sn->d[i] < hi) { hi = sn->d[i]; chi = sn->c[i]; }
+  }
+  double eps = (hi - lo) * 1e-12;
   int side = 0, wait = 0; /* Illinois: which end moved last (-1 lo, +1 hi), twice in a row halves the other's weight */
   double wlo = 1, whi = 1;
   for (int it = 0; it < 200 && chi - clo > cap && hi - lo > eps; it++) {
@@ -138,13 +163,13 @@ static double kth_diff(const double *x, int n, const double *y, int m, double k)
     double mid = lo + (hi - lo) * (flo / (flo - fhi));
     if (!(mid > lo && mid < hi)) mid = lo + (hi - lo) / 2;
     if (mid <= lo || mid >= hi) break;
-    double c = count_le(x, n, y, m, mid);
+    double c = seen_count(x, n, y, m, mid, sn);
     if (c >= k) { hi = mid; chi = c; whi = 1; if (side == 1) wlo /= 2; side = 1; }
     else { lo = mid; clo = c; wlo = 1; if (side == -1) whi /= 2; side = -1; }
     if (wait-- <= 0 && chi - clo == before && chi - clo > cap) { /* no difference in the part cut off: ties? */
       double d = min_diff_above(x, n, y, m, lo);
       if (!(d <= hi)) break;
-      double cd = count_le(x, n, y, m, d);
+      double cd = seen_count(x, n, y, m, d, sn);
       if (cd >= k) return d;
       if (cd - clo <= (chi - clo) / 2) wait = 2; /* a cluster of near values, not a tie: no probe for two steps */
       lo = d; clo = cd;
@@ -166,8 +191,8 @@ static double kth_diff(const double *x, int n, const double *y, int m, double k)
 
 /* The (k+1)-th smallest difference given d, the k-th: d again when more than k differences are
  * <= d (ties), else the smallest difference above it. One pass or two, no search. */
-static double next_diff(const double *x, int n, const double *y, int m, double k, double d) {
-  if (count_le(x, n, y, m, d) >= k + 1) return d;
+static double next_diff(const double *x, int n, const double *y, int m, double k, double d, struct seen *sn) {
+  if (seen_count(x, n, y, m, d, sn) >= k + 1) return d;
   return min_diff_above(x, n, y, m, d);
 }
 
@@ -188,16 +213,17 @@ int ncs_shift_hl(double *x, int n, double *y, int m, double conf, struct ncs_shi
   ncs_sort_asc(x, n);
   ncs_sort_asc(y, m);
   double N = (double)n * m;
-  if (fmod(N, 2) == 1) s->est = kth_diff(x, n, y, m, (N + 1) / 2);
+  struct seen sn = {0};
+  if (fmod(N, 2) == 1) s->est = kth_diff(x, n, y, m, (N + 1) / 2, &sn);
   else {
-    double a = kth_diff(x, n, y, m, N / 2);
-    s->est = (a + next_diff(x, n, y, m, N / 2, a)) / 2;
+    double a = kth_diff(x, n, y, m, N / 2, &sn);
+    s->est = (a + next_diff(x, n, y, m, N / 2, a, &sn)) / 2;
   }
   if (!(conf > 0)) return 0; /* the estimate only */
   double k = floor(N / 2 - ncs_shift_z(conf) * sqrt(N * (n + m + 1) / 12.0));
   if (k >= 1) {
-    s->lo = kth_diff(x, n, y, m, k);
-    s->hi = kth_diff(x, n, y, m, N + 1 - k);
+    s->lo = kth_diff(x, n, y, m, k, &sn);
+    s->hi = kth_diff(x, n, y, m, N + 1 - k, &sn);
   }
   return 0;
 }

@@ -8,7 +8,7 @@
  * k = floor(nm/2 - z * sqrt(nm(n+m+1)/12)) (the normal approximation of the Mann-Whitney U
  * distribution, no tie correction: ties make the interval wider, never narrower), z the
  * two-sided normal quantile of `conf`. A k-th smallest difference is found exactly: a bracket
- * on the count of differences <= d, narrowed by regula falsi, until at most 2(n+m) of them
+ * on the count of differences <= d (starting from the tightest the earlier searches' counts give), narrowed by regula falsi, until at most 2(n+m) of them
  * remain between its bounds, which are then listed and selected (O((n+m) log) time, O(n+m)
  * memory for the list, stepping through the distinct differences to the end without it).
  * When k < 1 (too few samples for that confidence) the interval is unbounded (-inf, +inf).
