@@ -142,11 +142,14 @@ $(BUILD)/tests/%: tests/jobs/%.c $(DOUBLES) $(JOB_HDRS)
 	$(CC) $(CFLAGS_COMMON) -Itests/doubles -o $@ $< -L$(BUILD)/doubles -l:libnccl.so.2 -l:libcudart.so.13 \
 	  -Wl,-rpath,'$$ORIGIN/../doubles' -lpthread -lm
 
-# Unit tests link the decoder's library.
+# Unit tests link the decoder's library. What each includes (headers, and a shim source that a
+# test compiles into itself, as test_rowzip does) is listed by the compiler in BUILD/obj/tests/test_X.d: a test
+# is rebuilt when any of it changes, not only when the library does.
 $(BUILD)/tests/test_%: tests/test_%.c $(DECLIB) tests/check.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -Itests -Idecoder -I$(CUDA_HOME)/include -DNCCLSCOPE_CUDA_HOME='"$(CUDA_HOME)"' \
+	@mkdir -p $(dir $@) $(BUILD)/obj/tests
+	$(CC) $(CFLAGS_COMMON) -MMD -MP -MF $(BUILD)/obj/tests/$(notdir $@).d -Itests -Idecoder -I$(CUDA_HOME)/include -DNCCLSCOPE_CUDA_HOME='"$(CUDA_HOME)"' \
 	  -o $@ $< $(DECLIB) -lzstd -lz -lm -lpthread -ldl
+-include $(UNITS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)
 
 # Checkers that shell tests run on traces they made (not run alone by tests/run.sh).
 $(BUILD)/tests/results_metrics_check: tests/results_metrics_check.c $(DECLIB) tests/check.h
