@@ -23,6 +23,17 @@ print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(m
 PY
 NGPU=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 [ "$NGPU" -ge 1 ] || { echo "no GPU visible"; exit 2; }
+# The shim converts a GPU time against the nearest clock anchor, which may be recorded after the
+# event (shim/gputime.c): that needs cudaEventElapsedTime to give a negative time when its end
+# event completed before its start event, as the CUDA double does. Printed, not assumed.
+python3 - <<'PY' || echo "event sign check: failed to run"
+import torch
+a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+a.record(); torch.cuda._sleep(2000000); b.record(); torch.cuda.synchronize()
+back, fwd = b.elapsed_time(a), a.elapsed_time(b)
+print("event sign check: elapsed(a->b) %.4f ms, elapsed(b->a) %.4f ms: %s" % (fwd, back,
+      "negative as the shim needs" if back < 0 and abs(back + fwd) < 0.01 else "NOT the negative of a->b (shim/gputime.c's anchors after an event are wrong here)"))
+PY
 
 echo "== build"
 make -s shim decoder 2>&1 | tail -5 || exit 1
