@@ -166,6 +166,11 @@ static inline __attribute__((always_inline)) int64_t last_map(const struct lasts
   double d = (double)(int64_t)(mono - L->base) * L->slope;
   return (int64_t)mono + L->off + (int64_t)(d + L->half);
 }
+/* A settled call as released: its four times mapped with the latest segment, its GPU time had. */
+static inline __attribute__((always_inline)) struct ncs_aligned settled_at(const struct lastseg *L, const struct ncs_call *c,
+                                                                          uint64_t gpu_start, uint64_t gpu_end) {
+  return (struct ncs_aligned){c, last_map(L, c->t_enter), last_map(L, c->t_exit), last_map(L, gpu_start), last_map(L, gpu_end), 1};
+}
 
 /* The ring's place in locals: the release hooks (plug-ins) never add to the ring, so nothing is
  * read back after each call; head and n are stored before a hook runs. With release_run, the
@@ -188,8 +193,7 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
       if (!s) {
         release_one(a, p);
       } else if (a->release) {
-        struct ncs_aligned x = {&p->c, last_map(&L, p->c.t_enter), last_map(&L, p->c.t_exit), last_map(&L, p->gs),
-                                last_map(&L, p->ge), 1};
+        struct ncs_aligned x = settled_at(&L, &p->c, p->gs, p->ge);
         a->release(a->ctx, &x);
       }
     }
@@ -204,8 +208,7 @@ static void release_upto(struct ncs_aligner *a, uint64_t mono, int all) {
     head = (head + 1) & mask;
     n--;
     if (s) { /* its four times in the latest segment */
-      run[k++] = (struct ncs_aligned){&p->c, last_map(&L, p->c.t_enter), last_map(&L, p->c.t_exit),
-                                      last_map(&L, p->gs), last_map(&L, p->ge), 1};
+      run[k++] = settled_at(&L, &p->c, p->gs, p->ge);
     } else {
       align_one(a, p, &run[k++]);
     }
@@ -482,8 +485,7 @@ __attribute__((noinline)) static size_t ahead_run(const struct ncs_call *c, cons
     uint64_t far = umax(umax(c->t_enter - z.from, c->t_exit - z.from), umax(g->gpu_start - z.from, g->gpu_end - z.from));
     if (far >= z.width) break;
     t = c->tcall;
-    run[m] = (struct ncs_aligned){c, last_map(&L, c->t_enter), last_map(&L, c->t_exit), last_map(&L, g->gpu_start),
-                                  last_map(&L, g->gpu_end), 1};
+    run[m] = settled_at(&L, c, g->gpu_start, g->gpu_end);
   }
   *tcall = t;
   return m;
@@ -506,8 +508,7 @@ static void release_ahead(struct ncs_aligner *a, const struct ncs_stretch *s, st
   while (a->n) { /* the held calls go first */
     struct ncs_pending_call_ *p = at(a, 0);
     if (!settled(z, p)) goto out;
-    run[k++] = (struct ncs_aligned){&p->c, last_map(&L, p->c.t_enter), last_map(&L, p->c.t_exit), last_map(&L, p->gs),
-                                    last_map(&L, p->ge), 1};
+    run[k++] = settled_at(&L, &p->c, p->gs, p->ge);
     a->head = (a->head + 1) & (a->cap - 1);
     a->n--;
     if (k == NCS_ALIGN_RUN) {
@@ -564,8 +565,7 @@ static void release_ahead(struct ncs_aligner *a, const struct ncs_stretch *s, st
     } else if (g->ref > h.seen_tcall) {
       h.seen_tcall = g->ref;
     }
-    run[k++] = (struct ncs_aligned){c, last_map(&L, c->t_enter), last_map(&L, c->t_exit), last_map(&L, g->gpu_start),
-                                    last_map(&L, g->gpu_end), 1};
+    run[k++] = settled_at(&L, c, g->gpu_start, g->gpu_end);
     c++;
     g++;
     i += 2;
