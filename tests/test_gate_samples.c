@@ -324,7 +324,7 @@ static int cmp_own(const void *a, const void *b) {
 }
 static void own_samples(void) {
   struct ncs_gsamples *g = ncs_gsamples_new(2);
-  struct ncs_mux m[2] = {{0}, {0}};
+  struct ncs_mux m[2] = {0};
   ncs_gsamples_attach(g, 0, &m[0]);
   ncs_gsamples_attach(g, 1, &m[1]);
   static struct ncs_call c[4 * OWN_N];
@@ -390,7 +390,7 @@ static void own_samples(void) {
 static void window_bound(void) {
   enum { N = NCS_GS_OPEN + NCS_GS_OPEN / 8, STEP = 65536 };
   struct ncs_gsamples *g = ncs_gsamples_new(2);
-  struct ncs_mux m[2] = {{0}, {0}};
+  struct ncs_mux m[2] = {0};
   ncs_gsamples_attach(g, 0, &m[0]);
   ncs_gsamples_attach(g, 1, &m[1]);
   struct ncs_call *c = malloc((size_t)STEP * sizeof *c);

@@ -21,6 +21,20 @@ static int cmp_pair(const void *a, const void *b) {
 
 static uint64_t rnd(uint64_t *s) { *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
 
+/* ncs_ivsort on a[0..n) (b: scratch of n): 1 when a ends in order of start holding the same
+ * intervals it held (qsort of both sides the truth); frees a and b. */
+static int sorts_right(uint64_t (*a)[2], uint64_t (*b)[2], size_t n) {
+  memcpy(b, a, n * sizeof *a);
+  ncs_ivsort(a, n);
+  int ok = 1;
+  for (size_t i = 1; i < n; i++) ok &= a[i - 1][0] <= a[i][0];
+  qsort(a, n, sizeof *a, cmp_pair);
+  qsort(b, n, sizeof *b, cmp_pair);
+  ok &= !memcmp(a, b, n * sizeof *a);
+  free(a); free(b);
+  return ok;
+}
+
 /* n intervals in `runs` runs, each run in order of start; starts drawn from [0, span) */
 static int one(size_t n, size_t runs, uint64_t span, uint64_t seed) {
   uint64_t (*a)[2] = malloc(n * sizeof *a), (*b)[2] = malloc(n * sizeof *b);
@@ -34,15 +48,7 @@ static int one(size_t n, size_t runs, uint64_t span, uint64_t seed) {
     size_t lo = r * per, m = n - lo < per ? n - lo : per;
     qsort(a + lo, m, sizeof *a, cmp_pair);
   }
-  memcpy(b, a, n * sizeof *a);
-  ncs_ivsort(a, n);
-  int ok = 1;
-  for (size_t i = 1; i < n; i++) ok &= a[i - 1][0] <= a[i][0];
-  qsort(a, n, sizeof *a, cmp_pair);
-  qsort(b, n, sizeof *b, cmp_pair);
-  ok &= !memcmp(a, b, n * sizeof *a);
-  free(a); free(b);
-  return ok;
+  return sorts_right(a, b, n);
 }
 
 /* n intervals in order of start but for strays: each with chance 1 in `every` starts up to
@@ -63,15 +69,7 @@ static int strays(size_t n, unsigned every, uint64_t back, int nest, uint64_t se
     a[i][0] = s;
     a[i][1] = s + rnd(&seed) % 100;
   }
-  memcpy(b, a, n * sizeof *a);
-  ncs_ivsort(a, n);
-  int ok = 1;
-  for (size_t i = 1; i < n; i++) ok &= a[i - 1][0] <= a[i][0];
-  qsort(a, n, sizeof *a, cmp_pair);
-  qsort(b, n, sizeof *b, cmp_pair);
-  ok &= !memcmp(a, b, n * sizeof *a);
-  free(a); free(b);
-  return ok;
+  return sorts_right(a, b, n);
 }
 
 /* ncs_ivruns_union on a buffer as a flush leaves it and more come: run 0 the kept intervals
