@@ -11,7 +11,12 @@
 # and every operation's busbw per size (GPU_TIME records, 256 ns resolution) within 1% of the
 # model; compute kernels their declared 24 x 1001 us; the loaded run's figures within 1% of the
 # other run's. A step of 1001 us (not 1000) moves the kernels' phase against the 256 ns grid of
-# stored GPU times from step to step, so a mean over the steps does not carry one rounding.
+# stored GPU times from step to step, so a mean over the steps does not carry one rounding. A
+# busbw row comes from its size's median GPU time, which is one stored duration: the whole
+# duration of a rounded start and end, the truth's floor or ceiling on that grid. So a busbw
+# row may also miss by less than one grid step (256 ns) in its time (a 32 KiB Send's 8.1 us:
+# up to 3.2 %), and two runs' rows by one step; which of the two the median lands on depends on
+# the kernels' phases, which the load moves (1.24 % seen under make tsan).
 source "$(dirname "$0")/lib.sh"
 J=$BUILD/tests
 if [ ! -x "$J/ddp_job" ] || [ ! -x "$NCS" ] || [ ! -f "$SHIM" ]; then skip "device clock: not built"; exit 0; fi
@@ -43,14 +48,18 @@ def model_ns(op, S):
     st, f = shape[op]
     return (base + step * st) * 1e3 + S * f / bw
 bad, count, worst, worst_name = [], 0, 0.0, ""
-def near(name, got, want):
+GRID_NS = 256  # the stored GPU_TIME resolution (docs/FORMAT.md)
+def near(name, got, want, bytes_ns=0.0):
+    # bytes_ns > 0: got and want are busbw (GB/s) of a row whose time is bytes_ns / busbw ns; it
+    # also passes when that time is within one grid step of the wanted time (the header says why)
     global count, worst
     count += 1
     e = abs(got - want) / want
     global worst_name
     if e > worst: worst_name = name
     worst = max(worst, e)
-    if e > 0.01: bad.append(f"{name}: got {got:.6g} want {want:.6g}")
+    if e > 0.01 and not (bytes_ns > 0 and got > 0 and abs(bytes_ns / got - bytes_ns / want) < GRID_NS):
+        bad.append(f"{name}: got {got:.6g} want {want:.6g}")
 seen = set()
 for r in rep["ranks"]:
     rk = r["rank"]
@@ -59,7 +68,7 @@ for r in rep["ranks"]:
         for z in o.get("sizes", []):
             S = z["bytes_min"]
             seen.add(op)
-            near(f"rank {rk} {op} {S} B busbw", z["busbw_gbps"], S * shape[op][1] / model_ns(op, S))
+            near(f"rank {rk} {op} {S} B busbw", z["busbw_gbps"], S * shape[op][1] / model_ns(op, S), S * shape[op][1])
     g = r["gpu_time"]
     for op, o in g["ops"].items():
         if op not in shape: continue
@@ -74,7 +83,7 @@ if other:
         for op, o in r["ops"].items():
             for z in o.get("sizes", []):
                 k = (r["rank"], op, z["bytes_min"])
-                if k in ob: near(f"rank {k[0]} {op} {k[2]} B busbw vs the other run", z["busbw_gbps"], ob[k])
+                if k in ob: near(f"rank {k[0]} {op} {k[2]} B busbw vs the other run", z["busbw_gbps"], ob[k], k[2] * shape[op][1])
                 elif op in shape: bad.append(f"{k}: not in the other run")
 for op in ("AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Send"):
     if op not in seen: bad.append(f"{op}: no sized GPU figures in the report")
@@ -94,7 +103,7 @@ one() { # NAME REPORT BUSBW BASE STEP [OTHER]
 run_job "$T/idle"
 check_eq "device clock: ddp_job under the shim succeeds" 1 "$(grep -c 'all results correct' "$T/idle.out")"
 "$NCS" report --json "$T/idle" >"$T/idle.json" 2>/dev/null
-one "device clock: NVSwitch run: kernels and busbw per size = the model (370 GB/s, 6+2 us/step) within 1%" \
+one "device clock: NVSwitch run: kernels and busbw per size = the model (370 GB/s, 6+2 us/step) within 1% (busbw rows: or one 256 ns step)" \
   "$T/idle.json" 370 6 2
 
 # the same job beside a busy loop per core and two more (bounded by timeout, killed after)
@@ -105,10 +114,10 @@ for p in "${loops[@]}"; do kill "$p" 2>/dev/null; done
 wait "${loops[@]}" 2>/dev/null
 check_eq "device clock: ddp_job under load succeeds" 1 "$(grep -c 'all results correct' "$T/load.out")"
 "$NCS" report --json "$T/load" >"$T/load.json" 2>/dev/null
-one "device clock: loaded run: the model's figures within 1%, and the first run's" \
+one "device clock: loaded run: the model's figures within 1% (busbw rows: or one 256 ns step), and the first run's" \
   "$T/load.json" 370 6 2 "$T/idle.json"
 
 run_job "$T/shm" NCCL_P2P_DISABLE=1
 "$NCS" report --json "$T/shm" >"$T/shm.json" 2>/dev/null
 check "device clock: NCCL_P2P_DISABLE=1 connects over SHM" grep -q '"SHM' "$T/shm.json"
-one "device clock: P2P disabled: SHM's figures (28 GB/s, 7+2.5 us/step) within 1%" "$T/shm.json" 28 7 2.5
+one "device clock: P2P disabled: SHM's figures (28 GB/s, 7+2.5 us/step) within 1% (busbw rows: or one 256 ns step)" "$T/shm.json" 28 7 2.5
