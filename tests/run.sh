@@ -2,8 +2,9 @@
 # run.sh BUILD — runs every tests/test_*.sh and every built unit test $BUILD/tests/test_*,
 # counts their "PASS:", "FAIL:" and "SKIP:" lines, and ends with "N passed, N failed, N skipped".
 # A test that exits non-zero without printing a FAIL line counts as one failure; a test that
-# runs longer than its limit (NCS_TEST_TIMEOUT, default 300 s) is killed and counts as one; so
-# does a test that leaves files on the host's /dev/shm (below).
+# runs longer than its limit (NCS_TEST_TIMEOUT, default 300 s; 900 s under a sanitizer, whose
+# build runs 5-15 times slower: NCS_SANITIZER set) is killed and counts as one; so does a test
+# that leaves files on the host's /dev/shm (below).
 # Two tests run at once (NCS_TEST_JOBS, default 2; 1: one at a time): most tests wait on their
 # jobs' sleeps, pacing and exits far more than they compute. Each test's lines are printed
 # together when it ends, then "   cpu: C s" (its CPU time and its children's) and its
@@ -14,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 export BUILD ROOT
-limit=${NCS_TEST_TIMEOUT:-300}
+limit=${NCS_TEST_TIMEOUT:-$([ -n "${NCS_SANITIZER:-}" ] && echo 900 || echo 300)}
 only=${NCS_TEST_ONLY:-}
 passed=0 failed=0 skipped=0
 logs=$(mktemp -d)
