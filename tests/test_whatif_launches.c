@@ -13,7 +13,10 @@
  * compute part of the step = the compute kernels' time / 4. The same file saying first that it
  * has no kernel activity (model/kwatch.h: PROCESS format_version 1.0, or a KERNEL_STATUS off)
  * keeps no launch: its kernels, should they come anyway, have no launch to pair, no step boundary
- * is found; saying format 5.5 changes nothing. */
+ * is found; saying format 5.5 changes nothing. Two more files: one with calls of one shape on two
+ * communicators of 4 and 2 ranks (each its own launch shape), and the second of a job whose
+ * launch log reuses the first's blocks, its first block ending short with the first file's words
+ * past it (the pairing walk stops at a block's end). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #include "analysis/whatif.h"
 #include "check.h"
 #include "model/stages.h"
+#include "model/wordlog.h"
 #include "ncclscope/encode.h"
 #include "ncclscope/nccl_abi.h"
 
@@ -182,6 +186,110 @@ static void run_long(void) {
   close_file(&f);
 }
 
+/* r against a file whose launch i has one kernel, k[i], and bus bytes bb[i] (by hand), and whose
+ * step starts make nbound boundaries, the first kernel b0's and the last b1's: the boundaries
+ * found, the observed step and the window's AllReduce bus bandwidth, as run() checks them. */
+static void check_window(const char *how, const struct ncs_whatif *r, const struct ncs_kernel *k, const double *bb,
+                         int b0, int b1, int nbound) {
+  double bytes = 0, ns = 0;
+  for (int i = b0 + 1; i <= b1; i++) bytes += bb[i], ns += (double)k[i].duration;
+  double step = ((double)(k[b1].start + k[b1].duration) - (double)(k[b0].start + k[b0].duration)) / (nbound - 1);
+  double got = r ? r->split.busbw_gbps[0] : -1;
+  CHECK(r && r->have && r->steps == nbound, "whatif launches (%s): %d step boundaries found (got %d)", how, nbound, r ? r->steps : -1);
+  CHECK(r && fabs(r->step_s * 1e9 - step) < 1e-6, "whatif launches (%s): observed step %.3f ns = (end of the last boundary kernel - end of the first) / %d = %.3f",
+        how, r ? r->step_s * 1e9 : -1, nbound - 1, step);
+  CHECK(r && fabs(got - bytes / ns) < 1e-9 * (bytes / ns), "whatif launches (%s): AllReduce busbw %.6f GB/s = the window's bus bytes %.0f (each launch's by hand) / its kernels' %.0f ns = %.6f",
+        how, got, bytes, ns, bytes / ns);
+}
+
+/* Two communicators of 4 and 2 ranks, calls of one op, count and datatype on both, in one
+ * handed-over run, the kernels read first (the run path): a call on the other communicator is a
+ * launch of another shape (bus bytes 1.5 x 4000 B on 4 ranks, 1 x 4000 B on 2), both where the
+ * run's loop meets it and where a call is compared with the launch before. */
+static void run_comms(void) {
+  static const uint32_t comm[] = {0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1};
+  enum { N = sizeof comm / sizeof *comm };
+  struct ncs_call c[N];
+  struct ncs_kernel k[N];
+  double bb[N];
+  uint64_t starts[2];
+  for (int i = 0; i < N; i++) {
+    uint64_t t = 1000 * (uint64_t)(i + 1);
+    c[i] = (struct ncs_call){.op = NCS_OP_AllReduce, .comm = comm[i], .count = 1000, .datatype = ncclFloat32, .t_enter = t, .t_exit = t + 10};
+    k[i] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = t + 100, .duration = 50 + 10 * (uint64_t)i, .name = 1};
+    bb[i] = comm[i] ? 4000 : 6000;
+  }
+  starts[0] = c[0].t_enter, starts[1] = c[N - 1].t_enter;
+  struct file_run f;
+  if (open_file(&f, starts, 2, "two communicators") != 0) return;
+  give_name(&f.v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  f.v.comm(f.v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  f.v.comm(f.v.ctx, &(struct ncs_comm){.comm = 1, .nranks = 2, .rank = 0});
+  f.v.kernels(f.v.ctx, k, NULL, N);
+  f.v.calls(f.v.ctx, c, N);
+  check_window("two communicators", end_file(&f), k, bb, 0, N - 1, 2);
+  close_file(&f);
+}
+
+/* Two files in one job, read one after the other: the second's launch log is the first's blocks
+ * (model/launches.h, kept by a reset), full of its one-word entries. The second's first block
+ * ends 4 words short (its next launch is written out, 9 words, and goes to a new block), so the
+ * words past that block's end are the first file's, of the code the second's run has: the
+ * pairing walk stops at the block's end, and the written-out launch (another size) sizes its own
+ * kernel. The first file (calls only: no kernel, left out) fills a block; the second has its step
+ * starts at its first and last calls. */
+static void run_reused(void) {
+  enum { RUN = NCS_WLOG_BLOCK - 4, N = RUN + 3, N0 = NCS_WLOG_BLOCK + 10 };
+  struct ncs_call *c = calloc(N0 > N ? N0 : N, sizeof *c);
+  struct ncs_kernel *k = calloc(N, sizeof *k);
+  double *bb = calloc(N, sizeof *bb);
+  if (!c || !k || !bb) { CHECK(0, "whatif launches (reused log): memory"); goto out; }
+  struct ncs_stages st;
+  if (ncs_stages_init(&st, 2) != 0) { CHECK(0, "whatif launches (reused log): stages"); goto out; }
+  struct ncs_rank_info info[2] = {{.path = "a.ncs", .host = "", .rank = 0, .nranks = 2, .held = 1, .label = "0"},
+                                  {.path = "b.ncs", .host = "", .rank = 1, .nranks = 2, .held = 1, .label = "1"}};
+  int order[2] = {0, 1};
+  const char *opts[1] = {NULL};
+  struct ncs_job job = {.n = 2, .rank = info, .order = order, .options = opts, .stages = &st};
+  void *w = ncs_analysis_whatif.create(&job);
+  struct ncs_visitor v;
+  for (int i = 0; i < N0; i++) {
+    uint64_t t = 1000 * (uint64_t)(i + 1);
+    c[i] = (struct ncs_call){.op = NCS_OP_AllReduce, .count = 500, .datatype = ncclFloat32, .t_enter = t, .t_exit = t + 10};
+  }
+  ncs_analysis_whatif.visitor(w, 0, &v);
+  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  v.calls(v.ctx, c, N0);
+  ncs_analysis_whatif.file_done(w, 0, NULL);
+  /* the second file: RUN launches of count 1000, one much later of count 2000, two of 3000 (a
+   * launch paired one off would change the window's bytes) */
+  for (int i = 0; i < N; i++) {
+    uint64_t t = 1000 * (uint64_t)(i + 1) + (i >= RUN ? LATE : 0);
+    uint64_t count = i < RUN ? 1000 : i == RUN ? 2000 : 3000;
+    c[i] = (struct ncs_call){.op = NCS_OP_AllReduce, .count = count, .datatype = ncclFloat32, .t_enter = t, .t_exit = t + 10};
+    k[i] = (struct ncs_kernel){.kclass = NCS_KCLASS_NCCL, .start = t + 100, .duration = 50 + (uint64_t)(i % 7), .name = 1};
+    bb[i] = 1.5 * 4 * (double)count;
+  }
+  struct ncs_step_starts s = {0};
+  ncs_starts_add(&s, c[0].t_enter);
+  ncs_starts_add(&s, c[N - 1].t_enter);
+  ncs_analysis_whatif.visitor(w, 1, &v);
+  give_name(&v, 1, NCS_KCLASS_NCCL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  v.comm(v.ctx, &(struct ncs_comm){.comm = 0, .nranks = 4, .rank = 0});
+  v.kernels(v.ctx, k, NULL, N);
+  v.calls(v.ctx, c, N);
+  ncs_stages_put_starts(&st, 1, &s);
+  ncs_analysis_whatif.file_done(w, 1, NULL);
+  ncs_analysis_whatif.finish(w, &job);
+  check_window("reused log", ncs_whatif_result(w), k, bb, 0, N - 1, 2);
+  ncs_analysis_whatif.destroy(w);
+  ncs_stages_free(&st);
+out:
+  free(c);
+  free(k);
+  free(bb);
+}
+
 /* One run of the analysis on the scenario; kernels_first: the kernels read before the calls. */
 static void run(int kernels_first, enum says what) {
   const char *how = kernels_first ? (what == SAYS_55 ? "kernels first, format 5.5" : "kernels first") : "calls first";
@@ -221,6 +329,8 @@ int main(void) {
   run(0, SAYS_NOTHING);
   run(1, SAYS_55);
   run_long();
+  run_comms();
+  run_reused();
   run_none(SAYS_10);
   run_none(SAYS_OFF);
   return check_done();
