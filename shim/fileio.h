@@ -52,7 +52,8 @@ __attribute__((visibility("hidden"))) int ncs_fio_post_pwrite_if(int fd, const v
                                                                  const struct ncs_fio_ident *want);
 __attribute__((visibility("hidden"))) ssize_t ncs_fio_collect(void);
 __attribute__((visibility("hidden"))) int ncs_fio_fchmod(int fd, mode_t mode);
-/* linkat of the descriptor's unnamed file (O_TMPFILE) to path, through /proc/thread-self */
+/* linkat of the descriptor's unnamed file (O_TMPFILE) to path: AT_EMPTY_PATH, else through
+ * /proc (fileio.c link_fd) */
 __attribute__((visibility("hidden"))) int ncs_fio_link(int fd, const char *path);
 __attribute__((visibility("hidden"))) void *ncs_fio_mmap(size_t len, int prot, int flags, int fd, off_t off);
 /* Runs fn(arg) on the file thread in one visit and returns what it returns (-1: errno set

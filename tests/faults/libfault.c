@@ -16,7 +16,9 @@
  *
  * Functions: write pwrite pwrite64 writev pwritev open open64 openat openat64 creat mkdir
  * mkdirat fsync fdatasync ftruncate rename posix_fallocate (I/O) and malloc calloc realloc
- * posix_memalign aligned_alloc memalign mmap (allocation: the shim's rings are mmap'ed). Names may be given as classes: "io", "alloc". The real
+ * posix_memalign aligned_alloc memalign mmap (allocation: the shim's rings are mmap'ed), and
+ * linkat_empty (in no class: linkat with AT_EMPTY_PATH only, which older kernels refuse a
+ * caller without CAP_DAC_READ_SEARCH with ENOENT). Names may be given as classes: "io", "alloc". The real
  * calls are made with syscall() and glibc's __libc_* allocators, so this library never calls
  * dlsym and never allocates. Built with -DNCS_FAULT_NO_ALLOC (sanitizer builds) it leaves the
  * allocator alone. */
@@ -44,11 +46,11 @@ extern void *__libc_memalign(size_t, size_t);
 
 enum { F_WRITE, F_PWRITE, F_WRITEV, F_PWRITEV, F_OPEN, F_OPENAT, F_CREAT, F_MKDIR, F_MKDIRAT,
        F_FSYNC, F_FDATASYNC, F_FTRUNCATE, F_RENAME, F_FALLOCATE, F_MALLOC, F_CALLOC, F_REALLOC,
-       F_MEMALIGN, F_MMAP, F_COUNT };
+       F_MEMALIGN, F_MMAP, F_LINKAT_EMPTY, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
   "write", "pwrite", "writev", "pwritev", "open", "openat", "creat", "mkdir", "mkdirat",
   "fsync", "fdatasync", "ftruncate", "rename", "posix_fallocate", "malloc", "calloc", "realloc",
-  "memalign", "mmap"};
+  "memalign", "mmap", "linkat_empty"};
 
 /* 0 = not configured yet, 1 = configuring, 2 = ready */
 static int state;
@@ -279,6 +281,10 @@ int ftruncate(int fd, off_t len) {
 int rename(const char *a, const char *b) {
   IO_FAIL(F_RENAME);
   return (int)syscall(SYS_renameat, AT_FDCWD, a, AT_FDCWD, b);
+}
+int linkat(int olddir, const char *old, int newdir, const char *new, int flags) {
+  if (flags & AT_EMPTY_PATH) IO_FAIL(F_LINKAT_EMPTY);
+  return (int)syscall(SYS_linkat, olddir, old, newdir, new, flags);
 }
 
 #ifndef NCS_FAULT_NO_ALLOC /* sanitizer builds: the sanitizer owns malloc */
