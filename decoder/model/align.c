@@ -469,25 +469,37 @@ static inline __attribute__((always_inline)) void ahead_store(struct ncs_aligner
 static inline __attribute__((always_inline)) void ahead_load(const struct ncs_aligner *a, struct ahead *h) {
   *h = (struct ahead){a->prev_thread, 0, a->have_prev, a->disorder, 0, a->prev_tcall, 0};
 }
-/* release_ahead's common case, in a frame of its own (few values live: no spills): the
- * stretch's calls from c (o: their interleaving, `left` records) while each is of `thread`, its
- * tcall above *tcall, in no group, with its own GPU time right after it and its four times in
- * z; mapped into run[0 .. room). Returns how many; *tcall is the last one's. */
-__attribute__((noinline)) static size_t ahead_run(const struct ncs_call *c, const struct ncs_gpu_time *g, const uint8_t *o,
-                                                  size_t left, struct ncs_aligned *run, size_t room, struct settle z,
-                                                  const struct lastseg *Lp, uint32_t thread, uint64_t *tcall) {
-  const struct lastseg L = *Lp;
+/* How many of the stretch's calls from c (o: their interleaving, lim calls at most) are each of
+ * `thread`, its tcall above *tcall, in no group, with its own GPU time right after it and its
+ * four times in z; *tcall becomes the last one's. A frame of its own: few values live, none
+ * spilled. */
+__attribute__((noinline)) static size_t settled_count(const struct ncs_call *c, const struct ncs_gpu_time *g,
+                                                      const uint8_t *o, size_t lim, struct settle z, uint32_t thread,
+                                                      uint64_t *tcall) {
+  const uint8_t pair[2] = {0, 1}; /* a CALL, then a GPU_TIME (order's bytes are 0 or 1) */
+  uint16_t call_gpu, at;
+  memcpy(&call_gpu, pair, 2);
   uint64_t t = *tcall;
   size_t m = 0;
-  for (; m < room && 2 * m + 1 < left; m++, c++, g++) {
-    const uint8_t *q = o + 2 * m;
-    if (q[0] || !q[1] || c->thread != thread || c->tcall <= t || c->group || !own_gpu_time(c, g)) break;
+  for (; m < lim; m++, c++, g++) {
+    memcpy(&at, o + 2 * m, 2);
+    if (at != call_gpu || c->thread != thread || c->tcall <= t || c->group || !own_gpu_time(c, g)) break;
     uint64_t far = umax(umax(c->t_enter - z.from, c->t_exit - z.from), umax(g->gpu_start - z.from, g->gpu_end - z.from));
     if (far >= z.width) break;
     t = c->tcall;
-    run[m] = settled_at(&L, c, g->gpu_start, g->gpu_end);
   }
   *tcall = t;
+  return m;
+}
+
+/* release_ahead's common case: the calls settled_count counts from c (`left` records of the
+ * stretch left), mapped into run[0 .. room) in a loop of their own. Returns how many. */
+static size_t ahead_run(const struct ncs_call *c, const struct ncs_gpu_time *g, const uint8_t *o, size_t left,
+                        struct ncs_aligned *run, size_t room, struct settle z, const struct lastseg *Lp, uint32_t thread,
+                        uint64_t *tcall) {
+  size_t m = settled_count(c, g, o, left / 2 < room ? left / 2 : room, z, thread, tcall);
+  const struct lastseg L = *Lp;
+  for (size_t j = 0; j < m; j++) run[j] = settled_at(&L, &c[j], g[j].gpu_start, g[j].gpu_end);
   return m;
 }
 
