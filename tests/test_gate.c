@@ -116,21 +116,27 @@ int main(void) {
     free(x); free(y);
   }
 
-  /* ncs_sort_asc gives what qsort gives, bit for bit: large random sets (the radix sort, with
-   * negatives, infinities, repeated values), a small one, one in order, one reversed, and one
-   * holding -0 beside +0 (left to qsort: equal values, not the same bits) */
+  /* ncs_sort_asc gives what qsort gives, bit for bit: large random sets (the bucket pass, with
+   * negatives, infinities, repeated values), a small one, one in order, one reversed, one
+   * holding -0 beside +0 (left to qsort: equal values, not the same bits), one clustered (all
+   * but a few values in one bucket: spread again, twice), and one of 40 clusters an octave
+   * apart each (buckets spread again at several depths) */
   {
     enum { N = 3000 };
     double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
     int bad = 0;
-    for (int c = 0; c < 7; c++) {
+    for (int c = 0; c < 9; c++) {
       int n = c == 1 ? 200 : N;
       for (int i = 0; i < n; i++) {
-        double v = nrand() * (c == 2 ? 1e-300 : 1e3);
+        /* sets 7 and 8 draw on their own (i * a golden-ratio multiplier, as a fraction): the
+         * later checks' random draws stay as they were */
+        double v = c < 7 ? nrand() * (c == 2 ? 1e-300 : 1e3) : (double)((uint64_t)i * 0x9e3779b97f4a7c15ull >> 11) * 0x1p-53;
         if (c == 3) v = round(v / 100); /* many repeats */
         if (c == 4) v = i;               /* in order */
         if (c == 5) v = n - i;           /* reversed */
         if (c == 6) v = i % 3 == 0 ? -0.0 : i % 3 == 1 ? 0.0 : v;
+        if (c == 7) v = i % 500 == 7 ? 1e300 : i % 3 ? 1 + v * 1e-9 : 2 + v * 1e-12;
+        if (c == 8) v = ldexp(1 + v * 1e-6, i % 40 - 20);
         if (c == 0 && i % 97 == 0) v = i % 2 ? INFINITY : -INFINITY;
         a[i] = b[i] = v;
       }
@@ -138,7 +144,7 @@ int main(void) {
       qsort(b, (size_t)n, sizeof *b, cmp);
       bad += memcmp(a, b, (size_t)n * sizeof *a) != 0;
     }
-    CHECK(bad == 0, "shift: ncs_sort_asc equals qsort bit for bit on 7 sets (random, small, tiny values, repeats, in order, reversed, -0 beside +0): %d differ", bad);
+    CHECK(bad == 0, "shift: ncs_sort_asc equals qsort bit for bit on 9 sets (random, small, tiny values, repeats, in order, reversed, -0 beside +0, clustered, clusters an octave apart): %d differ", bad);
     free(a); free(b);
   }
 

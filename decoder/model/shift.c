@@ -25,36 +25,79 @@ static inline double dval(uint64_t k) {
   return d;
 }
 
+/* A bucket this large is spread again over buckets of its own; smaller ones are left to the
+ * final insertion pass. */
+#define BUCKET_BIG 48
+/* Buckets a spread takes from a local array (more: allocated) */
+#define LOCAL_BUCKETS 1024
+
+/* Spreads the keys a[0..n) (n > BUCKET_BIG), lo the least and hi the greatest, into b[0..n) by
+ * bucket: n / 2 to n buckets of equal width between lo and hi (the top bits of key - lo), so
+ * every key of a bucket is below every key of the next; a bucket of more than BUCKET_BIG keys is
+ * spread the same way over its own range (a clustered set). a is scratch after. -1 out of
+ * memory. Each level narrows the keys' range by at least the bits it spreads on (5 or more), so
+ * it recurses at most 13 deep. */
+static int spread_keys(uint64_t *a, uint64_t *b, int n, uint64_t lo, uint64_t hi) {
+  if (lo == hi) { memcpy(b, a, (size_t)n * sizeof *a); return 0; }
+  int bits = 31 - __builtin_clz((unsigned)n), span = 64 - __builtin_clzll(hi - lo);
+  if (bits > 16) bits = 16;
+  int shift = span > bits ? span - bits : 0, big = 0;
+  uint32_t local[LOCAL_BUCKETS] = {0}, *cnt = 1 << bits <= LOCAL_BUCKETS ? local : calloc((size_t)1 << bits, sizeof *cnt);
+  if (!cnt) return -1;
+  for (int i = 0; i < n; i++) cnt[(a[i] - lo) >> shift]++;
+  uint32_t sum = 0;
+  for (int c = 0; c < 1 << bits; c++) {
+    uint32_t t = cnt[c];
+    cnt[c] = sum; sum += t;
+    if (t > BUCKET_BIG) big = 1;
+  }
+  for (int i = 0; i < n; i++) b[cnt[(a[i] - lo) >> shift]++] = a[i];
+  int rc = 0;
+  for (int c = 0; big && !rc && c < 1 << bits; c++) { /* cnt[c]: the end of bucket c */
+    uint32_t s = c ? cnt[c - 1] : 0, e = cnt[c];
+    if (e - s <= BUCKET_BIG) continue;
+    uint64_t blo = b[s], bhi = b[s];
+    for (uint32_t i = s + 1; i < e; i++) {
+      blo = b[i] < blo ? b[i] : blo;
+      bhi = b[i] > bhi ? b[i] : bhi;
+    }
+    rc = spread_keys(b + s, a + s, (int)(e - s), blo, bhi);
+    memcpy(b + s, a + s, (size_t)(e - s) * sizeof *a);
+  }
+  if (cnt != local) free(cnt);
+  return rc;
+}
+
 /* Sorts v[0..n) ascending; a set already in order (the gate hands most of them over sorted) is
- * left as it is after one pass. Large sets by a radix sort on the values' bits (8 passes of a
- * byte at most, a byte all keys share skipped), which gives what qsort gives: equal keys are
- * equal doubles; -0 (equal to +0 but not the same bits) and NaN go to qsort. */
+ * left as it is after one pass. Large sets by their values' bits as keys: spread_keys puts them
+ * in order of buckets of at most BUCKET_BIG keys, and one insertion pass orders those as it
+ * writes the values back (a value moves only within its bucket). It gives what qsort gives: equal keys are equal doubles; -0 (equal to
+ * +0 but not the same bits) and NaN go to qsort. */
 void ncs_sort_asc(double *v, int n) {
   int i = 1;
   while (i < n && !(v[i] < v[i - 1])) i++;
   if (i >= n) return;
   uint64_t *a = n >= 256 ? malloc(2 * (size_t)n * sizeof *a) : NULL, *b = a ? a + n : NULL;
-  uint32_t (*cnt)[256] = a ? calloc(8, sizeof *cnt) : NULL;
-  if (!cnt) goto fallback;
+  if (!a) goto fallback;
+  uint64_t lo = UINT64_MAX, hi = 0;
   for (i = 0; i < n; i++) {
     uint64_t k = a[i] = dkey(v[i]);
     if (k == 0x7fffffffffffffffull || v[i] != v[i]) goto fallback; /* -0, NaN */
-    for (int p = 0; p < 8; p++) cnt[p][k >> (8 * p) & 255]++;
+    lo = k < lo ? k : lo;
+    hi = k > hi ? k : hi;
   }
-  for (int p = 0; p < 8; p++) {
-    if (cnt[p][a[0] >> (8 * p) & 255] == (uint32_t)n) continue; /* every key has this byte */
-    uint32_t sum = 0;
-    for (int c = 0; c < 256; c++) { uint32_t t = cnt[p][c]; cnt[p][c] = sum; sum += t; }
-    for (i = 0; i < n; i++) b[cnt[p][a[i] >> (8 * p) & 255]++] = a[i];
-    uint64_t *t = a; a = b; b = t;
+  if (spread_keys(a, b, n, lo, hi)) goto fallback;
+  v[0] = dval(b[0]);
+  for (i = 1; i < n; i++) { /* (the values' order is the keys') */
+    double x = dval(b[i]);
+    int j = i;
+    for (; j > 0 && x < v[j - 1]; j--) v[j] = v[j - 1];
+    v[j] = x;
   }
-  for (i = 0; i < n; i++) v[i] = dval(a[i]);
-  free(a < b ? a : b);
-  free(cnt);
+  free(a);
   return;
 fallback:
   free(a);
-  free(cnt);
   qsort(v, (size_t)n, sizeof *v, cmp_dbl);
 }
 

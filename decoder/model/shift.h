@@ -28,8 +28,8 @@ struct ncs_shift {
 int ncs_shift_hl(double *x, int n, double *y, int m, double conf, struct ncs_shift *s);
 /* The two-sided standard normal quantile: z with P(|Z| <= z) = conf (conf in (0, 1)). */
 double ncs_shift_z(double conf);
-/* Sorts v[0..n) ascending: what qsort with a `<` comparison gives (a radix sort on the values'
- * bits for large sets; a set in order already costs one pass). */
+/* Sorts v[0..n) ascending: what qsort with a `<` comparison gives (for large sets a bucket pass
+ * on the values' bits, then an insertion pass; a set in order already costs one pass). */
 void ncs_sort_asc(double *v, int n);
 /* The k-th smallest of a[0..n) (0-based; a is reordered): what sorting a and taking a[k] gives,
  * in linear time (Hoare's selection). */
