@@ -11,7 +11,8 @@
  * stretch, so its calls must reach the replay model in file order), and large collectives of
  * two threads whose GPU times follow them (one busbw sample each, the known median). With
  * busbw_unused (compare's), no sample from any path (a call, a run, a GPU time, a replay) and the
- * same unions and counts. */
+ * same unions and counts; a capture once GPU-timed with busbw_unused (its one-pass path) counts
+ * the same replays. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,12 +281,49 @@ static void unused_busbw(void) {
   }
 }
 
+/* A capture in a stretch that comes once the file is GPU-timed, with busbw_unused (compare's
+ * one-pass path, which must then take the stretch in file order): the graph's 4 replayed calls,
+ * 9 calls in all, as record by record. */
+static void capture_once_gpu_timed(void) {
+  struct ncs_call c0[1] = {ccall(1, 1, 1024, 50, 0)};
+  struct ncs_gpu_time g0[1] = {cgpu(1, 1, 55, 60)};
+  const uint8_t o0[2] = {0, 1};
+  struct ncs_call c[4] = {ccall(1, 2, 1024, 100, 0), ccall(1, 3, 1024, 300, 1), ccall(1, 4, 1024, 310, 1),
+                          ccall(1, 5, 1024, 400, 0)};
+  struct ncs_gpu_time g[2] = {cgpu(1, 2, 110, 200), cgpu(1, 5, 410, 500)};
+  const uint8_t order[6] = {0, 1, 0, 0, 0, 1};
+  uint64_t rep[2] = {0, 0}, calls[2] = {0, 0};
+  for (int whole = 0; whole < 2; whole++) {
+    struct feedx x;
+    fx_open(&x);
+    x.f->busbw_unused = 1;
+    fx_kact(&x);
+    fx_stretch(&x, c0, 1, g0, 1, o0, whole);
+    fx_stretch(&x, c, 4, g, 2, order, whole);
+    fx_kernel(&x, 56 * US, 59 * US);
+    fx_kernel(&x, 120 * US, 190 * US);
+    fx_kernel(&x, 420 * US, 490 * US);
+    fx_kernel(&x, 1000 * US, 1100 * US);
+    fx_kernel(&x, 1100 * US, 1300 * US);
+    fx_kernel(&x, 1400 * US, 1500 * US);
+    fx_kernel(&x, 1500 * US, 1700 * US);
+    ncs_dfacts_finish(x.f, 0, NULL);
+    rep[whole] = x.f->replays.calls;
+    calls[whole] = x.f->ncalls;
+    ncs_dfacts_free(x.f);
+  }
+  CHECK(rep[0] == 4 && rep[1] == 4 && calls[0] == 9 && calls[1] == 9,
+        "dfacts: a capture once GPU-timed, busbw_unused: %llu / %llu replayed calls record by record / whole (want 4), "
+        "%llu / %llu calls (want 9)", (unsigned long long)rep[0], (unsigned long long)rep[1], (unsigned long long)calls[0],
+        (unsigned long long)calls[1]);
+}
+
 static struct ncs_call x[NCALLS];
 
 /* GPU-timed stretches with busbw_unused (compare's: once GPU-timed, the calls go in one pass
  * and the GPU times in another) and without (record by record, in file order): 40 stretches of
  * two threads' calls (communication or not, entries out of order) and GPU times (overlapping,
- * one flagged, one empty, some calls without) interleaved; the count, both windows and the GPU
+ * one flagged spanning them all, one empty, some calls without) interleaved; the count, both windows and the GPU
  * union against the truth taken here (minima, maxima, every nanosecond of a valid GPU interval
  * marked). */
 static void gpu_timed_stretches(void) {
@@ -314,6 +352,7 @@ static void gpu_timed_stretches(void) {
       t_last = c[k][i].t_exit > t_last ? c[k][i].t_exit : t_last;
       if ((r >> 12) % 5 == 0 && !(k == 3 && i == 2) && !(k == 5 && i == 4) && !early) continue; /* no GPU time */
       uint32_t flags = k == 3 && i == 2;
+      if (flags) { s = 100; e = SPAN + 100; } /* flagged: outside every window */
       if (k == 5 && i == 4) e = s; /* empty */
       g[k][ng[k]++] = (struct ncs_gpu_time){.kind = NCS_GPU_KIND_CALL, .thread = c[k][i].thread, .ref = (uint64_t)i,
                                             .gpu_start = s, .gpu_end = e, .flags = flags};
@@ -429,5 +468,6 @@ int main(void) {
   stretches();
   unused_busbw();
   gpu_timed_stretches();
+  capture_once_gpu_timed();
   return check_done();
 }

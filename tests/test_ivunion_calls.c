@@ -5,7 +5,9 @@
  * intervals and forced commits. Calls of 1 to 5 threads in batches per chunk (a thread's batch
  * after another's, as a trace holds them), overlapping and touching ones, zero-length and
  * reversed ones, a thread's call out of order (a new run), batches longer than the buffer (flushes
- * inside a run) and runs that switch threads inside them; runs of 1 to 700 calls. */
+ * inside a run) and runs that switch threads inside them; runs of 1 to 700 calls. The same for
+ * ncs_ivu_add_gpus on those intervals as GPU times, every 5th one flagged (skipped: what
+ * ncs_ivu_add of the unflagged ones alone leaves). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,11 +59,19 @@ static void state(struct ncs_ivu *u, char *b, size_t cap) {
   }
 }
 
-static void scenario(int threads, uint64_t seed) {
+/* GPU times of c's intervals, every 5th flagged */
+static void as_gpus(const struct ncs_call *c, size_t n, struct ncs_gpu_time *g) {
+  for (size_t i = 0; i < n; i++)
+    g[i] = (struct ncs_gpu_time){.thread = c[i].thread, .ref = i, .gpu_start = c[i].t_enter, .gpu_end = c[i].t_exit, .flags = i % 5 == 3};
+}
+
+static void scenario(int threads, uint64_t seed, int gpus) {
   static struct ncs_call c[NC];
+  static struct ncs_gpu_time g[NC];
   static unsigned char chunk[NC];
   static char a[1 << 17], b[1 << 17];
   size_t n = make(c, chunk, threads, seed);
+  if (gpus) as_gpus(c, n, g);
   struct ncs_ivu one = {0}, run = {0};
   ncs_ivu_by_chunk(&one);
   ncs_ivu_by_chunk(&run);
@@ -73,8 +83,10 @@ static void scenario(int threads, uint64_t seed) {
     size_t m = 0; /* a run ends at a chunk end at the latest */
     while (m < k && !chunk[i + m]) m++;
     if (m < k) k = m + 1;
-    for (size_t j = i; j < i + k; j++) ncs_ivu_add(&one, c[j].thread, c[j].t_enter, c[j].t_exit);
-    ncs_ivu_add_calls(&run, c + i, k);
+    for (size_t j = i; j < i + k; j++)
+      if (!gpus || !g[j].flags) ncs_ivu_add(&one, c[j].thread, c[j].t_enter, c[j].t_exit);
+    if (gpus) ncs_ivu_add_gpus(&run, g + i, k);
+    else ncs_ivu_add_calls(&run, c + i, k);
     i += k;
     if (chunk[i - 1]) { ncs_ivu_chunk(&one); ncs_ivu_chunk(&run); }
     state(&one, a, sizeof a);
@@ -83,19 +95,22 @@ static void scenario(int threads, uint64_t seed) {
     runs++;
   }
   double t1 = ncs_ivu_total(&one), t2 = ncs_ivu_total(&run);
-  CHECK(!differ, "ivunion calls (%d threads, seed %llu): after each of %zu runs the buffer, runs and lanes as one call at a time leaves them (%zu differ)",
-        threads, (unsigned long long)seed, runs, differ);
+  const char *what = gpus ? "gpus" : "calls";
+  CHECK(!differ, "ivunion %s (%d threads, seed %llu): after each of %zu runs the buffer, runs and lanes as one at a time leaves them (%zu differ)",
+        what, threads, (unsigned long long)seed, runs, differ);
   CHECK(t1 == t2 && one.late == run.late && one.late_ns == run.late_ns && one.forced == run.forced,
-        "ivunion calls (%d threads, seed %llu): total %.0f / %.0f, late %llu / %llu, forced %llu / %llu", threads,
+        "ivunion %s (%d threads, seed %llu): total %.0f / %.0f, late %llu / %llu, forced %llu / %llu", what, threads,
         (unsigned long long)seed, t1, t2, (unsigned long long)one.late, (unsigned long long)run.late,
         (unsigned long long)one.forced, (unsigned long long)run.forced);
 }
 
 int main(void) {
-  scenario(1, 11);
-  scenario(2, 12);
-  scenario(3, 13);
-  scenario(5, 14);
-  scenario(2, 15);
+  for (int gpus = 0; gpus < 2; gpus++) {
+    scenario(1, 11, gpus);
+    scenario(2, 12, gpus);
+    scenario(3, 13, gpus);
+    scenario(5, 14, gpus);
+    scenario(2, 15, gpus);
+  }
   return check_done();
 }

@@ -200,27 +200,34 @@ static inline void on_gpu(struct ncs_dfacts *f, const struct ncs_gpu_time *g) {
   }
   return;
 }
-/* (on_stretch, GPU-timed and no bandwidth samples) what the calls give: their count and window;
- * the first entry kept as t_first - 1, as on_run does */
-static void calls_window(struct ncs_dfacts *f, const struct ncs_call *c, size_t n) {
-  uint64_t first1 = f->t_first - 1, last = f->t_last;
+/* (on_stretch, GPU-timed and no bandwidth samples) what the calls give: their window into *a
+ * (the first entry kept as t_first - 1, as on_run does); returns their flags or-ed (a captured
+ * call among them: on_stretch takes the records in order instead, and *a is dropped) */
+static uint32_t calls_window(const struct ncs_call *c, size_t n, struct run_acc *a) {
+  uint64_t first1 = a->first1, last = a->last;
+  uint32_t flags = 0;
   for (size_t i = 0; i < n; i++) {
     first1 = c[i].t_enter <= first1 ? c[i].t_enter - 1 : first1;
     last = c[i].t_exit > last ? c[i].t_exit : last;
+    flags |= c[i].flags;
   }
-  f->ncalls += n;
-  f->t_first = first1 + 1;
-  f->t_last = last;
+  *a = (struct run_acc){first1, last};
+  return flags;
 }
 /* (on_stretch, the same) what the GPU times give: their window and union (on_gpu without the
- * switch to GPU timing, made already, nor the pending slots, never filled) */
+ * switch to GPU timing, made already, nor the pending slots, never filled); the window's first
+ * start kept as gpu_first - 1, as calls_window keeps the first entry */
 static void gpus_union(struct ncs_dfacts *f, const struct ncs_gpu_time *g, size_t n) {
+  uint64_t first1 = f->gpu_first - 1, last = f->gpu_last;
   for (size_t i = 0; i < n; i++) {
-    if (g[i].flags || g[i].gpu_end <= g[i].gpu_start) continue;
-    if (!f->gpu_first || g[i].gpu_start < f->gpu_first) f->gpu_first = g[i].gpu_start;
-    if (g[i].gpu_end > f->gpu_last) f->gpu_last = g[i].gpu_end;
-    ncs_ivu_add(&f->gpu_u, g[i].thread, g[i].gpu_start, g[i].gpu_end);
+    uint64_t s = g[i].gpu_start, e = g[i].gpu_end;
+    if (g[i].flags || e <= s) continue;
+    first1 = s <= first1 ? s - 1 : first1;
+    last = e > last ? e : last;
   }
+  f->gpu_first = first1 + 1;
+  f->gpu_last = last;
+  ncs_ivu_add_gpus(&f->gpu_u, g, n);
 }
 
 static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
@@ -237,19 +244,26 @@ static int on_gpus(void *ctx, const struct ncs_gpu_time *g, size_t n) {
  * a call each. Otherwise a run at a time through on_calls / on_gpus. Once GPU-timed, with no
  * bandwidth samples (busbw_unused: no pending slots), a call gives only its count and window
  * and a GPU time its union: neither depends on the other's order, so the calls go in one pass
- * and the GPU times (in their order) in another. */
+ * (which looks for a captured call too) and the GPU times (in their order) in another, the union
+ * taking them in one ncs_ivu_add_gpus. */
 static int on_stretch(void *ctx, const struct ncs_stretch *s) {
   struct ncs_dfacts *f = ctx;
+  if (f->timing_gpu && f->busbw_unused && !f->replay_open) {
+    struct run_acc a = {f->t_first - 1, f->t_last};
+    uint32_t flags = calls_window(s->c, s->nc, &a);
+    if (f->replay && (flags & NCS_CALL_F_CAPTURED)) return ncs_stretch_in_order(s, ctx, on_calls, on_gpus); /* nothing taken yet */
+    if (f->replay && s->ng) ncs_replay_gpu_times(f->replay, s->g, s->ng);
+    f->ncalls += s->nc;
+    f->t_first = a.first1 + 1;
+    f->t_last = a.last;
+    gpus_union(f, s->g, s->ng);
+    return 0;
+  }
   if (f->replay) {
     size_t i = 0;
     while (!f->replay_open && i < s->nc && !(s->c[i].flags & NCS_CALL_F_CAPTURED)) i++;
     if (f->replay_open || i < s->nc) return ncs_stretch_in_order(s, ctx, on_calls, on_gpus);
     if (s->ng) ncs_replay_gpu_times(f->replay, s->g, s->ng);
-  }
-  if (f->timing_gpu && f->busbw_unused) {
-    calls_window(f, s->c, s->nc);
-    gpus_union(f, s->g, s->ng);
-    return 0;
   }
   const uint8_t *o = s->order, *e = o + s->nc + s->ng;
   const struct ncs_call *c = s->c;

@@ -135,3 +135,32 @@ void ncs_ivu_free(struct ncs_ivu *u) {
   u->n = 0;
   u->cap = 0;
 }
+
+void ncs_ivu_add_gpus(struct ncs_ivu *u, const struct ncs_gpu_time *g, size_t n) {
+  const struct ncs_gpu_time *end = g + n;
+  while (g < end) {
+    if (u->n) { /* as ncs_ivu_add_calls: the lane and the latest buffered interval in locals */
+      struct ncs_lane *ln = ncs_lane_at(&u->lanes, u->lanes.cur);
+      uint32_t thread = ln->thread, nn = u->n, cap = u->cap;
+      uint64_t last = ln->last, (*b)[2] = u->iv + nn - 1, ls = (*b)[0], le = (*b)[1];
+      for (; g < end; g++) {
+        uint64_t s = g->gpu_start, e = g->gpu_end;
+        if (g->flags || e <= s) continue;
+        if (g->thread != thread) break;
+        if (s > last) last = s;
+        if (s < ls) break;
+        if (s <= le) { if (e > le) le = e; continue; }
+        if (nn == cap) break;
+        (*b)[1] = le;
+        b++; nn++;
+        (*b)[0] = ls = s; le = e;
+      }
+      (*b)[1] = le;
+      u->n = nn;
+      ln->last = last;
+      if (g == end) break;
+    }
+    if (!g->flags) ncs_ivu_add(u, g->thread, g->gpu_start, g->gpu_end);
+    g++;
+  }
+}

@@ -84,4 +84,7 @@ static inline void ncs_ivu_chunk(struct ncs_ivu *u) { ncs_lanes_chunk(&u->lanes)
  * a new buffer and counts on from the frontier). */
 double ncs_ivu_total(struct ncs_ivu *u);
 void ncs_ivu_free(struct ncs_ivu *u);
+/* ncs_ivu_add of each GPU time's interval [gpu_start, gpu_end) with its thread, in order, those
+ * with flags set skipped: what one at a time gives, the way ncs_ivu_add_calls adds calls. */
+void ncs_ivu_add_gpus(struct ncs_ivu *u, const struct ncs_gpu_time *g, size_t n);
 #endif
