@@ -68,6 +68,11 @@ SAN_RT=
 # doubles go on the path. Otherwise the caller's own LD_LIBRARY_PATH, unchanged.
 SAN_LIBPATH=${LD_LIBRARY_PATH:-}
 [ -n "$NCS_SANITIZER" ] && SAN_LIBPATH=$DOUBLES
+# san_traced CMD...: runs CMD (a strace of a job); under ASan with LeakSanitizer off, which cannot
+# run in a process under ptrace (it exits with "LeakSanitizer has encountered a fatal error").
+san_traced() {
+  if [ "$NCS_SANITIZER" = asan ]; then ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"; else "$@"; fi
+}
 # tsan_fork_skip NAME: under TSan, prints "SKIP: NAME: ..." and returns 0 (the caller skips the
 # check): TSan cannot run a forked child of a threaded process that starts threads again (it
 # kills it, or with die_after_fork=0 exits it with 66). Returns 1 otherwise.

@@ -138,7 +138,8 @@ mkdir -p "$T/hang"
 NCCLSCOPE_FLUSH_MS=50 NCCLSCOPE_DIR="$T/hang" LD_PRELOAD="$SHIM$SAN_PRELOAD" setsid bash "$LAUNCH" 2 "$JOB" --steps 1 --hang 1 \
   >/dev/null 2>&1 &
 hpid=$!
-# poll until the doctor names the hung collective's site (at most 30 s: a failure cap, not a timing).
+# poll until the doctor names the hung collective's site (at most 90 s: a failure cap, not a timing;
+# 30 s ran out at load 22 on 2 cores).
 # Under a sanitizer a rank starts seconds after the other: its first all-reduce (sync_gradients
 # too) is then seen waiting past 0.5 s, a hang for a moment that the next look no longer sees;
 # past 5 s only the job's own hang is
@@ -150,7 +151,7 @@ site_named() {
 v=[v for v in json.load(open(sys.argv[1]))["verdicts"] if v["id"] in ("hang","dead-rank")]
 sys.exit(0 if v and any("issued at sync_gradients" in e for e in v[0]["evidence"]) else 1)' "$T/hang.json" 2>/dev/null
 }
-end=$((SECONDS + 30))
+end=$((SECONDS + 90))
 until site_named; do [ $SECONDS -ge $end ] && break; sleep 0.3; done
 check "callsites: doctor's hang evidence names the hung collective's site (sync_gradients)" site_named
 check "callsites: ... and the communicator by the job's name, not its id" python3 -c 'import json,sys
@@ -194,8 +195,11 @@ print(bad); sys.exit(1 if bad or len(rows) < 6 else 0)' "$T/ddp-serial.json"
   read -r ovl_e ovl_g <<<"$(ar "$T/ddp-overlap.json")"
   check "callsites: --overlap: at most half the AllReduce site's GPU time is exposed ($ovl_e of $ovl_g s)" \
     python3 -c 'import sys; e,g=float(sys.argv[1]),float(sys.argv[2]); sys.exit(0 if 0 < e <= 0.5*g else 1)' "$ovl_e" "$ovl_g"
-  check "callsites: --overlap: the AllReduce site is less exposed than without ($ovl_e < $ser_e s)" \
-    python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)' "$ovl_e" "$ser_e"
+  # shares, not seconds: an overlapped all-reduce's GPU time also holds its wait behind the
+  # compute kernels sharing the device, so its exposed seconds can pass the serial run's (0.028
+  # against 0.016 s under make asan) while its exposed share is far lower
+  check "callsites: --overlap: the AllReduce site's exposed share is less than without ($ovl_e of $ovl_g s against $ser_e of $ser_g s)" \
+    python3 -c 'import sys; e,g,se,sg=map(float,sys.argv[1:]); sys.exit(0 if g > 0 and sg > 0 and e / g < se / sg else 1)' "$ovl_e" "$ovl_g" "$ser_e" "$ser_g"
   # the most exposed site where a user looks: doctor's comm-bound evidence, the headline, html.
   # ddp_job with 200 us of compute a step and the GPU's schedule the model's alone (--ahead):
   # communication-bound on the double's model (20 all-reduces of 200 us against 1 ms of compute)

@@ -105,5 +105,10 @@ int main(int argc, char **argv) {
   }
   NCCHK(ncclCommDestroy(hc));
   NCCHK(ncclCommDestroy(wc));
+  CUCHK(cudaStreamDestroy(s));
+  CUCHK(cudaFree(big));
+  CUCHK(cudaFree(in));
+  CUCHK(cudaFree(out));
+  CUCHK(cudaFree(half));
   return 0;
 }
