@@ -15,7 +15,9 @@
 # must be the truth's union here too. A recording under load can have a thread's batch written
 # after a union committed past it: the union then says how much it may lack (the page's "may be
 # low by up to X s", report's comm_late), and each figure must lie within that bound below the
-# truth instead (the contract; the pass line says which case ran).
+# truth instead (the contract; the pass line says which case ran). With the doctor, the share is
+# over the doctor's window, which also holds the communicator calls (a 3-thread run: 0.219 s
+# against the AllReduces' 0.147 s): there the page must state report's share, in both cases.
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { skip "html share threads: needs python3"; exit 0; }
 stub_nccl || { fail "html share threads: the stub NCCL does not build"; exit 0; }
@@ -66,8 +68,11 @@ rep_low = round(r[0].get("comm_late", {}).get("max_missing_s", 0) * 1e9) if len(
 # A union that counted late intervals (a batch of one thread written after the union committed past
 # it: the recording under load) is not exact, but low by at most what it counted (docs/METRICS.md
 # "Communication time"): then each figure must lie within that bound below the truth.
+# The share with the doctor is over the window of the doctor (docs/METRICS.md "Window": the
+# communicator calls count too), not over the span of the AllReduce calls, so it must be the
+# figure of the report in both cases; the comm_s of the report is checked against the union.
 if rep_low or dd_low:
-    rep_ok = rep_ns <= tot <= rep_ns + rep_low + 1 and within(truth, dd, dd_low)
+    rep_ok = rep_ns <= tot <= rep_ns + rep_low + 1 and near(rep, dd)
 else:
     rep_ok = near(rep, dd) and rep_ns == tot
 ok = len(jc) == calls and within(truth, nd, nd_low) and len(r) == 1 and rep_ok
