@@ -36,7 +36,7 @@ if ! command -v strace >/dev/null; then
   skip "callsite_threads: strace is not installed: libunwind's mappings not counted"
   exit 0
 fi
-NCCLSCOPE_CALLSITE_DEPTH=24 NCCLSCOPE_DIR="$T/tr2" san_traced timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$SHIM$SAN_PRELOAD" -o "$T/st" \
+NCCLSCOPE_CALLSITE_DEPTH=24 NCCLSCOPE_DIR="$T/tr2" san_noleak timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$SHIM$SAN_PRELOAD" -o "$T/st" \
   bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps $STEPS --step-threads >/dev/null 2>&1
 check_eq "callsite_threads: site_job --step-threads runs under strace (depth 24)" 0 "$?"
 n=$(grep -c 'mmap(NULL, 262144, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS' "$T/st")
@@ -47,7 +47,7 @@ else
     test "$n" -ge 1 -a "$n" -le 4
 fi
 if [ "$(uname -m)" = x86_64 ]; then
-  NCCLSCOPE_DIR="$T/tr4" san_traced timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$SHIM$SAN_PRELOAD" -o "$T/st4" \
+  NCCLSCOPE_DIR="$T/tr4" san_noleak timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$SHIM$SAN_PRELOAD" -o "$T/st4" \
     bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps $STEPS --step-threads >/dev/null 2>&1
   check_eq "callsite_threads: default depth (the memo): runs, no trace cache mapped" "0 0" \
     "$? $(grep -c 'mmap(NULL, 262144, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS' "$T/st4")"
@@ -61,7 +61,7 @@ UNW=$(ldconfig -p 2>/dev/null | sed -n 's/.*libunwind\.so\.8 (libc6,x86-64) => /
 if [ -z "$UNW" ]; then
   skip "callsite_threads: libunwind.so.8 not found by ldconfig: the job's-own-libunwind case not run"
 else
-  NCCLSCOPE_DIR="$T/tr3" san_traced timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$UNW:$SHIM$SAN_PRELOAD" -o "$T/st3" \
+  NCCLSCOPE_DIR="$T/tr3" san_noleak timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$UNW:$SHIM$SAN_PRELOAD" -o "$T/st3" \
     bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps $STEPS --step-threads >/dev/null 2>&1
   check_eq "callsite_threads: with the job's own libunwind loaded first: runs, no mapping populated by the shim for it" "0 0" \
     "$? $(grep -c 'mmap(NULL, [0-9]*, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_POPULATE' "$T/st3")"

@@ -36,7 +36,7 @@ check "nothing written into the Inspector's sources (out-of-tree build)" \
 mkdir -p "$T/truth" "$T/insp"
 INSP=(NCCL_PROFILER_PLUGIN="$LIB" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000
       NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=1 NCCL_INSPECTOR_DUMP_DIR="$T/insp")
-env "${INSP[@]}" NCCLSCOPE_DIR="$T/ncs" LD_PRELOAD="$SHIM" bash "$L" 2 "$J" --steps 2 --linger-ms 3000 \
+san_noleak env "${INSP[@]}" NCCLSCOPE_DIR="$T/ncs" LD_PRELOAD="$SHIM" bash "$L" 2 "$J" --steps 2 --linger-ms 3000 \
   --lat-us 100 --bw-gbps 1 --truth "$T/truth" >"$T/both.out" 2>"$T/both.err"
 check "ddp_job with ncclscope preloaded and the Inspector as NCCL_PROFILER_PLUGIN succeeds" \
   grep -q "all results correct" "$T/both.out"
