@@ -276,7 +276,7 @@ else
   mkdir -p "$T/insp"   # made before the ranks start: the Inspector's stat-then-mkdir races (test_inspector.sh)
   NCCL_PROFILER_PLUGIN="$LIB" NCCL_INSPECTOR_ENABLE=1 NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=1000 \
     NCCL_INSPECTOR_DUMP_MIN_SIZE_BYTES=1 NCCL_INSPECTOR_DUMP_DIR="$T/insp" LAUNCH_NODES=2 \
-    bash "$L" 4 "$J" --steps 1 --compute-us 100 --linger-ms 3000 >"$T/insp.out" 2>"$T/insp.err"
+    san_noleak bash "$L" 4 "$J" --steps 1 --compute-us 100 --linger-ms 3000 >"$T/insp.out" 2>"$T/insp.err"
   check "the NCCL Inspector on 2 hosts: ddp_job succeeds" grep -q "all results correct" "$T/insp.out"
   check_eq "the NCCL Inspector on 2 hosts: one file per rank process" 4 "$(ls "$T"/insp/*-pid*.log 2>/dev/null | wc -l)"
   check "the NCCL Inspector on 2 hosts: its files hold AllReduce records" \
