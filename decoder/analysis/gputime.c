@@ -147,11 +147,12 @@ struct gt_build {
  * the others stay 0. */
 static const int all_fig[NCS_GT_FIGURES] = {NCS_GT_LEN, NCS_GT_BUSY, NCS_GT_COMPUTE_ONLY, NCS_GT_OVERLAPPED, NCS_GT_EXPOSED, NCS_GT_IDLE};
 static const int text_fig[] = {NCS_GT_LEN, NCS_GT_EXPOSED, NCS_GT_IDLE}; /* (build_text adds them) */
-/* Figure k of a step, value v: its min, max and median. */
+/* Figure k of a step, value v: its min (UINT64_MAX before the first step: build_begin), max
+ * and median. */
 static inline __attribute__((always_inline)) void build_fig(struct gt_build *b, int k, uint64_t v) {
   struct ncs_gputime_steps *o = b->o;
-  if (!o->n || v < o->min[k]) o->min[k] = v;
-  if (!o->n || v > o->max[k]) o->max[k] = v;
+  if (v < o->min[k]) o->min[k] = v;
+  if (v > o->max[k]) o->max[k] = v;
   if (ncs_median_add(&b->med[k], v) != 0) b->failed = 1;
 }
 /* The slowest step, and the step's row (rows: when kept); then the step is counted. */
@@ -189,11 +190,17 @@ static inline __attribute__((always_inline)) void build_text(struct gt_build *b,
 }
 static void build_step_text(void *ctx, size_t g, const struct ncs_kact_step *x) { (void)g; build_text(ctx, x, 0); }
 static void build_step_text_rows(void *ctx, size_t g, const struct ncs_kact_step *x) { (void)g; build_text(ctx, x, 1); }
-/* The medians, and the builder's memory given back; a failed summary is emptied. */
+/* Before the first step: the built figures' minima above any value (no test of o->n a step). */
+static void build_begin(struct gt_build *b) {
+  for (int j = 0; j < b->nfig; j++) b->o->min[b->fig[j]] = UINT64_MAX;
+}
+/* The medians (minima 0 without a step), and the builder's memory given back; a failed summary
+ * is emptied. */
 static void build_done(struct gt_build *b) {
   struct ncs_gputime_steps *o = b->o;
   for (int j = 0; j < b->nfig; j++) {
     int k = b->fig[j];
+    if (!o->n) o->min[k] = 0;
     if (!b->failed && o->n && ncs_median_get(&b->med[k], &o->med[k]) < 0) b->failed = 1;
     ncs_median_free(&b->med[k]);
   }
@@ -218,6 +225,7 @@ static void gt_file_done(void *state, int file, const struct ncs_read_status *st
     sink = s->detail ? build_step_text_rows : build_step_text;
   }
   for (int k = 0; k < NCS_GT_FIGURES; k++) b.med[k].cap = GT_EXACT;
+  build_begin(&b);
   if (f->acc && ncs_kact_figures_each(f->acc, fig, t, n, sink, &b) != 0) fig->have = 0;
   build_done(&b);
   free(t);
