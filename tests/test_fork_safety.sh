@@ -16,6 +16,7 @@ FS=$BUILD/tests/fork_storm
 [ -x "$FS" ] || { skip "fork safety: $FS not built"; exit 0; }
 [ -f "$SHIM" ] || { skip "fork safety: shim not built"; exit 0; }
 if tsan_fork_skip "fork safety"; then exit 0; fi
+if asan_fork_skip "fork safety"; then exit 0; fi
 RUNS=${NCS_FORK_RUNS:-50}
 # each traced process that ends without exit handlers (_exit, as these do) leaves its rings file
 # for recovery: NCCLSCOPE_BUFFER_KB per calling thread, reserved on disk. Hundreds of runs at the

@@ -357,7 +357,7 @@ check_eq "shim_core: tiny buffers (16 KiB): recorded + dropped = 320000" "320000
 check_eq "shim_core: DROP records add up to the chunk header's total ($dropped)" "$dropped" "$dsum"
 
 # ---- fork ----
-if ! tsan_fork_skip "shim_core: fork"; then
+if ! tsan_fork_skip "shim_core: fork" && ! asan_fork_skip "shim_core: fork"; then
 NCCLSCOPE_DIR="$T/tr8" LD_PRELOAD="$SHIM$SAN_PRELOAD" ./job fork 100 >fork.out 2>&1
 child=$(sed -n 's/.*child=\([0-9]*\).*/\1/p' fork.out)
 check_eq "shim_core: fork: two files (parent, NCCL-using child); the child without NCCL writes none" "2" "$(ls tr8/*.ncs | wc -l)"
