@@ -611,16 +611,13 @@ static struct pend *pend_find(struct file_state *f, uint32_t kind, uint32_t thre
       uint32_t ix;
       if (f->nfree) ix = f->freeix[--f->nfree];
       else {
-        if (f->npool == f->cappool) {
-          uint32_t nc = f->cappool ? f->cappool * 2 : 64;
-          struct pend *p = realloc(f->pool, nc * sizeof *p);
-          uint32_t *q = p ? realloc(f->freeix, nc * sizeof *q) : NULL;
-          if (p) f->pool = p;
-          if (!q) return NULL;
-          f->freeix = q;
-          f->cappool = nc;
+        if (!f->cappool) { /* the most it can hold, once: no growth copies (pages untouched cost nothing) */
+          f->pool = malloc(PENDING_FULL * sizeof *f->pool);
+          f->freeix = f->pool ? malloc(PENDING_FULL * sizeof *f->freeix) : NULL;
+          if (!f->freeix) { free(f->pool); f->pool = NULL; return NULL; }
+          f->cappool = PENDING_FULL;
         }
-        ix = f->npool++;
+        ix = f->npool++; /* < PENDING_FULL: a slot is new only when none is free, npool = npend then */
       }
       struct pend *p = &f->pool[ix]; /* every field read before it is set (sh: once counted) */
       p->key = key; p->home = home; p->t_enter = p->t_exit = 0; p->counted = 0; p->nmem = 0; p->gix = 0;
@@ -1109,9 +1106,12 @@ static void decide(struct file_state *f, int cut) {
   f->hlen = 0; f->nheld = 0; f->htype = HELD_NONE; /* the buffer stays with the state, for the next file */
 }
 
-/* More room for the held runs: at least `need` bytes in all; 0, or -1 when there is no memory. */
+/* More room for the held runs: at least `need` bytes in all; 0, or -1 when there is no memory.
+ * The first size holds HOLD_MAX calls and a header each: no growth copies in the common case
+ * (the pages a file of few records leaves untouched cost nothing). */
+#define HOLD_FIRST (HOLD_MAX * (sizeof(struct ncs_call) + sizeof(struct held_run)))
 static __attribute__((noinline)) int hold_grow(struct file_state *f, size_t need) {
-  size_t nc = f->hcap ? f->hcap : 65536;
+  size_t nc = f->hcap ? f->hcap : HOLD_FIRST;
   while (nc < need) nc *= 2;
   uint8_t *p = realloc(f->held, nc);
   if (!p) return -1;
