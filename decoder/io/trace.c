@@ -552,7 +552,7 @@ static const uint8_t *closing_pair(const struct ncs_colrd *rd, struct ncs_clock 
       struct ncs_colr k = *rd->colof[rd->first_col[t] + j];
       k.vals = v;
       (void)ncs_col_decode(&k, n);
-      len += ncs_put_varint(row + len, v[n - 1]);
+      len += ncs_put_varint(row + len, ncs_col_row_value(&k, v[n - 1]));
     }
   } else if (last == CLOCK_W) {
     const uint8_t *l = rd->le; /* the last length: its last byte, and the continuation bytes before it */
@@ -630,7 +630,7 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
     if (body) {
       rc = dispatch(r, type > UINT32_MAX ? UINT32_MAX : (uint32_t)type, body, len, &delta);
     } else if (type == NCS_REC_CALL) { /* this record and those of its block right after it */
-      if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->calls_memo, &delta, b->calls);
+      if (rd->at == 0) ncs_decv_call(rd->vp, rd->nv, rd->vsame, rd->vsigned, rd->nblock, &b->calls_memo, &delta, b->calls);
       if (v->stretch && rd->tp[-1] == (NCS_REC_CALL << 1 | 1)) { /* its block decoded: from it, a stretch */
         rd->tp--;
         rd->tpos[NCS_REC_CALL]--;
@@ -639,7 +639,7 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
       }
       VISIT_RUN_(call, b->calls)
     } else if (type == NCS_REC_GPU_TIME) {
-      if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->gpu_times_memo, &delta, b->gpu_times);
+      if (rd->at == 0) ncs_decv_gpu_time(rd->vp, rd->nv, rd->vsame, rd->vsigned, rd->nblock, &b->gpu_times_memo, &delta, b->gpu_times);
       if (v->stretch && rd->tp[-1] == (NCS_REC_GPU_TIME << 1 | 1)) {
         rd->tp--;
         rd->tpos[NCS_REC_GPU_TIME]--;
@@ -648,7 +648,7 @@ static int walk_columns(struct reader *r, uint32_t nrec, uint64_t index) {
       }
       VISIT_RUN_(gpu_time, b->gpu_times)
     } else if (type == NCS_REC_KERNEL && v->kernels) { /* this record and those of its block right after it */
-      if (rd->at == 0) ncs_decv_kernel(rd->vp, rd->nv, rd->vsame, rd->nblock, &b->kernels_memo, b->kernels);
+      if (rd->at == 0) ncs_decv_kernel(rd->vp, rd->nv, rd->vsame, rd->vsigned, rd->nblock, &b->kernels_memo, b->kernels);
       uint32_t m = ncs_columns_run(rd, nrec - k - 1 < NCS_KERNEL_RUN - 1 ? nrec - k - 1 : NCS_KERNEL_RUN - 1);
       /* no raw[]: a split record's stored body is its fields (trace.h), rebuilt by whoever needs it */
       rc = v->kernels(v->ctx, &b->kernels[rd->at], NULL, m + 1) != 0;

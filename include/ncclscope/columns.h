@@ -671,9 +671,10 @@ struct ncs_colr {
   uint32_t id, flags, count, width, pos;
   uint64_t first, size, stored, prev;
   const uint8_t *bytes; /* its decompressed bytes */
-  uint64_t *vals;       /* field columns: a block of values as the rows' varints hold them */
+  uint64_t *vals;       /* field columns: a block of values as the rows' varints hold them, but
+                           a signed column's as the signed values (ncs_col_row_value) */
   uint64_t q, vprev;    /* the next value to decode, and the last decoded */
-  uint64_t vor, vand;   /* the OR and the AND of the block's values (equal: all the same) */
+  uint64_t vor, vand;   /* the OR and the AND of the block's rows' varints' values (equal: all the same) */
   uint64_t vfill;       /* vals[0 .. vfilled) all hold vfill (a block of one value repeated */
   uint64_t vfilled;     /* is then not written again) */
   /* keyed (3.0): key fields, end field + 1; the fields it reads (key fields, then the end
@@ -687,13 +688,19 @@ struct ncs_colr {
   struct ncs_colkey *tab;
 };
 
+/* What the row's varint holds for value x of column k: x, or its zigzag for a signed column. */
+static inline uint64_t ncs_col_row_value(const struct ncs_colr *k, uint64_t x) {
+  return (k->flags & NCS_COLF_SIGNED) ? ncs_zigzag((int64_t)x) : x;
+}
+
 /* ncs_col_unkey's loop over values q .. n-1, for nkey key fields and an end field (end 1) or
  * not (0), and sgn: bit r set when field kref[r] is signed; all three constants in each copy
  * (the loops over the fields unrolled, their running values in registers, an unsigned field's
  * value taken as it is): acc[r] is field kref[r]'s absolute value (a signed field's running
- * sum; else the value itself) at the record before q. The values it writes are ORed into
- * *any, ANDed into *all, and their varints' lengths added to *vl (the reader's row-length
- * accounting, ncs_columns_next, done here while each value is in a register). */
+ * sum; else the value itself) at the record before q. It writes the values (a signed
+ * column's signed, as ncs_col_decode); the rows' varints' values are ORed into *any, ANDed
+ * into *all, and their lengths added to *vl (the reader's row-length accounting,
+ * ncs_columns_next, done here while each value is in a register). */
 static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x, const uint64_t *const *v, uint32_t sgn,
                                                                      uint64_t *acc, uint64_t q, uint64_t n, uint32_t nkey,
                                                                      uint32_t end, uint64_t sg, struct ncs_colkey *tab,
@@ -707,7 +714,7 @@ static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x
     uint64_t eprev = end ? ac[nkey] : 0, h = 0, g = x[q];
     for (uint32_t r = 0; r < nkey + end; r++) { /* signed: the running sum; else the value */
       uint64_t w = vr[r][q];
-      ac[r] = (sgn >> r & 1) ? ac[r] + (uint64_t)ncs_unzigzag(w) : w;
+      ac[r] = (sgn >> r & 1) ? ac[r] + w : w;
     }
     if (nkey) {
       for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, ac[r]);
@@ -718,11 +725,11 @@ static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x
     }
     uint64_t a = end ? g + ap + eprev : g;
     gl = g;
-    uint64_t y = sg ? ncs_zigzag((int64_t)(a - ap)) : a;
+    uint64_t y = sg ? a - ap : a, z = sg ? ncs_zigzag((int64_t)y) : y; /* the value, the row's varint */
     x[q] = y;
-    o |= y;
-    a_ &= y;
-    l += ncs_col_vlen(y);
+    o |= z;
+    a_ &= z;
+    l += ncs_col_vlen(z);
     ap = a;
   }
   for (uint32_t r = 0; r < nkey + end; r++) acc[r] = ac[r];
@@ -737,10 +744,11 @@ static inline __attribute__((always_inline)) void ncs_col_unkey_loop(uint64_t *x
 #define NCS_COLK_GENERAL 0 /* tests: nonzero takes every keyed column through its shape's general copy */
 #endif
 /* A keyed column's block of n decoded values (ncs_col_decode left them unsigned, before the
- * key) turned into the rows' values; fc[j] is field j's column of the type, every one of them
- * decoded for the same block. FORMAT.md "Keyed columns". Sets k->vor and k->vand to the OR
- * and the AND of the block's values, as ncs_col_decode does for a plain column, and k->vlens
- * to the sum of their varints' lengths. */
+ * key) turned into the rows' values (signed ones as ncs_col_decode leaves a plain signed
+ * column's); fc[j] is field j's column of the type, every one of them decoded for the same
+ * block. FORMAT.md "Keyed columns". Sets k->vor and k->vand to the OR and the AND of the
+ * block's rows' varints' values, as ncs_col_decode does for a plain column, and k->vlens to
+ * the sum of their varints' lengths. */
 static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc, uint64_t n) {
   enum { R = NCS_COLK_MAX_KEYS + 1 };
   uint64_t *x = k->vals, acc[R] = {0}, sgm[R] = {0}, aprev = k->aprev, glast = k->glast;
@@ -757,16 +765,16 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
   }
   if (end && k->krec == 0 && n) { /* after an end field, the chunk's first record: gap 0, its value as is */
     uint64_t h = 0;
-    for (uint32_t r = 0; r < nref; r++) acc[r] = ((acc[r] + (uint64_t)ncs_unzigzag(v[r][0])) & sgm[r]) | (v[r][0] & ~sgm[r]);
+    for (uint32_t r = 0; r < nref; r++) acc[r] = ((acc[r] + v[r][0]) & sgm[r]) | (v[r][0] & ~sgm[r]);
     if (nkey) {
       for (uint32_t r = 0; r < nkey; r++) h = ncs_colk_hash(h, acc[r]);
       tab[h >> 56] = (struct ncs_colkey){h | 1, 0};
     }
     uint64_t a = x[0];
     glast = 0;
-    x[0] = sg ? ncs_zigzag((int64_t)(a - aprev)) : a;
-    any = all = x[0];
-    vl = ncs_col_vlen(x[0]);
+    x[0] = sg ? a - aprev : a;
+    any = all = sg ? ncs_zigzag((int64_t)x[0]) : x[0];
+    vl = ncs_col_vlen(any);
     aprev = a;
     q = 1;
   }
@@ -811,7 +819,8 @@ static inline void ncs_col_unkey(struct ncs_colr *k, struct ncs_colr *const *fc,
 #endif
 #if defined(__SSE2__)
 /* ncs_col_loop's SSE2 part (x86-64's baseline): its values i .. i+16k-1 while 16 are left,
- * the same arithmetic two 64-bit lanes at a time. The 16 codes of the w planes at pl[b] + i
+ * the same arithmetic two 64-bit lanes at a time (a signed column's values stored as they are,
+ * their zigzags ORed and ANDed). The 16 codes of the w planes at pl[b] + i
  * are turned into 8 pairs of codes by byte, word and dword interleaves (planes w .. 7 are 0);
  * a delta column's running value crosses lanes by a shift of 8 bytes and a broadcast. *p, the
  * OR and the AND move on as the portable loop moves them; returns the first value not done. */
@@ -845,16 +854,15 @@ static inline __attribute__((always_inline)) uint64_t ncs_col_loop16(const uint8
       z[2 * r + 1] = _mm_unpackhi_epi32(c[r], c[4 + r]);
     }
     for (uint32_t k = 0; k < 8; k++) {
-      __m128i v = z[k];
+      __m128i v = z[k]; /* the codes; then the rows' varints' values (v) and the values (x) */
+      __m128i x = _mm_xor_si128(_mm_srli_epi64(v, 1), _mm_sub_epi64(zero, _mm_and_si128(v, one))); /* unzigzag */
       if (!same) {
-        __m128i u = _mm_xor_si128(_mm_srli_epi64(v, 1), _mm_sub_epi64(zero, _mm_and_si128(v, one))); /* unzigzag */
-        u = _mm_sll_epi64(u, shc);
-        __m128i x = u;
-        if (dm) x = _mm_add_epi64(_mm_add_epi64(u, _mm_slli_si128(u, 8)), vp); /* running sums */
+        x = _mm_sll_epi64(x, shc);
+        if (dm) x = _mm_add_epi64(_mm_add_epi64(x, _mm_slli_si128(x, 8)), vp); /* running sums */
         vp = _mm_shuffle_epi32(x, 0xEE);                                        /* the last, in both lanes */
         v = sg ? _mm_xor_si128(_mm_slli_epi64(x, 1), _mm_shuffle_epi32(_mm_srai_epi32(x, 31), 0xF5)) : x; /* zigzag */
       }
-      _mm_storeu_si128((__m128i *)(void *)(out + i + 2 * k), v);
+      _mm_storeu_si128((__m128i *)(void *)(out + i + 2 * k), sg ? x : v);
       vor = _mm_or_si128(vor, v);
       vand = _mm_and_si128(vand, v);
     }
@@ -873,10 +881,10 @@ static inline __attribute__((always_inline)) uint64_t ncs_col_loop16(const uint8
 
 /* ncs_col_decode's loop over codes q .. end-1 of a column of w (1..8) byte planes of
  * `stride` codes each, delta (dm ~0) or not (0), stored signed (sg 1) or not (0); `same`: the
- * code is the value itself (signed, not delta, no shift: zigzag(unzigzag(z)) is z). Constants
+ * code is the row's varint (signed, not delta, no shift: zigzag(unzigzag(z)) is z). Constants
  * in each copy; each plane read through its own pointer; on x86-64, 16 values at a time by
- * ncs_col_loop16 first (NCS_COL_SIMD), the rest here. Returns the values' OR and ANDs them
- * into *all. */
+ * ncs_col_loop16 first (NCS_COL_SIMD), the rest here. Stores the values (ncs_col_decode);
+ * returns the OR of the rows' varints' values and ANDs them into *all. */
 static inline __attribute__((always_inline)) uint64_t ncs_col_loop(const uint8_t *d, uint64_t stride, uint64_t *vals,
                                                                    uint64_t q, uint64_t end, unsigned sh, uint32_t w,
                                                                    uint64_t dm, uint64_t sg, int same,
@@ -891,17 +899,17 @@ static inline __attribute__((always_inline)) uint64_t ncs_col_loop(const uint8_t
   for (; i < n; i++) {
     z = 0;
     for (uint32_t b = 0; b < w; b++) z |= (uint64_t)pl[b][i] << (8 * b);
-    uint64_t v = z;
+    uint64_t v = z, x = (uint64_t)ncs_unzigzag(z); /* the row's varint's value, the value */
     if (!same) {
-      uint64_t x = (p & dm) + ((uint64_t)ncs_unzigzag(z) << sh);
+      x = (p & dm) + (x << sh);
       p = x;
       v = (x << sg) ^ (0 - ((x >> 63) & sg)); /* zigzag when signed */
     }
-    out[i] = v;
+    out[i] = sg ? x : v;
     any |= v;
     a &= v;
   }
-  if (same && n) p = (uint64_t)ncs_unzigzag(out[n - 1]); /* (z: the value) */
+  if (same && n) p = out[n - 1]; /* (the last value) */
   *prev = p;
   *all &= a;
   return any;
@@ -917,9 +925,10 @@ static inline uint64_t ncs_col_nonzero(const uint8_t *p, uint64_t n) {
 }
 
 enum { NCS_COLR_BLOCK = 256 }; /* values decoded at a time per column (cache-sized) */
-/* Decodes values q .. q+n-1 of field column k into k->vals[0..n); sets k->vor and k->vand to
- * the OR and the AND of them (the reader's row-length accounting; equal when they are all one
- * value) and returns the OR. A block of one value (width 0, or every code 0) that vals already
+/* Decodes values q .. q+n-1 of field column k into k->vals[0..n) (a signed column's as the
+ * signed values, not their zigzags: ncs_col_row_value gives the rows' varints); sets k->vor
+ * and k->vand to the OR and the AND of the rows' varints' values (the reader's row-length
+ * accounting; equal when they are all one value) and returns the OR. A block of one value (width 0, or every code 0) that vals already
  * holds from the column's previous block is not written again (not for keyed columns:
  * ncs_col_unkey rewrites their vals). */
 static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
@@ -934,7 +943,8 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   if (q == 0 && q < end) {
     uint64_t x = (uint64_t)ncs_unzigzag(k->first) << sh;
     prev = x;
-    any = all = vals[0] = (x << sg) ^ (0 - ((x >> 63) & sg));
+    vals[0] = x;
+    any = all = (x << sg) ^ (0 - ((x >> 63) & sg));
     q = 1;
   }
   /* the block's width: its planes up to the last one with a code byte not 0 (a block whose
@@ -947,8 +957,8 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
       prev = x;
       any |= v;
       all &= v;
-      if (q > q0 || k->vfilled < n || k->vfill != v || (k->flags & NCS_COLF_KEYED))
-        for (; q < end; q++) vals[q] = v;
+      if (q > q0 || k->vfilled < n || k->vfill != x || (k->flags & NCS_COLF_KEYED))
+        for (; q < end; q++) vals[q] = x;
     }
   }
   else if (q < end) { /* one loop per width, delta or not, signed or not */
@@ -974,7 +984,7 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
   k->q = end;
   k->vor = any;
   k->vand = n ? all : 0;
-  k->vfill = any;
+  k->vfill = n ? vals[end - 1] : 0;
   k->vfilled = any == k->vand ? n : 0;
   return any;
 }
@@ -984,9 +994,11 @@ static inline uint64_t ncs_col_decode(struct ncs_colr *k, uint64_t n) {
  *     (ncs_columns_unpack's arguments and returns, less `out`); on 0, `rd` is ready;
  *   - ncs_columns_next: the next record: 1 with its type and either its whole body (*body,
  *     *len) or, *body NULL, a split record: its values are rd->vp[j][rd->at] for fields
- *     j < rd->nv (as the row's varints hold them), in a block of rd->nblock records of its
- *     type decoded together (rd->at == 0: a new block, rd->vp[j][0 .. nblock) all ready;
- *     bit j of rd->vsame set: field j's values in the block are all rd->vp[j][0]);
+ *     j < rd->nv (as the row's varints hold them, but when bit j of rd->vsigned is set, the
+ *     column is signed and they are the varints' unzigzags: ncs_col_row_value), in a block of
+ *     rd->nblock records of its type decoded together (rd->at == 0: a new block,
+ *     rd->vp[j][0 .. nblock) all ready; bit j of rd->vsame set: field j's values in the block
+ *     are all rd->vp[j][0]);
  *     0 after the last record; -1 damaged (*why). The rows the records stand for are counted
  *     against the chunk's raw size as they are read (a split record's with its block);
  *   - ncs_columns_run: after a split record, takes the records that follow it while they are
@@ -1006,7 +1018,9 @@ struct ncs_colrd {
   const uint64_t *const *vp;                  /* the last split record: its type's values */
   uint32_t nv, at, nblock, vt;                /* fields, index in the block, block length, type */
   uint64_t vsame;                             /* the fields j whose values in the block are all rd->vp[j][0] */
+  uint64_t vsigned;                           /* the fields j whose column is signed */
   uint64_t tsame[NCS_COL_MAX_TYPE + 1];       /* (and of each type's block) */
+  uint64_t tsigned[NCS_COL_MAX_TYPE + 1];     /* (and of each type) */
   uint8_t nf[NCS_COL_MAX_TYPE + 1];           /* fields of each split type (0: not split) */
   uint8_t tkeyed[NCS_COL_MAX_TYPE + 1];       /* it has keyed columns (3.0) */
   uint16_t first_col[NCS_COL_MAX_TYPE + 1];   /* its first column in colof */
@@ -1017,26 +1031,80 @@ struct ncs_colrd {
   uint16_t rowlen[NCS_COLR_BLOCK];            /* a block's row bodies' lengths */
 };
 
-/* The bytes that the varints of x[0 .. n) have beyond lo each, all of them at most hi bytes
- * long (lo < hi): a byte for each value at or over 2^(7 l), for l in [lo, hi); up to three
- * such levels in one pass. */
-static inline size_t ncs_col_longer(const uint64_t *x, uint64_t n, unsigned lo, unsigned hi) {
+/* The bytes that the varints of the rows' values of x[0 .. n) have beyond lo each, all of
+ * them at most hi bytes long (lo < hi): a byte for each at or over 2^(7 l), for l in [lo, hi);
+ * up to three such levels in one pass. sg: x holds signed values (ncs_col_decode), the rows
+ * their zigzags: zigzag(v) >= 2^k exactly when m = v ^ (v >> 63) (v's bits, or their
+ * complement when v < 0) >= 2^(k-1), so m is compared with each bound halved. */
+static inline __attribute__((always_inline)) size_t ncs_col_longer_(const uint64_t *x, uint64_t n, unsigned lo,
+                                                                    unsigned hi, unsigned sg) {
+#define NCS_COLL_M_(i) (sg ? x[i] ^ (uint64_t)((int64_t)x[i] >> 63) : x[i])
   size_t extra = 0;
-  uint64_t m1 = (1ull << (7 * lo)) - 1;
+  uint64_t m1 = ((1ull << (7 * lo)) - 1) >> sg;
   if (hi - lo == 1) {
-    for (uint64_t i = 0; i < n; i++) extra += x[i] > m1;
+    for (uint64_t i = 0; i < n; i++) extra += NCS_COLL_M_(i) > m1;
     return extra;
   }
-  uint64_t m2 = (1ull << (7 * (lo + 1))) - 1; /* hi <= 10: every shift under 64 */
+  uint64_t m2 = ((1ull << (7 * (lo + 1))) - 1) >> sg; /* hi <= 10: every shift under 64 */
   if (hi - lo == 2) {
-    for (uint64_t i = 0; i < n; i++) extra += (size_t)(x[i] > m1) + (x[i] > m2);
+    for (uint64_t i = 0; i < n; i++) { uint64_t m = NCS_COLL_M_(i); extra += (size_t)(m > m1) + (m > m2); }
     return extra;
   }
-  uint64_t m3 = (1ull << (7 * (lo + 2))) - 1;
-  for (uint64_t i = 0; i < n; i++) extra += (size_t)(x[i] > m1) + (x[i] > m2) + (x[i] > m3);
+  uint64_t m3 = ((1ull << (7 * (lo + 2))) - 1) >> sg;
+  for (uint64_t i = 0; i < n; i++) { uint64_t m = NCS_COLL_M_(i); extra += (size_t)(m > m1) + (m > m2) + (m > m3); }
   for (unsigned l = lo + 3; l < hi; l++) /* values of more than lo + 3 bytes */
-    for (uint64_t i = 0, at = 1ull << (7 * l); i < n; i++) extra += x[i] >= at;
+    for (uint64_t i = 0, at = (1ull << (7 * l)) >> sg; i < n; i++) extra += NCS_COLL_M_(i) >= at;
+#undef NCS_COLL_M_
   return extra;
+}
+/* ncs_col_longer from the codes of a signed column that is not delta (nor keyed), read in its
+ * byte planes, for one of w planes and shift sh with 8 w + sh <= 62: code z != 0 is the zigzag
+ * of v, the value is v * 2^sh, and the row's varint, its zigzag, is z * 2^sh plus at most
+ * 2^sh - 1: z's bits and sh more. So a value's varint is over l bytes exactly when
+ * z >> (7 l - sh) (or z itself when 7 l <= sh) is not 0: for each level, the codes whose
+ * bytes from that bit up are not all 0, counted 16 at a time on x86-64. m codes from plane
+ * offset `at`. */
+static inline size_t ncs_col_longer_planes(const uint8_t *d, uint64_t stride, uint64_t at, uint64_t m, uint32_t w,
+                                           unsigned sh, unsigned lo, unsigned hi) {
+  size_t extra = 0;
+  for (unsigned l = lo; l < hi; l++) {
+    unsigned bit = 7 * l > sh ? 7 * l - sh : 0, b0 = bit / 8;
+    uint8_t low = (uint8_t)(0xffu << (bit % 8)); /* plane b0's bits from `bit` up */
+    const uint8_t *p = d + at;
+    uint64_t i = 0;
+    if (b0 >= w) continue; /* (no code that long: not reached, hi bounds the values) */
+#if defined(__SSE2__)
+    if (NCS_COL_SIMD) {
+      const __m128i zero = _mm_setzero_si128(), lowv = _mm_set1_epi8((char)low);
+      __m128i zeros = zero; /* 255 per code that is 0 from `bit` up, summed per half */
+      for (; i + 16 <= m; i += 16) {
+        __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(const void *)(p + (size_t)b0 * stride + i)), lowv);
+        for (uint32_t b = b0 + 1; b < w; b++) a = _mm_or_si128(a, _mm_loadu_si128((const __m128i *)(const void *)(p + (size_t)b * stride + i)));
+        zeros = _mm_add_epi64(zeros, _mm_sad_epu8(_mm_cmpeq_epi8(a, zero), zero));
+      }
+      uint64_t z2[2];
+      _mm_storeu_si128((__m128i *)(void *)z2, zeros);
+      extra += i - (z2[0] + z2[1]) / 255;
+    }
+#endif
+    for (; i < m; i++) {
+      uint8_t a = p[(size_t)b0 * stride + i] & low;
+      for (uint32_t b = b0 + 1; b < w; b++) a |= p[(size_t)b * stride + i];
+      extra += a != 0;
+    }
+  }
+  return extra;
+}
+/* The bytes that the rows' varints of the n values column k has just decoded (ncs_col_decode)
+ * have beyond lo each, all of them at most hi bytes long (lo < hi). */
+static inline size_t ncs_col_longer(const struct ncs_colr *k, uint64_t n, unsigned lo, unsigned hi) {
+  unsigned sh = NCS_COLF_SHIFT(k->flags);
+  if ((k->flags & (NCS_COLF_SIGNED | NCS_COLF_DELTA | NCS_COLF_KEYED)) == NCS_COLF_SIGNED && 8 * k->width + sh <= 62 && n) {
+    uint64_t q = k->q - n, first = q == 0; /* value 0 of the chunk is in the directory */
+    size_t extra = first ? ncs_col_vlen(ncs_zigzag((int64_t)k->vals[0])) - lo : 0;
+    return extra + ncs_col_longer_planes(k->bytes, k->count - 1, q + first - 1, n - first, k->width, sh, lo, hi);
+  }
+  return (k->flags & NCS_COLF_SIGNED) ? ncs_col_longer_(k->vals, n, lo, hi, 1) : ncs_col_longer_(k->vals, n, lo, hi, 0);
 }
 
 static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const uint8_t *payload, size_t psz,
@@ -1173,9 +1241,11 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
     rd->first_col[t] = (uint16_t)no;
     rd->tpos[t] = rd->tlim[t] = rd->tbase[t] = rd->tsame[t] = 0;
     rd->tcount[t] = nf[t] ? c[slot[NCS_COL_FIELD(t, 0)]].count : 0;
+    rd->tsigned[t] = 0;
     for (uint32_t j = 0; j < nf[t]; j++, no++) {
       rd->colof[no] = &c[slot[NCS_COL_FIELD(t, j)]];
       rd->colvals[no] = rd->colof[no]->vals;
+      rd->tsigned[t] |= (uint64_t)((rd->colof[no]->flags & NCS_COLF_SIGNED) != 0) << j;
     }
   }
   rd->tp = c[0].bytes; rd->te = rd->tp + c[0].size;
@@ -1184,7 +1254,7 @@ static inline int ncs_columns_begin(struct ncs_colrd *rd, ZSTD_DCtx *dctx, const
   rd->rsz = rsz;
   rd->o = 0;
   rd->vp = NULL;
-  rd->vsame = 0;
+  rd->vsame = rd->vsigned = 0;
   rd->nv = rd->at = rd->nblock = rd->vt = 0;
 #undef NCS_COLFAIL
   return 0;
@@ -1224,21 +1294,20 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
       for (uint32_t j = 0; j < nft; j++)
         if ((cols[j]->flags & NCS_COLF_KEYED) && cols[j]->kpass == pass) ncs_col_unkey(cols[j], cols, nb);
     for (uint32_t j = 0; j < nft; j++) {
-      const uint64_t *x = cols[j]->vals;
       uint64_t any = cols[j]->vor, all = cols[j]->vand; /* keyed: as ncs_col_unkey left them */
       unsigned lo = ncs_col_vlen(all), hi = ncs_col_vlen(any);
       most += hi;
       same |= (uint64_t)(any == all) << j;
       if (cols[j]->flags & NCS_COLF_KEYED) { rows += cols[j]->vlens; continue; } /* counted by ncs_col_unkey */
       rows += nb * lo; /* every value's varint at least as long as all's (all <= x <= any) */
-      if (hi > lo) rows += ncs_col_longer(x, nb, lo, hi);
+      if (hi > lo) rows += ncs_col_longer(cols[j], nb, lo, hi);
     }
     rd->tsame[t] = same;
     if (most >= 128) { /* some bodies may need a two-byte length */
       uint16_t *rl = rd->rowlen;
       memset(rl, 0, (size_t)nb * sizeof *rl);
       for (uint32_t j = 0; j < nft; j++)
-        for (uint64_t i = 0; i < nb; i++) rl[i] += (uint16_t)ncs_col_vlen(cols[j]->vals[i]);
+        for (uint64_t i = 0; i < nb; i++) rl[i] += (uint16_t)ncs_col_vlen(ncs_col_row_value(cols[j], cols[j]->vals[i]));
       for (uint64_t i = 0; i < nb; i++) rows += rl[i] >= 128;
     }
     if (rows > rd->rsz - rd->o) NCS_COLFAIL("rows longer than the chunk's raw size");
@@ -1248,6 +1317,7 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
   }
   rd->vp = rd->colvals + rd->first_col[t];
   rd->vsame = rd->tsame[t];
+  rd->vsigned = rd->tsigned[t];
   rd->vt = (uint32_t)t;
   rd->nv = nft;
   rd->at = (uint32_t)(at - rd->tbase[t]);
@@ -1263,7 +1333,7 @@ static inline __attribute__((always_inline)) int ncs_columns_next(struct ncs_col
  * takes it and the records right after it of its type in its block, at most max of them, and
  * returns how many (*t their type, *i the first one's index in the block); else returns 0 and
  * takes nothing (then call ncs_columns_next, which decodes the next block or reports the
- * damage). It leaves rd->vp, at, nv, vsame, nblock and vt as they were: its caller decoded
+ * damage). It leaves rd->vp, at, nv, vsame, vsigned, nblock and vt as they were: its caller decoded
  * the block's records at the block's first one. */
 static inline __attribute__((always_inline)) uint32_t ncs_columns_next_run(struct ncs_colrd *rd, uint32_t t1, uint32_t t2,
                                                                           uint32_t max, uint32_t *t, uint32_t *i) {
@@ -1326,6 +1396,7 @@ static inline size_t ncs_columns_body(const struct ncs_colrd *rd, uint8_t *out) 
   uint8_t *b = out;
   for (uint32_t j = 0; j < rd->nv; j++) {
     uint64_t x = rd->vp[j][rd->at];
+    if (rd->vsigned >> j & 1) x = ncs_zigzag((int64_t)x);
     if (x < 0x80) *b++ = (uint8_t)x;
     else b += ncs_put_varint(b, x);
   }

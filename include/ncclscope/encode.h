@@ -311,11 +311,13 @@ static inline uint8_t *ncs_put_varint_hot(uint8_t *p, uint64_t v) {
   }
 /* decoding n records of one type from their field values (a column chunk's split records,
  * columns.h: every field a varint; v[j][i] is the value field j's varint holds in record i,
- * for j < nf; bit j of `same`: v[j][0 .. n) are all one value): x[0..n) and the delta state
- * as ncs_dec_<name> gives them for the rows of those varints, one after another. Field by
- * field, so each loop is short and regular; a field whose n values are one value already held
- * by x[0 .. n) (the memo *m says so) is not written again. Only for records whose fields are
- * all numbers (the others are never split): ncs_decv_call, ncs_decv_gpu_time, ncs_decv_kernel. */
+ * for j < nf, or when bit j of `sgn` is set (a signed column) its unzigzag; bit j of `same`:
+ * v[j][0 .. n) are all one value): x[0..n) and the delta state as ncs_dec_<name> gives them
+ * for the rows of those varints, one after another. Field by field, so each loop is short and
+ * regular; a signed field of a signed column (every one our writers write) is taken as it
+ * comes, with no zigzag either way; a field whose n values are one value already held by
+ * x[0 .. n) (the memo *m says so) is not written again. Only for records whose fields are all
+ * numbers (the others are never split): ncs_decv_call, ncs_decv_gpu_time, ncs_decv_kernel. */
 #define NCS_DECV_MEMO_FIELDS 32
 /* What a block of structs that only ncs_decv_<name> writes holds already: field j of
  * x[0 .. n[j]) is what key[j] gives (a column value, or a DELTA field's running value). Zeroed
@@ -328,42 +330,53 @@ struct ncs_decv_memo { uint64_t key[NCS_DECV_MEMO_FIELDS]; size_t n[NCS_DECV_MEM
     m->n[j_] = n; \
     m->key[j_] = (K_); \
   }
-#define NCS_V_PLAIN_(f, CONV, dflt) \
+/* A column whose sign is not its field's (not written by our writers): field j_'s values as
+ * its kind takes them (ks: signed, the varints' unzigzags; else the varints), V_ of each as cv_. */
+static inline uint64_t ncs_decv_flip(uint64_t c, int ks) { return ks ? (uint64_t)ncs_unzigzag(c) : ncs_zigzag((int64_t)c); }
+#define NCS_V_FLIP_(ks) (j_ < nf && (sgn >> j_ & 1) != (ks))
+#define NCS_V_FLIPPED_(ks, V_) \
+  { const uint64_t *c_ = v[j_]; \
+    for (size_t i_ = 0; i_ < n; i_++) { uint64_t cv_ = ncs_decv_flip(c_[i_], ks); V_; } \
+    m->n[j_] = 0; }
+#define NCS_V_PLAIN_(f, CONV, dflt, ks) \
   if (j_ >= nf) { for (size_t i_ = 0; i_ < n; i_++) x[i_].f = (dflt); m->n[j_] = 0; } \
+  else if (NCS_V_FLIP_(ks)) NCS_V_FLIPPED_(ks, x[i_].f = CONV(cv_)) \
   else if (same >> j_ & 1) { uint64_t k_ = v[j_][0]; NCS_V_FILL_(f, k_, CONV(k_)) } \
   else { const uint64_t *c_ = v[j_]; for (size_t i_ = 0; i_ < n; i_++) x[i_].f = CONV(c_[i_]); m->n[j_] = 0; }
 #define NCS_VC_U32(c) ((uint32_t)(c))
-#define NCS_VC_I32(c) ((int32_t)ncs_unzigzag(c))
+#define NCS_VC_I32(c) ((int32_t)(c))
 #define NCS_VC_U64(c) (c)
-#define NCS_V_U32(f, a) NCS_V_PLAIN_(f, NCS_VC_U32, (uint32_t)(a))
-#define NCS_V_I32(f, a) NCS_V_PLAIN_(f, NCS_VC_I32, (int32_t)(a))
-#define NCS_V_U64(f, a) NCS_V_PLAIN_(f, NCS_VC_U64, (uint64_t)(a))
+#define NCS_V_U32(f, a) NCS_V_PLAIN_(f, NCS_VC_U32, (uint32_t)(a), 0)
+#define NCS_V_I32(f, a) NCS_V_PLAIN_(f, NCS_VC_I32, (int32_t)(a), 1)
+#define NCS_V_U64(f, a) NCS_V_PLAIN_(f, NCS_VC_U64, (uint64_t)(a), 0)
 #define NCS_V_DELTA(f, a) { /* a change of 0 (varint 0) or none: one value */ \
     uint64_t s_ = s->f; \
-    if (j_ >= nf || ((same >> j_ & 1) && v[j_][0] == 0)) { NCS_V_FILL_(f, s_, s_) } \
+    if (NCS_V_FLIP_(1)) NCS_V_FLIPPED_(1, x[i_].f = s_ += cv_) \
+    else if (j_ >= nf || ((same >> j_ & 1) && v[j_][0] == 0)) { NCS_V_FILL_(f, s_, s_) } \
     else if (same >> j_ & 1) { \
-      uint64_t d_ = (uint64_t)ncs_unzigzag(v[j_][0]); \
+      uint64_t d_ = v[j_][0]; \
       for (size_t i_ = 0; i_ < n; i_++) x[i_].f = s_ += d_; \
       m->n[j_] = 0; \
     } else { \
       const uint64_t *c_ = v[j_]; \
-      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = s_ += (uint64_t)ncs_unzigzag(c_[i_]); \
+      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = s_ += c_[i_]; \
       m->n[j_] = 0; \
     } \
     s->f = s_; }
 #define NCS_V_SPAN(f, a) { \
     uint64_t s_ = s->f; \
-    if (j_ < nf && !(same >> j_ & 1)) { \
+    if (NCS_V_FLIP_(1)) NCS_V_FLIPPED_(1, x[i_].f = x[i_].a + (s_ += cv_)) \
+    else if (j_ < nf && !(same >> j_ & 1)) { \
       const uint64_t *c_ = v[j_]; \
-      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = x[i_].a + (s_ += (uint64_t)ncs_unzigzag(c_[i_])); \
+      for (size_t i_ = 0; i_ < n; i_++) x[i_].f = x[i_].a + (s_ += c_[i_]); \
     } else { \
-      uint64_t d_ = j_ < nf ? (uint64_t)ncs_unzigzag(v[j_][0]) : 0; \
+      uint64_t d_ = j_ < nf ? v[j_][0] : 0; \
       for (size_t i_ = 0; i_ < n; i_++) x[i_].f = x[i_].a + (s_ += d_); \
     } \
     s->f = s_; }
 #define NCS_DECV_(name, st) \
   _Static_assert(NCS_NF_##name <= NCS_DECV_MEMO_FIELDS, "ncs_decv_memo holds every field"); \
-  static inline void ncs_decv_##name(const uint64_t *const *v, uint32_t nf, uint64_t same, size_t n, \
+  static inline void ncs_decv_##name(const uint64_t *const *v, uint32_t nf, uint64_t same, uint64_t sgn, size_t n, \
                                      struct ncs_decv_memo *m, NCS_DPARAM_##st struct ncs_##name *x) { \
     NCS_DLOCAL_##st(name) \
     uint32_t j_ = 0; \
