@@ -213,12 +213,18 @@ __attribute__((noinline)) static struct sizememo *size_row(struct sfile *f, uint
  * in locals while the run lasts: the events read none of them (only the rank's rank). */
 struct runsum { int64_t t_first, t_last; uint64_t gpu_calls; int have; };
 
+/* The op ids of collectives, and of collectives and point-to-point calls, as bits (ops.h): a
+ * call's kind in a shift and a test rather than ncs_op_kind's table. */
+#define JS_COLL_(id, Name, kind, bw) | ((kind) == NCS_KIND_COLL ? 1ull << (id) : 0)
+#define JS_MOVE_(id, Name, kind, bw) | ((kind) == NCS_KIND_COLL || (kind) == NCS_KIND_P2P ? 1ull << (id) : 0)
+static const uint64_t js_coll = 0 NCCLSCOPE_OPS(JS_COLL_), js_move = 0 NCCLSCOPE_OPS(JS_MOVE_);
+_Static_assert(NCS_OP_LIMIT <= 64, "op ids fit the masks' 64 bits");
+
 /* A call on the job clock. */
 static inline __attribute__((always_inline)) void s_one(struct sfile *f, const struct ncs_aligned *a, struct ncs_jev *ev,
                                                         int runs_only, struct runsum *u) {
   const struct ncs_call *c = a->call;
-  int kind = ncs_op_kind(c->op);
-  if (kind != NCS_KIND_COLL && kind != NCS_KIND_P2P) { /* host interval only, no statistics */
+  if (c->op >= 64 || !(js_move >> c->op & 1)) { /* not a collective or point-to-point: host interval only, no statistics */
     const struct lcomm *lc = lc_get(f, c->comm);
     emit_call(f, a, lc ? lc : &lc_none, a->enter, a->exit > a->enter ? a->exit : a->enter, 0, 0, 0, ev, runs_only);
     return;
@@ -245,7 +251,7 @@ static inline __attribute__((always_inline)) void s_one(struct sfile *f, const s
   if (a->enter < u->t_first) u->t_first = a->enter;
   if (e > u->t_last) u->t_last = e;
   u->have = 1;
-  if (kind == NCS_KIND_COLL && f->strag) {
+  if (f->strag && (js_coll >> c->op & 1)) {
     struct ncs_strag_arrival one, *x = &one;
     if (f->batch || (f->batch = malloc(BATCH * sizeof *f->batch))) x = &f->batch[f->nbatch++];
     x->comm = c->comm; x->op = c->op; x->datatype = c->datatype; x->root = c->root;
