@@ -203,24 +203,31 @@ static void file_close_slow(struct ncs_gs_file *f, int64_t s, int64_t e) {
 }
 
 /* Committed pieces of the file's union (the ivunion's sink: disjoint, in time order, none
- * reversed, empty ones skipped): the first sets the window's start. Most pieces lie inside the
- * block the previous one ended in: those are found on the union's unsigned ns (TO_U keeps the
- * order and the differences) and their lengths summed in an integer, added to the block once (a
- * block's time is a sum of integer ns below 2^53, exact either way; a double's add through
- * memory a piece was a 9-cycle chain); an empty piece inside adds 0. */
+ * reversed; an empty one, a late interval's, adds nothing): the first sets the window's start.
+ * Most pieces lie inside the block the previous one ended in: a piece after that one ends in it
+ * (on the union's unsigned ns: TO_U keeps the order and the differences) only when it lies in it
+ * (it starts after the previous end, in the block; an empty piece anywhere adds 0), so the run of
+ * pieces ending before the block's end is found on their ends alone, and their lengths summed in
+ * an integer and added to the block once (a block's
+ * time is a sum of integer ns below 2^53, exact either way). */
 static void file_pieces(void *ctx, const uint64_t (*iv)[2], uint32_t n) {
   struct ncs_gs_file *f = ctx;
-  uint64_t bs = TO_U(f->blk_s), be = TO_U(f->blk_e), sum = 0; /* be <= bs: no block yet, no piece is inside */
-  for (uint32_t i = 0; i < n; i++) {
-    if (iv[i][0] >= bs && iv[i][1] < be) { sum += iv[i][1] - iv[i][0]; continue; }
-    if (iv[i][1] <= iv[i][0]) continue;
-    int64_t s = TO_S(iv[i][0]), e = TO_S(iv[i][1]);
-    if (sum) { f->comm_ns[f->blk] += (double)sum; sum = 0; }
+  uint64_t be = TO_U(f->blk_e);
+  uint32_t i = 0;
+  if (f->blk_e <= f->blk_s) be = 0; /* no block yet: no piece is inside */
+  for (;;) {
+    uint32_t j = i;
+    uint64_t sum = 0;
+    for (; j < n && iv[j][1] < be; j++) sum += iv[j][1] - iv[j][0];
+    if (sum) f->comm_ns[f->blk] += (double)sum;
+    if (j == n) return;
+    i = j + 1;
+    if (iv[j][1] <= iv[j][0]) continue;
+    int64_t s = TO_S(iv[j][0]), e = TO_S(iv[j][1]);
     if (!f->have) { f->t0 = s; f->have = 1; }
     file_close_slow(f, s, e);
-    bs = TO_U(f->blk_s); be = TO_U(f->blk_e);
+    be = TO_U(f->blk_e);
   }
-  if (sum) f->comm_ns[f->blk] += (double)sum;
 }
 
 /* Commits what the file's union still holds (its end). */

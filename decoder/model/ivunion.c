@@ -19,31 +19,40 @@ static void commit(struct ncs_ivu *u, uint64_t *v) {
 }
 
 /* Commits the merged intervals iv[0 .. n) that end by cut (to the sink too); keeps the others
- * at the front. */
+ * at the front. Merged: in order, disjoint, none empty (ncs_ivu_add merges as it appends, and
+ * ncs_ivruns_union), so only those before the first starting at or past the frontier can start
+ * before it. */
 static uint32_t commit_to(struct ncs_ivu *u, uint32_t n, uint64_t cut) {
   uint32_t i = 0, kept = 0;
-  if (n && u->total < 0x1p52 && u->iv[n - 1][1] - (u->iv[0][0] < u->frontier ? u->iv[0][0] : u->frontier) < (1ull << 52)) {
+  uint64_t (*iv)[2] = u->iv;
+  if (n && u->total < 0x1p52 && iv[n - 1][1] - (iv[0][0] < u->frontier ? iv[0][0] : u->frontier) < (1ull << 52)) {
     /* every sum below 2^53 ns: the lengths added as integers, then once, give the bits the
      * double additions one by one give (the ends increase: the last bounds the sum) */
     uint64_t fr = u->frontier, sum = 0;
-    for (; i < n && u->iv[i][1] <= cut; i++) {
-      uint64_t *v = u->iv[i];
-      if (v[0] < fr) { /* as commit() */
-        u->late++;
-        u->late_ns += (v[1] < fr ? v[1] : fr) - v[0];
-        v[0] = v[1] < fr ? v[1] : fr;
-      }
+    for (; i < n && iv[i][1] <= cut && iv[i][0] < fr; i++) { /* as commit() */
+      uint64_t *v = iv[i];
+      u->late++;
+      u->late_ns += (v[1] < fr ? v[1] : fr) - v[0];
+      v[0] = v[1] < fr ? v[1] : fr;
       if (v[1] <= v[0]) continue;
       sum += v[1] - v[0];
       fr = v[1];
     }
+    /* the rest start past the frontier: each adds its length (ends and starts summed apart;
+     * how many end by the cut found by a search on their ends) */
+    uint32_t j = ncs_iv_ends_upto((const uint64_t (*)[2])iv, i, n, cut);
+    uint64_t se = 0, ss = 0;
+    for (uint32_t k = i; k < j; k++) { se += iv[k][1]; ss += iv[k][0]; }
+    sum += se - ss;
+    if (j > i) fr = iv[j - 1][1];
+    i = j;
     u->total += (double)sum;
     u->frontier = fr;
   }
-  for (; i < n && u->iv[i][1] <= cut; i++) commit(u, u->iv[i]);
-  if (i && u->sink) u->sink(u->sink_ctx, (const uint64_t (*)[2])u->iv, i);
+  for (; i < n && iv[i][1] <= cut; i++) commit(u, iv[i]);
+  if (i && u->sink) u->sink(u->sink_ctx, (const uint64_t (*)[2])iv, i);
   kept = n - i;
-  if (i && kept) memmove(u->iv, u->iv + i, (size_t)kept * sizeof *u->iv);
+  if (i && kept) memmove(iv, iv + i, (size_t)kept * sizeof *iv);
   return kept;
 }
 

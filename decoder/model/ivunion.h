@@ -87,4 +87,21 @@ void ncs_ivu_free(struct ncs_ivu *u);
 /* ncs_ivu_add of each GPU time's interval [gpu_start, gpu_end) with its thread, in order, those
  * with flags set skipped: what one at a time gives, the way ncs_ivu_add_calls adds calls. */
 void ncs_ivu_add_gpus(struct ncs_ivu *u, const struct ncs_gpu_time *g, size_t n);
+/* In intervals iv[i .. n) whose ends increase (merged ones, a sink's pieces): the first index at
+ * or after i whose end is above t, n when none. Galloping from i, then bisecting: about twice
+ * the log of the distance found, for a run of a few or of thousands. */
+static inline uint32_t ncs_iv_ends_upto(const uint64_t (*iv)[2], uint32_t i, uint32_t n, uint64_t t) {
+  uint32_t lo = i, step = 1; /* iv[lo - 1] ends by t (or lo == i) */
+  while (lo < n && iv[lo][1] <= t) {
+    uint32_t hi = n - lo > step ? lo + step : n; /* the first end above t is in (lo, hi]? */
+    if (hi < n && iv[hi][1] <= t) { lo = hi + 1; step *= 2; continue; }
+    for (lo++; lo < hi;) { /* in [lo, hi]: hi is n or ends above t */
+      uint32_t m = lo + (hi - lo) / 2;
+      if (iv[m][1] <= t) lo = m + 1;
+      else hi = m;
+    }
+    return lo;
+  }
+  return lo;
+}
 #endif
