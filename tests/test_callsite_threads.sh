@@ -60,6 +60,10 @@ fi
 UNW=$(ldconfig -p 2>/dev/null | sed -n 's/.*libunwind\.so\.8 (libc6,x86-64) => //p' | head -1)
 if [ -z "$UNW" ]; then
   skip "callsite_threads: libunwind.so.8 not found by ldconfig: the job's-own-libunwind case not run"
+elif [ "$NCS_SANITIZER" = asan ]; then
+  # preloaded before the ASan runtime (which comes in as the shim's dependency), libunwind's start
+  # calls through an interceptor the runtime has not set up: SEGV at pc 0 before the shim runs
+  skip "callsite_threads: the job's-own-libunwind case under make asan (libunwind preloaded before the ASan runtime crashes at start)"
 else
   NCCLSCOPE_DIR="$T/tr3" san_noleak timeout 60 strace -f -qq -e trace=mmap -E LD_PRELOAD="$UNW:$SHIM$SAN_PRELOAD" -o "$T/st3" \
     bash "$ROOT/tests/jobs/launch.sh" 2 "$JOB" --steps $STEPS --step-threads >/dev/null 2>&1
