@@ -100,33 +100,44 @@ void ncs_ivu_add_slow(struct ncs_ivu *u, uint64_t s, uint64_t e) {
   u->n++;
 }
 
+/* The batch add of ncs_ivu_add_calls and ncs_ivu_add_gpus, for records r[0..n) of a type whose
+ * thread, START and END members give an interval (SKIP(r) true: left out): while the records stay
+ * on the current lane and go on its latest run, the lane and the latest buffered interval are
+ * kept in locals (b: the latest buffered); any other record goes through ncs_ivu_add. */
+#define IVU_ADD_BATCH(u, r, n, START, END, SKIP)                                            \
+  do {                                                                                      \
+    __typeof__(r) end_ = (r) + (n);                                                         \
+    while (r < end_) {                                                                      \
+      if ((u)->n) {                                                                         \
+        struct ncs_lane *ln = ncs_lane_at(&(u)->lanes, (u)->lanes.cur);                     \
+        uint32_t thread = ln->thread, nn = (u)->n, cap = (u)->cap;                          \
+        uint64_t last = ln->last, (*b)[2] = (u)->iv + nn - 1, ls = (*b)[0], le = (*b)[1];   \
+        for (; r < end_; r++) {                                                             \
+          uint64_t s = r->START, e = r->END;                                                \
+          if (SKIP(r) || e <= s) continue;                                                  \
+          if (r->thread != thread) break; /* another lane */                                \
+          if (s > last) last = s;                                                           \
+          if (s < ls) break;              /* a new run (ncs_ivu_add_slow) */                \
+          if (s <= le) { if (e > le) le = e; continue; }                                    \
+          if (nn == cap) break;           /* full: a flush first */                         \
+          (*b)[1] = le;                                                                     \
+          b++; nn++;                                                                        \
+          (*b)[0] = ls = s; le = e;                                                         \
+        }                                                                                   \
+        (*b)[1] = le;                                                                       \
+        (u)->n = nn;                                                                        \
+        ln->last = last;                                                                    \
+        if (r == end_) break;                                                               \
+      }                                                                                     \
+      if (!SKIP(r)) ncs_ivu_add(u, r->thread, r->START, r->END); /* its start into the lane again: the same */ \
+      r++;                                                                                  \
+    }                                                                                       \
+  } while (0)
+#define IVU_KEEP(r) 0
+#define IVU_FLAGGED(r) ((r)->flags)
+
 void ncs_ivu_add_calls(struct ncs_ivu *u, const struct ncs_call *c, size_t n) {
-  const struct ncs_call *end = c + n;
-  while (c < end) {
-    if (u->n) {
-      struct ncs_lane *ln = ncs_lane_at(&u->lanes, u->lanes.cur);
-      uint32_t thread = ln->thread, nn = u->n, cap = u->cap;
-      uint64_t last = ln->last, (*b)[2] = u->iv + nn - 1, ls = (*b)[0], le = (*b)[1]; /* b: the latest buffered */
-      for (; c < end; c++) {
-        uint64_t s = c->t_enter, e = c->t_exit;
-        if (e <= s) continue;
-        if (c->thread != thread) break; /* another lane */
-        if (s > last) last = s;
-        if (s < ls) break;              /* a new run (ncs_ivu_add_slow) */
-        if (s <= le) { if (e > le) le = e; continue; }
-        if (nn == cap) break;           /* full: a flush first */
-        (*b)[1] = le;
-        b++; nn++;
-        (*b)[0] = ls = s; le = e;
-      }
-      (*b)[1] = le;
-      u->n = nn;
-      ln->last = last;
-      if (c == end) break;
-    }
-    ncs_ivu_add(u, c->thread, c->t_enter, c->t_exit); /* (takes its start into the lane again: the same) */
-    c++;
-  }
+  IVU_ADD_BATCH(u, c, n, t_enter, t_exit, IVU_KEEP);
 }
 
 double ncs_ivu_total(struct ncs_ivu *u) {
@@ -146,30 +157,5 @@ void ncs_ivu_free(struct ncs_ivu *u) {
 }
 
 void ncs_ivu_add_gpus(struct ncs_ivu *u, const struct ncs_gpu_time *g, size_t n) {
-  const struct ncs_gpu_time *end = g + n;
-  while (g < end) {
-    if (u->n) { /* as ncs_ivu_add_calls: the lane and the latest buffered interval in locals */
-      struct ncs_lane *ln = ncs_lane_at(&u->lanes, u->lanes.cur);
-      uint32_t thread = ln->thread, nn = u->n, cap = u->cap;
-      uint64_t last = ln->last, (*b)[2] = u->iv + nn - 1, ls = (*b)[0], le = (*b)[1];
-      for (; g < end; g++) {
-        uint64_t s = g->gpu_start, e = g->gpu_end;
-        if (g->flags || e <= s) continue;
-        if (g->thread != thread) break;
-        if (s > last) last = s;
-        if (s < ls) break;
-        if (s <= le) { if (e > le) le = e; continue; }
-        if (nn == cap) break;
-        (*b)[1] = le;
-        b++; nn++;
-        (*b)[0] = ls = s; le = e;
-      }
-      (*b)[1] = le;
-      u->n = nn;
-      ln->last = last;
-      if (g == end) break;
-    }
-    if (!g->flags) ncs_ivu_add(u, g->thread, g->gpu_start, g->gpu_end);
-    g++;
-  }
+  IVU_ADD_BATCH(u, g, n, gpu_start, gpu_end, IVU_FLAGGED);
 }
