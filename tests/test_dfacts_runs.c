@@ -124,6 +124,13 @@ static void fx_stretch(struct feedx *x, const struct ncs_call *c, size_t nc, con
     else x->m.v[0].calls(x->m.v[0].ctx, c++, 1);
 }
 #define US 1000ull
+/* The captured graph's kernels, launched twice (two calls each): 1000-1300 and 1400-1700 us. */
+static void fx_graph_twice(struct feedx *x) {
+  fx_kernel(x, 1000 * US, 1100 * US);
+  fx_kernel(x, 1100 * US, 1300 * US);
+  fx_kernel(x, 1400 * US, 1500 * US);
+  fx_kernel(x, 1500 * US, 1700 * US);
+}
 static struct ncs_call ccall(uint32_t thread, uint64_t tcall, uint64_t count, uint64_t t, int captured) {
   return (struct ncs_call){.op = NCS_OP_AllReduce, .thread = thread, .tcall = tcall, .comm = 1, .count = count,
                            .datatype = ncclFloat32, .root = -1, .t_enter = t * US, .t_exit = t * US + 1,
@@ -149,10 +156,7 @@ static void stretches(void) {
     fx_stretch(&x, c, 4, g, 2, order, whole);
     fx_kernel(&x, 120 * US, 190 * US); /* the first call's own */
     fx_kernel(&x, 420 * US, 490 * US); /* the last call's own */
-    fx_kernel(&x, 1000 * US, 1100 * US); /* the graph, twice */
-    fx_kernel(&x, 1100 * US, 1300 * US);
-    fx_kernel(&x, 1400 * US, 1500 * US);
-    fx_kernel(&x, 1500 * US, 1700 * US);
+    fx_graph_twice(&x);
     ncs_dfacts_finish(x.f, 0, NULL);
     r[whole] = x.f->replays;
     ncalls[whole] = x.f->ncalls;
@@ -262,10 +266,7 @@ static void unused_busbw(void) {
       fx_stretch(&x, c, 4, g, 2, order, 1);
       fx_kernel(&x, 120 * US, 190 * US);
       fx_kernel(&x, 420 * US, 490 * US);
-      fx_kernel(&x, 1000 * US, 1100 * US);
-      fx_kernel(&x, 1100 * US, 1300 * US);
-      fx_kernel(&x, 1400 * US, 1500 * US);
-      fx_kernel(&x, 1500 * US, 1700 * US);
+      fx_graph_twice(&x);
       ncs_dfacts_finish(x.f, 0, NULL);
       ncs_dfacts_busbw(x.f, &rep_ns, NULL);
       if (x.f->replays.calls != 4) rep_ns = -1;
@@ -303,10 +304,7 @@ static void capture_once_gpu_timed(void) {
     fx_kernel(&x, 56 * US, 59 * US);
     fx_kernel(&x, 120 * US, 190 * US);
     fx_kernel(&x, 420 * US, 490 * US);
-    fx_kernel(&x, 1000 * US, 1100 * US);
-    fx_kernel(&x, 1100 * US, 1300 * US);
-    fx_kernel(&x, 1400 * US, 1500 * US);
-    fx_kernel(&x, 1500 * US, 1700 * US);
+    fx_graph_twice(&x);
     ncs_dfacts_finish(x.f, 0, NULL);
     rep[whole] = x.f->replays.calls;
     calls[whole] = x.f->ncalls;
