@@ -12,6 +12,7 @@
 #include "analysis/analysis.h"
 #include "analysis/gputime.h"
 #include "check.h"
+#include "give_records.h"
 #include "model/stages.h"
 #include "ncclscope/encode.h"
 
@@ -19,16 +20,6 @@ static const uint64_t kern[][3] = { /* start, end, NCCL */
   {100, 200, 1}, {300, 600, 0}, {1100, 1400, 1}, {1500, 1600, 0}, {2100, 2150, 1}, {2200, 2900, 0}};
 enum { NK = sizeof kern / sizeof *kern };
 static const uint64_t starts[] = {0, 1000, 2000, 3000};
-
-static void give_name(struct ncs_visitor *v, uint32_t id, uint32_t kclass, const char *name) {
-  uint8_t b[512];
-  struct ncs_wbuf wb;
-  ncs_wbuf_init(&wb, b, sizeof b);
-  struct ncs_kernel_name kn = {.id = id, .kclass = kclass};
-  snprintf(kn.name, sizeof kn.name, "%s", name);
-  ncs_enc_kernel_name_body(&wb, &kn);
-  v->raw(v->ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
-}
 
 /* want[k]: {min, median, max} of figure k; NULL row: not built (all 0) */
 static void run(const char *how, int text_only, size_t nstarts, const uint64_t (*want)[3]) {

@@ -24,6 +24,7 @@
 #include "analysis/analysis.h"
 #include "analysis/whatif.h"
 #include "check.h"
+#include "give_records.h"
 #include "model/stages.h"
 #include "model/wordlog.h"
 #include "ncclscope/encode.h"
@@ -79,17 +80,6 @@ static void give_kernels(struct ncs_visitor *v) {
         k[n++] = (struct ncs_kernel){.kclass = NCS_KCLASS_COMPUTE, .start = comp[j][0], .duration = comp[j][1] - comp[j][0], .name = 2, .stream = (uint32_t)comp[j][3]};
   }
   v->kernels(v->ctx, k, NULL, (size_t)n);
-}
-
-/* A KERNEL_NAME record, as the reader hands it: kernel name id `id` of class `kclass` */
-static void give_name(struct ncs_visitor *v, uint32_t id, uint32_t kclass, const char *name) {
-  uint8_t b[512];
-  struct ncs_wbuf wb;
-  ncs_wbuf_init(&wb, b, sizeof b);
-  struct ncs_kernel_name kn = {.id = id, .kclass = kclass};
-  snprintf(kn.name, sizeof kn.name, "%s", name);
-  ncs_enc_kernel_name_body(&wb, &kn);
-  v->raw(v->ctx, &(struct ncs_raw){NCS_REC_KERNEL_NAME, b, wb.len});
 }
 
 /* What the file says first: nothing, a PROCESS of format 5.5 or 1.0, a KERNEL_STATUS off. */
